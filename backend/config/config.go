@@ -1,0 +1,357 @@
+// Package config holds memtray's configuration: defaults, loading from a JSON
+// file, validation with one error per bad field, atomic saves, and the XDG
+// paths where memtray keeps its data.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Duration is a time.Duration that reads and writes as a string like "30s".
+type Duration time.Duration
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON reads "30s" or a number of seconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var secs float64
+	if err := json.Unmarshal(b, &secs); err != nil {
+		return fmt.Errorf("duration must be a string like \"30s\" or a number of seconds")
+	}
+	*d = Duration(secs * float64(time.Second))
+	return nil
+}
+
+// Config is everything a user can set. The zero value is not useful: start
+// from Default().
+type Config struct {
+	// DataDir holds the store; default $XDG_DATA_HOME/memtray.
+	DataDir string `json:"data_dir"`
+	// Listen is the daemon's address; loopback only.
+	Listen string `json:"listen"`
+	// Embedder selects and configures the embedding model.
+	Embedder Embedder `json:"embedder"`
+	// Search holds the read pipeline's constants.
+	Search Search `json:"search"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `json:"log_level"`
+}
+
+// Embedder configures embeddings.
+type Embedder struct {
+	// Provider is "auto" (Ollama when it answers and has the model, else
+	// built-in), "builtin" or "ollama".
+	Provider string `json:"provider"`
+	// OllamaHost is Ollama's URL; empty means $OLLAMA_HOST or http://127.0.0.1:11434.
+	OllamaHost string `json:"ollama_host"`
+	// OllamaModel is the embedding model to ask Ollama for.
+	OllamaModel string `json:"ollama_model"`
+	// Timeout bounds one embedding request.
+	Timeout Duration `json:"timeout"`
+	// BatchSize is how many texts go in one request.
+	BatchSize int `json:"batch_size"`
+	// CacheSize is how many embeddings the content-hash cache keeps.
+	CacheSize int `json:"cache_size"`
+}
+
+// Search holds the read pipeline's constants (DESIGN.md "Read pipeline").
+type Search struct {
+	K               int                `json:"k"`
+	Overfetch       float64            `json:"overfetch"`
+	RRFK            float64            `json:"rrf_k"`
+	MMRLambda       float64            `json:"mmr_lambda"`
+	RelativeFloor   float64            `json:"relative_floor"`
+	AbsoluteFloor   float64            `json:"absolute_floor"`
+	DecayPerDay     map[string]float64 `json:"decay_per_day"`
+	KindBoost       map[string]float64 `json:"kind_boost"`
+	SymbolFactor    float64            `json:"symbol_factor"`
+	ProjectBoost    float64            `json:"project_boost"`
+	FeedbackWeight  float64            `json:"feedback_weight"`
+	MaxKeywords     int                `json:"max_keywords"`
+	KeywordHitBoost float64            `json:"keyword_hit_boost"`
+}
+
+// Default returns the defaults of DESIGN.md.
+func Default() Config {
+	return Config{
+		DataDir: DefaultDataDir(),
+		Listen:  "127.0.0.1:7432",
+		Embedder: Embedder{
+			Provider:    "auto",
+			OllamaModel: "nomic-embed-text",
+			Timeout:     Duration(30 * time.Second),
+			BatchSize:   32,
+			CacheSize:   4096,
+		},
+		Search: Search{
+			K:             5,
+			Overfetch:     2,
+			RRFK:          60,
+			MMRLambda:     0.7,
+			RelativeFloor: 0.3,
+			AbsoluteFloor: 0.2,
+			DecayPerDay: map[string]float64{
+				"user": 0.0005, "reference": 0.001, "feedback": 0.002, "project": 0.01,
+			},
+			KindBoost: map[string]float64{
+				"decision": 1.5, "convention": 1.3, "invariant": 1.3,
+			},
+			SymbolFactor:    0.2,
+			ProjectBoost:    2.5,
+			FeedbackWeight:  0.3,
+			MaxKeywords:     5,
+			KeywordHitBoost: 0.2,
+		},
+		LogLevel: "info",
+	}
+}
+
+// DefaultDataDir is $XDG_DATA_HOME/memtray, or ~/.local/share/memtray.
+func DefaultDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "memtray")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "memtray")
+	}
+	return filepath.Join(home, ".local", "share", "memtray")
+}
+
+// DefaultPath is $XDG_CONFIG_HOME/memtray/config.json, or ~/.config/memtray/config.json.
+func DefaultPath() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = filepath.Join(os.TempDir(), "memtray-config")
+	}
+	return filepath.Join(dir, "memtray", "config.json")
+}
+
+// MaxFileBytes bounds a config file.
+const MaxFileBytes = 1 << 20
+
+// Load reads path over Default(). A missing file gives the defaults; a
+// malformed one gives an error naming the file and the problem; unknown fields
+// are errors so typos do not pass silently.
+func Load(path string) (Config, error) {
+	c := Default()
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return c, fmt.Errorf("open config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return c, fmt.Errorf("read config %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return c, fmt.Errorf("config %s: larger than %d bytes", path, MaxFileBytes)
+	}
+	if err := Decode(data, &c); err != nil {
+		return Default(), fmt.Errorf("config %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return Default(), fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Decode reads JSON config data over c, rejecting unknown fields and trailing data.
+func Decode(data []byte, c *Config) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(c); err != nil {
+		return fmt.Errorf("parse: %w", err)
+	}
+	if dec.More() {
+		return errors.New("parse: trailing data after the JSON object")
+	}
+	return nil
+}
+
+// FieldError is one invalid field.
+type FieldError struct {
+	Field   string
+	Problem string
+}
+
+func (e FieldError) Error() string { return e.Field + ": " + e.Problem }
+
+// Errors is every invalid field of a config.
+type Errors []FieldError
+
+func (e Errors) Error() string {
+	s := make([]string, len(e))
+	for i, fe := range e {
+		s[i] = fe.Error()
+	}
+	return "invalid config: " + strings.Join(s, "; ")
+}
+
+// Validate returns Errors listing every bad field, or nil.
+func (c *Config) Validate() error {
+	var errs Errors
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, FieldError{field, fmt.Sprintf(format, args...)})
+	}
+	if c.DataDir == "" {
+		bad("data_dir", "must not be empty")
+	}
+	if err := CheckLoopback(c.Listen); err != nil {
+		bad("listen", "%v", err)
+	}
+	switch c.Embedder.Provider {
+	case "auto", "builtin", "ollama":
+	default:
+		bad("embedder.provider", "must be auto, builtin or ollama, not %q", c.Embedder.Provider)
+	}
+	if c.Embedder.Provider != "builtin" && c.Embedder.OllamaModel == "" {
+		bad("embedder.ollama_model", "must not be empty")
+	}
+	if c.Embedder.Timeout <= 0 {
+		bad("embedder.timeout", "must be positive")
+	}
+	if c.Embedder.BatchSize < 1 || c.Embedder.BatchSize > 1024 {
+		bad("embedder.batch_size", "must be within 1..1024")
+	}
+	if c.Embedder.CacheSize < 0 {
+		bad("embedder.cache_size", "must not be negative")
+	}
+	s := &c.Search
+	if s.K < 1 || s.K > 100 {
+		bad("search.k", "must be within 1..100")
+	}
+	if s.Overfetch < 1 || s.Overfetch > 20 || math.IsNaN(s.Overfetch) {
+		bad("search.overfetch", "must be within 1..20")
+	}
+	if s.RRFK <= 0 || math.IsNaN(s.RRFK) {
+		bad("search.rrf_k", "must be positive")
+	}
+	unit := map[string]float64{"search.mmr_lambda": s.MMRLambda, "search.relative_floor": s.RelativeFloor,
+		"search.absolute_floor": s.AbsoluteFloor, "search.symbol_factor": s.SymbolFactor,
+		"search.feedback_weight": s.FeedbackWeight}
+	for name, v := range unit {
+		if !(v >= 0 && v <= 1) {
+			bad(name, "must be within 0..1")
+		}
+	}
+	if !(s.ProjectBoost >= 1 && s.ProjectBoost <= 10) {
+		bad("search.project_boost", "must be within 1..10")
+	}
+	for t, v := range s.DecayPerDay {
+		if !(v >= 0 && v < 1) {
+			bad("search.decay_per_day."+t, "must be within 0..1")
+		}
+	}
+	for k, v := range s.KindBoost {
+		if !(v > 0 && v <= 10) {
+			bad("search.kind_boost."+k, "must be within 0..10")
+		}
+	}
+	if s.MaxKeywords < 0 || s.MaxKeywords > 50 {
+		bad("search.max_keywords", "must be within 0..50")
+	}
+	if !(s.KeywordHitBoost >= 0 && s.KeywordHitBoost <= 2) {
+		bad("search.keyword_hit_boost", "must be within 0..2")
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log_level", "must be debug, info, warn or error")
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// CheckLoopback returns an error unless addr is host:port on a loopback address.
+func CheckLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", addr)
+	}
+	if port == "" {
+		return fmt.Errorf("%q has no port", addr)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("%q is not a loopback address; memtray listens on loopback only", host)
+	}
+	return nil
+}
+
+// Save writes c to path atomically (temp file, fsync, rename), mode 0600.
+func Save(path string, c Config) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode config: %w", err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'), 0o600)
+}
+
+// WriteFileAtomic writes data to path through a synced temp file and a rename,
+// creating the parent directory with mode 0700.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

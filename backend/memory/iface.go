@@ -1,0 +1,48 @@
+package memory
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+)
+
+// Embedder turns texts into vectors. Implementations are safe for concurrent use.
+type Embedder interface {
+	// Model names the model and its version, e.g. "builtin-hash-v1" or
+	// "ollama:nomic-embed-text". A store refuses vectors of another model.
+	Model() string
+	// Dim is the length of every vector Embed returns.
+	Dim() int
+	// Embed returns one L2-normalised vector per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Clock tells the time; tests pass a fixed one.
+type Clock interface {
+	Now() time.Time
+}
+
+// SystemClock is the wall clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// FixedClock always returns T; for tests and evaluations.
+type FixedClock struct{ T time.Time }
+
+// Now returns c.T.
+func (c FixedClock) Now() time.Time { return c.T }
+
+// ValidUTF8 reports whether s is valid UTF-8 without NUL bytes.
+func ValidUTF8(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return false
+		}
+	}
+	return true
+}

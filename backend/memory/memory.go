@@ -1,0 +1,226 @@
+// Package memory holds memtray's domain types, sentinel errors and the small
+// interfaces (Embedder, Clock) that let the other backend packages depend on
+// behaviour rather than on each other. It imports nothing of ours.
+package memory
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Kind says what a memory is about; recall boosts some kinds.
+type Kind string
+
+// The memory kinds of DESIGN.md.
+const (
+	KindDecision   Kind = "decision"
+	KindConvention Kind = "convention"
+	KindInvariant  Kind = "invariant"
+	KindPattern    Kind = "pattern"
+	KindDebugging  Kind = "debugging"
+	KindConfig     Kind = "config"
+	KindPreference Kind = "preference"
+	KindReference  Kind = "reference"
+	KindFact       Kind = "fact"
+	KindSymbol     Kind = "symbol"
+)
+
+// Kinds lists every valid Kind.
+var Kinds = []Kind{KindDecision, KindConvention, KindInvariant, KindPattern, KindDebugging,
+	KindConfig, KindPreference, KindReference, KindFact, KindSymbol}
+
+// Valid reports whether k is one of Kinds.
+func (k Kind) Valid() bool {
+	for _, v := range Kinds {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Type drives how fast a memory decays.
+type Type string
+
+// The memory types of DESIGN.md.
+const (
+	TypeUser      Type = "user"
+	TypeFeedback  Type = "feedback"
+	TypeProject   Type = "project"
+	TypeReference Type = "reference"
+)
+
+// Types lists every valid Type.
+var Types = []Type{TypeUser, TypeFeedback, TypeProject, TypeReference}
+
+// Valid reports whether t is one of Types.
+func (t Type) Valid() bool {
+	for _, v := range Types {
+		if t == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Surface values with special meaning in scoring.
+const (
+	// SurfaceSymbol marks machine-generated per-symbol descriptions; recall demotes them.
+	SurfaceSymbol = "symbol"
+)
+
+// Source values of a memory (besides "ingest:<doc>").
+const (
+	SourceCapture = "capture"
+	SourceMCP     = "mcp"
+	SourceImport  = "import"
+	SourceCLI     = "cli"
+)
+
+// MaxTextBytes bounds a memory's text; longer input is an error, not a truncation.
+const MaxTextBytes = 64 << 10
+
+// MaxHits bounds the hit timestamps kept on a record (newest kept).
+const MaxHits = 32
+
+// Memory is one stored memory record.
+type Memory struct {
+	ID               string      `json:"id"`
+	Text             string      `json:"text"`
+	Kind             Kind        `json:"kind"`
+	Type             Type        `json:"type"`
+	Project          string      `json:"project,omitempty"`
+	Source           string      `json:"source,omitempty"`
+	Surface          string      `json:"surface,omitempty"`
+	Importance       float64     `json:"importance"`
+	Pinned           bool        `json:"pinned,omitempty"`
+	AccessCount      int         `json:"access_count"`
+	ReinforcedCount  int         `json:"reinforced_count"`
+	FeedbackSum      float64     `json:"feedback_sum"`
+	FeedbackN        int         `json:"feedback_n"`
+	Hits             []time.Time `json:"hits,omitempty"`
+	CreatedAt        time.Time   `json:"created_at"`
+	UpdatedAt        time.Time   `json:"updated_at"`
+	LastAccessed     time.Time   `json:"last_accessed,omitzero"`
+	LastReinforcedAt time.Time   `json:"last_reinforced_at,omitzero"`
+	CooldownUntil    time.Time   `json:"cooldown_until,omitzero"`
+	Supersedes       string      `json:"supersedes,omitempty"`
+	SupersededBy     string      `json:"superseded_by,omitempty"`
+	ExtendsSource    string      `json:"extends_source,omitempty"`
+	ContentHash      string      `json:"content_hash"`
+	Embedding        []float32   `json:"embedding,omitempty"`
+	EmbeddingModel   string      `json:"embedding_model,omitempty"`
+}
+
+// Snoozed reports whether the memory is in cooldown at now.
+func (m *Memory) Snoozed(now time.Time) bool { return m.CooldownUntil.After(now) }
+
+// Superseded reports whether a newer memory replaced this one.
+func (m *Memory) Superseded() bool { return m.SupersededBy != "" }
+
+// FeedbackAvg is the mean rating in -1..1, 0 without ratings.
+func (m *Memory) FeedbackAvg() float64 {
+	if m.FeedbackN == 0 {
+		return 0
+	}
+	return m.FeedbackSum / float64(m.FeedbackN)
+}
+
+// Validate checks the fields a caller supplies; it does not look at counters.
+func (m *Memory) Validate() error {
+	var errs []string
+	if strings.TrimSpace(m.Text) == "" {
+		errs = append(errs, "text is empty")
+	}
+	if len(m.Text) > MaxTextBytes {
+		errs = append(errs, "text is longer than 64 KiB")
+	}
+	if !ValidUTF8(m.Text) {
+		errs = append(errs, "text is not valid UTF-8")
+	}
+	if m.Kind != "" && !m.Kind.Valid() {
+		errs = append(errs, "unknown kind "+quote(string(m.Kind)))
+	}
+	if m.Type != "" && !m.Type.Valid() {
+		errs = append(errs, "unknown type "+quote(string(m.Type)))
+	}
+	if m.Importance < 0 || m.Importance > 1 || m.Importance != m.Importance {
+		errs = append(errs, "importance must be within 0..1")
+	}
+	if len(m.Project) > 256 || !ValidUTF8(m.Project) {
+		errs = append(errs, "project name is too long or not UTF-8")
+	}
+	if len(errs) > 0 {
+		return &ValidationError{Problems: errs}
+	}
+	return nil
+}
+
+// ApplyDefaults fills unset kind, type and importance.
+func (m *Memory) ApplyDefaults() {
+	if m.Kind == "" {
+		m.Kind = KindFact
+	}
+	if m.Type == "" {
+		m.Type = TypeProject
+	}
+	if m.Importance == 0 {
+		m.Importance = 0.5
+	}
+}
+
+// ContentHash is the hash memtray uses to recognise the same text: SHA-256 of
+// the text with runs of white space folded and ends trimmed, hex encoded.
+func ContentHash(text string) string {
+	sum := sha256.Sum256([]byte(NormalizeSpace(text)))
+	return hex.EncodeToString(sum[:])
+}
+
+// NormalizeSpace folds every run of white space into one space and trims the ends.
+func NormalizeSpace(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+// ScoreBreakdown shows every factor of the composite recall score.
+type ScoreBreakdown struct {
+	Relevance    float64 `json:"relevance"`
+	VectorRank   int     `json:"vector_rank,omitempty"`
+	TextRank     int     `json:"text_rank,omitempty"`
+	Importance   float64 `json:"importance"`
+	Recency      float64 `json:"recency"`
+	Access       float64 `json:"access"`
+	AntiSticky   float64 `json:"anti_sticky"`
+	KindBoost    float64 `json:"kind_boost"`
+	Surface      float64 `json:"surface"`
+	ProjectBoost float64 `json:"project_boost"`
+	Feedback     float64 `json:"feedback"`
+	Keyword      float64 `json:"keyword"`
+	Composite    float64 `json:"composite"`
+}
+
+// Hit is one search result: the memory (without its embedding), its final
+// score and how that score was made.
+type Hit struct {
+	Memory    Memory         `json:"memory"`
+	Score     float64        `json:"score"`
+	Breakdown ScoreBreakdown `json:"breakdown"`
+}

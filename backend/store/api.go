@@ -1,0 +1,76 @@
+// Package store is memtray's memory store and the only importer of chromem-go
+// and bleve. Records and embeddings live in a crash-safe store of record
+// (bbolt); chromem-go is the in-memory vector index loaded from it at start;
+// bleve on disk is the BM25 text index, reconciled with the records at start.
+package store
+
+import (
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Options configures Open.
+type Options struct {
+	// Dir holds the store's files; created with mode 0700 if missing.
+	Dir string
+	// Model and Dim name the embedding model the store accepts. A store that
+	// already has records of another model refuses to open with
+	// memory.ErrModelMismatch unless AllowModelChange is set (reindex does).
+	Model string
+	Dim   int
+	// AllowModelChange opens a store whose recorded model differs, for Reembed.
+	AllowModelChange bool
+	// Clock tells the time for timestamps and snooze checks; nil is the wall clock.
+	Clock memory.Clock
+	// LockTimeout bounds the wait for the store's lock; a second process gets
+	// memory.ErrLocked naming the owner's pid. Zero means 1s.
+	LockTimeout time.Duration
+}
+
+// Filter narrows Iterate, VectorSearch and TextSearch. The zero Filter
+// matches every live memory: snoozed and superseded ones are excluded unless
+// asked for.
+type Filter struct {
+	Project           string        // exact project; "" matches all
+	Kinds             []memory.Kind // any of; empty matches all
+	Source            string        // exact source, or a prefix ending in ':' ("ingest:")
+	Since, Until      time.Time     // created_at within [Since, Until); zero bounds are open
+	IncludeSnoozed    bool
+	IncludeSuperseded bool
+}
+
+// Scored is one search candidate: a memory id and the leg's own score
+// (cosine similarity for vectors, BM25 for text), best first.
+type Scored struct {
+	ID    string  `json:"id"`
+	Score float64 `json:"score"`
+}
+
+// Info describes an open store.
+type Info struct {
+	Dir            string `json:"dir"`
+	Model          string `json:"embedding_model"`
+	Dim            int    `json:"dim"`
+	Count          int    `json:"count"`
+	Seq            uint64 `json:"seq"`
+	FormatVersion  int    `json:"format_version"`
+	RepairedOnOpen int    `json:"repaired_on_open"` // index entries fixed by reconciliation at Open
+}
+
+// ImportOptions configures Import.
+type ImportOptions struct {
+	// Embedder re-embeds records whose model differs from the store's; it
+	// must produce the store's model. Nil makes such a file an error.
+	Embedder memory.Embedder
+	// Progress, if set, is called as records are written.
+	Progress func(done, total int)
+}
+
+// ImportReport counts what Import did.
+type ImportReport struct {
+	Total      int `json:"total"`
+	Imported   int `json:"imported"`
+	Duplicates int `json:"duplicates"` // skipped: same content hash already stored
+	Reembedded int `json:"reembedded"`
+}
