@@ -1,0 +1,370 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// BuiltinModel names the built-in embedder's output. The version suffix
+// changes whenever the vectors it produces change, because a store records
+// the model of its vectors and refuses to mix them.
+const BuiltinModel = "builtin-hash-v1"
+
+// BuiltinDim is the length of the built-in embedder's vectors.
+const BuiltinDim = 256
+
+// Builtin is memtray's offline embedder: signed feature hashing of word
+// tokens (lowercased, lightly stemmed, stop words dropped), identifier parts
+// and whole identifiers, word bigrams and character n-grams, with sublinear
+// term frequency, L2-normalised. It needs no network and no model file, is
+// deterministic, and is safe for concurrent use. It is good at near-duplicates
+// and lexical overlap, not at paraphrase.
+type Builtin struct {
+	dim int
+}
+
+// NewBuiltin returns the built-in embedder.
+func NewBuiltin() *Builtin { return &Builtin{dim: BuiltinDim} }
+
+// Model returns BuiltinModel.
+func (b *Builtin) Model() string { return BuiltinModel }
+
+// Dim returns BuiltinDim.
+func (b *Builtin) Dim() int { return b.dim }
+
+// Embed returns one L2-normalised vector per text. A text with no usable
+// token gets the zero vector. Invalid UTF-8 is an error.
+func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	var f featurizer
+	for i, t := range texts {
+		if i%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("builtin embed: %w", err)
+			}
+		}
+		if !utf8.ValidString(t) {
+			return nil, fmt.Errorf("builtin embed: text %d is not valid UTF-8", i)
+		}
+		out[i] = f.vector(t, b.dim)
+	}
+	return out, nil
+}
+
+// EmbedOne embeds a single text; a convenience for callers and tests.
+func (b *Builtin) EmbedOne(text string) []float32 {
+	var f featurizer
+	return f.vector(text, b.dim)
+}
+
+// Feature weights. Words carry the meaning; whole identifiers make exact
+// identifier queries match strongly; bigrams reward phrase overlap; character
+// n-grams catch morphology and typos at a lower weight.
+const (
+	wWord     = 1.0
+	wIdent    = 1.0
+	wBigram   = 0.5
+	wCharGram = 0.25 // per word, spread over its n-grams
+)
+
+// Feature kinds, mixed into the hash so equal strings of different kinds do
+// not share a bucket.
+const (
+	kindWord   = 1
+	kindIdent  = 2
+	kindBigram = 3
+	kindGram   = 4
+)
+
+type feature struct {
+	h uint64
+	w float32
+}
+
+// featurizer holds reusable buffers; it is not safe for concurrent use, so
+// Embed makes one per call.
+type featurizer struct {
+	feats []feature
+	words []string
+	runes []rune
+}
+
+func (f *featurizer) vector(text string, dim int) []float32 {
+	f.feats = f.feats[:0]
+	f.words = f.words[:0]
+	forEachToken(text, func(whole string, parts []string) {
+		if len(parts) > 1 {
+			f.add(kindIdent, whole, wIdent)
+		}
+		for _, p := range parts {
+			if isStopword(p) {
+				f.words = append(f.words, "")
+				continue
+			}
+			s := stem(p)
+			f.add(kindWord, s, wWord)
+			f.charGrams(p)
+			f.words = append(f.words, s)
+		}
+	})
+	for i := 1; i < len(f.words); i++ {
+		a, b := f.words[i-1], f.words[i]
+		if a == "" || b == "" {
+			continue
+		}
+		f.addPair(kindBigram, a, b, wBigram)
+	}
+	vec := make([]float32, dim)
+	if len(f.feats) == 0 {
+		return vec
+	}
+	slices.SortFunc(f.feats, func(x, y feature) int {
+		switch {
+		case x.h < y.h:
+			return -1
+		case x.h > y.h:
+			return 1
+		}
+		return 0
+	})
+	for i := 0; i < len(f.feats); {
+		j := i
+		for j < len(f.feats) && f.feats[j].h == f.feats[i].h {
+			j++
+		}
+		h := f.feats[i].h
+		w := f.feats[i].w * (1 + float32(math.Log(float64(j-i))))
+		idx := int((h >> 1) % uint64(dim))
+		if h&1 == 1 {
+			w = -w
+		}
+		vec[idx] += w
+		i = j
+	}
+	var norm float64
+	for _, v := range vec {
+		norm += float64(v) * float64(v)
+	}
+	if norm == 0 {
+		return vec
+	}
+	inv := float32(1 / math.Sqrt(norm))
+	for i := range vec {
+		vec[i] *= inv
+	}
+	return vec
+}
+
+func (f *featurizer) add(kind byte, s string, w float32) {
+	h := fnvByte(fnvOffset, kind)
+	h = fnvString(h, s)
+	f.feats = append(f.feats, feature{mix(h), w})
+}
+
+func (f *featurizer) addPair(kind byte, a, b string, w float32) {
+	h := fnvByte(fnvOffset, kind)
+	h = fnvString(h, a)
+	h = fnvByte(h, ' ')
+	h = fnvString(h, b)
+	f.feats = append(f.feats, feature{mix(h), w})
+}
+
+// charGrams adds the 3..5-grams of "^word$", together weighing wCharGram.
+func (f *featurizer) charGrams(word string) {
+	f.runes = f.runes[:0]
+	f.runes = append(f.runes, '^')
+	for _, r := range word {
+		f.runes = append(f.runes, r)
+	}
+	f.runes = append(f.runes, '$')
+	n := len(f.runes)
+	total := 0
+	for g := 3; g <= 5; g++ {
+		if n >= g {
+			total += n - g + 1
+		}
+	}
+	if total == 0 {
+		return
+	}
+	w := float32(wCharGram / math.Sqrt(float64(total)))
+	for g := 3; g <= 5; g++ {
+		for i := 0; i+g <= n; i++ {
+			h := fnvByte(fnvOffset, kindGram)
+			for _, r := range f.runes[i : i+g] {
+				h = fnvRune(h, r)
+			}
+			f.feats = append(f.feats, feature{mix(h), w})
+		}
+	}
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+func fnvByte(h uint64, c byte) uint64 { return (h ^ uint64(c)) * fnvPrime }
+
+func fnvString(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
+func fnvRune(h uint64, r rune) uint64 {
+	if r < utf8.RuneSelf {
+		return fnvByte(h, byte(r))
+	}
+	var buf [4]byte
+	n := utf8.EncodeRune(buf[:], r)
+	for _, c := range buf[:n] {
+		h = fnvByte(h, c)
+	}
+	return h
+}
+
+// mix finalises an FNV hash (splitmix64) so low bits are well distributed.
+func mix(h uint64) uint64 {
+	h ^= h >> 30
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 27
+	h *= 0x94d049bb133111eb
+	h ^= h >> 31
+	return h
+}
+
+// isTokenRune reports whether r belongs inside a raw token.
+func isTokenRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || isJoiner(r)
+}
+
+// isJoiner reports whether r joins the parts of an identifier-like token
+// (paths, dotted names, kebab-case, host:port).
+func isJoiner(r rune) bool {
+	return r == '.' || r == '/' || r == '-' || r == ':' || r == '\\' || r == '@' || r == '#'
+}
+
+// forEachToken splits text into raw tokens (runs of letters, digits and
+// identifier punctuation, trimmed of joiners at the ends) and calls fn with
+// the lowercased whole token and its lowercased parts: split at joiners, at
+// underscores and at camelCase boundaries.
+func forEachToken(text string, fn func(whole string, parts []string)) {
+	var parts []string
+	i := 0
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isTokenRune(r) {
+			i += size
+			continue
+		}
+		j := i
+		for j < len(text) {
+			r2, s2 := utf8.DecodeRuneInString(text[j:])
+			if !isTokenRune(r2) {
+				break
+			}
+			j += s2
+		}
+		raw := strings.TrimFunc(text[i:j], func(r rune) bool { return isJoiner(r) || r == '_' })
+		i = j
+		if raw == "" {
+			continue
+		}
+		parts = splitIdent(raw, parts[:0])
+		if len(parts) == 0 {
+			continue
+		}
+		fn(strings.ToLower(raw), parts)
+	}
+}
+
+// splitIdent appends the lowercased parts of an identifier-like token.
+func splitIdent(tok string, parts []string) []string {
+	start := 0
+	runes := []rune(tok)
+	flush := func(end int) {
+		if end > start {
+			parts = append(parts, strings.ToLower(string(runes[start:end])))
+		}
+		start = end
+	}
+	for k := 0; k < len(runes); k++ {
+		r := runes[k]
+		if isJoiner(r) || r == '_' {
+			flush(k)
+			start = k + 1
+			continue
+		}
+		if k > start && unicode.IsUpper(r) {
+			prev := runes[k-1]
+			nextLower := k+1 < len(runes) && unicode.IsLower(runes[k+1])
+			// fooBar | HTTPServer -> HTTP Server
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush(k)
+			}
+		}
+	}
+	flush(len(runes))
+	return parts
+}
+
+// stem strips a few English suffixes so plural and inflected forms meet.
+// Character n-grams cover what it misses.
+func stem(w string) string {
+	n := len(w)
+	switch {
+	case n > 4 && strings.HasSuffix(w, "ies"):
+		w = w[:n-3] + "y"
+	case n > 4 && strings.HasSuffix(w, "sses"):
+		w = w[:n-2]
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") &&
+		!strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+		w = w[:n-1]
+	}
+	n = len(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		w = undouble(w[:n-3])
+	case n > 4 && strings.HasSuffix(w, "ed"):
+		w = undouble(w[:n-2])
+	}
+	if len(w) > 4 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+func undouble(w string) string {
+	n := len(w)
+	if n > 3 && w[n-1] == w[n-2] && w[n-1] != 'l' && w[n-1] != 's' && w[n-1] != 'z' {
+		return w[:n-1]
+	}
+	return w
+}
+
+var stopwords = func() map[string]struct{} {
+	m := map[string]struct{}{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be
+		because been before being below between both but by can could did do does doing down during
+		each few for from further had has have having he her here hers herself him himself his how i
+		if in into is it its itself just me more most my myself no nor not now of off on once only or
+		other our ours ourselves out over own same she should so some such than that the their theirs
+		them themselves then there these they this those through to too under until up very was we
+		were what when where which while who whom why will with would you your yours yourself
+		yourselves s t don't isn't can't won't also us via e g ie eg etc let`) {
+		m[w] = struct{}{}
+	}
+	return m
+}()
+
+func isStopword(w string) bool {
+	_, ok := stopwords[w]
+	return ok
+}
