@@ -1,0 +1,50 @@
+# memtray: `make run` starts it, `make test` runs every test. Both install
+# what is missing first (build/deps.sh).
+
+SHELL   := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/memtray/memtray/backend/cli.Version=$(VERSION)
+BIN     := bin/memtray
+ARGS    ?=
+
+.PHONY: all deps build run test test-short bench eval fuzz clean
+
+all: build
+
+deps:
+	@build/deps.sh
+
+build: deps
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./app
+
+# Until the desktop app lands, `make run` serves headless and prints the UI address.
+run: build
+	$(BIN) serve $(ARGS)
+
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+test-short: deps
+	$(GO) test -short -count=1 ./...
+
+# Long benchmarks (search latency at 1k/10k/100k, insert throughput, start-up):
+# minutes, not part of `make test`.
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./backend/store/ ./backend/search/ ./backend/embed/
+
+# Retrieval evaluation on the shared data sets (skipped where absent).
+SHARED ?= ../shared
+eval: build
+	@if [ -f $(SHARED)/eval/recall-dev.json ]; then $(BIN) eval recall $(SHARED)/eval/recall-dev.json; else echo "eval: $(SHARED)/eval/recall-dev.json absent, skipped"; fi
+	@if [ -f $(SHARED)/data/locomo/locomo10.json ]; then $(BIN) eval recall --locomo $(SHARED)/data/locomo/locomo10.json; else echo "eval: LoCoMo absent, skipped"; fi
+	@if [ -f $(SHARED)/data/longmemeval/longmemeval_oracle.json ]; then $(BIN) eval recall --longmemeval $(SHARED)/data/longmemeval/longmemeval_oracle.json; else echo "eval: LongMemEval absent, skipped"; fi
+
+FUZZTIME ?= 30s
+fuzz: deps
+	$(GO) test -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME) ./backend/store/
+
+clean:
+	rm -rf bin

@@ -1,0 +1,230 @@
+// Package cli is memtray's command line: `memtray serve`, `add`, `search`,
+// `export` and the rest. Commands that read or change memories talk to the
+// running daemon when there is one, and open the store themselves when not.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/httpapi"
+)
+
+// Version is set at build time with -ldflags "-X github.com/memtray/memtray/backend/cli.Version=…".
+var Version = "dev"
+
+// Env is what a command runs with; tests pass their own.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Ctx ends when the command should stop (signals, in Main).
+	Ctx context.Context
+}
+
+type command struct {
+	name, args, help string
+	run              func(env *Env, args []string) error
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{"serve", "[--listen ADDR] [--embedder P]", "run the daemon headless (API, and later proxy and MCP)", runServe},
+		{"add", "[--kind K] [--type T] [--project P] [--importance X] TEXT|-", "store a memory", runAdd},
+		{"search", "[--project P] [--k N] [--mode hybrid|bm25|vector] QUERY", "search memories, with each score factor", runSearch},
+		{"get", "ID", "show one memory", runGet},
+		{"delete", "ID", "delete one memory", runDelete},
+		{"list", "[--project P] [--kind K] [--limit N]", "list memories, newest first", runList},
+		{"stats", "", "describe the store, the embedder and the daemon", runStats},
+		{"export", "[FILE]", "write every memory as versioned JSONL (stdout without FILE)", runExport},
+		{"import", "FILE|-", "validate, then add the memories of an export", runImport},
+		{"reindex", "[--embedder P] [--ollama-model M]", "re-embed every memory with another model (stop the daemon first)", runReindex},
+		{"eval", "recall FILE | recall --locomo FILE | recall --longmemeval FILE", "measure retrieval on a labelled set", runEval},
+		{"token", "[rotate]", "print (or replace) the install's API token", runToken},
+		{"version", "", "print the version", runVersion},
+	}
+}
+
+// Main runs memtray with args (without the program name) and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Ctx: ctx}
+	return Run(env, args)
+}
+
+// Run dispatches one command.
+func Run(env *Env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.Stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			err := c.run(env, args[1:])
+			if err == nil {
+				return 0
+			}
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			var ue usageError
+			if errors.As(err, &ue) {
+				fmt.Fprintf(env.Stderr, "memtray %s: %v\nusage: memtray %s %s\n", c.name, err, c.name, c.args)
+				return 2
+			}
+			fmt.Fprintf(env.Stderr, "memtray %s: %v\n", c.name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(env.Stderr, "memtray: unknown command %q\n", args[0])
+	usage(env.Stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "memtray: long-term memory for AI coding agents\n\nusage: memtray COMMAND [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.help)
+	}
+	fmt.Fprintln(w, "\ncommon flags: --data-dir DIR, --config FILE, --json (where output is data)\n`memtray COMMAND -h` lists a command's flags.")
+}
+
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// common holds the flags every command takes.
+type common struct {
+	dataDir, configPath string
+	json                bool
+}
+
+func newFlags(name string, env *Env, c *common, withJSON bool) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	fs.StringVar(&c.dataDir, "data-dir", "", "data directory (default $XDG_DATA_HOME/memtray)")
+	fs.StringVar(&c.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/memtray/config.json)")
+	if withJSON {
+		fs.BoolVar(&c.json, "json", false, "print data as JSON")
+	}
+	return fs
+}
+
+// parse parses flags that may come before or after positional arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// load reads the config and applies the common flags.
+func (c *common) load() (config.Config, error) {
+	path := c.configPath
+	if path == "" {
+		path = os.Getenv("MEMTRAY_CONFIG")
+	}
+	if path == "" {
+		path = config.DefaultPath()
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return cfg, err
+	}
+	if d := os.Getenv("MEMTRAY_DATA_DIR"); d != "" {
+		cfg.DataDir = d
+	}
+	if c.dataDir != "" {
+		cfg.DataDir = c.dataDir
+	}
+	return cfg, cfg.Validate()
+}
+
+// backend returns the running daemon's API client, or the store opened in
+// this process when no daemon runs. close releases it.
+func (c *common) backend(env *Env) (b httpapi.Backend, closeFn func(), err error) {
+	cfg, err := c.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	if cl, ok := remote(env.Ctx, cfg); ok {
+		return cl, func() {}, nil
+	}
+	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version})
+	if err != nil {
+		return nil, nil, err
+	}
+	return d, func() { d.Close() }, nil
+}
+
+// remote finds a daemon on the data dir's runtime address or the configured one.
+func remote(ctx context.Context, cfg config.Config) (*httpapi.Client, bool) {
+	addrs := []string{}
+	if rt, err := daemon.ReadRuntime(cfg.DataDir); err == nil && rt.Listen != "" {
+		addrs = append(addrs, rt.Listen)
+	}
+	addrs = append(addrs, cfg.Listen)
+	for _, a := range addrs {
+		if _, ok := httpapi.Probe(ctx, a, 500*time.Millisecond); ok {
+			tok, err := daemon.ReadToken(cfg.DataDir)
+			if err != nil {
+				continue
+			}
+			return httpapi.NewClient(a, tok), true
+		}
+	}
+	return nil, false
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,483 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+func runServe(env *Env, args []string) error {
+	var c common
+	fs := newFlags("serve", env, &c, false)
+	listen := fs.String("listen", "", "address to listen on (loopback only; default 127.0.0.1:7432)")
+	provider := fs.String("embedder", "", "embedder for a new store: auto, builtin or ollama")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	if *provider != "" {
+		cfg.Embedder.Provider = *provider
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := newLogger(env.Stderr, cfg.LogLevel)
+	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	ch := d.EmbedderChoice()
+	info := d.Store().Info()
+	log.Info("store open", "dir", info.Dir, "memories", info.Count, "embedder", ch.Model, "why", ch.Reason,
+		"repaired", info.RepairedOnOpen)
+	err = d.Serve(env.Ctx, func(addr string) {
+		log.Info("memtray listening", "addr", addr, "pid", os.Getpid())
+		fmt.Fprintf(env.Stdout, "memtray %s is serving on http://%s\nOpen the UI: http://%s/login?token=%s\nStop with Ctrl-C.\n",
+			Version, addr, addr, d.Token())
+	})
+	if err != nil {
+		return err
+	}
+	log.Info("memtray stopped")
+	return nil
+}
+
+func runAdd(env *Env, args []string) error {
+	var c common
+	fs := newFlags("add", env, &c, true)
+	var req httpapi.AddRequest
+	fs.StringVar(&req.Kind, "kind", "", "kind: "+kindList())
+	fs.StringVar(&req.Type, "type", "", "type: user, feedback, project (default) or reference")
+	fs.StringVar(&req.Project, "project", "", "project the memory belongs to")
+	fs.Float64Var(&req.Importance, "importance", 0, "importance within 0..1 (default 0.5)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) == 1 && pos[0] == "-":
+		data, err := io.ReadAll(io.LimitReader(env.Stdin, memory.MaxTextBytes+1))
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		req.Text = string(data)
+	case len(pos) > 0:
+		req.Text = strings.Join(pos, " ")
+	default:
+		return usagef("no text: give it as arguments, or - to read stdin")
+	}
+	req.Source = memory.SourceCLI
+	b, done, err := c.backend(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	m, err := b.Add(env.Ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		m.Embedding = nil
+		return printJSON(env.Stdout, m)
+	}
+	fmt.Fprintf(env.Stdout, "stored %s (%s, %s)\n", m.ID, m.Kind, m.Type)
+	return nil
+}
+
+func kindList() string {
+	s := make([]string, len(memory.Kinds))
+	for i, k := range memory.Kinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+func runSearch(env *Env, args []string) error {
+	var c common
+	fs := newFlags("search", env, &c, true)
+	var req httpapi.SearchRequest
+	fs.StringVar(&req.Project, "project", "", "current project (its memories are boosted)")
+	fs.IntVar(&req.K, "k", 0, "how many results at most (default from config)")
+	fs.StringVar(&req.Mode, "mode", "hybrid", "hybrid, bm25 or vector")
+	why := fs.Bool("why", false, "show every score factor")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	req.Query = strings.Join(pos, " ")
+	if strings.TrimSpace(req.Query) == "" {
+		return usagef("no query")
+	}
+	b, done, err := c.backend(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	hits, err := b.Search(env.Ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		if hits == nil {
+			hits = []memory.Hit{}
+		}
+		for i := range hits {
+			hits[i].Memory.Embedding = nil
+		}
+		return printJSON(env.Stdout, hits)
+	}
+	if len(hits) == 0 {
+		fmt.Fprintln(env.Stdout, "no memory clears the relevance floor")
+		return nil
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCORE\tID\tKIND\tPROJECT\tTEXT")
+	for _, h := range hits {
+		fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\n", h.Score, shortID(h.Memory.ID), h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 80))
+		if *why {
+			b := h.Breakdown
+			fmt.Fprintf(tw, "\t\trelevance %.3f (vector #%d, bm25 #%d) x importance %.2f x recency %.3f x access %.2f x anti-sticky %.2f x kind %.1f x surface %.1f x project %.1f x feedback %.2f x keywords %.1f\t\t\n",
+				b.Relevance, b.VectorRank, b.TextRank, b.Importance, b.Recency, b.Access, b.AntiSticky, b.KindBoost, b.Surface, b.ProjectBoost, b.Feedback, b.Keyword)
+		}
+	}
+	return tw.Flush()
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+func oneArg(pos []string, what string) (string, error) {
+	if len(pos) != 1 {
+		return "", usagef("want exactly one %s", what)
+	}
+	return pos[0], nil
+}
+
+func runGet(env *Env, args []string) error {
+	var c common
+	fs := newFlags("get", env, &c, true)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneArg(pos, "ID")
+	if err != nil {
+		return err
+	}
+	b, done, err := c.backend(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	m, err := b.Get(env.Ctx, id)
+	if err != nil {
+		return err
+	}
+	m.Embedding = nil
+	if c.json {
+		return printJSON(env.Stdout, m)
+	}
+	fmt.Fprintf(env.Stdout, "id:          %s\nkind:        %s\ntype:        %s\nproject:     %s\nsource:      %s\nimportance:  %.2f\naccesses:    %d (reinforced %d)\ncreated:     %s\nupdated:     %s\n\n%s\n",
+		m.ID, m.Kind, m.Type, m.Project, m.Source, m.Importance, m.AccessCount, m.ReinforcedCount,
+		m.CreatedAt.Format("2006-01-02 15:04:05"), m.UpdatedAt.Format("2006-01-02 15:04:05"), m.Text)
+	return nil
+}
+
+func runDelete(env *Env, args []string) error {
+	var c common
+	fs := newFlags("delete", env, &c, false)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	id, err := oneArg(pos, "ID")
+	if err != nil {
+		return err
+	}
+	b, done, err := c.backend(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := b.Delete(env.Ctx, id); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "deleted %s\n", id)
+	return nil
+}
+
+func runList(env *Env, args []string) error {
+	var c common
+	fs := newFlags("list", env, &c, true)
+	var req httpapi.ListRequest
+	fs.StringVar(&req.Project, "project", "", "only this project")
+	fs.StringVar(&req.Kind, "kind", "", "only this kind")
+	fs.IntVar(&req.Limit, "limit", 50, "how many")
+	fs.IntVar(&req.Offset, "offset", 0, "skip this many")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	b, done, err := c.backend(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := b.List(env.Ctx, req)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, res)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tCREATED\tKIND\tPROJECT\tTEXT")
+	for _, m := range res.Memories {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortID(m.ID), m.CreatedAt.Format("2006-01-02"), m.Kind, m.Project, oneLine(m.Text, 80))
+	}
+	tw.Flush()
+	fmt.Fprintf(env.Stdout, "%d of %d\n", len(res.Memories), res.Total)
+	return nil
+}
+
+func runStats(env *Env, args []string) error {
+	var c common
+	fs := newFlags("stats", env, &c, true)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	b, done, err := c.backend(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	s, err := b.Stats(env.Ctx)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, s)
+	}
+	where := "not running (store opened by this command)"
+	if _, ok := b.(*httpapi.Client); ok {
+		where = fmt.Sprintf("running, pid %d, on http://%s", s.PID, s.Listen)
+	}
+	fmt.Fprintf(env.Stdout, "daemon:     %s\nstore:      %s\nmemories:   %d (%d snoozed, %d superseded)\nembedder:   %s (%s)\n",
+		where, s.Store.Dir, s.Store.Count, s.Snoozed, s.Superseded, s.Embedder, s.EmbedderReason)
+	if len(s.ByKind) > 0 {
+		fmt.Fprint(env.Stdout, "by kind:   ")
+		for _, k := range sortedKeys(s.ByKind) {
+			fmt.Fprintf(env.Stdout, " %s %d", k, s.ByKind[k])
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+	if len(s.ByProject) > 0 {
+		fmt.Fprint(env.Stdout, "by project:")
+		for i, p := range sortedKeys(s.ByProject) {
+			if i == 20 {
+				fmt.Fprintf(env.Stdout, " (+%d more)", len(s.ByProject)-20)
+				break
+			}
+			name := p
+			if name == "" {
+				name = "(none)"
+			}
+			fmt.Fprintf(env.Stdout, " %s %d", name, s.ByProject[p])
+		}
+		fmt.Fprintln(env.Stdout)
+	}
+	return nil
+}
+
+func runExport(env *Env, args []string) error {
+	var c common
+	fs := newFlags("export", env, &c, false)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef("at most one FILE")
+	}
+	b, done, err := c.backend(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if len(pos) == 0 || pos[0] == "-" {
+		bw := bufio.NewWriter(env.Stdout)
+		if err := b.Export(env.Ctx, bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	// Write beside the target and rename, so a failed export never leaves a
+	// half file under the name the user asked for.
+	path := pos[0]
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	bw := bufio.NewWriter(tmp)
+	if err := b.Export(env.Ctx, bw); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := errors.Join(bw.Flush(), tmp.Sync(), tmp.Close()); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Fprintf(env.Stderr, "exported to %s\n", path)
+	return nil
+}
+
+func runImport(env *Env, args []string) error {
+	var c common
+	fs := newFlags("import", env, &c, true)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want exactly one FILE (or - for stdin)")
+	}
+	var r io.Reader = env.Stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return fmt.Errorf("open %s: %w", pos[0], err)
+		}
+		defer f.Close()
+		r = f
+	}
+	b, done, err := c.backend(env)
+	if err != nil {
+		return err
+	}
+	defer done()
+	rep, err := b.Import(env.Ctx, r)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, rep)
+	}
+	fmt.Fprintf(env.Stdout, "imported %d of %d memories (%d duplicates skipped, %d re-embedded)\n",
+		rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded)
+	return nil
+}
+
+func runReindex(env *Env, args []string) error {
+	var c common
+	fs := newFlags("reindex", env, &c, false)
+	provider := fs.String("embedder", "", "auto, builtin or ollama (default from config)")
+	model := fs.String("ollama-model", "", "Ollama embedding model (default from config)")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	if *provider != "" {
+		cfg.Embedder.Provider = *provider
+	}
+	if *model != "" {
+		cfg.Embedder.OllamaModel = *model
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if _, ok := remote(env.Ctx, cfg); ok {
+		return fmt.Errorf("%w: stop it first (reindex needs the store to itself)", daemon.ErrDaemonRunning)
+	}
+	emb, choice, err := embed.Select(env.Ctx, cfg.Embedder)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "re-embedding with %s (%s)\n", choice.Model, choice.Reason)
+	st, err := store.Open(env.Ctx, store.Options{Dir: filepath.Join(cfg.DataDir, daemon.StoreDir),
+		Model: emb.Model(), Dim: emb.Dim(), AllowModelChange: true})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	err = st.Reembed(env.Ctx, emb, func(done, total int) {
+		embed.RenderBar(env.Stderr, "reindex", int64(done), int64(total))
+	})
+	fmt.Fprintln(env.Stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "reindexed %d memories with %s\n", st.Count(), emb.Model())
+	return nil
+}
+
+func runToken(env *Env, args []string) error {
+	var c common
+	fs := newFlags("token", env, &c, false)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create data dir: %w", err)
+	}
+	var tok string
+	switch {
+	case len(pos) == 0:
+		tok, err = daemon.LoadOrCreateToken(cfg.DataDir)
+	case len(pos) == 1 && pos[0] == "rotate":
+		tok, err = daemon.RotateToken(cfg.DataDir)
+		if err == nil {
+			fmt.Fprintln(env.Stderr, "new token written; restart a running daemon to use it")
+		}
+	default:
+		return usagef("unknown argument %q", pos[0])
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(env.Stdout, tok)
+	return nil
+}
+
+func runVersion(env *Env, args []string) error {
+	fmt.Fprintf(env.Stdout, "memtray %s\n", Version)
+	return nil
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

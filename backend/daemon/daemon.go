@@ -1,0 +1,339 @@
+// Package daemon wires memtray together: the store, the embedder, search and
+// the HTTP API. It is what `memtray serve` runs headless and what the desktop
+// app runs in-process. Open and Close bring the parts up and down in order.
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// StoreDir is the store's folder inside the data dir.
+const StoreDir = "store"
+
+// RuntimeFile, in the data dir, tells CLI commands where a running daemon listens.
+const RuntimeFile = "daemon.json"
+
+// Options configures Open.
+type Options struct {
+	Config  config.Config
+	Version string
+	Logger  *slog.Logger
+	// Embedder, if set, is used instead of the configured one.
+	Embedder memory.Embedder
+	// Clock, if set, replaces the wall clock.
+	Clock memory.Clock
+}
+
+// Daemon is an open memtray: store, embedder and search, ready to serve.
+type Daemon struct {
+	cfg       config.Config
+	version   string
+	log       *slog.Logger
+	clock     memory.Clock
+	store     *store.Store
+	emb       memory.Embedder
+	choice    embed.Choice
+	search    *search.Engine
+	token     string
+	startedAt time.Time
+	listen    string
+}
+
+var _ httpapi.Backend = (*Daemon)(nil)
+
+// Open opens the data dir's store with the embedder the store was built with
+// (or, for a new store, the configured one).
+func Open(ctx context.Context, opts Options) (*Daemon, error) {
+	cfg := opts.Config
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d := &Daemon{cfg: cfg, version: opts.Version, log: opts.Logger, clock: opts.Clock, startedAt: time.Now()}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	if d.clock == nil {
+		d.clock = memory.SystemClock{}
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	tok, err := LoadOrCreateToken(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	d.token = tok
+	if err := d.openEmbedder(ctx, opts.Embedder); err != nil {
+		return nil, err
+	}
+	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock})
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	d.store = st
+	d.search = search.New(st, d.emb, cfg.Search, d.clock)
+	return d, nil
+}
+
+// openEmbedder keeps the model an existing store was built with: switching
+// models is an explicit `memtray reindex`, never a side effect of Ollama
+// starting or stopping.
+func (d *Daemon) openEmbedder(ctx context.Context, override memory.Embedder) error {
+	if override != nil {
+		d.emb, d.choice = override, embed.Choice{Provider: "given", Model: override.Model(), Reason: "set by the caller"}
+		return nil
+	}
+	info, ok, err := store.Peek(d.StorePath())
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	if ok && info.Model != "" {
+		emb, err := embed.ForModel(ctx, d.cfg.Embedder, info.Model)
+		if err != nil {
+			return fmt.Errorf("the store was built with %s: %w (start it, or switch with `memtray reindex --embedder builtin`)", info.Model, err)
+		}
+		d.emb, d.choice = emb, embed.Choice{Provider: "store", Model: emb.Model(), Reason: "the model this store was built with"}
+		return nil
+	}
+	emb, choice, err := embed.Select(ctx, d.cfg.Embedder)
+	if err != nil {
+		return fmt.Errorf("choose embedder: %w", err)
+	}
+	d.emb, d.choice = emb, choice
+	return nil
+}
+
+// StorePath is the store's folder.
+func (d *Daemon) StorePath() string { return filepath.Join(d.cfg.DataDir, StoreDir) }
+
+// Token is the install's API token.
+func (d *Daemon) Token() string { return d.token }
+
+// Store is the open store, for commands that work on it directly.
+func (d *Daemon) Store() *store.Store { return d.store }
+
+// Embedder is the embedder in use.
+func (d *Daemon) Embedder() memory.Embedder { return d.emb }
+
+// EmbedderChoice says which embedder is in use and why.
+func (d *Daemon) EmbedderChoice() embed.Choice { return d.choice }
+
+// Close closes the store.
+func (d *Daemon) Close() error {
+	if d.store == nil {
+		return nil
+	}
+	err := d.store.Close()
+	d.store = nil
+	return err
+}
+
+// Handler is the API handler for a listener at listen ("" for in-process hosts).
+func (d *Daemon) Handler(listen string) http.Handler {
+	return httpapi.New(d, httpapi.Options{
+		Token:  d.token,
+		Listen: listen,
+		NoAuth: listen == "",
+		Health: httpapi.Health{Version: d.version, PID: os.Getpid()},
+	})
+}
+
+// Runtime is what RuntimeFile holds.
+type Runtime struct {
+	PID    int    `json:"pid"`
+	Listen string `json:"listen"`
+}
+
+// Serve listens on the configured loopback address and serves the API until
+// ctx ends, then shuts down gracefully. ready, if not nil, gets the bound
+// address once the listener is up.
+func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
+	if err := config.CheckLoopback(d.cfg.Listen); err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	ln, err := net.Listen("tcp", d.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another memtray running? `memtray stats` tells)", d.cfg.Listen, err)
+	}
+	addr := ln.Addr().String()
+	d.listen = addr
+	srv := &http.Server{
+		Handler:           d.Handler(addr),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	}
+	rt, _ := json.Marshal(Runtime{PID: os.Getpid(), Listen: addr})
+	runtimePath := filepath.Join(d.cfg.DataDir, RuntimeFile)
+	if err := config.WriteFileAtomic(runtimePath, rt, 0o600); err != nil {
+		ln.Close()
+		return err
+	}
+	defer os.Remove(runtimePath)
+	if ready != nil {
+		ready(addr)
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+// ReadRuntime reads where a daemon on dataDir said it listens.
+func ReadRuntime(dataDir string) (Runtime, error) {
+	var rt Runtime
+	data, err := os.ReadFile(filepath.Join(dataDir, RuntimeFile))
+	if err != nil {
+		return rt, err
+	}
+	if err := json.Unmarshal(data, &rt); err != nil {
+		return rt, fmt.Errorf("read %s: %w", RuntimeFile, err)
+	}
+	return rt, nil
+}
+
+// Add validates, embeds and stores a memory. The same text stored again
+// returns the existing memory.
+func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory, error) {
+	m := memory.Memory{Text: req.Text, Kind: memory.Kind(req.Kind), Type: memory.Type(req.Type),
+		Project: req.Project, Source: req.Source, Importance: req.Importance}
+	if m.Source == "" {
+		m.Source = memory.SourceCLI
+	}
+	m.ApplyDefaults()
+	if err := m.Validate(); err != nil {
+		return memory.Memory{}, err
+	}
+	if old, ok, err := d.store.FindByHash(ctx, memory.ContentHash(m.Text)); err != nil {
+		return memory.Memory{}, err
+	} else if ok {
+		return old, nil
+	}
+	vecs, err := d.emb.Embed(ctx, []string{m.Text})
+	if err != nil {
+		return memory.Memory{}, fmt.Errorf("embed: %w", err)
+	}
+	m.Embedding, m.EmbeddingModel = vecs[0], d.emb.Model()
+	return d.store.Put(ctx, m)
+}
+
+// Search runs the read pipeline.
+func (d *Daemon) Search(ctx context.Context, req httpapi.SearchRequest) ([]memory.Hit, error) {
+	q := search.Query{Text: req.Query, Project: req.Project, K: req.K, Mode: search.Mode(req.Mode)}
+	if q.Mode == "" {
+		q.Mode = search.ModeHybrid
+	}
+	switch q.Mode {
+	case search.ModeHybrid, search.ModeBM25, search.ModeVector:
+	default:
+		return nil, fmt.Errorf("%w: mode must be hybrid, bm25 or vector", memory.ErrInvalid)
+	}
+	for _, k := range req.Kinds {
+		if !memory.Kind(k).Valid() {
+			return nil, fmt.Errorf("%w: unknown kind %q", memory.ErrInvalid, k)
+		}
+		q.Filter.Kinds = append(q.Filter.Kinds, memory.Kind(k))
+	}
+	return d.search.Search(ctx, q)
+}
+
+// Get returns one memory.
+func (d *Daemon) Get(ctx context.Context, id string) (memory.Memory, error) {
+	return d.store.Get(ctx, id)
+}
+
+// Delete removes one memory.
+func (d *Daemon) Delete(ctx context.Context, id string) error {
+	return d.store.Delete(ctx, id)
+}
+
+// List returns a page of memories, newest first, including snoozed and
+// superseded ones (a browser shows everything).
+func (d *Daemon) List(ctx context.Context, req httpapi.ListRequest) (httpapi.ListResponse, error) {
+	f := store.Filter{Project: req.Project, IncludeSnoozed: true, IncludeSuperseded: true}
+	if req.Kind != "" {
+		if !memory.Kind(req.Kind).Valid() {
+			return httpapi.ListResponse{}, fmt.Errorf("%w: unknown kind %q", memory.ErrInvalid, req.Kind)
+		}
+		f.Kinds = []memory.Kind{memory.Kind(req.Kind)}
+	}
+	var all []memory.Memory
+	err := d.store.Iterate(ctx, f, func(m memory.Memory) error {
+		m.Embedding = nil
+		all = append(all, m)
+		return nil
+	})
+	if err != nil {
+		return httpapi.ListResponse{}, err
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].CreatedAt.After(all[j].CreatedAt) })
+	res := httpapi.ListResponse{Total: len(all), Memories: []memory.Memory{}}
+	if req.Limit <= 0 {
+		req.Limit = 50
+	}
+	if req.Offset < len(all) {
+		res.Memories = all[req.Offset:min(len(all), req.Offset+req.Limit)]
+	}
+	return res, nil
+}
+
+// Stats describes the store and the embedder.
+func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
+	s := httpapi.Stats{Version: d.version, PID: os.Getpid(), StartedAt: d.startedAt, Listen: d.listen,
+		Store: d.store.Info(), Embedder: d.emb.Model(), EmbedderReason: d.choice.Reason,
+		ByKind: map[string]int{}, ByProject: map[string]int{}}
+	now := d.clock.Now()
+	err := d.store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+		s.ByKind[string(m.Kind)]++
+		s.ByProject[m.Project]++
+		if m.Snoozed(now) {
+			s.Snoozed++
+		}
+		if m.Superseded() {
+			s.Superseded++
+		}
+		return nil
+	})
+	return s, err
+}
+
+// Export writes the whole store as a versioned JSONL stream.
+func (d *Daemon) Export(ctx context.Context, w io.Writer) error {
+	return d.store.Export(ctx, w)
+}
+
+// Import validates a whole export stream, then adds its records,
+// re-embedding them when they were made by another model.
+func (d *Daemon) Import(ctx context.Context, r io.Reader) (store.ImportReport, error) {
+	return d.store.Import(ctx, r, store.ImportOptions{Embedder: d.emb})
+}
+
+// ErrDaemonRunning says a command that needs the store to itself found a daemon.
+var ErrDaemonRunning = errors.New("a memtray daemon is running")

@@ -1,0 +1,83 @@
+// Package httpapi is memtray's local JSON API: the handler the UI, the CLI and
+// tools talk to, with token authentication and DNS-rebinding defences, and a
+// Client that speaks it. It knows nothing of how the daemon is wired: the
+// daemon implements Backend.
+package httpapi
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// AddRequest is a memory to store; the backend embeds it.
+type AddRequest struct {
+	Text       string  `json:"text"`
+	Kind       string  `json:"kind,omitempty"`
+	Type       string  `json:"type,omitempty"`
+	Project    string  `json:"project,omitempty"`
+	Source     string  `json:"source,omitempty"`
+	Importance float64 `json:"importance,omitempty"`
+}
+
+// SearchRequest is a search over the store.
+type SearchRequest struct {
+	Query   string   `json:"query"`
+	Project string   `json:"project,omitempty"`
+	K       int      `json:"k,omitempty"`
+	Mode    string   `json:"mode,omitempty"` // hybrid (default), bm25, vector
+	Kinds   []string `json:"kinds,omitempty"`
+}
+
+// ListRequest pages through stored memories, newest first.
+type ListRequest struct {
+	Project string `json:"project,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+	Offset  int    `json:"offset,omitempty"`
+}
+
+// ListResponse is one page of memories and the total that matched.
+type ListResponse struct {
+	Memories []memory.Memory `json:"memories"`
+	Total    int             `json:"total"`
+}
+
+// Stats describes a running memtray.
+type Stats struct {
+	Version        string         `json:"version"`
+	PID            int            `json:"pid"`
+	StartedAt      time.Time      `json:"started_at"`
+	Listen         string         `json:"listen,omitempty"`
+	Store          store.Info     `json:"store"`
+	Embedder       string         `json:"embedder"`
+	EmbedderReason string         `json:"embedder_reason,omitempty"`
+	ByKind         map[string]int `json:"by_kind"`
+	ByProject      map[string]int `json:"by_project"`
+	Snoozed        int            `json:"snoozed"`
+	Superseded     int            `json:"superseded"`
+}
+
+// Health is the unauthenticated answer of /api/health: enough for a CLI to
+// know a memtray daemon owns the address, nothing about the data.
+type Health struct {
+	Service string `json:"service"` // always "memtray"
+	Version string `json:"version"`
+	PID     int    `json:"pid"`
+}
+
+// Backend is what the API serves. The daemon implements it in-process;
+// Client implements it over HTTP, so the CLI works the same either way.
+type Backend interface {
+	Add(ctx context.Context, req AddRequest) (memory.Memory, error)
+	Search(ctx context.Context, req SearchRequest) ([]memory.Hit, error)
+	Get(ctx context.Context, id string) (memory.Memory, error)
+	Delete(ctx context.Context, id string) error
+	List(ctx context.Context, req ListRequest) (ListResponse, error)
+	Stats(ctx context.Context) (Stats, error)
+	Export(ctx context.Context, w io.Writer) error
+	Import(ctx context.Context, r io.Reader) (store.ImportReport, error)
+}

@@ -1,0 +1,198 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// Client is a Backend that talks to a running memtray over its API.
+type Client struct {
+	base  string
+	token string
+	hc    *http.Client
+}
+
+var _ Backend = (*Client)(nil)
+
+// NewClient returns a client for the daemon at addr (host:port) with token.
+func NewClient(addr, token string) *Client {
+	return &Client{base: "http://" + addr, token: token, hc: &http.Client{}}
+}
+
+// Probe asks addr's /api/health within timeout and reports whether a
+// memtray daemon answers there.
+func Probe(ctx context.Context, addr string, timeout time.Duration) (Health, bool) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/health", nil)
+	if err != nil {
+		return Health{}, false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Health{}, false
+	}
+	defer resp.Body.Close()
+	var h Health
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&h) != nil || h.Service != "memtray" {
+		return Health{}, false
+	}
+	return h, true
+}
+
+// Add stores a memory through the daemon.
+func (c *Client) Add(ctx context.Context, req AddRequest) (memory.Memory, error) {
+	var m memory.Memory
+	return m, c.do(ctx, http.MethodPost, "/api/memories", req, &m)
+}
+
+// Search searches through the daemon.
+func (c *Client) Search(ctx context.Context, req SearchRequest) ([]memory.Hit, error) {
+	var res struct {
+		Hits []memory.Hit `json:"hits"`
+	}
+	err := c.do(ctx, http.MethodPost, "/api/search", req, &res)
+	return res.Hits, err
+}
+
+// Get fetches one memory.
+func (c *Client) Get(ctx context.Context, id string) (memory.Memory, error) {
+	var m memory.Memory
+	return m, c.do(ctx, http.MethodGet, "/api/memories/"+url.PathEscape(id), nil, &m)
+}
+
+// Delete removes one memory.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/api/memories/"+url.PathEscape(id), nil, nil)
+}
+
+// List pages through memories.
+func (c *Client) List(ctx context.Context, req ListRequest) (ListResponse, error) {
+	q := url.Values{}
+	if req.Project != "" {
+		q.Set("project", req.Project)
+	}
+	if req.Kind != "" {
+		q.Set("kind", req.Kind)
+	}
+	if req.Limit > 0 {
+		q.Set("limit", fmt.Sprint(req.Limit))
+	}
+	if req.Offset > 0 {
+		q.Set("offset", fmt.Sprint(req.Offset))
+	}
+	var res ListResponse
+	return res, c.do(ctx, http.MethodGet, "/api/memories?"+q.Encode(), nil, &res)
+}
+
+// Stats describes the daemon.
+func (c *Client) Stats(ctx context.Context) (Stats, error) {
+	var s Stats
+	return s, c.do(ctx, http.MethodGet, "/api/stats", nil, &s)
+}
+
+// Export streams the daemon's export into w.
+func (c *Client) Export(ctx context.Context, w io.Writer) error {
+	resp, err := c.send(ctx, http.MethodGet, "/api/export", nil, "")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+// Import sends an export stream to the daemon.
+func (c *Client) Import(ctx context.Context, r io.Reader) (store.ImportReport, error) {
+	var rep store.ImportReport
+	resp, err := c.send(ctx, http.MethodPost, "/api/import", r, "application/x-ndjson")
+	if err != nil {
+		return rep, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&rep); err != nil {
+		return rep, fmt.Errorf("import: reading the answer: %w", err)
+	}
+	return rep, nil
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	ct := ""
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("encode request: %w", err)
+		}
+		body, ct = bytes.NewReader(b), "application/json"
+	}
+	resp, err := c.send(ctx, method, path, body, ct)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if out == nil {
+		return nil
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		return fmt.Errorf("%s %s: reading the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// send performs the request and turns error answers into errors that wrap
+// the matching sentinel.
+func (c *Client) send(ctx context.Context, method, path string, body io.Reader, ct string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("memtray daemon at %s: %w: %v", c.base, memory.ErrUnavailable, err)
+	}
+	if resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	var eb errorBody
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
+		eb.Error = strings.TrimSpace(string(data))
+	}
+	for _, c := range codes {
+		if c.code == eb.Code {
+			return nil, &remoteError{msg: eb.Error, sentinel: c.err}
+		}
+	}
+	return nil, fmt.Errorf("memtray daemon: %s (HTTP %d)", eb.Error, resp.StatusCode)
+}
+
+// remoteError carries the daemon's message and matches its sentinel.
+type remoteError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *remoteError) Error() string { return e.msg }
+func (e *remoteError) Unwrap() error { return e.sentinel }
+
+// IsUnavailable reports whether err means the daemon did not answer.
+func IsUnavailable(err error) bool { return errors.Is(err, memory.ErrUnavailable) }

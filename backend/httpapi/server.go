@@ -1,0 +1,358 @@
+package httpapi
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Limits on request bodies.
+const (
+	MaxJSONBody   = 1 << 20  // one JSON request
+	MaxImportBody = 4 << 30  // an import stream
+	cookieName    = "memtray_token"
+)
+
+// Options configures the handler.
+type Options struct {
+	// Token is the install's API token; required for every /api/ route but
+	// /api/health.
+	Token string
+	// Listen is the address the handler is served on (host:port). Requests
+	// whose Host header is not a loopback name with this port are refused
+	// (DNS rebinding). Empty disables the Host check (in-process use, e.g.
+	// the Wails asset server, where the request never crossed a socket).
+	Listen string
+	// NoAuth skips the token check, for in-process hosts only.
+	NoAuth bool
+	// Health is returned by /api/health.
+	Health Health
+}
+
+// Handler serves the API. It is safe for concurrent use.
+type Handler struct {
+	b    Backend
+	opts Options
+	mux  *http.ServeMux
+}
+
+// New returns the API handler over b.
+func New(b Backend, opts Options) *Handler {
+	h := &Handler{b: b, opts: opts, mux: http.NewServeMux()}
+	h.mux.HandleFunc("GET /api/health", h.health)
+	h.mux.HandleFunc("GET /login", h.login)
+	h.mux.HandleFunc("GET /api/stats", h.stats)
+	h.mux.HandleFunc("GET /api/memories", h.list)
+	h.mux.HandleFunc("POST /api/memories", h.add)
+	h.mux.HandleFunc("GET /api/memories/{id}", h.get)
+	h.mux.HandleFunc("DELETE /api/memories/{id}", h.delete)
+	h.mux.HandleFunc("GET /api/search", h.searchGet)
+	h.mux.HandleFunc("POST /api/search", h.searchPost)
+	h.mux.HandleFunc("GET /api/export", h.export)
+	h.mux.HandleFunc("POST /api/import", h.importStream)
+	h.mux.HandleFunc("GET /{$}", h.index)
+	return h
+}
+
+// ServeHTTP checks Host, Origin and the token, then routes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.opts.Listen != "" && !h.allowedHost(r.Host) {
+		writeError(w, http.StatusMisdirectedRequest, errors.New("host not allowed: memtray answers on loopback names only"))
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !h.allowedOrigin(o) {
+		writeError(w, http.StatusForbidden, errors.New("cross-origin request refused"))
+		return
+	}
+	if h.needsToken(r) && !h.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="memtray"`)
+		writeError(w, http.StatusUnauthorized, errors.New("missing or wrong token: run `memtray token` and send it as `Authorization: Bearer <token>`"))
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) needsToken(r *http.Request) bool {
+	if h.opts.NoAuth {
+		return false
+	}
+	p := r.URL.Path
+	return strings.HasPrefix(p, "/api/") && p != "/api/health"
+}
+
+func (h *Handler) authorized(r *http.Request) bool {
+	got := ""
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+		got = strings.TrimPrefix(a, "Bearer ")
+	} else if c, err := r.Cookie(cookieName); err == nil {
+		got = c.Value
+	}
+	return h.opts.Token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) == 1
+}
+
+// allowedHost accepts 127.0.0.1, localhost and [::1] with the listen port.
+func (h *Handler) allowedHost(host string) bool {
+	_, port, err := net.SplitHostPort(h.opts.Listen)
+	if err != nil {
+		return false
+	}
+	name, p, err := net.SplitHostPort(host)
+	if err != nil || p != port {
+		return false
+	}
+	switch strings.ToLower(name) {
+	case "127.0.0.1", "localhost", "::1":
+		return true
+	}
+	return false
+}
+
+func (h *Handler) allowedOrigin(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "wails") {
+		return false
+	}
+	if u.Scheme == "wails" {
+		return h.opts.Listen == ""
+	}
+	if h.opts.Listen == "" {
+		return false
+	}
+	return h.allowedHost(u.Host)
+}
+
+func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
+	hl := h.opts.Health
+	hl.Service = "memtray"
+	writeJSON(w, http.StatusOK, hl)
+}
+
+// login turns a token in the query into an HttpOnly SameSite=Strict cookie,
+// so the browser UI works without keeping the token in page script.
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	tok := r.URL.Query().Get("token")
+	if h.opts.Token == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(h.opts.Token)) != 1 {
+		writeError(w, http.StatusUnauthorized, errors.New("wrong token"))
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: 30 * 24 * 3600})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
+	s, err := h.b.Stats(r.Context())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s)
+}
+
+func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := ListRequest{Project: q.Get("project"), Kind: q.Get("kind")}
+	var err error
+	if req.Limit, err = intParam(q, "limit", 50, 0, 1000); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if req.Offset, err = intParam(q, "offset", 0, 0, 1<<31-1); err != nil {
+		writeErr(w, err)
+		return
+	}
+	res, err := h.b.List(r.Context(), req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	for i := range res.Memories {
+		res.Memories[i].Embedding = nil
+	}
+	writeJSON(w, http.StatusOK, res)
+}
+
+func (h *Handler) add(w http.ResponseWriter, r *http.Request) {
+	var req AddRequest
+	if err := readJSON(w, r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	m, err := h.b.Add(r.Context(), req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	m.Embedding = nil
+	writeJSON(w, http.StatusCreated, m)
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	m, err := h.b.Get(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	m.Embedding = nil
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
+	if err := h.b.Delete(r.Context(), r.PathValue("id")); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) searchGet(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := SearchRequest{Query: q.Get("q"), Project: q.Get("project"), Mode: q.Get("mode"), Kinds: q["kind"]}
+	var err error
+	if req.K, err = intParam(q, "k", 0, 0, 100); err != nil {
+		writeErr(w, err)
+		return
+	}
+	h.search(w, r, req)
+}
+
+func (h *Handler) searchPost(w http.ResponseWriter, r *http.Request) {
+	var req SearchRequest
+	if err := readJSON(w, r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	h.search(w, r, req)
+}
+
+func (h *Handler) search(w http.ResponseWriter, r *http.Request, req SearchRequest) {
+	hits, err := h.b.Search(r.Context(), req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	if hits == nil {
+		hits = []memory.Hit{}
+	}
+	for i := range hits {
+		hits[i].Memory.Embedding = nil
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"hits": hits})
+}
+
+func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Content-Disposition", `attachment; filename="memtray-export.jsonl"`)
+	if err := h.b.Export(r.Context(), w); err != nil {
+		// Headers are gone; the missing trailer tells the reader the stream is incomplete.
+		return
+	}
+}
+
+func (h *Handler) importStream(w http.ResponseWriter, r *http.Request) {
+	body := http.MaxBytesReader(w, r.Body, MaxImportBody)
+	rep, err := h.b.Import(r.Context(), body)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'")
+	io.WriteString(w, indexHTML)
+}
+
+const indexHTML = `<!doctype html><meta charset="utf-8"><title>memtray</title>
+<body style="font-family:system-ui;max-width:40em;margin:3em auto">
+<h1>memtray</h1><p>The daemon is running. The window arrives with the desktop app; until then use the
+<code>memtray</code> CLI or the JSON API under <code>/api/</code>.</p></body>`
+
+func intParam(q url.Values, name string, def, lo, hi int) (int, error) {
+	s := q.Get(name)
+	if s == "" {
+		return def, nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < lo || v > hi {
+		return 0, fmt.Errorf("%w: %s must be a whole number within %d..%d", memory.ErrInvalid, name, lo, hi)
+	}
+	return v, nil
+}
+
+func readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
+		return fmt.Errorf("%w: Content-Type must be application/json", memory.ErrInvalid)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxJSONBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return fmt.Errorf("%w: request body larger than %d bytes", memory.ErrInvalid, MaxJSONBody)
+		}
+		return fmt.Errorf("%w: request body: %v", memory.ErrInvalid, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: request body: trailing data", memory.ErrInvalid)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// errorBody is the JSON of every error answer.
+type errorBody struct {
+	Error string `json:"error"`
+	Code  string `json:"code"`
+}
+
+// codes maps sentinel errors to HTTP statuses and stable codes the Client
+// maps back, so errors.Is works across the wire.
+var codes = []struct {
+	err    error
+	status int
+	code   string
+}{
+	{memory.ErrNotFound, http.StatusNotFound, "not_found"},
+	{memory.ErrInvalid, http.StatusBadRequest, "invalid"},
+	{memory.ErrModelMismatch, http.StatusConflict, "model_mismatch"},
+	{memory.ErrNewerFormat, http.StatusConflict, "newer_format"},
+	{memory.ErrLocked, http.StatusConflict, "locked"},
+	{memory.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
+}
+
+func writeErr(w http.ResponseWriter, err error) {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		writeJSON(w, http.StatusRequestEntityTooLarge, errorBody{Error: err.Error(), Code: "too_large"})
+		return
+	}
+	for _, c := range codes {
+		if errors.Is(err, c.err) {
+			writeJSON(w, c.status, errorBody{Error: err.Error(), Code: c.code})
+			return
+		}
+	}
+	writeJSON(w, http.StatusInternalServerError, errorBody{Error: err.Error(), Code: "internal"})
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, errorBody{Error: err.Error(), Code: http.StatusText(status)})
+}

@@ -1,0 +1,81 @@
+// Package backend_test checks that the package map of DESIGN.md stays true:
+// which of our packages may import which, and which packages alone may
+// import chromem-go, bleve and wails.
+package backend_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/memtray/memtray/"
+
+// allowed lists, for each backend package, the packages of ours it may
+// import directly. A new package must be added here deliberately.
+var allowed = map[string][]string{
+	"backend/memory":  {},
+	"backend/config":  {"memory"},
+	"backend/redact":  {"memory"},
+	"backend/chunk":   {"memory"},
+	"backend/events":  {"memory"},
+	"backend/embed":   {"memory", "config"},
+	"backend/noise":   {"memory", "config", "embed"},
+	"backend/store":   {"memory"},
+	"backend/search":  {"memory", "config", "store", "embed"},
+	"backend/capture": {"memory", "config", "events"},
+	"backend/ingest":  {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
+	"backend/steward": {"memory", "config", "store", "search", "events"},
+	"backend/httpapi": {"memory", "config", "store", "search", "events", "ingest", "steward"},
+	"backend/mcp":     {"memory", "config", "store", "search", "ingest", "steward", "events"},
+	"backend/eval":    {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk"},
+	"backend/daemon":  {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward"},
+	"backend/cli":     {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest"},
+}
+
+// exclusive third-party imports: prefix -> the only package allowed to import it.
+var exclusive = map[string]string{
+	"github.com/philippgille/chromem-go": "backend/store",
+	"github.com/blevesearch/":            "backend/store",
+	"go.etcd.io/bbolt":                   "backend/store",
+	"github.com/wailsapp/":               "app",
+}
+
+func TestImportDirections(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "../...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		for _, imp := range fields[1:] {
+			for prefix, owner := range exclusive {
+				if strings.HasPrefix(imp, prefix) && pkg != owner && !strings.HasPrefix(pkg, owner+"/") {
+					t.Errorf("%s imports %s: only %s may", pkg, imp, owner)
+				}
+			}
+			if !strings.HasPrefix(imp, module+"backend/") || !strings.HasPrefix(pkg, "backend/") {
+				continue
+			}
+			ok, known := allowed[pkg]
+			if !known {
+				t.Errorf("%s is not in the package map: add it to allowed (and to DESIGN.md)", pkg)
+				continue
+			}
+			dep := strings.TrimPrefix(imp, module+"backend/")
+			if !contains(ok, dep) {
+				t.Errorf("%s imports backend/%s, against the package map of DESIGN.md", pkg, dep)
+			}
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what building and testing memtray needs and is missing:
+# Debian/Ubuntu packages (as root, or through sudo), then Go modules.
+# Usage: build/deps.sh [test|run]
+set -euo pipefail
+what=${1:-run}
+cd "$(dirname "$0")/.."
+
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have gcc || need+=(gcc libc6-dev)   # cgo, needed by -race
+have git || need+=(git)
+have make || need+=(make)
+have pkg-config || need+=(pkg-config)
+if ! have go && [ ! -x /usr/local/go/bin/go ]; then
+  # Debian's Go is older than go.mod's; with GOTOOLCHAIN=auto it fetches the
+  # right toolchain from the Go module proxy on first use.
+  need+=(golang-go ca-certificates)
+fi
+
+if [ ${#need[@]} -gt 0 ]; then
+  echo "memtray: installing ${need[*]}" >&2
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    if have sudo; then sudo=sudo; else
+      echo "memtray: please install as root: apt-get install ${need[*]}" >&2; exit 1
+    fi
+  fi
+  $sudo apt-get -o DPkg::Lock::Timeout=300 update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=300 install -y -qq "${need[@]}" >/dev/null
+fi
+
+export PATH="$PATH:/usr/local/go/bin"
+go mod download
