@@ -1,0 +1,206 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// run runs one command with a private config and returns exit code and output.
+func run(t *testing.T, ctx context.Context, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Ctx: ctx}
+	code := Run(env, args)
+	return code, out.String(), errb.String()
+}
+
+func isolate(t *testing.T) string {
+	t.Helper()
+	t.Setenv("MEMTRAY_CONFIG", filepath.Join(t.TempDir(), "none.json"))
+	t.Setenv("MEMTRAY_DATA_DIR", "")
+	t.Setenv("OLLAMA_HOST", "http://127.0.0.1:1") // nothing answers: auto picks the built-in embedder
+	return t.TempDir()
+}
+
+func TestLocalCommands(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	dd := "--data-dir=" + dir
+	code, out, errs := run(t, ctx, "", "add", dd, "--kind", "config", "--project", "web", "--json",
+		"The dev server listens on port 5173 and proxies /api to 127.0.0.1:8080.")
+	if code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	var m memory.Memory
+	if err := json.Unmarshal([]byte(out), &m); err != nil || m.ID == "" || m.Kind != memory.KindConfig {
+		t.Fatalf("add --json printed %q (%v)", out, err)
+	}
+	if code, _, errs := run(t, ctx, "Deploys go through the staging cluster first; production needs two approvals.\n", "add", dd, "-"); code != 0 {
+		t.Fatalf("add from stdin: %d %s", code, errs)
+	}
+	code, out, _ = run(t, ctx, "", "search", dd, "--json", "which port does the dev server use")
+	var hits []memory.Hit
+	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) == 0 || hits[0].Memory.ID != m.ID {
+		t.Fatalf("search: %d %q", code, out)
+	}
+	if code, out, _ = run(t, ctx, "", "search", dd, "--why", "dev server port"); code != 0 || !strings.Contains(out, "relevance") {
+		t.Fatalf("search --why: %d %q", code, out)
+	}
+	if code, out, _ = run(t, ctx, "", "get", dd, m.ID); code != 0 || !strings.Contains(out, "5173") {
+		t.Fatalf("get: %d %q", code, out)
+	}
+	if code, out, _ = run(t, ctx, "", "stats", dd); code != 0 || !strings.Contains(out, "memories:   2") {
+		t.Fatalf("stats: %d %q", code, out)
+	}
+	if code, out, _ = run(t, ctx, "", "list", dd); code != 0 || !strings.Contains(out, "2 of 2") {
+		t.Fatalf("list: %d %q", code, out)
+	}
+
+	// Export, import into an empty store, export again: identical records.
+	exp1 := filepath.Join(t.TempDir(), "a.jsonl")
+	if code, _, errs := run(t, ctx, "", "export", dd, exp1); code != 0 {
+		t.Fatalf("export: %s", errs)
+	}
+	dir2 := "--data-dir=" + t.TempDir()
+	code, out, errs = run(t, ctx, "", "import", dir2, "--json", exp1)
+	if code != 0 || !strings.Contains(out, `"imported": 2`) {
+		t.Fatalf("import: %d %q %s", code, out, errs)
+	}
+	exp2 := filepath.Join(t.TempDir(), "b.jsonl")
+	if code, _, errs := run(t, ctx, "", "export", dir2, exp2); code != 0 {
+		t.Fatalf("export 2: %s", errs)
+	}
+	a, b := records(t, exp1), records(t, exp2)
+	if a != b {
+		t.Fatalf("records differ after export → import → export:\n%s\n---\n%s", a, b)
+	}
+
+	if code, _, _ = run(t, ctx, "", "delete", dd, m.ID); code != 0 {
+		t.Fatal("delete failed")
+	}
+	if code, _, errs = run(t, ctx, "", "get", dd, m.ID); code != 1 || !strings.Contains(errs, "not found") {
+		t.Fatalf("get deleted: %d %s", code, errs)
+	}
+}
+
+// records returns an export's lines without the header (which carries the time).
+func records(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitN(string(data), "\n", 2)
+	if len(lines) != 2 || !strings.Contains(lines[0], `"format":"memtray-export"`) {
+		t.Fatalf("%s has no export header: %.200s", path, data)
+	}
+	return lines[1]
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"add", "--data-dir", dir}, 2, "no text"},
+		{[]string{"search", "--data-dir", dir}, 2, "no query"},
+		{[]string{"get", "--data-dir", dir, "a", "b"}, 2, "exactly one"},
+		{[]string{"add", "--data-dir", dir, "--kind", "gossip", "some text here"}, 1, "unknown kind"},
+		{[]string{"search", "--data-dir", dir, "--mode", "psychic", "x"}, 1, "mode"},
+		{[]string{"import", "--data-dir", dir, "/does/not/exist"}, 1, "no such file"},
+		{[]string{"token", "--data-dir", dir, "sideways"}, 2, "unknown argument"},
+	}
+	for _, tc := range cases {
+		code, _, errs := run(t, ctx, "", tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d %q; want %d containing %q", tc.args, code, errs, tc.code, tc.want)
+		}
+	}
+	if code, out, _ := run(t, ctx, "", "version"); code != 0 || !strings.HasPrefix(out, "memtray ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	isolate(t)
+	path := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(path, []byte(`{"listen": "0.0.0.0:7432", "embedder": {"provider": "magic"}}`), 0o600)
+	code, _, errs := run(t, context.Background(), "", "stats", "--config", path)
+	if code != 1 || !strings.Contains(errs, "listen") || !strings.Contains(errs, "embedder.provider") {
+		t.Fatalf("bad config: %d %q", code, errs)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while serve writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeAndRemoteCommands(t *testing.T) {
+	dir := isolate(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
+			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "serving on") {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve did not start: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The daemon owns the store: these succeed only by going through its API.
+	bg := context.Background()
+	if code, _, errs := run(t, bg, "", "add", "--data-dir", dir, "Release builds strip symbols with -ldflags '-s -w' to keep the binary small."); code != 0 {
+		t.Fatalf("add through the daemon: %s", errs)
+	}
+	code, sout, errs := run(t, bg, "", "stats", "--data-dir", dir)
+	if code != 0 || !strings.Contains(sout, "running, pid") || !strings.Contains(sout, "memories:   1") {
+		t.Fatalf("stats through the daemon: %d %q %s", code, sout, errs)
+	}
+	if code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir); code != 1 || !strings.Contains(errs, "stop it first") {
+		t.Fatalf("reindex with a running daemon: %d %s", code, errs)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d: %s", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop on cancel")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "daemon.json")); !os.IsNotExist(err) {
+		t.Fatalf("daemon.json left behind: %v", err)
+	}
+}

@@ -1,0 +1,252 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// testConfig is a config on a temporary data dir with the built-in embedder
+// and a free loopback port.
+func testConfig(t *testing.T) config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Embedder.Provider = "builtin"
+	return cfg
+}
+
+// serve opens a daemon on cfg and serves it until the test ends.
+func serve(t *testing.T, cfg config.Config) (*Daemon, string) {
+	t.Helper()
+	d, err := Open(context.Background(), Options{Config: cfg, Version: "test"})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("Serve: %v", err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve returned %v", err)
+		}
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return d, addr
+}
+
+func TestClientRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	d, addr := serve(t, testConfig(t))
+	if h, ok := httpapi.Probe(ctx, addr, time.Second); !ok || h.Service != "memtray" {
+		t.Fatalf("Probe = %+v, %v", h, ok)
+	}
+	c := httpapi.NewClient(addr, d.Token())
+	texts := []string{
+		"We pin Postgres to 16.4 because 16.5 broke logical replication slots in the billing service.",
+		"The frontend uses pnpm workspaces; never run npm install in packages/web.",
+		"Rate limiting lives in middleware/ratelimit.go and uses a token bucket of 50 requests per second.",
+	}
+	var ids []string
+	for _, tx := range texts {
+		m, err := c.Add(ctx, httpapi.AddRequest{Text: tx, Kind: "decision", Project: "api"})
+		if err != nil {
+			t.Fatalf("Add: %v", err)
+		}
+		if m.ID == "" || m.Embedding != nil {
+			t.Fatalf("Add returned %+v", m)
+		}
+		ids = append(ids, m.ID)
+	}
+	again, err := c.Add(ctx, httpapi.AddRequest{Text: "  " + texts[0] + "\n"})
+	if err != nil || again.ID != ids[0] {
+		t.Fatalf("adding the same text again = %s, %v; want the existing %s", again.ID, err, ids[0])
+	}
+	hits, err := c.Search(ctx, httpapi.SearchRequest{Query: "which Postgres version is pinned", Project: "api"})
+	if err != nil {
+		t.Fatalf("Search: %v", err)
+	}
+	if len(hits) == 0 || hits[0].Memory.ID != ids[0] {
+		t.Fatalf("Search top hit = %+v, want %s", hits, ids[0])
+	}
+	if hits[0].Breakdown.Composite == 0 || hits[0].Breakdown.KindBoost != 1.5 {
+		t.Errorf("breakdown not filled: %+v", hits[0].Breakdown)
+	}
+	got, err := c.Get(ctx, ids[1])
+	if err != nil || got.Text != texts[1] {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	list, err := c.List(ctx, httpapi.ListRequest{Project: "api", Limit: 2})
+	if err != nil || list.Total != 3 || len(list.Memories) != 2 {
+		t.Fatalf("List = %d of %d, %v", len(list.Memories), list.Total, err)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil || st.Store.Count != 3 || st.ByKind["decision"] != 3 || st.Embedder == "" {
+		t.Fatalf("Stats = %+v, %v", st, err)
+	}
+
+	var exp bytes.Buffer
+	if err := c.Export(ctx, &exp); err != nil {
+		t.Fatalf("Export: %v", err)
+	}
+	if err := c.Delete(ctx, ids[2]); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	if _, err := c.Get(ctx, ids[2]); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("Get after Delete: %v, want ErrNotFound across the wire", err)
+	}
+	rep, err := c.Import(ctx, bytes.NewReader(exp.Bytes()))
+	if err != nil || rep.Imported != 1 || rep.Duplicates != 2 {
+		t.Fatalf("Import = %+v, %v; want 1 imported, 2 duplicates", rep, err)
+	}
+	if _, err := c.Import(ctx, strings.NewReader("{not json\n")); !errors.Is(err, memory.ErrInvalid) {
+		t.Fatalf("Import of garbage: %v, want ErrInvalid", err)
+	}
+	if n := d.Store().Count(); n != 3 {
+		t.Fatalf("after the bad import the store holds %d, want 3", n)
+	}
+}
+
+func TestAPISecurity(t *testing.T) {
+	d, addr := serve(t, testConfig(t))
+	_, port, _ := strings.Cut(addr, ":")
+	tok := d.Token()
+	cases := []struct {
+		name, method, path, host, origin, auth, body string
+		want                                         int
+	}{
+		{"health needs no token", "GET", "/api/health", "", "", "", "", 200},
+		{"stats without token", "GET", "/api/stats", "", "", "", "", 401},
+		{"stats with wrong token", "GET", "/api/stats", "", "", "Bearer " + strings.Repeat("0", 64), "", 401},
+		{"stats with token", "GET", "/api/stats", "", "", "Bearer " + tok, "", 200},
+		{"localhost host", "GET", "/api/stats", "localhost:" + port, "", "Bearer " + tok, "", 200},
+		{"rebinding host", "GET", "/api/stats", "evil.example:" + port, "", "Bearer " + tok, "", 421},
+		{"wrong port host", "GET", "/api/health", "127.0.0.1:1", "", "", "", 421},
+		{"foreign origin", "POST", "/api/memories", "", "http://evil.example", "Bearer " + tok, `{"text":"hello there, this is a memory"}`, 403},
+		{"same origin", "POST", "/api/memories", "", "http://" + addr, "Bearer " + tok, `{"text":"hello there, this is a memory"}`, 201},
+		{"malformed json", "POST", "/api/memories", "", "", "Bearer " + tok, `{"text":`, 400},
+		{"unknown field", "POST", "/api/memories", "", "", "Bearer " + tok, `{"txt":"x"}`, 400},
+		{"empty text", "POST", "/api/memories", "", "", "Bearer " + tok, `{"text":"   "}`, 400},
+		{"invalid utf8", "POST", "/api/memories", "", "", "Bearer " + tok, "{\"text\":\"ab\xff\xfecd\"}", 400},
+		{"bad kind", "POST", "/api/memories", "", "", "Bearer " + tok, `{"text":"a real memory text","kind":"gossip"}`, 400},
+		{"huge body", "POST", "/api/memories", "", "", "Bearer " + tok, `{"text":"` + strings.Repeat("a", httpapi.MaxJSONBody) + `"}`, 400},
+		{"bad k", "GET", "/api/search?q=x&k=-1", "", "", "Bearer " + tok, "", 400},
+		{"unknown id", "GET", "/api/memories/nope", "", "", "Bearer " + tok, "", 404},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tc.method, "http://"+addr+tc.path, strings.NewReader(tc.body))
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			if tc.origin != "" {
+				req.Header.Set("Origin", tc.origin)
+			}
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, body)
+			}
+			if resp.Header.Get("Access-Control-Allow-Origin") != "" {
+				t.Fatal("CORS header sent")
+			}
+		})
+	}
+	if n := d.Store().Count(); n != 1 {
+		t.Fatalf("store holds %d memories after the table, want 1", n)
+	}
+}
+
+func TestLoginCookie(t *testing.T) {
+	d, addr := serve(t, testConfig(t))
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get("http://" + addr + "/login?token=" + d.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
+		t.Fatalf("login answered %d with cookies %+v", resp.StatusCode, cookies)
+	}
+	req, _ := http.NewRequest("GET", "http://"+addr+"/api/stats", nil)
+	req.AddCookie(cookies[0])
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("cookie auth: %d", resp.StatusCode)
+	}
+	resp, err = noRedirect.Get("http://" + addr + "/login?token=wrong")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || len(resp.Cookies()) != 0 {
+		t.Fatalf("wrong token login answered %d", resp.StatusCode)
+	}
+}
+
+func TestServeRefusesNonLoopback(t *testing.T) {
+	cfg := testConfig(t)
+	d, err := Open(context.Background(), Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	d.cfg.Listen = "0.0.0.0:0"
+	if err := d.Serve(context.Background(), nil); err == nil || !strings.Contains(err.Error(), "loopback") {
+		t.Fatalf("Serve on 0.0.0.0 = %v, want a loopback error", err)
+	}
+}
+
+func TestTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	a, err := LoadOrCreateToken(dir)
+	if err != nil || len(a) != 64 {
+		t.Fatalf("token %q, %v", a, err)
+	}
+	b, _ := LoadOrCreateToken(dir)
+	if a != b {
+		t.Fatal("token changed between loads")
+	}
+	c, _ := RotateToken(dir)
+	if c == a {
+		t.Fatal("rotate kept the token")
+	}
+	fi, err := os.Stat(filepath.Join(dir, TokenFile))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file: %v, %v", fi, err)
+	}
+}
