@@ -17,8 +17,8 @@ import (
 
 // Limits on request bodies.
 const (
-	MaxJSONBody   = 1 << 20  // one JSON request
-	MaxImportBody = 4 << 30  // an import stream
+	MaxJSONBody   = 1 << 20 // one JSON request
+	MaxImportBody = 4 << 30 // an import stream
 	cookieName    = "memtray_token"
 )
 
