@@ -1,0 +1,160 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaultIsValid(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateNamesEveryBadField(t *testing.T) {
+	cases := []struct {
+		name  string
+		edit  func(*Config)
+		field string
+	}{
+		{"empty data dir", func(c *Config) { c.DataDir = "" }, "data_dir"},
+		{"public listen", func(c *Config) { c.Listen = "0.0.0.0:7432" }, "listen"},
+		{"lan listen", func(c *Config) { c.Listen = "192.168.1.4:7432" }, "listen"},
+		{"no port", func(c *Config) { c.Listen = "127.0.0.1" }, "listen"},
+		{"provider", func(c *Config) { c.Embedder.Provider = "magic" }, "embedder.provider"},
+		{"model", func(c *Config) { c.Embedder.OllamaModel = "" }, "embedder.ollama_model"},
+		{"timeout", func(c *Config) { c.Embedder.Timeout = 0 }, "embedder.timeout"},
+		{"batch", func(c *Config) { c.Embedder.BatchSize = 0 }, "embedder.batch_size"},
+		{"k", func(c *Config) { c.Search.K = 0 }, "search.k"},
+		{"rrf", func(c *Config) { c.Search.RRFK = -1 }, "search.rrf_k"},
+		{"mmr", func(c *Config) { c.Search.MMRLambda = 1.5 }, "search.mmr_lambda"},
+		{"floor", func(c *Config) { c.Search.RelativeFloor = -0.1 }, "search.relative_floor"},
+		{"decay", func(c *Config) { c.Search.DecayPerDay["user"] = 2 }, "search.decay_per_day.user"},
+		{"boost", func(c *Config) { c.Search.KindBoost["decision"] = 0 }, "search.kind_boost.decision"},
+		{"project boost", func(c *Config) { c.Search.ProjectBoost = 0.5 }, "search.project_boost"},
+		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Default()
+			tc.edit(&c)
+			err := c.Validate()
+			var fe Errors
+			if !errors.As(err, &fe) || len(fe) != 1 || fe[0].Field != tc.field {
+				t.Fatalf("Validate = %v, want exactly one error on %s", err, tc.field)
+			}
+		})
+	}
+	c := Default()
+	c.Listen, c.LogLevel = "", ""
+	var fe Errors
+	if err := c.Validate(); !errors.As(err, &fe) || len(fe) != 2 {
+		t.Fatalf("two bad fields gave %v", err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name, body, wantErr string
+		check               func(Config) bool
+	}{
+		{"partial", `{"listen":"127.0.0.1:9000","embedder":{"timeout":"5s"}}`, "",
+			func(c Config) bool {
+				return c.Listen == "127.0.0.1:9000" && time.Duration(c.Embedder.Timeout) == 5*time.Second && c.Search.K == 5
+			}},
+		{"seconds as number", `{"embedder":{"timeout":2.5}}`, "",
+			func(c Config) bool { return time.Duration(c.Embedder.Timeout) == 2500*time.Millisecond }},
+		{"localhost", `{"listen":"localhost:7000"}`, "", func(c Config) bool { return c.Listen == "localhost:7000" }},
+		{"ipv6 loopback", `{"listen":"[::1]:7000"}`, "", func(c Config) bool { return c.Listen == "[::1]:7000" }},
+		{"malformed", `{"listen":`, "parse", nil},
+		{"unknown field", `{"lisen":"127.0.0.1:1"}`, "unknown field", nil},
+		{"trailing", `{} {}`, "trailing", nil},
+		{"bad duration", `{"embedder":{"timeout":"soon"}}`, "duration", nil},
+		{"invalid value", `{"search":{"k":0}}`, "search.k", nil},
+		{"not an object", `[1,2]`, "parse", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Load(write(tc.name+".json", tc.body))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Load = %v, want error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !tc.check(c) {
+				t.Fatalf("Load = %+v, %v", c, err)
+			}
+		})
+	}
+	if c, err := Load(filepath.Join(dir, "missing.json")); err != nil || c.Listen != Default().Listen {
+		t.Fatalf("missing file: %v", err)
+	}
+	big := write("big.json", `{"log_level":"info"`+strings.Repeat(" ", MaxFileBytes)+`}`)
+	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "larger") {
+		t.Fatalf("huge file: %v", err)
+	}
+}
+
+func TestSaveRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sub", "config.json")
+	c := Default()
+	c.Listen = "127.0.0.1:9999"
+	c.Embedder.Timeout = Duration(7 * time.Second)
+	if err := Save(path, c); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, %v", fi.Mode(), err)
+	}
+	got, err := Load(path)
+	if err != nil || got.Listen != c.Listen || got.Embedder.Timeout != c.Embedder.Timeout {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	bad := Default()
+	bad.Listen = "8.8.8.8:1"
+	if err := Save(path, bad); err == nil {
+		t.Fatal("saved an invalid config")
+	}
+	if got, _ := Load(path); got.Listen != c.Listen {
+		t.Fatal("a refused save changed the file")
+	}
+}
+
+func TestDataDirFromXDG(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", "/tmp/xdg-test")
+	if d := DefaultDataDir(); d != "/tmp/xdg-test/memtray" {
+		t.Fatalf("DefaultDataDir = %s", d)
+	}
+	t.Setenv("XDG_DATA_HOME", "relative/path")
+	if d := DefaultDataDir(); strings.HasPrefix(d, "relative") {
+		t.Fatalf("relative XDG_DATA_HOME used: %s", d)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(`{"listen":"127.0.0.1:7432","embedder":{"timeout":"3s"}}`))
+	f.Add([]byte(`{"search":{"decay_per_day":{"user":0.1}}}`))
+	f.Add([]byte(`{"embedder":{"timeout":1e308}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := Default()
+		if err := Decode(data, &c); err != nil {
+			return
+		}
+		_ = c.Validate() // must not panic whatever was decoded
+	})
+}
