@@ -56,6 +56,10 @@ type Info struct {
 	Seq            uint64 `json:"seq"`
 	FormatVersion  int    `json:"format_version"`
 	RepairedOnOpen int    `json:"repaired_on_open"` // index entries fixed by reconciliation at Open
+	// Warnings lists what Open found and repaired or skipped: a text index
+	// rebuilt after it failed to open, unreadable records, an unfinished
+	// re-embedding. Empty on a healthy store.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ImportOptions configures Import.

@@ -3,95 +3,374 @@ package store
 import (
 	"context"
 	"errors"
-	"io"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
-// Store is an open memtray memory store. It is safe for concurrent use.
+// FormatVersion is the on-disk format this package writes. A store whose
+// meta names a higher version is refused with memory.ErrNewerFormat.
+const FormatVersion = 1
+
+// File names inside Options.Dir.
+const (
+	dbFile   = "memtray.db"  // bbolt: the store of record
+	textDir  = "text.bleve"  // bleve: the BM25 index
+	pidFile  = "memtray.pid" // pid of the process holding the lock
+	maxDim   = 8192
+	maxModel = 256
+)
+
+// ErrIndexPending is wrapped by a write's error when the record was stored
+// durably but updating the text index failed; the index catches up at the
+// next write or at the next Open. The returned record is valid.
+var ErrIndexPending = errors.New("record stored, but the text index lags behind")
+
+var (
+	bucketMeta  = []byte("meta")
+	bucketRecs  = []byte("recs")
+	bucketHash  = []byte("hash")
+	bucketOrder = []byte("order")
+	bucketDels  = []byte("dels")
+	bucketStage = []byte("stage")
+
+	keyFormat     = []byte("format")
+	keyModel      = []byte("model")
+	keyDim        = []byte("dim")
+	keySeq        = []byte("seq")
+	keyStageModel = []byte("stage_model")
+	keyStageDim   = []byte("stage_dim")
+)
+
+// Store is an open memtray memory store. It is safe for concurrent use by
+// the goroutines of the one process that owns it.
 type Store struct {
-	opts Options
+	dir   string
+	opts  Options
+	clock memory.Clock
+	db    *bolt.DB
+
+	wmu       sync.Mutex // serialises writes: bbolt commit, then in-memory state, then bleve
+	reembedMu sync.Mutex // one Reembed at a time
+
+	mu       sync.RWMutex // guards the fields below
+	closed   bool
+	model    string
+	dim      int
+	seq      uint64
+	entries  map[string]*entry
+	intern   interner
+	vec      *vectorIndex
+	warnings []string
+	repaired int
+
+	text     bleve.Index
+	tmap     *mapping.IndexMappingImpl
+	pending  map[string]struct{} // ids whose text-index update failed; retried with the next batch
+	textLast uint64              // watermark last written to bleve
 }
 
-var errTODO = errors.New("store: not implemented yet")
+// validate checks Options.
+func (o *Options) validate() error {
+	var problems []string
+	if strings.TrimSpace(o.Dir) == "" {
+		problems = append(problems, "store directory is empty")
+	}
+	if o.Dim < 0 || o.Dim > maxDim {
+		problems = append(problems, fmt.Sprintf("embedding dimension %d is out of range 1..%d", o.Dim, maxDim))
+	}
+	if (o.Model == "") != (o.Dim == 0) {
+		problems = append(problems, "embedding model and dimension must be given together")
+	}
+	if len(o.Model) > maxModel || !memory.ValidUTF8(o.Model) {
+		problems = append(problems, "embedding model name is too long or not UTF-8")
+	}
+	if o.LockTimeout < 0 {
+		problems = append(problems, "lock timeout is negative")
+	}
+	if len(problems) > 0 {
+		return &memory.ValidationError{Problems: problems}
+	}
+	return nil
+}
 
-// Open opens (creating if needed) the store in opts.Dir.
-func Open(ctx context.Context, opts Options) (*Store, error) { return nil, errTODO }
+// Open opens the store in opts.Dir, creating it if needed (directory mode
+// 0700, files 0600). It takes the store's lock (a second process gets an
+// error wrapping memory.ErrLocked naming the owner's pid within
+// opts.LockTimeout), checks the format version (memory.ErrNewerFormat) and
+// the embedding model (memory.ErrModelMismatch), loads the vector index from
+// the records and reconciles the text index with them. An unopenable text
+// index is moved aside and rebuilt; Info().Warnings says so.
+//
+// Opening with an empty Model and zero Dim accepts the store's recorded
+// model; creating a store needs both.
+func Open(ctx context.Context, opts Options) (*Store, error) {
+	if err := opts.validate(); err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	dir, err := filepath.Abs(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("open store: create directory: %w", err)
+	}
+	timeout := opts.LockTimeout
+	if timeout == 0 {
+		timeout = time.Second
+	}
+	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, &bolt.Options{
+		Timeout:      timeout,
+		FreelistType: bolt.FreelistMapType,
+	})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return nil, lockedError(dir)
+		}
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	// We hold the lock: record who we are for the next one who asks.
+	_ = os.WriteFile(filepath.Join(dir, pidFile), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600)
 
-// Close releases the store's files and lock.
-func (s *Store) Close() error { return nil }
+	s := &Store{
+		dir: dir, opts: opts, clock: opts.Clock, db: db,
+		entries: make(map[string]*entry), intern: make(interner), pending: make(map[string]struct{}),
+	}
+	if s.clock == nil {
+		s.clock = memory.SystemClock{}
+	}
+	fail := func(err error) (*Store, error) {
+		if s.text != nil {
+			_ = s.text.Close()
+		}
+		_ = os.Remove(filepath.Join(dir, pidFile))
+		_ = db.Close()
+		return nil, err
+	}
+	if err := s.initMeta(); err != nil {
+		return fail(err)
+	}
+	toIndex, err := s.load(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.openText(ctx, toIndex); err != nil {
+		return fail(err)
+	}
+	return s, nil
+}
+
+// lockedError names the pid that holds the store, as far as it is known.
+func lockedError(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, pidFile))
+	pid := strings.TrimSpace(string(b))
+	if err != nil || pid == "" {
+		return fmt.Errorf("open store %s: %w (owner pid unknown)", dir, memory.ErrLocked)
+	}
+	if _, err := strconv.Atoi(pid); err != nil {
+		return fmt.Errorf("open store %s: %w (owner pid unknown)", dir, memory.ErrLocked)
+	}
+	return fmt.Errorf("open store %s: %w (pid %s)", dir, memory.ErrLocked, pid)
+}
+
+// initMeta creates the buckets of a new store and checks an existing one's
+// format version and model.
+func (s *Store) initMeta() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta != nil {
+			if v := meta.Get(keyFormat); v != nil {
+				fv := getU64(v)
+				if fv > FormatVersion {
+					return fmt.Errorf("open store %s: format version %d: %w (this build reads up to %d)",
+						s.dir, fv, memory.ErrNewerFormat, FormatVersion)
+				}
+				if fv == 0 {
+					return fmt.Errorf("open store %s: meta has a corrupt format version", s.dir)
+				}
+			}
+		}
+		for _, b := range [][]byte{bucketMeta, bucketRecs, bucketHash, bucketOrder, bucketDels, bucketStage} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("open store %s: create bucket %s: %w", s.dir, b, err)
+			}
+		}
+		meta = tx.Bucket(bucketMeta)
+		if meta.Get(keyFormat) == nil {
+			if s.opts.Model == "" {
+				return fmt.Errorf("open store %s: a new store needs an embedding model and dimension: %w", s.dir, memory.ErrInvalid)
+			}
+			s.model, s.dim, s.seq = s.opts.Model, s.opts.Dim, 0
+			return putMeta(meta, s.model, s.dim, 0, true)
+		}
+		s.model = string(meta.Get(keyModel))
+		s.dim = int(getU64(meta.Get(keyDim)))
+		s.seq = getU64(meta.Get(keySeq))
+		if sm := meta.Get(keyStageModel); sm != nil {
+			s.warnings = append(s.warnings, fmt.Sprintf("%s to model %q: run `memtray reindex` with that model to resume", stageWarningPrefix, sm))
+		}
+		if s.dim <= 0 || s.dim > maxDim {
+			return fmt.Errorf("open store %s: meta records a corrupt dimension %d", s.dir, s.dim)
+		}
+		if s.opts.Model == "" || (s.opts.Model == s.model && s.opts.Dim == s.dim) {
+			return nil
+		}
+		empty := true
+		if k, _ := tx.Bucket(bucketRecs).Cursor().First(); k != nil {
+			empty = false
+		}
+		if empty {
+			// Nothing to mix with: the store adopts the new model.
+			s.model, s.dim = s.opts.Model, s.opts.Dim
+			_ = tx.DeleteBucket(bucketStage)
+			if _, err := tx.CreateBucket(bucketStage); err != nil {
+				return err
+			}
+			_ = meta.Delete(keyStageModel)
+			_ = meta.Delete(keyStageDim)
+			return putMeta(meta, s.model, s.dim, s.seq, false)
+		}
+		if s.opts.AllowModelChange {
+			return nil
+		}
+		return fmt.Errorf("open store %s: it holds vectors of model %q (%d dims), opened with %q (%d dims): %w; run `memtray reindex` to re-embed",
+			s.dir, s.model, s.dim, s.opts.Model, s.opts.Dim, memory.ErrModelMismatch)
+	})
+}
+
+func putMeta(meta *bolt.Bucket, model string, dim int, seq uint64, withFormat bool) error {
+	if withFormat {
+		if err := meta.Put(keyFormat, u64(FormatVersion)); err != nil {
+			return err
+		}
+	}
+	if err := meta.Put(keyModel, []byte(model)); err != nil {
+		return err
+	}
+	if err := meta.Put(keyDim, u64(uint64(dim))); err != nil {
+		return err
+	}
+	return meta.Put(keySeq, u64(seq))
+}
+
+// load reads every record into the in-memory entries and vector index and
+// returns the ids whose text-index state must be checked against bleve's
+// watermark (all of them, with their tseq), plus tombstones.
+func (s *Store) load(ctx context.Context) (*loadResult, error) {
+	lr := &loadResult{tseq: make(map[string]uint64), dels: make(map[string]uint64)}
+	vec, err := newVectorIndex(s.dim)
+	if err != nil {
+		return nil, err
+	}
+	s.vec = vec
+	err = s.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketRecs).Cursor()
+		n := 0
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			id := string(k)
+			h, js, emb, err := splitRecord(v)
+			if err == nil {
+				var f indexFields
+				if err = jsonUnmarshal(js, &f); err == nil {
+					e := entryFromFields(h, &f, s.intern)
+					s.entries[id] = e
+					lr.tseq[id] = h.tseq
+					if len(emb)/4 != s.dim {
+						s.warnings = append(s.warnings, fmt.Sprintf("record %s has a %d-dim embedding, store uses %d: left out of vector search", id, len(emb)/4, s.dim))
+						continue
+					}
+					s.vec.addPacked(id, emb, e)
+					continue
+				}
+			}
+			s.warnings = append(s.warnings, fmt.Sprintf("record %s is unreadable (%v): skipped", id, err))
+		}
+		return tx.Bucket(bucketDels).ForEach(func(k, v []byte) error {
+			lr.dels[string(k)] = getU64(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: load records: %w", s.dir, err)
+	}
+	return lr, nil
+}
+
+// loadResult carries what load learnt to the text-index reconciliation.
+type loadResult struct {
+	tseq map[string]uint64 // id -> tseq of every record
+	dels map[string]uint64 // tombstones: id -> seq of the delete
+}
+
+// Close flushes the text index and releases the store's files and lock.
+// Calling it again is a no-op.
+func (s *Store) Close() error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	var errs []error
+	if s.text != nil {
+		if err := s.flushText(); err != nil {
+			errs = append(errs, fmt.Errorf("close store: flush text index: %w", err))
+		}
+		if err := s.text.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close store: text index: %w", err))
+		}
+	}
+	_ = os.Remove(filepath.Join(s.dir, pidFile))
+	if err := s.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("close store: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// errClosed is returned by every operation on a closed store.
+var errClosed = errors.New("store is closed")
+
+func (s *Store) checkOpen() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return errClosed
+	}
+	return nil
+}
 
 // Info describes the open store.
-func (s *Store) Info() Info { return Info{} }
-
-// Put stores a new memory and returns the stored record.
-func (s *Store) Put(ctx context.Context, m memory.Memory) (memory.Memory, error) {
-	return memory.Memory{}, errTODO
+func (s *Store) Info() Info {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return Info{
+		Dir: s.dir, Model: s.model, Dim: s.dim, Count: len(s.entries), Seq: s.seq,
+		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired,
+		Warnings: append([]string(nil), s.warnings...),
+	}
 }
 
-// PutBatch stores several memories in one transaction: all or nothing.
-func (s *Store) PutBatch(ctx context.Context, ms []memory.Memory) ([]memory.Memory, error) {
-	return nil, errTODO
+// Count returns the number of stored memories (snoozed and superseded included).
+func (s *Store) Count() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.entries)
 }
 
-// Get returns the memory with id, or an error wrapping memory.ErrNotFound.
-func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
-	return memory.Memory{}, errTODO
-}
-
-// GetMany returns the memories found among ids; missing ids are absent.
-func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error) {
-	return nil, errTODO
-}
-
-// Update reads, modifies with fn and writes the memory id in one transaction.
-func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) error) (memory.Memory, error) {
-	return memory.Memory{}, errTODO
-}
-
-// Delete removes the memory id.
-func (s *Store) Delete(ctx context.Context, id string) error { return errTODO }
-
-// Iterate calls fn for each memory matching f, in stable order.
-func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) error) error {
-	return errTODO
-}
-
-// FindByHash returns the memory with the given content hash.
-func (s *Store) FindByHash(ctx context.Context, hash string) (memory.Memory, bool, error) {
-	return memory.Memory{}, false, errTODO
-}
-
-// Count returns the number of stored memories.
-func (s *Store) Count() int { return 0 }
-
-// VectorSearch returns the n memories matching f nearest to vec by cosine.
-func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter) ([]Scored, error) {
-	return nil, errTODO
-}
-
-// TextSearch returns the n best BM25 matches for the free-text query.
-func (s *Store) TextSearch(ctx context.Context, query string, n int, f Filter) ([]Scored, error) {
-	return nil, errTODO
-}
-
-// DocFreq returns the document frequency of each analysed term.
-func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, error) {
-	return nil, errTODO
-}
-
-// Analyze returns the terms the text index makes of text.
-func (s *Store) Analyze(text string) []string { return nil }
-
-// Export writes the whole store as a versioned JSONL stream.
-func (s *Store) Export(ctx context.Context, w io.Writer) error { return errTODO }
-
-// Import validates a whole export stream, then stores its records.
-func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (ImportReport, error) {
-	return ImportReport{}, errTODO
-}
-
-// Reembed re-embeds every record with emb and switches the store to its model.
-func (s *Store) Reembed(ctx context.Context, emb memory.Embedder, progress func(done, total int)) error {
-	return errTODO
-}
+func (s *Store) now() time.Time { return s.clock.Now() }

@@ -1,0 +1,437 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Export stream format: one JSON value per line.
+//
+//	{"format":"memtray-export","version":1,"embedding_model":M,"dim":D,"count":N,"exported_at":T}
+//	{memory.Memory with its embedding}   N lines
+//	{"end":true,"count":N}
+const (
+	ExportFormat  = "memtray-export"
+	ExportVersion = 1
+	// MaxExportLine bounds one line of an export stream.
+	MaxExportLine = 1 << 20
+	// importBatch is the number of records Import writes per transaction.
+	importBatch = 256
+	// reembedBatch is the number of texts per Embed call in Import and Reembed.
+	reembedBatch = 64
+)
+
+// ExportHeader is the first line of an export stream.
+type ExportHeader struct {
+	Format         string    `json:"format"`
+	Version        int       `json:"version"`
+	EmbeddingModel string    `json:"embedding_model"`
+	Dim            int       `json:"dim"`
+	Count          int       `json:"count"`
+	ExportedAt     time.Time `json:"exported_at"`
+}
+
+// exportTrailer is the last line: it tells a complete stream from a truncated one.
+type exportTrailer struct {
+	End   bool `json:"end"`
+	Count int  `json:"count"`
+}
+
+// Export writes every memory, in insertion order and with its embedding,
+// as one versioned JSONL stream (see ExportFormat), from one consistent
+// snapshot of the store.
+func (s *Store) Export(ctx context.Context, w io.Writer) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	err := s.db.View(func(tx *bolt.Tx) error {
+		meta, recs, order := tx.Bucket(bucketMeta), tx.Bucket(bucketRecs), tx.Bucket(bucketOrder)
+		count := recs.Stats().KeyN
+		hdr := ExportHeader{Format: ExportFormat, Version: ExportVersion, EmbeddingModel: string(meta.Get(keyModel)),
+			Dim: int(getU64(meta.Get(keyDim))), Count: count, ExportedAt: s.now().UTC()}
+		if err := writeJSONLine(bw, hdr); err != nil {
+			return err
+		}
+		n := 0
+		c := order.Cursor()
+		for k, id := c.First(); k != nil; k, id = c.Next() {
+			if n%1024 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			v := recs.Get(id)
+			if v == nil {
+				continue
+			}
+			_, m, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("record %s: %w", id, err)
+			}
+			if err := writeJSONLine(bw, &m); err != nil {
+				return err
+			}
+			n++
+		}
+		if n != count {
+			return fmt.Errorf("store index inconsistent: %d records, %d in order", count, n)
+		}
+		return writeJSONLine(bw, exportTrailer{End: true, Count: n})
+	})
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	return nil
+}
+
+func writeJSONLine(w *bufio.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return w.WriteByte('\n')
+}
+
+// ExportFile is a parsed and fully validated export stream.
+type ExportFile struct {
+	Header  ExportHeader
+	Records []memory.Memory
+}
+
+// recLine is one line after the header: a record, or the trailer.
+type recLine struct {
+	memory.Memory
+	End   *bool `json:"end"`
+	Count *int  `json:"count"`
+}
+
+func lineErr(n int, format string, args ...any) error {
+	return fmt.Errorf("line %d: %s: %w", n, fmt.Sprintf(format, args...), memory.ErrInvalid)
+}
+
+// ParseExport reads and validates a whole export stream without touching
+// any store: the header (format, version: newer gives memory.ErrNewerFormat),
+// every line (at most MaxExportLine bytes, valid UTF-8, a valid record whose
+// embedding has the header's dimension and model, whose content hash (if
+// given) matches its text, ids unique), and the trailer (present, last, its
+// count equal to the header's and to the number of records). Errors name
+// the line and wrap memory.ErrInvalid.
+func ParseExport(r io.Reader) (*ExportFile, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxExportLine)
+	var f ExportFile
+	line := 0
+	ids := make(map[string]bool)
+	ended := false
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if !utf8.Valid(b) {
+			return nil, lineErr(line, "not valid UTF-8")
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			return nil, lineErr(line, "empty line")
+		}
+		if ended {
+			return nil, lineErr(line, "data after the trailer")
+		}
+		if line == 1 {
+			if err := json.Unmarshal(b, &f.Header); err != nil {
+				return nil, lineErr(line, "header is not valid JSON: %v", err)
+			}
+			if err := checkHeader(&f.Header); err != nil {
+				return nil, fmt.Errorf("line 1: %w", err)
+			}
+			f.Records = make([]memory.Memory, 0, min(f.Header.Count, 1<<16))
+			continue
+		}
+		var rl recLine
+		if err := json.Unmarshal(b, &rl); err != nil {
+			return nil, lineErr(line, "not valid JSON: %v", err)
+		}
+		if rl.End != nil {
+			if !*rl.End || rl.Count == nil {
+				return nil, lineErr(line, `trailer must be {"end":true,"count":N}`)
+			}
+			if *rl.Count != len(f.Records) || *rl.Count != f.Header.Count {
+				return nil, lineErr(line, "trailer counts %d records, header %d, found %d", *rl.Count, f.Header.Count, len(f.Records))
+			}
+			ended = true
+			continue
+		}
+		m := rl.Memory
+		if err := checkImported(&m, &f.Header); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if m.ID != "" {
+			if ids[m.ID] {
+				return nil, lineErr(line, "id %q appears twice", m.ID)
+			}
+			ids[m.ID] = true
+		}
+		if len(f.Records) >= f.Header.Count {
+			return nil, lineErr(line, "more records than the header's count %d", f.Header.Count)
+		}
+		f.Records = append(f.Records, m)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, lineErr(line+1, "longer than %d bytes", MaxExportLine)
+		}
+		return nil, fmt.Errorf("read export: %w", err)
+	}
+	if line == 0 {
+		return nil, fmt.Errorf("export stream is empty: %w", memory.ErrInvalid)
+	}
+	if !ended {
+		return nil, fmt.Errorf("export stream is truncated: no trailer after %d of %d records: %w",
+			len(f.Records), f.Header.Count, memory.ErrInvalid)
+	}
+	return &f, nil
+}
+
+func checkHeader(h *ExportHeader) error {
+	if h.Format != ExportFormat {
+		return fmt.Errorf("not a memtray export (format %q): %w", h.Format, memory.ErrInvalid)
+	}
+	if h.Version > ExportVersion {
+		return fmt.Errorf("export version %d: %w (this build reads up to %d)", h.Version, memory.ErrNewerFormat, ExportVersion)
+	}
+	if h.Version < 1 {
+		return fmt.Errorf("export version %d is invalid: %w", h.Version, memory.ErrInvalid)
+	}
+	if h.EmbeddingModel == "" || len(h.EmbeddingModel) > maxModel || !memory.ValidUTF8(h.EmbeddingModel) {
+		return fmt.Errorf("header embedding_model is missing or invalid: %w", memory.ErrInvalid)
+	}
+	if h.Dim < 1 || h.Dim > maxDim {
+		return fmt.Errorf("header dim %d is out of range 1..%d: %w", h.Dim, maxDim, memory.ErrInvalid)
+	}
+	if h.Count < 0 {
+		return fmt.Errorf("header count %d is negative: %w", h.Count, memory.ErrInvalid)
+	}
+	return nil
+}
+
+// checkImported validates one record of an export stream against its header.
+func checkImported(m *memory.Memory, h *ExportHeader) error {
+	if m.ID != "" && !ValidID(m.ID) {
+		return fmt.Errorf("id %q is invalid: %w", m.ID, memory.ErrInvalid)
+	}
+	if m.Kind == "" {
+		m.Kind = memory.KindFact
+	}
+	if m.Type == "" {
+		m.Type = memory.TypeProject
+	}
+	// checkFields needs only the model and dimension of a store.
+	probe := Store{model: h.EmbeddingModel, dim: h.Dim}
+	if err := probe.checkFields(m); err != nil {
+		return err
+	}
+	if m.ContentHash != "" && m.ContentHash != memory.ContentHash(m.Text) {
+		return fmt.Errorf("content_hash does not match the text: %w", memory.ErrInvalid)
+	}
+	return nil
+}
+
+// Import validates the whole export stream r (see ParseExport) before it
+// changes anything, then stores its records in batches: records whose
+// content hash is already stored (or appeared earlier in the stream) are
+// skipped as duplicates; ids, counters and timestamps are kept (an id
+// already used by a different record gets a new id, and links to it are
+// rewritten); a stream of another embedding model is re-embedded with
+// opts.Embedder, which must produce the store's model. If writing fails
+// midway, the records written so far stay and the report counts them.
+func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (ImportReport, error) {
+	var rep ImportReport
+	if err := s.checkOpen(); err != nil {
+		return rep, err
+	}
+	f, err := ParseExport(r)
+	if err != nil {
+		return rep, fmt.Errorf("import: %w", err)
+	}
+	rep.Total = len(f.Records)
+	s.mu.RLock()
+	model, dim := s.model, s.dim
+	s.mu.RUnlock()
+	reembed := f.Header.EmbeddingModel != model || f.Header.Dim != dim
+	if reembed {
+		if opts.Embedder == nil {
+			return rep, fmt.Errorf("import: the file holds vectors of model %q (%d dims), the store uses %q (%d dims) and no embedder was given: %w",
+				f.Header.EmbeddingModel, f.Header.Dim, model, dim, memory.ErrModelMismatch)
+		}
+		if opts.Embedder.Model() != model || opts.Embedder.Dim() != dim {
+			return rep, fmt.Errorf("import: the embedder produces %q (%d dims), the store uses %q (%d dims): %w",
+				opts.Embedder.Model(), opts.Embedder.Dim(), model, dim, memory.ErrModelMismatch)
+		}
+	}
+
+	// Decide duplicates and id collisions up front so links can be rewritten.
+	recs := f.Records
+	skip := make([]bool, len(recs))
+	remap := make(map[string]string)
+	err = s.db.View(func(tx *bolt.Tx) error {
+		stored, hashes := tx.Bucket(bucketRecs), tx.Bucket(bucketHash)
+		seen := make(map[string]string) // content hash -> id, within the stream
+		for i := range recs {
+			m := &recs[i]
+			h := memory.ContentHash(m.Text)
+			if id, ok := seen[h]; ok {
+				skip[i] = true
+				if m.ID != "" {
+					remap[m.ID] = id
+				}
+				continue
+			}
+			if k, _ := hashes.Cursor().Seek([]byte(h)); k != nil && bytes.HasPrefix(k, []byte(h)) {
+				skip[i] = true
+				if m.ID != "" {
+					remap[m.ID] = string(k[len(h):])
+				}
+				seen[h] = string(k[len(h):])
+				continue
+			}
+			if m.ID == "" || stored.Get([]byte(m.ID)) != nil {
+				id := newID()
+				if m.ID != "" {
+					remap[m.ID] = id
+				}
+				m.ID = id
+			}
+			seen[h] = m.ID
+		}
+		return nil
+	})
+	if err != nil {
+		return rep, fmt.Errorf("import: %w", err)
+	}
+	for i := range recs {
+		m := &recs[i]
+		for _, p := range []*string{&m.Supersedes, &m.SupersededBy, &m.ExtendsSource} {
+			if to, ok := remap[*p]; ok {
+				*p = to
+			}
+		}
+	}
+
+	done := 0
+	for start := 0; start < len(recs); start += importBatch {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("import: %w", err)
+		}
+		end := min(start+importBatch, len(recs))
+		var batch []memory.Memory
+		for i := start; i < end; i++ {
+			if skip[i] {
+				rep.Duplicates++
+				continue
+			}
+			batch = append(batch, recs[i])
+		}
+		if reembed && len(batch) > 0 {
+			if err := embedInto(ctx, opts.Embedder, batch); err != nil {
+				return rep, fmt.Errorf("import: %w", err)
+			}
+		}
+		n, dups, err := s.importBatch(batch)
+		rep.Imported += n
+		rep.Duplicates += dups
+		if reembed {
+			rep.Reembedded += n
+		}
+		if err != nil && !errors.Is(err, ErrIndexPending) {
+			return rep, fmt.Errorf("import: %w", err)
+		}
+		done = end
+		if opts.Progress != nil {
+			opts.Progress(done, len(recs))
+		}
+	}
+	return rep, nil
+}
+
+// importBatch writes one batch, re-checking duplicates and id collisions
+// under the write lock (the store may have changed since the plan).
+func (s *Store) importBatch(batch []memory.Memory) (imported, dups int, err error) {
+	if len(batch) == 0 {
+		return 0, 0, nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var keep []memory.Memory
+	err = s.db.View(func(tx *bolt.Tx) error {
+		stored, hashes := tx.Bucket(bucketRecs), tx.Bucket(bucketHash)
+		for _, m := range batch {
+			h := []byte(memory.ContentHash(m.Text))
+			if k, _ := hashes.Cursor().Seek(h); k != nil && bytes.HasPrefix(k, h) {
+				dups++
+				continue
+			}
+			if stored.Get([]byte(m.ID)) != nil {
+				m.ID = newID()
+			}
+			keep = append(keep, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	out, err := s.putBatchLocked(keep, true)
+	return len(out), dups, err
+}
+
+// embedInto replaces the embeddings of ms with emb's, in batches.
+func embedInto(ctx context.Context, emb memory.Embedder, ms []memory.Memory) error {
+	for start := 0; start < len(ms); start += reembedBatch {
+		end := min(start+reembedBatch, len(ms))
+		texts := make([]string, 0, end-start)
+		for i := start; i < end; i++ {
+			texts = append(texts, ms[i].Text)
+		}
+		vecs, err := embedChecked(ctx, emb, texts)
+		if err != nil {
+			return err
+		}
+		for i := start; i < end; i++ {
+			ms[i].Embedding = vecs[i-start]
+			ms[i].EmbeddingModel = emb.Model()
+		}
+	}
+	return nil
+}
+
+// embedChecked calls emb and checks its answer's shape.
+func embedChecked(ctx context.Context, emb memory.Embedder, texts []string) ([][]float32, error) {
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed with %s: %w", emb.Model(), err)
+	}
+	if len(vecs) != len(texts) {
+		return nil, fmt.Errorf("embed with %s: %d vectors for %d texts", emb.Model(), len(vecs), len(texts))
+	}
+	for _, v := range vecs {
+		if err := checkVector(v, emb.Dim()); err != nil {
+			return nil, fmt.Errorf("embed with %s: %w", emb.Model(), err)
+		}
+	}
+	return vecs, nil
+}

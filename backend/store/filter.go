@@ -1,0 +1,130 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// entry is what the store keeps in memory about each record: enough to
+// filter search candidates without reading bbolt.
+type entry struct {
+	seq, tseq, ord uint64
+	project        string
+	kind           memory.Kind
+	source         string
+	created        int64 // unix nanoseconds
+	cooldown       int64 // unix nanoseconds; 0 when never snoozed
+	superseded     bool
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// interner shares the few distinct project/source strings between entries.
+type interner map[string]string
+
+func (in interner) get(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := in[s]; ok {
+		return v
+	}
+	in[s] = s
+	return s
+}
+
+func entryFromFields(h recHeader, f *indexFields, in interner) *entry {
+	return &entry{
+		seq: h.seq, tseq: h.tseq, ord: h.ord,
+		project:    in.get(f.Project),
+		kind:       memory.Kind(in.get(string(f.Kind))),
+		source:     in.get(f.Source),
+		created:    unixNano(f.CreatedAt),
+		cooldown:   unixNano(f.CooldownUntil),
+		superseded: f.SupersededBy != "",
+	}
+}
+
+func entryFromMemory(h recHeader, m *memory.Memory, in interner) *entry {
+	return entryFromFields(h, &indexFields{ID: m.ID, Kind: m.Kind, Project: m.Project, Source: m.Source,
+		CreatedAt: m.CreatedAt, CooldownUntil: m.CooldownUntil, SupersededBy: m.SupersededBy}, in)
+}
+
+// validate checks a Filter supplied by a caller.
+func (f *Filter) validate() error {
+	var problems []string
+	for _, k := range f.Kinds {
+		if !k.Valid() {
+			problems = append(problems, fmt.Sprintf("unknown kind %q in filter", k))
+		}
+	}
+	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Until.After(f.Since) {
+		problems = append(problems, "filter time range is empty (until is not after since)")
+	}
+	if len(f.Project) > 256 || !memory.ValidUTF8(f.Project) || !memory.ValidUTF8(f.Source) {
+		problems = append(problems, "filter project or source is too long or not UTF-8")
+	}
+	if len(problems) > 0 {
+		return &memory.ValidationError{Problems: problems}
+	}
+	return nil
+}
+
+// sourcePrefix reports whether the Source filter is a prefix ("ingest:").
+func (f *Filter) sourcePrefix() bool { return strings.HasSuffix(f.Source, ":") }
+
+// match reports whether e passes f at now (unix nanoseconds).
+func (f *Filter) match(e *entry, now int64) bool {
+	if f.Project != "" && e.project != f.Project {
+		return false
+	}
+	if len(f.Kinds) > 0 {
+		ok := false
+		for _, k := range f.Kinds {
+			if e.kind == k {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if f.Source != "" {
+		if f.sourcePrefix() {
+			if !strings.HasPrefix(e.source, f.Source) {
+				return false
+			}
+		} else if e.source != f.Source {
+			return false
+		}
+	}
+	if !f.Since.IsZero() && e.created < f.Since.UnixNano() {
+		return false
+	}
+	if !f.Until.IsZero() && e.created >= f.Until.UnixNano() {
+		return false
+	}
+	if !f.IncludeSnoozed && e.cooldown > now {
+		return false
+	}
+	if !f.IncludeSuperseded && e.superseded {
+		return false
+	}
+	return true
+}
+
+// matchMemory applies f to a decoded record.
+func (f *Filter) matchMemory(m *memory.Memory, now int64) bool {
+	e := entry{project: m.Project, kind: m.Kind, source: m.Source, created: unixNano(m.CreatedAt),
+		cooldown: unixNano(m.CooldownUntil), superseded: m.SupersededBy != ""}
+	return f.match(&e, now)
+}

@@ -1,0 +1,231 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+)
+
+var jsonUnmarshal = json.Unmarshal
+
+// Get returns the memory with id (embedding included), or an error
+// wrapping memory.ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
+	if err := s.checkOpen(); err != nil {
+		return memory.Memory{}, err
+	}
+	var m memory.Memory
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketRecs).Get([]byte(id))
+		if v == nil {
+			return fmt.Errorf("get %q: %w", id, memory.ErrNotFound)
+		}
+		var err error
+		_, m, err = decodeRecord(v)
+		if err != nil {
+			return fmt.Errorf("get %q: %w", id, err)
+		}
+		return nil
+	})
+	return m, err
+}
+
+// GetMany returns the memories among ids (embeddings included); missing
+// ids are simply absent from the map.
+func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	out := make(map[string]memory.Memory, len(ids))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		for _, id := range ids {
+			v := recs.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			_, m, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("get %q: %w", id, err)
+			}
+			out[id] = m
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// iterateChunk is how many records Iterate reads per read transaction; fn
+// runs outside any transaction, so it may call the Store.
+const iterateChunk = 256
+
+// Iterate calls fn with each memory matching f (embedding included), in
+// insertion order, and stops at the first error fn returns (which Iterate
+// returns). Writes made during the walk may or may not be seen.
+func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) error) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := f.validate(); err != nil {
+		return fmt.Errorf("iterate: %w", err)
+	}
+	now := s.now().UnixNano()
+	var after []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var batch []memory.Memory
+		done := true
+		err := s.db.View(func(tx *bolt.Tx) error {
+			recs := tx.Bucket(bucketRecs)
+			c := tx.Bucket(bucketOrder).Cursor()
+			var k, v []byte
+			if after == nil {
+				k, v = c.First()
+			} else {
+				k, v = c.Seek(after)
+				if k != nil && bytes.Equal(k, after) {
+					k, v = c.Next()
+				}
+			}
+			for ; k != nil; k, v = c.Next() {
+				if len(batch) == iterateChunk {
+					done = false
+					return nil
+				}
+				after = append(after[:0], k...)
+				rv := recs.Get(v)
+				if rv == nil {
+					continue
+				}
+				_, m, err := decodeRecord(rv)
+				if err != nil {
+					return fmt.Errorf("iterate: record %s: %w", v, err)
+				}
+				if f.matchMemory(&m, now) {
+					batch = append(batch, m)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, m := range batch {
+			if err := fn(m); err != nil {
+				return err
+			}
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+// FindByHash returns a memory whose content hash is hash (a live one in
+// preference to a superseded one), and whether there is one.
+func (s *Store) FindByHash(ctx context.Context, hash string) (memory.Memory, bool, error) {
+	if err := s.checkOpen(); err != nil {
+		return memory.Memory{}, false, err
+	}
+	var found memory.Memory
+	ok := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		c := tx.Bucket(bucketHash).Cursor()
+		prefix := []byte(hash)
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			id := k[len(prefix):]
+			v := recs.Get(id)
+			if v == nil {
+				continue
+			}
+			_, m, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("find by hash: record %s: %w", id, err)
+			}
+			if !ok || (found.Superseded() && !m.Superseded()) {
+				found, ok = m, true
+			}
+			if !m.Superseded() {
+				return nil
+			}
+		}
+		return nil
+	})
+	return found, ok, err
+}
+
+// hashKey is the content-hash index key of a record.
+func hashKey(hash, id string) []byte { return []byte(hash + id) }
+
+// VectorSearch returns up to n memories matching f nearest to vec by
+// cosine similarity, best first. vec must have the store's dimension.
+func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter) ([]Scored, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := checkSearchArgs(n, &f); err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	s.mu.RLock()
+	dim := s.dim
+	s.mu.RUnlock()
+	if err := checkVector(vec, dim); err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	q := normalized(vec)
+	var where map[string]string
+	if f.Project != "" || len(f.Kinds) == 1 {
+		where = make(map[string]string, 2)
+		if f.Project != "" {
+			where[metaProject] = f.Project
+		}
+		if len(f.Kinds) == 1 {
+			where[metaKind] = string(f.Kinds[0])
+		}
+	}
+	now := s.now().UnixNano()
+	k := firstFetch(n, &f, false)
+	for {
+		s.mu.RLock()
+		total := s.vec.count()
+		res, err := s.vec.query(ctx, q, k, where)
+		if err != nil {
+			s.mu.RUnlock()
+			return nil, fmt.Errorf("vector search: %w", err)
+		}
+		out := make([]Scored, 0, n)
+		for _, r := range res {
+			if e, ok := s.entries[r.ID]; ok && f.match(e, now) {
+				out = append(out, Scored{ID: r.ID, Score: clampSim(r.Similarity)})
+				if len(out) == n {
+					break
+				}
+			}
+		}
+		s.mu.RUnlock()
+		if len(out) >= n || len(res) < k || k >= total {
+			return out, nil
+		}
+		k *= 4
+	}
+}
+
+// clampSim turns a float32 cosine into a float64 within -1..1.
+func clampSim(f float32) float64 {
+	v := float64(f)
+	if math.IsNaN(v) {
+		return 0
+	}
+	return math.Max(-1, math.Min(1, v))
+}

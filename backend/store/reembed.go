@@ -1,0 +1,252 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+)
+
+// A staged vector (bucket stage, key id) is the record's content hash (64
+// hex bytes) followed by the new packed embedding.
+const hashLen = 64
+
+type todo struct{ id, text, hash string }
+
+// Reembed switches the store to emb's model: it embeds every record's text
+// with emb (calling progress(done, total) as it goes), then, in one
+// transaction, replaces every embedding, records the new model and
+// dimension, and rebuilds the vector index. New vectors are staged in bbolt
+// first, so a crash leaves the old model fully usable and a later Reembed
+// with the same model resumes where it stopped. Writes may continue while
+// texts are embedded; they are caught up before the switch.
+func (s *Store) Reembed(ctx context.Context, emb memory.Embedder, progress func(done, total int)) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if emb == nil {
+		return fmt.Errorf("reembed: no embedder: %w", memory.ErrInvalid)
+	}
+	model, dim := emb.Model(), emb.Dim()
+	if model == "" || len(model) > maxModel || !memory.ValidUTF8(model) || dim < 1 || dim > maxDim {
+		return fmt.Errorf("reembed: embedder model %q / dimension %d is invalid: %w", model, dim, memory.ErrInvalid)
+	}
+	s.reembedMu.Lock()
+	defer s.reembedMu.Unlock()
+
+	// Record the intent; a stage for another model is discarded.
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if string(meta.Get(keyStageModel)) != model || int(getU64(meta.Get(keyStageDim))) != dim {
+			if err := tx.DeleteBucket(bucketStage); err != nil {
+				return err
+			}
+			if _, err := tx.CreateBucket(bucketStage); err != nil {
+				return err
+			}
+		}
+		if err := meta.Put(keyStageModel, []byte(model)); err != nil {
+			return err
+		}
+		return meta.Put(keyStageDim, u64(uint64(dim)))
+	})
+	if err != nil {
+		return fmt.Errorf("reembed: %w", err)
+	}
+
+	total := s.Count()
+	// Embed without holding the write lock; repeat until nothing is left
+	// (or a few rounds), then finish under the lock.
+	for round := 0; round < 3; round++ {
+		todos, staged, err := s.stageTodo(dim)
+		if err != nil {
+			return fmt.Errorf("reembed: %w", err)
+		}
+		if len(todos) == 0 {
+			break
+		}
+		total = staged + len(todos)
+		if err := s.stageEmbed(ctx, emb, todos, staged, total, progress); err != nil {
+			return fmt.Errorf("reembed: %w", err)
+		}
+	}
+
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	todos, staged, err := s.stageTodo(dim)
+	if err != nil {
+		return fmt.Errorf("reembed: %w", err)
+	}
+	if err := s.stageEmbed(ctx, emb, todos, staged, staged+len(todos), progress); err != nil {
+		return fmt.Errorf("reembed: %w", err)
+	}
+	if err := s.swapStaged(model, dim); err != nil {
+		return fmt.Errorf("reembed: %w", err)
+	}
+	return nil
+}
+
+// stageTodo lists the records whose staged vector is missing or stale.
+func (s *Store) stageTodo(dim int) ([]todo, int, error) {
+	var todos []todo
+	staged := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		stage := tx.Bucket(bucketStage)
+		return tx.Bucket(bucketRecs).ForEach(func(k, v []byte) error {
+			_, m, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("record %s: %w", k, err)
+			}
+			if sv := stage.Get(k); len(sv) == hashLen+4*dim && string(sv[:hashLen]) == m.ContentHash {
+				staged++
+				return nil
+			}
+			todos = append(todos, todo{id: string(k), text: m.Text, hash: m.ContentHash})
+			return nil
+		})
+	})
+	return todos, staged, err
+}
+
+// stageEmbed embeds todos in batches and stores the vectors in the stage bucket.
+func (s *Store) stageEmbed(ctx context.Context, emb memory.Embedder, todos []todo, done, total int, progress func(int, int)) error {
+	for start := 0; start < len(todos); start += reembedBatch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+reembedBatch, len(todos))
+		texts := make([]string, 0, end-start)
+		for _, t := range todos[start:end] {
+			texts = append(texts, t.text)
+		}
+		vecs, err := embedChecked(ctx, emb, texts)
+		if err != nil {
+			return err
+		}
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			stage := tx.Bucket(bucketStage)
+			for i, t := range todos[start:end] {
+				v := make([]byte, 0, hashLen+4*len(vecs[i]))
+				v = append(v, t.hash...)
+				for _, f := range vecs[i] {
+					v = binary.LittleEndian.AppendUint32(v, math.Float32bits(f))
+				}
+				if err := stage.Put([]byte(t.id), v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("stage vectors: %w", err)
+		}
+		done += end - start
+		if progress != nil {
+			progress(done, total)
+		}
+	}
+	return nil
+}
+
+var errStageMissing = errors.New("a record has no staged vector")
+
+// swapStaged replaces every record's embedding with its staged one and
+// switches the store's model, in one transaction; then it rebuilds the
+// vector index. Called with s.wmu held and every record staged.
+func (s *Store) swapStaged(model string, dim int) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		recs, stage, meta := tx.Bucket(bucketRecs), tx.Bucket(bucketStage), tx.Bucket(bucketMeta)
+		type upd struct {
+			k []byte
+			v []byte
+		}
+		var ups []upd
+		err := recs.ForEach(func(k, v []byte) error {
+			h, m, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("record %s: %w", k, err)
+			}
+			sv := stage.Get(k)
+			if len(sv) != hashLen+4*dim || string(sv[:hashLen]) != m.ContentHash {
+				return fmt.Errorf("%w: %s", errStageMissing, k)
+			}
+			m.Embedding = unpackVector(sv[hashLen:])
+			m.EmbeddingModel = model
+			nv, err := encodeRecord(h, &m)
+			if err != nil {
+				return err
+			}
+			ups = append(ups, upd{k: append([]byte(nil), k...), v: nv})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, u := range ups {
+			if err := recs.Put(u.k, u.v); err != nil {
+				return err
+			}
+		}
+		if err := tx.DeleteBucket(bucketStage); err != nil {
+			return err
+		}
+		if _, err := tx.CreateBucket(bucketStage); err != nil {
+			return err
+		}
+		_ = meta.Delete(keyStageModel)
+		_ = meta.Delete(keyStageDim)
+		if err := meta.Put(keyModel, []byte(model)); err != nil {
+			return err
+		}
+		return meta.Put(keyDim, u64(uint64(dim)))
+	})
+	if err != nil {
+		return err
+	}
+	vec, err := newVectorIndex(dim)
+	if err != nil {
+		return err
+	}
+	s.mu.RLock()
+	entries := s.entries
+	s.mu.RUnlock()
+	err = s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRecs).ForEach(func(k, v []byte) error {
+			_, _, emb, err := splitRecord(v)
+			if err != nil {
+				return nil
+			}
+			if e, ok := entries[string(k)]; ok {
+				vec.addPacked(string(k), emb, e)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.model, s.dim, s.vec = model, dim, vec
+	s.warnings = dropStageWarnings(s.warnings)
+	s.mu.Unlock()
+	return nil
+}
+
+func dropStageWarnings(ws []string) []string {
+	out := ws[:0]
+	for _, w := range ws {
+		if len(w) < len(stageWarningPrefix) || w[:len(stageWarningPrefix)] != stageWarningPrefix {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+const stageWarningPrefix = "unfinished re-embedding"

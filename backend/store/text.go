@@ -1,0 +1,586 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+	index "github.com/blevesearch/bleve_index_api"
+	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Fields of a text-index document.
+const (
+	fieldText    = "text"
+	fieldProject = "project"
+	fieldKind    = "kind"
+	fieldSource  = "source"
+	fieldSeq     = "seq" // the record's tseq, stored (not indexed) for reconciliation
+)
+
+// Internal keys of the text index.
+const (
+	// internalWatermark holds the store seq up to which every write is
+	// reflected in the index; set in the same batch as the writes.
+	internalWatermark = "memtray_seq"
+	// internalMapping names the version of newTextMapping the index was built with.
+	internalMapping = "memtray_mapping"
+	mappingVersion  = "1"
+)
+
+// maxQueryTerms bounds the distinct analysed terms of one TextSearch query;
+// terms past it are ignored.
+const maxQueryTerms = 1024
+
+// maxAnalyzeBytes bounds the text Analyze looks at.
+const maxAnalyzeBytes = 1 << 20
+
+// reindexChunk is the number of records per bleve batch when reconciling.
+const reindexChunk = 1000
+
+// newTextMapping is the text index's mapping: BM25 scoring; the English
+// analyzer (unicode tokenizer, possessives, lowercase, English stop words,
+// Porter stemmer) on text; keywords for filtering.
+func newTextMapping() *mapping.IndexMappingImpl {
+	im := bleve.NewIndexMapping()
+	im.ScoringModel = index.BM25Scoring
+	im.DefaultAnalyzer = en.AnalyzerName
+	im.IndexDynamic = false
+	im.StoreDynamic = false
+	im.DocValuesDynamic = false
+
+	text := bleve.NewTextFieldMapping()
+	text.Analyzer = en.AnalyzerName
+	text.Store = false
+	text.IncludeTermVectors = false
+	text.IncludeInAll = false
+	text.DocValues = false
+
+	kw := func() *mapping.FieldMapping {
+		f := bleve.NewKeywordFieldMapping()
+		f.Store = false
+		f.IncludeTermVectors = false
+		f.IncludeInAll = false
+		f.DocValues = false
+		return f
+	}
+	seq := bleve.NewKeywordFieldMapping()
+	seq.Index = false
+	seq.Store = true
+	seq.IncludeTermVectors = false
+	seq.IncludeInAll = false
+	seq.DocValues = false
+
+	dm := bleve.NewDocumentStaticMapping()
+	dm.AddFieldMappingsAt(fieldText, text)
+	dm.AddFieldMappingsAt(fieldProject, kw())
+	dm.AddFieldMappingsAt(fieldKind, kw())
+	dm.AddFieldMappingsAt(fieldSource, kw())
+	dm.AddFieldMappingsAt(fieldSeq, seq)
+	im.DefaultMapping = dm
+	return im
+}
+
+// textConfig is bleve's runtime configuration: fail fast if another process
+// holds the index; do not wait for each batch to reach the disk (bbolt is
+// the store of record and the watermark tells what bleve has).
+func textConfig() map[string]interface{} {
+	return map[string]interface{}{
+		"bolt_timeout": "1s",
+		"unsafe_batch": true,
+	}
+}
+
+func textDoc(m *memory.Memory, tseq uint64) map[string]interface{} {
+	d := map[string]interface{}{
+		fieldText: m.Text,
+		fieldKind: string(m.Kind),
+		fieldSeq:  strconv.FormatUint(tseq, 10),
+	}
+	if m.Project != "" {
+		d[fieldProject] = m.Project
+	}
+	if m.Source != "" {
+		d[fieldSource] = m.Source
+	}
+	return d
+}
+
+// openText opens (or creates, or rebuilds) the text index and reconciles it
+// with the records.
+func (s *Store) openText(ctx context.Context, lr *loadResult) error {
+	s.tmap = newTextMapping()
+	path := filepath.Join(s.dir, textDir)
+	fresh := false
+	idx, err := s.openTextIndex(path)
+	if err != nil {
+		aside := path + ".broken-" + time.Now().UTC().Format("20060102T150405.000000000")
+		if rerr := os.Rename(path, aside); rerr != nil {
+			return fmt.Errorf("open text index: %v; moving it aside failed: %w", err, rerr)
+		}
+		s.warnings = append(s.warnings, fmt.Sprintf("text index could not be opened (%v): moved to %s and rebuilt from the records", err, aside))
+		idx = nil
+	}
+	if idx == nil {
+		fresh = true
+		idx, err = bleve.NewUsing(path, s.tmap, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, textConfig())
+		if err != nil {
+			return fmt.Errorf("create text index %s: %w", path, err)
+		}
+		if err := idx.SetInternal([]byte(internalMapping), []byte(mappingVersion)); err != nil {
+			_ = idx.Close()
+			return fmt.Errorf("create text index %s: %w", path, err)
+		}
+	}
+	s.text = idx
+	return s.reconcile(ctx, lr, fresh)
+}
+
+// openTextIndex opens an existing index; (nil, nil) when there is none.
+func (s *Store) openTextIndex(path string) (bleve.Index, error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	idx, err := bleve.OpenUsing(path, textConfig())
+	if err != nil {
+		return nil, err
+	}
+	v, err := idx.GetInternal([]byte(internalMapping))
+	if err != nil || string(v) != mappingVersion {
+		_ = idx.Close()
+		if err == nil {
+			err = fmt.Errorf("mapping version %q, want %q", v, mappingVersion)
+		}
+		return nil, err
+	}
+	return idx, nil
+}
+
+// reconcile brings the text index in line with the records: every record
+// written after the index's watermark is re-indexed, every tombstone after
+// it deleted; if the document count still differs, every document's seq is
+// compared with its record's.
+func (s *Store) reconcile(ctx context.Context, lr *loadResult, fresh bool) error {
+	var w uint64
+	if !fresh {
+		v, err := s.text.GetInternal([]byte(internalWatermark))
+		if err != nil {
+			return fmt.Errorf("read text index watermark: %w", err)
+		}
+		w = getU64(v)
+	}
+	var ids, dels []string
+	for id, t := range lr.tseq {
+		if fresh || t > w {
+			ids = append(ids, id)
+		}
+	}
+	if !fresh {
+		for id, sq := range lr.dels {
+			if _, live := lr.tseq[id]; sq > w && !live {
+				dels = append(dels, id)
+			}
+		}
+	}
+	sort.Strings(ids)
+	if err := s.reindex(ctx, ids, dels, true); err != nil {
+		return err
+	}
+	s.repaired = len(ids) + len(dels)
+
+	dc, err := s.text.DocCount()
+	if err != nil {
+		return fmt.Errorf("text index document count: %w", err)
+	}
+	if int(dc) != len(lr.tseq) {
+		n, err := s.fullReconcile(ctx, lr)
+		if err != nil {
+			return err
+		}
+		s.repaired += n
+	}
+	// Tombstones the persisted index already reflects are no longer needed.
+	return s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketDels)
+		for id, sq := range lr.dels {
+			if fresh || sq <= w {
+				if err := b.Delete([]byte(id)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// reindex (re)indexes the records ids from bbolt and deletes dels, in
+// chunks; the last batch (if final) sets the watermark to the store's seq.
+func (s *Store) reindex(ctx context.Context, ids, dels []string, final bool) error {
+	for start := 0; start < len(ids) || (start == 0 && len(dels) > 0); start += reindexChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+reindexChunk, len(ids))
+		b := s.text.NewBatch()
+		err := s.db.View(func(tx *bolt.Tx) error {
+			recs := tx.Bucket(bucketRecs)
+			for _, id := range ids[start:end] {
+				v := recs.Get([]byte(id))
+				if v == nil {
+					b.Delete(id)
+					continue
+				}
+				h, m, err := decodeRecord(v)
+				if err != nil {
+					continue // reported by load
+				}
+				if err := b.Index(id, textDoc(&m, h.tseq)); err != nil {
+					return fmt.Errorf("index %s: %w", id, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("reindex text: %w", err)
+		}
+		if start == 0 {
+			for _, id := range dels {
+				b.Delete(id)
+			}
+		}
+		if final && end >= len(ids) {
+			b.SetInternal([]byte(internalWatermark), u64(s.seq))
+		}
+		if err := s.text.Batch(b); err != nil {
+			return fmt.Errorf("reindex text: %w", err)
+		}
+		if end >= len(ids) {
+			break
+		}
+	}
+	if final {
+		s.textLast = s.seq
+	}
+	return nil
+}
+
+// fullReconcile compares every text-index document's stored seq with its
+// record's and repairs the differences; it returns how many it repaired.
+func (s *Store) fullReconcile(ctx context.Context, lr *loadResult) (int, error) {
+	have := make(map[string]uint64, len(lr.tseq))
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 10000, 0, false)
+		req.Fields = []string{fieldSeq}
+		req.SortBy([]string{"_id"})
+		req.Score = "none"
+		if after != nil {
+			req.SearchAfter = after
+		}
+		res, err := s.text.SearchInContext(ctx, req)
+		if err != nil {
+			return 0, fmt.Errorf("scan text index: %w", err)
+		}
+		for _, h := range res.Hits {
+			var sq uint64
+			if v, ok := h.Fields[fieldSeq].(string); ok {
+				sq, _ = strconv.ParseUint(v, 10, 64)
+			}
+			have[h.ID] = sq
+		}
+		if len(res.Hits) < 10000 {
+			break
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+	var ids, dels []string
+	for id, t := range lr.tseq {
+		if sq, ok := have[id]; !ok || sq != t {
+			ids = append(ids, id)
+		}
+	}
+	for id := range have {
+		if _, ok := lr.tseq[id]; !ok {
+			dels = append(dels, id)
+		}
+	}
+	sort.Strings(ids)
+	if err := s.reindex(ctx, ids, dels, true); err != nil {
+		return 0, err
+	}
+	return len(ids) + len(dels), nil
+}
+
+// textPut is one record to (re)index after a committed write.
+type textPut struct {
+	m    *memory.Memory
+	tseq uint64
+}
+
+// indexText applies committed writes to the text index, with any ids left
+// pending by an earlier failure, and advances the watermark. Called with
+// s.wmu held.
+func (s *Store) indexText(puts []textPut, dels []string) error {
+	if len(puts) == 0 && len(dels) == 0 && len(s.pending) == 0 {
+		return nil
+	}
+	b := s.text.NewBatch()
+	if len(s.pending) > 0 {
+		err := s.db.View(func(tx *bolt.Tx) error {
+			recs := tx.Bucket(bucketRecs)
+			for id := range s.pending {
+				v := recs.Get([]byte(id))
+				if v == nil {
+					b.Delete(id)
+					continue
+				}
+				h, m, err := decodeRecord(v)
+				if err != nil {
+					continue
+				}
+				if err := b.Index(id, textDoc(&m, h.tseq)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			s.addPending(puts, dels)
+			return fmt.Errorf("%w: %v", ErrIndexPending, err)
+		}
+	}
+	for _, p := range puts {
+		if err := b.Index(p.m.ID, textDoc(p.m, p.tseq)); err != nil {
+			s.addPending(puts, dels)
+			return fmt.Errorf("%w: %v", ErrIndexPending, err)
+		}
+	}
+	for _, id := range dels {
+		b.Delete(id)
+	}
+	b.SetInternal([]byte(internalWatermark), u64(s.seq))
+	if err := s.text.Batch(b); err != nil {
+		s.addPending(puts, dels)
+		return fmt.Errorf("%w: %v", ErrIndexPending, err)
+	}
+	clear(s.pending)
+	s.textLast = s.seq
+	return nil
+}
+
+func (s *Store) addPending(puts []textPut, dels []string) {
+	for _, p := range puts {
+		s.pending[p.m.ID] = struct{}{}
+	}
+	for _, id := range dels {
+		s.pending[id] = struct{}{}
+	}
+}
+
+// flushText writes the watermark and waits until the text index has
+// persisted everything, so a clean Close needs no repair at the next Open.
+func (s *Store) flushText() error {
+	if err := s.indexText(nil, nil); err != nil {
+		return err
+	}
+	b := s.text.NewBatch()
+	b.SetInternal([]byte(internalWatermark), u64(s.seq))
+	done := make(chan error, 1)
+	b.SetPersistedCallback(func(err error) {
+		select {
+		case done <- err:
+		default:
+		}
+	})
+	if err := s.text.Batch(b); err != nil {
+		return err
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		return errors.New("timed out waiting for the text index to persist")
+	}
+}
+
+// Analyze returns the terms the text index makes of text, in order,
+// duplicates kept: the English analyzer (lowercase, English stop words
+// removed, Porter stemming). Text past 1 MiB is ignored.
+func (s *Store) Analyze(text string) []string {
+	if len(text) > maxAnalyzeBytes {
+		text = text[:maxAnalyzeBytes]
+	}
+	ts, err := s.tmap.AnalyzeText(en.AnalyzerName, []byte(text))
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, string(t.Term))
+	}
+	return out
+}
+
+// DocFreq returns, for each term (already analysed, as Analyze returns
+// them), the number of stored memories whose text contains it. Unknown
+// terms map to 0.
+func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	ai, err := s.text.Advanced()
+	if err != nil {
+		return nil, fmt.Errorf("doc freq: %w", err)
+	}
+	r, err := ai.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("doc freq: %w", err)
+	}
+	defer r.Close()
+	out := make(map[string]int, len(terms))
+	for _, t := range terms {
+		if _, ok := out[t]; ok {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		tfr, err := r.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
+		if err != nil {
+			return nil, fmt.Errorf("doc freq %q: %w", t, err)
+		}
+		out[t] = int(tfr.Count())
+		_ = tfr.Close()
+	}
+	return out, nil
+}
+
+// textFilterQuery is the part of f the text index can apply itself.
+func textFilterQuery(f *Filter) query.Query {
+	var conj []query.Query
+	if f.Project != "" {
+		q := bleve.NewTermQuery(f.Project)
+		q.SetField(fieldProject)
+		conj = append(conj, q)
+	}
+	if len(f.Kinds) > 0 {
+		var dis []query.Query
+		for _, k := range f.Kinds {
+			q := bleve.NewTermQuery(string(k))
+			q.SetField(fieldKind)
+			dis = append(dis, q)
+		}
+		conj = append(conj, bleve.NewDisjunctionQuery(dis...))
+	}
+	if f.Source != "" {
+		if f.sourcePrefix() {
+			q := bleve.NewPrefixQuery(f.Source)
+			q.SetField(fieldSource)
+			conj = append(conj, q)
+		} else {
+			q := bleve.NewTermQuery(f.Source)
+			q.SetField(fieldSource)
+			conj = append(conj, q)
+		}
+	}
+	if len(conj) == 0 {
+		return nil
+	}
+	if len(conj) == 1 {
+		return conj[0]
+	}
+	return bleve.NewConjunctionQuery(conj...)
+}
+
+// TextSearch returns up to n memories matching f ranked by BM25 against
+// query, best first. query is free text, not bleve query syntax: it is
+// analysed like the stored texts and its distinct terms are OR-ed (at most
+// 1024). A query with no indexable term returns nothing.
+func (s *Store) TextSearch(ctx context.Context, q string, n int, f Filter) ([]Scored, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := checkSearchArgs(n, &f); err != nil {
+		return nil, fmt.Errorf("text search: %w", err)
+	}
+	if !memory.ValidUTF8(q) {
+		return nil, fmt.Errorf("text search: %w", &memory.ValidationError{Problems: []string{"query is not valid UTF-8"}})
+	}
+	seen := make(map[string]bool)
+	var terms []query.Query
+	for _, t := range s.Analyze(q) {
+		if seen[t] || len(terms) >= maxQueryTerms {
+			continue
+		}
+		seen[t] = true
+		tq := bleve.NewTermQuery(t)
+		tq.SetField(fieldText)
+		terms = append(terms, tq)
+	}
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	var bq query.Query = bleve.NewDisjunctionQuery(terms...)
+	if fq := textFilterQuery(&f); fq != nil {
+		b := bleve.NewBooleanQuery()
+		b.AddMust(bq)
+		b.AddFilter(fq)
+		bq = b
+	}
+	now := s.now().UnixNano()
+	k := firstFetch(n, &f, true)
+	for {
+		req := bleve.NewSearchRequestOptions(bq, k, 0, false)
+		res, err := s.text.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("text search: %w", err)
+		}
+		out := make([]Scored, 0, n)
+		s.mu.RLock()
+		for _, h := range res.Hits {
+			if e, ok := s.entries[h.ID]; ok && f.match(e, now) {
+				out = append(out, Scored{ID: h.ID, Score: h.Score})
+				if len(out) == n {
+					break
+				}
+			}
+		}
+		s.mu.RUnlock()
+		if len(out) >= n || len(res.Hits) < k || uint64(k) >= res.Total {
+			return out, nil
+		}
+		k *= 4
+	}
+}
+
+// maxResults bounds n in searches.
+const maxResults = 10000
+
+func checkSearchArgs(n int, f *Filter) error {
+	if n < 1 || n > maxResults {
+		return &memory.ValidationError{Problems: []string{fmt.Sprintf("n must be within 1..%d", maxResults)}}
+	}
+	return f.validate()
+}
+
+// firstFetch is how many candidates a search leg asks its index for at
+// first: n when the index applies the whole filter, more when results are
+// filtered after (time range, snoozed, superseded).
+func firstFetch(n int, f *Filter, textLeg bool) int {
+	pushed := textLeg || (len(f.Kinds) <= 1 && f.Source == "")
+	if pushed && f.Since.IsZero() && f.Until.IsZero() {
+		return n + n/4 + 4 // a few snoozed/superseded ones may drop out
+	}
+	return 2*n + 16
+}

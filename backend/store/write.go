@@ -1,0 +1,365 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+)
+
+// maxRefLen bounds source, surface and the id-valued link fields.
+const maxRefLen = 256
+
+// checkFields validates what memory.Validate does not: the other strings,
+// counters and the embedding. It fills an empty EmbeddingModel.
+func (s *Store) checkFields(m *memory.Memory) error {
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	var problems []string
+	for name, v := range map[string]string{"source": m.Source, "surface": m.Surface, "supersedes": m.Supersedes,
+		"superseded_by": m.SupersededBy, "extends_source": m.ExtendsSource} {
+		if len(v) > maxRefLen || !memory.ValidUTF8(v) {
+			problems = append(problems, name+" is longer than 256 bytes or not UTF-8")
+		}
+	}
+	if m.AccessCount < 0 || m.ReinforcedCount < 0 || m.FeedbackN < 0 {
+		problems = append(problems, "counters must not be negative")
+	}
+	if math.IsNaN(m.FeedbackSum) || math.IsInf(m.FeedbackSum, 0) {
+		problems = append(problems, "feedback_sum must be finite")
+	}
+	if len(problems) > 0 {
+		return &memory.ValidationError{Problems: problems}
+	}
+	if m.EmbeddingModel == "" {
+		m.EmbeddingModel = s.model
+	}
+	if m.EmbeddingModel != s.model {
+		return fmt.Errorf("embedding of model %q, the store uses %q: %w", m.EmbeddingModel, s.model, memory.ErrModelMismatch)
+	}
+	return checkVector(m.Embedding, s.dim)
+}
+
+// normalizeTimes puts every timestamp in UTC (so exports are stable) and
+// keeps the newest memory.MaxHits hits.
+func normalizeTimes(m *memory.Memory) {
+	utc := func(t *time.Time) {
+		if !t.IsZero() {
+			*t = t.UTC()
+		}
+	}
+	utc(&m.CreatedAt)
+	utc(&m.UpdatedAt)
+	utc(&m.LastAccessed)
+	utc(&m.LastReinforcedAt)
+	utc(&m.CooldownUntil)
+	if len(m.Hits) > memory.MaxHits {
+		m.Hits = m.Hits[len(m.Hits)-memory.MaxHits:]
+	}
+	for i := range m.Hits {
+		utc(&m.Hits[i])
+	}
+}
+
+// prepare completes and validates a memory for insertion. With keep
+// (import), importance and timestamps are taken as they are.
+func (s *Store) prepare(m memory.Memory, now time.Time, keep bool) (memory.Memory, error) {
+	if m.ID == "" {
+		m.ID = newID()
+	} else if !ValidID(m.ID) {
+		return m, &memory.ValidationError{Problems: []string{fmt.Sprintf("id %q is not 1..64 characters of letters, digits and -_.:", m.ID)}}
+	}
+	if keep {
+		if m.Kind == "" {
+			m.Kind = memory.KindFact
+		}
+		if m.Type == "" {
+			m.Type = memory.TypeProject
+		}
+	} else {
+		m.ApplyDefaults()
+	}
+	m.Embedding = slices.Clone(m.Embedding)
+	m.Hits = slices.Clone(m.Hits)
+	if err := s.checkFields(&m); err != nil {
+		return m, err
+	}
+	m.ContentHash = memory.ContentHash(m.Text)
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = now
+	}
+	if m.UpdatedAt.IsZero() {
+		m.UpdatedAt = m.CreatedAt
+	}
+	normalizeTimes(&m)
+	return m, nil
+}
+
+// writeRecord stores m under h with its hash and order index entries.
+func writeRecord(tx *bolt.Tx, h recHeader, m *memory.Memory) error {
+	v, err := encodeRecord(h, m)
+	if err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketRecs).Put([]byte(m.ID), v); err != nil {
+		return err
+	}
+	if err := tx.Bucket(bucketHash).Put(hashKey(m.ContentHash, m.ID), nil); err != nil {
+		return err
+	}
+	return tx.Bucket(bucketOrder).Put(u64(h.ord), []byte(m.ID))
+}
+
+// Put stores a new memory and returns the stored record. It assigns an id
+// (random 128-bit hex) unless m has a valid one (an id already stored is an
+// error wrapping memory.ErrInvalid), sets CreatedAt (kept if given) and
+// UpdatedAt (CreatedAt if not given), the content hash and the defaults
+// (memory.ApplyDefaults), validates, and requires an embedding of the
+// store's dimension and model (an empty EmbeddingModel is set to the
+// store's; another gives memory.ErrModelMismatch). The record is durable
+// (fsync'd) when Put returns without error; an error wrapping
+// ErrIndexPending means it is stored but the text index lags.
+func (s *Store) Put(ctx context.Context, m memory.Memory) (memory.Memory, error) {
+	out, err := s.putBatch(ctx, []memory.Memory{m}, false)
+	if len(out) == 1 {
+		return out[0], err
+	}
+	return memory.Memory{}, err
+}
+
+// PutBatch stores several new memories as Put does, in one transaction:
+// either all are stored or none is.
+func (s *Store) PutBatch(ctx context.Context, ms []memory.Memory) ([]memory.Memory, error) {
+	return s.putBatch(ctx, ms, false)
+}
+
+func (s *Store) putBatch(ctx context.Context, ms []memory.Memory, keep bool) ([]memory.Memory, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.putBatchLocked(ms, keep)
+}
+
+// putBatchLocked is putBatch with s.wmu held.
+func (s *Store) putBatchLocked(ms []memory.Memory, keep bool) ([]memory.Memory, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	out := make([]memory.Memory, len(ms))
+	ids := make(map[string]bool, len(ms))
+	for i, m := range ms {
+		p, err := s.prepare(m, now, keep)
+		if err != nil {
+			if len(ms) == 1 {
+				return nil, fmt.Errorf("put: %w", err)
+			}
+			return nil, fmt.Errorf("put batch: record %d: %w", i, err)
+		}
+		if ids[p.ID] {
+			return nil, fmt.Errorf("put batch: record %d: id %q appears twice: %w", i, p.ID, memory.ErrInvalid)
+		}
+		ids[p.ID] = true
+		out[i] = p
+	}
+	heads := make([]recHeader, len(out))
+	seq := s.seq
+	for i := range out {
+		seq++
+		heads[i] = recHeader{seq: seq, tseq: seq, ord: seq}
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		recs, dels := tx.Bucket(bucketRecs), tx.Bucket(bucketDels)
+		for i := range out {
+			id := []byte(out[i].ID)
+			if recs.Get(id) != nil {
+				return fmt.Errorf("id %q is already stored: %w", out[i].ID, memory.ErrInvalid)
+			}
+			if err := writeRecord(tx, heads[i], &out[i]); err != nil {
+				return fmt.Errorf("write %s: %w", out[i].ID, err)
+			}
+			if err := dels.Delete(id); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketMeta).Put(keySeq, u64(seq))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("put: %w", err)
+	}
+	puts := make([]textPut, len(out))
+	s.mu.Lock()
+	s.seq = seq
+	for i := range out {
+		e := entryFromMemory(heads[i], &out[i], s.intern)
+		s.entries[out[i].ID] = e
+		s.vec.add(out[i].ID, out[i].Embedding, e)
+		puts[i] = textPut{m: &out[i], tseq: heads[i].tseq}
+	}
+	s.mu.Unlock()
+	if err := s.indexText(puts, nil); err != nil {
+		return out, fmt.Errorf("put: %w", err)
+	}
+	return out, nil
+}
+
+// Update reads the memory id, lets fn modify it and writes it back, in one
+// transaction (fn must not call the Store). ID and CreatedAt are kept,
+// UpdatedAt is set, the content hash recomputed and the result validated.
+// Changing the text requires a new embedding of it (memory.ErrInvalid
+// otherwise). The vector and text indexes are updated when what they hold
+// changed. An error from fn aborts the update and is returned.
+func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) error) (memory.Memory, error) {
+	if err := s.checkOpen(); err != nil {
+		return memory.Memory{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return memory.Memory{}, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return memory.Memory{}, err
+	}
+	now := s.now()
+	var (
+		m                       memory.Memory
+		h                       recHeader
+		textChanged, vecChanged bool
+	)
+	seq := s.seq + 1
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketRecs).Get([]byte(id))
+		if v == nil {
+			return memory.ErrNotFound
+		}
+		oh, om, err := decodeRecord(v)
+		if err != nil {
+			return err
+		}
+		m = om
+		m.Embedding = slices.Clone(om.Embedding)
+		m.Hits = slices.Clone(om.Hits)
+		if err := fn(&m); err != nil {
+			return err
+		}
+		if m.ID != om.ID {
+			return &memory.ValidationError{Problems: []string{"update may not change the id"}}
+		}
+		m.CreatedAt = om.CreatedAt
+		m.UpdatedAt = now
+		if m.Kind == "" {
+			m.Kind = memory.KindFact
+		}
+		if m.Type == "" {
+			m.Type = memory.TypeProject
+		}
+		m.Embedding = slices.Clone(m.Embedding)
+		if err := s.checkFields(&m); err != nil {
+			return err
+		}
+		m.ContentHash = memory.ContentHash(m.Text)
+		sameVec := slices.Equal(m.Embedding, om.Embedding)
+		if m.ContentHash != om.ContentHash && sameVec {
+			return &memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}}
+		}
+		normalizeTimes(&m)
+		textChanged = m.Text != om.Text || m.Project != om.Project || m.Kind != om.Kind || m.Source != om.Source
+		vecChanged = !sameVec || m.Project != om.Project || m.Kind != om.Kind
+		h = recHeader{seq: seq, tseq: oh.tseq, ord: oh.ord}
+		if textChanged {
+			h.tseq = seq
+		}
+		if m.ContentHash != om.ContentHash {
+			if err := tx.Bucket(bucketHash).Delete(hashKey(om.ContentHash, id)); err != nil {
+				return err
+			}
+		}
+		if err := writeRecord(tx, h, &m); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keySeq, u64(seq))
+	})
+	if err != nil {
+		return memory.Memory{}, fmt.Errorf("update %q: %w", id, err)
+	}
+	s.mu.Lock()
+	s.seq = seq
+	e := entryFromMemory(h, &m, s.intern)
+	s.entries[id] = e
+	if vecChanged {
+		s.vec.add(id, m.Embedding, e)
+	}
+	s.mu.Unlock()
+	if textChanged {
+		if err := s.indexText([]textPut{{m: &m, tseq: h.tseq}}, nil); err != nil {
+			return m, fmt.Errorf("update %q: %w", id, err)
+		}
+	}
+	return m, nil
+}
+
+// Delete removes the memory id (memory.ErrNotFound if there is none).
+func (s *Store) Delete(ctx context.Context, id string) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	seq := s.seq + 1
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		v := recs.Get([]byte(id))
+		if v == nil {
+			return memory.ErrNotFound
+		}
+		oh, om, err := decodeRecord(v)
+		if err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketHash).Delete(hashKey(om.ContentHash, id)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketOrder).Delete(u64(oh.ord)); err != nil {
+			return err
+		}
+		if err := recs.Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketDels).Put([]byte(id), u64(seq)); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keySeq, u64(seq))
+	})
+	if err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
+	s.mu.Lock()
+	s.seq = seq
+	delete(s.entries, id)
+	s.vec.remove(id)
+	s.mu.Unlock()
+	if err := s.indexText(nil, []string{id}); err != nil {
+		return fmt.Errorf("delete %q: %w", id, err)
+	}
+	return nil
+}
