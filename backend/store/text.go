@@ -144,7 +144,26 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 		}
 	}
 	s.text = idx
+	tightenModes(path)
 	return s.reconcile(ctx, lr, fresh)
+}
+
+// tightenModes makes the text index's files private (bleve writes
+// index_meta.json world-readable).
+func tightenModes(path string) {
+	_ = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			if d.Type().IsRegular() && fi.Mode().Perm()&0o077 != 0 {
+				_ = os.Chmod(p, 0o600)
+			} else if d.IsDir() && fi.Mode().Perm()&0o077 != 0 {
+				_ = os.Chmod(p, 0o700)
+			}
+		}
+		return nil
+	})
 }
 
 // openTextIndex opens an existing index; (nil, nil) when there is none.
