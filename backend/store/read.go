@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
 	bolt "go.etcd.io/bbolt"
@@ -215,10 +217,25 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter
 		}
 		s.mu.RUnlock()
 		if len(out) >= n || len(res) < k || k >= total {
+			sortScored(out)
 			return out, nil
 		}
 		k *= 4
 	}
+}
+
+// sortScored orders results best first, ties by id, so equal scores come
+// back in a stable order.
+func sortScored(sc []Scored) {
+	slices.SortStableFunc(sc, func(a, b Scored) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
 }
 
 // clampSim turns a float32 cosine into a float64 within -1..1.

@@ -577,6 +577,7 @@ func (s *Store) TextSearch(ctx context.Context, q string, n int, f Filter) ([]Sc
 		}
 		s.mu.RUnlock()
 		if len(out) >= n || len(res.Hits) < k || uint64(k) >= res.Total {
+			sortScored(out)
 			return out, nil
 		}
 		k *= 4

@@ -1,0 +1,307 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// fillVaried stores records using every field of memory.Memory.
+func fillVaried(t *testing.T, s *Store) []memory.Memory {
+	t.Helper()
+	var out []memory.Memory
+	for i := 0; i < 40; i++ {
+		m := mem(fmt.Sprintf("varied record %d: the %s of project p%d uses port %d", i, []string{"cache", "queue", "index"}[i%3], i%4, 8000+i))
+		m.Kind = memory.Kinds[i%len(memory.Kinds)]
+		m.Type = memory.Types[i%len(memory.Types)]
+		m.Project = fmt.Sprintf("p%d", i%4)
+		m.Source = []string{"capture", "mcp", "ingest:README.md", ""}[i%4]
+		m.Surface = []string{"", "symbol"}[i%2]
+		m.Importance = 0.1 + float64(i%9)/10
+		m.Pinned = i%5 == 0
+		m.AccessCount = i
+		m.ReinforcedCount = i / 2
+		m.FeedbackSum = float64(i%3) - 1
+		m.FeedbackN = i % 3
+		m.CreatedAt = t0.Add(-time.Duration(i) * time.Hour).In(time.FixedZone("X", 3600))
+		m.UpdatedAt = m.CreatedAt.Add(time.Minute)
+		if i%3 == 0 {
+			m.Hits = []time.Time{t0.Add(-time.Minute), t0.Add(-time.Second)}
+			m.LastAccessed = t0.Add(-time.Second)
+			m.LastReinforcedAt = t0.Add(-2 * time.Second)
+		}
+		if i%7 == 0 {
+			m.CooldownUntil = t0.Add(24 * time.Hour)
+		}
+		if i > 0 && i%6 == 0 {
+			m.Supersedes = out[i-1].ID
+		}
+		if i%8 == 1 {
+			m.ExtendsSource = out[0].ID
+		}
+		out = append(out, mustPut(t, s, m))
+	}
+	return out
+}
+
+func export(t *testing.T, s *Store) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := s.Export(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func lines(b []byte) []string { return strings.Split(strings.TrimRight(string(b), "\n"), "\n") }
+
+func TestExportImportRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t, t.TempDir())
+	fillVaried(t, a)
+	// A deleted record and an updated one must export as they are now.
+	var first memory.Memory
+	_ = a.Iterate(ctx, Filter{}, func(m memory.Memory) error { first = m; return errors.New("stop") })
+	if err := a.Delete(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	exp1 := export(t, a)
+	l1 := lines(exp1)
+	var hdr ExportHeader
+	if err := json.Unmarshal([]byte(l1[0]), &hdr); err != nil {
+		t.Fatal(err)
+	}
+	if hdr.Format != ExportFormat || hdr.Version != 1 || hdr.EmbeddingModel != testEmb.model || hdr.Dim != testDim || hdr.Count != 39 || len(l1) != 41 {
+		t.Fatalf("header %+v, %d lines", hdr, len(l1))
+	}
+	if l1[len(l1)-1] != `{"end":true,"count":39}` {
+		t.Errorf("trailer %s", l1[len(l1)-1])
+	}
+
+	b := openTest(t, t.TempDir())
+	var progress [][2]int
+	rep, err := b.Import(ctx, bytes.NewReader(exp1), ImportOptions{Progress: func(d, n int) { progress = append(progress, [2]int{d, n}) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep != (ImportReport{Total: 39, Imported: 39}) || len(progress) == 0 || progress[len(progress)-1] != [2]int{39, 39} {
+		t.Errorf("report %+v, progress %v", rep, progress)
+	}
+	exp2 := export(t, b)
+	l2 := lines(exp2)
+	if !slices.Equal(l1[1:], l2[1:]) {
+		for i := 1; i < min(len(l1), len(l2)); i++ {
+			if l1[i] != l2[i] {
+				t.Fatalf("line %d differs:\n%s\n%s", i, l1[i], l2[i])
+			}
+		}
+		t.Fatalf("exports differ in length: %d vs %d", len(l1), len(l2))
+	}
+	// The imported store searches like the original.
+	// (Scores, not ids: ties may come in another order, and BM25 statistics
+	// of the original still count the deleted record.)
+	for _, m := range []string{"varied record 17: the index of project p1 uses port 8017", "varied record 30"} {
+		va, _ := a.VectorSearch(ctx, testEmb.vec(m), 3, Filter{IncludeSnoozed: true})
+		vb, _ := b.VectorSearch(ctx, testEmb.vec(m), 3, Filter{IncludeSnoozed: true})
+		ta, _ := a.TextSearch(ctx, m, 1, Filter{IncludeSnoozed: true})
+		tb, _ := b.TextSearch(ctx, m, 1, Filter{IncludeSnoozed: true})
+		if len(va) != 3 || len(vb) != 3 || va[0] != vb[0] || va[2].Score != vb[2].Score || len(ta) != 1 || len(tb) != 1 || ta[0].ID != tb[0].ID {
+			t.Errorf("searches differ after import: %v %v / %v %v", va, vb, ta, tb)
+		}
+	}
+
+	// Importing the same file again: every record is a duplicate.
+	rep, err = b.Import(ctx, bytes.NewReader(exp1), ImportOptions{})
+	if err != nil || rep != (ImportReport{Total: 39, Duplicates: 39}) {
+		t.Errorf("re-import: %+v %v", rep, err)
+	}
+}
+
+func TestImportCollisionsAndReembed(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t, t.TempDir())
+	r1 := mustPut(t, a, memory.Memory{ID: "shared-id", Text: "text from store a", Embedding: testEmb.vec("text from store a")})
+	r2 := mustPut(t, a, memory.Memory{ID: "child", Text: "a child of shared", Supersedes: "shared-id", Embedding: testEmb.vec("a child")})
+	_ = r2
+	exp := export(t, a)
+
+	b := openTest(t, t.TempDir())
+	mustPut(t, b, memory.Memory{ID: "shared-id", Text: "different text in store b", Embedding: testEmb.vec("different")})
+	rep, err := b.Import(ctx, bytes.NewReader(exp), ImportOptions{})
+	if err != nil || rep.Imported != 2 {
+		t.Fatalf("import: %+v %v", rep, err)
+	}
+	f, ok, _ := b.FindByHash(ctx, r1.ContentHash)
+	if !ok || f.ID == "shared-id" || len(f.ID) != 32 {
+		t.Errorf("colliding id not replaced: %q", f.ID)
+	}
+	c, err := b.Get(ctx, "child")
+	if err != nil || c.Supersedes != f.ID {
+		t.Errorf("link not rewritten: %q want %q (%v)", c.Supersedes, f.ID, err)
+	}
+
+	// Another model: refused without an embedder, re-embedded with one.
+	other := wordEmbedder{model: "words-small", dim: 16}
+	dir := t.TempDir()
+	o, err := Open(ctx, Options{Dir: dir, Model: other.model, Dim: other.dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if _, err := o.Import(ctx, bytes.NewReader(exp), ImportOptions{}); !errors.Is(err, memory.ErrModelMismatch) {
+		t.Errorf("import of another model without embedder: %v", err)
+	}
+	if _, err := o.Import(ctx, bytes.NewReader(exp), ImportOptions{Embedder: testEmb}); !errors.Is(err, memory.ErrModelMismatch) {
+		t.Errorf("import with an embedder of the wrong model: %v", err)
+	}
+	if o.Count() != 0 {
+		t.Fatal("refused import wrote records")
+	}
+	rep, err = o.Import(ctx, bytes.NewReader(exp), ImportOptions{Embedder: other})
+	if err != nil || rep.Reembedded != 2 || rep.Imported != 2 {
+		t.Fatalf("re-embedding import: %+v %v", rep, err)
+	}
+	g, _ := o.Get(ctx, "child")
+	if g.EmbeddingModel != other.model || !slices.Equal(g.Embedding, other.vec(g.Text)) {
+		t.Errorf("record not re-embedded: %q %d", g.EmbeddingModel, len(g.Embedding))
+	}
+}
+
+// validExport returns a small valid export stream.
+func validExport(t testing.TB) []byte {
+	s := openTest(t, t.TempDir())
+	for _, tx := range []string{"first exported memory", "second exported memory", "third one"} {
+		mustPut(t, s, mem(tx))
+	}
+	var b bytes.Buffer
+	if err := s.Export(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func TestImportRejectsBadStreams(t *testing.T) {
+	ctx := context.Background()
+	good := validExport(t)
+	gl := lines(good)
+	join := func(ls ...string) []byte { return []byte(strings.Join(ls, "\n") + "\n") }
+	replaceIn := func(i int, old, new string) []byte {
+		ls := slices.Clone(gl)
+		ls[i] = strings.Replace(ls[i], old, new, 1)
+		return join(ls...)
+	}
+	var rec map[string]any
+	_ = json.Unmarshal([]byte(gl[1]), &rec)
+	rec["embedding"] = []float32{1, 2, 3}
+	shortVec, _ := json.Marshal(rec)
+	rec["embedding"] = nil
+	rec["text"] = strings.Repeat("x", MaxExportLine)
+	huge, _ := json.Marshal(rec)
+
+	cases := []struct {
+		name string
+		data []byte
+		want error
+		msg  string
+	}{
+		{"empty", nil, memory.ErrInvalid, "empty"},
+		{"corrupt line", join(gl[0], gl[1], `{"id":"x","text":`, gl[3], gl[4]), memory.ErrInvalid, "line 3"},
+		{"truncated", join(gl[:3]...), memory.ErrInvalid, "truncated"},
+		{"truncated mid-line", good[:len(good)-30], memory.ErrInvalid, ""},
+		{"wrong version", replaceIn(0, `"version":1`, `"version":0`), memory.ErrInvalid, "version"},
+		{"newer version", replaceIn(0, `"version":1`, `"version":2`), memory.ErrNewerFormat, "version 2"},
+		{"not an export", replaceIn(0, ExportFormat, "something-else"), memory.ErrInvalid, "not a memtray export"},
+		{"dim mismatch", join(gl[0], string(shortVec), gl[2], gl[3], gl[4]), memory.ErrModelMismatch, "line 2"},
+		{"header dim mismatch", replaceIn(0, fmt.Sprintf(`"dim":%d`, testDim), `"dim":64`), memory.ErrModelMismatch, "line 2"},
+		{"record of another model", replaceIn(2, `"embedding_model":"`+testEmb.model, `"embedding_model":"zzz`), memory.ErrModelMismatch, "line 3"},
+		{"invalid utf8", replaceIn(1, "first", "fi\xffrst"), memory.ErrInvalid, "UTF-8"},
+		{"escaped NUL", replaceIn(1, "first", `fi\u0000rst`), memory.ErrInvalid, "line 2"},
+		{"oversized line", join(gl[0], string(huge), gl[2], gl[3], gl[4]), memory.ErrInvalid, "longer than"},
+		{"count mismatch", replaceIn(4, `"count":3`, `"count":2`), memory.ErrInvalid, "trailer"},
+		{"header count too small", replaceIn(0, `"count":3`, `"count":2`), memory.ErrInvalid, "more records"},
+		{"data after trailer", join(append(slices.Clone(gl), gl[1])...), memory.ErrInvalid, "after the trailer"},
+		{"blank line", join(gl[0], "", gl[1], gl[2], gl[3], gl[4]), memory.ErrInvalid, "empty line"},
+		{"bad hash", replaceIn(1, `"content_hash":"`, `"content_hash":"00`), memory.ErrInvalid, "content_hash"},
+		{"bad kind", replaceIn(1, `"kind":"fact"`, `"kind":"rumour"`), memory.ErrInvalid, "kind"},
+		{"duplicate id", join(gl[0], gl[1], gl[1], gl[3], gl[4]), memory.ErrInvalid, "twice"},
+		{"bad id", replaceIn(1, `"id":"`, `"id":"bad id `), memory.ErrInvalid, "id"},
+		{"NaN-ish importance", replaceIn(1, `"importance":0.5`, `"importance":7`), memory.ErrInvalid, "importance"},
+	}
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	mustPut(t, s, mem("already stored and must stay"))
+	before := export(t, s)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := s.Import(ctx, bytes.NewReader(c.data), ImportOptions{})
+			if !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+			if c.msg != "" && !strings.Contains(err.Error(), c.msg) {
+				t.Errorf("err %q does not mention %q", err, c.msg)
+			}
+			if rep.Imported != 0 {
+				t.Errorf("imported %d", rep.Imported)
+			}
+			after := export(t, s)
+			if !slices.Equal(lines(before)[1:], lines(after)[1:]) {
+				t.Error("store changed")
+			}
+		})
+	}
+	// The good stream is accepted.
+	if rep, err := s.Import(ctx, bytes.NewReader(good), ImportOptions{}); err != nil || rep.Imported != 3 {
+		t.Errorf("good stream: %+v %v", rep, err)
+	}
+}
+
+// FuzzImport feeds arbitrary streams to the export parser: it must never
+// panic, and whatever it accepts must be internally consistent.
+func FuzzImport(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join("testdata", "import", "*.jsonl"))
+	for _, p := range seeds {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"format":"memtray-export","version":1,"embedding_model":"m","dim":2,"count":0,"exported_at":"2025-01-01T00:00:00Z"}` + "\n" + `{"end":true,"count":0}` + "\n"))
+	f.Add([]byte(`{"format":"memtray-export","version":1,"embedding_model":"m","dim":2,"count":1,"exported_at":"2025-01-01T00:00:00Z"}` + "\n" +
+		`{"id":"a","text":"hello","embedding":[0.6,0.8],"kind":"fact"}` + "\n" + `{"end":true,"count":1}` + "\n"))
+	f.Add([]byte("{\"end\":true}\n"))
+	f.Add([]byte("\xff\xfe\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := ParseExport(bytes.NewReader(data))
+		if err != nil {
+			if !errors.Is(err, memory.ErrInvalid) && !errors.Is(err, memory.ErrNewerFormat) && !errors.Is(err, memory.ErrModelMismatch) {
+				t.Fatalf("error without a sentinel: %v", err)
+			}
+			return
+		}
+		if len(ef.Records) != ef.Header.Count {
+			t.Fatalf("accepted %d records, header says %d", len(ef.Records), ef.Header.Count)
+		}
+		seen := map[string]bool{}
+		for _, m := range ef.Records {
+			if err := m.Validate(); err != nil {
+				t.Fatalf("accepted invalid record: %v", err)
+			}
+			if len(m.Embedding) != ef.Header.Dim || m.EmbeddingModel != ef.Header.EmbeddingModel {
+				t.Fatal("accepted a record of another shape")
+			}
+			if m.ID != "" && seen[m.ID] {
+				t.Fatal("accepted duplicate ids")
+			}
+			seen[m.ID] = true
+		}
+	})
+}

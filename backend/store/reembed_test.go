@@ -1,0 +1,124 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// failingEmbedder wraps an embedder and fails after `after` calls.
+type failingEmbedder struct {
+	wordEmbedder
+	after int32
+	calls atomic.Int32
+}
+
+func (f *failingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if f.calls.Add(1) > f.after {
+		return nil, errors.New("embedder went away")
+	}
+	return f.wordEmbedder.Embed(ctx, texts)
+}
+
+func TestReembedSwitchesModelAndResumes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	var batch []memory.Memory
+	for i := 0; i < 300; i++ {
+		batch = append(batch, mem(fmt.Sprintf("reembed record %d about %s", i, []string{"queues", "caches", "indexes"}[i%3])))
+	}
+	stored, err := s.PutBatch(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := wordEmbedder{model: "words-v2", dim: 16}
+
+	// Fail midway: the store keeps its old model, fully usable.
+	bad := &failingEmbedder{wordEmbedder: v2, after: 2}
+	if err := s.Reembed(ctx, bad, nil); err == nil || !strings.Contains(err.Error(), "went away") {
+		t.Fatalf("failing reembed: %v", err)
+	}
+	if s.Info().Model != testEmb.model {
+		t.Fatalf("model switched after a failed reembed: %+v", s.Info())
+	}
+	if vs, err := s.VectorSearch(ctx, stored[5].Embedding, 1, Filter{}); err != nil || vs[0].Score < 0.999 {
+		t.Fatalf("vector search after failed reembed: %v %v", vs, err)
+	}
+	s.Close()
+
+	// Reopen with the old model: works, and says a re-embedding is unfinished.
+	s = openTest(t, dir)
+	if w := s.Info().Warnings; len(w) != 1 || !strings.Contains(w[0], "words-v2") {
+		t.Errorf("warnings = %q", w)
+	}
+	// A write in between must be re-embedded too.
+	extra := mustPut(t, s, mem("written between the two runs"))
+	s.Close()
+
+	// The new model is refused without AllowModelChange, accepted with it.
+	if _, err := Open(ctx, Options{Dir: dir, Model: v2.model, Dim: v2.dim}); !errors.Is(err, memory.ErrModelMismatch) {
+		t.Fatalf("open with new model: %v", err)
+	}
+	s2, err := Open(ctx, Options{Dir: dir, Model: v2.model, Dim: v2.dim, AllowModelChange: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, last [2]int
+	calls := 0
+	err = s2.Reembed(ctx, v2, func(done, total int) {
+		if calls == 0 {
+			first = [2]int{done, total}
+		}
+		last = [2]int{done, total}
+		calls++
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two batches of 64 were staged by the failed run: resumed, not redone.
+	if first[0] != 128+64 || last != [2]int{301, 301} {
+		t.Errorf("progress first %v last %v", first, last)
+	}
+	info := s2.Info()
+	if info.Model != v2.model || info.Dim != 16 || len(info.Warnings) != 0 {
+		t.Errorf("Info after reembed: %+v", info)
+	}
+	for _, m := range append(stored[:10], extra) {
+		g, err := s2.Get(ctx, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.EmbeddingModel != v2.model || !slices.Equal(g.Embedding, v2.vec(g.Text)) || g.UpdatedAt != m.UpdatedAt {
+			t.Errorf("record %s not re-embedded: %q %d", m.ID, g.EmbeddingModel, len(g.Embedding))
+		}
+		vs, err := s2.VectorSearch(ctx, v2.vec(g.Text), 1, Filter{})
+		if err != nil || vs[0].Score < 0.999 {
+			t.Errorf("vector search with the new model: %v %v", vs, err)
+		}
+	}
+	if _, err := s2.VectorSearch(ctx, stored[0].Embedding, 1, Filter{}); !errors.Is(err, memory.ErrModelMismatch) {
+		t.Errorf("old-dim query after reembed: %v", err)
+	}
+	if _, err := s2.Put(ctx, mem("old model vector")); !errors.Is(err, memory.ErrModelMismatch) {
+		t.Errorf("old-model put after reembed: %v", err)
+	}
+	if ts, _ := s2.TextSearch(ctx, "written", 5, Filter{}); len(ts) != 1 {
+		t.Errorf("text index after reembed: %v", ts)
+	}
+	s2.Close()
+	s3, err := Open(ctx, Options{Dir: dir, Model: v2.model, Dim: v2.dim})
+	if err != nil {
+		t.Fatalf("reopen with the new model: %v", err)
+	}
+	if s3.Info().RepairedOnOpen != 0 || s3.Count() != 301 {
+		t.Errorf("reopen after reembed: %+v", s3.Info())
+	}
+	s3.Close()
+}
