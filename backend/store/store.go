@@ -374,3 +374,44 @@ func (s *Store) Count() int {
 }
 
 func (s *Store) now() time.Time { return s.clock.Now() }
+
+// Peek reads what a store in dir records (model, dimension, count,
+// sequence number, format version) without opening its indexes, so a
+// caller can pick the matching embedder before Open. ok is false when dir
+// holds no store. It needs the store's lock briefly: while another process
+// owns the store it fails with an error wrapping memory.ErrLocked.
+func Peek(dir string) (info Info, ok bool, err error) {
+	dir, err = filepath.Abs(dir)
+	if err != nil {
+		return info, false, fmt.Errorf("peek store: %w", err)
+	}
+	path := filepath.Join(dir, dbFile)
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return info, false, nil
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		if errors.Is(err, bolterrors.ErrTimeout) {
+			return info, false, lockedError(dir)
+		}
+		return info, false, fmt.Errorf("peek store %s: %w", dir, err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil || meta.Get(keyFormat) == nil {
+			return nil
+		}
+		ok = true
+		info = Info{Dir: dir, Model: string(meta.Get(keyModel)), Dim: int(getU64(meta.Get(keyDim))),
+			Seq: getU64(meta.Get(keySeq)), FormatVersion: int(getU64(meta.Get(keyFormat)))}
+		if info.FormatVersion > FormatVersion {
+			return fmt.Errorf("peek store %s: format version %d: %w", dir, info.FormatVersion, memory.ErrNewerFormat)
+		}
+		if recs := tx.Bucket(bucketRecs); recs != nil {
+			info.Count = recs.Stats().KeyN
+		}
+		return nil
+	})
+	return info, ok, err
+}

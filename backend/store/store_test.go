@@ -657,3 +657,17 @@ func TestLockHeldByAnotherProcess(t *testing.T) {
 	}
 	s.Close()
 }
+
+func TestPeek(t *testing.T) {
+	dir := t.TempDir()
+	if _, ok, err := Peek(dir); ok || err != nil {
+		t.Errorf("Peek(empty dir) = %v %v", ok, err)
+	}
+	s := openTest(t, dir)
+	mustPut(t, s, mem("peek at me"))
+	s.Close()
+	info, ok, err := Peek(dir)
+	if err != nil || !ok || info.Model != testEmb.model || info.Dim != testDim || info.Count != 1 || info.FormatVersion != FormatVersion {
+		t.Errorf("Peek = %+v %v %v", info, ok, err)
+	}
+}
