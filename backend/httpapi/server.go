@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -295,13 +297,21 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return fmt.Errorf("%w: Content-Type must be application/json", memory.ErrInvalid)
 	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxJSONBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBody))
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return fmt.Errorf("%w: request body larger than %d bytes", memory.ErrInvalid, MaxJSONBody)
 		}
+		return fmt.Errorf("read request body: %w", err)
+	}
+	// encoding/json would quietly turn invalid UTF-8 into U+FFFD; refuse it instead.
+	if !utf8.Valid(data) {
+		return fmt.Errorf("%w: request body is not valid UTF-8", memory.ErrInvalid)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("%w: request body: %v", memory.ErrInvalid, err)
 	}
 	if dec.More() {
