@@ -197,6 +197,11 @@ func ParseOllamaHost(s string) (*url.URL, error) {
 	}
 	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
 	if path != "" {
+		for _, r := range path {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._~-", r)) {
+				return nil, fmt.Errorf("ollama host %q: path may hold only letters, digits and /._~-: %w", s, memory.ErrInvalid)
+			}
+		}
 		u.Path = "/" + path
 	}
 	if _, err := url.Parse(u.String()); err != nil {
