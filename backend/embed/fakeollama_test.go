@@ -28,7 +28,7 @@ import (
 // for /api/embed, /api/tags, /api/pull and /api/version, with the status
 // codes and bodies of its server/routes.go. Knobs make it misbehave.
 type fakeOllama struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu         sync.Mutex
@@ -46,7 +46,7 @@ type fakeOllama struct {
 }
 
 // newFakeOllama starts a fake Ollama with the models of testdata/tags.json.
-func newFakeOllama(t *testing.T) *fakeOllama {
+func newFakeOllama(t testing.TB) *fakeOllama {
 	t.Helper()
 	f := &fakeOllama{t: t, dim: 16, failStatus: http.StatusInternalServerError}
 	var lr api.ListResponse

@@ -472,3 +472,23 @@ func FuzzCheckVectors(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkOllamaClient measures the client's own cost (request encoding,
+// response decoding, checks, normalisation) against the fake server at
+// nomic-embed-text's dimension, 32 texts per request.
+func BenchmarkOllamaClient(b *testing.B) {
+	f := newFakeOllama(b)
+	f.set(func(f *fakeOllama) { f.dim = 768 })
+	o, err := NewOllama(OllamaOptions{Host: f.url()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := texts(32)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := o.Embed(context.Background(), in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(in))/1000, "µs/text")
+}
