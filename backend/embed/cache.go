@@ -14,6 +14,7 @@ import (
 // BatchSizer is implemented by embedders that prefer a bounded number of
 // texts per call (Ollama). Cached splits its misses accordingly.
 type BatchSizer interface {
+	// BatchSize is the most texts one Embed call should carry; 0 means no limit.
 	BatchSize() int
 }
 
