@@ -157,25 +157,33 @@ func ValidID(id string) bool {
 	return true
 }
 
-// checkVector validates an embedding against the store's dimension.
+// checkVector validates an embedding against the store's dimension. The
+// zero vector is allowed (an embedder's answer for a text without a usable
+// token): such a record is stored and found by text, never by vector.
 func checkVector(v []float32, dim int) error {
 	if len(v) != dim {
 		return fmt.Errorf("embedding has %d dimensions, the store uses %d: %w", len(v), dim, memory.ErrModelMismatch)
 	}
-	var sq float64
 	for _, f := range v {
 		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
 			return &memory.ValidationError{Problems: []string{"embedding contains NaN or Inf"}}
 		}
-		sq += float64(f) * float64(f)
-	}
-	if sq == 0 {
-		return &memory.ValidationError{Problems: []string{"embedding is the zero vector"}}
 	}
 	return nil
 }
 
-// normalized returns a unit-length copy of v (the vector index's form).
+// isZero reports whether every component of v is zero.
+func isZero(v []float32) bool {
+	for _, f := range v {
+		if f != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// normalized returns a unit-length copy of v (the vector index's form); the
+// zero vector stays zero.
 func normalized(v []float32) []float32 {
 	var sq float64
 	for _, f := range v {

@@ -171,7 +171,9 @@ func (s *Store) FindByHash(ctx context.Context, hash string) (memory.Memory, boo
 func hashKey(hash, id string) []byte { return []byte(hash + id) }
 
 // VectorSearch returns up to n memories matching f nearest to vec by
-// cosine similarity, best first. vec must have the store's dimension.
+// cosine similarity, best first. vec must have the store's dimension; the
+// zero vector returns nothing, and records with a zero embedding are never
+// returned.
 func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter) ([]Scored, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -184,6 +186,9 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter
 	s.mu.RUnlock()
 	if err := checkVector(vec, dim); err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	if isZero(vec) {
+		return nil, nil // a query without a usable token is similar to nothing
 	}
 	q := normalized(vec)
 	var where map[string]string

@@ -153,7 +153,6 @@ func TestPutValidation(t *testing.T) {
 		{"no embedding", memory.Memory{Text: "a"}, memory.ErrModelMismatch},
 		{"wrong dim", memory.Memory{Text: "a", Embedding: make([]float32, 8)}, memory.ErrModelMismatch},
 		{"wrong model", memory.Memory{Text: "a", Embedding: testEmb.vec("a"), EmbeddingModel: "other"}, memory.ErrModelMismatch},
-		{"zero vector", memory.Memory{Text: "a", Embedding: make([]float32, testDim)}, memory.ErrInvalid},
 		{"nan", memory.Memory{Text: "a", Embedding: nan}, memory.ErrInvalid},
 		{"negative counter", memory.Memory{Text: "a", AccessCount: -1, Embedding: testEmb.vec("a")}, memory.ErrInvalid},
 	}
@@ -166,6 +165,21 @@ func TestPutValidation(t *testing.T) {
 	}
 	if s.Count() != 0 {
 		t.Errorf("invalid puts stored %d records", s.Count())
+	}
+	// A zero embedding (a text without a usable token) is stored, found by
+	// text, never by vector.
+	z := mustPut(t, s, memory.Memory{Text: "the and of zzzword", Embedding: make([]float32, testDim)})
+	if ts, _ := s.TextSearch(ctx, "zzzword", 5, Filter{}); len(ts) != 1 {
+		t.Errorf("zero-vector record not found by text: %v", ts)
+	}
+	if vs, err := s.VectorSearch(ctx, testEmb.vec("zzzword"), 5, Filter{}); err != nil || len(vs) != 0 {
+		t.Errorf("zero-vector record found by vector: %v %v", vs, err)
+	}
+	if vs, err := s.VectorSearch(ctx, make([]float32, testDim), 5, Filter{}); err != nil || len(vs) != 0 {
+		t.Errorf("zero query: %v %v", vs, err)
+	}
+	if err := s.Delete(ctx, z.ID); err != nil {
+		t.Fatal(err)
 	}
 	// A batch with one bad record stores nothing.
 	_, err := s.PutBatch(ctx, []memory.Memory{mem("good one"), {Text: ""}})
@@ -592,6 +606,8 @@ func TestHelperProcess(t *testing.T) {
 		err = helperCrash(dir)
 	case "diskfull":
 		err = helperDiskFull(dir)
+	case "openstats":
+		err = helperOpenStats(dir)
 	default:
 		err = fmt.Errorf("unknown helper mode %q", mode)
 	}

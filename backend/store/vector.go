@@ -48,8 +48,14 @@ func vecMeta(e *entry) map[string]string {
 	return m
 }
 
-// add indexes vec (any length-dim vector; a normalised copy is kept).
+// add indexes vec (any length-dim vector; a normalised copy is kept). A
+// zero vector is similar to nothing: it is left out (and a previous vector
+// of id removed).
 func (v *vectorIndex) add(id string, vec []float32, e *entry) {
+	if isZero(vec) {
+		v.remove(id)
+		return
+	}
 	_ = v.coll.AddDocument(context.Background(), chromem.Document{ID: id, Metadata: vecMeta(e), Embedding: normalized(vec)})
 }
 
@@ -62,7 +68,11 @@ func (v *vectorIndex) addPacked(id string, packed []byte, e *entry) {
 		vec[i] = f
 		sq += float64(f) * float64(f)
 	}
-	if sq > 0 && math.Abs(sq-1) > 1e-7 {
+	if sq == 0 {
+		v.remove(id)
+		return
+	}
+	if math.Abs(sq-1) > 1e-7 {
 		inv := 1 / math.Sqrt(sq)
 		for i := range vec {
 			vec[i] = float32(float64(vec[i]) * inv)
