@@ -76,8 +76,12 @@ type Embedder struct {
 
 // Search holds the read pipeline's constants (DESIGN.md "Read pipeline").
 type Search struct {
-	K               int                `json:"k"`
-	Overfetch       float64            `json:"overfetch"`
+	K         int     `json:"k"`
+	Overfetch float64 `json:"overfetch"`
+	// Candidates is the least number of candidates each leg returns, whatever
+	// K x Overfetch: a deeper pool lets RRF find memories both legs agree on
+	// and keeps the first results the same for every K up to Candidates/2.
+	Candidates      int                `json:"candidates"`
 	RRFK            float64            `json:"rrf_k"`
 	MMRLambda       float64            `json:"mmr_lambda"`
 	RelativeFloor   float64            `json:"relative_floor"`
@@ -106,6 +110,7 @@ func Default() Config {
 		Search: Search{
 			K:             5,
 			Overfetch:     2,
+			Candidates:    50,
 			RRFK:          60,
 			MMRLambda:     0.7,
 			RelativeFloor: 0.3,
@@ -246,6 +251,9 @@ func (c *Config) Validate() error {
 	}
 	if s.Overfetch < 1 || s.Overfetch > 20 || math.IsNaN(s.Overfetch) {
 		bad("search.overfetch", "must be within 1..20")
+	}
+	if s.Candidates < 0 || s.Candidates > 1000 {
+		bad("search.candidates", "must be within 0..1000")
 	}
 	if s.RRFK <= 0 || math.IsNaN(s.RRFK) {
 		bad("search.rrf_k", "must be positive")

@@ -51,7 +51,7 @@ func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error
 		if !utf8.ValidString(t) {
 			return nil, fmt.Errorf("builtin embed: text %d is not valid UTF-8", i)
 		}
-		out[i] = f.vector(t, b.dim)
+		out[i] = f.vector(t, b.dim, nil)
 	}
 	return out, nil
 }
@@ -59,7 +59,7 @@ func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error
 // EmbedOne embeds a single text; a convenience for callers and tests.
 func (b *Builtin) EmbedOne(text string) []float32 {
 	var f featurizer
-	return f.vector(text, b.dim)
+	return f.vector(text, b.dim, nil)
 }
 
 // Feature weights. Words carry the meaning; whole identifiers make exact
@@ -89,27 +89,49 @@ type feature struct {
 // featurizer holds reusable buffers; it is not safe for concurrent use, so
 // Embed makes one per call.
 type featurizer struct {
-	feats []feature
-	words []string
-	runes []rune
+	feats   []feature
+	words   []string
+	weights []float32
+	runes   []rune
 }
 
-func (f *featurizer) vector(text string, dim int) []float32 {
+// vector embeds text. weight, if not nil, scales the features of each token
+// (whole identifiers and their parts alike); a weight <= 0 drops the token.
+func (f *featurizer) vector(text string, dim int, weight func(token string) float64) []float32 {
 	f.feats = f.feats[:0]
 	f.words = f.words[:0]
+	f.weights = f.weights[:0]
+	wt := func(s string) float32 {
+		if weight == nil {
+			return 1
+		}
+		w := weight(s)
+		if !(w > 0) || math.IsInf(w, 0) {
+			return 0
+		}
+		return float32(w)
+	}
 	forEachToken(text, func(whole string, parts []string) {
 		if len(parts) > 1 {
-			f.add(kindIdent, whole, wIdent)
+			if w := wt(whole); w > 0 {
+				f.add(kindIdent, whole, wIdent*w)
+			}
 		}
 		for _, p := range parts {
-			if isStopword(p) {
+			w := float32(0)
+			if !isStopword(p) {
+				w = wt(p)
+			}
+			if w == 0 {
 				f.words = append(f.words, "")
+				f.weights = append(f.weights, 0)
 				continue
 			}
 			s := stem(p)
-			f.add(kindWord, s, wWord)
-			f.charGrams(p)
+			f.add(kindWord, s, wWord*w)
+			f.charGrams(p, w)
 			f.words = append(f.words, s)
+			f.weights = append(f.weights, w)
 		}
 	})
 	for i := 1; i < len(f.words); i++ {
@@ -117,7 +139,8 @@ func (f *featurizer) vector(text string, dim int) []float32 {
 		if a == "" || b == "" {
 			continue
 		}
-		f.addPair(kindBigram, a, b, wBigram)
+		w := float32(math.Sqrt(float64(f.weights[i-1] * f.weights[i])))
+		f.addPair(kindBigram, a, b, wBigram*w)
 	}
 	vec := make([]float32, dim)
 	if len(f.feats) == 0 {
@@ -175,7 +198,7 @@ func (f *featurizer) addPair(kind byte, a, b string, w float32) {
 }
 
 // charGrams adds the 3..5-grams of "^word$", together weighing wCharGram.
-func (f *featurizer) charGrams(word string) {
+func (f *featurizer) charGrams(word string, scale float32) {
 	f.runes = f.runes[:0]
 	f.runes = append(f.runes, '^')
 	for _, r := range word {
@@ -192,7 +215,7 @@ func (f *featurizer) charGrams(word string) {
 	if total == 0 {
 		return
 	}
-	w := float32(wCharGram / math.Sqrt(float64(total)))
+	w := scale * float32(wCharGram/math.Sqrt(float64(total)))
 	for g := 3; g <= 5; g++ {
 		for i := 0; i+g <= n; i++ {
 			h := fnvByte(fnvOffset, kindGram)

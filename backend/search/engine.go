@@ -1,0 +1,476 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// Mode selects which candidate lists a search fuses.
+type Mode string
+
+// The search modes.
+const (
+	// ModeHybrid fuses the vector and BM25 lists (the default).
+	ModeHybrid Mode = "hybrid"
+	// ModeBM25 uses the BM25 list alone.
+	ModeBM25 Mode = "bm25"
+	// ModeVector uses the vector list alone.
+	ModeVector Mode = "vector"
+)
+
+// Modes lists every Mode.
+var Modes = []Mode{ModeHybrid, ModeBM25, ModeVector}
+
+// MaxQueryBytes bounds a query's text.
+const MaxQueryBytes = 64 << 10
+
+// MaxK bounds Query.K.
+const MaxK = 1000
+
+// PromptTerms is the number of analysed terms above which a query counts as a
+// prompt: its BM25 leg then searches for its IDF keywords instead of the
+// whole text.
+const PromptTerms = 16
+
+// Query is one search request.
+type Query struct {
+	// Text is what to search for: a short query or a whole prompt.
+	Text string
+	// Project is the caller's current project; its memories get the project
+	// boost. It does not filter: set Filter.Project for that.
+	Project string
+	// K is how many hits to return; 0 means the configured default.
+	K int
+	// Mode is hybrid (default when empty), bm25 or vector.
+	Mode Mode
+	// Filter narrows the candidates (project, kinds, source, time range,
+	// snoozed, superseded).
+	Filter store.Filter
+	// Exclude, if set, drops the memories it returns true for (e.g. what
+	// this session already received). Excluded memories still count for
+	// diversity: a near-duplicate of one is demoted as well.
+	Exclude func(id string) bool
+	// NoFloors keeps candidates below the relative and absolute floors
+	// (evaluation protocols that score a fixed depth use it).
+	NoFloors bool
+	// NoMMR keeps the composite order instead of reordering for diversity.
+	NoMMR bool
+}
+
+// Result is a search's hits plus what shaped them.
+type Result struct {
+	// Hits are the results, best first.
+	Hits []memory.Hit
+	// Keywords are the query's IDF keywords.
+	Keywords []Keyword
+	// TextQuery is what the BM25 leg searched for.
+	TextQuery string
+	// Candidates is the number of distinct memories the legs returned.
+	Candidates int
+	// BelowAbsolute and BelowRelative count the candidates each floor dropped.
+	BelowAbsolute, BelowRelative int
+	// Evidence is the best candidate's evidence (see Engine.Search).
+	Evidence float64
+}
+
+// index is the part of *store.Store the engine uses.
+type index interface {
+	VectorSearch(ctx context.Context, vec []float32, n int, f store.Filter) ([]store.Scored, error)
+	TextSearch(ctx context.Context, query string, n int, f store.Filter) ([]store.Scored, error)
+	GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error)
+	DocFreq(ctx context.Context, terms []string) (map[string]int, error)
+	Analyze(text string) []string
+	Count() int
+}
+
+// Engine runs searches over one store. It is safe for concurrent use.
+type Engine struct {
+	idx   index
+	emb   memory.Embedder
+	cfg   config.Search
+	clock memory.Clock
+}
+
+// New returns an engine over st that embeds queries with emb (the store's
+// embedding model), scores with cfg and tells the time with clock (nil: the
+// wall clock).
+func New(st *store.Store, emb memory.Embedder, cfg config.Search, clock memory.Clock) *Engine {
+	return newEngine(st, emb, cfg, clock)
+}
+
+func newEngine(idx index, emb memory.Embedder, cfg config.Search, clock memory.Clock) *Engine {
+	if clock == nil {
+		clock = memory.SystemClock{}
+	}
+	return &Engine{idx: idx, emb: emb, cfg: cfg, clock: clock}
+}
+
+// Config returns the engine's search constants.
+func (e *Engine) Config() config.Search { return e.cfg }
+
+// Search runs q and returns its hits, best first; see Run.
+func (e *Engine) Search(ctx context.Context, q Query) ([]memory.Hit, error) {
+	r, err := e.Run(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return r.Hits, nil
+}
+
+// Run runs q through the read pipeline:
+//
+//  1. The query is analysed with the store's analyzer; its IDF keywords are
+//     picked (Keywords). A prompt (more than PromptTerms terms) searches BM25
+//     for its keywords only; a short query searches for its text.
+//  2. The vector leg (query embedding, cosine) and the BM25 leg each return
+//     the best max(K x overfetch, candidates) memories matching the filter;
+//     the legs run concurrently.
+//  3. RRF (k = rrf_k) fuses the lists into a relevance in 0..1; Composite
+//     scores each candidate with every factor in its breakdown.
+//  4. Floors: a candidate needs evidence of its own relevance, its cosine
+//     similarity to the query or the share of the query's IDF weight it
+//     contains (Coverage), whichever is higher, at or above absolute_floor
+//     (vector mode uses the cosine alone, bm25 mode the coverage alone).
+//     RRF cannot give that: it is rank-based and always 1 at the top. Then
+//     candidates scoring below relative_floor x the top composite go.
+//  5. MMR (mmr_lambda, cosine of the embeddings) orders the rest; excluded
+//     memories are removed; the first K are returned, without embeddings.
+func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
+	if err := e.validate(&q); err != nil {
+		return nil, err
+	}
+	terms := e.idx.Analyze(q.Text)
+	n := e.idx.Count()
+	df := map[string]int{}
+	if len(terms) > 0 {
+		var err error
+		if df, err = e.idx.DocFreq(ctx, dedupe(terms)); err != nil {
+			return nil, fmt.Errorf("search: document frequencies: %w", err)
+		}
+	}
+	res := &Result{Keywords: Keywords(terms, df, n, e.cfg.MaxKeywords)}
+	res.TextQuery = q.Text
+	if len(terms) > PromptTerms && len(res.Keywords) > 0 {
+		res.TextQuery = e.keywordQuery(q.Text, res.Keywords)
+	}
+	pool := int(math.Ceil(float64(q.K) * e.cfg.Overfetch))
+	pool = max(pool, e.cfg.Candidates, q.K)
+
+	var (
+		qvec           []float32
+		vecList        []store.Scored
+		textList       []store.Scored
+		vecErr, txtErr error
+		wg             sync.WaitGroup
+	)
+	// The query vector feeds the floors even in bm25 mode.
+	{
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := e.embedQuery(ctx, q.Text)
+			if err != nil {
+				vecErr = err
+				return
+			}
+			qvec = v
+			if q.Mode == ModeBM25 {
+				return
+			}
+			if vecList, err = e.idx.VectorSearch(ctx, qvec, pool, q.Filter); err != nil {
+				vecErr = fmt.Errorf("search: vector leg: %w", err)
+			}
+		}()
+	}
+	if q.Mode != ModeVector {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if textList, err = e.idx.TextSearch(ctx, res.TextQuery, pool, q.Filter); err != nil {
+				txtErr = fmt.Errorf("search: text leg: %w", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(vecErr, txtErr); err != nil {
+		return nil, err
+	}
+
+	var lists [][]string
+	vecIdx, txtIdx := -1, -1
+	if q.Mode != ModeBM25 {
+		vecIdx = len(lists)
+		lists = append(lists, ids(vecList))
+	}
+	if q.Mode != ModeVector {
+		txtIdx = len(lists)
+		lists = append(lists, ids(textList))
+	}
+	fused := RRF(lists, nil, e.cfg.RRFK)
+	res.Candidates = len(fused)
+	if len(fused) == 0 {
+		return res, nil
+	}
+	fusedIDs := make([]string, len(fused))
+	for i, f := range fused {
+		fusedIDs[i] = f.ID
+	}
+	mems, err := e.idx.GetMany(ctx, fusedIDs)
+	if err != nil {
+		return nil, fmt.Errorf("search: load candidates: %w", err)
+	}
+
+	now := e.clock.Now()
+	type cand struct {
+		m        memory.Memory
+		b        memory.ScoreBreakdown
+		evidence float64
+	}
+	cands := make([]cand, 0, len(fused))
+	for _, f := range fused {
+		m, ok := mems[f.ID]
+		if !ok {
+			continue // deleted since the legs ran
+		}
+		if (!q.Filter.IncludeSnoozed && m.Snoozed(now)) || (!q.Filter.IncludeSuperseded && m.Superseded()) {
+			continue
+		}
+		doc := termSet(e.idx.Analyze(m.Text))
+		hits := 0
+		for _, k := range res.Keywords {
+			if doc[k.Term] {
+				hits++
+			}
+		}
+		sig := Signals{Relevance: f.Score, KeywordHits: hits, Project: q.Project, Now: now}
+		if vecIdx >= 0 {
+			sig.VectorRank = f.Ranks[vecIdx]
+		}
+		if txtIdx >= 0 {
+			sig.TextRank = f.Ranks[txtIdx]
+		}
+		cosine := Cosine(qvec, m.Embedding)
+		coverage := Coverage(terms, doc, df, n)
+		var ev float64
+		switch q.Mode {
+		case ModeVector:
+			ev = cosine
+		case ModeBM25:
+			ev = coverage
+		default:
+			ev = math.Max(cosine, coverage)
+		}
+		cands = append(cands, cand{m: m, b: Composite(&m, sig, e.cfg), evidence: ev})
+	}
+	for _, c := range cands {
+		res.Evidence = math.Max(res.Evidence, c.evidence)
+	}
+
+	if !q.NoFloors {
+		kept := cands[:0]
+		for _, c := range cands {
+			if c.evidence < e.cfg.AbsoluteFloor {
+				res.BelowAbsolute++
+				continue
+			}
+			kept = append(kept, c)
+		}
+		cands = kept
+		var top float64
+		for _, c := range cands {
+			top = math.Max(top, c.b.Composite)
+		}
+		kept = cands[:0]
+		for _, c := range cands {
+			if c.b.Composite < e.cfg.RelativeFloor*top || c.b.Composite <= 0 {
+				res.BelowRelative++
+				continue
+			}
+			kept = append(kept, c)
+		}
+		cands = kept
+	}
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].b.Composite > cands[j].b.Composite })
+
+	order := make([]int, len(cands))
+	for i := range order {
+		order[i] = i
+	}
+	if !q.NoMMR && len(cands) > 1 {
+		rel := make([]float64, len(cands))
+		vecs := make([][]float32, len(cands))
+		for i, c := range cands {
+			rel[i], vecs[i] = c.b.Composite, c.m.Embedding
+		}
+		order = MMR(rel, vecs, e.cfg.MMRLambda, 0)
+	}
+	for _, i := range order {
+		if len(res.Hits) == q.K {
+			break
+		}
+		c := cands[i]
+		if q.Exclude != nil && q.Exclude(c.m.ID) {
+			continue
+		}
+		c.m.Embedding = nil
+		res.Hits = append(res.Hits, memory.Hit{Memory: c.m, Score: c.b.Composite, Breakdown: c.b})
+	}
+	return res, nil
+}
+
+// embedQuery embeds the query text with the store's embedder.
+func (e *Engine) embedQuery(ctx context.Context, text string) ([]float32, error) {
+	vs, err := e.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("search: embed query: %w", err)
+	}
+	if len(vs) != 1 || len(vs[0]) != e.emb.Dim() {
+		return nil, fmt.Errorf("search: embedder returned a malformed vector for %s", e.emb.Model())
+	}
+	return vs[0], nil
+}
+
+func (e *Engine) validate(q *Query) error {
+	var problems []string
+	if strings.TrimSpace(q.Text) == "" {
+		problems = append(problems, "query text is empty")
+	}
+	if len(q.Text) > MaxQueryBytes {
+		problems = append(problems, "query text is longer than 64 KiB")
+	}
+	if !memory.ValidUTF8(q.Text) {
+		problems = append(problems, "query text is not valid UTF-8")
+	}
+	if q.K == 0 {
+		q.K = e.cfg.K
+	}
+	if q.K < 1 || q.K > MaxK {
+		problems = append(problems, fmt.Sprintf("k must be within 1..%d", MaxK))
+	}
+	switch q.Mode {
+	case "":
+		q.Mode = ModeHybrid
+	case ModeHybrid, ModeBM25, ModeVector:
+	default:
+		problems = append(problems, fmt.Sprintf("unknown search mode %q (want hybrid, bm25 or vector)", q.Mode))
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("search: %w", &memory.ValidationError{Problems: problems})
+	}
+	return nil
+}
+
+// keywordQuery rewrites a prompt as its keywords, using an original word
+// for each keyword (the BM25 leg analyses its query again, and stemming is
+// not idempotent).
+func (e *Engine) keywordQuery(text string, kws []Keyword) string {
+	want := map[string]string{}
+	for _, k := range kws {
+		want[k.Term] = ""
+	}
+	left := len(want)
+	seen := map[string]bool{}
+	for _, w := range words(text) {
+		lw := strings.ToLower(w)
+		if seen[lw] {
+			continue
+		}
+		seen[lw] = true
+		for _, t := range e.idx.Analyze(w) {
+			if orig, ok := want[t]; ok && orig == "" {
+				want[t] = w
+				left--
+			}
+		}
+		if left == 0 {
+			break
+		}
+	}
+	parts := make([]string, 0, len(kws))
+	for _, k := range kws {
+		if w := want[k.Term]; w != "" {
+			parts = append(parts, w)
+		} else {
+			parts = append(parts, k.Term)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// words splits text at anything but letters, digits, '_' and '.'-or-'-'
+// inside a word.
+func words(text string) []string {
+	var out []string
+	start := -1
+	for i, r := range text {
+		in := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
+		if in && start < 0 {
+			start = i
+		}
+		if !in && start >= 0 {
+			out = append(out, text[start:i])
+			start = -1
+		}
+	}
+	if start >= 0 {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// Cosine is the cosine similarity of a and b, 0 when either is empty, zero
+// or their lengths differ.
+func Cosine(a, b []float32) float64 {
+	if len(a) == 0 || len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+func ids(list []store.Scored) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = s.ID
+	}
+	return out
+}
+
+func termSet(terms []string) map[string]bool {
+	m := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		m[t] = true
+	}
+	return m
+}
+
+func dedupe(terms []string) []string {
+	seen := map[string]bool{}
+	out := terms[:0:0]
+	for _, t := range terms {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
