@@ -84,7 +84,7 @@ func RunLongMemEval(ctx context.Context, path string, opts Options) (*LongMemEva
 	rep := &LongMemEvalReport{Modes: map[string]*LongMemEvalMode{}}
 	type question struct {
 		project, text, typ string
-		answers           map[string]bool
+		answers            map[string]bool
 	}
 	var questions []question
 	for qi, q := range qs {
