@@ -81,6 +81,21 @@ func (f *Filter) validate() error {
 // sourcePrefix reports whether the Source filter is a prefix ("ingest:").
 func (f *Filter) sourcePrefix() bool { return strings.HasSuffix(f.Source, ":") }
 
+// anyProject reports whether f matches every project.
+func (f *Filter) anyProject() bool { return f.Project == "" }
+
+// matchSource applies the Source part of f.
+func (f *Filter) matchSource(e *entry) bool {
+	switch {
+	case f.Source == "":
+		return true
+	case f.sourcePrefix():
+		return strings.HasPrefix(e.source, f.Source)
+	default:
+		return e.source == f.Source
+	}
+}
+
 // match reports whether e passes f at now (unix nanoseconds).
 func (f *Filter) match(e *entry, now int64) bool {
 	if f.Project != "" && e.project != f.Project {
@@ -98,14 +113,8 @@ func (f *Filter) match(e *entry, now int64) bool {
 			return false
 		}
 	}
-	if f.Source != "" {
-		if f.sourcePrefix() {
-			if !strings.HasPrefix(e.source, f.Source) {
-				return false
-			}
-		} else if e.source != f.Source {
-			return false
-		}
+	if !f.matchSource(e) {
+		return false
 	}
 	if !f.Since.IsZero() && e.created < f.Since.UnixNano() {
 		return false

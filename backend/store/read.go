@@ -191,42 +191,13 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter
 		return nil, nil // a query without a usable token is similar to nothing
 	}
 	q := normalized(vec)
-	var where map[string]string
-	if f.Project != "" || len(f.Kinds) == 1 {
-		where = make(map[string]string, 2)
-		if f.Project != "" {
-			where[metaProject] = f.Project
-		}
-		if len(f.Kinds) == 1 {
-			where[metaKind] = string(f.Kinds[0])
-		}
-	}
 	now := s.now().UnixNano()
-	k := firstFetch(n, &f, false)
-	for {
-		s.mu.RLock()
-		total := s.vec.count()
-		res, err := s.vec.query(ctx, q, k, where)
-		if err != nil {
-			s.mu.RUnlock()
-			return nil, fmt.Errorf("vector search: %w", err)
-		}
-		out := make([]Scored, 0, n)
-		for _, r := range res {
-			if e, ok := s.entries[r.ID]; ok && f.match(e, now) {
-				out = append(out, Scored{ID: r.ID, Score: clampSim(r.Similarity)})
-				if len(out) == n {
-					break
-				}
-			}
-		}
-		s.mu.RUnlock()
-		if len(out) >= n || len(res) < k || k >= total {
-			sortScored(out)
-			return out, nil
-		}
-		k *= 4
-	}
+	s.mu.RLock()
+	rf := s.vec.compile(&f, now)
+	out := s.vec.query(q, n, &rf)
+	s.mu.RUnlock()
+	sortScored(out)
+	return out, nil
 }
 
 // sortScored orders results best first, ties by id, so equal scores come

@@ -218,6 +218,7 @@ func (s *Store) swapStaged(model string, dim int) error {
 	entries := s.entries
 	s.mu.RUnlock()
 	err = s.db.View(func(tx *bolt.Tx) error {
+		vec.grow(len(entries))
 		return tx.Bucket(bucketRecs).ForEach(func(k, v []byte) error {
 			_, _, emb, err := splitRecord(v)
 			if err != nil {

@@ -274,6 +274,7 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 	}
 	s.vec = vec
 	err = s.db.View(func(tx *bolt.Tx) error {
+		s.vec.grow(tx.Bucket(bucketRecs).Stats().KeyN)
 		c := tx.Bucket(bucketRecs).Cursor()
 		n := 0
 		for k, v := c.First(); k != nil; k, v = c.Next() {

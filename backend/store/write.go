@@ -278,7 +278,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) e
 		}
 		normalizeTimes(&m)
 		textChanged = m.Text != om.Text || m.Project != om.Project || m.Kind != om.Kind || m.Source != om.Source
-		vecChanged = !sameVec || m.Project != om.Project || m.Kind != om.Kind
+		vecChanged = !sameVec
 		h = recHeader{seq: seq, tseq: oh.tseq, ord: oh.ord}
 		if textChanged {
 			h.tseq = seq
@@ -302,6 +302,8 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) e
 	s.entries[id] = e
 	if vecChanged {
 		s.vec.add(id, m.Embedding, e)
+	} else {
+		s.vec.setMeta(id, e)
 	}
 	s.mu.Unlock()
 	if textChanged {
