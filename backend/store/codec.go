@@ -8,29 +8,48 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/memtray/memtray/backend/memory"
 )
 
 // A record value in the recs bucket is
 //
-//	[1]recVersion | uvarint seq | uvarint tseq | uvarint ord | uvarint jsonLen | json | embedding
+//	[1]recVersion | uvarint seq | uvarint tseq | uvarint ord |
+//	varint created | varint cooldown | [1]flags | [1]kind |
+//	uvarint len | project | uvarint len | source |
+//	uvarint jsonLen | json | embedding
 //
 // where json is the memory.Memory without its embedding and embedding is the
 // vector as packed little-endian float32 (4 bytes per dimension). seq is the
 // store sequence number of the record's last write, tseq that of the last
-// write that changed what the text index holds (text, project, kind, source,
-// created_at), ord the sequence number of its first insertion (iteration order).
-const recVersion = 1
+// write that changed what the text index holds (text, project, kind, source),
+// ord the sequence number of its first insertion (iteration order). The
+// fields between ord and the JSON (created_at and cooldown_until in unix
+// nanoseconds, superseded flag, kind, project, source) repeat what filters
+// need, so Open builds its indexes without decoding JSON.
+const recVersion = 2
 
-// recHeader is the bookkeeping stored in front of a record.
+// recHeader is the bookkeeping and filter fields stored in front of a record.
 type recHeader struct {
-	seq, tseq, ord uint64
+	seq, tseq, ord    uint64
+	created, cooldown int64
+	superseded        bool
+	kind              memory.Kind
+	project, source   string
 }
 
-// encodeRecord packs m (whose Embedding is written as packed floats) under h.
+// withFields copies m's filter fields into h.
+func (h recHeader) withFields(m *memory.Memory) recHeader {
+	h.created, h.cooldown = unixNano(m.CreatedAt), unixNano(m.CooldownUntil)
+	h.superseded = m.SupersededBy != ""
+	h.kind, h.project, h.source = m.Kind, m.Project, m.Source
+	return h
+}
+
+// encodeRecord packs m (whose Embedding is written as packed floats) under
+// h; h's filter fields are taken from m.
 func encodeRecord(h recHeader, m *memory.Memory) ([]byte, error) {
+	h = h.withFields(m)
 	emb := m.Embedding
 	m.Embedding = nil
 	js, err := json.Marshal(m)
@@ -38,11 +57,22 @@ func encodeRecord(h recHeader, m *memory.Memory) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode record %s: %w", m.ID, err)
 	}
-	buf := make([]byte, 0, 1+4*binary.MaxVarintLen64+len(js)+4*len(emb))
+	buf := make([]byte, 0, 1+8*binary.MaxVarintLen64+len(h.project)+len(h.source)+len(js)+4*len(emb))
 	buf = append(buf, recVersion)
 	buf = binary.AppendUvarint(buf, h.seq)
 	buf = binary.AppendUvarint(buf, h.tseq)
 	buf = binary.AppendUvarint(buf, h.ord)
+	buf = binary.AppendVarint(buf, h.created)
+	buf = binary.AppendVarint(buf, h.cooldown)
+	var flags byte
+	if h.superseded {
+		flags = 1
+	}
+	buf = append(buf, flags, kindCode(h.kind))
+	buf = binary.AppendUvarint(buf, uint64(len(h.project)))
+	buf = append(buf, h.project...)
+	buf = binary.AppendUvarint(buf, uint64(len(h.source)))
+	buf = append(buf, h.source...)
 	buf = binary.AppendUvarint(buf, uint64(len(js)))
 	buf = append(buf, js...)
 	for _, f := range emb {
@@ -53,28 +83,68 @@ func encodeRecord(h recHeader, m *memory.Memory) ([]byte, error) {
 
 var errCorrupt = errors.New("corrupt record")
 
+// recReader walks the fields of a stored value.
+type recReader struct {
+	p   []byte
+	bad bool
+}
+
+func (r *recReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.p)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.p = r.p[n:]
+	return v
+}
+
+func (r *recReader) varint() int64 {
+	v, n := binary.Varint(r.p)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.p = r.p[n:]
+	return v
+}
+
+func (r *recReader) bytes(n uint64) []byte {
+	if r.bad || n > uint64(len(r.p)) {
+		r.bad = true
+		return nil
+	}
+	b := r.p[:n]
+	r.p = r.p[n:]
+	return b
+}
+
 // splitRecord returns the header, the JSON part and the packed embedding of
-// a stored value. The returned slices alias b.
-func splitRecord(b []byte) (recHeader, []byte, []byte, error) {
+// a stored value. The returned slices alias b; in is used to share the
+// header's strings (nil: no sharing).
+func splitRecord(b []byte, in interner) (recHeader, []byte, []byte, error) {
 	var h recHeader
 	if len(b) < 1 || b[0] != recVersion {
 		return h, nil, nil, fmt.Errorf("%w: unknown record version", errCorrupt)
 	}
-	p := b[1:]
-	vals := [4]uint64{}
-	for i := range vals {
-		v, n := binary.Uvarint(p)
-		if n <= 0 {
-			return h, nil, nil, fmt.Errorf("%w: bad header", errCorrupt)
+	r := recReader{p: b[1:]}
+	h.seq, h.tseq, h.ord = r.uvarint(), r.uvarint(), r.uvarint()
+	h.created, h.cooldown = r.varint(), r.varint()
+	fk := r.bytes(2)
+	if !r.bad {
+		h.superseded = fk[0]&1 != 0
+		if fk[1] >= 1 && int(fk[1]) <= len(memory.Kinds) {
+			h.kind = memory.Kinds[fk[1]-1]
 		}
-		vals[i] = v
-		p = p[n:]
 	}
-	h.seq, h.tseq, h.ord = vals[0], vals[1], vals[2]
-	if vals[3] > uint64(len(p)) {
+	project := r.bytes(r.uvarint())
+	source := r.bytes(r.uvarint())
+	js := r.bytes(r.uvarint())
+	if r.bad {
 		return h, nil, nil, fmt.Errorf("%w: truncated", errCorrupt)
 	}
-	js, emb := p[:vals[3]], p[vals[3]:]
+	h.project, h.source = in.getBytes(project), in.getBytes(source)
+	emb := r.p
 	if len(emb)%4 != 0 {
 		return h, nil, nil, fmt.Errorf("%w: embedding length %d is not a multiple of 4", errCorrupt, len(emb))
 	}
@@ -84,7 +154,7 @@ func splitRecord(b []byte) (recHeader, []byte, []byte, error) {
 // decodeRecord decodes a stored value fully; the embedding is copied out of b.
 func decodeRecord(b []byte) (recHeader, memory.Memory, error) {
 	var m memory.Memory
-	h, js, emb, err := splitRecord(b)
+	h, js, emb, err := splitRecord(b, nil)
 	if err != nil {
 		return h, m, err
 	}
@@ -105,18 +175,6 @@ func unpackVector(b []byte) []float32 {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return v
-}
-
-// indexFields is the part of a record the in-memory index keeps, decoded
-// at Open without the rest of the JSON.
-type indexFields struct {
-	ID            string      `json:"id"`
-	Kind          memory.Kind `json:"kind"`
-	Project       string      `json:"project"`
-	Source        string      `json:"source"`
-	CreatedAt     time.Time   `json:"created_at"`
-	CooldownUntil time.Time   `json:"cooldown_until"`
-	SupersededBy  string      `json:"superseded_by"`
 }
 
 func u64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }

@@ -41,21 +41,36 @@ func (in interner) get(s string) string {
 	return s
 }
 
-func entryFromFields(h recHeader, f *indexFields, in interner) *entry {
+// getBytes is get for a byte slice (copied only when new).
+func (in interner) getBytes(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if in == nil {
+		return string(b)
+	}
+	if v, ok := in[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	in[v] = v
+	return v
+}
+
+func entryFromHeader(h recHeader, in interner) *entry {
 	return &entry{
 		seq: h.seq, tseq: h.tseq, ord: h.ord,
-		project:    in.get(f.Project),
-		kind:       memory.Kind(in.get(string(f.Kind))),
-		source:     in.get(f.Source),
-		created:    unixNano(f.CreatedAt),
-		cooldown:   unixNano(f.CooldownUntil),
-		superseded: f.SupersededBy != "",
+		project:    in.get(h.project),
+		kind:       memory.Kind(in.get(string(h.kind))),
+		source:     in.get(h.source),
+		created:    h.created,
+		cooldown:   h.cooldown,
+		superseded: h.superseded,
 	}
 }
 
 func entryFromMemory(h recHeader, m *memory.Memory, in interner) *entry {
-	return entryFromFields(h, &indexFields{ID: m.ID, Kind: m.Kind, Project: m.Project, Source: m.Source,
-		CreatedAt: m.CreatedAt, CooldownUntil: m.CooldownUntil, SupersededBy: m.SupersededBy}, in)
+	return entryFromHeader(h.withFields(m), in)
 }
 
 // validate checks a Filter supplied by a caller.

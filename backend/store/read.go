@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-var jsonUnmarshal = json.Unmarshal
 
 // Get returns the memory with id (embedding included), or an error
 // wrapping memory.ErrNotFound.

@@ -220,7 +220,7 @@ func (s *Store) swapStaged(model string, dim int) error {
 	err = s.db.View(func(tx *bolt.Tx) error {
 		vec.grow(len(entries))
 		return tx.Bucket(bucketRecs).ForEach(func(k, v []byte) error {
-			_, _, emb, err := splitRecord(v)
+			_, _, emb, err := splitRecord(v, nil)
 			if err != nil {
 				return nil
 			}

@@ -48,6 +48,7 @@ var (
 	keyModel      = []byte("model")
 	keyDim        = []byte("dim")
 	keySeq        = []byte("seq")
+	keyCount      = []byte("count") // number of records: a capacity hint for Open, not authoritative
 	keyStageModel = []byte("stage_model")
 	keyStageDim   = []byte("stage_dim")
 )
@@ -274,7 +275,8 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 	}
 	s.vec = vec
 	err = s.db.View(func(tx *bolt.Tx) error {
-		s.vec.grow(tx.Bucket(bucketRecs).Stats().KeyN)
+		hint := int(getU64(tx.Bucket(bucketMeta).Get(keyCount)))
+		s.vec.grow(min(hint, 1<<24))
 		c := tx.Bucket(bucketRecs).Cursor()
 		n := 0
 		for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -282,20 +284,17 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 				return ctx.Err()
 			}
 			id := string(k)
-			h, js, emb, err := splitRecord(v)
+			h, _, emb, err := splitRecord(v, s.intern)
 			if err == nil {
-				var f indexFields
-				if err = jsonUnmarshal(js, &f); err == nil {
-					e := entryFromFields(h, &f, s.intern)
-					s.entries[id] = e
-					lr.tseq[id] = h.tseq
-					if len(emb)/4 != s.dim {
-						s.warnings = append(s.warnings, fmt.Sprintf("record %s has a %d-dim embedding, store uses %d: left out of vector search", id, len(emb)/4, s.dim))
-						continue
-					}
-					s.vec.addPacked(id, emb, e)
+				e := entryFromHeader(h, s.intern)
+				s.entries[id] = e
+				lr.tseq[id] = h.tseq
+				if len(emb)/4 != s.dim {
+					s.warnings = append(s.warnings, fmt.Sprintf("record %s has a %d-dim embedding, store uses %d: left out of vector search", id, len(emb)/4, s.dim))
 					continue
 				}
+				s.vec.addPacked(id, emb, e)
+				continue
 			}
 			s.warnings = append(s.warnings, fmt.Sprintf("record %s is unreadable (%v): skipped", id, err))
 		}

@@ -117,7 +117,7 @@ func benchStore(b *testing.B, n int) *Store {
 // benchStoreDir returns the cached store directory for n records, building it once.
 func benchStoreDir(b testing.TB, n int) string {
 	root := filepath.Join(os.TempDir(), "memtray-bench")
-	dir := filepath.Join(root, fmt.Sprintf("n%d-%s-f%d-v1", n, embed.BuiltinModel, FormatVersion))
+	dir := filepath.Join(root, fmt.Sprintf("n%d-%s-f%d-r%d", n, embed.BuiltinModel, FormatVersion, recVersion))
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
 		return dir
 	}

@@ -195,7 +195,7 @@ func (s *Store) putBatchLocked(ms []memory.Memory, keep bool) ([]memory.Memory, 
 				return err
 			}
 		}
-		return tx.Bucket(bucketMeta).Put(keySeq, u64(seq))
+		return putSeqCount(tx, seq, len(out))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("put: %w", err)
@@ -350,7 +350,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if err := tx.Bucket(bucketDels).Put([]byte(id), u64(seq)); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketMeta).Put(keySeq, u64(seq))
+		return putSeqCount(tx, seq, -1)
 	})
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
@@ -364,4 +364,15 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete %q: %w", id, err)
 	}
 	return nil
+}
+
+// putSeqCount records the store's new sequence number and adjusts the
+// record-count hint by delta.
+func putSeqCount(tx *bolt.Tx, seq uint64, delta int) error {
+	meta := tx.Bucket(bucketMeta)
+	if err := meta.Put(keySeq, u64(seq)); err != nil {
+		return err
+	}
+	n := int64(getU64(meta.Get(keyCount))) + int64(delta)
+	return meta.Put(keyCount, u64(uint64(max(n, 0))))
 }
