@@ -179,18 +179,17 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter
 	if err := checkSearchArgs(n, &f); err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	s.mu.RLock()
-	dim := s.dim
-	s.mu.RUnlock()
-	if err := checkVector(vec, dim); err != nil {
-		return nil, fmt.Errorf("vector search: %w", err)
-	}
-	if isZero(vec) {
-		return nil, nil // a query without a usable token is similar to nothing
-	}
 	q := normalized(vec)
 	now := s.now().UnixNano()
 	s.mu.RLock()
+	if err := checkVector(vec, s.dim); err != nil {
+		s.mu.RUnlock()
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	if isZero(vec) {
+		s.mu.RUnlock()
+		return nil, nil // a query without a usable token is similar to nothing
+	}
 	rf := s.vec.compile(&f, now)
 	out := s.vec.query(q, n, &rf)
 	s.mu.RUnlock()

@@ -558,7 +558,7 @@ func (s *Store) TextSearch(ctx context.Context, q string, n int, f Filter) ([]Sc
 		bq = b
 	}
 	now := s.now().UnixNano()
-	k := firstFetch(n, &f, true)
+	k := firstFetch(n, &f)
 	for {
 		req := bleve.NewSearchRequestOptions(bq, k, 0, false)
 		res, err := s.text.SearchInContext(ctx, req)
@@ -594,13 +594,12 @@ func checkSearchArgs(n int, f *Filter) error {
 	return f.validate()
 }
 
-// firstFetch is how many candidates a search leg asks its index for at
-// first: n when the index applies the whole filter, more when results are
-// filtered after (time range, snoozed, superseded).
-func firstFetch(n int, f *Filter, textLeg bool) int {
-	pushed := textLeg || (len(f.Kinds) <= 1 && f.Source == "")
-	if pushed && f.Since.IsZero() && f.Until.IsZero() {
-		return n + n/4 + 4 // a few snoozed/superseded ones may drop out
+// firstFetch is how many candidates the text leg asks bleve for at first:
+// bleve applies project, kinds and source itself; a few snoozed or
+// superseded ones may drop out after, and a time range drops more.
+func firstFetch(n int, f *Filter) int {
+	if f.Since.IsZero() && f.Until.IsZero() {
+		return n + n/4 + 4
 	}
 	return 2*n + 16
 }

@@ -294,7 +294,7 @@ const minParallelRows = 8192
 // best first, as ids and cosine similarities.
 func (v *vectorIndex) query(q []float32, k int, rf *rowFilter) []Scored {
 	n := len(v.ids)
-	if rf.none || n == 0 || k <= 0 {
+	if rf.none || n == 0 || k <= 0 || len(q) != v.dim {
 		return nil
 	}
 	workers := runtime.GOMAXPROCS(0)
