@@ -687,3 +687,70 @@ func TestPeek(t *testing.T) {
 		t.Errorf("Peek = %+v %v %v", info, ok, err)
 	}
 }
+
+func TestReconcileFullCompare(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	var stored []memory.Memory
+	for i := 0; i < 30; i++ {
+		stored = append(stored, mustPut(t, s, mem(fmt.Sprintf("reconcile me %d token%dx", i, i))))
+	}
+	// Damage the text index behind the store's back: one doc missing, one
+	// extra. The watermark says all is well; the count does not.
+	b := s.text.NewBatch()
+	b.Delete(stored[3].ID)
+	if err := b.Index("ghost", map[string]any{fieldText: "ghost token3x", fieldSeq: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.text.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+	b = s.text.NewBatch()
+	b.Delete(stored[4].ID)
+	if err := s.text.Batch(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTest(t, dir)
+	if r := s2.Info().RepairedOnOpen; r != 3 {
+		t.Errorf("repaired %d, want 3", r)
+	}
+	for _, i := range []int{3, 4} {
+		ts, _ := s2.TextSearch(ctx, fmt.Sprintf("token%dx", i), 5, Filter{})
+		if len(ts) != 1 || ts[0].ID != stored[i].ID {
+			t.Errorf("token%dx after repair: %v", i, ts)
+		}
+	}
+}
+
+func TestTextIndexFailureIsRepaired(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	mustPut(t, s, mem("before the failure alpha"))
+	// Make every text-index write fail.
+	if err := s.text.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.Put(ctx, mem("written while the index is down beta"))
+	if !errors.Is(err, ErrIndexPending) {
+		t.Fatalf("Put with a failing text index: %v", err)
+	}
+	if g, gerr := s.Get(ctx, m.ID); gerr != nil || g.Text != m.Text {
+		t.Fatalf("record not stored: %v", gerr)
+	}
+	if vs, _ := s.VectorSearch(ctx, m.Embedding, 1, Filter{}); len(vs) != 1 || vs[0].ID != m.ID {
+		t.Errorf("vector index misses the record: %v", vs)
+	}
+	s.text = nil // already closed above
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTest(t, dir)
+	if ts, _ := s2.TextSearch(ctx, "beta", 5, Filter{}); len(ts) != 1 || ts[0].ID != m.ID {
+		t.Errorf("not repaired at open: %v (repaired %d)", ts, s2.Info().RepairedOnOpen)
+	}
+}
