@@ -12,7 +12,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-
 // Get returns the memory with id (embedding included), or an error
 // wrapping memory.ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
