@@ -81,11 +81,15 @@ type Search struct {
 	// Candidates is the least number of candidates each leg returns, whatever
 	// K x Overfetch: a deeper pool lets RRF find memories both legs agree on
 	// and keeps the first results the same for every K up to Candidates/2.
-	Candidates      int                `json:"candidates"`
-	RRFK            float64            `json:"rrf_k"`
-	MMRLambda       float64            `json:"mmr_lambda"`
-	RelativeFloor   float64            `json:"relative_floor"`
-	AbsoluteFloor   float64            `json:"absolute_floor"`
+	Candidates    int     `json:"candidates"`
+	RRFK          float64 `json:"rrf_k"`
+	MMRLambda     float64 `json:"mmr_lambda"`
+	RelativeFloor float64 `json:"relative_floor"`
+	AbsoluteFloor float64 `json:"absolute_floor"`
+	// VectorFloor is the cosine similarity to the query that lets a memory
+	// pass the absolute floor without lexical evidence. Hashing embedders put
+	// unrelated texts at 0.1..0.25, semantic ones higher: tune it per model.
+	VectorFloor     float64            `json:"vector_floor"`
 	DecayPerDay     map[string]float64 `json:"decay_per_day"`
 	KindBoost       map[string]float64 `json:"kind_boost"`
 	SymbolFactor    float64            `json:"symbol_factor"`
@@ -114,7 +118,8 @@ func Default() Config {
 			RRFK:          60,
 			MMRLambda:     0.7,
 			RelativeFloor: 0.3,
-			AbsoluteFloor: 0.2,
+			AbsoluteFloor: 0.1,
+			VectorFloor:   0.3,
 			DecayPerDay: map[string]float64{
 				"user": 0.0005, "reference": 0.001, "feedback": 0.002, "project": 0.01,
 			},
@@ -260,6 +265,7 @@ func (c *Config) Validate() error {
 	}
 	unit := map[string]float64{"search.mmr_lambda": s.MMRLambda, "search.relative_floor": s.RelativeFloor,
 		"search.absolute_floor": s.AbsoluteFloor, "search.symbol_factor": s.SymbolFactor,
+		"search.vector_floor":    s.VectorFloor,
 		"search.feedback_weight": s.FeedbackWeight}
 	for name, v := range unit {
 		if !(v >= 0 && v <= 1) {

@@ -78,7 +78,9 @@ type QueryResult struct {
 	Type     string   `json:"type"`
 	Relevant []string `json:"relevant"`
 	Ranked   []string `json:"ranked"`
-	Evidence float64  `json:"evidence"`
+	// Coverage and Cosine are the best candidate's evidence (search.Result).
+	Coverage float64 `json:"coverage"`
+	Cosine   float64 `json:"cosine"`
 }
 
 // RecallReport is the result of RunRecall.
@@ -209,7 +211,7 @@ func RunRecallFile(ctx context.Context, rf *RecallFile, opts Options) (*RecallRe
 				acc.add(q, ids)
 				if opts.Details {
 					rep.Details = append(rep.Details, QueryResult{Mode: mode, Floors: floors, Q: q.Q, Type: q.Type,
-						Relevant: q.Relevant, Ranked: ids, Evidence: r.Evidence})
+						Relevant: q.Relevant, Ranked: ids, Coverage: r.Coverage, Cosine: r.Cosine})
 				}
 				done++
 				if opts.Progress != nil {

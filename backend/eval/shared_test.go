@@ -32,3 +32,35 @@ func TestRecallDevShared(t *testing.T) {
 	rep.WriteTable(&b)
 	t.Log("\n" + b.String())
 }
+
+func TestLoCoMoShared(t *testing.T) {
+	if testing.Short() || os.Getenv("MEMTRAY_EVAL_LONG") == "" {
+		t.Skip("set MEMTRAY_EVAL_LONG=1 to run LoCoMo (about a minute)")
+	}
+	path := sharedFile(t, "data/locomo/locomo10.json")
+	rep, err := RunLoCoMo(context.Background(), path, Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.WriteTable(&b)
+	t.Log("\n" + b.String())
+}
+
+func TestLongMemEvalShared(t *testing.T) {
+	if testing.Short() || os.Getenv("MEMTRAY_EVAL_LONG") == "" {
+		t.Skip("set MEMTRAY_EVAL_LONG=1 to run LongMemEval")
+	}
+	file := os.Getenv("MEMTRAY_LME_FILE")
+	if file == "" {
+		file = "longmemeval_oracle.json"
+	}
+	path := sharedFile(t, "data/longmemeval/"+file)
+	rep, err := RunLongMemEval(context.Background(), path, Options{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	rep.WriteTable(&b)
+	t.Log("\n" + b.String())
+}

@@ -1,13 +1,15 @@
 package search
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // Fused is one result of RRF.
 type Fused struct {
 	// ID names the memory.
 	ID string
-	// Score is the fused score rescaled to 0..1: 1 means first in every list
-	// (with the given weights), 0 means in no list.
+	// Score is the fused score rescaled to 0..1 (see RRF).
 	Score float64
 	// Ranks holds the 1-based rank of ID in each input list, 0 when absent.
 	Ranks []int
@@ -18,13 +20,22 @@ type Fused struct {
 //	rrf(d) = sum over lists l containing d of w_l / (k + rank_l(d))
 //
 // with 1-based ranks. weights may be nil (all 1) or give one weight per list;
-// a non-positive weight drops that list. The score is rescaled to 0..1 by
-// dividing by the best possible sum, sum_l w_l / (k + 1), so it keeps its
-// meaning across queries (a memory first in only one of two equal lists gets
-// 0.5). k <= 0 means 60. A repeated id in one list counts at its best rank.
-// The result is sorted by score, ties broken by the best single rank, then
-// by id, so it is deterministic.
-func RRF(lists [][]string, weights []float64, k float64) []Fused {
+// a non-positive weight drops that list. k <= 0 means 60.
+//
+// The score is rescaled to 0..1 over the range a candidate can have when
+// every list is cut at depth:
+//
+//	score = (rrf - lo) / (hi - lo),  hi = sum_l w_l / (k + 1),  lo = min_l w_l / (k + depth)
+//
+// so 1 means first in every list and 0 means last in the lightest list
+// only, whatever the query. With k = 60 raw RRF is flat (rank 10 of one list
+// is 0.87 of rank 1); spread over 0..1, relevance keeps its weight against
+// the composite score's other factors (a 1.5 kind boost). depth <= 0 means
+// the longest list's length; depth 0 and a single list of one give
+// score = rrf / hi. A repeated id in one list counts at its best rank. The
+// result is sorted by score, ties broken by the best single rank, then by
+// id, so it is deterministic.
+func RRF(lists [][]string, weights []float64, k float64, depth int) []Fused {
 	if k <= 0 {
 		k = 60
 	}
@@ -34,11 +45,21 @@ func RRF(lists [][]string, weights []float64, k float64) []Fused {
 		}
 		return weights[l]
 	}
-	var maxSum float64
+	if depth <= 0 {
+		for _, l := range lists {
+			depth = max(depth, len(l))
+		}
+	}
+	var hi float64
+	lo := math.Inf(1)
 	for l := range lists {
 		if w(l) > 0 {
-			maxSum += w(l) / (k + 1)
+			hi += w(l) / (k + 1)
+			lo = math.Min(lo, w(l)/(k+float64(max(depth, 1))))
 		}
+	}
+	if depth <= 1 || lo >= hi {
+		lo = 0
 	}
 	byID := map[string]*Fused{}
 	var order []*Fused
@@ -62,8 +83,8 @@ func RRF(lists [][]string, weights []float64, k float64) []Fused {
 	}
 	out := make([]Fused, len(order))
 	for i, f := range order {
-		if maxSum > 0 {
-			f.Score /= maxSum
+		if hi > lo {
+			f.Score = math.Max(0, math.Min(1, (f.Score-lo)/(hi-lo)))
 		}
 		out[i] = *f
 	}
