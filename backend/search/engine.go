@@ -133,19 +133,23 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]memory.Hit, error) {
 //  1. The query is analysed with the store's analyzer; its IDF keywords are
 //     picked (Keywords). A prompt (more than PromptTerms terms) searches BM25
 //     for its keywords only; a short query searches for its text.
-//  2. The vector leg (query embedding, cosine) and the BM25 leg each return
-//     the best max(K x overfetch, candidates) memories matching the filter;
-//     the legs run concurrently.
-//  3. RRF (k = rrf_k) fuses the lists into a relevance in 0..1; Composite
-//     scores each candidate with every factor in its breakdown.
-//  4. Floors: a candidate needs evidence of its own relevance, its cosine
-//     similarity to the query or the share of the query's IDF weight it
-//     contains (Coverage), whichever is higher, at or above absolute_floor
-//     (vector mode uses the cosine alone, bm25 mode the coverage alone).
-//     RRF cannot give that: it is rank-based and always 1 at the top. Then
+//  2. The vector leg (query embedding, weighted by IDF when the embedder
+//     supports it, cosine) and the BM25 leg each return the best
+//     max(K x overfetch, candidates) memories matching the filter; the legs
+//     run concurrently.
+//  3. RRF (k = rrf_k) fuses the lists into a relevance in 0..1, rescaled
+//     over the pool depth (see RRF); Composite scores each candidate with
+//     every factor in its breakdown.
+//  4. Floors (unless NoFloors): a candidate needs evidence of its own
+//     relevance, which rank-based RRF cannot give (it is 1 at the top
+//     whatever the query): the share of the query's IDF weight it contains
+//     (Coverage) at least absolute_floor, or a cosine similarity to the
+//     query of at least vector_floor. A query about something the store does
+//     not hold has low coverage everywhere, so it returns nothing. Then
 //     candidates scoring below relative_floor x the top composite go.
-//  5. MMR (mmr_lambda, cosine of the embeddings) orders the rest; excluded
-//     memories are removed; the first K are returned, without embeddings.
+//  5. MMR (mmr_lambda, cosine of the embeddings; unless NoMMR) orders the
+//     rest; excluded memories are removed; the first K are returned,
+//     without embeddings.
 func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 	if err := e.validate(&q); err != nil {
 		return nil, err
