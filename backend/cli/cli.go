@@ -52,6 +52,7 @@ func init() {
 		{"export", "[FILE]", "write every memory as versioned JSONL (stdout without FILE)", runExport},
 		{"import", "FILE|-", "validate, then add the memories of an export", runImport},
 		{"reindex", "[--embedder P] [--ollama-model M]", "re-embed every memory with another model (stop the daemon first)", runReindex},
+		{"pull", "[MODEL]", "pull the Ollama embedding model, with a progress bar", runPull},
 		{"eval", "recall FILE | recall --locomo FILE | recall --longmemeval FILE", "measure retrieval on a labelled set", runEval},
 		{"token", "[rotate]", "print (or replace) the install's API token", runToken},
 		{"version", "", "print the version", runVersion},

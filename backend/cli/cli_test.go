@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,5 +205,41 @@ func TestServeAndRemoteCommands(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "daemon.json")); !os.IsNotExist(err) {
 		t.Fatalf("daemon.json left behind: %v", err)
+	}
+}
+
+// TestPullProgress runs `memtray pull` against a loopback server speaking
+// Ollama's /api/pull stream (NDJSON progress lines, as Ollama sends them).
+func TestPullProgress(t *testing.T) {
+	isolate(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/pull" {
+			http.NotFound(w, r)
+			return
+		}
+		var req struct{ Model string }
+		json.NewDecoder(r.Body).Decode(&req)
+		if req.Model != "nomic-embed-text" {
+			w.WriteHeader(http.StatusInternalServerError)
+			io.WriteString(w, `{"error":"pull model manifest: file does not exist"}`)
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		for _, l := range []string{`{"status":"pulling manifest"}`,
+			`{"status":"pulling 970aa74c0a90","digest":"sha256:970aa74c0a90","total":274290656,"completed":137145328}`,
+			`{"status":"pulling 970aa74c0a90","digest":"sha256:970aa74c0a90","total":274290656,"completed":274290656}`,
+			`{"status":"verifying sha256 digest"}`, `{"status":"writing manifest"}`, `{"status":"success"}`} {
+			io.WriteString(w, l+"\n")
+		}
+	}))
+	defer srv.Close()
+	t.Setenv("OLLAMA_HOST", srv.URL)
+	code, out, errs := run(t, context.Background(), "", "pull")
+	if code != 0 || !strings.Contains(out, "nomic-embed-text is ready") || !strings.Contains(errs, "100%") {
+		t.Fatalf("pull: %d %q %q", code, out, errs)
+	}
+	code, _, errs = run(t, context.Background(), "", "pull", "no-such-model")
+	if code != 1 || !strings.Contains(errs, "does not exist") {
+		t.Fatalf("pull of a missing model: %d %q", code, errs)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/embed"
@@ -480,4 +481,35 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+func runPull(env *Env, args []string) error {
+	var c common
+	fs := newFlags("pull", env, &c, false)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	switch len(pos) {
+	case 0:
+	case 1:
+		cfg.Embedder.OllamaModel = pos[0]
+	default:
+		return usagef("at most one MODEL")
+	}
+	o, err := embed.NewOllama(embed.OllamaOptions{Host: cfg.Embedder.OllamaHost, Model: cfg.Embedder.OllamaModel,
+		Timeout: time.Duration(cfg.Embedder.Timeout)})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "pulling %s from Ollama at %s\n", o.ModelName(), o.Host())
+	if err := o.Pull(env.Ctx, embed.ProgressBar(env.Stderr)); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "%s is ready; `memtray reindex --embedder ollama` switches an existing store to it\n", o.ModelName())
+	return nil
 }

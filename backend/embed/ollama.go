@@ -45,7 +45,7 @@ const (
 )
 
 // ErrModelNotFound says Ollama answers but does not have the model. It is
-// not retried; pulling the model (Ollama.Pull, `memtray setup` or
+// not retried; pulling the model (Ollama.Pull, `memtray pull` or
 // `ollama pull`) fixes it.
 var ErrModelNotFound = errors.New("embedding model not installed in Ollama")
 
@@ -486,7 +486,7 @@ func (o *Ollama) classify(parent context.Context, what string, err error) (error
 		}
 		switch {
 		case se.StatusCode == http.StatusNotFound:
-			return fmt.Errorf("ollama at %s: %w: %q (%s); run `memtray setup` or `ollama pull %s`",
+			return fmt.Errorf("ollama at %s: %w: %q (%s); run `memtray pull` or `ollama pull %s`",
 				host, ErrModelNotFound, o.model, msg, o.model), false
 		case se.StatusCode == http.StatusTooManyRequests || se.StatusCode >= 500:
 			return fmt.Errorf("ollama %s at %s: server error %d: %s: %w", what, host, se.StatusCode, msg, memory.ErrUnavailable), true

@@ -66,7 +66,7 @@ func Select(ctx context.Context, cfg config.Embedder) (memory.Embedder, Choice, 
 			}
 			switch {
 			case errors.Is(err, ErrModelNotFound):
-				return fallback(fmt.Sprintf("Ollama at %s does not have %q (run `memtray setup` or `ollama pull %s`)",
+				return fallback(fmt.Sprintf("Ollama at %s does not have %q (run `memtray pull` or `ollama pull %s`)",
 					o.Host(), o.ModelName(), o.ModelName()))
 			case errors.Is(err, errNotReachable):
 				return fallback(fmt.Sprintf("Ollama not reachable at %s", o.Host()))
@@ -130,7 +130,7 @@ func checkOllama(ctx context.Context, o *Ollama, reach time.Duration) error {
 		return fmt.Errorf("%w: %w", errNotReachable, err)
 	}
 	if !has {
-		return fmt.Errorf("ollama at %s: %w: %q; run `memtray setup` or `ollama pull %s`",
+		return fmt.Errorf("ollama at %s: %w: %q; run `memtray pull` or `ollama pull %s`",
 			o.Host(), ErrModelNotFound, o.ModelName(), o.ModelName())
 	}
 	if _, err := o.Probe(ctx); err != nil {

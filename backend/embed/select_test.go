@@ -32,7 +32,7 @@ func TestSelect(t *testing.T) {
 		{name: "builtin", provider: "builtin", want: "builtin", reason: "embedder.provider is builtin"},
 		{name: "auto with ollama and model", provider: "auto", want: "ollama", reason: "Ollama answered at http://127.0.0.1:"},
 		{name: "auto without model", provider: "auto", setup: func(f *fakeOllama) { f.removeLocked("nomic-embed-text") },
-			want: "builtin", reason: `does not have "nomic-embed-text" (run ` + "`memtray setup`"},
+			want: "builtin", reason: `does not have "nomic-embed-text" (run ` + "`memtray pull`"},
 		{name: "auto with ollama absent", provider: "auto", absent: true, want: "builtin", reason: "Ollama not reachable at http://127.0.0.1:"},
 		{name: "auto with ollama hanging", provider: "auto", setup: func(f *fakeOllama) { f.hangTags = true },
 			want: "builtin", reason: "Ollama not reachable"},
