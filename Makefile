@@ -30,10 +30,14 @@ test: deps
 test-short: deps
 	$(GO) test -short -count=1 ./...
 
-# Long benchmarks (search latency at 1k/10k/100k, insert throughput, start-up):
-# minutes, not part of `make test`.
+# Long benchmarks (search latency at 1k/10k/100k, insert throughput, start-up,
+# the chromem-go baseline): about 10 minutes, not part of `make test`. The
+# 100k fixtures are built once and cached under $$TMPDIR.
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./backend/store/ ./backend/search/ ./backend/embed/
+	$(GO) test -run '^$$' -bench 'Search$$' -benchtime 300x -timeout 60m ./backend/search/
+	$(GO) test -run '^$$' -bench 'VectorSearch|TextSearch|Hybrid|VectorChromem|Put$$' -benchtime 200x -timeout 60m ./backend/store/
+	$(GO) test -run '^$$' -bench 'PutBatch|Open' -benchtime 5x -timeout 60m ./backend/store/
+	$(GO) test -run '^$$' -bench 'BuiltinEmbed' -cpu 1 ./backend/embed/
 
 # Retrieval evaluation on the shared data sets (skipped where absent).
 SHARED ?= ../shared
@@ -42,9 +46,13 @@ eval: build
 	@if [ -f $(SHARED)/data/locomo/locomo10.json ]; then $(BIN) eval recall --locomo $(SHARED)/data/locomo/locomo10.json; else echo "eval: LoCoMo absent, skipped"; fi
 	@if [ -f $(SHARED)/data/longmemeval/longmemeval_oracle.json ]; then $(BIN) eval recall --longmemeval $(SHARED)/data/longmemeval/longmemeval_oracle.json; else echo "eval: LongMemEval absent, skipped"; fi
 
+# Fuzz every parser of outside input in turn (FUZZTIME each).
 FUZZTIME ?= 30s
 fuzz: deps
-	$(GO) test -run '^$$' -fuzz FuzzImport -fuzztime $(FUZZTIME) ./backend/store/
+	$(GO) test -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME) ./backend/store/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./backend/config/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseOllamaHost$$' -fuzztime $(FUZZTIME) ./backend/embed/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckVectors$$' -fuzztime $(FUZZTIME) ./backend/embed/
 
 clean:
 	rm -rf bin
