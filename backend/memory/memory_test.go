@@ -1,0 +1,71 @@
+package memory
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidate(t *testing.T) {
+	ok := Memory{Text: "The API listens on 8080.", Kind: KindConfig, Type: TypeProject, Importance: 0.5}
+	cases := []struct {
+		name string
+		edit func(*Memory)
+		want string // "" = valid
+	}{
+		{"valid", func(*Memory) {}, ""},
+		{"defaults left empty", func(m *Memory) { m.Kind, m.Type, m.Importance = "", "", 0 }, ""},
+		{"empty", func(m *Memory) { m.Text = " \n\t" }, "empty"},
+		{"too long", func(m *Memory) { m.Text = strings.Repeat("a", MaxTextBytes+1) }, "64 KiB"},
+		{"bad utf8", func(m *Memory) { m.Text = "ok \xff" }, "UTF-8"},
+		{"nul", func(m *Memory) { m.Text = "ok \x00 no" }, "UTF-8"},
+		{"kind", func(m *Memory) { m.Kind = "gossip" }, "unknown kind"},
+		{"type", func(m *Memory) { m.Type = "secret" }, "unknown type"},
+		{"importance high", func(m *Memory) { m.Importance = 1.5 }, "importance"},
+		{"importance nan", func(m *Memory) { m.Importance = math.NaN() }, "importance"},
+		{"project", func(m *Memory) { m.Project = strings.Repeat("p", 257) }, "project"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := ok
+			tc.edit(&m)
+			err := m.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Validate = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Validate = %v, want ErrInvalid mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestContentHashFoldsSpace(t *testing.T) {
+	a := ContentHash("use  pnpm\n\tnot npm ")
+	if a != ContentHash("use pnpm not npm") || a == ContentHash("use pnpm, not npm") {
+		t.Fatal("ContentHash should fold white space and nothing else")
+	}
+	if got := NormalizeSpace("  a \n b\t\tc  "); got != "a b c" {
+		t.Fatalf("NormalizeSpace = %q", got)
+	}
+}
+
+func TestDerived(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	m := Memory{CooldownUntil: now.Add(time.Hour), FeedbackSum: 1, FeedbackN: 4}
+	if !m.Snoozed(now) || m.Snoozed(now.Add(2*time.Hour)) {
+		t.Fatal("Snoozed")
+	}
+	if m.FeedbackAvg() != 0.25 || (&Memory{}).FeedbackAvg() != 0 {
+		t.Fatal("FeedbackAvg")
+	}
+	m.ApplyDefaults()
+	if m.Kind != KindFact || m.Type != TypeProject || m.Importance != 0.5 {
+		t.Fatalf("ApplyDefaults: %+v", m)
+	}
+}
