@@ -137,9 +137,10 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]memory.Hit, error) {
 //     supports it, cosine) and the BM25 leg each return the best
 //     max(K x overfetch, candidates) memories matching the filter; the legs
 //     run concurrently.
-//  3. RRF (k = rrf_k) fuses the lists into a relevance in 0..1, rescaled
-//     over the pool depth (see RRF); Composite scores each candidate with
-//     every factor in its breakdown.
+//  3. RRF (k = rrf_k; in hybrid mode the vector list weighs vector_weight,
+//     BM25's 1) fuses the lists into a relevance in 0..1, rescaled over the
+//     pool depth (see RRF); Composite scores each candidate with every
+//     factor in its breakdown.
 //  4. Floors (unless NoFloors): a candidate needs evidence of its own
 //     relevance, which rank-based RRF cannot give (it is 1 at the top
 //     whatever the query): the share of the query's IDF weight it contains
@@ -222,7 +223,15 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 		txtIdx = len(lists)
 		lists = append(lists, ids(textList))
 	}
-	fused := RRF(lists, nil, e.cfg.RRFK, pool)
+	var weights []float64
+	if vecIdx >= 0 && txtIdx >= 0 {
+		weights = make([]float64, len(lists))
+		weights[vecIdx], weights[txtIdx] = e.cfg.VectorWeight, 1
+		if !(e.cfg.VectorWeight > 0) {
+			weights[vecIdx] = 1 // unset (a config not from config.Default): equal weights
+		}
+	}
+	fused := RRF(lists, weights, e.cfg.RRFK, pool)
 	res.Candidates = len(fused)
 	if len(fused) == 0 {
 		return res, nil
