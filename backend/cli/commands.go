@@ -375,6 +375,10 @@ func runImport(env *Env, args []string) error {
 		}
 		defer f.Close()
 		r = f
+		if fi, err := f.Stat(); err == nil && fi.Size() > 0 && !c.json {
+			r = &progressReader{r: f, total: fi.Size(), w: env.Stderr}
+			defer fmt.Fprintln(env.Stderr)
+		}
 	}
 	b, done, err := c.backend(env)
 	if err != nil {
@@ -512,4 +516,23 @@ func runPull(env *Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "%s is ready; `memtray reindex --embedder ollama` switches an existing store to it\n", o.ModelName())
 	return nil
+}
+
+// progressReader draws a bar of the bytes read so far: import validates the
+// whole stream before it writes, so the bar tracks the slow part.
+type progressReader struct {
+	r           io.Reader
+	w           io.Writer
+	total, done int64
+	shown       int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.done += int64(n)
+	if p.done-p.shown >= p.total/100 || err == io.EOF {
+		p.shown = p.done
+		embed.RenderBar(p.w, "import", p.done, p.total)
+	}
+	return n, err
 }
