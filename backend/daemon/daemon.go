@@ -241,7 +241,18 @@ func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory
 		return memory.Memory{}, fmt.Errorf("embed: %w", err)
 	}
 	m.Embedding, m.EmbeddingModel = vecs[0], d.emb.Model()
-	return d.store.Put(ctx, m)
+	stored, err := d.store.Put(ctx, m)
+	return stored, d.indexLag(err)
+}
+
+// indexLag turns "stored, but the text index lags" into success with a
+// warning: the record is durable and the index catches up by itself.
+func (d *Daemon) indexLag(err error) error {
+	if errors.Is(err, store.ErrIndexPending) {
+		d.log.Warn("text index lags behind the records; it catches up at the next write or start", "err", err)
+		return nil
+	}
+	return err
 }
 
 // Search runs the read pipeline.
@@ -271,7 +282,7 @@ func (d *Daemon) Get(ctx context.Context, id string) (memory.Memory, error) {
 
 // Delete removes one memory.
 func (d *Daemon) Delete(ctx context.Context, id string) error {
-	return d.store.Delete(ctx, id)
+	return d.indexLag(d.store.Delete(ctx, id))
 }
 
 // List returns a page of memories, newest first, including snoozed and
