@@ -530,7 +530,7 @@ type progressReader struct {
 func (p *progressReader) Read(b []byte) (int, error) {
 	n, err := p.r.Read(b)
 	p.done += int64(n)
-	if p.done-p.shown >= p.total/100 || err == io.EOF {
+	if p.done > p.shown && (p.done-p.shown >= p.total/100 || p.done == p.total) {
 		p.shown = p.done
 		embed.RenderBar(p.w, "import", p.done, p.total)
 	}
