@@ -330,3 +330,35 @@ func TestEngineEmptyStore(t *testing.T) {
 		t.Fatalf("%v %v", hits, err)
 	}
 }
+
+// TestEngineVectorWeight checks that hybrid relevance is RRF with the
+// vector list weighted by search.vector_weight and BM25's by 1.
+func TestEngineVectorWeight(t *testing.T) {
+	for _, vw := range []float64{0.25, 1} {
+		e, _ := openFixture(t, nil)
+		e.cfg.VectorWeight = vw
+		r, err := e.Run(context.Background(), Query{Text: "retry budget for the payment worker", K: 10, NoFloors: true, NoMMR: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Hits) == 0 {
+			t.Fatal("no hits")
+		}
+		pool := float64(max(20, e.cfg.Candidates))
+		hi, lo := (1+vw)/(e.cfg.RRFK+1), min(vw, 1)/(e.cfg.RRFK+pool)
+		for _, h := range r.Hits {
+			b := h.Breakdown
+			var raw float64
+			if b.VectorRank > 0 {
+				raw += vw / (e.cfg.RRFK + float64(b.VectorRank))
+			}
+			if b.TextRank > 0 {
+				raw += 1 / (e.cfg.RRFK + float64(b.TextRank))
+			}
+			want := (raw - lo) / (hi - lo)
+			if d := b.Relevance - want; d > 1e-9 || d < -1e-9 {
+				t.Errorf("vector_weight %v: %s (ranks v%d t%d) relevance %v, want %v", vw, h.Memory.ID, b.VectorRank, b.TextRank, b.Relevance, want)
+			}
+		}
+	}
+}
