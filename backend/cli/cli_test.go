@@ -243,3 +243,41 @@ func TestPullProgress(t *testing.T) {
 		t.Fatalf("pull of a missing model: %d %q", code, errs)
 	}
 }
+
+func TestEvalRecallCommand(t *testing.T) {
+	isolate(t)
+	code, out, errs := run(t, context.Background(), "", "eval", "recall", "--json", "../eval/testdata/recall-tiny.json")
+	if code != 0 {
+		t.Fatalf("eval recall: %d %s", code, errs)
+	}
+	var rep struct {
+		Modes map[string]struct {
+			Overall           map[string]float64 `json:"overall"`
+			NegativeEmptyRate *float64           `json:"negative_empty_rate"`
+		} `json:"modes"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("eval --json: %v\n%s", err, out)
+	}
+	for _, mode := range []string{"hybrid", "bm25", "vector"} {
+		m, ok := rep.Modes[mode]
+		if !ok || m.NegativeEmptyRate == nil {
+			t.Fatalf("mode %s missing or without negative_empty_rate: %s", mode, out)
+		}
+		for _, k := range []string{"recall_at_5", "recall_at_10", "mrr", "ndcg_at_10"} {
+			if v, ok := m.Overall[k]; !ok || v < 0 || v > 1 {
+				t.Fatalf("%s overall %s = %v", mode, k, v)
+			}
+		}
+	}
+	code, out, _ = run(t, context.Background(), "", "eval", "recall", "../eval/testdata/recall-tiny.json")
+	if code != 0 || !strings.Contains(out, "hybrid") || !strings.Contains(out, "R@5") {
+		t.Fatalf("eval table: %d %q", code, out)
+	}
+	if code, _, errs = run(t, context.Background(), "", "eval", "recall", "--locomo", "x.json", "y.json"); code != 2 {
+		t.Fatalf("eval with two inputs: %d %s", code, errs)
+	}
+	if code, _, errs = run(t, context.Background(), "", "eval", "recall", "/nonexistent.json"); code != 1 {
+		t.Fatalf("eval of a missing file: %d %s", code, errs)
+	}
+}

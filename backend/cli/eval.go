@@ -25,7 +25,11 @@ func runEval(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := eval.Options{Limit: *limit, Progress: func(done, total int) {
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	opts := eval.Options{Limit: *limit, Search: &cfg.Search, Progress: func(done, total int) {
 		if !c.json {
 			embed.RenderBar(env.Stderr, "eval", int64(done), int64(total))
 		}
