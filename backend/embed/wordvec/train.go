@@ -111,11 +111,11 @@ func (p Params) Validate() error {
 
 // Stats describe a training run.
 type Stats struct {
-	Tokens    int64 `json:"tokens"`
-	Types     int   `json:"types"`
-	Vocab     int   `json:"vocab"`
-	Pairs     int   `json:"cooccurrence_pairs"`
-	NonZero   int   `json:"ppmi_nonzero"`
+	Tokens    int64     `json:"tokens"`
+	Types     int       `json:"types"`
+	Vocab     int       `json:"vocab"`
+	Pairs     int       `json:"cooccurrence_pairs"`
+	NonZero   int       `json:"ppmi_nonzero"`
 	TopSingle []float64 `json:"top_singular_values"`
 }
 

@@ -1,0 +1,360 @@
+// Command trainvec trains memtray's word vectors (backend/embed/wordvec)
+// from a pinned list of Debian documentation packages with permissive
+// licences and WordNet: it optionally installs the packages (-install),
+// extracts English prose from their files in a fixed order, tokenizes it
+// with the runtime's tokenizer, trains (counts, PPMI, randomized SVD, int8)
+// and writes OUT/wordvec.bin, OUT/wordvec.bin.gz and OUT/manifest.json.
+// The same package versions, parameters and seed give the same bytes.
+//
+//	go run ./cmd/trainvec [-install] [-out DIR] [-dim 300] [-vocab 80000] [-seed 9]
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"html"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/memtray/memtray/backend/embed/wordvec"
+)
+
+// source is one pinned Debian package and how to read it.
+type source struct {
+	Package string `json:"package"`
+	Version string `json:"version"`
+	License string `json:"license"`
+	// Root is the directory read; Kind says how ("html" or "wordnet").
+	Root string `json:"root"`
+	Kind string `json:"kind"`
+	// Skip lists path fragments not read (indexes, generated source pages).
+	Skip  []string `json:"skip,omitempty"`
+	Files int      `json:"files"`
+	Bytes int64    `json:"prose_bytes"`
+}
+
+// sources is the pinned corpus: every package's licence was checked in its
+// /usr/share/doc/<package>/copyright (Debian 12).
+var sources = []source{
+	{Package: "python3.11-doc", License: "PSF-2.0", Root: "/usr/share/doc/python3.11/html", Kind: "html",
+		Skip: []string{"genindex", "py-modindex", "/search.html", "/_static/", "/_sources/"}},
+	{Package: "postgresql-doc-15", License: "PostgreSQL", Root: "/usr/share/doc/postgresql-doc-15/html", Kind: "html",
+		Skip: []string{"bookindex", "release-"}},
+	{Package: "sqlite3-doc", License: "public-domain", Root: "/usr/share/doc/sqlite3", Kind: "html",
+		Skip: []string{"/releaselog/", "changes.html", "/c3ref/"}},
+	{Package: "sphinx-doc", License: "BSD-2-clause", Root: "/usr/share/doc/sphinx-doc/html", Kind: "html",
+		Skip: []string{"/_modules/", "genindex", "py-modindex", "/search.html", "/_static/", "/_downloads/", "/_sources/"}},
+	{Package: "wordnet-base", License: "WordNet-3.0", Root: "/usr/share/wordnet", Kind: "wordnet"},
+}
+
+// Manifest describes a trained model.
+type Manifest struct {
+	Format       string          `json:"format"`
+	Sources      []source        `json:"sources"`
+	CorpusSHA256 string          `json:"corpus_sha256"`
+	Params       wordvec.Params  `json:"params"`
+	Stats        wordvec.Stats   `json:"stats"`
+	ModelSHA256  string          `json:"model_sha256"`
+	ModelBytes   int             `json:"model_bytes"`
+	GzipBytes    int             `json:"gzip_bytes"`
+	Tokenizer    string          `json:"tokenizer"`
+	Extra        json.RawMessage `json:"extra,omitempty"`
+}
+
+func main() {
+	if err := run(); err != nil {
+		slog.Error("trainvec", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	p := wordvec.DefaultParams()
+	out := flag.String("out", "backend/embed/wordvec/model", "output directory")
+	install := flag.Bool("install", false, "install the pinned packages with apt-get first")
+	extractOnly := flag.Bool("extract-only", false, "stop after reading the corpus")
+	dumpCorpus := flag.String("dump-corpus", "", "also write the extracted prose to this file")
+	flag.IntVar(&p.Dim, "dim", p.Dim, "vector dimensions")
+	flag.IntVar(&p.MaxVocab, "vocab", p.MaxVocab, "vocabulary size")
+	flag.IntVar(&p.MinCount, "min-count", p.MinCount, "minimum word count")
+	flag.IntVar(&p.Window, "window", p.Window, "context window")
+	flag.IntVar(&p.PowerIters, "power-iters", p.PowerIters, "randomized SVD power iterations")
+	flag.Uint64Var(&p.Seed, "seed", p.Seed, "random seed")
+	flag.IntVar(&p.Workers, "workers", runtime.NumCPU(), "parallel workers (the result does not depend on it)")
+	flag.Parse()
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	if *install {
+		if err := installPackages(); err != nil {
+			return err
+		}
+	}
+	start := time.Now()
+	corpus := wordvec.NewCorpus()
+	h := sha256.New()
+	var dump *os.File
+	if *dumpCorpus != "" {
+		var err error
+		if dump, err = os.Create(*dumpCorpus); err != nil {
+			return fmt.Errorf("dump corpus: %w", err)
+		}
+		defer dump.Close()
+	}
+	srcs := slices.Clone(sources)
+	for i := range srcs {
+		s := &srcs[i]
+		v, err := exec.Command("dpkg-query", "-W", "-f=${Version}", s.Package).Output()
+		if err != nil || len(v) == 0 {
+			return fmt.Errorf("package %s is not installed (run with -install): %v", s.Package, err)
+		}
+		s.Version = string(v)
+		err = readSource(s, func(doc string) {
+			h.Write([]byte(doc))
+			h.Write([]byte{0})
+			if dump != nil {
+				dump.WriteString(doc)
+				dump.WriteString("\n\n")
+			}
+			corpus.Add(doc)
+			s.Bytes += int64(len(doc))
+		})
+		if err != nil {
+			return fmt.Errorf("read %s: %w", s.Package, err)
+		}
+		slog.Info("source read", "package", s.Package, "version", s.Version, "files", s.Files,
+			"prose_bytes", s.Bytes, "tokens_so_far", corpus.Tokens())
+	}
+	slog.Info("corpus", "tokens", corpus.Tokens(), "types", corpus.Types(), "sha256", hex.EncodeToString(h.Sum(nil)),
+		"elapsed", time.Since(start).Round(time.Millisecond))
+	if *extractOnly {
+		return nil
+	}
+	model, st, err := wordvec.Train(corpus, p)
+	if err != nil {
+		return err
+	}
+	slog.Info("trained", "vocab", st.Vocab, "pairs", st.Pairs, "ppmi_nonzero", st.NonZero,
+		"top_singular", st.TopSingle, "elapsed", time.Since(start).Round(time.Millisecond), "peak_rss", peakRSS())
+	var bin bytes.Buffer
+	if _, err := model.WriteTo(&bin); err != nil {
+		return err
+	}
+	var gz bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	if err != nil {
+		return fmt.Errorf("gzip: %w", err)
+	}
+	zw.Write(bin.Bytes())
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("gzip: %w", err)
+	}
+	sum := sha256.Sum256(bin.Bytes())
+	man := Manifest{Format: fmt.Sprintf("%s v%d", wordvec.Magic, wordvec.Version), Sources: srcs,
+		CorpusSHA256: hex.EncodeToString(h.Sum(nil)), Params: p, Stats: st,
+		ModelSHA256: hex.EncodeToString(sum[:]), ModelBytes: bin.Len(), GzipBytes: gz.Len(),
+		Tokenizer: "wordvec.Tokens (lowercased words, identifiers split as in backend/embed; digits-only and >40-byte parts dropped)"}
+	mj, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return fmt.Errorf("output: %w", err)
+	}
+	for name, data := range map[string][]byte{"wordvec.bin": bin.Bytes(), "wordvec.bin.gz": gz.Bytes(), "manifest.json": append(mj, '\n')} {
+		if err := os.WriteFile(filepath.Join(*out, name), data, 0o644); err != nil {
+			return fmt.Errorf("output: %w", err)
+		}
+	}
+	slog.Info("written", "dir", *out, "model_bytes", bin.Len(), "gzip_bytes", gz.Len(),
+		"elapsed", time.Since(start).Round(time.Millisecond), "peak_rss", peakRSS())
+	return nil
+}
+
+func installPackages() error {
+	args := []string{"-o", "DPkg::Lock::Timeout=300", "install", "-y", "--no-install-recommends"}
+	for _, s := range sources {
+		args = append(args, s.Package)
+	}
+	name := "apt-get"
+	if os.Geteuid() != 0 {
+		args = append([]string{name}, args...)
+		name = "sudo"
+	}
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("install packages: %w", err)
+	}
+	return nil
+}
+
+// peakRSS returns the process's peak resident set size from /proc ("" if
+// unknown).
+func peakRSS() string {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "VmHWM:"))
+		}
+	}
+	return ""
+}
+
+// readSource calls fn with each document of s, files in sorted path order.
+func readSource(s *source, fn func(doc string)) error {
+	var paths []string
+	err := filepath.WalkDir(s.Root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		for _, sk := range s.Skip {
+			if strings.Contains(path, sk) {
+				return nil
+			}
+		}
+		switch s.Kind {
+		case "html":
+			if strings.HasSuffix(path, ".html") {
+				paths = append(paths, path)
+			}
+		case "wordnet":
+			if base := filepath.Base(path); strings.HasPrefix(base, "data.") {
+				paths = append(paths, path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return errors.New("no files found")
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s.Files++
+		var doc string
+		if s.Kind == "html" {
+			doc = HTMLProse(string(b))
+		} else {
+			doc = WordNetGlosses(string(b))
+		}
+		if doc != "" {
+			fn(doc)
+		}
+	}
+	return nil
+}
+
+var (
+	reDrop  = regexp.MustCompile(`(?is)<(script|style|pre|head|nav|footer|header)\b.*?</(script|style|pre|head|nav|footer|header)\s*>|<!--.*?-->`)
+	reDiv   = regexp.MustCompile(`(?is)<div class="(highlight[^"]*|related|sphinxsidebar[^"]*|footer|navheader|navfooter|toc)"`)
+	reSpace = regexp.MustCompile(`\s+`)
+	reBlock = regexp.MustCompile(`(?i)</?(p|div|li|ul|ol|dd|dt|dl|h[1-6]|tr|td|th|table|br|section|blockquote|caption|figcaption|title)\b[^>]*>`)
+	reTag   = regexp.MustCompile(`(?s)<[^>]*>`)
+)
+
+// HTMLProse extracts English prose from an HTML page: the main content
+// (Sphinx's div.body when present), without scripts, styles, preformatted
+// code, navigation and comments, one block per line; lines that do not look
+// like prose (fewer than five words, mostly non-letters) are dropped.
+func HTMLProse(page string) string {
+	if i := strings.Index(page, `<div class="body" role="main">`); i >= 0 {
+		page = page[i:]
+		if j := strings.Index(page, `<div class="sphinxsidebar"`); j >= 0 {
+			page = page[:j]
+		}
+	}
+	page = reDrop.ReplaceAllString(page, " ")
+	page = reSpace.ReplaceAllString(page, " ")
+	page = reBlock.ReplaceAllString(page, "\n")
+	page = reTag.ReplaceAllString(page, "")
+	page = html.UnescapeString(page)
+	var out strings.Builder
+	for _, line := range strings.Split(page, "\n") {
+		line = strings.TrimSpace(line)
+		if proseLike(line) {
+			out.WriteString(line)
+			out.WriteByte('\n')
+		}
+	}
+	return out.String()
+}
+
+// proseLike reports whether a line has at least five words and mostly
+// letters and spaces.
+func proseLike(line string) bool {
+	if len(strings.Fields(line)) < 5 {
+		return false
+	}
+	var letters, other int
+	for _, r := range line {
+		switch {
+		case unicode.IsLetter(r) || r == ' ':
+			letters++
+		default:
+			other++
+		}
+	}
+	return letters >= 4*other
+}
+
+// WordNetGlosses turns a WordNet data file into one line per synset: its
+// words (underscores as spaces), then its gloss (definition and examples).
+func WordNetGlosses(data string) string {
+	var out strings.Builder
+	for _, line := range strings.Split(data, "\n") {
+		if line == "" || line[0] == ' ' {
+			continue // licence header
+		}
+		bar := strings.Index(line, " | ")
+		if bar < 0 {
+			continue
+		}
+		f := strings.Fields(line[:bar])
+		if len(f) < 4 {
+			continue
+		}
+		var n int
+		fmt.Sscanf(f[3], "%x", &n)
+		var words []string
+		for k := 0; k < n && 4+2*k < len(f); k++ {
+			w := f[4+2*k]
+			if i := strings.IndexByte(w, '('); i > 0 {
+				w = w[:i] // adjective markers: "galore(ip)"
+			}
+			words = append(words, strings.ReplaceAll(w, "_", " "))
+		}
+		out.WriteString(strings.Join(words, ", "))
+		out.WriteString(": ")
+		out.WriteString(strings.TrimSpace(line[bar+3:]))
+		out.WriteByte('\n')
+	}
+	return out.String()
+}
