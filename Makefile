@@ -44,7 +44,7 @@ SHARED ?= ../shared
 eval: build
 	@if [ -f $(SHARED)/eval/recall-dev.json ]; then $(BIN) eval recall $(SHARED)/eval/recall-dev.json; else echo "eval: $(SHARED)/eval/recall-dev.json absent, skipped"; fi
 	@if [ -f $(SHARED)/data/locomo/locomo10.json ]; then $(BIN) eval recall --locomo $(SHARED)/data/locomo/locomo10.json; else echo "eval: LoCoMo absent, skipped"; fi
-	@if [ -f $(SHARED)/data/longmemeval/longmemeval_oracle.json ]; then $(BIN) eval recall --longmemeval $(SHARED)/data/longmemeval/longmemeval_oracle.json; else echo "eval: LongMemEval absent, skipped"; fi
+	@if [ -f $(SHARED)/data/longmemeval/longmemeval_s_cleaned_499.json.gz ]; then $(BIN) eval recall --longmemeval $(SHARED)/data/longmemeval/longmemeval_s_cleaned_499.json.gz; else echo "eval: LongMemEval absent, skipped"; fi
 
 # Fuzz every parser of outside input in turn (FUZZTIME each).
 FUZZTIME ?= 30s
