@@ -150,6 +150,38 @@ func (c *Cached) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	return out, nil
 }
 
+// EmbedQuery embeds a search query: through the inner embedder's
+// EmbedQuery when it has one (cached apart from documents), else like Embed.
+func (c *Cached) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	qe, ok := c.inner.(memory.QueryEmbedder)
+	if !ok {
+		vecs, err := c.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, err
+		}
+		return vecs[0], nil
+	}
+	key := sha256.Sum256([]byte("\x00query\x00" + text))
+	c.mu.Lock()
+	if el, ok := c.items[key]; ok {
+		c.lru.MoveToFront(el)
+		v := clone(el.Value.(*cacheEntry).vec)
+		c.mu.Unlock()
+		c.hits.Add(1)
+		return v, nil
+	}
+	c.mu.Unlock()
+	c.misses.Add(1)
+	v, err := qe.EmbedQuery(ctx, text)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.put(key, clone(v))
+	c.mu.Unlock()
+	return v, nil
+}
+
 // put stores vec under key, evicting the least recently used entry when
 // full. c.mu must be held.
 func (c *Cached) put(key [32]byte, vec []float32) {

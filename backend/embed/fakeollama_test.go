@@ -43,6 +43,7 @@ type fakeOllama struct {
 	embedCalls int
 	tagCalls   int
 	batchSizes []int
+	inputs     []string // every text embedded, in order
 }
 
 // newFakeOllama starts a fake Ollama with the models of testdata/tags.json.
@@ -150,6 +151,7 @@ func (f *fakeOllama) embed(w http.ResponseWriter, r *http.Request) {
 	}
 	f.mu.Lock()
 	f.batchSizes = append(f.batchSizes, len(input))
+	f.inputs = append(f.inputs, input...)
 	has := f.installed(req.Model)
 	f.mu.Unlock()
 	if !has {

@@ -270,7 +270,45 @@ func (o *Ollama) Probe(ctx context.Context) (int, error) {
 // BatchSize texts per request. Empty texts are an error (Ollama cannot embed
 // them). Every request has its own timeout and transient failures are
 // retried with backoff; ctx bounds the whole call.
+//
+// Models trained with task prefixes (see TaskPrefixes) get their document
+// prefix in front of every text.
 func (o *Ollama) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return o.embed(ctx, texts, o.prefixes().Document)
+}
+
+// EmbedQuery embeds a search query, with the model's query prefix when it
+// was trained with one.
+func (o *Ollama) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	vecs, err := o.embed(ctx, []string{text}, o.prefixes().Query)
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}
+
+// TaskPrefix is what a model expects in front of queries and documents.
+type TaskPrefix struct {
+	Query, Document string
+}
+
+// TaskPrefixes lists the embedding models, by name without tag, that were
+// trained with task prefixes, as their model cards say.
+var TaskPrefixes = map[string]TaskPrefix{
+	"nomic-embed-text":       {Query: "search_query: ", Document: "search_document: "},
+	"mxbai-embed-large":      {Query: "Represent this sentence for searching relevant passages: "},
+	"snowflake-arctic-embed": {Query: "Represent this sentence for searching relevant passages: "},
+}
+
+func (o *Ollama) prefixes() TaskPrefix {
+	name, _, _ := strings.Cut(o.model, ":")
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	return TaskPrefixes[strings.ToLower(name)]
+}
+
+func (o *Ollama) embed(ctx context.Context, texts []string, prefix string) ([][]float32, error) {
 	for i, t := range texts {
 		if strings.TrimSpace(t) == "" {
 			return nil, fmt.Errorf("ollama embed: text %d is empty: %w", i, memory.ErrInvalid)
@@ -279,6 +317,13 @@ func (o *Ollama) Embed(ctx context.Context, texts []string) ([][]float32, error)
 	out := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += o.batchSize {
 		batch := texts[start:min(start+o.batchSize, len(texts))]
+		if prefix != "" {
+			withPrefix := make([]string, len(batch))
+			for i, t := range batch {
+				withPrefix[i] = prefix + t
+			}
+			batch = withPrefix
+		}
 		vecs, err := o.embedBatch(ctx, batch)
 		if err != nil {
 			return nil, err

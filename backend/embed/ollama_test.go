@@ -171,7 +171,7 @@ func TestOllamaEmbed(t *testing.T) {
 				t.Fatalf("%d vectors for %d texts", len(vecs), len(c.in))
 			}
 			for i, v := range vecs {
-				want := fakeVec(c.in[i], 16)
+				want := fakeVec("search_document: "+c.in[i], 16) // nomic-embed-text's document prefix
 				if len(v) != 16 || math.Abs(norm(v)-1) > 1e-5 {
 					t.Fatalf("vector %d: dim %d norm %f", i, len(v), norm(v))
 				}
@@ -491,4 +491,36 @@ func BenchmarkOllamaClient(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(in))/1000, "µs/text")
+}
+
+// TestTaskPrefixes checks that models trained with task prefixes get them:
+// documents through Embed, queries through EmbedQuery (also through the
+// cache, which keeps queries apart from documents).
+func TestTaskPrefixes(t *testing.T) {
+	f := newFakeOllama(t)
+	o := newTestOllama(t, f.url(), nil) // nomic-embed-text
+	ctx := context.Background()
+	c := NewCached(o, 16)
+	if _, err := c.Embed(ctx, []string{"the port is 8080"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EmbedQuery(ctx, "the port is 8080"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.EmbedQuery(ctx, "the port is 8080"); err != nil { // cached
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	got := append([]string(nil), f.inputs...)
+	f.mu.Unlock()
+	want := []string{"search_document: the port is 8080", "search_query: the port is 8080"}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("Ollama saw %q, want %q", got, want)
+	}
+	if p := (&Ollama{model: "library/nomic-embed-text:v1.5"}).prefixes(); p.Query != "search_query: " {
+		t.Fatalf("tagged name: %+v", p)
+	}
+	if p := (&Ollama{model: "all-minilm"}).prefixes(); p != (TaskPrefix{}) {
+		t.Fatalf("a model without prefixes got %+v", p)
+	}
 }

@@ -46,3 +46,12 @@ func ValidUTF8(s string) bool {
 	}
 	return true
 }
+
+// QueryEmbedder is implemented by embedders whose model embeds a search
+// query differently from the documents it should find, such as
+// nomic-embed-text with its "search_query: " and "search_document: "
+// prefixes. Search uses EmbedQuery for queries when it is there; Embed
+// stays the way documents are embedded.
+type QueryEmbedder interface {
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+}

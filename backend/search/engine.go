@@ -387,6 +387,13 @@ func (e *Engine) embedQuery(ctx context.Context, text string, n int) ([]float32,
 		}
 		inner = u.Unwrap()
 	}
+	if qe, ok := e.emb.(memory.QueryEmbedder); ok && vec == nil {
+		v, err := qe.EmbedQuery(ctx, text)
+		if err != nil {
+			return nil, fmt.Errorf("search: embed query: %w", err)
+		}
+		vec = v
+	}
 	if vec == nil {
 		vs, err := e.emb.Embed(ctx, []string{text})
 		if err != nil {
