@@ -166,21 +166,21 @@ func (c *common) load() (config.Config, error) {
 	return cfg, cfg.Validate()
 }
 
-// backend returns the running daemon's API client, or the store opened in
-// this process when no daemon runs. close releases it.
-func (c *common) backend(env *Env) (b httpapi.Backend, closeFn func(), err error) {
+// with runs fn against the running daemon's API, or against the store
+// opened in this process when no daemon runs (and closes it after).
+func (c *common) with(env *Env, fn func(httpapi.Backend) error) error {
 	cfg, err := c.load()
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	if cl, ok := remote(env.Ctx, cfg); ok {
-		return cl, func() {}, nil
+		return fn(cl)
 	}
 	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version})
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return d, func() { d.Close() }, nil
+	return errors.Join(fn(d), d.Close())
 }
 
 // remote finds a daemon on the data dir's runtime address or the configured one.

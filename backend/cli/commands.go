@@ -87,21 +87,18 @@ func runAdd(env *Env, args []string) error {
 		return usagef("no text: give it as arguments, or - to read stdin")
 	}
 	req.Source = memory.SourceCLI
-	b, done, err := c.backend(env)
-	if err != nil {
-		return err
-	}
-	defer done()
-	m, err := b.Add(env.Ctx, req)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		m.Embedding = nil
-		return printJSON(env.Stdout, m)
-	}
-	fmt.Fprintf(env.Stdout, "stored %s (%s, %s)\n", m.ID, m.Kind, m.Type)
-	return nil
+	return c.with(env, func(b httpapi.Backend) error {
+		m, err := b.Add(env.Ctx, req)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			m.Embedding = nil
+			return printJSON(env.Stdout, m)
+		}
+		fmt.Fprintf(env.Stdout, "stored %s (%s, %s)\n", m.ID, m.Kind, m.Type)
+		return nil
+	})
 }
 
 func kindList() string {
@@ -128,39 +125,36 @@ func runSearch(env *Env, args []string) error {
 	if strings.TrimSpace(req.Query) == "" {
 		return usagef("no query")
 	}
-	b, done, err := c.backend(env)
-	if err != nil {
-		return err
-	}
-	defer done()
-	hits, err := b.Search(env.Ctx, req)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		if hits == nil {
-			hits = []memory.Hit{}
+	return c.with(env, func(b httpapi.Backend) error {
+		hits, err := b.Search(env.Ctx, req)
+		if err != nil {
+			return err
 		}
-		for i := range hits {
-			hits[i].Memory.Embedding = nil
+		if c.json {
+			if hits == nil {
+				hits = []memory.Hit{}
+			}
+			for i := range hits {
+				hits[i].Memory.Embedding = nil
+			}
+			return printJSON(env.Stdout, hits)
 		}
-		return printJSON(env.Stdout, hits)
-	}
-	if len(hits) == 0 {
-		fmt.Fprintln(env.Stdout, "no memory clears the relevance floor")
-		return nil
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCORE\tID\tKIND\tPROJECT\tTEXT")
-	for _, h := range hits {
-		fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\n", h.Score, shortID(h.Memory.ID), h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 80))
-		if *why {
-			b := h.Breakdown
-			fmt.Fprintf(tw, "\t\trelevance %.3f (vector #%d, bm25 #%d) x importance %.2f x recency %.3f x access %.2f x anti-sticky %.2f x kind %.1f x surface %.1f x project %.1f x feedback %.2f x keywords %.1f\t\t\n",
-				b.Relevance, b.VectorRank, b.TextRank, b.Importance, b.Recency, b.Access, b.AntiSticky, b.KindBoost, b.Surface, b.ProjectBoost, b.Feedback, b.Keyword)
+		if len(hits) == 0 {
+			fmt.Fprintln(env.Stdout, "no memory clears the relevance floor")
+			return nil
 		}
-	}
-	return tw.Flush()
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SCORE\tID\tKIND\tPROJECT\tTEXT")
+		for _, h := range hits {
+			fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\n", h.Score, shortID(h.Memory.ID), h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 80))
+			if *why {
+				b := h.Breakdown
+				fmt.Fprintf(tw, "\t\trelevance %.3f (vector #%d, bm25 #%d) x importance %.2f x recency %.3f x access %.2f x anti-sticky %.2f x kind %.1f x surface %.1f x project %.1f x feedback %.2f x keywords %.1f\t\t\n",
+					b.Relevance, b.VectorRank, b.TextRank, b.Importance, b.Recency, b.Access, b.AntiSticky, b.KindBoost, b.Surface, b.ProjectBoost, b.Feedback, b.Keyword)
+			}
+		}
+		return tw.Flush()
+	})
 }
 
 func shortID(id string) string {
@@ -170,64 +164,53 @@ func shortID(id string) string {
 	return id
 }
 
-func oneArg(pos []string, what string) (string, error) {
-	if len(pos) != 1 {
-		return "", usagef("want exactly one %s", what)
+// parseID parses the flags of a command that takes exactly one memory id.
+func parseID(env *Env, name string, args []string, withJSON bool) (common, string, error) {
+	var c common
+	fs := newFlags(name, env, &c, withJSON)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return c, "", err
 	}
-	return pos[0], nil
+	if len(pos) != 1 {
+		return c, "", usagef("want exactly one ID")
+	}
+	return c, pos[0], nil
 }
 
 func runGet(env *Env, args []string) error {
-	var c common
-	fs := newFlags("get", env, &c, true)
-	pos, err := parse(fs, args)
+	c, id, err := parseID(env, "get", args, true)
 	if err != nil {
 		return err
 	}
-	id, err := oneArg(pos, "ID")
-	if err != nil {
-		return err
-	}
-	b, done, err := c.backend(env)
-	if err != nil {
-		return err
-	}
-	defer done()
-	m, err := b.Get(env.Ctx, id)
-	if err != nil {
-		return err
-	}
-	m.Embedding = nil
-	if c.json {
-		return printJSON(env.Stdout, m)
-	}
-	fmt.Fprintf(env.Stdout, "id:          %s\nkind:        %s\ntype:        %s\nproject:     %s\nsource:      %s\nimportance:  %.2f\naccesses:    %d (reinforced %d)\ncreated:     %s\nupdated:     %s\n\n%s\n",
-		m.ID, m.Kind, m.Type, m.Project, m.Source, m.Importance, m.AccessCount, m.ReinforcedCount,
-		m.CreatedAt.Format("2006-01-02 15:04:05"), m.UpdatedAt.Format("2006-01-02 15:04:05"), m.Text)
-	return nil
+	return c.with(env, func(b httpapi.Backend) error {
+		m, err := b.Get(env.Ctx, id)
+		if err != nil {
+			return err
+		}
+		m.Embedding = nil
+		if c.json {
+			return printJSON(env.Stdout, m)
+		}
+		fmt.Fprintf(env.Stdout, "id:          %s\nkind:        %s\ntype:        %s\nproject:     %s\nsource:      %s\nimportance:  %.2f\naccesses:    %d (reinforced %d)\ncreated:     %s\nupdated:     %s\n\n%s\n",
+			m.ID, m.Kind, m.Type, m.Project, m.Source, m.Importance, m.AccessCount, m.ReinforcedCount,
+			m.CreatedAt.Format("2006-01-02 15:04:05"), m.UpdatedAt.Format("2006-01-02 15:04:05"), m.Text)
+		return nil
+	})
 }
 
 func runDelete(env *Env, args []string) error {
-	var c common
-	fs := newFlags("delete", env, &c, false)
-	pos, err := parse(fs, args)
+	c, id, err := parseID(env, "delete", args, false)
 	if err != nil {
 		return err
 	}
-	id, err := oneArg(pos, "ID")
-	if err != nil {
-		return err
-	}
-	b, done, err := c.backend(env)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if err := b.Delete(env.Ctx, id); err != nil {
-		return err
-	}
-	fmt.Fprintf(env.Stdout, "deleted %s\n", id)
-	return nil
+	return c.with(env, func(b httpapi.Backend) error {
+		if err := b.Delete(env.Ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "deleted %s\n", id)
+		return nil
+	})
 }
 
 func runList(env *Env, args []string) error {
@@ -241,26 +224,23 @@ func runList(env *Env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	b, done, err := c.backend(env)
-	if err != nil {
-		return err
-	}
-	defer done()
-	res, err := b.List(env.Ctx, req)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return printJSON(env.Stdout, res)
-	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCREATED\tKIND\tPROJECT\tTEXT")
-	for _, m := range res.Memories {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortID(m.ID), m.CreatedAt.Format("2006-01-02"), m.Kind, m.Project, oneLine(m.Text, 80))
-	}
-	tw.Flush()
-	fmt.Fprintf(env.Stdout, "%d of %d\n", len(res.Memories), res.Total)
-	return nil
+	return c.with(env, func(b httpapi.Backend) error {
+		res, err := b.List(env.Ctx, req)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, res)
+		}
+		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tCREATED\tKIND\tPROJECT\tTEXT")
+		for _, m := range res.Memories {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortID(m.ID), m.CreatedAt.Format("2006-01-02"), m.Kind, m.Project, oneLine(m.Text, 80))
+		}
+		tw.Flush()
+		fmt.Fprintf(env.Stdout, "%d of %d\n", len(res.Memories), res.Total)
+		return nil
+	})
 }
 
 func runStats(env *Env, args []string) error {
@@ -269,47 +249,44 @@ func runStats(env *Env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	b, done, err := c.backend(env)
-	if err != nil {
-		return err
-	}
-	defer done()
-	s, err := b.Stats(env.Ctx)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return printJSON(env.Stdout, s)
-	}
-	where := "not running (store opened by this command)"
-	if _, ok := b.(*httpapi.Client); ok {
-		where = fmt.Sprintf("running, pid %d, on http://%s", s.PID, s.Listen)
-	}
-	fmt.Fprintf(env.Stdout, "daemon:     %s\nstore:      %s\nmemories:   %d (%d snoozed, %d superseded)\nembedder:   %s (%s)\n",
-		where, s.Store.Dir, s.Store.Count, s.Snoozed, s.Superseded, s.Embedder, s.EmbedderReason)
-	if len(s.ByKind) > 0 {
-		fmt.Fprint(env.Stdout, "by kind:   ")
-		for _, k := range sortedKeys(s.ByKind) {
-			fmt.Fprintf(env.Stdout, " %s %d", k, s.ByKind[k])
+	return c.with(env, func(b httpapi.Backend) error {
+		s, err := b.Stats(env.Ctx)
+		if err != nil {
+			return err
 		}
-		fmt.Fprintln(env.Stdout)
-	}
-	if len(s.ByProject) > 0 {
-		fmt.Fprint(env.Stdout, "by project:")
-		for i, p := range sortedKeys(s.ByProject) {
-			if i == 20 {
-				fmt.Fprintf(env.Stdout, " (+%d more)", len(s.ByProject)-20)
-				break
-			}
-			name := p
-			if name == "" {
-				name = "(none)"
-			}
-			fmt.Fprintf(env.Stdout, " %s %d", name, s.ByProject[p])
+		if c.json {
+			return printJSON(env.Stdout, s)
 		}
-		fmt.Fprintln(env.Stdout)
-	}
-	return nil
+		where := "not running (store opened by this command)"
+		if _, ok := b.(*httpapi.Client); ok {
+			where = fmt.Sprintf("running, pid %d, on http://%s", s.PID, s.Listen)
+		}
+		fmt.Fprintf(env.Stdout, "daemon:     %s\nstore:      %s\nmemories:   %d (%d snoozed, %d superseded)\nembedder:   %s (%s)\n",
+			where, s.Store.Dir, s.Store.Count, s.Snoozed, s.Superseded, s.Embedder, s.EmbedderReason)
+		if len(s.ByKind) > 0 {
+			fmt.Fprint(env.Stdout, "by kind:   ")
+			for _, k := range sortedKeys(s.ByKind) {
+				fmt.Fprintf(env.Stdout, " %s %d", k, s.ByKind[k])
+			}
+			fmt.Fprintln(env.Stdout)
+		}
+		if len(s.ByProject) > 0 {
+			fmt.Fprint(env.Stdout, "by project:")
+			for i, p := range sortedKeys(s.ByProject) {
+				if i == 20 {
+					fmt.Fprintf(env.Stdout, " (+%d more)", len(s.ByProject)-20)
+					break
+				}
+				name := p
+				if name == "" {
+					name = "(none)"
+				}
+				fmt.Fprintf(env.Stdout, " %s %d", name, s.ByProject[p])
+			}
+			fmt.Fprintln(env.Stdout)
+		}
+		return nil
+	})
 }
 
 func runExport(env *Env, args []string) error {
@@ -322,39 +299,36 @@ func runExport(env *Env, args []string) error {
 	if len(pos) > 1 {
 		return usagef("at most one FILE")
 	}
-	b, done, err := c.backend(env)
-	if err != nil {
-		return err
-	}
-	defer done()
-	if len(pos) == 0 || pos[0] == "-" {
-		bw := bufio.NewWriter(env.Stdout)
+	return c.with(env, func(b httpapi.Backend) error {
+		if len(pos) == 0 || pos[0] == "-" {
+			bw := bufio.NewWriter(env.Stdout)
+			if err := b.Export(env.Ctx, bw); err != nil {
+				return err
+			}
+			return bw.Flush()
+		}
+		// Write beside the target and rename, so a failed export never leaves a
+		// half file under the name the user asked for.
+		path := pos[0]
+		tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+		if err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+		defer os.Remove(tmp.Name())
+		bw := bufio.NewWriter(tmp)
 		if err := b.Export(env.Ctx, bw); err != nil {
+			tmp.Close()
 			return err
 		}
-		return bw.Flush()
-	}
-	// Write beside the target and rename, so a failed export never leaves a
-	// half file under the name the user asked for.
-	path := pos[0]
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	bw := bufio.NewWriter(tmp)
-	if err := b.Export(env.Ctx, bw); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := errors.Join(bw.Flush(), tmp.Sync(), tmp.Close()); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	fmt.Fprintf(env.Stderr, "exported to %s\n", path)
-	return nil
+		if err := errors.Join(bw.Flush(), tmp.Sync(), tmp.Close()); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := os.Rename(tmp.Name(), path); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		fmt.Fprintf(env.Stderr, "exported to %s\n", path)
+		return nil
+	})
 }
 
 func runImport(env *Env, args []string) error {
@@ -380,21 +354,18 @@ func runImport(env *Env, args []string) error {
 			defer fmt.Fprintln(env.Stderr)
 		}
 	}
-	b, done, err := c.backend(env)
-	if err != nil {
-		return err
-	}
-	defer done()
-	rep, err := b.Import(env.Ctx, r)
-	if err != nil {
-		return err
-	}
-	if c.json {
-		return printJSON(env.Stdout, rep)
-	}
-	fmt.Fprintf(env.Stdout, "imported %d of %d memories (%d duplicates skipped, %d re-embedded)\n",
-		rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded)
-	return nil
+	return c.with(env, func(b httpapi.Backend) error {
+		rep, err := b.Import(env.Ctx, r)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, rep)
+		}
+		fmt.Fprintf(env.Stdout, "imported %d of %d memories (%d duplicates skipped, %d re-embedded)\n",
+			rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded)
+		return nil
+	})
 }
 
 func runReindex(env *Env, args []string) error {
