@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/memtray/memtray/backend/cli.Version=$(VERSION)
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build run test test-short bench eval fuzz clean
+.PHONY: all deps build run test test-short bench eval fuzz clean model
 
 all: build
 
@@ -53,6 +53,14 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./backend/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseOllamaHost$$' -fuzztime $(FUZZTIME) ./backend/embed/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckVectors$$' -fuzztime $(FUZZTIME) ./backend/embed/
+	$(GO) test -run '^$$' -fuzz '^FuzzAPIBodies$$' -fuzztime $(FUZZTIME) ./backend/daemon/
 
 clean:
 	rm -rf bin
+
+# Word vectors for the built-in embedder (issue 9): installs the pinned Debian
+# documentation packages and WordNet (apt-get), extracts their prose and
+# trains backend/embed/wordvec/model/{wordvec.bin,wordvec.bin.gz,manifest.json}
+# (about 2 minutes, under 2 GB). Same package versions and seed: same bytes.
+model:
+	$(GO) run ./cmd/trainvec -install -out backend/embed/wordvec/model
