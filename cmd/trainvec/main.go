@@ -19,6 +19,7 @@ import (
 	"flag"
 	"fmt"
 	"html"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -60,6 +61,23 @@ var sources = []source{
 	{Package: "sphinx-doc", License: "BSD-2-clause", Root: "/usr/share/doc/sphinx-doc/html", Kind: "html",
 		Skip: []string{"/_modules/", "genindex", "py-modindex", "/search.html", "/_static/", "/_downloads/", "/_sources/"}},
 	{Package: "wordnet-base", License: "WordNet-3.0", Root: "/usr/share/wordnet", Kind: "wordnet"},
+	{Package: "python-django-doc", License: "BSD-3-Clause", Root: "/usr/share/doc/python-django-doc/html", Kind: "html",
+		Skip: []string{"/_modules/", "genindex", "py-modindex", "/search.html", "/_static/", "/_sources/"}},
+	{Package: "python-flask-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-flask-doc/html", Kind: "html",
+		Skip: []string{"/_modules/", "genindex", "py-modindex", "/search.html", "/_static/", "/_sources/"}},
+	{Package: "python-sqlalchemy-doc", License: "Expat", Root: "/usr/share/doc/python-sqlalchemy-doc/html", Kind: "html",
+		Skip: []string{"/_modules/", "genindex", "py-modindex", "/search.html", "/_static/", "/_sources/"}},
+	{Package: "cmake-doc", License: "BSD-3-clause", Root: "/usr/share/doc/cmake-data/html", Kind: "html",
+		Skip: []string{"genindex", "/search.html", "/_static/", "/_sources/"}},
+	{Package: "llvm-15-doc", License: "Apache-2.0 WITH LLVM-exception", Root: "/usr/share/doc/llvm-15-doc/html", Kind: "html",
+		Skip: []string{"/AMDGPU", "genindex", "/search.html", "/_static/", "/_sources/"}},
+	{Package: "nodejs-doc", License: "Expat", Root: "/usr/share/doc/nodejs/api", Kind: "html"},
+	{Package: "apache2-doc", License: "Apache-2.0", Root: "/usr/share/doc/apache2-doc/manual/en", Kind: "html"},
+	{Package: "rust-doc", License: "MIT OR Apache-2.0", Root: "/usr/share/doc/rust-doc/html", Kind: "html",
+		Skip: []string{"/core/", "/src/", "/unstable-book/", "/alloc/", "/test/", "/proc_macro/", "/std/arch/",
+			"print.html", "/search-index", "/implementors/", "/static.files/", "/theme/"}},
+	{Package: "dict-devil", License: "public-domain", Root: "/usr/share/dictd", Kind: "dictzip",
+		Skip: []string{".index"}},
 }
 
 // Manifest describes a trained model.
@@ -239,6 +257,10 @@ func readSource(s *source, fn func(doc string)) error {
 			if strings.HasSuffix(path, ".html") {
 				paths = append(paths, path)
 			}
+		case "dictzip":
+			if strings.HasSuffix(path, ".dict.dz") && strings.Contains(path, "devil") {
+				paths = append(paths, path)
+			}
 		case "wordnet":
 			if base := filepath.Base(path); strings.HasPrefix(base, "data.") {
 				paths = append(paths, path)
@@ -260,9 +282,20 @@ func readSource(s *source, fn func(doc string)) error {
 		}
 		s.Files++
 		var doc string
-		if s.Kind == "html" {
+		switch s.Kind {
+		case "html":
 			doc = HTMLProse(string(b))
-		} else {
+		case "dictzip":
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			raw, err := io.ReadAll(zr)
+			if err != nil {
+				return fmt.Errorf("%s: %w", p, err)
+			}
+			doc = DictProse(string(raw))
+		default:
 			doc = WordNetGlosses(string(b))
 		}
 		if doc != "" {
@@ -355,6 +388,20 @@ func WordNetGlosses(data string) string {
 		out.WriteString(": ")
 		out.WriteString(strings.TrimSpace(line[bar+3:]))
 		out.WriteByte('\n')
+	}
+	return out.String()
+}
+
+// DictProse turns a dictd database into prose lines: runs of text joined
+// within a paragraph, paragraphs (blank lines) apart, short lines dropped.
+func DictProse(data string) string {
+	var out strings.Builder
+	for _, para := range strings.Split(data, "\n\n") {
+		line := strings.Join(strings.Fields(para), " ")
+		if proseLike(line) {
+			out.WriteString(line)
+			out.WriteByte('\n')
+		}
 	}
 	return out.String()
 }

@@ -102,6 +102,15 @@ func TestExperimentRetrieval(t *testing.T) {
 		}
 		return out
 	}
+	if a := os.Getenv("WORDVEC_SIF"); a != "" {
+		v, err := strconv.ParseFloat(a, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.SetSIF(v); err != nil {
+			t.Fatal(err)
+		}
+	}
 	betas := floats("WORDVEC_BETAS", "0.5")
 	vws := floats("WORDVEC_VW", "0.25")
 	ctx := context.Background()
@@ -109,7 +118,12 @@ func TestExperimentRetrieval(t *testing.T) {
 		name string
 		opts eval.Options
 	}
-	runs := []run{{name: "lexical vw=0.25"}}
+	var runs []run
+	for _, vw := range vws {
+		cfg := config.Default().Search
+		cfg.VectorWeight = vw
+		runs = append(runs, run{name: fmt.Sprintf("lexical vw=%.2f", vw), opts: eval.Options{Search: &cfg}})
+	}
 	for _, b := range betas {
 		for _, vw := range vws {
 			cfg := config.Default().Search
