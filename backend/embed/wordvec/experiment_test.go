@@ -1,6 +1,8 @@
 package wordvec_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"math"
@@ -165,5 +167,67 @@ func TestExperimentRetrieval(t *testing.T) {
 			}
 		}
 		t.Log(b.String())
+	}
+}
+
+func loadEnvModel(b *testing.B) (*wordvec.Model, []byte) {
+	path := os.Getenv("WORDVEC_MODEL")
+	if path == "" {
+		b.Skip("set WORDVEC_MODEL to benchmark a trained model")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := wordvec.Load(bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, data
+}
+
+// BenchmarkLoadModel measures Load on the model at WORDVEC_MODEL (from
+// memory, uncompressed) and, when WORDVEC_MODEL.gz exists, from gzip.
+func BenchmarkLoadModel(b *testing.B) {
+	_, data := loadEnvModel(b)
+	b.Run("raw", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := wordvec.Load(bytes.NewReader(data)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	gz, err := os.ReadFile(os.Getenv("WORDVEC_MODEL") + ".gz")
+	if err != nil {
+		return
+	}
+	b.Run("gzip", func(b *testing.B) {
+		for b.Loop() {
+			zr, err := gzip.NewReader(bytes.NewReader(gz))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := wordvec.Load(zr); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkSentenceModel embeds memory-like sentences with the model at
+// WORDVEC_MODEL.
+func BenchmarkSentenceModel(b *testing.B) {
+	m, _ := loadEnvModel(b)
+	texts := []string{
+		"comment threads anchor to Yjs relative positions, so comments survive concurrent edits",
+		"the deploy script retries failed uploads three times before giving up",
+		"Use credit_ledger.apply() instead of writing balances directly; it keeps the audit trail",
+		"We decided to keep Postgres for billing and move session state to Redis",
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		m.Sentence(texts[i%len(texts)])
+		i++
 	}
 }
