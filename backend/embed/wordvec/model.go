@@ -215,7 +215,7 @@ var errFormat = errors.New("wordvec: malformed model file")
 // Load reads a model written by WriteTo, validating the magic, version,
 // sizes, words, probabilities and scales. Trailing bytes are an error.
 func Load(r io.Reader) (*Model, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	var hdr [16]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return nil, fmt.Errorf("%w: header: %w", errFormat, err)
