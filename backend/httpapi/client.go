@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -193,6 +192,3 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.sentinel }
-
-// IsUnavailable reports whether err means the daemon did not answer.
-func IsUnavailable(err error) bool { return errors.Is(err, memory.ErrUnavailable) }
