@@ -90,13 +90,13 @@ type Search struct {
 	// pass the absolute floor without lexical evidence. Hashing embedders put
 	// unrelated texts at 0.1..0.25, semantic ones higher: tune it per model.
 	VectorFloor float64 `json:"vector_floor"`
-	// VectorWeight is the vector list's weight in RRF, BM25's being 1. The
-	// default, 0.25, suits the built-in lexical embedder: its vector leg
-	// mostly repeats BM25's evidence with more noise, and at equal weight
-	// hybrid search fell below BM25 alone on LoCoMo (R@10 .604 vs .635);
-	// at 0.25 it is within .005 of BM25 at every depth and lifts paraphrase
-	// queries. A semantic embedder (Ollama) brings evidence BM25 lacks:
-	// raise it toward 1.
+	// VectorWeight is the vector list's weight in RRF, BM25's being 1; 0
+	// (the default) lets search pick by embedder. The built-in lexical
+	// embedder gets 0.25: its vector leg mostly repeats BM25's evidence with
+	// more noise, and at equal weight hybrid search fell below BM25 alone on
+	// LoCoMo (R@10 .604 vs .635); at 0.25 it is within .01 of BM25 at every
+	// depth and lifts paraphrase queries. A semantic embedder (Ollama)
+	// brings evidence BM25 lacks and gets 1.
 	VectorWeight    float64            `json:"vector_weight"`
 	DecayPerDay     map[string]float64 `json:"decay_per_day"`
 	KindBoost       map[string]float64 `json:"kind_boost"`
@@ -128,7 +128,6 @@ func Default() Config {
 			RelativeFloor: 0.3,
 			AbsoluteFloor: 0.1,
 			VectorFloor:   0.3,
-			VectorWeight:  0.25,
 			DecayPerDay: map[string]float64{
 				"user": 0.0005, "reference": 0.001, "feedback": 0.002, "project": 0.01,
 			},
@@ -272,8 +271,8 @@ func (c *Config) Validate() error {
 	if s.RRFK <= 0 || math.IsNaN(s.RRFK) {
 		bad("search.rrf_k", "must be positive")
 	}
-	if !(s.VectorWeight > 0 && s.VectorWeight <= 10) {
-		bad("search.vector_weight", "must be within 0..10, above 0")
+	if !(s.VectorWeight >= 0 && s.VectorWeight <= 10) {
+		bad("search.vector_weight", "must be within 0..10 (0 picks by embedder)")
 	}
 	unit := map[string]float64{"search.mmr_lambda": s.MMRLambda, "search.relative_floor": s.RelativeFloor,
 		"search.absolute_floor": s.AbsoluteFloor, "search.symbol_factor": s.SymbolFactor,

@@ -37,7 +37,7 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"decay", func(c *Config) { c.Search.DecayPerDay["user"] = 2 }, "search.decay_per_day.user"},
 		{"boost", func(c *Config) { c.Search.KindBoost["decision"] = 0 }, "search.kind_boost.decision"},
 		{"project boost", func(c *Config) { c.Search.ProjectBoost = 0.5 }, "search.project_boost"},
-		{"vector weight", func(c *Config) { c.Search.VectorWeight = 0 }, "search.vector_weight"},
+		{"vector weight", func(c *Config) { c.Search.VectorWeight = -1 }, "search.vector_weight"},
 		{"vector floor", func(c *Config) { c.Search.VectorFloor = 2 }, "search.vector_floor"},
 		{"candidates", func(c *Config) { c.Search.Candidates = -1 }, "search.candidates"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},

@@ -113,7 +113,20 @@ func newEngine(idx index, emb memory.Embedder, cfg config.Search, clock memory.C
 	if clock == nil {
 		clock = memory.SystemClock{}
 	}
+	if cfg.VectorWeight == 0 {
+		cfg.VectorWeight = DefaultVectorWeight(emb.Model())
+	}
 	return &Engine{idx: idx, emb: emb, cfg: cfg, clock: clock}
+}
+
+// DefaultVectorWeight is the vector list's RRF weight for an embedding
+// model when the config leaves it to search (see config.Search.VectorWeight):
+// 0.25 for the built-in lexical vectors, 1 for semantic models.
+func DefaultVectorWeight(model string) float64 {
+	if strings.HasPrefix(model, "builtin") {
+		return 0.25
+	}
+	return 1
 }
 
 // Config returns the engine's search constants.
@@ -227,9 +240,6 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 	if vecIdx >= 0 && txtIdx >= 0 {
 		weights = make([]float64, len(lists))
 		weights[vecIdx], weights[txtIdx] = e.cfg.VectorWeight, 1
-		if !(e.cfg.VectorWeight > 0) {
-			weights[vecIdx] = 1 // unset (a config not from config.Default): equal weights
-		}
 	}
 	fused := RRF(lists, weights, e.cfg.RRFK, pool)
 	res.Candidates = len(fused)

@@ -362,3 +362,28 @@ func TestEngineVectorWeight(t *testing.T) {
 		}
 	}
 }
+
+func TestDefaultVectorWeight(t *testing.T) {
+	cases := []struct {
+		model string
+		want  float64
+	}{
+		{"builtin-hash-v2", 0.25},
+		{"builtin-anything", 0.25},
+		{"ollama:nomic-embed-text", 1},
+		{"", 1},
+	}
+	for _, c := range cases {
+		if got := DefaultVectorWeight(c.model); got != c.want {
+			t.Errorf("DefaultVectorWeight(%q) = %v, want %v", c.model, got, c.want)
+		}
+	}
+	cfg := config.Default().Search
+	if e := newEngine(nil, embed.NewBuiltin(), cfg, nil); e.cfg.VectorWeight != 0.25 {
+		t.Errorf("a zero vector_weight with the built-in embedder became %v", e.cfg.VectorWeight)
+	}
+	cfg.VectorWeight = 0.7
+	if e := newEngine(nil, embed.NewBuiltin(), cfg, nil); e.cfg.VectorWeight != 0.7 {
+		t.Errorf("an explicit vector_weight became %v", e.cfg.VectorWeight)
+	}
+}
