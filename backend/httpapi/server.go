@@ -20,7 +20,7 @@ import (
 // Limits on request bodies.
 const (
 	MaxJSONBody   = 1 << 20 // one JSON request
-	MaxImportBody = 4 << 30 // an import stream
+	MaxImportBody = 1 << 30 // an import stream (parsed whole before it is applied)
 	cookieName    = "memtray_token"
 )
 
