@@ -86,7 +86,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock})
 	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+		return nil, err // store's errors name the store
 	}
 	d.store = st
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
