@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
@@ -107,6 +108,15 @@ func (d *Daemon) openEmbedder(ctx context.Context, override memory.Embedder) err
 	}
 	if ok && info.Model != "" {
 		emb, err := embed.ForModel(ctx, d.cfg.Embedder, info.Model)
+		if err != nil && strings.HasPrefix(info.Model, embed.OllamaPrefix) && info.Dim > 0 && !errors.Is(err, memory.ErrModelMismatch) {
+			// Start without the embedder rather than not at all: search runs
+			// on BM25 alone and the embedder comes back by itself.
+			d.log.Warn("embedder unavailable; searching text only until it answers", "model", info.Model, "err", err)
+			d.emb = embed.NewReconnecting(d.cfg.Embedder, info.Model, info.Dim, err)
+			d.choice = embed.Choice{Provider: "store", Model: info.Model,
+				Reason: fmt.Sprintf("the model this store was built with; unavailable at start (%v), retried every %s", err, embed.RetryEvery)}
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("the store was built with %s: %w (start it, or switch with `memtray reindex --embedder builtin`)", info.Model, err)
 		}

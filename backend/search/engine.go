@@ -82,6 +82,10 @@ type Result struct {
 	// Coverage and Cosine are the best candidate's evidence of each kind
 	// (see Run).
 	Coverage, Cosine float64
+	// Degraded, when not empty, says why the vector leg was skipped: the
+	// embedder is unavailable (memory.ErrUnavailable), so a hybrid search
+	// ran on BM25 alone rather than failing.
+	Degraded string
 }
 
 // index is the part of *store.Store the engine uses.
@@ -199,6 +203,10 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 			defer wg.Done()
 			v, err := e.embedQuery(ctx, q.Text, n)
 			if err != nil {
+				if errors.Is(err, memory.ErrUnavailable) && q.Mode != ModeVector {
+					res.Degraded = err.Error()
+					return
+				}
 				vecErr = err
 				return
 			}
@@ -228,7 +236,7 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 
 	var lists [][]string
 	vecIdx, txtIdx := -1, -1
-	if q.Mode != ModeBM25 {
+	if q.Mode != ModeBM25 && res.Degraded == "" {
 		vecIdx = len(lists)
 		lists = append(lists, ids(vecList))
 	}
