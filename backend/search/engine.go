@@ -187,7 +187,7 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 		res.TextQuery = e.keywordQuery(q.Text, res.Keywords)
 	}
 	pool := int(math.Ceil(float64(q.K) * e.cfg.Overfetch))
-	pool = max(pool, e.cfg.Candidates, q.K)
+	pool = min(max(pool, e.cfg.Candidates, q.K), store.MaxResults)
 
 	var (
 		qvec           []float32

@@ -387,3 +387,17 @@ func TestDefaultVectorWeight(t *testing.T) {
 		t.Errorf("an explicit vector_weight became %v", e.cfg.VectorWeight)
 	}
 }
+
+// TestLargePoolIsClamped: settings config.Validate accepts (overfetch 20,
+// K up to MaxK) must not ask the store for more than it returns.
+func TestLargePoolIsClamped(t *testing.T) {
+	e, _ := openFixture(t, nil)
+	e.cfg.Overfetch = 20
+	hits, err := e.Search(context.Background(), Query{Text: "postgres", K: MaxK, Mode: ModeHybrid})
+	if err != nil {
+		t.Fatalf("Search with a pool of %d: %v", MaxK*20, err)
+	}
+	if len(hits) == 0 {
+		t.Fatal("no hits")
+	}
+}

@@ -584,12 +584,12 @@ func (s *Store) TextSearch(ctx context.Context, q string, n int, f Filter) ([]Sc
 	}
 }
 
-// maxResults bounds n in searches.
-const maxResults = 10000
+// MaxResults is the most results VectorSearch and TextSearch return.
+const MaxResults = 10000
 
 func checkSearchArgs(n int, f *Filter) error {
-	if n < 1 || n > maxResults {
-		return &memory.ValidationError{Problems: []string{fmt.Sprintf("n must be within 1..%d", maxResults)}}
+	if n < 1 || n > MaxResults {
+		return &memory.ValidationError{Problems: []string{fmt.Sprintf("n must be within 1..%d", MaxResults)}}
 	}
 	return f.validate()
 }
