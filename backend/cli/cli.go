@@ -190,12 +190,13 @@ func remote(ctx context.Context, cfg config.Config) (*httpapi.Client, bool) {
 		addrs = append(addrs, rt.Listen)
 	}
 	addrs = append(addrs, cfg.Listen)
+	tok, err := daemon.ReadToken(cfg.DataDir)
+	if err != nil {
+		return nil, false // no token yet: no daemon has run on this data dir
+	}
 	for _, a := range addrs {
-		if _, ok := httpapi.Probe(ctx, a, 500*time.Millisecond); ok {
-			tok, err := daemon.ReadToken(cfg.DataDir)
-			if err != nil {
-				continue
-			}
+		// The daemon must prove it holds the token before the token goes there.
+		if _, ok := httpapi.Probe(ctx, a, tok, 500*time.Millisecond); ok {
 			return httpapi.NewClient(a, tok), true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,8 +61,18 @@ func serve(t *testing.T, cfg config.Config) (*Daemon, string) {
 func TestClientRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	d, addr := serve(t, testConfig(t))
-	if h, ok := httpapi.Probe(ctx, addr, time.Second); !ok || h.Service != "memtray" {
+	if h, ok := httpapi.Probe(ctx, addr, d.Token(), time.Second); !ok || h.Service != "memtray" {
 		t.Fatalf("Probe = %+v, %v", h, ok)
+	}
+	if _, ok := httpapi.Probe(ctx, addr, strings.Repeat("f", 64), time.Second); ok {
+		t.Fatal("Probe accepted a daemon that cannot prove it holds our token")
+	}
+	impostor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"service":"memtray","version":"x","pid":1,"proof":"00"}`))
+	}))
+	defer impostor.Close()
+	if _, ok := httpapi.Probe(ctx, strings.TrimPrefix(impostor.URL, "http://"), d.Token(), time.Second); ok {
+		t.Fatal("Probe trusted an impostor on the port")
 	}
 	c := httpapi.NewClient(addr, d.Token())
 	texts := []string{
@@ -198,6 +209,9 @@ func TestLoginCookie(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 || !cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode {
 		t.Fatalf("login answered %d with cookies %+v", resp.StatusCode, cookies)
 	}
+	if strings.Contains(cookies[0].Value, d.Token()) {
+		t.Fatal("the cookie carries the install token; browsers send it to every localhost port")
+	}
 	req, _ := http.NewRequest("GET", "http://"+addr+"/api/stats", nil)
 	req.AddCookie(cookies[0])
 	resp, err = http.DefaultClient.Do(req)
@@ -207,6 +221,16 @@ func TestLoginCookie(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
 		t.Fatalf("cookie auth: %d", resp.StatusCode)
+	}
+	req, _ = http.NewRequest("GET", "http://"+addr+"/api/stats", nil)
+	req.AddCookie(&http.Cookie{Name: cookies[0].Name, Value: d.Token()})
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("a cookie holding the raw token: %d, want 401", resp.StatusCode)
 	}
 	resp, err = noRedirect.Get("http://" + addr + "/login?token=wrong")
 	if err != nil {

@@ -67,6 +67,8 @@ type Health struct {
 	Service string `json:"service"` // always "memtray"
 	Version string `json:"version"`
 	PID     int    `json:"pid"`
+	// Proof answers a ?challenge= with Proof(token, challenge).
+	Proof string `json:"proof,omitempty"`
 }
 
 // Backend is what the API serves. The daemon implements it in-process;

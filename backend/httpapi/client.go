@@ -3,6 +3,9 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,11 +33,15 @@ func NewClient(addr, token string) *Client {
 }
 
 // Probe asks addr's /api/health within timeout and reports whether a
-// memtray daemon answers there.
-func Probe(ctx context.Context, addr string, timeout time.Duration) (Health, bool) {
+// memtray daemon answers there. With a token it also makes the daemon prove
+// it holds the same token (see Proof) before anyone sends it there.
+func Probe(ctx context.Context, addr, token string, timeout time.Duration) (Health, bool) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/health", nil)
+	var nonce [16]byte
+	rand.Read(nonce[:])
+	challenge := hex.EncodeToString(nonce[:])
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/health?challenge="+challenge, nil)
 	if err != nil {
 		return Health{}, false
 	}
@@ -45,6 +52,9 @@ func Probe(ctx context.Context, addr string, timeout time.Duration) (Health, boo
 	defer resp.Body.Close()
 	var h Health
 	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&h) != nil || h.Service != "memtray" {
+		return Health{}, false
+	}
+	if token != "" && !hmac.Equal([]byte(h.Proof), []byte(Proof(token, challenge))) {
 		return Health{}, false
 	}
 	return h, true

@@ -2,7 +2,11 @@ package httpapi
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,11 +49,18 @@ type Handler struct {
 	b    Backend
 	opts Options
 	mux  *http.ServeMux
+	// sessionKey makes the browser's session cookie: never the install
+	// token itself, since browsers send localhost cookies to every port,
+	// and new at every start, so a leaked cookie dies with the process.
+	sessionKey [32]byte
 }
 
 // New returns the API handler over b.
 func New(b Backend, opts Options) *Handler {
 	h := &Handler{b: b, opts: opts, mux: http.NewServeMux()}
+	if _, err := rand.Read(h.sessionKey[:]); err != nil {
+		panic("memtray: no randomness for the session key: " + err.Error())
+	}
 	h.mux.HandleFunc("GET /api/health", h.health)
 	h.mux.HandleFunc("GET /login", h.login)
 	h.mux.HandleFunc("GET /api/stats", h.stats)
@@ -92,13 +103,34 @@ func (h *Handler) needsToken(r *http.Request) bool {
 }
 
 func (h *Handler) authorized(r *http.Request) bool {
-	got := ""
-	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
-		got = strings.TrimPrefix(a, "Bearer ")
-	} else if c, err := r.Cookie(cookieName); err == nil {
-		got = c.Value
+	if h.opts.Token == "" {
+		return false
 	}
-	return h.opts.Token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(h.opts.Token)) == 1
+	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
+		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(a, "Bearer ")), []byte(h.opts.Token)) == 1
+	}
+	if c, err := r.Cookie(cookieName); err == nil {
+		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.session())) == 1
+	}
+	return false
+}
+
+// session is the cookie value the login link hands out.
+func (h *Handler) session() string {
+	return keyedHash(h.sessionKey[:], "session")
+}
+
+// Proof is what a daemon holding token answers to challenge on
+// /api/health: HMAC-SHA256(token, challenge), hex. A client checks it before
+// it sends the token, so a process squatting on the port learns nothing.
+func Proof(token, challenge string) string {
+	return keyedHash([]byte(token), "memtray-health:"+challenge)
+}
+
+func keyedHash(key []byte, msg string) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(msg))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // allowedHost accepts 127.0.0.1, localhost and [::1] with the listen port.
@@ -135,6 +167,9 @@ func (h *Handler) allowedOrigin(origin string) bool {
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	hl := h.opts.Health
 	hl.Service = "memtray"
+	if c := r.URL.Query().Get("challenge"); c != "" && len(c) <= 128 && h.opts.Token != "" {
+		hl.Proof = Proof(h.opts.Token, c)
+	}
 	writeJSON(w, http.StatusOK, hl)
 }
 
@@ -146,8 +181,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, errors.New("wrong token"))
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: tok, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, MaxAge: 30 * 24 * 3600})
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.session(), Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
