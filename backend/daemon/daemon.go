@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
@@ -56,6 +57,7 @@ type Daemon struct {
 	token     string
 	startedAt time.Time
 	listen    string
+	addMu     sync.Mutex // makes Add's duplicate check and write one step
 }
 
 var _ httpapi.Backend = (*Daemon)(nil)
@@ -241,7 +243,8 @@ func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory
 	if err := m.Validate(); err != nil {
 		return memory.Memory{}, err
 	}
-	if old, ok, err := d.store.FindByHash(ctx, memory.ContentHash(m.Text)); err != nil {
+	hash := memory.ContentHash(m.Text)
+	if old, ok, err := d.store.FindByHash(ctx, hash); err != nil {
 		return memory.Memory{}, err
 	} else if ok {
 		return old, nil
@@ -251,6 +254,14 @@ func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory
 		return memory.Memory{}, fmt.Errorf("embed: %w", err)
 	}
 	m.Embedding, m.EmbeddingModel = vecs[0], d.emb.Model()
+	// Check again under the lock: two concurrent adds of one text store it once.
+	d.addMu.Lock()
+	defer d.addMu.Unlock()
+	if old, ok, err := d.store.FindByHash(ctx, hash); err != nil {
+		return memory.Memory{}, err
+	} else if ok {
+		return old, nil
+	}
 	stored, err := d.store.Put(ctx, m)
 	return stored, d.indexLag(err)
 }

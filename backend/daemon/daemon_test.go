@@ -274,3 +274,31 @@ func TestTokenFile(t *testing.T) {
 		t.Fatalf("token file: %v, %v", fi, err)
 	}
 }
+
+func TestConcurrentAddsOfOneTextStoreOnce(t *testing.T) {
+	d, err := Open(context.Background(), Options{Config: testConfig(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	const n = 8
+	ids := make(chan string, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			m, err := d.Add(context.Background(), httpapi.AddRequest{Text: "Feature flags are read from flags.yaml at start and never hot-reloaded."})
+			if err != nil {
+				t.Error(err)
+			}
+			ids <- m.ID
+		}()
+	}
+	first := <-ids
+	for i := 1; i < n; i++ {
+		if id := <-ids; id != first {
+			t.Fatalf("concurrent adds stored %s and %s", first, id)
+		}
+	}
+	if c := d.Store().Count(); c != 1 {
+		t.Fatalf("store holds %d copies", c)
+	}
+}
