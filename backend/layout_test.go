@@ -19,7 +19,7 @@ var allowed = map[string][]string{
 	"backend/redact":  {"memory"},
 	"backend/chunk":   {"memory"},
 	"backend/events":  {"memory"},
-	"backend/embed":   {"memory", "config"},
+	"backend/embed":   {"memory", "config", "embed/wordvec"},
 	"backend/noise":   {"memory", "config", "embed"},
 	"backend/store":   {"memory"},
 	"backend/search":  {"memory", "config", "store", "embed"},

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/embed/wordvec"
 )
 
 // BuiltinModel names the built-in embedder's output. The version suffix
@@ -270,13 +272,7 @@ func mix(h uint64) uint64 {
 
 // isTokenRune reports whether r belongs inside a raw token.
 func isTokenRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || isJoiner(r)
-}
-
-// isJoiner reports whether r joins the parts of an identifier-like token
-// (paths, dotted names, kebab-case, host:port).
-func isJoiner(r rune) bool {
-	return r == '.' || r == '/' || r == '-' || r == ':' || r == '\\' || r == '@' || r == '#'
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || wordvec.IsJoiner(r)
 }
 
 // forEachToken splits text into raw tokens (runs of letters, digits and
@@ -300,7 +296,7 @@ func forEachToken(text string, fn func(whole string, parts []string)) {
 			}
 			j += s2
 		}
-		raw := strings.TrimFunc(text[i:j], func(r rune) bool { return isJoiner(r) || r == '_' })
+		raw := strings.TrimFunc(text[i:j], func(r rune) bool { return wordvec.IsJoiner(r) || r == '_' })
 		i = j
 		if raw == "" {
 			continue
@@ -313,33 +309,10 @@ func forEachToken(text string, fn func(whole string, parts []string)) {
 	}
 }
 
-// splitIdent appends the lowercased parts of an identifier-like token.
+// splitIdent appends the lowercased parts of an identifier-like token,
+// split as wordvec.SplitIdent splits them.
 func splitIdent(tok string, parts []string) []string {
-	start := 0
-	runes := []rune(tok)
-	flush := func(end int) {
-		if end > start {
-			parts = append(parts, strings.ToLower(string(runes[start:end])))
-		}
-		start = end
-	}
-	for k := 0; k < len(runes); k++ {
-		r := runes[k]
-		if isJoiner(r) || r == '_' {
-			flush(k)
-			start = k + 1
-			continue
-		}
-		if k > start && unicode.IsUpper(r) {
-			prev := runes[k-1]
-			nextLower := k+1 < len(runes) && unicode.IsLower(runes[k+1])
-			// fooBar | HTTPServer -> HTTP Server
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-				flush(k)
-			}
-		}
-	}
-	flush(len(runes))
+	wordvec.SplitIdent([]rune(tok), func(p []rune) { parts = append(parts, strings.ToLower(string(p))) })
 	return parts
 }
 

@@ -52,7 +52,7 @@ func Tokens(text string, fn func(word string)) {
 		i = j
 		// A sentence end written as "word." leaves a trailing joiner.
 		endGap := strings.HasSuffix(raw, ".") && (j >= len(text) || text[j] == ' ' || text[j] == '\n')
-		raw = strings.TrimFunc(raw, func(r rune) bool { return isJoiner(r) || r == '_' })
+		raw = strings.TrimFunc(raw, func(r rune) bool { return IsJoiner(r) || r == '_' })
 		if raw == "" {
 			gap = gap || endGap
 			continue
@@ -62,29 +62,7 @@ func Tokens(text string, fn func(word string)) {
 			gap = false
 		}
 		runes = append(runes[:0], []rune(raw)...)
-		start := 0
-		flush := func(end int) {
-			if end > start {
-				emit(runes[start:end], &lower, fn)
-			}
-			start = end
-		}
-		for k := 0; k < len(runes); k++ {
-			r := runes[k]
-			if isJoiner(r) || r == '_' {
-				flush(k)
-				start = k + 1
-				continue
-			}
-			if k > start && unicode.IsUpper(r) {
-				prev := runes[k-1]
-				nextLower := k+1 < len(runes) && unicode.IsLower(runes[k+1])
-				if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-					flush(k)
-				}
-			}
-		}
-		flush(len(runes))
+		SplitIdent(runes, func(part []rune) { emit(part, &lower, fn) })
 		gap = gap || endGap
 	}
 }
@@ -111,10 +89,42 @@ func emit(part []rune, b *strings.Builder, fn func(string)) {
 // isTokenRune reports whether r belongs inside a raw token (as in
 // backend/embed).
 func isTokenRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || isJoiner(r)
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || IsJoiner(r)
 }
 
 // isJoiner reports whether r joins the parts of an identifier-like token.
-func isJoiner(r rune) bool {
+// SplitIdent calls fn with each part of an identifier-like token, in order
+// and as they are written: split at joiners (. / - : \ @ #) and underscores,
+// and at case changes (fooBar -> foo Bar, HTTPServer -> HTTP Server). The
+// built-in embedder and the word-vector tokenizer both split with it, so
+// training and runtime see the same parts.
+func SplitIdent(runes []rune, fn func(part []rune)) {
+	start := 0
+	flush := func(end int) {
+		if end > start {
+			fn(runes[start:end])
+		}
+		start = end
+	}
+	for k := 0; k < len(runes); k++ {
+		r := runes[k]
+		if IsJoiner(r) || r == '_' {
+			flush(k)
+			start = k + 1
+			continue
+		}
+		if k > start && unicode.IsUpper(r) {
+			prev := runes[k-1]
+			nextLower := k+1 < len(runes) && unicode.IsLower(runes[k+1])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
+				flush(k)
+			}
+		}
+	}
+	flush(len(runes))
+}
+
+// IsJoiner reports whether r joins the parts of an identifier or path.
+func IsJoiner(r rune) bool {
 	return r == '.' || r == '/' || r == '-' || r == ':' || r == '\\' || r == '@' || r == '#'
 }
