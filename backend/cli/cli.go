@@ -144,8 +144,9 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// load reads the config and applies the common flags.
-func (c *common) load() (config.Config, error) {
+// load reads the config, applies the common flags and then each of set
+// (a command's own flags), and validates the result.
+func (c *common) load(set ...func(*config.Config)) (config.Config, error) {
 	path := c.configPath
 	if path == "" {
 		path = os.Getenv("MEMTRAY_CONFIG")
@@ -162,6 +163,9 @@ func (c *common) load() (config.Config, error) {
 	}
 	if c.dataDir != "" {
 		cfg.DataDir = c.dataDir
+	}
+	for _, f := range set {
+		f(&cfg)
 	}
 	return cfg, cfg.Validate()
 }

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
@@ -27,17 +28,15 @@ func runServe(env *Env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, err := c.load()
+	cfg, err := c.load(func(cfg *config.Config) {
+		if *listen != "" {
+			cfg.Listen = *listen
+		}
+		if *provider != "" {
+			cfg.Embedder.Provider = *provider
+		}
+	})
 	if err != nil {
-		return err
-	}
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
-	if *provider != "" {
-		cfg.Embedder.Provider = *provider
-	}
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	log := newLogger(env.Stderr, cfg.LogLevel)
@@ -376,17 +375,15 @@ func runReindex(env *Env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	cfg, err := c.load()
+	cfg, err := c.load(func(cfg *config.Config) {
+		if *provider != "" {
+			cfg.Embedder.Provider = *provider
+		}
+		if *model != "" {
+			cfg.Embedder.OllamaModel = *model
+		}
+	})
 	if err != nil {
-		return err
-	}
-	if *provider != "" {
-		cfg.Embedder.Provider = *provider
-	}
-	if *model != "" {
-		cfg.Embedder.OllamaModel = *model
-	}
-	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	if _, ok := remote(env.Ctx, cfg); ok {
