@@ -22,7 +22,7 @@ var allowed = map[string][]string{
 	"backend/embed":   {"memory", "config", "embed/wordvec"},
 	"backend/noise":   {"memory", "config", "embed"},
 	"backend/store":   {"memory"},
-	"backend/search":  {"memory", "config", "store", "embed"},
+	"backend/search":  {"memory", "config", "store", "embed", "embed/wordvec"},
 	"backend/capture": {"memory", "config", "events"},
 	"backend/ingest":  {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
 	"backend/steward": {"memory", "config", "store", "search", "events"},

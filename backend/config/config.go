@@ -105,6 +105,11 @@ type Search struct {
 	FeedbackWeight  float64            `json:"feedback_weight"`
 	MaxKeywords     int                `json:"max_keywords"`
 	KeywordHitBoost float64            `json:"keyword_hit_boost"`
+	// SynonymWeight and HypernymWeight weigh, in a hybrid search's BM25 leg,
+	// the WordNet synonyms and hypernyms of the query's words (the query's
+	// own terms weigh 1); 0 turns that expansion off.
+	SynonymWeight  float64 `json:"synonym_weight"`
+	HypernymWeight float64 `json:"hypernym_weight"`
 }
 
 // Default returns the defaults of DESIGN.md.
@@ -139,6 +144,8 @@ func Default() Config {
 			FeedbackWeight:  0.3,
 			MaxKeywords:     5,
 			KeywordHitBoost: 0.2,
+			SynonymWeight:   0.3,
+			HypernymWeight:  0.15,
 		},
 		LogLevel: "info",
 	}
@@ -298,6 +305,12 @@ func (c *Config) Validate() error {
 	}
 	if s.MaxKeywords < 0 || s.MaxKeywords > 50 {
 		bad("search.max_keywords", "must be within 0..50")
+	}
+	if !(s.SynonymWeight >= 0 && s.SynonymWeight <= 1) {
+		bad("search.synonym_weight", "must be within 0..1")
+	}
+	if !(s.HypernymWeight >= 0 && s.HypernymWeight <= 1) {
+		bad("search.hypernym_weight", "must be within 0..1")
 	}
 	if !(s.KeywordHitBoost >= 0 && s.KeywordHitBoost <= 2) {
 		bad("search.keyword_hit_boost", "must be within 0..2")

@@ -12,16 +12,17 @@ import (
 	"github.com/memtray/memtray/backend/embed/wordvec"
 )
 
-// BuiltinModel names the built-in embedder's output. The version suffix
-// changes whenever the vectors it produces change, because a store records
-// the model of its vectors and refuses to mix them.
-const BuiltinModel = "builtin-hash-v2"
+// LexicalModel names the lexical embedder's output (the built-in model of
+// memtray before word vectors; stores embedded with it keep working). The
+// version suffix changes whenever the vectors change, because a store
+// records the model of its vectors and refuses to mix them.
+const LexicalModel = "builtin-hash-v2"
 
-// BuiltinDim is the length of the built-in embedder's vectors.
-const BuiltinDim = 256
+// LexicalDim is the length of the lexical embedder's vectors.
+const LexicalDim = 256
 
-// Builtin is memtray's offline embedder: signed feature hashing (64-bit FNV-1a
-// finalised with splitmix64; the low bit is the sign) of
+// Lexical is memtray's hashing embedder: signed feature hashing (64-bit
+// FNV-1a finalised with splitmix64; the low bit is the sign) of
 //
 //   - character 3..5-grams of each word, with boundary marks ("^word$"),
 //     together weighing 1 per word: they carry most of the vector, so
@@ -33,7 +34,8 @@ const BuiltinDim = 256
 //
 // with sublinear term frequency (1 + ln tf), L2-normalised. It needs no
 // network and no model file, is deterministic, and is safe for concurrent
-// use. It is good at near-duplicates and lexical overlap, not at paraphrase.
+// use. It is good at near-duplicates and lexical overlap, not at paraphrase:
+// Builtin adds word vectors to it.
 //
 // The weights were chosen on ../shared/eval/recall-dev.json and LoCoMo: with
 // words dominant, the vector leg was a noisier copy of BM25 and hybrid search
@@ -42,22 +44,22 @@ const BuiltinDim = 256
 // 256 dimensions: hashing noise in a cosine is about 1/sqrt(dim), and 512
 // measured better for the vector leg alone, but the exact scan over 100k
 // memories costs twice as much and hybrid results did not improve reliably.
-type Builtin struct {
+type Lexical struct {
 	dim int
 }
 
-// NewBuiltin returns the built-in embedder.
-func NewBuiltin() *Builtin { return &Builtin{dim: BuiltinDim} }
+// NewLexical returns the lexical embedder.
+func NewLexical() *Lexical { return &Lexical{dim: LexicalDim} }
 
-// Model returns BuiltinModel.
-func (b *Builtin) Model() string { return BuiltinModel }
+// Model returns LexicalModel.
+func (b *Lexical) Model() string { return LexicalModel }
 
-// Dim returns BuiltinDim.
-func (b *Builtin) Dim() int { return b.dim }
+// Dim returns LexicalDim.
+func (b *Lexical) Dim() int { return b.dim }
 
 // Embed returns one L2-normalised vector per text. A text with no usable
 // token gets the zero vector. Invalid UTF-8 is an error.
-func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (b *Lexical) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	var f featurizer
 	for i, t := range texts {
@@ -75,7 +77,7 @@ func (b *Builtin) Embed(ctx context.Context, texts []string) ([][]float32, error
 }
 
 // EmbedOne embeds a single text; a convenience for callers and tests.
-func (b *Builtin) EmbedOne(text string) []float32 {
+func (b *Lexical) EmbedOne(text string) []float32 {
 	var f featurizer
 	return f.vector(text, b.dim, nil)
 }
@@ -87,7 +89,7 @@ func (b *Builtin) EmbedOne(text string) []float32 {
 // weight receives each lowercased token: whole identifiers ("credit_ledger")
 // and their parts ("credit", "ledger"); a weight <= 0 drops the token. A nil
 // weight gives Embed's vector.
-func (b *Builtin) EmbedWeighted(ctx context.Context, text string, weight func(token string) float64) ([]float32, error) {
+func (b *Lexical) EmbedWeighted(ctx context.Context, text string, weight func(token string) float64) ([]float32, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("builtin embed: %w", err)
 	}

@@ -39,12 +39,70 @@ func TestBuiltinBasics(t *testing.T) {
 		for _, x := range v {
 			n += float64(x) * float64(x)
 		}
+		// Texts with no token: the lexical part is zero; the semantic
+		// part's norm sits on its flag coordinate.
 		want := 1.0
 		if i == 1 || i == 2 {
-			want = 0
+			want = semanticShare
+			if v[BuiltinDim-1] == 0 {
+				t.Errorf("text %d: the no-known-word flag is not set", i)
+			}
 		}
 		if math.Abs(n-want) > 1e-5 {
 			t.Errorf("text %d: squared norm %v, want %v", i, n, want)
+		}
+	}
+}
+
+func TestLexicalBasics(t *testing.T) {
+	b := NewLexical()
+	if b.Dim() != LexicalDim || b.Model() != LexicalModel {
+		t.Fatalf("Dim/Model = %d/%q", b.Dim(), b.Model())
+	}
+	vs, err := b.Embed(context.Background(), []string{"Hello world", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{1, 0} {
+		var n float64
+		for _, x := range vs[i] {
+			n += float64(x) * float64(x)
+		}
+		if math.Abs(n-want) > 1e-5 {
+			t.Errorf("text %d: squared norm %v, want %v", i, n, want)
+		}
+	}
+	// The built-in vector's lexical part is the lexical vector, scaled.
+	full := NewBuiltin().EmbedOne("Hello world")
+	scale := float32(math.Sqrt(1 - semanticShare))
+	for i, x := range vs[0] {
+		if math.Abs(float64(full[i]-scale*x)) > 1e-6 {
+			t.Fatalf("coordinate %d: %v, want %v", i, full[i], scale*x)
+		}
+	}
+}
+
+// TestBuiltinMeaning: the semantic part brings paraphrases closer than
+// unrelated texts of the same lexical overlap (none), which the lexical
+// embedder alone cannot.
+func TestBuiltinMeaning(t *testing.T) {
+	b := NewBuiltin()
+	dot := func(x, y []float32) float64 {
+		var s float64
+		for i := range x {
+			s += float64(x[i]) * float64(y[i])
+		}
+		return s
+	}
+	cases := []struct{ q, near, far string }{
+		{"the customer got a second bill", "an invoice was issued twice", "the parrot sang in the garden"},
+		{"which database do we use", "we store everything in postgresql tables", "the bicycle has a flat tyre"},
+		{"the program crashed", "the application terminated with a segmentation fault", "she painted the fence blue"},
+	}
+	for _, c := range cases {
+		q := b.EmbedOne(c.q)
+		if n, f := dot(q, b.EmbedOne(c.near)), dot(q, b.EmbedOne(c.far)); n <= f {
+			t.Errorf("%q: paraphrase %.3f <= unrelated %.3f", c.q, n, f)
 		}
 	}
 }

@@ -88,13 +88,15 @@ func Select(ctx context.Context, cfg config.Embedder) (memory.Embedder, Choice, 
 // known. It never substitutes another model.
 func ForModel(ctx context.Context, cfg config.Embedder, model string) (memory.Embedder, error) {
 	switch {
+	case model == BuiltinModel:
+		return wrap(NewBuiltin(), cfg), nil
+	case model == LexicalModel:
+		// Stores made before the word vectors keep their lexical vectors
+		// until `memtray reindex` moves them to the built-in model.
+		return wrap(NewLexical(), cfg), nil
 	case strings.HasPrefix(model, "builtin"):
-		b := NewBuiltin()
-		if b.Model() != model {
-			return nil, fmt.Errorf("store was embedded with %q, this memtray has %q; run `memtray reindex`: %w",
-				model, b.Model(), memory.ErrModelMismatch)
-		}
-		return wrap(b, cfg), nil
+		return nil, fmt.Errorf("store was embedded with %q, which this memtray does not have (it has %q); run `memtray reindex`: %w",
+			model, BuiltinModel, memory.ErrModelMismatch)
 	case strings.HasPrefix(model, OllamaPrefix):
 		name := strings.TrimPrefix(model, OllamaPrefix)
 		if name == "" {

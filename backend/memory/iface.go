@@ -55,3 +55,25 @@ func ValidUTF8(s string) bool {
 type QueryEmbedder interface {
 	EmbedQuery(ctx context.Context, text string) ([]float32, error)
 }
+
+// Segment is one part of a segmented embedder's vectors (see
+// SegmentedEmbedder).
+type Segment struct {
+	// Name says what the part measures, e.g. "lexical" or "semantic".
+	Name string
+	// Dim is the part's length; a vector's parts follow each other in order.
+	Dim int
+	// Weight is the part's RRF list weight in a hybrid search, relative to
+	// BM25's 1 (config search.vector_weight scales every part).
+	Weight float64
+}
+
+// SegmentedEmbedder is implemented by embedders whose vectors concatenate
+// parts that are each normalised on their own, with fixed shares of the
+// norm (the built-in embedder: lexical features and word vectors). Search
+// ranks the memories by each part separately and fuses the lists, so one
+// stored vector serves as several retrievers; whole-vector cosines (dedup,
+// MMR, floors) mix the parts by their shares.
+type SegmentedEmbedder interface {
+	Segments() []Segment
+}

@@ -11,6 +11,8 @@ import (
 	"unicode"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/embed/wordvec"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -75,6 +77,10 @@ type Result struct {
 	Keywords []Keyword
 	// TextQuery is what the BM25 leg searched for.
 	TextQuery string
+	// Expansions are the terms a hybrid search's BM25 leg added to
+	// TextQuery's own: analysed WordNet synonyms and hypernyms of its words,
+	// with their weights.
+	Expansions []store.Term
 	// Candidates is the number of distinct memories the legs returned.
 	Candidates int
 	// BelowAbsolute and BelowRelative count the candidates each floor dropped.
@@ -91,7 +97,7 @@ type Result struct {
 // index is the part of *store.Store the engine uses.
 type index interface {
 	VectorSearch(ctx context.Context, vec []float32, n int, f store.Filter) ([]store.Scored, error)
-	TextSearch(ctx context.Context, query string, n int, f store.Filter) ([]store.Scored, error)
+	TextSearchTerms(ctx context.Context, terms []store.Term, n int, f store.Filter) ([]store.Scored, error)
 	GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error)
 	DocFreq(ctx context.Context, terms []string) (map[string]int, error)
 	Analyze(text string) []string
@@ -104,6 +110,14 @@ type Engine struct {
 	emb   memory.Embedder
 	cfg   config.Search
 	clock memory.Clock
+	// thesaurus returns the query expansion thesaurus, loading it on first
+	// use; nil or a nil result: no expansion.
+	thesaurus func() (Thesaurus, error)
+}
+
+// Thesaurus proposes words related to a query word (wordvec.Thesaurus).
+type Thesaurus interface {
+	Related(word string, fn func(related string, synonym bool))
 }
 
 // New returns an engine over st that embeds queries with emb (the store's
@@ -120,17 +134,83 @@ func newEngine(idx index, emb memory.Embedder, cfg config.Search, clock memory.C
 	if cfg.VectorWeight == 0 {
 		cfg.VectorWeight = DefaultVectorWeight(emb.Model())
 	}
-	return &Engine{idx: idx, emb: emb, cfg: cfg, clock: clock}
+	return &Engine{idx: idx, emb: emb, cfg: cfg, clock: clock, thesaurus: builtinThesaurus}
+}
+
+// builtinThesaurus is the WordNet thesaurus shipped in the binary.
+func builtinThesaurus() (Thesaurus, error) {
+	t, err := wordvec.BuiltinThesaurus()
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // DefaultVectorWeight is the vector list's RRF weight for an embedding
 // model when the config leaves it to search (see config.Search.VectorWeight):
-// 0.25 for the built-in lexical vectors, 1 for semantic models.
+// 0.25 for the lexical vectors (embed.LexicalModel), 1 for the others (a
+// segmented embedder's parts carry their own weights, which it scales).
 func DefaultVectorWeight(model string) float64 {
-	if strings.HasPrefix(model, "builtin") {
+	if model == embed.LexicalModel {
 		return 0.25
 	}
 	return 1
+}
+
+// segmentQuery is one vector list's query and RRF weight.
+type segmentQuery struct {
+	vec    []float32
+	weight float64
+}
+
+// segmentQueries splits a query vector into one query per part of a
+// segmented embedder (memory.SegmentedEmbedder), each zero outside its
+// part; a part the query leaves all zero is skipped (nothing to rank by).
+// Other embedders give the vector itself at weight 1.
+func (e *Engine) segmentQueries(qvec []float32) []segmentQuery {
+	segs := segmentsOf(e.emb)
+	total := 0
+	for _, s := range segs {
+		total += s.Dim
+	}
+	if len(segs) < 2 || total != len(qvec) {
+		return []segmentQuery{{vec: qvec, weight: 1}}
+	}
+	var out []segmentQuery
+	off := 0
+	for _, s := range segs {
+		part := qvec[off : off+s.Dim]
+		nonzero := false
+		for _, x := range part {
+			if x != 0 {
+				nonzero = true
+				break
+			}
+		}
+		if nonzero && s.Weight > 0 {
+			v := make([]float32, len(qvec))
+			copy(v[off:], part)
+			out = append(out, segmentQuery{vec: v, weight: s.Weight})
+		}
+		off += s.Dim
+	}
+	return out
+}
+
+// segmentsOf returns the parts of emb or of the embedder it wraps (the
+// cache does), nil if it is not segmented.
+func segmentsOf(emb memory.Embedder) []memory.Segment {
+	for depth := 0; emb != nil && depth < 8; depth++ {
+		if s, ok := emb.(memory.SegmentedEmbedder); ok {
+			return s.Segments()
+		}
+		u, ok := emb.(interface{ Unwrap() memory.Embedder })
+		if !ok {
+			return nil
+		}
+		emb = u.Unwrap()
+	}
+	return nil
 }
 
 // Config returns the engine's search constants.
@@ -186,12 +266,20 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 	if len(terms) > PromptTerms && len(res.Keywords) > 0 {
 		res.TextQuery = e.keywordQuery(q.Text, res.Keywords)
 	}
+	var textTerms []store.Term
+	if q.Mode != ModeVector {
+		var err error
+		if textTerms, res.Expansions, err = e.textTerms(res.TextQuery, q.Mode == ModeHybrid); err != nil {
+			return nil, err
+		}
+	}
 	pool := int(math.Ceil(float64(q.K) * e.cfg.Overfetch))
 	pool = min(max(pool, e.cfg.Candidates, q.K), store.MaxResults)
 
 	var (
 		qvec           []float32
-		vecList        []store.Scored
+		vecLists       [][]store.Scored
+		vecWeights     []float64
 		textList       []store.Scored
 		vecErr, txtErr error
 		wg             sync.WaitGroup
@@ -214,8 +302,14 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 			if q.Mode == ModeBM25 {
 				return
 			}
-			if vecList, err = e.idx.VectorSearch(ctx, qvec, pool, q.Filter); err != nil {
-				vecErr = fmt.Errorf("search: vector leg: %w", err)
+			for _, sq := range e.segmentQueries(qvec) {
+				l, err := e.idx.VectorSearch(ctx, sq.vec, pool, q.Filter)
+				if err != nil {
+					vecErr = fmt.Errorf("search: vector leg: %w", err)
+					return
+				}
+				vecLists = append(vecLists, l)
+				vecWeights = append(vecWeights, sq.weight*e.cfg.VectorWeight)
 			}
 		}()
 	}
@@ -224,7 +318,7 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			var err error
-			if textList, err = e.idx.TextSearch(ctx, res.TextQuery, pool, q.Filter); err != nil {
+			if textList, err = e.idx.TextSearchTerms(ctx, textTerms, pool, q.Filter); err != nil {
 				txtErr = fmt.Errorf("search: text leg: %w", err)
 			}
 		}()
@@ -235,19 +329,26 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 	}
 
 	var lists [][]string
-	vecIdx, txtIdx := -1, -1
+	var weights []float64
+	var vecIdx []int
+	txtIdx := -1
 	if q.Mode != ModeBM25 && res.Degraded == "" {
-		vecIdx = len(lists)
-		lists = append(lists, ids(vecList))
+		for i, l := range vecLists {
+			vecIdx = append(vecIdx, len(lists))
+			lists = append(lists, ids(l))
+			weights = append(weights, vecWeights[i])
+		}
 	}
 	if q.Mode != ModeVector {
 		txtIdx = len(lists)
 		lists = append(lists, ids(textList))
+		weights = append(weights, 1)
 	}
-	var weights []float64
-	if vecIdx >= 0 && txtIdx >= 0 {
-		weights = make([]float64, len(lists))
-		weights[vecIdx], weights[txtIdx] = e.cfg.VectorWeight, 1
+	if q.Mode != ModeHybrid {
+		// One leg alone: its own lists at their relative weights.
+		for i := range weights {
+			weights[i] /= weights[0]
+		}
 	}
 	fused := RRF(lists, weights, e.cfg.RRFK, pool)
 	res.Candidates = len(fused)
@@ -287,8 +388,10 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 			}
 		}
 		sig := Signals{Relevance: f.Score, KeywordHits: hits, Project: q.Project, Now: now}
-		if vecIdx >= 0 {
-			sig.VectorRank = f.Ranks[vecIdx]
+		for _, i := range vecIdx {
+			if r := f.Ranks[i]; r > 0 && (sig.VectorRank == 0 || r < sig.VectorRank) {
+				sig.VectorRank = r
+			}
 		}
 		if txtIdx >= 0 {
 			sig.TextRank = f.Ranks[txtIdx]
@@ -456,6 +559,80 @@ func (e *Engine) validate(q *Query) error {
 		return fmt.Errorf("search: %w", &memory.ValidationError{Problems: problems})
 	}
 	return nil
+}
+
+// textTerms analyses the BM25 leg's query into weighted terms: its own
+// terms at weight 1 and, when expand is set and the thesaurus and weights
+// allow, the analysed forms of the synonyms (synonym_weight) and hypernyms
+// (hypernym_weight) of its plain words that it does not already contain. A
+// term two words propose keeps its highest weight. Words with digits,
+// underscores or inner capitals are identifiers and are not expanded, nor
+// are stop words.
+func (e *Engine) textTerms(text string, expand bool) (all, extra []store.Term, err error) {
+	var own []store.Term
+	have := map[string]bool{}
+	for _, t := range e.idx.Analyze(text) {
+		if !have[t] {
+			have[t] = true
+			own = append(own, store.Term{Text: t, Boost: 1})
+		}
+	}
+	if !expand || e.thesaurus == nil || (e.cfg.SynonymWeight <= 0 && e.cfg.HypernymWeight <= 0) {
+		return own, nil, nil
+	}
+	th, err := e.thesaurus()
+	if err != nil {
+		return nil, nil, fmt.Errorf("search: thesaurus: %w", err)
+	}
+	if th == nil {
+		return own, nil, nil
+	}
+	weight := map[string]float64{}
+	var order []string
+	seen := map[string]bool{}
+	for _, w := range words(text) {
+		if !plainWord(w) {
+			continue
+		}
+		lw := strings.ToLower(w)
+		if seen[lw] || len(e.idx.Analyze(lw)) == 0 {
+			continue
+		}
+		seen[lw] = true
+		th.Related(lw, func(r string, synonym bool) {
+			wt := e.cfg.HypernymWeight
+			if synonym {
+				wt = e.cfg.SynonymWeight
+			}
+			if wt <= 0 {
+				return
+			}
+			for _, t := range e.idx.Analyze(r) {
+				if have[t] {
+					continue
+				}
+				if _, ok := weight[t]; !ok {
+					order = append(order, t)
+				}
+				weight[t] = max(weight[t], wt)
+			}
+		})
+	}
+	for _, t := range order {
+		extra = append(extra, store.Term{Text: t, Boost: weight[t]})
+	}
+	return append(own, extra...), extra, nil
+}
+
+// plainWord reports whether w is an ordinary word: letters only, lowercase
+// after the first letter.
+func plainWord(w string) bool {
+	for i, r := range w {
+		if !unicode.IsLetter(r) || (i > 0 && unicode.IsUpper(r)) {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // keywordQuery rewrites a prompt as its keywords, using an original word

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,12 @@ type fixtureMemory struct {
 // created a day before testNow, and returns an engine over it.
 func openFixture(t *testing.T, mod func(*memory.Memory)) (*Engine, *store.Store) {
 	t.Helper()
+	return openFixtureWith(t, embed.NewBuiltin(), mod)
+}
+
+// openFixtureWith is openFixture with another embedder.
+func openFixtureWith(t *testing.T, emb memory.Embedder, mod func(*memory.Memory)) (*Engine, *store.Store) {
+	t.Helper()
 	data, err := os.ReadFile("testdata/memories.json")
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +45,6 @@ func openFixture(t *testing.T, mod func(*memory.Memory)) (*Engine, *store.Store)
 	if err := json.Unmarshal(data, &fx); err != nil {
 		t.Fatal(err)
 	}
-	emb := embed.NewBuiltin()
 	clock := memory.FixedClock{T: testNow}
 	st, err := store.Open(context.Background(), store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
 	if err != nil {
@@ -332,10 +338,11 @@ func TestEngineEmptyStore(t *testing.T) {
 }
 
 // TestEngineVectorWeight checks that hybrid relevance is RRF with the
-// vector list weighted by search.vector_weight and BM25's by 1.
+// vector list weighted by search.vector_weight and BM25's by 1 (a plain,
+// unsegmented embedder).
 func TestEngineVectorWeight(t *testing.T) {
 	for _, vw := range []float64{0.25, 1} {
-		e, _ := openFixture(t, nil)
+		e, _ := openFixtureWith(t, embed.NewLexical(), nil)
 		e.cfg.VectorWeight = vw
 		r, err := e.Run(context.Background(), Query{Text: "retry budget for the payment worker", K: 10, NoFloors: true, NoMMR: true})
 		if err != nil {
@@ -369,7 +376,7 @@ func TestDefaultVectorWeight(t *testing.T) {
 		want  float64
 	}{
 		{"builtin-hash-v2", 0.25},
-		{"builtin-anything", 0.25},
+		{embed.BuiltinModel, 1},
 		{"ollama:nomic-embed-text", 1},
 		{"", 1},
 	}
@@ -379,12 +386,100 @@ func TestDefaultVectorWeight(t *testing.T) {
 		}
 	}
 	cfg := config.Default().Search
-	if e := newEngine(nil, embed.NewBuiltin(), cfg, nil); e.cfg.VectorWeight != 0.25 {
-		t.Errorf("a zero vector_weight with the built-in embedder became %v", e.cfg.VectorWeight)
+	if e := newEngine(nil, embed.NewLexical(), cfg, nil); e.cfg.VectorWeight != 0.25 {
+		t.Errorf("a zero vector_weight with the lexical embedder became %v", e.cfg.VectorWeight)
 	}
 	cfg.VectorWeight = 0.7
 	if e := newEngine(nil, embed.NewBuiltin(), cfg, nil); e.cfg.VectorWeight != 0.7 {
 		t.Errorf("an explicit vector_weight became %v", e.cfg.VectorWeight)
+	}
+}
+
+// TestSegmentQueries: a segmented embedder's query vector becomes one query
+// per part, zero elsewhere, at the part's weight; an all-zero part is
+// skipped; an unsegmented embedder keeps its vector.
+func TestSegmentQueries(t *testing.T) {
+	e := newEngine(nil, embed.NewBuiltin(), config.Default().Search, nil)
+	segs := embed.NewBuiltin().Segments()
+	q := make([]float32, embed.BuiltinDim)
+	q[0], q[embed.LexicalDim] = 0.6, 0.8
+	got := e.segmentQueries(q)
+	if len(got) != 2 {
+		t.Fatalf("%d queries, want 2", len(got))
+	}
+	for i, sq := range got {
+		if sq.weight != segs[i].Weight {
+			t.Errorf("part %d weight %v, want %v", i, sq.weight, segs[i].Weight)
+		}
+		for j, x := range sq.vec {
+			inPart := (i == 0 && j < embed.LexicalDim) || (i == 1 && j >= embed.LexicalDim)
+			if !inPart && x != 0 {
+				t.Fatalf("part %d: coordinate %d is %v outside the part", i, j, x)
+			}
+			if inPart && x != q[j] {
+				t.Fatalf("part %d: coordinate %d is %v, want %v", i, j, x, q[j])
+			}
+		}
+	}
+	q[embed.LexicalDim] = 0
+	if got := e.segmentQueries(q); len(got) != 1 || got[0].weight != segs[0].Weight {
+		t.Errorf("a zero semantic part: %d queries, want the lexical one alone", len(got))
+	}
+	lex := newEngine(nil, embed.NewLexical(), config.Default().Search, nil)
+	v := make([]float32, embed.LexicalDim)
+	v[3] = 1
+	if got := lex.segmentQueries(v); len(got) != 1 || got[0].weight != 1 || &got[0].vec[0] != &v[0] {
+		t.Errorf("unsegmented: %+v", got)
+	}
+}
+
+// countingIndex records the vector queries an engine sends.
+type countingIndex struct {
+	*store.Store
+	mu   sync.Mutex
+	vecs [][]float32
+}
+
+func (c *countingIndex) VectorSearch(ctx context.Context, vec []float32, n int, f store.Filter) ([]store.Scored, error) {
+	c.mu.Lock()
+	c.vecs = append(c.vecs, vec)
+	c.mu.Unlock()
+	return c.Store.VectorSearch(ctx, vec, n, f)
+}
+
+// TestHybridSearchesEachSegment: with the built-in embedder a hybrid search
+// sends one vector query per part (lexical, then semantic), bm25 mode none.
+func TestHybridSearchesEachSegment(t *testing.T) {
+	_, st := openFixture(t, nil)
+	for _, c := range []struct {
+		mode Mode
+		want int
+	}{{ModeHybrid, 2}, {ModeVector, 2}, {ModeBM25, 0}} {
+		ci := &countingIndex{Store: st}
+		e := newEngine(ci, embed.NewBuiltin(), config.Default().Search, memory.FixedClock{T: testNow})
+		r, err := e.Run(context.Background(), Query{Text: "retry budget for the payment worker", Mode: c.mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Hits) == 0 {
+			t.Errorf("%s: no hits", c.mode)
+		}
+		if len(ci.vecs) != c.want {
+			t.Fatalf("%s: %d vector queries, want %d", c.mode, len(ci.vecs), c.want)
+		}
+		for i, v := range ci.vecs {
+			lexNorm, semNorm := 0.0, 0.0
+			for j, x := range v {
+				if j < embed.LexicalDim {
+					lexNorm += float64(x * x)
+				} else {
+					semNorm += float64(x * x)
+				}
+			}
+			if (i == 0) != (lexNorm > 0) || (i == 1) != (semNorm > 0) {
+				t.Errorf("%s: query %d has lexical norm %v, semantic %v", c.mode, i, lexNorm, semNorm)
+			}
+		}
 	}
 }
 

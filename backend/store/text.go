@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
@@ -527,24 +529,50 @@ func textFilterQuery(f *Filter) query.Query {
 // analysed like the stored texts and its distinct terms are OR-ed (at most
 // 1024). A query with no indexable term returns nothing.
 func (s *Store) TextSearch(ctx context.Context, q string, n int, f Filter) ([]Scored, error) {
+	if !memory.ValidUTF8(q) {
+		return nil, fmt.Errorf("text search: %w", &memory.ValidationError{Problems: []string{"query is not valid UTF-8"}})
+	}
+	var terms []Term
+	for _, t := range s.Analyze(q) {
+		terms = append(terms, Term{Text: t, Boost: 1})
+	}
+	return s.TextSearchTerms(ctx, terms, n, f)
+}
+
+// Term is one analysed term of a text query (as Analyze returns them) and
+// its weight in the BM25 score: a memory's score is the sum over the terms
+// it contains of Boost x the term's BM25 score.
+type Term struct {
+	Text  string
+	Boost float64
+}
+
+// TextSearchTerms is TextSearch for a query already analysed into weighted
+// terms (e.g. a query expanded with synonyms at a lower weight). A term
+// repeated keeps its first weight; at most 1024 distinct terms are used;
+// weights must be finite and positive.
+func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Filter) ([]Scored, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
 	if err := checkSearchArgs(n, &f); err != nil {
 		return nil, fmt.Errorf("text search: %w", err)
 	}
-	if !memory.ValidUTF8(q) {
-		return nil, fmt.Errorf("text search: %w", &memory.ValidationError{Problems: []string{"query is not valid UTF-8"}})
-	}
 	seen := make(map[string]bool)
 	var terms []query.Query
-	for _, t := range s.Analyze(q) {
-		if seen[t] || len(terms) >= maxQueryTerms {
+	for _, t := range qterms {
+		if !(t.Boost > 0) || math.IsInf(t.Boost, 1) || !utf8.ValidString(t.Text) {
+			return nil, fmt.Errorf("text search: %w", &memory.ValidationError{Problems: []string{fmt.Sprintf("term %q: weight %v (want finite and positive, text UTF-8)", t.Text, t.Boost)}})
+		}
+		if t.Text == "" || seen[t.Text] || len(terms) >= maxQueryTerms {
 			continue
 		}
-		seen[t] = true
-		tq := bleve.NewTermQuery(t)
+		seen[t.Text] = true
+		tq := bleve.NewTermQuery(t.Text)
 		tq.SetField(fieldText)
+		if t.Boost != 1 {
+			tq.SetBoost(t.Boost)
+		}
 		terms = append(terms, tq)
 	}
 	if len(terms) == 0 {

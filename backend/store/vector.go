@@ -301,6 +301,16 @@ func (v *vectorIndex) query(q []float32, k int, rf *rowFilter) []Scored {
 	if n < minParallelRows || workers < 2 {
 		workers = 1
 	}
+	// A query that is zero outside one range of coordinates (one part of a
+	// segmented embedder's vector) only needs that range.
+	c0, c1 := 0, len(q)
+	for c0 < c1 && q[c0] == 0 {
+		c0++
+	}
+	for c1 > c0 && q[c1-1] == 0 {
+		c1--
+	}
+	qr := q[c0:c1]
 	heaps := make([]topK, workers)
 	scan := func(w, lo, hi int) {
 		t := topK{k: k, h: make([]hit, 0, k)}
@@ -309,7 +319,7 @@ func (v *vectorIndex) query(q []float32, k int, rf *rowFilter) []Scored {
 			if !rf.match(&v.meta[r]) {
 				continue
 			}
-			t.push(hit{score: dot(q, v.data[r*dim:(r+1)*dim]), row: int32(r)})
+			t.push(hit{score: dot(qr, v.data[r*dim+c0:r*dim+c1]), row: int32(r)})
 		}
 		heaps[w] = t
 	}

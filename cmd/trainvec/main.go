@@ -4,7 +4,10 @@
 // extracts English prose from their files in a fixed order, tokenizes it
 // with the runtime's tokenizer, trains (counts, PPMI, randomized SVD, int8)
 // and writes OUT/wordvec.bin, OUT/wordvec.bin.gz and OUT/manifest.json.
-// The same package versions, parameters and seed give the same bytes.
+// It also builds the WordNet thesaurus search expands queries with
+// (OUT/thesaurus.txt.gz; -thesaurus-only rebuilds just that). The .gz files
+// are what the binary embeds. The same package versions, parameters and
+// seed give the same bytes.
 //
 //	go run ./cmd/trainvec [-install] [-out DIR] [-dim 300] [-vocab 80000] [-seed 9]
 package main
@@ -94,6 +97,17 @@ var sources = []source{
 		Skip: []string{".index"}},
 }
 
+// ThesaurusInfo describes the thesaurus built from WordNet.
+type ThesaurusInfo struct {
+	Source  string `json:"source"`
+	License string `json:"license"`
+	Senses  int    `json:"senses"`
+	Entries int    `json:"entries"`
+	SHA256  string `json:"sha256"`
+	Bytes   int    `json:"bytes"`
+	Gzip    int    `json:"gzip_bytes"`
+}
+
 // Manifest describes a trained model.
 type Manifest struct {
 	Format       string          `json:"format"`
@@ -105,6 +119,7 @@ type Manifest struct {
 	ModelBytes   int             `json:"model_bytes"`
 	GzipBytes    int             `json:"gzip_bytes"`
 	Tokenizer    string          `json:"tokenizer"`
+	Thesaurus    *ThesaurusInfo  `json:"thesaurus,omitempty"`
 	Extra        json.RawMessage `json:"extra,omitempty"`
 }
 
@@ -120,6 +135,8 @@ func run() error {
 	out := flag.String("out", "backend/embed/wordvec/model", "output directory")
 	install := flag.Bool("install", false, "install the pinned packages with apt-get first")
 	extractOnly := flag.Bool("extract-only", false, "stop after reading the corpus")
+	thesaurusOnly := flag.Bool("thesaurus-only", false, "only rebuild the thesaurus (and its manifest entry)")
+	senses := flag.Int("senses", 3, "WordNet senses per part of speech the thesaurus keeps")
 	dumpCorpus := flag.String("dump-corpus", "", "also write the extracted prose to this file")
 	flag.IntVar(&p.Dim, "dim", p.Dim, "vector dimensions")
 	flag.IntVar(&p.MaxVocab, "vocab", p.MaxVocab, "vocabulary size")
@@ -136,6 +153,9 @@ func run() error {
 		if err := installPackages(); err != nil {
 			return err
 		}
+	}
+	if *thesaurusOnly {
+		return writeThesaurus(*out, *senses, nil)
 	}
 	start := time.Now()
 	corpus := wordvec.NewCorpus()
@@ -187,35 +207,97 @@ func run() error {
 	if _, err := model.WriteTo(&bin); err != nil {
 		return err
 	}
-	var gz bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	gz, err := gzipBytes(bin.Bytes())
 	if err != nil {
-		return fmt.Errorf("gzip: %w", err)
-	}
-	zw.Write(bin.Bytes())
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("gzip: %w", err)
+		return err
 	}
 	sum := sha256.Sum256(bin.Bytes())
 	man := Manifest{Format: fmt.Sprintf("%s v%d", wordvec.Magic, wordvec.Version), Sources: srcs,
 		CorpusSHA256: hex.EncodeToString(h.Sum(nil)), Params: p, Stats: st,
 		ModelSHA256: hex.EncodeToString(sum[:]), ModelBytes: bin.Len(), GzipBytes: gz.Len(),
 		Tokenizer: "wordvec.Tokens (lowercased words, identifiers split as in backend/embed; digits-only and >40-byte parts dropped)"}
-	mj, err := json.MarshalIndent(man, "", "  ")
-	if err != nil {
-		return fmt.Errorf("manifest: %w", err)
-	}
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return fmt.Errorf("output: %w", err)
 	}
-	for name, data := range map[string][]byte{"wordvec.bin": bin.Bytes(), "wordvec.bin.gz": gz.Bytes(), "manifest.json": append(mj, '\n')} {
+	for name, data := range map[string][]byte{"wordvec.bin": bin.Bytes(), "wordvec.bin.gz": gz.Bytes()} {
 		if err := os.WriteFile(filepath.Join(*out, name), data, 0o644); err != nil {
 			return fmt.Errorf("output: %w", err)
 		}
 	}
 	slog.Info("written", "dir", *out, "model_bytes", bin.Len(), "gzip_bytes", gz.Len(),
 		"elapsed", time.Since(start).Round(time.Millisecond), "peak_rss", peakRSS())
+	return writeThesaurus(*out, *senses, &man)
+}
+
+// writeThesaurus builds the thesaurus from the installed wordnet-base,
+// writes OUT/thesaurus.txt.gz and records it in the manifest: man, or the
+// one already in OUT when man is nil.
+func writeThesaurus(out string, senses int, man *Manifest) error {
+	if man == nil {
+		b, err := os.ReadFile(filepath.Join(out, "manifest.json"))
+		if err != nil {
+			return fmt.Errorf("manifest: %w (train the vectors first)", err)
+		}
+		man = &Manifest{}
+		if err := json.Unmarshal(b, man); err != nil {
+			return fmt.Errorf("manifest: %w", err)
+		}
+	}
+	var wn *source
+	for i := range sources {
+		if sources[i].Kind == "wordnet" {
+			wn = &sources[i]
+		}
+	}
+	v, err := exec.Command("dpkg-query", "-W", "-f=${Version}", wn.Package).Output()
+	if err != nil || len(v) == 0 {
+		return fmt.Errorf("package %s is not installed (run with -install): %v", wn.Package, err)
+	}
+	th, err := wordvec.BuildThesaurus(func(name string) (io.ReadCloser, error) {
+		return os.Open(filepath.Join(wn.Root, name))
+	}, senses)
+	if err != nil {
+		return err
+	}
+	var txt bytes.Buffer
+	if _, err := th.WriteTo(&txt); err != nil {
+		return err
+	}
+	gz, err := gzipBytes(txt.Bytes())
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(txt.Bytes())
+	man.Thesaurus = &ThesaurusInfo{Source: wn.Package + " " + string(v), License: wn.License, Senses: senses,
+		Entries: th.Len(), SHA256: hex.EncodeToString(sum[:]), Bytes: txt.Len(), Gzip: gz.Len()}
+	mj, err := json.MarshalIndent(man, "", "  ")
+	if err != nil {
+		return fmt.Errorf("manifest: %w", err)
+	}
+	for name, data := range map[string][]byte{"thesaurus.txt.gz": gz.Bytes(), "manifest.json": append(mj, '\n')} {
+		if err := os.WriteFile(filepath.Join(out, name), data, 0o644); err != nil {
+			return fmt.Errorf("output: %w", err)
+		}
+	}
+	slog.Info("thesaurus written", "entries", th.Len(), "bytes", txt.Len(), "gzip_bytes", gz.Len())
 	return nil
+}
+
+// gzipBytes compresses b at the best level with an empty header (no name,
+// no time), so the same input gives the same bytes.
+func gzipBytes(b []byte) (*bytes.Buffer, error) {
+	var gz bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if _, err := zw.Write(b); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	return &gz, nil
 }
 
 func installPackages() error {

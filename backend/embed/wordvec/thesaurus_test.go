@@ -1,0 +1,176 @@
+package wordvec
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func fixtureThesaurus(t *testing.T, senses int) *Thesaurus {
+	t.Helper()
+	th, err := BuildThesaurus(func(name string) (io.ReadCloser, error) {
+		return os.Open(filepath.Join("testdata", "wordnet", name))
+	}, senses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return th
+}
+
+func related(th *Thesaurus, w string) (syn, hyp []string) {
+	th.Related(w, func(r string, s bool) {
+		if s {
+			syn = append(syn, r)
+		} else {
+			hyp = append(hyp, r)
+		}
+	})
+	return syn, hyp
+}
+
+func TestBuildThesaurus(t *testing.T) {
+	cases := []struct {
+		senses   int
+		word     string
+		syn, hyp []string
+	}{
+		{3, "bill", []string{"invoice", "account", "beak"}, []string{"document", "entity", "attach", "fasten"}},
+		{1, "bill", []string{"invoice", "account"}, []string{"document", "attach", "fasten"}},
+		{3, "bills", []string{"invoice", "account", "beak"}, []string{"document", "entity", "attach", "fasten"}},
+		{3, "invoice", []string{"bill", "account"}, []string{"document"}},
+		{3, "labels", nil, []string{"document"}},               // morphy: noun -s; "@i" instance hypernym
+		{3, "attached", []string{"fasten"}, nil},               // verb -ed, not the noun rule's "attache"
+		{3, "children", []string{"child"}, []string{"entity"}}, // noun.exc
+		{3, "biggest", []string{"big", "large"}, nil},          // adj.exc
+		{3, "written_record", nil, nil},                        // multiword lemmas are not entries
+		{3, "unknown", nil, nil},
+		{3, "", nil, nil},
+	}
+	for _, c := range cases {
+		th := fixtureThesaurus(t, c.senses)
+		syn, hyp := related(th, c.word)
+		if !reflect.DeepEqual(syn, c.syn) || !reflect.DeepEqual(hyp, c.hyp) {
+			t.Errorf("senses %d, %q: synonyms %v hypernyms %v, want %v %v", c.senses, c.word, syn, hyp, c.syn, c.hyp)
+		}
+	}
+	if _, err := BuildThesaurus(func(string) (io.ReadCloser, error) { return nil, os.ErrNotExist }, 3); err == nil {
+		t.Error("missing files: want an error")
+	}
+	if _, err := BuildThesaurus(nil, 0); err == nil {
+		t.Error("0 senses: want an error")
+	}
+}
+
+func TestThesaurusRoundTrip(t *testing.T) {
+	th := fixtureThesaurus(t, 3)
+	var a bytes.Buffer
+	if _, err := th.WriteTo(&a); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadThesaurus(bytes.NewReader(a.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.entries, th.entries) {
+		t.Fatal("round trip changed the entries")
+	}
+	var b bytes.Buffer
+	back.WriteTo(&b)
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("WriteTo is not deterministic")
+	}
+}
+
+func TestLoadThesaurusRejects(t *testing.T) {
+	for name, in := range map[string]string{
+		"empty":        "",
+		"header":       "MTTH 2\n",
+		"fields":       ThesaurusMagic + "\nbill\tn\tinvoice\n",
+		"order":        ThesaurusMagic + "\nbill\tn\t\t\naccount\tn\t\t\n",
+		"repeat":       ThesaurusMagic + "\nbill\tn\t\t\nbill\tn\t\t\n",
+		"upper":        ThesaurusMagic + "\nBill\tn\t\t\n",
+		"pos":          ThesaurusMagic + "\nbill\tx\t\t\n",
+		"pos twice":    ThesaurusMagic + "\nbill\tnn\t\t\n",
+		"bad related":  ThesaurusMagic + "\nbill\tn\tin_voice\t\n",
+		"empty word":   ThesaurusMagic + "\nbill\tn\tinvoice  account\t\n",
+		"long word":    ThesaurusMagic + "\nbill\tn\t" + strings.Repeat("a", MaxWordBytes+1) + "\t\n",
+		"invalid utf8": ThesaurusMagic + "\nbill\tn\t\xff\t\n",
+		"too many":     ThesaurusMagic + "\nbill\tn\t" + strings.TrimSpace(strings.Repeat("a ", maxRelated+1)) + "\t\n",
+	} {
+		if _, err := LoadThesaurus(strings.NewReader(in)); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+}
+
+func FuzzLoadThesaurus(f *testing.F) {
+	var b bytes.Buffer
+	th, err := BuildThesaurus(func(name string) (io.ReadCloser, error) {
+		return os.Open(filepath.Join("testdata", "wordnet", name))
+	}, 3)
+	if err != nil {
+		f.Fatal(err)
+	}
+	th.WriteTo(&b)
+	f.Add(b.Bytes())
+	f.Add([]byte(ThesaurusMagic + "\nbill\tn\tinvoice\tdocument\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		th, err := LoadThesaurus(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		var out bytes.Buffer
+		if _, err := th.WriteTo(&out); err != nil {
+			t.Fatal(err)
+		}
+		again, err := LoadThesaurus(&out)
+		if err != nil {
+			t.Fatalf("a loaded thesaurus does not reload: %v", err)
+		}
+		if !reflect.DeepEqual(again.entries, th.entries) {
+			t.Fatal("reload changed the entries")
+		}
+	})
+}
+
+// TestShippedData: the model and thesaurus embedded in the binary load, have
+// the expected shape and relate what they should.
+func TestShippedData(t *testing.T) {
+	m, err := Builtin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Dim() != 300 || m.Len() < 10000 {
+		t.Fatalf("shipped model: %d words x %d dims", m.Len(), m.Dim())
+	}
+	th, err := BuiltinThesaurus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if th.Len() < 50000 {
+		t.Fatalf("shipped thesaurus has %d entries", th.Len())
+	}
+	syn, _ := related(th, "bill")
+	found := false
+	for _, s := range syn {
+		found = found || s == "invoice"
+	}
+	if !found {
+		t.Errorf("bill: synonyms %v lack invoice", syn)
+	}
+	// Both are gzip streams with an empty header (reproducible bytes).
+	for name, gz := range map[string][]byte{"vectors": vectorsGz, "thesaurus": thesaurusGz} {
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if zr.Name != "" || !zr.ModTime.IsZero() {
+			t.Errorf("%s: gzip header carries a name %q or time %v", name, zr.Name, zr.ModTime)
+		}
+	}
+}
