@@ -38,6 +38,7 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'VectorSearch|TextSearch|Hybrid|VectorChromem|Put$$' -benchtime 200x -timeout 60m ./backend/store/
 	$(GO) test -run '^$$' -bench 'PutBatch|Open' -benchtime 5x -timeout 60m ./backend/store/
 	$(GO) test -run '^$$' -bench 'BuiltinEmbed' -cpu 1 ./backend/embed/
+	$(GO) test -run '^$$' -bench 'LoadBuiltin' -benchtime 5x ./backend/embed/wordvec/
 
 # Retrieval evaluation on the shared data sets (skipped where absent).
 SHARED ?= ../shared
@@ -54,6 +55,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParseOllamaHost$$' -fuzztime $(FUZZTIME) ./backend/embed/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckVectors$$' -fuzztime $(FUZZTIME) ./backend/embed/
 	$(GO) test -run '^$$' -fuzz '^FuzzAPIBodies$$' -fuzztime $(FUZZTIME) ./backend/daemon/
+	$(GO) test -run '^$$' -fuzz '^FuzzLoadThesaurus$$' -fuzztime $(FUZZTIME) ./backend/embed/wordvec/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./backend/embed/wordvec/
 
 clean:
@@ -64,4 +66,5 @@ clean:
 # trains backend/embed/wordvec/model/{wordvec.bin,wordvec.bin.gz,manifest.json}
 # (about 2 minutes, under 2 GB). Same package versions and seed: same bytes.
 model:
+	@echo "model: trains the word vectors and thesaurus the binary embeds (see README, Development)"
 	$(GO) run ./cmd/trainvec -install -out backend/embed/wordvec/model

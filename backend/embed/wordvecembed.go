@@ -34,7 +34,7 @@ const semanticShare = 0.5
 // being 1. Chosen on ../shared/eval/recall-dev.json; see README.md.
 const (
 	lexicalListWeight  = 0.25
-	semanticListWeight = 0.5
+	semanticListWeight = 0.25
 )
 
 // Builtin is memtray's default offline embedder. Its vector is two parts,

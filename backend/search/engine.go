@@ -96,7 +96,7 @@ type Result struct {
 
 // index is the part of *store.Store the engine uses.
 type index interface {
-	VectorSearch(ctx context.Context, vec []float32, n int, f store.Filter) ([]store.Scored, error)
+	VectorSearchMany(ctx context.Context, vecs [][]float32, n int, f store.Filter) ([][]store.Scored, error)
 	TextSearchTerms(ctx context.Context, terms []store.Term, n int, f store.Filter) ([]store.Scored, error)
 	GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error)
 	DocFreq(ctx context.Context, terms []string) (map[string]int, error)
@@ -267,9 +267,10 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 		res.TextQuery = e.keywordQuery(q.Text, res.Keywords)
 	}
 	var textTerms []store.Term
+	var alts map[string][]store.Term
 	if q.Mode != ModeVector {
 		var err error
-		if textTerms, res.Expansions, err = e.textTerms(res.TextQuery, q.Mode == ModeHybrid); err != nil {
+		if textTerms, res.Expansions, alts, err = e.textTerms(res.TextQuery, q.Mode == ModeHybrid); err != nil {
 			return nil, err
 		}
 	}
@@ -302,14 +303,14 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 			if q.Mode == ModeBM25 {
 				return
 			}
-			for _, sq := range e.segmentQueries(qvec) {
-				l, err := e.idx.VectorSearch(ctx, sq.vec, pool, q.Filter)
-				if err != nil {
-					vecErr = fmt.Errorf("search: vector leg: %w", err)
-					return
-				}
-				vecLists = append(vecLists, l)
+			sqs := e.segmentQueries(qvec)
+			vecs := make([][]float32, len(sqs))
+			for i, sq := range sqs {
+				vecs[i] = sq.vec
 				vecWeights = append(vecWeights, sq.weight*e.cfg.VectorWeight)
+			}
+			if vecLists, err = e.idx.VectorSearchMany(ctx, vecs, pool, q.Filter); err != nil {
+				vecErr = fmt.Errorf("search: vector leg: %w", err)
 			}
 		}()
 	}
@@ -397,7 +398,7 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 			sig.TextRank = f.Ranks[txtIdx]
 		}
 		cosine := Cosine(qvec, m.Embedding)
-		coverage := Coverage(terms, doc, df, n)
+		coverage := ExpandedCoverage(terms, doc, df, n, alts)
 		cands = append(cands, cand{m: m, b: Composite(&m, sig, e.cfg), coverage: coverage, cosine: cosine})
 	}
 	for _, c := range cands {
@@ -567,8 +568,9 @@ func (e *Engine) validate(q *Query) error {
 // (hypernym_weight) of its plain words that it does not already contain. A
 // term two words propose keeps its highest weight. Words with digits,
 // underscores or inner capitals are identifiers and are not expanded, nor
-// are stop words.
-func (e *Engine) textTerms(text string, expand bool) (all, extra []store.Term, err error) {
+// are stop words. alts maps each expanded word's own terms to the weighted
+// synonym terms it proposed (ExpandedCoverage; hypernyms only expand).
+func (e *Engine) textTerms(text string, expand bool) (all, extra []store.Term, alts map[string][]store.Term, err error) {
 	var own []store.Term
 	have := map[string]bool{}
 	for _, t := range e.idx.Analyze(text) {
@@ -578,14 +580,14 @@ func (e *Engine) textTerms(text string, expand bool) (all, extra []store.Term, e
 		}
 	}
 	if !expand || e.thesaurus == nil || (e.cfg.SynonymWeight <= 0 && e.cfg.HypernymWeight <= 0) {
-		return own, nil, nil
+		return own, nil, nil, nil
 	}
 	th, err := e.thesaurus()
 	if err != nil {
-		return nil, nil, fmt.Errorf("search: thesaurus: %w", err)
+		return nil, nil, nil, fmt.Errorf("search: thesaurus: %w", err)
 	}
 	if th == nil {
-		return own, nil, nil
+		return own, nil, nil, nil
 	}
 	weight := map[string]float64{}
 	var order []string
@@ -595,7 +597,8 @@ func (e *Engine) textTerms(text string, expand bool) (all, extra []store.Term, e
 			continue
 		}
 		lw := strings.ToLower(w)
-		if seen[lw] || len(e.idx.Analyze(lw)) == 0 {
+		own := e.idx.Analyze(lw)
+		if seen[lw] || len(own) == 0 {
 			continue
 		}
 		seen[lw] = true
@@ -615,13 +618,22 @@ func (e *Engine) textTerms(text string, expand bool) (all, extra []store.Term, e
 					order = append(order, t)
 				}
 				weight[t] = max(weight[t], wt)
+				if !synonym {
+					return // a hypernym is too loose to count as the word itself
+				}
+				if alts == nil {
+					alts = map[string][]store.Term{}
+				}
+				for _, o := range own {
+					alts[o] = append(alts[o], store.Term{Text: t, Boost: wt})
+				}
 			}
 		})
 	}
 	for _, t := range order {
 		extra = append(extra, store.Term{Text: t, Boost: weight[t]})
 	}
-	return append(own, extra...), extra, nil
+	return append(own, extra...), extra, alts, nil
 }
 
 // plainWord reports whether w is an ordinary word: letters only, lowercase

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -440,11 +441,11 @@ type countingIndex struct {
 	vecs [][]float32
 }
 
-func (c *countingIndex) VectorSearch(ctx context.Context, vec []float32, n int, f store.Filter) ([]store.Scored, error) {
+func (c *countingIndex) VectorSearchMany(ctx context.Context, vecs [][]float32, n int, f store.Filter) ([][]store.Scored, error) {
 	c.mu.Lock()
-	c.vecs = append(c.vecs, vec)
+	c.vecs = append(c.vecs, vecs...)
 	c.mu.Unlock()
-	return c.Store.VectorSearch(ctx, vec, n, f)
+	return c.Store.VectorSearchMany(ctx, vecs, n, f)
 }
 
 // TestHybridSearchesEachSegment: with the built-in embedder a hybrid search
@@ -494,5 +495,61 @@ func TestLargePoolIsClamped(t *testing.T) {
 	}
 	if len(hits) == 0 {
 		t.Fatal("no hits")
+	}
+}
+
+// TestSynonymExpansion: a hybrid search's BM25 leg adds the shipped
+// thesaurus's synonyms of the query's plain words at synonym_weight, so
+// "bill" finds a memory that only says "invoice"; bm25 mode and zero
+// weights do not expand, and identifiers are never expanded.
+func TestSynonymExpansion(t *testing.T) {
+	emb := embed.NewBuiltin()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	texts := []string{"The invoice is generated once per period by the cron job.", "Parrots sing in the garden at dawn."}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tx := range texts {
+		if _, err := st.Put(ctx, memory.Memory{ID: fmt.Sprintf("m%d", i), Text: tx, Kind: memory.KindFact, Type: memory.TypeProject,
+			Importance: 0.5, CreatedAt: testNow, Embedding: vecs[i]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	has := func(terms []store.Term, text string, boost float64) bool {
+		for _, x := range terms {
+			if x.Text == text && x.Boost == boost {
+				return true
+			}
+		}
+		return false
+	}
+	cfg := config.Default().Search
+	e := New(st, emb, cfg, memory.FixedClock{T: testNow})
+	r, err := e.Run(ctx, Query{Text: "when is the bill made", Mode: ModeHybrid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !has(r.Expansions, "invoic", cfg.SynonymWeight) {
+		t.Errorf("expansions %v lack invoic at %v", r.Expansions, cfg.SynonymWeight)
+	}
+	if len(r.Hits) == 0 || r.Hits[0].Memory.ID != "m0" {
+		t.Errorf("hits %v, want m0 first", hitIDs(r.Hits))
+	}
+	if r, _ := e.Run(ctx, Query{Text: "when is the bill made", Mode: ModeBM25}); len(r.Expansions) != 0 {
+		t.Errorf("bm25 mode expanded: %v", r.Expansions)
+	}
+	if r, _ := e.Run(ctx, Query{Text: "billId bill_2 Bill9", Mode: ModeHybrid}); len(r.Expansions) != 0 {
+		t.Errorf("identifiers expanded: %v", r.Expansions)
+	}
+	cfg.SynonymWeight, cfg.HypernymWeight = 0, 0
+	e = New(st, emb, cfg, memory.FixedClock{T: testNow})
+	if r, _ := e.Run(ctx, Query{Text: "when is the bill made", Mode: ModeHybrid}); len(r.Expansions) != 0 {
+		t.Errorf("zero weights expanded: %v", r.Expansions)
 	}
 }

@@ -1,6 +1,8 @@
 package search
 
 import (
+	"github.com/memtray/memtray/backend/store"
+
 	"math"
 	"sort"
 )
@@ -70,6 +72,14 @@ func Keywords(terms []string, df map[string]int, n, maxN int) []Keyword {
 // every memory: a question about something the store does not hold has low
 // coverage everywhere. It is 0 when the query has no terms.
 func Coverage(query []string, doc map[string]bool, df map[string]int, n int) float64 {
+	return ExpandedCoverage(query, doc, df, n, nil)
+}
+
+// ExpandedCoverage is Coverage where a query term the memory lacks still
+// earns part of its weight through an expansion of it that the memory
+// contains (alts: the weighted synonym and hypernym terms of each query
+// term): the best such expansion's weight x idf(t).
+func ExpandedCoverage(query []string, doc map[string]bool, df map[string]int, n int, alts map[string][]store.Term) float64 {
 	var total, got float64
 	seen := map[string]bool{}
 	for _, t := range query {
@@ -81,7 +91,15 @@ func Coverage(query []string, doc map[string]bool, df map[string]int, n int) flo
 		total += idf
 		if doc[t] {
 			got += idf
+			continue
 		}
+		best := 0.0
+		for _, a := range alts[t] {
+			if doc[a.Text] {
+				best = math.Max(best, a.Boost)
+			}
+		}
+		got += best * idf
 	}
 	if total == 0 {
 		return 0

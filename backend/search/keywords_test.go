@@ -1,6 +1,7 @@
 package search
 
 import (
+	"github.com/memtray/memtray/backend/store"
 	"math"
 	"reflect"
 	"testing"
@@ -72,5 +73,31 @@ func TestCoverage(t *testing.T) {
 	}
 	if !(idfZ > idfA && idfA > idfC && idfC > 0) {
 		t.Errorf("SmoothIDF not decreasing in df: %v %v %v", idfZ, idfA, idfC)
+	}
+}
+
+func TestExpandedCoverage(t *testing.T) {
+	df := map[string]int{"bill": 2, "invoic": 3, "custom": 10}
+	n := 100
+	idfBill, idfCust := SmoothIDF(2, n), SmoothIDF(10, n)
+	alts := map[string][]store.Term{"bill": {{Text: "invoic", Boost: 0.3}, {Text: "account", Boost: 0.15}}}
+	cases := []struct {
+		name string
+		doc  []string
+		want float64
+	}{
+		{"own term", []string{"bill", "custom"}, 1},
+		{"synonym earns its weight", []string{"invoic", "custom"}, (0.3*idfBill + idfCust) / (idfBill + idfCust)},
+		{"best alternative", []string{"invoic", "account"}, 0.3 * idfBill / (idfBill + idfCust)},
+		{"nothing", []string{"parrot"}, 0},
+	}
+	for _, c := range cases {
+		doc := map[string]bool{}
+		for _, d := range c.doc {
+			doc[d] = true
+		}
+		if got := ExpandedCoverage([]string{"bill", "custom"}, doc, df, n, alts); !near(got, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
 	}
 }

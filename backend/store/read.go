@@ -172,27 +172,41 @@ func hashKey(hash, id string) []byte { return []byte(hash + id) }
 // zero vector returns nothing, and records with a zero embedding are never
 // returned.
 func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter) ([]Scored, error) {
+	out, err := s.VectorSearchMany(ctx, [][]float32{vec}, n, f)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// VectorSearchMany is VectorSearch for several query vectors at once (the
+// parts of a segmented embedder's query), in one pass over the index: the
+// result lists are in the order of vecs.
+func (s *Store) VectorSearchMany(ctx context.Context, vecs [][]float32, n int, f Filter) ([][]Scored, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
 	if err := checkSearchArgs(n, &f); err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
 	}
-	q := normalized(vec)
 	now := s.now().UnixNano()
+	qs := make([][]float32, len(vecs))
 	s.mu.RLock()
-	if err := checkVector(vec, s.dim); err != nil {
-		s.mu.RUnlock()
-		return nil, fmt.Errorf("vector search: %w", err)
-	}
-	if isZero(vec) {
-		s.mu.RUnlock()
-		return nil, nil // a query without a usable token is similar to nothing
+	for i, vec := range vecs {
+		if err := checkVector(vec, s.dim); err != nil {
+			s.mu.RUnlock()
+			return nil, fmt.Errorf("vector search: %w", err)
+		}
+		if !isZero(vec) { // a query without a usable token is similar to nothing
+			qs[i] = normalized(vec)
+		}
 	}
 	rf := s.vec.compile(&f, now)
-	out := s.vec.query(q, n, &rf)
+	out := s.vec.queryMany(qs, n, &rf)
 	s.mu.RUnlock()
-	sortScored(out)
+	for _, o := range out {
+		sortScored(o)
+	}
 	return out, nil
 }
 

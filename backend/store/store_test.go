@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -370,6 +372,25 @@ func TestVectorAndTextRanking(t *testing.T) {
 	for j := 1; j < len(ts); j++ {
 		if ts[j].Score > ts[j-1].Score {
 			t.Errorf("text scores not descending: %v", ts)
+		}
+	}
+	// Weighted terms: a boosted term decides the order; bad weights are
+	// refused.
+	for _, c := range []struct {
+		terms []Term
+		want  string
+	}{
+		{[]Term{{Text: "invoic", Boost: 4}, {Text: "activ", Boost: 0.1}}, stored[4].ID},
+		{[]Term{{Text: "invoic", Boost: 0.1}, {Text: "activ", Boost: 4}}, stored[3].ID},
+	} {
+		ts, err := s.TextSearchTerms(ctx, c.terms, 3, Filter{})
+		if err != nil || len(ts) == 0 || ts[0].ID != c.want {
+			t.Errorf("TextSearchTerms(%v) = %v, %v; want %s first", c.terms, ts, err, c.want)
+		}
+	}
+	for _, bad := range []float64{0, -1, math.Inf(1), math.NaN()} {
+		if _, err := s.TextSearchTerms(ctx, []Term{{Text: "label", Boost: bad}}, 3, Filter{}); !errors.Is(err, memory.ErrInvalid) {
+			t.Errorf("boost %v: err = %v, want ErrInvalid", bad, err)
 		}
 	}
 	// Free text is not query syntax: operators and punctuation are harmless.
@@ -752,5 +773,44 @@ func TestTextIndexFailureIsRepaired(t *testing.T) {
 	s2 := openTest(t, dir)
 	if ts, _ := s2.TextSearch(ctx, "beta", 5, Filter{}); len(ts) != 1 || ts[0].ID != m.ID {
 		t.Errorf("not repaired at open: %v (repaired %d)", ts, s2.Info().RepairedOnOpen)
+	}
+}
+
+// TestVectorSearchMany: several queries in one pass give the lists each
+// query gives alone, in order; a zero query gives nothing.
+func TestVectorSearchMany(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	for i := 0; i < 40; i++ {
+		mustPut(t, s, mem(fmt.Sprintf("memory number %d about topic %d", i, i%7)))
+	}
+	qs := [][]float32{testEmb.vec("topic 3"), make([]float32, s.dim), testEmb.vec("memory number 12")}
+	// A query zero outside a range of coordinates.
+	part := append([]float32(nil), qs[0]...)
+	for i := range part[:len(part)/2] {
+		part[i] = 0
+	}
+	qs = append(qs, part)
+	got, err := s.VectorSearchMany(ctx, qs, 5, Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(qs) {
+		t.Fatalf("%d lists for %d queries", len(got), len(qs))
+	}
+	for i, q := range qs {
+		alone, err := s.VectorSearch(ctx, q, 5, Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got[i], alone) {
+			t.Errorf("query %d: many %v, alone %v", i, got[i], alone)
+		}
+	}
+	if len(got[1]) != 0 {
+		t.Errorf("zero query: %v", got[1])
+	}
+	if _, err := s.VectorSearchMany(ctx, [][]float32{{1, 2}}, 5, Filter{}); !errors.Is(err, memory.ErrModelMismatch) {
+		t.Errorf("wrong dimension: err = %v", err)
 	}
 }

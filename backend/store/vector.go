@@ -293,35 +293,65 @@ const minParallelRows = 8192
 // query returns the k rows matching rf most similar to q (normalised),
 // best first, as ids and cosine similarities.
 func (v *vectorIndex) query(q []float32, k int, rf *rowFilter) []Scored {
+	return v.queryMany([][]float32{q}, k, rf)[0]
+}
+
+// queryMany is query for several query vectors in one pass over the rows
+// (the index is memory-bound: one pass reads each row once, whatever the
+// number of queries). A query that is zero outside one range of
+// coordinates (one part of a segmented embedder's vector) only reads that
+// range.
+func (v *vectorIndex) queryMany(qs [][]float32, k int, rf *rowFilter) [][]Scored {
+	out := make([][]Scored, len(qs))
 	n := len(v.ids)
-	if rf.none || n == 0 || k <= 0 || len(q) != v.dim {
-		return nil
+	if rf.none || n == 0 || k <= 0 {
+		return out
+	}
+	type span struct {
+		q      []float32
+		c0, c1 int
+	}
+	var spans []span
+	var which []int // index in qs of each span
+	for i, q := range qs {
+		if len(q) != v.dim {
+			continue
+		}
+		c0, c1 := 0, len(q)
+		for c0 < c1 && q[c0] == 0 {
+			c0++
+		}
+		for c1 > c0 && q[c1-1] == 0 {
+			c1--
+		}
+		spans = append(spans, span{q: q[c0:c1], c0: c0, c1: c1})
+		which = append(which, i)
+	}
+	if len(spans) == 0 {
+		return out
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if n < minParallelRows || workers < 2 {
 		workers = 1
 	}
-	// A query that is zero outside one range of coordinates (one part of a
-	// segmented embedder's vector) only needs that range.
-	c0, c1 := 0, len(q)
-	for c0 < c1 && q[c0] == 0 {
-		c0++
-	}
-	for c1 > c0 && q[c1-1] == 0 {
-		c1--
-	}
-	qr := q[c0:c1]
-	heaps := make([]topK, workers)
+	heaps := make([][]topK, workers)
 	scan := func(w, lo, hi int) {
-		t := topK{k: k, h: make([]hit, 0, k)}
+		ts := make([]topK, len(spans))
+		for i := range ts {
+			ts[i] = topK{k: k, h: make([]hit, 0, k)}
+		}
 		dim := v.dim
 		for r := lo; r < hi; r++ {
 			if !rf.match(&v.meta[r]) {
 				continue
 			}
-			t.push(hit{score: dot(qr, v.data[r*dim+c0:r*dim+c1]), row: int32(r)})
+			row := v.data[r*dim : (r+1)*dim]
+			for i := range spans {
+				sp := &spans[i]
+				ts[i].push(hit{score: dot(sp.q, row[sp.c0:sp.c1]), row: int32(r)})
+			}
 		}
-		heaps[w] = t
+		heaps[w] = ts
 	}
 	if workers == 1 {
 		scan(0, 0, n)
@@ -335,25 +365,28 @@ func (v *vectorIndex) query(q []float32, k int, rf *rowFilter) []Scored {
 		}
 		wg.Wait()
 	}
-	var all []hit
-	for _, t := range heaps {
-		all = append(all, t.h...)
-	}
-	slices.SortFunc(all, func(a, b hit) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
+	for i := range spans {
+		var all []hit
+		for _, ts := range heaps {
+			all = append(all, ts[i].h...)
 		}
-		return int(a.row - b.row)
-	})
-	if len(all) > k {
-		all = all[:k]
-	}
-	out := make([]Scored, len(all))
-	for i, h := range all {
-		out[i] = Scored{ID: v.ids[h.row], Score: clampSim(h.score)}
+		slices.SortFunc(all, func(a, b hit) int {
+			if a.score != b.score {
+				if a.score > b.score {
+					return -1
+				}
+				return 1
+			}
+			return int(a.row - b.row)
+		})
+		if len(all) > k {
+			all = all[:k]
+		}
+		res := make([]Scored, len(all))
+		for j, h := range all {
+			res[j] = Scored{ID: v.ids[h.row], Score: clampSim(h.score)}
+		}
+		out[which[i]] = res
 	}
 	return out
 }

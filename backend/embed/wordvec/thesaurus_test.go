@@ -174,3 +174,22 @@ func TestShippedData(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLoadBuiltin measures what the first use of the built-in data
+// costs: decompressing and loading the shipped vectors and thesaurus.
+func BenchmarkLoadBuiltin(b *testing.B) {
+	b.Run("vectors", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := loadGz(vectorsGz, Load); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("thesaurus", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			if _, err := loadGz(thesaurusGz, LoadThesaurus); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
