@@ -23,13 +23,13 @@ import (
 // unit vectors, so the cosine is (1-β)·cos_lexical + β·cos_SIF. Queries keep
 // the lexical embedder's IDF weighting (EmbedWeighted).
 type concat struct {
-	lex  *embed.Builtin
+	lex  *embed.Lexical
 	m    *wordvec.Model
 	beta float64
 }
 
 func (c *concat) Model() string { return fmt.Sprintf("exp-concat-%.2f", c.beta) }
-func (c *concat) Dim() int      { return embed.BuiltinDim + c.m.Dim() }
+func (c *concat) Dim() int      { return embed.LexicalDim + c.m.Dim() }
 
 func (c *concat) join(lex []float32, text string) []float32 {
 	sif := c.m.Sentence(text)
@@ -81,30 +81,8 @@ func TestExperimentRetrieval(t *testing.T) {
 	if _, err := os.Stat(recallPath); err != nil {
 		t.Skipf("recall-dev absent: %v", err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wordvec.Load(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	floats := func(env, def string) []float64 {
-		s := os.Getenv(env)
-		if s == "" {
-			s = def
-		}
-		var out []float64
-		for _, x := range strings.Split(s, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-			if err != nil {
-				t.Fatalf("%s: %v", env, err)
-			}
-			out = append(out, v)
-		}
-		return out
-	}
+	m := loadModelFile(t, path)
+	floats := func(env, def string) []float64 { return envFloats(t, env, def) }
 	if a := os.Getenv("WORDVEC_SIF"); a != "" {
 		v, err := strconv.ParseFloat(a, 64)
 		if err != nil {
@@ -125,14 +103,14 @@ func TestExperimentRetrieval(t *testing.T) {
 	for _, vw := range vws {
 		cfg := config.Default().Search
 		cfg.VectorWeight = vw
-		runs = append(runs, run{name: fmt.Sprintf("lexical vw=%.2f", vw), opts: eval.Options{Search: &cfg}})
+		runs = append(runs, run{name: fmt.Sprintf("lexical vw=%.2f", vw), opts: eval.Options{Embedder: embed.NewLexical(), Search: &cfg}})
 	}
 	for _, b := range betas {
 		for _, vw := range vws {
 			cfg := config.Default().Search
 			cfg.VectorWeight = vw
 			runs = append(runs, run{name: fmt.Sprintf("concat β=%.2f vw=%.2f", b, vw),
-				opts: eval.Options{Embedder: &concat{lex: embed.NewBuiltin(), m: m, beta: b}, Search: &cfg}})
+				opts: eval.Options{Embedder: &concat{lex: embed.NewLexical(), m: m, beta: b}, Search: &cfg}})
 		}
 	}
 	skipLoCoMo := os.Getenv("WORDVEC_NO_LOCOMO") != ""
@@ -169,6 +147,40 @@ func TestExperimentRetrieval(t *testing.T) {
 		}
 		t.Log(b.String())
 	}
+}
+
+// loadModelFile loads the model file at path.
+func loadModelFile(tb testing.TB, path string) *wordvec.Model {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	m, err := wordvec.Load(f)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// envFloats parses the comma-separated numbers of environment variable env,
+// def when it is unset.
+func envFloats(tb testing.TB, env, def string) []float64 {
+	tb.Helper()
+	s := os.Getenv(env)
+	if s == "" {
+		s = def
+	}
+	var out []float64
+	for _, x := range strings.Split(s, ",") {
+		v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			tb.Fatalf("%s: %v", env, err)
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 func loadEnvModel(b *testing.B) (*wordvec.Model, []byte) {
@@ -254,21 +266,13 @@ func TestExperimentMisses(t *testing.T) {
 	for _, m := range rf.Memories {
 		text[m.ID] = m.Text
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wordvec.Load(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadModelFile(t, path)
 	beta, _ := strconv.ParseFloat(strings.Split(os.Getenv("WORDVEC_BETAS")+",0.5", ",")[0], 64)
 	vw, _ := strconv.ParseFloat(strings.Split(os.Getenv("WORDVEC_VW")+",1", ",")[0], 64)
 	cfg := config.Default().Search
 	cfg.VectorWeight = vw
 	rep, err := eval.RunRecall(context.Background(), shared+"/eval/recall-dev.json",
-		eval.Options{Embedder: &concat{lex: embed.NewBuiltin(), m: m, beta: beta}, Search: &cfg, Details: true})
+		eval.Options{Embedder: &concat{lex: embed.NewLexical(), m: m, beta: beta}, Search: &cfg, Details: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,16 +333,8 @@ func TestExperimentNegatives(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wordvec.Load(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lex := embed.NewBuiltin()
+	m := loadModelFile(t, path)
+	lex := embed.NewLexical()
 	sif := map[string][]float32{}
 	lx := map[string][]float32{}
 	for _, x := range rf.Memories {
@@ -392,21 +388,7 @@ func TestExperimentSegments(t *testing.T) {
 		t.Skip("set WORDVEC_SEGMENTS=1 to run the segment-weight experiment")
 	}
 	shared := "../../../../shared"
-	floats := func(env, def string) []float64 {
-		s := os.Getenv(env)
-		if s == "" {
-			s = def
-		}
-		var out []float64
-		for _, x := range strings.Split(s, ",") {
-			v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-			if err != nil {
-				t.Fatalf("%s: %v", env, err)
-			}
-			out = append(out, v)
-		}
-		return out
-	}
+	floats := func(env, def string) []float64 { return envFloats(t, env, def) }
 	ctx := context.Background()
 	for _, lw := range floats("WORDVEC_LW", "0.25") {
 		for _, sw := range floats("WORDVEC_SW", "0.5") {

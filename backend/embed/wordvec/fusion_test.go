@@ -13,7 +13,6 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
-	"github.com/memtray/memtray/backend/embed/wordvec"
 	"github.com/memtray/memtray/backend/eval"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
@@ -40,15 +39,7 @@ func TestExperimentFusion(t *testing.T) {
 	if shared == "" {
 		shared = "../../../../shared"
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wordvec.Load(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadModelFile(t, path)
 	ctx := context.Background()
 	var mems []memory.Memory
 	var recallCases, locomoCases []fusionCase
@@ -79,7 +70,7 @@ func TestExperimentFusion(t *testing.T) {
 		}
 	}
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	lex := embed.NewBuiltin()
+	lex := embed.NewLexical()
 	open := func(model string, dim int, vec func(string) []float32) *store.Store {
 		st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: model, Dim: dim, Clock: memory.FixedClock{T: now}})
 		if err != nil {
@@ -104,7 +95,7 @@ func TestExperimentFusion(t *testing.T) {
 		flush()
 		return st
 	}
-	lexStore := open(embed.BuiltinModel, embed.BuiltinDim, lex.EmbedOne)
+	lexStore := open(embed.LexicalModel, embed.LexicalDim, lex.EmbedOne)
 	sifStore := open("sif", m.Dim(), m.Sentence)
 	cfg := config.Default().Search
 	pool := cfg.Candidates

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/memtray/memtray/backend/embed/wordvec"
 )
 
 // TestNeighbours prints the nearest words of WORDVEC_WORDS (comma-separated)
@@ -18,15 +16,7 @@ func TestNeighbours(t *testing.T) {
 	if path == "" || words == "" {
 		t.Skip("set WORDVEC_MODEL and WORDVEC_WORDS")
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := wordvec.Load(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := loadModelFile(t, path)
 	vecs := make([][]float32, m.Len())
 	for i := range vecs {
 		vecs[i] = m.Vector(i, nil)
