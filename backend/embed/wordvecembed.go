@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/embed/wordvec"
 	"github.com/memtray/memtray/backend/memory"
@@ -123,10 +122,7 @@ func (b *Builtin) EmbedWeighted(ctx context.Context, text string, weight func(to
 	if err != nil {
 		return nil, fmt.Errorf("builtin embed: %w", err)
 	}
-	if !utf8.ValidString(text) {
-		return nil, fmt.Errorf("builtin embed: text is not valid UTF-8")
-	}
-	lex, err := b.lex.EmbedWeighted(ctx, text, weight)
+	lex, err := b.lex.EmbedWeighted(ctx, text, weight) // checks ctx and UTF-8
 	if err != nil {
 		return nil, err
 	}

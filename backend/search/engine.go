@@ -197,20 +197,31 @@ func (e *Engine) segmentQueries(qvec []float32) []segmentQuery {
 	return out
 }
 
-// segmentsOf returns the parts of emb or of the embedder it wraps (the
-// cache does), nil if it is not segmented.
+// segmentsOf returns the parts of emb or of the embedder of the same model
+// it wraps (the cache does), nil if it is not segmented.
 func segmentsOf(emb memory.Embedder) []memory.Segment {
+	if s, ok := unwrapped[memory.SegmentedEmbedder](emb); ok {
+		return s.Segments()
+	}
+	return nil
+}
+
+// unwrapped returns emb, or the embedder of the same model it wraps (through
+// Unwrap, as the cache does), as a T when one of them is.
+func unwrapped[T any](emb memory.Embedder) (T, bool) {
+	model := emb.Model()
 	for depth := 0; emb != nil && depth < 8; depth++ {
-		if s, ok := emb.(memory.SegmentedEmbedder); ok {
-			return s.Segments()
+		if t, ok := emb.(T); ok && emb.Model() == model {
+			return t, true
 		}
 		u, ok := emb.(interface{ Unwrap() memory.Embedder })
 		if !ok {
-			return nil
+			break
 		}
 		emb = u.Unwrap()
 	}
-	return nil
+	var zero T
+	return zero, false
 }
 
 // Config returns the engine's search constants.
@@ -471,43 +482,34 @@ type weightedEmbedder interface {
 // LoCoMo, it lifts the built-in vector leg's R@5 from .41 to .46.
 func (e *Engine) embedQuery(ctx context.Context, text string, n int) ([]float32, error) {
 	var vec []float32
-	inner := e.emb
-	for depth := 0; inner != nil && depth < 8; depth++ {
-		if w, ok := inner.(weightedEmbedder); ok && inner.Model() == e.emb.Model() {
-			cache := map[string]float64{}
-			var dfErr error
-			weight := func(tok string) float64 {
-				if v, ok := cache[tok]; ok {
-					return v
-				}
-				v := 0.0
-				if terms := e.idx.Analyze(tok); len(terms) > 0 {
-					df, err := e.idx.DocFreq(ctx, terms)
-					if err != nil && dfErr == nil {
-						dfErr = err
-					}
-					for _, t := range terms {
-						v = math.Max(v, SmoothIDF(df[t], n))
-					}
-				}
-				cache[tok] = v
+	if w, ok := unwrapped[weightedEmbedder](e.emb); ok {
+		cache := map[string]float64{}
+		var dfErr error
+		weight := func(tok string) float64 {
+			if v, ok := cache[tok]; ok {
 				return v
 			}
-			v, err := w.EmbedWeighted(ctx, text, weight)
-			if err == nil {
-				err = dfErr
+			v := 0.0
+			if terms := e.idx.Analyze(tok); len(terms) > 0 {
+				df, err := e.idx.DocFreq(ctx, terms)
+				if err != nil && dfErr == nil {
+					dfErr = err
+				}
+				for _, t := range terms {
+					v = math.Max(v, SmoothIDF(df[t], n))
+				}
 			}
-			if err != nil {
-				return nil, fmt.Errorf("search: embed query: %w", err)
-			}
-			vec = v
-			break
+			cache[tok] = v
+			return v
 		}
-		u, ok := inner.(interface{ Unwrap() memory.Embedder })
-		if !ok {
-			break
+		v, err := w.EmbedWeighted(ctx, text, weight)
+		if err == nil {
+			err = dfErr
 		}
-		inner = u.Unwrap()
+		if err != nil {
+			return nil, fmt.Errorf("search: embed query: %w", err)
+		}
+		vec = v
 	}
 	if qe, ok := e.emb.(memory.QueryEmbedder); ok && vec == nil {
 		v, err := qe.EmbedQuery(ctx, text)

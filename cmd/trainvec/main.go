@@ -171,11 +171,11 @@ func run() error {
 	srcs := slices.Clone(sources)
 	for i := range srcs {
 		s := &srcs[i]
-		v, err := exec.Command("dpkg-query", "-W", "-f=${Version}", s.Package).Output()
-		if err != nil || len(v) == 0 {
-			return fmt.Errorf("package %s is not installed (run with -install): %v", s.Package, err)
+		v, err := packageVersion(s.Package)
+		if err != nil {
+			return err
 		}
-		s.Version = string(v)
+		s.Version = v
 		err = readSource(s, func(doc string) {
 			h.Write([]byte(doc))
 			h.Write([]byte{0})
@@ -249,9 +249,9 @@ func writeThesaurus(out string, senses int, man *Manifest) error {
 			wn = &sources[i]
 		}
 	}
-	v, err := exec.Command("dpkg-query", "-W", "-f=${Version}", wn.Package).Output()
-	if err != nil || len(v) == 0 {
-		return fmt.Errorf("package %s is not installed (run with -install): %v", wn.Package, err)
+	v, err := packageVersion(wn.Package)
+	if err != nil {
+		return err
 	}
 	th, err := wordvec.BuildThesaurus(func(name string) (io.ReadCloser, error) {
 		return os.Open(filepath.Join(wn.Root, name))
@@ -268,7 +268,7 @@ func writeThesaurus(out string, senses int, man *Manifest) error {
 		return err
 	}
 	sum := sha256.Sum256(txt.Bytes())
-	man.Thesaurus = &ThesaurusInfo{Source: wn.Package + " " + string(v), License: wn.License, Senses: senses,
+	man.Thesaurus = &ThesaurusInfo{Source: wn.Package + " " + v, License: wn.License, Senses: senses,
 		Entries: th.Len(), SHA256: hex.EncodeToString(sum[:]), Bytes: txt.Len(), Gzip: gz.Len()}
 	mj, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
@@ -281,6 +281,15 @@ func writeThesaurus(out string, senses int, man *Manifest) error {
 	}
 	slog.Info("thesaurus written", "entries", th.Len(), "bytes", txt.Len(), "gzip_bytes", gz.Len())
 	return nil
+}
+
+// packageVersion returns the installed version of a Debian package.
+func packageVersion(pkg string) (string, error) {
+	v, err := exec.Command("dpkg-query", "-W", "-f=${Version}", pkg).Output()
+	if err != nil || len(v) == 0 {
+		return "", fmt.Errorf("package %s is not installed (run with -install): %v", pkg, err)
+	}
+	return string(v), nil
 }
 
 // gzipBytes compresses b at the best level with an empty header (no name,
