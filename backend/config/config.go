@@ -53,6 +53,10 @@ type Config struct {
 	Embedder Embedder `json:"embedder"`
 	// Search holds the read pipeline's constants.
 	Search Search `json:"search"`
+	// Ingest holds the write pipeline's constants.
+	Ingest Ingest `json:"ingest"`
+	// Judge configures the optional language-model judge of the write pipeline.
+	Judge Judge `json:"judge"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
 }
@@ -112,6 +116,56 @@ type Search struct {
 	HypernymWeight float64 `json:"hypernym_weight"`
 }
 
+// Ingest holds the write pipeline's constants (DESIGN.md "Write pipeline").
+type Ingest struct {
+	// HeadlessMinUserTurns: a headless (print mode) session forms memories
+	// only once it has this many user turns.
+	HeadlessMinUserTurns int `json:"headless_min_user_turns"`
+	// MinLength is the length gate: shorter replies are rejected unless they
+	// carry specific facts (paths, identifiers, versions, numbers).
+	MinLength int `json:"min_length"`
+	// ContentThreshold is the content score gate: quality / (quality + noise)
+	// below it is rejected.
+	ContentThreshold float64 `json:"content_threshold"`
+	// NoiseBufferSize is how many rejected texts the noise ring buffer keeps;
+	// NoiseRecent of the newest become learned noise prototypes, rebuilt
+	// every NoiseRebuildEvery new entries.
+	NoiseBufferSize   int `json:"noise_buffer_size"`
+	NoiseRecent       int `json:"noise_recent"`
+	NoiseRebuildEvery int `json:"noise_rebuild_every"`
+	// ChunkSize is the target chunk length in characters; chunks shorter
+	// than MinChunk are dropped.
+	ChunkSize int `json:"chunk_size"`
+	MinChunk  int `json:"min_chunk"`
+	// DuplicateSimilarity is the cosine at or above which a new chunk is a
+	// near duplicate of a stored memory; SourceSimilarity links it to an
+	// ingested source document.
+	DuplicateSimilarity float64 `json:"duplicate_similarity"`
+	SourceSimilarity    float64 `json:"source_similarity"`
+	// DecisionLog is how many recent decisions the daemon keeps for the feed.
+	DecisionLog int `json:"decision_log"`
+}
+
+// Judge configures the optional judge (DESIGN.md "Write pipeline").
+type Judge struct {
+	// Provider is "off" (the default: the gates decide alone), "ollama" or "anthropic".
+	Provider string `json:"provider"`
+	// OllamaHost is Ollama's URL; empty means the embedder's, $OLLAMA_HOST or
+	// http://127.0.0.1:11434. OllamaModel is the chat model.
+	OllamaHost  string `json:"ollama_host"`
+	OllamaModel string `json:"ollama_model"`
+	// AnthropicURL is the Messages API base URL; AnthropicKey the API key
+	// (empty means $ANTHROPIC_API_KEY); AnthropicModel the model.
+	AnthropicURL   string `json:"anthropic_url"`
+	AnthropicKey   string `json:"anthropic_key,omitempty"`
+	AnthropicModel string `json:"anthropic_model"`
+	// Timeout bounds one judge call; on timeout the gates' verdict stands.
+	Timeout Duration `json:"timeout"`
+	// MaxPerHour and MaxPerDay cap judge calls; past a cap the gates decide alone.
+	MaxPerHour int `json:"max_per_hour"`
+	MaxPerDay  int `json:"max_per_day"`
+}
+
 // Default returns the defaults of DESIGN.md.
 func Default() Config {
 	return Config{
@@ -146,6 +200,28 @@ func Default() Config {
 			KeywordHitBoost: 0.2,
 			SynonymWeight:   0.3,
 			HypernymWeight:  0.15,
+		},
+		Ingest: Ingest{
+			HeadlessMinUserTurns: 3,
+			MinLength:            80,
+			ContentThreshold:     0.35,
+			NoiseBufferSize:      500,
+			NoiseRecent:          150,
+			NoiseRebuildEvery:    25,
+			ChunkSize:            2048,
+			MinChunk:             20,
+			DuplicateSimilarity:  0.92,
+			SourceSimilarity:     0.75,
+			DecisionLog:          1000,
+		},
+		Judge: Judge{
+			Provider:       "off",
+			OllamaModel:    "llama3.2",
+			AnthropicURL:   "https://api.anthropic.com",
+			AnthropicModel: "claude-haiku-4-5",
+			Timeout:        Duration(20 * time.Second),
+			MaxPerHour:     120,
+			MaxPerDay:      1000,
 		},
 		LogLevel: "info",
 	}
@@ -314,6 +390,55 @@ func (c *Config) Validate() error {
 	}
 	if !(s.KeywordHitBoost >= 0 && s.KeywordHitBoost <= 2) {
 		bad("search.keyword_hit_boost", "must be within 0..2")
+	}
+	in := &c.Ingest
+	if in.HeadlessMinUserTurns < 0 || in.HeadlessMinUserTurns > 1000 {
+		bad("ingest.headless_min_user_turns", "must be within 0..1000")
+	}
+	if in.MinLength < 0 || in.MinLength > 10000 {
+		bad("ingest.min_length", "must be within 0..10000")
+	}
+	if in.NoiseBufferSize < 1 || in.NoiseBufferSize > 100000 {
+		bad("ingest.noise_buffer_size", "must be within 1..100000")
+	}
+	if in.NoiseRecent < 0 || in.NoiseRecent > in.NoiseBufferSize {
+		bad("ingest.noise_recent", "must be within 0..noise_buffer_size")
+	}
+	if in.NoiseRebuildEvery < 1 {
+		bad("ingest.noise_rebuild_every", "must be at least 1")
+	}
+	if in.ChunkSize < 100 || in.ChunkSize > 32768 {
+		bad("ingest.chunk_size", "must be within 100..32768")
+	}
+	if in.MinChunk < 0 || in.MinChunk >= in.ChunkSize {
+		bad("ingest.min_chunk", "must be within 0..chunk_size")
+	}
+	if in.DecisionLog < 1 || in.DecisionLog > 1000000 {
+		bad("ingest.decision_log", "must be within 1..1000000")
+	}
+	for name, v := range map[string]float64{"ingest.content_threshold": in.ContentThreshold,
+		"ingest.duplicate_similarity": in.DuplicateSimilarity, "ingest.source_similarity": in.SourceSimilarity} {
+		if !(v >= 0 && v <= 1) {
+			bad(name, "must be within 0..1")
+		}
+	}
+	j := &c.Judge
+	switch j.Provider {
+	case "off", "ollama", "anthropic":
+	default:
+		bad("judge.provider", "must be off, ollama or anthropic, not %q", j.Provider)
+	}
+	if j.Provider == "ollama" && j.OllamaModel == "" {
+		bad("judge.ollama_model", "must not be empty")
+	}
+	if j.Provider == "anthropic" && (j.AnthropicModel == "" || j.AnthropicURL == "") {
+		bad("judge.anthropic_model", "model and anthropic_url must not be empty")
+	}
+	if j.Timeout <= 0 {
+		bad("judge.timeout", "must be positive")
+	}
+	if j.MaxPerHour < 0 || j.MaxPerDay < 0 {
+		bad("judge.max_per_hour", "caps must not be negative")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -1,0 +1,121 @@
+package memory
+
+import (
+	"context"
+	"time"
+)
+
+// Exchange is one turn of an agent's conversation as the write pipeline sees
+// it: what the user (or the agent's harness) sent and what the model
+// answered. The capture proxy, transcripts, `memtray ingest` and
+// POST /api/ingest all produce Exchanges.
+type Exchange struct {
+	// SessionID names the agent session; Turn counts its exchanges from 1.
+	SessionID string `json:"session_id,omitempty"`
+	Turn      int    `json:"turn,omitempty"`
+	// UserTurns counts the real user prompts of the session so far (tool
+	// results are not user turns); with Headless it decides whether the
+	// session may form memories.
+	UserTurns int `json:"user_turns,omitempty"`
+	// Headless marks a non-interactive session (claude -p, print mode).
+	Headless bool   `json:"headless,omitempty"`
+	Project  string `json:"project,omitempty"`
+	// Source says where the exchange came from ("capture", "transcript",
+	// "api", "cli"); memories formed from it carry it.
+	Source string `json:"source,omitempty"`
+	// User is the text the user typed in this turn ("" when the turn only
+	// returned tool results to the model).
+	User string `json:"user"`
+	// Assistant is the model's text answer (tool calls excluded).
+	Assistant   string       `json:"assistant"`
+	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
+	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	// ToolLoop marks an iteration of the agent's tool loop: the request
+	// answered tool results rather than a user prompt.
+	ToolLoop bool `json:"tool_loop,omitempty"`
+	// Error marks an error response (HTTP error, stop_reason "error",
+	// an overloaded or refused answer).
+	Error bool   `json:"error,omitempty"`
+	Model string `json:"model,omitempty"`
+	// StartedAt and EndedAt bound the model's answer; zero if unknown.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+}
+
+// ToolCall is one tool the model asked to run.
+type ToolCall struct {
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name"`
+	Input string `json:"input,omitempty"` // the call's JSON arguments
+}
+
+// ToolResult is what a tool returned to the model.
+type ToolResult struct {
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	Name      string `json:"name,omitempty"` // the tool's name, when known
+	Content   string `json:"content"`
+	IsError   bool   `json:"is_error,omitempty"`
+}
+
+// Verdict is what the write pipeline did with an exchange.
+type Verdict string
+
+// The verdicts of a Decision.
+const (
+	VerdictStored    Verdict = "stored"            // new memories written
+	VerdictUpdated   Verdict = "updated"           // an existing memory superseded by a newer version
+	VerdictMerged    Verdict = "merged"            // a near duplicate: the existing memory reinforced
+	VerdictDuplicate Verdict = "skipped-duplicate" // the same text is already stored
+	VerdictRejected  Verdict = "rejected"          // a gate decided it is not worth remembering
+)
+
+// StageTiming is how long one pipeline stage took.
+type StageTiming struct {
+	Stage    string        `json:"stage"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Decision is the write pipeline's account of one exchange: what it did,
+// which stage decided and why, every score it computed, how long each stage
+// took and which memories it wrote or touched.
+type Decision struct {
+	SessionID string             `json:"session_id,omitempty"`
+	Turn      int                `json:"turn,omitempty"`
+	Verdict   Verdict            `json:"verdict"`
+	Stage     string             `json:"stage"`
+	Reason    string             `json:"reason"`
+	Scores    map[string]float64 `json:"scores,omitempty"`
+	Timings   []StageTiming      `json:"timings,omitempty"`
+	// MemoryIDs lists the memories written, updated or reinforced.
+	MemoryIDs []string `json:"memory_ids,omitempty"`
+	// Chunks counts the chunks the exchange was cut into (0 if rejected earlier).
+	Chunks int       `json:"chunks,omitempty"`
+	At     time.Time `json:"at"`
+	// Preview is the start of the redacted exchange text, for the feed.
+	Preview string `json:"preview,omitempty"`
+}
+
+// Kept reports whether the exchange left a mark in the store (a memory
+// stored, updated or reinforced), as opposed to being rejected.
+func (d Decision) Kept() bool { return d.Verdict != VerdictRejected }
+
+// JudgeVerdict is a judge's answer about one exchange.
+type JudgeVerdict struct {
+	// Skip says the exchange holds nothing worth remembering.
+	Skip bool `json:"skip"`
+	// Memory is the distilled memory when Skip is false.
+	Memory string `json:"memory,omitempty"`
+	Kind   Kind   `json:"kind,omitempty"`
+	// InputTokens and OutputTokens are what the call cost, when the judge knows.
+	InputTokens  int `json:"input_tokens,omitempty"`
+	OutputTokens int `json:"output_tokens,omitempty"`
+}
+
+// Judge decides, usually with a language model, whether an exchange is
+// worth remembering and distils it. Implementations are safe for concurrent use.
+type Judge interface {
+	// Name names the judge and its model, e.g. "ollama:llama3.2".
+	Name() string
+	// Judge answers for one (already redacted) exchange.
+	Judge(ctx context.Context, ex Exchange) (JudgeVerdict, error)
+}
