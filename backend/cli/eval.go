@@ -13,8 +13,17 @@ type report interface {
 }
 
 func runEval(env *Env, args []string) error {
-	if len(args) == 0 || args[0] != "recall" {
-		return usagef("the only evaluation so far is `recall`")
+	if len(args) == 0 {
+		return usagef("eval needs a kind: recall, filter or redact")
+	}
+	switch args[0] {
+	case "recall":
+	case "filter":
+		return runEvalFilter(env, args[1:])
+	case "redact":
+		return runEvalRedact(env, args[1:])
+	default:
+		return usagef("unknown evaluation %q: recall, filter or redact", args[0])
 	}
 	var c common
 	fs := newFlags("eval recall", env, &c, true)
@@ -55,4 +64,39 @@ func runEval(env *Env, args []string) error {
 		return printJSON(env.Stdout, rep)
 	}
 	return rep.WriteTable(env.Stdout)
+}
+
+// runEvalFilter is `memtray eval filter FILE.jsonl [--passes N] [--details] [--json]`.
+func runEvalFilter(env *Env, args []string) error {
+	var c common
+	fs := newFlags("eval filter", env, &c, true)
+	passes := fs.Int("passes", 1, "repeat the run N times (store wiped between passes, rejection buffer kept)")
+	details := fs.Bool("details", false, "list every item's decision (JSON) and the misclassified ones (table)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("give one filter FILE.jsonl")
+	}
+	if *passes < 1 || *passes > 10 {
+		return usagef("--passes must be within 1..10")
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	rep, err := eval.RunFilter(env.Ctx, pos[0], eval.FilterOptions{Passes: *passes, Ingest: &cfg.Ingest, Details: *details})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, rep)
+	}
+	return rep.WriteTable(env.Stdout)
+}
+
+// runEvalRedact is `memtray eval redact FILE.jsonl [--json]`.
+func runEvalRedact(env *Env, args []string) error {
+	return usagef("eval redact: not yet") // TEMP
 }

@@ -376,3 +376,80 @@ func putSeqCount(tx *bolt.Tx, seq uint64, delta int) error {
 	n := int64(getU64(meta.Get(keyCount))) + int64(delta)
 	return meta.Put(keyCount, u64(uint64(max(n, 0))))
 }
+
+// Supersede stores next as a new memory that replaces the memory oldID, in
+// one transaction: next gets Supersedes = oldID, the old record
+// SupersededBy = next's id and stays stored (the history), hidden from
+// searches by default. next is prepared as Put prepares a new memory. An
+// unknown oldID is memory.ErrNotFound; one already superseded is an error
+// wrapping memory.ErrInvalid (supersede its successor instead).
+func (s *Store) Supersede(ctx context.Context, oldID string, next memory.Memory) (memory.Memory, error) {
+	if err := s.checkOpen(); err != nil {
+		return memory.Memory{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return memory.Memory{}, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return memory.Memory{}, err
+	}
+	now := s.now()
+	next.Supersedes = oldID
+	m, err := s.prepare(next, now, false)
+	if err != nil {
+		return memory.Memory{}, fmt.Errorf("supersede: %w", err)
+	}
+	var old memory.Memory
+	nh := recHeader{seq: s.seq + 1, tseq: s.seq + 1, ord: s.seq + 1}
+	oh := recHeader{seq: s.seq + 2}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		if recs.Get([]byte(m.ID)) != nil {
+			return fmt.Errorf("id %q is already stored: %w", m.ID, memory.ErrInvalid)
+		}
+		v := recs.Get([]byte(oldID))
+		if v == nil {
+			return memory.ErrNotFound
+		}
+		h, om, err := decodeRecord(v)
+		if err != nil {
+			return err
+		}
+		if om.SupersededBy != "" {
+			return fmt.Errorf("%q is already superseded by %q: %w", oldID, om.SupersededBy, memory.ErrInvalid)
+		}
+		old = om
+		old.SupersededBy = m.ID
+		old.UpdatedAt = now
+		normalizeTimes(&old)
+		oh.tseq, oh.ord = h.tseq, h.ord
+		if err := writeRecord(tx, nh, &m); err != nil {
+			return fmt.Errorf("write %s: %w", m.ID, err)
+		}
+		if err := writeRecord(tx, oh, &old); err != nil {
+			return fmt.Errorf("write %s: %w", oldID, err)
+		}
+		if err := tx.Bucket(bucketDels).Delete([]byte(m.ID)); err != nil {
+			return err
+		}
+		return putSeqCount(tx, oh.seq, 1)
+	})
+	if err != nil {
+		return memory.Memory{}, fmt.Errorf("supersede %q: %w", oldID, err)
+	}
+	s.mu.Lock()
+	s.seq = oh.seq
+	ne := entryFromMemory(nh, &m, s.intern)
+	s.entries[m.ID] = ne
+	s.vec.add(m.ID, m.Embedding, ne)
+	oe := entryFromMemory(oh, &old, s.intern)
+	s.entries[oldID] = oe
+	s.vec.setMeta(oldID, oe)
+	s.mu.Unlock()
+	if err := s.indexText([]textPut{{m: &m, tseq: nh.tseq}}, nil); err != nil {
+		return m, fmt.Errorf("supersede %q: %w", oldID, err)
+	}
+	return m, nil
+}

@@ -1,0 +1,320 @@
+package ingest
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// The gates before the content score read a reply sentence by sentence and
+// sort each sentence into one of these classes. They look at the form of a
+// sentence (who acts, in which tense, about what), not at any project's
+// words, so they carry over to projects they have never seen.
+const (
+	classAck        = "ack"        // acknowledgement, pleasantry, apology, greeting
+	classProcedural = "procedural" // the agent announcing or narrating its own actions
+	classStatus     = "status"     // transient state: running, passed, in progress, 3 of 5
+	classOutput     = "output"     // raw tool output: log lines, prompts, tracebacks, tables
+	classQuestion   = "question"   // a question back to the user
+	classContent    = "content"    // a statement that could stay true
+)
+
+// Signals is what the gates measured on a reply.
+type Signals struct {
+	Sentences int `json:"sentences"`
+	// ByClass counts sentences per class.
+	ByClass map[string]int `json:"by_class"`
+	// Durable counts durable markers: rationale, rules, preferences,
+	// causes (because, never, must, we decided, root cause, you prefer...).
+	Durable int `json:"durable"`
+	// Specificity weighs what ties the text to one project: paths and file
+	// names (2), ownership ("we", "our", "this repo", "you prefer": 2),
+	// settings (1.5), code identifiers, environment variables, URLs, IPs
+	// and ticket ids (1), names with inner capitals, hyphenated names and
+	// bare word/word pairs (0.5). Plain numbers and versions do not count:
+	// textbook answers have them too.
+	Specificity float64 `json:"specificity"`
+	// Generic counts markers of textbook explanations (typically,
+	// commonly, by definition, for example, ...).
+	Generic int `json:"generic"`
+	// Words counts the words of the prose (outside code fences).
+	Words int `json:"words"`
+	// FenceShare is the share of the reply's characters inside code fences.
+	FenceShare float64 `json:"fence_share"`
+}
+
+// Content is the number of content sentences.
+func (s Signals) Content() int { return s.ByClass[classContent] }
+
+var (
+	// Leading acknowledgements ("Understood.", "Noted:", "Sure!", "Yes,")
+	// are cut off a sentence before it is classified; what remains decides.
+	ackLead = regexp.MustCompile(`(?i)^(?:ok(?:ay)?|sure(?: thing)?|got it|understood|noted|alright|all right|right|great|perfect|good|cool|yes|yep|yeah|no|nope|not yet|thanks|thank you|done|found it|good (?:question|catch|point|call)|sounds good|makes sense|will do|of course|absolutely|hmm+|ah|oh|i see|i understand)\b[\s,.:;!—–-]*`)
+	ackOnly = regexp.MustCompile(`(?i)^(?:` +
+		`(?:you'?re|you are) (?:welcome|right)|no (?:problem|worries)|anytime|glad|happy to help|sorry|apologies|my (?:bad|apologies)|i apologi[sz]e|` +
+		`hi|hello|hey|good (?:morning|afternoon|evening)|welcome back|see you|bye|have a (?:good|great|nice)|thanks|thank you|cheers|` +
+		`sounds good|great|perfect|awesome|nice|excellent|understood|got it|okay|ok|sure|alright|noted|will do|on it|let me know|feel free|` +
+		`this (?:was|has been) a|what would you like|how can i help|whenever you(?:'re| are) ready)\b`)
+	// Apologies and offers anywhere in a sentence make it an acknowledgement.
+	ackAnywhere = regexp.MustCompile(`(?i)\b(?:i(?:'m| am) (?:really |so |very |truly )?sorry|i apologi[sz]e|my apologies|let me know if|feel free to|happy to help|hope (?:this|that) helps)\b`)
+	// The agent announcing what it will do, anywhere in a sentence.
+	futureSelf = regexp.MustCompile(`(?i)\b(?:i(?:'ll| will| am going to|'m going to| plan to)|let me|i(?:'m| am) about to|(?:once|when|if) you (?:confirm|approve|agree|say so|are ready|'re ready))\b`)
+	// A list item that is a quoted title, possibly after a short label: a search result.
+	citation = regexp.MustCompile(`^(?:[\w/.-]+(?: [\w/.-]+){0,2}:\s*)?["“]`)
+	listMark = regexp.MustCompile(`^(?:[-*+•]\s+|\d{1,3}[.)]\s+)`)
+	// The agent narrating or announcing its own work.
+	procLead = regexp.MustCompile(`(?i)^(?:` +
+		`i(?:'ll| will| am going to|'m going to| would| need to| want to| can|'d| should| plan to) |` +
+		`let me |let's |allow me |give me |one moment|bear with me|just to (?:make sure|confirm|clarify|check)|to make sure i|` +
+		`i(?:'m| am) (?:now |still |currently |going |looking|checking|running|reading|working|trying|waiting|starting|pulling|fetching|searching|opening|applying|writing|fixing|updating|adding|digging|investigating|on it|done|not sure)|` +
+		`i(?:'ve| have) (?:now |just |also )?(?:made|run|ran|updated|edited|changed|added|removed|applied|finished|completed|reverted|pushed|committed|started|checked|searched|looked|read|opened|created|written|fixed|renamed|moved|installed|deployed)\b|` +
+		`i (?:searched|looked|checked|ran|read|opened|tried|started|pushed|committed|updated|edited|made the following|went through)\b|` +
+		`(?:now|next|first|then|after that|afterwards)(?: up)?,? (?:i(?:'ll| will)?|let me|let's|we(?:'ll| will)|is|up|on|\w+ing\b|` + "`" + `)|` +
+		`(?:here(?:'s| is| are) (?:the|a|an|what|how|my|your)|here you go|see below|below is|as requested)\b|` +
+		`(?:working|looking|checking|running|re-?running|reading|searching|fetching|pulling|applying|installing|deploying|creating|writing|fixing|updating|continuing|picking up|switching|trying|moving on|starting|waiting|opening|stopping|pausing|investigating|digging|building|compiling|testing|retrying|reverting|committing|pushing|merging|tagging|cleaning up|wrapping up|proceeding)\b|` +
+		`(?:done|undone|pushed|merged|tagged|committed|reverted|deployed|installed|applied|updated|edited|ran|created|added|removed|renamed|formatted|finished|completed|paused|stopped|reformatted|restarted|rebased|cherry-picked|modified|regenerated|bumped|upgraded|downgraded|replaced|refactored|moved|deleted|rewrote|changed|saved|opened|closed|ran)\b` +
+		`)`)
+	// Transient state of a run, a build, a deploy, a count.
+	statusWord = regexp.MustCompile(`(?i)\b(?:still|yet|today|tonight|yesterday|this (?:session|morning|afternoon|evening)|in progress|so far|pending|right now|currently|at the moment|for now|finished|succeeded|successfully|passed|pass|green|red|is up|are up|went through|again|another minute|exit code|\d+ of \d+|\d+/\d+ (?:jobs|steps|tests|checks))\b`)
+	// Lines that look like tool output rather than prose.
+	outputLine = regexp.MustCompile(`^(?:\$ |> |# |PS> |\[(?:debug|info|warn|warning|error|INFO|DEBUG|WARN|ERROR)\]|(?:[A-Za-z]+(?:Error|Exception)|error|warning|fatal|panic|Traceback|FAILED|PASSED|ERROR|WARN|INFO|DEBUG|HTTP/\d(?:\.\d)?)\b[:\s]|\s*at [\w.$]+\(|\s*File ".*", line \d+|\s*-->|[=\-+*]{5,}|\s*\d+ (?:passed|failed)|[\w.-]+: (?:Found|found|error|warning|\d+ (?:errors?|warnings?|violations?)))`)
+	// Markers of something that stays true: rationale, rules, preferences, causes.
+	durableWord = regexp.MustCompile(`(?i)\b(?:because|since (?:the|it|we|our|they)|so that|therefore|that's why|which is why|the reason|root cause|caused by|comes? from|came from|by design|on purpose|instead of|rather than|instead|otherwise|unless|until|never|always|must(?:n't)?|should(?:n't)?|don't|do not|doesn't|does not|won't|can't|cannot|isn't|aren't|only|not \w+|we (?:decided|chose|use|picked|standardi[sz]ed|moved|switched|keep|store|run|set|need|prefer|agreed|looked)|our |you (?:want|prefer|like|asked me to|'d like)|(?:your|the team's) preference|convention|invariant|rule|requires?|needs?|depends? on|relies on|overrides?|defaults? to|expects?|fix(?:es|ed)? (?:it|this|the)|keep|avoid|make sure|note that|heads-up|gotcha|careful|important|remember)\b`)
+	genericWord = regexp.MustCompile(`(?i)\b(?:typically|usually|generally|in general|commonly|common (?:ones|approach|causes|practice|way)|a (?:common|widely used|popular|good|useful|standard) |widely|by definition|for example|e\.g\.|for instance|is an? (?:architectural|mechanism|way|technique|style|lightweight|convention|concept|pattern|tool|set of|kind of)|there's no single|best practices?|rule of thumb|it depends|in most (?:cases|languages|databases)|most (?:relational|languages|databases|frameworks)|you can|you should|your (?:code|app|function|effect|tests|project))\b`)
+	// Load-bearing tokens: what makes a statement specific.
+	// filePathTok: a path with a file extension, a leading / ./ ~/, or two slashes.
+	filePathTok  = regexp.MustCompile(`(?:^|[\s(\x60"'=])(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w.-]+(?:/[\w.@*-]+){2,}|\b[\w-]+(?:/[\w@*-]+)*(?:/[\w@*-]+)?\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|mod|sum|txt|csv|entitlements)\b`)
+	wordPairTok  = regexp.MustCompile(`\b[\w-]+/[\w-]+\b`)
+	codeIdentTok = regexp.MustCompile(`\b(?:[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`)
+	capsIdentTok = regexp.MustCompile(`\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b`)
+	ticketTok    = regexp.MustCompile(`\b[A-Z]{2,}-\d+\b`)
+	ipTok        = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`)
+	hyphenTok    = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b`)
+	pathTok      = regexp.MustCompile(`(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w-]+(?:/[\w.@*-]+)+|\b[\w-]+\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|dockerfile|mod|sum|txt|csv|entitlements)\b`)
+	identTok     = regexp.MustCompile(`\b(?:[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`)
+	// settingTok: KEY=value where the key looks like a setting (capitals,
+	// _ . -) or the value is not a bare number (read=4 is arithmetic), and --flags.
+	settingTok = regexp.MustCompile(`\b[A-Za-z_]*[A-Z_.-][\w.-]*=[^\s,;]+|\b[a-z][a-z0-9]*=[^\s,;]*[A-Za-z/:][^\s,;]*|--[a-z][\w-]+(?:=\S+)?`)
+	numberTok  = regexp.MustCompile(`\b(?:v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?|\d{2,}(?:\.\d+)?\s?(?:ms|s|m|h|d|kb|mb|gb|kib|mib|gib|%|k|px)?|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|kib|mib|gib|%|x))\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[A-Z]{2,}-\d+\b`)
+	ownerWord  = regexp.MustCompile(`(?i)\b(?:we|our|ours|this repo(?:sitory)?|this project|this codebase|in this (?:repo|project|codebase)|you (?:want|prefer|like|'d like|asked)|your (?:preference|team))\b`)
+	backtick   = regexp.MustCompile("`[^`\n]+`")
+	urlTok     = regexp.MustCompile(`\bhttps?://\S+`)
+	fence      = regexp.MustCompile("(?m)^\\s*(?:```|~~~)")
+)
+
+// Analyze measures a reply for the gates.
+func Analyze(text string) Signals {
+	prose, fenced := splitFences(text)
+	s := Signals{ByClass: map[string]int{}}
+	if n := len(strings.TrimSpace(text)); n > 0 {
+		s.FenceShare = float64(fenced) / float64(n)
+	}
+	// List items inherit the class of a procedural, status or output line
+	// that introduces them ("I've made the following changes:").
+	inherit := ""
+	for _, sent := range sentences(prose) {
+		s.Sentences++
+		c := classify(sent.text)
+		switch {
+		case sent.item && inherit != "":
+			c = inherit
+		case !sent.item:
+			inherit = ""
+			if sent.intro && c != classContent {
+				inherit = c
+			}
+		}
+		s.ByClass[c]++
+	}
+	s.Words = len(strings.Fields(prose))
+	s.Durable = len(durableWord.FindAllStringIndex(prose, -1))
+	s.Generic = len(genericWord.FindAllStringIndex(prose, -1))
+	s.Specificity = specificity(prose)
+	return s
+}
+
+// specificity weighs the distinct project-specific tokens of prose (see Signals).
+func specificity(prose string) float64 {
+	seen := map[string]bool{}
+	total := 0.0
+	add := func(re *regexp.Regexp, w float64) {
+		for _, m := range re.FindAllString(prose, -1) {
+			k := strings.ToLower(strings.Trim(m, "`.,;:()"))
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			total += w
+		}
+	}
+	add(urlTok, 1)
+	add(filePathTok, 2)
+	add(wordPairTok, 0.5)
+	add(settingTok, 1.5)
+	add(codeIdentTok, 1)
+	add(capsIdentTok, 0.5)
+	add(ticketTok, 1)
+	add(ipTok, 1)
+	before := total
+	add(hyphenTok, 0.5)
+	total = min(total, before+0.5) // compound words are common English: one counts
+	if ownerWord.MatchString(prose) {
+		total += 2
+	}
+	return total
+}
+
+// LoadBearing returns the distinct load-bearing tokens of text (paths,
+// identifiers, settings, numbers, versions, URLs, code spans): what a near
+// duplicate must not lose, so dedup updates rather than skips when a new
+// text adds one.
+func LoadBearing(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, re := range []*regexp.Regexp{pathTok, identTok, settingTok, numberTok, urlTok, backtick} {
+		for _, m := range re.FindAllString(text, -1) {
+			out[strings.Trim(m, "`")] = true
+		}
+	}
+	return out
+}
+
+// splitFences returns the prose outside code fences and the number of
+// characters inside them. An unterminated fence runs to the end.
+func splitFences(text string) (string, int) {
+	locs := fence.FindAllStringIndex(text, -1)
+	if len(locs) == 0 {
+		return text, 0
+	}
+	var b strings.Builder
+	fenced, pos := 0, 0
+	for i := 0; i < len(locs); i += 2 {
+		b.WriteString(text[pos:locs[i][0]])
+		b.WriteString("\n")
+		end := len(text)
+		if i+1 < len(locs) {
+			end = lineEnd(text, locs[i+1][1])
+		}
+		fenced += end - locs[i][0]
+		pos = end
+	}
+	b.WriteString(text[pos:])
+	return b.String(), fenced
+}
+
+func lineEnd(text string, i int) int {
+	if j := strings.IndexByte(text[i:], '\n'); j >= 0 {
+		return i + j
+	}
+	return len(text)
+}
+
+// sentence is one sentence of prose and whether it is a list item.
+type sentence struct {
+	text  string
+	item  bool // starts a list item
+	intro bool // ends with ':' (introduces what follows)
+}
+
+// sentences splits prose into sentences and lines (list items and output
+// lines are sentences of their own; an ellipsis does not end a sentence).
+func sentences(prose string) []sentence {
+	var out []sentence
+	for _, line := range strings.Split(prose, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if outputLine.MatchString(line) {
+			out = append(out, sentence{text: line})
+			continue
+		}
+		item := false
+		if loc := listMark.FindStringIndex(line); loc != nil {
+			line, item = strings.TrimSpace(line[loc[1]:]), true
+		}
+		start := 0
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			if c != '.' && c != '!' && c != '?' {
+				continue
+			}
+			if i+1 < len(line) && line[i+1] != ' ' {
+				continue // v1.2, main.go, e.g., "..."
+			}
+			if c == '.' && (abbrev(line[start:i]) || (i > 0 && line[i-1] == '.')) {
+				continue
+			}
+			if s := strings.TrimSpace(line[start : i+1]); s != "" {
+				out = append(out, sentence{text: s, item: item && start == 0})
+			}
+			start = i + 1
+		}
+		if s := strings.TrimSpace(line[start:]); s != "" {
+			out = append(out, sentence{text: s, item: item && start == 0, intro: strings.HasSuffix(s, ":")})
+		}
+	}
+	return out
+}
+
+// abbrev reports whether the text before a period ends in a common abbreviation.
+func abbrev(before string) bool {
+	i := strings.LastIndexByte(before, ' ')
+	w := strings.ToLower(before[i+1:])
+	switch w {
+	case "e.g", "i.e", "etc", "vs", "approx", "incl", "no", "mr", "dr", "cf":
+		return true
+	}
+	return false
+}
+
+// classify sorts one sentence.
+func classify(sent string) string {
+	if outputLine.MatchString(sent) {
+		return classOutput
+	}
+	rest := sent
+	for i := 0; i < 3; i++ { // "Okay, sure: ..." has more than one
+		loc := ackLead.FindStringIndex(rest)
+		if loc == nil || loc[1] == 0 {
+			break
+		}
+		rest = rest[loc[1]:]
+	}
+	rest = strings.TrimLeftFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
+	if wordCount(rest) == 0 || ackOnly.MatchString(rest) || ackAnywhere.MatchString(rest) {
+		return classAck
+	}
+	if procLead.MatchString(rest) || (futureSelf.MatchString(rest) && !durableWord.MatchString(rest) && !ownerWord.MatchString(rest)) {
+		return classProcedural
+	}
+	if strings.HasSuffix(rest, "?") {
+		return classQuestion
+	}
+	if citation.MatchString(rest) {
+		return classOutput
+	}
+	if statusWord.MatchString(rest) && !durableWord.MatchString(rest) && wordCount(rest) <= 14 {
+		return classStatus
+	}
+	if wordCount(rest) < 3 {
+		return classStatus // a bare fragment: a path, a link, a count
+	}
+	return classContent
+}
+
+func wordCount(s string) int {
+	n := 0
+	in := false
+	for _, r := range s {
+		w := unicode.IsLetter(r) || unicode.IsDigit(r)
+		if w && !in {
+			n++
+		}
+		in = w
+	}
+	return n
+}
+
+// runeLen is the length of s in characters.
+func runeLen(s string) int { return utf8.RuneCountInString(s) }

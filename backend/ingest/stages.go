@@ -1,0 +1,251 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/memtray/memtray/backend/chunk"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/noise"
+)
+
+// InjectedTag is the element memtray wraps around the memories it injects
+// into an agent's context (hooks, proxy). The strip stage removes such
+// blocks, so memtray never remembers its own recall.
+const InjectedTag = "memtray-context"
+
+// injected matches memtray's blocks and the agent harness's system
+// reminders, which are not the user's words.
+var injected = regexp.MustCompile(`(?s)<(` + InjectedTag + `|system-reminder)\b[^>]*>.*?</(?:` + InjectedTag + `|system-reminder)>`)
+
+// strip removes injected blocks from the user and assistant text.
+func (p *Pipeline) strip(_ context.Context, r *run) error {
+	before := len(r.user) + len(r.reply)
+	r.user = strings.TrimSpace(injected.ReplaceAllString(r.user, ""))
+	r.reply = strings.TrimSpace(injected.ReplaceAllString(r.reply, ""))
+	if n := before - len(r.user) - len(r.reply); n > 0 {
+		r.score("stripped_bytes", float64(n))
+	}
+	return nil
+}
+
+// redactStage masks secrets in everything later stages see.
+func (p *Pipeline) redactStage(_ context.Context, r *run) error {
+	var n int
+	r.user, n = redactText(r.user)
+	found := n
+	r.reply, n = redactText(r.reply)
+	found += n
+	r.score("redactions", float64(found))
+	r.dec.Preview = preview(r.reply)
+	return nil
+}
+
+// webTools name tools whose raw output is never a memory.
+var webTools = map[string]bool{"web_search": true, "websearch": true, "web_fetch": true, "webfetch": true}
+
+// source rejects what never forms a durable memory.
+func (p *Pipeline) source(_ context.Context, r *run) error {
+	switch {
+	case r.ex.Error:
+		r.reject(StageSource, "error response")
+	case r.ex.ToolLoop:
+		r.reject(StageSource, "tool-loop iteration: the reply follows tool results, not a user prompt")
+	case strings.TrimSpace(r.reply) == "" && len(r.ex.ToolResults) > 0:
+		r.reject(StageSource, "tool output only")
+	case strings.TrimSpace(r.reply) == "":
+		r.reject(StageSource, "no assistant text")
+	default:
+		for _, c := range r.ex.ToolCalls {
+			if webTools[strings.ToLower(c.Name)] && len(r.reply) < 2*p.cfg.MinLength {
+				r.reject(StageSource, "raw "+c.Name+" output")
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// headless rejects print-mode sessions with too few user turns.
+func (p *Pipeline) headless(_ context.Context, r *run) error {
+	if r.ex.Headless && r.ex.UserTurns < p.cfg.HeadlessMinUserTurns {
+		r.reject(StageHeadless, fmt.Sprintf("headless session with %d user turns (fewer than %d)", r.ex.UserTurns, p.cfg.HeadlessMinUserTurns))
+	}
+	return nil
+}
+
+// ackUser matches a user message that only acknowledges or approves.
+var ackUser = regexp.MustCompile(`(?i)^\W*(?:ok(?:ay)?|k|sure|yes|yep|yeah|yup|y|no|nope|thanks|thank you|thx|ty|cool|great|nice|perfect|good|fine|lgtm|go|go ahead|go on|do it|yes,? do it|continue|proceed|keep going|sounds good|makes sense|got it|alright|right|agreed|approved|ship it|done|👍|✅|🙏)(?:\W+(?:please|pls|thanks|thank you|then|now|go ahead|do it))*\W*$`)
+
+// prefilter is DESIGN.md's pre-filter: an acknowledging user and a reply
+// that opens with a procedural phrase.
+func (p *Pipeline) prefilter(_ context.Context, r *run) error {
+	r.sig = Analyze(r.reply)
+	if !ackUser.MatchString(r.user) {
+		return nil
+	}
+	first := sentences(splitProse(r.reply))
+	if len(first) == 0 {
+		return nil
+	}
+	switch c := classify(first[0].text); c {
+	case classAck, classProcedural, classStatus:
+		if r.sig.Content() == 0 || r.sig.Durable == 0 {
+			r.reject(StagePrefilter, "acknowledgement answered with a "+c+" reply")
+		}
+	}
+	return nil
+}
+
+func splitProse(s string) string { p, _ := splitFences(s); return p }
+
+// procedural rejects replies with no statement that could stay true, or
+// where such statements are under a third of the sentences.
+func (p *Pipeline) procedural(_ context.Context, r *run) error {
+	s := r.sig
+	r.score("sentences", float64(s.Sentences))
+	r.score("content_sentences", float64(s.Content()))
+	r.score("durable", float64(s.Durable))
+	r.score("specificity", s.Specificity)
+	r.score("fence_share", s.FenceShare)
+	switch {
+	case s.Content() == 0 && s.FenceShare > 0.3:
+		r.reject(StageProcedural, "raw output with no statement around it")
+	case s.Content() == 0:
+		r.reject(StageProcedural, "no statement that could stay true ("+describeClasses(s)+")")
+	case 3*s.Content() < s.Sentences:
+		r.reject(StageProcedural, fmt.Sprintf("mostly narration: %d of %d sentences state something (%s)", s.Content(), s.Sentences, describeClasses(s)))
+	}
+	return nil
+}
+
+func describeClasses(s Signals) string {
+	var parts []string
+	for _, c := range []string{classAck, classProcedural, classStatus, classOutput, classQuestion, classContent} {
+		if n := s.ByClass[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// length rejects short replies unless they state something specific.
+func (p *Pipeline) length(_ context.Context, r *run) error {
+	n := runeLen(r.reply)
+	r.score("length", float64(n))
+	if n >= p.cfg.MinLength {
+		return nil
+	}
+	if r.sig.Specificity >= 1 && r.sig.Durable >= 1 {
+		r.score("short_specific", 1)
+		return nil
+	}
+	r.reject(StageLength, fmt.Sprintf("%d characters (under %d) and nothing specific stated", n, p.cfg.MinLength))
+	return nil
+}
+
+// content is the adaptive content score gate.
+func (p *Pipeline) content(ctx context.Context, r *run) error {
+	if p.scorer == nil {
+		return nil
+	}
+	vecs, err := p.emb.Embed(ctx, []string{r.reply})
+	if err != nil {
+		return fmt.Errorf("embed reply: %w", err)
+	}
+	if len(vecs) != 1 {
+		return errors.New("embedder returned no vector")
+	}
+	r.vec = vecs[0]
+	sc := p.scorer.ScoreVector(r.vec)
+	r.score("content_score", sc.Value)
+	r.score("quality_sim", sc.Quality)
+	r.score("noise_sim", sc.Noise)
+	if !sc.Pass {
+		r.reject(StageContent, fmt.Sprintf("content score %.2f under %.2f (nearest noise: %s)", sc.Value, p.scorer.Threshold(), sc.Nearest))
+	}
+	return nil
+}
+
+// minSpecificity is the least specificity a kept reply has: one path,
+// setting, code identifier, or a statement of ownership ("we", "you
+// prefer"). Textbook answers have none.
+const minSpecificity = 1
+
+// specific rejects generic knowledge: a reply nothing ties to a project.
+func (p *Pipeline) specific(_ context.Context, r *run) error {
+	if r.sig.Specificity < minSpecificity {
+		r.reject(StageSpecific, "generic knowledge: no path, identifier, setting or project statement")
+	}
+	return nil
+}
+
+// judgeStage asks the optional judge. Its errors (budget, timeout, a
+// malformed answer) leave the gates' verdict standing.
+func (p *Pipeline) judgeStage(ctx context.Context, r *run) error {
+	r.texts = []string{r.reply}
+	if p.judge == nil {
+		return nil
+	}
+	ex := r.ex
+	ex.User, ex.Assistant = r.user, r.reply
+	v, err := p.judge.Judge(ctx, ex)
+	if err != nil {
+		r.score("judge_error", 1)
+		return nil
+	}
+	if v.Skip {
+		r.score("judge_skip", 1)
+		r.reject(StageJudge, "the judge ("+p.judge.Name()+") answered SKIP")
+		if p.scorer != nil {
+			// Only the judge's and the user's verdicts train the scorer.
+			if err := p.scorer.Learn(ctx, r.reply, noise.SourceJudge); err != nil {
+				r.score("learn_error", 1)
+			}
+		}
+		return nil
+	}
+	if m, _ := redactText(strings.TrimSpace(v.Memory)); m != "" && len(m) <= memory.MaxTextBytes && memory.ValidUTF8(m) {
+		r.texts = []string{m}
+		r.score("judge_distilled", 1)
+	}
+	if v.Kind.Valid() {
+		r.kind = v.Kind
+	}
+	return nil
+}
+
+// chunk cuts what is kept into chunks.
+func (p *Pipeline) chunk(_ context.Context, r *run) error {
+	var out []string
+	for _, t := range r.texts {
+		out = append(out, chunk.Split(t, chunk.Options{Size: p.cfg.ChunkSize, Min: p.cfg.MinChunk})...)
+	}
+	r.texts = out
+	r.dec.Chunks = len(out)
+	if len(out) == 0 {
+		r.reject(StageChunk, "nothing left after chunking")
+	}
+	return nil
+}
+
+// embed embeds every chunk in one batch (reusing the content gate's
+// vector when the reply is one chunk).
+func (p *Pipeline) embed(ctx context.Context, r *run) error {
+	if len(r.texts) == 1 && r.vec != nil && r.texts[0] == r.reply {
+		r.vecs = [][]float32{r.vec}
+		return nil
+	}
+	vecs, err := p.emb.Embed(ctx, r.texts)
+	if err != nil {
+		return fmt.Errorf("embed %d chunks: %w", len(r.texts), err)
+	}
+	if len(vecs) != len(r.texts) {
+		return fmt.Errorf("embedder returned %d vectors for %d chunks", len(vecs), len(r.texts))
+	}
+	r.vecs = vecs
+	return nil
+}
