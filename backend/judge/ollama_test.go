@@ -55,6 +55,13 @@ type fakeOllama struct {
 	decoded  []api.ChatRequest
 }
 
+// set changes the mode and answer between requests.
+func (f *fakeOllama) set(mode, answer string) {
+	f.mu.Lock()
+	f.mode, f.answer = mode, answer
+	f.mu.Unlock()
+}
+
 func newFakeOllama(t testing.TB, mode string) *fakeOllama {
 	t.Helper()
 	f := &fakeOllama{t: t, mode: mode}
@@ -96,6 +103,7 @@ func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	f.requests = append(f.requests, raw)
 	f.decoded = append(f.decoded, dec)
+	mode, answer := f.mode, f.answer
 	f.mu.Unlock()
 
 	jsonBody := func(status int, b []byte) {
@@ -114,7 +122,7 @@ func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 			w.(http.Flusher).Flush()
 		}
 	}
-	switch f.mode {
+	switch mode {
 	case "json": // honours stream:false with the recorded object
 		jsonBody(http.StatusOK, readTestdata(f.t, "ollama_chat.json"))
 	case "stream": // streams whatever the request says, as a stream:true request gets
@@ -122,9 +130,9 @@ func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 		w.Write(readTestdata(f.t, "ollama_chat_stream.ndjson"))
 	case "answer":
 		if dec.Stream != nil && !*dec.Stream {
-			jsonBody(http.StatusOK, chatResponse(f.answer, true))
+			jsonBody(http.StatusOK, chatResponse(answer, true))
 		} else {
-			ndjson(chatResponse(f.answer, false), chatResponse("", true))
+			ndjson(chatResponse(answer, false), chatResponse("", true))
 		}
 	case "notfound":
 		jsonBody(http.StatusNotFound, readTestdata(f.t, "ollama_chat_not_found.json"))
@@ -162,7 +170,7 @@ func (f *fakeOllama) chat(w http.ResponseWriter, r *http.Request) {
 	case "hang":
 		<-r.Context().Done()
 	default:
-		f.t.Errorf("fake ollama: unknown mode %q", f.mode)
+		f.t.Errorf("fake ollama: unknown mode %q", mode)
 	}
 }
 
@@ -193,7 +201,7 @@ func TestOllamaJudge(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeOllama(t, tc.mode)
-			f.answer = tc.answer
+			f.set(tc.mode, tc.answer)
 			o := newTestOllama(t, f.srv.URL, 5*time.Second)
 			got, err := o.Judge(context.Background(), testExchange)
 			if err != nil {
@@ -265,7 +273,7 @@ func TestOllamaErrors(t *testing.T) {
 			mode := tc.mode
 			f := newFakeOllama(t, mode)
 			if mode == "unparseable" {
-				f.mode, f.answer = "answer", "I think this exchange is quite interesting."
+				f.set("answer", "I think this exchange is quite interesting.")
 			}
 			o := newTestOllama(t, f.srv.URL, 300*time.Millisecond)
 			start := time.Now()
