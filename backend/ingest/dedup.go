@@ -82,6 +82,11 @@ func (p *Pipeline) place(ctx context.Context, r *run, text string, vec []float32
 			return 0, "", "", fmt.Errorf("read near duplicate: %w", err)
 		}
 		if added := newTokens(old.Text, text); len(added) > 0 {
+			if prev, ok, err := p.olderVersion(ctx, r, text, vec); err != nil {
+				return 0, "", "", err
+			} else if ok {
+				return outDuplicate, prev, fmt.Sprintf("an older version of %s, already superseded", shortID(old.ID)), nil
+			}
 			m.Importance = max(m.Importance, old.Importance)
 			stored, err := p.store.Supersede(ctx, old.ID, m)
 			if err != nil {
@@ -108,6 +113,32 @@ func (p *Pipeline) place(ctx context.Context, r *run, text string, vec []float32
 		return 0, "", "", fmt.Errorf("store: %w", err)
 	}
 	return outCreated, stored.ID, why, nil
+}
+
+// olderVersion finds a superseded memory that text repeats (a replayed
+// session sending an old version again), so it does not supersede the
+// newer version back.
+func (p *Pipeline) olderVersion(ctx context.Context, r *run, text string, vec []float32) (string, bool, error) {
+	hist, err := p.store.VectorSearch(ctx, vec, 5, store.Filter{Project: r.ex.Project, IncludeSuperseded: true})
+	if err != nil {
+		return "", false, fmt.Errorf("find older versions: %w", err)
+	}
+	var ids []string
+	for _, h := range hist {
+		if h.Score >= p.cfg.DuplicateSimilarity {
+			ids = append(ids, h.ID)
+		}
+	}
+	ms, err := p.store.GetMany(ctx, ids)
+	if err != nil {
+		return "", false, fmt.Errorf("read older versions: %w", err)
+	}
+	for _, id := range ids {
+		if m, ok := ms[id]; ok && m.Superseded() && len(newTokens(m.Text, text)) == 0 {
+			return id, true, nil
+		}
+	}
+	return "", false, nil
 }
 
 // newMemory builds the record for one chunk.

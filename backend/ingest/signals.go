@@ -84,7 +84,9 @@ var (
 	genericWord = regexp.MustCompile(`(?i)\b(?:typically|usually|generally|in general|commonly|common (?:ones|approach|causes|practice|way)|a (?:common|widely used|popular|good|useful|standard) |widely|by definition|for example|e\.g\.|for instance|is an? (?:architectural|mechanism|way|technique|style|lightweight|convention|concept|pattern|tool|set of|kind of)|there's no single|best practices?|rule of thumb|it depends|in most (?:cases|languages|databases)|most (?:relational|languages|databases|frameworks)|you can|you should|your (?:code|app|function|effect|tests|project))\b`)
 	// Load-bearing tokens: what makes a statement specific.
 	// filePathTok: a path with a file extension, a leading / ./ ~/, or two slashes.
-	filePathTok  = regexp.MustCompile(`(?:^|[\s(\x60"'=])(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w.-]+(?:/[\w.@*-]+){2,}|\b[\w-]+(?:/[\w@*-]+)*(?:/[\w@*-]+)?\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|mod|sum|txt|csv|entitlements)\b`)
+	filePathTok = regexp.MustCompile(`(?:^|[\s(\x60"'=])(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w.-]+(?:/[\w.@*-]+){2,}|\b[\w-]+(?:/[\w@*-]+)*(?:/[\w@*-]+)?\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|mod|sum|txt|csv|entitlements)\b`)
+	// codePathTok: a code span holding a path ("`cmd/reindex`").
+	codePathTok  = regexp.MustCompile("`[^`\\s]*/[^`\\s]*`")
 	wordPairTok  = regexp.MustCompile(`\b[\w-]+/[\w-]+\b`)
 	codeIdentTok = regexp.MustCompile(`\b(?:[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`)
 	capsIdentTok = regexp.MustCompile(`\b[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*\b`)
@@ -150,6 +152,7 @@ func specificity(prose string) float64 {
 	}
 	add(urlTok, 1)
 	add(filePathTok, 2)
+	add(codePathTok, 2)
 	add(wordPairTok, 0.5)
 	add(settingTok, 1.5)
 	add(codeIdentTok, 1)
@@ -173,7 +176,7 @@ func LoadBearing(text string) map[string]bool {
 	out := map[string]bool{}
 	for _, re := range []*regexp.Regexp{pathTok, identTok, settingTok, numberTok, urlTok, backtick} {
 		for _, m := range re.FindAllString(text, -1) {
-			out[strings.Trim(m, "`")] = true
+			out[strings.TrimSpace(strings.Trim(m, "`"))] = true
 		}
 	}
 	return out
