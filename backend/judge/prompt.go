@@ -22,6 +22,8 @@ const (
 	// MaxMemoryRunes bounds a distilled memory; a longer answer is not a
 	// distillation and ParseAnswer refuses it.
 	MaxMemoryRunes = 2000
+	// maxAnswerBytes bounds a whole answer, a <think> block included.
+	maxAnswerBytes = 64 << 10
 )
 
 // SystemPrompt tells the model what to keep and how to answer. Both
@@ -189,9 +191,12 @@ var kindAliases = map[string]memory.Kind{
 // ("Answer:"), a preface line ending in a colon, lowercase kinds and plural
 // or synonym kinds ("bug" is debugging); an unknown single-word kind becomes
 // fact. Only the first paragraph of the memory is kept. Anything else (no
-// kind, an empty or over-long memory, invalid UTF-8) is an error wrapping
+// kind, an empty or over-long memory, an answer over 64 KiB, invalid UTF-8) is an error wrapping
 // ErrBadAnswer. The verdict's token counts are left zero.
 func ParseAnswer(s string) (memory.JudgeVerdict, error) {
+	if len(s) > maxAnswerBytes {
+		return memory.JudgeVerdict{}, fmt.Errorf("%w: an answer of %d bytes is no distillation", ErrBadAnswer, len(s))
+	}
 	if !memory.ValidUTF8(s) {
 		return memory.JudgeVerdict{}, fmt.Errorf("%w: not valid UTF-8", ErrBadAnswer)
 	}
@@ -292,9 +297,14 @@ func splitHead(s string) (head, rest string, colon bool) {
 		end += size
 	}
 	head = s[:end]
-	if end > 0 && (strings.EqualFold(head, "final") && end < len(s) && s[end] == ' ') {
-		if h2, r2, c2 := splitHead(s[end+1:]); strings.EqualFold(h2, "answer") || strings.EqualFold(h2, "verdict") {
-			return head + " " + h2, r2, c2
+	if strings.EqualFold(head, "final") && end < len(s) && s[end] == ' ' {
+		for _, w := range []string{"answer", "verdict"} {
+			next := s[end+1:]
+			if len(next) >= len(w) && strings.EqualFold(next[:len(w)], w) &&
+				(len(next) == len(w) || !isWordByte(next[len(w)])) {
+				head, end = s[:end+1+len(w)], end+1+len(w)
+				break
+			}
 		}
 	}
 	// A kind ends at emphasis, spaces and then a colon.
@@ -304,6 +314,11 @@ func splitHead(s string) (head, rest string, colon bool) {
 		return head, after[1:], true
 	}
 	return head, s[end:], false
+}
+
+// isWordByte reports whether c continues an ASCII word.
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
 }
 
 // normalizeKind maps a (lowercase) word to a kind; unknown words give fact

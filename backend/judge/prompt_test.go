@@ -70,6 +70,15 @@ func TestParseAnswer(t *testing.T) {
 		{"long unknown kind", strings.Repeat("x", 40) + ": text", memory.JudgeVerdict{}, true},
 		{"multiword head", "This exchange is: worth keeping", memory.JudgeVerdict{}, true},
 		{"only stars", "****", memory.JudgeVerdict{}, true},
+		{"final word only", "Final: SKIP", skip, false},
+		{"final then other", "Final thoughts: none", memory.JudgeVerdict{}, true},
+		{"final answers is no label", "Final answers: SKIP", memory.JudgeVerdict{}, true},
+		{"huge answer", "<think>" + strings.Repeat("hmm ", 20000) + "</think>SKIP", memory.JudgeVerdict{}, true},
+		{"repeated final", strings.Repeat("final ", 10000), memory.JudgeVerdict{}, true},
+		{"many colons", strings.Repeat("a: ", 20000), memory.JudgeVerdict{}, true},
+		{"many labels", strings.Repeat("Answer: ", 8000), memory.JudgeVerdict{}, true},
+		{"many preface lines", strings.Repeat("x:\n", 20000), memory.JudgeVerdict{}, true},
+		{"over 64 KiB", "FACT: " + strings.Repeat("w", 70000), memory.JudgeVerdict{}, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
