@@ -1,0 +1,950 @@
+// Package transcript reads Claude Code session transcripts into the
+// Exchanges of the write pipeline, the way the capture proxy would have seen
+// the session: one Exchange per model response.
+//
+// Claude Code keeps each session as a JSON Lines file,
+// ~/.claude/projects/<project-dir>/<session-id>.jsonl. Every line is one
+// entry with a "type". Entries of type "user" and "assistant" carry an API
+// "message" ({role, content}); the content is a string or an array of blocks
+// (text, thinking, tool_use, tool_result, image...). One assistant response
+// is written as several lines, one per content block, sharing message.id;
+// the tool_result lines answering its tool calls can sit between them (the
+// tools run while the response streams). Other entry types (progress,
+// system, file-history-snapshot, summary, queue-operation...) are
+// bookkeeping.
+//
+// How Parse reads a transcript:
+//
+//   - Each assistant response (its lines merged by message.id) is one
+//     Exchange. Assistant is its text blocks, trimmed and joined by a blank
+//     line (thinking blocks are left out); ToolCalls are its tool_use blocks
+//     with Input as compact JSON.
+//   - ToolResults are the tool_result blocks sent since the previous
+//     response, with Name resolved from the tool_use of the same id.
+//   - A real user prompt is a user line with text typed by the user. Not
+//     prompts: tool results, isMeta lines (skill and command expansions,
+//     caveats), the compaction summary (isCompactSummary), local command
+//     lines (<command-name> of a command that printed <local-command-stdout>,
+//     <bash-input>...), background-task notifications (<task-notification>),
+//     lines that are nothing but <system-reminder>-style injected blocks,
+//     "[Request interrupted by user...]" markers, and lines whose origin kind
+//     is not "human". Injected blocks inside a prompt are removed from it.
+//   - The first response after one or more real prompts gets them as User
+//     (joined by a blank line) and counts them in UserTurns. Every other
+//     response is a tool-loop iteration: User is "" and ToolLoop is true.
+//     This includes responses that follow a background-task notification or
+//     an automatic compaction, which no user typed.
+//   - A slash command that reaches the model (a <command-name> line with no
+//     <local-command-stdout> after it, followed by a response) is a prompt
+//     whose User is what the user typed, "/name args"; its expansion is not.
+//   - A prompt typed while the agent works is queued: Claude Code logs a
+//     queue-operation "enqueue" with its text and a "remove" when it hands
+//     it to the model with the next request, and writes no user line. Parse
+//     takes "remove" (or "dequeue") as that delivery, the oldest queued
+//     prompt first; newer versions' "attachment" entries of type
+//     queued_command count the same way (a text delivered twice counts once).
+//   - An assistant entry with isApiErrorMessage is an Exchange with Error
+//     set (its text is the error). Other entries of the "<synthetic>" model
+//     (such as "No response requested.") were never an API call: skipped.
+//   - Sidechain lines (isSidechain: a subagent's conversation) are skipped
+//     unless Options.Sidechains is set; then each subagent (by agentId) is
+//     read as a conversation of its own whose Exchanges are all ToolLoop
+//     (a subagent is a tool of the main conversation; the first response
+//     still shows the agent's prompt as User) and whose prompts never count
+//     as user turns. A subagent's own file (subagents/agent-*.jsonl) holds
+//     only sidechain lines: read it with Sidechains set.
+//
+// Every Exchange has Source "transcript", SessionID from the first sessionId
+// of the file (else Options.SessionID), Project from Options.Project or else
+// ProjectName of the first cwd of the main conversation (the directory
+// Claude Code was started in: a later "cd" of the agent does not change it;
+// Stats.CWD keeps the full path, and ClaudeProjectDir(Stats.CWD) names the
+// ~/.claude/projects directory the file lives in), and Turn counting
+// Exchanges from 1 in file order.
+// StartedAt is the time of the last line sent before the response (the
+// request; never after the response's first line), EndedAt the time of its
+// last line.
+//
+// Headless (print mode, "claude -p", the Agent SDK) is hard to see in a
+// transcript: Parse sets it when Options.Headless is set or when an entry
+// carries an "entrypoint" starting with "sdk" ("sdk-cli", "sdk-ts",
+// "sdk-py"), which newer Claude Code versions record; interactive sessions
+// record "cli" or none.
+//
+// Validation: a line longer than Options.MaxLineBytes is an error naming the
+// line (ErrLineTooLong). A line that is not a JSON object is skipped and
+// counted (a crash can leave a truncated last line), but a file in which no
+// line is a JSON object is an error (ErrNotTranscript). Invalid UTF-8 is
+// replaced by U+FFFD and NUL bytes are removed from every text; such lines
+// are counted in Stats.InvalidUTF8. Unknown entry types are skipped and
+// counted.
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Source is the Source of every Exchange Parse returns.
+const Source = "transcript"
+
+// DefaultMaxLineBytes bounds the length of one transcript line.
+const DefaultMaxLineBytes = 16 << 20
+
+// Errors of Parse; both satisfy errors.Is(err, memory.ErrInvalid).
+var (
+	// ErrLineTooLong: a line is longer than Options.MaxLineBytes.
+	ErrLineTooLong = fmt.Errorf("transcript line too long: %w", memory.ErrInvalid)
+	// ErrNotTranscript: the input has lines but none is a JSON object.
+	ErrNotTranscript = fmt.Errorf("not a Claude Code transcript (no line is a JSON object): %w", memory.ErrInvalid)
+)
+
+// Options tune Parse. The zero value reads the main conversation of an
+// interactive session.
+type Options struct {
+	// SessionID names the session when no line carries a sessionId (for
+	// example the file name without ".jsonl"; see SessionIDFromPath).
+	SessionID string
+	// Project overrides the project name taken from the cwd.
+	Project string
+	// Headless marks the session as non-interactive (claude -p, print mode,
+	// the Agent SDK) when the caller knows it; Parse also detects it from
+	// an "sdk" entrypoint.
+	Headless bool
+	// Sidechains includes subagent (isSidechain) conversations.
+	Sidechains bool
+	// MaxLineBytes bounds one line; 0 or less means DefaultMaxLineBytes.
+	MaxLineBytes int
+}
+
+// Reasons a line is skipped, the keys of Stats.Skipped.
+const (
+	SkipMalformed   = "malformed-json"  // not a JSON object (or a field of the wrong type)
+	SkipUnknownType = "unknown-type"    // an entry type Parse does not know
+	SkipBookkeeping = "bookkeeping"     // progress, system, file-history-snapshot, summary...
+	SkipNoMessage   = "no-message"      // a user or assistant entry without a message
+	SkipSidechain   = "sidechain"       // a subagent's line, Options.Sidechains unset
+	SkipSynthetic   = "synthetic"       // a "<synthetic>" assistant entry that is not an API error
+	SkipMeta        = "meta"            // an isMeta user line: skill or command expansion, caveat
+	SkipCommand     = "command"         // a local command, its output, bash-mode input/output
+	SkipInjected    = "injected"        // a notification, compaction summary or bare reminder
+	SkipInterrupted = "interrupted"     // "[Request interrupted by user...]"
+	SkipDuplicate   = "duplicate"       // a uuid already read, a queued prompt delivered again
+	SkipEmpty       = "empty-user-line" // a user line with no text and no tool result
+)
+
+// Stats describes what Parse read.
+type Stats struct {
+	// Lines counts the non-blank lines read.
+	Lines int `json:"lines"`
+	// Exchanges counts the Exchanges returned.
+	Exchanges int `json:"exchanges"`
+	// UserPrompts counts the real user prompts of the main conversation
+	// (the last Exchange's UserTurns, plus prompts no response followed).
+	UserPrompts int `json:"user_prompts"`
+	// ToolLoops counts the main conversation's tool-loop Exchanges.
+	ToolLoops int `json:"tool_loops"`
+	// Sidechain counts the Exchanges of subagents (Options.Sidechains).
+	Sidechain int `json:"sidechain,omitempty"`
+	// APIErrors counts the Exchanges that are API errors.
+	APIErrors int `json:"api_errors,omitempty"`
+	// ToolCalls and ToolResults count the tool_use and tool_result blocks
+	// of the Exchanges.
+	ToolCalls   int `json:"tool_calls"`
+	ToolResults int `json:"tool_results"`
+	// InvalidUTF8 counts the lines that held invalid UTF-8 or an escaped
+	// NUL (replaced by U+FFFD, removed, in the text kept).
+	InvalidUTF8 int `json:"invalid_utf8,omitempty"`
+	// Types counts the lines by entry type ("" for a JSON object without
+	// one; after 64 distinct types, further ones count as "(other)").
+	Types map[string]int `json:"types"`
+	// Skipped counts the lines that added nothing to any Exchange, by
+	// reason (the Skip constants).
+	Skipped map[string]int `json:"skipped"`
+	// SessionID, CWD and Project are the session's, as put on the Exchanges.
+	SessionID string `json:"session_id,omitempty"`
+	CWD       string `json:"cwd,omitempty"`
+	Project   string `json:"project,omitempty"`
+	// Entrypoint is the first "entrypoint" recorded ("cli", "sdk-cli"...),
+	// and Headless whether the Exchanges were marked headless.
+	Entrypoint string `json:"entrypoint,omitempty"`
+	Headless   bool   `json:"headless,omitempty"`
+}
+
+// ProjectName returns the project name Parse derives from a working
+// directory: its last path element ("/home/me/src/memtray/" -> "memtray";
+// both "/" and "\" separate elements). It returns "" for "".
+func ProjectName(cwd string) string {
+	cwd = strings.TrimRight(cwd, `/\`)
+	if i := strings.LastIndexAny(cwd, `/\`); i >= 0 {
+		cwd = cwd[i+1:]
+	}
+	return cwd
+}
+
+// ClaudeProjectDir returns the name Claude Code gives the directory of a
+// working directory's transcripts under ~/.claude/projects: the path with
+// every character other than an ASCII letter, digit or "-" replaced by "-"
+// ("/home/me/src/memtray" -> "-home-me-src-memtray").
+func ClaudeProjectDir(cwd string) string {
+	var b strings.Builder
+	for _, r := range cwd {
+		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// SessionIDFromPath returns the session id Claude Code encodes in a
+// transcript's file name: the base name without ".jsonl".
+func SessionIDFromPath(path string) string {
+	return strings.TrimSuffix(ProjectName(path), ".jsonl")
+}
+
+// entry is one transcript line, the fields Parse reads.
+type entry struct {
+	Type             string          `json:"type"`
+	UUID             string          `json:"uuid"`
+	SessionID        string          `json:"sessionId"`
+	CWD              string          `json:"cwd"`
+	Timestamp        string          `json:"timestamp"`
+	IsSidechain      bool            `json:"isSidechain"`
+	IsMeta           bool            `json:"isMeta"`
+	IsCompactSummary bool            `json:"isCompactSummary"`
+	IsAPIError       bool            `json:"isApiErrorMessage"`
+	AgentID          string          `json:"agentId"`
+	Entrypoint       string          `json:"entrypoint"`
+	RequestID        string          `json:"requestId"`
+	Operation        string          `json:"operation"` // queue-operation
+	Content          json.RawMessage `json:"content"`   // queue-operation text
+	Message          *message        `json:"message"`
+	Origin           *struct {
+		Kind string `json:"kind"`
+	} `json:"origin"`
+	Attachment *struct {
+		Type        string `json:"type"`
+		Prompt      string `json:"prompt"`
+		CommandMode string `json:"commandMode"`
+	} `json:"attachment"`
+}
+
+type message struct {
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Title     string          `json:"title"`
+	URL       string          `json:"url"`
+}
+
+// bookkeeping lists the entry types that never hold a message.
+var bookkeeping = map[string]bool{
+	"progress": true, "system": true, "file-history-snapshot": true, "summary": true,
+	"queue-operation": true, "custom-title": true, "attachment": true, "agent-setting": true,
+}
+
+const synthetic = "<synthetic>"
+
+// Stats.Types counts at most maxTypes entry types; the lines of any further
+// type count under otherType.
+const (
+	maxTypes  = 64
+	otherType = "(other)"
+)
+
+// Parse reads one transcript and returns its Exchanges (see the package
+// documentation for how). On an error it returns the Exchanges and Stats of
+// the lines before the failing one.
+func Parse(r io.Reader, opts Options) ([]memory.Exchange, Stats, error) {
+	p := newParser(opts)
+	max := opts.MaxLineBytes
+	if max <= 0 {
+		max = DefaultMaxLineBytes
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), max+1) // +1: room for the newline
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Bytes()
+		if len(line) > max {
+			return p.finish(), p.stats, fmt.Errorf("transcript: line %d is longer than %d bytes: %w", n, max, ErrLineTooLong)
+		}
+		p.line(n, line)
+	}
+	if err := sc.Err(); err != nil {
+		exs := p.finish()
+		if errors.Is(err, bufio.ErrTooLong) {
+			return exs, p.stats, fmt.Errorf("transcript: line %d is longer than %d bytes: %w", n+1, max, ErrLineTooLong)
+		}
+		return exs, p.stats, fmt.Errorf("transcript: reading line %d: %w", n+1, err)
+	}
+	exs := p.finish()
+	if p.stats.Lines > 0 && p.objects == 0 {
+		return exs, p.stats, ErrNotTranscript
+	}
+	return exs, p.stats, nil
+}
+
+// parser holds the state of one Parse.
+type parser struct {
+	opts    Options
+	stats   Stats
+	objects int // lines that were JSON objects
+
+	main    *thread
+	agents  map[string]*thread // sidechain conversations by agentId
+	order   []*thread          // agents in order of appearance
+	uuids   map[string]bool
+	queued  []string // prompts enqueued and not yet delivered
+	out     []pending
+	headlss bool
+	sessID  string
+	anyCWD  string
+}
+
+// pending is a finished response with the line it started on, for ordering.
+type pending struct {
+	line int
+	ex   memory.Exchange
+}
+
+// thread is one conversation: the main one or a subagent's.
+type thread struct {
+	sidechain bool
+	cur       *response
+	prompts   []string // real prompts since the last response
+	queuedIn  []string // which of them came from the queue
+	command   string   // "/name args" of a command not yet known to be local
+	results   []memory.ToolResult
+	requestAt time.Time
+	userTurns int
+	toolNames map[string]string
+}
+
+// response is an assistant response being merged.
+type response struct {
+	key       string
+	line      int
+	ex        memory.Exchange
+	texts     []string
+	serverUse map[string]string // server_tool_use id -> name
+}
+
+func newParser(opts Options) *parser {
+	return &parser{
+		opts:   opts,
+		stats:  Stats{Types: map[string]int{}, Skipped: map[string]int{}},
+		main:   &thread{toolNames: map[string]string{}},
+		agents: map[string]*thread{},
+		uuids:  map[string]bool{},
+	}
+}
+
+func (p *parser) skip(reason string) { p.stats.Skipped[reason]++ }
+
+// line handles one line of the file; n is its number from 1.
+func (p *parser) line(n int, raw []byte) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return
+	}
+	p.stats.Lines++
+	if raw[0] != '{' {
+		p.skip(SkipMalformed)
+		return
+	}
+	var e entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		p.skip(SkipMalformed)
+		return
+	}
+	p.objects++
+	if !utf8.Valid(raw) || bytes.Contains(raw, []byte(`\u0000`)) {
+		p.stats.InvalidUTF8++
+	}
+	if _, ok := p.stats.Types[e.Type]; ok || len(p.stats.Types) < maxTypes {
+		p.stats.Types[e.Type]++
+	} else {
+		p.stats.Types[otherType]++
+	}
+	if e.UUID != "" {
+		if p.uuids[e.UUID] {
+			p.skip(SkipDuplicate)
+			return
+		}
+		p.uuids[e.UUID] = true
+	}
+	if e.SessionID != "" && p.sessID == "" {
+		p.sessID = e.SessionID
+	}
+	if e.Entrypoint != "" {
+		if p.stats.Entrypoint == "" {
+			p.stats.Entrypoint = e.Entrypoint
+		}
+		if strings.HasPrefix(e.Entrypoint, "sdk") {
+			p.headlss = true
+		}
+	}
+	if e.CWD != "" {
+		if p.stats.CWD == "" && !e.IsSidechain {
+			p.stats.CWD = e.CWD
+		}
+		if p.anyCWD == "" {
+			p.anyCWD = e.CWD // a subagent's own file has only sidechain lines
+		}
+	}
+	at := parseTime(e.Timestamp)
+
+	switch e.Type {
+	case "user", "assistant":
+	case "queue-operation":
+		p.queueOp(&e)
+		return
+	case "attachment":
+		if a := e.Attachment; a != nil && a.Type == "queued_command" && (a.CommandMode == "" || a.CommandMode == "prompt") {
+			if p.deliver(p.main, clean(a.Prompt), at) {
+				return
+			}
+		}
+		p.skip(SkipBookkeeping)
+		return
+	default:
+		if bookkeeping[e.Type] {
+			p.skip(SkipBookkeeping)
+		} else {
+			p.skip(SkipUnknownType)
+		}
+		return
+	}
+
+	if e.Message == nil {
+		p.skip(SkipNoMessage)
+		return
+	}
+	t := p.main
+	if e.IsSidechain {
+		if !p.opts.Sidechains {
+			p.skip(SkipSidechain)
+			return
+		}
+		t = p.agents[e.AgentID]
+		if t == nil {
+			t = &thread{sidechain: true, toolNames: map[string]string{}}
+			p.agents[e.AgentID] = t
+			p.order = append(p.order, t)
+		}
+	}
+	if e.Type == "assistant" {
+		p.assistant(t, n, &e, at)
+	} else {
+		p.user(t, &e, at)
+	}
+}
+
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// clean makes s valid UTF-8 without NUL bytes.
+func clean(s string) string {
+	if memory.ValidUTF8(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+// queueOp handles a queue-operation line: prompts typed while the agent
+// works, delivered with its next request.
+func (p *parser) queueOp(e *entry) {
+	switch e.Operation {
+	case "enqueue":
+		var text string
+		if json.Unmarshal(e.Content, &text) == nil {
+			text = strings.TrimSpace(clean(text))
+			if !harness(text) {
+				p.queued = append(p.queued, text)
+				return
+			}
+		}
+	case "remove", "dequeue":
+		if len(p.queued) > 0 {
+			text := p.queued[0]
+			p.queued = p.queued[1:]
+			p.deliver(p.main, text, parseTime(e.Timestamp))
+			return
+		}
+	case "popAll":
+		if len(p.queued) > 0 {
+			for _, text := range p.queued {
+				p.deliver(p.main, text, parseTime(e.Timestamp))
+			}
+			p.queued = nil
+			return
+		}
+	}
+	p.skip(SkipBookkeeping)
+}
+
+// deliver records a queued prompt handed to the model, once.
+func (p *parser) deliver(t *thread, text string, at time.Time) bool {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return false
+	}
+	for _, q := range t.queuedIn {
+		if q == text {
+			p.skip(SkipDuplicate) // delivered already (queue-operation and attachment)
+			return true
+		}
+	}
+	t.queuedIn = append(t.queuedIn, text)
+	p.prompt(t, text, at)
+	return true
+}
+
+// prompt records a real user prompt.
+func (p *parser) prompt(t *thread, text string, at time.Time) {
+	t.prompts = append(t.prompts, text)
+	t.command = ""
+	if !t.sidechain {
+		t.userTurns++
+		p.stats.UserPrompts++
+	}
+	if !at.IsZero() {
+		t.requestAt = at
+	}
+}
+
+// interrupted reports whether text is Claude Code's interruption marker.
+func interrupted(text string) bool {
+	return strings.HasPrefix(text, "[Request interrupted by user")
+}
+
+// commandTags start the lines of local commands and bash mode.
+var commandTags = []string{
+	"<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
+	"<bash-input>", "<bash-stdout>", "<bash-stderr>",
+}
+
+// injectedTags are blocks the harness adds to user text; Parse removes them
+// from prompts.
+var injectedTags = []string{
+	"system-reminder", "task-notification", "user-prompt-submit-hook",
+	"ide_opened_file", "ide_selection", "ide_diagnostics", "local-command-caveat",
+}
+
+// injectedOnly returns text without the injected blocks it holds, trimmed.
+func injectedOnly(text string) string {
+	if !strings.Contains(text, "<") {
+		return text
+	}
+	for _, tag := range injectedTags {
+		open, close := "<"+tag+">", "</"+tag+">"
+		for {
+			i := strings.Index(text, open)
+			if i < 0 {
+				break
+			}
+			j := strings.Index(text[i:], close)
+			if j < 0 {
+				text = text[:i] // unterminated: drop to the end
+				break
+			}
+			text = text[:i] + text[i+j+len(close):]
+		}
+	}
+	return strings.TrimSpace(text)
+}
+
+// user handles a user line: tool results, a prompt, or injected content.
+func (p *parser) user(t *thread, e *entry, at time.Time) {
+	var texts []string
+	results := 0
+	content := e.Message.Content
+	switch {
+	case len(content) > 0 && content[0] == '"':
+		var s string
+		if json.Unmarshal(content, &s) == nil {
+			texts = append(texts, s)
+		}
+	case len(content) > 0 && content[0] == '[':
+		var blocks []block
+		if json.Unmarshal(content, &blocks) != nil {
+			p.skip(SkipMalformed)
+			return
+		}
+		for _, b := range blocks {
+			switch b.Type {
+			case "tool_result":
+				t.results = append(t.results, memory.ToolResult{
+					ToolUseID: clean(b.ToolUseID),
+					Name:      t.toolNames[b.ToolUseID],
+					Content:   clean(resultText(b.Content)),
+					IsError:   b.IsError,
+				})
+				results++
+			case "text":
+				texts = append(texts, b.Text)
+			case "image":
+				texts = append(texts, "[image]")
+			}
+		}
+	}
+	if results > 0 && !at.IsZero() {
+		t.requestAt = at
+	}
+	text := strings.TrimSpace(clean(strings.Join(texts, "\n\n")))
+	if text == "" || (text == "[image]" && results > 0) {
+		if results == 0 {
+			p.skip(SkipEmpty)
+		}
+		return
+	}
+	reason := p.classify(t, e, text)
+	if reason != "" {
+		if results == 0 {
+			p.skip(reason)
+		}
+		return
+	}
+	if t.sidechain {
+		// A subagent's prompt is written by the main model, not a user.
+		p.prompt(t, text, at)
+		return
+	}
+	text = injectedOnly(text)
+	for i, q := range t.queuedIn {
+		if q == text {
+			// Delivered from the queue already; the line repeats it.
+			t.queuedIn = append(t.queuedIn[:i], t.queuedIn[i+1:]...)
+			p.skip(SkipDuplicate)
+			return
+		}
+	}
+	for i, q := range p.queued {
+		if q == text {
+			p.queued = append(p.queued[:i], p.queued[i+1:]...)
+			break
+		}
+	}
+	p.prompt(t, text, at)
+}
+
+// classify returns why a user text is not a real prompt, or "".
+func (p *parser) classify(t *thread, e *entry, text string) string {
+	switch {
+	case e.IsCompactSummary:
+		return SkipInjected
+	case e.IsMeta:
+		return SkipMeta
+	case interrupted(text):
+		return SkipInterrupted
+	case strings.HasPrefix(text, "<command-name>") || strings.HasPrefix(text, "<command-message>"):
+		t.command = commandText(text)
+		return SkipCommand
+	}
+	for _, tag := range commandTags {
+		if strings.HasPrefix(text, tag) {
+			if strings.HasPrefix(tag, "<local-command-std") {
+				t.command = "" // the command ran locally
+			}
+			return SkipCommand
+		}
+	}
+	if e.Origin != nil && e.Origin.Kind != "" && e.Origin.Kind != "human" {
+		return SkipInjected
+	}
+	if harness(text) {
+		return SkipInjected
+	}
+	return ""
+}
+
+// harness reports whether a user text is the harness's, not the user's: a
+// background-task notification (with the instruction Claude Code appends to
+// it) or nothing but injected blocks.
+func harness(text string) bool {
+	return strings.HasPrefix(text, "<task-notification>") || injectedOnly(text) == ""
+}
+
+// commandText turns a slash command line into what the user typed:
+// "/name args".
+func commandText(text string) string {
+	name := between(text, "<command-name>", "</command-name>")
+	if name == "" {
+		name = between(text, "<command-message>", "</command-message>")
+	}
+	name = strings.TrimSpace(name)
+	if name != "" && !strings.HasPrefix(name, "/") {
+		name = "/" + name
+	}
+	if args := strings.TrimSpace(between(text, "<command-args>", "</command-args>")); args != "" {
+		return name + " " + args
+	}
+	return name
+}
+
+func between(s, open, close string) string {
+	i := strings.Index(s, open)
+	if i < 0 {
+		return ""
+	}
+	s = s[i+len(open):]
+	if j := strings.Index(s, close); j >= 0 {
+		return s[:j]
+	}
+	return s
+}
+
+// resultText flattens a tool_result's content: a string, or blocks whose
+// text is joined by newlines (an image becomes "[image]").
+func resultText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return ""
+	}
+	var blocks []block
+	if json.Unmarshal(raw, &blocks) != nil {
+		return ""
+	}
+	var parts []string
+	for _, b := range blocks {
+		switch {
+		case b.Type == "text":
+			parts = append(parts, b.Text)
+		case b.Type == "image":
+			parts = append(parts, "[image]")
+		case b.Title != "" || b.URL != "":
+			parts = append(parts, strings.TrimSpace(b.Title+" "+b.URL))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// assistant handles one line of an assistant response.
+func (p *parser) assistant(t *thread, n int, e *entry, at time.Time) {
+	m := e.Message
+	if m.Model == synthetic && !e.IsAPIError {
+		p.skip(SkipSynthetic)
+		return
+	}
+	key := m.ID
+	if key == "" {
+		key = e.RequestID
+	}
+	if key == "" {
+		key = e.UUID
+	}
+	if t.cur == nil || t.cur.key != key || key == "" {
+		p.close(t)
+		t.cur = p.open(t, key, n, at)
+	}
+	r := t.cur
+	if m.Model != "" && m.Model != synthetic {
+		r.ex.Model = clean(m.Model)
+	}
+	if e.IsAPIError {
+		r.ex.Error = true
+	}
+	if !at.IsZero() {
+		// Clocks can step back: keep StartedAt <= EndedAt.
+		if at.After(r.ex.EndedAt) {
+			r.ex.EndedAt = at
+		}
+		if r.ex.StartedAt.IsZero() || at.Before(r.ex.StartedAt) {
+			r.ex.StartedAt = at
+		}
+	}
+	content := m.Content
+	if len(content) > 0 && content[0] == '"' {
+		var s string
+		if json.Unmarshal(content, &s) == nil && strings.TrimSpace(s) != "" {
+			r.texts = append(r.texts, strings.TrimSpace(clean(s)))
+		}
+		return
+	}
+	var blocks []block
+	if len(content) > 0 && json.Unmarshal(content, &blocks) != nil {
+		p.skip(SkipMalformed)
+		return
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			if s := strings.TrimSpace(clean(b.Text)); s != "" {
+				r.texts = append(r.texts, s)
+			}
+		case "tool_use", "server_tool_use":
+			r.ex.ToolCalls = append(r.ex.ToolCalls, memory.ToolCall{
+				ID:    clean(b.ID),
+				Name:  clean(b.Name),
+				Input: compactJSON(b.Input),
+			})
+			if b.Type == "tool_use" {
+				t.toolNames[b.ID] = clean(b.Name)
+			} else {
+				if r.serverUse == nil {
+					r.serverUse = map[string]string{}
+				}
+				r.serverUse[b.ID] = clean(b.Name)
+			}
+		case "web_search_tool_result", "web_fetch_tool_result", "code_execution_tool_result":
+			// Results of server tools come back inside the response.
+			r.ex.ToolResults = append(r.ex.ToolResults, memory.ToolResult{
+				ToolUseID: clean(b.ToolUseID),
+				Name:      r.serverUse[b.ToolUseID],
+				Content:   clean(resultText(b.Content)),
+			})
+		}
+	}
+}
+
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return clean(string(raw))
+	}
+	return clean(b.String())
+}
+
+// open starts a response, taking the prompts and tool results sent since
+// the previous one.
+func (p *parser) open(t *thread, key string, n int, at time.Time) *response {
+	r := &response{key: key, line: n}
+	ex := &r.ex
+	switch {
+	case len(t.prompts) > 0:
+		ex.User = strings.Join(t.prompts, "\n\n")
+	case t.command != "":
+		// The command reached the model: its line was a prompt after all.
+		cmd := t.command
+		if p.stats.Skipped[SkipCommand] > 0 {
+			p.stats.Skipped[SkipCommand]--
+		}
+		p.prompt(t, cmd, time.Time{})
+		ex.User = cmd
+	default:
+		ex.ToolLoop = true
+	}
+	if t.sidechain {
+		ex.ToolLoop = true
+	}
+	ex.UserTurns = p.main.userTurns
+	ex.ToolResults = t.results
+	ex.StartedAt = t.requestAt
+	if ex.StartedAt.IsZero() {
+		ex.StartedAt = at
+	}
+	t.prompts, t.queuedIn, t.command, t.results = nil, nil, "", nil
+	t.requestAt = time.Time{}
+	return r
+}
+
+// close finishes the thread's open response, if any.
+func (p *parser) close(t *thread) {
+	r := t.cur
+	if r == nil {
+		return
+	}
+	t.cur = nil
+	r.ex.Assistant = strings.Join(r.texts, "\n\n")
+	r.ex.Source = Source
+	switch {
+	case t.sidechain:
+		p.stats.Sidechain++
+	case r.ex.ToolLoop:
+		p.stats.ToolLoops++
+	}
+	if r.ex.Error {
+		p.stats.APIErrors++
+	}
+	p.stats.ToolCalls += len(r.ex.ToolCalls)
+	p.stats.ToolResults += len(r.ex.ToolResults)
+	p.out = append(p.out, pending{line: r.line, ex: r.ex})
+}
+
+// finish closes every open response and returns the Exchanges in file
+// order, numbered and labelled with the session's fields.
+func (p *parser) finish() []memory.Exchange {
+	p.close(p.main)
+	for _, t := range p.order {
+		p.close(t)
+	}
+	sort.SliceStable(p.out, func(i, j int) bool { return p.out[i].line < p.out[j].line })
+
+	s := &p.stats
+	s.SessionID = clean(p.sessID)
+	if s.SessionID == "" {
+		s.SessionID = clean(p.opts.SessionID)
+	}
+	if s.CWD == "" {
+		s.CWD = p.anyCWD
+	}
+	s.CWD = clean(s.CWD)
+	s.Project = clean(p.opts.Project)
+	if s.Project == "" {
+		s.Project = ProjectName(s.CWD)
+	}
+	s.Headless = p.opts.Headless || p.headlss
+	for k, v := range s.Skipped {
+		if v == 0 {
+			delete(s.Skipped, k)
+		}
+	}
+	s.Exchanges = len(p.out)
+	if len(p.out) == 0 {
+		return nil
+	}
+	exs := make([]memory.Exchange, len(p.out))
+	for i, pe := range p.out {
+		ex := pe.ex
+		ex.SessionID = s.SessionID
+		ex.Project = s.Project
+		ex.Headless = s.Headless
+		ex.Turn = i + 1
+		exs[i] = ex
+	}
+	p.out = p.out[:0]
+	return exs
+}
