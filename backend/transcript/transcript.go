@@ -316,15 +316,15 @@ type parser struct {
 	stats   Stats
 	objects int // lines that were JSON objects
 
-	main    *thread
-	agents  map[string]*thread // sidechain conversations by agentId
-	order   []*thread          // agents in order of appearance
-	uuids   map[string]bool
-	queued  []string // prompts enqueued and not yet delivered
-	out     []pending
-	headlss bool
-	sessID  string
-	anyCWD  string
+	main   *thread
+	agents map[string]*thread // sidechain conversations by agentId
+	order  []*thread          // agents in order of appearance
+	uuids  map[string]bool
+	queued []string // prompts enqueued and not yet delivered
+	out    []pending
+	sdk    bool // an "sdk" entrypoint was seen
+	sessID string
+	anyCWD string
 }
 
 // pending is a finished response with the line it started on, for ordering.
@@ -404,10 +404,10 @@ func (p *parser) line(n int, raw []byte) {
 	}
 	if e.Entrypoint != "" {
 		if p.stats.Entrypoint == "" {
-			p.stats.Entrypoint = e.Entrypoint
+			p.stats.Entrypoint = clean(e.Entrypoint)
 		}
 		if strings.HasPrefix(e.Entrypoint, "sdk") {
-			p.headlss = true
+			p.sdk = true
 		}
 	}
 	if e.CWD != "" {
@@ -926,7 +926,7 @@ func (p *parser) finish() []memory.Exchange {
 	if s.Project == "" {
 		s.Project = ProjectName(s.CWD)
 	}
-	s.Headless = p.opts.Headless || p.headlss
+	s.Headless = p.opts.Headless || p.sdk
 	for k, v := range s.Skipped {
 		if v == 0 {
 			delete(s.Skipped, k)

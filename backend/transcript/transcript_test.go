@@ -453,8 +453,13 @@ func TestParseRealTranscripts(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkExchanges(t, exs, st)
-			var promptText, loopText int
+			var promptText, loopText, unnamed int
 			for _, ex := range exs {
+				for _, r := range ex.ToolResults {
+					if r.Name == "" {
+						unnamed++
+					}
+				}
 				if ex.ToolLoop {
 					loopText += utf8.RuneCountInString(ex.Assistant)
 				} else {
@@ -468,6 +473,9 @@ func TestParseRealTranscripts(t *testing.T) {
 			}
 			if st.SessionID != SessionIDFromPath(path) {
 				t.Errorf("session %q for file %s", st.SessionID, name)
+			}
+			if unnamed > 0 {
+				t.Errorf("%d tool results without a tool name", unnamed)
 			}
 			if st.Skipped[SkipMalformed] > 0 || st.Skipped[SkipUnknownType] > 0 {
 				t.Errorf("unexpected skips %v", st.Skipped)
