@@ -50,10 +50,11 @@ func init() {
 		{"list", "[--project P] [--kind K] [--limit N]", "list memories, newest first", runList},
 		{"stats", "", "describe the store, the embedder and the daemon", runStats},
 		{"export", "[FILE]", "write every memory as versioned JSONL (stdout without FILE)", runExport},
+		{"ingest", "[--as auto|transcript|exchanges|document] [--project P] FILE...|-", "run transcripts, exchanges or documents through the write pipeline", runIngest},
 		{"import", "FILE|-", "validate, then add the memories of an export", runImport},
 		{"reindex", "[--embedder P] [--ollama-model M]", "re-embed every memory with another model (stop the daemon first)", runReindex},
 		{"pull", "[MODEL]", "pull the Ollama embedding model, with a progress bar", runPull},
-		{"eval", "recall FILE | recall --locomo FILE | recall --longmemeval FILE", "measure retrieval on a labelled set", runEval},
+		{"eval", "recall FILE | filter FILE [--passes N] | redact FILE", "measure retrieval, the write filter or redaction on a labelled set", runEval},
 		{"token", "[rotate]", "print (or replace) the install's API token", runToken},
 		{"version", "", "print the version", runVersion},
 	}

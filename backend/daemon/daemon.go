@@ -22,6 +22,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
@@ -58,6 +59,9 @@ type Daemon struct {
 	startedAt time.Time
 	listen    string
 	addMu     sync.Mutex // makes Add's duplicate check and write one step
+	pipeline  *ingest.Pipeline
+	judge     memory.Judge
+	decisions *decisionLog
 }
 
 var _ httpapi.Backend = (*Daemon)(nil)
@@ -93,6 +97,10 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d.store = st
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
+	if err := d.openPipeline(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
 	return d, nil
 }
 

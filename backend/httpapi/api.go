@@ -6,6 +6,7 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"time"
 
@@ -71,6 +72,39 @@ type Health struct {
 	Proof string `json:"proof,omitempty"`
 }
 
+// Document is a text to ingest as source memories ("ingest:<name>").
+type Document struct {
+	Name    string `json:"name"`
+	Text    string `json:"text"`
+	Project string `json:"project,omitempty"`
+}
+
+// IngestRequest is what POST /api/ingest takes: exchanges for the write
+// pipeline, documents to store as sources, or both.
+type IngestRequest struct {
+	Exchanges []memory.Exchange `json:"exchanges,omitempty"`
+	Documents []Document        `json:"documents,omitempty"`
+}
+
+// MaxIngestItems bounds the exchanges and documents of one IngestRequest.
+const MaxIngestItems = 10000
+
+// IngestResponse has one Decision per exchange, then one per document, in order.
+type IngestResponse struct {
+	Decisions []memory.Decision `json:"decisions"`
+}
+
+// DecisionEntry is one decision of the recent-decisions log, with what the
+// UI needs to show it and to keep a rejected exchange.
+type DecisionEntry struct {
+	memory.Decision
+	// User and Assistant are the exchange's texts, redacted.
+	User      string `json:"user,omitempty"`
+	Assistant string `json:"assistant,omitempty"`
+	Project   string `json:"project,omitempty"`
+	Source    string `json:"source,omitempty"`
+}
+
 // Backend is what the API serves. The daemon implements it in-process;
 // Client implements it over HTTP, so the CLI works the same either way.
 type Backend interface {
@@ -82,4 +116,25 @@ type Backend interface {
 	Stats(ctx context.Context) (Stats, error)
 	Export(ctx context.Context, w io.Writer) error
 	Import(ctx context.Context, r io.Reader) (store.ImportReport, error)
+	// Ingest runs exchanges through the write pipeline and stores documents.
+	Ingest(ctx context.Context, req IngestRequest) (IngestResponse, error)
+	// Decisions lists the newest decisions first (at most limit).
+	Decisions(ctx context.Context, limit int) ([]DecisionEntry, error)
+	// Keep stores a rejected exchange of the decision log (a user said it
+	// was worth keeping) and takes it out of the noise model.
+	Keep(ctx context.Context, decisionID string) (memory.Decision, error)
+	// MarkNoise deletes a stored memory and teaches the noise model its text.
+	MarkNoise(ctx context.Context, id string) error
+	// Noise describes the content scorer and the judge, for the UI.
+	Noise(ctx context.Context) (NoiseState, error)
+}
+
+// NoiseState is what GET /api/noise returns.
+type NoiseState struct {
+	// Scorer is the content scorer's state (package noise's State); nil
+	// when the scorer is off (no embedder at start).
+	Scorer json.RawMessage `json:"scorer"`
+	// Judge names the judge, "" when off; JudgeStats is its budget and counters.
+	Judge      string          `json:"judge,omitempty"`
+	JudgeStats json.RawMessage `json:"judge_stats,omitempty"`
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -202,3 +203,36 @@ type remoteError struct {
 
 func (e *remoteError) Error() string { return e.msg }
 func (e *remoteError) Unwrap() error { return e.sentinel }
+
+// Ingest runs POST /api/ingest.
+func (c *Client) Ingest(ctx context.Context, req IngestRequest) (IngestResponse, error) {
+	var out IngestResponse
+	err := c.do(ctx, http.MethodPost, "/api/ingest", req, &out)
+	return out, err
+}
+
+// Decisions runs GET /api/decisions.
+func (c *Client) Decisions(ctx context.Context, limit int) ([]DecisionEntry, error) {
+	var out []DecisionEntry
+	err := c.do(ctx, http.MethodGet, "/api/decisions?limit="+strconv.Itoa(limit), nil, &out)
+	return out, err
+}
+
+// Keep runs POST /api/decisions/{id}/keep.
+func (c *Client) Keep(ctx context.Context, decisionID string) (memory.Decision, error) {
+	var out memory.Decision
+	err := c.do(ctx, http.MethodPost, "/api/decisions/"+url.PathEscape(decisionID)+"/keep", nil, &out)
+	return out, err
+}
+
+// MarkNoise runs POST /api/memories/{id}/noise.
+func (c *Client) MarkNoise(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, "/api/memories/"+url.PathEscape(id)+"/noise", nil, nil)
+}
+
+// Noise runs GET /api/noise.
+func (c *Client) Noise(ctx context.Context) (NoiseState, error) {
+	var out NoiseState
+	err := c.do(ctx, http.MethodGet, "/api/noise", nil, &out)
+	return out, err
+}

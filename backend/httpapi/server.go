@@ -72,6 +72,11 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/search", h.searchPost)
 	h.mux.HandleFunc("GET /api/export", h.export)
 	h.mux.HandleFunc("POST /api/import", h.importStream)
+	h.mux.HandleFunc("POST /api/ingest", h.ingest)
+	h.mux.HandleFunc("GET /api/decisions", h.decisions)
+	h.mux.HandleFunc("POST /api/decisions/{id}/keep", h.keep)
+	h.mux.HandleFunc("POST /api/memories/{id}/noise", h.markNoise)
+	h.mux.HandleFunc("GET /api/noise", h.noise)
 	h.mux.HandleFunc("GET /{$}", h.index)
 	return h
 }
@@ -233,6 +238,68 @@ func (h *Handler) add(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, m)
 }
 
+func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
+	var req IngestRequest
+	if err := readJSONLimit(w, r, &req, MaxIngestBody); err != nil {
+		writeErr(w, err)
+		return
+	}
+	if n := len(req.Exchanges) + len(req.Documents); n == 0 || n > MaxIngestItems {
+		writeErr(w, fmt.Errorf("%w: give 1..%d exchanges and documents", memory.ErrInvalid, MaxIngestItems))
+		return
+	}
+	resp, err := h.b.Ingest(r.Context(), req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (h *Handler) decisions(w http.ResponseWriter, r *http.Request) {
+	limit := 100
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			writeErr(w, fmt.Errorf("%w: limit must be within 1..10000", memory.ErrInvalid))
+			return
+		}
+		limit = n
+	}
+	ds, err := h.b.Decisions(r.Context(), limit)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ds)
+}
+
+func (h *Handler) keep(w http.ResponseWriter, r *http.Request) {
+	d, err := h.b.Keep(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (h *Handler) markNoise(w http.ResponseWriter, r *http.Request) {
+	if err := h.b.MarkNoise(r.Context(), r.PathValue("id")); err != nil {
+		writeErr(w, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (h *Handler) noise(w http.ResponseWriter, r *http.Request) {
+	st, err := h.b.Noise(r.Context())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	m, err := h.b.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
@@ -329,14 +396,21 @@ func intParam(q url.Values, name string, def, lo, hi int) (int, error) {
 }
 
 func readJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	return readJSONLimit(w, r, v, MaxJSONBody)
+}
+
+// MaxIngestBody bounds a POST /api/ingest body.
+const MaxIngestBody = 64 << 20
+
+func readJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return fmt.Errorf("%w: Content-Type must be application/json", memory.ErrInvalid)
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxJSONBody))
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return fmt.Errorf("%w: request body larger than %d bytes", memory.ErrInvalid, MaxJSONBody)
+			return fmt.Errorf("%w: request body larger than %d bytes", memory.ErrInvalid, limit)
 		}
 		return fmt.Errorf("read request body: %w", err)
 	}

@@ -99,6 +99,14 @@ func (p *Pipeline) place(ctx context.Context, r *run, text string, vec []float32
 		}
 		return outMerged, old.ID, fmt.Sprintf("near duplicate of %s (similarity %.2f)", shortID(old.ID), near[0].Score), nil
 	}
+	if r.source != "" {
+		// A document's chunks are sources themselves; they do not link.
+		stored, err := p.store.Put(ctx, m)
+		if err != nil {
+			return 0, "", "", fmt.Errorf("store: %w", err)
+		}
+		return outCreated, stored.ID, "new source memory", nil
+	}
 	src, err := p.store.VectorSearch(ctx, vec, 1, store.Filter{Source: "ingest:"})
 	if err != nil {
 		return 0, "", "", fmt.Errorf("find source: %w", err)
@@ -152,6 +160,9 @@ func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 		typ = memory.TypeUser
 	}
 	src := r.ex.Source
+	if r.source != "" {
+		src = r.source
+	}
 	if src == "" {
 		src = memory.SourceCapture
 	}

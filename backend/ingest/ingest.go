@@ -29,6 +29,8 @@ package ingest
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
@@ -123,6 +125,11 @@ type run struct {
 	vecs    [][]float32
 	dec     memory.Decision
 	decided bool
+	// force skips the gates and the judge: a user said keep it, or a
+	// document was ingested on purpose.
+	force bool
+	// source overrides the memories' source ("ingest:<doc>").
+	source string
 }
 
 func (r *run) reject(stage, reason string) {
@@ -131,40 +138,85 @@ func (r *run) reject(stage, reason string) {
 
 func (r *run) score(name string, v float64) { r.dec.Scores[name] = v }
 
-// stage is one step of the pipeline.
+// stage is one step of the pipeline; gates (and the judge) are skipped for
+// what a user keeps or ingests on purpose.
 type stage struct {
 	name string
 	fn   func(p *Pipeline, ctx context.Context, r *run) error
+	gate bool
 }
 
 // stages are called in this order until one decides.
 var stages = []stage{
-	{StageStrip, (*Pipeline).strip},
-	{StageRedact, (*Pipeline).redactStage},
-	{StageSource, (*Pipeline).source},
-	{StageHeadless, (*Pipeline).headless},
-	{StagePrefilter, (*Pipeline).prefilter},
-	{StageProcedural, (*Pipeline).procedural},
-	{StageLength, (*Pipeline).length},
-	{StageContent, (*Pipeline).content},
-	{StageSpecific, (*Pipeline).specific},
-	{StageJudge, (*Pipeline).judgeStage},
-	{StageChunk, (*Pipeline).chunk},
-	{StageEmbed, (*Pipeline).embed},
-	{StageDedup, (*Pipeline).dedupAndStore},
+	{StageStrip, (*Pipeline).strip, false},
+	{StageRedact, (*Pipeline).redactStage, false},
+	{StageSource, (*Pipeline).source, true},
+	{StageHeadless, (*Pipeline).headless, true},
+	{StagePrefilter, (*Pipeline).prefilter, true},
+	{StageProcedural, (*Pipeline).procedural, true},
+	{StageLength, (*Pipeline).length, true},
+	{StageContent, (*Pipeline).content, true},
+	{StageSpecific, (*Pipeline).specific, true},
+	{StageJudge, (*Pipeline).judgeStage, true},
+	{StageChunk, (*Pipeline).chunk, false},
+	{StageEmbed, (*Pipeline).embed, false},
+	{StageDedup, (*Pipeline).dedupAndStore, false},
+}
+
+// newDecisionID is a random 64-bit hex id.
+func newDecisionID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Process runs one exchange through the pipeline and returns its
 // Decision. An error means the exchange could not be processed (invalid
 // input, the store or the embedder failed); nothing already stored is lost.
 func (p *Pipeline) Process(ctx context.Context, ex memory.Exchange) (memory.Decision, error) {
+	return p.process(ctx, ex, false, "")
+}
+
+// Keep stores an exchange the gates or the judge rejected, because a user
+// said it was worth keeping: the gates are skipped (redaction, chunking
+// and dedup are not), and the reply leaves the noise scorer's rejection
+// buffer so it stops counting as noise.
+func (p *Pipeline) Keep(ctx context.Context, ex memory.Exchange) (memory.Decision, error) {
+	d, err := p.process(ctx, ex, true, "")
+	if err != nil || p.scorer == nil {
+		return d, err
+	}
+	reply, _ := redactText(strings.TrimSpace(injected.ReplaceAllString(ex.Assistant, "")))
+	if _, err := p.scorer.Forget(ctx, reply); err != nil {
+		return d, fmt.Errorf("ingest: keep: %w", err)
+	}
+	return d, nil
+}
+
+// Document stores a document a user ingested on purpose (a README, notes,
+// a design doc) as source memories "ingest:<name>": stripped, redacted,
+// chunked, embedded and deduplicated, not gated. Later exchanges similar to
+// one of its chunks link to it (extends_source).
+func (p *Pipeline) Document(ctx context.Context, name, project, text string) (memory.Decision, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || len(name) > 200 || !memory.ValidUTF8(name) {
+		return memory.Decision{}, &memory.ValidationError{Problems: []string{"document name must be 1..200 bytes of UTF-8"}}
+	}
+	ex := memory.Exchange{Assistant: text, Project: project, Source: "ingest:" + name}
+	return p.process(ctx, ex, true, "ingest:"+name)
+}
+
+func (p *Pipeline) process(ctx context.Context, ex memory.Exchange, force bool, source string) (memory.Decision, error) {
 	if err := Validate(ex); err != nil {
 		return memory.Decision{}, err
 	}
-	r := &run{ex: ex, reply: ex.Assistant, user: ex.User, dec: memory.Decision{
-		SessionID: ex.SessionID, Turn: ex.Turn, At: p.clock.Now().UTC(), Scores: map[string]float64{},
+	r := &run{ex: ex, reply: ex.Assistant, user: ex.User, force: force, source: source, dec: memory.Decision{
+		ID: newDecisionID(), SessionID: ex.SessionID, Turn: ex.Turn, At: p.clock.Now().UTC(), Scores: map[string]float64{},
 	}}
 	for _, st := range stages {
+		if r.force && st.gate {
+			continue
+		}
 		start := time.Now()
 		err := st.fn(p, ctx, r)
 		r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: st.name, Duration: time.Since(start)})

@@ -107,7 +107,10 @@ func TestStages(t *testing.T) {
 		stage string
 	}{
 		{"error response", memory.Exchange{User: "why", Assistant: long, Error: true}, StageSource},
-		{"tool loop", memory.Exchange{Assistant: long, ToolLoop: true}, StageSource},
+		{"tool loop narration", memory.Exchange{Assistant: "Reading the handler now. Let me check the retry loop next.", ToolLoop: true, ToolCalls: []memory.ToolCall{{Name: "Read"}}}, StageProcedural},
+		{"tool loop without a finding", memory.Exchange{Assistant: "The handler file has three functions and about two hundred lines in `payments/webhook.go`, mostly glue code.", ToolLoop: true, ToolCalls: []memory.ToolCall{{Name: "Read"}}}, StageProcedural},
+		{"tool loop finding", memory.Exchange{Assistant: long, ToolLoop: true, ToolCalls: []memory.ToolCall{{Name: "Edit"}}}, StageStore},
+		{"tool loop conclusion", memory.Exchange{Assistant: long, ToolLoop: true, ToolResults: []memory.ToolResult{{Content: "ok"}}}, StageStore},
 		{"tool output only", memory.Exchange{User: "ls", ToolResults: []memory.ToolResult{{Content: "a.go b.go"}}}, StageSource},
 		{"empty reply", memory.Exchange{User: "hi"}, StageSource},
 		{"raw web search", memory.Exchange{User: "search it", Assistant: "Results: 1. \"Backoff\" (example.com)",
@@ -322,12 +325,12 @@ func TestJudge(t *testing.T) {
 
 func TestGuessKind(t *testing.T) {
 	tests := map[string]memory.Kind{
-		"You prefer squash merges.":                                    memory.KindPreference,
-		"We decided on Kafka instead of NATS because of replay.":       memory.KindDecision,
-		"Root cause: the cache key ignored the locale.":                memory.KindDebugging,
+		"You prefer squash merges.":                                   memory.KindPreference,
+		"We decided on Kafka instead of NATS because of replay.":      memory.KindDecision,
+		"Root cause: the cache key ignored the locale.":               memory.KindDebugging,
 		"Line items must never change after an invoice is finalised.": memory.KindInvariant,
-		"Set MAX_WORKERS=4 in deploy.yaml.":                            memory.KindConfig,
-		"The billing service owns the invoices table.":                 memory.KindFact,
+		"Set MAX_WORKERS=4 in deploy.yaml.":                           memory.KindConfig,
+		"The billing service owns the invoices table.":                memory.KindFact,
 	}
 	for text, want := range tests {
 		if got := GuessKind(text); got != want {

@@ -1,4 +1,9 @@
 package ingest
 
-// redactText masks secrets in s and counts them.
-func redactText(s string) (string, int) { return s, 0 } // TEMP until backend/redact lands
+import "github.com/memtray/memtray/backend/redact"
+
+// redactText masks secrets in s (package redact) and counts them.
+func redactText(s string) (string, int) {
+	out, found := redact.Redact(s)
+	return out, len(found)
+}

@@ -52,8 +52,6 @@ func (p *Pipeline) source(_ context.Context, r *run) error {
 	switch {
 	case r.ex.Error:
 		r.reject(StageSource, "error response")
-	case r.ex.ToolLoop:
-		r.reject(StageSource, "tool-loop iteration: the reply follows tool results, not a user prompt")
 	case strings.TrimSpace(r.reply) == "" && len(r.ex.ToolResults) > 0:
 		r.reject(StageSource, "tool output only")
 	case strings.TrimSpace(r.reply) == "":
@@ -118,6 +116,10 @@ func (p *Pipeline) procedural(_ context.Context, r *run) error {
 		r.reject(StageProcedural, "no statement that could stay true ("+describeClasses(s)+")")
 	case 3*s.Content() < s.Sentences:
 		r.reject(StageProcedural, fmt.Sprintf("mostly narration: %d of %d sentences state something (%s)", s.Content(), s.Sentences, describeClasses(s)))
+	case r.ex.ToolLoop && len(r.ex.ToolCalls) > 0 && (s.Durable == 0 || 2*s.Content() < s.Sentences):
+		// The text between tool calls is mostly the agent thinking aloud:
+		// it is kept only when it states a finding with its reason.
+		r.reject(StageProcedural, fmt.Sprintf("tool-loop iteration without a finding: %d of %d sentences state something, %d reasons or rules", s.Content(), s.Sentences, s.Durable))
 	}
 	return nil
 }
@@ -220,6 +222,9 @@ func (p *Pipeline) judgeStage(ctx context.Context, r *run) error {
 
 // chunk cuts what is kept into chunks.
 func (p *Pipeline) chunk(_ context.Context, r *run) error {
+	if r.texts == nil {
+		r.texts = []string{r.reply} // the judge stage was skipped
+	}
 	var out []string
 	for _, t := range r.texts {
 		out = append(out, chunk.Split(t, chunk.Options{Size: p.cfg.ChunkSize, Min: p.cfg.MinChunk})...)

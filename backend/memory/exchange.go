@@ -79,6 +79,8 @@ type StageTiming struct {
 // which stage decided and why, every score it computed, how long each stage
 // took and which memories it wrote or touched.
 type Decision struct {
+	// ID names the decision (random), so a user can refer to it ("keep").
+	ID        string             `json:"id"`
 	SessionID string             `json:"session_id,omitempty"`
 	Turn      int                `json:"turn,omitempty"`
 	Verdict   Verdict            `json:"verdict"`

@@ -1,0 +1,253 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/transcript"
+)
+
+// ingestBatch is how many exchanges go in one request.
+const ingestBatch = 200
+
+// maxIngestFile bounds one input file.
+const maxIngestFile = 256 << 20
+
+// IngestReport is what `memtray ingest` prints for one input.
+type IngestReport struct {
+	File string `json:"file"`
+	// As is how the input was read: transcript, exchanges or document.
+	As string `json:"as"`
+	// Transcript is the parser's account of a Claude Code transcript.
+	Transcript *transcript.Stats `json:"transcript,omitempty"`
+	Exchanges  int               `json:"exchanges"`
+	// Verdicts counts decisions by verdict; RejectedBy rejections by stage.
+	Verdicts   map[string]int `json:"verdicts"`
+	RejectedBy map[string]int `json:"rejected_by"`
+	// Memories counts memories written (stored or updated); Duplicates the
+	// exchanges that only reinforced a memory already there.
+	Memories   int `json:"memories"`
+	Duplicates int `json:"duplicates"`
+	// Decisions lists every decision (--details).
+	Decisions []memory.Decision `json:"decisions,omitempty"`
+}
+
+func runIngest(env *Env, args []string) error {
+	var c common
+	fs := newFlags("ingest", env, &c, true)
+	as := fs.String("as", "auto", "read inputs as: auto (.jsonl = Claude Code transcript, else document), transcript, exchanges (JSONL of exchange objects), document")
+	project := fs.String("project", "", "project of the memories (default: a transcript's working directory)")
+	headless := fs.Bool("headless", false, "the transcripts are of headless (print mode) sessions")
+	sidechains := fs.Bool("sidechains", false, "include subagent conversations of transcripts")
+	details := fs.Bool("details", false, "print every decision")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usagef("give FILE... to ingest, or - for stdin")
+	}
+	switch *as {
+	case "auto", "transcript", "exchanges", "document":
+	default:
+		return usagef("--as must be auto, transcript, exchanges or document")
+	}
+	// Read and validate every input before anything is sent.
+	type input struct {
+		name, as string
+		req      httpapi.IngestRequest
+		stats    *transcript.Stats
+	}
+	var inputs []input
+	for _, name := range pos {
+		data, err := readInput(env, name)
+		if err != nil {
+			return err
+		}
+		kind := *as
+		if kind == "auto" {
+			kind = "document"
+			if strings.EqualFold(filepath.Ext(name), ".jsonl") {
+				kind = "transcript"
+			}
+		}
+		in := input{name: name, as: kind}
+		switch kind {
+		case "transcript":
+			exs, st, err := transcript.Parse(bytes.NewReader(data), transcript.Options{
+				SessionID: transcript.SessionIDFromPath(name), Project: *project, Headless: *headless, Sidechains: *sidechains})
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			in.req.Exchanges, in.stats = exs, &st
+		case "exchanges":
+			exs, err := parseExchanges(data, *project)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			in.req.Exchanges = exs
+		case "document":
+			if !memory.ValidUTF8(string(data)) || len(data) > ingest.MaxTextBytes {
+				return fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", name)
+			}
+			docName := filepath.Base(name)
+			if name == "-" {
+				docName = "stdin"
+			}
+			in.req.Documents = []httpapi.Document{{Name: docName, Text: string(data), Project: *project}}
+		}
+		for i, ex := range in.req.Exchanges {
+			if err := ingest.Validate(ex); err != nil {
+				return fmt.Errorf("%s: exchange %d: %w", name, i+1, err)
+			}
+		}
+		inputs = append(inputs, in)
+	}
+	return c.with(env, func(b httpapi.Backend) error {
+		var reports []IngestReport
+		for _, in := range inputs {
+			rep := IngestReport{File: in.name, As: in.as, Transcript: in.stats, Exchanges: len(in.req.Exchanges),
+				Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
+			var decs []memory.Decision
+			for start := 0; start < len(in.req.Exchanges); start += ingestBatch {
+				resp, err := b.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: in.req.Exchanges[start:min(start+ingestBatch, len(in.req.Exchanges))]})
+				if err != nil {
+					return fmt.Errorf("%s: %w", in.name, err)
+				}
+				decs = append(decs, resp.Decisions...)
+			}
+			if len(in.req.Documents) > 0 {
+				resp, err := b.Ingest(env.Ctx, httpapi.IngestRequest{Documents: in.req.Documents})
+				if err != nil {
+					return fmt.Errorf("%s: %w", in.name, err)
+				}
+				decs = append(decs, resp.Decisions...)
+			}
+			for _, d := range decs {
+				rep.Verdicts[string(d.Verdict)]++
+				switch d.Verdict {
+				case memory.VerdictRejected:
+					rep.RejectedBy[d.Stage]++
+				case memory.VerdictStored, memory.VerdictUpdated:
+					rep.Memories += len(d.MemoryIDs)
+				case memory.VerdictMerged, memory.VerdictDuplicate:
+					rep.Duplicates++
+				}
+			}
+			if *details {
+				rep.Decisions = decs
+			}
+			reports = append(reports, rep)
+		}
+		if c.json {
+			return printJSON(env.Stdout, reports)
+		}
+		for _, r := range reports {
+			writeIngestReport(env.Stdout, r)
+		}
+		return nil
+	})
+}
+
+// readInput reads a file, or stdin for "-", bounded.
+func readInput(env *Env, name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		r = env.Stdin
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxIngestFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(data) > maxIngestFile {
+		return nil, fmt.Errorf("%s: larger than %d MiB", name, maxIngestFile>>20)
+	}
+	return data, nil
+}
+
+// parseExchanges reads JSON Lines of memory.Exchange objects; unknown
+// fields and malformed lines are errors naming the line.
+func parseExchanges(data []byte, project string) ([]memory.Exchange, error) {
+	var out []memory.Exchange
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var ex memory.Exchange
+		dec := json.NewDecoder(bytes.NewReader(line))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ex); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if ex.Project == "" {
+			ex.Project = project
+		}
+		if ex.Source == "" {
+			ex.Source = memory.SourceCLI
+		}
+		out = append(out, ex)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no exchanges")
+	}
+	return out, nil
+}
+
+func writeIngestReport(w io.Writer, r IngestReport) {
+	fmt.Fprintf(w, "%s (%s)\n", r.File, r.As)
+	if t := r.Transcript; t != nil {
+		fmt.Fprintf(w, "  transcript: %d lines, %d user prompts, %d tool-loop iterations, session %s, project %q\n",
+			t.Lines, t.UserPrompts, t.ToolLoops, t.SessionID, t.Project)
+	}
+	fmt.Fprintf(w, "  exchanges %d: ", r.Exchanges)
+	var parts []string
+	for _, v := range []memory.Verdict{memory.VerdictStored, memory.VerdictUpdated, memory.VerdictMerged, memory.VerdictDuplicate, memory.VerdictRejected} {
+		if n := r.Verdicts[string(v)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", v, n))
+		}
+	}
+	fmt.Fprintln(w, strings.Join(parts, ", "))
+	if len(r.RejectedBy) > 0 {
+		stages := make([]string, 0, len(r.RejectedBy))
+		for s := range r.RejectedBy {
+			stages = append(stages, s)
+		}
+		order := append(slices.Clone(ingest.PreJudgeStages), ingest.StageJudge, ingest.StageChunk)
+		slices.SortFunc(stages, func(a, b string) int { return slices.Index(order, a) - slices.Index(order, b) })
+		parts = parts[:0]
+		for _, s := range stages {
+			parts = append(parts, fmt.Sprintf("%s %d", s, r.RejectedBy[s]))
+		}
+		fmt.Fprintf(w, "  rejected by: %s\n", strings.Join(parts, ", "))
+	}
+	fmt.Fprintf(w, "  memories written %d, duplicates avoided %d\n", r.Memories, r.Duplicates)
+	for _, d := range r.Decisions {
+		fmt.Fprintf(w, "    #%-4d %-18s %-10s %s | %s\n", d.Turn, d.Verdict, d.Stage, oneLine(d.Reason, 70), oneLine(d.Preview, 60))
+	}
+}
