@@ -22,6 +22,9 @@ func FuzzAPIBodies(f *testing.F) {
 	f.Add("/api/search", `{"query":"","k":1000}`)
 	f.Add("/api/search", `{"query":"a","kinds":["decision","gossip"]}`)
 	f.Add("/api/import", "{\"format\":\"memtray-export\",\"version\":1}\n{\"end\":true,\"count\":0}\n")
+	f.Add("/api/ingest", `{"exchanges":[{"user":"why","assistant":"We pin Go 1.26 in CI because the race detector crashed on 1.25; keep GOTOOLCHAIN=local."}]}`)
+	f.Add("/api/ingest", `{"exchanges":[{"assistant":"ok","tool_calls":[{"name":"web_search","input":"{}"}]}],"documents":[{"name":"a.md","text":"# A\n\nSome notes about the build."}]}`)
+	f.Add("/api/ingest", `{"exchanges":[{"assistant":"<memtray-context>x</memtray-context>","tool_loop":true,"headless":true}]}`)
 	cfg := config4fuzz(f)
 	d, err := Open(context.Background(), Options{Config: cfg})
 	if err != nil {
@@ -38,7 +41,7 @@ func FuzzAPIBodies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, path, body string) {
 		switch path {
-		case "/api/memories", "/api/search", "/api/import":
+		case "/api/memories", "/api/search", "/api/import", "/api/ingest":
 		default:
 			return
 		}

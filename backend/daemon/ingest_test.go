@@ -1,0 +1,158 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/noise"
+)
+
+// TestIngestAPI drives the write pipeline over real HTTP: ingest, the
+// decision feed, keep, mark-as-noise and the noise state.
+func TestIngestAPI(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	d, addr := serve(t, cfg)
+	c := httpapi.NewClient(addr, d.Token())
+	fact := "Staging deploys need `DEPLOY_ENV=staging` because the default config points at production; never deploy from a laptop."
+	secret := "The CI bot authenticates with ghp_" + strings.Repeat("A1b2", 9) + " stored as `BOT_TOKEN`; we rotate it every 90 days because the org policy requires it."
+	resp, err := c.Ingest(ctx, httpapi.IngestRequest{
+		Exchanges: []memory.Exchange{
+			{SessionID: "s1", Turn: 1, UserTurns: 1, User: "why the env var?", Assistant: fact},
+			{SessionID: "s1", Turn: 2, UserTurns: 2, User: "how do retries work", Assistant: "Retries wait longer after each failure, with random jitter, so that many clients do not retry in lockstep and overload the service again."},
+			{SessionID: "s1", Turn: 3, UserTurns: 3, User: "how does the bot log in", Assistant: secret},
+		},
+		Documents: []httpapi.Document{{Name: "DEPLOY.md", Text: "# Deploying\n\nRun `make deploy ENV=staging` from CI only. Production deploys need two approvals in the release channel."}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Decisions) != 4 {
+		t.Fatalf("%d decisions, want 4", len(resp.Decisions))
+	}
+	if v := resp.Decisions[0].Verdict; v != memory.VerdictStored {
+		t.Errorf("fact: %s (%s)", v, resp.Decisions[0].Reason)
+	}
+	if v := resp.Decisions[1].Verdict; v != memory.VerdictRejected {
+		t.Errorf("generic: %s", v)
+	}
+	if v := resp.Decisions[3].Verdict; v != memory.VerdictStored {
+		t.Errorf("document: %s", v)
+	}
+	// The secret never reaches the store, the feed or the preview.
+	m, err := c.Get(ctx, resp.Decisions[2].MemoryIDs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(m.Text, "ghp_") || !strings.Contains(m.Text, "[REDACTED:") {
+		t.Errorf("stored text not redacted: %q", m.Text)
+	}
+	feed, err := c.Decisions(ctx, 10)
+	if err != nil || len(feed) != 4 {
+		t.Fatalf("feed: %d entries (%v)", len(feed), err)
+	}
+	raw, _ := json.Marshal(feed)
+	if bytes.Contains(raw, []byte("ghp_")) {
+		t.Error("the decision feed shows the secret")
+	}
+	if feed[0].Source != "ingest:DEPLOY.md" || feed[3].Assistant != fact {
+		t.Errorf("feed order or content: %q, %q", feed[0].Source, feed[3].Assistant)
+	}
+	doc, _ := c.Get(ctx, resp.Decisions[3].MemoryIDs[0])
+	if doc.Source != "ingest:DEPLOY.md" {
+		t.Errorf("document source %q", doc.Source)
+	}
+
+	// Keep the rejected exchange: it is stored; keeping a stored one is an error.
+	kept, err := c.Keep(ctx, resp.Decisions[1].ID)
+	if err != nil || !kept.Kept() {
+		t.Fatalf("keep: %+v %v", kept, err)
+	}
+	if _, err := c.Keep(ctx, resp.Decisions[0].ID); !errors.Is(err, memory.ErrInvalid) {
+		t.Errorf("keep of a stored decision: %v", err)
+	}
+	if _, err := c.Keep(ctx, "nope"); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("keep of an unknown decision: %v", err)
+	}
+
+	// Mark the fact as noise: deleted, and the noise model learns it.
+	if err := c.MarkNoise(ctx, resp.Decisions[0].MemoryIDs[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, resp.Decisions[0].MemoryIDs[0]); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("marked memory still there: %v", err)
+	}
+	ns, err := c.Noise(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st noise.State
+	if err := json.Unmarshal(ns.Scorer, &st); err != nil || st.BufferLen != 1 || st.Threshold != 0.35 {
+		t.Errorf("noise state: %+v (%v)", st, err)
+	}
+	data, err := os.ReadFile(filepath.Join(cfg.DataDir, NoiseBufferFile))
+	if err != nil || !bytes.Contains(data, []byte(`"source":"user"`)) {
+		t.Errorf("buffer file: %s (%v)", data, err)
+	}
+	if ns.Judge != "" {
+		t.Errorf("judge %q, want off by default", ns.Judge)
+	}
+}
+
+// TestIngestAPIRejectsBadInput: invalid bodies get a clear 400 and change nothing.
+func TestIngestAPIRejectsBadInput(t *testing.T) {
+	d, addr := serve(t, testConfig(t))
+	bad := []string{
+		`{}`,
+		`{"exchanges":[{"assistant":"x","bogus":1}]}`,
+		`{"exchanges":[{"assistant":"ok"},{"assistant":"x","turn":-1}]}`,
+		`{"documents":[{"name":"","text":"x"}]}`,
+		`not json`,
+	}
+	for _, body := range bad {
+		req, _ := http.NewRequest("POST", "http://"+addr+"/api/ingest", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+d.Token())
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: status %d, want 400", body, res.StatusCode)
+		}
+	}
+	if n := d.Store().Count(); n != 0 {
+		t.Errorf("bad input stored %d memories", n)
+	}
+	feed, _ := d.Decisions(context.Background(), 10)
+	if len(feed) != 0 {
+		t.Errorf("bad input left %d decisions", len(feed))
+	}
+}
+
+func TestDecisionLogRing(t *testing.T) {
+	l := newDecisionLog(3)
+	for i := 0; i < 5; i++ {
+		l.add(memory.Decision{ID: string(rune('a' + i))}, memory.Exchange{})
+	}
+	got := l.newest(10)
+	if len(got) != 3 || got[0].ID != "e" || got[2].ID != "c" {
+		t.Errorf("newest: %v", got)
+	}
+	if _, ok := l.find("a"); ok {
+		t.Error("an evicted decision is still found")
+	}
+	if len(l.newest(1)) != 1 {
+		t.Error("limit ignored")
+	}
+}
