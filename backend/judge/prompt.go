@@ -257,14 +257,7 @@ func parseVerdict(s string, depth int) (memory.JudgeVerdict, error) {
 	if word == "kind" {
 		return memory.JudgeVerdict{}, fmt.Errorf("%w: the answer repeats the template", ErrBadAnswer)
 	}
-	text := firstParagraph(rest)
-	text = strings.TrimSpace(strings.TrimSuffix(text, "```"))
-	for _, m := range []string{"**", "\"", "`"} {
-		// The closing half of emphasis or quotes opened before the kind.
-		if strings.HasSuffix(text, m) && strings.Count(text, m)%2 == 1 {
-			text = strings.TrimSpace(strings.TrimSuffix(text, m))
-		}
-	}
+	text := trimTail(firstParagraph(rest))
 	if isBareSkip(text) {
 		return memory.JudgeVerdict{Skip: true}, nil
 	}
@@ -275,6 +268,24 @@ func parseVerdict(s string, depth int) (memory.JudgeVerdict, error) {
 		return memory.JudgeVerdict{}, fmt.Errorf("%w: memory of %d characters is longer than %d", ErrBadAnswer, n, MaxMemoryRunes)
 	}
 	return memory.JudgeVerdict{Memory: text, Kind: kind}, nil
+}
+
+// trimTail removes what trails a memory: a closing code fence and the
+// closing half of emphasis or quotes opened before the kind, until none is
+// left.
+func trimTail(text string) string {
+	for {
+		before := text
+		text = strings.TrimSpace(strings.TrimSuffix(text, "```"))
+		for _, m := range []string{"**", "\"", "`"} {
+			if strings.HasSuffix(text, m) && strings.Count(text, m)%2 == 1 {
+				text = strings.TrimSpace(strings.TrimSuffix(text, m))
+			}
+		}
+		if text == before {
+			return text
+		}
+	}
 }
 
 // isBareSkip reports whether the first line of s is the word SKIP alone,
@@ -369,9 +380,10 @@ func stripFences(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// firstParagraph returns s up to its first blank line, trimmed.
+// firstParagraph returns s up to its first blank line, trimmed, with
+// "\n" line ends.
 func firstParagraph(s string) string {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "\r\n", "\n")
+	s = strings.ReplaceAll(strings.ReplaceAll(strings.TrimSpace(s), "\r\n", "\n"), "\r", "\n")
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
 		if strings.TrimSpace(l) == "" {
