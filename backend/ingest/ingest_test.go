@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -339,19 +340,68 @@ func TestGuessKind(t *testing.T) {
 	}
 }
 
-func BenchmarkGates(b *testing.B) {
+// BenchmarkPipeline runs a mixed stream (the labelled fixture, or
+// $MEMTRAY_FILTER_SET in the format of ../shared/eval/filter-dev.jsonl)
+// through the whole pipeline on a real store: ns/op is the cost of one
+// exchange (throughput = 1e9 / ns/op), and gates-p50/p99-us the time the
+// pre-judge stages (strip, redact and the gates) took per exchange. The
+// embed-us metric is one built-in embedding of a reply, the baseline the
+// gates compare with (the content gate embeds once).
+func BenchmarkPipeline(b *testing.B) {
+	items := benchItems(b)
 	f := newFixture(b, nil)
-	exs := []memory.Exchange{
-		{User: "ok", Assistant: "Running the tests now."},
-		{User: "why", Assistant: "We pin the base image to `debian:12.5-slim` because the newer point release broke `libvips`; bump it only together with `IMAGE_LIBVIPS_VERSION` in the Dockerfile."},
-		{User: "what is DNS", Assistant: "DNS maps names to addresses through a hierarchy of resolvers and authoritative servers, with caching at every level governed by the record's time to live."},
+	ctx := context.Background()
+	pre := map[string]bool{StageStrip: true, StageRedact: true}
+	for _, s := range PreJudgeStages {
+		pre[s] = true
 	}
-	for i := range exs {
-		exs[i].UserTurns = 3
-		exs[i].Assistant = exs[i].Assistant + fmt.Sprint(" ", i)
-	}
+	var gates []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		f.p.Process(context.Background(), exs[i%len(exs)])
+		it := items[i%len(items)]
+		// A new suffix each round keeps dedup from short-cutting repeats.
+		ex := memory.Exchange{User: it.User, Assistant: fmt.Sprintf("%s (round %d)", it.Assistant, i/len(items)), UserTurns: 5}
+		d, err := f.p.Process(ctx, ex)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var g time.Duration
+		for _, t := range d.Timings {
+			if pre[t.Stage] {
+				g += t.Duration
+			}
+		}
+		gates = append(gates, g)
 	}
+	b.StopTimer()
+	slices.Sort(gates)
+	us := func(q float64) float64 { return float64(gates[int(q*float64(len(gates)-1))].Nanoseconds()) / 1e3 }
+	b.ReportMetric(us(0.5), "gates-p50-us")
+	b.ReportMetric(us(0.99), "gates-p99-us")
+	start := time.Now()
+	const n = 200
+	for i := 0; i < n; i++ {
+		f.emb.Embed(ctx, []string{items[i%len(items)].Assistant + fmt.Sprint(i)})
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/n/1e3, "embed-us")
+}
+
+func benchItems(b *testing.B) []item {
+	path := os.Getenv("MEMTRAY_FILTER_SET")
+	if path == "" {
+		path = "testdata/exchanges.jsonl"
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var out []item
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var it item
+		if err := json.Unmarshal([]byte(line), &it); err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, it)
+	}
+	return out
 }

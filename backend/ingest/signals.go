@@ -35,9 +35,6 @@ type Signals struct {
 	// bare word/word pairs (0.5). Plain numbers and versions do not count:
 	// textbook answers have them too.
 	Specificity float64 `json:"specificity"`
-	// Generic counts markers of textbook explanations (typically,
-	// commonly, by definition, for example, ...).
-	Generic int `json:"generic"`
 	// Words counts the words of the prose (outside code fences).
 	Words int `json:"words"`
 	// FenceShare is the share of the reply's characters inside code fences.
@@ -48,23 +45,26 @@ type Signals struct {
 func (s Signals) Content() int { return s.ByClass[classContent] }
 
 var (
+	// The patterns below are matched against ASCII-lowercased text (see
+	// lower): Go's case-insensitive matching is several times slower.
+
 	// Leading acknowledgements ("Understood.", "Noted:", "Sure!", "Yes,")
 	// are cut off a sentence before it is classified; what remains decides.
-	ackLead = regexp.MustCompile(`(?i)^(?:ok(?:ay)?|sure(?: thing)?|got it|understood|noted|alright|all right|right|great|perfect|good|cool|yes|yep|yeah|no|nope|not yet|thanks|thank you|done|found it|good (?:question|catch|point|call)|sounds good|makes sense|will do|of course|absolutely|hmm+|ah|oh|i see|i understand)\b[\s,.:;!—–-]*`)
-	ackOnly = regexp.MustCompile(`(?i)^(?:` +
+	ackLead = regexp.MustCompile(`^(?:ok(?:ay)?|sure(?: thing)?|got it|understood|noted|alright|all right|right|great|perfect|good|cool|yes|yep|yeah|no|nope|not yet|thanks|thank you|done|found it|good (?:question|catch|point|call)|sounds good|makes sense|will do|of course|absolutely|hmm+|ah|oh|i see|i understand)\b[\s,.:;!—–-]*`)
+	ackOnly = regexp.MustCompile(`^(?:` +
 		`(?:you'?re|you are) (?:welcome|right)|no (?:problem|worries)|anytime|glad|happy to help|sorry|apologies|my (?:bad|apologies)|i apologi[sz]e|` +
 		`hi|hello|hey|good (?:morning|afternoon|evening)|welcome back|see you|bye|have a (?:good|great|nice)|thanks|thank you|cheers|` +
 		`sounds good|great|perfect|awesome|nice|excellent|understood|got it|okay|ok|sure|alright|noted|will do|on it|let me know|feel free|` +
 		`this (?:was|has been) a|what would you like|how can i help|whenever you(?:'re| are) ready)\b`)
 	// Apologies and offers anywhere in a sentence make it an acknowledgement.
-	ackAnywhere = regexp.MustCompile(`(?i)\b(?:i(?:'m| am) (?:really |so |very |truly )?sorry|i apologi[sz]e|my apologies|let me know if|feel free to|happy to help|hope (?:this|that) helps)\b`)
+	ackAnywhere = regexp.MustCompile(`\b(?:i(?:'m| am) (?:really |so |very |truly )?sorry|i apologi[sz]e|my apologies|let me know if|feel free to|happy to help|hope (?:this|that) helps)\b`)
 	// The agent announcing what it will do, anywhere in a sentence.
-	futureSelf = regexp.MustCompile(`(?i)\b(?:i(?:'ll| will| am going to|'m going to| plan to)|let me|i(?:'m| am) about to|(?:once|when|if) you (?:confirm|approve|agree|say so|are ready|'re ready))\b`)
+	futureSelf = regexp.MustCompile(`\b(?:i(?:'ll| will| am going to|'m going to| plan to)|let me|i(?:'m| am) about to|(?:once|when|if) you (?:confirm|approve|agree|say so|are ready|'re ready))\b`)
 	// A list item that is a quoted title, possibly after a short label: a search result.
 	citation = regexp.MustCompile(`^(?:[\w/.-]+(?: [\w/.-]+){0,2}:\s*)?["“]`)
 	listMark = regexp.MustCompile(`^(?:[-*+•]\s+|\d{1,3}[.)]\s+)`)
 	// The agent narrating or announcing its own work.
-	procLead = regexp.MustCompile(`(?i)^(?:` +
+	procLead = regexp.MustCompile(`^(?:` +
 		`i(?:'ll| will| am going to|'m going to| would| need to| want to| can|'d| should| plan to) |` +
 		`let me |let's |allow me |give me |one moment|bear with me|just to (?:make sure|confirm|clarify|check)|to make sure i|` +
 		`i(?:'m| am) (?:now |still |currently |going |looking|checking|running|reading|working|trying|waiting|starting|pulling|fetching|searching|opening|applying|writing|fixing|updating|adding|digging|investigating|on it|done|not sure)|` +
@@ -77,12 +77,11 @@ var (
 		`(?:done|undone|pushed|merged|tagged|committed|reverted|deployed|installed|applied|updated|edited|ran|created|added|removed|renamed|formatted|finished|completed|paused|stopped|reformatted|restarted|rebased|cherry-picked|modified|regenerated|bumped|upgraded|downgraded|replaced|refactored|moved|deleted|rewrote|changed|saved|opened|closed|ran)\b` +
 		`)`)
 	// Transient state of a run, a build, a deploy, a count.
-	statusWord = regexp.MustCompile(`(?i)\b(?:still|yet|today|tonight|yesterday|this (?:session|morning|afternoon|evening)|in progress|so far|pending|right now|currently|at the moment|for now|finished|succeeded|successfully|passed|pass|green|red|is up|are up|went through|again|another minute|exit code|\d+ of \d+|\d+/\d+ (?:jobs|steps|tests|checks))\b`)
+	statusWord = regexp.MustCompile(`\b(?:still|yet|today|tonight|yesterday|this (?:session|morning|afternoon|evening)|in progress|so far|pending|right now|currently|at the moment|for now|finished|succeeded|successfully|passed|pass|green|red|is up|are up|went through|again|another minute|exit code|\d+ of \d+|\d+/\d+ (?:jobs|steps|tests|checks))\b`)
 	// Lines that look like tool output rather than prose.
 	outputLine = regexp.MustCompile(`^(?:\$ |> |# |PS> |\[(?:debug|info|warn|warning|error|INFO|DEBUG|WARN|ERROR)\]|(?:[A-Za-z]+(?:Error|Exception)|error|warning|fatal|panic|Traceback|FAILED|PASSED|ERROR|WARN|INFO|DEBUG|HTTP/\d(?:\.\d)?)\b[:\s]|\s*at [\w.$]+\(|\s*File ".*", line \d+|\s*-->|[=\-+*]{5,}|\s*\d+ (?:passed|failed)|[\w.-]+: (?:Found|found|error|warning|\d+ (?:errors?|warnings?|violations?)))`)
 	// Markers of something that stays true: rationale, rules, preferences, causes.
-	durableWord = regexp.MustCompile(`(?i)\b(?:because|since (?:the|it|we|our|they)|so that|therefore|that's why|which is why|the reason|root cause|caused by|comes? from|came from|by design|on purpose|instead of|rather than|instead|otherwise|unless|until|never|always|must(?:n't)?|should(?:n't)?|don't|do not|doesn't|does not|won't|can't|cannot|isn't|aren't|only|not \w+|we (?:decided|chose|use|picked|standardi[sz]ed|moved|switched|keep|store|run|set|need|prefer|agreed|looked)|our |you (?:want|prefer|like|asked me to|'d like)|(?:your|the team's) preference|convention|invariant|rule|requires?|needs?|depends? on|relies on|overrides?|defaults? to|expects?|fix(?:es|ed)? (?:it|this|the)|keep|avoid|make sure|note that|heads-up|gotcha|careful|important|remember)\b`)
-	genericWord = regexp.MustCompile(`(?i)\b(?:typically|usually|generally|in general|commonly|common (?:ones|approach|causes|practice|way)|a (?:common|widely used|popular|good|useful|standard) |widely|by definition|for example|e\.g\.|for instance|is an? (?:architectural|mechanism|way|technique|style|lightweight|convention|concept|pattern|tool|set of|kind of)|there's no single|best practices?|rule of thumb|it depends|in most (?:cases|languages|databases)|most (?:relational|languages|databases|frameworks)|you can|you should|your (?:code|app|function|effect|tests|project))\b`)
+	durableWord = regexp.MustCompile(`\b(?:because|since (?:the|it|we|our|they)|so that|therefore|that's why|which is why|the reason|root cause|caused by|comes? from|came from|by design|on purpose|instead of|rather than|instead|otherwise|unless|until|never|always|must(?:n't)?|should(?:n't)?|don't|do not|doesn't|does not|won't|can't|cannot|isn't|aren't|only|not \w+|we (?:decided|chose|use|picked|standardi[sz]ed|moved|switched|keep|store|run|set|need|prefer|agreed|looked)|our |you (?:want|prefer|like|asked me to|'d like)|(?:your|the team's) preference|convention|invariant|rule|requires?|needs?|depends? on|relies on|overrides?|defaults? to|expects?|fix(?:es|ed)? (?:it|this|the)|keep|avoid|make sure|note that|heads-up|gotcha|careful|important|remember)\b`)
 	// Load-bearing tokens: what makes a statement specific.
 	// filePathTok: a path with a file extension, a leading / ./ ~/, or two slashes.
 	filePathTok = regexp.MustCompile(`(?:^|[\s(\x60"'=])(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w.-]+(?:/[\w.@*-]+){2,}|\b[\w-]+(?:/[\w@*-]+)*(?:/[\w@*-]+)?\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|mod|sum|txt|csv|entitlements)\b`)
@@ -100,7 +99,7 @@ var (
 	// _ . -) or the value is not a bare number (read=4 is arithmetic), and --flags.
 	settingTok = regexp.MustCompile(`\b[A-Za-z_]*[A-Z_.-][\w.-]*=[^\s,;]+|\b[a-z][a-z0-9]*=[^\s,;]*[A-Za-z/:][^\s,;]*|--[a-z][\w-]+(?:=\S+)?`)
 	numberTok  = regexp.MustCompile(`\b(?:v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?|\d{2,}(?:\.\d+)?\s?(?:ms|s|m|h|d|kb|mb|gb|kib|mib|gib|%|k|px)?|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|kib|mib|gib|%|x))\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[A-Z]{2,}-\d+\b`)
-	ownerWord  = regexp.MustCompile(`(?i)\b(?:we|our|ours|this repo(?:sitory)?|this project|this codebase|in this (?:repo|project|codebase)|you (?:want|prefer|like|'d like|asked)|your (?:preference|team))\b`)
+	ownerWord  = regexp.MustCompile(`\b(?:we|our|ours|this repo(?:sitory)?|this project|this codebase|in this (?:repo|project|codebase)|you (?:want|prefer|like|'d like|asked)|your (?:preference|team))\b`)
 	backtick   = regexp.MustCompile("`[^`\n]+`")
 	urlTok     = regexp.MustCompile(`\bhttps?://\S+`)
 	fence      = regexp.MustCompile("(?m)^\\s*(?:```|~~~)")
@@ -131,8 +130,8 @@ func Analyze(text string) Signals {
 		s.ByClass[c]++
 	}
 	s.Words = len(strings.Fields(prose))
-	s.Durable = len(durableWord.FindAllStringIndex(prose, -1))
-	s.Generic = len(genericWord.FindAllStringIndex(prose, -1))
+	lp := lower(prose)
+	s.Durable = len(durableWord.FindAllStringIndex(lp, -1))
 	s.Specificity = specificity(prose)
 	return s
 }
@@ -141,7 +140,10 @@ func Analyze(text string) Signals {
 func specificity(prose string) float64 {
 	seen := map[string]bool{}
 	total := 0.0
-	add := func(re *regexp.Regexp, w float64) {
+	add := func(re *regexp.Regexp, w float64, needs string) {
+		if needs != "" && !strings.ContainsAny(prose, needs) {
+			return // the token cannot occur: skip the scan
+		}
 		for _, m := range re.FindAllString(prose, -1) {
 			k := strings.ToLower(strings.Trim(m, "`.,;:()"))
 			if seen[k] {
@@ -151,19 +153,19 @@ func specificity(prose string) float64 {
 			total += w
 		}
 	}
-	add(urlTok, 1)
-	add(filePathTok, 2)
-	add(codePathTok, 2)
-	add(wordPairTok, 0.5)
-	add(settingTok, 1.5)
-	add(codeIdentTok, 1)
-	add(capsIdentTok, 0.5)
-	add(ticketTok, 1)
-	add(ipTok, 1)
+	add(urlTok, 1, ":")
+	add(filePathTok, 2, "/.")
+	add(codePathTok, 2, "`")
+	add(wordPairTok, 0.5, "/")
+	add(settingTok, 1.5, "=-")
+	add(codeIdentTok, 1, "")
+	add(capsIdentTok, 0.5, "")
+	add(ticketTok, 1, "-")
+	add(ipTok, 1, ".")
 	before := total
-	add(hyphenTok, 0.5)
+	add(hyphenTok, 0.5, "-")
 	total = min(total, before+0.5) // compound words are common English: one counts
-	if ownerWord.MatchString(prose) {
+	if ownerWord.MatchString(lower(prose)) {
 		total += 2
 	}
 	return total
@@ -277,19 +279,20 @@ func classify(sent string) string {
 	if outputLine.MatchString(sent) {
 		return classOutput
 	}
-	rest := sent
+	rest, lrest := sent, lower(sent) // same byte offsets
 	for i := 0; i < 3; i++ { // "Okay, sure: ..." has more than one
-		loc := ackLead.FindStringIndex(rest)
+		loc := ackLead.FindStringIndex(lrest)
 		if loc == nil || loc[1] == 0 {
 			break
 		}
-		rest = rest[loc[1]:]
+		rest, lrest = rest[loc[1]:], lrest[loc[1]:]
 	}
-	rest = strings.TrimLeftFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) })
-	if wordCount(rest) == 0 || ackOnly.MatchString(rest) || ackAnywhere.MatchString(rest) {
+	trim := len(rest) - len(strings.TrimLeftFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }))
+	rest, lrest = rest[trim:], lrest[trim:]
+	if wordCount(rest) == 0 || ackOnly.MatchString(lrest) || ackAnywhere.MatchString(lrest) {
 		return classAck
 	}
-	if procLead.MatchString(rest) || (futureSelf.MatchString(rest) && !durableWord.MatchString(rest) && !ownerWord.MatchString(rest)) {
+	if procLead.MatchString(lrest) || (futureSelf.MatchString(lrest) && !durableWord.MatchString(lrest) && !ownerWord.MatchString(lrest)) {
 		return classProcedural
 	}
 	if strings.HasSuffix(rest, "?") {
@@ -298,13 +301,29 @@ func classify(sent string) string {
 	if citation.MatchString(rest) {
 		return classOutput
 	}
-	if statusWord.MatchString(rest) && !durableWord.MatchString(rest) && wordCount(rest) <= 14 {
+	if statusWord.MatchString(lrest) && !durableWord.MatchString(lrest) && wordCount(rest) <= 14 {
 		return classStatus
 	}
 	if wordCount(rest) < 3 {
 		return classStatus // a bare fragment: a path, a link, a count
 	}
 	return classContent
+}
+
+// lower lowercases ASCII letters only, so byte offsets stay the same.
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= 'A' && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if c := b[j]; c >= 'A' && c <= 'Z' {
+					b[j] = c + 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 func wordCount(s string) int {
