@@ -280,7 +280,7 @@ func classify(sent string) string {
 		return classOutput
 	}
 	rest, lrest := sent, lower(sent) // same byte offsets
-	for i := 0; i < 3; i++ { // "Okay, sure: ..." has more than one
+	for i := 0; i < 3; i++ {         // "Okay, sure: ..." has more than one
 		loc := ackLead.FindStringIndex(lrest)
 		if loc == nil || loc[1] == 0 {
 			break
