@@ -39,6 +39,9 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'PutBatch|Open' -benchtime 5x -timeout 60m ./backend/store/
 	$(GO) test -run '^$$' -bench 'BuiltinEmbed' -cpu 1 ./backend/embed/
 	$(GO) test -run '^$$' -bench 'LoadBuiltin' -benchtime 5x ./backend/embed/wordvec/
+	MEMTRAY_FILTER_SET=$$( [ -f $(SHARED)/eval/filter-dev.jsonl ] && echo $(abspath $(SHARED))/eval/filter-dev.jsonl ) \
+	  $(GO) test -run '^$$' -bench 'Pipeline' -benchtime 2000x ./backend/ingest/
+	$(GO) test -run '^$$' -bench 'Redact' ./backend/redact/
 
 # Retrieval evaluation on the shared data sets (skipped where absent).
 SHARED ?= ../shared
@@ -46,6 +49,14 @@ eval: build
 	@if [ -f $(SHARED)/eval/recall-dev.json ]; then $(BIN) eval recall $(SHARED)/eval/recall-dev.json; else echo "eval: $(SHARED)/eval/recall-dev.json absent, skipped"; fi
 	@if [ -f $(SHARED)/data/locomo/locomo10.json ]; then $(BIN) eval recall --locomo $(SHARED)/data/locomo/locomo10.json; else echo "eval: LoCoMo absent, skipped"; fi
 	@if [ -f $(SHARED)/data/longmemeval/longmemeval_s_cleaned_499.json.gz ]; then $(BIN) eval recall --longmemeval $(SHARED)/data/longmemeval/longmemeval_s_cleaned_499.json.gz; else echo "eval: LongMemEval absent, skipped"; fi
+	@if [ -f $(SHARED)/eval/filter-dev.jsonl ]; then $(BIN) eval filter --passes 3 $(SHARED)/eval/filter-dev.jsonl; else echo "eval: filter-dev.jsonl absent, skipped"; fi
+	@if [ -f $(SHARED)/eval/secrets-dev.jsonl ]; then $(BIN) eval redact $(SHARED)/eval/secrets-dev.jsonl; else echo "eval: secrets-dev.jsonl absent, skipped"; fi
+	@if [ -d $(SHARED)/data/secrets/gitleaks ]; then $(BIN) eval redact --gitleaks $(SHARED)/data/secrets/gitleaks; else echo "eval: gitleaks cases absent, skipped"; fi
+	@if ls $(SHARED)/data/claude-code-transcripts/*.jsonl >/dev/null 2>&1; then \
+	  d=$$(mktemp -d); for f in $(SHARED)/data/claude-code-transcripts/*.jsonl; do $(BIN) ingest --data-dir $$d $$f; done; \
+	  echo "replayed again (must add no memory):"; for f in $(SHARED)/data/claude-code-transcripts/*.jsonl; do $(BIN) ingest --data-dir $$d $$f | grep 'memories written'; done; \
+	  $(BIN) stats --data-dir $$d; rm -rf $$d; \
+	else echo "eval: Claude Code transcripts absent, skipped"; fi
 
 # Fuzz every parser of outside input in turn (FUZZTIME each).
 FUZZTIME ?= 30s
@@ -57,6 +68,11 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzAPIBodies$$' -fuzztime $(FUZZTIME) ./backend/daemon/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadThesaurus$$' -fuzztime $(FUZZTIME) ./backend/embed/wordvec/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./backend/embed/wordvec/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseBuffer$$' -fuzztime $(FUZZTIME) ./backend/noise/
+	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./backend/chunk/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./backend/transcript/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./backend/judge/
+	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./backend/redact/
 
 clean:
 	rm -rf bin

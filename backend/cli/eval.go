@@ -96,7 +96,30 @@ func runEvalFilter(env *Env, args []string) error {
 	return rep.WriteTable(env.Stdout)
 }
 
-// runEvalRedact is `memtray eval redact FILE.jsonl [--json]`.
+// runEvalRedact is `memtray eval redact FILE.jsonl [--json]` and
+// `memtray eval redact --gitleaks DIR [--json]`.
 func runEvalRedact(env *Env, args []string) error {
-	return usagef("eval redact: not yet") // TEMP
+	var c common
+	fs := newFlags("eval redact", env, &c, true)
+	gitleaks := fs.String("gitleaks", "", "score the gitleaks rule cases in DIR instead (recall on true positives of the covered rules, false positives)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	var rep report
+	switch {
+	case *gitleaks != "" && len(pos) == 0:
+		rep, err = eval.RunGitleaks(env.Ctx, *gitleaks)
+	case *gitleaks == "" && len(pos) == 1:
+		rep, err = eval.RunRedact(env.Ctx, pos[0])
+	default:
+		return usagef("give one secrets FILE.jsonl, or --gitleaks DIR")
+	}
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, rep)
+	}
+	return rep.WriteTable(env.Stdout)
 }
