@@ -30,6 +30,7 @@ func isolate(t *testing.T) string {
 	t.Helper()
 	t.Setenv("MEMTRAY_CONFIG", filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("MEMTRAY_DATA_DIR", "")
+	t.Setenv("XDG_DATA_HOME", t.TempDir()) // a command without --data-dir never touches the user's store
 	t.Setenv("OLLAMA_HOST", "http://127.0.0.1:1") // nothing answers: auto picks the built-in embedder
 	return t.TempDir()
 }

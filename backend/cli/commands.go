@@ -262,6 +262,24 @@ func runStats(env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stdout, "daemon:     %s\nstore:      %s\nmemories:   %d (%d snoozed, %d superseded)\nembedder:   %s (%s)\n",
 			where, s.Store.Dir, s.Store.Count, s.Snoozed, s.Superseded, s.Embedder, s.EmbedderReason)
+		p := s.Pipeline
+		gate := "off (no embedder at start)"
+		if p.ContentGate {
+			gate = fmt.Sprintf("on, %d learned noise examples", p.NoiseBuffer)
+		}
+		judgeLine := "off"
+		if p.Judge != "" {
+			judgeLine = fmt.Sprintf("%s, %d/%d calls this hour, %d/%d today, %d tokens", p.Judge,
+				p.JudgeCallsHr, p.JudgeMaxHr, p.JudgeCallsDay, p.JudgeMaxDay, p.JudgeTokens)
+		}
+		fmt.Fprintf(env.Stdout, "content gate: %s\njudge:      %s\n", gate, judgeLine)
+		if len(p.Decisions) > 0 {
+			fmt.Fprint(env.Stdout, "decisions: ")
+			for _, k := range sortedKeys(p.Decisions) {
+				fmt.Fprintf(env.Stdout, " %s %d", k, p.Decisions[k])
+			}
+			fmt.Fprintln(env.Stdout)
+		}
 		if len(s.ByKind) > 0 {
 			fmt.Fprint(env.Stdout, "by kind:   ")
 			for _, k := range sortedKeys(s.ByKind) {

@@ -13,9 +13,9 @@ import (
 // (the second replay adds nothing), ingests a document and an exchanges
 // file, and refuses bad input before anything is stored.
 func TestIngestCommand(t *testing.T) {
-	isolate(t)
+	dd := "--data-dir=" + isolate(t)
 	ctx := context.Background()
-	code, out, errs := run(t, ctx, "", "ingest", "--json", "testdata/session.jsonl")
+	code, out, errs := run(t, ctx, "", "ingest", dd, "--json", "testdata/session.jsonl")
 	if code != 0 {
 		t.Fatalf("ingest: %d %s", code, errs)
 	}
@@ -27,7 +27,7 @@ func TestIngestCommand(t *testing.T) {
 	if r.As != "transcript" || r.Exchanges != 5 || r.Memories != 1 || r.Transcript == nil || r.Transcript.Project != "weatherapp" {
 		t.Fatalf("first replay: %+v", r)
 	}
-	code, out, _ = run(t, ctx, "", "ingest", "testdata/session.jsonl")
+	code, out, _ = run(t, ctx, "", "ingest", dd, "testdata/session.jsonl")
 	if code != 0 || !strings.Contains(out, "memories written 0, duplicates avoided 1") {
 		t.Fatalf("second replay: %d\n%s", code, out)
 	}
@@ -37,15 +37,15 @@ func TestIngestCommand(t *testing.T) {
 	os.WriteFile(doc, []byte("# Tiles\n\nForecast tiles are cached in Redis under `tile:<z>:<x>:<y>`; the cache TTL follows the model run.\n"), 0o600)
 	exs := filepath.Join(dir, "ex.jsonl")
 	os.WriteFile(exs, []byte(`{"user":"which port","assistant":"The tile server listens on 127.0.0.1:8089 because 8080 is taken by the proxy; never expose it publicly."}`+"\n"), 0o600)
-	code, out, errs = run(t, ctx, "", "ingest", "--as", "auto", doc)
+	code, out, errs = run(t, ctx, "", "ingest", dd, "--as", "auto", doc)
 	if code != 0 || !strings.Contains(out, "(document)") || !strings.Contains(out, "memories written 1") {
 		t.Fatalf("document: %d %s %s", code, out, errs)
 	}
-	code, out, errs = run(t, ctx, "", "ingest", "--as", "exchanges", "--project", "weatherapp", exs)
+	code, out, errs = run(t, ctx, "", "ingest", dd, "--as", "exchanges", "--project", "weatherapp", exs)
 	if code != 0 || !strings.Contains(out, "stored 1") {
 		t.Fatalf("exchanges: %d %s %s", code, out, errs)
 	}
-	code, out, _ = run(t, ctx, "", "list", "--json")
+	code, out, _ = run(t, ctx, "", "list", dd, "--json")
 	if code != 0 || strings.Count(out, `"id"`) != 3 {
 		t.Fatalf("list after ingest: %s", out)
 	}
@@ -54,28 +54,28 @@ func TestIngestCommand(t *testing.T) {
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"assistant\":\"fine\"}\n{\"assistant\": 3}\n"), 0o600)
 	for _, args := range [][]string{
-		{"ingest", "--as", "exchanges", exs, bad},
-		{"ingest", "--as", "nonsense", exs},
-		{"ingest"},
-		{"ingest", filepath.Join(dir, "missing.md")},
+		{"ingest", dd, "--as", "exchanges", exs, bad},
+		{"ingest", dd, "--as", "nonsense", exs},
+		{"ingest", dd},
+		{"ingest", dd, filepath.Join(dir, "missing.md")},
 	} {
 		if code, _, _ := run(t, ctx, "", args...); code == 0 {
 			t.Errorf("%v: exit 0", args)
 		}
 	}
-	code, out, _ = run(t, ctx, "", "list", "--json")
+	code, out, _ = run(t, ctx, "", "list", dd, "--json")
 	if strings.Count(out, `"id"`) != 3 {
 		t.Errorf("bad input changed the store: %s", out)
 	}
 	// stdin as a document.
-	code, out, errs = run(t, ctx, "Deploys go through `make deploy` only, because it runs the smoke tests against staging first.", "ingest", "-")
+	code, out, errs = run(t, ctx, "Deploys go through `make deploy` only, because it runs the smoke tests against staging first.", "ingest", dd, "-")
 	if code != 0 || !strings.Contains(out, "memories written 1") {
 		t.Fatalf("stdin: %d %s %s", code, out, errs)
 	}
 }
 
 func TestEvalFilterCommand(t *testing.T) {
-	isolate(t)
+	isolate(t) // eval filter uses its own temporary store
 	code, out, errs := run(t, context.Background(), "", "eval", "filter", "--passes", "2", "--json", "../eval/testdata/filter-tiny.jsonl")
 	if code != 0 {
 		t.Fatalf("eval filter: %d %s", code, errs)

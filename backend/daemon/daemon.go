@@ -361,6 +361,7 @@ func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 		}
 		return nil
 	})
+	s.Pipeline = d.pipelineStats()
 	return s, err
 }
 

@@ -150,6 +150,27 @@ func (d *Daemon) Noise(_ context.Context) (httpapi.NoiseState, error) {
 	return st, nil
 }
 
+// pipelineStats summarises the write pipeline for Stats.
+func (d *Daemon) pipelineStats() httpapi.PipelineStats {
+	ps := httpapi.PipelineStats{Decisions: map[string]int{}}
+	if sc := d.pipeline.Scorer(); sc != nil {
+		ps.ContentGate, ps.NoiseBuffer = true, sc.State().BufferLen
+	}
+	if d.judge != nil {
+		ps.Judge = d.judge.Name()
+		if b, ok := d.judge.(*judge.Budgeted); ok {
+			st := b.Stats()
+			ps.JudgeCallsHr, ps.JudgeCallsDay = st.CallsLastHour, st.CallsLastDay
+			ps.JudgeMaxHr, ps.JudgeMaxDay = st.MaxPerHour, st.MaxPerDay
+			ps.JudgeTokens = st.InputTokens + st.OutputTokens
+		}
+	}
+	for _, e := range d.decisions.newest(d.cfg.Ingest.DecisionLog) {
+		ps.Decisions[string(e.Verdict)]++
+	}
+	return ps
+}
+
 // decisionLog keeps the newest decisions with their (redacted) exchanges,
 // for the feed and for "keep".
 type decisionLog struct {

@@ -60,6 +60,25 @@ type Stats struct {
 	ByProject      map[string]int `json:"by_project"`
 	Snoozed        int            `json:"snoozed"`
 	Superseded     int            `json:"superseded"`
+	Pipeline       PipelineStats  `json:"pipeline"`
+}
+
+// PipelineStats describes the write pipeline: its gates, the judge's
+// budget, and the recent decisions by verdict.
+type PipelineStats struct {
+	// ContentGate says whether the content score gate runs; NoiseBuffer
+	// is the length of its rejection buffer.
+	ContentGate bool `json:"content_gate"`
+	NoiseBuffer int  `json:"noise_buffer"`
+	// Judge names the judge ("" when off) and its calls against the caps.
+	Judge         string `json:"judge,omitempty"`
+	JudgeCallsHr  int    `json:"judge_calls_last_hour"`
+	JudgeCallsDay int    `json:"judge_calls_last_day"`
+	JudgeMaxHr    int    `json:"judge_max_per_hour"`
+	JudgeMaxDay   int    `json:"judge_max_per_day"`
+	JudgeTokens   int64  `json:"judge_tokens"`
+	// Decisions counts the decisions in the recent log by verdict.
+	Decisions map[string]int `json:"decisions"`
 }
 
 // Health is the unauthenticated answer of /api/health: enough for a CLI to
