@@ -109,8 +109,8 @@ var (
 func Analyze(text string) Signals {
 	prose, fenced := splitFences(text)
 	s := Signals{ByClass: map[string]int{}}
-	if n := len(strings.TrimSpace(text)); n > 0 {
-		s.FenceShare = float64(fenced) / float64(n)
+	if n := len(text); n > 0 {
+		s.FenceShare = min(1, float64(fenced)/float64(n))
 	}
 	// List items inherit the class of a procedural, status or output line
 	// that introduces them ("I've made the following changes:").

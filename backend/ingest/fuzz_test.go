@@ -1,0 +1,29 @@
+package ingest
+
+import (
+	"testing"
+)
+
+// FuzzAnalyze: the gates' reading of any reply never panics and its counts
+// agree with each other.
+func FuzzAnalyze(f *testing.F) {
+	f.Add("Okay. Running `go test ./...` now.\n\n```\n$ go test\nok\n```")
+	f.Add("Root cause: `cmd/x/main.go` sets FOO=bar because the default is wrong; never change it.")
+	f.Add("1. \"Title\" (example.com)\n2. r/go thread: \"x\"\n- Updated `a.go`")
+	f.Add("...\n```unterminated\nfoo")
+	f.Fuzz(func(t *testing.T, s string) {
+		sig := Analyze(s)
+		n := 0
+		for _, c := range sig.ByClass {
+			n += c
+		}
+		if n != sig.Sentences || sig.Content() > sig.Sentences {
+			t.Fatalf("classes %v do not add up to %d sentences", sig.ByClass, sig.Sentences)
+		}
+		if sig.Specificity < 0 || sig.FenceShare < 0 || sig.FenceShare > 1.0001 {
+			t.Fatalf("out of range: %+v", sig)
+		}
+		_ = LoadBearing(s)
+		_ = GuessKind(s)
+	})
+}
