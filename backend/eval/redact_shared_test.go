@@ -38,3 +38,16 @@ func TestGitleaksShared(t *testing.T) {
 	}
 	t.Log("\n" + b.String())
 }
+
+func TestCredSweeperShared(t *testing.T) {
+	dir := sharedFile(t, "data/secrets/credsweeper")
+	rep, err := RunCredSweeper(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+}

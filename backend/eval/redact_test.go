@@ -234,3 +234,72 @@ func TestCredential(t *testing.T) {
 		t.Fatalf("credential = %q", u[ca:cb])
 	}
 }
+
+// TestRunCredSweeperTiny builds a tiny CredSweeper-shaped tree: one sample
+// with two expected findings (one masked, one not), one binary sample, one
+// negative sample.
+func TestRunCredSweeperTiny(t *testing.T) {
+	dir := t.TempDir()
+	samples := filepath.Join(dir, "tests", "samples")
+	data := filepath.Join(dir, "tests", "data")
+	for _, d := range []string{samples, data} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(samples, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("creds.env", "DB_PASSWORD=Qx7-vT93kLmZ2pWd\nnote: door code 4711\n")
+	write("image.bin", "\x00\x01binary")
+	write("plain.txt", "nothing to see here\n")
+	out := `[
+ {"rule": "Password", "line_data_list": [{"path": "./tests/samples/creds.env", "line_num": 1, "value": "Qx7-vT93kLmZ2pWd"}]},
+ {"rule": "Code", "line_data_list": [{"path": "./tests/samples/creds.env", "line_num": 2, "value": "4711"}]},
+ {"rule": "Binary", "line_data_list": [{"path": "./tests/samples/image.bin", "line_num": 1, "value": "binary"}]}
+]`
+	if err := os.WriteFile(filepath.Join(data, "output.json"), []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := RunCredSweeper(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Samples != 3 || rep.TextSamples != 2 || rep.Expected != 3 || rep.Scored != 2 || rep.Found != 1 || rep.Recall != 0.5 {
+		t.Fatalf("report: %+v", rep)
+	}
+	if rep.Negatives != 1 || rep.NegativesRedacted != 0 {
+		t.Fatalf("negatives: %+v", rep)
+	}
+	if len(rep.Misses) != 1 || rep.Misses[0].Rule != "Code" || rep.Misses[0].Line != 2 {
+		t.Fatalf("misses: %+v", rep.Misses)
+	}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(rep)
+	for _, s := range []string{b.String(), string(js)} {
+		if strings.Contains(s, "Qx7-vT93kLmZ2pWd") || strings.Contains(s, "4711") {
+			t.Fatalf("report shows a secret:\n%s", s)
+		}
+	}
+	if _, err := RunCredSweeper(context.Background(), t.TempDir()); err == nil {
+		t.Fatal("no error without output.json")
+	}
+}
+
+func TestValueOffset(t *testing.T) {
+	text := "a=x\nb=secret\nc=secret\n"
+	if got := valueOffset(text, 3, "secret"); got != strings.LastIndex(text, "secret") {
+		t.Fatalf("line 3: %d", got)
+	}
+	if got := valueOffset(text, 9, "secret"); got != strings.Index(text, "secret") {
+		t.Fatalf("past the end: %d", got)
+	}
+	if got := valueOffset(text, 1, "zzz"); got != -1 {
+		t.Fatalf("absent: %d", got)
+	}
+}

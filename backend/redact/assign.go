@@ -23,7 +23,11 @@ const (
 var strongSuffixes = []string{"password", "passwd", "passphrase", "passcode", "secret", "token", "apikey", "credential", "credentials", "creds", "privatekey", "secretkey", "accesskey", "authkey", "pwd"}
 
 // strongWords are whole key words that name a secret.
-var strongWords = map[string]bool{"pass": true, "pwd": true, "pw": true, "passwd": true, "pword": true, "mdp": true}
+var strongWords = map[string]bool{
+	"pass": true, "pwd": true, "pw": true, "passwd": true, "pword": true, "mdp": true,
+	"pswd": true, "psswd": true, "paswd": true, "pswrd": true, "psword": true, "psswrd": true,
+	"pssword": true, "pasword": true, "paswrd": true, "passw": true, "passwrd": true, "pwrd": true,
+}
 
 // weakWords are whole key words under which only random-looking values are
 // masked.
@@ -76,7 +80,9 @@ var benignWords = map[string]bool{
 	"keywords": true, "primary": true, "foreign": true, "sort": true, "partition": true,
 	"idempotency": true, "dedup": true, "dedupe": true, "cache_key": true, "lookup": true,
 	"forgot": true, "bypass": true, "passthrough": true, "compass": true,
-	"passport": true, "surpass": true, "passenger": true,
+	"passport": true, "surpass": true, "passenger": true, "overpass": true, "underpass": true,
+	"multipass": true, "onepass": true, "twopass": true, "singlepass": true, "firstpass": true,
+	"secondpass": true, "renderpass": true, "subpass": true, "encompass": true,
 }
 
 // notSecretTokens are words that, just before "token", make it a
@@ -171,8 +177,8 @@ func classifyKey(key string) (keyStrength, string) {
 				set(keyStrong, kindForWord(suf))
 			}
 		}
-		if strongWords[w] {
-			set(keyStrong, "password")
+		if strongWords[w] || (len(w) > 4 && strings.HasSuffix(w, "pass")) {
+			set(keyStrong, "password") // MYSQLPASS, dbpass
 		}
 		if i+1 < len(ws) && ws[i+1] == "key" {
 			switch w {
@@ -258,14 +264,17 @@ func scanAssign(s string, hits []int, add func(span)) {
 		// key:value glued together without quotes or a space (Maven
 		// coordinates, host:port, scope:read) is not a YAML mapping: only a
 		// random value counts
-		if !quoted && !a.quotedKey && a.sep == ":" && s[vs-1] == ':' {
+		if !quoted && !a.quotedKey && a.sep == ":" && s[vs-1] == ':' &&
+			(strings.ContainsAny(key, "./") || strings.Contains(v, ":") || isVersion(v)) {
 			strength = keyWeak
 		}
 		var good bool
 		if strength == keyStrong {
 			good = (quoted || !codeLike(v)) && plausibleSecret(v, quoted)
 		} else {
-			good = (quoted || !codeLike(v)) && looksRandom(v)
+			// weak keys: random-looking values, or base64 user:password
+			// (the "auth" of ~/.docker/config.json)
+			good = (quoted || !codeLike(v)) && (looksRandom(v) || (len(v) >= 8 && basicCredentials(v)))
 		}
 		if good {
 			add(span{vs, ve, kind})
@@ -290,6 +299,7 @@ func parseAssignment(s string, ks, ke int) (assignment, bool) {
 }
 
 func parseAssignmentParts(s string, ks, ke int) (vs, ve int, quoted, quotedKey bool, sep string, ok bool) {
+	compare := false
 	n := len(s)
 	j := ke
 	var open byte
@@ -318,7 +328,7 @@ func parseAssignmentParts(s string, ks, ke int) (vs, ve int, quoted, quotedKey b
 	}
 	j = skipBlanks(s, j)
 	// separator
-	for _, cand := range []string{":::=", "::=", ":=", "?=", ".=", "+=", "=>", "=", ":", ","} {
+	for _, cand := range []string{":::=", "::=", ":=", "?=", ".=", "+=", "=>", "!=", "=", ":", ","} {
 		if strings.HasPrefix(s[j:], cand) {
 			sep = cand
 			break
@@ -340,20 +350,45 @@ func parseAssignmentParts(s string, ks, ke int) (vs, ve int, quoted, quotedKey b
 		}
 		return 0, 0, false, false, "", false
 	case "=":
-		if j+1 < n && (s[j+1] == '=' || s[j+1] == '~') {
+		if j+1 < n && s[j+1] == '~' {
 			return 0, 0, false, false, "", false
 		}
-		if ks > 0 && (s[ks-1] == '!' || s[ks-1] == '<' || s[ks-1] == '>') {
-			return 0, 0, false, false, "", false
+		if j+1 < n && s[j+1] == '=' {
+			// a comparison with a literal is a hard-coded secret too:
+			// if password == "..." (the value must be quoted, below)
+			sep = "=="
+			j++
+			if j+1 < n && s[j+1] == '=' {
+				j++
+			}
 		}
 	case ":":
 		if j+1 < n && (s[j+1] == ':' || s[j+1] == '/') {
 			return 0, 0, false, false, "", false
 		}
 	case ",":
-		if !quotedKey {
+		// f("API_TOKEN", "value"), setopt(CURLOPT_PASSWORD, "value"): the
+		// key must be a call's first argument (in JSON, a string before a
+		// comma is a value)
+		if !quotedKey && !isConstName(s[ks:ke]) {
 			return 0, 0, false, false, "", false
 		}
+		b := ks - 1
+		if quotedKey {
+			b--
+		}
+		for b >= 0 && (s[b] == ' ' || s[b] == '\t') {
+			b--
+		}
+		if b < 0 || (s[b] != '(' && (quotedKey || s[b] != ',')) {
+			return 0, 0, false, false, "", false
+		}
+	}
+	if sep == "==" {
+		sep = "=" // j is on the last '='
+		compare = true
+	} else if sep == "!=" {
+		compare = true
 	}
 	j += len(sep)
 	j = skipBlanks(s, j)
@@ -414,12 +449,9 @@ func parseAssignmentParts(s string, ks, ke int) (vs, ve int, quoted, quotedKey b
 		if k-vs > maxValueLen {
 			return 0, 0, false, false, "", false
 		}
-		if sep == "," && open == 0 {
-			return 0, 0, false, false, "", false
-		}
 		return vs, k, true, quotedKey, sep, vs < k
 	}
-	if sep == "," {
+	if sep == "," || compare {
 		return 0, 0, false, false, "", false
 	}
 	vs = j
@@ -478,4 +510,20 @@ func skipBlanks(s string, j int) int {
 		j++
 	}
 	return j
+}
+
+// isConstName reports UPPER_SNAKE names (CURLOPT_PASSWORD, DB_PASSWORD).
+func isConstName(k string) bool {
+	up := false
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case isUpper(c):
+			up = true
+		case isDigit(c) || c == '_':
+		default:
+			return false
+		}
+	}
+	return up
 }

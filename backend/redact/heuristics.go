@@ -51,7 +51,7 @@ var stopValues = map[string]bool{
 	"p@ssw0rd": true, "p@ssword": true, "passw0rd": true, "letmein": true,
 	"guest": true, "demo": true, "local": true, "localhost": true, "postgres": true,
 	"mysql": true, "redis": true, "oauth": true, "jwt": true, "session": true,
-	"cookie": true, "prompt": true, "stdin": true, "interactive": true,
+	"cookie": true, "prompt": true, "stdin": true, "interactive": true, "changeit": true,
 }
 
 // isPlaceholder reports whether v is a template, an example or a filler
@@ -75,6 +75,14 @@ func isPlaceholder(v string) bool {
 		}
 	}
 	if (v[0] == '[' && v[len(v)-1] == ']') || (v[0] == '{' && v[len(v)-1] == '}') || (v[0] == '(' && v[len(v)-1] == ')') {
+		return true
+	}
+	// a hex number literal (0xdeadbeef), an encrypted value (Jasypt
+	// ENC(...), SOPS ENC[...], vault:v1:...)
+	if len(v) > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X') && isHex(v[2:]) {
+		return true
+	}
+	if strings.HasPrefix(v, "ENC(") || strings.HasPrefix(v, "ENC[") || strings.HasPrefix(v, "vault:v") {
 		return true
 	}
 	for _, p := range placeholderParts {
@@ -479,6 +487,15 @@ func plausibleSecret(v string, quoted bool) bool {
 	}
 	if allDigits(v) {
 		return n >= 6
+	}
+	// an identifier naming a secret is a reference to one: csrfToken,
+	// db_password, API_KEY_V2
+	if isIdent(v) {
+		for _, w := range []string{"pass", "pwd", "secret", "token", "key", "auth", "cred"} {
+			if containsFold(v, w) {
+				return false
+			}
+		}
 	}
 	if wordy(v) {
 		if !quoted {

@@ -182,7 +182,7 @@ func (r *rule) runRegexp(s string, h []int, add func(span)) {
 		// acceptToken anyway: skip the attempt
 		tokenStart := r.group == 0 && !r.noLeft && r.plainToken
 		for _, p := range h {
-			if p < done || (tokenStart && p > 0 && isAlnum(s[p-1])) {
+			if p < done || (tokenStart && p > 0 && isAlnum(s[p-1]) && !afterANSI(s, p)) {
 				continue
 			}
 			end := min(len(s), p+r.maxLen)

@@ -88,7 +88,7 @@ func acceptToken(r *rule, s string, m []int, add func(span)) {
 	for !r.keepDot && en > st && s[en-1] == '.' {
 		en--
 	}
-	if !r.noLeft && st > 0 && isAlnum(s[st-1]) {
+	if !r.noLeft && st > 0 && isAlnum(s[st-1]) && !afterANSI(s, st) {
 		return
 	}
 	if r.noDotBefore && st > 0 && s[st-1] == '.' {
@@ -121,21 +121,21 @@ var vendorTokens = []struct {
 	{`dp\.(?:pt|st|ct|scim|audit|sa)\.[A-Za-z0-9]{40,}`, []string{"dp.pt.", "dp.st.", "dp.ct.", "dp.scim.", "dp.audit.", "dp.sa."}},
 	{`lin_(?:api|oauth)_[A-Za-z0-9]{40}`, []string{"lin_api_", "lin_oauth_"}},
 	{`sntry[su]_[A-Za-z0-9_=+/]{40,}`, []string{"sntrys_", "sntryu_"}},
-	{`glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{60,}`, []string{"glc_", "glsa_", "eyJrIjoi"}},
+	{`glc_[A-Za-z0-9+/]{32,}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|eyJrIjoi[A-Za-z0-9]{60,}={0,2}`, []string{"glc_", "glsa_", "eyJrIjoi"}},
 	{`dapi[a-f0-9]{32}(?:-[0-9])?`, []string{"dapi"}},
 	{`PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}`, []string{"PMAK-"}},
-	{`NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9_-]{32}`, []string{"NRAK-", "NRJS-", "NRII-"}},
+	{`NR(?:AK|JS|II|BR|AA|RA)-[A-Za-z0-9_-]{19,40}`, []string{"NRAK-", "NRJS-", "NRII-", "NRBR-", "NRAA-", "NRRA-"}},
 	{`(?:pub)?key-[a-f0-9]{32}`, []string{"key-", "pubkey-"}},
 	{`[a-f0-9]{32}-us[0-9]{1,2}`, []string{"-us"}},
-	{`HRKU-[A-Za-z0-9_-]{60}`, []string{"HRKU-"}},
-	{`ops_eyJ[A-Za-z0-9+/]{100,}={0,3}`, []string{"ops_eyJ"}},
+	{`HRKU-[A-Za-z0-9_-]{30,}`, []string{"HRKU-"}},
+	{`ops_eyJ[A-Za-z0-9+/_-]{100,}={0,3}`, []string{"ops_eyJ"}},
 	{`A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}`, []string{"A3-"}},
 	{`CLOJARS_[a-z0-9]{60}`, []string{"CLOJARS_"}},
 	{`rubygems_[a-f0-9]{48}`, []string{"rubygems_"}},
 	{`pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=._-]{32,64}`, []string{"pscale_"}},
 	{`xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}`, []string{"xkeysib-"}},
 	{`FLW(?:PUBK|SECK)(?:_TEST)?-[A-Za-z0-9]{12,32}(?:-X)?`, []string{"FLWPUBK", "FLWSECK"}},
-	{`[0-9]{8,10}:A[A-Za-z0-9_-]{34}`, []string{":A"}},
+	{`access_token\$production\$[0-9a-z]{16}\$[0-9a-f]{32}`, []string{"access_token$production$"}},
 	{`dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}`, []string{"dt0c01."}},
 	{`figd_[A-Za-z0-9_-]{40,}`, []string{"figd_"}},
 	{`ntn_[0-9]{11}[A-Za-z0-9]{35}|secret_[A-Za-z0-9]{43}`, []string{"ntn_", "secret_"}},
@@ -172,10 +172,24 @@ var vendorTokens = []struct {
 	{`pplx-[A-Za-z0-9]{48}`, []string{"pplx-"}},
 	{`tvly-[A-Za-z0-9-]{32,}`, []string{"tvly-"}},
 	{`AT[AC]TT3[A-Za-z0-9_=-]{150,}|ATBB[A-Za-z0-9_=.-]{32}`, []string{"ATATT3", "ATCTT3", "ATBB"}},
-	{`dckr_pat_[A-Za-z0-9_-]{27}`, []string{"dckr_pat_"}},
+	{`dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,32}`, []string{"dckr_pat_", "dckr_oat_"}},
+	{`cf(?:at|ut|k)_[A-Za-z0-9]{40,}`, []string{"cfat_", "cfut_", "cfk_"}},
+	{`nfp_[A-Za-z0-9]{36}`, []string{"nfp_"}},
+	{`tgp_v1_[A-Za-z0-9_-]{43}`, []string{"tgp_v1_"}},
+	{`llx-[A-Za-z0-9_-]{40,}`, []string{"llx-"}},
+	{`ph[xsra]_[A-Za-z0-9]{40,}`, []string{"phx_", "phs_", "phr_", "pha_"}},
+	{`sq[upa]_[a-f0-9]{40}`, []string{"squ_", "sqp_", "sqa_"}},
+	{`IGQV[A-Za-z0-9_-]{100,}`, []string{"IGQV"}},
+	{`sl\.[A-Za-z0-9_-]{100,}`, []string{"sl."}},
+	{`PMAT-[A-Za-z0-9]{26}`, []string{"PMAT-"}},
+	{`LTAI[A-Za-z0-9]{12,20}`, []string{"LTAI"}},
+	{`akab-[a-z0-9]{16}-[a-z0-9]{16}`, []string{"akab-"}},
+	{`BBDC-[A-Za-z0-9+/=_-]{40,}`, []string{"BBDC-"}},
+	{`bedrock-api-key-[A-Za-z0-9+/=]{20,}`, []string{"bedrock-api-key-"}},
+	{`SWM(?:TKN|KEY)-1-[A-Za-z0-9+/_-]{40,}`, []string{"SWMTKN-1-", "SWMKEY-1-"}},
 	{`oy2[a-z0-9]{43}`, []string{"oy2"}},
 	{`sk\.eyJ[A-Za-z0-9._-]{80,}`, []string{"sk.eyJ"}},
-	{`sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,}`, []string{"sbp_", "sb_secret_"}},
+	{`sbp_[A-Za-z0-9]{40}|sb_secret_[A-Za-z0-9_-]{20,}`, []string{"sbp_", "sb_secret_"}},
 	{`lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}`, []string{"lsv2_"}},
 	{`phx_[A-Za-z0-9]{43}`, []string{"phx_"}},
 	{`live_[A-Za-z0-9_=-]{40}|(?:live|test)_(?:pub_[a-f0-9]{31}|[a-f0-9]{35})`, []string{"live_", "test_"}},
@@ -208,8 +222,8 @@ func buildRules() []*rule {
 		{name: "github", anchored: true, maxLen: 300, kind: "github-token", kwCase: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"},
 			re: re(`(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,}`)},
 		{name: "gitlab", anchored: true, maxLen: 300, kind: "gitlab-token",
-			kwCase: []string{"glpat-", "gldt-", "glptt-", "glrt-", "glcbt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-", "glffct-", "glcc-", "glwt-", "GR1348941"},
-			re:     re(`gl(?:pat|dt|ptt|rt|cbt|ft|imt|agent|oas|soat|ffct|cc|wt)-[A-Za-z0-9_.-]{20,}|GR1348941[A-Za-z0-9_-]{20}`),
+			kwCase: []string{"glpat-", "gldt-", "glptt-", "glrt-", "glrtr-", "glcbt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-", "glffct-", "glcc-", "glwt-", "GR1348941"},
+			re:     re(`gl(?:pat|dt|ptt|rtr?|cbt|ft|imt|agent|oas|soat|ffct|cc|wt)-[A-Za-z0-9_.-]{20,}|GR1348941[A-Za-z0-9_-]{20}`),
 			check:  func(v string) bool { return !lowDiversity(v[strings.IndexAny(v, "-1")+1:]) }},
 		{name: "slack", anchored: true, maxLen: 400, kind: "slack-token", kwCase: []string{"xox", "xapp-"},
 			re: re(`(?:xox[abprs]|xoxe\.xox[bp]|xoxe)-[0-9]+-[A-Za-z0-9-]{8,}|xapp-[0-9]-[A-Za-z0-9-]{20,}`)},
@@ -284,10 +298,10 @@ func buildRules() []*rule {
 		&rule{name: "session", kind: "session", kw: []string{"sess", "sid=", "csrftoken", "xsrf-token", "remember_"}, group: 2, noLeft: true,
 			re:    re(`(?i)(?:^|[^A-Za-z0-9_.-])((?:phpsessid|jsessionid|asp\.net_sessionid|aspsessionid[a-z]*|connect\.sid|sessionid|session_id|session-id|sessid|sid|laravel_session|_session_id|[a-z0-9_]*_session|csrftoken|xsrf-token|remember_token|remember_user_token))=([^;\s&"'<>,]{8,})`),
 			check: func(v string) bool { return plausibleToken(v) }},
-		&rule{name: "flag-p", kind: "password", kwCase: []string{"-p"}, scan: scanPasswordFlag},
+		&rule{name: "flag-p", kind: "password", kwCase: []string{"-p", "-P"}, scan: scanPasswordFlag},
 		&rule{name: "flag-long", kind: "password",
-			kw:     []string{"-password", "-passwd", "-pass", "-pwd", "-token", "-secret", "-api-key", "-apikey", "-access-key", "-secret-key", "-key", "-credential"},
-			re:     re(`--((?:[a-z0-9]+-)*(?:password|passwd|pass|pwd|token|secret|api-key|apikey|access-key|secret-key|key|credentials?))(?:=|[ \t]+)('[^'\n]*'|"[^"\n]*"|[^\s'"|;&]+)`),
+			kw:     []string{"-password", "-passwd", "-pass", "-pwd", "-pw", "-token", "-secret", "-api-key", "-apikey", "-access-key", "-secret-key", "-key", "-credential", "-bearer", "_password", "_token", "_secret"},
+			re:     re(`(?i)--?([A-Za-z0-9_-]*?(?:password|passwd|passphrase|pass|pwd|pw|token|secret|api-key|apikey|access-key|secret-key|key|credentials?|bearer))(?:=|[ \t]+)('[^'\n]*'|"[^"\n]*"|[^\s'"|;&]+)`),
 			accept: acceptLongFlag},
 		&rule{name: "flag-user", anchored: true, maxLen: 512, kind: "basic-auth", kwCase: []string{"-u", "--user"},
 			re:     re(`(?:-u|--user)[ \t]*("[^"\n]*"(?::"[^"\n]*")?|'[^'\n]*'|[^\s'"]+(?:'[^'\n]*')?)`),
@@ -304,14 +318,42 @@ func buildRules() []*rule {
 		&rule{name: "netrc", anchored: true, maxLen: 512, multiLine: true, kind: "password", kw: []string{"machine"}, group: 1, noLeft: true, fwd: 300,
 			re:    re(`(?i)machine[ \t]+\S+\s+(?:login[ \t]+\S+\s+)?password[ \t]+(\S+)`),
 			check: func(v string) bool { return !isPlaceholder(v) }},
-		&rule{name: "assign", kind: "secret", kw: []string{"pass", "pwd", "secret", "token", "key", "auth", "cred", "salt", "signature", "seed", "dsn"},
+		&rule{name: "telegram", kind: "api-token", kwCase: []string{":A"}, group: 1, noLeft: true,
+			re:    re(`(?:^|[^0-9A-Za-z]|bot)([0-9]{8,10}:A[A-Za-z0-9_-]{34})(?:[^A-Za-z0-9_-]|$)`),
+			check: func(v string) bool { return !wordy(v[strings.IndexByte(v, ':')+1:]) }},
+		&rule{name: "pem-base64", anchored: true, maxLen: 16384, kind: "private-key", kwCase: []string{"LS0tLS1CRUdJTi"},
+			re: re(`LS0tLS1CRUdJTi[A-Za-z0-9+/]{20,}={0,2}`), check: base64PrivateKey},
+		&rule{name: "putty", anchored: true, maxLen: 16384, multiLine: true, kind: "private-key", kw: []string{"private-lines:"}, group: 1, noLeft: true,
+			re: re(`(?i)private-lines:[ \t]*[0-9]+\r?\n((?:[A-Za-z0-9+/=]+\r?\n?)+)`)},
+		&rule{name: "directive", anchored: true, maxLen: 1024, kind: "secret",
+			kw:     []string{"env ", "setenv", "requirepass", "masterauth", "configure set", "#define", "%define", "%global", "set "},
+			re:     re(`(?i)(?:ENV|setenv|configure[ \t]+set|#define|%define|%global|set)[ \t]+([A-Za-z_][A-Za-z0-9_.]*)[ \t]+("[^"\n]*"|'[^'\n]*'|[^\s"'=]+)|(requirepass|masterauth)[ \t]+("[^"\n]*"|'[^'\n]*'|\S+)`),
+			accept: acceptDirective},
+		&rule{name: "secure-string", anchored: true, maxLen: 1024, kind: "password", kw: []string{"convertto-securestring"}, group: 1, noLeft: true,
+			re:    re(`(?i)ConvertTo-SecureString[ \t]+(?:-String[ \t]+)?\\?["']([^"'\\\n]+)\\?["']`),
+			check: func(v string) bool { return !isPlaceholder(v) && len(v) >= 4 }},
+		&rule{name: "pass-arg", anchored: true, maxLen: 512, kind: "password", noLeft: true, group: 1,
+			kw:    []string{"-passin", "-passout", "-pass ", "-storepass", "-keypass", "-srcstorepass", "-deststorepass", "-srckeypass", "-destkeypass"},
+			re:    re(`-(?:pass(?:in|out)?[ \t]+["']?(?:pass|env):|(?:src|dest)?(?:store|key)pass[ \t]+["']?)([^\s'"]+)`),
+			check: func(v string) bool { return !isPlaceholder(v) && len(v) >= 4 }},
+		&rule{name: "sql", anchored: true, maxLen: 512, kind: "password", kw: []string{"identified", "password "},
+			re:     re(`(?i)(?:identified[ \t]+(?:with[ \t]+[A-Za-z0-9_]+[ \t]+)?by|password[ \t]*=?)[ \t]*('[^'\n]+'|"[^"\n]+"|[^\s;'"(),]+)`),
+			accept: acceptSQLPassword},
+		&rule{name: "i18n", kind: "password", group: 2, noLeft: true,
+			kw: []string{"비밀번호", "패스워드", "비번", "암호", "パスワード", "密码", "密碼", "口令", "пароль", "contraseña", "senha", "passwort", "kennwort", "mot de passe", "wachtwoord", "hasło", "lösenord", "salasana"},
+			re: re(`(?i)(비밀번호|패스워드|비번|암호|パスワード|密码|密碼|口令|пароль|contraseña|senha|passwort|kennwort|mot de passe|wachtwoord|hasło|lösenord|salasana)(?:[은는이가]|[ \t]*(?:[:=：]|is|ist|est|es|é|是|は)?)[ \t]*["'「]?([^\s"'」，,。]{6,})`),
+			check: func(v string) bool {
+				c := classify(v)
+				return !isPlaceholder(v) && !wordy(v) && c.digit > 0 && c.lower+c.upper > 0
+			}},
+		&rule{name: "assign", kind: "secret", kw: []string{"pass", "pwd", "pw", "psw", "pssw", "pasw", "secret", "token", "key", "auth", "cred", "salt", "signature", "seed", "dsn"},
 			scan: scanAssign},
 		&rule{name: "k8s-env", anchored: true, maxLen: 1024, multiLine: true, kind: "secret", kw: []string{"name:"}, fwd: 300,
 			re:     re(`(?i)name:[ \t]*["']?([A-Za-z0-9_.-]+)["']?[ \t]*\r?\n[ \t]*(?:-[ \t]*)?value:[ \t]*("[^"\n]*"|'[^'\n]*'|[^\s"'#]+)`),
 			accept: acceptNameValue},
 		&rule{name: "prose", anchored: true, maxLen: 512, kind: "secret",
 			kw:     []string{"password", "passwd", "passphrase", "passcode", "api key", "api-key", "api_key", "apikey", "secret", "token", "access key"},
-			re:     re(`(?i)(password|passwd|passphrase|passcode|api[ _-]?key|secret(?:[ _-]key)?|access[ _-]?key|access[ _-]?token|auth[ _-]?token|token)[ \t]+(?:is|was|would be|=|:)[ \t]+["'\x60]?([^\s"'\x60]{6,})`),
+			re:     re(`(?i)(password|passwd|passphrase|passcode|api[ _-]?key|secret(?:[ _-]key)?|access[ _-]?key|access[ _-]?token|auth[ _-]?token|token)[ \t]+(?:(is|was|would be|of)[ \t]+)?["'\x60]?([^\s"'\x60]{6,})`),
 			accept: acceptProse},
 		&rule{name: "url-token-user", kind: "basic-auth", kw: []string{"://"}, group: 2, noLeft: true,
 			re:    re(`([A-Za-z][A-Za-z0-9+.-]*)://([A-Za-z0-9_.~-]{16,})@[A-Za-z0-9]`),
@@ -480,14 +522,17 @@ func acceptCookie(r *rule, s string, m []int, add func(span)) {
 // passwordCommands take a password after -p.
 var passwordCommands = []string{"sshpass", "login", "mysql", "mariadb", "mongo", "mongosh", "mongodump", "mongorestore", "htpasswd", "pg_", "sqlcmd", "bcp", "mysqldump", "mysqladmin", "redis-cli", "vault", "openssl"}
 
-var flagPRe = regexp.MustCompile(`^-p([ \t]*)('[^'\n]*'|"[^"\n]*"|[^\s'"|;&]+)`)
+var flagPRe = regexp.MustCompile(`^-[pP]([ \t]*)('[^'\n]*'|"[^"\n]*"|[^\s'"|;&]+)`)
+
+// upperPCommands take a password after -P (for mysql -P is the port).
+var upperPCommands = []string{"sqlcmd", "bcp", "isql", "osql"}
 
 // scanPasswordFlag masks the value of -p after a command that takes a
 // password there (sshpass, docker login, mysql -pSECRET...), not the -p of
 // ports. The commands found on each line are looked up once per line.
 func scanPasswordFlag(s string, hits []int, add func(span)) {
 	lineStart, lineEnd := -1, -1
-	cmdAt, mysqlAt, loginAt := -1, -1, -1
+	cmdAt, mysqlAt, loginAt, sqlcmdAt := -1, -1, -1, -1
 	for _, p := range hits {
 		if p > 0 && s[p-1] != ' ' && s[p-1] != '\t' {
 			continue
@@ -511,6 +556,15 @@ func scanPasswordFlag(s string, hits []int, add func(span)) {
 			if i := indexFold(line, "login"); i >= 0 {
 				loginAt = lineStart + i
 			}
+			sqlcmdAt = -1
+			for _, c := range upperPCommands {
+				if i := indexFold(line, c); i >= 0 && (sqlcmdAt < 0 || lineStart+i < sqlcmdAt) {
+					sqlcmdAt = lineStart + i
+				}
+			}
+		}
+		if s[p+1] == 'P' && (sqlcmdAt < 0 || sqlcmdAt >= p) {
+			continue
 		}
 		if cmdAt < 0 || cmdAt >= p {
 			continue
@@ -520,8 +574,12 @@ func scanPasswordFlag(s string, hits []int, add func(span)) {
 			continue
 		}
 		gap := m[3] > m[2]
-		if mysqlAt >= 0 && mysqlAt < p && gap && !(loginAt >= 0 && loginAt < p) {
+		isMysql := mysqlAt >= 0 && mysqlAt < p
+		if isMysql && gap && !(loginAt >= 0 && loginAt < p) {
 			continue // mysql -p alone prompts; the next word is the database
+		}
+		if !gap && !isMysql {
+			continue // -passin, -pkcs12...: another option, not -p VALUE
 		}
 		st, en := p+m[4], p+m[5]
 		if s[st] == '\'' || s[st] == '"' {
@@ -540,7 +598,7 @@ func scanPasswordFlag(s string, hits []int, add func(span)) {
 }
 
 func acceptLongFlag(r *rule, s string, m []int, add func(span)) {
-	if m[0] > 0 && isAlnum(s[m[0]-1]) {
+	if m[0] > 0 && strings.IndexByte(" \t\n(\"'", s[m[0]-1]) < 0 {
 		return
 	}
 	name := s[m[2]:m[3]]
@@ -660,12 +718,13 @@ func acceptNameValue(r *rule, s string, m []int, add func(span)) {
 	add(span{st, en, kind})
 }
 
-// acceptProse masks "my password is X" when X looks like a credential.
+// acceptProse masks "my password is X", "with password X", "the api key
+// was X" when X looks like a credential (more strictly without a verb).
 func acceptProse(r *rule, s string, m []int, add func(span)) {
 	if m[0] > 0 && (isAlnum(s[m[0]-1]) || s[m[0]-1] == '_') {
 		return
 	}
-	st, en := m[4], m[5]
+	st, en := m[6], m[7]
 	for en > st && strings.IndexByte(".,;:!?)]}", s[en-1]) >= 0 {
 		en--
 	}
@@ -673,11 +732,21 @@ func acceptProse(r *rule, s string, m []int, add func(span)) {
 		return
 	}
 	v := s[st:en]
-	if isPlaceholder(v) || wordy(v) || isPathOrURL(v) || isVersion(v) || strings.Contains(v, Marker) {
+	if isPlaceholder(v) || wordy(v) || codeLike(v) || isPathOrURL(v) || isVersion(v) || strings.Contains(v, Marker) {
 		return
 	}
 	c := classify(v)
-	if !(c.digit > 0 && c.lower+c.upper > 0) && !looksRandom(v) {
+	if m[4] < 0 {
+		kinds := 0
+		for _, k := range []int{c.lower, c.upper, c.digit, c.other} {
+			if k > 0 {
+				kinds++
+			}
+		}
+		if !looksRandom(v) && !(len(v) >= 8 && kinds >= 3 && c.digit > 0) {
+			return
+		}
+	} else if !(c.digit > 0 && c.lower+c.upper > 0) && !looksRandom(v) {
 		return
 	}
 	_, kind := classifyKey(s[m[2]:m[3]])
@@ -685,4 +754,83 @@ func acceptProse(r *rule, s string, m []int, add func(span)) {
 		kind = "secret"
 	}
 	add(span{st, en, kind})
+}
+
+// base64PrivateKey reports base64 that decodes to a PEM private key
+// (kubeconfig client-key-data, Helm values).
+func base64PrivateKey(v string) bool {
+	v = strings.TrimRight(v, "=")
+	n := min(len(v)/4*4, 200)
+	dec, err := base64.StdEncoding.DecodeString(v[:n])
+	return err == nil && strings.Contains(string(dec), "PRIVATE KEY")
+}
+
+// acceptDirective masks the value of space-separated settings: Dockerfile
+// ENV KEY value, csh setenv, aws configure set KEY value (when the key
+// names a secret), redis requirepass / masterauth.
+func acceptDirective(r *rule, s string, m []int, add func(span)) {
+	if m[0] > 0 && isAlnum(s[m[0]-1]) {
+		return
+	}
+	var st, en int
+	kind := "password"
+	quoted := false
+	if m[2] >= 0 {
+		strength, k := classifyKey(s[m[2]:m[3]])
+		if strength == keyNone {
+			return
+		}
+		st, en, kind = m[4], m[5], k
+		if strength == keyWeak && !looksRandom(strings.Trim(s[st:en], `"'`)) {
+			return
+		}
+	} else {
+		st, en = m[8], m[9]
+	}
+	if s[st] == '"' || s[st] == '\'' {
+		st, en, quoted = st+1, en-1, true
+	}
+	if en <= st {
+		return
+	}
+	v := s[st:en]
+	if (!quoted && codeLike(v)) || !plausibleSecret(v, quoted) {
+		return
+	}
+	add(span{st, en, kind})
+}
+
+// afterANSI reports whether s[:i] ends with an ANSI color escape
+// (ESC [ 93 m), after which a token glued to the "m" still starts a word.
+func afterANSI(s string, i int) bool {
+	if i < 3 || s[i-1] != 'm' {
+		return false
+	}
+	j := i - 2
+	for j >= 0 && (isDigit(s[j]) || s[j] == ';') {
+		j--
+	}
+	return j >= 1 && s[j] == '[' && s[j-1] == 0x1b
+}
+
+// acceptSQLPassword masks IDENTIFIED BY 'x' and PASSWORD 'x' in SQL.
+func acceptSQLPassword(r *rule, s string, m []int, add func(span)) {
+	if m[0] > 0 && (isAlnum(s[m[0]-1]) || s[m[0]-1] == '_') {
+		return
+	}
+	st, en := m[2], m[3]
+	quoted := s[st] == '\'' || s[st] == '"'
+	if quoted {
+		st, en = st+1, en-1
+	} else if !containsFold(s[m[0]:st], "identified") {
+		return // a bare word after PASSWORD: only after IDENTIFIED BY
+	}
+	if en <= st {
+		return
+	}
+	v := s[st:en]
+	if (!quoted && codeLike(v)) || !plausibleSecret(v, quoted) {
+		return
+	}
+	add(span{st, en, "password"})
 }
