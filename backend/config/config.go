@@ -144,6 +144,11 @@ type Ingest struct {
 	SourceSimilarity    float64 `json:"source_similarity"`
 	// DecisionLog is how many recent decisions the daemon keeps for the feed.
 	DecisionLog int `json:"decision_log"`
+	// ToolLoopFindings lets the text between tool calls (tool-loop
+	// iterations) through the gates, kept when it states a finding with a
+	// reason or rule. Off, only the response that ends a turn (no further
+	// tool calls) can form memories.
+	ToolLoopFindings bool `json:"tool_loop_findings"`
 }
 
 // Judge configures the optional judge (DESIGN.md "Write pipeline").

@@ -108,9 +108,7 @@ func TestStages(t *testing.T) {
 		stage string
 	}{
 		{"error response", memory.Exchange{User: "why", Assistant: long, Error: true}, StageSource},
-		{"tool loop narration", memory.Exchange{Assistant: "Reading the handler now. Let me check the retry loop next.", ToolLoop: true, ToolCalls: []memory.ToolCall{{Name: "Read"}}}, StageProcedural},
-		{"tool loop without a finding", memory.Exchange{Assistant: "The handler file has three functions and about two hundred lines in `payments/webhook.go`, mostly glue code.", ToolLoop: true, ToolCalls: []memory.ToolCall{{Name: "Read"}}}, StageProcedural},
-		{"tool loop finding", memory.Exchange{Assistant: long, ToolLoop: true, ToolCalls: []memory.ToolCall{{Name: "Edit"}}}, StageStore},
+		{"tool loop iteration", memory.Exchange{Assistant: long, ToolLoop: true, ToolCalls: []memory.ToolCall{{Name: "Edit"}}}, StageSource},
 		{"tool loop conclusion", memory.Exchange{Assistant: long, ToolLoop: true, ToolResults: []memory.ToolResult{{Content: "ok"}}}, StageStore},
 		{"tool output only", memory.Exchange{User: "ls", ToolResults: []memory.ToolResult{{Content: "a.go b.go"}}}, StageSource},
 		{"empty reply", memory.Exchange{User: "hi"}, StageSource},
@@ -141,6 +139,33 @@ func TestStages(t *testing.T) {
 			}
 			if tt.stage != StageStore && f.st.Count() != 0 {
 				t.Errorf("a rejected exchange left %d memories", f.st.Count())
+			}
+		})
+	}
+}
+
+// TestToolLoopFindings: with ingest.tool_loop_findings on, the text between
+// tool calls goes through the gates and is kept only when it states a
+// finding with a reason or rule.
+func TestToolLoopFindings(t *testing.T) {
+	long := "The payments service retries webhooks with exponential backoff because the provider rate-limits us; keep `RETRY_MAX=6` in `payments/config.yaml` or deliveries get dropped."
+	tests := []struct {
+		name  string
+		text  string
+		stage string
+	}{
+		{"narration", "Reading the handler now. Let me check the retry loop next.", StageProcedural},
+		{"no finding", "The handler file has three functions and about two hundred lines in `payments/webhook.go`, mostly glue code.", StageProcedural},
+		{"finding", long, StageStore},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			f.p.cfg.ToolLoopFindings = true
+			d := f.process(t, memory.Exchange{Assistant: tt.text, ToolLoop: true, UserTurns: 3,
+				ToolCalls: []memory.ToolCall{{Name: "Read"}}})
+			if d.Stage != tt.stage {
+				t.Errorf("decided at %s (%s), want %s", d.Stage, d.Reason, tt.stage)
 			}
 		})
 	}

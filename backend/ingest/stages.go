@@ -52,6 +52,11 @@ func (p *Pipeline) source(_ context.Context, r *run) error {
 	switch {
 	case r.ex.Error:
 		r.reject(StageSource, "error response")
+	case r.ex.ToolLoop && len(r.ex.ToolCalls) > 0 && !p.cfg.ToolLoopFindings:
+		// An iteration of the tool loop: the response goes on calling tools.
+		// The response that ends the loop is the turn's answer, the
+		// conclusion drawn from the tools, and goes through the gates.
+		r.reject(StageSource, "tool-loop iteration: the response calls more tools")
 	case strings.TrimSpace(r.reply) == "" && len(r.ex.ToolResults) > 0:
 		r.reject(StageSource, "tool output only")
 	case strings.TrimSpace(r.reply) == "":
