@@ -51,6 +51,9 @@ func init() {
 		{"stats", "", "describe the store, the embedder and the daemon", runStats},
 		{"export", "[FILE]", "write every memory as versioned JSONL (stdout without FILE)", runExport},
 		{"ingest", "[--as auto|transcript|exchanges|document] [--project P] FILE...|-", "run transcripts, exchanges or documents through the write pipeline", runIngest},
+		{"decisions", "[--limit N]", "the running daemon's recent write-pipeline decisions", runDecisions},
+		{"keep", "DECISION_ID", "store an exchange the write pipeline rejected (trains the noise model)", runKeep},
+		{"mark-noise", "ID", "delete a memory that is noise (trains the noise model)", runMarkNoise},
 		{"import", "FILE|-", "validate, then add the memories of an export", runImport},
 		{"reindex", "[--embedder P] [--ollama-model M]", "re-embed every memory with another model (stop the daemon first)", runReindex},
 		{"pull", "[MODEL]", "pull the Ollama embedding model, with a progress bar", runPull},
@@ -100,7 +103,7 @@ func Run(env *Env, args []string) int {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "memtray: long-term memory for AI coding agents\n\nusage: memtray COMMAND [flags]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.help)
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.help)
 	}
 	fmt.Fprintln(w, "\ncommon flags: --data-dir DIR, --config FILE, --json (where output is data)\n`memtray COMMAND -h` lists a command's flags.")
 }

@@ -30,7 +30,7 @@ func isolate(t *testing.T) string {
 	t.Helper()
 	t.Setenv("MEMTRAY_CONFIG", filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("MEMTRAY_DATA_DIR", "")
-	t.Setenv("XDG_DATA_HOME", t.TempDir()) // a command without --data-dir never touches the user's store
+	t.Setenv("XDG_DATA_HOME", t.TempDir())        // a command without --data-dir never touches the user's store
 	t.Setenv("OLLAMA_HOST", "http://127.0.0.1:1") // nothing answers: auto picks the built-in embedder
 	return t.TempDir()
 }
@@ -191,6 +191,32 @@ func TestServeAndRemoteCommands(t *testing.T) {
 	code, sout, errs := run(t, bg, "", "stats", "--data-dir", dir)
 	if code != 0 || !strings.Contains(sout, "running, pid") || !strings.Contains(sout, "memories:   1") {
 		t.Fatalf("stats through the daemon: %d %q %s", code, sout, errs)
+	}
+	// The write pipeline's feedback loop through the daemon: ingest, see
+	// the decisions, keep a rejected exchange, mark a memory as noise.
+	exs := filepath.Join(t.TempDir(), "ex.jsonl")
+	os.WriteFile(exs, []byte(`{"user":"what is a mutex","assistant":"A mutex lets one thread at a time into a critical section; the others wait until it is unlocked again, which keeps shared state consistent."}`+"\n"), 0o600)
+	if code, _, errs := run(t, bg, "", "ingest", "--data-dir", dir, "--as", "exchanges", exs); code != 0 {
+		t.Fatalf("ingest through the daemon: %s", errs)
+	}
+	code, sout, errs = run(t, bg, "", "decisions", "--data-dir", dir, "--json")
+	var ds []struct{ ID, Verdict, Stage string }
+	if code != 0 || json.Unmarshal([]byte(sout), &ds) != nil || len(ds) != 1 || ds[0].Verdict != "rejected" {
+		t.Fatalf("decisions: %d %s %s", code, sout, errs)
+	}
+	code, sout, errs = run(t, bg, "", "keep", "--data-dir", dir, "--json", ds[0].ID)
+	var kept struct {
+		Verdict   string
+		MemoryIDs []string `json:"memory_ids"`
+	}
+	if code != 0 || json.Unmarshal([]byte(sout), &kept) != nil || kept.Verdict != "stored" {
+		t.Fatalf("keep: %d %s %s", code, sout, errs)
+	}
+	if code, sout, errs := run(t, bg, "", "mark-noise", "--data-dir", dir, kept.MemoryIDs[0]); code != 0 || !strings.Contains(sout, "deleted") {
+		t.Fatalf("mark-noise: %d %s %s", code, sout, errs)
+	}
+	if code, sout, _ := run(t, bg, "", "stats", "--data-dir", dir); code != 0 || !strings.Contains(sout, "1 learned noise examples") {
+		t.Fatalf("stats after mark-noise: %s", sout)
 	}
 	if code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir); code != 1 || !strings.Contains(errs, "stop it first") {
 		t.Fatalf("reindex with a running daemon: %d %s", code, errs)

@@ -251,3 +251,69 @@ func writeIngestReport(w io.Writer, r IngestReport) {
 		fmt.Fprintf(w, "    #%-4d %-18s %-10s %s | %s\n", d.Turn, d.Verdict, d.Stage, oneLine(d.Reason, 70), oneLine(d.Preview, 60))
 	}
 }
+
+// runDecisions is `memtray decisions [--limit N]`: the running daemon's
+// recent write-pipeline decisions, newest first.
+func runDecisions(env *Env, args []string) error {
+	var c common
+	fs := newFlags("decisions", env, &c, true)
+	limit := fs.Int("limit", 20, "how many decisions, newest first")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if *limit < 1 || *limit > 10000 {
+		return usagef("--limit must be within 1..10000")
+	}
+	return c.with(env, func(b httpapi.Backend) error {
+		ds, err := b.Decisions(env.Ctx, *limit)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, ds)
+		}
+		if len(ds) == 0 {
+			fmt.Fprintln(env.Stdout, "no decisions yet (the log lives in the running daemon)")
+			return nil
+		}
+		for _, d := range ds {
+			fmt.Fprintf(env.Stdout, "%s  %-18s %-10s %s | %s\n", d.ID, d.Verdict, d.Stage, oneLine(d.Reason, 60), oneLine(d.Preview, 50))
+		}
+		return nil
+	})
+}
+
+// runKeep is `memtray keep DECISION_ID`: store a rejected exchange.
+func runKeep(env *Env, args []string) error {
+	c, id, err := parseID(env, "keep", args, true)
+	if err != nil {
+		return err
+	}
+	return c.with(env, func(b httpapi.Backend) error {
+		d, err := b.Keep(env.Ctx, id)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, d)
+		}
+		fmt.Fprintf(env.Stdout, "%s: %s (%s)\n", d.Verdict, strings.Join(d.MemoryIDs, ", "), d.Reason)
+		return nil
+	})
+}
+
+// runMarkNoise is `memtray mark-noise MEMORY_ID`: delete a memory and teach
+// the noise model its text.
+func runMarkNoise(env *Env, args []string) error {
+	c, id, err := parseID(env, "mark-noise", args, false)
+	if err != nil {
+		return err
+	}
+	return c.with(env, func(b httpapi.Backend) error {
+		if err := b.MarkNoise(env.Ctx, id); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.Stdout, "deleted %s; the noise model learns from it\n", id)
+		return nil
+	})
+}
