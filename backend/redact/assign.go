@@ -279,6 +279,9 @@ func scanAssign(s string, hits []int, add func(span)) {
 		if good {
 			add(span{vs, ve, kind})
 			resume = ve
+		} else if ve-vs >= 256 {
+			// do not re-read a long rejected value from every key inside it
+			resume = ve
 		}
 	}
 }

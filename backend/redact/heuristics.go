@@ -452,7 +452,7 @@ func allLowerAlpha(v string) bool {
 // candidates.
 func looksRandom(v string) bool {
 	n := len(v)
-	if n < 16 || isPlaceholder(v) || isPathOrURL(v) || isVersion(v) || wordy(v) {
+	if n < 16 || n > 1024 || isPlaceholder(v) || isPathOrURL(v) || isVersion(v) || wordy(v) {
 		return false
 	}
 	c := classify(v)

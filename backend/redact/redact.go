@@ -202,6 +202,14 @@ func (r *rule) runRegexp(s string, h []int, add func(span)) {
 			}
 			m := r.re.FindStringSubmatchIndex(s[p:end])
 			if m == nil {
+				if tokenStart {
+					// a token that fails from its start fails from any
+					// later point of the same run: skip the run
+					done = p + 1
+					for done < end && isTokenByte(s[done]) {
+						done++
+					}
+				}
 				continue
 			}
 			for k := range m {
@@ -304,4 +312,9 @@ func window(s string, p, back, fwd int) (int, int) {
 		b--
 	}
 	return a, b
+}
+
+// isTokenByte reports bytes that occur inside tokens and keys.
+func isTokenByte(c byte) bool {
+	return isAlnum(c) || c == '_' || c == '-' || c == '+' || c == '/' || c == '=' || c == '.' || c == '~'
 }

@@ -339,7 +339,7 @@ func buildRules() []*rule {
 		&rule{name: "sql", anchored: true, maxLen: 512, kind: "password", kw: []string{"identified", "password "},
 			re:     re(`(?i)(?:identified[ \t]+(?:with[ \t]+[A-Za-z0-9_]+[ \t]+)?by|password[ \t]*=?)[ \t]*('[^'\n]+'|"[^"\n]+"|[^\s;'"(),]+)`),
 			accept: acceptSQLPassword},
-		&rule{name: "i18n", kind: "password", group: 2, noLeft: true,
+		&rule{name: "i18n", anchored: true, maxLen: 512, kind: "password", group: 2, noLeft: true,
 			kw: []string{"비밀번호", "패스워드", "비번", "암호", "パスワード", "密码", "密碼", "口令", "пароль", "contraseña", "senha", "passwort", "kennwort", "mot de passe", "wachtwoord", "hasło", "lösenord", "salasana"},
 			re: re(`(?i)(비밀번호|패스워드|비번|암호|パスワード|密码|密碼|口令|пароль|contraseña|senha|passwort|kennwort|mot de passe|wachtwoord|hasło|lösenord|salasana)(?:[은는이가]|[ \t]*(?:[:=：]|is|ist|est|es|é|是|は)?)[ \t]*["'「]?([^\s"'」，,。]{6,})`),
 			check: func(v string) bool {

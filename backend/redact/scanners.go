@@ -167,23 +167,33 @@ func indentOf(line string) int {
 // quotes).
 func isSecretKindLine(line string) bool {
 	t := strings.TrimSpace(line)
-	t = strings.NewReplacer(`"`, "", `'`, "").Replace(t)
-	t = strings.TrimSuffix(t, ",")
-	if !strings.HasPrefix(asciiLower(t), "kind:") {
+	t = strings.TrimPrefix(t, `"`)
+	if len(t) < len("kind:secret") || !strings.EqualFold(t[:4], "kind") {
 		return false
 	}
-	return asciiLower(strings.TrimSpace(t[len("kind:"):])) == "secret"
+	t = strings.TrimPrefix(t[4:], `"`)
+	t = strings.TrimSpace(t)
+	if !strings.HasPrefix(t, ":") {
+		return false
+	}
+	t = strings.TrimSpace(t[1:])
+	t = strings.TrimSuffix(t, ",")
+	t = strings.Trim(t, `"'`)
+	return strings.EqualFold(t, "secret")
 }
 
 // scanK8sSecret masks the values under data: and stringData: in a YAML
 // document whose kind is Secret.
 func scanK8sSecret(s string, hits []int, add func(span)) {
 	resume := 0
+	ls, le := -1, -1
 	for _, p := range hits {
 		if p < resume {
 			continue
 		}
-		ls, le := lineBounds(s, p)
+		if p > le || ls < 0 {
+			ls, le = lineBounds(s, p) // once per line
+		}
 		if le-ls > 200 || !isSecretKindLine(s[ls:le]) {
 			continue
 		}
