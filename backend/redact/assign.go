@@ -131,6 +131,9 @@ func keySplit(key string) []string {
 // classifyKey returns how strongly key names a secret and the kind to
 // report.
 func classifyKey(key string) (keyStrength, string) {
+	if strings.Contains(key, "REDACTED") {
+		return keyNone, "" // our own replacement is no key
+	}
 	ws := keySplit(key)
 	if len(ws) == 0 || len(ws) > 12 {
 		return keyNone, ""
@@ -225,7 +228,7 @@ const (
 )
 
 // scanAssign is the generic assignment rule.
-func scanAssign(s string, hits []int, add func(span)) {
+func scanAssign(s string, hits []int, add func(span) bool) {
 	resume := 0
 	n := len(s)
 	for _, p := range hits {
@@ -277,8 +280,9 @@ func scanAssign(s string, hits []int, add func(span)) {
 			good = (quoted || !codeLike(v)) && (looksRandom(v) || (len(v) >= 8 && basicCredentials(v)))
 		}
 		if good {
-			add(span{vs, ve, kind})
-			resume = ve
+			if add(span{vs, ve, kind}) {
+				resume = ve
+			}
 		} else if ve-vs >= 256 {
 			// do not re-read a long rejected value from every key inside it
 			resume = ve

@@ -100,11 +100,16 @@ func run(s string, first bool) []Finding {
 	}
 	var accepted []span
 	var cand []span
-	add := func(sp span) {
+	// add records a candidate; it reports false when the span overlaps one
+	// of an earlier rule (it will be dropped), so that a scanner can go on
+	// looking inside it.
+	add := func(sp span) bool {
 		if sp.start < 0 || sp.end > len(s) || sp.start >= sp.end {
-			return
+			return false
 		}
 		cand = append(cand, sp)
+		i := sort.Search(len(accepted), func(k int) bool { return accepted[k].end > sp.start })
+		return !(i < len(accepted) && accepted[i].start < sp.end)
 	}
 	for ri, r := range rules {
 		h := hits[ri]
@@ -175,7 +180,7 @@ func mergeSpans(acc, cand []span) []span {
 // occurrence not inside the previous match, or on the merged windows
 // around them, which it cuts in chunks so that a huge window costs a
 // bounded search per chunk.
-func (r *rule) runRegexp(s string, h []int, add func(span)) {
+func (r *rule) runRegexp(s string, h []int, add func(span) bool) {
 	if r.anchored {
 		done, nl := -1, -1
 		// a token glued to a letter or digit on its left is rejected by

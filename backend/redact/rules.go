@@ -31,7 +31,7 @@ type rule struct {
 	back, fwd int // how far before / after the keyword a match can reach beyond its line
 	// accept turns a match (absolute submatch offsets) into spans; nil
 	// means acceptToken.
-	accept func(r *rule, s string, m []int, add func(span))
+	accept func(r *rule, s string, m []int, add func(span) bool)
 	// check is an extra test on the secret for acceptToken.
 	check func(secret string) bool
 	// noLeft skips acceptToken's left word-boundary test (secrets that
@@ -53,7 +53,7 @@ type rule struct {
 	// plainToken: accept is acceptToken (set by init)
 	plainToken bool
 
-	scan func(s string, hits []int, add func(span))
+	scan func(s string, hits []int, add func(span) bool)
 }
 
 var rules []*rule
@@ -80,7 +80,7 @@ func re(p string) *regexp.Regexp { return regexp.MustCompile(p) }
 // acceptToken masks submatch r.group when it stands alone (no letter or
 // digit glued on either side) and is not an example (xxxx, EXAMPLE, low
 // diversity), then applies r.check.
-func acceptToken(r *rule, s string, m []int, add func(span)) {
+func acceptToken(r *rule, s string, m []int, add func(span) bool) {
 	st, en := m[2*r.group], m[2*r.group+1]
 	if st < 0 || en <= st {
 		return
@@ -417,7 +417,7 @@ func basicCredentials(v string) bool {
 	return colon
 }
 
-func acceptURLPassword(r *rule, s string, m []int, add func(span)) {
+func acceptURLPassword(r *rule, s string, m []int, add func(span) bool) {
 	scheme := asciiLower(s[m[2]:m[3]])
 	user := s[m[4]:m[5]]
 	st, en := m[6], m[7]
@@ -442,7 +442,7 @@ func acceptURLPassword(r *rule, s string, m []int, add func(span)) {
 	add(span{st, en, kind})
 }
 
-func acceptAuthorization(r *rule, s string, m []int, add func(span)) {
+func acceptAuthorization(r *rule, s string, m []int, add func(span) bool) {
 	st, en := m[4], m[5]
 	v := s[st:en]
 	for en > st && strings.IndexByte(".)]}>", s[en-1]) >= 0 && s[en-1] != '=' {
@@ -483,7 +483,7 @@ func sensitiveCookie(name string) bool {
 // acceptCookie masks the sensitive or random values of a Cookie or
 // Set-Cookie header (only the first pair of Set-Cookie is a cookie; the
 // rest are attributes).
-func acceptCookie(r *rule, s string, m []int, add func(span)) {
+func acceptCookie(r *rule, s string, m []int, add func(span) bool) {
 	setCookie := m[0] >= 4 && strings.EqualFold(s[m[0]-4:m[0]], "set-") && s[m[0]] != '-'
 	vs, ve := m[2], m[3]
 	i := vs
@@ -530,7 +530,7 @@ var upperPCommands = []string{"sqlcmd", "bcp", "isql", "osql"}
 // scanPasswordFlag masks the value of -p after a command that takes a
 // password there (sshpass, docker login, mysql -pSECRET...), not the -p of
 // ports. The commands found on each line are looked up once per line.
-func scanPasswordFlag(s string, hits []int, add func(span)) {
+func scanPasswordFlag(s string, hits []int, add func(span) bool) {
 	lineStart, lineEnd := -1, -1
 	cmdAt, mysqlAt, loginAt, sqlcmdAt := -1, -1, -1, -1
 	for _, p := range hits {
@@ -597,7 +597,7 @@ func scanPasswordFlag(s string, hits []int, add func(span)) {
 	}
 }
 
-func acceptLongFlag(r *rule, s string, m []int, add func(span)) {
+func acceptLongFlag(r *rule, s string, m []int, add func(span) bool) {
 	if m[0] > 0 && strings.IndexByte(" \t\n(\"'", s[m[0]-1]) < 0 {
 		return
 	}
@@ -634,7 +634,7 @@ func acceptLongFlag(r *rule, s string, m []int, add func(span)) {
 
 // acceptUserFlag masks the password of curl's -u/--user user:password (or
 // the user part when the password is empty, as with API keys: -u key:).
-func acceptUserFlag(r *rule, s string, m []int, add func(span)) {
+func acceptUserFlag(r *rule, s string, m []int, add func(span) bool) {
 	if m[0] > 0 && s[m[0]-1] != ' ' && s[m[0]-1] != '\t' {
 		return
 	}
@@ -675,14 +675,15 @@ func acceptUserFlag(r *rule, s string, m []int, add func(span)) {
 
 // acceptKeyValueAttr masks value="..." after key="...password..." (NuGet
 // and .NET appSettings).
-func acceptKeyValueAttr(r *rule, s string, m []int, add func(span)) {
+func acceptKeyValueAttr(r *rule, s string, m []int, add func(span) bool) {
 	if m[3]-m[2] > maxKeyLen {
 		return
 	}
 	strength, kind := classifyKey(s[m[2]:m[3]])
 	st, en := m[4], m[5]
 	v := s[st:en]
-	if strength == keyNone || isPlaceholder(v) || len(v) < 4 || strings.ContainsAny(v, " \t") {
+	// an attribute value is a literal, never a variable reference
+	if strength == keyNone || len(v) < 4 || isPlaceholder(v) || isPathOrURL(v) || isVersion(v) || strings.ContainsAny(v, " \t") {
 		return
 	}
 	if strength == keyWeak && !looksRandom(v) {
@@ -693,7 +694,7 @@ func acceptKeyValueAttr(r *rule, s string, m []int, add func(span)) {
 
 // acceptNameValue masks the value of a Kubernetes-style env entry whose
 // name is a secret: "- name: DB_PASSWORD\n  value: ...".
-func acceptNameValue(r *rule, s string, m []int, add func(span)) {
+func acceptNameValue(r *rule, s string, m []int, add func(span) bool) {
 	if m[3]-m[2] > maxKeyLen {
 		return
 	}
@@ -720,7 +721,7 @@ func acceptNameValue(r *rule, s string, m []int, add func(span)) {
 
 // acceptProse masks "my password is X", "with password X", "the api key
 // was X" when X looks like a credential (more strictly without a verb).
-func acceptProse(r *rule, s string, m []int, add func(span)) {
+func acceptProse(r *rule, s string, m []int, add func(span) bool) {
 	if m[0] > 0 && (isAlnum(s[m[0]-1]) || s[m[0]-1] == '_') {
 		return
 	}
@@ -768,7 +769,7 @@ func base64PrivateKey(v string) bool {
 // acceptDirective masks the value of space-separated settings: Dockerfile
 // ENV KEY value, csh setenv, aws configure set KEY value (when the key
 // names a secret), redis requirepass / masterauth.
-func acceptDirective(r *rule, s string, m []int, add func(span)) {
+func acceptDirective(r *rule, s string, m []int, add func(span) bool) {
 	if m[0] > 0 && isAlnum(s[m[0]-1]) {
 		return
 	}
@@ -814,7 +815,7 @@ func afterANSI(s string, i int) bool {
 }
 
 // acceptSQLPassword masks IDENTIFIED BY 'x' and PASSWORD 'x' in SQL.
-func acceptSQLPassword(r *rule, s string, m []int, add func(span)) {
+func acceptSQLPassword(r *rule, s string, m []int, add func(span) bool) {
 	if m[0] > 0 && (isAlnum(s[m[0]-1]) || s[m[0]-1] == '_') {
 		return
 	}

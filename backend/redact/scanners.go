@@ -108,7 +108,7 @@ func isBase64Line(t string) bool {
 // scanPEM masks private key blocks, BEGIN line through END line, including
 // indented blocks (YAML) and blocks with escaped newlines (JSON). A BEGIN
 // without END masks the base64 lines that follow it.
-func scanPEM(s string, hits []int, add func(span)) {
+func scanPEM(s string, hits []int, add func(span) bool) {
 	pending := -1 // start of an open BEGIN marker
 	pendingEnd := 0
 	flushTruncated := func() {
@@ -184,7 +184,7 @@ func isSecretKindLine(line string) bool {
 
 // scanK8sSecret masks the values under data: and stringData: in a YAML
 // document whose kind is Secret.
-func scanK8sSecret(s string, hits []int, add func(span)) {
+func scanK8sSecret(s string, hits []int, add func(span) bool) {
 	resume := 0
 	ls, le := -1, -1
 	for _, p := range hits {
@@ -215,7 +215,7 @@ func scanK8sSecret(s string, hits []int, add func(span)) {
 	}
 }
 
-func maskSecretData(s string, start, end int, add func(span)) {
+func maskSecretData(s string, start, end int, add func(span) bool) {
 	inData := false
 	dataIndent, childIndent := -1, -1
 	blockIndent := -1 // indent of a key whose value is a block scalar
