@@ -18,10 +18,15 @@
 //     identifiers (token_count, password_hash) are left alone.
 //
 // The functions are pure and safe for concurrent use. Running time is linear
-// in the input: a single pass finds the literal keywords every rule needs
-// (case-insensitively), and a rule's regular expression (RE2, no
-// backtracking) runs only on the lines around its keywords, each line at
-// most once per rule.
+// in the input: one pass finds the literal keywords every rule needs
+// (case-insensitively, by a two-byte table); a rule runs only where its
+// keywords occur, either anchored at each occurrence on a bounded stretch
+// of text (provider prefixes, Bearer, Cookie:...; occurrences inside a
+// match or a failed token are skipped) or on the merged, chunked windows of
+// lines around them; the regular expressions are Go's (RE2, no
+// backtracking) and the hand-written scanners read each byte a bounded
+// number of times. Redacting the output again changes nothing: a
+// replacement never matches a rule.
 package redact
 
 import (
