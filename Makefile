@@ -63,7 +63,7 @@ FUZZTIME ?= 30s
 fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME) ./backend/store/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./backend/config/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseOllamaHost$$' -fuzztime $(FUZZTIME) ./backend/embed/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseOllamaHost$$' -fuzztime $(FUZZTIME) ./backend/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckVectors$$' -fuzztime $(FUZZTIME) ./backend/embed/
 	$(GO) test -run '^$$' -fuzz '^FuzzAPIBodies$$' -fuzztime $(FUZZTIME) ./backend/daemon/
 	$(GO) test -run '^$$' -fuzz '^FuzzLoadThesaurus$$' -fuzztime $(FUZZTIME) ./backend/embed/wordvec/

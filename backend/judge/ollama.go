@@ -9,19 +9,19 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
 )
 
 // DefaultOllamaHost is where Ollama listens unless $OLLAMA_HOST or the
 // configuration says otherwise.
-const DefaultOllamaHost = "http://127.0.0.1:11434"
+const DefaultOllamaHost = config.DefaultOllamaHost
 
 // OllamaOptions configures NewOllama.
 type OllamaOptions struct {
@@ -280,54 +280,16 @@ func (b *limitedBody) tooLarge() error {
 // Close closes the underlying body.
 func (b *limitedBody) Close() error { return b.rc.Close() }
 
-// parseOllamaHost turns an OLLAMA_HOST-style value into a URL, as Ollama
-// does: empty means 127.0.0.1:11434; "host", "host:port",
-// "http://host[:port][/path]" and "https://…" are accepted; a missing port
-// is 11434 without a scheme, 80 for http and 443 for https.
+// parseOllamaHost is config.ParseOllamaHost for a client: an empty value is
+// DefaultOllamaHost, and the bind-all address 0.0.0.0 (a server's
+// OLLAMA_HOST) means this machine.
 func parseOllamaHost(s string) (*url.URL, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		s = DefaultOllamaHost
-	}
-	if len(s) > 2048 {
-		return nil, fmt.Errorf("ollama host is longer than 2048 bytes: %w", memory.ErrInvalid)
-	}
-	defaultPort := "11434"
-	scheme, hostport, ok := strings.Cut(s, "://")
-	switch {
-	case !ok:
-		scheme, hostport = "http", s
-	case scheme == "http":
-		defaultPort = "80"
-	case scheme == "https":
-		defaultPort = "443"
-	default:
-		return nil, fmt.Errorf("ollama host %q: scheme must be http or https: %w", s, memory.ErrInvalid)
-	}
-	hostport, path, _ := strings.Cut(hostport, "/")
-	host, port, err := net.SplitHostPort(hostport)
+	u, err := config.ParseOllamaHost(s)
 	if err != nil {
-		host, port = strings.Trim(hostport, "[]"), defaultPort
+		return nil, err
 	}
-	if host == "" || host == "0.0.0.0" {
-		host = "127.0.0.1"
-	}
-	for _, r := range host {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".-_:", r)) {
-			return nil, fmt.Errorf("ollama host %q: bad host name: %w", s, memory.ErrInvalid)
-		}
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return nil, fmt.Errorf("ollama host %q: port must be within 1..65535: %w", s, memory.ErrInvalid)
-	}
-	for _, r := range path {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._~-", r)) {
-			return nil, fmt.Errorf("ollama host %q: path may hold only letters, digits and /._~-: %w", s, memory.ErrInvalid)
-		}
-	}
-	u := &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port)}
-	if path != "" {
-		u.Path = "/" + path
+	if u.Hostname() == "0.0.0.0" {
+		u.Host = net.JoinHostPort("127.0.0.1", u.Port())
 	}
 	return u, nil
 }
