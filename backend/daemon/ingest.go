@@ -208,11 +208,8 @@ func (l *decisionLog) newest(limit int) []httpapi.DecisionEntry {
 	n := len(l.entries)
 	out := make([]httpapi.DecisionEntry, 0, min(limit, n))
 	for i := 0; i < n && len(out) < limit; i++ {
-		idx := (l.next - 1 - i + 2*n) % n
-		if n < l.size {
-			idx = n - 1 - i
-		}
-		out = append(out, l.entries[idx])
+		// next is the oldest entry once the ring is full, and 0 before.
+		out = append(out, l.entries[(l.next-1-i+2*n)%n])
 	}
 	return out
 }

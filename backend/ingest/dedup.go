@@ -73,7 +73,7 @@ func (p *Pipeline) place(ctx context.Context, r *run, text string, vec []float32
 		return 0, "", "", fmt.Errorf("find near duplicate: %w", err)
 	}
 	if len(near) == 1 {
-		r.score("nearest_similarity", maxf(r.dec.Scores["nearest_similarity"], near[0].Score))
+		r.score("nearest_similarity", max(r.dec.Scores["nearest_similarity"], near[0].Score))
 	}
 	m := p.newMemory(r, text, vec)
 	if len(near) == 1 && near[0].Score >= p.cfg.DuplicateSimilarity {
@@ -205,13 +205,6 @@ func shortID(id string) string {
 		return id[:8]
 	}
 	return id
-}
-
-func maxf(a, b float64) float64 {
-	if a > b {
-		return a
-	}
-	return b
 }
 
 // Kind cues, strongest first; the first that matches names the kind.

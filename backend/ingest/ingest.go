@@ -174,7 +174,8 @@ func newDecisionID() string {
 // Decision. An error means the exchange could not be processed (invalid
 // input, the store or the embedder failed); nothing already stored is lost.
 func (p *Pipeline) Process(ctx context.Context, ex memory.Exchange) (memory.Decision, error) {
-	return p.process(ctx, ex, false, "")
+	r, err := p.process(ctx, ex, false, "")
+	return r.dec, err
 }
 
 // Keep stores an exchange the gates or the judge rejected, because a user
@@ -182,15 +183,14 @@ func (p *Pipeline) Process(ctx context.Context, ex memory.Exchange) (memory.Deci
 // and dedup are not), and the reply leaves the noise scorer's rejection
 // buffer so it stops counting as noise.
 func (p *Pipeline) Keep(ctx context.Context, ex memory.Exchange) (memory.Decision, error) {
-	d, err := p.process(ctx, ex, true, "")
+	r, err := p.process(ctx, ex, true, "")
 	if err != nil || p.scorer == nil {
-		return d, err
+		return r.dec, err
 	}
-	reply, _ := redactText(strings.TrimSpace(injected.ReplaceAllString(ex.Assistant, "")))
-	if _, err := p.scorer.Forget(ctx, reply); err != nil {
-		return d, fmt.Errorf("ingest: keep: %w", err)
+	if _, err := p.scorer.Forget(ctx, r.reply); err != nil {
+		return r.dec, fmt.Errorf("ingest: keep: %w", err)
 	}
-	return d, nil
+	return r.dec, nil
 }
 
 // Document stores a document a user ingested on purpose (a README, notes,
@@ -203,12 +203,15 @@ func (p *Pipeline) Document(ctx context.Context, name, project, text string) (me
 		return memory.Decision{}, &memory.ValidationError{Problems: []string{"document name must be 1..200 bytes of UTF-8"}}
 	}
 	ex := memory.Exchange{Assistant: text, Project: project, Source: "ingest:" + name}
-	return p.process(ctx, ex, true, "ingest:"+name)
+	r, err := p.process(ctx, ex, true, "ingest:"+name)
+	return r.dec, err
 }
 
-func (p *Pipeline) process(ctx context.Context, ex memory.Exchange, force bool, source string) (memory.Decision, error) {
+// process runs the stages and returns the run (its Decision, and the reply
+// as the stages saw it: stripped and redacted).
+func (p *Pipeline) process(ctx context.Context, ex memory.Exchange, force bool, source string) (*run, error) {
 	if err := Validate(ex); err != nil {
-		return memory.Decision{}, err
+		return &run{}, err
 	}
 	r := &run{ex: ex, reply: ex.Assistant, user: ex.User, force: force, source: source, dec: memory.Decision{
 		ID: newDecisionID(), SessionID: ex.SessionID, Turn: ex.Turn, At: p.clock.Now().UTC(), Scores: map[string]float64{},
@@ -221,16 +224,16 @@ func (p *Pipeline) process(ctx context.Context, ex memory.Exchange, force bool, 
 		err := st.fn(p, ctx, r)
 		r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: st.name, Duration: time.Since(start)})
 		if err != nil {
-			return r.dec, fmt.Errorf("ingest: %s: %w", st.name, err)
+			return r, fmt.Errorf("ingest: %s: %w", st.name, err)
 		}
 		if r.decided {
 			break
 		}
 	}
 	if !r.decided {
-		return r.dec, errors.New("ingest: no stage decided") // unreachable: dedup always decides
+		return r, errors.New("ingest: no stage decided") // unreachable: dedup always decides
 	}
-	return r.dec, nil
+	return r, nil
 }
 
 // Validate checks an exchange from outside: sizes and encodings.

@@ -23,8 +23,9 @@ const (
 // Signals is what the gates measured on a reply.
 type Signals struct {
 	Sentences int `json:"sentences"`
-	// ByClass counts sentences per class.
+	// ByClass counts sentences per class; First is the first sentence's class.
 	ByClass map[string]int `json:"by_class"`
+	First   string         `json:"first,omitempty"`
 	// Durable counts durable markers: rationale, rules, preferences,
 	// causes (because, never, must, we decided, root cause, you prefer...).
 	Durable int `json:"durable"`
@@ -128,6 +129,9 @@ func Analyze(text string) Signals {
 			}
 		}
 		s.ByClass[c]++
+		if s.First == "" {
+			s.First = c
+		}
 	}
 	s.Words = len(strings.Fields(prose))
 	lp := lower(prose)

@@ -90,11 +90,7 @@ func (p *Pipeline) prefilter(_ context.Context, r *run) error {
 	if !ackUser.MatchString(r.user) {
 		return nil
 	}
-	first := sentences(splitProse(r.reply))
-	if len(first) == 0 {
-		return nil
-	}
-	switch c := classify(first[0].text); c {
+	switch c := r.sig.First; c {
 	case classAck, classProcedural, classStatus:
 		if r.sig.Content() == 0 || r.sig.Durable == 0 {
 			r.reject(StagePrefilter, "acknowledgement answered with a "+c+" reply")
@@ -102,8 +98,6 @@ func (p *Pipeline) prefilter(_ context.Context, r *run) error {
 	}
 	return nil
 }
-
-func splitProse(s string) string { p, _ := splitFences(s); return p }
 
 // procedural rejects replies with no statement that could stay true, or
 // where such statements are under a third of the sentences.

@@ -366,9 +366,5 @@ func preview(s string) string {
 	if len(s) <= 120 {
 		return s
 	}
-	cut := 117
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "..."
+	return truncate(s, 117) + "..."
 }
