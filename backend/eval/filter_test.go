@@ -68,9 +68,7 @@ func TestFilterDevShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	rep.WriteTable(&b)
-	t.Log("\n" + b.String())
+	logTable(t, rep)
 	for i, p := range rep.Passes {
 		if p.SubstantiveRecall < 0.95 || p.NoiseRejection < 0.95 || p.LowRejection < 0.6 {
 			t.Errorf("pass %d: substantive recall %.3f (>= .95), noise rejection %.3f (>= .95), low-value rejection %.3f (>= .6)",

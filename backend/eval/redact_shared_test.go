@@ -2,7 +2,6 @@ package eval
 
 import (
 	"context"
-	"strings"
 	"testing"
 )
 
@@ -12,11 +11,7 @@ func TestRedactDevShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	if err := rep.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + b.String())
+	logTable(t, rep)
 	// the targets on the dev set (there is a held-out set: do not tune to it)
 	if rep.SecretRecall < 0.98 {
 		t.Errorf("secret recall %.3f < 0.98", rep.SecretRecall)
@@ -32,11 +27,7 @@ func TestGitleaksShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	if err := rep.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + b.String())
+	logTable(t, rep)
 }
 
 func TestCredSweeperShared(t *testing.T) {
@@ -45,9 +36,5 @@ func TestCredSweeperShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	if err := rep.WriteTable(&b); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("\n" + b.String())
+	logTable(t, rep)
 }

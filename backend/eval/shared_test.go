@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -22,15 +23,23 @@ func sharedFile(t testing.TB, rel string) string {
 	return p
 }
 
+// logTable logs a report's table, so `go test -v` shows the numbers.
+func logTable(t testing.TB, rep interface{ WriteTable(io.Writer) error }) {
+	t.Helper()
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
+}
+
 func TestRecallDevShared(t *testing.T) {
 	path := sharedFile(t, "eval/recall-dev.json")
 	rep, err := RunRecall(context.Background(), path, Options{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	rep.WriteTable(&b)
-	t.Log("\n" + b.String())
+	logTable(t, rep)
 }
 
 func TestLoCoMoShared(t *testing.T) {
@@ -42,9 +51,7 @@ func TestLoCoMoShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	rep.WriteTable(&b)
-	t.Log("\n" + b.String())
+	logTable(t, rep)
 }
 
 func TestLongMemEvalShared(t *testing.T) {
@@ -60,7 +67,5 @@ func TestLongMemEvalShared(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b strings.Builder
-	rep.WriteTable(&b)
-	t.Log("\n" + b.String())
+	logTable(t, rep)
 }
