@@ -11,6 +11,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,6 +58,10 @@ type Config struct {
 	Ingest Ingest `json:"ingest"`
 	// Judge configures the optional language-model judge of the write pipeline.
 	Judge Judge `json:"judge"`
+	// Capture configures the local LLM proxy.
+	Capture Capture `json:"capture"`
+	// Recall configures what the agent receives at each user turn.
+	Recall Recall `json:"recall"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
 }
@@ -171,6 +176,45 @@ type Judge struct {
 	MaxPerDay  int `json:"max_per_day"`
 }
 
+// Capture configures the capture proxy (DESIGN.md "Interfaces").
+type Capture struct {
+	// Enabled starts the daemon with capture on; the tray toggles it at runtime.
+	// Off, the proxy still forwards every request but captures nothing.
+	Enabled bool `json:"enabled"`
+	// AnthropicUpstream is where /v1/* goes; OpenAIUpstream where
+	// /openai/v1/* goes (as /v1/*).
+	AnthropicUpstream string `json:"anthropic_upstream"`
+	OpenAIUpstream    string `json:"openai_upstream"`
+	// QueueSize bounds the exchanges waiting for the write pipeline; when it
+	// is full new ones are dropped and counted, never waited for.
+	QueueSize int `json:"queue_size"`
+	// MaxCaptureBytes bounds what the tee keeps of one request or response
+	// body; past it the exchange is not captured (the traffic still passes).
+	MaxCaptureBytes int `json:"max_capture_bytes"`
+	// ExcludeProjects are project names (or absolute directory paths) whose
+	// traffic is forwarded but never captured.
+	ExcludeProjects []string `json:"exclude_projects,omitempty"`
+}
+
+// Recall configures session-aware recall (DESIGN.md "Read pipeline").
+type Recall struct {
+	// K is the most memories one recall returns; MaxChars bounds the text
+	// of the block handed to the agent.
+	K        int `json:"k"`
+	MaxChars int `json:"max_chars"`
+	// Sessions is how many agent sessions the exclusion state remembers
+	// (least recently used dropped first).
+	Sessions int `json:"sessions"`
+	// Skills turns on skill suggestions in the user-prompt hook; SkillDirs
+	// are extra folders holding <name>/SKILL.md (~/.claude/skills and the
+	// project's .claude/skills are always read).
+	Skills    bool     `json:"skills"`
+	SkillDirs []string `json:"skill_dirs,omitempty"`
+	// HookTimeout is the hooks' hard deadline: past it a hook prints
+	// nothing and exits 0.
+	HookTimeout Duration `json:"hook_timeout"`
+}
+
 // Default returns the defaults of DESIGN.md.
 func Default() Config {
 	return Config{
@@ -227,6 +271,20 @@ func Default() Config {
 			Timeout:        Duration(20 * time.Second),
 			MaxPerHour:     120,
 			MaxPerDay:      1000,
+		},
+		Capture: Capture{
+			Enabled:           true,
+			AnthropicUpstream: "https://api.anthropic.com",
+			OpenAIUpstream:    "https://api.openai.com",
+			QueueSize:         256,
+			MaxCaptureBytes:   32 << 20,
+		},
+		Recall: Recall{
+			K:           5,
+			MaxChars:    2000,
+			Sessions:    1000,
+			Skills:      true,
+			HookTimeout: Duration(1500 * time.Millisecond),
 		},
 		LogLevel: "info",
 	}
@@ -445,6 +503,36 @@ func (c *Config) Validate() error {
 	if j.MaxPerHour < 0 || j.MaxPerDay < 0 {
 		bad("judge.max_per_hour", "caps must not be negative")
 	}
+	cp := &c.Capture
+	for name, u := range map[string]string{"capture.anthropic_upstream": cp.AnthropicUpstream, "capture.openai_upstream": cp.OpenAIUpstream} {
+		if err := checkUpstream(u); err != nil {
+			bad(name, "%v", err)
+		}
+	}
+	if cp.QueueSize < 1 || cp.QueueSize > 100000 {
+		bad("capture.queue_size", "must be within 1..100000")
+	}
+	if cp.MaxCaptureBytes < 1<<10 || cp.MaxCaptureBytes > 1<<30 {
+		bad("capture.max_capture_bytes", "must be within 1 KiB..1 GiB")
+	}
+	for i, p := range cp.ExcludeProjects {
+		if strings.TrimSpace(p) == "" {
+			bad(fmt.Sprintf("capture.exclude_projects[%d]", i), "must not be empty")
+		}
+	}
+	rc := &c.Recall
+	if rc.K < 1 || rc.K > 50 {
+		bad("recall.k", "must be within 1..50")
+	}
+	if rc.MaxChars < 200 || rc.MaxChars > 100000 {
+		bad("recall.max_chars", "must be within 200..100000")
+	}
+	if rc.Sessions < 1 || rc.Sessions > 1000000 {
+		bad("recall.sessions", "must be within 1..1000000")
+	}
+	if rc.HookTimeout <= 0 || time.Duration(rc.HookTimeout) > time.Minute {
+		bad("recall.hook_timeout", "must be within 0..1m")
+	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -452,6 +540,21 @@ func (c *Config) Validate() error {
 	}
 	if len(errs) > 0 {
 		return errs
+	}
+	return nil
+}
+
+// checkUpstream accepts an absolute http(s) URL without query or fragment.
+func checkUpstream(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("must be an http or https URL, not %q", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("must not carry a query or fragment: %q", raw)
 	}
 	return nil
 }
