@@ -37,9 +37,22 @@ type Exchange struct {
 	// an overloaded or refused answer).
 	Error bool   `json:"error,omitempty"`
 	Model string `json:"model,omitempty"`
+	// Usage is the token count the provider reported for the answer; nil
+	// when unknown (transcripts, the API, responses without usage).
+	Usage *Usage `json:"usage,omitempty"`
 	// StartedAt and EndedAt bound the model's answer; zero if unknown.
 	StartedAt time.Time `json:"started_at,omitzero"`
 	EndedAt   time.Time `json:"ended_at,omitzero"`
+}
+
+// Usage counts the tokens of one model call as the provider reported them.
+// Cache fields are Anthropic's prompt-cache counts (OpenAI's cached prompt
+// tokens are reported as CacheReadInputTokens); zero when not reported.
+type Usage struct {
+	InputTokens              int `json:"input_tokens,omitempty"`
+	OutputTokens             int `json:"output_tokens,omitempty"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens,omitempty"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens,omitempty"`
 }
 
 // ToolCall is one tool the model asked to run.
