@@ -55,6 +55,7 @@ type Daemon struct {
 	emb       memory.Embedder
 	choice    embed.Choice
 	search    *search.Engine
+	recaller  *search.Recaller
 	token     string
 	startedAt time.Time
 	listen    string
@@ -97,6 +98,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d.store = st
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
+	d.recaller = search.NewRecaller(d.search, st, cfg.Recall, d.clock)
 	if err := d.openPipeline(ctx); err != nil {
 		st.Close()
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -146,6 +147,29 @@ type Backend interface {
 	MarkNoise(ctx context.Context, id string) error
 	// Noise describes the content scorer and the judge, for the UI.
 	Noise(ctx context.Context) (NoiseState, error)
+	// Recall hands an agent session the memories that matter for this
+	// turn, never one it already has.
+	Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error)
+	// ResetSession forgets what a session was given (compaction, /clear).
+	ResetSession(ctx context.Context, sessionID string) error
+	// Reinforce records that a memory proved useful.
+	Reinforce(ctx context.Context, id string) (memory.Memory, error)
+	// Rate adds +1 or -1 feedback to memories an agent was given.
+	Rate(ctx context.Context, ids []string, score int, reason string) ([]memory.Memory, error)
+	// Snooze keeps a memory out of recall for days (0 wakes it).
+	Snooze(ctx context.Context, id string, days float64) (memory.Memory, error)
+}
+
+// RateRequest is what POST /api/rate takes.
+type RateRequest struct {
+	IDs    []string `json:"ids"`
+	Score  int      `json:"score"`
+	Reason string   `json:"reason,omitempty"`
+}
+
+// SnoozeRequest is what POST /api/memories/{id}/snooze takes.
+type SnoozeRequest struct {
+	Days float64 `json:"days"`
 }
 
 // NoiseState is what GET /api/noise returns.

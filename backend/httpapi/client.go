@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -234,5 +235,38 @@ func (c *Client) MarkNoise(ctx context.Context, id string) error {
 func (c *Client) Noise(ctx context.Context) (NoiseState, error) {
 	var out NoiseState
 	err := c.do(ctx, http.MethodGet, "/api/noise", nil, &out)
+	return out, err
+}
+
+// Recall asks the daemon for the memories of this turn.
+func (c *Client) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
+	var out search.Recalled
+	err := c.do(ctx, http.MethodPost, "/api/recall", req, &out)
+	return out, err
+}
+
+// ResetSession forgets what a session was given.
+func (c *Client) ResetSession(ctx context.Context, sessionID string) error {
+	return c.do(ctx, http.MethodPost, "/api/sessions/"+url.PathEscape(sessionID)+"/reset", nil, nil)
+}
+
+// Reinforce records that a memory proved useful.
+func (c *Client) Reinforce(ctx context.Context, id string) (memory.Memory, error) {
+	var out memory.Memory
+	err := c.do(ctx, http.MethodPost, "/api/memories/"+url.PathEscape(id)+"/reinforce", nil, &out)
+	return out, err
+}
+
+// Rate adds +1 or -1 feedback to memories.
+func (c *Client) Rate(ctx context.Context, ids []string, score int, reason string) ([]memory.Memory, error) {
+	var out []memory.Memory
+	err := c.do(ctx, http.MethodPost, "/api/rate", RateRequest{IDs: ids, Score: score, Reason: reason}, &out)
+	return out, err
+}
+
+// Snooze keeps a memory out of recall for days.
+func (c *Client) Snooze(ctx context.Context, id string, days float64) (memory.Memory, error) {
+	var out memory.Memory
+	err := c.do(ctx, http.MethodPost, "/api/memories/"+url.PathEscape(id)+"/snooze", SnoozeRequest{Days: days}, &out)
 	return out, err
 }

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
 )
 
 // Limits on request bodies.
@@ -77,6 +78,11 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/decisions/{id}/keep", h.keep)
 	h.mux.HandleFunc("POST /api/memories/{id}/noise", h.markNoise)
 	h.mux.HandleFunc("GET /api/noise", h.noise)
+	h.mux.HandleFunc("POST /api/recall", h.recall)
+	h.mux.HandleFunc("POST /api/sessions/{id}/reset", h.resetSession)
+	h.mux.HandleFunc("POST /api/memories/{id}/reinforce", h.reinforce)
+	h.mux.HandleFunc("POST /api/memories/{id}/snooze", h.snooze)
+	h.mux.HandleFunc("POST /api/rate", h.rate)
 	h.mux.HandleFunc("GET /{$}", h.index)
 	return h
 }
@@ -474,4 +480,63 @@ func writeErr(w http.ResponseWriter, err error) {
 
 func writeError(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, errorBody{Error: err.Error(), Code: http.StatusText(status)})
+}
+
+func (h *Handler) recall(w http.ResponseWriter, r *http.Request) {
+	var req search.RecallRequest
+	if err := readJSON(w, r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	out, err := h.b.Recall(r.Context(), req)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *Handler) resetSession(w http.ResponseWriter, r *http.Request) {
+	if err := h.b.ResetSession(r.Context(), r.PathValue("id")); err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
+}
+
+func (h *Handler) reinforce(w http.ResponseWriter, r *http.Request) {
+	m, err := h.b.Reinforce(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (h *Handler) snooze(w http.ResponseWriter, r *http.Request) {
+	var req SnoozeRequest
+	if err := readJSON(w, r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	m, err := h.b.Snooze(r.Context(), r.PathValue("id"), req.Days)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, m)
+}
+
+func (h *Handler) rate(w http.ResponseWriter, r *http.Request) {
+	var req RateRequest
+	if err := readJSON(w, r, &req); err != nil {
+		writeErr(w, err)
+		return
+	}
+	ms, err := h.b.Rate(r.Context(), req.IDs, req.Score, req.Reason)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ms)
 }

@@ -166,8 +166,17 @@ func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 	if src == "" {
 		src = memory.SourceCapture
 	}
+	imp := 0.5
+	if g := r.given; g != nil {
+		if g.Type != "" {
+			typ = g.Type
+		}
+		if g.Importance > 0 {
+			imp = g.Importance
+		}
+	}
 	return memory.Memory{Text: text, Kind: kind, Type: typ, Project: r.ex.Project, Source: src,
-		Importance: 0.5, Embedding: vec}
+		Importance: imp, Embedding: vec}
 }
 
 // reinforce counts one more sighting of a stored memory.

@@ -130,6 +130,8 @@ type run struct {
 	force bool
 	// source overrides the memories' source ("ingest:<doc>").
 	source string
+	// given, for Remember, carries the kind, type and importance the caller chose.
+	given *memory.Memory
 }
 
 func (r *run) reject(stage, reason string) {
@@ -207,15 +209,53 @@ func (p *Pipeline) Document(ctx context.Context, name, project, text string) (me
 	return r.dec, err
 }
 
+// Remember stores a memory an agent or a user stated on purpose (MCP
+// memory_store): stripped, redacted, chunked, embedded and deduplicated like
+// a captured reply, but not gated, and with the kind, type, importance and
+// source the caller chose (a missing kind is guessed, a missing type follows
+// the kind). The Decision says stored, updated, merged or
+// skipped-duplicate, with the memory ids.
+func (p *Pipeline) Remember(ctx context.Context, m memory.Memory) (memory.Decision, error) {
+	if m.Kind != "" && !m.Kind.Valid() {
+		return memory.Decision{}, &memory.ValidationError{Problems: []string{fmt.Sprintf("unknown kind %q", m.Kind)}}
+	}
+	if m.Type != "" && !m.Type.Valid() {
+		return memory.Decision{}, &memory.ValidationError{Problems: []string{fmt.Sprintf("unknown type %q", m.Type)}}
+	}
+	if !(m.Importance >= 0 && m.Importance <= 1) {
+		return memory.Decision{}, &memory.ValidationError{Problems: []string{"importance must be within 0..1"}}
+	}
+	if strings.TrimSpace(m.Text) == "" {
+		return memory.Decision{}, &memory.ValidationError{Problems: []string{"text is empty"}}
+	}
+	ex := memory.Exchange{Assistant: m.Text, Project: m.Project, Source: m.Source}
+	if err := Validate(ex); err != nil {
+		return memory.Decision{}, err
+	}
+	r := p.newRun(ex, true, "")
+	r.given, r.kind = &m, m.Kind
+	err := p.runStages(ctx, r)
+	return r.dec, err
+}
+
 // process runs the stages and returns the run (its Decision, and the reply
 // as the stages saw it: stripped and redacted).
 func (p *Pipeline) process(ctx context.Context, ex memory.Exchange, force bool, source string) (*run, error) {
 	if err := Validate(ex); err != nil {
 		return &run{}, err
 	}
-	r := &run{ex: ex, reply: ex.Assistant, user: ex.User, force: force, source: source, dec: memory.Decision{
+	r := p.newRun(ex, force, source)
+	return r, p.runStages(ctx, r)
+}
+
+func (p *Pipeline) newRun(ex memory.Exchange, force bool, source string) *run {
+	return &run{ex: ex, reply: ex.Assistant, user: ex.User, force: force, source: source, dec: memory.Decision{
 		ID: newDecisionID(), SessionID: ex.SessionID, Turn: ex.Turn, At: p.clock.Now().UTC(), Scores: map[string]float64{},
 	}}
+}
+
+// runStages calls the stages in order until one decides.
+func (p *Pipeline) runStages(ctx context.Context, r *run) error {
 	for _, st := range stages {
 		if r.force && st.gate {
 			continue
@@ -224,16 +264,16 @@ func (p *Pipeline) process(ctx context.Context, ex memory.Exchange, force bool, 
 		err := st.fn(p, ctx, r)
 		r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: st.name, Duration: time.Since(start)})
 		if err != nil {
-			return r, fmt.Errorf("ingest: %s: %w", st.name, err)
+			return fmt.Errorf("ingest: %s: %w", st.name, err)
 		}
 		if r.decided {
 			break
 		}
 	}
 	if !r.decided {
-		return r, errors.New("ingest: no stage decided") // unreachable: dedup always decides
+		return errors.New("ingest: no stage decided") // unreachable: dedup always decides
 	}
-	return r, nil
+	return nil
 }
 
 // Validate checks an exchange from outside: sizes and encodings.

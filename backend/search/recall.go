@@ -1,0 +1,454 @@
+package search
+
+import (
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// Recall events: what made the agent ask.
+const (
+	// EventPrompt is a new user prompt (Claude Code's UserPromptSubmit): one
+	// recall per user turn.
+	EventPrompt = "user-prompt"
+	// EventSessionStart is a session starting or resuming: the project's
+	// standing decisions and conventions, no query.
+	EventSessionStart = "session-start"
+	// EventSearch is an explicit search by the agent (MCP memory_search):
+	// it may run several times a turn, and still never repeats a memory
+	// the session already has.
+	EventSearch = "search"
+)
+
+// ContextTag names the block recalled memories are wrapped in. The write
+// pipeline strips it (ingest.InjectedTag), so what memtray gives the agent is
+// never captured again.
+const ContextTag = "memtray-context"
+
+// MaxSessionIDLen bounds a session id.
+const MaxSessionIDLen = 256
+
+// RecallRequest asks for the memories an agent should see now.
+type RecallRequest struct {
+	// SessionID names the agent session; memories already given to it are
+	// never given again (until Reset). Required.
+	SessionID string `json:"session_id"`
+	// Prompt is the user's prompt, or the query of an explicit search.
+	Prompt string `json:"prompt"`
+	// Project is the session's project: its memories get the project boost.
+	Project string `json:"project,omitempty"`
+	// Event is EventPrompt (the default), EventSessionStart or EventSearch.
+	Event string `json:"event,omitempty"`
+	// Turn identifies the user turn; a second prompt recall with the same
+	// session and turn returns nothing. Empty: a hash of the prompt.
+	Turn string `json:"turn,omitempty"`
+	// ToolLoop marks a request of the agent's tool loop (the user typed
+	// nothing): prompt recall never fires on one.
+	ToolLoop bool `json:"tool_loop,omitempty"`
+	// K and MaxChars override the configured bounds (never above them).
+	K        int `json:"k,omitempty"`
+	MaxChars int `json:"max_chars,omitempty"`
+	// Kinds narrows an explicit search.
+	Kinds []memory.Kind `json:"kinds,omitempty"`
+	// FilterProject narrows an explicit search to one project.
+	FilterProject string `json:"filter_project,omitempty"`
+}
+
+// Recalled is what a recall gives the agent.
+type Recalled struct {
+	// Hits are the memories given, best first (recorded as accessed and as
+	// given to the session).
+	Hits []memory.Hit `json:"hits"`
+	// Context is Hits formatted for the agent inside a <memtray-context>
+	// block, at most MaxChars long; "" when there is nothing to give.
+	Context string `json:"context,omitempty"`
+	// Skipped says why nothing was given, when nothing was.
+	Skipped string `json:"skipped,omitempty"`
+	// AlreadyGiven lists memories that matched but the session already has.
+	AlreadyGiven []string `json:"already_given,omitempty"`
+	// Given is how many memories the session has received so far.
+	Given int `json:"given"`
+	// Warning reports a failure that did not stop the recall (the access
+	// could not be recorded).
+	Warning string `json:"warning,omitempty"`
+}
+
+// Recaller is session-aware recall: the one entry point hooks, MCP and the
+// API use to hand memories to an agent. It fires once per user turn, never
+// on tool-loop iterations, never gives a session the same memory twice
+// (until Reset, on compaction or /clear), records each memory it gives
+// (access count, last accessed, hit time) and returns nothing rather than
+// noise. Session state lives in memory, bounded by cfg.Sessions (least
+// recently used sessions forgotten first); a restarted daemon starts afresh.
+type Recaller struct {
+	engine *Engine
+	store  *store.Store
+	cfg    config.Recall
+	clock  memory.Clock
+
+	mu       sync.Mutex
+	sessions map[string]*list.Element
+	lru      *list.List // of *session, most recent first
+}
+
+type session struct {
+	id    string
+	given map[string]bool
+	turns []string // recent turn keys, newest last
+}
+
+// maxTurnKeys bounds the turn keys a session remembers.
+const maxTurnKeys = 64
+
+// NewRecaller returns a Recaller over e and st.
+func NewRecaller(e *Engine, st *store.Store, cfg config.Recall, clock memory.Clock) *Recaller {
+	if clock == nil {
+		clock = memory.SystemClock{}
+	}
+	return &Recaller{engine: e, store: st, cfg: cfg, clock: clock,
+		sessions: map[string]*list.Element{}, lru: list.New()}
+}
+
+// Validate checks a request's fields.
+func (req *RecallRequest) Validate() error {
+	switch {
+	case strings.TrimSpace(req.SessionID) == "":
+		return fmt.Errorf("%w: session_id is required", memory.ErrInvalid)
+	case len(req.SessionID) > MaxSessionIDLen:
+		return fmt.Errorf("%w: session_id longer than %d bytes", memory.ErrInvalid, MaxSessionIDLen)
+	case !utf8.ValidString(req.SessionID) || !utf8.ValidString(req.Prompt) || !utf8.ValidString(req.Project) || !utf8.ValidString(req.Turn):
+		return fmt.Errorf("%w: fields must be valid UTF-8", memory.ErrInvalid)
+	case len(req.Prompt) > MaxQueryBytes:
+		return fmt.Errorf("%w: prompt longer than %d bytes", memory.ErrInvalid, MaxQueryBytes)
+	case req.K < 0 || req.MaxChars < 0:
+		return fmt.Errorf("%w: k and max_chars must not be negative", memory.ErrInvalid)
+	}
+	switch req.Event {
+	case "", EventPrompt, EventSessionStart, EventSearch:
+	default:
+		return fmt.Errorf("%w: event must be %s, %s or %s, not %q", memory.ErrInvalid, EventPrompt, EventSessionStart, EventSearch, req.Event)
+	}
+	for _, k := range req.Kinds {
+		if !k.Valid() {
+			return fmt.Errorf("%w: unknown kind %q", memory.ErrInvalid, k)
+		}
+	}
+	if req.Event != EventSessionStart && strings.TrimSpace(req.Prompt) == "" {
+		return fmt.Errorf("%w: prompt is required", memory.ErrInvalid)
+	}
+	return nil
+}
+
+// Recall runs one recall; see Recaller.
+func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, error) {
+	if err := req.Validate(); err != nil {
+		return Recalled{}, err
+	}
+	if req.Event == "" {
+		req.Event = EventPrompt
+	}
+	k, maxChars := bound(req.K, r.cfg.K), bound(req.MaxChars, r.cfg.MaxChars)
+	if req.Event == EventPrompt {
+		if req.ToolLoop {
+			return r.nothing(req.SessionID, "tool-loop iteration: recall runs once per user turn"), nil
+		}
+		if req.Turn == "" {
+			req.Turn = turnKey(req.Prompt)
+		}
+		if !r.claimTurn(req.SessionID, req.Turn) {
+			return r.nothing(req.SessionID, "already recalled for this user turn"), nil
+		}
+	}
+	var hits []memory.Hit
+	var err error
+	if req.Event == EventSessionStart {
+		hits, err = r.briefing(ctx, req.Project, 2*k)
+	} else {
+		q := Query{Text: req.Prompt, Project: req.Project, K: 2 * k, Exclude: r.givenFunc(req.SessionID)}
+		q.Filter.Kinds, q.Filter.Project = req.Kinds, req.FilterProject
+		hits, err = r.engine.Search(ctx, q)
+	}
+	if err != nil {
+		if req.Event == EventPrompt {
+			r.unclaimTurn(req.SessionID, req.Turn) // a retry of this turn may recall
+		}
+		return Recalled{}, fmt.Errorf("recall: %w", err)
+	}
+	out := Recalled{}
+	hits, out.AlreadyGiven = r.claim(req.SessionID, hits, k)
+	out.Hits, out.Context = Format(hits, maxChars)
+	out.Given = r.givenCount(req.SessionID)
+	if len(out.Hits) == 0 {
+		out.Skipped = "no memory cleared the relevance floors"
+		if len(out.AlreadyGiven) > 0 {
+			out.Skipped = "every relevant memory was given earlier in this session"
+		}
+		return out, nil
+	}
+	// Give back what did not fit in the context block.
+	r.release(req.SessionID, hits[len(out.Hits):])
+	if err := r.record(ctx, out.Hits); err != nil {
+		out.Warning = err.Error()
+	}
+	return out, nil
+}
+
+// Reset forgets what a session was given (compaction, /clear, a new
+// session under the same id): the next recall may give it all again.
+func (r *Recaller) Reset(sessionID string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.sessions[sessionID]; ok {
+		r.lru.Remove(e)
+		delete(r.sessions, sessionID)
+	}
+}
+
+// Given reports the ids a session has received, sorted.
+func (r *Recaller) Given(sessionID string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.sessions[sessionID]
+	if !ok {
+		return nil
+	}
+	ids := make([]string, 0, len(e.Value.(*session).given))
+	for id := range e.Value.(*session).given {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// Sessions is how many sessions the recaller remembers.
+func (r *Recaller) Sessions() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lru.Len()
+}
+
+func bound(asked, limit int) int {
+	if asked <= 0 || asked > limit {
+		return limit
+	}
+	return asked
+}
+
+func turnKey(prompt string) string {
+	h := sha256.Sum256([]byte(memory.NormalizeSpace(prompt)))
+	return hex.EncodeToString(h[:8])
+}
+
+// get returns the session, created and moved to the front; r.mu held.
+func (r *Recaller) get(id string) *session {
+	if e, ok := r.sessions[id]; ok {
+		r.lru.MoveToFront(e)
+		return e.Value.(*session)
+	}
+	s := &session{id: id, given: map[string]bool{}}
+	r.sessions[id] = r.lru.PushFront(s)
+	for r.lru.Len() > max(r.cfg.Sessions, 1) {
+		old := r.lru.Back()
+		r.lru.Remove(old)
+		delete(r.sessions, old.Value.(*session).id)
+	}
+	return s
+}
+
+// claimTurn records a prompt recall for a turn; false if the turn had one.
+func (r *Recaller) claimTurn(id, turn string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.get(id)
+	for _, t := range s.turns {
+		if t == turn {
+			return false
+		}
+	}
+	s.turns = append(s.turns, turn)
+	if len(s.turns) > maxTurnKeys {
+		s.turns = s.turns[len(s.turns)-maxTurnKeys:]
+	}
+	return true
+}
+
+func (r *Recaller) unclaimTurn(id, turn string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.get(id)
+	s.turns = slices.DeleteFunc(s.turns, func(t string) bool { return t == turn })
+}
+
+func (r *Recaller) givenFunc(id string) func(string) bool {
+	r.mu.Lock()
+	given := map[string]bool{}
+	if e, ok := r.sessions[id]; ok {
+		for k := range e.Value.(*session).given {
+			given[k] = true
+		}
+	}
+	r.mu.Unlock()
+	return func(mid string) bool { return given[mid] }
+}
+
+// claim marks up to k hits as given to the session and returns them, plus
+// the hits another recall of the same session gave first (concurrent
+// recalls never hand out one memory twice).
+func (r *Recaller) claim(id string, hits []memory.Hit, k int) (mine []memory.Hit, already []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.get(id)
+	for _, h := range hits {
+		if s.given[h.Memory.ID] {
+			already = append(already, h.Memory.ID)
+			continue
+		}
+		if len(mine) == k {
+			continue
+		}
+		s.given[h.Memory.ID] = true
+		mine = append(mine, h)
+	}
+	return mine, already
+}
+
+// release un-gives hits that were claimed but left out of the context.
+func (r *Recaller) release(id string, hits []memory.Hit) {
+	if len(hits) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.get(id)
+	for _, h := range hits {
+		delete(s.given, h.Memory.ID)
+	}
+}
+
+func (r *Recaller) givenCount(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e, ok := r.sessions[id]; ok {
+		return len(e.Value.(*session).given)
+	}
+	return 0
+}
+
+func (r *Recaller) nothing(id, why string) Recalled {
+	return Recalled{Skipped: why, Given: r.givenCount(id)}
+}
+
+// record counts each given memory as accessed: access_count, last_accessed
+// and the hit times the steward's stickiness check reads.
+func (r *Recaller) record(ctx context.Context, hits []memory.Hit) error {
+	now := r.clock.Now().UTC()
+	var errs []error
+	for i := range hits {
+		m, err := r.store.Update(ctx, hits[i].Memory.ID, func(m *memory.Memory) error {
+			m.AccessCount++
+			m.LastAccessed = now
+			m.Hits = append(m.Hits, now)
+			return nil
+		})
+		if errors.Is(err, store.ErrIndexPending) {
+			err = nil
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("record access of %s: %w", hits[i].Memory.ID, err))
+			continue
+		}
+		hits[i].Memory.AccessCount, hits[i].Memory.LastAccessed = m.AccessCount, m.LastAccessed
+	}
+	return errors.Join(errs...)
+}
+
+// briefingKinds are what a session start recalls: standing rules, not facts
+// that need a question to be relevant.
+var briefingKinds = []memory.Kind{memory.KindDecision, memory.KindConvention, memory.KindInvariant, memory.KindPreference}
+
+// briefing is a session start's recall: the project's standing decisions,
+// conventions, invariants and preferences (and the user's preferences of
+// any project), best composite first with relevance 1. Nothing without a
+// project.
+func (r *Recaller) briefing(ctx context.Context, project string, n int) ([]memory.Hit, error) {
+	if project == "" {
+		return nil, nil
+	}
+	now := r.clock.Now()
+	cfg := r.engine.Config()
+	var hits []memory.Hit
+	err := r.store.Iterate(ctx, store.Filter{Kinds: briefingKinds}, func(m memory.Memory) error {
+		if m.Project != project && !(m.Project == "" && m.Type == memory.TypeUser) {
+			return nil
+		}
+		m.Embedding = nil
+		b := Composite(&m, Signals{Relevance: 1, Project: project, Now: now}, cfg)
+		hits = append(hits, memory.Hit{Memory: m, Score: b.Composite, Breakdown: b})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].Score > hits[j].Score })
+	return hits[:min(len(hits), n)], nil
+}
+
+// contextHeader opens the block the agent reads.
+const contextHeader = "Memories from earlier sessions (memtray). They may be out of date: prefer what you see in the code. Reinforce useful ones or rate them with the memtray MCP tools, by id."
+
+// Format renders hits as the <memtray-context> block, keeping whole
+// memories in order while the block stays within maxChars; a memory too
+// long for the room left is cut with "…" if at least 80 characters fit, else
+// left out. It returns the hits that made it into the block.
+func Format(hits []memory.Hit, maxChars int) ([]memory.Hit, string) {
+	if len(hits) == 0 {
+		return nil, ""
+	}
+	open, close := "<"+ContextTag+">\n"+contextHeader+"\n", "</"+ContextTag+">"
+	var b strings.Builder
+	b.WriteString(open)
+	room := maxChars - utf8.RuneCountInString(open) - utf8.RuneCountInString(close)
+	var kept []memory.Hit
+	for _, h := range hits {
+		m := h.Memory
+		meta := string(m.Kind)
+		if m.Project != "" {
+			meta += ", " + m.Project
+		}
+		if !m.CreatedAt.IsZero() {
+			meta += ", " + m.CreatedAt.UTC().Format(time.DateOnly)
+		}
+		head, tail := "- ["+meta+"] ", " (id "+m.ID+")\n"
+		text := strings.Join(strings.Fields(strings.ReplaceAll(m.Text, "</"+ContextTag, "</ "+ContextTag)), " ")
+		fixed := utf8.RuneCountInString(head) + utf8.RuneCountInString(tail)
+		left := room - fixed
+		if left < 80 && utf8.RuneCountInString(text) > left {
+			break
+		}
+		if r := []rune(text); len(r) > left {
+			text = string(r[:left-1]) + "…"
+		}
+		line := head + text + tail
+		b.WriteString(line)
+		room -= utf8.RuneCountInString(line)
+		kept = append(kept, h)
+	}
+	if len(kept) == 0 {
+		return nil, ""
+	}
+	b.WriteString(close)
+	return kept, b.String()
+}
