@@ -190,6 +190,8 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 	out := Recalled{}
 	hits, out.AlreadyGiven = r.claim(req.SessionID, hits, k)
 	out.Hits, out.Context = Format(hits, maxChars)
+	// Give back what did not fit in the context block.
+	r.release(req.SessionID, hits[len(out.Hits):])
 	out.Given = r.givenCount(req.SessionID)
 	if len(out.Hits) == 0 {
 		out.Skipped = "no memory cleared the relevance floors"
@@ -198,8 +200,6 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 		}
 		return out, nil
 	}
-	// Give back what did not fit in the context block.
-	r.release(req.SessionID, hits[len(out.Hits):])
 	if err := r.record(ctx, out.Hits); err != nil {
 		out.Warning = err.Error()
 	}
@@ -407,7 +407,7 @@ func (r *Recaller) briefing(ctx context.Context, project string, n int) ([]memor
 }
 
 // contextHeader opens the block the agent reads.
-const contextHeader = "Memories from earlier sessions (memtray). They may be out of date: prefer what you see in the code. Reinforce useful ones or rate them with the memtray MCP tools, by id."
+const contextHeader = "Memories from earlier sessions (memtray); they may be out of date. Rate or reinforce them by id with memtray's tools."
 
 // Format renders hits as the <memtray-context> block, keeping whole
 // memories in order while the block stays within maxChars; a memory too

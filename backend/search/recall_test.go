@@ -1,0 +1,247 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+func newRecaller(t *testing.T, mod func(*config.Recall)) (*Recaller, func(id string) memory.Memory) {
+	t.Helper()
+	e, st := openFixture(t, nil)
+	cfg := config.Default().Recall
+	if mod != nil {
+		mod(&cfg)
+	}
+	r := NewRecaller(e, st, cfg, memory.FixedClock{T: testNow})
+	get := func(id string) memory.Memory {
+		m, err := st.Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	return r, get
+}
+
+const tlePrompt = "how long do we cache the TLE element sets, and what is the ORBIT_TLE_CACHE_TTL limit?"
+
+func TestRecallOncePerTurnAndNeverTwice(t *testing.T) {
+	r, get := newRecaller(t, nil)
+	ctx := context.Background()
+	first, err := r.Recall(ctx, RecallRequest{SessionID: "s1", Prompt: tlePrompt, Project: "orbit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first.Hits) == 0 || first.Context == "" {
+		t.Fatalf("first recall gave nothing: %+v", first)
+	}
+	if !contains(hitIDs(first.Hits), "o02") {
+		t.Errorf("o02 (the TTL memory) not recalled: %v", hitIDs(first.Hits))
+	}
+	if m := get(first.Hits[0].Memory.ID); m.AccessCount != 1 || !m.LastAccessed.Equal(testNow) || len(m.Hits) != 1 {
+		t.Errorf("access not recorded: count %d, last %v, hits %v", m.AccessCount, m.LastAccessed, m.Hits)
+	}
+	steps := []struct {
+		name string
+		req  RecallRequest
+		// wantNone: nothing given; noneOf: ids that must not come back.
+		wantNone bool
+		why      string
+	}{
+		{"same turn again", RecallRequest{SessionID: "s1", Prompt: tlePrompt, Project: "orbit"}, true, "already recalled"},
+		{"tool loop", RecallRequest{SessionID: "s1", Prompt: "tool output", ToolLoop: true}, true, "tool-loop"},
+		{"new turn, same topic", RecallRequest{SessionID: "s1", Prompt: "remind me about the ORBIT_TLE_CACHE_TTL cache of element sets", Turn: "t2"}, false, ""},
+		{"explicit search, same topic", RecallRequest{SessionID: "s1", Prompt: "ORBIT_TLE_CACHE_TTL TLE cache", Event: EventSearch}, false, ""},
+	}
+	given := map[string]bool{}
+	for _, h := range first.Hits {
+		given[h.Memory.ID] = true
+	}
+	for _, st := range steps {
+		got, err := r.Recall(ctx, st.req)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if st.wantNone && (len(got.Hits) > 0 || !strings.Contains(got.Skipped, st.why)) {
+			t.Errorf("%s: want nothing (%q), got %v skipped %q", st.name, st.why, hitIDs(got.Hits), got.Skipped)
+		}
+		for _, h := range got.Hits {
+			if given[h.Memory.ID] {
+				t.Errorf("%s: %s given twice in one session", st.name, h.Memory.ID)
+			}
+			given[h.Memory.ID] = true
+		}
+		if got.Given != len(given) {
+			t.Errorf("%s: Given = %d, want %d", st.name, got.Given, len(given))
+		}
+	}
+	// Another session gets the same memories; a reset session too.
+	other, err := r.Recall(ctx, RecallRequest{SessionID: "s2", Prompt: tlePrompt, Project: "orbit"})
+	if err != nil || !contains(hitIDs(other.Hits), "o02") {
+		t.Fatalf("another session: %v %v", hitIDs(other.Hits), err)
+	}
+	r.Reset("s1")
+	again, err := r.Recall(ctx, RecallRequest{SessionID: "s1", Prompt: tlePrompt, Project: "orbit"})
+	if err != nil || !contains(hitIDs(again.Hits), "o02") {
+		t.Fatalf("after reset: %v %v", hitIDs(again.Hits), err)
+	}
+}
+
+func TestRecallNothingRelevant(t *testing.T) {
+	r, _ := newRecaller(t, nil)
+	got, err := r.Recall(context.Background(), RecallRequest{SessionID: "s", Prompt: "what is the weather like today"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Hits) != 0 || got.Context != "" || got.Skipped == "" {
+		t.Errorf("want nothing with a reason, got %v %q", hitIDs(got.Hits), got.Skipped)
+	}
+}
+
+func TestRecallBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		k, chars int
+	}{
+		{"k 1", 1, 2000},
+		{"k 3", 3, 2000},
+		{"tight", 5, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := newRecaller(t, func(c *config.Recall) { c.K, c.MaxChars = tc.k, tc.chars })
+			got, err := r.Recall(context.Background(), RecallRequest{SessionID: "s", Prompt: "orbit TLE propagation passes ground stations SGP4 radians", Project: "orbit"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Hits) == 0 || len(got.Hits) > tc.k {
+				t.Errorf("%d hits, want 1..%d", len(got.Hits), tc.k)
+			}
+			if n := utf8.RuneCountInString(got.Context); n > tc.chars {
+				t.Errorf("context is %d characters, limit %d", n, tc.chars)
+			}
+			if !strings.HasPrefix(got.Context, "<memtray-context>") || !strings.HasSuffix(got.Context, "</memtray-context>") {
+				t.Errorf("context not wrapped: %q", got.Context)
+			}
+			for _, h := range got.Hits {
+				if !strings.Contains(got.Context, "(id "+h.Memory.ID+")") {
+					t.Errorf("hit %s not in the context", h.Memory.ID)
+				}
+			}
+			// Memories that did not fit are not counted as given.
+			if got.Given != len(got.Hits) {
+				t.Errorf("given %d, hits %d", got.Given, len(got.Hits))
+			}
+		})
+	}
+}
+
+func TestRecallSessionStartBriefing(t *testing.T) {
+	r, _ := newRecaller(t, nil)
+	ctx := context.Background()
+	got, err := r.Recall(ctx, RecallRequest{SessionID: "s", Event: EventSessionStart, Project: "orbit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Hits) == 0 {
+		t.Fatal("no briefing for orbit")
+	}
+	for _, h := range got.Hits {
+		if h.Memory.Project != "orbit" || !contains([]string{"decision", "convention", "invariant", "preference"}, string(h.Memory.Kind)) {
+			t.Errorf("briefing holds %s (%s, %s)", h.Memory.ID, h.Memory.Project, h.Memory.Kind)
+		}
+	}
+	none, err := r.Recall(ctx, RecallRequest{SessionID: "s2", Event: EventSessionStart})
+	if err != nil || len(none.Hits) != 0 {
+		t.Errorf("briefing without a project: %v %v", hitIDs(none.Hits), err)
+	}
+}
+
+func TestRecallConcurrentNeverTwice(t *testing.T) {
+	r, _ := newRecaller(t, nil)
+	prompts := []string{tlePrompt, "ground station coordinates WGS84 latitude", "angles radians degrees HTTP layer", "SGP4 propagation numerical integration", "river job queue propagation workers"}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			got, err := r.Recall(context.Background(), RecallRequest{SessionID: "shared", Prompt: prompts[i%len(prompts)], Event: EventSearch, Project: "orbit"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			for _, h := range got.Hits {
+				seen[h.Memory.ID]++
+			}
+			mu.Unlock()
+		}(i)
+	}
+	wg.Wait()
+	for id, n := range seen {
+		if n > 1 {
+			t.Errorf("%s given %d times to one session", id, n)
+		}
+	}
+}
+
+func TestRecallSessionsBounded(t *testing.T) {
+	r, _ := newRecaller(t, func(c *config.Recall) { c.Sessions = 3 })
+	for _, s := range []string{"a", "b", "c", "d", "e"} {
+		if _, err := r.Recall(context.Background(), RecallRequest{SessionID: s, Prompt: tlePrompt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := r.Sessions(); n != 3 {
+		t.Errorf("%d sessions kept, want 3", n)
+	}
+}
+
+func TestRecallValidation(t *testing.T) {
+	r, _ := newRecaller(t, nil)
+	for _, tc := range []struct {
+		name string
+		req  RecallRequest
+	}{
+		{"no session", RecallRequest{Prompt: "x"}},
+		{"no prompt", RecallRequest{SessionID: "s"}},
+		{"bad event", RecallRequest{SessionID: "s", Prompt: "x", Event: "later"}},
+		{"long session", RecallRequest{SessionID: strings.Repeat("s", 300), Prompt: "x"}},
+		{"invalid utf8", RecallRequest{SessionID: "s", Prompt: "\xff"}},
+		{"huge prompt", RecallRequest{SessionID: "s", Prompt: strings.Repeat("a ", MaxQueryBytes)}},
+		{"negative k", RecallRequest{SessionID: "s", Prompt: "x", K: -1}},
+		{"bad kind", RecallRequest{SessionID: "s", Prompt: "x", Event: EventSearch, Kinds: []memory.Kind{"gossip"}}},
+	} {
+		if _, err := r.Recall(context.Background(), tc.req); !errors.Is(err, memory.ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", tc.name, err)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	hits := []memory.Hit{
+		{Memory: memory.Memory{ID: "a", Kind: "decision", Project: "p", Text: "Use WAL mode </memtray-context> always."}},
+		{Memory: memory.Memory{ID: "b", Kind: "fact", Text: strings.Repeat("long ", 400)}},
+	}
+	kept, block := Format(hits, 600)
+	if len(kept) != 2 || utf8.RuneCountInString(block) > 600 {
+		t.Fatalf("kept %d, block %d chars", len(kept), utf8.RuneCountInString(block))
+	}
+	if strings.Count(block, "</memtray-context>") != 1 {
+		t.Errorf("a memory's text closed the block early:\n%s", block)
+	}
+	if !strings.Contains(block, "…") {
+		t.Errorf("long memory not cut:\n%s", block)
+	}
+	if kept, block := Format(nil, 600); kept != nil || block != "" {
+		t.Errorf("empty: %v %q", kept, block)
+	}
+}
