@@ -210,6 +210,14 @@ type Recall struct {
 	// project's .claude/skills are always read).
 	Skills    bool     `json:"skills"`
 	SkillDirs []string `json:"skill_dirs,omitempty"`
+	// SkillFloor is the least score (cosine of prompt and description plus
+	// the keyword boost) a suggested skill needs. With the built-in
+	// embedder, prompts a skill was written for scored 0.39..0.99 on the
+	// test fixtures and unrelated prompts at most 0.25; a semantic (Ollama)
+	// model scores unrelated texts higher: raise it there. SkillK is the
+	// most skills one prompt gets.
+	SkillFloor float64 `json:"skill_floor"`
+	SkillK     int     `json:"skill_k"`
 	// HookTimeout is the hooks' hard deadline: past it a hook prints
 	// nothing and exits 0.
 	HookTimeout Duration `json:"hook_timeout"`
@@ -284,6 +292,8 @@ func Default() Config {
 			MaxChars:    2000,
 			Sessions:    1000,
 			Skills:      true,
+			SkillFloor:  0.35,
+			SkillK:      2,
 			HookTimeout: Duration(1500 * time.Millisecond),
 		},
 		LogLevel: "info",
@@ -529,6 +539,17 @@ func (c *Config) Validate() error {
 	}
 	if rc.Sessions < 1 || rc.Sessions > 1000000 {
 		bad("recall.sessions", "must be within 1..1000000")
+	}
+	if !(rc.SkillFloor >= 0 && rc.SkillFloor <= 2) {
+		bad("recall.skill_floor", "must be within 0..2")
+	}
+	if rc.SkillK < 0 || rc.SkillK > 10 {
+		bad("recall.skill_k", "must be within 0..10")
+	}
+	for i, d := range rc.SkillDirs {
+		if !filepath.IsAbs(d) {
+			bad(fmt.Sprintf("recall.skill_dirs[%d]", i), "must be an absolute path")
+		}
 	}
 	if rc.HookTimeout <= 0 || time.Duration(rc.HookTimeout) > time.Minute {
 		bad("recall.hook_timeout", "must be within 0..1m")

@@ -99,6 +99,13 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	d.store = st
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
 	d.recaller = search.NewRecaller(d.search, st, cfg.Recall, d.clock)
+	if cfg.Recall.Skills {
+		var dirs []string
+		if home, err := os.UserHomeDir(); err == nil {
+			dirs = append(dirs, filepath.Join(home, ".claude", "skills"))
+		}
+		d.recaller.WithSkills(search.NewSkillCatalog(d.emb, cfg.Recall.SkillFloor), append(dirs, cfg.Recall.SkillDirs...))
+	}
 	if err := d.openPipeline(ctx); err != nil {
 		st.Close()
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -65,6 +66,9 @@ type RecallRequest struct {
 	Kinds []memory.Kind `json:"kinds,omitempty"`
 	// FilterProject narrows an explicit search to one project.
 	FilterProject string `json:"filter_project,omitempty"`
+	// CWD is the agent's working directory (absolute); a prompt recall
+	// also suggests the skills of its .claude/skills folder.
+	CWD string `json:"cwd,omitempty"`
 }
 
 // Recalled is what a recall gives the agent.
@@ -81,8 +85,11 @@ type Recalled struct {
 	AlreadyGiven []string `json:"already_given,omitempty"`
 	// Given is how many memories the session has received so far.
 	Given int `json:"given"`
+	// Skills are agent skills whose description matches the prompt
+	// (prompt recalls only); Context lists them after the memories.
+	Skills []SkillHit `json:"skills,omitempty"`
 	// Warning reports a failure that did not stop the recall (the access
-	// could not be recorded).
+	// could not be recorded, the skills could not be read).
 	Warning string `json:"warning,omitempty"`
 }
 
@@ -98,6 +105,9 @@ type Recaller struct {
 	store  *store.Store
 	cfg    config.Recall
 	clock  memory.Clock
+
+	skills    *SkillCatalog
+	skillDirs []string
 
 	mu       sync.Mutex
 	sessions map[string]*list.Element
@@ -122,6 +132,14 @@ func NewRecaller(e *Engine, st *store.Store, cfg config.Recall, clock memory.Clo
 		sessions: map[string]*list.Element{}, lru: list.New()}
 }
 
+// WithSkills turns on skill suggestions for prompt recalls: the skills of
+// userDirs (e.g. ~/.claude/skills) and of each request's
+// <cwd>/.claude/skills.
+func (r *Recaller) WithSkills(c *SkillCatalog, userDirs []string) *Recaller {
+	r.skills, r.skillDirs = c, userDirs
+	return r
+}
+
 // Validate checks a request's fields.
 func (req *RecallRequest) Validate() error {
 	switch {
@@ -131,6 +149,8 @@ func (req *RecallRequest) Validate() error {
 		return fmt.Errorf("%w: session_id longer than %d bytes", memory.ErrInvalid, MaxSessionIDLen)
 	case !utf8.ValidString(req.SessionID) || !utf8.ValidString(req.Prompt) || !utf8.ValidString(req.Project) || !utf8.ValidString(req.Turn):
 		return fmt.Errorf("%w: fields must be valid UTF-8", memory.ErrInvalid)
+	case req.CWD != "" && (!filepath.IsAbs(req.CWD) || len(req.CWD) > 4096 || !utf8.ValidString(req.CWD)):
+		return fmt.Errorf("%w: cwd must be an absolute path", memory.ErrInvalid)
 	case len(req.Prompt) > MaxQueryBytes:
 		return fmt.Errorf("%w: prompt longer than %d bytes", memory.ErrInvalid, MaxQueryBytes)
 	case req.K < 0 || req.MaxChars < 0:
@@ -188,8 +208,15 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 		return Recalled{}, fmt.Errorf("recall: %w", err)
 	}
 	out := Recalled{}
+	var warnings []string
+	if req.Event == EventPrompt && r.skills != nil && r.cfg.SkillK > 0 {
+		out.Skills, err = r.suggest(ctx, req)
+		if err != nil {
+			warnings = append(warnings, err.Error())
+		}
+	}
 	hits, out.AlreadyGiven = r.claim(req.SessionID, hits, k)
-	out.Hits, out.Context = Format(hits, maxChars)
+	out.Hits, out.Context = FormatWithSkills(hits, out.Skills, maxChars)
 	// Give back what did not fit in the context block.
 	r.release(req.SessionID, hits[len(out.Hits):])
 	out.Given = r.givenCount(req.SessionID)
@@ -198,12 +225,28 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 		if len(out.AlreadyGiven) > 0 {
 			out.Skipped = "every relevant memory was given earlier in this session"
 		}
-		return out, nil
+	} else if err := r.record(ctx, out.Hits); err != nil {
+		warnings = append(warnings, err.Error())
 	}
-	if err := r.record(ctx, out.Hits); err != nil {
-		out.Warning = err.Error()
-	}
+	out.Warning = strings.Join(warnings, "; ")
 	return out, nil
+}
+
+// suggest finds the skills matching a prompt.
+func (r *Recaller) suggest(ctx context.Context, req RecallRequest) ([]SkillHit, error) {
+	dirs := slices.Clone(r.skillDirs)
+	if req.CWD != "" {
+		dirs = append(dirs, filepath.Join(req.CWD, ".claude", "skills"))
+	}
+	idx, err := r.skills.Index(ctx, dirs)
+	if err != nil {
+		return nil, fmt.Errorf("skills: %w", err)
+	}
+	hits, err := idx.Suggest(ctx, req.Prompt, r.cfg.SkillK)
+	if err != nil {
+		return nil, fmt.Errorf("skills: %w", err)
+	}
+	return hits, nil
 }
 
 // Reset forgets what a session was given (compaction, /clear, a new
@@ -414,10 +457,22 @@ const contextHeader = "Memories from earlier sessions (memtray); they may be out
 // long for the room left is cut with "…" if at least 80 characters fit, else
 // left out. It returns the hits that made it into the block.
 func Format(hits []memory.Hit, maxChars int) ([]memory.Hit, string) {
-	if len(hits) == 0 {
+	return FormatWithSkills(hits, nil, maxChars)
+}
+
+// skillsHeader introduces suggested skills.
+const skillsHeader = "Skills that may fit this request:"
+
+// FormatWithSkills is Format with suggested skills listed after the
+// memories, as room allows (the memories come first).
+func FormatWithSkills(hits []memory.Hit, skills []SkillHit, maxChars int) ([]memory.Hit, string) {
+	if len(hits) == 0 && len(skills) == 0 {
 		return nil, ""
 	}
-	open, close := "<"+ContextTag+">\n"+contextHeader+"\n", "</"+ContextTag+">"
+	open, close := "<"+ContextTag+">\n", "</"+ContextTag+">"
+	if len(hits) > 0 {
+		open += contextHeader + "\n"
+	}
 	var b strings.Builder
 	b.WriteString(open)
 	room := maxChars - utf8.RuneCountInString(open) - utf8.RuneCountInString(close)
@@ -446,7 +501,24 @@ func Format(hits []memory.Hit, maxChars int) ([]memory.Hit, string) {
 		room -= utf8.RuneCountInString(line)
 		kept = append(kept, h)
 	}
-	if len(kept) == 0 {
+	wroteSkills := false
+	for _, sk := range skills {
+		line := "- " + sk.Name + ": " + strings.Join(strings.Fields(sk.Description), " ") + "\n"
+		if r := []rune(line); len(r) > 240 {
+			line = string(r[:238]) + "…\n"
+		}
+		if !wroteSkills {
+			line = skillsHeader + "\n" + line
+		}
+		n := utf8.RuneCountInString(line)
+		if n > room {
+			break
+		}
+		b.WriteString(line)
+		room -= n
+		wroteSkills = true
+	}
+	if len(kept) == 0 && !wroteSkills {
 		return nil, ""
 	}
 	b.WriteString(close)
