@@ -1,0 +1,344 @@
+package capture
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// maxToolResultBytes bounds the content kept of one tool result.
+const maxToolResultBytes = 8 << 10
+
+// answer is what a response parser keeps of the model's answer: its text,
+// its tool calls, model, usage and whether it was an error. Everything it
+// keeps counts against one budget (MaxCaptureBytes); past it tooLarge is
+// set and nothing more is kept.
+type answer struct {
+	text   strings.Builder
+	calls  []memory.ToolCall
+	inputs []strings.Builder // tool call inputs being assembled, by calls index
+	model  string
+	usage  *memory.Usage
+	isErr  bool
+	// emptyInput stands for a tool call's input when none arrived.
+	emptyInput string
+	done       bool // the stream's end event arrived (message_stop, [DONE], response.completed)
+	kept       int
+	max        int
+	tooLarge   bool
+}
+
+// keep reports whether n more bytes fit the budget, counting them if so.
+func (a *answer) keep(n int) bool {
+	if a.tooLarge {
+		return false
+	}
+	if a.kept+n > a.max {
+		a.tooLarge = true
+		return false
+	}
+	a.kept += n
+	return true
+}
+
+// addText appends assistant text.
+func (a *answer) addText(s string) {
+	if s != "" && a.keep(len(s)) {
+		a.text.WriteString(s)
+	}
+}
+
+// addCall starts a tool call and returns its index.
+func (a *answer) addCall(id, name, input string) int {
+	a.keep(len(id) + len(name))
+	a.calls = append(a.calls, memory.ToolCall{ID: id, Name: name})
+	a.inputs = append(a.inputs, strings.Builder{})
+	i := len(a.calls) - 1
+	a.addInput(i, input)
+	return i
+}
+
+// addInput appends to the JSON input of call i.
+func (a *answer) addInput(i int, s string) {
+	if i >= 0 && i < len(a.inputs) && s != "" && a.keep(len(s)) {
+		a.inputs[i].WriteString(s)
+	}
+}
+
+// toolCalls returns the assembled tool calls.
+func (a *answer) toolCalls() []memory.ToolCall {
+	if len(a.calls) == 0 {
+		return nil
+	}
+	out := make([]memory.ToolCall, len(a.calls))
+	for i, c := range a.calls {
+		c.Input = clean(a.inputs[i].String())
+		if c.Input == "" {
+			c.Input = a.emptyInput
+		}
+		c.ID, c.Name = clean(c.ID), clean(c.Name)
+		out[i] = c
+	}
+	return out
+}
+
+// addUsage merges reported token counts: a non-zero value replaces the one
+// known so far (message_delta repeats message_start's counts, updated).
+func (a *answer) addUsage(u memory.Usage) {
+	if u == (memory.Usage{}) {
+		return
+	}
+	if a.usage == nil {
+		a.usage = &memory.Usage{}
+	}
+	if u.InputTokens != 0 {
+		a.usage.InputTokens = u.InputTokens
+	}
+	if u.OutputTokens != 0 {
+		a.usage.OutputTokens = u.OutputTokens
+	}
+	if u.CacheCreationInputTokens != 0 {
+		a.usage.CacheCreationInputTokens = u.CacheCreationInputTokens
+	}
+	if u.CacheReadInputTokens != 0 {
+		a.usage.CacheReadInputTokens = u.CacheReadInputTokens
+	}
+}
+
+// responseParser turns a response body into an answer: event for each SSE
+// event of a stream, whole for a non-streaming JSON body.
+type responseParser interface {
+	event(name string, data []byte)
+	whole(body []byte)
+	result() *answer
+}
+
+// request is what a request parser learned from a request body.
+type request struct {
+	model       string
+	stream      bool
+	sessionID   string
+	user        string
+	userTurns   int
+	turn        int
+	toolLoop    bool
+	toolResults []memory.ToolResult
+	dir         string // the working directory the agent reported, if any
+	headless    bool
+}
+
+// injectedTags are blocks the harness or memtray adds to user text: they
+// are removed from prompts (the same list transcript uses, plus ours).
+var injectedTags = []string{
+	"system-reminder", "memtray-context", "task-notification", "user-prompt-submit-hook",
+	"ide_opened_file", "ide_selection", "ide_diagnostics", "local-command-caveat",
+}
+
+// stripInjected returns text without the injected blocks it holds, trimmed.
+// An unterminated block is dropped to the end of the text.
+func stripInjected(text string) string {
+	if !strings.Contains(text, "<") {
+		return strings.TrimSpace(text)
+	}
+	for _, tag := range injectedTags {
+		open, close := "<"+tag+">", "</"+tag+">"
+		for {
+			i := strings.Index(text, open)
+			if i < 0 {
+				break
+			}
+			j := strings.Index(text[i:], close)
+			if j < 0 {
+				text = text[:i]
+				break
+			}
+			text = text[:i] + text[i+j+len(close):]
+		}
+	}
+	return strings.TrimSpace(text)
+}
+
+// notPrompt reports whether a user text, injected blocks removed, is
+// harness bookkeeping rather than something the user typed.
+func notPrompt(text string) bool {
+	return text == "" || strings.HasPrefix(text, "[Request interrupted by user")
+}
+
+// hashID returns a stable short session id for s: "h-" and 16 hex digits
+// of its SHA-256.
+func hashID(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "h-" + hex.EncodeToString(sum[:8])
+}
+
+// projectName returns the last element of a working directory, the way
+// transcript.ProjectName does ("/home/me/src/app/" -> "app").
+func projectName(cwd string) string {
+	cwd = strings.TrimRight(cwd, `/\`)
+	if i := strings.LastIndexAny(cwd, `/\`); i >= 0 {
+		cwd = cwd[i+1:]
+	}
+	return cwd
+}
+
+// workingDir finds the working directory an agent states in its prompt:
+// Claude Code's "Working directory: /abs/path" line of its environment
+// block, or Codex's "<cwd>/abs/path</cwd>". It returns "" if there is none.
+func workingDir(text string) string {
+	if i := strings.Index(text, "Working directory:"); i >= 0 {
+		rest := text[i+len("Working directory:"):]
+		if j := strings.IndexAny(rest, "\r\n"); j >= 0 {
+			rest = rest[:j]
+		}
+		if d := strings.TrimSpace(rest); d != "" {
+			return d
+		}
+	}
+	if i := strings.Index(text, "<cwd>"); i >= 0 {
+		rest := text[i+len("<cwd>"):]
+		if j := strings.Index(rest, "</cwd>"); j >= 0 {
+			if d := strings.TrimSpace(rest[:j]); d != "" && !strings.ContainsAny(d, "\r\n") {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// headlessMarkers are the identity lines of Claude Code's system prompt when
+// it runs without a terminal UI: print mode (claude -p) and the Agent SDK
+// use the SDK variants; the interactive CLI says only "You are Claude Code,
+// Anthropic's official CLI for Claude."
+var headlessMarkers = []string{
+	"running within the Claude Agent SDK",
+	"built on Anthropic's Claude Agent SDK",
+}
+
+// isHeadless reports whether a system prompt is a non-interactive one.
+func isHeadless(system string) bool {
+	for _, m := range headlessMarkers {
+		if strings.Contains(system, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// excluded reports whether a project (name and directory) matches one of
+// the exclusion entries: a name equal to the project's, or an absolute
+// directory equal to or containing dir.
+func excluded(entries []string, project, dir string) bool {
+	if project == "" && dir == "" {
+		return false
+	}
+	cdir := ""
+	if dir != "" {
+		cdir = filepath.Clean(dir)
+	}
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if filepath.IsAbs(e) || strings.HasPrefix(e, "/") {
+			if cdir == "" {
+				continue
+			}
+			ce := filepath.Clean(e)
+			if cdir == ce || strings.HasPrefix(cdir, strings.TrimRight(ce, `/\`)+string(filepath.Separator)) || strings.HasPrefix(cdir, strings.TrimRight(ce, `/\`)+"/") {
+				return true
+			}
+			continue
+		}
+		if e == project {
+			return true
+		}
+	}
+	return false
+}
+
+// clean makes s valid UTF-8 without NUL bytes.
+func clean(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "")
+	}
+	return s
+}
+
+// bounded cuts s to at most n bytes at a rune boundary.
+func bounded(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// sessionFromUserID returns the session a metadata.user_id names. Claude
+// Code sends "user_<hash>_account_<uuid>_session_<uuid>" (the session uuid
+// is taken) or, in newer versions, a JSON object with "session_id"; any
+// other value is hashed whole.
+func sessionFromUserID(uid string) string {
+	if uid == "" {
+		return ""
+	}
+	if strings.HasPrefix(uid, "{") {
+		var v struct {
+			SessionID string `json:"session_id"`
+		}
+		if json.Unmarshal([]byte(uid), &v) == nil && v.SessionID != "" {
+			return clean(bounded(v.SessionID, 128))
+		}
+	}
+	if i := strings.LastIndex(uid, "_session_"); i >= 0 {
+		if s := uid[i+len("_session_"):]; s != "" && len(s) <= 128 && !strings.ContainsAny(s, " \t\r\n") {
+			return clean(s)
+		}
+	}
+	return hashID(uid)
+}
+
+// jsonText returns the text of a JSON value that is a string, or the
+// concatenated "text" of an array of content blocks (the shape both APIs
+// use for message content and tool results); other values give "".
+func jsonText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	case '[':
+		var blocks []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(raw, &blocks) == nil {
+			var b strings.Builder
+			for _, bl := range blocks {
+				if bl.Text == "" {
+					continue
+				}
+				if b.Len() > 0 {
+					b.WriteString("\n")
+				}
+				b.WriteString(bl.Text)
+			}
+			return b.String()
+		}
+	}
+	return ""
+}

@@ -1,0 +1,295 @@
+package capture
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// anthBlock is one content block of an Anthropic message.
+type anthBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// anthBlocks decodes message content: a string is one text block.
+func anthBlocks(raw json.RawMessage) []anthBlock {
+	if len(raw) == 0 {
+		return nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil
+		}
+		return []anthBlock{{Type: "text", Text: s}}
+	}
+	var blocks []anthBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return nil
+	}
+	return blocks
+}
+
+// parseAnthropicRequest reads a POST /v1/messages body (see the package
+// doc for how session, turn, tool loop, user text and project are found).
+func parseAnthropicRequest(body []byte) (request, error) {
+	var in struct {
+		Model    string          `json:"model"`
+		Stream   bool            `json:"stream"`
+		System   json.RawMessage `json:"system"`
+		Metadata json.RawMessage `json:"metadata"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return request{}, fmt.Errorf("anthropic request: %w", err)
+	}
+	r := request{model: in.Model, stream: in.Stream}
+	system := jsonText(in.System)
+	r.headless = isHeadless(system)
+	r.dir = workingDir(system)
+
+	var meta struct {
+		UserID json.RawMessage `json:"user_id"`
+	}
+	if len(in.Metadata) > 0 && json.Unmarshal(in.Metadata, &meta) == nil {
+		var uid string
+		if json.Unmarshal(meta.UserID, &uid) == nil {
+			r.sessionID = sessionFromUserID(uid)
+		}
+	}
+
+	names := map[string]string{} // tool_use id -> tool name
+	first := ""
+	assistants := 0
+	last := -1
+	for i, m := range in.Messages {
+		if m.Role != "user" && m.Role != "assistant" {
+			continue
+		}
+		blocks := anthBlocks(m.Content)
+		if m.Role == "assistant" {
+			assistants++
+			for _, b := range blocks {
+				if b.ID != "" && strings.HasSuffix(b.Type, "tool_use") && len(names) < 10000 {
+					names[b.ID] = b.Name
+				}
+			}
+			continue
+		}
+		last = i
+		text := ""
+		for _, b := range blocks {
+			if b.Type != "text" {
+				continue
+			}
+			if r.dir == "" && strings.Contains(b.Text, "Working directory:") {
+				r.dir = workingDir(b.Text)
+			}
+			if t := stripInjected(b.Text); !notPrompt(t) {
+				text = joinText(text, t)
+			}
+		}
+		if text != "" {
+			r.userTurns++
+			if first == "" {
+				first = text
+			}
+		}
+	}
+	r.turn = assistants + 1
+	if r.sessionID == "" && first != "" {
+		r.sessionID = hashID(first)
+	}
+
+	if last >= 0 {
+		m := in.Messages[last]
+		text, results := "", []memory.ToolResult(nil)
+		for _, b := range anthBlocks(m.Content) {
+			switch b.Type {
+			case "text":
+				if t := stripInjected(b.Text); !notPrompt(t) {
+					text = joinText(text, t)
+				}
+			case "tool_result":
+				results = append(results, memory.ToolResult{
+					ToolUseID: clean(b.ToolUseID),
+					Name:      clean(names[b.ToolUseID]),
+					Content:   clean(bounded(jsonText(b.Content), maxToolResultBytes)),
+					IsError:   b.IsError,
+				})
+			}
+		}
+		r.toolResults = results
+		// The request answers tool calls: an iteration of the tool loop,
+		// unless the user also typed something in the same message.
+		r.toolLoop = len(results) > 0 && text == "" && last == len(in.Messages)-1
+		if !r.toolLoop {
+			r.user = clean(text)
+		}
+	}
+	return r, nil
+}
+
+// joinText joins two texts with a blank line.
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	if b == "" {
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+// anthUsage is Anthropic's usage object.
+type anthUsage struct {
+	InputTokens              int `json:"input_tokens"`
+	OutputTokens             int `json:"output_tokens"`
+	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+}
+
+func (u *anthUsage) usage() memory.Usage {
+	if u == nil {
+		return memory.Usage{}
+	}
+	return memory.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheCreationInputTokens: u.CacheCreationInputTokens, CacheReadInputTokens: u.CacheReadInputTokens}
+}
+
+// anthParser assembles an Anthropic Messages response.
+type anthParser struct {
+	a      *answer
+	blocks map[int]int // content block index -> tool call index, or -1 for text
+}
+
+func newAnthParser(max int) *anthParser {
+	return &anthParser{a: &answer{max: max, emptyInput: "{}"}, blocks: map[int]int{}}
+}
+
+// anthEvent is one streaming event (every type's fields in one struct).
+type anthEvent struct {
+	Type    string `json:"type"`
+	Index   int    `json:"index"`
+	Message *struct {
+		Model string     `json:"model"`
+		Usage *anthUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *anthBlock `json:"content_block"`
+	Delta        *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *anthUsage `json:"usage"`
+}
+
+// event handles one SSE event of a streaming response.
+func (p *anthParser) event(name string, data []byte) {
+	a := p.a
+	if a.tooLarge {
+		return
+	}
+	var ev anthEvent
+	if json.Unmarshal(data, &ev) != nil {
+		if name == "error" {
+			a.isErr, a.done = true, true
+		}
+		return
+	}
+	if ev.Type == "" {
+		ev.Type = name
+	}
+	switch ev.Type {
+	case "message_start":
+		if ev.Message != nil {
+			a.model = clean(bounded(ev.Message.Model, 256))
+			a.addUsage(ev.Message.Usage.usage())
+		}
+	case "content_block_start":
+		cb := ev.ContentBlock
+		if cb == nil || len(p.blocks) > 100000 {
+			return
+		}
+		switch {
+		case cb.Type == "text":
+			p.blocks[ev.Index] = -1
+			a.addText(cb.Text)
+		case strings.HasSuffix(cb.Type, "tool_use"):
+			in := string(cb.Input)
+			if in == "{}" {
+				in = ""
+			}
+			p.blocks[ev.Index] = a.addCall(cb.ID, cb.Name, in)
+		}
+	case "content_block_delta":
+		if ev.Delta == nil {
+			return
+		}
+		i, ok := p.blocks[ev.Index]
+		switch ev.Delta.Type {
+		case "text_delta":
+			if !ok || i == -1 {
+				a.addText(ev.Delta.Text)
+			}
+		case "input_json_delta":
+			if ok && i >= 0 {
+				a.addInput(i, ev.Delta.PartialJSON)
+			}
+		}
+	case "message_delta":
+		if ev.Delta != nil && (ev.Delta.StopReason == "refusal" || ev.Delta.StopReason == "error") {
+			a.isErr = true
+		}
+		a.addUsage(ev.Usage.usage())
+	case "message_stop":
+		a.done = true
+	case "error":
+		a.isErr, a.done = true, true
+	}
+}
+
+// whole handles a non-streaming response body.
+func (p *anthParser) whole(body []byte) {
+	a := p.a
+	var msg struct {
+		Type       string      `json:"type"`
+		Model      string      `json:"model"`
+		Content    []anthBlock `json:"content"`
+		StopReason string      `json:"stop_reason"`
+		Usage      *anthUsage  `json:"usage"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return
+	}
+	a.done = true
+	if msg.Type == "error" || msg.StopReason == "refusal" {
+		a.isErr = true
+	}
+	a.model = clean(bounded(msg.Model, 256))
+	a.addUsage(msg.Usage.usage())
+	for _, b := range msg.Content {
+		switch {
+		case b.Type == "text":
+			a.addText(b.Text)
+		case strings.HasSuffix(b.Type, "tool_use"):
+			a.addCall(b.ID, b.Name, string(b.Input))
+		}
+	}
+}
+
+// result returns the answer.
+func (p *anthParser) result() *answer { return p.a }

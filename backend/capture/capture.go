@@ -1,0 +1,754 @@
+// Package capture is memtray's local LLM proxy: the agent talks to it
+// instead of the provider, it forwards every request upstream unchanged and
+// streams the answer back, and on the side it turns each model exchange into
+// a memory.Exchange for the write pipeline.
+//
+// # Data flow
+//
+//	agent ──POST /v1/messages──▶ Proxy.ServeHTTP ──httputil.ReverseProxy──▶ upstream
+//	agent ◀──SSE, flushed per event── response tee ◀──────────────────────── upstream
+//	                                   │ (copy of the bytes)
+//	                                   ▼
+//	                     incremental SSE parser → answer (text, tool calls, usage)
+//	                                   │ at EOF: non-blocking send
+//	                                   ▼
+//	                     bounded queue ──▶ Run's workers: parse the request,
+//	                                       build the Exchange, call the Handler
+//
+// Routes: /v1/* goes to Config.AnthropicUpstream, /openai/v1/* to
+// Config.OpenAIUpstream as /v1/*; anything else is answered 404 with a JSON
+// error. The path suffix, the raw query string (?beta=true), every request
+// header (x-api-key, authorization, anthropic-version, anthropic-beta...) and
+// the body are forwarded unchanged; no X-Forwarded-For is added, Go adds no
+// Accept-Encoding and decompresses nothing, and every chunk of the response
+// is flushed to the agent as it arrives. When the upstream cannot be reached
+// the agent gets a 502 with an Anthropic-style JSON error.
+//
+// The agent's traffic never waits for capture: the request body is copied
+// (up to MaxCaptureBytes) as the transport reads it, the response bytes
+// reach the agent in the same Read that hands a copy to the parser, and the
+// finished exchange is handed over with a non-blocking send on a channel of
+// QueueSize (full: dropped and counted). The expensive work (decoding the
+// request JSON, decompressing a gzip body, building the Exchange,
+// exclusion) happens in Run's workers; a Handler that blocks, fails or
+// panics slows nothing but the queue. Memory per stream is bounded: the SSE
+// parser works event by event and keeps only the assembled answer (text and
+// tool call inputs), at most MaxCaptureBytes of it.
+//
+// # What is captured
+//
+// Only POST /v1/messages, /openai/v1/chat/completions and
+// /openai/v1/responses, answered 2xx, read by the agent to the end, with a
+// request body and an answer within MaxCaptureBytes, while capture is
+// enabled, and not from an excluded project. A streaming response must also
+// reach its final event (message_stop, an error event, data: [DONE],
+// response.completed). Everything else — count_tokens, models, batches,
+// files, any other path or method, 4xx/5xx answers, upstream failures,
+// streams the agent cancelled, bodies in an encoding other than identity,
+// gzip or deflate — is forwarded and never captured. Headers (API keys,
+// tokens) are never captured.
+//
+// # Building an Exchange (Anthropic Messages)
+//
+//   - SessionID: the session uuid of metadata.user_id when Claude Code sends
+//     one ("user_<hash>_account_<uuid>_session_<uuid>", or a JSON object with
+//     session_id), else "h-" and a short SHA-256 of the whole user_id, else
+//     of the text of the conversation's first user prompt.
+//   - UserTurns: the real user prompts in messages (user text left after
+//     removing <system-reminder>, <memtray-context> and the other injected
+//     blocks, not "[Request interrupted by user...]"); Turn: the assistant
+//     messages + 1.
+//   - ToolLoop: the last message is a user message holding tool_result
+//     blocks and no typed text; then User is "" and ToolResults holds the
+//     results (Name from the tool_use of the same id, content cut to 8 KiB).
+//     Otherwise User is the last user message's text, injected blocks
+//     removed (text blocks only; images skipped).
+//   - Assistant: the text deltas only (not thinking, not tool input);
+//     ToolCalls from tool_use blocks with Input assembled from
+//     input_json_delta; Model from message_start (else the request's);
+//     Usage from message_start and message_delta; Error for a stop_reason of
+//     "refusal" or an SSE error event.
+//   - Project: the last element of the "Working directory: /abs/path" line
+//     of Claude Code's system prompt (or of a <system-reminder> in the
+//     messages), the same rule as transcript.ProjectName; the directory
+//     itself is matched against the exclusions.
+//   - Headless: set when the system prompt is the Agent SDK's (print mode,
+//     claude -p, and SDK agents say "running within the Claude Agent SDK" or
+//     "built on Anthropic's Claude Agent SDK" where the interactive CLI says
+//     only "Anthropic's official CLI for Claude"); an interactive session is
+//     never marked, a headless one of another agent is not detected.
+//   - StartedAt: when the request arrived; EndedAt: when the response
+//     ended; Source: "capture".
+//
+// OpenAI chat completions: ToolLoop when the last message has role "tool"
+// (the trailing tool messages are the ToolResults); Assistant from
+// choices[0] delta (or message) content; ToolCalls from tool_calls.
+// Responses API: input (a string or items) and instructions; ToolLoop when
+// the last input item is a function_call_output; Assistant from
+// response.output_text.delta events (else the final response object).
+// Sessions: metadata.session_id when present; for the Responses API
+// prompt_cache_key (Codex sends its conversation id there); else a hash of
+// the first user message. A previous_response_id chain cannot be followed
+// without keeping state, so a conversation continued that way hashes its
+// new first input item, and Turn counts only the assistant items resent.
+package capture
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Options configures New.
+type Options struct {
+	// Config holds the upstreams, queue size, capture bound, whether capture
+	// starts enabled and the excluded projects.
+	Config config.Capture
+	// Logger receives the proxy's logs; nil discards them.
+	Logger *slog.Logger
+	// Clock stamps exchanges; nil is memory.SystemClock{}.
+	Clock memory.Clock
+	// Transport reaches the upstreams; nil is a clone of
+	// http.DefaultTransport that adds no compression (bytes pass unchanged).
+	Transport http.RoundTripper
+}
+
+// Handler is the write pipeline: it receives each captured exchange, from
+// one of Run's worker goroutines.
+type Handler func(ctx context.Context, ex memory.Exchange) error
+
+// Stats counts what the proxy did since New.
+type Stats struct {
+	Requests          int64 `json:"requests"`            // requests served (every path)
+	Captured          int64 `json:"captured"`            // exchanges queued for the pipeline
+	Dropped           int64 `json:"dropped"`             // exchanges dropped: queue full
+	NotCapturedStatus int64 `json:"not_captured_status"` // capturable requests answered non-2xx
+	UpstreamErrors    int64 `json:"upstream_errors"`     // upstream unreachable (answered 502)
+	TooLarge          int64 `json:"too_large"`           // request or answer over MaxCaptureBytes
+	PausedSkipped     int64 `json:"paused_skipped"`      // capturable requests while capture was off
+	Excluded          int64 `json:"excluded"`            // exchanges of excluded projects
+	Unparsed          int64 `json:"unparsed"`            // bodies not understood: bad JSON, unknown encoding, stream without its end
+	HandlerErrors     int64 `json:"handler_errors"`      // Handler returned an error
+	HandlerPanics     int64 `json:"handler_panics"`      // Handler panicked (recovered)
+	Handled           int64 `json:"handled"`             // exchanges the Handler accepted
+	QueueLen          int   `json:"queue_len"`
+	QueueCap          int   `json:"queue_cap"`
+	Enabled           bool  `json:"enabled"`
+	// LastError is the last capture or pipeline error, for the UI.
+	LastError   string    `json:"last_error,omitempty"`
+	LastCapture time.Time `json:"last_capture,omitzero"`
+}
+
+// api names what a capturable request speaks.
+type api int
+
+const (
+	apiNone api = iota
+	apiAnthropic
+	apiChat
+	apiResponses
+)
+
+// Proxy is the capture proxy; it is an http.Handler. Safe for concurrent use.
+type Proxy struct {
+	anthropic, openai *url.URL
+	max               int
+	log               *slog.Logger
+	clock             memory.Clock
+	rp                *httputil.ReverseProxy
+	queue             chan *pending
+
+	enabled atomic.Bool
+	mu      sync.Mutex
+	exclude []string
+	lastErr string
+	lastCap time.Time
+
+	requests, captured, dropped, notCaptured, upstreamErrors, tooLarge,
+	pausedSkipped, excludedN, unparsed, handlerErrors, handlerPanics, handled atomic.Int64
+}
+
+// New returns a Proxy for opts; it fails if an upstream is not an absolute
+// http(s) URL without query or fragment.
+func New(opts Options) (*Proxy, error) {
+	c := opts.Config
+	anth, err := upstreamURL(c.AnthropicUpstream)
+	if err != nil {
+		return nil, fmt.Errorf("capture: anthropic upstream: %w", err)
+	}
+	oai, err := upstreamURL(c.OpenAIUpstream)
+	if err != nil {
+		return nil, fmt.Errorf("capture: openai upstream: %w", err)
+	}
+	if c.QueueSize < 1 {
+		c.QueueSize = 1
+	}
+	if c.MaxCaptureBytes < 1 {
+		c.MaxCaptureBytes = 32 << 20
+	}
+	p := &Proxy{
+		anthropic: anth, openai: oai, max: c.MaxCaptureBytes,
+		log: opts.Logger, clock: opts.Clock,
+		queue: make(chan *pending, c.QueueSize),
+	}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	if p.clock == nil {
+		p.clock = memory.SystemClock{}
+	}
+	p.enabled.Store(c.Enabled)
+	p.SetExcludedProjects(c.ExcludeProjects)
+	tr := opts.Transport
+	if tr == nil {
+		tr = defaultTransport()
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:        p.rewrite,
+		Transport:      tr,
+		FlushInterval:  -1,
+		ModifyResponse: p.modifyResponse,
+		ErrorHandler:   p.errorHandler,
+		ErrorLog:       log.New(slogWriter{p.log}, "", 0),
+	}
+	return p, nil
+}
+
+// upstreamURL parses and checks an upstream base URL.
+func upstreamURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parse %q: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an http or https URL", raw)
+	}
+	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("%q must not carry a query, fragment or user info", raw)
+	}
+	return u, nil
+}
+
+// defaultTransport is http.DefaultTransport tuned for many long streams to
+// few hosts, without transparent compression.
+func defaultTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DisableCompression = true
+	t.ForceAttemptHTTP2 = true
+	t.MaxIdleConns = 256
+	t.MaxIdleConnsPerHost = 64
+	t.IdleConnTimeout = 90 * time.Second
+	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	return t
+}
+
+// slogWriter sends the ReverseProxy's own log lines to slog at debug.
+type slogWriter struct{ l *slog.Logger }
+
+func (w slogWriter) Write(b []byte) (int, error) {
+	w.l.Debug("capture: reverse proxy", "msg", strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// SetEnabled pauses (false) or resumes (true) capture. Paused, the proxy
+// forwards everything and captures nothing.
+func (p *Proxy) SetEnabled(on bool) { p.enabled.Store(on) }
+
+// Enabled reports whether capture is on.
+func (p *Proxy) Enabled() bool { return p.enabled.Load() }
+
+// SetExcludedProjects replaces the excluded projects: project names, or
+// absolute directories (a project in or below one is excluded). Their
+// traffic is forwarded but never captured.
+func (p *Proxy) SetExcludedProjects(names []string) {
+	ex := make([]string, 0, len(names))
+	for _, n := range names {
+		if n = strings.TrimSpace(n); n != "" {
+			ex = append(ex, n)
+		}
+	}
+	p.mu.Lock()
+	p.exclude = ex
+	p.mu.Unlock()
+}
+
+// Stats returns the counters.
+func (p *Proxy) Stats() Stats {
+	p.mu.Lock()
+	lastErr, lastCap := p.lastErr, p.lastCap
+	p.mu.Unlock()
+	return Stats{
+		Requests: p.requests.Load(), Captured: p.captured.Load(), Dropped: p.dropped.Load(),
+		NotCapturedStatus: p.notCaptured.Load(), UpstreamErrors: p.upstreamErrors.Load(),
+		TooLarge: p.tooLarge.Load(), PausedSkipped: p.pausedSkipped.Load(), Excluded: p.excludedN.Load(),
+		Unparsed: p.unparsed.Load(), HandlerErrors: p.handlerErrors.Load(), HandlerPanics: p.handlerPanics.Load(),
+		Handled: p.handled.Load(), QueueLen: len(p.queue), QueueCap: cap(p.queue), Enabled: p.Enabled(),
+		LastError: lastErr, LastCapture: lastCap,
+	}
+}
+
+// setErr records the last error for Stats.
+func (p *Proxy) setErr(err error) {
+	p.mu.Lock()
+	p.lastErr = err.Error()
+	p.mu.Unlock()
+}
+
+// ctxKey keys the capture state of a request in its context.
+type ctxKey struct{}
+
+// flight is the capture state of one capturable request.
+type flight struct {
+	api     api
+	started time.Time
+	req     *reqTee
+}
+
+// route maps a request path to its upstream and the path to send there.
+func (p *Proxy) route(path string) (*url.URL, string, bool) {
+	switch {
+	case strings.HasPrefix(path, "/v1/"):
+		return p.anthropic, path, true
+	case strings.HasPrefix(path, "/openai/v1/"):
+		return p.openai, strings.TrimPrefix(path, "/openai"), true
+	}
+	return nil, "", false
+}
+
+// capturable says which API a request speaks if it is one we capture.
+func capturable(r *http.Request) api {
+	if r.Method != http.MethodPost {
+		return apiNone
+	}
+	switch r.URL.Path {
+	case "/v1/messages":
+		return apiAnthropic
+	case "/openai/v1/chat/completions":
+		return apiChat
+	case "/openai/v1/responses":
+		return apiResponses
+	}
+	return apiNone
+}
+
+// ServeHTTP forwards /v1/* to the Anthropic upstream and /openai/v1/* to
+// the OpenAI-compatible one, capturing the exchanges of the model
+// endpoints; other paths get a 404 JSON error.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.requests.Add(1)
+	if _, _, ok := p.route(r.URL.Path); !ok {
+		writeError(w, http.StatusNotFound, "not_found_error", "memtray proxy: no route for "+r.URL.Path+" (use /v1/* or /openai/v1/*)")
+		return
+	}
+	if a := capturable(r); a != apiNone {
+		switch {
+		case !p.Enabled():
+			p.pausedSkipped.Add(1)
+		case r.ContentLength > int64(p.max):
+			p.tooLarge.Add(1)
+		default:
+			f := &flight{api: a, started: p.clock.Now()}
+			if r.Body != nil && r.Body != http.NoBody {
+				f.req = newReqTee(r.Body, r.ContentLength, p.max)
+				r.Body = f.req
+			}
+			r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, f))
+		}
+	}
+	p.rp.ServeHTTP(w, r)
+}
+
+// rewrite points the outgoing request at its upstream, keeping the path
+// suffix, the raw query and every header.
+func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
+	target, path, _ := p.route(pr.In.URL.Path)
+	if target == nil {
+		target = p.anthropic // unreachable: ServeHTTP routes first
+	}
+	pr.Out.URL.Path = path
+	if pr.In.URL.RawPath != "" {
+		pr.Out.URL.RawPath = strings.TrimPrefix(pr.In.URL.RawPath, "/openai")
+	}
+	pr.SetURL(target)
+	pr.Out.URL.RawQuery = pr.In.URL.RawQuery
+}
+
+// modifyResponse installs the response tee on a capturable request's 2xx
+// answer.
+func (p *Proxy) modifyResponse(resp *http.Response) error {
+	f, _ := resp.Request.Context().Value(ctxKey{}).(*flight)
+	if f == nil {
+		return nil
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		p.notCaptured.Add(1)
+		return nil
+	}
+	if f.req == nil || resp.Body == nil || resp.Body == http.NoBody {
+		p.unparsed.Add(1)
+		return nil
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	t := &respTee{rc: resp.Body, p: p, f: f, sse: mt == "text/event-stream"}
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+		t.parser = newParser(f.api, p.max)
+		if t.sse {
+			t.events = newSSEParser(p.max, t.parser.event)
+		}
+	case "gzip", "x-gzip", "deflate":
+		t.encoding = enc // kept raw, decoded by a worker
+	default:
+		p.unparsed.Add(1)
+		p.setErr(fmt.Errorf("capture: response encoding %q not supported", enc))
+		return nil
+	}
+	resp.Body = t
+	return nil
+}
+
+// newParser returns the response parser for an API.
+func newParser(a api, max int) responseParser {
+	switch a {
+	case apiChat:
+		return newChatParser(max)
+	case apiResponses:
+		return newResponsesParser(max)
+	}
+	return newAnthParser(max)
+}
+
+// errorHandler answers a request whose upstream could not be reached.
+func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		// The agent went away; nobody reads this answer.
+		w.WriteHeader(http.StatusBadGateway)
+		return
+	}
+	p.upstreamErrors.Add(1)
+	p.setErr(fmt.Errorf("capture: upstream %s: %w", r.URL.Host, err))
+	p.log.Warn("capture: upstream unreachable", "host", r.URL.Host, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusBadGateway, "api_error", fmt.Sprintf("memtray proxy: upstream %s: %v", r.URL.Host, err))
+}
+
+// writeError writes an Anthropic-style JSON error.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	body, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]string{"type": typ, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// reqTee copies a request body, up to max bytes, as the transport reads
+// it. It is read by the transport's goroutine and inspected at the end of
+// the response, hence the lock.
+type reqTee struct {
+	rc   io.ReadCloser
+	mu   sync.Mutex
+	buf  []byte
+	max  int
+	over bool
+	eof  bool
+}
+
+func newReqTee(rc io.ReadCloser, length int64, max int) *reqTee {
+	t := &reqTee{rc: rc, max: max}
+	if length > 0 && length <= int64(max) {
+		t.buf = make([]byte, 0, length)
+	}
+	return t
+}
+
+// Read passes the body on and keeps a copy.
+func (t *reqTee) Read(b []byte) (int, error) {
+	n, err := t.rc.Read(b)
+	t.mu.Lock()
+	if n > 0 && !t.over {
+		if len(t.buf)+n > t.max {
+			t.over, t.buf = true, nil
+		} else {
+			t.buf = append(t.buf, b[:n]...)
+		}
+	}
+	if err == io.EOF {
+		t.eof = true
+	}
+	t.mu.Unlock()
+	return n, err
+}
+
+// Close closes the body.
+func (t *reqTee) Close() error { return t.rc.Close() }
+
+// body returns the copy, whether it is the whole body and whether it
+// exceeded max.
+func (t *reqTee) body() (b []byte, complete, over bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf, t.eof && !t.over, t.over
+}
+
+// respTee passes a response body to the agent and a copy to the parser;
+// at EOF it hands the exchange to the queue.
+type respTee struct {
+	rc       io.ReadCloser
+	p        *Proxy
+	f        *flight
+	sse      bool
+	parser   responseParser // identity bodies, parsed as they pass
+	events   *sseParser     // for SSE bodies
+	encoding string         // compressed bodies: raw kept, decoded later
+	raw      []byte
+	rawOver  bool
+	eof      bool // the upstream body ended; report it on the next Read
+	finished bool
+}
+
+// Read returns the upstream's bytes unchanged.
+func (t *respTee) Read(b []byte) (int, error) {
+	if t.eof {
+		t.finish()
+		return 0, io.EOF
+	}
+	n, err := t.rc.Read(b)
+	if n > 0 {
+		t.feed(b[:n])
+	}
+	if err == io.EOF {
+		if n > 0 {
+			// Let the agent have these bytes before the exchange is handed over.
+			t.eof = true
+			return n, nil
+		}
+		t.finish()
+	}
+	return n, err
+}
+
+// feed gives a copy of the bytes to the parser.
+func (t *respTee) feed(b []byte) {
+	switch {
+	case t.events != nil:
+		if !t.parser.result().tooLarge {
+			t.events.Write(b)
+		}
+	case !t.rawOver:
+		if len(t.raw)+len(b) > t.p.max {
+			t.rawOver, t.raw = true, nil
+		} else {
+			t.raw = append(t.raw, b...)
+		}
+	}
+}
+
+// Close closes the upstream body; a body closed before its end (the agent
+// cancelled) is not captured.
+func (t *respTee) Close() error {
+	t.finished = true
+	return t.rc.Close()
+}
+
+// finish hands a completely read response to the queue.
+func (t *respTee) finish() {
+	if t.finished {
+		return
+	}
+	t.finished = true
+	p := t.p
+	reqBody, complete, over := t.f.req.body()
+	tooLarge := over || t.rawOver || (t.parser != nil && t.parser.result().tooLarge)
+	if tooLarge {
+		p.tooLarge.Add(1)
+		return
+	}
+	if !complete {
+		p.unparsed.Add(1)
+		p.setErr(errors.New("capture: request body not read to its end"))
+		return
+	}
+	pd := &pending{api: t.f.api, req: reqBody, started: t.f.started, ended: p.clock.Now(),
+		sse: t.sse, raw: t.raw, encoding: t.encoding}
+	if t.parser != nil {
+		pd.parser = t.parser
+		if t.events == nil {
+			pd.raw = t.raw // an identity JSON body: parsed by the worker
+		}
+	}
+	select {
+	case p.queue <- pd:
+		p.captured.Add(1)
+	default:
+		p.dropped.Add(1)
+		p.log.Debug("capture: queue full, exchange dropped", "queue", cap(p.queue))
+	}
+}
+
+// pending is a finished exchange waiting for a worker.
+type pending struct {
+	api            api
+	req            []byte
+	started, ended time.Time
+	sse            bool
+	parser         responseParser // nil for compressed bodies
+	raw            []byte         // a body not parsed yet (JSON, or compressed)
+	encoding       string
+}
+
+// Run drains the queue with workers goroutines (at least 1), calling h for
+// each exchange, until ctx ends; it returns when every worker has returned
+// (a Handler should honour ctx). Handler errors are counted and logged at
+// debug; panics are recovered and counted.
+func (p *Proxy) Run(ctx context.Context, workers int, h Handler) {
+	if workers < 1 {
+		workers = 1
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case pd := <-p.queue:
+					p.handle(ctx, pd, h)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// handle builds one exchange and gives it to h.
+func (p *Proxy) handle(ctx context.Context, pd *pending, h Handler) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.handlerPanics.Add(1)
+			p.setErr(fmt.Errorf("capture: handler panic: %v", v))
+			p.log.Error("capture: handler panicked", "panic", v)
+		}
+	}()
+	ex, dir, err := p.build(pd)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			p.tooLarge.Add(1)
+		} else {
+			p.unparsed.Add(1)
+		}
+		p.setErr(err)
+		p.log.Debug("capture: exchange not built", "err", err)
+		return
+	}
+	p.mu.Lock()
+	ex2 := excluded(p.exclude, ex.Project, dir)
+	p.mu.Unlock()
+	if ex2 {
+		p.excludedN.Add(1)
+		return
+	}
+	p.mu.Lock()
+	p.lastCap = p.clock.Now()
+	p.mu.Unlock()
+	if err := h(ctx, ex); err != nil {
+		p.handlerErrors.Add(1)
+		p.setErr(fmt.Errorf("capture: handler: %w", err))
+		p.log.Debug("capture: handler failed", "session", ex.SessionID, "turn", ex.Turn, "err", err)
+		return
+	}
+	p.handled.Add(1)
+}
+
+// errTooLarge reports a decoded body over MaxCaptureBytes.
+var errTooLarge = errors.New("capture: body over max_capture_bytes")
+
+// build turns a pending exchange into an Exchange and the working
+// directory its request named.
+func (p *Proxy) build(pd *pending) (memory.Exchange, string, error) {
+	var (
+		r   request
+		err error
+	)
+	switch pd.api {
+	case apiChat:
+		r, err = parseChatRequest(pd.req)
+	case apiResponses:
+		r, err = parseResponsesRequest(pd.req)
+	default:
+		r, err = parseAnthropicRequest(pd.req)
+	}
+	if err != nil {
+		return memory.Exchange{}, "", fmt.Errorf("capture: %w", err)
+	}
+	parser := pd.parser
+	if pd.raw != nil || parser == nil {
+		if parser == nil {
+			parser = newParser(pd.api, p.max)
+		}
+		body := pd.raw
+		if pd.encoding != "" {
+			if body, err = decode(pd.encoding, body, p.max); err != nil {
+				return memory.Exchange{}, "", err
+			}
+		}
+		if pd.sse {
+			ev := newSSEParser(p.max, parser.event)
+			ev.Write(body)
+		} else {
+			parser.whole(body)
+		}
+	}
+	a := parser.result()
+	if a.tooLarge {
+		return memory.Exchange{}, "", errTooLarge
+	}
+	if !a.done {
+		return memory.Exchange{}, "", errors.New("capture: response ended without its final event")
+	}
+	model := a.model
+	if model == "" {
+		model = clean(bounded(r.model, 256))
+	}
+	ex := memory.Exchange{
+		SessionID: r.sessionID, Turn: r.turn, UserTurns: r.userTurns, Headless: r.headless,
+		Project: clean(projectName(r.dir)), Source: memory.SourceCapture,
+		User: r.user, Assistant: clean(a.text.String()),
+		ToolCalls: a.toolCalls(), ToolResults: r.toolResults, ToolLoop: r.toolLoop,
+		Error: a.isErr, Model: model, Usage: a.usage,
+		StartedAt: pd.started, EndedAt: pd.ended,
+	}
+	return ex, r.dir, nil
+}
+
+// decode decompresses a gzip or deflate body, at most max bytes of it.
+func decode(enc string, body []byte, max int) ([]byte, error) {
+	zr, err := newDecompressor(enc, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("capture: %s body: %w", enc, err)
+	}
+	defer zr.Close()
+	out, err := io.ReadAll(io.LimitReader(zr, int64(max)+1))
+	if err != nil {
+		return nil, fmt.Errorf("capture: %s body: %w", enc, err)
+	}
+	if len(out) > max {
+		return nil, errTooLarge
+	}
+	return out, nil
+}
