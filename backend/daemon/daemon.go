@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/memtray/memtray/backend/capture"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
@@ -56,6 +57,10 @@ type Daemon struct {
 	choice    embed.Choice
 	search    *search.Engine
 	recaller  *search.Recaller
+	proxy     *capture.Proxy
+	captureMu sync.Mutex // orders SetCapture's file write and switch
+	exclude   []string
+	mcp       http.Handler
 	token     string
 	startedAt time.Time
 	listen    string
@@ -107,6 +112,10 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		d.recaller.WithSkills(search.NewSkillCatalog(d.emb, cfg.Recall.SkillFloor), append(dirs, cfg.Recall.SkillDirs...))
 	}
 	if err := d.openPipeline(ctx); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := d.openCapture(); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -175,14 +184,26 @@ func (d *Daemon) Close() error {
 	return err
 }
 
-// Handler is the API handler for a listener at listen ("" for in-process hosts).
+// Handler serves everything on one listener at listen ("" for in-process
+// hosts such as the Wails window, where no token is needed): the capture
+// proxy at /v1/ (Anthropic) and /openai/v1/ (no token: the agent sends its
+// own API key; Host and Origin checked), MCP at /mcp (token), and the API
+// and UI (token for /api/).
 func (d *Daemon) Handler(listen string) http.Handler {
-	return httpapi.New(d, httpapi.Options{
+	api := httpapi.New(d, httpapi.Options{
 		Token:  d.token,
 		Listen: listen,
 		NoAuth: listen == "",
 		Health: httpapi.Health{Version: d.version, PID: os.Getpid()},
 	})
+	mux := http.NewServeMux()
+	mux.Handle("/", api)
+	mux.Handle("/v1/", api.Guard(d.proxy, false))
+	mux.Handle("/openai/", api.Guard(d.proxy, false))
+	if d.mcp != nil {
+		mux.Handle("/mcp", api.Guard(d.mcp, true))
+	}
+	return mux
 }
 
 // Runtime is what RuntimeFile holds.
@@ -220,6 +241,10 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	if ready != nil {
 		ready(addr)
 	}
+	capCtx, stopCapture := context.WithCancel(context.Background())
+	capDone := make(chan struct{})
+	go func() { defer close(capDone); d.runCapture(capCtx) }()
+	defer func() { stopCapture(); <-capDone }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -371,6 +396,9 @@ func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 		return nil
 	})
 	s.Pipeline = d.pipelineStats()
+	cs, _ := d.Capture(ctx)
+	s.Capture = &cs
+	s.Recall = d.recaller.Stats()
 	return s, err
 }
 

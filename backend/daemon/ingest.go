@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/memtray/memtray/backend/httpapi"
@@ -34,6 +37,13 @@ func (d *Daemon) openPipeline(ctx context.Context) error {
 	jcfg := d.cfg.Judge
 	if jcfg.Provider == "ollama" && jcfg.OllamaHost == "" {
 		jcfg.OllamaHost = d.cfg.Embedder.OllamaHost
+	}
+	if jcfg.Provider == "anthropic" && pointsAt(jcfg.AnthropicURL, d.cfg.Listen) {
+		// The judge's own calls must not pass the capture proxy: they would
+		// be captured and judged in turn.
+		d.log.Warn("judge.anthropic_url is memtray's own proxy; the judge calls the capture upstream directly",
+			"anthropic_url", jcfg.AnthropicURL, "upstream", d.cfg.Capture.AnthropicUpstream)
+		jcfg.AnthropicURL = d.cfg.Capture.AnthropicUpstream
 	}
 	j, err := judge.New(jcfg, d.clock)
 	if err != nil {
@@ -223,4 +233,22 @@ func (l *decisionLog) find(id string) (httpapi.DecisionEntry, bool) {
 		}
 	}
 	return httpapi.DecisionEntry{}, false
+}
+
+// pointsAt reports whether the URL raw addresses the loopback listener listen.
+func pointsAt(raw, listen string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	_, port, err := net.SplitHostPort(listen)
+	if err != nil || u.Port() != port {
+		return false
+	}
+	switch strings.ToLower(u.Hostname()) {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }

@@ -62,6 +62,9 @@ type Stats struct {
 	Snoozed        int            `json:"snoozed"`
 	Superseded     int            `json:"superseded"`
 	Pipeline       PipelineStats  `json:"pipeline"`
+	// Capture is the proxy's state; Recall counts recalls and sessions.
+	Capture *CaptureState      `json:"capture,omitempty"`
+	Recall  search.RecallStats `json:"recall"`
 }
 
 // PipelineStats describes the write pipeline: its gates, the judge's
@@ -158,6 +161,34 @@ type Backend interface {
 	Rate(ctx context.Context, ids []string, score int, reason string) ([]memory.Memory, error)
 	// Snooze keeps a memory out of recall for days (0 wakes it).
 	Snooze(ctx context.Context, id string, days float64) (memory.Memory, error)
+	// Capture reports the capture proxy's switch, exclusions and counters.
+	Capture(ctx context.Context) (CaptureState, error)
+	// SetCapture pauses or resumes capture and changes the excluded
+	// projects (kept across restarts).
+	SetCapture(ctx context.Context, u CaptureUpdate) (CaptureState, error)
+}
+
+// CaptureState is what GET /api/capture returns.
+type CaptureState struct {
+	// Enabled is the capture switch: off, the proxy forwards but keeps nothing.
+	Enabled bool `json:"enabled"`
+	// ExcludeProjects are project names or directories never captured.
+	ExcludeProjects []string `json:"exclude_projects"`
+	// Anthropic and OpenAI are the upstreams the proxy forwards to.
+	Anthropic string `json:"anthropic_upstream"`
+	OpenAI    string `json:"openai_upstream"`
+	// Stats are the proxy's counters (package capture's Stats).
+	Stats json.RawMessage `json:"stats"`
+}
+
+// CaptureUpdate is what POST /api/capture takes; absent fields stay.
+type CaptureUpdate struct {
+	Enabled *bool `json:"enabled,omitempty"`
+	// ExcludeProjects replaces the whole list; Exclude and Include add to
+	// and remove from it.
+	ExcludeProjects *[]string `json:"exclude_projects,omitempty"`
+	Exclude         []string  `json:"exclude,omitempty"`
+	Include         []string  `json:"include,omitempty"`
 }
 
 // RateRequest is what POST /api/rate takes.

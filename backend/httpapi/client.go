@@ -270,3 +270,17 @@ func (c *Client) Snooze(ctx context.Context, id string, days float64) (memory.Me
 	err := c.do(ctx, http.MethodPost, "/api/memories/"+url.PathEscape(id)+"/snooze", SnoozeRequest{Days: days}, &out)
 	return out, err
 }
+
+// Capture reports the capture proxy's state.
+func (c *Client) Capture(ctx context.Context) (CaptureState, error) {
+	var out CaptureState
+	err := c.do(ctx, http.MethodGet, "/api/capture", nil, &out)
+	return out, err
+}
+
+// SetCapture changes the capture switch or the excluded projects.
+func (c *Client) SetCapture(ctx context.Context, u CaptureUpdate) (CaptureState, error) {
+	var out CaptureState
+	err := c.do(ctx, http.MethodPost, "/api/capture", u, &out)
+	return out, err
+}

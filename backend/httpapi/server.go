@@ -83,6 +83,8 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/memories/{id}/reinforce", h.reinforce)
 	h.mux.HandleFunc("POST /api/memories/{id}/snooze", h.snooze)
 	h.mux.HandleFunc("POST /api/rate", h.rate)
+	h.mux.HandleFunc("GET /api/capture", h.captureGet)
+	h.mux.HandleFunc("POST /api/capture", h.capturePost)
 	h.mux.HandleFunc("GET /{$}", h.index)
 	return h
 }
@@ -103,6 +105,30 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// Guard wraps next (a handler mounted beside the API on the same listener)
+// in the API's checks: the Host allow-list, the Origin check and, when
+// token is set, the install token. The MCP endpoint takes the token; the
+// capture proxy cannot (the agent sends its own API key) and takes the
+// Host and Origin checks alone, so a web page cannot drive it.
+func (h *Handler) Guard(next http.Handler, token bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if h.opts.Listen != "" && !h.allowedHost(r.Host) {
+			writeError(w, http.StatusMisdirectedRequest, errors.New("host not allowed: memtray answers on loopback names only"))
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !h.allowedOrigin(o) {
+			writeError(w, http.StatusForbidden, errors.New("cross-origin request refused"))
+			return
+		}
+		if token && !h.opts.NoAuth && !h.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="memtray"`)
+			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong token: run `memtray token` and send it as `Authorization: Bearer <token>`"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (h *Handler) needsToken(r *http.Request) bool {
@@ -539,4 +565,27 @@ func (h *Handler) rate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, ms)
+}
+
+func (h *Handler) captureGet(w http.ResponseWriter, r *http.Request) {
+	st, err := h.b.Capture(r.Context())
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (h *Handler) capturePost(w http.ResponseWriter, r *http.Request) {
+	var u CaptureUpdate
+	if err := readJSON(w, r, &u); err != nil {
+		writeErr(w, err)
+		return
+	}
+	st, err := h.b.SetCapture(r.Context(), u)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
 }

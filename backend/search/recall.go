@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -112,6 +113,30 @@ type Recaller struct {
 	mu       sync.Mutex
 	sessions map[string]*list.Element
 	lru      *list.List // of *session, most recent first
+
+	requests, searches, toolLoops, repeats, empty, given atomic.Int64
+}
+
+// RecallStats counts what a Recaller did since it was made.
+type RecallStats struct {
+	// Requests is every Recall call; Searches those that searched the store.
+	Requests int64 `json:"requests"`
+	Searches int64 `json:"searches"`
+	// SkippedToolLoop and SkippedRepeat are prompt recalls that did not
+	// search: tool-loop iterations, and a second recall of one user turn.
+	SkippedToolLoop int64 `json:"skipped_tool_loop"`
+	SkippedRepeat   int64 `json:"skipped_repeat"`
+	// Empty is searches that gave nothing; Given the memories given in all.
+	Empty int64 `json:"empty"`
+	Given int64 `json:"given"`
+	// Sessions is how many sessions the exclusion state holds now.
+	Sessions int `json:"sessions"`
+}
+
+// Stats returns the counters.
+func (r *Recaller) Stats() RecallStats {
+	return RecallStats{Requests: r.requests.Load(), Searches: r.searches.Load(), SkippedToolLoop: r.toolLoops.Load(),
+		SkippedRepeat: r.repeats.Load(), Empty: r.empty.Load(), Given: r.given.Load(), Sessions: r.Sessions()}
 }
 
 type session struct {
@@ -177,21 +202,25 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 	if err := req.Validate(); err != nil {
 		return Recalled{}, err
 	}
+	r.requests.Add(1)
 	if req.Event == "" {
 		req.Event = EventPrompt
 	}
 	k, maxChars := bound(req.K, r.cfg.K), bound(req.MaxChars, r.cfg.MaxChars)
 	if req.Event == EventPrompt {
 		if req.ToolLoop {
+			r.toolLoops.Add(1)
 			return r.nothing(req.SessionID, "tool-loop iteration: recall runs once per user turn"), nil
 		}
 		if req.Turn == "" {
 			req.Turn = turnKey(req.Prompt)
 		}
 		if !r.claimTurn(req.SessionID, req.Turn) {
+			r.repeats.Add(1)
 			return r.nothing(req.SessionID, "already recalled for this user turn"), nil
 		}
 	}
+	r.searches.Add(1)
 	var hits []memory.Hit
 	var err error
 	if req.Event == EventSessionStart {
@@ -220,7 +249,9 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 	// Give back what did not fit in the context block.
 	r.release(req.SessionID, hits[len(out.Hits):])
 	out.Given = r.givenCount(req.SessionID)
+	r.given.Add(int64(len(out.Hits)))
 	if len(out.Hits) == 0 {
+		r.empty.Add(1)
 		out.Skipped = "no memory cleared the relevance floors"
 		if len(out.AlreadyGiven) > 0 {
 			out.Skipped = "every relevant memory was given earlier in this session"
