@@ -1,0 +1,94 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// TestCaptureSwitch pauses and resumes capture and excludes a project
+// through the API, checks the proxy forwards either way, and that the
+// choice survives a restart.
+func TestCaptureSwitch(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, sseAnswer("msg_1", "The answer is 42 because config.yaml sets answer: 42.", "", "", ""))
+	}))
+	defer upstream.Close()
+	cfg := testConfig(t)
+	cfg.Capture.AnthropicUpstream = upstream.URL
+	d, addr := serve(t, cfg)
+	client := httpapi.NewClient(addr, d.Token())
+	ctx := context.Background()
+	send := func() {
+		t.Helper()
+		body := `{"model":"m","max_tokens":10,"stream":true,"system":"Working directory: /home/dev/secretproj","messages":[{"role":"user","content":"hi"}]}`
+		resp, err := http.Post("http://"+addr+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(data), "message_stop") {
+			t.Fatalf("proxy: %d %s", resp.StatusCode, data)
+		}
+	}
+	// stats waits until the workers have taken every queued exchange.
+	stats := func() map[string]any {
+		t.Helper()
+		for i := 0; ; i++ {
+			st, err := client.Capture(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			json.Unmarshal(st.Stats, &m)
+			n := func(k string) float64 { v, _ := m[k].(float64); return v }
+			if n("captured") == n("handled")+n("excluded")+n("handler_errors")+n("unparsed") || i == 1000 {
+				return m
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	off := false
+	st, err := client.SetCapture(ctx, httpapi.CaptureUpdate{Enabled: &off})
+	if err != nil || st.Enabled {
+		t.Fatalf("pause: %+v %v", st, err)
+	}
+	send()
+	if s := stats(); s["paused_skipped"] != 1.0 || s["captured"] != 0.0 {
+		t.Errorf("paused: %v", s)
+	}
+	on := true
+	if _, err := client.SetCapture(ctx, httpapi.CaptureUpdate{Enabled: &on, Exclude: []string{"secretproj"}}); err != nil {
+		t.Fatal(err)
+	}
+	send()
+	if s := stats(); s["excluded"] != 1.0 || s["handled"] != 0.0 {
+		t.Errorf("excluded: %v", s)
+	}
+	if _, err := client.SetCapture(ctx, httpapi.CaptureUpdate{Exclude: []string{" "}}); !errors.Is(err, memory.ErrInvalid) && (err == nil || !strings.Contains(err.Error(), "excluded project")) {
+		t.Errorf("blank exclusion: %v", err)
+	}
+	// A new daemon on the data dir keeps the choice.
+	d.Close()
+	d2, err := Open(ctx, Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	st2, _ := d2.Capture(ctx)
+	if !st2.Enabled || len(st2.ExcludeProjects) != 1 || st2.ExcludeProjects[0] != "secretproj" {
+		t.Errorf("after restart: %+v", st2)
+	}
+}
