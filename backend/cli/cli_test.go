@@ -218,6 +218,29 @@ func TestServeAndRemoteCommands(t *testing.T) {
 	if code, sout, _ := run(t, bg, "", "stats", "--data-dir", dir); code != 0 || !strings.Contains(sout, "1 learned noise examples") {
 		t.Fatalf("stats after mark-noise: %s", sout)
 	}
+	// Capture switch and recall through the daemon.
+	if code, sout, errs := run(t, bg, "", "capture", "off", "--exclude", "secretproj", "--data-dir", dir); code != 0 ||
+		!strings.Contains(sout, "capture:    off") || !strings.Contains(sout, "excluded:   secretproj") {
+		t.Fatalf("capture off: %d %s %s", code, sout, errs)
+	}
+	if code, sout, _ := run(t, bg, "", "capture", "on", "--include", "secretproj", "--data-dir", dir); code != 0 ||
+		!strings.Contains(sout, "capture:    on") || strings.Contains(sout, "excluded") {
+		t.Fatalf("capture on: %d %s", code, sout)
+	}
+	if code, _, _ := run(t, bg, "", "capture", "sideways", "--data-dir", dir); code != 2 {
+		t.Fatalf("capture sideways: exit %d, want 2", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "capture.json")); err != nil {
+		t.Fatalf("capture state not saved: %v", err)
+	}
+	run(t, bg, "", "add", "--data-dir", dir, "--project", "cli", "Integration tests of the ledger service run against a real Postgres 16 started by testcontainers, never SQLite.")
+	recallArgs := []string{"recall", "--data-dir", dir, "--session", "s1", "--project", "cli", "which database do the ledger integration tests use?"}
+	if code, sout, errs := run(t, bg, "", recallArgs...); code != 0 || !strings.Contains(sout, "<memtray-context>") || !strings.Contains(sout, "testcontainers") {
+		t.Fatalf("recall: %d %s %s", code, sout, errs)
+	}
+	if code, sout, _ := run(t, bg, "", recallArgs...); code != 0 || !strings.Contains(sout, "nothing to recall: already recalled") {
+		t.Fatalf("recall of the same turn again: %d %s", code, sout)
+	}
 	if code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir); code != 1 || !strings.Contains(errs, "stop it first") {
 		t.Fatalf("reindex with a running daemon: %d %s", code, errs)
 	}

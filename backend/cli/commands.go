@@ -25,12 +25,20 @@ func runServe(env *Env, args []string) error {
 	fs := newFlags("serve", env, &c, false)
 	listen := fs.String("listen", "", "address to listen on (loopback only; default 127.0.0.1:7432)")
 	provider := fs.String("embedder", "", "embedder for a new store: auto, builtin or ollama")
+	anthropic := fs.String("anthropic-upstream", "", "where the proxy sends /v1/* (default capture.anthropic_upstream)")
+	openai := fs.String("openai-upstream", "", "where the proxy sends /openai/v1/* (default capture.openai_upstream)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	cfg, err := c.load(func(cfg *config.Config) {
 		if *listen != "" {
 			cfg.Listen = *listen
+		}
+		if *anthropic != "" {
+			cfg.Capture.AnthropicUpstream = *anthropic
+		}
+		if *openai != "" {
+			cfg.Capture.OpenAIUpstream = *openai
 		}
 		if *provider != "" {
 			cfg.Embedder.Provider = *provider
@@ -51,8 +59,9 @@ func runServe(env *Env, args []string) error {
 		"repaired", info.RepairedOnOpen)
 	err = d.Serve(env.Ctx, func(addr string) {
 		log.Info("memtray listening", "addr", addr, "pid", os.Getpid())
-		fmt.Fprintf(env.Stdout, "memtray %s is serving on http://%s\nOpen the UI: http://%s/login?token=%s\nStop with Ctrl-C.\n",
-			Version, addr, addr, d.Token())
+		fmt.Fprintf(env.Stdout, "memtray %s is serving on http://%s\nOpen the UI: http://%s/login?token=%s\n"+
+			"Agents: ANTHROPIC_BASE_URL=http://%s (proxy), MCP at http://%s/mcp or `memtray mcp`; `memtray setup claude-code` wires both.\nStop with Ctrl-C.\n",
+			Version, addr, addr, d.Token(), addr, addr)
 	})
 	if err != nil {
 		return err
@@ -273,6 +282,13 @@ func runStats(env *Env, args []string) error {
 				p.JudgeCallsHr, p.JudgeMaxHr, p.JudgeCallsDay, p.JudgeMaxDay, p.JudgeTokens)
 		}
 		fmt.Fprintf(env.Stdout, "content gate: %s\njudge:      %s\n", gate, judgeLine)
+		if s.Capture != nil {
+			printCapture(env.Stdout, *s.Capture)
+		}
+		if r := s.Recall; r.Requests > 0 {
+			fmt.Fprintf(env.Stdout, "recall:     %d requests, %d searches, %d memories given, %d empty, %d tool-loop and %d repeated turns skipped, %d sessions\n",
+				r.Requests, r.Searches, r.Given, r.Empty, r.SkippedToolLoop, r.SkippedRepeat, r.Sessions)
+		}
 		if len(p.Decisions) > 0 {
 			fmt.Fprint(env.Stdout, "decisions: ")
 			for _, k := range sortedKeys(p.Decisions) {
