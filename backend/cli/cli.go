@@ -42,7 +42,7 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"serve", "[--listen ADDR] [--embedder P]", "run the daemon headless (API, and later proxy and MCP)", runServe},
+		{"serve", "[--listen ADDR] [--embedder P] [--anthropic-upstream URL] [--openai-upstream URL]", "run the daemon headless: API and UI, capture proxy, MCP", runServe},
 		{"add", "[--kind K] [--type T] [--project P] [--importance X] TEXT|-", "store a memory", runAdd},
 		{"search", "[--project P] [--k N] [--mode hybrid|bm25|vector] QUERY", "search memories, with each score factor", runSearch},
 		{"get", "ID", "show one memory", runGet},
@@ -59,6 +59,10 @@ func init() {
 		{"pull", "[MODEL]", "pull the Ollama embedding model, with a progress bar", runPull},
 		{"eval", "recall FILE | filter FILE [--passes N] | redact FILE", "measure retrieval, the write filter or redaction on a labelled set", runEval},
 		{"token", "[rotate]", "print (or replace) the install's API token", runToken},
+		{"hook", "user-prompt-submit|session-start|pre-compact|session-end", "answer a Claude Code hook (stdin JSON) within a hard deadline", runHook},
+		{"setup", "claude-code|cursor|codex|windsurf [--print] [--undo]", "connect an agent: MCP server, hooks and proxy in its own config, with a backup", runSetup},
+		{"capture", "[on|off|status] [--exclude P] [--include P]", "pause or resume capture, exclude projects, show the proxy's counters", runCapture},
+		{"recall", "[--session S] [--project P] PROMPT", "show what an agent would be given for a prompt", runRecall},
 		{"version", "", "print the version", runVersion},
 	}
 }
