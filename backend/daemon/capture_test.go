@@ -4,13 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -90,5 +93,90 @@ func TestCaptureSwitch(t *testing.T) {
 	st2, _ := d2.Capture(ctx)
 	if !st2.Enabled || len(st2.ExcludeProjects) != 1 || st2.ExcludeProjects[0] != "secretproj" {
 		t.Errorf("after restart: %+v", st2)
+	}
+}
+
+// switchEmbedder is the built-in embedder until told to fail or to hang.
+type switchEmbedder struct {
+	memory.Embedder
+	mode  atomic.Int32 // 0 works, 1 fails, 2 hangs until released
+	hung  chan struct{}
+	calls atomic.Int64
+}
+
+func (e *switchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.calls.Add(1)
+	switch e.mode.Load() {
+	case 1:
+		return nil, fmt.Errorf("%w: injected fault", memory.ErrUnavailable)
+	case 2:
+		select {
+		case <-e.hung:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return e.Embedder.Embed(ctx, texts)
+}
+
+// TestProxyUnaffectedByPipelineFaults: with the embedder failing or hanging
+// (so the pipeline fails or stalls), the agent's traffic still passes
+// byte for byte; captures beyond the queue are dropped and counted.
+func TestProxyUnaffectedByPipelineFaults(t *testing.T) {
+	answer := sseAnswer("msg_f", "The deploy script reads DEPLOY_ENV and refuses to run against production without --confirm.", "", "", "")
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, answer)
+	}))
+	defer upstream.Close()
+	emb := &switchEmbedder{Embedder: embed.NewBuiltin(), hung: make(chan struct{})}
+	cfg := testConfig(t)
+	cfg.Capture.AnthropicUpstream = upstream.URL
+	cfg.Capture.QueueSize = 2
+	d, err := Open(context.Background(), Options{Config: cfg, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
+	addr := <-addrc
+	defer func() {
+		close(emb.hung)
+		cancel()
+		<-done
+		d.Close()
+	}()
+	send := func(i int) {
+		t.Helper()
+		body := fmt.Sprintf(`{"model":"m","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"question %d about the deploy script and its environment variables"}]}`, i)
+		resp, err := http.Post("http://"+addr+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(data) != answer {
+			t.Fatalf("request %d: %d, body differs: %t", i, resp.StatusCode, string(data) != answer)
+		}
+	}
+	emb.mode.Store(1) // failing embedder
+	for i := 0; i < 5; i++ {
+		send(i)
+	}
+	emb.mode.Store(2) // hanging embedder: the worker stalls, the queue fills
+	for i := 5; i < 30; i++ {
+		send(i)
+	}
+	st, _ := d.Capture(context.Background())
+	var s struct{ Captured, Dropped, HandlerErrors int64 }
+	json.Unmarshal(st.Stats, &s)
+	t.Logf("capture stats: %s", st.Stats)
+	if s.Dropped == 0 {
+		t.Errorf("a stalled pipeline with a queue of 2 dropped nothing: %s", st.Stats)
+	}
+	if s.Captured+s.Dropped != 30 {
+		t.Errorf("captured %d + dropped %d != 30 requests", s.Captured, s.Dropped)
 	}
 }
