@@ -25,6 +25,12 @@ func FuzzAPIBodies(f *testing.F) {
 	f.Add("/api/ingest", `{"exchanges":[{"user":"why","assistant":"We pin Go 1.26 in CI because the race detector crashed on 1.25; keep GOTOOLCHAIN=local."}]}`)
 	f.Add("/api/ingest", `{"exchanges":[{"assistant":"ok","tool_calls":[{"name":"web_search","input":"{}"}]}],"documents":[{"name":"a.md","text":"# A\n\nSome notes about the build."}]}`)
 	f.Add("/api/ingest", `{"exchanges":[{"assistant":"<memtray-context>x</memtray-context>","tool_loop":true,"headless":true}]}`)
+	f.Add("/api/recall", `{"session_id":"s","prompt":"which port does memtray use?","project":"p","cwd":"/tmp"}`)
+	f.Add("/api/recall", `{"session_id":"","prompt":"x","event":"later","k":-1}`)
+	f.Add("/api/recall", `{"session_id":"s","event":"session-start","project":"p","kinds":["gossip"]}`)
+	f.Add("/api/capture", `{"enabled":false,"exclude":["secret"],"include":["x"]}`)
+	f.Add("/api/capture", `{"exclude_projects":[""]}`)
+	f.Add("/api/rate", `{"ids":["nope"],"score":2}`)
 	cfg := config4fuzz(f)
 	d, err := Open(context.Background(), Options{Config: cfg})
 	if err != nil {
@@ -41,7 +47,7 @@ func FuzzAPIBodies(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, path, body string) {
 		switch path {
-		case "/api/memories", "/api/search", "/api/import", "/api/ingest":
+		case "/api/memories", "/api/search", "/api/import", "/api/ingest", "/api/recall", "/api/capture", "/api/rate":
 		default:
 			return
 		}
