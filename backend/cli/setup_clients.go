@@ -1,0 +1,238 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// mcpEntry is an MCP server entry of a JSON config ("mcpServers").
+type mcpEntry struct {
+	Type    string   `json:"type,omitempty"`
+	Command string   `json:"command"`
+	Args    []string `json:"args"`
+}
+
+// hookEntry and hookGroup are Claude Code's hook configuration (Codex
+// reads the same shape).
+type hookEntry struct {
+	Type    string `json:"type"`
+	Command string `json:"command"`
+	Timeout int    `json:"timeout"`
+}
+
+type hookGroup struct {
+	Hooks []hookEntry `json:"hooks"`
+}
+
+// hookSpec pairs an agent's hook event with memtray's event argument.
+type hookSpec struct{ agentEvent, event string }
+
+var claudeHooks = []hookSpec{
+	{"UserPromptSubmit", "user-prompt-submit"},
+	{"SessionStart", "session-start"},
+	{"PreCompact", "pre-compact"},
+	{"SessionEnd", "session-end"},
+}
+
+// Codex's hooks engine has no SessionEnd.
+var codexHooks = claudeHooks[:3]
+
+// planClaudeCode: the MCP server in ~/.claude.json (user scope), hooks and
+// the proxy base URL in ~/.claude/settings.json.
+func planClaudeCode(o setupOptions) (setupPlan, error) {
+	var plan setupPlan
+	mcp, err := planJSON(o, filepath.Join(o.home, ".claude.json"), func(root *jsonObject, fc *fileChange) error {
+		return mergeMCP(root, fc, mcpEntry{Type: "stdio", Command: o.binary, Args: []string{"mcp"}})
+	})
+	if err != nil {
+		return plan, err
+	}
+	plan.files = append(plan.files, mcp)
+	if o.noHooks && o.noProxy {
+		return plan, nil
+	}
+	settings, err := planJSON(o, filepath.Join(o.home, ".claude", "settings.json"), func(root *jsonObject, fc *fileChange) error {
+		if !o.noHooks {
+			if err := mergeHooks(root, fc, claudeHooks, o); err != nil {
+				return err
+			}
+		}
+		if !o.noProxy {
+			note, err := mergeEnv(root, fc, "ANTHROPIC_BASE_URL", "http://"+o.listen, o.force)
+			if err != nil {
+				return err
+			}
+			if note != "" {
+				plan.notes = append(plan.notes, note)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return plan, err
+	}
+	plan.files = append(plan.files, settings)
+	if !o.noProxy {
+		plan.notes = append(plan.notes, fmt.Sprintf("Claude Code's API traffic goes through memtray's proxy at http://%s: keep memtray running (tray app or `memtray serve`), or Claude Code cannot reach the API; `--no-proxy` leaves the base URL alone", o.listen))
+	}
+	return plan, nil
+}
+
+// planCursor: the MCP server in ~/.cursor/mcp.json.
+func planCursor(o setupOptions) (setupPlan, error) {
+	plan := setupPlan{notes: []string{
+		"hooks: not installed; Cursor's beforeSubmitPrompt hook can only allow or block a prompt, it cannot add context; Cursor's agent recalls through the memtray MCP tools (memory_search)",
+		"proxy: not set; Cursor's \"Override OpenAI Base URL\" is an in-app setting and Cursor sends model requests from its own servers, which cannot reach a loopback address",
+	}}
+	f, err := planJSON(o, filepath.Join(o.home, ".cursor", "mcp.json"), func(root *jsonObject, fc *fileChange) error {
+		return mergeMCP(root, fc, mcpEntry{Command: o.binary, Args: []string{"mcp"}})
+	})
+	plan.files = append(plan.files, f)
+	return plan, err
+}
+
+// planWindsurf: the MCP server in ~/.codeium/windsurf/mcp_config.json.
+func planWindsurf(o setupOptions) (setupPlan, error) {
+	plan := setupPlan{notes: []string{
+		"hooks: not installed; Windsurf's Cascade hooks can observe or block an action but cannot add context to a prompt; Cascade recalls through the memtray MCP tools (memory_search)",
+		"proxy: not set; Windsurf has no setting for the model API's base URL",
+		"refresh the MCP servers in Windsurf (Cascade → MCP servers) to start memtray's",
+	}}
+	f, err := planJSON(o, filepath.Join(o.home, ".codeium", "windsurf", "mcp_config.json"), func(root *jsonObject, fc *fileChange) error {
+		return mergeMCP(root, fc, mcpEntry{Command: o.binary, Args: []string{"mcp"}})
+	})
+	plan.files = append(plan.files, f)
+	return plan, err
+}
+
+// planJSON reads a JSON config file, lets merge change its tree and
+// renders the result (the file's bytes unchanged when merge changed
+// nothing).
+func planJSON(o setupOptions, path string, merge func(*jsonObject, *fileChange) error) (fileChange, error) {
+	fc, err := readConfigFile(path)
+	if err != nil {
+		return fc, err
+	}
+	root, err := parseJSONFile(path, fc.before)
+	if err != nil {
+		return fc, err
+	}
+	if err := merge(root, &fc); err != nil {
+		return fc, fmt.Errorf("%s: %w (the file was not changed)", path, err)
+	}
+	if len(fc.what) == 0 && fc.existed {
+		return fc, nil
+	}
+	if fc.after, err = renderJSONFile(root, fc.before); err != nil {
+		return fc, fmt.Errorf("%s: %w", path, err)
+	}
+	return fc, nil
+}
+
+// mergeMCP sets mcpServers.memtray, unless it already runs the same
+// command.
+func mergeMCP(root *jsonObject, fc *fileChange, want mcpEntry) error {
+	servers, _ := root.get("mcpServers").(map[string]any)
+	if have, ok := servers["memtray"].(map[string]any); ok {
+		same := have["command"] == want.Command && sameJSON(have["args"], want.Args)
+		if want.Type != "" && have["type"] != nil && have["type"] != want.Type {
+			same = false
+		}
+		if same {
+			return nil
+		}
+		fc.what = append(fc.what, fmt.Sprintf("update MCP server \"memtray\": %s mcp", want.Command))
+	} else {
+		fc.what = append(fc.what, fmt.Sprintf("add MCP server \"memtray\": %s mcp (stdio)", want.Command))
+	}
+	obj, err := root.object("mcpServers", "mcpServers")
+	if err != nil {
+		return err
+	}
+	obj.set("memtray", want)
+	return nil
+}
+
+// mergeHooks adds a command hook running `memtray hook <event>` to each
+// agent event's list, keeping every other hook; a memtray hook already
+// there (any binary path) is updated in place instead.
+func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptions) error {
+	current, _ := root.get("hooks").(map[string]any)
+	if root.vals["hooks"] != nil && current == nil && root.get("hooks") != nil {
+		return fmt.Errorf("hooks is not a JSON object")
+	}
+	for _, s := range specs {
+		want := hookEntry{Type: "command", Command: hookCommand(o.binary, s.event), Timeout: o.hookTimeout}
+		groups, _ := current[s.agentEvent].([]any)
+		gi, hi, found := -1, -1, false
+		for i, g := range groups {
+			gm, _ := g.(map[string]any)
+			hs, _ := gm["hooks"].([]any)
+			for j, h := range hs {
+				hm, _ := h.(map[string]any)
+				cmd, _ := hm["command"].(string)
+				if !isMemtrayHook(cmd, s.event) {
+					continue
+				}
+				if cmd == want.Command && hm["type"] == "command" && sameJSON(hm["timeout"], want.Timeout) {
+					found = true
+				} else if gi < 0 {
+					gi, hi = i, j
+				}
+			}
+		}
+		if found {
+			continue
+		}
+		hooks, err := root.object("hooks", "hooks")
+		if err != nil {
+			return err
+		}
+		arr, err := hooks.array(s.agentEvent, "hooks."+s.agentEvent)
+		if err != nil {
+			return err
+		}
+		if gi >= 0 {
+			group, err := arr.objectAt(gi, fmt.Sprintf("hooks.%s[%d]", s.agentEvent, gi))
+			if err != nil {
+				return err
+			}
+			inner, err := group.array("hooks", fmt.Sprintf("hooks.%s[%d].hooks", s.agentEvent, gi))
+			if err != nil {
+				return err
+			}
+			inner.elems[hi] = want
+			fc.what = append(fc.what, fmt.Sprintf("update hook %s: %s (timeout %ds)", s.agentEvent, want.Command, want.Timeout))
+			continue
+		}
+		arr.elems = append(arr.elems, hookGroup{Hooks: []hookEntry{want}})
+		fc.what = append(fc.what, fmt.Sprintf("add hook %s: %s (timeout %ds)", s.agentEvent, want.Command, want.Timeout))
+	}
+	return nil
+}
+
+// mergeEnv sets env[key] = value. A value already pointing elsewhere is
+// kept (and explained in the returned note) unless force.
+func mergeEnv(root *jsonObject, fc *fileChange, key, value string, force bool) (string, error) {
+	env, _ := root.get("env").(map[string]any)
+	if root.vals["env"] != nil && env == nil && root.get("env") != nil {
+		return "", fmt.Errorf("env is not a JSON object")
+	}
+	have, present := env[key]
+	if present && have == value {
+		return "", nil
+	}
+	if s, isString := have.(string); present && !force {
+		if !isString {
+			s = fmt.Sprint(have)
+		}
+		return fmt.Sprintf("proxy: env.%s is already %q: left as it is; make that memtray's upstream and re-run with --force to route through memtray", key, s), nil
+	}
+	obj, err := root.object("env", "env")
+	if err != nil {
+		return "", err
+	}
+	obj.set(key, value)
+	fc.what = append(fc.what, fmt.Sprintf("set env %s=%s (memtray's proxy)", key, value))
+	return "", nil
+}

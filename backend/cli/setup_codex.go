@@ -1,0 +1,220 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Codex's config.toml is not parsed (memtray has no TOML dependency): setup
+// owns two delimited blocks and leaves every other line alone. Top-level
+// keys must come before the first [table], so openai_base_url lives in a
+// block at the top of the file and the [mcp_servers.memtray] table in a
+// block at the end.
+const (
+	codexBlockBegin    = "# >>> memtray >>>"
+	codexBlockEnd      = "# <<< memtray <<<"
+	codexTopBlockBegin = "# >>> memtray top-level keys >>>"
+	codexTopBlockEnd   = "# <<< memtray top-level keys <<<"
+)
+
+var (
+	tomlMemtrayTable = regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*("memtray"|'memtray'|memtray)\s*\]`)
+	tomlMemtrayKey   = regexp.MustCompile(`^\s*mcp_servers\s*\.\s*("memtray"|'memtray'|memtray)\s*[.=]`)
+	tomlTableHeader  = regexp.MustCompile(`^\s*\[`)
+	tomlRootKey      = regexp.MustCompile(`^\s*([A-Za-z0-9_-]+)\s*=\s*(.*)$`)
+)
+
+// planCodex: the MCP server and the proxy base URL in ~/.codex/config.toml,
+// hooks in ~/.codex/hooks.json.
+func planCodex(o setupOptions) (setupPlan, error) {
+	plan := setupPlan{}
+	path := filepath.Join(o.home, ".codex", "config.toml")
+	fc, err := readConfigFile(path)
+	if err != nil {
+		return plan, err
+	}
+	lines := splitLines(fc.before)
+	top, err := findBlock(path, lines, codexTopBlockBegin, codexTopBlockEnd)
+	if err != nil {
+		return plan, err
+	}
+	table, err := findBlock(path, lines, codexBlockBegin, codexBlockEnd)
+	if err != nil {
+		return plan, err
+	}
+	inBlock := func(i int) bool {
+		return top.has && i >= top.begin && i <= top.end || table.has && i >= table.begin && i <= table.end
+	}
+	proxy := !o.noProxy
+	rootScope := true
+	for i, l := range lines {
+		if inBlock(i) {
+			continue
+		}
+		if tomlMemtrayTable.MatchString(l) || tomlMemtrayKey.MatchString(l) {
+			return plan, fmt.Errorf("%s:%d: defines mcp_servers.memtray outside memtray's block (%q); remove it or move it between %q and %q, then run setup again (nothing was changed)",
+				path, i+1, strings.TrimSpace(l), codexBlockBegin, codexBlockEnd)
+		}
+		if tomlTableHeader.MatchString(l) {
+			rootScope = false
+		}
+		m := tomlRootKey.FindStringSubmatch(l)
+		if !rootScope || m == nil || !proxy {
+			continue
+		}
+		switch m[1] {
+		case "openai_base_url":
+			proxy = false
+			plan.notes = append(plan.notes, fmt.Sprintf("proxy: %s:%d already sets openai_base_url: left as it is; make it memtray's upstream and set openai_base_url = \"http://%s/openai/v1\" by hand", path, i+1, o.listen))
+		case "model_provider":
+			if v := tomlString(m[2]); v != "openai" {
+				proxy = false
+				plan.notes = append(plan.notes, fmt.Sprintf("proxy: Codex uses model_provider %q (%s:%d); openai_base_url only changes the built-in openai provider, so it was not set: point that provider's base_url at http://%s/openai/v1 by hand", v, path, i+1, o.listen))
+			}
+		}
+	}
+
+	want := []string{codexBlockBegin,
+		"# Added by `memtray setup codex`; `memtray setup codex --undo` removes it.",
+		"[mcp_servers.memtray]",
+		"command = " + tomlQuote(o.binary),
+		`args = ["mcp"]`,
+		codexBlockEnd}
+	var wantTop []string
+	if proxy {
+		wantTop = []string{codexTopBlockBegin,
+			"# Codex's OpenAI traffic through memtray's proxy (`memtray setup codex --no-proxy` leaves it out).",
+			"openai_base_url = " + tomlQuote("http://"+o.listen+"/openai/v1"),
+			codexTopBlockEnd}
+	}
+	out := make([]string, 0, len(lines)+len(want)+len(wantTop)+1)
+	if wantTop != nil && !top.has {
+		out = append(out, wantTop...)
+		fc.what = append(fc.what, "set openai_base_url = http://"+o.listen+"/openai/v1 (memtray's proxy)")
+	}
+	tableDone := false
+	for i := 0; i < len(lines); i++ {
+		switch {
+		case top.has && i == top.begin:
+			if wantTop != nil {
+				if !equalLines(lines[top.begin:top.end+1], wantTop) {
+					fc.what = append(fc.what, "update openai_base_url (memtray's proxy)")
+				}
+				out = append(out, wantTop...)
+			} else {
+				fc.what = append(fc.what, "remove openai_base_url (--no-proxy)")
+			}
+			i = top.end
+		case table.has && i == table.begin:
+			if !equalLines(lines[table.begin:table.end+1], want) {
+				fc.what = append(fc.what, "update MCP server [mcp_servers.memtray]: "+o.binary+" mcp")
+			}
+			out = append(out, want...)
+			tableDone = true
+			i = table.end
+		default:
+			out = append(out, lines[i])
+		}
+	}
+	if !tableDone {
+		if len(out) > 0 && strings.TrimSpace(out[len(out)-1]) != "" {
+			out = append(out, "")
+		}
+		out = append(out, want...)
+		fc.what = append(fc.what, "add MCP server [mcp_servers.memtray]: "+o.binary+" mcp (stdio)")
+	}
+	if len(fc.what) > 0 || !fc.existed {
+		fc.after = []byte(strings.Join(out, "\n") + "\n")
+	}
+	plan.files = append(plan.files, fc)
+
+	if !o.noHooks {
+		hooks, err := planJSON(o, filepath.Join(o.home, ".codex", "hooks.json"), func(root *jsonObject, fc *fileChange) error {
+			return mergeHooks(root, fc, codexHooks, o)
+		})
+		if err != nil {
+			return plan, err
+		}
+		plan.files = append(plan.files, hooks)
+		plan.notes = append(plan.notes, "hooks: Codex runs ~/.codex/hooks.json (UserPromptSubmit, SessionStart, PreCompact; Codex has no SessionEnd hook); Codex versions where hooks are still experimental need `[features] hooks = true` (older: codex_hooks) in config.toml")
+	}
+	return plan, nil
+}
+
+type tomlBlock struct {
+	has        bool
+	begin, end int // line indices of the markers
+}
+
+// findBlock locates a delimited block; a begin marker without its end, or
+// a second block, is an error naming the line.
+func findBlock(path string, lines []string, begin, end string) (tomlBlock, error) {
+	b := tomlBlock{begin: -1, end: -1}
+	for i, l := range lines {
+		switch strings.TrimSpace(l) {
+		case begin:
+			if b.begin >= 0 {
+				return b, fmt.Errorf("%s:%d: a second %q: fix the file by hand (nothing was changed)", path, i+1, begin)
+			}
+			b.begin = i
+		case end:
+			if b.begin < 0 || b.end >= 0 {
+				return b, fmt.Errorf("%s:%d: %q without its %q: fix the file by hand (nothing was changed)", path, i+1, end, begin)
+			}
+			b.end = i
+		}
+	}
+	if b.begin >= 0 && b.end < 0 {
+		return b, fmt.Errorf("%s:%d: %q is never closed by %q: fix the file by hand (nothing was changed)", path, b.begin+1, begin, end)
+	}
+	b.has = b.begin >= 0
+	return b, nil
+}
+
+func equalLines(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if strings.TrimRight(a[i], "\r") != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// tomlQuote writes s as a TOML basic string.
+func tomlQuote(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// tomlString reads a simple quoted TOML value ("x" or 'x', a trailing
+// comment allowed); anything else comes back as written.
+func tomlString(v string) string {
+	v = strings.TrimSpace(v)
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
+		if end := strings.IndexByte(v[1:], v[0]); end >= 0 {
+			return v[1 : end+1]
+		}
+	}
+	if i := strings.IndexByte(v, '#'); i >= 0 {
+		v = v[:i]
+	}
+	return strings.TrimSpace(v)
+}
