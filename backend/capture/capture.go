@@ -357,6 +357,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found_error", "memtray proxy: no route for "+r.URL.Path+" (use /v1/* or /openai/v1/*)")
 		return
 	}
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = &eofLatch{rc: r.Body}
+	}
 	if a := capturable(r); a != apiNone {
 		switch {
 		case !p.Enabled():
@@ -457,6 +460,31 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	_, _ = w.Write(body)
 }
 
+// eofLatch answers io.EOF once its body has, without reading it again.
+// The transport reads a request body once more after Content-Length bytes
+// (to detect an overlong body); by then the server may have closed that
+// body (it does so once the handler writes the response headers), and the
+// read would fail with ErrBodyReadAfterClose, which makes the transport
+// drop the upstream connection in the middle of the streaming answer.
+// Only the transport's goroutine reads it.
+type eofLatch struct {
+	rc  io.ReadCloser
+	eof bool
+}
+
+func (l *eofLatch) Read(b []byte) (int, error) {
+	if l.eof {
+		return 0, io.EOF
+	}
+	n, err := l.rc.Read(b)
+	if err == io.EOF {
+		l.eof = true
+	}
+	return n, err
+}
+
+func (l *eofLatch) Close() error { return l.rc.Close() }
+
 // reqTee copies a request body, up to max bytes, as the transport reads
 // it. It is read by the transport's goroutine and inspected at the end of
 // the response, hence the lock.
@@ -477,8 +505,15 @@ func newReqTee(rc io.ReadCloser, length int64, max int) *reqTee {
 	return t
 }
 
-// Read passes the body on and keeps a copy.
+// Read passes the body on and keeps a copy. After EOF it answers EOF
+// without reading the server's body again (see eofLatch).
 func (t *reqTee) Read(b []byte) (int, error) {
+	t.mu.Lock()
+	eof := t.eof
+	t.mu.Unlock()
+	if eof {
+		return 0, io.EOF
+	}
 	n, err := t.rc.Read(b)
 	t.mu.Lock()
 	if n > 0 && !t.over {

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -192,7 +194,8 @@ func newHarness(t testing.TB, o harnessOpt) *harness {
 		o.cfg(&cfg)
 	}
 	h.tr = defaultTransport()
-	p, err := New(Options{Config: cfg, Transport: h.tr})
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	p, err := New(Options{Config: cfg, Transport: h.tr, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +219,11 @@ func newHarness(t testing.TB, o harnessOpt) *harness {
 	} else {
 		go func() {
 			defer close(h.done)
-			p.Run(ctx, max(o.workers, 2), handler)
+			workers := o.workers
+			if workers == 0 {
+				workers = 2
+			}
+			p.Run(ctx, workers, handler)
 		}()
 	}
 	t.Cleanup(func() {
@@ -258,6 +265,14 @@ func readFile(t testing.TB, name string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// testWriter sends log lines to t.Log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
 }
 
 // sseHeader is what the Anthropic API answers a stream with.

@@ -160,7 +160,8 @@ func TestChunkTiming(t *testing.T) {
 	for i, ev := range events {
 		buf := make([]byte, len(ev))
 		if _, err := io.ReadFull(resp.Body, buf); err != nil {
-			t.Fatalf("event %d not delivered before event %d was sent: %v", i, i+1, err)
+			aborted := len(h.up.aborted)
+			t.Fatalf("event %d not delivered before event %d was sent: %v (upstream aborted %d, stats %+v)", i, i+1, err, aborted, h.p.Stats())
 		}
 		if !bytes.Equal(buf, ev) {
 			t.Fatalf("event %d = %q, want %q", i, buf, ev)
