@@ -114,7 +114,16 @@ func runHook(env *Env, args []string) error {
 	if *timeout > 0 {
 		limit = *timeout
 	}
-	ctx, cancel := context.WithDeadline(env.Ctx, start.Add(limit))
+	// With --timeout the worker's context ends at the deadline; without it
+	// the worker sets the config's deadline itself once it has read it
+	// (the timer below holds the default meanwhile).
+	var ctx context.Context
+	var cancel context.CancelFunc
+	if *timeout > 0 {
+		ctx, cancel = context.WithDeadline(env.Ctx, start.Add(limit))
+	} else {
+		ctx, cancel = context.WithCancel(env.Ctx)
+	}
 	defer cancel() // also stops the worker's requests when the deadline wins
 
 	// The worker may learn a different deadline from the config; it sends
@@ -122,7 +131,7 @@ func runHook(env *Env, args []string) error {
 	limits := make(chan time.Duration, 1)
 	done := make(chan hookResult, 1)
 	go func() {
-		done <- hookWork(ctx, env.Stdin, c, event, *timeout <= 0, limits)
+		done <- hookWork(ctx, start, env.Stdin, c, event, *timeout <= 0, limits)
 	}()
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
@@ -156,7 +165,7 @@ func runHook(env *Env, args []string) error {
 // hookWork does a hook's work under ctx: reads stdin, loads the config
 // (sending its deadline on limits when useConfigLimit), finds the daemon
 // and asks it. It never starts a daemon.
-func hookWork(ctx context.Context, stdin io.Reader, c common, event string, useConfigLimit bool, limits chan<- time.Duration) (r hookResult) {
+func hookWork(ctx context.Context, start time.Time, stdin io.Reader, c common, event string, useConfigLimit bool, limits chan<- time.Duration) (r hookResult) {
 	data, err := io.ReadAll(io.LimitReader(stdin, HookMaxInput+1))
 	if err != nil {
 		r.notef("read stdin: %v", err)
@@ -183,8 +192,7 @@ func hookWork(ctx context.Context, stdin io.Reader, c common, event string, useC
 	if useConfigLimit {
 		limits <- time.Duration(cfg.Recall.HookTimeout)
 		var cancel context.CancelFunc
-		// The caller's deadline still holds if it is earlier.
-		ctx, cancel = context.WithTimeout(ctx, time.Duration(cfg.Recall.HookTimeout))
+		ctx, cancel = context.WithDeadline(ctx, start.Add(time.Duration(cfg.Recall.HookTimeout)))
 		defer cancel()
 	}
 	cl, ok := remote(ctx, cfg)

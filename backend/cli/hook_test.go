@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -229,11 +231,19 @@ func TestHookDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
+	var answerAfter atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/api/health":
 			json.NewEncoder(w).Encode(httpapi.Health{Service: "memtray", Version: "fake", PID: os.Getpid(),
 				Proof: httpapi.Proof(tok, r.URL.Query().Get("challenge"))})
+		case "/api/recall":
+			if d := time.Duration(answerAfter.Load()); d > 0 {
+				time.Sleep(d)
+				io.WriteString(w, `{"hits":[],"context":"<memtray-context>late but in time</memtray-context>","given":1}`)
+				return
+			}
+			fallthrough
 		default: // accept the request, never answer
 			select {
 			case <-r.Context().Done():
@@ -280,8 +290,18 @@ func TestHookDeadline(t *testing.T) {
 			}
 		})
 	}
+	// A config deadline longer than the default is honoured: a recall
+	// answered after 2s still reaches the agent when the deadline is 4s.
+	answerAfter.Store(int64(2 * time.Second))
+	slow := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(slow, []byte(`{"recall": {"hook_timeout": "4s"}}`), 0o600)
+	code, out, errs := run(t, context.Background(), stdin, "hook", "user-prompt-submit", "--data-dir", dir, "--config", slow)
+	if code != 0 || !strings.Contains(out, "late but in time") {
+		t.Fatalf("a 4s config deadline: exit %d stdout %q stderr %q", code, out, errs)
+	}
+	answerAfter.Store(0)
 	// With --debug it says why, on stderr only.
-	_, out, errs := run(t, context.Background(), stdin, "hook", "user-prompt-submit", "--data-dir", dir, "--timeout", "200ms", "--debug")
+	_, out, errs = run(t, context.Background(), stdin, "hook", "user-prompt-submit", "--data-dir", dir, "--timeout", "200ms", "--debug")
 	if out != "" || !strings.Contains(errs, "deadline") {
 		t.Fatalf("--debug at the deadline: stdout %q stderr %q", out, errs)
 	}
