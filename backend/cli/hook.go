@@ -55,6 +55,9 @@ func ParseHookInput(data []byte) (HookInput, error) {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return in, errors.New("hook input: not a JSON object")
 	}
+	if !json.Valid(trimmed) {
+		return in, errors.New("hook input: not one valid JSON object")
+	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
 	if err := dec.Decode(&in); err != nil {
 		return HookInput{}, fmt.Errorf("hook input: %w", err)

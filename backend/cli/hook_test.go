@@ -393,7 +393,7 @@ func FuzzHookInput(f *testing.F) {
 		`{"session_id":"abc","hook_event_name":"SessionStart","source":"compact"}`,
 		`{"session_id":"abc","hook_event_name":"PreCompact","trigger":"manual","custom_instructions":""}`,
 		`{"session_id":"abc","hook_event_name":"SessionEnd","reason":"clear"}`,
-		``, `null`, `[]`, `{}`, `{} {}`, `{"prompt":"\ud800"}`, `{"session_id":1}`, "\xff{", ` {"a":{"b":[1,2,{"c":null}]}} `,
+		``, `null`, `[]`, `{}`, `{} {}`, `{}}`, `{"a":1}]`, `{"prompt":"\ud800"}`, `{"session_id":1}`, "\xff{", ` {"a":{"b":[1,2,{"c":null}]}} `,
 	} {
 		f.Add([]byte(s))
 	}
