@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -203,6 +204,9 @@ func (p *anthParser) event(name string, data []byte) {
 	if a.tooLarge {
 		return
 	}
+	if name == "content_block_delta" && skippable(data) {
+		return
+	}
 	var ev anthEvent
 	if json.Unmarshal(data, &ev) != nil {
 		if name == "error" {
@@ -260,6 +264,14 @@ func (p *anthParser) event(name string, data []byte) {
 	case "error":
 		a.isErr, a.done = true, true
 	}
+}
+
+// skippable reports, without decoding it, whether a content_block_delta
+// carries something never kept (thinking, signatures): their type comes
+// before the long payload in every stream Anthropic sends.
+func skippable(data []byte) bool {
+	head := data[:min(len(data), 160)]
+	return bytes.Contains(head, []byte(`"type":"thinking_delta"`)) || bytes.Contains(head, []byte(`"type":"signature_delta"`))
 }
 
 // whole handles a non-streaming response body.
