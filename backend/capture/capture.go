@@ -227,6 +227,7 @@ func New(opts Options) (*Proxy, error) {
 		ModifyResponse: p.modifyResponse,
 		ErrorHandler:   p.errorHandler,
 		ErrorLog:       log.New(slogWriter{p.log}, "", 0),
+		BufferPool:     bufferPool{},
 	}
 	return p, nil
 }
@@ -258,6 +259,16 @@ func defaultTransport() *http.Transport {
 	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	return t
 }
+
+// copyBuffers recycles the 32 KiB buffers the ReverseProxy copies response
+// bodies with (it would allocate and clear one per request).
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// bufferPool is an httputil.BufferPool over copyBuffers.
+type bufferPool struct{}
+
+func (bufferPool) Get() []byte  { return *copyBuffers.Get().(*[]byte) }
+func (bufferPool) Put(b []byte) { copyBuffers.Put(&b) }
 
 // slogWriter sends the ReverseProxy's own log lines to slog at debug.
 type slogWriter struct{ l *slog.Logger }
