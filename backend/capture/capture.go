@@ -138,7 +138,7 @@ type Handler func(ctx context.Context, ex memory.Exchange) error
 type Stats struct {
 	Requests          int64 `json:"requests"`            // requests served (every path)
 	Captured          int64 `json:"captured"`            // exchanges queued for the pipeline
-	Dropped           int64 `json:"dropped"`             // exchanges dropped: queue full
+	Dropped           int64 `json:"dropped"`             // exchanges dropped: queue full or over its byte budget
 	NotCapturedStatus int64 `json:"not_captured_status"` // capturable requests answered non-2xx
 	UpstreamErrors    int64 `json:"upstream_errors"`     // upstream unreachable (answered 502)
 	TooLarge          int64 `json:"too_large"`           // request or answer over MaxCaptureBytes
@@ -150,6 +150,7 @@ type Stats struct {
 	Handled           int64 `json:"handled"`             // exchanges the Handler accepted
 	QueueLen          int   `json:"queue_len"`
 	QueueCap          int   `json:"queue_cap"`
+	QueueBytes        int64 `json:"queue_bytes"` // bytes the queued exchanges hold
 	Enabled           bool  `json:"enabled"`
 	// LastError is the last capture or pipeline error, for the UI.
 	LastError   string    `json:"last_error,omitempty"`
@@ -174,6 +175,8 @@ type Proxy struct {
 	clock             memory.Clock
 	rp                *httputil.ReverseProxy
 	queue             chan *pending
+	maxQueued         int64        // MaxQueueBytes
+	queuedBytes       atomic.Int64 // bytes the queued exchanges hold
 
 	enabled atomic.Bool
 	mu      sync.Mutex
@@ -203,10 +206,13 @@ func New(opts Options) (*Proxy, error) {
 	if c.MaxCaptureBytes < 1 {
 		c.MaxCaptureBytes = 32 << 20
 	}
+	if c.MaxQueueBytes < 1 {
+		c.MaxQueueBytes = 256 << 20
+	}
 	p := &Proxy{
 		anthropic: anth, openai: oai, max: c.MaxCaptureBytes,
 		log: opts.Logger, clock: opts.Clock,
-		queue: make(chan *pending, c.QueueSize),
+		queue: make(chan *pending, c.QueueSize), maxQueued: int64(c.MaxQueueBytes),
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -310,7 +316,7 @@ func (p *Proxy) Stats() Stats {
 		NotCapturedStatus: p.notCaptured.Load(), UpstreamErrors: p.upstreamErrors.Load(),
 		TooLarge: p.tooLarge.Load(), PausedSkipped: p.pausedSkipped.Load(), Excluded: p.excludedN.Load(),
 		Unparsed: p.unparsed.Load(), HandlerErrors: p.handlerErrors.Load(), HandlerPanics: p.handlerPanics.Load(),
-		Handled: p.handled.Load(), QueueLen: len(p.queue), QueueCap: cap(p.queue), Enabled: p.Enabled(),
+		Handled: p.handled.Load(), QueueLen: len(p.queue), QueueCap: cap(p.queue), QueueBytes: p.queuedBytes.Load(), Enabled: p.Enabled(),
 		LastError: lastErr, LastCapture: lastCap,
 	}
 }
@@ -638,10 +644,18 @@ func (t *respTee) finish() {
 			pd.raw = t.raw // an identity JSON body: parsed by the worker
 		}
 	}
+	pd.size = int64(len(pd.req) + len(pd.raw))
+	if p.queuedBytes.Add(pd.size) > p.maxQueued {
+		p.queuedBytes.Add(-pd.size)
+		p.dropped.Add(1)
+		p.log.Debug("capture: queue over its byte budget, exchange dropped", "budget", p.maxQueued)
+		return
+	}
 	select {
 	case p.queue <- pd:
 		p.captured.Add(1)
 	default:
+		p.queuedBytes.Add(-pd.size)
 		p.dropped.Add(1)
 		p.log.Debug("capture: queue full, exchange dropped", "queue", cap(p.queue))
 	}
@@ -656,6 +670,7 @@ type pending struct {
 	parser         responseParser // nil for compressed bodies
 	raw            []byte         // a body not parsed yet (JSON, or compressed)
 	encoding       string
+	size           int64 // bytes held, counted against MaxQueueBytes
 }
 
 // Run drains the queue with workers goroutines (at least 1), calling h for
@@ -674,6 +689,7 @@ func (p *Proxy) Run(ctx context.Context, workers int, h Handler) {
 				case <-ctx.Done():
 					return
 				case pd := <-p.queue:
+					p.queuedBytes.Add(-pd.size)
 					p.handle(ctx, pd, h)
 				}
 			}

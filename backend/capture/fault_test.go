@@ -91,6 +91,20 @@ func TestFullQueueDrops(t *testing.T) {
 	}
 }
 
+// TestQueueByteBudget: with room in the queue but not in its byte budget,
+// exchanges are dropped; the budget is given back when a worker takes one.
+func TestQueueByteBudget(t *testing.T) {
+	body := readFile(t, "claude_code_prompt.json")
+	h := newHarness(t, harnessOpt{noRun: true, cfg: func(c *config.Capture) {
+		c.QueueSize, c.MaxCaptureBytes, c.MaxQueueBytes = 100, 1<<20, 3*len(body)
+	}})
+	fire(t, h, 10, "/v1/messages", body)
+	st := h.p.Stats()
+	if st.Captured < 1 || st.Captured > 3 || st.Captured+st.Dropped != 10 || st.QueueBytes <= 0 || st.QueueBytes > int64(3*len(body)) {
+		t.Errorf("stats %+v", st)
+	}
+}
+
 func TestPausedCapture(t *testing.T) {
 	h := newHarness(t, harnessOpt{})
 	h.p.SetEnabled(false)

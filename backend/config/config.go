@@ -191,6 +191,10 @@ type Capture struct {
 	// MaxCaptureBytes bounds what the tee keeps of one request or response
 	// body; past it the exchange is not captured (the traffic still passes).
 	MaxCaptureBytes int `json:"max_capture_bytes"`
+	// MaxQueueBytes bounds the memory the queued exchanges hold (an agent's
+	// request carries its whole conversation); past it new exchanges are
+	// dropped and counted.
+	MaxQueueBytes int `json:"max_queue_bytes"`
 	// ExcludeProjects are project names (or absolute directory paths) whose
 	// traffic is forwarded but never captured.
 	ExcludeProjects []string `json:"exclude_projects,omitempty"`
@@ -286,6 +290,7 @@ func Default() Config {
 			OpenAIUpstream:    "https://api.openai.com",
 			QueueSize:         256,
 			MaxCaptureBytes:   32 << 20,
+			MaxQueueBytes:     256 << 20,
 		},
 		Recall: Recall{
 			K:           5,
@@ -524,6 +529,9 @@ func (c *Config) Validate() error {
 	}
 	if cp.MaxCaptureBytes < 1<<10 || cp.MaxCaptureBytes > 1<<30 {
 		bad("capture.max_capture_bytes", "must be within 1 KiB..1 GiB")
+	}
+	if cp.MaxQueueBytes < cp.MaxCaptureBytes || cp.MaxQueueBytes > 1<<34 {
+		bad("capture.max_queue_bytes", "must be within max_capture_bytes..16 GiB")
 	}
 	for i, p := range cp.ExcludeProjects {
 		if strings.TrimSpace(p) == "" {
