@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -46,6 +47,8 @@ type fileChange struct {
 	remove  bool
 	mode    fs.FileMode
 	what    []string // what changes, one line each
+	// setEnv holds the env values setup sets in this file, for the record.
+	setEnv map[string]string
 }
 
 func (c fileChange) changed() bool {
@@ -62,9 +65,15 @@ type setupPlan struct {
 	notes  []string // what the client cannot do, and caveats
 }
 
+// setupRecordVersion is written into a new record. A record from before
+// it (version 0) does not list the env values setup set: undo then takes
+// the proxy base URL of the current config for the one setup sets.
+const setupRecordVersion = 1
+
 // setupRecord is <data dir>/setup/<client>.json: what setup changed, so
 // that --undo can put it back.
 type setupRecord struct {
+	Version int               `json:"version,omitempty"`
 	Client  string            `json:"client"`
 	Updated time.Time         `json:"updated"`
 	Files   []setupFileRecord `json:"files"`
@@ -77,17 +86,21 @@ type setupFileRecord struct {
 	// it; Backup is then the copy of it.
 	Existed bool   `json:"existed"`
 	Backup  string `json:"backup,omitempty"`
-	// SHA256 is the file's hash as setup last left it: undo refuses when
-	// the file changed since (unless --force).
+	// SHA256 is the file's hash as setup last left it: undo restores the
+	// backup only when the file is still that (or with --force); else it
+	// removes memtray's entries from the file as it is now.
 	SHA256 string `json:"sha256"`
+	// Env holds the env values setup set in the file: undo of a changed
+	// file removes each only while it still holds that value.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 func runSetup(env *Env, args []string) error {
 	var c common
 	fsf := newFlags("setup", env, &c, false)
 	printOnly := fsf.Bool("print", false, "only show the change (a diff per file); change nothing")
-	undo := fsf.Bool("undo", false, "restore the files setup changed from their backups")
-	force := fsf.Bool("force", false, "with --undo: restore even files changed since setup; else: replace a base URL that points elsewhere")
+	undo := fsf.Bool("undo", false, "take memtray out again: a file unchanged since setup is restored from its backup; from a file changed since (the agent's own state, your edits), only memtray's entries are removed and the backup is kept")
+	force := fsf.Bool("force", false, "with --undo: restore the backups even of files changed since setup, losing those changes; else: replace a base URL that points elsewhere")
 	noProxy := fsf.Bool("no-proxy", false, "do not route the agent's API traffic through memtray's proxy")
 	noHooks := fsf.Bool("no-hooks", false, "do not install hooks")
 	home := fsf.String("home", "", "home directory whose configs to change (default $HOME)")
@@ -120,7 +133,7 @@ func runSetup(env *Env, args []string) error {
 	o.hookTimeout = int(math.Ceil(time.Duration(cfg.Recall.HookTimeout).Seconds())) + 1
 	recordPath := filepath.Join(cfg.DataDir, "setup", client+".json")
 	if *undo {
-		return setupUndo(env, client, recordPath, *printOnly, *force)
+		return setupUndo(env, client, recordPath, cfg.Listen, *printOnly, *force)
 	}
 	var warn []string
 	if o.binary, warn, err = setupBinary(*binary); err != nil {
@@ -277,6 +290,9 @@ func setupApply(env *Env, plan setupPlan, recordPath string, printOnly bool) err
 	if err != nil {
 		return err
 	}
+	if len(rec.Files) == 0 {
+		rec.Version = setupRecordVersion
+	}
 	rec.Client = plan.client
 	index := map[string]int{}
 	for i, f := range rec.Files {
@@ -297,6 +313,12 @@ func setupApply(env *Env, plan setupPlan, recordPath string, printOnly bool) err
 			index[f.path] = i
 		}
 		rec.Files[i].SHA256 = sha(f.after)
+		for k, v := range f.setEnv {
+			if rec.Files[i].Env == nil {
+				rec.Files[i].Env = map[string]string{}
+			}
+			rec.Files[i].Env[k] = v
+		}
 	}
 	if err := saveSetupRecord(recordPath, rec); err != nil {
 		return err
@@ -320,59 +342,132 @@ func setupApply(env *Env, plan setupPlan, recordPath string, printOnly bool) err
 	return nil
 }
 
-// setupUndo restores what setup changed: each file from its backup, or
-// removed when setup created it. A file changed since setup stops the undo
-// before anything changes, unless force.
-func setupUndo(env *Env, client, recordPath string, printOnly, force bool) error {
+// undoFile is what undo does with one file setup changed.
+type undoFile struct {
+	fileChange
+	rec     setupFileRecord
+	state   string // how the file stands, for the listing
+	restore bool   // from the backup (or removed: setup created it)
+}
+
+// setupUndo takes memtray out of the files setup changed. A file still as
+// setup left it (or any, with force) is restored from its backup, or
+// removed when setup created it. From a file changed since (agents rewrite
+// their configs all the time) only memtray's entries are removed, the rest
+// staying as it is now, and the backup is kept. Every file is read and
+// planned before anything is written: a malformed one stops the undo with
+// nothing changed.
+func setupUndo(env *Env, client, recordPath, listen string, printOnly, force bool) error {
 	rec, ok, err := loadSetupRecord(recordPath)
 	if err != nil {
 		return err
 	}
 	if !ok || len(rec.Files) == 0 {
-		return fmt.Errorf("nothing to undo: memtray setup %s has changed nothing with this data dir (no %s)", client, recordPath)
+		return fmt.Errorf("nothing to undo: no record of `memtray setup %s` in this data dir (no %s): it was undone already, or set up with another --data-dir", client, recordPath)
 	}
-	var changes []fileChange
-	var changedSince []string
+	var files []undoFile
+	var notes []string
 	for _, fr := range rec.Files {
 		cur, err := readConfigFile(fr.Path)
 		if err != nil {
 			return err
 		}
-		if !cur.existed || sha(cur.before) != fr.SHA256 {
-			changedSince = append(changedSince, fr.Path)
-		}
-		fc := cur
+		f := undoFile{fileChange: cur, rec: fr}
+		unchanged := cur.existed && sha(cur.before) == fr.SHA256
+		var backup []byte
+		var backupErr error
 		if fr.Existed {
-			backup, err := os.ReadFile(fr.Backup)
-			if err != nil {
-				return fmt.Errorf("read the backup of %s: %w", fr.Path, err)
-			}
-			if info, err := os.Stat(fr.Backup); err == nil {
-				fc.mode = info.Mode().Perm()
-			}
-			fc.after, fc.what = backup, []string{"restore " + fr.Backup}
-		} else {
-			fc.after, fc.remove, fc.what = nil, true, []string{"remove (setup created it)"}
+			backup, backupErr = os.ReadFile(fr.Backup)
 		}
-		changes = append(changes, fc)
+		switch {
+		case (unchanged || force) && fr.Existed && backupErr == nil:
+			if info, err := os.Stat(fr.Backup); err == nil {
+				f.mode = info.Mode().Perm()
+			}
+			f.after, f.restore = backup, true
+			f.state = "unchanged since setup: restore " + fr.Backup
+			if !unchanged {
+				f.state = "changed since setup, --force: restore " + fr.Backup
+			}
+		case (unchanged || force) && !fr.Existed:
+			f.after, f.remove, f.restore = nil, true, true
+			f.state = "unchanged since setup, which created it: remove"
+			if !unchanged {
+				f.state = "changed since setup, which created it, --force: remove"
+			}
+		case force:
+			return fmt.Errorf("--force: read the backup of %s: %w (nothing was changed)", fr.Path, backupErr)
+		case !cur.existed:
+			f.state = "gone since setup: nothing to undo"
+		default:
+			f.state = "changed since setup: remove only memtray's entries"
+			if unchanged {
+				f.state = "unchanged since setup, but its backup is unreadable: remove only memtray's entries"
+			} else if fr.Backup != "" && backupErr == nil {
+				f.state += "; the backup " + fr.Backup + " stays"
+			}
+			prior := jsonPrior{created: !fr.Existed}
+			if fr.Existed {
+				if backupErr != nil {
+					prior.unknown = true
+					notes = append(notes, fmt.Sprintf("%s: the backup %s cannot be read (%v): containers memtray's entries leave empty are kept", fr.Path, fr.Backup, backupErr))
+				} else if len(bytes.TrimSpace(backup)) == 0 {
+					prior.backup = map[string]any{}
+				} else if json.Unmarshal(backup, &prior.backup) != nil {
+					prior.unknown = true
+				}
+			}
+			var stripNotes []string
+			if strings.HasSuffix(fr.Path, ".toml") {
+				f.fileChange, err = stripCodexTOML(cur, !fr.Existed)
+			} else {
+				f.fileChange, stripNotes, err = stripJSON(cur, setupHookSpecs(client), undoEnv(client, rec, fr, listen, prior), prior)
+			}
+			if err != nil {
+				return err
+			}
+			notes = append(notes, stripNotes...)
+			if len(f.what) == 0 {
+				f.state = "changed since setup: memtray's entries are already gone, nothing to change"
+			}
+		}
+		files = append(files, f)
 	}
-	if len(changedSince) > 0 && !force {
-		return fmt.Errorf("%s changed since setup: undo would lose those changes; nothing was restored (--force restores the backups anyway)", strings.Join(changedSince, ", "))
-	}
+
 	w := env.Stdout
 	fmt.Fprintf(w, "memtray setup %s --undo\n", client)
-	for _, f := range changes {
-		fmt.Fprintf(w, "  %s: %s\n", f.path, strings.Join(f.what, "; "))
+	var changes []undoFile
+	for _, f := range files {
+		fmt.Fprintf(w, "  %s (%s)\n", f.path, f.state)
+		for _, s := range f.what {
+			fmt.Fprintf(w, "    - %s\n", s)
+		}
+		if f.changed() {
+			changes = append(changes, f)
+		}
 	}
 	for _, f := range changes {
 		fmt.Fprint(w, unifiedDiff(f.path, f.existed, f.before, f.after))
+	}
+	var kept []string
+	for _, f := range files {
+		if !f.restore && f.rec.Backup != "" {
+			if _, err := os.Stat(f.rec.Backup); err == nil {
+				kept = append(kept, f.rec.Backup)
+			}
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintln(w, "notes:")
+		for _, n := range notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
 	}
 	if printOnly {
 		fmt.Fprintln(w, "--print: nothing was changed.")
 		return nil
 	}
-	for i, f := range changes {
-		fr := rec.Files[i]
+	for _, f := range changes {
 		if f.remove {
 			if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("undo %s: %w", f.path, err)
@@ -382,15 +477,60 @@ func setupUndo(env *Env, client, recordPath string, printOnly, force bool) error
 		if err := writeConfigFile(f.path, f.after, f.mode); err != nil {
 			return fmt.Errorf("undo %s: %w", f.path, err)
 		}
-		if err := os.Remove(fr.Backup); err != nil {
-			return fmt.Errorf("remove the backup %s: %w", fr.Backup, err)
+	}
+	for _, f := range files {
+		if f.restore && f.rec.Backup != "" {
+			if err := os.Remove(f.rec.Backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove the backup %s: %w", f.rec.Backup, err)
+			}
 		}
 	}
 	if err := os.Remove(recordPath); err != nil {
 		return fmt.Errorf("remove the setup record: %w", err)
 	}
-	fmt.Fprintf(w, "restored %d file(s). Restart the agent to pick the change up.\n", len(changes))
+	if len(changes) == 0 {
+		fmt.Fprintf(w, "memtray's entries are already gone: nothing was changed; the setup record is removed.")
+	} else {
+		fmt.Fprintf(w, "undone: %d file(s) changed.", len(changes))
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(w, " Kept the backup(s) of the files as they were before setup: %s (delete them when no longer needed).", strings.Join(kept, ", "))
+	}
+	if len(changes) > 0 {
+		fmt.Fprint(w, " Restart the agent to pick the change up.")
+	}
+	fmt.Fprintln(w)
 	return nil
+}
+
+// setupHookSpecs is the hooks setup installs for client.
+func setupHookSpecs(client string) []hookSpec {
+	switch client {
+	case "claude-code":
+		return claudeHooks
+	case "codex":
+		return codexHooks
+	}
+	return nil
+}
+
+// undoEnv is the env values setup set in fr's file: the record's, and for
+// a record from before they were recorded, Claude Code's proxy base URL of
+// the current config unless the file held that value before setup.
+func undoEnv(client string, rec setupRecord, fr setupFileRecord, listen string, prior jsonPrior) map[string]string {
+	env := map[string]string{}
+	for k, v := range fr.Env {
+		env[k] = v
+	}
+	const key = "ANTHROPIC_BASE_URL"
+	if rec.Version < setupRecordVersion && client == "claude-code" && filepath.Base(fr.Path) == "settings.json" && env[key] == "" {
+		url := "http://" + listen
+		root, _ := prior.backup.(map[string]any)
+		if before, _ := root["env"].(map[string]any); before[key] != url {
+			env[key] = url
+		}
+	}
+	return env
 }
 
 // hookCommand is the shell command an agent runs for one hook event.

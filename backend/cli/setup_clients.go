@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 )
 
 // mcpEntry is an MCP server entry of a JSON config ("mcpServers").
@@ -233,6 +234,207 @@ func mergeEnv(root *jsonObject, fc *fileChange, key, value string, force bool) (
 		return "", err
 	}
 	obj.set(key, value)
+	if fc.setEnv == nil {
+		fc.setEnv = map[string]string{}
+	}
+	fc.setEnv[key] = value
 	fc.what = append(fc.what, fmt.Sprintf("set env %s=%s (memtray's proxy)", key, value))
 	return "", nil
+}
+
+// jsonPrior tells undo which containers (mcpServers, hooks, an event's
+// list, env) a JSON file held before setup first changed it, read from the
+// backup: a container that memtray's removal leaves empty is dropped only
+// when setup created it.
+type jsonPrior struct {
+	created bool // setup created the file: every container is setup's
+	unknown bool // the backup is gone: every container counts as the user's
+	backup  any  // the backup's parsed content
+}
+
+// has reports whether the backup held a non-null value under keys.
+func (p jsonPrior) has(keys ...string) bool {
+	switch {
+	case p.created:
+		return false
+	case p.unknown:
+		return true
+	}
+	v := p.backup
+	for _, k := range keys {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v != nil
+}
+
+// stripJSON removes memtray's entries from a JSON config changed since
+// setup, keeping everything else as it is now: mcpServers.memtray, the
+// memtray hooks of specs, and each env key that still holds the value
+// setup set. fc.after is fc.before when none of them is there; fc.remove
+// is set when setup created the file and nothing else is left in it.
+func stripJSON(fc fileChange, specs []hookSpec, env map[string]string, prior jsonPrior) (fileChange, []string, error) {
+	root, err := parseJSONFile(fc.path, fc.before)
+	if err != nil {
+		return fc, nil, err
+	}
+	var notes []string
+	err = stripMCP(root, &fc, prior)
+	if err == nil {
+		err = stripHooks(root, &fc, specs, prior)
+	}
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err != nil {
+			break
+		}
+		var note string
+		if note, err = stripEnv(root, &fc, k, env[k], prior); note != "" {
+			notes = append(notes, fc.path+": "+note)
+		}
+	}
+	if err != nil {
+		return fc, nil, fmt.Errorf("%s: %w (the file was not changed)", fc.path, err)
+	}
+	if len(fc.what) == 0 {
+		return fc, notes, nil
+	}
+	if prior.created && len(root.keys) == 0 {
+		fc.after, fc.remove = nil, true
+		fc.what = append(fc.what, "remove the file (setup created it and nothing else is left in it)")
+		return fc, notes, nil
+	}
+	if fc.after, err = renderJSONFile(root, fc.before); err != nil {
+		return fc, nil, fmt.Errorf("%s: %w", fc.path, err)
+	}
+	return fc, notes, nil
+}
+
+// stripMCP removes mcpServers.memtray (the undo of mergeMCP), and
+// mcpServers itself when that empties it and setup created it.
+func stripMCP(root *jsonObject, fc *fileChange, prior jsonPrior) error {
+	servers, _ := root.get("mcpServers").(map[string]any)
+	if _, ok := servers["memtray"]; !ok {
+		return nil
+	}
+	obj, err := root.object("mcpServers", "mcpServers")
+	if err != nil {
+		return err
+	}
+	obj.remove("memtray")
+	fc.what = append(fc.what, `remove MCP server "memtray"`)
+	if len(obj.keys) == 0 && !prior.has("mcpServers") {
+		root.remove("mcpServers")
+	}
+	return nil
+}
+
+// stripHooks removes each hook entry running memtray's `hook <event>`
+// command (any binary path) from its agent event's list (the undo of
+// mergeHooks); every other hook stays, in order. A group left with no
+// hooks is dropped when it has nothing else either (setup's groups hold
+// only "hooks"; a user's matcher group stays); an event's list and the
+// hooks object, when left empty, only if setup created them.
+func stripHooks(root *jsonObject, fc *fileChange, specs []hookSpec, prior jsonPrior) error {
+	current, _ := root.get("hooks").(map[string]any)
+	var hooks *jsonObject
+	for _, s := range specs {
+		groups, _ := current[s.agentEvent].([]any)
+		type hit struct {
+			group int
+			hooks []int
+		}
+		var hits []hit
+		for i, g := range groups {
+			gm, _ := g.(map[string]any)
+			hs, _ := gm["hooks"].([]any)
+			h := hit{group: i}
+			for j, e := range hs {
+				em, _ := e.(map[string]any)
+				cmd, _ := em["command"].(string)
+				if isMemtrayHook(cmd, s.event) {
+					h.hooks = append(h.hooks, j)
+					fc.what = append(fc.what, fmt.Sprintf("remove hook %s: %s", s.agentEvent, cmd))
+				}
+			}
+			if h.hooks != nil {
+				hits = append(hits, h)
+			}
+		}
+		if hits == nil {
+			continue
+		}
+		var err error
+		if hooks == nil {
+			if hooks, err = root.object("hooks", "hooks"); err != nil {
+				return err
+			}
+		}
+		arr, err := hooks.array(s.agentEvent, "hooks."+s.agentEvent)
+		if err != nil {
+			return err
+		}
+		for k := len(hits) - 1; k >= 0; k-- {
+			h := hits[k]
+			what := fmt.Sprintf("hooks.%s[%d]", s.agentEvent, h.group)
+			group, err := arr.objectAt(h.group, what)
+			if err != nil {
+				return err
+			}
+			inner, err := group.array("hooks", what+".hooks")
+			if err != nil {
+				return err
+			}
+			for x := len(h.hooks) - 1; x >= 0; x-- {
+				inner.removeAt(h.hooks[x])
+			}
+			if len(inner.elems) == 0 && len(group.keys) == 1 {
+				arr.removeAt(h.group)
+			}
+		}
+		if len(arr.elems) == 0 && !prior.has("hooks", s.agentEvent) {
+			hooks.remove(s.agentEvent)
+		}
+	}
+	if hooks != nil && len(hooks.keys) == 0 && !prior.has("hooks") {
+		root.remove("hooks")
+	}
+	return nil
+}
+
+// stripEnv removes env[key] while it still holds value, the value setup
+// set (the undo of mergeEnv), and env itself when that empties it and
+// setup created it. A value changed since is kept, and explained in the
+// returned note.
+func stripEnv(root *jsonObject, fc *fileChange, key, value string, prior jsonPrior) (string, error) {
+	env, _ := root.get("env").(map[string]any)
+	have, ok := env[key]
+	if !ok {
+		return "", nil
+	}
+	if have != value {
+		return fmt.Sprintf("env.%s is now %s, not the %q setup set: left as it is", key, jsonText(have), value), nil
+	}
+	obj, err := root.object("env", "env")
+	if err != nil {
+		return "", err
+	}
+	obj.remove(key)
+	fc.what = append(fc.what, fmt.Sprintf("remove env %s=%s (memtray's proxy)", key, value))
+	if len(obj.keys) == 0 && !prior.has("env") {
+		root.remove("env")
+	}
+	return "", nil
+}
+
+func jsonText(v any) string {
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }

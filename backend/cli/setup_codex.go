@@ -218,3 +218,56 @@ func tomlString(v string) string {
 	}
 	return strings.TrimSpace(v)
 }
+
+// stripCodexTOML removes memtray's delimited blocks from a config.toml
+// changed since setup (the undo of planCodex), leaving every other line as
+// it is now. Where a block leaves two blank lines together, or a blank line
+// at the end, one goes with it (setup set the table block off with one).
+// fc.after is fc.before when no block is there; fc.remove is set when setup
+// created the file and nothing but blank lines is left.
+func stripCodexTOML(fc fileChange, created bool) (fileChange, error) {
+	lines := splitLines(fc.before)
+	top, err := findBlock(fc.path, lines, codexTopBlockBegin, codexTopBlockEnd)
+	if err != nil {
+		return fc, err
+	}
+	table, err := findBlock(fc.path, lines, codexBlockBegin, codexBlockEnd)
+	if err != nil {
+		return fc, err
+	}
+	if !top.has && !table.has {
+		return fc, nil
+	}
+	blank := func(l string) bool { return strings.TrimSpace(l) == "" }
+	out := make([]string, 0, len(lines))
+	for i := 0; i < len(lines); i++ {
+		switch {
+		case top.has && i == top.begin:
+			fc.what = append(fc.what, "remove openai_base_url (memtray's proxy)")
+			i = top.end
+		case table.has && i == table.begin:
+			fc.what = append(fc.what, "remove MCP server [mcp_servers.memtray]")
+			i = table.end
+		default:
+			out = append(out, lines[i])
+			continue
+		}
+		if n := len(out); n > 0 && blank(out[n-1]) && (i+1 == len(lines) || blank(lines[i+1])) {
+			out = out[:n-1]
+		}
+	}
+	empty := true
+	for _, l := range out {
+		empty = empty && blank(l)
+	}
+	switch {
+	case created && empty:
+		fc.after, fc.remove = nil, true
+		fc.what = append(fc.what, "remove the file (setup created it and nothing else is left in it)")
+	case len(out) == 0:
+		fc.after = []byte{}
+	default:
+		fc.after = []byte(strings.Join(out, "\n") + "\n")
+	}
+	return fc, nil
+}

@@ -158,6 +158,22 @@ func (o *jsonObject) set(key string, v any) {
 	o.vals[key] = v
 }
 
+// remove deletes key, keeping the other keys in order; it reports whether
+// key was there.
+func (o *jsonObject) remove(key string) bool {
+	if _, ok := o.vals[key]; !ok {
+		return false
+	}
+	delete(o.vals, key)
+	for i, k := range o.keys {
+		if k == key {
+			o.keys = append(o.keys[:i], o.keys[i+1:]...)
+			break
+		}
+	}
+	return true
+}
+
 // object returns the object under key for changing, creating it when
 // absent or null; what, for the error, names the key's path.
 func (o *jsonObject) object(key, what string) (*jsonObject, error) {
@@ -220,6 +236,11 @@ func (a *jsonArray) objectAt(i int, what string) (*jsonObject, error) {
 		return child, nil
 	}
 	return nil, fmt.Errorf("%s is not a JSON object", what)
+}
+
+// removeAt deletes element i, keeping the others in order.
+func (a *jsonArray) removeAt(i int) {
+	a.elems = append(a.elems[:i], a.elems[i+1:]...)
 }
 
 // renderJSON writes v at nesting depth with indent as one level's indent.

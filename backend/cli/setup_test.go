@@ -24,6 +24,50 @@ type setupCase struct {
 	malformed     map[string]string
 	malformedLine string
 	check         func(t *testing.T, home string)
+	// edits simulate the agent (or the user) rewriting each file after
+	// setup: unrelated changes, some next to memtray's entries. Applied to
+	// the file before setup, an edit gives what undo must leave.
+	edits map[string]func(string) string
+}
+
+// editJSON rewrites a JSON file the way an agent does: parse it, change
+// it, write it all back (keys sorted, two-space indent).
+func editJSON(change func(m map[string]any)) func(string) string {
+	return func(s string) string {
+		m := map[string]any{}
+		if strings.TrimSpace(s) != "" {
+			if err := json.Unmarshal([]byte(s), &m); err != nil {
+				panic(err)
+			}
+		}
+		change(m)
+		b, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			panic(err)
+		}
+		return string(b) + "\n"
+	}
+}
+
+// objAt returns m[key] as an object, creating it.
+func objAt(m map[string]any, key string) map[string]any {
+	o, ok := m[key].(map[string]any)
+	if !ok {
+		o = map[string]any{}
+		m[key] = o
+	}
+	return o
+}
+
+// appendGroup appends a hook group to hooks[event], creating both.
+func appendGroup(m map[string]any, event string, group map[string]any) {
+	hooks := objAt(m, "hooks")
+	list, _ := hooks[event].([]any)
+	hooks[event] = append(list, group)
+}
+
+func userHook(command string) map[string]any {
+	return map[string]any{"hooks": []any{map[string]any{"type": "command", "command": command}}}
 }
 
 func readJSON(t *testing.T, path string) map[string]any {
@@ -118,6 +162,22 @@ var setupCases = []setupCase{
 		},
 		malformed:     map[string]string{".claude/settings.json": "{\n  \"model\": \"opus\",\n  \"hooks\": {\n    \"UserPromptSubmit\": [,]\n  }\n}\n"},
 		malformedLine: "settings.json:4:",
+		edits: map[string]func(string) string{
+			".claude.json": editJSON(func(m map[string]any) {
+				m["numStartups"] = 43
+				m["tipsHistory"] = map[string]any{"memory-command": 12}
+				objAt(m, "projects")["/home/me/src/api"] = map[string]any{"allowedTools": []any{}, "hasTrustDialogAccepted": true}
+				objAt(m, "mcpServers")["sentry"] = map[string]any{"type": "http", "url": "https://mcp.sentry.dev/mcp"}
+			}),
+			".claude/settings.json": editJSON(func(m map[string]any) {
+				m["model"] = "sonnet"
+				objAt(m, "permissions")["allow"] = []any{"Bash(go test:*)", "Bash(make:*)"}
+				// after memtray's hook in a list that was there, and in
+				// one setup created
+				appendGroup(m, "UserPromptSubmit", userHook("~/bin/log-prompt.sh"))
+				appendGroup(m, "SessionStart", map[string]any{"matcher": "startup", "hooks": []any{map[string]any{"type": "command", "command": "direnv export json"}}})
+			}),
+		},
 		check: func(t *testing.T, home string) {
 			checkMCP(t, filepath.Join(home, ".claude.json"), "stdio")
 			settings := filepath.Join(home, ".claude", "settings.json")
@@ -134,6 +194,12 @@ var setupCases = []setupCase{
 `},
 		malformed:     map[string]string{".cursor/mcp.json": "{\n\t\"mcpServers\": {\n\t\t\"a\": {\"command\": \"x\"}\n\t}\n\t\"oops\": 1\n}\n"},
 		malformedLine: "mcp.json:5:",
+		edits: map[string]func(string) string{
+			".cursor/mcp.json": editJSON(func(m map[string]any) {
+				objAt(m, "mcpServers")["zapier"] = map[string]any{"url": "https://mcp.zapier.com/api/mcp/s/x/sse"}
+				m["other"] = "changed"
+			}),
+		},
 		check: func(t *testing.T, home string) {
 			checkMCP(t, filepath.Join(home, ".cursor", "mcp.json"), "")
 		},
@@ -149,6 +215,15 @@ var setupCases = []setupCase{
 `},
 		malformed:     map[string]string{".codeium/windsurf/mcp_config.json": "{\"mcpServers\": {\"a\": 1}"},
 		malformedLine: "mcp_config.json:1:",
+		edits: map[string]func(string) string{
+			".codeium/windsurf/mcp_config.json": editJSON(func(m map[string]any) {
+				servers := objAt(m, "mcpServers")
+				if figma, ok := servers["figma"].(map[string]any); ok {
+					figma["disabled"] = true
+				}
+				servers["github"] = map[string]any{"command": "docker", "args": []any{"run", "-i", "ghcr.io/github/github-mcp-server"}}
+			}),
+		},
 		check: func(t *testing.T, home string) {
 			checkMCP(t, filepath.Join(home, ".codeium", "windsurf", "mcp_config.json"), "")
 		},
@@ -172,6 +247,18 @@ model_reasoning_effort = "high"
 		},
 		malformed:     map[string]string{".codex/config.toml": "model = \"o3\"\n# >>> memtray >>>\n[mcp_servers.memtray]\ncommand = \"x\"\n"},
 		malformedLine: "config.toml:2:",
+		edits: map[string]func(string) string{
+			// Codex trusts a project (a table appended at the end) and
+			// the user changes the model.
+			".codex/config.toml": func(s string) string {
+				s = strings.Replace(s, `model = "gpt-5-codex"`, `model = "gpt-5"`, 1)
+				return s + "\n[projects.\"/home/me/src/api\"]\ntrust_level = \"trusted\"\n"
+			},
+			".codex/hooks.json": editJSON(func(m map[string]any) {
+				appendGroup(m, "UserPromptSubmit", userHook("~/bin/log-prompt.sh"))
+				appendGroup(m, "Stop", userHook("say done"))
+			}),
+		},
 		check: func(t *testing.T, home string) {
 			data, err := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
 			if err != nil {
@@ -365,26 +452,89 @@ func TestSetupClients(t *testing.T) {
 				}
 			})
 
-			t.Run("undo refuses a file changed since setup", func(t *testing.T) {
+			t.Run("undo --force restores the backups even of files changed since setup", func(t *testing.T) {
 				home, data := t.TempDir(), t.TempDir()
 				writeFiles(t, home, tc.existing, 0o600)
 				before := snapshot(t, home)
 				if code, _, errs := runSetupCmd(t, data, home, tc.client); code != 0 {
 					t.Fatal(errs)
 				}
-				p := filepath.Join(home, tc.files[0])
-				f, _ := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
-				f.WriteString("\n")
-				f.Close()
-				edited := snapshot(t, home)
-				code, _, errs := runSetupCmd(t, data, home, tc.client, "--undo")
-				if code != 1 || !strings.Contains(errs, "changed since setup") || !reflect.DeepEqual(edited, snapshot(t, home)) {
-					t.Fatalf("undo of an edited file: %d %s", code, errs)
-				}
-				if code, _, errs = runSetupCmd(t, data, home, tc.client, "--undo", "--force"); code != 0 || !reflect.DeepEqual(before, snapshot(t, home)) {
+				agentRewrites(t, home, tc)
+				if code, _, errs := runSetupCmd(t, data, home, tc.client, "--undo", "--force"); code != 0 || !reflect.DeepEqual(before, snapshot(t, home)) {
 					t.Fatalf("undo --force: %d %s", code, errs)
 				}
 			})
+
+			for _, start := range []string{"existing", "fresh"} {
+				t.Run("agent rewrote the files after setup ("+start+" config): undo removes only memtray's entries", func(t *testing.T) {
+					testUndoRewritten(t, tc, start == "existing")
+				})
+			}
+
+			t.Run("memtray's entries already gone: undo says so and changes nothing", func(t *testing.T) {
+				home, data := t.TempDir(), t.TempDir()
+				writeFiles(t, home, tc.existing, 0o600)
+				if code, _, errs := runSetupCmd(t, data, home, tc.client); code != 0 {
+					t.Fatal(errs)
+				}
+				// The user took memtray out by hand, and changed other things.
+				for rel, edit := range tc.edits {
+					if err := os.WriteFile(filepath.Join(home, rel), []byte(edit(tc.existing[rel])), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				before := snapshot(t, home)
+				code, out, errs := runSetupCmd(t, data, home, tc.client, "--undo")
+				if code != 0 || !strings.Contains(out, "memtray's entries are already gone") || strings.Contains(out, "+++ ") {
+					t.Fatalf("undo: %d %s %s", code, out, errs)
+				}
+				if !reflect.DeepEqual(before, snapshot(t, home)) {
+					t.Fatal("undo changed files without memtray's entries")
+				}
+				for _, rel := range tc.files {
+					if !strings.Contains(out, filepath.Join(home, rel)+SetupBackupSuffix) {
+						t.Fatalf("the kept backup of %s is not named:\n%s", rel, out)
+					}
+				}
+				if _, err := os.Stat(filepath.Join(data, "setup", tc.client+".json")); !os.IsNotExist(err) {
+					t.Fatalf("the record is still there: %v", err)
+				}
+				if code, _, errs = runSetupCmd(t, data, home, tc.client, "--undo"); code != 1 || !strings.Contains(errs, "nothing to undo") || !reflect.DeepEqual(before, snapshot(t, home)) {
+					t.Fatalf("second undo: %d %s", code, errs)
+				}
+			})
+
+			for _, rel := range tc.files {
+				t.Run("a file malformed after setup: undo names it, writes nothing ("+rel+")", func(t *testing.T) {
+					home, data := t.TempDir(), t.TempDir()
+					writeFiles(t, home, tc.existing, 0o600)
+					if code, _, errs := runSetupCmd(t, data, home, tc.client); code != 0 {
+						t.Fatal(errs)
+					}
+					agentRewrites(t, home, tc)
+					p := filepath.Join(home, rel)
+					b, _ := os.ReadFile(p)
+					broken := string(b[:len(b)/2]) // a torn write
+					if strings.HasSuffix(rel, ".toml") {
+						broken = strings.Replace(string(b), codexBlockEnd+"\n", "", 1)
+					}
+					os.WriteFile(p, []byte(broken), 0o600)
+					before := snapshot(t, home)
+					record, _ := os.ReadFile(filepath.Join(data, "setup", tc.client+".json"))
+					for _, args := range [][]string{{"--undo", "--print"}, {"--undo"}} {
+						code, out, errs := runSetupCmd(t, data, home, append([]string{tc.client}, args...)...)
+						if code != 1 || !strings.Contains(errs, p+":") || strings.Contains(out, "+++ ") {
+							t.Fatalf("%v: %d %q %q", args, code, out, errs)
+						}
+					}
+					if !reflect.DeepEqual(before, snapshot(t, home)) {
+						t.Fatal("undo wrote files")
+					}
+					if now, _ := os.ReadFile(filepath.Join(data, "setup", tc.client+".json")); string(now) != string(record) {
+						t.Fatal("undo changed the record")
+					}
+				})
+			}
 
 			t.Run("malformed file: error naming it, nothing changed", func(t *testing.T) {
 				home, data := t.TempDir(), t.TempDir()
@@ -408,6 +558,145 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// agentRewrites applies tc.edits to the files as they are now.
+func agentRewrites(t *testing.T, home string, tc setupCase) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for rel, edit := range tc.edits {
+		p := filepath.Join(home, rel)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[rel] = edit(string(b))
+		if err := os.WriteFile(p, []byte(out[rel]), 0o600); err != nil { // an existing file keeps its mode
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// memtrayOwned names the entries setup adds inside a JSON container.
+var memtrayOwned = map[string]bool{"memtray": true, "ANTHROPIC_BASE_URL": true,
+	"UserPromptSubmit": true, "SessionStart": true, "PreCompact": true, "SessionEnd": true}
+
+// rawMembers is each member of a JSON object as its bytes in the file.
+func rawMembers(t *testing.T, data []byte) map[string]string {
+	t.Helper()
+	o, err := parseObject(data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	out := map[string]string{}
+	for _, k := range o.keys {
+		out[k] = string(o.vals[k].(json.RawMessage))
+	}
+	return out
+}
+
+// testUndoRewritten: setup (over tc.existing or on no files), the agent
+// rewrites every file, undo: memtray's entries are gone, each of the
+// agent's changes is still there (the parsed JSON equals the edit applied
+// to the file before setup; what memtray never touched keeps its bytes),
+// modes kept, the backups kept, the record gone; --print first changes
+// nothing, a second undo is refused and changes nothing.
+func testUndoRewritten(t *testing.T, tc setupCase, existing bool) {
+	home, data := t.TempDir(), t.TempDir()
+	orig, mode := map[string]string{}, os.FileMode(0o600)
+	if existing {
+		orig, mode = tc.existing, 0o640
+		writeFiles(t, home, tc.existing, mode)
+	}
+	if code, _, errs := runSetupCmd(t, data, home, tc.client); code != 0 {
+		t.Fatal(errs)
+	}
+	edited := agentRewrites(t, home, tc)
+	for rel, content := range edited {
+		if !strings.Contains(content, testBinary) {
+			t.Fatalf("the rewrite of %s lost memtray's entries:\n%s", rel, content)
+		}
+	}
+	rewritten := snapshot(t, home)
+
+	code, out, errs := runSetupCmd(t, data, home, tc.client, "--undo", "--print")
+	if code != 0 || !strings.Contains(out, "changed since setup: remove only memtray's entries") || !strings.Contains(out, "\n-") || !strings.Contains(out, "--print: nothing was changed") {
+		t.Fatalf("undo --print: %d %s %s", code, out, errs)
+	}
+	if !reflect.DeepEqual(rewritten, snapshot(t, home)) {
+		t.Fatal("undo --print wrote files")
+	}
+
+	code, out, errs = runSetupCmd(t, data, home, tc.client, "--undo")
+	if code != 0 || !strings.Contains(out, "undone:") {
+		t.Fatalf("undo: %d %s %s", code, out, errs)
+	}
+	for _, rel := range tc.files {
+		p := filepath.Join(home, rel)
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(got), "memtray") {
+			t.Fatalf("%s still holds memtray's entries:\n%s", rel, got)
+		}
+		want := tc.edits[rel](orig[rel])
+		if strings.HasSuffix(rel, ".json") {
+			var g, w any
+			json.Unmarshal(got, &g)
+			json.Unmarshal([]byte(want), &w)
+			if !reflect.DeepEqual(g, w) {
+				t.Fatalf("%s after undo:\n%s\nwant (as JSON)\n%s", rel, got, want)
+			}
+			// What memtray never touched keeps the agent's bytes: the
+			// top-level members, and the others' members in memtray's
+			// containers.
+			gotRaw, agentRaw := rawMembers(t, got), rawMembers(t, []byte(edited[rel]))
+			for k, v := range agentRaw {
+				switch k {
+				case "mcpServers", "hooks", "env":
+					if _, ok := gotRaw[k]; !ok {
+						continue
+					}
+					inGot, inAgent := rawMembers(t, []byte(gotRaw[k])), rawMembers(t, []byte(v))
+					for k2, v2 := range inAgent {
+						if !memtrayOwned[k2] && inGot[k2] != v2 {
+							t.Fatalf("%s: %s.%s changed bytes:\n%s\nwas\n%s", rel, k, k2, inGot[k2], v2)
+						}
+					}
+				default:
+					if gotRaw[k] != v {
+						t.Fatalf("%s: %s changed bytes:\n%s\nwas\n%s", rel, k, gotRaw[k], v)
+					}
+				}
+			}
+		} else if string(got) != want {
+			t.Fatalf("%s after undo:\n%s\nwant\n%s", rel, got, want)
+		}
+		if info, err := os.Stat(p); err != nil || info.Mode().Perm() != mode {
+			t.Fatalf("%s: mode %v %v", rel, info, err)
+		}
+		backup, err := os.ReadFile(p + SetupBackupSuffix)
+		switch {
+		case existing && (err != nil || string(backup) != orig[rel]):
+			t.Fatalf("%s: backup %q %v", rel, backup, err)
+		case existing && !strings.Contains(out, p+SetupBackupSuffix):
+			t.Fatalf("the kept backup of %s is not named:\n%s", rel, out)
+		case !existing && !os.IsNotExist(err):
+			t.Fatalf("%s: a backup of a file setup created: %v", rel, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "setup", tc.client+".json")); !os.IsNotExist(err) {
+		t.Fatalf("the record is still there: %v", err)
+	}
+	after := snapshot(t, home)
+	if code, _, errs = runSetupCmd(t, data, home, tc.client, "--undo"); code != 1 || !strings.Contains(errs, "nothing to undo") || !strings.Contains(errs, "undone already") {
+		t.Fatalf("second undo: %d %s", code, errs)
+	}
+	if !reflect.DeepEqual(after, snapshot(t, home)) {
+		t.Fatal("the second undo changed files")
+	}
 }
 
 // keepsLines: every line of orig is still in path's file, in order.
@@ -544,4 +833,143 @@ func TestUnifiedDiff(t *testing.T) {
 	if unifiedDiff("f", true, before, before) != "" {
 		t.Fatal("diff of equal files")
 	}
+}
+
+func TestSetupUndoChangedFile(t *testing.T) {
+	isolate(t)
+	settingsOf := func(home string) string { return filepath.Join(home, ".claude", "settings.json") }
+	rewrite := func(t *testing.T, path string, change func(m map[string]any)) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(editJSON(change)(string(b))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantJSON := func(t *testing.T, path, want string) {
+		t.Helper()
+		var w any
+		if err := json.Unmarshal([]byte(want), &w); err != nil {
+			t.Fatal(err)
+		}
+		if got := readJSON(t, path); !reflect.DeepEqual(any(got), w) {
+			b, _ := os.ReadFile(path)
+			t.Fatalf("%s:\n%s\nwant\n%s", path, b, want)
+		}
+	}
+
+	t.Run("a user's hook in memtray's group and a base URL changed since are kept", func(t *testing.T) {
+		home, data := t.TempDir(), t.TempDir()
+		if code, _, errs := runSetupCmd(t, data, home, "claude-code"); code != 0 {
+			t.Fatal(errs)
+		}
+		rewrite(t, settingsOf(home), func(m map[string]any) {
+			group := dig(m, "hooks", "SessionStart").([]any)[0].(map[string]any)
+			group["hooks"] = append(group["hooks"].([]any), map[string]any{"type": "command", "command": "mine"})
+			objAt(m, "env")["ANTHROPIC_BASE_URL"] = "https://gateway.corp/anthropic"
+		})
+		code, out, errs := runSetupCmd(t, data, home, "claude-code", "--undo")
+		if code != 0 || !strings.Contains(out, `env.ANTHROPIC_BASE_URL is now "https://gateway.corp/anthropic", not the "http://127.0.0.1:7432" setup set: left as it is`) {
+			t.Fatalf("%d %s %s", code, out, errs)
+		}
+		wantJSON(t, settingsOf(home), `{"env": {"ANTHROPIC_BASE_URL": "https://gateway.corp/anthropic"},
+			"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "mine"}]}]}}`)
+		// ~/.claude.json was not touched since setup, which created it.
+		if _, err := os.Stat(filepath.Join(home, ".claude.json")); !os.IsNotExist(err) {
+			t.Fatalf(".claude.json: %v", err)
+		}
+	})
+
+	t.Run("containers there before setup stay, even empty; a user's matcher group stays", func(t *testing.T) {
+		home, data := t.TempDir(), t.TempDir()
+		writeFiles(t, home, map[string]string{
+			".claude.json": `{"mcpServers": {}}`,
+			// an older memtray hook in a matcher group: setup updates it in place
+			".claude/settings.json": `{"env": {}, "hooks": {"SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "/old/memtray hook session-start"}]}]}}`,
+		}, 0o600)
+		if code, out, errs := runSetupCmd(t, data, home, "claude-code"); code != 0 || !strings.Contains(out, "update hook SessionStart") {
+			t.Fatalf("%d %s %s", code, out, errs)
+		}
+		rewrite(t, filepath.Join(home, ".claude.json"), func(m map[string]any) { m["numStartups"] = 1 })
+		rewrite(t, settingsOf(home), func(m map[string]any) { m["model"] = "opus" })
+		if code, out, errs := runSetupCmd(t, data, home, "claude-code", "--undo"); code != 0 {
+			t.Fatalf("%d %s %s", code, out, errs)
+		}
+		wantJSON(t, filepath.Join(home, ".claude.json"), `{"mcpServers": {}, "numStartups": 1}`)
+		wantJSON(t, settingsOf(home), `{"env": {}, "model": "opus", "hooks": {"SessionStart": [{"matcher": "startup", "hooks": []}]}}`)
+	})
+
+	t.Run("a record from before env values were recorded: the proxy base URL still goes", func(t *testing.T) {
+		home, data := t.TempDir(), t.TempDir()
+		writeFiles(t, home, map[string]string{".claude/settings.json": `{"env": {"X": "1"}}`}, 0o600)
+		if code, _, errs := runSetupCmd(t, data, home, "claude-code", "--no-hooks"); code != 0 {
+			t.Fatal(errs)
+		}
+		recordPath := filepath.Join(data, "setup", "claude-code.json")
+		rec, _, err := loadSetupRecord(recordPath)
+		if err != nil || rec.Version != setupRecordVersion || len(rec.Files) != 2 || rec.Files[1].Env["ANTHROPIC_BASE_URL"] != "http://127.0.0.1:7432" {
+			t.Fatalf("record %+v %v", rec, err)
+		}
+		rec.Version, rec.Files[1].Env = 0, nil
+		if err := saveSetupRecord(recordPath, rec); err != nil {
+			t.Fatal(err)
+		}
+		rewrite(t, settingsOf(home), func(m map[string]any) { m["model"] = "opus" })
+		if code, out, errs := runSetupCmd(t, data, home, "claude-code", "--undo"); code != 0 || !strings.Contains(out, "remove env ANTHROPIC_BASE_URL") {
+			t.Fatalf("%d %s %s", code, out, errs)
+		}
+		wantJSON(t, settingsOf(home), `{"env": {"X": "1"}, "model": "opus"}`)
+	})
+
+	t.Run("a file setup created and the agent only reformatted is removed", func(t *testing.T) {
+		home, data := t.TempDir(), t.TempDir()
+		if code, _, errs := runSetupCmd(t, data, home, "claude-code"); code != 0 {
+			t.Fatal(errs)
+		}
+		if code, _, errs := runSetupCmd(t, data, home, "codex", "--no-hooks"); code != 0 {
+			t.Fatal(errs)
+		}
+		rewrite(t, settingsOf(home), func(map[string]any) {})
+		toml := filepath.Join(home, ".codex", "config.toml")
+		f, _ := os.OpenFile(toml, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString("\n\n")
+		f.Close()
+		for _, client := range []string{"claude-code", "codex"} {
+			code, out, errs := runSetupCmd(t, data, home, client, "--undo")
+			if code != 0 || !strings.Contains(out, "remove the file (setup created it and nothing else is left in it)") || !strings.Contains(out, "+++ /dev/null") {
+				t.Fatalf("%s: %d %s %s", client, code, out, errs)
+			}
+		}
+		if s := snapshot(t, home); len(s) != 0 {
+			t.Fatalf("left %v", keys(s))
+		}
+	})
+
+	t.Run("codex: the blocks go, Codex's own edits around them stay byte for byte", func(t *testing.T) {
+		home, data := t.TempDir(), t.TempDir()
+		orig := "model = \"o3\"\n[tui]\nnotifications = true\n"
+		writeFiles(t, home, map[string]string{".codex/config.toml": orig}, 0o644)
+		if code, _, errs := runSetupCmd(t, data, home, "codex", "--no-hooks"); code != 0 {
+			t.Fatal(errs)
+		}
+		p := filepath.Join(home, ".codex", "config.toml")
+		b, _ := os.ReadFile(p)
+		// Codex adds a key inside the top-level section (after memtray's
+		// block) and a table after memtray's table block, with CRLF.
+		edited := strings.Replace(string(b), "model = \"o3\"\n", "model = \"o3\"\nmodel_reasoning_effort = \"high\"\n", 1) + "[projects.'C:\\src']\r\ntrust_level = \"trusted\"\r\n"
+		os.WriteFile(p, []byte(edited), 0o644)
+		if code, out, errs := runSetupCmd(t, data, home, "codex", "--undo"); code != 0 {
+			t.Fatalf("%d %s %s", code, out, errs)
+		}
+		got, _ := os.ReadFile(p)
+		want := "model = \"o3\"\nmodel_reasoning_effort = \"high\"\n[tui]\nnotifications = true\n\n[projects.'C:\\src']\r\ntrust_level = \"trusted\"\r\n"
+		if string(got) != want {
+			t.Fatalf("got\n%q\nwant\n%q", got, want)
+		}
+		if info, _ := os.Stat(p); info.Mode().Perm() != 0o644 {
+			t.Fatalf("mode %v", info.Mode())
+		}
+	})
 }
