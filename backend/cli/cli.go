@@ -59,6 +59,7 @@ func init() {
 		{"pull", "[MODEL]", "pull the Ollama embedding model, with a progress bar", runPull},
 		{"eval", "recall FILE | filter FILE [--passes N] | redact FILE", "measure retrieval, the write filter or redaction on a labelled set", runEval},
 		{"token", "[rotate]", "print (or replace) the install's API token", runToken},
+		{"mcp", "", "MCP server on stdin/stdout for an agent (bridges to the daemon, starting one if none runs)", runMCP},
 		{"hook", "user-prompt-submit|session-start|pre-compact|session-end", "answer a Claude Code hook (stdin JSON) within a hard deadline", runHook},
 		{"setup", "claude-code|cursor|codex|windsurf [--print] [--undo]", "connect an agent: MCP server, hooks and proxy in its own config, with a backup", runSetup},
 		{"capture", "[on|off|status] [--exclude P] [--include P]", "pause or resume capture, exclude projects, show the proxy's counters", runCapture},
