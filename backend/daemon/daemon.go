@@ -119,6 +119,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		st.Close()
 		return nil, err
 	}
+	d.mcp = d.MCPHandler()
 	return d, nil
 }
 
@@ -200,9 +201,7 @@ func (d *Daemon) Handler(listen string) http.Handler {
 	mux.Handle("/", api)
 	mux.Handle("/v1/", api.Guard(d.proxy, false))
 	mux.Handle("/openai/", api.Guard(d.proxy, false))
-	if d.mcp != nil {
-		mux.Handle("/mcp", api.Guard(d.mcp, true))
-	}
+	mux.Handle("/mcp", api.Guard(d.mcp, true))
 	return mux
 }
 
