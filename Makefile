@@ -42,6 +42,7 @@ bench: deps
 	MEMTRAY_FILTER_SET=$$( [ -f $(SHARED)/eval/filter-dev.jsonl ] && echo $(abspath $(SHARED))/eval/filter-dev.jsonl ) \
 	  $(GO) test -run '^$$' -bench 'Pipeline' -benchtime 2000x ./backend/ingest/
 	$(GO) test -run '^$$' -bench 'Redact' ./backend/redact/
+	$(GO) test -run '^$$' -bench 'Proxy' -benchtime 2000x ./backend/capture/
 
 # Retrieval evaluation on the shared data sets (skipped where absent).
 SHARED ?= ../shared
@@ -74,6 +75,12 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./backend/judge/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./backend/redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./backend/ingest/
+	$(GO) test -run '^$$' -fuzz '^FuzzSSE$$' -fuzztime $(FUZZTIME) ./backend/capture/
+	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) ./backend/capture/
+	$(GO) test -run '^$$' -fuzz '^FuzzHookInput$$' -fuzztime $(FUZZTIME) ./backend/cli/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseFrontMatter$$' -fuzztime $(FUZZTIME) ./backend/search/
+	$(GO) test -run '^$$' -fuzz '^FuzzToolArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/
 
 clean:
 	rm -rf bin
