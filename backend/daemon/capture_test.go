@@ -180,3 +180,49 @@ func TestProxyUnaffectedByPipelineFaults(t *testing.T) {
 		t.Errorf("captured %d + dropped %d != 30 requests", s.Captured, s.Dropped)
 	}
 }
+
+// TestListenerGuards: on the one listener, /mcp needs the token, the proxy
+// does not but refuses foreign Host and Origin headers like the API.
+func TestListenerGuards(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"data":[]}`)
+	}))
+	defer upstream.Close()
+	cfg := testConfig(t)
+	cfg.Capture.AnthropicUpstream, cfg.Capture.OpenAIUpstream = upstream.URL, upstream.URL
+	d, addr := serve(t, cfg)
+	for _, tc := range []struct {
+		name, method, path, host, origin string
+		token                            bool
+		want                             int
+	}{
+		{"proxy without token", "GET", "/v1/models", "", "", false, 200},
+		{"proxy, foreign host", "GET", "/v1/models", "evil.example:80", "", false, http.StatusMisdirectedRequest},
+		{"proxy, foreign origin", "POST", "/v1/messages", "", "https://evil.example", false, http.StatusForbidden},
+		{"mcp without token", "POST", "/mcp", "", "", false, http.StatusUnauthorized},
+		{"mcp, foreign origin", "POST", "/mcp", "", "https://evil.example", true, http.StatusForbidden},
+		{"openai proxy without token", "GET", "/openai/v1/models", "", "", false, 200},
+	} {
+		req, _ := http.NewRequest(tc.method, "http://"+addr+tc.path, strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		if tc.host != "" {
+			req.Host = tc.host
+		}
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		if tc.token {
+			req.Header.Set("Authorization", "Bearer "+d.Token())
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.want)
+		}
+	}
+}
