@@ -18,8 +18,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/daemon"
-	"github.com/memtray/memtray/backend/httpapi"
 )
 
 // DaemonLog is the file in the data dir that a daemon started by
@@ -58,24 +56,13 @@ func runMCP(env *Env, args []string) error {
 	return bridgeMCP(env.Ctx, env.Stdin, env.Stdout, env.Stderr, "http://"+addr+"/mcp", tok)
 }
 
-// findDaemon is remote() returning the address: a daemon on the data dir's
-// runtime address or the configured one that proves it holds the token.
+// findDaemon is remote() as an address and token.
 func findDaemon(ctx context.Context, cfg config.Config) (addr, token string, ok bool) {
-	tok, err := daemon.ReadToken(cfg.DataDir)
-	if err != nil {
-		return "", "", false // no token yet: no daemon has run on this data dir
+	cl, ok := remote(ctx, cfg)
+	if !ok {
+		return "", "", false
 	}
-	addrs := []string{}
-	if rt, err := daemon.ReadRuntime(cfg.DataDir); err == nil && rt.Listen != "" {
-		addrs = append(addrs, rt.Listen)
-	}
-	addrs = append(addrs, cfg.Listen)
-	for _, a := range addrs {
-		if _, ok := httpapi.Probe(ctx, a, tok, 500*time.Millisecond); ok {
-			return a, tok, true
-		}
-	}
-	return "", "", false
+	return cl.Addr(), cl.Token(), true
 }
 
 // ensureDaemon finds the running daemon, or starts one headless and waits
@@ -123,7 +110,9 @@ func daemonCommand(exe string, cfg config.Config, configPath string, log *os.Fil
 	}
 	cmd := exec.Command(exe, args...)
 	cmd.Stdin = nil // /dev/null
-	cmd.Stdout, cmd.Stderr = log, log
+	// Only the log (stderr) goes to the file: serve's banner on stdout
+	// carries the login link with the token.
+	cmd.Stdout, cmd.Stderr = nil, log
 	cmd.Dir = cfg.DataDir
 	detach(cmd)
 	return cmd

@@ -339,7 +339,7 @@ func TestDaemonCommand(t *testing.T) {
 		if !slices.Equal(cmd.Args, c.want) {
 			t.Errorf("args %q, want %q", cmd.Args, c.want)
 		}
-		if cmd.Stdout != log || cmd.Stderr != log || cmd.Stdin != nil {
+		if cmd.Stdout != nil || cmd.Stderr != log || cmd.Stdin != nil {
 			t.Errorf("output not to the log, or stdin not closed")
 		}
 		if cmd.SysProcAttr == nil {

@@ -34,6 +34,12 @@ func NewClient(addr, token string) *Client {
 	return &Client{base: "http://" + addr, token: token, hc: &http.Client{}}
 }
 
+// Addr is the daemon's host:port.
+func (c *Client) Addr() string { return strings.TrimPrefix(c.base, "http://") }
+
+// Token is the token the client sends.
+func (c *Client) Token() string { return c.token }
+
 // Probe asks addr's /api/health within timeout and reports whether a
 // memtray daemon answers there. With a token it also makes the daemon prove
 // it holds the same token (see Proof) before anyone sends it there.

@@ -207,6 +207,10 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 		req.Event = EventPrompt
 	}
 	k, maxChars := bound(req.K, r.cfg.K), bound(req.MaxChars, r.cfg.MaxChars)
+	if req.Event == EventSearch {
+		// An explicit search asks for as many as it wants, up to its own caps.
+		k, maxChars = boundOr(req.K, r.cfg.K, MaxSearchK), boundOr(req.MaxChars, max(r.cfg.MaxChars, MaxSearchChars), max(r.cfg.MaxChars, MaxSearchChars))
+	}
 	if req.Event == EventPrompt {
 		if req.ToolLoop {
 			r.toolLoops.Add(1)
@@ -312,6 +316,21 @@ func (r *Recaller) Sessions() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.lru.Len()
+}
+
+// Caps of an explicit search (EventSearch): it may ask for more than a
+// prompt recall gives.
+const (
+	MaxSearchK     = 50
+	MaxSearchChars = 20000
+)
+
+// boundOr is asked within 1..limit, or def when not asked.
+func boundOr(asked, def, limit int) int {
+	if asked <= 0 {
+		return min(def, limit)
+	}
+	return min(asked, limit)
 }
 
 func bound(asked, limit int) int {

@@ -142,6 +142,18 @@ func TestRecallBounds(t *testing.T) {
 	}
 }
 
+func TestRecallExplicitSearchLimit(t *testing.T) {
+	r, _ := newRecaller(t, nil)
+	got, err := r.Recall(context.Background(), RecallRequest{SessionID: "s", Event: EventSearch, K: 12,
+		Prompt: "orbit TLE propagation passes ground stations SGP4 radians degrees job queue workers fetcher cache"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Hits) <= config.Default().Recall.K || len(got.Hits) > 12 {
+		t.Errorf("explicit search with k 12 gave %d hits", len(got.Hits))
+	}
+}
+
 func TestRecallSessionStartBriefing(t *testing.T) {
 	r, _ := newRecaller(t, nil)
 	ctx := context.Background()
