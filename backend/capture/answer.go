@@ -176,16 +176,6 @@ func hashID(s string) string {
 	return "h-" + hex.EncodeToString(sum[:8])
 }
 
-// projectName returns the last element of a working directory, the way
-// transcript.ProjectName does ("/home/me/src/app/" -> "app").
-func projectName(cwd string) string {
-	cwd = strings.TrimRight(cwd, `/\`)
-	if i := strings.LastIndexAny(cwd, `/\`); i >= 0 {
-		cwd = cwd[i+1:]
-	}
-	return cwd
-}
-
 // workingDir finds the working directory an agent states in its prompt:
 // Claude Code's "Working directory: /abs/path" line of its environment
 // block, or Codex's "<cwd>/abs/path</cwd>". It returns "" if there is none.

@@ -789,7 +789,7 @@ func (p *Proxy) build(pd *pending) (memory.Exchange, string, error) {
 	}
 	ex := memory.Exchange{
 		SessionID: r.sessionID, Turn: r.turn, UserTurns: r.userTurns, Headless: r.headless,
-		Project: clean(projectName(r.dir)), Source: memory.SourceCapture,
+		Project: clean(memory.ProjectName(r.dir)), Source: memory.SourceCapture,
 		User: r.user, Assistant: clean(a.text.String()),
 		ToolCalls: a.toolCalls(), ToolResults: r.toolResults, ToolLoop: r.toolLoop,
 		Error: a.isErr, Model: model, Usage: a.usage,

@@ -157,23 +157,6 @@ func TestAnswerBudget(t *testing.T) {
 	}
 }
 
-// TestProjectNameMatchesTranscript checks projectName against the cases
-// transcript.ProjectName is documented for (it may not be imported here).
-func TestProjectNameMatchesTranscript(t *testing.T) {
-	for in, want := range map[string]string{
-		"/home/me/src/memtray":  "memtray",
-		"/home/me/src/memtray/": "memtray",
-		`C:\Users\me\app`:       "app",
-		"app":                   "app",
-		"/":                     "",
-		"":                      "",
-	} {
-		if got := projectName(in); got != want {
-			t.Errorf("projectName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestWorkingDirAndHeadless(t *testing.T) {
 	for in, want := range map[string]string{
 		"<env>\nWorking directory: /a/b\nIs directory a git repo: Yes": "/a/b",

@@ -78,13 +78,13 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/decisions/{id}/keep", h.keep)
 	h.mux.HandleFunc("POST /api/memories/{id}/noise", h.markNoise)
 	h.mux.HandleFunc("GET /api/noise", h.noise)
-	h.mux.HandleFunc("POST /api/recall", h.recall)
-	h.mux.HandleFunc("POST /api/sessions/{id}/reset", h.resetSession)
-	h.mux.HandleFunc("POST /api/memories/{id}/reinforce", h.reinforce)
-	h.mux.HandleFunc("POST /api/memories/{id}/snooze", h.snooze)
-	h.mux.HandleFunc("POST /api/rate", h.rate)
-	h.mux.HandleFunc("GET /api/capture", h.captureGet)
-	h.mux.HandleFunc("POST /api/capture", h.capturePost)
+	h.mux.HandleFunc("POST /api/recall", withJSON(h.recall))
+	h.mux.HandleFunc("POST /api/sessions/{id}/reset", withoutBody(h.resetSession))
+	h.mux.HandleFunc("POST /api/memories/{id}/reinforce", withoutBody(h.reinforce))
+	h.mux.HandleFunc("POST /api/memories/{id}/snooze", withJSON(h.snooze))
+	h.mux.HandleFunc("POST /api/rate", withJSON(h.rate))
+	h.mux.HandleFunc("GET /api/capture", withoutBody(h.captureGet))
+	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
 	h.mux.HandleFunc("GET /{$}", h.index)
 	return h
 }
@@ -508,84 +508,60 @@ func writeError(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, errorBody{Error: err.Error(), Code: http.StatusText(status)})
 }
 
-func (h *Handler) recall(w http.ResponseWriter, r *http.Request) {
-	var req search.RecallRequest
-	if err := readJSON(w, r, &req); err != nil {
-		writeErr(w, err)
-		return
+// withJSON serves a route that reads a JSON body, calls fn and answers
+// its result as JSON (200) or its error.
+func withJSON[Req, Resp any](fn func(r *http.Request, req Req) (Resp, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if err := readJSON(w, r, &req); err != nil {
+			writeErr(w, err)
+			return
+		}
+		out, err := fn(r, req)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
 	}
-	out, err := h.b.Recall(r.Context(), req)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
-func (h *Handler) resetSession(w http.ResponseWriter, r *http.Request) {
-	if err := h.b.ResetSession(r.Context(), r.PathValue("id")); err != nil {
-		writeErr(w, err)
-		return
+// withoutBody serves a route without a request body the same way.
+func withoutBody[Resp any](fn func(r *http.Request) (Resp, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		out, err := fn(r)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
 	}
-	writeJSON(w, http.StatusOK, map[string]bool{"reset": true})
 }
 
-func (h *Handler) reinforce(w http.ResponseWriter, r *http.Request) {
-	m, err := h.b.Reinforce(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, m)
+func (h *Handler) recall(r *http.Request, req search.RecallRequest) (search.Recalled, error) {
+	return h.b.Recall(r.Context(), req)
 }
 
-func (h *Handler) snooze(w http.ResponseWriter, r *http.Request) {
-	var req SnoozeRequest
-	if err := readJSON(w, r, &req); err != nil {
-		writeErr(w, err)
-		return
-	}
-	m, err := h.b.Snooze(r.Context(), r.PathValue("id"), req.Days)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, m)
+func (h *Handler) resetSession(r *http.Request) (map[string]bool, error) {
+	return map[string]bool{"reset": true}, h.b.ResetSession(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) rate(w http.ResponseWriter, r *http.Request) {
-	var req RateRequest
-	if err := readJSON(w, r, &req); err != nil {
-		writeErr(w, err)
-		return
-	}
-	ms, err := h.b.Rate(r.Context(), req.IDs, req.Score, req.Reason)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, ms)
+func (h *Handler) reinforce(r *http.Request) (memory.Memory, error) {
+	return h.b.Reinforce(r.Context(), r.PathValue("id"))
 }
 
-func (h *Handler) captureGet(w http.ResponseWriter, r *http.Request) {
-	st, err := h.b.Capture(r.Context())
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+func (h *Handler) snooze(r *http.Request, req SnoozeRequest) (memory.Memory, error) {
+	return h.b.Snooze(r.Context(), r.PathValue("id"), req.Days)
 }
 
-func (h *Handler) capturePost(w http.ResponseWriter, r *http.Request) {
-	var u CaptureUpdate
-	if err := readJSON(w, r, &u); err != nil {
-		writeErr(w, err)
-		return
-	}
-	st, err := h.b.SetCapture(r.Context(), u)
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+func (h *Handler) rate(r *http.Request, req RateRequest) ([]memory.Memory, error) {
+	return h.b.Rate(r.Context(), req.IDs, req.Score, req.Reason)
+}
+
+func (h *Handler) captureGet(r *http.Request) (CaptureState, error) {
+	return h.b.Capture(r.Context())
+}
+
+func (h *Handler) capturePost(r *http.Request, u CaptureUpdate) (CaptureState, error) {
+	return h.b.SetCapture(r.Context(), u)
 }

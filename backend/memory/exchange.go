@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -133,4 +134,15 @@ type Judge interface {
 	Name() string
 	// Judge answers for one (already redacted) exchange.
 	Judge(ctx context.Context, ex Exchange) (JudgeVerdict, error)
+}
+
+// ProjectName is the project name of a working directory: its last path
+// element ("/home/me/src/memtray/" -> "memtray"; both "/" and "\\" separate
+// elements), "" for "". Capture, transcripts and hooks all name projects so.
+func ProjectName(cwd string) string {
+	cwd = strings.TrimRight(cwd, `/\`)
+	if i := strings.LastIndexAny(cwd, `/\`); i >= 0 {
+		cwd = cwd[i+1:]
+	}
+	return cwd
 }

@@ -182,15 +182,8 @@ type Stats struct {
 }
 
 // ProjectName returns the project name Parse derives from a working
-// directory: its last path element ("/home/me/src/memtray/" -> "memtray";
-// both "/" and "\" separate elements). It returns "" for "".
-func ProjectName(cwd string) string {
-	cwd = strings.TrimRight(cwd, `/\`)
-	if i := strings.LastIndexAny(cwd, `/\`); i >= 0 {
-		cwd = cwd[i+1:]
-	}
-	return cwd
-}
+// directory (memory.ProjectName).
+func ProjectName(cwd string) string { return memory.ProjectName(cwd) }
 
 // ClaudeProjectDir returns the name Claude Code gives the directory of a
 // working directory's transcripts under ~/.claude/projects: the path with
