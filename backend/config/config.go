@@ -14,8 +14,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // Duration is a time.Duration that reads and writes as a string like "30s".
@@ -62,6 +65,9 @@ type Config struct {
 	Capture Capture `json:"capture"`
 	// Recall configures what the agent receives at each user turn.
 	Recall Recall `json:"recall"`
+	// Steward configures consolidation: its schedule, which operations apply
+	// by themselves, and every threshold.
+	Steward Steward `json:"steward"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
 }
@@ -227,6 +233,60 @@ type Recall struct {
 	HookTimeout Duration `json:"hook_timeout"`
 }
 
+// Steward configures consolidation (DESIGN.md "Steward"). Every operation
+// plans first; the scheduled sweep applies only the operations in
+// AutoApply, the others wait for `memtray dream --apply` or the window.
+type Steward struct {
+	// Every is the sweep's period; 0 turns the schedule off.
+	Every Duration `json:"every"`
+	// AutoApply lists the operations the scheduled sweep applies by itself:
+	// merge, decay_stale, boost_active, prune, decay_unreinforced,
+	// snooze_sticky. Default: decay_stale, decay_unreinforced, snooze_sticky.
+	AutoApply []string `json:"auto_apply"`
+	// TrashDays is how long pruned and merged-away memories stay restorable.
+	TrashDays int `json:"trash_days"`
+	// MergeSimilarity is the cosine at or above which the sweep merges two
+	// memories (0.88; the write pipeline's own dedup uses 0.92).
+	MergeSimilarity float64 `json:"merge_similarity"`
+	// Quality: log2(hits+1)/log2(maxHits+1) x 0.5^(daysSinceActive/half life),
+	// not scored before MinEvents retrieval events in the store.
+	QualityHalfLifeDays float64 `json:"quality_half_life_days"`
+	QualityMinEvents    int     `json:"quality_min_events"`
+	// Per memory type (user, feedback, project, reference) thresholds; a
+	// type not listed uses "default".
+	Types map[string]StewardType `json:"types"`
+	// BoostMinAccess and BoostFactor: memories accessed at least this often
+	// (and not sticky) gain importance.
+	BoostMinAccess int     `json:"boost_min_access"`
+	BoostFactor    float64 `json:"boost_factor"`
+	// Stickiness is access_count / max(reinforced_count, 1), for memories
+	// accessed at least StickyMinAccess times. Above UnreinforcedStickiness
+	// importance decays by UnreinforcedFactor; above SnoozeStickiness (with
+	// at least SnoozeMinAccess accesses) the memory is snoozed SnoozeDays.
+	StickyMinAccess        int     `json:"sticky_min_access"`
+	UnreinforcedStickiness float64 `json:"unreinforced_stickiness"`
+	UnreinforcedFactor     float64 `json:"unreinforced_factor"`
+	SnoozeStickiness       float64 `json:"snooze_stickiness"`
+	SnoozeMinAccess        int     `json:"snooze_min_access"`
+	SnoozeDays             int     `json:"snooze_days"`
+}
+
+// StewardType holds the per-type thresholds of decay and prune.
+type StewardType struct {
+	// StaleDays without access or reinforcement make a memory stale; its
+	// importance is multiplied by DecayFactor, never below DecayFloor.
+	StaleDays   int     `json:"stale_days"`
+	DecayFactor float64 `json:"decay_factor"`
+	DecayFloor  float64 `json:"decay_floor"`
+	// A memory below PruneImportance and older than PruneAgeDays is pruned
+	// (to the trash).
+	PruneImportance float64 `json:"prune_importance"`
+	PruneAgeDays    int     `json:"prune_age_days"`
+}
+
+// StewardOps are the steward's operations, in the order a sweep runs them.
+var StewardOps = []string{"merge", "decay_stale", "boost_active", "prune", "decay_unreinforced", "snooze_sticky"}
+
 // Default returns the defaults of DESIGN.md.
 func Default() Config {
 	return Config{
@@ -300,6 +360,26 @@ func Default() Config {
 			SkillFloor:  0.35,
 			SkillK:      2,
 			HookTimeout: Duration(1500 * time.Millisecond),
+		},
+		Steward: Steward{
+			Every:               Duration(time.Hour),
+			AutoApply:           []string{"decay_stale", "decay_unreinforced", "snooze_sticky"},
+			TrashDays:           30,
+			MergeSimilarity:     0.88,
+			QualityHalfLifeDays: 90,
+			QualityMinEvents:    50,
+			Types: map[string]StewardType{
+				"default": {StaleDays: 90, DecayFactor: 0.8, DecayFloor: 0.01, PruneImportance: 0.05, PruneAgeDays: 30},
+				"user":    {StaleDays: 180, DecayFactor: 0.95, DecayFloor: 0.15, PruneImportance: 0.02, PruneAgeDays: 365},
+			},
+			BoostMinAccess:         5,
+			BoostFactor:            1.1,
+			StickyMinAccess:        5,
+			UnreinforcedStickiness: 5,
+			UnreinforcedFactor:     0.9,
+			SnoozeStickiness:       8,
+			SnoozeMinAccess:        10,
+			SnoozeDays:             30,
 		},
 		LogLevel: "info",
 	}
@@ -561,6 +641,43 @@ func (c *Config) Validate() error {
 	}
 	if rc.HookTimeout <= 0 || time.Duration(rc.HookTimeout) > time.Minute {
 		bad("recall.hook_timeout", "must be within 0..1m")
+	}
+	sw := &c.Steward
+	if sw.Every < 0 {
+		bad("steward.every", "must not be negative (0 turns the schedule off)")
+	}
+	for _, op := range sw.AutoApply {
+		if !slices.Contains(StewardOps, op) {
+			bad("steward.auto_apply", "unknown operation %q (want %s)", op, strings.Join(StewardOps, ", "))
+		}
+	}
+	if sw.TrashDays < 1 || sw.TrashDays > 3650 {
+		bad("steward.trash_days", "must be within 1..3650")
+	}
+	if !(sw.MergeSimilarity >= 0.5 && sw.MergeSimilarity <= 1) {
+		bad("steward.merge_similarity", "must be within 0.5..1")
+	}
+	if !(sw.QualityHalfLifeDays > 0) || sw.QualityMinEvents < 0 {
+		bad("steward.quality_half_life_days", "half life must be positive and min events not negative")
+	}
+	if _, ok := sw.Types["default"]; !ok {
+		bad("steward.types", "must hold a \"default\" entry")
+	}
+	for name, ty := range sw.Types {
+		if name != "default" && !memory.Type(name).Valid() {
+			bad("steward.types."+name, "unknown memory type")
+		}
+		if ty.StaleDays < 1 || !(ty.DecayFactor > 0 && ty.DecayFactor <= 1) || !(ty.DecayFloor >= 0 && ty.DecayFloor <= 1) ||
+			!(ty.PruneImportance >= 0 && ty.PruneImportance <= 1) || ty.PruneAgeDays < 0 {
+			bad("steward.types."+name, "stale_days >= 1, decay_factor in (0,1], decay_floor and prune_importance in 0..1, prune_age_days >= 0")
+		}
+	}
+	if sw.BoostMinAccess < 1 || !(sw.BoostFactor >= 1 && sw.BoostFactor <= 2) {
+		bad("steward.boost_factor", "boost_min_access >= 1 and boost_factor within 1..2")
+	}
+	if sw.StickyMinAccess < 1 || !(sw.UnreinforcedStickiness > 0) || !(sw.UnreinforcedFactor > 0 && sw.UnreinforcedFactor <= 1) ||
+		!(sw.SnoozeStickiness > 0) || sw.SnoozeMinAccess < 1 || sw.SnoozeDays < 1 || sw.SnoozeDays > 3650 {
+		bad("steward.snooze_stickiness", "stickiness thresholds positive, unreinforced_factor in (0,1], snooze_min_access >= 1, snooze_days within 1..3650")
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
