@@ -125,6 +125,9 @@ type Search struct {
 	// own terms weigh 1); 0 turns that expansion off.
 	SynonymWeight  float64 `json:"synonym_weight"`
 	HypernymWeight float64 `json:"hypernym_weight"`
+	// AntiSticky turns on the anti-stickiness factor (on by default; off
+	// only for experiments such as `memtray eval stickiness`).
+	AntiSticky bool `json:"anti_sticky"`
 }
 
 // Ingest holds the write pipeline's constants (DESIGN.md "Write pipeline").
@@ -321,6 +324,7 @@ func Default() Config {
 			KeywordHitBoost: 0.2,
 			SynonymWeight:   0.3,
 			HypernymWeight:  0.15,
+			AntiSticky:      true,
 		},
 		Ingest: Ingest{
 			HeadlessMinUserTurns: 3,

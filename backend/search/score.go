@@ -62,7 +62,10 @@ func Composite(m *memory.Memory, s Signals, cfg config.Search) memory.ScoreBreak
 	}
 	access := max(m.AccessCount, 0)
 	b.Access = 1 + 0.1*float64(min(access, 10))
-	b.AntiSticky = AntiSticky(access, m.ReinforcedCount)
+	b.AntiSticky = 1
+	if cfg.AntiSticky {
+		b.AntiSticky = AntiSticky(access, m.ReinforcedCount)
+	}
 	b.KindBoost = 1
 	if v, ok := cfg.KindBoost[string(m.Kind)]; ok {
 		b.KindBoost = v
