@@ -50,6 +50,7 @@ type exportTrailer struct {
 // Export writes every memory, in insertion order and with its embedding,
 // as one versioned JSONL stream (see ExportFormat), from one consistent
 // snapshot of the store.
+// Records in the trash (see Trash) are not exported.
 func (s *Store) Export(ctx context.Context, w io.Writer) error {
 	if err := s.checkOpen(); err != nil {
 		return err

@@ -43,6 +43,7 @@ var (
 	bucketOrder = []byte("order")
 	bucketDels  = []byte("dels")
 	bucketStage = []byte("stage")
+	bucketTrash = []byte("trash") // trashed records: see trash.go
 
 	keyFormat     = []byte("format")
 	keyModel      = []byte("model")
@@ -201,7 +202,7 @@ func (s *Store) initMeta() error {
 				}
 			}
 		}
-		for _, b := range [][]byte{bucketMeta, bucketRecs, bucketHash, bucketOrder, bucketDels, bucketStage} {
+		for _, b := range [][]byte{bucketMeta, bucketRecs, bucketHash, bucketOrder, bucketDels, bucketStage, bucketTrash} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("open store %s: create bucket %s: %w", s.dir, b, err)
 			}

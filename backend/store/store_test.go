@@ -625,6 +625,8 @@ func TestHelperProcess(t *testing.T) {
 		err = helperHold(dir)
 	case "crash":
 		err = helperCrash(dir)
+	case "applycrash":
+		err = helperApplyCrash(dir)
 	case "diskfull":
 		err = helperDiskFull(dir)
 	case "openstats":

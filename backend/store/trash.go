@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The trash holds records moved out of the store by Apply (Batch.Trash):
+// the steward's pruned and merged-away memories. A trashed record is not a
+// memory of the store any more: it is not searched (vector or text), not
+// counted (Count, Info, Peek), not iterated and not exported, and its
+// content hash is out of the hash index, so the same text can be stored
+// again while it sits in the trash. Restore brings it back exactly as it
+// was (same id, fields, embedding and insertion order) unless a live
+// record now holds the same text or id (a *ConflictError says which).
+// PurgeTrash deletes it for good.
+//
+// A trash value in the trash bucket is
+//
+//	[1]trashVersion | varint trashedAt (unix ns) | uvarint len | reason | record
+//
+// where record is the record's value as it was in the recs bucket.
+const trashVersion = 1
+
+// TrashedMemory is one record in the trash.
+type TrashedMemory struct {
+	// Memory is the record as it was trashed, without its embedding.
+	Memory    memory.Memory `json:"memory"`
+	TrashedAt time.Time     `json:"trashed_at"`
+	Reason    string        `json:"reason"`
+}
+
+// trashEntry is a decoded trash value; rec aliases the value.
+type trashEntry struct {
+	at     time.Time
+	reason string
+	rec    []byte
+}
+
+func encodeTrash(at time.Time, reason string, rec []byte) []byte {
+	buf := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(reason)+len(rec))
+	buf = append(buf, trashVersion)
+	buf = binary.AppendVarint(buf, at.UnixNano())
+	buf = binary.AppendUvarint(buf, uint64(len(reason)))
+	buf = append(buf, reason...)
+	return append(buf, rec...)
+}
+
+func decodeTrash(b []byte) (trashEntry, error) {
+	var te trashEntry
+	if len(b) < 1 || b[0] != trashVersion {
+		return te, fmt.Errorf("%w: unknown trash entry version", errCorrupt)
+	}
+	r := recReader{p: b[1:]}
+	at := r.varint()
+	reason := r.bytes(r.uvarint())
+	if r.bad {
+		return te, fmt.Errorf("%w: truncated trash entry", errCorrupt)
+	}
+	te.at = time.Unix(0, at).UTC()
+	te.reason = string(reason)
+	te.rec = r.p
+	return te, nil
+}
+
+// Trash lists the trashed records, oldest trashed first, without their
+// embeddings. Unreadable entries are an error naming them.
+func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	var out []TrashedMemory
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTrash)
+		if b == nil {
+			return nil
+		}
+		n := 0
+		return b.ForEach(func(k, v []byte) error {
+			if n++; n%1024 == 0 && ctx.Err() != nil {
+				return ctx.Err()
+			}
+			te, err := decodeTrash(v)
+			if err != nil {
+				return fmt.Errorf("trash entry %s: %w", k, err)
+			}
+			_, js, _, err := splitRecord(te.rec, nil)
+			if err != nil {
+				return fmt.Errorf("trash entry %s: %w", k, err)
+			}
+			var m memory.Memory
+			if err := json.Unmarshal(js, &m); err != nil {
+				return fmt.Errorf("trash entry %s: %w", k, err)
+			}
+			out = append(out, TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list trash: %w", err)
+	}
+	slices.SortFunc(out, func(a, b TrashedMemory) int {
+		if c := a.TrashedAt.Compare(b.TrashedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Memory.ID, b.Memory.ID)
+	})
+	return out, nil
+}
+
+// TrashGet returns the trashed records among ids with their embeddings;
+// ids not in the trash are absent from the map.
+func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedMemory, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	out := make(map[string]TrashedMemory, len(ids))
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTrash)
+		if b == nil {
+			return nil
+		}
+		for _, id := range ids {
+			v := b.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			te, err := decodeTrash(v)
+			if err != nil {
+				return fmt.Errorf("trash entry %s: %w", id, err)
+			}
+			_, m, err := decodeRecord(te.rec)
+			if err != nil {
+				return fmt.Errorf("trash entry %s: %w", id, err)
+			}
+			out[id] = TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read trash: %w", err)
+	}
+	return out, nil
+}
+
+// Restore brings the trashed records ids back as live records, exactly as
+// they were trashed, and indexes them, in one transaction (see Apply). An
+// id not in the trash is memory.ErrNotFound; a record whose text (content
+// hash) or id is now held by a live memory is a *ConflictError naming it,
+// and nothing is restored.
+func (s *Store) Restore(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := s.Apply(ctx, Batch{Restore: ids}); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	return nil
+}
+
+// PurgeTrash deletes for good the records trashed before before (and any
+// unreadable trash entry), and returns how many it deleted.
+func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTrash)
+		if b == nil {
+			return nil
+		}
+		var doomed [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			te, err := decodeTrash(v)
+			if err != nil || te.at.Before(before) {
+				doomed = append(doomed, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range doomed {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(doomed)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge trash: %w", err)
+	}
+	return n, nil
+}
