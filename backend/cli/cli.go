@@ -64,6 +64,12 @@ func init() {
 		{"setup", "claude-code|cursor|codex|windsurf [--print] [--undo]", "connect an agent: MCP server, hooks and proxy in its own config, with a backup", runSetup},
 		{"capture", "[on|off|status] [--exclude P] [--include P]", "pause or resume capture, exclude projects, show the proxy's counters", runCapture},
 		{"recall", "[--session S] [--project P] PROMPT", "show what an agent would be given for a prompt", runRecall},
+		{"reinforce", "ID", "a memory proved useful: count it and restart its decay", runReinforce},
+		{"rate", "[--reason R] +1|-1 ID...", "feedback on memories an agent was given (feeds the composite score)", runRate},
+		{"pin", "ID", "never let the steward prune, decay or merge this memory", runPin},
+		{"unpin", "ID", "undo pin", runUnpin},
+		{"snooze", "ID DAYS", "keep a memory out of recall for a while", runSnooze},
+		{"unsnooze", "ID", "let recall give a snoozed memory again", runUnsnooze},
 		{"version", "", "print the version", runVersion},
 	}
 }

@@ -96,6 +96,15 @@ func (d *Daemon) Snooze(ctx context.Context, id string, days float64) (memory.Me
 	})
 }
 
+// Pin marks a memory the steward never prunes, decays or merges; a pinned
+// memory does not decay in recall either.
+func (d *Daemon) Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error) {
+	return d.update(ctx, id, func(m *memory.Memory) error {
+		m.Pinned = pinned
+		return nil
+	})
+}
+
 // Remember stores a memory stated on purpose (MCP memory_store) through the
 // write pipeline's redaction, chunking and dedup; the Decision says stored,
 // updated, merged or skipped-duplicate. It joins the decision log.

@@ -161,6 +161,9 @@ type Backend interface {
 	Rate(ctx context.Context, ids []string, score int, reason string) ([]memory.Memory, error)
 	// Snooze keeps a memory out of recall for days (0 wakes it).
 	Snooze(ctx context.Context, id string, days float64) (memory.Memory, error)
+	// Pin marks a memory the steward must never prune, decay or merge
+	// (false unpins it).
+	Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error)
 	// Capture reports the capture proxy's switch, exclusions and counters.
 	Capture(ctx context.Context) (CaptureState, error)
 	// SetCapture pauses or resumes capture and changes the excluded
@@ -196,6 +199,11 @@ type RateRequest struct {
 	IDs    []string `json:"ids"`
 	Score  int      `json:"score"`
 	Reason string   `json:"reason,omitempty"`
+}
+
+// PinRequest is what POST /api/memories/{id}/pin takes.
+type PinRequest struct {
+	Pinned bool `json:"pinned"`
 }
 
 // SnoozeRequest is what POST /api/memories/{id}/snooze takes.

@@ -270,6 +270,13 @@ func (c *Client) Rate(ctx context.Context, ids []string, score int, reason strin
 	return out, err
 }
 
+// Pin pins or unpins a memory.
+func (c *Client) Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error) {
+	var out memory.Memory
+	err := c.do(ctx, http.MethodPost, "/api/memories/"+url.PathEscape(id)+"/pin", PinRequest{Pinned: pinned}, &out)
+	return out, err
+}
+
 // Snooze keeps a memory out of recall for days.
 func (c *Client) Snooze(ctx context.Context, id string, days float64) (memory.Memory, error) {
 	var out memory.Memory

@@ -82,6 +82,7 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/sessions/{id}/reset", withoutBody(h.resetSession))
 	h.mux.HandleFunc("POST /api/memories/{id}/reinforce", withoutBody(h.reinforce))
 	h.mux.HandleFunc("POST /api/memories/{id}/snooze", withJSON(h.snooze))
+	h.mux.HandleFunc("POST /api/memories/{id}/pin", withJSON(h.pin))
 	h.mux.HandleFunc("POST /api/rate", withJSON(h.rate))
 	h.mux.HandleFunc("GET /api/capture", withoutBody(h.captureGet))
 	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
@@ -552,6 +553,10 @@ func (h *Handler) reinforce(r *http.Request) (memory.Memory, error) {
 
 func (h *Handler) snooze(r *http.Request, req SnoozeRequest) (memory.Memory, error) {
 	return h.b.Snooze(r.Context(), r.PathValue("id"), req.Days)
+}
+
+func (h *Handler) pin(r *http.Request, req PinRequest) (memory.Memory, error) {
+	return h.b.Pin(r.Context(), r.PathValue("id"), req.Pinned)
 }
 
 func (h *Handler) rate(r *http.Request, req RateRequest) ([]memory.Memory, error) {

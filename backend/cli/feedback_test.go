@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+func TestFeedbackCommands(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	dd := "--data-dir=" + dir
+	code, out, errs := run(t, ctx, "", "add", dd, "--json", "The billing worker retries Stripe webhooks 5 times with exponential backoff capped at 10 minutes.")
+	var m memory.Memory
+	if code != 0 || json.Unmarshal([]byte(out), &m) != nil {
+		t.Fatalf("add: %d %s %s", code, out, errs)
+	}
+	get := func() memory.Memory {
+		t.Helper()
+		code, out, errs := run(t, ctx, "", "get", dd, "--json", m.ID)
+		var got memory.Memory
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+			t.Fatalf("get: %d %s %s", code, out, errs)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		say   string
+		check func(memory.Memory) bool
+	}{
+		{[]string{"pin", m.ID}, 0, "pinned", func(m memory.Memory) bool { return m.Pinned }},
+		{[]string{"unpin", m.ID}, 0, "unpinned", func(m memory.Memory) bool { return !m.Pinned }},
+		{[]string{"reinforce", m.ID}, 0, "reinforced (1 times", func(m memory.Memory) bool { return m.ReinforcedCount == 1 }},
+		{[]string{"rate", "--reason", "helped", "+1", m.ID}, 0, "feedback +1.00 over 1", func(m memory.Memory) bool { return m.FeedbackN == 1 && m.FeedbackSum == 1 }},
+		{[]string{"rate", "-1", m.ID}, 0, "feedback +0.00 over 2", func(m memory.Memory) bool { return m.FeedbackN == 2 && m.FeedbackSum == 0 }},
+		{[]string{"snooze", m.ID, "3"}, 0, "snoozed until", func(m memory.Memory) bool { return !m.CooldownUntil.IsZero() }},
+		{[]string{"unsnooze", m.ID}, 0, "awake", func(m memory.Memory) bool { return m.CooldownUntil.IsZero() }},
+		{[]string{"snooze", m.ID, "soon"}, 2, "", nil},
+		{[]string{"snooze", m.ID, "-1"}, 1, "", nil}, // read as an unknown flag
+		{[]string{"rate", "+2", m.ID}, 2, "", nil},
+		{[]string{"rate", "+1"}, 2, "", nil},
+		{[]string{"pin", "nope"}, 1, "", nil},
+		{[]string{"pin"}, 2, "", nil},
+	} {
+		code, out, errs := run(t, ctx, "", append([]string{tc.args[0], dd}, tc.args[1:]...)...)
+		if code != tc.code || !strings.Contains(out, tc.say) {
+			t.Errorf("%v: exit %d (want %d), out %q, err %q", tc.args, code, tc.code, out, errs)
+			continue
+		}
+		if tc.check != nil && !tc.check(get()) {
+			t.Errorf("%v: the memory did not change as expected: %+v", tc.args, get())
+		}
+	}
+}
