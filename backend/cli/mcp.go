@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,12 +50,21 @@ func runMCP(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	addr, tok, err := ensureDaemon(env.Ctx, cfg, c.configPath, env.Stderr)
-	if err != nil {
-		return err
+	loc := daemonLocator{
+		find: func(ctx context.Context) (string, string, bool) {
+			addr, tok, ok := findDaemon(ctx, cfg)
+			return mcpEndpoint(addr), tok, ok
+		},
+		ensure: func(ctx context.Context) (string, string, error) {
+			addr, tok, err := ensureDaemon(ctx, cfg, c.configPath, env.Stderr)
+			return mcpEndpoint(addr), tok, err
+		},
 	}
-	return bridgeMCP(env.Ctx, env.Stdin, env.Stdout, env.Stderr, "http://"+addr+"/mcp", tok)
+	return bridgeMCP(env.Ctx, env.Stdin, env.Stdout, env.Stderr, loc)
 }
+
+// mcpEndpoint is the MCP endpoint of the daemon at addr.
+func mcpEndpoint(addr string) string { return "http://" + addr + "/mcp" }
 
 // findDaemon is remote() as an address and token.
 func findDaemon(ctx context.Context, cfg config.Config) (addr, token string, ok bool) {
@@ -157,48 +167,199 @@ func logTail(path string, n int) string {
 }
 
 // bridgeMCP relays newline-delimited JSON-RPC between stdin/stdout and
-// the daemon's streamable HTTP endpoint, message by message, until stdin
-// closes (then it ends the upstream session and returns nil) or the daemon
-// goes away (an error). The daemon runs the MCP server; the bridge only
+// the daemon's streamable HTTP endpoint (/mcp), message by message, until
+// stdin closes (then it ends the upstream session and returns nil) or
+// stdout fails (an error). The daemon runs the MCP server; the bridge only
 // carries its messages, adding the token.
-func bridgeMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, endpoint, token string) error {
+//
+// When the daemon's session is lost (the daemon restarted, moved or forgot
+// the session), the next call reconnects: loc finds the daemon (or starts
+// one), the bridge replays the agent's initialize and initialized on a new
+// session, then retries the call once. The agent notices nothing, or gets
+// an error answer to that call when no daemon can be reached.
+func bridgeMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, loc daemonLocator) error {
+	endpoint, token, err := loc.ensure(ctx)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	down, err := (&sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}).Connect(ctx)
 	if err != nil {
 		return fmt.Errorf("stdio: %w", err)
 	}
+	up, err := dialDaemon(ctx, endpoint, token)
+	if err != nil {
+		return err
+	}
+	b := &bridge{down: down, loc: loc, stderr: stderr, up: up, cancel: cancel}
+	b.bg.Add(1)
+	go b.relay(ctx, up)
+	err = b.toDaemon(ctx)
+	cancel()
+	b.calls.Wait()           // no reconnect runs after this
+	b.current().conn.Close() // ends the daemon's session
+	b.bg.Wait()
+	down.Close()
+	if ferr := b.failure(); ferr != nil {
+		return ferr
+	}
+	return err
+}
+
+// reconnectEvery is the least time between two attempts to reach a daemon
+// again, so that a daemon that cannot start costs no busy loop.
+var reconnectEvery = 2 * time.Second
+
+// replayTimeout bounds the wait for a daemon's answer to a replayed
+// initialize.
+var replayTimeout = 10 * time.Second
+
+// codeDaemonUnavailable is the JSON-RPC error code (in the range left to
+// servers) of a call the bridge could not deliver to any daemon.
+const codeDaemonUnavailable = -32000
+
+// daemonLocator tells the bridge where the daemon is.
+type daemonLocator struct {
+	// find returns the endpoint and token of the daemon answering now.
+	find func(ctx context.Context) (endpoint, token string, ok bool)
+	// ensure is find, starting a daemon when none answers.
+	ensure func(ctx context.Context) (endpoint, token string, err error)
+}
+
+// fixedDaemon is a daemon that is always at endpoint.
+func fixedDaemon(endpoint, token string) daemonLocator {
+	return daemonLocator{
+		find: func(context.Context) (string, string, bool) { return endpoint, token, true },
+		ensure: func(context.Context) (string, string, error) {
+			return endpoint, token, nil
+		},
+	}
+}
+
+// upstream is one MCP session with a daemon.
+type upstream struct {
+	conn            sdk.Connection
+	endpoint, token string
+	auth            *bearer
+
+	mu    sync.Mutex
+	calls map[jsonrpc.ID]bool // calls awaiting the daemon's answer; true once delivered
+	lost  error               // why the session broke, once it did
+}
+
+// dialDaemon opens (lazily: the first message does) a session with the
+// daemon at endpoint.
+func dialDaemon(ctx context.Context, endpoint, token string) (*upstream, error) {
 	auth := &bearer{token: token, base: http.DefaultTransport}
-	up, err := (&sdk.StreamableClientTransport{
+	conn, err := (&sdk.StreamableClientTransport{
 		Endpoint: endpoint, HTTPClient: &http.Client{Transport: auth},
 		// The daemon's tools do not push messages outside a request.
 		DisableStandaloneSSE: true,
 	}).Connect(ctx)
 	if err != nil {
-		return fmt.Errorf("connect to %s: %w", endpoint, err)
+		return nil, fmt.Errorf("connect to %s: %w", endpoint, err)
 	}
-	b := &bridge{down: down, up: up, auth: auth, stderr: stderr}
-	errc := make(chan error, 2)
-	go func() { errc <- b.toDaemon(ctx) }()
-	go func() { errc <- b.toAgent(ctx) }()
-	err = <-errc
-	cancel()
-	<-errc
-	b.calls.Wait()
-	up.Close() // ends the daemon's session
-	down.Close()
-	return err
+	return &upstream{conn: conn, endpoint: endpoint, token: token, auth: auth, calls: map[jsonrpc.ID]bool{}}, nil
+}
+
+func (u *upstream) lostErr() error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.lost
+}
+
+// noteVersion takes the negotiated protocol version from an answer to
+// initialize, for the header every later request carries.
+func (u *upstream) noteVersion(result json.RawMessage) {
+	var res struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if json.Unmarshal(result, &res) == nil && res.ProtocolVersion != "" {
+		u.auth.setVersion(res.ProtocolVersion)
+	}
+}
+
+// errBroke: the call reached the daemon, but the session broke before its
+// answer came. It is not sent again: the daemon may have carried it out.
+var errBroke = errors.New("the connection to the daemon broke while the call ran")
+
+// send delivers a call on u, which then awaits its answer.
+func (u *upstream) send(ctx context.Context, req *jsonrpc.Request) error {
+	u.mu.Lock()
+	if u.lost != nil {
+		defer u.mu.Unlock()
+		return fmt.Errorf("the daemon's session ended: %w", u.lost)
+	}
+	u.calls[req.ID] = false
+	u.mu.Unlock()
+	err := u.conn.Write(ctx, req)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, waiting := u.calls[req.ID]; !waiting {
+		return nil // answered already
+	}
+	switch {
+	case err != nil:
+		delete(u.calls, req.ID)
+		return err
+	case u.lost != nil:
+		// The relay ended before it knew of this call: nobody answers it.
+		delete(u.calls, req.ID)
+		return fmt.Errorf("%w: %v", errBroke, u.lost)
+	}
+	u.calls[req.ID] = true
+	return nil
 }
 
 // bridge carries messages between the agent (down) and the daemon (up).
 type bridge struct {
-	down, up sdk.Connection
-	auth     *bearer
-	stderr   io.Writer
-	calls    sync.WaitGroup
+	down   sdk.Connection
+	loc    daemonLocator
+	stderr io.Writer
+	cancel context.CancelFunc
+	calls  sync.WaitGroup // forwarded calls
+	bg     sync.WaitGroup // relays, and old sessions being closed
 
-	mu     sync.Mutex
-	initID jsonrpc.ID // the initialize call, whose answer names the protocol version
+	mu       sync.Mutex
+	up       *upstream        // the current daemon session
+	initReq  *jsonrpc.Request // the agent's initialize, replayed on a new session
+	initDone bool             // the daemon accepted initReq
+	initNote *jsonrpc.Request // the agent's notifications/initialized
+	fatal    error            // why the bridge must end (stdout failed)
+	logMu    sync.Mutex
+
+	reconnecting sync.Mutex // held by the one reconnect that runs
+	lastTry      time.Time  // the last reconnect attempt (under reconnecting)
+	lastErr      error      // and how it failed
+}
+
+func (b *bridge) logf(format string, args ...any) {
+	b.logMu.Lock()
+	defer b.logMu.Unlock()
+	fmt.Fprintf(b.stderr, "memtray mcp: "+format+"\n", args...)
+}
+
+func (b *bridge) current() *upstream {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.up
+}
+
+// fail ends the bridge with err.
+func (b *bridge) fail(err error) {
+	b.mu.Lock()
+	if b.fatal == nil {
+		b.fatal = err
+	}
+	b.mu.Unlock()
+	b.cancel()
+}
+
+func (b *bridge) failure() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fatal
 }
 
 // toDaemon forwards what the agent writes on stdin. It returns nil when
@@ -217,7 +378,7 @@ func (b *bridge) toDaemon(ctx context.Context) error {
 		case ok && req.Method == "initialize":
 			// First and alone: its answer opens the session the rest use.
 			b.mu.Lock()
-			b.initID = req.ID
+			b.initReq, b.initDone = req, false
 			b.mu.Unlock()
 			b.forward(ctx, req)
 		case ok && req.IsCall():
@@ -229,67 +390,284 @@ func (b *bridge) toDaemon(ctx context.Context) error {
 				b.forward(ctx, req)
 			}()
 		default:
-			// Notifications and answers keep their order.
-			if err := b.up.Write(ctx, msg); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(b.stderr, "memtray mcp: forward to the daemon: %v\n", err)
+			if ok && req.Method == "notifications/initialized" {
+				b.mu.Lock()
+				b.initNote = req
+				b.mu.Unlock()
+			}
+			// Notifications and answers keep their order. One that cannot
+			// be delivered is dropped: the next call reconnects.
+			if err := b.current().conn.Write(ctx, msg); err != nil && ctx.Err() == nil {
+				b.logf("dropped %s for the daemon: %v", describe(msg), err)
 			}
 		}
 	}
 }
 
-// forward sends a call to the daemon; if it cannot be delivered, the agent
-// gets an error answer to it rather than waiting forever.
+// describe names a message for the log.
+func describe(msg jsonrpc.Message) string {
+	switch m := msg.(type) {
+	case *jsonrpc.Request:
+		return m.Method
+	case *jsonrpc.Response:
+		return fmt.Sprintf("the answer to request %v", m.ID.Raw())
+	}
+	return "a message"
+}
+
+// forward sends a call to the daemon, reconnecting once if the daemon's
+// session is lost. The agent gets exactly one answer: the daemon's, or an
+// error when the call cannot be delivered.
 func (b *bridge) forward(ctx context.Context, req *jsonrpc.Request) {
-	err := b.up.Write(ctx, req)
+	up := b.current()
+	err := up.send(ctx, req)
 	if err == nil || ctx.Err() != nil {
 		return
 	}
+	failedAt := time.Now()
 	var wire *jsonrpc.Error
-	if !errors.As(err, &wire) {
-		wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "memtray daemon: " + err.Error()}
+	switch {
+	case errors.Is(err, errBroke):
+		// It reached the daemon: sending it again might do it twice.
+		wire = daemonError(err, true)
+	case !b.sessionLost(ctx, up, err):
+		wire = daemonError(err, false)
+	default:
+		b.logf("%s: lost the daemon's session (%v); reconnecting", req.Method, err)
+		if up, err = b.reconnect(ctx, up, failedAt); err == nil {
+			if err = up.send(ctx, req); err == nil {
+				return
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		// The new daemon's own error answer, or why none could be had.
+		if wire = daemonError(err, true); wire.Code == codeDaemonUnavailable {
+			b.logf("%s: %s", req.Method, wire.Message)
+		}
 	}
-	if werr := b.down.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: wire}); werr != nil && ctx.Err() == nil {
-		fmt.Fprintf(b.stderr, "memtray mcp: answer on stdout: %v\n", werr)
+	b.answer(ctx, req.ID, wire)
+}
+
+// daemonError is err as the agent's answer: the daemon's own JSON-RPC
+// error when it gave one, else why the call could not be delivered
+// (unavailable: because no daemon session could be had).
+func daemonError(err error, unavailable bool) *jsonrpc.Error {
+	if wire, ok := daemonAnswer(err); ok {
+		return wire
+	}
+	if unavailable {
+		return &jsonrpc.Error{Code: codeDaemonUnavailable, Message: "memtray daemon unavailable: " + err.Error()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "memtray daemon: " + err.Error()}
+}
+
+// codeRejected is the code of the SDK's "rejected by transport" error,
+// which marks a request that did not get through. It is a JSON-RPC error
+// too, but not one the daemon gave.
+const codeRejected = -32005
+
+// daemonAnswer finds in err the JSON-RPC error the daemon answered with.
+func daemonAnswer(err error) (*jsonrpc.Error, bool) {
+	if wire, ok := err.(*jsonrpc.Error); ok && wire.Code != codeRejected {
+		return wire, true
+	}
+	switch e := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := e.Unwrap(); next != nil {
+			return daemonAnswer(next)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range e.Unwrap() {
+			if wire, ok := daemonAnswer(next); ok {
+				return wire, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// answer gives the agent an error answer to call id.
+func (b *bridge) answer(ctx context.Context, id jsonrpc.ID, wire *jsonrpc.Error) {
+	if err := b.down.Write(ctx, &jsonrpc.Response{ID: id, Error: wire}); err != nil && ctx.Err() == nil {
+		b.fail(fmt.Errorf("write stdout: %w", err))
 	}
 }
 
-// toAgent forwards what the daemon sends to stdout. It returns an error
-// when the daemon's session fails, nil when ctx ends.
-func (b *bridge) toAgent(ctx context.Context) error {
+// sessionLost reports whether err, from sending on up, means the daemon's
+// session is gone: the daemon forgot it (404), nothing answers at its
+// address any more, the session broke, or the daemon now runs elsewhere
+// (another process may hold its old address).
+func (b *bridge) sessionLost(ctx context.Context, up *upstream, err error) bool {
+	var uerr *url.Error
+	if errors.Is(err, sdk.ErrSessionMissing) || errors.As(err, &uerr) || up.lostErr() != nil {
+		return true
+	}
+	if _, ok := daemonAnswer(err); ok {
+		return false // the daemon answered
+	}
+	endpoint, token, ok := b.loc.find(ctx)
+	return !ok || endpoint != up.endpoint || token != up.token || up.lostErr() != nil
+}
+
+// reconnect replaces the session failed, lost at failedAt, with a new one
+// and returns it. One reconnect runs at a time, at most one per
+// reconnectEvery; the calls that lost the session meanwhile share its
+// outcome.
+func (b *bridge) reconnect(ctx context.Context, failed *upstream, failedAt time.Time) (*upstream, error) {
+	b.reconnecting.Lock()
+	defer b.reconnecting.Unlock()
+	if cur := b.current(); cur != failed && cur.lostErr() == nil {
+		return cur, nil // reconnected since
+	}
+	if b.lastTry.After(failedAt) && b.lastErr != nil {
+		return nil, b.lastErr // tried since, in vain
+	}
+	if wait := time.Until(b.lastTry.Add(reconnectEvery)); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+	b.lastTry = time.Now()
+	up, err := b.open(ctx)
+	b.lastErr = err
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	old := b.up
+	b.up = up
+	b.mu.Unlock()
+	b.bg.Add(2)
+	go b.relay(ctx, up)
+	go func() {
+		defer b.bg.Done()
+		old.conn.Close()
+	}()
+	b.logf("reconnected to the daemon at %s", up.endpoint)
+	return up, nil
+}
+
+// open finds (or starts) the daemon and opens a session with it, replaying
+// the agent's initialize and initialized when the agent is past them. The
+// answer to the replayed initialize stays here: the agent has its own.
+func (b *bridge) open(ctx context.Context) (*upstream, error) {
+	endpoint, token, err := b.loc.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	up, err := dialDaemon(ctx, endpoint, token)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	init, note := b.initReq, b.initNote
+	if !b.initDone {
+		init, note = nil, nil // the agent's initialize goes as a call
+	}
+	b.mu.Unlock()
+	if init == nil {
+		return up, nil
+	}
+	if err := replayInit(ctx, up, init, note); err != nil {
+		up.conn.Close()
+		return nil, fmt.Errorf("reopen the MCP session at %s: %w", endpoint, err)
+	}
+	return up, nil
+}
+
+// replayInit sends init on up, waits for its answer, then sends note.
+func replayInit(ctx context.Context, up *upstream, init, note *jsonrpc.Request) error {
+	if err := up.conn.Write(ctx, init); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, replayTimeout)
+	defer cancel()
 	for {
-		msg, err := b.up.Read(ctx)
+		msg, err := up.conn.Read(rctx)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
+			return fmt.Errorf("initialize: %w", err)
+		}
+		// Nothing else is due before the answer.
+		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID == init.ID {
+			if resp.Error != nil {
+				return fmt.Errorf("initialize: %w", resp.Error)
 			}
-			return fmt.Errorf("the memtray daemon closed the MCP session: %w", err)
+			up.noteVersion(resp.Result)
+			break
+		}
+	}
+	if note != nil {
+		return up.conn.Write(ctx, note)
+	}
+	return nil
+}
+
+// relay forwards what the daemon sends on up to stdout, until the session
+// breaks or ctx ends. When it breaks, the calls it still owed get an error
+// answer.
+func (b *bridge) relay(ctx context.Context, up *upstream) {
+	defer b.bg.Done()
+	for {
+		msg, err := up.conn.Read(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				b.lose(ctx, up, err)
+			}
+			return
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
-			b.noteVersion(resp)
+			up.mu.Lock()
+			delete(up.calls, resp.ID)
+			up.mu.Unlock()
+			b.noteInit(up, resp)
 		}
 		if err := b.down.Write(ctx, msg); err != nil {
-			if ctx.Err() != nil {
-				return nil
+			if ctx.Err() == nil {
+				b.fail(fmt.Errorf("write stdout: %w", err))
 			}
-			return fmt.Errorf("write stdout: %w", err)
+			return
 		}
 	}
 }
 
-// noteVersion takes the negotiated protocol version from the answer to
-// initialize, for the header every later request carries.
-func (b *bridge) noteVersion(resp *jsonrpc.Response) {
+// lose marks up as broken by err and answers the calls it delivered.
+func (b *bridge) lose(ctx context.Context, up *upstream, err error) {
+	up.mu.Lock()
+	if up.lost == nil {
+		up.lost = err
+	}
+	var owed []jsonrpc.ID
+	for id, delivered := range up.calls {
+		if delivered {
+			owed = append(owed, id)
+			delete(up.calls, id)
+		}
+	}
+	up.mu.Unlock()
+	if b.current() == up {
+		b.logf("the daemon's MCP session ended (%v); the next call reconnects", err)
+	}
+	for _, id := range owed {
+		b.answer(ctx, id, daemonError(fmt.Errorf("%w: %v", errBroke, err), true))
+	}
+}
+
+// noteInit notes the daemon's answer to the agent's initialize.
+func (b *bridge) noteInit(up *upstream, resp *jsonrpc.Response) {
 	b.mu.Lock()
-	isInit := b.initID.IsValid() && resp.ID == b.initID
+	isInit := b.initReq != nil && !b.initDone && resp.ID == b.initReq.ID
+	if isInit && resp.Error == nil {
+		b.initDone = true
+	}
 	b.mu.Unlock()
-	if !isInit || resp.Error != nil {
-		return
-	}
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if json.Unmarshal(resp.Result, &res) == nil && res.ProtocolVersion != "" {
-		b.auth.setVersion(res.ProtocolVersion)
+	if isInit && resp.Error == nil {
+		up.noteVersion(resp.Result)
 	}
 }
 

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,9 +14,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memtray/memtray/backend/config"
@@ -48,10 +53,19 @@ func noFork(t *testing.T) {
 }
 
 // serveDaemon opens a daemon on cfg's data dir and serves it on a loopback
-// listener until the test ends: with Serve when the daemon mounts /mcp
-// itself, else with the same routes put together here (MCP behind the
-// token, the API beside it) and the runtime file Serve would write.
+// listener until the test ends.
 func serveDaemon(t *testing.T, cfg config.Config) *daemon.Daemon {
+	t.Helper()
+	d, _ := runDaemon(t, cfg)
+	return d
+}
+
+// runDaemon opens a daemon on cfg's data dir and serves it on a loopback
+// listener until stop (or the test's end): with Serve when the daemon
+// mounts /mcp itself, else with the same routes put together here (MCP
+// behind the token, the API beside it) and the runtime file Serve would
+// write.
+func runDaemon(t *testing.T, cfg config.Config) (d *daemon.Daemon, stop func()) {
 	t.Helper()
 	d, err := daemon.Open(context.Background(), daemon.Options{Config: cfg, Version: "test"})
 	if err != nil {
@@ -85,19 +99,24 @@ func serveDaemon(t *testing.T, cfg config.Config) *daemon.Daemon {
 			mcpH.ServeHTTP(w, r)
 		}))
 		srv := &http.Server{Handler: mux}
+		rtPath := filepath.Join(cfg.DataDir, daemon.RuntimeFile)
 		go func() { srv.Serve(ln); done <- nil }()
-		go func() { <-ctx.Done(); srv.Close() }()
+		go func() { <-ctx.Done(); srv.Close(); os.Remove(rtPath) }()
 		rt, _ := json.Marshal(daemon.Runtime{PID: os.Getpid(), Listen: addr})
-		if err := os.WriteFile(filepath.Join(cfg.DataDir, daemon.RuntimeFile), rt, 0o600); err != nil {
+		if err := os.WriteFile(rtPath, rt, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		d.Close()
-	})
-	return d
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			d.Close()
+		})
+	}
+	t.Cleanup(stop)
+	return d, stop
 }
 
 // servesMCP reports whether the daemon's own handler answers an MCP
@@ -123,17 +142,33 @@ func agent(t *testing.T, args ...string) (*sdk.ClientSession, <-chan int) {
 // command and connecting to it.
 func agentThen(t *testing.T, then func(), args ...string) (*sdk.ClientSession, <-chan int) {
 	t.Helper()
+	a := agentWire(t, then, args...)
+	return a.cs, a.code
+}
+
+// tappedAgent is an agent whose exchange with `memtray mcp` is recorded.
+type tappedAgent struct {
+	cs        *sdk.ClientSession
+	code      <-chan int
+	sent, got *wireLog    // what the agent wrote, what it read
+	stderr    *syncBuffer // what `memtray mcp` logged
+}
+
+// agentWire is agentThen, recording both directions of the exchange.
+func agentWire(t *testing.T, then func(), args ...string) *tappedAgent {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	var stderr strings.Builder
-	env := &Env{Stdin: inR, Stdout: outW, Stderr: &stderr, Ctx: context.Background()}
+	a := &tappedAgent{sent: &wireLog{}, got: &wireLog{}, stderr: &syncBuffer{}}
+	env := &Env{Stdin: inR, Stdout: outW, Stderr: a.stderr, Ctx: context.Background()}
 	code := make(chan int, 1)
+	a.code = code
 	go func() {
 		c := Run(env, append([]string{"mcp"}, args...))
 		outW.Close()
 		inR.Close()
 		if c != 0 {
-			t.Logf("memtray mcp exited %d: %s", c, stderr.String())
+			t.Logf("memtray mcp exited %d: %s", c, a.stderr.String())
 		}
 		code <- c
 	}()
@@ -142,12 +177,102 @@ func agentThen(t *testing.T, then func(), args ...string) (*sdk.ClientSession, <
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil).
-		Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
-	if err != nil {
-		t.Fatalf("connect over stdio: %v (stderr: %s)", err, stderr.String())
+	transport := &sdk.IOTransport{
+		Reader: readCloser{io.TeeReader(outR, a.got), outR},
+		Writer: writeCloser{io.MultiWriter(inW, a.sent), inW},
 	}
-	return cs, code
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil).Connect(ctx, transport, nil)
+	if err != nil {
+		t.Fatalf("connect over stdio: %v (stderr: %s)", err, a.stderr.String())
+	}
+	a.cs = cs
+	return a
+}
+
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
+type writeCloser struct {
+	io.Writer
+	io.Closer
+}
+
+// wireLog records a stream of JSON-RPC messages.
+type wireLog struct {
+	mu   sync.Mutex
+	data []byte
+}
+
+func (w *wireLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.data = append(w.data, p...)
+	return len(p), nil
+}
+
+// wireMsg is a JSON-RPC message as recorded.
+type wireMsg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Error  *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// messages decodes what was recorded.
+func (w *wireLog) messages(t *testing.T) []wireMsg {
+	t.Helper()
+	w.mu.Lock()
+	data := slices.Clone(w.data)
+	w.mu.Unlock()
+	var msgs []wireMsg
+	dec := json.NewDecoder(bytes.NewReader(data))
+	for {
+		var m wireMsg
+		if err := dec.Decode(&m); err == io.EOF {
+			return msgs
+		} else if err != nil {
+			t.Fatalf("bad JSON-RPC on the wire: %v\n%s", err, data)
+		}
+		msgs = append(msgs, m)
+	}
+}
+
+// checkExchange checks that the agent initialized once and got exactly one
+// answer to each of its calls, and nothing else.
+func checkExchange(t *testing.T, a *tappedAgent) {
+	t.Helper()
+	calls := map[string]string{}
+	inits := 0
+	for _, m := range a.sent.messages(t) {
+		if m.Method == "initialize" {
+			inits++
+		}
+		if m.Method != "" && m.ID != nil {
+			calls[string(m.ID)] = m.Method
+		}
+	}
+	if inits != 1 {
+		t.Errorf("the agent sent initialize %d times", inits)
+	}
+	answers := map[string]int{}
+	for _, m := range a.got.messages(t) {
+		if m.Method == "" {
+			answers[string(m.ID)]++
+		}
+	}
+	for id, method := range calls {
+		if n := answers[id]; n != 1 {
+			t.Errorf("call %s (%s): %d answers, want 1", id, method, n)
+		}
+	}
+	for id := range answers {
+		if _, ok := calls[id]; !ok {
+			t.Errorf("an answer to %s, which the agent never asked", id)
+		}
+	}
 }
 
 func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any, out any) *sdk.CallToolResult {
@@ -376,7 +501,7 @@ func TestBridgeHeaders(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- bridgeMCP(context.Background(), inR, outW, io.Discard, srv.URL, "secret-token")
+		done <- bridgeMCP(context.Background(), inR, outW, io.Discard, fixedDaemon(srv.URL, "secret-token"))
 		outW.Close()
 	}()
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil).
@@ -407,5 +532,316 @@ func TestBridgeHeaders(t *testing.T) {
 	}
 	if afterInit < 3 {
 		t.Errorf("saw %d requests after initialize (initialized, tools/list, DELETE)", afterInit)
+	}
+}
+
+// callAll makes n memory_status calls at once and returns their errors.
+func callAll(cs *sdk.ClientSession, n int) []error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolStatus})
+			if err == nil && res.IsError {
+				err = fmt.Errorf("tool error: %+v", res.Content)
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestMCPReconnects: the daemon goes away under a running `memtray mcp`;
+// a new one (on a new port) takes over the data dir, at once or after a
+// while in which none can start. The agent keeps its session: no second
+// initialize, one answer per call, errors only while no daemon runs.
+func TestMCPReconnects(t *testing.T) {
+	oldEvery := reconnectEvery
+	t.Cleanup(func() { reconnectEvery = oldEvery })
+	reconnectEvery = 300 * time.Millisecond
+	const cannot = "no daemon can start in this test"
+	cases := []struct {
+		name string
+		// downRounds are rounds of calls made at once while no daemon runs
+		// and none can start: each call must fail.
+		downRounds []int
+		// upCalls are the calls made at once when the new daemon runs.
+		upCalls int
+	}{
+		{"restarted", nil, 4},
+		{"down, then back", []int{4, 1, 2}, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := mcpIsolate(t)
+			_, stop := runDaemon(t, cfg)
+
+			var (
+				mu               sync.Mutex
+				starts           []time.Time
+				running, overlap int
+			)
+			old := startDaemon
+			t.Cleanup(func() { startDaemon = old })
+			startDaemon = func(config.Config, string) (<-chan error, error) {
+				mu.Lock()
+				starts = append(starts, time.Now())
+				if running++; running > 1 {
+					overlap++
+				}
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond) // long enough for overlapping attempts to show
+				mu.Lock()
+				running--
+				mu.Unlock()
+				return nil, errors.New(cannot)
+			}
+
+			a := agentWire(t, nil, "--data-dir", cfg.DataDir)
+			initResult := a.cs.InitializeResult()
+			const fact = "The release train leaves every second Tuesday; hotfixes go out with a signed tag."
+			var st mcp.StoreResult
+			callTool(t, a.cs, mcp.ToolStore, map[string]any{"text": fact, "kind": "fact", "project": "release"}, &st)
+			if len(st.IDs) != 1 {
+				t.Fatalf("store: %+v", st)
+			}
+
+			stop()
+			for _, n := range c.downRounds {
+				for i, err := range callAll(a.cs, n) {
+					if err == nil || !strings.Contains(err.Error(), "memtray daemon unavailable") || !strings.Contains(err.Error(), cannot) {
+						t.Fatalf("call %d/%d with no daemon: %v", i+1, n, err)
+					}
+				}
+			}
+			mu.Lock()
+			tries := slices.Clone(starts)
+			mu.Unlock()
+			if overlap > 0 {
+				t.Errorf("%d daemon starts overlapped", overlap)
+			}
+			if len(tries) < len(c.downRounds) || len(tries) > 1+len(c.downRounds) {
+				// One attempt per round, shared by its calls (a call that
+				// lost the session after the round's attempt began may
+				// make one more, after reconnectEvery).
+				t.Errorf("%d attempts to start a daemon in %d rounds", len(tries), len(c.downRounds))
+			}
+			for i := 1; i < len(tries); i++ {
+				if gap := tries[i].Sub(tries[i-1]); gap < reconnectEvery-50*time.Millisecond {
+					t.Errorf("attempts %d and %d to start a daemon %s apart, want at least %s", i, i+1, gap, reconnectEvery)
+				}
+			}
+
+			runDaemon(t, cfg)
+			for i, err := range callAll(a.cs, c.upCalls) {
+				if err != nil {
+					t.Fatalf("call %d/%d once a daemon runs again: %v (stderr: %s)", i+1, c.upCalls, err, a.stderr.String())
+				}
+			}
+			// The new daemon serves the same store.
+			var found mcp.SearchResult
+			callTool(t, a.cs, mcp.ToolSearch, map[string]any{"query": "when does the release train leave"}, &found)
+			if len(found.Hits) == 0 || found.Hits[0].ID != st.IDs[0] {
+				t.Fatalf("search after the restart: %+v", found)
+			}
+			if a.cs.InitializeResult() != initResult {
+				t.Error("the agent's session was initialized again")
+			}
+			if n := strings.Count(a.stderr.String(), "reconnected to the daemon"); n != 1 {
+				t.Errorf("reconnected %d times, want 1; stderr:\n%s", n, a.stderr.String())
+			}
+
+			a.cs.Close()
+			if code := waitExit(t, a.code); code != 0 {
+				t.Fatalf("exit code %d", code)
+			}
+			checkExchange(t, a)
+		})
+	}
+}
+
+// TestBridgeSessionForgotten: the daemon still runs but forgot the session
+// (its idle timeout, say): calls in flight at once reconnect once, on a
+// session that gets the agent's own initialize and initialized again.
+func TestBridgeSessionForgotten(t *testing.T) {
+	cfg := mcpIsolate(t)
+	d, err := daemon.Open(context.Background(), daemon.Options{Config: cfg, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var handler atomic.Pointer[http.Handler]
+	forget := func() {
+		h := d.MCPHandler() // with no sessions
+		handler.Store(&h)
+	}
+	forget()
+	type seen struct{ rpc, client, version, header string }
+	var mu sync.Mutex
+	var reqs []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, _ := io.ReadAll(r.Body)
+			var msg struct {
+				Method string `json:"method"`
+				Params struct {
+					ProtocolVersion string `json:"protocolVersion"`
+					ClientInfo      struct {
+						Name string `json:"name"`
+					} `json:"clientInfo"`
+				} `json:"params"`
+			}
+			json.Unmarshal(body, &msg)
+			mu.Lock()
+			reqs = append(reqs, seen{msg.Method, msg.Params.ClientInfo.Name, msg.Params.ProtocolVersion, r.Header.Get("Mcp-Protocol-Version")})
+			mu.Unlock()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		(*handler.Load()).ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- bridgeMCP(context.Background(), inR, outW, &stderr, fixedDaemon(srv.URL, d.Token()))
+		outW.Close()
+	}()
+	a := &tappedAgent{sent: &wireLog{}, got: &wireLog{}, stderr: &stderr}
+	a.cs, err = sdk.NewClient(&sdk.Implementation{Name: "agent", Version: "1"}, nil).
+		Connect(context.Background(), &sdk.IOTransport{
+			Reader: readCloser{io.TeeReader(outR, a.got), outR},
+			Writer: writeCloser{io.MultiWriter(inW, a.sent), inW},
+		}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.cs.ListTools(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+
+	forget()
+	for i, err := range callAll(a.cs, 4) {
+		if err != nil {
+			t.Fatalf("call %d after the daemon forgot the session: %v (stderr: %s)", i+1, err, stderr.String())
+		}
+	}
+	a.cs.Close()
+	if err := <-done; err != nil {
+		t.Fatalf("bridge: %v", err)
+	}
+	checkExchange(t, a)
+	if n := strings.Count(stderr.String(), "reconnected to the daemon"); n != 1 {
+		t.Errorf("reconnected %d times, want 1; stderr:\n%s", n, stderr.String())
+	}
+	var rpcs []string
+	var inits []seen
+	for _, r := range reqs {
+		rpcs = append(rpcs, r.rpc)
+		switch {
+		case r.rpc == "initialize":
+			inits = append(inits, r)
+		case r.header == "":
+			t.Errorf("%s without the protocol version header", r.rpc)
+		}
+	}
+	// The agent's initialize and initialized, then the same again on the
+	// new session, once.
+	if len(inits) != 2 || inits[0] != inits[1] || inits[0].client != "agent" {
+		t.Fatalf("initialize requests %+v, want the agent's twice; requests: %v", inits, rpcs)
+	}
+	replay := slices.Index(rpcs[1:], "initialize") + 1
+	if n := strings.Count(strings.Join(rpcs, " "), "notifications/initialized"); n != 2 ||
+		!slices.Contains(rpcs[replay:], "notifications/initialized") {
+		t.Fatalf("initialized not sent again after the replayed initialize: %v", rpcs)
+	}
+}
+
+// TestBridgeSessionLost: which failures of a call mean the daemon's session
+// is gone (reconnect) and what the agent is told, from the errors the SDK
+// gives for what a daemon (or what took its address) may answer.
+func TestBridgeSessionLost(t *testing.T) {
+	cases := []struct {
+		name     string
+		answer   func(w http.ResponseWriter) // the answer to the call; nil: nothing listens any more
+		moved    bool                        // the runtime file names another address
+		lost     bool
+		wantCode int64
+		wantMsg  string
+	}{
+		{"session forgotten", func(w http.ResponseWriter) {
+			http.Error(w, "session not found", http.StatusNotFound)
+		}, false, true, codeDaemonUnavailable, "session not found"},
+		{"nothing listens", nil, false, true, codeDaemonUnavailable, "memtray daemon unavailable: sending \"tools/call\""},
+		{"daemon's error", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"bad params"}}`)
+		}, false, false, jsonrpc.CodeInvalidParams, "bad params"},
+		{"busy", func(w http.ResponseWriter) {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		}, false, false, jsonrpc.CodeInternalError, "memtray daemon: "},
+		{"another server on the old address", func(w http.ResponseWriter) {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+		}, true, true, codeDaemonUnavailable, "Unauthorized"},
+		{"unauthorized, daemon still there", func(w http.ResponseWriter) {
+			http.Error(w, "who are you", http.StatusUnauthorized)
+		}, false, false, jsonrpc.CodeInternalError, "Unauthorized"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if !strings.Contains(string(body), `"initialize"`) {
+					c.answer(w)
+					return
+				}
+				w.Header().Set("Mcp-Session-Id", "s1")
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}}`)
+			}))
+			defer srv.Close()
+			loc := fixedDaemon(srv.URL, "tok")
+			if c.moved {
+				loc.find = func(context.Context) (string, string, bool) { return "http://127.0.0.1:1/mcp", "tok", true }
+			}
+			b := &bridge{loc: loc, stderr: io.Discard}
+			ctx := context.Background()
+			up, err := dialDaemon(ctx, srv.URL, "tok")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer up.conn.Close()
+			initID, _ := jsonrpc.MakeID(float64(1))
+			if err := up.send(ctx, &jsonrpc.Request{ID: initID, Method: "initialize", Params: json.RawMessage(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := up.conn.Read(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if c.answer == nil {
+				srv.Close()
+			}
+			callID, _ := jsonrpc.MakeID(float64(2))
+			err = up.send(ctx, &jsonrpc.Request{ID: callID, Method: "tools/call", Params: json.RawMessage(`{"name":"memory_status"}`)})
+			if err == nil {
+				t.Fatal("the call went through")
+			}
+			lost := b.sessionLost(ctx, up, err)
+			if lost != c.lost {
+				t.Errorf("session lost: %v, want %v (%v)", lost, c.lost, err)
+			}
+			wire := daemonError(err, lost)
+			if wire.Code != c.wantCode || !strings.Contains(wire.Message, c.wantMsg) {
+				t.Errorf("answer %d %q, want %d with %q", wire.Code, wire.Message, c.wantCode, c.wantMsg)
+			}
+		})
 	}
 }
