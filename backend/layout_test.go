@@ -28,11 +28,12 @@ var allowed = map[string][]string{
 	"backend/capture":    {"memory", "config", "events"},
 	"backend/ingest":     {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
 	"backend/steward":    {"memory", "config", "store", "search", "events"},
+	"backend/tidy":       {"config"},
 	"backend/httpapi":    {"memory", "config", "store", "search", "events", "ingest", "steward"},
 	"backend/mcp":        {"memory", "config", "store", "search", "ingest", "steward", "events"},
 	"backend/eval":       {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript"},
 	"backend/daemon":     {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript"},
-	"backend/cli":        {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact"},
+	"backend/cli":        {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy"},
 }
 
 // exclusive third-party imports: prefix -> the only package allowed to import it.

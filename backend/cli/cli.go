@@ -62,6 +62,7 @@ func init() {
 		{"mcp", "", "MCP server on stdin/stdout for an agent (bridges to the daemon, starting one if none runs)", runMCP},
 		{"hook", "user-prompt-submit|session-start|pre-compact|session-end", "answer a Claude Code hook (stdin JSON) within a hard deadline", runHook},
 		{"setup", "claude-code|cursor|codex|windsurf [--print] [--undo]", "connect an agent: MCP server, hooks and proxy in its own config, with a backup", runSetup},
+		{"tidy", "PLANS_DIR [--apply] [--undo] [--json] [--now TIME] [--stale-days 7] [--stale-bytes 2048] [--dormant-days 14] [--current FILE]", "classify agent plan files; archive completed ones, move stale stubs to .trash/ (dry run by default)", runTidy},
 		{"capture", "[on|off|status] [--exclude P] [--include P]", "pause or resume capture, exclude projects, show the proxy's counters", runCapture},
 		{"recall", "[--session S] [--project P] PROMPT", "show what an agent would be given for a prompt", runRecall},
 		{"reinforce", "ID", "a memory proved useful: count it and restart its decay", runReinforce},

@@ -1,0 +1,70 @@
+// Package steward keeps a memory store healthy: it consolidates memories
+// the way DESIGN.md "Steward" describes, always as a plan first (a dry
+// run), applied only on request, with an undo of the last applied run.
+//
+// # Operations
+//
+// In sweep order (config.StewardOps), with config.Steward's thresholds
+// (per memory type from cfg.Types[type], else cfg.Types["default"]):
+//
+//   - merge: near-duplicates (cosine >= merge_similarity, 0.88), found as
+//     each memory's nearest neighbours in the store's vector index, of the
+//     same type and project (any project with PlanOptions.All). The one with
+//     more retrieval signal survives (reinforced, then accessed, then
+//     importance, then the newer); it keeps the better of the two texts (the
+//     one with more load-bearing tokens, see LoadBearing; never a
+//     concatenation) with that text's embedding, the higher importance, the
+//     sum of access, reinforcement and feedback counts, and both's hit times.
+//     The other goes to the trash, its id in the action (MergedIDs) and in
+//     the trash reason (no record field fits: Supersedes means a kept
+//     history). A merge that would lose a load-bearing token (number, path,
+//     identifier, version, URL...) of either text is refused and listed in
+//     Plan.Refused.
+//   - decay_stale: not accessed or reinforced (nor created) for stale_days:
+//     importance x decay_factor, never below decay_floor.
+//   - boost_active: accessed at least boost_min_access times, not stale and
+//     not sticky (stickiness <= unreinforced_stickiness): importance x
+//     boost_factor, at most 1.
+//   - prune: importance below prune_importance and older than
+//     prune_age_days: to the trash.
+//   - decay_unreinforced: stickiness (Stickiness) above
+//     unreinforced_stickiness: importance x unreinforced_factor.
+//   - snooze_sticky: stickiness above snooze_stickiness with at least
+//     snooze_min_access accesses: hidden from recall for snooze_days
+//     (CooldownUntil). A snoozed memory is not snoozed again, nor is one
+//     that has not been retrieved since its last snooze ended.
+//
+// The importance-scaling operations (decay_stale, boost_active,
+// decay_unreinforced) touch a memory at most once per Options.MinInterval
+// (a week), recorded in a small ledger in Options.Dir, so an hourly
+// schedule does not compound them.
+//
+// # Never touched
+//
+// Pinned memories: never merged, decayed, boosted, pruned or snoozed.
+// Superseded memories (the kept history of an update) are left alone.
+// Snoozed memories are not merged.
+//
+// # Safety model
+//
+//  1. Plan reads the store page by page (no lock held across the sweep;
+//     capture and recall go on) and returns every action with the memory's
+//     state before and after and the reason. Nothing is written.
+//  2. Apply re-checks each action against the store: a memory changed
+//     since the plan (updated_at differs) or gone is skipped and reported.
+//  3. Apply writes an undo journal first (Options.Dir/undo.json, fsync'd,
+//     atomic rename): the full record of every touched memory before the
+//     run, embedding included.
+//  4. Every change of the run is then one store.Apply batch: one bbolt
+//     transaction, all or nothing even under kill -9, with preconditions
+//     on updated_at so a write racing the apply is never overwritten.
+//  5. Nothing is deleted: pruned and merged-away memories go to the
+//     store's trash (not searched, counted or exported), restorable for
+//     config trash_days (PurgeTrash deletes older ones).
+//  6. Undo puts the last run back in one batch: records exactly as they
+//     were (every field, updated_at and embedding included), trashed ones
+//     restored from the trash.
+//
+// Quality (log-usage with exponential decay, not scored before
+// quality_min_events retrievals) is reported on each action for the UI.
+package steward

@@ -1,0 +1,143 @@
+package steward
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Files in Options.Dir.
+const (
+	journalFile = "undo.json"      // the last applied run's undo journal
+	journalPrev = "undo.prev.json" // the run before, while a new run is being applied
+	ledgerFile  = "ledger.json"    // when a rate-limited operation last touched each memory
+)
+
+// writeFileAtomic writes data to path durably: a temporary file in the same
+// directory, fsync, rename over path, fsync of the directory.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	fail := func(err error) error {
+		_ = f.Close()
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil {
+		return fail(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// ledger records when each rate-limited operation last touched each memory
+// (op -> id -> time). Entries older than the interval block nothing and
+// are dropped when it is saved, so it holds only recent work.
+type ledger struct {
+	Version int                             `json:"version"`
+	Ops     map[string]map[string]time.Time `json:"ops"`
+}
+
+func (l *ledger) recent(op, id string, now time.Time, interval time.Duration) bool {
+	if l == nil {
+		return false
+	}
+	t, ok := l.Ops[op][id]
+	return ok && now.Sub(t) < interval
+}
+
+func (l *ledger) get(op, id string) (time.Time, bool) {
+	t, ok := l.Ops[op][id]
+	return t, ok
+}
+
+func (l *ledger) set(op, id string, t time.Time) {
+	if l.Ops == nil {
+		l.Ops = map[string]map[string]time.Time{}
+	}
+	if l.Ops[op] == nil {
+		l.Ops[op] = map[string]time.Time{}
+	}
+	l.Ops[op][id] = t
+}
+
+func (l *ledger) unset(op, id string) {
+	delete(l.Ops[op], id)
+}
+
+// loadLedger reads the ledger in dir; a missing one is empty.
+func loadLedger(dir string) (*ledger, error) {
+	l := &ledger{Version: 1, Ops: map[string]map[string]time.Time{}}
+	if dir == "" {
+		return l, nil
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ledgerFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read steward ledger: %w", err)
+	}
+	if err := json.Unmarshal(b, l); err != nil {
+		return nil, fmt.Errorf("read steward ledger %s: %w", filepath.Join(dir, ledgerFile), err)
+	}
+	if l.Ops == nil {
+		l.Ops = map[string]map[string]time.Time{}
+	}
+	return l, nil
+}
+
+// save writes the ledger, dropping entries older than interval at now.
+func (l *ledger) save(dir string, now time.Time, interval time.Duration) error {
+	for op, ids := range l.Ops {
+		for id, t := range ids {
+			if now.Sub(t) >= interval {
+				delete(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			delete(l.Ops, op)
+		}
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, ledgerFile), b); err != nil {
+		return fmt.Errorf("write steward ledger: %w", err)
+	}
+	return nil
+}

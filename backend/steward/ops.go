@@ -1,0 +1,210 @@
+package steward
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// The operations, in the order a sweep runs them (config.StewardOps).
+const (
+	OpMerge             = "merge"
+	OpDecayStale        = "decay_stale"
+	OpBoostActive       = "boost_active"
+	OpPrune             = "prune"
+	OpDecayUnreinforced = "decay_unreinforced"
+	OpSnoozeSticky      = "snooze_sticky"
+)
+
+// rateLimited are the operations that scale importance: each touches a
+// memory at most once per Options.MinInterval (see ledger), so an hourly
+// schedule does not compound them.
+var rateLimited = map[string]bool{OpDecayStale: true, OpBoostActive: true, OpDecayUnreinforced: true}
+
+// env is what the single-memory operations need besides the memory.
+type env struct {
+	now      time.Time
+	cfg      config.Steward
+	ledger   *ledger
+	interval time.Duration
+}
+
+// eligible reports whether any operation may touch m: pinned and
+// superseded memories are never touched.
+func eligible(m *memory.Memory) bool { return !m.Pinned && !m.Superseded() }
+
+// run applies the single-memory operation op to w in place. It returns
+// whether w changed, whether w is to be trashed (prune), and why.
+func (e *env) run(op string, w *memory.Memory) (changed, trash bool, reason string) {
+	if !eligible(w) {
+		return false, false, ""
+	}
+	if rateLimited[op] && e.ledger.recent(op, w.ID, e.now, e.interval) {
+		return false, false, ""
+	}
+	tc := typeConfig(e.cfg, w.Type)
+	idle := e.now.Sub(lastActive(w))
+	idleDays := int(idle / day)
+	stick := Stickiness(w, e.cfg)
+	switch op {
+	case OpDecayStale:
+		if idle < time.Duration(tc.StaleDays)*day || w.Importance <= tc.DecayFloor {
+			return false, false, ""
+		}
+		w.Importance = max(w.Importance*tc.DecayFactor, tc.DecayFloor)
+		return true, false, fmt.Sprintf("not accessed or reinforced for %d days (stale after %d): importance x%g, floor %g",
+			idleDays, tc.StaleDays, tc.DecayFactor, tc.DecayFloor)
+	case OpBoostActive:
+		if w.AccessCount < e.cfg.BoostMinAccess || w.Importance >= 1 || idle >= time.Duration(tc.StaleDays)*day {
+			return false, false, ""
+		}
+		if stick > e.cfg.UnreinforcedStickiness {
+			return false, false, "" // sticky: retrieved, not confirmed; never boosted
+		}
+		w.Importance = min(1, w.Importance*e.cfg.BoostFactor)
+		return true, false, fmt.Sprintf("accessed %d times (>= %d), stickiness %.1f: importance x%g, capped at 1",
+			w.AccessCount, e.cfg.BoostMinAccess, stick, e.cfg.BoostFactor)
+	case OpPrune:
+		age := e.now.Sub(w.CreatedAt)
+		if w.Importance >= tc.PruneImportance || age <= time.Duration(tc.PruneAgeDays)*day {
+			return false, false, ""
+		}
+		return true, true, fmt.Sprintf("importance %.3f < %g and %d days old (> %d): to the trash",
+			w.Importance, tc.PruneImportance, int(age/day), tc.PruneAgeDays)
+	case OpDecayUnreinforced:
+		if stick <= e.cfg.UnreinforcedStickiness || w.Importance <= 0 {
+			return false, false, ""
+		}
+		w.Importance *= e.cfg.UnreinforcedFactor
+		return true, false, fmt.Sprintf("stickiness %.1f (%d accesses, %d reinforcements) > %g: importance x%g",
+			stick, w.AccessCount, w.ReinforcedCount, e.cfg.UnreinforcedStickiness, e.cfg.UnreinforcedFactor)
+	case OpSnoozeSticky:
+		if w.AccessCount < e.cfg.SnoozeMinAccess || stick <= e.cfg.SnoozeStickiness || w.Snoozed(e.now) {
+			return false, false, ""
+		}
+		// Snoozed before and not retrieved since it came back: it has had
+		// no new chance to prove itself, so it is not snoozed again yet.
+		if !w.CooldownUntil.IsZero() && !w.LastAccessed.After(w.CooldownUntil) {
+			return false, false, ""
+		}
+		w.CooldownUntil = e.now.Add(time.Duration(e.cfg.SnoozeDays) * day).UTC()
+		return true, false, fmt.Sprintf("stickiness %.1f > %g with %d accesses (>= %d): hidden from recall for %d days",
+			stick, e.cfg.SnoozeStickiness, w.AccessCount, e.cfg.SnoozeMinAccess, e.cfg.SnoozeDays)
+	}
+	return false, false, ""
+}
+
+// mergeable reports whether a and b may be merged at now: both eligible,
+// neither snoozed, same type, and same project unless all.
+func mergeable(a, b *memory.Memory, now time.Time, all bool) bool {
+	return a.ID != b.ID && eligible(a) && eligible(b) && !a.Snoozed(now) && !b.Snoozed(now) &&
+		a.Type == b.Type && (all || a.Project == b.Project) && len(a.Embedding) > 0 && len(b.Embedding) > 0
+}
+
+// survivorFirst orders two memories by retrieval signal: reinforced, then
+// accessed, then importance, then the newer, then the smaller id.
+func survivorFirst(a, b *memory.Memory) bool {
+	switch {
+	case a.ReinforcedCount != b.ReinforcedCount:
+		return a.ReinforcedCount > b.ReinforcedCount
+	case a.AccessCount != b.AccessCount:
+		return a.AccessCount > b.AccessCount
+	case a.Importance != b.Importance:
+		return a.Importance > b.Importance
+	case !a.CreatedAt.Equal(b.CreatedAt):
+		return a.CreatedAt.After(b.CreatedAt)
+	}
+	return a.ID < b.ID
+}
+
+// mergeResult is a planned merge of two memories.
+type mergeResult struct {
+	survivor, loser memory.Memory
+	merged          memory.Memory // the survivor after the merge
+	keptLoserText   bool
+	refused         string  // non-empty: why the merge is refused
+	similarity      float64 // cosine of the two
+	reason          string
+}
+
+// merge merges a and b: the one with more retrieval signal survives and
+// keeps the better text (the one with more load-bearing tokens; the
+// survivor's own on a tie; never a concatenation, so the embedding stays
+// the text's own) and the sum of both's counts. The merge is refused when
+// either text holds a load-bearing token the kept text lacks.
+func merge(a, b *memory.Memory) mergeResult {
+	s, l := a, b
+	if !survivorFirst(a, b) {
+		s, l = b, a
+	}
+	r := mergeResult{survivor: *s, loser: *l}
+	st, lt := LoadBearing(s.Text), LoadBearing(l.Text)
+	kept, keptSet := s, st
+	if len(lt) > len(st) {
+		kept, keptSet, r.keptLoserText = l, lt, true
+	}
+	var lost []string
+	for _, set := range []map[string]bool{st, lt} {
+		for tok := range set {
+			if !keptSet[tok] && !slices.Contains(lost, tok) {
+				lost = append(lost, tok)
+			}
+		}
+	}
+	if len(lost) > 0 {
+		sort.Strings(lost)
+		from := l.ID
+		if r.keptLoserText {
+			from = s.ID
+		}
+		r.refused = fmt.Sprintf("merge refused: %s carries %s that the kept text lacks", from, quoteList(lost, 5))
+		return r
+	}
+	m := *s
+	m.Text, m.Embedding, m.EmbeddingModel = kept.Text, slices.Clone(kept.Embedding), kept.EmbeddingModel
+	m.AccessCount += l.AccessCount
+	m.ReinforcedCount += l.ReinforcedCount
+	m.FeedbackSum += l.FeedbackSum
+	m.FeedbackN += l.FeedbackN
+	m.Importance = max(s.Importance, l.Importance)
+	m.Hits = mergeHits(s.Hits, l.Hits)
+	if l.LastAccessed.After(m.LastAccessed) {
+		m.LastAccessed = l.LastAccessed
+	}
+	if l.LastReinforcedAt.After(m.LastReinforcedAt) {
+		m.LastReinforcedAt = l.LastReinforcedAt
+	}
+	r.merged = m
+	return r
+}
+
+// mergeHits is the union of two hit lists, sorted, newest memory.MaxHits kept.
+func mergeHits(a, b []time.Time) []time.Time {
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	out := append(slices.Clone(a), b...)
+	slices.SortFunc(out, func(x, y time.Time) int { return x.Compare(y) })
+	out = slices.CompactFunc(out, func(x, y time.Time) bool { return x.Equal(y) })
+	if len(out) > memory.MaxHits {
+		out = out[len(out)-memory.MaxHits:]
+	}
+	return out
+}
+
+func quoteList(toks []string, n int) string {
+	q := make([]string, 0, n)
+	for i, t := range toks {
+		if i == n {
+			q = append(q, fmt.Sprintf("and %d more", len(toks)-n))
+			break
+		}
+		q = append(q, fmt.Sprintf("%q", t))
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,261 @@
+package steward
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+var nonMerge = []string{OpDecayStale, OpBoostActive, OpPrune, OpDecayUnreinforced, OpSnoozeSticky}
+
+// want is one expected action: the importance after it, or a snooze
+// (cooldown now+30d), or the trash.
+type want struct {
+	importance float64
+	snooze     bool
+	trash      bool
+}
+
+func TestOperations(t *testing.T) {
+	feedbackCfg := defaults()
+	feedbackCfg.Types = map[string]config.StewardType{
+		"default":  feedbackCfg.Types["default"],
+		"user":     feedbackCfg.Types["user"],
+		"feedback": {StaleDays: 10, DecayFactor: 0.5, DecayFloor: 0.2, PruneImportance: 0.3, PruneAgeDays: 5},
+	}
+	text := func(id string) string { return "memory " + id + " about the " + id + " subsystem and its quirks" }
+	r := func(id string, typ memory.Type, imp float64, access, reinforced, created, accessed int) rec {
+		return rec{id: id, text: text(id), typ: typ, importance: imp, access: access, reinforced: reinforced, created: created, accessed: accessed}
+	}
+	snoozedAgo := r("snoozedago", memory.TypeProject, 0.5, 12, 1, 100, 10)
+	snoozedAgo.cooldown = daysAgo(5)
+	snoozedNow := r("snoozednow", memory.TypeProject, 0.5, 12, 1, 100, 40)
+	snoozedNow.cooldown = now.Add(5 * day)
+	backAndUsed := r("backandused", memory.TypeProject, 0.5, 12, 1, 100, 1)
+	backAndUsed.cooldown = daysAgo(5)
+	pinned := r("pinned", memory.TypeProject, 0.012, 30, 0, 400, -1)
+	pinned.pinned = true
+	superseded := r("superseded", memory.TypeProject, 0.012, 30, 0, 400, -1)
+	superseded.superseded = true
+
+	cases := []struct {
+		name string
+		cfg  config.Steward
+		rec  rec
+		want map[string]want // op -> expectation; nil: untouched
+	}{
+		{"fresh memory", defaults(), r("fresh", memory.TypeProject, 0.5, 0, 0, 10, -1), nil},
+		{"stale project memory decays", defaults(), r("stale", memory.TypeProject, 0.5, 0, 0, 200, -1),
+			map[string]want{OpDecayStale: {importance: 0.4}}},
+		{"stale by last access, not creation", defaults(), r("staleacc", memory.TypeProject, 0.5, 2, 0, 400, 100),
+			map[string]want{OpDecayStale: {importance: 0.4}}},
+		{"recently accessed is not stale", defaults(), r("recent", memory.TypeProject, 0.5, 2, 0, 400, 30), nil},
+		{"user type: 100 days is not stale", defaults(), r("user100", memory.TypeUser, 0.5, 0, 0, 100, -1), nil},
+		{"user type: 200 days decays gently", defaults(), r("user200", memory.TypeUser, 0.5, 0, 0, 200, -1),
+			map[string]want{OpDecayStale: {importance: 0.475}}},
+		{"decay stops at the floor, then prune", defaults(), r("floor", memory.TypeProject, 0.012, 0, 0, 200, -1),
+			map[string]want{OpDecayStale: {importance: 0.01}, OpPrune: {trash: true}}},
+		{"young low-importance memory is kept", defaults(), r("young", memory.TypeProject, 0.03, 0, 0, 20, -1), nil},
+		{"user prune thresholds", defaults(), r("userold", memory.TypeUser, 0.01, 0, 0, 400, -1),
+			map[string]want{OpPrune: {trash: true}}},
+		{"user memory above its prune threshold stays", defaults(), r("userkeep", memory.TypeUser, 0.03, 0, 0, 400, 200), nil},
+		{"per-type thresholds from config", feedbackCfg, r("fb", memory.TypeFeedback, 0.5, 0, 0, 20, -1),
+			map[string]want{OpDecayStale: {importance: 0.25}, OpPrune: {trash: true}}},
+		{"active memory boosted", defaults(), r("active", memory.TypeProject, 0.5, 6, 2, 50, 1),
+			map[string]want{OpBoostActive: {importance: 0.55}}},
+		{"boost capped at 1", defaults(), r("capped", memory.TypeProject, 0.95, 6, 6, 50, 1),
+			map[string]want{OpBoostActive: {importance: 1}}},
+		{"sticky memory not boosted but decayed", defaults(), r("sticky", memory.TypeProject, 0.5, 6, 0, 50, 1),
+			map[string]want{OpDecayUnreinforced: {importance: 0.45}}},
+		{"very sticky memory decayed and snoozed", defaults(), r("verysticky", memory.TypeProject, 0.5, 12, 1, 50, 1),
+			map[string]want{OpDecayUnreinforced: {importance: 0.45}, OpSnoozeSticky: {snooze: true}}},
+		{"snoozed memory not snoozed again", defaults(), snoozedNow,
+			map[string]want{OpDecayUnreinforced: {importance: 0.45}}},
+		{"back from a snooze, not retrieved since: not snoozed again", defaults(), snoozedAgo,
+			map[string]want{OpDecayUnreinforced: {importance: 0.45}}},
+		{"back from a snooze and retrieved since: snoozed again", defaults(), backAndUsed,
+			map[string]want{OpDecayUnreinforced: {importance: 0.45}, OpSnoozeSticky: {snooze: true}}},
+		{"pinned never touched", defaults(), pinned, nil},
+		{"superseded left alone", defaults(), superseded, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, sw := fixture(t, c.cfg, c.rec)
+			p, err := sw.Plan(context.Background(), PlanOptions{Ops: nonMerge})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := actionsFor(p, c.rec.id)
+			if len(got) != len(c.want) {
+				var ops []string
+				for op, a := range got {
+					ops = append(ops, op+": "+a.Reason)
+				}
+				t.Fatalf("actions %v, want %v", ops, c.want)
+			}
+			for op, w := range c.want {
+				a, ok := got[op]
+				if !ok {
+					t.Fatalf("no %s action", op)
+				}
+				if a.Reason == "" || a.Preview == "" || a.Type != c.rec.typ {
+					t.Errorf("%s action lacks reason, preview or type: %+v", op, a)
+				}
+				switch {
+				case w.trash:
+					if !a.After.Trashed {
+						t.Errorf("%s: not trashed", op)
+					}
+				case w.snooze:
+					if !a.After.CooldownUntil.Equal(now.Add(30 * day)) {
+						t.Errorf("%s: cooldown %v", op, a.After.CooldownUntil)
+					}
+				default:
+					if math.Abs(a.After.Importance-w.importance) > 1e-9 {
+						t.Errorf("%s: importance %v -> %v, want %v", op, a.Before.Importance, a.After.Importance, w.importance)
+					}
+				}
+			}
+			if p.Scanned != 1 || len(p.Actions) != len(c.want) {
+				t.Errorf("scanned %d, %d actions", p.Scanned, len(p.Actions))
+			}
+		})
+	}
+}
+
+// mergeRecs are two near-duplicates; the second carries more retrieval signal.
+func mergeRecs(textA, textB string) (rec, rec) {
+	a := rec{id: "dupa", text: textA, typ: memory.TypeProject, importance: 0.4, access: 2, reinforced: 0, created: 20, accessed: 3}
+	b := rec{id: "dupb", text: textB, typ: memory.TypeProject, importance: 0.6, access: 4, reinforced: 1, created: 30, accessed: 1}
+	return a, b
+}
+
+func TestMerge(t *testing.T) {
+	ctx := context.Background()
+	base := "The deploy script pushes the api service image to the staging cluster after the integration tests pass on the main branch"
+	cases := []struct {
+		name      string
+		textA     string // dupa: less signal
+		textB     string // dupb: survivor
+		project   string // dupa's project ("" = same as dupb)
+		all       bool
+		pinnedA   bool
+		merged    bool
+		keptText  string
+		refusedOn string
+	}{
+		{name: "same text wording: survivor keeps its text", textA: base + ".", textB: base + " .", merged: true, keptText: base + " ."},
+		{name: "same tokens: survivor keeps its own text",
+			textA: base + " using deploy.sh v2.4.1.", textB: base + " using deploy.sh v2.4.1 quickly.", merged: true,
+			keptText: base + " using deploy.sh v2.4.1 quickly."},
+		{name: "better text wins", textA: base + " via scripts/deploy.sh", textB: base, merged: true, keptText: base + " via scripts/deploy.sh"},
+		{name: "refused: a load-bearing token would be lost", textA: base + " with timeout 300s", textB: base + " with timeout 120s",
+			refusedOn: "300s"},
+		{name: "other project: not merged", textA: base + ".", textB: base + " .", project: "elsewhere"},
+		{name: "other project with all: merged", textA: base + ".", textB: base + " .", project: "elsewhere", all: true, merged: true, keptText: base + " ."},
+		{name: "pinned: never merged", textA: base + ".", textB: base + " .", pinnedA: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := mergeRecs(c.textA, c.textB)
+			a.project, a.pinned = c.project, c.pinnedA
+			other := rec{id: "other", text: "Unrelated note: the frontend uses svelte with vite and typescript", typ: memory.TypeProject, created: 5, accessed: -1}
+			st, sw := fixture(t, defaults(), a, b, other)
+			p, err := sw.Plan(ctx, PlanOptions{All: c.all, Ops: []string{OpMerge}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.merged {
+				if len(p.Actions) != 0 {
+					t.Fatalf("unexpected merge: %+v", p.Actions)
+				}
+				if c.refusedOn != "" && (len(p.Refused) != 1 || !strings.Contains(p.Refused[0].Reason, c.refusedOn)) {
+					t.Errorf("refusal not reported with the token %q: %+v", c.refusedOn, p.Refused)
+				}
+				return
+			}
+			if len(p.Actions) != 1 {
+				t.Fatalf("actions: %+v (refused %+v)", p.Actions, p.Refused)
+			}
+			act := p.Actions[0]
+			if act.ID != "dupb" || act.Survivor != "dupb" || len(act.MergedIDs) != 1 || act.MergedIDs[0] != "dupa" {
+				t.Fatalf("survivor/merged: %+v", act)
+			}
+			if act.KeptText != c.keptText || act.Similarity < defaults().MergeSimilarity {
+				t.Errorf("kept %q (sim %.3f), want %q", act.KeptText, act.Similarity, c.keptText)
+			}
+			if _, err := sw.Apply(ctx, p, nil); err != nil {
+				t.Fatal(err)
+			}
+			s, err := st.Get(ctx, "dupb")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Text != c.keptText || s.AccessCount != 6 || s.ReinforcedCount != 1 || s.Importance != 0.6 || len(s.Hits) != 2 ||
+				!s.LastAccessed.Equal(daysAgo(1)) {
+				t.Errorf("survivor after merge: %+v", s)
+			}
+			vecs, _ := testEmb.Embed(ctx, []string{c.keptText})
+			if fmt.Sprint(s.Embedding) != fmt.Sprint(vecs[0]) {
+				t.Error("survivor's embedding is not its kept text's")
+			}
+			tr, _ := st.Trash(ctx)
+			if len(tr) != 1 || tr[0].Memory.ID != "dupa" || !strings.Contains(tr[0].Reason, "dupb") {
+				t.Errorf("trash: %+v", tr)
+			}
+		})
+	}
+}
+
+// TestMergeCandidatesFromVectorSearch: among many memories, only the
+// near-duplicate pairs merge, each memory at most once per plan.
+func TestMergeCandidatesFromVectorSearch(t *testing.T) {
+	ctx := context.Background()
+	topics := []string{"postgres connection pool", "redis cache eviction", "kafka consumer lag", "docker image build", "svelte store updates",
+		"oauth token refresh", "s3 bucket policy", "terraform state lock", "helm chart values", "pnpm workspace layout"}
+	var recs []rec
+	for i, tp := range topics {
+		text := fmt.Sprintf("Notes on the %s: we keep the defaults and document every change in the team wiki page", tp)
+		recs = append(recs, rec{id: fmt.Sprintf("m%02d", i), text: text, typ: memory.TypeProject, created: 10, accessed: -1})
+		if i%3 == 0 {
+			recs = append(recs, rec{id: fmt.Sprintf("m%02dd", i), text: text + ".", typ: memory.TypeProject, created: 12, accessed: -1})
+		}
+	}
+	// Three copies of one text: one merge now, the third waits for the next sweep.
+	recs = append(recs, rec{id: "m00t", text: recs[0].text + " ", typ: memory.TypeProject, created: 14, accessed: -1})
+	_, sw := fixture(t, defaults(), recs...)
+	p, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Counts[OpMerge] != 4 {
+		t.Fatalf("merges %d, want 4: %+v", p.Counts[OpMerge], p.Actions)
+	}
+	seen := map[string]bool{}
+	for _, a := range p.Actions {
+		for _, id := range append([]string{a.ID}, a.MergedIDs...) {
+			if seen[id] {
+				t.Errorf("%s in two merges", id)
+			}
+			seen[id] = true
+		}
+		if !strings.HasPrefix(a.MergedIDs[0], a.ID[:3]) {
+			t.Errorf("merged different topics: %s + %s", a.ID, a.MergedIDs[0])
+		}
+	}
+	if _, err := sw.Apply(ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	p2, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.Counts[OpMerge] != 1 {
+		t.Errorf("second sweep merges %d, want 1 (the third copy)", p2.Counts[OpMerge])
+	}
+}

@@ -1,0 +1,249 @@
+package steward
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+const (
+	// mergeNeighbours is how many nearest neighbours each memory's merge
+	// search asks the store for.
+	mergeNeighbours = 6
+	// mergeChunk is how many memories share one pass over the vector index
+	// (store.VectorSearchMany).
+	mergeChunk = 64
+	// maxRefused bounds Plan.Refused.
+	maxRefused = 200
+)
+
+// Plan makes a dry run over the whole store (or one project): every
+// operation of opts.Ops, in sweep order, memory by memory. It reads the
+// store page by page (store.Iterate: a short read transaction per 256
+// records, no lock held between pages), so capture and recall go on during
+// a sweep; a memory written meanwhile may or may not be seen, and Apply
+// skips an action whose memory changed since. Merge candidates come from
+// the vector index (the nearest neighbours of each memory, several
+// memories per pass), never from comparing all pairs here; each memory
+// takes part in at most one merge per plan (a cluster of three merges over
+// two sweeps).
+func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
+	ops, err := checkOps(opts.Ops)
+	if err != nil {
+		return nil, fmt.Errorf("steward plan: %w", err)
+	}
+	if opts.All && opts.Project != "" {
+		return nil, fmt.Errorf("steward plan: %w", &memory.ValidationError{Problems: []string{"all (every project) and project exclude each other"}})
+	}
+	start := time.Now()
+	now := s.clock.Now()
+	s.mu.Lock()
+	led, err := loadLedger(s.opts.Dir)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("steward plan: %w", err)
+	}
+	p := &Plan{ID: newRunID(now), CreatedAt: now.UTC(), Scope: "store", Project: opts.Project, All: opts.All,
+		Ops: ops, Counts: map[string]int{}, Actions: []Action{}}
+	switch {
+	case opts.All:
+		p.Scope = "all"
+	case opts.Project != "":
+		p.Scope = "project:" + opts.Project
+	}
+	merges := map[string]*mergeResult{}
+	losers := map[string]bool{}
+	if slices.Contains(ops, OpMerge) {
+		if err := s.planMerges(ctx, opts, now, p, merges, losers); err != nil {
+			return nil, fmt.Errorf("steward plan: merge: %w", err)
+		}
+	}
+	e := &env{now: now, cfg: s.cfg, ledger: led, interval: s.opts.MinInterval}
+	var active []time.Time // per action: the memory's last activity, for Quality
+	var access []int
+	err = s.st.Iterate(ctx, store.Filter{Project: opts.Project, IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+		p.Scanned++
+		p.Events += m.AccessCount
+		p.MaxHits = max(p.MaxHits, m.AccessCount)
+		if !eligible(&m) || losers[m.ID] {
+			return nil
+		}
+		base := Action{ID: m.ID, Project: m.Project, Kind: m.Kind, Type: m.Type, Preview: preview(m.Text)}
+		w := m
+		if r, ok := merges[m.ID]; ok {
+			if r.survivor.UpdatedAt.Equal(m.UpdatedAt) {
+				a := base
+				a.Op, a.Survivor, a.MergedIDs = OpMerge, m.ID, []string{r.loser.ID}
+				a.MergedBefore = []Snapshot{snapshot(&r.loser, true)}
+				a.Before, a.After = snapshot(&m, true), snapshot(&r.merged, true)
+				a.KeptText, a.Similarity, a.Reason = r.merged.Text, r.similarity, r.reason
+				w = r.merged
+				p.Actions = append(p.Actions, a)
+				active, access = append(active, lastActive(&w)), append(access, w.AccessCount)
+			} else {
+				delete(merges, m.ID) // changed between the passes: next sweep
+			}
+		}
+		for _, op := range ops {
+			if op == OpMerge {
+				continue
+			}
+			before := w
+			changed, trash, reason := e.run(op, &w)
+			if !changed {
+				continue
+			}
+			a := base
+			a.Op, a.Reason = op, reason
+			a.Before, a.After = snapshot(&before, false), snapshot(&w, false)
+			a.After.Trashed = trash
+			p.Actions = append(p.Actions, a)
+			active, access = append(active, lastActive(&before)), append(access, before.AccessCount)
+			if trash {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("steward plan: %w", err)
+	}
+	p.Scored = Scored(p.Events, s.cfg)
+	for i := range p.Actions {
+		p.Counts[p.Actions[i].Op]++
+		if p.Scored {
+			m := memory.Memory{AccessCount: access[i], CreatedAt: active[i]}
+			p.Actions[i].Quality = Quality(&m, p.MaxHits, now, s.cfg)
+		}
+	}
+	p.Duration = time.Since(start)
+	return p, nil
+}
+
+// planMerges finds the merges of the plan: for each memory (page by page,
+// mergeChunk at a time) its nearest neighbours at or above the merge
+// similarity, the first mergeable one not yet claimed by another merge.
+func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, merges map[string]*mergeResult, losers map[string]bool) error {
+	claimed := map[string]bool{}
+	refusedPairs := map[[2]string]bool{}
+	thr := s.cfg.MergeSimilarity
+	if !(thr > 0) {
+		thr = 0.88
+	}
+	chunk := make([]memory.Memory, 0, mergeChunk)
+	flush := func() error {
+		defer func() { chunk = chunk[:0] }()
+		groups := map[string][]int{}
+		var keys []string
+		for i := range chunk {
+			m := &chunk[i]
+			if claimed[m.ID] || !eligible(m) || m.Snoozed(now) || isZero(m.Embedding) {
+				continue
+			}
+			key := m.Project
+			if opts.All {
+				key = ""
+			}
+			if _, ok := groups[key]; !ok {
+				keys = append(keys, key)
+			}
+			groups[key] = append(groups[key], i)
+		}
+		for _, key := range keys {
+			idx := groups[key]
+			vecs := make([][]float32, len(idx))
+			for j, i := range idx {
+				vecs[j] = chunk[i].Embedding
+			}
+			f := store.Filter{Project: key}
+			if opts.All {
+				f = store.Filter{}
+			}
+			res, err := s.st.VectorSearchMany(ctx, vecs, mergeNeighbours, f)
+			if err != nil {
+				return err
+			}
+			var want []string
+			for _, list := range res {
+				for _, c := range list {
+					if c.Score >= thr && !claimed[c.ID] {
+						want = append(want, c.ID)
+					}
+				}
+			}
+			if len(want) == 0 {
+				continue
+			}
+			got, err := s.st.GetMany(ctx, want)
+			if err != nil {
+				return err
+			}
+			for j, i := range idx {
+				m := &chunk[i]
+				if claimed[m.ID] {
+					continue
+				}
+				for _, c := range res[j] {
+					if c.Score < thr {
+						break
+					}
+					cm, ok := got[c.ID]
+					if c.ID == m.ID || claimed[c.ID] || !ok || !mergeable(m, &cm, now, opts.All) {
+						continue
+					}
+					r := merge(m, &cm)
+					r.similarity = c.Score
+					if r.refused != "" {
+						pair := [2]string{min(m.ID, cm.ID), max(m.ID, cm.ID)}
+						if !refusedPairs[pair] && len(p.Refused) < maxRefused {
+							refusedPairs[pair] = true
+							p.Refused = append(p.Refused, Action{Op: OpMerge, ID: r.survivor.ID, Project: r.survivor.Project,
+								Kind: r.survivor.Kind, Type: r.survivor.Type, Preview: preview(r.survivor.Text),
+								Survivor: r.survivor.ID, MergedIDs: []string{r.loser.ID}, Similarity: c.Score, Reason: r.refused})
+						}
+						continue
+					}
+					r.reason = mergeReason(&r, thr)
+					claimed[m.ID], claimed[cm.ID] = true, true
+					merges[r.survivor.ID] = &r
+					losers[r.loser.ID] = true
+					break
+				}
+			}
+		}
+		return nil
+	}
+	err := s.st.Iterate(ctx, store.Filter{Project: opts.Project}, func(m memory.Memory) error {
+		chunk = append(chunk, m)
+		if len(chunk) == mergeChunk {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
+}
+
+func mergeReason(r *mergeResult, thr float64) string {
+	text := "kept the survivor's text"
+	if r.keptLoserText {
+		text = "kept the merged memory's text (more load-bearing tokens)"
+	}
+	return fmt.Sprintf("cosine %.3f >= %g: near-duplicates; survivor has more retrieval signal (reinforced %d vs %d, accessed %d vs %d); %s; counts summed",
+		r.similarity, thr, r.survivor.ReinforcedCount, r.loser.ReinforcedCount, r.survivor.AccessCount, r.loser.AccessCount, text)
+}
+
+func isZero(v []float32) bool {
+	for _, f := range v {
+		if f != 0 {
+			return false
+		}
+	}
+	return true
+}

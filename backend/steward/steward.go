@@ -1,0 +1,258 @@
+package steward
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// DefaultMinInterval is how often, at most, a rate-limited operation
+// (decay_stale, boost_active, decay_unreinforced) touches the same memory:
+// a week, the cadence of the dream runs the design comes from.
+const DefaultMinInterval = 7 * day
+
+// Options configures New.
+type Options struct {
+	// Dir holds the undo journal of the last applied run and the ledger
+	// (created 0700 if missing). Plan works without it; Apply and Undo
+	// need it.
+	Dir string
+	// Clock tells the time; nil is the wall clock.
+	Clock memory.Clock
+	// Logger receives one line per applied or undone run; nil discards.
+	Logger *slog.Logger
+	// MinInterval: a rate-limited operation touches a memory at most once
+	// per MinInterval (0: DefaultMinInterval).
+	MinInterval time.Duration
+}
+
+// Steward plans and applies consolidation over one store. Its methods are
+// safe for concurrent use; Apply and Undo run one at a time.
+type Steward struct {
+	st    *store.Store
+	cfg   config.Steward
+	opts  Options
+	clock memory.Clock
+	log   *slog.Logger
+	mu    sync.Mutex // serialises Apply, Undo and the ledger
+}
+
+// New returns a Steward for st with the thresholds of cfg.
+func New(st *store.Store, cfg config.Steward, opts Options) *Steward {
+	s := &Steward{st: st, cfg: cfg, opts: opts, clock: opts.Clock, log: opts.Logger}
+	if s.clock == nil {
+		s.clock = memory.SystemClock{}
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.opts.MinInterval <= 0 {
+		s.opts.MinInterval = DefaultMinInterval
+	}
+	return s
+}
+
+// PlanOptions says what a plan covers.
+type PlanOptions struct {
+	// Project limits the plan to one project's memories; "" covers the
+	// whole store.
+	Project string `json:"project,omitempty"`
+	// All merges across projects too (the store-wide `dream --all`);
+	// without it, only memories of the same project merge. It excludes
+	// Project.
+	All bool `json:"all,omitempty"`
+	// Ops lists the operations to plan (config.StewardOps names); empty
+	// plans all six.
+	Ops []string `json:"ops,omitempty"`
+}
+
+// Snapshot is the state of a memory's fields the operations change.
+type Snapshot struct {
+	Importance       float64   `json:"importance"`
+	CooldownUntil    time.Time `json:"cooldown_until,omitzero"`
+	AccessCount      int       `json:"access_count"`
+	ReinforcedCount  int       `json:"reinforced_count"`
+	FeedbackSum      float64   `json:"feedback_sum"`
+	FeedbackN        int       `json:"feedback_n"`
+	Hits             int       `json:"hits"`
+	LastAccessed     time.Time `json:"last_accessed,omitzero"`
+	LastReinforcedAt time.Time `json:"last_reinforced_at,omitzero"`
+	// Text is set for merges only.
+	Text string `json:"text,omitempty"`
+	// UpdatedAt identifies the version of the record the plan saw; Apply
+	// skips the action when the record's UpdatedAt differs.
+	UpdatedAt time.Time `json:"updated_at"`
+	// Trashed: the action moves the memory to the trash.
+	Trashed bool `json:"trashed,omitempty"`
+}
+
+func snapshot(m *memory.Memory, text bool) Snapshot {
+	s := Snapshot{Importance: m.Importance, CooldownUntil: m.CooldownUntil, AccessCount: m.AccessCount,
+		ReinforcedCount: m.ReinforcedCount, FeedbackSum: m.FeedbackSum, FeedbackN: m.FeedbackN, Hits: len(m.Hits),
+		LastAccessed: m.LastAccessed, LastReinforcedAt: m.LastReinforcedAt, UpdatedAt: m.UpdatedAt}
+	if text {
+		s.Text = m.Text
+	}
+	return s
+}
+
+// Action is one planned change to one memory.
+type Action struct {
+	Op      string      `json:"op"`
+	ID      string      `json:"id"`
+	Project string      `json:"project,omitempty"`
+	Kind    memory.Kind `json:"kind"`
+	Type    memory.Type `json:"type"`
+	// Preview is the start of the memory's text.
+	Preview string `json:"preview"`
+	// Before and After are the memory's state before and after this action
+	// (actions on one memory chain: the second's Before is the first's
+	// After).
+	Before Snapshot `json:"before"`
+	After  Snapshot `json:"after"`
+	// Merges: ID is the survivor; MergedIDs the memories merged into it
+	// (they go to the trash) and MergedBefore their state; KeptText the
+	// survivor's text after the merge; Similarity their cosine.
+	Survivor     string     `json:"survivor,omitempty"`
+	MergedIDs    []string   `json:"merged_ids,omitempty"`
+	MergedBefore []Snapshot `json:"merged_before,omitempty"`
+	KeptText     string     `json:"kept_text,omitempty"`
+	Similarity   float64    `json:"similarity,omitempty"`
+	// Quality is the memory's quality score (see Quality), when the store
+	// has enough retrieval events to score (Plan.Scored).
+	Quality float64 `json:"quality,omitempty"`
+	Reason  string  `json:"reason"`
+}
+
+// Plan is a dry run: what a sweep would change, and why.
+type Plan struct {
+	ID        string    `json:"id"`
+	CreatedAt time.Time `json:"created_at"`
+	// Scope is "store", "all" (merging across projects) or "project:<name>".
+	Scope   string   `json:"scope"`
+	Project string   `json:"project,omitempty"`
+	All     bool     `json:"all,omitempty"`
+	Ops     []string `json:"ops"`
+	// Counts is the number of actions per operation.
+	Counts map[string]int `json:"counts"`
+	// Scanned is the number of memories looked at.
+	Scanned  int           `json:"scanned"`
+	Duration time.Duration `json:"duration_ns"`
+	// Events is the store's retrieval events (sum of access counts) and
+	// MaxHits the largest access count; Scored says whether quality scores
+	// are given (Events >= quality_min_events).
+	Events  int  `json:"events"`
+	MaxHits int  `json:"max_hits"`
+	Scored  bool `json:"scored"`
+	// Actions, in operation order, memory by memory.
+	Actions []Action `json:"actions"`
+	// Refused lists merges above the similarity threshold that were not
+	// planned because they would lose a load-bearing token (at most
+	// maxRefused).
+	Refused []Action `json:"refused,omitempty"`
+}
+
+// Skip is an action Apply or Undo did not carry out, and why.
+type Skip struct {
+	Op     string `json:"op,omitempty"`
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// Result reports an Apply or an Undo.
+type Result struct {
+	// RunID names the applied run (the journal's); Undo reports the run it undid.
+	RunID  string    `json:"run_id"`
+	PlanID string    `json:"plan_id,omitempty"`
+	At     time.Time `json:"at"`
+	// Applied lists the actions carried out (Apply: with the state they
+	// actually produced); Undo leaves it empty.
+	Applied []Action `json:"applied,omitempty"`
+	// Counts: Apply: actions per operation; Undo: "reverted" (records put
+	// back exactly), "rebased" (reverted while keeping later changes),
+	// "restored" (out of the trash).
+	Counts  map[string]int `json:"counts"`
+	Trashed int            `json:"trashed,omitempty"`
+	Skipped []Skip         `json:"skipped,omitempty"`
+}
+
+// ErrNothingToUndo is returned by Undo when no applied run is recorded.
+var ErrNothingToUndo = errors.New("nothing to undo: no applied steward run is recorded")
+
+// Trash lists the memories in the store's trash (see store.Trash).
+func (s *Steward) Trash(ctx context.Context) ([]store.TrashedMemory, error) {
+	out, err := s.st.Trash(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("steward: %w", err)
+	}
+	return out, nil
+}
+
+// Restore brings memories back from the trash (see store.Restore).
+func (s *Steward) Restore(ctx context.Context, ids ...string) error {
+	if err := s.st.Restore(ctx, ids...); err != nil {
+		return fmt.Errorf("steward: %w", err)
+	}
+	return nil
+}
+
+// PurgeTrash deletes for good what has been in the trash longer than
+// cfg.TrashDays, and returns how many it deleted.
+func (s *Steward) PurgeTrash(ctx context.Context) (int, error) {
+	days := s.cfg.TrashDays
+	if days <= 0 {
+		days = 30
+	}
+	n, err := s.st.PurgeTrash(ctx, s.clock.Now().Add(-time.Duration(days)*day))
+	if err != nil {
+		return n, fmt.Errorf("steward: %w", err)
+	}
+	if n > 0 {
+		s.log.Info("steward purged the trash", "deleted", n, "older_than_days", days)
+	}
+	return n, nil
+}
+
+// checkOps validates operation names; empty means all, in sweep order.
+func checkOps(ops []string) ([]string, error) {
+	if len(ops) == 0 {
+		return slices.Clone(config.StewardOps), nil
+	}
+	var out []string
+	for _, op := range config.StewardOps {
+		if slices.Contains(ops, op) {
+			out = append(out, op)
+		}
+	}
+	for _, op := range ops {
+		if !slices.Contains(config.StewardOps, op) {
+			return nil, &memory.ValidationError{Problems: []string{fmt.Sprintf("unknown operation %q (want one of %v)", op, config.StewardOps)}}
+		}
+	}
+	return out, nil
+}
+
+func newRunID(now time.Time) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// preview is the first 120 characters of text, white space folded.
+func preview(text string) string {
+	t := []rune(memory.NormalizeSpace(text))
+	if len(t) > 120 {
+		return string(t[:119]) + "…"
+	}
+	return string(t)
+}
