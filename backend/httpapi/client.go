@@ -297,3 +297,10 @@ func (c *Client) SetCapture(ctx context.Context, u CaptureUpdate) (CaptureState,
 	err := c.do(ctx, http.MethodPost, "/api/capture", u, &out)
 	return out, err
 }
+
+// ImportClaude runs POST /api/import/claude.
+func (c *Client) ImportClaude(ctx context.Context, req ImportClaudeRequest) (ImportClaudeReport, error) {
+	var out ImportClaudeReport
+	err := c.do(ctx, http.MethodPost, "/api/import/claude", req, &out)
+	return out, err
+}

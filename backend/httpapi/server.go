@@ -86,6 +86,8 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/rate", withJSON(h.rate))
 	h.mux.HandleFunc("GET /api/capture", withoutBody(h.captureGet))
 	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
+	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
+	h.stewardRoutes()
 	h.mux.HandleFunc("GET /{$}", h.index)
 	return h
 }
@@ -569,4 +571,8 @@ func (h *Handler) captureGet(r *http.Request) (CaptureState, error) {
 
 func (h *Handler) capturePost(r *http.Request, u CaptureUpdate) (CaptureState, error) {
 	return h.b.SetCapture(r.Context(), u)
+}
+
+func (h *Handler) importClaude(r *http.Request, req ImportClaudeRequest) (ImportClaudeReport, error) {
+	return h.b.ImportClaude(r.Context(), req)
 }
