@@ -55,6 +55,7 @@ func init() {
 		{"keep", "DECISION_ID", "store an exchange the write pipeline rejected (trains the noise model)", runKeep},
 		{"mark-noise", "ID", "delete a memory that is noise (trains the noise model)", runMarkNoise},
 		{"import", "FILE|-", "validate, then add the memories of an export", runImport},
+		{"import-claude", "[--home DIR] [--project-dir DIR]... [--dry-run]", "import Claude Code's memory files and CLAUDE.md files (idempotent: re-run to sync)", runImportClaude},
 		{"reindex", "[--embedder P] [--ollama-model M]", "re-embed every memory with another model (stop the daemon first)", runReindex},
 		{"pull", "[MODEL]", "pull the Ollama embedding model, with a progress bar", runPull},
 		{"eval", "recall FILE | filter FILE [--passes N] | redact FILE", "measure retrieval, the write filter or redaction on a labelled set", runEval},
