@@ -69,6 +69,19 @@ func syncDir(dir string) error {
 type ledger struct {
 	Version int                             `json:"version"`
 	Ops     map[string]map[string]time.Time `json:"ops"`
+	// Merge holds, per plan scope, the last merge scan (see mergeMark).
+	Merge map[string]mergeMark `json:"merge,omitempty"`
+}
+
+// mergeMark records a merge scan: when it started, at which similarity,
+// and the merges it proposed. The next plan of the same scope searches
+// neighbours only for memories created or updated since (a pair of
+// memories both unchanged since was judged then) and re-checks the
+// proposed merges, which may not have been applied.
+type mergeMark struct {
+	At         time.Time   `json:"at"`
+	Similarity float64     `json:"similarity"`
+	Pending    [][2]string `json:"pending,omitempty"`
 }
 
 func (l *ledger) recent(op, id string, now time.Time, interval time.Duration) bool {
@@ -122,6 +135,11 @@ func loadLedger(dir string) (*ledger, error) {
 
 // save writes the ledger, dropping entries older than interval at now.
 func (l *ledger) save(dir string, now time.Time, interval time.Duration) error {
+	for scope, mk := range l.Merge {
+		if now.Sub(mk.At) >= interval {
+			delete(l.Merge, scope)
+		}
+	}
 	for op, ids := range l.Ops {
 		for id, t := range ids {
 			if now.Sub(t) >= interval {

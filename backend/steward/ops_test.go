@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
@@ -257,5 +258,49 @@ func TestMergeCandidatesFromVectorSearch(t *testing.T) {
 	}
 	if p2.Counts[OpMerge] != 1 {
 		t.Errorf("second sweep merges %d, want 1 (the third copy)", p2.Counts[OpMerge])
+	}
+}
+
+// TestIncrementalMergeScan: a second plan searches only what changed since
+// the first, and still proposes the first's unapplied merges.
+func TestIncrementalMergeScan(t *testing.T) {
+	ctx := context.Background()
+	a, b := mergeRecs("The deploy script pushes the api image to staging after the tests pass.", "The deploy script pushes the api image to staging after the tests pass .")
+	other := rec{id: "other", text: "Unrelated note: the frontend uses svelte with vite and typescript", typ: memory.TypeProject, created: 5, accessed: -1}
+	st, sw := fixture(t, defaults(), a, b, other)
+	p1, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p1.MergeSince.IsZero() || p1.MergeQueried != 3 || p1.Counts[OpMerge] != 1 {
+		t.Fatalf("first plan: since %v queried %d counts %v", p1.MergeSince, p1.MergeQueried, p1.Counts)
+	}
+	sw.clock = memory.FixedClock{T: now.Add(time.Hour)}
+	p2, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p2.MergeSince.Equal(now) || p2.MergeQueried != 0 || p2.Counts[OpMerge] != 1 || p2.Actions[0].MergedIDs[0] != "dupa" {
+		t.Fatalf("incremental plan: since %v queried %d actions %+v", p2.MergeSince, p2.MergeQueried, p2.Actions)
+	}
+	// A new near-duplicate of "other" is searched and found.
+	vecs, _ := testEmb.Embed(ctx, []string{other.text + "."})
+	if _, err := st.Put(ctx, memory.Memory{ID: "other2", Text: other.text + ".", Embedding: vecs[0], Project: "proj", CreatedAt: now.Add(2 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	sw.clock = memory.FixedClock{T: now.Add(3 * time.Hour)}
+	p3, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p3.MergeQueried != 1 || p3.Counts[OpMerge] != 2 {
+		t.Errorf("after a new memory: queried %d, merges %d", p3.MergeQueried, p3.Counts[OpMerge])
+	}
+	p4, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}, FullMerge: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p4.MergeSince.IsZero() || p4.MergeQueried != 4 || p4.Counts[OpMerge] != 2 {
+		t.Errorf("full plan: since %v queried %d merges %d", p4.MergeSince, p4.MergeQueried, p4.Counts[OpMerge])
 	}
 }

@@ -3,7 +3,9 @@ package steward
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -31,6 +33,16 @@ const (
 // memories per pass), never from comparing all pairs here; each memory
 // takes part in at most one merge per plan (a cluster of three merges over
 // two sweeps).
+//
+// The merge scan is incremental when it can be: with Options.Dir set, a
+// plan remembers when its merge scan started and the merges it proposed
+// (the ledger); the next plan of the same scope, within MinInterval and at
+// the same merge similarity, searches neighbours only for the memories
+// created or updated since, and re-checks the proposed merges. A pair of
+// memories both unchanged since the last scan was judged then (the search
+// is symmetric). PlanOptions.FullMerge, a week without a scan or a new
+// similarity threshold make it a full scan again (which also catches
+// memories restored from the trash, whose updated_at is old).
 func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	ops, err := checkOps(opts.Ops)
 	if err != nil {
@@ -58,8 +70,17 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	merges := map[string]*mergeResult{}
 	losers := map[string]bool{}
 	if slices.Contains(ops, OpMerge) {
-		if err := s.planMerges(ctx, opts, now, p, merges, losers); err != nil {
+		mark, ok := led.Merge[p.Scope]
+		if ok && !opts.FullMerge && mark.Similarity == s.mergeSimilarity() && now.Sub(mark.At) < s.opts.MinInterval && !now.Before(mark.At) {
+			p.MergeSince = mark.At
+		} else {
+			mark = mergeMark{}
+		}
+		if err := s.planMerges(ctx, opts, now, p, mark.Pending, merges, losers); err != nil {
 			return nil, fmt.Errorf("steward plan: merge: %w", err)
+		}
+		if err := s.saveMergeMark(p.Scope, now, merges); err != nil {
+			s.log.Warn("steward merge scan not recorded: the next plan scans in full", "err", err)
 		}
 	}
 	e := &env{now: now, cfg: s.cfg, ledger: led, interval: s.opts.MinInterval}
@@ -127,12 +148,42 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 // planMerges finds the merges of the plan: for each memory (page by page,
 // mergeChunk at a time) its nearest neighbours at or above the merge
 // similarity, the first mergeable one not yet claimed by another merge.
-func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, merges map[string]*mergeResult, losers map[string]bool) error {
+func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, pending [][2]string, merges map[string]*mergeResult, losers map[string]bool) error {
 	claimed := map[string]bool{}
 	refusedPairs := map[[2]string]bool{}
-	thr := s.cfg.MergeSimilarity
-	if !(thr > 0) {
-		thr = 0.88
+	thr := s.mergeSimilarity()
+	since := p.MergeSince
+	// The merges the last scan proposed: still there, unchanged and mergeable?
+	if !since.IsZero() && len(pending) > 0 {
+		var ids []string
+		for _, pr := range pending {
+			ids = append(ids, pr[0], pr[1])
+		}
+		got, err := s.st.GetMany(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for _, pr := range pending {
+			a, aok := got[pr[0]]
+			b, bok := got[pr[1]]
+			if !aok || !bok || claimed[a.ID] || claimed[b.ID] || !mergeable(&a, &b, now, opts.All) ||
+				(opts.Project != "" && a.Project != opts.Project) {
+				continue
+			}
+			sim := cosine(a.Embedding, b.Embedding)
+			if sim < thr {
+				continue
+			}
+			r := merge(&a, &b)
+			if r.refused != "" {
+				continue
+			}
+			r.similarity = sim
+			r.reason = mergeReason(&r, thr)
+			claimed[a.ID], claimed[b.ID] = true, true
+			merges[r.survivor.ID] = &r
+			losers[r.loser.ID] = true
+		}
 	}
 	chunk := make([]memory.Memory, 0, mergeChunk)
 	flush := func() error {
@@ -144,6 +195,10 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 			if claimed[m.ID] || !eligible(m) || m.Snoozed(now) || isZero(m.Embedding) {
 				continue
 			}
+			if !since.IsZero() && m.UpdatedAt.Before(since) && m.CreatedAt.Before(since) {
+				continue // unchanged since the last scan: its pairs were judged then
+			}
+			p.MergeQueried++
 			key := m.Project
 			if opts.All {
 				key = ""
@@ -237,6 +292,54 @@ func mergeReason(r *mergeResult, thr float64) string {
 	}
 	return fmt.Sprintf("cosine %.3f >= %g: near-duplicates; survivor has more retrieval signal (reinforced %d vs %d, accessed %d vs %d); %s; counts summed",
 		r.similarity, thr, r.survivor.ReinforcedCount, r.loser.ReinforcedCount, r.survivor.AccessCount, r.loser.AccessCount, text)
+}
+
+// mergeSimilarity is the configured merge threshold (0.88 if unset).
+func (s *Steward) mergeSimilarity() float64 {
+	if s.cfg.MergeSimilarity > 0 {
+		return s.cfg.MergeSimilarity
+	}
+	return 0.88
+}
+
+// saveMergeMark records the merge scan that started at at, with the merges it proposed.
+func (s *Steward) saveMergeMark(scope string, at time.Time, merges map[string]*mergeResult) error {
+	if s.opts.Dir == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	led, err := loadLedger(s.opts.Dir)
+	if err != nil {
+		return err
+	}
+	mk := mergeMark{At: at.UTC(), Similarity: s.mergeSimilarity()}
+	for id, r := range merges {
+		mk.Pending = append(mk.Pending, [2]string{id, r.loser.ID})
+	}
+	slices.SortFunc(mk.Pending, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	if led.Merge == nil {
+		led.Merge = map[string]mergeMark{}
+	}
+	led.Merge[scope] = mk
+	return led.save(s.opts.Dir, at, s.opts.MinInterval)
+}
+
+// cosine is the cosine similarity of two vectors (0 if either is zero).
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }
 
 func isZero(v []float32) bool {

@@ -74,6 +74,9 @@ type PlanOptions struct {
 	// Ops lists the operations to plan (config.StewardOps names); empty
 	// plans all six.
 	Ops []string `json:"ops,omitempty"`
+	// FullMerge searches merge candidates for every memory even when an
+	// incremental merge scan would do (see Plan).
+	FullMerge bool `json:"full_merge,omitempty"`
 }
 
 // Snapshot is the state of a memory's fields the operations change.
@@ -154,6 +157,12 @@ type Plan struct {
 	Events  int  `json:"events"`
 	MaxHits int  `json:"max_hits"`
 	Scored  bool `json:"scored"`
+	// MergeSince is set when the merge scan was incremental: only memories
+	// created or updated since then were searched for neighbours (plus the
+	// merges the previous scan proposed). MergeQueried counts the memories
+	// searched.
+	MergeSince   time.Time `json:"merge_since,omitzero"`
+	MergeQueried int       `json:"merge_queried"`
 	// Actions, in operation order, memory by memory.
 	Actions []Action `json:"actions"`
 	// Refused lists merges above the similarity threshold that were not
