@@ -72,6 +72,8 @@ func init() {
 		{"unpin", "ID", "undo pin", runUnpin},
 		{"snooze", "ID DAYS", "keep a memory out of recall for a while", runSnooze},
 		{"unsnooze", "ID", "let recall give a snoozed memory again", runUnsnooze},
+		{"dream", "[--all] [--project P] [--ops LIST] [--apply] [--undo]", "the steward: plan consolidation (merge, decay, boost, prune, snooze), apply it, undo it", runDream},
+		{"trash", "[restore ID...]", "list what the steward pruned or merged away, or restore it", runTrash},
 		{"version", "", "print the version", runVersion},
 	}
 }

@@ -14,7 +14,7 @@ type report interface {
 
 func runEval(env *Env, args []string) error {
 	if len(args) == 0 {
-		return usagef("eval needs a kind: recall, filter or redact")
+		return usagef("eval needs a kind: recall, filter, redact or stickiness")
 	}
 	switch args[0] {
 	case "recall":
@@ -22,8 +22,10 @@ func runEval(env *Env, args []string) error {
 		return runEvalFilter(env, args[1:])
 	case "redact":
 		return runEvalRedact(env, args[1:])
+	case "stickiness":
+		return runEvalStickiness(env, args[1:])
 	default:
-		return usagef("unknown evaluation %q: recall, filter or redact", args[0])
+		return usagef("unknown evaluation %q: recall, filter, redact or stickiness", args[0])
 	}
 	var c common
 	fs := newFlags("eval recall", env, &c, true)
@@ -115,6 +117,39 @@ func runEvalRedact(env *Env, args []string) error {
 	default:
 		return usagef("give one secrets FILE.jsonl, or --gitleaks DIR")
 	}
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, rep)
+	}
+	return rep.WriteTable(env.Stdout)
+}
+
+// runEvalStickiness runs the stickiness simulation: naive recall against
+// recall with the anti-stickiness factor and the steward.
+func runEvalStickiness(env *Env, args []string) error {
+	var c common
+	fs := newFlags("eval stickiness", env, &c, true)
+	o := eval.DefaultStickiness
+	fs.IntVar(&o.Queries, "queries", o.Queries, "recall queries per arm")
+	fs.IntVar(&o.Topics, "topics", o.Topics, "topics in the generated store")
+	fs.IntVar(&o.Broad, "broad", o.Broad, "broad (overview) memories relevant to no query")
+	seed := fs.Uint64("seed", o.Seed, "random seed")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("eval stickiness takes no arguments")
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	o.Seed = *seed
+	o.Sweep = stewardSweep(cfg)
+	rep, err := eval.RunStickiness(env.Ctx, o)
 	if err != nil {
 		return err
 	}

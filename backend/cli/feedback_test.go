@@ -57,3 +57,31 @@ func TestFeedbackCommands(t *testing.T) {
 		}
 	}
 }
+
+func TestDreamAndTrashCommands(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	dd := "--data-dir=" + dir
+	run(t, ctx, "", "add", dd, "The CI cache key includes the go.sum hash and the Go version.")
+	for _, tc := range []struct {
+		args []string
+		code int
+		say  string
+	}{
+		{[]string{"dream"}, 0, "memories scanned"},
+		{[]string{"dream", "--apply"}, 0, "nothing to do"},
+		{[]string{"dream", "--undo"}, 1, ""},
+		{[]string{"dream", "--ops", "merge,prune", "--json"}, 0, `"ops"`},
+		{[]string{"dream", "--ops", "polish"}, 1, ""},
+		{[]string{"dream", "--all", "--project", "p"}, 1, ""},
+		{[]string{"dream", "--undo", "--apply"}, 2, ""},
+		{[]string{"trash"}, 0, "0 in the trash"},
+		{[]string{"trash", "restore"}, 2, ""},
+		{[]string{"trash", "restore", "nope"}, 1, ""},
+	} {
+		code, out, errs := run(t, ctx, "", append([]string{tc.args[0], dd}, tc.args[1:]...)...)
+		if code != tc.code || !strings.Contains(out, tc.say) {
+			t.Errorf("%v: exit %d (want %d), out %q, err %q", tc.args, code, tc.code, out, errs)
+		}
+	}
+}

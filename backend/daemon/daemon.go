@@ -26,6 +26,7 @@ import (
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -61,6 +62,8 @@ type Daemon struct {
 	captureMu sync.Mutex // orders SetCapture's file write and switch
 	exclude   []string
 	mcp       http.Handler
+	steward   *steward.Steward
+	plans     plans
 	token     string
 	startedAt time.Time
 	listen    string
@@ -119,6 +122,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		st.Close()
 		return nil, err
 	}
+	d.openSteward()
 	d.mcp = d.MCPHandler()
 	return d, nil
 }
@@ -240,10 +244,11 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	if ready != nil {
 		ready(addr)
 	}
-	capCtx, stopCapture := context.WithCancel(context.Background())
-	capDone := make(chan struct{})
-	go func() { defer close(capDone); d.runCapture(capCtx) }()
-	defer func() { stopCapture(); <-capDone }()
+	bgCtx, stopBackground := context.WithCancel(context.Background())
+	var bg sync.WaitGroup
+	bg.Go(func() { d.runCapture(bgCtx) })
+	bg.Go(func() { d.runSteward(bgCtx) })
+	defer func() { stopBackground(); bg.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {

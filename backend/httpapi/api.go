@@ -164,6 +164,7 @@ type Backend interface {
 	// Pin marks a memory the steward must never prune, decay or merge
 	// (false unpins it).
 	Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error)
+	Steward
 	// Capture reports the capture proxy's switch, exclusions and counters.
 	Capture(ctx context.Context) (CaptureState, error)
 	// SetCapture pauses or resumes capture and changes the excluded

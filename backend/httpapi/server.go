@@ -87,6 +87,7 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("GET /api/capture", withoutBody(h.captureGet))
 	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
+	h.stewardRoutes()
 	h.mux.HandleFunc("GET /{$}", h.index)
 	return h
 }

@@ -1,0 +1,179 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/steward"
+)
+
+// maxPlanRows bounds the actions the table shows (--json shows all).
+const maxPlanRows = 60
+
+// runDream plans the steward's consolidation, shows it, and applies it
+// with --apply; --undo restores the state before the last applied run.
+func runDream(env *Env, args []string) error {
+	var c common
+	fs := newFlags("dream", env, &c, true)
+	all := fs.Bool("all", false, "the whole store, merging across projects too")
+	project := fs.String("project", "", "only this project's memories")
+	ops := fs.String("ops", "", "comma-separated operations (default all six): merge, decay_stale, boost_active, prune, decay_unreinforced, snooze_sticky")
+	apply := fs.Bool("apply", false, "apply the plan after showing it")
+	undo := fs.Bool("undo", false, "restore the state before the last applied run")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("dream takes no arguments")
+	}
+	if *undo && (*apply || *all || *project != "" || *ops != "") {
+		return usagef("--undo takes no other flag")
+	}
+	var opList []string
+	if *ops != "" {
+		opList = strings.Split(*ops, ",")
+	}
+	return c.with(env, func(b httpapi.Backend) error {
+		if *undo {
+			res, err := b.StewardUndo(env.Ctx)
+			if err != nil {
+				return err
+			}
+			if c.json {
+				return printJSON(env.Stdout, res)
+			}
+			fmt.Fprintf(env.Stdout, "undid run %s: %s\n", res.RunID, countsLine(res.Counts))
+			printSkips(env.Stdout, res.Skipped)
+			return nil
+		}
+		plan, err := b.StewardPlan(env.Ctx, steward.PlanOptions{Project: *project, All: *all, Ops: opList})
+		if err != nil {
+			return err
+		}
+		var res *steward.Result
+		if *apply && len(plan.Actions) > 0 {
+			r, err := b.StewardApply(env.Ctx, httpapi.ApplyRequest{PlanID: plan.ID})
+			if err != nil {
+				return err
+			}
+			res = &r
+		}
+		if c.json {
+			return printJSON(env.Stdout, struct {
+				Plan   *steward.Plan   `json:"plan"`
+				Result *steward.Result `json:"result,omitempty"`
+			}{plan, res})
+		}
+		printPlan(env.Stdout, plan)
+		switch {
+		case res != nil:
+			fmt.Fprintf(env.Stdout, "\napplied: %s; %d to the trash (restorable: `memtray trash`). Undo with `memtray dream --undo`.\n",
+				countsLine(res.Counts), res.Trashed)
+			printSkips(env.Stdout, res.Skipped)
+		case len(plan.Actions) == 0:
+			fmt.Fprintln(env.Stdout, "\nnothing to do.")
+		default:
+			fmt.Fprintln(env.Stdout, "\nthis was a dry run: `memtray dream --apply` (same flags) carries it out.")
+		}
+		return nil
+	})
+}
+
+// printPlan writes a plan as a summary line and a table of actions.
+func printPlan(w io.Writer, p *steward.Plan) {
+	fmt.Fprintf(w, "steward plan %s (%s): %d memories scanned in %s; %s\n", p.ID, p.Scope, p.Scanned,
+		p.Duration.Round(time.Millisecond), countsLine(p.Counts))
+	if len(p.Actions) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "\nop\tmemory\tproject\tchange\treason")
+	for i, a := range p.Actions {
+		if i == maxPlanRows {
+			fmt.Fprintf(tw, "…\t%d more\t\t(--json lists them all)\t\n", len(p.Actions)-maxPlanRows)
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%s\n", a.Op, shortID(a.ID), oneLine(a.Preview, 40), a.Project, change(a), oneLine(a.Reason, 70))
+	}
+	tw.Flush()
+	for _, a := range p.Refused {
+		fmt.Fprintf(w, "not merged: %s and %s: %s\n", shortID(a.ID), strings.Join(a.MergedIDs, ","), oneLine(a.Reason, 100))
+	}
+}
+
+// change describes an action's before and after.
+func change(a steward.Action) string {
+	switch {
+	case a.Op == steward.OpMerge:
+		ids := make([]string, len(a.MergedIDs))
+		for i, id := range a.MergedIDs {
+			ids[i] = shortID(id)
+		}
+		return fmt.Sprintf("keeps %q, absorbs %s (cos %.2f)", oneLine(a.KeptText, 50), strings.Join(ids, ","), a.Similarity)
+	case a.After.Trashed:
+		return fmt.Sprintf("to the trash (importance %.3f)", a.Before.Importance)
+	case !a.After.CooldownUntil.Equal(a.Before.CooldownUntil):
+		return "snoozed until " + a.After.CooldownUntil.Local().Format(time.DateOnly)
+	}
+	return fmt.Sprintf("importance %.3f -> %.3f", a.Before.Importance, a.After.Importance)
+}
+
+func countsLine(counts map[string]int) string {
+	if len(counts) == 0 {
+		return "no changes"
+	}
+	var parts []string
+	for _, k := range sortedKeys(counts) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func printSkips(w io.Writer, skips []steward.Skip) {
+	for _, s := range skips {
+		fmt.Fprintf(w, "skipped %s %s: %s\n", s.Op, shortID(s.ID), s.Reason)
+	}
+}
+
+// runTrash lists the trash, or restores memories from it.
+func runTrash(env *Env, args []string) error {
+	var c common
+	fs := newFlags("trash", env, &c, true)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	restore := len(pos) > 0 && pos[0] == "restore"
+	if (len(pos) > 0 && !restore) || (restore && len(pos) < 2) {
+		return usagef("want no argument, or restore ID...")
+	}
+	return c.with(env, func(b httpapi.Backend) error {
+		if restore {
+			if err := b.Restore(env.Ctx, pos[1:]); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "restored %d\n", len(pos)-1)
+			return nil
+		}
+		items, err := b.Trash(env.Ctx)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, items)
+		}
+		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "id\ttrashed\treason\ttext")
+		for _, t := range items {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Memory.ID, t.TrashedAt.Local().Format(time.DateOnly), oneLine(t.Reason, 50), oneLine(t.Memory.Text, 60))
+		}
+		tw.Flush()
+		fmt.Fprintf(env.Stdout, "%d in the trash\n", len(items))
+		return nil
+	})
+}

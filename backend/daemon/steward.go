@@ -1,0 +1,161 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/steward"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// StewardDir, in the data dir, holds the steward's undo journal and ledger.
+const StewardDir = "steward"
+
+// keptPlans is how many recent plans the daemon keeps for apply.
+const keptPlans = 8
+
+// plans keeps the recent plans by id, so an apply carries out exactly the
+// plan the user saw.
+type plans struct {
+	mu    sync.Mutex
+	order []string
+	byID  map[string]*steward.Plan
+	last  *steward.Plan // the scheduled sweep's latest plan
+}
+
+func (p *plans) add(pl *steward.Plan) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byID == nil {
+		p.byID = map[string]*steward.Plan{}
+	}
+	p.byID[pl.ID] = pl
+	p.order = append(p.order, pl.ID)
+	for len(p.order) > keptPlans {
+		delete(p.byID, p.order[0])
+		p.order = p.order[1:]
+	}
+}
+
+func (p *plans) get(id string) (*steward.Plan, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl, ok := p.byID[id]
+	return pl, ok
+}
+
+func (d *Daemon) openSteward() {
+	d.steward = steward.New(d.store, d.cfg.Steward, steward.Options{
+		Dir: filepath.Join(d.cfg.DataDir, StewardDir), Clock: d.clock, Logger: d.log})
+}
+
+// StewardPlan makes a dry-run plan and keeps it for StewardApply.
+func (d *Daemon) StewardPlan(ctx context.Context, o steward.PlanOptions) (*steward.Plan, error) {
+	for _, op := range o.Ops {
+		if !slices.Contains(config.StewardOps, op) {
+			return nil, fmt.Errorf("%w: unknown operation %q", memory.ErrInvalid, op)
+		}
+	}
+	if o.All && o.Project != "" {
+		return nil, fmt.Errorf("%w: --all and --project exclude each other", memory.ErrInvalid)
+	}
+	pl, err := d.steward.Plan(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	d.plans.add(pl)
+	return pl, nil
+}
+
+// StewardApply applies a kept plan.
+func (d *Daemon) StewardApply(ctx context.Context, req httpapi.ApplyRequest) (steward.Result, error) {
+	pl, ok := d.plans.get(req.PlanID)
+	if !ok {
+		return steward.Result{}, fmt.Errorf("%w: no plan %q: plans are kept for the last %d runs; plan again", memory.ErrNotFound, req.PlanID, keptPlans)
+	}
+	for _, op := range req.Ops {
+		if !slices.Contains(config.StewardOps, op) {
+			return steward.Result{}, fmt.Errorf("%w: unknown operation %q", memory.ErrInvalid, op)
+		}
+	}
+	return d.steward.Apply(ctx, pl, req.Ops)
+}
+
+// StewardUndo restores the state before the last applied run.
+func (d *Daemon) StewardUndo(ctx context.Context) (steward.Result, error) {
+	return d.steward.Undo(ctx)
+}
+
+// Trash lists the steward's trash.
+func (d *Daemon) Trash(ctx context.Context) ([]store.TrashedMemory, error) {
+	return d.steward.Trash(ctx)
+}
+
+// Restore brings memories back from the trash.
+func (d *Daemon) Restore(ctx context.Context, ids []string) error {
+	if len(ids) == 0 || len(ids) > 1000 {
+		return fmt.Errorf("%w: restore 1..1000 ids", memory.ErrInvalid)
+	}
+	return d.indexLag(d.steward.Restore(ctx, ids...))
+}
+
+// runSteward sweeps on the configured schedule until ctx ends: a plan of
+// every operation, of which only the auto-applied ones are applied (the
+// others wait in the plan for the user), then a purge of the expired trash.
+// The first sweep runs a minute after start, so a start stays quick.
+func (d *Daemon) runSteward(ctx context.Context) {
+	every := time.Duration(d.cfg.Steward.Every)
+	if every <= 0 {
+		return
+	}
+	t := time.NewTimer(time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := d.sweep(ctx); err != nil && ctx.Err() == nil {
+			d.log.Warn("steward sweep failed", "err", err)
+		}
+		t.Reset(every)
+	}
+}
+
+// sweep runs one scheduled sweep.
+func (d *Daemon) sweep(ctx context.Context) error {
+	pl, err := d.StewardPlan(ctx, steward.PlanOptions{})
+	if err != nil {
+		return err
+	}
+	d.plans.mu.Lock()
+	d.plans.last = pl
+	d.plans.mu.Unlock()
+	var auto []string
+	for _, op := range d.cfg.Steward.AutoApply {
+		if pl.Counts[op] > 0 {
+			auto = append(auto, op)
+		}
+	}
+	if len(auto) > 0 {
+		res, err := d.steward.Apply(ctx, pl, auto)
+		if err != nil {
+			return fmt.Errorf("apply %v: %w", auto, err)
+		}
+		d.log.Info("steward applied", "ops", auto, "counts", res.Counts, "skipped", len(res.Skipped))
+	}
+	if n, err := d.steward.PurgeTrash(ctx); err != nil {
+		return fmt.Errorf("purge trash: %w", err)
+	} else if n > 0 {
+		d.log.Info("steward purged expired trash", "memories", n)
+	}
+	return nil
+}
