@@ -31,7 +31,7 @@ var allowed = map[string][]string{
 	"backend/tidy":       {"config"},
 	"backend/httpapi":    {"memory", "config", "store", "search", "events", "ingest", "steward"},
 	"backend/mcp":        {"memory", "config", "store", "search", "ingest", "steward", "events"},
-	"backend/eval":       {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript"},
+	"backend/eval":       {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript", "steward"},
 	"backend/importer":   {"memory", "config", "store", "search", "redact", "chunk", "ingest", "transcript"},
 	"backend/daemon":     {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer"},
 	"backend/cli":        {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy"},

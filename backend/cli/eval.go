@@ -14,7 +14,7 @@ type report interface {
 
 func runEval(env *Env, args []string) error {
 	if len(args) == 0 {
-		return usagef("eval needs a kind: recall, filter, redact or stickiness")
+		return usagef("eval needs a kind: recall, filter, redact, stickiness or merge")
 	}
 	switch args[0] {
 	case "recall":
@@ -24,8 +24,10 @@ func runEval(env *Env, args []string) error {
 		return runEvalRedact(env, args[1:])
 	case "stickiness":
 		return runEvalStickiness(env, args[1:])
+	case "merge":
+		return runEvalMerge(env, args[1:])
 	default:
-		return usagef("unknown evaluation %q: recall, filter, redact or stickiness", args[0])
+		return usagef("unknown evaluation %q: recall, filter, redact, stickiness or merge", args[0])
 	}
 	var c common
 	fs := newFlags("eval recall", env, &c, true)
@@ -150,6 +152,28 @@ func runEvalStickiness(env *Env, args []string) error {
 	o.Seed = *seed
 	o.Sweep = stewardSweep(cfg)
 	rep, err := eval.RunStickiness(env.Ctx, o)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, rep)
+	}
+	return rep.WriteTable(env.Stdout)
+}
+
+// runEvalMerge scores the steward's merge on a recall file and its meta.
+func runEvalMerge(env *Env, args []string) error {
+	var c common
+	fs := newFlags("eval merge", env, &c, true)
+	threshold := fs.Float64("threshold", 0, "merge similarity (default steward.merge_similarity)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 2 {
+		return usagef("want RECALL_FILE META_FILE (e.g. recall-dev.json recall-dev.meta.json)")
+	}
+	rep, err := eval.RunMerge(env.Ctx, pos[0], pos[1], *threshold, eval.Options{})
 	if err != nil {
 		return err
 	}

@@ -249,7 +249,9 @@ type Steward struct {
 	// TrashDays is how long pruned and merged-away memories stay restorable.
 	TrashDays int `json:"trash_days"`
 	// MergeSimilarity is the cosine at or above which the sweep merges two
-	// memories (0.88; the write pipeline's own dedup uses 0.92).
+	// memories; 0 (the default) picks by embedder: 0.88 for semantic
+	// (Ollama) models as in DESIGN.md, 0.7 for the built-in embedder, whose
+	// paraphrases score lower (see steward.DefaultMergeSimilarity).
 	MergeSimilarity float64 `json:"merge_similarity"`
 	// Quality: log2(hits+1)/log2(maxHits+1) x 0.5^(daysSinceActive/half life),
 	// not scored before MinEvents retrieval events in the store.
@@ -369,7 +371,6 @@ func Default() Config {
 			Every:               Duration(time.Hour),
 			AutoApply:           []string{"decay_stale", "decay_unreinforced", "snooze_sticky"},
 			TrashDays:           30,
-			MergeSimilarity:     0.88,
 			QualityHalfLifeDays: 90,
 			QualityMinEvents:    50,
 			Types: map[string]StewardType{
@@ -658,8 +659,8 @@ func (c *Config) Validate() error {
 	if sw.TrashDays < 1 || sw.TrashDays > 3650 {
 		bad("steward.trash_days", "must be within 1..3650")
 	}
-	if !(sw.MergeSimilarity >= 0.5 && sw.MergeSimilarity <= 1) {
-		bad("steward.merge_similarity", "must be within 0.5..1")
+	if !(sw.MergeSimilarity == 0 || sw.MergeSimilarity >= 0.5 && sw.MergeSimilarity <= 1) {
+		bad("steward.merge_similarity", "must be 0 (by embedder) or within 0.5..1")
 	}
 	if !(sw.QualityHalfLifeDays > 0) || sw.QualityMinEvents < 0 {
 		bad("steward.quality_half_life_days", "half life must be positive and min events not negative")

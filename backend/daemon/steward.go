@@ -52,7 +52,11 @@ func (p *plans) get(id string) (*steward.Plan, bool) {
 }
 
 func (d *Daemon) openSteward() {
-	d.steward = steward.New(d.store, d.cfg.Steward, steward.Options{
+	cfg := d.cfg.Steward
+	if cfg.MergeSimilarity == 0 {
+		cfg.MergeSimilarity = steward.DefaultMergeSimilarity(d.emb.Model())
+	}
+	d.steward = steward.New(d.store, cfg, steward.Options{
 		Dir: filepath.Join(d.cfg.DataDir, StewardDir), Clock: d.clock, Logger: d.log})
 }
 
