@@ -278,4 +278,3 @@ func mustDecisions(t *testing.T, c *httpapi.Client) []httpapi.DecisionEntry {
 	}
 	return ds
 }
-
