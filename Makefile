@@ -43,6 +43,7 @@ bench: deps
 	  $(GO) test -run '^$$' -bench 'Pipeline' -benchtime 2000x ./backend/ingest/
 	$(GO) test -run '^$$' -bench 'Redact' ./backend/redact/
 	$(GO) test -run '^$$' -bench 'Proxy' -benchtime 2000x ./backend/capture/
+	$(GO) test -run '^$$' -bench 'Sweep' -benchtime 1x -timeout 60m ./backend/steward/
 
 # Retrieval evaluation on the shared data sets (skipped where absent).
 SHARED ?= ../shared
@@ -51,6 +52,8 @@ eval: build
 	@if [ -f $(SHARED)/data/locomo/locomo10.json ]; then $(BIN) eval recall --locomo $(SHARED)/data/locomo/locomo10.json; else echo "eval: LoCoMo absent, skipped"; fi
 	@if [ -f $(SHARED)/data/longmemeval/longmemeval_s_cleaned_499.json.gz ]; then $(BIN) eval recall --longmemeval $(SHARED)/data/longmemeval/longmemeval_s_cleaned_499.json.gz; else echo "eval: LongMemEval absent, skipped"; fi
 	@if [ -f $(SHARED)/eval/filter-dev.jsonl ]; then $(BIN) eval filter --passes 3 $(SHARED)/eval/filter-dev.jsonl; else echo "eval: filter-dev.jsonl absent, skipped"; fi
+	@if [ -f $(SHARED)/eval/recall-dev.meta.json ]; then $(BIN) eval merge $(SHARED)/eval/recall-dev.json $(SHARED)/eval/recall-dev.meta.json; else echo "eval: recall-dev.meta.json absent, skipped"; fi
+	$(BIN) eval stickiness
 	@if [ -f $(SHARED)/eval/secrets-dev.jsonl ]; then $(BIN) eval redact $(SHARED)/eval/secrets-dev.jsonl; else echo "eval: secrets-dev.jsonl absent, skipped"; fi
 	@if [ -d $(SHARED)/data/secrets/gitleaks ]; then $(BIN) eval redact --gitleaks $(SHARED)/data/secrets/gitleaks; else echo "eval: gitleaks cases absent, skipped"; fi
 	@if ls $(SHARED)/data/claude-code-transcripts/*.jsonl >/dev/null 2>&1; then \
@@ -81,6 +84,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFrontMatter$$' -fuzztime $(FUZZTIME) ./backend/search/
 	$(GO) test -run '^$$' -fuzz '^FuzzToolArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/
+	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./backend/tidy/
 
 clean:
 	rm -rf bin
