@@ -49,7 +49,9 @@
 //
 //  1. Plan reads the store page by page (no lock held across the sweep;
 //     capture and recall go on) and returns every action with the memory's
-//     state before and after and the reason. Nothing is written.
+//     state before and after and the reason. Nothing in the store is
+//     written (the steward directory records the merge scan, so the next
+//     plan's merge search is incremental).
 //  2. Apply re-checks each action against the store: a memory changed
 //     since the plan (updated_at differs) or gone is skipped and reported.
 //  3. Apply writes an undo journal first (Options.Dir/undo.json, fsync'd,
