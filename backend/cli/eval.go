@@ -150,7 +150,7 @@ func runEvalStickiness(env *Env, args []string) error {
 		return err
 	}
 	o.Seed = *seed
-	o.Sweep = stewardSweep(cfg)
+	o.Sweep = eval.StewardSweep(cfg.Steward)
 	rep, err := eval.RunStickiness(env.Ctx, o)
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -29,9 +30,11 @@ type StickinessOptions struct {
 	// and are relevant to no query.
 	Topics, PerTopic, Broad int
 	// Queries is how many recalls run, each a new session; topics are drawn
-	// from a Zipf distribution with exponent ZipfS.
+	// from a Zipf-Mandelbrot distribution, P(k) ∝ (ZipfV + k)^-ZipfS: a
+	// heavy head of popular topics without one topic taking every query.
 	Queries int
 	ZipfS   float64
+	ZipfV   float64
 	// ReinforceProb is the chance the simulated user reinforces a relevant
 	// memory they were given; irrelevant ones are never reinforced.
 	ReinforceProb float64
@@ -50,7 +53,7 @@ type StickinessOptions struct {
 }
 
 // DefaultStickiness is the simulation of `memtray eval stickiness`.
-var DefaultStickiness = StickinessOptions{Topics: 600, PerTopic: 5, Broad: 60, Queries: 10000, ZipfS: 1.1,
+var DefaultStickiness = StickinessOptions{Topics: 600, PerTopic: 5, Broad: 20, Queries: 10000, ZipfS: 1.1, ZipfV: 5,
 	ReinforceProb: 0.5, Days: 60, SweepEvery: 500, Seed: 7}
 
 // StickinessArm is one arm of the simulation.
@@ -164,7 +167,7 @@ func buildCorpus(o StickinessOptions) simCorpus {
 			Text: "Overview: the " + strings.Join(words, ", ") + " all matter here."})
 		c.topicOf[id] = -1
 	}
-	zipf := rand.NewZipf(rand.New(rand.NewPCG(o.Seed+1, o.Seed)), o.ZipfS, 1, uint64(o.Topics-1))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(o.Seed+1, o.Seed)), o.ZipfS, o.ZipfV, uint64(o.Topics-1))
 	for range o.Queries {
 		t := int(zipf.Uint64())
 		words := append(pick(vocab[t], 2), pick(everyday, 3)...)
@@ -196,6 +199,9 @@ func RunStickiness(ctx context.Context, o StickinessOptions) (*StickinessReport,
 	}
 	if o.ZipfS <= 1 {
 		o.ZipfS = d.ZipfS
+	}
+	if o.ZipfV < 1 {
+		o.ZipfV = d.ZipfV
 	}
 	if o.ReinforceProb <= 0 {
 		o.ReinforceProb = d.ReinforceProb
@@ -335,4 +341,26 @@ func (r *StickinessReport) WriteTable(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t%.3f\t%d\t%s\n", a.name, a.arm.Top3Share, a.arm.HitRate, a.arm.BroadShare, a.arm.Injections, strings.Join(top, ", "))
 	}
 	return tw.Flush()
+}
+
+// StewardSweep is the daemon's scheduled sweep, for the simulation: plan
+// every auto-applied operation and apply the plan.
+func StewardSweep(cfg config.Steward) func(ctx context.Context, st *store.Store, now time.Time) error {
+	return func(ctx context.Context, st *store.Store, now time.Time) error {
+		dir, err := os.MkdirTemp("", "memtray-sweep-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		s := steward.New(st, cfg, steward.Options{Dir: dir, Clock: memory.FixedClock{T: now}})
+		plan, err := s.Plan(ctx, steward.PlanOptions{Ops: cfg.AutoApply})
+		if err != nil {
+			return fmt.Errorf("plan: %w", err)
+		}
+		if len(plan.Actions) == 0 {
+			return nil
+		}
+		_, err = s.Apply(ctx, plan, nil)
+		return err
+	}
 }
