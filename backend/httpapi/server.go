@@ -20,6 +20,8 @@ import (
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/steward"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // Limits on request bodies.
@@ -490,6 +492,8 @@ var codes = []struct {
 	{memory.ErrNewerFormat, http.StatusConflict, "newer_format"},
 	{memory.ErrLocked, http.StatusConflict, "locked"},
 	{memory.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
+	{steward.ErrNothingToUndo, http.StatusConflict, "nothing_to_undo"},
+	{store.ErrConflict, http.StatusConflict, "conflict"},
 }
 
 func writeErr(w http.ResponseWriter, err error) {
