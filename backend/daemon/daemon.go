@@ -28,6 +28,7 @@ import (
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
+	"github.com/memtray/memtray/frontend"
 )
 
 // StoreDir is the store's folder inside the data dir.
@@ -200,6 +201,7 @@ func (d *Daemon) Handler(listen string) http.Handler {
 		Listen: listen,
 		NoAuth: listen == "",
 		Health: httpapi.Health{Version: d.version, PID: os.Getpid()},
+		UI:     frontend.Dist(),
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/", api)

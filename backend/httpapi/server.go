@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -45,6 +46,10 @@ type Options struct {
 	NoAuth bool
 	// Health is returned by /api/health.
 	Health Health
+	// UI is the built web UI (frontend.Dist()), served at / with every
+	// path that names no file answered by its index.html; nil or without
+	// an index.html, / says how to build it.
+	UI fs.FS
 }
 
 // Handler serves the API. It is safe for concurrent use.
@@ -90,7 +95,7 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
 	h.stewardRoutes()
-	h.mux.HandleFunc("GET /{$}", h.index)
+	h.mux.HandleFunc("GET /", h.index)
 	return h
 }
 
@@ -408,17 +413,6 @@ func (h *Handler) importStream(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, rep)
 }
-
-func (h *Handler) index(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'unsafe-inline'")
-	io.WriteString(w, indexHTML)
-}
-
-const indexHTML = `<!doctype html><meta charset="utf-8"><title>memtray</title>
-<body style="font-family:system-ui;max-width:40em;margin:3em auto">
-<h1>memtray</h1><p>The daemon is running. The window arrives with the desktop app; until then use the
-<code>memtray</code> CLI or the JSON API under <code>/api/</code>.</p></body>`
 
 func intParam(q url.Values, name string, def, lo, hi int) (int, error) {
 	s := q.Get(name)
