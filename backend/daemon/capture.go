@@ -131,5 +131,7 @@ func (d *Daemon) SetCapture(_ context.Context, u httpapi.CaptureUpdate) (httpapi
 	d.proxy.SetExcludedProjects(next.ExcludeProjects)
 	d.exclude = next.ExcludeProjects
 	d.log.Info("capture changed", "enabled", next.Enabled, "excluded", next.ExcludeProjects)
-	return d.captureStateLocked(), nil
+	cs := d.captureStateLocked()
+	d.publish(httpapi.EventCapture, cs)
+	return cs, nil
 }

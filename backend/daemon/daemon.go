@@ -14,14 +14,15 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memtray/memtray/backend/capture"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
@@ -46,6 +47,12 @@ type Options struct {
 	Embedder memory.Embedder
 	// Clock, if set, replaces the wall clock.
 	Clock memory.Clock
+	// ConfigPath is the config file the daemon was started with: PUT
+	// /api/config saves there. Empty: changes are runtime-only.
+	ConfigPath string
+	// Heartbeat, CaptureTick and StatsTick time the live feed (zero:
+	// httpapi.DefaultHeartbeat, DefaultCaptureTick, DefaultStatsTick).
+	Heartbeat, CaptureTick, StatsTick time.Duration
 }
 
 // Daemon is an open memtray: store, embedder and search, ready to serve.
@@ -72,6 +79,15 @@ type Daemon struct {
 	pipeline  *ingest.Pipeline
 	judge     memory.Judge
 	decisions *decisionLog
+	// The live feed and the settings (uifeed.go, uiconfig.go).
+	bus                    *events.Bus
+	heartbeat              time.Duration
+	captureTick, statsTick time.Duration
+	configPath             string
+	liveMu                 sync.Mutex // orders SetConfig
+	live                   atomic.Pointer[config.Config]
+	lastSweep              atomic.Pointer[sweepOutcome]
+	indexLagAt             atomic.Int64 // unix ns of the last lagging text index write
 }
 
 var _ httpapi.Backend = (*Daemon)(nil)
@@ -83,7 +99,10 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, version: opts.Version, log: opts.Logger, clock: opts.Clock, startedAt: time.Now()}
+	d := &Daemon{cfg: cfg, version: opts.Version, log: opts.Logger, clock: opts.Clock, startedAt: time.Now(),
+		bus: events.New(events.Options{}), heartbeat: opts.Heartbeat, captureTick: opts.CaptureTick,
+		statsTick: opts.StatsTick, configPath: opts.ConfigPath}
+	d.live.Store(&cfg)
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -202,6 +221,8 @@ func (d *Daemon) Handler(listen string) http.Handler {
 		NoAuth: listen == "",
 		Health: httpapi.Health{Version: d.version, PID: os.Getpid()},
 		UI:     frontend.Dist(),
+
+		Heartbeat: d.heartbeat,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/", api)
@@ -250,6 +271,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	var bg sync.WaitGroup
 	bg.Go(func() { d.runCapture(bgCtx) })
 	bg.Go(func() { d.runSteward(bgCtx) })
+	bg.Go(func() { d.runFeed(bgCtx) })
 	defer func() { stopBackground(); bg.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -311,7 +333,10 @@ func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory
 		return old, nil
 	}
 	stored, err := d.store.Put(ctx, m)
-	return stored, d.indexLag(err)
+	if err = d.indexLag(err); err == nil {
+		d.publishMemory(httpapi.MemoryAdded, []string{stored.ID}, &stored)
+	}
+	return stored, err
 }
 
 // indexLag turns "stored, but the text index lags" into success with a
@@ -319,6 +344,7 @@ func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory
 func (d *Daemon) indexLag(err error) error {
 	if errors.Is(err, store.ErrIndexPending) {
 		d.log.Warn("text index lags behind the records; it catches up at the next write or start", "err", err)
+		d.indexLagAt.Store(d.clock.Now().UnixNano())
 		return nil
 	}
 	return err
@@ -351,37 +377,11 @@ func (d *Daemon) Get(ctx context.Context, id string) (memory.Memory, error) {
 
 // Delete removes one memory.
 func (d *Daemon) Delete(ctx context.Context, id string) error {
-	return d.indexLag(d.store.Delete(ctx, id))
-}
-
-// List returns a page of memories, newest first, including snoozed and
-// superseded ones (a browser shows everything).
-func (d *Daemon) List(ctx context.Context, req httpapi.ListRequest) (httpapi.ListResponse, error) {
-	f := store.Filter{Project: req.Project, IncludeSnoozed: true, IncludeSuperseded: true}
-	if req.Kind != "" {
-		if !memory.Kind(req.Kind).Valid() {
-			return httpapi.ListResponse{}, fmt.Errorf("%w: unknown kind %q", memory.ErrInvalid, req.Kind)
-		}
-		f.Kinds = []memory.Kind{memory.Kind(req.Kind)}
+	if err := d.indexLag(d.store.Delete(ctx, id)); err != nil {
+		return err
 	}
-	var all []memory.Memory
-	err := d.store.Iterate(ctx, f, func(m memory.Memory) error {
-		m.Embedding = nil
-		all = append(all, m)
-		return nil
-	})
-	if err != nil {
-		return httpapi.ListResponse{}, err
-	}
-	sort.SliceStable(all, func(i, j int) bool { return all[i].CreatedAt.After(all[j].CreatedAt) })
-	res := httpapi.ListResponse{Total: len(all), Memories: []memory.Memory{}}
-	if req.Limit <= 0 {
-		req.Limit = 50
-	}
-	if req.Offset < len(all) {
-		res.Memories = all[req.Offset:min(len(all), req.Offset+req.Limit)]
-	}
-	return res, nil
+	d.publishMemory(httpapi.MemoryDeleted, []string{id}, nil)
+	return nil
 }
 
 // Stats describes the store and the embedder.

@@ -56,6 +56,7 @@ func (d *Daemon) openPipeline(ctx context.Context) error {
 	}
 	d.pipeline, d.judge = p, j
 	d.decisions = newDecisionLog(cfg.DecisionLog)
+	d.decisions.publish = d.publishDecision
 	return nil
 }
 
@@ -134,7 +135,11 @@ func (d *Daemon) MarkNoise(ctx context.Context, id string) error {
 			return fmt.Errorf("mark noise: %w", err)
 		}
 	}
-	return d.indexLag(d.store.Delete(ctx, id))
+	if err := d.indexLag(d.store.Delete(ctx, id)); err != nil {
+		return err
+	}
+	d.publishMemory(httpapi.MemoryDeleted, []string{id}, nil)
+	return nil
 }
 
 // Noise describes the content scorer and the judge.
@@ -188,6 +193,8 @@ type decisionLog struct {
 	size    int
 	entries []httpapi.DecisionEntry // ring, oldest at next once full
 	next    int
+	// publish, if set, announces each added entry (the live feed).
+	publish func(httpapi.DecisionEntry)
 }
 
 func newDecisionLog(size int) *decisionLog {
@@ -203,13 +210,16 @@ func (l *decisionLog) add(dec memory.Decision, ex memory.Exchange) {
 	asst, _ := redact.Redact(ex.Assistant)
 	e := httpapi.DecisionEntry{Decision: dec, User: user, Assistant: asst, Project: ex.Project, Source: ex.Source}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if len(l.entries) < l.size {
 		l.entries = append(l.entries, e)
-		return
+	} else {
+		l.entries[l.next] = e
+		l.next = (l.next + 1) % l.size
 	}
-	l.entries[l.next] = e
-	l.next = (l.next + 1) % l.size
+	l.mu.Unlock()
+	if l.publish != nil {
+		l.publish(e)
+	}
 }
 
 func (l *decisionLog) newest(limit int) []httpapi.DecisionEntry {

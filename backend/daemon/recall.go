@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
@@ -22,6 +23,16 @@ const MaxRateIDs = 100
 // Recall hands an agent the memories that matter for this turn (see
 // search.Recaller): the hooks, MCP and the API all come here.
 func (d *Daemon) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
+	// recall.k and recall.max_chars changed at runtime bound every
+	// request (the Recaller takes the lower of a request's and its own).
+	if live := d.live.Load(); live != nil && req.Event != search.EventSearch {
+		if live.Recall.K != d.cfg.Recall.K && req.K >= 0 {
+			req.K = lowerBound(req.K, live.Recall.K)
+		}
+		if live.Recall.MaxChars != d.cfg.Recall.MaxChars && req.MaxChars >= 0 {
+			req.MaxChars = lowerBound(req.MaxChars, live.Recall.MaxChars)
+		}
+	}
 	return d.recaller.Recall(ctx, req)
 }
 
@@ -38,11 +49,11 @@ func (d *Daemon) ResetSession(_ context.Context, sessionID string) error {
 // decay clock restarts.
 func (d *Daemon) Reinforce(ctx context.Context, id string) (memory.Memory, error) {
 	now := d.clock.Now().UTC()
-	return d.update(ctx, id, func(m *memory.Memory) error {
+	return d.updated(httpapi.MemoryReinforced)(d.update(ctx, id, func(m *memory.Memory) error {
 		m.ReinforcedCount++
 		m.LastReinforcedAt = now
 		return nil
-	})
+	}))
 }
 
 // Rate records the agent's or the user's verdict on memories it was given:
@@ -75,6 +86,7 @@ func (d *Daemon) Rate(ctx context.Context, ids []string, score int, reason strin
 		}
 		out = append(out, m)
 	}
+	d.publishMemory(httpapi.MemoryRated, ids, nil)
 	if reason != "" {
 		d.log.Debug("memories rated", "ids", ids, "score", score, "reason", reason)
 	}
@@ -90,19 +102,19 @@ func (d *Daemon) Snooze(ctx context.Context, id string, days float64) (memory.Me
 	if days > 0 {
 		until = d.clock.Now().UTC().Add(time.Duration(days * 24 * float64(time.Hour)))
 	}
-	return d.update(ctx, id, func(m *memory.Memory) error {
+	return d.updated(httpapi.MemorySnoozed)(d.update(ctx, id, func(m *memory.Memory) error {
 		m.CooldownUntil = until
 		return nil
-	})
+	}))
 }
 
 // Pin marks a memory the steward never prunes, decays or merges; a pinned
 // memory does not decay in recall either.
 func (d *Daemon) Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error) {
-	return d.update(ctx, id, func(m *memory.Memory) error {
+	return d.updated(httpapi.MemoryPinned)(d.update(ctx, id, func(m *memory.Memory) error {
 		m.Pinned = pinned
 		return nil
-	})
+	}))
 }
 
 // Remember stores a memory stated on purpose (MCP memory_store) through the
@@ -135,6 +147,17 @@ func (d *Daemon) IngestDocument(ctx context.Context, name, project, text string)
 
 const maxDocumentBytes = 1 << 20
 
+// updated returns a pass-through of update's result that announces a
+// successful change as op.
+func (d *Daemon) updated(op string) func(memory.Memory, error) (memory.Memory, error) {
+	return func(m memory.Memory, err error) (memory.Memory, error) {
+		if err == nil {
+			d.publishMemory(op, []string{m.ID}, &m)
+		}
+		return m, err
+	}
+}
+
 // update changes one memory; a lagging text index is not a failure.
 func (d *Daemon) update(ctx context.Context, id string, fn func(*memory.Memory) error) (memory.Memory, error) {
 	m, err := d.store.Update(ctx, id, fn)
@@ -144,4 +167,12 @@ func (d *Daemon) update(ctx context.Context, id string, fn func(*memory.Memory) 
 	}
 	m.Embedding = nil
 	return m, err
+}
+
+// lowerBound is req bounded by limit, where 0 means unset.
+func lowerBound(req, limit int) int {
+	if req <= 0 || (limit > 0 && limit < req) {
+		return limit
+	}
+	return req
 }

@@ -239,7 +239,9 @@ func TestReplaySessionThroughProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all = list.Memories
+	for _, lm := range list.Memories {
+		all = append(all, lm.Memory)
+	}
 	captured := 0
 	for _, m := range all {
 		if m.Source != memory.SourceCapture {

@@ -75,6 +75,7 @@ func (d *Daemon) StewardPlan(ctx context.Context, o steward.PlanOptions) (*stewa
 		return nil, err
 	}
 	d.plans.add(pl)
+	d.publishSteward("planned", pl, nil, false, nil)
 	return pl, nil
 }
 
@@ -89,12 +90,21 @@ func (d *Daemon) StewardApply(ctx context.Context, req httpapi.ApplyRequest) (st
 			return steward.Result{}, fmt.Errorf("%w: unknown operation %q", memory.ErrInvalid, op)
 		}
 	}
-	return d.steward.Apply(ctx, pl, req.Ops)
+	res, err := d.steward.Apply(ctx, pl, req.Ops)
+	if err == nil {
+		d.publishSteward("applied", nil, &res, false, nil)
+		d.publishRun(res)
+	}
+	return res, err
 }
 
 // StewardUndo restores the state before the last applied run.
 func (d *Daemon) StewardUndo(ctx context.Context) (steward.Result, error) {
-	return d.steward.Undo(ctx)
+	res, err := d.steward.Undo(ctx)
+	if err == nil {
+		d.publishSteward("undone", nil, &res, false, nil)
+	}
+	return res, err
 }
 
 // Trash lists the steward's trash.
@@ -107,7 +117,11 @@ func (d *Daemon) Restore(ctx context.Context, ids []string) error {
 	if len(ids) == 0 || len(ids) > 1000 {
 		return fmt.Errorf("%w: restore 1..1000 ids", memory.ErrInvalid)
 	}
-	return d.indexLag(d.steward.Restore(ctx, ids...))
+	if err := d.indexLag(d.steward.Restore(ctx, ids...)); err != nil {
+		return err
+	}
+	d.publishMemory(httpapi.MemoryRestored, ids, nil)
+	return nil
 }
 
 // runSteward sweeps on the configured schedule until ctx ends: a plan of
@@ -115,10 +129,8 @@ func (d *Daemon) Restore(ctx context.Context, ids []string) error {
 // others wait in the plan for the user), then a purge of the expired trash.
 // The first sweep runs a minute after start, so a start stays quick.
 func (d *Daemon) runSteward(ctx context.Context) {
-	every := time.Duration(d.cfg.Steward.Every)
-	if every <= 0 {
-		return
-	}
+	// steward.every may change at runtime (PUT /api/config): read it at
+	// every turn; while it is 0 the sweep waits.
 	t := time.NewTimer(time.Minute)
 	defer t.Stop()
 	for {
@@ -127,8 +139,22 @@ func (d *Daemon) runSteward(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := d.sweep(ctx); err != nil && ctx.Err() == nil {
+		every := time.Duration(d.live.Load().Steward.Every)
+		if every <= 0 {
+			t.Reset(time.Minute)
+			continue
+		}
+		err := d.sweep(ctx)
+		if err != nil && ctx.Err() == nil {
 			d.log.Warn("steward sweep failed", "err", err)
+			d.publishSteward("failed", nil, nil, true, err)
+		}
+		if ctx.Err() == nil {
+			o := &sweepOutcome{At: d.clock.Now()}
+			if err != nil {
+				o.Err = err.Error()
+			}
+			d.lastSweep.Store(o)
 		}
 		t.Reset(every)
 	}
@@ -144,7 +170,7 @@ func (d *Daemon) sweep(ctx context.Context) error {
 	d.plans.last = pl
 	d.plans.mu.Unlock()
 	var auto []string
-	for _, op := range d.cfg.Steward.AutoApply {
+	for _, op := range d.live.Load().Steward.AutoApply {
 		if pl.Counts[op] > 0 {
 			auto = append(auto, op)
 		}
@@ -155,6 +181,8 @@ func (d *Daemon) sweep(ctx context.Context) error {
 			return fmt.Errorf("apply %v: %w", auto, err)
 		}
 		d.log.Info("steward applied", "ops", auto, "counts", res.Counts, "skipped", len(res.Skipped))
+		d.publishSteward("applied", nil, &res, true, nil)
+		d.publishRun(res)
 	}
 	if n, err := d.steward.PurgeTrash(ctx); err != nil {
 		return fmt.Errorf("purge trash: %w", err)
@@ -162,4 +190,10 @@ func (d *Daemon) sweep(ctx context.Context) error {
 		d.log.Info("steward purged expired trash", "memories", n)
 	}
 	return nil
+}
+
+// sweepOutcome is how the last scheduled sweep ended.
+type sweepOutcome struct {
+	At  time.Time
+	Err string
 }

@@ -34,18 +34,28 @@ type SearchRequest struct {
 	Kinds   []string `json:"kinds,omitempty"`
 }
 
-// ListRequest pages through stored memories, newest first.
+// ListRequest pages through stored memories (GET /api/memories query
+// parameters of the same names), newest first unless Sort says otherwise.
 type ListRequest struct {
 	Project string `json:"project,omitempty"`
 	Kind    string `json:"kind,omitempty"`
 	Limit   int    `json:"limit,omitempty"`
 	Offset  int    `json:"offset,omitempty"`
+	// Sort is one of ListSorts ("" is created); Order is asc or desc (""
+	// is desc). Ties are broken by id, so pages do not overlap.
+	Sort  string `json:"sort,omitempty"`
+	Order string `json:"order,omitempty"`
+	// Snoozed is include ("", the default), only or exclude.
+	Snoozed string `json:"snoozed,omitempty"`
+	// Q keeps the memories whose text contains it, ignoring case (at most
+	// MaxListQuery bytes).
+	Q string `json:"q,omitempty"`
 }
 
 // ListResponse is one page of memories and the total that matched.
 type ListResponse struct {
-	Memories []memory.Memory `json:"memories"`
-	Total    int             `json:"total"`
+	Memories []ListedMemory `json:"memories"`
+	Total    int            `json:"total"`
 }
 
 // Stats describes a running memtray.
@@ -173,6 +183,7 @@ type Backend interface {
 	// ImportClaude imports Claude Code's file memories and CLAUDE.md
 	// files, idempotently; a dry run writes nothing.
 	ImportClaude(ctx context.Context, req ImportClaudeRequest) (ImportClaudeReport, error)
+	UI
 }
 
 // CaptureState is what GET /api/capture returns.

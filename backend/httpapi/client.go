@@ -109,6 +109,11 @@ func (c *Client) List(ctx context.Context, req ListRequest) (ListResponse, error
 	if req.Offset > 0 {
 		q.Set("offset", fmt.Sprint(req.Offset))
 	}
+	for k, v := range map[string]string{"sort": req.Sort, "order": req.Order, "snoozed": req.Snoozed, "q": req.Q} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
 	var res ListResponse
 	return res, c.do(ctx, http.MethodGet, "/api/memories?"+q.Encode(), nil, &res)
 }
@@ -193,6 +198,9 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	if json.Unmarshal(data, &eb) != nil || eb.Error == "" {
 		eb.Error = strings.TrimSpace(string(data))
+	}
+	if eb.Code == "invalid" && len(eb.Fields) > 0 {
+		return nil, &FieldErrors{Message: eb.Error, Fields: eb.Fields, whole: true}
 	}
 	for _, c := range codes {
 		if c.code == eb.Code {

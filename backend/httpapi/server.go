@@ -17,6 +17,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -50,6 +51,9 @@ type Options struct {
 	// path that names no file answered by its index.html; nil or without
 	// an index.html, / says how to build it.
 	UI fs.FS
+	// Heartbeat is how often GET /api/events sends a ping; zero means
+	// DefaultHeartbeat.
+	Heartbeat time.Duration
 }
 
 // Handler serves the API. It is safe for concurrent use.
@@ -95,6 +99,7 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
 	h.stewardRoutes()
+	h.uiRoutes()
 	h.mux.HandleFunc("GET /", h.index)
 	return h
 }
@@ -244,7 +249,8 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	req := ListRequest{Project: q.Get("project"), Kind: q.Get("kind")}
+	req := ListRequest{Project: q.Get("project"), Kind: q.Get("kind"), Sort: q.Get("sort"), Order: q.Get("order"),
+		Snoozed: q.Get("snoozed"), Q: q.Get("q")}
 	var err error
 	if req.Limit, err = intParam(q, "limit", 50, 0, 1000); err != nil {
 		writeErr(w, err)
@@ -471,6 +477,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 type errorBody struct {
 	Error string `json:"error"`
 	Code  string `json:"code"`
+	// Fields gives invalid input's problem per field (dotted JSON names).
+	Fields map[string]string `json:"fields,omitempty"`
 }
 
 // codes maps sentinel errors to HTTP statuses and stable codes the Client
@@ -498,7 +506,7 @@ func writeErr(w http.ResponseWriter, err error) {
 	}
 	for _, c := range codes {
 		if errors.Is(err, c.err) {
-			writeJSON(w, c.status, errorBody{Error: err.Error(), Code: c.code})
+			writeJSON(w, c.status, errorBody{Error: err.Error(), Code: c.code, Fields: fieldsOf(err)})
 			return
 		}
 	}

@@ -1,0 +1,341 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/events"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// UI is the part of Backend the window needs beyond the tools' API: the
+// live feed, memory editing and history, the overview, and settings.
+type UI interface {
+	// Subscribe opens a live feed. lastEventID is the SSE Last-Event-ID
+	// of a reconnecting client ("" for a new one): the missed events still
+	// kept are queued first, else reset is true (the client must reload).
+	Subscribe(lastEventID string, buffer int) (sub *events.Subscription, reset bool, err error)
+	// Edit changes a memory's text, kind, type, project or importance.
+	Edit(ctx context.Context, id string, p MemoryPatch) (EditResult, error)
+	// History walks a memory's supersession chain and what was merged into it.
+	History(ctx context.Context, id string) (MemoryHistory, error)
+	// Overview summarises the store, the pipeline, recall and health.
+	Overview(ctx context.Context) (Overview, error)
+	// Config returns the effective config without secrets.
+	Config(ctx context.Context) (ConfigView, error)
+	// SetConfig merges a partial config of runtime-changeable fields.
+	SetConfig(ctx context.Context, patch json.RawMessage) (ConfigUpdate, error)
+	// PreviewThreshold says how the recent content-gate decisions would
+	// change under another content threshold.
+	PreviewThreshold(ctx context.Context, req ThresholdPreviewRequest) (ThresholdPreview, error)
+}
+
+// Event types of GET /api/events, with their payload types.
+const (
+	// EventDecision: DecisionEntry, for each decision of the write
+	// pipeline (capture, ingest, keep, MCP memory_store, documents).
+	EventDecision = "decision"
+	// EventMemory: MemoryEvent, when memories change.
+	EventMemory = "memory"
+	// EventCapture: CaptureState, when capture changes and every 2 s while
+	// its counters move.
+	EventCapture = "capture"
+	// EventSteward: StewardEvent, when a plan is made, applied or undone.
+	EventSteward = "steward"
+	// EventStats: StatsEvent, every 5 s while anyone listens.
+	EventStats = "stats"
+	// EventPing: PingEvent, the stream's heartbeat (no id).
+	EventPing = "ping"
+	// EventReset: ResetEvent, events were lost: reload the state.
+	EventReset = "reset"
+)
+
+// Memory operations of a MemoryEvent.
+const (
+	MemoryAdded      = "added"
+	MemoryUpdated    = "updated"
+	MemoryDeleted    = "deleted"
+	MemoryPinned     = "pinned"
+	MemorySnoozed    = "snoozed"
+	MemoryReinforced = "reinforced"
+	MemoryRated      = "rated"
+	MemoryTrashed    = "trashed"
+	MemoryRestored   = "restored"
+)
+
+// MemoryEvent is the payload of a "memory" event.
+type MemoryEvent struct {
+	// Op is one of added, updated, deleted, pinned (also unpinned: see
+	// Memory.pinned), snoozed (also woken), reinforced, rated, trashed,
+	// restored.
+	Op  string   `json:"op"`
+	IDs []string `json:"ids"`
+	// Memory is the memory after the change when one memory changed and
+	// still exists (without its embedding).
+	Memory *memory.Memory `json:"memory,omitempty"`
+}
+
+// StewardEvent is the payload of a "steward" event.
+type StewardEvent struct {
+	// Op is planned, applied, undone or failed (a scheduled sweep's error).
+	Op     string `json:"op"`
+	PlanID string `json:"plan_id,omitempty"`
+	RunID  string `json:"run_id,omitempty"`
+	Scope  string `json:"scope,omitempty"`
+	// Scheduled is set for the steward's own sweep.
+	Scheduled bool `json:"scheduled,omitempty"`
+	// Counts: a plan's actions per operation, or a run's (see steward.Result).
+	Counts  map[string]int `json:"counts"`
+	Actions int            `json:"actions"`
+	Trashed int            `json:"trashed,omitempty"`
+	Skipped int            `json:"skipped,omitempty"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// StatsEvent is the payload of a "stats" event: a compact overview.
+type StatsEvent struct {
+	Memories  int  `json:"memories"`
+	Capturing bool `json:"capturing"`
+	// Today counts today's decisions (local time) by verdict, from the
+	// recent decision log.
+	Today       map[string]int `json:"today"`
+	Embedder    string         `json:"embedder"`
+	Degraded    bool           `json:"embedder_degraded"`
+	Warnings    int            `json:"warnings"`
+	Subscribers int            `json:"subscribers"`
+}
+
+// PingEvent is the payload of the "ping" heartbeat.
+type PingEvent struct {
+	At time.Time `json:"at"`
+}
+
+// ResetEvent is the payload of a "reset" event.
+type ResetEvent struct {
+	Reason string `json:"reason"`
+}
+
+// MemoryPatch is what PATCH /api/memories/{id} takes; absent fields stay.
+type MemoryPatch struct {
+	Text       *string  `json:"text,omitempty"`
+	Kind       *string  `json:"kind,omitempty"`
+	Type       *string  `json:"type,omitempty"`
+	Project    *string  `json:"project,omitempty"`
+	Importance *float64 `json:"importance,omitempty"`
+}
+
+// EditResult is what PATCH /api/memories/{id} answers. A new text makes a
+// new version (new id; the old one stays as history, superseded); other
+// changes are made in place.
+type EditResult struct {
+	Memory ListedMemory `json:"memory"`
+	// Previous is the id of the version a text change superseded.
+	Previous string `json:"previous,omitempty"`
+}
+
+// ListedMemory is a memory as the UI lists it: without its embedding, with
+// the computed columns.
+type ListedMemory struct {
+	memory.Memory
+	// Stickiness is access_count / max(reinforced_count, 1), 0 below the
+	// steward's sticky_min_access (see steward.Stickiness).
+	Stickiness float64 `json:"stickiness"`
+	AgeDays    float64 `json:"age_days"`
+	Snoozed    bool    `json:"snoozed"`
+}
+
+// List sort keys and bounds.
+var (
+	// ListSorts are the sort keys of GET /api/memories.
+	ListSorts = []string{"created", "updated", "importance", "access", "reinforced", "stickiness", "last_used", "kind", "project"}
+	// MaxListQuery bounds the q substring filter.
+	MaxListQuery = 200
+)
+
+// MemoryHistory is what GET /api/memories/{id}/history answers.
+type MemoryHistory struct {
+	ID string `json:"id"`
+	// Versions is the supersession chain, oldest first, the asked memory
+	// among them (without embeddings).
+	Versions []memory.Memory `json:"versions"`
+	// Merged are the memories the steward merged into a version of the
+	// chain, while they are in the trash.
+	Merged []store.TrashedMemory `json:"merged"`
+	// Truncated: the chain is longer than MaxHistory.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// MaxHistory bounds the versions a history walks in each direction.
+const MaxHistory = 100
+
+// NameCount is a name with a count.
+type NameCount struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// DayCount is a count for one day (YYYY-MM-DD, UTC).
+type DayCount struct {
+	Day   string `json:"day"`
+	Count int    `json:"count"`
+}
+
+// FilterBucket counts one hour of decisions.
+type FilterBucket struct {
+	// Hour is the bucket's start (UTC).
+	Hour  time.Time `json:"hour"`
+	Total int       `json:"total"`
+	// Verdicts counts decisions by verdict; Rejected counts rejections by
+	// the stage that rejected them.
+	Verdicts map[string]int `json:"verdicts"`
+	Rejected map[string]int `json:"rejected"`
+}
+
+// RecallOverview is recall's counters and the injections per session.
+type RecallOverview struct {
+	search.RecallStats
+	// PerSession is given / sessions (0 without sessions).
+	PerSession float64 `json:"per_session"`
+}
+
+// EmbedderStatus says which embedder runs and whether it answers.
+type EmbedderStatus struct {
+	Model  string `json:"model"`
+	Reason string `json:"reason,omitempty"`
+	// Degraded: the embedder does not answer; search runs on text alone.
+	Degraded bool `json:"degraded"`
+}
+
+// JudgeStatus describes the optional judge.
+type JudgeStatus struct {
+	Enabled       bool   `json:"enabled"`
+	Name          string `json:"name,omitempty"`
+	CallsLastHour int    `json:"calls_last_hour"`
+	CallsLastDay  int    `json:"calls_last_day"`
+	MaxPerHour    int    `json:"max_per_hour"`
+	MaxPerDay     int    `json:"max_per_day"`
+	Tokens        int64  `json:"tokens"`
+	// Exhausted: a budget cap is reached; exchanges pass unjudged.
+	Exhausted bool `json:"exhausted"`
+}
+
+// Warning is something a user should know, in a sentence.
+type Warning struct {
+	// Code is stable: embedder_degraded, capture_error, capture_dropped,
+	// text_index, steward_failed, judge_budget, store_repaired.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Overview is what GET /api/overview answers.
+type Overview struct {
+	At         time.Time   `json:"at"`
+	Memories   int         `json:"memories"`
+	Snoozed    int         `json:"snoozed"`
+	Superseded int         `json:"superseded"`
+	Pinned     int         `json:"pinned"`
+	ByKind     []NameCount `json:"by_kind"`
+	// ByProject is the 20 largest projects ("" is no project);
+	// OtherProjects and OtherMemories count the rest.
+	ByProject     []NameCount `json:"by_project"`
+	OtherProjects int         `json:"other_projects"`
+	OtherMemories int         `json:"other_memories"`
+	StoreBytes    int64       `json:"store_bytes"`
+	// CreatedPerDay covers the last 30 days, oldest first.
+	CreatedPerDay []DayCount     `json:"created_per_day"`
+	Recall        RecallOverview `json:"recall"`
+	// Filter buckets the recent decision log per hour, the last 48 hours,
+	// oldest first (hours without decisions included).
+	Filter   []FilterBucket `json:"filter"`
+	Embedder EmbedderStatus `json:"embedder"`
+	Judge    JudgeStatus    `json:"judge"`
+	Capture  CaptureState   `json:"capture"`
+	Warnings []Warning      `json:"warnings"`
+}
+
+// ConfigView is what GET /api/config answers.
+type ConfigView struct {
+	// Config is the effective config; judge.anthropic_key is masked.
+	Config config.Config `json:"config"`
+	// Path is the config file the daemon saves to ("" when none).
+	Path string `json:"path,omitempty"`
+	// Runtime lists the fields PUT /api/config accepts.
+	Runtime []string `json:"runtime"`
+}
+
+// ConfigUpdate is what PUT /api/config answers.
+type ConfigUpdate struct {
+	ConfigView
+	// Changed lists the fields whose value changed; Applied those in
+	// effect now, NeedsRestart those in effect after a restart.
+	Changed      []string `json:"changed"`
+	Applied      []string `json:"applied"`
+	NeedsRestart []string `json:"needs_restart"`
+	// Saved says whether the config file was written.
+	Saved bool   `json:"saved"`
+	Note  string `json:"note,omitempty"`
+}
+
+// ThresholdPreviewRequest is what POST /api/config/preview-threshold takes.
+type ThresholdPreviewRequest struct {
+	ContentThreshold float64 `json:"content_threshold"`
+}
+
+// ThresholdFlip is one decision whose content-gate outcome would change.
+type ThresholdFlip struct {
+	DecisionID string  `json:"decision_id"`
+	Score      float64 `json:"score"`
+	Verdict    string  `json:"verdict"`
+	Preview    string  `json:"preview,omitempty"`
+}
+
+// ThresholdPreview compares the content gate under the current and a
+// proposed threshold over the recent decisions that have a content score.
+type ThresholdPreview struct {
+	Current  float64 `json:"current"`
+	Proposed float64 `json:"proposed"`
+	// Scored is how many recent decisions had a content score.
+	Scored int `json:"scored"`
+	// NowRejected: passed the gate, would be rejected; NowPassed:
+	// rejected by the gate, would pass on (to the later stages).
+	NowRejected int `json:"now_rejected"`
+	NowPassed   int `json:"now_passed"`
+	// Examples of each (at most 5).
+	RejectedExamples []ThresholdFlip `json:"rejected_examples"`
+	PassedExamples   []ThresholdFlip `json:"passed_examples"`
+}
+
+// ErrorBody is the JSON of every error answer: a message, a stable code
+// and, for invalid input, the problem of each field.
+type ErrorBody = errorBody
+
+// Validate checks a ListRequest's sort, order, snoozed and q, with a
+// problem per field.
+func (r *ListRequest) Validate() error {
+	fields := map[string]string{}
+	if r.Sort != "" && !slices.Contains(ListSorts, r.Sort) {
+		fields["sort"] = "must be one of " + strings.Join(ListSorts, ", ")
+	}
+	if r.Order != "" && r.Order != "asc" && r.Order != "desc" {
+		fields["order"] = "must be asc or desc"
+	}
+	switch r.Snoozed {
+	case "", "include", "only", "exclude":
+	default:
+		fields["snoozed"] = "must be include, only or exclude"
+	}
+	if len(r.Q) > MaxListQuery || !memory.ValidUTF8(r.Q) {
+		fields["q"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)
+	}
+	if len(fields) > 0 {
+		return &FieldErrors{Message: "invalid list request", Fields: fields}
+	}
+	return nil
+}
