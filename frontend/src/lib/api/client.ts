@@ -1,0 +1,157 @@
+// The one API client: every call to the daemon's /api/ goes through here,
+// and only the stores (src/lib/stores) call it. Same-origin fetch with the
+// browser's login cookie (in the Wails window no token is needed).
+import type {
+  ApplyRequest, CaptureState, ConfigUpdate, ConfigView, EditResult, MemoryHistory, Overview, ThresholdPreview, CaptureUpdate, DecisionEntry, Decision, ErrorBody, Hit,
+  ImportReport, ListResponse, Memory, NoiseState, Plan, PlanOptions, RecallRequest,
+  Recalled, SearchRequest, Stats, StewardResult, TrashedMemory,
+} from './models';
+
+/** An error answer of the API, or a failure to reach it (status 0). */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly fields: Record<string, string>;
+  readonly method: string;
+  readonly path: string;
+  constructor(method: string, path: string, status: number, body: Partial<ErrorBody>) {
+    super(body.error || (status ? `HTTP ${status}` : 'the memtray daemon does not answer'));
+    this.name = 'ApiError';
+    this.method = method;
+    this.path = path;
+    this.status = status;
+    this.code = body.code ?? '';
+    this.fields = body.fields ?? {};
+  }
+  /** The route does not exist in this daemon yet (an older or newer API). */
+  get missingRoute(): boolean {
+    return this.status === 405 || this.status === 501 || (this.status === 404 && this.code !== 'not_found');
+  }
+  get unauthorized(): boolean {
+    return this.status === 401;
+  }
+  get offline(): boolean {
+    return this.status === 0;
+  }
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** A raw body (import); sent as is with its own type. */
+  raw?: Blob | string;
+  signal?: AbortSignal;
+  keepalive?: boolean;
+}
+
+/** fetch is looked up at call time so tests can replace it. */
+export async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  let body: BodyInit | undefined;
+  if (opts.raw !== undefined) {
+    body = opts.raw;
+    headers['Content-Type'] = 'application/x-ndjson';
+  } else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['Content-Type'] = 'application/json';
+  }
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method, headers, body, credentials: 'same-origin', signal: opts.signal, keepalive: opts.keepalive,
+    });
+  } catch (e) {
+    if (e instanceof DOMException && e.name === 'AbortError') throw e;
+    throw new ApiError(method, path, 0, { error: `the memtray daemon does not answer (${String(e)})` });
+  }
+  if (!res.ok) {
+    let eb: Partial<ErrorBody> = {};
+    const text = await res.text().catch(() => '');
+    try {
+      eb = JSON.parse(text) as ErrorBody;
+    } catch {
+      eb = { error: text.trim() || res.statusText };
+    }
+    throw new ApiError(method, path, res.status, eb);
+  }
+  if (res.status === 204) return undefined as T;
+  const ct = res.headers.get('Content-Type') ?? '';
+  if (!ct.includes('json')) return (await res.text()) as T;
+  return (await res.json()) as T;
+}
+
+const enc = encodeURIComponent;
+
+function query(params: Record<string, string | number | boolean | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  }
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+export interface ListParams {
+  limit?: number;
+  offset?: number;
+  project?: string;
+  kind?: string;
+  /** Column to sort by (server-side, when the daemon supports it) and direction. */
+  sort?: string;
+  order?: 'asc' | 'desc';
+  /** include (default), only or exclude snoozed memories. */
+  snoozed?: string;
+  /** Keeps memories whose text contains q (ignoring case). */
+  q?: string;
+}
+
+/** Fields PATCH /api/memories/{id} may change. */
+export interface MemoryPatch {
+  text?: string;
+  kind?: string;
+  type?: string;
+  project?: string;
+  importance?: number;
+}
+
+export const api = {
+  stats: () => request<Stats>('GET', '/api/stats'),
+  overview: () => request<Overview>('GET', '/api/overview'),
+
+  listMemories: (p: ListParams = {}) => request<ListResponse>('GET', `/api/memories${query({ ...p })}`),
+  getMemory: (id: string) => request<Memory>('GET', `/api/memories/${enc(id)}`),
+  patchMemory: (id: string, patch: MemoryPatch) => request<EditResult>('PATCH', `/api/memories/${enc(id)}`, { body: patch }),
+  history: (id: string) => request<MemoryHistory>('GET', `/api/memories/${enc(id)}/history`),
+  deleteMemory: (id: string, keepalive = false) => request<void>('DELETE', `/api/memories/${enc(id)}`, { keepalive }),
+  reinforce: (id: string) => request<Memory>('POST', `/api/memories/${enc(id)}/reinforce`),
+  snooze: (id: string, days: number) => request<Memory>('POST', `/api/memories/${enc(id)}/snooze`, { body: { days } }),
+  pin: (id: string, pinned: boolean) => request<Memory>('POST', `/api/memories/${enc(id)}/pin`, { body: { pinned } }),
+  markNoise: (id: string, keepalive = false) => request<void>('POST', `/api/memories/${enc(id)}/noise`, { keepalive }),
+  search: (req: SearchRequest) => request<{ hits: Hit[] }>('POST', '/api/search', { body: req }),
+  recall: (req: RecallRequest) => request<Recalled>('POST', '/api/recall', { body: req }),
+
+  decisions: (limit = 500) => request<DecisionEntry[] | null>('GET', `/api/decisions${query({ limit })}`),
+  keep: (decisionId: string) => request<Decision>('POST', `/api/decisions/${enc(decisionId)}/keep`),
+
+  noise: () => request<NoiseState>('GET', '/api/noise'),
+  previewThreshold: (threshold: number) =>
+    request<ThresholdPreview>('POST', '/api/config/preview-threshold', { body: { content_threshold: threshold } }),
+
+  capture: () => request<CaptureState>('GET', '/api/capture'),
+  setCapture: (u: CaptureUpdate) => request<CaptureState>('POST', '/api/capture', { body: u }),
+  config: () => request<ConfigView>('GET', '/api/config'),
+  setConfig: (patch: Record<string, unknown>) => request<ConfigUpdate>('PUT', '/api/config', { body: patch }),
+
+  stewardPlan: (o: PlanOptions = {}) => request<Plan>('POST', '/api/steward/plan', { body: o }),
+  stewardApply: (req: ApplyRequest) => request<StewardResult>('POST', '/api/steward/apply', { body: req }),
+  stewardUndo: () => request<StewardResult>('POST', '/api/steward/undo'),
+  trash: () => request<TrashedMemory[] | null>('GET', '/api/trash'),
+  restore: (ids: string[]) => request<{ restored: number }>('POST', '/api/trash/restore', { body: { ids } }),
+
+  exportText: () => request<string>('GET', '/api/export'),
+  importFile: (data: Blob | string) => request<ImportReport>('POST', '/api/import', { raw: data }),
+};
+
+/** Where the browser downloads an export from (a plain link, cookie-authenticated). */
+export const exportURL = '/api/export';
+/** The event stream (see stores/events.ts). */
+export const eventsURL = '/api/events';

@@ -1,0 +1,147 @@
+// The one event stream: an EventSource on /api/events that fans each event
+// out to the stores that subscribed to its type. The browser resumes a
+// dropped stream itself (sending Last-Event-ID); when the stream fails for
+// good (daemon restarted, HTTP error) we open a new one after a backoff,
+// passing the last id we saw, and the daemon either replays what we missed
+// or sends "reset", on which every store reloads.
+import { writable, type Readable } from 'svelte/store';
+import { eventsURL } from '../api/client';
+
+/** The event types the daemon publishes (package events / httpapi). */
+export const EVENT_TYPES = ['decision', 'memory', 'capture', 'steward', 'stats', 'ping', 'reset'] as const;
+
+export type StreamStatus = 'idle' | 'connecting' | 'open' | 'retrying';
+
+export interface StreamEvent<T = unknown> {
+  id: string;
+  type: string;
+  data: T;
+}
+
+type Handler = (e: StreamEvent) => void;
+
+export interface EventStreamOptions {
+  url?: string;
+  /** For tests: an EventSource constructor. */
+  EventSourceImpl?: typeof EventSource;
+  /** Backoff of manual reconnects: first delay and cap (ms). */
+  minDelay?: number;
+  maxDelay?: number;
+}
+
+export interface EventStream {
+  status: Readable<StreamStatus>;
+  /** Events received since start (a diagnostics counter). */
+  received: Readable<number>;
+  /** Subscribes to a type ('*' for all); returns the unsubscribe. */
+  on<T = unknown>(type: string, fn: (e: StreamEvent<T>) => void): () => void;
+  start(): void;
+  stop(): void;
+  /** The id of the last event received ('' before any). */
+  lastId(): string;
+  /** Delivers an event as if it came from the stream (tests, local echoes). */
+  dispatch(e: StreamEvent): void;
+}
+
+export function createEventStream(opts: EventStreamOptions = {}): EventStream {
+  const url = opts.url ?? eventsURL;
+  const minDelay = opts.minDelay ?? 1000;
+  const maxDelay = opts.maxDelay ?? 30000;
+  const status = writable<StreamStatus>('idle');
+  const received = writable(0);
+  const handlers = new Map<string, Set<Handler>>();
+  let es: EventSource | null = null;
+  let last = '';
+  let delay = minDelay;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let running = false;
+
+  function dispatch(e: StreamEvent) {
+    received.update((n) => n + 1);
+    for (const key of [e.type, '*']) {
+      for (const fn of handlers.get(key) ?? []) {
+        try {
+          fn(e);
+        } catch (err) {
+          console.error('memtray: event handler failed', e.type, err);
+        }
+      }
+    }
+  }
+
+  function onMessage(type: string, m: MessageEvent) {
+    if (m.lastEventId) last = m.lastEventId;
+    let data: unknown = m.data;
+    try {
+      data = JSON.parse(m.data as string);
+    } catch {
+      /* a plain-text payload stays a string */
+    }
+    // The daemon may wrap the payload as package events' Event {id, type, at, data}.
+    if (data && typeof data === 'object' && 'type' in data && 'data' in data) {
+      const w = data as { id?: number | string; type: string; data: unknown };
+      if (w.id !== undefined && !m.lastEventId) last = String(w.id);
+      dispatch({ id: String(w.id ?? m.lastEventId), type: w.type || type, data: w.data });
+      return;
+    }
+    dispatch({ id: m.lastEventId, type, data });
+  }
+
+  function open() {
+    if (!running) return;
+    const Impl = opts.EventSourceImpl ?? globalThis.EventSource;
+    if (!Impl) return;
+    status.set('connecting');
+    const u = last ? `${url}${url.includes('?') ? '&' : '?'}last_event_id=${encodeURIComponent(last)}` : url;
+    const src = new Impl(u, { withCredentials: true });
+    es = src;
+    src.onopen = () => {
+      delay = minDelay;
+      status.set('open');
+    };
+    src.onmessage = (m) => onMessage('message', m);
+    for (const t of EVENT_TYPES) src.addEventListener(t, (m) => onMessage(t, m as MessageEvent));
+    src.onerror = () => {
+      if (es !== src) return;
+      if (src.readyState === 2 /* CLOSED */) {
+        // The browser gave up: retry ourselves, with backoff.
+        src.close();
+        es = null;
+        status.set('retrying');
+        timer = setTimeout(open, delay);
+        delay = Math.min(delay * 2, maxDelay);
+      } else {
+        status.set('retrying'); // the browser reconnects with Last-Event-ID
+      }
+    };
+  }
+
+  return {
+    status,
+    received,
+    on(type, fn) {
+      let set = handlers.get(type);
+      if (!set) handlers.set(type, (set = new Set()));
+      set.add(fn as Handler);
+      return () => set!.delete(fn as Handler);
+    },
+    start() {
+      if (running) return;
+      running = true;
+      open();
+    },
+    stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      es?.close();
+      es = null;
+      status.set('idle');
+    },
+    lastId: () => last,
+    dispatch,
+  };
+}
+
+/** The app's stream; App.svelte starts it. */
+export const events = createEventStream();

@@ -1,0 +1,154 @@
+// The live feed: the newest decisions of the write pipeline, bounded in
+// memory, filled by GET /api/decisions and then by "decision" events.
+import { derived, get, writable, type Readable } from 'svelte/store';
+import { api } from '../api/client';
+import type { DecisionEntry, MemoryEvent } from '../api/models';
+import { events as defaultEvents, type EventStream } from './events';
+import { deferred, reportError, toast, undoable } from './toasts';
+
+export interface FeedFilters {
+  verdict: string;
+  stage: string;
+  session: string;
+}
+
+export interface FeedItem extends DecisionEntry {
+  /** Set locally while an undoable action on the item is pending or done. */
+  mark?: 'kept' | 'noise-pending' | 'noise';
+}
+
+export interface FeedOptions {
+  /** At most this many items are kept (oldest dropped). */
+  max?: number;
+  /** Incoming events are applied in batches at most this often (ms). */
+  flushMs?: number;
+  stream?: EventStream;
+}
+
+export function createFeed(opts: FeedOptions = {}) {
+  const max = opts.max ?? 2000;
+  const flushMs = opts.flushMs ?? 100;
+  const stream = opts.stream ?? defaultEvents;
+  const items = writable<FeedItem[]>([]);
+  const filters = writable<FeedFilters>({ verdict: '', stage: '', session: '' });
+  const loading = writable(false);
+  const loaded = writable(false);
+  const selected = writable<string | null>(null);
+  let queue: FeedItem[] = [];
+  let timer: ReturnType<typeof setTimeout> | null = null;
+
+  /** Puts entries (newest first) in front, replacing ones with the same id. */
+  function merge(incoming: FeedItem[]) {
+    if (incoming.length === 0) return;
+    items.update((cur) => {
+      const byId = new Map<string, FeedItem>();
+      for (const e of incoming) if (!byId.has(e.id)) byId.set(e.id, e);
+      const rest = cur.filter((c) => {
+        const n = byId.get(c.id);
+        if (n && c.mark) n.mark = c.mark;
+        return !n;
+      });
+      const next = [...byId.values(), ...rest];
+      next.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+      return next.length > max ? next.slice(0, max) : next;
+    });
+  }
+
+  function flush() {
+    timer = null;
+    const batch = queue.reverse(); // newest first
+    queue = [];
+    merge(batch);
+  }
+
+  function push(e: FeedItem) {
+    queue.push(e);
+    if (queue.length > max) queue = queue.slice(queue.length - max);
+    if (!timer) timer = setTimeout(flush, flushMs);
+  }
+
+  async function load() {
+    loading.set(true);
+    try {
+      const ds = (await api.decisions(Math.min(max, 10000))) ?? [];
+      items.set([]);
+      merge(ds);
+      loaded.set(true);
+    } catch (e) {
+      reportError(e, 'Loading the live feed');
+    } finally {
+      loading.set(false);
+    }
+  }
+
+  const unsubs = [
+    stream.on<DecisionEntry>('decision', (e) => push(e.data)),
+    stream.on('reset', () => void load()),
+    stream.on<MemoryEvent>('memory', (e) => {
+      // A memory deleted elsewhere: the items that wrote it can no longer be marked noise.
+      if (e.data.op !== 'deleted') return;
+      const gone = new Set(e.data.ids ?? []);
+      items.update((cur) => cur.map((c) => (c.memory_ids?.some((id) => gone.has(id)) && !c.mark ? { ...c, mark: 'noise' as const } : c)));
+    }),
+  ];
+
+  const visible: Readable<FeedItem[]> = derived([items, filters], ([$items, f]) =>
+    $items.filter((i) => (!f.verdict || i.verdict === f.verdict) && (!f.stage || i.stage === f.stage) && (!f.session || i.session_id === f.session)),
+  );
+  const stages = derived(items, ($i) => [...new Set($i.map((i) => i.stage).filter(Boolean))].sort());
+  const sessions = derived(items, ($i) => [...new Set($i.map((i) => i.session_id ?? '').filter(Boolean))].sort());
+
+  function setMark(id: string, mark: FeedItem['mark']) {
+    items.update((cur) => cur.map((c) => (c.id === id ? { ...c, mark } : c)));
+  }
+
+  /** Stores a rejected exchange ("keep"); undo marks what it stored as noise again. */
+  async function keep(item: FeedItem) {
+    try {
+      const d = await api.keep(item.id);
+      setMark(item.id, 'kept');
+      push({ ...item, ...d, mark: undefined });
+      undoable('Kept: stored and taken out of the noise model', async () => {
+        for (const id of d.memory_ids ?? []) await api.markNoise(id);
+        setMark(item.id, undefined);
+        toast('info', 'Undone: marked as noise again');
+      });
+      return d;
+    } catch (e) {
+      reportError(e, 'Keep');
+      return null;
+    }
+  }
+
+  /** Marks what a stored exchange wrote as noise, once the undo window closes. */
+  function noise(item: FeedItem) {
+    const ids = item.memory_ids ?? [];
+    if (ids.length === 0) {
+      toast('error', 'This decision wrote no memory to mark as noise');
+      return;
+    }
+    const before = item.mark;
+    setMark(item.id, 'noise-pending');
+    deferred(
+      `Marked as noise: ${ids.length === 1 ? 'the memory' : `${ids.length} memories`} will be deleted and learned as noise`,
+      async (leaving) => {
+        for (const id of ids) await api.markNoise(id, leaving);
+        setMark(item.id, 'noise');
+      },
+      () => setMark(item.id, before),
+    );
+  }
+
+  return {
+    items: { subscribe: items.subscribe } as Readable<FeedItem[]>,
+    visible, filters, stages, sessions, loading, loaded, selected,
+    load, keep, noise,
+    /** Applies queued events now (tests). */
+    flush: () => { if (timer) clearTimeout(timer); flush(); },
+    destroy: () => unsubs.forEach((u) => u()),
+    get: () => get(items),
+  };
+}
+
+export type Feed = ReturnType<typeof createFeed>;
+export const feed = createFeed();

@@ -1,0 +1,63 @@
+// Settings: the capture switch and exclusions (/api/capture) and the
+// runtime-changeable config fields (/api/config).
+import { writable } from 'svelte/store';
+import { api } from '../api/client';
+import type { CaptureState, CaptureUpdate, ConfigUpdate, ConfigView } from '../api/models';
+import { events as defaultEvents, type EventStream } from './events';
+import { fieldErrors, reportError, toast } from './toasts';
+
+export function createSettings(opts: { stream?: EventStream } = {}) {
+  const stream = opts.stream ?? defaultEvents;
+  const capture = writable<CaptureState | null>(null);
+  const config = writable<ConfigView | null>(null);
+  /** false: this daemon has no /api/config. */
+  const configAvailable = writable<boolean | null>(null);
+  const lastUpdate = writable<ConfigUpdate | null>(null);
+
+  async function load() {
+    try {
+      capture.set(await api.capture());
+    } catch (e) {
+      reportError(e, 'Loading capture');
+    }
+    try {
+      config.set(await api.config());
+      configAvailable.set(true);
+    } catch (e) {
+      if ((e as { missingRoute?: boolean }).missingRoute) configAvailable.set(false);
+      else reportError(e, 'Loading the config');
+    }
+  }
+
+  async function setCapture(u: CaptureUpdate): Promise<Record<string, string> | null> {
+    try {
+      const c = await api.setCapture(u);
+      capture.set(c);
+      if (u.enabled !== undefined) toast('success', c.enabled ? 'Capture on' : 'Capture paused: the proxy forwards but keeps nothing');
+      return null;
+    } catch (e) {
+      return fieldErrors(e) ?? {};
+    }
+  }
+
+  /** Saves config fields (a nested partial config); field errors for the form, or null. */
+  async function saveConfig(patch: Record<string, unknown>): Promise<Record<string, string> | null> {
+    try {
+      const up = await api.setConfig(patch);
+      config.set(up);
+      lastUpdate.set(up);
+      const parts = [];
+      if (up.applied?.length) parts.push(`in effect now: ${up.applied.join(', ')}`);
+      if (up.needs_restart?.length) parts.push(`after a restart: ${up.needs_restart.join(', ')}`);
+      toast('success', up.changed?.length ? `Saved (${parts.join('; ')})` : 'Nothing changed');
+      return null;
+    } catch (e) {
+      return fieldErrors(e) ?? {};
+    }
+  }
+
+  const unsubs = [stream.on<CaptureState>('capture', (e) => capture.set(e.data))];
+  return { capture, config, configAvailable, lastUpdate, load, setCapture, saveConfig, destroy: () => unsubs.forEach((u) => u()) };
+}
+
+export const settings = createSettings();
