@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -31,6 +32,12 @@ func FuzzAPIBodies(f *testing.F) {
 	f.Add("/api/capture", `{"enabled":false,"exclude":["secret"],"include":["x"]}`)
 	f.Add("/api/capture", `{"exclude_projects":[""]}`)
 	f.Add("/api/rate", `{"ids":["nope"],"score":2}`)
+	f.Add("PATCH /api/memories/{seed}", `{"importance":0.7,"kind":"decision"}`)
+	f.Add("PATCH /api/memories/{seed}", `{"text":"A memory that must survive every fuzz input, about port 7433.","project":"x"}`)
+	f.Add("PATCH /api/memories/{seed}", `{"importance":2,"type":"x","text":""}`)
+	f.Add("PUT /api/config", `{"steward":{"every":"2h","auto_apply":["merge"]},"recall":{"k":3}}`)
+	f.Add("PUT /api/config", `{"ingest":{"content_threshold":-1},"listen":"0.0.0.0:1"}`)
+	f.Add("POST /api/config/preview-threshold", `{"content_threshold":0.5}`)
 	cfg := config4fuzz(f)
 	d, err := Open(context.Background(), Options{Config: cfg})
 	if err != nil {
@@ -45,14 +52,22 @@ func FuzzAPIBodies(f *testing.F) {
 	if rec.Code != http.StatusCreated {
 		f.Fatalf("seed memory: %d %s", rec.Code, rec.Body)
 	}
+	var seeded struct{ ID string }
+	json.Unmarshal(rec.Body.Bytes(), &seeded)
 	f.Fuzz(func(t *testing.T, path, body string) {
-		switch path {
-		case "/api/memories", "/api/search", "/api/import", "/api/ingest", "/api/recall", "/api/capture", "/api/rate":
+		method := "POST"
+		if m, p, ok := strings.Cut(path, " "); ok {
+			method, path = m, p
+		}
+		switch method + " " + path {
+		case "POST /api/memories", "POST /api/search", "POST /api/import", "POST /api/ingest", "POST /api/recall", "POST /api/capture", "POST /api/rate",
+			"PATCH /api/memories/{seed}", "PUT /api/config", "POST /api/config/preview-threshold":
 		default:
 			return
 		}
+		path = strings.ReplaceAll(path, "{seed}", seeded.ID)
 		before := d.Store().Count()
-		req := httptest.NewRequest("POST", path, strings.NewReader(body))
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

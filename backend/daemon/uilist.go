@@ -54,8 +54,14 @@ func (d *Daemon) List(ctx context.Context, req httpapi.ListRequest) (httpapi.Lis
 	scfg := d.cfg.Steward
 	key := listKey(req.Sort, scfg)
 	desc := req.Order != "asc"
-	slices.SortFunc(all, func(a, b memory.Memory) int {
-		c := key(&a, &b)
+	// Sort positions, not the (large) records.
+	order := make([]int32, len(all))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &all[i], &all[j]
+		c := key(a, b)
 		if c == 0 {
 			c = strings.Compare(a.ID, b.ID)
 		}
@@ -69,8 +75,8 @@ func (d *Daemon) List(ctx context.Context, req httpapi.ListRequest) (httpapi.Lis
 	}
 	res := httpapi.ListResponse{Total: len(all), Memories: []httpapi.ListedMemory{}}
 	if req.Offset < len(all) {
-		for _, m := range all[req.Offset:min(len(all), req.Offset+req.Limit)] {
-			res.Memories = append(res.Memories, d.listed(m, now))
+		for _, i := range order[req.Offset:min(len(all), req.Offset+req.Limit)] {
+			res.Memories = append(res.Memories, d.listed(all[i], now))
 		}
 	}
 	return res, nil
