@@ -106,6 +106,11 @@ export function createFeed(opts: FeedOptions = {}) {
   async function keep(item: FeedItem) {
     try {
       const d = await api.keep(item.id);
+      if (d.verdict === 'rejected') {
+        push({ ...item, ...d, mark: undefined });
+        toast('error', `Keep stored nothing: ${d.stage}: ${d.reason}`);
+        return d;
+      }
       setMark(item.id, 'kept');
       push({ ...item, ...d, mark: undefined });
       undoable('Kept: stored and taken out of the noise model', async () => {

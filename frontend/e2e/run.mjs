@@ -1,0 +1,344 @@
+#!/usr/bin/env node
+// End-to-end test of the UI against real memtray daemons, in Debian's
+// Chromium driven by playwright-core. It builds nothing: first run
+//   go build -o bin/memtray ./app          (in the repository root)
+//   cd frontend && npm ci && npm run build (then rebuild bin/memtray, which embeds dist/)
+// then `npm run e2e` (or `node e2e/run.mjs`). MEMTRAY_BIN and CHROMIUM
+// override the binary and the browser. Screenshots go to e2e/artifacts/.
+//
+// The run: a fake Anthropic upstream replays recorded streams
+// (e2e/fixtures) → exchanges posted through memtray's proxy (/v1/messages)
+// appear in the live feed with the right verdicts → "keep" a rejected one →
+// it is stored and searchable → reinforce a memory → a factor of its score
+// changes → snooze it → it leaves recall (POST /api/recall) → export → import
+// into a fresh daemon → the same memories.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const frontend = path.resolve(here, '..');
+const repo = path.resolve(frontend, '..');
+const bin = process.env.MEMTRAY_BIN ?? path.join(repo, 'bin', 'memtray');
+const browserPath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const artifacts = path.join(here, 'artifacts');
+const fixtures = path.join(here, 'fixtures');
+const started = Date.now();
+const deadline = setTimeout(() => fail('took longer than 150 s'), 150_000);
+deadline.unref();
+
+const cleanups = [];
+/** On failure: a screenshot of each open page and the decision log, for the artefacts. */
+const onFailure = [];
+let passed = 0;
+function step(name) {
+  console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${name}`);
+}
+function ok(name) {
+  passed++;
+  console.log(`  ok  ${name}`);
+}
+async function fail(msg) {
+  console.error(`FAIL: ${msg}`);
+  await cleanup();
+  process.exit(1);
+}
+async function cleanup() {
+  while (cleanups.length) {
+    try {
+      await cleanups.pop()();
+    } catch {
+      /* best effort */
+    }
+  }
+}
+function assert(cond, msg) {
+  if (!cond) throw new Error(msg);
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+/** The fake Anthropic upstream: answers each /v1/messages with the fixture of its last user prompt. */
+async function startUpstream(turns) {
+  const byPrompt = new Map(turns.map((t) => [t.prompt, readFileSync(path.join(fixtures, t.sse), 'utf8')]));
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', async () => {
+      const j = JSON.parse(body || '{}');
+      const last = [...(j.messages ?? [])].reverse().find((m) => m.role === 'user');
+      const texts = (Array.isArray(last?.content) ? last.content : [{ type: 'text', text: last?.content ?? '' }])
+        .filter((c) => c.type === 'text').map((c) => c.text);
+      const sse = texts.map((t) => byPrompt.get(t)).find(Boolean);
+      if (!sse) {
+        res.writeHead(400, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'no fixture' } }));
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', 'request-id': 'req_e2e' });
+      for (const ev of sse.split(/(?<=\n\n)/)) {
+        res.write(ev);
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      res.end();
+    });
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise((r) => server.close(r)));
+  return `http://127.0.0.1:${server.address().port}`;
+}
+
+/** Starts `memtray serve` in a fresh, isolated home; returns its address and token. */
+async function startDaemon(name, upstream) {
+  const root = mkdtempSync(path.join(os.tmpdir(), `memtray-e2e-${name}-`));
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  const data = path.join(root, 'data');
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    HOME: root,
+    XDG_CONFIG_HOME: path.join(root, 'config'),
+    XDG_DATA_HOME: path.join(root, 'share'),
+    XDG_CACHE_HOME: path.join(root, 'cache'),
+    XDG_STATE_HOME: path.join(root, 'state'),
+    OLLAMA_HOST: 'http://127.0.0.1:1',
+  };
+  const args = ['serve', '--data-dir', data, '--listen', `127.0.0.1:${port}`];
+  if (upstream) args.push('--anthropic-upstream', upstream);
+  const log = [];
+  const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.on('data', (d) => log.push(String(d)));
+  child.stderr.on('data', (d) => log.push(String(d)));
+  cleanups.push(async () => {
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => { child.once('exit', r); setTimeout(r, 5000); });
+    }
+    writeFileSync(path.join(artifacts, `daemon-${name}.log`), log.join(''));
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`memtray serve (${name}) exited ${child.exitCode}:\n${log.join('')}`);
+    try {
+      const r = await fetch(`${base}/api/health`);
+      if (r.ok) break;
+    } catch {
+      /* not yet */
+    }
+    if (i > 150) throw new Error(`memtray serve (${name}) did not answer in 15 s:\n${log.join('')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  let token = '';
+  for (const p of [path.join(data, 'token'), path.join(root, 'token')]) if (existsSync(p)) token = readFileSync(p, 'utf8').trim();
+  assert(token, `no token file in ${data}`);
+  const api = async (method, p, body) => {
+    const r = await fetch(base + p, {
+      method,
+      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+  return { base, token, api, root };
+}
+
+/** Posts one turn of the session through the proxy, as Claude Code would. */
+async function postTurn(base, session, system, messages) {
+  const r = await fetch(`${base}/v1/messages?beta=true`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', 'x-api-key': 'sk-ant-e2e', 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({
+      model: 'claude-sonnet-4-5-20250929', max_tokens: 1024, stream: true, system,
+      metadata: { user_id: `user_0123abcd_account_00000000-0000-0000-0000-000000000000_session_${session}` },
+      messages,
+    }),
+  });
+  const text = await r.text();
+  assert(r.ok && text.includes('message_stop'), `proxy answered ${r.status}: ${text.slice(0, 200)}`);
+  // The answer's text, reassembled as the agent would.
+  return [...text.matchAll(/"text_delta","text":"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`)).join('');
+}
+
+async function main() {
+  assert(existsSync(bin), `${bin} is missing: run \`go build -o bin/memtray ./app\` in ${repo}`);
+  assert(existsSync(path.join(frontend, 'dist', 'index.html')), 'frontend/dist is not built: run `npm run build`, then rebuild bin/memtray');
+  assert(existsSync(browserPath), `${browserPath} is missing: apt-get install chromium`);
+  rmSync(artifacts, { recursive: true, force: true });
+  mkdirSync(artifacts, { recursive: true });
+  const fx = JSON.parse(readFileSync(path.join(fixtures, 'exchanges.json'), 'utf8'));
+
+  step('start the fake upstream and the daemon');
+  const upstream = await startUpstream(fx.turns);
+  const d1 = await startDaemon('first', upstream);
+
+  const browser = await chromium.launch({ executablePath: browserPath, args: ['--no-sandbox', '--disable-gpu'] });
+  cleanups.push(() => browser.close());
+  const problems = [];
+  async function newPage(base) {
+    const ctx = await browser.newContext({ viewport: { width: 1024, height: 700 }, acceptDownloads: true, baseURL: base });
+    const page = await ctx.newPage();
+    page.on('console', (m) => {
+      const t = m.text();
+      if (m.type() === 'error' && !/Failed to load resource.*(404|409)/.test(t)) problems.push(`console: ${t}`);
+      if (/Content Security Policy/i.test(t)) problems.push(`CSP: ${t}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    return page;
+  }
+  const shot = (page, name) => page.screenshot({ path: path.join(artifacts, `${name}.png`) });
+
+  step('log in with the token');
+  const page = await newPage(d1.base);
+  onFailure.push(() => shot(page, 'failure'));
+  onFailure.push(async () => writeFileSync(path.join(artifacts, 'decisions.json'), JSON.stringify(await d1.api('GET', '/api/decisions'), null, 1)));
+  await page.goto(`/login?token=${encodeURIComponent(d1.token)}`);
+  await page.waitForURL(`${d1.base}/`);
+  await page.goto('/#/overview');
+  await page.getByTestId('count-memories').waitFor();
+  await page.getByText('live', { exact: true }).waitFor({ timeout: 10_000 });
+  ok('logged in; the event stream is live');
+  await shot(page, '01-overview-empty');
+
+  step('post exchanges through the proxy');
+  await page.goto('/#/feed');
+  const messages = [];
+  for (const t of fx.turns) {
+    messages.push({ role: 'user', content: [{ type: 'text', text: '<system-reminder>Today is a day.</system-reminder>' }, { type: 'text', text: t.prompt }] });
+    const answer = await postTurn(d1.base, fx.session, fx.system, messages);
+    messages.push({ role: 'assistant', content: [{ type: 'text', text: answer }] });
+  }
+  for (const t of fx.turns) {
+    const item = page.getByTestId('feed-item').filter({ hasText: new RegExp(t.marker, 'i') }).first();
+    await item.waitFor({ timeout: 20_000 });
+    const verdict = await item.getAttribute('data-verdict');
+    assert(verdict === t.verdict, `"${t.prompt}" shows verdict ${verdict} in the feed, want ${t.verdict}`);
+  }
+  ok(`the live feed shows ${fx.turns.length} exchanges with the right verdicts`);
+  await shot(page, '02-feed');
+
+  step('keep a rejected exchange');
+  const rejected = fx.turns.find((t) => t.keep);
+  const rejItem = page.getByTestId('feed-item').filter({ hasText: new RegExp(rejected.marker, 'i') }).first();
+  await rejItem.click();
+  await page.getByTestId('feed-drawer').waitFor();
+  await shot(page, '03-feed-drawer');
+  await rejItem.locator('[data-action=keep]').click();
+  await page.getByTestId('toast').filter({ hasText: 'Kept' }).waitFor();
+  await page.getByTestId('feed-item').filter({ hasText: new RegExp(rejected.marker, 'i') }).and(page.locator('[data-verdict=stored]')).first().waitFor({ timeout: 10_000 });
+  ok('kept: the feed shows it stored');
+
+  step('search for it');
+  await page.goto('/#/memories');
+  await page.getByTestId('memories-table').waitFor();
+  await page.getByTestId('search').fill(rejected.search);
+  await page.getByTestId('search').press('Enter');
+  const keptHit = page.getByTestId('hit').filter({ hasText: /run the build/i }).first();
+  await keptHit.waitFor({ timeout: 10_000 });
+  ok('the kept exchange is stored and searchable');
+
+  step('reinforce a memory: a factor of its score changes');
+  await page.getByTestId('search').fill('TLE element sets cache TTL');
+  await page.getByTestId('search').press('Enter');
+  const tleHit = page.getByTestId('hit').filter({ hasText: /TLE/ }).first();
+  await tleHit.waitFor();
+  const memId = await tleHit.getAttribute('data-id');
+  await tleHit.click();
+  const detail = page.getByTestId('memory-detail');
+  await detail.getByTestId('score-bars').waitFor();
+  const factors = async () => Object.fromEntries(await detail.locator('[data-factor]').evaluateAll((els) => els.map((e) => [e.getAttribute('data-factor'), Number(e.getAttribute('data-value'))])));
+  const before = await factors();
+  await shot(page, '04-memories-search');
+  await detail.locator('[data-action=reinforce]').click();
+  await page.getByTestId('reinforced-count').filter({ hasText: '1' }).waitFor();
+  let after = before;
+  for (let i = 0; i < 50; i++) {
+    after = await factors();
+    if (after.recency !== before.recency || after.anti_sticky !== before.anti_sticky) break;
+    await page.waitForTimeout(100);
+  }
+  assert(after.recency > before.recency || after.anti_sticky > before.anti_sticky,
+    `reinforce changed no factor: before ${JSON.stringify(before)} after ${JSON.stringify(after)}`);
+  ok(`reinforced: recency ${before.recency} → ${after.recency}, anti-sticky ${before.anti_sticky} → ${after.anti_sticky}`);
+
+  step('snooze it: it leaves recall');
+  const recallIds = async (sess) => ((await d1.api('POST', '/api/recall', { session_id: sess, prompt: 'How long may ORBIT_TLE_CACHE_TTL be for the TLE element sets cache?', project: 'orbit' })).hits ?? []).map((h) => h.memory.id);
+  assert((await recallIds('e2e-recall-before')).includes(memId), 'the memory is not recalled before the snooze');
+  await detail.locator('[data-action=snooze-7]').click();
+  await page.getByTestId('toast').filter({ hasText: 'Snoozed' }).waitFor();
+  await detail.locator('[data-action=wake]').waitFor();
+  assert(!(await recallIds('e2e-recall-after')).includes(memId), 'the snoozed memory is still recalled');
+  ok('snoozed: out of recall');
+  await shot(page, '05-memory-snoozed');
+  await page.getByTestId('search').fill('');
+  await page.getByTestId('search').press('Enter');
+  await page.getByTestId('memories-table').waitFor();
+  await shot(page, '06-memories-table');
+
+  step('the other views');
+  await page.goto('/#/noise');
+  await page.getByText('Rejection buffer').waitFor();
+  await shot(page, '07-noise');
+  await page.goto('/#/steward');
+  await page.getByRole('button', { name: /Plan now/ }).click();
+  await page.getByText(/actions/).first().waitFor();
+  await shot(page, '08-steward');
+  await page.goto('/#/settings');
+  await page.getByTestId('capture-toggle').waitFor();
+  await shot(page, '09-settings');
+  await page.goto('/#/overview');
+  await page.getByTestId('count-memories').waitFor();
+  await shot(page, '10-overview');
+
+  step('export, then import into a fresh daemon');
+  await page.goto('/#/settings');
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('export-link').click()]);
+  const exportPath = path.join(artifacts, 'export.jsonl');
+  await download.saveAs(exportPath);
+  const d2 = await startDaemon('second', null);
+  const page2 = await newPage(d2.base);
+  await page2.goto(`/login?token=${encodeURIComponent(d2.token)}`);
+  await page2.waitForURL(`${d2.base}/`);
+  await page2.goto('/#/settings');
+  await page2.getByTestId('import-file').setInputFiles(exportPath);
+  await page2.getByTestId('import-report').waitFor({ timeout: 20_000 });
+  const texts = async (d) => ((await d.api('GET', '/api/memories?limit=1000')).memories ?? []).map((m) => m.text).sort();
+  const [a, b] = [await texts(d1), await texts(d2)];
+  assert(a.length > 0 && JSON.stringify(a) === JSON.stringify(b), `imported memories differ: ${a.length} vs ${b.length}`);
+  await page2.goto('/#/memories');
+  await page2.getByTestId('memories-table').waitFor();
+  await shot(page2, '11-imported');
+  ok(`exported and imported: the same ${a.length} memories`);
+
+  assert(problems.length === 0, `the page reported problems:\n${problems.join('\n')}`);
+  ok('no console errors, no CSP violations');
+}
+
+main()
+  .then(async () => {
+    await cleanup();
+    console.log(`e2e: ${passed} passed, 0 failed in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshots in ${path.relative(process.cwd(), artifacts) || artifacts}`);
+    process.exit(0);
+  })
+  .catch(async (e) => {
+    console.error(e?.stack ?? e);
+    for (const f of onFailure) await f().catch(() => {});
+    console.log(`e2e: ${passed} passed, 1 failed`);
+    await cleanup();
+    process.exit(1);
+  });
