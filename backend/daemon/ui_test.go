@@ -521,4 +521,3 @@ func TestPreviewThreshold(t *testing.T) {
 		t.Fatalf("threshold 1.5: %v", err)
 	}
 }
-
