@@ -1,0 +1,45 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { flushSync, mount, unmount } from 'svelte';
+import ScoreBars from './ScoreBars.svelte';
+import Toasts from './Toasts.svelte';
+import { toast, toasts } from '../stores/toasts';
+
+describe('components', () => {
+  const mounted: ReturnType<typeof mount>[] = [];
+  afterEach(() => {
+    mounted.splice(0).forEach((c) => unmount(c));
+    document.body.innerHTML = '';
+    toasts.set([]);
+  });
+
+  it('ScoreBars shows every factor, damping left and boosts right', () => {
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(ScoreBars, { target, props: { breakdown: {
+      relevance: 0.8, importance: 0.5, recency: 0.9, access: 1.2, anti_sticky: 1, kind_boost: 1.3, surface: 1,
+      project_boost: 1, feedback: 1, keyword: 1, composite: 0.56,
+    } } }));
+    const v = (k: string) => target.querySelector(`[data-factor=${k}]`)?.getAttribute('data-value');
+    expect(v('importance')).toBe('0.5');
+    expect(v('kind_boost')).toBe('1.3');
+    expect(v('composite')).toBe('0.56');
+    expect(target.querySelector('[data-factor=importance] .fill.neg')).not.toBeNull();
+    expect(target.querySelector('[data-factor=kind_boost] .fill.pos')).not.toBeNull();
+    expect(target.querySelectorAll('[data-factor]')).toHaveLength(11);
+  });
+
+  it('Toasts renders toasts and runs their action', async () => {
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Toasts, { target }));
+    let undone = false;
+    toast('success', 'Memory deleted', { action: { label: 'Undo', run: () => { undone = true; } } });
+    flushSync();
+    expect(target.textContent).toContain('Memory deleted');
+    (Array.from(target.querySelectorAll('button')).find((b) => b.textContent === 'Undo') as HTMLButtonElement).click();
+    await Promise.resolve();
+    flushSync();
+    expect(undone).toBe(true);
+    expect(target.textContent).not.toContain('Memory deleted');
+  });
+});
