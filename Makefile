@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/memtray/memtray/backend/cli.Version=$(VERSION)
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build run test test-short bench eval fuzz clean model
+.PHONY: all deps build run test test-short bench eval fuzz clean model types
 
 all: build
 
@@ -44,6 +44,11 @@ bench: deps
 	$(GO) test -run '^$$' -bench 'Redact' ./backend/redact/
 	$(GO) test -run '^$$' -bench 'Proxy' -benchtime 2000x ./backend/capture/
 	$(GO) test -run '^$$' -bench 'Sweep' -benchtime 1x -timeout 60m ./backend/steward/
+	$(GO) test -run '^$$' -bench 'ListPage' -benchtime 20x -timeout 60m ./backend/daemon/
+
+# TypeScript types of the API, generated from the Go types (a test fails when stale).
+types:
+	$(GO) run ./cmd/tsgen -o frontend/src/lib/api/types.ts
 
 # Retrieval evaluation on the shared data sets (skipped where absent).
 SHARED ?= ../shared
