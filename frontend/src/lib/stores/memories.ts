@@ -32,7 +32,8 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
   const loaded = writable(false);
   const selectedId = writable<string | null>(null);
   const detail = writable<Memory | null>(null);
-  const history = writable<MemoryHistory | null>(null);
+  /** The selected memory's history; 'unavailable' when the daemon has no history route. */
+  const history = writable<MemoryHistory | 'unavailable' | null>(null);
   const checked = writable<Set<string>>(new Set());
   const query = writable('');
   const hits = writable<Hit[] | null>(null);
@@ -114,7 +115,7 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
       if (get(selectedId) === id) history.set(h);
     } catch (e) {
       // An older daemon has no history route: the pane says so.
-      if (get(selectedId) === id) history.set({ id, versions: null, merged: null });
+      if (get(selectedId) === id) history.set('unavailable');
       if (!(e as { missingRoute?: boolean }).missingRoute) reportError(e, 'Loading the history');
     }
   }
