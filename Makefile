@@ -9,23 +9,31 @@ LDFLAGS := -s -w -X github.com/memtray/memtray/backend/cli.Version=$(VERSION)
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build run test test-short bench eval fuzz clean model types
+.PHONY: all deps build frontend run test test-short bench eval fuzz clean model types
 
 all: build
 
 deps:
 	@build/deps.sh
 
-build: deps
+build: deps frontend
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./app
+
+# The UI (Svelte + Vite) into frontend/dist, which the binary embeds.
+frontend: deps
+	cd frontend && npm run build --silent
 
 # Until the desktop app lands, `make run` serves headless and prints the UI address.
 run: build
 	$(BIN) serve $(ARGS)
 
-test: deps
+test:
+	@build/deps.sh test
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	cd frontend && npm run check --silent && npm test --silent
+	$(MAKE) --no-print-directory build
+	cd frontend && npm run e2e --silent
 
 test-short: deps
 	$(GO) test -short -count=1 ./...

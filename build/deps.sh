@@ -12,6 +12,11 @@ have gcc || need+=(gcc libc6-dev)   # cgo, needed by -race
 have git || need+=(git)
 have make || need+=(make)
 have pkg-config || need+=(pkg-config)
+have node || need+=(nodejs)         # the UI (frontend/) is built with Vite
+have npm || need+=(npm)
+if [ "$what" = test ]; then
+  have chromium || need+=(chromium) # the UI's end-to-end tests (playwright-core)
+fi
 if ! have go && [ ! -x /usr/local/go/bin/go ]; then
   # Debian's Go is older than go.mod's; with GOTOOLCHAIN=auto it fetches the
   # right toolchain from the Go module proxy on first use.
@@ -32,3 +37,8 @@ fi
 
 export PATH="$PATH:/usr/local/go/bin"
 go mod download
+# The UI's npm packages, pinned by frontend/package-lock.json; reinstalled
+# only when the lock file changed.
+if [ ! -f frontend/node_modules/.package-lock.json ] || [ frontend/package-lock.json -nt frontend/node_modules/.package-lock.json ]; then
+  (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
+fi
