@@ -18,6 +18,7 @@ type entry struct {
 	created        int64 // unix nanoseconds
 	cooldown       int64 // unix nanoseconds; 0 when never snoozed
 	superseded     bool
+	listFields
 }
 
 func unixNano(t time.Time) int64 {
@@ -70,7 +71,10 @@ func entryFromHeader(h recHeader, in interner) *entry {
 }
 
 func entryFromMemory(h recHeader, m *memory.Memory, in interner) *entry {
-	return entryFromHeader(h.withFields(m), in)
+	e := entryFromHeader(h.withFields(m), in)
+	e.listFields = listFieldsOf(m.Text, m.Type, m.Importance, m.Pinned, m.AccessCount, m.ReinforcedCount,
+		m.UpdatedAt, m.LastAccessed)
+	return e
 }
 
 // validate checks a Filter supplied by a caller.

@@ -265,9 +265,10 @@ func putMeta(meta *bolt.Bucket, model string, dim int, seq uint64, withFormat bo
 	return meta.Put(keySeq, u64(seq))
 }
 
-// load reads every record into the in-memory entries and vector index and
-// returns the ids whose text-index state must be checked against bleve's
-// watermark (all of them, with their tseq), plus tombstones.
+// load reads every record into the in-memory entries (with List's columns)
+// and vector index and returns the ids whose text-index state must be
+// checked against bleve's watermark (all of them, with their tseq), plus
+// tombstones.
 func (s *Store) load(ctx context.Context) (*loadResult, error) {
 	lr := &loadResult{tseq: make(map[string]uint64), dels: make(map[string]uint64)}
 	vec, err := newVectorIndex(s.dim)
@@ -280,15 +281,17 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 		s.vec.grow(min(hint, 1<<24))
 		c := tx.Bucket(bucketRecs).Cursor()
 		n := 0
+		pending := make([]pendingList, 0, min(hint, 1<<24))
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if n++; n%4096 == 0 && ctx.Err() != nil {
 				return ctx.Err()
 			}
 			id := string(k)
-			h, _, emb, err := splitRecord(v, s.intern)
+			h, js, emb, err := splitRecord(v, s.intern)
 			if err == nil {
 				e := entryFromHeader(h, s.intern)
 				s.entries[id] = e
+				pending = append(pending, pendingList{id: id, e: e, js: js})
 				lr.tseq[id] = h.tseq
 				if len(emb)/4 != s.dim {
 					s.warnings = append(s.warnings, fmt.Sprintf("record %s has a %d-dim embedding, store uses %d: left out of vector search", id, len(emb)/4, s.dim))
@@ -299,6 +302,9 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 			}
 			s.warnings = append(s.warnings, fmt.Sprintf("record %s is unreadable (%v): skipped", id, err))
 		}
+		// List's columns are in the records' JSON, which aliases bbolt's
+		// map: decode them before the transaction ends.
+		s.warnings = append(s.warnings, fillListFields(pending)...)
 		return tx.Bucket(bucketDels).ForEach(func(k, v []byte) error {
 			lr.dels[string(k)] = getU64(v)
 			return nil

@@ -368,6 +368,8 @@ type openStats struct {
 	HeapMB float64 `json:"heap_mb"`
 	RSSMB  float64 `json:"rss_mb"`
 	Count  int     `json:"count"`
+	// ListTextMB is what List's lowercased texts hold (their bytes).
+	ListTextMB float64 `json:"list_text_mb"`
 }
 
 func rssMB() float64 {
@@ -397,6 +399,11 @@ func helperOpenStats(dir string) error {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	st := openStats{OpenMS: float64(el.Microseconds()) / 1000, HeapMB: float64(ms.HeapAlloc) / (1 << 20), RSSMB: rssMB(), Count: s.Count()}
+	s.mu.RLock()
+	for _, e := range s.entries {
+		st.ListTextMB += float64(len(e.lower)) / (1 << 20)
+	}
+	s.mu.RUnlock()
 	_ = s.Close()
 	return json.NewEncoder(os.Stdout).Encode(st)
 }
@@ -409,6 +416,7 @@ func BenchmarkOpen(b *testing.B) {
 		b.Run(sizeName(n), func(b *testing.B) {
 			dir := benchStoreDir(b, n)
 			var opens, heaps, rss []float64
+			var listText float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
@@ -425,12 +433,36 @@ func BenchmarkOpen(b *testing.B) {
 					b.Fatalf("opened %d records, want %d", st.Count, n)
 				}
 				opens, heaps, rss = append(opens, st.OpenMS), append(heaps, st.HeapMB), append(rss, st.RSSMB)
+				listText = st.ListTextMB
 			}
 			b.StopTimer()
 			slices.Sort(opens)
 			b.ReportMetric(opens[len(opens)/2], "open-ms")
 			b.ReportMetric(heaps[len(heaps)-1], "heap-MB")
 			b.ReportMetric(rss[len(rss)-1], "rss-MB")
+			b.ReportMetric(listText, "list-text-MB")
+		})
+	}
+}
+
+// BenchmarkList measures List (filter, sort and page over the in-memory
+// columns) at 100k records.
+func BenchmarkList(b *testing.B) {
+	s := benchStore(b, 100_000)
+	for _, q := range []ListQuery{
+		{Limit: 50, Desc: true, IncludeSuperseded: true},
+		{Limit: 50, Offset: 50_000, Sort: SortStickiness, StickyMinAccess: 5, IncludeSuperseded: true},
+		{Limit: 50, Sort: SortImportance, Desc: true, Text: "index", IncludeSuperseded: true},
+		{Limit: 50, Project: "quill", Snoozed: SnoozedExclude, Desc: true},
+		{Limit: 50, Sort: SortProject, Kinds: []memory.Kind{memory.KindDecision}},
+	} {
+		b.Run(fmt.Sprintf("sort=%s,text=%q,project=%s,offset=%d", q.Sort, q.Text, q.Project, q.Offset), func(b *testing.B) {
+			for b.Loop() {
+				ids, _, err := s.List(context.Background(), q)
+				if err != nil || len(ids) == 0 {
+					b.Fatalf("List = %d, %v", len(ids), err)
+				}
+			}
 		})
 	}
 }
