@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/memtray/memtray/backend/cli.Version=$(VERSION)
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build frontend run test test-short bench eval fuzz clean model types
+.PHONY: all deps build desktop frontend run test test-short bench eval fuzz clean model types
 
 all: build
 
@@ -23,9 +23,22 @@ build: deps frontend
 frontend: deps
 	cd frontend && npm run build --silent
 
-# Until the desktop app lands, `make run` serves headless and prints the UI address.
-run: build
-	$(BIN) serve $(ARGS)
+# The desktop app (Wails window and tray; the CLI too): the UI, then the
+# binary with the desktop tags (on Linux always webkit2_41: without it
+# WebKitGTK sends every request as a body-less GET).
+DESKTOP_TAGS := desktop,production,webkit2_41
+desktop: frontend
+	@build/deps.sh desktop
+	$(GO) build -trimpath -tags $(DESKTOP_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./app
+
+# With a display, `make run` opens the desktop app (window and tray, the
+# daemon in-process); without one it serves headless and prints the UI address.
+run:
+	@if [ -n "$${DISPLAY}$${WAYLAND_DISPLAY}" ]; then \
+	  $(MAKE) --no-print-directory desktop && $(BIN) app $(ARGS); \
+	else \
+	  $(MAKE) --no-print-directory build && $(BIN) serve $(ARGS); \
+	fi
 
 test:
 	@build/deps.sh test

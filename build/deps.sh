@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing memtray needs and is missing:
 # Debian/Ubuntu packages (as root, or through sudo), then Go modules.
-# Usage: build/deps.sh [test|run]
+# Usage: build/deps.sh [test|run|desktop]
 set -euo pipefail
 what=${1:-run}
 cd "$(dirname "$0")/.."
@@ -16,6 +16,20 @@ have node || need+=(nodejs)         # the UI (frontend/) is built with Vite
 have npm || need+=(npm)
 if [ "$what" = test ]; then
   have chromium || need+=(chromium) # the UI's end-to-end tests (playwright-core)
+fi
+# The desktop app (Wails: GTK 3 and WebKitGTK 4.1) for `make desktop`, for
+# `make run` where there is a display, and for the tests; the tests also run
+# the window under Xvfb, the tray on a private D-Bus bus and take screenshots.
+pkgok() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed'; }
+if [ "$what" = test ] || [ "$what" = desktop ] || { [ "$what" = run ] && [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; }; then
+  pkgok libgtk-3-dev || need+=(libgtk-3-dev)
+  pkgok libwebkit2gtk-4.1-dev || need+=(libwebkit2gtk-4.1-dev)
+fi
+if [ "$what" = test ]; then
+  have Xvfb || need+=(xvfb)
+  have xauth || need+=(xauth)
+  have dbus-daemon || need+=(dbus)
+  have import || have xwd || need+=(imagemagick)
 fi
 if ! have go && [ ! -x /usr/local/go/bin/go ]; then
   # Debian's Go is older than go.mod's; with GOTOOLCHAIN=auto it fetches the

@@ -1,0 +1,321 @@
+//go:build linux
+
+package desktoptest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/httpapi"
+)
+
+// TestDesktopApp starts the built app under Xvfb on a private D-Bus session
+// bus, with a temporary data dir, and checks the window and the tray:
+//   - the page loads through Wails' AssetServer and reports back (title,
+//     /api/health, the /api/events stream and an event on it);
+//   - a screenshot of the display is saved as an artefact;
+//   - the tray registers with the StatusNotifierWatcher, its menu reads
+//     back with GetLayout, a click on "Capture" pauses capture (checked
+//     through the API), and the API's switch shows in the tray;
+//   - a second launch on the same data dir hands over to the first and exits;
+//   - "Quit" stops the app and the daemon cleanly.
+func TestDesktopApp(t *testing.T) {
+	bin := appBinary(t)
+	need(t, "Xvfb", "dbus-daemon")
+	art := artefactDir(t)
+	busAddr := startDBus(t)
+	display := startXvfb(t)
+	bus, w := startWatcher(t, busAddr)
+
+	tmp := t.TempDir()
+	dataDir := filepath.Join(tmp, "data")
+	reportPath := filepath.Join(tmp, "selftest.jsonl")
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	env := append(os.Environ(),
+		"DISPLAY="+display,
+		"WAYLAND_DISPLAY=",
+		"DBUS_SESSION_BUS_ADDRESS="+busAddr,
+		"HOME="+tmp,
+		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"),
+		"XDG_DATA_HOME="+filepath.Join(tmp, "share"),
+		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
+		"XDG_RUNTIME_DIR="+tmp,
+		"MEMTRAY_SELFTEST_REPORT="+reportPath,
+		"MEMTRAY_DATA_DIR=", "MEMTRAY_CONFIG=",
+	)
+	args := []string{"app", "--data-dir", dataDir, "--listen", addr,
+		"--config", filepath.Join(tmp, "no-config.json"), "--embedder", "builtin"}
+
+	logFile, err := os.Create(filepath.Join(art, "desktop-app.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	app := exec.Command(bin, args...)
+	app.Env = env
+	app.Stdout, app.Stderr = logFile, logFile
+	if err := app.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{}) // closed when the app has exited; then exitErr is set
+	var exitErr error
+	go func() { exitErr = app.Wait(); close(exited) }()
+	defer func() {
+		select {
+		case <-exited:
+		default:
+			app.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				app.Process.Kill()
+				<-exited
+			}
+		}
+	}()
+	alive := func() {
+		t.Helper()
+		select {
+		case <-exited:
+			log, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("the app exited early (%v):\n%s", exitErr, log)
+		default:
+		}
+	}
+
+	// The daemon listens for agents on the configured address.
+	var api *httpapi.Client
+	eventually(t, 60*time.Second, "the daemon serves "+addr, func() (bool, string) {
+		alive()
+		tok, err := daemon.ReadToken(dataDir)
+		if err != nil {
+			return false, err.Error()
+		}
+		if _, ok := httpapi.Probe(context.Background(), addr, tok, time.Second); !ok {
+			return false, "no answer"
+		}
+		api = httpapi.NewClient(addr, tok)
+		return true, ""
+	})
+	ctx := context.Background()
+
+	// The window: the page loads and reports back through the AssetServer.
+	eventually(t, 60*time.Second, "the page reports it loaded, /api/health and /api/events", func() (bool, string) {
+		alive()
+		rs := readReports(reportPath)
+		_, h := stage(rs, "health")
+		_, e := stage(rs, "sse-open")
+		_, ee := stage(rs, "sse-error")
+		return h && (e || ee), fmt.Sprintf("%+v", rs)
+	})
+	rs := readReports(reportPath)
+	loaded, _ := stage(rs, "loaded")
+	t.Logf("page: title %q at %s: %.120q", loaded.Title, loaded.URL, loaded.Body)
+	if !strings.Contains(strings.ToLower(loaded.Title), "memtray") {
+		t.Errorf("page title %q does not say memtray", loaded.Title)
+	}
+	health, _ := stage(rs, "health")
+	if health.Status != 200 || !strings.Contains(health.Body, "version") {
+		t.Errorf("/api/health through the AssetServer: %d %s", health.Status, health.Body)
+	}
+	open, _ := stage(rs, "sse-open")
+	switch {
+	case open.Status == 200:
+		if !strings.HasPrefix(open.Type, "text/event-stream") {
+			t.Errorf("/api/events answered %q, not text/event-stream", open.Type)
+		}
+		// Make something happen: a memory added and capture switched.
+		eventually(t, 30*time.Second, "an event arrives on /api/events in the page", func() (bool, string) {
+			if _, ok := hasDataFrame(readReports(reportPath)); ok {
+				return true, ""
+			}
+			api.Add(ctx, httpapi.AddRequest{Text: "The desktop self-test adds this memory to see an event arrive in the window at " + time.Now().Format(time.RFC3339Nano)})
+			return false, fmt.Sprintf("%+v", readReports(reportPath))
+		})
+		f, _ := hasDataFrame(readReports(reportPath))
+		t.Logf("SSE event in the window: %.200q", f.Frame)
+	case open.Status == 404:
+		t.Logf("/api/events is not served yet (404): checked /api/health only")
+	default:
+		t.Errorf("/api/events through the AssetServer: %+v %+v", open, rs)
+	}
+
+	// The window title (the X window's name) says memtray.
+	if _, err := exec.LookPath("xwininfo"); err == nil {
+		out, _ := exec.Command("xwininfo", "-display", display, "-root", "-tree").CombinedOutput()
+		if !strings.Contains(string(out), `"memtray"`) {
+			t.Errorf("no X window named memtray:\n%s", out)
+		}
+	}
+
+	// Screenshot, an artefact of the run.
+	time.Sleep(time.Second) // let the page paint
+	shot := filepath.Join(art, "desktop-window.png")
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	err = screenshot(sctx, display, shot)
+	cancel()
+	if err != nil {
+		t.Errorf("screenshot: %v", err)
+	} else {
+		checkNotBlank(t, shot)
+		t.Logf("screenshot: %s", shot)
+	}
+
+	// The tray: registered, menu readable, Capture click pauses capture.
+	it := w.wait(t, 30*time.Second)
+	t.Logf("tray item registered: %s %s", it.sender, it.path)
+	sni := bus.Object(it.sender, dbus.ObjectPath(it.path))
+	menuPathV, err := sni.GetProperty("org.kde.StatusNotifierItem.Menu")
+	if err != nil {
+		t.Fatalf("read the item's Menu property: %v", err)
+	}
+	menuPath := menuPathV.Value().(dbus.ObjectPath)
+	if title, err := sni.GetProperty("org.kde.StatusNotifierItem.Title"); err != nil || title.Value() != "memtray" {
+		t.Errorf("item Title = %v (%v), want memtray", title, err)
+	}
+	if px, err := sni.GetProperty("org.kde.StatusNotifierItem.IconPixmap"); err != nil || len(fmt.Sprint(px.Value())) < 100 {
+		t.Errorf("item has no icon pixmap (%v)", err)
+	}
+	layout := func() menuItem {
+		t.Helper()
+		m, err := getLayout(bus, it.sender, menuPath)
+		if err != nil {
+			t.Fatalf("GetLayout: %v", err)
+		}
+		return m
+	}
+	m := layout()
+	t.Logf("tray menu:\n%s", m)
+	for _, l := range []string{"Capture", "Pause for 1 hour", "Open memtray", "Quit"} {
+		if _, ok := m.find(l); !ok {
+			t.Errorf("tray menu has no %q", l)
+		}
+	}
+	if _, ok := m.findPrefix("Today: "); !ok {
+		t.Errorf("tray menu has no today's counts")
+	}
+	st, err := api.Capture(ctx)
+	if err != nil || !st.Enabled {
+		t.Fatalf("capture should start enabled: %+v %v", st, err)
+	}
+	eventually(t, 10*time.Second, "the Capture checkbox shows capture on", func() (bool, string) {
+		c, _ := layout().find("Capture")
+		return c.toggle() == 1, c.String()
+	})
+	capture, _ := layout().find("Capture")
+	call := bus.Object(it.sender, menuPath).Call("com.canonical.dbusmenu.Event", 0, capture.ID, "clicked", dbus.MakeVariant(""), uint32(time.Now().Unix()))
+	if call.Err != nil {
+		t.Fatalf("Event clicked: %v", call.Err)
+	}
+	eventually(t, 10*time.Second, "a click on Capture pauses capture (API)", func() (bool, string) {
+		st, err := api.Capture(ctx)
+		return err == nil && !st.Enabled, fmt.Sprintf("%+v %v", st, err)
+	})
+	eventually(t, 10*time.Second, "the tray shows capture paused", func() (bool, string) {
+		c, _ := layout().find("Capture")
+		tip, _ := sni.GetProperty("org.kde.StatusNotifierItem.ToolTip")
+		return c.toggle() == 0 && strings.Contains(fmt.Sprint(tip.Value()), "paused"), fmt.Sprint(c, tip)
+	})
+	t.Logf("tray: Capture clicked, capture paused")
+	// The window's switch (the API) and the tray are the same state.
+	on := true
+	if _, err := api.SetCapture(ctx, httpapi.CaptureUpdate{Enabled: &on}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "capture resumed through the API shows in the tray", func() (bool, string) {
+		c, _ := layout().find("Capture")
+		return c.toggle() == 1, c.String()
+	})
+	t.Logf("tray: capture resumed through the API, checkbox follows")
+
+	// A second launch on the same data dir hands over and exits.
+	second := exec.Command(bin, args...)
+	second.Env = env
+	out, err := runWithin(second, 30*time.Second)
+	if err != nil || !strings.Contains(out, "already running") {
+		t.Errorf("second launch: %v\n%s", err, out)
+	} else {
+		t.Logf("second launch: %s", strings.TrimSpace(out))
+	}
+	alive()
+
+	// Quit from the tray stops everything cleanly.
+	quit, _ := layout().find("Quit")
+	if err := bus.Object(it.sender, menuPath).Call("com.canonical.dbusmenu.Event", 0, quit.ID, "clicked", dbus.MakeVariant(""), uint32(0)).Err; err != nil {
+		t.Fatalf("Event clicked on Quit: %v", err)
+	}
+	select {
+	case <-exited:
+		if exitErr != nil {
+			log, _ := os.ReadFile(logFile.Name())
+			t.Fatalf("the app quit with %v:\n%s", exitErr, log)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Quit did not stop the app within 30s")
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, daemon.RuntimeFile)); !os.IsNotExist(err) {
+		t.Errorf("the daemon did not shut down cleanly: %s still there (%v)", daemon.RuntimeFile, err)
+	}
+	if _, ok := httpapi.Probe(ctx, addr, "", time.Second); ok {
+		t.Errorf("%s still answers after Quit", addr)
+	}
+	t.Logf("quit from the tray: exit 0, daemon stopped")
+}
+
+// runWithin runs cmd and returns its combined output, killing it after d.
+func runWithin(cmd *exec.Cmd, d time.Duration) (string, error) {
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return buf.String(), err
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		return buf.String(), fmt.Errorf("still running after %s", d)
+	}
+}
+
+// checkNotBlank fails if the screenshot is one flat colour (nothing drawn).
+func checkNotBlank(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Error(err)
+		return
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Errorf("screenshot %s: %v", path, err)
+		return
+	}
+	colours := map[[3]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 4 {
+		for x := b.Min.X; x < b.Max.X; x += 4 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			colours[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+		}
+	}
+	if len(colours) < 8 {
+		t.Errorf("screenshot %s has %d colours: the window drew nothing", path, len(colours))
+	}
+}
