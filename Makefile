@@ -44,6 +44,7 @@ test:
 	@build/deps.sh test
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	build/test-desktop.sh
 	cd frontend && npm run check --silent && npm test --silent
 	$(MAKE) --no-print-directory build
 	cd frontend && npm run e2e --silent
