@@ -120,6 +120,7 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.help)
 	}
+	fmt.Fprintf(w, "  %-10s %s\n", "app", "open the desktop window and tray (builds made with `make desktop`; the default with no command)")
 	fmt.Fprintln(w, "\ncommon flags: --data-dir DIR, --config FILE, --json (where output is data)\n`memtray COMMAND -h` lists a command's flags.")
 }
 
