@@ -32,30 +32,7 @@ func testConfig(t *testing.T) config.Config {
 // serve opens a daemon on cfg and serves it until the test ends.
 func serve(t *testing.T, cfg config.Config) (*Daemon, string) {
 	t.Helper()
-	d, err := Open(context.Background(), Options{Config: cfg, Version: "test"})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("Serve: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve returned %v", err)
-		}
-		if err := d.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return d, addr
+	return serveWith(t, Options{Config: cfg, Version: "test"})
 }
 
 func TestClientRoundTrip(t *testing.T) {

@@ -37,8 +37,12 @@ func serveWith(t testing.TB, opts Options) (*Daemon, string) {
 	}
 	t.Cleanup(func() {
 		cancel()
-		<-done
-		d.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Serve returned %v", err)
+		}
+		if err := d.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
 	})
 	return d, addr
 }
