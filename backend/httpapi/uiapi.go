@@ -35,6 +35,9 @@ type UI interface {
 	// PreviewThreshold says how the recent content-gate decisions would
 	// change under another content threshold.
 	PreviewThreshold(ctx context.Context, req ThresholdPreviewRequest) (ThresholdPreview, error)
+	// NoiseProjection projects the scorer's prototypes and the recent
+	// exchanges onto their first two principal components.
+	NoiseProjection(ctx context.Context) (NoiseProjection, error)
 }
 
 // Event types of GET /api/events, with their payload types.
@@ -310,6 +313,40 @@ type ThresholdPreview struct {
 	// Examples of each (at most 5).
 	RejectedExamples []ThresholdFlip `json:"rejected_examples"`
 	PassedExamples   []ThresholdFlip `json:"passed_examples"`
+}
+
+// Kinds of a ProjectionPoint.
+const (
+	PointQuality  = "quality"  // a quality prototype
+	PointNoise    = "noise"    // a static noise prototype
+	PointLearned  = "learned"  // a learned noise prototype (the rejection buffer)
+	PointStored   = "stored"   // a recent exchange the pipeline kept
+	PointRejected = "rejected" // a recent exchange the pipeline rejected
+)
+
+// MaxProjectionExchanges bounds the recent exchanges a projection embeds.
+const MaxProjectionExchanges = 300
+
+// ProjectionPoint is one vector of a NoiseProjection.
+type ProjectionPoint struct {
+	X float64 `json:"x"`
+	Y float64 `json:"y"`
+	// Kind is quality, noise, learned, stored or rejected.
+	Kind string `json:"kind"`
+	// Label is a short redacted text: the prototype or the exchange's preview.
+	Label string `json:"label"`
+	// Score is an exchange's content score, when it had one.
+	Score *float64 `json:"score,omitempty"`
+}
+
+// NoiseProjection is what GET /api/noise/projection answers: the content
+// scorer's prototypes and the recent decision log's exchanges (at most
+// MaxProjectionExchanges) projected onto their first two principal
+// components.
+type NoiseProjection struct {
+	Points []ProjectionPoint `json:"points"`
+	// Explained is each component's share of the total variance (0..1).
+	Explained [2]float64 `json:"explained"`
 }
 
 // ErrorBody is the JSON of every error answer: a message, a stable code

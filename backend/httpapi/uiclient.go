@@ -57,3 +57,10 @@ func (c *Client) PreviewThreshold(ctx context.Context, req ThresholdPreviewReque
 	err := c.do(ctx, http.MethodPost, "/api/config/preview-threshold", req, &out)
 	return out, err
 }
+
+// NoiseProjection runs GET /api/noise/projection.
+func (c *Client) NoiseProjection(ctx context.Context) (NoiseProjection, error) {
+	var out NoiseProjection
+	err := c.do(ctx, http.MethodGet, "/api/noise/projection", nil, &out)
+	return out, err
+}

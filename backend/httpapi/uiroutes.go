@@ -97,6 +97,9 @@ func (h *Handler) uiRoutes() {
 	h.mux.HandleFunc("POST /api/config/preview-threshold", withJSON(func(r *http.Request, req ThresholdPreviewRequest) (ThresholdPreview, error) {
 		return h.b.PreviewThreshold(r.Context(), req)
 	}))
+	h.mux.HandleFunc("GET /api/noise/projection", withoutBody(func(r *http.Request) (NoiseProjection, error) {
+		return h.b.NoiseProjection(r.Context())
+	}))
 }
 
 // events serves the live feed as one SSE stream: "id: N", "event: <type>",

@@ -368,3 +368,25 @@ func preview(s string) string {
 	}
 	return truncate(s, 117) + "..."
 }
+
+// Prototypes are the current model's prototype vectors with their labels
+// (for a projection). The vectors are shared with the scorer: read only.
+type Prototypes struct {
+	Quality       [][]float32
+	QualityLabels []string
+	// Noise holds the static noise prototypes, then the Learned ones.
+	Noise       [][]float32
+	NoiseLabels []string // "static: <text>" or "learned: <text>"
+	Learned     int
+}
+
+// Prototypes returns the current model's prototype vectors.
+func (s *Scorer) Prototypes() Prototypes {
+	m := s.cur.Load()
+	labels := make([]string, len(s.opts.Quality))
+	for i, t := range s.opts.Quality {
+		labels[i] = preview(t)
+	}
+	return Prototypes{Quality: m.quality, QualityLabels: labels, Noise: m.noise,
+		NoiseLabels: slices.Clone(m.labels), Learned: m.learned}
+}

@@ -40,6 +40,7 @@ var roots = []any{
 	httpapi.MemoryEvent{}, httpapi.StewardEvent{}, httpapi.StatsEvent{}, httpapi.PingEvent{}, httpapi.ResetEvent{},
 	httpapi.MemoryPatch{}, httpapi.EditResult{}, httpapi.MemoryHistory{}, httpapi.Overview{},
 	httpapi.ConfigView{}, httpapi.ConfigUpdate{}, httpapi.ThresholdPreviewRequest{}, httpapi.ThresholdPreview{},
+	httpapi.NoiseProjection{}, httpapi.ProjectionPoint{},
 	httpapi.ErrorBody{},
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},

@@ -462,6 +462,12 @@ export interface NameCount {
   count: number;
 }
 
+/** httpapi.NoiseProjection */
+export interface NoiseProjection {
+  points: ProjectionPoint[];
+  explained: number[];
+}
+
 /** httpapi.NoiseState */
 export interface NoiseState {
   scorer: unknown;
@@ -539,6 +545,15 @@ export interface PlanOptions {
   all?: boolean;
   ops?: string[];
   full_merge?: boolean;
+}
+
+/** httpapi.ProjectionPoint */
+export interface ProjectionPoint {
+  x: number;
+  y: number;
+  kind: string;
+  label: string;
+  score?: number;
 }
 
 /** httpapi.RateRequest */
