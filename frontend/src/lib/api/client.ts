@@ -3,7 +3,7 @@
 // browser's login cookie (in the Wails window no token is needed).
 import type {
   ApplyRequest, CaptureState, ConfigUpdate, ConfigView, EditResult, MemoryHistory, Overview, ThresholdPreview, CaptureUpdate, DecisionEntry, Decision, ErrorBody, Hit,
-  ImportReport, ListResponse, Memory, NoiseState, Plan, PlanOptions, RecallRequest,
+  ImportReport, ListResponse, Memory, NoiseProjection, NoiseState, Plan, PlanOptions, RecallRequest,
   Recalled, SearchRequest, Stats, StewardResult, TrashedMemory,
 } from './models';
 
@@ -133,6 +133,7 @@ export const api = {
   keep: (decisionId: string) => request<Decision>('POST', `/api/decisions/${enc(decisionId)}/keep`),
 
   noise: () => request<NoiseState>('GET', '/api/noise'),
+  noiseProjection: () => request<NoiseProjection>('GET', '/api/noise/projection'),
   previewThreshold: (threshold: number) =>
     request<ThresholdPreview>('POST', '/api/config/preview-threshold', { body: { content_threshold: threshold } }),
 

@@ -9,8 +9,8 @@ import type * as gen from './types';
 export type {
   Action, ApplyRequest, CaptureUpdate, ConfigUpdate, ConfigView, DayCount, Decision, DecisionEntry,
   EditResult, ErrorBody, FilterBucket, Hit, ImportReport, ListResponse, ListedMemory, Memory, MemoryEvent,
-  MemoryHistory, NameCount, Overview, Plan, PlanOptions, RecallRequest, RecallStats, Recalled, ResetEvent,
-  ScoreBreakdown, SearchRequest, Skip, Snapshot, StageTiming, Stats, StatsEvent, StewardEvent, ThresholdFlip,
+  MemoryHistory, NameCount, NoiseProjection, Overview, Plan, PlanOptions, RecallRequest, RecallStats, Recalled, ResetEvent,
+  ProjectionPoint, ScoreBreakdown, SearchRequest, Skip, Snapshot, StageTiming, Stats, StatsEvent, StewardEvent, ThresholdFlip,
   ThresholdPreview, TrashedMemory,
 } from './types';
 
@@ -19,6 +19,9 @@ export type StewardResult = gen.Result;
 
 /** The verdicts of memory.Decision (memory.Verdict* constants). */
 export type Verdict = 'stored' | 'updated' | 'merged' | 'skipped-duplicate' | 'rejected';
+
+/** The kinds of a ProjectionPoint (httpapi.Point* constants). */
+export type PointKind = 'quality' | 'noise' | 'learned' | 'stored' | 'rejected';
 
 /** noise.State: NoiseState.scorer (a json.RawMessage on the Go side). */
 export interface NoiseScorerState {
