@@ -42,6 +42,7 @@ run:
 
 test:
 	@build/deps.sh test
+	@unformatted=$$(gofmt -l app backend cmd frontend assets); if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 	build/test-desktop.sh

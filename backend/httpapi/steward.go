@@ -86,4 +86,3 @@ func (c *Client) Trash(ctx context.Context) ([]store.TrashedMemory, error) {
 func (c *Client) Restore(ctx context.Context, ids []string) error {
 	return c.do(ctx, http.MethodPost, "/api/trash/restore", RestoreRequest{IDs: ids}, nil)
 }
-

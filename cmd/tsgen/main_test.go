@@ -30,15 +30,15 @@ func TestTypeMapping(t *testing.T) {
 	}
 	type sample struct {
 		inner
-		B       string            `json:"b,omitempty"` // shadows inner's b
-		When    time.Time         `json:"when"`
-		Maybe   time.Time         `json:"maybe,omitzero"`
-		Skip    string            `json:"-"`
-		Bytes   []byte            `json:"bytes"`
-		Tags    map[string][]int  `json:"tags"`
-		Any     any               `json:"any"`
-		Ptr     *inner            `json:"ptr"`
-		Opt     *float64          `json:"opt,omitempty"`
+		B       string           `json:"b,omitempty"` // shadows inner's b
+		When    time.Time        `json:"when"`
+		Maybe   time.Time        `json:"maybe,omitzero"`
+		Skip    string           `json:"-"`
+		Bytes   []byte           `json:"bytes"`
+		Tags    map[string][]int `json:"tags"`
+		Any     any              `json:"any"`
+		Ptr     *inner           `json:"ptr"`
+		Opt     *float64         `json:"opt,omitempty"`
 		private string
 		NoTag   bool
 	}
