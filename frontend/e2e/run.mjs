@@ -12,14 +12,12 @@
 // it is stored and searchable → reinforce a memory → a factor of its score
 // changes → snooze it → it leaves recall (POST /api/recall) → export → import
 // into a fresh daemon → the same memories.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { startDaemon as startDaemonIn } from './daemon.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const frontend = path.resolve(here, '..');
@@ -61,17 +59,6 @@ function assert(cond, msg) {
   if (!cond) throw new Error(msg);
 }
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-    s.on('error', reject);
-  });
-}
-
 /** The fake Anthropic upstream: answers each /v1/messages with the fixture of its last user prompt. */
 async function startUpstream(turns) {
   const byPrompt = new Map(turns.map((t) => [t.prompt, readFileSync(path.join(fixtures, t.sse), 'utf8')]));
@@ -103,59 +90,8 @@ async function startUpstream(turns) {
 }
 
 /** Starts `memtray serve` in a fresh, isolated home; returns its address and token. */
-async function startDaemon(name, upstream) {
-  const root = mkdtempSync(path.join(os.tmpdir(), `memtray-e2e-${name}-`));
-  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
-  const data = path.join(root, 'data');
-  const port = await freePort();
-  const env = {
-    ...process.env,
-    HOME: root,
-    XDG_CONFIG_HOME: path.join(root, 'config'),
-    XDG_DATA_HOME: path.join(root, 'share'),
-    XDG_CACHE_HOME: path.join(root, 'cache'),
-    XDG_STATE_HOME: path.join(root, 'state'),
-    OLLAMA_HOST: 'http://127.0.0.1:1',
-  };
-  const args = ['serve', '--data-dir', data, '--listen', `127.0.0.1:${port}`];
-  if (upstream) args.push('--anthropic-upstream', upstream);
-  const log = [];
-  const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (d) => log.push(String(d)));
-  child.stderr.on('data', (d) => log.push(String(d)));
-  cleanups.push(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => { child.once('exit', r); setTimeout(r, 5000); });
-    }
-    writeFileSync(path.join(artifacts, `daemon-${name}.log`), log.join(''));
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`memtray serve (${name}) exited ${child.exitCode}:\n${log.join('')}`);
-    try {
-      const r = await fetch(`${base}/api/health`);
-      if (r.ok) break;
-    } catch {
-      /* not yet */
-    }
-    if (i > 150) throw new Error(`memtray serve (${name}) did not answer in 15 s:\n${log.join('')}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  let token = '';
-  for (const p of [path.join(data, 'token'), path.join(root, 'token')]) if (existsSync(p)) token = readFileSync(p, 'utf8').trim();
-  assert(token, `no token file in ${data}`);
-  const api = async (method, p, body) => {
-    const r = await fetch(base + p, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, ...(body ? { 'Content-Type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    const text = await r.text();
-    if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
-    return text ? JSON.parse(text) : null;
-  };
-  return { base, token, api, root };
+function startDaemon(name, upstream) {
+  return startDaemonIn({ bin, name, upstream, artifacts, cleanups });
 }
 
 /** Posts one turn of the session through the proxy, as Claude Code would. */
