@@ -20,15 +20,27 @@ import (
 	"github.com/memtray/memtray/backend/store"
 )
 
-func runServe(env *Env, args []string) error {
+// ServeConfig parses the flags `memtray serve` and the desktop app share
+// (--listen, --data-dir, --config, --embedder, --anthropic-upstream,
+// --openai-upstream) and returns the config they select — the config file,
+// then $MEMTRAY_DATA_DIR, then the flags — and the positional arguments
+// left over. usage, if not empty, replaces the flag set's usage header.
+func ServeConfig(name string, args []string, stderr io.Writer, usage string) (config.Config, []string, error) {
 	var c common
-	fs := newFlags("serve", env, &c, false)
+	fs := newFlags(name, &Env{Stderr: stderr}, &c, false)
+	if usage != "" {
+		fs.Usage = func() {
+			fmt.Fprintln(stderr, usage)
+			fs.PrintDefaults()
+		}
+	}
 	listen := fs.String("listen", "", "address to listen on (loopback only; default 127.0.0.1:7432)")
 	provider := fs.String("embedder", "", "embedder for a new store: auto, builtin or ollama")
 	anthropic := fs.String("anthropic-upstream", "", "where the proxy sends /v1/* (default capture.anthropic_upstream)")
 	openai := fs.String("openai-upstream", "", "where the proxy sends /openai/v1/* (default capture.openai_upstream)")
-	if _, err := parse(fs, args); err != nil {
-		return err
+	pos, err := parse(fs, args)
+	if err != nil {
+		return config.Config{}, nil, err
 	}
 	cfg, err := c.load(func(cfg *config.Config) {
 		if *listen != "" {
@@ -44,6 +56,11 @@ func runServe(env *Env, args []string) error {
 			cfg.Embedder.Provider = *provider
 		}
 	})
+	return cfg, pos, err
+}
+
+func runServe(env *Env, args []string) error {
+	cfg, _, err := ServeConfig("serve", args, env.Stderr, "")
 	if err != nil {
 		return err
 	}
