@@ -86,9 +86,9 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/import", h.importStream)
 	h.mux.HandleFunc("POST /api/ingest", h.ingest)
 	h.mux.HandleFunc("GET /api/decisions", h.decisions)
-	h.mux.HandleFunc("POST /api/decisions/{id}/keep", h.keep)
+	h.mux.HandleFunc("POST /api/decisions/{id}/keep", withoutBody(h.keep))
 	h.mux.HandleFunc("POST /api/memories/{id}/noise", h.markNoise)
-	h.mux.HandleFunc("GET /api/noise", h.noise)
+	h.mux.HandleFunc("GET /api/noise", withoutBody(h.noise))
 	h.mux.HandleFunc("POST /api/recall", withJSON(h.recall))
 	h.mux.HandleFunc("POST /api/sessions/{id}/reset", withoutBody(h.resetSession))
 	h.mux.HandleFunc("POST /api/memories/{id}/reinforce", withoutBody(h.reinforce))
@@ -322,13 +322,8 @@ func (h *Handler) decisions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ds)
 }
 
-func (h *Handler) keep(w http.ResponseWriter, r *http.Request) {
-	d, err := h.b.Keep(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+func (h *Handler) keep(r *http.Request) (memory.Decision, error) {
+	return h.b.Keep(r.Context(), r.PathValue("id"))
 }
 
 func (h *Handler) markNoise(w http.ResponseWriter, r *http.Request) {
@@ -339,13 +334,8 @@ func (h *Handler) markNoise(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func (h *Handler) noise(w http.ResponseWriter, r *http.Request) {
-	st, err := h.b.Noise(r.Context())
-	if err != nil {
-		writeErr(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, st)
+func (h *Handler) noise(r *http.Request) (NoiseState, error) {
+	return h.b.Noise(r.Context())
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
