@@ -232,13 +232,7 @@ func mapKeys(m map[string]int) []string {
 // records. MEMTRAY_CRASH_ITERS sets the number of kills (default 25, 10
 // with -short).
 func TestApplyCrashKill9(t *testing.T) {
-	iters := 25
-	if testing.Short() {
-		iters = 10
-	}
-	if v, err := strconv.Atoi(os.Getenv("MEMTRAY_CRASH_ITERS")); err == nil && v > 0 {
-		iters = v
-	}
+	iters := crashIters(25, 10)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
 	state := applyState{live: map[string]int{}, trash: map[string]int{}}

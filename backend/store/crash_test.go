@@ -220,13 +220,7 @@ func verifyCrashState(s *Store, want map[string]int, touched map[string]bool) er
 // the records. MEMTRAY_CRASH_ITERS sets the number of kills (default 40, 12
 // with -short).
 func TestCrashKill9(t *testing.T) {
-	iters := 40
-	if testing.Short() {
-		iters = 12
-	}
-	if v, err := strconv.Atoi(os.Getenv("MEMTRAY_CRASH_ITERS")); err == nil && v > 0 {
-		iters = v
-	}
+	iters := crashIters(40, 12)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	expected := map[string]int{}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"hash/fnv"
 	"math"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +103,16 @@ func ids(sc []Scored) []string {
 		out[i] = x.ID
 	}
 	return out
+}
+
+// crashIters is how many kills a crash test makes: full, or short with
+// -short, unless MEMTRAY_CRASH_ITERS says otherwise.
+func crashIters(full, short int) int {
+	if v, err := strconv.Atoi(os.Getenv("MEMTRAY_CRASH_ITERS")); err == nil && v > 0 {
+		return v
+	}
+	if testing.Short() {
+		return short
+	}
+	return full
 }
