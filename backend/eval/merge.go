@@ -11,6 +11,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 )
 
@@ -133,7 +134,7 @@ func RunMerge(ctx context.Context, recallPath, metaPath string, threshold float6
 	for _, p := range meta.NearDuplicatePairs {
 		pairOf[p[0]], pairOf[p[1]] = p[1], p[0]
 		va, vb := vectorOf(ctx, e, p[0]), vectorOf(ctx, e, p[1])
-		sim := cosine(va, vb)
+		sim := search.Cosine(va, vb)
 		rep.PairSimilarity[p[0]+"~"+p[1]] = sim
 		if sim >= cfg.MergeSimilarity {
 			rep.PairsAbove++
@@ -152,7 +153,7 @@ func RunMerge(ctx context.Context, recallPath, metaPath string, threshold float6
 			if pairOf[a] == b {
 				continue
 			}
-			sim := cosine(ms[i].Embedding, ms[j].Embedding)
+			sim := search.Cosine(ms[i].Embedding, ms[j].Embedding)
 			rep.UnpairedMax = max(rep.UnpairedMax, sim)
 			if isDistractor[a] || isDistractor[b] {
 				rep.DistractorMax = max(rep.DistractorMax, sim)
@@ -181,14 +182,6 @@ func vectorOf(ctx context.Context, e *env, id string) []float32 {
 		return nil
 	}
 	return m.Embedding
-}
-
-func cosine(a, b []float32) float64 {
-	var dot float64
-	for i := range min(len(a), len(b)) {
-		dot += float64(a[i]) * float64(b[i])
-	}
-	return dot // embeddings are L2-normalised
 }
 
 // WriteTable prints the merge report.

@@ -3,12 +3,12 @@ package steward
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -170,7 +170,7 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				(opts.Project != "" && a.Project != opts.Project) {
 				continue
 			}
-			sim := cosine(a.Embedding, b.Embedding)
+			sim := search.Cosine(a.Embedding, b.Embedding)
 			if sim < thr {
 				continue
 			}
@@ -323,23 +323,6 @@ func (s *Steward) saveMergeMark(scope string, at time.Time, merges map[string]*m
 	}
 	led.Merge[scope] = mk
 	return led.save(s.opts.Dir, at, s.opts.MinInterval)
-}
-
-// cosine is the cosine similarity of two vectors (0 if either is zero).
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 func isZero(v []float32) bool {
