@@ -565,16 +565,12 @@ func slugify(h string) string {
 	return b.String()
 }
 
-// injected mirrors the write pipeline's strip stage (memtray's own
-// injected blocks and harness reminders are not the user's words), so the
-// text the importer compares is the text the pipeline stores.
-var injected = regexp.MustCompile(`(?s)<(` + ingest.InjectedTag + `|system-reminder)\b[^>]*>.*?</(?:` + ingest.InjectedTag + `|system-reminder)>`)
-
 // items prepares one text as memories: stripped, redacted, trimmed, and
 // cut into parts ("<source>~2", "~3"...) when longer than a memory may be.
 func (s *scanner) items(source, text string, typ memory.Type, project string, guessed bool, note string, kind func(string) memory.Kind) []item {
 	base := item{source: source, typ: typ, project: project, guessed: guessed, note: note}
-	text = strings.TrimSpace(injected.ReplaceAllString(text, ""))
+	// The write pipeline's strip stage, so the text compared is the text stored.
+	text = ingest.StripInjected(text)
 	text, found := redact.Redact(text)
 	text = strings.TrimSpace(text)
 	if len(found) > 0 {

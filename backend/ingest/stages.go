@@ -10,22 +10,30 @@ import (
 	"github.com/memtray/memtray/backend/chunk"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/noise"
+	"github.com/memtray/memtray/backend/search"
 )
 
 // InjectedTag is the element memtray wraps around the memories it injects
 // into an agent's context (hooks, proxy). The strip stage removes such
 // blocks, so memtray never remembers its own recall.
-const InjectedTag = "memtray-context"
+const InjectedTag = search.ContextTag
 
 // injected matches memtray's blocks and the agent harness's system
 // reminders, which are not the user's words.
 var injected = regexp.MustCompile(`(?s)<(` + InjectedTag + `|system-reminder)\b[^>]*>.*?</(?:` + InjectedTag + `|system-reminder)>`)
 
+// StripInjected removes memtray's own injected blocks and the harness's
+// system reminders from text, and trims it: what the strip stage does to
+// each text of an exchange (importers use it to compare what would be stored).
+func StripInjected(text string) string {
+	return strings.TrimSpace(injected.ReplaceAllString(text, ""))
+}
+
 // strip removes injected blocks from the user and assistant text.
 func (p *Pipeline) strip(_ context.Context, r *run) error {
 	before := len(r.user) + len(r.reply)
-	r.user = strings.TrimSpace(injected.ReplaceAllString(r.user, ""))
-	r.reply = strings.TrimSpace(injected.ReplaceAllString(r.reply, ""))
+	r.user = StripInjected(r.user)
+	r.reply = StripInjected(r.reply)
 	if n := before - len(r.user) - len(r.reply); n > 0 {
 		r.score("stripped_bytes", float64(n))
 	}
