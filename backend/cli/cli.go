@@ -167,17 +167,12 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // load reads the config, applies the common flags and then each of set
 // (a command's own flags), and validates the result.
 func (c *common) load(set ...func(*config.Config)) (config.Config, error) {
-	path := c.configPath
-	if path == "" {
-		path = os.Getenv("MEMTRAY_CONFIG")
-	}
-	if path == "" {
-		path = config.DefaultPath()
-	}
+	path := c.path()
 	cfg, err := config.Load(path)
 	if err != nil {
 		return cfg, err
 	}
+	cfg.File = path
 	if d := os.Getenv("MEMTRAY_DATA_DIR"); d != "" {
 		cfg.DataDir = d
 	}
@@ -188,6 +183,18 @@ func (c *common) load(set ...func(*config.Config)) (config.Config, error) {
 		f(&cfg)
 	}
 	return cfg, cfg.Validate()
+}
+
+// path is the config file: --config, else $MEMTRAY_CONFIG, else
+// config.DefaultPath(). It need not exist.
+func (c *common) path() string {
+	if c.configPath != "" {
+		return c.configPath
+	}
+	if p := os.Getenv("MEMTRAY_CONFIG"); p != "" {
+		return p
+	}
+	return config.DefaultPath()
 }
 
 // with runs fn against the running daemon's API, or against the store

@@ -70,6 +70,10 @@ type Config struct {
 	Steward Steward `json:"steward"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
+	// File is the config file this config was loaded from (or would be,
+	// when it does not exist yet): where settings changed at runtime are
+	// saved. Not part of the file itself.
+	File string `json:"-"`
 }
 
 // Embedder configures embeddings.

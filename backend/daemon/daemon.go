@@ -48,7 +48,8 @@ type Options struct {
 	// Clock, if set, replaces the wall clock.
 	Clock memory.Clock
 	// ConfigPath is the config file the daemon was started with: PUT
-	// /api/config saves there. Empty: changes are runtime-only.
+	// /api/config saves there (creating it). Empty: Config.File; both
+	// empty: changes are runtime-only.
 	ConfigPath string
 	// Heartbeat, CaptureTick and StatsTick time the live feed (zero:
 	// httpapi.DefaultHeartbeat, DefaultCaptureTick, DefaultStatsTick).
@@ -102,6 +103,9 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, version: opts.Version, log: opts.Logger, clock: opts.Clock, startedAt: time.Now(),
 		bus: events.New(events.Options{}), heartbeat: opts.Heartbeat, captureTick: opts.CaptureTick,
 		statsTick: opts.StatsTick, configPath: opts.ConfigPath}
+	if d.configPath == "" {
+		d.configPath = cfg.File
+	}
 	d.live.Store(&cfg)
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)

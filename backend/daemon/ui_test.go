@@ -466,7 +466,9 @@ func TestConfigAPI(t *testing.T) {
 		t.Fatal("not applied")
 	}
 	bad := []struct{ body, field string }{
-		{`{"listen":"127.0.0.1:1"}`, "listen"},
+		{`{"listen":"0.0.0.0:7432"}`, "listen"},
+		{`{"capture":{"anthropic_upstream":"ftp://x"}}`, "capture.anthropic_upstream"},
+		{`{"data_dir":"/tmp/x"}`, "data_dir"},
 		{`{"judge":{"anthropic_key":"x"}}`, "judge.anthropic_key"},
 		{`{"recall":{"k":99}}`, "recall.k"},
 		{`{"steward":{"auto_apply":["nap"]}}`, "steward.auto_apply"},
@@ -480,6 +482,31 @@ func TestConfigAPI(t *testing.T) {
 	}
 	if _, err := c.SetConfig(ctx, json.RawMessage(`{"recall":{"k":"many"}}`)); !errors.Is(err, memory.ErrInvalid) {
 		t.Errorf("wrong type: %v", err)
+	}
+
+	// Address and upstreams: saved, in effect after a restart.
+	up, err = c.SetConfig(ctx, json.RawMessage(`{"listen":"127.0.0.1:7999","capture":{"openai_upstream":"http://127.0.0.1:9/v1"}}`))
+	if err != nil || fmt.Sprint(up.NeedsRestart) != "[capture.openai_upstream listen]" || !up.Saved {
+		t.Fatalf("PUT listen = %+v, %v", up, err)
+	}
+	if loaded, err := config.Load(path); err != nil || loaded.Listen != "127.0.0.1:7999" || loaded.Capture.OpenAIUpstream != "http://127.0.0.1:9/v1" {
+		t.Fatalf("saved listen: %+v, %v", loaded.Capture, err)
+	}
+
+	// Config.File that does not exist yet (a first change from the UI):
+	// the file is created, 0600.
+	cfg3 := testConfig(t)
+	cfg3.File = filepath.Join(t.TempDir(), "sub", "config.json")
+	d3, addr3 := serve(t, cfg3)
+	up, err = httpapi.NewClient(addr3, d3.Token()).SetConfig(ctx, json.RawMessage(`{"recall":{"k":3}}`))
+	if err != nil || !up.Saved || up.Path != cfg3.File {
+		t.Fatalf("new file: %+v, %v", up, err)
+	}
+	if fi, err := os.Stat(cfg3.File); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("new config file: %v, %v", fi, err)
+	}
+	if loaded, err := config.Load(cfg3.File); err != nil || loaded.Recall.K != 3 {
+		t.Fatalf("new config file: %+v, %v", loaded.Recall, err)
 	}
 
 	// Runtime-only without a config file.

@@ -19,6 +19,7 @@ import (
 // RuntimeConfig lists the config fields PUT /api/config accepts. Capture's
 // switch and exclusions are POST /api/capture.
 var RuntimeConfig = []string{
+	"listen", "capture.anthropic_upstream", "capture.openai_upstream",
 	"ingest.content_threshold", "ingest.min_length",
 	"judge.max_per_hour", "judge.max_per_day",
 	"recall.k", "recall.max_chars", "recall.skills",
