@@ -18,6 +18,7 @@ import (
 	"fyne.io/systray"
 
 	"github.com/memtray/memtray/assets"
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -78,18 +79,15 @@ type Tray struct {
 
 	capture, pause, open, today, quit *systray.MenuItem
 
-	// What the menu shows, so unchanged state sends nothing over D-Bus
-	// (run's goroutine and the pause timer's both update it).
+	// What the menu shows, so unchanged state sends nothing over D-Bus.
 	showMu                      sync.Mutex
 	checkKnown, checked         bool
 	pauseTitle, todayTitle, tip string
 
-	mu         sync.Mutex
-	state      State
-	shown      State
-	iconSet    bool
-	pauseTimer *time.Timer
-	pauseUntil time.Time
+	mu      sync.Mutex
+	state   State
+	shown   State
+	iconSet bool
 }
 
 // Start shows the tray icon and starts following the daemon's state. Call
@@ -133,11 +131,6 @@ func (t *Tray) Stop() {
 	t.once.Do(func() {
 		t.cancel()
 		<-t.done
-		t.mu.Lock()
-		if t.pauseTimer != nil {
-			t.pauseTimer.Stop()
-		}
-		t.mu.Unlock()
 		func() {
 			// systray's end closes the D-Bus connection, which is nil when
 			// no session bus was found: nothing to remove then.
@@ -226,27 +219,18 @@ func (t *Tray) run(ctx context.Context) {
 	}
 }
 
-// setCapture switches capture; timed pauses resume by themselves.
+// setCapture switches capture; a timed pause is the daemon's, which ends
+// it by itself (also when the app quits meanwhile and starts again).
 func (t *Tray) setCapture(ctx context.Context, on, timed bool) {
-	t.mu.Lock()
-	if t.pauseTimer != nil {
-		t.pauseTimer.Stop()
-		t.pauseTimer, t.pauseUntil = nil, time.Time{}
-	}
-	if timed {
-		t.pauseUntil = t.o.Now().Add(t.o.PauseFor)
-		t.pauseTimer = time.AfterFunc(t.o.PauseFor, func() {
-			t.mu.Lock()
-			t.pauseTimer, t.pauseUntil = nil, time.Time{}
-			t.mu.Unlock()
-			t.setCapture(ctx, true, false)
-		})
-	}
-	t.mu.Unlock()
 	if ctx.Err() != nil {
 		return
 	}
-	st, err := t.o.Backend.SetCapture(ctx, httpapi.CaptureUpdate{Enabled: &on})
+	u := httpapi.CaptureUpdate{Enabled: &on}
+	if timed {
+		d := config.Duration(t.o.PauseFor)
+		u = httpapi.CaptureUpdate{PauseFor: &d}
+	}
+	st, err := t.o.Backend.SetCapture(ctx, u)
 	if err != nil {
 		t.o.Logger.Warn("tray: could not switch capture", "on", on, "err", err)
 		t.refresh(ctx)
@@ -295,9 +279,10 @@ func countToday(decs []httpapi.DecisionEntry, now time.Time) (stored, rejected i
 func (t *Tray) show(st httpapi.CaptureState, err error) {
 	t.showMu.Lock()
 	defer t.showMu.Unlock()
-	t.mu.Lock()
-	until := t.pauseUntil
-	t.mu.Unlock()
+	var until time.Time
+	if st.PausedUntil != nil {
+		until = st.PausedUntil.Local()
+	}
 	state, tip := Capturing, "memtray: capturing"
 	switch {
 	case err != nil:
@@ -323,11 +308,6 @@ func (t *Tray) show(st httpapi.CaptureState, err error) {
 	setTitle(t.pause, &t.pauseTitle, pause)
 	t.mu.Lock()
 	t.state = state
-	if st.Enabled && err == nil && t.pauseTimer != nil {
-		// Resumed elsewhere (the window's switch): the timed pause is over.
-		t.pauseTimer.Stop()
-		t.pauseTimer, t.pauseUntil = nil, time.Time{}
-	}
 	t.mu.Unlock()
 	t.setIcon(state)
 	if tip != t.tip {

@@ -156,10 +156,11 @@ func TestTrayOnDBus(t *testing.T) {
 	wait(t, "the API's switch shows in the tray", func() bool { return toggle() == 1 && tr.State() == tray.Capturing })
 
 	click(tray.LabelPause)
-	wait(t, "Pause for 1 hour pauses capture", func() bool {
+	wait(t, "Pause for 1 hour pauses capture, in the daemon, for an hour", func() bool {
 		st, _ := api.Capture(ctx)
 		_, relabelled := items()[tray.LabelPause]
-		return !st.Enabled && !relabelled
+		return !st.Enabled && !relabelled && st.PausedUntil != nil &&
+			time.Until(*st.PausedUntil) > 59*time.Minute && time.Until(*st.PausedUntil) <= time.Hour+time.Second
 	})
 
 	click(tray.LabelOpen)

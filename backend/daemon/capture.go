@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/memtray/memtray/backend/capture"
 	"github.com/memtray/memtray/backend/config"
@@ -24,7 +25,13 @@ const CaptureStateFile = "capture.json"
 type captureState struct {
 	Enabled         bool     `json:"enabled"`
 	ExcludeProjects []string `json:"exclude_projects"`
+	// PausedUntil is the end of a timed pause (Enabled is false until then).
+	PausedUntil time.Time `json:"paused_until,omitzero"`
 }
+
+// pauseCheck is how often a running daemon looks whether a timed pause
+// has ended.
+const pauseCheck = time.Second
 
 // openCapture builds the proxy from the config, then applies the state the
 // user last chose at runtime, if any.
@@ -34,6 +41,13 @@ func (d *Daemon) openCapture() error {
 		d.log.Warn("capture state unreadable; using the config", "file", CaptureStateFile, "err", err)
 	} else if ok {
 		cc.Enabled, cc.ExcludeProjects = st.Enabled, st.ExcludeProjects
+		if !st.PausedUntil.IsZero() {
+			if d.clock.Now().Before(st.PausedUntil) {
+				d.pausedUntil = st.PausedUntil
+			} else {
+				cc.Enabled = true // the pause ended while memtray was not running
+			}
+		}
 	}
 	p, err := capture.New(capture.Options{Config: cc, Logger: d.log, Clock: d.clock})
 	if err != nil {
@@ -70,6 +84,41 @@ func validExclusions(list []string) error {
 	return nil
 }
 
+// runPauses turns capture back on when a timed pause ends, until ctx ends.
+func (d *Daemon) runPauses(ctx context.Context) {
+	tick := time.NewTicker(pauseCheck)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		d.captureMu.Lock()
+		until := d.pausedUntil
+		d.captureMu.Unlock()
+		if until.IsZero() || d.clock.Now().Before(until) {
+			continue
+		}
+		if _, err := d.resumeAfterPause(until); err != nil {
+			d.log.Warn("could not end the capture pause", "err", err)
+		}
+	}
+}
+
+// resumeAfterPause turns capture on if the pause that ends at until is
+// still the current one (not replaced or ended by the user since).
+func (d *Daemon) resumeAfterPause(until time.Time) (bool, error) {
+	d.captureMu.Lock()
+	defer d.captureMu.Unlock()
+	if !d.pausedUntil.Equal(until) {
+		return false, nil
+	}
+	on := true
+	_, err := d.setCaptureLocked(httpapi.CaptureUpdate{Enabled: &on})
+	return err == nil, err
+}
+
 // runCapture feeds captured exchanges to the write pipeline until ctx
 // ends. One worker keeps a session's exchanges in order (a later answer
 // may supersede an earlier one).
@@ -95,18 +144,40 @@ func (d *Daemon) Capture(context.Context) (httpapi.CaptureState, error) {
 func (d *Daemon) captureStateLocked() httpapi.CaptureState {
 	st := d.proxy.Stats()
 	raw, _ := json.Marshal(st)
-	return httpapi.CaptureState{Enabled: d.proxy.Enabled(), ExcludeProjects: slices.Clone(d.exclude),
+	cs := httpapi.CaptureState{Enabled: d.proxy.Enabled(), ExcludeProjects: slices.Clone(d.exclude),
 		Anthropic: d.cfg.Capture.AnthropicUpstream, OpenAI: d.cfg.Capture.OpenAIUpstream, Stats: raw}
+	if !d.pausedUntil.IsZero() {
+		until := d.pausedUntil
+		cs.PausedUntil = &until
+	}
+	return cs
 }
 
 // SetCapture turns capture on or off and changes the excluded projects,
 // at once and for later starts (CaptureStateFile).
+// A timed pause (PauseFor) turns capture back on by itself.
 func (d *Daemon) SetCapture(_ context.Context, u httpapi.CaptureUpdate) (httpapi.CaptureState, error) {
 	d.captureMu.Lock()
 	defer d.captureMu.Unlock()
-	next := captureState{Enabled: d.proxy.Enabled(), ExcludeProjects: slices.Clone(d.exclude)}
+	return d.setCaptureLocked(u)
+}
+
+func (d *Daemon) setCaptureLocked(u httpapi.CaptureUpdate) (httpapi.CaptureState, error) {
+	next := captureState{Enabled: d.proxy.Enabled(), ExcludeProjects: slices.Clone(d.exclude), PausedUntil: d.pausedUntil}
+	if u.Enabled != nil && u.PauseFor != nil {
+		return httpapi.CaptureState{}, &httpapi.FieldErrors{Message: "invalid capture change",
+			Fields: map[string]string{"pause_for": "not together with enabled"}}
+	}
 	if u.Enabled != nil {
-		next.Enabled = *u.Enabled
+		next.Enabled, next.PausedUntil = *u.Enabled, time.Time{}
+	}
+	if u.PauseFor != nil {
+		p := time.Duration(*u.PauseFor)
+		if p <= 0 || p > httpapi.MaxPause {
+			return httpapi.CaptureState{}, &httpapi.FieldErrors{Message: "invalid capture change",
+				Fields: map[string]string{"pause_for": fmt.Sprintf("must be more than 0 and at most %s", httpapi.MaxPause)}}
+		}
+		next.Enabled, next.PausedUntil = false, d.clock.Now().Add(p).Round(time.Second)
 	}
 	if u.ExcludeProjects != nil {
 		next.ExcludeProjects = *u.ExcludeProjects
@@ -129,8 +200,8 @@ func (d *Daemon) SetCapture(_ context.Context, u httpapi.CaptureUpdate) (httpapi
 	}
 	d.proxy.SetEnabled(next.Enabled)
 	d.proxy.SetExcludedProjects(next.ExcludeProjects)
-	d.exclude = next.ExcludeProjects
-	d.log.Info("capture changed", "enabled", next.Enabled, "excluded", next.ExcludeProjects)
+	d.exclude, d.pausedUntil = next.ExcludeProjects, next.PausedUntil
+	d.log.Info("capture changed", "enabled", next.Enabled, "excluded", next.ExcludeProjects, "paused_until", next.PausedUntil)
 	cs := d.captureStateLocked()
 	d.publish(httpapi.EventCapture, cs)
 	return cs, nil

@@ -8,11 +8,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
@@ -226,3 +229,75 @@ func TestListenerGuards(t *testing.T) {
 		}
 	}
 }
+
+// A timed pause turns capture off, says until when, ends by itself while
+// the daemon runs, and ends at the next start when it ran out meanwhile;
+// a pause still running at a restart goes on.
+func TestCapturePause(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	d, addr := serve(t, cfg)
+	c := httpapi.NewClient(addr, d.Token())
+	short := config.Duration(1500 * time.Millisecond)
+	st, err := c.SetCapture(ctx, httpapi.CaptureUpdate{PauseFor: &short})
+	if err != nil || st.Enabled || st.PausedUntil == nil || time.Until(*st.PausedUntil) > 3*time.Second {
+		t.Fatalf("pause = %+v, %v", st, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err = c.Capture(ctx)
+		if err == nil && st.Enabled && st.PausedUntil == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pause did not end by itself: %+v, %v", st, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	bad := []httpapi.CaptureUpdate{
+		{PauseFor: ptr(config.Duration(0))},
+		{PauseFor: ptr(config.Duration(8 * 24 * time.Hour))},
+		{PauseFor: &short, Enabled: ptr(true)},
+	}
+	for _, u := range bad {
+		var fe *httpapi.FieldErrors
+		if _, err := c.SetCapture(ctx, u); !errors.As(err, &fe) || fe.Fields["pause_for"] == "" {
+			t.Errorf("SetCapture(%+v) = %v, want a pause_for field error", u, err)
+		}
+	}
+
+	// A pause across restarts: still running → still paused; run out → on.
+	hour := config.Duration(time.Hour)
+	if _, err := c.SetCapture(ctx, httpapi.CaptureUpdate{PauseFor: &hour}); err != nil {
+		t.Fatal(err)
+	}
+	// Switching on by hand ends the pause.
+	if st, err := c.SetCapture(ctx, httpapi.CaptureUpdate{Enabled: ptr(true)}); err != nil || !st.Enabled || st.PausedUntil != nil {
+		t.Fatalf("on by hand = %+v, %v", st, err)
+	}
+	if _, err := c.SetCapture(ctx, httpapi.CaptureUpdate{PauseFor: &hour}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	for _, tt := range []struct {
+		until  time.Time
+		paused bool
+	}{{time.Now().Add(time.Hour), true}, {time.Now().Add(-time.Minute), false}} {
+		data, _ := json.Marshal(captureState{Enabled: false, ExcludeProjects: []string{}, PausedUntil: tt.until})
+		if err := os.WriteFile(filepath.Join(cfg.DataDir, CaptureStateFile), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		d2, err := Open(ctx, Options{Config: cfg})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := d2.Capture(ctx)
+		d2.Close()
+		if st.Enabled == tt.paused || (st.PausedUntil != nil) != tt.paused {
+			t.Errorf("reopened with a pause until %v: %+v", tt.until, st)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

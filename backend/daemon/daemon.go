@@ -70,16 +70,18 @@ type Daemon struct {
 	proxy     *capture.Proxy
 	captureMu sync.Mutex // orders SetCapture's file write and switch
 	exclude   []string
-	mcp       http.Handler
-	steward   *steward.Steward
-	plans     plans
-	token     string
-	startedAt time.Time
-	listen    string
-	addMu     sync.Mutex // makes Add's duplicate check and write one step
-	pipeline  *ingest.Pipeline
-	judge     memory.Judge
-	decisions *decisionLog
+	// pausedUntil ends a timed capture pause (zero: none); under captureMu.
+	pausedUntil time.Time
+	mcp         http.Handler
+	steward     *steward.Steward
+	plans       plans
+	token       string
+	startedAt   time.Time
+	listen      string
+	addMu       sync.Mutex // makes Add's duplicate check and write one step
+	pipeline    *ingest.Pipeline
+	judge       memory.Judge
+	decisions   *decisionLog
 	// The live feed and the settings (uifeed.go, uiconfig.go).
 	bus                    *events.Bus
 	heartbeat              time.Duration
@@ -274,6 +276,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	bgCtx, stopBackground := context.WithCancel(context.Background())
 	var bg sync.WaitGroup
 	bg.Go(func() { d.runCapture(bgCtx) })
+	bg.Go(func() { d.runPauses(bgCtx) })
 	bg.Go(func() { d.runSteward(bgCtx) })
 	bg.Go(func() { d.runFeed(bgCtx) })
 	defer func() { stopBackground(); bg.Wait() }()

@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
@@ -190,6 +191,9 @@ type Backend interface {
 type CaptureState struct {
 	// Enabled is the capture switch: off, the proxy forwards but keeps nothing.
 	Enabled bool `json:"enabled"`
+	// PausedUntil, set while a timed pause (CaptureUpdate.PauseFor) runs,
+	// is when capture turns itself back on.
+	PausedUntil *time.Time `json:"paused_until,omitempty"`
 	// ExcludeProjects are project names or directories never captured.
 	ExcludeProjects []string `json:"exclude_projects"`
 	// Anthropic and OpenAI are the upstreams the proxy forwards to.
@@ -202,12 +206,18 @@ type CaptureState struct {
 // CaptureUpdate is what POST /api/capture takes; absent fields stay.
 type CaptureUpdate struct {
 	Enabled *bool `json:"enabled,omitempty"`
+	// PauseFor turns capture off for a while (at most MaxPause); it turns
+	// itself back on then, also across restarts. Not with Enabled.
+	PauseFor *config.Duration `json:"pause_for,omitempty"`
 	// ExcludeProjects replaces the whole list; Exclude and Include add to
 	// and remove from it.
 	ExcludeProjects *[]string `json:"exclude_projects,omitempty"`
 	Exclude         []string  `json:"exclude,omitempty"`
 	Include         []string  `json:"include,omitempty"`
 }
+
+// MaxPause bounds CaptureUpdate.PauseFor.
+const MaxPause = 7 * 24 * time.Hour
 
 // RateRequest is what POST /api/rate takes.
 type RateRequest struct {

@@ -50,6 +50,7 @@ export interface Capture {
 /** httpapi.CaptureState */
 export interface CaptureState {
   enabled: boolean;
+  paused_until?: string;
   exclude_projects: string[];
   anthropic_upstream: string;
   openai_upstream: string;
@@ -59,6 +60,7 @@ export interface CaptureState {
 /** httpapi.CaptureUpdate */
 export interface CaptureUpdate {
   enabled?: boolean;
+  pause_for?: string;
   exclude_projects?: string[];
   exclude?: string[];
   include?: string[];

@@ -34,6 +34,8 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
       const c = await api.setCapture(u);
       capture.set(c);
       if (u.enabled !== undefined) toast('success', c.enabled ? 'Capture on' : 'Capture paused: the proxy forwards but keeps nothing');
+      if (u.pause_for !== undefined && c.paused_until)
+        toast('success', `Capture paused until ${new Date(c.paused_until).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })}; it resumes by itself`);
       return null;
     } catch (e) {
       return fieldErrors(e) ?? {};
