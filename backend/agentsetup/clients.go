@@ -1,10 +1,61 @@
-package cli
+package agentsetup
 
 import (
 	"fmt"
 	"path/filepath"
 	"sort"
 )
+
+// Client is an agent setup knows.
+type Client struct {
+	// Name is the client's name on the command line and in the API.
+	Name string
+	// Label is its name for people.
+	Label string
+	// Hooks and Proxy say whether setup installs recall hooks and routes
+	// the agent's API traffic through memtray's proxy for it (else it
+	// gives only the MCP server; NoHooks and NoProxy change nothing).
+	Hooks, Proxy bool
+	// files are the config files setup may change, relative to the home
+	// directory; markers are paths whose existence shows the agent is
+	// installed.
+	files, markers []string
+}
+
+// clients lists the agents setup knows, in usage order.
+var clients = []Client{
+	{Name: "claude-code", Label: "Claude Code", Hooks: true, Proxy: true,
+		files: []string{".claude.json", ".claude/settings.json"}, markers: []string{".claude", ".claude.json"}},
+	{Name: "cursor", Label: "Cursor", files: []string{".cursor/mcp.json"}, markers: []string{".cursor"}},
+	{Name: "codex", Label: "Codex", Hooks: true, Proxy: true,
+		files: []string{".codex/config.toml", ".codex/hooks.json"}, markers: []string{".codex"}},
+	{Name: "windsurf", Label: "Windsurf", files: []string{".codeium/windsurf/mcp_config.json"},
+		markers: []string{".codeium/windsurf"}},
+}
+
+// Clients lists the agents setup knows, in usage order.
+func Clients() []Client {
+	return append([]Client(nil), clients...)
+}
+
+// Names lists the clients' names, in usage order.
+func Names() []string {
+	out := make([]string, len(clients))
+	for i, c := range clients {
+		out[i] = c.Name
+	}
+	return out
+}
+
+// Lookup finds a client by name; an unknown name is ErrUnknownClient.
+func Lookup(name string) (Client, error) {
+	for _, c := range clients {
+		if c.Name == name {
+			return c, nil
+		}
+	}
+	return Client{}, unknownClient(name)
+}
 
 // mcpEntry is an MCP server entry of a JSON config ("mcpServers").
 type mcpEntry struct {

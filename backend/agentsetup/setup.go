@@ -1,4 +1,18 @@
-package cli
+// Package agentsetup connects agents to memtray: it writes memtray's MCP
+// server, recall hooks and proxy base URL into Claude Code's, Cursor's,
+// Codex's and Windsurf's own config files, merging with what is there and
+// changing only memtray's own entries.
+//
+// Env.Plan reads the files and says what setup would change (a unified
+// diff and a line per change for each file), writing nothing;
+// Plan.Apply carries it out: a backup of each existing file before its
+// first change, a record under <data dir>/setup/<client>.json, each file
+// replaced atomically. Env.PlanUndo is the undo's own preview: a file still
+// as setup left it is restored from its backup (or removed when setup
+// created it); from a file changed since, only memtray's entries are
+// removed. Env.Status says whether an agent is installed and set up. Run is
+// `memtray setup`: the same, reported as text.
+package agentsetup
 
 import (
 	"bytes"
@@ -7,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -18,12 +33,86 @@ import (
 	"github.com/memtray/memtray/backend/config"
 )
 
-// SetupBackupSuffix names the copy setup keeps of a file before it first
+// BackupSuffix names the copy setup keeps of a file before it first
 // changes it.
-const SetupBackupSuffix = ".memtray-backup"
+const BackupSuffix = ".memtray-backup"
 
-// setupClients lists the agents `memtray setup` knows, in usage order.
-var setupClients = []string{"claude-code", "cursor", "codex", "windsurf"}
+// RecordDir, in the data dir, holds a record per client of what setup
+// changed (<client>.json), which undo reads.
+const RecordDir = "setup"
+
+// Sentinel errors.
+var (
+	// ErrUnknownClient: the name is not one of Clients'.
+	ErrUnknownClient = errors.New("unknown client")
+	// ErrNothingToUndo: there is no record of setup for the client.
+	ErrNothingToUndo = errors.New("nothing to undo")
+	// ErrStale: the files are not as the plan a request names saw them.
+	ErrStale = errors.New("the files changed since the preview")
+)
+
+// Env is what setup works on and writes: whose configs, which memtray the
+// agents are to run, the daemon they are to reach, and where the records
+// go.
+type Env struct {
+	// Home is the user's home directory (absolute), whose configs change.
+	Home string
+	// Binary is the absolute path of the memtray the configs run (see
+	// Binary); an undo does not need it.
+	Binary string
+	// Listen is the daemon's address, for the proxy base URL.
+	Listen string
+	// DataDir holds the records (RecordDir).
+	DataDir string
+	// HookTimeout is the agent-side timeout of a hook, in whole seconds
+	// (see HookTimeout).
+	HookTimeout int
+	// Notes come first among a setup plan's notes (Binary's warnings).
+	Notes []string
+}
+
+// Options are the choices of one setup.
+type Options struct {
+	// NoProxy leaves the agent's API base URL alone.
+	NoProxy bool
+	// NoHooks installs no hooks.
+	NoHooks bool
+	// Force replaces a base URL that points elsewhere.
+	Force bool
+}
+
+// HookTimeout is the agent-side timeout for memtray's hooks, in whole
+// seconds: a little above memtray's own hook deadline d.
+func HookTimeout(d time.Duration) int {
+	return int(math.Ceil(d.Seconds())) + 1
+}
+
+// RecordPath is the record of setup for client.
+func (e Env) RecordPath(client string) string {
+	return filepath.Join(e.DataDir, RecordDir, client+".json")
+}
+
+// check validates e for a setup (withBinary) or an undo.
+func (e Env) check(withBinary bool) error {
+	switch {
+	case e.Home == "" || !filepath.IsAbs(e.Home):
+		return fmt.Errorf("setup: the home directory %q is not an absolute path", e.Home)
+	case e.DataDir == "":
+		return errors.New("setup: no data directory for the records")
+	case e.Listen == "":
+		return errors.New("setup: no daemon address for the proxy")
+	case withBinary && (e.Binary == "" || !filepath.IsAbs(e.Binary)):
+		return fmt.Errorf("setup: the memtray binary %q is not an absolute path", e.Binary)
+	case withBinary && e.HookTimeout <= 0:
+		return fmt.Errorf("setup: hook timeout %ds is not positive", e.HookTimeout)
+	}
+	return nil
+}
+
+func (e Env) options(o Options) setupOptions {
+	return setupOptions{home: e.Home, binary: e.Binary, listen: e.Listen, noProxy: o.NoProxy,
+		noHooks: o.NoHooks, force: o.Force, hookTimeout: e.HookTimeout}
+}
 
 // setupOptions is what a client's planner needs.
 type setupOptions struct {
@@ -95,57 +184,22 @@ type setupFileRecord struct {
 	Env map[string]string `json:"env,omitempty"`
 }
 
-func runSetup(env *Env, args []string) error {
-	var c common
-	fsf := newFlags("setup", env, &c, false)
-	printOnly := fsf.Bool("print", false, "only show the change (a diff per file); change nothing")
-	undo := fsf.Bool("undo", false, "take memtray out again: a file unchanged since setup is restored from its backup; from a file changed since (the agent's own state, your edits), only memtray's entries are removed and the backup is kept")
-	force := fsf.Bool("force", false, "with --undo: restore the backups even of files changed since setup, losing those changes; else: replace a base URL that points elsewhere")
-	noProxy := fsf.Bool("no-proxy", false, "do not route the agent's API traffic through memtray's proxy")
-	noHooks := fsf.Bool("no-hooks", false, "do not install hooks")
-	home := fsf.String("home", "", "home directory whose configs to change (default $HOME)")
-	binary := fsf.String("binary", "", "memtray binary path written into the configs (default: this program)")
-	pos, err := parse(fsf, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		return usagef("name one client: %s", strings.Join(setupClients, ", "))
-	}
-	client := pos[0]
+// planSetup makes client's plan with o, writing nothing.
+func planSetup(client string, o setupOptions) (setupPlan, error) {
 	planner, ok := setupPlanners[client]
 	if !ok {
-		return usagef("unknown client %q: want one of %s", client, strings.Join(setupClients, ", "))
-	}
-	cfg, err := c.load()
-	if err != nil {
-		return err
-	}
-	o := setupOptions{home: *home, listen: cfg.Listen, noProxy: *noProxy, noHooks: *noHooks, force: *force}
-	if o.home == "" {
-		if o.home, err = os.UserHomeDir(); err != nil {
-			return fmt.Errorf("find the home directory: %w (pass --home)", err)
-		}
-	}
-	if o.home, err = filepath.Abs(o.home); err != nil {
-		return fmt.Errorf("home: %w", err)
-	}
-	o.hookTimeout = int(math.Ceil(time.Duration(cfg.Recall.HookTimeout).Seconds())) + 1
-	recordPath := filepath.Join(cfg.DataDir, "setup", client+".json")
-	if *undo {
-		return setupUndo(env, client, recordPath, cfg.Listen, *printOnly, *force)
-	}
-	var warn []string
-	if o.binary, warn, err = setupBinary(*binary); err != nil {
-		return err
+		return setupPlan{}, unknownClient(client)
 	}
 	plan, err := planner(o)
 	if err != nil {
-		return err
+		return plan, err
 	}
 	plan.client = client
-	plan.notes = append(warn, plan.notes...)
-	return setupApply(env, plan, recordPath, *printOnly)
+	return plan, nil
+}
+
+func unknownClient(name string) error {
+	return fmt.Errorf("%w %q: want one of %s", ErrUnknownClient, name, strings.Join(Names(), ", "))
 }
 
 var setupPlanners = map[string]func(setupOptions) (setupPlan, error){
@@ -155,8 +209,10 @@ var setupPlanners = map[string]func(setupOptions) (setupPlan, error){
 	"windsurf":    planWindsurf,
 }
 
-// setupBinary resolves the memtray path the configs will run.
-func setupBinary(flagValue string) (string, []string, error) {
+// Binary resolves the memtray path the configs will run: flagValue made
+// absolute, or (empty) this program's own path with symlinks resolved,
+// with a warning when that is a temporary directory.
+func Binary(flagValue string) (string, []string, error) {
 	var warn []string
 	p := flagValue
 	if p == "" {
@@ -243,11 +299,9 @@ func saveSetupRecord(path string, rec setupRecord) error {
 	return config.WriteFileAtomic(path, append(data, '\n'), 0o600)
 }
 
-// setupApply shows the plan and, unless printOnly, carries it out: a
-// backup of each existing file before its first change, the record, then
-// each file written atomically.
-func setupApply(env *Env, plan setupPlan, recordPath string, printOnly bool) error {
-	w := env.Stdout
+// writeSetupListing shows the plan: each file's state and what changes,
+// the diffs, the notes.
+func writeSetupListing(w io.Writer, plan setupPlan, printOnly bool) {
 	var changes []fileChange
 	for _, f := range plan.files {
 		if f.changed() {
@@ -277,18 +331,26 @@ func setupApply(env *Env, plan setupPlan, recordPath string, printOnly bool) err
 			fmt.Fprintf(w, "  - %s\n", n)
 		}
 	}
-	switch {
-	case len(changes) == 0:
-		fmt.Fprintf(w, "%s is already set up: nothing to change.\n", plan.client)
-		return nil
-	case printOnly:
-		fmt.Fprintln(w, "--print: nothing was changed.")
-		return nil
+}
+
+// setupApply carries the plan out: a backup of each existing file before
+// its first change, the record, then each file written atomically.
+func setupApply(plan setupPlan, recordPath string) (Result, error) {
+	res := Result{Client: plan.client}
+	var changes []fileChange
+	for _, f := range plan.files {
+		if f.changed() {
+			changes = append(changes, f)
+		}
+	}
+	if len(changes) == 0 {
+		res.Message = fmt.Sprintf("%s is already set up: nothing to change.", plan.client)
+		return res, nil
 	}
 
 	rec, _, err := loadSetupRecord(recordPath)
 	if err != nil {
-		return err
+		return res, err
 	}
 	if len(rec.Files) == 0 {
 		rec.Version = setupRecordVersion
@@ -303,9 +365,9 @@ func setupApply(env *Env, plan setupPlan, recordPath string, printOnly bool) err
 		if !known {
 			fr := setupFileRecord{Path: f.path, Existed: f.existed}
 			if f.existed {
-				fr.Backup = f.path + SetupBackupSuffix
+				fr.Backup = f.path + BackupSuffix
 				if err := config.WriteFileAtomic(fr.Backup, f.before, f.mode); err != nil {
-					return fmt.Errorf("back up %s: %w", f.path, err)
+					return res, fmt.Errorf("back up %s: %w", f.path, err)
 				}
 			}
 			rec.Files = append(rec.Files, fr)
@@ -321,25 +383,27 @@ func setupApply(env *Env, plan setupPlan, recordPath string, printOnly bool) err
 		}
 	}
 	if err := saveSetupRecord(recordPath, rec); err != nil {
-		return err
+		return res, err
 	}
 	for _, f := range changes {
 		if err := writeConfigFile(f.path, f.after, f.mode); err != nil {
-			return fmt.Errorf("%w (backups and the record of what setup did are in %s)", err, recordPath)
+			return res, fmt.Errorf("%w (backups and the record of what setup did are in %s)", err, recordPath)
 		}
+		res.Changed = append(res.Changed, f.path)
 	}
-	var backups []string
 	for _, f := range rec.Files {
 		if f.Backup != "" {
-			backups = append(backups, f.Backup)
+			res.Backups = append(res.Backups, f.Backup)
 		}
 	}
-	fmt.Fprintf(w, "changed %d file(s).", len(changes))
-	if len(backups) > 0 {
-		fmt.Fprintf(w, " Backups: %s.", strings.Join(backups, ", "))
+	var msg strings.Builder
+	fmt.Fprintf(&msg, "changed %d file(s).", len(changes))
+	if len(res.Backups) > 0 {
+		fmt.Fprintf(&msg, " Backups: %s.", strings.Join(res.Backups, ", "))
 	}
-	fmt.Fprintf(w, " Undo with `memtray setup %s --undo`. Restart the agent to pick the change up.\n", plan.client)
-	return nil
+	fmt.Fprintf(&msg, " Undo with `memtray setup %s --undo`. Restart the agent to pick the change up.", plan.client)
+	res.Message = msg.String()
+	return res, nil
 }
 
 // undoFile is what undo does with one file setup changed.
@@ -350,27 +414,39 @@ type undoFile struct {
 	restore bool   // from the backup (or removed: setup created it)
 }
 
-// setupUndo takes memtray out of the files setup changed. A file still as
+// undoPlan is what undo would do for one client.
+type undoPlan struct {
+	client     string
+	recordPath string
+	files      []undoFile
+	notes      []string
+}
+
+// planUndo plans taking memtray out of the files setup changed. A file still as
 // setup left it (or any, with force) is restored from its backup, or
 // removed when setup created it. From a file changed since (agents rewrite
 // their configs all the time) only memtray's entries are removed, the rest
 // staying as it is now, and the backup is kept. Every file is read and
 // planned before anything is written: a malformed one stops the undo with
 // nothing changed.
-func setupUndo(env *Env, client, recordPath, listen string, printOnly, force bool) error {
+func planUndo(client, recordPath, listen string, force bool) (undoPlan, error) {
+	up := undoPlan{client: client, recordPath: recordPath}
+	if _, ok := setupPlanners[client]; !ok {
+		return up, unknownClient(client)
+	}
 	rec, ok, err := loadSetupRecord(recordPath)
 	if err != nil {
-		return err
+		return up, err
 	}
 	if !ok || len(rec.Files) == 0 {
-		return fmt.Errorf("nothing to undo: no record of `memtray setup %s` in this data dir (no %s): it was undone already, or set up with another --data-dir", client, recordPath)
+		return up, fmt.Errorf("%w: no record of `memtray setup %s` in this data dir (no %s): it was undone already, or set up with another --data-dir", ErrNothingToUndo, client, recordPath)
 	}
 	var files []undoFile
 	var notes []string
 	for _, fr := range rec.Files {
 		cur, err := readConfigFile(fr.Path)
 		if err != nil {
-			return err
+			return up, err
 		}
 		f := undoFile{fileChange: cur, rec: fr}
 		unchanged := cur.existed && sha(cur.before) == fr.SHA256
@@ -396,7 +472,7 @@ func setupUndo(env *Env, client, recordPath, listen string, printOnly, force boo
 				f.state = "changed since setup, which created it, --force: remove"
 			}
 		case force:
-			return fmt.Errorf("--force: read the backup of %s: %w (nothing was changed)", fr.Path, backupErr)
+			return up, fmt.Errorf("--force: read the backup of %s: %w (nothing was changed)", fr.Path, backupErr)
 		case !cur.existed:
 			f.state = "gone since setup: nothing to undo"
 		default:
@@ -424,7 +500,7 @@ func setupUndo(env *Env, client, recordPath, listen string, printOnly, force boo
 				f.fileChange, stripNotes, err = stripJSON(cur, setupHookSpecs(client), undoEnv(client, rec, fr, listen, prior), prior)
 			}
 			if err != nil {
-				return err
+				return up, err
 			}
 			notes = append(notes, stripNotes...)
 			if len(f.what) == 0 {
@@ -434,10 +510,16 @@ func setupUndo(env *Env, client, recordPath, listen string, printOnly, force boo
 		files = append(files, f)
 	}
 
-	w := env.Stdout
-	fmt.Fprintf(w, "memtray setup %s --undo\n", client)
+	up.files, up.notes = files, notes
+	return up, nil
+}
+
+// writeUndoListing shows the undo plan: each file's state and what
+// changes, the diffs, the notes.
+func writeUndoListing(w io.Writer, up undoPlan) {
+	fmt.Fprintf(w, "memtray setup %s --undo\n", up.client)
 	var changes []undoFile
-	for _, f := range files {
+	for _, f := range up.files {
 		fmt.Fprintf(w, "  %s (%s)\n", f.path, f.state)
 		for _, s := range f.what {
 			fmt.Fprintf(w, "    - %s\n", s)
@@ -449,58 +531,70 @@ func setupUndo(env *Env, client, recordPath, listen string, printOnly, force boo
 	for _, f := range changes {
 		fmt.Fprint(w, unifiedDiff(f.path, f.existed, f.before, f.after))
 	}
+	if len(up.notes) > 0 {
+		fmt.Fprintln(w, "notes:")
+		for _, n := range up.notes {
+			fmt.Fprintf(w, "  - %s\n", n)
+		}
+	}
+}
+
+// undoApply carries the undo plan out: each file written or removed, the
+// backups of restored files removed, then the record.
+func undoApply(up undoPlan) (Result, error) {
+	res := Result{Client: up.client}
+	var changes []undoFile
+	for _, f := range up.files {
+		if f.changed() {
+			changes = append(changes, f)
+		}
+	}
 	var kept []string
-	for _, f := range files {
+	for _, f := range up.files {
 		if !f.restore && f.rec.Backup != "" {
 			if _, err := os.Stat(f.rec.Backup); err == nil {
 				kept = append(kept, f.rec.Backup)
 			}
 		}
 	}
-	if len(notes) > 0 {
-		fmt.Fprintln(w, "notes:")
-		for _, n := range notes {
-			fmt.Fprintf(w, "  - %s\n", n)
-		}
-	}
-	if printOnly {
-		fmt.Fprintln(w, "--print: nothing was changed.")
-		return nil
-	}
 	for _, f := range changes {
 		if f.remove {
 			if err := os.Remove(f.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("undo %s: %w", f.path, err)
+				return res, fmt.Errorf("undo %s: %w", f.path, err)
 			}
+			res.Changed = append(res.Changed, f.path)
 			continue
 		}
 		if err := writeConfigFile(f.path, f.after, f.mode); err != nil {
-			return fmt.Errorf("undo %s: %w", f.path, err)
+			return res, fmt.Errorf("undo %s: %w", f.path, err)
 		}
+		res.Changed = append(res.Changed, f.path)
 	}
-	for _, f := range files {
+	for _, f := range up.files {
 		if f.restore && f.rec.Backup != "" {
 			if err := os.Remove(f.rec.Backup); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("remove the backup %s: %w", f.rec.Backup, err)
+				return res, fmt.Errorf("remove the backup %s: %w", f.rec.Backup, err)
 			}
 		}
 	}
-	if err := os.Remove(recordPath); err != nil {
-		return fmt.Errorf("remove the setup record: %w", err)
+	if err := os.Remove(up.recordPath); err != nil {
+		return res, fmt.Errorf("remove the setup record: %w", err)
 	}
+	res.Backups = kept
+	var msg strings.Builder
 	if len(changes) == 0 {
-		fmt.Fprintf(w, "memtray's entries are already gone: nothing was changed; the setup record is removed.")
+		fmt.Fprintf(&msg, "memtray's entries are already gone: nothing was changed; the setup record is removed.")
 	} else {
-		fmt.Fprintf(w, "undone: %d file(s) changed.", len(changes))
+		fmt.Fprintf(&msg, "undone: %d file(s) changed.", len(changes))
 	}
 	if len(kept) > 0 {
-		fmt.Fprintf(w, " Kept the backup(s) of the files as they were before setup: %s (delete them when no longer needed).", strings.Join(kept, ", "))
+		fmt.Fprintf(&msg, " Kept the backup(s) of the files as they were before setup: %s (delete them when no longer needed).", strings.Join(kept, ", "))
 	}
 	if len(changes) > 0 {
-		fmt.Fprint(w, " Restart the agent to pick the change up.")
+		fmt.Fprint(&msg, " Restart the agent to pick the change up.")
 	}
-	fmt.Fprintln(w)
-	return nil
+	res.Message = msg.String()
+	return res, nil
 }
 
 // setupHookSpecs is the hooks setup installs for client.

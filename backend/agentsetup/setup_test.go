@@ -1,13 +1,15 @@
-package cli
+package agentsetup
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const testBinary = "/opt/memtray/bin/memtray"
@@ -286,9 +288,37 @@ model_reasoning_effort = "high"
 // runSetupCmd runs `memtray setup` with a temp data dir shared by a test.
 func runSetupCmd(t *testing.T, dataDir, home string, args ...string) (int, string, string) {
 	t.Helper()
-	all := append([]string{"setup"}, args...)
+	all := append([]string{}, args...)
 	all = append(all, "--home", home, "--binary", testBinary, "--data-dir", dataDir)
-	return run(t, context.Background(), "", all...)
+	return run(t, all...)
+}
+
+// run is `memtray setup ARGS` with the default config (the proxy at
+// 127.0.0.1:7432, a 1.5 s hook deadline): Run with the command's flags.
+// It returns the exit code (1 for an error), the output and the error.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
+	printOnly := fs.Bool("print", false, "")
+	undo := fs.Bool("undo", false, "")
+	force := fs.Bool("force", false, "")
+	noProxy := fs.Bool("no-proxy", false, "")
+	noHooks := fs.Bool("no-hooks", false, "")
+	home := fs.String("home", "", "")
+	binary := fs.String("binary", "", "")
+	dataDir := fs.String("data-dir", "", "")
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		t.Fatalf("name the client first: %q", args)
+	}
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != 0 {
+		t.Fatalf("flags %q: %v", args, err)
+	}
+	e := Env{Home: *home, Binary: *binary, Listen: "127.0.0.1:7432", DataDir: *dataDir, HookTimeout: HookTimeout(1500 * time.Millisecond)}
+	var out bytes.Buffer
+	if err := Run(&out, e, args[0], Options{NoProxy: *noProxy, NoHooks: *noHooks, Force: *force}, *undo, *printOnly); err != nil {
+		return 1, out.String(), err.Error()
+	}
+	return 0, out.String(), ""
 }
 
 func snapshot(t *testing.T, home string) map[string]string {
@@ -356,7 +386,6 @@ func containsJSON(orig, now any) bool {
 }
 
 func TestSetupClients(t *testing.T) {
-	isolate(t)
 	for _, tc := range setupCases {
 		t.Run(tc.client, func(t *testing.T) {
 			t.Run("fresh install, idempotent, undo", func(t *testing.T) {
@@ -420,7 +449,7 @@ func TestSetupClients(t *testing.T) {
 					if err != nil || info.Mode().Perm() != 0o640 {
 						t.Fatalf("%s lost its mode: %v %v", rel, info, err)
 					}
-					if b, err := os.ReadFile(p + SetupBackupSuffix); err != nil || string(b) != content {
+					if b, err := os.ReadFile(p + BackupSuffix); err != nil || string(b) != content {
 						t.Fatalf("%s: backup %q %v", rel, b, err)
 					}
 					if strings.HasSuffix(rel, ".json") {
@@ -492,7 +521,7 @@ func TestSetupClients(t *testing.T) {
 					t.Fatal("undo changed files without memtray's entries")
 				}
 				for _, rel := range tc.files {
-					if !strings.Contains(out, filepath.Join(home, rel)+SetupBackupSuffix) {
+					if !strings.Contains(out, filepath.Join(home, rel)+BackupSuffix) {
 						t.Fatalf("the kept backup of %s is not named:\n%s", rel, out)
 					}
 				}
@@ -677,11 +706,11 @@ func testUndoRewritten(t *testing.T, tc setupCase, existing bool) {
 		if info, err := os.Stat(p); err != nil || info.Mode().Perm() != mode {
 			t.Fatalf("%s: mode %v %v", rel, info, err)
 		}
-		backup, err := os.ReadFile(p + SetupBackupSuffix)
+		backup, err := os.ReadFile(p + BackupSuffix)
 		switch {
 		case existing && (err != nil || string(backup) != orig[rel]):
 			t.Fatalf("%s: backup %q %v", rel, backup, err)
-		case existing && !strings.Contains(out, p+SetupBackupSuffix):
+		case existing && !strings.Contains(out, p+BackupSuffix):
 			t.Fatalf("the kept backup of %s is not named:\n%s", rel, out)
 		case !existing && !os.IsNotExist(err):
 			t.Fatalf("%s: a backup of a file setup created: %v", rel, err)
@@ -720,7 +749,6 @@ func keepsLines(orig, path string) bool {
 }
 
 func TestSetupOptions(t *testing.T) {
-	isolate(t)
 	t.Run("no proxy, no hooks: only the MCP server", func(t *testing.T) {
 		home, data := t.TempDir(), t.TempDir()
 		if code, _, errs := runSetupCmd(t, data, home, "claude-code", "--no-proxy", "--no-hooks"); code != 0 {
@@ -751,7 +779,7 @@ func TestSetupOptions(t *testing.T) {
 	})
 	t.Run("a moved binary updates memtray's entries instead of adding", func(t *testing.T) {
 		home, data := t.TempDir(), t.TempDir()
-		if code, _, errs := run(t, context.Background(), "", "setup", "claude-code", "--home", home, "--data-dir", data, "--binary", "/old/place/memtray"); code != 0 {
+		if code, _, errs := run(t, "claude-code", "--home", home, "--data-dir", data, "--binary", "/old/place/memtray"); code != 0 {
 			t.Fatal(errs)
 		}
 		code, out, errs := runSetupCmd(t, data, home, "claude-code")
@@ -785,7 +813,7 @@ func TestSetupOptions(t *testing.T) {
 	})
 	t.Run("a binary path with a space is quoted for the shell", func(t *testing.T) {
 		home, data := t.TempDir(), t.TempDir()
-		if code, _, errs := run(t, context.Background(), "", "setup", "claude-code", "--home", home, "--data-dir", data, "--binary", "/Applications/mem tray/memtray"); code != 0 {
+		if code, _, errs := run(t, "claude-code", "--home", home, "--data-dir", data, "--binary", "/Applications/mem tray/memtray"); code != 0 {
 			t.Fatal(errs)
 		}
 		groups, _ := dig(readJSON(t, filepath.Join(home, ".claude", "settings.json")), "hooks", "SessionStart").([]any)
@@ -811,15 +839,6 @@ func TestSetupOptions(t *testing.T) {
 		}
 		checkMCP(t, dotfiles, "")
 	})
-	t.Run("usage", func(t *testing.T) {
-		home, data := t.TempDir(), t.TempDir()
-		if code, _, errs := runSetupCmd(t, data, home, "vim"); code != 2 || !strings.Contains(errs, "unknown client") {
-			t.Fatalf("%d %s", code, errs)
-		}
-		if code, _, errs := runSetupCmd(t, data, home); code != 2 {
-			t.Fatalf("%d %s", code, errs)
-		}
-	})
 }
 
 func TestUnifiedDiff(t *testing.T) {
@@ -836,7 +855,6 @@ func TestUnifiedDiff(t *testing.T) {
 }
 
 func TestSetupUndoChangedFile(t *testing.T) {
-	isolate(t)
 	settingsOf := func(home string) string { return filepath.Join(home, ".claude", "settings.json") }
 	rewrite := func(t *testing.T, path string, change func(m map[string]any)) {
 		t.Helper()
