@@ -29,7 +29,10 @@ import (
 //   - the tray registers with the StatusNotifierWatcher, its menu reads
 //     back with GetLayout, a click on "Capture" pauses capture (checked
 //     through the API), and the API's switch shows in the tray;
-//   - a second launch on the same data dir hands over to the first and exits;
+//   - closing the window (WM_DELETE_WINDOW) hides it and the app keeps
+//     running; "Open memtray" in the tray shows it again;
+//   - a second launch on the same data dir hands over to the first (its
+//     window shows) and exits;
 //   - "Quit" stops the app and the daemon cleanly.
 func TestDesktopApp(t *testing.T) {
 	bin := appBinary(t)
@@ -240,7 +243,49 @@ func TestDesktopApp(t *testing.T) {
 	})
 	t.Logf("tray: capture resumed through the API, checkbox follows")
 
-	// A second launch on the same data dir hands over and exits.
+	// Closing the window (as a window manager asks: WM_DELETE_WINDOW)
+	// hides it and leaves the app running; "Open memtray" shows it again.
+	x, err := dialX11(display)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.close()
+	win, err := x.window("memtray")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := func(want bool, what string) {
+		t.Helper()
+		eventually(t, 15*time.Second, what, func() (bool, string) {
+			alive()
+			v, err := x.viewable(win)
+			return err == nil && v == want, fmt.Sprintf("viewable %v, %v", v, err)
+		})
+	}
+	shown(true, "the window is shown")
+	closeWindow := func() {
+		t.Helper()
+		if err := x.requestClose(win); err != nil {
+			t.Fatalf("WM_DELETE_WINDOW: %v", err)
+		}
+		shown(false, "closing the window hides it")
+		time.Sleep(500 * time.Millisecond)
+		alive()
+		if _, ok := httpapi.Probe(ctx, addr, api.Token(), time.Second); !ok {
+			t.Fatal("the daemon stopped answering when the window closed")
+		}
+	}
+	closeWindow()
+	openItem, _ := layout().find("Open memtray")
+	if err := bus.Object(it.sender, menuPath).Call("com.canonical.dbusmenu.Event", 0, openItem.ID, "clicked", dbus.MakeVariant(""), uint32(0)).Err; err != nil {
+		t.Fatalf("Event clicked on Open memtray: %v", err)
+	}
+	shown(true, "Open memtray shows the window again")
+	t.Logf("window: close hides it (app and daemon keep running), Open memtray shows it")
+	closeWindow()
+
+	// A second launch on the same data dir hands over (shows the hidden
+	// window) and exits.
 	second := exec.Command(bin, args...)
 	second.Env = env
 	out, err := runWithin(second, 30*time.Second)
@@ -249,6 +294,7 @@ func TestDesktopApp(t *testing.T) {
 	} else {
 		t.Logf("second launch: %s", strings.TrimSpace(out))
 	}
+	shown(true, "a second launch shows the running app's window")
 	alive()
 
 	// Quit from the tray stops everything cleanly.
