@@ -176,7 +176,7 @@ func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 		}
 	}
 	return memory.Memory{Text: text, Kind: kind, Type: typ, Project: r.ex.Project, Source: src,
-		Importance: imp, Embedding: vec}
+		Importance: imp, Embedding: vec, EmbeddingModel: r.model}
 }
 
 // reinforce counts one more sighting of a stored memory.

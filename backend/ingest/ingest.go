@@ -33,6 +33,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -132,6 +133,9 @@ type run struct {
 	source string
 	// given, for Remember, carries the kind, type and importance the caller chose.
 	given *memory.Memory
+	// model names the embedding model of vec and vecs: the model that
+	// made them, also when the embedder switches models during the run.
+	model string
 }
 
 func (r *run) reject(stage, reason string) {
@@ -254,8 +258,22 @@ func (p *Pipeline) newRun(ex memory.Exchange, force bool, source string) *run {
 	}}
 }
 
-// runStages calls the stages in order until one decides.
+// runStages calls the stages in order until one decides. When the store
+// refused the run's vectors because the embedder switched models while it
+// ran (memory.ErrModelMismatch, see embed.Swappable), it runs them once
+// more with the new model.
 func (p *Pipeline) runStages(ctx context.Context, r *run) error {
+	start := *r
+	start.dec.Scores = maps.Clone(r.dec.Scores)
+	err := p.runStagesOnce(ctx, r)
+	if err != nil && errors.Is(err, memory.ErrModelMismatch) && r.model != "" && r.model != p.emb.Model() {
+		*r = start
+		err = p.runStagesOnce(ctx, r)
+	}
+	return err
+}
+
+func (p *Pipeline) runStagesOnce(ctx context.Context, r *run) error {
 	for _, st := range stages {
 		if r.force && st.gate {
 			continue

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/memtray/memtray/backend/chunk"
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/noise"
 	"github.com/memtray/memtray/backend/search"
@@ -161,14 +162,15 @@ func (p *Pipeline) content(ctx context.Context, r *run) error {
 	if p.scorer == nil {
 		return nil
 	}
-	vecs, err := p.emb.Embed(ctx, []string{r.reply})
+	emb := embed.Snapshot(p.emb)
+	vecs, err := emb.Embed(ctx, []string{r.reply})
 	if err != nil {
 		return fmt.Errorf("embed reply: %w", err)
 	}
 	if len(vecs) != 1 {
 		return errors.New("embedder returned no vector")
 	}
-	r.vec = vecs[0]
+	r.vec, r.model = vecs[0], emb.Model()
 	sc := p.scorer.ScoreVector(r.vec)
 	r.score("content_score", sc.Value)
 	r.score("quality_sim", sc.Quality)
@@ -251,13 +253,14 @@ func (p *Pipeline) embed(ctx context.Context, r *run) error {
 		r.vecs = [][]float32{r.vec}
 		return nil
 	}
-	vecs, err := p.emb.Embed(ctx, r.texts)
+	emb := embed.Snapshot(p.emb)
+	vecs, err := emb.Embed(ctx, r.texts)
 	if err != nil {
 		return fmt.Errorf("embed %d chunks: %w", len(r.texts), err)
 	}
 	if len(vecs) != len(r.texts) {
 		return fmt.Errorf("embedder returned %d vectors for %d chunks", len(vecs), len(r.texts))
 	}
-	r.vecs = vecs
+	r.vecs, r.model = vecs, emb.Model()
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -286,9 +287,11 @@ func NewSkillCatalog(emb memory.Embedder, floor float64) *SkillCatalog {
 }
 
 // Index returns the index of the skills in dirs, loading or refreshing it
-// as needed.
+// as needed. Indexes are kept per embedding model, so an embedder that
+// switches models (embed.Swappable) gets new ones.
 func (c *SkillCatalog) Index(ctx context.Context, dirs []string) (*SkillIndex, error) {
-	key := strings.Join(dirs, "\x00")
+	emb := embed.Snapshot(c.emb)
+	key := emb.Model() + "\x00" + strings.Join(dirs, "\x00")
 	c.mu.Lock()
 	e := c.indexes[key]
 	if e != nil && time.Since(e.checked) < RecheckEvery {
@@ -304,7 +307,7 @@ func (c *SkillCatalog) Index(ctx context.Context, dirs []string) (*SkillIndex, e
 		return e.index, nil
 	}
 	skills, _ := LoadSkills(dirs...) // unreadable skills are left out
-	idx, err := NewSkillIndex(ctx, c.emb, skills, c.floor)
+	idx, err := NewSkillIndex(ctx, emb, skills, c.floor)
 	if err != nil {
 		return nil, err
 	}

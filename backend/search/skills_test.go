@@ -127,3 +127,31 @@ func TestRecallSuggestsProjectSkills(t *testing.T) {
 		t.Errorf("search suggested skills: %v %v", s.Skills, err)
 	}
 }
+
+// TestSkillCatalogFollowsModel: after the catalog's embedder switches
+// models, Index builds the index anew with the new model's vectors.
+func TestSkillCatalogFollowsModel(t *testing.T) {
+	ctx := context.Background()
+	sw := embed.NewSwappable(embed.NewLexical())
+	c := NewSkillCatalog(sw, 0.35)
+	dirs := []string{"testdata/skills/user", "testdata/skills/project"}
+	before, err := c.Index(ctx, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.vecs[0]) != embed.LexicalDim {
+		t.Fatalf("dimension %d", len(before.vecs[0]))
+	}
+	sw.Swap(embed.NewBuiltin())
+	after, err := c.Index(ctx, dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after == before || len(after.vecs[0]) != embed.BuiltinDim {
+		t.Fatalf("the index was not rebuilt for the new model (dimension %d)", len(after.vecs[0]))
+	}
+	hits, err := after.Suggest(ctx, "write the changelog for v2.3", 1)
+	if err != nil || len(hits) != 1 || hits[0].Name != "release-notes" {
+		t.Fatalf("Suggest after the switch = %v, %v", hits, err)
+	}
+}

@@ -3,6 +3,7 @@ package steward
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -294,8 +295,19 @@ func mergeReason(r *mergeResult, thr float64) string {
 		r.similarity, thr, r.survivor.ReinforcedCount, r.loser.ReinforcedCount, r.survivor.AccessCount, r.loser.AccessCount, text)
 }
 
-// mergeSimilarity is the configured merge threshold (0.88 if unset).
+// SetMergeSimilarity replaces the merge similarity the steward was made
+// with, for the plans made from now on: the daemon sets the default of a
+// new embedding model (DefaultMergeSimilarity) when it switches models.
+func (s *Steward) SetMergeSimilarity(v float64) {
+	s.mergeAt.Store(math.Float64bits(v))
+}
+
+// mergeSimilarity is the merge threshold: SetMergeSimilarity's, else the
+// configured one (0.88 if unset).
 func (s *Steward) mergeSimilarity() float64 {
+	if v := s.mergeAt.Load(); v != 0 {
+		return math.Float64frombits(v)
+	}
 	if s.cfg.MergeSimilarity > 0 {
 		return s.cfg.MergeSimilarity
 	}

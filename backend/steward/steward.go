@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
@@ -45,6 +46,9 @@ type Steward struct {
 	clock memory.Clock
 	log   *slog.Logger
 	mu    sync.Mutex // serialises Apply, Undo and the ledger
+	// mergeAt, when not 0, is the float64 bits of the merge similarity
+	// SetMergeSimilarity set, which replaces cfg's.
+	mergeAt atomic.Uint64
 }
 
 // New returns a Steward for st with the thresholds of cfg.

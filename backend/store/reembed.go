@@ -25,6 +25,27 @@ type todo struct{ id, text, hash string }
 // with the same model resumes where it stopped. Writes may continue while
 // texts are embedded; they are caught up before the switch.
 func (s *Store) Reembed(ctx context.Context, emb memory.Embedder, progress func(done, total int)) error {
+	return s.ReembedWith(ctx, emb, ReembedOptions{Progress: progress})
+}
+
+// ReembedOptions are the callbacks of ReembedWith.
+type ReembedOptions struct {
+	// Progress, if set, is called with the records embedded so far and the
+	// total, as they are embedded.
+	Progress func(done, total int)
+	// Switched, if set, is called once the store has switched to the new
+	// model, with the store's write lock still held, so no write reaches
+	// the store between the switch and Switched's return. A running
+	// process switches the embedder its writers use there: a write of a
+	// vector embedded before fails with memory.ErrModelMismatch (when it
+	// names its model, see Put) and is embedded again. Switched must not
+	// write to the store.
+	Switched func()
+}
+
+// ReembedWith is Reembed with callbacks.
+func (s *Store) ReembedWith(ctx context.Context, emb memory.Embedder, opts ReembedOptions) error {
+	progress := opts.Progress
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
@@ -89,6 +110,9 @@ func (s *Store) Reembed(ctx context.Context, emb memory.Embedder, progress func(
 	}
 	if err := s.swapStaged(model, dim); err != nil {
 		return fmt.Errorf("reembed: %w", err)
+	}
+	if opts.Switched != nil {
+		opts.Switched()
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -121,4 +122,44 @@ func TestReembedSwitchesModelAndResumes(t *testing.T) {
 		t.Errorf("reopen after reembed: %+v", s3.Info())
 	}
 	s3.Close()
+}
+
+// TestReembedSwitchedHoldsWrites: Switched runs after the switch with the
+// write lock held, so a Put waiting for it lands in the new model, and a
+// Put labelled with the old model afterwards is refused.
+func TestReembedSwitchedHoldsWrites(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	for i := 0; i < 50; i++ {
+		mustPut(t, s, mem(fmt.Sprintf("switched hook record %d", i)))
+	}
+	v2 := wordEmbedder{model: "words-v2", dim: testDim} // same dimension: only the label tells
+	putDone := make(chan error, 1)
+	var modelInHook string
+	err := s.ReembedWith(ctx, v2, ReembedOptions{Switched: func() {
+		modelInHook = s.Info().Model
+		go func() {
+			m := mem("written while Switched runs")
+			m.EmbeddingModel = testEmb.model
+			_, err := s.Put(ctx, m)
+			putDone <- err
+		}()
+		select {
+		case err := <-putDone:
+			t.Errorf("a Put finished while Switched held the write lock: %v", err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if modelInHook != v2.model {
+		t.Fatalf("Switched saw model %q, want %q", modelInHook, v2.model)
+	}
+	if err := <-putDone; !errors.Is(err, memory.ErrModelMismatch) {
+		t.Fatalf("Put of an old-model vector after the switch: %v, want ErrModelMismatch", err)
+	}
+	if n := s.Count(); n != 50 {
+		t.Fatalf("count = %d, want 50", n)
+	}
 }
