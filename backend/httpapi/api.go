@@ -176,6 +176,7 @@ type Backend interface {
 	// (false unpins it).
 	Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error)
 	Steward
+	Setup
 	// Capture reports the capture proxy's switch, exclusions and counters.
 	Capture(ctx context.Context) (CaptureState, error)
 	// SetCapture pauses or resumes capture and changes the excluded

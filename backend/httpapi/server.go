@@ -99,6 +99,7 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
 	h.stewardRoutes()
+	h.setupRoutes()
 	h.uiRoutes()
 	h.mux.HandleFunc("GET /", h.index)
 	return h
@@ -485,6 +486,8 @@ var codes = []struct {
 	{memory.ErrLocked, http.StatusConflict, "locked"},
 	{memory.ErrUnavailable, http.StatusServiceUnavailable, "unavailable"},
 	{steward.ErrNothingToUndo, http.StatusConflict, "nothing_to_undo"},
+	{ErrStalePreview, http.StatusConflict, "stale_preview"},
+	{ErrSetupConflict, http.StatusConflict, "setup_conflict"},
 	{store.ErrConflict, http.StatusConflict, "conflict"},
 }
 

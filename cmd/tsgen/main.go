@@ -41,6 +41,8 @@ var roots = []any{
 	httpapi.MemoryPatch{}, httpapi.EditResult{}, httpapi.MemoryHistory{}, httpapi.Overview{},
 	httpapi.ConfigView{}, httpapi.ConfigUpdate{}, httpapi.ThresholdPreviewRequest{}, httpapi.ThresholdPreview{},
 	httpapi.NoiseProjection{}, httpapi.ProjectionPoint{},
+	httpapi.SetupList{}, httpapi.SetupOptions{}, httpapi.SetupPreview{}, httpapi.SetupApplyRequest{},
+	httpapi.SetupUndoRequest{}, httpapi.SetupResult{},
 	httpapi.ErrorBody{},
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},

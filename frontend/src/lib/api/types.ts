@@ -696,6 +696,91 @@ export interface SearchRequest {
   kinds?: string[];
 }
 
+/** httpapi.SetupApplyRequest */
+export interface SetupApplyRequest {
+  no_proxy?: boolean;
+  no_hooks?: boolean;
+  files: SetupFileHash[];
+}
+
+/** httpapi.SetupClient */
+export interface SetupClient {
+  name: string;
+  label: string;
+  hooks: boolean;
+  proxy: boolean;
+  detected: boolean;
+  configured: boolean;
+  updated?: string;
+  files: SetupFileStatus[];
+  problem?: string;
+}
+
+/** httpapi.SetupFile */
+export interface SetupFile {
+  path: string;
+  existed: boolean;
+  changed: boolean;
+  remove?: boolean;
+  state: string;
+  what: string[];
+  diff: string;
+  sha256: string;
+  after_sha256: string;
+}
+
+/** httpapi.SetupFileHash */
+export interface SetupFileHash {
+  path: string;
+  sha256: string;
+  after_sha256: string;
+}
+
+/** httpapi.SetupFileStatus */
+export interface SetupFileStatus {
+  path: string;
+  exists: boolean;
+  backup?: string;
+}
+
+/** httpapi.SetupList */
+export interface SetupList {
+  clients: SetupClient[];
+  binary: string;
+  proxy: string;
+  home: string;
+}
+
+/** httpapi.SetupOptions */
+export interface SetupOptions {
+  no_proxy?: boolean;
+  no_hooks?: boolean;
+}
+
+/** httpapi.SetupPreview */
+export interface SetupPreview {
+  client: string;
+  undo: boolean;
+  options: SetupOptions;
+  files: SetupFile[];
+  notes: string[];
+  changes: number;
+}
+
+/** httpapi.SetupResult */
+export interface SetupResult {
+  client: string;
+  changed: string[];
+  backups: string[];
+  message: string;
+  status: SetupClient;
+}
+
+/** httpapi.SetupUndoRequest */
+export interface SetupUndoRequest {
+  files: SetupFileHash[];
+}
+
 /** search.SkillHit */
 export interface SkillHit {
   score: number;

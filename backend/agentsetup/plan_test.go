@@ -1,0 +1,158 @@
+package agentsetup
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func testEnv(t *testing.T) Env {
+	t.Helper()
+	return Env{Home: t.TempDir(), Binary: testBinary, Listen: "127.0.0.1:7432", DataDir: t.TempDir(),
+		HookTimeout: HookTimeout(1500 * time.Millisecond)}
+}
+
+// TestPlanApplyStatus: the API the window uses, step by step: status,
+// plan (files, diffs, hashes), apply, status, the undo's plan, apply,
+// status; a plan writes nothing.
+func TestPlanApplyStatus(t *testing.T) {
+	e := testEnv(t)
+	st, err := e.Status("claude-code")
+	if err != nil || st.Detected || st.Configured || st.Label != "Claude Code" || !st.Hooks || !st.Proxy || len(st.Files) != 2 {
+		t.Fatalf("status of nothing: %+v %v", st, err)
+	}
+	writeFiles(t, e.Home, map[string]string{".claude/settings.json": `{"model": "opus"}` + "\n"}, 0o600)
+	if st, _ = e.Status("claude-code"); !st.Detected || st.Configured || st.Files[0].Exists || !st.Files[1].Exists {
+		t.Fatalf("status with ~/.claude: %+v", st)
+	}
+	before := snapshot(t, e.Home)
+
+	p, err := e.Plan("claude-code", Options{NoHooks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, snapshot(t, e.Home)) {
+		t.Fatal("a plan wrote files")
+	}
+	if p.Undo || p.Changes() != 2 || len(p.Files) != 2 || len(p.Notes) != 1 {
+		t.Fatalf("plan %+v", p)
+	}
+	claudeJSON, settings := p.Files[0], p.Files[1]
+	if claudeJSON.Existed || claudeJSON.SHA256 != "" || claudeJSON.AfterSHA256 == "" || claudeJSON.State != "to change" ||
+		!strings.HasPrefix(claudeJSON.Diff, "--- /dev/null\n+++ "+filepath.Join(e.Home, ".claude.json")+"\n") {
+		t.Fatalf(".claude.json: %+v", claudeJSON)
+	}
+	if !settings.Existed || settings.SHA256 != sha([]byte(`{"model": "opus"}`+"\n")) ||
+		!reflect.DeepEqual(settings.What, []string{"set env ANTHROPIC_BASE_URL=http://127.0.0.1:7432 (memtray's proxy)"}) ||
+		!strings.Contains(settings.Diff, "+  \"env\": {\n+    \"ANTHROPIC_BASE_URL\": \"http://127.0.0.1:7432\"\n+  }\n") {
+		t.Fatalf("settings.json: %+v", settings)
+	}
+	if err := p.Verify(p.Hashes()); err != nil {
+		t.Fatalf("Verify of its own hashes: %v", err)
+	}
+	res, err := p.Apply()
+	if err != nil {
+		t.Fatal(err)
+	}
+	settingsPath := filepath.Join(e.Home, ".claude", "settings.json")
+	if !reflect.DeepEqual(res.Changed, []string{claudeJSON.Path, settingsPath}) ||
+		!reflect.DeepEqual(res.Backups, []string{settingsPath + BackupSuffix}) || !strings.HasPrefix(res.Message, "changed 2 file(s).") {
+		t.Fatalf("result %+v", res)
+	}
+	if b, _ := os.ReadFile(settingsPath); sha(b) != settings.AfterSHA256 {
+		t.Fatalf("wrote something else than the plan's:\n%s", b)
+	}
+	st, _ = e.Status("claude-code")
+	if !st.Configured || st.Updated.IsZero() || !st.Files[0].Exists || st.Files[0].Backup != "" || st.Files[1].Backup != settingsPath+BackupSuffix {
+		t.Fatalf("status after setup: %+v", st)
+	}
+	if again, _ := e.Plan("claude-code", Options{NoHooks: true}); again.Changes() != 0 || again.Files[0].State != "up to date" || again.Files[0].Diff != "" {
+		t.Fatalf("a second plan: %+v", again)
+	}
+
+	up, err := e.PlanUndo("claude-code", false)
+	if err != nil || !up.Undo || up.Changes() != 2 || !up.Files[0].Remove || up.Files[0].AfterSHA256 != "" ||
+		up.Files[1].State != "unchanged since setup: restore "+settingsPath+BackupSuffix {
+		t.Fatalf("undo plan %+v %v", up, err)
+	}
+	if _, err := up.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, snapshot(t, e.Home)) {
+		t.Fatal("undo did not restore the files")
+	}
+	if st, _ = e.Status("claude-code"); st.Configured {
+		t.Fatalf("status after undo: %+v", st)
+	}
+	if _, err := e.PlanUndo("claude-code", false); !errors.Is(err, ErrNothingToUndo) {
+		t.Fatalf("a second undo: %v", err)
+	}
+}
+
+func TestVerify(t *testing.T) {
+	e := testEnv(t)
+	writeFiles(t, e.Home, map[string]string{".cursor/mcp.json": `{"mcpServers": {}}`}, 0o600)
+	p, err := e.Plan("cursor", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := p.Hashes()
+	path := filepath.Join(e.Home, ".cursor", "mcp.json")
+	stale := func(t *testing.T, seen []FileHash, want string) {
+		t.Helper()
+		now, err := e.Plan("cursor", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := now.Verify(seen); !errors.Is(err, ErrStale) || !strings.Contains(err.Error(), want) {
+			t.Fatalf("Verify: %v, want ErrStale naming %q", err, want)
+		}
+	}
+	t.Run("the file changed", func(t *testing.T) {
+		os.WriteFile(path, []byte(`{"mcpServers": {"x": {"command": "y"}}}`), 0o600)
+		defer os.WriteFile(path, []byte(`{"mcpServers": {}}`), 0o600)
+		stale(t, seen, path+" changed")
+	})
+	t.Run("the change differs", func(t *testing.T) {
+		other := append([]FileHash(nil), seen...)
+		other[0].AfterSHA256 = strings.Repeat("0", 64)
+		stale(t, other, path+" would now be changed differently")
+	})
+	t.Run("another file set", func(t *testing.T) {
+		stale(t, nil, path+" was not in the preview")
+		stale(t, append(append([]FileHash(nil), seen...), FileHash{Path: "/etc/passwd"}), "/etc/passwd is no longer part of the change")
+	})
+	if err := p.Verify(seen); err != nil {
+		t.Fatalf("unchanged: %v", err)
+	}
+}
+
+func TestEnvChecks(t *testing.T) {
+	good := testEnv(t)
+	for name, change := range map[string]func(*Env){
+		"relative home":   func(e *Env) { e.Home = "home" },
+		"no data dir":     func(e *Env) { e.DataDir = "" },
+		"no listen":       func(e *Env) { e.Listen = "" },
+		"relative binary": func(e *Env) { e.Binary = "memtray" },
+		"no hook timeout": func(e *Env) { e.HookTimeout = 0 },
+	} {
+		e := good
+		change(&e)
+		if _, err := e.Plan("cursor", Options{}); err == nil {
+			t.Errorf("%s: planned", name)
+		}
+	}
+	if _, err := good.Plan("vim", Options{}); !errors.Is(err, ErrUnknownClient) || !strings.Contains(err.Error(), `"vim": want one of claude-code, cursor, codex, windsurf`) {
+		t.Errorf("unknown client: %v", err)
+	}
+	if _, err := good.Status("vim"); !errors.Is(err, ErrUnknownClient) {
+		t.Errorf("status of an unknown client: %v", err)
+	}
+	if _, err := good.PlanUndo("vim", false); !errors.Is(err, ErrUnknownClient) {
+		t.Errorf("undo of an unknown client: %v", err)
+	}
+}
