@@ -6,6 +6,7 @@ import type {
   ImportReport, ListResponse, Memory, NoiseProjection, NoiseState, Plan, PlanOptions, RecallRequest,
   Recalled, SearchRequest, Stats, StewardResult, TrashedMemory,
 } from './models';
+import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
 
 /** An error answer of the API, or a failure to reach it (status 0). */
 export class ApiError extends Error {
@@ -147,6 +148,12 @@ export const api = {
   stewardUndo: () => request<StewardResult>('POST', '/api/steward/undo'),
   trash: () => request<TrashedMemory[] | null>('GET', '/api/trash'),
   restore: (ids: string[]) => request<{ restored: number }>('POST', '/api/trash/restore', { body: { ids } }),
+
+  setupList: () => request<SetupList>('GET', '/api/setup'),
+  setupPreview: (client: string, o: SetupOptions = {}) => request<SetupPreview>('POST', `/api/setup/${enc(client)}/preview`, { body: o }),
+  setupApply: (client: string, req: SetupApplyRequest) => request<SetupResult>('POST', `/api/setup/${enc(client)}/apply`, { body: req }),
+  setupUndoPreview: (client: string) => request<SetupPreview>('POST', `/api/setup/${enc(client)}/undo/preview`),
+  setupUndo: (client: string, req: SetupUndoRequest) => request<SetupResult>('POST', `/api/setup/${enc(client)}/undo`, { body: req }),
 
   exportText: () => request<string>('GET', '/api/export'),
   importFile: (data: Blob | string) => request<ImportReport>('POST', '/api/import', { raw: data }),

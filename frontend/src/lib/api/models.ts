@@ -13,6 +13,10 @@ export type {
   ProjectionPoint, ScoreBreakdown, SearchRequest, Skip, Snapshot, StageTiming, Stats, StatsEvent, StewardEvent, ThresholdFlip,
   ThresholdPreview, TrashedMemory,
 } from './types';
+export type {
+  SetupApplyRequest, SetupClient, SetupFile, SetupFileHash, SetupFileStatus, SetupList, SetupOptions, SetupPreview,
+  SetupResult, SetupUndoRequest,
+} from './types';
 
 export type StoreInfo = gen.Info;
 export type StewardResult = gen.Result;
