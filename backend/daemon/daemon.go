@@ -63,8 +63,9 @@ type Daemon struct {
 	log       *slog.Logger
 	clock     memory.Clock
 	store     *store.Store
-	emb       memory.Embedder
-	choice    embed.Choice
+	emb       *embed.Swappable // switched by a re-embedding (embedder.go)
+	choice    atomic.Pointer[embed.Choice]
+	jobs      *jobs
 	search    *search.Engine
 	recaller  *search.Recaller
 	proxy     *capture.Proxy
@@ -109,6 +110,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		d.configPath = cfg.File
 	}
 	d.live.Store(&cfg)
+	d.jobs = newJobs(d.publishJob)
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -158,7 +160,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 // starting or stopping.
 func (d *Daemon) openEmbedder(ctx context.Context, override memory.Embedder) error {
 	if override != nil {
-		d.emb, d.choice = override, embed.Choice{Provider: "given", Model: override.Model(), Reason: "set by the caller"}
+		d.setEmbedder(override, embed.Choice{Provider: "given", Model: override.Model(), Reason: "set by the caller"})
 		return nil
 	}
 	info, ok, err := store.Peek(d.StorePath())
@@ -171,22 +173,21 @@ func (d *Daemon) openEmbedder(ctx context.Context, override memory.Embedder) err
 			// Start without the embedder rather than not at all: search runs
 			// on BM25 alone and the embedder comes back by itself.
 			d.log.Warn("embedder unavailable; searching text only until it answers", "model", info.Model, "err", err)
-			d.emb = embed.NewReconnecting(d.cfg.Embedder, info.Model, info.Dim, err)
-			d.choice = embed.Choice{Provider: "store", Model: info.Model,
-				Reason: fmt.Sprintf("the model this store was built with; unavailable at start (%v), retried every %s", err, embed.RetryEvery)}
+			d.setEmbedder(embed.NewReconnecting(d.cfg.Embedder, info.Model, info.Dim, err), embed.Choice{Provider: "store", Model: info.Model,
+				Reason: fmt.Sprintf("the model this store was built with; unavailable at start (%v), retried every %s", err, embed.RetryEvery)})
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("the store was built with %s: %w (start it, or switch with `memtray reindex --embedder builtin`)", info.Model, err)
 		}
-		d.emb, d.choice = emb, embed.Choice{Provider: "store", Model: emb.Model(), Reason: "the model this store was built with"}
+		d.setEmbedder(emb, embed.Choice{Provider: "store", Model: emb.Model(), Reason: "the model this store was built with"})
 		return nil
 	}
 	emb, choice, err := embed.Select(ctx, d.cfg.Embedder)
 	if err != nil {
 		return fmt.Errorf("choose embedder: %w", err)
 	}
-	d.emb, d.choice = emb, choice
+	d.setEmbedder(emb, choice)
 	return nil
 }
 
@@ -199,14 +200,18 @@ func (d *Daemon) Token() string { return d.token }
 // Store is the open store, for commands that work on it directly.
 func (d *Daemon) Store() *store.Store { return d.store }
 
-// Embedder is the embedder in use.
+// Embedder is the embedder in use: an embed.Swappable, whose model a
+// re-embedding switches.
 func (d *Daemon) Embedder() memory.Embedder { return d.emb }
 
 // EmbedderChoice says which embedder is in use and why.
-func (d *Daemon) EmbedderChoice() embed.Choice { return d.choice }
+func (d *Daemon) EmbedderChoice() embed.Choice { return *d.choice.Load() }
 
-// Close closes the store.
+// Close stops the background jobs and closes the store.
 func (d *Daemon) Close() error {
+	if d.jobs != nil {
+		d.jobs.close()
+	}
 	if d.store == nil {
 		return nil
 	}
@@ -326,11 +331,25 @@ func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory
 	} else if ok {
 		return old, nil
 	}
-	vecs, err := d.emb.Embed(ctx, []string{m.Text})
+	for attempt := 0; ; attempt++ {
+		stored, err := d.put(ctx, m, hash)
+		if attempt == 0 && errors.Is(err, memory.ErrModelMismatch) {
+			continue // the embedding model switched while we embedded: once more with the new one
+		}
+		return stored, err
+	}
+}
+
+// put embeds m with the embedder in use now and stores it, unless its text
+// is stored already. The vector is labelled with the model that made it,
+// so the store refuses it when the model switched in between.
+func (d *Daemon) put(ctx context.Context, m memory.Memory, hash string) (memory.Memory, error) {
+	emb := embed.Snapshot(d.emb)
+	vecs, err := emb.Embed(ctx, []string{m.Text})
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("embed: %w", err)
 	}
-	m.Embedding, m.EmbeddingModel = vecs[0], d.emb.Model()
+	m.Embedding, m.EmbeddingModel = vecs[0], emb.Model()
 	// Check again under the lock: two concurrent adds of one text store it once.
 	d.addMu.Lock()
 	defer d.addMu.Unlock()
@@ -374,7 +393,14 @@ func (d *Daemon) Search(ctx context.Context, req httpapi.SearchRequest) ([]memor
 		}
 		q.Filter.Kinds = append(q.Filter.Kinds, memory.Kind(k))
 	}
-	return d.search.Search(ctx, q)
+	gen := d.emb.Generation()
+	hits, err := d.search.Search(ctx, q)
+	if err != nil && d.emb.Generation() != gen {
+		// The embedding model switched during the search (a re-embedding
+		// finished): the query vector was the old model's.
+		return d.search.Search(ctx, q)
+	}
+	return hits, err
 }
 
 // Get returns one memory.
@@ -394,7 +420,7 @@ func (d *Daemon) Delete(ctx context.Context, id string) error {
 // Stats describes the store and the embedder.
 func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 	s := httpapi.Stats{Version: d.version, PID: os.Getpid(), StartedAt: d.startedAt, Listen: d.listen,
-		Store: d.store.Info(), Embedder: d.emb.Model(), EmbedderReason: d.choice.Reason,
+		Store: d.store.Info(), Embedder: d.emb.Model(), EmbedderReason: d.EmbedderChoice().Reason,
 		ByKind: map[string]int{}, ByProject: map[string]int{}}
 	now := d.clock.Now()
 	err := d.store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
@@ -423,7 +449,7 @@ func (d *Daemon) Export(ctx context.Context, w io.Writer) error {
 // Import validates a whole export stream, then adds its records,
 // re-embedding them when they were made by another model.
 func (d *Daemon) Import(ctx context.Context, r io.Reader) (store.ImportReport, error) {
-	return d.store.Import(ctx, r, store.ImportOptions{Embedder: d.emb})
+	return d.store.Import(ctx, r, store.ImportOptions{Embedder: embed.Snapshot(d.emb)})
 }
 
 // ErrDaemonRunning says a command that needs the store to itself found a daemon.

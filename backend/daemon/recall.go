@@ -33,7 +33,12 @@ func (d *Daemon) Recall(ctx context.Context, req search.RecallRequest) (search.R
 			req.MaxChars = lowerBound(req.MaxChars, live.Recall.MaxChars)
 		}
 	}
-	return d.recaller.Recall(ctx, req)
+	gen := d.emb.Generation()
+	out, err := d.recaller.Recall(ctx, req)
+	if err != nil && d.emb.Generation() != gen {
+		return d.recaller.Recall(ctx, req) // the embedding model switched during the recall
+	}
+	return out, err
 }
 
 // ResetSession forgets what a session was given (compaction, /clear).

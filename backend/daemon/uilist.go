@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/redact"
@@ -139,13 +140,14 @@ func (d *Daemon) Edit(ctx context.Context, id string, p httpapi.MemoryPatch) (ht
 		d.publishMemory(httpapi.MemoryUpdated, []string{m.ID}, &m)
 		return httpapi.EditResult{Memory: d.listed(m, now)}, nil
 	}
-	vecs, err := d.emb.Embed(ctx, []string{text})
+	emb := embed.Snapshot(d.emb) // the vector's label must be the model that made it (see embed.Swappable)
+	vecs, err := emb.Embed(ctx, []string{text})
 	if err != nil {
 		return httpapi.EditResult{}, fmt.Errorf("embed the new text: %w", err)
 	}
 	next := old
 	next.ID, next.Text, next.Supersedes, next.SupersededBy, next.ContentHash = "", text, "", "", ""
-	next.Embedding, next.EmbeddingModel, next.UpdatedAt = vecs[0], d.emb.Model(), now.UTC()
+	next.Embedding, next.EmbeddingModel, next.UpdatedAt = vecs[0], emb.Model(), now.UTC()
 	apply(&next)
 	d.addMu.Lock()
 	defer d.addMu.Unlock()

@@ -76,7 +76,7 @@ func (d *Daemon) Overview(ctx context.Context) (httpapi.Overview, error) {
 		o.Recall.PerSession = float64(rs.Given) / float64(rs.Sessions)
 	}
 	o.Filter = filterBuckets(d.decisions.newest(d.cfg.Ingest.DecisionLog), now)
-	o.Embedder = httpapi.EmbedderStatus{Model: d.emb.Model(), Reason: d.choice.Reason, Degraded: d.embedderDegraded()}
+	o.Embedder = httpapi.EmbedderStatus{Model: d.emb.Model(), Reason: d.EmbedderChoice().Reason, Degraded: d.embedderDegraded()}
 	o.Judge = d.judgeStatus()
 	o.Capture, _ = d.Capture(ctx)
 	o.Warnings = d.warnings(ctx)
@@ -124,7 +124,7 @@ func filterBuckets(log []httpapi.DecisionEntry, now time.Time) []httpapi.FilterB
 
 // embedderDegraded reports whether the embedder does not answer now.
 func (d *Daemon) embedderDegraded() bool {
-	r, ok := d.emb.(*embed.Reconnecting)
+	r, ok := embed.Snapshot(d.emb).(*embed.Reconnecting)
 	return ok && !r.Available()
 }
 

@@ -186,6 +186,8 @@ type Backend interface {
 	// files, idempotently; a dry run writes nothing.
 	ImportClaude(ctx context.Context, req ImportClaudeRequest) (ImportClaudeReport, error)
 	UI
+	Embedders
+	Jobs
 }
 
 // CaptureState is what GET /api/capture returns.

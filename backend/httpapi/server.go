@@ -100,6 +100,7 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
 	h.stewardRoutes()
 	h.setupRoutes()
+	h.embedderRoutes()
 	h.uiRoutes()
 	h.mux.HandleFunc("GET /", h.index)
 	return h
@@ -489,6 +490,7 @@ var codes = []struct {
 	{ErrStalePreview, http.StatusConflict, "stale_preview"},
 	{ErrSetupConflict, http.StatusConflict, "setup_conflict"},
 	{store.ErrConflict, http.StatusConflict, "conflict"},
+	{ErrJobRunning, http.StatusConflict, "job_running"},
 }
 
 func writeErr(w http.ResponseWriter, err error) {

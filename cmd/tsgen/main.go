@@ -41,6 +41,7 @@ var roots = []any{
 	httpapi.MemoryPatch{}, httpapi.EditResult{}, httpapi.MemoryHistory{}, httpapi.Overview{},
 	httpapi.ConfigView{}, httpapi.ConfigUpdate{}, httpapi.ThresholdPreviewRequest{}, httpapi.ThresholdPreview{},
 	httpapi.NoiseProjection{}, httpapi.ProjectionPoint{},
+	httpapi.EmbedderInfo{}, httpapi.PullRequest{}, httpapi.ReembedRequest{}, httpapi.Job{},
 	httpapi.SetupList{}, httpapi.SetupOptions{}, httpapi.SetupPreview{}, httpapi.SetupApplyRequest{},
 	httpapi.SetupUndoRequest{}, httpapi.SetupResult{},
 	httpapi.ErrorBody{},
@@ -70,6 +71,7 @@ var eventTypes = []struct {
 	{httpapi.EventStats, httpapi.StatsEvent{}},
 	{httpapi.EventPing, httpapi.PingEvent{}},
 	{httpapi.EventReset, httpapi.ResetEvent{}},
+	{httpapi.EventJob, httpapi.Job{}},
 }
 
 var (

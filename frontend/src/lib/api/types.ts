@@ -164,6 +164,22 @@ export interface Embedder {
   cache_size: number;
 }
 
+/** httpapi.EmbedderInfo */
+export interface EmbedderInfo {
+  model: string;
+  provider: string;
+  reason: string;
+  dim: number;
+  degraded: boolean;
+  store_model: string;
+  store_dim: number;
+  memories: number;
+  builtin: string;
+  configured_provider: string;
+  configured_model: string;
+  ollama: OllamaInfo;
+}
+
 /** httpapi.EmbedderStatus */
 export interface EmbedderStatus {
   model: string;
@@ -330,6 +346,22 @@ export interface IngestResponse {
   decisions: Decision[];
 }
 
+/** httpapi.Job */
+export interface Job {
+  id: string;
+  kind: string;
+  state: string;
+  target: string;
+  status?: string;
+  done: number;
+  total: number;
+  unit: string;
+  error?: string;
+  result?: string;
+  started_at: string;
+  finished_at?: string;
+}
+
 /** config.Judge */
 export interface Judge {
   provider: string;
@@ -477,6 +509,25 @@ export interface NoiseState {
   judge_stats?: unknown;
 }
 
+/** httpapi.OllamaInfo */
+export interface OllamaInfo {
+  host: string;
+  reachable: boolean;
+  error?: string;
+  version?: string;
+  models: OllamaModel[];
+  has_configured: boolean;
+}
+
+/** httpapi.OllamaModel */
+export interface OllamaModel {
+  name: string;
+  size: number;
+  family?: string;
+  parameter_size?: string;
+  embedding: boolean;
+}
+
 /** httpapi.Overview */
 export interface Overview {
   at: string;
@@ -558,6 +609,11 @@ export interface ProjectionPoint {
   score?: number;
 }
 
+/** httpapi.PullRequest */
+export interface PullRequest {
+  model?: string;
+}
+
 /** httpapi.RateRequest */
 export interface RateRequest {
   ids: string[];
@@ -624,6 +680,12 @@ export interface Recalled {
   given: number;
   skills?: SkillHit[];
   warning?: string;
+}
+
+/** httpapi.ReembedRequest */
+export interface ReembedRequest {
+  provider: string;
+  model?: string;
 }
 
 /** httpapi.ResetEvent */
@@ -963,6 +1025,7 @@ export interface EventPayloads {
   stats: StatsEvent;
   ping: PingEvent;
   reset: ResetEvent;
+  job: Job;
 }
 
 /** One live-feed event as the UI handles it. */

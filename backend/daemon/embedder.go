@@ -1,0 +1,215 @@
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/noise"
+	"github.com/memtray/memtray/backend/steward"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// Time limits of the embedder routes' checks, before any job starts.
+const (
+	// inspectTimeout bounds each question GET /api/embedder asks Ollama.
+	inspectTimeout = 1500 * time.Millisecond
+	// reachTimeout bounds the check that Ollama answers before a pull.
+	reachTimeout = 3 * time.Second
+	// checkTimeout bounds making and probing the embedder a re-embedding
+	// switches to.
+	checkTimeout = 15 * time.Second
+)
+
+// setEmbedder makes e the embedder every component uses (at start).
+func (d *Daemon) setEmbedder(e memory.Embedder, c embed.Choice) {
+	d.emb = embed.NewSwappable(e)
+	d.choice.Store(&c)
+}
+
+// EmbedderInfo describes the embedder in use, the store's model and what
+// the configured Ollama offers (see httpapi.Embedders).
+func (d *Daemon) EmbedderInfo(ctx context.Context) (httpapi.EmbedderInfo, error) {
+	cfg := d.live.Load().Embedder
+	cur := embed.Snapshot(d.emb)
+	ch := d.EmbedderChoice()
+	si := d.store.Info()
+	out := httpapi.EmbedderInfo{Model: cur.Model(), Provider: ch.Provider, Reason: ch.Reason, Dim: cur.Dim(),
+		Degraded: d.embedderDegraded(), StoreModel: si.Model, StoreDim: si.Dim, Memories: si.Count,
+		Builtin: embed.BuiltinModel, ConfiguredProvider: cfg.Provider,
+		ConfiguredModel: cmp.Or(cfg.OllamaModel, embed.DefaultOllamaModel)}
+	st := embed.InspectOllama(ctx, cfg.OllamaHost, inspectTimeout)
+	out.Ollama = httpapi.OllamaInfo{Host: st.Host, Reachable: st.Reachable, Error: st.Error, Version: st.Version,
+		Models: make([]httpapi.OllamaModel, 0, len(st.Models)), HasConfigured: embed.HasLocal(st.Models, out.ConfiguredModel)}
+	for _, m := range st.Models {
+		out.Ollama.Models = append(out.Ollama.Models, httpapi.OllamaModel{Name: m.Name, Size: m.Size, Family: m.Family,
+			ParameterSize: m.ParameterSize, Embedding: m.Embedding})
+	}
+	return out, nil
+}
+
+// PullModel starts a job that pulls an Ollama model (the configured one
+// when req names none), once Ollama has answered. Its progress counts the
+// bytes of every layer seen so far.
+func (d *Daemon) PullModel(ctx context.Context, req httpapi.PullRequest) (httpapi.Job, error) {
+	cfg := d.live.Load().Embedder
+	if j, ok := d.jobs.running(httpapi.JobPull); ok {
+		return j, busy(j)
+	}
+	o, err := embed.NewOllama(embed.OllamaOptions{Host: cfg.OllamaHost, Model: cmp.Or(strings.TrimSpace(req.Model), cfg.OllamaModel),
+		Timeout: time.Duration(cfg.Timeout)})
+	if err != nil {
+		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid pull", Fields: map[string]string{"model": err.Error()}}
+	}
+	rctx, cancel := context.WithTimeout(ctx, reachTimeout)
+	_, err = o.Version(rctx)
+	cancel()
+	if err != nil {
+		return httpapi.Job{}, fmt.Errorf("pull %s: %w", o.ModelName(), err)
+	}
+	return d.jobs.start(httpapi.JobPull, o.ModelName(), httpapi.UnitBytes, func(ctx context.Context, j *job) (string, error) {
+		type layer struct{ done, total int64 }
+		layers := map[string]layer{}
+		var order []string
+		err := o.Pull(ctx, func(p embed.PullProgress) {
+			if p.Digest != "" && p.Total > 0 {
+				if _, ok := layers[p.Digest]; !ok {
+					order = append(order, p.Digest)
+				}
+				layers[p.Digest] = layer{done: min(p.Completed, p.Total), total: p.Total}
+			}
+			var done, total int64
+			for _, dg := range order {
+				done, total = done+layers[dg].done, total+layers[dg].total
+			}
+			j.progress(p.Status, done, total)
+		})
+		if err != nil {
+			return "", err
+		}
+		d.log.Info("ollama model pulled", "model", o.ModelName(), "host", o.Host())
+		return fmt.Sprintf("%s is ready in Ollama at %s", o.ModelName(), o.Host()), nil
+	})
+}
+
+// Reembed starts a job that re-embeds every memory with the model req
+// names and switches the daemon to it (see runReembed). The model is made
+// and probed first, so an Ollama that does not answer, or lacks the model,
+// fails the request itself.
+func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpapi.Job, error) {
+	cfg := d.live.Load().Embedder
+	sel := cfg
+	switch req.Provider {
+	case "builtin":
+		if req.Model != "" {
+			return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid re-embedding",
+				Fields: map[string]string{"model": "only the ollama provider takes a model"}}
+		}
+		sel.Provider = "builtin"
+	case "ollama":
+		sel.Provider, sel.OllamaModel = "ollama", cmp.Or(strings.TrimSpace(req.Model), cfg.OllamaModel, embed.DefaultOllamaModel)
+	default:
+		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid re-embedding",
+			Fields: map[string]string{"provider": fmt.Sprintf("must be builtin or ollama, not %q", req.Provider)}}
+	}
+	if j, ok := d.jobs.running(httpapi.JobReembed); ok {
+		return j, busy(j)
+	}
+	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
+	emb, choice, err := embed.Select(cctx, sel)
+	cancel()
+	switch {
+	case errors.Is(err, embed.ErrModelNotFound):
+		return httpapi.Job{}, fmt.Errorf("%w: %w (pull it first)", memory.ErrNotFound, err)
+	case err != nil:
+		return httpapi.Job{}, fmt.Errorf("switch to %s: %w", sel.Provider, err)
+	}
+	if cur := d.store.Info().Model; emb.Model() == cur {
+		return httpapi.Job{}, fmt.Errorf("%w: the store already uses %s", memory.ErrInvalid, cur)
+	}
+	choice.Reason = fmt.Sprintf("switched by a re-embedding at %s: %s", time.Now().Format(time.DateTime), choice.Reason)
+	return d.jobs.start(httpapi.JobReembed, emb.Model(), httpapi.UnitMemories, func(ctx context.Context, j *job) (string, error) {
+		return d.runReembed(ctx, j, emb, choice)
+	})
+}
+
+// runReembed re-embeds every memory with emb while the daemon keeps
+// serving, then switches: the store re-embeds without holding its write
+// lock and finishes under it (store.ReembedWith); right after the store
+// switched, still under that lock, every component's embedder switches
+// too (embed.Swappable), so a memory embedded before the switch and
+// written after it is refused by the store and embedded again by its
+// writer. The content scorer's prototypes are embedded with the new model
+// beforehand and installed right after; skill indexes follow the model by
+// themselves. The choice is saved to the config file, so a restart keeps
+// it (the store records its model anyway).
+func (d *Daemon) runReembed(ctx context.Context, j *job, emb memory.Embedder, choice embed.Choice) (string, error) {
+	from, model := d.emb.Model(), emb.Model()
+	var prep *noise.Prepared
+	sc := d.pipeline.Scorer()
+	if sc != nil {
+		j.progress("embedding the content scorer's prototypes", 0, 0)
+		p, err := sc.Prepare(ctx, emb)
+		if err != nil {
+			return "", err
+		}
+		prep = p
+	}
+	j.progress("embedding", 0, int64(d.store.Count()))
+	err := d.store.ReembedWith(ctx, emb, store.ReembedOptions{
+		Progress: func(done, total int) { j.progress("embedding", int64(done), int64(total)) },
+		Switched: func() {
+			d.emb.Swap(emb)
+			d.choice.Store(&choice)
+		},
+	})
+	if err != nil {
+		return "", err
+	}
+	if prep != nil {
+		sc.Install(prep)
+	}
+	if d.cfg.Steward.MergeSimilarity == 0 {
+		d.steward.SetMergeSimilarity(steward.DefaultMergeSimilarity(model))
+	}
+	n := d.store.Count()
+	d.log.Info("embedding model switched", "from", from, "to", model, "memories", n)
+	result := fmt.Sprintf("re-embedded %d memories with %s (was %s)", n, model, from)
+	if err := d.saveEmbedder(model); err != nil {
+		d.log.Warn("embedding model switched but not saved to the config file", "err", err)
+		result += "; not saved to the config file: " + err.Error()
+	}
+	return result, nil
+}
+
+// saveEmbedder records model as the configured embedder: in the live
+// config and, when the daemon has a config file, in it.
+func (d *Daemon) saveEmbedder(model string) error {
+	section := map[string]any{"provider": "builtin"}
+	if name, ok := strings.CutPrefix(model, embed.OllamaPrefix); ok {
+		section = map[string]any{"provider": "ollama", "ollama_model": name}
+	}
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	next := *d.live.Load()
+	next.Embedder.Provider = section["provider"].(string)
+	if name, ok := section["ollama_model"].(string); ok {
+		next.Embedder.OllamaModel = name
+	}
+	if err := next.Validate(); err != nil {
+		return fmt.Errorf("config after the switch: %w", err)
+	}
+	if d.configPath != "" {
+		if err := mergeConfigFile(d.configPath, map[string]any{"embedder": section}); err != nil {
+			return err
+		}
+	}
+	d.live.Store(&next)
+	return nil
+}
