@@ -241,8 +241,8 @@ func TestServeAndRemoteCommands(t *testing.T) {
 	if code, sout, _ := run(t, bg, "", recallArgs...); code != 0 || !strings.Contains(sout, "nothing to recall: already recalled") {
 		t.Fatalf("recall of the same turn again: %d %s", code, sout)
 	}
-	if code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir); code != 1 || !strings.Contains(errs, "stop it first") {
-		t.Fatalf("reindex with a running daemon: %d %s", code, errs)
+	if code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir); code != 1 || !strings.Contains(errs, "already uses") {
+		t.Fatalf("reindex to the daemon's own model: %d %s", code, errs)
 	}
 	cancel()
 	select {

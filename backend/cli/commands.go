@@ -437,8 +437,8 @@ func runReindex(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if _, ok := remote(env.Ctx, cfg); ok {
-		return fmt.Errorf("%w: stop it first (reindex needs the store to itself)", daemon.ErrDaemonRunning)
+	if cl, ok := remote(env.Ctx, cfg); ok {
+		return reindexRemote(env, cl, cfg.Embedder)
 	}
 	emb, choice, err := embed.Select(env.Ctx, cfg.Embedder)
 	if err != nil {
@@ -523,6 +523,9 @@ func runPull(env *Env, args []string) error {
 		cfg.Embedder.OllamaModel = pos[0]
 	default:
 		return usagef("at most one MODEL")
+	}
+	if cl, ok := remote(env.Ctx, cfg); ok {
+		return pullRemote(env, cl, cfg.Embedder.OllamaModel)
 	}
 	o, err := embed.NewOllama(embed.OllamaOptions{Host: cfg.Embedder.OllamaHost, Model: cfg.Embedder.OllamaModel,
 		Timeout: time.Duration(cfg.Embedder.Timeout)})
