@@ -42,6 +42,7 @@ type desktop struct {
 	tray   *tray.Tray
 	addr   string
 	stderr io.Writer
+	hidden bool // start in the tray, the window hidden (--hidden)
 
 	mu       sync.Mutex
 	serveErr error
@@ -51,7 +52,7 @@ type desktop struct {
 // loopback address (proxy, MCP and API for agents), the window on the same
 // handler in-process, and the tray. It returns when the app quits.
 func runApp(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseAppFlags(args, stderr)
+	cfg, af, err := parseAppFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -79,7 +80,7 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer d.Close()
-	app := &desktop{d: d, log: log, stderr: stderr}
+	app := &desktop{d: d, log: log, stderr: stderr, hidden: af.hidden}
 
 	// The daemon listens before the window opens, so a taken port is an
 	// error on the terminal rather than a window without a daemon.
@@ -138,6 +139,7 @@ func (a *desktop) options(uid string, sigCtx context.Context) *options.App {
 		MinWidth:          1024,
 		MinHeight:         700,
 		HideWindowOnClose: true, // closing the window leaves memtray in the tray
+		StartHidden:       a.hidden,
 		AssetServer: &assetserver.Options{
 			Handler:    handler,
 			Middleware: selftestMiddleware(os.Getenv(selftestEnv)),

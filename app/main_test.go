@@ -38,18 +38,24 @@ func TestParseAppFlags(t *testing.T) {
 	t.Setenv("MEMTRAY_DATA_DIR", "")
 	t.Setenv("MEMTRAY_CONFIG", "")
 	var stderr bytes.Buffer
-	cfg, err := parseAppFlags([]string{"--data-dir", dir, "--listen", "127.0.0.1:7999",
+	cfg, af, err := parseAppFlags([]string{"--data-dir", dir, "--listen", "127.0.0.1:7999",
 		"--config", filepath.Join(dir, "absent.json"), "--embedder", "builtin"}, &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DataDir != dir || cfg.Listen != "127.0.0.1:7999" || cfg.Embedder.Provider != "builtin" {
-		t.Errorf("flags not applied: %+v", cfg)
+	if cfg.DataDir != dir || cfg.Listen != "127.0.0.1:7999" || cfg.Embedder.Provider != "builtin" || af.hidden {
+		t.Errorf("flags not applied: %+v %+v", cfg, af)
 	}
-	if _, err := parseAppFlags([]string{"--listen", "0.0.0.0:80", "--data-dir", dir}, &stderr); err == nil {
+	if cfg.File != filepath.Join(dir, "absent.json") {
+		t.Errorf("config file %q not kept for the settings to save into", cfg.File)
+	}
+	if _, af, err := parseAppFlags([]string{"--data-dir", dir, "--hidden"}, &stderr); err != nil || !af.hidden {
+		t.Errorf("--hidden: %+v, %v", af, err)
+	}
+	if _, _, err := parseAppFlags([]string{"--listen", "0.0.0.0:80", "--data-dir", dir}, &stderr); err == nil {
 		t.Error("a non-loopback --listen was accepted")
 	}
-	if _, err := parseAppFlags([]string{"stray"}, &stderr); err == nil || !strings.Contains(err.Error(), "stray") {
+	if _, _, err := parseAppFlags([]string{"stray"}, &stderr); err == nil || !strings.Contains(err.Error(), "stray") {
 		t.Errorf("a stray argument: %v", err)
 	}
 }

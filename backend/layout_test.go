@@ -29,13 +29,14 @@ var allowed = map[string][]string{
 	"backend/ingest":     {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
 	"backend/steward":    {"memory", "config", "store", "search", "events"},
 	"backend/tidy":       {"config"},
+	"backend/autostart":  {},
 	"backend/agentsetup": {"config"},
-	"backend/httpapi":    {"memory", "config", "store", "search", "events", "ingest", "steward"},
+	"backend/httpapi":    {"memory", "config", "store", "search", "events", "ingest", "steward", "autostart"},
 	"backend/mcp":        {"memory", "config", "store", "search", "ingest", "steward", "events"},
 	"backend/eval":       {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript", "steward"},
 	"backend/importer":   {"memory", "config", "store", "search", "redact", "chunk", "ingest", "transcript"},
-	"backend/daemon":     {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup"},
-	"backend/cli":        {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy", "agentsetup"},
+	"backend/daemon":     {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup", "autostart"},
+	"backend/cli":        {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy", "agentsetup", "autostart"},
 }
 
 // exclusive third-party imports: prefix -> the only package allowed to import it.

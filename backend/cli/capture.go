@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/transcript"
@@ -20,6 +21,7 @@ func runCapture(env *Env, args []string) error {
 	var exclude, include multiFlag
 	fs.Var(&exclude, "exclude", "never capture this project (name or absolute directory); repeatable")
 	fs.Var(&include, "include", "capture this excluded project again; repeatable")
+	pauseFor := fs.Duration("for", 0, "with off: pause for this long (e.g. 1h), then capture turns itself back on")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -27,17 +29,23 @@ func runCapture(env *Env, args []string) error {
 	var u httpapi.CaptureUpdate
 	switch {
 	case len(pos) == 0 || (len(pos) == 1 && pos[0] == "status"):
+	case len(pos) == 1 && pos[0] == "off" && *pauseFor != 0:
+		d := config.Duration(*pauseFor)
+		u.PauseFor = &d
 	case len(pos) == 1 && (pos[0] == "on" || pos[0] == "off"):
 		on := pos[0] == "on"
 		u.Enabled = &on
 	default:
 		return usagef("want on, off or status, not %q", strings.Join(pos, " "))
 	}
+	if *pauseFor != 0 && u.PauseFor == nil {
+		return usagef("--for goes with off")
+	}
 	u.Exclude, u.Include = exclude, include
 	return c.with(env, func(b httpapi.Backend) error {
 		var st httpapi.CaptureState
 		var err error
-		if u.Enabled == nil && len(u.Exclude) == 0 && len(u.Include) == 0 {
+		if u.Enabled == nil && u.PauseFor == nil && len(u.Exclude) == 0 && len(u.Include) == 0 {
 			st, err = b.Capture(env.Ctx)
 		} else {
 			st, err = b.SetCapture(env.Ctx, u)
@@ -61,6 +69,9 @@ func printCapture(w io.Writer, st httpapi.CaptureState) {
 	state := "on"
 	if !st.Enabled {
 		state = "off (the proxy forwards, nothing is kept)"
+		if st.PausedUntil != nil {
+			state = "paused until " + st.PausedUntil.Local().Format("15:04 Jan 2") + " (the proxy forwards, nothing is kept)"
+		}
 	}
 	fmt.Fprintf(w, "capture:    %s\nupstreams:  anthropic %s, openai %s\n", state, st.Anthropic, st.OpenAI)
 	if len(st.ExcludeProjects) > 0 {

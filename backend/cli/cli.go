@@ -64,7 +64,7 @@ func init() {
 		{"hook", "user-prompt-submit|session-start|pre-compact|session-end", "answer a Claude Code hook (stdin JSON) within a hard deadline", runHook},
 		{"setup", "claude-code|cursor|codex|windsurf [--print] [--undo]", "connect an agent: MCP server, hooks and proxy in its own config, with a backup", runSetup},
 		{"tidy", "PLANS_DIR [--apply] [--undo] [--json] [--now TIME] [--stale-days 7] [--stale-bytes 2048] [--dormant-days 14] [--current FILE]", "classify agent plan files; archive completed ones, move stale stubs to .trash/ (dry run by default)", runTidy},
-		{"capture", "[on|off|status] [--exclude P] [--include P]", "pause or resume capture, exclude projects, show the proxy's counters", runCapture},
+		{"capture", "[on|off|status] [--for 1h] [--exclude P] [--include P]", "pause or resume capture, exclude projects, show the proxy's counters", runCapture},
 		{"recall", "[--session S] [--project P] PROMPT", "show what an agent would be given for a prompt", runRecall},
 		{"reinforce", "ID", "a memory proved useful: count it and restart its decay", runReinforce},
 		{"rate", "[--reason R] +1|-1 ID...", "feedback on memories an agent was given (feeds the composite score)", runRate},
@@ -74,6 +74,7 @@ func init() {
 		{"unsnooze", "ID", "let recall give a snoozed memory again", runUnsnooze},
 		{"dream", "[--all] [--project P] [--ops LIST] [--apply] [--undo]", "the steward: plan consolidation (merge, decay, boost, prune, snooze), apply it, undo it", runDream},
 		{"trash", "[restore ID...]", "list what the steward pruned or merged away, or restore it", runTrash},
+		{"autostart", "[on|off|status]", "start memtray (in the tray) at login", runAutostart},
 		{"version", "", "print the version", runVersion},
 	}
 }

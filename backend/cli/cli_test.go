@@ -227,6 +227,15 @@ func TestServeAndRemoteCommands(t *testing.T) {
 		!strings.Contains(sout, "capture:    on") || strings.Contains(sout, "excluded") {
 		t.Fatalf("capture on: %d %s", code, sout)
 	}
+	if code, sout, errs := run(t, bg, "", "capture", "off", "--for", "1h", "--data-dir", dir); code != 0 || !strings.Contains(sout, "capture:    paused until") {
+		t.Fatalf("capture off --for 1h: %d %s %s", code, sout, errs)
+	}
+	if code, _, errs := run(t, bg, "", "capture", "on", "--for", "1h", "--data-dir", dir); code != 2 || !strings.Contains(errs, "--for goes with off") {
+		t.Fatalf("capture on --for: %d %s", code, errs)
+	}
+	if code, sout, _ := run(t, bg, "", "capture", "on", "--data-dir", dir); code != 0 || !strings.Contains(sout, "capture:    on") {
+		t.Fatalf("capture on after a pause: %d %s", code, sout)
+	}
 	if code, _, _ := run(t, bg, "", "capture", "sideways", "--data-dir", dir); code != 2 {
 		t.Fatalf("capture sideways: exit %d, want 2", code)
 	}

@@ -177,6 +177,7 @@ type Backend interface {
 	Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error)
 	Steward
 	Setup
+	Autostarter
 	// Capture reports the capture proxy's switch, exclusions and counters.
 	Capture(ctx context.Context) (CaptureState, error)
 	// SetCapture pauses or resumes capture and changes the excluded

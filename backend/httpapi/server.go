@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memtray/memtray/backend/autostart"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
@@ -99,6 +100,7 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
 	h.stewardRoutes()
+	h.autostartRoutes()
 	h.setupRoutes()
 	h.embedderRoutes()
 	h.uiRoutes()
@@ -491,6 +493,8 @@ var codes = []struct {
 	{ErrSetupConflict, http.StatusConflict, "setup_conflict"},
 	{store.ErrConflict, http.StatusConflict, "conflict"},
 	{ErrJobRunning, http.StatusConflict, "job_running"},
+	{autostart.ErrNotOurs, http.StatusConflict, "autostart_not_ours"},
+	{autostart.ErrUnsupported, http.StatusNotImplemented, "unsupported"},
 }
 
 func writeErr(w http.ResponseWriter, err error) {

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memtray/memtray/backend/autostart"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/httpapi"
@@ -44,6 +45,7 @@ var roots = []any{
 	httpapi.EmbedderInfo{}, httpapi.PullRequest{}, httpapi.ReembedRequest{}, httpapi.Job{},
 	httpapi.SetupList{}, httpapi.SetupOptions{}, httpapi.SetupPreview{}, httpapi.SetupApplyRequest{},
 	httpapi.SetupUndoRequest{}, httpapi.SetupResult{},
+	httpapi.AutostartRequest{}, autostart.State{},
 	httpapi.ErrorBody{},
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},
@@ -57,6 +59,7 @@ var names = map[reflect.Type]string{
 	reflect.TypeOf(httpapi.ErrorBody{}): "ErrorBody",
 	reflect.TypeOf(httpapi.Stats{}):     "Stats",
 	reflect.TypeOf(config.Config{}):     "Config",
+	reflect.TypeOf(autostart.State{}):   "AutostartState",
 }
 
 // eventTypes maps the live feed's event names to their payload types.

@@ -1,0 +1,78 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"github.com/memtray/memtray/backend/autostart"
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/httpapi"
+)
+
+func (d *Daemon) autostartOptions() (autostart.Options, error) {
+	return AutostartOptions(d.cfg.DataDir, d.configPath)
+}
+
+// AutostartOptions says where the login entry goes and what it runs: this
+// program (the AppImage file itself when memtray runs from one, since the
+// path it runs from inside is a temporary mount), as `app --hidden`, so
+// memtray starts in the tray, with dataDir and configPath when they are
+// not the defaults.
+func AutostartOptions(dataDir, configPath string) (autostart.Options, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return autostart.Options{}, fmt.Errorf("autostart: %w", err)
+	}
+	prog := os.Getenv("APPIMAGE")
+	if prog == "" || !filepath.IsAbs(prog) {
+		exe, err := os.Executable()
+		if err != nil {
+			return autostart.Options{}, fmt.Errorf("autostart: find this program: %w", err)
+		}
+		if prog, err = filepath.EvalSymlinks(exe); err != nil {
+			return autostart.Options{}, fmt.Errorf("autostart: find this program: %w", err)
+		}
+	}
+	cmd := []string{prog, "app", "--hidden"}
+	if dir, err := filepath.Abs(dataDir); err == nil && dir != config.DefaultDataDir() {
+		cmd = append(cmd, "--data-dir", dir)
+	}
+	if configPath != "" && configPath != config.DefaultPath() {
+		if p, err := filepath.Abs(configPath); err == nil {
+			cmd = append(cmd, "--config", p)
+		}
+	}
+	return autostart.Options{GOOS: runtime.GOOS, Home: home, ConfigHome: os.Getenv("XDG_CONFIG_HOME"), Command: cmd}, nil
+}
+
+// Autostart says whether memtray starts at login.
+func (d *Daemon) Autostart(context.Context) (autostart.State, error) {
+	o, err := d.autostartOptions()
+	if err != nil {
+		return autostart.State{}, err
+	}
+	return autostart.Status(o)
+}
+
+// SetAutostart writes or removes the login entry.
+func (d *Daemon) SetAutostart(_ context.Context, req httpapi.AutostartRequest) (autostart.State, error) {
+	o, err := d.autostartOptions()
+	if err != nil {
+		return autostart.State{}, err
+	}
+	if req.Enabled {
+		st, err := autostart.Enable(o)
+		if err == nil {
+			d.log.Info("autostart on", "entry", st.Path)
+		}
+		return st, err
+	}
+	st, err := autostart.Disable(o)
+	if err == nil {
+		d.log.Info("autostart off", "entry", st.Path)
+	}
+	return st, err
+}
