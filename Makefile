@@ -4,8 +4,17 @@
 SHELL   := /bin/bash
 export PATH := $(PATH):/usr/local/go/bin
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/memtray/memtray/backend/cli.Version=$(VERSION)
+# Version (valid for Debian: 1.2.3, 1.2.3+git<date>.<n>.<sha>, or
+# 0.0.0~git<date>.<sha> before the first tag), commit and build date, from
+# build/version.sh; `memtray version` prints them.
+VERSION    ?= $(shell build/version.sh 2>/dev/null || echo 0.0.0~dev)
+COMMIT     ?= $(shell build/version.sh commit 2>/dev/null || echo unknown)
+BUILD_DATE ?= $(shell build/version.sh date 2>/dev/null || echo unknown)
+VERSION    := $(VERSION)
+COMMIT     := $(COMMIT)
+BUILD_DATE := $(BUILD_DATE)
+CLIPKG  := github.com/memtray/memtray/backend/cli
+LDFLAGS := -s -w -X $(CLIPKG).Version=$(VERSION) -X $(CLIPKG).Commit=$(COMMIT) -X $(CLIPKG).BuildDate=$(BUILD_DATE)
 BIN     := bin/memtray
 ARGS    ?=
 

@@ -65,7 +65,7 @@ func runServe(env *Env, args []string) error {
 		return err
 	}
 	log := newLogger(env.Stderr, cfg.LogLevel)
-	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Logger: log})
+	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Build: Build(), Logger: log})
 	if err != nil {
 		return err
 	}
@@ -492,11 +492,6 @@ func runToken(env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintln(env.Stdout, tok)
-	return nil
-}
-
-func runVersion(env *Env, args []string) error {
-	fmt.Fprintf(env.Stdout, "memtray %s\n", Version)
 	return nil
 }
 

@@ -42,7 +42,10 @@ const RuntimeFile = "daemon.json"
 type Options struct {
 	Config  config.Config
 	Version string
-	Logger  *slog.Logger
+	// Build describes the binary for /api/health; its Version defaults
+	// to Version.
+	Build  httpapi.Build
+	Logger *slog.Logger
 	// Embedder, if set, is used instead of the configured one.
 	Embedder memory.Embedder
 	// Clock, if set, replaces the wall clock.
@@ -60,6 +63,7 @@ type Options struct {
 type Daemon struct {
 	cfg       config.Config
 	version   string
+	build     httpapi.Build
 	log       *slog.Logger
 	clock     memory.Clock
 	store     *store.Store
@@ -103,11 +107,14 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d := &Daemon{cfg: cfg, version: opts.Version, log: opts.Logger, clock: opts.Clock, startedAt: time.Now(),
+	d := &Daemon{cfg: cfg, version: opts.Version, build: opts.Build, log: opts.Logger, clock: opts.Clock, startedAt: time.Now(),
 		bus: events.New(events.Options{}), heartbeat: opts.Heartbeat, captureTick: opts.CaptureTick,
 		statsTick: opts.StatsTick, configPath: opts.ConfigPath}
 	if d.configPath == "" {
 		d.configPath = cfg.File
+	}
+	if d.build.Version == "" {
+		d.build.Version = d.version
 	}
 	d.live.Store(&cfg)
 	d.jobs = newJobs(d.publishJob)
@@ -230,7 +237,7 @@ func (d *Daemon) Handler(listen string) http.Handler {
 		Token:  d.token,
 		Listen: listen,
 		NoAuth: listen == "",
-		Health: httpapi.Health{Version: d.version, PID: os.Getpid()},
+		Health: httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build},
 		UI:     frontend.Dist(),
 
 		Heartbeat: d.heartbeat,

@@ -3,7 +3,7 @@
 // browser's login cookie (in the Wails window no token is needed).
 import type {
   ApplyRequest, CaptureState, ConfigUpdate, ConfigView, EditResult, MemoryHistory, Overview, ThresholdPreview, CaptureUpdate, DecisionEntry, Decision, ErrorBody, Hit,
-  ImportReport, ListResponse, Memory, NoiseProjection, NoiseState, Plan, PlanOptions, RecallRequest,
+  Health, ImportReport, ListResponse, Memory, NoiseProjection, NoiseState, Plan, PlanOptions, RecallRequest,
   Recalled, SearchRequest, Stats, StewardResult, TrashedMemory,
 } from './models';
 import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
@@ -115,6 +115,7 @@ export interface MemoryPatch {
 }
 
 export const api = {
+  health: () => request<Health>('GET', '/api/health'),
   stats: () => request<Stats>('GET', '/api/stats'),
   overview: () => request<Overview>('GET', '/api/overview'),
 

@@ -7,8 +7,8 @@
 import type * as gen from './types';
 
 export type {
-  Action, ApplyRequest, CaptureUpdate, ConfigUpdate, ConfigView, DayCount, Decision, DecisionEntry,
-  EditResult, ErrorBody, FilterBucket, Hit, ImportReport, ListResponse, ListedMemory, Memory, MemoryEvent,
+  Action, ApplyRequest, Build, CaptureUpdate, ConfigUpdate, ConfigView, DayCount, Decision, DecisionEntry,
+  EditResult, ErrorBody, FilterBucket, Health, Hit, ImportReport, ListResponse, ListedMemory, Memory, MemoryEvent,
   MemoryHistory, NameCount, NoiseProjection, Overview, Plan, PlanOptions, RecallRequest, RecallStats, Recalled, ResetEvent,
   ProjectionPoint, ScoreBreakdown, SearchRequest, Skip, Snapshot, StageTiming, Stats, StatsEvent, StewardEvent, ThresholdFlip,
   ThresholdPreview, TrashedMemory,

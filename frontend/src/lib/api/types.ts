@@ -36,6 +36,16 @@ export interface ApplyRequest {
   ops?: string[];
 }
 
+/** httpapi.Build */
+export interface Build {
+  version: string;
+  commit: string;
+  build_date: string;
+  go_version: string;
+  os: string;
+  arch: string;
+}
+
 /** config.Capture */
 export interface Capture {
   enabled: boolean;
@@ -236,6 +246,7 @@ export interface Health {
   version: string;
   pid: number;
   proof?: string;
+  build?: Build;
 }
 
 /** memory.Hit */

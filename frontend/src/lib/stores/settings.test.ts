@@ -4,7 +4,7 @@ import { createEventStream } from './events';
 import { createSettings } from './settings';
 import { toasts } from './toasts';
 import { fakeFetch } from '../../test/fakes';
-import type { CaptureState } from '../api/models';
+import type { Build, CaptureState } from '../api/models';
 
 const on: CaptureState = { enabled: true, exclude_projects: [], anthropic_upstream: 'https://api.anthropic.com', openai_upstream: 'https://api.openai.com', stats: {} as never };
 
@@ -37,6 +37,40 @@ describe('settings store', () => {
     const s = createSettings({ stream: createEventStream() });
     await s.load();
     expect(await s.saveConfig({ listen: '0.0.0.0:1' })).toEqual({ listen: 'must be a loopback address' });
+    s.destroy();
+  });
+});
+
+describe('settings store: about', () => {
+  const build: Build = {
+    version: '1.2.3', commit: 'abc123def4567890', build_date: '2025-01-02T03:04:05Z', go_version: 'go1.26.8', os: 'linux', arch: 'amd64',
+  };
+  beforeEach(() => toasts.set([]));
+  afterEach(() => vi.unstubAllGlobals());
+
+  it('loads the build from /api/health', async () => {
+    fakeFetch({
+      'GET /api/capture': on,
+      'GET /api/config': { config: {}, runtime: [] },
+      'GET /api/health': { service: 'memtray', version: '1.2.3', pid: 1, build },
+    });
+    const s = createSettings({ stream: createEventStream() });
+    await s.load();
+    expect(get(s.about)).toEqual(build);
+    expect(get(toasts)).toEqual([]);
+    s.destroy();
+  });
+
+  it('has no about for a daemon without build info', async () => {
+    fakeFetch({
+      'GET /api/capture': on,
+      'GET /api/config': { config: {}, runtime: [] },
+      'GET /api/health': { service: 'memtray', version: 'dev', pid: 1 },
+    });
+    const s = createSettings({ stream: createEventStream() });
+    await s.load();
+    expect(get(s.about)).toBeNull();
+    expect(get(toasts)).toEqual([]);
     s.destroy();
   });
 });

@@ -2,7 +2,7 @@
 // runtime-changeable config fields (/api/config).
 import { writable } from 'svelte/store';
 import { api } from '../api/client';
-import type { CaptureState, CaptureUpdate, ConfigUpdate, ConfigView } from '../api/models';
+import type { Build, CaptureState, CaptureUpdate, ConfigUpdate, ConfigView } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { fieldErrors, reportError, toast } from './toasts';
 
@@ -13,6 +13,8 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
   /** false: this daemon has no /api/config. */
   const configAvailable = writable<boolean | null>(null);
   const lastUpdate = writable<ConfigUpdate | null>(null);
+  /** The daemon's binary (version, commit, build date) for the About section. */
+  const about = writable<Build | null>(null);
 
   async function load() {
     try {
@@ -26,6 +28,11 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
     } catch (e) {
       if ((e as { missingRoute?: boolean }).missingRoute) configAvailable.set(false);
       else reportError(e, 'Loading the config');
+    }
+    try {
+      about.set((await api.health()).build ?? null);
+    } catch (e) {
+      if (!(e as { missingRoute?: boolean }).missingRoute) reportError(e, 'Loading the version');
     }
   }
 
@@ -59,7 +66,7 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
   }
 
   const unsubs = [stream.on<CaptureState>('capture', (e) => capture.set(e.data))];
-  return { capture, config, configAvailable, lastUpdate, load, setCapture, saveConfig, destroy: () => unsubs.forEach((u) => u()) };
+  return { about, capture, config, configAvailable, lastUpdate, load, setCapture, saveConfig, destroy: () => unsubs.forEach((u) => u()) };
 }
 
 export const settings = createSettings();
