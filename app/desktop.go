@@ -74,7 +74,7 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(cfg.LogLevel)}))
 	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	d, err := daemon.Open(sigCtx, daemon.Options{Config: cfg, Version: cli.Version, Logger: log})
+	d, err := daemon.Open(sigCtx, daemon.Options{Config: cfg, Version: cli.Version, Build: cli.Build(), Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "memtray app: %v\n", err)
 		return 1

@@ -75,7 +75,7 @@ func init() {
 		{"dream", "[--all] [--project P] [--ops LIST] [--apply] [--undo]", "the steward: plan consolidation (merge, decay, boost, prune, snooze), apply it, undo it", runDream},
 		{"trash", "[restore ID...]", "list what the steward pruned or merged away, or restore it", runTrash},
 		{"autostart", "[on|off|status]", "start memtray (in the tray) at login", runAutostart},
-		{"version", "", "print the version", runVersion},
+		{"version", "[--json]", "print the version, commit, build date, Go version and platform", runVersion},
 	}
 }
 

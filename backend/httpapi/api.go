@@ -104,6 +104,23 @@ type Health struct {
 	PID     int    `json:"pid"`
 	// Proof answers a ?challenge= with Proof(token, challenge).
 	Proof string `json:"proof,omitempty"`
+	// Build describes the binary (the UI's About section shows it).
+	Build *Build `json:"build,omitempty"`
+}
+
+// Build describes a memtray binary: what `memtray version --json` prints.
+// The Makefile stamps Version, Commit and BuildDate (-ldflags -X); a plain
+// `go build` takes Commit and BuildDate from the VCS stamp, if any.
+type Build struct {
+	Version string `json:"version"`
+	// Commit is the git commit, with "-dirty" when the tree was modified,
+	// or "unknown".
+	Commit string `json:"commit"`
+	// BuildDate is RFC 3339 (UTC), or "unknown".
+	BuildDate string `json:"build_date"`
+	GoVersion string `json:"go_version"`
+	OS        string `json:"os"`
+	Arch      string `json:"arch"`
 }
 
 // Document is a text to ingest as source memories ("ingest:<name>").
