@@ -195,6 +195,7 @@ type Backend interface {
 	Steward
 	Setup
 	Autostarter
+	Transfer
 	// Capture reports the capture proxy's switch, exclusions and counters.
 	Capture(ctx context.Context) (CaptureState, error)
 	// SetCapture pauses or resumes capture and changes the excluded

@@ -101,6 +101,7 @@ func New(b Backend, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
 	h.stewardRoutes()
 	h.autostartRoutes()
+	h.transferRoutes()
 	h.setupRoutes()
 	h.embedderRoutes()
 	h.uiRoutes()

@@ -1,0 +1,238 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// ExportFile writes every memory to a new file in req.Dir (or the user's
+// download folder) as a background job: the file appears under its final
+// name only when it is complete.
+func (d *Daemon) ExportFile(_ context.Context, req httpapi.ExportFileRequest) (httpapi.Job, error) {
+	if j, ok := d.jobs.running(httpapi.JobExport); ok {
+		return j, busy(j)
+	}
+	dir := req.Dir
+	if dir == "" {
+		dir = downloadDir()
+	}
+	if !filepath.IsAbs(dir) || !memory.ValidUTF8(dir) || len(dir) > 4096 {
+		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid export", Fields: map[string]string{"dir": "must be an absolute path"}}
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid export", Fields: map[string]string{"dir": "must be an existing directory"}}
+	}
+	path := freeName(dir, "memtray-export-"+d.clock.Now().Format("20060102-150405"), ".jsonl")
+	return d.jobs.start(httpapi.JobExport, path, httpapi.UnitMemories, func(ctx context.Context, j *job) (string, error) {
+		total := int64(d.store.Count())
+		j.progress("writing", 0, total)
+		n, err := writeExport(ctx, path, func(w io.Writer) error {
+			// The stream is a header line, a line per memory, a trailer line.
+			return d.Export(ctx, &lineCounter{w: w, line: func(n int64) { j.progress("writing", min(max(n-1, 0), total), total) }})
+		})
+		if err != nil {
+			return "", err
+		}
+		n -= 2
+		j.progress("written", n, n)
+		d.log.Info("exported", "file", path, "memories", n)
+		return fmt.Sprintf("%d memories written to %s", n, path), nil
+	})
+}
+
+// writeExport writes path through a .part file created exclusively, then
+// renames it into place; it returns the number of lines written.
+func writeExport(ctx context.Context, path string, write func(io.Writer) error) (int64, error) {
+	part := path + ".part"
+	f, err := os.OpenFile(part, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("export: %w", err)
+	}
+	lc := &lineCounter{w: f}
+	bw := bufio.NewWriterSize(lc, 256<<10)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err == nil {
+		if _, serr := os.Lstat(path); serr == nil {
+			err = fmt.Errorf("%s appeared meanwhile: %w", path, fs.ErrExist)
+		} else {
+			err = os.Rename(part, path)
+		}
+	}
+	if err != nil {
+		os.Remove(part)
+		return 0, fmt.Errorf("export to %s: %w", path, err)
+	}
+	return lc.lines, nil
+}
+
+// lineCounter counts the newlines written through it.
+type lineCounter struct {
+	w     io.Writer
+	lines int64
+	line  func(lines int64)
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if k := int64(bytes.Count(p[:n], []byte{'\n'})); k > 0 {
+		c.lines += k
+		if c.line != nil {
+			c.line(c.lines)
+		}
+	}
+	return n, err
+}
+
+// freeName is dir/base+ext, or dir/base-2+ext, … whichever does not exist.
+func freeName(dir, base, ext string) string {
+	p := filepath.Join(dir, base+ext)
+	for i := 2; i < 1000; i++ {
+		_, err1 := os.Lstat(p)
+		_, err2 := os.Lstat(p + ".part")
+		if errors.Is(err1, fs.ErrNotExist) && errors.Is(err2, fs.ErrNotExist) {
+			break
+		}
+		p = filepath.Join(dir, base+"-"+strconv.Itoa(i)+ext)
+	}
+	return p
+}
+
+// downloadDir is $XDG_DOWNLOAD_DIR (from the environment or
+// ~/.config/user-dirs.dirs), else ~/Downloads when it exists, else home.
+func downloadDir() string {
+	home, _ := os.UserHomeDir()
+	cand := os.Getenv("XDG_DOWNLOAD_DIR")
+	if cand == "" && home != "" {
+		cfg := os.Getenv("XDG_CONFIG_HOME")
+		if cfg == "" {
+			cfg = filepath.Join(home, ".config")
+		}
+		cand = userDirsDownload(filepath.Join(cfg, "user-dirs.dirs"), home)
+	}
+	for _, p := range []string{cand, filepath.Join(home, "Downloads")} {
+		if fi, err := os.Stat(p); p != "" && filepath.IsAbs(p) && err == nil && fi.IsDir() {
+			return p
+		}
+	}
+	return home
+}
+
+// userDirsDownload reads XDG_DOWNLOAD_DIR="$HOME/…" from a user-dirs.dirs file.
+func userDirsDownload(path, home string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(line), "XDG_DOWNLOAD_DIR=")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(v, `"`)
+		if rest, ok := strings.CutPrefix(v, "$HOME"); ok {
+			v = home + rest
+		}
+		return v
+	}
+	return ""
+}
+
+// ImportJob spools an export stream into the data dir (up to
+// httpapi.MaxImportBody), then imports it as a background job counting the
+// bytes read; the spool file is removed when the job ends.
+func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error) {
+	if j, ok := d.jobs.running(httpapi.JobImport); ok {
+		return j, busy(j)
+	}
+	f, err := os.CreateTemp(d.cfg.DataDir, ".import-*.jsonl")
+	if err != nil {
+		return httpapi.Job{}, fmt.Errorf("import: spool the upload: %w", err)
+	}
+	size, err := io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && size == 0 {
+		err = fmt.Errorf("%w: the import is empty", memory.ErrInvalid)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return httpapi.Job{}, fmt.Errorf("import: %w", err)
+	}
+	spool := f.Name()
+	j, err := d.jobs.start(httpapi.JobImport, "upload", httpapi.UnitBytes, func(ctx context.Context, j *job) (string, error) {
+		defer os.Remove(spool)
+		in, err := os.Open(spool)
+		if err != nil {
+			return "", fmt.Errorf("import: %w", err)
+		}
+		defer in.Close()
+		j.progress("checking", 0, size)
+		pr := &readCounter{r: in, read: func(n int64) {
+			status := "checking"
+			if n >= size {
+				status = "adding memories"
+			}
+			j.progress(status, n, size)
+		}}
+		start := time.Now()
+		rep, err := d.Import(ctx, pr)
+		if err != nil {
+			return "", err
+		}
+		d.log.Info("imported", "memories", rep.Imported, "of", rep.Total, "took", time.Since(start))
+		return importSummary(rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded), nil
+	})
+	if err != nil {
+		os.Remove(spool)
+	}
+	return j, err
+}
+
+// importSummary is the sentence an import job ends with.
+func importSummary(imported, total, dups, reembedded int) string {
+	s := fmt.Sprintf("imported %d of %d memories (%d already there", imported, total, dups)
+	if reembedded > 0 {
+		s += fmt.Sprintf(", %d re-embedded", reembedded)
+	}
+	return s + ")"
+}
+
+// readCounter reports the bytes read through it.
+type readCounter struct {
+	r    io.Reader
+	n    int64
+	read func(n int64)
+}
+
+func (c *readCounter) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.read(c.n)
+	return n, err
+}

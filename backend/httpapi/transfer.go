@@ -1,0 +1,73 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// Job kinds of Transfer.
+const (
+	// JobExport writes the store to a file (ExportFile).
+	JobExport = "export"
+	// JobImport adds the memories of an uploaded export (ImportJob).
+	JobImport = "import"
+)
+
+// Transfer is the part of Backend that exports to a file and imports as
+// background jobs with progress, for the window (a webview cannot save a
+// download) and for large stores.
+type Transfer interface {
+	// ExportFile writes every memory to a new file in req.Dir as a job
+	// counting memories; the job's Target is the file.
+	ExportFile(ctx context.Context, req ExportFileRequest) (Job, error)
+	// ImportJob takes an export stream (read to its end before it returns)
+	// and adds its memories as a job counting bytes; the job's Result
+	// summarises the ImportReport.
+	ImportJob(ctx context.Context, r io.Reader) (Job, error)
+}
+
+// ExportFileRequest is what POST /api/export/file takes.
+type ExportFileRequest struct {
+	// Dir is an existing absolute directory; empty: the user's download
+	// folder ($XDG_DOWNLOAD_DIR, ~/Downloads), else the home directory.
+	Dir string `json:"dir,omitempty"`
+}
+
+// transferRoutes registers POST /api/export/file and POST /api/import/job.
+func (h *Handler) transferRoutes() {
+	h.mux.HandleFunc("POST /api/export/file", withJSON(func(r *http.Request, req ExportFileRequest) (Job, error) {
+		return h.b.ExportFile(r.Context(), req)
+	}))
+	h.mux.HandleFunc("POST /api/import/job", func(w http.ResponseWriter, r *http.Request) {
+		j, err := h.b.ImportJob(r.Context(), http.MaxBytesReader(w, r.Body, MaxImportBody))
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusAccepted, j)
+	})
+}
+
+// ExportFile runs POST /api/export/file.
+func (c *Client) ExportFile(ctx context.Context, req ExportFileRequest) (Job, error) {
+	var out Job
+	err := c.do(ctx, http.MethodPost, "/api/export/file", req, &out)
+	return out, err
+}
+
+// ImportJob runs POST /api/import/job.
+func (c *Client) ImportJob(ctx context.Context, r io.Reader) (Job, error) {
+	var out Job
+	resp, err := c.send(ctx, http.MethodPost, "/api/import/job", r, "application/x-ndjson")
+	if err != nil {
+		return out, err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return out, fmt.Errorf("import: reading the answer: %w", err)
+	}
+	return out, nil
+}
