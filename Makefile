@@ -19,6 +19,7 @@ BIN     := bin/memtray
 ARGS    ?=
 
 .PHONY: all deps build desktop frontend run test test-short bench eval fuzz clean model types
+.PHONY: package deb windows linux-cli release test-package
 
 all: build
 
@@ -123,8 +124,44 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./backend/tidy/
 
+# Packages (issue "Packaging and install"), into dist/ (README: Install):
+#   make package   the .deb, the AppImage, the Windows build
+#   make release   a clean dist/ with those, the Linux CLI tarball and SHA256SUMS
+#   make test-package  builds and checks the .deb and the cross-builds
+DIST := dist
+deb: desktop
+	@build/deps.sh package
+	build/package.sh $(BIN) $(VERSION)
+
+# The Windows desktop app, cross-compiled (no cgo: Wails uses WebView2).
+windows: frontend
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -tags desktop,production \
+	  -ldflags '$(LDFLAGS) -H=windowsgui' -o $(DIST)/memtray_$(VERSION)_windows_amd64.exe ./app
+
+# The headless program for any Linux (static: serve, the CLI; the UI in a browser).
+linux-cli: frontend
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && mkdir -p $(DIST) && \
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$d/memtray ./app && \
+	cp README.md $$d/ && tar -C $$d --owner=0 --group=0 --numeric-owner --mtime=@$$(git log -1 --format=%ct) --sort=name \
+	  -czf $(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz memtray README.md
+	@echo "$(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz"
+
+# The AppImage: build/appimage.sh (make appimage), where it exists.
+package: deb windows
+	@if [ -f build/appimage.sh ]; then $(MAKE) --no-print-directory appimage VERSION=$(VERSION) COMMIT=$(COMMIT) BUILD_DATE=$(BUILD_DATE); \
+	else echo "package: no build/appimage.sh: no AppImage"; fi
+
+release:
+	rm -rf $(DIST)
+	$(MAKE) --no-print-directory package linux-cli VERSION=$(VERSION) COMMIT=$(COMMIT) BUILD_DATE=$(BUILD_DATE)
+	cd $(DIST) && sha256sum $$(ls | grep -v '^SHA256SUMS$$' | LC_ALL=C sort) >SHA256SUMS && sha256sum -c SHA256SUMS
+	@ls -l $(DIST)
+
+test-package:
+	build/test-package.sh
+
 clean:
-	rm -rf bin
+	rm -rf bin $(DIST)
 
 # Word vectors for the built-in embedder (issue 9): installs the pinned Debian
 # documentation packages and WordNet (apt-get), extracts their prose and

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing memtray needs and is missing:
 # Debian/Ubuntu packages (as root, or through sudo), then Go modules.
-# Usage: build/deps.sh [test|run|desktop]
+# Usage: build/deps.sh [test|run|desktop|package]
 set -euo pipefail
 what=${1:-run}
 cd "$(dirname "$0")/.."
@@ -30,6 +30,12 @@ if [ "$what" = test ]; then
   have xauth || need+=(xauth)
   have dbus-daemon || need+=(dbus)
   have import || have xwd || need+=(imagemagick)
+fi
+# The Linux packages (make package): icons scaled with ImageMagick; the
+# .desktop entry checked with desktop-file-validate (make test-package).
+if [ "$what" = package ]; then
+  have convert || need+=(imagemagick)
+  have desktop-file-validate || need+=(desktop-file-utils)
 fi
 if ! have go && [ ! -x /usr/local/go/bin/go ]; then
   # Debian's Go is older than go.mod's; with GOTOOLCHAIN=auto it fetches the

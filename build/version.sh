@@ -45,7 +45,8 @@ commit)
   echo "$(git rev-parse HEAD)${dirty:+-dirty}"
   ;;
 date)
-  date -u -d "@${SOURCE_DATE_EPOCH:-$(date +%s)}" +%Y-%m-%dT%H:%M:%SZ
+  e=${SOURCE_DATE_EPOCH:-$(date +%s)}
+  date -u -d "@$e" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null || date -u -r "$e" +%Y-%m-%dT%H:%M:%SZ # GNU, BSD
   ;;
 *)
   echo "usage: build/version.sh [version|commit|date]" >&2

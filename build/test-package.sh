@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The packaging test (make test-package; issue "Packaging and install"):
+#   - builds the .deb (make deb) and checks it with dpkg-deb: Package,
+#     Version, Architecture, Depends; the file list (binary, .desktop entry,
+#     every icon size, the systemd user unit, copyright); no maintainer
+#     scripts and nothing outside /usr (removing it leaves $HOME alone);
+#   - apt-get resolves its Depends on this system (simulated, nothing installed);
+#   - extracts it (dpkg -x) into a scratch root and runs the binary there:
+#     `version`, `version --json`, and `serve` on a free loopback port whose
+#     /api/health names the same version;
+#   - desktop-file-validate on the .desktop entry, systemd-analyze verify on
+#     the unit (where those tools exist);
+#   - the cross-builds: the Windows desktop app (make windows, built with
+#     the .deb), the macOS CLI.
+# Usage: build/test-package.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+start=$(date +%s)
+
+fail() { echo "test-package: FAIL: $*" >&2; exit 1; }
+step() { echo "test-package: $*" >&2; }
+
+build/deps.sh package
+# One version for the whole run (the tree may change while it runs).
+version=$(build/version.sh)
+commit=$(build/version.sh commit)
+arch=$(go env GOARCH)
+deb=dist/memtray_${version}_${arch}.deb
+exe_win=dist/memtray_${version}_windows_amd64.exe
+rm -f "$deb" "$exe_win"
+# One make: the UI is built once for both.
+make --no-print-directory deb windows VERSION="$version" COMMIT="$commit" >&2
+[ -f "$deb" ] || fail "$deb was not built"
+step "$deb: $(stat -c %s "$deb") bytes"
+
+scratch=$(mktemp -d)
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+
+# Control fields.
+field() { dpkg-deb -f "$deb" "$1"; }
+[ "$(field Package)" = memtray ] || fail "Package: $(field Package)"
+[ "$(field Version)" = "$version" ] || fail "Version: $(field Version), want $version"
+[ "$(field Architecture)" = "$arch" ] || fail "Architecture: $(field Architecture), want $arch"
+depends=$(field Depends)
+for d in 'libgtk-3-0 | libgtk-3-0t64' 'libwebkit2gtk-4.1-0'; do
+  case ", $depends," in *", $d,"* | *", $d ("*) ;; *) fail "Depends lacks '$d': $depends" ;; esac
+done
+dpkg-deb -I "$deb" >"$scratch/info"
+grep -q '^ Description: Long-term memory for AI coding agents' "$scratch/info" || fail "no Description"
+
+# The control archive: control and md5sums only (no maintainer scripts).
+ctrl=$(dpkg-deb --ctrl-tarfile "$deb" | tar -t | grep -v '^\./$' | LC_ALL=C sort | tr '\n' ' ')
+[ "$ctrl" = "./control ./md5sums " ] || fail "control archive holds more than control and md5sums: $ctrl"
+
+# The file list.
+dpkg-deb -c "$deb" >"$scratch/list"
+has() { grep -Eq "^$1 +root/root +[0-9]+ [0-9-]+ [0-9:]+ \./$2\$" "$scratch/list" || fail "no $2 ($1 root/root) in the package"; }
+has -rwxr-xr-x usr/bin/memtray
+has -rw-r--r-- usr/share/applications/memtray.desktop
+for n in 16 22 24 32 48 64 128 256 512; do has -rw-r--r-- "usr/share/icons/hicolor/${n}x${n}/apps/memtray.png"; done
+has -rw-r--r-- usr/lib/systemd/user/memtray.service
+has -rw-r--r-- usr/share/doc/memtray/copyright
+if awk '{print $6}' "$scratch/list" | grep -Ev '^\./(usr(/.*)?)?$'; then fail "files outside /usr (above)"; fi
+
+# apt can satisfy Depends here (a simulation: nothing is installed).
+if [ "$(id -u)" = 0 ]; then
+  apt-get -s -o Debug::NoLocking=1 install "./$deb" >"$scratch/apt" 2>&1 || { cat "$scratch/apt" >&2; fail "apt-get cannot install $deb"; }
+  grep -q '^Inst memtray ' "$scratch/apt" || { cat "$scratch/apt" >&2; fail "apt-get would not install memtray"; }
+fi
+
+# Extract and run the binary from the scratch root.
+root=$scratch/root
+dpkg -x "$deb" "$root"
+exe=$root/usr/bin/memtray
+out=$("$exe" version)
+case "$out" in "memtray $version"*) ;; *) fail "version printed: $out" ;; esac
+echo "$out" | grep -q "^commit: *$commit\$" || fail "version: commit is not $commit: $out"
+"$exe" version --json >"$scratch/version.json"
+python3 - "$scratch/version.json" "$version" "$commit" <<'EOF' || fail "version --json: $(cat "$scratch/version.json")"
+import json, sys
+b = json.load(open(sys.argv[1]))
+assert b["version"] == sys.argv[2] and b["commit"] == sys.argv[3], b
+assert b["build_date"][:2] == "20" and b["go_version"].startswith("go") and b["os"] == "linux", b
+EOF
+
+# Headless from the package, on a private home and a free port.
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$scratch/home"
+HOME=$scratch/home XDG_DATA_HOME=$scratch/home/data XDG_CONFIG_HOME=$scratch/home/config DISPLAY= WAYLAND_DISPLAY= \
+  "$exe" serve --listen "127.0.0.1:$port" >"$scratch/serve.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do
+  curl -fsS "http://127.0.0.1:$port/api/health" >"$scratch/health.json" 2>/dev/null && break
+  kill -0 "$pid" 2>/dev/null || { cat "$scratch/serve.log" >&2; fail "memtray serve exited"; }
+  sleep 0.1
+done
+python3 - "$scratch/health.json" "$version" <<'EOF' || fail "/api/health: $(cat "$scratch/health.json")"
+import json, sys
+h = json.load(open(sys.argv[1]))
+assert h["service"] == "memtray" and h["version"] == sys.argv[2] and h["build"]["version"] == sys.argv[2], h
+EOF
+kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+[ -d "$scratch/home/data/memtray" ] || fail "serve kept no data in \$XDG_DATA_HOME/memtray"
+
+# The .desktop entry and the unit.
+if command -v desktop-file-validate >/dev/null; then
+  desktop-file-validate "$root/usr/share/applications/memtray.desktop" || fail "desktop-file-validate"
+else
+  step "desktop-file-validate is missing (apt-get install desktop-file-utils): skipped"
+fi
+grep -qx 'StartupWMClass=memtray' "$root/usr/share/applications/memtray.desktop" || fail "no StartupWMClass=memtray"
+grep -qx 'ExecStart=/usr/bin/memtray serve' "$root/usr/lib/systemd/user/memtray.service" || fail "the unit does not run memtray serve"
+if command -v systemd-analyze >/dev/null; then
+  # ExecStart must exist: check a copy pointing at the extracted binary.
+  sed "s|^ExecStart=/usr/bin/memtray|ExecStart=$exe|" "$root/usr/lib/systemd/user/memtray.service" >"$scratch/memtray.service"
+  systemd-analyze verify "$scratch/memtray.service" 2>&1 | grep -v 'Documentation=' | grep . && fail "systemd-analyze verify (above)"
+fi
+
+# The cross-builds: the Windows desktop app, the macOS CLI.
+[ "$(head -c 2 "$exe_win")" = MZ ] || fail "$exe_win is not a Windows executable"
+if command -v file >/dev/null; then
+  file "$exe_win" | grep -q 'PE32+ executable (GUI) x86-64' || fail "$exe_win: $(file -b "$exe_win"), want a GUI PE32+"
+fi
+GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -o "$scratch/memtray-darwin" ./app || fail "the macOS CLI does not build"
+
+step "passed in $(($(date +%s) - start))s; $deb: $(stat -c %s "$deb") bytes; $exe_win: $(stat -c %s "$exe_win") bytes"
