@@ -133,7 +133,11 @@ func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpa
 	if cur := d.store.Info().Model; emb.Model() == cur {
 		return httpapi.Job{}, fmt.Errorf("%w: the store already uses %s", memory.ErrInvalid, cur)
 	}
-	choice.Reason = fmt.Sprintf("switched by a re-embedding at %s: %s", time.Now().Format(time.DateTime), choice.Reason)
+	reason := fmt.Sprintf("switched to by a re-embedding at %s", time.Now().Format(time.DateTime))
+	if detail, ok := strings.CutPrefix(choice.Reason, "embedder.provider is "+sel.Provider+"; "); ok {
+		reason += "; " + detail // what Ollama answered
+	}
+	choice.Reason = reason
 	return d.jobs.start(httpapi.JobReembed, emb.Model(), httpapi.UnitMemories, func(ctx context.Context, j *job) (string, error) {
 		return d.runReembed(ctx, j, emb, choice)
 	})

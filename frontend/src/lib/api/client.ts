@@ -7,6 +7,7 @@ import type {
   Recalled, SearchRequest, Stats, StewardResult, TrashedMemory,
 } from './models';
 import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
+import type { EmbedderInfo, Job, PullRequest, ReembedRequest } from './models';
 
 /** An error answer of the API, or a failure to reach it (status 0). */
 export class ApiError extends Error {
@@ -158,6 +159,12 @@ export const api = {
 
   exportText: () => request<string>('GET', '/api/export'),
   importFile: (data: Blob | string) => request<ImportReport>('POST', '/api/import', { raw: data }),
+
+  embedder: () => request<EmbedderInfo>('GET', '/api/embedder'),
+  pullModel: (req: PullRequest = {}) => request<Job>('POST', '/api/embedder/pull', { body: req }),
+  reembed: (req: ReembedRequest) => request<Job>('POST', '/api/embedder/reembed', { body: req }),
+  jobs: () => request<Job[] | null>('GET', '/api/jobs'),
+  cancelJob: (id: string) => request<Job>('POST', `/api/jobs/${enc(id)}/cancel`),
 };
 
 /** Where the browser downloads an export from (a plain link, cookie-authenticated). */

@@ -20,6 +20,10 @@ export type {
 
 export type StoreInfo = gen.Info;
 export type StewardResult = gen.Result;
+export type { EmbedderInfo, Job, OllamaInfo, OllamaModel, PullRequest, ReembedRequest } from './types';
+
+/** The states of a Job (httpapi.Job* constants). */
+export type JobState = 'running' | 'done' | 'failed' | 'canceled';
 
 /** The verdicts of memory.Decision (memory.Verdict* constants). */
 export type Verdict = 'stored' | 'updated' | 'merged' | 'skipped-duplicate' | 'rejected';

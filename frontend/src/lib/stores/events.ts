@@ -8,7 +8,7 @@ import { writable, type Readable } from 'svelte/store';
 import { eventsURL } from '../api/client';
 
 /** The event types the daemon publishes (package events / httpapi). */
-export const EVENT_TYPES = ['decision', 'memory', 'capture', 'steward', 'stats', 'ping', 'reset'] as const;
+export const EVENT_TYPES = ['decision', 'memory', 'capture', 'steward', 'stats', 'job', 'ping', 'reset'] as const;
 
 export type StreamStatus = 'idle' | 'connecting' | 'open' | 'retrying';
 

@@ -1,0 +1,121 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { flushSync, mount, tick, unmount } from 'svelte';
+import EmbedderPanel from './EmbedderPanel.svelte';
+import { embedder } from '../stores/embedder';
+import { events } from '../stores/events';
+import { toasts } from '../stores/toasts';
+import { fakeFetch } from '../../test/fakes';
+import type { EmbedderInfo, Job } from '../api/models';
+
+const info: EmbedderInfo = {
+  model: 'builtin-wordvec-v1', provider: 'store', reason: 'the model this store was built with', dim: 557, degraded: false,
+  store_model: 'builtin-wordvec-v1', store_dim: 557, memories: 400, builtin: 'builtin-wordvec-v1',
+  configured_provider: 'auto', configured_model: 'nomic-embed-text',
+  ollama: { host: 'http://127.0.0.1:11434', reachable: true, version: '0.13.0', has_configured: true,
+    models: [
+      { name: 'nomic-embed-text:latest', size: 274302450, family: 'nomic-bert', parameter_size: '137M', embedding: true },
+      { name: 'llama3.2:latest', size: 2019393189, family: 'llama', parameter_size: '3.2B', embedding: false },
+    ] },
+};
+const t0 = '2025-06-01T12:00:00Z';
+const text = (el: Element | null) => (el?.textContent ?? '').replace(/\s+/g, ' ');
+
+describe('EmbedderPanel', () => {
+  const mounted: ReturnType<typeof mount>[] = [];
+  beforeEach(() => {
+    toasts.set([]);
+    embedder.info.set(null);
+    embedder.pull.set(null);
+    embedder.reembed.set(null);
+    embedder.available.set(null);
+  });
+  afterEach(() => {
+    mounted.splice(0).forEach((c) => unmount(c));
+    document.body.innerHTML = '';
+    vi.unstubAllGlobals();
+  });
+  function render() {
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(EmbedderPanel, { target }));
+    return target;
+  }
+  async function settle() {
+    for (let i = 0; i < 5; i++) {
+      await tick();
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    flushSync();
+  }
+  const send = async (j: Job) => {
+    events.dispatch({ id: '1', type: 'job', data: j });
+    await settle();
+  };
+
+  it('shows the model and Ollama, switches with a progress bar that follows the job, and cancels', async () => {
+    const running: Job = { id: 'r1', kind: 'reembed', state: 'running', target: 'ollama:nomic-embed-text', done: 0, total: 0, unit: 'memories', started_at: t0 };
+    const { calls } = fakeFetch({
+      'GET /api/embedder': info, 'GET /api/jobs': [],
+      'POST /api/embedder/reembed': running, 'POST /api/jobs/r1/cancel': running,
+    });
+    const target = render();
+    await settle();
+    expect(target.querySelector('[data-testid=embedder-model]')!.textContent).toContain('builtin-wordvec-v1');
+    expect(text(target.querySelector('[data-testid=ollama-status]'))).toContain('Ollama 0.13.0 answers at http://127.0.0.1:11434; nomic-embed-text is installed.');
+    const select = target.querySelector('select') as HTMLSelectElement;
+    expect([...select.options].map((o) => [o.value, o.disabled])).toEqual([['builtin', true], ['ollama:nomic-embed-text', false]]);
+    expect(select.value).toBe('ollama:nomic-embed-text');
+
+    (target.querySelector('form:last-of-type button[type=submit]') as HTMLButtonElement).click();
+    await settle();
+    expect(calls.at(-1)).toMatchObject({ url: '/api/embedder/reembed', body: { provider: 'ollama', model: 'nomic-embed-text' } });
+    const job = () => target.querySelector('[data-testid=reembed-job]')!;
+    expect(job().querySelector('progress')!.hasAttribute('value')).toBe(false); // total not known yet: indeterminate
+
+    await send({ ...running, status: 'embedding', done: 128, total: 400 });
+    const bar = job().querySelector('progress') as HTMLProgressElement;
+    expect([bar.max, bar.value]).toEqual([400, 128]);
+    expect(job().textContent).toContain('32%');
+    expect(job().textContent).toContain('embedding · 128 / 400 memories');
+    expect((target.querySelector('form:last-of-type button[type=submit]') as HTMLButtonElement).disabled).toBe(true);
+
+    (job().querySelector('button') as HTMLButtonElement).click();
+    await settle();
+    expect(calls.at(-1)).toMatchObject({ method: 'POST', url: '/api/jobs/r1/cancel' });
+    await send({ ...running, state: 'canceled', error: 'cancelled', status: 'embedding', done: 192, total: 400, finished_at: t0 });
+    expect(job().querySelector('progress')).toBeNull();
+    expect(target.querySelector('[data-testid=reembed-job-end]')!.textContent).toBe('Cancelled: the store keeps its model.');
+  });
+
+  it('pulls the configured model with a byte progress bar', async () => {
+    const running: Job = { id: 'p1', kind: 'pull', state: 'running', target: 'nomic-embed-text', done: 0, total: 0, unit: 'bytes', started_at: t0 };
+    const { calls } = fakeFetch({
+      'GET /api/embedder': { ...info, ollama: { ...info.ollama, has_configured: false, models: [info.ollama.models[1]] } },
+      'GET /api/jobs': [], 'POST /api/embedder/pull': running,
+    });
+    const target = render();
+    await settle();
+    expect(text(target.querySelector('[data-testid=ollama-status]'))).toContain('nomic-embed-text is not installed');
+    expect(target.textContent).toContain('Pull an Ollama embedding model to have another model to switch to.');
+    (target.querySelector('form button[type=submit]') as HTMLButtonElement).click();
+    await settle();
+    expect(calls.at(-1)).toMatchObject({ url: '/api/embedder/pull', body: {} });
+    await send({ ...running, status: 'pulling 970aa74c0a90', done: 137145328, total: 274290656 });
+    const job = target.querySelector('[data-testid=pull-job]')!;
+    expect((job.querySelector('progress') as HTMLProgressElement).value).toBe(137145328);
+    expect(job.textContent).toContain('pulling 970aa74c0a90 · 137.1 MB / 274.3 MB');
+    await send({ ...running, state: 'failed', error: 'ollama at http://127.0.0.1:11434 could not pull "nomic-embed-text": connection reset', finished_at: t0 });
+    expect(target.querySelector('[data-testid=pull-job-end]')!.textContent).toContain('Failed: ollama at');
+  });
+
+  it('says how to start Ollama when it does not answer', async () => {
+    fakeFetch({
+      'GET /api/embedder': { ...info, ollama: { host: 'http://127.0.0.1:11434', reachable: false, error: 'is Ollama running?', models: [], has_configured: false } },
+      'GET /api/jobs': [],
+    });
+    const target = render();
+    await settle();
+    expect(target.querySelector('[data-testid=ollama-status]')!.textContent).toContain('Ollama does not answer');
+    expect((target.querySelector('form button[type=submit]') as HTMLButtonElement).disabled).toBe(true);
+  });
+});

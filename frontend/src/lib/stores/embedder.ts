@@ -1,0 +1,147 @@
+// The embedder: which model runs and why, what Ollama offers, pulling an
+// Ollama model and switching the store to another model. Pulls and switches
+// are daemon jobs: they run in the background, their progress arrives as
+// "job" events on the one event stream, and GET /api/jobs gives a page that
+// loads while one runs its current state.
+import { get, writable, type Writable } from 'svelte/store';
+import { api } from '../api/client';
+import type { EmbedderInfo, Job } from '../api/models';
+import { events as defaultEvents, type EventStream } from './events';
+import { fieldErrors, reportError, toast } from './toasts';
+
+/** The job kinds this store follows (httpapi.JobPull, JobReembed). */
+export type EmbedderJobKind = 'pull' | 'reembed';
+
+/** How far a job is, 0..100, or null when its total is not known yet. */
+export function jobPercent(j: Job | null): number | null {
+  if (!j || j.total <= 0) return null;
+  return Math.min(100, Math.floor((j.done * 100) / j.total));
+}
+
+/** A byte count in decimal units, as Ollama writes it: "274.3 MB". */
+export function formatBytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let v = n / 1000;
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+/** The progress of a job in words: "137.1 MB / 274.3 MB" or "120 / 400 memories". */
+export function jobCounts(j: Job): string {
+  if (j.total <= 0) return '';
+  return j.unit === 'bytes' ? `${formatBytes(j.done)} / ${formatBytes(j.total)}` : `${j.done} / ${j.total} ${j.unit}`;
+}
+
+/** Whether j is older news than prev: an older job, or an earlier state of the same one. */
+function stale(prev: Job | null, j: Job): boolean {
+  if (!prev) return false;
+  if (prev.id !== j.id) return Date.parse(j.started_at) < Date.parse(prev.started_at);
+  if (prev.state !== 'running') return true; // an ended job stays ended
+  if (j.state !== 'running') return false;
+  return j.done < prev.done || (j.done === prev.done && !j.status && !!prev.status);
+}
+
+export function createEmbedder(opts: { stream?: EventStream } = {}) {
+  const stream = opts.stream ?? defaultEvents;
+  const info = writable<EmbedderInfo | null>(null);
+  /** false: this daemon has no /api/embedder. */
+  const available = writable<boolean | null>(null);
+  const loading = writable(false);
+  /** The newest pull and re-embedding jobs, running or finished. */
+  const pull = writable<Job | null>(null);
+  const reembed = writable<Job | null>(null);
+  const jobs: Record<EmbedderJobKind, Writable<Job | null>> = { pull, reembed };
+
+  async function loadInfo() {
+    try {
+      info.set(await api.embedder());
+      available.set(true);
+    } catch (e) {
+      if ((e as { missingRoute?: boolean }).missingRoute) available.set(false);
+      else reportError(e, 'Loading the embedder');
+    }
+  }
+
+  /** Loads the embedder's state and the newest jobs (a running one shows its progress at once). */
+  async function load() {
+    loading.set(true);
+    try {
+      await loadInfo();
+      if (get(available) === false) return;
+      try {
+        for (const j of (await api.jobs()) ?? []) track(j, false);
+      } catch (e) {
+        reportError(e, 'Loading the jobs');
+      }
+    } finally {
+      loading.set(false);
+    }
+  }
+
+  /**
+   * Takes a job's new state. States of one job only move forward: a late
+   * answer never replaces what an event already said. A job that ends
+   * while this page follows it (announce) says how it ended and reloads
+   * the embedder's state.
+   */
+  function track(j: Job, announce: boolean) {
+    const s = jobs[j.kind as EmbedderJobKind];
+    if (!s) return;
+    if (stale(get(s), j)) return;
+    s.set(j);
+    if (j.state === 'running' || !announce) return;
+    const what = j.kind === 'pull' ? `Pull of ${j.target}` : `Switch to ${j.target}`;
+    if (j.state === 'done') toast('success', j.result || `${what}: done`);
+    else if (j.state === 'canceled') toast('info', `${what} cancelled${j.kind === 'reembed' ? ': the store keeps its model' : ''}`);
+    else toast('error', `${what} failed: ${j.error ?? 'unknown error'}`);
+    void loadInfo();
+  }
+
+  /** Starts pulling an Ollama model (the configured one without a name); field errors for the form, or null. */
+  async function startPull(model = ''): Promise<Record<string, string> | null> {
+    try {
+      track(await api.pullModel(model.trim() ? { model: model.trim() } : {}), true);
+      return null;
+    } catch (e) {
+      return fieldErrors(e) ?? {};
+    }
+  }
+
+  /** Starts switching the store to another model; field errors for the form, or null. */
+  async function startReembed(provider: 'builtin' | 'ollama', model = ''): Promise<Record<string, string> | null> {
+    try {
+      track(await api.reembed(provider === 'ollama' && model ? { provider, model } : { provider }), true);
+      return null;
+    } catch (e) {
+      return fieldErrors(e) ?? {};
+    }
+  }
+
+  /** Asks the running job of kind to stop; its end arrives as an event. */
+  async function cancel(kind: EmbedderJobKind) {
+    const j = get(jobs[kind]);
+    if (!j || j.state !== 'running') return;
+    try {
+      await api.cancelJob(j.id);
+    } catch (e) {
+      reportError(e, 'Cancel');
+    }
+  }
+
+  const unsubs = [
+    stream.on<Job>('job', (e) => track(e.data, true)),
+    stream.on('reset', () => void load()),
+  ];
+
+  return {
+    info, available, loading, pull, reembed, load, loadInfo, startPull, startReembed, cancel,
+    destroy: () => unsubs.forEach((u) => u()),
+  };
+}
+
+export const embedder = createEmbedder();
