@@ -196,6 +196,7 @@ type Backend interface {
 	Setup
 	Autostarter
 	Transfer
+	Welcome
 	// Capture reports the capture proxy's switch, exclusions and counters.
 	Capture(ctx context.Context) (CaptureState, error)
 	// SetCapture pauses or resumes capture and changes the excluded

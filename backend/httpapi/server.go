@@ -102,6 +102,7 @@ func New(b Backend, opts Options) *Handler {
 	h.stewardRoutes()
 	h.autostartRoutes()
 	h.transferRoutes()
+	h.welcomeRoutes()
 	h.setupRoutes()
 	h.embedderRoutes()
 	h.uiRoutes()

@@ -46,7 +46,7 @@ var roots = []any{
 	httpapi.SetupList{}, httpapi.SetupOptions{}, httpapi.SetupPreview{}, httpapi.SetupApplyRequest{},
 	httpapi.SetupUndoRequest{}, httpapi.SetupResult{},
 	httpapi.AutostartRequest{}, autostart.State{},
-	httpapi.ExportFileRequest{},
+	httpapi.ExportFileRequest{}, httpapi.WelcomeState{},
 	httpapi.ErrorBody{},
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},

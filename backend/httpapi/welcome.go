@@ -1,0 +1,54 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// Welcome is the part of Backend behind the first-run guide: whether the
+// user has been through it (or skipped it), and where things are.
+type Welcome interface {
+	// Welcome says whether the first-run guide is done.
+	Welcome(ctx context.Context) (WelcomeState, error)
+	// FinishWelcome records that the guide is done (finished or skipped).
+	FinishWelcome(ctx context.Context) (WelcomeState, error)
+}
+
+// WelcomeState is what GET /api/welcome answers.
+type WelcomeState struct {
+	// Done: the guide was finished or skipped on this data dir.
+	Done   bool       `json:"done"`
+	DoneAt *time.Time `json:"done_at,omitempty"`
+	// DataDir holds the store; ConfigFile is where settings are saved.
+	DataDir    string `json:"data_dir"`
+	ConfigFile string `json:"config_file,omitempty"`
+	// Memories is the store's size (a store with memories is not new).
+	Memories int `json:"memories"`
+	// Listen is the daemon's address: agents reach the proxy and MCP there.
+	Listen string `json:"listen"`
+}
+
+// welcomeRoutes registers GET /api/welcome and POST /api/welcome/done.
+func (h *Handler) welcomeRoutes() {
+	h.mux.HandleFunc("GET /api/welcome", withoutBody(func(r *http.Request) (WelcomeState, error) {
+		return h.b.Welcome(r.Context())
+	}))
+	h.mux.HandleFunc("POST /api/welcome/done", withoutBody(func(r *http.Request) (WelcomeState, error) {
+		return h.b.FinishWelcome(r.Context())
+	}))
+}
+
+// Welcome runs GET /api/welcome.
+func (c *Client) Welcome(ctx context.Context) (WelcomeState, error) {
+	var out WelcomeState
+	err := c.do(ctx, http.MethodGet, "/api/welcome", nil, &out)
+	return out, err
+}
+
+// FinishWelcome runs POST /api/welcome/done.
+func (c *Client) FinishWelcome(ctx context.Context) (WelcomeState, error) {
+	var out WelcomeState
+	err := c.do(ctx, http.MethodPost, "/api/welcome/done", nil, &out)
+	return out, err
+}
