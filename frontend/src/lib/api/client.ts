@@ -2,12 +2,12 @@
 // and only the stores (src/lib/stores) call it. Same-origin fetch with the
 // browser's login cookie (in the Wails window no token is needed).
 import type {
-  ApplyRequest, CaptureState, ConfigUpdate, ConfigView, EditResult, MemoryHistory, Overview, ThresholdPreview, CaptureUpdate, DecisionEntry, Decision, ErrorBody, Hit,
+  ApplyRequest, AutostartState, CaptureState, ConfigUpdate, ConfigView, EditResult, MemoryHistory, Overview, ThresholdPreview, CaptureUpdate, DecisionEntry, Decision, ErrorBody, Hit,
   Health, ImportReport, ListResponse, Memory, NoiseProjection, NoiseState, Plan, PlanOptions, RecallRequest,
   Recalled, SearchRequest, Stats, StewardResult, TrashedMemory,
 } from './models';
 import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
-import type { EmbedderInfo, Job, PullRequest, ReembedRequest } from './models';
+import type { EmbedderInfo, ExportFileRequest, Job, PullRequest, ReembedRequest, WelcomeState } from './models';
 
 /** An error answer of the API, or a failure to reach it (status 0). */
 export class ApiError extends Error {
@@ -144,6 +144,10 @@ export const api = {
   setCapture: (u: CaptureUpdate) => request<CaptureState>('POST', '/api/capture', { body: u }),
   config: () => request<ConfigView>('GET', '/api/config'),
   setConfig: (patch: Record<string, unknown>) => request<ConfigUpdate>('PUT', '/api/config', { body: patch }),
+  welcome: () => request<WelcomeState>('GET', '/api/welcome'),
+  finishWelcome: () => request<WelcomeState>('POST', '/api/welcome/done'),
+  autostart: () => request<AutostartState>('GET', '/api/autostart'),
+  setAutostart: (enabled: boolean) => request<AutostartState>('PUT', '/api/autostart', { body: { enabled } }),
 
   stewardPlan: (o: PlanOptions = {}) => request<Plan>('POST', '/api/steward/plan', { body: o }),
   stewardApply: (req: ApplyRequest) => request<StewardResult>('POST', '/api/steward/apply', { body: req }),
@@ -159,6 +163,8 @@ export const api = {
 
   exportText: () => request<string>('GET', '/api/export'),
   importFile: (data: Blob | string) => request<ImportReport>('POST', '/api/import', { raw: data }),
+  exportFile: (req: ExportFileRequest = {}) => request<Job>('POST', '/api/export/file', { body: req }),
+  importJob: (data: Blob | string) => request<Job>('POST', '/api/import/job', { raw: data }),
 
   embedder: () => request<EmbedderInfo>('GET', '/api/embedder'),
   pullModel: (req: PullRequest = {}) => request<Job>('POST', '/api/embedder/pull', { body: req }),

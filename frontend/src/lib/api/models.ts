@@ -7,7 +7,7 @@
 import type * as gen from './types';
 
 export type {
-  Action, ApplyRequest, Build, CaptureUpdate, ConfigUpdate, ConfigView, DayCount, Decision, DecisionEntry,
+  Action, ApplyRequest, AutostartState, Build, CaptureUpdate, ConfigUpdate, ConfigView, DayCount, Decision, DecisionEntry,
   EditResult, ErrorBody, FilterBucket, Health, Hit, ImportReport, ListResponse, ListedMemory, Memory, MemoryEvent,
   MemoryHistory, NameCount, NoiseProjection, Overview, Plan, PlanOptions, RecallRequest, RecallStats, Recalled, ResetEvent,
   ProjectionPoint, ScoreBreakdown, SearchRequest, Skip, Snapshot, StageTiming, Stats, StatsEvent, StewardEvent, ThresholdFlip,
@@ -20,7 +20,7 @@ export type {
 
 export type StoreInfo = gen.Info;
 export type StewardResult = gen.Result;
-export type { EmbedderInfo, Job, OllamaInfo, OllamaModel, PullRequest, ReembedRequest } from './types';
+export type { EmbedderInfo, ExportFileRequest, Job, OllamaInfo, OllamaModel, PullRequest, ReembedRequest, WelcomeState } from './types';
 
 /** The states of a Job (httpapi.Job* constants). */
 export type JobState = 'running' | 'done' | 'failed' | 'canceled';

@@ -36,6 +36,21 @@ export interface ApplyRequest {
   ops?: string[];
 }
 
+/** httpapi.AutostartRequest */
+export interface AutostartRequest {
+  enabled: boolean;
+}
+
+/** autostart.State */
+export interface AutostartState {
+  supported: boolean;
+  enabled: boolean;
+  path?: string;
+  command?: string[];
+  stale?: boolean;
+  foreign?: boolean;
+}
+
 /** httpapi.Build */
 export interface Build {
   version: string;
@@ -230,6 +245,11 @@ export interface Exchange {
   usage?: Usage;
   started_at?: string;
   ended_at?: string;
+}
+
+/** httpapi.ExportFileRequest */
+export interface ExportFileRequest {
+  dir?: string;
 }
 
 /** httpapi.FilterBucket */
@@ -1025,6 +1045,16 @@ export interface Usage {
 export interface Warning {
   code: string;
   message: string;
+}
+
+/** httpapi.WelcomeState */
+export interface WelcomeState {
+  done: boolean;
+  done_at?: string;
+  data_dir: string;
+  config_file?: string;
+  memories: number;
+  listen: string;
 }
 
 /** The live feed's event names (GET /api/events) and their payloads. */

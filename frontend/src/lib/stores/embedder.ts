@@ -8,43 +8,14 @@ import { api } from '../api/client';
 import type { EmbedderInfo, Job } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { fieldErrors, reportError, toast } from './toasts';
+import { staleJob } from './jobs';
 
 /** The job kinds this store follows (httpapi.JobPull, JobReembed). */
 export type EmbedderJobKind = 'pull' | 'reembed';
 
-/** How far a job is, 0..100, or null when its total is not known yet. */
-export function jobPercent(j: Job | null): number | null {
-  if (!j || j.total <= 0) return null;
-  return Math.min(100, Math.floor((j.done * 100) / j.total));
-}
-
-/** A byte count in decimal units, as Ollama writes it: "274.3 MB". */
-export function formatBytes(n: number): string {
-  if (n < 1000) return `${n} B`;
-  const units = ['kB', 'MB', 'GB', 'TB'];
-  let v = n / 1000;
-  let i = 0;
-  while (v >= 1000 && i < units.length - 1) {
-    v /= 1000;
-    i++;
-  }
-  return `${v.toFixed(1)} ${units[i]}`;
-}
-
-/** The progress of a job in words: "137.1 MB / 274.3 MB" or "120 / 400 memories". */
-export function jobCounts(j: Job): string {
-  if (j.total <= 0) return '';
-  return j.unit === 'bytes' ? `${formatBytes(j.done)} / ${formatBytes(j.total)}` : `${j.done} / ${j.total} ${j.unit}`;
-}
-
-/** Whether j is older news than prev: an older job, or an earlier state of the same one. */
-function stale(prev: Job | null, j: Job): boolean {
-  if (!prev) return false;
-  if (prev.id !== j.id) return Date.parse(j.started_at) < Date.parse(prev.started_at);
-  if (prev.state !== 'running') return true; // an ended job stays ended
-  if (j.state !== 'running') return false;
-  return j.done < prev.done || (j.done === prev.done && !j.status && !!prev.status);
-}
+// The job helpers are shared with the other stores that follow jobs.
+export { formatBytes, jobCounts, jobPercent } from './jobs';
+const stale = staleJob;
 
 export function createEmbedder(opts: { stream?: EventStream } = {}) {
   const stream = opts.stream ?? defaultEvents;

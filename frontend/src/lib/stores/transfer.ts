@@ -1,28 +1,63 @@
-// Export and import of the whole store.
+// Export and import of the whole store. In a browser an export is a plain
+// download (exportURL); writing it to a file and importing run as daemon
+// jobs whose progress arrives on the event stream: a webview cannot save a
+// download, and a large store takes a while.
 import { writable } from 'svelte/store';
 import { api } from '../api/client';
-import type { ImportReport } from '../api/models';
-import { reportError, toast } from './toasts';
+import type { Job } from '../api/models';
+import { events as defaultEvents, type EventStream } from './events';
+import { followJobs } from './jobs';
+import { fieldErrors, reportError, toast } from './toasts';
 
-export function createTransfer() {
-  const importing = writable(false);
-  const report = writable<ImportReport | null>(null);
-  async function importFile(f: Blob) {
-    importing.set(true);
-    report.set(null);
+export function createTransfer(opts: { stream?: EventStream } = {}) {
+  const jobs = followJobs(opts.stream ?? defaultEvents, ['export', 'import'] as const, ended);
+  /** What the last import that ended here did ("imported 5 of 7 memories (2 already there)"). */
+  const report = writable<string | null>(null);
+  /** Where the last export that ended here was written. */
+  const exported = writable<string | null>(null);
+
+  function ended(j: Job) {
+    const what = j.kind === 'export' ? 'Export' : 'Import';
+    if (j.state === 'done') {
+      if (j.kind === 'import') report.set(j.result ?? '');
+      else exported.set(j.target);
+      toast('success', j.result || `${what}: done`);
+    } else if (j.state === 'canceled') toast('info', `${what} cancelled: nothing changed`);
+    else toast('error', `${what} failed: ${j.error ?? 'unknown error'}`);
+  }
+
+  /** Writes every memory to a new file in dir (default: the download folder); field errors, or null. */
+  async function exportToFile(dir = ''): Promise<Record<string, string> | null> {
+    exported.set(null);
     try {
-      const r = await api.importFile(f);
-      report.set(r);
-      toast('success', `Imported ${r.imported} of ${r.total} memories`);
-      return r;
-    } catch (e) {
-      reportError(e, 'Import');
+      jobs.track(await api.exportFile(dir.trim() ? { dir: dir.trim() } : {}), true);
       return null;
-    } finally {
-      importing.set(false);
+    } catch (e) {
+      return fieldErrors(e) ?? {};
     }
   }
-  return { importing, report, importFile };
+
+  /** Uploads an export and imports it as a job. */
+  async function importFile(f: Blob) {
+    report.set(null);
+    try {
+      jobs.track(await api.importJob(f), true);
+    } catch (e) {
+      reportError(e, 'Import');
+    }
+  }
+
+  return {
+    exportJob: jobs.job('export'),
+    importJob: jobs.job('import'),
+    report,
+    exported,
+    load: jobs.load,
+    cancel: jobs.cancel,
+    exportToFile,
+    importFile,
+    destroy: jobs.destroy,
+  };
 }
 
 export const transfer = createTransfer();
