@@ -36,9 +36,13 @@ var bigData = func() []byte {
 
 // appRunScript is the test AppRun: it writes what it sees to $OUT, one
 // variable a line, then exits with $CODE; with $WAIT it waits for SIGTERM
-// first (exiting 42 on it), with $SUICIDE it kills itself with that signal.
+// first (exiting 42 on it), with $SUICIDE it kills itself with that signal;
+// with $LINGER it leaves a job behind in the AppDir, with no file
+// descriptor of AppRun's, that reads a file of it a second later into
+// $OUT.late (as a daemon started from the AppImage would).
 const appRunScript = `#!/bin/sh
 {
+  echo "PID=$$"
   echo "APPIMAGE=$APPIMAGE"
   echo "APPDIR=$APPDIR"
   echo "ARGV0=$ARGV0"
@@ -54,6 +58,11 @@ if [ -n "$WAIT" ]; then
   while :; do sleep 0.05; done
 fi
 if [ -n "$SUICIDE" ]; then kill -s "$SUICIDE" $$; sleep 5; fi
+if [ -n "$LINGER" ]; then
+  cd "$APPDIR" # the job starts in the AppDir: the mount is in use from the fork on
+  perl -MPOSIX -e 'POSIX::close($_) for 3..1023; exec @ARGV' sh -c \
+    'sleep 1 && cat usr/share/data.txt > "$OUT.late"' </dev/null >/dev/null 2>&1 &
+fi
 exit "${CODE:-0}"
 `
 

@@ -3,15 +3,18 @@
 // by a squashfs image of the AppDir. build/appimage.sh builds it and appends
 // the image. When run, it finds its own file (/proc/self/exe, or
 // $TARGET_APPIMAGE), reads the squashfs image after the ELF, and either
-//   - mounts it read-only with FUSE at a temporary directory, runs AppRun
-//     from it, and unmounts it when AppRun exits; or, where FUSE is missing,
-//     with --appimage-extract-and-run or APPIMAGE_EXTRACT_AND_RUN=1,
+//   - mounts it read-only with FUSE at a temporary directory; or, where
+//     FUSE fails, with --appimage-extract-and-run or
+//     APPIMAGE_EXTRACT_AND_RUN=1,
 //   - extracts it once to $XDG_CACHE_HOME/memtray-appimage/<sha256 of the
-//     image>/ and runs AppRun from there (later runs reuse it).
+//     image>/ (later runs reuse it).
 //
-// AppRun gets the runtime's arguments, standard streams and signals, and the
-// variables APPIMAGE, APPDIR, ARGV0 and OWD; the runtime exits as AppRun did.
-// It is a separate program, not part of the memtray binary.
+// Then it executes AppRun in its place (the same process: AppRun gets the
+// AppImage's arguments, streams, signals and exit status) with the
+// variables APPIMAGE, APPDIR, ARGV0 and OWD. The FUSE mount is served by a
+// child process, which unmounts once AppRun (and whatever it started from
+// the mount) is done. It is a separate program, not part of the memtray
+// binary.
 package main
 
 import (
@@ -46,21 +49,24 @@ Every other argument goes to the application.
 `
 
 func main() {
-	exitLike(run(os.Args, os.Environ(), os.Stdout, os.Stderr))
+	os.Exit(run(os.Args, os.Environ(), os.Stdout, os.Stderr))
 }
 
-// run is the runtime with its arguments and environment; it returns how to
-// exit.
-func run(args, env []string, stdout, stderr io.Writer) exitStatus {
+// run is the runtime with its arguments and environment; it returns the
+// exit code, or does not return when AppRun replaces it.
+func run(args, env []string, stdout, stderr io.Writer) int {
+	if len(args) == 3 && args[1] == fuseServerOption {
+		return serveFUSE(args[2])
+	}
 	self, err := selfPath(env)
-	name := filepath.Base(self)
 	if err != nil {
 		fmt.Fprintf(stderr, "appimage: %v\n", err)
-		return exitStatus{code: 1}
+		return 1
 	}
-	fail := func(err error) exitStatus {
+	name := filepath.Base(self)
+	fail := func(err error) int {
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
-		return exitStatus{code: 1}
+		return 1
 	}
 	opt, at := option(args)
 	appArgs := args[1:]
@@ -69,43 +75,25 @@ func run(args, env []string, stdout, stderr io.Writer) exitStatus {
 	case "":
 	case "help":
 		fmt.Fprint(stdout, usage)
-		return exitStatus{}
+		return 0
 	case "version":
 		fmt.Fprintf(stdout, "memtray AppImage runtime %s (type 2, %s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-		return exitStatus{}
+		return 0
 	case "extract-and-run":
 		extractAndRun = true
 		appArgs = append(append([]string{}, args[1:at]...), args[at+1:]...)
 	case "offset", "extract", "mount":
-	default:
-		return fail(fmt.Errorf("%s%s is not supported by this runtime; see %shelp", optionPrefix, opt, optionPrefix))
-	}
-
-	img, err := openImage(self)
-	if err != nil {
-		return fail(err)
-	}
-	defer img.Close()
-
-	switch opt {
-	case "offset":
-		fmt.Fprintln(stdout, img.offset)
-		return exitStatus{}
-	case "extract":
-		pattern := ""
-		if at+1 < len(args) {
-			pattern = args[at+1]
-		}
-		match, err := matcher(pattern)
+		img, err := openImage(self)
 		if err != nil {
 			return fail(err)
 		}
-		if err := extract(img.fs, "squashfs-root", match, stdout, "squashfs-root"); err != nil {
+		defer img.Close()
+		if err := imageOption(img, opt, args[at+1:], stdout); err != nil {
 			return fail(err)
 		}
-		return exitStatus{}
-	case "mount":
-		return mountAndWait(img, stdout, fail)
+		return 0
+	default:
+		return fail(fmt.Errorf("%s%s is not supported by this runtime; see %shelp", optionPrefix, opt, optionPrefix))
 	}
 
 	owd, err := os.Getwd()
@@ -113,29 +101,44 @@ func run(args, env []string, stdout, stderr io.Writer) exitStatus {
 		return fail(fmt.Errorf("find the working directory: %w", err))
 	}
 	if !extractAndRun {
-		m, err := mountImage(img)
+		dir, keep, err := startServer(self)
 		if err == nil {
-			appEnv := appEnv(env, self, m.dir, args[0], owd)
-			st, err := runAppRun(m.dir, appArgs, appEnv)
-			if uerr := m.unmount(); uerr != nil {
-				fmt.Fprintf(stderr, "%s: %v\n", name, uerr)
-			}
-			if err != nil {
-				return fail(err)
-			}
-			return st
+			return fail(execAppRun(dir, appArgs, appEnv(env, self, dir, args[0], owd), keep))
 		}
 		fmt.Fprintf(stderr, "%s: cannot mount with FUSE (%v); extracting instead (APPIMAGE_EXTRACT_AND_RUN=1 skips this attempt)\n", name, err)
 	}
+	img, err := openImage(self)
+	if err != nil {
+		return fail(err)
+	}
 	dir, _, err := cachedAppDir(img, cacheRoot(env))
+	img.Close()
 	if err != nil {
 		return fail(err)
 	}
-	st, err := runAppRun(dir, appArgs, appEnv(env, self, dir, args[0], owd))
-	if err != nil {
-		return fail(err)
+	return fail(execAppRun(dir, appArgs, appEnv(env, self, dir, args[0], owd), nil))
+}
+
+// imageOption carries out --appimage-offset, --appimage-extract [PATTERN]
+// and --appimage-mount on img; rest are the arguments after the option.
+func imageOption(img *image, opt string, rest []string, stdout io.Writer) error {
+	switch opt {
+	case "offset":
+		fmt.Fprintln(stdout, img.offset)
+	case "extract":
+		pattern := ""
+		if len(rest) > 0 {
+			pattern = rest[0]
+		}
+		match, err := matcher(pattern)
+		if err != nil {
+			return err
+		}
+		return extract(img.fs, "squashfs-root", match, stdout, "squashfs-root")
+	case "mount":
+		return mountAndWait(img, stdout)
 	}
-	return st
+	return nil
 }
 
 // option returns the runtime option the arguments ask for (the name after
@@ -195,20 +198,17 @@ func cacheRoot(env []string) string {
 
 // mountAndWait is --appimage-mount: mount, print the mount point, wait for
 // SIGINT, SIGTERM or SIGHUP, unmount.
-func mountAndWait(img *image, stdout io.Writer, fail func(error) exitStatus) exitStatus {
+func mountAndWait(img *image, stdout io.Writer) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	m, err := mountImage(img)
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	fmt.Fprintln(stdout, m.dir)
 	<-sigs
-	if err := m.unmount(); err != nil {
-		return fail(err)
-	}
-	return exitStatus{}
+	return m.unmount()
 }
 
 func getenv(env []string, key string) string {

@@ -125,12 +125,14 @@ func mountImage(img *image) (*mount, error) {
 }
 
 // unmount unmounts the image and removes the mount point. When the mount is
-// still busy (a process left behind still uses it), it retries for a
-// second, then detaches it lazily, as `fusermount -u -z` does.
+// still busy it retries for a second, then detaches it lazily, as
+// `fusermount -u -z` does (whoever still uses it then gets errors once this
+// process is gone).
 func (m *mount) unmount() error {
 	var err error
 	for i := 0; i < 10; i++ {
 		if err = m.server.Unmount(); err == nil {
+			m.server.Wait()
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -140,11 +142,18 @@ func (m *mount) unmount() error {
 			return fmt.Errorf("unmount %s: %w (lazily: %v)", m.dir, err, lerr)
 		}
 	}
-	m.server.Wait()
 	if err := os.Remove(m.dir); err != nil {
 		return fmt.Errorf("remove the mount point: %w", err)
 	}
 	return nil
+}
+
+// detach unmounts now (lazily if busy) and returns the exit code.
+func (m *mount) detach() int {
+	if err := m.unmount(); err != nil {
+		return 1
+	}
+	return 0
 }
 
 func lazyUnmount(dir string) error {

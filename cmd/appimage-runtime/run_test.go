@@ -15,12 +15,14 @@ import (
 
 // result is what the test AppRun wrote, and how the runtime ended.
 type result struct {
-	vars   map[string]string
-	args   []string
-	lines  []string
-	code   int
-	signal syscall.Signal
-	stderr string
+	vars    map[string]string
+	args    []string
+	lines   []string
+	code    int
+	pid     int
+	signal  syscall.Signal
+	stderr  string
+	outPath string
 }
 
 // runAppImage runs the AppImage (as path, from dir) with args and extra
@@ -37,7 +39,7 @@ func runAppImage(t *testing.T, ai, dir string, env []string, args ...string) res
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	err := cmd.Run()
-	r := result{vars: map[string]string{}, stderr: stderr.String()}
+	r := result{vars: map[string]string{}, stderr: stderr.String(), outPath: out}
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
 		t.Fatalf("run %s: %v", ai, err)
@@ -47,6 +49,7 @@ func runAppImage(t *testing.T, ai, dir string, env []string, args ...string) res
 		r.signal = ws.Signal()
 	}
 	r.code = cmd.ProcessState.ExitCode()
+	r.pid = cmd.ProcessState.Pid()
 	readOut(out, &r)
 	return r
 }
@@ -102,11 +105,12 @@ func TestRunModes(t *testing.T) {
 				if !strings.HasPrefix(filepath.Base(appDir), ".mount_test.A") {
 					t.Errorf("APPDIR %q is not a FUSE mount point .mount_test.A*", appDir)
 				}
-				if _, err := os.Stat(appDir); !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("the mount point %s is still there after the run (%v)", appDir, err)
-				}
+				waitGone(t, appDir)
 			} else if !strings.Contains(appDir, "/.cache/memtray-appimage/") {
 				t.Errorf("APPDIR %q is not in ~/.cache/memtray-appimage", appDir)
+			}
+			if r.vars["PID"] != strconv.Itoa(r.pid) {
+				t.Errorf("AppRun ran as process %s, not as the AppImage's %d", r.vars["PID"], r.pid)
 			}
 			want := map[string]string{"APPIMAGE": ai, "ARGV0": ai, "OWD": owd, "PWD": owd, "ARGC": "2", "DATA": "payload"}
 			for k, v := range want {
@@ -150,12 +154,13 @@ func TestExtractAndRunCache(t *testing.T) {
 	}
 }
 
-// TestSignals: SIGTERM to the runtime reaches AppRun (which exits 42 on
-// it), and an AppRun killed by a signal makes the runtime die of it too.
+// TestSignals: AppRun is the AppImage's process, so SIGTERM sent to the
+// AppImage is AppRun's (its trap exits 42), and an AppRun killed by a signal
+// is an AppImage killed by it. With FUSE, the mount goes after.
 func TestSignals(t *testing.T) {
 	ai := makeAppImage(t, fixtureTree())
 	for _, mode := range []string{"FUSE", "extract-and-run"} {
-		t.Run(mode+" SIGTERM forwarded", func(t *testing.T) {
+		t.Run(mode+" SIGTERM", func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			cmd := exec.Command(ai)
 			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir(), "OUT=" + out, "WAIT=1"}
@@ -190,18 +195,64 @@ func TestSignals(t *testing.T) {
 				t.Errorf("after SIGTERM: %v, AppRun wrote %q; want exit 42 after its trap; stderr %s", err, r.lines, stderr.String())
 			}
 			if mode == "FUSE" {
-				if _, err := os.Stat(r.vars["APPDIR"]); !errors.Is(err, os.ErrNotExist) {
-					t.Errorf("the mount point %s is still there (%v)", r.vars["APPDIR"], err)
-				}
+				waitGone(t, r.vars["APPDIR"])
 			}
 		})
 	}
 	t.Run("killed by a signal", func(t *testing.T) {
-		r := runAppImage(t, ai, t.TempDir(), []string{"APPIMAGE_EXTRACT_AND_RUN=1", "SUICIDE=USR2"})
+		r := runAppImage(t, ai, t.TempDir(), []string{"SUICIDE=USR2"})
 		if r.signal != syscall.SIGUSR2 {
-			t.Errorf("the runtime ended with code %d, signal %v; want killed by SIGUSR2 as AppRun was; stderr %s", r.code, r.signal, r.stderr)
+			t.Errorf("the AppImage ended with code %d, signal %v; want killed by SIGUSR2 as AppRun was; stderr %s", r.code, r.signal, r.stderr)
 		}
 	})
+}
+
+// TestMountOutlivesAppRun: a job AppRun leaves behind in the mounted AppDir
+// (without AppRun's file descriptors, as a daemon) can still read from it
+// after AppRun has exited; the mount goes once the job is done.
+func TestMountOutlivesAppRun(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("perl (Debian's perl-base) is needed to close the job's descriptors")
+	}
+	ai := makeAppImage(t, fixtureTree())
+	r := runAppImage(t, ai, t.TempDir(), []string{"LINGER=1"})
+	if strings.Contains(r.stderr, "cannot mount with FUSE") {
+		t.Skipf("skipped: FUSE unavailable here: %s", r.stderr)
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	late := r.vars["DATA"] // AppRun's own read, for comparison
+	out := ""
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(r.outPath + ".late"); err == nil && len(b) > 0 {
+			out = strings.TrimSpace(string(b))
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if out != late {
+		t.Fatalf("the job read %q from the AppDir a second after AppRun exited, want %q", out, late)
+	}
+	waitGone(t, r.vars["APPDIR"])
+}
+
+// waitGone waits for the FUSE server to unmount and remove dir.
+func waitGone(t *testing.T, dir string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := os.Stat(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the mount point %s is still there 10 s after the run (%v)", dir, err)
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func TestOptions(t *testing.T) {
