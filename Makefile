@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X $(CLIPKG).Version=$(VERSION) -X $(CLIPKG).Commit=$(COMMIT) -
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build desktop frontend run test test-short bench eval fuzz clean model types
+.PHONY: all deps build desktop frontend run test test-short bench eval fuzz clean model types appimage test-appimage
 .PHONY: package deb windows linux-cli release test-package
 
 all: build
@@ -41,6 +41,17 @@ desktop: frontend
 	@build/deps.sh desktop
 	$(GO) build -trimpath -tags $(DESKTOP_TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./app
 
+# The AppImage, dist/memtray-<version>-x86_64.AppImage: the desktop binary in
+# an AppDir, squashed (mksquashfs) and appended to our runtime
+# (cmd/appimage-runtime); its path is the last line printed.
+# `make test-appimage` runs it under Xvfb with FUSE and extract-and-run.
+appimage: desktop
+	@build/deps.sh package
+	@build/appimage.sh $(BIN) $(VERSION)
+
+test-appimage:
+	build/test-appimage.sh
+
 # With a display, `make run` opens the desktop app (window and tray, the
 # daemon in-process); without one it serves headless and prints the UI address.
 run:
@@ -56,6 +67,7 @@ test:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
 	build/test-desktop.sh
+	build/test-appimage.sh
 	cd frontend && npm run check --silent && npm test --silent
 	$(MAKE) --no-print-directory build
 	cd frontend && npm run e2e --silent
@@ -123,6 +135,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzToolArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./backend/tidy/
+	$(GO) test -run '^$$' -fuzz '^FuzzELFEnd$$' -fuzztime $(FUZZTIME) ./cmd/appimage-runtime/
 
 # Packages (issue "Packaging and install"), into dist/ (README: Install):
 #   make package   the .deb, the AppImage, the Windows build
@@ -131,10 +144,11 @@ fuzz: deps
 DIST := dist
 deb: desktop
 	@build/deps.sh package
-	build/package.sh $(BIN) $(VERSION)
+	OUT=$(DIST) build/package.sh $(BIN) $(VERSION)
 
 # The Windows desktop app, cross-compiled (no cgo: Wails uses WebView2).
 windows: frontend
+	@mkdir -p $(DIST)
 	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -tags desktop,production \
 	  -ldflags '$(LDFLAGS) -H=windowsgui' -o $(DIST)/memtray_$(VERSION)_windows_amd64.exe ./app
 
@@ -146,10 +160,7 @@ linux-cli: frontend
 	  -czf $(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz memtray README.md
 	@echo "$(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz"
 
-# The AppImage: build/appimage.sh (make appimage), where it exists.
-package: deb windows
-	@if [ -f build/appimage.sh ]; then $(MAKE) --no-print-directory appimage VERSION=$(VERSION) COMMIT=$(COMMIT) BUILD_DATE=$(BUILD_DATE); \
-	else echo "package: no build/appimage.sh: no AppImage"; fi
+package: deb appimage windows
 
 release:
 	rm -rf $(DIST)

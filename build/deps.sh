@@ -31,6 +31,15 @@ if [ "$what" = test ]; then
   have dbus-daemon || need+=(dbus)
   have import || have xwd || need+=(imagemagick)
 fi
+# The AppImage (make appimage) is a squashfs image made with mksquashfs; the
+# runtime's tests (cmd/appimage-runtime) make images too and mount them with
+# FUSE (fusermount3, for a user other than root).
+if [ "$what" = package ] || [ "$what" = test ]; then
+  have mksquashfs || need+=(squashfs-tools)
+fi
+if [ "$what" = test ]; then
+  have fusermount3 || have fusermount || need+=(fuse3)
+fi
 # The Linux packages (make package): icons scaled with ImageMagick; the
 # .desktop entry checked with desktop-file-validate (make test-package).
 if [ "$what" = package ]; then
