@@ -156,7 +156,7 @@ windows: frontend
 linux-cli: frontend
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && mkdir -p $(DIST) && \
 	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$d/memtray ./app && \
-	cp README.md $$d/ && tar -C $$d --owner=0 --group=0 --numeric-owner --mtime=@$$(git log -1 --format=%ct) --sort=name \
+	cp README.md $$d/ && tar -C $$d --owner=0 --group=0 --numeric-owner --mtime=@$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} --sort=name \
 	  -czf $(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz memtray README.md
 	@echo "$(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz"
 
