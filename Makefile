@@ -47,7 +47,7 @@ desktop: frontend
 # `make test-appimage` runs it under Xvfb with FUSE and extract-and-run.
 appimage: desktop
 	@build/deps.sh package
-	@build/appimage.sh $(BIN) $(VERSION)
+	@OUT=$(DIST) build/appimage.sh $(BIN) $(VERSION)
 
 test-appimage:
 	build/test-appimage.sh
