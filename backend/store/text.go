@@ -168,24 +168,67 @@ func tightenModes(path string) {
 	})
 }
 
-// openTextIndex opens an existing index; (nil, nil) when there is none.
-func (s *Store) openTextIndex(path string) (bleve.Index, error) {
+// openTextIndex opens an existing index and checks it can be read; (nil,
+// nil) when there is none. A damaged index makes bleve (and the bbolt
+// file inside it) panic rather than fail: that is an error here too.
+func (s *Store) openTextIndex(path string) (idx bleve.Index, err error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	idx, err := bleve.OpenUsing(path, textConfig())
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("damaged: %v", v)
+			if idx != nil {
+				closeQuietly(idx)
+				idx = nil
+			}
+		}
+	}()
+	idx, err = bleve.OpenUsing(path, textConfig())
 	if err != nil {
 		return nil, err
 	}
 	v, err := idx.GetInternal([]byte(internalMapping))
-	if err != nil || string(v) != mappingVersion {
-		_ = idx.Close()
-		if err == nil {
-			err = fmt.Errorf("mapping version %q, want %q", v, mappingVersion)
-		}
+	if err == nil && string(v) != mappingVersion {
+		err = fmt.Errorf("mapping version %q, want %q", v, mappingVersion)
+	}
+	if err == nil {
+		err = checkTextIndex(idx)
+	}
+	if err != nil {
+		closeQuietly(idx)
 		return nil, err
 	}
 	return idx, nil
+}
+
+// checkTextIndex reads every segment of the index once: the watermark,
+// the document count, and a search matching every document, with the
+// stored seq of the first ones (what reconciliation reads).
+func checkTextIndex(idx bleve.Index) error {
+	if _, err := idx.GetInternal([]byte(internalWatermark)); err != nil {
+		return err
+	}
+	n, err := idx.DocCount()
+	if err != nil {
+		return err
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), 16, 0, false)
+	req.Fields = []string{fieldSeq}
+	res, err := idx.Search(req)
+	if err != nil {
+		return err
+	}
+	if res.Total != n {
+		return fmt.Errorf("%d documents counted, %d found", n, res.Total)
+	}
+	return nil
+}
+
+// closeQuietly closes a damaged index, whose Close may panic too.
+func closeQuietly(idx bleve.Index) {
+	defer func() { _ = recover() }()
+	_ = idx.Close()
 }
 
 // reconcile brings the text index in line with the records: every record
