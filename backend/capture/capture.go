@@ -107,6 +107,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,14 +149,53 @@ type Stats struct {
 	HandlerErrors     int64 `json:"handler_errors"`      // Handler returned an error
 	HandlerPanics     int64 `json:"handler_panics"`      // Handler panicked (recovered)
 	Handled           int64 `json:"handled"`             // exchanges the Handler accepted
+	UpstreamResets    int64 `json:"upstream_resets"`     // answers the upstream broke off mid-way (the agent saw the same break)
 	QueueLen          int   `json:"queue_len"`
 	QueueCap          int   `json:"queue_cap"`
 	QueueBytes        int64 `json:"queue_bytes"` // bytes the queued exchanges hold
 	Enabled           bool  `json:"enabled"`
-	// LastError is the last capture or pipeline error, for the UI.
-	LastError   string    `json:"last_error,omitempty"`
-	LastCapture time.Time `json:"last_capture,omitzero"`
+	// LastError is the last capture or pipeline error, for the UI;
+	// LastErrorAt when it happened and LastErrorKind where: "upstream"
+	// (unreachable or broken off), "capture" (a body not understood, a
+	// panic) or "handler" (the Handler returned it).
+	LastError     string    `json:"last_error,omitempty"`
+	LastErrorAt   time.Time `json:"last_error_at,omitzero"`
+	LastErrorKind string    `json:"last_error_kind,omitempty"`
+	LastCapture   time.Time `json:"last_capture,omitzero"`
+	// LastHandled is when the Handler last accepted an exchange;
+	// LastDropped when an exchange was last dropped.
+	LastHandled time.Time `json:"last_handled,omitzero"`
+	LastDropped time.Time `json:"last_dropped,omitzero"`
+	// Upstream, when set, is a problem with an upstream now: it could not
+	// be reached, or it broke off its last answer. It clears by itself
+	// when the upstream answers (unreachable) or ends an answer properly
+	// (broken off).
+	Upstream *UpstreamProblem `json:"upstream,omitempty"`
 }
+
+// UpstreamProblem is an upstream failing now.
+type UpstreamProblem struct {
+	// Kind is "unreachable" (no answer: the agent got a 502) or "reset"
+	// (an answer broken off mid-way: the agent saw the same break).
+	Kind  string    `json:"kind"`
+	Host  string    `json:"host"`
+	Error string    `json:"error"`
+	Since time.Time `json:"since"`
+	Count int64     `json:"count"` // failures since Since
+}
+
+// Upstream problem kinds.
+const (
+	UpstreamUnreachable = "unreachable"
+	UpstreamReset       = "reset"
+)
+
+// Error kinds of Stats.LastErrorKind.
+const (
+	ErrKindUpstream = "upstream"
+	ErrKindCapture  = "capture"
+	ErrKindHandler  = "handler"
+)
 
 // api names what a capturable request speaks.
 type api int
@@ -178,14 +218,19 @@ type Proxy struct {
 	maxQueued         int64        // MaxQueueBytes
 	queuedBytes       atomic.Int64 // bytes the queued exchanges hold
 
-	enabled atomic.Bool
-	mu      sync.Mutex
-	exclude []string
-	lastErr string
-	lastCap time.Time
+	enabled     atomic.Bool
+	mu          sync.Mutex
+	exclude     []string
+	lastErr     string
+	lastErrAt   time.Time
+	lastErrKind string
+	lastCap     time.Time
+	lastHandled time.Time
+	lastDropped time.Time
+	upstream    *UpstreamProblem // under mu
 
 	requests, captured, dropped, notCaptured, upstreamErrors, tooLarge,
-	pausedSkipped, excludedN, unparsed, handlerErrors, handlerPanics, handled atomic.Int64
+	pausedSkipped, excludedN, unparsed, handlerErrors, handlerPanics, handled, resets atomic.Int64
 }
 
 // New returns a Proxy for opts; it fails if an upstream is not an absolute
@@ -309,7 +354,12 @@ func (p *Proxy) SetExcludedProjects(names []string) {
 // Stats returns the counters.
 func (p *Proxy) Stats() Stats {
 	p.mu.Lock()
-	lastErr, lastCap := p.lastErr, p.lastCap
+	lastErr, lastErrAt, lastErrKind, lastCap, lastHandled, lastDropped := p.lastErr, p.lastErrAt, p.lastErrKind, p.lastCap, p.lastHandled, p.lastDropped
+	var up *UpstreamProblem
+	if p.upstream != nil {
+		c := *p.upstream
+		up = &c
+	}
 	p.mu.Unlock()
 	return Stats{
 		Requests: p.requests.Load(), Captured: p.captured.Load(), Dropped: p.dropped.Load(),
@@ -317,14 +367,40 @@ func (p *Proxy) Stats() Stats {
 		TooLarge: p.tooLarge.Load(), PausedSkipped: p.pausedSkipped.Load(), Excluded: p.excludedN.Load(),
 		Unparsed: p.unparsed.Load(), HandlerErrors: p.handlerErrors.Load(), HandlerPanics: p.handlerPanics.Load(),
 		Handled: p.handled.Load(), QueueLen: len(p.queue), QueueCap: cap(p.queue), QueueBytes: p.queuedBytes.Load(), Enabled: p.Enabled(),
-		LastError: lastErr, LastCapture: lastCap,
+		UpstreamResets: p.resets.Load(),
+		LastError:      lastErr, LastErrorAt: lastErrAt, LastErrorKind: lastErrKind, LastCapture: lastCap, LastHandled: lastHandled, LastDropped: lastDropped,
+		Upstream: up,
 	}
 }
 
-// setErr records the last error for Stats.
-func (p *Proxy) setErr(err error) {
+// setErr records the last error, of kind (ErrKind...), for Stats.
+func (p *Proxy) setErr(kind string, err error) {
+	now := p.clock.Now()
 	p.mu.Lock()
-	p.lastErr = err.Error()
+	p.lastErr, p.lastErrAt, p.lastErrKind = err.Error(), now, kind
+	p.mu.Unlock()
+}
+
+// upstreamFailed records an upstream problem of kind for Stats.Upstream.
+func (p *Proxy) upstreamFailed(kind, host string, err error) {
+	p.setErr(ErrKindUpstream, fmt.Errorf("capture: upstream %s: %w", host, err))
+	now := p.clock.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.upstream == nil || p.upstream.Kind != kind || p.upstream.Host != host {
+		p.upstream = &UpstreamProblem{Kind: kind, Host: host, Since: now}
+	}
+	p.upstream.Error = err.Error()
+	p.upstream.Count++
+}
+
+// upstreamOK clears an upstream problem of one of kinds: the upstream
+// answered (unreachable) or ended an answer properly (both).
+func (p *Proxy) upstreamOK(kinds ...string) {
+	p.mu.Lock()
+	if p.upstream != nil && slices.Contains(kinds, p.upstream.Kind) {
+		p.upstream = nil
+	}
 	p.mu.Unlock()
 }
 
@@ -413,20 +489,29 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // modifyResponse installs the response tee on a capturable request's 2xx
 // answer.
 func (p *Proxy) modifyResponse(resp *http.Response) error {
+	p.upstreamOK(UpstreamUnreachable) // it answered
+	watch := func() {
+		if resp.Body != nil && resp.Body != http.NoBody {
+			resp.Body = &bodyWatch{rc: resp.Body, p: p, req: resp.Request}
+		}
+	}
 	f, _ := resp.Request.Context().Value(ctxKey{}).(*flight)
 	if f == nil {
+		watch()
 		return nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		p.notCaptured.Add(1)
+		watch()
 		return nil
 	}
 	if f.req == nil || resp.Body == nil || resp.Body == http.NoBody {
 		p.unparsed.Add(1)
+		watch()
 		return nil
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	t := &respTee{rc: resp.Body, p: p, f: f, sse: mt == "text/event-stream"}
+	t := &respTee{rc: resp.Body, p: p, f: f, req: resp.Request, sse: mt == "text/event-stream"}
 	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
 		t.parser = newParser(f.api, p.max)
@@ -437,7 +522,8 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 		t.encoding = enc // kept raw, decoded by a worker
 	default:
 		p.unparsed.Add(1)
-		p.setErr(fmt.Errorf("capture: response encoding %q not supported", enc))
+		p.setErr(ErrKindCapture, fmt.Errorf("capture: response encoding %q not supported", enc))
+		watch()
 		return nil
 	}
 	resp.Body = t
@@ -463,7 +549,7 @@ func (p *Proxy) errorHandler(w http.ResponseWriter, r *http.Request, err error) 
 		return
 	}
 	p.upstreamErrors.Add(1)
-	p.setErr(fmt.Errorf("capture: upstream %s: %w", r.URL.Host, err))
+	p.upstreamFailed(UpstreamUnreachable, r.URL.Host, err)
 	p.log.Warn("capture: upstream unreachable", "host", r.URL.Host, "path", r.URL.Path, "err", err)
 	writeError(w, http.StatusBadGateway, "api_error", fmt.Sprintf("memtray proxy: upstream %s: %v", r.URL.Host, err))
 }
@@ -476,6 +562,43 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
+
+// bodyEnded notes how an upstream's answer body ended: at io.EOF it ended
+// properly, which clears a reset problem; another error while the agent
+// is still there is the upstream breaking the answer off (the agent sees
+// the same break: the ReverseProxy aborts its response).
+func (p *Proxy) bodyEnded(req *http.Request, err error) {
+	if err == io.EOF {
+		p.upstreamOK(UpstreamReset)
+		return
+	}
+	if req.Context().Err() != nil {
+		return // the agent went away: not the upstream's doing
+	}
+	p.resets.Add(1)
+	p.upstreamFailed(UpstreamReset, req.URL.Host, err)
+	p.log.Warn("capture: upstream broke off its answer", "host", req.URL.Host, "path", req.URL.Path, "err", err)
+}
+
+// bodyWatch passes an answer body through unchanged and notes how it
+// ended (bodyEnded); for answers that are not captured.
+type bodyWatch struct {
+	rc    io.ReadCloser
+	p     *Proxy
+	req   *http.Request
+	ended bool
+}
+
+func (b *bodyWatch) Read(buf []byte) (int, error) {
+	n, err := b.rc.Read(buf)
+	if err != nil && !b.ended {
+		b.ended = true
+		b.p.bodyEnded(b.req, err)
+	}
+	return n, err
+}
+
+func (b *bodyWatch) Close() error { return b.rc.Close() }
 
 // eofLatch answers io.EOF once its body has, without reading it again.
 // The transport reads a request body once more after Content-Length bytes
@@ -564,6 +687,7 @@ type respTee struct {
 	rc       io.ReadCloser
 	p        *Proxy
 	f        *flight
+	req      *http.Request // the upstream request
 	sse      bool
 	parser   responseParser // identity bodies, parsed as they pass
 	events   *sseParser     // for SSE bodies
@@ -572,6 +696,8 @@ type respTee struct {
 	rawOver  bool
 	eof      bool // the upstream body ended; report it on the next Read
 	finished bool
+	ended    bool // bodyEnded was told
+	gaveUp   bool // the answer went over MaxCaptureBytes: counted, no longer parsed
 }
 
 // Read returns the upstream's bytes unchanged.
@@ -583,6 +709,10 @@ func (t *respTee) Read(b []byte) (int, error) {
 	n, err := t.rc.Read(b)
 	if n > 0 {
 		t.feed(b[:n])
+	}
+	if err != nil && !t.ended {
+		t.ended = true
+		t.p.bodyEnded(t.req, err)
 	}
 	if err == io.EOF {
 		if n > 0 {
@@ -597,18 +727,29 @@ func (t *respTee) Read(b []byte) (int, error) {
 
 // feed gives a copy of the bytes to the parser.
 func (t *respTee) feed(b []byte) {
+	if t.gaveUp {
+		return
+	}
 	switch {
 	case t.events != nil:
-		if !t.parser.result().tooLarge {
-			t.events.Write(b)
+		t.events.Write(b)
+		if t.parser.result().tooLarge {
+			t.giveUp()
 		}
-	case !t.rawOver:
-		if len(t.raw)+len(b) > t.p.max {
-			t.rawOver, t.raw = true, nil
-		} else {
-			t.raw = append(t.raw, b...)
-		}
+	case len(t.raw)+len(b) > t.p.max:
+		t.rawOver, t.raw = true, nil
+		t.giveUp()
+	default:
+		t.raw = append(t.raw, b...)
 	}
+}
+
+// giveUp stops capturing an answer over MaxCaptureBytes and counts it at
+// once, so a stream that never ends is counted too; the bytes still pass.
+func (t *respTee) giveUp() {
+	t.gaveUp = true
+	t.p.tooLarge.Add(1)
+	t.p.log.Debug("capture: answer over max_capture_bytes, not captured", "max", t.p.max)
 }
 
 // Close closes the upstream body; a body closed before its end (the agent
@@ -625,15 +766,17 @@ func (t *respTee) finish() {
 	}
 	t.finished = true
 	p := t.p
+	if t.gaveUp {
+		return // counted when it went over
+	}
 	reqBody, complete, over := t.f.req.body()
-	tooLarge := over || t.rawOver || (t.parser != nil && t.parser.result().tooLarge)
-	if tooLarge {
+	if over {
 		p.tooLarge.Add(1)
 		return
 	}
 	if !complete {
 		p.unparsed.Add(1)
-		p.setErr(errors.New("capture: request body not read to its end"))
+		p.setErr(ErrKindCapture, errors.New("capture: request body not read to its end"))
 		return
 	}
 	pd := &pending{api: t.f.api, req: reqBody, started: t.f.started, ended: p.clock.Now(),
@@ -647,7 +790,7 @@ func (t *respTee) finish() {
 	pd.size = int64(len(pd.req) + len(pd.raw))
 	if p.queuedBytes.Add(pd.size) > p.maxQueued {
 		p.queuedBytes.Add(-pd.size)
-		p.dropped.Add(1)
+		p.drop()
 		p.log.Debug("capture: queue over its byte budget, exchange dropped", "budget", p.maxQueued)
 		return
 	}
@@ -656,9 +799,18 @@ func (t *respTee) finish() {
 		p.captured.Add(1)
 	default:
 		p.queuedBytes.Add(-pd.size)
-		p.dropped.Add(1)
+		p.drop()
 		p.log.Debug("capture: queue full, exchange dropped", "queue", cap(p.queue))
 	}
+}
+
+// drop counts an exchange dropped for want of room in the queue.
+func (p *Proxy) drop() {
+	p.dropped.Add(1)
+	now := p.clock.Now()
+	p.mu.Lock()
+	p.lastDropped = now
+	p.mu.Unlock()
 }
 
 // pending is a finished exchange waiting for a worker.
@@ -703,7 +855,7 @@ func (p *Proxy) handle(ctx context.Context, pd *pending, h Handler) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.handlerPanics.Add(1)
-			p.setErr(fmt.Errorf("capture: handler panic: %v", v))
+			p.setErr(ErrKindCapture, fmt.Errorf("capture: handler panic: %v", v))
 			p.log.Error("capture: handler panicked", "panic", v)
 		}
 	}()
@@ -714,7 +866,7 @@ func (p *Proxy) handle(ctx context.Context, pd *pending, h Handler) {
 		} else {
 			p.unparsed.Add(1)
 		}
-		p.setErr(err)
+		p.setErr(ErrKindCapture, err)
 		p.log.Debug("capture: exchange not built", "err", err)
 		return
 	}
@@ -730,11 +882,15 @@ func (p *Proxy) handle(ctx context.Context, pd *pending, h Handler) {
 	p.mu.Unlock()
 	if err := h(ctx, ex); err != nil {
 		p.handlerErrors.Add(1)
-		p.setErr(fmt.Errorf("capture: handler: %w", err))
+		p.setErr(ErrKindHandler, fmt.Errorf("capture: handler: %w", err))
 		p.log.Debug("capture: handler failed", "session", ex.SessionID, "turn", ex.Turn, "err", err)
 		return
 	}
 	p.handled.Add(1)
+	now := p.clock.Now()
+	p.mu.Lock()
+	p.lastHandled = now
+	p.mu.Unlock()
 }
 
 // errTooLarge reports a decoded body over MaxCaptureBytes.

@@ -288,6 +288,9 @@ func runStats(env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stdout, "daemon:     %s\nstore:      %s\nmemories:   %d (%d snoozed, %d superseded)\nembedder:   %s (%s)\n",
 			where, s.Store.Dir, s.Store.Count, s.Snoozed, s.Superseded, s.Embedder, s.EmbedderReason)
+		for _, w := range s.Warnings {
+			fmt.Fprintf(env.Stdout, "warning:    %s\n", w.Message)
+		}
 		p := s.Pipeline
 		gate := "off (no embedder at start)"
 		if p.ContentGate {

@@ -33,6 +33,21 @@ type captureState struct {
 // has ended.
 const pauseCheck = time.Second
 
+// pauseClock measures a timed pause in time that really passes (the
+// monotonic clock), so a clock jumping back cannot stretch it: a pause
+// ends when the clock reaches its end or when it has run its length,
+// whichever comes first. (A clock jumping forward, or a computer that
+// slept, ends it at its end by the clock.)
+type pauseClock struct {
+	mono   time.Time // when it began, or when the daemon started with it
+	length time.Duration
+}
+
+// over reports whether the pause has run its length.
+func (p pauseClock) over() bool {
+	return p.length > 0 && time.Since(p.mono) >= p.length
+}
+
 // openCapture builds the proxy from the config, then applies the state the
 // user last chose at runtime, if any.
 func (d *Daemon) openCapture() error {
@@ -42,8 +57,17 @@ func (d *Daemon) openCapture() error {
 	} else if ok {
 		cc.Enabled, cc.ExcludeProjects = st.Enabled, st.ExcludeProjects
 		if !st.PausedUntil.IsZero() {
-			if d.clock.Now().Before(st.PausedUntil) {
+			if now := d.clock.Now(); now.Before(st.PausedUntil) {
 				d.pausedUntil = st.PausedUntil
+				left := d.pausedUntil.Sub(now)
+				if left > httpapi.MaxPause {
+					// The clock went back since the pause began: no pause
+					// outlasts the longest one can ask for.
+					d.log.Warn("capture pause ends later than any pause can last (the clock went back?): shortened", "paused_until", st.PausedUntil, "max", httpapi.MaxPause)
+					left = httpapi.MaxPause
+					d.pausedUntil = now.Add(left).Round(time.Second)
+				}
+				d.pauseClock = pauseClock{mono: time.Now(), length: left}
 			} else {
 				cc.Enabled = true // the pause ended while memtray was not running
 			}
@@ -95,9 +119,9 @@ func (d *Daemon) runPauses(ctx context.Context) {
 		case <-tick.C:
 		}
 		d.captureMu.Lock()
-		until := d.pausedUntil
+		until, ran := d.pausedUntil, d.pauseClock.over()
 		d.captureMu.Unlock()
-		if until.IsZero() || d.clock.Now().Before(until) {
+		if until.IsZero() || (d.clock.Now().Before(until) && !ran) {
 			continue
 		}
 		if _, err := d.resumeAfterPause(until); err != nil {
@@ -125,7 +149,11 @@ func (d *Daemon) resumeAfterPause(until time.Time) (bool, error) {
 func (d *Daemon) runCapture(ctx context.Context) {
 	d.proxy.Run(ctx, 1, func(ctx context.Context, ex memory.Exchange) error {
 		dec, err := d.pipeline.Process(ctx, ex)
-		if err = d.indexLag(err); err != nil {
+		err = d.indexLag(err)
+		if ctx.Err() == nil {
+			d.noteProcessed(dec, err)
+		}
+		if err != nil {
 			return err
 		}
 		d.decisions.add(dec, ex)
@@ -200,6 +228,12 @@ func (d *Daemon) setCaptureLocked(u httpapi.CaptureUpdate) (httpapi.CaptureState
 	}
 	d.proxy.SetEnabled(next.Enabled)
 	d.proxy.SetExcludedProjects(next.ExcludeProjects)
+	if !next.PausedUntil.Equal(d.pausedUntil) {
+		d.pauseClock = pauseClock{}
+		if u.PauseFor != nil {
+			d.pauseClock = pauseClock{mono: time.Now(), length: time.Duration(*u.PauseFor)}
+		}
+	}
 	d.exclude, d.pausedUntil = next.ExcludeProjects, next.PausedUntil
 	d.log.Info("capture changed", "enabled", next.Enabled, "excluded", next.ExcludeProjects, "paused_until", next.PausedUntil)
 	cs := d.captureStateLocked()

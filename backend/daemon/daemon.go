@@ -96,6 +96,9 @@ type Daemon struct {
 	live                   atomic.Pointer[config.Config]
 	lastSweep              atomic.Pointer[sweepOutcome]
 	indexLagAt             atomic.Int64 // unix ns of the last lagging text index write
+	faults                 faults       // what fails now (health.go)
+	clockCheck             clockCheck   // clock jumps seen by the steward's sweeps (clock.go)
+	pauseClock             pauseClock   // the running length of a timed pause; under captureMu (capture.go)
 }
 
 var _ httpapi.Backend = (*Daemon)(nil)
@@ -140,6 +143,9 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, err // store's errors name the store
 	}
 	d.store = st
+	for _, w := range st.Info().Warnings {
+		d.log.Warn("store repaired at open", "what", w)
+	}
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
 	d.recaller = search.NewRecaller(d.search, st, cfg.Recall, d.clock)
 	if cfg.Recall.Skills {
@@ -354,8 +360,12 @@ func (d *Daemon) put(ctx context.Context, m memory.Memory, hash string) (memory.
 	emb := embed.Snapshot(d.emb)
 	vecs, err := emb.Embed(ctx, []string{m.Text})
 	if err != nil {
+		if errors.Is(err, memory.ErrUnavailable) {
+			d.faults.set(faultEmbedder, err, d.clock.Now())
+		}
 		return memory.Memory{}, fmt.Errorf("embed: %w", err)
 	}
+	d.recovered(faultEmbedder)
 	m.Embedding, m.EmbeddingModel = vecs[0], emb.Model()
 	// Check again under the lock: two concurrent adds of one text store it once.
 	d.addMu.Lock()
@@ -445,6 +455,7 @@ func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 	cs, _ := d.Capture(ctx)
 	s.Capture = &cs
 	s.Recall = d.recaller.Stats()
+	s.Warnings = d.warnings(ctx)
 	return s, err
 }
 

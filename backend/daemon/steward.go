@@ -58,6 +58,7 @@ func (d *Daemon) openSteward() {
 	}
 	d.steward = steward.New(d.store, cfg, steward.Options{
 		Dir: filepath.Join(d.cfg.DataDir, StewardDir), Clock: d.clock, Logger: d.log})
+	d.clockCheck.observe(d.clock.Now()) // the first sweep compares with now
 }
 
 // StewardPlan makes a dry-run plan and keeps it for StewardApply.
@@ -160,8 +161,14 @@ func (d *Daemon) runSteward(ctx context.Context) {
 	}
 }
 
-// sweep runs one scheduled sweep.
+// sweep runs one scheduled sweep. After a clock jump (clock.go) it only
+// plans, until the clock has run steadily again.
 func (d *Daemon) sweep(ctx context.Context) error {
+	if j := d.clockCheck.observe(d.clock.Now()); j != 0 {
+		d.log.Warn("clock jump since the last steward sweep: the sweep applies nothing and empties no trash until the clock runs steadily",
+			"jump", j.Round(time.Second), "hold", clockHold)
+	}
+	held, _, _, left := d.clockCheck.held()
 	pl, err := d.StewardPlan(ctx, steward.PlanOptions{})
 	if err != nil {
 		return err
@@ -169,6 +176,10 @@ func (d *Daemon) sweep(ctx context.Context) error {
 	d.plans.mu.Lock()
 	d.plans.last = pl
 	d.plans.mu.Unlock()
+	if held {
+		d.log.Info("steward sweep planned only: holding after a clock jump", "for", left.Round(time.Second))
+		return nil
+	}
 	var auto []string
 	for _, op := range d.live.Load().Steward.AutoApply {
 		if pl.Counts[op] > 0 {

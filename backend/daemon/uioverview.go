@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/capture"
@@ -23,6 +24,8 @@ const (
 	overviewHours    = 48
 	// indexLagWarn is how long a lagging text index stays a warning.
 	indexLagWarn = 10 * time.Minute
+	// dropWarn is how long dropped captures stay a warning.
+	dropWarn = 10 * time.Minute
 )
 
 // Overview summarises the store, the pipeline, recall and health for the
@@ -122,8 +125,12 @@ func filterBuckets(log []httpapi.DecisionEntry, now time.Time) []httpapi.FilterB
 	return out
 }
 
-// embedderDegraded reports whether the embedder does not answer now.
+// embedderDegraded reports whether the embedder does not answer now: it
+// was away at start and has not come back, or it failed since.
 func (d *Daemon) embedderDegraded() bool {
+	if _, failing := d.faults.get(faultEmbedder); failing {
+		return true
+	}
 	r, ok := embed.Snapshot(d.emb).(*embed.Reconnecting)
 	return ok && !r.Available()
 }
@@ -144,30 +151,50 @@ func (d *Daemon) judgeStatus() httpapi.JudgeStatus {
 	return js
 }
 
-// warnings lists what a user should know now, each in a sentence.
+// warnings lists what a user should know now, each in a sentence, one
+// per code. Each goes away by itself when its cause does.
 func (d *Daemon) warnings(ctx context.Context) []httpapi.Warning {
 	ws := []httpapi.Warning{}
 	add := func(code, format string, args ...any) {
 		ws = append(ws, httpapi.Warning{Code: code, Message: fmt.Sprintf(format, args...)})
 	}
-	if d.embedderDegraded() {
+	if msg := d.faultWarning(faultEmbedder); msg != "" {
+		add("embedder_degraded", "%s", msg)
+	} else if d.embedderDegraded() {
 		add("embedder_degraded", "The embedding model %s does not answer: search matches words only, and nothing new is stored, until it is back.", d.emb.Model())
+	}
+	for _, code := range []string{faultDiskFull, faultPipeline} {
+		if msg := d.faultWarning(code); msg != "" {
+			add(code, "%s", msg)
+		}
 	}
 	cs, _ := d.Capture(ctx)
 	var st capture.Stats
 	if json.Unmarshal(cs.Stats, &st) == nil {
-		if st.LastError != "" {
+		if u := st.Upstream; u != nil && u.Kind == capture.UpstreamUnreachable {
+			add("upstream_unreachable", "The provider at %s cannot be reached since %s (%d requests; last: %s): your agent gets a 502 saying so, and memtray forwards again as soon as it answers.",
+				u.Host, u.Since.Local().Format("15:04:05"), u.Count, u.Error)
+		} else if u != nil {
+			add("upstream_reset", "The provider at %s broke off %d answers mid-stream since %s (last: %s): your agent saw the same break, and those exchanges were not captured.",
+				u.Host, u.Count, u.Since.Local().Format("15:04:05"), u.Error)
+		}
+		// Upstream and pipeline errors have their own warnings above; this
+		// one is for exchanges not understood, until one is handled again.
+		if st.LastError != "" && st.LastErrorKind == capture.ErrKindCapture && st.LastErrorAt.After(st.LastHandled) {
 			add("capture_error", "Capture hit an error: %s.", st.LastError)
 		}
-		if st.Dropped > 0 {
+		if st.Dropped > 0 && d.clock.Now().Sub(st.LastDropped) < dropWarn {
 			add("capture_dropped", "%d captured exchanges were dropped because the pipeline fell behind; your agent was not slowed down.", st.Dropped)
 		}
 	}
 	if at := d.indexLagAt.Load(); at != 0 && d.clock.Now().Sub(time.Unix(0, at)) < indexLagWarn {
 		add("text_index", "The word index is behind the stored memories; it catches up at the next write or restart.")
 	}
-	for _, w := range d.store.Info().Warnings {
-		add("store_repaired", "At start the store found and handled: %s.", w)
+	if sw := d.store.Info().Warnings; len(sw) > 0 {
+		add("store_repaired", "At start the store found and handled: %s.", strings.Join(sw, "; "))
+	}
+	if msg := d.clockWarning(); msg != "" {
+		add("clock_jump", "%s", msg)
 	}
 	if o := d.lastSweep.Load(); o != nil && o.Err != "" {
 		add("steward_failed", "The steward's last scheduled sweep (%s) failed: %s.", o.At.Format(time.RFC3339), o.Err)

@@ -76,6 +76,8 @@ type Stats struct {
 	// Capture is the proxy's state; Recall counts recalls and sessions.
 	Capture *CaptureState      `json:"capture,omitempty"`
 	Recall  search.RecallStats `json:"recall"`
+	// Warnings are the overview's: what a user should know now.
+	Warnings []Warning `json:"warnings"`
 }
 
 // PipelineStats describes the write pipeline: its gates, the judge's

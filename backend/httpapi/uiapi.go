@@ -231,8 +231,10 @@ type JudgeStatus struct {
 
 // Warning is something a user should know, in a sentence.
 type Warning struct {
-	// Code is stable: embedder_degraded, capture_error, capture_dropped,
-	// text_index, steward_failed, judge_budget, store_repaired.
+	// Code is stable, one warning per code: embedder_degraded,
+	// disk_full, pipeline_error, upstream_unreachable, upstream_reset,
+	// capture_error, capture_dropped, text_index, store_repaired,
+	// clock_jump, steward_failed, judge_budget.
 	Code    string `json:"code"`
 	Message string `json:"message"`
 }

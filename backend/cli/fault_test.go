@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFaultStatsShowsWarnings: `memtray stats` prints what the overview
+// warns about, here a provider that cannot be reached, and stops printing
+// it once the provider answers again.
+func TestFaultStatsShowsWarnings(t *testing.T) {
+	dir := isolate(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
+			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0", "--anthropic-upstream", "http://" + dead})
+	}()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "serving on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_, sout, _ := run(t, context.Background(), "", "stats", "--data-dir", dir)
+	if strings.Contains(sout, "warning:") {
+		t.Fatalf("warnings before any fault:\n%s", sout)
+	}
+	addr := strings.TrimSpace(out.String()[strings.Index(out.String(), "serving on")+len("serving on"):])
+	addr = strings.TrimPrefix(strings.Fields(addr)[0], "http://")
+	post := func() int {
+		resp, err := http.Post("http://"+addr+"/v1/messages", "application/json", strings.NewReader(`{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if status := post(); status != http.StatusBadGateway {
+		t.Fatalf("proxy with the provider down: %d", status)
+	}
+	code, sout, errs := run(t, context.Background(), "", "stats", "--data-dir", dir)
+	if code != 0 || !strings.Contains(sout, "warning:    The provider at "+dead+" cannot be reached") {
+		t.Fatalf("stats does not show the fault: %d\n%s%s", code, sout, errs)
+	}
+	// The provider comes back.
+	ln, err = net.Listen("tcp", dead)
+	if err != nil {
+		t.Skipf("address taken meanwhile: %v", err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) })}
+	go srv.Serve(ln)
+	defer srv.Close()
+	if status := post(); status != 200 {
+		t.Fatalf("proxy with the provider back: %d", status)
+	}
+	if _, sout, _ := run(t, context.Background(), "", "stats", "--data-dir", dir); strings.Contains(sout, "warning:") {
+		t.Fatalf("stats still warns after recovery:\n%s", sout)
+	}
+}
