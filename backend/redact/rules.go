@@ -353,7 +353,12 @@ func buildRules() []*rule {
 			accept: acceptNameValue},
 		&rule{name: "prose", anchored: true, maxLen: 512, kind: "secret",
 			kw:     []string{"password", "passwd", "passphrase", "passcode", "api key", "api-key", "api_key", "apikey", "secret", "token", "access key"},
-			re:     re(`(?i)(password|passwd|passphrase|passcode|api[ _-]?key|secret(?:[ _-]key)?|access[ _-]?key|access[ _-]?token|auth[ _-]?token|token)[ \t]+(?:(is|was|would be|of)[ \t]+)?["'\x60]?([^\s"'\x60]{6,})`),
+			// "password X", "password is X", "password is now X", "password
+			// was changed to X", and with what it is for between, a verb
+			// then required: "password for the staging db is now X".
+			re: re(`(?i)(password|passwd|passphrase|passcode|api[ _-]?key|secret(?:[ _-]key)?|access[ _-]?key|access[ _-]?token|auth[ _-]?token|token)` +
+				`(?:[ \t]+(?:for|of|on)(?:[ \t]+[A-Za-z0-9_.@:/-]+){1,4}?[ \t]+(` + proseVerb + `)|[ \t]+(` + proseVerb + `|of))?` +
+				`[ \t]+["'\x60]?([^\s"'\x60]{6,})`),
 			accept: acceptProse},
 		&rule{name: "url-token-user", kind: "basic-auth", kw: []string{"://"}, group: 2, noLeft: true,
 			re:    re(`([A-Za-z][A-Za-z0-9+.-]*)://([A-Za-z0-9_.~-]{16,})@[A-Za-z0-9]`),
@@ -719,13 +724,21 @@ func acceptNameValue(r *rule, s string, m []int, add func(span) bool) {
 	add(span{st, en, kind})
 }
 
+// proseVerb is what joins a secret's name to its value in a sentence: is,
+// was, is now, would be, has been, (was) changed/set/reset/rotated to.
+// (The longer forms come first: the first alternative that lets the whole
+// expression match wins, and "was" alone would take "changed" for the value.)
+const proseVerb = `(?:(?:has[ \t]+been|is|was|got)[ \t]+)?(?:set|changed|reset|rotated|updated)[ \t]+to|(?:is|was)(?:[ \t]+(?:now|still))?|would[ \t]+be|has[ \t]+been`
+
 // acceptProse masks "my password is X", "with password X", "the api key
-// was X" when X looks like a credential (more strictly without a verb).
+// was changed to X", "the password for the db is now X" when X looks like
+// a credential (more strictly without a verb).
 func acceptProse(r *rule, s string, m []int, add func(span) bool) {
 	if m[0] > 0 && (isAlnum(s[m[0]-1]) || s[m[0]-1] == '_') {
 		return
 	}
-	st, en := m[6], m[7]
+	verb := m[4] >= 0 || m[6] >= 0
+	st, en := m[8], m[9]
 	for en > st && strings.IndexByte(".,;:!?)]}", s[en-1]) >= 0 {
 		en--
 	}
@@ -737,7 +750,7 @@ func acceptProse(r *rule, s string, m []int, add func(span) bool) {
 		return
 	}
 	c := classify(v)
-	if m[4] < 0 {
+	if !verb {
 		kinds := 0
 		for _, k := range []int{c.lower, c.upper, c.digit, c.other} {
 			if k > 0 {
