@@ -78,6 +78,12 @@ type ImportOptions struct {
 	Embedder memory.Embedder
 	// Progress, if set, is called as records are written.
 	Progress func(done, total int)
+	// Rewrite, if set, is applied to each record's text once the whole
+	// stream is checked, before duplicates are decided (the daemon masks
+	// secrets with it: an imported file may carry them). A record whose
+	// text it changes is re-embedded with Embedder, since its vector was
+	// made from the old text; the new text must still be valid.
+	Rewrite func(text string) (string, bool)
 }
 
 // ImportReport counts what Import did.
@@ -86,4 +92,7 @@ type ImportReport struct {
 	Imported   int `json:"imported"`
 	Duplicates int `json:"duplicates"` // skipped: same content hash already stored
 	Reembedded int `json:"reembedded"`
+	// Rewritten counts the records whose text ImportOptions.Rewrite
+	// changed (secrets masked), re-embedded when imported.
+	Rewritten int `json:"rewritten"`
 }

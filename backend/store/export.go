@@ -258,8 +258,9 @@ func checkImported(m *memory.Memory, h *ExportHeader) error {
 // skipped as duplicates; ids, counters and timestamps are kept (an id
 // already used by a different record gets a new id, and links to it are
 // rewritten); a stream of another embedding model is re-embedded with
-// opts.Embedder, which must produce the store's model. If writing fails
-// midway, the records written so far stay and the report counts them.
+// opts.Embedder, which must produce the store's model, and so is a record
+// whose text opts.Rewrite changed. If writing fails midway, the records
+// written so far stay and the report counts them.
 func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (ImportReport, error) {
 	var rep ImportReport
 	if err := s.checkOpen(); err != nil {
@@ -274,7 +275,19 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (Im
 	model, dim := s.model, s.dim
 	s.mu.RUnlock()
 	reembed := f.Header.EmbeddingModel != model || f.Header.Dim != dim
-	if reembed {
+	rewritten, err := rewriteImported(f.Records, opts.Rewrite)
+	if err != nil {
+		return rep, fmt.Errorf("import: %w", err)
+	}
+	for _, r := range rewritten {
+		if r {
+			rep.Rewritten++
+		}
+	}
+	if rep.Rewritten > 0 && !reembed && opts.Embedder == nil {
+		return rep, fmt.Errorf("import: %d records changed by the rewrite need new vectors and no embedder was given: %w", rep.Rewritten, memory.ErrModelMismatch)
+	}
+	if reembed || rep.Rewritten > 0 {
 		if opts.Embedder == nil {
 			return rep, fmt.Errorf("import: the file holds vectors of model %q (%d dims), the store uses %q (%d dims) and no embedder was given: %w",
 				f.Header.EmbeddingModel, f.Header.Dim, model, dim, memory.ErrModelMismatch)
@@ -340,16 +353,28 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (Im
 		}
 		end := min(start+importBatch, len(recs))
 		var batch []memory.Memory
+		var fresh []int // indexes into batch of the records to embed
 		for i := start; i < end; i++ {
 			if skip[i] {
 				rep.Duplicates++
 				continue
 			}
+			if reembed || rewritten[i] {
+				fresh = append(fresh, len(batch))
+			}
 			batch = append(batch, recs[i])
 		}
-		if reembed && len(batch) > 0 {
-			if err := embedInto(ctx, opts.Embedder, batch); err != nil {
+		if len(fresh) > 0 {
+			// Embed the records of another model and those whose text changed.
+			sub := make([]memory.Memory, len(fresh))
+			for k, j := range fresh {
+				sub[k] = batch[j]
+			}
+			if err := embedInto(ctx, opts.Embedder, sub); err != nil {
 				return rep, fmt.Errorf("import: %w", err)
+			}
+			for k, j := range fresh {
+				batch[j] = sub[k]
 			}
 		}
 		n, dups, err := s.importBatch(batch)
@@ -398,6 +423,29 @@ func (s *Store) importBatch(batch []memory.Memory) (imported, dups int, err erro
 	}
 	out, err := s.putBatchLocked(keep, true)
 	return len(out), dups, err
+}
+
+// rewriteImported applies rewrite to the text of each record and says
+// which it changed; a changed text must still be a valid memory text.
+func rewriteImported(recs []memory.Memory, rewrite func(string) (string, bool)) ([]bool, error) {
+	changed := make([]bool, len(recs))
+	if rewrite == nil {
+		return changed, nil
+	}
+	for i := range recs {
+		m := &recs[i]
+		text, ok := rewrite(m.Text)
+		if !ok || text == m.Text {
+			continue
+		}
+		next := *m
+		next.Text, next.ContentHash = text, memory.ContentHash(text)
+		if err := next.Validate(); err != nil {
+			return nil, fmt.Errorf("record %d (%s): its text after rewriting: %w", i+1, m.ID, err)
+		}
+		*m, changed[i] = next, true
+	}
+	return changed, nil
 }
 
 // embedInto replaces the embeddings of ms with emb's, in batches.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -304,4 +305,50 @@ func FuzzImport(f *testing.F) {
 			seen[m.ID] = true
 		}
 	})
+}
+
+// TestImportRewrite: a rewrite (the daemon's redaction) changes the texts
+// it matches before duplicates are decided; those records get the new
+// text's hash and vector, the others keep theirs; without an embedder the
+// import is refused before anything is written.
+func TestImportRewrite(t *testing.T) {
+	ctx := context.Background()
+	a := openTest(t, t.TempDir())
+	keep := "The billing worker retries failed charges three times with exponential backoff."
+	secret := "Deploy with the token ghp_0123456789abcdefghijABCDEFGHIJ012345 from the vault."
+	masked := "Deploy with the token [REDACTED:github] from the vault."
+	for _, tx := range []string{keep, secret} {
+		if _, err := a.Put(ctx, mem(tx)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exp := export(t, a)
+	rewrite := func(s string) (string, bool) {
+		out := strings.ReplaceAll(s, "ghp_0123456789abcdefghijABCDEFGHIJ012345", "[REDACTED:github]")
+		return out, out != s
+	}
+	b := openTest(t, t.TempDir())
+	if _, err := b.Import(ctx, bytes.NewReader(exp), ImportOptions{Rewrite: rewrite}); !errors.Is(err, memory.ErrModelMismatch) || b.Count() != 0 {
+		t.Fatalf("a rewrite without an embedder: %v, %d stored", err, b.Count())
+	}
+	rep, err := b.Import(ctx, bytes.NewReader(exp), ImportOptions{Rewrite: rewrite, Embedder: testEmb})
+	if err != nil || rep != (ImportReport{Total: 2, Imported: 2, Rewritten: 1}) {
+		t.Fatalf("import = %+v, %v", rep, err)
+	}
+	texts := map[string]memory.Memory{}
+	_ = b.Iterate(ctx, Filter{IncludeSnoozed: true}, func(m memory.Memory) error { texts[m.Text] = m; return nil })
+	m, ok := texts[masked]
+	if !ok || len(texts) != 2 || m.ContentHash != memory.ContentHash(masked) || !slices.Equal(m.Embedding, testEmb.vec(masked)) {
+		t.Fatalf("stored %v", slices.Collect(maps.Keys(texts)))
+	}
+	if k := texts[keep]; !slices.Equal(k.Embedding, testEmb.vec(keep)) {
+		t.Fatal("an unchanged record lost its vector")
+	}
+	if strings.Contains(string(export(t, b)), "ghp_") {
+		t.Fatal("the secret came back in the export")
+	}
+	// Imported again: the rewritten text is a duplicate of the stored one.
+	if rep, err = b.Import(ctx, bytes.NewReader(exp), ImportOptions{Rewrite: rewrite, Embedder: testEmb}); err != nil || rep.Duplicates != 2 {
+		t.Fatalf("again = %+v, %v", rep, err)
+	}
 }

@@ -336,6 +336,7 @@ export interface ImportReport {
   imported: number;
   duplicates: number;
   reembedded: number;
+  rewritten: number;
 }
 
 /** store.Info */
@@ -932,7 +933,6 @@ export interface Stats {
   pipeline: PipelineStats;
   capture?: CaptureState;
   recall: RecallStats;
-  warnings: Warning[];
 }
 
 /** httpapi.StatsEvent */
