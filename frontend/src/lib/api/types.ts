@@ -933,6 +933,7 @@ export interface Stats {
   pipeline: PipelineStats;
   capture?: CaptureState;
   recall: RecallStats;
+  warnings: Warning[];
 }
 
 /** httpapi.StatsEvent */
