@@ -19,9 +19,10 @@
 // Config.OpenAIUpstream as /v1/*; anything else is answered 404 with a JSON
 // error. The path suffix, the raw query string (?beta=true), every request
 // header (x-api-key, authorization, anthropic-version, anthropic-beta...) and
-// the body are forwarded unchanged; no X-Forwarded-For is added, Go adds no
-// Accept-Encoding and decompresses nothing, and every chunk of the response
-// is flushed to the agent as it arrives. When the upstream cannot be reached
+// the body are forwarded unchanged; the answer's Access-Control-* headers
+// are dropped (no web page may read it); no X-Forwarded-For is added, Go
+// adds no Accept-Encoding and decompresses nothing, and every chunk of the
+// response is flushed to the agent as it arrives. When the upstream cannot be reached
 // the agent gets a 502 with an Anthropic-style JSON error.
 //
 // The agent's traffic never waits for capture: the request body is copied
@@ -489,6 +490,7 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 // modifyResponse installs the response tee on a capturable request's 2xx
 // answer.
 func (p *Proxy) modifyResponse(resp *http.Response) error {
+	stripCORS(resp.Header)
 	p.upstreamOK(UpstreamUnreachable) // it answered
 	watch := func() {
 		if resp.Body != nil && resp.Body != http.NoBody {
@@ -528,6 +530,16 @@ func (p *Proxy) modifyResponse(resp *http.Response) error {
 	}
 	resp.Body = t
 	return nil
+}
+
+// stripCORS removes the upstream's CORS headers: memtray answers no
+// cross-origin request, so no web page may read what the proxy returns.
+func stripCORS(h http.Header) {
+	for k := range h {
+		if strings.HasPrefix(k, "Access-Control-") {
+			delete(h, k)
+		}
+	}
 }
 
 // newParser returns the response parser for an API.

@@ -35,6 +35,8 @@ func ServeConfig(name string, args []string, stderr io.Writer, usage string) (co
 		}
 	}
 	listen := fs.String("listen", "", "address to listen on (loopback only; default 127.0.0.1:7432)")
+	insecure := fs.Bool("insecure-non-loopback", false, "DANGEROUS: allow --listen on a non-loopback address (e.g. 0.0.0.0 inside a container); "+
+		"anyone who reaches it can use the capture proxy, which takes no token")
 	provider := fs.String("embedder", "", "embedder for a new store: auto, builtin or ollama")
 	anthropic := fs.String("anthropic-upstream", "", "where the proxy sends /v1/* (default capture.anthropic_upstream)")
 	openai := fs.String("openai-upstream", "", "where the proxy sends /openai/v1/* (default capture.openai_upstream)")
@@ -46,6 +48,7 @@ func ServeConfig(name string, args []string, stderr io.Writer, usage string) (co
 		if *listen != "" {
 			cfg.Listen = *listen
 		}
+		cfg.InsecureNonLoopback = *insecure
 		if *anthropic != "" {
 			cfg.Capture.AnthropicUpstream = *anthropic
 		}
@@ -65,6 +68,11 @@ func runServe(env *Env, args []string) error {
 		return err
 	}
 	log := newLogger(env.Stderr, cfg.LogLevel)
+	if cfg.InsecureNonLoopback && config.CheckLoopback(cfg.Listen) != nil {
+		fmt.Fprintf(env.Stderr, "WARNING: --insecure-non-loopback: memtray will listen on %s, beyond loopback.\n"+
+			"Anyone who can reach that address can send traffic through the capture proxy (no token) and have it remembered.\n"+
+			"Use it only behind a port forward you control (a container or VM), never on a shared network.\n", cfg.Listen)
+	}
 	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Build: Build(), Logger: log})
 	if err != nil {
 		return err
@@ -415,8 +423,12 @@ func runImport(env *Env, args []string) error {
 		if c.json {
 			return printJSON(env.Stdout, rep)
 		}
-		fmt.Fprintf(env.Stdout, "imported %d of %d memories (%d duplicates skipped, %d re-embedded)\n",
-			rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded)
+		masked := ""
+		if rep.Rewritten > 0 {
+			masked = fmt.Sprintf(", %d with secrets masked", rep.Rewritten)
+		}
+		fmt.Fprintf(env.Stdout, "imported %d of %d memories (%d duplicates skipped, %d re-embedded%s)\n",
+			rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded, masked)
 		return nil
 	})
 }

@@ -51,7 +51,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 type Config struct {
 	// DataDir holds the store; default $XDG_DATA_HOME/memtray.
 	DataDir string `json:"data_dir"`
-	// Listen is the daemon's address; loopback only.
+	// Listen is the daemon's address; loopback only, unless
+	// InsecureNonLoopback is set.
 	Listen string `json:"listen"`
 	// Embedder selects and configures the embedding model.
 	Embedder Embedder `json:"embedder"`
@@ -74,6 +75,13 @@ type Config struct {
 	// when it does not exist yet): where settings changed at runtime are
 	// saved. Not part of the file itself.
 	File string `json:"-"`
+	// InsecureNonLoopback lets Listen be a non-loopback address. Only the
+	// command line sets it (serve --insecure-non-loopback), never a config
+	// file: anyone who reaches such an address can use the capture proxy,
+	// which needs no token. The API still needs the token, and the Host
+	// check still accepts loopback names only (a port forwarded into a
+	// container or VM).
+	InsecureNonLoopback bool `json:"-"`
 }
 
 // Embedder configures embeddings.
@@ -488,7 +496,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		bad("data_dir", "must not be empty")
 	}
-	if err := CheckLoopback(c.Listen); err != nil {
+	if err := CheckListen(c.Listen, c.InsecureNonLoopback); err != nil {
 		bad("listen", "%v", err)
 	}
 	switch c.Embedder.Provider {
@@ -714,6 +722,18 @@ func checkUpstream(raw string) error {
 	return nil
 }
 
+// CheckListen checks a listen address: host:port on a loopback address,
+// or on any address when insecure (the explicit force).
+func CheckListen(addr string, insecure bool) error {
+	if !insecure {
+		return CheckLoopback(addr)
+	}
+	if _, port, err := net.SplitHostPort(addr); err != nil || port == "" {
+		return fmt.Errorf("%q is not host:port", addr)
+	}
+	return nil
+}
+
 // CheckLoopback returns an error unless addr is host:port on a loopback address.
 func CheckLoopback(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
@@ -728,7 +748,7 @@ func CheckLoopback(addr string) error {
 	}
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("%q is not a loopback address; memtray listens on loopback only", host)
+		return fmt.Errorf("%q is not a loopback address; memtray listens on loopback only (serve --insecure-non-loopback forces it)", host)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,7 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/redact"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
@@ -130,6 +132,9 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
+	if err := d.privateDataDir(); err != nil {
+		return nil, err
+	}
 	tok, err := LoadOrCreateToken(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -166,6 +171,28 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	d.openSteward()
 	d.mcp = d.MCPHandler()
 	return d, nil
+}
+
+// privateDataDir makes the data dir 0700 when it exists with access for
+// group or others (made by hand, or by a tool with a loose umask): it holds
+// every prompt and answer memtray keeps. Every file memtray writes in it
+// is 0600 and every folder 0700 by itself.
+func (d *Daemon) privateDataDir() error {
+	fi, err := os.Stat(d.cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("data dir %s is not a folder", d.cfg.DataDir)
+	}
+	if runtime.GOOS == "windows" || fi.Mode().Perm()&0o077 == 0 {
+		return nil
+	}
+	if err := os.Chmod(d.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("make the data dir private (0700): %w", err)
+	}
+	d.log.Warn("the data dir was open to other users; it is now 0700", "dir", d.cfg.DataDir, "was", fi.Mode().Perm().String())
+	return nil
 }
 
 // openEmbedder keeps the model an existing store was built with: switching
@@ -266,8 +293,12 @@ type Runtime struct {
 // ctx ends, then shuts down gracefully. ready, if not nil, gets the bound
 // address once the listener is up.
 func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
-	if err := config.CheckLoopback(d.cfg.Listen); err != nil {
+	if err := config.CheckListen(d.cfg.Listen, d.cfg.InsecureNonLoopback); err != nil {
 		return fmt.Errorf("listen: %w", err)
+	}
+	if config.CheckLoopback(d.cfg.Listen) != nil {
+		d.log.Warn("INSECURE: listening beyond loopback (--insecure-non-loopback): anyone who reaches this address can use the capture proxy; "+
+			"the API and MCP still need the token and only loopback Host names are answered", "listen", d.cfg.Listen)
 	}
 	ln, err := net.Listen("tcp", d.cfg.Listen)
 	if err != nil {
@@ -326,10 +357,12 @@ func ReadRuntime(dataDir string) (Runtime, error) {
 	return rt, nil
 }
 
-// Add validates, embeds and stores a memory. The same text stored again
-// returns the existing memory.
+// Add masks secrets in the text (package redact), then validates, embeds
+// and stores a memory. The same text stored again returns the existing
+// memory.
 func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory, error) {
-	m := memory.Memory{Text: req.Text, Kind: memory.Kind(req.Kind), Type: memory.Type(req.Type),
+	text, _ := redact.Redact(req.Text)
+	m := memory.Memory{Text: text, Kind: memory.Kind(req.Kind), Type: memory.Type(req.Type),
 		Project: req.Project, Source: req.Source, Importance: req.Importance}
 	if m.Source == "" {
 		m.Source = memory.SourceCLI
@@ -464,10 +497,18 @@ func (d *Daemon) Export(ctx context.Context, w io.Writer) error {
 	return d.store.Export(ctx, w)
 }
 
-// Import validates a whole export stream, then adds its records,
-// re-embedding them when they were made by another model.
+// Import validates a whole export stream, then adds its records with
+// their secrets masked (a file from elsewhere may carry them; such records
+// are re-embedded), re-embedding them too when they were made by another
+// model.
 func (d *Daemon) Import(ctx context.Context, r io.Reader) (store.ImportReport, error) {
-	return d.store.Import(ctx, r, store.ImportOptions{Embedder: embed.Snapshot(d.emb)})
+	return d.store.Import(ctx, r, store.ImportOptions{Embedder: embed.Snapshot(d.emb), Rewrite: redactText})
+}
+
+// redactText masks the secrets of s and says whether it found any.
+func redactText(s string) (string, bool) {
+	out, found := redact.Redact(s)
+	return out, len(found) > 0
 }
 
 // ErrDaemonRunning says a command that needs the store to itself found a daemon.

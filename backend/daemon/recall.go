@@ -10,6 +10,7 @@ import (
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/redact"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -93,7 +94,8 @@ func (d *Daemon) Rate(ctx context.Context, ids []string, score int, reason strin
 	}
 	d.publishMemory(httpapi.MemoryRated, ids, nil)
 	if reason != "" {
-		d.log.Debug("memories rated", "ids", ids, "score", score, "reason", reason)
+		masked, _ := redact.Redact(reason)
+		d.log.Debug("memories rated", "ids", ids, "score", score, "reason", masked)
 	}
 	return out, nil
 }

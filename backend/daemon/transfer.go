@@ -16,6 +16,7 @@ import (
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // ExportFile writes every memory to a new file in req.Dir (or the user's
@@ -206,7 +207,7 @@ func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error
 			return "", err
 		}
 		d.log.Info("imported", "memories", rep.Imported, "of", rep.Total, "took", time.Since(start))
-		return importSummary(rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded), nil
+		return importSummary(rep), nil
 	})
 	if err != nil {
 		os.Remove(spool)
@@ -215,10 +216,13 @@ func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error
 }
 
 // importSummary is the sentence an import job ends with.
-func importSummary(imported, total, dups, reembedded int) string {
-	s := fmt.Sprintf("imported %d of %d memories (%d already there", imported, total, dups)
-	if reembedded > 0 {
-		s += fmt.Sprintf(", %d re-embedded", reembedded)
+func importSummary(rep store.ImportReport) string {
+	s := fmt.Sprintf("imported %d of %d memories (%d already there", rep.Imported, rep.Total, rep.Duplicates)
+	if rep.Reembedded > 0 {
+		s += fmt.Sprintf(", %d re-embedded", rep.Reembedded)
+	}
+	if rep.Rewritten > 0 {
+		s += fmt.Sprintf(", %d with secrets masked", rep.Rewritten)
 	}
 	return s + ")"
 }

@@ -352,7 +352,7 @@ func buildRules() []*rule {
 			re:     re(`(?i)name:[ \t]*["']?([A-Za-z0-9_.-]+)["']?[ \t]*\r?\n[ \t]*(?:-[ \t]*)?value:[ \t]*("[^"\n]*"|'[^'\n]*'|[^\s"'#]+)`),
 			accept: acceptNameValue},
 		&rule{name: "prose", anchored: true, maxLen: 512, kind: "secret",
-			kw:     []string{"password", "passwd", "passphrase", "passcode", "api key", "api-key", "api_key", "apikey", "secret", "token", "access key"},
+			kw: []string{"password", "passwd", "passphrase", "passcode", "api key", "api-key", "api_key", "apikey", "secret", "token", "access key"},
 			// "password X", "password is X", "password is now X", "password
 			// was changed to X", and with what it is for between, a verb
 			// then required: "password for the staging db is now X".
