@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -121,7 +122,26 @@ func mountImage(img *image) (*mount, error) {
 		os.Remove(dir)
 		return nil, fmt.Errorf("mount at %s: %w", dir, err)
 	}
+	closeOnExecFUSE()
 	return &mount{dir: dir, server: server}, nil
+}
+
+// closeOnExecFUSE marks this process's /dev/fuse descriptors close-on-exec.
+// go-fuse's direct mount (as root) opens /dev/fuse without it, and a child
+// holding the descriptor keeps the connection alive after this process is
+// gone: whoever then touches the mount waits for an answer forever.
+func closeOnExecFUSE() {
+	des, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, de := range des {
+		if target, err := os.Readlink("/proc/self/fd/" + de.Name()); err == nil && target == "/dev/fuse" {
+			if fd, err := strconv.Atoi(de.Name()); err == nil {
+				syscall.CloseOnExec(fd)
+			}
+		}
+	}
 }
 
 // unmount unmounts the image and removes the mount point. When the mount is

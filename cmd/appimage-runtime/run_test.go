@@ -320,3 +320,59 @@ func TestNoAppRun(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestFUSEDescriptorCloseOnExec: the mounting process's /dev/fuse
+// descriptors are close-on-exec, so that no child of it can keep a mount
+// alive (and hanging) after it is gone.
+func TestFUSEDescriptorCloseOnExec(t *testing.T) {
+	ai := makeAppImage(t, fixtureTree())
+	cmd := exec.Command(ai, "--appimage-mount")
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		t.Skipf("skipped: FUSE unavailable here: %s", stderr.String())
+	}
+	dir := strings.TrimSpace(line)
+	proc := "/proc/" + strconv.Itoa(cmd.Process.Pid)
+	des, err := os.ReadDir(proc + "/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, de := range des {
+		if target, _ := os.Readlink(proc + "/fd/" + de.Name()); target != "/dev/fuse" {
+			continue
+		}
+		n++
+		info, err := os.ReadFile(proc + "/fdinfo/" + de.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(string(info), "\n") {
+			if v, ok := strings.CutPrefix(l, "flags:"); ok {
+				flags, _ := strconv.ParseUint(strings.TrimSpace(v), 8, 64)
+				if flags&syscall.O_CLOEXEC == 0 {
+					t.Errorf("/dev/fuse descriptor %s is not close-on-exec (flags %s)", de.Name(), strings.TrimSpace(v))
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Errorf("no /dev/fuse descriptor in the process that mounted %s", dir)
+	}
+}
