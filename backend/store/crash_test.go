@@ -421,3 +421,51 @@ func TestDiskFullLosesNothing(t *testing.T) {
 	}
 	t.Logf("%d writes acknowledged before: %s", len(acked), werr)
 }
+
+// TestCrashKill9FirstOpen kills a child while it creates a new store (the
+// first Open of a data dir: bbolt, then the text index) at random moments,
+// and checks that the next Open finds a sound store without warnings: a
+// half-created text index must not read as a damaged one.
+// MEMTRAY_CRASH_ITERS sets the number of kills (default 30, 10 with -short).
+func TestCrashKill9FirstOpen(t *testing.T) {
+	iters := crashIters(30, 10)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
+	cut := 0
+	for it := 0; it < iters; it++ {
+		dir := t.TempDir()
+		cmd := helperCmd(t, "crash", dir)
+		cmd.Env = append(cmd.Env, "MEMTRAY_CRASH_SEED=1")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Duration(rng.IntN(60_000)) * time.Microsecond)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		if strings.Contains(stderr.String(), "helper:") {
+			t.Fatalf("iteration %d: child failed: %s", it, stderr.String())
+		}
+		if _, err := os.Stat(dir + "/" + textDir + textNewSuffix); err == nil {
+			cut++ // killed while it made the text index
+		}
+		s, err := Open(context.Background(), Options{Dir: dir, Model: testEmb.model, Dim: testDim})
+		if err != nil {
+			t.Fatalf("iteration %d: Open after a kill during the first Open: %v", it, err)
+		}
+		if w := s.Info().Warnings; len(w) > 0 {
+			t.Errorf("iteration %d: warnings %q", it, w)
+		}
+		if _, err := os.Stat(dir + "/" + textDir + textNewSuffix); err == nil {
+			t.Errorf("iteration %d: the half-made text index is left behind", it)
+		}
+		m := mustPut(t, s, mem(crashText(1e9))) // the child's texts count from 1
+		if ts, err := s.TextSearch(context.Background(), "tok1000000000x", 2, Filter{}); err != nil || len(ts) != 1 || ts[0].ID != m.ID {
+			t.Errorf("iteration %d: text search after the first Open: %v %v", it, ts, err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d kills during a first Open, %d of them while it made the text index", iters, cut)
+}

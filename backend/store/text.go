@@ -136,18 +136,58 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	}
 	if idx == nil {
 		fresh = true
-		idx, err = bleve.NewUsing(path, s.tmap, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, textConfig())
-		if err != nil {
-			return fmt.Errorf("create text index %s: %w", path, err)
-		}
-		if err := idx.SetInternal([]byte(internalMapping), []byte(mappingVersion)); err != nil {
-			_ = idx.Close()
-			return fmt.Errorf("create text index %s: %w", path, err)
+		if idx, err = s.createTextIndex(path); err != nil {
+			return err
 		}
 	}
 	s.text = idx
 	tightenModes(path)
 	return s.reconcile(ctx, lr, fresh)
+}
+
+// textNewSuffix names the folder a new text index is built in before it
+// is renamed into place.
+const textNewSuffix = ".new"
+
+// createTextIndex makes a new, empty text index at path. bleve writes its
+// metadata, then its mapping, then we add ours, and with unsafe_batch
+// they reach the disk later still: a kill in between would leave an index
+// that fails to open and reads as damaged (moved aside, with a warning,
+// at the next Open). So the index is made in a folder beside path, closed
+// once on disk and renamed into place; a leftover of a kill is removed.
+func (s *Store) createTextIndex(path string) (bleve.Index, error) {
+	tmp := path + textNewSuffix
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("create text index %s: %w", path, err)
+	}
+	// Without unsafe_batch, so that every write waits until it is on disk
+	// and Close leaves a complete index.
+	cfg := textConfig()
+	delete(cfg, "unsafe_batch")
+	idx, err := bleve.NewUsing(tmp, s.tmap, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create text index %s: %w", path, err)
+	}
+	err = idx.SetInternal([]byte(internalMapping), []byte(mappingVersion))
+	if cerr := idx.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create text index %s: %w", path, err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	idx, err = bleve.OpenUsing(path, textConfig())
+	if err != nil {
+		return nil, fmt.Errorf("open the new text index %s: %w", path, err)
+	}
+	return idx, nil
 }
 
 // tightenModes makes the text index's files private (bleve writes
