@@ -130,6 +130,8 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./backend/ingest/
 	$(GO) test -run '^$$' -fuzz '^FuzzSSE$$' -fuzztime $(FUZZTIME) ./backend/capture/
 	$(GO) test -run '^$$' -fuzz '^FuzzRequest$$' -fuzztime $(FUZZTIME) ./backend/capture/
+	$(GO) test -run '^$$' -fuzz '^FuzzProxy$$' -fuzztime $(FUZZTIME) ./backend/capture/
+	$(GO) test -run '^$$' -fuzz '^FuzzClaudeFiles$$' -fuzztime $(FUZZTIME) ./backend/importer/
 	$(GO) test -run '^$$' -fuzz '^FuzzHookInput$$' -fuzztime $(FUZZTIME) ./backend/cli/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseFrontMatter$$' -fuzztime $(FUZZTIME) ./backend/search/
 	$(GO) test -run '^$$' -fuzz '^FuzzToolArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/

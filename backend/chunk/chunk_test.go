@@ -1,7 +1,9 @@
 package chunk
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"unicode"
@@ -423,6 +425,9 @@ func FuzzSplit(f *testing.F) {
 		f.Add(s, 0, 0)
 		f.Add(s, 16, 4)
 	}
+	for _, s := range recallSetTexts() {
+		f.Add(s, 64, 8)
+	}
 	f.Fuzz(func(t *testing.T, text string, size, min int) {
 		// Keep sizes small so that every rule fires on short inputs.
 		opts := Options{Size: size % 300, Min: min % 50}
@@ -451,4 +456,28 @@ func BenchmarkSplit(b *testing.B) {
 	for b.Loop() {
 		Split(text, Options{})
 	}
+}
+
+// sharedRecallSet is the retrieval dev set next to DESIGN.md; it is not
+// part of the repository.
+const sharedRecallSet = "../../../shared/eval/recall-dev.json"
+
+// recallSetTexts returns the memories of the recall dev set, as fuzz
+// seeds; none when it is absent.
+func recallSetTexts() []string {
+	b, err := os.ReadFile(sharedRecallSet)
+	if err != nil {
+		return nil
+	}
+	var set struct {
+		Memories []struct{ Text string } `json:"memories"`
+	}
+	if json.Unmarshal(b, &set) != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range set.Memories {
+		out = append(out, m.Text)
+	}
+	return out
 }

@@ -340,6 +340,9 @@ func TestHookNeverBreaksTheAgent(t *testing.T) {
 		{"truncated", good[:20], []string{"user-prompt-submit", "--data-dir", noDaemon}},
 		{"too large", `{"session_id":"s1","prompt":"` + strings.Repeat("a", HookMaxInput) + `"}`, []string{"user-prompt-submit", "--data-dir", noDaemon}},
 		{"no session id", `{"prompt":"which port?"}`, []string{"user-prompt-submit", "--data-dir", noDaemon}},
+		{"100,000 nested arrays", `{"session_id":"s1","prompt":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`, []string{"user-prompt-submit", "--data-dir", noDaemon}},
+		{"invalid UTF-8", "{\"session_id\":\"s1\",\"prompt\":\"which port \xff\xfe?\"}", []string{"user-prompt-submit", "--data-dir", noDaemon}},
+		{"40 MB", `{"session_id":"s1","prompt":"` + strings.Repeat("a", 40<<20), []string{"user-prompt-submit", "--data-dir", noDaemon}},
 		{"bad config", good, []string{"user-prompt-submit", "--data-dir", noDaemon, "--config", "/dev/null/x.json"}},
 	}
 	for _, tc := range cases {

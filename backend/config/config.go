@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -455,8 +456,13 @@ func Load(path string) (Config, error) {
 	return c, nil
 }
 
-// Decode reads JSON config data over c, rejecting unknown fields and trailing data.
+// Decode reads JSON config data over c, rejecting invalid UTF-8 (which
+// the JSON decoder would quietly turn into U+FFFD), unknown fields and
+// trailing data.
 func Decode(data []byte, c *Config) error {
+	if !utf8.Valid(data) {
+		return errors.New("parse: not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {

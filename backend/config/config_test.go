@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -160,4 +161,33 @@ func FuzzDecode(f *testing.F) {
 		}
 		_ = c.Validate() // must not panic whatever was decoded
 	})
+}
+
+// TestLoadBadInput: a config file that is too large, not UTF-8, or 100,000
+// arrays deep gives an error naming the file and the problem, and the
+// defaults.
+func TestLoadBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cases := map[string]struct {
+		data []byte
+		want string
+	}{
+		"40 MB":           {bytes.Repeat([]byte(" "), 40<<20), "larger than"},
+		"invalid UTF-8":   {[]byte("{\"capture\":{\"exclude_projects\":[\"caf\xe9\"]}}"), "not valid UTF-8"},
+		"nested":          {[]byte(`{"search":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`), "exceeded max depth"},
+		"nested, in type": {[]byte(`{"listen":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + `}`), "exceeded max depth"},
+	}
+	for name, tc := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+		if err := os.WriteFile(path, tc.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v; want an error naming %s and saying %q", name, err, path, tc.want)
+		}
+		if c.Listen != Default().Listen {
+			t.Errorf("%s: not the defaults", name)
+		}
+	}
 }

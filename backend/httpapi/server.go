@@ -439,11 +439,16 @@ func readJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) e
 	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "application/json") {
 		return fmt.Errorf("%w: Content-Type must be application/json", memory.ErrInvalid)
 	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if r.ContentLength > limit {
+		// Refused before reading a byte of it.
+		return fmt.Errorf("request body of %d bytes is larger than the %d allowed: %w", r.ContentLength, limit, &http.MaxBytesError{Limit: limit})
+	}
+	data, err := readBody(http.MaxBytesReader(w, r.Body, limit), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return fmt.Errorf("%w: request body larger than %d bytes", memory.ErrInvalid, limit)
+			// writeErr answers 413 for it.
+			return fmt.Errorf("request body larger than %d bytes: %w", limit, mbe)
 		}
 		return fmt.Errorf("read request body: %w", err)
 	}
@@ -460,6 +465,22 @@ func readJSONLimit(w http.ResponseWriter, r *http.Request, v any, limit int64) e
 		return fmt.Errorf("%w: request body: trailing data", memory.ErrInvalid)
 	}
 	return nil
+}
+
+// readBody reads a request body of a known length into one buffer of
+// that size (io.ReadAll would grow one to about twice a large body).
+func readBody(r io.Reader, length int64) ([]byte, error) {
+	if length <= 0 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, length)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("request body shorter than its Content-Length: %w", err)
+		}
+		return nil, err
+	}
+	return buf, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

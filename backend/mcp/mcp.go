@@ -12,14 +12,19 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"weak"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -123,8 +128,53 @@ func HTTPHandler(b Backend, opts Options) http.Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Logger: log, SessionTimeout: SessionIdleTimeout})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Logger: log, SessionTimeout: SessionIdleTimeout, MaxRequestBodyBytes: MaxRequestBytes})
+	return validUTF8(h)
+}
+
+// MaxRequestBytes bounds one MCP request body; a larger one is answered 413.
+const MaxRequestBytes = sdk.DefaultMaxRequestBodyBytes
+
+// validUTF8 refuses a request body that is not valid UTF-8 with a JSON-RPC
+// parse error: the JSON decoder would quietly turn its bytes into U+FFFD,
+// and a memory would be stored with text the agent never sent.
+func validUTF8(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ContentLength > MaxRequestBytes {
+			http.Error(w, fmt.Sprintf("request body of %d bytes exceeds %d bytes", r.ContentLength, MaxRequestBytes), http.StatusRequestEntityTooLarge)
+			return
+		}
+		var body []byte
+		var err error
+		if r.ContentLength > 0 {
+			body = make([]byte, r.ContentLength)
+			_, err = io.ReadFull(r.Body, body)
+		} else {
+			body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+		}
+		if err != nil {
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				http.Error(w, fmt.Sprintf("request body exceeds %d bytes", MaxRequestBytes), http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "read request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		if !utf8.Valid(body) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the request is not valid UTF-8"}}`+"\n")
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		next.ServeHTTP(w, r)
+	})
 }
 
 // tools holds the tool handlers' shared state.

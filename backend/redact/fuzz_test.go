@@ -1,10 +1,37 @@
 package redact
 
 import (
+	"bufio"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
+
+// sharedSecrets is the labelled redaction dev set next to DESIGN.md; it is
+// not part of the repository.
+const sharedSecrets = "../../../shared/eval/secrets-dev.jsonl"
+
+// evalTexts returns the "text" of every line of a JSONL eval set, as fuzz
+// seeds; none when the file is absent.
+func evalTexts(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l struct{ Text string }
+		if json.Unmarshal(sc.Bytes(), &l) == nil && l.Text != "" {
+			out = append(out, l.Text)
+		}
+	}
+	return out
+}
 
 // FuzzRedact checks, on any input: no panic; findings ordered, disjoint,
 // inside the input and on rune boundaries; the output is the input with
@@ -21,6 +48,9 @@ func FuzzRedact(f *testing.F) {
 	f.Add("-----BEGIN PRIVATE KEY-----")
 	f.Add("kind: Secret\ndata:\n  a: |\n    b\n")
 	f.Add("Cookie: a=b;;=;sessionid=" + strings.Repeat("z9", 8))
+	for _, s := range evalTexts(sharedSecrets) {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out, fs := Redact(s)
 		last := 0
