@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -128,10 +129,49 @@ func serveFUSE(path string) int {
 			os.Remove(m.dir)
 			return 0
 		}
+		if !isMountPoint(m.dir) { // unmounted by someone else
+			os.Remove(m.dir)
+			return 0
+		}
 		select {
 		case <-time.After(time.Second):
 		case <-sigs:
 			return m.detach()
 		}
 	}
+}
+
+// isMountPoint reports whether dir is a mount point in this process's
+// mount namespace (true when that cannot be read: keep trying).
+func isMountPoint(dir string) bool {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 4 && unescapeMountPath(f[4]) == dir {
+			return true
+		}
+	}
+	return false
+}
+
+// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space,
+// \011, \012, \134).
+func unescapeMountPath(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
