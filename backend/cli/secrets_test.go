@@ -195,11 +195,16 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 				proxyOpenAI(t, addr, i, tx)
 			}
 		}},
-		{"MCP memory_store", func(t *testing.T, texts []string) {
+		{"MCP memory_store and memory_ingest", func(t *testing.T, texts []string) {
 			cs := mcpSession(t)
 			defer cs.Close()
-			for _, tx := range texts {
-				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolStore,
+			for i, tx := range texts {
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolIngest,
+					Arguments: mcp.IngestArgs{Name: fmt.Sprintf("mcp-notes-%d.md", i), Text: "Notes the agent ingested:\n\n" + tx, Project: "secrets"}})
+				if err != nil || res.IsError {
+					t.Fatalf("memory_ingest: %v %v", err, res)
+				}
+				res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolStore,
 					Arguments: mcp.StoreArgs{Text: "Stored over MCP: " + tx, Project: "secrets"}})
 				if err != nil {
 					t.Fatalf("memory_store: %v", err)
@@ -272,32 +277,43 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 				id = res.Memory.ID
 			}
 		}},
-		{"feedback reasons, searches, recall and the prompt hook", func(t *testing.T, texts []string) {
+		{"feedback reasons (the debug log)", func(t *testing.T, texts []string) {
 			m, err := c.Add(ctx, httpapi.AddRequest{Text: "Feature flags are read from flags.yaml at start and never hot-reloaded."})
 			if err != nil {
 				t.Fatal(err)
 			}
+			for _, tx := range texts {
+				call(t, "POST", "/api/rate", httpapi.RateRequest{IDs: []string{m.ID}, Score: 1, Reason: cut(tx, 2000)}, nil)
+			}
+		}},
+		{"searches and recall", func(t *testing.T, texts []string) {
 			for i, tx := range texts {
-				reason := tx
-				if len(reason) > 2000 {
-					reason = reason[:2000]
-				}
-				call(t, "POST", "/api/rate", httpapi.RateRequest{IDs: []string{m.ID}, Score: 1, Reason: reason}, nil)
-				q := tx
-				if len(q) > 1000 {
-					q = q[:1000]
-				}
+				q := cut(tx, 1000)
 				call(t, "GET", "/api/search?q="+url.QueryEscape(q), nil, nil)
 				call(t, "POST", "/api/recall", map[string]any{"session_id": fmt.Sprintf("s-%d", i), "prompt": q}, nil)
+			}
+		}},
+		{"the prompt hook (memtray hook user-prompt-submit)", func(t *testing.T, texts []string) {
+			for i, tx := range texts {
 				in, _ := json.Marshal(HookInput{SessionID: fmt.Sprintf("hook-%d", i), CWD: work, HookEventName: "UserPromptSubmit", Prompt: tx})
 				cli(t, string(in), "hook", "user-prompt-submit")
 			}
 		}},
 	}
-	for _, e := range entrances {
-		start := time.Now()
-		e.feed(t, texts)
-		t.Logf("%-58s %v", e.name, time.Since(start).Round(time.Millisecond))
+	// The entrances run side by side, as an agent, a terminal and the
+	// window would.
+	t.Run("entrances", func(t *testing.T) {
+		for _, e := range entrances {
+			t.Run(e.name, func(t *testing.T) {
+				t.Parallel()
+				start := time.Now()
+				e.feed(t, texts)
+				t.Logf("%v", time.Since(start).Round(time.Millisecond))
+			})
+		}
+	})
+	if t.Failed() {
+		t.FailNow()
 	}
 	waitCaptured(t, c, 2*len(texts))
 	// The user's own verdicts on what came in: keep what the pipeline
@@ -372,8 +388,8 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 
 	// Now look for every secret everywhere.
 	type place struct {
-		name string
-		data []byte
+		name        string
+		data, lower []byte
 	}
 	var places []place
 	files := 0
@@ -383,16 +399,19 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 		}
 		b, err := os.ReadFile(p)
 		rel, _ := filepath.Rel(dir, p)
-		places = append(places, place{"data dir: " + rel, b})
+		places = append(places, place{name: "data dir: " + rel, data: b})
 		files++
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	places = append(places, place{"daemon log and CLI output", []byte(logs.String() + serveOut.String())},
-		place{"live feed (/api/events)", []byte(feed.String())}, place{"API answers", answers.Bytes()},
-		place{"export file", exported})
+	places = append(places, place{name: "daemon log and CLI output", data: []byte(logs.String() + serveOut.String())},
+		place{name: "live feed (/api/events)", data: []byte(feed.String())}, place{name: "API answers", data: answers.Bytes()},
+		place{name: "export file", data: exported})
+	for i := range places {
+		places[i].lower = bytes.ToLower(places[i].data)
+	}
 	if !strings.Contains(logs.String(), "level=DEBUG") {
 		t.Error("the daemon did not log at debug: the log check proves less than it says")
 	}
@@ -400,7 +419,7 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 	for _, it := range items {
 		for _, s := range it.Secrets {
 			for _, pl := range places {
-				if where := findSecret(pl.data, s); where != "" {
+				if where := findSecret(pl.data, pl.lower, s); where != "" {
 					hits++
 					t.Errorf("item %s: secret %s found in %s (%s)", it.ID, hint(s), pl.name, where)
 				}
@@ -411,13 +430,14 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 		len(items), nSecrets, len(entrances), st.Store.Count, upstream.calls.Load(), files, hits, indexed)
 }
 
-// findSecret says how s occurs in data ("" when it does not): as is, in
-// another case, or JSON-escaped (a JSON writer turns <, > and & into \u003c...).
-func findSecret(data []byte, s string) string {
+// findSecret says how s occurs in data, whose lower case is lower ("" when
+// it does not): as is, in another case, or JSON-escaped (a JSON writer
+// turns <, > and & into \u003c...).
+func findSecret(data, lower []byte, s string) string {
 	if bytes.Contains(data, []byte(s)) {
 		return "verbatim"
 	}
-	if len(s) >= 8 && bytes.Contains(bytes.ToLower(data), bytes.ToLower([]byte(s))) {
+	if len(s) >= 8 && bytes.Contains(lower, bytes.ToLower([]byte(s))) {
 		return "in another case"
 	}
 	js, _ := json.Marshal(s)
@@ -444,6 +464,14 @@ func distinctiveToken(s string) string {
 }
 
 var alnumRun = regexp.MustCompile(`[A-Za-z0-9]+`)
+
+// cut is s cut to at most n bytes, on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "")
+}
 
 // hint names a secret in test output without showing it.
 func hint(s string) string {
