@@ -149,6 +149,9 @@ func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, 
 		if err != nil {
 			return res, fmt.Errorf("steward apply: %w", err)
 		}
+		if s.beforeWrite != nil {
+			s.beforeWrite()
+		}
 		err = s.st.Apply(ctx, pr.batch)
 		var ce *store.ConflictError
 		if errors.As(err, &ce) && len(ce.Changed) > 0 && attempt < 3 {
@@ -156,6 +159,13 @@ func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, 
 			for _, id := range ce.Changed {
 				excluded[id] = "changed while the run was being applied"
 			}
+			continue
+		}
+		if errors.Is(err, memory.ErrModelMismatch) && attempt < 3 {
+			// A re-embedding switched the store's model since the records
+			// were read: a merge survivor would carry the old model's
+			// vector. Read them again, with their new vectors.
+			restore()
 			continue
 		}
 		if err != nil && !errors.Is(err, store.ErrIndexPending) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -283,4 +284,47 @@ func show(m memory.Memory) string {
 	n := len(m.Embedding)
 	m.Embedding = nil
 	return fmt.Sprintf("%+v (embedding %d)", m, n)
+}
+
+// TestApplyAcrossModelSwitch: a re-embedding that switches the store's
+// model between Apply reading the records and writing the run (a daemon
+// re-embeds while it serves) makes the write fail with ErrModelMismatch
+// (a merge survivor carries the old model's vector); Apply reads the
+// records again and applies the run with the new vectors.
+func TestApplyAcrossModelSwitch(t *testing.T) {
+	ctx := context.Background()
+	st, sw := fixture(t, defaults(), mixedRecs()...)
+	p, err := sw.Plan(ctx, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := embed.NewLexical()
+	switched := 0
+	sw.beforeWrite = func() {
+		if switched++; switched == 1 {
+			if err := st.Reembed(ctx, other, nil); err != nil {
+				t.Fatalf("reembed: %v", err)
+			}
+		}
+	}
+	res, err := sw.Apply(ctx, p, nil)
+	if err != nil {
+		t.Fatalf("apply across a model switch: %v", err)
+	}
+	if len(res.Applied) != 7 || switched != 2 {
+		t.Errorf("applied %d actions in %d attempts; want 7 in 2", len(res.Applied), switched)
+	}
+	all, _ := everything(t, st)
+	for id, m := range all {
+		want, err := other.Embed(ctx, []string{m.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.EmbeddingModel != other.Model() || !slices.Equal(m.Embedding, want[0]) {
+			t.Errorf("%s holds a vector of %q, not %s's of its text", id, m.EmbeddingModel, other.Model())
+		}
+	}
+	if _, ok := all["dupa"]; ok {
+		t.Error("the merge's loser is still live")
+	}
 }

@@ -49,6 +49,9 @@ type Steward struct {
 	// mergeAt, when not 0, is the float64 bits of the merge similarity
 	// SetMergeSimilarity set, which replaces cfg's.
 	mergeAt atomic.Uint64
+	// beforeWrite, when set (by tests), runs between reading the records
+	// of a run and writing it.
+	beforeWrite func()
 }
 
 // New returns a Steward for st with the thresholds of cfg.
