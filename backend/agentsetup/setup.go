@@ -216,12 +216,9 @@ func Binary(flagValue string) (string, []string, error) {
 	var warn []string
 	p := flagValue
 	if p == "" {
-		exe, err := os.Executable()
+		exe, err := config.Executable()
 		if err != nil {
-			return "", nil, fmt.Errorf("find this program's path: %w (pass --binary)", err)
-		}
-		if r, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = r
+			return "", nil, fmt.Errorf("%w (pass --binary)", err)
 		}
 		p = exe
 		if tmp := os.TempDir(); tmp != "" && strings.HasPrefix(p, filepath.Clean(tmp)+string(filepath.Separator)) {

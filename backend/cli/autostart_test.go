@@ -17,7 +17,11 @@ func TestAutostartCommand(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
-	t.Setenv("APPIMAGE", "/opt/memtray/memtray-1.0-x86_64.AppImage")
+	appimage := filepath.Join(t.TempDir(), "memtray-1.0-x86_64.AppImage")
+	if err := os.WriteFile(appimage, []byte("\x7fELF"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("APPIMAGE", appimage)
 	ctx := context.Background()
 	entry := filepath.Join(home, "cfg", "autostart", "memtray.desktop")
 	steps := []struct {
@@ -26,11 +30,18 @@ func TestAutostartCommand(t *testing.T) {
 		file bool
 	}{
 		{[]string{"autostart", "--data-dir", dir}, "autostart: off", false},
-		{[]string{"autostart", "--data-dir", dir, "on"}, "autostart: on (" + entry + " runs /opt/memtray/memtray-1.0-x86_64.AppImage app --hidden --data-dir " + dir, true},
-		{[]string{"autostart", "--data-dir", dir, "status"}, "the program it runs is gone", true},
+		{[]string{"autostart", "--data-dir", dir, "on"}, "autostart: on (" + entry + " runs " + appimage + " app --hidden --data-dir " + dir, true},
+		{[]string{"autostart", "--data-dir", dir, "status"}, "autostart: on", true},
 		{[]string{"autostart", "--data-dir", dir, "off"}, "autostart: off", false},
 	}
-	for _, s := range steps {
+	for i, s := range steps {
+		if i == 3 {
+			// The AppImage moved away: the entry is stale.
+			os.Remove(appimage)
+			if code, out, _ := run(t, ctx, "", "autostart", "--data-dir", dir); code != 0 || !strings.Contains(out, "the program it runs is gone") {
+				t.Fatalf("stale entry: %d %q", code, out)
+			}
+		}
 		code, out, errs := run(t, ctx, "", s.args...)
 		if code != 0 || !strings.Contains(out, s.want) {
 			t.Fatalf("%v: %d %q %q, want %q", s.args, code, out, errs, s.want)

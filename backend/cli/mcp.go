@@ -131,9 +131,9 @@ func daemonCommand(exe string, cfg config.Config, configPath string, log *os.Fil
 // spawnDaemon starts `memtray serve` on cfg's data dir in the background.
 // It outlives this process; the channel reports an early exit.
 func spawnDaemon(cfg config.Config, configPath string) (<-chan error, error) {
-	exe, err := os.Executable()
+	exe, err := config.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("find the memtray executable: %w", err)
+		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)

@@ -807,3 +807,25 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	}
 	return nil
 }
+
+// Executable is the program that runs this memtray again, for what must
+// outlive this process or start it later (agent configs, a detached daemon,
+// the login entry): the AppImage file itself when memtray runs from one
+// ($APPIMAGE, set by its runtime: the path memtray runs from inside is a
+// mount or cache that is not there later), else this executable with its
+// symlinks resolved.
+func Executable() (string, error) {
+	if p := os.Getenv("APPIMAGE"); p != "" && filepath.IsAbs(p) {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find this program's path: %w", err)
+	}
+	if r, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = r
+	}
+	return exe, nil
+}

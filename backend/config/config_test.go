@@ -191,3 +191,21 @@ func TestLoadBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestExecutable(t *testing.T) {
+	exe, _ := os.Executable()
+	exe, _ = filepath.EvalSymlinks(exe)
+	img := filepath.Join(t.TempDir(), "memtray-x86_64.AppImage")
+	os.WriteFile(img, []byte("x"), 0o755)
+	for _, tt := range []struct{ appimage, want string }{
+		{"", exe},
+		{img, img},
+		{"relative.AppImage", exe},
+		{filepath.Join(t.TempDir(), "gone.AppImage"), exe},
+	} {
+		t.Setenv("APPIMAGE", tt.appimage)
+		if got, err := Executable(); err != nil || got != tt.want {
+			t.Errorf("APPIMAGE=%q: %q, %v; want %q", tt.appimage, got, err, tt.want)
+		}
+	}
+}

@@ -26,15 +26,9 @@ func AutostartOptions(dataDir, configPath string) (autostart.Options, error) {
 	if err != nil {
 		return autostart.Options{}, fmt.Errorf("autostart: %w", err)
 	}
-	prog := os.Getenv("APPIMAGE")
-	if prog == "" || !filepath.IsAbs(prog) {
-		exe, err := os.Executable()
-		if err != nil {
-			return autostart.Options{}, fmt.Errorf("autostart: find this program: %w", err)
-		}
-		if prog, err = filepath.EvalSymlinks(exe); err != nil {
-			return autostart.Options{}, fmt.Errorf("autostart: find this program: %w", err)
-		}
+	prog, err := config.Executable()
+	if err != nil {
+		return autostart.Options{}, fmt.Errorf("autostart: %w", err)
 	}
 	cmd := []string{prog, "app", "--hidden"}
 	if dir, err := filepath.Abs(dataDir); err == nil && dir != config.DefaultDataDir() {
