@@ -20,6 +20,7 @@ ARGS    ?=
 
 .PHONY: all deps build desktop frontend run test test-short bench eval fuzz clean model types appimage test-appimage
 .PHONY: package deb windows linux-cli release test-package
+.PHONY: load faults
 
 all: build
 
@@ -111,6 +112,23 @@ eval: build
 	  echo "replayed again (must add no memory):"; for f in $(SHARED)/data/claude-code-transcripts/*.jsonl; do $(BIN) ingest --data-dir $$d $$f | grep 'memories written'; done; \
 	  $(BIN) stats --data-dir $$d; rm -rf $$d; \
 	else echo "eval: Claude Code transcripts absent, skipped"; fi
+
+# Load test (README: Benchmarks): `memtray serve` as a subprocess, 64 agent
+# sessions streaming through its proxy and straight to a fake provider for
+# 60 s while recall, search and steward plans run, then 20 s with a slow
+# pipeline (the queue must drop, not block). LOAD_ARGS adds flags, e.g.
+# LOAD_ARGS='-duration 5m -sessions 128'; with SOAK_OUT set it writes
+# $$SOAK_OUT/load.json. `go test ./cmd/memtray-load` runs a 5 s version.
+LOAD_ARGS ?=
+load: build
+	$(GO) run ./cmd/memtray-load -bin $(BIN) $(LOAD_ARGS)
+
+# The fault tests (README: Benchmarks), counted: provider down, slow and
+# breaking off; Ollama down and hanging; disk full (needs root for its
+# tmpfs, else skipped); store locked; corrupt index; clock jumps. With
+# SOAK_OUT set it writes $$SOAK_OUT/faults.json.
+faults: deps
+	set -o pipefail; $(GO) test -race -count=1 -run '^TestFault' -json ./backend/daemon/ ./backend/cli/ | $(GO) run ./cmd/memtray-load -faults
 
 # Fuzz every parser of outside input in turn (FUZZTIME each).
 FUZZTIME ?= 30s

@@ -45,7 +45,6 @@ type clockCheck struct {
 	jump      time.Duration
 	seen      time.Time
 	holdUntil time.Time
-	hold      time.Duration // clockHold; tests shorten it
 }
 
 // observe notes the clock's reading now and reports a jump since the
@@ -64,11 +63,7 @@ func (c *clockCheck) observe(now time.Time) time.Duration {
 	if j.Abs() <= maxClockSkew {
 		return 0
 	}
-	hold := c.hold
-	if hold == 0 {
-		hold = clockHold
-	}
-	c.jump, c.seen, c.holdUntil = j, now, mono.Add(hold)
+	c.jump, c.seen, c.holdUntil = j, now, mono.Add(clockHold)
 	return j
 }
 

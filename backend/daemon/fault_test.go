@@ -752,9 +752,12 @@ func TestFaultClockJump(t *testing.T) {
 	if len(base) != 29 || trashLen() != 1 {
 		t.Fatalf("before the jump: %d memories, %d in the trash", len(base), trashLen())
 	}
-	d.clockCheck.mu.Lock()
-	d.clockCheck.hold = time.Second
-	d.clockCheck.mu.Unlock()
+	// The hold after a jump ends when the test says (a day otherwise).
+	release := func() {
+		d.clockCheck.mu.Lock()
+		d.clockCheck.holdUntil = time.Now()
+		d.clockCheck.mu.Unlock()
+	}
 
 	// A year forward: the sweep holds back.
 	r.clock.jump(365 * 24 * time.Hour)
@@ -766,7 +769,15 @@ func TestFaultClockJump(t *testing.T) {
 	}
 	r.warned("clock_jump", true)
 	t.Logf("warning: %s", r.message("clock_jump"))
+	// A sweep while held applies nothing either.
+	if err := d.sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshot(); !sameRecords(got, base) || trashLen() != 1 {
+		t.Fatal("a sweep during the hold changed memories or emptied the trash")
+	}
 	// Once the clock ran steadily: bounded changes.
+	release()
 	r.warned("clock_jump", false)
 	if err := d.sweep(ctx); err != nil {
 		t.Fatal(err)
@@ -810,6 +821,7 @@ func TestFaultClockJump(t *testing.T) {
 	if !strings.Contains(r.message("clock_jump"), "jumped back") {
 		t.Errorf("warning %q", r.message("clock_jump"))
 	}
+	release()
 	r.warned("clock_jump", false)
 	if err := d.sweep(ctx); err != nil {
 		t.Fatal(err)
