@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X $(CLIPKG).Version=$(VERSION) -X $(CLIPKG).Commit=$(COMMIT) -
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build desktop frontend run test test-short bench eval fuzz clean model types appimage test-appimage
+.PHONY: all deps build desktop frontend run test test-short bench eval fuzz soak clean model types appimage test-appimage
 .PHONY: package deb windows linux-cli release test-package
 .PHONY: load faults
 
@@ -156,6 +156,47 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeArgs$$' -fuzztime $(FUZZTIME) ./backend/mcp/
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./backend/tidy/
 	$(GO) test -run '^$$' -fuzz '^FuzzELFEnd$$' -fuzztime $(FUZZTIME) ./cmd/appimage-runtime/
+
+# Reliability soak (README: Reliability): the long runs of the reliability
+# checks, then ONE summary table (go run ./cmd/soakreport). Each part writes
+# its results into $(SOAK_OUT) as <name>.json, one JSON object per line:
+#   {"name":"crash","metric":"kills survived","value":400,"ok":true,"detail":"..."}
+# name: the part; metric: the table's row ("kills survived", "faults
+# survived", "fuzz executions", "fuzz crashers", "load held", "secrets
+# leaked", "memories lost"; rows of one metric from several parts add up,
+# any other metric gets a row of its own); value: a number or a short text;
+# ok: the part passed; detail: one line. A part run from a script records
+# its result with `go run ./cmd/soakreport record -out FILE -name N -metric M
+# -value V -ok=BOOL -detail D`. Parts keep going when one fails; the table
+# says which, and `make soak` fails then. SOAK_KILLS daemon kills (about 1 s
+# each), SOAK_STORE_KILLS per store crash test, FUZZTIME per fuzz target.
+SOAK_OUT         ?= bin/soak
+SOAK_KILLS       ?= 400
+SOAK_STORE_KILLS ?= 200
+soak: deps
+	@rm -rf $(SOAK_OUT) && mkdir -p $(SOAK_OUT)
+# Crash safety (item 3): SIGKILLs of memtray serve amid ingest, adds, imports,
+# steward runs and model switches (app/crashtest; writes crash.json) ...
+	-SOAK_OUT=$(abspath $(SOAK_OUT)) MEMTRAY_SOAK_KILLS=$(SOAK_KILLS) $(GO) test -count=1 -timeout 6h -v \
+	  -run '^TestDaemonCrashKill9$$' ./app/crashtest/ > $(SOAK_OUT)/crash.log 2>&1; tail -n 4 $(SOAK_OUT)/crash.log
+# ... and of the store's and the steward's own writers (kill tests of their packages).
+	@if MEMTRAY_CRASH_ITERS=$(SOAK_STORE_KILLS) $(GO) test -count=1 -timeout 2h -run '^(TestCrashKill9|TestCrashKill9FirstOpen|TestApplyCrashKill9)$$' \
+	  ./backend/store/ > $(SOAK_OUT)/store-crash.log 2>&1; then ok=true n=$$(( 3 * $(SOAK_STORE_KILLS) )); else ok=false n=0; fi; \
+	  $(GO) run ./cmd/soakreport record -out $(SOAK_OUT)/store-crash.json -name store-crash -metric "kills survived" \
+	  -value $$n -ok=$$ok -detail "kill -9 of a store writer: $(SOAK_STORE_KILLS) each of puts/updates/deletes, batches and first opens (backend/store)"; \
+	  if MEMTRAY_STEWARD_CRASH_ITERS=$$(( $(SOAK_STORE_KILLS) / 2 )) $(GO) test -count=1 -timeout 2h -run '^TestApplyCrashKill9$$' \
+	  ./backend/steward/ > $(SOAK_OUT)/steward-crash.log 2>&1; then ok=true n=$$(( $(SOAK_STORE_KILLS) / 2 )); else ok=false n=0; fi; \
+	  $(GO) run ./cmd/soakreport record -out $(SOAK_OUT)/steward-crash.json -name steward-crash -metric "kills survived" \
+	  -value $$n -ok=$$ok -detail "kill -9 of a plan/apply/undo loop: the run is wholly there or not (backend/steward)"
+# Bad input (item 5): every target of `make fuzz` for FUZZTIME; executions
+# from its output, crashers = new files in testdata/fuzz (writes fuzz.json).
+	@find . -path ./frontend/node_modules -prune -o -path '*/testdata/fuzz/*' -type f -print | sort > $(SOAK_OUT)/fuzz-corpus-before.txt
+	-$(MAKE) --no-print-directory -i fuzz FUZZTIME=$(FUZZTIME) > $(SOAK_OUT)/fuzz.log 2>&1; grep -E '^(ok|FAIL)' $(SOAK_OUT)/fuzz.log | tail -n 3
+	$(GO) run ./cmd/soakreport fuzz -log $(SOAK_OUT)/fuzz.log -before $(SOAK_OUT)/fuzz-corpus-before.txt -out $(SOAK_OUT)/fuzz.json
+# >>> secrets (item 2): the long run goes here; it writes $(SOAK_OUT)/secrets.json ("secrets leaked").
+# >>> faults (item 4): the long run goes here (`make faults` writes faults.json with SOAK_OUT set).
+# >>> load (item 6): the long run goes here (`make load` writes load.json with SOAK_OUT set; metric "load held").
+	$(GO) run ./cmd/soakreport -dir $(SOAK_OUT) -expect crash,store-crash,steward-crash,fuzz
 
 # Packages (issue "Packaging and install"), into dist/ (README: Install):
 #   make package   the .deb, the AppImage, the Windows build
