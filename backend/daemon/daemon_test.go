@@ -139,7 +139,7 @@ func TestAPISecurity(t *testing.T) {
 		{"empty text", "POST", "/api/memories", "", "", "Bearer " + tok, `{"text":"   "}`, 400},
 		{"invalid utf8", "POST", "/api/memories", "", "", "Bearer " + tok, "{\"text\":\"ab\xff\xfecd\"}", 400},
 		{"bad kind", "POST", "/api/memories", "", "", "Bearer " + tok, `{"text":"a real memory text","kind":"gossip"}`, 400},
-		{"huge body", "POST", "/api/memories", "", "", "Bearer " + tok, `{"text":"` + strings.Repeat("a", httpapi.MaxJSONBody) + `"}`, 400},
+		{"huge body", "POST", "/api/memories", "", "", "Bearer " + tok, `{"text":"` + strings.Repeat("a", httpapi.MaxJSONBody) + `"}`, 413},
 		{"bad k", "GET", "/api/search?q=x&k=-1", "", "", "Bearer " + tok, "", 400},
 		{"unknown id", "GET", "/api/memories/nope", "", "", "Bearer " + tok, "", 404},
 	}
