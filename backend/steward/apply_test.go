@@ -328,3 +328,36 @@ func TestApplyAcrossModelSwitch(t *testing.T) {
 		t.Error("the merge's loser is still live")
 	}
 }
+
+// TestNewRemovesTemporaryFiles: a process killed while it wrote the undo
+// journal or the ledger leaves a temporary file; the next steward on the
+// directory removes it and reads the journal and ledger as they were.
+func TestNewRemovesTemporaryFiles(t *testing.T) {
+	ctx := context.Background()
+	st, sw := fixture(t, defaults(), mixedRecs()...)
+	p, err := sw.Plan(ctx, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Apply(ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := sw.opts.Dir
+	for _, name := range []string{tempPrefix + journalFile + "-123", tempPrefix + ledgerFile + "-456"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(`{"half":`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sw2 := New(st, defaults(), Options{Dir: dir, Clock: sw.opts.Clock})
+	if tmps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*")); len(tmps) != 0 {
+		t.Errorf("left: %v", tmps)
+	}
+	for _, name := range []string{journalFile, ledgerFile} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if res, err := sw2.Undo(ctx); err != nil || res.Counts["reverted"] == 0 {
+		t.Errorf("undo with the new steward: %+v %v", res, err)
+	}
+}

@@ -143,7 +143,7 @@ func TestApplyCrashKill9(t *testing.T) {
 	t.Logf("one run: %v over %d memories, %d trashed", p.Counts, len(recs), len(applied.trash))
 
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 5))
-	sawOld, sawNew := 0, 0
+	sawOld, sawNew, leftovers := 0, 0, 0
 	for it := 0; it < iters; it++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 		cmd.Env = append(os.Environ(), "MEMTRAY_STEWARD_HELPER=applyundo", "MEMTRAY_STEWARD_STORE="+dir, "MEMTRAY_STEWARD_DIR="+sdir)
@@ -180,7 +180,12 @@ func TestApplyCrashKill9(t *testing.T) {
 			t.Fatalf("iteration %d: the store is neither before nor after the run: %d live (want %d or %d), %d trashed; differs from before in %v",
 				it, len(got.live), len(old.live), len(applied.live), len(got.trash), diffRecords(old.live, got.live))
 		}
+		tmps, _ := filepath.Glob(filepath.Join(sdir, tempPrefix+"*"))
+		leftovers += len(tmps)
 		sw := New(st, defaults(), Options{Dir: sdir, Clock: memory.FixedClock{T: now}})
+		if tmps, _ := filepath.Glob(filepath.Join(sdir, tempPrefix+"*")); len(tmps) > 0 {
+			t.Errorf("iteration %d: temporary files of the killed writes are left: %v", it, tmps)
+		}
 		if _, err := sw.Undo(ctx); err != nil && !errors.Is(err, ErrNothingToUndo) {
 			t.Fatalf("iteration %d: undo after the kill: %v", it, err)
 		}
@@ -191,5 +196,6 @@ func TestApplyCrashKill9(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Logf("%d kills: %d found the state before the run, %d the state after", iters, sawOld, sawNew)
+	t.Logf("%d kills: %d found the state before the run, %d the state after; %d temporary files of cut writes removed",
+		iters, sawOld, sawNew, leftovers)
 }

@@ -24,7 +24,7 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	f, err := os.CreateTemp(dir, tempPrefix+filepath.Base(path)+"-*")
 	if err != nil {
 		return err
 	}
@@ -52,6 +52,17 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return syncDir(dir)
+}
+
+// tempPrefix starts the names of writeFileAtomic's temporary files.
+const tempPrefix = ".tmp-"
+
+// removeTemps deletes the temporary files of writes a kill cut short.
+func removeTemps(dir string) {
+	tmps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*"))
+	for _, t := range tmps {
+		_ = os.Remove(t)
+	}
 }
 
 func syncDir(dir string) error {

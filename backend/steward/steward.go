@@ -54,7 +54,9 @@ type Steward struct {
 	beforeWrite func()
 }
 
-// New returns a Steward for st with the thresholds of cfg.
+// New returns a Steward for st with the thresholds of cfg. It removes
+// the temporary files a killed process left in opts.Dir (the store's lock,
+// which st holds, keeps any other process out of it).
 func New(st *store.Store, cfg config.Steward, opts Options) *Steward {
 	s := &Steward{st: st, cfg: cfg, opts: opts, clock: opts.Clock, log: opts.Logger}
 	if s.clock == nil {
@@ -65,6 +67,9 @@ func New(st *store.Store, cfg config.Steward, opts Options) *Steward {
 	}
 	if s.opts.MinInterval <= 0 {
 		s.opts.MinInterval = DefaultMinInterval
+	}
+	if s.opts.Dir != "" {
+		removeTemps(s.opts.Dir)
 	}
 	return s
 }
