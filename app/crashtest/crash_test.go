@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -152,6 +153,17 @@ func (h *harness) finish(pending *ledger) {
 		t.Errorf("memtray serve did not stop cleanly on SIGTERM: %v", err)
 	}
 	h.checkChild(p)
+	// Nothing was moved aside as damaged, and no temporary file of a write
+	// the kills cut is left behind (atomic writes rename a temporary file).
+	filepath.WalkDir(h.in.root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == h.in.home {
+			return nil
+		}
+		if name := d.Name(); strings.Contains(name, ".broken-") || strings.Contains(name, ".tmp") || strings.HasSuffix(name, ".new") {
+			t.Errorf("left in the install after %d kills: %s", h.totals.kills, path)
+		}
+		return nil
+	})
 }
 
 // check verifies a started daemon against pending and, when raw names a
