@@ -194,9 +194,12 @@ soak: deps
 	-$(MAKE) --no-print-directory -i fuzz FUZZTIME=$(FUZZTIME) > $(SOAK_OUT)/fuzz.log 2>&1; grep -E '^(ok|FAIL)' $(SOAK_OUT)/fuzz.log | tail -n 3
 	$(GO) run ./cmd/soakreport fuzz -log $(SOAK_OUT)/fuzz.log -before $(SOAK_OUT)/fuzz-corpus-before.txt -out $(SOAK_OUT)/fuzz.json
 # >>> secrets (item 2): the long run goes here; it writes $(SOAK_OUT)/secrets.json ("secrets leaked").
-# >>> faults (item 4): the long run goes here (`make faults` writes faults.json with SOAK_OUT set).
-# >>> load (item 6): the long run goes here (`make load` writes load.json with SOAK_OUT set; metric "load held").
-	$(GO) run ./cmd/soakreport -dir $(SOAK_OUT) -expect crash,store-crash,steward-crash,fuzz
+# Faults (item 4): every TestFault… with -race, counted (writes faults.json).
+	-SOAK_OUT=$(abspath $(SOAK_OUT)) $(MAKE) --no-print-directory faults > $(SOAK_OUT)/faults.log 2>&1; tail -n 1 $(SOAK_OUT)/faults.log
+# Load (item 6): 64 sessions for LOAD_ARGS' duration (60 s), then the slow pipeline (writes load.json:
+# "load held" and "requests/s").
+	-SOAK_OUT=$(abspath $(SOAK_OUT)) $(MAKE) --no-print-directory load > $(SOAK_OUT)/load.log 2>&1; tail -n 1 $(SOAK_OUT)/load.log
+	$(GO) run ./cmd/soakreport -dir $(SOAK_OUT) -expect crash,store-crash,steward-crash,fuzz,faults,load
 
 # Packages (issue "Packaging and install"), into dist/ (README: Install):
 #   make package   the .deb, the AppImage, the Windows build
