@@ -11,9 +11,14 @@ import (
 )
 
 // vectorIndex is the in-memory vector index: every record's embedding,
-// normalised once, in one contiguous []float32 (row-major), with the
-// fields filters need stored inline per row, scanned exactly (brute force)
-// by up to GOMAXPROCS goroutines with a private top-k heap each. It is
+// normalised once, in one contiguous []float32 (row-major), plus a scan copy
+// of the same rows quantized to int8 (see q8), with the fields filters need
+// stored inline per row. A query scans the int8 copy by up to GOMAXPROCS
+// goroutines, keeps the best rescoreCandidates(k) rows per query vector,
+// then rescores those exactly from the float32 rows and returns the true
+// top k: the same rows and the same scores as an exact float32 scan, except
+// that a row tied with the k-th within the quantization error may be
+// swapped for another (see vector_quant_test.go for how often). It is
 // rebuilt from bbolt at every Open and never persisted. The Store's mu
 // guards it: writers hold the write lock, queries the read lock.
 //
@@ -24,9 +29,21 @@ import (
 // pushes every similarity into a mutex-guarded heap; the dot products are
 // only 27% of its time. This layout does the same exact search in ~5 ms.
 // BenchmarkVectorChromem keeps the comparison reproducible.
+//
+// Why int8: the float32 scan of 100k 557-d rows reads 222 MB and does 56 M
+// multiply-adds per query, which the Go compiler does not vectorise (one
+// scalar MULSS+ADDSS per coordinate). The int8 copy is a quarter of the
+// bytes, and its layout (8 rows interleaved per uint64, see dotBlock) lets
+// one 64-bit multiply do two coordinate products, so the scan costs well
+// under half as much; the exact rescoring of a few hundred rows is noise.
 type vectorIndex struct {
-	dim   int
-	data  []float32 // rows*dim, normalised vectors
+	dim  int
+	data []float32 // rows*dim, normalised vectors: exact scores
+	// q8 is the scan copy, in blocks of 8 rows: q8[b*dim+d] holds
+	// coordinate d of rows 8b..8b+7, byte i for row 8b+i, each the row's
+	// int8 code c (|c| <= 127, x ~ c*scale[row]) stored as c+128.
+	q8    []uint64
+	scale []float32 // row -> its codes' scale: max |x| / 127; 0 for a free row
 	ids   []string  // row -> id; "" for a free row
 	meta  []rowMeta
 	rows  map[string]int32 // id -> row
@@ -55,6 +72,8 @@ func newVectorIndex(dim int) (*vectorIndex, error) {
 // grow reserves room for n more rows.
 func (v *vectorIndex) grow(n int) {
 	v.data = slices.Grow(v.data, n*v.dim)
+	v.q8 = slices.Grow(v.q8, (n+7)/8*v.dim)
+	v.scale = slices.Grow(v.scale, n)
 	v.ids = slices.Grow(v.ids, n)
 	v.meta = slices.Grow(v.meta, n)
 }
@@ -100,7 +119,11 @@ func (v *vectorIndex) slot(id string) int32 {
 		r = int32(len(v.ids))
 		v.ids = append(v.ids, "")
 		v.meta = append(v.meta, rowMeta{})
+		v.scale = append(v.scale, 0)
 		v.data = append(v.data, make([]float32, v.dim)...)
+		if r%8 == 0 {
+			v.q8 = append(v.q8, make([]uint64, v.dim)...)
+		}
 	}
 	v.ids[r] = id
 	v.rows[id] = r
@@ -124,6 +147,7 @@ func (v *vectorIndex) add(id string, vec []float32, e *entry) {
 	for i, f := range vec {
 		row[i] = float32(float64(f) * inv)
 	}
+	v.encode(r)
 	v.meta[r] = v.rowMetaOf(e)
 }
 
@@ -148,8 +172,42 @@ func (v *vectorIndex) addPacked(id string, packed []byte, e *entry) {
 	for i := range row {
 		row[i] = float32(float64(math.Float32frombits(binary.LittleEndian.Uint32(packed[4*i:]))) * inv)
 	}
+	v.encode(r)
 	v.meta[r] = v.rowMetaOf(e)
 }
+
+// encode writes row r's int8 codes into the scan copy: symmetric, with
+// the row's own scale max |x| / 127, rounded to nearest.
+func (v *vectorIndex) encode(r int32) {
+	row := v.data[int(r)*v.dim : int(r+1)*v.dim]
+	var mx float32
+	for _, f := range row {
+		mx = max(mx, abs32(f))
+	}
+	blk := v.q8[int(r/8)*v.dim : int(r/8+1)*v.dim]
+	blk = blk[:len(row)]
+	sh := 8 * uint(r%8)
+	keep := ^(uint64(0xFF) << sh)
+	if mx == 0 {
+		v.scale[r] = 0
+		for d := range blk {
+			blk[d] = blk[d]&keep | 128<<sh
+		}
+		return
+	}
+	inv := 127 / mx
+	for d, f := range row {
+		// Round half away from zero without a branch (the signs are
+		// random: a branch would mispredict half the time).
+		x := f * inv
+		half := math.Float32frombits(math.Float32bits(x)&(1<<31) | 0x3f000000) // ±0.5
+		c := min(max(int32(x+half), -127), 127)
+		blk[d] = blk[d]&keep | uint64(uint8(c+128))<<sh
+	}
+	v.scale[r] = mx / 127
+}
+
+func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }
 
 // setMeta refreshes the filter fields of id's row, if it has one.
 func (v *vectorIndex) setMeta(id string, e *entry) {
@@ -168,6 +226,7 @@ func (v *vectorIndex) remove(ids ...string) {
 		v.ids[r] = ""
 		v.meta[r] = rowMeta{}
 		clear(v.data[int(r)*v.dim : int(r+1)*v.dim])
+		v.encode(r)
 		v.free = append(v.free, r)
 	}
 }
@@ -290,26 +349,88 @@ func (t *topK) push(x hit) {
 // minParallelRows is the index size below which one goroutine scans.
 const minParallelRows = 8192
 
+// Rescoring: the int8 scan keeps rescoreCandidates(k) rows per query
+// vector, which are then scored exactly. Measured in
+// TestQuantizedScanMatchesExact (vector_quant_test.go): with the built-in
+// embedder's vectors, max(2k, 32) already returned the exact top k for
+// every query; 4k and 64 leave a wide margin for near-duplicate clusters
+// and cost nothing measurable (rescoring 200 rows of a 100k scan).
+const (
+	rescoreFactor = 4
+	rescoreMin    = 64
+)
+
+// rescoreCandidates is how many rows the int8 scan keeps for k results.
+func rescoreCandidates(k int) int { return max(rescoreFactor*k, rescoreMin) }
+
+// denseBlock is the least number of a block's 8 rows passing the filter
+// for which the block is scored with dotBlock; fewer are scored one by one
+// in float32 (a selective filter, such as one project among many, would
+// otherwise pay for 8 rows to score 1).
+const denseBlock = 4
+
 // query returns the k rows matching rf most similar to q (normalised),
 // best first, as ids and cosine similarities.
 func (v *vectorIndex) query(q []float32, k int, rf *rowFilter) []Scored {
 	return v.queryMany([][]float32{q}, k, rf)[0]
 }
 
+// span is one query vector of queryMany: the non-zero range [c0, c1) of
+// its coordinates, in float32 and as int8 codes.
+type span struct {
+	q      []float32 // the query's coordinates c0..c1
+	c0, c1 int
+	codes  []int64 // q's int8 codes, |c| <= 127, as multipliers for dotBlock
+	bias   int64   // 128 * sum(codes): what the +128 of the rows' stored codes adds
+	scale  float32 // q ~ codes * scale
+}
+
+func newSpan(q []float32) span {
+	c0, c1 := 0, len(q)
+	for c0 < c1 && q[c0] == 0 {
+		c0++
+	}
+	for c1 > c0 && q[c1-1] == 0 {
+		c1--
+	}
+	sp := span{q: q[c0:c1], c0: c0, c1: c1, codes: make([]int64, c1-c0)}
+	var mx float32
+	for _, f := range sp.q {
+		mx = max(mx, abs32(f))
+	}
+	if mx == 0 {
+		return sp
+	}
+	inv := 127 / mx
+	for i, f := range sp.q {
+		c := int64(math.Round(float64(f * inv)))
+		sp.codes[i] = min(max(c, -127), 127)
+		sp.bias += 128 * sp.codes[i]
+	}
+	sp.scale = mx / 127
+	return sp
+}
+
 // queryMany is query for several query vectors in one pass over the rows
-// (the index is memory-bound: one pass reads each row once, whatever the
-// number of queries). A query that is zero outside one range of
-// coordinates (one part of a segmented embedder's vector) only reads that
-// range.
+// (one pass reads each row once, whatever the number of queries). A query
+// that is zero outside one range of coordinates (one part of a segmented
+// embedder's vector) only reads that range.
+//
+// The pass scores the int8 copy and keeps, per query, the
+// rescoreCandidates(k) best rows by that estimate; those are then scored
+// exactly (the same float32 dot product as an exact scan, so the same
+// scores bit for bit) and the k best returned, ties by row.
 func (v *vectorIndex) queryMany(qs [][]float32, k int, rf *rowFilter) [][]Scored {
+	return v.queryManyCand(qs, k, rescoreCandidates(k), rf)
+}
+
+// queryManyCand is queryMany keeping cand (>= k) rows per query for the
+// exact rescoring.
+func (v *vectorIndex) queryManyCand(qs [][]float32, k, cand int, rf *rowFilter) [][]Scored {
 	out := make([][]Scored, len(qs))
 	n := len(v.ids)
 	if rf.none || n == 0 || k <= 0 {
 		return out
-	}
-	type span struct {
-		q      []float32
-		c0, c1 int
 	}
 	var spans []span
 	var which []int // index in qs of each span
@@ -317,19 +438,14 @@ func (v *vectorIndex) queryMany(qs [][]float32, k int, rf *rowFilter) [][]Scored
 		if len(q) != v.dim {
 			continue
 		}
-		c0, c1 := 0, len(q)
-		for c0 < c1 && q[c0] == 0 {
-			c0++
-		}
-		for c1 > c0 && q[c1-1] == 0 {
-			c1--
-		}
-		spans = append(spans, span{q: q[c0:c1], c0: c0, c1: c1})
+		spans = append(spans, newSpan(q))
 		which = append(which, i)
 	}
 	if len(spans) == 0 {
 		return out
 	}
+	cand = max(cand, k)
+	blocks := (n + 7) / 8
 	workers := runtime.GOMAXPROCS(0)
 	if n < minParallelRows || workers < 2 {
 		workers = 1
@@ -338,57 +454,155 @@ func (v *vectorIndex) queryMany(qs [][]float32, k int, rf *rowFilter) [][]Scored
 	scan := func(w, lo, hi int) {
 		ts := make([]topK, len(spans))
 		for i := range ts {
-			ts[i] = topK{k: k, h: make([]hit, 0, k)}
+			ts[i] = topK{k: cand, h: make([]hit, 0, min(cand, 8*(hi-lo)))}
 		}
 		dim := v.dim
-		for r := lo; r < hi; r++ {
-			if !rf.match(&v.meta[r]) {
+		var est [8]int64
+		for b := lo; b < hi; b++ {
+			r0 := 8 * b
+			var pass [8]bool
+			m := 0
+			for i := range min(8, n-r0) {
+				if rf.match(&v.meta[r0+i]) {
+					pass[i] = true
+					m++
+				}
+			}
+			if m == 0 {
 				continue
 			}
-			row := v.data[r*dim : (r+1)*dim]
-			for i := range spans {
-				sp := &spans[i]
-				ts[i].push(hit{score: dot(sp.q, row[sp.c0:sp.c1]), row: int32(r)})
+			if m < denseBlock {
+				for i, ok := range pass {
+					if !ok {
+						continue
+					}
+					r := r0 + i
+					row := v.data[r*dim : (r+1)*dim]
+					for j := range spans {
+						sp := &spans[j]
+						ts[j].push(hit{score: dot(sp.q, row[sp.c0:sp.c1]), row: int32(r)})
+					}
+				}
+				continue
+			}
+			blk := v.q8[b*dim : (b+1)*dim]
+			for j := range spans {
+				sp := &spans[j]
+				a0, a1, a2, a3 := dotBlock(sp.codes, blk[sp.c0:sp.c1])
+				est[0], est[4] = lanes(a0)
+				est[1], est[5] = lanes(a1)
+				est[2], est[6] = lanes(a2)
+				est[3], est[7] = lanes(a3)
+				for i, ok := range pass {
+					if ok {
+						s := float32(est[i]-sp.bias) * sp.scale * v.scale[r0+i]
+						ts[j].push(hit{score: s, row: int32(r0 + i)})
+					}
+				}
 			}
 		}
 		heaps[w] = ts
 	}
 	if workers == 1 {
-		scan(0, 0, n)
+		scan(0, 0, blocks)
 	} else {
 		var wg sync.WaitGroup
-		per := (n + workers - 1) / workers
+		per := (blocks + workers - 1) / workers
 		for w := 0; w < workers; w++ {
-			lo, hi := w*per, min((w+1)*per, n)
+			lo, hi := min(w*per, blocks), min((w+1)*per, blocks)
 			wg.Add(1)
 			go func() { defer wg.Done(); scan(w, lo, hi) }()
 		}
 		wg.Wait()
 	}
-	for i := range spans {
+	for j := range spans {
+		sp := &spans[j]
 		var all []hit
 		for _, ts := range heaps {
-			all = append(all, ts[i].h...)
+			all = append(all, ts[j].h...)
 		}
-		slices.SortFunc(all, func(a, b hit) int {
-			if a.score != b.score {
-				if a.score > b.score {
-					return -1
-				}
-				return 1
-			}
-			return int(a.row - b.row)
-		})
+		if len(all) > cand {
+			// The best cand of every worker's best cand: the same rows
+			// whatever the number of workers.
+			sortHits(all)
+			all = all[:cand]
+		}
+		for i := range all {
+			r := int(all[i].row)
+			all[i].score = dot(sp.q, v.data[r*v.dim+sp.c0:r*v.dim+sp.c1])
+		}
+		sortHits(all)
 		if len(all) > k {
 			all = all[:k]
 		}
 		res := make([]Scored, len(all))
-		for j, h := range all {
-			res[j] = Scored{ID: v.ids[h.row], Score: clampSim(h.score)}
+		for i, h := range all {
+			res[i] = Scored{ID: v.ids[h.row], Score: clampSim(h.score)}
 		}
-		out[which[i]] = res
+		out[which[j]] = res
 	}
 	return out
+}
+
+// sortHits orders hits best first, ties by row.
+func sortHits(hs []hit) {
+	slices.SortFunc(hs, func(a, b hit) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return int(a.row - b.row)
+	})
+}
+
+// lanes splits a dotBlock accumulator into its two signed 32-bit sums (the
+// low lane's row first). The accumulator is their sum modulo 2^64, lo +
+// hi*2^32, and each is far below 2^31 in magnitude (at most
+// dim*255*127).
+func lanes(a uint64) (lo, hi int64) {
+	l := int32(uint32(a))
+	return int64(l), int64(int32(uint32((a - uint64(int64(l))) >> 32)))
+}
+
+// dotBlock scores the 8 rows of one block against a query's int8 codes q
+// over the coordinates blk covers (len(blk) == len(q)). Each blk word holds
+// one coordinate of the 8 rows, a byte each; masking every fourth byte
+// leaves two rows 32 bits apart, so one 64-bit multiply by the query's
+// code scores both, and the sums stay apart (SWAR; the compiler does not
+// vectorise, so this is how the scan does two products per instruction).
+// It returns 4 accumulators: a0 holds rows 0 and 4, a1 rows 1 and 5, a2
+// rows 2 and 6, a3 rows 3 and 7 (see lanes). Negative codes work through
+// two's complement: the lanes are decoded modulo 2^32.
+func dotBlock(q []int64, blk []uint64) (a0, a1, a2, a3 uint64) {
+	const m = 0x000000FF_000000FF
+	blk = blk[:len(q)]
+	d := 0
+	for ; d+4 <= len(q); d += 4 {
+		qq := q[d : d+4 : d+4]
+		bb := blk[d : d+4 : d+4]
+		x, y := uint64(qq[0]), uint64(qq[1])
+		w, u := bb[0], bb[1]
+		a0 += (w&m)*x + (u&m)*y
+		a1 += (w>>8&m)*x + (u>>8&m)*y
+		a2 += (w>>16&m)*x + (u>>16&m)*y
+		a3 += (w>>24&m)*x + (u>>24&m)*y
+		x, y = uint64(qq[2]), uint64(qq[3])
+		w, u = bb[2], bb[3]
+		a0 += (w&m)*x + (u&m)*y
+		a1 += (w>>8&m)*x + (u>>8&m)*y
+		a2 += (w>>16&m)*x + (u>>16&m)*y
+		a3 += (w>>24&m)*x + (u>>24&m)*y
+	}
+	for ; d < len(q); d++ {
+		x, w := uint64(q[d]), blk[d]
+		a0 += (w & m) * x
+		a1 += (w >> 8 & m) * x
+		a2 += (w >> 16 & m) * x
+		a3 += (w >> 24 & m) * x
+	}
+	return a0, a1, a2, a3
 }
 
 // dot is the dot product of two equal-length vectors, unrolled eight ways
