@@ -151,6 +151,12 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	for _, w := range st.Info().Warnings {
 		d.log.Warn("store repaired at open", "what", w)
 	}
+	// The store's lock keeps other daemons out of the data dir: temporary
+	// files of atomic writes there (runtime file, token, state) are what
+	// a kill cut short.
+	if n := config.RemoveTemps(cfg.DataDir); n > 0 {
+		d.log.Info("removed the temporary files of interrupted writes", "dir", cfg.DataDir, "files", n)
+	}
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
 	d.recaller = search.NewRecaller(d.search, st, cfg.Recall, d.clock)
 	if cfg.Recall.Skills {
