@@ -82,7 +82,7 @@ type proc struct {
 }
 
 // start runs `memtray serve` on the install and waits until it listens.
-func (in *install) start(t *testing.T) (*proc, error) {
+func (in *install) start() (*proc, error) {
 	p, err := in.startNoWait()
 	if err != nil {
 		return nil, err

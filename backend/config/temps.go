@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"time"
 )
 
 // tempRE matches the names of WriteFileAtomic's temporary files:
@@ -23,6 +25,32 @@ func RemoveTemps(dir string) int {
 	n := 0
 	for _, e := range entries {
 		if e.Type().IsRegular() && tempRE.MatchString(e.Name()) && os.Remove(filepath.Join(dir, e.Name())) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// RemoveFileTemps deletes the temporary files WriteFileAtomic left beside
+// path (a file other processes may write too, such as the config file)
+// once they are older than olderThan, which no write takes, and returns
+// how many it removed.
+func RemoveFileTemps(path string, olderThan time.Duration) int {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(filepath.Clean(dir))
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !tempRE.MatchString(name) || !strings.HasPrefix(name, "."+base+".tmp") {
+			continue
+		}
+		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < olderThan {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, name)) == nil {
 			n++
 		}
 	}

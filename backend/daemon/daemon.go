@@ -157,6 +157,12 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if n := config.RemoveTemps(cfg.DataDir); n > 0 {
 		d.log.Info("removed the temporary files of interrupted writes", "dir", cfg.DataDir, "files", n)
 	}
+	// Other processes may write the config file: only old temporaries.
+	if d.configPath != "" {
+		if n := config.RemoveFileTemps(d.configPath, time.Minute); n > 0 {
+			d.log.Info("removed the temporary files of interrupted writes", "file", d.configPath, "files", n)
+		}
+	}
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
 	d.recaller = search.NewRecaller(d.search, st, cfg.Recall, d.clock)
 	if cfg.Recall.Skills {
