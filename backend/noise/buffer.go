@@ -50,7 +50,8 @@ type Buffer struct {
 
 // OpenBuffer reads the ring buffer at path (created on the first Add; ""
 // keeps it in memory). A malformed line is an error naming it, so a damaged
-// file is never silently replaced.
+// file is never silently replaced; an unfinished last line (no newline
+// after it) is an append a kill cut short, and is dropped.
 func OpenBuffer(path string, size int) (*Buffer, error) {
 	if size <= 0 {
 		return nil, errors.New("noise: buffer size must be positive")
@@ -66,6 +67,9 @@ func OpenBuffer(path string, size int) (*Buffer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("noise: read buffer: %w", err)
 	}
+	if data, err = finishLastLine(path, data); err != nil {
+		return nil, err
+	}
 	entries, err := parseBuffer(data)
 	if err != nil {
 		return nil, fmt.Errorf("noise: buffer %s: %w", path, err)
@@ -76,6 +80,34 @@ func OpenBuffer(path string, size int) (*Buffer, error) {
 	}
 	b.entries = entries
 	return b, nil
+}
+
+// finishLastLine handles a last line with no newline after it: an append
+// that never finished (the process was killed, the disk filled up) when it
+// does not parse, so it is dropped and the file cut back to its last whole
+// line; a whole entry when it does, so the newline is added (the next
+// append would run into it). It returns the data to parse.
+func finishLastLine(path string, data []byte) ([]byte, error) {
+	n := len(data)
+	if n == 0 || data[n-1] == '\n' {
+		return data, nil
+	}
+	whole := data[:bytes.LastIndexByte(data, '\n')+1]
+	if _, err := parseBuffer(data[len(whole):]); err != nil {
+		if err := os.Truncate(path, int64(len(whole))); err != nil {
+			return nil, fmt.Errorf("noise: buffer %s: cut its unfinished last line: %w", path, err)
+		}
+		return whole, nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err == nil {
+		_, err = f.Write([]byte{'\n'})
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("noise: buffer %s: end its last line: %w", path, err)
+	}
+	return data, nil
 }
 
 // parseBuffer reads JSONL entries; blank lines are skipped.

@@ -224,3 +224,37 @@ func FuzzParseBuffer(f *testing.F) {
 		}
 	})
 }
+
+// TestUnfinishedLastLine: an append cut short (a kill, a full disk) leaves
+// a last line with no newline; it is dropped, not taken for damage, and
+// the next append starts on a line of its own. A whole last entry without
+// its newline is kept.
+func TestUnfinishedLastLine(t *testing.T) {
+	ctx := context.Background()
+	whole := `{"at":"2025-01-01T00:00:00Z","source":"judge","text":"the tests are running, please wait"}` + "\n"
+	for name, c := range map[string]struct {
+		content string
+		entries int
+	}{
+		"cut in the middle": {whole + `{"at":"2025-01-02T00:00:00Z","source":"judge","te`, 1},
+		"cut before its }":  {whole + `{"at":"2025-01-02T00:00:00Z","source":"judge","text":"done"`, 1},
+		"whole, no newline": {whole + `{"at":"2025-01-02T00:00:00Z","source":"user","text":"ok thanks"}`, 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "rejections.jsonl")
+			os.WriteFile(path, []byte(c.content), 0o600)
+			s := newScorer(t, path, Options{BufferSize: 10, Recent: 10})
+			if n := s.State().BufferLen; n != c.entries {
+				t.Fatalf("%d entries, want %d", n, c.entries)
+			}
+			if err := s.Learn(ctx, "sure, I will do that now", SourceJudge); err != nil {
+				t.Fatal(err)
+			}
+			s2 := newScorer(t, path, Options{BufferSize: 10, Recent: 10})
+			if n := s2.State().BufferLen; n != c.entries+1 {
+				data, _ := os.ReadFile(path)
+				t.Errorf("after an append: %d entries, want %d:\n%s", n, c.entries+1, data)
+			}
+		})
+	}
+}
