@@ -51,7 +51,8 @@ type Buffer struct {
 // OpenBuffer reads the ring buffer at path (created on the first Add; ""
 // keeps it in memory). A malformed line is an error naming it, so a damaged
 // file is never silently replaced; an unfinished last line (no newline
-// after it) is an append a kill cut short, and is dropped.
+// after it) is an append a kill cut short, and is dropped, as are the
+// temporary files of rewrites a kill cut short.
 func OpenBuffer(path string, size int) (*Buffer, error) {
 	if size <= 0 {
 		return nil, errors.New("noise: buffer size must be positive")
@@ -59,6 +60,11 @@ func OpenBuffer(path string, size int) (*Buffer, error) {
 	b := &Buffer{path: path, size: size}
 	if path == "" {
 		return b, nil
+	}
+	// Temporary files of rewrites a kill cut short.
+	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), rewritePattern))
+	for _, t := range tmps {
+		_ = os.Remove(t)
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -239,6 +245,9 @@ func (b *Buffer) append(e Entry) error {
 	return nil
 }
 
+// rewritePattern names rewrite's temporary files.
+const rewritePattern = ".rejections-*.tmp"
+
 // rewrite replaces the file with entries, atomically (temp file + rename).
 func (b *Buffer) rewrite(entries []Entry) error {
 	var buf bytes.Buffer
@@ -253,7 +262,7 @@ func (b *Buffer) rewrite(entries []Entry) error {
 	if err := os.MkdirAll(filepath.Dir(b.path), 0o700); err != nil {
 		return fmt.Errorf("noise: buffer dir: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(b.path), ".rejections-*.tmp")
+	tmp, err := os.CreateTemp(filepath.Dir(b.path), rewritePattern)
 	if err != nil {
 		return fmt.Errorf("noise: rewrite buffer: %w", err)
 	}

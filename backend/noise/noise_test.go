@@ -228,7 +228,7 @@ func FuzzParseBuffer(f *testing.F) {
 // TestUnfinishedLastLine: an append cut short (a kill, a full disk) leaves
 // a last line with no newline; it is dropped, not taken for damage, and
 // the next append starts on a line of its own. A whole last entry without
-// its newline is kept.
+// its newline is kept. A rewrite cut short leaves a temporary file, removed.
 func TestUnfinishedLastLine(t *testing.T) {
 	ctx := context.Background()
 	whole := `{"at":"2025-01-01T00:00:00Z","source":"judge","text":"the tests are running, please wait"}` + "\n"
@@ -243,9 +243,14 @@ func TestUnfinishedLastLine(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "rejections.jsonl")
 			os.WriteFile(path, []byte(c.content), 0o600)
+			tmp := filepath.Join(filepath.Dir(path), ".rejections-123.tmp") // a rewrite cut short
+			os.WriteFile(tmp, []byte(whole), 0o600)
 			s := newScorer(t, path, Options{BufferSize: 10, Recent: 10})
 			if n := s.State().BufferLen; n != c.entries {
 				t.Fatalf("%d entries, want %d", n, c.entries)
+			}
+			if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+				t.Errorf("the temporary file of a cut rewrite is left (%v)", err)
 			}
 			if err := s.Learn(ctx, "sure, I will do that now", SourceJudge); err != nil {
 				t.Fatal(err)
