@@ -51,7 +51,9 @@ func ParseHookInput(data []byte) (HookInput, error) {
 	if len(data) > HookMaxInput {
 		return in, fmt.Errorf("hook input: larger than %d bytes", HookMaxInput)
 	}
-	trimmed := bytes.TrimSpace(data)
+	// JSON's own whitespace only: bytes.TrimSpace would also drop a form
+	// feed or U+0085, which JSON does not allow around a value.
+	trimmed := bytes.Trim(data, " \t\r\n")
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return in, errors.New("hook input: not a JSON object")
 	}
