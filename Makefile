@@ -193,13 +193,24 @@ soak: deps
 	@find . -path ./frontend/node_modules -prune -o -path '*/testdata/fuzz/*' -type f -print | sort > $(SOAK_OUT)/fuzz-corpus-before.txt
 	-$(MAKE) --no-print-directory -i fuzz FUZZTIME=$(FUZZTIME) > $(SOAK_OUT)/fuzz.log 2>&1; grep -E '^(ok|FAIL)' $(SOAK_OUT)/fuzz.log | tail -n 3
 	$(GO) run ./cmd/soakreport fuzz -log $(SOAK_OUT)/fuzz.log -before $(SOAK_OUT)/fuzz-corpus-before.txt -out $(SOAK_OUT)/fuzz.json
-# >>> secrets (item 2): the long run goes here; it writes $(SOAK_OUT)/secrets.json ("secrets leaked").
+# Secrets (item 2): every secret of testdata/secrets.jsonl and, when present,
+# $(SHARED)/eval/secrets-dev.jsonl through every entrance, then looked for in
+# the data dir, the logs, the feed, the API and an export (writes secrets.json).
+	@set=""; note="the project's own set (backend/cli/testdata/secrets.jsonl); $(SHARED)/eval/secrets-dev.jsonl absent"; \
+	  if [ -f $(SHARED)/eval/secrets-dev.jsonl ]; then set=$(SHARED)/eval/secrets-dev.jsonl; note="the project's own set and $$set"; fi; \
+	  if MEMTRAY_SECRETS_SET=$$set $(GO) test -count=1 -v -run '^TestSecretsNeverPersist' ./backend/cli/ > $(SOAK_OUT)/secrets.log 2>&1; \
+	  then ok=true; else ok=false; fi; \
+	  hits=$$(grep -c ': secret .* found in ' $(SOAK_OUT)/secrets.log); \
+	  if [ $$ok = false ] && [ $$hits = 0 ]; then hits="test failed"; fi; \
+	  $(GO) run ./cmd/soakreport record -out $(SOAK_OUT)/secrets.json -name secrets -metric "secrets leaked" \
+	  -value "$$hits" -ok=$$ok -detail "$$note, through the proxy (Anthropic, OpenAI), MCP, ingest, add, import, hook, edits: $$(grep -ho '[0-9]* items, [0-9]* secrets' $(SOAK_OUT)/secrets.log | paste -sd';' - | sed 's/;/; /g')"; \
+	  tail -n 1 $(SOAK_OUT)/secrets.log
 # Faults (item 4): every TestFault… with -race, counted (writes faults.json).
 	-SOAK_OUT=$(abspath $(SOAK_OUT)) $(MAKE) --no-print-directory faults > $(SOAK_OUT)/faults.log 2>&1; tail -n 1 $(SOAK_OUT)/faults.log
 # Load (item 6): 64 sessions for LOAD_ARGS' duration (60 s), then the slow pipeline (writes load.json:
 # "load held" and "requests/s").
 	-SOAK_OUT=$(abspath $(SOAK_OUT)) $(MAKE) --no-print-directory load > $(SOAK_OUT)/load.log 2>&1; tail -n 1 $(SOAK_OUT)/load.log
-	$(GO) run ./cmd/soakreport -dir $(SOAK_OUT) -expect crash,store-crash,steward-crash,fuzz,faults,load
+	$(GO) run ./cmd/soakreport -dir $(SOAK_OUT) -expect crash,store-crash,steward-crash,fuzz,secrets,faults,load
 
 # Packages (issue "Packaging and install"), into dist/ (README: Install):
 #   make package   the .deb, the AppImage, the Windows build
