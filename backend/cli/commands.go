@@ -496,9 +496,18 @@ func runToken(env *Env, args []string) error {
 	case len(pos) == 0:
 		tok, err = daemon.LoadOrCreateToken(cfg.DataDir)
 	case len(pos) == 1 && pos[0] == "rotate":
-		tok, err = daemon.RotateToken(cfg.DataDir)
-		if err == nil {
-			fmt.Fprintln(env.Stderr, "new token written; restart a running daemon to use it")
+		// A running daemon rotates it itself, so the old token stops
+		// working at once; with none, the file is all there is.
+		if cl, ok := remote(env.Ctx, cfg); ok {
+			if tok, err = cl.RotateToken(env.Ctx); err != nil {
+				return fmt.Errorf("rotate the running daemon's token: %w", err)
+			}
+			fmt.Fprintf(env.Stderr, "token rotated: the daemon at %s refuses the old one from now on (browser windows sign in again with the new link)\n", cl.Addr())
+		} else {
+			tok, err = daemon.RotateToken(cfg.DataDir)
+			if err == nil {
+				fmt.Fprintln(env.Stderr, "new token written (no daemon is running; the next one uses it)")
+			}
 		}
 	default:
 		return usagef("unknown argument %q", pos[0])

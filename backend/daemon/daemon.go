@@ -82,7 +82,8 @@ type Daemon struct {
 	mcp         http.Handler
 	steward     *steward.Steward
 	plans       plans
-	token       string
+	cred        *httpapi.Credentials // the install token, shared by every handler; rotated in place
+	tokenMu     sync.Mutex           // one rotation at a time (file and memory agree)
 	startedAt   time.Time
 	listen      string
 	addMu       sync.Mutex // makes Add's duplicate check and write one step
@@ -139,7 +140,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.token = tok
+	d.cred = httpapi.NewCredentials(tok)
 	if err := d.openEmbedder(ctx, opts.Embedder); err != nil {
 		return nil, err
 	}
@@ -247,7 +248,7 @@ func (d *Daemon) openEmbedder(ctx context.Context, override memory.Embedder) err
 func (d *Daemon) StorePath() string { return filepath.Join(d.cfg.DataDir, StoreDir) }
 
 // Token is the install's API token.
-func (d *Daemon) Token() string { return d.token }
+func (d *Daemon) Token() string { return d.cred.Token() }
 
 // Store is the open store, for commands that work on it directly.
 func (d *Daemon) Store() *store.Store { return d.store }
@@ -279,11 +280,11 @@ func (d *Daemon) Close() error {
 // and UI (token for /api/).
 func (d *Daemon) Handler(listen string) http.Handler {
 	api := httpapi.New(d, httpapi.Options{
-		Token:  d.token,
-		Listen: listen,
-		NoAuth: listen == "",
-		Health: httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build},
-		UI:     frontend.Dist(),
+		Credentials: d.cred,
+		Listen:      listen,
+		NoAuth:      listen == "",
+		Health:      httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build},
+		UI:          frontend.Dist(),
 
 		Heartbeat: d.heartbeat,
 	})

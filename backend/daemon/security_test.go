@@ -136,6 +136,7 @@ func TestSecurityAccessControl(t *testing.T) {
 		{"GET", "/api/config", ""}, {"PUT", "/api/config", `{"log_level":"debug"}`}, {"POST", "/api/capture", `{"enabled":false}`},
 		{"POST", "/api/setup/claude-code/apply", `{"files":[]}`}, {"PUT", "/api/autostart", `{"enabled":true}`},
 		{"POST", "/api/export/file", `{}`}, {"POST", "/api/import/job", "x"}, {"POST", "/api/welcome/done", ""},
+		{"POST", "/api/token/rotate", ""},
 		{"POST", "/api/steward/plan", "{}"}, {"POST", "/api/embedder/pull", "{}"}, {"GET", "/api/decisions", ""},
 		{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`}, {"GET", "/mcp", ""}, {"DELETE", "/mcp", ""},
 	}
@@ -266,6 +267,103 @@ func TestSecurityAccessControl(t *testing.T) {
 // answers and cannot send it the agent's API key, so what it can do is
 // post a request whose upstream answer is an error. Those store nothing;
 // with the page's Origin on, they never reach the upstream.
+// TestSecurityTokenRotation: POST /api/token/rotate switches the running
+// daemon to a new token at once. The old token, the session cookies
+// issued for it and its health proof are refused from the next request;
+// the browser that rotated gets a new cookie; MCP takes the new token; the
+// token file holds it (0600).
+func TestSecurityTokenRotation(t *testing.T) {
+	cfg := testConfig(t)
+	d, addr := serve(t, cfg)
+	ctx := context.Background()
+	old := d.Token()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	login := func(tok string) *http.Cookie {
+		t.Helper()
+		resp, err := noRedirect.Get("http://" + addr + "/login?token=" + tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if len(resp.Cookies()) != 1 {
+			t.Fatalf("login set %d cookies", len(resp.Cookies()))
+		}
+		return resp.Cookies()[0]
+	}
+	do := func(method, path string, bearer string, cookie *http.Cookie) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, "http://"+addr+path, nil)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, body
+	}
+	oldCookie, otherBrowser := login(old), login(old)
+
+	// The browser rotates with its cookie (the UI's way).
+	resp, body := do("POST", "/api/token/rotate", "", oldCookie)
+	var tr httpapi.TokenResponse
+	if resp.StatusCode != 200 || json.Unmarshal(body, &tr) != nil || len(tr.Token) != 64 || tr.Token == old || tr.Token != d.Token() {
+		t.Fatalf("rotate answered %d %s; daemon holds %q", resp.StatusCode, body, d.Token())
+	}
+	if len(resp.Cookies()) != 1 || resp.Cookies()[0].Value == oldCookie.Value || !resp.Cookies()[0].HttpOnly {
+		t.Fatalf("rotate by cookie set cookies %v", resp.Cookies())
+	}
+	newCookie := resp.Cookies()[0]
+	if f, err := ReadToken(cfg.DataDir); err != nil || f != tr.Token {
+		t.Fatalf("token file %q, %v", f, err)
+	}
+	if fi, err := os.Stat(filepath.Join(cfg.DataDir, TokenFile)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file mode %v, %v", fi.Mode(), err)
+	}
+	for _, c := range []struct {
+		name   string
+		bearer string
+		cookie *http.Cookie
+		path   string
+		want   int
+	}{
+		{"old token", old, nil, "/api/stats", 401},
+		{"old token, MCP", old, nil, "/mcp", 401},
+		{"cookie of the old token", "", oldCookie, "/api/stats", 401},
+		{"another browser's cookie of the old token", "", otherBrowser, "/api/stats", 401},
+		{"new token", tr.Token, nil, "/api/stats", 200},
+		{"the rotating browser's new cookie", "", newCookie, "/api/stats", 200},
+		{"the login link of the new token", "", login(tr.Token), "/api/stats", 200},
+	} {
+		method := "GET"
+		if c.path == "/mcp" {
+			method = "DELETE"
+		}
+		if resp, body := do(method, c.path, c.bearer, c.cookie); resp.StatusCode != c.want {
+			t.Errorf("%s: %d %s, want %d", c.name, resp.StatusCode, body, c.want)
+		}
+	}
+	if resp, _ := noRedirect.Get("http://" + addr + "/login?token=" + old); resp == nil || resp.StatusCode != 401 {
+		t.Errorf("login with the old token: %v", resp)
+	}
+	if _, ok := httpapi.Probe(ctx, addr, old, 2*time.Second); ok {
+		t.Error("the daemon proves it holds the old token")
+	}
+	// A client with the bearer token rotates too, and gets no cookie.
+	tok2, err := httpapi.NewClient(addr, tr.Token).RotateToken(ctx)
+	if err != nil || tok2 == tr.Token || tok2 != d.Token() {
+		t.Fatalf("rotate by bearer: %q %v", tok2, err)
+	}
+	if _, err := httpapi.NewClient(addr, tr.Token).Stats(ctx); err == nil {
+		t.Error("the token of the first rotation still works after the second")
+	}
+}
+
 func TestSecurityForgedProxyRequests(t *testing.T) {
 	up := newCORSUpstream(t)
 	cfg := testConfig(t)

@@ -199,6 +199,7 @@ type Backend interface {
 	Autostarter
 	Transfer
 	Welcome
+	Tokens
 	// Capture reports the capture proxy's switch, exclusions and counters.
 	Capture(ctx context.Context) (CaptureState, error)
 	// SetCapture pauses or resumes capture and changes the excluded

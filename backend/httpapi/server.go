@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
@@ -37,8 +36,12 @@ const (
 // Options configures the handler.
 type Options struct {
 	// Token is the install's API token; required for every /api/ route but
-	// /api/health.
+	// /api/health. Credentials, when set, are used instead (and can be
+	// rotated while the handler serves).
 	Token string
+	// Credentials are the token and session key shared with other handlers
+	// of the same daemon; nil means NewCredentials(Token).
+	Credentials *Credentials
 	// Listen is the address the handler is served on (host:port). Requests
 	// whose Host header is not a loopback name with this port are refused
 	// (DNS rebinding). Empty disables the Host check (in-process use, e.g.
@@ -62,17 +65,14 @@ type Handler struct {
 	b    Backend
 	opts Options
 	mux  *http.ServeMux
-	// sessionKey makes the browser's session cookie: never the install
-	// token itself, since browsers send localhost cookies to every port,
-	// and new at every start, so a leaked cookie dies with the process.
-	sessionKey [32]byte
+	cred *Credentials
 }
 
 // New returns the API handler over b.
 func New(b Backend, opts Options) *Handler {
-	h := &Handler{b: b, opts: opts, mux: http.NewServeMux()}
-	if _, err := rand.Read(h.sessionKey[:]); err != nil {
-		panic("memtray: no randomness for the session key: " + err.Error())
+	h := &Handler{b: b, opts: opts, mux: http.NewServeMux(), cred: opts.Credentials}
+	if h.cred == nil {
+		h.cred = NewCredentials(opts.Token)
 	}
 	h.mux.HandleFunc("GET /api/health", h.health)
 	h.mux.HandleFunc("GET /login", h.login)
@@ -103,6 +103,7 @@ func New(b Backend, opts Options) *Handler {
 	h.autostartRoutes()
 	h.transferRoutes()
 	h.welcomeRoutes()
+	h.tokenRoutes()
 	h.setupRoutes()
 	h.embedderRoutes()
 	h.uiRoutes()
@@ -161,21 +162,17 @@ func (h *Handler) needsToken(r *http.Request) bool {
 }
 
 func (h *Handler) authorized(r *http.Request) bool {
-	if h.opts.Token == "" {
+	tok := h.cred.Token()
+	if tok == "" {
 		return false
 	}
 	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
-		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(a, "Bearer ")), []byte(h.opts.Token)) == 1
+		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(a, "Bearer ")), []byte(tok)) == 1
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
-		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.session())) == 1
+		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.cred.session())) == 1
 	}
 	return false
-}
-
-// session is the cookie value the login link hands out.
-func (h *Handler) session() string {
-	return keyedHash(h.sessionKey[:], "session")
 }
 
 // Proof is what a daemon holding token answers to challenge on
@@ -225,8 +222,8 @@ func (h *Handler) allowedOrigin(origin string) bool {
 func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 	hl := h.opts.Health
 	hl.Service = "memtray"
-	if c := r.URL.Query().Get("challenge"); c != "" && len(c) <= 128 && h.opts.Token != "" {
-		hl.Proof = Proof(h.opts.Token, c)
+	if c, tok := r.URL.Query().Get("challenge"), h.cred.Token(); c != "" && len(c) <= 128 && tok != "" {
+		hl.Proof = Proof(tok, c)
 	}
 	writeJSON(w, http.StatusOK, hl)
 }
@@ -234,14 +231,20 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 // login turns a token in the query into an HttpOnly SameSite=Strict cookie,
 // so the browser UI works without keeping the token in page script.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	tok := r.URL.Query().Get("token")
-	if h.opts.Token == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(h.opts.Token)) != 1 {
+	tok, want := r.URL.Query().Get("token"), h.cred.Token()
+	if want == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(want)) != 1 {
 		writeError(w, http.StatusUnauthorized, errors.New("wrong token"))
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.session(), Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
+	h.setSessionCookie(w)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// setSessionCookie hands the browser the session cookie of the current
+// token: HttpOnly, SameSite=Strict, 12 hours.
+func (h *Handler) setSessionCookie(w http.ResponseWriter) {
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.cred.session(), Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
 }
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
