@@ -153,9 +153,9 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		d.log.Warn("store repaired at open", "what", w)
 	}
 	// The store's lock keeps other daemons out of the data dir: temporary
-	// files of atomic writes there (runtime file, token, state) are what
-	// a kill cut short.
-	if n := config.RemoveTemps(cfg.DataDir); n > 0 {
+	// files of atomic writes there (runtime file, token, state) and the
+	// upload spools of import jobs are what a kill cut short.
+	if n := config.RemoveTemps(cfg.DataDir) + removeSpools(cfg.DataDir); n > 0 {
 		d.log.Info("removed the temporary files of interrupted writes", "dir", cfg.DataDir, "files", n)
 	}
 	// Other processes may write the config file: only old temporaries.

@@ -164,31 +164,25 @@ func userDirsDownload(path, home string) string {
 }
 
 // ImportJob spools an export stream into the data dir (up to
-// httpapi.MaxImportBody), then imports it as a background job counting the
-// bytes read; the spool file is removed when the job ends.
+// httpapi.MaxImportBody; sealed, see writeSpool), then imports it as a
+// background job counting the bytes read; the spool file is removed when
+// the job ends.
 func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error) {
 	if j, ok := d.jobs.running(httpapi.JobImport); ok {
 		return j, busy(j)
 	}
-	f, err := os.CreateTemp(d.cfg.DataDir, ".import-*.jsonl")
+	sp, err := writeSpool(d.cfg.DataDir, r)
 	if err != nil {
 		return httpapi.Job{}, fmt.Errorf("import: spool the upload: %w", err)
 	}
-	size, err := io.Copy(f, r)
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	if sp.size == 0 {
+		sp.remove()
+		return httpapi.Job{}, fmt.Errorf("import: %w: the import is empty", memory.ErrInvalid)
 	}
-	if err == nil && size == 0 {
-		err = fmt.Errorf("%w: the import is empty", memory.ErrInvalid)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return httpapi.Job{}, fmt.Errorf("import: %w", err)
-	}
-	spool := f.Name()
+	size := sp.size
 	j, err := d.jobs.start(httpapi.JobImport, "upload", httpapi.UnitBytes, func(ctx context.Context, j *job) (string, error) {
-		defer os.Remove(spool)
-		in, err := os.Open(spool)
+		defer sp.remove()
+		in, err := sp.open()
 		if err != nil {
 			return "", fmt.Errorf("import: %w", err)
 		}
@@ -210,7 +204,7 @@ func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error
 		return importSummary(rep), nil
 	})
 	if err != nil {
-		os.Remove(spool)
+		sp.remove()
 	}
 	return j, err
 }
