@@ -57,7 +57,7 @@ func (d *Daemon) openSteward() {
 		cfg.MergeSimilarity = steward.DefaultMergeSimilarity(d.emb.Model())
 	}
 	d.steward = steward.New(d.store, cfg, steward.Options{
-		Dir: filepath.Join(d.cfg.DataDir, StewardDir), Clock: d.clock, Logger: d.log})
+		Dir: filepath.Join(d.cfg.DataDir, StewardDir), Clock: d.clock, Logger: d.log, Embedder: d.emb})
 	d.clockCheck.observe(d.clock.Now()) // the first sweep compares with now
 }
 

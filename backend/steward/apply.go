@@ -430,6 +430,8 @@ func (s *Steward) Undo(ctx context.Context) (Result, error) {
 			return res, fmt.Errorf("steward undo: %w", err)
 		}
 		b := store.Batch{IfUpdatedAt: map[string]time.Time{}}
+		var stale []int // b.Put entries journaled with a vector of another model
+		info := s.st.Info()
 		for _, r := range j.Records {
 			id := r.Before.ID
 			before := r.Before
@@ -454,6 +456,9 @@ func (s *Steward) Undo(ctx context.Context) (Result, error) {
 				res.Skipped = append(res.Skipped, Skip{ID: id, Reason: "no longer in the store (deleted or trashed since the run)"})
 				continue
 			case r.After != nil && c.UpdatedAt.Equal(r.After.UpdatedAt):
+				if before.EmbeddingModel != info.Model || len(before.Embedding) != info.Dim {
+					stale = append(stale, len(b.Put))
+				}
 				b.Put = append(b.Put, before)
 				res.Counts["reverted"]++
 			case c.UpdatedAt.Equal(before.UpdatedAt):
@@ -467,10 +472,16 @@ func (s *Steward) Undo(ctx context.Context) (Result, error) {
 			}
 			b.IfUpdatedAt[id] = c.UpdatedAt
 		}
-		err = s.st.Apply(ctx, b)
+		err = s.reembedUndo(ctx, &b, stale)
+		if err == nil {
+			err = s.st.Apply(ctx, b)
+		}
 		var ce *store.ConflictError
 		if errors.As(err, &ce) && len(ce.Changed) > 0 && attempt < 3 {
 			continue // something was written meanwhile: read again
+		}
+		if errors.Is(err, memory.ErrModelMismatch) && s.opts.Embedder != nil && attempt < 3 {
+			continue // the store switched models meanwhile: embed again
 		}
 		if err != nil && !errors.Is(err, store.ErrIndexPending) {
 			return res, fmt.Errorf("steward undo of run %s: %w", j.RunID, err)
@@ -538,4 +549,40 @@ func rebase(before, after, cur memory.Memory, now time.Time) memory.Memory {
 	}
 	r.UpdatedAt = later(now, cur.UpdatedAt)
 	return r
+}
+
+// reembedUndo gives an undo's records whose vectors are of a model the
+// store has left since the run (a re-embedding in between) vectors of the
+// store's model: the texts of b.Put[stale] and of the restored records
+// trashed with another model's vectors, embedded with opts.Embedder. A
+// reverted record is then as before the run but for its vector. Without an
+// embedder it does nothing and the store refuses the old vectors.
+func (s *Steward) reembedUndo(ctx context.Context, b *store.Batch, stale []int) error {
+	emb := s.opts.Embedder
+	if emb == nil {
+		return nil
+	}
+	vecs, err := s.st.TrashEmbeddings(ctx, emb, b.Restore)
+	if err != nil {
+		return fmt.Errorf("steward undo: %w", err)
+	}
+	b.RestoreEmbeddings = vecs
+	if len(stale) == 0 {
+		return nil
+	}
+	texts := make([]string, len(stale))
+	for i, k := range stale {
+		texts[i] = b.Put[k].Text
+	}
+	vs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("steward undo: embed records journaled with another model: %w", err)
+	}
+	if len(vs) != len(stale) {
+		return fmt.Errorf("steward undo: %d vectors for %d texts", len(vs), len(stale))
+	}
+	for i, k := range stale {
+		b.Put[k].Embedding, b.Put[k].EmbeddingModel = vs[i], emb.Model()
+	}
+	return nil
 }

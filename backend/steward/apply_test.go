@@ -329,6 +329,100 @@ func TestApplyAcrossModelSwitch(t *testing.T) {
 	}
 }
 
+// TestUndoAndRestoreAcrossModelSwitch: a run applied, then a change of
+// embedding model (the store re-embedded, the trash and the journal still
+// holding the old model's vectors), then an undo: every record comes back
+// as before the run but for its vector, which is the new model's of its
+// text; without an embedder the store refuses the old vectors and nothing
+// changes. Restoring from the trash after a switch works the same way.
+func TestUndoAndRestoreAcrossModelSwitch(t *testing.T) {
+	ctx := context.Background()
+	st, sw := fixture(t, defaults(), mixedRecs()...)
+	before, _ := everything(t, st)
+	p, err := sw.Plan(ctx, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Apply(ctx, p, nil); err != nil {
+		t.Fatal(err)
+	}
+	other := embed.NewLexical()
+	if err := st.Reembed(ctx, other, nil); err != nil {
+		t.Fatal(err)
+	}
+	mid, midTrash := everything(t, st)
+	if len(midTrash) != 2 {
+		t.Fatalf("trash holds %d", len(midTrash))
+	}
+
+	// Without an embedder: a clear refusal, nothing changed.
+	if _, err := sw.Undo(ctx); !errors.Is(err, memory.ErrModelMismatch) {
+		t.Fatalf("undo without an embedder across a switch: %v", err)
+	}
+	if now, tr := everything(t, st); len(diffRecords(mid, now)) != 0 || len(tr) != 2 {
+		t.Fatal("a refused undo changed the store")
+	}
+
+	sw.opts.Embedder = other
+	res, err := sw.Undo(ctx)
+	if err != nil {
+		t.Fatalf("undo across a switch: %v", err)
+	}
+	if res.Counts["reverted"] != 4 || res.Counts["restored"] != 2 || len(res.Skipped) != 0 {
+		t.Errorf("undo result %+v", res)
+	}
+	after, tr := everything(t, st)
+	if len(tr) != 0 || len(after) != len(before) {
+		t.Fatalf("after undo: %d live, trash %d", len(after), len(tr))
+	}
+	checkOther := func(id string, m memory.Memory) {
+		t.Helper()
+		want, err := other.Embed(ctx, []string{m.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.EmbeddingModel != other.Model() || !slices.Equal(m.Embedding, want[0]) {
+			t.Errorf("%s holds a vector of %q, not %s's of its text", id, m.EmbeddingModel, other.Model())
+		}
+	}
+	for id, b := range before {
+		a := after[id]
+		checkOther(id, a)
+		a.Embedding, a.EmbeddingModel = b.Embedding, b.EmbeddingModel
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s differs after undo but for its vector:\n before %s\n after  %s", id, show(b), show(a))
+		}
+	}
+	if ts, err := st.TextSearch(ctx, "coffee machine", 3, store.Filter{}); err != nil || len(ts) != 1 || ts[0].ID != "prune" {
+		t.Errorf("restored memory not found by text: %v %v", ts, err)
+	}
+	vec, _ := other.Embed(ctx, []string{before["prune"].Text})
+	if vs, err := st.VectorSearch(ctx, vec[0], 1, store.Filter{}); err != nil || len(vs) != 1 || vs[0].ID != "prune" {
+		t.Errorf("restored memory not found by its new vector: %v %v", vs, err)
+	}
+
+	// Trash, switch back, restore from the trash.
+	p, err = sw.Plan(ctx, PlanOptions{Ops: []string{OpPrune}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := sw.Apply(ctx, p, nil); err != nil || res.Trashed != 1 {
+		t.Fatalf("prune: %+v %v", res, err)
+	}
+	if err := st.Reembed(ctx, testEmb, nil); err != nil {
+		t.Fatal(err)
+	}
+	sw.opts.Embedder = testEmb
+	if err := sw.Restore(ctx, "prune"); err != nil {
+		t.Fatalf("restore across a switch: %v", err)
+	}
+	m, err := st.Get(ctx, "prune")
+	want, _ := testEmb.Embed(ctx, []string{before["prune"].Text})
+	if err != nil || m.EmbeddingModel != testEmb.Model() || !slices.Equal(m.Embedding, want[0]) || m.Text != before["prune"].Text {
+		t.Errorf("restored across a switch: %+v %v", m, err)
+	}
+}
+
 // TestNewRemovesTemporaryFiles: a process killed while it wrote the undo
 // journal or the ledger leaves a temporary file; the next steward on the
 // directory removes it and reads the journal and ledger as they were.

@@ -35,6 +35,11 @@ type Options struct {
 	// MinInterval: a rate-limited operation touches a memory at most once
 	// per MinInterval (0: DefaultMinInterval).
 	MinInterval time.Duration
+	// Embedder makes the store's model (the daemon's swappable embedder).
+	// Restore and Undo embed with it the texts of records whose vector is
+	// of a model the store left since (a re-embedding after they were
+	// trashed or journaled); nil makes those an embedding model mismatch.
+	Embedder memory.Embedder
 }
 
 // Steward plans and applies consolidation over one store. Its methods are
@@ -221,7 +226,7 @@ func (s *Steward) Trash(ctx context.Context) ([]store.TrashedMemory, error) {
 
 // Restore brings memories back from the trash (see store.Restore).
 func (s *Steward) Restore(ctx context.Context, ids ...string) error {
-	if err := s.st.Restore(ctx, ids...); err != nil {
+	if err := s.st.RestoreWith(ctx, s.opts.Embedder, ids...); err != nil {
 		return fmt.Errorf("steward: %w", err)
 	}
 	return nil

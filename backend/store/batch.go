@@ -30,6 +30,12 @@ type Batch struct {
 	// Restore brings records back from the trash as live records, exactly
 	// as they were when trashed.
 	Restore []string
+	// RestoreEmbeddings, keyed by ids of Restore, give records trashed
+	// before a change of embedding model (Reembed) a new vector: their text
+	// embedded by the store's model now. They come back with it, and the
+	// store's model, instead of the vector they were trashed with (which
+	// the store no longer accepts). See RestoreWith.
+	RestoreEmbeddings map[string][]float32
 	// IfUpdatedAt are preconditions: id -> the UpdatedAt the live record
 	// must still have. If one does not hold, nothing is applied and the
 	// error is a *ConflictError naming every id that changed.
@@ -158,6 +164,11 @@ func (s *Store) applyLocked(b Batch) error {
 			return fmt.Errorf("apply: %w", err)
 		}
 	}
+	for id := range b.RestoreEmbeddings {
+		if seen[id] != "restore" {
+			return fmt.Errorf("apply: %w", &memory.ValidationError{Problems: []string{fmt.Sprintf("a restore embedding for %q, which is not restored", id)}})
+		}
+	}
 
 	now := s.now().UTC()
 	seq := s.seq + 1
@@ -225,6 +236,9 @@ func (s *Store) applyLocked(b Batch) error {
 			h, m, err := decodeRecord(te.rec)
 			if err != nil {
 				return fmt.Errorf("trash entry %s: %w", id, err)
+			}
+			if v, ok := b.RestoreEmbeddings[id]; ok {
+				m.Embedding, m.EmbeddingModel = v, ""
 			}
 			if err := s.checkFields(&m); err != nil {
 				return fmt.Errorf("restore %s (trashed before a change of embedding model?): %w", id, err)

@@ -287,3 +287,45 @@ func TestApplyIndexCatchUpAtOpen(t *testing.T) {
 		t.Errorf("text docs %d, want 3", dc)
 	}
 }
+
+// TestRestoreAcrossModelSwitch: a record trashed before a re-embedding
+// holds the old model's vector; Restore refuses it with a clear error,
+// RestoreWith embeds its text again and brings it back with the new
+// vector (found by it); a restore embedding for an id not restored is
+// invalid; a wrong embedder is a model mismatch.
+func TestRestoreAcrossModelSwitch(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	recs := putN(t, s, 3)
+	if err := s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: recs[1].ID, Reason: "prune"}}}); err != nil {
+		t.Fatal(err)
+	}
+	v2 := wordEmbedder{model: "words-v2", dim: 16}
+	if err := s.Reembed(ctx, v2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restore(ctx, recs[1].ID); !errors.Is(err, memory.ErrModelMismatch) || !strings.Contains(err.Error(), "change of embedding model") {
+		t.Fatalf("restore of an old model's record: %v", err)
+	}
+	err := s.Apply(ctx, Batch{Restore: []string{recs[1].ID}, RestoreEmbeddings: map[string][]float32{recs[0].ID: v2.vec("x")}})
+	var ve *memory.ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("a restore embedding for a record not restored: %v", err)
+	}
+	if err := s.RestoreWith(ctx, testEmb, recs[1].ID); !errors.Is(err, memory.ErrModelMismatch) {
+		t.Fatalf("restore with the old embedder: %v", err)
+	}
+	if err := s.RestoreWith(ctx, v2, recs[1].ID); err != nil {
+		t.Fatalf("RestoreWith: %v", err)
+	}
+	m, err := s.Get(ctx, recs[1].ID)
+	if err != nil || m.EmbeddingModel != "words-v2" || !slices.Equal(m.Embedding, v2.vec(m.Text)) || m.Text != recs[1].Text {
+		t.Fatalf("restored record %+v, %v", m, err)
+	}
+	if vs, err := s.VectorSearch(ctx, v2.vec(m.Text), 1, Filter{}); err != nil || len(vs) != 1 || vs[0].ID != m.ID {
+		t.Fatalf("restored record not found by its new vector: %v %v", vs, err)
+	}
+	if tr, _ := s.Trash(ctx); len(tr) != 0 {
+		t.Fatalf("trash after restore: %d", len(tr))
+	}
+}

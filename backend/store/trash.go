@@ -166,6 +166,68 @@ func (s *Store) Restore(ctx context.Context, ids ...string) error {
 	return nil
 }
 
+// RestoreWith is Restore for records that may have been trashed before a
+// change of embedding model: those whose vector is not of the store's
+// model now are embedded again with emb (which must make the store's
+// model) and come back with that vector (Batch.RestoreEmbeddings). A nil
+// emb is Restore.
+func (s *Store) RestoreWith(ctx context.Context, emb memory.Embedder, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	vecs, err := s.TrashEmbeddings(ctx, emb, ids)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	if err := s.Apply(ctx, Batch{Restore: ids, RestoreEmbeddings: vecs}); err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	return nil
+}
+
+// TrashEmbeddings embeds again, with emb, the texts of the trashed records
+// among ids whose vector is not of the store's model (trashed before a
+// change of model), for Batch.RestoreEmbeddings; nil when there are none
+// or emb is nil. emb must make the store's model.
+func (s *Store) TrashEmbeddings(ctx context.Context, emb memory.Embedder, ids []string) (map[string][]float32, error) {
+	if emb == nil {
+		return nil, nil
+	}
+	trashed, err := s.TrashGet(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	info := s.Info()
+	var stale []memory.Memory
+	for _, id := range ids {
+		if t, ok := trashed[id]; ok && (t.Memory.EmbeddingModel != info.Model || len(t.Memory.Embedding) != info.Dim) {
+			stale = append(stale, t.Memory)
+		}
+	}
+	if len(stale) == 0 {
+		return nil, nil
+	}
+	if emb.Model() != info.Model || emb.Dim() != info.Dim {
+		return nil, fmt.Errorf("embedder %s (%d) for a store of %s (%d): %w", emb.Model(), emb.Dim(), info.Model, info.Dim, memory.ErrModelMismatch)
+	}
+	texts := make([]string, len(stale))
+	for i, m := range stale {
+		texts[i] = m.Text
+	}
+	vs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed trashed records of another model: %w", err)
+	}
+	if len(vs) != len(stale) {
+		return nil, fmt.Errorf("embed trashed records of another model: %d vectors for %d texts", len(vs), len(stale))
+	}
+	out := make(map[string][]float32, len(stale))
+	for i, m := range stale {
+		out[m.ID] = vs[i]
+	}
+	return out, nil
+}
+
 // PurgeTrash deletes for good the records trashed before before (and any
 // unreadable trash entry), and returns how many it deleted.
 func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
