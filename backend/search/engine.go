@@ -81,7 +81,8 @@ type Result struct {
 	// TextQuery's own: analysed WordNet synonyms and hypernyms of its words,
 	// with their weights.
 	Expansions []store.Term
-	// Candidates is the number of distinct memories the legs returned.
+	// Candidates is the number of memories scored: the distinct ones the
+	// legs returned, at most the pool (the legs' depth).
 	Candidates int
 	// BelowAbsolute and BelowRelative count the candidates each floor dropped.
 	BelowAbsolute, BelowRelative int
@@ -247,8 +248,8 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]memory.Hit, error) {
 //     run concurrently.
 //  3. RRF (k = rrf_k; in hybrid mode the vector list weighs vector_weight,
 //     BM25's 1) fuses the lists into a relevance in 0..1, rescaled over the
-//     pool depth (see RRF); Composite scores each candidate with every
-//     factor in its breakdown.
+//     pool depth (see RRF), and keeps the best pool (the legs' depth);
+//     Composite scores each candidate with every factor in its breakdown.
 //  4. Floors (unless NoFloors): a candidate needs evidence of its own
 //     relevance, which rank-based RRF cannot give (it is 1 at the top
 //     whatever the query): the share of the query's IDF weight it contains
@@ -363,6 +364,14 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 		}
 	}
 	fused := RRF(lists, weights, e.cfg.RRFK, pool)
+	// Only the best pool of the fusion go on: each further one is deep in
+	// one list at most, and loading, analysing and scoring them all (up to
+	// 150 at K = 5 from three lists) took half of a hybrid query at 100k
+	// while changing no result of the evaluation sets (recall-dev,
+	// LoCoMo, LongMemEval: the same metrics to four places).
+	if len(fused) > pool {
+		fused = fused[:pool]
+	}
 	res.Candidates = len(fused)
 	if len(fused) == 0 {
 		return res, nil
