@@ -92,16 +92,7 @@ func TestSecurityAccessControl(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := noRedirect.Get("http://" + addr + "/login?token=" + tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if len(resp.Cookies()) != 1 {
-		t.Fatalf("login set %d cookies", len(resp.Cookies()))
-	}
-	cookie := resp.Cookies()[0]
+	cookie, resp := login(t, addr, tok)
 	t.Run("login cookie flags", func(t *testing.T) {
 		raw := resp.Header.Get("Set-Cookie")
 		if resp.StatusCode != http.StatusSeeOther || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Path != "/" ||
@@ -277,18 +268,10 @@ func TestSecurityTokenRotation(t *testing.T) {
 	d, addr := serve(t, cfg)
 	ctx := context.Background()
 	old := d.Token()
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	login := func(tok string) *http.Cookie {
+	loginCookie := func(tok string) *http.Cookie {
 		t.Helper()
-		resp, err := noRedirect.Get("http://" + addr + "/login?token=" + tok)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if len(resp.Cookies()) != 1 {
-			t.Fatalf("login set %d cookies", len(resp.Cookies()))
-		}
-		return resp.Cookies()[0]
+		c, _ := login(t, addr, tok)
+		return c
 	}
 	do := func(method, path string, bearer string, cookie *http.Cookie) (*http.Response, []byte) {
 		t.Helper()
@@ -307,7 +290,7 @@ func TestSecurityTokenRotation(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		return resp, body
 	}
-	oldCookie, otherBrowser := login(old), login(old)
+	oldCookie, otherBrowser := loginCookie(old), loginCookie(old)
 
 	// The browser rotates with its cookie (the UI's way).
 	resp, body := do("POST", "/api/token/rotate", "", oldCookie)
@@ -338,7 +321,7 @@ func TestSecurityTokenRotation(t *testing.T) {
 		{"another browser's cookie of the old token", "", otherBrowser, "/api/stats", 401},
 		{"new token", tr.Token, nil, "/api/stats", 200},
 		{"the rotating browser's new cookie", "", newCookie, "/api/stats", 200},
-		{"the login link of the new token", "", login(tr.Token), "/api/stats", 200},
+		{"the login link of the new token", "", loginCookie(tr.Token), "/api/stats", 200},
 	} {
 		method := "GET"
 		if c.path == "/mcp" {
@@ -348,7 +331,7 @@ func TestSecurityTokenRotation(t *testing.T) {
 			t.Errorf("%s: %d %s, want %d", c.name, resp.StatusCode, body, c.want)
 		}
 	}
-	if resp, _ := noRedirect.Get("http://" + addr + "/login?token=" + old); resp == nil || resp.StatusCode != 401 {
+	if resp, _ := noRedirect.Get("http://" + addr + "/login?token=" + old); resp == nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("login with the old token: %v", resp)
 	}
 	if _, ok := httpapi.Probe(ctx, addr, old, 2*time.Second); ok {
@@ -362,6 +345,25 @@ func TestSecurityTokenRotation(t *testing.T) {
 	if _, err := httpapi.NewClient(addr, tr.Token).Stats(ctx); err == nil {
 		t.Error("the token of the first rotation still works after the second")
 	}
+}
+
+// noRedirect is a client that does not follow redirects (the login link
+// answers with one).
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// login follows the browser UI's login link with tok and returns the one
+// cookie it sets, and its answer.
+func login(t *testing.T, addr, tok string) (*http.Cookie, *http.Response) {
+	t.Helper()
+	resp, err := noRedirect.Get("http://" + addr + "/login?token=" + tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if len(resp.Cookies()) != 1 {
+		t.Fatalf("login set %d cookies", len(resp.Cookies()))
+	}
+	return resp.Cookies()[0], resp
 }
 
 func TestSecurityForgedProxyRequests(t *testing.T) {
