@@ -163,6 +163,9 @@ func positives() []posCase {
 		{"prose password", "btw the staging password is " + pw3 + " if you need it", []string{pw3}, "password"},
 		{"commit message", "temp: hardcode partner key (PARTNER_API_KEY=" + opaque + ") -- remove", []string{opaque}, "api-key"},
 		{"netrc", "machine api.heroku.com\n  login me@acme.io\n  password " + opaque + "\n", []string{opaque}, "password"},
+		{"pgpass", "db.internal.acme.io:5432:billing:app:" + pw3 + "\n*:*:*:postgres:" + pw2 + "\n", []string{pw3, pw2}, "password"},
+		{"pgpass after its name, other ports", "$ cat ~/.pgpass\nprod.db:5440:app:svc:" + pw2 + "\nstaging.db:5441:app:svc:" + pw3 + "\n", []string{pw2, pw3}, "password"},
+		{"pgpass quoted, escaped colon", "my ~/.pgpass is `10.0.3.7:6432:*:reporting:" + pw2 + `\:x` + "` and psql still asks", []string{pw2 + `\:x`}, "password"},
 		{"json escaped value", "{\"config.ini\": \"ETSY_TOKEN=" + pw2 + "\\nBACKUP_ENABLED=true\"}", []string{pw2}, "token"},
 		{"numbered key", "\"access_token2\": \"" + opaque + "\"", []string{opaque}, "token"},
 		{"weak key random value", "signing_key: " + fk("", 44, b64), nil, "secret"},
@@ -204,6 +207,7 @@ func positives() []posCase {
 }
 
 var negatives = []struct{ name, text string }{
+	{"pgpass shapes that are not", "the job ran 10:30:45:5432:done\nlocalhost:5432:mydb:myuser:<password>\nhost:5432:db:user:*\nconnect to db.internal:5432 then run it\n"},
 	{"env placeholders", "OPENAI_API_KEY=YOUR_API_KEY\nSTRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx\nDATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DBNAME\nSLACK_BOT_TOKEN=xoxb-your-bot-token\n"},
 	{"docs token shapes", "tokens look like `ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX` and AWS keys start with `AKIA`, e.g. `AKIAXXXXXXXXXXXXXXXX`."},
 	{"aws documented example", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},

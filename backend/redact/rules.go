@@ -318,6 +318,14 @@ func buildRules() []*rule {
 		&rule{name: "netrc", anchored: true, maxLen: 512, multiLine: true, kind: "password", kw: []string{"machine"}, group: 1, noLeft: true, fwd: 300,
 			re:    re(`(?i)machine[ \t]+\S+\s+(?:login[ \t]+\S+\s+)?password[ \t]+(\S+)`),
 			check: func(v string) bool { return !isPlaceholder(v) }},
+		// PostgreSQL's password file (~/.pgpass, PGPASSFILE), one
+		// hostname:port:database:username:password per line, found by
+		// the usual ports (or *) or in the lines after the file's name;
+		// a hostname with a letter, dot or * tells it from times and
+		// ratios; ':' and '\' in a password are escaped.
+		&rule{name: "pgpass", kind: "password", kw: []string{":5432:", ":5433:", ":6432:", ":*:", "pgpass"}, group: 1, noLeft: true, fwd: 1024,
+			re:    re(`(?m)(?:^|[\s"'\x60])[A-Za-z0-9_-]*[A-Za-z.*][A-Za-z0-9_.*-]*:(?:[0-9]{2,5}|\*):[^:\s]+:[^:\s]+:((?:\\.|[^:\s\\"'\x60])+)(?:$|[\s"'\x60])`),
+			check: func(v string) bool { return !isPlaceholder(v) && v != "*" }},
 		&rule{name: "telegram", kind: "api-token", kwCase: []string{":A"}, group: 1, noLeft: true,
 			re:    re(`(?:^|[^0-9A-Za-z]|bot)([0-9]{8,10}:A[A-Za-z0-9_-]{34})(?:[^A-Za-z0-9_-]|$)`),
 			check: func(v string) bool { return !wordy(v[strings.IndexByte(v, ':')+1:]) }},
