@@ -484,6 +484,38 @@ func TestHybridSearchesEachSegment(t *testing.T) {
 	}
 }
 
+// loadCounter records the ids the engine loads to score.
+type loadCounter struct {
+	*store.Store
+	mu     sync.Mutex
+	loaded []int
+}
+
+func (c *loadCounter) GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error) {
+	c.mu.Lock()
+	c.loaded = append(c.loaded, len(ids))
+	c.mu.Unlock()
+	return c.Store.GetMany(ctx, ids)
+}
+
+// TestFusedCandidatesCutAtPool: of the fused lists (three in hybrid mode
+// with the built-in embedder) only the best pool are loaded and scored.
+func TestFusedCandidatesCutAtPool(t *testing.T) {
+	_, st := openFixture(t, nil)
+	const q = "how do we deploy the payment worker and retry failed jobs in the queue"
+	cfg := config.Default().Search
+	cfg.Candidates = 8 // pool = max(K x overfetch, 8) = 10 at K = 5
+	lc := &loadCounter{Store: st}
+	e := newEngine(lc, embed.NewBuiltin(), cfg, memory.FixedClock{T: testNow})
+	r, err := e.Run(context.Background(), Query{Text: q, Mode: ModeHybrid, NoFloors: true, NoMMR: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lc.loaded) != 1 || lc.loaded[0] != 10 || r.Candidates != 10 || len(r.Hits) != 5 {
+		t.Fatalf("loaded %v ids, %d candidates, %d hits; want 10, 10, 5", lc.loaded, r.Candidates, len(r.Hits))
+	}
+}
+
 // TestLargePoolIsClamped: settings config.Validate accepts (overfetch 20,
 // K up to MaxK) must not ask the store for more than it returns.
 func TestLargePoolIsClamped(t *testing.T) {
