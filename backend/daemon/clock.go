@@ -38,7 +38,7 @@ const (
 
 // clockCheck tells clock jumps from time passing. Safe for concurrent use.
 type clockCheck struct {
-	mu   sync.Mutex
+	mu      sync.Mutex
 	wall    time.Time     // the clock at the last observation (no monotonic reading)
 	elapsed time.Duration // since() then
 	started bool
