@@ -223,7 +223,9 @@ func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptio
 			for j, h := range hs {
 				hm, _ := h.(map[string]any)
 				cmd, _ := hm["command"].(string)
-				if !isMemtrayHook(cmd, s.event) {
+				// Ours: a memtray hook by its binary's name, or exactly
+				// the command this setup writes (a renamed binary).
+				if !isMemtrayHook(cmd, s.event) && cmd != want.Command {
 					continue
 				}
 				if cmd == want.Command && hm["type"] == "command" && sameJSON(hm["timeout"], want.Timeout) {

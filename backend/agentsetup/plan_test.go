@@ -156,3 +156,35 @@ func TestEnvChecks(t *testing.T) {
 		t.Errorf("undo of an unknown client: %v", err)
 	}
 }
+
+// TestRenamedBinaryHooksNotDuplicated: a memtray whose file is not named
+// memtray* (renamed, wrapped) writes its hooks once: a second setup finds
+// its own entries (the same command) instead of adding them again, and
+// the undo removes them.
+func TestRenamedBinaryHooksNotDuplicated(t *testing.T) {
+	e := testEnv(t)
+	e.Binary = filepath.Join(t.TempDir(), "mt-agent-memory")
+	writeFiles(t, e.Home, map[string]string{".claude/settings.json": "{}\n"}, 0o600)
+	for i := range 2 {
+		p, err := e.Plan("claude-code", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Apply(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 && p.Changes() != 0 {
+			t.Errorf("second setup changes %d files: %+v", p.Changes(), p.Files)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(e.Home, ".claude", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "mt-agent-memory"); n == 0 || n != strings.Count(string(b), " hook ") {
+		t.Fatalf("hooks after two setups (%d mentions):\n%s", n, b)
+	}
+	if c := strings.Count(string(b), "hook user-prompt-submit"); c != 1 {
+		t.Fatalf("%d user-prompt-submit hooks after two setups:\n%s", c, b)
+	}
+}
