@@ -259,8 +259,10 @@ func checkImported(m *memory.Memory, h *ExportHeader) error {
 // already used by a different record gets a new id, and links to it are
 // rewritten); a stream of another embedding model is re-embedded with
 // opts.Embedder, which must produce the store's model, and so is a record
-// whose text opts.Rewrite changed. If writing fails midway, the records
-// written so far stay and the report counts them.
+// whose text opts.Rewrite changed. When the store switches models while
+// the import runs (Reembed finishing) and opts.Embedder has switched too,
+// the rest is embedded for the new model. If writing fails midway, the
+// records written so far stay and the report counts them.
 func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (ImportReport, error) {
 	var rep ImportReport
 	if err := s.checkOpen(); err != nil {
@@ -346,17 +348,14 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (Im
 		}
 	}
 
-	done := 0
-	for start := 0; start < len(recs); start += importBatch {
-		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("import: %w", err)
-		}
-		end := min(start+importBatch, len(recs))
+	// prepare makes the batch of recs[start:end] to write: duplicates left
+	// out, and embedded with opts.Embedder where the store's model (now)
+	// or a rewrite asks for it.
+	prepare := func(start, end int) ([]memory.Memory, error) {
 		var batch []memory.Memory
 		var fresh []int // indexes into batch of the records to embed
 		for i := start; i < end; i++ {
 			if skip[i] {
-				rep.Duplicates++
 				continue
 			}
 			if reembed || rewritten[i] {
@@ -371,13 +370,47 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (Im
 				sub[k] = batch[j]
 			}
 			if err := embedInto(ctx, opts.Embedder, sub); err != nil {
-				return rep, fmt.Errorf("import: %w", err)
+				return nil, err
 			}
 			for k, j := range fresh {
 				batch[j] = sub[k]
 			}
 		}
-		n, dups, err := s.importBatch(batch)
+		return batch, nil
+	}
+	done, switches := 0, 0
+	for start := 0; start < len(recs); start += importBatch {
+		if err := ctx.Err(); err != nil {
+			return rep, fmt.Errorf("import: %w", err)
+		}
+		end := min(start+importBatch, len(recs))
+		for i := start; i < end; i++ {
+			if skip[i] {
+				rep.Duplicates++
+			}
+		}
+		var n, dups int
+		for {
+			var batch []memory.Memory
+			batch, err = prepare(start, end)
+			if err == nil {
+				n, dups, err = s.importBatch(batch)
+			}
+			if !errors.Is(err, memory.ErrModelMismatch) || opts.Embedder == nil || switches == 2 {
+				break
+			}
+			// The store switched models while the import ran (a
+			// re-embedding finished, and the daemon's embedder with it):
+			// this batch and the rest are embedded for the new model.
+			s.mu.RLock()
+			model, dim = s.model, s.dim
+			s.mu.RUnlock()
+			if opts.Embedder.Model() != model || opts.Embedder.Dim() != dim {
+				break
+			}
+			switches++
+			reembed = f.Header.EmbeddingModel != model || f.Header.Dim != dim
+		}
 		rep.Imported += n
 		rep.Duplicates += dups
 		if reembed {

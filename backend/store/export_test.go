@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -350,5 +351,83 @@ func TestImportRewrite(t *testing.T) {
 	// Imported again: the rewritten text is a duplicate of the stored one.
 	if rep, err = b.Import(ctx, bytes.NewReader(exp), ImportOptions{Rewrite: rewrite, Embedder: testEmb}); err != nil || rep.Duplicates != 2 {
 		t.Fatalf("again = %+v, %v", rep, err)
+	}
+}
+
+// switchingEmbedder embeds with cur; on its at-th call it first runs
+// onSwitch (a re-embedding of the store finishing, which swaps cur) and
+// still answers with the model it had: vectors made just before a switch.
+type switchingEmbedder struct {
+	mu       sync.Mutex
+	cur      wordEmbedder
+	calls    int
+	at       int
+	onSwitch func()
+}
+
+func (e *switchingEmbedder) Model() string { e.mu.Lock(); defer e.mu.Unlock(); return e.cur.model }
+func (e *switchingEmbedder) Dim() int      { e.mu.Lock(); defer e.mu.Unlock(); return e.cur.dim }
+
+func (e *switchingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.mu.Lock()
+	old := e.cur
+	e.calls++
+	fire := e.calls == e.at
+	e.mu.Unlock()
+	if fire {
+		e.onSwitch()
+	}
+	return old.Embed(ctx, texts)
+}
+
+// TestImportAcrossModelSwitch: the store switches embedding models while
+// an import of another model's file runs (between embedding a batch and
+// writing it); the import embeds that batch and the rest for the new model
+// and stores them all, instead of stopping with a model mismatch.
+func TestImportAcrossModelSwitch(t *testing.T) {
+	ctx := context.Background()
+	src := openTest(t, t.TempDir())
+	n := importBatch*2 + 10
+	ms := make([]memory.Memory, n)
+	for i := range ms {
+		ms[i] = mem(fmt.Sprintf("imported memory number %d about the release train", i))
+	}
+	if _, err := src.PutBatch(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	var exp bytes.Buffer
+	if err := src.Export(ctx, &exp); err != nil {
+		t.Fatal(err)
+	}
+	v1, v2 := wordEmbedder{model: "words-a", dim: 16}, wordEmbedder{model: "words-b", dim: 24}
+	s, err := Open(ctx, Options{Dir: t.TempDir(), Model: v1.model, Dim: v1.dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mustPut(t, s, memory.Memory{Text: "a memory stored before the switch", Embedding: v1.vec("a memory stored before the switch")})
+	emb := &switchingEmbedder{cur: v1, at: 2}
+	emb.onSwitch = func() {
+		if err := s.Reembed(ctx, v2, nil); err != nil {
+			t.Errorf("reembed: %v", err)
+		}
+		emb.mu.Lock()
+		emb.cur = v2
+		emb.mu.Unlock()
+	}
+	rep, err := s.Import(ctx, bytes.NewReader(exp.Bytes()), ImportOptions{Embedder: emb})
+	if err != nil || rep.Imported != n || rep.Reembedded != n {
+		t.Fatalf("import across a switch: %+v %v", rep, err)
+	}
+	if info := s.Info(); info.Model != v2.model || info.Count != n+1 {
+		t.Fatalf("store after: %+v", info)
+	}
+	if err := s.Iterate(ctx, Filter{}, func(m memory.Memory) error {
+		if m.EmbeddingModel != v2.model || !slices.Equal(m.Embedding, v2.vec(m.Text)) {
+			t.Errorf("%s holds a vector of %q, not %s's of its text", m.ID, m.EmbeddingModel, v2.model)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
