@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -619,8 +618,8 @@ func TestSecurityNonLoopbackListen(t *testing.T) {
 	if data, _ := json.Marshal(cfg); strings.Contains(string(data), "insecure") {
 		t.Fatal("the force is written to config files")
 	}
-	var logs secLog
-	d, addr := serveWith(t, Options{Config: cfg, Logger: logs.logger()})
+	var logs syncBuf
+	d, addr := serveWith(t, Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if !strings.Contains(logs.String(), "INSECURE") {
 		t.Errorf("no warning logged: %s", logs.String())
 	}
@@ -638,28 +637,6 @@ func TestSecurityNonLoopbackListen(t *testing.T) {
 			t.Errorf("Host %s: %d, want %d", host, resp.StatusCode, want)
 		}
 	}
-}
-
-// secLog is a log buffer safe to read while the daemon writes to it.
-type secLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *secLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *secLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *secLog) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 func or(s, def string) string {
