@@ -570,19 +570,15 @@ func (s *Steward) reembedUndo(ctx context.Context, b *store.Batch, stale []int) 
 	if len(stale) == 0 {
 		return nil
 	}
-	texts := make([]string, len(stale))
+	ms := make([]memory.Memory, len(stale))
 	for i, k := range stale {
-		texts[i] = b.Put[k].Text
+		ms[i] = b.Put[k]
 	}
-	vs, err := emb.Embed(ctx, texts)
-	if err != nil {
+	if err := store.EmbedInto(ctx, emb, ms); err != nil {
 		return fmt.Errorf("steward undo: embed records journaled with another model: %w", err)
 	}
-	if len(vs) != len(stale) {
-		return fmt.Errorf("steward undo: %d vectors for %d texts", len(vs), len(stale))
-	}
 	for i, k := range stale {
-		b.Put[k].Embedding, b.Put[k].EmbeddingModel = vs[i], emb.Model()
+		b.Put[k] = ms[i]
 	}
 	return nil
 }

@@ -369,7 +369,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (Im
 			for k, j := range fresh {
 				sub[k] = batch[j]
 			}
-			if err := embedInto(ctx, opts.Embedder, sub); err != nil {
+			if err := EmbedInto(ctx, opts.Embedder, sub); err != nil {
 				return nil, err
 			}
 			for k, j := range fresh {
@@ -481,8 +481,10 @@ func rewriteImported(recs []memory.Memory, rewrite func(string) (string, bool)) 
 	return changed, nil
 }
 
-// embedInto replaces the embeddings of ms with emb's, in batches.
-func embedInto(ctx context.Context, emb memory.Embedder, ms []memory.Memory) error {
+// EmbedInto replaces the embeddings of ms with emb's vectors of their texts
+// (and their embedding model with emb's), in batches, each vector checked
+// against emb's dimension.
+func EmbedInto(ctx context.Context, emb memory.Embedder, ms []memory.Memory) error {
 	for start := 0; start < len(ms); start += reembedBatch {
 		end := min(start+reembedBatch, len(ms))
 		texts := make([]string, 0, end-start)

@@ -210,20 +210,12 @@ func (s *Store) TrashEmbeddings(ctx context.Context, emb memory.Embedder, ids []
 	if emb.Model() != info.Model || emb.Dim() != info.Dim {
 		return nil, fmt.Errorf("embedder %s (%d) for a store of %s (%d): %w", emb.Model(), emb.Dim(), info.Model, info.Dim, memory.ErrModelMismatch)
 	}
-	texts := make([]string, len(stale))
-	for i, m := range stale {
-		texts[i] = m.Text
-	}
-	vs, err := emb.Embed(ctx, texts)
-	if err != nil {
+	if err := EmbedInto(ctx, emb, stale); err != nil {
 		return nil, fmt.Errorf("embed trashed records of another model: %w", err)
 	}
-	if len(vs) != len(stale) {
-		return nil, fmt.Errorf("embed trashed records of another model: %d vectors for %d texts", len(vs), len(stale))
-	}
 	out := make(map[string][]float32, len(stale))
-	for i, m := range stale {
-		out[m.ID] = vs[i]
+	for _, m := range stale {
+		out[m.ID] = m.Embedding
 	}
 	return out, nil
 }
