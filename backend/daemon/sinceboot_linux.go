@@ -1,20 +1,7 @@
 package daemon
 
-import (
-	"time"
+import "golang.org/x/sys/unix"
 
-	"golang.org/x/sys/unix"
-)
-
-// sleepAware: sinceBoot counts the time the computer slept.
-const sleepAware = true
-
-// sinceBoot is the time since boot, suspend included (CLOCK_BOOTTIME);
-// Go's monotonic clock (CLOCK_MONOTONIC) stops while the computer sleeps.
-func sinceBoot() time.Duration {
-	var ts unix.Timespec
-	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
-		return monoSince()
-	}
-	return time.Duration(ts.Nano())
-}
+// bootClock is CLOCK_BOOTTIME: the time since boot, suspend included
+// (CLOCK_MONOTONIC, Go's, stops while the computer sleeps).
+const bootClock = unix.CLOCK_BOOTTIME
