@@ -18,13 +18,20 @@ var tempRE = regexp.MustCompile(`^\..+\.tmp[0-9]+$`)
 // process writes at the same time: the daemon on its data dir, under the
 // store's lock.
 func RemoveTemps(dir string) int {
+	return RemoveFiles(dir, tempRE.MatchString)
+}
+
+// RemoveFiles deletes the regular files in dir (not below it) whose name
+// match accepts, and returns how many it removed. Like RemoveTemps, it is
+// for leftovers of a killed process, where no other process writes.
+func RemoveFiles(dir string, match func(name string) bool) int {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0
 	}
 	n := 0
 	for _, e := range entries {
-		if e.Type().IsRegular() && tempRE.MatchString(e.Name()) && os.Remove(filepath.Join(dir, e.Name())) == nil {
+		if e.Type().IsRegular() && match(e.Name()) && os.Remove(filepath.Join(dir, e.Name())) == nil {
 			n++
 		}
 	}

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/memtray/memtray/backend/config"
 )
 
 // Upload spools are where an import job keeps its upload between the
@@ -91,20 +92,7 @@ func (s *spool) remove() { os.Remove(s.path) }
 // sealed, and returns how many it removed. Call it only where no other
 // process uses dir: the daemon on its data dir, under the store's lock.
 func removeSpools(dir string) int {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return 0
-	}
-	n := 0
-	for _, e := range entries {
-		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasPrefix(name, spoolPrefix) ||
-			!(strings.HasSuffix(name, spoolSuffix) || strings.HasSuffix(name, ".jsonl")) {
-			continue
-		}
-		if os.Remove(filepath.Join(dir, name)) == nil {
-			n++
-		}
-	}
-	return n
+	return config.RemoveFiles(dir, func(name string) bool {
+		return strings.HasPrefix(name, spoolPrefix) && (strings.HasSuffix(name, spoolSuffix) || strings.HasSuffix(name, ".jsonl"))
+	})
 }
