@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command appimage-runtime is the runtime of memtray's AppImage: the ELF at
 // the start of a type-2 AppImage (the "AI\x02" mark at offset 8), followed
 // by a squashfs image of the AppDir. build/appimage.sh builds it and appends
