@@ -504,7 +504,7 @@ func (h *harness) stewardRun(l *life) {
 	l.led.add(func() { op.undoSent = true })
 	end = l.phase("steward-undo")
 	ctx, cancel = l.rctx()
-	_, err = l.p.client.StewardUndo(ctx)
+	_, err = l.p.client.StewardUndo(ctx, httpapi.UndoRequest{RunID: res.RunID})
 	cancel()
 	end()
 	if err != nil {

@@ -15,7 +15,8 @@ import (
 const maxPlanRows = 60
 
 // runDream plans the steward's consolidation, shows it, and applies it
-// with --apply; --undo restores the state before the last applied run.
+// with --apply; --undo restores the state before the last applied run (or
+// before the run --run names), --runs lists the runs that can be undone.
 func runDream(env *Env, args []string) error {
 	var c common
 	fs := newFlags("dream", env, &c, true)
@@ -23,7 +24,9 @@ func runDream(env *Env, args []string) error {
 	project := fs.String("project", "", "only this project's memories")
 	ops := fs.String("ops", "", "comma-separated operations (default all six): merge, decay_stale, boost_active, prune, decay_unreinforced, snooze_sticky")
 	apply := fs.Bool("apply", false, "apply the plan after showing it")
-	undo := fs.Bool("undo", false, "restore the state before the last applied run")
+	undo := fs.Bool("undo", false, "restore the state before the last applied run (or --run)")
+	runID := fs.String("run", "", "with --undo: the run to undo (see --runs), keeping what later runs changed")
+	runs := fs.Bool("runs", false, "list the applied runs that can be undone, newest first")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -31,16 +34,33 @@ func runDream(env *Env, args []string) error {
 	if len(pos) > 0 {
 		return usagef("dream takes no arguments")
 	}
-	if *undo && (*apply || *all || *project != "" || *ops != "") {
-		return usagef("--undo takes no other flag")
+	if *undo && (*apply || *all || *project != "" || *ops != "" || *runs) {
+		return usagef("--undo takes no other flag but --run")
+	}
+	if *runID != "" && !*undo {
+		return usagef("--run goes with --undo")
+	}
+	if *runs && (*apply || *all || *project != "" || *ops != "") {
+		return usagef("--runs takes no other flag")
 	}
 	var opList []string
 	if *ops != "" {
 		opList = strings.Split(*ops, ",")
 	}
 	return c.with(env, func(b httpapi.Backend) error {
+		if *runs {
+			list, err := b.StewardRuns(env.Ctx)
+			if err != nil {
+				return err
+			}
+			if c.json {
+				return printJSON(env.Stdout, list)
+			}
+			printRuns(env.Stdout, list)
+			return nil
+		}
 		if *undo {
-			res, err := b.StewardUndo(env.Ctx)
+			res, err := b.StewardUndo(env.Ctx, httpapi.UndoRequest{RunID: *runID})
 			if err != nil {
 				return err
 			}
@@ -82,6 +102,21 @@ func runDream(env *Env, args []string) error {
 		}
 		return nil
 	})
+}
+
+// printRuns writes the undoable runs as a table, newest first.
+func printRuns(w io.Writer, runs []steward.Run) {
+	if len(runs) == 0 {
+		fmt.Fprintln(w, "no applied steward run can be undone.")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "run\tapplied\tmemories\tactions")
+	for _, r := range runs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.RunID, r.At.Local().Format("2006-01-02 15:04"), r.Memories, countsLine(r.Counts))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\n`memtray dream --undo` undoes the newest; `memtray dream --undo --run RUN` any of them (later changes stay).")
 }
 
 // printPlan writes a plan as a summary line and a table of actions.

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/steward"
 )
 
 func TestFeedbackCommands(t *testing.T) {
@@ -75,6 +77,11 @@ func TestDreamAndTrashCommands(t *testing.T) {
 		{[]string{"dream", "--ops", "polish"}, 1, ""},
 		{[]string{"dream", "--all", "--project", "p"}, 1, ""},
 		{[]string{"dream", "--undo", "--apply"}, 2, ""},
+		{[]string{"dream", "--runs"}, 0, "no applied steward run can be undone"},
+		{[]string{"dream", "--runs", "--json"}, 0, "[]"},
+		{[]string{"dream", "--runs", "--apply"}, 2, ""},
+		{[]string{"dream", "--run", "x"}, 2, ""},
+		{[]string{"dream", "--undo", "--run", "20250101T000000Z-00000000"}, 1, ""},
 		{[]string{"trash"}, 0, "0 in the trash"},
 		{[]string{"trash", "restore"}, 2, ""},
 		{[]string{"trash", "restore", "nope"}, 1, ""},
@@ -82,6 +89,31 @@ func TestDreamAndTrashCommands(t *testing.T) {
 		code, out, errs := run(t, ctx, "", append([]string{tc.args[0], dd}, tc.args[1:]...)...)
 		if code != tc.code || !strings.Contains(out, tc.say) {
 			t.Errorf("%v: exit %d (want %d), out %q, err %q", tc.args, code, tc.code, out, errs)
+		}
+	}
+}
+
+func TestPrintRuns(t *testing.T) {
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		runs []steward.Run
+		want []string
+	}{
+		{nil, []string{"no applied steward run can be undone"}},
+		{[]steward.Run{
+			{RunID: "20260601T120000Z-aaaaaaaa", At: at, Memories: 3, Counts: map[string]int{steward.OpDecayStale: 3}},
+			{RunID: "20260601T110000Z-bbbbbbbb", At: at.Add(-time.Hour), Memories: 2, Counts: map[string]int{steward.OpMerge: 1}},
+		}, []string{"20260601T120000Z-aaaaaaaa", "20260601T110000Z-bbbbbbbb", "decay_stale 3", "merge 1", "--undo --run RUN"}},
+	} {
+		var b strings.Builder
+		printRuns(&b, tc.runs)
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("printRuns(%d runs) misses %q:\n%s", len(tc.runs), w, b.String())
+			}
+		}
+		if len(tc.runs) == 2 && strings.Index(b.String(), "aaaaaaaa") > strings.Index(b.String(), "bbbbbbbb") {
+			t.Errorf("runs out of order:\n%s", b.String())
 		}
 	}
 }

@@ -99,13 +99,18 @@ func (d *Daemon) StewardApply(ctx context.Context, req httpapi.ApplyRequest) (st
 	return res, err
 }
 
-// StewardUndo restores the state before the last applied run.
-func (d *Daemon) StewardUndo(ctx context.Context) (steward.Result, error) {
-	res, err := d.steward.Undo(ctx)
+// StewardUndo reverts an applied run: req.RunID, or the last one.
+func (d *Daemon) StewardUndo(ctx context.Context, req httpapi.UndoRequest) (steward.Result, error) {
+	res, err := d.steward.UndoRun(ctx, req.RunID)
 	if err == nil {
 		d.publishSteward("undone", nil, &res, false, nil)
 	}
 	return res, err
+}
+
+// StewardRuns lists the applied runs that can be undone, newest first.
+func (d *Daemon) StewardRuns(ctx context.Context) ([]steward.Run, error) {
+	return d.steward.Runs()
 }
 
 // Trash lists the steward's trash.

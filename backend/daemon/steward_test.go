@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,7 +97,7 @@ func TestStewardThroughAPI(t *testing.T) {
 		t.Errorf("restore: %v", err)
 	}
 	// Undo puts back what the run changed (the restored memory stays).
-	if _, err := c.StewardUndo(ctx); err != nil {
+	if _, err := c.StewardUndo(ctx, httpapi.UndoRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	for id, m := range before {
@@ -108,21 +109,72 @@ func TestStewardThroughAPI(t *testing.T) {
 			t.Errorf("after undo %s: importance %v cooldown %v, want %v %v", id, got.Importance, got.CooldownUntil, m.Importance, m.CooldownUntil)
 		}
 	}
-	if _, err := c.StewardUndo(ctx); err == nil {
+	if _, err := c.StewardUndo(ctx, httpapi.UndoRequest{}); err == nil {
 		t.Error("a second undo succeeded")
+	}
+
+	// A run the user applies (prune), then the scheduled sweep.
+	plan, err = c.StewardPlan(ctx, steward.PlanOptions{Ops: []string{steward.OpPrune}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	manual, err := c.StewardApply(ctx, httpapi.ApplyRequest{PlanID: plan.ID})
+	if err != nil || manual.Trashed != 1 {
+		t.Fatalf("manual prune: %+v %v", manual, err)
 	}
 
 	// The scheduled sweep applies decay and snooze by itself, never prune.
 	if err := d.sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.Store().Get(ctx, "prune-me"); err != nil {
-		t.Errorf("the scheduled sweep pruned without approval: %v", err)
-	}
 	if got, _ := d.Store().Get(ctx, "stale"); got.Importance >= 0.5 {
 		t.Errorf("the scheduled sweep did not decay a stale memory: %v", got.Importance)
 	}
 	if got, _ := d.Store().Get(ctx, "sticky"); got.CooldownUntil.IsZero() {
 		t.Errorf("the scheduled sweep did not snooze a sticky memory")
+	}
+
+	// The user's run stays undoable after the scheduled one, and undoing it
+	// keeps the sweep's changes.
+	runs, err := c.StewardRuns(ctx)
+	if err != nil || len(runs) != 2 || runs[1].RunID != manual.RunID || runs[1].Counts[steward.OpPrune] != 1 {
+		t.Fatalf("runs: %+v %v", runs, err)
+	}
+	if runs[0].Counts[steward.OpPrune] != 0 || slices.Contains(runs[0].Ops, steward.OpPrune) {
+		t.Errorf("the scheduled sweep pruned without approval: %+v", runs[0])
+	}
+	for _, tc := range []struct {
+		body any
+		code int
+	}{
+		{"not an object", 400},
+		{map[string]string{"run": "x"}, 400},
+		{map[string]string{"run_id": string(make([]byte, 200))}, 400},
+		{map[string]string{"run_id": "20260601T120000Z-00000000"}, 404},
+	} {
+		if code, body := apiCall(t, addr, d.Token(), "POST", "/api/steward/undo", tc.body); code != tc.code {
+			t.Errorf("undo with %v: %d %s, want %d", tc.body, code, body, tc.code)
+		}
+	}
+	decayed, _ := d.Store().Get(ctx, "stale")
+	res, err = c.StewardUndo(ctx, httpapi.UndoRequest{RunID: manual.RunID})
+	if err != nil || res.RunID != manual.RunID || res.Counts["restored"] != 1 {
+		t.Fatalf("undo of the manual run: %+v %v", res, err)
+	}
+	if _, err := d.Store().Get(ctx, "prune-me"); err != nil {
+		t.Errorf("the manual run's prune is not undone: %v", err)
+	}
+	if got, _ := d.Store().Get(ctx, "stale"); got.Importance != decayed.Importance {
+		t.Errorf("undoing the manual run reverted the sweep's decay: %v, want %v", got.Importance, decayed.Importance)
+	}
+	// An empty body undoes the newest run: the sweep's.
+	if code, body := apiCall(t, addr, d.Token(), "POST", "/api/steward/undo", nil); code != 200 {
+		t.Errorf("undo with an empty body: %d %s", code, body)
+	}
+	if got, _ := d.Store().Get(ctx, "stale"); got.Importance != before["stale"].Importance {
+		t.Errorf("the sweep's decay is not undone: %v", got.Importance)
+	}
+	if runs, err := c.StewardRuns(ctx); err != nil || len(runs) != 0 {
+		t.Errorf("runs left: %+v %v", runs, err)
 	}
 }

@@ -2,22 +2,27 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
+	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 )
 
 // Steward is the part of Backend that runs consolidation: plans first,
-// applies on request, undoes the last run, keeps a trash.
+// applies on request, undoes the last runs, keeps a trash.
 type Steward interface {
 	// StewardPlan makes a dry-run plan and keeps it for StewardApply.
 	StewardPlan(ctx context.Context, opts steward.PlanOptions) (*steward.Plan, error)
 	// StewardApply applies a plan StewardPlan made (ops narrows it; empty
 	// applies every operation of the plan).
 	StewardApply(ctx context.Context, req ApplyRequest) (steward.Result, error)
-	// StewardUndo restores the state before the last applied run.
-	StewardUndo(ctx context.Context) (steward.Result, error)
+	// StewardUndo reverts an applied run: req.RunID, or the last run
+	// when it is empty.
+	StewardUndo(ctx context.Context, req UndoRequest) (steward.Result, error)
+	// StewardRuns lists the applied runs that can be undone, newest first.
+	StewardRuns(ctx context.Context) ([]steward.Run, error)
 	// Trash lists pruned and merged-away memories, restorable until purged.
 	Trash(ctx context.Context) ([]store.TrashedMemory, error)
 	// Restore brings memories back from the trash.
@@ -29,6 +34,17 @@ type ApplyRequest struct {
 	PlanID string   `json:"plan_id"`
 	Ops    []string `json:"ops,omitempty"`
 }
+
+// UndoRequest is what POST /api/steward/undo takes; an empty body undoes
+// the last run.
+type UndoRequest struct {
+	// RunID names the run to undo (GET /api/steward/runs lists them);
+	// empty is the last one.
+	RunID string `json:"run_id,omitempty"`
+}
+
+// maxRunID bounds an UndoRequest's RunID.
+const maxRunID = 128
 
 // RestoreRequest is what POST /api/trash/restore takes.
 type RestoreRequest struct {
@@ -43,8 +59,27 @@ func (h *Handler) stewardRoutes() {
 	h.mux.HandleFunc("POST /api/steward/apply", withJSON(func(r *http.Request, req ApplyRequest) (steward.Result, error) {
 		return h.b.StewardApply(r.Context(), req)
 	}))
-	h.mux.HandleFunc("POST /api/steward/undo", withoutBody(func(r *http.Request) (steward.Result, error) {
-		return h.b.StewardUndo(r.Context())
+	h.mux.HandleFunc("POST /api/steward/undo", func(w http.ResponseWriter, r *http.Request) {
+		var req UndoRequest
+		if r.ContentLength != 0 {
+			if err := readJSON(w, r, &req); err != nil {
+				writeErr(w, err)
+				return
+			}
+		}
+		if len(req.RunID) > maxRunID {
+			writeErr(w, fmt.Errorf("%w: run_id longer than %d bytes", memory.ErrInvalid, maxRunID))
+			return
+		}
+		out, err := h.b.StewardUndo(r.Context(), req)
+		if err != nil {
+			writeErr(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out)
+	})
+	h.mux.HandleFunc("GET /api/steward/runs", withoutBody(func(r *http.Request) ([]steward.Run, error) {
+		return h.b.StewardRuns(r.Context())
 	}))
 	h.mux.HandleFunc("GET /api/trash", withoutBody(func(r *http.Request) ([]store.TrashedMemory, error) {
 		return h.b.Trash(r.Context())
@@ -68,10 +103,17 @@ func (c *Client) StewardApply(ctx context.Context, req ApplyRequest) (steward.Re
 	return out, err
 }
 
-// StewardUndo undoes the last applied run.
-func (c *Client) StewardUndo(ctx context.Context) (steward.Result, error) {
+// StewardUndo undoes an applied run (req.RunID, or the last one).
+func (c *Client) StewardUndo(ctx context.Context, req UndoRequest) (steward.Result, error) {
 	var out steward.Result
-	err := c.do(ctx, http.MethodPost, "/api/steward/undo", nil, &out)
+	err := c.do(ctx, http.MethodPost, "/api/steward/undo", req, &out)
+	return out, err
+}
+
+// StewardRuns lists the applied runs that can be undone, newest first.
+func (c *Client) StewardRuns(ctx context.Context) ([]steward.Run, error) {
+	var out []steward.Run
+	err := c.do(ctx, http.MethodGet, "/api/steward/runs", nil, &out)
 	return out, err
 }
 

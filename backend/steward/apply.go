@@ -3,7 +3,6 @@ package steward
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,15 +16,19 @@ import (
 	"github.com/memtray/memtray/backend/store"
 )
 
-// journal is the undo journal of one applied run (Options.Dir/undo.json),
-// written durably before the run's batch: the full record of every memory
-// the run touches as it was before (embedding included), the UpdatedAt it
-// has after, and the ledger entries the run replaced.
+// journal is the undo journal of one applied run (Options.Dir/runs/, see
+// journals.go), written durably before the run's batch: the full record of
+// every memory the run touches as it was before (embedding included), the
+// UpdatedAt it has after, and the ledger entries the run replaced.
 type journal struct {
-	Version int             `json:"version"`
-	RunID   string          `json:"run_id"`
-	PlanID  string          `json:"plan_id"`
-	At      time.Time       `json:"at"`
+	Version int       `json:"version"`
+	RunID   string    `json:"run_id"`
+	PlanID  string    `json:"plan_id"`
+	At      time.Time `json:"at"`
+	// Ops and Counts describe the run for Runs: the operations applied and
+	// the actions per operation.
+	Ops     []string        `json:"ops,omitempty"`
+	Counts  map[string]int  `json:"counts,omitempty"`
 	Records []journalRecord `json:"records"`
 	Ledger  []ledgerEntry   `json:"ledger,omitempty"`
 }
@@ -138,9 +141,16 @@ func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, 
 		}
 		res.Trashed = len(pr.batch.Trash)
 		if len(pr.batch.Put) == 0 && len(pr.batch.Trash) == 0 {
-			return res, nil // nothing to do: the previous run's journal stays
+			return res, nil // nothing to do, nothing to journal
 		}
 		pr.journal.RunID, pr.journal.PlanID, pr.journal.At = runID, plan.ID, now
+		pr.journal.Counts = res.Counts
+		pr.journal.Ops = nil
+		for _, op := range sel {
+			if res.Counts[op] > 0 {
+				pr.journal.Ops = append(pr.journal.Ops, op)
+			}
+		}
 		for _, le := range pr.ledger {
 			t, had := led.get(le.Op, le.ID)
 			pr.journal.Ledger = append(pr.journal.Ledger, ledgerEntry{Op: le.Op, ID: le.ID, Had: had, At: t})
@@ -175,7 +185,7 @@ func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, 
 		if err != nil {
 			s.log.Warn("steward run stored; the text index catches up later", "run", runID, "err", err)
 		}
-		_ = os.Remove(filepath.Join(s.opts.Dir, journalPrev))
+		s.pruneJournals()
 		for _, le := range pr.ledger {
 			led.set(le.Op, le.ID, now)
 		}
@@ -335,65 +345,17 @@ func (s *Steward) checkLoser(a Action, cur map[string]memory.Memory, excluded ma
 	return l, ""
 }
 
-// writeJournal makes j the journal of the last run, durably, keeping the
-// previous one aside; the returned function puts the previous one back
-// (when the run's batch failed).
-func (s *Steward) writeJournal(j *journal) (restore func(), err error) {
-	if err := os.MkdirAll(s.opts.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("steward directory: %w", err)
-	}
-	path, prev := filepath.Join(s.opts.Dir, journalFile), filepath.Join(s.opts.Dir, journalPrev)
-	hadPrev := false
-	if err := os.Rename(path, prev); err == nil {
-		hadPrev = true
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("keep the previous undo journal: %w", err)
-	}
-	restore = func() {
-		if hadPrev {
-			_ = os.Rename(prev, path)
-		} else {
-			_ = os.Remove(path)
-		}
-		_ = syncDir(s.opts.Dir)
-	}
-	b, err := json.Marshal(j)
-	if err != nil {
-		restore()
-		return nil, fmt.Errorf("encode undo journal: %w", err)
-	}
-	if err := writeFileAtomic(path, b); err != nil {
-		restore()
-		return nil, fmt.Errorf("write undo journal: %w", err)
-	}
-	return restore, nil
+// Undo reverts the last applied run (see UndoRun).
+func (s *Steward) Undo(ctx context.Context) (Result, error) {
+	return s.UndoRun(ctx, "")
 }
 
-// readJournal reads the last run's journal; ErrNothingToUndo when there is none.
-func (s *Steward) readJournal() (*journal, error) {
-	if s.opts.Dir == "" {
-		return nil, ErrNothingToUndo
-	}
-	b, err := os.ReadFile(filepath.Join(s.opts.Dir, journalFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNothingToUndo
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read undo journal: %w", err)
-	}
-	var j journal
-	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, fmt.Errorf("read undo journal %s: %w", filepath.Join(s.opts.Dir, journalFile), err)
-	}
-	if j.Version != 1 {
-		return nil, fmt.Errorf("undo journal version %d: %w", j.Version, memory.ErrNewerFormat)
-	}
-	return &j, nil
-}
-
-// Undo reverts the last applied run in one store.Apply batch and then
-// removes its journal (an undo is not undone; the run before it stays
-// gone). A memory the run changed and nothing changed since gets its
+// UndoRun reverts the applied run runID ("" for the newest) in one
+// store.Apply batch and then removes its journal (an undo is not undone).
+// The journals of the last JournalDepth runs are kept (Runs lists them), so
+// undoing again reverts the run before, and a run the user applied stays
+// undoable after scheduled runs; undoing a run that later runs changed
+// keeps their changes, as below. A memory the run changed and nothing changed since gets its
 // record back exactly as it was, every field (UpdatedAt included) and the
 // embedding; a memory the run trashed comes back from the trash exactly as
 // it was. A memory changed after the run (a recall's access count, an
@@ -401,12 +363,12 @@ func (s *Steward) readJournal() (*journal, error) {
 // the field still holds the run's value, counters lose what the run added
 // and keep what came later, and it is reported in Counts["rebased"]. A
 // trashed memory purged since, or one deleted since, cannot come back and
-// is reported in Skipped. With no recorded run, Undo returns
-// ErrNothingToUndo.
-func (s *Steward) Undo(ctx context.Context) (Result, error) {
+// is reported in Skipped. With no recorded run, UndoRun returns
+// ErrNothingToUndo; with a runID it does not keep, memory.ErrNotFound.
+func (s *Steward) UndoRun(ctx context.Context, runID string) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	j, err := s.readJournal()
+	j, ref, err := s.readJournal(runID)
 	if err != nil {
 		return Result{}, fmt.Errorf("steward undo: %w", err)
 	}
@@ -500,10 +462,10 @@ func (s *Steward) Undo(ctx context.Context) (Result, error) {
 		if lerr != nil {
 			s.log.Warn("steward ledger not restored by the undo", "err", lerr)
 		}
-		if err := os.Remove(filepath.Join(s.opts.Dir, journalFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(ref.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return res, fmt.Errorf("steward undo: remove the journal: %w", err)
 		}
-		_ = syncDir(s.opts.Dir)
+		_ = syncDir(filepath.Dir(ref.path))
 		s.log.Info("steward run undone", "run", j.RunID, "counts", res.Counts, "skipped", len(res.Skipped))
 		return res, nil
 	}

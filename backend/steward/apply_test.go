@@ -75,8 +75,8 @@ func TestPlanApplyUndoExact(t *testing.T) {
 	if m := mid["sticky"]; !m.CooldownUntil.Equal(now.Add(30*day)) || m.Importance != 0.45 || !m.UpdatedAt.Equal(now) {
 		t.Errorf("sticky after apply: %+v", m)
 	}
-	if _, err := os.Stat(filepath.Join(sw.opts.Dir, journalFile)); err != nil {
-		t.Errorf("no journal after apply: %v", err)
+	if runs, err := sw.Runs(); err != nil || len(runs) != 1 || runs[0].RunID != res.RunID || runs[0].Memories != 6 {
+		t.Errorf("runs after apply: %+v %v", runs, err)
 	}
 
 	ures, err := sw.Undo(ctx)
@@ -437,19 +437,19 @@ func TestNewRemovesTemporaryFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := sw.opts.Dir
-	for _, name := range []string{tempPrefix + journalFile + "-123", tempPrefix + ledgerFile + "-456"} {
+	for _, name := range []string{filepath.Join(runsDir, tempPrefix+"00000009-x.json-123"), tempPrefix + ledgerFile + "-456"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(`{"half":`), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
 	sw2 := New(st, defaults(), Options{Dir: dir, Clock: sw.opts.Clock})
-	if tmps, _ := filepath.Glob(filepath.Join(dir, tempPrefix+"*")); len(tmps) != 0 {
-		t.Errorf("left: %v", tmps)
-	}
-	for _, name := range []string{journalFile, ledgerFile} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			t.Errorf("%s: %v", name, err)
+	for _, d := range []string{dir, filepath.Join(dir, runsDir)} {
+		if tmps, _ := filepath.Glob(filepath.Join(d, tempPrefix+"*")); len(tmps) != 0 {
+			t.Errorf("left: %v", tmps)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ledgerFile)); err != nil {
+		t.Errorf("ledger: %v", err)
 	}
 	if res, err := sw2.Undo(ctx); err != nil || res.Counts["reverted"] == 0 {
 		t.Errorf("undo with the new steward: %+v %v", res, err)

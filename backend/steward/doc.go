@@ -54,9 +54,11 @@
 //     plan's merge search is incremental).
 //  2. Apply re-checks each action against the store: a memory changed
 //     since the plan (updated_at differs) or gone is skipped and reported.
-//  3. Apply writes an undo journal first (Options.Dir/undo.json, fsync'd,
-//     atomic rename): the full record of every touched memory before the
-//     run, embedding included.
+//  3. Apply writes an undo journal first (Options.Dir/runs/<seq>-<run>.json,
+//     fsync'd, atomic rename): the full record of every touched memory
+//     before the run, embedding included. The last JournalDepth runs keep
+//     theirs, so an hourly scheduled run never takes the undo of a run the
+//     user applied away.
 //  4. Every change of the run is then one store.Apply batch: one bbolt
 //     transaction, all or nothing even under kill -9, with preconditions
 //     on updated_at so a write racing the apply is never overwritten.
@@ -65,7 +67,9 @@
 //     config trash_days (PurgeTrash deletes older ones).
 //  6. Undo puts the last run back in one batch: records exactly as they
 //     were (every field, updated_at and embedding included), trashed ones
-//     restored from the trash.
+//     restored from the trash; undoing again puts back the run before.
+//     UndoRun reverts any kept run, keeping what later runs and edits
+//     changed (field by field).
 //
 // Quality (log-usage with exponential decay, not scored before
 // quality_min_events retrievals) is reported on each action for the UI.

@@ -12,9 +12,13 @@ import (
 
 // Files in Options.Dir.
 const (
-	journalFile = "undo.json"      // the last applied run's undo journal
-	journalPrev = "undo.prev.json" // the run before, while a new run is being applied
-	ledgerFile  = "ledger.json"    // when a rate-limited operation last touched each memory
+	runsDir    = "runs"        // the undo journals of the last applied runs (journals.go)
+	ledgerFile = "ledger.json" // when a rate-limited operation last touched each memory
+
+	// An older version's single journal and the one before it, moved into
+	// runsDir when found.
+	legacyJournal     = "undo.json"
+	legacyJournalPrev = "undo.prev.json"
 )
 
 // writeFileAtomic writes data to path durably: a temporary file in the same

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -24,8 +25,8 @@ const DefaultMinInterval = 7 * day
 
 // Options configures New.
 type Options struct {
-	// Dir holds the undo journal of the last applied run and the ledger
-	// (created 0700 if missing). Plan works without it; Apply and Undo
+	// Dir holds the undo journals of the last JournalDepth applied runs
+	// (runs/) and the ledger (created 0700 if missing). Plan works without it; Apply and Undo
 	// need it.
 	Dir string
 	// Clock tells the time; nil is the wall clock.
@@ -75,6 +76,7 @@ func New(st *store.Store, cfg config.Steward, opts Options) *Steward {
 	}
 	if s.opts.Dir != "" {
 		removeTemps(s.opts.Dir)
+		removeTemps(filepath.Join(s.opts.Dir, runsDir))
 	}
 	return s
 }

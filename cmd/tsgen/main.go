@@ -37,7 +37,7 @@ var roots = []any{
 	httpapi.IngestRequest{}, httpapi.IngestResponse{}, httpapi.DecisionEntry{}, httpapi.CaptureState{},
 	httpapi.CaptureUpdate{}, httpapi.RateRequest{}, httpapi.PinRequest{}, httpapi.SnoozeRequest{},
 	httpapi.NoiseState{}, httpapi.ImportClaudeRequest{}, httpapi.ImportClaudeReport{},
-	httpapi.ApplyRequest{}, httpapi.RestoreRequest{},
+	httpapi.ApplyRequest{}, httpapi.UndoRequest{}, httpapi.RestoreRequest{},
 	httpapi.MemoryEvent{}, httpapi.StewardEvent{}, httpapi.StatsEvent{}, httpapi.PingEvent{}, httpapi.ResetEvent{},
 	httpapi.MemoryPatch{}, httpapi.EditResult{}, httpapi.MemoryHistory{}, httpapi.Overview{},
 	httpapi.ConfigView{}, httpapi.ConfigUpdate{}, httpapi.ThresholdPreviewRequest{}, httpapi.ThresholdPreview{},
@@ -50,7 +50,7 @@ var roots = []any{
 	httpapi.ErrorBody{},
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},
-	steward.Plan{}, steward.Action{}, steward.Result{}, steward.Snapshot{}, steward.Skip{}, steward.PlanOptions{},
+	steward.Plan{}, steward.Action{}, steward.Result{}, steward.Snapshot{}, steward.Skip{}, steward.PlanOptions{}, steward.Run{},
 	store.Info{}, store.TrashedMemory{}, store.ImportReport{},
 	events.Event{},
 }

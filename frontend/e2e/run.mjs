@@ -259,6 +259,9 @@ async function main() {
   await page.goto('/#/steward');
   await page.getByRole('button', { name: /Plan now/ }).click();
   await page.getByText(/actions/).first().waitFor();
+  // The applied runs come from the daemon's GET /api/steward/runs: none yet.
+  await page.getByTestId('runs').getByText('Applied runs (0)').waitFor();
+  assert(await page.getByRole('button', { name: 'Undo last run' }).isDisabled(), 'Undo last run is enabled with no run to undo');
   await shot(page, '08-steward');
   await page.goto('/#/settings');
   await page.getByTestId('capture-toggle').waitFor();

@@ -4,7 +4,7 @@
 import type {
   ApplyRequest, AutostartState, CaptureState, ConfigUpdate, ConfigView, EditResult, MemoryHistory, Overview, ThresholdPreview, CaptureUpdate, DecisionEntry, Decision, ErrorBody, Hit,
   Health, ImportReport, ListResponse, Memory, NoiseProjection, NoiseState, Plan, PlanOptions, RecallRequest,
-  Recalled, SearchRequest, Stats, StewardResult, TrashedMemory,
+  Recalled, SearchRequest, Stats, StewardResult, StewardRun, TrashedMemory, UndoRequest,
 } from './models';
 import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
 import type { EmbedderInfo, ExportFileRequest, Job, PullRequest, ReembedRequest, WelcomeState } from './models';
@@ -151,7 +151,8 @@ export const api = {
 
   stewardPlan: (o: PlanOptions = {}) => request<Plan>('POST', '/api/steward/plan', { body: o }),
   stewardApply: (req: ApplyRequest) => request<StewardResult>('POST', '/api/steward/apply', { body: req }),
-  stewardUndo: () => request<StewardResult>('POST', '/api/steward/undo'),
+  stewardUndo: (req: UndoRequest = {}) => request<StewardResult>('POST', '/api/steward/undo', { body: req }),
+  stewardRuns: () => request<StewardRun[] | null>('GET', '/api/steward/runs'),
   trash: () => request<TrashedMemory[] | null>('GET', '/api/trash'),
   restore: (ids: string[]) => request<{ restored: number }>('POST', '/api/trash/restore', { body: { ids } }),
 

@@ -11,7 +11,7 @@ export type {
   EditResult, ErrorBody, FilterBucket, Health, Hit, ImportReport, ListResponse, ListedMemory, Memory, MemoryEvent,
   MemoryHistory, NameCount, NoiseProjection, Overview, Plan, PlanOptions, RecallRequest, RecallStats, Recalled, ResetEvent,
   ProjectionPoint, ScoreBreakdown, SearchRequest, Skip, Snapshot, StageTiming, Stats, StatsEvent, StewardEvent, ThresholdFlip,
-  ThresholdPreview, TrashedMemory,
+  ThresholdPreview, TrashedMemory, UndoRequest,
 } from './types';
 export type {
   SetupApplyRequest, SetupClient, SetupFile, SetupFileHash, SetupFileStatus, SetupList, SetupOptions, SetupPreview,
@@ -20,6 +20,7 @@ export type {
 
 export type StoreInfo = gen.Info;
 export type StewardResult = gen.Result;
+export type StewardRun = gen.Run;
 export type { EmbedderInfo, ExportFileRequest, Job, OllamaInfo, OllamaModel, PullRequest, ReembedRequest, WelcomeState } from './types';
 
 /** The states of a Job (httpapi.Job* constants). */

@@ -741,6 +741,16 @@ export interface Result {
   skipped?: Skip[];
 }
 
+/** steward.Run */
+export interface Run {
+  run_id: string;
+  plan_id?: string;
+  at: string;
+  ops?: string[];
+  counts: Record<string, number>;
+  memories: number;
+}
+
 /** memory.ScoreBreakdown */
 export interface ScoreBreakdown {
   relevance: number;
@@ -1033,6 +1043,11 @@ export interface TrashedMemory {
   memory: Memory;
   trashed_at: string;
   reason: string;
+}
+
+/** httpapi.UndoRequest */
+export interface UndoRequest {
+  run_id?: string;
 }
 
 /** memory.Usage */

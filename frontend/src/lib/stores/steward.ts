@@ -2,7 +2,7 @@
 // undoing the last run, and the trash.
 import { get, writable } from 'svelte/store';
 import { api } from '../api/client';
-import type { Plan, StewardEvent, StewardResult, TrashedMemory } from '../api/models';
+import type { Plan, StewardEvent, StewardResult, StewardRun, TrashedMemory } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { reportError, toast, undoable } from './toasts';
 
@@ -14,6 +14,8 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
   const applying = writable(false);
   const lastResult = writable<StewardResult | null>(null);
   const trash = writable<TrashedMemory[]>([]);
+  // The applied runs that can still be undone, newest first.
+  const runs = writable<StewardRun[]>([]);
   const lastEvent = writable<StewardEvent | null>(null);
 
   async function makePlan(full = false) {
@@ -38,15 +40,24 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
     });
   }
 
-  async function undo() {
+  // undo reverts the run runId, or the last applied run without one.
+  async function undo(runId?: string) {
     try {
-      const r = await api.stewardUndo();
+      const r = await api.stewardUndo(runId ? { run_id: runId } : {});
       lastResult.set(null);
       toast('success', `Undone: ${Object.entries(r.counts ?? {}).map(([k, v]) => `${v} ${k}`).join(', ') || 'nothing changed'}`);
-      await loadTrash();
+      await Promise.all([loadTrash(), loadRuns()]);
       plan.set(null);
     } catch (e) {
       reportError(e, 'Undo');
+    }
+  }
+
+  async function loadRuns() {
+    try {
+      runs.set((await api.stewardRuns()) ?? []);
+    } catch (e) {
+      reportError(e, 'Loading the steward runs');
     }
   }
 
@@ -63,9 +74,9 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
       const r = await api.stewardApply({ plan_id: p.id, ops });
       lastResult.set(r);
       const n = r.applied?.length ?? 0;
-      undoable(`Applied ${n} action${n === 1 ? '' : 's'}${r.skipped?.length ? `, ${r.skipped.length} skipped` : ''}`, undo, 10000);
+      undoable(`Applied ${n} action${n === 1 ? '' : 's'}${r.skipped?.length ? `, ${r.skipped.length} skipped` : ''}`, () => undo(r.run_id), 10000);
       plan.set(null);
-      await loadTrash();
+      await Promise.all([loadTrash(), loadRuns()]);
     } catch (e) {
       reportError(e, 'Apply');
     } finally {
@@ -94,11 +105,14 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
   const unsubs = [
     stream.on<StewardEvent>('steward', (e) => {
       lastEvent.set(e.data);
-      if (e.data.op === 'applied' || e.data.op === 'undone') void loadTrash();
+      if (e.data.op === 'applied' || e.data.op === 'undone') {
+        void loadTrash();
+        void loadRuns();
+      }
     }),
   ];
 
-  return { plan, selectedOps, planning, applying, lastResult, trash, lastEvent, makePlan, toggleOp, apply, undo, loadTrash, restore, destroy: () => unsubs.forEach((u) => u()) };
+  return { plan, selectedOps, planning, applying, lastResult, trash, runs, lastEvent, makePlan, toggleOp, apply, undo, loadTrash, loadRuns, restore, destroy: () => unsubs.forEach((u) => u()) };
 }
 
 export const steward = createSteward();

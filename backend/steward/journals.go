@@ -1,0 +1,226 @@
+package steward
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// JournalDepth is how many applied runs keep their undo journal
+// (Options.Dir/runs): the newest ones, so a scheduled run does not take
+// the undo of a run the user applied by hand away.
+const JournalDepth = 20
+
+// Run is an applied run that can still be undone (see Runs).
+type Run struct {
+	RunID  string    `json:"run_id"`
+	PlanID string    `json:"plan_id,omitempty"`
+	At     time.Time `json:"at"`
+	// Ops are the operations the run applied; Counts its actions per
+	// operation (empty for a journal written by an older version).
+	Ops    []string       `json:"ops,omitempty"`
+	Counts map[string]int `json:"counts"`
+	// Memories is the number of memories the run changed or trashed.
+	Memories int `json:"memories"`
+}
+
+// journalRef is one journal file: runs/<seq>-<run id>.json, seq counting
+// up with every applied run.
+type journalRef struct {
+	seq   uint64
+	runID string
+	path  string
+}
+
+// journalHead is the part of a journal Runs reads.
+type journalHead struct {
+	RunID   string            `json:"run_id"`
+	PlanID  string            `json:"plan_id"`
+	At      time.Time         `json:"at"`
+	Ops     []string          `json:"ops"`
+	Counts  map[string]int    `json:"counts"`
+	Records []json.RawMessage `json:"records"`
+}
+
+// journals lists the journal files, oldest first, after moving the
+// single journal of an older version (undo.json, and undo.prev.json a
+// kill left behind) into runs/.
+func (s *Steward) journals() ([]journalRef, error) {
+	if s.opts.Dir == "" {
+		return nil, nil
+	}
+	if err := s.migrateJournals(); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(filepath.Join(s.opts.Dir, runsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("undo journals: %w", err)
+	}
+	var out []journalRef
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, tempPrefix) {
+			continue
+		}
+		seqs, id, ok := strings.Cut(strings.TrimSuffix(name, ".json"), "-")
+		seq, err := strconv.ParseUint(seqs, 10, 64)
+		if !ok || err != nil || id == "" {
+			continue // not a journal: left alone
+		}
+		out = append(out, journalRef{seq: seq, runID: id, path: filepath.Join(s.opts.Dir, runsDir, name)})
+	}
+	slices.SortFunc(out, func(a, b journalRef) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// migrateJournals moves an older version's journals into runs/: the run
+// before (undo.prev.json, kept while a run was applied) first.
+func (s *Steward) migrateJournals() error {
+	for i, name := range []string{legacyJournalPrev, legacyJournal} {
+		old := filepath.Join(s.opts.Dir, name)
+		b, err := os.ReadFile(old)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("undo journal: %w", err)
+		}
+		var h journalHead
+		if err := json.Unmarshal(b, &h); err != nil || h.RunID == "" || strings.ContainsAny(h.RunID, `/\`) {
+			return fmt.Errorf("undo journal %s: not a journal (%v): move it away to go on", old, err)
+		}
+		if err := os.MkdirAll(filepath.Join(s.opts.Dir, runsDir), 0o700); err != nil {
+			return fmt.Errorf("undo journals: %w", err)
+		}
+		dst := filepath.Join(s.opts.Dir, runsDir, journalName(uint64(i), h.RunID))
+		if err := os.Rename(old, dst); err != nil {
+			return fmt.Errorf("undo journal: %w", err)
+		}
+		_ = syncDir(filepath.Join(s.opts.Dir, runsDir))
+		_ = syncDir(s.opts.Dir)
+	}
+	return nil
+}
+
+func journalName(seq uint64, runID string) string {
+	return fmt.Sprintf("%08d-%s.json", seq, runID)
+}
+
+// writeJournal writes j durably as the newest journal and returns a
+// function that removes it again (when the run's batch failed).
+func (s *Steward) writeJournal(j *journal) (remove func(), err error) {
+	refs, err := s.journals()
+	if err != nil {
+		return nil, err
+	}
+	var seq uint64 = 2 // above the migrated ones
+	if n := len(refs); n > 0 {
+		seq = max(seq, refs[n-1].seq+1)
+	}
+	b, err := json.Marshal(j)
+	if err != nil {
+		return nil, fmt.Errorf("encode undo journal: %w", err)
+	}
+	path := filepath.Join(s.opts.Dir, runsDir, journalName(seq, j.RunID))
+	if err := writeFileAtomic(path, b); err != nil {
+		return nil, fmt.Errorf("write undo journal: %w", err)
+	}
+	return func() {
+		_ = os.Remove(path)
+		_ = syncDir(filepath.Dir(path))
+	}, nil
+}
+
+// pruneJournals removes the journals beyond the newest JournalDepth.
+func (s *Steward) pruneJournals() {
+	refs, err := s.journals()
+	if err != nil {
+		s.log.Warn("steward: old undo journals not pruned", "err", err)
+		return
+	}
+	for len(refs) > JournalDepth {
+		if err := os.Remove(refs[0].path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("steward: old undo journal not pruned", "path", refs[0].path, "err", err)
+		}
+		refs = refs[1:]
+	}
+}
+
+// readJournal reads the journal of run runID, or of the newest run when
+// runID is ""; ErrNothingToUndo when there is none, memory.ErrNotFound
+// when runID names no kept run.
+func (s *Steward) readJournal(runID string) (*journal, journalRef, error) {
+	refs, err := s.journals()
+	if err != nil {
+		return nil, journalRef{}, err
+	}
+	if len(refs) == 0 {
+		return nil, journalRef{}, ErrNothingToUndo
+	}
+	ref := refs[len(refs)-1]
+	if runID != "" {
+		i := slices.IndexFunc(refs, func(r journalRef) bool { return r.runID == runID })
+		if i < 0 {
+			return nil, journalRef{}, fmt.Errorf("%w: no undoable steward run %q (the last %d runs can be undone)", memory.ErrNotFound, runID, JournalDepth)
+		}
+		ref = refs[i]
+	}
+	b, err := os.ReadFile(ref.path)
+	if err != nil {
+		return nil, ref, fmt.Errorf("read undo journal: %w", err)
+	}
+	var j journal
+	if err := json.Unmarshal(b, &j); err != nil {
+		return nil, ref, fmt.Errorf("read undo journal %s: %w", ref.path, err)
+	}
+	if j.Version != 1 {
+		return nil, ref, fmt.Errorf("undo journal version %d: %w", j.Version, memory.ErrNewerFormat)
+	}
+	return &j, ref, nil
+}
+
+// Runs lists the applied runs that can be undone, newest first.
+func (s *Steward) Runs() ([]Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	refs, err := s.journals()
+	if err != nil {
+		return nil, fmt.Errorf("steward runs: %w", err)
+	}
+	out := make([]Run, 0, len(refs))
+	for i := len(refs) - 1; i >= 0; i-- {
+		b, err := os.ReadFile(refs[i].path)
+		if err != nil {
+			return nil, fmt.Errorf("steward runs: %w", err)
+		}
+		var h journalHead
+		if err := json.Unmarshal(b, &h); err != nil {
+			return nil, fmt.Errorf("steward runs: undo journal %s: %w", refs[i].path, err)
+		}
+		if h.Counts == nil {
+			h.Counts = map[string]int{}
+		}
+		out = append(out, Run{RunID: h.RunID, PlanID: h.PlanID, At: h.At, Ops: h.Ops, Counts: h.Counts, Memories: len(h.Records)})
+	}
+	return out, nil
+}

@@ -1,0 +1,184 @@
+package steward
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// twoRuns applies a run the user chose (merge and prune) and then a
+// scheduled one (the decays and snooze, planned afresh), on disjoint
+// memories, and returns the store's states before, between and after with
+// the two results.
+func twoRuns(t *testing.T) (sw *Steward, get func() map[string]memory.Memory, s0, s1, s2 map[string]memory.Memory, manual, sched Result) {
+	t.Helper()
+	ctx := context.Background()
+	st, sw := fixture(t, defaults(), mixedRecs()...)
+	get = func() map[string]memory.Memory {
+		m, _ := everything(t, st)
+		return m
+	}
+	s0 = get()
+	p, err := sw.Plan(ctx, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if manual, err = sw.Apply(ctx, p, []string{OpMerge, OpPrune}); err != nil || len(manual.Applied) == 0 {
+		t.Fatalf("manual run: %+v %v", manual, err)
+	}
+	s1 = get()
+	p, err = sw.Plan(ctx, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sched, err = sw.Apply(ctx, p, []string{OpDecayStale, OpDecayUnreinforced, OpSnoozeSticky}); err != nil || len(sched.Applied) == 0 {
+		t.Fatalf("scheduled run: %+v %v", sched, err)
+	}
+	s2 = get()
+	a, b := diffRecords(s0, s1), diffRecords(s1, s2)
+	for _, id := range a {
+		if slices.Contains(b, id) {
+			t.Fatalf("the runs overlap on %s (%v, %v): the fixture no longer fits this test", id, a, b)
+		}
+	}
+	return sw, get, s0, s1, s2, manual, sched
+}
+
+// TestUndoRunsInOrder: each undo reverts the newest run left, and after
+// both the store is exactly as before the first.
+func TestUndoRunsInOrder(t *testing.T) {
+	ctx := context.Background()
+	sw, get, s0, s1, _, manual, sched := twoRuns(t)
+	runs, err := sw.Runs()
+	if err != nil || len(runs) != 2 || runs[0].RunID != sched.RunID || runs[1].RunID != manual.RunID {
+		t.Fatalf("runs %+v %v", runs, err)
+	}
+	if !slices.Equal(runs[1].Ops, []string{OpMerge, OpPrune}) || runs[1].Counts[OpMerge] != 1 || runs[1].Memories != 3 {
+		t.Errorf("manual run listed as %+v", runs[1])
+	}
+	if res, err := sw.Undo(ctx); err != nil || res.RunID != sched.RunID {
+		t.Fatalf("first undo: %+v %v", res, err)
+	}
+	if d := diffRecords(s1, get()); len(d) != 0 {
+		t.Errorf("after the first undo, differ from after the manual run: %v", d)
+	}
+	if res, err := sw.Undo(ctx); err != nil || res.RunID != manual.RunID || res.Counts["restored"] != 2 {
+		t.Fatalf("second undo: %+v %v", res, err)
+	}
+	if d := diffRecords(s0, get()); len(d) != 0 {
+		t.Errorf("after both undos, differ from the start: %v", d)
+	}
+	if _, err := sw.Undo(ctx); !errors.Is(err, ErrNothingToUndo) {
+		t.Errorf("third undo: %v", err)
+	}
+}
+
+// TestUndoEarlierRun: the run the user applied is undone after a scheduled
+// run; the scheduled run's changes stay, and undoing it afterwards gives
+// the store exactly as it was.
+func TestUndoEarlierRun(t *testing.T) {
+	ctx := context.Background()
+	sw, get, s0, s1, s2, manual, sched := twoRuns(t)
+	res, err := sw.UndoRun(ctx, manual.RunID)
+	if err != nil || res.RunID != manual.RunID || res.Counts["restored"] != 2 || len(res.Skipped) != 0 {
+		t.Fatalf("undo of the manual run: %+v %v", res, err)
+	}
+	now := get()
+	for _, id := range diffRecords(s0, s1) {
+		if d := diffRecords(map[string]memory.Memory{id: s0[id]}, map[string]memory.Memory{id: now[id]}); len(d) != 0 {
+			t.Errorf("%s not back as before the manual run", id)
+		}
+	}
+	for _, id := range diffRecords(s1, s2) {
+		if d := diffRecords(map[string]memory.Memory{id: s2[id]}, map[string]memory.Memory{id: now[id]}); len(d) != 0 {
+			t.Errorf("%s lost the scheduled run's change", id)
+		}
+	}
+	if runs, err := sw.Runs(); err != nil || len(runs) != 1 || runs[0].RunID != sched.RunID {
+		t.Errorf("runs left: %+v %v", runs, err)
+	}
+	if _, err := sw.UndoRun(ctx, manual.RunID); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("undo of an undone run: %v", err)
+	}
+	if _, err := sw.Undo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffRecords(s0, get()); len(d) != 0 {
+		t.Errorf("after both undos, differ from the start: %v", d)
+	}
+}
+
+// TestJournalsMigrated: the single journal of an older version (undo.json,
+// and undo.prev.json a kill left beside it) is found and undone, newest
+// first.
+func TestJournalsMigrated(t *testing.T) {
+	ctx := context.Background()
+	sw, get, s0, _, _, manual, sched := twoRuns(t)
+	dir := sw.opts.Dir
+	refs, err := sw.journals()
+	if err != nil || len(refs) != 2 {
+		t.Fatalf("journals %+v %v", refs, err)
+	}
+	for i, name := range []string{legacyJournalPrev, legacyJournal} {
+		if err := os.Rename(refs[i].path, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Remove(filepath.Join(dir, runsDir)); err != nil {
+		t.Fatal(err)
+	}
+	sw = New(sw.st, defaults(), Options{Dir: dir, Clock: sw.opts.Clock})
+	runs, err := sw.Runs()
+	if err != nil || len(runs) != 2 || runs[0].RunID != sched.RunID || runs[1].RunID != manual.RunID {
+		t.Fatalf("runs after migration %+v %v", runs, err)
+	}
+	for _, name := range []string{legacyJournalPrev, legacyJournal} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left: %v", name, err)
+		}
+	}
+	for range 2 {
+		if _, err := sw.Undo(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := diffRecords(s0, get()); len(d) != 0 {
+		t.Errorf("after both undos, differ from the start: %v", d)
+	}
+	// A file in its place that is no journal is reported, not overwritten.
+	if err := os.WriteFile(filepath.Join(dir, legacyJournal), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Runs(); err == nil {
+		t.Error("a broken undo.json was not reported")
+	}
+}
+
+// TestJournalDepth: only the newest JournalDepth journals are kept.
+func TestJournalDepth(t *testing.T) {
+	_, sw := fixture(t, defaults())
+	var ids []string
+	for i := range JournalDepth + 3 {
+		id := fmt.Sprintf("20250901T120000Z-%08x", i)
+		ids = append(ids, id)
+		if _, err := sw.writeJournal(&journal{Version: 1, RunID: id, At: now}); err != nil {
+			t.Fatal(err)
+		}
+		sw.pruneJournals()
+	}
+	runs, err := sw.Runs()
+	if err != nil || len(runs) != JournalDepth {
+		t.Fatalf("%d runs kept, want %d: %v", len(runs), JournalDepth, err)
+	}
+	for i, r := range runs {
+		if want := ids[len(ids)-1-i]; r.RunID != want {
+			t.Errorf("run %d is %s, want %s", i, r.RunID, want)
+		}
+	}
+}
