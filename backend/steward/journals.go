@@ -1,6 +1,7 @@
 package steward
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -81,15 +82,7 @@ func (s *Steward) journals() ([]journalRef, error) {
 		}
 		out = append(out, journalRef{seq: seq, runID: id, path: filepath.Join(s.opts.Dir, runsDir, name)})
 	}
-	slices.SortFunc(out, func(a, b journalRef) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b journalRef) int { return cmp.Compare(a.seq, b.seq) })
 	return out, nil
 }
 
