@@ -3,7 +3,9 @@ package agentsetup
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // Client is an agent setup knows.
@@ -215,6 +217,7 @@ func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptio
 	}
 	for _, s := range specs {
 		want := hookEntry{Type: "command", Command: hookCommand(o.binary, s.event), Timeout: o.hookTimeout}
+		fc.hooks = append(fc.hooks, want.Command)
 		groups, _ := current[s.agentEvent].([]any)
 		gi, hi, found := -1, -1, false
 		for i, g := range groups {
@@ -323,10 +326,10 @@ func (p jsonPrior) has(keys ...string) bool {
 
 // stripJSON removes memtray's entries from a JSON config changed since
 // setup, keeping everything else as it is now: mcpServers.memtray, the
-// memtray hooks of specs, and each env key that still holds the value
-// setup set. fc.after is fc.before when none of them is there; fc.remove
+// memtray hooks of specs (a memtray-named binary's, or a command in own),
+// and each env key that still holds the value setup set. fc.after is fc.before when none of them is there; fc.remove
 // is set when setup created the file and nothing else is left in it.
-func stripJSON(fc fileChange, specs []hookSpec, env map[string]string, prior jsonPrior) (fileChange, []string, error) {
+func stripJSON(fc fileChange, specs []hookSpec, own []string, env map[string]string, prior jsonPrior) (fileChange, []string, error) {
 	root, err := parseJSONFile(fc.path, fc.before)
 	if err != nil {
 		return fc, nil, err
@@ -334,7 +337,7 @@ func stripJSON(fc fileChange, specs []hookSpec, env map[string]string, prior jso
 	var notes []string
 	err = stripMCP(root, &fc, prior)
 	if err == nil {
-		err = stripHooks(root, &fc, specs, prior)
+		err = stripHooks(root, &fc, specs, own, prior)
 	}
 	keys := make([]string, 0, len(env))
 	for k := range env {
@@ -387,12 +390,13 @@ func stripMCP(root *jsonObject, fc *fileChange, prior jsonPrior) error {
 }
 
 // stripHooks removes each hook entry running memtray's `hook <event>`
-// command (any binary path) from its agent event's list (the undo of
+// command (a memtray-named binary at any path, or a command in own, which
+// setup wrote) from its agent event's list (the undo of
 // mergeHooks); every other hook stays, in order. A group left with no
 // hooks is dropped when it has nothing else either (setup's groups hold
 // only "hooks"; a user's matcher group stays); an event's list and the
 // hooks object, when left empty, only if setup created them.
-func stripHooks(root *jsonObject, fc *fileChange, specs []hookSpec, prior jsonPrior) error {
+func stripHooks(root *jsonObject, fc *fileChange, specs []hookSpec, own []string, prior jsonPrior) error {
 	current, _ := root.get("hooks").(map[string]any)
 	var hooks *jsonObject
 	for _, s := range specs {
@@ -409,7 +413,7 @@ func stripHooks(root *jsonObject, fc *fileChange, specs []hookSpec, prior jsonPr
 			for j, e := range hs {
 				em, _ := e.(map[string]any)
 				cmd, _ := em["command"].(string)
-				if isMemtrayHook(cmd, s.event) {
+				if isMemtrayHook(cmd, s.event) || (strings.HasSuffix(cmd, " hook "+s.event) && slices.Contains(own, cmd)) {
 					h.hooks = append(h.hooks, j)
 					fc.what = append(fc.what, fmt.Sprintf("remove hook %s: %s", s.agentEvent, cmd))
 				}

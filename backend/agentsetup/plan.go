@@ -99,7 +99,7 @@ func (e Env) PlanUndo(client string, force bool) (*Plan, error) {
 	if err := e.check(false); err != nil {
 		return nil, err
 	}
-	up, err := planUndo(client, e.RecordPath(client), e.Listen, force)
+	up, err := planUndo(client, e.RecordPath(client), e.Listen, e.Binary, force)
 	if err != nil {
 		return nil, err
 	}

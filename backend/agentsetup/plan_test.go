@@ -1,6 +1,7 @@
 package agentsetup
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -186,5 +187,79 @@ func TestRenamedBinaryHooksNotDuplicated(t *testing.T) {
 	}
 	if c := strings.Count(string(b), "hook user-prompt-submit"); c != 1 {
 		t.Fatalf("%d user-prompt-submit hooks after two setups:\n%s", c, b)
+	}
+}
+
+// TestRenamedBinaryUndoOfEditedFile: the undo of a settings file edited
+// since setup removes a renamed binary's hooks (found by the commands the
+// record holds, or, for an older record without them, by the undoing
+// binary's own commands) and keeps the user's edit.
+func TestRenamedBinaryUndoOfEditedFile(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		dropRecord bool   // the record has no hook commands (an older version's)
+		undoAs     string // the binary the undo runs as ("" for none)
+	}{
+		{"recorded commands", false, ""},
+		{"older record, same binary", true, "same"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := testEnv(t)
+			e.Binary = filepath.Join(t.TempDir(), "mt-agent-memory")
+			settings := filepath.Join(e.Home, ".claude", "settings.json")
+			writeFiles(t, e.Home, map[string]string{".claude/settings.json": "{}\n"}, 0o600)
+			p, err := e.Plan("claude-code", Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Apply(); err != nil {
+				t.Fatal(err)
+			}
+			if tc.dropRecord {
+				rp := e.RecordPath("claude-code")
+				b, err := os.ReadFile(rp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var rec setupRecord
+				if err := json.Unmarshal(b, &rec); err != nil {
+					t.Fatal(err)
+				}
+				for i := range rec.Files {
+					if len(rec.Files[i].Hooks) == 0 && strings.HasSuffix(rec.Files[i].Path, "settings.json") {
+						t.Fatalf("setup recorded no hook commands: %+v", rec.Files[i])
+					}
+					rec.Files[i].Hooks = nil
+				}
+				if err := saveSetupRecord(rp, rec); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, err := os.ReadFile(settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edited := strings.Replace(string(b), "{", `{"theme": "dark",`, 1)
+			if err := os.WriteFile(settings, []byte(edited), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if tc.undoAs == "" {
+				e.Binary = ""
+			}
+			up, err := e.PlanUndo("claude-code", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := up.Apply(); err != nil {
+				t.Fatal(err)
+			}
+			after, err := os.ReadFile(settings)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(after), "mt-agent-memory") || !strings.Contains(string(after), `"theme"`) {
+				t.Errorf("after undo:\n%s", after)
+			}
+		})
 	}
 }

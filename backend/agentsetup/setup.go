@@ -27,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -138,6 +139,8 @@ type fileChange struct {
 	what    []string // what changes, one line each
 	// setEnv holds the env values setup sets in this file, for the record.
 	setEnv map[string]string
+	// hooks are the hook commands setup writes in this file, for the record.
+	hooks []string
 }
 
 func (c fileChange) changed() bool {
@@ -182,6 +185,10 @@ type setupFileRecord struct {
 	// Env holds the env values setup set in the file: undo of a changed
 	// file removes each only while it still holds that value.
 	Env map[string]string `json:"env,omitempty"`
+	// Hooks holds the hook commands setup wrote in the file: undo of a
+	// changed file removes those (and any memtray-named binary's hooks),
+	// so a renamed binary's hooks go too.
+	Hooks []string `json:"hooks,omitempty"`
 }
 
 // planSetup makes client's plan with o, writing nothing.
@@ -378,6 +385,11 @@ func setupApply(plan setupPlan, recordPath string) (Result, error) {
 			}
 			rec.Files[i].Env[k] = v
 		}
+		for _, h := range f.hooks {
+			if !slices.Contains(rec.Files[i].Hooks, h) {
+				rec.Files[i].Hooks = append(rec.Files[i].Hooks, h)
+			}
+		}
 	}
 	if err := saveSetupRecord(recordPath, rec); err != nil {
 		return res, err
@@ -426,7 +438,10 @@ type undoPlan struct {
 // staying as it is now, and the backup is kept. Every file is read and
 // planned before anything is written: a malformed one stops the undo with
 // nothing changed.
-func planUndo(client, recordPath, listen string, force bool) (undoPlan, error) {
+//
+// binary, when set, is the memtray the undo runs as: its hook commands
+// count as memtray's too (a record written before setup recorded them).
+func planUndo(client, recordPath, listen, binary string, force bool) (undoPlan, error) {
 	up := undoPlan{client: client, recordPath: recordPath}
 	if _, ok := setupPlanners[client]; !ok {
 		return up, unknownClient(client)
@@ -494,7 +509,13 @@ func planUndo(client, recordPath, listen string, force bool) (undoPlan, error) {
 			if strings.HasSuffix(fr.Path, ".toml") {
 				f.fileChange, err = stripCodexTOML(cur, !fr.Existed)
 			} else {
-				f.fileChange, stripNotes, err = stripJSON(cur, setupHookSpecs(client), undoEnv(client, rec, fr, listen, prior), prior)
+				own := slices.Clone(fr.Hooks)
+				if binary != "" {
+					for _, s := range setupHookSpecs(client) {
+						own = append(own, hookCommand(binary, s.event))
+					}
+				}
+				f.fileChange, stripNotes, err = stripJSON(cur, setupHookSpecs(client), own, undoEnv(client, rec, fr, listen, prior), prior)
 			}
 			if err != nil {
 				return up, err
