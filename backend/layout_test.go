@@ -22,21 +22,23 @@ var allowed = map[string][]string{
 	"backend/transcript": {"memory"},
 	"backend/events":     {"memory"},
 	"backend/embed":      {"memory", "config", "embed/wordvec"},
-	"backend/noise":      {"memory", "config", "embed"},
-	"backend/store":      {"memory"},
-	"backend/search":     {"memory", "config", "store", "embed", "embed/wordvec"},
-	"backend/capture":    {"memory", "config", "events"},
-	"backend/ingest":     {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
-	"backend/steward":    {"memory", "config", "store", "search", "events"},
-	"backend/tidy":       {"config"},
-	"backend/autostart":  {},
-	"backend/agentsetup": {"config"},
-	"backend/httpapi":    {"memory", "config", "store", "search", "events", "ingest", "steward", "autostart"},
-	"backend/mcp":        {"memory", "config", "store", "search", "ingest", "steward", "events"},
-	"backend/eval":       {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript", "steward"},
-	"backend/importer":   {"memory", "config", "store", "search", "redact", "chunk", "ingest", "transcript"},
-	"backend/daemon":     {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup", "autostart"},
-	"backend/cli":        {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy", "agentsetup", "autostart"},
+	// Test support: the fake Ollama of the tests (imported by tests only).
+	"backend/embed/ollamafake": {},
+	"backend/noise":            {"memory", "config", "embed"},
+	"backend/store":            {"memory"},
+	"backend/search":           {"memory", "config", "store", "embed", "embed/wordvec"},
+	"backend/capture":          {"memory", "config", "events"},
+	"backend/ingest":           {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
+	"backend/steward":          {"memory", "config", "store", "search", "events"},
+	"backend/tidy":             {"config"},
+	"backend/autostart":        {},
+	"backend/agentsetup":       {"config"},
+	"backend/httpapi":          {"memory", "config", "store", "search", "events", "ingest", "steward", "autostart"},
+	"backend/mcp":              {"memory", "config", "store", "search", "ingest", "steward", "events"},
+	"backend/eval":             {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript", "steward"},
+	"backend/importer":         {"memory", "config", "store", "search", "redact", "chunk", "ingest", "transcript"},
+	"backend/daemon":           {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup", "autostart"},
+	"backend/cli":              {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy", "agentsetup", "autostart"},
 }
 
 // exclusive third-party imports: prefix -> the only package allowed to import it.
@@ -48,6 +50,8 @@ var exclusive = map[string]string{
 	// The AppImage runtime's FUSE and squashfs readers stay out of memtray.
 	"github.com/hanwen/go-fuse/": "cmd/appimage-runtime",
 	"github.com/diskfs/":         "cmd/appimage-runtime",
+	// The fake Ollama is for tests: no program imports it.
+	module + "backend/embed/ollamafake": "backend/embed/ollamafake",
 }
 
 func TestImportDirections(t *testing.T) {

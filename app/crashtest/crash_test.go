@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -30,7 +31,7 @@ const epochKills = 50
 // verified.
 type harness struct {
 	t      *testing.T
-	ollama *fakeOllama
+	ollama *ollamafake.Server
 	in     *install
 	rng    *lockedRand
 	texts  *texts
@@ -97,7 +98,7 @@ func TestDaemonCrashKill9(t *testing.T) {
 			if h.in != nil {
 				h.finish(pending)
 			}
-			h.in = newInstall(t, h.ollama.url(), "crash-a")
+			h.in = newInstall(t, h.ollama.URL(), "crash-a")
 			h.state, h.stagePending, pending, sinceEpoch = emptyState("ollama:crash-a"), false, nil, 0
 			h.totals.epochs++
 		}

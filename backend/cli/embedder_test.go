@@ -1,76 +1,21 @@
 package cli
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// ollamaForCLI is a loopback server speaking the part of Ollama's API the
-// daemon uses: /api/tags, /api/version, /api/embed (hashed vectors) and
-// /api/pull, which streams the recorded pull of nomic-embed-text
-// (package embed's testdata) and then has the model.
-func ollamaForCLI(t *testing.T) *httptest.Server {
+// ollamaForCLI is a fake Ollama (package ollamafake) with a chat model
+// only: its pull of nomic-embed-text streams the recorded pull, a line
+// every 10 ms, and then has the model; vectors have 12 dimensions.
+func ollamaForCLI(t *testing.T) *ollamafake.Server {
 	t.Helper()
-	pullStream, err := os.ReadFile(filepath.Join("..", "embed", "testdata", "pull_success.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	models := []string{"llama3.2:latest"}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"version":"0.13.0"}`))
-	})
-	mux.HandleFunc("GET /api/tags", func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		var list []map[string]any
-		for _, m := range models {
-			list = append(list, map[string]any{"name": m, "model": m, "size": 274302450, "digest": "0a109f42"})
-		}
-		json.NewEncoder(w).Encode(map[string]any{"models": list})
-	})
-	mux.HandleFunc("POST /api/embed", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Model string   `json:"model"`
-			Input []string `json:"input"`
-		}
-		json.NewDecoder(r.Body).Decode(&req)
-		out := make([][]float32, len(req.Input))
-		for i, in := range req.Input {
-			h := sha256.Sum256([]byte(in))
-			for _, b := range h[:12] {
-				out[i] = append(out[i], float32(b)-127.5)
-			}
-		}
-		json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": out})
-	})
-	mux.HandleFunc("POST /api/pull", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		sc := bufio.NewScanner(bytes.NewReader(pullStream))
-		for sc.Scan() {
-			w.Write(append(sc.Bytes(), '\n'))
-			w.(http.Flusher).Flush()
-			time.Sleep(10 * time.Millisecond)
-		}
-		mu.Lock()
-		models = append(models, "nomic-embed-text:latest")
-		mu.Unlock()
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return srv
+	f := ollamafake.New(t, ollamafake.Options{Models: []string{"llama3.2:latest"}, Dim: 12})
+	f.Set(func(k *ollamafake.Knobs) { k.PullDelay = 10 * time.Millisecond })
+	return f
 }
 
 // TestRemotePullAndReindex: with a daemon running, `memtray pull` and
@@ -78,7 +23,7 @@ func ollamaForCLI(t *testing.T) *httptest.Server {
 // bars on stderr, and the daemon switches models without stopping.
 func TestRemotePullAndReindex(t *testing.T) {
 	dir := isolate(t)
-	t.Setenv("OLLAMA_HOST", ollamaForCLI(t).URL)
+	t.Setenv("OLLAMA_HOST", ollamaForCLI(t).URL())
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,7 +115,7 @@ func jobEvent(t *testing.T, e sseEvent) httpapi.Job {
 func TestEmbedderInfo(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeOllama(t, 16, "nomic-embed-text:latest", "llama3.2:latest")
-	d, addr := serve(t, ollamaConfig(t, f.url()))
+	d, addr := serve(t, ollamaConfig(t, f.URL()))
 	c := httpapi.NewClient(addr, d.Token())
 	info, err := c.EmbedderInfo(ctx)
 	if err != nil {
@@ -126,12 +127,12 @@ func TestEmbedderInfo(t *testing.T) {
 		t.Fatalf("info = %+v", info)
 	}
 	o := info.Ollama
-	if !o.Reachable || o.Version != "0.13.0" || o.Host != f.url() || !o.HasConfigured || len(o.Models) != 2 ||
+	if !o.Reachable || o.Version != "0.13.0" || o.Host != f.URL() || !o.HasConfigured || len(o.Models) != 2 ||
 		o.Models[0].Name != "nomic-embed-text:latest" || !o.Models[0].Embedding || o.Models[0].Family != "nomic-bert" || o.Models[1].Embedding {
 		t.Fatalf("ollama = %+v", o)
 	}
 
-	d2, addr2 := serve(t, ollamaConfig(t, closedOllama(t)))
+	d2, addr2 := serve(t, ollamaConfig(t, ollamafake.ClosedURL(t)))
 	info, err = httpapi.NewClient(addr2, d2.Token()).EmbedderInfo(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -147,8 +148,8 @@ func TestEmbedderInfo(t *testing.T) {
 func TestPullJob(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeOllama(t, 16, "llama3.2:latest")
-	f.set(func(f *fakeOllama) { f.pullDelay = 20 * time.Millisecond })
-	d, addr := serve(t, ollamaConfig(t, f.url()))
+	f.Set(func(k *ollamafake.Knobs) { k.PullDelay = 20 * time.Millisecond })
+	d, addr := serve(t, ollamaConfig(t, f.URL()))
 	c := httpapi.NewClient(addr, d.Token())
 	feed := openFeed(t, feedContext(t), addr, d.Token(), "")
 
@@ -176,7 +177,7 @@ func TestPullJob(t *testing.T) {
 	}
 	// The statuses follow Ollama's stream; the bytes only grow.
 	var stream []string
-	sc := bufio.NewScanner(bytes.NewReader(readOllamaTestdata(t, "pull_success.ndjson")))
+	sc := bufio.NewScanner(bytes.NewReader(ollamafake.Testdata("pull_success.ndjson")))
 	for sc.Scan() {
 		var p embed.PullProgress
 		json.Unmarshal(sc.Bytes(), &p)
@@ -204,7 +205,7 @@ func TestPullJob(t *testing.T) {
 		last.Done != layers || last.Total != layers || !strings.Contains(last.Result, "ready") || last.FinishedAt == nil {
 		t.Fatalf("events %+v", seen)
 	}
-	if !f.has("nomic-embed-text") {
+	if !f.Has("nomic-embed-text") {
 		t.Fatal("the model was not pulled")
 	}
 	if info, err := c.EmbedderInfo(ctx); err != nil || !info.Ollama.HasConfigured {
@@ -225,7 +226,7 @@ func TestPullJob(t *testing.T) {
 	}
 
 	// Cancel a pull that stalls.
-	f.set(func(f *fakeOllama) { f.hangPull = true })
+	f.Set(func(k *ollamafake.Knobs) { k.HangPull = true })
 	j3, err := c.PullModel(ctx, httpapi.PullRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -252,12 +253,12 @@ func TestPullJob(t *testing.T) {
 func TestReembedWhileServing(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeOllama(t, embed.BuiltinDim, "all-minilm:latest", "nomic-embed-text:latest")
-	f.set(func(f *fakeOllama) { f.embedDelay = 3 * time.Millisecond })
+	f.Set(func(k *ollamafake.Knobs) { k.EmbedDelay = 3 * time.Millisecond })
 	cfgPath := filepath.Join(t.TempDir(), "config.json")
 	if err := os.WriteFile(cfgPath, []byte("{\"recall\": {\"k\": 5}}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, addr := serveWith(t, Options{Config: ollamaConfig(t, f.url()), Version: "test", ConfigPath: cfgPath})
+	d, addr := serveWith(t, Options{Config: ollamaConfig(t, f.URL()), Version: "test", ConfigPath: cfgPath})
 	c := httpapi.NewClient(addr, d.Token())
 	texts := seed(t, d, 400)
 	feed := openFeed(t, feedContext(t), addr, d.Token(), "")
@@ -370,7 +371,7 @@ func TestReembedWhileServing(t *testing.T) {
 	if err != nil || info.Model != model || info.StoreModel != model || info.Dim != embed.BuiltinDim || !strings.Contains(info.Reason, "switched") {
 		t.Fatalf("after the switch: %+v, %v", info, err)
 	}
-	ref, err := embed.NewOllama(embed.OllamaOptions{Host: f.url(), Model: "all-minilm"})
+	ref, err := embed.NewOllama(embed.OllamaOptions{Host: f.URL(), Model: "all-minilm"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,8 +414,8 @@ func TestReembedWhileServing(t *testing.T) {
 func TestReembedCancel(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeOllama(t, 16, "nomic-embed-text:latest")
-	f.set(func(f *fakeOllama) { f.embedDelay = 40 * time.Millisecond })
-	d, addr := serve(t, ollamaConfig(t, f.url()))
+	f.Set(func(k *ollamafake.Knobs) { k.EmbedDelay = 40 * time.Millisecond })
+	d, addr := serve(t, ollamaConfig(t, f.URL()))
 	c := httpapi.NewClient(addr, d.Token())
 	texts := seed(t, d, 300)
 	feed := openFeed(t, feedContext(t), addr, d.Token(), "")
@@ -449,7 +450,7 @@ func TestReembedCancel(t *testing.T) {
 func TestReembedRestartAndBack(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeOllama(t, 24, "nomic-embed-text:latest")
-	cfg := ollamaConfig(t, f.url())
+	cfg := ollamaConfig(t, f.URL())
 	d, err := Open(ctx, Options{Config: cfg})
 	if err != nil {
 		t.Fatal(err)
@@ -484,7 +485,7 @@ func TestReembedRestartAndBack(t *testing.T) {
 	if m := d.Embedder().Model(); m != "ollama:nomic-embed-text" {
 		t.Fatalf("after a restart the daemon embeds with %s", m)
 	}
-	ref, _ := embed.NewOllama(embed.OllamaOptions{Host: f.url()})
+	ref, _ := embed.NewOllama(embed.OllamaOptions{Host: f.URL()})
 	checkVectors(t, allMemories(t, d), ref)
 	if j := run(d, httpapi.ReembedRequest{Provider: "builtin"}); j.State != httpapi.JobDone {
 		t.Fatalf("switch back = %+v", j)
@@ -502,7 +503,7 @@ func TestReembedRestartAndBack(t *testing.T) {
 // and starts no job.
 func TestEmbedderErrors(t *testing.T) {
 	ctx := context.Background()
-	d, addr := serve(t, ollamaConfig(t, closedOllama(t)))
+	d, addr := serve(t, ollamaConfig(t, ollamafake.ClosedURL(t)))
 	c := httpapi.NewClient(addr, d.Token())
 	_, err := c.Reembed(ctx, httpapi.ReembedRequest{Provider: "ollama"})
 	if !errors.Is(err, memory.ErrUnavailable) || !strings.Contains(err.Error(), "is Ollama running?") {
@@ -533,7 +534,7 @@ func TestEmbedderErrors(t *testing.T) {
 	}
 
 	f := newFakeOllama(t, 16, "llama3.2:latest")
-	d2, addr2 := serve(t, ollamaConfig(t, f.url()))
+	d2, addr2 := serve(t, ollamaConfig(t, f.URL()))
 	_, err = httpapi.NewClient(addr2, d2.Token()).Reembed(ctx, httpapi.ReembedRequest{Provider: "ollama"})
 	if !errors.Is(err, memory.ErrNotFound) || !strings.Contains(err.Error(), "pull") {
 		t.Fatalf("re-embed with a model Ollama lacks: %v", err)

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"io"
 	"log/slog"
 	"net"
@@ -387,10 +388,10 @@ func TestFaultUpstreamReset(t *testing.T) {
 
 // ollamaRig is a fault rig whose embedder is a fake Ollama behind a
 // switchable listener.
-func ollamaRig(t *testing.T, queue int) (*faultRig, *fakeOllama, *switchable) {
+func ollamaRig(t *testing.T, queue int) (*faultRig, *ollamafake.Server, *switchable) {
 	t.Helper()
 	fo := newFakeOllama(t, 64, "nomic-embed-text:latest")
-	sw := newSwitchable(t, fo.srv.Config.Handler)
+	sw := newSwitchable(t, fo.Handler())
 	cfg := testConfig(t)
 	cfg.Embedder.Provider = "ollama"
 	cfg.Embedder.OllamaHost = sw.url()
@@ -440,7 +441,7 @@ func TestFaultEmbedderHang(t *testing.T) {
 	r, fo, _ := ollamaRig(t, 2)
 	r.askOK()
 	r.settled()
-	fo.set(func(f *fakeOllama) { f.embedDelay = time.Hour })
+	fo.Set(func(k *ollamafake.Knobs) { k.EmbedDelay = time.Hour })
 	var slowest time.Duration
 	for range 12 {
 		start := time.Now()
@@ -457,7 +458,7 @@ func TestFaultEmbedderHang(t *testing.T) {
 	r.warned("capture_dropped", true)
 	r.warned("embedder_degraded", true)
 	t.Logf("warnings: %s / %s", r.message("embedder_degraded"), r.message("capture_dropped"))
-	fo.set(func(f *fakeOllama) { f.embedDelay = 0 })
+	fo.Set(func(k *ollamafake.Knobs) { k.EmbedDelay = 0 })
 	r.settled()
 	r.askOK()
 	r.warned("embedder_degraded", false)

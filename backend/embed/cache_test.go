@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"sync"
 	"testing"
 
@@ -32,7 +33,7 @@ func (c *countingEmbedder) Embed(_ context.Context, texts []string) ([][]float32
 	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
-		out[i] = fakeVec(t, 8)
+		out[i] = ollamafake.HashVector(t, 8)
 	}
 	return out, nil
 }
@@ -62,7 +63,7 @@ func TestCachedHitsMissesDedupe(t *testing.T) {
 		t.Errorf("inner got %d calls with %d texts, want 1 with 3 (dedupe)", calls, sent)
 	}
 	for i, s := range in {
-		if fmt.Sprint(got[i]) != fmt.Sprint(fakeVec(s, 8)) {
+		if fmt.Sprint(got[i]) != fmt.Sprint(ollamafake.HashVector(s, 8)) {
 			t.Fatalf("vector %d is not the inner one for %q", i, s)
 		}
 	}
@@ -80,7 +81,7 @@ func TestCachedHitsMissesDedupe(t *testing.T) {
 	if st := c.Stats(); st.Hits != 2 || st.Misses != 4 || st.Deduped != 4 || st.Len != 4 {
 		t.Errorf("stats %+v", st)
 	}
-	if fmt.Sprint(got[2]) != fmt.Sprint(fakeVec("c", 8)) {
+	if fmt.Sprint(got[2]) != fmt.Sprint(ollamafake.HashVector("c", 8)) {
 		t.Error("repeated hit has the wrong vector")
 	}
 	// All hits: inner not called.
@@ -101,7 +102,7 @@ func TestCachedNoAliasing(t *testing.T) {
 	first, _ := c.Embed(ctx, []string{"x", "x"})
 	first[0][0], first[1][1] = 42, 43 // the caller scribbles on its copies
 	again, _ := c.Embed(ctx, []string{"x", "x"})
-	want := fakeVec("x", 8)
+	want := ollamafake.HashVector("x", 8)
 	for i := range again {
 		if fmt.Sprint(again[i]) != fmt.Sprint(want) {
 			t.Fatalf("cached vector %d was changed through a returned slice: %v", i, again[i])
@@ -217,7 +218,7 @@ func TestCachedConcurrent(t *testing.T) {
 					return
 				}
 				for j, s := range in {
-					if fmt.Sprint(out[j]) != fmt.Sprint(fakeVec(s, 8)) {
+					if fmt.Sprint(out[j]) != fmt.Sprint(ollamafake.HashVector(s, 8)) {
 						errs <- fmt.Errorf("wrong vector for %q", s)
 						return
 					}
@@ -240,7 +241,7 @@ func TestCachedConcurrent(t *testing.T) {
 
 func TestCachedWithOllama(t *testing.T) {
 	f := newFakeOllama(t)
-	o := newTestOllama(t, f.url(), func(o *OllamaOptions) { o.BatchSize = 2 })
+	o := newTestOllama(t, f.URL(), func(o *OllamaOptions) { o.BatchSize = 2 })
 	c := NewCached(o, 100)
 	var _ memory.Embedder = c
 	ctx := context.Background()
@@ -250,7 +251,7 @@ func TestCachedWithOllama(t *testing.T) {
 	if _, err := c.Embed(ctx, []string{"a", "d"}); err != nil {
 		t.Fatal(err)
 	}
-	if calls, batches := f.calls(); calls != 3 || fmt.Sprint(batches) != "[2 1 1]" {
+	if calls, batches := f.Calls(); calls != 3 || fmt.Sprint(batches) != "[2 1 1]" {
 		t.Errorf("ollama got %d requests, batches %v; want 3, [2 1 1]", calls, batches)
 	}
 	if c.Dim() != 16 || c.Model() != "ollama:nomic-embed-text" {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -72,7 +73,7 @@ func TestNewOllamaDefaults(t *testing.T) {
 func TestOllamaEmbed(t *testing.T) {
 	cases := []struct {
 		name      string
-		setup     func(f *fakeOllama)
+		setup     func(k *ollamafake.Knobs)
 		opts      func(o *OllamaOptions)
 		in        []string
 		wantErr   error  // errors.Is target, when an error is expected
@@ -83,34 +84,34 @@ func TestOllamaEmbed(t *testing.T) {
 		{name: "success", in: texts(3), wantCalls: 1, batches: []int{3}},
 		{name: "batching", in: texts(70), opts: func(o *OllamaOptions) { o.BatchSize = 32 }, wantCalls: 3, batches: []int{32, 32, 6}},
 		{name: "empty call", in: nil, wantCalls: 0},
-		{name: "retry 5xx then success", setup: func(f *fakeOllama) { f.fail = 2 }, in: texts(2), wantCalls: 3},
-		{name: "retry 503 then success", setup: func(f *fakeOllama) { f.fail = 1; f.failStatus = 503 }, in: texts(2), wantCalls: 2},
-		{name: "5xx exhausts retries", setup: func(f *fakeOllama) { f.fail = 10 }, in: texts(2),
+		{name: "retry 5xx then success", setup: func(k *ollamafake.Knobs) { k.Fail = 2 }, in: texts(2), wantCalls: 3},
+		{name: "retry 503 then success", setup: func(k *ollamafake.Knobs) { k.Fail = 1; k.FailStatus = 503 }, in: texts(2), wantCalls: 2},
+		{name: "5xx exhausts retries", setup: func(k *ollamafake.Knobs) { k.Fail = 10 }, in: texts(2),
 			wantErr: memory.ErrUnavailable, errText: "after 3 attempts", wantCalls: 3},
-		{name: "no retry on 400", setup: func(f *fakeOllama) { f.fail = 10; f.failStatus = 400 }, in: texts(2),
+		{name: "no retry on 400", setup: func(k *ollamafake.Knobs) { k.Fail = 10; k.FailStatus = 400 }, in: texts(2),
 			errText: "rejected the request (400)", wantCalls: 1},
-		{name: "no retry on 404 model missing", setup: func(f *fakeOllama) { f.removeLocked("nomic-embed-text") }, in: texts(2),
+		{name: "no retry on 404 model missing", setup: func(k *ollamafake.Knobs) { k.Uninstall("nomic-embed-text") }, in: texts(2),
 			wantErr: ErrModelNotFound, errText: "ollama pull nomic-embed-text", wantCalls: 1},
-		{name: "404 recorded body", setup: func(f *fakeOllama) { f.removeLocked("nomic-embed-text"); f.mode = "verbatim" }, in: texts(1),
+		{name: "404 recorded body", setup: func(k *ollamafake.Knobs) { k.Uninstall("nomic-embed-text"); k.Mode = "verbatim" }, in: texts(1),
 			wantErr: ErrModelNotFound, errText: `model "nope" not found`, wantCalls: 1},
-		{name: "404 other wording", setup: func(f *fakeOllama) { f.removeLocked("nomic-embed-text"); f.mode = "notfound-v2" }, in: texts(1),
+		{name: "404 other wording", setup: func(k *ollamafake.Knobs) { k.Uninstall("nomic-embed-text"); k.Mode = "notfound-v2" }, in: texts(1),
 			wantErr: ErrModelNotFound, wantCalls: 1},
-		{name: "malformed json", setup: func(f *fakeOllama) { f.mode = "malformed" }, in: texts(1), errText: "malformed response", wantCalls: 1},
-		{name: "NaN literal", setup: func(f *fakeOllama) { f.mode = "nan" }, in: texts(1), errText: "malformed response", wantCalls: 1},
-		{name: "value beyond float32", setup: func(f *fakeOllama) { f.mode = "huge" }, in: texts(1), errText: "malformed response", wantCalls: 1},
-		{name: "wrong vector count", setup: func(f *fakeOllama) { f.mode = "wrongcount" }, in: texts(3), errText: "got 2 vectors for 3 texts", wantCalls: 1},
-		{name: "zero vector", setup: func(f *fakeOllama) { f.mode = "zero" }, in: texts(2), errText: "zero or unbounded length", wantCalls: 1},
+		{name: "malformed json", setup: func(k *ollamafake.Knobs) { k.Mode = "malformed" }, in: texts(1), errText: "malformed response", wantCalls: 1},
+		{name: "NaN literal", setup: func(k *ollamafake.Knobs) { k.Mode = "nan" }, in: texts(1), errText: "malformed response", wantCalls: 1},
+		{name: "value beyond float32", setup: func(k *ollamafake.Knobs) { k.Mode = "huge" }, in: texts(1), errText: "malformed response", wantCalls: 1},
+		{name: "wrong vector count", setup: func(k *ollamafake.Knobs) { k.Mode = "wrongcount" }, in: texts(3), errText: "got 2 vectors for 3 texts", wantCalls: 1},
+		{name: "zero vector", setup: func(k *ollamafake.Knobs) { k.Mode = "zero" }, in: texts(2), errText: "zero or unbounded length", wantCalls: 1},
 		{name: "empty text", in: []string{"ok", "  "}, wantErr: memory.ErrInvalid, wantCalls: 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeOllama(t)
 			if c.setup != nil {
-				f.set(c.setup)
+				f.Set(c.setup)
 			}
-			o := newTestOllama(t, f.url(), c.opts)
+			o := newTestOllama(t, f.URL(), c.opts)
 			vecs, err := o.Embed(context.Background(), c.in)
-			calls, batches := f.calls()
+			calls, batches := f.Calls()
 			if calls != c.wantCalls {
 				t.Errorf("embed requests = %d, want %d", calls, c.wantCalls)
 			}
@@ -136,7 +137,7 @@ func TestOllamaEmbed(t *testing.T) {
 				t.Fatalf("%d vectors for %d texts", len(vecs), len(c.in))
 			}
 			for i, v := range vecs {
-				want := fakeVec("search_document: "+c.in[i], 16) // nomic-embed-text's document prefix
+				want := ollamafake.HashVector("search_document: "+c.in[i], 16) // nomic-embed-text's document prefix
 				if len(v) != 16 || math.Abs(norm(v)-1) > 1e-5 {
 					t.Fatalf("vector %d: dim %d norm %f", i, len(v), norm(v))
 				}
@@ -155,8 +156,8 @@ func TestOllamaEmbed(t *testing.T) {
 
 func TestOllamaRecordedResponse(t *testing.T) {
 	f := newFakeOllama(t)
-	f.set(func(f *fakeOllama) { f.mode = "verbatim" })
-	o := newTestOllama(t, f.url(), nil)
+	f.Set(func(k *ollamafake.Knobs) { k.Mode = "verbatim" })
+	o := newTestOllama(t, f.URL(), nil)
 	dim, err := o.Probe(context.Background())
 	if err == nil {
 		t.Fatalf("probe of one text got the two-vector recorded body without error (dim %d)", dim)
@@ -175,11 +176,11 @@ func TestOllamaRecordedResponse(t *testing.T) {
 
 func TestOllamaDimensionChange(t *testing.T) {
 	f := newFakeOllama(t)
-	o := newTestOllama(t, f.url(), nil)
+	o := newTestOllama(t, f.URL(), nil)
 	if d, err := o.Probe(context.Background()); err != nil || d != 16 {
 		t.Fatalf("Probe = %d, %v", d, err)
 	}
-	f.set(func(f *fakeOllama) { f.dim = 32 })
+	f.Set(func(k *ollamafake.Knobs) { k.Dim = 32 })
 	_, err := o.Embed(context.Background(), texts(1))
 	if !errors.Is(err, memory.ErrModelMismatch) || !strings.Contains(err.Error(), "from 16 to 32") {
 		t.Fatalf("Embed after the dimension changed: %v", err)
@@ -190,9 +191,9 @@ func TestOllamaTimeout(t *testing.T) {
 	for _, retries := range []int{-1, 1} {
 		t.Run(fmt.Sprint("retries ", retries), func(t *testing.T) {
 			f := newFakeOllama(t)
-			f.set(func(f *fakeOllama) { f.hangEmbed = true })
+			f.Set(func(k *ollamafake.Knobs) { k.HangEmbed = true })
 			timeout := 150 * time.Millisecond
-			o := newTestOllama(t, f.url(), func(o *OllamaOptions) { o.Timeout = timeout; o.Retries = retries })
+			o := newTestOllama(t, f.URL(), func(o *OllamaOptions) { o.Timeout = timeout; o.Retries = retries })
 			attempts := max(retries, 0) + 1
 			start := time.Now()
 			_, err := o.Embed(context.Background(), texts(1))
@@ -203,7 +204,7 @@ func TestOllamaTimeout(t *testing.T) {
 			if took < time.Duration(attempts)*timeout || took > time.Duration(attempts)*timeout+time.Second {
 				t.Errorf("returned after %s, want about %d x %s", took, attempts, timeout)
 			}
-			if calls, _ := f.calls(); calls != attempts {
+			if calls, _ := f.Calls(); calls != attempts {
 				t.Errorf("%d requests, want %d", calls, attempts)
 			}
 		})
@@ -211,7 +212,7 @@ func TestOllamaTimeout(t *testing.T) {
 }
 
 func TestOllamaAbsent(t *testing.T) {
-	url := closedURL(t)
+	url := ollamafake.ClosedURL(t)
 	o := newTestOllama(t, url, func(o *OllamaOptions) { o.Retries = 2 })
 	start := time.Now()
 	_, err := o.Embed(context.Background(), texts(1))
@@ -239,8 +240,8 @@ func TestOllamaAbsent(t *testing.T) {
 
 func TestOllamaCancelDuringBackoff(t *testing.T) {
 	f := newFakeOllama(t)
-	f.set(func(f *fakeOllama) { f.fail = 100 })
-	o := newTestOllama(t, f.url(), func(o *OllamaOptions) { o.Retries = 10; o.Backoff = time.Hour })
+	f.Set(func(k *ollamafake.Knobs) { k.Fail = 100 })
+	o := newTestOllama(t, f.URL(), func(o *OllamaOptions) { o.Retries = 10; o.Backoff = time.Hour })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -248,7 +249,7 @@ func TestOllamaCancelDuringBackoff(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
 		t.Fatalf("error %v after %s", err, time.Since(start))
 	}
-	if calls, _ := f.calls(); calls != 1 {
+	if calls, _ := f.Calls(); calls != 1 {
 		t.Errorf("%d requests, want 1", calls)
 	}
 }
@@ -267,7 +268,7 @@ func TestOllamaHasModel(t *testing.T) {
 		{"mxbai-embed-large", false},
 	}
 	for _, c := range cases {
-		o := newTestOllama(t, f.url(), func(o *OllamaOptions) { o.Model = c.model })
+		o := newTestOllama(t, f.URL(), func(o *OllamaOptions) { o.Model = c.model })
 		got, err := o.HasModel(context.Background())
 		if err != nil || got != c.want {
 			t.Errorf("HasModel(%q) = %v, %v; want %v", c.model, got, err, c.want)
@@ -284,7 +285,7 @@ func TestOllamaHasModel(t *testing.T) {
 
 func TestOllamaVersion(t *testing.T) {
 	f := newFakeOllama(t)
-	o := newTestOllama(t, f.url(), nil)
+	o := newTestOllama(t, f.URL(), nil)
 	v, err := o.Version(context.Background())
 	if err != nil || v != "0.13.0" {
 		t.Fatalf("Version = %q, %v", v, err)
@@ -294,8 +295,8 @@ func TestOllamaVersion(t *testing.T) {
 func TestOllamaPull(t *testing.T) {
 	t.Run("success", func(t *testing.T) {
 		f := newFakeOllama(t)
-		f.uninstall("nomic-embed-text")
-		o := newTestOllama(t, f.url(), nil)
+		f.Uninstall("nomic-embed-text")
+		o := newTestOllama(t, f.URL(), nil)
 		if has, err := o.HasModel(context.Background()); err != nil || has {
 			t.Fatalf("HasModel before pull = %v, %v", has, err)
 		}
@@ -308,7 +309,7 @@ func TestOllamaPull(t *testing.T) {
 		}
 		// Every line of the stream arrives, in order, with its fields.
 		var want []PullProgress
-		sc := bufio.NewScanner(bytes.NewReader(readTestdata(t, "pull_success.ndjson")))
+		sc := bufio.NewScanner(bytes.NewReader(ollamafake.Testdata("pull_success.ndjson")))
 		for sc.Scan() {
 			var p PullProgress
 			if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
@@ -335,7 +336,7 @@ func TestOllamaPull(t *testing.T) {
 	})
 	t.Run("unknown model", func(t *testing.T) {
 		f := newFakeOllama(t)
-		o := newTestOllama(t, f.url(), func(o *OllamaOptions) { o.Model = "no-such-model" })
+		o := newTestOllama(t, f.URL(), func(o *OllamaOptions) { o.Model = "no-such-model" })
 		var got []PullProgress
 		err := o.Pull(context.Background(), func(p PullProgress) { got = append(got, p) })
 		if err == nil || !strings.Contains(err.Error(), "pull model manifest: file does not exist") || !strings.Contains(err.Error(), "no-such-model") {
@@ -347,7 +348,7 @@ func TestOllamaPull(t *testing.T) {
 	})
 	t.Run("invalid name", func(t *testing.T) {
 		f := newFakeOllama(t)
-		o := newTestOllama(t, f.url(), func(o *OllamaOptions) { o.Model = ":x" })
+		o := newTestOllama(t, f.URL(), func(o *OllamaOptions) { o.Model = ":x" })
 		err := o.Pull(context.Background(), nil)
 		if err == nil || !strings.Contains(err.Error(), "invalid model name") || !strings.Contains(err.Error(), "(400)") {
 			t.Fatalf("Pull: %v", err)
@@ -355,9 +356,9 @@ func TestOllamaPull(t *testing.T) {
 	})
 	t.Run("stream cut", func(t *testing.T) {
 		f := newFakeOllama(t)
-		f.uninstall("nomic-embed-text")
-		f.set(func(f *fakeOllama) { f.dropPull = true })
-		o := newTestOllama(t, f.url(), nil)
+		f.Uninstall("nomic-embed-text")
+		f.Set(func(k *ollamafake.Knobs) { k.DropPull = true })
+		o := newTestOllama(t, f.URL(), nil)
 		err := o.Pull(context.Background(), nil)
 		if !errors.Is(err, memory.ErrUnavailable) || !strings.Contains(err.Error(), "ended before success") {
 			t.Fatalf("Pull: %v", err)
@@ -422,8 +423,8 @@ func FuzzCheckVectors(f *testing.F) {
 // nomic-embed-text's dimension, 32 texts per request.
 func BenchmarkOllamaClient(b *testing.B) {
 	f := newFakeOllama(b)
-	f.set(func(f *fakeOllama) { f.dim = 768 })
-	o, err := NewOllama(OllamaOptions{Host: f.url()})
+	f.Set(func(k *ollamafake.Knobs) { k.Dim = 768 })
+	o, err := NewOllama(OllamaOptions{Host: f.URL()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -442,7 +443,7 @@ func BenchmarkOllamaClient(b *testing.B) {
 // cache, which keeps queries apart from documents).
 func TestTaskPrefixes(t *testing.T) {
 	f := newFakeOllama(t)
-	o := newTestOllama(t, f.url(), nil) // nomic-embed-text
+	o := newTestOllama(t, f.URL(), nil) // nomic-embed-text
 	ctx := context.Background()
 	c := NewCached(o, 16)
 	if _, err := c.Embed(ctx, []string{"the port is 8080"}); err != nil {
@@ -454,9 +455,7 @@ func TestTaskPrefixes(t *testing.T) {
 	if _, err := c.EmbedQuery(ctx, "the port is 8080"); err != nil { // cached
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	got := append([]string(nil), f.inputs...)
-	f.mu.Unlock()
+	got := f.Inputs()
 	want := []string{"search_document: the port is 8080", "search_query: the port is 8080"}
 	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Fatalf("Ollama saw %q, want %q", got, want)

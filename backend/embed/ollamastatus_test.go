@@ -2,6 +2,7 @@ package embed
 
 import (
 	"context"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,8 @@ func TestLooksLikeEmbedding(t *testing.T) {
 func TestInspectOllama(t *testing.T) {
 	ctx := context.Background()
 	f := newFakeOllama(t)
-	st := InspectOllama(ctx, f.url(), time.Second)
-	if !st.Reachable || st.Version != "0.13.0" || st.Error != "" || st.Host != f.url() {
+	st := InspectOllama(ctx, f.URL(), time.Second)
+	if !st.Reachable || st.Version != "0.13.0" || st.Error != "" || st.Host != f.URL() {
 		t.Fatalf("InspectOllama = %+v", st)
 	}
 	if len(st.Models) != 2 || st.Models[0].Name != "nomic-embed-text:latest" || !st.Models[0].Embedding ||
@@ -44,7 +45,7 @@ func TestInspectOllama(t *testing.T) {
 		t.Fatal("HasLocal does not match as HasModel does")
 	}
 
-	down := InspectOllama(ctx, closedURL(t), time.Second)
+	down := InspectOllama(ctx, ollamafake.ClosedURL(t), time.Second)
 	if down.Reachable || !strings.Contains(down.Error, "is Ollama running?") {
 		t.Fatalf("InspectOllama of a closed port = %+v", down)
 	}

@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"testing"
 	"time"
 
@@ -14,10 +15,10 @@ import (
 func TestReconnecting(t *testing.T) {
 	f := newFakeOllama(t)
 	var saved []api.ListModelResponse
-	f.set(func(f *fakeOllama) { saved = append(saved, f.tags...) })
-	f.uninstall("nomic-embed-text") // the model is not there yet
+	f.Set(func(k *ollamafake.Knobs) { saved = append(saved, k.Models...) })
+	f.Uninstall("nomic-embed-text") // the model is not there yet
 	cfg := config.Default().Embedder
-	cfg.OllamaHost = f.url()
+	cfg.OllamaHost = f.URL()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	r := NewReconnecting(cfg, "ollama:nomic-embed-text", 16, errors.New("connection refused"))
 	r.now = func() time.Time { return now }
@@ -40,7 +41,7 @@ func TestReconnecting(t *testing.T) {
 	for _, s := range steps {
 		now = now.Add(s.advance)
 		if s.install {
-			f.set(func(f *fakeOllama) { f.tags = saved })
+			f.Set(func(k *ollamafake.Knobs) { k.Models = saved })
 		}
 		vecs, err := r.Embed(ctx, []string{"the queue drains every 5 seconds: " + s.name})
 		if s.wantOK {
@@ -50,7 +51,7 @@ func TestReconnecting(t *testing.T) {
 		} else if !errors.Is(err, memory.ErrUnavailable) {
 			t.Fatalf("%s: err %v, want ErrUnavailable", s.name, err)
 		}
-		if calls, _ := f.calls(); calls != s.wantCalls {
+		if calls, _ := f.Calls(); calls != s.wantCalls {
 			t.Fatalf("%s: %d embed requests, want %d", s.name, calls, s.wantCalls)
 		}
 		if r.Available() != s.wantOK {

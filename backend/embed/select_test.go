@@ -3,6 +3,7 @@ package embed
 import (
 	"context"
 	"errors"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func TestSelect(t *testing.T) {
 	cases := []struct {
 		name     string
 		provider string
-		setup    func(f *fakeOllama)
+		setup    func(k *ollamafake.Knobs)
 		absent   bool   // point at a closed port instead of the fake
 		want     string // provider picked; "" when an error is expected
 		reason   string // substring of Choice.Reason
@@ -31,29 +32,29 @@ func TestSelect(t *testing.T) {
 	}{
 		{name: "builtin", provider: "builtin", want: "builtin", reason: "embedder.provider is builtin"},
 		{name: "auto with ollama and model", provider: "auto", want: "ollama", reason: "Ollama answered at http://127.0.0.1:"},
-		{name: "auto without model", provider: "auto", setup: func(f *fakeOllama) { f.removeLocked("nomic-embed-text") },
+		{name: "auto without model", provider: "auto", setup: func(k *ollamafake.Knobs) { k.Uninstall("nomic-embed-text") },
 			want: "builtin", reason: `does not have "nomic-embed-text" (run ` + "`memtray pull`"},
 		{name: "auto with ollama absent", provider: "auto", absent: true, want: "builtin", reason: "Ollama not reachable at http://127.0.0.1:"},
-		{name: "auto with ollama hanging", provider: "auto", setup: func(f *fakeOllama) { f.hangTags = true },
+		{name: "auto with ollama hanging", provider: "auto", setup: func(k *ollamafake.Knobs) { k.HangTags = true },
 			want: "builtin", reason: "Ollama not reachable"},
-		{name: "auto with embed failing", provider: "auto", setup: func(f *fakeOllama) { f.fail = 100 },
+		{name: "auto with embed failing", provider: "auto", setup: func(k *ollamafake.Knobs) { k.Fail = 100 },
 			want: "builtin", reason: "did not embed"},
-		{name: "auto with a bad embed answer", provider: "auto", setup: func(f *fakeOllama) { f.mode = "wrongcount" },
+		{name: "auto with a bad embed answer", provider: "auto", setup: func(k *ollamafake.Knobs) { k.Mode = "wrongcount" },
 			want: "builtin", reason: "did not embed"},
 		{name: "ollama", provider: "ollama", want: "ollama", reason: "embedder.provider is ollama"},
 		{name: "ollama absent", provider: "ollama", absent: true, wantErr: memory.ErrUnavailable},
-		{name: "ollama without model", provider: "ollama", setup: func(f *fakeOllama) { f.removeLocked("nomic-embed-text") }, wantErr: ErrModelNotFound},
+		{name: "ollama without model", provider: "ollama", setup: func(k *ollamafake.Knobs) { k.Uninstall("nomic-embed-text") }, wantErr: ErrModelNotFound},
 		{name: "unknown provider", provider: "openai", wantErr: memory.ErrInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFakeOllama(t)
 			if c.setup != nil {
-				f.set(c.setup)
+				f.Set(c.setup)
 			}
-			host := f.url()
+			host := f.URL()
 			if c.absent {
-				host = closedURL(t)
+				host = ollamafake.ClosedURL(t)
 			}
 			start := time.Now()
 			e, ch, err := Select(context.Background(), embCfg(c.provider, host))
@@ -91,7 +92,7 @@ func TestSelect(t *testing.T) {
 
 func TestSelectEnvHostAndNoCache(t *testing.T) {
 	f := newFakeOllama(t)
-	t.Setenv("OLLAMA_HOST", f.url())
+	t.Setenv("OLLAMA_HOST", f.URL())
 	cfg := embCfg("auto", "")
 	cfg.CacheSize = 0
 	e, ch, err := Select(context.Background(), cfg)
@@ -105,8 +106,8 @@ func TestSelectEnvHostAndNoCache(t *testing.T) {
 
 func TestSelectHangingIsQuick(t *testing.T) {
 	f := newFakeOllama(t)
-	f.set(func(f *fakeOllama) { f.hangTags = true })
-	cfg := embCfg("auto", f.url())
+	f.Set(func(k *ollamafake.Knobs) { k.HangTags = true })
+	cfg := embCfg("auto", f.URL())
 	cfg.Timeout = config.Duration(time.Minute)
 	start := time.Now()
 	_, ch, err := Select(context.Background(), cfg)
@@ -120,7 +121,7 @@ func TestSelectHangingIsQuick(t *testing.T) {
 
 func TestForModel(t *testing.T) {
 	f := newFakeOllama(t)
-	cfg := embCfg("auto", f.url())
+	cfg := embCfg("auto", f.URL())
 	ctx := context.Background()
 	cases := []struct {
 		model   string
@@ -153,7 +154,7 @@ func TestForModel(t *testing.T) {
 		}
 	}
 	// Ollama down: an error, never a silent switch to another model.
-	cfg.OllamaHost = closedURL(t)
+	cfg.OllamaHost = ollamafake.ClosedURL(t)
 	if _, err := ForModel(ctx, cfg, "ollama:nomic-embed-text"); !errors.Is(err, memory.ErrUnavailable) {
 		t.Errorf("ForModel with Ollama down: %v", err)
 	}
