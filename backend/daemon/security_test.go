@@ -127,7 +127,8 @@ func TestSecurityAccessControl(t *testing.T) {
 		{"POST", "/api/setup/claude-code/apply", `{"files":[]}`}, {"PUT", "/api/autostart", `{"enabled":true}`},
 		{"POST", "/api/export/file", `{}`}, {"POST", "/api/import/job", "x"}, {"POST", "/api/welcome/done", ""},
 		{"POST", "/api/token/rotate", ""},
-		{"POST", "/api/steward/plan", "{}"}, {"POST", "/api/embedder/pull", "{}"}, {"GET", "/api/decisions", ""},
+		{"POST", "/api/steward/plan", "{}"}, {"GET", "/api/steward/runs", ""}, {"POST", "/api/steward/undo", ""},
+		{"POST", "/api/embedder/pull", "{}"}, {"GET", "/api/decisions", ""},
 		{"POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`}, {"GET", "/mcp", ""}, {"DELETE", "/mcp", ""},
 	}
 	for _, g := range guarded {
