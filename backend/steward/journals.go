@@ -2,6 +2,7 @@ package steward
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,6 +191,46 @@ func (s *Steward) readJournal(runID string) (*journal, journalRef, error) {
 		return nil, ref, fmt.Errorf("undo journal version %d: %w", j.Version, memory.ErrNewerFormat)
 	}
 	return &j, ref, nil
+}
+
+// dropPhantomJournal removes the newest journal when its run never reached
+// the store: a kill between the journal's write and the run's batch leaves
+// it behind. Such a run's memories are all as they were before it (their
+// UpdatedAt is the journal's before) and none of those it would have
+// trashed is in the trash, so undoing it would change nothing; listing it
+// as a run would only hide the one before. Errors leave the journal.
+func (s *Steward) dropPhantomJournal(ctx context.Context) {
+	refs, err := s.journals()
+	if err != nil || len(refs) == 0 {
+		return
+	}
+	ref := refs[len(refs)-1]
+	j, _, err := s.readJournal(ref.runID)
+	if err != nil || len(j.Records) == 0 {
+		return
+	}
+	ids := make([]string, len(j.Records))
+	for i, r := range j.Records {
+		ids[i] = r.Before.ID
+	}
+	cur, err := s.st.GetMany(ctx, ids)
+	if err != nil {
+		return
+	}
+	inTrash, err := s.st.TrashGet(ctx, ids)
+	if err != nil {
+		return
+	}
+	for _, r := range j.Records {
+		c, live := cur[r.Before.ID]
+		if !live || !c.UpdatedAt.Equal(r.Before.UpdatedAt) || inTrash[r.Before.ID].Memory.ID != "" {
+			return // the run happened (or more happened since): keep it
+		}
+	}
+	if err := os.Remove(ref.path); err == nil {
+		_ = syncDir(filepath.Dir(ref.path))
+		s.log.Info("steward: removed the undo journal of a run that never reached the store (a kill before its write)", "run", ref.runID)
+	}
 }
 
 // Runs lists the applied runs that can be undone, newest first.

@@ -182,3 +182,56 @@ func TestJournalDepth(t *testing.T) {
 		}
 	}
 }
+
+// TestPhantomJournalDropped: the journal of a run a kill stopped before
+// its batch (the store as before the run) is removed by the next New; the
+// journal of a run that was applied stays.
+func TestPhantomJournalDropped(t *testing.T) {
+	ctx := context.Background()
+	st, sw := fixture(t, defaults(), mixedRecs()...)
+	p, err := sw.Plan(ctx, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := sw.Apply(ctx, p, []string{OpSnoozeSticky})
+	if err != nil || len(kept.Applied) == 0 {
+		t.Fatalf("first run: %+v %v", kept, err)
+	}
+	p, err = sw.Plan(ctx, PlanOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	phantom, err := sw.Apply(ctx, p, []string{OpMerge, OpPrune})
+	if err != nil || phantom.Trashed == 0 {
+		t.Fatalf("second run: %+v %v", phantom, err)
+	}
+	// The second run's journal, as a kill before its batch leaves it: the
+	// run is undone, its journal written back.
+	refs, err := sw.journals()
+	if err != nil || len(refs) != 2 {
+		t.Fatalf("journals %+v %v", refs, err)
+	}
+	b, err := os.ReadFile(refs[1].path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sw.Undo(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(refs[1].path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if runs, _ := sw.Runs(); len(runs) != 2 {
+		t.Fatalf("setup: %d runs", len(runs))
+	}
+	sw = New(st, defaults(), Options{Dir: sw.opts.Dir, Clock: sw.opts.Clock})
+	runs, err := sw.Runs()
+	if err != nil || len(runs) != 1 || runs[0].RunID != kept.RunID {
+		t.Fatalf("runs after New: %+v %v", runs, err)
+	}
+	// An applied run's journal is never taken for a phantom.
+	sw = New(st, defaults(), Options{Dir: sw.opts.Dir, Clock: sw.opts.Clock})
+	if runs, err := sw.Runs(); err != nil || len(runs) != 1 {
+		t.Fatalf("runs after a second New: %+v %v", runs, err)
+	}
+}

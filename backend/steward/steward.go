@@ -61,8 +61,9 @@ type Steward struct {
 }
 
 // New returns a Steward for st with the thresholds of cfg. It removes
-// the temporary files a killed process left in opts.Dir (the store's lock,
-// which st holds, keeps any other process out of it).
+// the temporary files a killed process left in opts.Dir, and the undo
+// journal of a run a kill stopped before it reached the store (the store's
+// lock, which st holds, keeps any other process out of it).
 func New(st *store.Store, cfg config.Steward, opts Options) *Steward {
 	s := &Steward{st: st, cfg: cfg, opts: opts, clock: opts.Clock, log: opts.Logger}
 	if s.clock == nil {
@@ -77,6 +78,7 @@ func New(st *store.Store, cfg config.Steward, opts Options) *Steward {
 	if s.opts.Dir != "" {
 		removeTemps(s.opts.Dir)
 		removeTemps(filepath.Join(s.opts.Dir, runsDir))
+		s.dropPhantomJournal(context.Background())
 	}
 	return s
 }
