@@ -448,18 +448,7 @@ func (s *Steward) UndoRun(ctx context.Context, runID string) (Result, error) {
 		if err != nil && !errors.Is(err, store.ErrIndexPending) {
 			return res, fmt.Errorf("steward undo of run %s: %w", j.RunID, err)
 		}
-		led, lerr := loadLedger(s.opts.Dir)
-		if lerr == nil {
-			for _, le := range j.Ledger {
-				if le.Had {
-					led.set(le.Op, le.ID, le.At)
-				} else {
-					led.unset(le.Op, le.ID)
-				}
-			}
-			lerr = led.save(s.opts.Dir, now, s.opts.MinInterval)
-		}
-		if lerr != nil {
+		if lerr := s.restoreLedger(j, now); lerr != nil {
 			s.log.Warn("steward ledger not restored by the undo", "err", lerr)
 		}
 		if err := os.Remove(ref.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -469,6 +458,22 @@ func (s *Steward) UndoRun(ctx context.Context, runID string) (Result, error) {
 		s.log.Info("steward run undone", "run", j.RunID, "counts", res.Counts, "skipped", len(res.Skipped))
 		return res, nil
 	}
+}
+
+// restoreLedger puts back the ledger entries j's run replaced.
+func (s *Steward) restoreLedger(j *journal, now time.Time) error {
+	led, err := loadLedger(s.opts.Dir)
+	if err != nil {
+		return err
+	}
+	for _, le := range j.Ledger {
+		if le.Had {
+			led.set(le.Op, le.ID, le.At)
+		} else {
+			led.unset(le.Op, le.ID)
+		}
+	}
+	return led.save(s.opts.Dir, now, s.opts.MinInterval)
 }
 
 // rebase reverts a run's changes (before -> after) on cur, a record

@@ -177,6 +177,10 @@ func TestApplyCrashKill9(t *testing.T) {
 		case got.equal(applied):
 			sawNew++
 		default:
+			if d := diffRecords(applied.live, got.live); len(d) > 0 {
+				t.Logf("%d records differ from the state after the run too; the first, %s:\n after the run %s\n found         %s",
+					len(d), d[0], show(applied.live[d[0]]), show(got.live[d[0]]))
+			}
 			t.Fatalf("iteration %d: the store is neither before nor after the run: %d live (want %d or %d), %d trashed; differs from before in %v",
 				it, len(got.live), len(old.live), len(applied.live), len(got.trash), diffRecords(old.live, got.live))
 		}

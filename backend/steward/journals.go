@@ -193,12 +193,14 @@ func (s *Steward) readJournal(runID string) (*journal, journalRef, error) {
 	return &j, ref, nil
 }
 
-// dropPhantomJournal removes the newest journal when its run never reached
-// the store: a kill between the journal's write and the run's batch leaves
-// it behind. Such a run's memories are all as they were before it (their
-// UpdatedAt is the journal's before) and none of those it would have
-// trashed is in the trash, so undoing it would change nothing; listing it
-// as a run would only hide the one before. Errors leave the journal.
+// dropPhantomJournal removes the newest journal when its run is not in
+// the store: a kill between the journal's write and the run's batch, or
+// between an undo's batch and the journal's removal, leaves it behind.
+// Such a run's memories are all as they were before it (their UpdatedAt
+// is the journal's before) and none of those it trashed is in the trash,
+// so undoing it would change nothing; listing it as a run would only hide
+// the one before. Its ledger entries are put back first, as its undo
+// would (the killed undo may not have). Errors leave the journal.
 func (s *Steward) dropPhantomJournal(ctx context.Context) {
 	refs, err := s.journals()
 	if err != nil || len(refs) == 0 {
@@ -227,9 +229,13 @@ func (s *Steward) dropPhantomJournal(ctx context.Context) {
 			return // the run happened (or more happened since): keep it
 		}
 	}
+	if err := s.restoreLedger(j, s.clock.Now().UTC()); err != nil {
+		s.log.Warn("steward: ledger not restored for an undo journal left by a kill", "run", ref.runID, "err", err)
+		return
+	}
 	if err := os.Remove(ref.path); err == nil {
 		_ = syncDir(filepath.Dir(ref.path))
-		s.log.Info("steward: removed the undo journal of a run that never reached the store (a kill before its write)", "run", ref.runID)
+		s.log.Info("steward: removed the undo journal of a run not in the store (a kill cut its apply or undo short)", "run", ref.runID)
 	}
 }
 

@@ -201,17 +201,24 @@ func TestPhantomJournalDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	phantom, err := sw.Apply(ctx, p, []string{OpMerge, OpPrune})
-	if err != nil || phantom.Trashed == 0 {
-		t.Fatalf("second run: %+v %v", phantom, err)
+	wantDecay := p.Counts[OpDecayStale]
+	phantom, err := sw.Apply(ctx, p, []string{OpMerge, OpPrune, OpDecayStale})
+	if err != nil || phantom.Trashed == 0 || wantDecay == 0 {
+		t.Fatalf("second run: %+v %v (%d decays planned)", phantom, err, wantDecay)
 	}
-	// The second run's journal, as a kill before its batch leaves it: the
-	// run is undone, its journal written back.
+	// The second run's journal and ledger, as a kill after its undo's
+	// batch leaves them: the run is undone, its journal and the ledger of
+	// after the run written back.
 	refs, err := sw.journals()
 	if err != nil || len(refs) != 2 {
 		t.Fatalf("journals %+v %v", refs, err)
 	}
 	b, err := os.ReadFile(refs[1].path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledgerPath := filepath.Join(sw.opts.Dir, ledgerFile)
+	led, err := os.ReadFile(ledgerPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,6 +228,9 @@ func TestPhantomJournalDropped(t *testing.T) {
 	if err := os.WriteFile(refs[1].path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(ledgerPath, led, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if runs, _ := sw.Runs(); len(runs) != 2 {
 		t.Fatalf("setup: %d runs", len(runs))
 	}
@@ -228,6 +238,10 @@ func TestPhantomJournalDropped(t *testing.T) {
 	runs, err := sw.Runs()
 	if err != nil || len(runs) != 1 || runs[0].RunID != kept.RunID {
 		t.Fatalf("runs after New: %+v %v", runs, err)
+	}
+	// The ledger is as before the run: its decays are planned again.
+	if p, err := sw.Plan(ctx, PlanOptions{}); err != nil || p.Counts[OpDecayStale] != wantDecay {
+		t.Errorf("decays planned after New: %v, want %d (%v)", p.Counts, wantDecay, err)
 	}
 	// An applied run's journal is never taken for a phantom.
 	sw = New(st, defaults(), Options{Dir: sw.opts.Dir, Clock: sw.opts.Clock})
