@@ -33,13 +33,19 @@ type journal struct {
 	Ledger  []ledgerEntry   `json:"ledger,omitempty"`
 }
 
+// journalVersion is the journal format written: 2 journals a record's
+// embedding only when the run changed its text (1 always did; both are
+// read).
+const journalVersion = 2
+
 // journalRecord is one touched memory.
 type journalRecord struct {
 	// Before is the record before the run, without its embedding;
 	// Embedding is that embedding packed (little-endian float32, base64 in
-	// JSON: exact and compact).
+	// JSON: exact and compact) when the run changed the text (version 1:
+	// always), else empty: the record or the trash keeps it.
 	Before    memory.Memory `json:"before"`
-	Embedding []byte        `json:"embedding"`
+	Embedding []byte        `json:"embedding,omitempty"`
 	// After is the record the run wrote, without its embedding; nil when
 	// the run trashed the memory.
 	After   *memory.Memory `json:"after,omitempty"`
@@ -200,7 +206,7 @@ func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, 
 // prepare re-checks the plan's selected actions against the store and
 // builds the batch, the journal and the report.
 func (s *Steward) prepare(ctx context.Context, plan *Plan, sel []string, excluded map[string]string, led *ledger, now time.Time) (*prepared, error) {
-	pr := &prepared{batch: store.Batch{IfUpdatedAt: map[string]time.Time{}}, journal: journal{Version: 1}}
+	pr := &prepared{batch: store.Batch{IfUpdatedAt: map[string]time.Time{}}, journal: journal{Version: journalVersion}}
 	var order []string
 	groups := map[string][]Action{}
 	var need []string
@@ -303,7 +309,11 @@ func (s *Steward) prepare(ctx context.Context, plan *Plan, sel []string, exclude
 		used[id] = true
 		pr.applied = append(pr.applied, applied...)
 		pr.batch.IfUpdatedAt[id] = m.UpdatedAt
-		jr := journalRecord{Before: withoutEmbedding(m), Embedding: pack(m.Embedding)}
+		// The embedding is journaled only when the run changes the text:
+		// otherwise the record keeps it, and a trashed one keeps it in the
+		// trash (a decay run over a large store writes a quarter of the
+		// journal it would with every vector).
+		jr := journalRecord{Before: withoutEmbedding(m)}
 		if trash {
 			jr.Trashed = true
 			pr.batch.Trash = append(pr.batch.Trash, store.TrashRequest{ID: id, Reason: trashReason})
@@ -311,6 +321,9 @@ func (s *Steward) prepare(ctx context.Context, plan *Plan, sel []string, exclude
 			w.UpdatedAt = later(now, m.UpdatedAt)
 			after := withoutEmbedding(w)
 			jr.After = &after
+			if w.Text != m.Text {
+				jr.Embedding = pack(m.Embedding)
+			}
 			pr.batch.Put = append(pr.batch.Put, w)
 		}
 		pr.journal.Records = append(pr.journal.Records, jr)
@@ -318,7 +331,7 @@ func (s *Steward) prepare(ctx context.Context, plan *Plan, sel []string, exclude
 			used[l.ID] = true
 			pr.batch.IfUpdatedAt[l.ID] = l.UpdatedAt
 			pr.batch.Trash = append(pr.batch.Trash, store.TrashRequest{ID: l.ID, Reason: "merged into " + id})
-			pr.journal.Records = append(pr.journal.Records, journalRecord{Before: withoutEmbedding(l), Embedding: pack(l.Embedding), Trashed: true})
+			pr.journal.Records = append(pr.journal.Records, journalRecord{Before: withoutEmbedding(l), Trashed: true})
 		}
 	}
 	return pr, nil
@@ -399,6 +412,10 @@ func (s *Steward) UndoRun(ctx context.Context, runID string) (Result, error) {
 			before := r.Before
 			before.Embedding = unpack(r.Embedding)
 			c, live := cur[id]
+			if before.Embedding == nil && live && c.Text == before.Text {
+				// Not journaled: the run kept the text, and so the vector.
+				before.Embedding, before.EmbeddingModel = c.Embedding, c.EmbeddingModel
+			}
 			if r.Trashed {
 				switch {
 				case inTrash[id].Memory.ID != "":

@@ -56,7 +56,8 @@
 //     since the plan (updated_at differs) or gone is skipped and reported.
 //  3. Apply writes an undo journal first (Options.Dir/runs/<seq>-<run>.json,
 //     fsync'd, atomic rename): the full record of every touched memory
-//     before the run, embedding included. The last JournalDepth runs keep
+//     before the run (its embedding when the run changes its text; else the
+//     record or the trash keeps it). The last JournalDepth runs keep
 //     theirs, so an hourly scheduled run never takes the undo of a run the
 //     user applied away. The journal of a run a kill stopped before step 4
 //     is removed at the next start (New): undoing it would change nothing.

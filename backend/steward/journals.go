@@ -145,18 +145,37 @@ func (s *Steward) writeJournal(j *journal) (remove func(), err error) {
 	}, nil
 }
 
-// pruneJournals removes the journals beyond the newest JournalDepth.
+// journalBytes bounds the journals' total size: the oldest go first when
+// the newest JournalDepth together are larger (the newest always stays).
+// A journal holds about 1 KB a memory its run touched, so this keeps a
+// full decay of a 100k store and plenty of hourly runs.
+var journalBytes int64 = 256 << 20
+
+// pruneJournals removes the journals beyond the newest JournalDepth, and
+// the oldest of those while they hold more than journalBytes together.
 func (s *Steward) pruneJournals() {
 	refs, err := s.journals()
 	if err != nil {
 		s.log.Warn("steward: old undo journals not pruned", "err", err)
 		return
 	}
-	for len(refs) > JournalDepth {
-		if err := os.Remove(refs[0].path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.log.Warn("steward: old undo journal not pruned", "path", refs[0].path, "err", err)
+	var total int64
+	keep := 0
+	for i := len(refs) - 1; i >= 0 && keep < JournalDepth; i-- {
+		fi, err := os.Stat(refs[i].path)
+		if err != nil {
+			break
 		}
-		refs = refs[1:]
+		if keep > 0 && total+fi.Size() > journalBytes {
+			break
+		}
+		total += fi.Size()
+		keep++
+	}
+	for _, r := range refs[:len(refs)-keep] {
+		if err := os.Remove(r.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("steward: old undo journal not pruned", "path", r.path, "err", err)
+		}
 	}
 }
 
@@ -187,7 +206,7 @@ func (s *Steward) readJournal(runID string) (*journal, journalRef, error) {
 	if err := json.Unmarshal(b, &j); err != nil {
 		return nil, ref, fmt.Errorf("read undo journal %s: %w", ref.path, err)
 	}
-	if j.Version != 1 {
+	if j.Version < 1 || j.Version > journalVersion {
 		return nil, ref, fmt.Errorf("undo journal version %d: %w", j.Version, memory.ErrNewerFormat)
 	}
 	return &j, ref, nil

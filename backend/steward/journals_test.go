@@ -2,11 +2,13 @@ package steward
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -247,5 +249,99 @@ func TestPhantomJournalDropped(t *testing.T) {
 	sw = New(st, defaults(), Options{Dir: sw.opts.Dir, Clock: sw.opts.Clock})
 	if runs, err := sw.Runs(); err != nil || len(runs) != 1 {
 		t.Fatalf("runs after a second New: %+v %v", runs, err)
+	}
+}
+
+// TestJournalEmbeddings: a journal holds a record's embedding only when
+// the run changed its text; a version 1 journal, with every embedding,
+// still undoes exactly.
+func TestJournalEmbeddings(t *testing.T) {
+	for _, v1 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("version 1: %v", v1), func(t *testing.T) {
+			ctx := context.Background()
+			// dupb, the survivor, takes dupa's better text.
+			base := "The deploy script pushes the api service image to the staging cluster after the integration tests pass on the main branch"
+			a, b := mergeRecs(base+" via scripts/deploy.sh", base)
+			recs := []rec{a, b}
+			for _, r := range mixedRecs() {
+				if r.id != "dupa" && r.id != "dupb" {
+					recs = append(recs, r)
+				}
+			}
+			st, sw := fixture(t, defaults(), recs...)
+			before, _ := everything(t, st)
+			p, err := sw.Plan(ctx, PlanOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := sw.Apply(ctx, p, nil); err != nil {
+				t.Fatal(err)
+			}
+			j, ref, err := sw.readJournal("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			withVec := 0
+			for _, r := range j.Records {
+				changed := r.After != nil && r.After.Text != r.Before.Text
+				if changed != (len(r.Embedding) > 0) {
+					t.Errorf("%s: text changed %v, embedding journaled %v", r.Before.ID, changed, len(r.Embedding) > 0)
+				}
+				if changed {
+					withVec++
+				}
+			}
+			if withVec != 1 || len(j.Records) < 4 {
+				t.Fatalf("%d of %d records journaled with their vector, want the merge survivor only", withVec, len(j.Records))
+			}
+			if v1 {
+				j.Version = 1
+				for i := range j.Records {
+					j.Records[i].Embedding = pack(before[j.Records[i].Before.ID].Embedding)
+				}
+				b, err := json.Marshal(j)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(ref.path, b, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := sw.Undo(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if after, tr := everything(t, st); len(diffRecords(before, after)) != 0 || len(tr) != 0 {
+				t.Errorf("not back exactly: %v, trash %d", diffRecords(before, after), len(tr))
+			}
+		})
+	}
+}
+
+// TestJournalBytes: the oldest journals go when the kept ones hold more
+// than journalBytes together; the newest stays whatever its size.
+func TestJournalBytes(t *testing.T) {
+	defer func(b int64) { journalBytes = b }(journalBytes)
+	_, sw := fixture(t, defaults())
+	big := &journal{Version: journalVersion, At: now, PlanID: strings.Repeat("x", 4000)}
+	for i := range 5 {
+		big.RunID = fmt.Sprintf("20250901T120000Z-%08x", i)
+		if _, err := sw.writeJournal(big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	refs, _ := sw.journals()
+	fi, err := os.Stat(refs[0].path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		budget int64
+		want   int
+	}{{5 * fi.Size(), 5}, {3*fi.Size() + 10, 3}, {1, 1}} {
+		journalBytes = tc.budget
+		sw.pruneJournals()
+		if runs, err := sw.Runs(); err != nil || len(runs) != tc.want || runs[0].RunID != big.RunID {
+			t.Errorf("budget %d: %d runs kept (newest %v), want %d (%v)", tc.budget, len(runs), runs, tc.want, err)
+		}
 	}
 }
