@@ -233,13 +233,7 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req api.EmbedRequest
-	err := json.NewDecoder(r.Body).Decode(&req)
-	switch {
-	case errors.Is(err, io.EOF):
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "missing request body"})
-		return
-	case err != nil:
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+	if !decode(w, r, &req) {
 		return
 	}
 	var input []string
@@ -343,13 +337,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 // line with a flush, as Ollama's streamResponse does.
 func (s *Server) pull(w http.ResponseWriter, r *http.Request) {
 	var req api.PullRequest
-	err := json.NewDecoder(r.Body).Decode(&req)
-	switch {
-	case errors.Is(err, io.EOF):
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "missing request body"})
-		return
-	case err != nil:
-		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+	if !decode(w, r, &req) {
 		return
 	}
 	name := cmp.Or(req.Model, req.Name)
@@ -394,6 +382,21 @@ func (s *Server) pull(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Unlock()
 	}
+}
+
+// decode reads a request body into v, answering 400 as Ollama's handlers
+// do when it is missing or not JSON.
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	err := json.NewDecoder(r.Body).Decode(v)
+	switch {
+	case errors.Is(err, io.EOF):
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": "missing request body"})
+		return false
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, map[string]any{"error": err.Error()})
+		return false
+	}
+	return true
 }
 
 // hangUntilGone waits until the client goes away (or 10 s pass, so a
