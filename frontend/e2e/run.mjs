@@ -324,6 +324,36 @@ async function main() {
   await shot(page2, '11-imported');
   ok(`exported and imported: the same ${a.length} memories`);
 
+  step('the steward: apply a prune, see the run, undo it');
+  // A memory of the export, made old and unimportant, imported into the
+  // second daemon under a new id: the steward plans to prune it.
+  const lines = readFileSync(exportPath, 'utf8').trim().split('\n');
+  const stale = JSON.parse(lines[1]);
+  const longAgo = new Date(Date.now() - 200 * 86400_000).toISOString();
+  Object.assign(stale, { id: 'e2e-stale-memory', importance: 0.02, created_at: longAgo, updated_at: longAgo,
+    text: `${stale.text} (an old note nobody read)` });
+  // Written by another model: the import embeds it with the store's.
+  delete stale.content_hash;
+  Object.assign(stale, { embedding: [1, 0, 0], embedding_model: 'e2e-other-model' });
+  const header = { ...JSON.parse(lines[0]), embedding_model: 'e2e-other-model', dim: 3, count: 1 };
+  const imp = await fetch(`${d2.base}/api/import`, { method: 'POST', headers: { Authorization: `Bearer ${d2.token}`, 'Content-Type': 'application/x-ndjson' },
+    body: `${JSON.stringify(header)}\n${JSON.stringify(stale)}\n{"end":true,"count":1}\n` });
+  assert(imp.ok, `import of the stale memory: ${imp.status} ${await imp.text()}`);
+  await page2.goto('/#/steward');
+  await page2.getByRole('button', { name: /Plan now/ }).click();
+  await page2.getByRole('button', { name: 'Apply selected' }).and(page2.locator(':enabled')).waitFor();
+  await page2.getByRole('button', { name: 'Apply selected' }).click();
+  const runs = page2.getByTestId('runs');
+  await runs.getByText('Applied runs (1)').waitFor();
+  await runs.getByText(/prune 1/).waitFor();
+  assert((await d2.api('GET', '/api/trash')).some((t) => t.memory.id === 'e2e-stale-memory'), 'the pruned memory is not in the trash');
+  await shot(page2, '12-steward-run');
+  await runs.getByRole('button', { name: 'Undo' }).click();
+  await runs.getByText('Applied runs (0)').waitFor();
+  const back = await d2.api('GET', '/api/memories/e2e-stale-memory');
+  assert(back?.id === 'e2e-stale-memory' && back.importance === 0.02, `the undone prune did not bring the memory back: ${JSON.stringify(back)}`);
+  ok('applied a prune from the window, listed the run, undid it: the memory is back');
+
   assert(problems.length === 0, `the page reported problems:\n${problems.join('\n')}`);
   ok('no console errors, no CSP violations');
 }
