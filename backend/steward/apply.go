@@ -27,10 +27,12 @@ type journal struct {
 	At      time.Time `json:"at"`
 	// Ops and Counts describe the run for Runs: the operations applied and
 	// the actions per operation.
-	Ops     []string        `json:"ops,omitempty"`
-	Counts  map[string]int  `json:"counts,omitempty"`
-	Records []journalRecord `json:"records"`
-	Ledger  []ledgerEntry   `json:"ledger,omitempty"`
+	Ops    []string       `json:"ops,omitempty"`
+	Counts map[string]int `json:"counts,omitempty"`
+	// Memories is len(Records), ahead of them so Runs stops reading there.
+	Memories int             `json:"memories,omitempty"`
+	Records  []journalRecord `json:"records"`
+	Ledger   []ledgerEntry   `json:"ledger,omitempty"`
 }
 
 // journalVersion is the journal format written: 2 journals a record's
@@ -150,7 +152,7 @@ func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, 
 			return res, nil // nothing to do, nothing to journal
 		}
 		pr.journal.RunID, pr.journal.PlanID, pr.journal.At = runID, plan.ID, now
-		pr.journal.Counts = res.Counts
+		pr.journal.Counts, pr.journal.Memories = res.Counts, len(pr.journal.Records)
 		pr.journal.Ops = nil
 		for _, op := range sel {
 			if res.Counts[op] > 0 {

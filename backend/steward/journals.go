@@ -1,6 +1,7 @@
 package steward
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -43,14 +44,64 @@ type journalRef struct {
 	path  string
 }
 
-// journalHead is the part of a journal Runs reads.
+// journalHead is the part of a journal Runs reads: the fields ahead of its
+// records.
 type journalHead struct {
-	RunID   string            `json:"run_id"`
-	PlanID  string            `json:"plan_id"`
-	At      time.Time         `json:"at"`
-	Ops     []string          `json:"ops"`
-	Counts  map[string]int    `json:"counts"`
-	Records []json.RawMessage `json:"records"`
+	RunID    string         `json:"run_id"`
+	PlanID   string         `json:"plan_id"`
+	At       time.Time      `json:"at"`
+	Ops      []string       `json:"ops"`
+	Counts   map[string]int `json:"counts"`
+	Memories int            `json:"memories"`
+}
+
+// readJournalHead reads a journal's head without its records: a decoder
+// reads the top-level fields up to "records" (written after the head), so
+// listing runs costs the same for a journal of a million memories as for
+// one of a few. A journal without "memories" (written before it was) has
+// its records counted.
+func readJournalHead(path string) (journalHead, error) {
+	var h journalHead
+	f, err := os.Open(path)
+	if err != nil {
+		return h, err
+	}
+	defer f.Close()
+	dec := json.NewDecoder(bufio.NewReader(f))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h, fmt.Errorf("undo journal %s: not a JSON object", path)
+	}
+	fields := map[string]any{"run_id": &h.RunID, "plan_id": &h.PlanID, "at": &h.At, "ops": &h.Ops, "counts": &h.Counts, "memories": &h.Memories}
+	hasCount := false
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return h, fmt.Errorf("undo journal %s: %w", path, err)
+		}
+		key, _ := t.(string)
+		switch {
+		case key == "records" && hasCount:
+			return h, nil
+		case key == "records":
+			var recs []json.RawMessage
+			if err := dec.Decode(&recs); err != nil {
+				return h, fmt.Errorf("undo journal %s: %w", path, err)
+			}
+			h.Memories = len(recs)
+			hasCount = true
+		case fields[key] != nil:
+			if err := dec.Decode(fields[key]); err != nil {
+				return h, fmt.Errorf("undo journal %s: %s: %w", path, key, err)
+			}
+			hasCount = hasCount || key == "memories"
+		default:
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				return h, fmt.Errorf("undo journal %s: %w", path, err)
+			}
+		}
+	}
+	return h, nil
 }
 
 // journals lists the journal files, oldest first, after moving the
@@ -268,18 +319,14 @@ func (s *Steward) Runs() ([]Run, error) {
 	}
 	out := make([]Run, 0, len(refs))
 	for i := len(refs) - 1; i >= 0; i-- {
-		b, err := os.ReadFile(refs[i].path)
+		h, err := readJournalHead(refs[i].path)
 		if err != nil {
 			return nil, fmt.Errorf("steward runs: %w", err)
-		}
-		var h journalHead
-		if err := json.Unmarshal(b, &h); err != nil {
-			return nil, fmt.Errorf("steward runs: undo journal %s: %w", refs[i].path, err)
 		}
 		if h.Counts == nil {
 			h.Counts = map[string]int{}
 		}
-		out = append(out, Run{RunID: h.RunID, PlanID: h.PlanID, At: h.At, Ops: h.Ops, Counts: h.Counts, Memories: len(h.Records)})
+		out = append(out, Run{RunID: h.RunID, PlanID: h.PlanID, At: h.At, Ops: h.Ops, Counts: h.Counts, Memories: h.Memories})
 	}
 	return out, nil
 }

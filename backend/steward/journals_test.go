@@ -345,3 +345,39 @@ func TestJournalBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestReadJournalHead: the head is read up to the records when the journal
+// says how many there are, and the records are counted when it does not
+// (a journal of before); a broken journal is an error.
+func TestReadJournalHead(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       journalHead
+		err        bool
+	}{
+		{"current", `{"version":2,"run_id":"r1","plan_id":"p1","at":"2025-09-01T12:00:00Z","ops":["prune"],"counts":{"prune":2},"memories":2,"records":[{},{}],"ledger":[]}`,
+			journalHead{RunID: "r1", PlanID: "p1", At: now, Ops: []string{"prune"}, Counts: map[string]int{"prune": 2}, Memories: 2}, false},
+		{"records cut short after the head", `{"version":2,"run_id":"r1","memories":5,"records":[{"before":`,
+			journalHead{RunID: "r1", Memories: 5}, false},
+		{"version 1: records counted", `{"version":1,"run_id":"r2","at":"2025-09-01T12:00:00Z","records":[{"x":1},{},{}],"ledger":[{"op":"merge"}]}`,
+			journalHead{RunID: "r2", At: now, Memories: 3}, false},
+		{"not an object", `[1,2]`, journalHead{}, true},
+		{"broken", `{"run_id":"r3","records":[{`, journalHead{}, true},
+		{"wrong type", `{"run_id":7}`, journalHead{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "j.json")
+			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			h, err := readJournalHead(path)
+			if (err != nil) != tc.err {
+				t.Fatalf("err %v, want error %v", err, tc.err)
+			}
+			if !tc.err && (h.RunID != tc.want.RunID || h.PlanID != tc.want.PlanID || !h.At.Equal(tc.want.At) || h.Memories != tc.want.Memories ||
+				!slices.Equal(h.Ops, tc.want.Ops) || fmt.Sprint(h.Counts) != fmt.Sprint(tc.want.Counts)) {
+				t.Errorf("head %+v, want %+v", h, tc.want)
+			}
+		})
+	}
+}
