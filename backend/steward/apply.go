@@ -131,6 +131,7 @@ func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.checkJournals(ctx)
 	now := s.clock.Now().UTC()
 	led, err := loadLedger(s.opts.Dir)
 	if err != nil {
@@ -383,6 +384,7 @@ func (s *Steward) Undo(ctx context.Context) (Result, error) {
 func (s *Steward) UndoRun(ctx context.Context, runID string) (Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.checkJournals(ctx)
 	j, ref, err := s.readJournal(runID)
 	if err != nil {
 		return Result{}, fmt.Errorf("steward undo: %w", err)

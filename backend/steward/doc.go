@@ -60,7 +60,8 @@
 //     record or the trash keeps it). The last JournalDepth runs keep
 //     theirs, so an hourly scheduled run never takes the undo of a run the
 //     user applied away. The journal of a run a kill stopped before step 4
-//     is removed at the next start (New): undoing it would change nothing.
+//     is removed by the next process's first use: undoing it would change
+//     nothing.
 //  4. Every change of the run is then one store.Apply batch: one bbolt
 //     transaction, all or nothing even under kill -9, with preconditions
 //     on updated_at so a write racing the apply is never overwritten.

@@ -263,6 +263,14 @@ func (s *Steward) readJournal(runID string) (*journal, journalRef, error) {
 	return &j, ref, nil
 }
 
+// checkJournals runs dropPhantomJournal once, with s.mu held.
+func (s *Steward) checkJournals(ctx context.Context) {
+	if !s.checked {
+		s.checked = true
+		s.dropPhantomJournal(ctx)
+	}
+}
+
 // dropPhantomJournal removes the newest journal when its run is not in
 // the store: a kill between the journal's write and the run's batch, or
 // between an undo's batch and the journal's removal, leaves it behind.
@@ -313,6 +321,7 @@ func (s *Steward) dropPhantomJournal(ctx context.Context) {
 func (s *Steward) Runs() ([]Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.checkJournals(context.Background())
 	refs, err := s.journals()
 	if err != nil {
 		return nil, fmt.Errorf("steward runs: %w", err)

@@ -55,6 +55,7 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	start := time.Now()
 	now := s.clock.Now()
 	s.mu.Lock()
+	s.checkJournals(ctx)
 	led, err := loadLedger(s.opts.Dir)
 	s.mu.Unlock()
 	if err != nil {

@@ -52,6 +52,9 @@ type Steward struct {
 	clock memory.Clock
 	log   *slog.Logger
 	mu    sync.Mutex // serialises Apply, Undo and the ledger
+	// checked is done once the journal a kill may have left has been
+	// looked at (checkJournals, under mu).
+	checked bool
 	// mergeAt, when not 0, is the float64 bits of the merge similarity
 	// SetMergeSimilarity set, which replaces cfg's.
 	mergeAt atomic.Uint64
@@ -61,9 +64,10 @@ type Steward struct {
 }
 
 // New returns a Steward for st with the thresholds of cfg. It removes
-// the temporary files a killed process left in opts.Dir, and the undo
-// journal of a run a kill stopped before it reached the store (the store's
-// lock, which st holds, keeps any other process out of it).
+// the temporary files a killed process left in opts.Dir (the store's lock,
+// which st holds, keeps any other process out of it); the first Plan,
+// Apply, Undo or Runs also removes the undo journal a kill may have left
+// (see dropPhantomJournal), off the start-up path.
 func New(st *store.Store, cfg config.Steward, opts Options) *Steward {
 	s := &Steward{st: st, cfg: cfg, opts: opts, clock: opts.Clock, log: opts.Logger}
 	if s.clock == nil {
@@ -78,7 +82,6 @@ func New(st *store.Store, cfg config.Steward, opts Options) *Steward {
 	if s.opts.Dir != "" {
 		removeTemps(s.opts.Dir)
 		removeTemps(filepath.Join(s.opts.Dir, runsDir))
-		s.dropPhantomJournal(context.Background())
 	}
 	return s
 }
