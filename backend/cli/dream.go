@@ -111,9 +111,13 @@ func printRuns(w io.Writer, runs []steward.Run) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "run\tapplied\tmemories\tactions")
+	fmt.Fprintln(tw, "run\tapplied\tby\tmemories\tactions")
 	for _, r := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.RunID, r.At.Local().Format("2006-01-02 15:04"), r.Memories, countsLine(r.Counts))
+		by := "you"
+		if r.Scheduled {
+			by = "schedule"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", r.RunID, r.At.Local().Format("2006-01-02 15:04"), by, r.Memories, countsLine(r.Counts))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\n`memtray dream --undo` undoes the newest; `memtray dream --undo --run RUN` any of them (later changes stay).")

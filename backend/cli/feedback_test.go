@@ -101,9 +101,9 @@ func TestPrintRuns(t *testing.T) {
 	}{
 		{nil, []string{"no applied steward run can be undone"}},
 		{[]steward.Run{
-			{RunID: "20260601T120000Z-aaaaaaaa", At: at, Memories: 3, Counts: map[string]int{steward.OpDecayStale: 3}},
+			{RunID: "20260601T120000Z-aaaaaaaa", At: at, Memories: 3, Counts: map[string]int{steward.OpDecayStale: 3}, Scheduled: true},
 			{RunID: "20260601T110000Z-bbbbbbbb", At: at.Add(-time.Hour), Memories: 2, Counts: map[string]int{steward.OpMerge: 1}},
-		}, []string{"20260601T120000Z-aaaaaaaa", "20260601T110000Z-bbbbbbbb", "decay_stale 3", "merge 1", "--undo --run RUN"}},
+		}, []string{"20260601T120000Z-aaaaaaaa", "20260601T110000Z-bbbbbbbb", "decay_stale 3", "merge 1", "schedule", "you", "--undo --run RUN"}},
 	} {
 		var b strings.Builder
 		printRuns(&b, tc.runs)

@@ -192,7 +192,7 @@ func (d *Daemon) sweep(ctx context.Context) error {
 		}
 	}
 	if len(auto) > 0 {
-		res, err := d.steward.Apply(ctx, pl, auto)
+		res, err := d.steward.ApplyScheduled(ctx, pl, auto)
 		if err != nil {
 			return fmt.Errorf("apply %v: %w", auto, err)
 		}

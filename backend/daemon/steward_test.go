@@ -140,6 +140,9 @@ func TestStewardThroughAPI(t *testing.T) {
 	if err != nil || len(runs) != 2 || runs[1].RunID != manual.RunID || runs[1].Counts[steward.OpPrune] != 1 {
 		t.Fatalf("runs: %+v %v", runs, err)
 	}
+	if !runs[0].Scheduled || runs[1].Scheduled {
+		t.Errorf("runs not told apart: the sweep's scheduled %v, the user's %v", runs[0].Scheduled, runs[1].Scheduled)
+	}
 	if runs[0].Counts[steward.OpPrune] != 0 || slices.Contains(runs[0].Ops, steward.OpPrune) {
 		t.Errorf("the scheduled sweep pruned without approval: %+v", runs[0])
 	}

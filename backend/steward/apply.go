@@ -29,6 +29,8 @@ type journal struct {
 	// the actions per operation.
 	Ops    []string       `json:"ops,omitempty"`
 	Counts map[string]int `json:"counts,omitempty"`
+	// Scheduled: the run was the daemon's scheduled sweep's.
+	Scheduled bool `json:"scheduled,omitempty"`
 	// Memories is len(Records), ahead of them so Runs stops reading there.
 	Memories int             `json:"memories,omitempty"`
 	Records  []journalRecord `json:"records"`
@@ -118,6 +120,16 @@ type prepared struct {
 // the trash, never away. The batch's preconditions catch a write racing
 // the apply; those actions are dropped and the rest retried.
 func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, error) {
+	return s.apply(ctx, plan, ops, false)
+}
+
+// ApplyScheduled is Apply for a scheduled sweep: its run is listed as
+// the schedule's (Run.Scheduled), not a user's.
+func (s *Steward) ApplyScheduled(ctx context.Context, plan *Plan, ops []string) (Result, error) {
+	return s.apply(ctx, plan, ops, true)
+}
+
+func (s *Steward) apply(ctx context.Context, plan *Plan, ops []string, scheduled bool) (Result, error) {
 	var res Result
 	if plan == nil {
 		return res, fmt.Errorf("steward apply: %w", &memory.ValidationError{Problems: []string{"no plan"}})
@@ -154,6 +166,7 @@ func (s *Steward) Apply(ctx context.Context, plan *Plan, ops []string) (Result, 
 		}
 		pr.journal.RunID, pr.journal.PlanID, pr.journal.At = runID, plan.ID, now
 		pr.journal.Counts, pr.journal.Memories = res.Counts, len(pr.journal.Records)
+		pr.journal.Scheduled = scheduled
 		pr.journal.Ops = nil
 		for _, op := range sel {
 			if res.Counts[op] > 0 {

@@ -34,6 +34,8 @@ type Run struct {
 	Counts map[string]int `json:"counts"`
 	// Memories is the number of memories the run changed or trashed.
 	Memories int `json:"memories"`
+	// Scheduled: the daemon's scheduled sweep applied the run, not a user.
+	Scheduled bool `json:"scheduled,omitempty"`
 }
 
 // journalRef is one journal file: runs/<seq>-<run id>.json, seq counting
@@ -47,12 +49,13 @@ type journalRef struct {
 // journalHead is the part of a journal Runs reads: the fields ahead of its
 // records.
 type journalHead struct {
-	RunID    string         `json:"run_id"`
-	PlanID   string         `json:"plan_id"`
-	At       time.Time      `json:"at"`
-	Ops      []string       `json:"ops"`
-	Counts   map[string]int `json:"counts"`
-	Memories int            `json:"memories"`
+	RunID     string         `json:"run_id"`
+	PlanID    string         `json:"plan_id"`
+	At        time.Time      `json:"at"`
+	Ops       []string       `json:"ops"`
+	Counts    map[string]int `json:"counts"`
+	Scheduled bool           `json:"scheduled"`
+	Memories  int            `json:"memories"`
 }
 
 // readJournalHead reads a journal's head without its records: a decoder
@@ -71,7 +74,7 @@ func readJournalHead(path string) (journalHead, error) {
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return h, fmt.Errorf("undo journal %s: not a JSON object", path)
 	}
-	fields := map[string]any{"run_id": &h.RunID, "plan_id": &h.PlanID, "at": &h.At, "ops": &h.Ops, "counts": &h.Counts, "memories": &h.Memories}
+	fields := map[string]any{"run_id": &h.RunID, "plan_id": &h.PlanID, "at": &h.At, "ops": &h.Ops, "counts": &h.Counts, "scheduled": &h.Scheduled, "memories": &h.Memories}
 	hasCount := false
 	for dec.More() {
 		t, err := dec.Token()
@@ -335,7 +338,7 @@ func (s *Steward) Runs() ([]Run, error) {
 		if h.Counts == nil {
 			h.Counts = map[string]int{}
 		}
-		out = append(out, Run{RunID: h.RunID, PlanID: h.PlanID, At: h.At, Ops: h.Ops, Counts: h.Counts, Memories: h.Memories})
+		out = append(out, Run{RunID: h.RunID, PlanID: h.PlanID, At: h.At, Ops: h.Ops, Counts: h.Counts, Memories: h.Memories, Scheduled: h.Scheduled})
 	}
 	return out, nil
 }

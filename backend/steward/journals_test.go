@@ -39,7 +39,7 @@ func twoRuns(t *testing.T) (sw *Steward, get func() map[string]memory.Memory, s0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sched, err = sw.Apply(ctx, p, []string{OpDecayStale, OpDecayUnreinforced, OpSnoozeSticky}); err != nil || len(sched.Applied) == 0 {
+	if sched, err = sw.ApplyScheduled(ctx, p, []string{OpDecayStale, OpDecayUnreinforced, OpSnoozeSticky}); err != nil || len(sched.Applied) == 0 {
 		t.Fatalf("scheduled run: %+v %v", sched, err)
 	}
 	s2 = get()
@@ -61,8 +61,11 @@ func TestUndoRunsInOrder(t *testing.T) {
 	if err != nil || len(runs) != 2 || runs[0].RunID != sched.RunID || runs[1].RunID != manual.RunID {
 		t.Fatalf("runs %+v %v", runs, err)
 	}
-	if !slices.Equal(runs[1].Ops, []string{OpMerge, OpPrune}) || runs[1].Counts[OpMerge] != 1 || runs[1].Memories != 3 {
+	if !slices.Equal(runs[1].Ops, []string{OpMerge, OpPrune}) || runs[1].Counts[OpMerge] != 1 || runs[1].Memories != 3 || runs[1].Scheduled {
 		t.Errorf("manual run listed as %+v", runs[1])
+	}
+	if !runs[0].Scheduled {
+		t.Errorf("scheduled run listed as %+v", runs[0])
 	}
 	if res, err := sw.Undo(ctx); err != nil || res.RunID != sched.RunID {
 		t.Fatalf("first undo: %+v %v", res, err)

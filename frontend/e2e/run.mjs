@@ -346,6 +346,7 @@ async function main() {
   const runs = page2.getByTestId('runs');
   await runs.getByText('Applied runs (1)').waitFor();
   await runs.getByText(/prune 1/).waitFor();
+  await runs.getByRole('cell', { name: 'you', exact: true }).waitFor();
   assert((await d2.api('GET', '/api/trash')).some((t) => t.memory.id === 'e2e-stale-memory'), 'the pruned memory is not in the trash');
   await shot(page2, '12-steward-run');
   await runs.getByRole('button', { name: 'Undo' }).click();

@@ -749,6 +749,7 @@ export interface Run {
   ops?: string[];
   counts: Record<string, number>;
   memories: number;
+  scheduled?: boolean;
 }
 
 /** memory.ScoreBreakdown */

@@ -12,7 +12,7 @@ describe('steward store: runs and undo', () => {
 
   it('lists the undoable runs and undoes one by id, or the last one', async () => {
     let runs: StewardRun[] = [
-      { run_id: 'r2', at: '2026-06-01T12:00:00Z', ops: ['decay_stale'], counts: { decay_stale: 3 }, memories: 3 },
+      { run_id: 'r2', at: '2026-06-01T12:00:00Z', ops: ['decay_stale'], counts: { decay_stale: 3 }, memories: 3, scheduled: true },
       { run_id: 'r1', at: '2026-06-01T11:00:00Z', ops: ['merge'], counts: { merge: 1 }, memories: 2 },
     ];
     const { calls } = fakeFetch({
