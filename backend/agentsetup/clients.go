@@ -3,9 +3,7 @@ package agentsetup
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sort"
-	"strings"
 )
 
 // Client is an agent setup knows.
@@ -228,7 +226,7 @@ func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptio
 				cmd, _ := hm["command"].(string)
 				// Ours: a memtray hook by its binary's name, or exactly
 				// the command this setup writes (a renamed binary).
-				if !isMemtrayHook(cmd, s.event) && cmd != want.Command {
+				if !isOwnHook(cmd, s.event, want.Command) {
 					continue
 				}
 				if cmd == want.Command && hm["type"] == "command" && sameJSON(hm["timeout"], want.Timeout) {
@@ -413,7 +411,7 @@ func stripHooks(root *jsonObject, fc *fileChange, specs []hookSpec, own []string
 			for j, e := range hs {
 				em, _ := e.(map[string]any)
 				cmd, _ := em["command"].(string)
-				if isMemtrayHook(cmd, s.event) || (strings.HasSuffix(cmd, " hook "+s.event) && slices.Contains(own, cmd)) {
+				if isOwnHook(cmd, s.event, own...) {
 					h.hooks = append(h.hooks, j)
 					fc.what = append(fc.what, fmt.Sprintf("remove hook %s: %s", s.agentEvent, cmd))
 				}

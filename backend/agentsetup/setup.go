@@ -679,3 +679,10 @@ func isMemtrayHook(command, event string) bool {
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(bin, `\`, "/")))
 	return strings.HasPrefix(base, "memtray")
 }
+
+// isOwnHook reports whether command is memtray's hook for event: a
+// memtray-named binary's (isMemtrayHook), or one of own, the exact commands
+// setup writes or wrote (a renamed binary).
+func isOwnHook(command, event string, own ...string) bool {
+	return isMemtrayHook(command, event) || (strings.HasSuffix(command, " hook "+event) && slices.Contains(own, command))
+}

@@ -384,11 +384,11 @@ func (s *Steward) Undo(ctx context.Context) (Result, error) {
 // The journals of the last JournalDepth runs are kept (Runs lists them), so
 // undoing again reverts the run before, and a run the user applied stays
 // undoable after scheduled runs; undoing a run that later runs changed
-// keeps their changes, as below. A memory the run changed and nothing changed since gets its
-// record back exactly as it was, every field (UpdatedAt included) and the
-// embedding; a memory the run trashed comes back from the trash exactly as
-// it was. A memory changed after the run (a recall's access count, an
-// edit) is rebased: the run's changes are reverted field by field where
+// keeps their changes, as below. A memory the run changed and nothing
+// changed since gets its record back exactly as it was, every field
+// (UpdatedAt included) and the embedding; a memory the run trashed comes
+// back from the trash exactly as it was. A memory changed after the run (a
+// recall's access count, an edit) is rebased: the run's changes are reverted field by field where
 // the field still holds the run's value, counters lose what the run added
 // and keep what came later, and it is reported in Counts["rebased"]. A
 // trashed memory purged since, or one deleted since, cannot come back and

@@ -46,25 +46,14 @@ type journalRef struct {
 	path  string
 }
 
-// journalHead is the part of a journal Runs reads: the fields ahead of its
-// records.
-type journalHead struct {
-	RunID     string         `json:"run_id"`
-	PlanID    string         `json:"plan_id"`
-	At        time.Time      `json:"at"`
-	Ops       []string       `json:"ops"`
-	Counts    map[string]int `json:"counts"`
-	Scheduled bool           `json:"scheduled"`
-	Memories  int            `json:"memories"`
-}
-
-// readJournalHead reads a journal's head without its records: a decoder
-// reads the top-level fields up to "records" (written after the head), so
-// listing runs costs the same for a journal of a million memories as for
-// one of a few. A journal without "memories" (written before it was) has
-// its records counted.
-func readJournalHead(path string) (journalHead, error) {
-	var h journalHead
+// readJournalHead reads the Run a journal describes without its records:
+// the journal's fields of a Run carry the same JSON names, and a decoder
+// reads them up to "records" (written after them), so listing runs costs
+// the same for a journal of a million memories as for one of a few. A
+// journal without "memories" (written before it was) has its records
+// counted.
+func readJournalHead(path string) (Run, error) {
+	var h Run
 	f, err := os.Open(path)
 	if err != nil {
 		return h, err
@@ -153,7 +142,7 @@ func (s *Steward) migrateJournals() error {
 		if err != nil {
 			return fmt.Errorf("undo journal: %w", err)
 		}
-		var h journalHead
+		var h Run
 		if err := json.Unmarshal(b, &h); err != nil || h.RunID == "" || strings.ContainsAny(h.RunID, `/\`) {
 			return fmt.Errorf("undo journal %s: not a journal (%v): move it away to go on", old, err)
 		}
@@ -252,18 +241,24 @@ func (s *Steward) readJournal(runID string) (*journal, journalRef, error) {
 		}
 		ref = refs[i]
 	}
+	j, err := loadJournal(ref)
+	return j, ref, err
+}
+
+// loadJournal reads the journal file of ref.
+func loadJournal(ref journalRef) (*journal, error) {
 	b, err := os.ReadFile(ref.path)
 	if err != nil {
-		return nil, ref, fmt.Errorf("read undo journal: %w", err)
+		return nil, fmt.Errorf("read undo journal: %w", err)
 	}
 	var j journal
 	if err := json.Unmarshal(b, &j); err != nil {
-		return nil, ref, fmt.Errorf("read undo journal %s: %w", ref.path, err)
+		return nil, fmt.Errorf("read undo journal %s: %w", ref.path, err)
 	}
 	if j.Version < 1 || j.Version > journalVersion {
-		return nil, ref, fmt.Errorf("undo journal version %d: %w", j.Version, memory.ErrNewerFormat)
+		return nil, fmt.Errorf("undo journal version %d: %w", j.Version, memory.ErrNewerFormat)
 	}
-	return &j, ref, nil
+	return &j, nil
 }
 
 // checkJournals runs dropPhantomJournal once, with s.mu held.
@@ -288,7 +283,7 @@ func (s *Steward) dropPhantomJournal(ctx context.Context) {
 		return
 	}
 	ref := refs[len(refs)-1]
-	j, _, err := s.readJournal(ref.runID)
+	j, err := loadJournal(ref)
 	if err != nil || len(j.Records) == 0 {
 		return
 	}
@@ -331,14 +326,14 @@ func (s *Steward) Runs() ([]Run, error) {
 	}
 	out := make([]Run, 0, len(refs))
 	for i := len(refs) - 1; i >= 0; i-- {
-		h, err := readJournalHead(refs[i].path)
+		r, err := readJournalHead(refs[i].path)
 		if err != nil {
 			return nil, fmt.Errorf("steward runs: %w", err)
 		}
-		if h.Counts == nil {
-			h.Counts = map[string]int{}
+		if r.Counts == nil {
+			r.Counts = map[string]int{}
 		}
-		out = append(out, Run{RunID: h.RunID, PlanID: h.PlanID, At: h.At, Ops: h.Ops, Counts: h.Counts, Memories: h.Memories, Scheduled: h.Scheduled})
+		out = append(out, r)
 	}
 	return out, nil
 }

@@ -355,18 +355,18 @@ func TestJournalBytes(t *testing.T) {
 func TestReadJournalHead(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
-		want       journalHead
+		want       Run
 		err        bool
 	}{
 		{"current", `{"version":2,"run_id":"r1","plan_id":"p1","at":"2025-09-01T12:00:00Z","ops":["prune"],"counts":{"prune":2},"memories":2,"records":[{},{}],"ledger":[]}`,
-			journalHead{RunID: "r1", PlanID: "p1", At: now, Ops: []string{"prune"}, Counts: map[string]int{"prune": 2}, Memories: 2}, false},
+			Run{RunID: "r1", PlanID: "p1", At: now, Ops: []string{"prune"}, Counts: map[string]int{"prune": 2}, Memories: 2}, false},
 		{"records cut short after the head", `{"version":2,"run_id":"r1","memories":5,"records":[{"before":`,
-			journalHead{RunID: "r1", Memories: 5}, false},
+			Run{RunID: "r1", Memories: 5}, false},
 		{"version 1: records counted", `{"version":1,"run_id":"r2","at":"2025-09-01T12:00:00Z","records":[{"x":1},{},{}],"ledger":[{"op":"merge"}]}`,
-			journalHead{RunID: "r2", At: now, Memories: 3}, false},
-		{"not an object", `[1,2]`, journalHead{}, true},
-		{"broken", `{"run_id":"r3","records":[{`, journalHead{}, true},
-		{"wrong type", `{"run_id":7}`, journalHead{}, true},
+			Run{RunID: "r2", At: now, Memories: 3}, false},
+		{"not an object", `[1,2]`, Run{}, true},
+		{"broken", `{"run_id":"r3","records":[{`, Run{}, true},
+		{"wrong type", `{"run_id":7}`, Run{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "j.json")
