@@ -21,20 +21,12 @@ import (
 // every memory the run touches as it was before (embedding included), the
 // UpdatedAt it has after, and the ledger entries the run replaced.
 type journal struct {
-	Version int       `json:"version"`
-	RunID   string    `json:"run_id"`
-	PlanID  string    `json:"plan_id"`
-	At      time.Time `json:"at"`
-	// Ops and Counts describe the run for Runs: the operations applied and
-	// the actions per operation.
-	Ops    []string       `json:"ops,omitempty"`
-	Counts map[string]int `json:"counts,omitempty"`
-	// Scheduled: the run was the daemon's scheduled sweep's.
-	Scheduled bool `json:"scheduled,omitempty"`
-	// Memories is len(Records), ahead of them so Runs stops reading there.
-	Memories int             `json:"memories,omitempty"`
-	Records  []journalRecord `json:"records"`
-	Ledger   []ledgerEntry   `json:"ledger,omitempty"`
+	Version int `json:"version"`
+	// Run describes the run for Runs; its fields come ahead of the records
+	// (Memories is len(Records)), so Runs stops reading there.
+	Run
+	Records []journalRecord `json:"records"`
+	Ledger  []ledgerEntry   `json:"ledger,omitempty"`
 }
 
 // journalVersion is the journal format written: 2 journals a record's

@@ -23,7 +23,8 @@ import (
 // the undo of a run the user applied by hand away.
 const JournalDepth = 20
 
-// Run is an applied run that can still be undone (see Runs).
+// Run is an applied run that can still be undone (see Runs); a journal
+// begins with it.
 type Run struct {
 	RunID  string    `json:"run_id"`
 	PlanID string    `json:"plan_id,omitempty"`
@@ -46,12 +47,11 @@ type journalRef struct {
 	path  string
 }
 
-// readJournalHead reads the Run a journal describes without its records:
-// the journal's fields of a Run carry the same JSON names, and a decoder
-// reads them up to "records" (written after them), so listing runs costs
-// the same for a journal of a million memories as for one of a few. A
-// journal without "memories" (written before it was) has its records
-// counted.
+// readJournalHead reads the Run a journal begins with, without its
+// records: a decoder reads the fields up to "records" (written after
+// them), so listing runs costs the same for a journal of a million
+// memories as for one of a few. A journal without "memories" (written
+// before it was) has its records counted.
 func readJournalHead(path string) (Run, error) {
 	var h Run
 	f, err := os.Open(path)

@@ -172,7 +172,7 @@ func TestJournalDepth(t *testing.T) {
 	for i := range JournalDepth + 3 {
 		id := fmt.Sprintf("20250901T120000Z-%08x", i)
 		ids = append(ids, id)
-		if _, err := sw.writeJournal(&journal{Version: 1, RunID: id, At: now}); err != nil {
+		if _, err := sw.writeJournal(&journal{Version: 1, Run: Run{RunID: id, At: now}}); err != nil {
 			t.Fatal(err)
 		}
 		sw.pruneJournals()
@@ -325,7 +325,7 @@ func TestJournalEmbeddings(t *testing.T) {
 func TestJournalBytes(t *testing.T) {
 	defer func(b int64) { journalBytes = b }(journalBytes)
 	_, sw := fixture(t, defaults())
-	big := &journal{Version: journalVersion, At: now, PlanID: strings.Repeat("x", 4000)}
+	big := &journal{Version: journalVersion, Run: Run{At: now, PlanID: strings.Repeat("x", 4000)}}
 	for i := range 5 {
 		big.RunID = fmt.Sprintf("20250901T120000Z-%08x", i)
 		if _, err := sw.writeJournal(big); err != nil {
