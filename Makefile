@@ -71,6 +71,7 @@ test:
 	$(GO) test -race -count=1 -timeout 15m ./...
 	build/test-desktop.sh
 	build/test-appimage.sh
+	node --test build/
 	cd frontend && npm run check --silent && npm test --silent
 	$(MAKE) --no-print-directory build
 	cd frontend && npm run e2e --silent

@@ -67,7 +67,11 @@ fi
 export PATH="$PATH:/usr/local/go/bin"
 go mod download
 # The UI's npm packages, pinned by frontend/package-lock.json; reinstalled
-# only when the lock file changed.
+# only when the lock file changed. First check that the lock agrees with
+# package.json the way every npm's `npm ci` needs (all optional platform
+# packages recorded): a lock that npm 10 accepts can fail under npm 11 on a
+# fresh machine, so say what is wrong and how to fix it in one line instead.
+node build/check-lock.mjs frontend
 if [ ! -f frontend/node_modules/.package-lock.json ] || [ frontend/package-lock.json -nt frontend/node_modules/.package-lock.json ]; then
   (cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 fi
