@@ -176,28 +176,74 @@ func hashID(s string) string {
 	return "h-" + hex.EncodeToString(sum[:8])
 }
 
+// dirLabels are the labels, lower case, of the line that states the
+// working directory in Claude Code's environment block: "Working
+// directory: /abs/path" in older versions (<env> blocks, the system
+// prompt), " - Primary working directory: /abs/path" since 2.1.x (a
+// messages[] entry with role "system").
+var dirLabels = []string{"working directory:", "primary working directory:", "current working directory:"}
+
+// dirLineLead is what may come before a working directory label:
+// indentation and list markers.
+const dirLineLead = " \t-*+•"
+
+// maxDirBytes bounds a working directory taken from a prompt.
+const maxDirBytes = 4096
+
 // workingDir finds the working directory an agent states in its prompt:
 // Claude Code's "Working directory: /abs/path" line of its environment
-// block, or Codex's "<cwd>/abs/path</cwd>". It returns "" if there is none.
+// block (the label at the start of a line, in any case, after optional
+// list markers, optionally "Primary " or "Current "), or Codex's
+// "<cwd>/abs/path</cwd>". It returns "" if there is none.
 func workingDir(text string) string {
-	if i := strings.Index(text, "Working directory:"); i >= 0 {
-		rest := text[i+len("Working directory:"):]
-		if j := strings.IndexAny(rest, "\r\n"); j >= 0 {
-			rest = rest[:j]
-		}
-		if d := strings.TrimSpace(rest); d != "" {
-			return d
-		}
+	if d := labelledDir(text); d != "" {
+		return d
 	}
 	if i := strings.Index(text, "<cwd>"); i >= 0 {
 		rest := text[i+len("<cwd>"):]
 		if j := strings.Index(rest, "</cwd>"); j >= 0 {
-			if d := strings.TrimSpace(rest[:j]); d != "" && !strings.ContainsAny(d, "\r\n") {
+			if d := strings.TrimSpace(rest[:j]); d != "" && len(d) <= maxDirBytes && !strings.ContainsAny(d, "\r\n") {
 				return d
 			}
 		}
 	}
 	return ""
+}
+
+// labelledDir returns the value of the first line of text that is a
+// working directory label (dirLabels) and a non-empty value.
+func labelledDir(text string) string {
+	if !containsFold(text, "working directory:") {
+		return ""
+	}
+	for line := range strings.Lines(text) {
+		line = strings.TrimLeft(line, dirLineLead)
+		if strings.HasPrefix(line, "<") { // "<env>Working directory: ..."
+			if j := strings.IndexByte(line, '>'); j > 0 {
+				line = strings.TrimLeft(line[j+1:], dirLineLead)
+			}
+		}
+		for _, l := range dirLabels {
+			if len(line) < len(l) || !strings.EqualFold(line[:len(l)], l) {
+				continue
+			}
+			if d := strings.TrimSpace(line[len(l):]); d != "" && len(d) <= maxDirBytes {
+				return d
+			}
+		}
+	}
+	return ""
+}
+
+// containsFold reports whether s contains the lower-case ASCII sub,
+// ignoring ASCII case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i]|0x20 == sub[0] && strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // headlessMarkers are the identity lines of Claude Code's system prompt when

@@ -74,14 +74,24 @@ func parseAnthropicRequest(body []byte) (request, error) {
 	names := map[string]string{} // tool_use id -> tool name
 	first := ""
 	assistants := 0
-	last := -1
+	last, lastAssistant := -1, -1
 	for i, m := range in.Messages {
+		if m.Role == "system" {
+			// Claude Code 2.1.x sends its environment block (" - Primary
+			// working directory: /path") as a system message: read for
+			// the directory only, it is not user text.
+			if r.dir == "" {
+				r.dir = workingDir(jsonText(m.Content))
+			}
+			continue
+		}
 		if m.Role != "user" && m.Role != "assistant" {
 			continue
 		}
 		blocks := anthBlocks(m.Content)
 		if m.Role == "assistant" {
 			assistants++
+			lastAssistant = i
 			for _, b := range blocks {
 				if b.ID != "" && strings.HasSuffix(b.Type, "tool_use") && len(names) < 10000 {
 					names[b.ID] = b.Name
@@ -95,7 +105,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 			if b.Type != "text" {
 				continue
 			}
-			if r.dir == "" && strings.Contains(b.Text, "Working directory:") {
+			if r.dir == "" {
 				r.dir = workingDir(b.Text)
 			}
 			if t := stripInjected(b.Text); !notPrompt(t) {
@@ -134,8 +144,9 @@ func parseAnthropicRequest(body []byte) (request, error) {
 		}
 		r.toolResults = results
 		// The request answers tool calls: an iteration of the tool loop,
-		// unless the user also typed something in the same message.
-		r.toolLoop = len(results) > 0 && text == "" && last == len(in.Messages)-1
+		// unless the user also typed something in the same message. (A
+		// system message may come after it.)
+		r.toolLoop = len(results) > 0 && text == "" && lastAssistant < last
 		if !r.toolLoop {
 			r.user = clean(text)
 		}

@@ -69,9 +69,13 @@
 //     input_json_delta; Model from message_start (else the request's);
 //     Usage from message_start and message_delta; Error for a stop_reason of
 //     "refusal" or an SSE error event.
-//   - Project: the last element of the "Working directory: /abs/path" line
-//     of Claude Code's system prompt (or of a <system-reminder> in the
-//     messages), the same rule as transcript.ProjectName; the directory
+//   - Project: the last element of the working directory Claude Code
+//     states in its environment block: a line "Working directory: /abs/path"
+//     or " - Primary working directory: /abs/path" (any case, after list
+//     markers) in the system prompt (string or blocks, <env>), in a
+//     messages[] entry with role "system" (2.1.x; read for the directory
+//     only, never as user text), or in a <system-reminder> of a user
+//     message; the same rule as transcript.ProjectName. The directory
 //     itself is matched against the exclusions.
 //   - Headless: set when the system prompt is the Agent SDK's (print mode,
 //     claude -p, and SDK agents say "running within the Claude Agent SDK" or
