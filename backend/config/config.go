@@ -72,6 +72,11 @@ type Config struct {
 	Steward Steward `json:"steward"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
+	// IdleExit is how long a daemon that `memtray mcp` started on demand
+	// keeps running with no request at all (MCP, hook, API, UI, proxy) and
+	// none in flight before it exits by itself; 0 never. The user's own
+	// daemon (`memtray serve`, the app, the systemd unit) never idle-exits.
+	IdleExit Duration `json:"idle_exit"`
 	// File is the config file this config was loaded from (or would be,
 	// when it does not exist yet): where settings changed at runtime are
 	// saved. Not part of the file itself.
@@ -148,6 +153,17 @@ type Ingest struct {
 	// HeadlessMinUserTurns: a headless (print mode) session forms memories
 	// only once it has this many user turns.
 	HeadlessMinUserTurns int `json:"headless_min_user_turns"`
+	// HeadlessIdle is how long a headless session under
+	// HeadlessMinUserTurns may stay quiet before it counts as ended: its
+	// held turns are then rejected. Until then they are held (neither
+	// stored nor rejected), so no turn is lost because its session grew
+	// later (claude -p --continue, codex exec resume).
+	HeadlessIdle Duration `json:"headless_idle"`
+	// HeadlessHoldTurns bounds the turns held for one session and
+	// HeadlessHoldTotal those held for all sessions together; past either,
+	// the oldest held turn is rejected (and counted) to make room.
+	HeadlessHoldTurns int `json:"headless_hold_turns"`
+	HeadlessHoldTotal int `json:"headless_hold_total"`
 	// MinLength is the length gate: shorter replies are rejected unless they
 	// carry specific facts (paths, identifiers, versions, numbers).
 	MinLength int `json:"min_length"`
@@ -220,6 +236,8 @@ type Capture struct {
 	// ExcludeProjects are project names (or absolute directory paths) whose
 	// traffic is forwarded but never captured.
 	ExcludeProjects []string `json:"exclude_projects,omitempty"`
+	// Transcripts configures capture from the agents' session files.
+	Transcripts Transcripts `json:"transcripts"`
 }
 
 // Recall configures session-aware recall (DESIGN.md "Read pipeline").
@@ -343,6 +361,9 @@ func Default() Config {
 		},
 		Ingest: Ingest{
 			HeadlessMinUserTurns: 3,
+			HeadlessIdle:         Duration(30 * time.Minute),
+			HeadlessHoldTurns:    32,
+			HeadlessHoldTotal:    1000,
 			MinLength:            80,
 			ContentThreshold:     0.35,
 			NoiseBufferSize:      500,
@@ -370,6 +391,7 @@ func Default() Config {
 			QueueSize:         256,
 			MaxCaptureBytes:   32 << 20,
 			MaxQueueBytes:     256 << 20,
+			Transcripts:       DefaultTranscripts(),
 		},
 		Recall: Recall{
 			K:           5,
@@ -400,6 +422,7 @@ func Default() Config {
 			SnoozeDays:             30,
 		},
 		LogLevel: "info",
+		IdleExit: Duration(10 * time.Minute),
 	}
 }
 
@@ -576,6 +599,15 @@ func (c *Config) Validate() error {
 	if in.HeadlessMinUserTurns < 0 || in.HeadlessMinUserTurns > 1000 {
 		bad("ingest.headless_min_user_turns", "must be within 0..1000")
 	}
+	if in.HeadlessIdle < Duration(time.Second) || in.HeadlessIdle > Duration(7*24*time.Hour) {
+		bad("ingest.headless_idle", "must be within 1s..168h")
+	}
+	if in.HeadlessHoldTurns < 1 || in.HeadlessHoldTurns > 10000 {
+		bad("ingest.headless_hold_turns", "must be within 1..10000")
+	}
+	if in.HeadlessHoldTotal < 1 || in.HeadlessHoldTotal > 100000 {
+		bad("ingest.headless_hold_total", "must be within 1..100000")
+	}
 	if in.MinLength < 0 || in.MinLength > 10000 {
 		bad("ingest.min_length", "must be within 0..10000")
 	}
@@ -636,6 +668,7 @@ func (c *Config) Validate() error {
 	if cp.MaxQueueBytes < cp.MaxCaptureBytes || cp.MaxQueueBytes > 1<<34 {
 		bad("capture.max_queue_bytes", "must be within max_capture_bytes..16 GiB")
 	}
+	cp.Transcripts.validate(bad)
 	for i, p := range cp.ExcludeProjects {
 		if strings.TrimSpace(p) == "" {
 			bad(fmt.Sprintf("capture.exclude_projects[%d]", i), "must not be empty")
@@ -706,6 +739,9 @@ func (c *Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("log_level", "must be debug, info, warn or error")
+	}
+	if c.IdleExit != 0 && (c.IdleExit < Duration(time.Second) || c.IdleExit > Duration(7*24*time.Hour)) {
+		bad("idle_exit", "must be 0 (never) or within 1s..168h")
 	}
 	if len(errs) > 0 {
 		return errs

@@ -42,6 +42,12 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		{"vector floor", func(c *Config) { c.Search.VectorFloor = 2 }, "search.vector_floor"},
 		{"candidates", func(c *Config) { c.Search.Candidates = -1 }, "search.candidates"},
 		{"log level", func(c *Config) { c.LogLevel = "loud" }, "log_level"},
+		{"idle exit short", func(c *Config) { c.IdleExit = Duration(time.Millisecond) }, "idle_exit"},
+		{"idle exit negative", func(c *Config) { c.IdleExit = Duration(-time.Second) }, "idle_exit"},
+		{"idle exit long", func(c *Config) { c.IdleExit = Duration(8 * 24 * time.Hour) }, "idle_exit"},
+		{"headless idle", func(c *Config) { c.Ingest.HeadlessIdle = 0 }, "ingest.headless_idle"},
+		{"headless hold turns", func(c *Config) { c.Ingest.HeadlessHoldTurns = 0 }, "ingest.headless_hold_turns"},
+		{"headless hold total", func(c *Config) { c.Ingest.HeadlessHoldTotal = 100001 }, "ingest.headless_hold_total"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,5 +213,16 @@ func TestExecutable(t *testing.T) {
 		if got, err := Executable(); err != nil || got != tt.want {
 			t.Errorf("APPIMAGE=%q: %q, %v; want %q", tt.appimage, got, err, tt.want)
 		}
+	}
+}
+
+func TestIdleExitZeroMeansNever(t *testing.T) {
+	c := Default()
+	if time.Duration(c.IdleExit) != 10*time.Minute {
+		t.Fatalf("default idle_exit = %s, want 10m", time.Duration(c.IdleExit))
+	}
+	c.IdleExit = 0
+	if err := c.Validate(); err != nil {
+		t.Fatalf("idle_exit 0: %v", err)
 	}
 }

@@ -136,6 +136,10 @@ type run struct {
 	// model names the embedding model of vec and vecs: the model that
 	// made them, also when the embedder switches models during the run.
 	model string
+	// session is what the caller knows of the exchange's session; held
+	// says the headless stage held the exchange (see ProcessSession).
+	session SessionState
+	held    bool
 }
 
 func (r *run) reject(stage, reason string) {
@@ -249,6 +253,7 @@ func (p *Pipeline) process(ctx context.Context, ex memory.Exchange, force bool, 
 		return &run{}, err
 	}
 	r := p.newRun(ex, force, source)
+	r.session.Ended = true // on its own, an exchange is all there is of its session
 	return r, p.runStages(ctx, r)
 }
 

@@ -81,11 +81,22 @@ func (p *Pipeline) source(_ context.Context, r *run) error {
 	return nil
 }
 
-// headless rejects print-mode sessions with too few user turns.
+// headless decides for headless (print-mode, codex exec) sessions with
+// fewer than HeadlessMinUserTurns user turns: while the session may still
+// grow their turns are held (neither stored nor rejected, see
+// ProcessSession); once it has ended they are rejected. A session that
+// reached the count lets every turn through, its first ones included.
 func (p *Pipeline) headless(_ context.Context, r *run) error {
-	if r.ex.Headless && r.ex.UserTurns < p.cfg.HeadlessMinUserTurns {
-		r.reject(StageHeadless, fmt.Sprintf("headless session with %d user turns (fewer than %d)", r.ex.UserTurns, p.cfg.HeadlessMinUserTurns))
+	turns := max(r.ex.UserTurns, r.session.UserTurns)
+	if !r.ex.Headless || turns >= p.cfg.HeadlessMinUserTurns {
+		return nil
 	}
+	if !r.session.Ended && r.ex.SessionID != "" {
+		r.hold(fmt.Sprintf("held: headless session with %d user turns so far (fewer than %d); decided when it reaches %d or ends",
+			turns, p.cfg.HeadlessMinUserTurns, p.cfg.HeadlessMinUserTurns))
+		return nil
+	}
+	r.reject(StageHeadless, fmt.Sprintf("headless session with %d user turns (fewer than %d)", turns, p.cfg.HeadlessMinUserTurns))
 	return nil
 }
 
