@@ -35,7 +35,7 @@ var allowed = map[string][]string{
 	"backend/agentsetup":       {"config"},
 	"backend/httpapi":          {"memory", "config", "store", "search", "events", "ingest", "steward", "autostart"},
 	"backend/mcp":              {"memory", "config", "store", "search", "ingest", "steward", "events"},
-	"backend/eval":             {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript", "steward"},
+	"backend/eval":             {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript", "steward", "daemon", "httpapi"},
 	"backend/importer":         {"memory", "config", "store", "search", "redact", "chunk", "ingest", "transcript"},
 	"backend/daemon":           {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup", "autostart"},
 	"backend/cli":              {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy", "agentsetup", "autostart"},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/memtray/memtray/backend/embed"
@@ -14,7 +15,7 @@ type report interface {
 
 func runEval(env *Env, args []string) error {
 	if len(args) == 0 {
-		return usagef("eval needs a kind: recall, filter, redact, stickiness or merge")
+		return usagef("eval needs a kind: recall, filter, redact, stickiness, merge or sessions")
 	}
 	switch args[0] {
 	case "recall":
@@ -26,8 +27,10 @@ func runEval(env *Env, args []string) error {
 		return runEvalStickiness(env, args[1:])
 	case "merge":
 		return runEvalMerge(env, args[1:])
+	case "sessions":
+		return runEvalSessions(env, args[1:])
 	default:
-		return usagef("unknown evaluation %q: recall, filter, redact, stickiness or merge", args[0])
+		return usagef("unknown evaluation %q: recall, filter, redact, stickiness, merge or sessions", args[0])
 	}
 	var c common
 	fs := newFlags("eval recall", env, &c, true)
@@ -174,6 +177,34 @@ func runEvalMerge(env *Env, args []string) error {
 		return usagef("want RECALL_FILE META_FILE (e.g. recall-dev.json recall-dev.meta.json)")
 	}
 	rep, err := eval.RunMerge(env.Ctx, pos[0], pos[1], *threshold, eval.Options{})
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, rep)
+	}
+	return rep.WriteTable(env.Stdout)
+}
+
+// runEvalSessions is `memtray eval sessions SET.json [--json]`: the
+// labelled real sessions of SET ingested into a temporary daemon with the
+// default config (not the user's: --config and --data-dir are ignored) and
+// scored. A set that is absent is skipped with a message, not an error.
+func runEvalSessions(env *Env, args []string) error {
+	var c common
+	fs := newFlags("eval sessions", env, &c, true)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("give one session set FILE (e.g. sessions-dev.json)")
+	}
+	rep, err := eval.RunSessions(env.Ctx, pos[0], eval.SessionsOptions{Progress: func(msg string) {
+		if !c.json {
+			fmt.Fprintf(env.Stderr, "eval sessions: %s\n", msg)
+		}
+	}})
 	if err != nil {
 		return err
 	}

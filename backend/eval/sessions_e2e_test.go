@@ -1,0 +1,184 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRunSessionsTestdata runs the tiny set of testdata/sessions through a
+// real daemon: two synthetic Claude Code sessions. What the pipeline keeps
+// may change; the figures must agree with each other and the set.
+func TestRunSessionsTestdata(t *testing.T) {
+	var msgs []string
+	rep, err := RunSessions(context.Background(), filepath.Join("testdata", "sessions", "set.json"),
+		SessionsOptions{TempDir: t.TempDir(), Progress: func(m string) { msgs = append(msgs, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logTable(t, rep)
+	if rep.Skipped != "" || len(rep.Sessions) != 2 || len(msgs) == 0 {
+		t.Fatalf("report: skipped %q, %d sessions, progress %q", rep.Skipped, len(rep.Sessions), msgs)
+	}
+	o := rep.Overall
+	if o.Sessions != 2 || o.SessionsSkipped != 0 || o.Facts != 6 || o.Traps != 1 || o.Queries != 8 || o.UserTurns != 4 || o.UnrelatedPrompts != 2 {
+		t.Errorf("overall counts do not match the set: %+v", o)
+	}
+	if o.Memories == 0 || o.Covered == 0 {
+		t.Errorf("the daemon kept nothing of the sessions, or nothing covers a fact: %+v", o)
+	}
+	sumMem, sumCovered := 0, 0
+	for _, s := range append(rep.Sessions, o.SessionScore) {
+		if s.Covered > s.Facts || s.MemoriesCovering > s.Memories || s.QueryHits > s.Queries || s.TrapsStored > s.Traps ||
+			s.TrapMemories > s.Memories || s.LengthP50 > s.LengthP90 || s.Exchanges == 0 {
+			t.Errorf("%s: inconsistent figures: %+v", s.ID, s)
+		}
+		where := 0
+		for _, c := range s.CoverageByWhere {
+			where += c.Facts
+		}
+		if where != s.Facts || len(s.Uncovered) != s.Facts-s.Covered && s.ID != "" {
+			t.Errorf("%s: by where %v, uncovered %v for %d of %d facts covered", s.ID, s.CoverageByWhere, s.Uncovered, s.Covered, s.Facts)
+		}
+		if s.ID != "" {
+			sumMem += s.Memories
+			sumCovered += s.Covered
+			if s.Project != map[string]string{"S1": "kvstore", "S2": "webshop"}[s.ID] {
+				t.Errorf("%s: recall project %q, want the project memtray gave its memories", s.ID, s.Project)
+			}
+		}
+	}
+	if sumCovered != o.Covered || o.Memories > sumMem {
+		t.Errorf("overall covered %d (sessions %d), memories %d (sessions %d)", o.Covered, sumCovered, o.Memories, sumMem)
+	}
+
+	// --json's shape: the fields the issue names.
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shape struct {
+		Overall  map[string]any   `json:"overall"`
+		Sessions []map[string]any `json:"sessions"`
+	}
+	if err := json.Unmarshal(data, &shape); err != nil {
+		t.Fatal(err)
+	}
+	fields := []string{"facts", "covered", "coverage", "precision", "memories", "memories_per_turn", "traps", "traps_stored", "recall_at_5", "coverage_by_where"}
+	for _, obj := range append(shape.Sessions, shape.Overall) {
+		for _, f := range fields {
+			if _, ok := obj[f]; !ok {
+				t.Errorf("JSON object %v has no %q", obj["id"], f)
+			}
+		}
+		byWhere, _ := obj["coverage_by_where"].(map[string]any)
+		for _, w := range Wheres {
+			c, _ := byWhere[w].(map[string]any)
+			if _, ok := c["covered"]; !ok {
+				t.Errorf("JSON object %v: coverage_by_where has no %s.covered", obj["id"], w)
+			}
+		}
+	}
+	for _, f := range []string{"unrelated_prompts", "unrelated_empty_rate"} {
+		if _, ok := shape.Overall[f]; !ok {
+			t.Errorf("overall has no %q", f)
+		}
+	}
+	if shape.Sessions[0]["id"] != "S1" {
+		t.Errorf("sessions[0].id = %v", shape.Sessions[0]["id"])
+	}
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"overall", "S1", "S2", "coverage by where", "unrelated prompts"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("table has no %q:\n%s", want, table.String())
+		}
+	}
+}
+
+// TestRunSessionsSkips: an absent set, a set whose files are all absent,
+// and sessions without a reader are skipped, not errors.
+func TestRunSessionsSkips(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	absent := filepath.Join(dir, "nope.json")
+	rep, err := RunSessions(ctx, absent, SessionsOptions{TempDir: dir})
+	if err != nil || rep.Skipped != "skipped: "+absent+" not found" {
+		t.Fatalf("absent set: %v, %+v", err, rep)
+	}
+	var table strings.Builder
+	if err := rep.WriteTable(&table); err != nil || !strings.Contains(table.String(), "skipped: ") {
+		t.Errorf("absent set's table: %q, %v", table.String(), err)
+	}
+
+	noFiles := filepath.Join(dir, "nofiles.json")
+	writeFile(t, noFiles, `{"sessions":[{"id":"A","agent":"claude-code","file":"gone/a.jsonl","user_turns":1,
+		"facts":[{"id":"F1","where":"user","keys":[["x"]],"queries":["q"]}]}]}`)
+	rep, err = RunSessions(ctx, noFiles, SessionsOptions{TempDir: dir})
+	if err != nil || !strings.HasPrefix(rep.Skipped, "skipped: ") || !strings.HasSuffix(rep.Skipped, "a.jsonl not found") {
+		t.Fatalf("set without its files: %v, %+v", err, rep)
+	}
+
+	src, err := os.ReadFile(filepath.Join("testdata", "sessions", "webshop.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "web.jsonl"), string(src))
+	writeFile(t, filepath.Join(dir, "other.log"), "a session of an agent memtray cannot read\n")
+	mixed := filepath.Join(dir, "mixed.json")
+	writeFile(t, mixed, `{"sessions":[
+		{"id":"A","agent":"claude-code","file":"web.jsonl","user_turns":2,"facts":[{"id":"F1","where":"user","keys":[["stripe"]],"queries":["Can handlers call Stripe?"]}]},
+		{"id":"B","agent":"no-such-agent","file":"other.log","user_turns":1,"facts":[{"id":"F1","where":"user","keys":[["x"]],"queries":["q"]}]},
+		{"id":"C","agent":"claude-code","file":"missing.jsonl","user_turns":1,"facts":[{"id":"F1","where":"user","keys":[["x"]],"queries":["q"]}]}]}`)
+	rep, err = RunSessions(ctx, mixed, SessionsOptions{TempDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Skipped != "" || rep.Overall.Sessions != 1 || rep.Overall.SessionsSkipped != 2 || rep.Overall.Facts != 1 {
+		t.Errorf("mixed set: %+v", rep.Overall)
+	}
+	if !strings.Contains(rep.Sessions[1].Skipped, "reader missing") || !strings.Contains(rep.Sessions[2].Skipped, "not found") {
+		t.Errorf("skip reasons: %q, %q", rep.Sessions[1].Skipped, rep.Sessions[2].Skipped)
+	}
+}
+
+// TestRunSessionsBadSessionFile: a session file that is not of its agent's
+// format is an error naming the session.
+func TestRunSessionsBadSessionFile(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bad.jsonl"), "not json\n")
+	set := filepath.Join(dir, "set.json")
+	writeFile(t, set, `{"sessions":[{"id":"A","agent":"claude-code","file":"bad.jsonl","user_turns":1,
+		"facts":[{"id":"F1","where":"user","keys":[["x"]],"queries":["q"]}]}]}`)
+	if _, err := RunSessions(context.Background(), set, SessionsOptions{TempDir: dir}); err == nil || !strings.Contains(err.Error(), "session A") {
+		t.Errorf("err = %v, want one naming session A", err)
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSessionsDevShared runs the shared labelled sessions (skipped when
+// absent; set MEMTRAY_EVAL_LONG=1, it ingests real sessions).
+func TestSessionsDevShared(t *testing.T) {
+	if testing.Short() || os.Getenv("MEMTRAY_EVAL_LONG") == "" {
+		t.Skip("set MEMTRAY_EVAL_LONG=1 to run the shared sessions")
+	}
+	for _, name := range []string{"eval/sessions-dev.json", "eval/sessions-dev-more.json"} {
+		path := sharedFile(t, name)
+		rep, err := RunSessions(context.Background(), path, SessionsOptions{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logTable(t, rep)
+	}
+}

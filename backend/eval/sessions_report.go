@@ -1,0 +1,193 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// SessionScore is what RunSessions measures on one session (or, in
+// SessionsReport.Overall, on all of them).
+type SessionScore struct {
+	ID    string `json:"id,omitempty"`
+	Agent string `json:"agent,omitempty"`
+	// Skipped says why the session was not evaluated (file not found,
+	// reader missing); its other fields are then zero.
+	Skipped string `json:"skipped,omitempty"`
+	// Project is the project recall was asked with: the one memtray gave
+	// most of the session's memories.
+	Project   string `json:"project,omitempty"`
+	Exchanges int    `json:"exchanges"`
+	UserTurns int    `json:"user_turns"`
+	// Facts, Covered and Coverage: facts some live memory covers.
+	Facts    int     `json:"facts"`
+	Covered  int     `json:"covered"`
+	Coverage float64 `json:"coverage"`
+	// Memories are the live (not superseded) memories; MemoriesCovering
+	// those covering at least one fact; Precision their share (a lower
+	// bound: the labels are not exhaustive).
+	Memories         int     `json:"memories"`
+	MemoriesCovering int     `json:"memories_covering"`
+	Precision        float64 `json:"precision"`
+	MemoriesPerTurn  float64 `json:"memories_per_turn"`
+	// Traps are the statements the session revised; TrapsStored how many
+	// of them a live memory still holds; TrapMemories how many live
+	// memories hold one.
+	Traps        int `json:"traps"`
+	TrapsStored  int `json:"traps_stored"`
+	TrapMemories int `json:"trap_memories"`
+	// Queries are the facts' queries; QueryHits those for which one of the
+	// first SessionsK memories recall gave covers the fact.
+	Queries   int     `json:"queries"`
+	QueryHits int     `json:"query_hits"`
+	RecallAt5 float64 `json:"recall_at_5"`
+	// CoverageByWhere splits Covered and Facts by Fact.Where.
+	CoverageByWhere map[string]WhereCount `json:"coverage_by_where"`
+	// LengthP50 and LengthP90 are percentiles of the live memories'
+	// lengths, in characters.
+	LengthP50 int `json:"length_p50"`
+	LengthP90 int `json:"length_p90"`
+	// Uncovered lists the ids of the facts no memory covers.
+	Uncovered []string `json:"uncovered,omitempty"`
+}
+
+// OverallScore is SessionScore over every evaluated session, with the
+// unrelated prompts.
+type OverallScore struct {
+	SessionScore
+	// Sessions were evaluated; SessionsSkipped were not.
+	Sessions        int `json:"sessions"`
+	SessionsSkipped int `json:"sessions_skipped"`
+	// UnrelatedPrompts were asked with no project; UnrelatedEmpty got no
+	// memory.
+	UnrelatedPrompts   int     `json:"unrelated_prompts"`
+	UnrelatedEmpty     int     `json:"unrelated_empty"`
+	UnrelatedEmptyRate float64 `json:"unrelated_empty_rate"`
+}
+
+// SessionsReport is the result of RunSessions.
+type SessionsReport struct {
+	Set string `json:"set"`
+	// Skipped, when set, says why nothing was evaluated ("skipped: ...
+	// not found"); the rest of the report is then empty.
+	Skipped  string         `json:"skipped,omitempty"`
+	Overall  OverallScore   `json:"overall"`
+	Sessions []SessionScore `json:"sessions"`
+	// Seconds is how long the run took.
+	Seconds float64 `json:"seconds"`
+}
+
+// session returns the score of the session with this id.
+func (r *SessionsReport) session(id string) *SessionScore {
+	for i := range r.Sessions {
+		if r.Sessions[i].ID == id {
+			return &r.Sessions[i]
+		}
+	}
+	panic("eval sessions: no score for session " + id)
+}
+
+// overall sums the evaluated sessions into r.Overall. all holds every
+// session's live memories once (a memory two sessions wrote counts once),
+// covering and trapping the ids of those that cover a fact or a trap of a
+// session that wrote them.
+func (r *SessionsReport) overall(all map[string]memory.Memory, covering, trapping map[string]bool) {
+	o := &r.Overall
+	o.CoverageByWhere = map[string]WhereCount{}
+	for _, w := range Wheres {
+		o.CoverageByWhere[w] = WhereCount{}
+	}
+	for i := range r.Sessions {
+		s := &r.Sessions[i]
+		if s.Skipped != "" {
+			o.SessionsSkipped++
+			continue
+		}
+		o.Sessions++
+		o.Exchanges += s.Exchanges
+		o.UserTurns += s.UserTurns
+		o.Facts += s.Facts
+		o.Covered += s.Covered
+		o.Traps += s.Traps
+		o.TrapsStored += s.TrapsStored
+		o.Queries += s.Queries
+		o.QueryHits += s.QueryHits
+		for w, c := range s.CoverageByWhere {
+			oc := o.CoverageByWhere[w]
+			oc.Covered += c.Covered
+			oc.Facts += c.Facts
+			o.CoverageByWhere[w] = oc
+		}
+	}
+	o.Coverage = ratio(o.Covered, o.Facts)
+	o.Memories = len(all)
+	o.MemoriesCovering = len(covering)
+	o.TrapMemories = len(trapping)
+	o.Precision = ratio(o.MemoriesCovering, o.Memories)
+	o.MemoriesPerTurn = ratio(o.Memories, o.UserTurns)
+	o.RecallAt5 = ratio(o.QueryHits, o.Queries)
+	var texts []string
+	for _, m := range all {
+		texts = append(texts, m.Text)
+	}
+	lens := runeLengths(texts)
+	o.LengthP50, o.LengthP90 = percentile(lens, 50), percentile(lens, 90)
+}
+
+// WriteTable prints the report as aligned columns: one row per session and
+// the overall row, then coverage by where and the unrelated prompts.
+func (r *SessionsReport) WriteTable(w io.Writer) error {
+	ew := &errWriter{w: w}
+	if r.Skipped != "" {
+		ew.printf("eval sessions: %s\n", r.Skipped)
+		return ew.err
+	}
+	o := &r.Overall
+	ew.printf("sessions: %s: %d evaluated, %d skipped; default config, built-in embedder; R@%d through the prompt hook's recall (floors on)\n\n",
+		r.Set, o.Sessions, o.SessionsSkipped, SessionsK)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	ew2 := &errWriter{w: tw}
+	ew2.printf("session\tagent\tproject\texch\tturns\tfacts\tcovered\tcoverage\tmemories\tmem/turn\tprecision\ttraps kept\tR@5\tlen p50\tlen p90\t\n")
+	row := func(s *SessionScore, id, agent string) {
+		ew2.printf("%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%.2f\t%s\t%d/%d\t%s\t%d\t%d\t\n", id, agent, clipCell(s.Project, 24),
+			s.Exchanges, s.UserTurns, s.Facts, s.Covered, pct(s.Coverage), s.Memories, s.MemoriesPerTurn, pct(s.Precision),
+			s.TrapsStored, s.Traps, pct(s.RecallAt5), s.LengthP50, s.LengthP90)
+	}
+	for i := range r.Sessions {
+		s := &r.Sessions[i]
+		if s.Skipped != "" {
+			ew2.printf("%s\t%s\t(%s)\t\t\t\t\t\t\t\t\t\t\t\t\t\n", s.ID, s.Agent, s.Skipped)
+			continue
+		}
+		row(s, s.ID, s.Agent)
+	}
+	row(&o.SessionScore, "overall", "")
+	if ew2.err == nil {
+		ew2.err = tw.Flush()
+	}
+	if ew.err == nil {
+		ew.err = ew2.err
+	}
+	ew.printf("\ncoverage by where:")
+	for _, wh := range Wheres {
+		c := o.CoverageByWhere[wh]
+		ew.printf("  %s %d/%d (%s)", wh, c.Covered, c.Facts, pct(ratio(c.Covered, c.Facts)))
+	}
+	ew.printf("\nunrelated prompts answered with nothing: %d/%d (%s)\n", o.UnrelatedEmpty, o.UnrelatedPrompts, pct(o.UnrelatedEmptyRate))
+	ew.printf("precision is a lower bound (the gold lists are not exhaustive); a fact counts only memories of its own session's ingest\n")
+	ew.printf("took %.1fs\n", r.Seconds)
+	return ew.err
+}
+
+// pct formats a share as a percentage with one decimal.
+func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+
+// clipCell shortens a table cell to n characters.
+func clipCell(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}

@@ -1,0 +1,350 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/store"
+	"github.com/memtray/memtray/backend/transcript"
+)
+
+// SessionsK is the depth of the recall metric: a query is a hit when one of
+// the first SessionsK memories the prompt hook gives covers the fact.
+const SessionsK = 5
+
+// sessionsIngestBatch is how many exchanges go to the daemon at once, as
+// `memtray ingest` sends them.
+const sessionsIngestBatch = 200
+
+// Agent formats the session evaluation reads (LabelledSession.Agent).
+const (
+	AgentClaudeCode = "claude-code"
+)
+
+// errReaderMissing: memtray has no reader for a session's format yet.
+var errReaderMissing = errors.New("reader missing")
+
+// SessionsOptions configures RunSessions.
+type SessionsOptions struct {
+	// TempDir is where the temporary data dir is created ("" = the
+	// system's); it is removed at the end.
+	TempDir string
+	// Progress, if set, is told what the run is doing (one line each).
+	Progress func(msg string)
+}
+
+// RunSessions is `memtray eval sessions SET.json`: it ingests each session
+// of the set, in order, into a real daemon opened in-process on a temporary
+// data dir with the default config (built-in embedder, no judge; agent
+// skills off, they are not memories and would read the user's home), the
+// way `memtray ingest` sends a transcript (daemon.Ingest); then it scores
+// the memories stored and asks every fact's queries the way the
+// UserPromptSubmit hook does (daemon.Recall, floors on, a fresh recall
+// session per query).
+//
+// A session's memories are the memories its ingest created or whose text it
+// changed, still stored and not superseded once every session is in. A
+// fact counts as covered only by memories of its own session: a later
+// session's memory that happens to repeat it is not what this session
+// taught memtray. Recall is asked with the project memtray gave most of the
+// session's memories (else the project of its exchanges); a given memory of
+// any session that covers the fact is a hit, and an uncovered fact's
+// queries are misses without being asked. Unrelated prompts are asked with
+// no project; an answer with no memory is a success.
+//
+// A set file that does not exist gives a report that says so (Skipped),
+// not an error; so does a set none of whose session files exists. A
+// session whose file is absent or whose agent has no reader yet is skipped
+// and counted.
+func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*SessionsReport, error) {
+	start := time.Now()
+	set, err := LoadSessionSet(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &SessionsReport{Set: path, Skipped: fmt.Sprintf("skipped: %s not found", path)}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	rep := &SessionsReport{Set: path}
+	type loaded struct {
+		ls  *LabelledSession
+		exs []memory.Exchange
+	}
+	var todo []loaded
+	var missing []string
+	for i := range set.Sessions {
+		ls := &set.Sessions[i]
+		file := filepath.Join(filepath.Dir(path), filepath.FromSlash(ls.File))
+		exs, err := readSession(file, ls.Agent)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			missing = append(missing, file)
+			rep.Sessions = append(rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent, Skipped: "file not found: " + file})
+			continue
+		case errors.Is(err, errReaderMissing):
+			rep.Sessions = append(rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent, Skipped: "reader missing for " + ls.Agent})
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("eval sessions: session %s: %w", ls.ID, err)
+		}
+		for j, ex := range exs {
+			if err := ingest.Validate(ex); err != nil {
+				return nil, fmt.Errorf("eval sessions: session %s: exchange %d: %w", ls.ID, j+1, err)
+			}
+		}
+		todo = append(todo, loaded{ls, exs})
+		rep.Sessions = append(rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent})
+	}
+	if len(todo) == 0 && len(missing) > 0 && len(missing) == len(set.Sessions) {
+		rep.Skipped = fmt.Sprintf("skipped: %s not found", missing[0])
+		return rep, nil
+	}
+
+	d, dir, err := openSessionsDaemon(ctx, opts.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		d.Close()
+		os.RemoveAll(dir)
+	}()
+
+	// Ingest, in order, noting which memories each session wrote.
+	touched := map[string][]string{} // session id -> memory ids
+	exchangeProject := map[string]string{}
+	prev, err := snapshot(ctx, d.Store())
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range todo {
+		progress(fmt.Sprintf("ingesting %s: %d exchanges", l.ls.ID, len(l.exs)))
+		for i := 0; i < len(l.exs); i += sessionsIngestBatch {
+			batch := l.exs[i:min(i+sessionsIngestBatch, len(l.exs))]
+			if _, err := d.Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
+				return nil, fmt.Errorf("eval sessions: ingest %s: %w", l.ls.ID, err)
+			}
+		}
+		cur, err := snapshot(ctx, d.Store())
+		if err != nil {
+			return nil, err
+		}
+		for id, m := range cur {
+			if p, ok := prev[id]; !ok || p.Text != m.Text {
+				touched[l.ls.ID] = append(touched[l.ls.ID], id)
+			}
+		}
+		prev = cur
+		exchangeProject[l.ls.ID] = mostCommon(l.exs, func(ex memory.Exchange) string { return ex.Project })
+	}
+	final := prev
+
+	// Score each session on its memories as they stand at the end.
+	all := map[string]memory.Memory{} // every session's live memories, once
+	covering := map[string]bool{}     // ... that cover a fact of a session that wrote them
+	trapping := map[string]bool{}     // ... that cover a trap of a session that wrote them
+	unrelatedProject := map[string]string{}
+	for _, l := range todo {
+		sc := rep.session(l.ls.ID)
+		ids := touched[l.ls.ID]
+		sort.Strings(ids)
+		var live []memory.Memory
+		var written []memory.Memory
+		for _, id := range ids {
+			m, ok := final[id]
+			if !ok {
+				continue // deleted since
+			}
+			written = append(written, m)
+			if !m.Superseded() {
+				live = append(live, m)
+			}
+		}
+		project := mostCommon(written, func(m memory.Memory) string { return m.Project })
+		if project == "" {
+			project = exchangeProject[l.ls.ID]
+		}
+		unrelatedProject[l.ls.ID] = project
+		texts := memoryTexts(live)
+		covered := scoreSession(sc, l.ls, texts, len(l.exs), project)
+		for _, m := range live {
+			all[m.ID] = m
+			lower := lowerTexts([]string{m.Text})
+			if slices.ContainsFunc(l.ls.Facts, func(f Fact) bool { return coversLower(lower[0], f.Keys) }) {
+				covering[m.ID] = true
+			}
+			if slices.ContainsFunc(l.ls.Traps, func(t Trap) bool { return coversLower(lower[0], t.Keys) }) {
+				trapping[m.ID] = true
+			}
+		}
+		// Recall, as the prompt hook asks it.
+		progress(fmt.Sprintf("recall %s: %d queries", l.ls.ID, sc.Queries))
+		for i, f := range l.ls.Facts {
+			for j, q := range f.Queries {
+				if !covered[i] {
+					continue
+				}
+				got, err := d.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%s-%s-%d", l.ls.ID, f.ID, j+1),
+					Prompt: q, Project: project, Event: search.EventPrompt})
+				if err != nil {
+					return nil, fmt.Errorf("eval sessions: recall %s %s: %w", l.ls.ID, f.ID, err)
+				}
+				if hitCovers(hitTexts(got.Hits), f.Keys, SessionsK) {
+					sc.QueryHits++
+				}
+			}
+		}
+		sc.RecallAt5 = ratio(sc.QueryHits, sc.Queries)
+	}
+
+	// Unrelated prompts, with no current project.
+	progress(fmt.Sprintf("unrelated prompts: %d", len(set.UnrelatedPrompts)))
+	o := &rep.Overall
+	o.UnrelatedPrompts = len(set.UnrelatedPrompts)
+	for i, p := range set.UnrelatedPrompts {
+		got, err := d.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%d", i+1), Prompt: p, Event: search.EventPrompt})
+		if err != nil {
+			return nil, fmt.Errorf("eval sessions: recall unrelated prompt %d: %w", i+1, err)
+		}
+		if len(got.Hits) == 0 {
+			o.UnrelatedEmpty++
+		}
+	}
+	o.UnrelatedEmptyRate = ratio(o.UnrelatedEmpty, o.UnrelatedPrompts)
+	rep.overall(all, covering, trapping)
+	rep.Seconds = time.Since(start).Seconds()
+	return rep, nil
+}
+
+// scoreSession fills sc with the coverage, precision, traps and length
+// figures of a session whose live memories have texts, and returns which
+// facts are covered; it counts the queries (sc.Queries) but asks none.
+func scoreSession(sc *SessionScore, ls *LabelledSession, texts []string, exchanges int, project string) []bool {
+	covered := factCoverage(ls.Facts, texts)
+	sc.Project = project
+	sc.Exchanges = exchanges
+	sc.UserTurns = ls.UserTurns
+	sc.Facts = len(ls.Facts)
+	for _, c := range covered {
+		if c {
+			sc.Covered++
+		}
+	}
+	sc.Coverage = ratio(sc.Covered, sc.Facts)
+	sc.Memories = len(texts)
+	sc.MemoriesCovering = coveringMemories(ls.Facts, texts)
+	sc.Precision = ratio(sc.MemoriesCovering, sc.Memories)
+	sc.MemoriesPerTurn = ratio(sc.Memories, sc.UserTurns)
+	sc.Traps = len(ls.Traps)
+	sc.TrapsStored, sc.TrapMemories = trapsKept(ls.Traps, texts)
+	sc.CoverageByWhere = coverageByWhere(ls.Facts, covered)
+	lens := runeLengths(texts)
+	sc.LengthP50, sc.LengthP90 = percentile(lens, 50), percentile(lens, 90)
+	for i, f := range ls.Facts {
+		sc.Queries += len(f.Queries)
+		if !covered[i] {
+			sc.Uncovered = append(sc.Uncovered, f.ID)
+		}
+	}
+	return covered
+}
+
+// openSessionsDaemon opens a daemon on a new temporary data dir with the
+// default config, the built-in embedder and no agent skills.
+func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, string, error) {
+	dir, err := os.MkdirTemp(tempDir, "memtray-eval-sessions-")
+	if err != nil {
+		return nil, "", fmt.Errorf("eval sessions: temporary data dir: %w", err)
+	}
+	cfg := config.Default()
+	cfg.DataDir = dir
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Embedder.Provider = "builtin"
+	cfg.Recall.Skills = false
+	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval"})
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, "", fmt.Errorf("eval sessions: open daemon: %w", err)
+	}
+	return d, dir, nil
+}
+
+// readSession reads a session file of the agent's format into exchanges.
+func readSession(path, agent string) ([]memory.Exchange, error) {
+	switch agent {
+	case AgentClaudeCode:
+	default:
+		if _, err := os.Stat(path); err != nil {
+			return nil, err
+		}
+		return nil, errReaderMissing
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	exs, _, err := transcript.Parse(f, transcript.Options{SessionID: transcript.SessionIDFromPath(path)})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return exs, nil
+}
+
+// snapshot returns every stored memory (superseded and snoozed ones too)
+// by id.
+func snapshot(ctx context.Context, st *store.Store) (map[string]memory.Memory, error) {
+	out := map[string]memory.Memory{}
+	err := st.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+		m.Embedding = nil
+		out[m.ID] = m
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("eval sessions: list memories: %w", err)
+	}
+	return out, nil
+}
+
+// mostCommon returns the most frequent non-empty key of xs (the smallest
+// on a tie), "" for none.
+func mostCommon[T any](xs []T, key func(T) string) string {
+	n := map[string]int{}
+	for _, x := range xs {
+		if k := key(x); k != "" {
+			n[k]++
+		}
+	}
+	best := ""
+	for k, c := range n {
+		if c > n[best] || (c == n[best] && k < best) {
+			best = k
+		}
+	}
+	return best
+}
+
+// hitTexts returns the texts of recall hits, best first.
+func hitTexts(hits []memory.Hit) []string {
+	out := make([]string, len(hits))
+	for i := range hits {
+		out[i] = hits[i].Memory.Text
+	}
+	return out
+}
