@@ -102,3 +102,19 @@ func TestWorkingDirLabels(t *testing.T) {
 		}
 	}
 }
+
+// codex_0.171_request.json is the body Codex 0.171 (codex exec) posted to
+// /v1/responses of a local fake upstream, long texts trimmed and ids
+// replaced: the working directory is the <cwd> of the
+// <environment_context> user message, which is no prompt.
+func TestParseCodex0171(t *testing.T) {
+	r, err := parseResponsesRequest(readFile(t, "codex_0.171_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := request{model: "gpt-5-codex", stream: true, sessionID: "00000000-0000-7000-8000-000000000171", user: "say ok",
+		userTurns: 1, turn: 1, dir: "/tmp/ccproj/cxproj"}
+	if !reflect.DeepEqual(r, want) {
+		t.Errorf("got %+v\nwant %+v", r, want)
+	}
+}
