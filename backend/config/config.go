@@ -669,7 +669,6 @@ func (c *Config) Validate() error {
 		bad("capture.max_queue_bytes", "must be within max_capture_bytes..16 GiB")
 	}
 	cp.Transcripts.validate(bad)
-	cp.Transcripts.validate(bad)
 	for i, p := range cp.ExcludeProjects {
 		if strings.TrimSpace(p) == "" {
 			bad(fmt.Sprintf("capture.exclude_projects[%d]", i), "must not be empty")
