@@ -1,6 +1,86 @@
-// Package transcript reads Claude Code session transcripts into the
-// Exchanges of the write pipeline, the way the capture proxy would have seen
-// the session: one Exchange per model response.
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// entry is one transcript line, the fields Parse reads.
+type entry struct {
+	Type             string `json:"type"`
+	UUID             string `json:"uuid"`
+	SessionID        string `json:"sessionId"`
+	CWD              string `json:"cwd"`
+	Timestamp        string `json:"timestamp"`
+	IsSidechain      bool   `json:"isSidechain"`
+	IsMeta           bool   `json:"isMeta"`
+	IsCompactSummary bool   `json:"isCompactSummary"`
+	IsAPIError       bool   `json:"isApiErrorMessage"`
+	AgentID          string `json:"agentId"`
+	Data             *struct {
+		Type    string          `json:"type"`
+		AgentID string          `json:"agentId"`
+		Message json.RawMessage `json:"message"`
+	} `json:"data"` // progress: agent_progress carries a subagent's message
+	Entrypoint string          `json:"entrypoint"`
+	RequestID  string          `json:"requestId"`
+	Operation  string          `json:"operation"` // queue-operation
+	Content    json.RawMessage `json:"content"`   // queue-operation text
+	Message    *message        `json:"message"`
+	Origin     *struct {
+		Kind string `json:"kind"`
+	} `json:"origin"`
+	Attachment *struct {
+		Type        string `json:"type"`
+		Prompt      string `json:"prompt"`
+		CommandMode string `json:"commandMode"`
+	} `json:"attachment"`
+}
+
+type message struct {
+	ID      string          `json:"id"`
+	Role    string          `json:"role"`
+	Model   string          `json:"model"`
+	Content json.RawMessage `json:"content"`
+}
+
+type block struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+	Title     string          `json:"title"`
+	URL       string          `json:"url"`
+}
+
+// bookkeeping lists the entry types that never hold a message.
+var bookkeeping = map[string]bool{
+	"progress": true, "system": true, "file-history-snapshot": true, "summary": true,
+	"queue-operation": true, "custom-title": true, "attachment": true, "agent-setting": true,
+}
+
+const synthetic = "<synthetic>"
+
+
+// Parse reads one Claude Code transcript (FormatClaudeCode) and returns its
+// Exchanges. On an error it returns the Exchanges and Stats of the lines
+// before the failing one.
 //
 // Claude Code keeps each session as a JSON Lines file,
 // ~/.claude/projects/<project-dir>/<session-id>.jsonl. Every line is one
@@ -78,200 +158,6 @@
 // replaced by U+FFFD and NUL bytes are removed from every text; such lines
 // are counted in Stats.InvalidUTF8. Unknown entry types are skipped and
 // counted.
-package transcript
-
-import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"sort"
-	"strings"
-	"time"
-	"unicode/utf8"
-
-	"github.com/memtray/memtray/backend/memory"
-)
-
-// Source is the Source of every Exchange Parse returns.
-const Source = "transcript"
-
-// DefaultMaxLineBytes bounds the length of one transcript line.
-const DefaultMaxLineBytes = 16 << 20
-
-// Errors of Parse; both satisfy errors.Is(err, memory.ErrInvalid).
-var (
-	// ErrLineTooLong: a line is longer than Options.MaxLineBytes.
-	ErrLineTooLong = fmt.Errorf("transcript line too long: %w", memory.ErrInvalid)
-	// ErrNotTranscript: the input has lines but none is a JSON object.
-	ErrNotTranscript = fmt.Errorf("not a Claude Code transcript (no line is a JSON object): %w", memory.ErrInvalid)
-)
-
-// Options tune Parse. The zero value reads the main conversation of an
-// interactive session.
-type Options struct {
-	// SessionID names the session when no line carries a sessionId (for
-	// example the file name without ".jsonl"; see SessionIDFromPath).
-	SessionID string
-	// Project overrides the project name taken from the cwd.
-	Project string
-	// Headless marks the session as non-interactive (claude -p, print mode,
-	// the Agent SDK) when the caller knows it; Parse also detects it from
-	// an "sdk" entrypoint.
-	Headless bool
-	// Sidechains includes subagent (isSidechain) conversations.
-	Sidechains bool
-	// MaxLineBytes bounds one line; 0 or less means DefaultMaxLineBytes.
-	MaxLineBytes int
-}
-
-// Reasons a line is skipped, the keys of Stats.Skipped.
-const (
-	SkipMalformed   = "malformed-json"  // not a JSON object (or a field of the wrong type)
-	SkipUnknownType = "unknown-type"    // an entry type Parse does not know
-	SkipBookkeeping = "bookkeeping"     // progress, system, file-history-snapshot, summary...
-	SkipNoMessage   = "no-message"      // a user or assistant entry without a message
-	SkipSidechain   = "sidechain"       // a subagent's line, Options.Sidechains unset
-	SkipSynthetic   = "synthetic"       // a "<synthetic>" assistant entry that is not an API error
-	SkipMeta        = "meta"            // an isMeta user line: skill or command expansion, caveat
-	SkipCommand     = "command"         // a local command, its output, bash-mode input/output
-	SkipInjected    = "injected"        // a notification, compaction summary or bare reminder
-	SkipInterrupted = "interrupted"     // "[Request interrupted by user...]"
-	SkipDuplicate   = "duplicate"       // a uuid already read, a queued prompt delivered again
-	SkipEmpty       = "empty-user-line" // a user line with no text and no tool result
-)
-
-// Stats describes what Parse read.
-type Stats struct {
-	// Lines counts the non-blank lines read.
-	Lines int `json:"lines"`
-	// Exchanges counts the Exchanges returned.
-	Exchanges int `json:"exchanges"`
-	// UserPrompts counts the real user prompts of the main conversation
-	// (the last Exchange's UserTurns, plus prompts no response followed).
-	UserPrompts int `json:"user_prompts"`
-	// ToolLoops counts the main conversation's tool-loop Exchanges.
-	ToolLoops int `json:"tool_loops"`
-	// Sidechain counts the Exchanges of subagents (Options.Sidechains).
-	Sidechain int `json:"sidechain,omitempty"`
-	// APIErrors counts the Exchanges that are API errors.
-	APIErrors int `json:"api_errors,omitempty"`
-	// ToolCalls and ToolResults count the tool_use and tool_result blocks
-	// of the Exchanges.
-	ToolCalls   int `json:"tool_calls"`
-	ToolResults int `json:"tool_results"`
-	// InvalidUTF8 counts the lines that held invalid UTF-8 or an escaped
-	// NUL (replaced by U+FFFD, removed, in the text kept).
-	InvalidUTF8 int `json:"invalid_utf8,omitempty"`
-	// Types counts the lines by entry type ("" for a JSON object without
-	// one; after 64 distinct types, further ones count as "(other)").
-	Types map[string]int `json:"types"`
-	// Skipped counts the lines that added nothing to any Exchange, by
-	// reason (the Skip constants).
-	Skipped map[string]int `json:"skipped"`
-	// SessionID, CWD and Project are the session's, as put on the Exchanges.
-	SessionID string `json:"session_id,omitempty"`
-	CWD       string `json:"cwd,omitempty"`
-	Project   string `json:"project,omitempty"`
-	// Entrypoint is the first "entrypoint" recorded ("cli", "sdk-cli"...),
-	// and Headless whether the Exchanges were marked headless.
-	Entrypoint string `json:"entrypoint,omitempty"`
-	Headless   bool   `json:"headless,omitempty"`
-}
-
-// ProjectName returns the project name Parse derives from a working
-// directory (memory.ProjectName).
-func ProjectName(cwd string) string { return memory.ProjectName(cwd) }
-
-// ClaudeProjectDir returns the name Claude Code gives the directory of a
-// working directory's transcripts under ~/.claude/projects: the path with
-// every character other than an ASCII letter, digit or "-" replaced by "-"
-// ("/home/me/src/memtray" -> "-home-me-src-memtray").
-func ClaudeProjectDir(cwd string) string {
-	var b strings.Builder
-	for _, r := range cwd {
-		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String()
-}
-
-// SessionIDFromPath returns the session id Claude Code encodes in a
-// transcript's file name: the base name without ".jsonl".
-func SessionIDFromPath(path string) string {
-	return strings.TrimSuffix(ProjectName(path), ".jsonl")
-}
-
-// entry is one transcript line, the fields Parse reads.
-type entry struct {
-	Type             string          `json:"type"`
-	UUID             string          `json:"uuid"`
-	SessionID        string          `json:"sessionId"`
-	CWD              string          `json:"cwd"`
-	Timestamp        string          `json:"timestamp"`
-	IsSidechain      bool            `json:"isSidechain"`
-	IsMeta           bool            `json:"isMeta"`
-	IsCompactSummary bool            `json:"isCompactSummary"`
-	IsAPIError       bool            `json:"isApiErrorMessage"`
-	AgentID          string          `json:"agentId"`
-	Entrypoint       string          `json:"entrypoint"`
-	RequestID        string          `json:"requestId"`
-	Operation        string          `json:"operation"` // queue-operation
-	Content          json.RawMessage `json:"content"`   // queue-operation text
-	Message          *message        `json:"message"`
-	Origin           *struct {
-		Kind string `json:"kind"`
-	} `json:"origin"`
-	Attachment *struct {
-		Type        string `json:"type"`
-		Prompt      string `json:"prompt"`
-		CommandMode string `json:"commandMode"`
-	} `json:"attachment"`
-}
-
-type message struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-}
-
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Title     string          `json:"title"`
-	URL       string          `json:"url"`
-}
-
-// bookkeeping lists the entry types that never hold a message.
-var bookkeeping = map[string]bool{
-	"progress": true, "system": true, "file-history-snapshot": true, "summary": true,
-	"queue-operation": true, "custom-title": true, "attachment": true, "agent-setting": true,
-}
-
-const synthetic = "<synthetic>"
-
-// Stats.Types counts at most maxTypes entry types; the lines of any further
-// type count under otherType.
-const (
-	maxTypes  = 64
-	otherType = "(other)"
-)
-
-// Parse reads one transcript and returns its Exchanges (see the package
-// documentation for how). On an error it returns the Exchanges and Stats of
-// the lines before the failing one.
 func Parse(r io.Reader, opts Options) ([]memory.Exchange, Stats, error) {
 	p := newParser(opts)
 	max := opts.MaxLineBytes
@@ -329,6 +215,7 @@ type pending struct {
 // thread is one conversation: the main one or a subagent's.
 type thread struct {
 	sidechain bool
+	agentID   string
 	cur       *response
 	prompts   []string // real prompts since the last response
 	queuedIn  []string // which of them came from the queue
@@ -351,7 +238,7 @@ type response struct {
 func newParser(opts Options) *parser {
 	return &parser{
 		opts:   opts,
-		stats:  Stats{Types: map[string]int{}, Skipped: map[string]int{}},
+		stats:  newStats(FormatClaudeCode),
 		main:   &thread{toolNames: map[string]string{}},
 		agents: map[string]*thread{},
 		uuids:  map[string]bool{},
@@ -380,11 +267,29 @@ func (p *parser) line(n int, raw []byte) {
 	if !utf8.Valid(raw) || bytes.Contains(raw, []byte(`\u0000`)) {
 		p.stats.InvalidUTF8++
 	}
-	if _, ok := p.stats.Types[e.Type]; ok || len(p.stats.Types) < maxTypes {
-		p.stats.Types[e.Type]++
-	} else {
-		p.stats.Types[otherType]++
+	p.stats.countType(e.Type)
+	if e.Type == "progress" && e.Data != nil && e.Data.Type == "agent_progress" && len(e.Data.Message) > 0 {
+		// Claude Code 2.1 logs a subagent's messages in the main file too.
+		var inner entry
+		if json.Unmarshal(e.Data.Message, &inner) != nil || (inner.Type != "user" && inner.Type != "assistant") {
+			p.skip(SkipBookkeeping)
+			return
+		}
+		if !p.opts.Sidechains {
+			p.skip(SkipSidechain)
+			return
+		}
+		inner.IsSidechain, inner.AgentID = true, e.Data.AgentID
+		if inner.Timestamp == "" {
+			inner.Timestamp = e.Timestamp
+		}
+		e = inner
 	}
+	p.entry(n, &e)
+}
+
+// entry handles one decoded entry of line n.
+func (p *parser) entry(n int, e *entry) {
 	if e.UUID != "" {
 		if p.uuids[e.UUID] {
 			p.skip(SkipDuplicate)
@@ -416,7 +321,7 @@ func (p *parser) line(n int, raw []byte) {
 	switch e.Type {
 	case "user", "assistant":
 	case "queue-operation":
-		p.queueOp(&e)
+		p.queueOp(e)
 		return
 	case "attachment":
 		if a := e.Attachment; a != nil && a.Type == "queued_command" && (a.CommandMode == "" || a.CommandMode == "prompt") {
@@ -447,35 +352,16 @@ func (p *parser) line(n int, raw []byte) {
 		}
 		t = p.agents[e.AgentID]
 		if t == nil {
-			t = &thread{sidechain: true, toolNames: map[string]string{}}
+			t = &thread{sidechain: true, agentID: clean(e.AgentID), toolNames: map[string]string{}}
 			p.agents[e.AgentID] = t
 			p.order = append(p.order, t)
 		}
 	}
 	if e.Type == "assistant" {
-		p.assistant(t, n, &e, at)
+		p.assistant(t, n, e, at)
 	} else {
-		p.user(t, &e, at)
+		p.user(t, e, at)
 	}
-}
-
-func parseTime(s string) time.Time {
-	if s == "" {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}
-	}
-	return t
-}
-
-// clean makes s valid UTF-8 without NUL bytes.
-func clean(s string) string {
-	if memory.ValidUTF8(s) {
-		return s
-	}
-	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
 // queueOp handles a queue-operation line: prompts typed while the agent
@@ -658,7 +544,7 @@ func (p *parser) user(t *thread, e *entry, at time.Time) {
 // classify returns why a user text is not a real prompt, or "".
 func (p *parser) classify(t *thread, e *entry, text string) string {
 	switch {
-	case e.IsCompactSummary:
+	case e.IsCompactSummary || continuation(text):
 		return SkipInjected
 	case e.IsMeta:
 		return SkipMeta
@@ -683,6 +569,13 @@ func (p *parser) classify(t *thread, e *entry, text string) string {
 		return SkipInjected
 	}
 	return ""
+}
+
+// continuation reports whether a user text is the summary Claude Code
+// starts a compacted (or resumed) conversation with; older versions write
+// it without isCompactSummary.
+func continuation(text string) bool {
+	return strings.HasPrefix(text, "This session is being continued from a previous conversation")
 }
 
 // harness reports whether a user text is the harness's, not the user's: a
@@ -830,17 +723,6 @@ func (p *parser) assistant(t *thread, n int, e *entry, at time.Time) {
 	}
 }
 
-func compactJSON(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return clean(string(raw))
-	}
-	return clean(b.String())
-}
-
 // open starts a response, taking the prompts and tool results sent since
 // the previous one.
 func (p *parser) open(t *thread, key string, n int, at time.Time) *response {
@@ -920,10 +802,13 @@ func (p *parser) finish() []memory.Exchange {
 		s.Project = ProjectName(s.CWD)
 	}
 	s.Headless = p.opts.Headless || p.sdk
-	for k, v := range s.Skipped {
-		if v == 0 {
-			delete(s.Skipped, k)
-		}
+	s.tidy()
+	if s.Lines > 0 {
+		s.Sessions = 1
+	}
+	s.Agents = nil
+	for _, t := range p.order {
+		s.Agents = append(s.Agents, t.agentID)
 	}
 	s.Exchanges = len(p.out)
 	if len(p.out) == 0 {
@@ -941,3 +826,74 @@ func (p *parser) finish() []memory.Exchange {
 	p.out = p.out[:0]
 	return exs
 }
+
+// withSubagentFiles adds to a Claude Code session's Exchanges those of its
+// subagent files, <session>/subagents/agent-<id>.jsonl beside it (Claude
+// Code 2.1 and later), except the agents the session file itself held
+// (agent_progress entries): each subagent's Exchanges go after the main
+// conversation's Exchange that started before them, and Turn is counted
+// again.
+func withSubagentFiles(path string, exs []memory.Exchange, st Stats, opts Options) ([]memory.Exchange, Stats, error) {
+	dir := filepath.Join(strings.TrimSuffix(path, filepath.Ext(path)), "subagents")
+	files, err := filepath.Glob(filepath.Join(dir, "agent-*.jsonl"))
+	if err != nil || len(files) == 0 {
+		return exs, st, nil
+	}
+	sort.Strings(files)
+	seen := map[string]bool{}
+	for _, id := range st.Agents {
+		seen[id] = true
+	}
+	for _, f := range files {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "agent-"), ".jsonl")
+		if seen[id] {
+			continue
+		}
+		data, err := readFile(f, opts)
+		if err != nil {
+			return exs, st, err
+		}
+		sub := opts
+		sub.SessionID, sub.Project = st.SessionID, st.Project
+		side, sst, err := Parse(bytes.NewReader(data), sub)
+		if err != nil {
+			return exs, st, fmt.Errorf("%s: %w", f, err)
+		}
+		seen[id] = true
+		st.Agents = append(st.Agents, sst.Agents...)
+		st.Lines += sst.Lines
+		st.Sidechain += sst.Sidechain
+		st.ToolCalls += sst.ToolCalls
+		st.ToolResults += sst.ToolResults
+		st.APIErrors += sst.APIErrors
+		exs = mergeByStart(exs, side)
+	}
+	for i := range exs {
+		exs[i].Turn = i + 1
+		exs[i].SessionID, exs[i].Project, exs[i].Headless = st.SessionID, st.Project, st.Headless
+	}
+	st.Exchanges = len(exs)
+	return exs, st, nil
+}
+
+// mergeByStart inserts side's Exchanges (in their order) into main after
+// the last main Exchange that started no later than each; they take its
+// UserTurns.
+func mergeByStart(main, side []memory.Exchange) []memory.Exchange {
+	out := make([]memory.Exchange, 0, len(main)+len(side))
+	i := 0
+	for _, s := range side {
+		for i < len(main) && !main[i].StartedAt.After(s.StartedAt) {
+			out = append(out, main[i])
+			i++
+		}
+		s.UserTurns = 0
+		if len(out) > 0 {
+			s.UserTurns = out[len(out)-1].UserTurns
+		}
+		out = append(out, s)
+	}
+	return append(out, main[i:]...)
+}
+
+func openFile(path string) (*os.File, error) { return os.Open(path) }

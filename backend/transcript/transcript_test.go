@@ -219,7 +219,7 @@ func TestParseFixtures(t *testing.T) {
 				{ToolLoop: true, UserTurns: 1, Assistant: "LoadConfig has two callers; main.go exits, server.go wraps the error.",
 					Results: []string{"Task: Two callers: main.go exits on "}},
 			},
-			stats: Stats{Lines: 9, Exchanges: 4, UserPrompts: 1, ToolLoops: 1, Sidechain: 2, ToolCalls: 2, ToolResults: 2,
+			stats: Stats{Lines: 9, Exchanges: 4, UserPrompts: 1, ToolLoops: 1, Sidechain: 2, Agents: []string{"a1f"}, ToolCalls: 2, ToolResults: 2,
 				Skipped:   map[string]int{SkipBookkeeping: 1},
 				SessionID: "sess-side", CWD: "/srv/app", Project: "app"},
 			check: func(t *testing.T, exs []memory.Exchange, st Stats) {
@@ -274,8 +274,11 @@ func TestParseFixtures(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("exchanges differ:\n got %s\nwant %s", dump(got), dump(tc.want))
 			}
+			if st.Format != FormatClaudeCode || st.Sessions != 1 {
+				t.Errorf("format %q, sessions %d", st.Format, st.Sessions)
+			}
 			cmp := st
-			cmp.Types = nil
+			cmp.Types, cmp.Format, cmp.Sessions = nil, "", 0
 			if !reflect.DeepEqual(cmp, tc.stats) {
 				t.Errorf("stats:\n got %+v\nwant %+v", cmp, tc.stats)
 			}

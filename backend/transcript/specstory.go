@@ -1,0 +1,349 @@
+package transcript
+
+import (
+	"io"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// ParseSpecStory reads one SpecStory markdown export (FormatSpecStory),
+// .specstory/history/*.md: the chats of Cursor (and of Claude Code, Codex...
+// when SpecStory records them), and returns its Exchanges. On an error it
+// returns the Exchanges and Stats of the lines before the failing one.
+//
+// The file is a title ("# Title (2025-04-26 18:29:15)", older exports "##
+// SpecStory" then "## Title (10/16/2024, 10:22:51 PM)"; newer ones add
+// "<!-- ... Session <id> ... -->"), then sections, each started by a role
+// line: "_**User**_" or "_**Assistant**_" (newer: "_**User (2026-07-13
+// 13:40:49Z)**_", "_**Agent (model claude-4-sonnet, mode Agent)**_",
+// "_**Agent - sidechain (...)**_"), separated by "---" lines. An assistant
+// section holds text, thinking (<think>...</think>, or a <details> whose
+// summary is "Thought Process") and tool uses: newer exports wrap each in
+// <tool-use data-tool-type="..." data-tool-name="NAME"> around a
+// <details><summary>SUMMARY</summary>BODY</details>; older ones have the
+// bare <details> ("Read file: x", "Listed directory src • **3** results",
+// "Searched codebase ...").
+//
+// How ParseSpecStory reads it: a user section is one prompt. In an
+// assistant section, text and tool uses in order form the responses: text
+// after a tool use starts a new response (a tool-loop iteration), so the
+// text between tool calls stays with the response it explains. A tool use
+// is a ToolCall (Name: data-tool-name, or the summary's leading words;
+// Input: {"summary": SUMMARY}) and a ToolResult (Content: BODY) of the next
+// response (or of the same one when the section ends there). Thinking is
+// left out; fenced code is text. Sidechain sections (a subagent's) are
+// skipped unless Options.Sidechains, then they are tool-loop iterations.
+//
+// SessionID is the session id the file names, else Options.SessionID;
+// Project is Options.Project (ParseFile takes it from where .specstory
+// lives). Times come from the role lines when they carry them (UTC), else
+// from the title (local time, Options.Location).
+func ParseSpecStory(r io.Reader, opts Options) ([]memory.Exchange, Stats, error) {
+	p := &specParser{opts: opts, stats: newStats(FormatSpecStory)}
+	p.b = newBuilder(&p.stats)
+	err := lines(r, opts.maxLine(), p.line)
+	p.flush()
+	s := &p.stats
+	s.SessionID = clean(p.sessID)
+	if s.SessionID == "" {
+		s.SessionID = clean(opts.SessionID)
+	}
+	s.Project = clean(opts.Project)
+	if s.Lines > 0 {
+		s.Sessions = 1
+	}
+	exs := p.b.finish(s.SessionID, s.Project, opts.Headless)
+	s.tidy()
+	return exs, *s, err
+}
+
+type specParser struct {
+	opts   Options
+	stats  Stats
+	b      *builder
+	sessID string
+	start  time.Time // the title's time
+	at     time.Time // the current section's time
+
+	role    string // "", "user", "assistant", "sidechain"
+	fence   bool   // inside ``` in text
+	block   []string
+	inBlock string // "", "think", "tool", "details"
+	text    []string
+	prompt  []string
+	toolRun bool // the current response has had a tool use
+	// pendingResults are the results of the tool uses read, sent with the
+	// next request.
+	pendingResults []memory.ToolResult
+}
+
+var (
+	specRole      = regexp.MustCompile(`^_\*\*(User|Assistant|Agent)\b(.*?)\*\*_\s*$`)
+	specSession   = regexp.MustCompile(`<!--.*\bSession ([A-Za-z0-9_.:-]+)`)
+	specISOTime   = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?Z?`)
+	specUSTime    = regexp.MustCompile(`\d{1,2}/\d{1,2}/\d{4}, \d{1,2}:\d{2}:\d{2} [AP]M`)
+	specToolName  = regexp.MustCompile(`data-tool-name="([^"]*)"`)
+	specSummary   = regexp.MustCompile(`(?s)<summary>(.*?)</summary>`)
+	specToolBold  = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+	specNameStops = "•:\"`(*"
+)
+
+// specTime reads the time a title or role line carries: ISO with a "Z" is
+// UTC, the rest is local (Options.Location).
+func (p *specParser) specTime(s string) time.Time {
+	if m := specISOTime.FindString(s); m != "" {
+		loc := p.opts.location()
+		if strings.HasSuffix(m, "Z") {
+			loc = time.UTC
+			m = strings.TrimSuffix(m, "Z")
+		}
+		m = strings.Replace(m, "T", " ", 1)
+		for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04"} {
+			if t, err := time.ParseInLocation(layout, m, loc); err == nil {
+				return t
+			}
+		}
+	}
+	if m := specUSTime.FindString(s); m != "" {
+		if t, err := time.ParseInLocation("1/2/2006, 3:04:05 PM", m, p.opts.location()); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
+}
+
+func (p *specParser) line(n int, raw []byte) {
+	s := strings.TrimRight(clean(string(raw)), "\r")
+	trimmed := strings.TrimSpace(s)
+	if trimmed != "" {
+		p.stats.Lines++
+	}
+	if p.inBlock != "" {
+		p.blockLine(s)
+		return
+	}
+	if m := specRole.FindStringSubmatch(trimmed); m != nil {
+		p.flush()
+		p.stats.countType(strings.ToLower(m[1]))
+		p.role = "assistant"
+		switch {
+		case m[1] == "User":
+			p.role = "user"
+		case strings.Contains(m[2], "sidechain"):
+			p.role = "sidechain"
+		}
+		p.toolRun = false
+		if t := p.specTime(m[2]); !t.IsZero() {
+			p.at = t
+		} else {
+			p.at = p.start
+		}
+		if p.role != "user" {
+			if model := specModel(m[2]); model != "" {
+				p.b.model = model
+			}
+		}
+		return
+	}
+	if p.role == "" {
+		// The header: title, SpecStory's comments.
+		if trimmed != "" {
+			p.stats.countType("header")
+			p.stats.Skipped[SkipBookkeeping]++
+		}
+		if m := specSession.FindStringSubmatch(trimmed); m != nil && p.sessID == "" {
+			p.sessID = m[1]
+		}
+		if strings.HasPrefix(trimmed, "#") && p.start.IsZero() {
+			p.start = p.specTime(trimmed)
+			p.at = p.start
+		}
+		return
+	}
+	if trimmed == "---" && !p.fence {
+		p.flushText()
+		return
+	}
+	if strings.HasPrefix(trimmed, "```") {
+		p.fence = !p.fence
+	}
+	if p.role == "user" {
+		p.prompt = append(p.prompt, s)
+		return
+	}
+	if !p.fence {
+		switch {
+		case strings.HasPrefix(trimmed, "<think>"):
+			p.startBlock("think", s)
+			return
+		case strings.HasPrefix(trimmed, "<tool-use"):
+			p.startBlock("tool", s)
+			return
+		case strings.HasPrefix(trimmed, "<details"):
+			p.startBlock("details", s)
+			return
+		}
+	}
+	p.text = append(p.text, s)
+}
+
+func (p *specParser) startBlock(kind, s string) {
+	p.flushText()
+	p.inBlock = kind
+	p.block = nil
+	p.blockLine(s)
+}
+
+// blockLine adds a line to a <think>, <tool-use> or <details> block and
+// finishes the block at its closing tag.
+func (p *specParser) blockLine(s string) {
+	p.block = append(p.block, s)
+	closing := map[string]string{"think": "</think>", "tool": "</tool-use>", "details": "</details>"}[p.inBlock]
+	body := strings.Join(p.block, "\n")
+	if p.inBlock == "details" {
+		// A bare <details> nests none; it ends at its first closing tag.
+		if !strings.Contains(body, closing) {
+			return
+		}
+	} else if !strings.Contains(s, closing) {
+		return
+	}
+	kind := p.inBlock
+	p.inBlock, p.block = "", nil
+	p.stats.countType(kind)
+	summary := ""
+	if m := specSummary.FindStringSubmatch(body); m != nil {
+		summary = strings.TrimSpace(m[1])
+	}
+	if kind == "think" || (kind == "details" && strings.HasPrefix(summary, "Thought")) {
+		p.stats.Skipped[SkipBookkeeping]++
+		return
+	}
+	if p.role == "sidechain" && !p.opts.Sidechains {
+		p.stats.Skipped[SkipSidechain]++
+		return
+	}
+	name := ""
+	if m := specToolName.FindStringSubmatch(body); m != nil {
+		name = m[1]
+	}
+	if name == "" {
+		name = specNameFromSummary(summary)
+	}
+	p.tool(name, summary, specBody(body))
+}
+
+// specBody returns a tool block's body: what follows its summary, without
+// the closing tags.
+func specBody(body string) string {
+	if i := strings.Index(body, "</summary>"); i >= 0 {
+		body = body[i+len("</summary>"):]
+	} else if i := strings.Index(body, ">"); i >= 0 {
+		body = body[i+1:]
+	}
+	for _, tag := range []string{"</tool-use>", "</details>"} {
+		body = strings.ReplaceAll(body, tag, "")
+	}
+	return strings.TrimSpace(body)
+}
+
+// specNameFromSummary names a tool from an older export's summary: its
+// leading words ("Listed directory src • **3** results" -> "Listed
+// directory"), or the bold name of "Tool use: **grep**".
+func specNameFromSummary(summary string) string {
+	if m := specToolBold.FindStringSubmatch(summary); m != nil && strings.HasPrefix(summary, "Tool use") {
+		return strings.TrimSpace(m[1])
+	}
+	if i := strings.IndexAny(summary, specNameStops); i >= 0 {
+		summary = summary[:i]
+	}
+	words := strings.Fields(summary)
+	if len(words) > 2 {
+		words = words[:2]
+	}
+	if len(words) == 0 {
+		return "tool"
+	}
+	return strings.Join(words, " ")
+}
+
+// specModel reads the model of a role line: "(model X, mode Y)" or "(X
+// 2026-...)".
+func specModel(s string) string {
+	s = strings.Trim(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "- sidechain")), "()")
+	if rest, ok := strings.CutPrefix(s, "model "); ok {
+		name, _, _ := strings.Cut(rest, ",")
+		return strings.TrimSpace(name)
+	}
+	first, _, _ := strings.Cut(s, " ")
+	if first == "" || (first[0] >= '0' && first[0] <= '9') {
+		return ""
+	}
+	return first
+}
+
+// tool records a tool use: a call of the current response, a result for
+// the next.
+func (p *specParser) tool(name, summary, body string) {
+	p.b.call(memory.ToolCall{Name: name, Input: jsonObject(map[string]string{"summary": summary})}, p.at)
+	p.pendingResults = append(p.pendingResults, memory.ToolResult{Name: clean(name), Content: clean(body)})
+	p.toolRun = true
+}
+
+// flushText hands the text read so far to the current response; text after
+// a tool use starts a new one.
+func (p *specParser) flushText() {
+	text := strings.TrimSpace(strings.Join(p.text, "\n"))
+	p.text = nil
+	if text == "" {
+		return
+	}
+	if p.role == "sidechain" && !p.opts.Sidechains {
+		p.stats.Skipped[SkipSidechain]++
+		return
+	}
+	if p.toolRun || !p.b.reading() {
+		p.sendResults()
+		p.b.open(p.at)
+		if p.role == "sidechain" {
+			p.b.cur.ToolLoop = true
+		}
+		p.toolRun = false
+	}
+	p.b.text(text, p.at)
+}
+
+// sendResults sends the pending tool results with the next request.
+func (p *specParser) sendResults() {
+	for _, r := range p.pendingResults {
+		p.b.result(r, p.at)
+	}
+	p.pendingResults = nil
+}
+
+// flush ends the current section.
+func (p *specParser) flush() {
+	if p.inBlock != "" {
+		// An unterminated block: keep its lines as text.
+		p.text = append(p.text, p.block...)
+		p.inBlock, p.block = "", nil
+	}
+	p.flushText()
+	p.fence = false
+	if p.role == "user" {
+		text := strings.TrimSpace(strings.Join(p.prompt, "\n"))
+		p.prompt = nil
+		if text == "" {
+			p.stats.Skipped[SkipEmpty]++
+		} else {
+			p.sendResults()
+			p.b.prompt(text, p.at)
+		}
+	}
+	if p.role != "user" && p.role != "" {
+		p.sendResults()
+	}
+}

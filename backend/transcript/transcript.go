@@ -1,0 +1,450 @@
+// Package transcript reads the session records coding agents keep into the
+// Exchanges of the write pipeline, the way the capture proxy would have seen
+// the session: one Exchange per model response, in file order.
+//
+// Four formats (Format) are read, each by its own parser:
+//
+//   - FormatClaudeCode: Claude Code's JSONL sessions (Parse, claude.go).
+//   - FormatCodex: Codex CLI's rollouts (ParseCodex, codex.go).
+//   - FormatAider: Aider's .aider.chat.history.md (ParseAider, aider.go).
+//   - FormatSpecStory: SpecStory's markdown exports of Cursor (and other
+//     agents') chats, .specstory/history/*.md (ParseSpecStory, specstory.go).
+//
+// ParseFile and ParseAs pick the parser; Detect tells the format from the
+// content (detect.go). Whatever the format, an Exchange holds one model
+// response: every assistant text of it (also the text between tool calls,
+// where agents state what they found), its tool calls (name and input as
+// JSON), the tool results sent with the request (content, is_error), and
+// User: the user's prompt(s) on the first response after them, which counts
+// them in UserTurns; every other response is a tool-loop iteration (User ""
+// and ToolLoop true). Text the harness injects (environment and
+// instruction blocks, compaction summaries, notifications) is never a user
+// prompt. Every Exchange has Source "transcript", the session's SessionID and
+// Project, and Turn counting the session's Exchanges from 1.
+//
+// Validation: a line longer than Options.MaxLineBytes is an error naming
+// the line (ErrLineTooLong); invalid UTF-8 is replaced by U+FFFD and NUL
+// bytes are removed from every text. Stats says what was read and skipped,
+// and Stats.Empty why a file gave no Exchange.
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Source is the Source of every Exchange the parsers return.
+const Source = "transcript"
+
+// DefaultMaxLineBytes bounds the length of one line.
+const DefaultMaxLineBytes = 16 << 20
+
+// Errors of the parsers; all satisfy errors.Is(err, memory.ErrInvalid).
+var (
+	// ErrLineTooLong: a line is longer than Options.MaxLineBytes.
+	ErrLineTooLong = fmt.Errorf("transcript line too long: %w", memory.ErrInvalid)
+	// ErrNotTranscript: the input has lines but none is a JSON object
+	// (Claude Code, Codex).
+	ErrNotTranscript = fmt.Errorf("not a JSONL session transcript (no line is a JSON object): %w", memory.ErrInvalid)
+	// ErrUnknownFormat: Detect recognised none of the formats.
+	ErrUnknownFormat = fmt.Errorf("not a recognised agent session (Claude Code, Codex, Aider or SpecStory): %w", memory.ErrInvalid)
+)
+
+// Format names an agent's session format.
+type Format string
+
+// The formats ParseAs reads.
+const (
+	FormatClaudeCode Format = "claude-code" // ~/.claude/projects/<dir>/<session>.jsonl
+	FormatCodex      Format = "codex"       // ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl
+	FormatAider      Format = "aider"       // .aider.chat.history.md
+	FormatSpecStory  Format = "specstory"   // .specstory/history/*.md (Cursor...)
+)
+
+// Formats lists every Format, in the order Detect tries them.
+var Formats = []Format{FormatClaudeCode, FormatCodex, FormatAider, FormatSpecStory}
+
+// ParseFormat returns the Format a name means: a Format's own name or an
+// alias ("claude", "cursor").
+func ParseFormat(name string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "claude-code", "claude", "claude_code", "claudecode":
+		return FormatClaudeCode, nil
+	case "codex", "codex-cli":
+		return FormatCodex, nil
+	case "aider":
+		return FormatAider, nil
+	case "specstory", "cursor":
+		return FormatSpecStory, nil
+	}
+	return "", fmt.Errorf("unknown session format %q (want claude-code, codex, aider or specstory): %w", name, memory.ErrInvalid)
+}
+
+// Options tune the parsers. The zero value reads the main conversation of
+// an interactive session.
+type Options struct {
+	// SessionID names the session when the file does not (for example the
+	// file name without its extension; see SessionIDFromPath).
+	SessionID string
+	// Project overrides the project name taken from the working directory
+	// (or, for Aider and SpecStory, from the file's location: ParseFile).
+	Project string
+	// Headless marks the session as non-interactive (claude -p, codex exec,
+	// the Agent SDK) when the caller knows it; Claude Code and Codex
+	// sessions also say so themselves.
+	Headless bool
+	// Sidechains includes Claude Code subagent conversations (isSidechain
+	// lines, agent_progress entries, and with ParseFile the subagent files
+	// of the session). A file that holds nothing but one subagent's
+	// conversation is read without it.
+	Sidechains bool
+	// MaxLineBytes bounds one line; 0 or less means DefaultMaxLineBytes.
+	MaxLineBytes int
+	// Location is the time zone of Aider's and SpecStory's zone-less times
+	// (written in the local time of the machine that ran the agent); nil
+	// means time.Local.
+	Location *time.Location
+}
+
+func (o Options) maxLine() int {
+	if o.MaxLineBytes <= 0 {
+		return DefaultMaxLineBytes
+	}
+	return o.MaxLineBytes
+}
+
+func (o Options) location() *time.Location {
+	if o.Location == nil {
+		return time.Local
+	}
+	return o.Location
+}
+
+// Reasons a line is skipped, the keys of Stats.Skipped.
+const (
+	SkipMalformed   = "malformed-json"  // not a JSON object (or a field of the wrong type)
+	SkipUnknownType = "unknown-type"    // an entry type the parser does not know
+	SkipBookkeeping = "bookkeeping"     // progress, system, token counts, turn context...
+	SkipNoMessage   = "no-message"      // a user or assistant entry without a message
+	SkipSidechain   = "sidechain"       // a subagent's line, Options.Sidechains unset
+	SkipSynthetic   = "synthetic"       // a "<synthetic>" assistant entry that is not an API error
+	SkipMeta        = "meta"            // an isMeta user line: skill or command expansion, caveat
+	SkipCommand     = "command"         // a local command, its output, bash-mode input/output
+	SkipInjected    = "injected"        // environment/instructions, a notification, a compaction summary
+	SkipInterrupted = "interrupted"     // "[Request interrupted by user...]"
+	SkipDuplicate   = "duplicate"       // a uuid already read, a queued prompt delivered again
+	SkipEmpty       = "empty-user-line" // a user line with no text and no tool result
+)
+
+// Stats describes what a parser read.
+type Stats struct {
+	// Format is the format the input was read as.
+	Format Format `json:"format,omitempty"`
+	// Lines counts the non-blank lines read.
+	Lines int `json:"lines"`
+	// Sessions counts the sessions read (an Aider history holds several).
+	Sessions int `json:"sessions,omitempty"`
+	// Exchanges counts the Exchanges returned.
+	Exchanges int `json:"exchanges"`
+	// UserPrompts counts the real user prompts of the main conversation
+	// (prompts no response followed included).
+	UserPrompts int `json:"user_prompts"`
+	// ToolLoops counts the main conversation's tool-loop Exchanges.
+	ToolLoops int `json:"tool_loops"`
+	// Sidechain counts the Exchanges of subagents (Options.Sidechains), and
+	// Agents lists the Claude Code subagents (agentId) read.
+	Sidechain int      `json:"sidechain,omitempty"`
+	Agents    []string `json:"agents,omitempty"`
+	// APIErrors counts the Exchanges that are API errors.
+	APIErrors int `json:"api_errors,omitempty"`
+	// ToolCalls and ToolResults count the tool calls and results of the
+	// Exchanges.
+	ToolCalls   int `json:"tool_calls"`
+	ToolResults int `json:"tool_results"`
+	// InvalidUTF8 counts the lines that held invalid UTF-8 or an escaped
+	// NUL (replaced by U+FFFD, removed, in the text kept).
+	InvalidUTF8 int `json:"invalid_utf8,omitempty"`
+	// Types counts the lines by entry type ("" for a JSON object without
+	// one; after 64 distinct types, further ones count as "(other)").
+	Types map[string]int `json:"types"`
+	// Skipped counts the lines that added nothing to any Exchange, by
+	// reason (the Skip constants).
+	Skipped map[string]int `json:"skipped"`
+	// SessionID, CWD and Project are the session's, as put on the Exchanges
+	// (the first session's, when a file holds several).
+	SessionID string `json:"session_id,omitempty"`
+	CWD       string `json:"cwd,omitempty"`
+	Project   string `json:"project,omitempty"`
+	// Entrypoint is how the agent was started, as the file records it
+	// (Claude Code's "cli", "sdk-cli"...; Codex's originator), and
+	// Headless whether the Exchanges were marked headless.
+	Entrypoint string `json:"entrypoint,omitempty"`
+	Headless   bool   `json:"headless,omitempty"`
+}
+
+func newStats(f Format) Stats {
+	return Stats{Format: f, Types: map[string]int{}, Skipped: map[string]int{}}
+}
+
+// Stats.Types counts at most maxTypes entry types; the lines of any further
+// type count under otherType.
+const (
+	maxTypes  = 64
+	otherType = "(other)"
+)
+
+func (s *Stats) countType(t string) {
+	if _, ok := s.Types[t]; ok || len(s.Types) < maxTypes {
+		s.Types[t]++
+	} else {
+		s.Types[otherType]++
+	}
+}
+
+func (s *Stats) tidy() {
+	for k, v := range s.Skipped {
+		if v == 0 {
+			delete(s.Skipped, k)
+		}
+	}
+}
+
+// Empty says why an input gave no Exchange ("" when it gave some): empty,
+// only injected context, only subagent lines, no user turn, or prompts no
+// model response followed.
+func (s Stats) Empty() string {
+	if s.Exchanges > 0 {
+		return ""
+	}
+	if s.Lines == 0 {
+		return "the file is empty"
+	}
+	if s.Skipped[SkipSidechain] > 0 && s.UserPrompts == 0 {
+		return "it holds only subagent (sidechain) lines: read it with sidechains on"
+	}
+	if s.UserPrompts > 0 {
+		return fmt.Sprintf("%d user prompt(s) but no model response", s.UserPrompts)
+	}
+	if n := s.Skipped[SkipInjected] + s.Skipped[SkipMeta]; n > 0 {
+		return fmt.Sprintf("no user turn and no model response: only injected context (%d line(s): environment, instructions, summaries)", n)
+	}
+	return "no user turn and no model response"
+}
+
+// ProjectName returns the project name the parsers derive from a working
+// directory (memory.ProjectName).
+func ProjectName(cwd string) string { return memory.ProjectName(cwd) }
+
+// ClaudeProjectDir returns the name Claude Code gives the directory of a
+// working directory's transcripts under ~/.claude/projects: the path with
+// every character other than an ASCII letter, digit or "-" replaced by "-"
+// ("/home/me/src/memtray" -> "-home-me-src-memtray").
+func ClaudeProjectDir(cwd string) string {
+	var b strings.Builder
+	for _, r := range cwd {
+		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// SessionIDFromPath returns the session id a file name encodes: the base
+// name without ".jsonl" or ".md" (Claude Code names a transcript after its
+// session); for a Codex rollout, "rollout-<time>-<id>.jsonl", the id.
+func SessionIDFromPath(path string) string {
+	name := ProjectName(path)
+	for _, ext := range []string{".jsonl", ".md"} {
+		name = strings.TrimSuffix(name, ext)
+	}
+	if rest, ok := strings.CutPrefix(name, "rollout-"); ok && len(rest) > len("2006-01-02T15-04-05-") {
+		return rest[len("2006-01-02T15-04-05-"):]
+	}
+	return name
+}
+
+// ParseAs reads r as the given format.
+func ParseAs(r io.Reader, format Format, opts Options) ([]memory.Exchange, Stats, error) {
+	switch format {
+	case FormatClaudeCode:
+		return Parse(r, opts)
+	case FormatCodex:
+		return ParseCodex(r, opts)
+	case FormatAider:
+		return ParseAider(r, opts)
+	case FormatSpecStory:
+		return ParseSpecStory(r, opts)
+	}
+	return nil, newStats(format), fmt.Errorf("unknown session format %q: %w", format, memory.ErrInvalid)
+}
+
+// ParseFile reads one session file, detecting its format from its content
+// (Detect). Options.SessionID defaults to SessionIDFromPath(path); for Aider
+// and SpecStory, which record no working directory, Options.Project
+// defaults to the directory the history belongs to (the one holding
+// .aider.chat.history.md, the one holding .specstory). With
+// Options.Sidechains, a Claude Code session's subagent files
+// (<session>/subagents/agent-*.jsonl beside it) are read too.
+func ParseFile(path string, opts Options) ([]memory.Exchange, Stats, error) {
+	data, err := readFile(path, opts)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	format, err := Detect(data)
+	if err != nil {
+		return nil, Stats{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return ParseBytes(path, data, format, opts)
+}
+
+// ParseFileAs reads one session file as the given format (see ParseFile).
+func ParseFileAs(path string, format Format, opts Options) ([]memory.Exchange, Stats, error) {
+	data, err := readFile(path, opts)
+	if err != nil {
+		return nil, Stats{}, err
+	}
+	return ParseBytes(path, data, format, opts)
+}
+
+// MaxFileBytes bounds the file ParseFile reads.
+const MaxFileBytes = 256 << 20
+
+func readFile(path string, opts Options) ([]byte, error) {
+	f, err := openFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB: %w", path, MaxFileBytes>>20, memory.ErrInvalid)
+	}
+	return data, nil
+}
+
+// ParseBytes reads the content of a session file named name (a path, used
+// as ParseFile does for the defaults, and in errors) as the given format.
+func ParseBytes(name string, data []byte, format Format, opts Options) ([]memory.Exchange, Stats, error) {
+	path := name
+	if opts.SessionID == "" {
+		opts.SessionID = SessionIDFromPath(path)
+	}
+	if opts.Project == "" {
+		opts.Project = projectOfHistory(path, format)
+	}
+	exs, st, err := ParseAs(bytes.NewReader(data), format, opts)
+	if err != nil {
+		return exs, st, fmt.Errorf("%s: %w", path, err)
+	}
+	if format == FormatClaudeCode && !opts.Sidechains && st.Exchanges == 0 && st.UserPrompts == 0 && st.Skipped[SkipSidechain] > 0 {
+		// Nothing but a subagent's conversation: a subagent file, named
+		// on purpose.
+		opts.Sidechains = true
+		return ParseBytes(name, data, format, opts)
+	}
+	if format == FormatClaudeCode && opts.Sidechains {
+		return withSubagentFiles(path, exs, st, opts)
+	}
+	return exs, st, nil
+}
+
+// projectOfHistory names the project of an Aider or SpecStory history from
+// where it lives: the directory holding .aider.chat.history.md, the one
+// holding .specstory/history/. "" when the path says nothing (another
+// name, another place).
+func projectOfHistory(path string, format Format) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(abs)
+	switch format {
+	case FormatAider:
+		if filepath.Base(abs) == ".aider.chat.history.md" {
+			return ProjectName(dir)
+		}
+	case FormatSpecStory:
+		if filepath.Base(dir) == "history" && filepath.Base(filepath.Dir(dir)) == ".specstory" {
+			return ProjectName(filepath.Dir(filepath.Dir(dir)))
+		}
+	}
+	return ""
+}
+
+// lines calls fn for each line of r with its number from 1, bounding each
+// to max bytes: a longer line is an error naming it (ErrLineTooLong).
+func lines(r io.Reader, max int, fn func(n int, line []byte)) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), max+1) // +1: room for the newline
+	n := 0
+	for sc.Scan() {
+		n++
+		line := sc.Bytes()
+		if len(line) > max {
+			return fmt.Errorf("line %d is longer than %d bytes: %w", n, max, ErrLineTooLong)
+		}
+		fn(n, line)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("line %d is longer than %d bytes: %w", n+1, max, ErrLineTooLong)
+		}
+		return fmt.Errorf("reading line %d: %w", n+1, err)
+	}
+	return nil
+}
+
+func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// clean makes s valid UTF-8 without NUL bytes.
+func clean(s string) string {
+	if memory.ValidUTF8(s) {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return clean(string(raw))
+	}
+	return clean(b.String())
+}
+
+// jsonObject returns fields as a compact JSON object (for tool inputs that
+// are not JSON themselves).
+func jsonObject(fields map[string]string) string {
+	b, err := json.Marshal(fields)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
