@@ -36,10 +36,16 @@
 // parser works event by event and keeps only the assembled answer (text and
 // tool call inputs), at most MaxCaptureBytes of it.
 //
+// A WebSocket (Codex opens one on GET /v1/responses) passes through: the
+// upgrade reaches the upstream, its 101 answer the agent, and then the
+// frames flow unchanged both ways until either side closes (see
+// websocket.go); the Responses API's turns over it are captured.
+//
 // # What is captured
 //
 // Only POST /v1/messages, /openai/v1/chat/completions and
-// /openai/v1/responses, answered 2xx, read by the agent to the end, with a
+// /openai/v1/responses (and the response.create turns of a WebSocket on
+// /openai/v1/responses without extensions), answered 2xx, read by the agent to the end, with a
 // request body and an answer within MaxCaptureBytes, while capture is
 // enabled, and not from an excluded project. A streaming response must also
 // reach its final event (message_stop, an error event, data: [DONE],
@@ -155,6 +161,7 @@ type Stats struct {
 	HandlerPanics     int64 `json:"handler_panics"`      // Handler panicked (recovered)
 	Handled           int64 `json:"handled"`             // exchanges the Handler accepted
 	UpstreamResets    int64 `json:"upstream_resets"`     // answers the upstream broke off mid-way (the agent saw the same break)
+	WebSockets        int64 `json:"websockets"`          // WebSocket connections passed through (turns captured on the Responses API only)
 	QueueLen          int   `json:"queue_len"`
 	QueueCap          int   `json:"queue_cap"`
 	QueueBytes        int64 `json:"queue_bytes"` // bytes the queued exchanges hold
@@ -235,7 +242,7 @@ type Proxy struct {
 	upstream    *UpstreamProblem // under mu
 
 	requests, captured, dropped, notCaptured, upstreamErrors, tooLarge,
-	pausedSkipped, excludedN, unparsed, handlerErrors, handlerPanics, handled, resets atomic.Int64
+	pausedSkipped, excludedN, unparsed, handlerErrors, handlerPanics, handled, resets, websockets atomic.Int64
 }
 
 // New returns a Proxy for opts; it fails if an upstream is not an absolute
@@ -372,8 +379,8 @@ func (p *Proxy) Stats() Stats {
 		TooLarge: p.tooLarge.Load(), PausedSkipped: p.pausedSkipped.Load(), Excluded: p.excludedN.Load(),
 		Unparsed: p.unparsed.Load(), HandlerErrors: p.handlerErrors.Load(), HandlerPanics: p.handlerPanics.Load(),
 		Handled: p.handled.Load(), QueueLen: len(p.queue), QueueCap: cap(p.queue), QueueBytes: p.queuedBytes.Load(), Enabled: p.Enabled(),
-		UpstreamResets: p.resets.Load(),
-		LastError:      lastErr, LastErrorAt: lastErrAt, LastErrorKind: lastErrKind, LastCapture: lastCap, LastHandled: lastHandled, LastDropped: lastDropped,
+		UpstreamResets: p.resets.Load(), WebSockets: p.websockets.Load(),
+		LastError: lastErr, LastErrorAt: lastErrAt, LastErrorKind: lastErrKind, LastCapture: lastCap, LastHandled: lastHandled, LastDropped: lastDropped,
 		Upstream: up,
 	}
 }
@@ -472,6 +479,8 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			r = r.WithContext(context.WithValue(r.Context(), ctxKey{}, f))
 		}
+	} else if responsesWebSocket(r) {
+		r = r.WithContext(context.WithValue(r.Context(), wsKey{}, true))
 	}
 	p.rp.ServeHTTP(w, r)
 }
@@ -496,6 +505,13 @@ func (p *Proxy) rewrite(pr *httputil.ProxyRequest) {
 func (p *Proxy) modifyResponse(resp *http.Response) error {
 	stripCORS(resp.Header)
 	p.upstreamOK(UpstreamUnreachable) // it answered
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// The ReverseProxy switches protocols only with the upstream's
+		// connection itself as the body (an io.ReadWriteCloser): keep it
+		// so, or wrap it in a wsConn that is one too.
+		p.switched(resp)
+		return nil
+	}
 	watch := func() {
 		if resp.Body != nil && resp.Body != http.NoBody {
 			resp.Body = &bodyWatch{rc: resp.Body, p: p, req: resp.Request}
@@ -803,6 +819,12 @@ func (t *respTee) finish() {
 			pd.raw = t.raw // an identity JSON body: parsed by the worker
 		}
 	}
+	p.enqueue(pd)
+}
+
+// enqueue hands a finished exchange to Run's workers without waiting:
+// with the queue full or over its byte budget it is dropped and counted.
+func (p *Proxy) enqueue(pd *pending) {
 	pd.size = int64(len(pd.req) + len(pd.raw))
 	if p.queuedBytes.Add(pd.size) > p.maxQueued {
 		p.queuedBytes.Add(-pd.size)
