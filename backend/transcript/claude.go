@@ -77,7 +77,6 @@ var bookkeeping = map[string]bool{
 
 const synthetic = "<synthetic>"
 
-
 // Parse reads one Claude Code transcript (FormatClaudeCode) and returns its
 // Exchanges. On an error it returns the Exchanges and Stats of the lines
 // before the failing one.
