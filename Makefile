@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X $(CLIPKG).Version=$(VERSION) -X $(CLIPKG).Commit=$(COMMIT) -
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build desktop frontend run test test-short bench eval fuzz soak clean model types appimage test-appimage
+.PHONY: all deps build desktop frontend run test test-short bench eval eval-sessions fuzz soak clean model types appimage test-appimage
 .PHONY: package deb windows linux-cli release test-package
 .PHONY: load faults
 
@@ -115,6 +115,13 @@ eval: build
 	  echo "replayed again (must add no memory):"; for f in $(SHARED)/data/claude-code-transcripts/*.jsonl; do $(BIN) ingest --data-dir $$d $$f | grep 'memories written'; done; \
 	  $(BIN) stats --data-dir $$d; rm -rf $$d; \
 	else echo "eval: Claude Code transcripts absent, skipped"; fi
+	@$(MAKE) --no-print-directory eval-sessions
+
+# The labelled real agent sessions (README: eval sessions); the command
+# itself says "skipped: ... not found" when the set is absent.
+eval-sessions: build
+	$(BIN) eval sessions $(SHARED)/eval/sessions-dev.json
+	@if [ -f $(SHARED)/eval/sessions-dev-more.json ]; then $(BIN) eval sessions $(SHARED)/eval/sessions-dev-more.json; fi
 
 # Load test (README: Benchmarks): `memtray serve` as a subprocess, 64 agent
 # sessions streaming through its proxy and straight to a fake provider for
@@ -146,6 +153,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzParseBuffer$$' -fuzztime $(FUZZTIME) ./backend/noise/
 	$(GO) test -run '^$$' -fuzz '^FuzzSplit$$' -fuzztime $(FUZZTIME) ./backend/chunk/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./backend/transcript/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseSessionSet$$' -fuzztime $(FUZZTIME) ./backend/eval/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseAnswer$$' -fuzztime $(FUZZTIME) ./backend/judge/
 	$(GO) test -run '^$$' -fuzz '^FuzzRedact$$' -fuzztime $(FUZZTIME) ./backend/redact/
 	$(GO) test -run '^$$' -fuzz '^FuzzAnalyze$$' -fuzztime $(FUZZTIME) ./backend/ingest/

@@ -25,9 +25,10 @@ import (
 // the first SessionsK memories the prompt hook gives covers the fact.
 const SessionsK = 5
 
-// sessionsIngestBatch is how many exchanges go to the daemon at once, as
-// `memtray ingest` sends them.
-const sessionsIngestBatch = 200
+// sessionsIngestBatch is how many exchanges go to the daemon at once: a
+// whole session in one request (the daemon reads a request's exchanges as
+// all there is of their sessions), up to the most one request may hold.
+const sessionsIngestBatch = httpapi.MaxIngestItems
 
 // Agent formats the session evaluation reads (LabelledSession.Agent).
 const (
@@ -49,8 +50,9 @@ type SessionsOptions struct {
 // RunSessions is `memtray eval sessions SET.json`: it ingests each session
 // of the set, in order, into a real daemon opened in-process on a temporary
 // data dir with the default config (built-in embedder, no judge; agent
-// skills off, they are not memories and would read the user's home), the
-// way `memtray ingest` sends a transcript (daemon.Ingest); then it scores
+// skills off, they are not memories and would read the user's home),
+// through the daemon's entry point of `memtray ingest` (daemon.Ingest, a
+// whole session per request, sessions in set order); then it scores
 // the memories stored and asks every fact's queries the way the
 // UserPromptSubmit hook does (daemon.Recall, floors on, a fresh recall
 // session per query).
