@@ -23,7 +23,8 @@ import (
 // agent is a request body (the same fields as a POST /v1/responses), and
 // the response.* events the upstream sends back, one per text message,
 // are parsed as the events of the HTTPS stream, up to response.completed
-// (or response.failed, error). A turn is handed over as the HTTPS one is;
+// (or response.failed, error). A response.create with "generate": false
+// (Codex's prewarm, sent when the socket opens) runs no model: no turn. A turn is handed over as the HTTPS one is;
 // a response.create sent before the previous turn ended drops that turn
 // (counted unparsed). Not captured: other WebSocket paths, and
 // connections with a negotiated extension (permessage-deflate compresses
@@ -118,10 +119,14 @@ func (c *wsConn) agentMessage(op byte, data []byte) {
 		return
 	}
 	var head struct {
-		Type string `json:"type"`
+		Type     string `json:"type"`
+		Generate *bool  `json:"generate"`
 	}
 	if json.Unmarshal(data, &head) != nil || head.Type != "response.create" {
 		return
+	}
+	if head.Generate != nil && !*head.Generate {
+		return // Codex's prewarm: the model is not run, there is no turn
 	}
 	p := c.p
 	c.mu.Lock()

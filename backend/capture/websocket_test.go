@@ -467,6 +467,15 @@ func TestWebSocketNotCaptured(t *testing.T) {
 			t.Errorf("stats %+v", st)
 		}
 	})
+	t.Run("prewarm", func(t *testing.T) {
+		// Codex 0.171 first sends its request with "generate": false.
+		h, _ := wsHarness(t, events, "", nil)
+		prewarm := bytes.Replace(responseCreate(t), []byte(`"type":"response.create",`), []byte(`"type":"response.create","generate":false,`), 1)
+		run(t, h, clientFrame(true, wsText, prewarm))
+		if st := h.p.Stats(); st.Captured != 0 || st.Unparsed != 0 {
+			t.Errorf("stats %+v", st)
+		}
+	})
 	t.Run("compressed", func(t *testing.T) {
 		h, _ := wsHarness(t, events, "permessage-deflate", nil)
 		run(t, h, create)
