@@ -130,20 +130,28 @@ func TestRunSessionsSkips(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(dir, "web.jsonl"), string(src))
 	writeFile(t, filepath.Join(dir, "other.log"), "a session of an agent memtray cannot read\n")
+	writeFile(t, filepath.Join(dir, "notes.aider.md"), "\n# aider chat started at 2025-03-02 10:00:00\n\n"+
+		"#### Where does the notes app keep its search index?  \n\n"+
+		"The search index lives in `var/index.sqlite`; it is rebuilt by `make reindex` whenever the schema changes.\n\n")
 	mixed := filepath.Join(dir, "mixed.json")
 	writeFile(t, mixed, `{"sessions":[
 		{"id":"A","agent":"claude-code","file":"web.jsonl","user_turns":2,"facts":[{"id":"F1","where":"user","keys":[["stripe"]],"queries":["Can handlers call Stripe?"]}]},
 		{"id":"B","agent":"no-such-agent","file":"other.log","user_turns":1,"facts":[{"id":"F1","where":"user","keys":[["x"]],"queries":["q"]}]},
-		{"id":"C","agent":"claude-code","file":"missing.jsonl","user_turns":1,"facts":[{"id":"F1","where":"user","keys":[["x"]],"queries":["q"]}]}]}`)
+		{"id":"C","agent":"claude-code","file":"missing.jsonl","user_turns":1,"facts":[{"id":"F1","where":"user","keys":[["x"]],"queries":["q"]}]},
+		{"id":"D","agent":"aider","project":"notes","file":"notes.aider.md","user_turns":1,"facts":[{"id":"F1","where":"final-answer","keys":[["index.sqlite"]],"queries":["Where is the search index?"]}]}]}`)
 	rep, err = RunSessions(ctx, mixed, SessionsOptions{TempDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Skipped != "" || rep.Overall.Sessions != 1 || rep.Overall.SessionsSkipped != 2 || rep.Overall.Facts != 1 {
+	if rep.Skipped != "" || rep.Overall.Sessions != 2 || rep.Overall.SessionsSkipped != 2 || rep.Overall.Facts != 2 {
 		t.Errorf("mixed set: %+v", rep.Overall)
 	}
 	if !strings.Contains(rep.Sessions[1].Skipped, "reader missing") || !strings.Contains(rep.Sessions[2].Skipped, "not found") {
 		t.Errorf("skip reasons: %q, %q", rep.Sessions[1].Skipped, rep.Sessions[2].Skipped)
+	}
+	// An Aider history whose location names no project gets the set's.
+	if d := rep.Sessions[3]; d.Skipped != "" || d.Exchanges != 1 || d.Project != "notes" {
+		t.Errorf("aider session: %+v", d)
 	}
 }
 

@@ -30,11 +30,6 @@ const SessionsK = 5
 // all there is of their sessions), up to the most one request may hold.
 const sessionsIngestBatch = httpapi.MaxIngestItems
 
-// Agent formats the session evaluation reads (LabelledSession.Agent).
-const (
-	AgentClaudeCode = "claude-code"
-)
-
 // errReaderMissing: memtray has no reader for a session's format yet.
 var errReaderMissing = errors.New("reader missing")
 
@@ -94,7 +89,7 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 	for i := range set.Sessions {
 		ls := &set.Sessions[i]
 		file := filepath.Join(filepath.Dir(path), filepath.FromSlash(ls.File))
-		exs, err := readSession(file, ls.Agent)
+		exs, err := readSession(file, ls)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			missing = append(missing, file)
@@ -287,24 +282,26 @@ func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, st
 	return d, dir, nil
 }
 
-// readSession reads a session file of the agent's format into exchanges.
-func readSession(path, agent string) ([]memory.Exchange, error) {
-	switch agent {
-	case AgentClaudeCode:
-	default:
-		if _, err := os.Stat(path); err != nil {
-			return nil, err
-		}
-		return nil, errReaderMissing
-	}
-	f, err := os.Open(path)
-	if err != nil {
+// readSession reads a session file in the format its agent names
+// (transcript.ParseFormat: claude-code, codex, aider, cursor...) into
+// exchanges. Aider and SpecStory histories whose location names no project
+// get the set's project, as `memtray ingest --project` would give them.
+func readSession(path string, ls *LabelledSession) ([]memory.Exchange, error) {
+	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	exs, _, err := transcript.Parse(f, transcript.Options{SessionID: transcript.SessionIDFromPath(path)})
+	format, err := transcript.ParseFormat(ls.Agent)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, errReaderMissing
+	}
+	exs, _, err := transcript.ParseFileAs(path, format, transcript.Options{})
+	if err != nil {
+		return nil, err // it names the file
+	}
+	if mostCommon(exs, func(ex memory.Exchange) string { return ex.Project }) == "" {
+		for i := range exs {
+			exs[i].Project = ls.Project
+		}
 	}
 	return exs, nil
 }
