@@ -148,16 +148,7 @@ func (d *Daemon) resumeAfterPause(until time.Time) (bool, error) {
 // may supersede an earlier one).
 func (d *Daemon) runCapture(ctx context.Context) {
 	d.proxy.Run(ctx, 1, func(ctx context.Context, ex memory.Exchange) error {
-		dec, err := d.pipeline.Process(ctx, ex)
-		err = d.indexLag(err)
-		if ctx.Err() == nil {
-			d.noteProcessed(dec, err)
-		}
-		if err != nil {
-			return err
-		}
-		d.decisions.add(dec, ex)
-		return nil
+		return d.process(ctx, ex) // headless.go
 	})
 }
 

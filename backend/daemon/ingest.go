@@ -80,9 +80,18 @@ func (d *Daemon) Ingest(ctx context.Context, req httpapi.IngestRequest) (httpapi
 			return httpapi.IngestResponse{}, fmt.Errorf("document %d: %w: a name and at most 1 MiB of UTF-8 text are required", i, memory.ErrInvalid)
 		}
 	}
+	// The exchanges of a request are all there is of their sessions (a
+	// transcript is complete): a headless session is decided by the most
+	// user turns it reaches in the request.
+	reach := map[string]int{}
+	for _, ex := range req.Exchanges {
+		if ex.Headless && ex.SessionID != "" {
+			reach[ex.SessionID] = max(reach[ex.SessionID], ex.UserTurns)
+		}
+	}
 	var resp httpapi.IngestResponse
 	for _, ex := range req.Exchanges {
-		dec, err := d.pipeline.Process(ctx, ex)
+		dec, _, _, err := d.pipeline.ProcessSession(ctx, ex, ingest.SessionState{UserTurns: reach[ex.SessionID], Ended: true})
 		if err != nil {
 			return resp, d.indexLag(err)
 		}

@@ -1,0 +1,372 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// The headless hold. A headless session (claude -p, the Agent SDK, codex
+// exec) forms memories only once it has ingest.headless_min_user_turns user
+// turns, and then from all its turns (DESIGN.md "Write pipeline"). Until
+// then its turns that pass the source stage are held: neither stored nor
+// rejected, kept on disk under HeadlessHoldDir (secrets masked, as the
+// stages saw them) so a restart loses none. They are decided:
+//
+//   - when the session reaches the count (claude -p --continue, codex exec
+//     resume): the held turns run through the pipeline in order, then the
+//     new one;
+//   - when the session ends under the count: no turn of it for
+//     ingest.headless_idle (30 minutes). The held turns are then rejected
+//     with the headless reason and shown in the feed. Claude Code's
+//     SessionEnd hook is no end here: a print-mode session ends after each
+//     `claude -p`, and `--continue` resumes the same session id;
+//   - when the hold is full (ingest.headless_hold_turns a session,
+//     headless_hold_total in all): the oldest held turn is rejected, with
+//     its reason, and counted (holdStats.Dropped).
+//
+// Decided turns appear in the feed like any other; a held turn appears
+// when it is decided.
+
+// HeadlessHoldDir, in the data dir, holds the held turns: one JSON Lines
+// file per session, named by a hash of the session id.
+const HeadlessHoldDir = "headless"
+
+// maxHoldLine bounds one line of a hold file (a turn is at most 1 MiB of
+// text each way, plus 4 MiB of tool calls and results).
+const maxHoldLine = 8 << 20
+
+// heldTurn is one line of a hold file.
+type heldTurn struct {
+	Exchange memory.Exchange `json:"exchange"`
+	HeldAt   time.Time       `json:"held_at"`
+}
+
+// holdSession is the held turns of one session, oldest first.
+type holdSession struct {
+	id    string
+	turns []heldTurn
+	// last is when the session was last seen (a held turn came in).
+	last time.Time
+}
+
+// holdStats counts what the hold did since the daemon started.
+type holdStats struct {
+	Held, Released, Expired, Dropped int
+}
+
+// headlessHold keeps the held turns of headless sessions. Its mutex is held
+// while a headless exchange is processed, so a session's turns are decided
+// in order.
+type headlessHold struct {
+	mu       sync.Mutex
+	dir      string
+	sessions map[string]*holdSession
+	total    int
+	stats    holdStats
+}
+
+// openHold reads the hold files left by an earlier run. A line it cannot
+// read is skipped (and counted in the returned error, which the caller
+// logs); the rest is kept.
+func openHold(dataDir string) (*headlessHold, error) {
+	h := &headlessHold{dir: filepath.Join(dataDir, HeadlessHoldDir), sessions: map[string]*holdSession{}}
+	entries, err := os.ReadDir(h.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return h, nil
+	}
+	if err != nil {
+		return h, fmt.Errorf("read headless hold: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		turns, err := readHoldFile(filepath.Join(h.dir, e.Name()))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if len(turns) == 0 {
+			continue
+		}
+		id := turns[0].Exchange.SessionID
+		if holdFileName(id) != e.Name() {
+			errs = append(errs, fmt.Errorf("headless hold: %s does not hold the session its name says; skipped", e.Name()))
+			continue
+		}
+		s := &holdSession{id: id, turns: turns}
+		for _, t := range turns {
+			s.last = maxTime(s.last, t.HeldAt)
+		}
+		h.sessions[id] = s
+		h.total += len(turns)
+	}
+	return h, errors.Join(errs...)
+}
+
+func readHoldFile(path string) ([]heldTurn, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read headless hold: %w", err)
+	}
+	turns, bad := parseHold(data)
+	if bad > 0 {
+		return turns, fmt.Errorf("headless hold %s: %d unreadable lines skipped", filepath.Base(path), bad)
+	}
+	return turns, nil
+}
+
+// parseHold reads the lines of a hold file: valid turns of one session,
+// and how many lines were not.
+func parseHold(data []byte) (turns []heldTurn, bad int) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), maxHoldLine)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var t heldTurn
+		if err := json.Unmarshal(line, &t); err != nil || ingest.Validate(t.Exchange) != nil ||
+			t.Exchange.SessionID == "" || !t.Exchange.Headless ||
+			(len(turns) > 0 && t.Exchange.SessionID != turns[0].Exchange.SessionID) {
+			bad++
+			continue
+		}
+		turns = append(turns, t)
+	}
+	if sc.Err() != nil {
+		bad++ // a line longer than any turn: the rest of the file is lost
+	}
+	return turns, bad
+}
+
+func holdFileName(session string) string {
+	sum := sha256.Sum256([]byte(session))
+	return hex.EncodeToString(sum[:16]) + ".jsonl"
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// write saves a session's turns (or removes its file when none are left).
+func (h *headlessHold) write(s *holdSession) error {
+	path := filepath.Join(h.dir, holdFileName(s.id))
+	if len(s.turns) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("headless hold: %w", err)
+		}
+		return nil
+	}
+	var buf bytes.Buffer
+	for _, t := range s.turns {
+		line, err := json.Marshal(t)
+		if err != nil {
+			return fmt.Errorf("headless hold: %w", err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	if err := os.MkdirAll(h.dir, 0o700); err != nil {
+		return fmt.Errorf("headless hold: %w", err)
+	}
+	if err := config.WriteFileAtomic(path, buf.Bytes(), 0o600); err != nil {
+		return fmt.Errorf("headless hold: %w", err)
+	}
+	return nil
+}
+
+// process runs a captured exchange through the write pipeline with the
+// headless hold and records every decision it makes (the exchange's, and
+// those of held turns it releases or drops).
+func (d *Daemon) process(ctx context.Context, ex memory.Exchange) error {
+	if !ex.Headless {
+		return d.decide(ctx, ex, ingest.SessionState{Ended: true})
+	}
+	h := d.hold
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cfg := d.cfg.Ingest
+	s := h.sessions[ex.SessionID]
+	if s != nil && ex.UserTurns >= cfg.HeadlessMinUserTurns {
+		// The session reached the count: its held turns first, in order.
+		for len(s.turns) > 0 {
+			t := s.turns[0]
+			if err := d.decide(ctx, t.Exchange, ingest.SessionState{UserTurns: ex.UserTurns}); err != nil {
+				return err // kept on disk: tried again with the session's next turn
+			}
+			s.turns = s.turns[1:]
+			h.total--
+			h.stats.Released++
+			if err := h.write(s); err != nil {
+				d.log.Warn("headless hold not saved", "err", err)
+			}
+		}
+		delete(h.sessions, ex.SessionID)
+	}
+	dec, kept, held, err := d.pipeline.ProcessSession(ctx, ex, ingest.SessionState{})
+	err = d.indexLag(err)
+	if ctx.Err() == nil && !held {
+		d.noteProcessed(dec, err)
+	}
+	if err != nil {
+		return err
+	}
+	if !held {
+		d.decisions.add(dec, ex)
+		return nil
+	}
+	if s == nil {
+		s = &holdSession{id: ex.SessionID}
+		h.sessions[ex.SessionID] = s
+	}
+	now := d.clock.Now().UTC()
+	s.turns = append(s.turns, heldTurn{Exchange: kept, HeldAt: now})
+	s.last = now
+	h.total++
+	h.stats.Held++
+	d.trimHold(s)
+	if err := h.write(s); err != nil {
+		d.log.Warn("headless hold not saved: its turns are lost at the next restart", "err", err)
+	}
+	return nil
+}
+
+// decide runs ex through the pipeline knowing st and records the decision.
+func (d *Daemon) decide(ctx context.Context, ex memory.Exchange, st ingest.SessionState) error {
+	dec, _, held, err := d.pipeline.ProcessSession(ctx, ex, st)
+	err = d.indexLag(err)
+	if ctx.Err() == nil {
+		d.noteProcessed(dec, err)
+	}
+	if err != nil {
+		return err
+	}
+	if held { // unreachable: st says the session reached the count or ended
+		return errors.New("headless hold: a released turn was held again")
+	}
+	d.decisions.add(dec, ex)
+	return nil
+}
+
+// trimHold drops the oldest held turns, of s and then of every session,
+// until the hold is within its bounds. Under h.mu.
+func (d *Daemon) trimHold(s *holdSession) {
+	h, cfg := d.hold, d.cfg.Ingest
+	reason := ingest.HoldFullReason(cfg.HeadlessHoldTurns, cfg.HeadlessHoldTotal)
+	drop := func(s *holdSession) {
+		t := s.turns[0]
+		s.turns = s.turns[1:]
+		h.total--
+		h.stats.Dropped++
+		d.decisions.add(d.pipeline.Reject(t.Exchange, ingest.StageHeadless, reason), t.Exchange)
+		if len(s.turns) == 0 {
+			delete(h.sessions, s.id)
+		}
+	}
+	for len(s.turns) > cfg.HeadlessHoldTurns {
+		drop(s)
+	}
+	for h.total > cfg.HeadlessHoldTotal {
+		var oldest *holdSession
+		for _, o := range h.sessions {
+			if oldest == nil || o.turns[0].HeldAt.Before(oldest.turns[0].HeldAt) ||
+				(o.turns[0].HeldAt.Equal(oldest.turns[0].HeldAt) && o.id < oldest.id) {
+				oldest = o
+			}
+		}
+		drop(oldest)
+		if oldest != s {
+			if err := h.write(oldest); err != nil {
+				d.log.Warn("headless hold not saved", "err", err)
+			}
+		}
+	}
+}
+
+// expireHold rejects the held turns of sessions quiet for
+// ingest.headless_idle: they ended under the count.
+func (d *Daemon) expireHold(ctx context.Context) error {
+	h := d.hold
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	idle := time.Duration(d.cfg.Ingest.HeadlessIdle)
+	now := d.clock.Now()
+	ids := make([]string, 0, len(h.sessions))
+	for id, s := range h.sessions {
+		if now.Sub(s.last) >= idle {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		s := h.sessions[id]
+		turns := 0
+		for _, t := range s.turns {
+			turns = max(turns, t.Exchange.UserTurns)
+		}
+		for len(s.turns) > 0 {
+			if err := d.decide(ctx, s.turns[0].Exchange, ingest.SessionState{UserTurns: turns, Ended: true}); err != nil {
+				return err
+			}
+			s.turns = s.turns[1:]
+			h.total--
+			h.stats.Expired++
+		}
+		delete(h.sessions, id)
+		if err := h.write(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// holdCheck is how often the daemon looks for ended headless sessions: a
+// fraction of headless_idle, at most a minute.
+func holdCheck(idle time.Duration) time.Duration {
+	return min(max(idle/4, 10*time.Millisecond), time.Minute)
+}
+
+// runHold decides the held turns of ended sessions until ctx ends.
+func (d *Daemon) runHold(ctx context.Context) {
+	tick := time.NewTicker(holdCheck(time.Duration(d.cfg.Ingest.HeadlessIdle)))
+	defer tick.Stop()
+	for {
+		if err := d.expireHold(ctx); err != nil && ctx.Err() == nil {
+			d.log.Warn("could not decide the held turns of ended headless sessions; trying again", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// holdState reports the hold's counters and how many turns it holds.
+func (d *Daemon) holdState() (holdStats, int) {
+	d.hold.mu.Lock()
+	defer d.hold.mu.Unlock()
+	return d.hold.stats, d.hold.total
+}
