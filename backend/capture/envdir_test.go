@@ -113,7 +113,7 @@ func TestParseCodex0171(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := request{model: "gpt-5-codex", stream: true, sessionID: "00000000-0000-7000-8000-000000000171", user: "say ok",
-		userTurns: 1, turn: 1, dir: "/tmp/ccproj/cxproj"}
+		userTurns: 1, turn: 1, dir: "/tmp/ccproj/cxproj", headless: true} // codex exec (headless.go)
 	if !reflect.DeepEqual(r, want) {
 		t.Errorf("got %+v\nwant %+v", r, want)
 	}

@@ -328,7 +328,7 @@ func parseResponsesRequest(body []byte) (request, error) {
 	if d := workingDir(system); d != "" {
 		r.dir = d
 	}
-	r.headless = isHeadless(system)
+	r.headless = isHeadless(system) || isCodexExec(body) // headless.go
 	r.turn = assistants + 1
 	if r.sessionID == "" && first != "" {
 		r.sessionID = hashID(first)
