@@ -3,6 +3,7 @@ package transcript
 import (
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +45,9 @@ import (
 // ask the model ("/ask", "/code", "/architect", "/context" with text).
 //
 // Each chat is a session: SessionID is Options.SessionID (else
-// "aider:<project>") with "@" and the chat's start time; every Exchange of a
+// "aider:<project>") with "@" and the chat's start time (and "#n", the
+// chat's number in the file, when that is not unique; Stats.SessionID
+// names the first chat with Exchanges); every Exchange of a
 // chat has that time as StartedAt and EndedAt (Aider records no other).
 // Project is Options.Project (ParseFile takes it from where the history
 // lives). Turn and UserTurns count within each chat.
@@ -71,9 +74,12 @@ type aiderParser struct {
 	prompt   []string
 	answer   []string
 	output   []string
-	answered bool // the chat has had an answer
-	inOutput bool // the last non-blank line was Aider's output
-	multi    bool // inside a multi-line output message
+	answered bool            // the chat has had an answer
+	ids      map[string]bool // the session ids given
+	// idHasExchanges: the session Stats.SessionID names has Exchanges.
+	idHasExchanges bool
+	inOutput       bool // the last non-blank line was Aider's output
+	multi          bool // inside a multi-line output message
 }
 
 // aiderPromptCommands are the in-chat commands that send the model a prompt.
@@ -103,9 +109,19 @@ func (p *aiderParser) end() {
 	if !p.start.IsZero() {
 		id += "@" + p.start.Format("2006-01-02T15:04:05")
 	}
+	if p.ids[id] {
+		// No time, or two chats started in the same second.
+		id += "#" + strconv.Itoa(p.stats.Sessions)
+	}
+	if p.ids == nil {
+		p.ids = map[string]bool{}
+	}
+	p.ids[id] = true
 	exs := p.b.finish(id, clean(p.opts.Project), p.opts.Headless)
-	if p.stats.SessionID == "" {
+	if p.stats.SessionID == "" || (len(exs) > 0 && !p.idHasExchanges) {
+		// The first session with Exchanges names the file's.
 		p.stats.SessionID = id
+		p.idHasExchanges = len(exs) > 0
 	}
 	p.out = append(p.out, exs...)
 }
@@ -166,7 +182,9 @@ func (p *aiderParser) line(n int, raw []byte) {
 		return
 	}
 	p.stats.Lines++
-	p.read = true
+	if !strings.HasPrefix(s, aiderHeader) {
+		p.read = true
+	}
 	if p.multi && !strings.HasPrefix(s, aiderHeader) && !aiderPromptLine(s) {
 		// Aider prefixes only the first line of a multi-line message and
 		// ends the message with two spaces.
@@ -189,7 +207,6 @@ func (p *aiderParser) line(n int, raw []byte) {
 			t = time.Time{}
 		}
 		p.begin(t, true)
-		p.read = true
 	case aiderPromptLine(s):
 		p.stats.countType("user")
 		if len(p.answer) > 0 || len(p.output) > 0 {

@@ -128,20 +128,23 @@ func (p *specParser) line(n int, raw []byte) {
 	if m := specRole.FindStringSubmatch(trimmed); m != nil {
 		p.flush()
 		p.stats.countType(strings.ToLower(m[1]))
-		p.role = "assistant"
+		role := "assistant"
 		switch {
 		case m[1] == "User":
-			p.role = "user"
+			role = "user"
 		case strings.Contains(m[2], "sidechain"):
-			p.role = "sidechain"
+			role = "sidechain"
 		}
-		p.toolRun = false
+		if role != p.role && (role == "sidechain" || p.role == "sidechain") {
+			p.b.close() // a subagent's responses are its own
+		}
+		p.role = role
 		if t := p.specTime(m[2]); !t.IsZero() {
 			p.at = t
 		} else {
 			p.at = p.start
 		}
-		if p.role != "user" {
+		if p.role == "assistant" {
 			if model := specModel(m[2]); model != "" {
 				p.b.model = model
 			}
