@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"backend/store":            {"memory"},
 	"backend/search":           {"memory", "config", "store", "embed", "embed/wordvec"},
 	"backend/capture":          {"memory", "config", "events"},
+	"backend/tail":             {"memory", "config", "transcript"},
 	"backend/ingest":           {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
 	"backend/steward":          {"memory", "config", "store", "search", "events"},
 	"backend/tidy":             {"config"},
@@ -37,7 +38,7 @@ var allowed = map[string][]string{
 	"backend/mcp":              {"memory", "config", "store", "search", "ingest", "steward", "events"},
 	"backend/eval":             {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript", "steward", "daemon", "httpapi"},
 	"backend/importer":         {"memory", "config", "store", "search", "redact", "chunk", "ingest", "transcript"},
-	"backend/daemon":           {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup", "autostart"},
+	"backend/daemon":           {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup", "autostart", "tail"},
 	"backend/cli":              {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy", "agentsetup", "autostart"},
 }
 

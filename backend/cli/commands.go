@@ -73,7 +73,7 @@ func runServe(env *Env, args []string) error {
 			"Anyone who can reach that address can send traffic through the capture proxy (no token) and have it remembered.\n"+
 			"Use it only behind a port forward you control (a container or VM), never on a shared network.\n", cfg.Listen)
 	}
-	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Build: Build(), Logger: log})
+	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Build: Build(), Logger: log, OnDemand: StartedOnDemand()}) // mcp.go
 	if err != nil {
 		return err
 	}
@@ -312,6 +312,9 @@ func runStats(env *Env, args []string) error {
 		fmt.Fprintf(env.Stdout, "content gate: %s\njudge:      %s\n", gate, judgeLine)
 		if s.Capture != nil {
 			printCapture(env.Stdout, *s.Capture)
+		}
+		if s.Transcripts != nil {
+			printTranscripts(env.Stdout, *s.Transcripts) // hook.go
 		}
 		if r := s.Recall; r.Requests > 0 {
 			fmt.Fprintf(env.Stdout, "recall:     %d requests, %d searches, %d memories given, %d empty, %d tool-loop and %d repeated turns skipped, %d sessions\n",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/transcript"
 )
@@ -25,6 +26,7 @@ var hookEvents = map[string]string{
 	"session-start":      "SessionStart",
 	"pre-compact":        "PreCompact",
 	"session-end":        "SessionEnd",
+	"stop":               "Stop",
 }
 
 // HookInput is the part of Claude Code's hook stdin JSON memtray reads
@@ -103,6 +105,7 @@ func runHook(env *Env, args []string) error {
 	fs := newFlags("hook", env, &c, false)
 	timeout := fs.Duration("timeout", 0, "hard deadline (default: config recall.hook_timeout, 1.5s)")
 	debug := fs.Bool("debug", false, "say on stderr why nothing was printed")
+	agent := fs.String("agent", "claude-code", "the agent whose session file the hook names: claude-code or codex")
 	pos, err := parse(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -111,10 +114,14 @@ func runHook(env *Env, args []string) error {
 		return nil // the flag package said what was wrong on stderr
 	}
 	if len(pos) != 1 || hookEvents[pos[0]] == "" {
-		fmt.Fprintf(env.Stderr, "memtray hook: want one event of user-prompt-submit, session-start, pre-compact, session-end; got %q\n", pos)
+		fmt.Fprintf(env.Stderr, "memtray hook: want one event of user-prompt-submit, session-start, pre-compact, session-end, stop; got %q\n", pos)
 		return nil
 	}
 	event := pos[0]
+	if *agent != "claude-code" && *agent != "codex" {
+		fmt.Fprintf(env.Stderr, "memtray hook: --agent must be claude-code or codex, not %q\n", *agent)
+		return nil
+	}
 	limit := time.Duration(config.Default().Recall.HookTimeout)
 	if *timeout > 0 {
 		limit = *timeout
@@ -136,7 +143,7 @@ func runHook(env *Env, args []string) error {
 	limits := make(chan time.Duration, 1)
 	done := make(chan hookResult, 1)
 	go func() {
-		done <- hookWork(ctx, start, env.Stdin, c, event, *timeout <= 0, limits)
+		done <- hookWork(ctx, start, env.Stdin, c, hookCall{event: event, agent: *agent}, *timeout <= 0, limits)
 	}()
 	timer := time.NewTimer(limit)
 	defer timer.Stop()
@@ -170,7 +177,8 @@ func runHook(env *Env, args []string) error {
 // hookWork does a hook's work under ctx: reads stdin, loads the config
 // (sending its deadline on limits when useConfigLimit), finds the daemon
 // and asks it. It never starts a daemon.
-func hookWork(ctx context.Context, start time.Time, stdin io.Reader, c common, event string, useConfigLimit bool, limits chan<- time.Duration) (r hookResult) {
+func hookWork(ctx context.Context, start time.Time, stdin io.Reader, c common, call hookCall, useConfigLimit bool, limits chan<- time.Duration) (r hookResult) {
+	event := call.event
 	data, err := io.ReadAll(io.LimitReader(stdin, HookMaxInput+1))
 	if err != nil {
 		r.notef("read stdin: %v", err)
@@ -214,7 +222,11 @@ func hookWork(ctx context.Context, start time.Time, stdin io.Reader, c common, e
 		return true
 	}
 	switch event {
+	case "stop":
+		sendTranscript(ctx, cl, in, call, &r)
+		return r
 	case "pre-compact", "session-end":
+		sendTranscript(ctx, cl, in, call, &r)
 		// After compaction the agent no longer has what it was given; at
 		// the end the session's state is of no further use.
 		reset()
@@ -248,6 +260,32 @@ func hookWork(ctx context.Context, start time.Time, stdin io.Reader, c common, e
 	return r
 }
 
+// hookCall is what the command line of `memtray hook` says.
+type hookCall struct {
+	event string
+	agent string // claude-code or codex
+}
+
+// sendTranscript hands the session file of a turn or session that ended
+// to the daemon, which reads it later (it answers at once); the hook has
+// nothing to print either way.
+func sendTranscript(ctx context.Context, cl *httpapi.Client, in HookInput, call hookCall, r *hookResult) {
+	if in.TranscriptPath == "" {
+		r.notef("no transcript_path in the input: nothing to capture")
+		return
+	}
+	got, err := cl.CaptureTranscript(ctx, httpapi.TranscriptRequest{Path: in.TranscriptPath, SessionID: in.SessionID,
+		CWD: in.CWD, Event: call.event, Agent: call.agent})
+	switch {
+	case err != nil:
+		r.notef("capture transcript: %v", err)
+	case !got.Queued:
+		r.notef("capture transcript: the daemon's queue is full (its watcher reads the file later)")
+	default:
+		r.notef("transcript queued for capture")
+	}
+}
+
 // encodeHookOutput renders Claude Code's hook output for additional context,
 // one line, with <, > and & left as they are.
 func encodeHookOutput(eventName, context string) ([]byte, error) {
@@ -259,4 +297,18 @@ func encodeHookOutput(eventName, context string) ([]byte, error) {
 		return nil, fmt.Errorf("encode hook output: %w", err)
 	}
 	return b.Bytes(), nil
+}
+
+// printTranscripts is the `memtray stats` line of capture from session
+// files.
+func printTranscripts(w io.Writer, t httpapi.TranscriptStats) {
+	if !t.Enabled {
+		fmt.Fprintln(w, "transcripts: off (capture.transcripts.enabled)")
+		return
+	}
+	fmt.Fprintf(w, "transcripts: %d files tracked (%d with a turn not ended), %d turns captured, %d duplicates skipped (%d proxy exchanges), %d dropped (queue full), %d refused, %d errors\n",
+		t.Files, t.Pending, t.Turns, t.Duplicates, t.ProxyDuplicates, t.Dropped, t.Refused, t.Errors)
+	if t.LastError != "" {
+		fmt.Fprintf(w, "last error: %s\n", t.LastError)
+	}
 }

@@ -148,7 +148,19 @@ func (d *Daemon) resumeAfterPause(until time.Time) (bool, error) {
 // may supersede an earlier one).
 func (d *Daemon) runCapture(ctx context.Context) {
 	d.proxy.Run(ctx, 1, func(ctx context.Context, ex memory.Exchange) error {
-		return d.process(ctx, ex) // headless.go
+		if d.skipProxyExchange(ex) { // stored from the session file already (transcripts.go)
+			return nil
+		}
+		dec, err := d.pipeline.Process(ctx, ex)
+		err = d.indexLag(err)
+		if ctx.Err() == nil {
+			d.noteProcessed(dec, err)
+		}
+		if err != nil {
+			return err
+		}
+		d.decisions.add(dec, ex)
+		return nil
 	})
 }
 

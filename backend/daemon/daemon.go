@@ -31,6 +31,7 @@ import (
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
+	"github.com/memtray/memtray/backend/tail"
 	"github.com/memtray/memtray/frontend"
 )
 
@@ -59,11 +60,6 @@ type Options struct {
 	// Heartbeat, CaptureTick and StatsTick time the live feed (zero:
 	// httpapi.DefaultHeartbeat, DefaultCaptureTick, DefaultStatsTick).
 	Heartbeat, CaptureTick, StatsTick time.Duration
-	// OnDemand marks a daemon that `memtray mcp` started because none
-	// answered: it exits by itself after Config.IdleExit with no request
-	// (idle.go). The user's own daemon (serve, the app, the systemd unit)
-	// leaves it false and never idle-exits.
-	OnDemand bool
 }
 
 // Daemon is an open memtray: store, embedder and search, ready to serve.
@@ -80,7 +76,8 @@ type Daemon struct {
 	search    *search.Engine
 	recaller  *search.Recaller
 	proxy     *capture.Proxy
-	captureMu sync.Mutex // orders SetCapture's file write and switch
+	tail      *tail.Tailer // capture from session files; nil when off (transcripts.go)
+	captureMu sync.Mutex   // orders SetCapture's file write and switch
 	exclude   []string
 	// pausedUntil ends a timed capture pause (zero: none); under captureMu.
 	pausedUntil time.Time
@@ -107,12 +104,6 @@ type Daemon struct {
 	faults                 faults       // what fails now (health.go)
 	clockCheck             clockCheck   // clock jumps seen by the steward's sweeps (clock.go)
 	pauseClock             pauseClock   // the running length of a timed pause; under captureMu (capture.go)
-
-	// hold keeps the turns of headless sessions under the count
-	// (headless.go); idle notes requests for a daemon started on demand
-	// (idle.go).
-	hold *headlessHold
-	idle idleWatch
 }
 
 var _ httpapi.Backend = (*Daemon)(nil)
@@ -126,7 +117,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, version: opts.Version, build: opts.Build, log: opts.Logger, clock: opts.Clock, startedAt: time.Now(),
 		bus: events.New(events.Options{}), heartbeat: opts.Heartbeat, captureTick: opts.CaptureTick,
-		statsTick: opts.StatsTick, configPath: opts.ConfigPath, idle: idleWatch{onDemand: opts.OnDemand}}
+		statsTick: opts.StatsTick, configPath: opts.ConfigPath}
 	if d.configPath == "" {
 		d.configPath = cfg.File
 	}
@@ -188,10 +179,11 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		st.Close()
 		return nil, err
 	}
-	if d.hold, err = openHold(cfg.DataDir); err != nil {
-		d.log.Warn("headless hold partly unreadable; the rest is kept", "err", err)
-	}
 	if err := d.openCapture(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := d.openTranscripts(); err != nil {
 		st.Close()
 		return nil, err
 	}
@@ -307,6 +299,7 @@ func (d *Daemon) Handler(listen string) http.Handler {
 	mux.Handle("/v1/", api.Guard(d.proxy, false))
 	mux.Handle("/openai/", api.Guard(d.proxy, false))
 	mux.Handle("/mcp", api.Guard(d.mcp, true))
+	mux.Handle(httpapi.TranscriptPath, api.TranscriptHandler(d))
 	return mux
 }
 
@@ -333,10 +326,8 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	}
 	addr := ln.Addr().String()
 	d.listen = addr
-	ctx, stopIdle := d.idleContext(ctx)
-	defer stopIdle()
 	srv := &http.Server{
-		Handler:           d.idle.track(d.Handler(addr)),
+		Handler:           d.Handler(addr),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
@@ -354,10 +345,10 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	bgCtx, stopBackground := context.WithCancel(context.Background())
 	var bg sync.WaitGroup
 	bg.Go(func() { d.runCapture(bgCtx) })
+	bg.Go(func() { d.runTranscripts(bgCtx) })
 	bg.Go(func() { d.runPauses(bgCtx) })
 	bg.Go(func() { d.runSteward(bgCtx) })
 	bg.Go(func() { d.runFeed(bgCtx) })
-	bg.Go(func() { d.runHold(bgCtx) })
 	defer func() { stopBackground(); bg.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -517,6 +508,7 @@ func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 	s.Pipeline = d.pipelineStats()
 	cs, _ := d.Capture(ctx)
 	s.Capture = &cs
+	s.Transcripts = d.transcriptStats()
 	s.Recall = d.recaller.Stats()
 	s.Warnings = d.warnings(ctx)
 	return s, err

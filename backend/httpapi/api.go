@@ -74,8 +74,10 @@ type Stats struct {
 	Superseded     int            `json:"superseded"`
 	Pipeline       PipelineStats  `json:"pipeline"`
 	// Capture is the proxy's state; Recall counts recalls and sessions.
-	Capture *CaptureState      `json:"capture,omitempty"`
-	Recall  search.RecallStats `json:"recall"`
+	Capture *CaptureState `json:"capture,omitempty"`
+	// Transcripts is capture from the agents' session files.
+	Transcripts *TranscriptStats   `json:"transcripts,omitempty"`
+	Recall      search.RecallStats `json:"recall"`
 	// Warnings are the overview's: what a user should know now.
 	Warnings []Warning `json:"warnings"`
 }

@@ -1,0 +1,131 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/tail"
+)
+
+// TranscriptsDir, in the data dir, holds the state of capture from the
+// agents' session files: a cursor per file, the stored turns' fingerprints
+// per session, and when it was first enabled.
+const TranscriptsDir = "transcripts"
+
+// openTranscripts sets up capture from session files
+// (capture.transcripts), unless it is off.
+func (d *Daemon) openTranscripts() error {
+	tc := d.cfg.Capture.Transcripts
+	if !tc.Enabled {
+		return nil
+	}
+	roots := map[string][]string{}
+	if home, err := os.UserHomeDir(); err == nil {
+		roots = tail.DefaultRoots(home)
+	}
+	if len(tc.ClaudeCodeDirs) > 0 {
+		roots[tail.AgentClaudeCode] = slices.Clone(tc.ClaudeCodeDirs)
+	}
+	if len(tc.CodexDirs) > 0 {
+		roots[tail.AgentCodex] = slices.Clone(tc.CodexDirs)
+	}
+	t, err := tail.New(tail.Options{Dir: filepath.Join(d.cfg.DataDir, TranscriptsDir), Roots: roots,
+		Sink: d.ingestTurn, Allow: d.allowTurn, QueueSize: tc.QueueSize, MaxChunk: tc.MaxChunk,
+		Idle: time.Duration(tc.Idle), Now: d.clock.Now, Logger: d.log})
+	if err != nil {
+		return fmt.Errorf("capture from transcripts: %w", err)
+	}
+	d.tail = t
+	return nil
+}
+
+// runTranscripts reads the files hooks hand over and watches the session
+// folders until ctx ends.
+func (d *Daemon) runTranscripts(ctx context.Context) {
+	if d.tail == nil {
+		return
+	}
+	go d.tail.Watch(ctx, time.Duration(d.cfg.Capture.Transcripts.Poll))
+	d.tail.Run(ctx)
+}
+
+// ingestTurn runs one ended turn of a session file through the ingest
+// entry point `memtray ingest` uses.
+func (d *Daemon) ingestTurn(ctx context.Context, exs []memory.Exchange) error {
+	for len(exs) > 0 {
+		n := min(len(exs), httpapi.MaxIngestItems)
+		if _, err := d.Ingest(ctx, httpapi.IngestRequest{Exchanges: exs[:n]}); err != nil {
+			return err
+		}
+		exs = exs[n:]
+	}
+	return nil
+}
+
+// allowTurn keeps capture from session files under the same switch as the
+// proxy: nothing is stored while capture is off or paused, or from an
+// excluded project (by name, or a directory containing the session's).
+func (d *Daemon) allowTurn(ex memory.Exchange, cwd string) bool {
+	d.captureMu.Lock()
+	defer d.captureMu.Unlock()
+	if !d.proxy.Enabled() {
+		return false
+	}
+	for _, e := range d.exclude {
+		e = strings.TrimSpace(e)
+		if e == ex.Project && e != "" {
+			return false
+		}
+		if filepath.IsAbs(e) && cwd != "" {
+			if rel, err := filepath.Rel(filepath.Clean(e), filepath.Clean(cwd)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// CaptureTranscript queues a hook's session file (POST
+// /api/capture/transcript); it never waits for the file to be read.
+func (d *Daemon) CaptureTranscript(_ context.Context, req httpapi.TranscriptRequest) (httpapi.TranscriptAccepted, error) {
+	if d.tail == nil {
+		return httpapi.TranscriptAccepted{}, fmt.Errorf("%w: capture from session files is off (capture.transcripts.enabled)", memory.ErrUnavailable)
+	}
+	ok, err := d.tail.Submit(tail.Request{Path: req.Path, SessionID: req.SessionID, CWD: req.CWD, Event: req.Event, Agent: req.Agent})
+	if err != nil {
+		return httpapi.TranscriptAccepted{}, err
+	}
+	return httpapi.TranscriptAccepted{Queued: ok}, nil
+}
+
+// skipProxyExchange says whether the proxy's exchange belongs to a turn
+// stored from a session file already (and records the turns the proxy
+// takes first).
+func (d *Daemon) skipProxyExchange(ex memory.Exchange) bool {
+	if d.tail == nil {
+		return false
+	}
+	skip, err := d.tail.ProxyExchange(ex)
+	if err != nil {
+		d.log.Warn("could not check the proxy's exchange against the session files' turns", "err", err)
+	}
+	return skip
+}
+
+// transcriptStats summarises capture from session files for Stats.
+func (d *Daemon) transcriptStats() *httpapi.TranscriptStats {
+	if d.tail == nil {
+		return &httpapi.TranscriptStats{}
+	}
+	s := d.tail.Stats()
+	return &httpapi.TranscriptStats{Enabled: true, Since: s.Since, Files: s.Files, Pending: s.Pending, Turns: s.Turns,
+		Exchanges: s.Exchanges, Duplicates: s.Duplicates, ProxyDuplicates: s.ProxyDuplicates, NotAllowed: s.NotAllowed,
+		Dropped: s.Dropped, Refused: s.Refused, Resets: s.Resets, Errors: s.Errors + s.Invalid, LastError: s.LastError}
+}

@@ -1,0 +1,185 @@
+package tail
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// process reads j's file from its cursor and captures the turns that have
+// ended, a chunk at a time, saving the cursor after each.
+func (t *Tailer) process(ctx context.Context, j job) error {
+	f, err := os.Open(j.req.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		t.forget(j.req.Path)
+		return nil // a session file removed: nothing left to read
+	}
+	if err != nil {
+		return fmt.Errorf("open transcript: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat transcript: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("transcript %s is not a regular file", j.req.Path)
+	}
+	id, err := readIdentity(f, fi)
+	if err != nil {
+		return err
+	}
+	t.mu.Lock()
+	var c Cursor
+	old, ok := t.tracked[j.req.Path]
+	if ok {
+		c = *old
+	}
+	t.mu.Unlock()
+	if ok {
+		same, err := c.sameFile(f, id, fi.Size())
+		if err != nil {
+			return err
+		}
+		if !same {
+			t.log.Info("transcript truncated or replaced: reading it again from the start", "file", j.req.Path)
+			c = Cursor{Resets: c.Resets + 1}
+			t.mu.Lock()
+			t.stats.Resets++
+			t.mu.Unlock()
+		}
+	}
+	if c.Path == "" {
+		c.Path, c.Agent = j.req.Path, j.req.Agent
+		if c.Agent == "" {
+			c.Agent = AgentClaudeCode
+		}
+	}
+	if c.HeadLen < HeadBytes || c.HeadHash == "" {
+		c.HeadLen, c.HeadHash = id.headLen, id.headHash
+	}
+	c.Dev, c.Ino = id.dev, id.ino
+	fm, ok := formats[c.Agent]
+	if !ok {
+		return fmt.Errorf("transcript %s: %s session files are not read yet", c.Path, c.Agent)
+	}
+	size := fi.Size()
+	for {
+		c.parsed = nil
+		data, more, skip, err := t.readLines(f, c.Offset, size)
+		if err != nil {
+			return err
+		}
+		if skip > 0 {
+			t.fail(fmt.Errorf("transcript %s: the line at byte %d is longer than %d bytes: skipped", c.Path, c.Offset, t.opts.MaxChunk))
+			c.Offset, c.LineEnd = skip, max(c.LineEnd, skip)
+			continue
+		}
+		if len(data) == 0 {
+			break
+		}
+		end := c.Offset + int64(len(data))
+		cut := lastBoundary(data, fm.boundary)
+		if cut == 0 && more {
+			cut = len(data) // a turn longer than a chunk: take what there is
+		}
+		done, err := t.parse(fm, &c, j.req, data[:cut])
+		if err != nil {
+			return err
+		}
+		if !more && cut < len(data) && j.final {
+			rest, err := t.parse(fm, &c, j.req, data[cut:])
+			if err != nil {
+				return err
+			}
+			// Stop fires when the agent stops answering; a last response
+			// that called a tool is still waiting for its result (or the
+			// line that ends it is not written yet): leave it to the
+			// next event or the idle timer, which ends it. The session's
+			// end ends it too.
+			// A prompt not answered yet stays pending, whatever the
+			// event: its answer may still come (a resumed session).
+			last := len(rest.exchanges) - 1
+			if last >= 0 && (j.req.Event != EventStop || len(rest.exchanges[last].ToolCalls) == 0) {
+				done = done.join(rest)
+				cut = len(data)
+			}
+		}
+		if err := t.capture(ctx, &c, done); err != nil {
+			return err
+		}
+		c.Offset += int64(cut)
+		c.LineEnd = max(c.LineEnd, end, c.Offset)
+		c.Exchanges += len(done.exchanges)
+		c.UserTurns += done.prompts
+		if err := t.commit(&c, fi, size); err != nil {
+			return err
+		}
+		if !more {
+			break
+		}
+	}
+	if j.req.Event == EventIdle {
+		c.IdleDone = fi.ModTime()
+	}
+	return t.commit(&c, fi, size)
+}
+
+// commit saves c and makes it the file's cursor.
+func (t *Tailer) commit(c *Cursor, fi os.FileInfo, size int64) error {
+	c.Size, c.ModTime = size, fi.ModTime()
+	if err := t.cursors.save(c); err != nil {
+		return err
+	}
+	cp := *c
+	t.mu.Lock()
+	t.tracked[c.Path] = &cp
+	t.mu.Unlock()
+	return nil
+}
+
+// forget drops a removed file's cursor.
+func (t *Tailer) forget(path string) {
+	t.mu.Lock()
+	_, ok := t.tracked[path]
+	delete(t.tracked, path)
+	t.mu.Unlock()
+	if ok {
+		os.Remove(t.cursors.file(path))
+	}
+}
+
+// readLines reads the complete lines from off on, at most MaxChunk bytes
+// of them; more says that the chunk was cut short by MaxChunk. A line
+// longer than MaxChunk is reported with skip, the offset after it (0
+// while its end is not written yet).
+func (t *Tailer) readLines(f *os.File, off, size int64) (data []byte, more bool, skip int64, err error) {
+	if off >= size {
+		return nil, false, 0, nil
+	}
+	n := min(size-off, int64(t.opts.MaxChunk))
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, 0, fmt.Errorf("read transcript %s: %w", f.Name(), err)
+	}
+	if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+		return buf[:i+1], n == int64(t.opts.MaxChunk) && off+n < size, 0, nil
+	}
+	if n < int64(t.opts.MaxChunk) {
+		return nil, false, 0, nil // a half-written last line: next time
+	}
+	for pos := off + n; pos < size; {
+		m := min(size-pos, 1<<20)
+		if _, err := f.ReadAt(buf[:m], pos); err != nil && !errors.Is(err, io.EOF) {
+			return nil, false, 0, fmt.Errorf("read transcript %s: %w", f.Name(), err)
+		}
+		if i := bytes.IndexByte(buf[:m], '\n'); i >= 0 {
+			return nil, false, pos + int64(i) + 1, nil
+		}
+		pos += m
+	}
+	return nil, false, 0, nil
+}
