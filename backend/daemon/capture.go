@@ -151,16 +151,7 @@ func (d *Daemon) runCapture(ctx context.Context) {
 		if d.skipProxyExchange(ex) { // stored from the session file already (transcripts.go)
 			return nil
 		}
-		dec, err := d.pipeline.Process(ctx, ex)
-		err = d.indexLag(err)
-		if ctx.Err() == nil {
-			d.noteProcessed(dec, err)
-		}
-		if err != nil {
-			return err
-		}
-		d.decisions.add(dec, ex)
-		return nil
+		return d.process(ctx, ex) // headless.go
 	})
 }
 

@@ -60,6 +60,11 @@ type Options struct {
 	// Heartbeat, CaptureTick and StatsTick time the live feed (zero:
 	// httpapi.DefaultHeartbeat, DefaultCaptureTick, DefaultStatsTick).
 	Heartbeat, CaptureTick, StatsTick time.Duration
+	// OnDemand marks a daemon that `memtray mcp` started because none
+	// answered: it exits by itself after Config.IdleExit with no request
+	// (idle.go). The user's own daemon (serve, the app, the systemd unit)
+	// leaves it false and never idle-exits.
+	OnDemand bool
 }
 
 // Daemon is an open memtray: store, embedder and search, ready to serve.
@@ -104,6 +109,12 @@ type Daemon struct {
 	faults                 faults       // what fails now (health.go)
 	clockCheck             clockCheck   // clock jumps seen by the steward's sweeps (clock.go)
 	pauseClock             pauseClock   // the running length of a timed pause; under captureMu (capture.go)
+
+	// hold keeps the turns of headless sessions under the count
+	// (headless.go); idle notes requests for a daemon started on demand
+	// (idle.go).
+	hold *headlessHold
+	idle idleWatch
 }
 
 var _ httpapi.Backend = (*Daemon)(nil)
@@ -117,7 +128,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, version: opts.Version, build: opts.Build, log: opts.Logger, clock: opts.Clock, startedAt: time.Now(),
 		bus: events.New(events.Options{}), heartbeat: opts.Heartbeat, captureTick: opts.CaptureTick,
-		statsTick: opts.StatsTick, configPath: opts.ConfigPath}
+		statsTick: opts.StatsTick, configPath: opts.ConfigPath, idle: idleWatch{onDemand: opts.OnDemand}}
 	if d.configPath == "" {
 		d.configPath = cfg.File
 	}
@@ -178,6 +189,9 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if err := d.openPipeline(ctx); err != nil {
 		st.Close()
 		return nil, err
+	}
+	if d.hold, err = openHold(cfg.DataDir); err != nil {
+		d.log.Warn("headless hold partly unreadable; the rest is kept", "err", err)
 	}
 	if err := d.openCapture(); err != nil {
 		st.Close()
@@ -326,8 +340,10 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	}
 	addr := ln.Addr().String()
 	d.listen = addr
+	ctx, stopIdle := d.idleContext(ctx)
+	defer stopIdle()
 	srv := &http.Server{
-		Handler:           d.Handler(addr),
+		Handler:           d.idle.track(d.Handler(addr)),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
@@ -349,6 +365,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	bg.Go(func() { d.runPauses(bgCtx) })
 	bg.Go(func() { d.runSteward(bgCtx) })
 	bg.Go(func() { d.runFeed(bgCtx) })
+	bg.Go(func() { d.runHold(bgCtx) })
 	defer func() { stopBackground(); bg.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
