@@ -94,7 +94,7 @@ var codexHooks = claudeHooks[:3]
 func planClaudeCode(o setupOptions) (setupPlan, error) {
 	var plan setupPlan
 	mcp, err := planJSON(o, filepath.Join(o.home, ".claude.json"), func(root *jsonObject, fc *fileChange) error {
-		return mergeMCP(root, fc, mcpEntry{Type: "stdio", Command: o.binary, Args: []string{"mcp"}})
+		return mergeMCP(root, fc, o, mcpEntry{Type: "stdio", Command: o.binary, Args: o.mcpArgs()})
 	})
 	if err != nil {
 		return plan, err
@@ -137,7 +137,7 @@ func planCursor(o setupOptions) (setupPlan, error) {
 		"proxy: not set; Cursor's \"Override OpenAI Base URL\" is an in-app setting and Cursor sends model requests from its own servers, which cannot reach a loopback address",
 	}}
 	f, err := planJSON(o, filepath.Join(o.home, ".cursor", "mcp.json"), func(root *jsonObject, fc *fileChange) error {
-		return mergeMCP(root, fc, mcpEntry{Command: o.binary, Args: []string{"mcp"}})
+		return mergeMCP(root, fc, o, mcpEntry{Command: o.binary, Args: o.mcpArgs()})
 	})
 	plan.files = append(plan.files, f)
 	return plan, err
@@ -151,7 +151,7 @@ func planWindsurf(o setupOptions) (setupPlan, error) {
 		"refresh the MCP servers in Windsurf (Cascade → MCP servers) to start memtray's",
 	}}
 	f, err := planJSON(o, filepath.Join(o.home, ".codeium", "windsurf", "mcp_config.json"), func(root *jsonObject, fc *fileChange) error {
-		return mergeMCP(root, fc, mcpEntry{Command: o.binary, Args: []string{"mcp"}})
+		return mergeMCP(root, fc, o, mcpEntry{Command: o.binary, Args: o.mcpArgs()})
 	})
 	plan.files = append(plan.files, f)
 	return plan, err
@@ -183,7 +183,7 @@ func planJSON(o setupOptions, path string, merge func(*jsonObject, *fileChange) 
 
 // mergeMCP sets mcpServers.memtray, unless it already runs the same
 // command.
-func mergeMCP(root *jsonObject, fc *fileChange, want mcpEntry) error {
+func mergeMCP(root *jsonObject, fc *fileChange, o setupOptions, want mcpEntry) error {
 	servers, _ := root.get("mcpServers").(map[string]any)
 	if have, ok := servers["memtray"].(map[string]any); ok {
 		same := have["command"] == want.Command && sameJSON(have["args"], want.Args)
@@ -193,9 +193,9 @@ func mergeMCP(root *jsonObject, fc *fileChange, want mcpEntry) error {
 		if same {
 			return nil
 		}
-		fc.what = append(fc.what, fmt.Sprintf("update MCP server \"memtray\": %s mcp", want.Command))
+		fc.what = append(fc.what, fmt.Sprintf("update MCP server \"memtray\": %s", o.mcpCommand()))
 	} else {
-		fc.what = append(fc.what, fmt.Sprintf("add MCP server \"memtray\": %s mcp (stdio)", want.Command))
+		fc.what = append(fc.what, fmt.Sprintf("add MCP server \"memtray\": %s (stdio)", o.mcpCommand()))
 	}
 	obj, err := root.object("mcpServers", "mcpServers")
 	if err != nil {
@@ -214,10 +214,11 @@ func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptio
 		return fmt.Errorf("hooks is not a JSON object")
 	}
 	for _, s := range specs {
-		want := hookEntry{Type: "command", Command: hookCommand(o.binary, s.event), Timeout: o.hookTimeout}
+		want := hookEntry{Type: "command", Command: hookCommand(o.binary, s.event, o.flags), Timeout: o.hookTimeout}
 		fc.hooks = append(fc.hooks, want.Command)
 		groups, _ := current[s.agentEvent].([]any)
 		gi, hi, found := -1, -1, false
+		var at codexHookPos
 		for i, g := range groups {
 			gm, _ := g.(map[string]any)
 			hs, _ := gm["hooks"].([]any)
@@ -230,6 +231,9 @@ func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptio
 					continue
 				}
 				if cmd == want.Command && hm["type"] == "command" && sameJSON(hm["timeout"], want.Timeout) {
+					if !found {
+						at = codexHookPos{group: i, handler: j, plain: len(gm) == 1 && plainHookEntry(hm)}
+					}
 					found = true
 				} else if gi < 0 {
 					gi, hi = i, j
@@ -237,6 +241,7 @@ func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptio
 			}
 		}
 		if found {
+			fc.setHookPos(s.agentEvent, at, want)
 			continue
 		}
 		hooks, err := root.object("hooks", "hooks")
@@ -258,9 +263,12 @@ func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptio
 			}
 			inner.elems[hi] = want
 			fc.what = append(fc.what, fmt.Sprintf("update hook %s: %s (timeout %ds)", s.agentEvent, want.Command, want.Timeout))
+			gm, _ := groups[gi].(map[string]any)
+			fc.setHookPos(s.agentEvent, codexHookPos{group: gi, handler: hi, plain: len(gm) == 1}, want)
 			continue
 		}
 		arr.elems = append(arr.elems, hookGroup{Hooks: []hookEntry{want}})
+		fc.setHookPos(s.agentEvent, codexHookPos{group: len(arr.elems) - 1, handler: 0, plain: true}, want)
 		fc.what = append(fc.what, fmt.Sprintf("add hook %s: %s (timeout %ds)", s.agentEvent, want.Command, want.Timeout))
 	}
 	return nil

@@ -26,10 +26,22 @@ var (
 	tomlRootKey      = regexp.MustCompile(`^\s*([A-Za-z0-9_-]+)\s*=\s*(.*)$`)
 )
 
-// planCodex: the MCP server and the proxy base URL in ~/.codex/config.toml,
-// hooks in ~/.codex/hooks.json.
+// planCodex: the MCP server, the proxy base URL and the trust of
+// memtray's hooks in ~/.codex/config.toml, the hooks in ~/.codex/hooks.json.
 func planCodex(o setupOptions) (setupPlan, error) {
 	plan := setupPlan{}
+	hooksPath := filepath.Join(o.home, ".codex", "hooks.json")
+	var hooksFile fileChange
+	if !o.noHooks {
+		var err error
+		hooksFile, err = planJSON(o, hooksPath, func(root *jsonObject, fc *fileChange) error {
+			return mergeHooks(root, fc, codexHooks, o)
+		})
+		if err != nil {
+			return plan, err
+		}
+	}
+
 	path := filepath.Join(o.home, ".codex", "config.toml")
 	fc, err := readConfigFile(path)
 	if err != nil {
@@ -76,12 +88,26 @@ func planCodex(o setupOptions) (setupPlan, error) {
 		}
 	}
 
+	trust, trustNotes := planCodexTrust(o, hooksPath, hooksFile, lines, inBlock)
+	plan.notes = append(plan.notes, trustNotes...)
+	own, ownHash := map[string]bool{}, map[string]bool{}
+	for _, t := range trust {
+		own[t.key] = true
+		ownHash[t.hash] = true
+	}
+	var foreign []string
+	extra := map[string][]string{}
+	if table.has {
+		foreign, extra = codexBlockParts(lines[table.begin+1:table.end], own, ownHash)
+	}
+
 	want := []string{codexBlockBegin,
-		"# Added by `memtray setup codex`; `memtray setup codex --undo` removes it.",
+		"# Added by `memtray setup codex`; `" + UndoCommand("codex", o.flags) + "` removes it.",
 		"[mcp_servers.memtray]",
 		"command = " + tomlQuote(o.binary),
-		`args = ["mcp"]`,
-		codexBlockEnd}
+		"args = " + tomlArray(o.mcpArgs())}
+	want = append(want, codexTrustLines(trust, extra)...)
+	want = append(want, codexBlockEnd)
 	var wantTop []string
 	if proxy {
 		wantTop = []string{codexTopBlockBegin,
@@ -109,9 +135,13 @@ func planCodex(o setupOptions) (setupPlan, error) {
 			i = top.end
 		case table.has && i == table.begin:
 			if !equalLines(lines[table.begin:table.end+1], want) {
-				fc.what = append(fc.what, "update MCP server [mcp_servers.memtray]: "+o.binary+" mcp")
+				fc.what = append(fc.what, "update MCP server [mcp_servers.memtray]: "+o.mcpCommand())
 			}
 			out = append(out, want...)
+			if len(foreign) > 0 {
+				fc.what = append(fc.what, fmt.Sprintf("move %d line(s) another program (Codex) added inside memtray's block to just after it, unchanged", len(foreign)))
+				out = append(append(out, ""), foreign...)
+			}
 			tableDone = true
 			i = table.end
 		default:
@@ -123,24 +153,69 @@ func planCodex(o setupOptions) (setupPlan, error) {
 			out = append(out, "")
 		}
 		out = append(out, want...)
-		fc.what = append(fc.what, "add MCP server [mcp_servers.memtray]: "+o.binary+" mcp (stdio)")
+		fc.what = append(fc.what, "add MCP server [mcp_servers.memtray]: "+o.mcpCommand()+" (stdio)")
+	}
+	for _, t := range trust {
+		fc.trust = append(fc.trust, t.key)
+	}
+	if len(trust) > 0 && (!table.has || !equalLines(lines[table.begin:table.end+1], want)) {
+		events := make([]string, len(trust))
+		for i, t := range trust {
+			events[i] = t.agentEvent
+		}
+		fc.what = append(fc.what, fmt.Sprintf("trust memtray's hooks in Codex (%s): [hooks.state] entries with the hash Codex's own review records, so Codex runs them", strings.Join(events, ", ")))
 	}
 	if len(fc.what) > 0 || !fc.existed {
 		fc.after = []byte(strings.Join(out, "\n") + "\n")
 	}
 	plan.files = append(plan.files, fc)
-
 	if !o.noHooks {
-		hooks, err := planJSON(o, filepath.Join(o.home, ".codex", "hooks.json"), func(root *jsonObject, fc *fileChange) error {
-			return mergeHooks(root, fc, codexHooks, o)
-		})
-		if err != nil {
-			return plan, err
-		}
-		plan.files = append(plan.files, hooks)
-		plan.notes = append(plan.notes, "hooks: Codex runs ~/.codex/hooks.json (UserPromptSubmit, SessionStart, PreCompact; Codex has no SessionEnd hook); Codex versions where hooks are still experimental need `[features] hooks = true` (older: codex_hooks) in config.toml")
+		plan.files = append(plan.files, hooksFile)
+		plan.notes = append(plan.notes, "hooks: Codex runs ~/.codex/hooks.json (UserPromptSubmit, SessionStart, PreCompact; Codex has no SessionEnd hook). Codex releases whose `codex features list` shows hooks as experimental also need `[features] hooks = true` (older: codex_hooks) in config.toml; 0.171 has them on")
 	}
 	return plan, nil
+}
+
+// planCodexTrust decides the trust entries setup writes for memtray's
+// hooks (hooksFile after the change, at hooksPath), and the notes for the
+// hooks it cannot trust: Codex skips those until the user reviews them.
+func planCodexTrust(o setupOptions, hooksPath string, hooksFile fileChange, lines []string, inBlock func(int) bool) ([]codexTrust, []string) {
+	if o.noHooks {
+		return nil, nil
+	}
+	review := "trust them in Codex: run `codex` and answer its \"Hooks need review\" prompt with \"Trust all and continue\" (or trust them in /hooks); until then Codex skips them (silently in `codex exec`)"
+	var trust []codexTrust
+	var notes []string
+	keys := map[string]bool{}
+	for _, s := range codexHooks {
+		at, ok := hooksFile.hookPos[s.agentEvent]
+		if !ok {
+			continue
+		}
+		if !at.plain {
+			notes = append(notes, fmt.Sprintf("hooks: memtray's %s hook in %s sits in a group with a matcher or has fields setup does not write: setup does not record Codex's trust for it; %s", s.agentEvent, hooksPath, review))
+			continue
+		}
+		t := codexTrust{agentEvent: s.agentEvent, key: codexTrustKey(hooksPath, s.agentEvent, at.group, at.handler),
+			hash: codexHookHash(s.agentEvent, at.command, at.timeout)}
+		trust = append(trust, t)
+		keys[t.key] = true
+	}
+	blockedAt, have := codexTrustOutside(lines, inBlock, keys)
+	if blockedAt > 0 {
+		return nil, append(notes, fmt.Sprintf("hooks: %s:%d defines hooks or hooks.state as a value, so setup cannot add Codex's trust entries for memtray's hooks next to it: %s", filepath.Join(o.home, ".codex", "config.toml"), blockedAt, review))
+	}
+	kept := trust[:0]
+	for _, t := range trust {
+		h, there := have[t.key]
+		switch {
+		case !there:
+			kept = append(kept, t)
+		case h != t.hash:
+			notes = append(notes, fmt.Sprintf("hooks: config.toml already holds Codex's trust entry %q outside memtray's block, for another command: left as it is; Codex will ask to review memtray's %s hook: %s", t.key, t.agentEvent, review))
+		}
+	}
+	return kept, notes
 }
 
 type tomlBlock struct {
@@ -204,6 +279,15 @@ func tomlQuote(s string) string {
 	return b.String()
 }
 
+// tomlArray writes ss as a TOML array of basic strings.
+func tomlArray(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = tomlQuote(s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
 // tomlString reads a simple quoted TOML value ("x" or 'x', a trailing
 // comment allowed); anything else comes back as written.
 func tomlString(v string) string {
@@ -221,11 +305,14 @@ func tomlString(v string) string {
 
 // stripCodexTOML removes memtray's delimited blocks from a config.toml
 // changed since setup (the undo of planCodex), leaving every other line as
-// it is now. Where a block leaves two blank lines together, or a blank line
-// at the end, one goes with it (setup set the table block off with one).
-// fc.after is fc.before when no block is there; fc.remove is set when setup
-// created the file and nothing but blank lines is left.
-func stripCodexTOML(fc fileChange, created bool) (fileChange, error) {
+// it is now; a table another program (Codex) added inside memtray's block
+// stays where it is (codexBlockParts), and so does a trust entry not in
+// trust (the keys of the entries setup wrote). Where a block leaves two
+// blank lines together, or a blank line at the end, one goes with it (setup
+// set the table block off with one). fc.after is fc.before when no block is
+// there; fc.remove is set when setup created the file and nothing but blank
+// lines is left.
+func stripCodexTOML(fc fileChange, created bool, trust []string) (fileChange, error) {
 	lines := splitLines(fc.before)
 	top, err := findBlock(fc.path, lines, codexTopBlockBegin, codexTopBlockEnd)
 	if err != nil {
@@ -238,18 +325,34 @@ func stripCodexTOML(fc fileChange, created bool) (fileChange, error) {
 	if !top.has && !table.has {
 		return fc, nil
 	}
+	own := map[string]bool{}
+	for _, k := range trust {
+		own[k] = true
+	}
 	blank := func(l string) bool { return strings.TrimSpace(l) == "" }
 	out := make([]string, 0, len(lines))
 	for i := 0; i < len(lines); i++ {
+		var foreign []string
 		switch {
 		case top.has && i == top.begin:
 			fc.what = append(fc.what, "remove openai_base_url (memtray's proxy)")
 			i = top.end
 		case table.has && i == table.begin:
 			fc.what = append(fc.what, "remove MCP server [mcp_servers.memtray]")
+			if len(trust) > 0 {
+				fc.what = append(fc.what, "remove Codex's trust of memtray's hooks ([hooks.state] entries setup wrote)")
+			}
+			foreign, _ = codexBlockParts(lines[table.begin+1:table.end], own, nil)
+			if len(foreign) > 0 {
+				fc.what = append(fc.what, fmt.Sprintf("keep %d line(s) another program (Codex) added inside memtray's block", len(foreign)))
+			}
 			i = table.end
 		default:
 			out = append(out, lines[i])
+			continue
+		}
+		if len(foreign) > 0 {
+			out = append(out, foreign...)
 			continue
 		}
 		if n := len(out); n > 0 && blank(out[n-1]) && (i+1 == len(lines) || blank(lines[i+1])) {

@@ -21,6 +21,8 @@ type Plan struct {
 	undo  undoPlan
 	// recordPath is the record Apply updates (setup) or removes (undo).
 	recordPath string
+	// flags are Env.Flags, for the undo hint.
+	flags []string
 }
 
 // File is one config file of a plan.
@@ -79,7 +81,7 @@ func (e Env) Plan(client string, o Options) (*Plan, error) {
 		return nil, err
 	}
 	sp.notes = append(append([]string(nil), e.Notes...), sp.notes...)
-	p := &Plan{Client: client, Notes: sp.notes, setup: sp, recordPath: e.RecordPath(client)}
+	p := &Plan{Client: client, Notes: sp.notes, setup: sp, recordPath: e.RecordPath(client), flags: e.Flags}
 	for _, f := range sp.files {
 		state := "up to date"
 		if f.changed() {
@@ -99,7 +101,7 @@ func (e Env) PlanUndo(client string, force bool) (*Plan, error) {
 	if err := e.check(false); err != nil {
 		return nil, err
 	}
-	up, err := planUndo(client, e.RecordPath(client), e.Listen, e.Binary, force)
+	up, err := planUndo(client, e.RecordPath(client), e.Listen, e.Binary, e.Flags, force)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +188,7 @@ func (p *Plan) Apply() (Result, error) {
 	if p.Undo {
 		return undoApply(p.undo)
 	}
-	return setupApply(p.setup, p.recordPath)
+	return setupApply(p.setup, p.recordPath, p.flags)
 }
 
 // Run is `memtray setup`: it plans client's setup (or undo) with o,

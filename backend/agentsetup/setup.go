@@ -70,6 +70,69 @@ type Env struct {
 	HookTimeout int
 	// Notes come first among a setup plan's notes (Binary's warnings).
 	Notes []string
+	// Flags are memtray's own flags (--data-dir DIR, --config FILE) that
+	// every command setup writes (hooks, MCP servers) carries, and the undo
+	// hint repeats, so that the agents reach this data dir's daemon: see
+	// Flags.
+	Flags []string
+}
+
+// Flags is what Env.Flags holds for a memtray run with dataDir and
+// configFile: --config when configFile is not the default config
+// (config.DefaultPath), --data-dir when dataDir is not the one that config
+// gives by itself (a --data-dir flag or $MEMTRAY_DATA_DIR chose it). The
+// agents run memtray without this process's flags and environment, so
+// anything that chose another data dir or config must be spelt out. Both
+// paths are made absolute.
+func Flags(dataDir, configFile string) ([]string, error) {
+	var out []string
+	if configFile == "" {
+		configFile = config.DefaultPath()
+	}
+	cfgAbs, err := filepath.Abs(configFile)
+	if err != nil {
+		return nil, fmt.Errorf("config path %q: %w", configFile, err)
+	}
+	if defAbs, err := filepath.Abs(config.DefaultPath()); err != nil || filepath.Clean(defAbs) != filepath.Clean(cfgAbs) {
+		out = append(out, "--config", cfgAbs)
+	}
+	if dataDir == "" {
+		return out, nil
+	}
+	dataAbs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, fmt.Errorf("data dir %q: %w", dataDir, err)
+	}
+	base, err := config.Load(cfgAbs)
+	if err != nil {
+		return nil, err
+	}
+	if baseAbs, err := filepath.Abs(base.DataDir); err != nil || filepath.Clean(baseAbs) != filepath.Clean(dataAbs) {
+		out = append(out, "--data-dir", dataAbs)
+	}
+	return out, nil
+}
+
+// checkFlags validates Env.Flags: pairs of --data-dir or --config and an
+// absolute path without control characters (it goes into shell commands
+// and config files).
+func checkFlags(flags []string) error {
+	if len(flags)%2 != 0 {
+		return fmt.Errorf("setup: memtray flags %q: want pairs of a flag and its value", flags)
+	}
+	for i := 0; i < len(flags); i += 2 {
+		name, v := flags[i], flags[i+1]
+		if name != "--data-dir" && name != "--config" {
+			return fmt.Errorf("setup: memtray flag %q: only --data-dir and --config are carried into the agents' configs", name)
+		}
+		if !filepath.IsAbs(v) {
+			return fmt.Errorf("setup: %s %q is not an absolute path", name, v)
+		}
+		if strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return fmt.Errorf("setup: %s %q holds a control character", name, v)
+		}
+	}
+	return nil
 }
 
 // Options are the choices of one setup.
@@ -107,12 +170,12 @@ func (e Env) check(withBinary bool) error {
 	case withBinary && e.HookTimeout <= 0:
 		return fmt.Errorf("setup: hook timeout %ds is not positive", e.HookTimeout)
 	}
-	return nil
+	return checkFlags(e.Flags)
 }
 
 func (e Env) options(o Options) setupOptions {
 	return setupOptions{home: e.Home, binary: e.Binary, listen: e.Listen, noProxy: o.NoProxy,
-		noHooks: o.NoHooks, force: o.Force, hookTimeout: e.HookTimeout}
+		noHooks: o.NoHooks, force: o.Force, hookTimeout: e.HookTimeout, flags: e.Flags}
 }
 
 // setupOptions is what a client's planner needs.
@@ -126,6 +189,22 @@ type setupOptions struct {
 	// hookTimeout is the agent-side timeout for a hook, in whole seconds:
 	// a little above memtray's own hook deadline.
 	hookTimeout int
+	// flags are memtray's flags every command written carries (Env.Flags).
+	flags []string
+}
+
+// mcpArgs is the MCP server's arguments: mcp and o's flags.
+func (o setupOptions) mcpArgs() []string {
+	return append([]string{"mcp"}, o.flags...)
+}
+
+// mcpCommand is the MCP server's command line, for the listing.
+func (o setupOptions) mcpCommand() string {
+	parts := []string{shellQuote(o.binary)}
+	for _, a := range o.mcpArgs() {
+		parts = append(parts, shellQuote(a))
+	}
+	return strings.Join(parts, " ")
 }
 
 // fileChange is one file's content before and after setup.
@@ -141,6 +220,21 @@ type fileChange struct {
 	setEnv map[string]string
 	// hooks are the hook commands setup writes in this file, for the record.
 	hooks []string
+	// hookPos is where each memtray hook (by agent event) sits in this
+	// hooks file after the change (Codex's trust entries name it).
+	hookPos map[string]codexHookPos
+	// trust are the keys of the Codex trust entries setup writes in this
+	// file, for the record (undo takes them out of a changed file).
+	trust []string
+}
+
+// setHookPos records where the hook want of agentEvent sits.
+func (c *fileChange) setHookPos(agentEvent string, at codexHookPos, want hookEntry) {
+	if c.hookPos == nil {
+		c.hookPos = map[string]codexHookPos{}
+	}
+	at.command, at.timeout = want.Command, want.Timeout
+	c.hookPos[agentEvent] = at
 }
 
 func (c fileChange) changed() bool {
@@ -189,6 +283,9 @@ type setupFileRecord struct {
 	// changed file removes those (and any memtray-named binary's hooks),
 	// so a renamed binary's hooks go too.
 	Hooks []string `json:"hooks,omitempty"`
+	// Trust holds the keys of the Codex trust entries ([hooks.state])
+	// setup wrote in the file: undo of a changed file removes those.
+	Trust []string `json:"trust,omitempty"`
 }
 
 // planSetup makes client's plan with o, writing nothing.
@@ -339,7 +436,7 @@ func writeSetupListing(w io.Writer, plan setupPlan, printOnly bool) {
 
 // setupApply carries the plan out: a backup of each existing file before
 // its first change, the record, then each file written atomically.
-func setupApply(plan setupPlan, recordPath string) (Result, error) {
+func setupApply(plan setupPlan, recordPath string, flags []string) (Result, error) {
 	res := Result{Client: plan.client}
 	var changes []fileChange
 	for _, f := range plan.files {
@@ -390,6 +487,11 @@ func setupApply(plan setupPlan, recordPath string) (Result, error) {
 				rec.Files[i].Hooks = append(rec.Files[i].Hooks, h)
 			}
 		}
+		for _, k := range f.trust {
+			if !slices.Contains(rec.Files[i].Trust, k) {
+				rec.Files[i].Trust = append(rec.Files[i].Trust, k)
+			}
+		}
 	}
 	if err := saveSetupRecord(recordPath, rec); err != nil {
 		return res, err
@@ -410,9 +512,19 @@ func setupApply(plan setupPlan, recordPath string) (Result, error) {
 	if len(res.Backups) > 0 {
 		fmt.Fprintf(&msg, " Backups: %s.", strings.Join(res.Backups, ", "))
 	}
-	fmt.Fprintf(&msg, " Undo with `memtray setup %s --undo`. Restart the agent to pick the change up.", plan.client)
+	fmt.Fprintf(&msg, " Undo with `%s`. Restart the agent to pick the change up.", UndoCommand(plan.client, flags))
 	res.Message = msg.String()
 	return res, nil
+}
+
+// UndoCommand is the command that undoes client's setup made with flags
+// (Env.Flags): the record is in that data dir.
+func UndoCommand(client string, flags []string) string {
+	parts := []string{"memtray", "setup", client, "--undo"}
+	for _, f := range flags {
+		parts = append(parts, shellQuote(f))
+	}
+	return strings.Join(parts, " ")
 }
 
 // undoFile is what undo does with one file setup changed.
@@ -441,7 +553,7 @@ type undoPlan struct {
 //
 // binary, when set, is the memtray the undo runs as: its hook commands
 // count as memtray's too (a record written before setup recorded them).
-func planUndo(client, recordPath, listen, binary string, force bool) (undoPlan, error) {
+func planUndo(client, recordPath, listen, binary string, flags []string, force bool) (undoPlan, error) {
 	up := undoPlan{client: client, recordPath: recordPath}
 	if _, ok := setupPlanners[client]; !ok {
 		return up, unknownClient(client)
@@ -451,7 +563,7 @@ func planUndo(client, recordPath, listen, binary string, force bool) (undoPlan, 
 		return up, err
 	}
 	if !ok || len(rec.Files) == 0 {
-		return up, fmt.Errorf("%w: no record of `memtray setup %s` in this data dir (no %s): it was undone already, or set up with another --data-dir", ErrNothingToUndo, client, recordPath)
+		return up, fmt.Errorf("%w: no record of `memtray setup %s` in this data dir (no %s): it was undone already, or set up with another --data-dir or --config (the hint setup printed names them)", ErrNothingToUndo, client, recordPath)
 	}
 	var files []undoFile
 	var notes []string
@@ -507,12 +619,12 @@ func planUndo(client, recordPath, listen, binary string, force bool) (undoPlan, 
 			}
 			var stripNotes []string
 			if strings.HasSuffix(fr.Path, ".toml") {
-				f.fileChange, err = stripCodexTOML(cur, !fr.Existed)
+				f.fileChange, err = stripCodexTOML(cur, !fr.Existed, fr.Trust)
 			} else {
 				own := slices.Clone(fr.Hooks)
 				if binary != "" {
 					for _, s := range setupHookSpecs(client) {
-						own = append(own, hookCommand(binary, s.event))
+						own = append(own, hookCommand(binary, s.event, flags))
 					}
 				}
 				f.fileChange, stripNotes, err = stripJSON(cur, setupHookSpecs(client), own, undoEnv(client, rec, fr, listen, prior), prior)
@@ -645,9 +757,15 @@ func undoEnv(client string, rec setupRecord, fr setupFileRecord, listen string, 
 	return env
 }
 
-// hookCommand is the shell command an agent runs for one hook event.
-func hookCommand(binary, event string) string {
-	return shellQuote(binary) + " hook " + event
+// hookCommand is the shell command an agent runs for one hook event:
+// memtray's flags (Env.Flags) follow the event.
+func hookCommand(binary, event string, flags []string) string {
+	var b strings.Builder
+	b.WriteString(shellQuote(binary) + " hook " + event)
+	for _, f := range flags {
+		b.WriteString(" " + shellQuote(f))
+	}
+	return b.String()
 }
 
 // shellQuote quotes a path for the shell the agent runs hooks with, when
@@ -669,13 +787,34 @@ func shellQuote(p string) string {
 	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
 }
 
+// hookBinary splits a hook command for event into the binary (as
+// written, quotes and all) and the flags after the event: "BIN hook EVENT"
+// then nothing or flags ("--…").
+func hookBinary(command, event string) (bin, flags string, ok bool) {
+	sep := " hook " + event
+	for end := len(command); end > 0; {
+		i := strings.LastIndex(command[:end], sep)
+		if i < 0 {
+			return "", "", false
+		}
+		rest := command[i+len(sep):]
+		if rest == "" || strings.HasPrefix(rest, " --") {
+			return command[:i], strings.TrimSpace(rest), true
+		}
+		end = i
+	}
+	return "", "", false
+}
+
 // isMemtrayHook reports whether command is a memtray hook for event (any
-// binary path): setup updates such an entry instead of adding a second.
+// binary path, any memtray flags after the event): setup updates such an
+// entry instead of adding a second.
 func isMemtrayHook(command, event string) bool {
-	if !strings.HasSuffix(command, " hook "+event) {
+	bin, _, ok := hookBinary(command, event)
+	if !ok {
 		return false
 	}
-	bin := strings.Trim(strings.TrimSuffix(command, " hook "+event), `"' `)
+	bin = strings.Trim(bin, `"' `)
 	base := strings.ToLower(filepath.Base(strings.ReplaceAll(bin, `\`, "/")))
 	return strings.HasPrefix(base, "memtray")
 }
@@ -684,5 +823,9 @@ func isMemtrayHook(command, event string) bool {
 // memtray-named binary's (isMemtrayHook), or one of own, the exact commands
 // setup writes or wrote (a renamed binary).
 func isOwnHook(command, event string, own ...string) bool {
-	return isMemtrayHook(command, event) || (strings.HasSuffix(command, " hook "+event) && slices.Contains(own, command))
+	if isMemtrayHook(command, event) {
+		return true
+	}
+	_, _, ok := hookBinary(command, event)
+	return ok && slices.Contains(own, command)
 }

@@ -250,11 +250,17 @@ model_reasoning_effort = "high"
 		malformed:     map[string]string{".codex/config.toml": "model = \"o3\"\n# >>> memtray >>>\n[mcp_servers.memtray]\ncommand = \"x\"\n"},
 		malformedLine: "config.toml:2:",
 		edits: map[string]func(string) string{
-			// Codex trusts a project (a table appended at the end) and
-			// the user changes the model.
+			// Codex trusts a project (a table appended at the end of the
+			// document: before the trailing comment that ends memtray's
+			// block, as Codex 0.171 writes it) and the user changes the
+			// model.
 			".codex/config.toml": func(s string) string {
 				s = strings.Replace(s, `model = "gpt-5-codex"`, `model = "gpt-5"`, 1)
-				return s + "\n[projects.\"/home/me/src/api\"]\ntrust_level = \"trusted\"\n"
+				project := "\n[projects.\"/home/me/src/api\"]\ntrust_level = \"trusted\"\n"
+				if strings.HasSuffix(s, codexBlockEnd+"\n") {
+					return strings.TrimSuffix(s, codexBlockEnd+"\n") + project + codexBlockEnd + "\n"
+				}
+				return s + project
 			},
 			".codex/hooks.json": editJSON(func(m map[string]any) {
 				appendGroup(m, "UserPromptSubmit", userHook("~/bin/log-prompt.sh"))
@@ -268,7 +274,12 @@ model_reasoning_effort = "high"
 			}
 			s := string(data)
 			for _, want := range []string{
-				codexBlockBegin + "\n# Added by `memtray setup codex`; `memtray setup codex --undo` removes it.\n[mcp_servers.memtray]\ncommand = \"" + testBinary + "\"\nargs = [\"mcp\"]\n" + codexBlockEnd + "\n",
+				codexBlockBegin + "\n# Added by `memtray setup codex`; `memtray setup codex --undo` removes it.\n[mcp_servers.memtray]\ncommand = \"" + testBinary + "\"\nargs = [\"mcp\"]\n",
+				// Codex's trust of memtray's hooks, in the block (hashes
+				// as real Codex 0.171 computed them for these commands).
+				"[hooks.state." + tomlQuote(filepath.Join(home, ".codex", "hooks.json")+":user_prompt_submit:0:0") + "]\ntrusted_hash = \"sha256:d37ac8d37877184515b9476e430eed22083960842b6a6a7259ad08faafd6b3c8\"\n",
+				"[hooks.state." + tomlQuote(filepath.Join(home, ".codex", "hooks.json")+":session_start:0:0") + "]\ntrusted_hash = \"sha256:a58b4f73fe7e9ac974887b9dd2833ac442a35848ae36aaf2012158e7fce050fd\"\n",
+				"[hooks.state." + tomlQuote(filepath.Join(home, ".codex", "hooks.json")+":pre_compact:0:0") + "]\ntrusted_hash = \"sha256:9f56bc9a1118378c35b19c81c5145e907f5d29350b4e0549187c8fd9f00d14c6\"\n" + codexBlockEnd + "\n",
 				codexTopBlockBegin + "\n",
 				"openai_base_url = \"http://127.0.0.1:7432/openai/v1\"\n" + codexTopBlockEnd + "\n",
 			} {

@@ -25,7 +25,17 @@ type Status struct {
 	Files []FileStatus
 	// Problem says why the record cannot be read ("" when it can).
 	Problem string
+	// NeedReview lists memtray's hooks (by the agent's event name) that
+	// the agent skips until the user reviews and trusts them: Codex runs a
+	// hook only with a trust entry in config.toml matching it (setup writes
+	// those; an edited command, or a hook moved in hooks.json, loses it).
+	NeedReview []string
+	// ReviewHint says how to trust them ("" when NeedReview is empty).
+	ReviewHint string
 }
+
+// CodexReviewHint tells the user how to trust hooks in Codex.
+const CodexReviewHint = "run `codex` and answer its \"Hooks need review\" prompt with \"Trust all and continue\" (or trust them in /hooks), or run `memtray setup codex` again to record the trust; until then Codex skips them (silently in `codex exec`)"
 
 // FileStatus is one config file of a client.
 type FileStatus struct {
@@ -61,6 +71,18 @@ func (e Env) Status(client string) (Status, error) {
 		st.Files = append(st.Files, FileStatus{Path: p, Exists: exists(p)})
 	}
 	rec, ok, err := loadSetupRecord(e.RecordPath(client))
+	if client == "codex" {
+		var own []string
+		for _, f := range rec.Files {
+			own = append(own, f.Hooks...)
+		}
+		var rerr error
+		if st.NeedReview, rerr = codexNeedReview(e.Home, own); rerr != nil {
+			st.Problem = rerr.Error()
+		} else if len(st.NeedReview) > 0 {
+			st.ReviewHint = CodexReviewHint
+		}
+	}
 	switch {
 	case err != nil:
 		st.Problem = err.Error()
@@ -82,4 +104,20 @@ func (e Env) Status(client string) (Status, error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil || !errors.Is(err, os.ErrNotExist)
+}
+
+// codexNeedReview lists memtray's hooks in home's ~/.codex/hooks.json that
+// ~/.codex/config.toml does not trust (codexTrustState); none when there is
+// no hooks.json.
+func codexNeedReview(home string, own []string) ([]string, error) {
+	hooksPath := filepath.Join(home, ".codex", "hooks.json")
+	hooks, err := readConfigFile(hooksPath)
+	if err != nil || !hooks.existed {
+		return nil, err
+	}
+	cfg, err := readConfigFile(filepath.Join(home, ".codex", "config.toml"))
+	if err != nil {
+		return nil, err
+	}
+	return codexTrustState(hooksPath, hooks.before, cfg.before, own)
 }

@@ -47,6 +47,11 @@ func runSetup(env *Env, args []string) error {
 	if e.Home, err = filepath.Abs(e.Home); err != nil {
 		return fmt.Errorf("home: %w", err)
 	}
+	// The agents run memtray without this command's flags and environment:
+	// what chose another data dir or config goes into what setup writes.
+	if e.Flags, err = agentsetup.Flags(cfg.DataDir, cfg.File); err != nil {
+		return err
+	}
 	if !*undo {
 		if e.Binary, e.Notes, err = agentsetup.Binary(*binary); err != nil {
 			return err

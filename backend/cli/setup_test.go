@@ -2,8 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -25,11 +28,11 @@ func TestSetupCommand(t *testing.T) {
 		t.Fatalf("--print: %d %s %s", code, out, errs)
 	}
 	code, out, errs = run(t, context.Background(), "", args...)
-	if code != 0 || !strings.Contains(out, "changed 2 file(s). Undo with `memtray setup claude-code --undo`.") {
+	if code != 0 || !strings.Contains(out, "changed 2 file(s). Undo with `memtray setup claude-code --undo --config "+cfg+" --data-dir "+data+"`.") {
 		t.Fatalf("setup: %d %s %s", code, out, errs)
 	}
 	settings, _ := os.ReadFile(filepath.Join(home, ".claude", "settings.json"))
-	for _, want := range []string{`"ANTHROPIC_BASE_URL": "http://127.0.0.1:7555"`, `"command": "/opt/memtray/bin/memtray hook user-prompt-submit"`, `"timeout": 4`} {
+	for _, want := range []string{`"ANTHROPIC_BASE_URL": "http://127.0.0.1:7555"`, `"command": "/opt/memtray/bin/memtray hook user-prompt-submit --config ` + cfg + ` --data-dir ` + data + `"`, `"timeout": 4`} {
 		if !strings.Contains(string(settings), want) {
 			t.Fatalf("settings.json lacks %q:\n%s", want, settings)
 		}
@@ -63,4 +66,179 @@ func TestSetupUsage(t *testing.T) {
 			t.Errorf("%v: %d %s", tc.args, code, errs)
 		}
 	}
+}
+
+// TestSetupCarriesDataDirAndConfig (issue 24, item 1): every command
+// setup writes (hooks, MCP servers) names the data dir and config setup
+// was given, when they are not what memtray picks by itself, so the hooks
+// and the MCP server reach that daemon; the printed undo hint repeats them
+// and, run as printed, restores the files.
+func TestSetupCarriesDataDirAndConfig(t *testing.T) {
+	isolate(t)
+	t.Setenv("MEMTRAY_CONFIG", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the default config: none
+	odd := filepath.Join(t.TempDir(), "my data 'dir'")
+	cfg := filepath.Join(t.TempDir(), "cfg dir", "config.json")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(`{"listen": "127.0.0.1:7555"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		flags []string // what each written command must end with
+	}{
+		{"defaults", nil, nil},
+		{"data dir", []string{"--data-dir", odd}, []string{"--data-dir", odd}},
+		{"config and data dir", []string{"--config", cfg, "--data-dir", odd}, []string{"--config", cfg, "--data-dir", odd}},
+	} {
+		for _, client := range []string{"claude-code", "codex"} {
+			t.Run(tc.name+"/"+client, func(t *testing.T) {
+				home := t.TempDir()
+				// An existing config each, so undo restores rather than removes.
+				existing := map[string]string{
+					".claude.json": `{"theme": "dark"}` + "\n", ".claude/settings.json": `{"model": "opus"}` + "\n",
+					".codex/config.toml": "model = \"o3\"\n", ".codex/hooks.json": `{"hooks": {}}` + "\n",
+				}
+				for rel, content := range existing {
+					p := filepath.Join(home, rel)
+					if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+						t.Fatal(err)
+					}
+				}
+				args := append([]string{"setup", client, "--home", home, "--binary", "/opt/memtray/bin/memtray"}, tc.args...)
+				code, out, errs := run(t, context.Background(), "", args...)
+				if code != 0 {
+					t.Fatalf("setup: %d %s %s", code, out, errs)
+				}
+				wantArgs := append([]string{"mcp"}, tc.flags...)
+				var hooks []string
+				switch client {
+				case "claude-code":
+					var cj struct {
+						MCPServers map[string]struct{ Args []string } `json:"mcpServers"`
+					}
+					readJSONFile(t, filepath.Join(home, ".claude.json"), &cj)
+					if got := cj.MCPServers["memtray"].Args; !reflect.DeepEqual(got, wantArgs) {
+						t.Errorf(".claude.json: MCP args %q, want %q", got, wantArgs)
+					}
+					hooks = hookCommands(t, filepath.Join(home, ".claude", "settings.json"))
+				case "codex":
+					toml, _ := os.ReadFile(filepath.Join(home, ".codex", "config.toml"))
+					m := regexp.MustCompile(`(?m)^args = (\[.*\])$`).FindSubmatch(toml)
+					var got []string
+					if m == nil || json.Unmarshal(m[1], &got) != nil || !reflect.DeepEqual(got, wantArgs) {
+						t.Errorf("config.toml: MCP args %q, want %q:\n%s", m, wantArgs, toml)
+					}
+					hooks = hookCommands(t, filepath.Join(home, ".codex", "hooks.json"))
+				}
+				if len(hooks) == 0 {
+					t.Fatal("no hooks written")
+				}
+				for _, h := range hooks {
+					words := shellWords(t, h)
+					if len(words) != 3+len(tc.flags) || words[0] != "/opt/memtray/bin/memtray" || words[1] != "hook" || !reflect.DeepEqual(words[3:], append([]string{}, tc.flags...)) {
+						t.Errorf("hook %q: words %q, want memtray hook EVENT %q", h, words, tc.flags)
+					}
+				}
+				hint := regexp.MustCompile("Undo with `([^`]*)`").FindStringSubmatch(out)
+				if hint == nil {
+					t.Fatalf("no undo hint in:\n%s", out)
+				}
+				undo := shellWords(t, hint[1])
+				if undo[0] != "memtray" {
+					t.Fatalf("undo hint %q", hint[1])
+				}
+				code, out, errs = run(t, context.Background(), "", append(undo[1:], "--home", home)...)
+				if code != 0 || !strings.Contains(out, "undone") {
+					t.Fatalf("the undo hint %q: %d %s %s", hint[1], code, out, errs)
+				}
+				for rel, content := range existing {
+					if got, _ := os.ReadFile(filepath.Join(home, rel)); string(got) != content {
+						t.Errorf("after undo %s = %q, want %q", rel, got, content)
+					}
+				}
+			})
+		}
+	}
+}
+
+func readJSONFile(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// hookCommands lists every hook command of a Claude Code or Codex hooks
+// file.
+func hookCommands(t *testing.T, path string) []string {
+	t.Helper()
+	var f struct {
+		Hooks map[string][]struct {
+			Hooks []struct{ Command string }
+		}
+	}
+	readJSONFile(t, path, &f)
+	var out []string
+	for _, groups := range f.Hooks {
+		for _, g := range groups {
+			for _, h := range g.Hooks {
+				out = append(out, h.Command)
+			}
+		}
+	}
+	return out
+}
+
+// shellWords splits a POSIX shell command line of plain words,
+// single-quoted strings and backslash escapes (what setup writes), as sh
+// would.
+func shellWords(t *testing.T, s string) []string {
+	t.Helper()
+	var words []string
+	var cur strings.Builder
+	in, inQuote, escaped := false, false, false
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case !inQuote && r == '\\':
+			escaped, in = true, true
+		case inQuote && r == '\'':
+			inQuote = false
+		case inQuote:
+			cur.WriteRune(r)
+		case r == '\'':
+			inQuote, in = true, true
+		case r == ' ':
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+		case r == '"' || r == '$' || r == '`':
+			t.Fatalf("%q: unexpected %q outside single quotes", s, r)
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	if inQuote {
+		t.Fatalf("%q: unterminated quote", s)
+	}
+	if in {
+		words = append(words, cur.String())
+	}
+	return words
 }

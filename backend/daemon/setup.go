@@ -26,7 +26,8 @@ var setupBinary = func() (string, []string, error) { return agentsetup.Binary(""
 // setupEnv is agentsetup's Env for this daemon: the user's home, this
 // program (by the CLI's rule), the address the daemon was started on and
 // its data dir (the records are the CLI's: `memtray setup --undo` takes
-// out what the window put in, and the other way round).
+// out what the window put in, and the other way round), and the flags that
+// name that data dir and config in what setup writes.
 func (d *Daemon) setupEnv(withBinary bool) (agentsetup.Env, error) {
 	home, err := os.UserHomeDir()
 	if err != nil {
@@ -37,6 +38,10 @@ func (d *Daemon) setupEnv(withBinary bool) (agentsetup.Env, error) {
 	}
 	e := agentsetup.Env{Home: home, Listen: d.setupListen(), DataDir: d.cfg.DataDir,
 		HookTimeout: agentsetup.HookTimeout(time.Duration(d.live.Load().Recall.HookTimeout))}
+	// The agents are to reach this daemon's data dir, with its config.
+	if e.Flags, err = agentsetup.Flags(d.cfg.DataDir, d.configPath); err != nil {
+		return e, err
+	}
 	if withBinary {
 		if e.Binary, e.Notes, err = setupBinary(); err != nil {
 			return e, err

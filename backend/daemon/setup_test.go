@@ -108,7 +108,8 @@ func TestSetupThroughAPI(t *testing.T) {
 	defaultBinary := setupBinary
 	setupBinary = func() (string, []string, error) { return bin, nil, nil }
 	t.Cleanup(func() { setupBinary = defaultBinary })
-	d, addr := serve(t, testConfig(t))
+	cfg := testConfig(t)
+	d, addr := serve(t, cfg)
 	tok := d.Token()
 	c := httpapi.NewClient(addr, tok)
 	ctx := context.Background()
@@ -149,7 +150,8 @@ func TestSetupThroughAPI(t *testing.T) {
 	for _, want := range []string{
 		"--- " + settings + "\n+++ " + settings + "\n",
 		"-    \"DISABLE_TELEMETRY\": \"1\"\n+    \"DISABLE_TELEMETRY\": \"1\",\n+    \"ANTHROPIC_BASE_URL\": \"http://" + addr + "\"\n",
-		"\"command\": \"" + bin + " hook user-prompt-submit\"",
+		// The data dir is not the default: the hooks name it.
+		"\"command\": \"" + bin + " hook user-prompt-submit --data-dir " + cfg.DataDir + "\"",
 	} {
 		if !strings.Contains(diff, want) {
 			t.Fatalf("the diff lacks %q:\n%s", want, diff)
@@ -199,7 +201,11 @@ func TestSetupThroughAPI(t *testing.T) {
 	}
 	// What the window wrote is what `memtray setup` writes: the CLI's
 	// engine with the same inputs has nothing left to change.
-	cli := agentsetup.Env{Home: home, Binary: bin, Listen: addr, DataDir: d.cfg.DataDir, HookTimeout: agentsetup.HookTimeout(1500e6)}
+	flags, err := agentsetup.Flags(d.cfg.DataDir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli := agentsetup.Env{Home: home, Binary: bin, Listen: addr, DataDir: d.cfg.DataDir, HookTimeout: agentsetup.HookTimeout(1500e6), Flags: flags}
 	if again, err := cli.Plan("claude-code", agentsetup.Options{}); err != nil || again.Changes() != 0 {
 		t.Fatalf("the CLI would change more: %v %+v", err, again)
 	}
