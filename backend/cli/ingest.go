@@ -27,11 +27,14 @@ const maxIngestFile = 256 << 20
 // IngestReport is what `memtray ingest` prints for one input.
 type IngestReport struct {
 	File string `json:"file"`
-	// As is how the input was read: transcript, exchanges or document.
+	// As is how the input was read: an agent's session format
+	// (claude-code, codex, aider, specstory), exchanges or document.
 	As string `json:"as"`
-	// Transcript is the parser's account of a Claude Code transcript.
+	// Transcript is the parser's account of an agent's session.
 	Transcript *transcript.Stats `json:"transcript,omitempty"`
 	Exchanges  int               `json:"exchanges"`
+	// Warning says why the input yielded nothing to ingest.
+	Warning string `json:"warning,omitempty"`
 	// Verdicts counts decisions by verdict; RejectedBy rejections by stage.
 	Verdicts   map[string]int `json:"verdicts"`
 	RejectedBy map[string]int `json:"rejected_by"`
@@ -43,13 +46,20 @@ type IngestReport struct {
 	Decisions []memory.Decision `json:"decisions,omitempty"`
 }
 
+// errNothingToIngest: no input yielded an exchange or a document.
+var errNothingToIngest = errors.New("nothing to ingest: no input yielded an exchange or a document")
+
+// ingestAs lists the values of --as.
+const ingestAs = "auto, transcript, claude-code, codex, aider, specstory, exchanges or document"
+
 func runIngest(env *Env, args []string) error {
 	var c common
 	fs := newFlags("ingest", env, &c, true)
-	as := fs.String("as", "auto", "read inputs as: auto (.jsonl = Claude Code transcript, else document), transcript, exchanges (JSONL of exchange objects), document")
-	project := fs.String("project", "", "project of the memories (default: a transcript's working directory)")
-	headless := fs.Bool("headless", false, "the transcripts are of headless (print mode) sessions")
-	sidechains := fs.Bool("sidechains", false, "include subagent conversations of transcripts")
+	as := fs.String("as", "auto", "read inputs as: auto (an agent session if the content is one (Claude Code, Codex, Aider, SpecStory), else a document; an unrecognised .jsonl yields nothing), "+
+		"transcript (any agent session), claude-code, codex, aider, specstory, exchanges (JSONL of exchange objects), document")
+	project := fs.String("project", "", "project of the memories (default: a session's working directory, or the repository of an Aider/SpecStory history)")
+	headless := fs.Bool("headless", false, "the sessions are headless (print mode, codex exec)")
+	sidechains := fs.Bool("sidechains", false, "include the subagent conversations of Claude Code sessions (and their subagents/ files)")
 	details := fs.Bool("details", false, "print every decision")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -58,46 +68,65 @@ func runIngest(env *Env, args []string) error {
 	if len(pos) == 0 {
 		return usagef("give FILE... to ingest, or - for stdin")
 	}
+	var forced transcript.Format
 	switch *as {
 	case "auto", "transcript", "exchanges", "document":
 	default:
-		return usagef("--as must be auto, transcript, exchanges or document")
+		f, err := transcript.ParseFormat(*as) // also "cursor", "claude"
+		if err != nil {
+			return usagef("--as must be %s", ingestAs)
+		}
+		forced = f
 	}
+	opts := transcript.Options{Project: *project, Headless: *headless, Sidechains: *sidechains}
 	// Read and validate every input before anything is sent.
 	type input struct {
 		name, as string
 		req      httpapi.IngestRequest
 		stats    *transcript.Stats
+		warning  string
 	}
 	var inputs []input
+	yielded := 0
 	for _, name := range pos {
 		data, err := readInput(env, name)
 		if err != nil {
 			return err
 		}
-		kind := *as
-		if kind == "auto" {
-			kind = "document"
-			if strings.EqualFold(filepath.Ext(name), ".jsonl") {
-				kind = "transcript"
+		in := input{name: name, as: *as}
+		format := forced
+		switch *as {
+		case "auto", "transcript":
+			f, err := transcript.Detect(data)
+			switch {
+			case err == nil:
+				format = f
+			case *as == "transcript" || strings.EqualFold(filepath.Ext(name), ".jsonl"):
+				in.warning = "format not recognised: not a Claude Code, Codex, Aider or SpecStory session"
+			default:
+				in.as = "document"
 			}
 		}
-		in := input{name: name, as: kind}
-		switch kind {
-		case "transcript":
-			exs, st, err := transcript.Parse(bytes.NewReader(data), transcript.Options{
-				SessionID: transcript.SessionIDFromPath(name), Project: *project, Headless: *headless, Sidechains: *sidechains})
+		switch {
+		case in.warning != "":
+			in.as = "unknown"
+		case format != "":
+			in.as = string(format)
+			exs, st, err := transcript.ParseBytes(name, data, format, opts)
 			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+				return err // names the file
 			}
 			in.req.Exchanges, in.stats = exs, &st
-		case "exchanges":
+			if len(exs) == 0 {
+				in.warning = "no exchange: " + st.Empty()
+			}
+		case in.as == "exchanges":
 			exs, err := parseExchanges(data, *project)
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
 			in.req.Exchanges = exs
-		case "document":
+		case in.as == "document":
 			if !memory.ValidUTF8(string(data)) || len(data) > ingest.MaxTextBytes {
 				return fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", name)
 			}
@@ -112,12 +141,20 @@ func runIngest(env *Env, args []string) error {
 				return fmt.Errorf("%s: exchange %d: %w", name, i+1, err)
 			}
 		}
+		if in.warning != "" {
+			fmt.Fprintf(env.Stderr, "memtray ingest: warning: %s: %s\n", name, in.warning)
+		} else {
+			yielded++
+		}
 		inputs = append(inputs, in)
+	}
+	if yielded == 0 {
+		return errNothingToIngest
 	}
 	return c.with(env, func(b httpapi.Backend) error {
 		var reports []IngestReport
 		for _, in := range inputs {
-			rep := IngestReport{File: in.name, As: in.as, Transcript: in.stats, Exchanges: len(in.req.Exchanges),
+			rep := IngestReport{File: in.name, As: in.as, Transcript: in.stats, Exchanges: len(in.req.Exchanges), Warning: in.warning,
 				Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
 			var decs []memory.Decision
 			for start := 0; start < len(in.req.Exchanges); start += ingestBatch {
@@ -222,8 +259,15 @@ func parseExchanges(data []byte, project string) ([]memory.Exchange, error) {
 func writeIngestReport(w io.Writer, r IngestReport) {
 	fmt.Fprintf(w, "%s (%s)\n", r.File, r.As)
 	if t := r.Transcript; t != nil {
-		fmt.Fprintf(w, "  transcript: %d lines, %d user prompts, %d tool-loop iterations, session %s, project %q\n",
-			t.Lines, t.UserPrompts, t.ToolLoops, t.SessionID, t.Project)
+		sessions := ""
+		if t.Sessions > 1 {
+			sessions = fmt.Sprintf("%d sessions, first ", t.Sessions)
+		}
+		fmt.Fprintf(w, "  %s session: %d lines, %d user prompts, %d tool-loop iterations, %ssession %s, project %q\n",
+			t.Format, t.Lines, t.UserPrompts, t.ToolLoops, sessions, t.SessionID, t.Project)
+	}
+	if r.Warning != "" {
+		fmt.Fprintf(w, "  warning: %s\n", r.Warning)
 	}
 	fmt.Fprintf(w, "  exchanges %d: ", r.Exchanges)
 	var parts []string

@@ -24,7 +24,7 @@ func TestIngestCommand(t *testing.T) {
 		t.Fatalf("ingest --json: %v\n%s", err, out)
 	}
 	r := reps[0]
-	if r.As != "transcript" || r.Exchanges != 5 || r.Memories != 1 || r.Transcript == nil || r.Transcript.Project != "weatherapp" {
+	if r.As != "claude-code" || r.Exchanges != 5 || r.Memories != 1 || r.Transcript == nil || r.Transcript.Project != "weatherapp" {
 		t.Fatalf("first replay: %+v", r)
 	}
 	code, out, _ = run(t, ctx, "", "ingest", dd, "testdata/session.jsonl")
@@ -71,6 +71,81 @@ func TestIngestCommand(t *testing.T) {
 	code, out, errs = run(t, ctx, "Deploys go through `make deploy` only, because it runs the smoke tests against staging first.", "ingest", dd, "-")
 	if code != 0 || !strings.Contains(out, "memories written 1") {
 		t.Fatalf("stdin: %d %s %s", code, out, errs)
+	}
+}
+
+// TestIngestAgentSessions ingests a session of every agent format, found by
+// content, end to end into a real store; a file that yields nothing says
+// why and, when no input yields anything, the exit status is not 0 (issue
+// 24: a Codex rollout read as a Claude Code transcript reported
+// "exchanges 0" with exit 0 and no warning).
+func TestIngestAgentSessions(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	ctx := context.Background()
+	fixtures := filepath.Join("..", "transcript", "testdata")
+	for _, tc := range []struct {
+		file, as, project string
+		exchanges         int
+	}{
+		{"codex.jsonl", "codex", "tiles", 5},
+		{"codex-legacy.jsonl", "codex", "legacy-app", 2},
+		{filepath.Join("aider-repo", ".aider.chat.history.md"), "aider", "aider-repo", 5},
+		{filepath.Join("spec-repo", ".specstory", "history", "2026-07-13_13-40-49Z-fix-flaky.md"), "specstory", "spec-repo", 3},
+		{"compact.jsonl", "claude-code", "ledger", 4},
+	} {
+		path := filepath.Join(fixtures, tc.file)
+		code, out, errs := run(t, ctx, "", "ingest", dd, "--json", path)
+		if code != 0 || errs != "" {
+			t.Fatalf("%s: exit %d, %s", tc.file, code, errs)
+		}
+		var reps []IngestReport
+		if err := json.Unmarshal([]byte(out), &reps); err != nil || len(reps) != 1 {
+			t.Fatalf("%s: %v\n%s", tc.file, err, out)
+		}
+		r := reps[0]
+		decided := 0
+		for _, n := range r.Verdicts {
+			decided += n
+		}
+		if r.As != tc.as || r.Exchanges != tc.exchanges || r.Transcript == nil || r.Transcript.Project != tc.project || r.Warning != "" || decided == 0 {
+			t.Errorf("%s: %+v", tc.file, r)
+		}
+	}
+
+	injected := filepath.Join(fixtures, "codex-injected.jsonl")
+	code, out, errs := run(t, ctx, "", "ingest", dd, injected)
+	if code == 0 || !strings.Contains(errs, "codex-injected.jsonl") || !strings.Contains(errs, "only injected context") ||
+		!strings.Contains(errs, "nothing to ingest") {
+		t.Errorf("a rollout of injected context only: exit %d\n%s%s", code, out, errs)
+	}
+	dir := t.TempDir()
+	unknown := filepath.Join(dir, "notes.jsonl")
+	os.WriteFile(unknown, []byte(`{"note":"not a session"}`+"\n"), 0o600)
+	code, _, errs = run(t, ctx, "", "ingest", dd, unknown)
+	if code == 0 || !strings.Contains(errs, "notes.jsonl: format not recognised") {
+		t.Errorf("an unrecognised .jsonl: exit %d %s", code, errs)
+	}
+	code, _, errs = run(t, ctx, "", "ingest", dd, "--as", "transcript", filepath.Join(fixtures, "aider-repo", ".aider.chat.history.md"))
+	if code != 0 {
+		t.Errorf("--as transcript detects the agent: exit %d %s", code, errs)
+	}
+	// One input yields: exit 0, the empty one is reported with its warning.
+	code, out, errs = run(t, ctx, "", "ingest", dd, "--json", "--as", "codex", injected, filepath.Join(fixtures, "codex-exec.jsonl"))
+	var reps []IngestReport
+	if code != 0 || json.Unmarshal([]byte(out), &reps) != nil || len(reps) != 2 || reps[0].Exchanges != 0 ||
+		!strings.Contains(reps[0].Warning, "only injected context") || reps[1].Exchanges != 2 || !strings.Contains(errs, "warning") {
+		t.Errorf("mixed inputs: exit %d %s %s", code, out, errs)
+	}
+	// Forcing a format that does not fit, or an unknown one.
+	if code, _, errs := run(t, ctx, "", "ingest", dd, "--as", "codex", filepath.Join(fixtures, "aider-repo", ".aider.chat.history.md")); code == 0 {
+		t.Errorf("aider history forced as codex: exit 0 %s", errs)
+	}
+	if code, _, _ := run(t, ctx, "", "ingest", dd, "--as", "windsurf", injected); code != 2 {
+		t.Errorf("--as windsurf: exit %d, want 2", code)
+	}
+	code, out, errs = run(t, ctx, "", "ingest", dd, "--as", "cursor", filepath.Join(fixtures, "spec-repo", ".specstory", "history", "2025-04-26_22-29-retry-policy.md"))
+	if code != 0 || !strings.Contains(out, "(specstory)") || !strings.Contains(out, "specstory session:") {
+		t.Errorf("--as cursor: exit %d %s %s", code, out, errs)
 	}
 }
 
