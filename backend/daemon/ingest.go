@@ -89,13 +89,17 @@ func (d *Daemon) Ingest(ctx context.Context, req httpapi.IngestRequest) (httpapi
 			reach[ex.SessionID] = max(reach[ex.SessionID], ex.UserTurns)
 		}
 	}
+	// The unit of knowledge is the user turn: a request's exchanges are cut
+	// into turns, and each turn is distilled knowing what its session said
+	// after it (a statement a later turn corrects is not stored).
 	var resp httpapi.IngestResponse
-	for _, ex := range req.Exchanges {
-		dec, _, _, err := d.pipeline.ProcessSession(ctx, ex, ingest.SessionState{UserTurns: reach[ex.SessionID], Ended: true})
+	turns := ingest.GroupTurns(req.Exchanges)
+	for i, t := range turns {
+		dec, _, err := d.pipeline.ProcessTurn(ctx, t, ingest.LaterTexts(turns[i+1:], t.SessionID), ingest.SessionState{UserTurns: reach[t.SessionID], Ended: true})
 		if err != nil {
 			return resp, d.indexLag(err)
 		}
-		d.decisions.add(dec, ex)
+		d.decisions.add(dec, t.Exchange())
 		resp.Decisions = append(resp.Decisions, dec)
 	}
 	for _, doc := range req.Documents {

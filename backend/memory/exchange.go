@@ -109,6 +109,28 @@ type Decision struct {
 	At     time.Time `json:"at"`
 	// Preview is the start of the redacted exchange text, for the feed.
 	Preview string `json:"preview,omitempty"`
+	// Candidates lists, for a turn, each statement distillation found and
+	// what became of it.
+	Candidates []CandidateVerdict `json:"candidates,omitempty"`
+}
+
+// CandidateVerdict is one statement of a turn and what distillation
+// decided about it.
+type CandidateVerdict struct {
+	// Text is the statement (redacted; shortened for the feed).
+	Text string `json:"text"`
+	// Origin says who said it where: user, tool-loop, final-answer or summary.
+	Origin string `json:"origin"`
+	// Class is what kind of statement it is: finding, change, preference,
+	// fact, narration, status, plan, question, output, chat or vague.
+	Class string `json:"class"`
+	Kept  bool   `json:"kept"`
+	// Reason says why a statement was dropped.
+	Reason string `json:"reason,omitempty"`
+	Kind   Kind   `json:"kind,omitempty"`
+	// MemoryID is the memory a kept statement was stored as, merged into
+	// or updated.
+	MemoryID string `json:"memory_id,omitempty"`
 }
 
 // Kept reports whether the exchange left a mark in the store (a memory

@@ -1,0 +1,604 @@
+package ingest
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Where a candidate statement was said, as Candidate.Origin reports it.
+const (
+	OriginUser     = "user"         // the user's words
+	OriginToolLoop = "tool-loop"    // the model's text between tool calls
+	OriginFinal    = "final-answer" // the model's last text of the turn
+	OriginSummary  = "summary"      // a compaction summary the agent wrote into the session
+)
+
+// Classes of a candidate statement. Only findings, rules, preferences,
+// facts and changes form memories; the rest is shown in the feed with
+// its class as the reason.
+const (
+	ClassFinding    = "finding"    // something found out about the project, with or without its cause
+	ClassChange     = "change"     // what a change made exist ("Added X that does Y")
+	ClassPreference = "preference" // a user's instruction or preference
+	ClassFact       = "fact"       // a project fact the user stated
+	ClassNarration  = "narration"  // the agent narrating or announcing its own work
+	ClassStatus     = "status"     // transient state: tests passing, pushed, not yet
+	ClassQuestion   = "question"
+	ClassOutput     = "output" // raw output: logs, tables, commands
+	ClassChat       = "chat"   // acknowledgements, requests, pleasantries
+	ClassPlan       = "plan"   // next steps, to-dos, what remains
+	ClassVague      = "vague"  // a statement naming nothing specific
+)
+
+// Candidate is one statement of a turn and what distillation decided.
+type Candidate struct {
+	Text   string
+	Origin string
+	Class  string
+	Kind   memory.Kind
+	Type   memory.Type
+	Keep   bool
+	// Reason says why a candidate was dropped ("narration", "revised
+	// later: ...", "restated later").
+	Reason string
+	// pos orders candidates and revising sentences within the turn.
+	pos int
+	// idx is the candidate's place in its Decision's Candidates.
+	idx int
+	// subject holds the candidate's load-bearing tokens and salient words.
+	subject map[string]bool
+}
+
+// maxCandidateRunes bounds one memory formed from a turn: hand-written
+// statements run ~250 characters at the median and ~350 at p90.
+const maxCandidateRunes = 600
+
+// noiseTags are blocks of harness and tool text that can sit in a user
+// message but are not the user's words.
+var noiseTags = regexp.MustCompile(`(?s)<(task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|bash-input|bash-stdout|bash-stderr|environment_context|user_instructions|user-prompt-submit-hook|ide_selection|ide_opened_file)\b[^>]*>.*?</(?:task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|bash-input|bash-stdout|bash-stderr|environment_context|user_instructions|user-prompt-submit-hook|ide_selection|ide_opened_file)>|\[Request interrupted[^\]]*\]`)
+
+// planHeading matches a heading or lead-in whose section lists what is
+// left to do or how the work was checked rather than what is true.
+var planHeading = regexp.MustCompile(`(?i)^(?:#+\s*|\*\*|\d+\.\s*)?(?:optional |suggested |possible )?(?:next steps?|to-?dos?|pending(?: tasks)?|remaining(?: work| tasks)?|follow-?ups?|future(?: work)?|open questions|how to test|testing|verification|tests? results?|what(?:'s| is) left|primary request|user messages|all user messages)\b`)
+
+// sectionHeading is a line that opens a section: a markdown heading or a
+// numbered title ("7. Pending Tasks:"), as compaction summaries and long
+// answers use. A plan section runs until the next section heading.
+var sectionHeading = regexp.MustCompile(`^(?:#{1,6}\s+\S.*|\d{1,2}\.\s+[A-Z][^:.]{2,60}:)$`)
+
+// optionsIntro introduces choices offered to the user, not facts.
+var optionsIntro = regexp.MustCompile(`\b(?:options?|alternatives?|choices?|either|you could|we could|i could|choose|pick one|which (?:one|way))\b`)
+
+// boilerplate is harness text inside a compaction summary.
+var boilerplate = regexp.MustCompile(`(?i)^(?:this session is being continued|if you need specific details from before|please continue the conversation|summary:$|analysis:$|let me (?:chronologically )?analy[sz]e)`)
+
+// headingLine is a markdown heading or a line that is only bold text.
+var headingLine = regexp.MustCompile(`^(?:#{1,6}\s+.*|\*\*[^*]+\*\*:?|[A-Z][\w /&-]{2,60}:)$`)
+
+// changeLead is a sentence that opens with what a change did: in a final
+// answer it states what now exists.
+var changeLead = regexp.MustCompile(`^(?:i(?:'ve| have)? )?(?:added|created|implemented|introduced|moved|renamed|replaced|switched|changed|made|wired|registered|extended|split|extracted|defined|exposed|updated|fixed|documented|configured|set)\b`)
+
+// transient marks a statement about the moment, not the project.
+var transient = regexp.MustCompile(`\b(?:yet|still|so far|at the moment|right now|currently|for now|anymore|just now|this time|again)\b`)
+
+// causeWord marks a statement that carries its reason: it stays true
+// even when worded as the moment's state.
+var causeWord = regexp.MustCompile(`\b(?:because|since (?:the|it|we|our|they)|so that|in order to|caused by|root cause|comes? from|requires?|must|never|always|otherwise|which (?:is why|means)|due to)\b`)
+
+// prefUser marks a user's instruction or preference.
+var prefUser = regexp.MustCompile(`\b(?:never|always|don't|do not|dont|please (?:always|never|don't|do not|use|keep|make sure|avoid)|i (?:want|like|prefer|need|expect|require)|we (?:use|want|need|prefer|always|never)|make sure|from now on|every time|whenever|must|should(?:n't)?|instead of|rather than|no need to|avoid|stop \w+ing|prefer)\b`)
+
+// revisionCue marks a sentence that corrects something said before.
+var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fact|correction|i was wrong|was wrong|that was wrong|not the (?:issue|problem|cause|reason)|the real (?:issue|problem|cause|fix|reason)|didn't (?:work|help|fix)|did not (?:work|help|fix)|doesn't (?:work|help)|does not (?:work|help)|still (?:fail\w*|broken|there|persist\w*|show\w*|happen\w*)|persist(?:s|ed)?|not enough|isn't enough|wasn't enough|wasn't|isn't|despite|after all|not actually|in reality|instead)\b`)
+
+// Distill splits a turn into candidate statements and decides which form
+// memories: findings, rules and facts with something specific in them,
+// the user's instructions and preferences, never narration, status, plans
+// or questions, and never a statement the turn later revised. later
+// holds what the session said after this turn (the sentences of later
+// turns), so a statement corrected in a later turn is dropped too.
+func Distill(t Turn, later []string) []Candidate {
+	var cands []Candidate
+	var sents []posSentence // every sentence of the model, in order
+	pos := 0
+	for _, u := range t.User {
+		for _, c := range userCandidates(u) {
+			c.pos = pos
+			pos++
+			cands = append(cands, c)
+		}
+	}
+	last := -1
+	for i, s := range t.Steps {
+		if strings.TrimSpace(s.Text) != "" && !s.Error {
+			last = i
+		}
+	}
+	for i, s := range t.Steps {
+		if s.Error || strings.TrimSpace(s.Text) == "" {
+			continue
+		}
+		origin := OriginToolLoop
+		switch {
+		case strings.HasPrefix(strings.TrimSpace(s.Text), continuedPrefix):
+			origin = OriginSummary
+		case i == last:
+			origin = OriginFinal
+		}
+		cs, ss := modelCandidates(s.Text, origin, pos)
+		pos += len(ss) + 1
+		cands = append(cands, cs...)
+		sents = append(sents, ss...)
+	}
+	for _, l := range later {
+		for _, s := range sentences(l) {
+			sents = append(sents, posSentence{text: s.text, pos: pos})
+			pos++
+		}
+	}
+	dropRevised(cands, sents)
+	dropRestated(cands)
+	cands = mergeBySubject(cands)
+	for i := range cands {
+		c := &cands[i]
+		if c.Kind == "" {
+			c.Kind = GuessKind(c.Text)
+		}
+		if c.Type == "" {
+			c.Type = memory.TypeProject
+			if c.Kind == memory.KindPreference {
+				c.Type = memory.TypeUser
+			}
+		}
+	}
+	return cands
+}
+
+// posSentence is a sentence and where it was said.
+type posSentence struct {
+	text string
+	pos  int
+}
+
+// userCandidates reads the user's words: instructions, preferences and
+// project facts are candidates; requests, questions and chat are not.
+func userCandidates(text string) []Candidate {
+	text = noiseTags.ReplaceAllString(StripInjected(text), "")
+	prose, _ := splitFences(text)
+	var out []Candidate
+	var cur []string
+	flush := func(class string) {
+		if len(cur) > 0 {
+			out = append(out, newCandidate(strings.Join(cur, " "), OriginUser, class, true, ""))
+			cur = nil
+		}
+	}
+	for _, s := range sentences(prose) {
+		st := strings.TrimSpace(s.text)
+		ls := lower(st)
+		switch {
+		case strings.HasSuffix(st, "?"):
+			flush(ClassPreference)
+		case wordCount(st) < 4:
+			// too short to stand alone: a request or a reply
+		case prefUser.MatchString(ls):
+			cur = append(cur, st)
+		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
+			cur = append(cur, st)
+		default:
+			flush(ClassPreference)
+		}
+	}
+	flush(ClassPreference)
+	for i := range out {
+		if !prefUser.MatchString(lower(out[i].Text)) {
+			out[i].Class = ClassFact
+			continue
+		}
+		out[i].Kind, out[i].Type = memory.KindPreference, memory.TypeUser
+	}
+	return out
+}
+
+// modelCandidates reads one text of the model: each block (paragraph or
+// list) gives the candidate of its kept sentences; every sentence is also
+// returned, positioned, for revision checks.
+func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) {
+	text = noiseTags.ReplaceAllString(StripInjected(text), "")
+	prose, _ := splitFences(text)
+	var cands []Candidate
+	var sents []posSentence
+	skip := false // inside a plan or next-steps section
+	for _, block := range splitBlocks(prose) {
+		var kept []string
+		dropped := map[string]int{}
+		asks := false // the block asks the user: its list items are options, not facts
+		for _, s := range sentences(block) {
+			if t := strings.TrimSpace(s.text); strings.HasSuffix(t, "?") || (s.intro && optionsIntro.MatchString(lower(t))) {
+				asks = true
+			}
+		}
+		for _, line := range strings.Split(block, "\n") {
+			if sectionHeading.MatchString(strings.TrimSpace(line)) {
+				skip = planHeading.MatchString(strings.TrimSpace(line))
+			}
+		}
+		if first := strings.TrimSpace(strings.SplitN(block, "\n", 2)[0]); sectionHeading.MatchString(first) {
+			block = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(block), first))
+		}
+		for _, s := range sentences(block) {
+			st := strings.TrimSpace(s.text)
+			sents = append(sents, posSentence{text: st, pos: pos})
+			pos++
+			if boilerplate.MatchString(st) {
+				continue
+			}
+			if headingLine.MatchString(st) || (s.intro && wordCount(st) <= 8) {
+				if planHeading.MatchString(st) {
+					dropped[ClassPlan]++
+				}
+				continue
+			}
+			if skip || planHeading.MatchString(st) {
+				dropped[ClassPlan]++
+				continue
+			}
+			if asks && s.item {
+				dropped[ClassQuestion]++
+				continue
+			}
+			class := sentenceClass(st, origin)
+			if class == ClassFinding || class == ClassChange {
+				kept = append(kept, st)
+				continue
+			}
+			dropped[class]++
+		}
+		for _, part := range packSentences(kept) {
+			c := newCandidate(part, origin, ClassFinding, true, "")
+			c.pos = pos
+			cands = append(cands, c)
+		}
+		if len(kept) == 0 && len(dropped) > 0 {
+			c := newCandidate(block, origin, mostDropped(dropped), false, "")
+			c.Reason = c.Class
+			c.pos = pos
+			cands = append(cands, c)
+		}
+	}
+	return cands, sents
+}
+
+// sentenceClass classifies one sentence of the model's text.
+func sentenceClass(st, origin string) string {
+	ls := lower(st)
+	c := classify(st)
+	words := wordCount(st)
+	switch c {
+	case classAck:
+		return ClassChat
+	case classQuestion:
+		return ClassQuestion
+	case classOutput:
+		return ClassOutput
+	case classStatus:
+		return ClassStatus
+	case classProcedural:
+		// In a final answer (or a summary) "Added X that does Y" says what
+		// now exists; between tool calls it is narration.
+		rest := strings.TrimLeft(ackLead.ReplaceAllString(ls, ""), " ,.:;!—–-")
+		if origin != OriginToolLoop && changeLead.MatchString(rest) && words >= 6 && specificity(st) >= 2 {
+			return ClassChange
+		}
+		return ClassNarration
+	}
+	if words < 4 {
+		return ClassVague
+	}
+	if transient.MatchString(ls) && !causeWord.MatchString(ls) {
+		return ClassStatus
+	}
+	if futureSelf.MatchString(ls) && !causeWord.MatchString(ls) {
+		return ClassPlan
+	}
+	if findingWeight(st, ls) >= 1 {
+		return ClassFinding
+	}
+	return ClassVague
+}
+
+// capName is a capitalised name inside a sentence (SQLite, LiveView,
+// Postgres), not its first word.
+var capName = regexp.MustCompile(`\s[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z0-9][A-Za-z0-9]*\b|\s[A-Z]{2,}[a-z]*\b`)
+
+// constraint marks what a statement says must or cannot be: the shape of
+// a finding ("SQLite doesn't support", "requires a real tmux").
+var constraint = regexp.MustCompile(`\b(?:can't|cannot|can not|doesn't|does not|don't|isn't|aren't|won't|not supported|unsupported|requires?|needs?|must|only|fails?|failed|breaks?|expects?|defaults? to|instead of|rather than|because|so that|which|means)\b`)
+
+// findingWeight weighs what makes a declarative sentence a finding worth
+// keeping: project-specific tokens (specificity), code spans, numbers with
+// their context, capitalised names, and the shape of a constraint or cause.
+func findingWeight(st, ls string) float64 {
+	w := specificity(st)
+	w += 0.75 * float64(min(2, len(backtick.FindAllStringIndex(st, -1))))
+	if numberTok.MatchString(st) || regexp.MustCompile(`\b\d{2,}\b`).MatchString(st) {
+		w += 0.5
+	}
+	w += 0.5 * float64(min(2, len(capName.FindAllStringIndex(st, -1))))
+	if constraint.MatchString(ls) {
+		w += 0.5
+	}
+	return w
+}
+
+// splitBlocks cuts prose at blank lines; a heading is a block of its own.
+func splitBlocks(prose string) []string {
+	var out []string
+	var cur []string
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.Join(cur, "\n"))
+			cur = nil
+		}
+	}
+	for _, line := range strings.Split(prose, "\n") {
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "":
+			flush()
+		case strings.HasPrefix(t, "#"):
+			flush()
+			out = append(out, t)
+		default:
+			cur = append(cur, t)
+		}
+	}
+	flush()
+	return out
+}
+
+// packSentences joins kept sentences into statements of at most
+// maxCandidateRunes characters.
+func packSentences(kept []string) []string {
+	var out []string
+	cur := ""
+	for _, s := range kept {
+		s = strings.TrimSpace(strings.TrimLeft(ackLead.ReplaceAllString(s, ""), " ,.:;!—–-"))
+		if s == "" {
+			continue
+		}
+		if cur != "" && runeLen(cur)+1+runeLen(s) > maxCandidateRunes {
+			out = append(out, cur)
+			cur = ""
+		}
+		if cur == "" {
+			cur = s
+		} else {
+			cur += " " + s
+		}
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func newCandidate(text, origin, class string, keep bool, reason string) Candidate {
+	text = strings.TrimSpace(text)
+	if r := []rune(text); len(r) > maxCandidateRunes && !keep {
+		text = string(r[:maxCandidateRunes]) + "…"
+	}
+	return Candidate{Text: text, Origin: origin, Class: class, Keep: keep, Reason: reason, subject: subjectOf(text)}
+}
+
+func mostDropped(m map[string]int) string {
+	best, n := ClassVague, -1
+	for _, c := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague} {
+		if m[c] > n {
+			best, n = c, m[c]
+		}
+	}
+	return best
+}
+
+// stopWords are words too common to name a subject.
+var stopWords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`about above after again against because before being below between
+		could doing during each every other their there these those through under until which while would
+		should where when what with without within into onto from that this they them then than have has
+		also only just more most some such very will shall test tests file files code change changes added
+		using used uses make makes made need needs needed first second third new old same like works work
+		running run runs build built check checks checked`) {
+		stopWords[w] = true
+	}
+}
+
+var wordTok = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_.:/-]*[A-Za-z0-9_]`)
+
+// subjectOf returns what a statement is about: its load-bearing tokens
+// and its longer words, lowercased.
+func subjectOf(text string) map[string]bool {
+	out := map[string]bool{}
+	for t := range LoadBearing(text) {
+		t = strings.ToLower(strings.Trim(t, "`.,;:()[]{}\"'"))
+		if len(t) >= 3 {
+			out[t] = true
+		}
+	}
+	for _, w := range wordTok.FindAllString(text, -1) {
+		w = strings.ToLower(w)
+		if len(w) >= 5 && !stopWords[w] {
+			out[stem(w)] = true
+		}
+	}
+	return out
+}
+
+// stem cuts a common English ending off a word, so "gitignored" and
+// "gitignore" name one subject.
+func stem(w string) string {
+	if strings.ContainsAny(w, "_./:-") {
+		return w
+	}
+	for _, suf := range []string{"ing", "ed", "es", "e", "s"} {
+		if len(w) > len(suf)+4 && strings.HasSuffix(w, suf) {
+			return w[:len(w)-len(suf)]
+		}
+	}
+	return w
+}
+
+// overlap counts the tokens two subjects share.
+func overlap(a, b map[string]bool) int {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	n := 0
+	for t := range a {
+		if b[t] {
+			n++
+		}
+	}
+	return n
+}
+
+// dropRevised drops a kept candidate that a later sentence corrects: a
+// sentence with a revision cue ("actually", "didn't work", "still fails")
+// that shares at least two subject tokens with it.
+func dropRevised(cands []Candidate, sents []posSentence) {
+	for i := range cands {
+		c := &cands[i]
+		if !c.Keep || c.Origin == OriginUser {
+			continue
+		}
+		for _, s := range sents {
+			if s.pos <= c.pos || !revisionCue.MatchString(lower(s.text)) {
+				continue
+			}
+			if strings.Contains(s.text, c.Text) || strings.Contains(c.Text, s.text) {
+				continue // the candidate itself
+			}
+			if n, long := overlapLong(c.subject, subjectOf(s.text)); n >= 2 || (long && s.pos-c.pos <= revisionReach) {
+				c.Keep, c.Reason = false, "revised later: "+preview(s.text)
+				break
+			}
+		}
+	}
+}
+
+// revisionReach is how many sentences after a statement a correction
+// sharing only one (long) subject token still revises it.
+const revisionReach = 30
+
+// overlapLong counts the tokens two subjects share and says whether one
+// of them is long (7+ characters) or load-bearing, specific enough to
+// name the subject alone.
+func overlapLong(a, b map[string]bool) (int, bool) {
+	n, long := 0, false
+	for t := range a {
+		if b[t] {
+			n++
+			long = long || len(t) >= 7 || strings.ContainsAny(t, "_./:-")
+		}
+	}
+	return n, long
+}
+
+// dropRestated drops a kept candidate that a later kept candidate says
+// again about the same subject: the later one is the turn's settled
+// version.
+func dropRestated(cands []Candidate) {
+	for i := range cands {
+		a := &cands[i]
+		if !a.Keep {
+			continue
+		}
+		for j := i + 1; j < len(cands); j++ {
+			b := cands[j]
+			if !b.Keep || b.Origin == OriginUser && a.Origin != OriginUser {
+				continue
+			}
+			n := overlap(a.subject, b.subject)
+			if n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2 {
+				a.Keep, a.Reason = false, "restated later: "+preview(b.Text)
+				break
+			}
+		}
+	}
+}
+
+// mergeBySubject joins kept candidates of the same origin kind that share
+// a subject token few other candidates have, while the result stays under
+// maxCandidateRunes: one memory per subject.
+func mergeBySubject(cands []Candidate) []Candidate {
+	df := map[string]int{}
+	kept := 0
+	for _, c := range cands {
+		if c.Keep {
+			kept++
+			for t := range c.subject {
+				df[t]++
+			}
+		}
+	}
+	rare := func(t string) bool { return df[t] >= 2 && 3*df[t] <= max(kept, 3) && strings.ContainsAny(t, "_./:-") }
+	out := make([]Candidate, 0, len(cands))
+	for _, c := range cands {
+		merged := false
+		if c.Keep {
+			for k := len(out) - 1; k >= 0 && !merged; k-- {
+				o := &out[k]
+				if !o.Keep || (o.Origin == OriginUser) != (c.Origin == OriginUser) || runeLen(o.Text)+1+runeLen(c.Text) > maxCandidateRunes {
+					continue
+				}
+				for t := range c.subject {
+					if o.subject[t] && rare(t) {
+						o.Text += " " + c.Text
+						for t := range c.subject {
+							o.subject[t] = true
+						}
+						merged = true
+						break
+					}
+				}
+			}
+		}
+		if !merged {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// describeCandidates summarises what distillation kept and dropped.
+func describeCandidates(cs []Candidate) string {
+	kept, byReason := 0, map[string]int{}
+	for _, c := range cs {
+		if c.Keep {
+			kept++
+			continue
+		}
+		r := c.Reason
+		if i := strings.IndexByte(r, ':'); i > 0 {
+			r = r[:i]
+		}
+		byReason[r]++
+	}
+	var parts []string
+	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later"} {
+		if n := byReason[r]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", r, n))
+		}
+	}
+	s := fmt.Sprintf("%d of %d statements kept", kept, len(cs))
+	if len(parts) > 0 {
+		s += "; dropped: " + strings.Join(parts, ", ")
+	}
+	return s
+}

@@ -1,0 +1,237 @@
+package ingest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// sessionOf builds a session's exchanges: a prompt, then the model's texts
+// between tool calls (each but the last calls a tool).
+func sessionOf(id, prompt string, texts ...string) []memory.Exchange {
+	var out []memory.Exchange
+	for i, tx := range texts {
+		ex := memory.Exchange{SessionID: id, Turn: i + 1, UserTurns: 1, Project: "shop", Assistant: tx}
+		if i == 0 {
+			ex.User = prompt
+		} else {
+			ex.ToolLoop = true
+			ex.ToolResults = []memory.ToolResult{{ToolUseID: "t", Content: "ok"}}
+		}
+		if i < len(texts)-1 {
+			ex.ToolCalls = []memory.ToolCall{{ID: "t", Name: "Bash", Input: `{"command":"make test"}`}}
+		}
+		out = append(out, ex)
+	}
+	return out
+}
+
+func TestGroupTurns(t *testing.T) {
+	a := sessionOf("s1", "fix the build", "Let me look.", "Done.")
+	b := sessionOf("s1", "and the docs?", "Updated.")
+	notify := memory.Exchange{SessionID: "s1", User: "<task-notification>\n<task-id>x</task-id>\n</task-notification>", Assistant: "That task is stale."}
+	summary := memory.Exchange{SessionID: "s1", User: continuedPrefix + " that ran out of context.\nThe build needs Go 1.26 because of iterators.", Assistant: "Continuing."}
+	other := sessionOf("s2", "hello there", "Hi.")
+	exs := append(append(append(append(append([]memory.Exchange{}, a...), notify), summary), b...), other...)
+	turns := GroupTurns(exs)
+	if len(turns) != 3 {
+		t.Fatalf("%d turns, want 3 (a harness notification and a compaction summary start none)", len(turns))
+	}
+	if got := turns[0]; len(got.User) != 1 || got.User[0] != "fix the build" || len(got.Steps) != 5 {
+		t.Fatalf("turn 1: user %q, %d steps (want the prompt, 2 own steps, the notification's answer, the summary and its answer)", got.User, len(got.Steps))
+	}
+	if !strings.HasPrefix(turns[0].Steps[3].Text, continuedPrefix) {
+		t.Fatalf("the compaction summary is not a step of the model: %q", turns[0].Steps[3].Text)
+	}
+	if turns[1].User[0] != "and the docs?" || turns[2].SessionID != "s2" {
+		t.Fatalf("turns 2 and 3: %+v / %+v", turns[1].User, turns[2].SessionID)
+	}
+	if got := LaterTexts(turns[1:], "s1"); len(got) != 2 || got[0] != "and the docs?" {
+		t.Fatalf("later texts of s1: %q", got)
+	}
+}
+
+func TestDistill(t *testing.T) {
+	tests := []struct {
+		name   string
+		user   string
+		texts  []string
+		later  []string
+		keep   []string // substrings of kept statements
+		drop   []string // substrings no kept statement has
+		class  string   // the class of the first dropped candidate, if any
+		prefer bool     // a kept statement is a user preference
+	}{
+		{
+			name:  "narration between tool calls is dropped, the finding kept",
+			user:  "why do the LiveView tests fail?",
+			texts: []string{"Let me check the test helper first.", "The LiveView runs in a separate process that can't access the test sandbox, so the test needs `Sandbox.mode(Repo, {:shared, self()})`. Let me apply it.", "All 5 tests pass now."},
+			keep:  []string{"separate process"},
+			drop:  []string{"Let me", "tests pass"},
+		},
+		{
+			name:  "a statement the turn corrects is not kept",
+			user:  "add the CSS for the badge",
+			texts: []string{"The CSS file is in `priv/static/assets/` which is gitignored.", "It's already tracked by git despite the gitignore, so the edit is committed with the rest.", "Done: the badge has its CSS."},
+			drop:  []string{"which is gitignored"},
+		},
+		{
+			name:  "a later turn's correction counts too",
+			user:  "where is the cache configured?",
+			texts: []string{"The cache TTL is set in `config/cache.yaml` with `ttl_seconds: 300`."},
+			later: []string{"Actually the cache TTL in config/cache.yaml is ignored; `CACHE_TTL` in the environment wins."},
+			drop:  []string{"ttl_seconds"},
+		},
+		{
+			name:   "a user's preference is a memory of type user",
+			user:   "Never add the co-authored-by footer to commits in this repo. Now fix the lint errors.",
+			texts:  []string{"Fixed the two lint errors."},
+			keep:   []string{"co-authored-by"},
+			prefer: true,
+		},
+		{
+			name:  "next steps, status and questions are not memories",
+			user:  "is it done?",
+			texts: []string{"## Next steps\n- Add the `retry_budget` setting to `config/app.toml`\n- Wire the metrics\n\nAll 87 tests pass and everything is pushed.\n\nShould I open the PR?"},
+			drop:  []string{"retry_budget", "87 tests", "open the PR"},
+			class: ClassPlan,
+		},
+		{
+			name:  "options offered to the user are not facts",
+			user:  "the pre-commit hook fails",
+			texts: []string{"The hook fails on pre-existing credo issues in `waiting_summary.ex`. Options:\n- Fix the pre-existing `waiting_summary.ex` issues\n- Use `--no-verify` to skip the hook\n\nWhich do you prefer?"},
+			keep:  []string{"pre-existing credo issues"},
+			drop:  []string{"--no-verify"},
+		},
+		{
+			name:  "a final answer's change list says what now exists",
+			user:  "implement the review page",
+			texts: []string{"Let me read the router.", "Implemented:\n- Added `ProjectReviewLive` at `/projects/:id/review`, listing open annotations across the project's sessions"},
+			keep:  []string{"ProjectReviewLive"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			turns := GroupTurns(sessionOf("s", tc.user, tc.texts...))
+			if len(turns) != 1 {
+				t.Fatalf("%d turns", len(turns))
+			}
+			cands := Distill(turns[0], tc.later)
+			var kept []Candidate
+			var firstDropped *Candidate
+			for i, c := range cands {
+				if c.Keep {
+					kept = append(kept, c)
+				} else if firstDropped == nil {
+					firstDropped = &cands[i]
+				}
+			}
+			for _, want := range tc.keep {
+				found := false
+				for _, c := range kept {
+					found = found || strings.Contains(c.Text, want)
+				}
+				if !found {
+					t.Errorf("no kept statement has %q; candidates: %+v", want, cands)
+				}
+			}
+			for _, bad := range tc.drop {
+				for _, c := range kept {
+					if strings.Contains(c.Text, bad) {
+						t.Errorf("kept %q (has %q)", c.Text, bad)
+					}
+				}
+			}
+			if tc.class != "" && (firstDropped == nil || firstDropped.Class != tc.class) {
+				t.Errorf("first dropped candidate %+v, want class %s", firstDropped, tc.class)
+			}
+			if tc.prefer {
+				ok := false
+				for _, c := range kept {
+					ok = ok || (c.Type == memory.TypeUser && c.Kind == memory.KindPreference)
+				}
+				if !ok {
+					t.Errorf("no user preference kept: %+v", kept)
+				}
+			}
+			for _, c := range kept {
+				if n := runeLen(c.Text); n > maxCandidateRunes {
+					t.Errorf("statement of %d characters (at most %d): %q", n, maxCandidateRunes, c.Text)
+				}
+			}
+		})
+	}
+}
+
+func TestProcessTurn(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	exs := sessionOf("s9", "why does checkout time out?",
+		"Let me look at the gateway client.",
+		"The payment gateway client in `payments/client.go` has no timeout, because `http.DefaultClient` is used; a slow provider blocks checkout for minutes.",
+		"Let me rerun the tests.",
+		"Fixed: `payments/client.go` now uses a client with a 10 s timeout. All tests pass.")
+	turns := GroupTurns(exs)
+	dec, held, err := f.p.ProcessTurn(ctx, turns[0], nil, SessionState{})
+	if err != nil || held {
+		t.Fatalf("process: %v (held %v)", err, held)
+	}
+	if dec.Verdict != memory.VerdictStored || len(dec.MemoryIDs) == 0 {
+		t.Fatalf("decision %+v", dec)
+	}
+	var kept, dropped int
+	for _, c := range dec.Candidates {
+		if c.Kept {
+			kept++
+			if c.MemoryID == "" {
+				t.Errorf("kept candidate without memory: %+v", c)
+			}
+		} else {
+			dropped++
+			if c.Reason == "" {
+				t.Errorf("dropped candidate without reason: %+v", c)
+			}
+		}
+	}
+	if kept == 0 || dropped == 0 {
+		t.Fatalf("kept %d, dropped %d: %+v", kept, dropped, dec.Candidates)
+	}
+	ms, err := f.st.GetMany(ctx, dec.MemoryIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if strings.Contains(m.Text, "Let me") || m.Project != "shop" {
+			t.Errorf("memory %q (project %q)", m.Text, m.Project)
+		}
+	}
+
+	// The same turn again (a transcript read twice) stores nothing new.
+	again, _, err := f.p.ProcessTurn(ctx, turns[0], nil, SessionState{})
+	if err != nil || again.Verdict == memory.VerdictStored {
+		t.Fatalf("second time: %+v, %v", again, err)
+	}
+
+	// A turn of nothing but narration is rejected at the distill stage.
+	noise := GroupTurns(sessionOf("s9", "go on", "Let me check the logs.", "Now I'll run the tests again."))
+	dec, _, err = f.p.ProcessTurn(ctx, noise[0], nil, SessionState{})
+	if err != nil || dec.Verdict != memory.VerdictRejected || dec.Stage != StageDistill {
+		t.Fatalf("narration turn: %+v, %v", dec, err)
+	}
+
+	// A headless session under the count is held while it may grow.
+	hl := sessionOf("s10", "summarise the retry policy", "Webhooks retry 5 times because the provider rate-limits us; keep `RETRY_MAX=5` in `payments/config.yaml`.")
+	for i := range hl {
+		hl[i].Headless = true
+	}
+	dec, held, err = f.p.ProcessTurn(ctx, GroupTurns(hl)[0], nil, SessionState{})
+	if err != nil || !held || dec.Stage != StageHeadless {
+		t.Fatalf("headless: held %v, %+v, %v", held, dec, err)
+	}
+	dec, held, err = f.p.ProcessTurn(ctx, GroupTurns(hl)[0], nil, SessionState{Ended: true})
+	if err != nil || held || dec.Verdict != memory.VerdictRejected {
+		t.Fatalf("headless ended: held %v, %+v, %v", held, dec, err)
+	}
+}

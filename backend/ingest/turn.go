@@ -1,0 +1,156 @@
+package ingest
+
+import (
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Turn is the unit of knowledge: one user turn of an agent session, from
+// the user's prompt through every model response of the tool loop that
+// answered it. Findings are stated between tool calls, revised a few calls
+// later and summarised at the end; only the whole turn shows which
+// statement stands.
+type Turn struct {
+	// SessionID, Project, Source, Headless and UserTurns come from the
+	// turn's exchanges (the last one that names each).
+	SessionID string
+	Project   string
+	Source    string
+	Headless  bool
+	UserTurns int
+	// Turn is the Turn number of the first exchange.
+	Turn int
+	// User holds the user's words of the turn, in order (the prompt, and
+	// any text the user added while the agent worked).
+	User []string
+	// Steps are the model's responses in order.
+	Steps []Step
+	// Exchanges are the exchanges the turn was built from.
+	Exchanges []memory.Exchange
+}
+
+// Step is one model response of a turn: its text, the tools it called and
+// the results those tools returned (context only: tool output never forms
+// a memory).
+type Step struct {
+	Text    string
+	Calls   []memory.ToolCall
+	Results []memory.ToolResult
+	Error   bool
+}
+
+// continuedPrefix opens the summary Claude Code writes into a session
+// when it compacts the conversation: the model's own account of what it
+// found, not the user's words.
+const continuedPrefix = "This session is being continued from a previous conversation"
+
+// StartsTurn reports whether an exchange begins a new user turn: it
+// answers a user's prompt rather than tool results.
+func StartsTurn(ex memory.Exchange) bool {
+	u := strings.TrimSpace(noiseTags.ReplaceAllString(StripInjected(ex.User), ""))
+	return !ex.ToolLoop && u != "" && !strings.HasPrefix(u, continuedPrefix)
+}
+
+// GroupTurns cuts exchanges, in the order they happened, into user turns:
+// a turn starts at each exchange that StartsTurn, or where the session
+// changes, and takes the tool-loop exchanges that follow it. Exchanges
+// before a session's first prompt form a turn of their own (a transcript
+// that starts mid-turn).
+func GroupTurns(exs []memory.Exchange) []Turn {
+	var out []Turn
+	for _, ex := range exs {
+		n := len(out)
+		if n == 0 || StartsTurn(ex) || ex.SessionID != out[n-1].SessionID {
+			out = append(out, Turn{Turn: ex.Turn})
+			n++
+		}
+		out[n-1].add(ex)
+	}
+	return out
+}
+
+// add appends one exchange to the turn.
+func (t *Turn) add(ex memory.Exchange) {
+	t.Exchanges = append(t.Exchanges, ex)
+	if ex.SessionID != "" {
+		t.SessionID = ex.SessionID
+	}
+	if ex.Project != "" {
+		t.Project = ex.Project
+	}
+	if ex.Source != "" {
+		t.Source = ex.Source
+	}
+	t.Headless = t.Headless || ex.Headless
+	t.UserTurns = max(t.UserTurns, ex.UserTurns)
+	if u := strings.TrimSpace(noiseTags.ReplaceAllString(StripInjected(ex.User), "")); u != "" && !ex.ToolLoop {
+		if strings.HasPrefix(u, continuedPrefix) {
+			// A compaction summary: the model's findings so far.
+			t.Steps = append(t.Steps, Step{Text: u})
+		} else {
+			t.User = append(t.User, u)
+		}
+	}
+	t.Steps = append(t.Steps, Step{Text: ex.Assistant, Calls: ex.ToolCalls, Results: ex.ToolResults, Error: ex.Error})
+}
+
+// Exchange returns the exchange that stands for the whole turn in the
+// decision log: the first one's session and project, the user's words and
+// the final answer.
+func (t Turn) Exchange() memory.Exchange {
+	if len(t.Exchanges) == 0 {
+		return memory.Exchange{}
+	}
+	ex := t.Exchanges[0]
+	ex.SessionID, ex.Project, ex.Source, ex.Headless, ex.UserTurns = t.SessionID, t.Project, t.Source, t.Headless, t.UserTurns
+	ex.User = strings.Join(t.User, "\n\n")
+	ex.Assistant = t.Final()
+	ex.ToolLoop = false
+	ex.ToolCalls, ex.ToolResults = nil, nil
+	return ex
+}
+
+// Final returns the text of the turn's last step with text: its answer.
+func (t Turn) Final() string {
+	for i := len(t.Steps) - 1; i >= 0; i-- {
+		if strings.TrimSpace(t.Steps[i].Text) != "" {
+			return t.Steps[i].Text
+		}
+	}
+	return ""
+}
+
+// maxLaterBytes bounds the text LaterTexts gathers for one turn.
+const maxLaterBytes = 512 << 10
+
+// LaterTexts returns what the session of sessionID said in turns, in
+// order (the model's texts and the user's words), at most maxLaterBytes:
+// what Distill checks a turn's statements against for later corrections.
+func LaterTexts(turns []Turn, sessionID string) []string {
+	var out []string
+	n := 0
+	for _, t := range turns {
+		if t.SessionID != sessionID {
+			continue
+		}
+		for _, s := range append(append([]string(nil), t.User...), stepTexts(t)...) {
+			if n+len(s) > maxLaterBytes {
+				return out
+			}
+			n += len(s)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func stepTexts(t Turn) []string {
+	out := make([]string, 0, len(t.Steps))
+	for _, s := range t.Steps {
+		if strings.TrimSpace(s.Text) != "" {
+			out = append(out, s.Text)
+		}
+	}
+	return out
+}

@@ -1,0 +1,250 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// StageDistill names the step that splits a turn into statements and
+// keeps the durable ones (Decisions of turns report it).
+const StageDistill = "distill"
+
+// ProcessTurn forms the memories of one user turn: its texts are stripped
+// of injected blocks and redacted, split into candidate statements and
+// classified (Distill), the statements the turn or a later one (later:
+// the redacted or raw texts the session said after this turn, when the
+// caller knows them) revised are dropped, and each kept statement is
+// embedded, deduplicated and stored as its own memory. The Decision lists
+// every candidate with its verdict; its verdict is the strongest outcome
+// of the kept ones, or rejected when none was kept.
+//
+// A turn of a headless session under the count that has not ended is held
+// (see ProcessSession): held is true and nothing is stored.
+func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st SessionState) (dec memory.Decision, held bool, err error) {
+	for i, ex := range t.Exchanges {
+		if err := Validate(ex); err != nil {
+			return memory.Decision{}, false, fmt.Errorf("exchange %d of the turn: %w", i, err)
+		}
+	}
+	if st.UserTurns < 0 {
+		return memory.Decision{}, false, &memory.ValidationError{Problems: []string{"session user turns must not be negative"}}
+	}
+	r := p.newRun(t.Exchange(), false, "")
+	r.session = st
+	start := time.Now()
+	t, later, redactions := cleanTurn(t, later)
+	r.score("redactions", float64(redactions))
+	r.user, r.reply = strings.Join(t.User, "\n\n"), t.Final()
+	r.dec.Preview = preview(firstNonEmpty(r.user, r.reply))
+	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageRedact, Duration: time.Since(start)})
+
+	if allErrors(t) {
+		r.reject(StageSource, "error response")
+		return r.dec, false, nil
+	}
+	if err := p.headless(ctx, r); err != nil || r.held {
+		return r.dec, r.held, err
+	}
+	if r.decided {
+		return r.dec, false, nil
+	}
+
+	start = time.Now()
+	cands := Distill(t, later)
+	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageDistill, Duration: time.Since(start)})
+	var kept []Candidate
+	for _, c := range cands {
+		c.idx = len(r.dec.Candidates)
+		r.dec.Candidates = append(r.dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: c.Origin, Class: c.Class, Kept: c.Keep, Reason: c.Reason, Kind: c.Kind})
+		if c.Keep {
+			kept = append(kept, c)
+		}
+	}
+	r.score("candidates", float64(len(cands)))
+	r.score("kept", float64(len(kept)))
+	if len(kept) == 0 {
+		r.reject(StageDistill, describeCandidates(cands))
+		return r.dec, false, nil
+	}
+	if err := p.storeCandidates(ctx, r, kept); err != nil {
+		return r.dec, false, err
+	}
+	r.dec.Reason = describeCandidates(cands) + "; " + r.dec.Reason
+	return r.dec, false, nil
+}
+
+// cleanTurn strips injected blocks from every text of the turn and masks
+// secrets in them and in later; it returns the number of secrets masked.
+func cleanTurn(t Turn, later []string) (Turn, []string, int) {
+	n := 0
+	clean := func(s string) string {
+		out, k := redactText(StripInjected(s))
+		n += k
+		return out
+	}
+	out := t
+	out.User = make([]string, len(t.User))
+	for i, u := range t.User {
+		out.User[i] = clean(u)
+	}
+	out.Steps = make([]Step, len(t.Steps))
+	for i, s := range t.Steps {
+		out.Steps[i] = Step{Text: clean(s.Text), Calls: s.Calls, Results: s.Results, Error: s.Error}
+	}
+	cl := make([]string, len(later))
+	for i, l := range later {
+		cl[i] = clean(l)
+	}
+	return out, cl, n
+}
+
+// allErrors reports whether every response of the turn failed.
+func allErrors(t Turn) bool {
+	if len(t.Steps) == 0 {
+		return false
+	}
+	for _, s := range t.Steps {
+		if !s.Error {
+			return false
+		}
+	}
+	return true
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// storeCandidates embeds the kept statements in one batch and places each
+// (dedup, update, link or create) as a memory of its own kind and type.
+func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate) error {
+	start := time.Now()
+	texts := make([]string, len(kept))
+	for i, c := range kept {
+		texts[i] = c.Text
+	}
+	emb := embed.Snapshot(p.emb)
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("ingest: embed %d statements: %w", len(texts), err)
+	}
+	if len(vecs) != len(texts) {
+		return fmt.Errorf("ingest: embedder returned %d vectors for %d statements", len(vecs), len(texts))
+	}
+	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageEmbed, Duration: time.Since(start)})
+	r.model = emb.Model()
+	kept, vecs = p.contentGate(r, kept, vecs)
+	if len(kept) == 0 {
+		r.reject(StageContent, "every kept statement scored as noise: "+r.dec.Reason)
+		return nil
+	}
+	r.dec.Chunks = len(kept)
+
+	start = time.Now()
+	select {
+	case p.wmu <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-p.wmu }()
+	best := outDuplicate
+	var reasons []string
+	for i, c := range kept {
+		cr := *r
+		cr.kind = c.Kind
+		cr.given = &memory.Memory{Type: c.Type}
+		out, id, why, err := p.place(ctx, &cr, c.Text, vecs[i])
+		if err != nil {
+			if errors.Is(err, memory.ErrModelMismatch) {
+				return fmt.Errorf("ingest: store: %w", err)
+			}
+			return fmt.Errorf("ingest: store statement %d: %w", i, err)
+		}
+		for k, v := range cr.dec.Scores {
+			r.dec.Scores[k] = v
+		}
+		best = min(best, out)
+		r.dec.MemoryIDs = append(r.dec.MemoryIDs, id)
+		r.dec.Candidates[c.idx].MemoryID = id
+		reasons = append(reasons, why)
+	}
+	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageDedup, Duration: time.Since(start)})
+	r.dec.Verdict = map[outcome]memory.Verdict{outCreated: memory.VerdictStored, outUpdated: memory.VerdictUpdated,
+		outMerged: memory.VerdictMerged, outDuplicate: memory.VerdictDuplicate}[best]
+	r.dec.Stage, r.decided = StageDedup, true
+	if best == outCreated {
+		r.dec.Stage = StageStore
+	}
+	r.dec.Reason = summarizeReasons(reasons)
+	return nil
+}
+
+// contentGate is the adaptive content score (package noise) on each kept
+// statement: a statement nearer the learned noise than the quality
+// prototypes is dropped. The Decision keeps the best score (and, when
+// every statement failed, the reason of the best).
+func (p *Pipeline) contentGate(r *run, kept []Candidate, vecs [][]float32) ([]Candidate, [][]float32) {
+	if p.scorer == nil {
+		return kept, vecs
+	}
+	best := -1.0
+	var outC []Candidate
+	var outV [][]float32
+	for i, c := range kept {
+		sc := p.scorer.ScoreVector(vecs[i])
+		if sc.Value > best {
+			best = sc.Value
+			r.score("content_score", sc.Value)
+			r.score("quality_sim", sc.Quality)
+			r.score("noise_sim", sc.Noise)
+			if !sc.Pass {
+				r.dec.Reason = fmt.Sprintf("content score %.2f under %.2f (nearest noise: %s)", sc.Value, p.scorer.Threshold(), sc.Nearest)
+			}
+		}
+		if !sc.Pass {
+			cv := &r.dec.Candidates[c.idx]
+			cv.Kept, cv.Reason = false, fmt.Sprintf("content score %.2f under %.2f", sc.Value, p.scorer.Threshold())
+			continue
+		}
+		outC, outV = append(outC, c), append(outV, vecs[i])
+	}
+	return outC, outV
+}
+
+// summarizeReasons counts what dedup did with the statements.
+func summarizeReasons(reasons []string) string {
+	counts := map[string]int{}
+	var order []string
+	for _, r := range reasons {
+		key := r
+		if i := strings.Index(r, " ("); i > 0 {
+			key = r[:i]
+		}
+		if i := strings.Index(key, " of "); i > 0 && strings.HasPrefix(key, "near duplicate") {
+			key = "near duplicate"
+		}
+		if strings.HasPrefix(key, "updates ") {
+			key = "updates a memory"
+		}
+		if counts[key] == 0 {
+			order = append(order, key)
+		}
+		counts[key]++
+	}
+	parts := make([]string, 0, len(order))
+	for _, k := range order {
+		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	return strings.Join(parts, ", ")
+}
