@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memtray/memtray/backend/config"
 )
 
 func testEnv(t *testing.T) Env {
@@ -261,5 +263,110 @@ func TestRenamedBinaryUndoOfEditedFile(t *testing.T) {
 				t.Errorf("after undo:\n%s", after)
 			}
 		})
+	}
+}
+
+// TestFlags: memtray's flags go into what setup writes exactly when they
+// name something memtray would not pick by itself.
+func TestFlags(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	def := config.DefaultDataDir()
+	other := filepath.Join(t.TempDir(), "data")
+	withDataDir := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(withDataDir, []byte(`{"data_dir": "`+other+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(t.TempDir(), "plain.json") // need not exist
+	for _, tc := range []struct {
+		name, dataDir, config string
+		want                  []string
+	}{
+		{"defaults", def, "", nil},
+		{"the default config named", def, config.DefaultPath(), nil},
+		{"another data dir", other, "", []string{"--data-dir", other}},
+		{"another config", def, plain, []string{"--config", plain}},
+		{"another config, its data dir", other, withDataDir, []string{"--config", withDataDir}},
+		{"another config, another data dir", def, withDataDir, []string{"--config", withDataDir, "--data-dir", def}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Flags(tc.dataDir, tc.config)
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Flags = %q (%v), want %q", got, err, tc.want)
+			}
+		})
+	}
+	for _, bad := range [][]string{{"--data-dir"}, {"--listen", "/x"}, {"--data-dir", "rel"}, {"--config", "/a\nb"}} {
+		if err := checkFlags(bad); err == nil {
+			t.Errorf("checkFlags(%q) passed", bad)
+		}
+	}
+}
+
+// TestOwnHookWithFlags: a hook command with memtray's flags after the
+// event is memtray's (setup updates it, undo and status find it); a
+// command that only mentions the event is not.
+func TestOwnHookWithFlags(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  string
+		own  []string
+		want bool
+	}{
+		{"/opt/memtray/bin/memtray hook session-start", nil, true},
+		{"/opt/memtray/bin/memtray hook session-start --data-dir /d", nil, true},
+		{"'/opt/My Tools/memtray' hook session-start --config '/c d/x.json' --data-dir '/d'\\''x'", nil, true},
+		{`"C:\Program Files\memtray\memtray.exe" hook session-start --data-dir "D:\m"`, nil, true},
+		{"/usr/bin/mt hook session-start --data-dir /d", []string{"/usr/bin/mt hook session-start --data-dir /d"}, true},
+		{"/usr/bin/mt hook session-start --data-dir /d", nil, false},
+		{"/opt/memtray/bin/memtray hook session-start-x", nil, false},
+		{"/opt/memtray/bin/memtray hook session-start; rm -rf /", nil, false},
+		{"/opt/memtray/bin/memtray hook session-starts --data-dir /d", nil, false},
+		{"~/bin/log.sh hook session-start", nil, false},
+	} {
+		if got := isOwnHook(tc.cmd, "session-start", tc.own...); got != tc.want {
+			t.Errorf("isOwnHook(%q) = %v, want %v", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// TestSetupWithFlagsUpdatesInPlace: setting up again with other flags
+// updates memtray's hooks and MCP server in place (no second hook), the
+// undo hint names the flags, and undo by the hint's data dir finds it.
+func TestSetupWithFlagsUpdatesInPlace(t *testing.T) {
+	e := testEnv(t)
+	for _, flags := range [][]string{nil, {"--data-dir", "/srv/memtray data"}} {
+		e.Flags = flags
+		p, err := e.Plan("claude-code", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := p.Apply()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := "Undo with `" + UndoCommand("claude-code", flags) + "`"; !strings.Contains(res.Message, want) {
+			t.Fatalf("%q lacks %q", res.Message, want)
+		}
+	}
+	if !strings.Contains(UndoCommand("claude-code", e.Flags), "--data-dir '/srv/memtray data'") {
+		t.Fatalf("hint %q", UndoCommand("claude-code", e.Flags))
+	}
+	root := readJSON(t, filepath.Join(e.Home, ".claude", "settings.json"))
+	groups, _ := dig(root, "hooks", "SessionStart").([]any)
+	if len(groups) != 1 || dig(groups[0], "hooks").([]any)[0].(map[string]any)["command"] != testBinary+" hook session-start --data-dir '/srv/memtray data'" {
+		t.Fatalf("SessionStart %v", groups)
+	}
+	if args := dig(readJSON(t, filepath.Join(e.Home, ".claude.json")), "mcpServers", "memtray", "args"); !reflect.DeepEqual(args, []any{"mcp", "--data-dir", "/srv/memtray data"}) {
+		t.Fatalf("MCP args %v", args)
+	}
+	up, err := e.PlanUndo("claude-code", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := up.Apply(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(e.Home, ".claude", "settings.json")); !os.IsNotExist(err) {
+		t.Fatalf("undo left settings.json: %v", err)
 	}
 }
