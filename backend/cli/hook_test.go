@@ -331,6 +331,7 @@ func TestHookNeverBreaksTheAgent(t *testing.T) {
 		{"daemon down", good, []string{"user-prompt-submit", "--data-dir", noDaemon}},
 		{"daemon down, session start", `{"session_id":"s1","source":"clear"}`, []string{"session-start", "--data-dir", noDaemon}},
 		{"daemon down, pre-compact", good, []string{"pre-compact", "--data-dir", noDaemon}},
+		{"daemon down, stop", `{"session_id":"s1","transcript_path":"/home/me/.claude/projects/p/s1.jsonl"}`, []string{"stop", "--data-dir", noDaemon}},
 		{"data dir missing", good, []string{"user-prompt-submit", "--data-dir", missing}},
 		{"garbage", "this is not JSON at all", []string{"user-prompt-submit", "--data-dir", noDaemon}},
 		{"empty stdin", "", []string{"user-prompt-submit", "--data-dir", noDaemon}},
@@ -364,7 +365,7 @@ func TestHookNeverBreaksTheAgent(t *testing.T) {
 	}
 	// Mistakes in the command line (a person's, not the agent's) are said
 	// on stderr, still with exit 0 so an agent is never blocked.
-	for _, args := range [][]string{{"hook"}, {"hook", "stop"}, {"hook", "--frobnicate", "session-end"}} {
+	for _, args := range [][]string{{"hook"}, {"hook", "explode"}, {"hook", "--frobnicate", "session-end"}, {"hook", "stop", "--agent", "vim"}} {
 		code, out, errs := run(t, context.Background(), good, args...)
 		if code != 0 || out != "" || errs == "" {
 			t.Errorf("%v: exit %d stdout %q stderr %q", args, code, out, errs)
@@ -426,4 +427,84 @@ func FuzzHookInput(f *testing.F) {
 			t.Fatalf("prompt %q came back as %q", in.Prompt, back.HookSpecificOutput.AdditionalContext)
 		}
 	})
+}
+
+// The stop, pre-compact and session-end hooks hand the session file to
+// the daemon, which captures the turn; a bad path or agent never fails
+// the agent (exit 0, nothing on stdout, a note with --debug).
+func TestHookSendsTranscript(t *testing.T) {
+	isolate(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home) // the daemon's session folder: $HOME/.claude/projects
+	proj := filepath.Join(home, ".claude", "projects", "-home-me-src-webapp")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(proj, "s2.jsonl")
+	session := `{"type":"user","sessionId":"s2","cwd":"/home/me/src/webapp","uuid":"u1","timestamp":"2026-03-03T10:00:00Z","message":{"role":"user","content":"Which port does the webapp dev server use?"}}` + "\n" +
+		`{"type":"assistant","sessionId":"s2","cwd":"/home/me/src/webapp","uuid":"a1","timestamp":"2026-03-03T10:00:02Z","message":{"id":"msg_1","role":"assistant","model":"m","content":[{"type":"text","text":"The webapp dev server listens on port 5173 (vite.config.ts) and proxies /api to 127.0.0.1:8080."}]}}` + "\n"
+	if err := os.WriteFile(path, []byte(session), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := startHookDaemon(t)
+	ctx := context.Background()
+	outside := filepath.Join(t.TempDir(), "x.jsonl")
+	os.WriteFile(outside, []byte(session), 0o600)
+	for _, tc := range []struct {
+		name, event, path string
+		args              []string
+		note              string
+	}{
+		{"stop queues the file", "stop", path, nil, "transcript queued"},
+		{"session-end too", "session-end", path, nil, "transcript queued"},
+		{"pre-compact too", "pre-compact", path, nil, "transcript queued"},
+		{"outside the session folders", "stop", outside, nil, "outside"},
+		{"no transcript path", "stop", "", nil, "no transcript_path"},
+		{"unknown agent", "stop", path, []string{"--agent", "vim"}, "--agent must be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := map[string]any{"session_id": "s2", "cwd": "/home/me/src/webapp", "hook_event_name": hookEvents[tc.event]}
+			if tc.path != "" {
+				in["transcript_path"] = tc.path
+			}
+			args := append([]string{"hook", tc.event, "--data-dir", dir, "--timeout", "20s", "--debug"}, tc.args...)
+			code, out, errs := run(t, ctx, hookStdin(t, in), args...)
+			if code != 0 || out != "" {
+				t.Fatalf("exit %d, stdout %q, want 0 and nothing", code, out)
+			}
+			if !strings.Contains(errs, tc.note) {
+				t.Errorf("stderr %q lacks %q", errs, tc.note)
+			}
+		})
+	}
+	rt, err := daemon.ReadRuntime(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := daemon.LoadOrCreateToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := httpapi.NewClient(rt.Listen, tok)
+	for i := 0; ; i++ {
+		s, err := cl.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Transcripts != nil && s.Transcripts.Turns == 1 {
+			if s.Transcripts.Refused != 1 || s.Transcripts.Duplicates != 0 {
+				t.Errorf("transcript stats %+v", *s.Transcripts)
+			}
+			break
+		}
+		if i == 2000 {
+			t.Fatalf("the turn was not captured: %+v", s.Transcripts)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// memtray stats says so.
+	_, out, _ := run(t, ctx, "", "stats", "--data-dir", dir)
+	if !strings.Contains(out, "transcripts: 1 files tracked") || !strings.Contains(out, "1 turns captured") {
+		t.Errorf("stats output lacks the transcripts line:\n%s", out)
+	}
 }
