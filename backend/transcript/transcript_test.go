@@ -548,3 +548,54 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
+
+// TestParseRealSessions reads every real agent session of the shared data
+// (Codex rollouts, Aider histories, SpecStory exports, Claude Code
+// transcripts) through ParseFile, so by detection, and logs what it found.
+func TestParseRealSessions(t *testing.T) {
+	root := filepath.Join(sharedRoot(), "data")
+	var files []string
+	for _, pattern := range []string{"agent-sessions/*/*.jsonl", "agent-sessions/*/*.md", "claude-code-transcripts/*.jsonl"} {
+		m, _ := filepath.Glob(filepath.Join(root, pattern))
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		t.Skipf("no sessions under %s", root)
+	}
+	for _, path := range files {
+		name := filepath.Base(filepath.Dir(path)) + "/" + filepath.Base(path)
+		t.Run(name, func(t *testing.T) {
+			exs, st, err := ParseFile(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkExchanges(t, exs, st)
+			texts := 0
+			for _, ex := range exs {
+				if ex.Assistant != "" {
+					texts++
+				}
+				if err := validExchange(ex); err != nil {
+					t.Fatalf("exchange %d: %v", ex.Turn, err)
+				}
+			}
+			t.Logf("%s: %s, %d sessions, %d exchanges (%d with text, %d tool loops), %d user turns, %d tool calls, %d results, project %q, skipped %v",
+				name, st.Format, st.Sessions, st.Exchanges, texts, st.ToolLoops, st.UserPrompts, st.ToolCalls, st.ToolResults, st.Project, st.Skipped)
+			if st.Exchanges == 0 || st.UserPrompts == 0 || texts == 0 {
+				t.Fatalf("nothing read: %+v", st)
+			}
+			if st.Skipped[SkipMalformed] > 0 || st.Skipped[SkipUnknownType] > 0 {
+				t.Errorf("unexpected skips %v", st.Skipped)
+			}
+			if st.Format == FormatCodex {
+				for _, ex := range exs {
+					for _, s := range []string{"<environment_context>", "<user_instructions>", "# AGENTS.md instructions"} {
+						if strings.Contains(ex.User, s) {
+							t.Fatalf("exchange %d: injected context as the user's prompt: %.80q", ex.Turn, ex.User)
+						}
+					}
+				}
+			}
+		})
+	}
+}
