@@ -95,10 +95,15 @@ func planCodex(o setupOptions) (setupPlan, error) {
 		own[t.key] = true
 		ownHash[t.hash] = true
 	}
-	var foreign []string
+	var foreign, keptTrust []string
 	extra := map[string][]string{}
 	if table.has {
 		foreign, extra = codexBlockParts(lines[table.begin+1:table.end], own, ownHash)
+		if o.noHooks {
+			// --no-hooks leaves the hooks (and so their trust) as they
+			// are: the trust entries stay in the block, for undo.
+			foreign, keptTrust = splitTrustEntries(foreign)
+		}
 	}
 
 	want := []string{codexBlockBegin,
@@ -107,6 +112,9 @@ func planCodex(o setupOptions) (setupPlan, error) {
 		"command = " + tomlQuote(o.binary),
 		"args = " + tomlArray(o.mcpArgs())}
 	want = append(want, codexTrustLines(trust, extra)...)
+	if len(keptTrust) > 0 {
+		want = append(append(want, ""), keptTrust...)
+	}
 	want = append(want, codexBlockEnd)
 	var wantTop []string
 	if proxy {

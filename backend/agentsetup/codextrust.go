@@ -349,3 +349,28 @@ func plainHookEntry(hm map[string]any) bool {
 	}
 	return hm["type"] == "command"
 }
+
+// splitTrustEntries takes the [hooks.state."…"] entries out of lines
+// (whole tables, by lines).
+func splitTrustEntries(lines []string) (rest, trust []string) {
+	pre, entries := splitTOMLEntries(lines)
+	rest = pre
+	for _, e := range entries {
+		body := e.lines
+		for len(body) > 1 && strings.TrimSpace(body[len(body)-1]) == "" {
+			body = body[:len(body)-1]
+		}
+		if trustKeyOf(e.header) != "" {
+			if len(trust) > 0 {
+				trust = append(trust, "")
+			}
+			trust = append(trust, body...)
+			continue
+		}
+		rest = append(rest, e.lines...)
+	}
+	for len(rest) > 0 && strings.TrimSpace(rest[len(rest)-1]) == "" {
+		rest = rest[:len(rest)-1]
+	}
+	return rest, trust
+}

@@ -321,3 +321,29 @@ func FuzzCodexTOMLBlock(f *testing.F) {
 		}
 	})
 }
+
+// TestSetupCodexNoHooksKeepsTrust: setting up again with --no-hooks
+// leaves the hooks and keeps their trust entries in memtray's block (where
+// undo finds them), not outside it.
+func TestSetupCodexNoHooksKeepsTrust(t *testing.T) {
+	e := testEnv(t)
+	for _, args := range [][]string{{"codex"}, {"codex", "--no-hooks"}} {
+		if code, out, errs := runSetupCmd(t, e.DataDir, e.Home, args...); code != 0 {
+			t.Fatalf("%q: %s %s", args, out, errs)
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(e.Home, ".codex", "config.toml"))
+	s := string(data)
+	if n := strings.Count(s, "[hooks.state."); n != 3 || strings.LastIndex(s, "[hooks.state.") > strings.Index(s, codexBlockEnd) {
+		t.Fatalf("trust entries not kept in the block:\n%s", s)
+	}
+	if st, _ := e.Status("codex"); len(st.NeedReview) != 0 {
+		t.Fatalf("need review %q", st.NeedReview)
+	}
+	if code, out, errs := runSetupCmd(t, e.DataDir, e.Home, "codex", "--undo"); code != 0 {
+		t.Fatalf("undo: %s %s", out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(e.Home, ".codex", "config.toml")); !os.IsNotExist(err) {
+		t.Fatalf("undo left config.toml: %v", err)
+	}
+}
