@@ -124,7 +124,7 @@ func Distill(t Turn, later []string) []Candidate {
 		}
 		origin := OriginToolLoop
 		switch {
-		case strings.HasPrefix(strings.TrimSpace(s.Text), continuedPrefix):
+		case s.Summary || strings.HasPrefix(strings.TrimSpace(s.Text), continuedPrefix):
 			origin = OriginSummary
 		case i == last:
 			origin = OriginFinal

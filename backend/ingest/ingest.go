@@ -302,7 +302,7 @@ func (p *Pipeline) runStagesOnce(ctx context.Context, r *run) error {
 // Validate checks an exchange from outside: sizes and encodings.
 func Validate(ex memory.Exchange) error {
 	var problems []string
-	for name, v := range map[string]string{"user": ex.User, "assistant": ex.Assistant} {
+	for name, v := range map[string]string{"user": ex.User, "assistant": ex.Assistant, "summary": ex.Summary} {
 		if len(v) > MaxTextBytes {
 			problems = append(problems, name+" text is longer than 1 MiB")
 		}

@@ -38,6 +38,8 @@ type Step struct {
 	Calls   []memory.ToolCall
 	Results []memory.ToolResult
 	Error   bool
+	// Summary marks a compaction summary the harness wrote into the session.
+	Summary bool
 }
 
 // continuedPrefix opens the summary Claude Code writes into a session
@@ -87,10 +89,13 @@ func (t *Turn) add(ex memory.Exchange) {
 	if u := strings.TrimSpace(noiseTags.ReplaceAllString(StripInjected(ex.User), "")); u != "" && !ex.ToolLoop {
 		if strings.HasPrefix(u, continuedPrefix) {
 			// A compaction summary: the model's findings so far.
-			t.Steps = append(t.Steps, Step{Text: u})
+			t.Steps = append(t.Steps, Step{Text: u, Summary: true})
 		} else {
 			t.User = append(t.User, u)
 		}
+	}
+	if sm := strings.TrimSpace(ex.Summary); sm != "" {
+		t.Steps = append(t.Steps, Step{Text: sm, Summary: true})
 	}
 	t.Steps = append(t.Steps, Step{Text: ex.Assistant, Calls: ex.ToolCalls, Results: ex.ToolResults, Error: ex.Error})
 }

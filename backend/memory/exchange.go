@@ -27,6 +27,11 @@ type Exchange struct {
 	// User is the text the user typed in this turn ("" when the turn only
 	// returned tool results to the model).
 	User string `json:"user"`
+	// Summary is a compaction summary the agent's harness wrote into the
+	// session before this response (Claude Code's "This session is being
+	// continued..."): the model's own account of what the session found,
+	// never the user's words.
+	Summary string `json:"summary,omitempty"`
 	// Assistant is the model's text answer (tool calls excluded).
 	Assistant   string       `json:"assistant"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`

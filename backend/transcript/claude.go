@@ -217,6 +217,7 @@ type thread struct {
 	agentID   string
 	cur       *response
 	prompts   []string // real prompts since the last response
+	summaries []string // compaction summaries since the last response
 	queuedIn  []string // which of them came from the queue
 	command   string   // "/name args" of a command not yet known to be local
 	results   []memory.ToolResult
@@ -511,6 +512,15 @@ func (p *parser) user(t *thread, e *entry, at time.Time) {
 		return
 	}
 	reason := p.classify(t, e, text)
+	if reason == SkipInjected && !t.sidechain && (e.IsCompactSummary || continuation(text)) {
+		// The compaction summary is no prompt, but it is the model's own
+		// account of what the session found so far: the next response
+		// carries it as its Summary (the write pipeline reads it as a step
+		// of the turn, never as the user's words).
+		t.summaries = append(t.summaries, text)
+		p.stats.Summaries++
+		return
+	}
 	if reason != "" {
 		if results == 0 {
 			p.skip(reason)
@@ -746,6 +756,8 @@ func (p *parser) open(t *thread, key string, n int, at time.Time) *response {
 	}
 	ex.UserTurns = p.main.userTurns
 	ex.ToolResults = t.results
+	ex.Summary = strings.Join(t.summaries, "\n\n")
+	t.summaries = nil
 	ex.StartedAt = t.requestAt
 	if ex.StartedAt.IsZero() {
 		ex.StartedAt = at

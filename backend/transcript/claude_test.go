@@ -8,7 +8,8 @@ import (
 )
 
 // TestClaudeCompactionSummary: the summary a compacted session starts with
-// is not a user prompt, flagged (isCompactSummary) or not (older versions).
+// is not a user prompt, flagged (isCompactSummary) or not (older versions);
+// the next response carries it as its Summary.
 func TestClaudeCompactionSummary(t *testing.T) {
 	exs, st := parseFile(t, "compact.jsonl", Options{})
 	var got []want
@@ -29,8 +30,12 @@ func TestClaudeCompactionSummary(t *testing.T) {
 	if !reflect.DeepEqual(got, wantExs) {
 		t.Fatalf("exchanges:\n got %s\nwant %s", dump(got), dump(wantExs))
 	}
-	if st.UserPrompts != 2 || st.Skipped[SkipInjected] != 2 {
+	if st.UserPrompts != 2 || st.Summaries != 2 || st.Skipped[SkipInjected] != 0 {
 		t.Fatalf("stats %+v", st)
+	}
+	// The summaries ride on the response after them, for the pipeline.
+	if !strings.HasPrefix(exs[1].Summary, "This session is being continued") || !strings.Contains(exs[3].Summary, "fsync moved") || exs[0].Summary != "" {
+		t.Fatalf("summaries: %q / %q / %q", exs[0].Summary, exs[1].Summary, exs[3].Summary)
 	}
 }
 

@@ -156,6 +156,10 @@ type Stats struct {
 	Sessions int `json:"sessions,omitempty"`
 	// Exchanges counts the Exchanges returned.
 	Exchanges int `json:"exchanges"`
+	// Summaries counts compaction summaries read (Claude Code): passed on
+	// as the user text of the response after them, for the pipeline to
+	// read as the model's findings.
+	Summaries int `json:"summaries,omitempty"`
 	// UserPrompts counts the real user prompts of the main conversation
 	// (prompts no response followed included).
 	UserPrompts int `json:"user_prompts"`

@@ -184,9 +184,9 @@ func TestParseFixtures(t *testing.T) {
 				{ToolLoop: true, UserTurns: 3, Assistant: "The background cart tests passed."},
 				{User: "continue", UserTurns: 4, Assistant: "Continuing with the coupon fix in cart.go."},
 			},
-			stats: Stats{Lines: 27, Exchanges: 6, UserPrompts: 4, ToolLoops: 2, ToolCalls: 2, ToolResults: 2,
+			stats: Stats{Lines: 27, Exchanges: 6, Summaries: 1, UserPrompts: 4, ToolLoops: 2, ToolCalls: 2, ToolResults: 2,
 				Skipped: map[string]int{SkipMeta: 2, SkipCommand: 6, SkipInterrupted: 1, SkipSynthetic: 1,
-					SkipInjected: 4, SkipBookkeeping: 1},
+					SkipInjected: 3, SkipBookkeeping: 1},
 				SessionID: "sess-commands", CWD: "/Users/dev/work/webshop", Project: "webshop"},
 		},
 		{
