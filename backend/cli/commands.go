@@ -73,7 +73,7 @@ func runServe(env *Env, args []string) error {
 			"Anyone who can reach that address can send traffic through the capture proxy (no token) and have it remembered.\n"+
 			"Use it only behind a port forward you control (a container or VM), never on a shared network.\n", cfg.Listen)
 	}
-	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Build: Build(), Logger: log})
+	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Build: Build(), Logger: log, OnDemand: StartedOnDemand()}) // mcp.go
 	if err != nil {
 		return err
 	}

@@ -32,10 +32,24 @@ var daemonStartTimeout = 15 * time.Second
 // reports its exit. Tests replace it.
 var startDaemon = spawnDaemon
 
+// OnDemandEnv, set to 1 in the environment of the daemon `memtray mcp`
+// starts, marks it as started on demand: it exits by itself after
+// idle_exit with no agent (daemon.Options.OnDemand). The user's own
+// `memtray serve` (by hand, the app, the systemd unit) runs without it and
+// never idle-exits.
+const OnDemandEnv = "MEMTRAY_ON_DEMAND"
+
+// StartedOnDemand reports whether this process is a daemon `memtray mcp`
+// started (OnDemandEnv).
+func StartedOnDemand() bool { return os.Getenv(OnDemandEnv) == "1" }
+
 // runMCP is `memtray mcp`: an MCP server on stdin/stdout for an agent. It
 // bridges to the running daemon's streamable HTTP endpoint (/mcp), starting
 // a headless daemon when none answers, so every agent shares one daemon and
-// one store.
+// one store. The daemon it starts reads the same config file and data dir
+// as this command (--config, else $MEMTRAY_CONFIG, else the default path:
+// the file the user's `memtray serve` reads), given to it as absolute
+// paths, and exits after idle_exit without an agent.
 func runMCP(env *Env, args []string) error {
 	var c common
 	fs := newFlags("mcp", env, &c, false)
@@ -50,17 +64,41 @@ func runMCP(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	cfgPath, err := daemonPaths(&cfg, c.path())
+	if err != nil {
+		return err
+	}
 	loc := daemonLocator{
 		find: func(ctx context.Context) (string, string, bool) {
 			addr, tok, ok := findDaemon(ctx, cfg)
 			return mcpEndpoint(addr), tok, ok
 		},
 		ensure: func(ctx context.Context) (string, string, error) {
-			addr, tok, err := ensureDaemon(ctx, cfg, c.configPath, env.Stderr)
+			addr, tok, err := ensureDaemon(ctx, cfg, cfgPath, env.Stderr)
 			return mcpEndpoint(addr), tok, err
 		},
 	}
 	return bridgeMCP(env.Ctx, env.Stdin, env.Stdout, env.Stderr, loc)
+}
+
+// daemonPaths makes cfg's data dir and the config file path absolute: the
+// daemon runs in another directory (its data dir), where a relative path
+// would name another file — a config file that is not there gives the
+// defaults without a word.
+func daemonPaths(cfg *config.Config, configPath string) (string, error) {
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return "", fmt.Errorf("data dir: %w", err)
+	}
+	cfg.DataDir = dir
+	if configPath == "" {
+		return "", nil
+	}
+	p, err := filepath.Abs(configPath)
+	if err != nil {
+		return "", fmt.Errorf("config file: %w", err)
+	}
+	return p, nil
 }
 
 // mcpEndpoint is the MCP endpoint of the daemon at addr.
@@ -112,13 +150,15 @@ func ensureDaemon(ctx context.Context, cfg config.Config, configPath string, std
 }
 
 // daemonCommand is the command that runs a headless daemon on cfg's data
-// dir, detached from the terminal and the agent, its output in log.
+// dir with the config file configPath, detached from the terminal and the
+// agent, its output in log, marked as started on demand (OnDemandEnv).
 func daemonCommand(exe string, cfg config.Config, configPath string, log *os.File) *exec.Cmd {
 	args := []string{"serve", "--data-dir", cfg.DataDir}
 	if configPath != "" {
 		args = append(args, "--config", configPath)
 	}
 	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), OnDemandEnv+"=1")
 	cmd.Stdin = nil // /dev/null
 	// Only the log (stderr) goes to the file: serve's banner on stdout
 	// carries the login link with the token.
