@@ -76,6 +76,18 @@ test:
 	$(MAKE) --no-print-directory build
 	cd frontend && npm run e2e --silent
 
+# The real agent clients through memtray (issue 24; not in `make test`, the
+# clients are about 800 MB): installs the pinned Claude Code and Codex from npm
+# into $${XDG_CACHE_HOME:-~/.cache}/memtray-test-clients (once), runs each in a
+# temporary HOME through `memtray setup` and `memtray serve` against fake
+# upstreams on 127.0.0.1, and prints a table of checks (cmd/clientcheck; README:
+# Development). CLIENTCHECK_ARGS adds flags (-client codex, -runs 9, -keep).
+# build/record-clients.sh re-records the fixtures `make test` replays.
+.PHONY: test-clients
+CLIENTCHECK_ARGS ?=
+test-clients: build
+	$(GO) run ./cmd/clientcheck -memtray $(BIN) $(CLIENTCHECK_ARGS)
+
 test-short: deps
 	$(GO) test -short -count=1 ./...
 
