@@ -16,7 +16,8 @@ import (
 // (User, UserTurns, ToolResults); a response without prompts is a tool-loop
 // iteration. Tool results no later response received (the turn ended, or
 // was interrupted, after the tools ran) go to the Exchange of the response
-// that called the tools, so they stay in the turn.
+// that called the tools, so they stay in the turn. A compaction summary
+// goes with the next response as its Summary.
 type builder struct {
 	stats *Stats
 	out   []memory.Exchange
@@ -24,6 +25,7 @@ type builder struct {
 	cur       *memory.Exchange // the response being read
 	texts     []string         // its text parts
 	prompts   []string         // prompts since the previous response
+	summaries []string         // compaction summaries since the previous response
 	results   []memory.ToolResult
 	requestAt time.Time // when the last prompt or result was sent
 	userTurns int
@@ -44,6 +46,25 @@ func (b *builder) prompt(text string, at time.Time) {
 	b.userTurns++
 	b.stats.UserPrompts++
 	b.sent(at)
+}
+
+// summary records a compaction summary the harness put in the session: it
+// rides on the next response as its Summary (once: the same text again is
+// a duplicate).
+func (b *builder) summary(text string) bool {
+	text = strings.TrimSpace(clean(text))
+	if text == "" {
+		return false
+	}
+	for _, s := range b.summaries {
+		if s == text {
+			return false
+		}
+	}
+	b.close()
+	b.summaries = append(b.summaries, text)
+	b.stats.Summaries++
+	return true
 }
 
 // result records a tool result sent back to the model.
@@ -71,6 +92,8 @@ func (b *builder) open(at time.Time) {
 	}
 	ex.UserTurns = b.userTurns
 	ex.ToolResults = b.results
+	ex.Summary = strings.Join(b.summaries, "\n\n")
+	b.summaries = nil
 	ex.StartedAt = b.requestAt
 	if ex.StartedAt.IsZero() {
 		ex.StartedAt = at

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -906,5 +905,3 @@ func mergeByStart(main, side []memory.Exchange) []memory.Exchange {
 	}
 	return append(out, main[i:]...)
 }
-
-func openFile(path string) (*os.File, error) { return os.Open(path) }

@@ -47,9 +47,12 @@ import (
 //   - A user message is a prompt unless it is context Codex injects: the
 //     <environment_context> and <user_instructions> blocks, AGENTS.md
 //     contents ("# AGENTS.md instructions for ..."), <user_shell_command>,
-//     <turn_aborted>, the compaction prompt and summary; developer messages
-//     and compacted lines never are. event_msg lines repeat what items say
-//     and are bookkeeping.
+//     <turn_aborted>, the compaction prompt; developer messages never are.
+//     A compaction summary (a compacted line's message, a user message
+//     starting "Another language model started to solve this problem")
+//     is no prompt either: it rides on the next response as its Summary,
+//     the model's own account of the session so far (once, when both say
+//     it). event_msg lines repeat what items say and are bookkeeping.
 //   - SessionID is the session_meta id (else Options.SessionID), the cwd is
 //     the session_meta's (else a turn_context's, else the first
 //     <environment_context>'s <cwd>), Model the turn_context's model, and
@@ -86,7 +89,9 @@ type codexParser struct {
 	sessID  string
 	cwd     string
 	envCWD  string // from <environment_context>
-	exec    bool
+	// lastSummary is the last compacted line's summary.
+	lastSummary string
+	exec        bool
 }
 
 // codexLine is one rollout line: the wrapper, or a legacy line (the meta
@@ -193,8 +198,15 @@ func (p *codexParser) wrapped(l *codexLine, at time.Time) {
 		p.b.close() // a new request starts
 		p.skip(SkipBookkeeping)
 	case "compacted":
-		p.b.close()
-		p.skip(SkipInjected)
+		var ci struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(l.Payload, &ci)
+		p.lastSummary = strings.TrimSpace(clean(ci.Message))
+		if !p.b.summary(ci.Message) {
+			p.b.close()
+			p.skip(SkipInjected)
+		}
 	default: // event_msg
 		p.skip(SkipBookkeeping)
 	}
@@ -281,7 +293,7 @@ func (p *codexParser) message(it *codexItem, at time.Time) {
 		}
 	case "user":
 		var texts []string
-		injected := 0
+		injected, summaries := 0, 0
 		for _, c := range parts {
 			switch c.Type {
 			case "input_text", "text":
@@ -289,7 +301,23 @@ func (p *codexParser) message(it *codexItem, at time.Time) {
 				if p.envCWD == "" {
 					p.envCWD = strings.TrimSpace(between(t, "<cwd>", "</cwd>"))
 				}
-				if codexInjected(t) {
+				if strings.HasPrefix(t, codexSummaryPrefix) {
+					// The summary the compacted history starts with,
+					// after the prefix's own sentences.
+					text := t
+					if i := strings.Index(text, "analysis:"); i >= 0 && i < 1000 {
+						text = text[i+len("analysis:"):]
+					}
+					switch {
+					case p.lastSummary != "" && strings.Contains(text, p.lastSummary):
+						p.skip(SkipDuplicate) // the compacted line said it
+						summaries++
+					case p.b.summary(text):
+						summaries++
+					default:
+						injected++
+					}
+				} else if codexInjected(t) {
 					injected++
 				} else if t != "" {
 					texts = append(texts, t)
@@ -301,6 +329,7 @@ func (p *codexParser) message(it *codexItem, at time.Time) {
 		switch {
 		case len(texts) > 0:
 			p.b.prompt(strings.Join(texts, "\n\n"), at)
+		case summaries > 0:
 		case injected > 0:
 			p.b.close()
 			p.skip(SkipInjected)
@@ -316,9 +345,12 @@ func (p *codexParser) message(it *codexItem, at time.Time) {
 var codexInjectedPrefixes = []string{
 	"<environment_context>", "<user_instructions>", "# AGENTS.md instructions for", "<INSTRUCTIONS>",
 	"<user_shell_command>", "<turn_aborted>", "<skill>", "<permissions instructions>",
-	"Another language model started to solve this problem",
 	"You are performing a CONTEXT CHECKPOINT COMPACTION",
 }
+
+// codexSummaryPrefix starts the user message holding a compaction summary
+// in the history Codex rebuilds after compacting.
+const codexSummaryPrefix = "Another language model started to solve this problem"
 
 func codexInjected(text string) bool {
 	for _, p := range codexInjectedPrefixes {

@@ -59,8 +59,18 @@ func TestParseCodex(t *testing.T) {
 			stats: Stats{Exchanges: 5, UserPrompts: 2, ToolLoops: 3, ToolCalls: 5, ToolResults: 4,
 				SessionID: "019b0000-aaaa-7000-8000-000000000001", CWD: "/home/dev/src/tiles", Project: "tiles", Entrypoint: "codex_cli_rs"},
 			check: func(t *testing.T, exs []memory.Exchange, st Stats) {
-				if st.Skipped[SkipInjected] != 6 {
-					t.Errorf("injected: %v", st.Skipped)
+				if st.Skipped[SkipInjected] != 4 || st.Summaries != 1 || st.Skipped[SkipDuplicate] != 1 {
+					t.Errorf("injected: %v, summaries %d", st.Skipped, st.Summaries)
+				}
+				// The compaction summary rides on the next response, once.
+				for i, ex := range exs {
+					want := ""
+					if i == 3 {
+						want = "Summary: retina tiles fixed by following devicePixelRatio."
+					}
+					if ex.Summary != want {
+						t.Errorf("exchange %d: Summary %q", i+1, ex.Summary)
+					}
 				}
 				first := exs[0]
 				if first.Model != "gpt-5-codex" || !first.StartedAt.Equal(time.Date(2026, 1, 10, 20, 28, 0, 0, time.UTC)) ||
@@ -148,6 +158,18 @@ func TestParseCodexOptions(t *testing.T) {
 	_, st, err = ParseCodex(bytes.NewReader(noMeta), Options{SessionID: "from-name"})
 	if err != nil || st.SessionID != "from-name" {
 		t.Fatalf("%v %+v", err, st)
+	}
+}
+
+// TestParseCodexSummaryMessage: without a compacted line, the summary
+// message of the rebuilt history is the next response's Summary.
+func TestParseCodexSummaryMessage(t *testing.T) {
+	in := `{"type":"message","role":"user","content":[{"type":"input_text","text":"Another language model started to solve this problem and produced a summary. Use it to assist with your own analysis:\nThe flaky test reads the wall clock."}]}
+{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Freezing the clock in test_app.py fixes it."}]}
+`
+	exs, st, err := ParseCodex(strings.NewReader(in), Options{})
+	if err != nil || len(exs) != 1 || exs[0].Summary != "The flaky test reads the wall clock." || exs[0].User != "" || !exs[0].ToolLoop || st.Summaries != 1 || st.UserPrompts != 0 {
+		t.Fatalf("%v %+v %+v", err, exs, st)
 	}
 }
 

@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -156,9 +157,9 @@ type Stats struct {
 	Sessions int `json:"sessions,omitempty"`
 	// Exchanges counts the Exchanges returned.
 	Exchanges int `json:"exchanges"`
-	// Summaries counts compaction summaries read (Claude Code): passed on
-	// as the user text of the response after them, for the pipeline to
-	// read as the model's findings.
+	// Summaries counts compaction summaries read (Claude Code, Codex):
+	// passed on as the Summary of the response after them, for the
+	// pipeline to read as the model's findings.
 	Summaries int `json:"summaries,omitempty"`
 	// UserPrompts counts the real user prompts of the main conversation
 	// (prompts no response followed included).
@@ -326,7 +327,7 @@ func ParseFileAs(path string, format Format, opts Options) ([]memory.Exchange, S
 const MaxFileBytes = 256 << 20
 
 func readFile(path string, opts Options) ([]byte, error) {
-	f, err := openFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
