@@ -130,3 +130,39 @@ func FuzzDetect(f *testing.F) {
 		checkFuzzed(t, exs, st, err)
 	})
 }
+
+func TestSessionIDFromPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/me/.claude/projects/-home-me-src-api/5f1c0a.jsonl":                                  "5f1c0a",
+		"/home/me/.codex/sessions/2025/10/31/rollout-2025-10-31T19-02-58-c61729d4-da6d-46a4.jsonl": "c61729d4-da6d-46a4",
+		"repo/.specstory/history/2025-04-26_22-29-retry-policy.md":                                 "2025-04-26_22-29-retry-policy",
+		"rollout-short.jsonl": "rollout-short",
+		"-":                   "-",
+	} {
+		if got := SessionIDFromPath(in); got != want {
+			t.Errorf("SessionIDFromPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestParseFileProject: the project of an Aider or SpecStory history is the
+// directory it belongs to, when its path says so.
+func TestParseFileProject(t *testing.T) {
+	dir := t.TempDir()
+	hist, err := os.ReadFile(filepath.Join("testdata", "aider-repo", ".aider.chat.history.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "notes.md")
+	if err := os.WriteFile(other, hist, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err := ParseFile(other, Options{})
+	if err != nil || st.Project != "" || !strings.HasPrefix(st.SessionID, "notes@") {
+		t.Fatalf("elsewhere: %v %q %q", err, st.Project, st.SessionID)
+	}
+	_, st, err = ParseFile(other, Options{Project: "mine"})
+	if err != nil || st.Project != "mine" || !strings.HasPrefix(st.SessionID, "notes@") {
+		t.Fatalf("--project: %v %q %q", err, st.Project, st.SessionID)
+	}
+}
