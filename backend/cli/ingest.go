@@ -18,8 +18,49 @@ import (
 	"github.com/memtray/memtray/backend/transcript"
 )
 
-// ingestBatch is how many exchanges go in one request.
-const ingestBatch = 200
+// ingestBatchBytes bounds the text of one request (the API takes at most
+// httpapi.MaxIngestBody).
+const ingestBatchBytes = 24 << 20
+
+// ingestBatches cuts exchanges into requests. The daemon reads a request's
+// exchanges as all there is of their sessions (turns are distilled knowing
+// what the session said later, a headless session is judged by the turns
+// it reaches), so a request holds whole sessions; only a session larger
+// than a request (httpapi.MaxIngestItems exchanges or maxBytes of text) is
+// cut, and then between two user turns.
+func ingestBatches(exs []memory.Exchange, maxBytes int) [][]memory.Exchange {
+	var out [][]memory.Exchange
+	start, size := 0, 0
+	lastCut := -1 // the last place in the current batch where a session or turn starts
+	for i, ex := range exs {
+		n := len(ex.User) + len(ex.Assistant) + len(ex.Summary) + 512
+		for _, c := range ex.ToolCalls {
+			n += len(c.Input)
+		}
+		for _, r := range ex.ToolResults {
+			n += len(r.Content)
+		}
+		if i > start && (ex.SessionID != exs[i-1].SessionID || ingest.StartsTurn(ex)) {
+			lastCut = i
+		}
+		if i > start && (i-start >= httpapi.MaxIngestItems || size+n > maxBytes) {
+			cut := i
+			if lastCut > start {
+				cut = lastCut
+			}
+			out = append(out, exs[start:cut])
+			start, size, lastCut = cut, 0, -1
+			for _, e := range exs[start:i] {
+				size += len(e.User) + len(e.Assistant) + len(e.Summary) + 512
+			}
+		}
+		size += n
+	}
+	if start < len(exs) {
+		out = append(out, exs[start:])
+	}
+	return out
+}
 
 // maxIngestFile bounds one input file.
 const maxIngestFile = 256 << 20
@@ -157,8 +198,8 @@ func runIngest(env *Env, args []string) error {
 			rep := IngestReport{File: in.name, As: in.as, Transcript: in.stats, Exchanges: len(in.req.Exchanges), Warning: in.warning,
 				Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
 			var decs []memory.Decision
-			for start := 0; start < len(in.req.Exchanges); start += ingestBatch {
-				resp, err := b.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: in.req.Exchanges[start:min(start+ingestBatch, len(in.req.Exchanges))]})
+			for _, batch := range ingestBatches(in.req.Exchanges, ingestBatchBytes) {
+				resp, err := b.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: batch})
 				if err != nil {
 					return fmt.Errorf("%s: %w", in.name, err)
 				}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // TestIngestCommand replays a hand-written Claude Code transcript twice
@@ -179,5 +181,38 @@ func TestEvalFilterCommand(t *testing.T) {
 	}
 	if code, _, _ := run(t, context.Background(), "", "eval", "filter", "--passes", "0", "../eval/testdata/filter-tiny.jsonl"); code != 2 {
 		t.Errorf("--passes 0: exit %d, want 2", code)
+	}
+}
+
+// TestIngestBatches: a request holds whole sessions; only a session larger
+// than a request is cut, and then between two user turns.
+func TestIngestBatches(t *testing.T) {
+	ex := func(session string, prompt bool, size int) memory.Exchange {
+		e := memory.Exchange{SessionID: session, Assistant: strings.Repeat("a", size), ToolLoop: !prompt}
+		if prompt {
+			e.User = "q"
+		}
+		return e
+	}
+	var exs []memory.Exchange
+	for i := 0; i < 300; i++ { // one session of 300 exchanges, a turn every 10
+		exs = append(exs, ex("s1", i%10 == 0, 10))
+	}
+	exs = append(exs, ex("s2", true, 10), ex("s2", false, 10))
+	got := ingestBatches(exs, 1<<20)
+	if len(got) != 1 || len(got[0]) != 302 {
+		t.Fatalf("small sessions: %d batches, want one with everything", len(got))
+	}
+	// A byte budget of ~100 exchanges cuts s1, at turn starts only.
+	got = ingestBatches(exs, 100*(10+512+1)+10)
+	total := 0
+	for i, b := range got {
+		total += len(b)
+		if i > 0 && b[0].User == "" && b[0].SessionID == got[i-1][len(got[i-1])-1].SessionID {
+			t.Fatalf("batch %d starts mid-turn", i)
+		}
+	}
+	if total != len(exs) || len(got) < 3 {
+		t.Fatalf("%d batches, %d exchanges in all (want %d)", len(got), total, len(exs))
 	}
 }
