@@ -79,14 +79,19 @@ type hookGroup struct {
 // hookSpec pairs an agent's hook event with memtray's event argument.
 type hookSpec struct{ agentEvent, event string }
 
+// claudeHooks: recall at each prompt and session start; capture from the
+// session's own file (the transcript path these hooks hand the daemon) when
+// the agent stops answering, before compaction and at the session's end.
 var claudeHooks = []hookSpec{
 	{"UserPromptSubmit", "user-prompt-submit"},
 	{"SessionStart", "session-start"},
 	{"PreCompact", "pre-compact"},
 	{"SessionEnd", "session-end"},
+	{"Stop", "stop"},
 }
 
-// Codex's hooks engine has no SessionEnd.
+// Codex's hooks engine has no SessionEnd, and the daemon does not read
+// Codex rollouts live yet: Codex gets the recall hooks and PreCompact.
 var codexHooks = claudeHooks[:3]
 
 // planClaudeCode: the MCP server in ~/.claude.json (user scope), hooks and

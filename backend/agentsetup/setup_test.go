@@ -620,7 +620,7 @@ func agentRewrites(t *testing.T, home string, tc setupCase) map[string]string {
 
 // memtrayOwned names the entries setup adds inside a JSON container.
 var memtrayOwned = map[string]bool{"memtray": true, "ANTHROPIC_BASE_URL": true,
-	"UserPromptSubmit": true, "SessionStart": true, "PreCompact": true, "SessionEnd": true}
+	"UserPromptSubmit": true, "SessionStart": true, "PreCompact": true, "SessionEnd": true, "Stop": true}
 
 // rawMembers is each member of a JSON object as its bytes in the file.
 func rawMembers(t *testing.T, data []byte) map[string]string {
