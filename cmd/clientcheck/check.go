@@ -28,9 +28,13 @@ type result struct {
 // states a decision the write pipeline keeps; recallPrompt asks about it
 // in a new session, so the UserPromptSubmit hook must bring it back.
 const (
-	readPrompt   = "Read README.md and tell me what the service is called."
-	storePrompt  = "Decision for the orders service: it stays on PostgreSQL 16 because it needs logical replication into the analytics cluster; never suggest MySQL for it."
-	recallPrompt = "Which database does the orders service use, and why?"
+	readPrompt  = "Read README.md and tell me what the service is called."
+	storePrompt = "Decision for the orders service: it stays on PostgreSQL 16 because it needs logical replication into the analytics cluster; never suggest MySQL for it."
+	// recallPrompt is close in words to the decision: the check is about
+	// the hook's plumbing, not recall quality (with the built-in embedder
+	// "Which database does the orders service use, and why?" clears no
+	// relevance floor).
+	recallPrompt = "Why does the orders service stay on PostgreSQL 16?"
 	quickPrompt  = "Say done."
 	// The follow-ups of the decision's session.
 	followPrompt  = "Also for the orders service: the migrations in db/migrations are the only way to change its schema."
@@ -139,7 +143,17 @@ func (k *checker) sequence(ctx context.Context) error {
 	} else {
 		k.add("run through memtray", true, took, "%q", readPrompt)
 	}
-	k.checkBodies()
+	k.checkBodies("")
+	if c.Name == "codex" {
+		// The same over HTTPS POSTs (WebSockets off), for the bodies.
+		w.oai.reset()
+		w.tap.reset()
+		if _, took, err := c.run(ctx, w, runOpts{prompt: readPrompt, http: true}); err != nil {
+			k.add("run through memtray (HTTPS)", false, took, "%v", err)
+		} else {
+			k.checkBodies(" (HTTPS)")
+		}
+	}
 	if k.record != "" {
 		if c.Name == "codex" {
 			// The WebSocket is recorded from a direct run: it does not
@@ -235,7 +249,7 @@ func (k *checker) checkDataDirInConfigs(changed []string, took time.Duration) {
 // checkBodies compares, request by request, the body the client sent (at
 // the tap) with the body the fake received through memtray, and the
 // answer the fake streamed with the one the client got.
-func (k *checker) checkBodies() {
+func (k *checker) checkBodies(suffix string) {
 	tapped := k.w.tap.requests()
 	var got []*exchange
 	for _, f := range []*fake{k.w.anth, k.w.oai} {
@@ -272,7 +286,7 @@ func (k *checker) checkBodies() {
 	// Codex's WebSocket passes the tap and memtray as raw bytes: what
 	// counts is that it reached the fake through memtray and that Codex
 	// did not fall back to HTTPS.
-	if k.c.Name == "codex" {
+	if k.c.Name == "codex" && suffix == "" {
 		ws, posts := 0, 0
 		for _, ex := range k.w.oai.requests() {
 			if ex.Frames != nil {
@@ -283,13 +297,11 @@ func (k *checker) checkBodies() {
 		}
 		k.add("WebSocket through memtray", ws > 0 && posts == 0, 0, "%d WebSocket sessions with frames at the fake, %d HTTPS fallbacks", ws, posts)
 		if n == 0 {
-			k.skip("bodies byte-identical", "Codex spoke WebSocket only (no HTTP body to compare)")
-			k.skip("streaming intact", "WebSocket frames pass as raw bytes")
-			return
+			return // the HTTPS run compares bodies
 		}
 	}
-	k.add("bodies byte-identical", n > 0 && same == n, 0, "%d/%d requests (largest %d bytes) %s", same, n, size, list(bad))
-	k.add("streaming intact", n > 0 && streamed == n, 0, "%d/%d answers byte-identical, first bytes before the upstream's last event", streamed, n)
+	k.add("bodies byte-identical"+suffix, n > 0 && same == n, 0, "%d/%d requests (largest %d bytes) %s", same, n, size, list(bad))
+	k.add("streaming intact"+suffix, n > 0 && streamed == n, 0, "%d/%d answers byte-identical, first bytes before the upstream's last event", streamed, n)
 }
 
 // memoryRow is the part of `memtray list --json` the checks read.

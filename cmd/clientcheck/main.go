@@ -20,12 +20,15 @@
 //  2. `memtray setup` then `--undo`: every file under HOME byte-identical;
 //     setup again (with a non-default --data-dir): the hook and MCP commands
 //     carry it;
-//  3. the README prompt through memtray: request bodies byte-identical at the
-//     fake, answers byte-identical at the client and streamed (first bytes
-//     before the upstream's last event); for Codex, its WebSocket reached the
-//     fake through memtray with no HTTPS fallback;
-//  4. a decision prompt: a memory appears, with the project (the working
-//     directory's name, demo-app);
+//  3. the README prompt through memtray (Codex: over its WebSocket, then
+//     again over HTTPS POSTs): request bodies byte-identical at the fake,
+//     answers byte-identical at the client and streamed (first bytes before
+//     the upstream's last event); Codex's WebSocket reached the fake through
+//     memtray with no HTTPS fallback;
+//  4. a decision, in a headless session of three prompts (memtray holds a
+//     headless session's turns until it has ingest.headless_min_user_turns):
+//     a memory appears, with the project (the working directory's name,
+//     demo-app);
 //  5. a new session asks about it: a model request carries <memtray-context>;
 //     every hook memtray installed fired and exited 0 silently; the client
 //     started `memtray mcp`, which answered initialize and tools/list;
