@@ -97,6 +97,7 @@ type Pipeline struct {
 	judge  memory.Judge
 	clock  memory.Clock
 	wmu    chan struct{} // a one-slot semaphore that honours ctx
+	recent recentTurns   // what recent turns of each session stored (session.go)
 }
 
 // New checks the options and returns a Pipeline.
