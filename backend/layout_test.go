@@ -15,6 +15,7 @@ const module = "github.com/memtray/memtray/"
 // import directly. A new package must be added here deliberately.
 var allowed = map[string][]string{
 	"backend/memory":     {},
+	"backend/project":    {},
 	"backend/config":     {"memory"},
 	"backend/redact":     {"memory"},
 	"backend/chunk":      {"memory"},
