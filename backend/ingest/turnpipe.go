@@ -69,6 +69,9 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 	}
 	r.score("candidates", float64(len(cands)))
 	r.score("kept", float64(len(kept)))
+	if kept = p.judgeTurn(ctx, r, t, cands, kept); r.decided { // turnjudge.go
+		return r.dec, false, nil
+	}
 	if len(kept) == 0 {
 		r.reject(StageDistill, describeCandidates(cands))
 		return r.dec, false, nil
@@ -203,6 +206,10 @@ func (p *Pipeline) contentGate(r *run, kept []Candidate, vecs [][]float32) ([]Ca
 	var outC []Candidate
 	var outV [][]float32
 	for i, c := range kept {
+		if c.Origin == OriginJudge { // the judge read the whole turn: its choice is not second-guessed
+			outC, outV = append(outC, c), append(outV, vecs[i])
+			continue
+		}
 		sc := p.scorer.ScoreVector(vecs[i])
 		if sc.Value > best {
 			best = sc.Value

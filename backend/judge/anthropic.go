@@ -189,20 +189,60 @@ func (a *Anthropic) Judge(ctx context.Context, ex memory.Exchange) (memory.Judge
 	if emptyExchange(ex) {
 		return memory.JudgeVerdict{Skip: true}, nil
 	}
+	text, in, out, err := a.complete(ctx, SystemPrompt, Prompt(ex), a.maxTokens)
+	v := memory.JudgeVerdict{InputTokens: in, OutputTokens: out}
+	if err != nil {
+		return v, err
+	}
+	got, err := ParseAnswer(text)
+	if err != nil {
+		return v, fmt.Errorf("judge %s: %w", a.Name(), err)
+	}
+	got.InputTokens, got.OutputTokens = v.InputTokens, v.OutputTokens
+	return got, nil
+}
+
+// JudgeTurn asks the model, in one call, which memories the turn holds
+// (TurnPrompt); the answer is the JSON object of the message's text
+// (ParseTurnAnswer), no tool use. The verdict carries the usage's token
+// counts, also when the answer cannot be parsed (the error then wraps
+// ErrBadAnswer). A turn without text is an empty verdict without a call.
+// Errors are Judge's.
+func (a *Anthropic) JudgeTurn(ctx context.Context, in memory.TurnInput) (memory.TurnVerdict, error) {
+	if emptyTurn(in) {
+		return memory.TurnVerdict{}, nil
+	}
+	text, inTok, outTok, err := a.complete(ctx, TurnSystemPrompt, TurnPrompt(in), max(a.maxTokens, DefaultTurnMaxTokens))
+	v := memory.TurnVerdict{InputTokens: inTok, OutputTokens: outTok}
+	if err != nil {
+		return v, err
+	}
+	got, err := ParseTurnAnswer(text, len(in.Candidates))
+	if err != nil {
+		return v, fmt.Errorf("judge %s: %w", a.Name(), err)
+	}
+	got.InputTokens, got.OutputTokens = v.InputTokens, v.OutputTokens
+	return got, nil
+}
+
+// complete makes one Messages API call and returns the text of the
+// message's text blocks and the usage's token counts (input tokens include
+// cache reads and writes; known also when the error is about the answer).
+func (a *Anthropic) complete(ctx context.Context, system, user string, maxTokens int) (string, int, int, error) {
 	body, err := json.Marshal(anthropicRequest{
 		Model:     a.model,
-		MaxTokens: a.maxTokens,
-		System:    SystemPrompt,
-		Messages:  []anthropicMessage{{Role: "user", Content: Prompt(ex)}},
+		MaxTokens: maxTokens,
+		System:    system,
+		Messages:  []anthropicMessage{{Role: "user", Content: user}},
 	})
 	if err != nil {
-		return memory.JudgeVerdict{}, fmt.Errorf("judge %s: encode request: %w", a.Name(), err)
+		return "", 0, 0, fmt.Errorf("judge %s: encode request: %w", a.Name(), err)
 	}
 	ctx, cancel := callContext(ctx, a.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.endpoint, bytes.NewReader(body))
 	if err != nil {
-		return memory.JudgeVerdict{}, fmt.Errorf("judge %s: %w", a.Name(), err)
+		return "", 0, 0, fmt.Errorf("judge %s: %w", a.Name(), err)
 	}
 	req.Header.Set("x-api-key", a.key)
 	req.Header.Set("anthropic-version", AnthropicVersion)
@@ -211,28 +251,26 @@ func (a *Anthropic) Judge(ctx context.Context, ex memory.Exchange) (memory.Judge
 	req.Header.Set("user-agent", "memtray-judge")
 	resp, err := a.hc.Do(req)
 	if err != nil {
-		return memory.JudgeVerdict{}, a.scrub(transportError(a.Name(), ctx, a.timeout, err))
+		return "", 0, 0, a.scrub(transportError(a.Name(), ctx, a.timeout, err))
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return memory.JudgeVerdict{}, a.scrub(transportError(a.Name(), ctx, a.timeout, err))
+		return "", 0, 0, a.scrub(transportError(a.Name(), ctx, a.timeout, err))
 	}
 	var r anthropicResponse
 	jsonErr := json.Unmarshal(raw, &r)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || (jsonErr == nil && r.Type == "error") {
-		return memory.JudgeVerdict{}, fmt.Errorf("judge %s: %w", a.Name(), a.apiError(resp, &r, jsonErr))
+		return "", 0, 0, fmt.Errorf("judge %s: %w", a.Name(), a.apiError(resp, &r, jsonErr))
 	}
 	if jsonErr != nil {
-		return memory.JudgeVerdict{}, fmt.Errorf("judge %s: %w: response is not JSON: %v", a.Name(), ErrBadAnswer, jsonErr)
+		return "", 0, 0, fmt.Errorf("judge %s: %w: response is not JSON: %v", a.Name(), ErrBadAnswer, jsonErr)
 	}
 	if r.Type != "message" {
-		return memory.JudgeVerdict{}, fmt.Errorf("judge %s: %w: response type %q, want \"message\"", a.Name(), ErrBadAnswer, truncateMessage(r.Type))
+		return "", 0, 0, fmt.Errorf("judge %s: %w: response type %q, want \"message\"", a.Name(), ErrBadAnswer, truncateMessage(r.Type))
 	}
-	v := memory.JudgeVerdict{
-		InputTokens:  r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens,
-		OutputTokens: r.Usage.OutputTokens,
-	}
+	in := r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens
+	out := r.Usage.OutputTokens
 	var text strings.Builder
 	for _, c := range r.Content {
 		if c.Type == "text" {
@@ -240,17 +278,12 @@ func (a *Anthropic) Judge(ctx context.Context, ex memory.Exchange) (memory.Judge
 		}
 	}
 	if r.StopReason == "refusal" {
-		return v, fmt.Errorf("judge %s: %w: the model refused (stop_reason refusal)", a.Name(), ErrBadAnswer)
+		return "", in, out, fmt.Errorf("judge %s: %w: the model refused (stop_reason refusal)", a.Name(), ErrBadAnswer)
 	}
 	if strings.TrimSpace(text.String()) == "" {
-		return v, fmt.Errorf("judge %s: %w: no text in the message (stop_reason %q)", a.Name(), ErrBadAnswer, truncateMessage(r.StopReason))
+		return "", in, out, fmt.Errorf("judge %s: %w: no text in the message (stop_reason %q)", a.Name(), ErrBadAnswer, truncateMessage(r.StopReason))
 	}
-	got, err := ParseAnswer(text.String())
-	if err != nil {
-		return v, fmt.Errorf("judge %s: %w", a.Name(), err)
-	}
-	got.InputTokens, got.OutputTokens = v.InputTokens, v.OutputTokens
-	return got, nil
+	return text.String(), in, out, nil
 }
 
 // apiError builds the APIError of an error response.
@@ -340,7 +373,9 @@ func (e *scrubbedError) Unwrap() error { return e.err }
 
 // Compile-time checks.
 var (
-	_ memory.Judge = (*Anthropic)(nil)
-	_ memory.Judge = (*Ollama)(nil)
-	_ error        = (*APIError)(nil)
+	_ memory.Judge     = (*Anthropic)(nil)
+	_ memory.Judge     = (*Ollama)(nil)
+	_ memory.TurnJudge = (*Anthropic)(nil)
+	_ memory.TurnJudge = (*Ollama)(nil)
+	_ error            = (*APIError)(nil)
 )

@@ -113,7 +113,31 @@ func (b *Budgeted) Judge(ctx context.Context, ex memory.Exchange) (memory.JudgeV
 		return memory.JudgeVerdict{}, err
 	}
 	v, err := b.inner.Judge(ctx, ex)
-	b.record(v, err)
+	b.record(v.InputTokens, v.OutputTokens, v.Skip, err)
+	return v, err
+}
+
+// JudgeTurn calls the wrapped judge's JudgeTurn if the budget allows (one
+// call per turn counts like one Judge call), and counts the outcome: a
+// verdict without memories is a skip. A turn without text is an empty
+// verdict without a call. The wrapped judge must be a memory.TurnJudge
+// (both providers are); otherwise the error wraps memory.ErrInvalid.
+func (b *Budgeted) JudgeTurn(ctx context.Context, in memory.TurnInput) (memory.TurnVerdict, error) {
+	tj, ok := b.inner.(memory.TurnJudge)
+	if !ok {
+		return memory.TurnVerdict{}, fmt.Errorf("judge %s does not judge turns: %w", b.inner.Name(), memory.ErrInvalid)
+	}
+	if emptyTurn(in) {
+		return memory.TurnVerdict{}, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return memory.TurnVerdict{}, fmt.Errorf("judge %s: %w", b.inner.Name(), err)
+	}
+	if err := b.reserve(); err != nil {
+		return memory.TurnVerdict{}, err
+	}
+	v, err := tj.JudgeTurn(ctx, in)
+	b.record(v.InputTokens, v.OutputTokens, len(v.Memories) == 0, err)
 	return v, err
 }
 
@@ -143,11 +167,11 @@ func (b *Budgeted) reserve() error {
 }
 
 // record counts a finished call.
-func (b *Budgeted) record(v memory.JudgeVerdict, err error) {
+func (b *Budgeted) record(inTokens, outTokens int, skip bool, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.st.InputTokens += int64(max(v.InputTokens, 0))
-	b.st.OutputTokens += int64(max(v.OutputTokens, 0))
+	b.st.InputTokens += int64(max(inTokens, 0))
+	b.st.OutputTokens += int64(max(outTokens, 0))
 	switch {
 	case err != nil:
 		now := b.clock.Now()
@@ -164,7 +188,7 @@ func (b *Budgeted) record(v memory.JudgeVerdict, err error) {
 				b.pausedUntil = until
 			}
 		}
-	case v.Skip:
+	case skip:
 		b.st.Skips++
 		b.st.LastError, b.st.LastErrorAt = "", time.Time{}
 	default:
@@ -247,4 +271,7 @@ func (b *Budgeted) freeAt(now time.Time, window time.Duration, excess int) time.
 	return in[excess].Add(window)
 }
 
-var _ memory.Judge = (*Budgeted)(nil)
+var (
+	_ memory.Judge     = (*Budgeted)(nil)
+	_ memory.TurnJudge = (*Budgeted)(nil)
+)

@@ -4,7 +4,9 @@
 // A judge answers SKIP or a distilled memory with its kind. Two providers
 // exist: a local Ollama chat model (Ollama) and the Anthropic Messages API
 // (Anthropic). Both share one prompt (SystemPrompt, Prompt) and one answer
-// format (ParseAnswer). Budgeted caps the calls per rolling hour and day and
+// format (ParseAnswer). Both also judge a whole user turn in one call
+// (memory.TurnJudge: TurnSystemPrompt, TurnPrompt, and a fixed JSON answer
+// read by ParseTurnAnswer). Budgeted caps the calls per rolling hour and day and
 // keeps the statistics the UI shows. New builds the configured judge.
 //
 // The package never logs: every failure is a returned error, wrapped with
@@ -194,6 +196,21 @@ func transportError(name string, ctx context.Context, timeout time.Duration, err
 // emptyExchange reports whether ex holds no text to judge.
 func emptyExchange(ex memory.Exchange) bool {
 	return strings.TrimSpace(ex.User) == "" && strings.TrimSpace(ex.Assistant) == ""
+}
+
+// emptyTurn reports whether in holds no text to judge.
+func emptyTurn(in memory.TurnInput) bool {
+	for _, u := range in.User {
+		if strings.TrimSpace(u) != "" {
+			return false
+		}
+	}
+	for _, s := range in.Steps {
+		if strings.TrimSpace(s.Text) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // truncateMessage bounds a provider's message and removes control characters.

@@ -2,6 +2,7 @@ package judge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -101,6 +102,47 @@ func (o *Ollama) Judge(ctx context.Context, ex memory.Exchange) (memory.JudgeVer
 	if emptyExchange(ex) {
 		return memory.JudgeVerdict{Skip: true}, nil
 	}
+	text, in, out, err := o.chat(ctx, SystemPrompt, Prompt(ex), nil, o.maxTokens)
+	v := memory.JudgeVerdict{InputTokens: in, OutputTokens: out}
+	if err != nil {
+		return v, err
+	}
+	got, err := ParseAnswer(text)
+	if err != nil {
+		return v, fmt.Errorf("judge %s: %w", o.Name(), err)
+	}
+	got.InputTokens, got.OutputTokens = v.InputTokens, v.OutputTokens
+	return got, nil
+}
+
+// JudgeTurn asks the model, in one call, which memories the turn holds
+// (TurnPrompt), with the answer's JSON schema as Ollama's format so that
+// the model's decoding keeps to it. The verdict carries Ollama's token
+// counts, also when the answer cannot be parsed (ParseTurnAnswer; the error
+// then wraps ErrBadAnswer). A turn without text is an empty verdict
+// without a call. Errors are Judge's.
+func (o *Ollama) JudgeTurn(ctx context.Context, in memory.TurnInput) (memory.TurnVerdict, error) {
+	if emptyTurn(in) {
+		return memory.TurnVerdict{}, nil
+	}
+	text, inTok, outTok, err := o.chat(ctx, TurnSystemPrompt, TurnPrompt(in), turnSchema, max(o.maxTokens, DefaultTurnMaxTokens))
+	v := memory.TurnVerdict{InputTokens: inTok, OutputTokens: outTok}
+	if err != nil {
+		return v, err
+	}
+	got, err := ParseTurnAnswer(text, len(in.Candidates))
+	if err != nil {
+		return v, fmt.Errorf("judge %s: %w", o.Name(), err)
+	}
+	got.InputTokens, got.OutputTokens = v.InputTokens, v.OutputTokens
+	return got, nil
+}
+
+// chat makes one non-streaming /api/chat call and returns the answer's
+// text and token counts (prompt_eval_count, eval_count; known also when
+// the error is about the answer). format, when not nil, is sent as the
+// request's format (a JSON schema).
+func (o *Ollama) chat(ctx context.Context, system, user string, format json.RawMessage, maxTokens int) (string, int, int, error) {
 	ctx, cancel := callContext(ctx, o.timeout)
 	defer cancel()
 	// The Ollama client stops quietly when a body is cut short; the
@@ -111,21 +153,22 @@ func (o *Ollama) Judge(ctx context.Context, ex memory.Exchange) (memory.JudgeVer
 	req := &api.ChatRequest{
 		Model: o.model,
 		Messages: []api.Message{
-			{Role: "system", Content: SystemPrompt},
-			{Role: "user", Content: Prompt(ex)},
+			{Role: "system", Content: system},
+			{Role: "user", Content: user},
 		},
 		Stream: &stream,
+		Format: format,
 		// A thinking model would spend the answer's tokens thinking.
 		Think: &api.ThinkValue{Value: false},
 		Options: map[string]any{
 			"temperature": 0,
-			"num_predict": o.maxTokens,
+			"num_predict": maxTokens,
 		},
 	}
 	var (
-		text strings.Builder
-		v    memory.JudgeVerdict
-		done bool
+		text          strings.Builder
+		inTok, outTok int
+		done          bool
 	)
 	// Ollama answers one object for stream:false; a server that streams
 	// anyway is accumulated the same way.
@@ -136,7 +179,7 @@ func (o *Ollama) Judge(ctx context.Context, ex memory.Exchange) (memory.JudgeVer
 		text.WriteString(r.Message.Content)
 		if r.Done {
 			done = true
-			v.InputTokens, v.OutputTokens = r.PromptEvalCount, r.EvalCount
+			inTok, outTok = r.PromptEvalCount, r.EvalCount
 		}
 		return nil
 	})
@@ -150,17 +193,12 @@ func (o *Ollama) Judge(ctx context.Context, ex memory.Exchange) (memory.JudgeVer
 		err = api.StatusError{StatusCode: code, ErrorMessage: "(no error message)"}
 	}
 	if err != nil {
-		return v, o.callError(ctx, err)
+		return "", inTok, outTok, o.callError(ctx, err)
 	}
 	if !done {
-		return v, fmt.Errorf("judge %s at %s: %w: the response ended before its done object (%d bytes of answer)", o.Name(), o.Host(), ErrBadAnswer, text.Len())
+		return "", inTok, outTok, fmt.Errorf("judge %s at %s: %w: the response ended before its done object (%d bytes of answer)", o.Name(), o.Host(), ErrBadAnswer, text.Len())
 	}
-	got, err := ParseAnswer(text.String())
-	if err != nil {
-		return v, fmt.Errorf("judge %s: %w", o.Name(), err)
-	}
-	got.InputTokens, got.OutputTokens = v.InputTokens, v.OutputTokens
-	return got, nil
+	return text.String(), inTok, outTok, nil
 }
 
 // callError maps an error of api.Client.Chat.

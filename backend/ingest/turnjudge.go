@@ -1,0 +1,162 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// OriginJudge marks, in a Decision's candidates, a memory the turn judge
+// wrote in place of the distiller's choice.
+const OriginJudge = "judge"
+
+// maxJudgeToolBytes bounds a tool result before it
+// is redacted for the turn judge, which shows a few hundred characters of
+// each at most (package judge): a secret cut at this bound never reaches
+// the prompt.
+const maxJudgeToolBytes = 2 << 10
+
+// judgeTurn asks the pipeline's turn judge, if it has one, which memories
+// the turn t holds, once, after distillation found cands. It returns the
+// statements to store: the judge's memories in place of kept, each
+// redacted again and refused when it mainly restates a statement
+// distillation dropped as revised later. When the judge keeps nothing the
+// turn is rejected at StageJudge (r.decided). Without a turn judge, or when
+// it fails (budget, timeout, a malformed answer: score judge_error), kept
+// stands.
+func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []Candidate) []Candidate {
+	tj, ok := p.judge.(memory.TurnJudge)
+	if !ok || tj == nil {
+		return kept
+	}
+	start := time.Now()
+	v, err := tj.JudgeTurn(ctx, turnInput(t, cands))
+	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageJudge, Duration: time.Since(start)})
+	if err != nil {
+		r.score("judge_error", 1)
+		return kept
+	}
+	r.score("judge_memories", float64(len(v.Memories)))
+	if len(v.Memories) == 0 {
+		r.score("judge_skip", 1)
+		r.reject(StageJudge, "the judge ("+tj.Name()+") kept nothing of the turn; "+describeCandidates(cands))
+		return nil
+	}
+	// The judge's memories replace the distiller's choice.
+	for _, c := range kept {
+		cv := &r.dec.Candidates[c.idx]
+		cv.Kept, cv.Reason = false, "not chosen by the judge"
+	}
+	var out []Candidate
+	refused := 0
+	for _, m := range v.Memories {
+		text, n := redactText(StripInjected(m.Text))
+		if n > 0 {
+			r.dec.Scores["redactions"] += float64(n)
+		}
+		c := newCandidate(text, OriginJudge, ClassFinding, true, "")
+		if m.Kind == memory.KindPreference {
+			c.Class = ClassPreference
+		}
+		c.Kind, c.Type = m.Kind, m.Type
+		if rev := restatesRevised(c, cands); rev != nil {
+			c.Keep, c.Reason = false, "restates a statement revised later: "+preview(rev.Text)
+			refused++
+		}
+		if c.Text == "" {
+			c.Keep, c.Reason = false, "empty after redaction"
+		}
+		c.idx = len(r.dec.Candidates)
+		r.dec.Candidates = append(r.dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: c.Origin,
+			Class: c.Class, Kept: c.Keep, Reason: c.Reason, Kind: c.Kind})
+		if c.Keep {
+			out = append(out, c)
+		}
+	}
+	if refused > 0 {
+		r.score("judge_refused", float64(refused))
+	}
+	if len(out) == 0 {
+		r.reject(StageJudge, fmt.Sprintf("every memory of the judge (%s) restates a statement the session revised", tj.Name()))
+		return nil
+	}
+	return out
+}
+
+// restatesRevised returns the candidate distillation dropped as revised
+// later that c mainly restates: they share at least two subject tokens,
+// at least half of the smaller subject, and more than c shares with the
+// revising sentence or with any statement distillation kept (a memory of
+// the corrected finding names the same subject, but shares more with the
+// correction). Nil when there is none.
+func restatesRevised(c Candidate, cands []Candidate) *Candidate {
+	best := 0
+	for _, o := range cands {
+		if o.Keep {
+			best = max(best, overlap(c.subject, o.subject))
+		}
+	}
+	for i := range cands {
+		o := &cands[i]
+		by, ok := strings.CutPrefix(o.Reason, "revised later: ")
+		if !ok {
+			continue
+		}
+		n := overlap(c.subject, o.subject)
+		if n < 2 || 2*n < min(len(c.subject), len(o.subject)) {
+			continue
+		}
+		if n > best && n > overlap(c.subject, subjectOf(by)) {
+			return o
+		}
+	}
+	return nil
+}
+
+// turnInput is what the turn judge sees of t: its texts (already stripped
+// and redacted by cleanTurn), the tool calls and results bounded and
+// redacted here, and the candidates numbered from 1.
+func turnInput(t Turn, cands []Candidate) memory.TurnInput {
+	in := memory.TurnInput{SessionID: t.SessionID, Project: t.Project, User: t.User}
+	last := -1
+	for i, s := range t.Steps {
+		if strings.TrimSpace(s.Text) != "" && !s.Error {
+			last = i
+		}
+	}
+	for i, s := range t.Steps {
+		st := memory.TurnStep{Origin: OriginToolLoop, Text: s.Text, Error: s.Error}
+		switch {
+		case s.Summary || strings.HasPrefix(strings.TrimSpace(s.Text), continuedPrefix):
+			st.Origin = OriginSummary
+		case i == last:
+			st.Origin = OriginFinal
+		}
+		for _, c := range s.Calls {
+			in, _ := redactText(c.Input) // whole: the path or command may follow other arguments
+			st.Calls = append(st.Calls, memory.ToolCall{ID: c.ID, Name: c.Name, Input: in})
+		}
+		for _, res := range s.Results {
+			st.Results = append(st.Results, memory.ToolResult{ToolUseID: res.ToolUseID, Name: res.Name,
+				Content: judgeRedact(res.Content), IsError: res.IsError})
+		}
+		in.Steps = append(in.Steps, st)
+	}
+	for i, c := range cands {
+		in.Candidates = append(in.Candidates, memory.TurnCandidate{ID: i + 1, Text: c.Text, Origin: c.Origin,
+			Class: c.Class, Kept: c.Keep, Reason: c.Reason})
+	}
+	return in
+}
+
+// judgeRedact bounds a tool result to maxJudgeToolBytes and masks its secrets.
+func judgeRedact(s string) string {
+	if len(s) > maxJudgeToolBytes {
+		s = strings.ToValidUTF8(s[:maxJudgeToolBytes], "")
+	}
+	out, _ := redactText(StripInjected(s))
+	return out
+}
