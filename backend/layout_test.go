@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"backend/redact":     {"memory"},
 	"backend/chunk":      {"memory"},
 	"backend/judge":      {"memory", "config"},
-	"backend/transcript": {"memory"},
+	"backend/transcript": {"memory", "project"},
 	"backend/events":     {"memory"},
 	"backend/embed":      {"memory", "config", "embed/wordvec"},
 	// Test support: the fake Ollama of the tests (imported by tests only).
@@ -28,7 +28,7 @@ var allowed = map[string][]string{
 	"backend/noise":            {"memory", "config", "embed"},
 	"backend/store":            {"memory"},
 	"backend/search":           {"memory", "config", "store", "embed", "embed/wordvec"},
-	"backend/capture":          {"memory", "config", "events"},
+	"backend/capture":          {"memory", "config", "events", "project"},
 	"backend/tail":             {"memory", "config", "transcript"},
 	"backend/ingest":           {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
 	"backend/steward":          {"memory", "config", "store", "search", "events"},

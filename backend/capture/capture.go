@@ -75,8 +75,8 @@
 //     input_json_delta; Model from message_start (else the request's);
 //     Usage from message_start and message_delta; Error for a stop_reason of
 //     "refusal" or an SSE error event.
-//   - Project: the last element of the working directory Claude Code
-//     states in its environment block: a line "Working directory: /abs/path"
+//   - Project: the project (project.Name: its git repository, else its
+//     last element) of the working directory Claude Code states in its environment block: a line "Working directory: /abs/path"
 //     or " - Primary working directory: /abs/path" (any case, after list
 //     markers) in the system prompt (string or blocks, <env>), in a
 //     messages[] entry with role "system" (2.1.x; read for the directory
@@ -126,6 +126,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/project"
 )
 
 // Options configures New.
@@ -983,7 +984,7 @@ func (p *Proxy) build(pd *pending) (memory.Exchange, string, error) {
 	}
 	ex := memory.Exchange{
 		SessionID: r.sessionID, Turn: r.turn, UserTurns: r.userTurns, Headless: r.headless,
-		Project: clean(memory.ProjectName(r.dir)), Source: memory.SourceCapture,
+		Project: clean(project.Name(r.dir)), Source: memory.SourceCapture,
 		User: r.user, Assistant: clean(a.text.String()),
 		ToolCalls: a.toolCalls(), ToolResults: r.toolResults, ToolLoop: r.toolLoop,
 		Error: a.isErr, Model: model, Usage: a.usage,

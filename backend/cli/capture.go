@@ -98,7 +98,7 @@ func runRecall(env *Env, args []string) error {
 	var c common
 	fs := newFlags("recall", env, &c, true)
 	session := fs.String("session", "", "session id (default: a new one per call)")
-	project := fs.String("project", "", "current project (default: the current directory's name)")
+	project := fs.String("project", "", "current project (default: the current directory's git repository, else its name)")
 	k := fs.Int("k", 0, "at most this many memories (default recall.k)")
 	pos, err := parse(fs, args)
 	if err != nil {

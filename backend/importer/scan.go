@@ -105,7 +105,7 @@ func (s *scanner) scan(projectDirs []string) error {
 		} else if !fi.IsDir() {
 			return fmt.Errorf("%w: project dir %s is not a directory", memory.ErrInvalid, dir)
 		}
-		project := memory.ProjectName(dir)
+		project := transcript.ProjectName(dir)
 		found := false
 		for _, p := range []string{filepath.Join(dir, "CLAUDE.md"), filepath.Join(dir, ".claude", "CLAUDE.md")} {
 			s.dirFiles[p] = true
@@ -299,16 +299,16 @@ func (s *scanner) guessProject(projDir string) projectGuess {
 		}
 		for _, cwd := range s.transcriptCWDs(t.path) {
 			if transcript.ClaudeProjectDir(cwd) == dirName {
-				return projectGuess{name: memory.ProjectName(cwd)}
+				return projectGuess{name: transcript.ProjectName(cwd)}
 			}
 			if first == "" {
 				first = cwd
 			}
 		}
 	}
-	if first != "" && memory.ProjectName(first) != "" {
-		return projectGuess{name: memory.ProjectName(first),
-			note: fmt.Sprintf("project %q from the working directory %s a transcript recorded (it does not match the folder name %s)", memory.ProjectName(first), first, dirName)}
+	if first != "" && transcript.ProjectName(first) != "" {
+		return projectGuess{name: transcript.ProjectName(first),
+			note: fmt.Sprintf("project %q from the working directory %s a transcript recorded (it does not match the folder name %s)", transcript.ProjectName(first), first, dirName)}
 	}
 	return projectGuess{name: fallback, guessed: true,
 		note: fmt.Sprintf("project %q is the folder name %s: no transcript there records its working directory", fallback, dirName)}

@@ -63,7 +63,7 @@ func (t *Tailer) parse(fm format, c *Cursor, req Request, data []byte) (region, 
 	if c.Project == "" && (st.Project != "" || len(exs) > 0) {
 		c.Project = st.Project
 		if c.Project == "" && c.CWD != "" {
-			c.Project = memory.ProjectName(c.CWD)
+			c.Project = transcript.ProjectName(c.CWD)
 		}
 	}
 	c.Headless = c.Headless || st.Headless

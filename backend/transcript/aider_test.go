@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseAider(t *testing.T) {
-	exs, st := parseDetected(t, filepath.Join("aider-repo", ".aider.chat.history.md"), FormatAider, Options{Location: time.UTC})
+	exs, st := parseDetected(t, filepath.Join(outsideRepo(t, "aider-repo"), ".aider.chat.history.md"), FormatAider, Options{Location: time.UTC})
 	wantExs := []want{
 		{User: "Why does `make release` skip the changelog?", UserTurns: 1,
 			Assistant: "The `release` target depends on `build` only; `changelog` is never listed as a prerequisite.\n\n#### Release notes\n\n" +

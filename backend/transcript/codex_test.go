@@ -17,7 +17,10 @@ import (
 // and checks what holds for every result.
 func parseDetected(t *testing.T, name string, format Format, opts Options) ([]memory.Exchange, Stats) {
 	t.Helper()
-	exs, st, err := ParseFile(filepath.Join("testdata", name), opts)
+	if !filepath.IsAbs(name) {
+		name = filepath.Join("testdata", name)
+	}
+	exs, st, err := ParseFile(name, opts)
 	if err != nil {
 		t.Fatalf("ParseFile(%s): %v", name, err)
 	}

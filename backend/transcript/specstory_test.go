@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseSpecStory(t *testing.T) {
-	history := filepath.Join("spec-repo", ".specstory", "history")
+	history := filepath.Join(outsideRepo(t, "spec-repo"), ".specstory", "history")
 	tests := []struct {
 		file  string
 		opts  Options

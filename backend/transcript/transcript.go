@@ -42,6 +42,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/project"
 )
 
 // Source is the Source of every Exchange the parsers return.
@@ -247,8 +248,8 @@ func (s Stats) Empty() string {
 }
 
 // ProjectName returns the project name the parsers derive from a working
-// directory (memory.ProjectName).
-func ProjectName(cwd string) string { return memory.ProjectName(cwd) }
+// directory: its git repository, else its name (project.Name).
+func ProjectName(cwd string) string { return project.Name(cwd) }
 
 // ClaudeProjectDir returns the name Claude Code gives the directory of a
 // working directory's transcripts under ~/.claude/projects: the path with
@@ -270,7 +271,7 @@ func ClaudeProjectDir(cwd string) string {
 // name without ".jsonl" or ".md" (Claude Code names a transcript after its
 // session); for a Codex rollout, "rollout-<time>-<id>.jsonl", the id.
 func SessionIDFromPath(path string) string {
-	name := ProjectName(path)
+	name := project.DirName(path)
 	for _, ext := range []string{".jsonl", ".md"} {
 		name = strings.TrimSuffix(name, ext)
 	}
