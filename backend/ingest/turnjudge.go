@@ -87,11 +87,12 @@ func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []
 }
 
 // restatesRevised returns the candidate distillation dropped as revised
-// later that c mainly restates: they share at least two subject tokens,
-// at least half of the smaller subject, and more than c shares with the
-// revising sentence or with any statement distillation kept (a memory of
-// the corrected finding names the same subject, but shares more with the
-// correction). Nil when there is none.
+// later that c mainly restates, nil when there is none: c shares at least
+// two subject tokens with it, at least half of the smaller subject, more
+// than it shares with any statement distillation kept, and none of the
+// specific tokens (long or load-bearing) the revising sentence brought in.
+// A memory of the corrected finding names the same subject as the revised
+// one, but also what the correction said.
 func restatesRevised(c Candidate, cands []Candidate) *Candidate {
 	best := 0
 	for _, o := range cands {
@@ -106,14 +107,30 @@ func restatesRevised(c Candidate, cands []Candidate) *Candidate {
 			continue
 		}
 		n := overlap(c.subject, o.subject)
-		if n < 2 || 2*n < min(len(c.subject), len(o.subject)) {
+		if n < 2 || 2*n < min(len(c.subject), len(o.subject)) || n <= best {
 			continue
 		}
-		if n > best && n > overlap(c.subject, subjectOf(by)) {
+		if !sharesCorrection(c.subject, o.subject, by) {
 			return o
 		}
 	}
 	return nil
+}
+
+// sharesCorrection reports whether subject holds a specific token that the
+// revising sentence by adds to the revised statement's subject: a token
+// of 7 or more characters or a load-bearing one (a path, an identifier),
+// other than the revision's cue words.
+func sharesCorrection(subject, revised map[string]bool, by string) bool {
+	for t := range subjectOf(by) {
+		if revised[t] || !subject[t] || revisionCue.MatchString(t) {
+			continue
+		}
+		if len(t) >= 7 || strings.ContainsAny(t, "_./:-") {
+			return true
+		}
+	}
+	return false
 }
 
 // turnInput is what the turn judge sees of t: its texts (already stripped
