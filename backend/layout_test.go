@@ -29,7 +29,7 @@ var allowed = map[string][]string{
 	"backend/store":            {"memory"},
 	"backend/search":           {"memory", "config", "store", "embed", "embed/wordvec"},
 	"backend/capture":          {"memory", "config", "events", "project"},
-	"backend/tail":             {"memory", "config", "transcript"},
+	"backend/tail":             {"memory", "config", "transcript", "project"},
 	"backend/ingest":           {"memory", "config", "embed", "noise", "redact", "chunk", "store", "search", "events"},
 	"backend/steward":          {"memory", "config", "store", "search", "events"},
 	"backend/tidy":             {"config"},

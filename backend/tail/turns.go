@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/project"
 	"github.com/memtray/memtray/backend/transcript"
 )
 
@@ -65,6 +66,9 @@ func (t *Tailer) parse(fm format, c *Cursor, req Request, data []byte) (region, 
 		if c.Project == "" && c.CWD != "" {
 			c.Project = transcript.ProjectName(c.CWD)
 		}
+	}
+	if c.CWD != "" && c.Project == project.DirName(c.CWD) {
+		c.Project = transcript.ProjectName(c.CWD) // a label of the rule before repositories
 	}
 	c.Headless = c.Headless || st.Headless
 	base, turns := c.Exchanges, c.UserTurns
