@@ -50,6 +50,12 @@ func (d *Daemon) openPipeline(ctx context.Context) error {
 		d.log.Warn("judge off", "provider", jcfg.Provider, "err", err)
 		j = nil
 	}
+	if j != nil {
+		// The judge (a *judge.Budgeted) is also a memory.TurnJudge: ProcessTurn
+		// asks it once per user turn, the old per-exchange path per exchange.
+		_, turns := j.(memory.TurnJudge)
+		d.log.Info("judge on", "judge", j.Name(), "whole_turns", turns, "max_per_hour", jcfg.MaxPerHour, "max_per_day", jcfg.MaxPerDay)
+	}
 	p, err := ingest.New(ingest.Options{Config: cfg, Embedder: d.emb, Store: d.store, Scorer: sc, Judge: j, Clock: d.clock})
 	if err != nil {
 		return err
