@@ -266,8 +266,8 @@ func isHeadless(system string) bool {
 }
 
 // excluded reports whether a project (name and directory) matches one of
-// the exclusion entries: a name equal to the project's, or an absolute
-// directory equal to or containing dir.
+// the exclusion entries: a name equal to the project's or to dir's own
+// name, or an absolute directory equal to or containing dir.
 func excluded(entries []string, project, dir string) bool {
 	if project == "" && dir == "" {
 		return false
@@ -291,7 +291,7 @@ func excluded(entries []string, project, dir string) bool {
 			}
 			continue
 		}
-		if e == project {
+		if e == project || cdir != "" && e == filepath.Base(cdir) { // the directory's own name: what named projects before they were repositories
 			return true
 		}
 	}

@@ -189,6 +189,10 @@ func TestExcluded(t *testing.T) {
 		{"workshop", "/home/dev/workshop", false},
 		{"memtray", "/home/dev/src/memtray", false},
 		{"", "", false},
+		// A name excluded before projects were repositories names a
+		// directory: still excluded when the directory is a worktree of
+		// another repository's project.
+		{"spotter", "/home/dev/src/secret-client", true},
 	} {
 		if got := excluded(entries, tt.project, tt.dir); got != tt.want {
 			t.Errorf("excluded(%q, %q) = %v", tt.project, tt.dir, got)
