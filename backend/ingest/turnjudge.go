@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/noise"
 )
 
 // OriginJudge marks, in a Decision's candidates, a memory the turn judge
@@ -26,7 +27,8 @@ const maxJudgeToolBytes = 2 << 10
 // distillation dropped as revised later. When the judge keeps nothing the
 // turn is rejected at StageJudge (r.decided). Without a turn judge, or when
 // it fails (budget, timeout, a malformed answer: score judge_error), kept
-// stands.
+// stands. A turn the judge keeps nothing of teaches the content scorer its
+// final answer as noise, as the judge's SKIP of an exchange does.
 func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []Candidate) []Candidate {
 	tj, ok := p.judge.(memory.TurnJudge)
 	if !ok || tj == nil {
@@ -43,6 +45,13 @@ func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []
 	if len(v.Memories) == 0 {
 		r.score("judge_skip", 1)
 		r.reject(StageJudge, "the judge ("+tj.Name()+") kept nothing of the turn; "+describeCandidates(cands))
+		if p.scorer != nil && strings.TrimSpace(r.reply) != "" {
+			// As for an exchange, the judge's verdict trains the scorer: the
+			// turn's answer is noise.
+			if err := p.scorer.Learn(ctx, r.reply, noise.SourceJudge); err != nil {
+				r.score("learn_error", 1)
+			}
+		}
 		return nil
 	}
 	// The judge's memories replace the distiller's choice.

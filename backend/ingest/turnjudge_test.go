@@ -122,6 +122,9 @@ func TestProcessTurnJudge(t *testing.T) {
 			if got := dec.Scores["judge_error"] == 1; got != tc.judgeError {
 				t.Errorf("judge_error %v, want %v (scores %v)", got, tc.judgeError, dec.Scores)
 			}
+			if learned := f.p.Scorer().State().BufferLen; (learned == 1) != (tc.stage == StageJudge) {
+				t.Errorf("the scorer learned %d texts; a turn the judge rejects teaches it its answer as noise, nothing else does", learned)
+			}
 			if got := int(dec.Scores["judge_refused"]); got != tc.refused {
 				t.Errorf("judge_refused %d, want %d", got, tc.refused)
 			}
