@@ -39,7 +39,7 @@ var allowed = map[string][]string{
 	"backend/mcp":              {"memory", "config", "store", "search", "ingest", "steward", "events"},
 	"backend/eval":             {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "transcript", "steward", "daemon", "httpapi"},
 	"backend/importer":         {"memory", "config", "store", "search", "redact", "chunk", "ingest", "transcript"},
-	"backend/daemon":           {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup", "autostart", "tail"},
+	"backend/daemon":           {"memory", "config", "store", "search", "embed", "noise", "ingest", "redact", "chunk", "capture", "events", "httpapi", "mcp", "steward", "judge", "transcript", "importer", "agentsetup", "autostart", "tail", "project"},
 	"backend/cli":              {"memory", "config", "store", "search", "embed", "daemon", "httpapi", "eval", "mcp", "steward", "ingest", "judge", "transcript", "redact", "tidy", "agentsetup", "autostart"},
 }
 
