@@ -48,6 +48,9 @@ type Candidate struct {
 	pos int
 	// idx is the candidate's place in its Decision's Candidates.
 	idx int
+	// step is the text the candidate came from (the user's words count
+	// as steps below zero).
+	step int
 	// subject holds the candidate's load-bearing tokens and salient words.
 	subject map[string]bool
 }
@@ -105,9 +108,9 @@ func Distill(t Turn, later []string) []Candidate {
 	var cands []Candidate
 	var sents []posSentence // every sentence of the model, in order
 	pos := 0
-	for _, u := range t.User {
+	for ui, u := range t.User {
 		for _, c := range userCandidates(u) {
-			c.pos = pos
+			c.pos, c.step = pos, -1-ui
 			pos++
 			cands = append(cands, c)
 		}
@@ -130,6 +133,9 @@ func Distill(t Turn, later []string) []Candidate {
 			origin = OriginFinal
 		}
 		cs, ss := modelCandidates(s.Text, origin, pos)
+		for k := range cs {
+			cs[k].step = i
+		}
 		pos += len(ss) + 1
 		cands = append(cands, cs...)
 		sents = append(sents, ss...)
@@ -142,6 +148,7 @@ func Distill(t Turn, later []string) []Candidate {
 	}
 	dropRevised(cands, sents)
 	dropRestated(cands)
+	cands = mergeSteps(cands)
 	cands = mergeBySubject(cands)
 	for i := range cands {
 		c := &cands[i]
@@ -217,6 +224,7 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 		var kept []string
 		dropped := map[string]int{}
 		asks := false // the block asks the user: its list items are options, not facts
+		keptClass := map[string]int{}
 		for _, s := range sentences(block) {
 			if t := strings.TrimSpace(s.text); strings.HasSuffix(t, "?") || (s.intro && optionsIntro.MatchString(lower(t))) {
 				asks = true
@@ -254,12 +262,17 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 			class := sentenceClass(st, origin)
 			if class == ClassFinding || class == ClassChange {
 				kept = append(kept, st)
+				keptClass[class]++
 				continue
 			}
 			dropped[class]++
 		}
+		blockClass := ClassFinding
+		if keptClass[ClassChange] > keptClass[ClassFinding] {
+			blockClass = ClassChange
+		}
 		for _, part := range packSentences(kept) {
-			c := newCandidate(part, origin, ClassFinding, true, "")
+			c := newCandidate(part, origin, blockClass, true, "")
 			c.pos = pos
 			cands = append(cands, c)
 		}
@@ -299,6 +312,9 @@ func sentenceClass(st, origin string) string {
 	if words < 4 {
 		return ClassVague
 	}
+	if offer.MatchString(ls) {
+		return ClassPlan
+	}
 	if transient.MatchString(ls) && !causeWord.MatchString(ls) {
 		return ClassStatus
 	}
@@ -318,6 +334,10 @@ var capName = regexp.MustCompile(`\s[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z0-9][A
 // constraint marks what a statement says must or cannot be: the shape of
 // a finding ("SQLite doesn't support", "requires a real tmux").
 var constraint = regexp.MustCompile(`\b(?:can't|cannot|can not|doesn't|does not|don't|isn't|aren't|won't|not supported|unsupported|requires?|needs?|must|only|fails?|failed|breaks?|expects?|defaults? to|instead of|rather than|because|so that|which|means)\b`)
+
+// offer is a suggestion or an offer of more work: what could be done
+// next, not what is true.
+var offer = regexp.MustCompile(`^(?:if you (?:want|like|prefer|need|'d like|would like)|want me to|shall i|should i|would you like|do you want|we (?:can|could|might) (?:also |then |now |next )?|you (?:can|could|may) (?:now |also )?|tell me|let me know|optionally|possible next|consider|happy to|i can (?:also )?|next,? (?:we|i) (?:can|could|should|will))\b|\b(?:next time|if you'd like|if you want|if needed|when you're ready|want me to)\b`)
 
 // findingWeight weighs what makes a declarative sentence a finding worth
 // keeping: project-specific tokens (specificity), code spans, numbers with
@@ -531,6 +551,31 @@ func dropRestated(cands []Candidate) {
 			}
 		}
 	}
+}
+
+// mergeSteps joins the kept statements of one text (one response, one
+// user message), in order, while the result stays under
+// maxCandidateRunes: what one response found is usually one subject.
+func mergeSteps(cands []Candidate) []Candidate {
+	out := make([]Candidate, 0, len(cands))
+	last := -1 // the last kept candidate in out
+	for _, c := range cands {
+		if c.Keep && last >= 0 {
+			o := &out[last]
+			if o.step == c.step && o.Origin == c.Origin && runeLen(o.Text)+1+runeLen(c.Text) <= maxCandidateRunes {
+				o.Text += " " + c.Text
+				for t := range c.subject {
+					o.subject[t] = true
+				}
+				continue
+			}
+		}
+		out = append(out, c)
+		if c.Keep {
+			last = len(out) - 1
+		}
+	}
+	return out
 }
 
 // mergeBySubject joins kept candidates of the same origin kind that share

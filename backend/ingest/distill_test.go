@@ -106,6 +106,13 @@ func TestDistill(t *testing.T) {
 			drop:  []string{"--no-verify"},
 		},
 		{
+			name:  "offers of more work are not memories",
+			user:  "add the Prusa profile",
+			texts: []string{"The Prusa MK4 profile lives in `examples/printers/Prusa_i3_MK4.json` and uses the Marlin flavour.\n\nIf you want, I can also add matching filament profiles for `examples/filaments/`."},
+			keep:  []string{"Prusa_i3_MK4.json"},
+			drop:  []string{"If you want"},
+		},
+		{
 			name:  "a final answer's change list says what now exists",
 			user:  "implement the review page",
 			texts: []string{"Let me read the router.", "Implemented:\n- Added `ProjectReviewLive` at `/projects/:id/review`, listing open annotations across the project's sessions"},
@@ -233,5 +240,25 @@ func TestProcessTurn(t *testing.T) {
 	dec, held, err = f.p.ProcessTurn(ctx, GroupTurns(hl)[0], nil, SessionState{Ended: true})
 	if err != nil || held || dec.Verdict != memory.VerdictRejected {
 		t.Fatalf("headless ended: held %v, %+v, %v", held, dec, err)
+	}
+}
+
+// TestMergeSteps: the kept statements of one response become one memory
+// (up to maxCandidateRunes); statements of different responses do not.
+func TestMergeSteps(t *testing.T) {
+	turns := GroupTurns(sessionOf("s", "why is the build slow?",
+		"The build compiles `assets/` with esbuild on every run.\n\nThe cache in `_build/cache` is keyed by the lockfile hash, so any `mix.lock` change rebuilds everything.",
+		"The CI image pins Elixir 1.16 in `.tool-versions`, which the cache key ignores."))
+	var kept []Candidate
+	for _, c := range Distill(turns[0], nil) {
+		if c.Keep {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) != 2 {
+		t.Fatalf("%d memories, want 2 (one per response): %+v", len(kept), kept)
+	}
+	if !strings.Contains(kept[0].Text, "esbuild") || !strings.Contains(kept[0].Text, "lockfile hash") {
+		t.Fatalf("first response's statements not joined: %q", kept[0].Text)
 	}
 }
