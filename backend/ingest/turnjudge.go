@@ -89,7 +89,7 @@ func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []
 		r.score("judge_refused", float64(refused))
 	}
 	if len(out) == 0 {
-		r.reject(StageJudge, fmt.Sprintf("every memory of the judge (%s) restates a statement the session revised", tj.Name()))
+		r.reject(StageJudge, fmt.Sprintf("no memory of the judge (%s) passed the guards: %d restate a statement the session revised", tj.Name(), refused))
 		return nil
 	}
 	return out
