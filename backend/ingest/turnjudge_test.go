@@ -103,6 +103,7 @@ func TestProcessTurnJudge(t *testing.T) {
 		{"oversized: the distiller's choice stands", "ollama", "ollama_turn_oversized.json", 10, memory.VerdictStored, StageStore, nil, true, 0},
 		{"restated revision refused", "ollama", "ollama_turn_revised.json", 10, memory.VerdictStored, StageStore, []string{good}, false, 1},
 		{"restated revision refused anthropic", "anthropic", "anthropic_turn_revised.json", 10, memory.VerdictStored, StageStore, []string{good}, false, 1},
+		{"only a restated revision: the turn is rejected", "ollama", "ollama_turn_revised_only.json", 10, memory.VerdictRejected, StageJudge, nil, false, 1},
 		{"budget exhausted: the distiller's choice stands", "ollama", "ollama_turn_good.json", 0, memory.VerdictStored, StageStore, nil, true, 0},
 	}
 	for _, tc := range tests {
@@ -122,8 +123,9 @@ func TestProcessTurnJudge(t *testing.T) {
 			if got := dec.Scores["judge_error"] == 1; got != tc.judgeError {
 				t.Errorf("judge_error %v, want %v (scores %v)", got, tc.judgeError, dec.Scores)
 			}
-			if learned := f.p.Scorer().State().BufferLen; (learned == 1) != (tc.stage == StageJudge) {
-				t.Errorf("the scorer learned %d texts; a turn the judge rejects teaches it its answer as noise, nothing else does", learned)
+			skip := tc.stage == StageJudge && tc.refused == 0
+			if learned := f.p.Scorer().State().BufferLen; (learned == 1) != skip || (dec.Scores["judge_skip"] == 1) != skip {
+				t.Errorf("the scorer learned %d texts (judge_skip %v); a turn the judge keeps nothing of teaches it its answer as noise, nothing else does", learned, dec.Scores["judge_skip"])
 			}
 			if got := int(dec.Scores["judge_refused"]); got != tc.refused {
 				t.Errorf("judge_refused %d, want %d", got, tc.refused)
@@ -156,14 +158,14 @@ func TestProcessTurnJudge(t *testing.T) {
 					if !c.Kept && !strings.HasPrefix(c.Reason, "restates a statement revised later") {
 						t.Errorf("refused judge memory: %+v", c)
 					}
-				} else if c.Kept && tc.stored != nil {
+				} else if c.Kept && (tc.stored != nil || tc.refused > 0) {
 					t.Errorf("the distiller's candidate still kept beside the judge's: %+v", c)
 				}
 			}
 			if !revised {
 				t.Fatalf("distillation revised nothing: %+v", dec.Candidates)
 			}
-			if judged != (tc.stored != nil) {
+			if judged != (tc.stored != nil || tc.refused > 0) {
 				t.Errorf("judge candidates in the decision: %v, want %v", judged, tc.stored != nil)
 			}
 			ms, err := f.st.GetMany(ctx, dec.MemoryIDs)
