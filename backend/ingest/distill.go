@@ -152,6 +152,9 @@ func Distill(t Turn, later []string) []Candidate {
 	cands = mergeBySubject(cands)
 	for i := range cands {
 		c := &cands[i]
+		if !c.Keep {
+			continue
+		}
 		if c.Kind == "" {
 			c.Kind = GuessKind(c.Text)
 		}
@@ -339,13 +342,16 @@ var constraint = regexp.MustCompile(`\b(?:can't|cannot|can not|doesn't|does not|
 // next, not what is true.
 var offer = regexp.MustCompile(`^(?:if you (?:want|like|prefer|need|'d like|would like)|want me to|shall i|should i|would you like|do you want|we (?:can|could|might) (?:also |then |now |next )?|you (?:can|could|may) (?:now |also )?|tell me|let me know|optionally|possible next|consider|happy to|i can (?:also )?|next,? (?:we|i) (?:can|could|should|will))\b|\b(?:next time|if you'd like|if you want|if needed|when you're ready|want me to)\b`)
 
+// bareNumber is a number of two digits or more (a port, a count, a limit).
+var bareNumber = regexp.MustCompile(`\b\d{2,}\b`)
+
 // findingWeight weighs what makes a declarative sentence a finding worth
 // keeping: project-specific tokens (specificity), code spans, numbers with
 // their context, capitalised names, and the shape of a constraint or cause.
 func findingWeight(st, ls string) float64 {
 	w := specificity(st)
 	w += 0.75 * float64(min(2, len(backtick.FindAllStringIndex(st, -1))))
-	if numberTok.MatchString(st) || regexp.MustCompile(`\b\d{2,}\b`).MatchString(st) {
+	if numberTok.MatchString(st) || bareNumber.MatchString(st) {
 		w += 0.5
 	}
 	w += 0.5 * float64(min(2, len(capName.FindAllStringIndex(st, -1))))
@@ -412,7 +418,11 @@ func newCandidate(text, origin, class string, keep bool, reason string) Candidat
 	if r := []rune(text); len(r) > maxCandidateRunes && !keep {
 		text = string(r[:maxCandidateRunes]) + "…"
 	}
-	return Candidate{Text: text, Origin: origin, Class: class, Keep: keep, Reason: reason, subject: subjectOf(text)}
+	c := Candidate{Text: text, Origin: origin, Class: class, Keep: keep, Reason: reason}
+	if keep {
+		c.subject = subjectOf(text) // only kept statements are compared
+	}
+	return c
 }
 
 func mostDropped(m map[string]int) string {
@@ -492,19 +502,31 @@ func overlap(a, b map[string]bool) int {
 // sentence with a revision cue ("actually", "didn't work", "still fails")
 // that shares at least two subject tokens with it.
 func dropRevised(cands []Candidate, sents []posSentence) {
+	// Only sentences with a revision cue can revise; their subjects are
+	// worked out once.
+	type reviser struct {
+		posSentence
+		subject map[string]bool
+	}
+	var revs []reviser
+	for _, s := range sents {
+		if revisionCue.MatchString(lower(s.text)) {
+			revs = append(revs, reviser{s, subjectOf(s.text)})
+		}
+	}
 	for i := range cands {
 		c := &cands[i]
 		if !c.Keep || c.Origin == OriginUser {
 			continue
 		}
-		for _, s := range sents {
-			if s.pos <= c.pos || !revisionCue.MatchString(lower(s.text)) {
+		for _, s := range revs {
+			if s.pos <= c.pos {
 				continue
 			}
 			if strings.Contains(s.text, c.Text) || strings.Contains(c.Text, s.text) {
 				continue // the candidate itself
 			}
-			if n, long := overlapLong(c.subject, subjectOf(s.text)); n >= 2 || (long && s.pos-c.pos <= revisionReach) {
+			if n, long := overlapLong(c.subject, s.subject); n >= 2 || (long && s.pos-c.pos <= revisionReach) {
 				c.Keep, c.Reason = false, "revised later: "+preview(s.text)
 				break
 			}

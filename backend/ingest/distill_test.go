@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -261,4 +262,46 @@ func TestMergeSteps(t *testing.T) {
 	if !strings.Contains(kept[0].Text, "esbuild") || !strings.Contains(kept[0].Text, "lockfile hash") {
 		t.Fatalf("first response's statements not joined: %q", kept[0].Text)
 	}
+}
+
+// benchTurn is a long tool-loop turn: 60 responses of narration, findings,
+// status and a final summary, the shape real Claude Code turns have.
+func benchTurn() Turn {
+	texts := []string{}
+	for i := 0; i < 20; i++ {
+		texts = append(texts,
+			fmt.Sprintf("Let me read `lib/app/module_%d.ex` and the tests around it.", i),
+			fmt.Sprintf("The `Module%d` cache is keyed by the session id, because the worker restarts per session; `config/runtime.exs` sets its TTL to %d s.", i, 30+i),
+			fmt.Sprintf("All %d tests pass. Now let me run credo.", 40+i))
+	}
+	texts = append(texts, "Done. Summary:\n- Added `Module20` with a per-session cache\n- `config/runtime.exs` sets the TTL\n\n## Next steps\n- wire metrics")
+	return GroupTurns(sessionOf("bench", "speed up the module loading", texts...))[0]
+}
+
+// BenchmarkDistill measures distillation alone (no embedding, no store):
+// turns per second on one core with -cpu 1.
+func BenchmarkDistill(b *testing.B) {
+	t := benchTurn()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Distill(t, nil)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}
+
+// BenchmarkProcessTurn measures a whole turn through the pipeline with the
+// built-in embedder and a real store (the same turn again after the first
+// time: dedup finds its memories).
+func BenchmarkProcessTurn(b *testing.B) {
+	f := newFixture(b, nil)
+	t := benchTurn()
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := f.p.ProcessTurn(ctx, t, nil, SessionState{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
 }
