@@ -177,6 +177,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 			d.log.Info("removed the temporary files of interrupted writes", "file", d.configPath, "files", n)
 		}
 	}
+	d.migrateProjectsAtOpen(ctx) // labels of older versions: projects are repositories now (projects.go)
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
 	d.recaller = search.NewRecaller(d.search, st, cfg.Recall, d.clock)
 	if cfg.Recall.Skills {

@@ -315,3 +315,20 @@ func headCWDs(path string) []string {
 	}
 	return out
 }
+
+// migrateProjectsAtOpen runs migrateProjects and logs what it did; a
+// failure is logged and leaves the store as it is (the next start tries
+// again: nothing was recorded).
+func (d *Daemon) migrateProjectsAtOpen(ctx context.Context) {
+	plan, err := d.migrateProjects(ctx)
+	if err != nil {
+		d.log.Warn("project labels of older versions not migrated; tried again at the next start", "err", err)
+		return
+	}
+	for _, r := range plan.Renames {
+		d.log.Info("project label migrated to the repository's name", "from", r.From, "to", r.To, "memories", r.Memories, "dirs", r.Dirs)
+	}
+	for name, to := range plan.Ambiguous {
+		d.log.Info("project label left as it is: its directories belong to several repositories", "project", name, "repositories", to)
+	}
+}

@@ -94,9 +94,10 @@ func TestMigrateProjects(t *testing.T) {
 	cur, _ := json.Marshal(tail.Cursor{Path: filepath.Join(claude, "x.jsonl"), Agent: tail.AgentClaudeCode, CWD: filepath.Join(src, "notes"), Project: "notes"})
 	writeFile(t, filepath.Join(cfg.DataDir, TranscriptsDir, "cursors", "0123.json"), string(cur))
 
-	d := openAt(t, cfg, nil)
-	// The migration already ran at Open, on an empty store: run it anew.
-	if err := os.Remove(filepath.Join(cfg.DataDir, ProjectsMigrated)); err != nil && !os.IsNotExist(err) {
+	// A store of an older version: memories labelled by the directory
+	// rule, and no record of the migration.
+	d, err := Open(ctx, Options{Config: cfg})
+	if err != nil {
 		t.Fatal(err)
 	}
 	labels := map[string]string{ // text -> old label
@@ -116,9 +117,21 @@ func TestMigrateProjects(t *testing.T) {
 		}
 		ids[text] = m.ID
 	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(cfg.DataDir, ProjectsMigrated)); err != nil {
+		t.Fatal(err)
+	}
 
-	plan, err := d.migrateProjects(ctx)
+	// The new version's start migrates.
+	d = openAt(t, cfg, nil)
+	var plan projectPlan
+	data, err := os.ReadFile(filepath.Join(cfg.DataDir, ProjectsMigrated))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &plan); err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"spotter-fum": "spotter", "assets": "spotter", "docs": "docs", "notes": "notes",
