@@ -186,3 +186,26 @@ func TestMigrateProjects(t *testing.T) {
 		t.Errorf("a label given after the migration was moved: %q, %v", m.Project, err)
 	}
 }
+
+// TestExcludedDirName: a project name excluded when projects were
+// directory names still keeps out a session in a directory of that name,
+// now that the directory is a worktree named after its repository.
+func TestExcludedDirName(t *testing.T) {
+	d := openAt(t, testConfig(t), nil)
+	if _, err := d.SetCapture(context.Background(), httpapi.CaptureUpdate{Exclude: []string{"spotter-fum"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		project, cwd string
+		want         bool
+	}{
+		{"spotter", "/home/dev/src/spotter-fum", false},
+		{"spotter-fum", "", false},
+		{"spotter", "/home/dev/src/spotter", true},
+		{"spotter", "", true},
+	} {
+		if got := d.allowTurn(memory.Exchange{Project: tc.project}, tc.cwd); got != tc.want {
+			t.Errorf("allowTurn(%q, %q) = %v, want %v", tc.project, tc.cwd, got, tc.want)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (d *Daemon) allowTurn(ex memory.Exchange, cwd string) bool {
 	}
 	for _, e := range d.exclude {
 		e = strings.TrimSpace(e)
-		if e == ex.Project && e != "" {
+		if e != "" && (e == ex.Project || cwd != "" && e == filepath.Base(filepath.Clean(cwd))) { // a directory's own name: a project name of older versions
 			return false
 		}
 		if filepath.IsAbs(e) && cwd != "" {
