@@ -165,7 +165,9 @@ type Judge interface {
 
 // ProjectName is the project name of a working directory: its last path
 // element ("/home/me/src/memtray/" -> "memtray"; both "/" and "\\" separate
-// elements), "" for "". Capture, transcripts and hooks all name projects so.
+// elements), "" for "": how older versions named projects. Projects are
+// now named after their git repository (backend/project, whose DirName is
+// this rule and its fallback).
 func ProjectName(cwd string) string {
 	cwd = strings.TrimRight(cwd, `/\`)
 	if i := strings.LastIndexAny(cwd, `/\`); i >= 0 {
