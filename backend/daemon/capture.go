@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/memtray/memtray/backend/capture"
@@ -78,6 +79,9 @@ func (d *Daemon) openCapture() error {
 		return err
 	}
 	d.proxy, d.exclude = p, slices.Clone(cc.ExcludeProjects)
+	if d.turn, err = openLive(d.cfg.DataDir); err != nil {
+		d.log.Warn("captured turns left by an earlier run partly unreadable; the rest is kept", "err", err)
+	}
 	return nil
 }
 
@@ -143,16 +147,19 @@ func (d *Daemon) resumeAfterPause(until time.Time) (bool, error) {
 	return err == nil, err
 }
 
-// runCapture feeds captured exchanges to the write pipeline until ctx
-// ends. One worker keeps a session's exchanges in order (a later answer
-// may supersede an earlier one).
+// runCapture feeds captured exchanges to the write pipeline, a whole
+// user turn at a time (liveturns.go), until ctx ends. One worker keeps a
+// session's exchanges in order.
 func (d *Daemon) runCapture(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { d.runLive(ctx) })
 	d.proxy.Run(ctx, 1, func(ctx context.Context, ex memory.Exchange) error {
 		if d.skipProxyExchange(ex) { // stored from the session file already (transcripts.go)
 			return nil
 		}
-		return d.process(ctx, ex) // headless.go
+		return d.captureExchange(ctx, ex)
 	})
+	wg.Wait()
 }
 
 // Capture reports the capture switch, the excluded projects and the

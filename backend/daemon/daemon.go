@@ -115,6 +115,7 @@ type Daemon struct {
 	// (idle.go).
 	hold *headlessHold
 	idle idleWatch
+	turn *liveTurns // the proxy's turns being assembled (liveturns.go)
 }
 
 var _ httpapi.Backend = (*Daemon)(nil)

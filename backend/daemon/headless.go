@@ -20,6 +20,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/redact"
 )
 
 // The headless hold. A headless session (claude -p, the Agent SDK, codex
@@ -52,10 +53,38 @@ const HeadlessHoldDir = "headless"
 // text each way, plus 4 MiB of tool calls and results).
 const maxHoldLine = 8 << 20
 
-// heldTurn is one line of a hold file.
+// heldTurn is one line of a hold file: one user turn.
 type heldTurn struct {
+	// Exchange stands for the turn (ingest.Turn.Exchange: the user's
+	// words, the final answer, the session's labels); in files of older
+	// versions it is the whole turn.
 	Exchange memory.Exchange `json:"exchange"`
-	HeldAt   time.Time       `json:"held_at"`
+	// Exchanges are the turn's exchanges, secrets masked.
+	Exchanges []memory.Exchange `json:"exchanges,omitempty"`
+	HeldAt    time.Time         `json:"held_at"`
+}
+
+// turns returns the held turn as the pipeline takes it.
+func (t heldTurn) turns() []ingest.Turn {
+	if len(t.Exchanges) == 0 {
+		return ingest.GroupTurns([]memory.Exchange{t.Exchange})
+	}
+	return ingest.GroupTurns(t.Exchanges)
+}
+
+// validHeld reports whether t is a held turn of a headless session (the
+// session of first, when given).
+func validHeld(t heldTurn, first *heldTurn) bool {
+	if ingest.Validate(t.Exchange) != nil || t.Exchange.SessionID == "" || !t.Exchange.Headless ||
+		(first != nil && t.Exchange.SessionID != first.Exchange.SessionID) {
+		return false
+	}
+	for _, ex := range t.Exchanges {
+		if ingest.Validate(ex) != nil || ex.SessionID != t.Exchange.SessionID {
+			return false
+		}
+	}
+	return true
 }
 
 // holdSession is the held turns of one session, oldest first.
@@ -144,9 +173,11 @@ func parseHold(data []byte) (turns []heldTurn, bad int) {
 			continue
 		}
 		var t heldTurn
-		if err := json.Unmarshal(line, &t); err != nil || ingest.Validate(t.Exchange) != nil ||
-			t.Exchange.SessionID == "" || !t.Exchange.Headless ||
-			(len(turns) > 0 && t.Exchange.SessionID != turns[0].Exchange.SessionID) {
+		var first *heldTurn
+		if len(turns) > 0 {
+			first = &turns[0]
+		}
+		if err := json.Unmarshal(line, &t); err != nil || !validHeld(t, first) {
 			bad++
 			continue
 		}
@@ -197,35 +228,40 @@ func (h *headlessHold) write(s *holdSession) error {
 	return nil
 }
 
-// process runs a captured exchange through the write pipeline with the
-// headless hold and records every decision it makes (the exchange's, and
-// those of held turns it releases or drops).
+// process decides a captured exchange as a whole turn of its own.
 func (d *Daemon) process(ctx context.Context, ex memory.Exchange) error {
-	if !ex.Headless {
-		return d.decide(ctx, ex, ingest.SessionState{Ended: true})
+	for _, t := range ingest.GroupTurns([]memory.Exchange{ex}) {
+		if err := d.processTurn(ctx, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// processTurn runs one ended user turn of a live session (captured by the
+// proxy or read from a session file) through the write pipeline with the
+// headless hold, and records every decision it makes (the turn's, and
+// those of held turns it releases or drops). The session has not ended: a
+// headless session ends only by ingest.headless_idle (expireHold).
+func (d *Daemon) processTurn(ctx context.Context, t ingest.Turn) error {
+	if !t.Headless || t.SessionID == "" {
+		return d.decide(ctx, t, nil, ingest.SessionState{UserTurns: t.UserTurns})
 	}
 	h := d.hold
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cfg := d.cfg.Ingest
-	s := h.sessions[ex.SessionID]
-	if s != nil && ex.UserTurns >= cfg.HeadlessMinUserTurns {
-		// The session reached the count: its held turns first, in order.
-		for len(s.turns) > 0 {
-			t := s.turns[0]
-			if err := d.decide(ctx, t.Exchange, ingest.SessionState{UserTurns: ex.UserTurns}); err != nil {
-				return err // kept on disk: tried again with the session's next turn
-			}
-			s.turns = s.turns[1:]
-			h.total--
-			h.stats.Released++
-			if err := h.write(s); err != nil {
-				d.log.Warn("headless hold not saved", "err", err)
-			}
+	s := h.sessions[t.SessionID]
+	if s != nil && t.UserTurns >= cfg.HeadlessMinUserTurns {
+		// The session reached the count: its held turns first, in order,
+		// each knowing what the session said after it.
+		if err := d.release(ctx, s, []ingest.Turn{t}, ingest.SessionState{UserTurns: t.UserTurns}, &h.stats.Released); err != nil {
+			return err // kept on disk: tried again with the session's next turn
 		}
-		delete(h.sessions, ex.SessionID)
+		delete(h.sessions, t.SessionID)
 	}
-	dec, kept, held, err := d.pipeline.ProcessSession(ctx, ex, ingest.SessionState{})
+	t = redactTurn(t)
+	dec, held, err := d.pipeline.ProcessTurn(ctx, t, nil, ingest.SessionState{})
 	err = d.indexLag(err)
 	if ctx.Err() == nil && !held {
 		d.noteProcessed(dec, err)
@@ -234,15 +270,15 @@ func (d *Daemon) process(ctx context.Context, ex memory.Exchange) error {
 		return err
 	}
 	if !held {
-		d.decisions.add(dec, ex)
+		d.decisions.add(dec, t.Exchange())
 		return nil
 	}
 	if s == nil {
-		s = &holdSession{id: ex.SessionID}
-		h.sessions[ex.SessionID] = s
+		s = &holdSession{id: t.SessionID}
+		h.sessions[t.SessionID] = s
 	}
 	now := d.clock.Now().UTC()
-	s.turns = append(s.turns, heldTurn{Exchange: kept, HeldAt: now})
+	s.turns = append(s.turns, heldTurn{Exchange: t.Exchange(), Exchanges: t.Exchanges, HeldAt: now})
 	s.last = now
 	h.total++
 	h.stats.Held++
@@ -253,9 +289,36 @@ func (d *Daemon) process(ctx context.Context, ex memory.Exchange) error {
 	return nil
 }
 
-// decide runs ex through the pipeline knowing st and records the decision.
-func (d *Daemon) decide(ctx context.Context, ex memory.Exchange, st ingest.SessionState) error {
-	dec, _, held, err := d.pipeline.ProcessSession(ctx, ex, st)
+// release decides the held turns of s in order, knowing st of the session
+// and what it said after each (the rest of the hold, then after), counting
+// each in *n; each decided turn leaves the hold (on disk too). Under h.mu.
+func (d *Daemon) release(ctx context.Context, s *holdSession, after []ingest.Turn, st ingest.SessionState, n *int) error {
+	h := d.hold
+	for len(s.turns) > 0 {
+		var rest []ingest.Turn
+		for _, o := range s.turns[1:] {
+			rest = append(rest, o.turns()...)
+		}
+		rest = append(rest, after...)
+		for _, t := range s.turns[0].turns() {
+			if err := d.decide(ctx, t, ingest.LaterTexts(rest, s.id), st); err != nil {
+				return err
+			}
+		}
+		s.turns = s.turns[1:]
+		h.total--
+		*n++
+		if err := h.write(s); err != nil {
+			d.log.Warn("headless hold not saved", "err", err)
+		}
+	}
+	return nil
+}
+
+// decide runs t through the pipeline knowing what its session said later
+// and st, and records the decision.
+func (d *Daemon) decide(ctx context.Context, t ingest.Turn, later []string, st ingest.SessionState) error {
+	dec, held, err := d.pipeline.ProcessTurn(ctx, t, later, st)
 	err = d.indexLag(err)
 	if ctx.Err() == nil {
 		d.noteProcessed(dec, err)
@@ -263,11 +326,53 @@ func (d *Daemon) decide(ctx context.Context, ex memory.Exchange, st ingest.Sessi
 	if err != nil {
 		return err
 	}
-	if held { // unreachable: st says the session reached the count or ended
+	if held { // unreachable for a released turn: st says the session reached the count or ended
 		return errors.New("headless hold: a released turn was held again")
 	}
-	d.decisions.add(dec, ex)
+	d.decisions.add(dec, t.Exchange())
 	return nil
+}
+
+// redactTurn masks secrets in every text of a turn's exchanges, as they
+// are kept on disk (the hold, the live turns).
+func redactTurn(t ingest.Turn) ingest.Turn {
+	exs := make([]memory.Exchange, len(t.Exchanges))
+	for i, ex := range t.Exchanges {
+		exs[i] = redactExchange(ex)
+	}
+	out := ingest.GroupTurns(exs)
+	if len(out) != 1 {
+		t.Exchanges = exs
+		return t
+	}
+	return out[0]
+}
+
+// redactExchange masks secrets in the texts, tool calls and results of ex.
+func redactExchange(ex memory.Exchange) memory.Exchange {
+	mask := func(s string) string {
+		out, _ := redact.Redact(s)
+		return out
+	}
+	ex.User, ex.Assistant, ex.Summary = mask(ex.User), mask(ex.Assistant), mask(ex.Summary)
+	calls := make([]memory.ToolCall, len(ex.ToolCalls))
+	for i, c := range ex.ToolCalls {
+		c.Input = mask(c.Input)
+		calls[i] = c
+	}
+	results := make([]memory.ToolResult, len(ex.ToolResults))
+	for i, r := range ex.ToolResults {
+		r.Content = mask(r.Content)
+		results[i] = r
+	}
+	ex.ToolCalls, ex.ToolResults = calls, results
+	if len(calls) == 0 {
+		ex.ToolCalls = nil
+	}
+	if len(results) == 0 {
+		ex.ToolResults = nil
+	}
+	return ex
 }
 
 // trimHold drops the oldest held turns, of s and then of every session,
@@ -326,13 +431,8 @@ func (d *Daemon) expireHold(ctx context.Context) error {
 		for _, t := range s.turns {
 			turns = max(turns, t.Exchange.UserTurns)
 		}
-		for len(s.turns) > 0 {
-			if err := d.decide(ctx, s.turns[0].Exchange, ingest.SessionState{UserTurns: turns, Ended: true}); err != nil {
-				return err
-			}
-			s.turns = s.turns[1:]
-			h.total--
-			h.stats.Expired++
+		if err := d.release(ctx, s, nil, ingest.SessionState{UserTurns: turns, Ended: true}, &h.stats.Expired); err != nil {
+			return err
 		}
 		delete(h.sessions, id)
 		if err := h.write(s); err != nil {

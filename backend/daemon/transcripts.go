@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/tail"
 )
@@ -56,15 +57,20 @@ func (d *Daemon) runTranscripts(ctx context.Context) {
 	d.tail.Run(ctx)
 }
 
-// ingestTurn runs one ended turn of a session file through the ingest
-// entry point `memtray ingest` uses.
+// ingestTurn runs one ended turn of a session file through the path the
+// proxy's turns take (processTurn): the session is live, not a complete
+// transcript, so a headless session under the count is held, and a turn
+// that corrects what an earlier turn of the session stored revises it.
 func (d *Daemon) ingestTurn(ctx context.Context, exs []memory.Exchange) error {
-	for len(exs) > 0 {
-		n := min(len(exs), httpapi.MaxIngestItems)
-		if _, err := d.Ingest(ctx, httpapi.IngestRequest{Exchanges: exs[:n]}); err != nil {
+	for i, ex := range exs {
+		if err := ingest.Validate(ex); err != nil {
+			return fmt.Errorf("exchange %d of the turn: %w", i, err)
+		}
+	}
+	for _, t := range ingest.GroupTurns(exs) {
+		if err := d.processTurn(ctx, t); err != nil {
 			return err
 		}
-		exs = exs[n:]
 	}
 	return nil
 }
@@ -95,6 +101,9 @@ func (d *Daemon) allowTurn(ex memory.Exchange, cwd string) bool {
 // CaptureTranscript queues a hook's session file (POST
 // /api/capture/transcript); it never waits for the file to be read.
 func (d *Daemon) CaptureTranscript(_ context.Context, req httpapi.TranscriptRequest) (httpapi.TranscriptAccepted, error) {
+	if req.Event == tail.EventStop || req.Event == tail.EventSessionEnd {
+		d.liveStopped(req.SessionID) // the proxy's turn of the session has ended too
+	}
 	if d.tail == nil {
 		return httpapi.TranscriptAccepted{}, fmt.Errorf("%w: capture from session files is off (capture.transcripts.enabled)", memory.ErrUnavailable)
 	}

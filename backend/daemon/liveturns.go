@@ -1,0 +1,354 @@
+package daemon
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Live turns. The capture proxy sees a session one exchange (one model
+// request) at a time, but the write pipeline distils whole user turns: a
+// finding stated between tool calls is judged with the rest of its turn,
+// as `memtray ingest` judges it from the transcript. So the proxy's
+// exchanges are buffered per session until the turn ends:
+//
+//   - an exchange whose response calls no tool: the model stopped
+//     answering (what Claude Code's Stop hook reports, seen first);
+//   - the session's next exchange that begins a turn (ingest.StartsTurn);
+//   - capture.transcripts.idle with no exchange of the session;
+//   - a Stop or SessionEnd hook naming the session (a Stop whose last
+//     response called a tool is left to the idle timer: its result is
+//     still coming);
+//   - the turn growing past maxLiveExchanges or maxLiveBytes (it is cut
+//     there), or all buffered turns past maxLiveTotal (the session seen
+//     longest ago is ended);
+//   - the daemon shutting down, or, for turns a kill left on disk, the
+//     next start.
+//
+// The ended turn goes through processTurn (the headless hold, revisions
+// of earlier turns). An exchange that ends its turn is decided with it
+// before the proxy's worker takes it (an error leaves it untaken and
+// counted, as before); every other one is appended, secrets masked, to a
+// file of its session under LiveTurnsDir first, and the file is removed
+// once the turn is decided: a restart loses no exchange the proxy took.
+// Headless sessions are then held as whole turns (headless.go).
+
+// LiveTurnsDir, in the data dir, holds the exchanges of the turns the
+// capture proxy is assembling: one JSON Lines file per session, named like
+// the hold's.
+const LiveTurnsDir = "live-turns"
+
+// Bounds of the live turns.
+const (
+	maxLiveExchanges = 512
+	maxLiveBytes     = 16 << 20
+	maxLiveTotal     = 64 << 20
+)
+
+// liveSession is the buffered turn of one session.
+type liveSession struct {
+	id   string
+	exs  []memory.Exchange
+	size int
+	last time.Time
+}
+
+// liveTurns buffers the proxy's exchanges per session. Its mutex is held
+// while a turn is processed, so a session's turns are decided in order.
+type liveTurns struct {
+	mu       sync.Mutex
+	dir      string
+	sessions map[string]*liveSession
+	size     int
+	// ends carries the session ids hooks said stopped or ended.
+	ends chan string
+}
+
+// openLive reads the turns an earlier run left buffered; they are decided
+// when runLive starts. A line it cannot read is skipped (counted in the
+// error, which the caller logs).
+func openLive(dataDir string) (*liveTurns, error) {
+	l := &liveTurns{dir: filepath.Join(dataDir, LiveTurnsDir), sessions: map[string]*liveSession{}, ends: make(chan string, 64)}
+	entries, err := os.ReadDir(l.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return l, nil
+	}
+	if err != nil {
+		return l, fmt.Errorf("read live turns: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(l.dir, e.Name()))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("read live turns: %w", err))
+			continue
+		}
+		exs, bad := parseLive(data)
+		if bad > 0 {
+			errs = append(errs, fmt.Errorf("live turns %s: %d unreadable lines skipped", e.Name(), bad))
+		}
+		if len(exs) == 0 {
+			continue
+		}
+		if holdFileName(exs[0].SessionID) != e.Name() {
+			errs = append(errs, fmt.Errorf("live turns: %s does not hold the session its name says; skipped", e.Name()))
+			continue
+		}
+		s := &liveSession{id: exs[0].SessionID, exs: exs}
+		for _, ex := range exs {
+			s.size += exchangeSize(ex)
+		}
+		l.sessions[s.id] = s
+		l.size += s.size
+	}
+	return l, errors.Join(errs...)
+}
+
+// parseLive reads the lines of a live turn file: valid exchanges of one
+// session, and how many lines were not.
+func parseLive(data []byte) (exs []memory.Exchange, bad int) {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64<<10), maxHoldLine)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var ex memory.Exchange
+		if err := json.Unmarshal(line, &ex); err != nil || ingest.Validate(ex) != nil || ex.SessionID == "" ||
+			(len(exs) > 0 && ex.SessionID != exs[0].SessionID) {
+			bad++
+			continue
+		}
+		exs = append(exs, ex)
+	}
+	if sc.Err() != nil {
+		bad++
+	}
+	return exs, bad
+}
+
+func exchangeSize(ex memory.Exchange) int {
+	n := len(ex.User) + len(ex.Assistant) + len(ex.Summary)
+	for _, c := range ex.ToolCalls {
+		n += len(c.Input)
+	}
+	for _, r := range ex.ToolResults {
+		n += len(r.Content)
+	}
+	return n
+}
+
+func (l *liveTurns) file(session string) string {
+	return filepath.Join(l.dir, holdFileName(session))
+}
+
+// append saves one more exchange of a session.
+func (l *liveTurns) append(ex memory.Exchange) error {
+	line, err := json.Marshal(ex)
+	if err != nil {
+		return fmt.Errorf("live turns: %w", err)
+	}
+	if err := os.MkdirAll(l.dir, 0o700); err != nil {
+		return fmt.Errorf("live turns: %w", err)
+	}
+	f, err := os.OpenFile(l.file(ex.SessionID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("live turns: %w", err)
+	}
+	_, err = f.Write(append(line, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("live turns: %w", err)
+	}
+	return nil
+}
+
+// captureExchange is the proxy's handler: it adds ex to its session's
+// turn, and decides the turn it ends. It returns once ex is decided or on
+// disk.
+func (d *Daemon) captureExchange(ctx context.Context, ex memory.Exchange) error {
+	if ex.SessionID == "" {
+		return d.process(ctx, ex) // no session to assemble a turn of
+	}
+	l := d.turn
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.sessions[ex.SessionID]
+	if s != nil && ingest.StartsTurn(ex) {
+		if err := d.endLive(ctx, s, nil); err != nil {
+			return err
+		}
+		s = nil
+	}
+	if s == nil {
+		s = &liveSession{id: ex.SessionID}
+	}
+	if len(ex.ToolCalls) == 0 {
+		// The model stopped answering: the turn ends with ex, which
+		// needs no saving (an error leaves it untaken, the rest kept).
+		return d.endLive(ctx, s, &ex)
+	}
+	ex = redactExchange(ex)
+	if err := l.append(ex); err != nil {
+		d.noteProcessed(memory.Decision{}, err)
+		return err
+	}
+	l.sessions[ex.SessionID] = s
+	n := exchangeSize(ex)
+	s.exs = append(s.exs, ex)
+	s.size += n
+	s.last = d.clock.Now()
+	l.size += n
+	if len(s.exs) >= maxLiveExchanges || s.size >= maxLiveBytes {
+		if err := d.endLive(ctx, s, nil); err != nil {
+			d.log.Warn("could not decide a captured turn cut at its bound; trying again when it ends", "err", err)
+		}
+		return nil
+	}
+	for l.size > maxLiveTotal {
+		var oldest *liveSession
+		for _, o := range l.sessions {
+			if oldest == nil || o.last.Before(oldest.last) || (o.last.Equal(oldest.last) && o.id < oldest.id) {
+				oldest = o
+			}
+		}
+		if err := d.endLive(ctx, oldest, nil); err != nil {
+			d.log.Warn("could not decide the oldest captured turn to make room; trying again later", "err", err)
+			break
+		}
+	}
+	return nil
+}
+
+// endLive decides the buffered turn of s, with last (when not nil) as its
+// last exchange, and forgets it. Under l.mu. On an error the buffered
+// exchanges stay (and on disk) and are tried again when the turn ends next.
+func (d *Daemon) endLive(ctx context.Context, s *liveSession, last *memory.Exchange) error {
+	l := d.turn
+	exs := s.exs
+	if last != nil {
+		exs = append(slices.Clip(exs), *last)
+	}
+	for _, t := range ingest.GroupTurns(exs) {
+		if err := d.processTurn(ctx, t); err != nil {
+			return fmt.Errorf("decide a captured turn of session %s: %w", s.id, err)
+		}
+	}
+	if len(s.exs) == 0 {
+		return nil
+	}
+	delete(l.sessions, s.id)
+	l.size -= s.size
+	if err := os.Remove(l.file(s.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("live turns: %w", err)
+	}
+	return nil
+}
+
+// endLiveWhere ends the buffered turns of the sessions match selects, in
+// the order of their ids.
+func (d *Daemon) endLiveWhere(ctx context.Context, match func(*liveSession) bool) error {
+	l := d.turn
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := make([]string, 0, len(l.sessions))
+	for id, s := range l.sessions {
+		if match(s) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	var errs []error
+	for _, id := range ids {
+		if err := d.endLive(ctx, l.sessions[id], nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// liveStopped tells the live turns that a hook said the session stopped
+// answering or ended; it never waits.
+func (d *Daemon) liveStopped(session string) {
+	if session == "" || d.turn == nil {
+		return
+	}
+	select {
+	case d.turn.ends <- session:
+	default: // full: the idle timer ends the turn
+	}
+}
+
+// liveCheck is how often the daemon looks for idle live turns.
+func liveCheck(idle time.Duration) time.Duration {
+	return min(max(idle/4, 10*time.Millisecond), time.Minute)
+}
+
+// runLive ends live turns: those a kill left on disk at once, then idle
+// ones and those hooks say stopped, until ctx ends; then every turn still
+// buffered (the daemon is shutting down).
+func (d *Daemon) runLive(ctx context.Context) {
+	idle := time.Duration(d.cfg.Capture.Transcripts.Idle)
+	if idle <= 0 {
+		idle = 10 * time.Minute
+	}
+	if err := d.endLiveWhere(ctx, func(*liveSession) bool { return true }); err != nil && ctx.Err() == nil {
+		d.log.Warn("could not decide the captured turns an earlier run left; trying again", "err", err)
+	}
+	tick := time.NewTicker(liveCheck(idle))
+	defer tick.Stop()
+	for {
+		var err error
+		select {
+		case <-ctx.Done():
+			d.endAllLive(ctx)
+			return
+		case id := <-d.turn.ends:
+			err = d.endLiveWhere(ctx, func(s *liveSession) bool {
+				return s.id == id && len(s.exs) > 0 && len(s.exs[len(s.exs)-1].ToolCalls) == 0
+			})
+		case <-tick.C:
+			now := d.clock.Now()
+			err = d.endLiveWhere(ctx, func(s *liveSession) bool { return now.Sub(s.last) >= idle })
+		}
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("could not decide a captured turn; trying again", "err", err)
+		}
+	}
+}
+
+// endAllLive decides every buffered turn at shutdown, for at most a few
+// seconds; what is left stays on disk for the next start.
+func (d *Daemon) endAllLive(ctx context.Context) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := d.endLiveWhere(sctx, func(*liveSession) bool { return true }); err != nil {
+		d.log.Warn("captured turns not decided at shutdown: decided at the next start", "err", err)
+	}
+}
+
+// liveState reports how many sessions have a turn buffered.
+func (d *Daemon) liveState() int {
+	d.turn.mu.Lock()
+	defer d.turn.mu.Unlock()
+	return len(d.turn.sessions)
+}
