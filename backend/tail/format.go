@@ -27,12 +27,10 @@ type format struct {
 	boundary func(line []byte) bool
 }
 
-// formats by agent. Codex CLI's rollout files are not read yet: add its
-// entry here once package transcript parses them (codexBoundary is
-// ready); until then the watcher leaves ~/.codex/sessions alone and a
-// hook naming codex is refused with a clear error.
+// formats by agent.
 var formats = map[string]format{
 	AgentClaudeCode: {parse: transcript.Parse, boundary: claudeBoundary},
+	AgentCodex:      {parse: transcript.ParseCodex, boundary: codexBoundary},
 }
 
 // claudeBoundary: a Claude Code "user" line of the main conversation that
@@ -82,8 +80,15 @@ func typedText(content json.RawMessage) bool {
 }
 
 // codexBoundary: a Codex CLI rollout line carrying a user message (a
-// response_item message of role user, or an event_msg user_message).
+// response_item message of role user). Codex writes the item first, then
+// an event_msg user_message repeating it and the turn's turn_context, so
+// the item is where the turn begins. Context Codex injects as user
+// messages (AGENTS.md, <environment_context>) comes only before a prompt
+// or at a session's start: a cut there only ends a turn early.
 func codexBoundary(line []byte) bool {
+	if !bytes.Contains(line, []byte(`"user"`)) {
+		return false // cheap: most lines are the model's or tool output
+	}
 	var e struct {
 		Type    string `json:"type"`
 		Payload struct {
@@ -94,7 +99,5 @@ func codexBoundary(line []byte) bool {
 	if json.Unmarshal(line, &e) != nil {
 		return false
 	}
-	return e.Type == "event_msg" && e.Payload.Type == "user_message"
+	return e.Type == "response_item" && e.Payload.Type == "message" && e.Payload.Role == "user"
 }
-
-var _ = codexBoundary // used once Codex's parser lands (see formats)

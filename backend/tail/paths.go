@@ -23,10 +23,7 @@ func DefaultRoots(home string) map[string][]string {
 // returns the resolved path, the file's name for cursors.
 func (t *Tailer) check(agent, path string) (string, error) {
 	if _, ok := formats[agent]; !ok {
-		if _, known := t.opts.Roots[agent]; known || agent == AgentCodex {
-			return "", fmt.Errorf("%w: %s session files are not read yet (only %s's)", memory.ErrInvalid, agent, AgentClaudeCode)
-		}
-		return "", fmt.Errorf("%w: unknown agent %q (want %s)", memory.ErrInvalid, agent, AgentClaudeCode)
+		return "", fmt.Errorf("%w: unknown agent %q (want %s or %s)", memory.ErrInvalid, agent, AgentClaudeCode, AgentCodex)
 	}
 	if path == "" || len(path) > 4096 || !memory.ValidUTF8(path) || strings.ContainsRune(path, 0) {
 		return "", fmt.Errorf("%w: path must be an absolute file path of at most 4096 bytes", memory.ErrInvalid)

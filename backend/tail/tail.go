@@ -1,5 +1,6 @@
 // Package tail captures agent sessions from the agents' own session files
-// (Claude Code's ~/.claude/projects/<dir>/<session>.jsonl): it reads what
+// (Claude Code's ~/.claude/projects/<dir>/<session>.jsonl, Codex CLI's
+// rollouts ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl): it reads what
 // is new in a file since its cursor, and hands the exchanges of the turns
 // that have ended to a sink (the daemon's ingest entry point, the one
 // `memtray ingest` uses), in order, one turn at a time.

@@ -406,7 +406,7 @@ func TestSubmitRefuses(t *testing.T) {
 		{"empty", Request{Event: EventStop}, memory.ErrInvalid},
 		{"bad event", Request{Path: good, Event: "poll"}, memory.ErrInvalid},
 		{"unknown agent", Request{Path: good, Event: EventStop, Agent: "vim"}, memory.ErrInvalid},
-		{"codex not read yet", Request{Path: good, Event: EventStop, Agent: AgentCodex}, memory.ErrInvalid},
+		{"a claude file named codex", Request{Path: good, Event: EventStop, Agent: AgentCodex}, memory.ErrInvalid},
 		{"nul", Request{Path: good + "\x00", Event: EventStop}, memory.ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
