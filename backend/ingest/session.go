@@ -11,14 +11,15 @@ import (
 	"github.com/memtray/memtray/backend/store"
 )
 
-// Corrections across turns. A turn distilled in batch (memtray ingest)
-// knows what its session said later (ProcessTurn's later) and drops a
-// statement a later turn corrects. A turn captured live is decided before
-// its session's later turns exist, so the pipeline remembers, per session,
-// what each recent turn stored (the memory ids and their statements'
-// subjects), and when a later turn of the same session says something
-// with a revision cue about one of them (the same test Distill applies to
-// later texts: dropRevised), that memory is revised:
+// Corrections across turns. A turn distilled in batch (memtray ingest, an
+// ended session) knows what its session said later (ProcessTurn's later)
+// and drops a statement a later turn corrects. A turn captured live is
+// decided before its session's later turns exist, so the pipeline
+// remembers, per session, what each recent turn stored (the memory ids
+// and their statements' subjects), and when a later turn of the same
+// session says something with a revision cue about one of them (the test
+// Distill applies to later texts: dropRevised, positions approximated),
+// that memory is revised:
 //
 //   - superseded by the revising statement when the turn kept that
 //     statement as a memory of its own (the old one stays in the store as
@@ -180,9 +181,11 @@ var errSkipRevision = errors.New("memory changed meanwhile")
 // reviseEarlier runs once ProcessTurn has decided a turn (deferred, with
 // the Decision and error it returns): it revises what earlier turns of the
 // session stored and this turn corrects, then remembers what this turn
-// stored. cands are the turn's candidates, listed in *dec from base on.
-func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision, errp *error) {
-	if *errp != nil || t.SessionID == "" || base+len(cands) > len(dec.Candidates) {
+// stored. cands are the turn's candidates, listed in *dec from base on. A
+// turn of an ended session (a complete transcript: the caller gave
+// ProcessTurn every later text) needs neither.
+func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, cands []Candidate, base int, dec *memory.Decision, errp *error) {
+	if *errp != nil || st.Ended || t.SessionID == "" || base+len(cands) > len(dec.Candidates) {
 		return
 	}
 	earlier, start := p.recent.statements(t.SessionID)

@@ -57,7 +57,7 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 
 	start = time.Now()
 	cands := Distill(t, later)
-	defer p.reviseEarlier(ctx, t, cands, len(r.dec.Candidates), &dec, &err) // session.go
+	defer p.reviseEarlier(ctx, t, st, cands, len(r.dec.Candidates), &dec, &err) // session.go
 	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageDistill, Duration: time.Since(start)})
 	var kept []Candidate
 	for _, c := range cands {
