@@ -3,6 +3,7 @@ package agentsetup
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 )
 
@@ -76,23 +77,37 @@ type hookGroup struct {
 	Hooks []hookEntry `json:"hooks"`
 }
 
-// hookSpec pairs an agent's hook event with memtray's event argument.
-type hookSpec struct{ agentEvent, event string }
+// hookSpec pairs an agent's hook event with memtray's event argument and
+// any arguments the event needs for that agent (before the flags).
+type hookSpec struct {
+	agentEvent, event string
+	args              []string
+}
+
+// command is the hook command setup writes for s.
+func (s hookSpec) command(binary string, flags []string) string {
+	return hookCommand(binary, s.event, append(slices.Clone(s.args), flags...))
+}
 
 // claudeHooks: recall at each prompt and session start; capture from the
 // session's own file (the transcript path these hooks hand the daemon) when
 // the agent stops answering, before compaction and at the session's end.
 var claudeHooks = []hookSpec{
-	{"UserPromptSubmit", "user-prompt-submit"},
-	{"SessionStart", "session-start"},
-	{"PreCompact", "pre-compact"},
-	{"SessionEnd", "session-end"},
-	{"Stop", "stop"},
+	{"UserPromptSubmit", "user-prompt-submit", nil},
+	{"SessionStart", "session-start", nil},
+	{"PreCompact", "pre-compact", nil},
+	{"SessionEnd", "session-end", nil},
+	{"Stop", "stop", nil},
 }
 
-// Codex's hooks engine has no SessionEnd, and the daemon does not read
-// Codex rollouts live yet: Codex gets the recall hooks and PreCompact.
-var codexHooks = claudeHooks[:3]
+// codexHooks: the recall hooks, PreCompact, and Stop, which hands the
+// daemon the session's rollout (--agent codex: the daemon reads Codex
+// rollouts) when the agent stops answering. Codex 0.171 runs Stop hooks
+// with the same stdin as the others (transcript_path included).
+var codexHooks = []hookSpec{
+	claudeHooks[0], claudeHooks[1], claudeHooks[2],
+	{"Stop", "stop", []string{"--agent", "codex"}},
+}
 
 // planClaudeCode: the MCP server in ~/.claude.json (user scope), hooks and
 // the proxy base URL in ~/.claude/settings.json.
@@ -219,7 +234,7 @@ func mergeHooks(root *jsonObject, fc *fileChange, specs []hookSpec, o setupOptio
 		return fmt.Errorf("hooks is not a JSON object")
 	}
 	for _, s := range specs {
-		want := hookEntry{Type: "command", Command: hookCommand(o.binary, s.event, o.flags), Timeout: o.hookTimeout}
+		want := hookEntry{Type: "command", Command: s.command(o.binary, o.flags), Timeout: o.hookTimeout}
 		fc.hooks = append(fc.hooks, want.Command)
 		groups, _ := current[s.agentEvent].([]any)
 		gi, hi, found := -1, -1, false

@@ -60,7 +60,7 @@ func TestCodexHookHashMatchesCodex(t *testing.T) {
 	// Codex's own review of `/opt/memtray/bin/memtray hook EVENT`
 	// (timeout 3).
 	review := string(readFixture(t, "config-codex-review.toml"))
-	for _, s := range codexHooks {
+	for _, s := range codexHooks[:3] { // the hooks of the recording (Stop came later)
 		key := codexTrustKey(fixtureReviewHome+"/.codex/hooks.json", s.agentEvent, 0, 0)
 		entry := "[hooks.state." + tomlQuote(key) + "]\ntrusted_hash = " + tomlQuote(codexHookHash(s.agentEvent, testBinary+" hook "+s.event, 3)) + "\n"
 		if !strings.Contains(review, entry) {
@@ -122,7 +122,7 @@ func TestSetupCodexTrust(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.ContainsFunc(p.Files[0].What, func(w string) bool {
-		return strings.HasPrefix(w, "trust memtray's hooks in Codex (UserPromptSubmit, SessionStart, PreCompact)")
+		return strings.HasPrefix(w, "trust memtray's hooks in Codex (UserPromptSubmit, SessionStart, PreCompact, Stop)")
 	}) {
 		t.Fatalf("the plan does not show the trust: %q", p.Files[0].What)
 	}
@@ -138,7 +138,7 @@ func TestSetupCodexTrust(t *testing.T) {
 	hooksPath := filepath.Join(e.Home, ".codex", "hooks.json")
 	for _, s := range codexHooks {
 		entry := "[hooks.state." + tomlQuote(codexTrustKey(hooksPath, s.agentEvent, 0, 0)) + "]\ntrusted_hash = " +
-			tomlQuote(codexHookHash(s.agentEvent, testBinary+" hook "+s.event, 3)) + "\n"
+			tomlQuote(codexHookHash(s.agentEvent, s.command(testBinary, nil), 3)) + "\n"
 		if !strings.Contains(string(data), entry) {
 			t.Fatalf("config.toml lacks %q:\n%s", entry, data)
 		}
@@ -334,7 +334,7 @@ func TestSetupCodexNoHooksKeepsTrust(t *testing.T) {
 	}
 	data, _ := os.ReadFile(filepath.Join(e.Home, ".codex", "config.toml"))
 	s := string(data)
-	if n := strings.Count(s, "[hooks.state."); n != 3 || strings.LastIndex(s, "[hooks.state.") > strings.Index(s, codexBlockEnd) {
+	if n := strings.Count(s, "[hooks.state."); n != len(codexHooks) || strings.LastIndex(s, "[hooks.state.") > strings.Index(s, codexBlockEnd) {
 		t.Fatalf("trust entries not kept in the block:\n%s", s)
 	}
 	if st, _ := e.Status("codex"); len(st.NeedReview) != 0 {
@@ -345,5 +345,32 @@ func TestSetupCodexNoHooksKeepsTrust(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(e.Home, ".codex", "config.toml")); !os.IsNotExist(err) {
 		t.Fatalf("undo left config.toml: %v", err)
+	}
+}
+
+// TestCodexStopHook: Codex's Stop hook hands the daemon the rollout as a
+// Codex session file (--agent codex, before memtray's flags), and is
+// recognised as memtray's own.
+func TestCodexStopHook(t *testing.T) {
+	var stop *hookSpec
+	for i, s := range codexHooks {
+		if s.agentEvent == "Stop" {
+			stop = &codexHooks[i]
+		}
+	}
+	if stop == nil {
+		t.Fatal("Codex gets no Stop hook")
+	}
+	cmd := stop.command("/opt/My Tools/memtray", []string{"--data-dir", "/tmp/d"})
+	if want := "'/opt/My Tools/memtray' hook stop --agent codex --data-dir /tmp/d"; cmd != want {
+		t.Errorf("command %q, want %q", cmd, want)
+	}
+	if !isOwnHook(cmd, "stop") {
+		t.Errorf("%q is not recognised as memtray's", cmd)
+	}
+	for _, s := range claudeHooks {
+		if len(s.args) != 0 {
+			t.Errorf("Claude Code's %s hook has arguments %q", s.agentEvent, s.args)
+		}
 	}
 }

@@ -624,7 +624,7 @@ func planUndo(client, recordPath, listen, binary string, flags []string, force b
 				own := slices.Clone(fr.Hooks)
 				if binary != "" {
 					for _, s := range setupHookSpecs(client) {
-						own = append(own, hookCommand(binary, s.event, flags))
+						own = append(own, s.command(binary, flags))
 					}
 				}
 				f.fileChange, stripNotes, err = stripJSON(cur, setupHookSpecs(client), own, undoEnv(client, rec, fr, listen, prior), prior)

@@ -114,7 +114,7 @@ func checkHooks(t *testing.T, path string, specs []hookSpec) {
 			hs, _ := dig(g, "hooks").([]any)
 			for _, h := range hs {
 				hm, _ := h.(map[string]any)
-				if hm["command"] == testBinary+" hook "+s.event {
+				if hm["command"] == s.command(testBinary, nil) {
 					if hm["type"] != "command" || hm["timeout"] != 3.0 {
 						t.Fatalf("%s %s: %v", path, s.agentEvent, hm)
 					}
@@ -279,7 +279,9 @@ model_reasoning_effort = "high"
 				// as real Codex 0.171 computed them for these commands).
 				"[hooks.state." + tomlQuote(filepath.Join(home, ".codex", "hooks.json")+":user_prompt_submit:0:0") + "]\ntrusted_hash = \"sha256:d37ac8d37877184515b9476e430eed22083960842b6a6a7259ad08faafd6b3c8\"\n",
 				"[hooks.state." + tomlQuote(filepath.Join(home, ".codex", "hooks.json")+":session_start:0:0") + "]\ntrusted_hash = \"sha256:a58b4f73fe7e9ac974887b9dd2833ac442a35848ae36aaf2012158e7fce050fd\"\n",
-				"[hooks.state." + tomlQuote(filepath.Join(home, ".codex", "hooks.json")+":pre_compact:0:0") + "]\ntrusted_hash = \"sha256:9f56bc9a1118378c35b19c81c5145e907f5d29350b4e0549187c8fd9f00d14c6\"\n" + codexBlockEnd + "\n",
+				"[hooks.state." + tomlQuote(filepath.Join(home, ".codex", "hooks.json")+":pre_compact:0:0") + "]\ntrusted_hash = \"sha256:9f56bc9a1118378c35b19c81c5145e907f5d29350b4e0549187c8fd9f00d14c6\"\n",
+				// Stop, not in the recording: its hash by the same rule.
+				"trusted_hash = " + tomlQuote(codexHookHash("Stop", testBinary+" hook stop --agent codex", 3)) + "\n" + codexBlockEnd + "\n",
 				codexTopBlockBegin + "\n",
 				"openai_base_url = \"http://127.0.0.1:7432/openai/v1\"\n" + codexTopBlockEnd + "\n",
 			} {
