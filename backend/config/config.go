@@ -123,6 +123,14 @@ type Search struct {
 	// pass the absolute floor without lexical evidence. Hashing embedders put
 	// unrelated texts at 0.1..0.25, semantic ones higher: tune it per model.
 	VectorFloor float64 `json:"vector_floor"`
+	// EvidenceGate makes a search answer nothing unless the store holds
+	// what the query is about: the best candidate covers more of the
+	// query's IDF weight than the terms no memory contains carry, or its
+	// cosine beats the best that a store of that size gives an unrelated
+	// query (mean + expected maximum z x spread of the query's cosine over a
+	// sample of the store; see search.CheckEvidence). It has no constant to
+	// tune; false leaves only the per-memory floors.
+	EvidenceGate bool `json:"evidence_gate"`
 	// VectorWeight is the vector list's weight in RRF, BM25's being 1; 0
 	// (the default) lets search pick by embedder. The built-in lexical
 	// embedder gets 0.25: its vector leg mostly repeats BM25's evidence with
@@ -344,6 +352,7 @@ func Default() Config {
 			RelativeFloor: 0.3,
 			AbsoluteFloor: 0.1,
 			VectorFloor:   0.3,
+			EvidenceGate:  true,
 			DecayPerDay: map[string]float64{
 				"user": 0.0005, "reference": 0.001, "feedback": 0.002, "project": 0.01,
 			},

@@ -86,6 +86,11 @@ type Result struct {
 	Candidates int
 	// BelowAbsolute and BelowRelative count the candidates each floor dropped.
 	BelowAbsolute, BelowRelative int
+	// Evidence is the query-level test of whether the store holds what the
+	// query is about (see Run, step 4); NoEvidence is set when it failed and
+	// the search returned nothing for that reason.
+	Evidence   Evidence
+	NoEvidence bool
 	// Coverage and Cosine are the best candidate's evidence of each kind
 	// (see Run).
 	Coverage, Cosine float64
@@ -100,6 +105,7 @@ type index interface {
 	VectorSearchMany(ctx context.Context, vecs [][]float32, n int, f store.Filter) ([][]store.Scored, error)
 	TextSearchTerms(ctx context.Context, terms []store.Term, n int, f store.Filter) ([]store.Scored, error)
 	GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error)
+	List(ctx context.Context, q store.ListQuery) ([]string, int, error)
 	DocFreq(ctx context.Context, terms []string) (map[string]int, error)
 	Analyze(text string) []string
 	Count() int
@@ -114,6 +120,11 @@ type Engine struct {
 	// thesaurus returns the query expansion thesaurus, loading it on first
 	// use; nil or a nil result: no expansion.
 	thesaurus func() (Thesaurus, error)
+	// sample and background are what the vector evidence is measured
+	// against, wordInfo weighs the query's words (Evidence).
+	sample     storeSample
+	background backgroundVecs
+	wordInfo   func() (func(string) (float64, bool), float64, error)
 }
 
 // Thesaurus proposes words related to a query word (wordvec.Thesaurus).
@@ -135,7 +146,7 @@ func newEngine(idx index, emb memory.Embedder, cfg config.Search, clock memory.C
 	if cfg.VectorWeight == 0 {
 		cfg.VectorWeight = DefaultVectorWeight(emb.Model())
 	}
-	return &Engine{idx: idx, emb: emb, cfg: cfg, clock: clock, thesaurus: builtinThesaurus}
+	return &Engine{idx: idx, emb: emb, cfg: cfg, clock: clock, thesaurus: builtinThesaurus, wordInfo: wordInfo}
 }
 
 // builtinThesaurus is the WordNet thesaurus shipped in the binary.
@@ -250,13 +261,20 @@ func (e *Engine) Search(ctx context.Context, q Query) ([]memory.Hit, error) {
 //     BM25's 1) fuses the lists into a relevance in 0..1, rescaled over the
 //     pool depth (see RRF), and keeps the best pool (the legs' depth);
 //     Composite scores each candidate with every factor in its breakdown.
-//  4. Floors (unless NoFloors): a candidate needs evidence of its own
-//     relevance, which rank-based RRF cannot give (it is 1 at the top
-//     whatever the query): the share of the query's IDF weight it contains
-//     (Coverage) at least absolute_floor, or a cosine similarity to the
-//     query of at least vector_floor. A query about something the store does
-//     not hold has low coverage everywhere, so it returns nothing. Then
-//     candidates scoring below relative_floor x the top composite go.
+//  4. Evidence and floors (unless NoFloors). Rank-based RRF cannot tell
+//     whether anything is relevant (it is 1 at the top whatever the query),
+//     so first the query as a whole needs evidence that the store holds what
+//     it is about (search.evidence_gate; see CheckEvidence): the best
+//     candidate must contain words carrying more of the query's information
+//     than the words no memory contains (InfoShare, UnknownShare: words
+//     weighed by their surprisal in general language), or its cosine must
+//     beat the best cosine that
+//     a store of this size would give an unrelated query (the query's mean
+//     cosine over a sample of the store plus ExpectedMaxZ(n) standard
+//     deviations). Without either the search returns nothing. Then each
+//     candidate needs evidence of its own: Coverage at least absolute_floor
+//     or a cosine of at least vector_floor. Then candidates scoring below
+//     relative_floor x the top composite go.
 //  5. MMR (mmr_lambda, cosine of the embeddings; unless NoMMR) orders the
 //     rest; excluded memories are removed; the first K are returned,
 //     without embeddings.
@@ -385,12 +403,20 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 		return nil, fmt.Errorf("search: load candidates: %w", err)
 	}
 
+	gate := !q.NoFloors && e.cfg.EvidenceGate
+	var qwords []QueryWord
+	if gate {
+		if qwords, err = e.queryWords(ctx, q.Text, df); err != nil {
+			return nil, err
+		}
+	}
 	now := e.clock.Now()
 	type cand struct {
 		m        memory.Memory
 		b        memory.ScoreBreakdown
 		coverage float64
 		cosine   float64
+		info     float64 // InfoShare of the query's words
 	}
 	cands := make([]cand, 0, len(fused))
 	for _, f := range fused {
@@ -419,13 +445,27 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 		}
 		cosine := Cosine(qvec, m.Embedding)
 		coverage := ExpandedCoverage(terms, doc, df, n, alts)
-		cands = append(cands, cand{m: m, b: Composite(&m, sig, e.cfg), coverage: coverage, cosine: cosine})
+		cands = append(cands, cand{m: m, b: Composite(&m, sig, e.cfg), coverage: coverage, cosine: cosine,
+			info: InfoShare(qwords, doc)})
 	}
+	bestInfo := 0.0
 	for _, c := range cands {
 		res.Coverage = math.Max(res.Coverage, c.coverage)
 		res.Cosine = math.Max(res.Cosine, c.cosine)
+		bestInfo = math.Max(bestInfo, c.info)
 	}
 
+	if gate && len(cands) > 0 {
+		ev, err := e.evidence(ctx, qwords, n, qvec, bestInfo, res.Cosine)
+		if err != nil {
+			return nil, err
+		}
+		res.Evidence = ev
+		if !ev.Lexical && !ev.Vector {
+			res.NoEvidence = true
+			return res, nil
+		}
+	}
 	if !q.NoFloors {
 		kept := cands[:0]
 		for _, c := range cands {
@@ -476,6 +516,39 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 		res.Hits = append(res.Hits, memory.Hit{Memory: c.m, Score: c.b.Composite, Breakdown: c.b})
 	}
 	return res, nil
+}
+
+// queryWords returns the query's words for the evidence test
+// (QueryWords), looking up the document frequencies of their terms that
+// df, the whole query's, lacks.
+func (e *Engine) queryWords(ctx context.Context, text string, df map[string]int) ([]QueryWord, error) {
+	prob, maxInfo, err := e.wordInfo()
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, w := range words(text) {
+		for _, t := range e.idx.Analyze(strings.ToLower(w)) {
+			if _, ok := df[t]; !ok {
+				missing = append(missing, t)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		more, err := e.idx.DocFreq(ctx, dedupe(missing))
+		if err != nil {
+			return nil, fmt.Errorf("search: document frequencies: %w", err)
+		}
+		all := make(map[string]int, len(df)+len(more))
+		for t, v := range df {
+			all[t] = v
+		}
+		for t, v := range more {
+			all[t] = v
+		}
+		df = all
+	}
+	return QueryWords(text, e.idx.Analyze, df, prob, maxInfo), nil
 }
 
 // weightedEmbedder is an embedder that can weight a query's tokens

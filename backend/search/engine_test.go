@@ -458,7 +458,7 @@ func TestHybridSearchesEachSegment(t *testing.T) {
 	}{{ModeHybrid, 2}, {ModeVector, 2}, {ModeBM25, 0}} {
 		ci := &countingIndex{Store: st}
 		e := newEngine(ci, embed.NewBuiltin(), config.Default().Search, memory.FixedClock{T: testNow})
-		r, err := e.Run(context.Background(), Query{Text: "retry budget for the payment worker", Mode: c.mode})
+		r, err := e.Run(context.Background(), Query{Text: "how many workers run the propagation jobs on the job queue", Mode: c.mode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -562,6 +562,9 @@ func TestSynonymExpansion(t *testing.T) {
 		return false
 	}
 	cfg := config.Default().Search
+	// Two memories and a one-synonym match are no evidence beyond chance
+	// (TestEvidenceGate): the gate would rightly answer nothing.
+	cfg.EvidenceGate = false
 	e := New(st, emb, cfg, memory.FixedClock{T: testNow})
 	r, err := e.Run(ctx, Query{Text: "when is the bill made", Mode: ModeHybrid})
 	if err != nil {

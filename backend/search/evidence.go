@@ -1,0 +1,288 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/memtray/memtray/backend/embed/wordvec"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// Bounds of the store sample the vector evidence is measured against.
+const (
+	// EvidenceSample is how many memories' embeddings the sample holds.
+	EvidenceSample = 256
+	// MinEvidenceSample is the least number of texts the query's typical
+	// cosine is estimated on: a store sample smaller than that is topped up
+	// with the background statements (background).
+	MinEvidenceSample = 32
+)
+
+// Evidence is the query-level test of Run's step 4: does the store hold
+// what the query is about? It holds when the lexical or the vector test
+// does.
+type Evidence struct {
+	// Coverage is the best candidate's share of the query's information
+	// (InfoShare: its words weighed by their surprisal in general language);
+	// Unknown is the share carried by the words no memory contains. Lexical
+	// is Coverage > Unknown.
+	Coverage float64 `json:"coverage"`
+	Unknown  float64 `json:"unknown"`
+	Lexical  bool    `json:"lexical"`
+	// Cosine is the best candidate's cosine to the query; Mean and Std are
+	// the query's cosine over Sample texts: memories of the store, topped up
+	// with background statements in a store of fewer than
+	// MinEvidenceSample; Threshold is Mean + ExpectedMaxZ(max(n, Sample)) x
+	// Std. Vector is Cosine >= Threshold; it is false without a sample (no
+	// query vector, or the background could not be embedded).
+	Cosine    float64 `json:"cosine"`
+	Mean      float64 `json:"mean"`
+	Std       float64 `json:"std"`
+	Threshold float64 `json:"threshold"`
+	Sample    int     `json:"sample"`
+	Vector    bool    `json:"vector"`
+}
+
+// QueryWord is a distinct word of a query: the terms the store's analyzer
+// makes of it, its information and whether no memory contains any of its
+// terms.
+type QueryWord struct {
+	Terms   []string
+	Info    float64
+	Unknown bool
+}
+
+// QueryWords returns the distinct words of text that the analyzer keeps
+// (analyze; stop words go) with their information: the surprisal -ln p of
+// the word in general language (wordProb, e.g. the built-in word model's
+// unigram probability; a word it does not know gets maxInfo). A word is
+// unknown when df (document frequencies of the store) gives none of its
+// terms a memory.
+//
+// Unlike the store's IDF, the weight does not depend on the store: in a
+// store of a handful of memories every term it holds is rare and every
+// other one absent, while "kubernetes" carries more of a prompt than
+// "explain" whatever the store holds.
+func QueryWords(text string, analyze func(string) []string, df map[string]int, wordProb func(string) (float64, bool), maxInfo float64) []QueryWord {
+	var out []QueryWord
+	seen := map[string]bool{}
+	for _, w := range words(text) {
+		lw := strings.ToLower(w)
+		if seen[lw] {
+			continue
+		}
+		seen[lw] = true
+		terms := analyze(lw)
+		if len(terms) == 0 {
+			continue
+		}
+		info := maxInfo
+		if p, ok := wordProb(lw); ok && p > 0 {
+			info = math.Min(-math.Log(p), maxInfo)
+		}
+		unknown := true
+		for _, t := range terms {
+			if df[t] > 0 {
+				unknown = false
+			}
+		}
+		out = append(out, QueryWord{Terms: terms, Info: info, Unknown: unknown})
+	}
+	return out
+}
+
+// InfoShare is the share of the words' information carried by the words
+// doc contains (any of their terms); 0 without words.
+func InfoShare(ws []QueryWord, doc map[string]bool) float64 {
+	var total, got float64
+	for _, w := range ws {
+		total += w.Info
+		for _, t := range w.Terms {
+			if doc[t] {
+				got += w.Info
+				break
+			}
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return got / total
+}
+
+// UnknownShare is the share of the words' information carried by the
+// words no memory contains: what no memory can cover. A memory that covers
+// more of the query than that has found something the query is about,
+// while the best match of a query about something else covers only the
+// generic words the query shares with the store, less than the topic words
+// it lacks.
+func UnknownShare(ws []QueryWord) float64 {
+	var total, unknown float64
+	for _, w := range ws {
+		total += w.Info
+		if w.Unknown {
+			unknown += w.Info
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return unknown / total
+}
+
+// ExpectedMaxZ is the expected largest of n independent standard normal
+// values (Blom's approximation, Φ⁻¹((n - 0.375)/(n + 0.25))): how many
+// standard deviations above the mean the best of n memories unrelated to a
+// query lies by chance. It is 0 for n < 2.
+func ExpectedMaxZ(n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	p := (float64(n) - 0.375) / (float64(n) + 0.25)
+	return math.Sqrt2 * math.Erfinv(2*p-1)
+}
+
+// CheckEvidence applies the evidence test to the best candidate's coverage
+// and cosine, the query's unknown share, the query's cosine over a sample
+// of typical texts (fewer than MinEvidenceSample: no vector evidence) and
+// the store's size n. The cosine must beat the expected best of
+// max(n, len(sampleCos)) unrelated texts: a small store is held to the
+// standard of its sample.
+func CheckEvidence(coverage, unknown, cosine float64, sampleCos []float64, n int) Evidence {
+	ev := Evidence{Coverage: coverage, Unknown: unknown, Cosine: cosine, Sample: len(sampleCos)}
+	ev.Lexical = coverage > unknown
+	if len(sampleCos) < MinEvidenceSample {
+		return ev
+	}
+	var sum, sum2 float64
+	for _, c := range sampleCos {
+		sum += c
+	}
+	ev.Mean = sum / float64(len(sampleCos))
+	for _, c := range sampleCos {
+		sum2 += (c - ev.Mean) * (c - ev.Mean)
+	}
+	ev.Std = math.Sqrt(sum2 / float64(len(sampleCos)))
+	ev.Threshold = ev.Mean + ExpectedMaxZ(max(n, len(sampleCos)))*ev.Std
+	ev.Vector = ev.Std > 0 && cosine >= ev.Threshold
+	return ev
+}
+
+// evidence runs CheckEvidence for a query of words ws in a store of n
+// memories with vector qvec, whose best candidate has coverage (InfoShare)
+// and cosine.
+func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []float32, coverage, cosine float64) (Evidence, error) {
+	var sims []float64
+	if qvec != nil {
+		vecs, err := e.sample.get(ctx, e.idx, n, len(qvec))
+		if err != nil {
+			return Evidence{}, err
+		}
+		if len(vecs) < MinEvidenceSample {
+			// A failure to embed the background leaves the lexical test
+			// alone, as a search without a query vector.
+			bg, _ := e.background.get(ctx, e.emb)
+			vecs = append(vecs[:len(vecs):len(vecs)], bg...)
+		}
+		sims = make([]float64, 0, len(vecs))
+		for _, v := range vecs {
+			if len(v) == len(qvec) {
+				sims = append(sims, Cosine(qvec, v))
+			}
+		}
+	}
+	return CheckEvidence(coverage, UnknownShare(ws), cosine, sims, n), nil
+}
+
+// backgroundVecs are the background statements embedded by the engine's
+// embedder, once it has succeeded.
+type backgroundVecs struct {
+	mu   sync.Mutex
+	vecs [][]float32
+}
+
+func (b *backgroundVecs) get(ctx context.Context, emb memory.Embedder) ([][]float32, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.vecs != nil {
+		return b.vecs, nil
+	}
+	vecs, err := emb.Embed(ctx, background)
+	if err != nil {
+		return nil, fmt.Errorf("search: embed the background statements: %w", err)
+	}
+	if len(vecs) != len(background) {
+		return nil, fmt.Errorf("search: %s returned %d vectors for %d background statements", emb.Model(), len(vecs), len(background))
+	}
+	b.vecs = vecs
+	return vecs, nil
+}
+
+// storeSample is a sample of the store's embeddings, drawn again when the
+// store has grown or shrunk by more than a tenth since.
+type storeSample struct {
+	mu    sync.Mutex
+	count int
+	vecs  [][]float32
+}
+
+// get returns the sample for a store of n memories, drawing it when there
+// is none or n is more than a tenth away from the count it was drawn at:
+// up to EvidenceSample memories evenly spaced in creation order (List),
+// those with an embedding of dimension dim.
+func (s *storeSample) get(ctx context.Context, idx index, n, dim int) ([][]float32, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.vecs != nil && math.Abs(float64(n-s.count)) <= float64(s.count)/10 {
+		return s.vecs, nil
+	}
+	ids, _, err := idx.List(ctx, store.ListQuery{})
+	if err != nil {
+		return nil, fmt.Errorf("search: sample the store: %w", err)
+	}
+	pick := ids
+	if len(ids) > EvidenceSample {
+		pick = make([]string, EvidenceSample)
+		for i := range pick {
+			pick[i] = ids[(2*i+1)*len(ids)/(2*EvidenceSample)]
+		}
+	}
+	ms, err := idx.GetMany(ctx, pick)
+	if err != nil {
+		return nil, fmt.Errorf("search: sample the store: %w", err)
+	}
+	vecs := make([][]float32, 0, len(ms))
+	for _, id := range pick { // in list order, so the sample is deterministic
+		if m, ok := ms[id]; ok && len(m.Embedding) == dim {
+			vecs = append(vecs, m.Embedding)
+		}
+	}
+	s.count, s.vecs = n, vecs
+	return vecs, nil
+}
+
+// wordInfo returns the word probability and the largest information of
+// QueryWords from the built-in word model (the surprisal of its rarest
+// word), loaded on first use.
+func wordInfo() (func(string) (float64, bool), float64, error) {
+	m, err := wordvec.Builtin()
+	if err != nil {
+		return nil, 0, fmt.Errorf("search: word model: %w", err)
+	}
+	if m.Len() == 0 {
+		return nil, 0, errors.New("search: the word model is empty")
+	}
+	prob := func(w string) (float64, bool) {
+		i := m.Lookup(w)
+		if i < 0 {
+			return 0, false
+		}
+		return m.Prob(i), true
+	}
+	return prob, -math.Log(m.Prob(m.Len() - 1)), nil
+}

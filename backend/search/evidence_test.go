@@ -1,0 +1,271 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+func TestExpectedMaxZ(t *testing.T) {
+	cases := []struct {
+		n    int
+		want float64 // the exact expected maximum of n standard normals
+		tol  float64
+	}{
+		{0, 0, 0},
+		{1, 0, 0},
+		{2, 0.5642, 0.03}, // 1/sqrt(pi)
+		{5, 1.1630, 0.02},
+		{100, 2.5076, 0.01},
+		{1000, 3.2414, 0.02},
+	}
+	for _, c := range cases {
+		if got := ExpectedMaxZ(c.n); math.Abs(got-c.want) > c.tol {
+			t.Errorf("ExpectedMaxZ(%d) = %.4f, want %.4f ± %v", c.n, got, c.want, c.tol)
+		}
+	}
+	for n := 2; n < 5000; n++ {
+		if ExpectedMaxZ(n) <= ExpectedMaxZ(n-1) {
+			t.Fatalf("ExpectedMaxZ(%d) = %v is not above ExpectedMaxZ(%d) = %v", n, ExpectedMaxZ(n), n-1, ExpectedMaxZ(n-1))
+		}
+	}
+}
+
+// TestQueryWords: words are weighed by their surprisal in general language
+// (words the model lacks at maxInfo), stop words and repeats dropped; a word
+// is unknown when no memory holds any of its terms; InfoShare and
+// UnknownShare are shares of the words' information.
+func TestQueryWords(t *testing.T) {
+	analyze := func(w string) []string {
+		switch w {
+		case "the", "how", "do", "i":
+			return nil
+		case "webhooks":
+			return []string{"webhook"}
+		}
+		return []string{w}
+	}
+	probs := map[string]float64{"retry": math.Exp(-8), "webhooks": math.Exp(-12), "explain": math.Exp(-10), "often": math.Exp(-6)}
+	prob := func(w string) (float64, bool) { p, ok := probs[w]; return p, ok }
+	df := map[string]int{"retry": 4, "webhook": 2, "explain": 0}
+	ws := QueryWords("How do I retry the webhooks? Explain kubernetes, often. Retry!", analyze, df, prob, 15)
+	want := []QueryWord{
+		{[]string{"retry"}, 8, false},
+		{[]string{"webhook"}, 12, false},
+		{[]string{"explain"}, 10, true},
+		{[]string{"kubernetes"}, 15, true},
+		{[]string{"often"}, 6, true},
+	}
+	if len(ws) != len(want) {
+		t.Fatalf("QueryWords = %+v, want %+v", ws, want)
+	}
+	for i := range want {
+		if !slices.Equal(ws[i].Terms, want[i].Terms) || math.Abs(ws[i].Info-want[i].Info) > 1e-9 || ws[i].Unknown != want[i].Unknown {
+			t.Errorf("word %d = %+v, want %+v", i, ws[i], want[i])
+		}
+	}
+	const total = 8 + 12 + 10 + 15 + 6
+	cases := []struct {
+		name string
+		doc  map[string]bool
+		want float64
+	}{
+		{"nothing", map[string]bool{"other": true}, 0},
+		{"retry and webhook", map[string]bool{"retry": true, "webhook": true}, 20.0 / total},
+		{"all", map[string]bool{"retry": true, "webhook": true, "explain": true, "kubernetes": true, "often": true}, 1},
+	}
+	for _, c := range cases {
+		if got := InfoShare(ws, c.doc); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("InfoShare(%s) = %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got := UnknownShare(ws); math.Abs(got-31.0/total) > 1e-12 {
+		t.Errorf("UnknownShare = %v, want %v", got, 31.0/total)
+	}
+	if InfoShare(nil, nil) != 0 || UnknownShare(nil) != 0 {
+		t.Error("no words: want shares of 0")
+	}
+}
+
+func TestCheckEvidence(t *testing.T) {
+	// 40 cosines around 0.2: mean 0.2, standard deviation 0.05.
+	sample := make([]float64, 40)
+	for i := range sample {
+		sample[i] = 0.2 + 0.05*float64(1-2*(i%2))
+	}
+	cases := []struct {
+		name                      string
+		coverage, unknown, cosine float64
+		sample                    []float64
+		n                         int
+		lexical, vector           bool
+	}{
+		{"covers more than the store lacks", 0.4, 0.3, 0, nil, 10, true, false},
+		{"covers exactly what it lacks", 0.3, 0.3, 0, nil, 10, false, false},
+		{"no terms at all", 0, 0, 0, nil, 10, false, false},
+		{"cosine above the expected best of 1000", 0, 1, 0.2 + 0.05*3.3, sample, 1000, false, true},
+		{"cosine below it", 0, 1, 0.2 + 0.05*3.1, sample, 1000, false, false},
+		{"a small store is held to its sample's size", 0, 1, 0.2 + 0.05*2.1, sample, 5, false, false},
+		{"too small a sample: no vector evidence", 0, 1, 0.9, sample[:MinEvidenceSample-1], 1000, false, false},
+		{"no spread: no vector evidence", 0, 1, 0.9, make([]float64, 40), 1000, false, false},
+		{"both", 0.9, 0.1, 0.9, sample, 1000, true, true},
+	}
+	for _, c := range cases {
+		ev := CheckEvidence(c.coverage, c.unknown, c.cosine, c.sample, c.n)
+		if ev.Lexical != c.lexical || ev.Vector != c.vector {
+			t.Errorf("%s: lexical %v, vector %v, want %v, %v (%+v)", c.name, ev.Lexical, ev.Vector, c.lexical, c.vector, ev)
+		}
+	}
+}
+
+// smallStore opens a real store holding texts (ids m0, m1...) embedded by
+// emb.
+func smallStore(t *testing.T, emb memory.Embedder, texts []string) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := make([]memory.Memory, len(texts))
+	for i, tx := range texts {
+		ms[i] = memory.Memory{ID: fmt.Sprintf("m%d", i), Text: tx, Kind: memory.KindFact, Type: memory.TypeProject,
+			Importance: 0.5, CreatedAt: testNow, Embedding: vecs[i]}
+	}
+	if _, err := st.PutBatch(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestEvidenceGate: a small store (5 memories, measured against the
+// background statements) answers prompts about something it does not hold
+// with nothing, and still gives a relevant paraphrase its memory; so does a
+// larger one (the 40-memory fixture, measured against its own sample).
+// Without the gate the per-memory floors alone let some of these
+// unrelated prompts through. (By construction the vector test lets through
+// about four unrelated prompts in ten: their best cosine beats the expected
+// best of chance. The fixture cases are ones it stops.)
+func TestEvidenceGate(t *testing.T) {
+	emb := embed.NewBuiltin()
+	small := smallStore(t, emb, []string{
+		"Invoices are generated once per billing period by the nightly cron job in the ledger service.",
+		"We chose PostgreSQL over MySQL for the ledger because we need serializable transactions.",
+		"The mobile client refreshes its access token five minutes before it expires.",
+		"Run make lint before every commit; CI rejects code that golangci-lint flags.",
+		"The payments worker retries a failed webhook delivery with exponential backoff up to six times.",
+	})
+	_, fixture := openFixture(t, nil)
+	cases := []struct {
+		name   string
+		st     *store.Store
+		prompt string
+		want   string // a memory the hits must hold; "" = no hits
+	}{
+		{"small: nginx", small, "How do I configure nginx as a reverse proxy with TLS for a Node app?", ""},
+		{"small: react", small, "Explain how React useEffect cleanup functions work", ""},
+		{"small: kubernetes", small, "What's the difference between Kubernetes Deployments and StatefulSets?", ""},
+		{"small: sql", small, "Write a SQL query to find the second highest salary per department", ""},
+		{"small: cover letter", small, "Help me write a cover letter for a backend engineering job.", ""},
+		{"small: celery", small, "How do I set up Celery with Redis for background jobs in Flask?", ""},
+		{"small: database paraphrase", small, "which database does the ledger use and why?", "m1"},
+		{"small: webhook paraphrase", small, "what happens when a webhook fails to deliver?", "m4"},
+		{"small: token paraphrase", small, "when does the app renew its token?", "m2"},
+		{"small: commit paraphrase", small, "what should I run before committing?", "m3"},
+		{"fixture: kubernetes", fixture, "What's the difference between Kubernetes Deployments and StatefulSets?", ""},
+		{"fixture: flexbox", fixture, "How do I center a div vertically with CSS flexbox?", ""},
+		{"fixture: sql", fixture, "Write a SQL query to find the second highest salary per department", ""},
+		{"fixture: react", fixture, "Explain how React useEffect cleanup functions work", ""},
+		{"fixture: paraphrase", fixture, "which map library draws the satellite ground tracks?", "o16"},
+		{"fixture: paraphrase 2", fixture, "what does it take for a pass to count as visible?", "o18"},
+	}
+	ctx := context.Background()
+	leaked := 0
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := New(c.st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+			r, err := e.Run(ctx, Query{Text: c.prompt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := hitIDs(r.Hits)
+			if c.want == "" && len(ids) > 0 {
+				t.Errorf("hits %v (no evidence %v), want none; evidence %+v", ids, r.NoEvidence, r.Evidence)
+			}
+			if c.want != "" && !slices.Contains(ids, c.want) {
+				t.Errorf("hits %v lack %s; evidence %+v", ids, c.want, r.Evidence)
+			}
+			if r.Evidence.Sample < MinEvidenceSample {
+				t.Errorf("measured against %d texts, want at least %d", r.Evidence.Sample, MinEvidenceSample)
+			}
+			cfg := config.Default().Search
+			cfg.EvidenceGate = false
+			off, err := New(c.st, emb, cfg, memory.FixedClock{T: testNow}).Run(ctx, Query{Text: c.prompt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want == "" && len(off.Hits) > 0 {
+				leaked++
+			}
+			if off.Evidence != (Evidence{}) || off.NoEvidence {
+				t.Errorf("gate off still measured %+v", off.Evidence)
+			}
+		})
+	}
+	if leaked < 3 {
+		t.Errorf("without the gate only %d unrelated prompts got hits: the cases no longer test the gate", leaked)
+	}
+}
+
+// TestEvidenceNotWithoutFloors: NoFloors (evaluation at a fixed depth)
+// skips the gate too.
+func TestEvidenceNotWithoutFloors(t *testing.T) {
+	e, _ := openFixture(t, nil)
+	r, err := e.Run(context.Background(), Query{Text: "Help me write a cover letter for a backend engineering job.", NoFloors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hits) == 0 || r.NoEvidence {
+		t.Fatalf("hits %v, no evidence %v; want hits", hitIDs(r.Hits), r.NoEvidence)
+	}
+}
+
+// TestStoreSample: the sample holds at most EvidenceSample memories, is
+// reused while the store stays within a tenth of its size and drawn again
+// past that.
+func TestStoreSample(t *testing.T) {
+	emb := embed.NewLexical()
+	texts := make([]string, 300)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("memory number %d about subject %d", i, i%17)
+	}
+	st := smallStore(t, emb, texts)
+	ctx := context.Background()
+	var s storeSample
+	vecs, err := s.get(ctx, st, st.Count(), emb.Dim())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) != EvidenceSample || s.count != 300 {
+		t.Fatalf("sample of %d drawn at %d, want %d at 300", len(vecs), s.count, EvidenceSample)
+	}
+	again, _ := s.get(ctx, st, 320, emb.Dim())
+	if &again[0] != &vecs[0] || s.count != 300 {
+		t.Errorf("sample drawn again within a tenth (count %d)", s.count)
+	}
+	if _, err := s.get(ctx, st, 331, emb.Dim()); err != nil || s.count != 331 {
+		t.Errorf("sample not drawn again past a tenth: count %d, %v", s.count, err)
+	}
+}
