@@ -42,6 +42,36 @@ func (k Kind) Valid() bool {
 	return false
 }
 
+// KindOrigin says how a memory's kind was decided; recall boosts a kind
+// only when it is certain (Memory.KindCertain).
+type KindOrigin string
+
+// The kind origins.
+const (
+	// KindGiven: whoever stored the memory stated its kind (MCP
+	// memory_store, memtray add --kind, an import).
+	KindGiven KindOrigin = "given"
+	// KindJudged: the LLM judge named it.
+	KindJudged KindOrigin = "judge"
+	// KindCued: a strong cue in the wording named it ("we decided to").
+	KindCued KindOrigin = "cue"
+	// KindGuessed: a weak guess from the wording, or the fact fallback.
+	KindGuessed KindOrigin = "guess"
+)
+
+// KindOrigins lists every valid KindOrigin.
+var KindOrigins = []KindOrigin{KindGiven, KindJudged, KindCued, KindGuessed}
+
+// Valid reports whether o is one of KindOrigins.
+func (o KindOrigin) Valid() bool {
+	for _, v := range KindOrigins {
+		if o == v {
+			return true
+		}
+	}
+	return false
+}
+
 // Type drives how fast a memory decays.
 type Type string
 
@@ -91,6 +121,7 @@ type Memory struct {
 	ID               string      `json:"id"`
 	Text             string      `json:"text"`
 	Kind             Kind        `json:"kind"`
+	KindOrigin       KindOrigin  `json:"kind_origin,omitempty"`
 	Type             Type        `json:"type"`
 	Project          string      `json:"project,omitempty"`
 	Source           string      `json:"source,omitempty"`
@@ -121,6 +152,23 @@ func (m *Memory) Snoozed(now time.Time) bool { return m.CooldownUntil.After(now)
 // Superseded reports whether a newer memory replaced this one.
 func (m *Memory) Superseded() bool { return m.SupersededBy != "" }
 
+// KindCertain reports whether the memory's kind can be trusted: it was
+// given, judged or cued, not guessed. A record without an origin (stored
+// before kinds had one, or by a writer that does not say) is certain only
+// when its source is one whose caller states the kind: MCP memory_store
+// (SourceMCP), memtray add (SourceCLI) or an import (SourceImport).
+// Captured and ingested memories without an origin are not: their kinds
+// were guessed from the wording or named by the judge, and which is lost.
+func (m *Memory) KindCertain() bool {
+	switch m.KindOrigin {
+	case KindGiven, KindJudged, KindCued:
+		return true
+	case "":
+		return m.Source == SourceMCP || m.Source == SourceCLI || m.Source == SourceImport
+	}
+	return false
+}
+
 // FeedbackAvg is the mean rating in -1..1, 0 without ratings.
 func (m *Memory) FeedbackAvg() float64 {
 	if m.FeedbackN == 0 {
@@ -143,6 +191,9 @@ func (m *Memory) Validate() error {
 	}
 	if m.Kind != "" && !m.Kind.Valid() {
 		errs = append(errs, "unknown kind "+quote(string(m.Kind)))
+	}
+	if m.KindOrigin != "" && !m.KindOrigin.Valid() {
+		errs = append(errs, "unknown kind origin "+quote(string(m.KindOrigin)))
 	}
 	if m.Type != "" && !m.Type.Valid() {
 		errs = append(errs, "unknown type "+quote(string(m.Type)))

@@ -23,6 +23,8 @@ func TestValidate(t *testing.T) {
 		{"nul", func(m *Memory) { m.Text = "ok \x00 no" }, "UTF-8"},
 		{"kind", func(m *Memory) { m.Kind = "gossip" }, "unknown kind"},
 		{"type", func(m *Memory) { m.Type = "secret" }, "unknown type"},
+		{"kind origin", func(m *Memory) { m.KindOrigin = "hunch" }, "unknown kind origin"},
+		{"kind origin judge", func(m *Memory) { m.KindOrigin = KindJudged }, ""},
 		{"importance high", func(m *Memory) { m.Importance = 1.5 }, "importance"},
 		{"importance nan", func(m *Memory) { m.Importance = math.NaN() }, "importance"},
 		{"project", func(m *Memory) { m.Project = strings.Repeat("p", 257) }, "project"},
@@ -42,6 +44,34 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want ErrInvalid mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestKindCertain: a kind is certain when given, judged or cued; a record
+// without an origin (an older store) only when its source states kinds.
+func TestKindCertain(t *testing.T) {
+	cases := []struct {
+		origin KindOrigin
+		source string
+		want   bool
+	}{
+		{KindGiven, SourceCapture, true},
+		{KindJudged, SourceCapture, true},
+		{KindCued, "ingest:design.md", true},
+		{KindGuessed, SourceMCP, false},
+		{"", SourceMCP, true},
+		{"", SourceImport, true},
+		{"", SourceCapture, false},
+		{"", SourceCLI, true},
+		{"", "ingest:design.md", false},
+		{"", "", false},
+		{"hunch", SourceMCP, false},
+	}
+	for _, c := range cases {
+		m := Memory{Kind: KindDecision, KindOrigin: c.origin, Source: c.source}
+		if got := m.KindCertain(); got != c.want {
+			t.Errorf("origin %q, source %q: KindCertain = %v, want %v", c.origin, c.source, got, c.want)
+		}
 	}
 }
 

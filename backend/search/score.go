@@ -36,7 +36,9 @@ type Signals struct {
 // for symbol memories, else 1; projectBoost is cfg.ProjectBoost when the
 // memory belongs to the current project and is not a symbol, else 1;
 // feedbackAvg is clamped to -1..1; keyword = 1 + cfg.KeywordHitBoost per
-// keyword hit beyond the first.
+// keyword hit beyond the first. A kind boost applies only to a memory whose
+// kind is certain (memory.Memory.KindCertain): a kind guessed from the
+// wording gets none.
 //
 // The age is measured from the later of created_at and last_reinforced_at
 // (a reinforcement refreshes a memory; a mere access does not), never
@@ -67,7 +69,7 @@ func Composite(m *memory.Memory, s Signals, cfg config.Search) memory.ScoreBreak
 		b.AntiSticky = AntiSticky(access, m.ReinforcedCount)
 	}
 	b.KindBoost = 1
-	if v, ok := cfg.KindBoost[string(m.Kind)]; ok {
+	if v, ok := cfg.KindBoost[string(m.Kind)]; ok && m.KindCertain() {
 		b.KindBoost = v
 	}
 	symbol := m.Surface == memory.SurfaceSymbol || m.Kind == memory.KindSymbol

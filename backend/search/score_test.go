@@ -34,7 +34,7 @@ func TestComposite(t *testing.T) {
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
 	base := func() memory.Memory {
-		return memory.Memory{ID: "m", Text: "x", Kind: memory.KindFact, Type: memory.TypeProject,
+		return memory.Memory{ID: "m", Text: "x", Kind: memory.KindFact, KindOrigin: memory.KindGiven, Type: memory.TypeProject,
 			Project: "p", Importance: 0.5, CreatedAt: now}
 	}
 	cases := []struct {
@@ -63,6 +63,15 @@ func TestComposite(t *testing.T) {
 			0.5 * 2 * math.Pow(0.95, 7)},
 		{"decision", func(m *memory.Memory) { m.Kind = memory.KindDecision }, Signals{Relevance: 1}, nil, 0.75},
 		{"invariant", func(m *memory.Memory) { m.Kind = memory.KindInvariant }, Signals{Relevance: 1}, nil, 0.65},
+		{"judged decision", func(m *memory.Memory) { m.Kind, m.KindOrigin = memory.KindDecision, memory.KindJudged }, Signals{Relevance: 1}, nil, 0.75},
+		{"cued convention", func(m *memory.Memory) { m.Kind, m.KindOrigin = memory.KindConvention, memory.KindCued }, Signals{Relevance: 1}, nil, 0.65},
+		{"guessed decision: no boost", func(m *memory.Memory) { m.Kind, m.KindOrigin = memory.KindDecision, memory.KindGuessed },
+			Signals{Relevance: 1}, nil, 0.5},
+		{"old captured decision: no boost", func(m *memory.Memory) {
+			m.Kind, m.KindOrigin, m.Source = memory.KindDecision, "", memory.SourceCapture
+		}, Signals{Relevance: 1}, nil, 0.5},
+		{"old MCP decision: boost", func(m *memory.Memory) { m.Kind, m.KindOrigin, m.Source = memory.KindDecision, "", memory.SourceMCP },
+			Signals{Relevance: 1}, nil, 0.75},
 		{"project boost", nil, Signals{Relevance: 1, Project: "p"}, nil, 1.25},
 		{"other project", nil, Signals{Relevance: 1, Project: "q"}, nil, 0.5},
 		{"symbol surface: demoted, no project boost", func(m *memory.Memory) { m.Surface = memory.SurfaceSymbol },
