@@ -73,15 +73,15 @@ type liveTurns struct {
 	dir      string
 	sessions map[string]*liveSession
 	size     int
-	// ends carries the session ids hooks said stopped or ended.
-	ends chan string
+	// ends carries the sessions hooks said stopped or ended.
+	ends chan liveEnd
 }
 
 // openLive reads the turns an earlier run left buffered; they are decided
 // when runLive starts. A line it cannot read is skipped (counted in the
 // error, which the caller logs).
 func openLive(dataDir string) (*liveTurns, error) {
-	l := &liveTurns{dir: filepath.Join(dataDir, LiveTurnsDir), sessions: map[string]*liveSession{}, ends: make(chan string, 64)}
+	l := &liveTurns{dir: filepath.Join(dataDir, LiveTurnsDir), sessions: map[string]*liveSession{}, ends: make(chan liveEnd, 64)}
 	entries, err := os.ReadDir(l.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return l, nil
@@ -286,14 +286,21 @@ func (d *Daemon) endLiveWhere(ctx context.Context, match func(*liveSession) bool
 	return errors.Join(errs...)
 }
 
+// liveEnd is a hook's word that a session stopped answering (Stop) or
+// ended (ended: SessionEnd).
+type liveEnd struct {
+	session string
+	ended   bool
+}
+
 // liveStopped tells the live turns that a hook said the session stopped
 // answering or ended; it never waits.
-func (d *Daemon) liveStopped(session string) {
+func (d *Daemon) liveStopped(session string, ended bool) {
 	if session == "" || d.turn == nil {
 		return
 	}
 	select {
-	case d.turn.ends <- session:
+	case d.turn.ends <- liveEnd{session: session, ended: ended}:
 	default: // full: the idle timer ends the turn
 	}
 }
@@ -322,9 +329,11 @@ func (d *Daemon) runLive(ctx context.Context) {
 		case <-ctx.Done():
 			d.endAllLive(ctx)
 			return
-		case id := <-d.turn.ends:
+		case e := <-d.turn.ends:
+			// A Stop whose last response called a tool is no end: its
+			// result is still coming.
 			err = d.endLiveWhere(ctx, func(s *liveSession) bool {
-				return s.id == id && len(s.exs) > 0 && len(s.exs[len(s.exs)-1].ToolCalls) == 0
+				return s.id == e.session && len(s.exs) > 0 && (e.ended || len(s.exs[len(s.exs)-1].ToolCalls) == 0)
 			})
 		case <-tick.C:
 			now := d.clock.Now()

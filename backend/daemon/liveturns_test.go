@@ -314,3 +314,35 @@ func endLiveTurns(t *testing.T, d *Daemon) {
 		t.Fatal(err)
 	}
 }
+
+// TestLiveTurnEndedByHooks: a Stop hook does not end a turn whose last
+// response called a tool (its result is still coming); a SessionEnd hook
+// ends it.
+func TestLiveTurnEndedByHooks(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	cfg.Capture.Transcripts.Enabled = false
+	d, addr := serve(t, cfg)
+	cl := httpapi.NewClient(addr, d.Token())
+	exs := correctedExchanges(t)
+	if err := d.captureExchange(ctx, exs[0]); err != nil { // calls a tool
+		t.Fatal(err)
+	}
+	hook := func(event string) {
+		t.Helper()
+		// Capture from session files is off: the request is refused, but
+		// the proxy's turn of the session is told all the same.
+		cl.CaptureTranscript(ctx, httpapi.TranscriptRequest{Path: "/nowhere.jsonl", Event: event, SessionID: correctedID})
+	}
+	hook(tail.EventStop)
+	hook(tail.EventSessionEnd)
+	for i := 0; d.liveState() != 0; i++ {
+		if i == 3000 {
+			t.Fatal("SessionEnd did not end the turn")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if feed := feedFor(d, correctedID); len(feed) != 1 {
+		t.Fatalf("%d decisions, want the turn's one", len(feed))
+	}
+}

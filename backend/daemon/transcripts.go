@@ -102,7 +102,7 @@ func (d *Daemon) allowTurn(ex memory.Exchange, cwd string) bool {
 // /api/capture/transcript); it never waits for the file to be read.
 func (d *Daemon) CaptureTranscript(_ context.Context, req httpapi.TranscriptRequest) (httpapi.TranscriptAccepted, error) {
 	if req.Event == tail.EventStop || req.Event == tail.EventSessionEnd {
-		d.liveStopped(req.SessionID) // the proxy's turn of the session has ended too
+		d.liveStopped(req.SessionID, req.Event == tail.EventSessionEnd) // the proxy's turn of the session has ended too
 	}
 	if d.tail == nil {
 		return httpapi.TranscriptAccepted{}, fmt.Errorf("%w: capture from session files is off (capture.transcripts.enabled)", memory.ErrUnavailable)
