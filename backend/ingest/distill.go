@@ -280,10 +280,9 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 			cands = append(cands, c)
 		}
 		if len(kept) == 0 && len(dropped) > 0 {
-			c := newCandidate(block, origin, mostDropped(dropped), false, "")
-			c.Reason = c.Class
-			c.pos = pos
-			cands = append(cands, c)
+			// A block dropped whole is shown, never compared: no subject.
+			class := mostDropped(dropped)
+			cands = append(cands, Candidate{Text: shorten(strings.TrimSpace(block)), Origin: origin, Class: class, Reason: class, pos: pos})
 		}
 	}
 	return cands, sents
@@ -413,16 +412,20 @@ func packSentences(kept []string) []string {
 	return out
 }
 
+// shorten cuts a dropped text to maxCandidateRunes for the feed.
+func shorten(text string) string {
+	if r := []rune(text); len(r) > maxCandidateRunes {
+		return string(r[:maxCandidateRunes]) + "…"
+	}
+	return text
+}
+
 func newCandidate(text, origin, class string, keep bool, reason string) Candidate {
 	text = strings.TrimSpace(text)
-	if r := []rune(text); len(r) > maxCandidateRunes && !keep {
-		text = string(r[:maxCandidateRunes]) + "…"
+	if !keep {
+		text = shorten(text)
 	}
-	c := Candidate{Text: text, Origin: origin, Class: class, Keep: keep, Reason: reason}
-	if keep {
-		c.subject = subjectOf(text) // only kept statements are compared
-	}
-	return c
+	return Candidate{Text: text, Origin: origin, Class: class, Keep: keep, Reason: reason, subject: subjectOf(text)}
 }
 
 func mostDropped(m map[string]int) string {
