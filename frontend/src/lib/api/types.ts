@@ -61,6 +61,17 @@ export interface Build {
   arch: string;
 }
 
+/** memory.CandidateVerdict */
+export interface CandidateVerdict {
+  text: string;
+  origin: string;
+  class: string;
+  kept: boolean;
+  reason?: string;
+  kind?: string;
+  memory_id?: string;
+}
+
 /** config.Capture */
 export interface Capture {
   enabled: boolean;
@@ -70,6 +81,7 @@ export interface Capture {
   max_capture_bytes: number;
   max_queue_bytes: number;
   exclude_projects?: string[];
+  transcripts: Transcripts;
 }
 
 /** httpapi.CaptureState */
@@ -103,6 +115,7 @@ export interface Config {
   recall: Recall;
   steward: Steward;
   log_level: string;
+  idle_exit: string;
 }
 
 /** httpapi.ConfigUpdate */
@@ -144,6 +157,7 @@ export interface Decision {
   chunks?: number;
   at: string;
   preview?: string;
+  candidates?: CandidateVerdict[];
 }
 
 /** httpapi.DecisionEntry */
@@ -164,6 +178,7 @@ export interface DecisionEntry {
   chunks?: number;
   at: string;
   preview?: string;
+  candidates?: CandidateVerdict[];
 }
 
 /** httpapi.Document */
@@ -236,6 +251,7 @@ export interface Exchange {
   project?: string;
   source?: string;
   user: string;
+  summary?: string;
   assistant: string;
   tool_calls?: ToolCall[];
   tool_results?: ToolResult[];
@@ -354,6 +370,9 @@ export interface Info {
 /** config.Ingest */
 export interface Ingest {
   headless_min_user_turns: number;
+  headless_idle: string;
+  headless_hold_turns: number;
+  headless_hold_total: number;
   min_length: number;
   content_threshold: number;
   noise_buffer_size: number;
@@ -445,6 +464,7 @@ export interface ListedMemory {
   id: string;
   text: string;
   kind: string;
+  kind_origin?: string;
   type: string;
   project?: string;
   source?: string;
@@ -474,6 +494,7 @@ export interface Memory {
   id: string;
   text: string;
   kind: string;
+  kind_origin?: string;
   type: string;
   project?: string;
   source?: string;
@@ -779,6 +800,7 @@ export interface Search {
   relative_floor: number;
   absolute_floor: number;
   vector_floor: number;
+  evidence_gate: boolean;
   vector_weight: number;
   decay_per_day: Record<string, number>;
   kind_boost: Record<string, number>;
@@ -943,6 +965,7 @@ export interface Stats {
   superseded: number;
   pipeline: PipelineStats;
   capture?: CaptureState;
+  transcripts?: TranscriptStats;
   recall: RecallStats;
   warnings: Warning[];
 }
@@ -1037,6 +1060,35 @@ export interface ToolResult {
   name?: string;
   content: string;
   is_error?: boolean;
+}
+
+/** httpapi.TranscriptStats */
+export interface TranscriptStats {
+  enabled: boolean;
+  since?: string;
+  files: number;
+  pending: number;
+  turns: number;
+  exchanges: number;
+  duplicates: number;
+  proxy_duplicates: number;
+  not_allowed: number;
+  dropped: number;
+  refused: number;
+  resets: number;
+  errors: number;
+  last_error?: string;
+}
+
+/** config.Transcripts */
+export interface Transcripts {
+  enabled: boolean;
+  claude_code_dirs?: string[];
+  codex_dirs?: string[];
+  poll: string;
+  idle: string;
+  queue_size: number;
+  max_chunk: number;
 }
 
 /** store.TrashedMemory */
