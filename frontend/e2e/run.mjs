@@ -199,6 +199,11 @@ async function main() {
   const rejItem = page.getByTestId('feed-item').filter({ hasText: new RegExp(rejected.marker, 'i') }).first();
   await rejItem.click();
   await page.getByTestId('feed-drawer').waitFor();
+  // A turn's decision lists each statement the distiller found, kept or
+  // dropped with its reason.
+  const cands = page.getByTestId('feed-candidates');
+  await cands.waitFor();
+  assert((await cands.locator('li').count()) > 0, 'the drawer lists no statements of the turn');
   await shot(page, '03-feed-drawer');
   await rejItem.locator('[data-action=keep]').click();
   await page.getByTestId('toast').filter({ hasText: 'Kept' }).waitFor();
