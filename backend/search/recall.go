@@ -227,12 +227,16 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 	r.searches.Add(1)
 	var hits []memory.Hit
 	var err error
+	noEvidence := false
 	if req.Event == EventSessionStart {
 		hits, err = r.briefing(ctx, req.Project, 2*k)
 	} else {
 		q := Query{Text: req.Prompt, Project: req.Project, K: 2 * k, Exclude: r.givenFunc(req.SessionID)}
 		q.Filter.Kinds, q.Filter.Project = req.Kinds, req.FilterProject
-		hits, err = r.engine.Search(ctx, q)
+		var res *Result
+		if res, err = r.engine.Run(ctx, q); err == nil {
+			hits, noEvidence = res.Hits, res.NoEvidence
+		}
 	}
 	if err != nil {
 		if req.Event == EventPrompt {
@@ -257,6 +261,9 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 	if len(out.Hits) == 0 {
 		r.empty.Add(1)
 		out.Skipped = "no memory cleared the relevance floors"
+		if noEvidence {
+			out.Skipped = "the store holds nothing this prompt is about (no evidence beyond chance)"
+		}
 		if len(out.AlreadyGiven) > 0 {
 			out.Skipped = "every relevant memory was given earlier in this session"
 		}

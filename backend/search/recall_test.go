@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -94,14 +95,24 @@ func TestRecallOncePerTurnAndNeverTwice(t *testing.T) {
 	}
 }
 
+// TestRecallNothingRelevant: a prompt about something the store does not
+// hold gets nothing, and the reason says which test stopped it.
 func TestRecallNothingRelevant(t *testing.T) {
 	r, _ := newRecaller(t, nil)
-	got, err := r.Recall(context.Background(), RecallRequest{SessionID: "s", Prompt: "what is the weather like today"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Hits) != 0 || got.Context != "" || got.Skipped == "" {
-		t.Errorf("want nothing with a reason, got %v %q", hitIDs(got.Hits), got.Skipped)
+	for i, c := range []struct{ prompt, why string }{
+		{"what is the weather like today", "floors"},
+		{"What's the difference between Kubernetes Deployments and StatefulSets?", "floors"},
+		{"How do I center a div vertically with CSS flexbox?", "floors"},
+		{"Write a SQL query to find the second highest salary per department", "holds nothing this prompt is about"},
+		{"Explain how React useEffect cleanup functions work", "holds nothing this prompt is about"},
+	} {
+		got, err := r.Recall(context.Background(), RecallRequest{SessionID: fmt.Sprint("s", i), Prompt: c.prompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Hits) != 0 || got.Context != "" || !strings.Contains(got.Skipped, c.why) {
+			t.Errorf("%q: want nothing because of %q, got %v %q", c.prompt, c.why, hitIDs(got.Hits), got.Skipped)
+		}
 	}
 }
 
