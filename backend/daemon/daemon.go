@@ -407,6 +407,9 @@ func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory
 	if m.Source == "" {
 		m.Source = memory.SourceCLI
 	}
+	if m.Kind != "" {
+		m.KindOrigin = memory.KindGiven // the caller named it
+	}
 	m.ApplyDefaults()
 	if err := m.Validate(); err != nil {
 		return memory.Memory{}, err

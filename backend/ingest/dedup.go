@@ -151,9 +151,12 @@ func (p *Pipeline) olderVersion(ctx context.Context, r *run, text string, vec []
 
 // newMemory builds the record for one chunk.
 func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
-	kind := r.kind
+	kind, origin := r.kind, r.kindOrigin
 	if kind == "" {
 		kind = GuessKind(text)
+	}
+	if origin == "" {
+		origin = GuessOrigin(kind, text)
 	}
 	typ := memory.TypeProject
 	if kind == memory.KindPreference {
@@ -175,7 +178,7 @@ func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 			imp = g.Importance
 		}
 	}
-	return memory.Memory{Text: text, Kind: kind, Type: typ, Project: r.ex.Project, Source: src,
+	return memory.Memory{Text: text, Kind: kind, KindOrigin: origin, Type: typ, Project: r.ex.Project, Source: src,
 		Importance: imp, Embedding: vec, EmbeddingModel: r.model}
 }
 
@@ -227,6 +230,26 @@ var kindCues = []struct {
 	{memory.KindInvariant, regexp.MustCompile(`(?i)\b(?:invariant|must (?:never|always|not)|never (?:be|call|edit|change)|is immutable|at-least-once|exactly-once)\b`)},
 	{memory.KindConvention, regexp.MustCompile(`(?i)\b(?:convention|always|never|(?:all|every) \w+ (?:go|live|must|should)|we (?:always|never)|don't use|do not use|use \S+ everywhere)\b`)},
 	{memory.KindConfig, regexp.MustCompile(`(?i)(?:\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|\b\w+=\S+|\.(?:ya?ml|toml|ini|env|conf|json)\b|\bport \d+|\benvironment variable\b|\bconfig(?:ured|uration)?\b)`)},
+}
+
+// strongCue is wording that states a memory's kind outright: a decision
+// taken, a rule laid down, a preference said.
+var strongCue = map[memory.Kind]*regexp.Regexp{
+	memory.KindDecision:   regexp.MustCompile(`(?i)\b(?:we (?:decided|chose|picked|went with|settled on)|(?:the )?decision (?:is|was) to|decided (?:to|on|against))\b`),
+	memory.KindConvention: regexp.MustCompile(`(?i)\b(?:convention|we always|we never|always use|never use)\b`),
+	memory.KindInvariant:  regexp.MustCompile(`(?i)\b(?:invariant|must never|must always)\b`),
+	memory.KindPreference: regexp.MustCompile(`(?i)\b(?:you prefer|your preference|i prefer|i want|never|always|don't|do not)\b`),
+}
+
+// GuessOrigin says how certain a kind GuessKind named from text is: a cue
+// when the wording states the kind outright (recall boosts it), a guess
+// otherwise (no boost: a status report worded "instead of X" is no
+// decision).
+func GuessOrigin(kind memory.Kind, text string) memory.KindOrigin {
+	if re, ok := strongCue[kind]; ok && re.MatchString(text) {
+		return memory.KindCued
+	}
+	return memory.KindGuessed
 }
 
 // GuessKind names the kind of a memory from its wording; fact when

@@ -168,6 +168,19 @@ func Distill(t Turn, later []string) []Candidate {
 	return cands
 }
 
+// kindOrigin says how certain the candidate's kind is: what the judge
+// named is judged, a user's preference (said with its cue) is cued, the
+// rest is left to GuessOrigin at store time.
+func (c Candidate) kindOrigin() memory.KindOrigin {
+	switch {
+	case c.Origin == OriginJudge && c.Kind != "":
+		return memory.KindJudged
+	case c.Origin == OriginUser && c.Kind == memory.KindPreference:
+		return memory.KindCued
+	}
+	return ""
+}
+
 // posSentence is a sentence and where it was said.
 type posSentence struct {
 	text string

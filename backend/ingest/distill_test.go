@@ -305,3 +305,44 @@ func BenchmarkProcessTurn(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
 }
+
+// TestGuessOrigin: only wording that states a kind outright makes it
+// certain enough for recall's kind boost.
+func TestGuessOrigin(t *testing.T) {
+	tests := []struct {
+		text string
+		want memory.KindOrigin
+	}{
+		{"We decided to keep Postgres 16 because the extension lags.", memory.KindCued},
+		{"All tests pass; the fix uses the cache instead of the API.", memory.KindGuessed},
+		{"Never commit generated files; we always run make gen in CI.", memory.KindCued},
+		{"The deploy runs at 6 pm.", memory.KindGuessed},
+	}
+	for _, tc := range tests {
+		kind := GuessKind(tc.text)
+		if got := GuessOrigin(kind, tc.text); got != tc.want {
+			t.Errorf("%q (kind %s): origin %s, want %s", tc.text, kind, got, tc.want)
+		}
+	}
+	// Through the pipeline: every stored memory says how its kind was decided.
+	f := newFixture(t, nil)
+	exs := sessionOf("k1", "Never add the co-authored-by footer to commits in this repo, please.",
+		"The release workflow in `.github/workflows/release.yml` builds the .deb instead of the AppImage on tags.")
+	dec, _, err := f.p.ProcessTurn(context.Background(), GroupTurns(exs)[0], nil, SessionState{})
+	if err != nil || len(dec.MemoryIDs) != 2 {
+		t.Fatalf("%+v, %v", dec, err)
+	}
+	ms, err := f.st.GetMany(context.Background(), dec.MemoryIDs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		want := memory.KindGuessed
+		if m.Kind == memory.KindPreference {
+			want = memory.KindCued
+		}
+		if m.KindOrigin != want {
+			t.Errorf("%q: kind %s from %q, want from %q", m.Text, m.Kind, m.KindOrigin, want)
+		}
+	}
+}

@@ -117,16 +117,19 @@ func (p *Pipeline) Scorer() *noise.Scorer { return p.scorer }
 
 // run is the state one exchange carries through the stages.
 type run struct {
-	ex      memory.Exchange
-	reply   string // the assistant text as the stages see it (stripped, redacted)
-	user    string
-	sig     Signals
-	vec     []float32 // the reply's embedding (content gate)
-	kind    memory.Kind
-	texts   []string // what to store: chunks of the reply or the judge's memory
-	vecs    [][]float32
-	dec     memory.Decision
-	decided bool
+	ex    memory.Exchange
+	reply string // the assistant text as the stages see it (stripped, redacted)
+	user  string
+	sig   Signals
+	vec   []float32 // the reply's embedding (content gate)
+	kind  memory.Kind
+	// kindOrigin says how kind was decided (given, judge, cue); empty
+	// when the kind is guessed at store time.
+	kindOrigin memory.KindOrigin
+	texts      []string // what to store: chunks of the reply or the judge's memory
+	vecs       [][]float32
+	dec        memory.Decision
+	decided    bool
 	// force skips the gates and the judge: a user said keep it, or a
 	// document was ingested on purpose.
 	force bool
@@ -243,6 +246,9 @@ func (p *Pipeline) Remember(ctx context.Context, m memory.Memory) (memory.Decisi
 	}
 	r := p.newRun(ex, true, "")
 	r.given, r.kind = &m, m.Kind
+	if m.Kind != "" {
+		r.kindOrigin = memory.KindGiven
+	}
 	err := p.runStages(ctx, r)
 	return r.dec, err
 }

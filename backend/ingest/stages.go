@@ -235,7 +235,7 @@ func (p *Pipeline) judgeStage(ctx context.Context, r *run) error {
 		r.score("judge_distilled", 1)
 	}
 	if v.Kind.Valid() {
-		r.kind = v.Kind
+		r.kind, r.kindOrigin = v.Kind, memory.KindJudged
 	}
 	return nil
 }

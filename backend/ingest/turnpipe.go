@@ -166,7 +166,7 @@ func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate
 	var reasons []string
 	for i, c := range kept {
 		cr := *r
-		cr.kind = c.Kind
+		cr.kind, cr.kindOrigin = c.Kind, c.kindOrigin()
 		cr.given = &memory.Memory{Type: c.Type}
 		out, id, why, err := p.place(ctx, &cr, c.Text, vecs[i])
 		if err != nil {
