@@ -84,7 +84,12 @@ func TestIngestCommand(t *testing.T) {
 func TestIngestAgentSessions(t *testing.T) {
 	dd := "--data-dir=" + isolate(t)
 	ctx := context.Background()
-	fixtures := filepath.Join("..", "transcript", "testdata")
+	// A copy outside memtray's checkout: inside it, a history's location
+	// would name memtray's own repository as its project.
+	fixtures := filepath.Join(t.TempDir(), "testdata")
+	if err := os.CopyFS(fixtures, os.DirFS(filepath.Join("..", "transcript", "testdata"))); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		file, as, project string
 		exchanges         int

@@ -142,6 +142,9 @@ func TestSetupCarriesDataDirAndConfig(t *testing.T) {
 				}
 				for _, h := range hooks {
 					words := shellWords(t, h)
+					if len(words) >= 5 && words[3] == "--agent" {
+						words = append(words[:3:3], words[5:]...) // memtray hook stop --agent codex
+					}
 					if len(words) != 3+len(tc.flags) || words[0] != "/opt/memtray/bin/memtray" || words[1] != "hook" || !reflect.DeepEqual(words[3:], append([]string{}, tc.flags...)) {
 						t.Errorf("hook %q: words %q, want memtray hook EVENT %q", h, words, tc.flags)
 					}
