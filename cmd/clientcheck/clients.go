@@ -32,10 +32,10 @@ type client struct {
 var clients = []*client{
 	{Name: "claude-code", Pkg: "@anthropic-ai/claude-code", Version: "2.1.332",
 		Bin:   "@anthropic-ai/claude-code/bin/claude.exe",
-		Hooks: []string{"SessionStart", "UserPromptSubmit", "SessionEnd"}},
+		Hooks: []string{"SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"}},
 	{Name: "codex", Pkg: "@openai/codex", Version: "0.171.0",
 		Bin:   "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex",
-		Hooks: []string{"SessionStart", "UserPromptSubmit"}},
+		Hooks: []string{"SessionStart", "UserPromptSubmit", "Stop"}},
 }
 
 // install puts the pinned client into cache/<pkg>@<version> with npm
