@@ -204,10 +204,12 @@ func userCandidates(text string) []Candidate {
 		st := strings.TrimSpace(s.text)
 		ls := lower(st)
 		switch {
-		case strings.HasSuffix(st, "?"):
+		case strings.HasSuffix(st, "?") || askLead.MatchString(ls):
 			flush(ClassPreference)
 		case wordCount(st) < 4:
 			// too short to stand alone: a request or a reply
+		case codeLike(st):
+			flush(ClassPreference) // pasted output, a log, a traceback, code
 		case prefUser.MatchString(ls):
 			cur = append(cur, st)
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
@@ -225,6 +227,22 @@ func userCandidates(text string) []Candidate {
 		out[i].Kind, out[i].Type = memory.KindPreference, memory.TypeUser
 	}
 	return out
+}
+
+// askLead opens a question asked without its question mark.
+var askLead = regexp.MustCompile(`^(?:does|do|is|are|can|could|would|will|did|have|has|what|why|how|where|when|which|who)\b`)
+
+// codeLike reports whether a sentence is code, a log line or a
+// traceback rather than prose: many of its characters are symbols.
+func codeLike(st string) bool {
+	sym, n := 0, 0
+	for _, r := range st {
+		n++
+		if strings.ContainsRune("(){}[]=;<>$\\|\"_*#", r) {
+			sym++
+		}
+	}
+	return n > 0 && float64(sym)/float64(n) > 0.08
 }
 
 // modelCandidates reads one text of the model: each block (paragraph or

@@ -107,6 +107,13 @@ func TestDistill(t *testing.T) {
 			drop:  []string{"--no-verify"},
 		},
 		{
+			name:  "a user's question without its mark and a pasted traceback are not memories",
+			user:  "Does our config loader support YAML anchors. tests/test_cli.py:12: in run_main opk/cli/__main__.py:162: gh = sub.add_parser(\"gcode-hooks\", help=\"List hooks\"). We always run the CLI tests with `pytest -q` before committing.",
+			texts: []string{"Noted."},
+			keep:  []string{"pytest -q"},
+			drop:  []string{"YAML anchors", "add_parser"},
+		},
+		{
 			name:  "offers of more work are not memories",
 			user:  "add the Prusa profile",
 			texts: []string{"The Prusa MK4 profile lives in `examples/printers/Prusa_i3_MK4.json` and uses the Marlin flavour.\n\nIf you want, I can also add matching filament profiles for `examples/filaments/`."},
