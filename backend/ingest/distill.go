@@ -610,15 +610,17 @@ func dropRestated(cands []Candidate) {
 }
 
 // mergeSteps joins the kept statements of one text (one response, one
-// user message), in order, while the result stays under
-// maxCandidateRunes: what one response found is usually one subject.
+// user message), and the findings of consecutive responses of the tool
+// loop, in order, while the result stays under maxCandidateRunes: what a
+// stretch of the tool loop found is usually one subject, worked at over
+// a few calls.
 func mergeSteps(cands []Candidate) []Candidate {
 	out := make([]Candidate, 0, len(cands))
 	last := -1 // the last kept candidate in out
 	for _, c := range cands {
 		if c.Keep && last >= 0 {
 			o := &out[last]
-			if o.step == c.step && o.Origin == c.Origin && runeLen(o.Text)+1+runeLen(c.Text) <= maxCandidateRunes {
+			if (o.step == c.step || (o.Origin == OriginToolLoop && c.Origin == OriginToolLoop)) && o.Origin == c.Origin && runeLen(o.Text)+1+runeLen(c.Text) <= maxCandidateRunes {
 				o.Text += " " + c.Text
 				for t := range c.subject {
 					o.subject[t] = true

@@ -252,7 +252,8 @@ func TestProcessTurn(t *testing.T) {
 }
 
 // TestMergeSteps: the kept statements of one response become one memory
-// (up to maxCandidateRunes); statements of different responses do not.
+// (up to maxCandidateRunes), and so do the findings of consecutive
+// responses of the tool loop; the final answer stands apart.
 func TestMergeSteps(t *testing.T) {
 	turns := GroupTurns(sessionOf("s", "why is the build slow?",
 		"The build compiles `assets/` with esbuild on every run.\n\nThe cache in `_build/cache` is keyed by the lockfile hash, so any `mix.lock` change rebuilds everything.",
@@ -264,10 +265,28 @@ func TestMergeSteps(t *testing.T) {
 		}
 	}
 	if len(kept) != 2 {
-		t.Fatalf("%d memories, want 2 (one per response): %+v", len(kept), kept)
+		t.Fatalf("%d memories, want 2 (the tool loop's, the final answer's): %+v", len(kept), kept)
 	}
 	if !strings.Contains(kept[0].Text, "esbuild") || !strings.Contains(kept[0].Text, "lockfile hash") {
 		t.Fatalf("first response's statements not joined: %q", kept[0].Text)
+	}
+	if strings.Contains(kept[0].Text, "Elixir 1.16") || !strings.Contains(kept[1].Text, "Elixir 1.16") {
+		t.Fatalf("the final answer joined the tool loop's findings: %q / %q", kept[0].Text, kept[1].Text)
+	}
+	// Three responses of the tool loop: their findings are one memory.
+	turns = GroupTurns(sessionOf("s", "why is the build slow?",
+		"The build compiles `assets/` with esbuild on every run.",
+		"The cache in `_build/cache` is keyed by the lockfile hash, so any `mix.lock` change rebuilds everything.",
+		"Let me look at CI.",
+		"Done."))
+	kept = kept[:0]
+	for _, c := range Distill(turns[0], nil) {
+		if c.Keep {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) != 1 || !strings.Contains(kept[0].Text, "esbuild") || !strings.Contains(kept[0].Text, "lockfile hash") {
+		t.Fatalf("the tool loop's findings were not joined: %+v", kept)
 	}
 }
 
