@@ -230,11 +230,22 @@ func userCandidates(text string) []Candidate {
 }
 
 // askLead opens a question asked without its question mark.
-var askLead = regexp.MustCompile(`^(?:does|do|is|are|can|could|would|will|did|have|has|what|why|how|where|when|which|who)\b`)
+var askLead = regexp.MustCompile(`^(?:does|do|is|are|can|could|would|will|did|have|has|what|why|how|where|when|which|who|please (?:add|share|send|paste|provide))\b`)
+
+// willBe is the passive future of a change about to be made ("the new
+// functions will be named ...", "the items will be sorted"): a plan.
+var willBe = regexp.MustCompile(`\b(?:will|is going to|are going to) (?:now |then |also )?be \w+(?:ed|en|wn|ne)\b`)
+
+// shellLine is a command line typed or pasted, not prose.
+var shellLine = regexp.MustCompile(`^(?:\$ )?(?:git|npm|npx|yarn|pnpm|go|make|cd|ls|cat|python3?|pip3?|cargo|docker|kubectl|node|bun|deno|mix|bundle|chmod|mkdir|rm|cp|mv|curl|wget|sudo|apt|apt-get|brew) (?:-{1,2}\w|[\w./~-]+(?:\s|$))`)
 
 // codeLike reports whether a sentence is code, a log line or a
-// traceback rather than prose: many of its characters are symbols.
+// traceback rather than prose: many of its characters are symbols, or it
+// is a command line.
 func codeLike(st string) bool {
+	if shellLine.MatchString(st) {
+		return true
+	}
 	sym, n := 0, 0
 	for _, r := range st {
 		n++
@@ -345,7 +356,7 @@ func sentenceClass(st, origin string) string {
 	if words < 4 {
 		return ClassVague
 	}
-	if offer.MatchString(ls) {
+	if offer.MatchString(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) {
 		return ClassPlan
 	}
 	if transient.MatchString(ls) && !causeWord.MatchString(ls) {

@@ -114,6 +114,13 @@ func TestDistill(t *testing.T) {
 			drop:  []string{"YAML anchors", "add_parser"},
 		},
 		{
+			name:  "the change about to be made is a plan; a pasted command line is no memory",
+			user:  "git add schemas/universal_signal_schema.ts validators/SignalScorer.ts tests/poi_validator.test.ts",
+			texts: []string{"The helpers in `src/iter.ts` keep insertion order because callers diff the output.\n\nThese new functions will be named `unionIterablesGen` and `unionIterablesAsyncGen` in `src/iter.ts`."},
+			keep:  []string{"insertion order"},
+			drop:  []string{"will be named", "git add"},
+		},
+		{
 			name:  "offers of more work are not memories",
 			user:  "add the Prusa profile",
 			texts: []string{"The Prusa MK4 profile lives in `examples/printers/Prusa_i3_MK4.json` and uses the Marlin flavour.\n\nIf you want, I can also add matching filament profiles for `examples/filaments/`."},
