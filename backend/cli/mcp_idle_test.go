@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,19 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asMemtrayEnv) == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	// No test reads the user's home: the daemons the tests start capture
+	// from the agents' session folders under $HOME (~/.claude/projects,
+	// ~/.codex/sessions) by default, and a live session there must not
+	// reach a test's store.
+	home, err := os.MkdirTemp("", "memtray-cli-test-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("HOME", home)
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
 }
 
 // TestMCPSpawnedDaemonUsesConfigAndIdleExits is issue 24 item 6: the

@@ -26,6 +26,10 @@ func testConfig(t *testing.T) config.Config {
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Embedder.Provider = "builtin"
+	// Session folders of our own: the defaults under $HOME would let a
+	// live agent session on this machine reach the test's store.
+	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{t.TempDir()}
+	cfg.Capture.Transcripts.CodexDirs = []string{t.TempDir()}
 	return cfg
 }
 

@@ -274,6 +274,9 @@ func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, st
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Embedder.Provider = "builtin"
 	cfg.Recall.Skills = false
+	// The sessions come from the set; the user's own live sessions under
+	// ~/.claude and ~/.codex must not reach the temporary store.
+	cfg.Capture.Transcripts.Enabled = false
 	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval"})
 	if err != nil {
 		os.RemoveAll(dir)
