@@ -185,7 +185,8 @@ func (d *Daemon) setupCarryOut(p *agentsetup.Plan, seen []httpapi.SetupFileHash)
 
 func setupClientOf(st agentsetup.Status) httpapi.SetupClient {
 	c := httpapi.SetupClient{Name: st.Name, Label: st.Label, Hooks: st.Hooks, Proxy: st.Proxy, Detected: st.Detected,
-		Configured: st.Configured, Updated: st.Updated, Files: []httpapi.SetupFileStatus{}, Problem: st.Problem}
+		Configured: st.Configured, Updated: st.Updated, Files: []httpapi.SetupFileStatus{}, Problem: st.Problem,
+		NeedReview: st.NeedReview, ReviewHint: st.ReviewHint}
 	for _, f := range st.Files {
 		c.Files = append(c.Files, httpapi.SetupFileStatus{Path: f.Path, Exists: f.Exists, Backup: f.Backup})
 	}

@@ -70,6 +70,11 @@ type SetupClient struct {
 	Files   []SetupFileStatus `json:"files"`
 	// Problem says why the record of setup cannot be read.
 	Problem string `json:"problem,omitempty"`
+	// NeedReview lists memtray's hooks (by the agent's event name) the
+	// agent will not run until the user trusts them (Codex's hook review);
+	// ReviewHint says how.
+	NeedReview []string `json:"need_review,omitempty"`
+	ReviewHint string   `json:"review_hint,omitempty"`
 }
 
 // SetupFileStatus is one config file of an agent.

@@ -841,6 +841,8 @@ export interface SetupClient {
   updated?: string;
   files: SetupFileStatus[];
   problem?: string;
+  need_review?: string[];
+  review_hint?: string;
 }
 
 /** httpapi.SetupFile */

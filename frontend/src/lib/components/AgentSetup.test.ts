@@ -119,5 +119,16 @@ describe('AgentSetup', () => {
     await settle();
     expect(target.textContent).toContain('cannot set agents up from the window yet');
   });
-});
 
+  it('says which hooks Codex will not run until they are trusted, and how', async () => {
+    const codex: SetupClient = { ...claude, name: 'codex', label: 'Codex', configured: true,
+      need_review: ['SessionStart', 'UserPromptSubmit'], review_hint: 'answer the "Hooks need review" prompt with "Trust all and continue"' };
+    fakeFetch({ 'GET /api/setup': () => ({ body: { ...list, clients: [claude, codex] } }) });
+    const target = render();
+    await settle();
+    const note = target.querySelector('[data-testid=agent-codex] [data-testid=agent-review]');
+    expect(note?.textContent).toContain('SessionStart, UserPromptSubmit hooks until you trust them');
+    expect(note?.textContent).toContain('Trust all and continue');
+    expect(target.querySelector('[data-testid=agent-claude-code] [data-testid=agent-review]')).toBeNull();
+  });
+});
