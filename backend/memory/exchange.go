@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -161,17 +160,4 @@ type Judge interface {
 	Name() string
 	// Judge answers for one (already redacted) exchange.
 	Judge(ctx context.Context, ex Exchange) (JudgeVerdict, error)
-}
-
-// ProjectName is the project name of a working directory: its last path
-// element ("/home/me/src/memtray/" -> "memtray"; both "/" and "\\" separate
-// elements), "" for "": how older versions named projects. Projects are
-// now named after their git repository (backend/project, whose DirName is
-// this rule and its fallback).
-func ProjectName(cwd string) string {
-	cwd = strings.TrimRight(cwd, `/\`)
-	if i := strings.LastIndexAny(cwd, `/\`); i >= 0 {
-		cwd = cwd[i+1:]
-	}
-	return cwd
 }
