@@ -147,6 +147,7 @@ func Distill(t Turn, later []string) []Candidate {
 		}
 	}
 	dropRevised(cands, sents)
+	dropUnsettled(t, cands, sents, later) // evidence.go
 	dropRestated(cands)
 	cands = mergeSteps(cands)
 	cands = mergeBySubject(cands)
