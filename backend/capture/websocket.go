@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,11 +27,14 @@ import (
 // the response.* events the upstream sends back, one per text message,
 // are parsed as the events of the HTTPS stream, up to response.completed
 // (or response.failed, error). A response.create with "generate": false
-// (Codex's prewarm, sent when the socket opens) runs no model: no turn. A turn is handed over as the HTTPS one is;
-// a response.create sent before the previous turn ended drops that turn
-// (counted unparsed). Not captured: other WebSocket paths, and
-// connections with a negotiated extension (permessage-deflate compresses
-// the frames): they pass through and the log says so.
+// (Codex's prewarm, sent when the socket opens) runs no model: no turn.
+// A turn is handed over as the HTTPS one is; a response.create sent
+// before the previous turn ended drops that turn (counted unparsed).
+// Compressed connections (permessage-deflate, which Codex offers) are
+// captured too: the capture tee inflates its copy (websocket_deflate.go).
+// Not captured: other WebSocket paths, and connections with another
+// extension or parameters permessage-deflate does not define: they pass
+// through and the log says so.
 
 // WebSocket opcodes (RFC 6455 section 5.2).
 const (
@@ -53,30 +59,38 @@ func (p *Proxy) switched(resp *http.Response) {
 		return // the ReverseProxy answers 502
 	}
 	why := ""
-	switch {
-	case req.Context().Value(wsKey{}) == nil:
+	var deflate *wsDeflate
+	if req.Context().Value(wsKey{}) == nil {
 		why = "only the Responses API is captured over WebSocket"
-	case resp.Header.Get("Sec-WebSocket-Extensions") != "":
-		why = "a WebSocket extension (compression) was negotiated"
+	} else if d, err := parseWSExtensions(resp.Header.Values("Sec-WebSocket-Extensions")); err != nil {
+		why = err.Error()
+	} else {
+		deflate = d
 	}
 	if why != "" {
 		p.log.Info("capture: WebSocket passed through, its turns are not captured", "path", req.URL.Path, "reason", why)
 		return
 	}
-	p.log.Debug("capture: WebSocket opened, capturing its Responses API turns", "path", req.URL.Path)
+	p.log.Debug("capture: WebSocket opened, capturing its Responses API turns", "path", req.URL.Path, "compressed", deflate != nil)
 	c := &wsConn{rwc: rwc, p: p}
-	c.fromAgent = wsReader{max: p.max, masked: true, emit: c.agentMessage}
-	c.fromUpstream = wsReader{max: p.max, emit: c.upstreamMessage}
+	c.fromAgent = wsReader{max: p.max, masked: true, emit: c.agentMessage, fail: c.captureFailed}
+	c.fromUpstream = wsReader{max: p.max, emit: c.upstreamMessage, fail: c.captureFailed}
+	if deflate != nil {
+		c.fromAgent.inflate = newWSInflater(!deflate.clientNoTakeover)
+		c.fromUpstream.inflate = newWSInflater(!deflate.serverNoTakeover)
+	}
 	resp.Body = c
 }
 
 // wsConn is the upstream's side of a WebSocket: the ReverseProxy writes
 // the agent's bytes to it and reads the upstream's from it, one goroutine
-// each; both pass unchanged, and a copy goes to a frame reader.
+// each; both pass unchanged, and a copy goes to a frame reader until
+// capture of the connection stops.
 type wsConn struct {
 	rwc                     io.ReadWriteCloser
 	p                       *Proxy
-	fromAgent, fromUpstream wsReader // each used by one goroutine only
+	fromAgent, fromUpstream wsReader    // each used by one goroutine only
+	stopped                 atomic.Bool // capture of the connection stopped
 
 	mu   sync.Mutex
 	turn *wsTurn // the turn in progress, if any
@@ -92,7 +106,7 @@ type wsTurn struct {
 // Read returns the upstream's bytes unchanged.
 func (c *wsConn) Read(b []byte) (int, error) {
 	n, err := c.rwc.Read(b)
-	if n > 0 {
+	if n > 0 && !c.stopped.Load() {
 		c.fromUpstream.Write(b[:n])
 	}
 	return n, err
@@ -100,8 +114,32 @@ func (c *wsConn) Read(b []byte) (int, error) {
 
 // Write passes the agent's bytes to the upstream unchanged.
 func (c *wsConn) Write(b []byte) (int, error) {
-	c.fromAgent.Write(b)
+	if !c.stopped.Load() {
+		c.fromAgent.Write(b)
+	}
 	return c.rwc.Write(b)
+}
+
+// captureFailed stops the capture of the connection at a message that
+// cannot be read (too large once inflated, not valid DEFLATE): the turn in
+// progress is dropped, the failure counted and logged, once per
+// connection; the bytes keep flowing.
+func (c *wsConn) captureFailed(err error) {
+	if !c.stopped.CompareAndSwap(false, true) {
+		return
+	}
+	c.mu.Lock()
+	c.turn = nil
+	c.mu.Unlock()
+	p := c.p
+	if errors.Is(err, errWSTooLarge) {
+		p.tooLarge.Add(1)
+	} else {
+		p.unparsed.Add(1)
+	}
+	err = fmt.Errorf("capture: WebSocket: %w", err)
+	p.setErr(ErrKindCapture, err)
+	p.log.Warn("capture: WebSocket no longer captured, it passes through", "err", err)
 }
 
 // Close closes the upstream connection; a turn still in progress is not
@@ -174,15 +212,19 @@ func (c *wsConn) upstreamMessage(op byte, data []byte) {
 // wsReader is an incremental reader of the frames of one direction of a
 // WebSocket: Write feeds it bytes in whatever pieces the network
 // delivers, and it calls emit with each complete data message (text or
-// binary, fragments joined, unmasked). A message over max bytes is
-// skipped; control frames are skipped; a frame that breaks the protocol
+// binary, fragments joined, unmasked, inflated). A message over max bytes
+// is skipped; control frames are skipped; a frame that breaks the protocol
 // (a continuation outside a message, a data frame inside one, a reserved
-// opcode, a length over 2^63) or a close frame stops it for good. It never
-// fails and never keeps b.
+// opcode or bit, a length over 2^63) or a close frame stops it for good.
+// With inflate set (permessage-deflate), a message whose first frame has
+// RSV1 set is inflated; one over max bytes, compressed or inflated, or not
+// valid DEFLATE stops it and is reported to fail. It never keeps b.
 type wsReader struct {
-	max    int
-	masked bool // frames from a client are masked (and must be)
-	emit   func(op byte, data []byte)
+	max     int
+	masked  bool // frames from a client are masked (and must be)
+	emit    func(op byte, data []byte)
+	inflate *wsInflater     // permessage-deflate was negotiated
+	fail    func(err error) // a compressed message could not be read
 
 	hdr  []byte // the frame header read so far
 	left uint64 // payload bytes of the current frame still to come
@@ -192,9 +234,10 @@ type wsReader struct {
 	fin  bool   // the current frame ends its message
 
 	op   byte // the opcode of the message in progress; 0 when none
+	z    bool // the message in progress is compressed (RSV1)
 	msg  []byte
 	over bool // the message in progress went over max
-	done bool // stopped: a close frame or a protocol error
+	done bool // stopped: a close frame, a protocol or inflate error
 }
 
 // Write feeds b to the reader.
@@ -268,9 +311,11 @@ func (r *wsReader) header(b []byte) []byte {
 		length = binary.BigEndian.Uint64(h[2:10])
 		i = 10
 	}
-	if masked != r.masked || length>>63 != 0 || h[0]&0x70 != 0 {
+	rsv1 := h[0]&0x40 != 0
+	if masked != r.masked || length>>63 != 0 || h[0]&0x30 != 0 || (rsv1 && (r.inflate == nil || op == wsContinuation || op >= 0x8)) {
 		// A direction with the wrong masking, an impossible length or a
-		// reserved bit (no extension was negotiated): not understood.
+		// reserved bit not negotiated (RSV1 is permessage-deflate's, on
+		// the first frame of a data message only): not understood.
 		r.stop()
 		return nil
 	}
@@ -298,7 +343,7 @@ func (r *wsReader) header(b []byte) []byte {
 			r.stop()
 			return nil
 		}
-		r.op, r.msg, r.over = op, r.msg[:0], false
+		r.op, r.z, r.msg, r.over = op, rsv1, r.msg[:0], false
 	default:
 		r.stop()
 		return nil
@@ -326,8 +371,25 @@ func (r *wsReader) frameEnd() {
 	if r.ctl || !r.fin {
 		return
 	}
-	op, msg, over := r.op, r.msg, r.over
-	r.op, r.over = 0, false
+	op, msg, over, z := r.op, r.msg, r.over, r.z
+	r.op, r.over, r.z = 0, false, false
+	if z {
+		// A compressed message must be inflated, even one not captured,
+		// for the window the next ones refer to: one too large stops.
+		var err error
+		if over {
+			err = fmt.Errorf("%w: a message of over %d bytes compressed", errWSTooLarge, r.max)
+		} else {
+			msg, err = r.inflate.message(msg, r.max)
+		}
+		if err != nil {
+			r.stop()
+			if r.fail != nil {
+				r.fail(err)
+			}
+			return
+		}
+	}
 	if !over && r.emit != nil {
 		r.emit(op, msg)
 	}
@@ -339,7 +401,7 @@ func (r *wsReader) frameEnd() {
 
 // stop ends the reading of this direction.
 func (r *wsReader) stop() {
-	r.done, r.msg, r.hdr = true, nil, nil
+	r.done, r.msg, r.hdr, r.inflate = true, nil, nil, nil
 }
 
 // wsKey marks, in its context, a WebSocket upgrade on the Responses API,

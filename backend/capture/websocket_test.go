@@ -125,19 +125,29 @@ func readFrame(r *bufio.Reader) (frame, error) {
 // (same fin, opcode and payload), answers a response.create naming a
 // model with events,
 // a close with a close, "close-now" by dropping the connection.
+// When its extensions are permessage-deflate, it inflates the compressed
+// messages it gets (with wsRefInflater), answers a response.create with
+// its events compressed (wsRefDeflater) and cut in fragments of
+// fragment bytes with a ping between them, "corrupt-event" with a
+// compressed event that is not DEFLATE, and any other message with
+// "ack" ("bad deflate" when it could not inflate it), uncompressed.
 type wsUpstream struct {
 	srv        *httptest.Server
 	header     chan http.Header // the handshake's headers
 	path       chan string
 	frames     chan frame    // every frame received
+	sent       chan []byte   // every write to the agent
 	ended      chan struct{} // the connection ended (closed or read EOF)
 	events     [][]byte      // the answer to a response.create
 	extensions string        // Sec-WebSocket-Extensions answered
+	deflate    *wsDeflate    // parsed from extensions, when permessage-deflate
+	fragment   int           // the size of the fragments of compressed events; 0: one frame
 }
 
 func newWSUpstream(t testing.TB, events [][]byte, extensions string) *wsUpstream {
 	u := &wsUpstream{header: make(chan http.Header, 10), path: make(chan string, 10), frames: make(chan frame, 1000),
-		ended: make(chan struct{}, 10), events: events, extensions: extensions}
+		sent: make(chan []byte, 1000), ended: make(chan struct{}, 10), events: events, extensions: extensions}
+	u.deflate, _ = parseWSExtensions([]string{extensions})
 	u.srv = httptest.NewServer(http.HandlerFunc(u.serve))
 	t.Cleanup(u.srv.Close)
 	return u
@@ -165,6 +175,17 @@ func (u *wsUpstream) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	var held []frame // the frames of a message in progress
 	var msg []byte
+	var inflater *wsRefInflater
+	var deflater *wsRefDeflater
+	if u.deflate != nil {
+		inflater = &wsRefInflater{takeover: !u.deflate.clientNoTakeover}
+		deflater = &wsRefDeflater{takeover: !u.deflate.serverNoTakeover}
+	}
+	write := func(b []byte) error {
+		u.sent <- b
+		_, err := conn.Write(b)
+		return err
+	}
 	for {
 		f, err := readFrame(brw.Reader)
 		if err != nil {
@@ -179,18 +200,33 @@ func (u *wsUpstream) serve(w http.ResponseWriter, r *http.Request) {
 			f.payload = msg
 		}
 		var out []byte
+		bad := false
+		if inflater != nil && f.op < 0x8 && held[0].raw[0]&0x40 != 0 {
+			p, err := inflater.inflate(msg)
+			f.payload, bad = p, err != nil
+		}
 		switch {
 		case f.op == wsClose:
-			_, _ = conn.Write(wsFrame(true, wsClose, f.payload, nil))
+			_ = write(wsFrame(true, wsClose, f.payload, nil))
 			return
 		case f.op == 0x9: // ping
 			out = wsFrame(true, 0xa, f.payload, nil)
 		case string(f.payload) == "close-now":
 			return
+		case bad:
+			out = wsFrame(true, wsText, []byte("bad deflate"), nil)
+		case deflater != nil && string(f.payload) == "corrupt-event":
+			out = deflateFrames([]byte{0xff, 0xff, 0xff, 0xff}, wsText, 0, false)
 		case bytes.HasPrefix(f.payload, []byte(`{"type":"response.create"`)) && bytes.Contains(f.payload, []byte(`"model"`)):
 			for _, ev := range u.events {
-				out = append(out, wsFrame(true, wsText, ev, nil)...)
+				if deflater != nil {
+					out = append(out, deflateFrames(deflater.deflate(ev), wsText, u.fragment, false)...)
+				} else {
+					out = append(out, wsFrame(true, wsText, ev, nil)...)
+				}
 			}
+		case deflater != nil && f.op < 0x8:
+			out = wsFrame(true, wsText, []byte("ack"), nil)
 		default:
 			for _, h := range held {
 				out = append(out, wsFrame(h.fin, h.op, h.payload, nil)...)
@@ -199,7 +235,7 @@ func (u *wsUpstream) serve(w http.ResponseWriter, r *http.Request) {
 		if f.op < 0x8 {
 			held, msg = nil, nil
 		}
-		if _, err := conn.Write(out); err != nil {
+		if write(out) != nil {
 			return
 		}
 	}
@@ -438,8 +474,9 @@ func TestWebSocketResponsesCaptured(t *testing.T) {
 	}
 }
 
-// TestWebSocketNotCaptured: paused capture, a compressed connection and a
-// turn the agent abandons pass through and are not captured.
+// TestWebSocketNotCaptured: paused capture, a connection with an extension
+// not understood and a turn the agent abandons pass through and are not
+// captured.
 func TestWebSocketNotCaptured(t *testing.T) {
 	events := responsesEvents(t)
 	run := func(t *testing.T, h *harness, frames ...[]byte) {
@@ -476,8 +513,8 @@ func TestWebSocketNotCaptured(t *testing.T) {
 			t.Errorf("stats %+v", st)
 		}
 	})
-	t.Run("compressed", func(t *testing.T) {
-		h, _ := wsHarness(t, events, "permessage-deflate", nil)
+	t.Run("unknown extension", func(t *testing.T) {
+		h, _ := wsHarness(t, events, "permessage-deflate; x-unknown=1", nil)
 		run(t, h, create)
 	})
 	t.Run("replaced turn", func(t *testing.T) {
