@@ -39,13 +39,15 @@
 // A WebSocket (Codex opens one on GET /v1/responses) passes through: the
 // upgrade reaches the upstream, its 101 answer the agent, and then the
 // frames flow unchanged both ways until either side closes (see
-// websocket.go); the Responses API's turns over it are captured.
+// websocket.go); the Responses API's turns over it are captured, also
+// when permessage-deflate compresses its frames: the tee inflates its own
+// copy, the forwarded bytes stay as sent (websocket_deflate.go).
 //
 // # What is captured
 //
 // Only POST /v1/messages, /openai/v1/chat/completions and
 // /openai/v1/responses (and the response.create turns of a WebSocket on
-// /openai/v1/responses without extensions), answered 2xx, read by the agent to the end, with a
+// /openai/v1/responses, plain or permessage-deflate), answered 2xx, read by the agent to the end, with a
 // request body and an answer within MaxCaptureBytes, while capture is
 // enabled, and not from an excluded project. A streaming response must also
 // reach its final event (message_stop, an error event, data: [DONE],

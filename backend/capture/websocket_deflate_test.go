@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -509,4 +510,69 @@ func FuzzWSDeflate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestClientsCodexWebSocketDeflate: Codex 0.171's recorded handshake,
+// which offers permessage-deflate, reaches the upstream unchanged; the
+// upstream accepts it and Codex's recorded frames, compressed with context
+// takeover, and the events compressed, give the Exchange the uncompressed
+// connection gives.
+func TestClientsCodexWebSocketDeflate(t *testing.T) {
+	for _, dir := range clientDirs(t, "codex") {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			rec := readRecordedRequest(t, dir, "responses-ws-handshake.json")
+			offer := rec.Headers.Get("Sec-Websocket-Extensions")
+			if !strings.HasPrefix(offer, "permessage-deflate") {
+				t.Fatalf("Codex offers %q", offer)
+			}
+			frames := bytes.Split(bytes.TrimSpace(readClientFile(t, dir, "responses-ws-frames.jsonl")), []byte("\n"))
+			answer := readClientFile(t, dir, "responses-answer.sse")
+			events := sseData(answer)
+			var exs []memory.Exchange
+			for _, ext := range []string{"", "permessage-deflate; client_max_window_bits=15"} {
+				h, ws := wsHarness(t, events, ext, nil)
+				hdr := http.Header{}
+				for k, v := range rec.Headers {
+					switch http.CanonicalHeaderKey(k) {
+					case "Upgrade", "Connection", "Sec-Websocket-Version":
+					default:
+						hdr[k] = v
+					}
+				}
+				conn, br, resp := wsDial(t, h.url, "/openai"+rec.Path, hdr)
+				if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Sec-WebSocket-Extensions") != ext {
+					t.Fatalf("handshake: status %d, extensions %q", resp.StatusCode, resp.Header.Get("Sec-WebSocket-Extensions"))
+				}
+				if up := recv(t, ws.header); up.Get("Sec-WebSocket-Extensions") != offer {
+					t.Errorf("offer at the upstream %q, want %q", up.Get("Sec-WebSocket-Extensions"), offer)
+				}
+				deflater, inflater := &wsRefDeflater{takeover: true}, &wsRefInflater{takeover: true}
+				for n, frame := range frames {
+					msg := clientFrame(true, wsText, frame)
+					if ext != "" {
+						msg = deflateFrames(deflater.deflate(frame), wsText, 0, true)
+					}
+					if _, err := conn.Write(msg); err != nil {
+						t.Fatal(err)
+					}
+					if f := recv(t, ws.frames); !bytes.Equal(f.raw, msg) {
+						t.Errorf("frame %d at the upstream: %d bytes, want the %d sent", n, len(f.raw), len(msg))
+					}
+					for i := range events {
+						if m, _, err := readMessage(br, inflater); err != nil || !bytes.Equal(m, events[i]) {
+							t.Fatalf("frame %d, event %d: %q %v", n, i, m, err)
+						}
+					}
+				}
+				ex := h.sink.next(t)
+				checkCodexExchange(t, ex, answer)
+				h.sink.none(t, h.p) // the prewarm is no turn
+				ex.StartedAt, ex.EndedAt = time.Time{}, time.Time{}
+				exs = append(exs, ex)
+			}
+			if !reflect.DeepEqual(exs[0], exs[1]) {
+				t.Errorf("compressed\n%+v\nuncompressed\n%+v", exs[1], exs[0])
+			}
+		})
+	}
 }
