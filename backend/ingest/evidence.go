@@ -12,13 +12,14 @@ import (
 // as options is a choice put to the user. dropUnsettled drops what this
 // evidence says is not the settled version.
 //
-// Two more mechanisms were measured and left out (memtray eval sessions
-// on sessions-dev and sessions-dev-more, README "Turns, not responses"):
-// a claim followed in its turn by a failing tool result naming its
-// tokens, and a guess about a cause ("probably because", "a known bug")
-// nothing later confirms. Neither removed a trap on sessions-dev (the
-// revision check already drops what they caught there) and each cost a
-// fact on sessions-dev-more.
+// Three more mechanisms were measured and left out (memtray eval
+// sessions on sessions-dev and sessions-dev-more): a claim followed in
+// its turn by a failing tool result naming its tokens, a guess about a
+// cause ("probably because", "a known bug") nothing later confirms, and a
+// shell command of the turn that moves or deletes a file a statement
+// names (mv, rm). None removed a trap on sessions-dev (the revision check
+// already drops what the first two caught there) and each cost a fact on
+// one of the sets.
 
 // evidenceOff names mechanisms of dropUnsettled switched off ("offered",
 // "undone"), for measuring each one alone.
@@ -79,7 +80,12 @@ func cutSentences(c *Candidate, cut []string, reason string) {
 // undoCue marks a sentence that undoes or replaces what exists: a removal,
 // a move or rename, a revert, something put back, or the user saying
 // they changed their own files.
-var undoCue = regexp.MustCompile(`\b(?:removed|deleted|replaced|renamed|moved|reverted|reintroduced|restored|re-?added|rolled back|undid)\b|\bi(?:'ve| have)? (?:just |now )?(?:updated|changed|modified|edited|rewrote|rewritten|fixed|reworked) my\b`)
+var undoCue = regexp.MustCompile(`\b(?:removed|deleted|replaced|renamed|moved|reverted|reintroduced|restored|re-?added|rolled back|undid)\b|` + ownChange.String())
+
+// ownChange marks the user saying they changed their own files ("I have
+// updated my oxlint configuration"): what the file was said to hold is
+// stale, whatever else the statement names.
+var ownChange = regexp.MustCompile(`\bi(?:'ve| have)? (?:just |now )?(?:updated|changed|modified|edited|rewrote|rewritten|fixed|reworked) my\b`)
 
 // undoAsked marks a sentence of a later turn that asks for an undo.
 var undoAsked = regexp.MustCompile(`^(?:please )?(?:remove|delete|replace|rename|move|revert|reintroduce|restore|re-?add|roll back|undo)\b`)
@@ -100,11 +106,12 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 	type undo struct {
 		posSentence
 		subject, tokens map[string]bool
+		own             bool // the user changed their own files
 	}
 	var undos []undo
 	for _, s := range sents {
 		if ls := lower(strings.TrimSpace(s.text)); undoCue.MatchString(ls) || asked[s.text] && undoAsked.MatchString(ls) {
-			undos = append(undos, undo{s, pathSubject(s.text), undoneTokens(s.text)})
+			undos = append(undos, undo{s, pathSubject(s.text), undoneTokens(s.text), ownChange.MatchString(ls)})
 		}
 	}
 	if len(undos) == 0 {
@@ -126,7 +133,7 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 				if u.pos <= c.pos || strings.Contains(u.text, st) || overlap(subj, u.tokens) == 0 {
 					continue
 				}
-				if n, long := overlapLong(subj, u.subject); n >= 2 || (long && u.pos-c.pos <= revisionReach) {
+				if n, long := overlapLong(subj, u.subject); u.own || n >= 2 || (long && u.pos-c.pos <= revisionReach) {
 					cut = append(cut, st)
 					if why == "" {
 						why = u.text

@@ -87,6 +87,14 @@ func TestDropUnsettled(t *testing.T) {
 			reason: "undone later: I have updated my oxlint configuration.",
 		},
 		{
+			name:   "the user's change to their file outdates every statement about it",
+			mech:   "undone",
+			texts:  []string{"Your rule to declare magic numbers as `const` is contradicted by `eslint/no-magic-numbers` being \"off\" in your Oxlint config."},
+			later:  []string{"I've changed my oxlint configuration, check again."},
+			gone:   "no-magic-numbers",
+			reason: "undone later: I've changed my oxlint configuration",
+		},
+		{
 			name:  "a removal of something else leaves the statement alone",
 			mech:  "undone",
 			texts: []string{"The `config_loader` module reads `config/app.toml` at startup and caches it because the file is large."},
