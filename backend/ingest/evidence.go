@@ -19,7 +19,8 @@ import (
 // shell command of the turn that moves or deletes a file a statement
 // names (mv, rm). None removed a trap on sessions-dev (the revision check
 // already drops what the first two caught there) and each cost a fact on
-// one of the sets.
+// one of the sets. Lending a revising sentence that says "it" the subject
+// of the sentence before it fired on one session only.
 
 // evidenceOff names mechanisms of dropUnsettled switched off ("offered",
 // "undone"), for measuring each one alone.
@@ -87,15 +88,33 @@ var undoCue = regexp.MustCompile(`\b(?:removed|deleted|replaced|renamed|moved|re
 // stale, whatever else the statement names.
 var ownChange = regexp.MustCompile(`\bi(?:'ve| have)? (?:just |now )?(?:updated|changed|modified|edited|rewrote|rewritten|fixed|reworked) my\b`)
 
+// undoStems are substrings every sentence undoCue or undoAsked matches
+// has one of: a cheap test before the regular expressions.
+var undoStems = []string{"remov", "delet", "replac", "renam", "mov", "revert", "reintroduc", "restor", "add", "roll", "undo", "undid", " my"}
+
+// mayUndo reports whether a lowercased sentence may match undoCue or
+// undoAsked.
+func mayUndo(ls string) bool {
+	for _, st := range undoStems {
+		if strings.Contains(ls, st) {
+			return true
+		}
+	}
+	return false
+}
+
 // undoAsked marks a sentence of a later turn that asks for an undo.
 var undoAsked = regexp.MustCompile(`^(?:please )?(?:remove|delete|replace|rename|move|revert|reintroduce|restore|re-?add|roll back|undo)\b`)
 
 // dropUndone takes out of the model's kept statements each sentence that
 // a later sentence undoes: it removes, moves, renames, reverts or puts
-// back something the sentence names (a shared load-bearing token, and a
-// second shared subject token or a long one said within revisionReach;
-// path components count as subject tokens), so the sentence describes a
-// state the session left.
+// back something the sentence names (a token of the undo verb's object,
+// and a second shared subject token or a long one said within
+// revisionReach; path components count as subject tokens), so the
+// sentence describes a state the session left. When the user says they
+// changed their own file, naming it is enough. A later turn's request
+// ("Remove the current X") counts as an undo; the turn's own plans do
+// not.
 func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) {
 	asked := map[string]bool{} // the sentences of later turns
 	for _, l := range later {
@@ -110,21 +129,25 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 	}
 	var undos []undo
 	for _, s := range sents {
-		if ls := lower(strings.TrimSpace(s.text)); undoCue.MatchString(ls) || asked[s.text] && undoAsked.MatchString(ls) {
+		if ls := lower(strings.TrimSpace(s.text)); mayUndo(ls) && (undoCue.MatchString(ls) || asked[s.text] && undoAsked.MatchString(ls)) {
 			undos = append(undos, undo{s, pathSubject(s.text), undoneTokens(s.text), ownChange.MatchString(ls)})
 		}
 	}
 	if len(undos) == 0 {
 		return
 	}
+	stepSents := map[int][]string{} // the sentences of each step, split once
 	for i := range cands {
 		c := &cands[i]
 		if !c.Keep || c.Origin == OriginUser || c.step < 0 || c.step >= len(t.Steps) {
 			continue
 		}
+		if _, ok := stepSents[c.step]; !ok {
+			stepSents[c.step] = stepSentences(t.Steps[c.step].Text)
+		}
 		var cut []string
 		why := ""
-		for _, st := range stepSentences(t.Steps[c.step].Text) {
+		for _, st := range stepSents[c.step] {
 			if !strings.Contains(c.Text, st) || undoCue.MatchString(lower(st)) {
 				continue // not kept, or itself a report of an undo
 			}
@@ -206,13 +229,17 @@ func pathSubject(text string) map[string]bool {
 // even when the list stands in its own paragraph: a choice put to the
 // user is not a fact.
 func dropOffered(t Turn, cands []Candidate) {
+	items := map[int][]string{} // the offered items of each step, found once
 	for i := range cands {
 		c := &cands[i]
 		if !c.Keep || c.Origin == OriginUser || c.step < 0 || c.step >= len(t.Steps) {
 			continue
 		}
+		if _, ok := items[c.step]; !ok {
+			items[c.step] = offeredItems(t.Steps[c.step].Text)
+		}
 		var offered []string
-		for _, it := range offeredItems(t.Steps[c.step].Text) {
+		for _, it := range items[c.step] {
 			if strings.Contains(c.Text, it) {
 				offered = append(offered, it)
 			}
@@ -227,6 +254,9 @@ func dropOffered(t Turn, cands []Candidate) {
 // options intro ("I have two options:") in a model text, up to the next
 // line that is not a list item.
 func offeredItems(text string) []string {
+	if !strings.Contains(text, ":") {
+		return nil // no intro
+	}
 	prose, _ := splitFences(noiseTags.ReplaceAllString(StripInjected(text), ""))
 	var out []string
 	in := false
