@@ -706,7 +706,7 @@ func describeCandidates(cs []Candidate) string {
 		byReason[r]++
 	}
 	var parts []string
-	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later"} {
+	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered as an option"} {
 		if n := byReason[r]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", r, n))
 		}
