@@ -65,12 +65,8 @@ func cutSentences(c *Candidate, cut []string, reason string) {
 	if evidenceTrace != nil {
 		evidenceTrace(reason, cut)
 	}
-	text := c.Text
-	for _, s := range cut {
-		text = strings.Replace(text, s, "", 1)
-	}
-	text = strings.Join(strings.Fields(text), " ")
-	if wordCount(text) < 4 || findingWeight(text, lower(text)) < 1 {
+	text, ok := cutLeaves(c.Text, cut)
+	if !ok {
 		c.Keep, c.Reason = false, reason
 		return
 	}
@@ -122,15 +118,10 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 			asked[s.text] = true
 		}
 	}
-	type undo struct {
-		posSentence
-		subject, tokens map[string]bool
-		own             bool // the user changed their own files
-	}
 	var undos []undo
 	for _, s := range sents {
-		if ls := lower(strings.TrimSpace(s.text)); mayUndo(ls) && (undoCue.MatchString(ls) || asked[s.text] && undoAsked.MatchString(ls)) {
-			undos = append(undos, undo{s, pathSubject(s.text), undoneTokens(s.text), ownChange.MatchString(ls)})
+		if u, ok := undoOf(s, asked[s.text]); ok {
+			undos = append(undos, u)
 		}
 	}
 	if len(undos) == 0 {
@@ -145,30 +136,68 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 		if _, ok := stepSents[c.step]; !ok {
 			stepSents[c.step] = stepSentences(t.Steps[c.step].Text)
 		}
-		var cut []string
-		why := ""
-		for _, st := range stepSents[c.step] {
-			if !strings.Contains(c.Text, st) || undoCue.MatchString(lower(st)) {
-				continue // not kept, or itself a report of an undo
-			}
-			subj := pathSubject(st)
-			for _, u := range undos {
-				if u.pos <= c.pos || strings.Contains(u.text, st) || overlap(subj, u.tokens) == 0 {
-					continue
-				}
-				if n, long := overlapLong(subj, u.subject); u.own || n >= 2 || (long && u.pos-c.pos <= revisionReach) {
-					cut = append(cut, st)
-					if why == "" {
-						why = u.text
-					}
-					break
-				}
-			}
-		}
-		if len(cut) > 0 {
+		if cut, why := undoneIn(c.Text, stepSents[c.step], c.pos, undos); len(cut) > 0 {
 			cutSentences(c, cut, "undone later: "+preview(why))
 		}
 	}
+}
+
+// undo is a sentence that undoes what exists (undoCue), or a later
+// turn's request for an undo (undoAsked).
+type undo struct {
+	posSentence
+	subject, tokens map[string]bool
+	own             bool // the user changed their own files
+}
+
+// undoOf returns s as an undo when it is one; fromLater says s is a
+// sentence of a later turn, where a request ("Remove the X") counts too.
+// Batch (dropUndone) and live capture (Pipeline.revise) share this test.
+func undoOf(s posSentence, fromLater bool) (undo, bool) {
+	ls := lower(strings.TrimSpace(s.text))
+	if !mayUndo(ls) || !(undoCue.MatchString(ls) || fromLater && undoAsked.MatchString(ls)) {
+		return undo{}, false
+	}
+	return undo{s, pathSubject(s.text), undoneTokens(s.text), ownChange.MatchString(ls)}, true
+}
+
+// undoneIn returns the sentences of sents found in text that an undo said
+// after position pos undoes, and the first undo's text: the undo names a
+// token of the sentence, and shares a second subject token with it, or a
+// long one within revisionReach, or is the user's change of their own
+// files. A sentence that itself reports an undo is never undone. Batch
+// (dropUndone) and live capture (Pipeline.revise) share this rule.
+func undoneIn(text string, sents []string, pos int, undos []undo) (cut []string, why string) {
+	for _, st := range sents {
+		if !strings.Contains(text, st) || undoCue.MatchString(lower(st)) {
+			continue // not kept, or itself a report of an undo
+		}
+		subj := pathSubject(st)
+		for _, u := range undos {
+			if u.pos <= pos || strings.Contains(u.text, st) || overlap(subj, u.tokens) == 0 {
+				continue
+			}
+			if n, long := overlapLong(subj, u.subject); u.own || n >= 2 || (long && u.pos-pos <= revisionReach) {
+				cut = append(cut, st)
+				if why == "" {
+					why = u.text
+				}
+				break
+			}
+		}
+	}
+	return cut, why
+}
+
+// cutLeaves returns text with the sentences cut taken out and whether
+// what is left is still a statement worth keeping (four words and
+// something specific): cutSentences' test.
+func cutLeaves(text string, cut []string) (string, bool) {
+	for _, s := range cut {
+		text = strings.Replace(text, s, "", 1)
+	}
+	text = strings.Join(strings.Fields(text), " ")
+	return text, wordCount(text) >= 4 && findingWeight(text, lower(text)) >= 1
 }
 
 // undoObject is what follows an undo verb up to a word that ends its

@@ -144,20 +144,26 @@ func (r *recentTurns) add(session string, stmts []storedStatement) {
 }
 
 // revisingSentences returns the sentences of a turn (the user's and the
-// model's) that carry a revision cue, each with its position in the turn
-// counted as Distill counts the sentences of later texts.
-func revisingSentences(t Turn) ([]posSentence, int) {
-	var out []posSentence
-	n := 0
+// model's) that carry a revision cue, and those that undo something
+// (undoOf, every one a later turn's to the turns before it), each with
+// its position in the turn counted as Distill counts the sentences of
+// later texts.
+func revisingSentences(t Turn) (revs []posSentence, undos []undo, n int) {
 	for _, text := range append(append([]string(nil), t.User...), stepTexts(t)...) {
 		for _, s := range sentences(text) {
-			if st := strings.TrimSpace(s.text); st != "" && revisionCue.MatchString(lower(st)) {
-				out = append(out, posSentence{text: st, pos: n})
+			if st := strings.TrimSpace(s.text); st != "" {
+				ps := posSentence{text: st, pos: n}
+				if revisionCue.MatchString(lower(st)) {
+					revs = append(revs, ps)
+				}
+				if u, ok := undoOf(ps, true); ok && !evidenceOff["undone"] {
+					undos = append(undos, u)
+				}
 			}
 			n++
 		}
 	}
-	return out, n
+	return revs, undos, n
 }
 
 // turnLength is how many positions Distill counts in a turn: one for
@@ -201,20 +207,34 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 }
 
 // revise supersedes or trashes the memories of earlier turns that a
-// sentence of this turn corrects.
-// The test is dropRevised's: the sentence shares two subject tokens with
-// the memory, or one long one and is said at most revisionReach positions
-// after it.
+// sentence of this turn corrects or undoes.
+// The revision test is dropRevised's: the sentence shares two subject
+// tokens with the memory, or one long one and is said at most
+// revisionReach positions after it. The undo test is dropUndone's
+// (undoneIn): the memory is revised when what the turn undoes leaves
+// nothing worth keeping of it (cutLeaves), as batch ingest drops it.
 func (p *Pipeline) revise(ctx context.Context, t Turn, earlier []storedStatement, start int, cands []Candidate, base int, dec *memory.Decision) error {
 	if len(earlier) == 0 {
 		return nil
 	}
-	revs, _ := revisingSentences(t)
-	if len(revs) == 0 {
+	revs, undos, _ := revisingSentences(t)
+	if len(revs) == 0 && len(undos) == 0 {
 		return nil
 	}
 	done := map[string]bool{}
 	n := 0
+	apply := func(e storedStatement, s string, subj map[string]bool) error {
+		done[e.id] = true
+		cv, ok, err := p.reviseOne(ctx, t, e, s, p.revisingMemory(s, subj, cands, base, dec, e.id))
+		if err != nil {
+			return err
+		}
+		if ok {
+			dec.Candidates = append(dec.Candidates, cv)
+			n++
+		}
+		return nil
+	}
 	for _, rs := range revs {
 		s, subj := rs.text, subjectOf(rs.text)
 		for _, e := range earlier {
@@ -224,15 +244,27 @@ func (p *Pipeline) revise(ctx context.Context, t Turn, earlier []storedStatement
 			if k, long := overlapLong(e.subject, subj); k < 2 && (!long || start+rs.pos-e.pos > revisionReach) {
 				continue
 			}
-			done[e.id] = true
-			cv, ok, err := p.reviseOne(ctx, t, e, s, p.revisingMemory(s, subj, cands, base, dec, e.id))
-			if err != nil {
+			if err := apply(e, s, subj); err != nil {
 				return err
 			}
-			if ok {
-				dec.Candidates = append(dec.Candidates, cv)
-				n++
-			}
+		}
+	}
+	for i := range undos {
+		undos[i].pos += start
+	}
+	for _, e := range earlier {
+		if done[e.id] || len(undos) == 0 {
+			continue
+		}
+		cut, why := undoneIn(e.text, stepSentences(e.text), e.pos, undos)
+		if len(cut) == 0 {
+			continue
+		}
+		if _, left := cutLeaves(e.text, cut); left {
+			continue // batch keeps the rest of it; left as it is
+		}
+		if err := apply(e, why, subjectOf(why)); err != nil {
+			return err
 		}
 	}
 	p.recent.forget(t.SessionID, done)

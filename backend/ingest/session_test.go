@@ -17,11 +17,34 @@ func correctedSession(id string, keepRevision bool) []Turn {
 	if !keepRevision {
 		fix = "The `TestCheckout` failure still shows up with the `payments/retry.go` backoff disabled."
 	}
+	return threeTurns(id,
+		[]string{"why is TestCheckout flaky?", "Let me look at the test.", "The flaky `TestCheckout` failure comes from the `payments/retry.go` backoff, which sleeps on the real clock instead of the injected `Clock`."},
+		[]string{"it still fails sometimes", "Let me rerun it with -count=50.", fix})
+}
+
+// undoneSession is three turns of one session: turn 1 states what a
+// config flag does, turn 2 something unrelated, turn 3 undoes the flag:
+// the model reports removing it (how), in a statement of its own or in
+// passing, or the user asks for its removal.
+func undoneSession(id, how string) []Turn {
+	third := map[string][]string{
+		"report":  {"we no longer need the old importer", "Let me check where the flag is read.", "I removed the `legacy_sync` flag from `config/app.toml`; the importer now always calls the `sync/v2` endpoint with its batch size of 500."},
+		"passing": {"ok, go ahead", "Let me edit the config.", "Done, I removed the `legacy_sync` flag."},
+		"request": {"Remove the `legacy_sync` flag from `config/app.toml`.", "Let me look at the importer.", "Done."},
+	}[how]
+	return threeTurns(id,
+		[]string{"what does legacy_sync do?", "Let me read the config.", "The `legacy_sync` flag in `config/app.toml` switches the importer to the old `sync/v1` endpoint, which ignores the batch size."},
+		third)
+}
+
+// threeTurns is a session of turn 1, an unrelated turn 2 and turn 3,
+// each a prompt followed by the model's texts.
+func threeTurns(id string, first, third []string) []Turn {
 	var exs []memory.Exchange
 	for i, tt := range [][]string{
-		{"why is TestCheckout flaky?", "Let me look at the test.", "The flaky `TestCheckout` failure comes from the `payments/retry.go` backoff, which sleeps on the real clock instead of the injected `Clock`."},
+		first,
 		{"where is the API documented?", "The `docs/api.md` page lists every endpoint of the shop with its request schema and error codes."},
-		{"it still fails sometimes", "Let me rerun it with -count=50.", fix},
+		third,
 	} {
 		for _, ex := range sessionOf(id, tt[0], tt[1:]...) {
 			ex.UserTurns = i + 1
@@ -49,20 +72,31 @@ func liveTexts(t *testing.T, st *store.Store) []string {
 
 // TestReviseEarlierTurns: a session distilled turn by turn as it happens
 // (live: later turns unknown) ends with the memories of the same session
-// distilled knowing every turn (batch): the corrected statement of turn 1
-// is superseded by the kept correction, or trashed when the correction is
-// no memory of its own.
+// distilled knowing every turn (batch): the statement of turn 1 that turn
+// 3 corrects (a revision cue) or undoes (evidence.go's undo check: a
+// removal reported, or asked for by the user) is superseded by turn 3's
+// kept statement, or trashed when turn 3 kept none of its own.
 func TestReviseEarlierTurns(t *testing.T) {
 	ctx := context.Background()
-	for _, keep := range []bool{true, false} {
-		name := map[bool]string{true: "superseded", false: "trashed"}[keep]
-		t.Run(name, func(t *testing.T) {
-			turns := correctedSession("s-"+name, keep)
+	for _, tc := range []struct {
+		name       string
+		turns      []Turn
+		gone       string // what turn 1 said that must not be left standing
+		superseded bool
+	}{
+		{"superseded", correctedSession("s-superseded", true), "sleeps on the real clock", true},
+		{"trashed", correctedSession("s-trashed", false), "sleeps on the real clock", false},
+		{"undone-reported", undoneSession("s-undone-reported", "report"), "old `sync/v1` endpoint", true},
+		{"undone-in-passing", undoneSession("s-undone-in-passing", "passing"), "old `sync/v1` endpoint", false},
+		{"undone-asked", undoneSession("s-undone-asked", "request"), "old `sync/v1` endpoint", true}, // by the user's kept request
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			turns := tc.turns
 			if len(turns) != 3 {
 				t.Fatalf("%d turns", len(turns))
 			}
 			batch, live := newFixture(t, nil), newFixture(t, nil)
-			var last memory.Decision
+			var first, last memory.Decision
 			for i, tn := range turns {
 				if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
 					t.Fatal(err)
@@ -71,13 +105,19 @@ func TestReviseEarlierTurns(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if i == 0 {
+					first = dec
+				}
 				last = dec
+			}
+			if !slices.ContainsFunc(first.Candidates, func(c memory.CandidateVerdict) bool { return c.Kept && strings.Contains(c.Text, tc.gone) }) {
+				t.Fatalf("live turn 1 did not store %q: %+v", tc.gone, first.Candidates)
 			}
 			want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
 			if !slices.Equal(want, got) {
 				t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
 			}
-			if len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "sleeps on the real clock") }) {
+			if len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, tc.gone) }) {
 				t.Fatalf("store %q", got)
 			}
 			var rev *memory.CandidateVerdict
@@ -93,7 +133,7 @@ func TestReviseEarlierTurns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if keep {
+			if tc.superseded {
 				if !strings.Contains(rev.Reason, "superseded by") || len(trash) != 0 {
 					t.Fatalf("revision %+v, trash %d", rev, len(trash))
 				}
