@@ -22,6 +22,9 @@ import (
 // httpapi.MaxIngestBody).
 const ingestBatchBytes = 24 << 20
 
+// exchangeOverhead is what an exchange's JSON adds to its text, roughly.
+const exchangeOverhead = 512
+
 // ingestBatches cuts exchanges into requests. The daemon reads a request's
 // exchanges as all there is of their sessions (turns are distilled knowing
 // what the session said later, a headless session is judged by the turns
@@ -33,13 +36,7 @@ func ingestBatches(exs []memory.Exchange, maxBytes int) [][]memory.Exchange {
 	start, size := 0, 0
 	lastCut := -1 // the last place in the current batch where a session or turn starts
 	for i, ex := range exs {
-		n := len(ex.User) + len(ex.Assistant) + len(ex.Summary) + 512
-		for _, c := range ex.ToolCalls {
-			n += len(c.Input)
-		}
-		for _, r := range ex.ToolResults {
-			n += len(r.Content)
-		}
+		n := ex.Size() + exchangeOverhead
 		if i > start && (ex.SessionID != exs[i-1].SessionID || ingest.StartsTurn(ex)) {
 			lastCut = i
 		}
@@ -51,7 +48,7 @@ func ingestBatches(exs []memory.Exchange, maxBytes int) [][]memory.Exchange {
 			out = append(out, exs[start:cut])
 			start, size, lastCut = cut, 0, -1
 			for _, e := range exs[start:i] {
-				size += len(e.User) + len(e.Assistant) + len(e.Summary) + 512
+				size += e.Size() + exchangeOverhead
 			}
 		}
 		size += n

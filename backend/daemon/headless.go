@@ -1,11 +1,8 @@
 package daemon
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -116,30 +112,8 @@ type headlessHold struct {
 // logs); the rest is kept.
 func openHold(dataDir string) (*headlessHold, error) {
 	h := &headlessHold{dir: filepath.Join(dataDir, HeadlessHoldDir), sessions: map[string]*holdSession{}}
-	entries, err := os.ReadDir(h.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return h, nil
-	}
-	if err != nil {
-		return h, fmt.Errorf("read headless hold: %w", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
-			continue
-		}
-		turns, err := readHoldFile(filepath.Join(h.dir, e.Name()))
-		if err != nil {
-			errs = append(errs, err)
-		}
-		if len(turns) == 0 {
-			continue
-		}
-		id := turns[0].Exchange.SessionID
-		if holdFileName(id) != e.Name() {
-			errs = append(errs, fmt.Errorf("headless hold: %s does not hold the session its name says; skipped", e.Name()))
-			continue
-		}
+	files, err := readSessionFiles(h.dir, "headless hold", parseHold, func(t heldTurn) string { return t.Exchange.SessionID })
+	for id, turns := range files {
 		s := &holdSession{id: id, turns: turns}
 		for _, t := range turns {
 			s.last = maxTime(s.last, t.HeldAt)
@@ -147,51 +121,13 @@ func openHold(dataDir string) (*headlessHold, error) {
 		h.sessions[id] = s
 		h.total += len(turns)
 	}
-	return h, errors.Join(errs...)
-}
-
-func readHoldFile(path string) ([]heldTurn, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read headless hold: %w", err)
-	}
-	turns, bad := parseHold(data)
-	if bad > 0 {
-		return turns, fmt.Errorf("headless hold %s: %d unreadable lines skipped", filepath.Base(path), bad)
-	}
-	return turns, nil
+	return h, err
 }
 
 // parseHold reads the lines of a hold file: valid turns of one session,
 // and how many lines were not.
 func parseHold(data []byte) (turns []heldTurn, bad int) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), maxHoldLine)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var t heldTurn
-		var first *heldTurn
-		if len(turns) > 0 {
-			first = &turns[0]
-		}
-		if err := json.Unmarshal(line, &t); err != nil || !validHeld(t, first) {
-			bad++
-			continue
-		}
-		turns = append(turns, t)
-	}
-	if sc.Err() != nil {
-		bad++ // a line longer than any turn: the rest of the file is lost
-	}
-	return turns, bad
-}
-
-func holdFileName(session string) string {
-	sum := sha256.Sum256([]byte(session))
-	return hex.EncodeToString(sum[:16]) + ".jsonl"
+	return parseSessionLines(data, validHeld)
 }
 
 func maxTime(a, b time.Time) time.Time {

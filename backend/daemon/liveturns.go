@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -82,77 +79,24 @@ type liveTurns struct {
 // error, which the caller logs).
 func openLive(dataDir string) (*liveTurns, error) {
 	l := &liveTurns{dir: filepath.Join(dataDir, LiveTurnsDir), sessions: map[string]*liveSession{}, ends: make(chan liveEnd, 64)}
-	entries, err := os.ReadDir(l.dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return l, nil
-	}
-	if err != nil {
-		return l, fmt.Errorf("read live turns: %w", err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".jsonl") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(l.dir, e.Name()))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("read live turns: %w", err))
-			continue
-		}
-		exs, bad := parseLive(data)
-		if bad > 0 {
-			errs = append(errs, fmt.Errorf("live turns %s: %d unreadable lines skipped", e.Name(), bad))
-		}
-		if len(exs) == 0 {
-			continue
-		}
-		if holdFileName(exs[0].SessionID) != e.Name() {
-			errs = append(errs, fmt.Errorf("live turns: %s does not hold the session its name says; skipped", e.Name()))
-			continue
-		}
-		s := &liveSession{id: exs[0].SessionID, exs: exs}
+	files, err := readSessionFiles(l.dir, "live turns", parseLive, func(ex memory.Exchange) string { return ex.SessionID })
+	for id, exs := range files {
+		s := &liveSession{id: id, exs: exs}
 		for _, ex := range exs {
-			s.size += exchangeSize(ex)
+			s.size += ex.Size()
 		}
-		l.sessions[s.id] = s
+		l.sessions[id] = s
 		l.size += s.size
 	}
-	return l, errors.Join(errs...)
+	return l, err
 }
 
 // parseLive reads the lines of a live turn file: valid exchanges of one
 // session, and how many lines were not.
 func parseLive(data []byte) (exs []memory.Exchange, bad int) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), maxHoldLine)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var ex memory.Exchange
-		if err := json.Unmarshal(line, &ex); err != nil || ingest.Validate(ex) != nil || ex.SessionID == "" ||
-			(len(exs) > 0 && ex.SessionID != exs[0].SessionID) {
-			bad++
-			continue
-		}
-		exs = append(exs, ex)
-	}
-	if sc.Err() != nil {
-		bad++
-	}
-	return exs, bad
-}
-
-func exchangeSize(ex memory.Exchange) int {
-	n := len(ex.User) + len(ex.Assistant) + len(ex.Summary)
-	for _, c := range ex.ToolCalls {
-		n += len(c.Input)
-	}
-	for _, r := range ex.ToolResults {
-		n += len(r.Content)
-	}
-	return n
+	return parseSessionLines(data, func(ex memory.Exchange, first *memory.Exchange) bool {
+		return ingest.Validate(ex) == nil && ex.SessionID != "" && (first == nil || ex.SessionID == first.SessionID)
+	})
 }
 
 func (l *liveTurns) file(session string) string {
@@ -213,7 +157,7 @@ func (d *Daemon) captureExchange(ctx context.Context, ex memory.Exchange) error 
 		return err
 	}
 	l.sessions[ex.SessionID] = s
-	n := exchangeSize(ex)
+	n := ex.Size()
 	s.exs = append(s.exs, ex)
 	s.size += n
 	s.last = d.clock.Now()

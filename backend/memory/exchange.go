@@ -50,6 +50,19 @@ type Exchange struct {
 	EndedAt   time.Time `json:"ended_at,omitzero"`
 }
 
+// Size is the number of bytes of text the exchange carries: its user,
+// summary and assistant text, tool call inputs and tool results.
+func (ex Exchange) Size() int {
+	n := len(ex.User) + len(ex.Assistant) + len(ex.Summary)
+	for _, c := range ex.ToolCalls {
+		n += len(c.Input)
+	}
+	for _, r := range ex.ToolResults {
+		n += len(r.Content)
+	}
+	return n
+}
+
 // Usage counts the tokens of one model call as the provider reported them.
 // Cache fields are Anthropic's prompt-cache counts (OpenAI's cached prompt
 // tokens are reported as CacheReadInputTokens); zero when not reported.
