@@ -799,23 +799,13 @@ func (p *parser) finish() []memory.Exchange {
 	sort.SliceStable(p.out, func(i, j int) bool { return p.out[i].line < p.out[j].line })
 
 	s := &p.stats
-	s.SessionID = clean(p.sessID)
-	if s.SessionID == "" {
-		s.SessionID = clean(p.opts.SessionID)
+	cwd := s.CWD
+	if cwd == "" {
+		cwd = p.anyCWD
 	}
-	if s.CWD == "" {
-		s.CWD = p.anyCWD
-	}
-	s.CWD = clean(s.CWD)
-	s.Project = clean(p.opts.Project)
-	if s.Project == "" {
-		s.Project = ProjectName(s.CWD)
-	}
+	s.label(p.sessID, cwd, p.opts)
 	s.Headless = p.opts.Headless || p.sdk
 	s.tidy()
-	if s.Lines > 0 {
-		s.Sessions = 1
-	}
 	s.Agents = nil
 	for _, t := range p.order {
 		s.Agents = append(s.Agents, t.agentID)

@@ -445,22 +445,11 @@ func codexOutput(raw json.RawMessage) (content string, isErr bool) {
 
 func (p *codexParser) finish() []memory.Exchange {
 	s := &p.stats
-	s.SessionID = clean(p.sessID)
-	if s.SessionID == "" {
-		s.SessionID = clean(p.opts.SessionID)
-	}
 	if p.cwd == "" {
 		p.cwd = p.envCWD
 	}
-	s.CWD = clean(p.cwd)
-	s.Project = clean(p.opts.Project)
-	if s.Project == "" {
-		s.Project = ProjectName(s.CWD)
-	}
+	s.label(p.sessID, p.cwd, p.opts)
 	s.Headless = p.opts.Headless || p.exec
-	if s.Lines > 0 {
-		s.Sessions = 1
-	}
 	exs := p.b.finish(s.SessionID, s.Project, s.Headless)
 	s.tidy()
 	return exs

@@ -47,14 +47,7 @@ func ParseSpecStory(r io.Reader, opts Options) ([]memory.Exchange, Stats, error)
 	err := lines(r, opts.maxLine(), p.line)
 	p.flush()
 	s := &p.stats
-	s.SessionID = clean(p.sessID)
-	if s.SessionID == "" {
-		s.SessionID = clean(opts.SessionID)
-	}
-	s.Project = clean(opts.Project)
-	if s.Lines > 0 {
-		s.Sessions = 1
-	}
+	s.label(p.sessID, "", opts) // a SpecStory export names no working directory
 	exs := p.b.finish(s.SessionID, s.Project, opts.Headless)
 	s.tidy()
 	return exs, *s, err

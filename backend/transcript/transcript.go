@@ -217,6 +217,25 @@ func (s *Stats) countType(t string) {
 	}
 }
 
+// label fills in what every reader says of the session it read: its id
+// (the file's, else Options.SessionID), its working directory, its
+// project (Options.Project, else the working directory's) and, once a line
+// was read, one session.
+func (s *Stats) label(sessID, cwd string, opts Options) {
+	s.SessionID = clean(sessID)
+	if s.SessionID == "" {
+		s.SessionID = clean(opts.SessionID)
+	}
+	s.CWD = clean(cwd)
+	s.Project = clean(opts.Project)
+	if s.Project == "" && s.CWD != "" {
+		s.Project = ProjectName(s.CWD)
+	}
+	if s.Lines > 0 {
+		s.Sessions = 1
+	}
+}
+
 func (s *Stats) tidy() {
 	for k, v := range s.Skipped {
 		if v == 0 {
