@@ -152,18 +152,9 @@ func Distill(t Turn, later []string) []Candidate {
 	cands = mergeSteps(cands)
 	cands = mergeBySubject(cands)
 	for i := range cands {
-		c := &cands[i]
-		if !c.Keep {
-			continue
-		}
-		if c.Kind == "" {
+		// The kind shows in the feed; the type follows it when stored.
+		if c := &cands[i]; c.Keep && c.Kind == "" {
 			c.Kind = GuessKind(c.Text)
-		}
-		if c.Type == "" {
-			c.Type = memory.TypeProject
-			if c.Kind == memory.KindPreference {
-				c.Type = memory.TypeUser
-			}
 		}
 	}
 	return cands
@@ -195,9 +186,9 @@ func userCandidates(text string) []Candidate {
 	prose, _ := splitFences(text)
 	var out []Candidate
 	var cur []string
-	flush := func(class string) {
+	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, newCandidate(strings.Join(cur, " "), OriginUser, class, true, ""))
+			out = append(out, newCandidate(strings.Join(cur, " "), OriginUser, ClassPreference, true, ""))
 			cur = nil
 		}
 	}
@@ -206,20 +197,20 @@ func userCandidates(text string) []Candidate {
 		ls := lower(st)
 		switch {
 		case strings.HasSuffix(st, "?") || askLead.MatchString(ls):
-			flush(ClassPreference)
+			flush()
 		case wordCount(st) < 4:
 			// too short to stand alone: a request or a reply
 		case codeLike(st):
-			flush(ClassPreference) // pasted output, a log, a traceback, code
+			flush() // pasted output, a log, a traceback, code
 		case prefUser.MatchString(ls):
 			cur = append(cur, st)
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
 			cur = append(cur, st)
 		default:
-			flush(ClassPreference)
+			flush()
 		}
 	}
-	flush(ClassPreference)
+	flush()
 	for i := range out {
 		if !prefUser.MatchString(lower(out[i].Text)) {
 			out[i].Class = ClassFact

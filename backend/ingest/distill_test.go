@@ -379,3 +379,23 @@ func TestGuessOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessTurnKeepsSummaryOrigin: a compaction summary that does not
+// start with Claude Code's words (Codex's) is still read as a summary once
+// the turn is cleaned for the pipeline.
+func TestProcessTurnKeepsSummaryOrigin(t *testing.T) {
+	f := newFixture(t, nil)
+	exs := sessionOf("sum1", "go on", "Continuing with the exporter.")
+	exs[0].Summary = "The exporter in `export/csv.go` quotes every field because Excel splits unquoted fields at commas."
+	dec, _, err := f.p.ProcessTurn(context.Background(), GroupTurns(exs)[0], nil, SessionState{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range dec.Candidates {
+		found = found || (c.Kept && c.Origin == OriginSummary && strings.Contains(c.Text, "export/csv.go"))
+	}
+	if !found {
+		t.Fatalf("no kept statement of origin %q: %+v", OriginSummary, dec.Candidates)
+	}
+}

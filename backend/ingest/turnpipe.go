@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -99,7 +98,8 @@ func cleanTurn(t Turn, later []string) (Turn, []string, int) {
 	}
 	out.Steps = make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
-		out.Steps[i] = Step{Text: clean(s.Text), Calls: s.Calls, Results: s.Results, Error: s.Error}
+		s.Text = clean(s.Text)
+		out.Steps[i] = s
 	}
 	cl := make([]string, len(later))
 	for i, l := range later {
@@ -170,13 +170,7 @@ func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate
 		cr.given = &memory.Memory{Type: c.Type}
 		out, id, why, err := p.place(ctx, &cr, c.Text, vecs[i])
 		if err != nil {
-			if errors.Is(err, memory.ErrModelMismatch) {
-				return fmt.Errorf("ingest: store: %w", err)
-			}
 			return fmt.Errorf("ingest: store statement %d: %w", i, err)
-		}
-		for k, v := range cr.dec.Scores {
-			r.dec.Scores[k] = v
 		}
 		best = min(best, out)
 		r.dec.MemoryIDs = append(r.dec.MemoryIDs, id)
