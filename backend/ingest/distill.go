@@ -63,6 +63,13 @@ const maxCandidateRunes = 600
 // message but are not the user's words.
 var noiseTags = regexp.MustCompile(`(?s)<(task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|bash-input|bash-stdout|bash-stderr|environment_context|user_instructions|user-prompt-submit-hook|ide_selection|ide_opened_file)\b[^>]*>.*?</(?:task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|bash-input|bash-stdout|bash-stderr|environment_context|user_instructions|user-prompt-submit-hook|ide_selection|ide_opened_file)>|\[Request interrupted[^\]]*\]`)
 
+// stripHarness removes from text memtray's injected blocks, the harness's
+// reminders (StripInjected) and the harness and tool blocks of noiseTags:
+// what is left is what the user or the model said.
+func stripHarness(text string) string {
+	return strings.TrimSpace(noiseTags.ReplaceAllString(StripInjected(text), ""))
+}
+
 // planHeading matches a heading or lead-in whose section lists what is
 // left to do or how the work was checked rather than what is true.
 var planHeading = regexp.MustCompile(`(?i)^(?:#+\s*|\*\*|\d+\.\s*)?(?:optional |suggested |possible )?(?:next steps?|to-?dos?|pending(?: tasks)?|remaining(?: work| tasks)?|follow-?ups?|future(?: work)?|open questions|how to test|testing|verification|tests? results?|what(?:'s| is) left|primary request|user messages|all user messages)\b`)
@@ -182,7 +189,7 @@ type posSentence struct {
 // userCandidates reads the user's words: instructions, preferences and
 // project facts are candidates; requests, questions and chat are not.
 func userCandidates(text string) []Candidate {
-	text = noiseTags.ReplaceAllString(StripInjected(text), "")
+	text = stripHarness(text)
 	prose, _ := splitFences(text)
 	var out []Candidate
 	var cur []string
@@ -252,7 +259,7 @@ func codeLike(st string) bool {
 // list) gives the candidate of its kept sentences; every sentence is also
 // returned, positioned, for revision checks.
 func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) {
-	text = noiseTags.ReplaceAllString(StripInjected(text), "")
+	text = stripHarness(text)
 	prose, _ := splitFences(text)
 	var cands []Candidate
 	var sents []posSentence

@@ -45,7 +45,7 @@ func dropUnsettled(t Turn, cands []Candidate, sents []posSentence, later []strin
 // stepSentences returns the sentences of a model text as Distill reads
 // them (list markers and leading acknowledgements cut off).
 func stepSentences(text string) []string {
-	prose, _ := splitFences(noiseTags.ReplaceAllString(StripInjected(text), ""))
+	prose, _ := splitFences(stripHarness(text))
 	var out []string
 	for _, s := range sentences(prose) {
 		st := strings.TrimSpace(strings.TrimLeft(ackLead.ReplaceAllString(strings.TrimSpace(s.text), ""), " ,.:;!—–-"))
@@ -286,7 +286,7 @@ func offeredItems(text string) []string {
 	if !strings.Contains(text, ":") {
 		return nil // no intro
 	}
-	prose, _ := splitFences(noiseTags.ReplaceAllString(StripInjected(text), ""))
+	prose, _ := splitFences(stripHarness(text))
 	var out []string
 	in := false
 	for _, line := range strings.Split(prose, "\n") {

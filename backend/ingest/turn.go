@@ -50,7 +50,7 @@ const continuedPrefix = "This session is being continued from a previous convers
 // StartsTurn reports whether an exchange begins a new user turn: it
 // answers a user's prompt rather than tool results.
 func StartsTurn(ex memory.Exchange) bool {
-	u := strings.TrimSpace(noiseTags.ReplaceAllString(StripInjected(ex.User), ""))
+	u := stripHarness(ex.User)
 	return !ex.ToolLoop && u != "" && !strings.HasPrefix(u, continuedPrefix)
 }
 
@@ -86,7 +86,7 @@ func (t *Turn) add(ex memory.Exchange) {
 	}
 	t.Headless = t.Headless || ex.Headless
 	t.UserTurns = max(t.UserTurns, ex.UserTurns)
-	if u := strings.TrimSpace(noiseTags.ReplaceAllString(StripInjected(ex.User), "")); u != "" && !ex.ToolLoop {
+	if u := stripHarness(ex.User); u != "" && !ex.ToolLoop {
 		if strings.HasPrefix(u, continuedPrefix) {
 			// A compaction summary: the model's findings so far.
 			t.Steps = append(t.Steps, Step{Text: u, Summary: true})
