@@ -6,10 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
 )
 
@@ -28,43 +25,10 @@ const (
 // decision of the recorded project and a fact the recorded prompt recalls.
 func startClientsDaemon(t *testing.T) string {
 	t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Embedder.Provider = "builtin"
-	ctx, cancel := context.WithCancel(context.Background())
-	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "test"})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	for _, m := range []httpapi.AddRequest{
+	return startDaemonWith(t, []httpapi.AddRequest{
 		{Text: "We decided that the demo-app service keeps its README as the single source of the service name and its test command (make test).", Kind: "decision", Project: clientHookProject},
 		{Text: "The README of demo-app says the service is called the orders service; read README.md before renaming anything.", Kind: "fact", Project: clientHookProject},
-	} {
-		if _, err := d.Add(ctx, m); err != nil {
-			cancel()
-			t.Fatal(err)
-		}
-	}
-	ready := make(chan string, 1)
-	served := make(chan error, 1)
-	go func() { served <- d.Serve(ctx, func(addr string) { ready <- addr }) }()
-	select {
-	case <-ready:
-	case err := <-served:
-		cancel()
-		t.Fatalf("serve: %v", err)
-	case <-time.After(20 * time.Second): // a failure guard
-		cancel()
-		t.Fatal("daemon did not start")
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-served
 	})
-	return cfg.DataDir
 }
 
 // TestHookClientsRecorded: every recorded hook input is a valid hook input

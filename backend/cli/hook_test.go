@@ -21,9 +21,24 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 )
 
+// hookMemories are the memories startHookDaemon stores: a few of project
+// "webapp".
+var hookMemories = []httpapi.AddRequest{
+	{Text: "The staging database runs PostgreSQL 16 on port 5433; use the read-only role for ad-hoc queries.", Kind: "config", Project: "webapp"},
+	{Text: "We decided to use sqlc instead of an ORM for all database access in webapp, for type-checked SQL.", Kind: "decision", Project: "webapp"},
+	{Text: "Release builds strip symbols with -ldflags '-s -w' to keep the binary small.", Kind: "convention", Project: "cli"},
+}
+
 // startHookDaemon serves a real daemon on loopback over a temp data dir
-// holding a few memories of project "webapp"; it returns the data dir.
+// holding hookMemories; it returns the data dir.
 func startHookDaemon(t *testing.T) string {
+	t.Helper()
+	return startDaemonWith(t, hookMemories)
+}
+
+// startDaemonWith serves a real daemon on loopback over a temp data dir
+// holding memories; it returns the data dir.
+func startDaemonWith(t *testing.T, memories []httpapi.AddRequest) string {
 	t.Helper()
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
@@ -35,13 +50,10 @@ func startHookDaemon(t *testing.T) string {
 		cancel()
 		t.Fatal(err)
 	}
-	for _, m := range []httpapi.AddRequest{
-		{Text: "The staging database runs PostgreSQL 16 on port 5433; use the read-only role for ad-hoc queries.", Kind: "config", Project: "webapp"},
-		{Text: "We decided to use sqlc instead of an ORM for all database access in webapp, for type-checked SQL.", Kind: "decision", Project: "webapp"},
-		{Text: "Release builds strip symbols with -ldflags '-s -w' to keep the binary small.", Kind: "convention", Project: "cli"},
-	} {
+	for _, m := range memories {
 		if _, err := d.Add(ctx, m); err != nil {
 			cancel()
+			d.Close()
 			t.Fatal(err)
 		}
 	}
@@ -52,8 +64,9 @@ func startHookDaemon(t *testing.T) string {
 	case <-ready:
 	case err := <-served:
 		cancel()
+		d.Close()
 		t.Fatalf("serve: %v", err)
-	case <-time.After(20 * time.Second):
+	case <-time.After(20 * time.Second): // a failure guard
 		cancel()
 		t.Fatal("daemon did not start")
 	}
