@@ -26,8 +26,6 @@ import (
 // "undone"), for measuring each one alone.
 var evidenceOff = map[string]bool{}
 
-// evidenceTrace, when set, sees every cut (tests).
-var evidenceTrace func(reason string, cut []string)
 
 // dropUnsettled drops from the model's kept statements the options it
 // offered the user (dropOffered) and what a later sentence undoes
@@ -61,9 +59,6 @@ func stepSentences(text string) []string {
 func cutSentences(c *Candidate, cut []string, reason string) {
 	if len(cut) == 0 {
 		return
-	}
-	if evidenceTrace != nil {
-		evidenceTrace(reason, cut)
 	}
 	text, ok := cutLeaves(c.Text, cut)
 	if !ok {
