@@ -26,7 +26,6 @@ import (
 // "undone"), for measuring each one alone.
 var evidenceOff = map[string]bool{}
 
-
 // dropUnsettled drops from the model's kept statements the options it
 // offered the user (dropOffered) and what a later sentence undoes
 // (dropUndone). sents are the turn's and the later turns' sentences,
