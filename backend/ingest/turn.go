@@ -50,9 +50,21 @@ const continuedPrefix = "This session is being continued from a previous convers
 // StartsTurn reports whether an exchange begins a new user turn: it
 // answers a user's prompt rather than tool results.
 func StartsTurn(ex memory.Exchange) bool {
-	u := stripHarness(ex.User)
-	return !ex.ToolLoop && u != "" && !strings.HasPrefix(u, continuedPrefix)
+	return startsTurn(userWords(ex))
 }
+
+// userWords is what the user said in ex: its user text without injected
+// and harness blocks, "" for a tool-loop exchange.
+func userWords(ex memory.Exchange) string {
+	if ex.ToolLoop {
+		return ""
+	}
+	return stripHarness(ex.User)
+}
+
+// startsTurn reports whether an exchange whose userWords are u begins a
+// user turn: the user said something, and it is no compaction summary.
+func startsTurn(u string) bool { return u != "" && !strings.HasPrefix(u, continuedPrefix) }
 
 // GroupTurns cuts exchanges, in the order they happened, into user turns:
 // a turn starts at each exchange that StartsTurn, or where the session
@@ -62,18 +74,19 @@ func StartsTurn(ex memory.Exchange) bool {
 func GroupTurns(exs []memory.Exchange) []Turn {
 	var out []Turn
 	for _, ex := range exs {
+		u := userWords(ex)
 		n := len(out)
-		if n == 0 || StartsTurn(ex) || ex.SessionID != out[n-1].SessionID {
+		if n == 0 || startsTurn(u) || ex.SessionID != out[n-1].SessionID {
 			out = append(out, Turn{Turn: ex.Turn})
 			n++
 		}
-		out[n-1].add(ex)
+		out[n-1].add(ex, u)
 	}
 	return out
 }
 
-// add appends one exchange to the turn.
-func (t *Turn) add(ex memory.Exchange) {
+// add appends one exchange to the turn; u is its userWords.
+func (t *Turn) add(ex memory.Exchange, u string) {
 	t.Exchanges = append(t.Exchanges, ex)
 	if ex.SessionID != "" {
 		t.SessionID = ex.SessionID
@@ -86,8 +99,8 @@ func (t *Turn) add(ex memory.Exchange) {
 	}
 	t.Headless = t.Headless || ex.Headless
 	t.UserTurns = max(t.UserTurns, ex.UserTurns)
-	if u := stripHarness(ex.User); u != "" && !ex.ToolLoop {
-		if strings.HasPrefix(u, continuedPrefix) {
+	if u != "" {
+		if !startsTurn(u) {
 			// A compaction summary: the model's findings so far.
 			t.Steps = append(t.Steps, Step{Text: u, Summary: true})
 		} else {
