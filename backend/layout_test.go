@@ -25,6 +25,8 @@ var allowed = map[string][]string{
 	"backend/embed":      {"memory", "config", "embed/wordvec"},
 	// Test support: the fake Ollama of the tests (imported by tests only).
 	"backend/embed/ollamafake": {},
+	// Test support: the fake OpenAI-compatible embeddings server.
+	"backend/embed/openaifake": {},
 	"backend/noise":            {"memory", "config", "embed"},
 	"backend/store":            {"memory"},
 	"backend/search":           {"memory", "config", "store", "embed", "embed/wordvec"},
@@ -54,6 +56,7 @@ var exclusive = map[string]string{
 	"github.com/diskfs/":         "cmd/appimage-runtime",
 	// The fake Ollama is for tests: no program imports it.
 	module + "backend/embed/ollamafake": "backend/embed/ollamafake",
+	module + "backend/embed/openaifake": "backend/embed/openaifake",
 }
 
 func TestImportDirections(t *testing.T) {

@@ -93,12 +93,28 @@ type Config struct {
 // Embedder configures embeddings.
 type Embedder struct {
 	// Provider is "auto" (Ollama when it answers and has the model, else
-	// built-in), "builtin" or "ollama".
+	// the OpenAI-compatible server when openai_model is set and it
+	// answers, else built-in), "builtin", "ollama" or "openai".
 	Provider string `json:"provider"`
 	// OllamaHost is Ollama's URL; empty means $OLLAMA_HOST or http://127.0.0.1:11434.
 	OllamaHost string `json:"ollama_host"`
 	// OllamaModel is the embedding model to ask Ollama for.
 	OllamaModel string `json:"ollama_model"`
+	// OpenAIURL is the base URL of a server speaking the OpenAI embeddings
+	// protocol (POST {url}/embeddings): llama.cpp's llama-server, LM
+	// Studio, vLLM, LocalAI or a hosted API. Empty means DefaultOpenAIURL.
+	OpenAIURL string `json:"openai_url"`
+	// OpenAIModel is the model to ask that server for; provider "openai"
+	// needs it, and "auto" tries the server only when it is set.
+	OpenAIModel string `json:"openai_model"`
+	// OpenAIKeyEnv names the environment variable holding the server's API
+	// key (e.g. OPENAI_API_KEY), sent as a bearer token; empty sends none.
+	// The key itself never goes in the config file.
+	OpenAIKeyEnv string `json:"openai_key_env"`
+	// Dimensions asks the OpenAI-compatible server for vectors of that
+	// length (models that support shortening, e.g. text-embedding-3-*);
+	// 0 takes the model's own.
+	Dimensions int `json:"dimensions"`
 	// Timeout bounds one embedding request.
 	Timeout Duration `json:"timeout"`
 	// BatchSize is how many texts go in one request.
@@ -339,6 +355,7 @@ func Default() Config {
 		Embedder: Embedder{
 			Provider:    "auto",
 			OllamaModel: "nomic-embed-text",
+			OpenAIURL:   DefaultOpenAIURL,
 			Timeout:     Duration(30 * time.Second),
 			BatchSize:   32,
 			CacheSize:   4096,
@@ -538,13 +555,17 @@ func (c *Config) Validate() error {
 		bad("listen", "%v", err)
 	}
 	switch c.Embedder.Provider {
-	case "auto", "builtin", "ollama":
+	case "auto", "builtin", "ollama", "openai":
 	default:
-		bad("embedder.provider", "must be auto, builtin or ollama, not %q", c.Embedder.Provider)
+		bad("embedder.provider", "must be auto, builtin, ollama or openai, not %q", c.Embedder.Provider)
 	}
-	if c.Embedder.Provider != "builtin" && c.Embedder.OllamaModel == "" {
+	if (c.Embedder.Provider == "auto" || c.Embedder.Provider == "ollama") && c.Embedder.OllamaModel == "" {
 		bad("embedder.ollama_model", "must not be empty")
 	}
+	if c.Embedder.Provider == "openai" && strings.TrimSpace(c.Embedder.OpenAIModel) == "" {
+		bad("embedder.openai_model", "must not be empty with provider openai")
+	}
+	errs = append(errs, CheckOpenAIEmbedder(c.Embedder)...)
 	if c.Embedder.Timeout <= 0 {
 		bad("embedder.timeout", "must be positive")
 	}

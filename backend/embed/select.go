@@ -16,7 +16,7 @@ const ReachTimeout = time.Second
 
 // Choice says which embedder Select picked and why, for logs and the UI.
 type Choice struct {
-	// Provider is "builtin" or "ollama".
+	// Provider is "builtin", "ollama" or "openai".
 	Provider string `json:"provider"`
 	// Model is the embedder's Model().
 	Model string `json:"model"`
@@ -31,8 +31,12 @@ type Choice struct {
 //   - "builtin": the built-in embedder.
 //   - "ollama": Ollama with cfg.OllamaModel, checked with HasModel and Probe;
 //     any failure is an error (ErrModelNotFound, memory.ErrUnavailable...).
+//   - "openai": the OpenAI-compatible server at cfg.OpenAIURL with
+//     cfg.OpenAIModel, probed; any failure is an error.
 //   - "auto": Ollama when it answers within ReachTimeout, lists the model
-//     and embeds a probe text; else the built-in embedder, with the reason.
+//     and embeds a probe text; else, when cfg.OpenAIModel is set, the
+//     OpenAI-compatible server when it answers within ReachTimeout and
+//     embeds a probe text; else the built-in embedder, with the reasons.
 //
 // An existing store fixes its model: use ForModel to reopen it with the same
 // embedder, and switch models only through an explicit reindex.
@@ -51,10 +55,31 @@ func Select(ctx context.Context, cfg config.Embedder) (memory.Embedder, Choice, 
 		}
 		return wrap(o, cfg), Choice{Provider: "ollama", Model: o.Model(),
 			Reason: fmt.Sprintf("embedder.provider is ollama; %s answered with %q (dimension %d)", o.Host(), o.ModelName(), o.Dim())}, nil
+	case "openai":
+		o, err := newOpenAIFor(cfg, cfg.OpenAIModel)
+		if err != nil {
+			return nil, Choice{}, err
+		}
+		if _, err := o.Probe(ctx); err != nil {
+			return nil, Choice{}, err
+		}
+		return wrap(o, cfg), Choice{Provider: "openai", Model: o.Model(),
+			Reason: fmt.Sprintf("embedder.provider is openai; %s answered with %q (dimension %d)", o.URL(), o.ModelName(), o.Dim())}, nil
 	case "auto", "":
 		b := NewBuiltin()
 		fallback := func(reason string) (memory.Embedder, Choice, error) {
-			return wrap(b, cfg), Choice{Provider: "builtin", Model: b.Model(), Reason: reason}, nil
+			if cfg.OpenAIModel == "" {
+				return wrap(b, cfg), Choice{Provider: "builtin", Model: b.Model(), Reason: reason}, nil
+			}
+			o, oerr := autoOpenAI(ctx, cfg)
+			if oerr == nil {
+				return wrap(o, cfg), Choice{Provider: "openai", Model: o.Model(),
+					Reason: fmt.Sprintf("%s; %s answered with %q (dimension %d)", reason, o.URL(), o.ModelName(), o.Dim())}, nil
+			}
+			if ctx.Err() != nil {
+				return nil, Choice{}, fmt.Errorf("select embedder: %w", ctx.Err())
+			}
+			return wrap(b, cfg), Choice{Provider: "builtin", Model: b.Model(), Reason: reason + "; " + oerr.Error()}, nil
 		}
 		o, err := newOllamaFor(cfg, cfg.OllamaModel)
 		if err != nil {
@@ -77,7 +102,7 @@ func Select(ctx context.Context, cfg config.Embedder) (memory.Embedder, Choice, 
 		return wrap(o, cfg), Choice{Provider: "ollama", Model: o.Model(),
 			Reason: fmt.Sprintf("Ollama answered at %s with %q (dimension %d)", o.Host(), o.ModelName(), o.Dim())}, nil
 	default:
-		return nil, Choice{}, fmt.Errorf("embedder.provider %q: must be auto, builtin or ollama: %w", cfg.Provider, memory.ErrInvalid)
+		return nil, Choice{}, fmt.Errorf("embedder.provider %q: must be auto, builtin, ollama or openai: %w", cfg.Provider, memory.ErrInvalid)
 	}
 }
 
@@ -85,7 +110,8 @@ func Select(ctx context.Context, cfg config.Embedder) (memory.Embedder, Choice, 
 // store's recorded Model()), wrapped in a cache like Select: "builtin-…"
 // gives the built-in embedder, which must be the same version; "ollama:<m>"
 // gives Ollama with model m at cfg's host, checked and probed, so Dim is
-// known. It never substitutes another model.
+// known; "openai:<m>" gives the OpenAI-compatible server of cfg with model
+// m, probed. It never substitutes another model.
 func ForModel(ctx context.Context, cfg config.Embedder, model string) (memory.Embedder, error) {
 	switch {
 	case model == BuiltinModel:
@@ -107,6 +133,19 @@ func ForModel(ctx context.Context, cfg config.Embedder, model string) (memory.Em
 			return nil, err
 		}
 		if err := checkOllama(ctx, o, o.timeout); err != nil {
+			return nil, fmt.Errorf("store was embedded with %q: %w", model, err)
+		}
+		return wrap(o, cfg), nil
+	case strings.HasPrefix(model, OpenAIPrefix):
+		name := strings.TrimPrefix(model, OpenAIPrefix)
+		if name == "" {
+			return nil, fmt.Errorf("embedding model %q names no model: %w", model, memory.ErrInvalid)
+		}
+		o, err := newOpenAIFor(cfg, name)
+		if err != nil {
+			return nil, fmt.Errorf("store was embedded with %q: %w", model, err)
+		}
+		if _, err := o.Probe(ctx); err != nil {
 			return nil, fmt.Errorf("store was embedded with %q: %w", model, err)
 		}
 		return wrap(o, cfg), nil
@@ -148,6 +187,38 @@ func newOllamaFor(cfg config.Embedder, model string) (*Ollama, error) {
 		Model:     model,
 		Timeout:   time.Duration(cfg.Timeout),
 		BatchSize: cfg.BatchSize,
+	})
+}
+
+// autoOpenAI is auto's second choice: the configured OpenAI-compatible
+// server, when it answers its model list within ReachTimeout (any answer,
+// even a 404, will do) and then embeds a probe text.
+func autoOpenAI(ctx context.Context, cfg config.Embedder) (*OpenAI, error) {
+	o, err := newOpenAIFor(cfg, cfg.OpenAIModel)
+	if err != nil {
+		return nil, fmt.Errorf("OpenAI-compatible server not usable: %w", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, ReachTimeout)
+	_, err = o.Models(rctx)
+	cancel()
+	if err != nil && isUnreachable(err) {
+		return nil, fmt.Errorf("no OpenAI-compatible server answers at %s", o.URL())
+	}
+	if _, err := o.Probe(ctx); err != nil {
+		return nil, fmt.Errorf("%s did not embed with %q: %w", o.URL(), o.ModelName(), err)
+	}
+	return o, nil
+}
+
+// newOpenAIFor makes an OpenAI-compatible embedder from the configuration.
+func newOpenAIFor(cfg config.Embedder, model string) (*OpenAI, error) {
+	return NewOpenAI(OpenAIOptions{
+		URL:        cfg.OpenAIURL,
+		Model:      model,
+		KeyEnv:     cfg.OpenAIKeyEnv,
+		Dimensions: cfg.Dimensions,
+		Timeout:    time.Duration(cfg.Timeout),
+		BatchSize:  cfg.BatchSize,
 	})
 }
 

@@ -44,7 +44,7 @@ func TestSelect(t *testing.T) {
 		{name: "ollama", provider: "ollama", want: "ollama", reason: "embedder.provider is ollama"},
 		{name: "ollama absent", provider: "ollama", absent: true, wantErr: memory.ErrUnavailable},
 		{name: "ollama without model", provider: "ollama", setup: func(k *ollamafake.Knobs) { k.Uninstall("nomic-embed-text") }, wantErr: ErrModelNotFound},
-		{name: "unknown provider", provider: "openai", wantErr: memory.ErrInvalid},
+		{name: "unknown provider", provider: "magic", wantErr: memory.ErrInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -134,7 +134,7 @@ func TestForModel(t *testing.T) {
 		{"ollama:llama3.2", nil, 16},
 		{"ollama:mxbai-embed-large", ErrModelNotFound, 0},
 		{"ollama:", memory.ErrInvalid, 0},
-		{"openai:text-embedding-3-small", memory.ErrInvalid, 0},
+		{"mystery:text-embedding-3-small", memory.ErrInvalid, 0},
 		{"", memory.ErrInvalid, 0},
 	}
 	for _, c := range cases {
