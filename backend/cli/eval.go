@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/eval"
@@ -193,6 +195,7 @@ func runEvalMerge(env *Env, args []string) error {
 func runEvalSessions(env *Env, args []string) error {
 	var c common
 	fs := newFlags("eval sessions", env, &c, true)
+	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts and what unrelated prompts got to `FILE`")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -200,11 +203,22 @@ func runEvalSessions(env *Env, args []string) error {
 	if len(pos) != 1 {
 		return usagef("give one session set FILE (e.g. sessions-dev.json)")
 	}
-	rep, err := eval.RunSessions(env.Ctx, pos[0], eval.SessionsOptions{Progress: func(msg string) {
+	opts := eval.SessionsOptions{Progress: func(msg string) {
 		if !c.json {
 			fmt.Fprintf(env.Stderr, "eval sessions: %s\n", msg)
 		}
-	}})
+	}}
+	if *dumpPath != "" {
+		f, err := os.Create(*dumpPath)
+		if err != nil {
+			return fmt.Errorf("eval sessions: dump: %w", err)
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		defer bw.Flush()
+		opts.Dump = bw
+	}
+	rep, err := eval.RunSessions(env.Ctx, pos[0], opts)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -40,6 +41,10 @@ type SessionsOptions struct {
 	TempDir string
 	// Progress, if set, is told what the run is doing (one line each).
 	Progress func(msg string)
+	// Dump, if set, gets a readable listing for reading the run by hand:
+	// each session's live memories with the facts and traps they cover,
+	// the facts no memory covers, and what each unrelated prompt got.
+	Dump io.Writer
 }
 
 // RunSessions is `memtray eval sessions SET.json`: it ingests each session
@@ -180,6 +185,9 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 		unrelatedProject[l.ls.ID] = project
 		texts := memoryTexts(live)
 		covered := scoreSession(sc, l.ls, texts, len(l.exs), project)
+		if opts.Dump != nil {
+			dumpSession(opts.Dump, l.ls, live, covered)
+		}
 		for _, m := range live {
 			all[m.ID] = m
 			lower := lowerTexts([]string{m.Text})
@@ -221,6 +229,9 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 		}
 		if len(got.Hits) == 0 {
 			o.UnrelatedEmpty++
+		}
+		if opts.Dump != nil {
+			dumpUnrelated(opts.Dump, p, got.Hits)
 		}
 	}
 	o.UnrelatedEmptyRate = ratio(o.UnrelatedEmpty, o.UnrelatedPrompts)

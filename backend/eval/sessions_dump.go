@@ -1,0 +1,51 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// dumpSession writes a session's live memories, each with the ids of the
+// facts ("F:") and the traps ("TRAP:") it covers, then the facts no memory
+// covers, for reading a run by hand (SessionsOptions.Dump).
+func dumpSession(w io.Writer, ls *LabelledSession, live []memory.Memory, covered []bool) {
+	fmt.Fprintf(w, "=== session %s (%s, %d memories)\n", ls.ID, ls.Agent, len(live))
+	for _, m := range live {
+		lower := strings.ToLower(m.Text)
+		var tags []string
+		for _, f := range ls.Facts {
+			if coversLower(lower, f.Keys) {
+				tags = append(tags, "F:"+f.ID)
+			}
+		}
+		for i, t := range ls.Traps {
+			if coversLower(lower, t.Keys) {
+				tags = append(tags, fmt.Sprintf("TRAP:%d", i+1))
+			}
+		}
+		if len(tags) == 0 {
+			tags = []string{"-"}
+		}
+		fmt.Fprintf(w, "--- [%s] %s/%s %s\n%s\n", strings.Join(tags, " "), m.Kind, m.KindOrigin, m.Type, m.Text)
+	}
+	for i, f := range ls.Facts {
+		if !covered[i] {
+			fmt.Fprintf(w, "!!! uncovered %s (%s): %s\n", f.ID, f.Where, f.Statement)
+		}
+	}
+}
+
+// dumpUnrelated writes an unrelated prompt and the memories recall gave it.
+func dumpUnrelated(w io.Writer, prompt string, hits []memory.Hit) {
+	fmt.Fprintf(w, "=== unrelated %q: %d memories\n", prompt, len(hits))
+	for _, h := range hits {
+		text := h.Memory.Text
+		if r := []rune(text); len(r) > 120 {
+			text = string(r[:120]) + "..."
+		}
+		fmt.Fprintf(w, "  %.3f %s\n", h.Score, strings.ReplaceAll(text, "\n", " "))
+	}
+}
