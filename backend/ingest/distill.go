@@ -103,7 +103,7 @@ var causeWord = regexp.MustCompile(`\b(?:because|since (?:the|it|we|our|they)|so
 var prefUser = regexp.MustCompile(`\b(?:never|always|don't|do not|dont|please (?:always|never|don't|do not|use|keep|make sure|avoid)|i (?:want|like|prefer|need|expect|require)|we (?:use|want|need|prefer|always|never)|make sure|from now on|every time|whenever|must|should(?:n't)?|instead of|rather than|no need to|avoid|stop \w+ing|prefer)\b`)
 
 // revisionCue marks a sentence that corrects something said before.
-var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fact|correction|i was wrong|was wrong|that was wrong|not the (?:issue|problem|cause|reason)|the real (?:issue|problem|cause|fix|reason)|didn't (?:work|help|fix)|did not (?:work|help|fix)|doesn't (?:work|help)|does not (?:work|help)|still (?:fail\w*|broken|there|persist\w*|show\w*|happen\w*)|persist(?:s|ed)?|not enough|isn't enough|wasn't enough|wasn't|isn't|despite|after all|not actually|in reality|instead)\b`)
+var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fact|correction|i was wrong|was wrong|that was wrong|not the (?:issue|problem|cause|reason)|the real (?:issue|problem|cause|fix|reason)|didn't (?:work|help|fix)|did not (?:work|help|fix)|doesn't (?:work|help)|does not (?:work|help)|still (?:fail\w*|broken|there|persist\w*|show\w*|happen\w*)|persist(?:s|ed)?|not enough|isn't enough|wasn't enough|despite|after all|not actually|in reality|instead)\b`)
 
 // Distill splits a turn into candidate statements and decides which form
 // memories: findings, rules and facts with something specific in them,

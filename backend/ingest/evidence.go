@@ -249,8 +249,10 @@ func pathSubject(text string) map[string]bool {
 
 // dropOffered drops from the model's kept statements the items of a
 // list that a sentence introduces as options ("I have two options:"),
-// even when the list stands in its own paragraph: a choice put to the
-// user is not a fact.
+// as offers ("If you want, I can:") or as what is left to do ("Next
+// steps:", a "- Next steps" bullet over its sub-items), even when the
+// list stands in its own paragraph: a choice put to the user, an offer
+// or a to-do is not a fact.
 func dropOffered(t Turn, cands []Candidate) {
 	items := map[int][]string{} // the offered items of each step, found once
 	for i := range cands {
@@ -268,39 +270,55 @@ func dropOffered(t Turn, cands []Candidate) {
 			}
 		}
 		if len(offered) > 0 {
-			cutSentences(c, offered, "offered as an option: "+preview(offered[0]))
+			cutSentences(c, offered, "offered or left to do: "+preview(offered[0]))
 		}
 	}
 }
 
-// offeredItems returns the sentences of the list items that follow an
-// options intro ("I have two options:") in a model text, up to the next
-// line that is not a list item.
+// offeredItems returns the sentences of the list items that an intro of
+// options, offers or next steps (offerIntro) heads in a model text: the
+// items that follow a line ending in such an intro, up to the next line
+// that is not a list item, and the items nested under a list item that
+// is such an intro, up to the next item as shallow as it.
 func offeredItems(text string) []string {
-	if !strings.Contains(text, ":") {
-		return nil // no intro
-	}
 	prose, _ := splitFences(stripHarness(text))
 	var out []string
-	in := false
-	for _, line := range strings.Split(prose, "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case line == "":
-		case in && listMark.MatchString(line):
+	in, nested, depth := false, false, 0
+	for _, raw := range strings.Split(prose, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" {
+			continue
+		}
+		indent := len(raw) - len(strings.TrimLeft(raw, " \t"))
+		item := listMark.MatchString(line)
+		if in && item && (!nested || indent > depth) {
 			for _, s := range sentences(line) {
 				st := strings.TrimSpace(strings.TrimLeft(ackLead.ReplaceAllString(strings.TrimSpace(s.text), ""), " ,.:;!—–-"))
 				if st != "" {
 					out = append(out, st)
 				}
 			}
-		default:
-			in = false
-			if ss := sentences(line); len(ss) > 0 {
-				last := ss[len(ss)-1]
-				in = last.intro && optionsIntro.MatchString(lower(last.text))
-			}
+			continue
 		}
+		in, nested, depth = offerIntro(line), item, indent
 	}
 	return out
+}
+
+// offerIntro reports whether a line introduces options, offers or next
+// steps: its last sentence ends with a colon and offers or names choices
+// ("We could go either way:", "If you want, I can:"), or the line is a
+// heading of what is left to do ("Next steps", "- Follow-ups:").
+func offerIntro(line string) bool {
+	ss := sentences(line)
+	if len(ss) == 0 {
+		return false
+	}
+	last := ss[len(ss)-1]
+	lt := lower(strings.TrimSpace(last.text))
+	if last.intro && (optionsIntro.MatchString(lt) || offer.MatchString(lt)) {
+		return true
+	}
+	head := strings.TrimRight(strings.Trim(strings.TrimSpace(last.text), "*_"), ":")
+	return len(ss) == 1 && wordCount(head) <= 5 && planHeading.MatchString(head)
 }

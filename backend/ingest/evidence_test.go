@@ -159,6 +159,10 @@ func TestOfferedItems(t *testing.T) {
 		{"Since the hook blocks, I have two options:\n\n1. Fix them first\n2. Skip the hook\n\nWhich one?", []string{"Fix them first", "Skip the hook"}},
 		{"We could go either way:\n- keep `v1` (safe)\n- move to `v2`. It is faster.\nAfter that the list ends.\n- not an option", []string{"keep `v1` (safe)", "move to `v2`.", "It is faster."}},
 		{"Changes made:\n- added `x`\n- removed `y`", nil},
+		{"Tests pass.\n\nIf you'd like, I can:\n- Add a `--dry-run` flag.\n- Extend the tests to Windows.", []string{"Add a `--dry-run` flag.", "Extend the tests to Windows."}},
+		{"- Changes\n  - Added `cache.go`.\n- Next steps\n  - Wait for CI to finish.\n  - Pin Python 3.12.\n- Status\n  - Pushed.", []string{"Wait for CI to finish.", "Pin Python 3.12."}},
+		{"**Next steps:**\n1. Rotate the key\n\nThe cache lives in `~/.cache/x`.", []string{"Rotate the key"}},
+		{"- Tests\n  - Added `test_gen.py`.", nil},
 		{"", nil},
 	}
 	for _, tc := range tests {

@@ -280,6 +280,7 @@ func abbrev(before string) bool {
 
 // classify sorts one sentence.
 func classify(sent string) string {
+	sent = quoteFold.Replace(sent) // lower folds quotes: keep offsets equal
 	if outputLine.MatchString(sent) {
 		return classOutput
 	}
@@ -314,8 +315,15 @@ func classify(sent string) string {
 	return classContent
 }
 
-// lower lowercases ASCII letters only, so byte offsets stay the same.
+// quoteFold turns typographic quotes into ASCII ones: models write
+// "I’ll" and "doesn’t" as often as "I'll", and the patterns are written
+// with ASCII apostrophes.
+var quoteFold = strings.NewReplacer("’", "'", "‘", "'", "“", `"`, "”", `"`)
+
+// lower lowercases ASCII letters and folds typographic quotes
+// (quoteFold); byte offsets are those of quoteFold.Replace(s).
 func lower(s string) string {
+	s = quoteFold.Replace(s)
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= 'A' && c <= 'Z' {
 			b := []byte(s)
