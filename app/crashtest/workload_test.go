@@ -517,7 +517,7 @@ func (h *harness) stewardRun(l *life) {
 // reembed switches the store to the other fake model and follows the job.
 func (h *harness) reembed(l *life) {
 	ctx, cancel := l.rctx()
-	info, err := l.p.client.EmbedderInfo(ctx)
+	info, err := l.p.client.EmbedderInfo(ctx, httpapi.EmbedderQuery{})
 	cancel()
 	if err != nil {
 		l.refused("embedder info", err)

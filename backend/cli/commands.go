@@ -37,7 +37,7 @@ func ServeConfig(name string, args []string, stderr io.Writer, usage string) (co
 	listen := fs.String("listen", "", "address to listen on (loopback only; default 127.0.0.1:7432)")
 	insecure := fs.Bool("insecure-non-loopback", false, "DANGEROUS: allow --listen on a non-loopback address (e.g. 0.0.0.0 inside a container); "+
 		"anyone who reaches it can use the capture proxy, which takes no token")
-	provider := fs.String("embedder", "", "embedder for a new store: auto, builtin or ollama")
+	provider := fs.String("embedder", "", "embedder for a new store: auto, builtin, ollama or openai")
 	anthropic := fs.String("anthropic-upstream", "", "where the proxy sends /v1/* (default capture.anthropic_upstream)")
 	openai := fs.String("openai-upstream", "", "where the proxy sends /openai/v1/* (default capture.openai_upstream)")
 	pos, err := parse(fs, args)
@@ -439,8 +439,10 @@ func runImport(env *Env, args []string) error {
 func runReindex(env *Env, args []string) error {
 	var c common
 	fs := newFlags("reindex", env, &c, false)
-	provider := fs.String("embedder", "", "auto, builtin or ollama (default from config)")
+	provider := fs.String("embedder", "", "auto, builtin, ollama or openai (default from config)")
 	model := fs.String("ollama-model", "", "Ollama embedding model (default from config)")
+	oaModel := fs.String("openai-model", "", "model of the OpenAI-compatible server (default embedder.openai_model)")
+	oaURL := fs.String("openai-url", "", "base URL of the OpenAI-compatible server (default embedder.openai_url)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -450,6 +452,12 @@ func runReindex(env *Env, args []string) error {
 		}
 		if *model != "" {
 			cfg.Embedder.OllamaModel = *model
+		}
+		if *oaModel != "" {
+			cfg.Embedder.OpenAIModel = *oaModel
+		}
+		if *oaURL != "" {
+			cfg.Embedder.OpenAIURL = *oaURL
 		}
 	})
 	if err != nil {

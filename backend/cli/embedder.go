@@ -20,18 +20,26 @@ const jobPoll = 200 * time.Millisecond
 func reindexRemote(env *Env, cl *httpapi.Client, e config.Embedder) error {
 	req := httpapi.ReembedRequest{Provider: e.Provider, Model: e.OllamaModel}
 	if req.Provider == "auto" || req.Provider == "" {
-		// As embed.Select's auto: Ollama when it answers and has the model.
-		info, err := cl.EmbedderInfo(env.Ctx)
+		// As embed.Select's auto: Ollama when it answers and has the model,
+		// else the configured OpenAI-compatible server when it embeds.
+		info, err := cl.EmbedderInfo(env.Ctx, httpapi.EmbedderQuery{OpenAIModel: e.OpenAIModel, OpenAIURL: e.OpenAIURL,
+			OpenAIKeyEnv: e.OpenAIKeyEnv, Dimensions: e.Dimensions})
 		if err != nil {
 			return err
 		}
 		req.Provider = "builtin"
-		if info.Ollama.Reachable && hasModel(info.Ollama.Models, e.OllamaModel) {
+		switch {
+		case info.Ollama.Reachable && hasModel(info.Ollama.Models, e.OllamaModel):
 			req.Provider = "ollama"
+		case e.OpenAIModel != "" && info.OpenAI.Dim > 0:
+			req.Provider = "openai"
 		}
 	}
-	if req.Provider == "builtin" {
+	switch req.Provider {
+	case "builtin":
 		req.Model = ""
+	case "openai":
+		req.Model, req.OpenAIURL, req.OpenAIKeyEnv, req.Dimensions = e.OpenAIModel, e.OpenAIURL, e.OpenAIKeyEnv, e.Dimensions
 	}
 	job, err := cl.Reembed(env.Ctx, req)
 	if err != nil {

@@ -244,7 +244,8 @@ func (d *Daemon) openEmbedder(ctx context.Context, override memory.Embedder) err
 	}
 	if ok && info.Model != "" {
 		emb, err := embed.ForModel(ctx, d.cfg.Embedder, info.Model)
-		if err != nil && strings.HasPrefix(info.Model, embed.OllamaPrefix) && info.Dim > 0 && !errors.Is(err, memory.ErrModelMismatch) {
+		remote := strings.HasPrefix(info.Model, embed.OllamaPrefix) || strings.HasPrefix(info.Model, embed.OpenAIPrefix)
+		if err != nil && remote && info.Dim > 0 && !errors.Is(err, memory.ErrModelMismatch) {
 			// Start without the embedder rather than not at all: search runs
 			// on BM25 alone and the embedder comes back by itself.
 			d.log.Warn("embedder unavailable; searching text only until it answers", "model", info.Model, "err", err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
@@ -33,9 +34,10 @@ func (d *Daemon) setEmbedder(e memory.Embedder, c embed.Choice) {
 	d.choice.Store(&c)
 }
 
-// EmbedderInfo describes the embedder in use, the store's model and what
-// the configured Ollama offers (see httpapi.Embedders).
-func (d *Daemon) EmbedderInfo(ctx context.Context) (httpapi.EmbedderInfo, error) {
+// EmbedderInfo describes the embedder in use, the store's model, what the
+// configured Ollama offers and what the OpenAI-compatible server (the
+// configured one, or q's) answers (see httpapi.Embedders).
+func (d *Daemon) EmbedderInfo(ctx context.Context, q httpapi.EmbedderQuery) (httpapi.EmbedderInfo, error) {
 	cfg := d.live.Load().Embedder
 	cur := embed.Snapshot(d.emb)
 	ch := d.EmbedderChoice()
@@ -51,7 +53,37 @@ func (d *Daemon) EmbedderInfo(ctx context.Context) (httpapi.EmbedderInfo, error)
 		out.Ollama.Models = append(out.Ollama.Models, httpapi.OllamaModel{Name: m.Name, Size: m.Size, Family: m.Family,
 			ParameterSize: m.ParameterSize, Embedding: m.Embedding})
 	}
+	out.OpenAI = d.openAIInfo(ctx, cfg, q)
 	return out, nil
+}
+
+// openAIInfo asks the OpenAI-compatible server of cfg, with q's fields in
+// place of cfg's, for its models and probes its model; without a model it
+// asks nothing.
+func (d *Daemon) openAIInfo(ctx context.Context, cfg config.Embedder, q httpapi.EmbedderQuery) httpapi.OpenAIInfo {
+	cfg = withOpenAI(cfg, q.OpenAIModel, q.OpenAIURL, q.OpenAIKeyEnv, q.Dimensions)
+	info := httpapi.OpenAIInfo{URL: cmp.Or(cfg.OpenAIURL, embed.DefaultOpenAIURL), Model: cfg.OpenAIModel, KeyEnv: cfg.OpenAIKeyEnv,
+		Dimensions: cfg.Dimensions, Models: []string{}}
+	if strings.TrimSpace(cfg.OpenAIModel) == "" {
+		return info
+	}
+	st := embed.InspectOpenAI(ctx, cfg, inspectTimeout)
+	info.Checked, info.URL, info.Reachable, info.Error, info.Dim = true, st.URL, st.Reachable, st.Error, st.Dim
+	if st.Models != nil {
+		info.Models = st.Models
+	}
+	return info
+}
+
+// withOpenAI returns cfg with the non-empty OpenAI-compatible fields given.
+func withOpenAI(cfg config.Embedder, model, url, keyEnv string, dims int) config.Embedder {
+	cfg.OpenAIModel = cmp.Or(strings.TrimSpace(model), cfg.OpenAIModel)
+	cfg.OpenAIURL = cmp.Or(strings.TrimSpace(url), cfg.OpenAIURL)
+	cfg.OpenAIKeyEnv = cmp.Or(strings.TrimSpace(keyEnv), cfg.OpenAIKeyEnv)
+	if dims != 0 {
+		cfg.Dimensions = dims
+	}
+	return cfg
 }
 
 // PullModel starts a job that pulls an Ollama model (the configured one
@@ -114,9 +146,19 @@ func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpa
 		sel.Provider = "builtin"
 	case "ollama":
 		sel.Provider, sel.OllamaModel = "ollama", cmp.Or(strings.TrimSpace(req.Model), cfg.OllamaModel, embed.DefaultOllamaModel)
+	case "openai":
+		sel = withOpenAI(sel, req.Model, req.OpenAIURL, req.OpenAIKeyEnv, req.Dimensions)
+		sel.Provider = "openai"
+		if fields := openAIFieldErrors(sel); fields != nil {
+			return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid re-embedding", Fields: fields}
+		}
 	default:
 		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid re-embedding",
-			Fields: map[string]string{"provider": fmt.Sprintf("must be builtin or ollama, not %q", req.Provider)}}
+			Fields: map[string]string{"provider": fmt.Sprintf("must be builtin, ollama or openai, not %q", req.Provider)}}
+	}
+	if req.Provider != "openai" && (req.OpenAIURL != "" || req.OpenAIKeyEnv != "" || req.Dimensions != 0) {
+		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid re-embedding",
+			Fields: map[string]string{"provider": "openai_url, openai_key_env and dimensions go with the openai provider only"}}
 	}
 	if j, ok := d.jobs.running(httpapi.JobReembed); ok {
 		return j, busy(j)
@@ -127,6 +169,8 @@ func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpa
 	switch {
 	case errors.Is(err, embed.ErrModelNotFound):
 		return httpapi.Job{}, fmt.Errorf("%w: %w (pull it first)", memory.ErrNotFound, err)
+	case errors.Is(err, embed.ErrModelNotServed):
+		return httpapi.Job{}, fmt.Errorf("%w: %w", memory.ErrNotFound, err)
 	case err != nil:
 		return httpapi.Job{}, fmt.Errorf("switch to %s: %w", sel.Provider, err)
 	}
@@ -135,11 +179,11 @@ func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpa
 	}
 	reason := fmt.Sprintf("switched to by a re-embedding at %s", time.Now().Format(time.DateTime))
 	if detail, ok := strings.CutPrefix(choice.Reason, "embedder.provider is "+sel.Provider+"; "); ok {
-		reason += "; " + detail // what Ollama answered
+		reason += "; " + detail // what the server answered
 	}
 	choice.Reason = reason
 	return d.jobs.start(httpapi.JobReembed, emb.Model(), httpapi.UnitMemories, func(ctx context.Context, j *job) (string, error) {
-		return d.runReembed(ctx, j, emb, choice)
+		return d.runReembed(ctx, j, emb, choice, sel)
 	})
 }
 
@@ -152,8 +196,9 @@ func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpa
 // writer. The content scorer's prototypes are embedded with the new model
 // beforehand and installed right after; skill indexes follow the model by
 // themselves. The choice is saved to the config file, so a restart keeps
-// it (the store records its model anyway).
-func (d *Daemon) runReembed(ctx context.Context, j *job, emb memory.Embedder, choice embed.Choice) (string, error) {
+// it (the store records its model anyway), with sel's server fields for an
+// OpenAI-compatible model.
+func (d *Daemon) runReembed(ctx context.Context, j *job, emb memory.Embedder, choice embed.Choice, sel config.Embedder) (string, error) {
 	from, model := d.emb.Model(), emb.Model()
 	var prep *noise.Prepared
 	sc := d.pipeline.Scorer()
@@ -185,19 +230,45 @@ func (d *Daemon) runReembed(ctx context.Context, j *job, emb memory.Embedder, ch
 	n := d.store.Count()
 	d.log.Info("embedding model switched", "from", from, "to", model, "memories", n)
 	result := fmt.Sprintf("re-embedded %d memories with %s (was %s)", n, model, from)
-	if err := d.saveEmbedder(model); err != nil {
+	if err := d.saveEmbedder(model, sel); err != nil {
 		d.log.Warn("embedding model switched but not saved to the config file", "err", err)
 		result += "; not saved to the config file: " + err.Error()
 	}
 	return result, nil
 }
 
+// openAIFieldErrors checks the OpenAI-compatible fields of a switch, by
+// the request's field names.
+func openAIFieldErrors(sel config.Embedder) map[string]string {
+	fields := map[string]string{}
+	if strings.TrimSpace(sel.OpenAIModel) == "" {
+		fields["model"] = "name the model (embedder.openai_model is empty)"
+	}
+	for _, fe := range config.CheckOpenAIEmbedder(sel) {
+		name := strings.TrimPrefix(fe.Field, "embedder.")
+		if name == "openai_model" {
+			name = "model"
+		}
+		fields[name] = fe.Problem
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return fields
+}
+
 // saveEmbedder records model as the configured embedder: in the live
-// config and, when the daemon has a config file, in it.
-func (d *Daemon) saveEmbedder(model string) error {
+// config and, when the daemon has a config file, in it. An
+// OpenAI-compatible model saves sel's server fields with it (the key's
+// variable name, never the key).
+func (d *Daemon) saveEmbedder(model string, sel config.Embedder) error {
 	section := map[string]any{"provider": "builtin"}
 	if name, ok := strings.CutPrefix(model, embed.OllamaPrefix); ok {
 		section = map[string]any{"provider": "ollama", "ollama_model": name}
+	}
+	if name, ok := strings.CutPrefix(model, embed.OpenAIPrefix); ok {
+		section = map[string]any{"provider": "openai", "openai_model": name, "openai_url": sel.OpenAIURL,
+			"openai_key_env": sel.OpenAIKeyEnv, "dimensions": sel.Dimensions}
 	}
 	d.liveMu.Lock()
 	defer d.liveMu.Unlock()
@@ -205,6 +276,10 @@ func (d *Daemon) saveEmbedder(model string) error {
 	next.Embedder.Provider = section["provider"].(string)
 	if name, ok := section["ollama_model"].(string); ok {
 		next.Embedder.OllamaModel = name
+	}
+	if name, ok := section["openai_model"].(string); ok {
+		next.Embedder = withOpenAI(next.Embedder, name, sel.OpenAIURL, sel.OpenAIKeyEnv, 0)
+		next.Embedder.Dimensions = sel.Dimensions
 	}
 	if err := next.Validate(); err != nil {
 		return fmt.Errorf("config after the switch: %w", err)

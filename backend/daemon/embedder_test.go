@@ -117,7 +117,7 @@ func TestEmbedderInfo(t *testing.T) {
 	f := newFakeOllama(t, 16, "nomic-embed-text:latest", "llama3.2:latest")
 	d, addr := serve(t, ollamaConfig(t, f.URL()))
 	c := httpapi.NewClient(addr, d.Token())
-	info, err := c.EmbedderInfo(ctx)
+	info, err := c.EmbedderInfo(ctx, httpapi.EmbedderQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestEmbedderInfo(t *testing.T) {
 	}
 
 	d2, addr2 := serve(t, ollamaConfig(t, ollamafake.ClosedURL(t)))
-	info, err = httpapi.NewClient(addr2, d2.Token()).EmbedderInfo(ctx)
+	info, err = httpapi.NewClient(addr2, d2.Token()).EmbedderInfo(ctx, httpapi.EmbedderQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestPullJob(t *testing.T) {
 	if !f.Has("nomic-embed-text") {
 		t.Fatal("the model was not pulled")
 	}
-	if info, err := c.EmbedderInfo(ctx); err != nil || !info.Ollama.HasConfigured {
+	if info, err := c.EmbedderInfo(ctx, httpapi.EmbedderQuery{}); err != nil || !info.Ollama.HasConfigured {
 		t.Fatalf("after the pull: %+v, %v", info.Ollama, err)
 	}
 	if js, err := c.Jobs(ctx); err != nil || len(js) != 1 || js[0].ID != job.ID || js[0].State != httpapi.JobDone {
@@ -367,7 +367,7 @@ func TestReembedWhileServing(t *testing.T) {
 	}
 
 	const model = "ollama:all-minilm"
-	info, err := c.EmbedderInfo(ctx)
+	info, err := c.EmbedderInfo(ctx, httpapi.EmbedderQuery{})
 	if err != nil || info.Model != model || info.StoreModel != model || info.Dim != embed.BuiltinDim || !strings.Contains(info.Reason, "switched") {
 		t.Fatalf("after the switch: %+v, %v", info, err)
 	}
@@ -431,7 +431,7 @@ func TestReembedCancel(t *testing.T) {
 	if err != nil || final.State != httpapi.JobCanceled || final.Done >= final.Total {
 		t.Fatalf("cancelled job = %+v, %v", final, err)
 	}
-	info, err := c.EmbedderInfo(ctx)
+	info, err := c.EmbedderInfo(ctx, httpapi.EmbedderQuery{})
 	if err != nil || info.Model != embed.BuiltinModel || info.StoreModel != embed.BuiltinModel || info.Dim != embed.BuiltinDim {
 		t.Fatalf("after cancel: %+v, %v", info, err)
 	}

@@ -3,6 +3,8 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"net/url"
+	"strconv"
 )
 
 // Embedders is the part of Backend that shows the embedder and changes
@@ -10,9 +12,10 @@ import (
 // model and switching the store to another model. Pulls and switches are
 // Jobs.
 type Embedders interface {
-	// EmbedderInfo describes the embedder in use, the store's model and
-	// the Ollama server of the config.
-	EmbedderInfo(ctx context.Context) (EmbedderInfo, error)
+	// EmbedderInfo describes the embedder in use, the store's model, the
+	// Ollama server of the config and the OpenAI-compatible server of the
+	// config or, when q names one, of q (the "test" of Settings).
+	EmbedderInfo(ctx context.Context, q EmbedderQuery) (EmbedderInfo, error)
 	// PullModel starts a job that pulls an Ollama model (ErrJobRunning
 	// while a pull runs; memory.ErrUnavailable when Ollama does not answer).
 	PullModel(ctx context.Context, req PullRequest) (Job, error)
@@ -47,6 +50,45 @@ type EmbedderInfo struct {
 	ConfiguredModel    string `json:"configured_model"`
 	// Ollama is what the configured Ollama server says.
 	Ollama OllamaInfo `json:"ollama"`
+	// OpenAI is what the OpenAI-compatible server says (the configured
+	// one, or the one the query asked about).
+	OpenAI OpenAIInfo `json:"openai"`
+}
+
+// EmbedderQuery are GET /api/embedder's optional query parameters: an
+// OpenAI-compatible server to test instead of the configured one
+// (openai_url, openai_model, openai_key_env, dimensions). Empty fields
+// take the configured values.
+type EmbedderQuery struct {
+	OpenAIURL    string `json:"openai_url,omitempty"`
+	OpenAIModel  string `json:"openai_model,omitempty"`
+	OpenAIKeyEnv string `json:"openai_key_env,omitempty"`
+	Dimensions   int    `json:"dimensions,omitempty"`
+}
+
+// Empty reports whether q asks about nothing beyond the configuration.
+func (q EmbedderQuery) Empty() bool { return q == EmbedderQuery{} }
+
+// OpenAIInfo describes an OpenAI-compatible embeddings server asked for
+// its models and probed with a text.
+type OpenAIInfo struct {
+	// URL, Model, KeyEnv and Dimensions are what was asked (the config's
+	// embedder.openai_* or the query's).
+	URL        string `json:"url"`
+	Model      string `json:"model"`
+	KeyEnv     string `json:"key_env,omitempty"`
+	Dimensions int    `json:"dimensions,omitempty"`
+	// Checked: a model was named and the server was asked; without one
+	// (embedder.openai_model empty) nothing was asked.
+	Checked bool `json:"checked"`
+	// Reachable: the server answered; Error says why the model does not
+	// embed.
+	Reachable bool   `json:"reachable"`
+	Error     string `json:"error,omitempty"`
+	// Models are the models it lists (GET {url}/models).
+	Models []string `json:"models"`
+	// Dim is the probe's vector length (0 when it failed).
+	Dim int `json:"dim"`
 }
 
 // OllamaInfo describes the Ollama server at the configured host.
@@ -84,17 +126,28 @@ type PullRequest struct {
 // ReembedRequest is what POST /api/embedder/reembed takes: the model to
 // switch the store to.
 type ReembedRequest struct {
-	// Provider is "builtin" or "ollama".
+	// Provider is "builtin", "ollama" or "openai".
 	Provider string `json:"provider"`
-	// Model is the Ollama model (provider ollama); empty is
-	// embedder.ollama_model.
+	// Model is the Ollama model (provider ollama; empty is
+	// embedder.ollama_model) or the OpenAI-compatible server's (provider
+	// openai; empty is embedder.openai_model).
 	Model string `json:"model,omitempty"`
+	// OpenAIURL, OpenAIKeyEnv and Dimensions (provider openai) replace the
+	// config's embedder.openai_url, openai_key_env and dimensions; the
+	// switch saves them to the config file.
+	OpenAIURL    string `json:"openai_url,omitempty"`
+	OpenAIKeyEnv string `json:"openai_key_env,omitempty"`
+	Dimensions   int    `json:"dimensions,omitempty"`
 }
 
 // embedderRoutes registers the routes of Embedders and Jobs.
 func (h *Handler) embedderRoutes() {
 	h.mux.HandleFunc("GET /api/embedder", withoutBody(func(r *http.Request) (EmbedderInfo, error) {
-		return h.b.EmbedderInfo(r.Context())
+		q, err := parseEmbedderQuery(r.URL.Query())
+		if err != nil {
+			return EmbedderInfo{}, err
+		}
+		return h.b.EmbedderInfo(r.Context(), q)
 	}))
 	h.mux.HandleFunc("POST /api/embedder/pull", withJSON(func(r *http.Request, req PullRequest) (Job, error) {
 		return h.b.PullModel(r.Context(), req)
@@ -105,10 +158,37 @@ func (h *Handler) embedderRoutes() {
 	h.jobRoutes()
 }
 
-// EmbedderInfo runs GET /api/embedder.
-func (c *Client) EmbedderInfo(ctx context.Context) (EmbedderInfo, error) {
+// parseEmbedderQuery reads GET /api/embedder's query parameters.
+func parseEmbedderQuery(v url.Values) (EmbedderQuery, error) {
+	q := EmbedderQuery{OpenAIURL: v.Get("openai_url"), OpenAIModel: v.Get("openai_model"), OpenAIKeyEnv: v.Get("openai_key_env")}
+	if d := v.Get("dimensions"); d != "" {
+		n, err := strconv.Atoi(d)
+		if err != nil {
+			return q, &FieldErrors{Message: "invalid embedder query", Fields: map[string]string{"dimensions": "must be a whole number"}}
+		}
+		q.Dimensions = n
+	}
+	return q, nil
+}
+
+// EmbedderInfo runs GET /api/embedder, asking about the OpenAI-compatible
+// server q names (the Settings "test") unless q is empty.
+func (c *Client) EmbedderInfo(ctx context.Context, q EmbedderQuery) (EmbedderInfo, error) {
+	v := url.Values{}
+	for k, s := range map[string]string{"openai_url": q.OpenAIURL, "openai_model": q.OpenAIModel, "openai_key_env": q.OpenAIKeyEnv} {
+		if s != "" {
+			v.Set(k, s)
+		}
+	}
+	if q.Dimensions != 0 {
+		v.Set("dimensions", strconv.Itoa(q.Dimensions))
+	}
+	path := "/api/embedder"
+	if len(v) > 0 {
+		path += "?" + v.Encode()
+	}
 	var out EmbedderInfo
-	err := c.do(ctx, http.MethodGet, "/api/embedder", nil, &out)
+	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
 }
 

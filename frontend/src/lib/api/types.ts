@@ -199,6 +199,10 @@ export interface Embedder {
   provider: string;
   ollama_host: string;
   ollama_model: string;
+  openai_url: string;
+  openai_model: string;
+  openai_key_env: string;
+  dimensions: number;
   timeout: string;
   batch_size: number;
   cache_size: number;
@@ -218,6 +222,7 @@ export interface EmbedderInfo {
   configured_provider: string;
   configured_model: string;
   ollama: OllamaInfo;
+  openai: OpenAIInfo;
 }
 
 /** httpapi.EmbedderStatus */
@@ -581,6 +586,19 @@ export interface OllamaModel {
   embedding: boolean;
 }
 
+/** httpapi.OpenAIInfo */
+export interface OpenAIInfo {
+  url: string;
+  model: string;
+  key_env?: string;
+  dimensions?: number;
+  checked: boolean;
+  reachable: boolean;
+  error?: string;
+  models: string[];
+  dim: number;
+}
+
 /** httpapi.Overview */
 export interface Overview {
   at: string;
@@ -739,6 +757,9 @@ export interface Recalled {
 export interface ReembedRequest {
   provider: string;
   model?: string;
+  openai_url?: string;
+  openai_key_env?: string;
+  dimensions?: number;
 }
 
 /** httpapi.ResetEvent */

@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/embed/openaifake"
+)
+
+// TestReindexOpenAI: `memtray reindex --embedder openai` moves a store to
+// an OpenAI-compatible server's model, by itself and through a running
+// daemon, and back to the built-in model.
+func TestReindexOpenAI(t *testing.T) {
+	bg := context.Background()
+	f := openaifake.New(t, openaifake.Options{Dim: 12})
+	texts := []string{"The ledger service pins Postgres 16.4.", "Deploys go through the canary stage first.", "Logs rotate daily at 03:00 UTC."}
+	toOpenAI := []string{"--embedder", "openai", "--openai-url", f.URL(), "--openai-model", "voyage-4-nano"}
+
+	t.Run("local", func(t *testing.T) {
+		dir := isolate(t)
+		for _, text := range texts {
+			if code, _, errs := run(t, bg, "", "add", "--data-dir", dir, text); code != 0 {
+				t.Fatalf("add: %s", errs)
+			}
+		}
+		code, sout, errs := run(t, bg, "", append([]string{"reindex", "--data-dir", dir}, toOpenAI...)...)
+		if code != 0 || !strings.Contains(sout, "reindexed 3 memories with openai:voyage-4-nano") {
+			t.Fatalf("reindex: %d %q %q", code, sout, errs)
+		}
+		if code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir, "--embedder", "openai", "--openai-url", f.URL()); code == 0 ||
+			!strings.Contains(errs, "openai_model") {
+			t.Fatalf("reindex without a model: %d %q", code, errs)
+		}
+		code, sout, errs = run(t, bg, "", "reindex", "--data-dir", dir, "--embedder", "builtin")
+		if code != 0 || !strings.Contains(sout, "reindexed 3 memories with builtin-") {
+			t.Fatalf("reindex back: %d %q %q", code, sout, errs)
+		}
+	})
+
+	t.Run("through the daemon", func(t *testing.T) {
+		dir := isolate(t)
+		ctx, cancel := context.WithCancel(bg)
+		var out, errb syncBuffer
+		done := make(chan int, 1)
+		go func() {
+			done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
+				[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
+		}()
+		defer func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Error("serve did not stop")
+			}
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for !strings.Contains(out.String(), "serving on") {
+			if time.Now().After(deadline) {
+				t.Fatalf("serve did not start: %s", errb.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, text := range texts {
+			if code, _, errs := run(t, bg, "", "add", "--data-dir", dir, text); code != 0 {
+				t.Fatalf("add: %s", errs)
+			}
+		}
+		code, sout, errs := run(t, bg, "", append([]string{"reindex", "--data-dir", dir}, toOpenAI...)...)
+		if code != 0 || !strings.Contains(errs, "the running daemon re-embeds every memory with openai:voyage-4-nano") ||
+			!strings.Contains(sout, "re-embedded 3 memories with openai:voyage-4-nano") {
+			t.Fatalf("reindex through the daemon: %d %q %q", code, sout, errs)
+		}
+		if code, sout, _ := run(t, bg, "", "stats", "--data-dir", dir); code != 0 || !strings.Contains(sout, "openai:voyage-4-nano") {
+			t.Fatalf("stats after the switch: %s", sout)
+		}
+		if code, sout, errs := run(t, bg, "", "search", "--data-dir", dir, "which Postgres version"); code != 0 || !strings.Contains(sout, "16.4") {
+			t.Fatalf("search after the switch: %d %s %s", code, sout, errs)
+		}
+		code, sout, errs = run(t, bg, "", "reindex", "--data-dir", dir, "--embedder", "builtin")
+		if code != 0 || !strings.Contains(sout, "re-embedded 3 memories with builtin-") {
+			t.Fatalf("reindex back to builtin: %d %q %q", code, sout, errs)
+		}
+	})
+}
