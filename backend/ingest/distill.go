@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -205,8 +206,10 @@ func userCandidates(text string) []Candidate {
 		switch {
 		case strings.HasSuffix(st, "?") || askLead.MatchString(ls):
 			flush()
-		case wordCount(st) < 4:
-			// too short to stand alone: a request or a reply
+		case wordCount(st) < 4 || proseWords(st) < 3:
+			// too short to stand alone (a request or a reply), or
+			// paths and names without a sentence around them (a command
+			// typed, a file named)
 		case codeLike(st):
 			flush() // pasted output, a log, a traceback, code
 		case prefUser.MatchString(ls):
@@ -226,6 +229,27 @@ func userCandidates(text string) []Candidate {
 		out[i].Kind, out[i].Type = memory.KindPreference, memory.TypeUser
 	}
 	return out
+}
+
+// proseWords counts the words of a sentence that are words of prose:
+// letters only once the punctuation around them is trimmed (not paths,
+// file names, flags or identifiers).
+func proseWords(st string) int {
+	n := 0
+	for _, f := range strings.Fields(st) {
+		f = strings.Trim(f, ".,;:!?()\"'`*")
+		ok := f != ""
+		for _, r := range f {
+			if !unicode.IsLetter(r) && r != '\'' && r != '-' && r != '’' {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
 }
 
 // askLead opens a question asked without its question mark.
