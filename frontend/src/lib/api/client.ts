@@ -9,6 +9,14 @@ import type {
 import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
 import type { EmbedderInfo, ExportFileRequest, Job, PullRequest, ReembedRequest, WelcomeState } from './models';
 
+/** GET /api/embedder's query (httpapi.EmbedderQuery): an OpenAI-compatible server to test. */
+export interface EmbedderQuery {
+  openai_url?: string;
+  openai_model?: string;
+  openai_key_env?: string;
+  dimensions?: number;
+}
+
 /** An error answer of the API, or a failure to reach it (status 0). */
 export class ApiError extends Error {
   readonly status: number;
@@ -167,7 +175,13 @@ export const api = {
   exportFile: (req: ExportFileRequest = {}) => request<Job>('POST', '/api/export/file', { body: req }),
   importJob: (data: Blob | string) => request<Job>('POST', '/api/import/job', { raw: data }),
 
-  embedder: () => request<EmbedderInfo>('GET', '/api/embedder'),
+  /** The embedder's state; q names an OpenAI-compatible server to test instead of the configured one. */
+  embedder: (q: EmbedderQuery = {}) => {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries(q)) if (v !== undefined && v !== '' && v !== 0) p.set(k, String(v));
+    const qs = p.toString();
+    return request<EmbedderInfo>('GET', qs ? `/api/embedder?${qs}` : '/api/embedder');
+  },
   pullModel: (req: PullRequest = {}) => request<Job>('POST', '/api/embedder/pull', { body: req }),
   reembed: (req: ReembedRequest) => request<Job>('POST', '/api/embedder/reembed', { body: req }),
   jobs: () => request<Job[] | null>('GET', '/api/jobs'),

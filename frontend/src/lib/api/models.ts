@@ -21,7 +21,7 @@ export type {
 export type StoreInfo = gen.Info;
 export type StewardResult = gen.Result;
 export type StewardRun = gen.Run;
-export type { EmbedderInfo, ExportFileRequest, Job, OllamaInfo, OllamaModel, PullRequest, ReembedRequest, WelcomeState } from './types';
+export type { EmbedderInfo, ExportFileRequest, Job, OllamaInfo, OllamaModel, OpenAIInfo, PullRequest, ReembedRequest, WelcomeState } from './types';
 
 /** The states of a Job (httpapi.Job* constants). */
 export type JobState = 'running' | 'done' | 'failed' | 'canceled';

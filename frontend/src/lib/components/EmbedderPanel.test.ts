@@ -16,6 +16,7 @@ const info: EmbedderInfo = {
       { name: 'nomic-embed-text:latest', size: 274302450, family: 'nomic-bert', parameter_size: '137M', embedding: true },
       { name: 'llama3.2:latest', size: 2019393189, family: 'llama', parameter_size: '3.2B', embedding: false },
     ] },
+  openai: { url: 'http://127.0.0.1:8080/v1', model: '', checked: false, reachable: false, models: [], dim: 0 },
 };
 const t0 = '2025-06-01T12:00:00Z';
 const text = (el: Element | null) => (el?.textContent ?? '').replace(/\s+/g, ' ');
@@ -96,7 +97,7 @@ describe('EmbedderPanel', () => {
     const target = render();
     await settle();
     expect(text(target.querySelector('[data-testid=ollama-status]'))).toContain('nomic-embed-text is not installed');
-    expect(target.textContent).toContain('Pull an Ollama embedding model to have another model to switch to.');
+    expect(target.textContent).toContain('Pull an Ollama embedding model, or name an OpenAI-compatible server\'s model, to have another model to switch to.');
     (target.querySelector('form button[type=submit]') as HTMLButtonElement).click();
     await settle();
     expect(calls.at(-1)).toMatchObject({ url: '/api/embedder/pull', body: {} });
@@ -117,5 +118,52 @@ describe('EmbedderPanel', () => {
     await settle();
     expect(target.querySelector('[data-testid=ollama-status]')!.textContent).toContain('Ollama does not answer');
     expect((target.querySelector('form button[type=submit]') as HTMLButtonElement).disabled).toBe(true);
+  });
+
+  it('tests an OpenAI-compatible server and switches to its model with the form\'s fields', async () => {
+    const running: Job = { id: 'r2', kind: 'reembed', state: 'running', target: 'openai:voyage-4-nano', done: 0, total: 0, unit: 'memories', started_at: t0 };
+    const tested: EmbedderInfo = { ...info, openai: { url: 'http://127.0.0.1:8081/v1', model: 'voyage-4-nano', key_env: 'MY_KEY', checked: true, reachable: true, models: ['voyage-4-nano'], dim: 1024 } };
+    const { calls } = fakeFetch({
+      'GET /api/embedder': ({ url }: { url: string }) => ({ body: url.includes('?') ? tested : info }), 'GET /api/jobs': [],
+      'POST /api/embedder/reembed': running,
+    });
+    const target = render();
+    await settle();
+    expect(target.querySelector('[data-testid=openai-status]')).toBeNull(); // nothing configured, nothing asked
+    const input = (label: string, v: string) => {
+      const el = target.querySelector(`input[aria-label="${label}"]`) as HTMLInputElement;
+      el.value = v;
+      el.dispatchEvent(new Event('input'));
+    };
+    input('OpenAI-compatible URL', 'http://127.0.0.1:8081/v1');
+    input('OpenAI-compatible model', 'voyage-4-nano');
+    input('Environment variable holding the API key', 'MY_KEY');
+    await settle();
+    (target.querySelector('[data-testid=openai-form] button[type=submit]') as HTMLButtonElement).click();
+    await settle();
+    expect(calls.at(-1)!.url).toBe('/api/embedder?openai_url=http%3A%2F%2F127.0.0.1%3A8081%2Fv1&openai_key_env=MY_KEY&openai_model=voyage-4-nano');
+    expect(text(target.querySelector('[data-testid=openai-status]'))).toContain('voyage-4-nano embeds at http://127.0.0.1:8081/v1: 1024 dimensions.');
+
+    const select = target.querySelector('form:last-of-type select') as HTMLSelectElement;
+    expect([...select.options].map((o) => o.value)).toContain('openai:voyage-4-nano');
+    select.value = 'openai:voyage-4-nano';
+    select.dispatchEvent(new Event('change'));
+    await settle();
+    (target.querySelector('form:last-of-type button[type=submit]') as HTMLButtonElement).click();
+    await settle();
+    expect(calls.at(-1)).toMatchObject({ url: '/api/embedder/reembed',
+      body: { provider: 'openai', model: 'voyage-4-nano', openai_url: 'http://127.0.0.1:8081/v1', openai_key_env: 'MY_KEY' } });
+  });
+
+  it('shows why an OpenAI-compatible server does not embed', async () => {
+    fakeFetch({
+      'GET /api/embedder': { ...info, openai: { url: 'http://127.0.0.1:8080/v1', model: 'nope', checked: true, reachable: true, models: ['voyage-4-nano'],
+        dim: 0, error: 'openai server at http://127.0.0.1:8080/v1: embedding model not served: "nope"' } },
+      'GET /api/jobs': [],
+    });
+    const target = render();
+    await settle();
+    expect(text(target.querySelector('[data-testid=openai-status]'))).toContain('The server answers, but openai server at http://127.0.0.1:8080/v1: embedding model not served');
+    expect((target.querySelector('input[aria-label="OpenAI-compatible model"]') as HTMLInputElement).value).toBe('nope');
   });
 });

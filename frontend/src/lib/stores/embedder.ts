@@ -4,8 +4,8 @@
 // "job" events on the one event stream, and GET /api/jobs gives a page that
 // loads while one runs its current state.
 import { get, writable, type Writable } from 'svelte/store';
-import { api } from '../api/client';
-import type { EmbedderInfo, Job } from '../api/models';
+import { api, type EmbedderQuery } from '../api/client';
+import type { EmbedderInfo, Job, ReembedRequest } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { fieldErrors, reportError, toast } from './toasts';
 import { staleJob } from './jobs';
@@ -83,10 +83,37 @@ export function createEmbedder(opts: { stream?: EventStream } = {}) {
     }
   }
 
-  /** Starts switching the store to another model; field errors for the form, or null. */
-  async function startReembed(provider: 'builtin' | 'ollama', model = ''): Promise<Record<string, string> | null> {
+  /**
+   * Asks an OpenAI-compatible server (the form's fields) for its models and
+   * embeds a probe text with its model; the answer lands in info.openai.
+   * Field errors for the form, or null.
+   */
+  async function testOpenAI(q: EmbedderQuery): Promise<Record<string, string> | null> {
+    loading.set(true);
     try {
-      track(await api.reembed(provider === 'ollama' && model ? { provider, model } : { provider }), true);
+      info.set(await api.embedder(q));
+      return null;
+    } catch (e) {
+      return fieldErrors(e) ?? {};
+    } finally {
+      loading.set(false);
+    }
+  }
+
+  /** The OpenAI-compatible server of a switch (provider openai). */
+  type OpenAIServer = { openai_url?: string; openai_key_env?: string; dimensions?: number };
+
+  /** Starts switching the store to another model; field errors for the form, or null. */
+  async function startReembed(provider: 'builtin' | 'ollama' | 'openai', model = '', server: OpenAIServer = {}): Promise<Record<string, string> | null> {
+    const req: ReembedRequest = { provider };
+    if (provider !== 'builtin' && model) req.model = model;
+    if (provider === 'openai') {
+      if (server.openai_url) req.openai_url = server.openai_url;
+      if (server.openai_key_env) req.openai_key_env = server.openai_key_env;
+      if (server.dimensions) req.dimensions = server.dimensions;
+    }
+    try {
+      track(await api.reembed(req), true);
       return null;
     } catch (e) {
       return fieldErrors(e) ?? {};
@@ -110,7 +137,7 @@ export function createEmbedder(opts: { stream?: EventStream } = {}) {
   ];
 
   return {
-    info, available, loading, pull, reembed, load, loadInfo, startPull, startReembed, cancel,
+    info, available, loading, pull, reembed, load, loadInfo, startPull, startReembed, testOpenAI, cancel,
     destroy: () => unsubs.forEach((u) => u()),
   };
 }
