@@ -4,11 +4,15 @@
 //   - Ollama: a local Ollama server's embedding model (nomic-embed-text by
 //     default) through github.com/ollama/ollama/api, with timeouts, retries on
 //     transient failures, model pull with progress, and clear errors.
+//   - OpenAI: any server speaking the OpenAI embeddings protocol (POST
+//     {url}/embeddings): llama.cpp's llama-server, LM Studio, vLLM, LocalAI
+//     or a hosted API, with the same batching, timeouts, retries (honouring
+//     Retry-After) and validated answers.
 //   - Cached: a content-hash LRU cache with batching and in-call dedupe in
 //     front of any embedder.
 //
 // Select picks an embedder from the configuration ("auto", "ollama",
-// "builtin") and says why; ForModel rebuilds the embedder a store was written
+// "openai", "builtin") and says why; ForModel rebuilds the embedder a store was written
 // with, so a running store never mixes models. RenderBar and ProgressBar draw
 // simple terminal progress bars for pulls, reindexing and imports.
 package embed

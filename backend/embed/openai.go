@@ -379,7 +379,7 @@ func (o *OpenAI) classify(parent context.Context, what string, err error) (error
 		case se.status == http.StatusNotFound && looksLikeModelError(se.message):
 			return fmt.Errorf("openai server at %s: %w: %q (%s)", at, ErrModelNotServed, o.model, se.message), false
 		case se.status == http.StatusNotFound:
-			return fmt.Errorf("openai %s at %s: no embeddings route (404: %s); the URL usually ends in /v1: %w",
+			return fmt.Errorf("openai %s at %s: no such route (404: %s); the URL usually ends in /v1: %w",
 				what, at, se.message, memory.ErrUnavailable), false
 		case se.status == http.StatusTooManyRequests || se.status >= 500:
 			return fmt.Errorf("openai %s at %s: server error %d: %s: %w", what, at, se.status, se.message, memory.ErrUnavailable), true
