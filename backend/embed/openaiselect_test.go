@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"github.com/memtray/memtray/backend/embed/openaifake"
@@ -105,5 +106,28 @@ func TestForModelOpenAI(t *testing.T) {
 	cfg.OpenAIURL = openaifake.ClosedURL(t)
 	if _, err := ForModel(context.Background(), cfg, "openai:voyage-4-nano"); !errors.Is(err, memory.ErrUnavailable) {
 		t.Fatalf("closed: %v", err)
+	}
+}
+
+// TestReconnectingOpenAI: a store on an OpenAI-compatible model that did
+// not answer at start embeds once the server answers again.
+func TestReconnectingOpenAI(t *testing.T) {
+	f := openaifake.New(t, openaifake.Options{})
+	f.Set(func(k *openaifake.Knobs) { k.Fail, k.FailStatus = 3, 503 })
+	cfg := embCfg("auto", ollamafake.ClosedURL(t))
+	cfg.OpenAIURL = f.URL()
+	r := NewReconnecting(cfg, "openai:voyage-4-nano", 16, errors.New("loading"))
+	if _, err := r.Embed(context.Background(), []string{"a"}); !errors.Is(err, memory.ErrUnavailable) || r.Available() {
+		t.Fatalf("before a retry: %v", err)
+	}
+	later := time.Now().Add(RetryEvery + time.Second)
+	r.now = func() time.Time { return later }
+	if _, err := r.Embed(context.Background(), []string{"a"}); !errors.Is(err, memory.ErrUnavailable) || !strings.Contains(err.Error(), "Loading model") {
+		t.Fatalf("while loading: %v", err)
+	}
+	later = later.Add(RetryEvery + time.Second)
+	vecs, err := r.Embed(context.Background(), []string{"a"})
+	if err != nil || len(vecs) != 1 || len(vecs[0]) != 16 || !r.Available() {
+		t.Fatalf("after the server is back: %v, %v", vecs, err)
 	}
 }
