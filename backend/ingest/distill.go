@@ -210,8 +210,10 @@ func userCandidates(text string) []Candidate {
 			// too short to stand alone (a request or a reply), or
 			// paths and names without a sentence around them (a command
 			// typed, a file named)
-		case codeLike(st):
+		case codeLike(st) || outputLine.MatchString(st):
 			flush() // pasted output, a log, a traceback, code
+		case taskRequest(ls):
+			flush() // what to do in this turn, not a standing rule
 		case prefUser.MatchString(ls):
 			cur = append(cur, st)
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
@@ -229,6 +231,26 @@ func userCandidates(text string) []Candidate {
 		out[i].Kind, out[i].Type = memory.KindPreference, memory.TypeUser
 	}
 	return out
+}
+
+// requestLead opens a request for the turn at hand: an imperative verb of
+// work ("add", "fix", "review"...), "please", "let's", "make sure", "we
+// need to", "I want you to", after any "ok,", "yes," or "then". Verbs that
+// state how to work rather than what to do now ("use", "keep", "avoid",
+// "prefer", "follow") are not in it: "Use yarn" is a preference.
+var requestLead = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|yeah|sure|great|good|cool|thanks|so|and|also|then|now|but|next|first|finally)\b[\s,.;:!—–-]*)*(?:(?:please|pls|plz|let's|lets|go ahead and|can you|could you|would you|make sure(?: (?:that|to))?|ensure(?: that)?|we(?: also| still)? (?:need|have|want) to|i(?: also)? (?:want|need|would like|'d like) (?:you to|to|a|an))\b|(?:add|remove|delete|create|update|fix|make|run|write|implement|change|rename|move|review|check|build|deploy|push|commit|test|put|set|refactor|document|extend|wire|generate|install|include|list|show|explain|convert|replace|clean|start|stop|try|read|load|open|mark|report|go|do|proceed|continue|finish|complete|declare|recreate|regenerate|redo|rerun|investigate|look|find|scan|collect|merge|split|drop|bump|upgrade|downgrade|migrate|port|translate|rewrite|restore|revert|undo|retry|verify|validate|confirm|double-check|analy[sz]e|research|plan|design|draft|summari[sz]e|prepare|get)\b)`)
+
+// standing marks a user's words as a rule for every turn, not only this
+// one: "always", "never", "every", "each", "from now on", "by default",
+// "don't", "instead of"... ("all" is not: "make sure all tests pass" is
+// this turn's scope).
+var standing = regexp.MustCompile(`\b(?:always|never|every|each|whenever|from now on|going forward|in future|in the future|by default|default to|don't|do not|dont|instead of|rather than|prefer|no longer|only ever|each time|every time)\b`)
+
+// taskRequest reports whether a user's lowercased sentence asks for work
+// in the turn at hand (requestLead) without saying it stands for later
+// turns too (standing).
+func taskRequest(ls string) bool {
+	return requestLead.MatchString(ls) && !standing.MatchString(ls)
 }
 
 // proseWords counts the words of a sentence that are words of prose:

@@ -88,7 +88,7 @@ func TestReviseEarlierTurns(t *testing.T) {
 		{"trashed", correctedSession("s-trashed", false), "sleeps on the real clock", false},
 		{"undone-reported", undoneSession("s-undone-reported", "report"), "old `sync/v1` endpoint", true},
 		{"undone-in-passing", undoneSession("s-undone-in-passing", "passing"), "old `sync/v1` endpoint", false},
-		{"undone-asked", undoneSession("s-undone-asked", "request"), "old `sync/v1` endpoint", true}, // by the user's kept request
+		{"undone-asked", undoneSession("s-undone-asked", "request"), "old `sync/v1` endpoint", false}, // the request is the turn's work, not a memory: trashed
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			turns := tc.turns
