@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
@@ -94,10 +95,24 @@ type Result struct {
 	// Coverage and Cosine are the best candidate's evidence of each kind
 	// (see Run).
 	Coverage, Cosine float64
+	// Scored is every candidate's evidence, in fusion order, before the
+	// floors (for explaining a result).
+	Scored []CandidateEvidence
 	// Degraded, when not empty, says why the vector leg was skipped: the
 	// embedder is unavailable (memory.ErrUnavailable), so a hybrid search
 	// ran on BM25 alone rather than failing.
 	Degraded string
+}
+
+// CandidateEvidence is what Run measured of one candidate.
+type CandidateEvidence struct {
+	ID string `json:"id"`
+	// Coverage is ExpandedCoverage (store IDF), Info InfoShare (general
+	// surprisal), Cosine the embedding cosine to the query.
+	Coverage  float64 `json:"coverage"`
+	Info      float64 `json:"info"`
+	Cosine    float64 `json:"cosine"`
+	Composite float64 `json:"composite"`
 }
 
 // index is the part of *store.Store the engine uses.
@@ -450,6 +465,7 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 	}
 	bestInfo := 0.0
 	for _, c := range cands {
+		res.Scored = append(res.Scored, CandidateEvidence{ID: c.m.ID, Coverage: c.coverage, Info: c.info, Cosine: c.cosine, Composite: c.b.Composite})
 		res.Coverage = math.Max(res.Coverage, c.coverage)
 		res.Cosine = math.Max(res.Cosine, c.cosine)
 		bestInfo = math.Max(bestInfo, c.info)
@@ -461,7 +477,7 @@ func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 			return nil, err
 		}
 		res.Evidence = ev
-		if !ev.Lexical && !ev.Vector {
+		if !ev.Holds() {
 			res.NoEvidence = true
 			return res, nil
 		}
@@ -768,25 +784,57 @@ func (e *Engine) keywordQuery(text string, kws []Keyword) string {
 	return strings.Join(parts, " ")
 }
 
-// words splits text at anything but letters, digits, '_' and '.'-or-'-'
-// inside a word.
+// words splits text into words the way the store's analyzer tokenizes it
+// (Unicode word boundaries): runs of letters, digits and '_', where a '.',
+// an apostrophe or a colon between two of them joins the two sides
+// ("httpx.WriteProblem", "what's" and "Enum.map" are one word each), while
+// a '-', a '/' or a space ends the word.
 func words(text string) []string {
 	var out []string
-	start := -1
-	for i, r := range text {
-		in := unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_'
-		if in && start < 0 {
-			start = i
-		}
-		if !in && start >= 0 {
-			out = append(out, text[start:i])
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, text[start:])
+	for _, w := range wordSpans(text) {
+		out = append(out, text[w[0]:w[1]])
 	}
 	return out
+}
+
+// wordSpans returns the byte offsets [start, end) of the words of text
+// (see words).
+func wordSpans(text string) [][2]int {
+	var out [][2]int
+	start := -1
+	rs := []rune(text)
+	off := 0
+	for i, r := range rs {
+		n := utf8.RuneLen(r)
+		in := wordRune(r)
+		if !in && start >= 0 && joiner(r) && i+1 < len(rs) && wordRune(rs[i+1]) {
+			in = true // a joiner inside a word
+		}
+		if in && start < 0 {
+			start = off
+		}
+		if !in && start >= 0 {
+			out = append(out, [2]int{start, off})
+			start = -1
+		}
+		off += n
+	}
+	if start >= 0 {
+		out = append(out, [2]int{start, len(text)})
+	}
+	return out
+}
+
+func wordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' }
+
+// joiner reports whether r joins two word runes into one word (Unicode
+// word boundaries' MidNumLet and MidLetter).
+func joiner(r rune) bool {
+	switch r {
+	case '.', '\'', '’', ':':
+		return true
+	}
+	return false
 }
 
 // Cosine is the cosine similarity of a and b, 0 when either is empty, zero

@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/embed/wordvec"
 	"github.com/memtray/memtray/backend/memory"
@@ -46,15 +48,33 @@ type Evidence struct {
 	Threshold float64 `json:"threshold"`
 	Sample    int     `json:"sample"`
 	Vector    bool    `json:"vector"`
+	// UnknownNames are the query's words written as names (a tool, a
+	// library, an identifier) that no memory contains. A query naming
+	// something the store has never seen is about that thing: memories
+	// whose embedding is near the query's are near its other words, so
+	// the vector test does not count for it (Holds).
+	UnknownNames []string `json:"unknown_names,omitempty"`
+}
+
+// Holds reports whether the evidence says the store holds what the query
+// is about: the lexical test holds, or the vector test holds and the query
+// names nothing the store lacks.
+func (ev Evidence) Holds() bool {
+	return ev.Lexical || (ev.Vector && len(ev.UnknownNames) == 0)
 }
 
 // QueryWord is a distinct word of a query: the terms the store's analyzer
 // makes of it, its information and whether no memory contains any of its
 // terms.
 type QueryWord struct {
+	// Word is the word, lower-cased.
+	Word    string
 	Terms   []string
 	Info    float64
 	Unknown bool
+	// Name is set when the text writes the word as a name (see nameWords):
+	// a tool, library, product or identifier the query is about.
+	Name bool
 }
 
 // QueryWords returns the distinct words of text that the analyzer keeps
@@ -71,6 +91,7 @@ type QueryWord struct {
 func QueryWords(text string, analyze func(string) []string, df map[string]int, wordProb func(string) (float64, bool), maxInfo float64) []QueryWord {
 	var out []QueryWord
 	seen := map[string]bool{}
+	names := nameWords(text)
 	for _, w := range words(text) {
 		lw := strings.ToLower(w)
 		if seen[lw] {
@@ -91,7 +112,64 @@ func QueryWords(text string, analyze func(string) []string, df map[string]int, w
 				unknown = false
 			}
 		}
-		out = append(out, QueryWord{Terms: terms, Info: info, Unknown: unknown})
+		out = append(out, QueryWord{Word: lw, Terms: terms, Info: info, Unknown: unknown, Name: names[lw]})
+	}
+	return out
+}
+
+// nameWords returns the words of text (lower-cased) that it writes as
+// names at least once: with a capital letter after the first letter
+// ("GraphQL", "useMemo", "SQL"), letters mixed with digits, '_' or a
+// joiner ("PySide6", "spawn_blocking", "httpx.WriteProblem"), or
+// capitalised other than at the start of a sentence ("Kafka" in "Explain
+// how Kafka works").
+func nameWords(text string) map[string]bool {
+	names := map[string]bool{}
+	var sentenceStart bool
+	prev := 0
+	for _, sp := range wordSpans(text) {
+		sentenceStart = prev == 0 || strings.ContainsAny(text[prev:sp[0]], ".?!\n")
+		prev = sp[1]
+		w := text[sp[0]:sp[1]]
+		if isName(w, sentenceStart) {
+			names[strings.ToLower(w)] = true
+		}
+	}
+	return names
+}
+
+// isName reports whether w is written as a name (see nameWords); first
+// says it opens a sentence.
+func isName(w string, first bool) bool {
+	letters, others := 0, false
+	for i, r := range w {
+		switch {
+		case unicode.IsLetter(r):
+			letters++
+			if i > 0 && unicode.IsUpper(r) {
+				return true
+			}
+		case r == '\'' || r == '\u2019':
+			// "what's", "don't": an English contraction, no name
+		default:
+			others = true
+		}
+	}
+	if letters > 2 && others {
+		return true // "PySide6", "spawn_blocking", "next.js"; not "e.g"
+	}
+	r, _ := utf8.DecodeRuneInString(w)
+	return !first && letters > 1 && unicode.IsUpper(r) // not the pronoun "I"
+}
+
+// UnknownNames returns the words of ws written as names that no memory
+// contains.
+func UnknownNames(ws []QueryWord) []string {
+	var out []string
+	for _, w := range ws {
+		if w.Name && w.Unknown {
+			out = append(out, w.Word)
+		}
 	}
 	return out
 }
@@ -196,7 +274,9 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 			}
 		}
 	}
-	return CheckEvidence(coverage, UnknownShare(ws), cosine, sims, n), nil
+	ev := CheckEvidence(coverage, UnknownShare(ws), cosine, sims, n)
+	ev.UnknownNames = UnknownNames(ws)
+	return ev, nil
 }
 
 // backgroundVecs are the background statements embedded by the engine's

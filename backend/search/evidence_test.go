@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -55,19 +56,20 @@ func TestQueryWords(t *testing.T) {
 	probs := map[string]float64{"retry": math.Exp(-8), "webhooks": math.Exp(-12), "explain": math.Exp(-10), "often": math.Exp(-6)}
 	prob := func(w string) (float64, bool) { p, ok := probs[w]; return p, ok }
 	df := map[string]int{"retry": 4, "webhook": 2, "explain": 0}
-	ws := QueryWords("How do I retry the webhooks? Explain kubernetes, often. Retry!", analyze, df, prob, 15)
+	ws := QueryWords("How do I retry the webhooks? Explain Kubernetes, often. Retry!", analyze, df, prob, 15)
 	want := []QueryWord{
-		{[]string{"retry"}, 8, false},
-		{[]string{"webhook"}, 12, false},
-		{[]string{"explain"}, 10, true},
-		{[]string{"kubernetes"}, 15, true},
-		{[]string{"often"}, 6, true},
+		{Word: "retry", Terms: []string{"retry"}, Info: 8},
+		{Word: "webhooks", Terms: []string{"webhook"}, Info: 12},
+		{Word: "explain", Terms: []string{"explain"}, Info: 10, Unknown: true},
+		{Word: "kubernetes", Terms: []string{"kubernetes"}, Info: 15, Unknown: true, Name: true},
+		{Word: "often", Terms: []string{"often"}, Info: 6, Unknown: true},
 	}
 	if len(ws) != len(want) {
 		t.Fatalf("QueryWords = %+v, want %+v", ws, want)
 	}
 	for i := range want {
-		if !slices.Equal(ws[i].Terms, want[i].Terms) || math.Abs(ws[i].Info-want[i].Info) > 1e-9 || ws[i].Unknown != want[i].Unknown {
+		if ws[i].Word != want[i].Word || !slices.Equal(ws[i].Terms, want[i].Terms) || math.Abs(ws[i].Info-want[i].Info) > 1e-9 ||
+			ws[i].Unknown != want[i].Unknown || ws[i].Name != want[i].Name {
 			t.Errorf("word %d = %+v, want %+v", i, ws[i], want[i])
 		}
 	}
@@ -91,6 +93,110 @@ func TestQueryWords(t *testing.T) {
 	}
 	if InfoShare(nil, nil) != 0 || UnknownShare(nil) != 0 {
 		t.Error("no words: want shares of 0")
+	}
+	if got := UnknownNames(ws); !slices.Equal(got, []string{"kubernetes"}) {
+		t.Errorf("UnknownNames = %q, want [kubernetes]", got)
+	}
+}
+
+// TestWords: a query splits into words where the store's analyzer splits
+// its text, so a dotted identifier or a contraction is one word.
+func TestWords(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string
+	}{
+		{"httpx.WriteProblem", []string{"httpx.WriteProblem"}},
+		{"What's in warehouses.label_format?", []string{"What's", "in", "warehouses.label_format"}},
+		{"Configure a Next.js app. Then deploy.", []string{"Configure", "a", "Next.js", "app", "Then", "deploy"}},
+		{"tokio::spawn vs spawn_blocking", []string{"tokio", "spawn", "vs", "spawn_blocking"}},
+		{"terminal-multiplexer / ctrl+z", []string{"terminal", "multiplexer", "ctrl", "z"}},
+		{"Enum.map and isn’t", []string{"Enum.map", "and", "isn’t"}},
+		{"", nil},
+		{"...", nil},
+	}
+	for _, c := range cases {
+		if got := words(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("words(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// TestWordsLikeAnalyzer: each word of a query is one term of the store's
+// analyzer (stop words aside), so the evidence test finds an identifier a
+// memory holds (it split "httpx.WriteProblem" in two, neither of which the
+// store holds).
+func TestWordsLikeAnalyzer(t *testing.T) {
+	st := smallStore(t, embed.NewLexical(), []string{
+		"harbor HTTP handlers report errors with httpx.WriteProblem(w, err); never call http.Error directly.",
+		"The warehouses.label_format column (pdf|zpl) decides which label harbor requests; what's printed follows it.",
+	})
+	for _, q := range []string{"httpx.WriteProblem", "warehouses.label_format", "http.Error"} {
+		ws := QueryWords(q, st.Analyze, mustDocFreq(t, st, q), func(string) (float64, bool) { return 0, false }, 10)
+		if len(ws) != 1 || ws[0].Unknown {
+			t.Errorf("QueryWords(%q) = %+v, want one known word", q, ws)
+		}
+	}
+}
+
+func mustDocFreq(t *testing.T, st *store.Store, text string) map[string]int {
+	t.Helper()
+	df, err := st.DocFreq(context.Background(), st.Analyze(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return df
+}
+
+// TestNameWords: words written as names (inner capitals, letters mixed
+// with digits, '_' or a dot, capitalised inside a sentence); not a
+// sentence's first word, a contraction or a short abbreviation.
+func TestNameWords(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string
+	}{
+		{"Explain how Kafka consumer groups rebalance.", []string{"kafka"}},
+		{"What's the difference between useMemo and useCallback?", []string{"usememo", "usecallback"}},
+		{"How do I set up a PySide6 QMainWindow? Toolbar next.", []string{"pyside6", "qmainwindow"}},
+		{"Write a SQL query", []string{"sql"}},
+		{"Is spawn_blocking safe in a Next.js app, e.g. here?", []string{"spawn_blocking", "next.js"}},
+		{"Kafka first. Then Redis\nCelery", []string{"redis"}},
+		{"don't i'm what's isn’t", nil},
+		{"", nil},
+	}
+	for _, c := range cases {
+		got := nameWords(c.text)
+		var names []string
+		for w := range got {
+			names = append(names, w)
+		}
+		slices.Sort(names)
+		want := slices.Clone(c.want)
+		slices.Sort(want)
+		if !slices.Equal(names, want) {
+			t.Errorf("nameWords(%q) = %q, want %q", c.text, names, want)
+		}
+	}
+}
+
+// TestEvidenceHolds: the vector test does not count for a query naming
+// something no memory contains; the lexical test always does.
+func TestEvidenceHolds(t *testing.T) {
+	cases := []struct {
+		ev   Evidence
+		want bool
+	}{
+		{Evidence{}, false},
+		{Evidence{Lexical: true}, true},
+		{Evidence{Vector: true}, true},
+		{Evidence{Vector: true, UnknownNames: []string{"kafka"}}, false},
+		{Evidence{Lexical: true, UnknownNames: []string{"kafka"}}, true},
+	}
+	for _, c := range cases {
+		if got := c.ev.Holds(); got != c.want {
+			t.Errorf("%+v.Holds() = %v, want %v", c.ev, got, c.want)
+		}
 	}
 }
 
@@ -219,7 +325,7 @@ func TestEvidenceGate(t *testing.T) {
 			if c.want == "" && len(off.Hits) > 0 {
 				leaked++
 			}
-			if off.Evidence != (Evidence{}) || off.NoEvidence {
+			if !reflect.DeepEqual(off.Evidence, Evidence{}) || off.NoEvidence {
 				t.Errorf("gate off still measured %+v", off.Evidence)
 			}
 		})

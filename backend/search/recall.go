@@ -228,6 +228,7 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 	var hits []memory.Hit
 	var err error
 	noEvidence := false
+	var unknownNames []string
 	if req.Event == EventSessionStart {
 		hits, err = r.briefing(ctx, req.Project, 2*k)
 	} else {
@@ -235,7 +236,7 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 		q.Filter.Kinds, q.Filter.Project = req.Kinds, req.FilterProject
 		var res *Result
 		if res, err = r.engine.Run(ctx, q); err == nil {
-			hits, noEvidence = res.Hits, res.NoEvidence
+			hits, noEvidence, unknownNames = res.Hits, res.NoEvidence, res.Evidence.UnknownNames
 		}
 	}
 	if err != nil {
@@ -263,6 +264,10 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 		out.Skipped = "no memory cleared the relevance floors"
 		if noEvidence {
 			out.Skipped = "the store holds nothing this prompt is about (no evidence beyond chance)"
+			if len(unknownNames) > 0 {
+				out.Skipped = "the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions " +
+					strings.Join(unknownNames, ", ") + ")"
+			}
 		}
 		if len(out.AlreadyGiven) > 0 {
 			out.Skipped = "every relevant memory was given earlier in this session"
