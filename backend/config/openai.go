@@ -91,8 +91,8 @@ func CheckOpenAIEmbedder(e Embedder) Errors {
 	if err != nil {
 		bad("embedder.openai_url", "%v", err)
 	}
-	if m := e.OpenAIModel; len(m) > 256 || !memory.ValidUTF8(m) || strings.ContainsAny(m, "\t\r\n\"\\") || m != strings.TrimSpace(m) {
-		bad("embedder.openai_model", "must be a model name (no quotes, backslashes, line breaks or surrounding spaces; at most 256 bytes)")
+	if m := e.OpenAIModel; len(m) > 256 || !memory.ValidUTF8(m) || strings.ContainsAny(m, "\t\r\n\"\\#") || m != strings.TrimSpace(m) {
+		bad("embedder.openai_model", "must be a model name (no quotes, backslashes, #, line breaks or surrounding spaces; at most 256 bytes)")
 	}
 	if e.OpenAIKeyEnv != "" {
 		if !ValidEnvName(e.OpenAIKeyEnv) {

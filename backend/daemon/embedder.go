@@ -266,7 +266,7 @@ func (d *Daemon) saveEmbedder(model string, sel config.Embedder) error {
 	if name, ok := strings.CutPrefix(model, embed.OllamaPrefix); ok {
 		section = map[string]any{"provider": "ollama", "ollama_model": name}
 	}
-	if name, ok := strings.CutPrefix(model, embed.OpenAIPrefix); ok {
+	if name, _, ok := embed.ParseOpenAIModel(model); ok {
 		section = map[string]any{"provider": "openai", "openai_model": name, "openai_url": sel.OpenAIURL,
 			"openai_key_env": sel.OpenAIKeyEnv, "dimensions": sel.Dimensions}
 	}

@@ -147,8 +147,35 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 }
 
 // Model returns "openai:<model>" as configured (servers' model names are
-// case-sensitive).
-func (o *OpenAI) Model() string { return OpenAIPrefix + o.model }
+// case-sensitive), with "#<dimensions>" when it asks for shortened
+// vectors: those are other vectors than the model's own.
+func (o *OpenAI) Model() string {
+	if o.dimensions > 0 {
+		return OpenAIPrefix + o.model + "#" + strconv.Itoa(o.dimensions)
+	}
+	return OpenAIPrefix + o.model
+}
+
+// ParseOpenAIModel splits a Model() name of an OpenAI-compatible embedder,
+// "openai:<model>[#<dimensions>]", into the model and the dimensions (0:
+// the model's own). ok is false for other names or bad dimensions.
+func ParseOpenAIModel(model string) (name string, dims int, ok bool) {
+	name, ok = strings.CutPrefix(model, OpenAIPrefix)
+	if !ok {
+		return "", 0, false
+	}
+	if i := strings.LastIndexByte(name, '#'); i >= 0 {
+		d, err := strconv.Atoi(name[i+1:])
+		if err != nil || d < 1 || d > config.MaxDimensions || strconv.Itoa(d) != name[i+1:] {
+			return "", 0, false
+		}
+		name, dims = name[:i], d
+	}
+	if name == "" {
+		return "", 0, false
+	}
+	return name, dims, true
+}
 
 // ModelName returns the model name as sent to the server.
 func (o *OpenAI) ModelName() string { return o.model }

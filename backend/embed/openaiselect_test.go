@@ -131,3 +131,43 @@ func TestReconnectingOpenAI(t *testing.T) {
 		t.Fatalf("after the server is back: %v, %v", vecs, err)
 	}
 }
+
+// TestOpenAIModelNames: shortened vectors are named apart from the
+// model's own, and a store's name reopens them with its dimensions,
+// whatever the config says now.
+func TestOpenAIModelNames(t *testing.T) {
+	for in, want := range map[string]struct {
+		name string
+		dims int
+		ok   bool
+	}{
+		"openai:text-embedding-3-small":     {"text-embedding-3-small", 0, true},
+		"openai:text-embedding-3-small#512": {"text-embedding-3-small", 512, true},
+		"openai:BAAI/bge-m3":                {"BAAI/bge-m3", 0, true},
+		"openai:m#0":                        {"", 0, false},
+		"openai:m#x":                        {"", 0, false},
+		"openai:m#+5":                       {"", 0, false},
+		"openai:#5":                         {"", 0, false},
+		"openai:":                           {"", 0, false},
+		"ollama:m":                          {"", 0, false},
+	} {
+		name, dims, ok := ParseOpenAIModel(in)
+		if name != want.name || dims != want.dims || ok != want.ok {
+			t.Errorf("ParseOpenAIModel(%q) = %q, %d, %v", in, name, dims, ok)
+		}
+	}
+	f := openaifake.New(t, openaifake.Options{Models: []string{"text-embedding-3-small"}, Dim: 32, Shortenable: true})
+	cfg := embCfg("openai", ollamafake.ClosedURL(t))
+	cfg.OpenAIURL, cfg.OpenAIModel, cfg.Dimensions = f.URL(), "text-embedding-3-small", 8
+	e, _, err := Select(context.Background(), cfg)
+	if err != nil || e.Model() != "openai:text-embedding-3-small#8" || e.Dim() != 8 {
+		t.Fatalf("Select = %v, %v", e, err)
+	}
+	cfg.Dimensions = 16
+	for model, dim := range map[string]int{"openai:text-embedding-3-small#8": 8, "openai:text-embedding-3-small": 32} {
+		e, err := ForModel(context.Background(), cfg, model)
+		if err != nil || e.Model() != model || e.Dim() != dim {
+			t.Errorf("ForModel(%q) = %v, %v", model, e, err)
+		}
+	}
+}

@@ -110,8 +110,8 @@ func Select(ctx context.Context, cfg config.Embedder) (memory.Embedder, Choice, 
 // store's recorded Model()), wrapped in a cache like Select: "builtin-…"
 // gives the built-in embedder, which must be the same version; "ollama:<m>"
 // gives Ollama with model m at cfg's host, checked and probed, so Dim is
-// known; "openai:<m>" gives the OpenAI-compatible server of cfg with model
-// m, probed. It never substitutes another model.
+// known; "openai:<m>[#<d>]" gives the OpenAI-compatible server of cfg with
+// model m (and dimensions d), probed. It never substitutes another model.
 func ForModel(ctx context.Context, cfg config.Embedder, model string) (memory.Embedder, error) {
 	switch {
 	case model == BuiltinModel:
@@ -137,10 +137,13 @@ func ForModel(ctx context.Context, cfg config.Embedder, model string) (memory.Em
 		}
 		return wrap(o, cfg), nil
 	case strings.HasPrefix(model, OpenAIPrefix):
-		name := strings.TrimPrefix(model, OpenAIPrefix)
-		if name == "" {
-			return nil, fmt.Errorf("embedding model %q names no model: %w", model, memory.ErrInvalid)
+		name, dims, ok := ParseOpenAIModel(model)
+		if !ok {
+			return nil, fmt.Errorf("embedding model %q names no model (openai:<model>[#<dimensions>]): %w", model, memory.ErrInvalid)
 		}
+		// The store's vectors have the dimensions its name says, whatever
+		// embedder.dimensions says now.
+		cfg.Dimensions = dims
 		o, err := newOpenAIFor(cfg, name)
 		if err != nil {
 			return nil, fmt.Errorf("store was embedded with %q: %w", model, err)

@@ -153,6 +153,18 @@ describe('EmbedderPanel', () => {
     await settle();
     expect(calls.at(-1)).toMatchObject({ url: '/api/embedder/reembed',
       body: { provider: 'openai', model: 'voyage-4-nano', openai_url: 'http://127.0.0.1:8081/v1', openai_key_env: 'MY_KEY' } });
+
+    // Shortened vectors are another model for the store: "#<dimensions>".
+    await send({ ...running, state: 'canceled', error: 'cancelled', finished_at: t0 });
+    input('Dimensions', '256');
+    await settle();
+    expect([...select.options].map((o) => o.value)).toContain('openai:voyage-4-nano#256');
+    select.value = 'openai:voyage-4-nano#256';
+    select.dispatchEvent(new Event('change'));
+    await settle();
+    (target.querySelector('form:last-of-type button[type=submit]') as HTMLButtonElement).click();
+    await settle();
+    expect(calls.at(-1)).toMatchObject({ url: '/api/embedder/reembed', body: { provider: 'openai', model: 'voyage-4-nano', dimensions: 256 } });
   });
 
   it('shows why an OpenAI-compatible server does not embed', async () => {
