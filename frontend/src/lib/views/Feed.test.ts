@@ -1,0 +1,52 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { flushSync, mount, unmount } from 'svelte';
+import { get } from 'svelte/store';
+import Feed from './Feed.svelte';
+import { createEventStream } from '../stores/events';
+import { createFeed } from '../stores/feed';
+import { handleKey } from '../util/keys';
+import { toasts } from '../stores/toasts';
+import { fakeFetch } from '../../test/fakes';
+import type { DecisionEntry } from '../api/models';
+
+const dec = (id: string, at: string): DecisionEntry =>
+  ({ id, verdict: 'stored', stage: 'store', reason: 'r', at, session_id: 's1', memory_ids: [`m-${id}`] });
+const press = (key: string) => handleKey(new KeyboardEvent('keydown', { key }), () => {});
+
+describe('Feed view', () => {
+  const mounted: ReturnType<typeof mount>[] = [];
+  afterEach(() => {
+    mounted.splice(0).forEach((c) => unmount(c));
+    document.body.innerHTML = '';
+    toasts.set([]);
+    vi.unstubAllGlobals();
+  });
+
+  // Bug: the selection was a row position, so a decision arriving on top
+  // moved it, and x marked another decision's memory as noise.
+  it('keys act on the selected decision after a new one arrives', async () => {
+    fakeFetch({ 'GET /api/decisions': [dec('a', '2026-01-01T00:00:02Z'), dec('b', '2026-01-01T00:00:01Z')] });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} }); // jsdom has none
+    const stream = createEventStream();
+    const feed = createFeed({ stream });
+    await feed.load();
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Feed, { target, props: { feed } }));
+    flushSync();
+    press('j');
+    press('j');
+    flushSync();
+    expect(get(feed.selected)).toBe('b');
+
+    stream.dispatch({ id: '1', type: 'decision', data: dec('c', '2026-01-01T00:00:03Z') });
+    feed.flush();
+    flushSync();
+    expect(get(feed.visible).map((v) => v.id)).toEqual(['c', 'a', 'b']);
+    const noise = vi.spyOn(feed, 'noise').mockImplementation(() => {});
+    press('x');
+    expect(noise).toHaveBeenCalledTimes(1);
+    expect(noise.mock.calls[0][0].id).toBe('b');
+    expect(target.querySelector('.item.sel')?.getAttribute('data-id')).toBe('b');
+  });
+});
