@@ -117,9 +117,58 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 	return s.applyLocked(b)
 }
 
-// applyLocked is Apply with s.wmu held.
+// applyLocked is Apply with s.wmu held. It runs in four steps: validate
+// the batch (no transaction needed), commit it in one bbolt transaction
+// (load and check everything, then write), bring the in-memory entries and
+// vector index in step, then the text index.
 func (s *Store) applyLocked(b Batch) error {
-	// Validate what needs no transaction.
+	p, err := s.planBatch(b)
+	if err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	if err := s.db.Update(p.commit); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	tputs, tdels := s.applyInMemory(p)
+	if err := s.indexText(tputs, tdels); err != nil {
+		return fmt.Errorf("apply: %w", err)
+	}
+	return nil
+}
+
+// batchPlan is a validated batch on its way through applyLocked: the
+// records to put as they will be stored, and what the transaction found
+// and wrote, for the index updates that follow it.
+type batchPlan struct {
+	s   *Store
+	b   Batch
+	now time.Time
+	seq uint64 // the store sequence number the batch writes
+	// puts are b.Put normalised as any write is; putState, filled by the
+	// transaction, says for each what changed.
+	puts     []memory.Memory
+	putState []batchPut
+	// restored are the records of b.Restore as they come back, with their
+	// headers.
+	restored []memory.Memory
+	rheads   []recHeader
+}
+
+// batchPut is what the transaction decided for one put record.
+type batchPut struct {
+	h                       recHeader
+	textChanged, vecChanged bool
+}
+
+// batchBuckets are the buckets a batch reads and writes.
+type batchBuckets struct {
+	recs, hashes, order, dels, trash *bolt.Bucket
+}
+
+// planBatch validates what needs no transaction: ids valid and used once,
+// put records' fields, trash reasons, restore embeddings for restored ids
+// only. It normalises the put records as every write does.
+func (s *Store) planBatch(b Batch) (*batchPlan, error) {
 	seen := make(map[string]string, len(b.Put)+len(b.Trash)+len(b.Restore))
 	once := func(id, what string) error {
 		if !ValidID(id) {
@@ -134,7 +183,7 @@ func (s *Store) applyLocked(b Batch) error {
 	puts := make([]memory.Memory, len(b.Put))
 	for i, m := range b.Put {
 		if err := once(m.ID, "put"); err != nil {
-			return fmt.Errorf("apply: %w", err)
+			return nil, err
 		}
 		m.Embedding = slices.Clone(m.Embedding)
 		m.Hits = slices.Clone(m.Hits)
@@ -145,7 +194,7 @@ func (s *Store) applyLocked(b Batch) error {
 			m.Type = memory.TypeProject
 		}
 		if err := s.checkFields(&m); err != nil {
-			return fmt.Errorf("apply: put %s: %w", m.ID, err)
+			return nil, fmt.Errorf("put %s: %w", m.ID, err)
 		}
 		m.ContentHash = memory.ContentHash(m.Text)
 		normalizeTimes(&m)
@@ -153,190 +202,263 @@ func (s *Store) applyLocked(b Batch) error {
 	}
 	for _, t := range b.Trash {
 		if err := once(t.ID, "trash"); err != nil {
-			return fmt.Errorf("apply: %w", err)
+			return nil, err
 		}
 		if len(t.Reason) > maxReason || !memory.ValidUTF8(t.Reason) {
-			return fmt.Errorf("apply: trash %s: %w", t.ID, &memory.ValidationError{Problems: []string{"reason is longer than 1 KiB or not UTF-8"}})
+			return nil, fmt.Errorf("trash %s: %w", t.ID, &memory.ValidationError{Problems: []string{"reason is longer than 1 KiB or not UTF-8"}})
 		}
 	}
 	for _, id := range b.Restore {
 		if err := once(id, "restore"); err != nil {
-			return fmt.Errorf("apply: %w", err)
+			return nil, err
 		}
 	}
 	for id := range b.RestoreEmbeddings {
 		if seen[id] != "restore" {
-			return fmt.Errorf("apply: %w", &memory.ValidationError{Problems: []string{fmt.Sprintf("a restore embedding for %q, which is not restored", id)}})
+			return nil, &memory.ValidationError{Problems: []string{fmt.Sprintf("a restore embedding for %q, which is not restored", id)}}
 		}
 	}
+	return &batchPlan{
+		s: s, b: b, now: s.now().UTC(), seq: s.seq + 1,
+		puts:     puts,
+		putState: make([]batchPut, len(puts)),
+		restored: make([]memory.Memory, len(b.Restore)),
+		rheads:   make([]recHeader, len(b.Restore)),
+	}, nil
+}
 
-	now := s.now().UTC()
-	seq := s.seq + 1
-	type putState struct {
-		h                       recHeader
-		textChanged, vecChanged bool
+// commit is the batch's bbolt transaction. Every precondition and every
+// record is loaded and checked before anything is written; a restored
+// record that would duplicate a live one's text in the end state undoes
+// the whole transaction.
+func (p *batchPlan) commit(tx *bolt.Tx) error {
+	trash, err := tx.CreateBucketIfNotExists(bucketTrash)
+	if err != nil {
+		return err
 	}
-	pstate := make([]putState, len(puts))
-	restored := make([]memory.Memory, len(b.Restore))
-	rheads := make([]recHeader, len(b.Restore))
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		recs, hashes, order, dels := tx.Bucket(bucketRecs), tx.Bucket(bucketHash), tx.Bucket(bucketOrder), tx.Bucket(bucketDels)
-		trash, err := tx.CreateBucketIfNotExists(bucketTrash)
+	bk := batchBuckets{recs: tx.Bucket(bucketRecs), hashes: tx.Bucket(bucketHash), order: tx.Bucket(bucketOrder), dels: tx.Bucket(bucketDels), trash: trash}
+	changed, err := p.changedSinceRead(bk)
+	if err != nil {
+		return err
+	}
+	olds, oheads, err := p.loadPutOlds(bk)
+	if err != nil {
+		return err
+	}
+	trashVals, err := p.loadTrashed(bk)
+	if err != nil {
+		return err
+	}
+	if err := p.loadRestored(bk); err != nil {
+		return err
+	}
+	if len(changed) > 0 {
+		sort.Strings(changed)
+		return &ConflictError{Changed: changed}
+	}
+	if err := p.writePuts(tx, bk, olds, oheads); err != nil {
+		return err
+	}
+	if err := p.writeTrash(bk, trashVals); err != nil {
+		return err
+	}
+	if err := p.writeRestored(tx, bk); err != nil {
+		return err
+	}
+	if clashes := p.restoreClashes(bk); len(clashes) > 0 {
+		return &ConflictError{Clashes: clashes}
+	}
+	return putSeqCount(tx, p.seq, len(p.restored)-len(p.b.Trash))
+}
+
+// changedSinceRead lists the ids of b.IfUpdatedAt whose live record is gone
+// or has another UpdatedAt.
+func (p *batchPlan) changedSinceRead(bk batchBuckets) ([]string, error) {
+	var changed []string
+	for id, want := range p.b.IfUpdatedAt {
+		v := bk.recs.Get([]byte(id))
+		if v == nil {
+			changed = append(changed, id)
+			continue
+		}
+		_, om, err := decodeRecord(v)
 		if err != nil {
+			return nil, fmt.Errorf("record %s: %w", id, err)
+		}
+		if !om.UpdatedAt.Equal(want) {
+			changed = append(changed, id)
+		}
+	}
+	return changed, nil
+}
+
+// loadPutOlds loads the live records the puts replace; a put whose text
+// changed must bring a new embedding.
+func (p *batchPlan) loadPutOlds(bk batchBuckets) ([]memory.Memory, []recHeader, error) {
+	olds := make([]memory.Memory, len(p.puts))
+	oheads := make([]recHeader, len(p.puts))
+	for i := range p.puts {
+		v := bk.recs.Get([]byte(p.puts[i].ID))
+		if v == nil {
+			return nil, nil, fmt.Errorf("put %s: %w", p.puts[i].ID, memory.ErrNotFound)
+		}
+		var err error
+		oheads[i], olds[i], err = decodeRecord(v)
+		if err != nil {
+			return nil, nil, fmt.Errorf("record %s: %w", p.puts[i].ID, err)
+		}
+		if p.puts[i].ContentHash != olds[i].ContentHash && slices.Equal(p.puts[i].Embedding, olds[i].Embedding) {
+			return nil, nil, fmt.Errorf("put %s: %w", p.puts[i].ID, &memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}})
+		}
+	}
+	return olds, oheads, nil
+}
+
+// loadTrashed returns the encoded live records b.Trash moves to the trash.
+func (p *batchPlan) loadTrashed(bk batchBuckets) ([][]byte, error) {
+	vals := make([][]byte, len(p.b.Trash))
+	for i, t := range p.b.Trash {
+		v := bk.recs.Get([]byte(t.ID))
+		if v == nil {
+			return nil, fmt.Errorf("trash %s: %w", t.ID, memory.ErrNotFound)
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}
+
+// loadRestored fills p.restored and p.rheads from the trash entries of
+// b.Restore, with their new embeddings if given; a restored id must not be
+// live.
+func (p *batchPlan) loadRestored(bk batchBuckets) error {
+	for i, id := range p.b.Restore {
+		v := bk.trash.Get([]byte(id))
+		if v == nil {
+			return fmt.Errorf("restore %s: not in the trash: %w", id, memory.ErrNotFound)
+		}
+		te, err := decodeTrash(v)
+		if err != nil {
+			return fmt.Errorf("trash entry %s: %w", id, err)
+		}
+		h, m, err := decodeRecord(te.rec)
+		if err != nil {
+			return fmt.Errorf("trash entry %s: %w", id, err)
+		}
+		if v, ok := p.b.RestoreEmbeddings[id]; ok {
+			m.Embedding, m.EmbeddingModel = v, ""
+		}
+		if err := p.s.checkFields(&m); err != nil {
+			return fmt.Errorf("restore %s (trashed before a change of embedding model?): %w", id, err)
+		}
+		if bk.recs.Get([]byte(id)) != nil {
+			return fmt.Errorf("restore %s: %w", id, &ConflictError{Clashes: map[string]string{id: id}})
+		}
+		p.restored[i] = m
+		p.rheads[i] = recHeader{seq: p.seq, tseq: p.seq, ord: h.ord}
+	}
+	return nil
+}
+
+// writePuts writes the put records over the old ones, recording in
+// p.putState what changed for the indexes.
+func (p *batchPlan) writePuts(tx *bolt.Tx, bk batchBuckets, olds []memory.Memory, oheads []recHeader) error {
+	for i := range p.puts {
+		m, om, oh := &p.puts[i], &olds[i], oheads[i]
+		st := &p.putState[i]
+		st.textChanged = m.Text != om.Text || m.Project != om.Project || m.Kind != om.Kind || m.Source != om.Source
+		st.vecChanged = !slices.Equal(m.Embedding, om.Embedding)
+		st.h = recHeader{seq: p.seq, tseq: oh.tseq, ord: oh.ord}
+		if st.textChanged {
+			st.h.tseq = p.seq
+		}
+		if m.ContentHash != om.ContentHash {
+			if err := bk.hashes.Delete(hashKey(om.ContentHash, m.ID)); err != nil {
+				return err
+			}
+		}
+		if err := writeRecord(tx, st.h, m); err != nil {
+			return fmt.Errorf("write %s: %w", m.ID, err)
+		}
+	}
+	return nil
+}
+
+// writeTrash moves the records of b.Trash (encoded in vals) to the trash,
+// leaving a tombstone for the text index.
+func (p *batchPlan) writeTrash(bk batchBuckets, vals [][]byte) error {
+	for i, t := range p.b.Trash {
+		oh, om, err := decodeRecord(vals[i])
+		if err != nil {
+			return fmt.Errorf("record %s: %w", t.ID, err)
+		}
+		id := []byte(t.ID)
+		if err := bk.trash.Put(id, encodeTrash(p.now, t.Reason, vals[i])); err != nil {
 			return err
 		}
-		conflict := &ConflictError{}
-		// Check every precondition and existence before writing anything.
-		for id, want := range b.IfUpdatedAt {
-			v := recs.Get([]byte(id))
-			if v == nil {
-				conflict.Changed = append(conflict.Changed, id)
-				continue
-			}
-			_, om, err := decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("record %s: %w", id, err)
-			}
-			if !om.UpdatedAt.Equal(want) {
-				conflict.Changed = append(conflict.Changed, id)
-			}
+		if err := bk.hashes.Delete(hashKey(om.ContentHash, t.ID)); err != nil {
+			return err
 		}
-		olds := make([]memory.Memory, len(puts))
-		oheads := make([]recHeader, len(puts))
-		for i := range puts {
-			v := recs.Get([]byte(puts[i].ID))
-			if v == nil {
-				return fmt.Errorf("put %s: %w", puts[i].ID, memory.ErrNotFound)
-			}
-			oheads[i], olds[i], err = decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("record %s: %w", puts[i].ID, err)
-			}
-			if puts[i].ContentHash != olds[i].ContentHash && slices.Equal(puts[i].Embedding, olds[i].Embedding) {
-				return fmt.Errorf("put %s: %w", puts[i].ID, &memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}})
-			}
+		if err := bk.order.Delete(u64(oh.ord)); err != nil {
+			return err
 		}
-		trashVals := make([][]byte, len(b.Trash))
-		for i, t := range b.Trash {
-			v := recs.Get([]byte(t.ID))
-			if v == nil {
-				return fmt.Errorf("trash %s: %w", t.ID, memory.ErrNotFound)
-			}
-			trashVals[i] = v
+		if err := bk.recs.Delete(id); err != nil {
+			return err
 		}
-		for i, id := range b.Restore {
-			v := trash.Get([]byte(id))
-			if v == nil {
-				return fmt.Errorf("restore %s: not in the trash: %w", id, memory.ErrNotFound)
-			}
-			te, err := decodeTrash(v)
-			if err != nil {
-				return fmt.Errorf("trash entry %s: %w", id, err)
-			}
-			h, m, err := decodeRecord(te.rec)
-			if err != nil {
-				return fmt.Errorf("trash entry %s: %w", id, err)
-			}
-			if v, ok := b.RestoreEmbeddings[id]; ok {
-				m.Embedding, m.EmbeddingModel = v, ""
-			}
-			if err := s.checkFields(&m); err != nil {
-				return fmt.Errorf("restore %s (trashed before a change of embedding model?): %w", id, err)
-			}
-			if recs.Get([]byte(id)) != nil {
-				return fmt.Errorf("restore %s: %w", id, &ConflictError{Clashes: map[string]string{id: id}})
-			}
-			restored[i] = m
-			rheads[i] = recHeader{seq: seq, tseq: seq, ord: h.ord}
+		if err := bk.dels.Put(id, u64(p.seq)); err != nil {
+			return err
 		}
-		if len(conflict.Changed) > 0 {
-			sort.Strings(conflict.Changed)
-			return conflict
-		}
-
-		// Write.
-		for i := range puts {
-			m, om, oh := &puts[i], &olds[i], oheads[i]
-			st := &pstate[i]
-			st.textChanged = m.Text != om.Text || m.Project != om.Project || m.Kind != om.Kind || m.Source != om.Source
-			st.vecChanged = !slices.Equal(m.Embedding, om.Embedding)
-			st.h = recHeader{seq: seq, tseq: oh.tseq, ord: oh.ord}
-			if st.textChanged {
-				st.h.tseq = seq
-			}
-			if m.ContentHash != om.ContentHash {
-				if err := hashes.Delete(hashKey(om.ContentHash, m.ID)); err != nil {
-					return err
-				}
-			}
-			if err := writeRecord(tx, st.h, m); err != nil {
-				return fmt.Errorf("write %s: %w", m.ID, err)
-			}
-		}
-		for i, t := range b.Trash {
-			oh, om, err := decodeRecord(trashVals[i])
-			if err != nil {
-				return fmt.Errorf("record %s: %w", t.ID, err)
-			}
-			id := []byte(t.ID)
-			if err := trash.Put(id, encodeTrash(now, t.Reason, trashVals[i])); err != nil {
-				return err
-			}
-			if err := hashes.Delete(hashKey(om.ContentHash, t.ID)); err != nil {
-				return err
-			}
-			if err := order.Delete(u64(oh.ord)); err != nil {
-				return err
-			}
-			if err := recs.Delete(id); err != nil {
-				return err
-			}
-			if err := dels.Put(id, u64(seq)); err != nil {
-				return err
-			}
-		}
-		for i := range restored {
-			m := &restored[i]
-			if err := writeRecord(tx, rheads[i], m); err != nil {
-				return fmt.Errorf("write %s: %w", m.ID, err)
-			}
-			if err := trash.Delete([]byte(m.ID)); err != nil {
-				return err
-			}
-			if err := dels.Delete([]byte(m.ID)); err != nil {
-				return err
-			}
-		}
-		// A restored record must not duplicate a live one's text in the
-		// batch's end state.
-		for i := range restored {
-			prefix := []byte(restored[i].ContentHash)
-			c := hashes.Cursor()
-			for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-				if other := string(k[len(prefix):]); other != restored[i].ID {
-					if conflict.Clashes == nil {
-						conflict.Clashes = map[string]string{}
-					}
-					conflict.Clashes[restored[i].ID] = other
-					break
-				}
-			}
-		}
-		if len(conflict.Clashes) > 0 {
-			return conflict
-		}
-		return putSeqCount(tx, seq, len(restored)-len(b.Trash))
-	})
-	if err != nil {
-		return fmt.Errorf("apply: %w", err)
 	}
+	return nil
+}
 
-	tputs := make([]textPut, 0, len(puts)+len(restored))
-	tdels := make([]string, 0, len(b.Trash))
+// writeRestored writes the restored records back as live ones and takes
+// them out of the trash and the tombstones.
+func (p *batchPlan) writeRestored(tx *bolt.Tx, bk batchBuckets) error {
+	for i := range p.restored {
+		m := &p.restored[i]
+		if err := writeRecord(tx, p.rheads[i], m); err != nil {
+			return fmt.Errorf("write %s: %w", m.ID, err)
+		}
+		if err := bk.trash.Delete([]byte(m.ID)); err != nil {
+			return err
+		}
+		if err := bk.dels.Delete([]byte(m.ID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// restoreClashes maps each restored id whose text (content hash) another
+// live record holds in the batch's end state to that record's id.
+func (p *batchPlan) restoreClashes(bk batchBuckets) map[string]string {
+	var clashes map[string]string
+	for i := range p.restored {
+		prefix := []byte(p.restored[i].ContentHash)
+		c := bk.hashes.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			if other := string(k[len(prefix):]); other != p.restored[i].ID {
+				if clashes == nil {
+					clashes = map[string]string{}
+				}
+				clashes[p.restored[i].ID] = other
+				break
+			}
+		}
+	}
+	return clashes
+}
+
+// applyInMemory brings the entries and the vector index in step with the
+// committed batch and returns the text index's changes.
+func (s *Store) applyInMemory(p *batchPlan) ([]textPut, []string) {
+	tputs := make([]textPut, 0, len(p.puts)+len(p.restored))
+	tdels := make([]string, 0, len(p.b.Trash))
 	s.mu.Lock()
-	s.seq = seq
-	for i := range puts {
-		m, st := &puts[i], pstate[i]
+	defer s.mu.Unlock()
+	s.seq = p.seq
+	for i := range p.puts {
+		m, st := &p.puts[i], p.putState[i]
 		e := entryFromMemory(st.h, m, s.intern)
 		s.entries[m.ID] = e
 		if st.vecChanged {
@@ -348,21 +470,17 @@ func (s *Store) applyLocked(b Batch) error {
 			tputs = append(tputs, textPut{m: m, tseq: st.h.tseq})
 		}
 	}
-	for _, t := range b.Trash {
+	for _, t := range p.b.Trash {
 		delete(s.entries, t.ID)
 		s.vec.remove(t.ID)
 		tdels = append(tdels, t.ID)
 	}
-	for i := range restored {
-		m := &restored[i]
-		e := entryFromMemory(rheads[i], m, s.intern)
+	for i := range p.restored {
+		m := &p.restored[i]
+		e := entryFromMemory(p.rheads[i], m, s.intern)
 		s.entries[m.ID] = e
 		s.vec.add(m.ID, m.Embedding, e)
-		tputs = append(tputs, textPut{m: m, tseq: rheads[i].tseq})
+		tputs = append(tputs, textPut{m: m, tseq: p.rheads[i].tseq})
 	}
-	s.mu.Unlock()
-	if err := s.indexText(tputs, tdels); err != nil {
-		return fmt.Errorf("apply: %w", err)
-	}
-	return nil
+	return tputs, tdels
 }
