@@ -299,24 +299,56 @@ type assignment struct {
 }
 
 // parseAssignment parses what follows the key s[ks:ke]: an optional closing
-// quote, a separator, and the value.
+// quote, a separator, and the value. When it fails on an over-long
+// unquoted value, the assignment's ve says where that value's run ends (the
+// caller skips the keys inside it); on any other failure it is zero.
 func parseAssignment(s string, ks, ke int) (assignment, bool) {
-	vs, ve, quoted, quotedKey, sep, ok := parseAssignmentParts(s, ks, ke)
-	return assignment{vs, ve, quoted, quotedKey, sep}, ok
+	if ks > 0 && s[ks-1] == '<' {
+		vs, ve, quoted, ok := parseXMLValue(s, ks, ke)
+		return assignment{vs: vs, ve: ve, quoted: quoted, sep: ">"}, ok
+	}
+	j, quotedKey, ok := afterKey(s, ks, ke)
+	if !ok {
+		return assignment{}, false
+	}
+	sep, j, compare, ok := parseSeparator(s, ks, ke, j, quotedKey)
+	if !ok {
+		return assignment{}, false
+	}
+	j = skipBlanks(s, j)
+	if sep == ":" {
+		j = skipAnnotation(s, j)
+	}
+	if j >= len(s) {
+		return assignment{}, false
+	}
+	a := assignment{quotedKey: quotedKey, sep: sep}
+	c := s[j]
+	if c == '\\' && j+1 < len(s) && (s[j+1] == '"' || s[j+1] == '\'') {
+		j++
+		c = s[j]
+	}
+	if c == '"' || c == '\'' || c == '`' {
+		return quotedValue(s, j, a)
+	}
+	if sep == "," || compare {
+		return assignment{}, false
+	}
+	return bareValue(s, j, a)
 }
 
-func parseAssignmentParts(s string, ks, ke int) (vs, ve int, quoted, quotedKey bool, sep string, ok bool) {
-	compare := false
+// afterKey returns where the separator may start after the key s[ks:ke]:
+// past the key's closing quote (and a closing bracket, for
+// $config['password'] = ...) when the key opened with one. A quoted key
+// must close, or be followed directly by '=' or ':'.
+func afterKey(s string, ks, ke int) (j int, quotedKey, ok bool) {
 	n := len(s)
-	j := ke
+	j = ke
 	var open byte
 	if ks > 0 {
 		switch c := s[ks-1]; c {
 		case '"', '\'', '`':
 			open = c
-		case '<':
-			vs, ve, quoted, ok = parseXMLValue(s, ks, ke)
-			return vs, ve, quoted, false, ">", ok
 		}
 	}
 	if open != 0 {
@@ -330,11 +362,18 @@ func parseAssignmentParts(s string, ks, ke int) (vs, ve int, quoted, quotedKey b
 				j++
 			}
 		} else if j < n && s[j] != '=' && s[j] != ':' {
-			return 0, 0, false, false, "", false
+			return 0, false, false
 		}
 	}
-	j = skipBlanks(s, j)
-	// separator
+	return skipBlanks(s, j), quotedKey, true
+}
+
+// parseSeparator reads the separator at s[j:] and returns it with the
+// offset past it. A comparison (==, ===, !=) reports compare: its value
+// must be quoted. Without a separator, a declaration (var token string =
+// "...") counts as "=".
+func parseSeparator(s string, ks, ke, j int, quotedKey bool) (sep string, end int, compare, ok bool) {
+	n := len(s)
 	for _, cand := range []string{":::=", "::=", ":=", "?=", ".=", "+=", "=>", "!=", "=", ":", ","} {
 		if strings.HasPrefix(s[j:], cand) {
 			sep = cand
@@ -351,117 +390,124 @@ func parseAssignmentParts(s string, ks, ke int) (vs, ve int, quoted, quotedKey b
 		if k > j && k-j <= 8 && isTypeName(s[j:k]) {
 			k = skipBlanks(s, k)
 			if strings.HasPrefix(s[k:], "=") && !strings.HasPrefix(s[k:], "==") {
-				sep, j = "=", k
-				break
+				return "=", k + 1, false, true
 			}
 		}
-		return 0, 0, false, false, "", false
+		return "", 0, false, false
 	case "=":
 		if j+1 < n && s[j+1] == '~' {
-			return 0, 0, false, false, "", false
+			return "", 0, false, false
 		}
 		if j+1 < n && s[j+1] == '=' {
 			// a comparison with a literal is a hard-coded secret too:
 			// if password == "..." (the value must be quoted, below)
-			sep = "=="
 			j++
 			if j+1 < n && s[j+1] == '=' {
 				j++
 			}
+			return "=", j + 1, true, true // j was on the last '='
 		}
+	case "!=":
+		compare = true
 	case ":":
 		if j+1 < n && (s[j+1] == ':' || s[j+1] == '/') {
-			return 0, 0, false, false, "", false
+			return "", 0, false, false
 		}
 	case ",":
-		// f("API_TOKEN", "value"), setopt(CURLOPT_PASSWORD, "value"): the
-		// key must be a call's first argument (in JSON, a string before a
-		// comma is a value)
-		if !quotedKey && !isConstName(s[ks:ke]) {
-			return 0, 0, false, false, "", false
-		}
-		b := ks - 1
-		if quotedKey {
-			b--
-		}
-		for b >= 0 && (s[b] == ' ' || s[b] == '\t') {
-			b--
-		}
-		if b < 0 || (s[b] != '(' && (quotedKey || s[b] != ',')) {
-			return 0, 0, false, false, "", false
+		if !callArgument(s, ks, ke, quotedKey) {
+			return "", 0, false, false
 		}
 	}
-	if sep == "==" {
-		sep = "=" // j is on the last '='
-		compare = true
-	} else if sep == "!=" {
-		compare = true
+	return sep, j + len(sep), compare, true
+}
+
+// callArgument reports whether the key s[ks:ke], followed by a comma, is a
+// call's first argument: f("API_TOKEN", "value"), setopt(CURLOPT_PASSWORD,
+// "value"). In JSON, a string before a comma is a value.
+func callArgument(s string, ks, ke int, quotedKey bool) bool {
+	if !quotedKey && !isConstName(s[ks:ke]) {
+		return false
 	}
-	j += len(sep)
-	j = skipBlanks(s, j)
-	if sep == ":" {
-		// Python annotations: TOKEN: str = "..."
-		k := j
-		for k < n && isAlnum(s[k]) {
-			k++
+	b := ks - 1
+	if quotedKey {
+		b--
+	}
+	for b >= 0 && (s[b] == ' ' || s[b] == '\t') {
+		b--
+	}
+	return b >= 0 && (s[b] == '(' || (!quotedKey && s[b] == ','))
+}
+
+// skipAnnotation skips a Python annotation after a ':' separator
+// (TOKEN: str = "..."): it returns where the value starts, or j unchanged.
+func skipAnnotation(s string, j int) int {
+	n := len(s)
+	k := j
+	for k < n && isAlnum(s[k]) {
+		k++
+	}
+	if k > j && isTypeName(s[j:k]) {
+		k2 := skipBlanks(s, k)
+		if k2 < n && s[k2] == '=' && (k2+1 >= n || s[k2+1] != '=') {
+			return skipBlanks(s, k2+1)
 		}
-		if k > j && isTypeName(s[j:k]) {
-			k2 := skipBlanks(s, k)
-			if k2 < n && s[k2] == '=' && (k2+1 >= n || s[k2+1] != '=') {
-				j = skipBlanks(s, k2+1)
-			}
-		}
 	}
-	if j >= n {
-		return 0, 0, false, false, "", false
-	}
+	return j
+}
+
+// quotedValue reads the value that opens with the quote at s[j]: up to the
+// closing quote (or an escaped one: JSON inside a string), or to the end of
+// the line when it is not closed.
+func quotedValue(s string, j int, a assignment) (assignment, bool) {
+	n := len(s)
 	c := s[j]
-	if c == '\\' && j+1 < n && (s[j+1] == '"' || s[j+1] == '\'') {
-		j++
-		c = s[j]
-	}
-	if c == '"' || c == '\'' || c == '`' {
-		vs = j + 1
-		k := vs
-		for k < n && k-vs <= maxValueLen {
-			b := s[k]
-			if b == '\n' {
-				break
-			}
-			if b == '\\' && k+1 < n {
-				if s[k+1] == c {
-					break // an escaped closing quote: JSON inside a string
-				}
-				if c == '"' {
-					k += 2
-					continue
-				}
-			}
-			if b == c {
-				break
-			}
-			k++
+	vs := j + 1
+	k := vs
+	for k < n && k-vs <= maxValueLen {
+		b := s[k]
+		if b == '\n' {
+			break
 		}
-		if k >= n || s[k] == '\n' {
-			// an unterminated quote: the value runs to the end of the line
-			e := k
-			for e > vs && (s[e-1] == '\r' || s[e-1] == ' ' || s[e-1] == '\t') {
-				e--
+		if b == '\\' && k+1 < n {
+			if s[k+1] == c {
+				break // an escaped closing quote: JSON inside a string
 			}
-			if e-vs > 200 || e == vs {
-				return 0, 0, false, false, "", false
+			if c == '"' {
+				k += 2
+				continue
 			}
-			return vs, e, true, quotedKey, sep, true
 		}
-		if k-vs > maxValueLen {
-			return 0, 0, false, false, "", false
+		if b == c {
+			break
 		}
-		return vs, k, true, quotedKey, sep, vs < k
+		k++
 	}
-	if sep == "," || compare {
-		return 0, 0, false, false, "", false
+	a.vs, a.quoted = vs, true
+	if k >= n || s[k] == '\n' {
+		// an unterminated quote: the value runs to the end of the line
+		e := k
+		for e > vs && (s[e-1] == '\r' || s[e-1] == ' ' || s[e-1] == '\t') {
+			e--
+		}
+		if e-vs > 200 || e == vs {
+			return assignment{}, false
+		}
+		a.ve = e
+		return a, true
 	}
-	vs = j
+	if k-vs > maxValueLen {
+		return assignment{}, false
+	}
+	a.ve = k
+	return a, vs < k
+}
+
+// bareValue reads an unquoted value from s[j]: up to a blank, a quote, a
+// delimiter or an escape sequence. An over-long one fails with its end in
+// ve.
+func bareValue(s string, j int, a assignment) (assignment, bool) {
+	n := len(s)
+	vs := j
 	k := j
 	for k < n && k-vs <= maxValueLen {
 		b := s[k]
@@ -474,9 +520,11 @@ func parseAssignmentParts(s string, ks, ke int) (vs, ve int, quoted, quotedKey b
 		k++
 	}
 	if k-vs > maxValueLen {
-		return 0, k, false, quotedKey, sep, false
+		a.ve = k
+		return a, false
 	}
-	return vs, k, false, quotedKey, sep, vs < k
+	a.vs, a.ve = vs, k
+	return a, vs < k
 }
 
 // parseXMLValue reads <key>value</key> (the value may sit on its own
