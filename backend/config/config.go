@@ -542,54 +542,100 @@ func (e Errors) Error() string {
 	return "invalid config: " + strings.Join(s, "; ")
 }
 
-// Validate returns Errors listing every bad field, or nil.
+// Validate returns Errors listing every bad field, or nil. It runs one step
+// per section (validateSteps), in the order the file lists them, and
+// gathers every step's problems.
 func (c *Config) Validate() error {
 	var errs Errors
-	bad := func(field, format string, args ...any) {
-		errs = append(errs, FieldError{field, fmt.Sprintf(format, args...)})
+	for _, step := range c.validateSteps() {
+		errs = append(errs, step()...)
 	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// validateSteps are Validate's steps: each checks one section of c and
+// returns its problems.
+func (c *Config) validateSteps() []func() Errors {
+	return []func() Errors{
+		c.validateDaemon,
+		c.Embedder.validate,
+		c.Search.validate,
+		c.Ingest.validate,
+		c.Judge.validate,
+		c.Capture.validate,
+		c.Recall.validate,
+		c.Steward.validate,
+		c.validateLogging,
+	}
+}
+
+// problems gathers one section's invalid fields.
+type problems Errors
+
+// bad adds field's problem, formatted as by fmt.Sprintf.
+func (p *problems) bad(field, format string, args ...any) {
+	*p = append(*p, FieldError{field, fmt.Sprintf(format, args...)})
+}
+
+// validateDaemon checks where the daemon keeps its data and listens.
+func (c *Config) validateDaemon() Errors {
+	var p problems
 	if c.DataDir == "" {
-		bad("data_dir", "must not be empty")
+		p.bad("data_dir", "must not be empty")
 	}
 	if err := CheckListen(c.Listen, c.InsecureNonLoopback); err != nil {
-		bad("listen", "%v", err)
+		p.bad("listen", "%v", err)
 	}
-	switch c.Embedder.Provider {
+	return Errors(p)
+}
+
+// validate checks the embedder section (embedder.*).
+func (e *Embedder) validate() Errors {
+	var p problems
+	switch e.Provider {
 	case "auto", "builtin", "ollama", "openai":
 	default:
-		bad("embedder.provider", "must be auto, builtin, ollama or openai, not %q", c.Embedder.Provider)
+		p.bad("embedder.provider", "must be auto, builtin, ollama or openai, not %q", e.Provider)
 	}
-	if (c.Embedder.Provider == "auto" || c.Embedder.Provider == "ollama") && c.Embedder.OllamaModel == "" {
-		bad("embedder.ollama_model", "must not be empty")
+	if (e.Provider == "auto" || e.Provider == "ollama") && e.OllamaModel == "" {
+		p.bad("embedder.ollama_model", "must not be empty")
 	}
-	if c.Embedder.Provider == "openai" && strings.TrimSpace(c.Embedder.OpenAIModel) == "" {
-		bad("embedder.openai_model", "must not be empty with provider openai")
+	if e.Provider == "openai" && strings.TrimSpace(e.OpenAIModel) == "" {
+		p.bad("embedder.openai_model", "must not be empty with provider openai")
 	}
-	errs = append(errs, CheckOpenAIEmbedder(c.Embedder)...)
-	if c.Embedder.Timeout <= 0 {
-		bad("embedder.timeout", "must be positive")
+	p = append(p, CheckOpenAIEmbedder(*e)...)
+	if e.Timeout <= 0 {
+		p.bad("embedder.timeout", "must be positive")
 	}
-	if c.Embedder.BatchSize < 1 || c.Embedder.BatchSize > 1024 {
-		bad("embedder.batch_size", "must be within 1..1024")
+	if e.BatchSize < 1 || e.BatchSize > 1024 {
+		p.bad("embedder.batch_size", "must be within 1..1024")
 	}
-	if c.Embedder.CacheSize < 0 {
-		bad("embedder.cache_size", "must not be negative")
+	if e.CacheSize < 0 {
+		p.bad("embedder.cache_size", "must not be negative")
 	}
-	s := &c.Search
+	return Errors(p)
+}
+
+// validate checks the read pipeline's constants (search.*).
+func (s *Search) validate() Errors {
+	var p problems
 	if s.K < 1 || s.K > 100 {
-		bad("search.k", "must be within 1..100")
+		p.bad("search.k", "must be within 1..100")
 	}
 	if s.Overfetch < 1 || s.Overfetch > 20 || math.IsNaN(s.Overfetch) {
-		bad("search.overfetch", "must be within 1..20")
+		p.bad("search.overfetch", "must be within 1..20")
 	}
 	if s.Candidates < 0 || s.Candidates > 1000 {
-		bad("search.candidates", "must be within 0..1000")
+		p.bad("search.candidates", "must be within 0..1000")
 	}
 	if s.RRFK <= 0 || math.IsNaN(s.RRFK) {
-		bad("search.rrf_k", "must be positive")
+		p.bad("search.rrf_k", "must be positive")
 	}
 	if !(s.VectorWeight >= 0 && s.VectorWeight <= 10) {
-		bad("search.vector_weight", "must be within 0..10 (0 picks by embedder)")
+		p.bad("search.vector_weight", "must be within 0..10 (0 picks by embedder)")
 	}
 	unit := map[string]float64{"search.mmr_lambda": s.MMRLambda, "search.relative_floor": s.RelativeFloor,
 		"search.absolute_floor": s.AbsoluteFloor, "search.symbol_factor": s.SymbolFactor,
@@ -597,186 +643,215 @@ func (c *Config) Validate() error {
 		"search.feedback_weight": s.FeedbackWeight}
 	for name, v := range unit {
 		if !(v >= 0 && v <= 1) {
-			bad(name, "must be within 0..1")
+			p.bad(name, "must be within 0..1")
 		}
 	}
 	if !(s.ProjectBoost >= 1 && s.ProjectBoost <= 10) {
-		bad("search.project_boost", "must be within 1..10")
+		p.bad("search.project_boost", "must be within 1..10")
 	}
 	for t, v := range s.DecayPerDay {
 		if !(v >= 0 && v < 1) {
-			bad("search.decay_per_day."+t, "must be within 0..1")
+			p.bad("search.decay_per_day."+t, "must be within 0..1")
 		}
 	}
 	for k, v := range s.KindBoost {
 		if !(v > 0 && v <= 10) {
-			bad("search.kind_boost."+k, "must be within 0..10")
+			p.bad("search.kind_boost."+k, "must be within 0..10")
 		}
 	}
 	if s.MaxKeywords < 0 || s.MaxKeywords > 50 {
-		bad("search.max_keywords", "must be within 0..50")
+		p.bad("search.max_keywords", "must be within 0..50")
 	}
 	if !(s.SynonymWeight >= 0 && s.SynonymWeight <= 1) {
-		bad("search.synonym_weight", "must be within 0..1")
+		p.bad("search.synonym_weight", "must be within 0..1")
 	}
 	if !(s.HypernymWeight >= 0 && s.HypernymWeight <= 1) {
-		bad("search.hypernym_weight", "must be within 0..1")
+		p.bad("search.hypernym_weight", "must be within 0..1")
 	}
 	if !(s.KeywordHitBoost >= 0 && s.KeywordHitBoost <= 2) {
-		bad("search.keyword_hit_boost", "must be within 0..2")
+		p.bad("search.keyword_hit_boost", "must be within 0..2")
 	}
-	in := &c.Ingest
+	return Errors(p)
+}
+
+// validate checks the write pipeline's constants (ingest.*).
+func (in *Ingest) validate() Errors {
+	var p problems
 	if in.HeadlessMinUserTurns < 0 || in.HeadlessMinUserTurns > 1000 {
-		bad("ingest.headless_min_user_turns", "must be within 0..1000")
+		p.bad("ingest.headless_min_user_turns", "must be within 0..1000")
 	}
 	if in.HeadlessIdle < Duration(time.Second) || in.HeadlessIdle > Duration(7*24*time.Hour) {
-		bad("ingest.headless_idle", "must be within 1s..168h")
+		p.bad("ingest.headless_idle", "must be within 1s..168h")
 	}
 	if in.HeadlessHoldTurns < 1 || in.HeadlessHoldTurns > 10000 {
-		bad("ingest.headless_hold_turns", "must be within 1..10000")
+		p.bad("ingest.headless_hold_turns", "must be within 1..10000")
 	}
 	if in.HeadlessHoldTotal < 1 || in.HeadlessHoldTotal > 100000 {
-		bad("ingest.headless_hold_total", "must be within 1..100000")
+		p.bad("ingest.headless_hold_total", "must be within 1..100000")
 	}
 	if in.MinLength < 0 || in.MinLength > 10000 {
-		bad("ingest.min_length", "must be within 0..10000")
+		p.bad("ingest.min_length", "must be within 0..10000")
 	}
 	if in.NoiseBufferSize < 1 || in.NoiseBufferSize > 100000 {
-		bad("ingest.noise_buffer_size", "must be within 1..100000")
+		p.bad("ingest.noise_buffer_size", "must be within 1..100000")
 	}
 	if in.NoiseRecent < 0 || in.NoiseRecent > in.NoiseBufferSize {
-		bad("ingest.noise_recent", "must be within 0..noise_buffer_size")
+		p.bad("ingest.noise_recent", "must be within 0..noise_buffer_size")
 	}
 	if in.NoiseRebuildEvery < 1 {
-		bad("ingest.noise_rebuild_every", "must be at least 1")
+		p.bad("ingest.noise_rebuild_every", "must be at least 1")
 	}
 	if in.ChunkSize < 100 || in.ChunkSize > 32768 {
-		bad("ingest.chunk_size", "must be within 100..32768")
+		p.bad("ingest.chunk_size", "must be within 100..32768")
 	}
 	if in.MinChunk < 0 || in.MinChunk >= in.ChunkSize {
-		bad("ingest.min_chunk", "must be within 0..chunk_size")
+		p.bad("ingest.min_chunk", "must be within 0..chunk_size")
 	}
 	if in.DecisionLog < 1 || in.DecisionLog > 1000000 {
-		bad("ingest.decision_log", "must be within 1..1000000")
+		p.bad("ingest.decision_log", "must be within 1..1000000")
 	}
 	for name, v := range map[string]float64{"ingest.content_threshold": in.ContentThreshold,
 		"ingest.duplicate_similarity": in.DuplicateSimilarity, "ingest.source_similarity": in.SourceSimilarity} {
 		if !(v >= 0 && v <= 1) {
-			bad(name, "must be within 0..1")
+			p.bad(name, "must be within 0..1")
 		}
 	}
-	j := &c.Judge
+	return Errors(p)
+}
+
+// validate checks the judge section (judge.*).
+func (j *Judge) validate() Errors {
+	var p problems
 	switch j.Provider {
 	case "off", "ollama", "anthropic":
 	default:
-		bad("judge.provider", "must be off, ollama or anthropic, not %q", j.Provider)
+		p.bad("judge.provider", "must be off, ollama or anthropic, not %q", j.Provider)
 	}
 	if j.Provider == "ollama" && j.OllamaModel == "" {
-		bad("judge.ollama_model", "must not be empty")
+		p.bad("judge.ollama_model", "must not be empty")
 	}
 	if j.Provider == "anthropic" && (j.AnthropicModel == "" || j.AnthropicURL == "") {
-		bad("judge.anthropic_model", "model and anthropic_url must not be empty")
+		p.bad("judge.anthropic_model", "model and anthropic_url must not be empty")
 	}
 	if j.Timeout <= 0 {
-		bad("judge.timeout", "must be positive")
+		p.bad("judge.timeout", "must be positive")
 	}
 	if j.MaxPerHour < 0 || j.MaxPerDay < 0 {
-		bad("judge.max_per_hour", "caps must not be negative")
+		p.bad("judge.max_per_hour", "caps must not be negative")
 	}
-	cp := &c.Capture
+	return Errors(p)
+}
+
+// validate checks the capture section (capture.*, with
+// capture.transcripts.*).
+func (cp *Capture) validate() Errors {
+	var p problems
 	for name, u := range map[string]string{"capture.anthropic_upstream": cp.AnthropicUpstream, "capture.openai_upstream": cp.OpenAIUpstream} {
 		if err := checkUpstream(u); err != nil {
-			bad(name, "%v", err)
+			p.bad(name, "%v", err)
 		}
 	}
 	if cp.QueueSize < 1 || cp.QueueSize > 100000 {
-		bad("capture.queue_size", "must be within 1..100000")
+		p.bad("capture.queue_size", "must be within 1..100000")
 	}
 	if cp.MaxCaptureBytes < 1<<10 || cp.MaxCaptureBytes > 1<<30 {
-		bad("capture.max_capture_bytes", "must be within 1 KiB..1 GiB")
+		p.bad("capture.max_capture_bytes", "must be within 1 KiB..1 GiB")
 	}
 	if cp.MaxQueueBytes < cp.MaxCaptureBytes || cp.MaxQueueBytes > 1<<34 {
-		bad("capture.max_queue_bytes", "must be within max_capture_bytes..16 GiB")
+		p.bad("capture.max_queue_bytes", "must be within max_capture_bytes..16 GiB")
 	}
-	cp.Transcripts.validate(bad)
-	for i, p := range cp.ExcludeProjects {
-		if strings.TrimSpace(p) == "" {
-			bad(fmt.Sprintf("capture.exclude_projects[%d]", i), "must not be empty")
+	cp.Transcripts.validate(p.bad)
+	for i, dir := range cp.ExcludeProjects {
+		if strings.TrimSpace(dir) == "" {
+			p.bad(fmt.Sprintf("capture.exclude_projects[%d]", i), "must not be empty")
 		}
 	}
-	rc := &c.Recall
+	return Errors(p)
+}
+
+// validate checks the recall section (recall.*).
+func (rc *Recall) validate() Errors {
+	var p problems
 	if rc.K < 1 || rc.K > 50 {
-		bad("recall.k", "must be within 1..50")
+		p.bad("recall.k", "must be within 1..50")
 	}
 	if rc.MaxChars < 200 || rc.MaxChars > 100000 {
-		bad("recall.max_chars", "must be within 200..100000")
+		p.bad("recall.max_chars", "must be within 200..100000")
 	}
 	if rc.Sessions < 1 || rc.Sessions > 1000000 {
-		bad("recall.sessions", "must be within 1..1000000")
+		p.bad("recall.sessions", "must be within 1..1000000")
 	}
 	if !(rc.SkillFloor >= 0 && rc.SkillFloor <= 2) {
-		bad("recall.skill_floor", "must be within 0..2")
+		p.bad("recall.skill_floor", "must be within 0..2")
 	}
 	if rc.SkillK < 0 || rc.SkillK > 10 {
-		bad("recall.skill_k", "must be within 0..10")
+		p.bad("recall.skill_k", "must be within 0..10")
 	}
 	for i, d := range rc.SkillDirs {
 		if !filepath.IsAbs(d) {
-			bad(fmt.Sprintf("recall.skill_dirs[%d]", i), "must be an absolute path")
+			p.bad(fmt.Sprintf("recall.skill_dirs[%d]", i), "must be an absolute path")
 		}
 	}
 	if rc.HookTimeout <= 0 || time.Duration(rc.HookTimeout) > time.Minute {
-		bad("recall.hook_timeout", "must be within 0..1m")
+		p.bad("recall.hook_timeout", "must be within 0..1m")
 	}
-	sw := &c.Steward
+	return Errors(p)
+}
+
+// validate checks the steward section (steward.*).
+func (sw *Steward) validate() Errors {
+	var p problems
 	if sw.Every < 0 {
-		bad("steward.every", "must not be negative (0 turns the schedule off)")
+		p.bad("steward.every", "must not be negative (0 turns the schedule off)")
 	}
 	for _, op := range sw.AutoApply {
 		if !slices.Contains(StewardOps, op) {
-			bad("steward.auto_apply", "unknown operation %q (want %s)", op, strings.Join(StewardOps, ", "))
+			p.bad("steward.auto_apply", "unknown operation %q (want %s)", op, strings.Join(StewardOps, ", "))
 		}
 	}
 	if sw.TrashDays < 1 || sw.TrashDays > 3650 {
-		bad("steward.trash_days", "must be within 1..3650")
+		p.bad("steward.trash_days", "must be within 1..3650")
 	}
 	if !(sw.MergeSimilarity == 0 || sw.MergeSimilarity >= 0.5 && sw.MergeSimilarity <= 1) {
-		bad("steward.merge_similarity", "must be 0 (by embedder) or within 0.5..1")
+		p.bad("steward.merge_similarity", "must be 0 (by embedder) or within 0.5..1")
 	}
 	if !(sw.QualityHalfLifeDays > 0) || sw.QualityMinEvents < 0 {
-		bad("steward.quality_half_life_days", "half life must be positive and min events not negative")
+		p.bad("steward.quality_half_life_days", "half life must be positive and min events not negative")
 	}
 	if _, ok := sw.Types["default"]; !ok {
-		bad("steward.types", "must hold a \"default\" entry")
+		p.bad("steward.types", "must hold a \"default\" entry")
 	}
 	for name, ty := range sw.Types {
 		if name != "default" && !memory.Type(name).Valid() {
-			bad("steward.types."+name, "unknown memory type")
+			p.bad("steward.types."+name, "unknown memory type")
 		}
 		if ty.StaleDays < 1 || !(ty.DecayFactor > 0 && ty.DecayFactor <= 1) || !(ty.DecayFloor >= 0 && ty.DecayFloor <= 1) ||
 			!(ty.PruneImportance >= 0 && ty.PruneImportance <= 1) || ty.PruneAgeDays < 0 {
-			bad("steward.types."+name, "stale_days >= 1, decay_factor in (0,1], decay_floor and prune_importance in 0..1, prune_age_days >= 0")
+			p.bad("steward.types."+name, "stale_days >= 1, decay_factor in (0,1], decay_floor and prune_importance in 0..1, prune_age_days >= 0")
 		}
 	}
 	if sw.BoostMinAccess < 1 || !(sw.BoostFactor >= 1 && sw.BoostFactor <= 2) {
-		bad("steward.boost_factor", "boost_min_access >= 1 and boost_factor within 1..2")
+		p.bad("steward.boost_factor", "boost_min_access >= 1 and boost_factor within 1..2")
 	}
 	if sw.StickyMinAccess < 1 || !(sw.UnreinforcedStickiness > 0) || !(sw.UnreinforcedFactor > 0 && sw.UnreinforcedFactor <= 1) ||
 		!(sw.SnoozeStickiness > 0) || sw.SnoozeMinAccess < 1 || sw.SnoozeDays < 1 || sw.SnoozeDays > 3650 {
-		bad("steward.snooze_stickiness", "stickiness thresholds positive, unreinforced_factor in (0,1], snooze_min_access >= 1, snooze_days within 1..3650")
+		p.bad("steward.snooze_stickiness", "stickiness thresholds positive, unreinforced_factor in (0,1], snooze_min_access >= 1, snooze_days within 1..3650")
 	}
+	return Errors(p)
+}
+
+// validateLogging checks the log level and the on-demand daemon's idle exit.
+func (c *Config) validateLogging() Errors {
+	var p problems
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
-		bad("log_level", "must be debug, info, warn or error")
+		p.bad("log_level", "must be debug, info, warn or error")
 	}
 	if c.IdleExit != 0 && (c.IdleExit < Duration(time.Second) || c.IdleExit > Duration(7*24*time.Hour)) {
-		bad("idle_exit", "must be 0 (never) or within 1s..168h")
+		p.bad("idle_exit", "must be 0 (never) or within 1s..168h")
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
+	return Errors(p)
 }
 
 // checkUpstream accepts an absolute http(s) URL without query or fragment.
