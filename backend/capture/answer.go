@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -132,41 +133,10 @@ type request struct {
 	headless    bool
 }
 
-// injectedTags are blocks the harness or memtray adds to user text: they
-// are removed from prompts (the same list transcript uses, plus ours).
-var injectedTags = []string{
-	"system-reminder", "memtray-context", "task-notification", "user-prompt-submit-hook",
-	"ide_opened_file", "ide_selection", "ide_diagnostics", "local-command-caveat",
-}
-
-// stripInjected returns text without the injected blocks it holds, trimmed.
-// An unterminated block is dropped to the end of the text.
-func stripInjected(text string) string {
-	if !strings.Contains(text, "<") {
-		return strings.TrimSpace(text)
-	}
-	for _, tag := range injectedTags {
-		open, close := "<"+tag+">", "</"+tag+">"
-		for {
-			i := strings.Index(text, open)
-			if i < 0 {
-				break
-			}
-			j := strings.Index(text[i:], close)
-			if j < 0 {
-				text = text[:i]
-				break
-			}
-			text = text[:i] + text[i+j+len(close):]
-		}
-	}
-	return strings.TrimSpace(text)
-}
-
 // notPrompt reports whether a user text, injected blocks removed, is
 // harness bookkeeping rather than something the user typed.
 func notPrompt(text string) bool {
-	return text == "" || strings.HasPrefix(text, "[Request interrupted by user")
+	return text == "" || harnesstext.Interrupted(text)
 }
 
 // hashID returns a stable short session id for s: "h-" and 16 hex digits

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -108,7 +109,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 			if r.dir == "" {
 				r.dir = workingDir(b.Text)
 			}
-			if t := stripInjected(b.Text); !notPrompt(t) {
+			if t := harnesstext.Strip(b.Text, harnesstext.Injected); !notPrompt(t) {
 				text = joinText(text, t)
 			}
 		}
@@ -130,7 +131,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 		for _, b := range anthBlocks(m.Content) {
 			switch b.Type {
 			case "text":
-				if t := stripInjected(b.Text); !notPrompt(t) {
+				if t := harnesstext.Strip(b.Text, harnesstext.Injected); !notPrompt(t) {
 					text = joinText(text, t)
 				}
 			case "tool_result":

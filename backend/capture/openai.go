@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -66,7 +67,7 @@ func parseChatRequest(body []byte) (request, error) {
 			if r.dir == "" {
 				r.dir = workingDir(text)
 			}
-			if t := stripInjected(text); !notPrompt(t) {
+			if t := harnesstext.Strip(text, harnesstext.Injected); !notPrompt(t) {
 				r.userTurns++
 				lastUser = t
 				if first == "" {
@@ -311,7 +312,7 @@ func parseResponsesRequest(body []byte) (request, error) {
 				if r.dir == "" {
 					r.dir = workingDir(text)
 				}
-				if t := stripInjected(text); !notPrompt(t) && !envOnly(t) {
+				if t := harnesstext.Strip(text, harnesstext.Injected); !notPrompt(t) && !envOnly(t) {
 					r.userTurns++
 					lastUser = t
 					if first == "" {

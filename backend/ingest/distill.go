@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -60,15 +61,11 @@ type Candidate struct {
 // statements run ~250 characters at the median and ~350 at p90.
 const maxCandidateRunes = 600
 
-// noiseTags are blocks of harness and tool text that can sit in a user
-// message but are not the user's words.
-var noiseTags = regexp.MustCompile(`(?s)<(task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|bash-input|bash-stdout|bash-stderr|environment_context|user_instructions|user-prompt-submit-hook|ide_selection|ide_opened_file)\b[^>]*>.*?</(?:task-notification|command-name|command-message|command-args|local-command-stdout|local-command-stderr|bash-input|bash-stdout|bash-stderr|environment_context|user_instructions|user-prompt-submit-hook|ide_selection|ide_opened_file)>|\[Request interrupted[^\]]*\]`)
-
-// stripHarness removes from text memtray's injected blocks, the harness's
-// reminders (StripInjected) and the harness and tool blocks of noiseTags:
-// what is left is what the user or the model said.
+// stripHarness removes from text every block the harness and memtray add
+// (injected context, session setup, commands and their output) and the
+// interruption markers: what is left is what the user or the model said.
 func stripHarness(text string) string {
-	return strings.TrimSpace(noiseTags.ReplaceAllString(StripInjected(text), ""))
+	return harnesstext.StripAll(text)
 }
 
 // planHeading matches a heading or lead-in whose section lists what is
@@ -284,11 +281,15 @@ var willBe = regexp.MustCompile(`\b(?:will|is going to|are going to) (?:now |the
 // shellLine is a command line typed or pasted, not prose.
 var shellLine = regexp.MustCompile(`^(?:\$ )?(?:git|npm|npx|yarn|pnpm|go|make|cd|ls|cat|python3?|pip3?|cargo|docker|kubectl|node|bun|deno|mix|bundle|chmod|mkdir|rm|cp|mv|curl|wget|sudo|apt|apt-get|brew) (?:-{1,2}\w|[\w./~-]+(?:\s|$))`)
 
+// codeLead is a line of source code: a declaration or import keyword
+// followed by code punctuation on the same line.
+var codeLead = regexp.MustCompile(`^(?:import|export|const|let|var|function|async function|class|def|func|return|public|private|package|#include|using|from \S+ import)\b[^.!?]*[;{}()=]`)
+
 // codeLike reports whether a sentence is code, a log line or a
 // traceback rather than prose: many of its characters are symbols, or it
 // is a command line.
 func codeLike(st string) bool {
-	if shellLine.MatchString(st) {
+	if shellLine.MatchString(st) || codeLead.MatchString(st) {
 		return true
 	}
 	sym, n := 0, 0

@@ -9,25 +9,18 @@ import (
 
 	"github.com/memtray/memtray/backend/chunk"
 	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/noise"
-	"github.com/memtray/memtray/backend/search"
 )
 
-// InjectedTag is the element memtray wraps around the memories it injects
-// into an agent's context (hooks, proxy). The strip stage removes such
-// blocks, so memtray never remembers its own recall.
-const InjectedTag = search.ContextTag
-
-// injected matches memtray's blocks and the agent harness's system
-// reminders, which are not the user's words.
-var injected = regexp.MustCompile(`(?s)<(` + InjectedTag + `|system-reminder)\b[^>]*>.*?</(?:` + InjectedTag + `|system-reminder)>`)
-
-// StripInjected removes memtray's own injected blocks and the harness's
-// system reminders from text, and trims it: what the strip stage does to
-// each text of an exchange (importers use it to compare what would be stored).
+// StripInjected removes the blocks memtray and the agent harness inject
+// into a conversation (recalled memories, reminders, IDE state and the
+// other harnesstext.Injected tags) from text, and trims it: what the strip
+// stage does to each text of an exchange (importers use it to compare what
+// would be stored).
 func StripInjected(text string) string {
-	return strings.TrimSpace(injected.ReplaceAllString(text, ""))
+	return harnesstext.Strip(text, harnesstext.Injected)
 }
 
 // strip removes injected blocks from the user and assistant text.

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -35,10 +36,10 @@ const (
 	EventSearch = "search"
 )
 
-// ContextTag names the block recalled memories are wrapped in. The write
-// pipeline strips it (ingest.InjectedTag), so what memtray gives the agent is
-// never captured again.
-const ContextTag = "memtray-context"
+// ContextTag names the block recalled memories are wrapped in. Capture,
+// transcripts and the write pipeline strip it (harnesstext.Injected), so
+// what memtray gives the agent is never captured again.
+const ContextTag = harnesstext.ContextTag
 
 // MaxSessionIDLen bounds a session id.
 const MaxSessionIDLen = 256

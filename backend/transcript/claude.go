@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -425,47 +426,6 @@ func (p *parser) prompt(t *thread, text string, at time.Time) {
 	}
 }
 
-// interrupted reports whether text is Claude Code's interruption marker.
-func interrupted(text string) bool {
-	return strings.HasPrefix(text, "[Request interrupted by user")
-}
-
-// commandTags start the lines of local commands and bash mode.
-var commandTags = []string{
-	"<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
-	"<bash-input>", "<bash-stdout>", "<bash-stderr>",
-}
-
-// injectedTags are blocks the harness adds to user text; Parse removes them
-// from prompts.
-var injectedTags = []string{
-	"system-reminder", "task-notification", "user-prompt-submit-hook",
-	"ide_opened_file", "ide_selection", "ide_diagnostics", "local-command-caveat",
-}
-
-// injectedOnly returns text without the injected blocks it holds, trimmed.
-func injectedOnly(text string) string {
-	if !strings.Contains(text, "<") {
-		return text
-	}
-	for _, tag := range injectedTags {
-		open, close := "<"+tag+">", "</"+tag+">"
-		for {
-			i := strings.Index(text, open)
-			if i < 0 {
-				break
-			}
-			j := strings.Index(text[i:], close)
-			if j < 0 {
-				text = text[:i] // unterminated: drop to the end
-				break
-			}
-			text = text[:i] + text[i+j+len(close):]
-		}
-	}
-	return strings.TrimSpace(text)
-}
-
 // user handles a user line: tool results, a prompt, or injected content.
 func (p *parser) user(t *thread, e *entry, at time.Time) {
 	var texts []string
@@ -531,7 +491,7 @@ func (p *parser) user(t *thread, e *entry, at time.Time) {
 		p.prompt(t, text, at)
 		return
 	}
-	text = injectedOnly(text)
+	text = harnesstext.Strip(text, harnesstext.Injected)
 	for i, q := range t.queuedIn {
 		if q == text {
 			// Delivered from the queue already; the line repeats it.
@@ -556,19 +516,18 @@ func (p *parser) classify(t *thread, e *entry, text string) string {
 		return SkipInjected
 	case e.IsMeta:
 		return SkipMeta
-	case interrupted(text):
+	case harnesstext.Interrupted(text):
 		return SkipInterrupted
 	case strings.HasPrefix(text, "<command-name>") || strings.HasPrefix(text, "<command-message>"):
 		t.command = commandText(text)
 		return SkipCommand
 	}
-	for _, tag := range commandTags {
-		if strings.HasPrefix(text, tag) {
-			if strings.HasPrefix(tag, "<local-command-std") {
-				t.command = "" // the command ran locally
-			}
-			return SkipCommand
+	if tag, ok := harnesstext.Opens(text, harnesstext.Command); ok {
+		// A local command or bash-mode line, its output or its caveat.
+		if strings.HasPrefix(tag, "local-command-std") {
+			t.command = "" // the command ran locally
 		}
+		return SkipCommand
 	}
 	if e.Origin != nil && e.Origin.Kind != "" && e.Origin.Kind != "human" {
 		return SkipInjected
@@ -590,7 +549,7 @@ func continuation(text string) bool {
 // background-task notification (with the instruction Claude Code appends to
 // it) or nothing but injected blocks.
 func harness(text string) bool {
-	return strings.HasPrefix(text, "<task-notification>") || injectedOnly(text) == ""
+	return strings.HasPrefix(text, "<task-notification>") || harnesstext.Strip(text, harnesstext.Injected) == ""
 }
 
 // commandText turns a slash command line into what the user typed:
