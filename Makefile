@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X $(CLIPKG).Version=$(VERSION) -X $(CLIPKG).Commit=$(COMMIT) -
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build desktop frontend run test test-short bench eval eval-sessions fuzz soak clean model types appimage test-appimage
+.PHONY: all deps build desktop frontend run test test-short bench eval eval-sessions fuzz soak clean model types config-doc appimage test-appimage
 .PHONY: package deb windows linux-cli release test-package
 .PHONY: load faults
 
@@ -110,6 +110,10 @@ bench: deps
 # TypeScript types of the API, generated from the Go types (a test fails when stale).
 types:
 	$(GO) run ./cmd/tsgen -o frontend/src/lib/api/types.ts
+
+# docs/configuration.md, generated from the config struct's field docs (a test fails when stale).
+config-doc:
+	$(GO) run ./cmd/configdoc -o docs/configuration.md
 
 # Retrieval evaluation on the shared data sets (skipped where absent).
 SHARED ?= ../shared

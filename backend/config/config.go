@@ -52,8 +52,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 type Config struct {
 	// DataDir holds the store; default $XDG_DATA_HOME/memtray.
 	DataDir string `json:"data_dir"`
-	// Listen is the daemon's address; loopback only, unless
-	// InsecureNonLoopback is set.
+	// Listen is the daemon's address (host:port); loopback only, unless
+	// InsecureNonLoopback is set (serve --insecure-non-loopback).
 	Listen string `json:"listen"`
 	// Embedder selects and configures the embedding model.
 	Embedder Embedder `json:"embedder"`
@@ -123,17 +123,29 @@ type Embedder struct {
 	CacheSize int `json:"cache_size"`
 }
 
-// Search holds the read pipeline's constants (DESIGN.md "Read pipeline").
+// Search holds the read pipeline's constants: how a query's candidates are
+// found, fused, scored, floored and ordered.
 type Search struct {
-	K         int     `json:"k"`
+	// K is how many results a search returns when the request does not say.
+	K int `json:"k"`
+	// Overfetch: each leg (vector and BM25) fetches K x Overfetch
+	// candidates, at least Candidates, before floors and MMR cut them to K.
 	Overfetch float64 `json:"overfetch"`
 	// Candidates is the least number of candidates each leg returns, whatever
 	// K x Overfetch: a deeper pool lets RRF find memories both legs agree on
 	// and keeps the first results the same for every K up to Candidates/2.
-	Candidates    int     `json:"candidates"`
-	RRFK          float64 `json:"rrf_k"`
-	MMRLambda     float64 `json:"mmr_lambda"`
+	Candidates int `json:"candidates"`
+	// RRFK is the k of reciprocal rank fusion: a candidate at rank r of a
+	// leg earns weight / (RRFK + r).
+	RRFK float64 `json:"rrf_k"`
+	// MMRLambda trades relevance (1) against diversity (0) when maximal
+	// marginal relevance orders the results.
+	MMRLambda float64 `json:"mmr_lambda"`
+	// RelativeFloor drops a candidate whose composite score is below this
+	// share of the best one's.
 	RelativeFloor float64 `json:"relative_floor"`
+	// AbsoluteFloor drops a candidate covering less than this share of the
+	// query's IDF weight, unless its cosine reaches VectorFloor.
 	AbsoluteFloor float64 `json:"absolute_floor"`
 	// VectorFloor is the cosine similarity to the query that lets a memory
 	// pass the absolute floor without lexical evidence. Hashing embedders put
@@ -154,14 +166,28 @@ type Search struct {
 	// LoCoMo (R@10 .604 vs .635); at 0.25 it is within .01 of BM25 at every
 	// depth and lifts paraphrase queries. A semantic embedder (Ollama)
 	// brings evidence BM25 lacks and gets 1.
-	VectorWeight    float64            `json:"vector_weight"`
-	DecayPerDay     map[string]float64 `json:"decay_per_day"`
-	KindBoost       map[string]float64 `json:"kind_boost"`
-	SymbolFactor    float64            `json:"symbol_factor"`
-	ProjectBoost    float64            `json:"project_boost"`
-	FeedbackWeight  float64            `json:"feedback_weight"`
-	MaxKeywords     int                `json:"max_keywords"`
-	KeywordHitBoost float64            `json:"keyword_hit_boost"`
+	VectorWeight float64 `json:"vector_weight"`
+	// DecayPerDay is each memory type's recency decay: the score is
+	// multiplied by exp(-rate x days since created or last reinforced).
+	// Pinned memories and types not listed do not decay.
+	DecayPerDay map[string]float64 `json:"decay_per_day"`
+	// KindBoost multiplies the score of a memory of that kind (when its
+	// kind is certain, not guessed from the wording); kinds not listed get 1.
+	KindBoost map[string]float64 `json:"kind_boost"`
+	// SymbolFactor multiplies the score of symbol memories (code
+	// identifiers) so they do not crowd out prose.
+	SymbolFactor float64 `json:"symbol_factor"`
+	// ProjectBoost multiplies the score of a memory of the current project.
+	ProjectBoost float64 `json:"project_boost"`
+	// FeedbackWeight: the score is multiplied by 1 + FeedbackWeight x the
+	// memory's average rating (-1..1).
+	FeedbackWeight float64 `json:"feedback_weight"`
+	// MaxKeywords is how many of a long prompt's most discriminating words
+	// (by IDF) its BM25 leg searches for instead of the whole text.
+	MaxKeywords int `json:"max_keywords"`
+	// KeywordHitBoost: the score is multiplied by 1 + KeywordHitBoost per
+	// keyword the memory contains beyond the first.
+	KeywordHitBoost float64 `json:"keyword_hit_boost"`
 	// SynonymWeight and HypernymWeight weigh, in a hybrid search's BM25 leg,
 	// the WordNet synonyms and hypernyms of the query's words (the query's
 	// own terms weigh 1); 0 turns that expansion off.
@@ -172,7 +198,8 @@ type Search struct {
 	AntiSticky bool `json:"anti_sticky"`
 }
 
-// Ingest holds the write pipeline's constants (DESIGN.md "Write pipeline").
+// Ingest holds the write pipeline's constants: which exchanges become
+// memories and how they are chunked and deduplicated.
 type Ingest struct {
 	// HeadlessMinUserTurns: a headless (print mode) session forms memories
 	// only once it has this many user turns.
@@ -218,7 +245,7 @@ type Ingest struct {
 	ToolLoopFindings bool `json:"tool_loop_findings"`
 }
 
-// Judge configures the optional judge (DESIGN.md "Write pipeline").
+// Judge configures the optional language-model judge of the write pipeline.
 type Judge struct {
 	// Provider is "off" (the default: the gates decide alone), "ollama" or "anthropic".
 	Provider string `json:"provider"`
@@ -238,7 +265,8 @@ type Judge struct {
 	MaxPerDay  int `json:"max_per_day"`
 }
 
-// Capture configures the capture proxy (DESIGN.md "Interfaces").
+// Capture configures the capture proxy and capture from the agents'
+// session files.
 type Capture struct {
 	// Enabled starts the daemon with capture on; the tray toggles it at runtime.
 	// Off, the proxy still forwards every request but captures nothing.
@@ -264,7 +292,8 @@ type Capture struct {
 	Transcripts Transcripts `json:"transcripts"`
 }
 
-// Recall configures session-aware recall (DESIGN.md "Read pipeline").
+// Recall configures session-aware recall: what the agent receives at each
+// user turn.
 type Recall struct {
 	// K is the most memories one recall returns; MaxChars bounds the text
 	// of the block handed to the agent.
@@ -291,7 +320,7 @@ type Recall struct {
 	HookTimeout Duration `json:"hook_timeout"`
 }
 
-// Steward configures consolidation (DESIGN.md "Steward"). Every operation
+// Steward configures consolidation. Each operation
 // plans first; the scheduled sweep applies only the operations in
 // AutoApply, the others wait for `memtray dream --apply` or the window.
 type Steward struct {
@@ -305,11 +334,12 @@ type Steward struct {
 	TrashDays int `json:"trash_days"`
 	// MergeSimilarity is the cosine at or above which the sweep merges two
 	// memories; 0 (the default) picks by embedder: 0.88 for semantic
-	// (Ollama) models as in DESIGN.md, 0.7 for the built-in embedder, whose
+	// (Ollama) models, 0.7 for the built-in embedder, whose
 	// paraphrases score lower (see steward.DefaultMergeSimilarity).
 	MergeSimilarity float64 `json:"merge_similarity"`
-	// Quality: log2(hits+1)/log2(maxHits+1) x 0.5^(daysSinceActive/half life),
-	// not scored before MinEvents retrieval events in the store.
+	// QualityHalfLifeDays and QualityMinEvents: a memory's quality is
+	// log2(hits+1)/log2(maxHits+1) x 0.5^(daysSinceActive/QualityHalfLifeDays),
+	// not scored before the store has QualityMinEvents retrieval events.
 	QualityHalfLifeDays float64 `json:"quality_half_life_days"`
 	QualityMinEvents    int     `json:"quality_min_events"`
 	// Per memory type (user, feedback, project, reference) thresholds; a
@@ -347,7 +377,7 @@ type StewardType struct {
 // StewardOps are the steward's operations, in the order a sweep runs them.
 var StewardOps = []string{"merge", "decay_stale", "boost_active", "prune", "decay_unreinforced", "snooze_sticky"}
 
-// Default returns the defaults of DESIGN.md.
+// Default returns the defaults: a valid config with every field set.
 func Default() Config {
 	return Config{
 		DataDir: DefaultDataDir(),
