@@ -11,8 +11,9 @@ package eval
 //     false_redaction_rate is the share of negatives with any redaction.
 //   - RunGitleaks: gitleaks' own rule test cases, recall per gitleaks rule
 //     (see RunGitleaks below).
-//   - RunCredSweeper: CredSweeper's regression samples and its expected
-//     findings (see RunCredSweeper below).
+//   - runCredSweeper (run by the tests, not a command): CredSweeper's
+//     regression samples and its expected findings (see runCredSweeper
+//     below).
 //
 // Reports never hold a secret: a miss or a false redaction is shown as a
 // hint, the first few characters and the length.
@@ -706,7 +707,7 @@ func (r *GitleaksReport) WriteTable(w io.Writer) error {
 	return ew.err
 }
 
-// RunCredSweeper scores the redactor on CredSweeper's regression samples:
+// runCredSweeper scores the redactor on CredSweeper's regression samples:
 // dir holds tests/samples/* and tests/data/output.json, CredSweeper's own
 // expected findings (its rule, the file, the line number and the value).
 // Those are a tool's output rather than human labels: they include
@@ -740,7 +741,7 @@ type CredSweeperMiss struct {
 	Hint string `json:"hint"`
 }
 
-// CredSweeperReport is the result of RunCredSweeper.
+// CredSweeperReport is the result of runCredSweeper.
 type CredSweeperReport struct {
 	Recall float64           `json:"recall"`
 	Rules  []CredSweeperRule `json:"rules"`
@@ -769,8 +770,8 @@ type credSweeperFinding struct {
 	} `json:"line_data_list"`
 }
 
-// RunCredSweeper scores the redactor on the CredSweeper samples under dir.
-func RunCredSweeper(ctx context.Context, dir string) (*CredSweeperReport, error) {
+// runCredSweeper scores the redactor on the CredSweeper samples under dir.
+func runCredSweeper(ctx context.Context, dir string) (*CredSweeperReport, error) {
 	data, err := readLimited(filepath.Join(dir, "tests", "data", "output.json"), MaxDatasetBytes)
 	if err != nil {
 		return nil, fmt.Errorf("credsweeper: %w", err)

@@ -32,7 +32,7 @@ func TestGitleaksShared(t *testing.T) {
 
 func TestCredSweeperShared(t *testing.T) {
 	dir := sharedFile(t, "data/secrets/credsweeper")
-	rep, err := RunCredSweeper(context.Background(), dir)
+	rep, err := runCredSweeper(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

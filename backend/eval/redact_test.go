@@ -263,7 +263,7 @@ func TestRunCredSweeperTiny(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(data, "output.json"), []byte(out), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := RunCredSweeper(context.Background(), dir)
+	rep, err := runCredSweeper(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestRunCredSweeperTiny(t *testing.T) {
 			t.Fatalf("report shows a secret:\n%s", s)
 		}
 	}
-	if _, err := RunCredSweeper(context.Background(), t.TempDir()); err == nil {
+	if _, err := runCredSweeper(context.Background(), t.TempDir()); err == nil {
 		t.Fatal("no error without output.json")
 	}
 }

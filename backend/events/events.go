@@ -155,13 +155,6 @@ func (b *Bus) Recent() []Event {
 	return b.sinceLocked(0)
 }
 
-// LastID is the ID of the newest event published (FirstID-1 before any).
-func (b *Bus) LastID() uint64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.next - 1
-}
-
 // Subscribers counts the open subscriptions.
 func (b *Bus) Subscribers() int {
 	b.mu.Lock()

@@ -247,15 +247,6 @@ func (s *Scorer) ScoreVector(vec []float32) Score {
 	return sc
 }
 
-// ScoreText embeds text and scores it.
-func (s *Scorer) ScoreText(ctx context.Context, text string) (Score, error) {
-	vecs, err := s.embed(ctx, []string{text})
-	if err != nil {
-		return Score{}, fmt.Errorf("noise: embed: %w", err)
-	}
-	return s.ScoreVector(vecs[0]), nil
-}
-
 // Learn adds a text judged noise from outside the gate (source "judge" or
 // "user") to the buffer, and rebuilds the learned prototypes every
 // RebuildEvery additions. The gate's own rejections must not be passed here.
