@@ -399,6 +399,9 @@ func sentenceClass(st, origin string) string {
 		}
 		return ClassNarration
 	}
+	if codeLead.MatchString(st) {
+		return ClassOutput // a line of source code
+	}
 	if words < 4 {
 		return ClassVague
 	}
