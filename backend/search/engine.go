@@ -544,9 +544,12 @@ func (e *Engine) queryWords(ctx context.Context, text string, df map[string]int)
 	}
 	var missing []string
 	for _, w := range words(text) {
-		for _, t := range e.idx.Analyze(strings.ToLower(w)) {
-			if _, ok := df[t]; !ok {
-				missing = append(missing, t)
+		lw := strings.ToLower(w)
+		for _, p := range append([]string{lw}, letterRuns(lw)...) { // the parts too (QueryWords)
+			for _, t := range e.idx.Analyze(p) {
+				if _, ok := df[t]; !ok {
+					missing = append(missing, t)
+				}
 			}
 		}
 	}
@@ -692,7 +695,7 @@ func (e *Engine) textTerms(text string, expand bool) (all, extra []store.Term, a
 	weight := map[string]float64{}
 	var order []string
 	seen := map[string]bool{}
-	for _, w := range words(text) {
+	for _, w := range letterRuns(text) {
 		if !plainWord(w) {
 			continue
 		}
@@ -795,6 +798,12 @@ func words(text string) []string {
 		out = append(out, text[w[0]:w[1]])
 	}
 	return out
+}
+
+// letterRuns splits text at anything but letters, digits and '_': the
+// words query expansion looks up ("Melanie's" gives "Melanie" and "s").
+func letterRuns(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return !wordRune(r) })
 }
 
 // wordSpans returns the byte offsets [start, end) of the words of text

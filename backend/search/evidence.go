@@ -92,27 +92,37 @@ func QueryWords(text string, analyze func(string) []string, df map[string]int, w
 	var out []QueryWord
 	seen := map[string]bool{}
 	names := nameWords(text)
-	for _, w := range words(text) {
-		lw := strings.ToLower(w)
-		if seen[lw] {
-			continue
-		}
-		seen[lw] = true
-		terms := analyze(lw)
-		if len(terms) == 0 {
-			continue
-		}
-		info := maxInfo
-		if p, ok := wordProb(lw); ok && p > 0 {
-			info = math.Min(-math.Log(p), maxInfo)
-		}
-		unknown := true
+	known := func(terms []string) bool {
 		for _, t := range terms {
 			if df[t] > 0 {
-				unknown = false
+				return true
 			}
 		}
-		out = append(out, QueryWord{Word: lw, Terms: terms, Info: info, Unknown: unknown, Name: names[lw]})
+		return false
+	}
+	for _, w := range words(text) {
+		lw := strings.ToLower(w)
+		parts := []string{lw}
+		if strings.ContainsAny(lw, ".:") && !known(analyze(lw)) {
+			// An identifier no memory holds whole ("opk.core" where
+			// memories say "opk/core/rules.py") is judged by its parts.
+			parts = letterRuns(lw)
+		}
+		for _, p := range parts {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
+			terms := analyze(p)
+			if len(terms) == 0 {
+				continue
+			}
+			info := maxInfo
+			if pr, ok := wordProb(p); ok && pr > 0 {
+				info = math.Min(-math.Log(pr), maxInfo)
+			}
+			out = append(out, QueryWord{Word: p, Terms: terms, Info: info, Unknown: !known(terms), Name: names[lw]})
+		}
 	}
 	return out
 }

@@ -137,6 +137,13 @@ func TestWordsLikeAnalyzer(t *testing.T) {
 			t.Errorf("QueryWords(%q) = %+v, want one known word", q, ws)
 		}
 	}
+	// An identifier no memory holds whole is judged by its parts.
+	q := "harbor.handlers"
+	df := mustDocFreq(t, st, "harbor handlers")
+	ws := QueryWords(q, st.Analyze, df, func(string) (float64, bool) { return 0, false }, 10)
+	if len(ws) != 2 || ws[0].Word != "harbor" || ws[0].Unknown || ws[1].Word != "handlers" || ws[1].Unknown || !ws[0].Name {
+		t.Errorf("QueryWords(%q) = %+v, want known parts harbor and handlers, named", q, ws)
+	}
 }
 
 func mustDocFreq(t *testing.T, st *store.Store, text string) map[string]int {
