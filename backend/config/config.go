@@ -930,18 +930,6 @@ func CheckLoopback(addr string) error {
 	return nil
 }
 
-// Save writes c to path atomically (temp file, fsync, rename), mode 0600.
-func Save(path string, c Config) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	data, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode config: %w", err)
-	}
-	return WriteFileAtomic(path, append(data, '\n'), 0o600)
-}
-
 // WriteFileAtomic writes data to path through a synced temp file and a rename,
 // creating the parent directory with mode 0700.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
