@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// sharedSSE is the directory of recorded Anthropic streams next to
-// DESIGN.md; it is not part of the repository.
+// sharedSSE is the directory of recorded Anthropic streams in ../shared,
+// beside the repository; it is not part of it.
 const sharedSSE = "../../../shared/data/anthropic-sse"
 
 // TestReplaySharedAnthropicStreams replays every recorded stream (the

@@ -458,8 +458,8 @@ func BenchmarkSplit(b *testing.B) {
 	}
 }
 
-// sharedRecallSet is the retrieval dev set next to DESIGN.md; it is not
-// part of the repository.
+// sharedRecallSet is the retrieval dev set in ../shared, beside the
+// repository; it is not part of it.
 const sharedRecallSet = "../../../shared/eval/recall-dev.json"
 
 // recallSetTexts returns the memories of the recall dev set, as fuzz

@@ -21,7 +21,7 @@ import (
 
 // The headless hold. A headless session (claude -p, the Agent SDK, codex
 // exec) forms memories only once it has ingest.headless_min_user_turns user
-// turns, and then from all its turns (DESIGN.md "Write pipeline"). Until
+// turns, and then from all its turns (the pipeline's headless stage). Until
 // then its turns that pass the source stage are held: neither stored nor
 // rejected, kept on disk under HeadlessHoldDir (secrets masked, as the
 // stages saw them) so a restart loses none. They are decided:

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// sharedFilterSet is the write pipeline's labelled dev set next to
-// DESIGN.md; it is not part of the repository.
+// sharedFilterSet is the write pipeline's labelled dev set in ../shared,
+// beside the repository; it is not part of it.
 const sharedFilterSet = "../../../shared/eval/filter-dev.jsonl"
 
 // filterSeeds returns the replies and prompts of the filter dev set, as

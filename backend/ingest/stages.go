@@ -96,8 +96,8 @@ func (p *Pipeline) headless(_ context.Context, r *run) error {
 // ackUser matches a user message that only acknowledges or approves.
 var ackUser = regexp.MustCompile(`(?i)^\W*(?:ok(?:ay)?|k|sure|yes|yep|yeah|yup|y|no|nope|thanks|thank you|thx|ty|cool|great|nice|perfect|good|fine|lgtm|go|go ahead|go on|do it|yes,? do it|continue|proceed|keep going|sounds good|makes sense|got it|alright|right|agreed|approved|ship it|done|👍|✅|🙏)(?:\W+(?:please|pls|thanks|thank you|then|now|go ahead|do it))*\W*$`)
 
-// prefilter is DESIGN.md's pre-filter: an acknowledging user and a reply
-// that opens with a procedural phrase.
+// prefilter is the pre-filter: it rejects an acknowledging user answered
+// by a reply that opens with a procedural phrase.
 func (p *Pipeline) prefilter(_ context.Context, r *run) error {
 	r.sig = Analyze(r.reply)
 	if !ackUser.MatchString(r.user) {

@@ -1,5 +1,5 @@
 // Package judge asks a language model whether an exchange of a coding agent
-// is worth remembering (DESIGN.md "Write pipeline", optional judge stage).
+// is worth remembering: the write pipeline's optional judge stage.
 //
 // A judge answers SKIP or a distilled memory with its kind. Two providers
 // exist: a local Ollama chat model (Ollama) and the Anthropic Messages API

@@ -1,5 +1,5 @@
-// Package noise is the write pipeline's adaptive content scorer (DESIGN.md
-// "Write pipeline", content score gate). A text's score is
+// Package noise is the write pipeline's adaptive content scorer (its content
+// gate; see docs/architecture.md, "A turn written"). A text's score is
 //
 //	quality / (quality + noise)
 //
@@ -31,7 +31,7 @@ import (
 // averaging all of them converges to a constant as the buffer grows.
 const TopK = 3
 
-// Options configures a Scorer. Zero fields take the DESIGN.md defaults.
+// Options configures a Scorer. Zero fields take the defaults in parentheses.
 type Options struct {
 	// Embedder embeds prototypes and scored texts; required.
 	Embedder memory.Embedder

@@ -9,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// sharedSecrets is the labelled redaction dev set next to DESIGN.md; it is
-// not part of the repository.
+// sharedSecrets is the labelled redaction dev set in ../shared, beside the
+// repository; it is not part of it.
 const sharedSecrets = "../../../shared/eval/secrets-dev.jsonl"
 
 // evalTexts returns the "text" of every line of a JSONL eval set, as fuzz

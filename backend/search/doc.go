@@ -1,4 +1,5 @@
-// Package search is memtray's read pipeline (DESIGN.md "Read pipeline").
+// Package search is memtray's read pipeline (docs/architecture.md, "A
+// prompt recalled").
 //
 // The pure parts are plain functions with table tests: RRF fuses ranked
 // lists, Composite computes the composite score with every factor visible,

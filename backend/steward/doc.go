@@ -1,6 +1,6 @@
 // Package steward keeps a memory store healthy: it consolidates memories
-// the way DESIGN.md "Steward" describes, always as a plan first (a dry
-// run), applied only on request, with an undo of the last applied run.
+// with the operations below, always as a plan first (a dry run), applied
+// only on request, with an undo of the last applied run.
 //
 // # Operations
 //

@@ -4,8 +4,8 @@ import "strings"
 
 // Merge similarities by embedder, for steward.merge_similarity 0.
 const (
-	// SemanticMergeSimilarity is DESIGN.md's 0.88, for semantic models
-	// (Ollama): they put paraphrases of one fact above 0.9.
+	// SemanticMergeSimilarity is for semantic models (Ollama): they put
+	// paraphrases of one fact above 0.9.
 	SemanticMergeSimilarity = 0.88
 	// BuiltinMergeSimilarity is for memtray's built-in embedders, which
 	// score paraphrases far lower: on recall-dev's 15 labelled
