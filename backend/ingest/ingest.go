@@ -1,6 +1,6 @@
 // Package ingest is memtray's write pipeline: one memory.Exchange in, one
 // memory.Decision out. The stages are plain functions called in order
-// (DESIGN.md "Write pipeline"); each may decide (reject, or at the end
+// (docs/architecture.md, "A turn written"); each may decide (reject, or at the end
 // store) and says why, and every score it computes lands in the Decision:
 //
 //	validate  bounded sizes, valid UTF-8 (an error, not a decision)

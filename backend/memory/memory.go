@@ -14,7 +14,7 @@ import (
 // Kind says what a memory is about; recall boosts some kinds.
 type Kind string
 
-// The memory kinds of DESIGN.md.
+// The memory kinds.
 const (
 	KindDecision   Kind = "decision"
 	KindConvention Kind = "convention"
@@ -75,7 +75,7 @@ func (o KindOrigin) Valid() bool {
 // Type drives how fast a memory decays.
 type Type string
 
-// The memory types of DESIGN.md.
+// The memory types.
 const (
 	TypeUser      Type = "user"
 	TypeFeedback  Type = "feedback"

@@ -23,8 +23,8 @@ type Signals struct {
 	Now time.Time
 }
 
-// Composite computes the composite recall score of DESIGN.md "Read pipeline"
-// and returns every factor:
+// Composite computes the composite recall score (docs/architecture.md, "A
+// prompt recalled") and returns every factor:
 //
 //	composite = relevance x importance x exp(-lambda_type x age_days)
 //	          x (1 + 0.1 min(access, 10)) x antiSticky x kindBoost

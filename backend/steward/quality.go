@@ -10,7 +10,7 @@ import (
 
 const day = 24 * time.Hour
 
-// Quality is the steward's usage score of m in 0..1 (DESIGN.md "Steward"):
+// Quality is the steward's usage score of m in 0..1:
 //
 //	log2(hits+1)/log2(maxHits+1) x 0.5^(daysSinceActive/halfLife)
 //
@@ -64,7 +64,7 @@ func lastActive(m *memory.Memory) time.Time {
 }
 
 // typeConfig returns the thresholds for m's type: cfg.Types[type], else
-// cfg.Types["default"], else DESIGN.md's defaults.
+// cfg.Types["default"], else built-in defaults.
 func typeConfig(cfg config.Steward, t memory.Type) config.StewardType {
 	if tc, ok := cfg.Types[string(t)]; ok {
 		return tc
