@@ -56,8 +56,7 @@ func (d *Daemon) ResetSession(_ context.Context, sessionID string) error {
 func (d *Daemon) Reinforce(ctx context.Context, id string) (memory.Memory, error) {
 	now := d.clock.Now().UTC()
 	return d.updated(httpapi.MemoryReinforced)(d.update(ctx, id, func(m *memory.Memory) error {
-		m.ReinforcedCount++
-		m.LastReinforcedAt = now
+		m.Reinforce(now)
 		return nil
 	}))
 }

@@ -285,8 +285,7 @@ func runArm(ctx context.Context, o StickinessOptions, c simCorpus, with bool) (S
 				if r.Float64() < o.ReinforceProb {
 					now := clock.Now()
 					if _, err := st.Update(ctx, id, func(m *memory.Memory) error {
-						m.ReinforcedCount++
-						m.LastReinforcedAt = now
+						m.Reinforce(now)
 						return nil
 					}); err != nil && !errors.Is(err, store.ErrIndexPending) {
 						return arm, err

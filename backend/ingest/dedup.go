@@ -186,8 +186,7 @@ func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 func (p *Pipeline) reinforce(ctx context.Context, id string) error {
 	now := p.clock.Now()
 	_, err := p.store.Update(ctx, id, func(m *memory.Memory) error {
-		m.ReinforcedCount++
-		m.LastReinforcedAt = now
+		m.Reinforce(now)
 		return nil
 	})
 	if err != nil {

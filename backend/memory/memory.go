@@ -177,6 +177,26 @@ func (m *Memory) FeedbackAvg() float64 {
 	return m.FeedbackSum / float64(m.FeedbackN)
 }
 
+// Reinforce records that the memory proved useful (the same text seen
+// again, or the user's or agent's word): one more reinforcement, and the
+// decay clock restarts at at.
+func (m *Memory) Reinforce(at time.Time) {
+	m.ReinforcedCount++
+	m.LastReinforcedAt = at
+}
+
+// Stickiness is how much more often a memory is retrieved than confirmed
+// useful: access / max(reinforced, 1), or 0 while access is below
+// minAccess or not positive (too few retrievals to judge). The steward
+// snoozes and decays sticky memories, recall damps them (search
+// .AntiSticky) and the list sorts by it.
+func Stickiness(access, reinforced, minAccess int) float64 {
+	if access < minAccess || access <= 0 {
+		return 0
+	}
+	return float64(access) / float64(max(reinforced, 1))
+}
+
 // Validate checks the fields a caller supplies; it does not look at counters.
 func (m *Memory) Validate() error {
 	var errs []string

@@ -99,3 +99,35 @@ func TestDerived(t *testing.T) {
 		t.Fatalf("ApplyDefaults: %+v", m)
 	}
 }
+
+func TestStickiness(t *testing.T) {
+	tests := []struct {
+		name                          string
+		access, reinforced, minAccess int
+		want                          float64
+	}{
+		{"below the minimum", 4, 0, 5, 0},
+		{"at the minimum, never reinforced", 5, 0, 5, 5},
+		{"reinforced", 12, 3, 5, 4},
+		{"one reinforcement counts as none", 7, 1, 5, 7},
+		{"no access", 0, 0, 0, 0},
+		{"negative access", -3, 0, -5, 0},
+		{"negative reinforcements", 6, -2, 1, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Stickiness(tt.access, tt.reinforced, tt.minAccess); got != tt.want {
+				t.Errorf("Stickiness(%d, %d, %d) = %v, want %v", tt.access, tt.reinforced, tt.minAccess, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReinforce(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	m := Memory{ReinforcedCount: 2, AccessCount: 9, LastReinforcedAt: at.Add(-time.Hour)}
+	m.Reinforce(at)
+	if m.ReinforcedCount != 3 || !m.LastReinforcedAt.Equal(at) || m.AccessCount != 9 {
+		t.Errorf("after Reinforce: %d reinforcements at %v, %d accesses", m.ReinforcedCount, m.LastReinforcedAt, m.AccessCount)
+	}
+}

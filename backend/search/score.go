@@ -88,15 +88,17 @@ func Composite(m *memory.Memory, s Signals, cfg config.Search) memory.ScoreBreak
 	return b
 }
 
+// antiStickyMinAccess is the access count below which recall does not
+// judge a memory's stickiness.
+const antiStickyMinAccess = 5
+
 // AntiSticky damps memories that are retrieved far more often than they are
-// reinforced: 1 if access < 5, else
-// 0.95^min(max(access/max(reinforced,1) - 3, 0), 30).
+// reinforced: 0.95^min(max(stickiness - 3, 0), 30), where stickiness is
+// memory.Stickiness(access, reinforced, 5): access/max(reinforced,1), 0
+// (so the factor is 1) while access < 5.
 func AntiSticky(access, reinforced int) float64 {
-	if access < 5 {
-		return 1
-	}
-	ratio := float64(access) / float64(max(reinforced, 1))
-	return math.Pow(0.95, math.Min(math.Max(ratio-3, 0), 30))
+	stick := memory.Stickiness(access, reinforced, antiStickyMinAccess)
+	return math.Pow(0.95, math.Min(math.Max(stick-3, 0), 30))
 }
 
 func finite(v float64) float64 {

@@ -41,14 +41,12 @@ func Scored(totalEvents int, cfg config.Steward) bool {
 	return totalEvents >= cfg.QualityMinEvents
 }
 
-// Stickiness is how much more often m is retrieved than confirmed useful:
-// AccessCount / max(ReinforcedCount, 1), or 0 while AccessCount is below
+// Stickiness is memory.Stickiness of m with the steward's threshold: how
+// much more often m is retrieved than confirmed useful, AccessCount /
+// max(ReinforcedCount, 1), or 0 while AccessCount is below
 // cfg.StickyMinAccess (too few retrievals to judge).
 func Stickiness(m *memory.Memory, cfg config.Steward) float64 {
-	if m.AccessCount < cfg.StickyMinAccess || m.AccessCount <= 0 {
-		return 0
-	}
-	return float64(m.AccessCount) / float64(max(m.ReinforcedCount, 1))
+	return memory.Stickiness(m.AccessCount, m.ReinforcedCount, cfg.StickyMinAccess)
 }
 
 // lastActive is the latest of m's last access, last reinforcement and creation.

@@ -75,8 +75,8 @@ type ListQuery struct {
 	// broken by id, in the same direction, so pages never overlap.
 	Sort ListSort
 	Desc bool
-	// StickyMinAccess parameterises SortStickiness, which is steward
-	// .Stickiness: AccessCount / max(ReinforcedCount, 1), and 0 when
+	// StickyMinAccess parameterises SortStickiness, which is
+	// memory.Stickiness: AccessCount / max(ReinforcedCount, 1), and 0 when
 	// AccessCount is below StickyMinAccess or not positive.
 	StickyMinAccess int
 	// Offset skips that many matches; Limit bounds the ids returned (0: all).
@@ -231,14 +231,6 @@ func floatKey(f float64) uint64 {
 	return b | 1<<63
 }
 
-// stickiness is steward.Stickiness on an entry's fields.
-func stickiness(access, reinforced, minAccess int) float64 {
-	if access < minAccess || access <= 0 {
-		return 0
-	}
-	return float64(access) / float64(max(reinforced, 1))
-}
-
 // List returns the ids of one page of the memories q selects, in q's
 // order, and how many matched in all. It reads only the in-memory entries
 // (no bbolt, no decoding): fetch the page's records with GetMany. At 100k
@@ -306,7 +298,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]string, int, error) {
 		case SortReinforced:
 			it.k = intKey(int64(e.reinforced))
 		case SortStickiness:
-			it.k = floatKey(stickiness(e.access, e.reinforced, q.StickyMinAccess))
+			it.k = floatKey(memory.Stickiness(e.access, e.reinforced, q.StickyMinAccess))
 		case SortLastUsed:
 			it.k = intKey(e.lastAccessed)
 		case SortKind:
