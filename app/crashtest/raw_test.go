@@ -90,7 +90,7 @@ func (h *harness) rawCheck(ctx context.Context, dir string, prev, now state, v *
 	}
 	for _, m := range append(pick(fresh, 250), pick(old, 60)...) {
 		tok := tokenRE.FindString(m.Text)
-		ts, err := s.TextSearch(ctx, tok, 20, all)
+		ts, err := bm25Search(ctx, s, tok, 20, all)
 		if err != nil {
 			v.fail("text search %s: %v", tok, err)
 			continue
@@ -125,7 +125,7 @@ func (h *harness) rawCheck(ctx context.Context, dir string, prev, now state, v *
 			if len(byToken[tok]) > 0 {
 				continue
 			}
-			ts, err := s.TextSearch(ctx, tok, 5, all)
+			ts, err := bm25Search(ctx, s, tok, 5, all)
 			if err == nil && len(ts) > 0 {
 				v.fail("the text index still finds %v for %s of memory %s, which is gone", ts, tok, id)
 			}
@@ -139,11 +139,20 @@ func (h *harness) rawCheck(ctx context.Context, dir string, prev, now state, v *
 			if len(byToken[tok]) > 0 {
 				continue
 			}
-			ts, err := s.TextSearch(ctx, tok, 5, all)
+			ts, err := bm25Search(ctx, s, tok, 5, all)
 			if err == nil && len(ts) > 0 {
 				v.fail("the text index still finds %v for %s of trashed memory %s", ts, tok, id)
 			}
 		}
 	}
 	v.rawRepaired = info.RepairedOnOpen
+}
+
+// bm25Search is a BM25 search for free text, each analysed term at weight 1.
+func bm25Search(ctx context.Context, st *store.Store, q string, n int, f store.Filter) ([]store.Scored, error) {
+	var terms []store.Term
+	for _, w := range st.Analyze(q) {
+		terms = append(terms, store.Term{Text: w, Boost: 1})
+	}
+	return st.TextSearchTerms(ctx, terms, n, f)
 }

@@ -102,7 +102,7 @@ func TestPlanApplyUndoExact(t *testing.T) {
 	if err != nil || len(vs) != 1 || vs[0].ID != "prune" {
 		t.Errorf("restored memory not found by vector: %v %v", vs, err)
 	}
-	ts, err := st.TextSearch(ctx, "coffee machine", 3, store.Filter{})
+	ts, err := bm25Search(ctx, st, "coffee machine", 3, store.Filter{})
 	if err != nil || len(ts) != 1 || ts[0].ID != "prune" {
 		t.Errorf("restored memory not found by text: %v %v", ts, err)
 	}
@@ -393,7 +393,7 @@ func TestUndoAndRestoreAcrossModelSwitch(t *testing.T) {
 			t.Errorf("%s differs after undo but for its vector:\n before %s\n after  %s", id, show(b), show(a))
 		}
 	}
-	if ts, err := st.TextSearch(ctx, "coffee machine", 3, store.Filter{}); err != nil || len(ts) != 1 || ts[0].ID != "prune" {
+	if ts, err := bm25Search(ctx, st, "coffee machine", 3, store.Filter{}); err != nil || len(ts) != 1 || ts[0].ID != "prune" {
 		t.Errorf("restored memory not found by text: %v %v", ts, err)
 	}
 	vec, _ := other.Embed(ctx, []string{before["prune"].Text})
@@ -454,4 +454,13 @@ func TestNewRemovesTemporaryFiles(t *testing.T) {
 	if res, err := sw2.Undo(ctx); err != nil || res.Counts["reverted"] == 0 {
 		t.Errorf("undo with the new steward: %+v %v", res, err)
 	}
+}
+
+// bm25Search is a BM25 search for free text, each analysed term at weight 1.
+func bm25Search(ctx context.Context, st *store.Store, q string, n int, f store.Filter) ([]store.Scored, error) {
+	var terms []store.Term
+	for _, w := range st.Analyze(q) {
+		terms = append(terms, store.Term{Text: w, Boost: 1})
+	}
+	return st.TextSearchTerms(ctx, terms, n, f)
 }

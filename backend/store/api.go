@@ -37,7 +37,7 @@ type Options struct {
 	LockTimeout time.Duration
 }
 
-// Filter narrows Iterate, VectorSearch and TextSearch. The zero Filter
+// Filter narrows Iterate, VectorSearch and TextSearchTerms. The zero Filter
 // matches every live memory: snoozed and superseded ones are excluded unless
 // asked for.
 type Filter struct {

@@ -41,8 +41,8 @@ const (
 	mappingVersion  = "1"
 )
 
-// maxQueryTerms bounds the distinct analysed terms of one TextSearch query;
-// terms past it are ignored.
+// maxQueryTerms bounds the distinct analysed terms of one TextSearchTerms
+// query; terms past it are ignored.
 const maxQueryTerms = 1024
 
 // maxAnalyzeBytes bounds the text Analyze looks at.
@@ -607,21 +607,6 @@ func textFilterQuery(f *Filter) query.Query {
 	return bleve.NewConjunctionQuery(conj...)
 }
 
-// TextSearch returns up to n memories matching f ranked by BM25 against
-// query, best first. query is free text, not bleve query syntax: it is
-// analysed like the stored texts and its distinct terms are OR-ed (at most
-// 1024). A query with no indexable term returns nothing.
-func (s *Store) TextSearch(ctx context.Context, q string, n int, f Filter) ([]Scored, error) {
-	if !memory.ValidUTF8(q) {
-		return nil, fmt.Errorf("text search: %w", &memory.ValidationError{Problems: []string{"query is not valid UTF-8"}})
-	}
-	var terms []Term
-	for _, t := range s.Analyze(q) {
-		terms = append(terms, Term{Text: t, Boost: 1})
-	}
-	return s.TextSearchTerms(ctx, terms, n, f)
-}
-
 // Term is one analysed term of a text query (as Analyze returns them) and
 // its weight in the BM25 score: a memory's score is the sum over the terms
 // it contains of Boost x the term's BM25 score.
@@ -630,10 +615,12 @@ type Term struct {
 	Boost float64
 }
 
-// TextSearchTerms is TextSearch for a query already analysed into weighted
-// terms (e.g. a query expanded with synonyms at a lower weight). A term
-// repeated keeps its first weight; at most 1024 distinct terms are used;
-// weights must be finite and positive.
+// TextSearchTerms returns up to n memories matching f ranked by BM25
+// against the query terms, best first: terms as Analyze makes them from
+// free text, each with its weight (e.g. a query expanded with synonyms at a
+// lower weight), OR-ed. A term repeated keeps its first weight; at most
+// 1024 distinct terms are used; weights must be finite and positive. No
+// term returns nothing.
 func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Filter) ([]Scored, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -695,7 +682,7 @@ func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Fil
 	}
 }
 
-// MaxResults is the most results VectorSearch and TextSearch return.
+// MaxResults is the most results VectorSearch and TextSearchTerms return.
 const MaxResults = 10000
 
 func checkSearchArgs(n int, f *Filter) error {

@@ -132,7 +132,7 @@ func TestExperimentFusion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tx, err := lexStore.TextSearch(ctx, c.q, pool, filter)
+			tx, err := bm25Search(ctx, lexStore, c.q, pool, filter)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -285,4 +285,13 @@ func loadLoCoMo(t *testing.T, path string) ([]memory.Memory, []fusionCase) {
 	}
 	sort.Slice(mems, func(i, j int) bool { return mems[i].ID < mems[j].ID })
 	return mems, cases
+}
+
+// bm25Search is a BM25 search for free text, each analysed term at weight 1.
+func bm25Search(ctx context.Context, st *store.Store, q string, n int, f store.Filter) ([]store.Scored, error) {
+	var terms []store.Term
+	for _, w := range st.Analyze(q) {
+		terms = append(terms, store.Term{Text: w, Boost: 1})
+	}
+	return st.TextSearchTerms(ctx, terms, n, f)
 }
