@@ -42,7 +42,7 @@ var roots = []any{
 	httpapi.MemoryPatch{}, httpapi.EditResult{}, httpapi.MemoryHistory{}, httpapi.Overview{},
 	httpapi.ConfigView{}, httpapi.ConfigUpdate{}, httpapi.ThresholdPreviewRequest{}, httpapi.ThresholdPreview{},
 	httpapi.NoiseProjection{}, httpapi.ProjectionPoint{},
-	httpapi.EmbedderInfo{}, httpapi.PullRequest{}, httpapi.ReembedRequest{}, httpapi.Job{},
+	httpapi.EmbedderInfo{}, httpapi.EmbedderQuery{}, httpapi.PullRequest{}, httpapi.ReembedRequest{}, httpapi.Job{},
 	httpapi.SetupList{}, httpapi.SetupOptions{}, httpapi.SetupPreview{}, httpapi.SetupApplyRequest{},
 	httpapi.SetupUndoRequest{}, httpapi.SetupResult{},
 	httpapi.AutostartRequest{}, autostart.State{},

@@ -3,19 +3,11 @@
 // browser's login cookie (in the Wails window no token is needed).
 import type {
   ApplyRequest, AutostartState, CaptureState, ConfigUpdate, ConfigView, EditResult, MemoryHistory, Overview, ThresholdPreview, CaptureUpdate, DecisionEntry, Decision, ErrorBody, Hit,
-  Health, ImportReport, ListResponse, Memory, NoiseProjection, NoiseState, Plan, PlanOptions, RecallRequest,
+  Health, ImportReport, ListRequest, ListResponse, Memory, MemoryPatch, NoiseProjection, NoiseState, Plan, PlanOptions, RecallRequest,
   Recalled, SearchRequest, Stats, StewardResult, StewardRun, TrashedMemory, UndoRequest,
 } from './models';
 import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
-import type { EmbedderInfo, ExportFileRequest, Job, PullRequest, ReembedRequest, WelcomeState } from './models';
-
-/** GET /api/embedder's query (httpapi.EmbedderQuery): an OpenAI-compatible server to test. */
-export interface EmbedderQuery {
-  openai_url?: string;
-  openai_model?: string;
-  openai_key_env?: string;
-  dimensions?: number;
-}
+import type { EmbedderInfo, EmbedderQuery, ExportFileRequest, Job, PullRequest, ReembedRequest, WelcomeState } from './models';
 
 /** An error answer of the API, or a failure to reach it (status 0). */
 export class ApiError extends Error {
@@ -32,10 +24,6 @@ export class ApiError extends Error {
     this.status = status;
     this.code = body.code ?? '';
     this.fields = body.fields ?? {};
-  }
-  /** The route does not exist in this daemon yet (an older or newer API). */
-  get missingRoute(): boolean {
-    return this.status === 405 || this.status === 501 || (this.status === 404 && this.code !== 'not_found');
   }
   get unauthorized(): boolean {
     return this.status === 401;
@@ -100,35 +88,12 @@ function query(params: Record<string, string | number | boolean | undefined | nu
   return s ? `?${s}` : '';
 }
 
-export interface ListParams {
-  limit?: number;
-  offset?: number;
-  project?: string;
-  kind?: string;
-  /** Column to sort by (server-side, when the daemon supports it) and direction. */
-  sort?: string;
-  order?: 'asc' | 'desc';
-  /** include (default), only or exclude snoozed memories. */
-  snoozed?: string;
-  /** Keeps memories whose text contains q (ignoring case). */
-  q?: string;
-}
-
-/** Fields PATCH /api/memories/{id} may change. */
-export interface MemoryPatch {
-  text?: string;
-  kind?: string;
-  type?: string;
-  project?: string;
-  importance?: number;
-}
-
 export const api = {
   health: () => request<Health>('GET', '/api/health'),
   stats: () => request<Stats>('GET', '/api/stats'),
   overview: () => request<Overview>('GET', '/api/overview'),
 
-  listMemories: (p: ListParams = {}) => request<ListResponse>('GET', `/api/memories${query({ ...p })}`),
+  listMemories: (p: ListRequest = {}) => request<ListResponse>('GET', `/api/memories${query({ ...p })}`),
   getMemory: (id: string) => request<Memory>('GET', `/api/memories/${enc(id)}`),
   patchMemory: (id: string, patch: MemoryPatch) => request<EditResult>('PATCH', `/api/memories/${enc(id)}`, { body: patch }),
   history: (id: string) => request<MemoryHistory>('GET', `/api/memories/${enc(id)}/history`),

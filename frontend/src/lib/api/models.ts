@@ -8,8 +8,8 @@ import type * as gen from './types';
 
 export type {
   Action, ApplyRequest, AutostartState, Build, CaptureUpdate, ConfigUpdate, ConfigView, DayCount, Decision, DecisionEntry,
-  EditResult, ErrorBody, FilterBucket, Health, Hit, ImportReport, ListResponse, ListedMemory, Memory, MemoryEvent,
-  MemoryHistory, NameCount, NoiseProjection, Overview, Plan, PlanOptions, RecallRequest, RecallStats, Recalled, ResetEvent,
+  EditResult, ErrorBody, FilterBucket, Health, Hit, ImportReport, ListRequest, ListResponse, ListedMemory, Memory, MemoryEvent,
+  MemoryHistory, MemoryPatch, NameCount, NoiseProjection, Overview, Plan, PlanOptions, RecallRequest, RecallStats, Recalled, ResetEvent,
   ProjectionPoint, ScoreBreakdown, SearchRequest, Skip, Snapshot, StageTiming, Stats, StatsEvent, StewardEvent, ThresholdFlip,
   ThresholdPreview, TrashedMemory, UndoRequest,
 } from './types';
@@ -21,7 +21,7 @@ export type {
 export type StoreInfo = gen.Info;
 export type StewardResult = gen.Result;
 export type StewardRun = gen.Run;
-export type { EmbedderInfo, ExportFileRequest, Job, OllamaInfo, OllamaModel, OpenAIInfo, PullRequest, ReembedRequest, WelcomeState } from './types';
+export type { EmbedderInfo, EmbedderQuery, ExportFileRequest, Job, OllamaInfo, OllamaModel, OpenAIInfo, PullRequest, ReembedRequest, WelcomeState } from './types';
 
 /** The states of a Job (httpapi.Job* constants). */
 export type JobState = 'running' | 'done' | 'failed' | 'canceled';

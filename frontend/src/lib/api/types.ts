@@ -225,6 +225,14 @@ export interface EmbedderInfo {
   openai: OpenAIInfo;
 }
 
+/** httpapi.EmbedderQuery */
+export interface EmbedderQuery {
+  openai_url?: string;
+  openai_model?: string;
+  openai_key_env?: string;
+  dimensions?: number;
+}
+
 /** httpapi.EmbedderStatus */
 export interface EmbedderStatus {
   model: string;

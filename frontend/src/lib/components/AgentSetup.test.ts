@@ -113,13 +113,6 @@ describe('AgentSetup', () => {
     expect(target.querySelector('pre.diff')).toBeNull();
   });
 
-  it('says so when the daemon has no setup API', async () => {
-    fakeFetch({});
-    const target = render();
-    await settle();
-    expect(target.textContent).toContain('cannot set agents up from the window yet');
-  });
-
   it('says which hooks Codex will not run until they are trusted, and how', async () => {
     const codex: SetupClient = { ...claude, name: 'codex', label: 'Codex', configured: true,
       need_review: ['SessionStart', 'UserPromptSubmit'], review_hint: 'answer the "Hooks need review" prompt with "Trust all and continue"' };

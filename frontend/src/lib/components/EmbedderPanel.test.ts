@@ -28,7 +28,6 @@ describe('EmbedderPanel', () => {
     embedder.info.set(null);
     embedder.pull.set(null);
     embedder.reembed.set(null);
-    embedder.available.set(null);
   });
   afterEach(() => {
     mounted.splice(0).forEach((c) => unmount(c));

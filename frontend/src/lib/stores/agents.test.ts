@@ -9,17 +9,11 @@ describe('agents store', () => {
   beforeEach(() => toasts.set([]));
   afterEach(() => vi.unstubAllGlobals());
 
-  it('lists the agents; an older daemon without the setup API is no error', async () => {
+  it('lists the agents', async () => {
     fakeFetch({ 'GET /api/setup': list });
     const a = createAgents();
     await a.load();
-    expect(get(a.available)).toBe(true);
     expect(get(a.clients).map((c) => c.name)).toEqual(['claude-code', 'cursor']);
-
-    fakeFetch({});
-    const old = createAgents();
-    await old.load();
-    expect(get(old.available)).toBe(false);
     expect(get(toasts)).toHaveLength(0);
   });
 

@@ -29,8 +29,6 @@ function plural(n: number, one: string, many = `${one}s`) {
 
 export function createAgents() {
   const list = writable<SetupList | null>(null);
-  /** false: this daemon has no setup API (older memtray). */
-  const available = writable<boolean | null>(null);
   const loading = writable(false);
   const choices = writable<Record<string, AgentChoices>>({});
   /** The preview shown per agent (a connect's or a disconnect's). */
@@ -85,10 +83,8 @@ export function createAgents() {
     loading.set(true);
     try {
       list.set(await api.setupList());
-      available.set(true);
     } catch (e) {
-      if (e instanceof ApiError && e.missingRoute) available.set(false);
-      else reportError(e, 'Loading the agents');
+      reportError(e, 'Loading the agents');
     } finally {
       loading.set(false);
     }
@@ -194,7 +190,7 @@ export function createAgents() {
     return result;
   }
 
-  return { list, clients, available, loading, choices, previews, busy, choicesOf, load, setChoice, preview, previewDisconnect, cancel, connect, disconnect };
+  return { list, clients, loading, choices, previews, busy, choicesOf, load, setChoice, preview, previewDisconnect, cancel, connect, disconnect };
 }
 
 export type Agents = ReturnType<typeof createAgents>;

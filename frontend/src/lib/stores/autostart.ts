@@ -13,7 +13,7 @@ export function createAutostart() {
     try {
       state.set(await api.autostart());
     } catch (e) {
-      if (!(e as { missingRoute?: boolean }).missingRoute) reportError(e, 'Reading autostart');
+      reportError(e, 'Reading autostart');
     }
   }
 

@@ -4,8 +4,8 @@
 // "job" events on the one event stream, and GET /api/jobs gives a page that
 // loads while one runs its current state.
 import { get, writable, type Writable } from 'svelte/store';
-import { api, type EmbedderQuery } from '../api/client';
-import type { EmbedderInfo, Job, ReembedRequest } from '../api/models';
+import { api } from '../api/client';
+import type { EmbedderInfo, EmbedderQuery, Job, ReembedRequest } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { fieldErrors, reportError, toast } from './toasts';
 import { staleJob } from './jobs';
@@ -20,8 +20,6 @@ const stale = staleJob;
 export function createEmbedder(opts: { stream?: EventStream } = {}) {
   const stream = opts.stream ?? defaultEvents;
   const info = writable<EmbedderInfo | null>(null);
-  /** false: this daemon has no /api/embedder. */
-  const available = writable<boolean | null>(null);
   const loading = writable(false);
   /** The newest pull and re-embedding jobs, running or finished. */
   const pull = writable<Job | null>(null);
@@ -31,10 +29,8 @@ export function createEmbedder(opts: { stream?: EventStream } = {}) {
   async function loadInfo() {
     try {
       info.set(await api.embedder());
-      available.set(true);
     } catch (e) {
-      if ((e as { missingRoute?: boolean }).missingRoute) available.set(false);
-      else reportError(e, 'Loading the embedder');
+      reportError(e, 'Loading the embedder');
     }
   }
 
@@ -43,7 +39,6 @@ export function createEmbedder(opts: { stream?: EventStream } = {}) {
     loading.set(true);
     try {
       await loadInfo();
-      if (get(available) === false) return;
       try {
         for (const j of (await api.jobs()) ?? []) track(j, false);
       } catch (e) {
@@ -137,7 +132,7 @@ export function createEmbedder(opts: { stream?: EventStream } = {}) {
   ];
 
   return {
-    info, available, loading, pull, reembed, load, loadInfo, startPull, startReembed, testOpenAI, cancel,
+    info, loading, pull, reembed, load, loadInfo, startPull, startReembed, testOpenAI, cancel,
     destroy: () => unsubs.forEach((u) => u()),
   };
 }

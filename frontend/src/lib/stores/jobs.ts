@@ -71,7 +71,7 @@ export function followJobs<K extends string>(stream: EventStream, kinds: readonl
     try {
       for (const j of (await api.jobs()) ?? []) track(j, false);
     } catch (e) {
-      if (!(e as { missingRoute?: boolean }).missingRoute) reportError(e, 'Loading the jobs');
+      reportError(e, 'Loading the jobs');
     }
   }
   async function cancel(kind: K) {

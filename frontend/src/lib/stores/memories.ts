@@ -2,8 +2,8 @@
 // daemon), the selected memory's detail and history, the search box's hits
 // with their score breakdowns, and the one-click actions with undo.
 import { derived, get, writable, type Readable } from 'svelte/store';
-import { api, type ListParams, type MemoryPatch } from '../api/client';
-import type { Hit, ListedMemory, Memory, MemoryEvent, MemoryHistory } from '../api/models';
+import { api } from '../api/client';
+import type { Hit, ListRequest, ListedMemory, Memory, MemoryEvent, MemoryHistory, MemoryPatch } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { deferred, fieldErrors, reportError, toast, undoable } from './toasts';
 
@@ -32,7 +32,7 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
   const loaded = writable(false);
   const selectedId = writable<string | null>(null);
   const detail = writable<Memory | null>(null);
-  /** The selected memory's history; 'unavailable' when the daemon has no history route. */
+  /** The selected memory's history; 'unavailable' when it could not be loaded. */
   const history = writable<MemoryHistory | 'unavailable' | null>(null);
   const checked = writable<Set<string>>(new Set());
   const query = writable('');
@@ -48,7 +48,7 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
     const my = ++seq;
     loading.set(true);
     try {
-      const params: ListParams = { limit: p.limit, offset: p.offset, sort: p.sort, order: p.order, project: p.project, kind: p.kind, q: p.q, snoozed: p.snoozed };
+      const params: ListRequest = { limit: p.limit, offset: p.offset, sort: p.sort, order: p.order, project: p.project, kind: p.kind, q: p.q, snoozed: p.snoozed };
       const res = await api.listMemories(params);
       if (my !== seq) return; // a newer request answers instead
       rows.set(res.memories ?? []);
@@ -114,9 +114,8 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
       const h = await api.history(id);
       if (get(selectedId) === id) history.set(h);
     } catch (e) {
-      // An older daemon has no history route: the pane says so.
       if (get(selectedId) === id) history.set('unavailable');
-      if (!(e as { missingRoute?: boolean }).missingRoute) reportError(e, 'Loading the history');
+      reportError(e, 'Loading the history');
     }
   }
 

@@ -76,12 +76,10 @@ export function createNoise(opts: { stream?: EventStream } = {}) {
   const decisions = writable<DecisionEntry[]>([]);
   const preview = writable<ThresholdPreview | null>(null);
   const previewPending = writable(false);
-  /** null: not asked yet; false: this daemon has no preview route. */
-  const previewAvailable = writable<boolean | null>(null);
   const loaded = writable(false);
   const projection = writable<NoiseProjection | null>(null);
   const projectionLoading = writable(false);
-  /** null: not asked yet; false: this daemon has no projection route or no scorer. */
+  /** null: not asked yet; false: the daemon has no content scorer (503 unavailable). */
   const projectionAvailable = writable<boolean | null>(null);
   let previewSeq = 0;
   let projectionSeq = 0;
@@ -96,8 +94,7 @@ export function createNoise(opts: { stream?: EventStream } = {}) {
         projectionAvailable.set(true);
       }
     } catch (e) {
-      const err = e as { missingRoute?: boolean; status?: number };
-      if (err.missingRoute || err.status === 503) projectionAvailable.set(false);
+      if ((e as { status?: number }).status === 503) projectionAvailable.set(false);
       else reportError(e, 'Loading the noise projection');
     } finally {
       if (my === projectionSeq) projectionLoading.set(false);
@@ -123,11 +120,9 @@ export function createNoise(opts: { stream?: EventStream } = {}) {
       const p = await api.previewThreshold(t);
       if (my === previewSeq) {
         preview.set(p);
-        previewAvailable.set(true);
       }
     } catch (e) {
-      if ((e as { missingRoute?: boolean }).missingRoute) previewAvailable.set(false);
-      else reportError(e, 'Threshold preview');
+      reportError(e, 'Threshold preview');
     } finally {
       if (my === previewSeq) previewPending.set(false);
     }
@@ -144,7 +139,7 @@ export function createNoise(opts: { stream?: EventStream } = {}) {
   ];
 
   return {
-    state, decisions, preview, previewPending, previewAvailable, loaded, load, previewThreshold,
+    state, decisions, preview, previewPending, loaded, load, previewThreshold,
     projection, projectionLoading, projectionAvailable, loadProjection, destroy: () => unsubs.forEach((u) => u()),
   };
 }

@@ -17,7 +17,7 @@ export function createOverview(opts: { stream?: EventStream } = {}) {
     try {
       overview.set(await api.overview());
     } catch (e) {
-      if (!(e as { missingRoute?: boolean }).missingRoute) reportError(e, 'Loading the overview');
+      reportError(e, 'Loading the overview');
     }
     try {
       stats.set(await api.stats());

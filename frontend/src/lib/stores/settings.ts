@@ -10,8 +10,6 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
   const stream = opts.stream ?? defaultEvents;
   const capture = writable<CaptureState | null>(null);
   const config = writable<ConfigView | null>(null);
-  /** false: this daemon has no /api/config. */
-  const configAvailable = writable<boolean | null>(null);
   const lastUpdate = writable<ConfigUpdate | null>(null);
   /** The daemon's binary (version, commit, build date) for the About section. */
   const about = writable<Build | null>(null);
@@ -24,15 +22,13 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
     }
     try {
       config.set(await api.config());
-      configAvailable.set(true);
     } catch (e) {
-      if ((e as { missingRoute?: boolean }).missingRoute) configAvailable.set(false);
-      else reportError(e, 'Loading the config');
+      reportError(e, 'Loading the config');
     }
     try {
       about.set((await api.health()).build ?? null);
     } catch (e) {
-      if (!(e as { missingRoute?: boolean }).missingRoute) reportError(e, 'Loading the version');
+      reportError(e, 'Loading the version');
     }
   }
 
@@ -66,7 +62,7 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
   }
 
   const unsubs = [stream.on<CaptureState>('capture', (e) => capture.set(e.data))];
-  return { about, capture, config, configAvailable, lastUpdate, load, setCapture, saveConfig, destroy: () => unsubs.forEach((u) => u()) };
+  return { about, capture, config, lastUpdate, load, setCapture, saveConfig, destroy: () => unsubs.forEach((u) => u()) };
 }
 
 export const settings = createSettings();

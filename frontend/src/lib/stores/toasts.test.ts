@@ -17,13 +17,7 @@ describe('error funnel', () => {
     fakeFetch({ 'GET /api/memories/x': () => ({ status: 404, body: { error: 'memory not found', code: 'not_found' } }) });
     const e = await api.getMemory('x').catch((err) => err);
     expect(e).toBeInstanceOf(ApiError);
-    expect([e.status, e.code, e.message, e.missingRoute]).toEqual([404, 'not_found', 'memory not found', false]);
-  });
-
-  it('a route the daemon lacks is recognisable', async () => {
-    fakeFetch({});
-    const e = await api.overview().catch((err) => err);
-    expect(e.missingRoute).toBe(true);
+    expect([e.status, e.code, e.message]).toEqual([404, 'not_found', 'memory not found']);
   });
 
   it('failures become one toast each; 401 shows the login instead', () => {

@@ -83,7 +83,6 @@ export function describe(err: unknown): string {
   if (err instanceof ApiError) {
     if (err.offline) return 'The memtray daemon does not answer. Is it running? Start the app or `memtray serve`.';
     if (err.unauthorized) return 'Not logged in: open the login link `memtray open` prints (or paste the token of `memtray token`).';
-    if (err.missingRoute) return `This daemon has no ${err.method} ${err.path.split('?')[0]} yet: update memtray.`;
     return err.message;
   }
   if (err instanceof Error) return err.message;

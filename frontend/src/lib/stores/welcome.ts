@@ -8,14 +8,14 @@ import { reportError } from './toasts';
 export function createWelcome() {
   const state = writable<WelcomeState | null>(null);
 
-  /** Loads the guide's state; null when the daemon cannot say (an older one). */
+  /** Loads the guide's state; null when it could not be loaded (the error is reported). */
   async function load(): Promise<WelcomeState | null> {
     try {
       const st = await api.welcome();
       state.set(st);
       return st;
     } catch (e) {
-      if (!(e as { missingRoute?: boolean }).missingRoute) reportError(e, 'Loading the first-run guide');
+      reportError(e, 'Loading the first-run guide');
       return null;
     }
   }
