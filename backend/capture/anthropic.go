@@ -6,53 +6,20 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/memtray/memtray/backend/anthropic"
 	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 )
-
-// anthBlock is one content block of an Anthropic message.
-type anthBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-}
-
-// anthBlocks decodes message content: a string is one text block.
-func anthBlocks(raw json.RawMessage) []anthBlock {
-	if len(raw) == 0 {
-		return nil
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return nil
-		}
-		return []anthBlock{{Type: "text", Text: s}}
-	}
-	var blocks []anthBlock
-	if json.Unmarshal(raw, &blocks) != nil {
-		return nil
-	}
-	return blocks
-}
 
 // parseAnthropicRequest reads a POST /v1/messages body (see the package
 // doc for how session, turn, tool loop, user text and project are found).
 func parseAnthropicRequest(body []byte) (request, error) {
 	var in struct {
-		Model    string          `json:"model"`
-		Stream   bool            `json:"stream"`
-		System   json.RawMessage `json:"system"`
-		Metadata json.RawMessage `json:"metadata"`
-		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
+		Model    string              `json:"model"`
+		Stream   bool                `json:"stream"`
+		System   json.RawMessage     `json:"system"`
+		Metadata json.RawMessage     `json:"metadata"`
+		Messages []anthropic.Message `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return request{}, fmt.Errorf("anthropic request: %w", err)
@@ -89,7 +56,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 		if m.Role != "user" && m.Role != "assistant" {
 			continue
 		}
-		blocks := anthBlocks(m.Content)
+		blocks := anthropic.Blocks(m.Content)
 		if m.Role == "assistant" {
 			assistants++
 			lastAssistant = i
@@ -128,7 +95,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 	if last >= 0 {
 		m := in.Messages[last]
 		text, results := "", []memory.ToolResult(nil)
-		for _, b := range anthBlocks(m.Content) {
+		for _, b := range anthropic.Blocks(m.Content) {
 			switch b.Type {
 			case "text":
 				if t := harnesstext.Strip(b.Text, harnesstext.Injected); !notPrompt(t) {
@@ -166,22 +133,6 @@ func joinText(a, b string) string {
 	return a + "\n\n" + b
 }
 
-// anthUsage is Anthropic's usage object.
-type anthUsage struct {
-	InputTokens              int `json:"input_tokens"`
-	OutputTokens             int `json:"output_tokens"`
-	CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-}
-
-func (u *anthUsage) usage() memory.Usage {
-	if u == nil {
-		return memory.Usage{}
-	}
-	return memory.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
-		CacheCreationInputTokens: u.CacheCreationInputTokens, CacheReadInputTokens: u.CacheReadInputTokens}
-}
-
 // anthParser assembles an Anthropic Messages response.
 type anthParser struct {
 	a      *answer
@@ -197,17 +148,17 @@ type anthEvent struct {
 	Type    string `json:"type"`
 	Index   int    `json:"index"`
 	Message *struct {
-		Model string     `json:"model"`
-		Usage *anthUsage `json:"usage"`
+		Model string           `json:"model"`
+		Usage *anthropic.Usage `json:"usage"`
 	} `json:"message"`
-	ContentBlock *anthBlock `json:"content_block"`
+	ContentBlock *anthropic.Block `json:"content_block"`
 	Delta        *struct {
 		Type        string `json:"type"`
 		Text        string `json:"text"`
 		PartialJSON string `json:"partial_json"`
 		StopReason  string `json:"stop_reason"`
 	} `json:"delta"`
-	Usage *anthUsage `json:"usage"`
+	Usage *anthropic.Usage `json:"usage"`
 }
 
 // event handles one SSE event of a streaming response.
@@ -233,7 +184,7 @@ func (p *anthParser) event(name string, data []byte) {
 	case "message_start":
 		if ev.Message != nil {
 			a.model = clean(bounded(ev.Message.Model, 256))
-			a.addUsage(ev.Message.Usage.usage())
+			a.addUsage(ev.Message.Usage.Memory())
 		}
 	case "content_block_start":
 		cb := ev.ContentBlock
@@ -270,7 +221,7 @@ func (p *anthParser) event(name string, data []byte) {
 		if ev.Delta != nil && (ev.Delta.StopReason == "refusal" || ev.Delta.StopReason == "error") {
 			a.isErr = true
 		}
-		a.addUsage(ev.Usage.usage())
+		a.addUsage(ev.Usage.Memory())
 	case "message_stop":
 		a.done = true
 	case "error":
@@ -289,13 +240,7 @@ func skippable(data []byte) bool {
 // whole handles a non-streaming response body.
 func (p *anthParser) whole(body []byte) {
 	a := p.a
-	var msg struct {
-		Type       string      `json:"type"`
-		Model      string      `json:"model"`
-		Content    []anthBlock `json:"content"`
-		StopReason string      `json:"stop_reason"`
-		Usage      *anthUsage  `json:"usage"`
-	}
+	var msg anthropic.Response
 	if json.Unmarshal(body, &msg) != nil {
 		return
 	}
@@ -304,7 +249,7 @@ func (p *anthParser) whole(body []byte) {
 		a.isErr = true
 	}
 	a.model = clean(bounded(msg.Model, 256))
-	a.addUsage(msg.Usage.usage())
+	a.addUsage(msg.Usage.Memory())
 	for _, b := range msg.Content {
 		switch {
 		case b.Type == "text":

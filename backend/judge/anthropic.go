@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/memtray/memtray/backend/anthropic"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -155,21 +156,7 @@ type anthropicMessage struct {
 // anthropicResponse is the part of a Messages API answer the judge reads:
 // a message object, or an error object.
 type anthropicResponse struct {
-	ID      string `json:"id"`
-	Type    string `json:"type"`
-	Role    string `json:"role"`
-	Model   string `json:"model"`
-	Content []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"content"`
-	StopReason string `json:"stop_reason"`
-	Usage      struct {
-		InputTokens              int `json:"input_tokens"`
-		OutputTokens             int `json:"output_tokens"`
-		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
-		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
-	} `json:"usage"`
+	anthropic.Response
 	Error *struct {
 		Type    string `json:"type"`
 		Message string `json:"message"`
@@ -269,8 +256,9 @@ func (a *Anthropic) complete(ctx context.Context, system, user string, maxTokens
 	if r.Type != "message" {
 		return "", 0, 0, fmt.Errorf("judge %s: %w: response type %q, want \"message\"", a.Name(), ErrBadAnswer, truncateMessage(r.Type))
 	}
-	in := r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens
-	out := r.Usage.OutputTokens
+	u := r.Usage.Memory()
+	in := u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+	out := u.OutputTokens
 	var text strings.Builder
 	for _, c := range r.Content {
 		if c.Type == "text" {

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memtray/memtray/backend/anthropic"
 	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -34,11 +35,11 @@ type entry struct {
 		AgentID string          `json:"agentId"`
 		Message json.RawMessage `json:"message"`
 	} `json:"data"` // progress: agent_progress carries a subagent's message
-	Entrypoint string          `json:"entrypoint"`
-	RequestID  string          `json:"requestId"`
-	Operation  string          `json:"operation"` // queue-operation
-	Content    json.RawMessage `json:"content"`   // queue-operation text
-	Message    *message        `json:"message"`
+	Entrypoint string             `json:"entrypoint"`
+	RequestID  string             `json:"requestId"`
+	Operation  string             `json:"operation"` // queue-operation
+	Content    json.RawMessage    `json:"content"`   // queue-operation text
+	Message    *anthropic.Message `json:"message"`
 	Origin     *struct {
 		Kind string `json:"kind"`
 	} `json:"origin"`
@@ -47,26 +48,6 @@ type entry struct {
 		Prompt      string `json:"prompt"`
 		CommandMode string `json:"commandMode"`
 	} `json:"attachment"`
-}
-
-type message struct {
-	ID      string          `json:"id"`
-	Role    string          `json:"role"`
-	Model   string          `json:"model"`
-	Content json.RawMessage `json:"content"`
-}
-
-type block struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
-	Title     string          `json:"title"`
-	URL       string          `json:"url"`
 }
 
 // bookkeeping lists the entry types that never hold a message.
@@ -438,7 +419,7 @@ func (p *parser) user(t *thread, e *entry, at time.Time) {
 			texts = append(texts, s)
 		}
 	case len(content) > 0 && content[0] == '[':
-		var blocks []block
+		var blocks []anthropic.Block
 		if json.Unmarshal(content, &blocks) != nil {
 			p.skip(SkipMalformed)
 			return
@@ -594,7 +575,7 @@ func resultText(raw json.RawMessage) string {
 		}
 		return ""
 	}
-	var blocks []block
+	var blocks []anthropic.Block
 	if json.Unmarshal(raw, &blocks) != nil {
 		return ""
 	}
@@ -654,7 +635,7 @@ func (p *parser) assistant(t *thread, n int, e *entry, at time.Time) {
 		}
 		return
 	}
-	var blocks []block
+	var blocks []anthropic.Block
 	if len(content) > 0 && json.Unmarshal(content, &blocks) != nil {
 		p.skip(SkipMalformed)
 		return
