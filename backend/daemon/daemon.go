@@ -93,7 +93,6 @@ type Daemon struct {
 	tokenMu     sync.Mutex           // one rotation at a time (file and memory agree)
 	startedAt   time.Time
 	listen      string
-	addMu       sync.Mutex // makes Add's duplicate check and write one step
 	pipeline    *ingest.Pipeline
 	judge       memory.Judge
 	decisions   *decisionLog
@@ -398,65 +397,34 @@ func ReadRuntime(dataDir string) (Runtime, error) {
 	return rt, nil
 }
 
-// Add masks secrets in the text (package redact), then validates, embeds
-// and stores a memory. The same text stored again returns the existing
-// memory.
+// Add stores a memory through the write pipeline's Write (ingest): its
+// secrets masked (package redact), validated, embedded, deduplicated (the
+// same text, or a near duplicate, reinforces the stored memory, which Add
+// returns; a near duplicate adding load-bearing tokens supersedes it) and
+// stored.
 func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory, error) {
-	text, _ := redact.Redact(req.Text)
-	m := memory.Memory{Text: text, Kind: memory.Kind(req.Kind), Type: memory.Type(req.Type),
+	m := memory.Memory{Text: req.Text, Kind: memory.Kind(req.Kind), Type: memory.Type(req.Type),
 		Project: req.Project, Source: req.Source, Importance: req.Importance}
 	if m.Source == "" {
 		m.Source = memory.SourceCLI
 	}
-	if m.Kind != "" {
-		m.KindOrigin = memory.KindGiven // the caller named it
-	}
-	m.ApplyDefaults()
-	if err := m.Validate(); err != nil {
+	res, err := d.pipeline.Write(ctx, ingest.WriteRequest{Memory: m})
+	if errors.Is(err, memory.ErrUnavailable) {
+		d.faults.set(faultEmbedder, err, d.clock.Now())
 		return memory.Memory{}, err
 	}
-	hash := memory.ContentHash(m.Text)
-	if old, ok, err := d.store.FindByHash(ctx, hash); err != nil {
+	if res.Memory.ID == "" {
 		return memory.Memory{}, err
-	} else if ok {
-		return old, nil
-	}
-	for attempt := 0; ; attempt++ {
-		stored, err := d.put(ctx, m, hash)
-		if attempt == 0 && errors.Is(err, memory.ErrModelMismatch) {
-			continue // the embedding model switched while we embedded: once more with the new one
-		}
-		return stored, err
-	}
-}
-
-// put embeds m with the embedder in use now and stores it, unless its text
-// is stored already. The vector is labelled with the model that made it,
-// so the store refuses it when the model switched in between.
-func (d *Daemon) put(ctx context.Context, m memory.Memory, hash string) (memory.Memory, error) {
-	emb := embed.Snapshot(d.emb)
-	vecs, err := emb.Embed(ctx, []string{m.Text})
-	if err != nil {
-		if errors.Is(err, memory.ErrUnavailable) {
-			d.faults.set(faultEmbedder, err, d.clock.Now())
-		}
-		return memory.Memory{}, fmt.Errorf("embed: %w", err)
 	}
 	d.recovered(faultEmbedder)
-	m.Embedding, m.EmbeddingModel = vecs[0], emb.Model()
-	// Check again under the lock: two concurrent adds of one text store it once.
-	d.addMu.Lock()
-	defer d.addMu.Unlock()
-	if old, ok, err := d.store.FindByHash(ctx, hash); err != nil {
+	if err = d.indexLag(err); err != nil {
 		return memory.Memory{}, err
-	} else if ok {
-		return old, nil
 	}
-	stored, err := d.store.Put(ctx, m)
-	if err = d.indexLag(err); err == nil {
-		d.publishMemory(httpapi.MemoryAdded, []string{stored.ID}, &stored)
+	switch res.Decision.Verdict {
+	case memory.VerdictStored, memory.VerdictUpdated:
+		d.publishMemory(httpapi.MemoryAdded, []string{res.Memory.ID}, &res.Memory)
 	}
-	return stored, err
+	return res.Memory, nil
 }
 
 // indexLag turns "stored, but the text index lags" into success with a

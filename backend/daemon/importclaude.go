@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/importer"
 )
@@ -24,7 +23,7 @@ func (d *Daemon) ImportClaude(ctx context.Context, req httpapi.ImportClaudeReque
 		}
 		req.Home = home
 	}
-	rep, err := importer.Import(ctx, importer.Options{Store: d.store, Embedder: embed.Snapshot(d.emb), Ingest: d.cfg.Ingest, Clock: d.clock},
+	rep, err := importer.Import(ctx, importer.Options{Store: d.store, Pipeline: d.pipeline},
 		importer.Request{Home: req.Home, ProjectDirs: req.ProjectDirs, DryRun: req.DryRun})
 	if err != nil {
 		return httpapi.ImportClaudeReport{}, err

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/redact"
 	"github.com/memtray/memtray/backend/steward"
@@ -140,24 +140,16 @@ func (d *Daemon) Edit(ctx context.Context, id string, p httpapi.MemoryPatch) (ht
 		d.publishMemory(httpapi.MemoryUpdated, []string{m.ID}, &m)
 		return httpapi.EditResult{Memory: d.listed(m, now)}, nil
 	}
-	emb := embed.Snapshot(d.emb) // the vector's label must be the model that made it (see embed.Swappable)
-	vecs, err := emb.Embed(ctx, []string{text})
-	if err != nil {
-		return httpapi.EditResult{}, fmt.Errorf("embed the new text: %w", err)
-	}
 	next := old
 	next.ID, next.Text, next.Supersedes, next.SupersededBy, next.ContentHash = "", text, "", "", ""
-	next.Embedding, next.EmbeddingModel, next.UpdatedAt = vecs[0], emb.Model(), now.UTC()
+	next.Embedding, next.EmbeddingModel, next.UpdatedAt = nil, "", now.UTC()
 	apply(&next)
-	d.addMu.Lock()
-	defer d.addMu.Unlock()
-	if other, ok, err := d.store.FindByHash(ctx, memory.ContentHash(text)); err != nil {
-		return httpapi.EditResult{}, err
-	} else if ok && other.ID != id {
+	res, err := d.pipeline.Write(ctx, ingest.WriteRequest{Memory: next, Replaces: id})
+	if err == nil && res.Decision.Verdict == memory.VerdictDuplicate {
 		return httpapi.EditResult{}, &httpapi.FieldErrors{Message: "invalid edit",
-			Fields: map[string]string{"text": "the same text is already stored as memory " + other.ID}}
+			Fields: map[string]string{"text": "the same text is already stored as memory " + res.Memory.ID}}
 	}
-	stored, err := d.store.Supersede(ctx, id, next)
+	stored := res.Memory
 	if err = d.indexLag(err); err != nil {
 		return httpapi.EditResult{}, fmt.Errorf("edit %s: %w", id, err)
 	}

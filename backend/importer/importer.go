@@ -17,9 +17,9 @@
 // A run first scans every file (bounded sizes and counts, regular files,
 // symlinks followed only inside the home, valid UTF-8), then plans against
 // the store, and writes only when the whole scan succeeded and it is not a
-// dry run. New memories go through the write pipeline's Remember (strip,
-// redaction, embedding; see Import for its dedup); updates are redacted
-// with package redact and embedded before store.Supersede.
+// dry run. Every write goes through the write pipeline's Write (package
+// ingest: redaction, embedding, exact dedup, supersession, one store entry
+// point); see Import.
 package importer
 
 import (
@@ -30,7 +30,6 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
@@ -151,11 +150,10 @@ type Report struct {
 
 // Options are what an import works with.
 type Options struct {
-	Store    *store.Store
-	Embedder memory.Embedder
-	// Ingest is the write pipeline's configuration.
-	Ingest config.Ingest
-	Clock  memory.Clock
+	// Store is read for the plan, and takes metadata-only updates.
+	Store *store.Store
+	// Pipeline writes every new memory and new version.
+	Pipeline *ingest.Pipeline
 }
 
 // mu makes imports one at a time: two concurrent runs would both see an
@@ -164,15 +162,15 @@ var mu sync.Mutex
 
 // Import imports Claude Code's memories (see the package documentation).
 //
-// New memories go through a write pipeline of their own whose
-// near-duplicate dedup is off and whose chunking keeps a memory whole: an
-// imported item is one memory of one source, never merged into another
-// memory or superseding one of another source (that would make the next
-// run create it again). An item whose exact text is already stored live
-// under another source is skipped with a reason instead.
+// New memories and new versions go through the write pipeline's Write
+// with exact dedup (ingest.WriteRequest.Exact): an imported item is one
+// memory of one source, whole, never merged into another memory or
+// superseding one of another source (that would make the next run create
+// it again). An item whose exact text is already stored live under
+// another source is skipped with a reason instead.
 func Import(ctx context.Context, opts Options, req Request) (Report, error) {
-	if opts.Store == nil || opts.Embedder == nil {
-		return Report{}, errors.New("import claude: a store and an embedder are required")
+	if opts.Store == nil || opts.Pipeline == nil {
+		return Report{}, errors.New("import claude: a store and a write pipeline are required")
 	}
 	if err := validate(req); err != nil {
 		return Report{}, err
@@ -224,7 +222,6 @@ type step struct {
 	file, item int
 	it         item
 	old        *memory.Memory // the live memory of the item's source
-	viaPut     bool           // create with Put: the pipeline would take an older version for a duplicate
 	metaOnly   bool           // same text: only type or project change
 }
 
@@ -306,7 +303,7 @@ func plan(ctx context.Context, st *store.Store, sc *scanner) (*planned, error) {
 				}
 				newText[h] = it.source
 				ir.Action = ActionCreated
-				s = &step{it: it, viaPut: ok}
+				s = &step{it: it}
 			}
 			if s != nil {
 				s.file, s.item = fi, len(fr.Items)
@@ -350,33 +347,17 @@ func (p *planned) report() Report { return p.rep }
 
 // apply writes the plan.
 func (p *planned) apply(ctx context.Context, opts Options) error {
-	cfg := opts.Ingest
-	cfg.DuplicateSimilarity = 2 // never a near duplicate: an item is one memory of its own
-	cfg.ChunkSize, cfg.MinChunk = memory.MaxTextBytes, 1
-	pipe, err := ingest.New(ingest.Options{Config: cfg, Embedder: opts.Embedder, Store: opts.Store, Clock: opts.Clock})
-	if err != nil {
-		return err
-	}
 	lag := false
 	for _, s := range p.steps {
 		ir := &p.rep.Files[s.file].Items[s.item]
 		var err error
-		switch {
-		case s.metaOnly:
+		if s.metaOnly {
 			_, err = opts.Store.Update(ctx, s.old.ID, func(m *memory.Memory) error {
 				m.Type, m.Project = s.it.typ, s.it.project
 				return nil
 			})
-		case s.old != nil:
-			var m memory.Memory
-			m, err = supersede(ctx, opts, s)
-			ir.ID = m.ID
-		case s.viaPut:
-			var m memory.Memory
-			m, err = put(ctx, opts, s.it)
-			ir.ID = m.ID
-		default:
-			err = p.remember(ctx, pipe, s, ir)
+		} else {
+			err = p.write(ctx, opts.Pipeline, s, ir)
 		}
 		if errors.Is(err, store.ErrIndexPending) {
 			lag, err = true, nil
@@ -391,61 +372,38 @@ func (p *planned) apply(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// remember creates one memory through the write pipeline.
-func (p *planned) remember(ctx context.Context, pipe *ingest.Pipeline, s step, ir *ItemReport) error {
-	dec, err := pipe.Remember(ctx, memory.Memory{Text: s.it.text, Kind: s.it.kind, Type: s.it.typ,
-		Project: s.it.project, Source: s.it.source})
+// write stores one item through the write pipeline: a new memory, or the
+// new version of its source's live memory (keeping its importance and pin;
+// the text was stripped and redacted when it was read).
+func (p *planned) write(ctx context.Context, pipe *ingest.Pipeline, s step, ir *ItemReport) error {
+	req := ingest.WriteRequest{Exact: true, Memory: memory.Memory{Text: s.it.text, Kind: s.it.kind, Type: s.it.typ,
+		Project: s.it.project, Source: s.it.source}}
+	want := memory.VerdictStored
+	if s.old != nil {
+		req.Replaces, want = s.old.ID, memory.VerdictUpdated
+		req.Memory.Importance, req.Memory.Pinned = s.old.Importance, s.old.Pinned
+	}
+	res, err := pipe.Write(ctx, req)
+	if res.Memory.ID != "" {
+		ir.ID = res.Memory.ID
+	}
 	if err != nil {
 		return err // a lagging text index included: the memory is stored
 	}
-	if len(dec.MemoryIDs) > 0 {
-		ir.ID = dec.MemoryIDs[0]
-	}
-	if dec.Verdict != memory.VerdictStored {
+	if res.Decision.Verdict != want {
 		// Only a write racing this import gets here (the plan skipped
 		// stored texts): say what the pipeline did instead.
 		fc, rc := &p.rep.Files[s.file].Counts, &p.rep.Counts
-		fc.Created--
-		rc.Created--
-		ir.Action, ir.Reason = ActionSkipped, fmt.Sprintf("the write pipeline answered %s: %s", dec.Verdict, dec.Reason)
-		fc.add(ActionSkipped)
-		rc.add(ActionSkipped)
+		for _, c := range []*Counts{fc, rc} {
+			if s.old != nil {
+				c.Updated--
+			} else {
+				c.Created--
+			}
+			c.add(ActionSkipped)
+		}
+		ir.Action, ir.Supersedes = ActionSkipped, ""
+		ir.Reason = fmt.Sprintf("the write pipeline answered %s: %s", res.Decision.Verdict, res.Decision.Reason)
 	}
 	return nil
-}
-
-// embed embeds one prepared text.
-func embed(ctx context.Context, emb memory.Embedder, text string) ([]float32, error) {
-	vecs, err := emb.Embed(ctx, []string{text})
-	if err != nil {
-		return nil, fmt.Errorf("embed: %w", err)
-	}
-	if len(vecs) != 1 {
-		return nil, errors.New("embed: the embedder returned no vector")
-	}
-	return vecs[0], nil
-}
-
-// supersede stores an item's new text as the new version of its memory.
-// The text was redacted when it was read (package redact).
-func supersede(ctx context.Context, opts Options, s step) (memory.Memory, error) {
-	vec, err := embed(ctx, opts.Embedder, s.it.text)
-	if err != nil {
-		return memory.Memory{}, err
-	}
-	m := memory.Memory{Text: s.it.text, Kind: s.it.kind, Type: s.it.typ, Project: s.it.project, Source: s.it.source,
-		Importance: s.old.Importance, Pinned: s.old.Pinned, Embedding: vec, EmbeddingModel: opts.Embedder.Model()}
-	return opts.Store.Supersede(ctx, s.old.ID, m)
-}
-
-// put stores a new item directly: its text is an older, superseded
-// version of some memory, which the pipeline's exact dedup would take it
-// for.
-func put(ctx context.Context, opts Options, it item) (memory.Memory, error) {
-	vec, err := embed(ctx, opts.Embedder, it.text)
-	if err != nil {
-		return memory.Memory{}, err
-	}
-	return opts.Store.Put(ctx, memory.Memory{Text: it.text, Kind: it.kind, Type: it.typ, Project: it.project,
-		Source: it.source, Importance: 0.5, Embedding: vec, EmbeddingModel: opts.Embedder.Model()})
 }

@@ -48,9 +48,7 @@ func (p *Pipeline) dedupAndStore(ctx context.Context, r *run) error {
 		r.dec.MemoryIDs = append(r.dec.MemoryIDs, id)
 		reasons = append(reasons, why)
 	}
-	verdict := map[outcome]memory.Verdict{outCreated: memory.VerdictStored, outUpdated: memory.VerdictUpdated,
-		outMerged: memory.VerdictMerged, outDuplicate: memory.VerdictDuplicate}[best]
-	r.dec.Verdict, r.dec.Stage, r.decided = verdict, StageDedup, true
+	r.dec.Verdict, r.dec.Stage, r.decided = verdicts[best], StageDedup, true
 	if best == outCreated {
 		r.dec.Stage = StageStore
 	}
@@ -58,69 +56,131 @@ func (p *Pipeline) dedupAndStore(ctx context.Context, r *run) error {
 	return nil
 }
 
-// place dedups and stores one chunk.
+// place dedups and stores one chunk (see placeMemory) and returns the id
+// of the memory it stored, updated or found.
 func (p *Pipeline) place(ctx context.Context, r *run, text string, vec []float32) (outcome, string, string, error) {
+	out, m, why, err := p.placeMemory(ctx, r, text, vec)
+	return out, m.ID, why, err
+}
+
+// placeMemory dedups and stores one text, with the pipeline's write lock
+// held: every memory the pipeline writes passes here, and reaches the store
+// through commit. A replacement (r.replaces) supersedes that memory; else
+// the same text reinforces the memory holding it, a near duplicate (unless
+// r.exact) reinforces or supersedes its memory, and anything else is a new
+// memory, linked to a similar source document. It returns the memory stored,
+// updated or found.
+func (p *Pipeline) placeMemory(ctx context.Context, r *run, text string, vec []float32) (outcome, memory.Memory, string, error) {
+	if r.replaces != "" {
+		return p.replace(ctx, r, text, vec)
+	}
 	if old, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text)); err != nil {
-		return 0, "", "", fmt.Errorf("find duplicate: %w", err)
-	} else if ok {
-		if err := p.reinforce(ctx, old.ID); err != nil {
-			return 0, "", "", err
-		}
-		return outDuplicate, old.ID, "same text already stored", nil
-	}
-	near, err := p.store.VectorSearch(ctx, vec, 1, store.Filter{Project: r.ex.Project})
-	if err != nil {
-		return 0, "", "", fmt.Errorf("find near duplicate: %w", err)
-	}
-	if len(near) == 1 {
-		r.score("nearest_similarity", max(r.dec.Scores["nearest_similarity"], near[0].Score))
+		return 0, memory.Memory{}, "", fmt.Errorf("find duplicate: %w", err)
+	} else if ok && !(r.exact && old.Superseded()) {
+		return p.duplicate(ctx, old.ID)
 	}
 	m := p.newMemory(r, text, vec)
-	if len(near) == 1 && near[0].Score >= p.cfg.DuplicateSimilarity {
-		old, err := p.store.Get(ctx, near[0].ID)
-		if err != nil {
-			return 0, "", "", fmt.Errorf("read near duplicate: %w", err)
+	if !r.exact {
+		out, stored, why, done, err := p.nearDuplicate(ctx, r, m)
+		if err != nil || done {
+			return out, stored, why, err
 		}
-		if added := newTokens(old.Text, text); len(added) > 0 {
-			if prev, ok, err := p.olderVersion(ctx, r, text, vec); err != nil {
-				return 0, "", "", err
-			} else if ok {
-				return outDuplicate, prev, fmt.Sprintf("an older version of %s, already superseded", shortID(old.ID)), nil
-			}
-			m.Importance = max(m.Importance, old.Importance)
-			stored, err := p.store.Supersede(ctx, old.ID, m)
-			if err != nil {
-				return 0, "", "", fmt.Errorf("supersede %s: %w", old.ID, err)
-			}
-			return outUpdated, stored.ID, fmt.Sprintf("updates %s (similarity %.2f, adds %s)", shortID(old.ID), near[0].Score, strings.Join(added, ", ")), nil
-		}
-		if err := p.reinforce(ctx, old.ID); err != nil {
-			return 0, "", "", err
-		}
-		return outMerged, old.ID, fmt.Sprintf("near duplicate of %s (similarity %.2f)", shortID(old.ID), near[0].Score), nil
 	}
 	if r.source != "" {
 		// A document's chunks are sources themselves; they do not link.
-		stored, err := p.store.Put(ctx, m)
-		if err != nil {
-			return 0, "", "", fmt.Errorf("store: %w", err)
-		}
-		return outCreated, stored.ID, "new source memory", nil
+		return p.commit(ctx, m, "", "new source memory")
 	}
 	src, err := p.store.VectorSearch(ctx, vec, 1, store.Filter{Source: "ingest:"})
 	if err != nil {
-		return 0, "", "", fmt.Errorf("find source: %w", err)
+		return 0, memory.Memory{}, "", fmt.Errorf("find source: %w", err)
 	}
 	why := "new memory"
 	if len(src) == 1 && src[0].Score >= p.cfg.SourceSimilarity && !strings.HasPrefix(m.Source, "ingest:") {
 		m.ExtendsSource = src[0].ID
 		why = fmt.Sprintf("new memory extending source %s (similarity %.2f)", shortID(src[0].ID), src[0].Score)
 	}
-	stored, err := p.store.Put(ctx, m)
+	return p.commit(ctx, m, "", why)
+}
+
+// nearDuplicate looks for a stored memory m's text nearly repeats (cosine
+// >= duplicate_similarity): one m adds no load-bearing token to is
+// reinforced, one it adds some to is superseded by m (unless m repeats an
+// older version of it). done says it decided.
+func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (outcome, memory.Memory, string, bool, error) {
+	near, err := p.store.VectorSearch(ctx, m.Embedding, 1, store.Filter{Project: r.ex.Project})
 	if err != nil {
-		return 0, "", "", fmt.Errorf("store: %w", err)
+		return 0, memory.Memory{}, "", false, fmt.Errorf("find near duplicate: %w", err)
 	}
-	return outCreated, stored.ID, why, nil
+	if len(near) == 1 {
+		r.score("nearest_similarity", max(r.dec.Scores["nearest_similarity"], near[0].Score))
+	}
+	if len(near) == 0 || near[0].Score < p.cfg.DuplicateSimilarity {
+		return 0, memory.Memory{}, "", false, nil
+	}
+	old, err := p.store.Get(ctx, near[0].ID)
+	if err != nil {
+		return 0, memory.Memory{}, "", false, fmt.Errorf("read near duplicate: %w", err)
+	}
+	added := newTokens(old.Text, m.Text)
+	if len(added) == 0 {
+		_, stored, _, err := p.duplicate(ctx, old.ID)
+		return outMerged, stored, fmt.Sprintf("near duplicate of %s (similarity %.2f)", shortID(old.ID), near[0].Score), true, err
+	}
+	if prev, ok, err := p.olderVersion(ctx, r, m.Text, m.Embedding); err != nil {
+		return 0, memory.Memory{}, "", false, err
+	} else if ok {
+		return outDuplicate, memory.Memory{ID: prev}, fmt.Sprintf("an older version of %s, already superseded", shortID(old.ID)), true, nil
+	}
+	m.Importance = max(m.Importance, old.Importance)
+	out, stored, why, err := p.commit(ctx, m, old.ID, fmt.Sprintf("updates %s (similarity %.2f, adds %s)", shortID(old.ID), near[0].Score, strings.Join(added, ", ")))
+	if out == outCreated {
+		out = outUpdated
+	}
+	return out, stored, why, true, err
+}
+
+// replace stores text as the new version of the live memory r.replaces
+// (an edit, an imported item whose file changed), unless another live
+// memory holds the same text: then nothing is written, and the
+// duplicate is named (not reinforced: the caller decides).
+func (p *Pipeline) replace(ctx context.Context, r *run, text string, vec []float32) (outcome, memory.Memory, string, error) {
+	if other, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text)); err != nil {
+		return 0, memory.Memory{}, "", fmt.Errorf("find duplicate: %w", err)
+	} else if ok && !other.Superseded() && other.ID != r.replaces {
+		return outDuplicate, other, "the same text is already stored as memory " + other.ID, nil
+	}
+	out, stored, why, err := p.commit(ctx, p.newMemory(r, text, vec), r.replaces, "updates "+shortID(r.replaces))
+	if out == outCreated {
+		out = outUpdated
+	}
+	return out, stored, why, err
+}
+
+// commit is the pipeline's one write into the store: m as a new memory,
+// or as the new version of supersedes. A live memory that holds the same
+// text by then (a writer outside the pipeline's lock, such as an import
+// of an export file) wins and is reinforced instead.
+func (p *Pipeline) commit(ctx context.Context, m memory.Memory, supersedes, why string) (outcome, memory.Memory, string, error) {
+	stored, existed, err := p.store.Insert(ctx, store.Insert{Memory: m, Supersedes: supersedes, Unique: true})
+	if err != nil {
+		if supersedes != "" {
+			return 0, stored, "", fmt.Errorf("supersede %s: %w", supersedes, err)
+		}
+		return 0, stored, "", fmt.Errorf("store: %w", err)
+	}
+	if existed {
+		return p.duplicate(ctx, stored.ID)
+	}
+	return outCreated, stored, why, nil
+}
+
+// duplicate reinforces the memory id that holds the text already.
+func (p *Pipeline) duplicate(ctx context.Context, id string) (outcome, memory.Memory, string, error) {
+	m, err := p.reinforce(ctx, id)
+	if err != nil {
+		return 0, memory.Memory{}, "", err
+	}
+	return outDuplicate, m, "same text already stored", nil
 }
 
 // olderVersion finds a superseded memory that text repeats (a replayed
@@ -155,7 +215,7 @@ func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 	if kind == "" {
 		kind = GuessKind(text)
 	}
-	if origin == "" {
+	if origin == "" && !(r.whole && r.kind != "") { // a whole record keeps what it says of its kind
 		origin = GuessOrigin(kind, text)
 	}
 	typ := memory.TypeProject
@@ -178,21 +238,26 @@ func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 			imp = g.Importance
 		}
 	}
-	return memory.Memory{Text: text, Kind: kind, KindOrigin: origin, Type: typ, Project: r.ex.Project, Source: src,
-		Importance: imp, Embedding: vec, EmbeddingModel: r.model}
+	var m memory.Memory
+	if r.whole {
+		m = *r.given // every other field as the caller gave it (Write)
+	}
+	m.Text, m.Kind, m.KindOrigin, m.Type, m.Project, m.Source = text, kind, origin, typ, r.ex.Project, src
+	m.Importance, m.Embedding, m.EmbeddingModel = imp, vec, r.model
+	return m
 }
 
-// reinforce counts one more sighting of a stored memory.
-func (p *Pipeline) reinforce(ctx context.Context, id string) error {
+// reinforce counts one more sighting of a stored memory and returns it.
+func (p *Pipeline) reinforce(ctx context.Context, id string) (memory.Memory, error) {
 	now := p.clock.Now()
-	_, err := p.store.Update(ctx, id, func(m *memory.Memory) error {
+	m, err := p.store.Update(ctx, id, func(m *memory.Memory) error {
 		m.Reinforce(now)
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("reinforce %s: %w", id, err)
+		return m, fmt.Errorf("reinforce %s: %w", id, err)
 	}
-	return nil
+	return m, nil
 }
 
 // newTokens lists the load-bearing tokens of next that old lacks, sorted.

@@ -144,6 +144,14 @@ type run struct {
 	// says the headless stage held the exchange (see ProcessSession).
 	session SessionState
 	held    bool
+	// whole (Write) makes given the record to store: newMemory fills only
+	// the text, embedding and what given leaves empty.
+	whole bool
+	// exact (Write) turns near-duplicate dedup off, and lets an older,
+	// superseded version of a memory holding the text not count as one.
+	exact bool
+	// replaces (Write) is the live memory the text supersedes.
+	replaces string
 }
 
 func (r *run) reject(stage, reason string) {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
@@ -125,11 +126,85 @@ func writeRecord(tx *bolt.Tx, h recHeader, m *memory.Memory) error {
 // (fsync'd) when Put returns without error; an error wrapping
 // ErrIndexPending means it is stored but the text index lags.
 func (s *Store) Put(ctx context.Context, m memory.Memory) (memory.Memory, error) {
-	out, err := s.putBatch(ctx, []memory.Memory{m}, false)
-	if len(out) == 1 {
-		return out[0], err
+	out, _, err := s.Insert(ctx, Insert{Memory: m})
+	return out, err
+}
+
+// Insert is one new memory (or new version) for Store.Insert.
+type Insert struct {
+	// Memory is prepared as Put prepares a new memory.
+	Memory memory.Memory
+	// Supersedes, when set, is the live memory the new one replaces (see
+	// Supersede).
+	Supersedes string
+	// Unique makes a live memory holding the same text (content hash) win:
+	// Insert returns it and writes nothing. The check and the write are one
+	// step under the store's write lock, so two writers of one text store it
+	// once whichever path they take (the write pipeline, Import).
+	Unique bool
+}
+
+// Insert is the store's one entry point for a new memory: Put and
+// Supersede are Insert without Unique. It returns the stored record, or
+// with in.Unique the live record already holding the text and existed
+// true. Errors are those of Put and Supersede.
+func (s *Store) Insert(ctx context.Context, in Insert) (stored memory.Memory, existed bool, err error) {
+	if err := s.checkOpen(); err != nil {
+		return memory.Memory{}, false, err
 	}
-	return memory.Memory{}, err
+	if err := ctx.Err(); err != nil {
+		return memory.Memory{}, false, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return memory.Memory{}, false, err
+	}
+	if in.Unique {
+		old, ok, err := s.findLive(memory.ContentHash(in.Memory.Text))
+		if err != nil {
+			return memory.Memory{}, false, err
+		}
+		if ok {
+			return old, true, nil
+		}
+	}
+	if in.Supersedes != "" {
+		m, err := s.supersedeLocked(in.Supersedes, in.Memory)
+		return m, false, err
+	}
+	out, err := s.putBatchLocked([]memory.Memory{in.Memory}, false)
+	if len(out) == 1 {
+		return out[0], false, err
+	}
+	return memory.Memory{}, false, err
+}
+
+// findLive returns a live (not superseded) record whose content hash is hash.
+func (s *Store) findLive(hash string) (memory.Memory, bool, error) {
+	var found memory.Memory
+	ok := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		c := tx.Bucket(bucketHash).Cursor()
+		prefix := []byte(hash)
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+			v := recs.Get(k[len(prefix):])
+			if v == nil {
+				continue
+			}
+			_, m, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("find live %s: %w", k[len(prefix):], err)
+			}
+			if !m.Superseded() {
+				found, ok = m, true
+				return nil
+			}
+		}
+		return nil
+	})
+	return found, ok, err
 }
 
 // PutBatch stores several new memories as Put does, in one transaction:
@@ -384,17 +459,12 @@ func putSeqCount(tx *bolt.Tx, seq uint64, delta int) error {
 // unknown oldID is memory.ErrNotFound; one already superseded is an error
 // wrapping memory.ErrInvalid (supersede its successor instead).
 func (s *Store) Supersede(ctx context.Context, oldID string, next memory.Memory) (memory.Memory, error) {
-	if err := s.checkOpen(); err != nil {
-		return memory.Memory{}, err
-	}
-	if err := ctx.Err(); err != nil {
-		return memory.Memory{}, err
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if err := s.checkOpen(); err != nil {
-		return memory.Memory{}, err
-	}
+	m, _, err := s.Insert(ctx, Insert{Memory: next, Supersedes: oldID})
+	return m, err
+}
+
+// supersedeLocked is Supersede with s.wmu held.
+func (s *Store) supersedeLocked(oldID string, next memory.Memory) (memory.Memory, error) {
 	now := s.now()
 	next.Supersedes = oldID
 	m, err := s.prepare(next, now, false)
