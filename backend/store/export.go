@@ -264,63 +264,119 @@ func checkImported(m *memory.Memory, h *ExportHeader) error {
 // the rest is embedded for the new model. If writing fails midway, the
 // records written so far stay and the report counts them.
 func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (ImportReport, error) {
-	var rep ImportReport
 	if err := s.checkOpen(); err != nil {
-		return rep, err
+		return ImportReport{}, err
 	}
 	f, err := ParseExport(r)
 	if err != nil {
-		return rep, fmt.Errorf("import: %w", err)
+		return ImportReport{}, fmt.Errorf("import: %w", err)
 	}
-	rep.Total = len(f.Records)
-	s.mu.RLock()
-	model, dim := s.model, s.dim
-	s.mu.RUnlock()
-	reembed := f.Header.EmbeddingModel != model || f.Header.Dim != dim
-	rewritten, err := rewriteImported(f.Records, opts.Rewrite)
-	if err != nil {
-		return rep, fmt.Errorf("import: %w", err)
-	}
-	for _, r := range rewritten {
-		if r {
-			rep.Rewritten++
+	ir := &importRun{s: s, opts: opts, hdr: f.Header, recs: f.Records}
+	ir.rep.Total = len(ir.recs)
+	for _, step := range []func() error{ir.rewrite, ir.checkEmbedder, ir.planDuplicates} {
+		if err := step(); err != nil {
+			return ir.rep, fmt.Errorf("import: %w", err)
 		}
 	}
-	if rep.Rewritten > 0 && !reembed && opts.Embedder == nil {
-		return rep, fmt.Errorf("import: %d records changed by the rewrite need new vectors and no embedder was given: %w", rep.Rewritten, memory.ErrModelMismatch)
-	}
-	if reembed || rep.Rewritten > 0 {
-		if opts.Embedder == nil {
-			return rep, fmt.Errorf("import: the file holds vectors of model %q (%d dims), the store uses %q (%d dims) and no embedder was given: %w",
-				f.Header.EmbeddingModel, f.Header.Dim, model, dim, memory.ErrModelMismatch)
+	ir.relink()
+	for start := 0; start < len(ir.recs); start += importBatch {
+		end := min(start+importBatch, len(ir.recs))
+		if err := ir.writeBatch(ctx, start, end); err != nil {
+			return ir.rep, fmt.Errorf("import: %w", err)
 		}
-		if opts.Embedder.Model() != model || opts.Embedder.Dim() != dim {
-			return rep, fmt.Errorf("import: the embedder produces %q (%d dims), the store uses %q (%d dims): %w",
-				opts.Embedder.Model(), opts.Embedder.Dim(), model, dim, memory.ErrModelMismatch)
+		if opts.Progress != nil {
+			opts.Progress(end, len(ir.recs))
 		}
 	}
+	return ir.rep, nil
+}
 
-	// Decide duplicates and id collisions up front so links can be rewritten.
-	recs := f.Records
-	skip := make([]bool, len(recs))
-	remap := make(map[string]string)
-	err = s.db.View(func(tx *bolt.Tx) error {
+// importRun is one Import: its records and what it decided about each.
+type importRun struct {
+	s    *Store
+	opts ImportOptions
+	hdr  ExportHeader
+	recs []memory.Memory
+	// rewritten marks the records whose text opts.Rewrite changed; skip
+	// the duplicates; remap the ids that change (old id -> new id).
+	rewritten, skip []bool
+	remap           map[string]string
+	// reembed says the stream's vectors are not of the store's model.
+	reembed bool
+	// switches counts the store's model switches the run followed.
+	switches int
+	rep      ImportReport
+}
+
+// modelDim is the store's embedding model and dimension now.
+func (s *Store) modelDim() (string, int) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.model, s.dim
+}
+
+// rewrite applies opts.Rewrite to every text (see rewriteImported).
+func (ir *importRun) rewrite() error {
+	model, dim := ir.s.modelDim()
+	ir.reembed = ir.hdr.EmbeddingModel != model || ir.hdr.Dim != dim
+	var err error
+	if ir.rewritten, err = rewriteImported(ir.recs, ir.opts.Rewrite); err != nil {
+		return err
+	}
+	for _, r := range ir.rewritten {
+		if r {
+			ir.rep.Rewritten++
+		}
+	}
+	return nil
+}
+
+// checkEmbedder makes sure records that need new vectors (another model's,
+// or rewritten) can get them from opts.Embedder, for the store's model.
+func (ir *importRun) checkEmbedder() error {
+	model, dim := ir.s.modelDim()
+	emb := ir.opts.Embedder
+	if ir.rep.Rewritten > 0 && !ir.reembed && emb == nil {
+		return fmt.Errorf("%d records changed by the rewrite need new vectors and no embedder was given: %w", ir.rep.Rewritten, memory.ErrModelMismatch)
+	}
+	if !ir.reembed && ir.rep.Rewritten == 0 {
+		return nil
+	}
+	if emb == nil {
+		return fmt.Errorf("the file holds vectors of model %q (%d dims), the store uses %q (%d dims) and no embedder was given: %w",
+			ir.hdr.EmbeddingModel, ir.hdr.Dim, model, dim, memory.ErrModelMismatch)
+	}
+	if emb.Model() != model || emb.Dim() != dim {
+		return fmt.Errorf("the embedder produces %q (%d dims), the store uses %q (%d dims): %w",
+			emb.Model(), emb.Dim(), model, dim, memory.ErrModelMismatch)
+	}
+	return nil
+}
+
+// planDuplicates decides duplicates and id collisions up front, so links
+// can be rewritten: a record whose text is stored already, or appeared
+// earlier in the stream, is skipped (its id now names the stored one); a
+// record without an id, or whose id is taken, gets a new one.
+func (ir *importRun) planDuplicates() error {
+	ir.skip = make([]bool, len(ir.recs))
+	ir.remap = make(map[string]string)
+	return ir.s.db.View(func(tx *bolt.Tx) error {
 		stored, hashes := tx.Bucket(bucketRecs), tx.Bucket(bucketHash)
 		seen := make(map[string]string) // content hash -> id, within the stream
-		for i := range recs {
-			m := &recs[i]
+		for i := range ir.recs {
+			m := &ir.recs[i]
 			h := memory.ContentHash(m.Text)
 			if id, ok := seen[h]; ok {
-				skip[i] = true
+				ir.skip[i] = true
 				if m.ID != "" {
-					remap[m.ID] = id
+					ir.remap[m.ID] = id
 				}
 				continue
 			}
 			if k, _ := hashes.Cursor().Seek([]byte(h)); k != nil && bytes.HasPrefix(k, []byte(h)) {
-				skip[i] = true
+				ir.skip[i] = true
 				if m.ID != "" {
-					remap[m.ID] = string(k[len(h):])
+					ir.remap[m.ID] = string(k[len(h):])
 				}
 				seen[h] = string(k[len(h):])
 				continue
@@ -328,7 +384,7 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (Im
 			if m.ID == "" || stored.Get([]byte(m.ID)) != nil {
 				id := newID()
 				if m.ID != "" {
-					remap[m.ID] = id
+					ir.remap[m.ID] = id
 				}
 				m.ID = id
 			}
@@ -336,95 +392,101 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (Im
 		}
 		return nil
 	})
-	if err != nil {
-		return rep, fmt.Errorf("import: %w", err)
-	}
-	for i := range recs {
-		m := &recs[i]
+}
+
+// relink points the link fields of every record at the ids planDuplicates
+// changed.
+func (ir *importRun) relink() {
+	for i := range ir.recs {
+		m := &ir.recs[i]
 		for _, p := range []*string{&m.Supersedes, &m.SupersededBy, &m.ExtendsSource} {
-			if to, ok := remap[*p]; ok {
+			if to, ok := ir.remap[*p]; ok {
 				*p = to
 			}
 		}
 	}
+}
 
-	// prepare makes the batch of recs[start:end] to write: duplicates left
-	// out, and embedded with opts.Embedder where the store's model (now)
-	// or a rewrite asks for it.
-	prepare := func(start, end int) ([]memory.Memory, error) {
+// writeBatch writes recs[start:end] in one transaction (duplicates left
+// out), following the store to a new model if it switched meanwhile.
+func (ir *importRun) writeBatch(ctx context.Context, start, end int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i := start; i < end; i++ {
+		if ir.skip[i] {
+			ir.rep.Duplicates++
+		}
+	}
+	var n, dups int
+	var err error
+	for {
 		var batch []memory.Memory
-		var fresh []int // indexes into batch of the records to embed
-		for i := start; i < end; i++ {
-			if skip[i] {
-				continue
-			}
-			if reembed || rewritten[i] {
-				fresh = append(fresh, len(batch))
-			}
-			batch = append(batch, recs[i])
+		batch, err = ir.prepare(ctx, start, end)
+		if err == nil {
+			n, dups, err = ir.s.importBatch(batch)
 		}
-		if len(fresh) > 0 {
-			// Embed the records of another model and those whose text changed.
-			sub := make([]memory.Memory, len(fresh))
-			for k, j := range fresh {
-				sub[k] = batch[j]
-			}
-			if err := EmbedInto(ctx, opts.Embedder, sub); err != nil {
-				return nil, err
-			}
-			for k, j := range fresh {
-				batch[j] = sub[k]
-			}
+		if !ir.followSwitch(err) {
+			break
 		}
+	}
+	ir.rep.Imported += n
+	ir.rep.Duplicates += dups
+	if ir.reembed {
+		ir.rep.Reembedded += n
+	}
+	if err != nil && !errors.Is(err, ErrIndexPending) {
+		return err
+	}
+	return nil
+}
+
+// prepare makes the batch of recs[start:end] to write: duplicates left
+// out, and embedded with opts.Embedder where the store's model (now) or a
+// rewrite asks for it.
+func (ir *importRun) prepare(ctx context.Context, start, end int) ([]memory.Memory, error) {
+	var batch []memory.Memory
+	var fresh []int // indexes into batch of the records to embed
+	for i := start; i < end; i++ {
+		if ir.skip[i] {
+			continue
+		}
+		if ir.reembed || ir.rewritten[i] {
+			fresh = append(fresh, len(batch))
+		}
+		batch = append(batch, ir.recs[i])
+	}
+	if len(fresh) == 0 {
 		return batch, nil
 	}
-	done, switches := 0, 0
-	for start := 0; start < len(recs); start += importBatch {
-		if err := ctx.Err(); err != nil {
-			return rep, fmt.Errorf("import: %w", err)
-		}
-		end := min(start+importBatch, len(recs))
-		for i := start; i < end; i++ {
-			if skip[i] {
-				rep.Duplicates++
-			}
-		}
-		var n, dups int
-		for {
-			var batch []memory.Memory
-			batch, err = prepare(start, end)
-			if err == nil {
-				n, dups, err = s.importBatch(batch)
-			}
-			if !errors.Is(err, memory.ErrModelMismatch) || opts.Embedder == nil || switches == 2 {
-				break
-			}
-			// The store switched models while the import ran (a
-			// re-embedding finished, and the daemon's embedder with it):
-			// this batch and the rest are embedded for the new model.
-			s.mu.RLock()
-			model, dim = s.model, s.dim
-			s.mu.RUnlock()
-			if opts.Embedder.Model() != model || opts.Embedder.Dim() != dim {
-				break
-			}
-			switches++
-			reembed = f.Header.EmbeddingModel != model || f.Header.Dim != dim
-		}
-		rep.Imported += n
-		rep.Duplicates += dups
-		if reembed {
-			rep.Reembedded += n
-		}
-		if err != nil && !errors.Is(err, ErrIndexPending) {
-			return rep, fmt.Errorf("import: %w", err)
-		}
-		done = end
-		if opts.Progress != nil {
-			opts.Progress(done, len(recs))
-		}
+	sub := make([]memory.Memory, len(fresh))
+	for k, j := range fresh {
+		sub[k] = batch[j]
 	}
-	return rep, nil
+	if err := EmbedInto(ctx, ir.opts.Embedder, sub); err != nil {
+		return nil, err
+	}
+	for k, j := range fresh {
+		batch[j] = sub[k]
+	}
+	return batch, nil
+}
+
+// followSwitch says whether a batch that failed with err is worth trying
+// again: the store switched models while the import ran (a re-embedding
+// finished, and the daemon's embedder with it), so this batch and the
+// rest are embedded for the new model. At most two switches are followed.
+func (ir *importRun) followSwitch(err error) bool {
+	if !errors.Is(err, memory.ErrModelMismatch) || ir.opts.Embedder == nil || ir.switches == 2 {
+		return false
+	}
+	model, dim := ir.s.modelDim()
+	if ir.opts.Embedder.Model() != model || ir.opts.Embedder.Dim() != dim {
+		return false
+	}
+	ir.switches++
+	ir.reembed = ir.hdr.EmbeddingModel != model || ir.hdr.Dim != dim
+	return true
 }
 
 // importBatch writes one batch, re-checking duplicates and id collisions
