@@ -811,22 +811,20 @@ func letterRuns(text string) []string {
 func wordSpans(text string) [][2]int {
 	var out [][2]int
 	start := -1
-	rs := []rune(text)
-	off := 0
-	for i, r := range rs {
-		n := utf8.RuneLen(r)
+	for i, r := range text {
 		in := wordRune(r)
-		if !in && start >= 0 && joiner(r) && i+1 < len(rs) && wordRune(rs[i+1]) {
-			in = true // a joiner inside a word
+		if !in && start >= 0 && joiner(r) {
+			_, size := utf8.DecodeRuneInString(text[i:])
+			next, _ := utf8.DecodeRuneInString(text[i+size:])
+			in = wordRune(next) // a joiner inside a word
 		}
 		if in && start < 0 {
-			start = off
+			start = i
 		}
 		if !in && start >= 0 {
-			out = append(out, [2]int{start, off})
+			out = append(out, [2]int{start, i})
 			start = -1
 		}
-		off += n
 	}
 	if start >= 0 {
 		out = append(out, [2]int{start, len(text)})

@@ -6,7 +6,9 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
@@ -381,4 +383,35 @@ func TestStoreSample(t *testing.T) {
 	if _, err := s.get(ctx, st, 331, emb.Dim()); err != nil || s.count != 331 {
 		t.Errorf("sample not drawn again past a tenth: count %d, %v", s.count, err)
 	}
+}
+
+// FuzzWords: word spans are in order, do not overlap, start and end on
+// word runes, hold no space, and every name nameWords reports is one of
+// the text's words, lower-cased.
+func FuzzWords(f *testing.F) {
+	for _, s := range []string{"httpx.WriteProblem", "What's the Next.js app?", "tokio::spawn a.b.c", "é’x..y", "a'", ".a.", "I'm Kafka\nRedis"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		prev := 0
+		lower := map[string]bool{}
+		for _, sp := range wordSpans(text) {
+			if sp[0] < prev || sp[1] <= sp[0] || sp[1] > len(text) {
+				t.Fatalf("span %v after %d in %q", sp, prev, text)
+			}
+			w := text[sp[0]:sp[1]]
+			first, _ := utf8.DecodeRuneInString(w)
+			last, _ := utf8.DecodeLastRuneInString(w)
+			if !wordRune(first) || !wordRune(last) || strings.ContainsAny(w, " \t\n") {
+				t.Fatalf("word %q of %q", w, text)
+			}
+			lower[strings.ToLower(w)] = true
+			prev = sp[1]
+		}
+		for n := range nameWords(text) {
+			if !lower[n] {
+				t.Fatalf("name %q is no word of %q", n, text)
+			}
+		}
+	})
 }
