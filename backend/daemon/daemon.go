@@ -27,7 +27,6 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/redact"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
@@ -515,13 +514,7 @@ func (d *Daemon) Export(ctx context.Context, w io.Writer) error {
 // are re-embedded), re-embedding them too when they were made by another
 // model.
 func (d *Daemon) Import(ctx context.Context, r io.Reader) (store.ImportReport, error) {
-	return d.store.Import(ctx, r, store.ImportOptions{Embedder: embed.Snapshot(d.emb), Rewrite: redactText})
-}
-
-// redactText masks the secrets of s and says whether it found any.
-func redactText(s string) (string, bool) {
-	out, found := redact.Redact(s)
-	return out, len(found) > 0
+	return d.store.Import(ctx, r, store.ImportOptions{Embedder: embed.Snapshot(d.emb), Rewrite: ingest.Redact})
 }
 
 // ErrDaemonRunning says a command that needs the store to itself found a daemon.

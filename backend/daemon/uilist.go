@@ -10,7 +10,6 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/redact"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -130,7 +129,7 @@ func (d *Daemon) Edit(ctx context.Context, id string, p httpapi.MemoryPatch) (ht
 	now := d.clock.Now()
 	var text string
 	if p.Text != nil {
-		text, _ = redact.Redact(*p.Text)
+		text, _ = ingest.Redact(*p.Text)
 	}
 	if p.Text == nil || memory.ContentHash(text) == old.ContentHash {
 		m, err := d.update(ctx, id, func(m *memory.Memory) error { apply(m); return nil })

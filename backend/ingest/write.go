@@ -122,6 +122,15 @@ func (p *Pipeline) write(ctx context.Context, req WriteRequest) (WriteResult, er
 	return res, nil
 }
 
+// Redact masks the secrets of text as the redact stage does and says
+// whether it found any: for a writer that must compare or rewrite a text
+// before it is written (an edit's "same text" check, the records of an
+// export file).
+func Redact(text string) (string, bool) {
+	out, n := redactText(text)
+	return out, n > 0
+}
+
 // verdicts names what dedup did with a text.
 var verdicts = map[outcome]memory.Verdict{outCreated: memory.VerdictStored, outUpdated: memory.VerdictUpdated,
 	outMerged: memory.VerdictMerged, outDuplicate: memory.VerdictDuplicate}
