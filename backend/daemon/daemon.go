@@ -114,6 +114,10 @@ type Daemon struct {
 	hold *headlessHold
 	idle idleWatch
 	turn *liveTurns // the proxy's turns being assembled (liveturns.go)
+
+	// closers release what Open acquired, run in reverse order by Close
+	// and by Open when a later step fails (closers.go).
+	closers closers
 }
 
 var _ httpapi.Backend = (*Daemon)(nil)
@@ -135,32 +139,47 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		d.build.Version = d.version
 	}
 	d.live.Store(&cfg)
-	d.jobs = newJobs(d.publishJob)
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
 	if d.clock == nil {
 		d.clock = memory.SystemClock{}
 	}
+	if err := d.open(ctx, opts); err != nil {
+		return nil, errors.Join(err, d.closers.close())
+	}
+	return d, nil
+}
+
+// open brings the parts up in order; each part that holds something
+// (a goroutine's context, a file lock) pushes its release onto d.closers,
+// so an error at any step, and Close, release the same things in reverse.
+func (d *Daemon) open(ctx context.Context, opts Options) error {
+	cfg := d.cfg
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("create data dir: %w", err)
+		return fmt.Errorf("create data dir: %w", err)
 	}
 	if err := d.privateDataDir(); err != nil {
-		return nil, err
+		return err
 	}
 	tok, err := LoadOrCreateToken(cfg.DataDir)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.cred = httpapi.NewCredentials(tok)
 	if err := d.openEmbedder(ctx, opts.Embedder); err != nil {
-		return nil, err
+		return err
 	}
 	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock})
 	if err != nil {
-		return nil, err // store's errors name the store
+		return err // store's errors name the store
 	}
 	d.store = st
+	d.closers.push(st.Close)
+	// The jobs (re-embedding, import, export) use the store: they stop
+	// before it closes.
+	d.jobs = newJobs(d.publishJob)
+	d.closers.push(func() error { d.jobs.close(); return nil })
 	for _, w := range st.Info().Warnings {
 		d.log.Warn("store repaired at open", "what", w)
 	}
@@ -187,23 +206,20 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 		d.recaller.WithSkills(search.NewSkillCatalog(d.emb, cfg.Recall.SkillFloor), append(dirs, cfg.Recall.SkillDirs...))
 	}
 	if err := d.openPipeline(ctx); err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
 	if d.hold, err = openHold(cfg.DataDir); err != nil {
 		d.log.Warn("headless hold partly unreadable; the rest is kept", "err", err)
 	}
 	if err := d.openCapture(); err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
 	if err := d.openTranscripts(); err != nil {
-		st.Close()
-		return nil, err
+		return err
 	}
 	d.openSteward()
 	d.mcp = d.MCPHandler()
-	return d, nil
+	return nil
 }
 
 // privateDataDir makes the data dir 0700 when it exists with access for
@@ -281,17 +297,10 @@ func (d *Daemon) Embedder() memory.Embedder { return d.emb }
 // EmbedderChoice says which embedder is in use and why.
 func (d *Daemon) EmbedderChoice() embed.Choice { return *d.choice.Load() }
 
-// Close stops the background jobs and closes the store.
+// Close releases what Open acquired, in reverse order: the background
+// jobs stop, then the store closes. A second Close does nothing.
 func (d *Daemon) Close() error {
-	if d.jobs != nil {
-		d.jobs.close()
-	}
-	if d.store == nil {
-		return nil
-	}
-	err := d.store.Close()
-	d.store = nil
-	return err
+	return d.closers.close()
 }
 
 // Handler serves everything on one listener at listen ("" for in-process
