@@ -8,7 +8,8 @@
 #   - app/desktoptest: the built app under Xvfb and a private bus: the page
 #     loads through Wails' AssetServer and reports /api/health and an
 #     /api/events event, a screenshot is saved, the tray registers and
-#     pauses capture, a second launch hands over, Quit stops it cleanly.
+#     pauses capture, a second launch hands over, Quit stops it cleanly,
+#     and a relaunched app stops cleanly on SIGTERM (exit 0, store closed).
 # Artefacts (desktop-window.png, desktop-app.log) go to $MEMTRAY_ARTEFACTS,
 # default bin/test-artefacts/desktop.
 # Usage: build/test-desktop.sh [go test flags, e.g. -run TestDesktopApp]

@@ -318,6 +318,51 @@ func TestDesktopApp(t *testing.T) {
 		t.Errorf("%s still answers after Quit", addr)
 	}
 	t.Logf("quit from the tray: exit 0, daemon stopped")
+
+	// SIGTERM (a logout, a shutdown, systemd) stops it cleanly too, once
+	// the page has run its scripts: exit 0, the store closed, and none of
+	// the Go runtime's "signal handler without SA_ONSTACK" crashes that
+	// WebKit's handlers can cause.
+	os.Remove(reportPath)
+	termLog, err := os.Create(filepath.Join(art, "desktop-app-sigterm.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer termLog.Close()
+	again := exec.Command(bin, args...)
+	again.Env = env
+	again.Stdout, again.Stderr = termLog, termLog
+	if err := again.Start(); err != nil {
+		t.Fatal(err)
+	}
+	againDone := make(chan error, 1)
+	go func() { againDone <- again.Wait() }()
+	eventually(t, 60*time.Second, "the relaunched page reports it loaded", func() (bool, string) {
+		select {
+		case err := <-againDone:
+			log, _ := os.ReadFile(termLog.Name())
+			t.Fatalf("the relaunched app exited early (%v):\n%s", err, log)
+		default:
+		}
+		_, ok := stage(readReports(reportPath), "health")
+		return ok, fmt.Sprintf("%+v", readReports(reportPath))
+	})
+	time.Sleep(2 * time.Second) // let the page's scripts run (WebKit installs handlers lazily)
+	again.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-againDone:
+		log, _ := os.ReadFile(termLog.Name())
+		if err != nil || bytes.Contains(log, []byte("fatal error")) {
+			t.Fatalf("SIGTERM: exit %v:\n%s", err, log)
+		}
+	case <-time.After(30 * time.Second):
+		again.Process.Kill()
+		t.Fatal("SIGTERM did not stop the app within 30s")
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, daemon.RuntimeFile)); !os.IsNotExist(err) {
+		t.Errorf("SIGTERM: the daemon did not shut down cleanly: %s still there (%v)", daemon.RuntimeFile, err)
+	}
+	t.Logf("SIGTERM: exit 0, daemon stopped")
 }
 
 // runWithin runs cmd and returns its combined output, killing it after d.
