@@ -198,7 +198,9 @@ func (req *RecallRequest) Validate() error {
 	return nil
 }
 
-// Recall runs one recall; see Recaller.
+// Recall runs one recall; see Recaller. Its steps: validate the request,
+// admit it (a prompt recalls once per user turn), find the hits (a search,
+// or the session-start briefing) and answer with those that fit.
 func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, error) {
 	if err := req.Validate(); err != nil {
 		return Recalled{}, err
@@ -207,54 +209,94 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 	if req.Event == "" {
 		req.Event = EventPrompt
 	}
-	k, maxChars := bound(req.K, r.cfg.K), bound(req.MaxChars, r.cfg.MaxChars)
-	if req.Event == EventSearch {
-		// An explicit search asks for as many as it wants, up to its own caps.
-		k, maxChars = boundOr(req.K, r.cfg.K, MaxSearchK), boundOr(req.MaxChars, max(r.cfg.MaxChars, MaxSearchChars), max(r.cfg.MaxChars, MaxSearchChars))
-	}
-	if req.Event == EventPrompt {
-		if req.ToolLoop {
-			r.toolLoops.Add(1)
-			return r.nothing(req.SessionID, "tool-loop iteration: recall runs once per user turn"), nil
-		}
-		if req.Turn == "" {
-			req.Turn = turnKey(req.Prompt)
-		}
-		if !r.claimTurn(req.SessionID, req.Turn) {
-			r.repeats.Add(1)
-			return r.nothing(req.SessionID, "already recalled for this user turn"), nil
-		}
+	k, maxChars := recallLimits(req, r.cfg)
+	if why := r.admit(&req); why != "" {
+		return r.nothing(req.SessionID, why), nil
 	}
 	r.searches.Add(1)
-	var hits []memory.Hit
-	var err error
-	noEvidence := false
-	var unknownNames []string
-	if req.Event == EventSessionStart {
-		hits, err = r.briefing(ctx, req.Project, 2*k)
-	} else {
-		q := Query{Text: req.Prompt, Project: req.Project, K: 2 * k, Exclude: r.givenFunc(req.SessionID)}
-		q.Filter.Kinds, q.Filter.Project = req.Kinds, req.FilterProject
-		var res *Result
-		if res, err = r.engine.Run(ctx, q); err == nil {
-			hits, noEvidence, unknownNames = res.Hits, res.NoEvidence, res.Evidence.UnknownNames
-		}
-	}
+	f, err := r.find(ctx, req, 2*k)
 	if err != nil {
 		if req.Event == EventPrompt {
 			r.unclaimTurn(req.SessionID, req.Turn) // a retry of this turn may recall
 		}
 		return Recalled{}, fmt.Errorf("recall: %w", err)
 	}
+	return r.answer(ctx, req, f, k, maxChars), nil
+}
+
+// recallLimits returns how many memories and characters a request may get:
+// the request's own within the configured ones, and for an explicit search
+// as many as it asks, up to its own caps.
+func recallLimits(req RecallRequest, cfg config.Recall) (k, maxChars int) {
+	if req.Event == EventSearch {
+		searchChars := max(cfg.MaxChars, MaxSearchChars)
+		return boundOr(req.K, cfg.K, MaxSearchK), boundOr(req.MaxChars, searchChars, searchChars)
+	}
+	return bound(req.K, cfg.K), bound(req.MaxChars, cfg.MaxChars)
+}
+
+// admit lets a prompt recall once per user turn: it returns why a
+// tool-loop iteration or a repeat of a turn gets nothing, and otherwise
+// claims the turn (naming it after the prompt when the request does not).
+// Other events are always admitted.
+func (r *Recaller) admit(req *RecallRequest) string {
+	if req.Event != EventPrompt {
+		return ""
+	}
+	if req.ToolLoop {
+		r.toolLoops.Add(1)
+		return "tool-loop iteration: recall runs once per user turn"
+	}
+	if req.Turn == "" {
+		req.Turn = turnKey(req.Prompt)
+	}
+	if !r.claimTurn(req.SessionID, req.Turn) {
+		r.repeats.Add(1)
+		return "already recalled for this user turn"
+	}
+	return ""
+}
+
+// found is what a recall's search found.
+type found struct {
+	hits []memory.Hit
+	// noEvidence and unknownNames are the search's Result.NoEvidence and
+	// Evidence.UnknownNames.
+	noEvidence   bool
+	unknownNames []string
+}
+
+// find returns up to n hits for the request: the project briefing at
+// session start, else the engine's search for the prompt without what the
+// session was given.
+func (r *Recaller) find(ctx context.Context, req RecallRequest, n int) (found, error) {
+	if req.Event == EventSessionStart {
+		hits, err := r.briefing(ctx, req.Project, n)
+		return found{hits: hits}, err
+	}
+	q := Query{Text: req.Prompt, Project: req.Project, K: n, Exclude: r.givenFunc(req.SessionID)}
+	q.Filter.Kinds, q.Filter.Project = req.Kinds, req.FilterProject
+	res, err := r.engine.Run(ctx, q)
+	if err != nil {
+		return found{}, err
+	}
+	return found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames}, nil
+}
+
+// answer gives the session the first k hits that fit in maxChars (with a
+// prompt's skills), records them as accessed and says why when there are
+// none. Skill and access-recording failures are warnings.
+func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, maxChars int) Recalled {
 	out := Recalled{}
 	var warnings []string
 	if req.Event == EventPrompt && r.skills != nil && r.cfg.SkillK > 0 {
-		out.Skills, err = r.suggest(ctx, req)
-		if err != nil {
+		var err error
+		if out.Skills, err = r.suggest(ctx, req); err != nil {
 			warnings = append(warnings, err.Error())
 		}
 	}
-	hits, out.AlreadyGiven = r.claim(req.SessionID, hits, k)
+	hits, given := r.claim(req.SessionID, f.hits, k)
+	out.AlreadyGiven = given
 	out.Hits, out.Context = FormatWithSkills(hits, out.Skills, maxChars)
 	// Give back what did not fit in the context block.
 	r.release(req.SessionID, hits[len(out.Hits):])
@@ -262,22 +304,28 @@ func (r *Recaller) Recall(ctx context.Context, req RecallRequest) (Recalled, err
 	r.given.Add(int64(len(out.Hits)))
 	if len(out.Hits) == 0 {
 		r.empty.Add(1)
-		out.Skipped = "no memory cleared the relevance floors"
-		if noEvidence {
-			out.Skipped = "the store holds nothing this prompt is about (no evidence beyond chance)"
-			if len(unknownNames) > 0 {
-				out.Skipped = "the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions " +
-					strings.Join(unknownNames, ", ") + ")"
-			}
-		}
-		if len(out.AlreadyGiven) > 0 {
-			out.Skipped = "every relevant memory was given earlier in this session"
-		}
+		out.Skipped = skippedReason(f, len(out.AlreadyGiven) > 0)
 	} else if err := r.record(ctx, out.Hits); err != nil {
 		warnings = append(warnings, err.Error())
 	}
 	out.Warning = strings.Join(warnings, "; ")
-	return out, nil
+	return out
+}
+
+// skippedReason says why a recall gave nothing: every relevant memory was
+// given earlier, the store holds nothing the prompt is about, or nothing
+// cleared the floors.
+func skippedReason(f found, alreadyGiven bool) string {
+	switch {
+	case alreadyGiven:
+		return "every relevant memory was given earlier in this session"
+	case f.noEvidence && len(f.unknownNames) > 0:
+		return "the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions " +
+			strings.Join(f.unknownNames, ", ") + ")"
+	case f.noEvidence:
+		return "the store holds nothing this prompt is about (no evidence beyond chance)"
+	}
+	return "no memory cleared the relevance floors"
 }
 
 // suggest finds the skills matching a prompt.

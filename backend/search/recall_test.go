@@ -268,3 +268,51 @@ func TestFormat(t *testing.T) {
 		t.Errorf("empty: %v %q", kept, block)
 	}
 }
+
+func TestRecallLimits(t *testing.T) {
+	cfg := config.Recall{K: 5, MaxChars: 3000}
+	cases := []struct {
+		name        string
+		req         RecallRequest
+		k, maxChars int
+	}{
+		{"prompt defaults", RecallRequest{Event: EventPrompt}, 5, 3000},
+		{"prompt asks less", RecallRequest{Event: EventPrompt, K: 2, MaxChars: 100}, 2, 100},
+		{"prompt asks more than configured", RecallRequest{Event: EventPrompt, K: 9, MaxChars: 9000}, 5, 3000},
+		{"session start", RecallRequest{Event: EventSessionStart, K: 3}, 3, 3000},
+		{"search defaults", RecallRequest{Event: EventSearch}, 5, MaxSearchChars},
+		{"search asks more than configured", RecallRequest{Event: EventSearch, K: 20, MaxChars: 9000}, 20, 9000},
+		{"search capped", RecallRequest{Event: EventSearch, K: MaxSearchK + 1, MaxChars: MaxSearchChars + 1}, MaxSearchK, MaxSearchChars},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			k, maxChars := recallLimits(c.req, cfg)
+			if k != c.k || maxChars != c.maxChars {
+				t.Errorf("recallLimits = %d, %d; want %d, %d", k, maxChars, c.k, c.maxChars)
+			}
+		})
+	}
+}
+
+func TestSkippedReason(t *testing.T) {
+	cases := []struct {
+		name         string
+		f            found
+		alreadyGiven bool
+		want         string
+	}{
+		{"floors", found{}, false, "no memory cleared the relevance floors"},
+		{"no evidence", found{noEvidence: true}, false, "the store holds nothing this prompt is about (no evidence beyond chance)"},
+		{"unknown names", found{noEvidence: true, unknownNames: []string{"Zorblat", "Quux"}}, false,
+			"the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions Zorblat, Quux)"},
+		{"already given wins", found{noEvidence: true, unknownNames: []string{"Zorblat"}}, true,
+			"every relevant memory was given earlier in this session"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := skippedReason(c.f, c.alreadyGiven); got != c.want {
+				t.Errorf("skippedReason = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
