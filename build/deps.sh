@@ -37,6 +37,11 @@ fi
 if [ "$what" = package ] || [ "$what" = test ]; then
   have mksquashfs || need+=(squashfs-tools)
 fi
+# The team store's tests (backend/team) run a real PostgreSQL server of their
+# own (initdb and postgres from Debian's package, not a system service).
+if [ "$what" = test ]; then
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || have initdb || need+=(postgresql)
+fi
 if [ "$what" = test ]; then
   have fusermount3 || have fusermount || need+=(fuse3)
 fi

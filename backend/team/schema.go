@@ -1,0 +1,283 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// SchemaVersion is the version of the team schema this code reads and
+// writes: the number of migrations it knows.
+const SchemaVersion = 1
+
+// ErrSchemaNewer is returned (wrapped) by Open and Migrate when the
+// database's schema is newer than SchemaVersion: a newer memtray migrated
+// it, and this one must not write what it does not understand.
+var ErrSchemaNewer = errors.New("team database: the schema is newer than this memtray knows; upgrade memtray")
+
+// migrateLock is the key of the transaction-level advisory lock that
+// migrations run under (advisory locks are per database): two daemons
+// meeting a fresh database migrate it once.
+const migrateLock int64 = 0x6d656d7472617901 // "memtray" 01
+
+// schemaName is the schema every table lives in.
+const schemaName = "memtray"
+
+// ChangesChannel is the channel a commit that adds changes notifies.
+const ChangesChannel = "memtray_changes"
+
+// migrations are the schema's versions: migrations[i] takes version i to
+// i+1. Never edit one that has shipped; add the next.
+var migrations = []string{
+	// 1: members, memories, tombstones, the change feed, counter deltas,
+	// the vector cache, row-level security.
+	`
+CREATE TABLE memtray.members (
+	role     name        PRIMARY KEY,
+	admin    boolean     NOT NULL DEFAULT false,
+	added_at timestamptz NOT NULL DEFAULT now()
+);
+-- The members: this database's roles that may read and write. The
+-- migrating role (the team's owner) is the first admin.
+INSERT INTO memtray.members (role, admin) VALUES (current_user, true);
+
+CREATE FUNCTION memtray.is_member(r name) RETURNS boolean
+	LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ SELECT EXISTS (SELECT 1 FROM memtray.members WHERE role = r) $$;
+CREATE FUNCTION memtray.is_admin(r name) RETURNS boolean
+	LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ SELECT EXISTS (SELECT 1 FROM memtray.members WHERE role = r AND admin) $$;
+
+-- Adding and removing members is an admin's (the session's login role).
+CREATE FUNCTION memtray.set_member(r name, adm boolean) RETURNS void
+	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ BEGIN
+		IF NOT memtray.is_admin(session_user) THEN
+			RAISE EXCEPTION 'only a team admin can change the members' USING ERRCODE = '42501';
+		END IF;
+		INSERT INTO memtray.members (role, admin) VALUES (r, adm)
+			ON CONFLICT (role) DO UPDATE SET admin = excluded.admin;
+	END $$;
+CREATE FUNCTION memtray.remove_member(r name) RETURNS void
+	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ BEGIN
+		IF NOT memtray.is_admin(session_user) THEN
+			RAISE EXCEPTION 'only a team admin can change the members' USING ERRCODE = '42501';
+		END IF;
+		DELETE FROM memtray.members WHERE role = r;
+	END $$;
+
+-- Team memories: the live ones. A deleted memory moves to tombstones.
+CREATE TABLE memtray.memories (
+	id           text        PRIMARY KEY CHECK (id ~ '^[0-9A-Za-z_-]{1,128}$'),
+	text         text        NOT NULL CHECK (text <> ''),
+	content_hash text        NOT NULL CHECK (content_hash ~ '^[0-9a-f]{64}$'),
+	kind         text        NOT NULL DEFAULT '',
+	kind_origin  text        NOT NULL DEFAULT '',
+	type         text        NOT NULL DEFAULT '',
+	project      text        NOT NULL DEFAULT '',
+	source       text        NOT NULL DEFAULT '',
+	surface      text        NOT NULL DEFAULT '',
+	importance   double precision NOT NULL DEFAULT 0.5 CHECK (importance >= 0 AND importance <= 1),
+	supersedes   text        NOT NULL DEFAULT '',
+	created_at   timestamptz NOT NULL,
+	updated_at   timestamptz NOT NULL,
+	owner        name        NOT NULL DEFAULT current_user,
+	pushed_at    timestamptz NOT NULL DEFAULT now()
+);
+-- One team memory per text: the same fact from two people is one.
+CREATE UNIQUE INDEX memories_content_hash ON memtray.memories (content_hash);
+
+-- Deleted memories, whole (the trash: a restore puts the row back).
+CREATE TABLE memtray.tombstones (
+	id           text        PRIMARY KEY,
+	content_hash text        NOT NULL,
+	owner        name        NOT NULL,
+	deleted_by   name        NOT NULL,
+	deleted_at   timestamptz NOT NULL DEFAULT now(),
+	memory       jsonb       NOT NULL
+);
+
+-- The change feed. xid is the writing transaction's id: a reader takes
+-- what its snapshot sees above its cursor, whatever order transactions
+-- committed in (see feed.go).
+CREATE TABLE memtray.changes (
+	seq       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	xid       xid8   NOT NULL DEFAULT pg_current_xact_id(),
+	memory_id text   NOT NULL,
+	op        text   NOT NULL CHECK (op IN ('put', 'delete', 'counters')),
+	at        timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX changes_xid ON memtray.changes (xid, seq);
+
+-- Per-member counter deltas, summed to merge; id makes a retried push a
+-- no-op.
+CREATE TABLE memtray.counter_deltas (
+	id           text   PRIMARY KEY CHECK (id <> '' AND length(id) <= 128),
+	memory_id    text   NOT NULL,
+	member       name   NOT NULL DEFAULT current_user,
+	access       bigint NOT NULL DEFAULT 0,
+	reinforced   bigint NOT NULL DEFAULT 0,
+	feedback_sum double precision NOT NULL DEFAULT 0,
+	feedback_n   bigint NOT NULL DEFAULT 0,
+	at           timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX counter_deltas_memory ON memtray.counter_deltas (memory_id);
+
+-- Embeddings per model, valid while content_hash is the memory's.
+CREATE TABLE memtray.vectors (
+	model        text  NOT NULL CHECK (model <> '' AND length(model) <= 256),
+	memory_id    text  NOT NULL,
+	content_hash text  NOT NULL,
+	dim          int   NOT NULL CHECK (dim > 0 AND dim <= 65536),
+	vector       bytea NOT NULL CHECK (length(vector) = 4 * dim),
+	at           timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (model, memory_id)
+);
+
+CREATE FUNCTION memtray.memories_changed() RETURNS trigger
+	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ BEGIN
+		IF TG_OP = 'DELETE' THEN
+			INSERT INTO memtray.tombstones (id, content_hash, owner, deleted_by, memory)
+				VALUES (OLD.id, OLD.content_hash, OLD.owner, session_user, to_jsonb(OLD))
+				ON CONFLICT (id) DO UPDATE SET content_hash = excluded.content_hash,
+					owner = excluded.owner, deleted_by = excluded.deleted_by,
+					deleted_at = excluded.deleted_at, memory = excluded.memory;
+			INSERT INTO memtray.changes (memory_id, op) VALUES (OLD.id, 'delete');
+		ELSE
+			IF TG_OP = 'INSERT' THEN
+				DELETE FROM memtray.tombstones WHERE id = NEW.id; -- a restore
+			END IF;
+			INSERT INTO memtray.changes (memory_id, op) VALUES (NEW.id, 'put');
+		END IF;
+		PERFORM pg_notify('memtray_changes', '');
+		RETURN NULL;
+	END $$;
+CREATE TRIGGER memories_changed AFTER INSERT OR UPDATE OR DELETE ON memtray.memories
+	FOR EACH ROW EXECUTE FUNCTION memtray.memories_changed();
+
+CREATE FUNCTION memtray.counters_changed() RETURNS trigger
+	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ BEGIN
+		INSERT INTO memtray.changes (memory_id, op) VALUES (NEW.memory_id, 'counters');
+		PERFORM pg_notify('memtray_changes', '');
+		RETURN NULL;
+	END $$;
+CREATE TRIGGER counters_changed AFTER INSERT ON memtray.counter_deltas
+	FOR EACH ROW EXECUTE FUNCTION memtray.counters_changed();
+
+-- Access: any role that can connect reaches the schema, and row-level
+-- security lets members (and only members) in. A member changes or
+-- deletes only the memories they own; an admin any.
+GRANT USAGE ON SCHEMA memtray TO PUBLIC;
+GRANT SELECT ON memtray.schema_version TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE, DELETE ON memtray.memories TO PUBLIC;
+GRANT SELECT ON memtray.tombstones, memtray.changes TO PUBLIC;
+GRANT SELECT, INSERT ON memtray.counter_deltas TO PUBLIC;
+GRANT SELECT, INSERT, UPDATE ON memtray.vectors TO PUBLIC;
+
+ALTER TABLE memtray.memories ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memtray.tombstones ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memtray.changes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memtray.counter_deltas ENABLE ROW LEVEL SECURITY;
+ALTER TABLE memtray.vectors ENABLE ROW LEVEL SECURITY;
+
+CREATE POLICY read ON memtray.memories FOR SELECT USING (memtray.is_member(current_user));
+CREATE POLICY add ON memtray.memories FOR INSERT
+	WITH CHECK (memtray.is_member(current_user) AND (owner = current_user OR memtray.is_admin(current_user)));
+CREATE POLICY change ON memtray.memories FOR UPDATE
+	USING (owner = current_user OR memtray.is_admin(current_user))
+	WITH CHECK (memtray.is_member(current_user) AND (owner = current_user OR memtray.is_admin(current_user)));
+CREATE POLICY remove ON memtray.memories FOR DELETE
+	USING (owner = current_user OR memtray.is_admin(current_user));
+
+CREATE POLICY read ON memtray.tombstones FOR SELECT USING (memtray.is_member(current_user));
+CREATE POLICY read ON memtray.changes FOR SELECT USING (memtray.is_member(current_user));
+CREATE POLICY read ON memtray.counter_deltas FOR SELECT USING (memtray.is_member(current_user));
+CREATE POLICY add ON memtray.counter_deltas FOR INSERT
+	WITH CHECK (member = current_user AND memtray.is_member(current_user));
+CREATE POLICY read ON memtray.vectors FOR SELECT USING (memtray.is_member(current_user));
+CREATE POLICY add ON memtray.vectors FOR INSERT WITH CHECK (memtray.is_member(current_user));
+CREATE POLICY change ON memtray.vectors FOR UPDATE
+	USING (memtray.is_member(current_user)) WITH CHECK (memtray.is_member(current_user));
+`,
+}
+
+// Migrate brings the database's schema to SchemaVersion under a
+// transaction-level advisory lock, so that concurrent migrators apply each
+// migration once. It refuses (ErrSchemaNewer) a schema newer than this
+// code knows. Creating the schema needs the CREATE privilege on the
+// database: the team owner's role, or the first daemon of a database its
+// role owns.
+func (s *Store) Migrate(ctx context.Context) error {
+	v, err := s.schemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("%w (database at version %d, this memtray knows %d)", ErrSchemaNewer, v, SchemaVersion)
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrateLock); err != nil {
+			return fmt.Errorf("lock: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS memtray;
+			CREATE TABLE IF NOT EXISTS memtray.schema_version (
+				version    int         PRIMARY KEY,
+				applied_at timestamptz NOT NULL DEFAULT now(),
+				applied_by name        NOT NULL DEFAULT current_user)`); err != nil {
+			return fmt.Errorf("create the schema: %w", err)
+		}
+		var v int
+		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM memtray.schema_version").Scan(&v); err != nil {
+			return fmt.Errorf("read the version: %w", err)
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("%w (database at version %d, this memtray knows %d)", ErrSchemaNewer, v, SchemaVersion)
+		}
+		for ; v < SchemaVersion; v++ {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migration %d: %w", v+1, err)
+			}
+			if _, err := tx.Exec(ctx, "INSERT INTO memtray.schema_version (version) VALUES ($1)", v+1); err != nil {
+				return fmt.Errorf("migration %d: %w", v+1, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
+			return fmt.Errorf("team database: migrating the schema to version %d needs the team owner's role (run memtray team init as the owner): %w", SchemaVersion, err)
+		}
+		if errors.Is(err, ErrSchemaNewer) {
+			return err
+		}
+		return fmt.Errorf("team database: migrate: %w", err)
+	}
+	return nil
+}
+
+// schemaVersion reads the database's schema version without locking or
+// writing anything (0 for a database memtray has not migrated).
+func (s *Store) schemaVersion(ctx context.Context) (int, error) {
+	var exists bool
+	if err := s.pool.QueryRow(ctx, "SELECT to_regclass('memtray.schema_version') IS NOT NULL").Scan(&exists); err != nil {
+		return 0, fmt.Errorf("team database: read the schema version: %w", err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int
+	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM memtray.schema_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("team database: read the schema version: %w", err)
+	}
+	return v, nil
+}

@@ -1,0 +1,546 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// ErrNotOwner is returned (wrapped) when the database refused to change or
+// delete a team memory because another member owns it and the caller is
+// not an admin.
+var ErrNotOwner = errors.New("team database: the memory belongs to another member (only its owner or an admin may change it)")
+
+// ErrNotFound is returned (wrapped) for an id the team database does not
+// hold, live or deleted.
+var ErrNotFound = errors.New("team database: no such memory")
+
+// ErrNotMember is returned (wrapped) by Open when the connecting role is
+// not a member of the team.
+var ErrNotMember = errors.New("team database: this role is not a member of the team (an admin adds it: memtray team member add)")
+
+// Store is a connection pool to one team database. Its methods are safe
+// for concurrent use.
+type Store struct {
+	pool *pgxpool.Pool
+	cfg  *pgxpool.Config
+	role string
+}
+
+// Open validates connString (ParseURL), connects, migrates the schema
+// (Migrate) and checks that the role is a member. Close releases it.
+func Open(ctx context.Context, connString string) (*Store, error) {
+	cfg, err := ParseURL(connString)
+	if err != nil {
+		return nil, err
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("team database: connect: %w", err)
+	}
+	s := &Store{pool: pool, cfg: cfg}
+	// The closer stack: each step that fails undoes what came before.
+	if err := s.open(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) open(ctx context.Context) error {
+	if err := s.pool.QueryRow(ctx, "SELECT current_user::text").Scan(&s.role); err != nil {
+		return fmt.Errorf("team database: connect: %w", err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		return err
+	}
+	var member bool
+	if err := s.pool.QueryRow(ctx, "SELECT memtray.is_member(current_user)").Scan(&member); err != nil {
+		return fmt.Errorf("team database: check membership: %w", err)
+	}
+	if !member {
+		return fmt.Errorf("%w: role %q", ErrNotMember, s.role)
+	}
+	return nil
+}
+
+// Close closes the pool, waiting for connections in use to be released.
+func (s *Store) Close() { s.pool.Close() }
+
+// Role is the database role the store connects as: the member it writes
+// as.
+func (s *Store) Role() string { return s.role }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("team database: ping: %w", err)
+	}
+	return nil
+}
+
+// SetMember adds role to the team, or changes whether it is an admin. Only
+// an admin may (the database refuses others). The role itself must exist
+// (CREATE ROLE ... LOGIN, by whoever administers the server).
+func (s *Store) SetMember(ctx context.Context, role string, admin bool) error {
+	if role == "" {
+		return errors.New("team database: set member: the role is empty")
+	}
+	if _, err := s.pool.Exec(ctx, "SELECT memtray.set_member($1, $2)", role, admin); err != nil {
+		return fmt.Errorf("team database: set member %q: %w", role, err)
+	}
+	return nil
+}
+
+// RemoveMember takes role out of the team (admins only). Its memories
+// stay, owned by the role.
+func (s *Store) RemoveMember(ctx context.Context, role string) error {
+	if _, err := s.pool.Exec(ctx, "SELECT memtray.remove_member($1)", role); err != nil {
+		return fmt.Errorf("team database: remove member %q: %w", role, err)
+	}
+	return nil
+}
+
+// Memory is a team memory: the part of a local memory.Memory that is
+// shared. Counters travel as deltas (CounterDelta), vectors per model
+// (Vector); pinning, snoozes, hits and the embedding stay local.
+type Memory struct {
+	ID          string            `json:"id"`
+	Text        string            `json:"text"`
+	ContentHash string            `json:"content_hash"`
+	Kind        memory.Kind       `json:"kind"`
+	KindOrigin  memory.KindOrigin `json:"kind_origin,omitempty"`
+	Type        memory.Type       `json:"type"`
+	Project     string            `json:"project,omitempty"`
+	Source      string            `json:"source,omitempty"`
+	Surface     string            `json:"surface,omitempty"`
+	Importance  float64           `json:"importance"`
+	// Supersedes is the memory this one replaced, if any. Push does not
+	// delete it: the caller deletes the old version when it should go.
+	Supersedes string    `json:"supersedes,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	// Owner is the member (database role) who pushed it; the database
+	// sets it.
+	Owner string `json:"owner,omitempty"`
+}
+
+// FromLocal is the shared part of a local memory. The content hash is
+// recomputed from the text.
+func FromLocal(m memory.Memory) Memory {
+	return Memory{
+		ID: m.ID, Text: m.Text, ContentHash: memory.ContentHash(m.Text),
+		Kind: m.Kind, KindOrigin: m.KindOrigin, Type: m.Type,
+		Project: m.Project, Source: m.Source, Surface: m.Surface,
+		Importance: m.Importance, Supersedes: m.Supersedes,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+	}
+}
+
+// Local is m as a local memory (without counters or embedding).
+func (m Memory) Local() memory.Memory {
+	return memory.Memory{
+		ID: m.ID, Text: m.Text, ContentHash: m.ContentHash,
+		Kind: m.Kind, KindOrigin: m.KindOrigin, Type: m.Type,
+		Project: m.Project, Source: m.Source, Surface: m.Surface,
+		Importance: m.Importance, Supersedes: m.Supersedes,
+		CreatedAt: m.CreatedAt, UpdatedAt: m.UpdatedAt,
+	}
+}
+
+var idPattern = regexp.MustCompile(`^[0-9A-Za-z_-]{1,128}$`)
+
+// Validate checks a memory read from or written to the team database:
+// what a member wrote there is outside input for every other daemon.
+func (m Memory) Validate() error {
+	var errs []string
+	if !idPattern.MatchString(m.ID) {
+		errs = append(errs, fmt.Sprintf("id %q is not 1-128 letters, digits, - or _", clip(m.ID)))
+	}
+	if strings.TrimSpace(m.Text) == "" {
+		errs = append(errs, "text is empty")
+	} else if h := memory.ContentHash(m.Text); m.ContentHash != h {
+		errs = append(errs, fmt.Sprintf("content hash %q is not the text's (%s)", clip(m.ContentHash), h))
+	}
+	if m.Kind != "" && !m.Kind.Valid() {
+		errs = append(errs, fmt.Sprintf("unknown kind %q", clip(string(m.Kind))))
+	}
+	if m.Type != "" && !m.Type.Valid() {
+		errs = append(errs, fmt.Sprintf("unknown type %q", clip(string(m.Type))))
+	}
+	if math.IsNaN(m.Importance) || m.Importance < 0 || m.Importance > 1 {
+		errs = append(errs, fmt.Sprintf("importance %v is not in 0..1", m.Importance))
+	}
+	if m.Supersedes != "" && !idPattern.MatchString(m.Supersedes) {
+		errs = append(errs, fmt.Sprintf("supersedes %q is not an id", clip(m.Supersedes)))
+	}
+	if m.CreatedAt.IsZero() || m.UpdatedAt.IsZero() {
+		errs = append(errs, "created or updated time is missing")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: memory %s: %s", memory.ErrInvalid, clip(m.ID), strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// clip shortens s for an error message.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
+
+// PushStatus says what Push did with one memory.
+type PushStatus string
+
+// The outcomes of a push.
+const (
+	// PushInserted: the memory is new to the team.
+	PushInserted PushStatus = "inserted"
+	// PushUpdated: the id was there with other text or metadata and an
+	// older UpdatedAt; it now holds the pushed version.
+	PushUpdated PushStatus = "updated"
+	// PushUnchanged: the id holds this version or a newer one already (a
+	// retried push): nothing was written.
+	PushUnchanged PushStatus = "unchanged"
+	// PushDuplicate: another team memory holds the same text (content
+	// hash); Winner names it, and the caller relinks its local memory to
+	// it. Nothing was written.
+	PushDuplicate PushStatus = "duplicate"
+	// PushDeleted: the id was deleted from the team (a tombstone); a push
+	// does not bring it back (Restore does). Nothing was written.
+	PushDeleted PushStatus = "deleted"
+	// PushRefused: the id belongs to another member, who alone (or an
+	// admin) may change it. Nothing was written.
+	PushRefused PushStatus = "refused"
+)
+
+// PushResult is the outcome for one pushed memory.
+type PushResult struct {
+	ID     string     `json:"id"`
+	Status PushStatus `json:"status"`
+	// Winner is the id holding the text when Status is PushDuplicate.
+	Winner string `json:"winner,omitempty"`
+}
+
+// maxPush bounds one Push (one transaction).
+const maxPush = 5000
+
+// Push writes memories to the team in one transaction, idempotently: by
+// id (a memory already there with the same content hash, or a newer
+// UpdatedAt, is left alone) and by content hash (the same text held by
+// another id is a duplicate, reported with the winner). A push retried
+// after a crash, whether or not the first attempt committed, ends in the
+// same state. It returns one result per memory, in order. An invalid
+// memory or an id given twice fails the whole push before anything is
+// written.
+func (s *Store) Push(ctx context.Context, mems []Memory) ([]PushResult, error) {
+	if len(mems) == 0 {
+		return nil, nil
+	}
+	if len(mems) > maxPush {
+		return nil, fmt.Errorf("team database: push of %d memories: at most %d at once", len(mems), maxPush)
+	}
+	seen := make(map[string]bool, len(mems))
+	for _, m := range mems {
+		if err := m.Validate(); err != nil {
+			return nil, fmt.Errorf("team database: push: %w", err)
+		}
+		if seen[m.ID] {
+			return nil, fmt.Errorf("team database: push: %w: id %s given twice", memory.ErrInvalid, m.ID)
+		}
+		seen[m.ID] = true
+	}
+	var out []PushResult
+	err := s.retry(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = push(ctx, tx, mems)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("team database: push: %w", err)
+	}
+	return out, nil
+}
+
+// retry runs f in a transaction, again when it fails on a deadlock or a
+// serialization failure (concurrent pushers of the same texts).
+func (s *Store) retry(ctx context.Context, f func(pgx.Tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := pgx.BeginFunc(ctx, s.pool, f)
+		var pe *pgconn.PgError
+		if attempt < 5 && errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001" || pe.Code == "23505") {
+			continue
+		}
+		return err
+	}
+}
+
+func push(ctx context.Context, tx pgx.Tx, mems []Memory) ([]PushResult, error) {
+	out := make([]PushResult, len(mems))
+	ids := make([]string, len(mems))
+	for i, m := range mems {
+		ids[i] = m.ID
+		out[i].ID = m.ID
+	}
+	// Deleted ids stay deleted.
+	dead := map[string]bool{}
+	rows, err := tx.Query(ctx, "SELECT id FROM memtray.tombstones WHERE id = ANY($1)", ids)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		dead[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Insert the rest in one statement; a conflict on the id or on the
+	// text is resolved below, row by row.
+	var cols struct {
+		id, text, hash, kind, origin, typ, project, source, surface, supersedes []string
+		importance                                                              []float64
+		created, updated                                                        []time.Time
+	}
+	for i, m := range mems {
+		if dead[m.ID] {
+			out[i].Status = PushDeleted
+			continue
+		}
+		cols.id = append(cols.id, m.ID)
+		cols.text = append(cols.text, m.Text)
+		cols.hash = append(cols.hash, m.ContentHash)
+		cols.kind = append(cols.kind, string(m.Kind))
+		cols.origin = append(cols.origin, string(m.KindOrigin))
+		cols.typ = append(cols.typ, string(m.Type))
+		cols.project = append(cols.project, m.Project)
+		cols.source = append(cols.source, m.Source)
+		cols.surface = append(cols.surface, m.Surface)
+		cols.supersedes = append(cols.supersedes, m.Supersedes)
+		cols.importance = append(cols.importance, m.Importance)
+		cols.created = append(cols.created, m.CreatedAt)
+		cols.updated = append(cols.updated, m.UpdatedAt)
+	}
+	inserted := map[string]bool{}
+	if len(cols.id) > 0 {
+		rows, err := tx.Query(ctx, `INSERT INTO memtray.memories
+			(id, text, content_hash, kind, kind_origin, type, project, source, surface, supersedes, importance, created_at, updated_at)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+				$8::text[], $9::text[], $10::text[], $11::float8[], $12::timestamptz[], $13::timestamptz[])
+			ON CONFLICT DO NOTHING
+			RETURNING id`,
+			cols.id, cols.text, cols.hash, cols.kind, cols.origin, cols.typ, cols.project,
+			cols.source, cols.surface, cols.supersedes, cols.importance, cols.created, cols.updated)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return nil, err
+			}
+			inserted[id] = true
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for i, m := range mems {
+		switch {
+		case out[i].Status != "":
+		case inserted[m.ID]:
+			out[i].Status = PushInserted
+		default:
+			r, err := resolve(ctx, tx, m)
+			if err != nil {
+				return nil, fmt.Errorf("memory %s: %w", m.ID, err)
+			}
+			out[i] = r
+		}
+	}
+	return out, nil
+}
+
+// resolve decides a pushed memory the insert skipped: its id or its text
+// is held already.
+func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
+	res := PushResult{ID: m.ID}
+	var hash, owner string
+	var updated time.Time
+	var same bool
+	err := tx.QueryRow(ctx, `SELECT content_hash, owner::text, updated_at,
+			(text, kind, kind_origin, type, project, source, surface, importance, supersedes)
+			= ($2, $3, $4, $5, $6, $7, $8, $9, $10)
+		FROM memtray.memories WHERE id = $1`,
+		m.ID, m.Text, string(m.Kind), string(m.KindOrigin), string(m.Type), m.Project, m.Source, m.Surface,
+		m.Importance, m.Supersedes).Scan(&hash, &owner, &updated, &same)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		// The id is free, so the text is taken.
+		var winner string
+		err := tx.QueryRow(ctx, "SELECT id FROM memtray.memories WHERE content_hash = $1", m.ContentHash).Scan(&winner)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// The conflicting row went away since the insert (deleted
+			// concurrently): let the transaction run again.
+			return res, &pgconn.PgError{Code: "40001", Message: "a conflicting memory changed during the push"}
+		}
+		if err != nil {
+			return res, err
+		}
+		res.Status, res.Winner = PushDuplicate, winner
+		return res, nil
+	case err != nil:
+		return res, err
+	}
+	if same || !m.UpdatedAt.After(updated) {
+		res.Status = PushUnchanged
+		return res, nil
+	}
+	if hash != m.ContentHash {
+		var winner string
+		err := tx.QueryRow(ctx, "SELECT id FROM memtray.memories WHERE content_hash = $1 AND id <> $2", m.ContentHash, m.ID).Scan(&winner)
+		if err == nil {
+			res.Status, res.Winner = PushDuplicate, winner
+			return res, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return res, err
+		}
+	}
+	tag, err := tx.Exec(ctx, `UPDATE memtray.memories SET text = $2, content_hash = $3, kind = $4, kind_origin = $5,
+			type = $6, project = $7, source = $8, surface = $9, importance = $10, supersedes = $11,
+			updated_at = $12, pushed_at = now()
+		WHERE id = $1`,
+		m.ID, m.Text, m.ContentHash, string(m.Kind), string(m.KindOrigin), string(m.Type), m.Project,
+		m.Source, m.Surface, m.Importance, m.Supersedes, m.UpdatedAt)
+	if err != nil {
+		return res, err
+	}
+	if tag.RowsAffected() == 0 {
+		// Row-level security hid the row from the update: not ours.
+		res.Status = PushRefused
+		return res, nil
+	}
+	res.Status = PushUpdated
+	return res, nil
+}
+
+// Delete deletes team memory id: it moves to the tombstones (the trash)
+// and the change feed carries the delete. Deleting a memory already
+// deleted is a no-op; one another member owns is refused by the database
+// (ErrNotOwner) unless the caller is an admin.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	tag, err := s.pool.Exec(ctx, "DELETE FROM memtray.memories WHERE id = $1", id)
+	if err != nil {
+		return fmt.Errorf("team database: delete %s: %w", clip(id), err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	var live, dead bool
+	err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memtray.memories WHERE id = $1),
+		EXISTS (SELECT 1 FROM memtray.tombstones WHERE id = $1)`, id).Scan(&live, &dead)
+	switch {
+	case err != nil:
+		return fmt.Errorf("team database: delete %s: %w", clip(id), err)
+	case live:
+		return fmt.Errorf("%w: delete %s", ErrNotOwner, clip(id))
+	case dead:
+		return nil
+	}
+	return fmt.Errorf("%w: delete %s", ErrNotFound, clip(id))
+}
+
+// Restore brings a deleted team memory back from the tombstones (undo of
+// Delete), as its owner had it. Only the owner or an admin may
+// (ErrNotOwner); a live memory holding the same text by then makes it a
+// duplicate (PushDuplicate with the winner) and nothing changes.
+func (s *Store) Restore(ctx context.Context, id string) (PushResult, error) {
+	res := PushResult{ID: id}
+	err := s.retry(ctx, func(tx pgx.Tx) error {
+		var hash string
+		err := tx.QueryRow(ctx, "SELECT content_hash FROM memtray.tombstones WHERE id = $1", id).Scan(&hash)
+		if errors.Is(err, pgx.ErrNoRows) {
+			var live bool
+			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM memtray.memories WHERE id = $1)", id).Scan(&live); err != nil {
+				return err
+			}
+			if live {
+				res.Status = PushUnchanged
+				return nil
+			}
+			return ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var winner string
+		err = tx.QueryRow(ctx, "SELECT id FROM memtray.memories WHERE content_hash = $1", hash).Scan(&winner)
+		if err == nil {
+			res.Status, res.Winner = PushDuplicate, winner
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO memtray.memories
+			SELECT (jsonb_populate_record(NULL::memtray.memories, memory)).* FROM memtray.tombstones WHERE id = $1`, id)
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42501" { // row-level security
+			return ErrNotOwner
+		}
+		if err != nil {
+			return err
+		}
+		res.Status = PushInserted
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("team database: restore %s: %w", clip(id), err)
+	}
+	return res, nil
+}
+
+// Get returns live team memory id, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (Memory, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+memoryColumns+" FROM memtray.memories m WHERE id = $1", id)
+	if err != nil {
+		return Memory{}, fmt.Errorf("team database: get %s: %w", clip(id), err)
+	}
+	m, err := pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (Memory, error) {
+		var m Memory
+		err := r.Scan(m.scanTargets()...)
+		return m, err
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Memory{}, fmt.Errorf("%w: %s", ErrNotFound, clip(id))
+	}
+	if err != nil {
+		return Memory{}, fmt.Errorf("team database: get %s: %w", clip(id), err)
+	}
+	return m, nil
+}
+
+// memoryColumns are the columns scanTargets reads, of memories aliased m.
+const memoryColumns = `m.id, m.text, m.content_hash, m.kind, m.kind_origin, m.type, m.project, m.source,
+	m.surface, m.importance, m.supersedes, m.created_at, m.updated_at, m.owner::text`
+
+func (m *Memory) scanTargets() []any {
+	return []any{&m.ID, &m.Text, &m.ContentHash, (*string)(&m.Kind), (*string)(&m.KindOrigin), (*string)(&m.Type),
+		&m.Project, &m.Source, &m.Surface, &m.Importance, &m.Supersedes, &m.CreatedAt, &m.UpdatedAt, &m.Owner}
+}
