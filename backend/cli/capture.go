@@ -42,13 +42,13 @@ func runCapture(env *Env, args []string) error {
 		return usagef("--for goes with off")
 	}
 	u.Exclude, u.Include = exclude, include
-	return c.with(env, func(b httpapi.Backend) error {
+	return c.with(env, func(svc httpapi.Services) error {
 		var st httpapi.CaptureState
 		var err error
 		if u.Enabled == nil && u.PauseFor == nil && len(u.Exclude) == 0 && len(u.Include) == 0 {
-			st, err = b.Capture(env.Ctx)
+			st, err = svc.Settings.Capture(env.Ctx)
 		} else {
-			st, err = b.SetCapture(env.Ctx, u)
+			st, err = svc.Settings.SetCapture(env.Ctx, u)
 		}
 		if err != nil {
 			return err
@@ -57,7 +57,7 @@ func runCapture(env *Env, args []string) error {
 			return printJSON(env.Stdout, st)
 		}
 		printCapture(env.Stdout, st)
-		if _, ok := b.(*httpapi.Client); !ok {
+		if _, ok := svc.Settings.(*httpapi.Client); !ok {
 			fmt.Fprintln(env.Stdout, "(no daemon runs: the change applies when it starts)")
 		}
 		return nil
@@ -117,8 +117,8 @@ func runRecall(env *Env, args []string) error {
 	if req.SessionID == "" {
 		req.SessionID = fmt.Sprintf("cli-%d", os.Getpid())
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		out, err := b.Recall(env.Ctx, req)
+	return c.with(env, func(svc httpapi.Services) error {
+		out, err := svc.Recaller.Recall(env.Ctx, req)
 		if err != nil {
 			return err
 		}

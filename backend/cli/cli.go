@@ -200,19 +200,19 @@ func (c *common) path() string {
 
 // with runs fn against the running daemon's API, or against the store
 // opened in this process when no daemon runs (and closes it after).
-func (c *common) with(env *Env, fn func(httpapi.Backend) error) error {
+func (c *common) with(env *Env, fn func(httpapi.Services) error) error {
 	cfg, err := c.load()
 	if err != nil {
 		return err
 	}
 	if cl, ok := remote(env.Ctx, cfg); ok {
-		return fn(cl)
+		return fn(cl.Services())
 	}
 	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version})
 	if err != nil {
 		return err
 	}
-	return errors.Join(fn(d), d.Close())
+	return errors.Join(fn(d.Services()), d.Close())
 }
 
 // remote finds a daemon on the data dir's runtime address or the configured one.

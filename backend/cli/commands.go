@@ -120,8 +120,8 @@ func runAdd(env *Env, args []string) error {
 		return usagef("no text: give it as arguments, or - to read stdin")
 	}
 	req.Source = memory.SourceCLI
-	return c.with(env, func(b httpapi.Backend) error {
-		m, err := b.Add(env.Ctx, req)
+	return c.with(env, func(svc httpapi.Services) error {
+		m, err := svc.Memories.Add(env.Ctx, req)
 		if err != nil {
 			return err
 		}
@@ -158,8 +158,8 @@ func runSearch(env *Env, args []string) error {
 	if strings.TrimSpace(req.Query) == "" {
 		return usagef("no query")
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		hits, err := b.Search(env.Ctx, req)
+	return c.with(env, func(svc httpapi.Services) error {
+		hits, err := svc.Memories.Search(env.Ctx, req)
 		if err != nil {
 			return err
 		}
@@ -216,8 +216,8 @@ func runGet(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		m, err := b.Get(env.Ctx, id)
+	return c.with(env, func(svc httpapi.Services) error {
+		m, err := svc.Memories.Get(env.Ctx, id)
 		if err != nil {
 			return err
 		}
@@ -237,8 +237,8 @@ func runDelete(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		if err := b.Delete(env.Ctx, id); err != nil {
+	return c.with(env, func(svc httpapi.Services) error {
+		if err := svc.Memories.Delete(env.Ctx, id); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "deleted %s\n", id)
@@ -257,8 +257,8 @@ func runList(env *Env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		res, err := b.List(env.Ctx, req)
+	return c.with(env, func(svc httpapi.Services) error {
+		res, err := svc.Memories.List(env.Ctx, req)
 		if err != nil {
 			return err
 		}
@@ -282,8 +282,8 @@ func runStats(env *Env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		s, err := b.Stats(env.Ctx)
+	return c.with(env, func(svc httpapi.Services) error {
+		s, err := svc.Status.Stats(env.Ctx)
 		if err != nil {
 			return err
 		}
@@ -291,7 +291,7 @@ func runStats(env *Env, args []string) error {
 			return printJSON(env.Stdout, s)
 		}
 		where := "not running (store opened by this command)"
-		if _, ok := b.(*httpapi.Client); ok {
+		if _, ok := svc.Status.(*httpapi.Client); ok {
 			where = fmt.Sprintf("running, pid %d, on http://%s", s.PID, s.Listen)
 		}
 		fmt.Fprintf(env.Stdout, "daemon:     %s\nstore:      %s\nmemories:   %d (%d snoozed, %d superseded)\nembedder:   %s (%s)\n",
@@ -363,10 +363,10 @@ func runExport(env *Env, args []string) error {
 	if len(pos) > 1 {
 		return usagef("at most one FILE")
 	}
-	return c.with(env, func(b httpapi.Backend) error {
+	return c.with(env, func(svc httpapi.Services) error {
 		if len(pos) == 0 || pos[0] == "-" {
 			bw := bufio.NewWriter(env.Stdout)
-			if err := b.Export(env.Ctx, bw); err != nil {
+			if err := svc.Memories.Export(env.Ctx, bw); err != nil {
 				return err
 			}
 			return bw.Flush()
@@ -380,7 +380,7 @@ func runExport(env *Env, args []string) error {
 		}
 		defer os.Remove(tmp.Name())
 		bw := bufio.NewWriter(tmp)
-		if err := b.Export(env.Ctx, bw); err != nil {
+		if err := svc.Memories.Export(env.Ctx, bw); err != nil {
 			tmp.Close()
 			return err
 		}
@@ -418,8 +418,8 @@ func runImport(env *Env, args []string) error {
 			defer fmt.Fprintln(env.Stderr)
 		}
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		rep, err := b.Import(env.Ctx, r)
+	return c.with(env, func(svc httpapi.Services) error {
+		rep, err := svc.Memories.Import(env.Ctx, r)
 		if err != nil {
 			return err
 		}

@@ -47,9 +47,9 @@ func runDream(env *Env, args []string) error {
 	if *ops != "" {
 		opList = strings.Split(*ops, ",")
 	}
-	return c.with(env, func(b httpapi.Backend) error {
+	return c.with(env, func(svc httpapi.Services) error {
 		if *runs {
-			list, err := b.StewardRuns(env.Ctx)
+			list, err := svc.Steward.StewardRuns(env.Ctx)
 			if err != nil {
 				return err
 			}
@@ -60,7 +60,7 @@ func runDream(env *Env, args []string) error {
 			return nil
 		}
 		if *undo {
-			res, err := b.StewardUndo(env.Ctx, httpapi.UndoRequest{RunID: *runID})
+			res, err := svc.Steward.StewardUndo(env.Ctx, httpapi.UndoRequest{RunID: *runID})
 			if err != nil {
 				return err
 			}
@@ -71,13 +71,13 @@ func runDream(env *Env, args []string) error {
 			printSkips(env.Stdout, res.Skipped)
 			return nil
 		}
-		plan, err := b.StewardPlan(env.Ctx, steward.PlanOptions{Project: *project, All: *all, Ops: opList})
+		plan, err := svc.Steward.StewardPlan(env.Ctx, steward.PlanOptions{Project: *project, All: *all, Ops: opList})
 		if err != nil {
 			return err
 		}
 		var res *steward.Result
 		if *apply && len(plan.Actions) > 0 {
-			r, err := b.StewardApply(env.Ctx, httpapi.ApplyRequest{PlanID: plan.ID})
+			r, err := svc.Steward.StewardApply(env.Ctx, httpapi.ApplyRequest{PlanID: plan.ID})
 			if err != nil {
 				return err
 			}
@@ -191,15 +191,15 @@ func runTrash(env *Env, args []string) error {
 	if (len(pos) > 0 && !restore) || (restore && len(pos) < 2) {
 		return usagef("want no argument, or restore ID...")
 	}
-	return c.with(env, func(b httpapi.Backend) error {
+	return c.with(env, func(svc httpapi.Services) error {
 		if restore {
-			if err := b.Restore(env.Ctx, pos[1:]); err != nil {
+			if err := svc.Steward.Restore(env.Ctx, pos[1:]); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "restored %d\n", len(pos)-1)
 			return nil
 		}
-		items, err := b.Trash(env.Ctx)
+		items, err := svc.Steward.Trash(env.Ctx)
 		if err != nil {
 			return err
 		}

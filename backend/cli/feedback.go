@@ -12,9 +12,9 @@ import (
 )
 
 // memoryChange runs one change to one memory and prints the result.
-func memoryChange(env *Env, c common, id string, change func(b httpapi.Backend) (memory.Memory, error), say func(m memory.Memory) string) error {
-	return c.with(env, func(b httpapi.Backend) error {
-		m, err := change(b)
+func memoryChange(env *Env, c common, id string, change func(svc httpapi.Services) (memory.Memory, error), say func(m memory.Memory) string) error {
+	return c.with(env, func(svc httpapi.Services) error {
+		m, err := change(svc)
 		if err != nil {
 			return err
 		}
@@ -35,7 +35,7 @@ func pin(env *Env, name string, args []string, on bool) error {
 	if err != nil {
 		return err
 	}
-	return memoryChange(env, c, id, func(b httpapi.Backend) (memory.Memory, error) { return b.Pin(env.Ctx, id, on) },
+	return memoryChange(env, c, id, func(svc httpapi.Services) (memory.Memory, error) { return svc.Feedback.Pin(env.Ctx, id, on) },
 		func(m memory.Memory) string {
 			if m.Pinned {
 				return "pinned: the steward never prunes, decays or merges it"
@@ -49,7 +49,7 @@ func runReinforce(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return memoryChange(env, c, id, func(b httpapi.Backend) (memory.Memory, error) { return b.Reinforce(env.Ctx, id) },
+	return memoryChange(env, c, id, func(svc httpapi.Services) (memory.Memory, error) { return svc.Feedback.Reinforce(env.Ctx, id) },
 		func(m memory.Memory) string {
 			return fmt.Sprintf("reinforced (%d times, %d accesses)", m.ReinforcedCount, m.AccessCount)
 		})
@@ -60,7 +60,7 @@ func runUnsnooze(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return memoryChange(env, c, id, func(b httpapi.Backend) (memory.Memory, error) { return b.Snooze(env.Ctx, id, 0) },
+	return memoryChange(env, c, id, func(svc httpapi.Services) (memory.Memory, error) { return svc.Feedback.Snooze(env.Ctx, id, 0) },
 		func(memory.Memory) string { return "awake: recall may give it again" })
 }
 
@@ -79,7 +79,7 @@ func runSnooze(env *Env, args []string) error {
 		return usagef("DAYS must be a positive number, not %q", pos[1])
 	}
 	id := pos[0]
-	return memoryChange(env, c, id, func(b httpapi.Backend) (memory.Memory, error) { return b.Snooze(env.Ctx, id, days) },
+	return memoryChange(env, c, id, func(svc httpapi.Services) (memory.Memory, error) { return svc.Feedback.Snooze(env.Ctx, id, days) },
 		func(m memory.Memory) string {
 			return "snoozed until " + m.CooldownUntil.Local().Format(time.DateTime)
 		})
@@ -112,8 +112,8 @@ func runRate(env *Env, args []string) error {
 		return usagef("the score is +1 or -1, not %q", pos[0])
 	}
 	ids := pos[1:]
-	return c.with(env, func(b httpapi.Backend) error {
-		ms, err := b.Rate(env.Ctx, ids, score, *reason)
+	return c.with(env, func(svc httpapi.Services) error {
+		ms, err := svc.Feedback.Rate(env.Ctx, ids, score, *reason)
 		if err != nil {
 			return err
 		}

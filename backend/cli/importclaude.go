@@ -44,8 +44,8 @@ func runImportClaude(env *Env, args []string) error {
 		}
 		req.ProjectDirs = append(req.ProjectDirs, abs)
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		rep, err := b.ImportClaude(env.Ctx, req)
+	return c.with(env, func(svc httpapi.Services) error {
+		rep, err := svc.Transfer.ImportClaude(env.Ctx, req)
 		if err != nil {
 			return err
 		}

@@ -189,21 +189,21 @@ func runIngest(env *Env, args []string) error {
 	if yielded == 0 {
 		return errNothingToIngest
 	}
-	return c.with(env, func(b httpapi.Backend) error {
+	return c.with(env, func(svc httpapi.Services) error {
 		var reports []IngestReport
 		for _, in := range inputs {
 			rep := IngestReport{File: in.name, As: in.as, Transcript: in.stats, Exchanges: len(in.req.Exchanges), Warning: in.warning,
 				Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
 			var decs []memory.Decision
 			for _, batch := range ingestBatches(in.req.Exchanges, ingestBatchBytes) {
-				resp, err := b.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: batch})
+				resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: batch})
 				if err != nil {
 					return fmt.Errorf("%s: %w", in.name, err)
 				}
 				decs = append(decs, resp.Decisions...)
 			}
 			if len(in.req.Documents) > 0 {
-				resp, err := b.Ingest(env.Ctx, httpapi.IngestRequest{Documents: in.req.Documents})
+				resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Documents: in.req.Documents})
 				if err != nil {
 					return fmt.Errorf("%s: %w", in.name, err)
 				}
@@ -346,8 +346,8 @@ func runDecisions(env *Env, args []string) error {
 	if *limit < 1 || *limit > 10000 {
 		return usagef("--limit must be within 1..10000")
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		ds, err := b.Decisions(env.Ctx, *limit)
+	return c.with(env, func(svc httpapi.Services) error {
+		ds, err := svc.Feed.Decisions(env.Ctx, *limit)
 		if err != nil {
 			return err
 		}
@@ -371,8 +371,8 @@ func runKeep(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		d, err := b.Keep(env.Ctx, id)
+	return c.with(env, func(svc httpapi.Services) error {
+		d, err := svc.Feed.Keep(env.Ctx, id)
 		if err != nil {
 			return err
 		}
@@ -391,8 +391,8 @@ func runMarkNoise(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return c.with(env, func(b httpapi.Backend) error {
-		if err := b.MarkNoise(env.Ctx, id); err != nil {
+	return c.with(env, func(svc httpapi.Services) error {
+		if err := svc.Feed.MarkNoise(env.Ctx, id); err != nil {
 			return err
 		}
 		fmt.Fprintf(env.Stdout, "deleted %s; the noise model learns from it\n", id)

@@ -120,7 +120,12 @@ type Daemon struct {
 	closers closers
 }
 
-var _ httpapi.Backend = (*Daemon)(nil)
+// Services are the areas of the API this daemon serves in-process: the
+// HTTP handler's and, when no daemon runs, the CLI's.
+func (d *Daemon) Services() httpapi.Services {
+	return httpapi.Services{Memories: d, Feedback: d, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d,
+		Steward: d, Setup: d, Autostarter: d, Welcome: d, Tokens: d, Embedders: d, Jobs: d}
+}
 
 // Open opens the data dir's store with the embedder the store was built with
 // (or, for a new store, the configured one).
@@ -309,7 +314,7 @@ func (d *Daemon) Close() error {
 // own API key; Host and Origin checked), MCP at /mcp (token), and the API
 // and UI (token for /api/).
 func (d *Daemon) Handler(listen string) http.Handler {
-	api := httpapi.New(d, httpapi.Options{
+	api := httpapi.New(d.Services(), httpapi.Options{
 		Credentials: d.cred,
 		Listen:      listen,
 		NoAuth:      listen == "",

@@ -1,7 +1,7 @@
 // Package httpapi is memtray's local JSON API: the handler the UI, the CLI and
 // tools talk to, with token authentication and DNS-rebinding defences, and a
 // Client that speaks it. It knows nothing of how the daemon is wired: the
-// daemon implements Backend.
+// daemon fills Services.
 package httpapi
 
 import (
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
@@ -160,17 +161,60 @@ type DecisionEntry struct {
 	Source    string `json:"source,omitempty"`
 }
 
-// Backend is what the API serves. The daemon implements it in-process;
-// Client implements it over HTTP, so the CLI works the same either way.
-type Backend interface {
+// Services are the areas the API serves, each a small interface declared
+// beside its routes. The daemon fills it in-process with its services;
+// Client.Services fills it over HTTP, so the CLI works the same either
+// way. Adding an operation touches its area's interface, its route and
+// Client, and the service that does it.
+type Services struct {
+	Memories    Memories
+	Feedback    Feedback
+	Feed        Feed
+	Status      Status
+	Recaller    Recaller
+	Settings    Settings
+	Transfer    Transfer
+	Steward     Steward
+	Setup       Setup
+	Autostarter Autostarter
+	Welcome     Welcome
+	Tokens      Tokens
+	Embedders   Embedders
+	Jobs        Jobs
+}
+
+// Memories is the part of Services that adds, finds, reads, edits and
+// deletes memories, and exports and imports the store as a stream.
+type Memories interface {
 	Add(ctx context.Context, req AddRequest) (memory.Memory, error)
 	Search(ctx context.Context, req SearchRequest) ([]memory.Hit, error)
 	Get(ctx context.Context, id string) (memory.Memory, error)
 	Delete(ctx context.Context, id string) error
 	List(ctx context.Context, req ListRequest) (ListResponse, error)
-	Stats(ctx context.Context) (Stats, error)
+	// Edit changes a memory's text, kind, type, project or importance.
+	Edit(ctx context.Context, id string, p MemoryPatch) (EditResult, error)
+	// History walks a memory's supersession chain and what was merged into it.
+	History(ctx context.Context, id string) (MemoryHistory, error)
 	Export(ctx context.Context, w io.Writer) error
 	Import(ctx context.Context, r io.Reader) (store.ImportReport, error)
+}
+
+// Feedback is the part of Services that records what a memory was worth.
+type Feedback interface {
+	// Reinforce records that a memory proved useful.
+	Reinforce(ctx context.Context, id string) (memory.Memory, error)
+	// Rate adds +1 or -1 feedback to memories an agent was given.
+	Rate(ctx context.Context, ids []string, score int, reason string) ([]memory.Memory, error)
+	// Snooze keeps a memory out of recall for days (0 wakes it).
+	Snooze(ctx context.Context, id string, days float64) (memory.Memory, error)
+	// Pin marks a memory the steward must never prune, decay or merge
+	// (false unpins it).
+	Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error)
+}
+
+// Feed is the part of Services around the write pipeline's decisions:
+// ingesting, the decision log, and the content gate's noise model.
+type Feed interface {
 	// Ingest runs exchanges through the write pipeline and stores documents.
 	Ingest(ctx context.Context, req IngestRequest) (IngestResponse, error)
 	// Decisions lists the newest decisions first (at most limit).
@@ -182,37 +226,47 @@ type Backend interface {
 	MarkNoise(ctx context.Context, id string) error
 	// Noise describes the content scorer and the judge, for the UI.
 	Noise(ctx context.Context) (NoiseState, error)
+	// PreviewThreshold says how the recent content-gate decisions would
+	// change under another content threshold.
+	PreviewThreshold(ctx context.Context, req ThresholdPreviewRequest) (ThresholdPreview, error)
+	// NoiseProjection projects the scorer's prototypes and the recent
+	// exchanges onto their first two principal components.
+	NoiseProjection(ctx context.Context) (NoiseProjection, error)
+}
+
+// Status is the part of Services that describes a running memtray: the
+// counts, the overview and the live feed.
+type Status interface {
+	Stats(ctx context.Context) (Stats, error)
+	// Overview summarises the store, the pipeline, recall and health.
+	Overview(ctx context.Context) (Overview, error)
+	// Subscribe opens a live feed. lastEventID is the SSE Last-Event-ID
+	// of a reconnecting client ("" for a new one): the missed events still
+	// kept are queued first, else reset is true (the client must reload).
+	Subscribe(lastEventID string, buffer int) (sub *events.Subscription, reset bool, err error)
+}
+
+// Recaller is the part of Services that gives agents memories.
+type Recaller interface {
 	// Recall hands an agent session the memories that matter for this
 	// turn, never one it already has.
 	Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error)
 	// ResetSession forgets what a session was given (compaction, /clear).
 	ResetSession(ctx context.Context, sessionID string) error
-	// Reinforce records that a memory proved useful.
-	Reinforce(ctx context.Context, id string) (memory.Memory, error)
-	// Rate adds +1 or -1 feedback to memories an agent was given.
-	Rate(ctx context.Context, ids []string, score int, reason string) ([]memory.Memory, error)
-	// Snooze keeps a memory out of recall for days (0 wakes it).
-	Snooze(ctx context.Context, id string, days float64) (memory.Memory, error)
-	// Pin marks a memory the steward must never prune, decay or merge
-	// (false unpins it).
-	Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error)
-	Steward
-	Setup
-	Autostarter
-	Transfer
-	Welcome
-	Tokens
+}
+
+// Settings is the part of Services that reads and changes the settings:
+// the config and the capture switch.
+type Settings interface {
+	// Config returns the effective config without secrets.
+	Config(ctx context.Context) (ConfigView, error)
+	// SetConfig merges a partial config of runtime-changeable fields.
+	SetConfig(ctx context.Context, patch json.RawMessage) (ConfigUpdate, error)
 	// Capture reports the capture proxy's switch, exclusions and counters.
 	Capture(ctx context.Context) (CaptureState, error)
 	// SetCapture pauses or resumes capture and changes the excluded
 	// projects (kept across restarts).
 	SetCapture(ctx context.Context, u CaptureUpdate) (CaptureState, error)
-	// ImportClaude imports Claude Code's file memories and CLAUDE.md
-	// files, idempotently; a dry run writes nothing.
-	ImportClaude(ctx context.Context, req ImportClaudeRequest) (ImportClaudeReport, error)
-	UI
-	Embedders
-	Jobs
 }
 
 // CaptureState is what GET /api/capture returns.

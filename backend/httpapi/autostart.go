@@ -7,7 +7,7 @@ import (
 	"github.com/memtray/memtray/backend/autostart"
 )
 
-// Autostarter is the part of Backend that starts memtray at login.
+// Autostarter is the part of Services that starts memtray at login.
 type Autostarter interface {
 	// Autostart says whether memtray starts at login, and how.
 	Autostart(ctx context.Context) (autostart.State, error)
@@ -23,10 +23,10 @@ type AutostartRequest struct {
 // autostartRoutes registers GET and PUT /api/autostart.
 func (h *Handler) autostartRoutes() {
 	h.mux.HandleFunc("GET /api/autostart", withoutBody(func(r *http.Request) (autostart.State, error) {
-		return h.b.Autostart(r.Context())
+		return h.s.Autostarter.Autostart(r.Context())
 	}))
 	h.mux.HandleFunc("PUT /api/autostart", withJSON(func(r *http.Request, req AutostartRequest) (autostart.State, error) {
-		return h.b.SetAutostart(r.Context(), req)
+		return h.s.Autostarter.SetAutostart(r.Context(), req)
 	}))
 }
 

@@ -20,14 +20,35 @@ import (
 	"github.com/memtray/memtray/backend/store"
 )
 
-// Client is a Backend that talks to a running memtray over its API.
+// Client is every area of Services, talking to a running memtray over its API.
 type Client struct {
 	base  string
 	token string
 	hc    *http.Client
 }
 
-var _ Backend = (*Client)(nil)
+var (
+	_ Memories    = (*Client)(nil)
+	_ Feedback    = (*Client)(nil)
+	_ Feed        = (*Client)(nil)
+	_ Status      = (*Client)(nil)
+	_ Recaller    = (*Client)(nil)
+	_ Settings    = (*Client)(nil)
+	_ Transfer    = (*Client)(nil)
+	_ Steward     = (*Client)(nil)
+	_ Setup       = (*Client)(nil)
+	_ Autostarter = (*Client)(nil)
+	_ Welcome     = (*Client)(nil)
+	_ Tokens      = (*Client)(nil)
+	_ Embedders   = (*Client)(nil)
+	_ Jobs        = (*Client)(nil)
+)
+
+// Services is every area of the API over this client.
+func (c *Client) Services() Services {
+	return Services{Memories: c, Feedback: c, Feed: c, Status: c, Recaller: c, Settings: c, Transfer: c, Steward: c,
+		Setup: c, Autostarter: c, Welcome: c, Tokens: c, Embedders: c, Jobs: c}
+}
 
 // NewClient returns a client for the daemon at addr (host:port) with token.
 func NewClient(addr, token string) *Client {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// Embedders is the part of Backend that shows the embedder and changes
+// Embedders is the part of Services that shows the embedder and changes
 // it: which model runs and why, what Ollama offers, pulling an Ollama
 // model and switching the store to another model. Pulls and switches are
 // Jobs.
@@ -147,13 +147,13 @@ func (h *Handler) embedderRoutes() {
 		if err != nil {
 			return EmbedderInfo{}, err
 		}
-		return h.b.EmbedderInfo(r.Context(), q)
+		return h.s.Embedders.EmbedderInfo(r.Context(), q)
 	}))
 	h.mux.HandleFunc("POST /api/embedder/pull", withJSON(func(r *http.Request, req PullRequest) (Job, error) {
-		return h.b.PullModel(r.Context(), req)
+		return h.s.Embedders.PullModel(r.Context(), req)
 	}))
 	h.mux.HandleFunc("POST /api/embedder/reembed", withJSON(func(r *http.Request, req ReembedRequest) (Job, error) {
-		return h.b.Reembed(r.Context(), req)
+		return h.s.Embedders.Reembed(r.Context(), req)
 	}))
 	h.jobRoutes()
 }

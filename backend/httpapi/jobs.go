@@ -70,7 +70,7 @@ type Job struct {
 // Finished reports whether the job has ended (done, failed or canceled).
 func (j Job) Finished() bool { return j.State != JobRunning }
 
-// Jobs is the part of Backend that reports and cancels background jobs.
+// Jobs is the part of Services that reports and cancels background jobs.
 type Jobs interface {
 	// Jobs lists the newest job of each kind, running or finished.
 	Jobs(ctx context.Context) ([]Job, error)
@@ -84,13 +84,13 @@ type Jobs interface {
 // jobRoutes registers the routes of Jobs.
 func (h *Handler) jobRoutes() {
 	h.mux.HandleFunc("GET /api/jobs", withoutBody(func(r *http.Request) ([]Job, error) {
-		return h.b.Jobs(r.Context())
+		return h.s.Jobs.Jobs(r.Context())
 	}))
 	h.mux.HandleFunc("GET /api/jobs/{id}", withoutBody(func(r *http.Request) (Job, error) {
-		return h.b.Job(r.Context(), r.PathValue("id"))
+		return h.s.Jobs.Job(r.Context(), r.PathValue("id"))
 	}))
 	h.mux.HandleFunc("POST /api/jobs/{id}/cancel", withoutBody(func(r *http.Request) (Job, error) {
-		return h.b.CancelJob(r.Context(), r.PathValue("id"))
+		return h.s.Jobs.CancelJob(r.Context(), r.PathValue("id"))
 	}))
 }
 

@@ -62,15 +62,16 @@ type Options struct {
 
 // Handler serves the API. It is safe for concurrent use.
 type Handler struct {
-	b    Backend
+	s    Services
 	opts Options
 	mux  *http.ServeMux
 	cred *Credentials
 }
 
-// New returns the API handler over b.
-func New(b Backend, opts Options) *Handler {
-	h := &Handler{b: b, opts: opts, mux: http.NewServeMux(), cred: opts.Credentials}
+// New returns the API handler over s. A program sets every area; a test
+// of routes that need none may leave them all nil.
+func New(s Services, opts Options) *Handler {
+	h := &Handler{s: s, opts: opts, mux: http.NewServeMux(), cred: opts.Credentials}
 	if h.cred == nil {
 		h.cred = NewCredentials(opts.Token)
 	}
@@ -248,7 +249,7 @@ func (h *Handler) setSessionCookie(w http.ResponseWriter) {
 }
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
-	s, err := h.b.Stats(r.Context())
+	s, err := h.s.Status.Stats(r.Context())
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -269,7 +270,7 @@ func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	res, err := h.b.List(r.Context(), req)
+	res, err := h.s.Memories.List(r.Context(), req)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -286,7 +287,7 @@ func (h *Handler) add(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	m, err := h.b.Add(r.Context(), req)
+	m, err := h.s.Memories.Add(r.Context(), req)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -305,7 +306,7 @@ func (h *Handler) ingest(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, fmt.Errorf("%w: give 1..%d exchanges and documents", memory.ErrInvalid, MaxIngestItems))
 		return
 	}
-	resp, err := h.b.Ingest(r.Context(), req)
+	resp, err := h.s.Feed.Ingest(r.Context(), req)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -323,7 +324,7 @@ func (h *Handler) decisions(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	ds, err := h.b.Decisions(r.Context(), limit)
+	ds, err := h.s.Feed.Decisions(r.Context(), limit)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -332,11 +333,11 @@ func (h *Handler) decisions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) keep(r *http.Request) (memory.Decision, error) {
-	return h.b.Keep(r.Context(), r.PathValue("id"))
+	return h.s.Feed.Keep(r.Context(), r.PathValue("id"))
 }
 
 func (h *Handler) markNoise(w http.ResponseWriter, r *http.Request) {
-	if err := h.b.MarkNoise(r.Context(), r.PathValue("id")); err != nil {
+	if err := h.s.Feed.MarkNoise(r.Context(), r.PathValue("id")); err != nil {
 		writeErr(w, err)
 		return
 	}
@@ -344,11 +345,11 @@ func (h *Handler) markNoise(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) noise(r *http.Request) (NoiseState, error) {
-	return h.b.Noise(r.Context())
+	return h.s.Feed.Noise(r.Context())
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
-	m, err := h.b.Get(r.Context(), r.PathValue("id"))
+	m, err := h.s.Memories.Get(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -358,7 +359,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	if err := h.b.Delete(r.Context(), r.PathValue("id")); err != nil {
+	if err := h.s.Memories.Delete(r.Context(), r.PathValue("id")); err != nil {
 		writeErr(w, err)
 		return
 	}
@@ -386,7 +387,7 @@ func (h *Handler) searchPost(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) search(w http.ResponseWriter, r *http.Request, req SearchRequest) {
-	hits, err := h.b.Search(r.Context(), req)
+	hits, err := h.s.Memories.Search(r.Context(), req)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -403,7 +404,7 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, req SearchReque
 func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Disposition", `attachment; filename="memtray-export.jsonl"`)
-	if err := h.b.Export(r.Context(), w); err != nil {
+	if err := h.s.Memories.Export(r.Context(), w); err != nil {
 		// Headers are gone; the missing trailer tells the reader the stream is incomplete.
 		return
 	}
@@ -411,7 +412,7 @@ func (h *Handler) export(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) importStream(w http.ResponseWriter, r *http.Request) {
 	body := http.MaxBytesReader(w, r.Body, MaxImportBody)
-	rep, err := h.b.Import(r.Context(), body)
+	rep, err := h.s.Memories.Import(r.Context(), body)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -573,37 +574,37 @@ func withoutBody[Resp any](fn func(r *http.Request) (Resp, error)) http.HandlerF
 }
 
 func (h *Handler) recall(r *http.Request, req search.RecallRequest) (search.Recalled, error) {
-	return h.b.Recall(r.Context(), req)
+	return h.s.Recaller.Recall(r.Context(), req)
 }
 
 func (h *Handler) resetSession(r *http.Request) (map[string]bool, error) {
-	return map[string]bool{"reset": true}, h.b.ResetSession(r.Context(), r.PathValue("id"))
+	return map[string]bool{"reset": true}, h.s.Recaller.ResetSession(r.Context(), r.PathValue("id"))
 }
 
 func (h *Handler) reinforce(r *http.Request) (memory.Memory, error) {
-	return h.b.Reinforce(r.Context(), r.PathValue("id"))
+	return h.s.Feedback.Reinforce(r.Context(), r.PathValue("id"))
 }
 
 func (h *Handler) snooze(r *http.Request, req SnoozeRequest) (memory.Memory, error) {
-	return h.b.Snooze(r.Context(), r.PathValue("id"), req.Days)
+	return h.s.Feedback.Snooze(r.Context(), r.PathValue("id"), req.Days)
 }
 
 func (h *Handler) pin(r *http.Request, req PinRequest) (memory.Memory, error) {
-	return h.b.Pin(r.Context(), r.PathValue("id"), req.Pinned)
+	return h.s.Feedback.Pin(r.Context(), r.PathValue("id"), req.Pinned)
 }
 
 func (h *Handler) rate(r *http.Request, req RateRequest) ([]memory.Memory, error) {
-	return h.b.Rate(r.Context(), req.IDs, req.Score, req.Reason)
+	return h.s.Feedback.Rate(r.Context(), req.IDs, req.Score, req.Reason)
 }
 
 func (h *Handler) captureGet(r *http.Request) (CaptureState, error) {
-	return h.b.Capture(r.Context())
+	return h.s.Settings.Capture(r.Context())
 }
 
 func (h *Handler) capturePost(r *http.Request, u CaptureUpdate) (CaptureState, error) {
-	return h.b.SetCapture(r.Context(), u)
+	return h.s.Settings.SetCapture(r.Context(), u)
 }
 
 func (h *Handler) importClaude(r *http.Request, req ImportClaudeRequest) (ImportClaudeReport, error) {
-	return h.b.ImportClaude(r.Context(), req)
+	return h.s.Transfer.ImportClaude(r.Context(), req)
 }

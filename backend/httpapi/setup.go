@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Setup is the part of Backend that connects agents (memtray setup): it
+// Setup is the part of Services that connects agents (memtray setup): it
 // lists the agents, previews the change to their config files, applies
 // exactly the previewed change, and previews and applies its undo.
 type Setup interface {
@@ -168,25 +168,25 @@ type SetupResult struct {
 // setupRoutes registers the routes of Setup.
 func (h *Handler) setupRoutes() {
 	h.mux.HandleFunc("GET /api/setup", withoutBody(func(r *http.Request) (SetupList, error) {
-		return h.b.SetupClients(r.Context())
+		return h.s.Setup.SetupClients(r.Context())
 	}))
 	h.mux.HandleFunc("POST /api/setup/{client}/preview", withJSON(func(r *http.Request, o SetupOptions) (SetupPreview, error) {
-		return h.b.SetupPreview(r.Context(), r.PathValue("client"), o)
+		return h.s.Setup.SetupPreview(r.Context(), r.PathValue("client"), o)
 	}))
 	h.mux.HandleFunc("POST /api/setup/{client}/apply", withJSON(func(r *http.Request, req SetupApplyRequest) (SetupResult, error) {
 		if err := checkHashes(req.Files); err != nil {
 			return SetupResult{}, err
 		}
-		return h.b.SetupApply(r.Context(), r.PathValue("client"), req)
+		return h.s.Setup.SetupApply(r.Context(), r.PathValue("client"), req)
 	}))
 	h.mux.HandleFunc("POST /api/setup/{client}/undo/preview", withoutBody(func(r *http.Request) (SetupPreview, error) {
-		return h.b.SetupUndoPreview(r.Context(), r.PathValue("client"))
+		return h.s.Setup.SetupUndoPreview(r.Context(), r.PathValue("client"))
 	}))
 	h.mux.HandleFunc("POST /api/setup/{client}/undo", withJSON(func(r *http.Request, req SetupUndoRequest) (SetupResult, error) {
 		if err := checkHashes(req.Files); err != nil {
 			return SetupResult{}, err
 		}
-		return h.b.SetupUndo(r.Context(), r.PathValue("client"), req)
+		return h.s.Setup.SetupUndo(r.Context(), r.PathValue("client"), req)
 	}))
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/memtray/memtray/backend/store"
 )
 
-// Steward is the part of Backend that runs consolidation: plans first,
+// Steward is the part of Services that runs consolidation: plans first,
 // applies on request, undoes the last runs, keeps a trash.
 type Steward interface {
 	// StewardPlan makes a dry-run plan and keeps it for StewardApply.
@@ -54,10 +54,10 @@ type RestoreRequest struct {
 // stewardRoutes registers the steward's routes.
 func (h *Handler) stewardRoutes() {
 	h.mux.HandleFunc("POST /api/steward/plan", withJSON(func(r *http.Request, o steward.PlanOptions) (*steward.Plan, error) {
-		return h.b.StewardPlan(r.Context(), o)
+		return h.s.Steward.StewardPlan(r.Context(), o)
 	}))
 	h.mux.HandleFunc("POST /api/steward/apply", withJSON(func(r *http.Request, req ApplyRequest) (steward.Result, error) {
-		return h.b.StewardApply(r.Context(), req)
+		return h.s.Steward.StewardApply(r.Context(), req)
 	}))
 	h.mux.HandleFunc("POST /api/steward/undo", func(w http.ResponseWriter, r *http.Request) {
 		var req UndoRequest
@@ -71,7 +71,7 @@ func (h *Handler) stewardRoutes() {
 			writeErr(w, fmt.Errorf("%w: run_id longer than %d bytes", memory.ErrInvalid, maxRunID))
 			return
 		}
-		out, err := h.b.StewardUndo(r.Context(), req)
+		out, err := h.s.Steward.StewardUndo(r.Context(), req)
 		if err != nil {
 			writeErr(w, err)
 			return
@@ -79,13 +79,13 @@ func (h *Handler) stewardRoutes() {
 		writeJSON(w, http.StatusOK, out)
 	})
 	h.mux.HandleFunc("GET /api/steward/runs", withoutBody(func(r *http.Request) ([]steward.Run, error) {
-		return h.b.StewardRuns(r.Context())
+		return h.s.Steward.StewardRuns(r.Context())
 	}))
 	h.mux.HandleFunc("GET /api/trash", withoutBody(func(r *http.Request) ([]store.TrashedMemory, error) {
-		return h.b.Trash(r.Context())
+		return h.s.Steward.Trash(r.Context())
 	}))
 	h.mux.HandleFunc("POST /api/trash/restore", withJSON(func(r *http.Request, req RestoreRequest) (map[string]int, error) {
-		return map[string]int{"restored": len(req.IDs)}, h.b.Restore(r.Context(), req.IDs)
+		return map[string]int{"restored": len(req.IDs)}, h.s.Steward.Restore(r.Context(), req.IDs)
 	}))
 }
 

@@ -5,7 +5,7 @@ import (
 	"net/http"
 )
 
-// Tokens is the part of Backend that rotates the install token.
+// Tokens is the part of Services that rotates the install token.
 type Tokens interface {
 	// RotateToken makes and saves a new install token, and from then on
 	// refuses the old one and the session cookies issued for it; it
@@ -24,7 +24,7 @@ type TokenResponse struct {
 // in; every other holder of the old token or an old cookie is refused.
 func (h *Handler) tokenRoutes() {
 	h.mux.HandleFunc("POST /api/token/rotate", func(w http.ResponseWriter, r *http.Request) {
-		tok, err := h.b.RotateToken(r.Context())
+		tok, err := h.s.Tokens.RotateToken(r.Context())
 		if err != nil {
 			writeErr(w, err)
 			return

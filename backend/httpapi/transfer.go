@@ -16,7 +16,7 @@ const (
 	JobImport = "import"
 )
 
-// Transfer is the part of Backend that exports to a file and imports as
+// Transfer is the part of Services that exports to a file and imports as
 // background jobs with progress, for the window (a webview cannot save a
 // download) and for large stores.
 type Transfer interface {
@@ -27,6 +27,9 @@ type Transfer interface {
 	// and adds its memories as a job counting bytes; the job's Result
 	// summarises the ImportReport.
 	ImportJob(ctx context.Context, r io.Reader) (Job, error)
+	// ImportClaude imports Claude Code's file memories and CLAUDE.md
+	// files, idempotently; a dry run writes nothing.
+	ImportClaude(ctx context.Context, req ImportClaudeRequest) (ImportClaudeReport, error)
 }
 
 // ExportFileRequest is what POST /api/export/file takes.
@@ -39,10 +42,10 @@ type ExportFileRequest struct {
 // transferRoutes registers POST /api/export/file and POST /api/import/job.
 func (h *Handler) transferRoutes() {
 	h.mux.HandleFunc("POST /api/export/file", withJSON(func(r *http.Request, req ExportFileRequest) (Job, error) {
-		return h.b.ExportFile(r.Context(), req)
+		return h.s.Transfer.ExportFile(r.Context(), req)
 	}))
 	h.mux.HandleFunc("POST /api/import/job", func(w http.ResponseWriter, r *http.Request) {
-		j, err := h.b.ImportJob(r.Context(), http.MaxBytesReader(w, r.Body, MaxImportBody))
+		j, err := h.s.Transfer.ImportJob(r.Context(), http.MaxBytesReader(w, r.Body, MaxImportBody))
 		if err != nil {
 			writeErr(w, err)
 			return

@@ -24,7 +24,7 @@ func TestUIServesBuiltFilesWithSPAFallback(t *testing.T) {
 		"favicon.svg":        {Data: []byte(`<svg/>`)},
 		"assets/sub/x.woff2": {Data: []byte(`w`)},
 	}
-	h := New(nil, Options{Token: "t", Listen: "127.0.0.1:7432", UI: ui})
+	h := New(Services{}, Options{Token: "t", Listen: "127.0.0.1:7432", UI: ui})
 	for _, tc := range []struct {
 		path, want, ctype string
 		status            int
@@ -69,7 +69,7 @@ func TestUIServesBuiltFilesWithSPAFallback(t *testing.T) {
 }
 
 func TestUIDoesNotShadowTheAPI(t *testing.T) {
-	h := New(nil, Options{Token: "t", Listen: "127.0.0.1:7432", UI: fstest.MapFS{"index.html": {Data: []byte("app")}}})
+	h := New(Services{}, Options{Token: "t", Listen: "127.0.0.1:7432", UI: fstest.MapFS{"index.html": {Data: []byte("app")}}})
 	// Without the token an unknown API path is refused like any other.
 	if w := uiGet(t, h, "/api/nope"); w.Code != http.StatusUnauthorized {
 		t.Errorf("GET /api/nope without token: %d, want 401", w.Code)
@@ -99,7 +99,7 @@ func TestUIPlaceholderWithoutBuild(t *testing.T) {
 		if ui != nil {
 			opts.UI = ui
 		}
-		h := New(nil, opts)
+		h := New(Services{}, opts)
 		w := uiGet(t, h, "/")
 		if w.Code != 200 || !strings.Contains(w.Body.String(), "npm run build") {
 			t.Errorf("%s: GET / = %d %q, want the build instructions", name, w.Code, w.Body.String())

@@ -1,44 +1,16 @@
 package httpapi
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
-
-// UI is the part of Backend the window needs beyond the tools' API: the
-// live feed, memory editing and history, the overview, and settings.
-type UI interface {
-	// Subscribe opens a live feed. lastEventID is the SSE Last-Event-ID
-	// of a reconnecting client ("" for a new one): the missed events still
-	// kept are queued first, else reset is true (the client must reload).
-	Subscribe(lastEventID string, buffer int) (sub *events.Subscription, reset bool, err error)
-	// Edit changes a memory's text, kind, type, project or importance.
-	Edit(ctx context.Context, id string, p MemoryPatch) (EditResult, error)
-	// History walks a memory's supersession chain and what was merged into it.
-	History(ctx context.Context, id string) (MemoryHistory, error)
-	// Overview summarises the store, the pipeline, recall and health.
-	Overview(ctx context.Context) (Overview, error)
-	// Config returns the effective config without secrets.
-	Config(ctx context.Context) (ConfigView, error)
-	// SetConfig merges a partial config of runtime-changeable fields.
-	SetConfig(ctx context.Context, patch json.RawMessage) (ConfigUpdate, error)
-	// PreviewThreshold says how the recent content-gate decisions would
-	// change under another content threshold.
-	PreviewThreshold(ctx context.Context, req ThresholdPreviewRequest) (ThresholdPreview, error)
-	// NoiseProjection projects the scorer's prototypes and the recent
-	// exchanges onto their first two principal components.
-	NoiseProjection(ctx context.Context) (NoiseProjection, error)
-}
 
 // Event types of GET /api/events, with their payload types.
 const (

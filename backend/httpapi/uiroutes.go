@@ -80,25 +80,25 @@ func fieldsOf(err error) map[string]string {
 func (h *Handler) uiRoutes() {
 	h.mux.HandleFunc("GET /api/events", h.events)
 	h.mux.HandleFunc("PATCH /api/memories/{id}", withJSON(func(r *http.Request, p MemoryPatch) (EditResult, error) {
-		return h.b.Edit(r.Context(), r.PathValue("id"), p)
+		return h.s.Memories.Edit(r.Context(), r.PathValue("id"), p)
 	}))
 	h.mux.HandleFunc("GET /api/memories/{id}/history", withoutBody(func(r *http.Request) (MemoryHistory, error) {
-		return h.b.History(r.Context(), r.PathValue("id"))
+		return h.s.Memories.History(r.Context(), r.PathValue("id"))
 	}))
 	h.mux.HandleFunc("GET /api/overview", withoutBody(func(r *http.Request) (Overview, error) {
-		return h.b.Overview(r.Context())
+		return h.s.Status.Overview(r.Context())
 	}))
 	h.mux.HandleFunc("GET /api/config", withoutBody(func(r *http.Request) (ConfigView, error) {
-		return h.b.Config(r.Context())
+		return h.s.Settings.Config(r.Context())
 	}))
 	h.mux.HandleFunc("PUT /api/config", withJSON(func(r *http.Request, patch json.RawMessage) (ConfigUpdate, error) {
-		return h.b.SetConfig(r.Context(), patch)
+		return h.s.Settings.SetConfig(r.Context(), patch)
 	}))
 	h.mux.HandleFunc("POST /api/config/preview-threshold", withJSON(func(r *http.Request, req ThresholdPreviewRequest) (ThresholdPreview, error) {
-		return h.b.PreviewThreshold(r.Context(), req)
+		return h.s.Feed.PreviewThreshold(r.Context(), req)
 	}))
 	h.mux.HandleFunc("GET /api/noise/projection", withoutBody(func(r *http.Request) (NoiseProjection, error) {
-		return h.b.NoiseProjection(r.Context())
+		return h.s.Feed.NoiseProjection(r.Context())
 	}))
 }
 
@@ -114,7 +114,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	if last == "" {
 		last = r.URL.Query().Get("last_event_id")
 	}
-	sub, reset, err := h.b.Subscribe(last, feedBuffer)
+	sub, reset, err := h.s.Status.Subscribe(last, feedBuffer)
 	if err != nil {
 		writeErr(w, err)
 		return

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Welcome is the part of Backend behind the first-run guide: whether the
+// Welcome is the part of Services behind the first-run guide: whether the
 // user has been through it (or skipped it), and where things are.
 type Welcome interface {
 	// Welcome says whether the first-run guide is done.
@@ -32,10 +32,10 @@ type WelcomeState struct {
 // welcomeRoutes registers GET /api/welcome and POST /api/welcome/done.
 func (h *Handler) welcomeRoutes() {
 	h.mux.HandleFunc("GET /api/welcome", withoutBody(func(r *http.Request) (WelcomeState, error) {
-		return h.b.Welcome(r.Context())
+		return h.s.Welcome.Welcome(r.Context())
 	}))
 	h.mux.HandleFunc("POST /api/welcome/done", withoutBody(func(r *http.Request) (WelcomeState, error) {
-		return h.b.FinishWelcome(r.Context())
+		return h.s.Welcome.FinishWelcome(r.Context())
 	}))
 }
 
