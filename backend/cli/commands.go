@@ -310,6 +310,7 @@ func runStats(env *Env, args []string) error {
 				p.JudgeCallsHr, p.JudgeMaxHr, p.JudgeCallsDay, p.JudgeMaxDay, p.JudgeTokens)
 		}
 		fmt.Fprintf(env.Stdout, "content gate: %s\njudge:      %s\n", gate, judgeLine)
+		printThresholds(env.Stdout, s)
 		if s.Capture != nil {
 			printCapture(env.Stdout, *s.Capture)
 		}

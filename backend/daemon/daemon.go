@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/capture"
+	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/events"
@@ -102,6 +103,7 @@ type Daemon struct {
 	configPath             string
 	liveMu                 sync.Mutex // orders SetConfig
 	live                   atomic.Pointer[config.Config]
+	thresholds             atomic.Pointer[[]calib.Value] // similarity thresholds in effect (calib.go)
 	lastSweep              atomic.Pointer[sweepOutcome]
 	indexLagAt             atomic.Int64 // unix ns of the last lagging text index write
 	faults                 faults       // what fails now (health.go)
@@ -201,6 +203,8 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 		}
 	}
 	d.migrateProjectsAtOpen(ctx) // labels of older versions: projects are repositories now (projects.go)
+	d.calibrate(ctx)             // the similarity thresholds the config leaves unset follow the model (calib.go)
+	cfg = d.cfg
 	d.search = search.New(st, d.emb, cfg.Search, d.clock)
 	d.recaller = search.NewRecaller(d.search, st, cfg.Recall, d.clock)
 	if cfg.Recall.Skills {
@@ -515,6 +519,7 @@ func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 	s.Transcripts = d.transcriptStats()
 	s.Recall = d.recaller.Stats()
 	s.Warnings = d.warnings(ctx)
+	s.Thresholds = d.Thresholds()
 	return s, err
 }
 

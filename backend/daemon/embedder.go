@@ -13,7 +13,6 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/noise"
-	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -210,6 +209,8 @@ func (d *Daemon) runReembed(ctx context.Context, j *job, emb memory.Embedder, ch
 		}
 		prep = p
 	}
+	j.progress("calibrating the similarity thresholds", 0, 0)
+	cal := d.calibration(ctx, emb) // nil when the model cannot be calibrated
 	j.progress("embedding", 0, int64(d.store.Count()))
 	err := d.store.ReembedWith(ctx, emb, store.ReembedOptions{
 		Progress: func(done, total int) { j.progress("embedding", int64(done), int64(total)) },
@@ -224,9 +225,7 @@ func (d *Daemon) runReembed(ctx context.Context, j *job, emb memory.Embedder, ch
 	if prep != nil {
 		sc.Install(prep)
 	}
-	if d.cfg.Steward.MergeSimilarity == 0 {
-		d.steward.SetMergeSimilarity(steward.DefaultMergeSimilarity(model))
-	}
+	d.recalibrate(cal, model)
 	n := d.store.Count()
 	d.log.Info("embedding model switched", "from", from, "to", model, "memories", n)
 	result := fmt.Sprintf("re-embedded %d memories with %s (was %s)", n, model, from)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/memory"
@@ -81,6 +82,10 @@ type Stats struct {
 	Recall      search.RecallStats `json:"recall"`
 	// Warnings are the overview's: what a user should know now.
 	Warnings []Warning `json:"warnings"`
+	// Thresholds are the similarity thresholds in effect and where each
+	// came from: the embedding model's calibration, the config file, or
+	// the built-in default (see docs/embedders.md).
+	Thresholds []calib.Value `json:"thresholds"`
 }
 
 // PipelineStats describes the write pipeline: its gates, the judge's

@@ -95,7 +95,7 @@ func (p *Pipeline) placeMemory(ctx context.Context, r *run, text string, vec []f
 		return 0, memory.Memory{}, "", fmt.Errorf("find source: %w", err)
 	}
 	why := "new memory"
-	if len(src) == 1 && src[0].Score >= p.cfg.SourceSimilarity && !strings.HasPrefix(m.Source, "ingest:") {
+	if len(src) == 1 && src[0].Score >= p.sourceThreshold() && !strings.HasPrefix(m.Source, "ingest:") {
 		m.ExtendsSource = src[0].ID
 		why = fmt.Sprintf("new memory extending source %s (similarity %.2f)", shortID(src[0].ID), src[0].Score)
 	}
@@ -114,7 +114,7 @@ func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (
 	if len(near) == 1 {
 		r.score("nearest_similarity", max(r.dec.Scores["nearest_similarity"], near[0].Score))
 	}
-	if len(near) == 0 || near[0].Score < p.cfg.DuplicateSimilarity {
+	if len(near) == 0 || near[0].Score < p.dupThreshold() {
 		return 0, memory.Memory{}, "", false, nil
 	}
 	old, err := p.store.Get(ctx, near[0].ID)
@@ -193,7 +193,7 @@ func (p *Pipeline) olderVersion(ctx context.Context, r *run, text string, vec []
 	}
 	var ids []string
 	for _, h := range hist {
-		if h.Score >= p.cfg.DuplicateSimilarity {
+		if h.Score >= p.dupThreshold() {
 			ids = append(ids, h.ID)
 		}
 	}

@@ -98,6 +98,7 @@ type Pipeline struct {
 	clock  memory.Clock
 	wmu    chan struct{} // a one-slot semaphore that honours ctx
 	recent recentTurns   // what recent turns of each session stored (session.go)
+	sim    thresholds    // similarity thresholds set after New (similarity.go)
 }
 
 // New checks the options and returns a Pipeline.
