@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/memtray/memtray/backend/autostart"
-	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/setup"
 )
 
 func runAutostart(env *Env, args []string) error {
@@ -19,7 +19,7 @@ func runAutostart(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	o, err := daemon.AutostartOptions(cfg.DataDir, cfg.File)
+	o, err := setup.AutostartOptions(cfg.DataDir, cfg.File)
 	if err != nil {
 		return err
 	}

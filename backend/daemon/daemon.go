@@ -20,8 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/memtray/memtray/backend/capture"
 	"github.com/memtray/memtray/backend/calib"
+	"github.com/memtray/memtray/backend/capture"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/events"
@@ -29,6 +29,7 @@ import (
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/setup"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/tail"
@@ -117,6 +118,8 @@ type Daemon struct {
 	idle idleWatch
 	turn *liveTurns // the proxy's turns being assembled (liveturns.go)
 
+	setup *setup.Service // connecting agents, autostart, the first-run guide (setup.go)
+
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
 	closers closers
@@ -126,7 +129,7 @@ type Daemon struct {
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
 	return httpapi.Services{Memories: d, Feedback: d, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d,
-		Steward: d, Setup: d, Autostarter: d, Welcome: d, Tokens: d, Embedders: d, Jobs: d}
+		Steward: d, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d}
 }
 
 // Open opens the data dir's store with the embedder the store was built with
@@ -227,6 +230,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 		return err
 	}
 	d.openSteward()
+	d.openSetup()
 	d.mcp = d.MCPHandler()
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/memtray/memtray/backend/autostart"
+	"github.com/memtray/memtray/backend/setup"
 )
 
 // Autostarter is the part of Services that starts memtray at login.
@@ -16,9 +17,7 @@ type Autostarter interface {
 }
 
 // AutostartRequest is what PUT /api/autostart takes.
-type AutostartRequest struct {
-	Enabled bool `json:"enabled"`
-}
+type AutostartRequest = setup.AutostartRequest
 
 // autostartRoutes registers GET and PUT /api/autostart.
 func (h *Handler) autostartRoutes() {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"path/filepath"
-	"time"
+
+	"github.com/memtray/memtray/backend/setup"
 )
 
 // Setup is the part of Services that connects agents (memtray setup): it
@@ -31,139 +31,40 @@ type Setup interface {
 	SetupUndo(ctx context.Context, client string, req SetupUndoRequest) (SetupResult, error)
 }
 
+// The errors and types of Setup are package setup's, under the names the
+// API has always used.
 var (
 	// ErrStalePreview: an apply or undo whose preview no longer matches the
 	// files (changed since, or the change would now differ). It answers
 	// 409 with the code "stale_preview": preview again.
-	ErrStalePreview = errors.New("the config files changed since the preview")
+	ErrStalePreview = setup.ErrStalePreview
 	// ErrSetupConflict: the files are in a state setup will not work on (a
 	// malformed config, nothing to undo). It answers 409 "setup_conflict".
-	ErrSetupConflict = errors.New("setup cannot proceed")
+	ErrSetupConflict = setup.ErrConflict
 )
 
-// SetupList is what GET /api/setup returns.
-type SetupList struct {
-	Clients []SetupClient `json:"clients"`
-	// Binary is the memtray the agents' configs run (this program).
-	Binary string `json:"binary"`
-	// Proxy is the proxy base URL setup writes.
-	Proxy string `json:"proxy"`
-	// Home is the home directory whose configs setup changes.
-	Home string `json:"home"`
-}
-
-// SetupClient is one agent and how it stands.
-type SetupClient struct {
-	// Name is the agent's name in routes and on the command line.
-	Name  string `json:"name"`
-	Label string `json:"label"`
-	// Hooks and Proxy say whether setup installs recall hooks and the
-	// proxy base URL for this agent (else only the MCP server).
-	Hooks bool `json:"hooks"`
-	Proxy bool `json:"proxy"`
-	// Detected says the agent is installed (its config directory exists).
-	Detected bool `json:"detected"`
-	// Configured says memtray set the agent up and it was not undone.
-	Configured bool `json:"configured"`
-	// Updated is when setup last changed its files.
-	Updated time.Time         `json:"updated,omitzero"`
-	Files   []SetupFileStatus `json:"files"`
-	// Problem says why the record of setup cannot be read.
-	Problem string `json:"problem,omitempty"`
-	// NeedReview lists memtray's hooks (by the agent's event name) the
-	// agent will not run until the user trusts them (Codex's hook review);
-	// ReviewHint says how.
-	NeedReview []string `json:"need_review,omitempty"`
-	ReviewHint string   `json:"review_hint,omitempty"`
-}
-
-// SetupFileStatus is one config file of an agent.
-type SetupFileStatus struct {
-	Path   string `json:"path"`
-	Exists bool   `json:"exists"`
-	// Backup is the copy setup kept of the file as it was before.
-	Backup string `json:"backup,omitempty"`
-}
-
-// SetupOptions is what POST /api/setup/{client}/preview takes.
-type SetupOptions struct {
-	// NoProxy leaves the agent's API base URL alone.
-	NoProxy bool `json:"no_proxy,omitempty"`
-	// NoHooks installs no hooks.
-	NoHooks bool `json:"no_hooks,omitempty"`
-}
-
-// SetupPreview is a planned setup or undo: the exact change to each file.
-type SetupPreview struct {
-	Client string `json:"client"`
-	// Undo says it takes memtray out.
-	Undo bool `json:"undo"`
-	// Options are the preview's options (a setup's): apply with the same.
-	Options SetupOptions `json:"options"`
-	Files   []SetupFile  `json:"files"`
-	// Notes are what the agent cannot do, and caveats.
-	Notes []string `json:"notes"`
-	// Changes counts the files the apply would write or remove.
-	Changes int `json:"changes"`
-}
-
-// SetupFile is one file of a preview.
-type SetupFile struct {
-	Path string `json:"path"`
-	// Existed says whether the file is there now.
-	Existed bool `json:"existed"`
-	// Changed says whether the apply writes or removes it; Remove that it
-	// removes it.
-	Changed bool `json:"changed"`
-	Remove  bool `json:"remove,omitempty"`
-	// State is how the file stands ("to change", "up to date", or the
-	// undo's "unchanged since setup: restore …").
-	State string `json:"state"`
-	// What lists the changes, one line each.
-	What []string `json:"what"`
-	// Diff is the change as a unified diff ("" when unchanged).
-	Diff string `json:"diff"`
-	// SHA256 and AfterSHA256 are the hex SHA-256 of the file now and of
-	// what the apply writes ("" for no file): send them back with the
-	// apply.
-	SHA256      string `json:"sha256"`
-	AfterSHA256 string `json:"after_sha256"`
-}
-
-// SetupFileHash is a file of the preview an apply carries out.
-type SetupFileHash struct {
-	Path        string `json:"path"`
-	SHA256      string `json:"sha256"`
-	AfterSHA256 string `json:"after_sha256"`
-}
-
-// SetupApplyRequest is what POST /api/setup/{client}/apply takes: the
-// preview's options and files.
-type SetupApplyRequest struct {
-	NoProxy bool            `json:"no_proxy,omitempty"`
-	NoHooks bool            `json:"no_hooks,omitempty"`
-	Files   []SetupFileHash `json:"files"`
-}
-
-// SetupUndoRequest is what POST /api/setup/{client}/undo takes: the undo
-// preview's files.
-type SetupUndoRequest struct {
-	Files []SetupFileHash `json:"files"`
-}
-
-// SetupResult is what an apply or undo did.
-type SetupResult struct {
-	Client string `json:"client"`
-	// Changed lists the files written or removed.
-	Changed []string `json:"changed"`
-	// Backups are the copies of the files as they were before setup (after
-	// an undo: the ones kept).
-	Backups []string `json:"backups"`
-	// Message is the report `memtray setup` prints.
-	Message string `json:"message"`
-	// Status is how the agent stands now.
-	Status SetupClient `json:"status"`
-}
+type (
+	// SetupList is what GET /api/setup returns.
+	SetupList = setup.List
+	// SetupClient is one agent and how it stands.
+	SetupClient = setup.Agent
+	// SetupFileStatus is one config file of an agent.
+	SetupFileStatus = setup.FileStatus
+	// SetupOptions is what POST /api/setup/{client}/preview takes.
+	SetupOptions = setup.PlanOptions
+	// SetupPreview is a planned setup or undo: the exact change to each file.
+	SetupPreview = setup.Preview
+	// SetupFile is one file of a preview.
+	SetupFile = setup.File
+	// SetupFileHash is a file of the preview an apply carries out.
+	SetupFileHash = setup.FileHash
+	// SetupApplyRequest is what POST /api/setup/{client}/apply takes.
+	SetupApplyRequest = setup.ApplyRequest
+	// SetupUndoRequest is what POST /api/setup/{client}/undo takes.
+	SetupUndoRequest = setup.UndoRequest
+	// SetupResult is what an apply or undo did.
+	SetupResult = setup.Result
+)
 
 // setupRoutes registers the routes of Setup.
 func (h *Handler) setupRoutes() {
@@ -250,13 +151,4 @@ func (c *Client) SetupUndoPreview(ctx context.Context, client string) (SetupPrev
 func (c *Client) SetupUndo(ctx context.Context, client string, req SetupUndoRequest) (SetupResult, error) {
 	var out SetupResult
 	return out, c.do(ctx, http.MethodPost, "/api/setup/"+url.PathEscape(client)+"/undo", req, &out)
-}
-
-// Hashes is the preview's files as an apply sends them back.
-func (p SetupPreview) Hashes() []SetupFileHash {
-	out := make([]SetupFileHash, len(p.Files))
-	for i, f := range p.Files {
-		out[i] = SetupFileHash{Path: f.Path, SHA256: f.SHA256, AfterSHA256: f.AfterSHA256}
-	}
-	return out
 }

@@ -3,7 +3,8 @@ package httpapi
 import (
 	"context"
 	"net/http"
-	"time"
+
+	"github.com/memtray/memtray/backend/setup"
 )
 
 // Welcome is the part of Services behind the first-run guide: whether the
@@ -16,18 +17,7 @@ type Welcome interface {
 }
 
 // WelcomeState is what GET /api/welcome answers.
-type WelcomeState struct {
-	// Done: the guide was finished or skipped on this data dir.
-	Done   bool       `json:"done"`
-	DoneAt *time.Time `json:"done_at,omitempty"`
-	// DataDir holds the store; ConfigFile is where settings are saved.
-	DataDir    string `json:"data_dir"`
-	ConfigFile string `json:"config_file,omitempty"`
-	// Memories is the store's size (a store with memories is not new).
-	Memories int `json:"memories"`
-	// Listen is the daemon's address: agents reach the proxy and MCP there.
-	Listen string `json:"listen"`
-}
+type WelcomeState = setup.WelcomeState
 
 // welcomeRoutes registers GET /api/welcome and POST /api/welcome/done.
 func (h *Handler) welcomeRoutes() {

@@ -25,6 +25,7 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/setup"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -61,6 +62,17 @@ var names = map[reflect.Type]string{
 	reflect.TypeOf(httpapi.Stats{}):     "Stats",
 	reflect.TypeOf(config.Config{}):     "Config",
 	reflect.TypeOf(autostart.State{}):   "AutostartState",
+	// Package setup's types keep the names the API gave them.
+	reflect.TypeOf(setup.List{}):         "SetupList",
+	reflect.TypeOf(setup.Agent{}):        "SetupClient",
+	reflect.TypeOf(setup.FileStatus{}):   "SetupFileStatus",
+	reflect.TypeOf(setup.PlanOptions{}):  "SetupOptions",
+	reflect.TypeOf(setup.Preview{}):      "SetupPreview",
+	reflect.TypeOf(setup.File{}):         "SetupFile",
+	reflect.TypeOf(setup.FileHash{}):     "SetupFileHash",
+	reflect.TypeOf(setup.ApplyRequest{}): "SetupApplyRequest",
+	reflect.TypeOf(setup.UndoRequest{}):  "SetupUndoRequest",
+	reflect.TypeOf(setup.Result{}):       "SetupResult",
 }
 
 // eventTypes maps the live feed's event names to their payload types.

@@ -36,7 +36,7 @@ export interface ApplyRequest {
   ops?: string[];
 }
 
-/** httpapi.AutostartRequest */
+/** setup.AutostartRequest */
 export interface AutostartRequest {
   enabled: boolean;
 }
@@ -852,14 +852,14 @@ export interface SearchRequest {
   kinds?: string[];
 }
 
-/** httpapi.SetupApplyRequest */
+/** setup.ApplyRequest */
 export interface SetupApplyRequest {
   no_proxy?: boolean;
   no_hooks?: boolean;
   files: SetupFileHash[];
 }
 
-/** httpapi.SetupClient */
+/** setup.Agent */
 export interface SetupClient {
   name: string;
   label: string;
@@ -874,7 +874,7 @@ export interface SetupClient {
   review_hint?: string;
 }
 
-/** httpapi.SetupFile */
+/** setup.File */
 export interface SetupFile {
   path: string;
   existed: boolean;
@@ -887,21 +887,21 @@ export interface SetupFile {
   after_sha256: string;
 }
 
-/** httpapi.SetupFileHash */
+/** setup.FileHash */
 export interface SetupFileHash {
   path: string;
   sha256: string;
   after_sha256: string;
 }
 
-/** httpapi.SetupFileStatus */
+/** setup.FileStatus */
 export interface SetupFileStatus {
   path: string;
   exists: boolean;
   backup?: string;
 }
 
-/** httpapi.SetupList */
+/** setup.List */
 export interface SetupList {
   clients: SetupClient[];
   binary: string;
@@ -909,13 +909,13 @@ export interface SetupList {
   home: string;
 }
 
-/** httpapi.SetupOptions */
+/** setup.PlanOptions */
 export interface SetupOptions {
   no_proxy?: boolean;
   no_hooks?: boolean;
 }
 
-/** httpapi.SetupPreview */
+/** setup.Preview */
 export interface SetupPreview {
   client: string;
   undo: boolean;
@@ -925,7 +925,7 @@ export interface SetupPreview {
   changes: number;
 }
 
-/** httpapi.SetupResult */
+/** setup.Result */
 export interface SetupResult {
   client: string;
   changed: string[];
@@ -934,7 +934,7 @@ export interface SetupResult {
   status: SetupClient;
 }
 
-/** httpapi.SetupUndoRequest */
+/** setup.UndoRequest */
 export interface SetupUndoRequest {
   files: SetupFileHash[];
 }
@@ -1148,7 +1148,7 @@ export interface Warning {
   message: string;
 }
 
-/** httpapi.WelcomeState */
+/** setup.WelcomeState */
 export interface WelcomeState {
   done: boolean;
   done_at?: string;

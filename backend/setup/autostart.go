@@ -1,4 +1,4 @@
-package daemon
+package setup
 
 import (
 	"context"
@@ -9,12 +9,7 @@ import (
 
 	"github.com/memtray/memtray/backend/autostart"
 	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/httpapi"
 )
-
-func (d *Daemon) autostartOptions() (autostart.Options, error) {
-	return AutostartOptions(d.cfg.DataDir, d.configPath)
-}
 
 // AutostartOptions says where the login entry goes and what it runs: this
 // program (the AppImage file itself when memtray runs from one, since the
@@ -43,8 +38,8 @@ func AutostartOptions(dataDir, configPath string) (autostart.Options, error) {
 }
 
 // Autostart says whether memtray starts at login.
-func (d *Daemon) Autostart(context.Context) (autostart.State, error) {
-	o, err := d.autostartOptions()
+func (s *Service) Autostart(context.Context) (autostart.State, error) {
+	o, err := AutostartOptions(s.o.DataDir, s.o.ConfigPath)
 	if err != nil {
 		return autostart.State{}, err
 	}
@@ -52,21 +47,21 @@ func (d *Daemon) Autostart(context.Context) (autostart.State, error) {
 }
 
 // SetAutostart writes or removes the login entry.
-func (d *Daemon) SetAutostart(_ context.Context, req httpapi.AutostartRequest) (autostart.State, error) {
-	o, err := d.autostartOptions()
+func (s *Service) SetAutostart(_ context.Context, req AutostartRequest) (autostart.State, error) {
+	o, err := AutostartOptions(s.o.DataDir, s.o.ConfigPath)
 	if err != nil {
 		return autostart.State{}, err
 	}
 	if req.Enabled {
 		st, err := autostart.Enable(o)
 		if err == nil {
-			d.log.Info("autostart on", "entry", st.Path)
+			s.o.Logger.Info("autostart on", "entry", st.Path)
 		}
 		return st, err
 	}
 	st, err := autostart.Disable(o)
 	if err == nil {
-		d.log.Info("autostart off", "entry", st.Path)
+		s.o.Logger.Info("autostart off", "entry", st.Path)
 	}
 	return st, err
 }

@@ -1,4 +1,4 @@
-package daemon
+package setup
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/httpapi"
 )
 
 // WelcomeFile, in the data dir, records that the first-run guide is done.
@@ -21,9 +20,9 @@ type welcomeRecord struct {
 }
 
 // Welcome says whether the first-run guide is done on this data dir.
-func (d *Daemon) Welcome(context.Context) (httpapi.WelcomeState, error) {
-	st := httpapi.WelcomeState{DataDir: d.cfg.DataDir, ConfigFile: d.configPath, Memories: d.store.Count(), Listen: d.setupListen()}
-	data, err := os.ReadFile(filepath.Join(d.cfg.DataDir, WelcomeFile))
+func (s *Service) Welcome(context.Context) (WelcomeState, error) {
+	st := WelcomeState{DataDir: s.o.DataDir, ConfigFile: s.o.ConfigPath, Memories: s.o.Memories(), Listen: s.o.Listen()}
+	data, err := os.ReadFile(filepath.Join(s.o.DataDir, WelcomeFile))
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return st, nil
@@ -40,10 +39,10 @@ func (d *Daemon) Welcome(context.Context) (httpapi.WelcomeState, error) {
 }
 
 // FinishWelcome records that the first-run guide is done.
-func (d *Daemon) FinishWelcome(ctx context.Context) (httpapi.WelcomeState, error) {
-	data, _ := json.Marshal(welcomeRecord{DoneAt: d.clock.Now().UTC().Truncate(time.Second)})
-	if err := config.WriteFileAtomic(filepath.Join(d.cfg.DataDir, WelcomeFile), append(data, '\n'), 0o600); err != nil {
-		return httpapi.WelcomeState{}, fmt.Errorf("save %s: %w", WelcomeFile, err)
+func (s *Service) FinishWelcome(ctx context.Context) (WelcomeState, error) {
+	data, _ := json.Marshal(welcomeRecord{DoneAt: s.o.Clock.Now().UTC().Truncate(time.Second)})
+	if err := config.WriteFileAtomic(filepath.Join(s.o.DataDir, WelcomeFile), append(data, '\n'), 0o600); err != nil {
+		return WelcomeState{}, fmt.Errorf("save %s: %w", WelcomeFile, err)
 	}
-	return d.Welcome(ctx)
+	return s.Welcome(ctx)
 }
