@@ -30,7 +30,7 @@ import (
 )
 
 // The tests of this file prove the access control of a real daemon on
-// loopback, as the README's Security section states it: every /api/ route
+// loopback, as docs/security.md states it: every /api/ route
 // but health and /mcp need the install token; Host must be a loopback
 // name with the daemon's port (DNS rebinding); a foreign Origin is refused
 // on every request, the live feed included; no answer carries a CORS

@@ -1,5 +1,5 @@
-// Command soakreport prints the summary table of `make soak` (README:
-// Reliability) from the result files the soak's parts write, and makes
+// Command soakreport prints the summary table of `make soak`
+// (docs/reliability.md) from the result files the soak's parts write, and makes
 // result files for parts that cannot write their own.
 //
 // A result file is <dir>/<name>.json holding one JSON object per line
