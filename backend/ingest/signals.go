@@ -272,7 +272,7 @@ func abbrev(before string) bool {
 	i := strings.LastIndexByte(before, ' ')
 	w := strings.ToLower(before[i+1:])
 	switch w {
-	case "e.g", "i.e", "etc", "vs", "approx", "incl", "no", "mr", "dr", "cf":
+	case "e.g", "i.e", "etc", "vs", "approx", "incl", "no", "mr", "dr", "cf", "a.k.a", "aka":
 		return true
 	}
 	return false
