@@ -14,7 +14,7 @@ func TestSentences(t *testing.T) {
 	}
 	for _, tc := range tests {
 		if got := sentences(tc.prose); len(got) != tc.want {
-			t.Errorf("sentences(%q) = %d %q, want %d", tc.prose, len(got), got, tc.want)
+			t.Errorf("sentences(%q) = %d %+v, want %d", tc.prose, len(got), got, tc.want)
 		}
 	}
 }
