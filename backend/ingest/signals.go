@@ -270,7 +270,7 @@ func sentences(prose string) []sentence {
 // abbrev reports whether the text before a period ends in a common abbreviation.
 func abbrev(before string) bool {
 	i := strings.LastIndexByte(before, ' ')
-	w := strings.ToLower(before[i+1:])
+	w := strings.TrimLeft(strings.ToLower(before[i+1:]), "([{\"'")
 	switch w {
 	case "e.g", "i.e", "etc", "vs", "approx", "incl", "no", "mr", "dr", "cf", "a.k.a", "aka":
 		return true
