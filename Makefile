@@ -80,8 +80,8 @@ test:
 # clients are about 800 MB): installs the pinned Claude Code and Codex from npm
 # into $${XDG_CACHE_HOME:-~/.cache}/memtray-test-clients (once), runs each in a
 # temporary HOME through `memtray setup` and `memtray serve` against fake
-# upstreams on 127.0.0.1, and prints a table of checks (cmd/clientcheck; README:
-# Development). CLIENTCHECK_ARGS adds flags (-client codex, -runs 9, -keep).
+# upstreams on 127.0.0.1, and prints a table of checks (cmd/clientcheck;
+# docs/development.md). CLIENTCHECK_ARGS adds flags (-client codex, -runs 9, -keep).
 # build/record-clients.sh re-records the fixtures `make test` replays.
 .PHONY: test-clients
 CLIENTCHECK_ARGS ?=
@@ -133,13 +133,13 @@ eval: build
 	else echo "eval: Claude Code transcripts absent, skipped"; fi
 	@$(MAKE) --no-print-directory eval-sessions
 
-# The labelled real agent sessions (README: eval sessions); the command
+# The labelled real agent sessions (docs/benchmarks.md: real sessions); the command
 # itself says "skipped: ... not found" when the set is absent.
 eval-sessions: build
 	$(BIN) eval sessions $(SHARED)/eval/sessions-dev.json
 	@if [ -f $(SHARED)/eval/sessions-dev-more.json ]; then $(BIN) eval sessions $(SHARED)/eval/sessions-dev-more.json; fi
 
-# Load test (README: Benchmarks): `memtray serve` as a subprocess, 64 agent
+# Load test (docs/benchmarks.md): `memtray serve` as a subprocess, 64 agent
 # sessions streaming through its proxy and straight to a fake provider for
 # 60 s while recall, search and steward plans run, then 20 s with a slow
 # pipeline (the queue must drop, not block). LOAD_ARGS adds flags, e.g.
@@ -149,7 +149,7 @@ LOAD_ARGS ?=
 load: build
 	$(GO) run ./cmd/memtray-load -bin $(BIN) $(LOAD_ARGS)
 
-# The fault tests (README: Benchmarks), counted: provider down, slow and
+# The fault tests (docs/benchmarks.md), counted: provider down, slow and
 # breaking off; Ollama down and hanging; disk full (needs root for its
 # tmpfs, else skipped); store locked; corrupt index; clock jumps. With
 # SOAK_OUT set it writes $$SOAK_OUT/faults.json.
@@ -184,7 +184,7 @@ fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./backend/tidy/
 	$(GO) test -run '^$$' -fuzz '^FuzzELFEnd$$' -fuzztime $(FUZZTIME) ./cmd/appimage-runtime/
 
-# Reliability soak (README: Reliability): the long runs of the reliability
+# Reliability soak (docs/reliability.md): the long runs of the reliability
 # checks, then ONE summary table (go run ./cmd/soakreport). Each part writes
 # its results into $(SOAK_OUT) as <name>.json, one JSON object per line:
 #   {"name":"crash","metric":"kills survived","value":400,"ok":true,"detail":"..."}
@@ -239,7 +239,7 @@ soak: deps
 	-SOAK_OUT=$(abspath $(SOAK_OUT)) $(MAKE) --no-print-directory load > $(SOAK_OUT)/load.log 2>&1; tail -n 1 $(SOAK_OUT)/load.log
 	$(GO) run ./cmd/soakreport -dir $(SOAK_OUT) -expect crash,store-crash,steward-crash,fuzz,secrets,faults,load
 
-# Packages (issue "Packaging and install"), into dist/ (README: Install):
+# Packages (issue "Packaging and install"), into dist/ (docs/install.md):
 #   make package   the .deb, the AppImage, the Windows build
 #   make release   a clean dist/ with those, the Linux CLI tarball and SHA256SUMS
 #   make test-package  builds and checks the .deb and the cross-builds
@@ -281,5 +281,5 @@ clean:
 # trains backend/embed/wordvec/model/{wordvec.bin,wordvec.bin.gz,manifest.json}
 # (about 2 minutes, under 2 GB). Same package versions and seed: same bytes.
 model:
-	@echo "model: trains the word vectors and thesaurus the binary embeds (see README, Development)"
+	@echo "model: trains the word vectors and thesaurus the binary embeds (see docs/development.md)"
 	$(GO) run ./cmd/trainvec -install -out backend/embed/wordvec/model

@@ -30,7 +30,8 @@ const BuiltinDim = LexicalDim + SemanticDim
 const semanticShare = 0.5
 
 // RRF list weights of Builtin's parts (memory.Segment.Weight), BM25's
-// being 1. Chosen on ../shared/eval/recall-dev.json; see README.md.
+// being 1. Chosen on ../shared/eval/recall-dev.json; see docs/benchmarks.md
+// (Retrieval).
 const (
 	lexicalListWeight  = 0.25
 	semanticListWeight = 0.25

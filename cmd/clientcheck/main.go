@@ -132,7 +132,7 @@ func defaultCache() string {
 	return filepath.Join(base, "memtray-test-clients")
 }
 
-// printTable prints the rows as a Markdown table (the README shows it).
+// printTable prints the rows as a Markdown table (docs/development.md shows it).
 func printTable(f *os.File, rows []result) {
 	tw := tabwriter.NewWriter(f, 0, 0, 1, ' ', tabwriter.Debug)
 	fmt.Fprintln(tw, "| check\t client\t result\t timing\t detail\t")
