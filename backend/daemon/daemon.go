@@ -27,6 +27,7 @@ import (
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/jobs"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/setup"
@@ -78,7 +79,7 @@ type Daemon struct {
 	store     *store.Store
 	emb       *embed.Swappable // switched by a re-embedding (embedder.go)
 	choice    atomic.Pointer[embed.Choice]
-	jobs      *jobs
+	jobs      *jobs.Runner
 	search    *search.Engine
 	recaller  *search.Recaller
 	proxy     *capture.Proxy
@@ -129,7 +130,7 @@ type Daemon struct {
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
 	return httpapi.Services{Memories: d, Feedback: d, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d,
-		Steward: d, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d}
+		Steward: d, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d.jobs}
 }
 
 // Open opens the data dir's store with the embedder the store was built with
@@ -188,8 +189,8 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	d.closers.push(st.Close)
 	// The jobs (re-embedding, import, export) use the store: they stop
 	// before it closes.
-	d.jobs = newJobs(d.publishJob)
-	d.closers.push(func() error { d.jobs.close(); return nil })
+	d.jobs = jobs.New(d.publishJob)
+	d.closers.push(func() error { d.jobs.Close(); return nil })
 	for _, w := range st.Info().Warnings {
 		d.log.Warn("store repaired at open", "what", w)
 	}

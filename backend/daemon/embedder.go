@@ -11,6 +11,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/jobs"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/noise"
 	"github.com/memtray/memtray/backend/store"
@@ -90,8 +91,8 @@ func withOpenAI(cfg config.Embedder, model, url, keyEnv string, dims int) config
 // bytes of every layer seen so far.
 func (d *Daemon) PullModel(ctx context.Context, req httpapi.PullRequest) (httpapi.Job, error) {
 	cfg := d.live.Load().Embedder
-	if j, ok := d.jobs.running(httpapi.JobPull); ok {
-		return j, busy(j)
+	if j, ok := d.jobs.Running(httpapi.JobPull); ok {
+		return j, jobs.Busy(j)
 	}
 	o, err := embed.NewOllama(embed.OllamaOptions{Host: cfg.OllamaHost, Model: cmp.Or(strings.TrimSpace(req.Model), cfg.OllamaModel),
 		Timeout: time.Duration(cfg.Timeout)})
@@ -104,7 +105,7 @@ func (d *Daemon) PullModel(ctx context.Context, req httpapi.PullRequest) (httpap
 	if err != nil {
 		return httpapi.Job{}, fmt.Errorf("pull %s: %w", o.ModelName(), err)
 	}
-	return d.jobs.start(httpapi.JobPull, o.ModelName(), httpapi.UnitBytes, func(ctx context.Context, j *job) (string, error) {
+	return d.jobs.Start(httpapi.JobPull, o.ModelName(), httpapi.UnitBytes, func(ctx context.Context, j *jobs.Task) (string, error) {
 		type layer struct{ done, total int64 }
 		layers := map[string]layer{}
 		var order []string
@@ -119,7 +120,7 @@ func (d *Daemon) PullModel(ctx context.Context, req httpapi.PullRequest) (httpap
 			for _, dg := range order {
 				done, total = done+layers[dg].done, total+layers[dg].total
 			}
-			j.progress(p.Status, done, total)
+			j.Progress(p.Status, done, total)
 		})
 		if err != nil {
 			return "", err
@@ -159,8 +160,8 @@ func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpa
 		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid re-embedding",
 			Fields: map[string]string{"provider": "openai_url, openai_key_env and dimensions go with the openai provider only"}}
 	}
-	if j, ok := d.jobs.running(httpapi.JobReembed); ok {
-		return j, busy(j)
+	if j, ok := d.jobs.Running(httpapi.JobReembed); ok {
+		return j, jobs.Busy(j)
 	}
 	cctx, cancel := context.WithTimeout(ctx, checkTimeout)
 	emb, choice, err := embed.Select(cctx, sel)
@@ -181,7 +182,7 @@ func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpa
 		reason += "; " + detail // what the server answered
 	}
 	choice.Reason = reason
-	return d.jobs.start(httpapi.JobReembed, emb.Model(), httpapi.UnitMemories, func(ctx context.Context, j *job) (string, error) {
+	return d.jobs.Start(httpapi.JobReembed, emb.Model(), httpapi.UnitMemories, func(ctx context.Context, j *jobs.Task) (string, error) {
 		return d.runReembed(ctx, j, emb, choice, sel)
 	})
 }
@@ -197,23 +198,23 @@ func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpa
 // themselves. The choice is saved to the config file, so a restart keeps
 // it (the store records its model anyway), with sel's server fields for an
 // OpenAI-compatible model.
-func (d *Daemon) runReembed(ctx context.Context, j *job, emb memory.Embedder, choice embed.Choice, sel config.Embedder) (string, error) {
+func (d *Daemon) runReembed(ctx context.Context, j *jobs.Task, emb memory.Embedder, choice embed.Choice, sel config.Embedder) (string, error) {
 	from, model := d.emb.Model(), emb.Model()
 	var prep *noise.Prepared
 	sc := d.pipeline.Scorer()
 	if sc != nil {
-		j.progress("embedding the content scorer's prototypes", 0, 0)
+		j.Progress("embedding the content scorer's prototypes", 0, 0)
 		p, err := sc.Prepare(ctx, emb)
 		if err != nil {
 			return "", err
 		}
 		prep = p
 	}
-	j.progress("calibrating the similarity thresholds", 0, 0)
+	j.Progress("calibrating the similarity thresholds", 0, 0)
 	cal := d.calibration(ctx, emb) // nil when the model cannot be calibrated
-	j.progress("embedding", 0, int64(d.store.Count()))
+	j.Progress("embedding", 0, int64(d.store.Count()))
 	err := d.store.ReembedWith(ctx, emb, store.ReembedOptions{
-		Progress: func(done, total int) { j.progress("embedding", int64(done), int64(total)) },
+		Progress: func(done, total int) { j.Progress("embedding", int64(done), int64(total)) },
 		Switched: func() {
 			d.emb.Swap(emb)
 			d.choice.Store(&choice)

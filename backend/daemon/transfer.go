@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/jobs"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -23,8 +24,8 @@ import (
 // download folder) as a background job: the file appears under its final
 // name only when it is complete.
 func (d *Daemon) ExportFile(_ context.Context, req httpapi.ExportFileRequest) (httpapi.Job, error) {
-	if j, ok := d.jobs.running(httpapi.JobExport); ok {
-		return j, busy(j)
+	if j, ok := d.jobs.Running(httpapi.JobExport); ok {
+		return j, jobs.Busy(j)
 	}
 	dir := req.Dir
 	if dir == "" {
@@ -37,18 +38,18 @@ func (d *Daemon) ExportFile(_ context.Context, req httpapi.ExportFileRequest) (h
 		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid export", Fields: map[string]string{"dir": "must be an existing directory"}}
 	}
 	path := freeName(dir, "memtray-export-"+d.clock.Now().Format("20060102-150405"), ".jsonl")
-	return d.jobs.start(httpapi.JobExport, path, httpapi.UnitMemories, func(ctx context.Context, j *job) (string, error) {
+	return d.jobs.Start(httpapi.JobExport, path, httpapi.UnitMemories, func(ctx context.Context, j *jobs.Task) (string, error) {
 		total := int64(d.store.Count())
-		j.progress("writing", 0, total)
+		j.Progress("writing", 0, total)
 		n, err := writeExport(ctx, path, func(w io.Writer) error {
 			// The stream is a header line, a line per memory, a trailer line.
-			return d.Export(ctx, &lineCounter{w: w, line: func(n int64) { j.progress("writing", min(max(n-1, 0), total), total) }})
+			return d.Export(ctx, &lineCounter{w: w, line: func(n int64) { j.Progress("writing", min(max(n-1, 0), total), total) }})
 		})
 		if err != nil {
 			return "", err
 		}
 		n -= 2
-		j.progress("written", n, n)
+		j.Progress("written", n, n)
 		d.log.Info("exported", "file", path, "memories", n)
 		return fmt.Sprintf("%d memories written to %s", n, path), nil
 	})
@@ -168,8 +169,8 @@ func userDirsDownload(path, home string) string {
 // background job counting the bytes read; the spool file is removed when
 // the job ends.
 func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error) {
-	if j, ok := d.jobs.running(httpapi.JobImport); ok {
-		return j, busy(j)
+	if j, ok := d.jobs.Running(httpapi.JobImport); ok {
+		return j, jobs.Busy(j)
 	}
 	sp, err := writeSpool(d.cfg.DataDir, r)
 	if err != nil {
@@ -180,20 +181,20 @@ func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error
 		return httpapi.Job{}, fmt.Errorf("import: %w: the import is empty", memory.ErrInvalid)
 	}
 	size := sp.size
-	j, err := d.jobs.start(httpapi.JobImport, "upload", httpapi.UnitBytes, func(ctx context.Context, j *job) (string, error) {
+	j, err := d.jobs.Start(httpapi.JobImport, "upload", httpapi.UnitBytes, func(ctx context.Context, j *jobs.Task) (string, error) {
 		defer sp.remove()
 		in, err := sp.open()
 		if err != nil {
 			return "", fmt.Errorf("import: %w", err)
 		}
 		defer in.Close()
-		j.progress("checking", 0, size)
+		j.Progress("checking", 0, size)
 		pr := &readCounter{r: in, read: func(n int64) {
 			status := "checking"
 			if n >= size {
 				status = "adding memories"
 			}
-			j.progress(status, n, size)
+			j.Progress(status, n, size)
 		}}
 		start := time.Now()
 		rep, err := d.Import(ctx, pr)

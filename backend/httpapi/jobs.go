@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/memtray/memtray/backend/jobs"
 )
 
 // EventJob is the live feed's event for background jobs: a Job, when one
@@ -20,12 +22,12 @@ const (
 	JobReembed = "reembed"
 )
 
-// Job states.
+// Job states (package jobs').
 const (
-	JobRunning  = "running"
-	JobDone     = "done"
-	JobFailed   = "failed"
-	JobCanceled = "canceled"
+	JobRunning  = jobs.Running
+	JobDone     = jobs.Done
+	JobFailed   = jobs.Failed
+	JobCanceled = jobs.Canceled
 )
 
 // Job units: what Done and Total count.
@@ -36,39 +38,14 @@ const (
 
 // ErrJobRunning says a job of the same kind is running: one of a kind at
 // a time (HTTP 409, code "job_running").
-var ErrJobRunning = errors.New("a job of this kind is already running")
+var ErrJobRunning = jobs.ErrRunning
 
-// Job is long work the daemon does in the background, such as pulling a
-// model or re-embedding the store: it runs one of a kind at a time,
-// publishes its progress as EventJob events and can be cancelled. GET
-// /api/jobs keeps the newest job of each kind, so a page that reloads picks
-// up a running job.
-type Job struct {
-	ID   string `json:"id"`
-	Kind string `json:"kind"`
-	// State is running, done, failed or canceled.
-	State string `json:"state"`
-	// Target is what the job works on: the model pulled or switched to.
-	Target string `json:"target"`
-	// Status says what the job does now, e.g. "pulling 970aa74c0a90" or
-	// "embedding".
-	Status string `json:"status,omitempty"`
-	// Done and Total count the progress in Unit: the bytes of the layer a
-	// pull downloads, the memories a re-embedding embedded. Total 0: not
-	// known yet.
-	Done  int64  `json:"done"`
-	Total int64  `json:"total"`
-	Unit  string `json:"unit"`
-	// Error says why a failed job failed.
-	Error string `json:"error,omitempty"`
-	// Result says what a finished job did.
-	Result     string     `json:"result,omitempty"`
-	StartedAt  time.Time  `json:"started_at"`
-	FinishedAt *time.Time `json:"finished_at,omitempty"`
-}
-
-// Finished reports whether the job has ended (done, failed or canceled).
-func (j Job) Finished() bool { return j.State != JobRunning }
+// Job is long work the daemon does in the background (package jobs):
+// pulling a model, re-embedding the store, an export or an import. It
+// runs one of a kind at a time, publishes its progress as EventJob events
+// and can be cancelled. GET /api/jobs keeps the newest job of each kind,
+// so a page that reloads picks up a running job.
+type Job = jobs.Job
 
 // Jobs is the part of Services that reports and cancels background jobs.
 type Jobs interface {

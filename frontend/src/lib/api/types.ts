@@ -410,7 +410,7 @@ export interface IngestResponse {
   decisions: Decision[];
 }
 
-/** httpapi.Job */
+/** jobs.Job */
 export interface Job {
   id: string;
   kind: string;
