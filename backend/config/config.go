@@ -152,8 +152,9 @@ type Search struct {
 	// query's IDF weight, unless its cosine reaches VectorFloor.
 	AbsoluteFloor float64 `json:"absolute_floor"`
 	// VectorFloor is the cosine similarity to the query that lets a memory
-	// pass the absolute floor without lexical evidence. Hashing embedders put
-	// unrelated texts at 0.1..0.25, semantic ones higher: tune it per model.
+	// pass the absolute floor without lexical evidence. 0 (the default)
+	// means not set: the embedding model's calibrated value (0.3 for the
+	// built-in model; see docs/embedders.md); any other value overrides it.
 	VectorFloor float64 `json:"vector_floor"`
 	// EvidenceGate makes a search answer nothing unless the store holds
 	// what the query is about: the best candidate covers more of the
@@ -237,7 +238,9 @@ type Ingest struct {
 	MinChunk  int `json:"min_chunk"`
 	// DuplicateSimilarity is the cosine at or above which a new chunk is a
 	// near duplicate of a stored memory; SourceSimilarity links it to an
-	// ingested source document.
+	// ingested source document. 0 (the default) means not set: the
+	// embedding model's calibrated value (0.92 and 0.75 for the built-in
+	// model; see docs/embedders.md); any other value overrides it.
 	DuplicateSimilarity float64 `json:"duplicate_similarity"`
 	SourceSimilarity    float64 `json:"source_similarity"`
 	// DecisionLog is how many recent decisions the daemon keeps for the feed.
@@ -312,11 +315,12 @@ type Recall struct {
 	Skills    bool     `json:"skills"`
 	SkillDirs []string `json:"skill_dirs,omitempty"`
 	// SkillFloor is the least score (cosine of prompt and description plus
-	// the keyword boost) a suggested skill needs. With the built-in
-	// embedder, prompts a skill was written for scored 0.39..0.99 on the
-	// test fixtures and unrelated prompts at most 0.25; a semantic (Ollama)
-	// model scores unrelated texts higher: raise it there. SkillK is the
-	// most skills one prompt gets.
+	// the keyword boost) a suggested skill needs. 0 (the default) means not
+	// set: the embedding model's calibrated value (0.35 for the built-in
+	// model, where prompts a skill was written for scored 0.39..0.99 on the
+	// test fixtures and unrelated prompts at most 0.25; see
+	// docs/embedders.md); any other value overrides it. SkillK is the most
+	// skills one prompt gets.
 	SkillFloor float64 `json:"skill_floor"`
 	SkillK     int     `json:"skill_k"`
 	// HookTimeout is the hooks' hard deadline: past it a hook prints
@@ -337,9 +341,11 @@ type Steward struct {
 	// TrashDays is how long pruned and merged-away memories stay restorable.
 	TrashDays int `json:"trash_days"`
 	// MergeSimilarity is the cosine at or above which the sweep merges two
-	// memories; 0 (the default) picks by embedder: 0.88 for semantic
-	// (Ollama) models, 0.7 for the built-in embedder, whose
-	// paraphrases score lower (see steward.DefaultMergeSimilarity).
+	// memories. 0 (the default) means not set: the embedding model's
+	// calibrated value (0.7 for the built-in model; see docs/embedders.md),
+	// or, until a model is calibrated, 0.88 for semantic models and 0.7 for
+	// the built-in one (steward.DefaultMergeSimilarity); any other value
+	// overrides it.
 	MergeSimilarity float64 `json:"merge_similarity"`
 	// QualityHalfLifeDays and QualityMinEvents: a memory's quality is
 	// log2(hits+1)/log2(maxHits+1) x 0.5^(daysSinceActive/QualityHalfLifeDays),
@@ -402,7 +408,6 @@ func Default() Config {
 			MMRLambda:     0.9,
 			RelativeFloor: 0.3,
 			AbsoluteFloor: 0.1,
-			VectorFloor:   0.3,
 			EvidenceGate:  true,
 			DecayPerDay: map[string]float64{
 				"user": 0.0005, "reference": 0.001, "feedback": 0.002, "project": 0.01,
@@ -431,8 +436,6 @@ func Default() Config {
 			NoiseRebuildEvery:    25,
 			ChunkSize:            2048,
 			MinChunk:             20,
-			DuplicateSimilarity:  0.92,
-			SourceSimilarity:     0.75,
 			DecisionLog:          1000,
 		},
 		Judge: Judge{
@@ -458,7 +461,6 @@ func Default() Config {
 			MaxChars:    2000,
 			Sessions:    1000,
 			Skills:      true,
-			SkillFloor:  0.35,
 			SkillK:      2,
 			HookTimeout: Duration(1500 * time.Millisecond),
 		},

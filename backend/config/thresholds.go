@@ -20,7 +20,9 @@ const (
 
 // Duplicate is DuplicateSimilarity, or BuiltinDuplicateSimilarity when
 // it is not set.
-func (in Ingest) Duplicate() float64 { return orDefault(in.DuplicateSimilarity, BuiltinDuplicateSimilarity) }
+func (in Ingest) Duplicate() float64 {
+	return orDefault(in.DuplicateSimilarity, BuiltinDuplicateSimilarity)
+}
 
 // Source is SourceSimilarity, or BuiltinSourceSimilarity when it is not
 // set.

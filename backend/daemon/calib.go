@@ -55,6 +55,10 @@ func (d *Daemon) recalibrate(r *calib.Result, model string) {
 	if d.pipeline != nil {
 		d.pipeline.SetSimilarity(cfg.Ingest.DuplicateSimilarity, cfg.Ingest.SourceSimilarity)
 	}
+	d.search.SetVectorFloor(cfg.Search.VectorFloor)
+	if c := d.recaller.Skills(); c != nil {
+		c.SetFloor(cfg.Recall.SkillFloor)
+	}
 }
 
 // Thresholds are the similarity thresholds in effect and where each came

@@ -54,6 +54,7 @@ func (d *Daemon) EmbedderInfo(ctx context.Context, q httpapi.EmbedderQuery) (htt
 			ParameterSize: m.ParameterSize, Embedding: m.Embedding})
 	}
 	out.OpenAI = d.openAIInfo(ctx, cfg, q)
+	out.Thresholds = d.Thresholds()
 	return out, nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/memtray/memtray/backend/calib"
 )
 
 // Embedders is the part of Services that shows the embedder and changes
@@ -53,6 +55,9 @@ type EmbedderInfo struct {
 	// OpenAI is what the OpenAI-compatible server says (the configured
 	// one, or the one the query asked about).
 	OpenAI OpenAIInfo `json:"openai"`
+	// Thresholds are the similarity thresholds in effect for Model and
+	// where each came from (see docs/embedders.md).
+	Thresholds []calib.Value `json:"thresholds"`
 }
 
 // EmbedderQuery are GET /api/embedder's optional query parameters: an

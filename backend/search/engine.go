@@ -137,6 +137,7 @@ type Engine struct {
 	sample     storeSample
 	background backgroundVecs
 	wordInfo   func() (func(string) (float64, bool), float64, error)
+	floors     floors // similarity floors set after New (floor.go)
 }
 
 // Thesaurus proposes words related to a query word (wordvec.Thesaurus).

@@ -177,9 +177,10 @@ type SkillIndex struct {
 // per shared description word (at most 3).
 const SkillKeywordBoost = 0.15
 
-// NewSkillIndex embeds the skills' descriptions.
+// NewSkillIndex embeds the skills' descriptions. A floor of 0 (not set)
+// is the built-in model's, config.BuiltinSkillFloor.
 func NewSkillIndex(ctx context.Context, emb memory.Embedder, skills []Skill, floor float64) (*SkillIndex, error) {
-	x := &SkillIndex{skills: skills, emb: emb, floor: floor}
+	x := &SkillIndex{skills: skills, emb: emb, floor: skillFloor(floor)}
 	if len(skills) == 0 {
 		return x, nil
 	}
@@ -283,7 +284,7 @@ const maxCatalogEntries = 64
 
 // NewSkillCatalog returns an empty catalog.
 func NewSkillCatalog(emb memory.Embedder, floor float64) *SkillCatalog {
-	return &SkillCatalog{emb: emb, floor: floor, indexes: map[string]*catalogEntry{}}
+	return &SkillCatalog{emb: emb, floor: skillFloor(floor), indexes: map[string]*catalogEntry{}}
 }
 
 // Index returns the index of the skills in dirs, loading or refreshing it
@@ -293,7 +294,7 @@ func (c *SkillCatalog) Index(ctx context.Context, dirs []string) (*SkillIndex, e
 	emb := embed.Snapshot(c.emb)
 	key := emb.Model() + "\x00" + strings.Join(dirs, "\x00")
 	c.mu.Lock()
-	e := c.indexes[key]
+	e, floor := c.indexes[key], c.floor
 	if e != nil && time.Since(e.checked) < RecheckEvery {
 		c.mu.Unlock()
 		return e.index, nil
@@ -307,7 +308,7 @@ func (c *SkillCatalog) Index(ctx context.Context, dirs []string) (*SkillIndex, e
 		return e.index, nil
 	}
 	skills, _ := LoadSkills(dirs...) // unreadable skills are left out
-	idx, err := NewSkillIndex(ctx, emb, skills, c.floor)
+	idx, err := NewSkillIndex(ctx, emb, skills, floor)
 	if err != nil {
 		return nil, err
 	}

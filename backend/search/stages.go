@@ -362,7 +362,7 @@ func (e *Engine) absoluteFloor(_ context.Context, r *queryRun) error {
 	}
 	kept := r.cands[:0]
 	for _, c := range r.cands {
-		if c.coverage < e.cfg.AbsoluteFloor && c.cosine < e.cfg.VectorFloor {
+		if c.coverage < e.cfg.AbsoluteFloor && c.cosine < e.vectorFloor() {
 			r.res.BelowAbsolute++
 			continue
 		}

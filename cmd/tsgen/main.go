@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/autostart"
+	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/httpapi"
@@ -62,6 +63,7 @@ var names = map[reflect.Type]string{
 	reflect.TypeOf(httpapi.Stats{}):     "Stats",
 	reflect.TypeOf(config.Config{}):     "Config",
 	reflect.TypeOf(autostart.State{}):   "AutostartState",
+	reflect.TypeOf(calib.Value{}):       "Threshold",
 	// Package setup's types keep the names the API gave them.
 	reflect.TypeOf(setup.List{}):         "SetupList",
 	reflect.TypeOf(setup.Agent{}):        "SetupClient",

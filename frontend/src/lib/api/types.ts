@@ -223,6 +223,7 @@ export interface EmbedderInfo {
   configured_model: string;
   ollama: OllamaInfo;
   openai: OpenAIInfo;
+  thresholds: Threshold[];
 }
 
 /** httpapi.EmbedderQuery */
@@ -999,6 +1000,7 @@ export interface Stats {
   transcripts?: TranscriptStats;
   recall: RecallStats;
   warnings: Warning[];
+  thresholds: Threshold[];
 }
 
 /** httpapi.StatsEvent */
@@ -1052,6 +1054,14 @@ export interface StewardType {
   decay_floor: number;
   prune_importance: number;
   prune_age_days: number;
+}
+
+/** calib.Value */
+export interface Threshold {
+  name: string;
+  value: number;
+  source: string;
+  calibrated?: number;
 }
 
 /** httpapi.ThresholdFlip */

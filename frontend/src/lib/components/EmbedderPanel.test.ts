@@ -17,6 +17,7 @@ const info: EmbedderInfo = {
       { name: 'llama3.2:latest', size: 2019393189, family: 'llama', parameter_size: '3.2B', embedding: false },
     ] },
   openai: { url: 'http://127.0.0.1:8080/v1', model: '', checked: false, reachable: false, models: [], dim: 0 },
+  thresholds: [],
 };
 const t0 = '2025-06-01T12:00:00Z';
 const text = (el: Element | null) => (el?.textContent ?? '').replace(/\s+/g, ' ');
@@ -176,5 +177,25 @@ describe('EmbedderPanel', () => {
     await settle();
     expect(text(target.querySelector('[data-testid=openai-status]'))).toContain('The server answers, but openai server at http://127.0.0.1:8080/v1: embedding model not served');
     expect((target.querySelector('input[aria-label="OpenAI-compatible model"]') as HTMLInputElement).value).toBe('nope');
+  });
+
+  it('lists the similarity thresholds with their source', async () => {
+    fakeFetch({
+      'GET /api/embedder': { ...info, thresholds: [
+        { name: 'ingest.duplicate_similarity', value: 0.92, source: 'calibrated', calibrated: 0.92 },
+        { name: 'search.vector_floor', value: 0.25, source: 'config', calibrated: 0.3 },
+        { name: 'steward.merge_similarity', value: 0.88, source: 'default' },
+      ] },
+      'GET /api/jobs': [],
+    });
+    const target = render();
+    await settle();
+    const rows = [...target.querySelectorAll('[data-testid=embedder-thresholds] tr')]
+      .map((tr) => [...tr.querySelectorAll('td')].map((td) => text(td).trim()).join(' | '));
+    expect(rows).toEqual([
+      'ingest.duplicate_similarity | 0.920 | calibrated for this model',
+      'search.vector_floor | 0.250 | config file (calibrated: 0.300)',
+      'steward.merge_similarity | 0.880 | default (the model could not be calibrated)',
+    ]);
   });
 });
