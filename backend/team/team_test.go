@@ -542,3 +542,6 @@ func TestPullTombstonesAndInvalidRows(t *testing.T) {
 		t.Errorf("second pull: %d changes, %v", len(page.Changes), err)
 	}
 }
+
+func memoryKindOf(s string) memory.Kind { return memory.Kind(s) }
+func memoryTypeOf(s string) memory.Type { return memory.Type(s) }

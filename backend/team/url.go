@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -76,10 +77,32 @@ func Local(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// passwordPair is a password given as a key=value pair or a URL's query
+// parameter, quoted or not.
+var passwordPair = regexp.MustCompile(`(?:^|[\s&?])password\s*=\s*(?:'([^']*)'|)([^\s&']*)`)
+
+// quotedFragment is a double-quoted part of an error message.
+var quotedFragment = regexp.MustCompile(`"[^"]*"`)
+
 // redactedParseError is err's message with every non-empty password-like
 // part of connString masked.
 func redactedParseError(err error, connString string) string {
 	msg := err.Error()
+	// pgx quotes the (password-redacted) string: "cannot parse `…`: why".
+	// Its redaction misses some malformed strings; drop the quote.
+	if i := strings.Index(msg, "cannot parse `"); i >= 0 {
+		if j := strings.LastIndex(msg, "`: "); j > i {
+			msg = msg[:i] + "cannot parse it: " + msg[j+3:]
+		}
+	}
+	// Other messages quote fragments of the input ("missing = after
+	// \"…\""), which may be a password: mask every quoted fragment of it.
+	msg = quotedFragment.ReplaceAllStringFunc(msg, func(q string) string {
+		if inner := q[1 : len(q)-1]; len(inner) >= 4 && strings.Contains(connString, inner) {
+			return `"…"`
+		}
+		return q
+	})
 	for _, secret := range secretsIn(connString) {
 		if len(secret) > 0 {
 			msg = strings.ReplaceAll(msg, secret, "xxxxx")
@@ -103,19 +126,8 @@ func secretsIn(s string) []string {
 			}
 		}
 	}
-	for rest := s; ; {
-		i := strings.Index(rest, "password")
-		if i < 0 {
-			break
-		}
-		rest = rest[i+len("password"):]
-		v := strings.TrimLeft(rest, " \t=")
-		v = strings.TrimLeft(v, "'")
-		end := strings.IndexAny(v, " &'")
-		if end < 0 {
-			end = len(v)
-		}
-		out = append(out, v[:end])
+	for _, m := range passwordPair.FindAllStringSubmatch(s, -1) {
+		out = append(out, m[1], m[2])
 	}
 	// Longest first.
 	for i := 1; i < len(out); i++ {

@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -288,12 +289,28 @@ func (s *Server) startLocked() error {
 		"-c", "max_connections=200", "-c", "shared_buffers=32MB",
 		"-c", "unix_socket_permissions=0777")
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	// If the test process dies (a panic, a timeout, kill -9) the server
+	// must not outlive it: the parent-death signal asks for an immediate
+	// shutdown. It fires when the thread that started the process exits,
+	// so that thread stays locked to the goroutine waiting for it.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	started := make(chan error)
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+		close(done)
+	}()
+	if err := <-started; err != nil {
 		logf.Close()
 		return fmt.Errorf("postgres: %w", err)
 	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
 	s.cmd, s.done, s.log = cmd, done, logf
 	// Wait for the socket to accept connections, or the process to exit.
 	for i := 0; ; i++ {
