@@ -360,11 +360,40 @@ func push(ctx context.Context, tx pgx.Tx, mems []Memory) ([]PushResult, error) {
 			return nil, err
 		}
 	}
+	// A retried push: ids held at this version or a newer one, in one
+	// query; the rest one by one.
+	var skipped []string
 	for i, m := range mems {
+		if out[i].Status == "" && !inserted[m.ID] {
+			skipped = append(skipped, m.ID)
+		}
+	}
+	held := map[string]time.Time{}
+	if len(skipped) > 0 {
+		rows, err := tx.Query(ctx, "SELECT id, updated_at FROM memtray.memories WHERE id = ANY($1)", skipped)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			var at time.Time
+			if err := rows.Scan(&id, &at); err != nil {
+				return nil, err
+			}
+			held[id] = at
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	for i, m := range mems {
+		at, ok := held[m.ID]
 		switch {
 		case out[i].Status != "":
 		case inserted[m.ID]:
 			out[i].Status = PushInserted
+		case ok && !m.UpdatedAt.After(at):
+			out[i].Status = PushUnchanged
 		default:
 			r, err := resolve(ctx, tx, m)
 			if err != nil {
