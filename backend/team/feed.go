@@ -445,3 +445,32 @@ func (s *Store) listen(ctx context.Context, wake, connected func()) error {
 		wake()
 	}
 }
+
+// Backlog is how far a cursor is behind the feed.
+type Backlog struct {
+	// Changes is the number of committed changes after the cursor.
+	Changes int64 `json:"changes"`
+	// Oldest is when the oldest of them was written (zero when none): the
+	// lag of a daemon at that cursor is the time since.
+	Oldest time.Time `json:"oldest,omitzero"`
+}
+
+// Backlog counts the changes after cursor, for a status report.
+func (s *Store) Backlog(ctx context.Context, cursor Cursor) (Backlog, error) {
+	done := make([]string, len(cursor.Done))
+	for i, d := range cursor.Done {
+		done[i] = strconv.FormatUint(d, 10)
+	}
+	var b Backlog
+	var oldest *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT count(*), min(at) FROM memtray.changes
+		WHERE xid >= $1::text::xid8 AND NOT (xid = ANY($2::text[]::xid8[]))`,
+		strconv.FormatUint(cursor.Xmin, 10), done).Scan(&b.Changes, &oldest)
+	if err != nil {
+		return Backlog{}, fmt.Errorf("team database: backlog: %w", err)
+	}
+	if oldest != nil {
+		b.Oldest = *oldest
+	}
+	return b, nil
+}

@@ -270,6 +270,12 @@ func TestFeedPages(t *testing.T) {
 			t.Fatal("the pages do not end")
 		}
 	}
+	if b, err := s.Backlog(ctx, cur); err != nil || b.Changes != 0 || !b.Oldest.IsZero() {
+		t.Errorf("backlog at the end: %+v, %v", b, err)
+	}
+	if b, err := s.Backlog(ctx, Cursor{}); err != nil || b.Changes != 40 || b.Oldest.IsZero() {
+		t.Errorf("backlog from the start: %+v, %v", b, err)
+	}
 	if len(seen) != 40 {
 		t.Errorf("%d memories seen, want 40", len(seen))
 	}

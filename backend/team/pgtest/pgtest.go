@@ -84,7 +84,10 @@ func (s *Server) AdminConnString(db string) string { return s.ConnString("postgr
 // findBin returns the directory holding initdb and postgres, or "".
 func findBin() string {
 	if d := os.Getenv("MEMTRAY_PG_BIN"); d != "" {
-		return d
+		if isExec(filepath.Join(d, "initdb")) && isExec(filepath.Join(d, "postgres")) {
+			return d
+		}
+		return ""
 	}
 	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Slice(dirs, func(i, j int) bool {

@@ -71,3 +71,15 @@ func TestPrivateServerRestart(t *testing.T) {
 	}
 	query(t, db, "SELECT 'x'")
 }
+
+func TestSkipWithoutBinaries(t *testing.T) {
+	t.Setenv("MEMTRAY_PG_BIN", t.TempDir())
+	var skipped bool
+	t.Run("start", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		pgtest.Start(t)
+	})
+	if !skipped {
+		t.Error("Start did not skip without the binaries")
+	}
+}
