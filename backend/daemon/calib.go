@@ -2,9 +2,13 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memtray/memtray/backend/calib"
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -13,26 +17,49 @@ import (
 // model and seconds with a local server.
 const calibTimeout = time.Minute
 
+// calibRetry is how often a daemon whose model could not be calibrated at
+// open because its server did not answer tries again (embed.Reconnecting
+// retries the server every 15 s).
+var calibRetry = 30 * time.Second
+
+// calibState is the daemon's side of calibration.
+type calibState struct {
+	// values are the thresholds in effect (Thresholds).
+	values atomic.Pointer[[]calib.Value]
+	// mu serialises applying a calibration to the components.
+	mu sync.Mutex
+	// retry is the model whose calibration failed at open because its
+	// server did not answer ("" when none did); set during open only.
+	retry string
+}
+
 // calibrate makes sure the store holds a calibration of the embedder's
 // model and fills the similarity thresholds d.cfg leaves unset (0) with
 // it, before the components that use them are built. A model that cannot
 // be calibrated keeps the values memtray used before calibration (see
-// calib.Apply); the next start tries again.
+// calib.Apply); one whose server does not answer is tried again after
+// open (retryCalibration).
 func (d *Daemon) calibrate(ctx context.Context) {
-	r := d.calibration(ctx, d.emb)
-	vals := calib.Apply(&d.cfg, r, d.emb.Model())
-	d.thresholds.Store(&vals)
+	model := d.emb.Model()
+	r, err := d.calibration(ctx, d.emb)
+	if err != nil {
+		d.log.Warn("similarity thresholds not calibrated to the embedding model: the built-in model's apply", "model", model, "err", err)
+		if errors.Is(err, memory.ErrUnavailable) {
+			d.cal.retry = model
+		}
+	}
+	vals := calib.Apply(&d.cfg, r, model)
+	d.cal.values.Store(&vals)
 }
 
 // calibration returns the store's calibration of emb's model, calibrating
-// it first when the store has none (or a stale one); nil when that fails.
-func (d *Daemon) calibration(ctx context.Context, emb memory.Embedder) *calib.Result {
+// it first when the store has none (or a stale one).
+func (d *Daemon) calibration(ctx context.Context, emb memory.Embedder) (*calib.Result, error) {
 	cctx, cancel := context.WithTimeout(ctx, calibTimeout)
 	defer cancel()
 	r, made, err := calib.Ensure(cctx, d.store, emb, d.clock.Now())
 	if err != nil {
-		d.log.Warn("similarity thresholds not calibrated to the embedding model: the built-in model's apply", "model", emb.Model(), "err", err)
-		return nil
+		return nil, err
 	}
 	if made {
 		args := []any{"model", r.Model}
@@ -41,16 +68,70 @@ func (d *Daemon) calibration(ctx context.Context, emb memory.Embedder) *calib.Re
 		}
 		d.log.Info("similarity thresholds calibrated to the embedding model", args...)
 	}
+	return r, nil
+}
+
+// calibrationOrWarn is calibration, logging a failure; nil then.
+func (d *Daemon) calibrationOrWarn(ctx context.Context, emb memory.Embedder) *calib.Result {
+	r, err := d.calibration(ctx, emb)
+	if err != nil {
+		d.log.Warn("similarity thresholds not calibrated to the embedding model: the built-in model's apply", "model", emb.Model(), "err", err)
+	}
 	return r
 }
 
+// retryCalibration, at the end of open, tries every calibRetry to
+// calibrate a model whose server did not answer at open, until it
+// succeeds, fails otherwise, the store switches models (the switch
+// calibrates) or the daemon closes; a success applies at once.
+func (d *Daemon) retryCalibration() {
+	model := d.cal.retry
+	if model == "" {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	d.closers.push(func() error { cancel(); <-done; return nil })
+	go func() {
+		defer close(done)
+		t := time.NewTicker(calibRetry)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			emb := embed.Snapshot(d.emb)
+			if emb.Model() != model {
+				return
+			}
+			r, err := d.calibration(ctx, emb)
+			switch {
+			case err == nil:
+				d.recalibrate(r, model)
+				return
+			case !errors.Is(err, memory.ErrUnavailable):
+				d.log.Warn("similarity thresholds not calibrated to the embedding model: the built-in model's apply", "model", model, "err", err)
+				return
+			}
+		}
+	}()
+}
+
 // recalibrate applies model's calibration r (nil: none) to the running
-// components after a switch of embedding model, where the config leaves
-// a threshold unset.
+// components, where the config leaves a threshold unset: after a switch
+// of embedding model, or when a model's server answered after open. It
+// does nothing once the daemon embeds with another model.
 func (d *Daemon) recalibrate(r *calib.Result, model string) {
+	d.cal.mu.Lock()
+	defer d.cal.mu.Unlock()
+	if embed.Snapshot(d.emb).Model() != model {
+		return
+	}
 	cfg := *d.live.Load()
 	vals := calib.Apply(&cfg, r, model)
-	d.thresholds.Store(&vals)
+	d.cal.values.Store(&vals)
 	d.steward.SetMergeSimilarity(cfg.Steward.MergeSimilarity)
 	if d.pipeline != nil {
 		d.pipeline.SetSimilarity(cfg.Ingest.DuplicateSimilarity, cfg.Ingest.SourceSimilarity)
@@ -64,7 +145,7 @@ func (d *Daemon) recalibrate(r *calib.Result, model string) {
 // Thresholds are the similarity thresholds in effect and where each came
 // from (calibrated, config, default).
 func (d *Daemon) Thresholds() []calib.Value {
-	if p := d.thresholds.Load(); p != nil {
+	if p := d.cal.values.Load(); p != nil {
 		return append([]calib.Value(nil), *p...)
 	}
 	return nil

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // thresholdsByName indexes the thresholds in effect.
@@ -155,5 +158,45 @@ func TestCalibrationFails(t *testing.T) {
 		if v := thresholdsByName(t, d)[rule.Name]; v.Source != calib.SourceDefault || v.Value != want {
 			t.Errorf("%s: %+v, want the default %v", rule.Name, v, want)
 		}
+	}
+}
+
+// flaky is the built-in model under another name whose server does not
+// answer while down is set.
+type flaky struct {
+	*embed.Builtin
+	down atomic.Bool
+}
+
+func (f *flaky) Model() string { return "test-flaky" }
+
+func (f *flaky) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if f.down.Load() {
+		return nil, fmt.Errorf("test-flaky: %w", memory.ErrUnavailable)
+	}
+	return f.Builtin.Embed(ctx, texts)
+}
+
+// TestCalibrationRetried: a model whose server does not answer at open
+// starts on the default thresholds and is calibrated once it answers.
+func TestCalibrationRetried(t *testing.T) {
+	defer func(d time.Duration) { calibRetry = d }(calibRetry)
+	calibRetry = 10 * time.Millisecond
+	f := &flaky{Builtin: embed.NewBuiltin()}
+	f.down.Store(true)
+	d, err := Open(context.Background(), Options{Config: testConfig(t), Embedder: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if v := thresholdsByName(t, d)[calib.VectorFloor]; v.Source != calib.SourceDefault {
+		t.Fatalf("while the server is down: %+v", v)
+	}
+	f.down.Store(false)
+	for thresholdsByName(t, d)[calib.VectorFloor].Source != calib.SourceCalibrated {
+		time.Sleep(10 * time.Millisecond) // the test's own deadline bounds the wait
+	}
+	if _, ok, err := d.store.Calibration("test-flaky"); !ok || err != nil {
+		t.Fatalf("calibration not stored: %v", err)
 	}
 }

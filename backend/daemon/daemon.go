@@ -20,7 +20,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/capture"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
@@ -105,7 +104,7 @@ type Daemon struct {
 	configPath             string
 	liveMu                 sync.Mutex // orders SetConfig
 	live                   atomic.Pointer[config.Config]
-	thresholds             atomic.Pointer[[]calib.Value] // similarity thresholds in effect (calib.go)
+	cal                    calibState // the similarity thresholds' calibration (calib.go)
 	lastSweep              atomic.Pointer[sweepOutcome]
 	indexLagAt             atomic.Int64 // unix ns of the last lagging text index write
 	faults                 faults       // what fails now (health.go)
@@ -233,6 +232,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	d.openSteward()
 	d.openSetup()
 	d.mcp = d.MCPHandler()
+	d.retryCalibration() // a model whose server did not answer yet (calib.go)
 	return nil
 }
 

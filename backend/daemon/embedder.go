@@ -212,7 +212,7 @@ func (d *Daemon) runReembed(ctx context.Context, j *jobs.Task, emb memory.Embedd
 		prep = p
 	}
 	j.Progress("calibrating the similarity thresholds", 0, 0)
-	cal := d.calibration(ctx, emb) // nil when the model cannot be calibrated
+	cal := d.calibrationOrWarn(ctx, emb) // nil when the model cannot be calibrated
 	j.Progress("embedding", 0, int64(d.store.Count()))
 	err := d.store.ReembedWith(ctx, emb, store.ReembedOptions{
 		Progress: func(done, total int) { j.Progress("embedding", int64(done), int64(total)) },
