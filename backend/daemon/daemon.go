@@ -24,6 +24,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/events"
+	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/jobs"
@@ -118,7 +119,8 @@ type Daemon struct {
 	idle idleWatch
 	turn *liveTurns // the proxy's turns being assembled (liveturns.go)
 
-	setup *setup.Service // connecting agents, autostart, the first-run guide (setup.go)
+	setup    *setup.Service    // connecting agents, autostart, the first-run guide (setup.go)
+	feedback *feedback.Service // reinforce, rate, snooze, pin (recall.go)
 
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
@@ -128,7 +130,7 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d, Feedback: d, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d,
+	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d,
 		Steward: d, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d.jobs}
 }
 
@@ -231,6 +233,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	}
 	d.openSteward()
 	d.openSetup()
+	d.openFeedback()
 	d.mcp = d.MCPHandler()
 	d.retryCalibration() // a model whose server did not answer yet (calib.go)
 	return nil

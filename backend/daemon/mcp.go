@@ -7,11 +7,19 @@ import (
 	"net/http"
 	"path/filepath"
 
+	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/mcp"
 )
 
-var _ mcp.Backend = (*Daemon)(nil)
+// mcpBackend is what the MCP tools reach: the daemon's recall, writes
+// and status, and the feedback service's reinforce, rate and snooze.
+type mcpBackend struct {
+	*Daemon
+	*feedback.Service
+}
+
+var _ mcp.Backend = mcpBackend{}
 
 // Status describes the store for the MCP memory_status tool.
 func (d *Daemon) Status(ctx context.Context) (mcp.Status, error) {
@@ -31,10 +39,14 @@ func (d *Daemon) Status(ctx context.Context) (mcp.Status, error) {
 	return st, nil
 }
 
+// MCPBackend is what the MCP tools reach of this daemon, for a server of
+// MCP's own (stdio, or in memory in tests).
+func (d *Daemon) MCPBackend() mcp.Backend { return mcpBackend{d, d.feedback} }
+
 // MCPHandler serves the MCP tools over streamable HTTP, to be mounted at
 // /mcp behind the token check.
 func (d *Daemon) MCPHandler() http.Handler {
-	return mcp.HTTPHandler(d, mcp.Options{Version: d.version, Logger: d.log})
+	return mcp.HTTPHandler(d.MCPBackend(), mcp.Options{Version: d.version, Logger: d.log})
 }
 
 // captureSummary says in a few words whether the proxy keeps what it sees.

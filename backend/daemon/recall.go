@@ -4,22 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
-	"time"
 
-	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/redact"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
-
-// MaxSnoozeDays bounds a snooze.
-const MaxSnoozeDays = 3650
-
-// MaxRateIDs bounds the memories one rating covers.
-const MaxRateIDs = 100
 
 // Recall hands an agent the memories that matter for this turn (see
 // search.Recaller): the hooks, MCP and the API all come here.
@@ -51,77 +42,14 @@ func (d *Daemon) ResetSession(_ context.Context, sessionID string) error {
 	return nil
 }
 
-// Reinforce records that a memory proved useful: reinforced_count++ and the
-// decay clock restarts.
-func (d *Daemon) Reinforce(ctx context.Context, id string) (memory.Memory, error) {
-	now := d.clock.Now().UTC()
-	return d.updated(httpapi.MemoryReinforced)(d.update(ctx, id, func(m *memory.Memory) error {
-		m.Reinforce(now)
-		return nil
-	}))
+// openFeedback builds the feedback service (reinforce, rate, snooze, pin)
+// over the store, announcing each change on the live feed.
+func (d *Daemon) openFeedback() {
+	d.feedback = feedback.New(feedback.Options{Store: d.store, Clock: d.clock, Logger: d.log, Publish: d.publishMemory})
 }
 
-// Rate records the agent's or the user's verdict on memories it was given:
-// +1 helped, -1 misled or was irrelevant. It feeds the composite score's
-// feedback factor. Every id is checked before any is changed.
-func (d *Daemon) Rate(ctx context.Context, ids []string, score int, reason string) ([]memory.Memory, error) {
-	if score != 1 && score != -1 {
-		return nil, fmt.Errorf("%w: score must be +1 or -1, not %d", memory.ErrInvalid, score)
-	}
-	if len(ids) == 0 || len(ids) > MaxRateIDs {
-		return nil, fmt.Errorf("%w: rate 1..%d memory ids", memory.ErrInvalid, MaxRateIDs)
-	}
-	if len(reason) > 2000 || !memory.ValidUTF8(reason) {
-		return nil, fmt.Errorf("%w: reason must be at most 2000 bytes of UTF-8", memory.ErrInvalid)
-	}
-	for _, id := range ids {
-		if _, err := d.store.Get(ctx, id); err != nil {
-			return nil, err
-		}
-	}
-	out := make([]memory.Memory, 0, len(ids))
-	for _, id := range ids {
-		m, err := d.update(ctx, id, func(m *memory.Memory) error {
-			m.FeedbackSum += float64(score)
-			m.FeedbackN++
-			return nil
-		})
-		if err != nil {
-			return out, err
-		}
-		out = append(out, m)
-	}
-	d.publishMemory(httpapi.MemoryRated, ids, nil)
-	if reason != "" {
-		masked, _ := redact.Redact(reason)
-		d.log.Debug("memories rated", "ids", ids, "score", score, "reason", masked)
-	}
-	return out, nil
-}
-
-// Snooze keeps a memory out of recall for days (0 wakes it up again).
-func (d *Daemon) Snooze(ctx context.Context, id string, days float64) (memory.Memory, error) {
-	if !(days >= 0 && days <= MaxSnoozeDays) || math.IsNaN(days) {
-		return memory.Memory{}, fmt.Errorf("%w: days must be within 0..%d", memory.ErrInvalid, MaxSnoozeDays)
-	}
-	until := time.Time{}
-	if days > 0 {
-		until = d.clock.Now().UTC().Add(time.Duration(days * 24 * float64(time.Hour)))
-	}
-	return d.updated(httpapi.MemorySnoozed)(d.update(ctx, id, func(m *memory.Memory) error {
-		m.CooldownUntil = until
-		return nil
-	}))
-}
-
-// Pin marks a memory the steward never prunes, decays or merges; a pinned
-// memory does not decay in recall either.
-func (d *Daemon) Pin(ctx context.Context, id string, pinned bool) (memory.Memory, error) {
-	return d.updated(httpapi.MemoryPinned)(d.update(ctx, id, func(m *memory.Memory) error {
-		m.Pinned = pinned
-		return nil
-	}))
-}
+// Feedback is the feedback service: reinforce, rate, snooze and pin.
+func (d *Daemon) Feedback() *feedback.Service { return d.feedback }
 
 // Remember stores a memory stated on purpose (MCP memory_store) through the
 // write pipeline's redaction, chunking and dedup; the Decision says stored,
@@ -152,17 +80,6 @@ func (d *Daemon) IngestDocument(ctx context.Context, name, project, text string)
 }
 
 const maxDocumentBytes = 1 << 20
-
-// updated returns a pass-through of update's result that announces a
-// successful change as op.
-func (d *Daemon) updated(op string) func(memory.Memory, error) (memory.Memory, error) {
-	return func(m memory.Memory, err error) (memory.Memory, error) {
-		if err == nil {
-			d.publishMemory(op, []string{m.ID}, &m)
-		}
-		return m, err
-	}
-}
 
 // update changes one memory; a lagging text index is not a failure.
 func (d *Daemon) update(ctx context.Context, id string, fn func(*memory.Memory) error) (memory.Memory, error) {

@@ -314,7 +314,7 @@ func TestListSortFilterPage(t *testing.T) {
 	c := httpapi.NewClient(addr, d.Token())
 	const n = 3000
 	fillStore(t, d, n)
-	if _, err := d.Snooze(ctx, mustList(t, c, httpapi.ListRequest{Limit: 1}).Memories[0].ID, 7); err != nil {
+	if _, err := d.Feedback().Snooze(ctx, mustList(t, c, httpapi.ListRequest{Limit: 1}).Memories[0].ID, 7); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -126,11 +126,11 @@ func TestListMatchesIterate(t *testing.T) {
 	for i, m := range page.Memories {
 		switch i % 9 {
 		case 0:
-			_, err = d.Snooze(ctx, m.ID, float64(1+i%3))
+			_, err = d.Feedback().Snooze(ctx, m.ID, float64(1+i%3))
 		case 1:
-			_, err = d.Reinforce(ctx, m.ID)
+			_, err = d.Feedback().Reinforce(ctx, m.ID)
 		case 2:
-			_, err = d.Pin(ctx, m.ID, true)
+			_, err = d.Feedback().Pin(ctx, m.ID, true)
 		case 3:
 			text := fmt.Sprintf("Edited MEMORY %d about Service %d", i, i%4)
 			_, err = d.Edit(ctx, m.ID, httpapi.MemoryPatch{Text: &text})

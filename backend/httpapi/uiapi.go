@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
@@ -37,10 +38,10 @@ const (
 	MemoryAdded      = "added"
 	MemoryUpdated    = "updated"
 	MemoryDeleted    = "deleted"
-	MemoryPinned     = "pinned"
-	MemorySnoozed    = "snoozed"
-	MemoryReinforced = "reinforced"
-	MemoryRated      = "rated"
+	MemoryPinned     = feedback.OpPinned
+	MemorySnoozed    = feedback.OpSnoozed
+	MemoryReinforced = feedback.OpReinforced
+	MemoryRated      = feedback.OpRated
 	MemoryTrashed    = "trashed"
 	MemoryRestored   = "restored"
 )

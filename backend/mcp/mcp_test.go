@@ -128,7 +128,7 @@ func TestToolsList(t *testing.T) {
 	d := openDaemon(t)
 	for name, cs := range map[string]*sdk.ClientSession{
 		"http":      connectHTTP(t, serveHTTP(t, d)),
-		"in-memory": connectInMemory(t, d),
+		"in-memory": connectInMemory(t, d.MCPBackend()),
 	} {
 		t.Run(name, func(t *testing.T) {
 			init := cs.InitializeResult()
@@ -164,7 +164,7 @@ func TestToolsList(t *testing.T) {
 		})
 	}
 	// The descriptions say when to call the tools that are easy to forget.
-	res, _ := connectInMemory(t, d).ListTools(context.Background(), nil)
+	res, _ := connectInMemory(t, d.MCPBackend()).ListTools(context.Background(), nil)
 	for _, tool := range res.Tools {
 		switch tool.Name {
 		case mcp.ToolSearch:
@@ -296,7 +296,7 @@ func TestToolsHappyPath(t *testing.T) {
 func TestSearchNeverRepeatsInASession(t *testing.T) {
 	d := openDaemon(t)
 	url := serveHTTP(t, d)
-	writer := connectInMemory(t, d)
+	writer := connectInMemory(t, d.MCPBackend())
 	for _, text := range deployFacts {
 		var st mcp.StoreResult
 		call(t, writer, mcp.ToolStore, map[string]any{"kind": "convention", "project": "api", "text": text}, &st)
@@ -304,7 +304,7 @@ func TestSearchNeverRepeatsInASession(t *testing.T) {
 			t.Fatalf("store %q: %+v", text, st)
 		}
 	}
-	for name, cs := range map[string]*sdk.ClientSession{"http": connectHTTP(t, url), "in-memory": connectInMemory(t, d)} {
+	for name, cs := range map[string]*sdk.ClientSession{"http": connectHTTP(t, url), "in-memory": connectInMemory(t, d.MCPBackend())} {
 		t.Run(name, func(t *testing.T) {
 			seen := map[string]bool{}
 			var note string
