@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package pgtest runs a real PostgreSQL server for tests: initdb in a
 // temporary directory, listening only on a unix socket in that directory
 // (no TCP), as an unprivileged user when the test runs as root (initdb and
@@ -300,7 +302,7 @@ func (s *Server) startLocked() error {
 	// must not outlive it: the parent-death signal asks for an immediate
 	// shutdown. It fires when the thread that started the process exits,
 	// so that thread stays locked to the goroutine waiting for it.
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGQUIT
+	setDeathSignal(cmd.SysProcAttr)
 	started := make(chan error)
 	done := make(chan struct{})
 	go func() {
