@@ -13,6 +13,7 @@ const info: EmbedderInfo = {
   ollama: { host: 'http://127.0.0.1:11434', reachable: true, version: '0.13.0', has_configured: false,
     models: [{ name: 'llama3.2:latest', size: 2019393189, family: 'llama', embedding: false }] },
   openai: { url: 'http://127.0.0.1:8080/v1', model: '', checked: false, reachable: false, models: [], dim: 0 },
+  thresholds: [],
 };
 
 const t0 = '2025-06-01T12:00:00.123Z';
