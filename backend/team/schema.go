@@ -149,8 +149,14 @@ CREATE FUNCTION memtray.memories_changed() RETURNS trigger
 					deleted_at = excluded.deleted_at, memory = excluded.memory;
 			INSERT INTO memtray.changes (memory_id, op) VALUES (OLD.id, 'delete');
 		ELSE
-			IF TG_OP = 'INSERT' THEN
-				DELETE FROM memtray.tombstones WHERE id = NEW.id; -- a restore
+			-- A deleted id comes back only by a restore, never by a push
+			-- that raced the delete (it waited on the deleted row, then
+			-- inserted): that push fails and its retry sees the tombstone.
+			IF TG_OP = 'INSERT' AND EXISTS (SELECT 1 FROM memtray.tombstones WHERE id = NEW.id) THEN
+				IF coalesce(current_setting('memtray.restoring', true), '') <> 'on' THEN
+					RAISE EXCEPTION 'memory % was deleted meanwhile', NEW.id USING ERRCODE = '40001';
+				END IF;
+				DELETE FROM memtray.tombstones WHERE id = NEW.id;
 			END IF;
 			INSERT INTO memtray.changes (memory_id, op) VALUES (NEW.id, 'put');
 		END IF;

@@ -527,6 +527,9 @@ func (s *Store) Restore(ctx context.Context, id string) (PushResult, error) {
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
+		if _, err := tx.Exec(ctx, "SELECT set_config('memtray.restoring', 'on', true)"); err != nil {
+			return err
+		}
 		_, err = tx.Exec(ctx, `INSERT INTO memtray.memories
 			SELECT (jsonb_populate_record(NULL::memtray.memories, memory)).* FROM memtray.tombstones WHERE id = $1`, id)
 		var pe *pgconn.PgError

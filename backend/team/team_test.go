@@ -545,3 +545,57 @@ func TestPullTombstonesAndInvalidRows(t *testing.T) {
 
 func memoryKindOf(s string) memory.Kind { return memory.Kind(s) }
 func memoryTypeOf(s string) memory.Type { return memory.Type(s) }
+
+// A push racing a delete of the same id (it waits on the row being
+// deleted, then finds the id free) does not bring the memory back.
+func TestPushRacingDelete(t *testing.T) {
+	tm := newTeam(t)
+	ctx := context.Background()
+	s := tm.open(t, tm.owner)
+	m := mem("race1", "deleted while pushed again")
+	if _, err := s.Push(ctx, []Memory{m}); err != nil {
+		t.Fatal(err)
+	}
+	del := tm.raw(t, tm.owner)
+	tx, err := del.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM memtray.memories WHERE id = 'race1'"); err != nil {
+		t.Fatal(err)
+	}
+	// A retried push of the memory, changed meanwhile, so that the bulk
+	// check does not settle it: it blocks on the deleted row.
+	m.Importance, m.UpdatedAt = 0.8, t0.Add(time.Minute)
+	type result struct {
+		res []PushResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		res, err := s.Push(ctx, []Memory{m})
+		done <- result{res, err}
+	}()
+	watch := tm.raw(t, tm.owner)
+	for {
+		var waiting int
+		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		if waiting > 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.res[0].Status != PushDeleted {
+		t.Fatalf("push racing the delete: %+v, %v; want deleted", r.res, r.err)
+	}
+	if _, err := s.Get(ctx, "race1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the deleted memory is back: %v", err)
+	}
+}
