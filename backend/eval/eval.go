@@ -29,6 +29,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
@@ -67,6 +68,9 @@ type env struct {
 	st     *store.Store
 	emb    memory.Embedder
 	engine *search.Engine
+	// cfg holds the similarity thresholds in effect: the embedder's
+	// calibration where the options leave them unset, as the daemon does.
+	cfg config.Config
 }
 
 func openEnv(ctx context.Context, opts Options) (*env, error) {
@@ -88,7 +92,13 @@ func openEnv(ctx context.Context, opts Options) (*env, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("eval: temporary store: %w", err)
 	}
-	return &env{dir: dir, st: st, emb: emb, engine: search.New(st, emb, cfg, clock)}, nil
+	full := config.Default()
+	full.Search = cfg
+	// Calibrated as the daemon calibrates; a model that cannot be gets
+	// the values memtray used before calibration, as in the daemon.
+	r, _ := calib.Calibrate(ctx, emb, calib.Builtin(), evalNow)
+	calib.Apply(&full, r, emb.Model())
+	return &env{dir: dir, st: st, emb: emb, engine: search.New(st, emb, full.Search, clock), cfg: full}, nil
 }
 
 func (e *env) close() {

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"text/tabwriter"
 
-	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
@@ -92,8 +91,7 @@ func RunMerge(ctx context.Context, recallPath, metaPath string, threshold float6
 	if err := e.load(ctx, ms); err != nil {
 		return nil, err
 	}
-	cfg := config.Default().Steward
-	cfg.MergeSimilarity = steward.DefaultMergeSimilarity(e.emb.Model())
+	cfg := e.cfg.Steward // the embedder's calibrated merge similarity
 	if threshold > 0 {
 		cfg.MergeSimilarity = threshold
 	}
