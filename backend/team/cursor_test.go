@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCursorText(t *testing.T) {
@@ -133,11 +134,17 @@ func FuzzValidateMemory(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id, text, kind, typ string, importance float64, supersedes string) {
 		m := mem(id, text)
 		m.Kind, m.Type, m.Importance, m.Supersedes = memoryKindOf(kind), memoryTypeOf(typ), importance, supersedes
+		m.Source = supersedes // any string: PostgreSQL must be able to store it
 		if err := m.Validate(); err != nil {
 			return
 		}
 		if !idPattern.MatchString(m.ID) || strings.TrimSpace(m.Text) == "" || m.Importance < 0 || m.Importance > 1 || math.IsNaN(m.Importance) {
 			t.Fatalf("accepted %+v", m)
+		}
+		for _, s := range []string{m.Text, m.Source, m.Project} {
+			if !utf8.ValidString(s) || strings.ContainsRune(s, 0) {
+				t.Fatalf("accepted a string PostgreSQL refuses: %q", s)
+			}
 		}
 		if m.Kind != "" && !m.Kind.Valid() {
 			t.Fatalf("accepted kind %q", m.Kind)

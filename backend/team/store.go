@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -161,25 +161,34 @@ func (m Memory) Local() memory.Memory {
 var idPattern = regexp.MustCompile(`^[0-9A-Za-z_-]{1,128}$`)
 
 // Validate checks a memory read from or written to the team database:
-// what a member wrote there is outside input for every other daemon.
+// what a member wrote there is outside input for every other daemon. It
+// applies the local store's rules (memory.Memory.Validate: text, kind,
+// type, importance, project) and the team's: an id, the text's content
+// hash, created and updated times, and strings PostgreSQL can store
+// (UTF-8 without NUL).
 func (m Memory) Validate() error {
 	var errs []string
+	local := m.Local()
+	if err := local.Validate(); err != nil {
+		var ve *memory.ValidationError
+		if errors.As(err, &ve) {
+			errs = append(errs, ve.Problems...)
+		} else {
+			errs = append(errs, err.Error())
+		}
+	}
 	if !idPattern.MatchString(m.ID) {
 		errs = append(errs, fmt.Sprintf("id %q is not 1-128 letters, digits, - or _", clip(m.ID)))
 	}
-	if strings.TrimSpace(m.Text) == "" {
-		errs = append(errs, "text is empty")
-	} else if h := memory.ContentHash(m.Text); m.ContentHash != h {
-		errs = append(errs, fmt.Sprintf("content hash %q is not the text's (%s)", clip(m.ContentHash), h))
+	if strings.TrimSpace(m.Text) != "" {
+		if h := memory.ContentHash(m.Text); m.ContentHash != h {
+			errs = append(errs, fmt.Sprintf("content hash %q is not the text's (%s)", clip(m.ContentHash), h))
+		}
 	}
-	if m.Kind != "" && !m.Kind.Valid() {
-		errs = append(errs, fmt.Sprintf("unknown kind %q", clip(string(m.Kind))))
-	}
-	if m.Type != "" && !m.Type.Valid() {
-		errs = append(errs, fmt.Sprintf("unknown type %q", clip(string(m.Type))))
-	}
-	if math.IsNaN(m.Importance) || m.Importance < 0 || m.Importance > 1 {
-		errs = append(errs, fmt.Sprintf("importance %v is not in 0..1", m.Importance))
+	for name, v := range map[string]string{"source": m.Source, "surface": m.Surface} {
+		if len(v) > 256 || !memory.ValidUTF8(v) {
+			errs = append(errs, name+" is longer than 256 bytes or not UTF-8")
+		}
 	}
 	if m.Supersedes != "" && !idPattern.MatchString(m.Supersedes) {
 		errs = append(errs, fmt.Sprintf("supersedes %q is not an id", clip(m.Supersedes)))
@@ -188,7 +197,8 @@ func (m Memory) Validate() error {
 		errs = append(errs, "created or updated time is missing")
 	}
 	if len(errs) > 0 {
-		return fmt.Errorf("%w: memory %s: %s", memory.ErrInvalid, clip(m.ID), strings.Join(errs, "; "))
+		slices.Sort(errs)
+		return fmt.Errorf("%w: memory %q: %s", memory.ErrInvalid, clip(m.ID), strings.Join(errs, "; "))
 	}
 	return nil
 }

@@ -242,6 +242,11 @@ func TestPush(t *testing.T) {
 	if _, err := alice.Get(ctx, "x2"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("x2 was written by a failed push: %v", err)
 	}
+	nul := mem("x4", "fine text")
+	nul.Source = "cli\x00"
+	if _, err := alice.Push(ctx, []Memory{nul}); !errors.Is(err, memory.ErrInvalid) {
+		t.Errorf("push with a NUL in the source: %v, want ErrInvalid before PostgreSQL refuses it", err)
+	}
 	if _, err := alice.Push(ctx, []Memory{mem("x3", "one"), mem("x3", "two")}); !errors.Is(err, memory.ErrInvalid) {
 		t.Errorf("push of one id twice: %v", err)
 	}
