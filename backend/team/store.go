@@ -234,6 +234,9 @@ const (
 	// PushRefused: the id belongs to another member, who alone (or an
 	// admin) may change it. Nothing was written.
 	PushRefused PushStatus = "refused"
+	// PushInvalid: the memory failed validation (PushResult.Error says
+	// why). Nothing was written.
+	PushInvalid PushStatus = "invalid"
 )
 
 // PushResult is the outcome for one pushed memory.
@@ -242,6 +245,8 @@ type PushResult struct {
 	Status PushStatus `json:"status"`
 	// Winner is the id holding the text when Status is PushDuplicate.
 	Winner string `json:"winner,omitempty"`
+	// Error says what is wrong when Status is PushInvalid.
+	Error string `json:"error,omitempty"`
 }
 
 // maxPush bounds one Push (one transaction).
@@ -252,9 +257,9 @@ const maxPush = 5000
 // UpdatedAt, is left alone) and by content hash (the same text held by
 // another id is a duplicate, reported with the winner). A push retried
 // after a crash, whether or not the first attempt committed, ends in the
-// same state. It returns one result per memory, in order. An invalid
-// memory or an id given twice fails the whole push before anything is
-// written.
+// same state. It returns one result per memory, in order. A memory that
+// fails Validate, or repeats an id of the same call, is PushInvalid and
+// the others are pushed: an outbox never sticks on one bad entry.
 func (s *Store) Push(ctx context.Context, mems []Memory) ([]PushResult, error) {
 	if len(mems) == 0 {
 		return nil, nil
@@ -262,24 +267,38 @@ func (s *Store) Push(ctx context.Context, mems []Memory) ([]PushResult, error) {
 	if len(mems) > maxPush {
 		return nil, fmt.Errorf("team database: push of %d memories: at most %d at once", len(mems), maxPush)
 	}
+	out := make([]PushResult, len(mems))
+	var valid []Memory
+	var at []int // valid[k] is mems[at[k]]
 	seen := make(map[string]bool, len(mems))
-	for _, m := range mems {
+	for i, m := range mems {
+		out[i].ID = m.ID
 		if err := m.Validate(); err != nil {
-			return nil, fmt.Errorf("team database: push: %w", err)
+			out[i].Status, out[i].Error = PushInvalid, err.Error()
+			continue
 		}
 		if seen[m.ID] {
-			return nil, fmt.Errorf("team database: push: %w: id %s given twice", memory.ErrInvalid, m.ID)
+			out[i].Status, out[i].Error = PushInvalid, "the id is given twice in one push"
+			continue
 		}
 		seen[m.ID] = true
+		valid = append(valid, m)
+		at = append(at, i)
 	}
-	var out []PushResult
+	if len(valid) == 0 {
+		return out, nil
+	}
+	var res []PushResult
 	err := s.retry(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = push(ctx, tx, mems)
+		res, err = push(ctx, tx, valid)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("team database: push: %w", err)
+	}
+	for k, r := range res {
+		out[at[k]] = r
 	}
 	return out, nil
 }

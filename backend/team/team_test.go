@@ -233,22 +233,26 @@ func TestPush(t *testing.T) {
 	if err != nil || res[0].Status != PushDeleted {
 		t.Errorf("push of a deleted id: %+v, %v", res, err)
 	}
-	// Invalid input fails the push before anything is written.
+	// Invalid memories are refused one by one; the rest are pushed.
 	bad := mem("x1", "text")
 	bad.ContentHash = strings.Repeat("0", 64)
-	if _, err := alice.Push(ctx, []Memory{mem("x2", "fine"), bad}); !errors.Is(err, memory.ErrInvalid) {
-		t.Errorf("push with a wrong hash: %v", err)
-	}
-	if _, err := alice.Get(ctx, "x2"); !errors.Is(err, ErrNotFound) {
-		t.Errorf("x2 was written by a failed push: %v", err)
-	}
 	nul := mem("x4", "fine text")
 	nul.Source = "cli\x00"
-	if _, err := alice.Push(ctx, []Memory{nul}); !errors.Is(err, memory.ErrInvalid) {
-		t.Errorf("push with a NUL in the source: %v, want ErrInvalid before PostgreSQL refuses it", err)
+	res, err = alice.Push(ctx, []Memory{mem("x2", "fine"), bad, nul, mem("x3", "one"), mem("x3", "two")})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := alice.Push(ctx, []Memory{mem("x3", "one"), mem("x3", "two")}); !errors.Is(err, memory.ErrInvalid) {
-		t.Errorf("push of one id twice: %v", err)
+	want := []PushStatus{PushInserted, PushInvalid, PushInvalid, PushInserted, PushInvalid}
+	for i, r := range res {
+		if r.Status != want[i] || (r.Status == PushInvalid) != (r.Error != "") {
+			t.Errorf("push %d (%s): %+v, want %s", i, r.ID, r, want[i])
+		}
+	}
+	if !strings.Contains(res[1].Error, "content hash") || !strings.Contains(res[2].Error, "source") {
+		t.Errorf("the reasons: %q, %q", res[1].Error, res[2].Error)
+	}
+	if got, err := alice.Get(ctx, "x3"); err != nil || got.Text != "one" {
+		t.Errorf("x3: %+v, %v", got, err)
 	}
 }
 
