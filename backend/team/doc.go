@@ -17,7 +17,7 @@
 //	//   PushInserted / PushUpdated / PushUnchanged: done
 //	//   PushDuplicate: res.Winner holds the text; relink the local memory
 //	//   PushDeleted: the team deleted it; PushRefused: another member owns it
-//   PushInvalid: res.Error says why (the rest of the batch was pushed)
+//	//   PushInvalid: res.Error says why (the rest of the batch was pushed)
 //	err = s.Delete(ctx, id)            // ErrNotOwner unless owner or admin
 //	res, err = s.Restore(ctx, id)      // undo of Delete (the trash)
 //	err = s.AddCounters(ctx, deltas)   // per-user deltas, idempotent by delta ID
