@@ -150,3 +150,19 @@ func FuzzParseURL(f *testing.F) {
 		}
 	})
 }
+
+// A connection that fails says where it tried, never with the password.
+func TestOpenErrorHidesPassword(t *testing.T) {
+	for _, url := range []string{
+		"postgres://alice:s3cr3t-pw@/team?host=" + t.TempDir() + "&connect_timeout=5",
+		"host=" + t.TempDir() + " user=alice password=s3cr3t-pw dbname=team connect_timeout=5",
+	} {
+		_, err := Open(t.Context(), url)
+		if err == nil {
+			t.Fatal("connected to an empty directory")
+		}
+		if strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}
