@@ -42,8 +42,9 @@ import (
 // returned together, however many), and a cut keeps Xmin at or below the
 // first transaction not read. Done holds the transactions committed since
 // the oldest one still running began: it stays small unless a session
-// keeps a transaction open for long (idle_in_transaction_session_timeout
-// bounds that on the server).
+// keeps a transaction open for long, in any database of the server, since
+// transaction ids are the server's (idle_in_transaction_session_timeout
+// bounds that). Its size never affects correctness.
 
 // Cursor is a reader's position in the change feed. The zero Cursor is
 // the beginning. Its text form (MarshalText) is what a daemon stores

@@ -608,3 +608,38 @@ func TestPushRacingDelete(t *testing.T) {
 		t.Errorf("the deleted memory is back: %v", err)
 	}
 }
+
+// Members counting at once, each delta pushed twice (a retry): the sums
+// are exact.
+func TestCountersConcurrently(t *testing.T) {
+	tm := newTeam(t)
+	ctx := context.Background()
+	alice := tm.open(t, tm.owner)
+	bob := tm.member(t, alice, "bob", false)
+	if _, err := alice.Push(ctx, []Memory{mem("k1", "counted by two people")}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w, s := range []*Store{alice, bob} {
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 25 {
+					d := CounterDelta{ID: fmt.Sprintf("%d-%d-%d", w, g, i), MemoryID: "k1", Access: 1, Reinforced: int64(i % 2)}
+					for range 2 {
+						if err := s.AddCounters(ctx, []CounterDelta{d}); err != nil {
+							t.Error(err)
+						}
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	c, err := alice.Counters(ctx, "k1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Access != 200 || c.Reinforced != 96 {
+		t.Errorf("counters %+v, want access 200 and reinforced 96", c)
+	}
+}
