@@ -11,6 +11,9 @@
 //	s, err := team.Open(ctx, url)   // validate (TLS rule), connect, migrate, check membership
 //	defer s.Close()
 //
+//	// Which local memories go to the outbox: team.SharedByDefault(m, cfg.Projects)
+//	// unless the user moved the memory to the other scope.
+//
 //	// Outbox drain: a memory acknowledged locally is pushed later, in
 //	// batches; every outcome is final, so the outbox entry can go.
 //	res, err := s.Push(ctx, []team.Memory{team.FromLocal(m)})
