@@ -90,7 +90,7 @@ type Daemon struct {
 	pausedUntil time.Time
 	mcp         http.Handler
 	steward     *steward.Steward
-	plans       plans
+	stewardSvc  *steward.Service     // plans kept for apply, runs, undo, trash (steward.go)
 	cred        *httpapi.Credentials // the install token, shared by every handler; rotated in place
 	tokenMu     sync.Mutex           // one rotation at a time (file and memory agree)
 	startedAt   time.Time
@@ -131,7 +131,7 @@ type Daemon struct {
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
 	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d,
-		Steward: d, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d.jobs}
+		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d.jobs}
 }
 
 // Open opens the data dir's store with the embedder the store was built with

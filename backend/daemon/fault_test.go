@@ -729,7 +729,7 @@ func TestFaultClockJump(t *testing.T) {
 		d.Store().Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(x memory.Memory) error { m[x.ID] = x; return nil })
 		return m
 	}
-	trashLen := func() int { tr, _ := d.Trash(ctx); return len(tr) }
+	trashLen := func() int { tr, _ := d.Steward().Trash(ctx); return len(tr) }
 	if err := d.sweep(ctx); err != nil { // the sweep of a steady clock
 		t.Fatal(err)
 	}

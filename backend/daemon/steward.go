@@ -4,52 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
-	"sync"
 	"time"
 
-	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
-	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/steward"
-	"github.com/memtray/memtray/backend/store"
 )
 
 // StewardDir, in the data dir, holds the steward's undo journal and ledger.
 const StewardDir = "steward"
-
-// keptPlans is how many recent plans the daemon keeps for apply.
-const keptPlans = 8
-
-// plans keeps the recent plans by id, so an apply carries out exactly the
-// plan the user saw.
-type plans struct {
-	mu    sync.Mutex
-	order []string
-	byID  map[string]*steward.Plan
-	last  *steward.Plan // the scheduled sweep's latest plan
-}
-
-func (p *plans) add(pl *steward.Plan) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.byID == nil {
-		p.byID = map[string]*steward.Plan{}
-	}
-	p.byID[pl.ID] = pl
-	p.order = append(p.order, pl.ID)
-	for len(p.order) > keptPlans {
-		delete(p.byID, p.order[0])
-		p.order = p.order[1:]
-	}
-}
-
-func (p *plans) get(id string) (*steward.Plan, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pl, ok := p.byID[id]
-	return pl, ok
-}
 
 func (d *Daemon) openSteward() {
 	cfg := d.cfg.Steward
@@ -59,76 +21,21 @@ func (d *Daemon) openSteward() {
 	d.steward = steward.New(d.store, cfg, steward.Options{
 		Dir: filepath.Join(d.cfg.DataDir, StewardDir), Clock: d.clock, Logger: d.log, Embedder: d.emb})
 	d.clockCheck.observe(d.clock.Now()) // the first sweep compares with now
+	d.stewardSvc = steward.NewService(d.steward, steward.ServiceOptions{
+		Announce: func(op string, pl *steward.Plan, res *steward.Result) {
+			d.publishSteward(op, pl, res, false, nil)
+			if op == "applied" {
+				d.publishRun(*res)
+			}
+		},
+		Restored: func(ids []string) { d.publishMemory(httpapi.MemoryRestored, ids, nil) },
+		IndexLag: d.indexLag,
+	})
 }
 
-// StewardPlan makes a dry-run plan and keeps it for StewardApply.
-func (d *Daemon) StewardPlan(ctx context.Context, o steward.PlanOptions) (*steward.Plan, error) {
-	for _, op := range o.Ops {
-		if !slices.Contains(config.StewardOps, op) {
-			return nil, fmt.Errorf("%w: unknown operation %q", memory.ErrInvalid, op)
-		}
-	}
-	if o.All && o.Project != "" {
-		return nil, fmt.Errorf("%w: --all and --project exclude each other", memory.ErrInvalid)
-	}
-	pl, err := d.steward.Plan(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	d.plans.add(pl)
-	d.publishSteward("planned", pl, nil, false, nil)
-	return pl, nil
-}
-
-// StewardApply applies a kept plan.
-func (d *Daemon) StewardApply(ctx context.Context, req httpapi.ApplyRequest) (steward.Result, error) {
-	pl, ok := d.plans.get(req.PlanID)
-	if !ok {
-		return steward.Result{}, fmt.Errorf("%w: no plan %q: plans are kept for the last %d runs; plan again", memory.ErrNotFound, req.PlanID, keptPlans)
-	}
-	for _, op := range req.Ops {
-		if !slices.Contains(config.StewardOps, op) {
-			return steward.Result{}, fmt.Errorf("%w: unknown operation %q", memory.ErrInvalid, op)
-		}
-	}
-	res, err := d.steward.Apply(ctx, pl, req.Ops)
-	if err == nil {
-		d.publishSteward("applied", nil, &res, false, nil)
-		d.publishRun(res)
-	}
-	return res, err
-}
-
-// StewardUndo reverts an applied run: req.RunID, or the last one.
-func (d *Daemon) StewardUndo(ctx context.Context, req httpapi.UndoRequest) (steward.Result, error) {
-	res, err := d.steward.UndoRun(ctx, req.RunID)
-	if err == nil {
-		d.publishSteward("undone", nil, &res, false, nil)
-	}
-	return res, err
-}
-
-// StewardRuns lists the applied runs that can be undone, newest first.
-func (d *Daemon) StewardRuns(ctx context.Context) ([]steward.Run, error) {
-	return d.steward.Runs()
-}
-
-// Trash lists the steward's trash.
-func (d *Daemon) Trash(ctx context.Context) ([]store.TrashedMemory, error) {
-	return d.steward.Trash(ctx)
-}
-
-// Restore brings memories back from the trash.
-func (d *Daemon) Restore(ctx context.Context, ids []string) error {
-	if len(ids) == 0 || len(ids) > 1000 {
-		return fmt.Errorf("%w: restore 1..1000 ids", memory.ErrInvalid)
-	}
-	if err := d.indexLag(d.steward.Restore(ctx, ids...)); err != nil {
-		return err
-	}
-	d.publishMemory(httpapi.MemoryRestored, ids, nil)
-	return nil
-}
+// Steward is the steward as the API uses it: plans kept for apply, runs,
+// undo, the trash.
+func (d *Daemon) Steward() *steward.Service { return d.stewardSvc }
 
 // runSteward sweeps on the configured schedule until ctx ends: a plan of
 // every operation, of which only the auto-applied ones are applied (the
@@ -174,13 +81,10 @@ func (d *Daemon) sweep(ctx context.Context) error {
 			"jump", j.Round(time.Second), "hold", clockHold)
 	}
 	held, _, _, left := d.clockCheck.held()
-	pl, err := d.StewardPlan(ctx, steward.PlanOptions{})
+	pl, err := d.stewardSvc.StewardPlan(ctx, steward.PlanOptions{})
 	if err != nil {
 		return err
 	}
-	d.plans.mu.Lock()
-	d.plans.last = pl
-	d.plans.mu.Unlock()
 	if held {
 		d.log.Info("steward sweep planned only: holding after a clock jump", "for", left.Round(time.Second))
 		return nil

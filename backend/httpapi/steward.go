@@ -29,19 +29,12 @@ type Steward interface {
 	Restore(ctx context.Context, ids []string) error
 }
 
-// ApplyRequest is what POST /api/steward/apply takes.
-type ApplyRequest struct {
-	PlanID string   `json:"plan_id"`
-	Ops    []string `json:"ops,omitempty"`
-}
+// ApplyRequest is what POST /api/steward/apply takes (package steward's).
+type ApplyRequest = steward.ApplyRequest
 
 // UndoRequest is what POST /api/steward/undo takes; an empty body undoes
-// the last run.
-type UndoRequest struct {
-	// RunID names the run to undo (GET /api/steward/runs lists them);
-	// empty is the last one.
-	RunID string `json:"run_id,omitempty"`
-}
+// the last run (package steward's).
+type UndoRequest = steward.UndoRequest
 
 // maxRunID bounds an UndoRequest's RunID.
 const maxRunID = 128

@@ -30,7 +30,7 @@ export interface AddRequest {
   importance?: number;
 }
 
-/** httpapi.ApplyRequest */
+/** steward.ApplyRequest */
 export interface ApplyRequest {
   plan_id: string;
   ops?: string[];
@@ -1139,7 +1139,7 @@ export interface TrashedMemory {
   reason: string;
 }
 
-/** httpapi.UndoRequest */
+/** steward.UndoRequest */
 export interface UndoRequest {
   run_id?: string;
 }

@@ -1,0 +1,168 @@
+package steward
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// KeptPlans is how many recent plans a Service keeps for apply.
+const KeptPlans = 8
+
+// ApplyRequest asks a Service to apply a kept plan: all of its operations,
+// or only Ops.
+type ApplyRequest struct {
+	PlanID string   `json:"plan_id"`
+	Ops    []string `json:"ops,omitempty"`
+}
+
+// UndoRequest asks a Service to undo a run; an empty one undoes the last.
+type UndoRequest struct {
+	// RunID names the run to undo (Runs lists them); empty is the last one.
+	RunID string `json:"run_id,omitempty"`
+}
+
+// ServiceOptions configures NewService.
+type ServiceOptions struct {
+	// Announce gets each plan made (op "planned", with the plan), run
+	// applied ("applied", with its result) and run undone ("undone");
+	// nil: nothing is announced.
+	Announce func(op string, pl *Plan, res *Result)
+	// Restored gets the ids a restore brought back from the trash.
+	Restored func(ids []string)
+	// IndexLag turns a write whose text index lags (store.ErrIndexPending)
+	// into success, or returns the error; nil: every error fails.
+	IndexLag func(error) error
+}
+
+// Service is the steward as people and tools use it: plans are dry runs
+// kept by id (the last KeptPlans), so an apply carries out exactly the
+// plan that was shown; the operations asked for are checked; each plan,
+// run, undo and restore is announced. It is safe for concurrent use.
+type Service struct {
+	s     *Steward
+	o     ServiceOptions
+	plans plans
+}
+
+// NewService returns the service over s.
+func NewService(s *Steward, o ServiceOptions) *Service {
+	if o.Announce == nil {
+		o.Announce = func(string, *Plan, *Result) {}
+	}
+	if o.Restored == nil {
+		o.Restored = func([]string) {}
+	}
+	if o.IndexLag == nil {
+		o.IndexLag = func(err error) error { return err }
+	}
+	return &Service{s: s, o: o}
+}
+
+// StewardPlan makes a dry-run plan and keeps it for StewardApply.
+func (v *Service) StewardPlan(ctx context.Context, o PlanOptions) (*Plan, error) {
+	if err := knownOps(o.Ops); err != nil {
+		return nil, err
+	}
+	if o.All && o.Project != "" {
+		return nil, fmt.Errorf("%w: --all and --project exclude each other", memory.ErrInvalid)
+	}
+	pl, err := v.s.Plan(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	v.plans.add(pl)
+	v.o.Announce("planned", pl, nil)
+	return pl, nil
+}
+
+// StewardApply applies a kept plan.
+func (v *Service) StewardApply(ctx context.Context, req ApplyRequest) (Result, error) {
+	pl, ok := v.plans.get(req.PlanID)
+	if !ok {
+		return Result{}, fmt.Errorf("%w: no plan %q: plans are kept for the last %d runs; plan again", memory.ErrNotFound, req.PlanID, KeptPlans)
+	}
+	if err := knownOps(req.Ops); err != nil {
+		return Result{}, err
+	}
+	res, err := v.s.Apply(ctx, pl, req.Ops)
+	if err == nil {
+		v.o.Announce("applied", nil, &res)
+	}
+	return res, err
+}
+
+// StewardUndo reverts an applied run: req.RunID, or the last one.
+func (v *Service) StewardUndo(ctx context.Context, req UndoRequest) (Result, error) {
+	res, err := v.s.UndoRun(ctx, req.RunID)
+	if err == nil {
+		v.o.Announce("undone", nil, &res)
+	}
+	return res, err
+}
+
+// StewardRuns lists the applied runs that can be undone, newest first.
+func (v *Service) StewardRuns(ctx context.Context) ([]Run, error) {
+	return v.s.Runs()
+}
+
+// Trash lists the steward's trash.
+func (v *Service) Trash(ctx context.Context) ([]store.TrashedMemory, error) {
+	return v.s.Trash(ctx)
+}
+
+// Restore brings memories back from the trash.
+func (v *Service) Restore(ctx context.Context, ids []string) error {
+	if len(ids) == 0 || len(ids) > 1000 {
+		return fmt.Errorf("%w: restore 1..1000 ids", memory.ErrInvalid)
+	}
+	if err := v.o.IndexLag(v.s.Restore(ctx, ids...)); err != nil {
+		return err
+	}
+	v.o.Restored(ids)
+	return nil
+}
+
+// knownOps checks that every op is one of config.StewardOps.
+func knownOps(ops []string) error {
+	for _, op := range ops {
+		if !slices.Contains(config.StewardOps, op) {
+			return fmt.Errorf("%w: unknown operation %q", memory.ErrInvalid, op)
+		}
+	}
+	return nil
+}
+
+// plans keeps the recent plans by id, so an apply carries out exactly the
+// plan the user saw.
+type plans struct {
+	mu    sync.Mutex
+	order []string
+	byID  map[string]*Plan
+}
+
+func (p *plans) add(pl *Plan) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.byID == nil {
+		p.byID = map[string]*Plan{}
+	}
+	p.byID[pl.ID] = pl
+	p.order = append(p.order, pl.ID)
+	for len(p.order) > KeptPlans {
+		delete(p.byID, p.order[0])
+		p.order = p.order[1:]
+	}
+}
+
+func (p *plans) get(id string) (*Plan, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl, ok := p.byID[id]
+	return pl, ok
+}
