@@ -1,0 +1,45 @@
+package daemon
+
+import (
+	"context"
+	"net/http"
+	"testing"
+)
+
+// TestShutdownEndsStreams: a live stream (the UI's /api/events, an MCP
+// client's GET stream) must not hold the shutdown until its deadline: Serve
+// returns cleanly while the stream is still open (issue 21 bug 15, where a
+// UI tab made shutdown take 5 s and end with "context deadline exceeded",
+// and an immediate restart found the store locked).
+func TestShutdownEndsStreams(t *testing.T) {
+	for _, accept := range []string{"", "text/event-stream"} {
+		t.Run("accept="+accept, func(t *testing.T) {
+			d, err := Open(context.Background(), Options{Config: testConfig(t), Version: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			addrc, done := make(chan string, 1), make(chan error, 1)
+			go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
+			addr := <-addrc
+			req, _ := http.NewRequest("GET", "http://"+addr+"/api/events", nil)
+			req.Header.Set("Authorization", "Bearer "+d.Token())
+			if accept != "" {
+				req.Header.Set("Accept", accept)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("events: %d", resp.StatusCode)
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Serve with a stream open: %v", err)
+			}
+		})
+	}
+}
