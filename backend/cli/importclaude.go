@@ -45,7 +45,7 @@ func runImportClaude(env *Env, args []string) error {
 		req.ProjectDirs = append(req.ProjectDirs, abs)
 	}
 	return c.with(env, func(svc httpapi.Services) error {
-		rep, err := svc.Transfer.ImportClaude(env.Ctx, req)
+		rep, err := svc.Importer.ImportClaude(env.Ctx, req)
 		if err != nil {
 			return err
 		}

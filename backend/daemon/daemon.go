@@ -34,6 +34,7 @@ import (
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/tail"
+	"github.com/memtray/memtray/backend/transfer"
 	"github.com/memtray/memtray/frontend"
 )
 
@@ -121,6 +122,7 @@ type Daemon struct {
 
 	setup    *setup.Service    // connecting agents, autostart, the first-run guide (setup.go)
 	feedback *feedback.Service // reinforce, rate, snooze, pin (recall.go)
+	transfer *transfer.Service // exports to files and imports of uploads, as jobs
 
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
@@ -130,7 +132,7 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d,
+	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d.transfer, Importer: d,
 		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d.jobs}
 }
 
@@ -192,13 +194,14 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	// before it closes.
 	d.jobs = jobs.New(d.publishJob)
 	d.closers.push(func() error { d.jobs.Close(); return nil })
+	d.transfer = transfer.New(transfer.Options{DataDir: cfg.DataDir, Stream: d, Count: st.Count, Jobs: d.jobs, Clock: d.clock, Logger: d.log})
 	for _, w := range st.Info().Warnings {
 		d.log.Warn("store repaired at open", "what", w)
 	}
 	// The store's lock keeps other daemons out of the data dir: temporary
 	// files of atomic writes there (runtime file, token, state) and the
 	// upload spools of import jobs are what a kill cut short.
-	if n := config.RemoveTemps(cfg.DataDir) + removeSpools(cfg.DataDir); n > 0 {
+	if n := config.RemoveTemps(cfg.DataDir) + transfer.RemoveSpools(cfg.DataDir); n > 0 {
 		d.log.Info("removed the temporary files of interrupted writes", "dir", cfg.DataDir, "files", n)
 	}
 	// Other processes may write the config file: only old temporaries.

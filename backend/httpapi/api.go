@@ -179,6 +179,7 @@ type Services struct {
 	Recaller    Recaller
 	Settings    Settings
 	Transfer    Transfer
+	Importer    Importer
 	Steward     Steward
 	Setup       Setup
 	Autostarter Autostarter

@@ -35,6 +35,7 @@ var (
 	_ Recaller    = (*Client)(nil)
 	_ Settings    = (*Client)(nil)
 	_ Transfer    = (*Client)(nil)
+	_ Importer    = (*Client)(nil)
 	_ Steward     = (*Client)(nil)
 	_ Setup       = (*Client)(nil)
 	_ Autostarter = (*Client)(nil)
@@ -46,7 +47,7 @@ var (
 
 // Services is every area of the API over this client.
 func (c *Client) Services() Services {
-	return Services{Memories: c, Feedback: c, Feed: c, Status: c, Recaller: c, Settings: c, Transfer: c, Steward: c,
+	return Services{Memories: c, Feedback: c, Feed: c, Status: c, Recaller: c, Settings: c, Transfer: c, Importer: c, Steward: c,
 		Setup: c, Autostarter: c, Welcome: c, Tokens: c, Embedders: c, Jobs: c}
 }
 
@@ -221,7 +222,7 @@ func (c *Client) send(ctx context.Context, method, path string, body io.Reader, 
 		eb.Error = strings.TrimSpace(string(data))
 	}
 	if eb.Code == "invalid" && len(eb.Fields) > 0 {
-		return nil, &FieldErrors{Message: eb.Error, Fields: eb.Fields, whole: true}
+		return nil, &FieldErrors{Message: eb.Error, Fields: eb.Fields, Whole: true}
 	}
 	for _, c := range codes {
 		if c.code == eb.Code {

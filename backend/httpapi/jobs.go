@@ -32,8 +32,8 @@ const (
 
 // Job units: what Done and Total count.
 const (
-	UnitBytes    = "bytes"
-	UnitMemories = "memories"
+	UnitBytes    = jobs.UnitBytes
+	UnitMemories = jobs.UnitMemories
 )
 
 // ErrJobRunning says a job of the same kind is running: one of a kind at

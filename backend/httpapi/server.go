@@ -606,5 +606,5 @@ func (h *Handler) capturePost(r *http.Request, u CaptureUpdate) (CaptureState, e
 }
 
 func (h *Handler) importClaude(r *http.Request, req ImportClaudeRequest) (ImportClaudeReport, error) {
-	return h.s.Transfer.ImportClaude(r.Context(), req)
+	return h.s.Importer.ImportClaude(r.Context(), req)
 }

@@ -6,14 +6,16 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/memtray/memtray/backend/transfer"
 )
 
 // Job kinds of Transfer.
 const (
 	// JobExport writes the store to a file (ExportFile).
-	JobExport = "export"
+	JobExport = transfer.KindExport
 	// JobImport adds the memories of an uploaded export (ImportJob).
-	JobImport = "import"
+	JobImport = transfer.KindImport
 )
 
 // Transfer is the part of Services that exports to a file and imports as
@@ -27,17 +29,19 @@ type Transfer interface {
 	// and adds its memories as a job counting bytes; the job's Result
 	// summarises the ImportReport.
 	ImportJob(ctx context.Context, r io.Reader) (Job, error)
+}
+
+// Importer is the part of Services that imports what people keep for
+// their agents elsewhere.
+type Importer interface {
 	// ImportClaude imports Claude Code's file memories and CLAUDE.md
 	// files, idempotently; a dry run writes nothing.
 	ImportClaude(ctx context.Context, req ImportClaudeRequest) (ImportClaudeReport, error)
 }
 
-// ExportFileRequest is what POST /api/export/file takes.
-type ExportFileRequest struct {
-	// Dir is an existing absolute directory; empty: the user's download
-	// folder ($XDG_DOWNLOAD_DIR, ~/Downloads), else the home directory.
-	Dir string `json:"dir,omitempty"`
-}
+// ExportFileRequest is what POST /api/export/file takes (package
+// transfer's).
+type ExportFileRequest = transfer.ExportFileRequest
 
 // transferRoutes registers POST /api/export/file and POST /api/import/job.
 func (h *Handler) transferRoutes() {

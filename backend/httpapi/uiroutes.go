@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,39 +24,7 @@ const feedBuffer = 1024
 
 // FieldErrors is invalid input with a problem per field; it matches
 // memory.ErrInvalid and answers 400 with the fields in ErrorBody.
-type FieldErrors struct {
-	Message string
-	Fields  map[string]string
-	// whole: Message already lists the fields (an error read off the wire).
-	whole bool
-}
-
-// Error lists the fields' problems.
-func (e *FieldErrors) Error() string {
-	if e.whole {
-		return e.Message
-	}
-	keys := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + ": " + e.Fields[k]
-	}
-	msg := e.Message
-	if msg == "" {
-		msg = "invalid input"
-	}
-	if len(parts) == 0 {
-		return msg
-	}
-	return msg + ": " + strings.Join(parts, "; ")
-}
-
-// Is makes errors.Is(err, memory.ErrInvalid) true.
-func (e *FieldErrors) Is(target error) bool { return target == memory.ErrInvalid }
+type FieldErrors = memory.FieldErrors
 
 // fieldsOf returns the per-field problems err carries, if any.
 func fieldsOf(err error) map[string]string {

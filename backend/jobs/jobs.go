@@ -26,6 +26,12 @@ const (
 	Canceled = "canceled"
 )
 
+// Units: what a job's Done and Total count.
+const (
+	UnitBytes    = "bytes"
+	UnitMemories = "memories"
+)
+
 // ErrRunning says a job of the same kind is running: one of a kind at
 // a time (HTTP 409, code "job_running").
 var ErrRunning = errors.New("a job of this kind is already running")

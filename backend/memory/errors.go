@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -34,3 +35,40 @@ func (e *ValidationError) Error() string {
 
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *ValidationError) Is(target error) bool { return target == ErrInvalid }
+
+// FieldErrors is invalid input with a problem per field (the API answers
+// it with 400 and the fields); it matches ErrInvalid.
+type FieldErrors struct {
+	Message string
+	Fields  map[string]string
+	// Whole says Message already lists the fields (an error read off the
+	// wire).
+	Whole bool
+}
+
+// Error lists the fields' problems.
+func (e *FieldErrors) Error() string {
+	if e.Whole {
+		return e.Message
+	}
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + ": " + e.Fields[k]
+	}
+	msg := e.Message
+	if msg == "" {
+		msg = "invalid input"
+	}
+	if len(parts) == 0 {
+		return msg
+	}
+	return msg + ": " + strings.Join(parts, "; ")
+}
+
+// Is makes errors.Is(err, ErrInvalid) true.
+func (e *FieldErrors) Is(target error) bool { return target == ErrInvalid }

@@ -277,7 +277,7 @@ export interface Exchange {
   ended_at?: string;
 }
 
-/** httpapi.ExportFileRequest */
+/** transfer.ExportFileRequest */
 export interface ExportFileRequest {
   dir?: string;
 }

@@ -1,4 +1,8 @@
-package daemon
+// Package transfer moves a whole store in and out as files, as background
+// jobs (package jobs): an export written to a new file (complete under its
+// final name, or not there), and an import whose upload waits sealed in
+// the data dir (spool.go) while the job checks and adds it.
+package transfer
 
 import (
 	"bufio"
@@ -8,23 +12,77 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/jobs"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
 
+// The job kinds and units of a Service's jobs.
+const (
+	// KindExport writes the store to a file (ExportFile).
+	KindExport = "export"
+	// KindImport adds an uploaded export stream (ImportJob).
+	KindImport = "import"
+)
+
+// ExportFileRequest asks for an export to a file.
+type ExportFileRequest struct {
+	// Dir is an existing absolute directory; empty: the user's download
+	// folder ($XDG_DOWNLOAD_DIR, ~/Downloads), else the home directory.
+	Dir string `json:"dir,omitempty"`
+}
+
+// Stream is the store's whole-stream export and import.
+type Stream interface {
+	Export(ctx context.Context, w io.Writer) error
+	Import(ctx context.Context, r io.Reader) (store.ImportReport, error)
+}
+
+// Options configures New.
+type Options struct {
+	// DataDir is where uploads wait (sealed) for their import job.
+	DataDir string
+	// Stream exports and imports; Count is the number of memories (an
+	// export's total).
+	Stream Stream
+	Count  func() int
+	// Jobs runs the exports and imports.
+	Jobs *jobs.Runner
+	// Clock names export files; nil: the wall clock.
+	Clock memory.Clock
+	// Logger records what was exported and imported; nil discards it.
+	Logger *slog.Logger
+}
+
+// Service exports to files and imports uploads, as jobs. It is safe for
+// concurrent use.
+type Service struct {
+	o Options
+}
+
+// New returns the service over o.
+func New(o Options) *Service {
+	if o.Clock == nil {
+		o.Clock = memory.SystemClock{}
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{o: o}
+}
+
 // ExportFile writes every memory to a new file in req.Dir (or the user's
 // download folder) as a background job: the file appears under its final
 // name only when it is complete.
-func (d *Daemon) ExportFile(_ context.Context, req httpapi.ExportFileRequest) (httpapi.Job, error) {
-	if j, ok := d.jobs.Running(httpapi.JobExport); ok {
+func (s *Service) ExportFile(_ context.Context, req ExportFileRequest) (jobs.Job, error) {
+	if j, ok := s.o.Jobs.Running(KindExport); ok {
 		return j, jobs.Busy(j)
 	}
 	dir := req.Dir
@@ -32,25 +90,25 @@ func (d *Daemon) ExportFile(_ context.Context, req httpapi.ExportFileRequest) (h
 		dir = downloadDir()
 	}
 	if !filepath.IsAbs(dir) || !memory.ValidUTF8(dir) || len(dir) > 4096 {
-		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid export", Fields: map[string]string{"dir": "must be an absolute path"}}
+		return jobs.Job{}, &memory.FieldErrors{Message: "invalid export", Fields: map[string]string{"dir": "must be an absolute path"}}
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return httpapi.Job{}, &httpapi.FieldErrors{Message: "invalid export", Fields: map[string]string{"dir": "must be an existing directory"}}
+		return jobs.Job{}, &memory.FieldErrors{Message: "invalid export", Fields: map[string]string{"dir": "must be an existing directory"}}
 	}
-	path := freeName(dir, "memtray-export-"+d.clock.Now().Format("20060102-150405"), ".jsonl")
-	return d.jobs.Start(httpapi.JobExport, path, httpapi.UnitMemories, func(ctx context.Context, j *jobs.Task) (string, error) {
-		total := int64(d.store.Count())
+	path := freeName(dir, "memtray-export-"+s.o.Clock.Now().Format("20060102-150405"), ".jsonl")
+	return s.o.Jobs.Start(KindExport, path, jobs.UnitMemories, func(ctx context.Context, j *jobs.Task) (string, error) {
+		total := int64(s.o.Count())
 		j.Progress("writing", 0, total)
 		n, err := writeExport(ctx, path, func(w io.Writer) error {
 			// The stream is a header line, a line per memory, a trailer line.
-			return d.Export(ctx, &lineCounter{w: w, line: func(n int64) { j.Progress("writing", min(max(n-1, 0), total), total) }})
+			return s.o.Stream.Export(ctx, &lineCounter{w: w, line: func(n int64) { j.Progress("writing", min(max(n-1, 0), total), total) }})
 		})
 		if err != nil {
 			return "", err
 		}
 		n -= 2
 		j.Progress("written", n, n)
-		d.log.Info("exported", "file", path, "memories", n)
+		s.o.Logger.Info("exported", "file", path, "memories", n)
 		return fmt.Sprintf("%d memories written to %s", n, path), nil
 	})
 }
@@ -165,23 +223,23 @@ func userDirsDownload(path, home string) string {
 }
 
 // ImportJob spools an export stream into the data dir (up to
-// httpapi.MaxImportBody; sealed, see writeSpool), then imports it as a
+// the API's MaxImportBody; sealed, see writeSpool), then imports it as a
 // background job counting the bytes read; the spool file is removed when
 // the job ends.
-func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error) {
-	if j, ok := d.jobs.Running(httpapi.JobImport); ok {
+func (s *Service) ImportJob(ctx context.Context, r io.Reader) (jobs.Job, error) {
+	if j, ok := s.o.Jobs.Running(KindImport); ok {
 		return j, jobs.Busy(j)
 	}
-	sp, err := writeSpool(d.cfg.DataDir, r)
+	sp, err := writeSpool(s.o.DataDir, r)
 	if err != nil {
-		return httpapi.Job{}, fmt.Errorf("import: spool the upload: %w", err)
+		return jobs.Job{}, fmt.Errorf("import: spool the upload: %w", err)
 	}
 	if sp.size == 0 {
 		sp.remove()
-		return httpapi.Job{}, fmt.Errorf("import: %w: the import is empty", memory.ErrInvalid)
+		return jobs.Job{}, fmt.Errorf("import: %w: the import is empty", memory.ErrInvalid)
 	}
 	size := sp.size
-	j, err := d.jobs.Start(httpapi.JobImport, "upload", httpapi.UnitBytes, func(ctx context.Context, j *jobs.Task) (string, error) {
+	j, err := s.o.Jobs.Start(KindImport, "upload", jobs.UnitBytes, func(ctx context.Context, j *jobs.Task) (string, error) {
 		defer sp.remove()
 		in, err := sp.open()
 		if err != nil {
@@ -197,11 +255,11 @@ func (d *Daemon) ImportJob(ctx context.Context, r io.Reader) (httpapi.Job, error
 			j.Progress(status, n, size)
 		}}
 		start := time.Now()
-		rep, err := d.Import(ctx, pr)
+		rep, err := s.o.Stream.Import(ctx, pr)
 		if err != nil {
 			return "", err
 		}
-		d.log.Info("imported", "memories", rep.Imported, "of", rep.Total, "took", time.Since(start))
+		s.o.Logger.Info("imported", "memories", rep.Imported, "of", rep.Total, "took", time.Since(start))
 		return importSummary(rep), nil
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package daemon
+package transfer
 
 import (
 	"crypto/aes"
@@ -87,11 +87,11 @@ func (s *spool) open() (io.ReadCloser, error) {
 // remove deletes the spool file.
 func (s *spool) remove() { os.Remove(s.path) }
 
-// removeSpools deletes the spools a killed process left in dir (their key
+// RemoveSpools deletes the spools a killed process left in dir (their key
 // died with it) and the plain ones of versions before the spool was
 // sealed, and returns how many it removed. Call it only where no other
 // process uses dir: the daemon on its data dir, under the store's lock.
-func removeSpools(dir string) int {
+func RemoveSpools(dir string) int {
 	return config.RemoveFiles(dir, func(name string) bool {
 		return strings.HasPrefix(name, spoolPrefix) && (strings.HasSuffix(name, spoolSuffix) || strings.HasSuffix(name, ".jsonl"))
 	})
