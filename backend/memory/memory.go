@@ -286,10 +286,19 @@ type ScoreBreakdown struct {
 	Feedback     float64 `json:"feedback"`
 	Keyword      float64 `json:"keyword"`
 	Composite    float64 `json:"composite"`
+	// Diversity is what MMR took off Composite because the memory resembles
+	// a hit ranked above it (SimilarTo); the hit's Score is Composite less
+	// Diversity, so hits in rank order have non-increasing scores. 0 when
+	// MMR did not demote it.
+	Diversity float64 `json:"diversity,omitempty"`
+	// SimilarTo is the id of the hit ranked above this one that it
+	// resembles most, when Diversity is not 0.
+	SimilarTo string `json:"similar_to,omitempty"`
 }
 
 // Hit is one search result: the memory (without its embedding), its final
-// score and how that score was made.
+// score (the one it ranks by: the composite less any diversity penalty) and
+// how that score was made.
 type Hit struct {
 	Memory    Memory         `json:"memory"`
 	Score     float64        `json:"score"`

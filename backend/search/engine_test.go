@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -278,7 +279,7 @@ func TestEngineHitsAndBreakdown(t *testing.T) {
 				t.Errorf("%s: hit carries its embedding", mode)
 			}
 			b := h.Breakdown
-			if h.Score != b.Composite || b.Relevance <= 0 || b.Relevance > 1 || b.Importance != 0.5 || b.Recency >= 1 || b.Recency < 0.98 {
+			if h.Score != math.Max(0, b.Composite-b.Diversity) || b.Relevance <= 0 || b.Relevance > 1 || b.Importance != 0.5 || b.Recency >= 1 || b.Recency < 0.98 {
 				t.Errorf("%s hit %d: score %v breakdown %+v", mode, i, h.Score, b)
 			}
 			if (mode == ModeBM25 && b.VectorRank != 0) || (mode == ModeVector && b.TextRank != 0) {
@@ -288,6 +289,52 @@ func TestEngineHitsAndBreakdown(t *testing.T) {
 		if r.Hits[0].Memory.ID != "p07" {
 			t.Errorf("%s: %v", mode, hitIDs(r.Hits))
 		}
+	}
+}
+
+// TestEngineScoresInRankOrder: what a hit shows is what it ranks by. MMR
+// may place a memory below one with a lower composite (it resembles a hit
+// above it); its Score then carries the penalty, so scores never increase
+// down the list, and no two hits share a vector rank though the builtin
+// embedder searches two vector lists (issue 21, bug 3).
+func TestEngineScoresInRankOrder(t *testing.T) {
+	e, _ := openFixture(t, nil)
+	ctx := context.Background()
+	queries := []string{"why is the cache TTL pinned", "recipe search", "error handling in the API",
+		"orbit propagation", "pantry store", "how do we deploy", "tests"}
+	var demoted int
+	for _, mode := range Modes {
+		for _, q := range queries {
+			r, err := e.Run(ctx, Query{Text: q, Mode: mode, K: 20, NoFloors: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vecRanks := map[int]string{}
+			for i, h := range r.Hits {
+				b := h.Breakdown
+				if i > 0 && h.Score > r.Hits[i-1].Score {
+					t.Errorf("%s %q: hit %d (%s) scores %.4f above hit %d's %.4f", mode, q, i+1, h.Memory.ID, h.Score, i, r.Hits[i-1].Score)
+				}
+				if want := math.Max(0, b.Composite-b.Diversity); h.Score != want {
+					t.Errorf("%s %q: hit %d score %v, want composite %v less diversity %v", mode, q, i+1, h.Score, b.Composite, b.Diversity)
+				}
+				if b.Diversity > 0 {
+					demoted++
+					if b.SimilarTo == "" || b.SimilarTo == h.Memory.ID {
+						t.Errorf("%s %q: hit %d demoted, similar to %q", mode, q, i+1, b.SimilarTo)
+					}
+				}
+				if b.VectorRank > 0 {
+					if other, dup := vecRanks[b.VectorRank]; dup {
+						t.Errorf("%s %q: %s and %s both have vector rank %d", mode, q, other, h.Memory.ID, b.VectorRank)
+					}
+					vecRanks[b.VectorRank] = h.Memory.ID
+				}
+			}
+		}
+	}
+	if demoted == 0 {
+		t.Error("no query had MMR demote a hit: the test does not exercise it")
 	}
 }
 

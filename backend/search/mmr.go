@@ -2,9 +2,43 @@ package search
 
 import "math"
 
+// Pick is one item MMR picked, in the order picked.
+type Pick struct {
+	// Index is the item's index in the input.
+	Index int
+	// Penalty is what MMR took off the item's relevance for resembling an
+	// item picked before it, in the relevance's own units:
+	//
+	//	(1 - lambda) / lambda x (max rel - min rel) x max cos(item, picked)
+	//
+	// so rel - Penalty orders the picks as MMR picked them (never
+	// increasing). It is 0 for the first pick, for an item resembling
+	// nothing picked, and when lambda is 0 (pure diversity, which no
+	// relevance-scale number expresses).
+	Penalty float64
+	// SimilarTo is the index of the item picked before it that it
+	// resembles most, -1 when it resembles none.
+	SimilarTo int
+}
+
 // MMR orders items by greedy Maximal Marginal Relevance and returns the
 // indices of the first k picks (all items when k <= 0 or k > len(rel)).
-// At each step it picks the item maximising
+// See MMRPicks.
+func MMR(rel []float64, vecs [][]float32, lambda float64, k int) []int {
+	picks := MMRPicks(rel, vecs, lambda, k)
+	if picks == nil {
+		return nil
+	}
+	order := make([]int, len(picks))
+	for i, p := range picks {
+		order[i] = p.Index
+	}
+	return order
+}
+
+// MMRPicks orders items by greedy Maximal Marginal Relevance and returns
+// the first k picks (all items when k <= 0 or k > len(rel)) with the
+// penalty each one took. At each step it picks the item maximising
 //
 //	lambda x rel'(i) - (1 - lambda) x max over picked j of cos(vecs[i], vecs[j])
 //
@@ -13,7 +47,7 @@ import "math"
 // the scale of the scores. Ties go to the lower index; an item without a
 // vector is similar to nothing. lambda = 1 keeps the relevance order.
 // vecs must be as long as rel.
-func MMR(rel []float64, vecs [][]float32, lambda float64, k int) []int {
+func MMRPicks(rel []float64, vecs [][]float32, lambda float64, k int) []Pick {
 	n := len(rel)
 	if k <= 0 || k > n {
 		k = n
@@ -45,10 +79,19 @@ func MMR(rel []float64, vecs [][]float32, lambda float64, k int) []int {
 			}
 		}
 	}
+	// scale turns a similarity into relevance units (see Pick.Penalty).
+	var scale float64
+	if lambda > 0 && hi > lo {
+		scale = (1 - lambda) / lambda * (hi - lo)
+	}
 	maxSim := make([]float64, n) // max similarity to the picked items
+	simTo := make([]int, n)      // the picked item maxSim is to, -1 for none
+	for i := range simTo {
+		simTo[i] = -1
+	}
 	picked := make([]bool, n)
-	order := make([]int, 0, k)
-	for len(order) < k {
+	picks := make([]Pick, 0, k)
+	for len(picks) < k {
 		best, bestScore := -1, math.Inf(-1)
 		for i := range n {
 			if picked[i] {
@@ -60,7 +103,11 @@ func MMR(rel []float64, vecs [][]float32, lambda float64, k int) []int {
 			}
 		}
 		picked[best] = true
-		order = append(order, best)
+		p := Pick{Index: best, SimilarTo: -1}
+		if maxSim[best] > 0 {
+			p.Penalty, p.SimilarTo = scale*maxSim[best], simTo[best]
+		}
+		picks = append(picks, p)
 		if inv[best] == 0 {
 			continue
 		}
@@ -73,9 +120,9 @@ func MMR(rel []float64, vecs [][]float32, lambda float64, k int) []int {
 				dot += float64(x) * float64(vecs[best][d])
 			}
 			if c := dot * inv[i] * inv[best]; c > maxSim[i] {
-				maxSim[i] = c
+				maxSim[i], simTo[i] = c, best
 			}
 		}
 	}
-	return order
+	return picks
 }

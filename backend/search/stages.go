@@ -40,6 +40,10 @@ type queryRun struct {
 	fused  []Fused
 	vecIdx []int // the vector lists' indexes in Fused.Ranks
 	txtIdx int   // the BM25 list's index in Fused.Ranks, -1 without one
+	// vecRank is each memory's 1-based rank in the vector leg: its lists
+	// (one per part of a segmented embedder) fused at their weights, so no
+	// two memories share a rank.
+	vecRank map[string]int
 
 	// load and score
 	now    time.Time
@@ -48,8 +52,9 @@ type queryRun struct {
 	// bestInfo is the best candidate's InfoShare.
 	bestInfo float64
 
-	// mmr: the order of cands to return them in
-	order []int
+	// mmr: the order of cands to return them in, with what MMR took off
+	// each one's composite for resembling one before it
+	order []Pick
 }
 
 // gate reports whether the query-level evidence test runs.
@@ -253,6 +258,13 @@ func (e *Engine) fuse(_ context.Context, r *queryRun) error {
 		}
 	}
 	r.fused = RRF(lists, weights, e.cfg.RRFK, r.pool)
+	if len(r.vecIdx) > 0 {
+		vec := RRF(lists[:len(r.vecIdx)], weights[:len(r.vecIdx)], e.cfg.RRFK, r.pool)
+		r.vecRank = make(map[string]int, len(vec))
+		for i, f := range vec {
+			r.vecRank[f.ID] = i + 1
+		}
+	}
 	// Only the best pool of the fusion go on: each further one is deep in
 	// one list at most, and loading, analysing and scoring them all (up to
 	// 150 at K = 5 from three lists) took half of a hybrid query at 100k
@@ -313,12 +325,7 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 				hits++
 			}
 		}
-		sig := Signals{Relevance: c.f.Score, KeywordHits: hits, Project: r.q.Project, Now: r.now}
-		for _, li := range r.vecIdx {
-			if rk := c.f.Ranks[li]; rk > 0 && (sig.VectorRank == 0 || rk < sig.VectorRank) {
-				sig.VectorRank = rk
-			}
-		}
+		sig := Signals{Relevance: c.f.Score, VectorRank: r.vecRank[c.m.ID], KeywordHits: hits, Project: r.q.Project, Now: r.now}
 		if r.txtIdx >= 0 {
 			sig.TextRank = c.f.Ranks[r.txtIdx]
 		}
@@ -395,15 +402,16 @@ func (e *Engine) relativeFloor(_ context.Context, r *queryRun) error {
 }
 
 // diversify sorts the candidates by composite score, then, unless NoMMR,
-// orders them with MMR for diversity.
+// orders them with MMR for diversity, keeping what MMR took off each one
+// (see Pick.Penalty) for its breakdown.
 func (e *Engine) diversify(_ context.Context, r *queryRun) error {
 	cands := r.cands
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].b.Composite > cands[j].b.Composite })
-	r.order = make([]int, len(cands))
-	for i := range r.order {
-		r.order[i] = i
-	}
 	if r.q.NoMMR || len(cands) < 2 {
+		r.order = make([]Pick, len(cands))
+		for i := range r.order {
+			r.order[i] = Pick{Index: i, SimilarTo: -1}
+		}
 		return nil
 	}
 	rel := make([]float64, len(cands))
@@ -411,23 +419,29 @@ func (e *Engine) diversify(_ context.Context, r *queryRun) error {
 	for i, c := range cands {
 		rel[i], vecs[i] = c.b.Composite, c.m.Embedding
 	}
-	r.order = MMR(rel, vecs, e.cfg.MMRLambda, 0)
+	r.order = MMRPicks(rel, vecs, e.cfg.MMRLambda, 0)
 	return nil
 }
 
 // hits returns the first K candidates that are not excluded, without
-// their embeddings.
+// their embeddings. A hit's Score is what it ranks by: its composite less
+// what MMR took off it (Breakdown.Diversity, resembling SimilarTo), not
+// below 0, so the scores never increase down the list.
 func (e *Engine) hits(_ context.Context, r *queryRun) error {
-	for _, i := range r.order {
+	for _, p := range r.order {
 		if len(r.res.Hits) == r.q.K {
 			break
 		}
-		c := r.cands[i]
+		c := r.cands[p.Index]
 		if r.q.Exclude != nil && r.q.Exclude(c.m.ID) {
 			continue
 		}
 		c.m.Embedding = nil
-		r.res.Hits = append(r.res.Hits, memory.Hit{Memory: c.m, Score: c.b.Composite, Breakdown: c.b})
+		b := c.b
+		if p.Penalty > 0 {
+			b.Diversity, b.SimilarTo = p.Penalty, r.cands[p.SimilarTo].m.ID
+		}
+		r.res.Hits = append(r.res.Hits, memory.Hit{Memory: c.m, Score: math.Max(0, b.Composite-b.Diversity), Breakdown: b})
 	}
 	return nil
 }

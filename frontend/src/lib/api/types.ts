@@ -818,6 +818,8 @@ export interface ScoreBreakdown {
   feedback: number;
   keyword: number;
   composite: number;
+  diversity?: number;
+  similar_to?: string;
 }
 
 /** config.Search */

@@ -28,6 +28,20 @@ describe('components', () => {
     expect(target.querySelectorAll('[data-factor]')).toHaveLength(11);
   });
 
+  it('ScoreBars shows what MMR took off and the score the hit ranks by (issue 21 bug 3)', () => {
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(ScoreBars, { target, props: { breakdown: {
+      relevance: 0.8, importance: 0.5, recency: 1, access: 1, anti_sticky: 1, kind_boost: 1, surface: 1,
+      project_boost: 1, feedback: 1, keyword: 1, composite: 0.5244, diversity: 0.0744, similar_to: '0123456789abcdef',
+    } } }));
+    const v = (k: string) => target.querySelector(`[data-factor=${k}]`)?.textContent;
+    expect(v('composite')).toBe('0.5244');
+    expect(v('diversity')).toBe('−0.0744');
+    expect(v('rank')).toBe('0.4500');
+    expect(target.querySelector('[data-testid=diversity-why]')?.textContent).toContain('0123456789ab');
+  });
+
   it('Toasts renders toasts and runs their action', async () => {
     const target = document.createElement('div');
     document.body.append(target);
