@@ -106,7 +106,7 @@ func (p *Pipeline) prefilter(_ context.Context, r *run) error {
 	switch c := r.sig.First; c {
 	case classAck, classProcedural, classStatus:
 		if r.sig.Content() == 0 || r.sig.Durable == 0 {
-			r.reject(StagePrefilter, "acknowledgement answered with a "+c+" reply")
+			r.reject(StagePrefilter, "acknowledgement answered with "+replyClassPhrase(c))
 		}
 	}
 	return nil
@@ -180,7 +180,7 @@ func (p *Pipeline) content(ctx context.Context, r *run) error {
 	r.score("quality_sim", sc.Quality)
 	r.score("noise_sim", sc.Noise)
 	if !sc.Pass {
-		r.reject(StageContent, fmt.Sprintf("content score %.2f under %.2f (nearest noise: %s)", sc.Value, p.scorer.Threshold(), sc.Nearest))
+		r.reject(StageContent, fmt.Sprintf("content score %s (nearest noise: %s)", scoreUnder(sc.Value, p.scorer.Threshold()), sc.Nearest))
 	}
 	return nil
 }

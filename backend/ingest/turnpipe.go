@@ -211,12 +211,12 @@ func (p *Pipeline) contentGate(r *run, kept []Candidate, vecs [][]float32) ([]Ca
 			r.score("quality_sim", sc.Quality)
 			r.score("noise_sim", sc.Noise)
 			if !sc.Pass {
-				r.dec.Reason = fmt.Sprintf("content score %.2f under %.2f (nearest noise: %s)", sc.Value, p.scorer.Threshold(), sc.Nearest)
+				r.dec.Reason = fmt.Sprintf("content score %s (nearest noise: %s)", scoreUnder(sc.Value, p.scorer.Threshold()), sc.Nearest)
 			}
 		}
 		if !sc.Pass {
 			cv := &r.dec.Candidates[c.idx]
-			cv.Kept, cv.Reason = false, fmt.Sprintf("content score %.2f under %.2f", sc.Value, p.scorer.Threshold())
+			cv.Kept, cv.Reason = false, "content score "+scoreUnder(sc.Value, p.scorer.Threshold())
 			continue
 		}
 		outC, outV = append(outC, c), append(outV, vecs[i])
