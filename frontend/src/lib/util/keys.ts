@@ -28,8 +28,17 @@ function typing(e: KeyboardEvent): boolean {
   return tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' || t.isContentEditable;
 }
 
-/** Handles a keydown; returns true when it was ours. help toggles the help. */
-export function handleKey(e: KeyboardEvent, help: () => void): boolean {
+/** Whether the last key was a `g` waiting for the view letter. */
+let pendingGo = false;
+
+/**
+ * Handles a keydown; returns true when it was ours. help toggles the help;
+ * go, when given, is called with the letter after a `g` (`g o`, `g m`...)
+ * and says whether it named a view. Any other key cancels a pending `g`.
+ */
+export function handleKey(e: KeyboardEvent, help: () => void, go?: (letter: string) => boolean): boolean {
+  const wasGo = pendingGo;
+  pendingGo = false;
   if (e.ctrlKey || e.metaKey || e.altKey) return false;
   if (e.key === 'Escape') {
     if (typing(e)) (e.target as HTMLElement).blur();
@@ -37,6 +46,17 @@ export function handleKey(e: KeyboardEvent, help: () => void): boolean {
     return true;
   }
   if (typing(e)) return false;
+  if (go) {
+    if (wasGo && go(e.key)) {
+      e.preventDefault();
+      return true;
+    }
+    if (e.key === 'g' && !wasGo) {
+      pendingGo = true;
+      e.preventDefault();
+      return true;
+    }
+  }
   const map: Record<string, (() => void) | undefined> = {
     j: current.down, k: current.up, ArrowDown: current.down, ArrowUp: current.up,
     '/': current.search, r: current.reinforce, s: current.snooze, x: current.remove, Enter: current.open,
