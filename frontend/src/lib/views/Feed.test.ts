@@ -49,4 +49,29 @@ describe('Feed view', () => {
     expect(noise.mock.calls[0][0].id).toBe('b');
     expect(target.querySelector('.item.sel')?.getAttribute('data-id')).toBe('b');
   });
+
+  // Bug 10: a document ingest's drawer said "(no user text: a tool-loop
+  // turn)" and "session #—".
+  it('a document ingest opens as a document, without a session', async () => {
+    const doc: DecisionEntry = { id: 'd', verdict: 'stored', stage: 'store', reason: 'document', at: '2026-01-01T00:00:04Z',
+      source: 'ingest:design.md', assistant: 'The cache TTL stays at 300 s.', memory_ids: ['m-d'] };
+    fakeFetch({ 'GET /api/decisions': [doc] });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    const stream = createEventStream();
+    const feed = createFeed({ stream });
+    await feed.load();
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Feed, { target, props: { feed } }));
+    flushSync();
+    press('j');
+    press('Enter');
+    flushSync();
+    const drawer = target.querySelector('[data-testid=feed-drawer]');
+    expect(drawer).not.toBeNull();
+    expect(drawer?.textContent).not.toContain('tool-loop');
+    expect(drawer?.textContent).toContain('The cache TTL stays at 300 s.');
+    expect(drawer?.querySelector('[data-testid=feed-doc-name]')?.textContent).toBe('design.md');
+    expect(drawer?.querySelector('[data-testid=feed-session]')?.textContent).toBe('—');
+  });
 });
