@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startDaemon as startDaemonIn } from './daemon.mjs';
+import { hoverContrast } from './contrast.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const frontend = path.resolve(here, '..');
@@ -152,6 +153,10 @@ async function main() {
   await page.getByTestId('welcome-data-dir').waitFor();
   assert((await page.getByTestId('welcome-data-dir').textContent()) === path.join(d1.root, 'data'), 'the guide names another data dir');
   await shot(page, '00-welcome-1-data');
+  for (const [scheme, c] of Object.entries(await hoverContrast(page, page.getByTestId('welcome-next')))) {
+    assert(c.ratio >= 4.5, `a hovered primary button in ${scheme} is ${c.fg} on ${c.bg} (contrast ${c.ratio.toFixed(2)}, want 4.5)`);
+  }
+  ok('a hovered primary button stays readable, light and dark');
   await page.getByTestId('welcome-next').click();
   await page.getByTestId('ollama-status').waitFor();
   assert((await guide.getAttribute('data-step')) === 'Embedder', 'step 2 is not the embedder');
