@@ -123,7 +123,9 @@ var queryStages = []queryStage{
 //     composite go.
 //  5. mmr, hits: MMR (mmr_lambda, cosine of the embeddings; unless NoMMR)
 //     orders the rest; excluded memories are removed; the first K are
-//     returned, without embeddings.
+//     returned, without embeddings. A hit's Score is what it ranks by: its
+//     composite less what MMR took off it for resembling a hit above it
+//     (Breakdown.Diversity), so scores never increase down the list.
 func (e *Engine) Run(ctx context.Context, q Query) (*Result, error) {
 	if err := e.validate(&q); err != nil {
 		return nil, err
