@@ -68,7 +68,7 @@ func printImportClaude(w io.Writer, rep httpapi.ImportClaudeReport) {
 		if f.SkippedReason != "" {
 			fmt.Fprintf(w, "%s%s: skipped: %s\n", f.Path, proj, f.SkippedReason)
 		} else {
-			fmt.Fprintf(w, "%s%s: %s\n", f.Path, proj, importCounts(f.ImportClaudeCounts))
+			fmt.Fprintf(w, "%s%s: %s\n", f.Path, proj, importCounts(f.Counts))
 		}
 		for _, n := range f.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)
@@ -98,7 +98,7 @@ func printImportClaude(w io.Writer, rep httpapi.ImportClaudeReport) {
 			fmt.Fprintf(w, "  %s  %s\n", m.ID, strings.TrimPrefix(m.Source, "import:claude:"))
 		}
 	}
-	total := fmt.Sprintf("%d files: %s, %d missing on disk", len(rep.Files), importCounts(rep.ImportClaudeCounts), len(rep.Missing))
+	total := fmt.Sprintf("%d files: %s, %d missing on disk", len(rep.Files), importCounts(rep.Counts), len(rep.Missing))
 	if rep.DryRun {
 		total += " (dry run: nothing written)"
 	}

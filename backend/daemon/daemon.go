@@ -26,6 +26,7 @@ import (
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/importer"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/jobs"
 	"github.com/memtray/memtray/backend/memory"
@@ -123,6 +124,7 @@ type Daemon struct {
 	setup    *setup.Service    // connecting agents, autostart, the first-run guide (setup.go)
 	feedback *feedback.Service // reinforce, rate, snooze, pin (recall.go)
 	transfer *transfer.Service // exports to files and imports of uploads, as jobs
+	importer *importer.Service // Claude Code's memories, through the write pipeline
 
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
@@ -132,7 +134,7 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d.transfer, Importer: d,
+	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d.transfer, Importer: d.importer,
 		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d.jobs}
 }
 
@@ -237,6 +239,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	d.openSteward()
 	d.openSetup()
 	d.openFeedback()
+	d.importer = importer.NewService(importer.Options{Store: d.store, Pipeline: d.pipeline}, d.log)
 	d.mcp = d.MCPHandler()
 	d.retryCalibration() // a model whose server did not answer yet (calib.go)
 	return nil

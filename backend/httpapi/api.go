@@ -13,6 +13,7 @@ import (
 	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/events"
+	"github.com/memtray/memtray/backend/importer"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
@@ -334,73 +335,21 @@ type NoiseState struct {
 	JudgeStats json.RawMessage `json:"judge_stats,omitempty"`
 }
 
-// ImportClaudeRequest is what POST /api/import/claude takes: which of
-// Claude Code's memories to import (package importer).
-type ImportClaudeRequest struct {
-	// Home is the absolute home directory holding .claude; empty means
-	// the daemon user's home.
-	Home string `json:"home,omitempty"`
-	// ProjectDirs are absolute project directories whose CLAUDE.md and
-	// .claude/CLAUDE.md are imported as project memories.
-	ProjectDirs []string `json:"project_dirs,omitempty"`
-	// DryRun computes the report and writes nothing.
-	DryRun bool `json:"dry_run,omitempty"`
-}
-
-// ImportClaudeCounts counts imported items by action.
-type ImportClaudeCounts struct {
-	Created   int `json:"created"`
-	Updated   int `json:"updated"`
-	Unchanged int `json:"unchanged"`
-	Skipped   int `json:"skipped"`
-}
-
-// ImportClaudeItem is what happened (in a dry run: would happen) to one
-// memory: Action is created, updated, unchanged or skipped.
-type ImportClaudeItem struct {
-	Source string `json:"source"`
-	Action string `json:"action"`
-	ID     string `json:"id,omitempty"`
-	// Supersedes is the previous version's id of an update by a new version.
-	Supersedes string `json:"supersedes,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Type       string `json:"type,omitempty"`
-	Project    string `json:"project,omitempty"`
-	// Reason says why an item is skipped or what an update changed.
-	Reason string `json:"reason,omitempty"`
-	// Note is what the reader should know (a type read as project,
-	// secrets redacted, a text cut into parts).
-	Note string `json:"note,omitempty"`
-}
-
-// ImportClaudeFile is one file's share of an ImportClaudeReport; Format is
-// "memory" (a file memory) or "claude-md".
-type ImportClaudeFile struct {
-	Path    string `json:"path"`
-	Format  string `json:"format"`
-	Project string `json:"project,omitempty"`
-	ImportClaudeCounts
-	// SkippedReason says why the whole file was skipped.
-	SkippedReason string             `json:"skipped_reason,omitempty"`
-	Notes         []string           `json:"notes,omitempty"`
-	Items         []ImportClaudeItem `json:"items"`
-}
-
-// ImportClaudeMissing is an imported memory whose file or section is gone
-// from disk: kept, for the user to delete or not.
-type ImportClaudeMissing struct {
-	Source  string `json:"source"`
-	ID      string `json:"id"`
-	Project string `json:"project,omitempty"`
-}
-
-// ImportClaudeReport is what POST /api/import/claude answers.
-type ImportClaudeReport struct {
-	DryRun bool   `json:"dry_run"`
-	Home   string `json:"home"`
-	// ImportClaudeCounts totals the items of every file.
-	ImportClaudeCounts
-	Missing []ImportClaudeMissing `json:"missing"`
-	Files   []ImportClaudeFile    `json:"files"`
-	Notes   []string              `json:"notes,omitempty"`
-}
+// The types of POST /api/import/claude are package importer's.
+type (
+	// ImportClaudeRequest is what POST /api/import/claude takes: which of
+	// Claude Code's memories to import.
+	ImportClaudeRequest = importer.Request
+	// ImportClaudeCounts counts imported items by action.
+	ImportClaudeCounts = importer.Counts
+	// ImportClaudeItem is what happened (in a dry run: would happen) to
+	// one memory.
+	ImportClaudeItem = importer.ItemReport
+	// ImportClaudeFile is one file's share of an ImportClaudeReport.
+	ImportClaudeFile = importer.FileReport
+	// ImportClaudeMissing is an imported memory whose file or section is
+	// gone from disk: kept, for the user to delete or not.
+	ImportClaudeMissing = importer.Missing
+	// ImportClaudeReport is what POST /api/import/claude answers.
+	ImportClaudeReport = importer.Report
+)

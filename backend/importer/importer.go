@@ -68,15 +68,17 @@ const (
 	ActionSkipped   = "skipped"
 )
 
-// Request says what to import.
+// Request says what to import (the API's POST /api/import/claude takes
+// it as JSON).
 type Request struct {
-	// Home is the home directory holding .claude; it must be absolute.
-	Home string
-	// ProjectDirs are project directories whose CLAUDE.md and
-	// .claude/CLAUDE.md are imported as project memories; absolute.
-	ProjectDirs []string
+	// Home is the absolute home directory holding .claude; Import needs
+	// it, and Service.ImportClaude takes empty as the user's home.
+	Home string `json:"home,omitempty"`
+	// ProjectDirs are absolute project directories whose CLAUDE.md and
+	// .claude/CLAUDE.md are imported as project memories.
+	ProjectDirs []string `json:"project_dirs,omitempty"`
 	// DryRun computes the report and writes nothing.
-	DryRun bool
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Counts counts items by action.

@@ -88,7 +88,7 @@ func imported(t *testing.T, d *daemon.Daemon, superseded bool) map[string][]memo
 
 func run(t *testing.T, d *daemon.Daemon, req httpapi.ImportClaudeRequest) httpapi.ImportClaudeReport {
 	t.Helper()
-	rep, err := d.ImportClaude(context.Background(), req)
+	rep, err := d.Services().Importer.ImportClaude(context.Background(), req)
 	if err != nil {
 		t.Fatalf("ImportClaude: %v", err)
 	}
@@ -145,8 +145,8 @@ func TestImportClaude(t *testing.T) {
 		dry := req
 		dry.DryRun = true
 		rep := run(t, d, dry)
-		if !rep.DryRun || rep.ImportClaudeCounts != counts(len(want), 0, 0, 1) {
-			t.Fatalf("dry run report: %+v", rep.ImportClaudeCounts)
+		if !rep.DryRun || rep.Counts != counts(len(want), 0, 0, 1) {
+			t.Fatalf("dry run report: %+v", rep.Counts)
 		}
 		if n := d.Store().Count(); n != 0 {
 			t.Fatalf("a dry run stored %d memories", n)
@@ -156,8 +156,8 @@ func TestImportClaude(t *testing.T) {
 	var first httpapi.ImportClaudeReport
 	t.Run("first run creates typed memories", func(t *testing.T) {
 		first = run(t, d, req)
-		if first.ImportClaudeCounts != counts(len(want), 0, 0, 1) || len(first.Missing) != 0 {
-			t.Fatalf("first run: %+v, missing %v", first.ImportClaudeCounts, first.Missing)
+		if first.Counts != counts(len(want), 0, 0, 1) || len(first.Missing) != 0 {
+			t.Fatalf("first run: %+v, missing %v", first.Counts, first.Missing)
 		}
 		got := imported(t, d, false)
 		if len(got) != len(want) {
@@ -197,8 +197,8 @@ func TestImportClaude(t *testing.T) {
 	t.Run("second run changes nothing", func(t *testing.T) {
 		before := d.Store().Info().Seq
 		rep := run(t, d, req)
-		if rep.ImportClaudeCounts != counts(0, 0, len(want), 1) || len(rep.Missing) != 0 {
-			t.Fatalf("second run: %+v missing %v", rep.ImportClaudeCounts, rep.Missing)
+		if rep.Counts != counts(0, 0, len(want), 1) || len(rep.Missing) != 0 {
+			t.Fatalf("second run: %+v missing %v", rep.Counts, rep.Missing)
 		}
 		if after := d.Store().Info().Seq; after != before {
 			t.Fatalf("the second run wrote to the store (seq %d -> %d)", before, after)
@@ -216,8 +216,8 @@ func TestImportClaude(t *testing.T) {
 		data, _ := os.ReadFile(path)
 		os.WriteFile(path, bytes.Replace(data, []byte("`make testdb`"), []byte("`make testdb` (Postgres 17)"), 1), 0o644)
 		rep := run(t, d, req)
-		if rep.ImportClaudeCounts != counts(0, 1, len(want)-1, 1) {
-			t.Fatalf("after an edit: %+v", rep.ImportClaudeCounts)
+		if rep.Counts != counts(0, 1, len(want)-1, 1) {
+			t.Fatalf("after an edit: %+v", rep.Counts)
 		}
 		it := items(rep)[edited]
 		oldID := items(first)[edited].ID
@@ -237,7 +237,7 @@ func TestImportClaude(t *testing.T) {
 			t.Fatalf("old version: %+v, %v", old, err)
 		}
 		if again := run(t, d, req); again.Updated != 0 || again.Created != 0 {
-			t.Fatalf("a run after the update: %+v", again.ImportClaudeCounts)
+			t.Fatalf("a run after the update: %+v", again.Counts)
 		}
 	})
 
@@ -249,7 +249,7 @@ func TestImportClaude(t *testing.T) {
 		os.WriteFile(claude, data[:bytes.LastIndex(data, []byte("## Conventions"))], 0o644)
 		rep := run(t, d, req)
 		if rep.Created+rep.Updated != 0 || len(rep.Missing) != 2 {
-			t.Fatalf("after deleting: %+v missing %+v", rep.ImportClaudeCounts, rep.Missing)
+			t.Fatalf("after deleting: %+v missing %+v", rep.Counts, rep.Missing)
 		}
 		missing := map[string]string{}
 		for _, m := range rep.Missing {
@@ -276,7 +276,7 @@ func TestImportClaude(t *testing.T) {
 		before := d.Store().Info().Seq
 		rep := run(t, d, httpapi.ImportClaudeRequest{Home: home, ProjectDirs: []string{webshop}, DryRun: true})
 		if rep.Updated != 1 || items(rep)[src(appMem+"project_release.md")].Action != "updated" {
-			t.Fatalf("dry run after an edit: %+v", rep.ImportClaudeCounts)
+			t.Fatalf("dry run after an edit: %+v", rep.Counts)
 		}
 		if after := d.Store().Info().Seq; after != before {
 			t.Fatalf("a dry run wrote (seq %d -> %d)", before, after)
@@ -374,7 +374,7 @@ func TestImportClaudeSkipsBadFiles(t *testing.T) {
 	}
 	long := "import:claude:" + filepath.Join(mem, "long.md")
 	if f := files["long.md"]; f.Created < 2 || len(got[long]) != 1 || len(got[long+"~2"]) != 1 {
-		t.Fatalf("a long memory: %+v", f.ImportClaudeCounts)
+		t.Fatalf("a long memory: %+v", f.Counts)
 	}
 	for _, sfx := range []string{"", "~2"} {
 		if m := got[long+sfx][0]; len(m.Text) > memory.MaxTextBytes || !strings.Contains(m.Text, "Paragraph") {
@@ -391,7 +391,7 @@ func TestImportClaudeSkipsBadFiles(t *testing.T) {
 	}
 	// Skipped files stay skipped; the secret stays unchanged (its stored text is the redacted one).
 	if again := run(t, d, httpapi.ImportClaudeRequest{Home: home}); again.Created+again.Updated != 0 || again.Skipped != rep.Skipped {
-		t.Fatalf("second run: %+v, first %+v", again.ImportClaudeCounts, rep.ImportClaudeCounts)
+		t.Fatalf("second run: %+v, first %+v", again.Counts, rep.Counts)
 	}
 }
 
@@ -418,7 +418,7 @@ func TestImportClaudeFailsWhole(t *testing.T) {
 		{"missing home", httpapi.ImportClaudeRequest{Home: filepath.Join(home, "nope")}, fs.ErrNotExist},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := d.ImportClaude(context.Background(), c.req)
+			_, err := d.Services().Importer.ImportClaude(context.Background(), c.req)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("err = %v, want %v", err, c.want)
 			}
@@ -437,7 +437,7 @@ func TestImportClaudeOverHTTPAndCLI(t *testing.T) {
 	c := httpapi.NewClient(strings.TrimPrefix(srv.URL, "http://"), d.Token())
 	rep, err := c.ImportClaude(context.Background(), httpapi.ImportClaudeRequest{Home: home, ProjectDirs: []string{webshop}, DryRun: true})
 	if err != nil || !rep.DryRun || rep.Created == 0 || d.Store().Count() != 0 {
-		t.Fatalf("dry run over HTTP: %+v %v", rep.ImportClaudeCounts, err)
+		t.Fatalf("dry run over HTTP: %+v %v", rep.Counts, err)
 	}
 	if _, err := c.ImportClaude(context.Background(), httpapi.ImportClaudeRequest{Home: "relative"}); !errors.Is(err, memory.ErrInvalid) {
 		t.Fatalf("a relative home over HTTP: %v", err)

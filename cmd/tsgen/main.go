@@ -24,6 +24,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/importer"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/setup"
@@ -75,6 +76,13 @@ var names = map[reflect.Type]string{
 	reflect.TypeOf(setup.ApplyRequest{}): "SetupApplyRequest",
 	reflect.TypeOf(setup.UndoRequest{}):  "SetupUndoRequest",
 	reflect.TypeOf(setup.Result{}):       "SetupResult",
+	// Package importer's likewise.
+	reflect.TypeOf(importer.Request{}):    "ImportClaudeRequest",
+	reflect.TypeOf(importer.Counts{}):     "ImportClaudeCounts",
+	reflect.TypeOf(importer.ItemReport{}): "ImportClaudeItem",
+	reflect.TypeOf(importer.FileReport{}): "ImportClaudeFile",
+	reflect.TypeOf(importer.Missing{}):    "ImportClaudeMissing",
+	reflect.TypeOf(importer.Report{}):     "ImportClaudeReport",
 }
 
 // eventTypes maps the live feed's event names to their payload types.

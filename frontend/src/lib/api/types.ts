@@ -306,7 +306,7 @@ export interface Hit {
   breakdown: ScoreBreakdown;
 }
 
-/** httpapi.ImportClaudeFile */
+/** importer.FileReport */
 export interface ImportClaudeFile {
   path: string;
   format: string;
@@ -320,7 +320,7 @@ export interface ImportClaudeFile {
   skipped: number;
 }
 
-/** httpapi.ImportClaudeItem */
+/** importer.ItemReport */
 export interface ImportClaudeItem {
   source: string;
   action: string;
@@ -333,14 +333,14 @@ export interface ImportClaudeItem {
   note?: string;
 }
 
-/** httpapi.ImportClaudeMissing */
+/** importer.Missing */
 export interface ImportClaudeMissing {
   source: string;
   id: string;
   project?: string;
 }
 
-/** httpapi.ImportClaudeReport */
+/** importer.Report */
 export interface ImportClaudeReport {
   dry_run: boolean;
   home: string;
@@ -353,7 +353,7 @@ export interface ImportClaudeReport {
   skipped: number;
 }
 
-/** httpapi.ImportClaudeRequest */
+/** importer.Request */
 export interface ImportClaudeRequest {
   home?: string;
   project_dirs?: string[];
