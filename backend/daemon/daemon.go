@@ -30,6 +30,7 @@ import (
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/jobs"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/recall"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/setup"
 	"github.com/memtray/memtray/backend/steward"
@@ -125,6 +126,7 @@ type Daemon struct {
 	feedback *feedback.Service // reinforce, rate, snooze, pin (recall.go)
 	transfer *transfer.Service // exports to files and imports of uploads, as jobs
 	importer *importer.Service // Claude Code's memories, through the write pipeline
+	recall   *recall.Service   // the recaller under the live limits, across model switches
 
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
@@ -134,7 +136,7 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d, Settings: d, Transfer: d.transfer, Importer: d.importer,
+	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d.recall, Settings: d, Transfer: d.transfer, Importer: d.importer,
 		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d.jobs}
 }
 
@@ -223,6 +225,10 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 			dirs = append(dirs, filepath.Join(home, ".claude", "skills"))
 		}
 		d.recaller.WithSkills(search.NewSkillCatalog(d.emb, cfg.Recall.SkillFloor), append(dirs, cfg.Recall.SkillDirs...))
+	}
+	if d.recall, err = recall.New(recall.Options{Recaller: d.recaller, Built: cfg.Recall, Generation: d.emb.Generation,
+		Live: func() config.Recall { return d.live.Load().Recall }}); err != nil {
+		return err
 	}
 	if err := d.openPipeline(ctx); err != nil {
 		return err

@@ -814,7 +814,7 @@ func TestFaultClockJump(t *testing.T) {
 	if back := snapshot(); !sameRecords(back, after) {
 		t.Error("a sweep after the clock went back changed memories")
 	}
-	rec, err := d.Recall(ctx, search.RecallRequest{SessionID: "after-jumps", Project: "shop", Prompt: "how are the retries of the payment gateway configured in config/svc yaml?"})
+	rec, err := d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: "after-jumps", Project: "shop", Prompt: "how are the retries of the payment gateway configured in config/svc yaml?"})
 	if err != nil || len(rec.Hits) == 0 {
 		t.Errorf("recall after the jumps: %+v %v", rec, err)
 	}

@@ -10,13 +10,22 @@ import (
 	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/mcp"
+	"github.com/memtray/memtray/backend/recall"
+	"github.com/memtray/memtray/backend/search"
 )
 
-// mcpBackend is what the MCP tools reach: the daemon's recall, writes
-// and status, and the feedback service's reinforce, rate and snooze.
+// mcpBackend is what the MCP tools reach: the recall service, the
+// daemon's writes and status, and the feedback service's reinforce, rate
+// and snooze.
 type mcpBackend struct {
 	*Daemon
 	*feedback.Service
+	recall *recall.Service
+}
+
+// Recall is the recall service's.
+func (b mcpBackend) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
+	return b.recall.Recall(ctx, req)
 }
 
 var _ mcp.Backend = mcpBackend{}
@@ -41,7 +50,7 @@ func (d *Daemon) Status(ctx context.Context) (mcp.Status, error) {
 
 // MCPBackend is what the MCP tools reach of this daemon, for a server of
 // MCP's own (stdio, or in memory in tests).
-func (d *Daemon) MCPBackend() mcp.Backend { return mcpBackend{d, d.feedback} }
+func (d *Daemon) MCPBackend() mcp.Backend { return mcpBackend{d, d.feedback, d.recall} }
 
 // MCPHandler serves the MCP tools over streamable HTTP, to be mounted at
 // /mcp behind the token check.

@@ -4,43 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
-
-// Recall hands an agent the memories that matter for this turn (see
-// search.Recaller): the hooks, MCP and the API all come here.
-func (d *Daemon) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
-	// recall.k and recall.max_chars changed at runtime bound every
-	// request (the Recaller takes the lower of a request's and its own).
-	if live := d.live.Load(); live != nil && req.Event != search.EventSearch {
-		if live.Recall.K != d.cfg.Recall.K && req.K >= 0 {
-			req.K = lowerBound(req.K, live.Recall.K)
-		}
-		if live.Recall.MaxChars != d.cfg.Recall.MaxChars && req.MaxChars >= 0 {
-			req.MaxChars = lowerBound(req.MaxChars, live.Recall.MaxChars)
-		}
-	}
-	gen := d.emb.Generation()
-	out, err := d.recaller.Recall(ctx, req)
-	if err != nil && d.emb.Generation() != gen {
-		return d.recaller.Recall(ctx, req) // the embedding model switched during the recall
-	}
-	return out, err
-}
-
-// ResetSession forgets what a session was given (compaction, /clear).
-func (d *Daemon) ResetSession(_ context.Context, sessionID string) error {
-	if strings.TrimSpace(sessionID) == "" || len(sessionID) > search.MaxSessionIDLen {
-		return fmt.Errorf("%w: a session id of 1..%d bytes is required", memory.ErrInvalid, search.MaxSessionIDLen)
-	}
-	d.recaller.Reset(sessionID)
-	return nil
-}
 
 // openFeedback builds the feedback service (reinforce, rate, snooze, pin)
 // over the store, announcing each change on the live feed.
@@ -90,12 +58,4 @@ func (d *Daemon) update(ctx context.Context, id string, fn func(*memory.Memory) 
 	}
 	m.Embedding = nil
 	return m, err
-}
-
-// lowerBound is req bounded by limit, where 0 means unset.
-func lowerBound(req, limit int) int {
-	if req <= 0 || (limit > 0 && limit < req) {
-		return limit
-	}
-	return req
 }

@@ -205,7 +205,7 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 				if !covered[i] {
 					continue
 				}
-				got, err := d.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%s-%s-%d", l.ls.ID, f.ID, j+1),
+				got, err := d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%s-%s-%d", l.ls.ID, f.ID, j+1),
 					Prompt: q, Project: project, Event: search.EventPrompt})
 				if err != nil {
 					return nil, fmt.Errorf("eval sessions: recall %s %s: %w", l.ls.ID, f.ID, err)
@@ -223,7 +223,7 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 	o := &rep.Overall
 	o.UnrelatedPrompts = len(set.UnrelatedPrompts)
 	for i, p := range set.UnrelatedPrompts {
-		got, err := d.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%d", i+1), Prompt: p, Event: search.EventPrompt})
+		got, err := d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%d", i+1), Prompt: p, Event: search.EventPrompt})
 		if err != nil {
 			return nil, fmt.Errorf("eval sessions: recall unrelated prompt %d: %w", i+1, err)
 		}

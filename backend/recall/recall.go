@@ -1,0 +1,92 @@
+// Package recall is the recall service: what the hooks, MCP and the API
+// ask for to give an agent the memories that matter for a turn. It runs
+// search.Recaller (once per user turn, never a memory a session already
+// has) under the limits the settings set at runtime, retries a recall the
+// embedding model's switch cut short, and resets what a session was given
+// (compaction, /clear).
+package recall
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
+)
+
+// Options configures New.
+type Options struct {
+	// Recaller gives the memories; required.
+	Recaller *search.Recaller
+	// Built is the recall configuration Recaller was built with.
+	Built config.Recall
+	// Live is the recall configuration now (the settings change it at
+	// runtime); nil means Built.
+	Live func() config.Recall
+	// Generation is the embedding model's generation (embed.Swappable's):
+	// a recall that fails while it changes is run again. Nil: never.
+	Generation func() uint64
+}
+
+// Service is the recall service; New makes one.
+type Service struct {
+	o Options
+}
+
+// New returns the service over o.Recaller.
+func New(o Options) (*Service, error) {
+	if o.Recaller == nil {
+		return nil, errors.New("recall: a recaller is required")
+	}
+	if o.Live == nil {
+		built := o.Built
+		o.Live = func() config.Recall { return built }
+	}
+	if o.Generation == nil {
+		o.Generation = func() uint64 { return 0 }
+	}
+	return &Service{o: o}, nil
+}
+
+// Recall hands an agent the memories that matter for this turn (see
+// search.Recaller). recall.k and recall.max_chars changed at runtime bound
+// every request but a search (the Recaller takes the lower of a request's
+// and its own); a recall that fails while the embedding model switches is
+// run again on the new model.
+func (s *Service) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
+	if req.Event != search.EventSearch {
+		live := s.o.Live()
+		if live.K != s.o.Built.K && req.K >= 0 {
+			req.K = lowerBound(req.K, live.K)
+		}
+		if live.MaxChars != s.o.Built.MaxChars && req.MaxChars >= 0 {
+			req.MaxChars = lowerBound(req.MaxChars, live.MaxChars)
+		}
+	}
+	gen := s.o.Generation()
+	out, err := s.o.Recaller.Recall(ctx, req)
+	if err != nil && s.o.Generation() != gen {
+		return s.o.Recaller.Recall(ctx, req) // the embedding model switched during the recall
+	}
+	return out, err
+}
+
+// ResetSession forgets what a session was given (compaction, /clear).
+func (s *Service) ResetSession(_ context.Context, sessionID string) error {
+	if strings.TrimSpace(sessionID) == "" || len(sessionID) > search.MaxSessionIDLen {
+		return fmt.Errorf("%w: a session id of 1..%d bytes is required", memory.ErrInvalid, search.MaxSessionIDLen)
+	}
+	s.o.Recaller.Reset(sessionID)
+	return nil
+}
+
+// lowerBound is req bounded by limit, where 0 means unset.
+func lowerBound(req, limit int) int {
+	if req <= 0 || (limit > 0 && limit < req) {
+		return limit
+	}
+	return req
+}
