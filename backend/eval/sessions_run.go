@@ -80,45 +80,17 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 	if err != nil {
 		return nil, err
 	}
-	progress := opts.Progress
-	if progress == nil {
-		progress = func(string) {}
+	r := &sessionsRun{opts: opts, rep: &SessionsReport{Set: path}, progress: opts.Progress, unrelatedPrompts: set.UnrelatedPrompts}
+	if r.progress == nil {
+		r.progress = func(string) {}
 	}
-	rep := &SessionsReport{Set: path}
-	type loaded struct {
-		ls  *LabelledSession
-		exs []memory.Exchange
+	if err := r.load(set, path); err != nil {
+		return nil, err
 	}
-	var todo []loaded
-	var missing []string
-	for i := range set.Sessions {
-		ls := &set.Sessions[i]
-		file := filepath.Join(filepath.Dir(path), filepath.FromSlash(ls.File))
-		exs, err := readSession(file, ls)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			missing = append(missing, file)
-			rep.Sessions = append(rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent, Skipped: "file not found: " + file})
-			continue
-		case errors.Is(err, errReaderMissing):
-			rep.Sessions = append(rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent, Skipped: "reader missing for " + ls.Agent})
-			continue
-		case err != nil:
-			return nil, fmt.Errorf("eval sessions: session %s: %w", ls.ID, err)
-		}
-		for j, ex := range exs {
-			if err := ingest.Validate(ex); err != nil {
-				return nil, fmt.Errorf("eval sessions: session %s: exchange %d: %w", ls.ID, j+1, err)
-			}
-		}
-		todo = append(todo, loaded{ls, exs})
-		rep.Sessions = append(rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent})
+	if len(r.todo) == 0 && len(r.missing) > 0 && len(r.missing) == len(set.Sessions) {
+		r.rep.Skipped = fmt.Sprintf("skipped: %s not found", r.missing[0])
+		return r.rep, nil
 	}
-	if len(todo) == 0 && len(missing) > 0 && len(missing) == len(set.Sessions) {
-		rep.Skipped = fmt.Sprintf("skipped: %s not found", missing[0])
-		return rep, nil
-	}
-
 	d, dir, err := openSessionsDaemon(ctx, opts.TempDir)
 	if err != nil {
 		return nil, err
@@ -127,117 +99,203 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 		d.Close()
 		os.RemoveAll(dir)
 	}()
-
-	// Ingest, in order, noting which memories each session wrote.
-	touched := map[string][]string{} // session id -> memory ids
-	exchangeProject := map[string]string{}
-	prev, err := snapshot(ctx, d.Store())
-	if err != nil {
-		return nil, err
+	r.d = d
+	for _, step := range []func(context.Context) error{r.ingest, r.score, r.unrelated} {
+		if err := step(ctx); err != nil {
+			return nil, err
+		}
 	}
-	for _, l := range todo {
-		progress(fmt.Sprintf("ingesting %s: %d exchanges", l.ls.ID, len(l.exs)))
-		for i := 0; i < len(l.exs); i += sessionsIngestBatch {
-			batch := l.exs[i:min(i+sessionsIngestBatch, len(l.exs))]
-			if _, err := d.Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
-				return nil, fmt.Errorf("eval sessions: ingest %s: %w", l.ls.ID, err)
+	r.rep.overall(r.all, r.covering, r.trapping)
+	r.rep.Seconds = time.Since(start).Seconds()
+	return r.rep, nil
+}
+
+// sessionsRun is one run of RunSessions: its steps (load, ingest, score,
+// unrelated) fill it in order.
+type sessionsRun struct {
+	opts     SessionsOptions
+	rep      *SessionsReport
+	progress func(string)
+	d        *daemon.Daemon
+
+	unrelatedPrompts []string
+
+	todo    []loadedSession // the sessions read, in set order
+	missing []string        // session files not found
+
+	touched         map[string][]string // session id -> the memories its ingest wrote
+	exchangeProject map[string]string   // session id -> its exchanges' project
+	final           map[string]memory.Memory
+
+	all      map[string]memory.Memory // every session's live memories, once
+	covering map[string]bool          // ... that cover a fact of a session that wrote them
+	trapping map[string]bool          // ... that cover a trap of a session that wrote them
+}
+
+// loadedSession is a labelled session and its exchanges.
+type loadedSession struct {
+	ls  *LabelledSession
+	exs []memory.Exchange
+}
+
+// load reads every session file of the set, noting the sessions skipped
+// (file absent, no reader for the agent) in the report.
+func (r *sessionsRun) load(set *SessionSet, path string) error {
+	for i := range set.Sessions {
+		ls := &set.Sessions[i]
+		file := filepath.Join(filepath.Dir(path), filepath.FromSlash(ls.File))
+		exs, err := readSession(file, ls)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			r.missing = append(r.missing, file)
+			r.rep.Sessions = append(r.rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent, Skipped: "file not found: " + file})
+			continue
+		case errors.Is(err, errReaderMissing):
+			r.rep.Sessions = append(r.rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent, Skipped: "reader missing for " + ls.Agent})
+			continue
+		case err != nil:
+			return fmt.Errorf("eval sessions: session %s: %w", ls.ID, err)
+		}
+		for j, ex := range exs {
+			if err := ingest.Validate(ex); err != nil {
+				return fmt.Errorf("eval sessions: session %s: exchange %d: %w", ls.ID, j+1, err)
 			}
 		}
-		cur, err := snapshot(ctx, d.Store())
+		r.todo = append(r.todo, loadedSession{ls, exs})
+		r.rep.Sessions = append(r.rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent})
+	}
+	return nil
+}
+
+// ingest sends the sessions to the daemon in order, noting which memories
+// each one wrote (created, or changed the text of).
+func (r *sessionsRun) ingest(ctx context.Context) error {
+	r.touched, r.exchangeProject = map[string][]string{}, map[string]string{}
+	prev, err := snapshot(ctx, r.d.Store())
+	if err != nil {
+		return err
+	}
+	for _, l := range r.todo {
+		r.progress(fmt.Sprintf("ingesting %s: %d exchanges", l.ls.ID, len(l.exs)))
+		for i := 0; i < len(l.exs); i += sessionsIngestBatch {
+			batch := l.exs[i:min(i+sessionsIngestBatch, len(l.exs))]
+			if _, err := r.d.Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
+				return fmt.Errorf("eval sessions: ingest %s: %w", l.ls.ID, err)
+			}
+		}
+		cur, err := snapshot(ctx, r.d.Store())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for id, m := range cur {
 			if p, ok := prev[id]; !ok || p.Text != m.Text {
-				touched[l.ls.ID] = append(touched[l.ls.ID], id)
+				r.touched[l.ls.ID] = append(r.touched[l.ls.ID], id)
 			}
 		}
 		prev = cur
-		exchangeProject[l.ls.ID] = mostCommon(l.exs, func(ex memory.Exchange) string { return ex.Project })
+		r.exchangeProject[l.ls.ID] = mostCommon(l.exs, func(ex memory.Exchange) string { return ex.Project })
 	}
-	final := prev
+	r.final = prev
+	return nil
+}
 
-	// Score each session on its memories as they stand at the end.
-	all := map[string]memory.Memory{} // every session's live memories, once
-	covering := map[string]bool{}     // ... that cover a fact of a session that wrote them
-	trapping := map[string]bool{}     // ... that cover a trap of a session that wrote them
-	unrelatedProject := map[string]string{}
-	for _, l := range todo {
-		sc := rep.session(l.ls.ID)
-		ids := touched[l.ls.ID]
-		sort.Strings(ids)
-		var live []memory.Memory
-		var written []memory.Memory
-		for _, id := range ids {
-			m, ok := final[id]
-			if !ok {
-				continue // deleted since
-			}
-			written = append(written, m)
-			if !m.Superseded() {
-				live = append(live, m)
-			}
-		}
-		project := mostCommon(written, func(m memory.Memory) string { return m.Project })
-		if project == "" {
-			project = exchangeProject[l.ls.ID]
-		}
-		unrelatedProject[l.ls.ID] = project
+// score scores each session on its memories as they stand at the end, and
+// asks every covered fact's queries the way the prompt hook asks them.
+func (r *sessionsRun) score(ctx context.Context) error {
+	r.all, r.covering, r.trapping = map[string]memory.Memory{}, map[string]bool{}, map[string]bool{}
+	for _, l := range r.todo {
+		sc := r.rep.session(l.ls.ID)
+		live, project := r.liveMemories(l.ls.ID)
 		texts := memoryTexts(live)
 		covered := scoreSession(sc, l.ls, texts, len(l.exs), project)
-		if opts.Dump != nil {
-			dumpSession(opts.Dump, l.ls, live, covered)
+		if r.opts.Dump != nil {
+			dumpSession(r.opts.Dump, l.ls, live, covered)
 		}
 		for _, m := range live {
-			all[m.ID] = m
+			r.all[m.ID] = m
 			lower := lowerTexts([]string{m.Text})
 			if slices.ContainsFunc(l.ls.Facts, func(f Fact) bool { return coversLower(lower[0], f.Keys) }) {
-				covering[m.ID] = true
+				r.covering[m.ID] = true
 			}
 			if slices.ContainsFunc(l.ls.Traps, func(t Trap) bool { return coversLower(lower[0], t.Keys) }) {
-				trapping[m.ID] = true
+				r.trapping[m.ID] = true
 			}
 		}
-		// Recall, as the prompt hook asks it.
-		progress(fmt.Sprintf("recall %s: %d queries", l.ls.ID, sc.Queries))
-		for i, f := range l.ls.Facts {
-			for j, q := range f.Queries {
-				if !covered[i] {
-					continue
-				}
-				got, err := d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%s-%s-%d", l.ls.ID, f.ID, j+1),
-					Prompt: q, Project: project, Event: search.EventPrompt})
-				if err != nil {
-					return nil, fmt.Errorf("eval sessions: recall %s %s: %w", l.ls.ID, f.ID, err)
-				}
-				if hitCovers(hitTexts(got.Hits), f.Keys, SessionsK) {
-					sc.QueryHits++
-				}
-			}
+		r.progress(fmt.Sprintf("recall %s: %d queries", l.ls.ID, sc.Queries))
+		if err := r.recall(ctx, sc, l.ls, covered, project); err != nil {
+			return err
 		}
 		sc.RecallAt5 = ratio(sc.QueryHits, sc.Queries)
 	}
+	return nil
+}
 
-	// Unrelated prompts, with no current project.
-	progress(fmt.Sprintf("unrelated prompts: %d", len(set.UnrelatedPrompts)))
-	o := &rep.Overall
-	o.UnrelatedPrompts = len(set.UnrelatedPrompts)
-	for i, p := range set.UnrelatedPrompts {
-		got, err := d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%d", i+1), Prompt: p, Event: search.EventPrompt})
+// liveMemories returns the memories a session wrote that are still stored
+// and not superseded, and the project recall is asked with: the one
+// memtray gave most of the memories it wrote, else its exchanges'.
+func (r *sessionsRun) liveMemories(id string) ([]memory.Memory, string) {
+	ids := r.touched[id]
+	sort.Strings(ids)
+	var live, written []memory.Memory
+	for _, mid := range ids {
+		m, ok := r.final[mid]
+		if !ok {
+			continue // deleted since
+		}
+		written = append(written, m)
+		if !m.Superseded() {
+			live = append(live, m)
+		}
+	}
+	project := mostCommon(written, func(m memory.Memory) string { return m.Project })
+	if project == "" {
+		project = r.exchangeProject[id]
+	}
+	return live, project
+}
+
+// recall asks the queries of a session's covered facts, each in a recall
+// session of its own, and counts the hits in the first SessionsK.
+func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *LabelledSession, covered []bool, project string) error {
+	for i, f := range ls.Facts {
+		if !covered[i] {
+			continue
+		}
+		for j, q := range f.Queries {
+			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%s-%s-%d", ls.ID, f.ID, j+1),
+				Prompt: q, Project: project, Event: search.EventPrompt})
+			if err != nil {
+				return fmt.Errorf("eval sessions: recall %s %s: %w", ls.ID, f.ID, err)
+			}
+			if hitCovers(hitTexts(got.Hits), f.Keys, SessionsK) {
+				sc.QueryHits++
+			}
+		}
+	}
+	return nil
+}
+
+// unrelated asks the set's unrelated prompts with no current project; an
+// answer with no memory is a success.
+func (r *sessionsRun) unrelated(ctx context.Context) error {
+	o := &r.rep.Overall
+	prompts := r.unrelatedPrompts
+	r.progress(fmt.Sprintf("unrelated prompts: %d", len(prompts)))
+	o.UnrelatedPrompts = len(prompts)
+	for i, p := range prompts {
+		got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%d", i+1), Prompt: p, Event: search.EventPrompt})
 		if err != nil {
-			return nil, fmt.Errorf("eval sessions: recall unrelated prompt %d: %w", i+1, err)
+			return fmt.Errorf("eval sessions: recall unrelated prompt %d: %w", i+1, err)
 		}
 		if len(got.Hits) == 0 {
 			o.UnrelatedEmpty++
 		}
-		if opts.Dump != nil {
-			dumpUnrelated(opts.Dump, p, got.Hits)
+		if r.opts.Dump != nil {
+			dumpUnrelated(r.opts.Dump, p, got.Hits)
 		}
 	}
 	o.UnrelatedEmptyRate = ratio(o.UnrelatedEmpty, o.UnrelatedPrompts)
-	rep.overall(all, covering, trapping)
-	rep.Seconds = time.Since(start).Seconds()
-	return rep, nil
+	return nil
 }
 
 // scoreSession fills sc with the coverage, precision, traps and length
