@@ -147,7 +147,7 @@ func (a *desktop) options(uid string, sigCtx context.Context) *options.App {
 		OnStartup: func(ctx context.Context) {
 			a.ctx = ctx
 			a.tray = tray.Start(tray.Options{
-				Backend: a.d,
+				Backend: a.d.Tray(),
 				Open:    a.show,
 				Quit:    func() { wruntime.Quit(ctx) },
 				Health:  a.health,

@@ -88,7 +88,7 @@ func TestTrayOnDBus(t *testing.T) {
 	defer func() { stop(); <-served }()
 
 	opened := make(chan struct{}, 1)
-	tr := tray.Start(tray.Options{Backend: d, Poll: 100 * time.Millisecond,
+	tr := tray.Start(tray.Options{Backend: d.Tray(), Poll: 100 * time.Millisecond,
 		Open: func() { opened <- struct{}{} }})
 	defer tr.Stop()
 

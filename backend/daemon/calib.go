@@ -129,7 +129,7 @@ func (d *Daemon) recalibrate(r *calib.Result, model string) {
 	if embed.Snapshot(d.emb).Model() != model {
 		return
 	}
-	cfg := *d.live.Load()
+	cfg := *d.settings.Live()
 	vals := calib.Apply(&cfg, r, model)
 	d.cal.values.Store(&vals)
 	d.steward.SetMergeSimilarity(cfg.Steward.MergeSimilarity)

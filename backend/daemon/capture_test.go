@@ -93,7 +93,7 @@ func TestCaptureSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d2.Close()
-	st2, _ := d2.Capture(ctx)
+	st2, _ := d2.Services().Settings.Capture(ctx)
 	if !st2.Enabled || len(st2.ExcludeProjects) != 1 || st2.ExcludeProjects[0] != "secretproj" {
 		t.Errorf("after restart: %+v", st2)
 	}
@@ -172,7 +172,7 @@ func TestProxyUnaffectedByPipelineFaults(t *testing.T) {
 	for i := 5; i < 30; i++ {
 		send(i)
 	}
-	st, _ := d.Capture(context.Background())
+	st, _ := d.Services().Settings.Capture(context.Background())
 	var s struct{ Captured, Dropped, HandlerErrors int64 }
 	json.Unmarshal(st.Stats, &s)
 	t.Logf("capture stats: %s", st.Stats)
@@ -292,7 +292,7 @@ func TestCapturePause(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, _ := d2.Capture(ctx)
+		st, _ := d2.Services().Settings.Capture(ctx)
 		d2.Close()
 		if st.Enabled == tt.paused || (st.PausedUntil != nil) != tt.paused {
 			t.Errorf("reopened with a pause until %v: %+v", tt.until, st)
@@ -301,3 +301,11 @@ func TestCapturePause(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// captureState is the capture state file's JSON (package settings'), as a
+// test writes it.
+type captureState struct {
+	Enabled         bool      `json:"enabled"`
+	ExcludeProjects []string  `json:"exclude_projects"`
+	PausedUntil     time.Time `json:"paused_until,omitzero"`
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/recall"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/settings"
 	"github.com/memtray/memtray/backend/setup"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
@@ -74,46 +75,39 @@ type Options struct {
 
 // Daemon is an open memtray: store, embedder and search, ready to serve.
 type Daemon struct {
-	cfg       config.Config
-	version   string
-	build     httpapi.Build
-	log       *slog.Logger
-	clock     memory.Clock
-	store     *store.Store
-	emb       *embed.Swappable // switched by a re-embedding (embedder.go)
-	choice    atomic.Pointer[embed.Choice]
-	jobs      *jobs.Runner
-	search    *search.Engine
-	recaller  *search.Recaller
-	proxy     *capture.Proxy
-	tail      *tail.Tailer // capture from session files; nil when off (transcripts.go)
-	captureMu sync.Mutex   // orders SetCapture's file write and switch
-	exclude   []string
-	// pausedUntil ends a timed capture pause (zero: none); under captureMu.
-	pausedUntil time.Time
-	mcp         http.Handler
-	steward     *steward.Steward
-	stewardSvc  *steward.Service     // plans kept for apply, runs, undo, trash (steward.go)
-	cred        *httpapi.Credentials // the install token, shared by every handler; rotated in place
-	tokenMu     sync.Mutex           // one rotation at a time (file and memory agree)
-	startedAt   time.Time
-	listen      string
-	pipeline    *ingest.Pipeline
-	judge       memory.Judge
-	decisions   *decisionLog
+	cfg        config.Config
+	version    string
+	build      httpapi.Build
+	log        *slog.Logger
+	clock      memory.Clock
+	store      *store.Store
+	emb        *embed.Swappable // switched by a re-embedding (embedder.go)
+	choice     atomic.Pointer[embed.Choice]
+	jobs       *jobs.Runner
+	search     *search.Engine
+	recaller   *search.Recaller
+	proxy      *capture.Proxy // the settings service's (capture switch, exclusions, pause)
+	tail       *tail.Tailer   // capture from session files; nil when off (transcripts.go)
+	mcp        http.Handler
+	steward    *steward.Steward
+	stewardSvc *steward.Service     // plans kept for apply, runs, undo, trash (steward.go)
+	cred       *httpapi.Credentials // the install token, shared by every handler; rotated in place
+	startedAt  time.Time
+	listen     string
+	pipeline   *ingest.Pipeline
+	judge      memory.Judge
+	decisions  *decisionLog
 	// The live feed and the settings (uifeed.go, uiconfig.go).
 	bus                    *events.Bus
 	heartbeat              time.Duration
 	captureTick, statsTick time.Duration
 	configPath             string
-	liveMu                 sync.Mutex // orders SetConfig
-	live                   atomic.Pointer[config.Config]
-	cal                    calibState // the similarity thresholds' calibration (calib.go)
+	initial                config.Config // the config as given to Open (the settings' live config starts as it)
+	cal                    calibState    // the similarity thresholds' calibration (calib.go)
 	lastSweep              atomic.Pointer[sweepOutcome]
 	indexLagAt             atomic.Int64 // unix ns of the last lagging text index write
 	faults                 faults       // what fails now (health.go)
 	clockCheck             clockCheck   // clock jumps seen by the steward's sweeps (clock.go)
-	pauseClock             pauseClock   // the running length of a timed pause; under captureMu (capture.go)
 
 	// hold keeps the turns of headless sessions under the count
 	// (headless.go); idle notes requests for a daemon started on demand
@@ -127,6 +121,7 @@ type Daemon struct {
 	transfer *transfer.Service // exports to files and imports of uploads, as jobs
 	importer *importer.Service // Claude Code's memories, through the write pipeline
 	recall   *recall.Service   // the recaller under the live limits, across model switches
+	settings *settings.Service // the live config, the capture switch, the token (capture.go)
 
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
@@ -136,8 +131,8 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d.recall, Settings: d, Transfer: d.transfer, Importer: d.importer,
-		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d, Embedders: d, Jobs: d.jobs}
+	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
+		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d, Jobs: d.jobs}
 }
 
 // Open opens the data dir's store with the embedder the store was built with
@@ -156,7 +151,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	if d.build.Version == "" {
 		d.build.Version = d.version
 	}
-	d.live.Store(&cfg)
+	d.initial = cfg
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
 	}
@@ -227,7 +222,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 		d.recaller.WithSkills(search.NewSkillCatalog(d.emb, cfg.Recall.SkillFloor), append(dirs, cfg.Recall.SkillDirs...))
 	}
 	if d.recall, err = recall.New(recall.Options{Recaller: d.recaller, Built: cfg.Recall, Generation: d.emb.Generation,
-		Live: func() config.Recall { return d.live.Load().Recall }}); err != nil {
+		Live: func() config.Recall { return d.settings.Live().Recall }}); err != nil {
 		return err
 	}
 	if err := d.openPipeline(ctx); err != nil {
@@ -402,7 +397,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	var bg sync.WaitGroup
 	bg.Go(func() { d.runCapture(bgCtx) })
 	bg.Go(func() { d.runTranscripts(bgCtx) })
-	bg.Go(func() { d.runPauses(bgCtx) })
+	bg.Go(func() { d.settings.RunPauses(bgCtx) })
 	bg.Go(func() { d.runSteward(bgCtx) })
 	bg.Go(func() { d.runFeed(bgCtx) })
 	bg.Go(func() { d.runHold(bgCtx) })
@@ -535,7 +530,7 @@ func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 		return nil
 	})
 	s.Pipeline = d.pipelineStats()
-	cs, _ := d.Capture(ctx)
+	cs, _ := d.settings.Capture(ctx)
 	s.Capture = &cs
 	s.Transcripts = d.transcriptStats()
 	s.Recall = d.recaller.Stats()

@@ -38,7 +38,7 @@ func (d *Daemon) setEmbedder(e memory.Embedder, c embed.Choice) {
 // configured Ollama offers and what the OpenAI-compatible server (the
 // configured one, or q's) answers (see httpapi.Embedders).
 func (d *Daemon) EmbedderInfo(ctx context.Context, q httpapi.EmbedderQuery) (httpapi.EmbedderInfo, error) {
-	cfg := d.live.Load().Embedder
+	cfg := d.settings.Live().Embedder
 	cur := embed.Snapshot(d.emb)
 	ch := d.EmbedderChoice()
 	si := d.store.Info()
@@ -91,7 +91,7 @@ func withOpenAI(cfg config.Embedder, model, url, keyEnv string, dims int) config
 // when req names none), once Ollama has answered. Its progress counts the
 // bytes of every layer seen so far.
 func (d *Daemon) PullModel(ctx context.Context, req httpapi.PullRequest) (httpapi.Job, error) {
-	cfg := d.live.Load().Embedder
+	cfg := d.settings.Live().Embedder
 	if j, ok := d.jobs.Running(httpapi.JobPull); ok {
 		return j, jobs.Busy(j)
 	}
@@ -136,7 +136,7 @@ func (d *Daemon) PullModel(ctx context.Context, req httpapi.PullRequest) (httpap
 // and probed first, so an Ollama that does not answer, or lacks the model,
 // fails the request itself.
 func (d *Daemon) Reembed(ctx context.Context, req httpapi.ReembedRequest) (httpapi.Job, error) {
-	cfg := d.live.Load().Embedder
+	cfg := d.settings.Live().Embedder
 	sel := cfg
 	switch req.Provider {
 	case "builtin":
@@ -271,25 +271,18 @@ func (d *Daemon) saveEmbedder(model string, sel config.Embedder) error {
 		section = map[string]any{"provider": "openai", "openai_model": name, "openai_url": sel.OpenAIURL,
 			"openai_key_env": sel.OpenAIKeyEnv, "dimensions": sel.Dimensions}
 	}
-	d.liveMu.Lock()
-	defer d.liveMu.Unlock()
-	next := *d.live.Load()
-	next.Embedder.Provider = section["provider"].(string)
-	if name, ok := section["ollama_model"].(string); ok {
-		next.Embedder.OllamaModel = name
-	}
-	if name, ok := section["openai_model"].(string); ok {
-		next.Embedder = withOpenAI(next.Embedder, name, sel.OpenAIURL, sel.OpenAIKeyEnv, 0)
-		next.Embedder.Dimensions = sel.Dimensions
-	}
-	if err := next.Validate(); err != nil {
-		return fmt.Errorf("config after the switch: %w", err)
-	}
-	if d.configPath != "" {
-		if err := mergeConfigFile(d.configPath, map[string]any{"embedder": section}); err != nil {
-			return err
+	return d.settings.Update(func(next *config.Config) error {
+		next.Embedder.Provider = section["provider"].(string)
+		if name, ok := section["ollama_model"].(string); ok {
+			next.Embedder.OllamaModel = name
 		}
-	}
-	d.live.Store(&next)
-	return nil
+		if name, ok := section["openai_model"].(string); ok {
+			next.Embedder = withOpenAI(next.Embedder, name, sel.OpenAIURL, sel.OpenAIKeyEnv, 0)
+			next.Embedder.Dimensions = sel.Dimensions
+		}
+		if err := next.Validate(); err != nil {
+			return fmt.Errorf("config after the switch: %w", err)
+		}
+		return nil
+	}, map[string]any{"embedder": section})
 }

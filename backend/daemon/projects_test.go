@@ -192,7 +192,7 @@ func TestMigrateProjects(t *testing.T) {
 // now that the directory is a worktree named after its repository.
 func TestExcludedDirName(t *testing.T) {
 	d := openAt(t, testConfig(t), nil)
-	if _, err := d.SetCapture(context.Background(), httpapi.CaptureUpdate{Exclude: []string{"spotter-fum"}}); err != nil {
+	if _, err := d.Services().Settings.SetCapture(context.Background(), httpapi.CaptureUpdate{Exclude: []string{"spotter-fum"}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {

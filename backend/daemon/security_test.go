@@ -249,7 +249,7 @@ func TestSecurityAccessControl(t *testing.T) {
 	if got, err := d.Get(context.Background(), m.ID); err != nil || got.Text != m.Text {
 		t.Errorf("the memory changed under refused requests: %+v %v", got, err)
 	}
-	if st, _ := d.Capture(context.Background()); !st.Enabled {
+	if st, _ := d.Services().Settings.Capture(context.Background()); !st.Enabled {
 		t.Error("a refused request switched capture off")
 	}
 }
@@ -428,7 +428,7 @@ func TestSecurityForgedProxyRequests(t *testing.T) {
 		NotCaptured       int64 `json:"not_captured_status"`
 	}
 	for {
-		st, _ := d.Capture(ctx)
+		st, _ := d.Services().Settings.Capture(ctx)
 		json.Unmarshal(st.Stats, &s)
 		if s.Handled >= 1 || time.Now().After(deadline) {
 			break

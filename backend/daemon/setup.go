@@ -23,7 +23,7 @@ func (d *Daemon) openSetup() {
 		DataDir:     d.cfg.DataDir,
 		ConfigPath:  d.configPath,
 		Listen:      d.setupListen,
-		HookTimeout: func() time.Duration { return time.Duration(d.live.Load().Recall.HookTimeout) },
+		HookTimeout: func() time.Duration { return time.Duration(d.settings.Live().Recall.HookTimeout) },
 		Binary:      func() (string, []string, error) { return setupBinary() },
 		Memories:    d.store.Count,
 		Clock:       d.clock,

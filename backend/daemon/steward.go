@@ -52,7 +52,7 @@ func (d *Daemon) runSteward(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		every := time.Duration(d.live.Load().Steward.Every)
+		every := time.Duration(d.settings.Live().Steward.Every)
 		if every <= 0 {
 			t.Reset(time.Minute)
 			continue
@@ -90,7 +90,7 @@ func (d *Daemon) sweep(ctx context.Context) error {
 		return nil
 	}
 	var auto []string
-	for _, op := range d.live.Load().Steward.AutoApply {
+	for _, op := range d.settings.Live().Steward.AutoApply {
 		if pl.Counts[op] > 0 {
 			auto = append(auto, op)
 		}

@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -53,22 +52,5 @@ func RotateToken(dataDir string) (string, error) {
 	if err := config.WriteFileAtomic(filepath.Join(dataDir, TokenFile), []byte(tok+"\n"), 0o600); err != nil {
 		return "", fmt.Errorf("save token: %w", err)
 	}
-	return tok, nil
-}
-
-// RotateToken makes and saves a new install token and switches every
-// handler of d to it at once: from the next request the old token, and the
-// browser sessions signed in with it, are refused; no restart is needed.
-// Clients that read the token file (the CLI, hooks, `memtray mcp`, which
-// reconnects) pick the new one up by themselves.
-func (d *Daemon) RotateToken(ctx context.Context) (string, error) {
-	d.tokenMu.Lock()
-	defer d.tokenMu.Unlock()
-	tok, err := RotateToken(d.cfg.DataDir)
-	if err != nil {
-		return "", err
-	}
-	d.cred.Set(tok)
-	d.log.Info("install token rotated: the old one is refused from now on")
 	return tok, nil
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/httpapi"
@@ -79,23 +78,7 @@ func (d *Daemon) ingestTurn(ctx context.Context, exs []memory.Exchange) error {
 // proxy: nothing is stored while capture is off or paused, or from an
 // excluded project (by name, or a directory containing the session's).
 func (d *Daemon) allowTurn(ex memory.Exchange, cwd string) bool {
-	d.captureMu.Lock()
-	defer d.captureMu.Unlock()
-	if !d.proxy.Enabled() {
-		return false
-	}
-	for _, e := range d.exclude {
-		e = strings.TrimSpace(e)
-		if e != "" && (e == ex.Project || cwd != "" && e == filepath.Base(filepath.Clean(cwd))) { // a directory's own name: a project name of older versions
-			return false
-		}
-		if filepath.IsAbs(e) && cwd != "" {
-			if rel, err := filepath.Rel(filepath.Clean(e), filepath.Clean(cwd)); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				return false
-			}
-		}
-	}
-	return true
+	return d.settings.AllowTurn(ex.Project, cwd)
 }
 
 // CaptureTranscript queues a hook's session file (POST

@@ -462,7 +462,7 @@ func TestConfigAPI(t *testing.T) {
 	if err != nil || loaded.LogLevel != "debug" || loaded.Ingest.ContentThreshold != 0.4 || loaded.Recall.K != 2 || strings.Contains(string(data), "sk-ant") {
 		t.Fatalf("saved file %s: %v", data, err)
 	}
-	if d.live.Load().Steward.AutoApply[0] != "merge" || d.cfg.Steward.AutoApply == nil && false {
+	if d.settings.Live().Steward.AutoApply[0] != "merge" || d.cfg.Steward.AutoApply == nil && false {
 		t.Fatal("not applied")
 	}
 	bad := []struct{ body, field string }{

@@ -130,7 +130,7 @@ func (d *Daemon) runFeed(ctx context.Context) {
 			if d.bus.Subscribers() == 0 {
 				continue
 			}
-			cs, _ := d.Capture(ctx)
+			cs, _ := d.settings.Capture(ctx)
 			if !bytes.Equal(cs.Stats, lastStats) {
 				lastStats = cs.Stats
 				d.publish(httpapi.EventCapture, cs)

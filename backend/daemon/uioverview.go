@@ -81,7 +81,7 @@ func (d *Daemon) Overview(ctx context.Context) (httpapi.Overview, error) {
 	o.Filter = filterBuckets(d.decisions.newest(d.cfg.Ingest.DecisionLog), now)
 	o.Embedder = httpapi.EmbedderStatus{Model: d.emb.Model(), Reason: d.EmbedderChoice().Reason, Degraded: d.embedderDegraded()}
 	o.Judge = d.judgeStatus()
-	o.Capture, _ = d.Capture(ctx)
+	o.Capture, _ = d.settings.Capture(ctx)
 	o.Warnings = d.warnings(ctx)
 	return o, nil
 }
@@ -168,7 +168,7 @@ func (d *Daemon) warnings(ctx context.Context) []httpapi.Warning {
 			add(code, "%s", msg)
 		}
 	}
-	cs, _ := d.Capture(ctx)
+	cs, _ := d.settings.Capture(ctx)
 	var st capture.Stats
 	if json.Unmarshal(cs.Stats, &st) == nil {
 		if u := st.Upstream; u != nil && u.Kind == capture.UpstreamUnreachable {

@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/calib"
-	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/importer"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/settings"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -276,37 +276,16 @@ type Settings interface {
 	SetCapture(ctx context.Context, u CaptureUpdate) (CaptureState, error)
 }
 
-// CaptureState is what GET /api/capture returns.
-type CaptureState struct {
-	// Enabled is the capture switch: off, the proxy forwards but keeps nothing.
-	Enabled bool `json:"enabled"`
-	// PausedUntil, set while a timed pause (CaptureUpdate.PauseFor) runs,
-	// is when capture turns itself back on.
-	PausedUntil *time.Time `json:"paused_until,omitempty"`
-	// ExcludeProjects are project names or directories never captured.
-	ExcludeProjects []string `json:"exclude_projects"`
-	// Anthropic and OpenAI are the upstreams the proxy forwards to.
-	Anthropic string `json:"anthropic_upstream"`
-	OpenAI    string `json:"openai_upstream"`
-	// Stats are the proxy's counters (package capture's Stats).
-	Stats json.RawMessage `json:"stats"`
-}
-
-// CaptureUpdate is what POST /api/capture takes; absent fields stay.
-type CaptureUpdate struct {
-	Enabled *bool `json:"enabled,omitempty"`
-	// PauseFor turns capture off for a while (at most MaxPause); it turns
-	// itself back on then, also across restarts. Not with Enabled.
-	PauseFor *config.Duration `json:"pause_for,omitempty"`
-	// ExcludeProjects replaces the whole list; Exclude and Include add to
-	// and remove from it.
-	ExcludeProjects *[]string `json:"exclude_projects,omitempty"`
-	Exclude         []string  `json:"exclude,omitempty"`
-	Include         []string  `json:"include,omitempty"`
-}
+// The capture switch's types are package settings'.
+type (
+	// CaptureState is what GET /api/capture returns.
+	CaptureState = settings.CaptureState
+	// CaptureUpdate is what POST /api/capture takes; absent fields stay.
+	CaptureUpdate = settings.CaptureUpdate
+)
 
 // MaxPause bounds CaptureUpdate.PauseFor.
-const MaxPause = 7 * 24 * time.Hour
+const MaxPause = settings.MaxPause
 
 // RateRequest is what POST /api/rate takes.
 type RateRequest struct {

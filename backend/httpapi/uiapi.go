@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/settings"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -238,28 +238,13 @@ type Overview struct {
 	Warnings []Warning      `json:"warnings"`
 }
 
-// ConfigView is what GET /api/config answers.
-type ConfigView struct {
-	// Config is the effective config; judge.anthropic_key is masked.
-	Config config.Config `json:"config"`
-	// Path is the config file the daemon saves to ("" when none).
-	Path string `json:"path,omitempty"`
-	// Runtime lists the fields PUT /api/config accepts.
-	Runtime []string `json:"runtime"`
-}
-
-// ConfigUpdate is what PUT /api/config answers.
-type ConfigUpdate struct {
-	ConfigView
-	// Changed lists the fields whose value changed; Applied those in
-	// effect now, NeedsRestart those in effect after a restart.
-	Changed      []string `json:"changed"`
-	Applied      []string `json:"applied"`
-	NeedsRestart []string `json:"needs_restart"`
-	// Saved says whether the config file was written.
-	Saved bool   `json:"saved"`
-	Note  string `json:"note,omitempty"`
-}
+// The config's types are package settings'.
+type (
+	// ConfigView is what GET /api/config answers.
+	ConfigView = settings.ConfigView
+	// ConfigUpdate is what PUT /api/config answers.
+	ConfigUpdate = settings.ConfigUpdate
+)
 
 // ThresholdPreviewRequest is what POST /api/config/preview-threshold takes.
 type ThresholdPreviewRequest struct {

@@ -84,7 +84,7 @@ export interface Capture {
   transcripts: Transcripts;
 }
 
-/** httpapi.CaptureState */
+/** settings.CaptureState */
 export interface CaptureState {
   enabled: boolean;
   paused_until?: string;
@@ -94,7 +94,7 @@ export interface CaptureState {
   stats: unknown;
 }
 
-/** httpapi.CaptureUpdate */
+/** settings.CaptureUpdate */
 export interface CaptureUpdate {
   enabled?: boolean;
   pause_for?: string;
@@ -118,7 +118,7 @@ export interface Config {
   idle_exit: string;
 }
 
-/** httpapi.ConfigUpdate */
+/** settings.ConfigUpdate */
 export interface ConfigUpdate {
   changed: string[];
   applied: string[];
@@ -130,7 +130,7 @@ export interface ConfigUpdate {
   runtime: string[];
 }
 
-/** httpapi.ConfigView */
+/** settings.ConfigView */
 export interface ConfigView {
   config: Config;
   path?: string;
