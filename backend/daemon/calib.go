@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/memtray/memtray/backend/calib"
@@ -22,10 +21,9 @@ const calibTimeout = time.Minute
 // retries the server every 15 s).
 var calibRetry = 30 * time.Second
 
-// calibState is the daemon's side of calibration.
+// calibState is the daemon's side of calibration (the thresholds in
+// effect are the embedders service's).
 type calibState struct {
-	// values are the thresholds in effect (Thresholds).
-	values atomic.Pointer[[]calib.Value]
 	// mu serialises applying a calibration to the components.
 	mu sync.Mutex
 	// retry is the model whose calibration failed at open because its
@@ -48,8 +46,7 @@ func (d *Daemon) calibrate(ctx context.Context) {
 			d.cal.retry = model
 		}
 	}
-	vals := calib.Apply(&d.cfg, r, model)
-	d.cal.values.Store(&vals)
+	d.embedders.SetThresholds(calib.Apply(&d.cfg, r, model))
 }
 
 // calibration returns the store's calibration of emb's model, calibrating
@@ -130,8 +127,7 @@ func (d *Daemon) recalibrate(r *calib.Result, model string) {
 		return
 	}
 	cfg := *d.settings.Live()
-	vals := calib.Apply(&cfg, r, model)
-	d.cal.values.Store(&vals)
+	d.embedders.SetThresholds(calib.Apply(&cfg, r, model))
 	d.steward.SetMergeSimilarity(cfg.Steward.MergeSimilarity)
 	if d.pipeline != nil {
 		d.pipeline.SetSimilarity(cfg.Ingest.DuplicateSimilarity, cfg.Ingest.SourceSimilarity)
@@ -140,13 +136,4 @@ func (d *Daemon) recalibrate(r *calib.Result, model string) {
 	if c := d.recaller.Skills(); c != nil {
 		c.SetFloor(cfg.Recall.SkillFloor)
 	}
-}
-
-// Thresholds are the similarity thresholds in effect and where each came
-// from (calibrated, config, default).
-func (d *Daemon) Thresholds() []calib.Value {
-	if p := d.cal.values.Load(); p != nil {
-		return append([]calib.Value(nil), *p...)
-	}
-	return nil
 }

@@ -84,7 +84,7 @@ func TestCalibrationFollowsSwitch(t *testing.T) {
 	seed(t, d, 5)
 	run := func(req httpapi.ReembedRequest) {
 		t.Helper()
-		j, err := d.Reembed(ctx, req)
+		j, err := d.Services().Embedders.Reembed(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestCalibrationFails(t *testing.T) {
 	f := newFakeOllama(t, 24, "nomic-embed-text:latest")
 	d := openAt(t, ollamaConfig(t, f.URL()), nil)
 	seed(t, d, 5)
-	j, err := d.Reembed(ctx, httpapi.ReembedRequest{Provider: "ollama"})
+	j, err := d.Services().Embedders.Reembed(ctx, httpapi.ReembedRequest{Provider: "ollama"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/memtray/memtray/backend/capture"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/embedders"
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/httpapi"
@@ -116,12 +117,13 @@ type Daemon struct {
 	idle idleWatch
 	turn *liveTurns // the proxy's turns being assembled (liveturns.go)
 
-	setup    *setup.Service    // connecting agents, autostart, the first-run guide (setup.go)
-	feedback *feedback.Service // reinforce, rate, snooze, pin (recall.go)
-	transfer *transfer.Service // exports to files and imports of uploads, as jobs
-	importer *importer.Service // Claude Code's memories, through the write pipeline
-	recall   *recall.Service   // the recaller under the live limits, across model switches
-	settings *settings.Service // the live config, the capture switch, the token (capture.go)
+	setup     *setup.Service     // connecting agents, autostart, the first-run guide (setup.go)
+	feedback  *feedback.Service  // reinforce, rate, snooze, pin (recall.go)
+	transfer  *transfer.Service  // exports to files and imports of uploads, as jobs
+	importer  *importer.Service  // Claude Code's memories, through the write pipeline
+	recall    *recall.Service    // the recaller under the live limits, across model switches
+	settings  *settings.Service  // the live config, the capture switch, the token (capture.go)
+	embedders *embedders.Service // the embedder's information, pulls, re-embeddings, thresholds (embedder.go)
 
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
@@ -132,7 +134,7 @@ type Daemon struct {
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
 	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
-		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d, Jobs: d.jobs}
+		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs}
 }
 
 // Open opens the data dir's store with the embedder the store was built with
@@ -194,6 +196,9 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	d.jobs = jobs.New(d.publishJob)
 	d.closers.push(func() error { d.jobs.Close(); return nil })
 	d.transfer = transfer.New(transfer.Options{DataDir: cfg.DataDir, Stream: d, Count: st.Count, Jobs: d.jobs, Clock: d.clock, Logger: d.log})
+	if err := d.openEmbedders(); err != nil {
+		return err
+	}
 	for _, w := range st.Info().Warnings {
 		d.log.Warn("store repaired at open", "what", w)
 	}
@@ -535,7 +540,7 @@ func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 	s.Transcripts = d.transcriptStats()
 	s.Recall = d.recaller.Stats()
 	s.Warnings = d.warnings(ctx)
-	s.Thresholds = d.Thresholds()
+	s.Thresholds = d.embedders.Thresholds()
 	return s, err
 }
 

@@ -458,7 +458,7 @@ func TestReembedRestartAndBack(t *testing.T) {
 	seed(t, d, 50)
 	run := func(d *Daemon, req httpapi.ReembedRequest) httpapi.Job {
 		t.Helper()
-		j, err := d.Reembed(ctx, req)
+		j, err := d.Services().Embedders.Reembed(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/memtray/memtray/backend/embedders"
 	"github.com/memtray/memtray/backend/jobs"
 )
 
@@ -17,9 +18,9 @@ const EventJob = "job"
 // Job kinds.
 const (
 	// JobPull pulls an Ollama model (PullModel).
-	JobPull = "pull"
+	JobPull = embedders.JobPull
 	// JobReembed switches the store to another embedding model (Reembed).
-	JobReembed = "reembed"
+	JobReembed = embedders.JobReembed
 )
 
 // Job states (package jobs').

@@ -208,7 +208,7 @@ export interface Embedder {
   cache_size: number;
 }
 
-/** httpapi.EmbedderInfo */
+/** embedders.EmbedderInfo */
 export interface EmbedderInfo {
   model: string;
   provider: string;
@@ -226,7 +226,7 @@ export interface EmbedderInfo {
   thresholds: Threshold[];
 }
 
-/** httpapi.EmbedderQuery */
+/** embedders.EmbedderQuery */
 export interface EmbedderQuery {
   openai_url?: string;
   openai_model?: string;
@@ -576,7 +576,7 @@ export interface NoiseState {
   judge_stats?: unknown;
 }
 
-/** httpapi.OllamaInfo */
+/** embedders.OllamaInfo */
 export interface OllamaInfo {
   host: string;
   reachable: boolean;
@@ -586,7 +586,7 @@ export interface OllamaInfo {
   has_configured: boolean;
 }
 
-/** httpapi.OllamaModel */
+/** embedders.OllamaModel */
 export interface OllamaModel {
   name: string;
   size: number;
@@ -595,7 +595,7 @@ export interface OllamaModel {
   embedding: boolean;
 }
 
-/** httpapi.OpenAIInfo */
+/** embedders.OpenAIInfo */
 export interface OpenAIInfo {
   url: string;
   model: string;
@@ -689,7 +689,7 @@ export interface ProjectionPoint {
   score?: number;
 }
 
-/** httpapi.PullRequest */
+/** embedders.PullRequest */
 export interface PullRequest {
   model?: string;
 }
@@ -762,7 +762,7 @@ export interface Recalled {
   warning?: string;
 }
 
-/** httpapi.ReembedRequest */
+/** embedders.ReembedRequest */
 export interface ReembedRequest {
   provider: string;
   model?: string;
