@@ -51,7 +51,7 @@ func startDaemonWith(t *testing.T, memories []httpapi.AddRequest) string {
 		t.Fatal(err)
 	}
 	for _, m := range memories {
-		if _, err := d.Add(ctx, m); err != nil {
+		if _, err := d.Memories().Add(ctx, m); err != nil {
 			cancel()
 			d.Close()
 			t.Fatal(err)

@@ -106,7 +106,7 @@ func TestBadInputAPI(t *testing.T) {
 	ctx := context.Background()
 	d, addr := serve(t, testConfig(t))
 	tok := d.Token()
-	kept, err := d.Add(ctx, httpapi.AddRequest{Text: "The release branch is cut every second Tuesday from main after the freeze."})
+	kept, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: "The release branch is cut every second Tuesday from main after the freeze."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestBadInputAPI(t *testing.T) {
 	}
 	// An import stream whose record is 100,000 arrays deep, or not UTF-8.
 	var exp strings.Builder
-	if err := d.Export(ctx, &exp); err != nil {
+	if err := d.Memories().Export(ctx, &exp); err != nil {
 		t.Fatal(err)
 	}
 	header, _, _ := strings.Cut(exp.String(), "\n")
@@ -191,13 +191,13 @@ func TestBadInputAPI(t *testing.T) {
 	}
 
 	// Nothing stored was lost, and the daemon still works.
-	if got, err := d.Get(ctx, kept.ID); err != nil || got.Text != kept.Text {
+	if got, err := d.Memories().Get(ctx, kept.ID); err != nil || got.Text != kept.Text {
 		t.Errorf("the stored memory after bad input: %v", err)
 	}
 	if n := d.Store().Count(); n != 1 {
 		t.Errorf("bad input stored something: %d memories", n)
 	}
-	hits, err := d.Search(ctx, httpapi.SearchRequest{Query: "when is the release branch cut"})
+	hits, err := d.Memories().Search(ctx, httpapi.SearchRequest{Query: "when is the release branch cut"})
 	if err != nil || len(hits) != 1 {
 		t.Errorf("search after bad input: %v %v", hits, err)
 	}

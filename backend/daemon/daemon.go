@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -30,6 +29,7 @@ import (
 	"github.com/memtray/memtray/backend/importer"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/jobs"
+	"github.com/memtray/memtray/backend/memories"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/recall"
 	"github.com/memtray/memtray/backend/search"
@@ -117,6 +117,7 @@ type Daemon struct {
 	idle idleWatch
 	turn *liveTurns // the proxy's turns being assembled (liveturns.go)
 
+	memories  *memories.Service  // add, search, list, edit, delete, history, export and import (backend/memories)
 	setup     *setup.Service     // connecting agents, autostart, the first-run guide (setup.go)
 	feedback  *feedback.Service  // reinforce, rate, snooze, pin (recall.go)
 	transfer  *transfer.Service  // exports to files and imports of uploads, as jobs
@@ -133,7 +134,7 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d, Feedback: d.feedback, Feed: d, Status: d, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
+	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d, Status: d, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
 		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs}
 }
 
@@ -195,7 +196,6 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	// before it closes.
 	d.jobs = jobs.New(d.publishJob)
 	d.closers.push(func() error { d.jobs.Close(); return nil })
-	d.transfer = transfer.New(transfer.Options{DataDir: cfg.DataDir, Stream: d, Count: st.Count, Jobs: d.jobs, Clock: d.clock, Logger: d.log})
 	if err := d.openEmbedders(); err != nil {
 		return err
 	}
@@ -233,6 +233,13 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	if err := d.openPipeline(ctx); err != nil {
 		return err
 	}
+	if d.memories, err = memories.New(memories.Options{Store: st, Pipeline: d.pipeline, Search: d.search, Embedder: d.emb,
+		Steward: cfg.Steward, Clock: d.clock, Logger: d.log, Publish: d.publishMemory, IndexLag: d.indexLag,
+		EmbedderFailed:    func(err error) { d.faults.set(faultEmbedder, err, d.clock.Now()) },
+		EmbedderRecovered: func() { d.recovered(faultEmbedder) }, Decided: d.decisions.add}); err != nil {
+		return err
+	}
+	d.transfer = transfer.New(transfer.Options{DataDir: cfg.DataDir, Stream: d.memories, Count: st.Count, Jobs: d.jobs, Clock: d.clock, Logger: d.log})
 	if d.hold, err = openHold(cfg.DataDir); err != nil {
 		d.log.Warn("headless hold partly unreadable; the rest is kept", "err", err)
 	}
@@ -435,36 +442,6 @@ func ReadRuntime(dataDir string) (Runtime, error) {
 	return rt, nil
 }
 
-// Add stores a memory through the write pipeline's Write (ingest): its
-// secrets masked (package redact), validated, embedded, deduplicated (the
-// same text, or a near duplicate, reinforces the stored memory, which Add
-// returns; a near duplicate adding load-bearing tokens supersedes it) and
-// stored.
-func (d *Daemon) Add(ctx context.Context, req httpapi.AddRequest) (memory.Memory, error) {
-	m := memory.Memory{Text: req.Text, Kind: memory.Kind(req.Kind), Type: memory.Type(req.Type),
-		Project: req.Project, Source: req.Source, Importance: req.Importance}
-	if m.Source == "" {
-		m.Source = memory.SourceCLI
-	}
-	res, err := d.pipeline.Write(ctx, ingest.WriteRequest{Memory: m})
-	if errors.Is(err, memory.ErrUnavailable) {
-		d.faults.set(faultEmbedder, err, d.clock.Now())
-		return memory.Memory{}, err
-	}
-	if res.Memory.ID == "" {
-		return memory.Memory{}, err
-	}
-	d.recovered(faultEmbedder)
-	if err = d.indexLag(err); err != nil {
-		return memory.Memory{}, err
-	}
-	switch res.Decision.Verdict {
-	case memory.VerdictStored, memory.VerdictUpdated:
-		d.publishMemory(httpapi.MemoryAdded, []string{res.Memory.ID}, &res.Memory)
-	}
-	return res.Memory, nil
-}
-
 // indexLag turns "stored, but the text index lags" into success with a
 // warning: the record is durable and the index catches up by itself.
 func (d *Daemon) indexLag(err error) error {
@@ -474,47 +451,6 @@ func (d *Daemon) indexLag(err error) error {
 		return nil
 	}
 	return err
-}
-
-// Search runs the read pipeline.
-func (d *Daemon) Search(ctx context.Context, req httpapi.SearchRequest) ([]memory.Hit, error) {
-	q := search.Query{Text: req.Query, Project: req.Project, K: req.K, Mode: search.Mode(req.Mode)}
-	if q.Mode == "" {
-		q.Mode = search.ModeHybrid
-	}
-	switch q.Mode {
-	case search.ModeHybrid, search.ModeBM25, search.ModeVector:
-	default:
-		return nil, fmt.Errorf("%w: mode must be hybrid, bm25 or vector", memory.ErrInvalid)
-	}
-	for _, k := range req.Kinds {
-		if !memory.Kind(k).Valid() {
-			return nil, fmt.Errorf("%w: unknown kind %q", memory.ErrInvalid, k)
-		}
-		q.Filter.Kinds = append(q.Filter.Kinds, memory.Kind(k))
-	}
-	gen := d.emb.Generation()
-	hits, err := d.search.Search(ctx, q)
-	if err != nil && d.emb.Generation() != gen {
-		// The embedding model switched during the search (a re-embedding
-		// finished): the query vector was the old model's.
-		return d.search.Search(ctx, q)
-	}
-	return hits, err
-}
-
-// Get returns one memory.
-func (d *Daemon) Get(ctx context.Context, id string) (memory.Memory, error) {
-	return d.store.Get(ctx, id)
-}
-
-// Delete removes one memory.
-func (d *Daemon) Delete(ctx context.Context, id string) error {
-	if err := d.indexLag(d.store.Delete(ctx, id)); err != nil {
-		return err
-	}
-	d.publishMemory(httpapi.MemoryDeleted, []string{id}, nil)
-	return nil
 }
 
 // Stats describes the store and the embedder.
@@ -542,19 +478,6 @@ func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
 	s.Warnings = d.warnings(ctx)
 	s.Thresholds = d.embedders.Thresholds()
 	return s, err
-}
-
-// Export writes the whole store as a versioned JSONL stream.
-func (d *Daemon) Export(ctx context.Context, w io.Writer) error {
-	return d.store.Export(ctx, w)
-}
-
-// Import validates a whole export stream, then adds its records with
-// their secrets masked (a file from elsewhere may carry them; such records
-// are re-embedded), re-embedding them too when they were made by another
-// model.
-func (d *Daemon) Import(ctx context.Context, r io.Reader) (store.ImportReport, error) {
-	return d.store.Import(ctx, r, store.ImportOptions{Embedder: embed.Snapshot(d.emb), Rewrite: ingest.Redact})
 }
 
 // ErrDaemonRunning says a command that needs the store to itself found a daemon.

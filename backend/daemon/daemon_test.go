@@ -266,7 +266,7 @@ func TestConcurrentAddsOfOneTextStoreOnce(t *testing.T) {
 	ids := make(chan string, n)
 	for i := 0; i < n; i++ {
 		go func() {
-			m, err := d.Add(context.Background(), httpapi.AddRequest{Text: "Feature flags are read from flags.yaml at start and never hot-reloaded."})
+			m, err := d.Memories().Add(context.Background(), httpapi.AddRequest{Text: "Feature flags are read from flags.yaml at start and never hot-reloaded."})
 			if err != nil {
 				t.Error(err)
 			}

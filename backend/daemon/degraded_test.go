@@ -22,7 +22,7 @@ func TestStartsWithoutOllama(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open with Ollama up: %v", err)
 	}
-	if _, err := d.Add(ctx, httpapi.AddRequest{Text: "The billing worker retries webhooks with exponential backoff up to 6 times."}); err != nil {
+	if _, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: "The billing worker retries webhooks with exponential backoff up to 6 times."}); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Close(); err != nil {
@@ -38,14 +38,14 @@ func TestStartsWithoutOllama(t *testing.T) {
 	if d.Embedder().Model() != "ollama:nomic-embed-text" || !strings.Contains(d.EmbedderChoice().Reason, "unavailable") {
 		t.Fatalf("embedder %s (%s)", d.Embedder().Model(), d.EmbedderChoice().Reason)
 	}
-	hits, err := d.Search(ctx, httpapi.SearchRequest{Query: "how often are billing webhooks retried"})
+	hits, err := d.Memories().Search(ctx, httpapi.SearchRequest{Query: "how often are billing webhooks retried"})
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("hybrid search with the embedder down = %v, %v; want the BM25 hit", hits, err)
 	}
-	if _, err := d.Search(ctx, httpapi.SearchRequest{Query: "webhooks", Mode: "vector"}); !errors.Is(err, memory.ErrUnavailable) {
+	if _, err := d.Memories().Search(ctx, httpapi.SearchRequest{Query: "webhooks", Mode: "vector"}); !errors.Is(err, memory.ErrUnavailable) {
 		t.Fatalf("vector-only search with the embedder down: %v, want ErrUnavailable", err)
 	}
-	if _, err := d.Add(ctx, httpapi.AddRequest{Text: "A new memory that cannot be embedded right now."}); !errors.Is(err, memory.ErrUnavailable) {
+	if _, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: "A new memory that cannot be embedded right now."}); !errors.Is(err, memory.ErrUnavailable) {
 		t.Fatalf("Add with the embedder down: %v, want ErrUnavailable", err)
 	}
 	if n := d.Store().Count(); n != 1 {

@@ -490,7 +490,7 @@ func TestReembedRestartAndBack(t *testing.T) {
 	if j := run(d, httpapi.ReembedRequest{Provider: "builtin"}); j.State != httpapi.JobDone {
 		t.Fatalf("switch back = %+v", j)
 	}
-	if _, err := d.Add(ctx, httpapi.AddRequest{Text: "Added on the built-in model again: logs rotate daily."}); err != nil {
+	if _, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: "Added on the built-in model again: logs rotate daily."}); err != nil {
 		t.Fatal(err)
 	}
 	checkVectors(t, allMemories(t, d), embed.NewBuiltin())

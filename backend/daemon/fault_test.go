@@ -565,11 +565,11 @@ func TestFaultDiskFull(t *testing.T) {
 		t.Errorf("after a restart the store holds %d, want %d", n, want)
 	}
 	for id := range stored {
-		if _, err := d2.Get(context.Background(), id); err != nil {
+		if _, err := d2.Memories().Get(context.Background(), id); err != nil {
 			t.Errorf("memory %s lost: %v", id, err)
 		}
 	}
-	if hits, _ := d2.Search(context.Background(), httpapi.SearchRequest{Query: "payment gateway retry settings", Mode: "bm25", K: 20}); len(hits) != want {
+	if hits, _ := d2.Memories().Search(context.Background(), httpapi.SearchRequest{Query: "payment gateway retry settings", Mode: "bm25", K: 20}); len(hits) != want {
 		t.Errorf("the text index finds %d of %d after the restart", len(hits), want)
 	}
 }
@@ -659,7 +659,7 @@ func TestFaultCorruptIndex(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range 20 {
-		if _, err := d.Add(ctx, httpapi.AddRequest{Text: faultReply(int64(1000 + i))}); err != nil {
+		if _, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: faultReply(int64(1000 + i))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -706,7 +706,7 @@ func TestFaultClockJump(t *testing.T) {
 	r := newFaultRig(t, cfg)
 	d := r.d
 	for i := range 30 {
-		if _, err := d.Add(ctx, httpapi.AddRequest{Text: faultReply(int64(2000 + i))}); err != nil {
+		if _, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: faultReply(int64(2000 + i))}); err != nil {
 			t.Fatal(err)
 		}
 	}

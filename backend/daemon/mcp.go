@@ -10,18 +10,34 @@ import (
 	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/mcp"
+	"github.com/memtray/memtray/backend/memories"
+	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/recall"
 	"github.com/memtray/memtray/backend/search"
 )
 
 // mcpBackend is what the MCP tools reach: the recall service, the
-// daemon's writes and status, and the feedback service's reinforce, rate
-// and snooze.
+// memories service's writes, the daemon's status, and the feedback
+// service's reinforce, rate and snooze.
 type mcpBackend struct {
 	*Daemon
 	*feedback.Service
-	recall *recall.Service
+	memories *memories.Service
+	recall   *recall.Service
 }
+
+// Remember is the memories service's.
+func (b mcpBackend) Remember(ctx context.Context, m memory.Memory) (memory.Decision, error) {
+	return b.memories.Remember(ctx, m)
+}
+
+// IngestDocument is the memories service's.
+func (b mcpBackend) IngestDocument(ctx context.Context, name, project, text string) (memory.Decision, error) {
+	return b.memories.IngestDocument(ctx, name, project, text)
+}
+
+// Delete is the memories service's.
+func (b mcpBackend) Delete(ctx context.Context, id string) error { return b.memories.Delete(ctx, id) }
 
 // Recall is the recall service's.
 func (b mcpBackend) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
@@ -50,7 +66,7 @@ func (d *Daemon) Status(ctx context.Context) (mcp.Status, error) {
 
 // MCPBackend is what the MCP tools reach of this daemon, for a server of
 // MCP's own (stdio, or in memory in tests).
-func (d *Daemon) MCPBackend() mcp.Backend { return mcpBackend{d, d.feedback, d.recall} }
+func (d *Daemon) MCPBackend() mcp.Backend { return mcpBackend{d, d.feedback, d.memories, d.recall} }
 
 // MCPHandler serves the MCP tools over streamable HTTP, to be mounted at
 // /mcp behind the token check.

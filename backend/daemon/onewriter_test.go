@@ -41,7 +41,7 @@ func TestEveryEntranceWritesOneMemory(t *testing.T) {
 	c := httpapi.NewClient(addr, d.Token())
 
 	// The memory the UI edits into the text, and the files to import.
-	other, err := d.Add(ctx, httpapi.AddRequest{Text: "The nightly backup job writes to the s3://ops-backups bucket in eu-west-1."})
+	other, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: "The nightly backup job writes to the s3://ops-backups bucket in eu-west-1."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,11 +170,11 @@ func exportOf(t *testing.T, text string) []byte {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	if _, err := src.Add(context.Background(), httpapi.AddRequest{Text: text, Source: "elsewhere"}); err != nil {
+	if _, err := src.Memories().Add(context.Background(), httpapi.AddRequest{Text: text, Source: "elsewhere"}); err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := src.Export(context.Background(), &b); err != nil {
+	if err := src.Memories().Export(context.Background(), &b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

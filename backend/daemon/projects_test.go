@@ -111,7 +111,7 @@ func TestMigrateProjects(t *testing.T) {
 	}
 	ids := map[string]string{}
 	for text, label := range labels {
-		m, err := d.Add(ctx, httpapi.AddRequest{Text: text, Kind: "fact", Project: label})
+		m, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: text, Kind: "fact", Project: label})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,7 +175,7 @@ func TestMigrateProjects(t *testing.T) {
 	check("after a re-run")
 
 	// Recorded: not run again, even on labels it would move.
-	later, err := d.Add(ctx, httpapi.AddRequest{Text: "A later memory deliberately filed under assets by the user.", Kind: "fact", Project: "assets"})
+	later, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: "A later memory deliberately filed under assets by the user.", Kind: "fact", Project: "assets"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func TestReplaySessionThroughProxy(t *testing.T) {
 		"Pass predictions use SGP4 propagation from two-line element sets refreshed from CelesTrak every 6 hours.",
 	}
 	for _, s := range seed {
-		if _, err := d.Add(ctx, httpapi.AddRequest{Text: s, Kind: "decision", Project: "orbit"}); err != nil {
+		if _, err := d.Memories().Add(ctx, httpapi.AddRequest{Text: s, Kind: "decision", Project: "orbit"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -86,7 +86,7 @@ func TestSecurityAccessControl(t *testing.T) {
 	d, addr := serve(t, cfg)
 	_, port, _ := net.SplitHostPort(addr)
 	tok := d.Token()
-	m, err := d.Add(context.Background(), httpapi.AddRequest{Text: "The nightly backup job copies the billing database to the cold bucket at 02:00 UTC."})
+	m, err := d.Memories().Add(context.Background(), httpapi.AddRequest{Text: "The nightly backup job copies the billing database to the cold bucket at 02:00 UTC."})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestSecurityAccessControl(t *testing.T) {
 			}
 		})
 	}
-	if got, err := d.Get(context.Background(), m.ID); err != nil || got.Text != m.Text {
+	if got, err := d.Memories().Get(context.Background(), m.ID); err != nil || got.Text != m.Text {
 		t.Errorf("the memory changed under refused requests: %+v %v", got, err)
 	}
 	if st, _ := d.Services().Settings.Capture(context.Background()); !st.Enabled {

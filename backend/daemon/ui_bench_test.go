@@ -72,7 +72,7 @@ func BenchmarkListPage(b *testing.B) {
 		for _, impl := range []struct {
 			name string
 			list func(context.Context, httpapi.ListRequest) (httpapi.ListResponse, error)
-		}{{"store", d.List}, {"iterate", d.listByIterate}} {
+		}{{"store", d.Memories().List}, {"iterate", d.listByIterate}} {
 			b.Run(fmt.Sprintf("impl=%s,sort=%s,q=%q,project=%s,offset=%d", impl.name, req.Sort, req.Q, req.Project, req.Offset), func(b *testing.B) {
 				for b.Loop() {
 					res, err := impl.list(context.Background(), req)

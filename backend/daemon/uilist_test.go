@@ -74,7 +74,7 @@ func (d *Daemon) listByIterate(ctx context.Context, req httpapi.ListRequest) (ht
 	res := httpapi.ListResponse{Total: len(all), Memories: []httpapi.ListedMemory{}}
 	if req.Offset < len(all) {
 		for _, i := range order[req.Offset:min(len(all), req.Offset+req.Limit)] {
-			res.Memories = append(res.Memories, d.listed(all[i], now))
+			res.Memories = append(res.Memories, d.memories.Listed(all[i], now))
 		}
 	}
 	return res, nil
@@ -133,12 +133,12 @@ func TestListMatchesIterate(t *testing.T) {
 			_, err = d.Feedback().Pin(ctx, m.ID, true)
 		case 3:
 			text := fmt.Sprintf("Edited MEMORY %d about Service %d", i, i%4)
-			_, err = d.Edit(ctx, m.ID, httpapi.MemoryPatch{Text: &text})
+			_, err = d.Memories().Edit(ctx, m.ID, httpapi.MemoryPatch{Text: &text})
 		case 4:
-			err = d.Delete(ctx, m.ID)
+			err = d.Memories().Delete(ctx, m.ID)
 		case 5:
 			p, imp := "p9", float64(i%7)/7
-			_, err = d.Edit(ctx, m.ID, httpapi.MemoryPatch{Project: &p, Importance: &imp})
+			_, err = d.Memories().Edit(ctx, m.ID, httpapi.MemoryPatch{Project: &p, Importance: &imp})
 		case 6:
 			_, err = d.store.Update(ctx, m.ID, func(m *memory.Memory) error {
 				m.AccessCount += r.Intn(20)
@@ -169,7 +169,7 @@ func TestListMatchesIterate(t *testing.T) {
 		if r.Intn(3) == 0 {
 			req.Q = []string{"service 1", "EDITED", "memory 1", "Ö", "slots."}[r.Intn(5)]
 		}
-		got, err := d.List(ctx, req)
+		got, err := d.Memories().List(ctx, req)
 		if err != nil {
 			t.Fatalf("List(%+v): %v", req, err)
 		}

@@ -13,54 +13,12 @@ import (
 	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/importer"
+	"github.com/memtray/memtray/backend/memories"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/settings"
 	"github.com/memtray/memtray/backend/store"
 )
-
-// AddRequest is a memory to store; the backend embeds it.
-type AddRequest struct {
-	Text       string  `json:"text"`
-	Kind       string  `json:"kind,omitempty"`
-	Type       string  `json:"type,omitempty"`
-	Project    string  `json:"project,omitempty"`
-	Source     string  `json:"source,omitempty"`
-	Importance float64 `json:"importance,omitempty"`
-}
-
-// SearchRequest is a search over the store.
-type SearchRequest struct {
-	Query   string   `json:"query"`
-	Project string   `json:"project,omitempty"`
-	K       int      `json:"k,omitempty"`
-	Mode    string   `json:"mode,omitempty"` // hybrid (default), bm25, vector
-	Kinds   []string `json:"kinds,omitempty"`
-}
-
-// ListRequest pages through stored memories (GET /api/memories query
-// parameters of the same names), newest first unless Sort says otherwise.
-type ListRequest struct {
-	Project string `json:"project,omitempty"`
-	Kind    string `json:"kind,omitempty"`
-	Limit   int    `json:"limit,omitempty"`
-	Offset  int    `json:"offset,omitempty"`
-	// Sort is one of ListSorts ("" is created); Order is asc or desc (""
-	// is desc). Ties are broken by id, so pages do not overlap.
-	Sort  string `json:"sort,omitempty"`
-	Order string `json:"order,omitempty"`
-	// Snoozed is include ("", the default), only or exclude.
-	Snoozed string `json:"snoozed,omitempty"`
-	// Q keeps the memories whose text contains it, ignoring case (at most
-	// MaxListQuery bytes).
-	Q string `json:"q,omitempty"`
-}
-
-// ListResponse is one page of memories and the total that matched.
-type ListResponse struct {
-	Memories []ListedMemory `json:"memories"`
-	Total    int            `json:"total"`
-}
 
 // Stats describes a running memtray.
 type Stats struct {
@@ -331,4 +289,35 @@ type (
 	ImportClaudeMissing = importer.Missing
 	// ImportClaudeReport is what POST /api/import/claude answers.
 	ImportClaudeReport = importer.Report
+)
+
+// The memories area's types are the memories service's.
+type (
+	// AddRequest is a memory to store; the backend embeds it.
+	AddRequest = memories.AddRequest
+	// SearchRequest is a search over the store.
+	SearchRequest = memories.SearchRequest
+	// ListRequest pages through stored memories (GET /api/memories).
+	ListRequest = memories.ListRequest
+	// ListResponse is one page of memories and the total that matched.
+	ListResponse = memories.ListResponse
+	// ListedMemory is a memory as the UI lists it, with computed columns.
+	ListedMemory = memories.ListedMemory
+	// MemoryPatch is what PATCH /api/memories/{id} takes; absent fields stay.
+	MemoryPatch = memories.MemoryPatch
+	// EditResult is what PATCH /api/memories/{id} answers.
+	EditResult = memories.EditResult
+	// MemoryHistory is what GET /api/memories/{id}/history answers.
+	MemoryHistory = memories.MemoryHistory
+)
+
+// MaxHistory bounds the versions a history walks in each direction.
+const MaxHistory = memories.MaxHistory
+
+// List sort keys and bounds (the memories service's).
+var (
+	// ListSorts are the sort keys of GET /api/memories.
+	ListSorts = memories.ListSorts
+	// MaxListQuery bounds the q substring filter.
+	MaxListQuery = memories.MaxListQuery
 )

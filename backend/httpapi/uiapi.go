@@ -1,16 +1,13 @@
 package httpapi
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/feedback"
+	"github.com/memtray/memtray/backend/memories"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/settings"
-	"github.com/memtray/memtray/backend/store"
 )
 
 // Event types of GET /api/events, with their payload types.
@@ -35,9 +32,9 @@ const (
 
 // Memory operations of a MemoryEvent.
 const (
-	MemoryAdded      = "added"
-	MemoryUpdated    = "updated"
-	MemoryDeleted    = "deleted"
+	MemoryAdded      = memories.OpAdded
+	MemoryUpdated    = memories.OpUpdated
+	MemoryDeleted    = memories.OpDeleted
 	MemoryPinned     = feedback.OpPinned
 	MemorySnoozed    = feedback.OpSnoozed
 	MemoryReinforced = feedback.OpReinforced
@@ -97,59 +94,6 @@ type PingEvent struct {
 type ResetEvent struct {
 	Reason string `json:"reason"`
 }
-
-// MemoryPatch is what PATCH /api/memories/{id} takes; absent fields stay.
-type MemoryPatch struct {
-	Text       *string  `json:"text,omitempty"`
-	Kind       *string  `json:"kind,omitempty"`
-	Type       *string  `json:"type,omitempty"`
-	Project    *string  `json:"project,omitempty"`
-	Importance *float64 `json:"importance,omitempty"`
-}
-
-// EditResult is what PATCH /api/memories/{id} answers. A new text makes a
-// new version (new id; the old one stays as history, superseded); other
-// changes are made in place.
-type EditResult struct {
-	Memory ListedMemory `json:"memory"`
-	// Previous is the id of the version a text change superseded.
-	Previous string `json:"previous,omitempty"`
-}
-
-// ListedMemory is a memory as the UI lists it: without its embedding, with
-// the computed columns.
-type ListedMemory struct {
-	memory.Memory
-	// Stickiness is access_count / max(reinforced_count, 1), 0 below the
-	// steward's sticky_min_access (see steward.Stickiness).
-	Stickiness float64 `json:"stickiness"`
-	AgeDays    float64 `json:"age_days"`
-	Snoozed    bool    `json:"snoozed"`
-}
-
-// List sort keys and bounds.
-var (
-	// ListSorts are the sort keys of GET /api/memories.
-	ListSorts = []string{"created", "updated", "importance", "access", "reinforced", "stickiness", "last_used", "kind", "project"}
-	// MaxListQuery bounds the q substring filter.
-	MaxListQuery = 200
-)
-
-// MemoryHistory is what GET /api/memories/{id}/history answers.
-type MemoryHistory struct {
-	ID string `json:"id"`
-	// Versions is the supersession chain, oldest first, the asked memory
-	// among them (without embeddings).
-	Versions []memory.Memory `json:"versions"`
-	// Merged are the memories the steward merged into a version of the
-	// chain, while they are in the trash.
-	Merged []store.TrashedMemory `json:"merged"`
-	// Truncated: the chain is longer than MaxHistory.
-	Truncated bool `json:"truncated,omitempty"`
-}
-
-// MaxHistory bounds the versions a history walks in each direction.
-const MaxHistory = 100
 
 // NameCount is a name with a count.
 type NameCount struct {
@@ -312,27 +256,3 @@ type NoiseProjection struct {
 // ErrorBody is the JSON of every error answer: a message, a stable code
 // and, for invalid input, the problem of each field.
 type ErrorBody = errorBody
-
-// Validate checks a ListRequest's sort, order, snoozed and q, with a
-// problem per field.
-func (r *ListRequest) Validate() error {
-	fields := map[string]string{}
-	if r.Sort != "" && !slices.Contains(ListSorts, r.Sort) {
-		fields["sort"] = "must be one of " + strings.Join(ListSorts, ", ")
-	}
-	if r.Order != "" && r.Order != "asc" && r.Order != "desc" {
-		fields["order"] = "must be asc or desc"
-	}
-	switch r.Snoozed {
-	case "", "include", "only", "exclude":
-	default:
-		fields["snoozed"] = "must be include, only or exclude"
-	}
-	if len(r.Q) > MaxListQuery || !memory.ValidUTF8(r.Q) {
-		fields["q"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)
-	}
-	if len(fields) > 0 {
-		return &FieldErrors{Message: "invalid list request", Fields: fields}
-	}
-	return nil
-}

@@ -232,7 +232,7 @@ func TestImportClaude(t *testing.T) {
 		if len(all) != 2 {
 			t.Fatalf("%d versions with IncludeSuperseded, want 2", len(all))
 		}
-		old, err := d.Get(context.Background(), oldID)
+		old, err := d.Memories().Get(context.Background(), oldID)
 		if err != nil || old.SupersededBy != it.ID || strings.Contains(old.Text, "Postgres 17") {
 			t.Fatalf("old version: %+v, %v", old, err)
 		}
@@ -259,7 +259,7 @@ func TestImportClaude(t *testing.T) {
 			if missing[s] == "" {
 				t.Errorf("%s is not reported missing: %+v", s, rep.Missing)
 			}
-			if _, err := d.Get(context.Background(), missing[s]); err != nil {
+			if _, err := d.Memories().Get(context.Background(), missing[s]); err != nil {
 				t.Errorf("%s: the memory was deleted: %v", s, err)
 			}
 		}
@@ -295,7 +295,7 @@ func TestImportClaude(t *testing.T) {
 		if it := items(rep)[src(appMem+"odd_type.md")]; it.Action != "updated" || it.ID != id || !strings.Contains(it.Reason, "type project -> reference") {
 			t.Fatalf("type change: %+v", it)
 		}
-		if m, err := d.Get(context.Background(), id); err != nil || m.Type != memory.TypeReference || m.Superseded() {
+		if m, err := d.Memories().Get(context.Background(), id); err != nil || m.Type != memory.TypeReference || m.Superseded() {
 			t.Fatalf("after a type change: %+v %v", m, err)
 		}
 	})

@@ -20,7 +20,7 @@ export interface Action {
   reason: string;
 }
 
-/** httpapi.AddRequest */
+/** memories.AddRequest */
 export interface AddRequest {
   text: string;
   kind?: string;
@@ -188,7 +188,7 @@ export interface Document {
   project?: string;
 }
 
-/** httpapi.EditResult */
+/** memories.EditResult */
 export interface EditResult {
   memory: ListedMemory;
   previous?: string;
@@ -452,7 +452,7 @@ export interface JudgeStatus {
   exhausted: boolean;
 }
 
-/** httpapi.ListRequest */
+/** memories.ListRequest */
 export interface ListRequest {
   project?: string;
   kind?: string;
@@ -464,13 +464,13 @@ export interface ListRequest {
   q?: string;
 }
 
-/** httpapi.ListResponse */
+/** memories.ListResponse */
 export interface ListResponse {
   memories: ListedMemory[];
   total: number;
 }
 
-/** httpapi.ListedMemory */
+/** memories.ListedMemory */
 export interface ListedMemory {
   stickiness: number;
   age_days: number;
@@ -540,7 +540,7 @@ export interface MemoryEvent {
   memory?: Memory;
 }
 
-/** httpapi.MemoryHistory */
+/** memories.MemoryHistory */
 export interface MemoryHistory {
   id: string;
   versions: Memory[];
@@ -548,7 +548,7 @@ export interface MemoryHistory {
   truncated?: boolean;
 }
 
-/** httpapi.MemoryPatch */
+/** memories.MemoryPatch */
 export interface MemoryPatch {
   text?: string;
   kind?: string;
@@ -846,7 +846,7 @@ export interface Search {
   anti_sticky: boolean;
 }
 
-/** httpapi.SearchRequest */
+/** memories.SearchRequest */
 export interface SearchRequest {
   query: string;
   project?: string;

@@ -1,0 +1,138 @@
+package memories
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// Memory operations this service announces on the live feed (a
+// MemoryEvent's op).
+const (
+	OpAdded   = "added"
+	OpUpdated = "updated"
+	OpDeleted = "deleted"
+)
+
+// AddRequest is a memory to store; the backend embeds it.
+type AddRequest struct {
+	Text       string  `json:"text"`
+	Kind       string  `json:"kind,omitempty"`
+	Type       string  `json:"type,omitempty"`
+	Project    string  `json:"project,omitempty"`
+	Source     string  `json:"source,omitempty"`
+	Importance float64 `json:"importance,omitempty"`
+}
+
+// SearchRequest is a search over the store.
+type SearchRequest struct {
+	Query   string   `json:"query"`
+	Project string   `json:"project,omitempty"`
+	K       int      `json:"k,omitempty"`
+	Mode    string   `json:"mode,omitempty"` // hybrid (default), bm25, vector
+	Kinds   []string `json:"kinds,omitempty"`
+}
+
+// ListRequest pages through stored memories (GET /api/memories query
+// parameters of the same names), newest first unless Sort says otherwise.
+type ListRequest struct {
+	Project string `json:"project,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Limit   int    `json:"limit,omitempty"`
+	Offset  int    `json:"offset,omitempty"`
+	// Sort is one of ListSorts ("" is created); Order is asc or desc (""
+	// is desc). Ties are broken by id, so pages do not overlap.
+	Sort  string `json:"sort,omitempty"`
+	Order string `json:"order,omitempty"`
+	// Snoozed is include ("", the default), only or exclude.
+	Snoozed string `json:"snoozed,omitempty"`
+	// Q keeps the memories whose text contains it, ignoring case (at most
+	// MaxListQuery bytes).
+	Q string `json:"q,omitempty"`
+}
+
+// ListResponse is one page of memories and the total that matched.
+type ListResponse struct {
+	Memories []ListedMemory `json:"memories"`
+	Total    int            `json:"total"`
+}
+
+// MemoryPatch is what PATCH /api/memories/{id} takes; absent fields stay.
+type MemoryPatch struct {
+	Text       *string  `json:"text,omitempty"`
+	Kind       *string  `json:"kind,omitempty"`
+	Type       *string  `json:"type,omitempty"`
+	Project    *string  `json:"project,omitempty"`
+	Importance *float64 `json:"importance,omitempty"`
+}
+
+// EditResult is what PATCH /api/memories/{id} answers. A new text makes a
+// new version (new id; the old one stays as history, superseded); other
+// changes are made in place.
+type EditResult struct {
+	Memory ListedMemory `json:"memory"`
+	// Previous is the id of the version a text change superseded.
+	Previous string `json:"previous,omitempty"`
+}
+
+// ListedMemory is a memory as the UI lists it: without its embedding, with
+// the computed columns.
+type ListedMemory struct {
+	memory.Memory
+	// Stickiness is access_count / max(reinforced_count, 1), 0 below the
+	// steward's sticky_min_access (see steward.Stickiness).
+	Stickiness float64 `json:"stickiness"`
+	AgeDays    float64 `json:"age_days"`
+	Snoozed    bool    `json:"snoozed"`
+}
+
+// List sort keys and bounds.
+var (
+	// ListSorts are the sort keys of GET /api/memories.
+	ListSorts = []string{"created", "updated", "importance", "access", "reinforced", "stickiness", "last_used", "kind", "project"}
+	// MaxListQuery bounds the q substring filter.
+	MaxListQuery = 200
+)
+
+// MemoryHistory is what GET /api/memories/{id}/history answers.
+type MemoryHistory struct {
+	ID string `json:"id"`
+	// Versions is the supersession chain, oldest first, the asked memory
+	// among them (without embeddings).
+	Versions []memory.Memory `json:"versions"`
+	// Merged are the memories the steward merged into a version of the
+	// chain, while they are in the trash.
+	Merged []store.TrashedMemory `json:"merged"`
+	// Truncated: the chain is longer than MaxHistory.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// MaxHistory bounds the versions a history walks in each direction.
+const MaxHistory = 100
+
+// Validate checks a ListRequest's sort, order, snoozed and q, with a
+// problem per field.
+func (r *ListRequest) Validate() error {
+	fields := map[string]string{}
+	if r.Sort != "" && !slices.Contains(ListSorts, r.Sort) {
+		fields["sort"] = "must be one of " + strings.Join(ListSorts, ", ")
+	}
+	if r.Order != "" && r.Order != "asc" && r.Order != "desc" {
+		fields["order"] = "must be asc or desc"
+	}
+	switch r.Snoozed {
+	case "", "include", "only", "exclude":
+	default:
+		fields["snoozed"] = "must be include, only or exclude"
+	}
+	if len(r.Q) > MaxListQuery || !memory.ValidUTF8(r.Q) {
+		fields["q"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)
+	}
+	if len(fields) > 0 {
+		return &memory.FieldErrors{Message: "invalid list request", Fields: fields}
+	}
+	return nil
+}
