@@ -24,6 +24,7 @@ import (
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/embedders"
 	"github.com/memtray/memtray/backend/events"
+	"github.com/memtray/memtray/backend/feed"
 	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/importer"
@@ -97,7 +98,7 @@ type Daemon struct {
 	listen     string
 	pipeline   *ingest.Pipeline
 	judge      memory.Judge
-	decisions  *decisionLog
+	decisions  *feed.DecisionLog // the recent decisions (ingest.go), shared with the feed service
 	// The live feed and the settings (uifeed.go, uiconfig.go).
 	bus                    *events.Bus
 	heartbeat              time.Duration
@@ -117,6 +118,7 @@ type Daemon struct {
 	idle idleWatch
 	turn *liveTurns // the proxy's turns being assembled (liveturns.go)
 
+	feed      *feed.Service      // ingest, the decision log, keep, mark noise, the noise model (backend/feed)
 	memories  *memories.Service  // add, search, list, edit, delete, history, export and import (backend/memories)
 	setup     *setup.Service     // connecting agents, autostart, the first-run guide (setup.go)
 	feedback  *feedback.Service  // reinforce, rate, snooze, pin (recall.go)
@@ -134,7 +136,7 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d, Status: d, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
+	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d.feed, Status: d, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
 		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs}
 }
 
@@ -236,7 +238,12 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	if d.memories, err = memories.New(memories.Options{Store: st, Pipeline: d.pipeline, Search: d.search, Embedder: d.emb,
 		Steward: cfg.Steward, Clock: d.clock, Logger: d.log, Publish: d.publishMemory, IndexLag: d.indexLag,
 		EmbedderFailed:    func(err error) { d.faults.set(faultEmbedder, err, d.clock.Now()) },
-		EmbedderRecovered: func() { d.recovered(faultEmbedder) }, Decided: d.decisions.add}); err != nil {
+		EmbedderRecovered: func() { d.recovered(faultEmbedder) }, Decided: d.decisions.Add}); err != nil {
+		return err
+	}
+	if d.feed, err = feed.New(feed.Options{Store: st, Pipeline: d.pipeline, Judge: d.judge, Embedder: d.emb, Log: d.decisions,
+		LogSize: cfg.Ingest.DecisionLog, Threshold: func() float64 { return d.settings.Live().Ingest.ContentThreshold },
+		IndexLag: d.indexLag, Publish: d.publishMemory}); err != nil {
 		return err
 	}
 	d.transfer = transfer.New(transfer.Options{DataDir: cfg.DataDir, Stream: d.memories, Count: st.Count, Jobs: d.jobs, Clock: d.clock, Logger: d.log})

@@ -206,7 +206,7 @@ func (d *Daemon) processTurn(ctx context.Context, t ingest.Turn) error {
 		return err
 	}
 	if !held {
-		d.decisions.add(dec, t.Exchange())
+		d.decisions.Add(dec, t.Exchange())
 		return nil
 	}
 	if s == nil {
@@ -265,7 +265,7 @@ func (d *Daemon) decide(ctx context.Context, t ingest.Turn, later []string, st i
 	if held { // unreachable for a released turn: st says the session reached the count or ended
 		return errors.New("headless hold: a released turn was held again")
 	}
-	d.decisions.add(dec, t.Exchange())
+	d.decisions.Add(dec, t.Exchange())
 	return nil
 }
 
@@ -321,7 +321,7 @@ func (d *Daemon) trimHold(s *holdSession) {
 		s.turns = s.turns[1:]
 		h.total--
 		h.stats.Dropped++
-		d.decisions.add(d.pipeline.Reject(t.Exchange, ingest.StageHeadless, reason), t.Exchange)
+		d.decisions.Add(d.pipeline.Reject(t.Exchange, ingest.StageHeadless, reason), t.Exchange)
 		if len(s.turns) == 0 {
 			delete(h.sessions, s.id)
 		}

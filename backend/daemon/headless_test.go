@@ -37,7 +37,7 @@ func headlessTurn(id string, n int) memory.Exchange {
 // feedFor lists the logged decisions of a session, oldest first.
 func feedFor(d *Daemon, session string) []httpapi.DecisionEntry {
 	var out []httpapi.DecisionEntry
-	all := d.decisions.newest(1000)
+	all := d.decisions.Newest(1000)
 	for i := len(all) - 1; i >= 0; i-- {
 		if all[i].SessionID == session {
 			out = append(out, all[i])
@@ -261,7 +261,7 @@ func TestHeadlessHoldBounds(t *testing.T) {
 func TestHeadlessIngestComplete(t *testing.T) {
 	ctx := context.Background()
 	d := openAt(t, testConfig(t), &jumpClock{})
-	resp, err := d.Ingest(ctx, httpapi.IngestRequest{Exchanges: []memory.Exchange{
+	resp, err := d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: []memory.Exchange{
 		headlessTurn("grown", 1), headlessTurn("grown", 2), headlessTurn("grown", 3), headlessTurn("short", 1)}})
 	if err != nil {
 		t.Fatal(err)

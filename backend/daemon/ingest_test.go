@@ -134,25 +134,8 @@ func TestIngestAPIRejectsBadInput(t *testing.T) {
 	if n := d.Store().Count(); n != 0 {
 		t.Errorf("bad input stored %d memories", n)
 	}
-	feed, _ := d.Decisions(context.Background(), 10)
+	feed, _ := d.Feed().Decisions(context.Background(), 10)
 	if len(feed) != 0 {
 		t.Errorf("bad input left %d decisions", len(feed))
-	}
-}
-
-func TestDecisionLogRing(t *testing.T) {
-	l := newDecisionLog(3)
-	for i := 0; i < 5; i++ {
-		l.add(memory.Decision{ID: string(rune('a' + i))}, memory.Exchange{})
-	}
-	got := l.newest(10)
-	if len(got) != 3 || got[0].ID != "e" || got[2].ID != "c" {
-		t.Errorf("newest: %v", got)
-	}
-	if _, ok := l.find("a"); ok {
-		t.Error("an evicted decision is still found")
-	}
-	if len(l.newest(1)) != 1 {
-		t.Error("limit ignored")
 	}
 }

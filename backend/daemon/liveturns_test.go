@@ -140,7 +140,7 @@ func TestLiveCaptureStoresWhatIngestStores(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.Capture.Transcripts.Enabled = false
 	batch, _ := serve(t, cfg)
-	if _, err := batch.Ingest(ctx, httpapi.IngestRequest{Exchanges: exs}); err != nil {
+	if _, err := batch.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: exs}); err != nil {
 		t.Fatal(err)
 	}
 	want := liveTexts(t, batch)
@@ -156,13 +156,13 @@ func TestLiveCaptureStoresWhatIngestStores(t *testing.T) {
 			t.Errorf("live capture through the proxy stored\n%q\nmemtray ingest stored\n%q", got, want)
 		}
 		var revised bool
-		for _, e := range d.decisions.newest(100) {
+		for _, e := range d.decisions.Newest(100) {
 			for _, c := range e.Candidates {
 				revised = revised || (c.Origin == ingest.OriginEarlier && strings.Contains(c.Reason, "superseded by"))
 			}
 		}
 		if !revised {
-			t.Errorf("no decision shows turn 1's statement superseded: %+v", d.decisions.newest(100))
+			t.Errorf("no decision shows turn 1's statement superseded: %+v", d.decisions.Newest(100))
 		}
 	})
 
@@ -234,7 +234,7 @@ func TestLiveTurnsSurviveRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if d.liveState() != 1 || d.Store().Count() != 0 || len(d.decisions.newest(10)) != 0 {
+	if d.liveState() != 1 || d.Store().Count() != 0 || len(d.decisions.Newest(10)) != 0 {
 		t.Fatalf("the turn was decided before it ended: %d live, %d memories", d.liveState(), d.Store().Count())
 	}
 	files, _ := filepath.Glob(filepath.Join(cfg.DataDir, LiveTurnsDir, "*.jsonl"))

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memtray/memtray/backend/feed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -21,7 +22,7 @@ func TestNoiseProjection(t *testing.T) {
 		m := map[string]int{}
 		for _, pt := range p.Points {
 			m[pt.Kind]++
-			if math.IsNaN(pt.X) || math.IsNaN(pt.Y) || pt.Label == "" || len([]rune(pt.Label)) > projectionLabel {
+			if math.IsNaN(pt.X) || math.IsNaN(pt.Y) || pt.Label == "" || len([]rune(pt.Label)) > feed.ProjectionLabel {
 				t.Errorf("bad point %+v", pt)
 			}
 		}

@@ -438,7 +438,7 @@ func TestSecurityForgedProxyRequests(t *testing.T) {
 	if s.Captured != 1 || s.Handled != 1 || s.NotCaptured != reached {
 		t.Errorf("capture stats %+v: want the 1 genuine exchange captured and the %d error answers not", s, reached)
 	}
-	decs, _ := d.Decisions(ctx, 100)
+	decs, _ := d.Feed().Decisions(ctx, 100)
 	if len(decs) != 1 {
 		t.Errorf("%d decisions: the forged requests reached the pipeline", len(decs))
 	}

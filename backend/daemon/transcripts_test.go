@@ -156,7 +156,7 @@ func TestTranscriptHookCaptureMatchesIngest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d2.Ingest(context.Background(), httpapi.IngestRequest{Exchanges: exs}); err != nil {
+	if _, err := d2.Feed().Ingest(context.Background(), httpapi.IngestRequest{Exchanges: exs}); err != nil {
 		t.Fatal(err)
 	}
 	if batch := storedTexts(t, d2.Store()); !slices.Equal(live, batch) {
@@ -312,7 +312,7 @@ func TestProxyThenTranscriptStoresOnce(t *testing.T) {
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	for i := 0; ; i++ {
-		if n := len(r.d.decisions.newest(100)); n == 1 {
+		if n := len(r.d.decisions.Newest(100)); n == 1 {
 			break
 		}
 		if i == 3000 {
@@ -327,7 +327,7 @@ func TestProxyThenTranscriptStoresOnce(t *testing.T) {
 		t.Errorf("stats %+v, want turn 2 skipped as the proxy's", st)
 	}
 	n := 0
-	for _, e := range r.d.decisions.newest(100) {
+	for _, e := range r.d.decisions.Newest(100) {
 		if strings.Contains(e.User, "with a config flag.") {
 			n++
 		}

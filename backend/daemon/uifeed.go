@@ -151,7 +151,7 @@ func (d *Daemon) statsEvent(ctx context.Context) httpapi.StatsEvent {
 	midnight := time.Date(y, m, day, 0, 0, 0, 0, now.Location())
 	ev := httpapi.StatsEvent{Memories: d.store.Count(), Capturing: d.proxy.Enabled(), Today: map[string]int{},
 		Embedder: d.emb.Model(), Degraded: d.embedderDegraded(), Subscribers: d.bus.Subscribers()}
-	for _, e := range d.decisions.newest(d.cfg.Ingest.DecisionLog) {
+	for _, e := range d.decisions.Newest(d.cfg.Ingest.DecisionLog) {
 		if !e.At.Before(midnight) {
 			ev.Today[string(e.Verdict)]++
 		}

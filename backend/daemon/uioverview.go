@@ -78,7 +78,7 @@ func (d *Daemon) Overview(ctx context.Context) (httpapi.Overview, error) {
 	if rs.Sessions > 0 {
 		o.Recall.PerSession = float64(rs.Given) / float64(rs.Sessions)
 	}
-	o.Filter = filterBuckets(d.decisions.newest(d.cfg.Ingest.DecisionLog), now)
+	o.Filter = filterBuckets(d.decisions.Newest(d.cfg.Ingest.DecisionLog), now)
 	o.Embedder = httpapi.EmbedderStatus{Model: d.emb.Model(), Reason: d.EmbedderChoice().Reason, Degraded: d.embedderDegraded()}
 	o.Judge = d.judgeStatus()
 	o.Capture, _ = d.settings.Capture(ctx)

@@ -179,7 +179,7 @@ func (r *sessionsRun) ingest(ctx context.Context) error {
 		r.progress(fmt.Sprintf("ingesting %s: %d exchanges", l.ls.ID, len(l.exs)))
 		for i := 0; i < len(l.exs); i += sessionsIngestBatch {
 			batch := l.exs[i:min(i+sessionsIngestBatch, len(l.exs))]
-			if _, err := r.d.Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
+			if _, err := r.d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
 				return fmt.Errorf("eval sessions: ingest %s: %w", l.ls.ID, err)
 			}
 		}

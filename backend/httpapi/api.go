@@ -12,6 +12,7 @@ import (
 
 	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/events"
+	"github.com/memtray/memtray/backend/feed"
 	"github.com/memtray/memtray/backend/importer"
 	"github.com/memtray/memtray/backend/memories"
 	"github.com/memtray/memtray/backend/memory"
@@ -90,39 +91,6 @@ type Build struct {
 	GoVersion string `json:"go_version"`
 	OS        string `json:"os"`
 	Arch      string `json:"arch"`
-}
-
-// Document is a text to ingest as source memories ("ingest:<name>").
-type Document struct {
-	Name    string `json:"name"`
-	Text    string `json:"text"`
-	Project string `json:"project,omitempty"`
-}
-
-// IngestRequest is what POST /api/ingest takes: exchanges for the write
-// pipeline, documents to store as sources, or both.
-type IngestRequest struct {
-	Exchanges []memory.Exchange `json:"exchanges,omitempty"`
-	Documents []Document        `json:"documents,omitempty"`
-}
-
-// MaxIngestItems bounds the exchanges and documents of one IngestRequest.
-const MaxIngestItems = 10000
-
-// IngestResponse has one Decision per exchange, then one per document, in order.
-type IngestResponse struct {
-	Decisions []memory.Decision `json:"decisions"`
-}
-
-// DecisionEntry is one decision of the recent-decisions log, with what the
-// UI needs to show it and to keep a rejected exchange.
-type DecisionEntry struct {
-	memory.Decision
-	// User and Assistant are the exchange's texts, redacted.
-	User      string `json:"user,omitempty"`
-	Assistant string `json:"assistant,omitempty"`
-	Project   string `json:"project,omitempty"`
-	Source    string `json:"source,omitempty"`
 }
 
 // Services are the areas the API serves, each a small interface declared
@@ -262,16 +230,6 @@ type SnoozeRequest struct {
 	Days float64 `json:"days"`
 }
 
-// NoiseState is what GET /api/noise returns.
-type NoiseState struct {
-	// Scorer is the content scorer's state (package noise's State); nil
-	// when the scorer is off (no embedder at start).
-	Scorer json.RawMessage `json:"scorer"`
-	// Judge names the judge, "" when off; JudgeStats is its budget and counters.
-	Judge      string          `json:"judge,omitempty"`
-	JudgeStats json.RawMessage `json:"judge_stats,omitempty"`
-}
-
 // The types of POST /api/import/claude are package importer's.
 type (
 	// ImportClaudeRequest is what POST /api/import/claude takes: which of
@@ -320,4 +278,43 @@ var (
 	ListSorts = memories.ListSorts
 	// MaxListQuery bounds the q substring filter.
 	MaxListQuery = memories.MaxListQuery
+)
+
+// The feed area's types are the feed service's.
+type (
+	// Document is a text to ingest as source memories ("ingest:<name>").
+	Document = feed.Document
+	// IngestRequest is what POST /api/ingest takes.
+	IngestRequest = feed.IngestRequest
+	// IngestResponse has one Decision per exchange, then one per document.
+	IngestResponse = feed.IngestResponse
+	// DecisionEntry is one decision of the recent-decisions log.
+	DecisionEntry = feed.DecisionEntry
+	// NoiseState is what GET /api/noise returns.
+	NoiseState = feed.NoiseState
+	// ThresholdPreviewRequest is what POST /api/config/preview-threshold takes.
+	ThresholdPreviewRequest = feed.ThresholdPreviewRequest
+	// ThresholdFlip is one decision whose content-gate outcome would change.
+	ThresholdFlip = feed.ThresholdFlip
+	// ThresholdPreview compares the content gate under two thresholds.
+	ThresholdPreview = feed.ThresholdPreview
+	// ProjectionPoint is one vector of a NoiseProjection.
+	ProjectionPoint = feed.ProjectionPoint
+	// NoiseProjection is what GET /api/noise/projection answers.
+	NoiseProjection = feed.NoiseProjection
+)
+
+// MaxIngestItems bounds the exchanges and documents of one IngestRequest.
+const MaxIngestItems = feed.MaxIngestItems
+
+// MaxProjectionExchanges bounds the recent exchanges a projection embeds.
+const MaxProjectionExchanges = feed.MaxProjectionExchanges
+
+// Kinds of a ProjectionPoint.
+const (
+	PointQuality  = feed.PointQuality
+	PointNoise    = feed.PointNoise
+	PointLearned  = feed.PointLearned
+	PointStored   = feed.PointStored
+	PointRejected = feed.PointRejected
 )

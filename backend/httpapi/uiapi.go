@@ -190,69 +190,6 @@ type (
 	ConfigUpdate = settings.ConfigUpdate
 )
 
-// ThresholdPreviewRequest is what POST /api/config/preview-threshold takes.
-type ThresholdPreviewRequest struct {
-	ContentThreshold float64 `json:"content_threshold"`
-}
-
-// ThresholdFlip is one decision whose content-gate outcome would change.
-type ThresholdFlip struct {
-	DecisionID string  `json:"decision_id"`
-	Score      float64 `json:"score"`
-	Verdict    string  `json:"verdict"`
-	Preview    string  `json:"preview,omitempty"`
-}
-
-// ThresholdPreview compares the content gate under the current and a
-// proposed threshold over the recent decisions that have a content score.
-type ThresholdPreview struct {
-	Current  float64 `json:"current"`
-	Proposed float64 `json:"proposed"`
-	// Scored is how many recent decisions had a content score.
-	Scored int `json:"scored"`
-	// NowRejected: passed the gate, would be rejected; NowPassed:
-	// rejected by the gate, would pass on (to the later stages).
-	NowRejected int `json:"now_rejected"`
-	NowPassed   int `json:"now_passed"`
-	// Examples of each (at most 5).
-	RejectedExamples []ThresholdFlip `json:"rejected_examples"`
-	PassedExamples   []ThresholdFlip `json:"passed_examples"`
-}
-
-// Kinds of a ProjectionPoint.
-const (
-	PointQuality  = "quality"  // a quality prototype
-	PointNoise    = "noise"    // a static noise prototype
-	PointLearned  = "learned"  // a learned noise prototype (the rejection buffer)
-	PointStored   = "stored"   // a recent exchange the pipeline kept
-	PointRejected = "rejected" // a recent exchange the pipeline rejected
-)
-
-// MaxProjectionExchanges bounds the recent exchanges a projection embeds.
-const MaxProjectionExchanges = 300
-
-// ProjectionPoint is one vector of a NoiseProjection.
-type ProjectionPoint struct {
-	X float64 `json:"x"`
-	Y float64 `json:"y"`
-	// Kind is quality, noise, learned, stored or rejected.
-	Kind string `json:"kind"`
-	// Label is a short redacted text: the prototype or the exchange's preview.
-	Label string `json:"label"`
-	// Score is an exchange's content score, when it had one.
-	Score *float64 `json:"score,omitempty"`
-}
-
-// NoiseProjection is what GET /api/noise/projection answers: the content
-// scorer's prototypes and the recent decision log's exchanges (at most
-// MaxProjectionExchanges) projected onto their first two principal
-// components.
-type NoiseProjection struct {
-	Points []ProjectionPoint `json:"points"`
-	// Explained is each component's share of the total variance (0..1).
-	Explained [2]float64 `json:"explained"`
-}
-
 // ErrorBody is the JSON of every error answer: a message, a stable code
 // and, for invalid input, the problem of each field.
 type ErrorBody = errorBody

@@ -160,7 +160,7 @@ export interface Decision {
   candidates?: CandidateVerdict[];
 }
 
-/** httpapi.DecisionEntry */
+/** feed.DecisionEntry */
 export interface DecisionEntry {
   user?: string;
   assistant?: string;
@@ -181,7 +181,7 @@ export interface DecisionEntry {
   candidates?: CandidateVerdict[];
 }
 
-/** httpapi.Document */
+/** feed.Document */
 export interface Document {
   name: string;
   text: string;
@@ -400,13 +400,13 @@ export interface Ingest {
   tool_loop_findings: boolean;
 }
 
-/** httpapi.IngestRequest */
+/** feed.IngestRequest */
 export interface IngestRequest {
   exchanges?: Exchange[];
   documents?: Document[];
 }
 
-/** httpapi.IngestResponse */
+/** feed.IngestResponse */
 export interface IngestResponse {
   decisions: Decision[];
 }
@@ -563,13 +563,13 @@ export interface NameCount {
   count: number;
 }
 
-/** httpapi.NoiseProjection */
+/** feed.NoiseProjection */
 export interface NoiseProjection {
   points: ProjectionPoint[];
   explained: number[];
 }
 
-/** httpapi.NoiseState */
+/** feed.NoiseState */
 export interface NoiseState {
   scorer: unknown;
   judge?: string;
@@ -680,7 +680,7 @@ export interface PlanOptions {
   full_merge?: boolean;
 }
 
-/** httpapi.ProjectionPoint */
+/** feed.ProjectionPoint */
 export interface ProjectionPoint {
   x: number;
   y: number;
@@ -1066,7 +1066,7 @@ export interface Threshold {
   calibrated?: number;
 }
 
-/** httpapi.ThresholdFlip */
+/** feed.ThresholdFlip */
 export interface ThresholdFlip {
   decision_id: string;
   score: number;
@@ -1074,7 +1074,7 @@ export interface ThresholdFlip {
   preview?: string;
 }
 
-/** httpapi.ThresholdPreview */
+/** feed.ThresholdPreview */
 export interface ThresholdPreview {
   current: number;
   proposed: number;
@@ -1085,7 +1085,7 @@ export interface ThresholdPreview {
   passed_examples: ThresholdFlip[];
 }
 
-/** httpapi.ThresholdPreviewRequest */
+/** feed.ThresholdPreviewRequest */
 export interface ThresholdPreviewRequest {
   content_threshold: number;
 }

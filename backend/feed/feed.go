@@ -1,0 +1,301 @@
+// Package feed is the feed service: the write pipeline's decisions as
+// people see and correct them. It ingests exchanges and documents, keeps
+// the recent-decisions log, stores a rejected exchange a user keeps,
+// teaches the noise model a memory a user marks as noise, describes the
+// content scorer and the judge, previews another content threshold over
+// the recent decisions, and projects the scorer's prototypes and the
+// recent exchanges for the UI.
+package feed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/judge"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/noise"
+	"github.com/memtray/memtray/backend/redact"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// OpDeleted is the memory event op MarkNoise announces.
+const OpDeleted = "deleted"
+
+// Options configures New. Store, Pipeline, Embedder and Log are required.
+type Options struct {
+	Store    *store.Store
+	Pipeline *ingest.Pipeline
+	// Judge is the pipeline's judge (nil when off).
+	Judge memory.Judge
+	// Embedder embeds the recent exchanges of a projection.
+	Embedder memory.Embedder
+	// Log is the recent-decisions log; LogSize is its size (what a
+	// threshold preview replays).
+	Log     *DecisionLog
+	LogSize int
+	// Threshold is the configured content threshold, used while the
+	// scorer is off (nil: 0).
+	Threshold func() float64
+	// IndexLag turns "stored, but the text index lags" into success (nil:
+	// errors are returned).
+	IndexLag func(error) error
+	// Publish announces a change of memories on the live feed (nil: none).
+	Publish func(op string, ids []string, m *memory.Memory)
+}
+
+// Service is the feed service.
+type Service struct {
+	o Options
+}
+
+// New returns the service over o.
+func New(o Options) (*Service, error) {
+	if o.Store == nil || o.Pipeline == nil || o.Embedder == nil || o.Log == nil {
+		return nil, errors.New("feed: store, pipeline, embedder and decision log are required")
+	}
+	if o.Threshold == nil {
+		o.Threshold = func() float64 { return 0 }
+	}
+	if o.IndexLag == nil {
+		o.IndexLag = func(err error) error { return err }
+	}
+	if o.Publish == nil {
+		o.Publish = func(string, []string, *memory.Memory) {}
+	}
+	return &Service{o: o}, nil
+}
+
+// Ingest runs exchanges through the write pipeline and stores documents,
+// one Decision each, in order. An invalid exchange fails the request before
+// anything is processed.
+func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResponse, error) {
+	if n := len(req.Exchanges) + len(req.Documents); n > MaxIngestItems {
+		return IngestResponse{}, fmt.Errorf("%w: %d items, at most %d", memory.ErrInvalid, n, MaxIngestItems)
+	}
+	for i, ex := range req.Exchanges {
+		if err := ingest.Validate(ex); err != nil {
+			return IngestResponse{}, fmt.Errorf("exchange %d: %w", i, err)
+		}
+	}
+	for i, doc := range req.Documents {
+		if doc.Name == "" || !memory.ValidUTF8(doc.Text) || len(doc.Text) > ingest.MaxTextBytes {
+			return IngestResponse{}, fmt.Errorf("document %d: %w: a name and at most 1 MiB of UTF-8 text are required", i, memory.ErrInvalid)
+		}
+	}
+	// The exchanges of a request are all there is of their sessions (a
+	// transcript is complete): a headless session is decided by the most
+	// user turns it reaches in the request.
+	reach := map[string]int{}
+	for _, ex := range req.Exchanges {
+		if ex.Headless && ex.SessionID != "" {
+			reach[ex.SessionID] = max(reach[ex.SessionID], ex.UserTurns)
+		}
+	}
+	// The unit of knowledge is the user turn: a request's exchanges are cut
+	// into turns, and each turn is distilled knowing what its session said
+	// after it (a statement a later turn corrects is not stored).
+	var resp IngestResponse
+	turns := ingest.GroupTurns(req.Exchanges)
+	for i, t := range turns {
+		dec, _, err := s.o.Pipeline.ProcessTurn(ctx, t, ingest.LaterTexts(turns[i+1:], t.SessionID), ingest.SessionState{UserTurns: reach[t.SessionID], Ended: true})
+		if err != nil {
+			return resp, s.o.IndexLag(err)
+		}
+		s.o.Log.Add(dec, t.Exchange())
+		resp.Decisions = append(resp.Decisions, dec)
+	}
+	for _, doc := range req.Documents {
+		dec, err := s.o.Pipeline.Document(ctx, doc.Name, doc.Project, doc.Text)
+		if err != nil {
+			return resp, s.o.IndexLag(err)
+		}
+		s.o.Log.Add(dec, memory.Exchange{Project: doc.Project, Source: "ingest:" + doc.Name})
+		resp.Decisions = append(resp.Decisions, dec)
+	}
+	return resp, nil
+}
+
+// Decisions lists the newest decisions first.
+func (s *Service) Decisions(_ context.Context, limit int) ([]DecisionEntry, error) {
+	return s.o.Log.Newest(limit), nil
+}
+
+// Keep stores the rejected exchange of a logged decision.
+func (s *Service) Keep(ctx context.Context, decisionID string) (memory.Decision, error) {
+	e, ok := s.o.Log.Find(decisionID)
+	if !ok {
+		return memory.Decision{}, fmt.Errorf("decision %q is not in the recent log: %w", decisionID, memory.ErrNotFound)
+	}
+	if e.Verdict != memory.VerdictRejected {
+		return memory.Decision{}, fmt.Errorf("decision %q was %s, not rejected: %w", decisionID, e.Verdict, memory.ErrInvalid)
+	}
+	ex := memory.Exchange{SessionID: e.SessionID, Turn: e.Turn, User: e.User, Assistant: e.Assistant,
+		Project: e.Project, Source: e.Source}
+	dec, err := s.o.Pipeline.Keep(ctx, ex)
+	if err != nil {
+		return dec, s.o.IndexLag(err)
+	}
+	s.o.Log.Add(dec, ex)
+	return dec, nil
+}
+
+// MarkNoise deletes a memory and adds its text to the noise model.
+func (s *Service) MarkNoise(ctx context.Context, id string) error {
+	m, err := s.o.Store.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	if sc := s.o.Pipeline.Scorer(); sc != nil {
+		if err := sc.Learn(ctx, m.Text, noise.SourceUser); err != nil {
+			return fmt.Errorf("mark noise: %w", err)
+		}
+	}
+	if err := s.o.IndexLag(s.o.Store.Delete(ctx, id)); err != nil {
+		return err
+	}
+	s.o.Publish(OpDeleted, []string{id}, nil)
+	return nil
+}
+
+// Noise describes the content scorer and the judge.
+func (s *Service) Noise(_ context.Context) (NoiseState, error) {
+	var st NoiseState
+	if sc := s.o.Pipeline.Scorer(); sc != nil {
+		b, err := json.Marshal(sc.State())
+		if err != nil {
+			return st, err
+		}
+		st.Scorer = b
+	}
+	if s.o.Judge != nil {
+		st.Judge = s.o.Judge.Name()
+		if b, ok := s.o.Judge.(*judge.Budgeted); ok {
+			raw, err := json.Marshal(b.Stats())
+			if err != nil {
+				return st, err
+			}
+			st.JudgeStats = raw
+		}
+	}
+	return st, nil
+}
+
+// PreviewThreshold replays the recent decisions that reached the content
+// gate under another threshold: which would now be rejected, which would
+// pass on to the later stages.
+func (s *Service) PreviewThreshold(_ context.Context, req ThresholdPreviewRequest) (ThresholdPreview, error) {
+	t := req.ContentThreshold
+	if !(t >= 0 && t <= 1) {
+		return ThresholdPreview{}, &memory.FieldErrors{Message: "invalid preview",
+			Fields: map[string]string{"content_threshold": "must be within 0..1"}}
+	}
+	cur := s.o.Threshold()
+	if sc := s.o.Pipeline.Scorer(); sc != nil {
+		cur = sc.Threshold()
+	}
+	pv := ThresholdPreview{Current: cur, Proposed: t, RejectedExamples: []ThresholdFlip{}, PassedExamples: []ThresholdFlip{}}
+	for _, e := range s.o.Log.Newest(s.o.LogSize) {
+		score, ok := e.Scores["content_score"]
+		if !ok {
+			continue
+		}
+		pv.Scored++
+		was, will := score >= cur, score >= t
+		flip := ThresholdFlip{DecisionID: e.ID, Score: score, Verdict: string(e.Verdict), Preview: e.Preview}
+		switch {
+		case was && !will:
+			pv.NowRejected++
+			if len(pv.RejectedExamples) < 5 {
+				pv.RejectedExamples = append(pv.RejectedExamples, flip)
+			}
+		case !was && will:
+			pv.NowPassed++
+			if len(pv.PassedExamples) < 5 {
+				pv.PassedExamples = append(pv.PassedExamples, flip)
+			}
+		}
+	}
+	return pv, nil
+}
+
+// ProjectionLabel bounds a projection point's label, in runes.
+const ProjectionLabel = 120
+
+// NoiseProjection projects the content scorer's prototypes and the recent
+// decision log's exchanges (their redacted previews, embedded in one
+// batch, at most MaxProjectionExchanges) onto their first two
+// principal components. Without a scorer it is unavailable; with an empty
+// log it projects the prototypes alone.
+func (s *Service) NoiseProjection(ctx context.Context) (NoiseProjection, error) {
+	sc := s.o.Pipeline.Scorer()
+	if sc == nil {
+		return NoiseProjection{}, fmt.Errorf("noise projection: %w: the content scorer is off (no embedder at start)", memory.ErrUnavailable)
+	}
+	protos := sc.Prototypes()
+	var (
+		vecs   [][]float32
+		points []ProjectionPoint
+	)
+	for i, v := range protos.Quality {
+		vecs = append(vecs, v)
+		points = append(points, ProjectionPoint{Kind: PointQuality, Label: projectionText(protos.QualityLabels[i])})
+	}
+	static := len(protos.Noise) - protos.Learned
+	for i, v := range protos.Noise {
+		kind, label := PointNoise, protos.NoiseLabels[i]
+		if i >= static {
+			kind = PointLearned
+		}
+		label = strings.TrimPrefix(strings.TrimPrefix(label, "static: "), "learned: ")
+		vecs = append(vecs, v)
+		points = append(points, ProjectionPoint{Kind: kind, Label: projectionText(label)})
+	}
+	var texts []string
+	for _, e := range s.o.Log.Newest(MaxProjectionExchanges) {
+		if strings.TrimSpace(e.Preview) == "" {
+			continue
+		}
+		kind := PointStored
+		if e.Verdict == memory.VerdictRejected {
+			kind = PointRejected
+		}
+		pt := ProjectionPoint{Kind: kind, Label: projectionText(e.Preview)}
+		if score, ok := e.Scores["content_score"]; ok {
+			pt.Score = &score
+		}
+		texts = append(texts, e.Preview)
+		points = append(points, pt)
+	}
+	if len(texts) > 0 {
+		ev, err := s.o.Embedder.Embed(ctx, texts)
+		if err != nil {
+			return NoiseProjection{}, fmt.Errorf("noise projection: embed %d exchanges: %w", len(texts), err)
+		}
+		if len(ev) != len(texts) {
+			return NoiseProjection{}, fmt.Errorf("noise projection: the embedder returned %d vectors for %d exchanges", len(ev), len(texts))
+		}
+		vecs = append(vecs, ev...)
+	}
+	p, err := noise.Project(vecs)
+	if err != nil {
+		return NoiseProjection{}, fmt.Errorf("noise projection: %w", err)
+	}
+	for i := range points {
+		points[i].X, points[i].Y = p.Points[i][0], p.Points[i][1]
+	}
+	return NoiseProjection{Points: points, Explained: p.Explained}, nil
+}
+
+// projectionText is a label: redacted, one line, at most ProjectionLabel runes.
+func projectionText(s string) string {
+	s, _ = redact.Redact(s)
+	s = memory.NormalizeSpace(s)
+	if r := []rune(s); len(r) > ProjectionLabel {
+		s = string(r[:ProjectionLabel-1]) + "…"
+	}
+	return s
+}

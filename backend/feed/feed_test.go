@@ -1,0 +1,96 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// open returns the service over a real store and pipeline (built-in
+// embedder, no scorer, no judge).
+func open(t *testing.T) *Service {
+	t.Helper()
+	ctx := context.Background()
+	clock := memory.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	emb := embed.NewBuiltin()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg := config.Default()
+	p, err := ingest.New(ingest.Options{Config: cfg.Ingest, Embedder: emb, Store: st, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: NewDecisionLog(cfg.Ingest.DecisionLog, nil),
+		LogSize: cfg.Ingest.DecisionLog, Threshold: func() float64 { return cfg.Ingest.ContentThreshold }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNewNeedsParts(t *testing.T) {
+	if _, err := New(Options{}); err == nil {
+		t.Fatal("New without a store: no error")
+	}
+}
+
+// TestIngestValidates: too many items, an invalid exchange or document
+// fail the whole request before anything is decided.
+func TestIngestValidates(t *testing.T) {
+	s := open(t)
+	for _, tc := range []struct {
+		name string
+		req  IngestRequest
+	}{
+		{"too many", IngestRequest{Documents: make([]Document, MaxIngestItems+1)}},
+		{"document without a name", IngestRequest{Documents: []Document{{Text: "text"}}}},
+		{"document not UTF-8", IngestRequest{Documents: []Document{{Name: "a", Text: "\xff"}}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := s.Ingest(context.Background(), tc.req); !errors.Is(err, memory.ErrInvalid) {
+				t.Fatalf("Ingest = %v, want invalid", err)
+			}
+			if got, _ := s.Decisions(context.Background(), 10); len(got) != 0 {
+				t.Fatalf("decisions after a refused request: %v", got)
+			}
+		})
+	}
+}
+
+// TestDocumentDecidedAndLogged: a document is stored and its decision
+// logged; keeping a stored (not rejected) decision is refused.
+func TestDocumentDecidedAndLogged(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	resp, err := s.Ingest(ctx, IngestRequest{Documents: []Document{{Name: "runbook", Project: "ops",
+		Text: "Deploys go out from the release branch every Tuesday after the freeze; rollbacks use the previous image tag."}}})
+	if err != nil || len(resp.Decisions) != 1 {
+		t.Fatalf("Ingest = %+v, %v", resp, err)
+	}
+	log, _ := s.Decisions(ctx, 10)
+	if len(log) != 1 || log[0].ID != resp.Decisions[0].ID || log[0].Source != "ingest:runbook" {
+		t.Fatalf("Decisions = %+v", log)
+	}
+	if _, err := s.Keep(ctx, log[0].ID); !errors.Is(err, memory.ErrInvalid) {
+		t.Fatalf("Keep of a stored decision = %v, want invalid", err)
+	}
+	if _, err := s.Keep(ctx, "nope"); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("Keep of an unknown decision = %v, want not found", err)
+	}
+	if _, err := s.PreviewThreshold(ctx, ThresholdPreviewRequest{ContentThreshold: 2}); err == nil {
+		t.Fatal("PreviewThreshold above 1: no error")
+	}
+	if _, err := s.NoiseProjection(ctx); !errors.Is(err, memory.ErrUnavailable) {
+		t.Fatalf("NoiseProjection without a scorer = %v, want unavailable", err)
+	}
+}
