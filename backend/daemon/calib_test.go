@@ -17,7 +17,7 @@ import (
 // thresholdsByName indexes the thresholds in effect.
 func thresholdsByName(t *testing.T, d *Daemon) map[string]calib.Value {
 	t.Helper()
-	s, err := d.Stats(context.Background())
+	s, err := d.Status().Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

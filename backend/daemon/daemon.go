@@ -36,6 +36,7 @@ import (
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/settings"
 	"github.com/memtray/memtray/backend/setup"
+	"github.com/memtray/memtray/backend/status"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/tail"
@@ -127,6 +128,7 @@ type Daemon struct {
 	recall    *recall.Service    // the recaller under the live limits, across model switches
 	settings  *settings.Service  // the live config, the capture switch, the token (capture.go)
 	embedders *embedders.Service // the embedder's information, pulls, re-embeddings, thresholds (embedder.go)
+	status    *status.Service    // stats, the overview and its warnings, the live feed's subscriptions, MCP's status (backend/status)
 
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
@@ -136,7 +138,7 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d.feed, Status: d, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
+	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d.feed, Status: d.status, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
 		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs}
 }
 
@@ -260,6 +262,9 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	d.openSetup()
 	d.openFeedback()
 	d.importer = importer.NewService(importer.Options{Store: d.store, Pipeline: d.pipeline}, d.log)
+	if err := d.openStatus(); err != nil {
+		return err
+	}
 	d.mcp = d.MCPHandler()
 	d.retryCalibration() // a model whose server did not answer yet (calib.go)
 	return nil
@@ -458,33 +463,6 @@ func (d *Daemon) indexLag(err error) error {
 		return nil
 	}
 	return err
-}
-
-// Stats describes the store and the embedder.
-func (d *Daemon) Stats(ctx context.Context) (httpapi.Stats, error) {
-	s := httpapi.Stats{Version: d.version, PID: os.Getpid(), StartedAt: d.startedAt, Listen: d.listen,
-		Store: d.store.Info(), Embedder: d.emb.Model(), EmbedderReason: d.EmbedderChoice().Reason,
-		ByKind: map[string]int{}, ByProject: map[string]int{}}
-	now := d.clock.Now()
-	err := d.store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
-		s.ByKind[string(m.Kind)]++
-		s.ByProject[m.Project]++
-		if m.Snoozed(now) {
-			s.Snoozed++
-		}
-		if m.Superseded() {
-			s.Superseded++
-		}
-		return nil
-	})
-	s.Pipeline = d.pipelineStats()
-	cs, _ := d.settings.Capture(ctx)
-	s.Capture = &cs
-	s.Transcripts = d.transcriptStats()
-	s.Recall = d.recaller.Stats()
-	s.Warnings = d.warnings(ctx)
-	s.Thresholds = d.embedders.Thresholds()
-	return s, err
 }
 
 // ErrDaemonRunning says a command that needs the store to itself found a daemon.

@@ -35,6 +35,7 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/status"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -463,7 +464,7 @@ func TestFaultEmbedderHang(t *testing.T) {
 	r.askOK()
 	r.warned("embedder_degraded", false)
 	r.settled()
-	r.clock.jump(dropWarn + time.Minute)
+	r.clock.jump(status.DropWarn + time.Minute)
 	r.warned("capture_dropped", false)
 }
 

@@ -7,8 +7,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/status"
 )
 
 // Fault codes: what failed the last time it was tried, shown as warnings
@@ -16,11 +18,11 @@ import (
 const (
 	// faultEmbedder: the embedder failed or timed out while the daemon ran
 	// (an embedder already away at start is embed.Reconnecting's).
-	faultEmbedder = "embedder_failing"
+	faultEmbedder = status.FaultEmbedder
 	// faultDiskFull: a write failed for lack of disk space.
-	faultDiskFull = "disk_full"
+	faultDiskFull = status.FaultDiskFull
 	// faultPipeline: the write pipeline failed otherwise.
-	faultPipeline = "pipeline_error"
+	faultPipeline = status.FaultPipeline
 )
 
 // faults are the problems the daemon runs into now: set when work fails,
@@ -135,4 +137,14 @@ func (d *Daemon) faultWarning(code string) string {
 			since, x.Count, x.Err)
 	}
 	return ""
+}
+
+// embedderDegraded reports whether the embedder does not answer now: it
+// was away at start and has not come back, or it failed since.
+func (d *Daemon) embedderDegraded() bool {
+	if _, failing := d.faults.get(faultEmbedder); failing {
+		return true
+	}
+	r, ok := embed.Snapshot(d.emb).(*embed.Reconnecting)
+	return ok && !r.Available()
 }

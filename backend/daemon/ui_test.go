@@ -168,9 +168,9 @@ func TestEventStream(t *testing.T) {
 	t.Run("ends when the client goes away", func(t *testing.T) {
 		stop()
 		deadline := time.Now().Add(5 * time.Second)
-		for d.Events().Subscribers() != 0 {
+		for d.Status().Events().Subscribers() != 0 {
 			if time.Now().After(deadline) {
-				t.Fatalf("%d subscribers left after the client went away", d.Events().Subscribers())
+				t.Fatalf("%d subscribers left after the client went away", d.Status().Events().Subscribers())
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -218,7 +218,7 @@ func TestEventStream(t *testing.T) {
 		}
 	})
 	t.Run("slow subscriber does not block publishers", func(t *testing.T) {
-		slow := d.Events().Subscribe(1)
+		slow := d.Status().Events().Subscribe(1)
 		defer slow.Close()
 		// A stream client that never reads: its TCP buffers fill.
 		sctx, sstop := context.WithCancel(ctx)
@@ -233,7 +233,7 @@ func TestEventStream(t *testing.T) {
 		big := strings.Repeat("x", 4096)
 		start := time.Now()
 		for i := range 5000 {
-			d.Events().Publish("test", map[string]any{"i": i, "pad": big})
+			d.Status().Events().Publish("test", map[string]any{"i": i, "pad": big})
 		}
 		if el := time.Since(start); el > 2*time.Second {
 			t.Fatalf("5000 publishes took %v with stalled subscribers", el)

@@ -5,9 +5,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/memtray/memtray/backend/events"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/status"
 	"github.com/memtray/memtray/backend/steward"
 )
 
@@ -19,22 +19,6 @@ const (
 	// DefaultStatsTick is how often a "stats" event goes out while anyone listens.
 	DefaultStatsTick = 5 * time.Second
 )
-
-// Events is the daemon's event bus (the live feed).
-func (d *Daemon) Events() *events.Bus { return d.bus }
-
-// Subscribe opens a live feed for GET /api/events (see httpapi.UI).
-func (d *Daemon) Subscribe(lastEventID string, buffer int) (*events.Subscription, bool, error) {
-	id, ok, err := httpapi.ParseEventID(lastEventID)
-	if err != nil {
-		return nil, false, err
-	}
-	if !ok {
-		return d.bus.Subscribe(buffer), false, nil
-	}
-	s, reset := d.bus.Resume(id, buffer)
-	return s, reset, nil
-}
 
 func (d *Daemon) publish(typ string, data any) {
 	if d.bus != nil {
@@ -139,23 +123,35 @@ func (d *Daemon) runFeed(ctx context.Context) {
 			if d.bus.Subscribers() == 0 {
 				continue
 			}
-			d.publish(httpapi.EventStats, d.statsEvent(ctx))
+			d.publish(httpapi.EventStats, d.status.StatsEvent(ctx))
 		}
 	}
 }
 
-// statsEvent is the compact overview of a "stats" event.
-func (d *Daemon) statsEvent(ctx context.Context) httpapi.StatsEvent {
-	now := d.clock.Now()
-	y, m, day := now.Date()
-	midnight := time.Date(y, m, day, 0, 0, 0, 0, now.Location())
-	ev := httpapi.StatsEvent{Memories: d.store.Count(), Capturing: d.proxy.Enabled(), Today: map[string]int{},
-		Embedder: d.emb.Model(), Degraded: d.embedderDegraded(), Subscribers: d.bus.Subscribers()}
-	for _, e := range d.decisions.Newest(d.cfg.Ingest.DecisionLog) {
-		if !e.At.Before(midnight) {
-			ev.Today[string(e.Verdict)]++
-		}
-	}
-	ev.Warnings = len(d.warnings(ctx))
-	return ev
+// openStatus builds the status service over the daemon's own state.
+func (d *Daemon) openStatus() error {
+	var err error
+	d.status, err = status.New(status.Options{Version: d.version, StartedAt: d.startedAt, Listen: func() string { return d.listen },
+		Store: d.store, StorePath: d.StorePath(), Clock: d.clock, Bus: d.bus, Decisions: d.decisions, LogSize: d.cfg.Ingest.DecisionLog,
+		Judge: d.judge, Capture: d.settings.Capture, Capturing: d.proxy.Enabled,
+		EmbedderModel: func() string { return d.emb.Model() }, EmbedderReason: func() string { return d.EmbedderChoice().Reason },
+		EmbedderDegraded: d.embedderDegraded, Pipeline: d.pipelineStats, Transcripts: d.transcriptStats,
+		Recall: d.recaller.Stats, Thresholds: d.embedders.Thresholds, FaultWarning: d.faultWarning, ClockWarning: d.clockWarning,
+		IndexLagAt: func() time.Time {
+			if at := d.indexLagAt.Load(); at != 0 {
+				return time.Unix(0, at)
+			}
+			return time.Time{}
+		},
+		LastSweep: func() (time.Time, string) {
+			if o := d.lastSweep.Load(); o != nil {
+				return o.At, o.Err
+			}
+			return time.Time{}, ""
+		}})
+	return err
 }
+
+// Status is the status service: stats, the overview and its warnings,
+// the live feed's subscriptions and MCP's status.
+func (d *Daemon) Status() *status.Service { return d.status }

@@ -1,4 +1,4 @@
-package daemon
+package status
 
 import (
 	"cmp"
@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/capture"
-	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/judge"
 	"github.com/memtray/memtray/backend/memory"
@@ -24,20 +23,20 @@ const (
 	overviewHours    = 48
 	// indexLagWarn is how long a lagging text index stays a warning.
 	indexLagWarn = 10 * time.Minute
-	// dropWarn is how long dropped captures stay a warning.
-	dropWarn = 10 * time.Minute
+	// DropWarn is how long dropped captures stay a warning.
+	DropWarn = 10 * time.Minute
 )
 
 // Overview summarises the store, the pipeline, recall and health for the
 // UI's overview page, in one walk of the store.
-func (d *Daemon) Overview(ctx context.Context) (httpapi.Overview, error) {
-	now := d.clock.Now()
-	o := httpapi.Overview{At: now.UTC(), Memories: d.store.Count(), Warnings: []httpapi.Warning{}}
+func (s *Service) Overview(ctx context.Context) (httpapi.Overview, error) {
+	now := s.o.Clock.Now()
+	o := httpapi.Overview{At: now.UTC(), Memories: s.o.Store.Count(), Warnings: []httpapi.Warning{}}
 	byKind, byProject := map[string]int{}, map[string]int{}
 	today := now.UTC().Truncate(24 * time.Hour)
 	first := today.AddDate(0, 0, -(overviewDays - 1))
 	perDay := make([]int, overviewDays)
-	err := d.store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+	err := s.o.Store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
 		byKind[string(m.Kind)]++
 		byProject[m.Project]++
 		if m.Snoozed(now) {
@@ -72,17 +71,17 @@ func (d *Daemon) Overview(ctx context.Context) (httpapi.Overview, error) {
 	for i, n := range perDay {
 		o.CreatedPerDay = append(o.CreatedPerDay, httpapi.DayCount{Day: first.AddDate(0, 0, i).Format("2006-01-02"), Count: n})
 	}
-	o.StoreBytes = dirSize(d.StorePath())
-	rs := d.recaller.Stats()
+	o.StoreBytes = dirSize(s.o.StorePath)
+	rs := s.o.Recall()
 	o.Recall = httpapi.RecallOverview{RecallStats: rs}
 	if rs.Sessions > 0 {
 		o.Recall.PerSession = float64(rs.Given) / float64(rs.Sessions)
 	}
-	o.Filter = filterBuckets(d.decisions.Newest(d.cfg.Ingest.DecisionLog), now)
-	o.Embedder = httpapi.EmbedderStatus{Model: d.emb.Model(), Reason: d.EmbedderChoice().Reason, Degraded: d.embedderDegraded()}
-	o.Judge = d.judgeStatus()
-	o.Capture, _ = d.settings.Capture(ctx)
-	o.Warnings = d.warnings(ctx)
+	o.Filter = filterBuckets(s.o.Decisions.Newest(s.o.LogSize), now)
+	o.Embedder = httpapi.EmbedderStatus{Model: s.o.EmbedderModel(), Reason: s.o.EmbedderReason(), Degraded: s.o.EmbedderDegraded()}
+	o.Judge = s.judgeStatus()
+	o.Capture, _ = s.o.Capture(ctx)
+	o.Warnings = s.warnings(ctx)
 	return o, nil
 }
 
@@ -125,23 +124,13 @@ func filterBuckets(log []httpapi.DecisionEntry, now time.Time) []httpapi.FilterB
 	return out
 }
 
-// embedderDegraded reports whether the embedder does not answer now: it
-// was away at start and has not come back, or it failed since.
-func (d *Daemon) embedderDegraded() bool {
-	if _, failing := d.faults.get(faultEmbedder); failing {
-		return true
-	}
-	r, ok := embed.Snapshot(d.emb).(*embed.Reconnecting)
-	return ok && !r.Available()
-}
-
-func (d *Daemon) judgeStatus() httpapi.JudgeStatus {
+func (s *Service) judgeStatus() httpapi.JudgeStatus {
 	var js httpapi.JudgeStatus
-	if d.judge == nil {
+	if s.o.Judge == nil {
 		return js
 	}
-	js.Enabled, js.Name = true, d.judge.Name()
-	if b, ok := d.judge.(*judge.Budgeted); ok {
+	js.Enabled, js.Name = true, s.o.Judge.Name()
+	if b, ok := s.o.Judge.(*judge.Budgeted); ok {
 		st := b.Stats()
 		js.CallsLastHour, js.CallsLastDay = st.CallsLastHour, st.CallsLastDay
 		js.MaxPerHour, js.MaxPerDay = st.MaxPerHour, st.MaxPerDay
@@ -153,22 +142,22 @@ func (d *Daemon) judgeStatus() httpapi.JudgeStatus {
 
 // warnings lists what a user should know now, each in a sentence, one
 // per code. Each goes away by itself when its cause does.
-func (d *Daemon) warnings(ctx context.Context) []httpapi.Warning {
+func (s *Service) warnings(ctx context.Context) []httpapi.Warning {
 	ws := []httpapi.Warning{}
 	add := func(code, format string, args ...any) {
 		ws = append(ws, httpapi.Warning{Code: code, Message: fmt.Sprintf(format, args...)})
 	}
-	if msg := d.faultWarning(faultEmbedder); msg != "" {
+	if msg := s.o.FaultWarning(FaultEmbedder); msg != "" {
 		add("embedder_degraded", "%s", msg)
-	} else if d.embedderDegraded() {
-		add("embedder_degraded", "The embedding model %s does not answer: search matches words only, and nothing new is stored, until it is back.", d.emb.Model())
+	} else if s.o.EmbedderDegraded() {
+		add("embedder_degraded", "The embedding model %s does not answer: search matches words only, and nothing new is stored, until it is back.", s.o.EmbedderModel())
 	}
-	for _, code := range []string{faultDiskFull, faultPipeline} {
-		if msg := d.faultWarning(code); msg != "" {
+	for _, code := range []string{FaultDiskFull, FaultPipeline} {
+		if msg := s.o.FaultWarning(code); msg != "" {
 			add(code, "%s", msg)
 		}
 	}
-	cs, _ := d.settings.Capture(ctx)
+	cs, _ := s.o.Capture(ctx)
 	var st capture.Stats
 	if json.Unmarshal(cs.Stats, &st) == nil {
 		if u := st.Upstream; u != nil && u.Kind == capture.UpstreamUnreachable {
@@ -183,23 +172,23 @@ func (d *Daemon) warnings(ctx context.Context) []httpapi.Warning {
 		if st.LastError != "" && st.LastErrorKind == capture.ErrKindCapture && st.LastErrorAt.After(st.LastHandled) {
 			add("capture_error", "Capture hit an error: %s.", st.LastError)
 		}
-		if st.Dropped > 0 && d.clock.Now().Sub(st.LastDropped) < dropWarn {
+		if st.Dropped > 0 && s.o.Clock.Now().Sub(st.LastDropped) < DropWarn {
 			add("capture_dropped", "%d captured exchanges were dropped because the pipeline fell behind; your agent was not slowed down.", st.Dropped)
 		}
 	}
-	if at := d.indexLagAt.Load(); at != 0 && d.clock.Now().Sub(time.Unix(0, at)) < indexLagWarn {
+	if at := s.o.IndexLagAt(); !at.IsZero() && s.o.Clock.Now().Sub(at) < indexLagWarn {
 		add("text_index", "The word index is behind the stored memories; it catches up at the next write or restart.")
 	}
-	if sw := d.store.Info().Warnings; len(sw) > 0 {
+	if sw := s.o.Store.Info().Warnings; len(sw) > 0 {
 		add("store_repaired", "At start the store found and handled: %s.", strings.Join(sw, "; "))
 	}
-	if msg := d.clockWarning(); msg != "" {
+	if msg := s.o.ClockWarning(); msg != "" {
 		add("clock_jump", "%s", msg)
 	}
-	if o := d.lastSweep.Load(); o != nil && o.Err != "" {
-		add("steward_failed", "The steward's last scheduled sweep (%s) failed: %s.", o.At.Format(time.RFC3339), o.Err)
+	if at, serr := s.o.LastSweep(); serr != "" {
+		add("steward_failed", "The steward's last scheduled sweep (%s) failed: %s.", at.Format(time.RFC3339), serr)
 	}
-	if js := d.judgeStatus(); js.Enabled && js.Exhausted {
+	if js := s.judgeStatus(); js.Enabled && js.Exhausted {
 		add("judge_budget", "The judge reached its call budget (%d/%d this hour, %d/%d today): exchanges pass unjudged until it frees up.",
 			js.CallsLastHour, js.MaxPerHour, js.CallsLastDay, js.MaxPerDay)
 	}
