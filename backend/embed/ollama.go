@@ -81,14 +81,11 @@ type OllamaOptions struct {
 // /api/embed. It is safe for concurrent use. Its dimension is learned from
 // the first successful call (see Probe); Dim returns 0 before that.
 type Ollama struct {
-	client    *api.Client
-	base      *url.URL
-	model     string
-	timeout   time.Duration
-	retries   int
-	backoff   time.Duration
-	batchSize int
-	dim       atomic.Int64
+	client *api.Client
+	base   *url.URL
+	model  string
+	clientLimits
+	dim atomic.Int64
 }
 
 // NewOllama checks the options and returns an Ollama embedder. It does not
@@ -109,48 +106,12 @@ func NewOllama(opts OllamaOptions) (*Ollama, error) {
 	if err := checkModelName(model); err != nil {
 		return nil, err
 	}
-	o := &Ollama{
-		base:      base,
-		model:     model,
-		timeout:   opts.Timeout,
-		retries:   opts.Retries,
-		backoff:   opts.Backoff,
-		batchSize: opts.BatchSize,
+	o := &Ollama{base: base, model: model, clientLimits: clientLimits{
+		timeout: opts.Timeout, retries: opts.Retries, backoff: opts.Backoff, batchSize: opts.BatchSize}}
+	if err := o.normalize("ollama", DefaultOllamaBatch); err != nil {
+		return nil, err
 	}
-	switch {
-	case o.timeout < 0:
-		return nil, fmt.Errorf("ollama: timeout %s: %w", o.timeout, memory.ErrInvalid)
-	case o.timeout == 0:
-		o.timeout = DefaultOllamaTimeout
-	}
-	switch {
-	case o.retries < 0:
-		o.retries = 0
-	case o.retries == 0:
-		o.retries = DefaultOllamaRetries
-	case o.retries > 20:
-		return nil, fmt.Errorf("ollama: %d retries is more than 20: %w", o.retries, memory.ErrInvalid)
-	}
-	if o.backoff <= 0 {
-		o.backoff = DefaultOllamaBackoff
-	}
-	switch {
-	case o.batchSize < 0 || o.batchSize > 4096:
-		return nil, fmt.Errorf("ollama: batch size %d not within 1..4096: %w", o.batchSize, memory.ErrInvalid)
-	case o.batchSize == 0:
-		o.batchSize = DefaultOllamaBatch
-	}
-	hc := opts.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			DialContext:           (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost:   4,
-			IdleConnTimeout:       90 * time.Second,
-			ResponseHeaderTimeout: 0, // per-request contexts bound every call
-		}}
-	}
-	o.client = api.NewClient(base, hc)
+	o.client = api.NewClient(base, serverClient(opts.HTTPClient))
 	return o, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -77,11 +76,8 @@ type OpenAI struct {
 	keyEnv     string
 	key        string
 	dimensions int
-	timeout    time.Duration
-	retries    int
-	backoff    time.Duration
-	batchSize  int
-	dim        atomic.Int64
+	clientLimits
+	dim atomic.Int64
 	// sleep waits d or until ctx ends; tests record the waits instead.
 	sleep func(ctx context.Context, d time.Duration) error
 }
@@ -101,7 +97,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		return nil, err
 	}
 	o := &OpenAI{base: base, model: opts.Model, keyEnv: opts.KeyEnv, dimensions: opts.Dimensions,
-		timeout: opts.Timeout, retries: opts.Retries, backoff: opts.Backoff, batchSize: opts.BatchSize, sleep: sleepCtx}
+		clientLimits: clientLimits{timeout: opts.Timeout, retries: opts.Retries, backoff: opts.Backoff, batchSize: opts.BatchSize}, sleep: sleepCtx}
 	if o.keyEnv != "" {
 		o.key = strings.TrimSpace(os.Getenv(o.keyEnv))
 		if o.key == "" {
@@ -111,38 +107,10 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 			return nil, fmt.Errorf("openai embedder: $%s holds a line break: %w", o.keyEnv, memory.ErrInvalid)
 		}
 	}
-	switch {
-	case o.timeout < 0:
-		return nil, fmt.Errorf("openai embedder: timeout %s: %w", o.timeout, memory.ErrInvalid)
-	case o.timeout == 0:
-		o.timeout = DefaultOllamaTimeout
+	if err := o.normalize("openai embedder", DefaultOpenAIBatch); err != nil {
+		return nil, err
 	}
-	switch {
-	case o.retries < 0:
-		o.retries = 0
-	case o.retries == 0:
-		o.retries = DefaultOllamaRetries
-	case o.retries > 20:
-		return nil, fmt.Errorf("openai embedder: %d retries is more than 20: %w", o.retries, memory.ErrInvalid)
-	}
-	if o.backoff <= 0 {
-		o.backoff = DefaultOllamaBackoff
-	}
-	switch {
-	case o.batchSize < 0 || o.batchSize > 4096:
-		return nil, fmt.Errorf("openai embedder: batch size %d not within 1..4096: %w", o.batchSize, memory.ErrInvalid)
-	case o.batchSize == 0:
-		o.batchSize = DefaultOpenAIBatch
-	}
-	o.hc = opts.HTTPClient
-	if o.hc == nil {
-		o.hc = &http.Client{Transport: &http.Transport{
-			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         (&net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 4,
-			IdleConnTimeout:     90 * time.Second,
-		}}
-	}
+	o.hc = serverClient(opts.HTTPClient)
 	return o, nil
 }
 
