@@ -37,7 +37,7 @@ func TestEveryEntranceWritesOneMemory(t *testing.T) {
 	cfg.Embedder.Provider = "builtin"
 	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{t.TempDir()}
 	cfg.Capture.Transcripts.CodexDirs = []string{t.TempDir()}
-	d, addr := serveDaemon(t, cfg)
+	d, addr := daemon.ServeWith(t, daemon.Options{Config: cfg, Version: "test"})
 	c := httpapi.NewClient(addr, d.Token())
 
 	// The memory the UI edits into the text, and the files to import.
@@ -124,35 +124,6 @@ func TestEveryEntranceWritesOneMemory(t *testing.T) {
 		}
 		t.Fatalf("%d live memories hold the text, want 1", len(holding))
 	}
-}
-
-// serveDaemon opens a daemon on cfg and serves it until the test ends.
-func serveDaemon(t *testing.T, cfg config.Config) (*daemon.Daemon, string) {
-	t.Helper()
-	d, err := daemon.Open(context.Background(), daemon.Options{Config: cfg, Version: "test"})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case err := <-done:
-		t.Fatalf("Serve: %v", err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve returned %v", err)
-		}
-		if err := d.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return d, addr
 }
 
 // exportOf is an export stream of one memory holding text, made by a

@@ -1,0 +1,4 @@
+package daemon
+
+// ServeWith is serveWith for the external tests (package daemon_test).
+var ServeWith = serveWith
