@@ -166,6 +166,36 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// serveUntilEnd runs `memtray serve` on dir in the background until the
+// test ends (then stops it) and returns once it serves: its stdout and
+// stderr.
+func serveUntilEnd(t *testing.T, dir string) (out, errb *syncBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errb = &syncBuffer{}, &syncBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Ctx: ctx},
+			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not stop")
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(out.String(), "serving on") {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return out, errb
+}
+
 func TestServeAndRemoteCommands(t *testing.T) {
 	dir := isolate(t)
 	ctx, cancel := context.WithCancel(context.Background())

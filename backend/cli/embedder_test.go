@@ -24,28 +24,7 @@ func ollamaForCLI(t *testing.T) *ollamafake.Server {
 func TestRemotePullAndReindex(t *testing.T) {
 	dir := isolate(t)
 	t.Setenv("OLLAMA_HOST", ollamaForCLI(t).URL())
-	ctx, cancel := context.WithCancel(context.Background())
-	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
-			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
-	}()
-	defer func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("serve did not stop")
-		}
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "serving on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	serveUntilEnd(t, dir)
 	bg := context.Background()
 	for _, text := range []string{"The ledger service pins Postgres 16.4.", "Deploys go through the canary stage first.", "Logs rotate daily at 03:00 UTC."} {
 		if code, _, errs := run(t, bg, "", "add", "--data-dir", dir, text); code != 0 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/memtray/memtray/backend/embed/openaifake"
 )
@@ -41,28 +40,7 @@ func TestReindexOpenAI(t *testing.T) {
 
 	t.Run("through the daemon", func(t *testing.T) {
 		dir := isolate(t)
-		ctx, cancel := context.WithCancel(bg)
-		var out, errb syncBuffer
-		done := make(chan int, 1)
-		go func() {
-			done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
-				[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
-		}()
-		defer func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Error("serve did not stop")
-			}
-		}()
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(out.String(), "serving on") {
-			if time.Now().After(deadline) {
-				t.Fatalf("serve did not start: %s", errb.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		serveUntilEnd(t, dir)
 		for _, text := range texts {
 			if code, _, errs := run(t, bg, "", "add", "--data-dir", dir, text); code != 0 {
 				t.Fatalf("add: %s", errs)
