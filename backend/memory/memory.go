@@ -144,6 +144,37 @@ type Memory struct {
 	ContentHash      string      `json:"content_hash"`
 	Embedding        []float32   `json:"embedding,omitempty"`
 	EmbeddingModel   string      `json:"embedding_model,omitempty"`
+	// Scope says whether the memory is shared with the team (ScopeTeam)
+	// or stays on this machine (ScopePersonal). Empty means the default:
+	// team when its project is one the team shares and it is not a
+	// preference (team.SharedByDefault), else personal.
+	Scope Scope `json:"scope,omitempty"`
+}
+
+// Scope says who a memory is for (issue 23).
+type Scope string
+
+// The scopes.
+const (
+	// ScopeDefault (empty): decided by the team configuration.
+	ScopeDefault Scope = ""
+	// ScopePersonal: never leaves the machine.
+	ScopePersonal Scope = "personal"
+	// ScopeTeam: pushed to the team database and shared with every member.
+	ScopeTeam Scope = "team"
+)
+
+// Valid reports whether s is ScopeDefault, ScopePersonal or ScopeTeam.
+func (s Scope) Valid() bool { return s == ScopeDefault || s == ScopePersonal || s == ScopeTeam }
+
+// ParseScope reads "personal" or "team" (what a user types); anything else
+// is an error wrapping ErrInvalid.
+func ParseScope(s string) (Scope, error) {
+	switch Scope(s) {
+	case ScopePersonal, ScopeTeam:
+		return Scope(s), nil
+	}
+	return "", &ValidationError{Problems: []string{"unknown scope " + quote(s) + " (personal or team)"}}
 }
 
 // Snoozed reports whether the memory is in cooldown at now.
@@ -217,6 +248,9 @@ func (m *Memory) Validate() error {
 	}
 	if m.Type != "" && !m.Type.Valid() {
 		errs = append(errs, "unknown type "+quote(string(m.Type)))
+	}
+	if !m.Scope.Valid() {
+		errs = append(errs, "unknown scope "+quote(string(m.Scope)))
 	}
 	if m.Importance < 0 || m.Importance > 1 || m.Importance != m.Importance {
 		errs = append(errs, "importance must be within 0..1")

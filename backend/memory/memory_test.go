@@ -28,6 +28,9 @@ func TestValidate(t *testing.T) {
 		{"importance high", func(m *Memory) { m.Importance = 1.5 }, "importance"},
 		{"importance nan", func(m *Memory) { m.Importance = math.NaN() }, "importance"},
 		{"project", func(m *Memory) { m.Project = strings.Repeat("p", 257) }, "project"},
+		{"scope team", func(m *Memory) { m.Scope = ScopeTeam }, ""},
+		{"scope personal", func(m *Memory) { m.Scope = ScopePersonal }, ""},
+		{"scope unknown", func(m *Memory) { m.Scope = "world" }, "unknown scope"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -129,5 +132,22 @@ func TestReinforce(t *testing.T) {
 	m.Reinforce(at)
 	if m.ReinforcedCount != 3 || !m.LastReinforcedAt.Equal(at) || m.AccessCount != 9 {
 		t.Errorf("after Reinforce: %d reinforcements at %v, %d accesses", m.ReinforcedCount, m.LastReinforcedAt, m.AccessCount)
+	}
+}
+
+// TestParseScope: only the two named scopes parse; the default is not typed.
+func TestParseScope(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Scope
+		ok   bool
+	}{{"team", ScopeTeam, true}, {"personal", ScopePersonal, true}, {"", "", false}, {"Team", "", false}, {"all", "", false}} {
+		got, err := ParseScope(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseScope(%q) = %q, %v", tc.in, got, err)
+		}
+		if err != nil && !errors.Is(err, ErrInvalid) {
+			t.Errorf("ParseScope(%q): %v is not ErrInvalid", tc.in, err)
+		}
 	}
 }
