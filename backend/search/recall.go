@@ -93,6 +93,43 @@ type Recalled struct {
 	// Warning reports a failure that did not stop the recall (the access
 	// could not be recorded, the skills could not be read).
 	Warning string `json:"warning,omitempty"`
+	// Withheld are the candidates the search weighed but did not give, and
+	// why (one of the Withheld constants), best scored first, at most
+	// MaxWithheld: for the recall log, never shown to the agent. Snoozed
+	// and superseded memories are not candidates and are not listed.
+	Withheld []Withheld `json:"withheld,omitempty"`
+}
+
+// Why a candidate was withheld (Withheld.Reason).
+const (
+	// WithheldNoEvidence: the query-level evidence test failed, so the
+	// search gave nothing (the store holds nothing the prompt is about).
+	WithheldNoEvidence = "no_evidence"
+	// WithheldAbsoluteFloor: the candidate had no evidence of its own
+	// (Coverage under search.absolute_floor and cosine under vector_floor).
+	WithheldAbsoluteFloor = "absolute_floor"
+	// WithheldRelativeFloor: it scored under search.relative_floor x the
+	// best candidate's composite.
+	WithheldRelativeFloor = "relative_floor"
+	// WithheldAlreadyGiven: the session was given it earlier.
+	WithheldAlreadyGiven = "already_given"
+	// WithheldOverK: it ranked below the k memories a recall gives.
+	WithheldOverK = "over_k"
+	// WithheldMaxChars: it did not fit in the context block's max_chars.
+	WithheldMaxChars = "max_chars"
+)
+
+// MaxWithheld bounds Recalled.Withheld.
+const MaxWithheld = 12
+
+// Withheld is a candidate a recall did not give.
+type Withheld struct {
+	ID string `json:"id"`
+	// Reason is one of the Withheld constants.
+	Reason string `json:"reason"`
+	// Score is the candidate's composite score (what it would have ranked
+	// by, before diversity), 0..
+	Score float64 `json:"score"`
 }
 
 // Recaller is session-aware recall: the one entry point hooks, MCP and the
@@ -264,6 +301,10 @@ type found struct {
 	// Evidence.UnknownNames.
 	noEvidence   bool
 	unknownNames []string
+	// scored is every candidate's evidence before the floors (the search's
+	// Result.Scored); excluded is what the search left out as given.
+	scored   []CandidateEvidence
+	excluded func(string) bool
 }
 
 // find returns up to n hits for the request: the project briefing at
@@ -280,7 +321,8 @@ func (r *Recaller) find(ctx context.Context, req RecallRequest, n int) (found, e
 	if err != nil {
 		return found{}, err
 	}
-	return found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames}, nil
+	return found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames,
+		scored: res.Scored, excluded: q.Exclude}, nil
 }
 
 // answer gives the session the first k hits that fit in maxChars (with a
@@ -295,11 +337,12 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 			warnings = append(warnings, err.Error())
 		}
 	}
-	hits, given := r.claim(req.SessionID, f.hits, k)
+	hits, given, over := r.claim(req.SessionID, f.hits, k)
 	out.AlreadyGiven = given
 	out.Hits, out.Context = FormatWithSkills(hits, out.Skills, maxChars)
 	// Give back what did not fit in the context block.
 	r.release(req.SessionID, hits[len(out.Hits):])
+	out.Withheld = r.withheld(f, out.Hits, given, over, hits[len(out.Hits):])
 	out.Given = r.givenCount(req.SessionID)
 	r.given.Add(int64(len(out.Hits)))
 	if len(out.Hits) == 0 {
@@ -461,7 +504,8 @@ func (r *Recaller) givenFunc(id string) func(string) bool {
 // claim marks up to k hits as given to the session and returns them, plus
 // the hits another recall of the same session gave first (concurrent
 // recalls never hand out one memory twice).
-func (r *Recaller) claim(id string, hits []memory.Hit, k int) (mine []memory.Hit, already []string) {
+// It also returns the hits left out for being over k.
+func (r *Recaller) claim(id string, hits []memory.Hit, k int) (mine []memory.Hit, already []string, over []memory.Hit) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.get(id)
@@ -471,12 +515,83 @@ func (r *Recaller) claim(id string, hits []memory.Hit, k int) (mine []memory.Hit
 			continue
 		}
 		if len(mine) == k {
+			over = append(over, h)
 			continue
 		}
 		s.given[h.Memory.ID] = true
 		mine = append(mine, h)
 	}
-	return mine, already
+	return mine, already, over
+}
+
+// withheld lists why the candidates a recall weighed were not given: the
+// hits over k, those that did not fit in max_chars and those another
+// recall of the session gave first, then the search's candidates that
+// did not become hits (the evidence test, the floors, given earlier, or
+// ranked below the hits asked for), best scored first within each, at
+// most MaxWithheld. It re-applies the floors' tests of Run's stages to
+// the evidence in Result.Scored.
+func (r *Recaller) withheld(f found, given []memory.Hit, already []string, over, unfit []memory.Hit) []Withheld {
+	var out []Withheld
+	seen := map[string]bool{}
+	for _, h := range given {
+		seen[h.Memory.ID] = true
+	}
+	add := func(id, reason string, score float64) {
+		if !seen[id] && len(out) < MaxWithheld {
+			seen[id] = true
+			out = append(out, Withheld{ID: id, Reason: reason, Score: score})
+		}
+	}
+	for _, h := range over {
+		add(h.Memory.ID, WithheldOverK, h.Breakdown.Composite)
+	}
+	for _, h := range unfit {
+		add(h.Memory.ID, WithheldMaxChars, h.Breakdown.Composite)
+	}
+	for _, h := range f.hits {
+		if slices.Contains(already, h.Memory.ID) {
+			add(h.Memory.ID, WithheldAlreadyGiven, h.Breakdown.Composite)
+		}
+	}
+	scored := slices.Clone(f.scored)
+	sort.SliceStable(scored, func(i, j int) bool { return scored[i].Composite > scored[j].Composite })
+	reasons := r.engine.floorReasons(scored, f.noEvidence)
+	for _, c := range scored {
+		why := reasons[c.ID]
+		if why == "" {
+			why = WithheldOverK
+			if f.excluded != nil && f.excluded(c.ID) {
+				why = WithheldAlreadyGiven
+			}
+		}
+		add(c.ID, why, c.Composite)
+	}
+	return out
+}
+
+// floorReasons says which of a search's candidates (Result.Scored) the
+// evidence test or a floor dropped, as Run's evidence, absolute_floor and
+// relative_floor stages decide it.
+func (e *Engine) floorReasons(scored []CandidateEvidence, noEvidence bool) map[string]string {
+	out := map[string]string{}
+	var top float64
+	for _, c := range scored {
+		switch {
+		case noEvidence:
+			out[c.ID] = WithheldNoEvidence
+		case c.Coverage < e.cfg.AbsoluteFloor && c.Cosine < e.vectorFloor():
+			out[c.ID] = WithheldAbsoluteFloor
+		default:
+			top = max(top, c.Composite)
+		}
+	}
+	for _, c := range scored {
+		if out[c.ID] == "" && (c.Composite < e.cfg.RelativeFloor*top || c.Composite <= 0) {
+			out[c.ID] = WithheldRelativeFloor
+		}
+	}
+	return out
 }
 
 // release un-gives hits that were claimed but left out of the context.

@@ -1,0 +1,94 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/memtray/memtray/backend/config"
+)
+
+// TestRecallWithheld: a recall lists the candidates it did not give and
+// why, never one it gave, and giving is unchanged by the listing.
+func TestRecallWithheld(t *testing.T) {
+	const orbit = "orbit TLE propagation passes ground stations SGP4 radians"
+	tests := []struct {
+		name     string
+		k, chars int
+		prompts  []string // recalled in order in one session; the last is checked
+		want     string   // a reason the last recall's Withheld must include
+		noHits   bool
+	}{
+		{"over k", 1, 2000, []string{orbit}, WithheldOverK, false},
+		{"max chars", 5, 300, []string{orbit}, WithheldMaxChars, false},
+		{"given earlier", 5, 2000, []string{orbit, orbit + " again"}, WithheldAlreadyGiven, false},
+		{"no evidence", 5, 2000, []string{"Write a SQL query to find the second highest salary per department"}, WithheldNoEvidence, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := newRecaller(t, func(c *config.Recall) { c.K, c.MaxChars = tt.k, tt.chars })
+			var got Recalled
+			for i, p := range tt.prompts {
+				var err error
+				if got, err = r.Recall(context.Background(), RecallRequest{SessionID: "s", Prompt: p, Project: "orbit", Turn: fmt.Sprint(i)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.noHits != (len(got.Hits) == 0) {
+				t.Fatalf("hits %v, want none: %v", hitIDs(got.Hits), tt.noHits)
+			}
+			if len(got.Withheld) == 0 || len(got.Withheld) > MaxWithheld {
+				t.Fatalf("%d withheld, want 1..%d", len(got.Withheld), MaxWithheld)
+			}
+			given := map[string]bool{}
+			for _, h := range got.Hits {
+				given[h.Memory.ID] = true
+			}
+			found, seen := false, map[string]bool{}
+			for _, w := range got.Withheld {
+				if given[w.ID] || seen[w.ID] {
+					t.Errorf("%s withheld (%s) but given or listed twice", w.ID, w.Reason)
+				}
+				seen[w.ID] = true
+				found = found || w.Reason == tt.want
+				if tt.noHits && w.Reason != WithheldNoEvidence {
+					t.Errorf("%s withheld for %s, want %s", w.ID, w.Reason, WithheldNoEvidence)
+				}
+			}
+			if !found {
+				t.Errorf("no candidate withheld for %s: %+v", tt.want, got.Withheld)
+			}
+		})
+	}
+}
+
+// TestFloorReasons: the floors' tests as Run's stages apply them.
+func TestFloorReasons(t *testing.T) {
+	e, _ := openFixture(t, nil)
+	abs, rel := e.cfg.AbsoluteFloor, e.cfg.RelativeFloor
+	low := e.vectorFloor() / 2
+	scored := []CandidateEvidence{
+		{ID: "top", Coverage: abs + 0.1, Cosine: low, Composite: 1},
+		{ID: "weak", Coverage: abs, Cosine: low, Composite: rel/2 + 0.01},
+		{ID: "none", Coverage: abs / 2, Cosine: low, Composite: 2}, // no evidence of its own: not the top either
+		{ID: "zero", Coverage: abs + 0.1, Cosine: low, Composite: 0},
+		{ID: "ok", Coverage: abs + 0.1, Cosine: low, Composite: rel + 0.01},
+	}
+	tests := []struct {
+		name       string
+		noEvidence bool
+		want       map[string]string
+	}{
+		{"floors", false, map[string]string{"weak": WithheldRelativeFloor, "none": WithheldAbsoluteFloor, "zero": WithheldRelativeFloor}},
+		{"no evidence", true, map[string]string{"top": WithheldNoEvidence, "weak": WithheldNoEvidence, "none": WithheldNoEvidence,
+			"zero": WithheldNoEvidence, "ok": WithheldNoEvidence}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := e.floorReasons(scored, tt.noEvidence)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
