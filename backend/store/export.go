@@ -424,7 +424,7 @@ func (ir *importRun) writeBatch(ctx context.Context, start, end int) error {
 		var batch []memory.Memory
 		batch, err = ir.prepare(ctx, start, end)
 		if err == nil {
-			n, dups, err = ir.s.importBatch(batch)
+			n, dups, err = ir.s.importBatch(ctx, batch)
 		}
 		if !ir.followSwitch(err) {
 			break
@@ -489,35 +489,23 @@ func (ir *importRun) followSwitch(err error) bool {
 	return true
 }
 
-// importBatch writes one batch, re-checking duplicates and id collisions
-// under the write lock (the store may have changed since the plan).
-func (s *Store) importBatch(batch []memory.Memory) (imported, dups int, err error) {
-	if len(batch) == 0 {
-		return 0, 0, nil
+// importBatch writes one batch through InsertBatch: a text stored
+// meanwhile counts as a duplicate, an id taken meanwhile gets a new one
+// (the store may have changed since the plan).
+func (s *Store) importBatch(ctx context.Context, batch []memory.Memory) (imported, dups int, err error) {
+	ins := make([]Insert, len(batch))
+	for i, m := range batch {
+		ins[i] = Insert{Memory: m, Unique: true, Restore: true}
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	var keep []memory.Memory
-	err = s.db.View(func(tx *bolt.Tx) error {
-		stored, hashes := tx.Bucket(bucketRecs), tx.Bucket(bucketHash)
-		for _, m := range batch {
-			h := []byte(memory.ContentHash(m.Text))
-			if k, _ := hashes.Cursor().Seek(h); k != nil && bytes.HasPrefix(k, h) {
-				dups++
-				continue
-			}
-			if stored.Get([]byte(m.ID)) != nil {
-				m.ID = newID()
-			}
-			keep = append(keep, m)
+	res, err := s.InsertBatch(ctx, ins)
+	for _, r := range res {
+		if r.Existed {
+			dups++
+		} else {
+			imported++
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, 0, err
 	}
-	out, err := s.putBatchLocked(keep, true)
-	return len(out), dups, err
+	return imported, dups, err
 }
 
 // rewriteImported applies rewrite to the text of each record and says

@@ -74,3 +74,44 @@ func TestInsertUniqueConcurrent(t *testing.T) {
 		t.Fatalf("%d records, want 1", n)
 	}
 }
+
+// TestInsertBatch: a batch is written whole; Unique finds texts stored
+// before and earlier in the batch; Restore keeps what the record says of
+// itself and gives a taken id a new one; a batch may not supersede.
+func TestInsertBatch(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	alpha := mustPut(t, s, mem("alpha"))
+	restored := mem("restored")
+	restored.ID = alpha.ID // taken
+	restored.Importance = 0.02
+	restored.AccessCount = 7
+	res, err := s.InsertBatch(ctx, []Insert{
+		{Memory: mem("alpha"), Unique: true},
+		{Memory: mem("gamma"), Unique: true},
+		{Memory: mem(" gamma"), Unique: true},
+		{Memory: restored, Restore: true, Unique: true},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 4 || s.Count() != 3 {
+		t.Fatalf("%d results, %d records; want 4, 3", len(res), s.Count())
+	}
+	if !res[0].Existed || res[0].Memory.ID != alpha.ID {
+		t.Errorf("the stored text: %+v, want alpha existing", res[0])
+	}
+	if res[1].Existed || !res[2].Existed || res[2].Memory.ID != res[1].Memory.ID {
+		t.Errorf("a text twice in the batch: %+v / %+v, want the second to name the first", res[1], res[2])
+	}
+	r := res[3].Memory
+	if res[3].Existed || r.ID == alpha.ID || r.Importance != 0.02 || r.AccessCount != 7 {
+		t.Errorf("restore: %+v, want a new id, importance 0.02, access 7", r)
+	}
+	if _, err := s.InsertBatch(ctx, []Insert{{Memory: mem("x"), Supersedes: alpha.ID}, {Memory: mem("y")}}); err == nil || s.Count() != 3 {
+		t.Errorf("a batch that supersedes: err %v, %d records; want an error and nothing written", err, s.Count())
+	}
+	if _, err := s.InsertBatch(ctx, []Insert{{Memory: mem("x")}, {Memory: memory.Memory{}}}); err == nil || s.Count() != 3 {
+		t.Errorf("a batch with an invalid record: err %v, %d records; want an error and nothing written", err, s.Count())
+	}
+}

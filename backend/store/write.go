@@ -103,6 +103,9 @@ func (s *Store) prepare(m memory.Memory, now time.Time, keep bool) (memory.Memor
 
 // writeRecord stores m under h with its hash and order index entries.
 func writeRecord(tx *bolt.Tx, h recHeader, m *memory.Memory) error {
+	if err := enqueueWrite(tx, m, h.seq); err != nil {
+		return err
+	}
 	v, err := encodeRecord(h, m)
 	if err != nil {
 		return err
@@ -135,111 +138,188 @@ type Insert struct {
 	// Memory is prepared as Put prepares a new memory.
 	Memory memory.Memory
 	// Supersedes, when set, is the live memory the new one replaces (see
-	// Supersede).
+	// Supersede). Only a lone Insert may supersede (not one of a batch).
 	Supersedes string
 	// Unique makes a live memory holding the same text (content hash) win:
 	// Insert returns it and writes nothing. The check and the write are one
 	// step under the store's write lock, so two writers of one text store it
 	// once whichever path they take (the write pipeline, Import).
 	Unique bool
+	// Restore takes the record as it was stored elsewhere (an export file
+	// being imported): its kind, type, importance, counters and times are
+	// kept, not defaulted, and an id already used here gets a new id
+	// instead of failing.
+	Restore bool
 }
 
-// Insert is the store's one entry point for a new memory: Put and
-// Supersede are Insert without Unique. It returns the stored record, or
-// with in.Unique the live record already holding the text and existed
-// true. Errors are those of Put and Supersede.
+// Inserted is what InsertBatch did with one Insert: the stored record, or
+// with Unique the live record already holding the text and Existed true.
+type Inserted struct {
+	Memory  memory.Memory
+	Existed bool
+}
+
+// Insert is the store's one entry point for a new memory (InsertBatch of
+// one): Put, PutBatch, Supersede and Import are Insert. It returns the
+// stored record, or with in.Unique the live record already holding the
+// text and existed true. Errors are those of Put and Supersede.
 func (s *Store) Insert(ctx context.Context, in Insert) (stored memory.Memory, existed bool, err error) {
-	if err := s.checkOpen(); err != nil {
-		return memory.Memory{}, false, err
-	}
-	if err := ctx.Err(); err != nil {
-		return memory.Memory{}, false, err
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	if err := s.checkOpen(); err != nil {
-		return memory.Memory{}, false, err
-	}
-	if in.Unique {
-		old, ok, err := s.findLive(memory.ContentHash(in.Memory.Text))
-		if err != nil {
-			return memory.Memory{}, false, err
-		}
-		if ok {
-			return old, true, nil
-		}
-	}
-	if in.Supersedes != "" {
-		m, err := s.supersedeLocked(in.Supersedes, in.Memory)
-		return m, false, err
-	}
-	out, err := s.putBatchLocked([]memory.Memory{in.Memory}, false)
-	if len(out) == 1 {
-		return out[0], false, err
+	res, err := s.InsertBatch(ctx, []Insert{in})
+	if len(res) == 1 {
+		return res[0].Memory, res[0].Existed, err
 	}
 	return memory.Memory{}, false, err
 }
 
-// findLive returns a live (not superseded) record whose content hash is hash.
-func (s *Store) findLive(hash string) (memory.Memory, bool, error) {
-	var found memory.Memory
-	ok := false
-	err := s.db.View(func(tx *bolt.Tx) error {
+// InsertBatch stores several Inserts in one transaction: either every one
+// that is not Existed is stored or none is. The results are in the order
+// of ins. A Unique Insert whose text an earlier one of the batch holds
+// gets that one's record, Existed. An error wrapping ErrIndexPending comes
+// with the results: they are stored, the text index lags.
+func (s *Store) InsertBatch(ctx context.Context, ins []Insert) ([]Inserted, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(ins) == 0 {
+		return nil, nil
+	}
+	if len(ins) > 1 {
+		for i := range ins {
+			if ins[i].Supersedes != "" {
+				return nil, fmt.Errorf("insert batch: record %d supersedes %s: only a lone insert may supersede: %w", i, ins[i].Supersedes, memory.ErrInvalid)
+			}
+		}
+	}
+	ins = slices.Clone(ins) // planInserts may give a Restore a new id
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	res, write, err := s.planInserts(ins)
+	if err != nil {
+		return nil, err
+	}
+	if len(write) == 0 {
+		return res, nil
+	}
+	if len(ins) == 1 && ins[0].Supersedes != "" && len(write) == 1 {
+		m, err := s.supersedeLocked(ins[0].Supersedes, ins[0].Memory)
+		if err != nil && m.ID == "" {
+			return nil, err
+		}
+		return []Inserted{{Memory: m}}, err
+	}
+	batch := make([]Insert, len(write))
+	for k, i := range write {
+		batch[k] = ins[i]
+	}
+	out, err := s.putBatchLocked(batch)
+	if len(out) != len(write) {
+		return nil, err
+	}
+	byHash := make(map[string]memory.Memory, len(out))
+	for k, i := range write {
+		res[i] = Inserted{Memory: out[k]}
+		byHash[out[k].ContentHash] = out[k]
+	}
+	for i := range res {
+		if res[i].Existed && res[i].Memory.ID == "" {
+			res[i].Memory = byHash[memory.ContentHash(ins[i].Memory.Text)]
+		}
+	}
+	return res, err
+}
+
+// planInserts decides, under the write lock, which Inserts are written
+// (their indexes in write) and which find their text stored (res marked
+// Existed; the record is filled in here, or after the write when an earlier
+// Insert of the batch holds the text); a Restore whose id is taken gets a
+// new one.
+func (s *Store) planInserts(ins []Insert) (res []Inserted, write []int, err error) {
+	res = make([]Inserted, len(ins))
+	inBatch := make(map[string]bool)
+	err = s.db.View(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketRecs)
-		c := tx.Bucket(bucketHash).Cursor()
-		prefix := []byte(hash)
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			v := recs.Get(k[len(prefix):])
-			if v == nil {
-				continue
+		for i := range ins {
+			in := &ins[i]
+			h := memory.ContentHash(in.Memory.Text)
+			if in.Unique {
+				if inBatch[h] {
+					res[i].Existed = true
+					continue
+				}
+				old, ok, err := liveByHash(tx, h)
+				if err != nil {
+					return err
+				}
+				if ok {
+					res[i] = Inserted{Memory: old, Existed: true}
+					continue
+				}
 			}
-			_, m, err := decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("find live %s: %w", k[len(prefix):], err)
+			if in.Restore && in.Memory.ID != "" && recs.Get([]byte(in.Memory.ID)) != nil {
+				in.Memory.ID = newID()
 			}
-			if !m.Superseded() {
-				found, ok = m, true
-				return nil
-			}
+			inBatch[h] = true
+			write = append(write, i)
 		}
 		return nil
 	})
-	return found, ok, err
+	return res, write, err
+}
+
+// liveByHash returns a live (not superseded) record whose content hash is hash.
+func liveByHash(tx *bolt.Tx, hash string) (memory.Memory, bool, error) {
+	recs := tx.Bucket(bucketRecs)
+	c := tx.Bucket(bucketHash).Cursor()
+	prefix := []byte(hash)
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		v := recs.Get(k[len(prefix):])
+		if v == nil {
+			continue
+		}
+		_, m, err := decodeRecord(v)
+		if err != nil {
+			return memory.Memory{}, false, fmt.Errorf("find live %s: %w", k[len(prefix):], err)
+		}
+		if !m.Superseded() {
+			return m, true, nil
+		}
+	}
+	return memory.Memory{}, false, nil
 }
 
 // PutBatch stores several new memories as Put does, in one transaction:
 // either all are stored or none is.
 func (s *Store) PutBatch(ctx context.Context, ms []memory.Memory) ([]memory.Memory, error) {
-	return s.putBatch(ctx, ms, false)
-}
-
-func (s *Store) putBatch(ctx context.Context, ms []memory.Memory, keep bool) ([]memory.Memory, error) {
-	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if len(ms) == 0 {
-		return nil, nil
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	return s.putBatchLocked(ms, keep)
-}
-
-// putBatchLocked is putBatch with s.wmu held.
-func (s *Store) putBatchLocked(ms []memory.Memory, keep bool) ([]memory.Memory, error) {
-	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	now := s.now()
-	out := make([]memory.Memory, len(ms))
-	ids := make(map[string]bool, len(ms))
+	ins := make([]Insert, len(ms))
 	for i, m := range ms {
-		p, err := s.prepare(m, now, keep)
+		ins[i] = Insert{Memory: m}
+	}
+	res, err := s.InsertBatch(ctx, ins)
+	if res == nil {
+		return nil, err
+	}
+	out := make([]memory.Memory, len(res))
+	for i, r := range res {
+		out[i] = r.Memory
+	}
+	return out, err
+}
+
+// putBatchLocked writes new records in one transaction, with s.wmu held.
+func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
+	now := s.now()
+	out := make([]memory.Memory, len(ins))
+	ids := make(map[string]bool, len(ins))
+	for i, in := range ins {
+		p, err := s.prepare(in.Memory, now, in.Restore)
 		if err != nil {
-			if len(ms) == 1 {
+			if len(ins) == 1 {
 				return nil, fmt.Errorf("put: %w", err)
 			}
 			return nil, fmt.Errorf("put batch: record %d: %w", i, err)
@@ -411,6 +491,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		}
 		oh, om, err := decodeRecord(v)
 		if err != nil {
+			return err
+		}
+		if err := enqueueDelete(tx, &om, seq); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bucketHash).Delete(hashKey(om.ContentHash, id)); err != nil {
