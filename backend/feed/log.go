@@ -1,37 +1,119 @@
 package feed
 
 import (
+	"encoding/json"
+	"fmt"
+	"slices"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/redact"
+	"github.com/memtray/memtray/backend/store"
 )
 
+// MaxPersistedText bounds each of a decision's texts (user, assistant) as
+// the store keeps it, in bytes; the in-memory log keeps them whole until a
+// restart.
+const MaxPersistedText = 64 << 10
+
+// hoursKept is how long the in-memory log keeps its hourly counters (the
+// store's default for them).
+const hoursKept = 400 * 24 * time.Hour
+
 // DecisionLog keeps the newest decisions with their (redacted) exchanges,
-// for the feed and for "keep". It is safe for concurrent use.
+// for the feed and for "keep", and counts every decision per hour. With a
+// store (OpenDecisionLog) both survive restarts. It is safe for concurrent
+// use.
 type DecisionLog struct {
 	mu      sync.Mutex
 	size    int
 	entries []DecisionEntry // ring, oldest at next once full
 	next    int
+	hours   map[int64]*store.DecisionCounts // by Unix hour start (UTC)
 	// publish, if set, announces each added entry (the live feed).
 	publish func(DecisionEntry)
+	// st, if set, keeps the decisions and counters (see OpenDecisionLog).
+	st     *store.Store
+	limits store.DecisionLimits
+	failed func(error)
 }
 
-// NewDecisionLog returns a log of the newest size decisions (at least 1);
-// publish, if not nil, announces each added entry.
+// NewDecisionLog returns an in-memory log of the newest size decisions (at
+// least 1); publish, if not nil, announces each added entry.
 func NewDecisionLog(size int, publish func(DecisionEntry)) *DecisionLog {
 	if size < 1 {
 		size = 1
 	}
-	return &DecisionLog{size: size, publish: publish}
+	return &DecisionLog{size: size, publish: publish, hours: map[int64]*store.DecisionCounts{}}
 }
 
-// Add records dec with the redacted texts of ex.
+// LogOptions configures OpenDecisionLog.
+type LogOptions struct {
+	// Size is how many decisions the log keeps (at least 1).
+	Size int
+	// Store keeps the decisions and their counters across restarts.
+	Store *store.Store
+	// Limits bound what the store keeps; a zero Keep is Size.
+	Limits store.DecisionLimits
+	// Publish, if not nil, announces each added entry.
+	Publish func(DecisionEntry)
+	// Failed, if not nil, is told when a decision could not be stored (it
+	// stays in the in-memory log) or a stored one read.
+	Failed func(error)
+}
+
+// OpenDecisionLog returns a log kept in o.Store, loaded with the newest
+// stored decisions and every stored hourly counter. A stored decision that
+// cannot be read is skipped and told to o.Failed.
+func OpenDecisionLog(o LogOptions) (*DecisionLog, error) {
+	if o.Store == nil {
+		return nil, fmt.Errorf("decision log: a store is required")
+	}
+	l := NewDecisionLog(o.Size, o.Publish)
+	l.st, l.failed, l.limits = o.Store, o.Failed, o.Limits
+	if l.limits.Keep <= 0 {
+		l.limits.Keep = l.size
+	}
+	recs, err := o.Store.Decisions(l.size)
+	if err != nil {
+		return nil, fmt.Errorf("decision log: %w", err)
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		var e DecisionEntry
+		if err := json.Unmarshal(recs[i].Data, &e); err != nil {
+			// One unreadable record costs its row, not the daemon's start.
+			if l.failed != nil {
+				l.failed(fmt.Errorf("decision log: stored decision %s: %w", recs[i].ID, err))
+			}
+			continue
+		}
+		l.entries = append(l.entries, e)
+	}
+	hours, err := o.Store.DecisionHours(time.Time{})
+	if err != nil {
+		return nil, fmt.Errorf("decision log: %w", err)
+	}
+	for i := range hours {
+		l.hours[hours[i].Hour.Unix()] = &hours[i]
+	}
+	return l, nil
+}
+
+// Add records dec with the redacted texts of ex, and stores it when the
+// log has a store.
 func (l *DecisionLog) Add(dec memory.Decision, ex memory.Exchange) {
 	user, _ := redact.Redact(ex.User)
 	asst, _ := redact.Redact(ex.Assistant)
+	if dec.At.IsZero() {
+		dec.At = time.Now()
+	}
 	e := DecisionEntry{Decision: dec, User: user, Assistant: asst, Project: ex.Project, Source: ex.Source}
+	stage := ""
+	if dec.Verdict == memory.VerdictRejected {
+		stage = dec.Stage
+	}
 	l.mu.Lock()
 	if len(l.entries) < l.size {
 		l.entries = append(l.entries, e)
@@ -39,10 +121,44 @@ func (l *DecisionLog) Add(dec memory.Decision, ex memory.Exchange) {
 		l.entries[l.next] = e
 		l.next = (l.next + 1) % l.size
 	}
+	h := dec.At.UTC().Truncate(time.Hour)
+	c := l.hours[h.Unix()]
+	if c == nil {
+		c = &store.DecisionCounts{Hour: h, Verdicts: map[string]int{}, Rejected: map[string]int{}}
+		l.hours[h.Unix()] = c
+		for k := range l.hours {
+			if k < h.Add(-hoursKept).Unix() {
+				delete(l.hours, k)
+			}
+		}
+	}
+	c.Verdicts[string(dec.Verdict)]++
+	if stage != "" {
+		c.Rejected[stage]++
+	}
 	l.mu.Unlock()
+	if l.st != nil {
+		if err := l.persist(e, stage); err != nil && l.failed != nil {
+			l.failed(err)
+		}
+	}
 	if l.publish != nil {
 		l.publish(e)
 	}
+}
+
+// persist stores e, its texts cut to MaxPersistedText.
+func (l *DecisionLog) persist(e DecisionEntry, stage string) error {
+	e.User, e.Assistant = cut(e.User, MaxPersistedText), cut(e.Assistant, MaxPersistedText)
+	b, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("decision log: %w", err)
+	}
+	verdict := string(e.Verdict)
+	if verdict == "" {
+		verdict = "unknown"
+	}
+	return l.st.AddDecision(store.DecisionRecord{At: e.At, ID: e.ID, Data: b}, verdict, stage, l.limits)
 }
 
 // Newest returns at most limit entries, the newest first.
@@ -54,6 +170,43 @@ func (l *DecisionLog) Newest(limit int) []DecisionEntry {
 	for i := 0; i < n && len(out) < limit; i++ {
 		// next is the oldest entry once the ring is full, and 0 before.
 		out = append(out, l.entries[(l.next-1-i+2*n)%n])
+	}
+	return out
+}
+
+// Hours returns the hourly counters from the hour of since on, oldest
+// first (hours without decisions are absent). They count every decision
+// added, also those the log no longer keeps.
+func (l *DecisionLog) Hours(since time.Time) []store.DecisionCounts {
+	from := since.UTC().Truncate(time.Hour).Unix()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []store.DecisionCounts
+	for k, c := range l.hours {
+		if k >= from {
+			out = append(out, store.DecisionCounts{Hour: c.Hour, Verdicts: maps(c.Verdicts), Rejected: maps(c.Rejected)})
+		}
+	}
+	slices.SortFunc(out, func(a, b store.DecisionCounts) int { return a.Hour.Compare(b.Hour) })
+	return out
+}
+
+// cut shortens s to at most n bytes, on a rune boundary.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// maps copies m.
+func maps(m map[string]int) map[string]int {
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }

@@ -1,9 +1,15 @@
 package feed
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
+	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 )
 
 func TestDecisionLogRing(t *testing.T) {
@@ -20,5 +26,67 @@ func TestDecisionLogRing(t *testing.T) {
 	}
 	if len(l.Newest(1)) != 1 {
 		t.Error("limit ignored")
+	}
+}
+
+// openStore opens a store in dir (the model is any: the log stores no vectors).
+func openStore(t *testing.T, dir string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{Dir: dir, Model: "test", Dim: 4, Clock: memory.FixedClock{T: logT0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+var logT0 = time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC)
+
+// TestDecisionLogSurvivesRestart is issue 21 bug 8: a restart emptied the
+// feed, today's counts and the hourly chart.
+func TestDecisionLogSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	l, err := OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verdicts := []memory.Verdict{memory.VerdictStored, memory.VerdictRejected, memory.VerdictRejected, memory.VerdictStored, memory.VerdictRejected}
+	for i, v := range verdicts {
+		dec := memory.Decision{ID: fmt.Sprintf("d%d", i), Verdict: v, Stage: "content", At: logT0.Add(time.Duration(i) * 20 * time.Minute)}
+		l.Add(dec, memory.Exchange{User: "user " + dec.ID, Assistant: strings.Repeat("é", MaxPersistedText), Project: "p"})
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = openStore(t, dir)
+	l, err = OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := l.Newest(10)
+	if len(got) != 3 || got[0].ID != "d4" || got[2].ID != "d2" || got[0].User != "user d4" || got[0].Project != "p" {
+		t.Fatalf("newest after restart: %+v", got)
+	}
+	if a := got[0].Assistant; len(a) > MaxPersistedText || !utf8.ValidString(a) || a == "" {
+		t.Errorf("assistant text of %d bytes, valid %v", len(a), utf8.ValidString(a))
+	}
+	if e, ok := l.Find("d3"); !ok || e.Verdict != memory.VerdictStored {
+		t.Errorf("find d3 after restart: %v %+v", ok, e)
+	}
+	hours := l.Hours(logT0.Add(-time.Hour))
+	want := []struct{ stored, rejected int }{{1, 1}, {1, 2}} // 10:30 10:50 | 11:10 11:30 11:50
+	if len(hours) != len(want) {
+		t.Fatalf("hours after restart: %+v", hours)
+	}
+	for i, w := range want {
+		if hours[i].Verdicts["stored"] != w.stored || hours[i].Verdicts["rejected"] != w.rejected || hours[i].Rejected["content"] != w.rejected {
+			t.Errorf("hour %d: %+v, want %+v", i, hours[i], w)
+		}
+	}
+	// New decisions go on from where the log left off.
+	l.Add(memory.Decision{ID: "d5", Verdict: memory.VerdictStored, At: logT0.Add(2 * time.Hour)}, memory.Exchange{})
+	if got := l.Newest(10); len(got) != 3 || got[0].ID != "d5" || got[2].ID != "d3" {
+		t.Errorf("newest after an add: %+v", got)
 	}
 }
