@@ -10,11 +10,16 @@
 //   - merge: near-duplicates (cosine >= merge_similarity, 0.88), found as
 //     each memory's nearest neighbours in the store's vector index, of the
 //     same type and project (any project with PlanOptions.All). The one with
-//     more retrieval signal survives (reinforced, then accessed, then
-//     importance, then the newer); it keeps the better of the two texts (the
-//     one with more load-bearing tokens, see LoadBearing; never a
-//     concatenation) with that text's embedding, the higher importance, the
-//     sum of access, reinforcement and feedback counts, and both's hit times.
+//     more retrieval signal survives (reinforced, then accessed); it keeps
+//     the better of the two texts (the one with more load-bearing tokens,
+//     see LoadBearing, else its own; never a concatenation) with that text's
+//     embedding, the higher importance, the sum of access, reinforcement and
+//     feedback counts, and both's hit times. When the retrieval signal ties
+//     (0/0 included), the better text decides the survivor: more
+//     load-bearing tokens, else the one that reads as a standalone statement
+//     (no conversational reply opener such as "Yes,", not a question, fewer
+//     pronouns without an antecedent, then the shorter), then the higher
+//     importance, the newer. The action's reason names the rule applied.
 //     The other goes to the trash, its id in the action (MergedIDs) and in
 //     the trash reason (no record field fits: Supersedes means a kept
 //     history). A merge that would lose a load-bearing token (number, path,

@@ -130,23 +130,57 @@ type mergeResult struct {
 	refused         string  // non-empty: why the merge is refused
 	similarity      float64 // cosine of the two
 	reason          string
+	// tied: neither has more retrieval signal (reinforced and accessed
+	// counts equal); survivorWhy says what chose the survivor then.
+	tied        bool
+	survivorWhy string
+	// textWhy says why the kept text was kept.
+	textWhy string
 }
 
 // merge merges a and b: the one with more retrieval signal survives and
-// keeps the better text (the one with more load-bearing tokens; the
-// survivor's own on a tie; never a concatenation, so the embedding stays
-// the text's own) and the sum of both's counts. The merge is refused when
-// either text holds a load-bearing token the kept text lacks.
+// the sum of both's counts; it keeps the better text (never a
+// concatenation, so the embedding stays the text's own): the one with more
+// load-bearing tokens, else the survivor's own. When neither has more
+// retrieval signal (reinforced and accessed counts tie, 0/0 included), the
+// better text decides the survivor as well: more load-bearing tokens, else
+// the one that reads as a standalone statement (compareStandalone), else
+// the higher importance, the newer, the smaller id. The merge is refused
+// when either text holds a load-bearing token the kept text lacks.
 func merge(a, b *memory.Memory) mergeResult {
 	s, l := a, b
 	if !survivorFirst(a, b) {
 		s, l = b, a
 	}
-	r := mergeResult{survivor: *s, loser: *l}
 	st, lt := LoadBearing(s.Text), LoadBearing(l.Text)
+	r := mergeResult{tied: s.ReinforcedCount == l.ReinforcedCount && s.AccessCount == l.AccessCount}
+	switch {
+	case len(lt) != len(st):
+		r.keptLoserText = len(lt) > len(st)
+		r.textWhy = fmt.Sprintf("more load-bearing tokens (%d vs %d)", max(len(st), len(lt)), min(len(st), len(lt)))
+	case !r.tied:
+		r.textWhy = "the same load-bearing tokens: the survivor's own"
+	default:
+		cmp, why := compareStandalone(s.Text, l.Text)
+		r.keptLoserText, r.textWhy = cmp > 0, why
+		if cmp == 0 {
+			r.textWhy = "the texts are equally good: the survivor's own"
+		}
+	}
+	if r.tied {
+		if r.keptLoserText {
+			// No signal decides: the memory with the better text survives,
+			// so the record's provenance is its text's.
+			s, l, st, lt, r.keptLoserText = l, s, lt, st, false
+			r.survivorWhy = "the one with the better text"
+		} else {
+			r.survivorWhy = tieBreak(s, l)
+		}
+	}
+	r.survivor, r.loser = *s, *l
 	kept, keptSet := s, st
-	if len(lt) > len(st) {
-		kept, keptSet, r.keptLoserText = l, lt, true
+	if r.keptLoserText {
+		kept, keptSet = l, lt
 	}
 	var lost []string
 	for _, set := range []map[string]bool{st, lt} {
@@ -181,6 +215,18 @@ func merge(a, b *memory.Memory) mergeResult {
 	}
 	r.merged = m
 	return r
+}
+
+// tieBreak says what makes s survive l when their retrieval signal and
+// texts tie (survivorFirst's order after the counts).
+func tieBreak(s, l *memory.Memory) string {
+	switch {
+	case s.Importance != l.Importance:
+		return fmt.Sprintf("the more important (%.2f vs %.2f)", s.Importance, l.Importance)
+	case !s.CreatedAt.Equal(l.CreatedAt):
+		return "the newer"
+	}
+	return "the first by id"
 }
 
 // mergeHits is the union of two hit lists, sorted, newest memory.MaxHits kept.

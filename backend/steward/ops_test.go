@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -302,5 +303,108 @@ func TestIncrementalMergeScan(t *testing.T) {
 	}
 	if !p4.MergeSince.IsZero() || p4.MergeQueried != 4 || p4.Counts[OpMerge] != 2 {
 		t.Errorf("full plan: since %v queried %d merges %d", p4.MergeSince, p4.MergeQueried, p4.Counts[OpMerge])
+	}
+}
+
+// TestMergeTieKeepsStandaloneText: issue 21 bug 11. Two near-duplicates with
+// no retrieval signal either way (0/0): the merge keeps the text that reads
+// as a standalone statement, not the conversational reply, and its reason
+// says what decided, never "more retrieval signal".
+func TestMergeTieKeepsStandaloneText(t *testing.T) {
+	ctx := context.Background()
+	crisp := "The staging ClusterIssuer points at the Let's Encrypt staging endpoint, so browsers reject the certificates it issues for the preview hosts."
+	chatty := "Yes, same cause: the staging ClusterIssuer points at the Let's Encrypt staging endpoint, so browsers reject the certificates it issues for the preview hosts."
+	cases := []struct {
+		name             string
+		crispRec, chatty rec
+		wantKept         string
+		wantReason       []string
+		notReason        []string
+	}{
+		{name: "0/0 tie, the reply is newer",
+			crispRec: rec{id: "crisp", text: crisp, typ: memory.TypeProject, created: 9, accessed: -1},
+			chatty:   rec{id: "chatty", text: chatty, typ: memory.TypeProject, created: 2, accessed: -1},
+			wantKept: crisp, wantReason: []string{"retrieval signal tied", "standalone", "conversational reply"},
+			notReason: []string{"more retrieval signal"}},
+		{name: "0/0 tie, the reply is more important",
+			crispRec: rec{id: "crisp", text: crisp, typ: memory.TypeProject, importance: 0.4, created: 2, accessed: -1},
+			chatty:   rec{id: "chatty", text: chatty, typ: memory.TypeProject, importance: 0.7, created: 9, accessed: -1},
+			wantKept: crisp, wantReason: []string{"retrieval signal tied", "standalone"},
+			notReason: []string{"more retrieval signal"}},
+		{name: "the reply was reinforced: it survives and says so",
+			crispRec: rec{id: "crisp", text: crisp, typ: memory.TypeProject, created: 9, accessed: -1},
+			chatty:   rec{id: "chatty", text: chatty, typ: memory.TypeProject, access: 3, reinforced: 2, created: 2, accessed: 1},
+			wantKept: chatty, wantReason: []string{"more retrieval signal (reinforced 2 vs 0"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, sw := fixture(t, defaults(), c.crispRec, c.chatty)
+			p, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Actions) != 1 {
+				t.Fatalf("actions %+v, refused %+v", p.Actions, p.Refused)
+			}
+			a := p.Actions[0]
+			if a.KeptText != c.wantKept {
+				t.Errorf("kept %q\nwant %q\nreason: %s", a.KeptText, c.wantKept, a.Reason)
+			}
+			for _, w := range c.wantReason {
+				if !strings.Contains(a.Reason, w) {
+					t.Errorf("reason %q lacks %q", a.Reason, w)
+				}
+			}
+			for _, w := range c.notReason {
+				if strings.Contains(a.Reason, w) {
+					t.Errorf("reason %q says %q", a.Reason, w)
+				}
+			}
+		})
+	}
+}
+
+// TestRefusedMergesCarryBothTexts: near-duplicates that are not merged are
+// listed with both texts and why, so the pair can be shown side by side.
+func TestRefusedMergesCarryBothTexts(t *testing.T) {
+	ctx := context.Background()
+	base := "The deploy script pushes the api service image to the staging cluster after the integration tests pass on the main branch"
+	cases := []struct {
+		name   string
+		a, b   rec
+		reason string
+	}{
+		{name: "a load-bearing token would be lost",
+			a:      rec{id: "dupa", text: base + " with timeout 300s", typ: memory.TypeProject, created: 3, accessed: -1},
+			b:      rec{id: "dupb", text: base + " with timeout 120s", typ: memory.TypeProject, created: 4, accessed: -1},
+			reason: "carries \"120s\" that the kept text lacks"},
+		{name: "pinned",
+			a:      rec{id: "dupa", text: base + ".", typ: memory.TypeProject, created: 3, accessed: -1, pinned: true},
+			b:      rec{id: "dupb", text: base + " .", typ: memory.TypeProject, created: 4, accessed: -1},
+			reason: "dupa is pinned"},
+		{name: "types differ",
+			a:      rec{id: "dupa", text: base + ".", typ: memory.TypeProject, created: 3, accessed: -1},
+			b:      rec{id: "dupb", text: base + " .", typ: memory.TypeUser, created: 4, accessed: -1},
+			reason: "types differ"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, sw := fixture(t, defaults(), c.a, c.b)
+			p, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(p.Actions) != 0 || len(p.Refused) != 1 {
+				t.Fatalf("actions %+v, refused %+v", p.Actions, p.Refused)
+			}
+			r := p.Refused[0]
+			texts := []string{r.Before.Text, r.MergedBefore[0].Text}
+			if !slices.Contains(texts, c.a.text) || !slices.Contains(texts, c.b.text) {
+				t.Errorf("texts %q", texts)
+			}
+			if !strings.Contains(r.Reason, c.reason) || r.Similarity < defaults().MergeSimilarity {
+				t.Errorf("reason %q (sim %.3f), want %q", r.Reason, r.Similarity, c.reason)
+			}
+		})
 	}
 }

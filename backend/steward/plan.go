@@ -249,19 +249,26 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 						break
 					}
 					cm, ok := got[c.ID]
-					if c.ID == m.ID || claimed[c.ID] || !ok || !mergeable(m, &cm, now, opts.All) {
+					if c.ID == m.ID || claimed[c.ID] || !ok {
+						continue
+					}
+					refuse := func(s, l *memory.Memory, why string) {
+						pair := [2]string{min(s.ID, l.ID), max(s.ID, l.ID)}
+						if !refusedPairs[pair] && len(p.Refused) < maxRefused {
+							refusedPairs[pair] = true
+							p.Refused = append(p.Refused, refusal(s, l, c.Score, why))
+						}
+					}
+					if !mergeable(m, &cm, now, opts.All) {
+						if why := notMergeable(m, &cm, now); why != "" {
+							refuse(m, &cm, why)
+						}
 						continue
 					}
 					r := merge(m, &cm)
 					r.similarity = c.Score
 					if r.refused != "" {
-						pair := [2]string{min(m.ID, cm.ID), max(m.ID, cm.ID)}
-						if !refusedPairs[pair] && len(p.Refused) < maxRefused {
-							refusedPairs[pair] = true
-							p.Refused = append(p.Refused, Action{Op: OpMerge, ID: r.survivor.ID, Project: r.survivor.Project,
-								Kind: r.survivor.Kind, Type: r.survivor.Type, Preview: preview(r.survivor.Text),
-								Survivor: r.survivor.ID, MergedIDs: []string{r.loser.ID}, Similarity: c.Score, Reason: r.refused})
-						}
+						refuse(&r.survivor, &r.loser, r.refused)
 						continue
 					}
 					r.reason = mergeReason(&r, thr)
@@ -287,13 +294,50 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 	return flush()
 }
 
+// refusal is the Plan.Refused entry of a near-duplicate pair that is not
+// merged: both texts (Before and MergedBefore), so the pair can be shown
+// side by side, and why.
+func refusal(s, l *memory.Memory, sim float64, why string) Action {
+	return Action{Op: OpMerge, ID: s.ID, Project: s.Project, Kind: s.Kind, Type: s.Type, Preview: preview(s.Text),
+		Survivor: s.ID, MergedIDs: []string{l.ID}, Before: snapshot(s, true), MergedBefore: []Snapshot{snapshot(l, true)},
+		Similarity: sim, Reason: why}
+}
+
+// notMergeable says why a near-duplicate pair is not merged when the
+// person reading the plan would want to know: one of them is pinned or
+// snoozed, or their types differ. "" for the rest (superseded history, no
+// embedding), which are not candidates at all.
+func notMergeable(a, b *memory.Memory, now time.Time) string {
+	for _, m := range []*memory.Memory{a, b} {
+		switch {
+		case m.Superseded() || len(m.Embedding) == 0:
+			return ""
+		case m.Pinned:
+			return fmt.Sprintf("not merged: %s is pinned (pinned memories are never merged)", m.ID)
+		case m.Snoozed(now):
+			return fmt.Sprintf("not merged: %s is snoozed until %s", m.ID, m.CooldownUntil.UTC().Format("2006-01-02"))
+		}
+	}
+	if a.Type != b.Type {
+		return fmt.Sprintf("not merged: the types differ (%s and %s)", a.Type, b.Type)
+	}
+	return ""
+}
+
+// mergeReason says why r merges as it does: what chose the survivor and
+// what chose the kept text, each the rule actually applied.
 func mergeReason(r *mergeResult, thr float64) string {
+	counts := fmt.Sprintf("reinforced %d vs %d, accessed %d vs %d",
+		r.survivor.ReinforcedCount, r.loser.ReinforcedCount, r.survivor.AccessCount, r.loser.AccessCount)
+	who := "survivor has more retrieval signal (" + counts + ")"
+	if r.tied {
+		who = "retrieval signal tied (" + counts + "): survivor is " + r.survivorWhy
+	}
 	text := "kept the survivor's text"
 	if r.keptLoserText {
-		text = "kept the merged memory's text (more load-bearing tokens)"
+		text = "kept the merged memory's text"
 	}
-	return fmt.Sprintf("cosine %.3f >= %g: near-duplicates; survivor has more retrieval signal (reinforced %d vs %d, accessed %d vs %d); %s; counts summed",
-		r.similarity, thr, r.survivor.ReinforcedCount, r.loser.ReinforcedCount, r.survivor.AccessCount, r.loser.AccessCount, text)
+	return fmt.Sprintf("cosine %.3f >= %g: near-duplicates; %s; %s: %s; counts summed", r.similarity, thr, who, text, r.textWhy)
 }
 
 // SetMergeSimilarity replaces the merge similarity the steward was made

@@ -15,11 +15,24 @@ import (
 const KeptPlans = 8
 
 // ApplyRequest asks a Service to apply a kept plan: all of its operations,
-// or only Ops.
+// or only Ops; and of those, all of the plan's actions or only Actions.
 type ApplyRequest struct {
 	PlanID string   `json:"plan_id"`
 	Ops    []string `json:"ops,omitempty"`
+	// Actions, when not empty, names the plan's actions to apply (the
+	// rows a person ticked); each must be one of the plan's.
+	Actions []ActionRef `json:"actions,omitempty"`
 }
+
+// ActionRef names one action of a plan: its operation and its memory (a
+// merge's survivor).
+type ActionRef struct {
+	Op string `json:"op"`
+	ID string `json:"id"`
+}
+
+// maxActionRefs bounds ApplyRequest.Actions.
+const maxActionRefs = 100000
 
 // UndoRequest asks a Service to undo a run; an empty one undoes the last.
 type UndoRequest struct {
@@ -87,8 +100,14 @@ func (v *Service) StewardApply(ctx context.Context, req ApplyRequest) (Result, e
 	if !ok {
 		return Result{}, fmt.Errorf("%w: no plan %q: plans are kept for the last %d runs; plan again", memory.ErrNotFound, req.PlanID, KeptPlans)
 	}
-	if err := knownOps(req.Ops); err != nil {
+	err := knownOps(req.Ops)
+	if err != nil {
 		return Result{}, err
+	}
+	if len(req.Actions) > 0 {
+		if pl, err = selectActions(pl, req.Actions); err != nil {
+			return Result{}, err
+		}
 	}
 	res, err := v.s.Apply(ctx, pl, req.Ops)
 	if err == nil {
@@ -126,6 +145,32 @@ func (v *Service) Restore(ctx context.Context, ids []string) error {
 	}
 	v.o.Restored(ids)
 	return nil
+}
+
+// selectActions returns a copy of pl with only the actions refs name; a
+// ref that names none of pl's actions is an error.
+func selectActions(pl *Plan, refs []ActionRef) (*Plan, error) {
+	if len(refs) > maxActionRefs {
+		return nil, fmt.Errorf("%w: at most %d actions", memory.ErrInvalid, maxActionRefs)
+	}
+	want := make(map[ActionRef]bool, len(refs))
+	for _, r := range refs {
+		want[r] = true
+	}
+	out := *pl
+	out.Actions = nil
+	for _, a := range pl.Actions {
+		if ref := (ActionRef{Op: a.Op, ID: a.ID}); want[ref] {
+			out.Actions = append(out.Actions, a)
+			delete(want, ref)
+		}
+	}
+	for _, r := range refs {
+		if want[r] {
+			return nil, fmt.Errorf("%w: plan %s has no %s action on %q", memory.ErrInvalid, pl.ID, r.Op, r.ID)
+		}
+	}
+	return &out, nil
 }
 
 // knownOps checks that every op is one of config.StewardOps.

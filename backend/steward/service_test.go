@@ -69,3 +69,48 @@ func TestServiceKeepsPlans(t *testing.T) {
 		t.Errorf("announced %v", ops)
 	}
 }
+
+// TestServiceAppliesTickedActions: an apply naming actions carries out
+// those only; a name that is not one of the plan's actions is refused.
+func TestServiceAppliesTickedActions(t *testing.T) {
+	ctx := context.Background()
+	st, s := fixture(t, defaults(),
+		rec{id: "a", text: "the deploy script lives in tools/deploy.sh", created: 400, accessed: -1},
+		rec{id: "b", text: "the frontend builds with vite and svelte", created: 400, accessed: -1})
+	v := NewService(s, ServiceOptions{})
+	pl, err := v.StewardPlan(ctx, PlanOptions{Ops: []string{OpDecayStale}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Actions) != 2 {
+		t.Fatalf("plan: %+v", pl.Actions)
+	}
+	cases := []struct {
+		name string
+		refs []ActionRef
+		want error
+	}{
+		{"unknown memory", []ActionRef{{Op: OpDecayStale, ID: "zzz"}}, memory.ErrInvalid},
+		{"op the memory has no action for", []ActionRef{{Op: OpPrune, ID: "a"}}, memory.ErrInvalid},
+		{"too many", make([]ActionRef, maxActionRefs+1), memory.ErrInvalid},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := v.StewardApply(ctx, ApplyRequest{PlanID: pl.ID, Actions: c.refs}); !errors.Is(err, c.want) {
+				t.Errorf("err %v, want %v", err, c.want)
+			}
+		})
+	}
+	res, err := v.StewardApply(ctx, ApplyRequest{PlanID: pl.ID, Actions: []ActionRef{{Op: OpDecayStale, ID: "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Applied) != 1 || res.Applied[0].ID != "b" {
+		t.Fatalf("applied %+v", res.Applied)
+	}
+	a, _ := st.Get(ctx, "a")
+	b, _ := st.Get(ctx, "b")
+	if a.Importance != 0.5 || b.Importance >= 0.5 {
+		t.Errorf("importance a %v (untouched 0.5), b %v (decayed)", a.Importance, b.Importance)
+	}
+}

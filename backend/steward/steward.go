@@ -189,9 +189,11 @@ type Plan struct {
 	MergeQueried int       `json:"merge_queried"`
 	// Actions, in operation order, memory by memory.
 	Actions []Action `json:"actions"`
-	// Refused lists merges above the similarity threshold that were not
-	// planned because they would lose a load-bearing token (at most
-	// maxRefused).
+	// Refused lists near-duplicates (above the merge similarity) that are
+	// not merged, each with both texts (Before.Text, the would-be
+	// survivor's; MergedBefore[0].Text, the other's) and why: the merge
+	// would lose a load-bearing token, one of them is pinned or snoozed,
+	// or their types differ (at most maxRefused).
 	Refused []Action `json:"refused,omitempty"`
 }
 

@@ -20,6 +20,12 @@ export interface Action {
   reason: string;
 }
 
+/** steward.ActionRef */
+export interface ActionRef {
+  op: string;
+  id: string;
+}
+
 /** memories.AddRequest */
 export interface AddRequest {
   text: string;
@@ -34,6 +40,7 @@ export interface AddRequest {
 export interface ApplyRequest {
   plan_id: string;
   ops?: string[];
+  actions?: ActionRef[];
 }
 
 /** setup.AutostartRequest */
