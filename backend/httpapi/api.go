@@ -259,6 +259,8 @@ type (
 	ListRequest = memories.ListRequest
 	// ListResponse is one page of memories and the total that matched.
 	ListResponse = memories.ListResponse
+	// ListFacets counts the store by the list filters' values.
+	ListFacets = memories.ListFacets
 	// ListedMemory is a memory as the UI lists it, with computed columns.
 	ListedMemory = memories.ListedMemory
 	// MemoryPatch is what PATCH /api/memories/{id} takes; absent fields stay.

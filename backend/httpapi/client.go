@@ -131,7 +131,13 @@ func (c *Client) List(ctx context.Context, req ListRequest) (ListResponse, error
 	if req.Offset > 0 {
 		q.Set("offset", fmt.Sprint(req.Offset))
 	}
-	for k, v := range map[string]string{"sort": req.Sort, "order": req.Order, "snoozed": req.Snoozed, "q": req.Q} {
+	if req.Facets {
+		q.Set("facets", "true")
+	}
+	if req.Worktrees {
+		q.Set("worktrees", "true")
+	}
+	for k, v := range map[string]string{"sort": req.Sort, "order": req.Order, "snoozed": req.Snoozed, "q": req.Q, "type": req.Type, "source": req.Source} {
 		if v != "" {
 			q.Set(k, v)
 		}

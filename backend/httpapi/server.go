@@ -260,8 +260,16 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	req := ListRequest{Project: q.Get("project"), Kind: q.Get("kind"), Sort: q.Get("sort"), Order: q.Get("order"),
-		Snoozed: q.Get("snoozed"), Q: q.Get("q")}
+		Snoozed: q.Get("snoozed"), Q: q.Get("q"), Type: q.Get("type"), Source: q.Get("source")}
 	var err error
+	for name, v := range map[string]*bool{"facets": &req.Facets, "worktrees": &req.Worktrees} {
+		if s := q.Get(name); s != "" {
+			if *v, err = strconv.ParseBool(s); err != nil {
+				writeErr(w, fmt.Errorf("%w: %s must be true or false", memory.ErrInvalid, name))
+				return
+			}
+		}
+	}
 	if req.Limit, err = intParam(q, "limit", 50, 0, 1000); err != nil {
 		writeErr(w, err)
 		return

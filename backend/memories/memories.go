@@ -213,8 +213,10 @@ func (s *Service) update(ctx context.Context, id string, fn func(*memory.Memory)
 // by default; ties by id), each with its computed columns. The store
 // selects, sorts and pages from its in-memory columns (store.List) and only
 // the page's records are read: a page of ~100k memories takes a few
-// milliseconds (BenchmarkListPage). A memory deleted between the two steps
-// is left out of the page.
+// milliseconds (BenchmarkListPage). A type, source or worktrees filter, which those
+// columns do not hold, reads every record the other filters keep (filter).
+// A memory deleted between the steps is left out of the page. Facets, when
+// asked, count the whole store (one pass over the records, like Stats).
 func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, error) {
 	if err := req.Validate(); err != nil {
 		return ListResponse{}, err
@@ -224,10 +226,6 @@ func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, erro
 		Sort: store.ListSort(req.Sort), Desc: req.Order != "asc",
 		StickyMinAccess: s.o.Steward.StickyMinAccess, Offset: req.Offset, Limit: req.Limit}
 	if req.Kind != "" {
-		if !memory.Kind(req.Kind).Valid() {
-			return ListResponse{}, &memory.FieldErrors{Message: "invalid list request",
-				Fields: map[string]string{"kind": fmt.Sprintf("unknown kind %q", req.Kind)}}
-		}
 		q.Kinds = []memory.Kind{memory.Kind(req.Kind)}
 	}
 	switch req.Snoozed {
@@ -239,13 +237,40 @@ func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, erro
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
-	ids, total, err := s.o.Store.List(ctx, q)
+	var res ListResponse
+	var err error
+	if req.Worktrees && req.Project != "" {
+		q.Project = "" // matches keeps the project and its worktrees
+	} else {
+		req.Worktrees = false
+	}
+	if req.Type != "" || req.Source != "" || req.Worktrees {
+		res, err = s.listFiltered(ctx, q, req, now)
+	} else {
+		res, err = s.listPage(ctx, q, now)
+	}
 	if err != nil {
 		return ListResponse{}, err
 	}
+	if req.Facets {
+		f, err := s.facets(ctx)
+		if err != nil {
+			return ListResponse{}, err
+		}
+		res.Facets = &f
+	}
+	return res, nil
+}
+
+// listPage is a page the store's columns select alone.
+func (s *Service) listPage(ctx context.Context, q store.ListQuery, now time.Time) (ListResponse, error) {
+	ids, total, err := s.o.Store.List(ctx, q)
+	if err != nil {
+		return ListResponse{}, fmt.Errorf("list memories: %w", err)
+	}
 	ms, err := s.o.Store.GetMany(ctx, ids)
 	if err != nil {
-		return ListResponse{}, err
+		return ListResponse{}, fmt.Errorf("list memories: %w", err)
 	}
 	res := ListResponse{Total: total, Memories: make([]ListedMemory, 0, len(ids))}
 	for _, id := range ids {
@@ -254,6 +279,70 @@ func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, erro
 		}
 	}
 	return res, nil
+}
+
+// listFiltered is a page under a type, source or worktrees filter: the store selects
+// and sorts by the other filters, the records are read and filtered here,
+// then paged.
+func (s *Service) listFiltered(ctx context.Context, q store.ListQuery, req ListRequest, now time.Time) (ListResponse, error) {
+	offset, limit := q.Offset, q.Limit
+	q.Offset, q.Limit = 0, 0
+	ids, _, err := s.o.Store.List(ctx, q)
+	if err != nil {
+		return ListResponse{}, fmt.Errorf("list memories: %w", err)
+	}
+	res := ListResponse{Memories: []ListedMemory{}}
+	const chunk = 512
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(len(ids), start+chunk)]
+		ms, err := s.o.Store.GetMany(ctx, part)
+		if err != nil {
+			return ListResponse{}, fmt.Errorf("list memories: %w", err)
+		}
+		for _, id := range part {
+			m, ok := ms[id]
+			if !ok || !matches(m, req) {
+				continue
+			}
+			if res.Total >= offset && len(res.Memories) < limit {
+				res.Memories = append(res.Memories, s.Listed(m, now))
+			}
+			res.Total++
+		}
+	}
+	return res, nil
+}
+
+// matches reports whether m passes req's type, source and (with
+// Worktrees) project filters.
+func matches(m memory.Memory, req ListRequest) bool {
+	if req.Worktrees && m.Project != req.Project && !WorktreeOf(m.Project, req.Project) {
+		return false
+	}
+	if req.Type != "" && string(m.Type) != req.Type {
+		return false
+	}
+	if req.Source != "" && m.Source != req.Source && SourceFamily(m.Source) != req.Source {
+		return false
+	}
+	return true
+}
+
+// facets counts the whole store by project, kind, type and source family.
+func (s *Service) facets(ctx context.Context) (ListFacets, error) {
+	f := ListFacets{Projects: map[string]int{}, Kinds: map[string]int{}, Types: map[string]int{}, Sources: map[string]int{}}
+	err := s.o.Store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+		f.Projects[m.Project]++
+		f.Kinds[string(m.Kind)]++
+		f.Types[string(m.Type)]++
+		f.Sources[SourceFamily(m.Source)]++
+		return nil
+	})
+	if err != nil {
+		return ListFacets{}, fmt.Errorf("list facets: %w", err)
+	}
+	f.Worktrees = groupWorktrees(f.Projects)
+	return f, nil
 }
 
 // Listed is m as List shows it at now: without its embedding, with the

@@ -128,3 +128,152 @@ func TestIngestDocumentTooLarge(t *testing.T) {
 		t.Fatalf("IngestDocument = %v, want invalid", err)
 	}
 }
+
+// TestListFilters: the type and source filters (which the store's columns
+// do not hold) page like the others, and the facets count the whole store.
+func TestListFilters(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	add := []AddRequest{
+		{Text: "The checkout service retries card charges three times before failing.", Kind: "fact", Type: "project", Project: "shop", Source: "cli"},
+		{Text: "Prefer table-driven tests with a name per case in every Go package.", Kind: "preference", Type: "feedback", Project: "shop", Source: "mcp"},
+		{Text: "Deploys go out with make release from the main branch only.", Kind: "fact", Type: "project", Project: "infra", Source: "mcp"},
+		{Text: "The staging cluster issues certificates through the letsencrypt issuer.", Kind: "fact", Type: "reference", Project: "infra", Source: "ingest:runbook.md"},
+	}
+	for _, a := range add {
+		if _, err := s.Add(ctx, a); err != nil {
+			t.Fatalf("Add(%q): %v", a.Text, err)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		req   ListRequest
+		total int
+		page  int
+	}{
+		{"none", ListRequest{}, 4, 4},
+		{"type", ListRequest{Type: "project"}, 2, 2},
+		{"type and project", ListRequest{Type: "project", Project: "infra"}, 1, 1},
+		{"source exact", ListRequest{Source: "mcp"}, 2, 2},
+		{"source family", ListRequest{Source: "ingest"}, 1, 1},
+		{"source in full", ListRequest{Source: "ingest:runbook.md"}, 1, 1},
+		{"source none", ListRequest{Source: "import"}, 0, 0},
+		{"paged", ListRequest{Source: "mcp", Limit: 1, Offset: 1}, 2, 1},
+		{"past the end", ListRequest{Type: "project", Offset: 5}, 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := s.List(ctx, tc.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Total != tc.total || len(res.Memories) != tc.page {
+				t.Fatalf("List(%+v) = total %d, page %d; want %d, %d", tc.req, res.Total, len(res.Memories), tc.total, tc.page)
+			}
+			for _, m := range res.Memories {
+				if !matches(m.Memory, tc.req) || (tc.req.Project != "" && m.Project != tc.req.Project) {
+					t.Fatalf("List(%+v) listed %+v", tc.req, m.Memory)
+				}
+			}
+			if res.Facets != nil {
+				t.Fatal("facets not asked for, but given")
+			}
+		})
+	}
+	// Pages under a filter do not overlap and keep the sort.
+	a, _ := s.List(ctx, ListRequest{Source: "mcp", Limit: 1, Sort: "project", Order: "asc"})
+	b, _ := s.List(ctx, ListRequest{Source: "mcp", Limit: 1, Offset: 1, Sort: "project", Order: "asc"})
+	if len(a.Memories) != 1 || len(b.Memories) != 1 || a.Memories[0].Project != "infra" || b.Memories[0].Project != "shop" {
+		t.Fatalf("pages = %+v / %+v", a.Memories, b.Memories)
+	}
+
+	res, err := s.List(ctx, ListRequest{Type: "feedback", Facets: true})
+	if err != nil || res.Facets == nil {
+		t.Fatalf("List with facets = %+v, %v", res, err)
+	}
+	f := res.Facets
+	if f.Projects["shop"] != 2 || f.Projects["infra"] != 2 || f.Types["project"] != 2 || f.Kinds["fact"] != 3 ||
+		f.Sources["mcp"] != 2 || f.Sources["ingest"] != 1 || f.Sources["cli"] != 1 {
+		t.Fatalf("facets = %+v", *f)
+	}
+}
+
+func TestListRequestValidateFilters(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		req   ListRequest
+		field string
+	}{
+		{"known type", ListRequest{Type: "feedback", Kind: "fact", Source: "ingest"}, ""},
+		{"bad type", ListRequest{Type: "opinion"}, "type"},
+		{"bad kind", ListRequest{Kind: "rumour"}, "kind"},
+		{"long source", ListRequest{Source: strings.Repeat("s", MaxListQuery+1)}, "source"},
+		{"invalid utf-8 project", ListRequest{Project: "\xff"}, "project"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.req.Validate()
+			var fe *memory.FieldErrors
+			switch {
+			case tc.field == "" && err != nil:
+				t.Fatalf("Validate = %v, want nil", err)
+			case tc.field != "" && (!errors.As(err, &fe) || fe.Fields[tc.field] == ""):
+				t.Fatalf("Validate = %v, want a problem with %s", err, tc.field)
+			}
+		})
+	}
+}
+
+func TestWorktreeOf(t *testing.T) {
+	for _, tc := range []struct {
+		label, repo string
+		want        bool
+	}{
+		{"memtray-ui", "memtray", true},
+		{"memtray_fix", "memtray", true},
+		{"memtray.wt", "memtray", true},
+		{"memtray", "memtray", false},
+		{"memtray-", "memtray", false},
+		{"memtrayx", "memtray", false},
+		{"shop", "", false},
+		{"mem", "memtray", false},
+	} {
+		if got := WorktreeOf(tc.label, tc.repo); got != tc.want {
+			t.Errorf("WorktreeOf(%q, %q) = %v, want %v", tc.label, tc.repo, got, tc.want)
+		}
+	}
+	got := groupWorktrees(map[string]int{"shop": 1, "shop-ui": 2, "shop-ui-fix": 1, "infra": 3, "lone-wt": 1})
+	if len(got) != 2 || !slices.Equal(got["shop"], []string{"shop-ui"}) || !slices.Equal(got["shop-ui"], []string{"shop-ui-fix"}) {
+		t.Fatalf("groupWorktrees = %v", got)
+	}
+}
+
+// TestListWorktrees: a project with Worktrees keeps its worktree labels too.
+func TestListWorktrees(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	for _, a := range []AddRequest{
+		{Text: "The shop front end builds with vite and ships as static files.", Project: "shop"},
+		{Text: "The shop worktree for the redesign pins node to version twenty two.", Project: "shop-redesign"},
+		{Text: "Shopping list exporter writes one CSV file per list on request.", Project: "shopping"},
+	} {
+		if _, err := s.Add(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		req  ListRequest
+		want int
+	}{
+		{ListRequest{Project: "shop"}, 1},
+		{ListRequest{Project: "shop", Worktrees: true}, 2},
+		{ListRequest{Worktrees: true}, 3},
+	} {
+		res, err := s.List(ctx, tc.req)
+		if err != nil || res.Total != tc.want {
+			t.Fatalf("List(%+v) = %d, %v; want %d", tc.req, res.Total, err, tc.want)
+		}
+	}
+	res, err := s.List(ctx, ListRequest{Facets: true})
+	if err != nil || !slices.Equal(res.Facets.Worktrees["shop"], []string{"shop-redesign"}) {
+		t.Fatalf("facets = %+v, %v", res.Facets, err)
+	}
+}

@@ -52,12 +52,85 @@ type ListRequest struct {
 	// Q keeps the memories whose text contains it, ignoring case (at most
 	// MaxListQuery bytes).
 	Q string `json:"q,omitempty"`
+	// Type keeps the memories of one type (one of memory.Types).
+	Type string `json:"type,omitempty"`
+	// Source keeps the memories of one source: exactly, or its family
+	// before the first ":" ("ingest" keeps "ingest:design.md").
+	Source string `json:"source,omitempty"`
+	// Worktrees, with Project, also keeps the projects that look like
+	// worktrees of it (WorktreeOf).
+	Worktrees bool `json:"worktrees,omitempty"`
+	// Facets asks for ListResponse.Facets (the whole store's counts).
+	Facets bool `json:"facets,omitempty"`
+}
+
+// ListFacets counts the whole store's memories (superseded ones included,
+// as List lists them) by the values the list filters on, for the filter
+// menus: how many a filter would keep before the other filters.
+type ListFacets struct {
+	Projects map[string]int `json:"projects"`
+	Kinds    map[string]int `json:"kinds"`
+	Types    map[string]int `json:"types"`
+	// Sources counts source families (SourceFamily).
+	Sources map[string]int `json:"sources"`
+	// Worktrees groups the projects that look like worktrees of another
+	// project (WorktreeOf) under it: repository -> worktree labels, sorted.
+	Worktrees map[string][]string `json:"worktrees,omitempty"`
+}
+
+// WorktreeOf reports whether the project label looks like one of a git
+// worktree of the repository project repo: repo, then "-", "_", "." or
+// "+", then more ("memtray-ui" of "memtray"). Package project names a
+// worktree after its repository, so such labels come from before that
+// rule, from a directory no longer on this machine, or from a user; the
+// grouping is a reading of the names, not of git.
+func WorktreeOf(label, repo string) bool {
+	if repo == "" || len(label) < len(repo)+2 || !strings.HasPrefix(label, repo) {
+		return false
+	}
+	return strings.ContainsRune("-_.+", rune(label[len(repo)]))
+}
+
+// groupWorktrees groups the labels of projects under the longest other
+// label they look like a worktree of.
+func groupWorktrees(projects map[string]int) map[string][]string {
+	var out map[string][]string
+	for label := range projects {
+		repo := ""
+		for r := range projects {
+			if r != label && len(r) > len(repo) && WorktreeOf(label, r) {
+				repo = r
+			}
+		}
+		if repo == "" {
+			continue
+		}
+		if out == nil {
+			out = map[string][]string{}
+		}
+		out[repo] = append(out[repo], label)
+	}
+	for _, ls := range out {
+		slices.Sort(ls)
+	}
+	return out
+}
+
+// SourceFamily is a source without what follows its first ":"
+// ("ingest:design.md" -> "ingest").
+func SourceFamily(source string) string {
+	if i := strings.IndexByte(source, ':'); i >= 0 {
+		return source[:i]
+	}
+	return source
 }
 
 // ListResponse is one page of memories and the total that matched.
 type ListResponse struct {
 	Memories []ListedMemory `json:"memories"`
 	Total    int            `json:"total"`
+	// Facets is set when the request asked for it.
+	Facets *ListFacets `json:"facets,omitempty"`
 }
 
 // MemoryPatch is what PATCH /api/memories/{id} takes; absent fields stay.
@@ -113,8 +186,8 @@ type MemoryHistory struct {
 // MaxHistory bounds the versions a history walks in each direction.
 const MaxHistory = 100
 
-// Validate checks a ListRequest's sort, order, snoozed and q, with a
-// problem per field.
+// Validate checks a ListRequest's sort, order, snoozed, q, kind, type,
+// source and project, with a problem per field.
 func (r *ListRequest) Validate() error {
 	fields := map[string]string{}
 	if r.Sort != "" && !slices.Contains(ListSorts, r.Sort) {
@@ -130,6 +203,18 @@ func (r *ListRequest) Validate() error {
 	}
 	if len(r.Q) > MaxListQuery || !memory.ValidUTF8(r.Q) {
 		fields["q"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)
+	}
+	if r.Kind != "" && !memory.Kind(r.Kind).Valid() {
+		fields["kind"] = fmt.Sprintf("unknown kind %q", r.Kind)
+	}
+	if r.Type != "" && !memory.Type(r.Type).Valid() {
+		fields["type"] = fmt.Sprintf("unknown type %q", r.Type)
+	}
+	if len(r.Source) > MaxListQuery || !memory.ValidUTF8(r.Source) {
+		fields["source"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)
+	}
+	if len(r.Project) > MaxListQuery || !memory.ValidUTF8(r.Project) {
+		fields["project"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)
 	}
 	if len(fields) > 0 {
 		return &memory.FieldErrors{Message: "invalid list request", Fields: fields}

@@ -459,6 +459,15 @@ export interface JudgeStatus {
   exhausted: boolean;
 }
 
+/** memories.ListFacets */
+export interface ListFacets {
+  projects: Record<string, number>;
+  kinds: Record<string, number>;
+  types: Record<string, number>;
+  sources: Record<string, number>;
+  worktrees?: Record<string, string[]>;
+}
+
 /** memories.ListRequest */
 export interface ListRequest {
   project?: string;
@@ -469,12 +478,17 @@ export interface ListRequest {
   order?: string;
   snoozed?: string;
   q?: string;
+  type?: string;
+  source?: string;
+  worktrees?: boolean;
+  facets?: boolean;
 }
 
 /** memories.ListResponse */
 export interface ListResponse {
   memories: ListedMemory[];
   total: number;
+  facets?: ListFacets;
 }
 
 /** memories.ListedMemory */
