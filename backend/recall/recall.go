@@ -3,7 +3,9 @@
 // search.Recaller (once per user turn, never a memory a session already
 // has) under the limits the settings set at runtime, retries a recall the
 // embedding model's switch cut short, and resets what a session was given
-// (compaction, /clear).
+// (compaction, /clear). It keeps the recall log: each recall that searched
+// (the prompt redacted, what was given and withheld and why) and the
+// feedback the memories given got later, for the window's Recall view.
 package recall
 
 import (
@@ -11,10 +13,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // Options configures New.
@@ -29,7 +33,27 @@ type Options struct {
 	// Generation is the embedding model's generation (embed.Swappable's):
 	// a recall that fails while it changes is run again. Nil: never.
 	Generation func() uint64
+	// Log keeps the recall log; nil: recalls are not logged (and the
+	// log reads empty).
+	Log Log
+	// Limits bound the log; zero fields are store's defaults.
+	Limits store.RecallLimits
+	// Clock dates the log's entries; nil: the wall clock.
+	Clock memory.Clock
+	// Location is the time zone of the statistics' days; nil: time.Local.
+	Location *time.Location
 }
+
+// Log is what the service needs of the store to keep the recall log.
+type Log interface {
+	AddRecall(ctx context.Context, e store.RecallEntry, lim store.RecallLimits) (store.RecallEntry, error)
+	RecallLog(ctx context.Context, q store.RecallLogQuery) ([]store.RecallEntry, error)
+	EachRecall(ctx context.Context, since time.Time, fn func(store.RecallEntry) error) error
+	AddRecallFeedback(ctx context.Context, ids []string, fb store.RecallFeedback) (int, error)
+	GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error)
+}
+
+var _ Log = (*store.Store)(nil)
 
 // Service is the recall service; New makes one.
 type Service struct {
@@ -48,6 +72,12 @@ func New(o Options) (*Service, error) {
 	if o.Generation == nil {
 		o.Generation = func() uint64 { return 0 }
 	}
+	if o.Clock == nil {
+		o.Clock = memory.SystemClock{}
+	}
+	if o.Location == nil {
+		o.Location = time.Local
+	}
 	return &Service{o: o}, nil
 }
 
@@ -55,7 +85,8 @@ func New(o Options) (*Service, error) {
 // search.Recaller). recall.k and recall.max_chars changed at runtime bound
 // every request but a search (the Recaller takes the lower of a request's
 // and its own); a recall that fails while the embedding model switches is
-// run again on the new model.
+// run again on the new model. A recall that searched is logged; a failure
+// to log it is a warning in the answer.
 func (s *Service) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
 	if req.Event != search.EventSearch {
 		live := s.o.Live()
@@ -69,7 +100,12 @@ func (s *Service) Recall(ctx context.Context, req search.RecallRequest) (search.
 	gen := s.o.Generation()
 	out, err := s.o.Recaller.Recall(ctx, req)
 	if err != nil && s.o.Generation() != gen {
-		return s.o.Recaller.Recall(ctx, req) // the embedding model switched during the recall
+		out, err = s.o.Recaller.Recall(ctx, req) // the embedding model switched during the recall
+	}
+	if err == nil {
+		if lerr := s.log(ctx, req, out); lerr != nil {
+			out.Warning = strings.TrimPrefix(out.Warning+"; "+lerr.Error(), "; ")
+		}
 	}
 	return out, err
 }

@@ -20,6 +20,13 @@ const prompt = "how are the retries of the payment gateway configured?"
 // payment gateway's retries, built with the default recall configuration.
 func open(t *testing.T) (*search.Recaller, config.Recall) {
 	t.Helper()
+	rec, cfg, _ := openStore(t)
+	return rec, cfg
+}
+
+// openStore is open with the store.
+func openStore(t *testing.T) (*search.Recaller, config.Recall, *store.Store) {
+	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	clock := memory.FixedClock{T: now}
@@ -46,7 +53,7 @@ func open(t *testing.T) (*search.Recaller, config.Recall) {
 		}
 	}
 	cfg := config.Default()
-	return search.NewRecaller(search.New(st, emb, cfg.Search, clock), st, cfg.Recall, clock), cfg.Recall
+	return search.NewRecaller(search.New(st, emb, cfg.Search, clock), st, cfg.Recall, clock), cfg.Recall, st
 }
 
 func TestNewNeedsRecaller(t *testing.T) {

@@ -272,6 +272,13 @@ func recallLimits(req RecallRequest, cfg config.Recall) (k, maxChars int) {
 	return bound(req.K, cfg.K), bound(req.MaxChars, cfg.MaxChars)
 }
 
+// Why a prompt recall did not search (Recalled.Skipped): the recall log
+// leaves these out.
+const (
+	SkippedToolLoop = "tool-loop iteration: recall runs once per user turn"
+	SkippedRepeat   = "already recalled for this user turn"
+)
+
 // admit lets a prompt recall once per user turn: it returns why a
 // tool-loop iteration or a repeat of a turn gets nothing, and otherwise
 // claims the turn (naming it after the prompt when the request does not).
@@ -282,14 +289,14 @@ func (r *Recaller) admit(req *RecallRequest) string {
 	}
 	if req.ToolLoop {
 		r.toolLoops.Add(1)
-		return "tool-loop iteration: recall runs once per user turn"
+		return SkippedToolLoop
 	}
 	if req.Turn == "" {
 		req.Turn = turnKey(req.Prompt)
 	}
 	if !r.claimTurn(req.SessionID, req.Turn) {
 		r.repeats.Add(1)
-		return "already recalled for this user turn"
+		return SkippedRepeat
 	}
 	return ""
 }

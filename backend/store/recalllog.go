@@ -369,3 +369,43 @@ func (s *Store) AddRecallFeedback(ctx context.Context, ids []string, fb RecallFe
 	}
 	return n, nil
 }
+
+// RecallLogStats summarises the recall log over some days (package
+// recall computes it).
+type RecallLogStats struct {
+	// Days are the days asked for, oldest first, each one (with none
+	// missing) in the daemon's time zone.
+	Days []RecallDay `json:"days"`
+	// Recalls, Gave and Empty add up Days.
+	Recalls int `json:"recalls"`
+	Gave    int `json:"gave"`
+	Empty   int `json:"empty"`
+	// Top are the memories given most often, most first.
+	Top []RecallTop `json:"top"`
+}
+
+// RecallDay counts one day's recalls.
+type RecallDay struct {
+	// Date is the day, YYYY-MM-DD.
+	Date string `json:"date"`
+	// Recalls is every logged recall; Gave those that gave at least one
+	// memory, Empty those that gave none; Memories the memories given.
+	Recalls  int `json:"recalls"`
+	Gave     int `json:"gave"`
+	Empty    int `json:"empty"`
+	Memories int `json:"memories"`
+}
+
+// RecallTop is a memory given often, and what it proved worth.
+type RecallTop struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind,omitempty"`
+	Preview string `json:"preview,omitempty"`
+	// Given is how many recalls gave it; Helped how many of those it was
+	// rated +1 or reinforced for, Misled rated -1 for.
+	Given  int `json:"given"`
+	Helped int `json:"helped"`
+	Misled int `json:"misled"`
+	// HitRate is Helped / Given.
+	HitRate float64 `json:"hit_rate"`
+}
