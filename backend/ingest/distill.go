@@ -98,7 +98,7 @@ var transient = regexp.MustCompile(`\b(?:yet|still|so far|at the moment|right no
 var causeWord = regexp.MustCompile(`\b(?:because|since (?:the|it|we|our|they)|so that|in order to|caused by|root cause|comes? from|requires?|must|never|always|otherwise|which (?:is why|means)|due to)\b`)
 
 // prefUser marks a user's instruction or preference.
-var prefUser = regexp.MustCompile(`\b(?:never|always|don't|do not|dont|please (?:always|never|don't|do not|use|keep|make sure|avoid)|i (?:want|like|prefer|need|expect|require)|we (?:use|want|need|prefer|always|never)|make sure|from now on|every time|whenever|must|should(?:n't)?|instead of|rather than|no need to|avoid|stop \w+ing|prefer)\b`)
+var prefUser = regexp.MustCompile(`\b(?:never|always|don't|do not|dont|please (?:always|never|don't|do not|use|keep|make sure|avoid)|i (?:want|like|prefer|need|expect|require)|we (?:use|want|need|prefer|always|never)|make sure|from now on|every time|whenever|must|should(?:n't)?|instead of|rather than|no need to|avoid|stop \w+ing|prefer|only (?:after|when|if|once|until))\b`)
 
 // revisionCue marks a sentence that corrects something said before.
 var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fact|correction|i was wrong|was wrong|that was wrong|not the (?:issue|problem|cause|reason)|the real (?:issue|problem|cause|fix|reason)|didn't (?:work|help|fix)|did not (?:work|help|fix)|doesn't (?:work|help)|does not (?:work|help)|still (?:fail\w*|broken|there|persist\w*|show\w*|happen\w*)|persist(?:s|ed)?|not enough|isn't enough|wasn't enough|despite|after all|not actually|in reality|instead)\b`)
@@ -188,6 +188,7 @@ type posSentence struct {
 // project facts are candidates; requests, questions and chat are not.
 func userCandidates(text string) []Candidate {
 	text = stripHarness(text)
+	text, _ = commandInput(text) // template.go: a command's template is not the user's words
 	prose, _ := splitFences(text)
 	var out []Candidate
 	var cur []string
