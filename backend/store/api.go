@@ -35,6 +35,11 @@ type Options struct {
 	// LockTimeout bounds the wait for the store's lock; a second process gets
 	// memory.ErrLocked naming the owner's pid. Zero means 1s.
 	LockTimeout time.Duration
+	// Shared, when set, says which memories are team memories (issue 23):
+	// every write of one, its delete, and its counters' growth are queued
+	// in the store's outbox in the write's own transaction (Outbox,
+	// AckOutbox; outbox.go). Nil: no outbox.
+	Shared func(m *memory.Memory) bool
 }
 
 // Filter narrows Iterate, VectorSearch and TextSearchTerms. The zero Filter

@@ -391,6 +391,9 @@ func (p *batchPlan) writeTrash(bk batchBuckets, vals [][]byte) error {
 		if err != nil {
 			return fmt.Errorf("record %s: %w", t.ID, err)
 		}
+		if err := enqueueDelete(bk.recs.Tx(), &om, p.seq); err != nil {
+			return err
+		}
 		id := []byte(t.ID)
 		if err := bk.trash.Put(id, encodeTrash(p.now, t.Reason, vals[i])); err != nil {
 			return err

@@ -64,6 +64,7 @@ type Store struct {
 
 	wmu       sync.Mutex // serialises writes: bbolt commit, then in-memory state, then bleve
 	reembedMu sync.Mutex // one Reembed at a time
+	remote    bool       // ApplyTeam is writing (s.wmu held): nothing goes to the outbox
 
 	mu       sync.RWMutex // guards the fields below
 	closed   bool
@@ -156,11 +157,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 			_ = s.text.Close()
 		}
 		_ = os.Remove(filepath.Join(dir, pidFile))
+		outboxStores.Delete(db)
 		_ = db.Close()
 		return nil, err
 	}
 	if err := s.initMeta(); err != nil {
 		return fail(err)
+	}
+	if opts.Shared != nil {
+		outboxStores.Store(db, s)
 	}
 	toIndex, err := s.load(ctx)
 	if err != nil {
@@ -344,6 +349,7 @@ func (s *Store) Close() error {
 		}
 	}
 	_ = os.Remove(filepath.Join(s.dir, pidFile))
+	outboxStores.Delete(s.db)
 	if err := s.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("close store: %w", err))
 	}

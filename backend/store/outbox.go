@@ -1,0 +1,360 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The team outbox (issue 23). When Options.Shared is set, every write of a
+// team memory records, in the write's own bbolt transaction, that the
+// memory must be pushed to the team database: a write acknowledged
+// locally is never lost to a crash between the write and the push. The
+// hook sits in writeRecord and in the two deletes (Delete, Batch.Trash),
+// which every write path goes through.
+//
+// Bucket outbox: memory id -> [1]op | uvarint seq. One entry per memory:
+// the latest write wins (the sync loop pushes the record's current state,
+// not a diff). op is outboxPut (push the record) or outboxDelete (delete
+// it from the team: deleted, trashed, or moved to the personal scope).
+// seq is the store sequence number of the write, so an acknowledgement
+// removes the entry only when no newer write came since it was read.
+//
+// Bucket outbox_deltas: delta id -> JSON OutboxDelta. Counters (access,
+// reinforcement, feedback) are merged by deltas in the team, never by
+// value: each write that makes a team memory's counters grow adds one
+// delta with a fresh id (the push is idempotent by it). A memory entering
+// the team scope brings its counters as one delta.
+//
+// Writes of changes pulled from the team (ApplyTeam) are not enqueued.
+var (
+	bucketOutbox       = []byte("outbox")
+	bucketOutboxDeltas = []byte("outbox_deltas")
+	keyTeamCursor      = []byte("team_cursor")
+)
+
+const (
+	outboxPut    byte = 1
+	outboxDelete byte = 2
+)
+
+// outboxStores maps the bbolt database of each open store with an outbox
+// to its store, so writeRecord (which has only the transaction) finds the
+// policy.
+var outboxStores sync.Map // *bolt.DB -> *Store
+
+// storeOf returns the store with an outbox that tx belongs to, or nil.
+func storeOf(tx *bolt.Tx) *Store {
+	v, ok := outboxStores.Load(tx.DB())
+	if !ok {
+		return nil
+	}
+	return v.(*Store)
+}
+
+// OutboxEntry is one memory waiting to be pushed to the team.
+type OutboxEntry struct {
+	ID string `json:"id"`
+	// Delete: delete it from the team (Memory is empty); otherwise push
+	// Memory, the record as stored now.
+	Delete bool          `json:"delete,omitempty"`
+	Memory memory.Memory `json:"memory"`
+	// Seq is the store sequence number of the write that queued it.
+	Seq uint64 `json:"seq"`
+}
+
+// OutboxDelta is a growth of a team memory's counters waiting to be
+// pushed, with the id that makes its push idempotent.
+type OutboxDelta struct {
+	ID          string  `json:"id"`
+	MemoryID    string  `json:"memory_id"`
+	Access      int64   `json:"access"`
+	Reinforced  int64   `json:"reinforced"`
+	FeedbackSum float64 `json:"feedback_sum"`
+	FeedbackN   int64   `json:"feedback_n"`
+}
+
+func (d OutboxDelta) zero() bool {
+	return d.Access == 0 && d.Reinforced == 0 && d.FeedbackN == 0 && d.FeedbackSum == 0
+}
+
+// counterDelta is what grew from old to new (old nil: everything new has);
+// a counter that shrank (the steward's merges move counts) adds nothing.
+func counterDelta(old, m *memory.Memory) OutboxDelta {
+	d := OutboxDelta{MemoryID: m.ID, Access: int64(m.AccessCount), Reinforced: int64(m.ReinforcedCount),
+		FeedbackSum: m.FeedbackSum, FeedbackN: int64(m.FeedbackN)}
+	if old != nil {
+		d.Access = max(0, d.Access-int64(old.AccessCount))
+		d.Reinforced = max(0, d.Reinforced-int64(old.ReinforcedCount))
+		d.FeedbackN = max(0, d.FeedbackN-int64(old.FeedbackN))
+		d.FeedbackSum = m.FeedbackSum - old.FeedbackSum
+		if d.FeedbackN == 0 {
+			d.FeedbackSum = 0
+		}
+	}
+	// A sum the ratings cannot make is clipped (the team checks it).
+	d.FeedbackSum = max(-float64(d.FeedbackN), min(float64(d.FeedbackN), d.FeedbackSum))
+	return d
+}
+
+// shared says whether m is a team memory under the store's policy.
+func (s *Store) shared(m *memory.Memory) bool {
+	return m != nil && s.opts.Shared != nil && s.opts.Shared(m)
+}
+
+// enqueueWrite is writeRecord's hook: m is about to replace the record
+// stored under its id (if any), at store sequence seq.
+func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
+	s := storeOf(tx)
+	if s == nil || s.remote {
+		return nil
+	}
+	var old *memory.Memory
+	if v := tx.Bucket(bucketRecs).Get([]byte(m.ID)); v != nil {
+		_, om, err := decodeRecord(v)
+		if err != nil {
+			return fmt.Errorf("outbox: record %s: %w", m.ID, err)
+		}
+		old = &om
+	}
+	oldShared := s.shared(old)
+	switch {
+	case s.shared(m):
+		if err := putOutbox(tx, m.ID, outboxPut, seq); err != nil {
+			return err
+		}
+		var from *memory.Memory
+		if oldShared {
+			from = old
+		}
+		return putDelta(tx, counterDelta(from, m))
+	case oldShared:
+		return putOutbox(tx, m.ID, outboxDelete, seq)
+	}
+	return nil
+}
+
+// enqueueDelete is the deletes' hook: the record om leaves the live
+// records at store sequence seq.
+func enqueueDelete(tx *bolt.Tx, om *memory.Memory, seq uint64) error {
+	s := storeOf(tx)
+	if s == nil || s.remote || !s.shared(om) {
+		return nil
+	}
+	return putOutbox(tx, om.ID, outboxDelete, seq)
+}
+
+func putOutbox(tx *bolt.Tx, id string, op byte, seq uint64) error {
+	b, err := tx.CreateBucketIfNotExists(bucketOutbox)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	if err := b.Put([]byte(id), binary.AppendUvarint([]byte{op}, seq)); err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return nil
+}
+
+func putDelta(tx *bolt.Tx, d OutboxDelta) error {
+	if d.zero() {
+		return nil
+	}
+	b, err := tx.CreateBucketIfNotExists(bucketOutboxDeltas)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	d.ID = newID()
+	js, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("outbox: %w", err)
+	}
+	return b.Put([]byte(d.ID), js)
+}
+
+func decodeOutbox(v []byte) (op byte, seq uint64, err error) {
+	if len(v) < 2 || (v[0] != outboxPut && v[0] != outboxDelete) {
+		return 0, 0, fmt.Errorf("%w: outbox entry", errCorrupt)
+	}
+	seq, n := binary.Uvarint(v[1:])
+	if n <= 0 {
+		return 0, 0, fmt.Errorf("%w: outbox entry", errCorrupt)
+	}
+	return v[0], seq, nil
+}
+
+// Outbox returns up to limit memories and limit counter deltas waiting to
+// be pushed (limit <= 0: all), from one snapshot. A put entry comes with
+// the record as stored now; an entry whose record is gone meanwhile is a
+// delete. An unreadable entry is skipped and counted in bad (it is
+// dropped by the next AckOutbox naming its id).
+func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, deltas []OutboxDelta, err error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, nil, err
+	}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketOutbox); b != nil {
+			recs := tx.Bucket(bucketRecs)
+			c := b.Cursor()
+			for k, v := c.First(); k != nil && (limit <= 0 || len(entries) < limit); k, v = c.Next() {
+				op, seq, err := decodeOutbox(v)
+				if err != nil {
+					return fmt.Errorf("outbox %s: %w", k, err)
+				}
+				e := OutboxEntry{ID: string(k), Seq: seq, Delete: op == outboxDelete}
+				if !e.Delete {
+					rv := recs.Get(k)
+					if rv == nil {
+						e.Delete = true
+					} else {
+						_, m, err := decodeRecord(rv)
+						if err != nil {
+							return fmt.Errorf("outbox %s: %w", k, err)
+						}
+						e.Memory = m
+					}
+				}
+				entries = append(entries, e)
+			}
+		}
+		if b := tx.Bucket(bucketOutboxDeltas); b != nil {
+			c := b.Cursor()
+			for k, v := c.First(); k != nil && (limit <= 0 || len(deltas) < limit); k, v = c.Next() {
+				var d OutboxDelta
+				if err := json.Unmarshal(v, &d); err != nil {
+					return fmt.Errorf("outbox delta %s: %w: %v", k, errCorrupt, err)
+				}
+				deltas = append(deltas, d)
+			}
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read outbox: %w", err)
+	}
+	return entries, deltas, nil
+}
+
+// OutboxLen is the number of memories waiting to be pushed.
+func (s *Store) OutboxLen() (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	n := 0
+	err := s.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketOutbox); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("outbox: %w", err)
+	}
+	return n, nil
+}
+
+// AckOutbox removes pushed entries (each only if no write queued it again
+// since Outbox read it: its Seq is unchanged) and pushed deltas (by id).
+func (s *Store) AckOutbox(ctx context.Context, entries []OutboxEntry, deltaIDs []string) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(entries) == 0 && len(deltaIDs) == 0 {
+		return nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketOutbox); b != nil {
+			for _, e := range entries {
+				v := b.Get([]byte(e.ID))
+				if v == nil {
+					continue
+				}
+				if _, seq, err := decodeOutbox(v); err == nil && seq != e.Seq {
+					continue
+				}
+				if err := b.Delete([]byte(e.ID)); err != nil {
+					return err
+				}
+			}
+		}
+		if b := tx.Bucket(bucketOutboxDeltas); b != nil {
+			for _, id := range deltaIDs {
+				if err := b.Delete([]byte(id)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("ack outbox: %w", err)
+	}
+	return nil
+}
+
+// EnqueueShared queues every live team memory for a push again (memtray
+// team push: after the team's projects changed, or a database was
+// replaced); the push is idempotent, so what the team holds already is
+// unchanged. Counters are not queued again. It returns how many it
+// queued.
+func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	if s.opts.Shared == nil {
+		return 0, errors.New("enqueue: the store has no team policy")
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	n := 0
+	seq := s.seq
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		n = 0
+		c := tx.Bucket(bucketRecs).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			_, m, err := decodeRecord(v)
+			if err != nil || !s.shared(&m) {
+				continue
+			}
+			if err := putOutbox(tx, m.ID, outboxPut, seq); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("enqueue: %w", err)
+	}
+	return n, nil
+}
+
+// TeamCursor is the team change-feed cursor stored with the last applied
+// changes (ApplyTeam), empty before the first.
+func (s *Store) TeamCursor() ([]byte, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		out = append(out, tx.Bucket(bucketMeta).Get(keyTeamCursor)...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("team cursor: %w", err)
+	}
+	return out, nil
+}

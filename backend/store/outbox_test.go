@@ -1,0 +1,308 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// teamPolicy shares project "team" unless the scope says otherwise, as
+// the daemon's policy does with team.projects ["team"].
+func teamPolicy(m *memory.Memory) bool {
+	switch m.Scope {
+	case memory.ScopeTeam:
+		return true
+	case memory.ScopePersonal:
+		return false
+	}
+	return m.Project == "team" && m.Type != memory.TypeUser
+}
+
+func openTeam(t testing.TB, dir string) *Store {
+	t.Helper()
+	s, err := Open(context.Background(), Options{Dir: dir, Model: testEmb.model, Dim: testEmb.dim,
+		Clock: memory.FixedClock{T: t0}, Shared: teamPolicy})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func teamMem(text string) memory.Memory {
+	m := mem(text)
+	m.Project = "team"
+	return m
+}
+
+// outboxState is the outbox as "id:put" / "id:delete" and the deltas'
+// sums per memory.
+func outboxState(t *testing.T, s *Store) (map[string]string, map[string]OutboxDelta) {
+	t.Helper()
+	es, ds, err := s.Outbox(context.Background(), 0)
+	if err != nil {
+		t.Fatalf("Outbox: %v", err)
+	}
+	out := map[string]string{}
+	for _, e := range es {
+		op := "put"
+		if e.Delete {
+			op = "delete"
+		} else if e.Memory.ID != e.ID {
+			t.Fatalf("entry %s carries memory %q", e.ID, e.Memory.ID)
+		}
+		out[e.ID] = op
+	}
+	sums := map[string]OutboxDelta{}
+	for _, d := range ds {
+		x := sums[d.MemoryID]
+		x.Access += d.Access
+		x.Reinforced += d.Reinforced
+		x.FeedbackN += d.FeedbackN
+		x.FeedbackSum += d.FeedbackSum
+		sums[d.MemoryID] = x
+	}
+	return out, sums
+}
+
+// TestOutboxWrites: every write path queues team memories, and only
+// them, in its own transaction; the latest write of a memory decides.
+func TestOutboxWrites(t *testing.T) {
+	ctx := context.Background()
+	s := openTeam(t, t.TempDir())
+	a := mustPut(t, s, teamMem("the deploy runs from the release branch"))
+	p := mustPut(t, s, mem("personal: no project"))
+	u := teamMem("I like tabs")
+	u.Type = memory.TypeUser
+	u = mustPut(t, s, u)
+	forced := mem("shared although it has no project")
+	forced.Scope = memory.ScopeTeam
+	forced = mustPut(t, s, forced)
+	got, _ := outboxState(t, s)
+	want := map[string]string{a.ID: "put", forced.ID: "put"}
+	if !mapsEqual(got, want) {
+		t.Fatalf("after puts outbox = %v, want %v", got, want)
+	}
+
+	// Counters grow: a delta; personal counters never queue.
+	for _, id := range []string{a.ID, p.ID} {
+		if _, err := s.Update(ctx, id, func(m *memory.Memory) error { m.AccessCount += 2; m.FeedbackN++; m.FeedbackSum += 1; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, sums := outboxState(t, s)
+	if d := sums[a.ID]; d.Access != 2 || d.FeedbackN != 1 || d.FeedbackSum != 1 || len(sums) != 1 {
+		t.Fatalf("deltas = %+v", sums)
+	}
+
+	// Moving to personal queues a delete; supersede queues both.
+	if _, err := s.Update(ctx, forced.ID, func(m *memory.Memory) error { m.Scope = memory.ScopePersonal; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	next := teamMem("the deploy runs from main")
+	n, err := s.Supersede(ctx, a.ID, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, u.ID); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = outboxState(t, s)
+	want = map[string]string{a.ID: "put", forced.ID: "delete", n.ID: "put"}
+	if !mapsEqual(got, want) {
+		t.Fatalf("outbox = %v, want %v", got, want)
+	}
+	// Trash (the steward's path) queues a delete.
+	if err := s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: n.ID, Reason: "test"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ = outboxState(t, s); got[n.ID] != "delete" {
+		t.Fatalf("after trash outbox = %v", got)
+	}
+	// Moving a personal memory to the team queues it with its counters.
+	if _, err := s.Update(ctx, p.ID, func(m *memory.Memory) error { m.Scope = memory.ScopeTeam; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	got, sums = outboxState(t, s)
+	if got[p.ID] != "put" || sums[p.ID].Access != 2 {
+		t.Fatalf("moved to team: outbox %v deltas %+v", got, sums[p.ID])
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestOutboxAck: an acknowledgement removes an entry only if no write
+// queued it again since it was read; the outbox survives a reopen.
+func TestOutboxAck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTeam(t, dir)
+	a := mustPut(t, s, teamMem("alpha team fact"))
+	b := mustPut(t, s, teamMem("beta team fact"))
+	es, ds, err := s.Outbox(ctx, 0)
+	if err != nil || len(es) != 2 {
+		t.Fatalf("Outbox = %v, %v", es, err)
+	}
+	// b is written again after the read: its ack must not drop it.
+	if _, err := s.Update(ctx, b.ID, func(m *memory.Memory) error { m.Importance = 0.9; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AckOutbox(ctx, es, deltaIDs(ds)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := outboxState(t, s)
+	if !mapsEqual(got, map[string]string{b.ID: "put"}) {
+		t.Fatalf("after ack outbox = %v (a=%s)", got, a.ID)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTeam(t, dir)
+	if n, err := s.OutboxLen(); err != nil || n != 1 {
+		t.Fatalf("after reopen OutboxLen = %d, %v", n, err)
+	}
+	// EnqueueShared queues every team memory again.
+	if n, err := s.EnqueueShared(ctx); err != nil || n != 2 {
+		t.Fatalf("EnqueueShared = %d, %v", n, err)
+	}
+}
+
+func deltaIDs(ds []OutboxDelta) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+// TestNoOutboxWithoutPolicy: a store without Options.Shared queues
+// nothing.
+func TestNoOutboxWithoutPolicy(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	mustPut(t, s, teamMem("a team fact in a store without a team"))
+	if n, err := s.OutboxLen(); err != nil || n != 0 {
+		t.Fatalf("OutboxLen = %d, %v", n, err)
+	}
+	if _, err := s.EnqueueShared(context.Background()); err == nil {
+		t.Fatal("EnqueueShared without a policy: no error")
+	}
+}
+
+// TestApplyTeam: pulled changes are stored and searchable, never queued;
+// a local write waiting in the outbox wins until pushed; deletes go to the
+// trash; the cursor is stored with them.
+func TestApplyTeam(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTeam(t, dir)
+	local := mustPut(t, s, teamMem("local edit waits for its push"))
+	dup := mustPut(t, s, mem("a personal copy of a team text"))
+	remote := func(id, text string) memory.Memory {
+		m := teamMem(text)
+		m.ID, m.CreatedAt, m.UpdatedAt, m.AccessCount = id, t0, t0, 7
+		return m
+	}
+	r1 := remote("r1", "the staging database is rebuilt nightly")
+	r2 := remote(local.ID, "a teammate's older version")
+	r3 := remote("r3", "a personal copy of a team text")
+	res, err := s.ApplyTeam(ctx, TeamChanges{Put: []memory.Memory{r1, r2, r3}, Cursor: []byte("c1:10")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (TeamApplied{Put: 1, Kept: 1, Skipped: 1}) {
+		t.Fatalf("ApplyTeam = %+v", res)
+	}
+	got, err := s.Get(ctx, "r1")
+	if err != nil || got.Scope != memory.ScopeTeam || got.AccessCount != 7 {
+		t.Fatalf("Get r1 = %+v, %v", got, err)
+	}
+	if l, _ := s.Get(ctx, local.ID); l.Text != local.Text {
+		t.Fatalf("local write overwritten: %q", l.Text)
+	}
+	if sc, err := s.VectorSearch(ctx, testEmb.vec("staging database rebuilt nightly"), 1, Filter{}); err != nil || len(sc) != 1 || sc[0].ID != "r1" {
+		t.Fatalf("VectorSearch = %v, %v", sc, err)
+	}
+	outbox, _ := outboxState(t, s)
+	if _, queued := outbox["r1"]; queued {
+		t.Fatalf("a pulled memory was queued: %v", outbox)
+	}
+	// A local access of a pulled memory is a delta; the next pull keeps it.
+	if _, err := s.Update(ctx, "r1", func(m *memory.Memory) error { m.AccessCount++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	es, _, _ := s.Outbox(ctx, 0)
+	var ack []OutboxEntry
+	for _, e := range es {
+		if e.ID == "r1" {
+			ack = append(ack, e)
+		}
+	}
+	if err := s.AckOutbox(ctx, ack, nil); err != nil {
+		t.Fatal(err)
+	}
+	r1b := r1
+	r1b.Text, r1b.Embedding, r1b.UpdatedAt = "the staging database is rebuilt weekly", testEmb.vec("staging weekly"), t0.Add(1)
+	if _, err := s.ApplyTeam(ctx, TeamChanges{Put: []memory.Memory{r1b}, Delete: []TeamDelete{{ID: dup.ID, Reason: "deleted by the team"}}, Cursor: []byte("c1:11")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Get(ctx, "r1"); got.Text != r1b.Text || got.AccessCount != 8 {
+		t.Fatalf("r1 after update = %q access %d, want 8 (7 + the pending delta)", got.Text, got.AccessCount)
+	}
+	if _, err := s.Get(ctx, dup.ID); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("deleted memory: %v", err)
+	}
+	tr, err := s.TrashGet(ctx, []string{dup.ID})
+	if err != nil || tr[dup.ID].Reason != "deleted by the team" {
+		t.Fatalf("trash = %+v, %v", tr, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTeam(t, dir)
+	if c, err := s.TeamCursor(); err != nil || !bytes.Equal(c, []byte("c1:11")) {
+		t.Fatalf("TeamCursor = %q, %v", c, err)
+	}
+	var terms []Term
+	for _, w := range s.Analyze("weekly") {
+		terms = append(terms, Term{Text: w, Boost: 1})
+	}
+	if sc, _ := s.TextSearchTerms(ctx, terms, 5, Filter{}); !slices.Contains(ids(sc), "r1") {
+		t.Fatalf("text search after reopen = %v", sc)
+	}
+}
+
+// TestExportKeepsScope: export and import carry a memory's scope.
+func TestExportKeepsScope(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	m := mem("exported with its scope")
+	m.Scope = memory.ScopePersonal
+	mustPut(t, s, m)
+	var buf bytes.Buffer
+	if err := s.Export(ctx, &buf); err != nil {
+		t.Fatal(err)
+	}
+	d := openTest(t, t.TempDir())
+	if _, err := d.Import(ctx, &buf, ImportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var got []memory.Scope
+	_ = d.Iterate(ctx, Filter{}, func(m memory.Memory) error { got = append(got, m.Scope); return nil })
+	if !slices.Equal(got, []memory.Scope{memory.ScopePersonal}) {
+		t.Fatalf("imported scopes = %v", got)
+	}
+}

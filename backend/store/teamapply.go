@@ -1,0 +1,275 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
+)
+
+// TeamChanges are changes pulled from the team database for ApplyTeam.
+type TeamChanges struct {
+	// Put are team memories as the team holds them now, each with an
+	// embedding of the store's model; their counters are the team's sums.
+	Put []memory.Memory
+	// Delete are memories the team deleted, or local copies being
+	// relinked to the team memory holding the same text: moved to the
+	// trash with Reason, their outbox entries and deltas dropped.
+	Delete []TeamDelete
+	// Cursor, when not nil, is stored as the team cursor (TeamCursor) in
+	// the same transaction.
+	Cursor []byte
+}
+
+// TeamDelete is one memory ApplyTeam removes.
+type TeamDelete struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+}
+
+// TeamApplied counts what ApplyTeam did.
+type TeamApplied struct {
+	// Put counts the memories added or updated.
+	Put int `json:"put"`
+	// Kept counts the puts left alone because a local write of the memory
+	// waits in the outbox (the push decides, by UpdatedAt).
+	Kept int `json:"kept"`
+	// Skipped counts new memories whose text another live local memory
+	// holds already.
+	Skipped int `json:"skipped"`
+	// Deleted counts the memories moved to the trash.
+	Deleted int `json:"deleted"`
+}
+
+// ApplyTeam applies changes pulled from the team in one transaction, as
+// the store's other writes do (the one writer; the indexes follow), without
+// enqueueing them in the outbox. A put keeps the record's local fields
+// (pin, snooze, hits, last access, superseded-by) and takes the team's
+// text, metadata and counters, plus the deltas of this store still waiting
+// to be pushed; it marks the memory it supersedes as superseded. A put of
+// a memory with a local write waiting in the outbox is left to the push.
+func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, error) {
+	var res TeamApplied
+	if err := s.checkOpen(); err != nil {
+		return res, err
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	puts := make([]memory.Memory, 0, len(ch.Put))
+	for _, m := range ch.Put {
+		if !ValidID(m.ID) {
+			return res, fmt.Errorf("apply team: id %q: %w", m.ID, memory.ErrInvalid)
+		}
+		m.Embedding = slices.Clone(m.Embedding)
+		m.Hits = nil
+		m.Scope = memory.ScopeTeam
+		if m.Kind == "" {
+			m.Kind = memory.KindFact
+		}
+		if m.Type == "" {
+			m.Type = memory.TypeProject
+		}
+		if err := s.checkFields(&m); err != nil {
+			return res, fmt.Errorf("apply team: memory %s: %w", m.ID, err)
+		}
+		m.ContentHash = memory.ContentHash(m.Text)
+		normalizeTimes(&m)
+		puts = append(puts, m)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return res, err
+	}
+	s.remote = true
+	defer func() { s.remote = false }()
+	seq := s.seq + 1
+	now := s.now().UTC()
+	var written []memory.Memory
+	var heads []recHeader
+	var tdels []string
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		res = TeamApplied{}
+		written, heads, tdels = nil, nil, nil
+		trash, err := tx.CreateBucketIfNotExists(bucketTrash)
+		if err != nil {
+			return err
+		}
+		recs, hashes, order, dels := tx.Bucket(bucketRecs), tx.Bucket(bucketHash), tx.Bucket(bucketOrder), tx.Bucket(bucketDels)
+		outbox, deltas := tx.Bucket(bucketOutbox), tx.Bucket(bucketOutboxDeltas)
+		pending := pendingDeltas(deltas)
+		count := 0
+		for _, d := range ch.Delete {
+			id := []byte(d.ID)
+			if outbox != nil {
+				if err := outbox.Delete(id); err != nil {
+					return err
+				}
+			}
+			for _, did := range pending[d.ID].ids {
+				if err := deltas.Delete([]byte(did)); err != nil {
+					return err
+				}
+			}
+			v := recs.Get(id)
+			if v == nil {
+				continue
+			}
+			oh, om, err := decodeRecord(v)
+			if err != nil {
+				return fmt.Errorf("record %s: %w", d.ID, err)
+			}
+			if err := trash.Put(id, encodeTrash(now, d.Reason, v)); err != nil {
+				return err
+			}
+			if err := hashes.Delete(hashKey(om.ContentHash, d.ID)); err != nil {
+				return err
+			}
+			if err := order.Delete(u64(oh.ord)); err != nil {
+				return err
+			}
+			if err := recs.Delete(id); err != nil {
+				return err
+			}
+			if err := dels.Put(id, u64(seq)); err != nil {
+				return err
+			}
+			tdels = append(tdels, d.ID)
+			res.Deleted++
+			count--
+		}
+		for i := range puts {
+			m := puts[i]
+			id := []byte(m.ID)
+			if outbox != nil && outbox.Get(id) != nil {
+				res.Kept++
+				continue
+			}
+			p := pending[m.ID]
+			m.AccessCount += int(p.sum.Access)
+			m.ReinforcedCount += int(p.sum.Reinforced)
+			m.FeedbackN += int(p.sum.FeedbackN)
+			m.FeedbackSum += p.sum.FeedbackSum
+			h := recHeader{seq: seq, tseq: seq, ord: seq}
+			if v := recs.Get(id); v != nil {
+				oh, om, err := decodeRecord(v)
+				if err != nil {
+					return fmt.Errorf("record %s: %w", m.ID, err)
+				}
+				m.Pinned, m.Hits, m.LastAccessed, m.LastReinforcedAt = om.Pinned, om.Hits, om.LastAccessed, om.LastReinforcedAt
+				m.CooldownUntil, m.SupersededBy, m.ExtendsSource = om.CooldownUntil, om.SupersededBy, om.ExtendsSource
+				h.ord = oh.ord
+				if m.ContentHash != om.ContentHash {
+					if err := hashes.Delete(hashKey(om.ContentHash, m.ID)); err != nil {
+						return err
+					}
+				} else if len(m.Embedding) == 0 || slices.Equal(m.Embedding, om.Embedding) {
+					m.Embedding = om.Embedding
+				}
+			} else {
+				if other := liveHolder(recs, hashes, m.ContentHash); other != "" {
+					res.Skipped++
+					continue
+				}
+				count++
+			}
+			if err := writeRecord(tx, h, &m); err != nil {
+				return fmt.Errorf("write %s: %w", m.ID, err)
+			}
+			if err := dels.Delete(id); err != nil {
+				return err
+			}
+			written, heads = append(written, m), append(heads, h)
+			res.Put++
+			if m.Supersedes == "" {
+				continue
+			}
+			if v := recs.Get([]byte(m.Supersedes)); v != nil {
+				oh, om, err := decodeRecord(v)
+				if err != nil || om.SupersededBy != "" {
+					continue
+				}
+				om.SupersededBy = m.ID
+				oh.seq = seq
+				if err := writeRecord(tx, oh, &om); err != nil {
+					return fmt.Errorf("write %s: %w", om.ID, err)
+				}
+				written, heads = append(written, om), append(heads, oh)
+			}
+		}
+		if ch.Cursor != nil {
+			if err := tx.Bucket(bucketMeta).Put(keyTeamCursor, ch.Cursor); err != nil {
+				return err
+			}
+		}
+		return putSeqCount(tx, seq, count)
+	})
+	if err != nil {
+		return TeamApplied{}, fmt.Errorf("apply team changes: %w", err)
+	}
+	tputs := make([]textPut, 0, len(written))
+	s.mu.Lock()
+	s.seq = seq
+	for _, id := range tdels {
+		delete(s.entries, id)
+		s.vec.remove(id)
+	}
+	for i := range written {
+		m := &written[i]
+		e := entryFromMemory(heads[i], m, s.intern)
+		s.entries[m.ID] = e
+		s.vec.add(m.ID, m.Embedding, e)
+		tputs = append(tputs, textPut{m: m, tseq: heads[i].tseq})
+	}
+	s.mu.Unlock()
+	if err := s.indexText(tputs, tdels); err != nil {
+		return res, fmt.Errorf("apply team changes: %w", err)
+	}
+	return res, nil
+}
+
+// liveHolder is the id of a live record holding content hash hash, or "".
+func liveHolder(recs, hashes *bolt.Bucket, hash string) string {
+	c := hashes.Cursor()
+	prefix := []byte(hash)
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if recs.Get(k[len(prefix):]) != nil {
+			return string(k[len(prefix):])
+		}
+	}
+	return ""
+}
+
+// memoryDeltas are the outbox deltas of one memory: their ids and sum.
+type memoryDeltas struct {
+	ids []string
+	sum OutboxDelta
+}
+
+// pendingDeltas sums the outbox's deltas per memory (b may be nil).
+func pendingDeltas(b *bolt.Bucket) map[string]memoryDeltas {
+	out := map[string]memoryDeltas{}
+	if b == nil {
+		return out
+	}
+	_ = b.ForEach(func(k, v []byte) error {
+		var d OutboxDelta
+		if json.Unmarshal(v, &d) != nil {
+			return nil
+		}
+		md := out[d.MemoryID]
+		md.ids = append(md.ids, string(k))
+		md.sum.Access += d.Access
+		md.sum.Reinforced += d.Reinforced
+		md.sum.FeedbackN += d.FeedbackN
+		md.sum.FeedbackSum += d.FeedbackSum
+		out[d.MemoryID] = md
+		return nil
+	})
+	return out
+}
