@@ -70,6 +70,9 @@ type Config struct {
 	// Steward configures consolidation: its schedule, which operations apply
 	// by themselves, and every threshold.
 	Steward Steward `json:"steward"`
+	// Team configures team memory: which memories are shared with the
+	// team through its PostgreSQL database.
+	Team Team `json:"team"`
 	// LogLevel is debug, info, warn or error.
 	LogLevel string `json:"log_level"`
 	// IdleExit is how long a daemon that `memtray mcp` started on demand
@@ -483,6 +486,7 @@ func Default() Config {
 			SnoozeMinAccess:        10,
 			SnoozeDays:             30,
 		},
+		Team:     Team{PullInterval: Duration(30 * time.Second)},
 		LogLevel: "info",
 		IdleExit: Duration(10 * time.Minute),
 	}
@@ -604,6 +608,7 @@ func (c *Config) validateSteps() []func() Errors {
 		c.Capture.validate,
 		c.Recall.validate,
 		c.Steward.validate,
+		c.Team.validate,
 		c.validateLogging,
 	}
 }
