@@ -1,11 +1,10 @@
 package httpapi
 
 import (
-	"crypto/rand"
 	"sync/atomic"
 )
 
-// Credentials hold the install token a handler checks and the key of the
+// Credentials hold the install token a handler checks and the value of the
 // browser's session cookie. The daemon shares one between its handlers and
 // replaces the token when it is rotated (POST /api/token/rotate, `memtray
 // token rotate`): from then on the old token and every session cookie
@@ -16,11 +15,27 @@ type Credentials struct {
 
 type credState struct {
 	token string
-	// sessionKey makes the session cookie: never the install token itself,
-	// since browsers send localhost cookies to every port, and new at every
-	// start and rotation, so a leaked cookie dies with the process or the
-	// token.
-	sessionKey [32]byte
+	// session is the session cookie's value: never the install token
+	// itself, since browsers send localhost cookies to every port, but a
+	// one-way function of it (sessionValue). A daemon restarted on the
+	// same token file accepts the cookies the last one handed out, so a
+	// restart does not log the browser out; a rotation changes it.
+	session string
+}
+
+// sessionContext separates the cookie's HMAC from the health proof's
+// ("memtray-health:" + challenge): /api/health answers anyone, so no
+// challenge may make it print a session cookie.
+const sessionContext = "memtray-session-cookie:v1"
+
+// sessionValue is the session cookie for token: HMAC-SHA256(token,
+// sessionContext), hex. The same token gives the same cookie in every
+// process; "" for no token (nothing is accepted then).
+func sessionValue(token string) string {
+	if token == "" {
+		return ""
+	}
+	return keyedHash([]byte(token), sessionContext)
 }
 
 // NewCredentials returns credentials holding token ("" refuses every
@@ -34,19 +49,14 @@ func NewCredentials(token string) *Credentials {
 // Token returns the current install token.
 func (c *Credentials) Token() string { return c.p.Load().token }
 
-// Set replaces the token and makes a new session key, so cookies issued
-// before are refused too.
+// Set replaces the token; the session cookies issued for the old one are
+// refused from now on.
 func (c *Credentials) Set(token string) {
-	s := &credState{token: token}
-	if _, err := rand.Read(s.sessionKey[:]); err != nil {
-		panic("memtray: no randomness for the session key: " + err.Error())
-	}
-	c.p.Store(s)
+	c.p.Store(&credState{token: token, session: sessionValue(token)})
 }
 
 // session is the cookie value the login link hands out for the current
-// token.
+// token ("" when there is none).
 func (c *Credentials) session() string {
-	s := c.p.Load()
-	return keyedHash(s.sessionKey[:], "session")
+	return c.p.Load().session
 }
