@@ -12,20 +12,27 @@ describe('components', () => {
     toasts.set([]);
   });
 
-  it('ScoreBars shows every factor, damping left and boosts right', () => {
+  it('ScoreBars says the score in a sentence and draws linear bars coloured by effect (issue 21 item 4)', () => {
     const target = document.createElement('div');
     document.body.append(target);
     mounted.push(mount(ScoreBars, { target, props: { breakdown: {
       relevance: 0.8, importance: 0.5, recency: 0.9, access: 1.2, anti_sticky: 1, kind_boost: 1.3, surface: 1,
       project_boost: 1, feedback: 1, keyword: 1, composite: 0.56,
-    } } }));
+    }, memory: { kind: 'decision', created_at: new Date().toISOString() } } }));
     const v = (k: string) => target.querySelector(`[data-factor=${k}]`)?.getAttribute('data-value');
     expect(v('importance')).toBe('0.5');
     expect(v('kind_boost')).toBe('1.3');
     expect(v('composite')).toBe('0.56');
     expect(target.querySelector('[data-factor=importance] .fill.neg')).not.toBeNull();
     expect(target.querySelector('[data-factor=kind_boost] .fill.pos')).not.toBeNull();
+    expect(target.querySelector('[data-factor=surface] .fill.neutral')).not.toBeNull();
+    expect(target.querySelector('[data-factor=relevance] .fill.base')).not.toBeNull();
+    // Linear: a factor of 1 fills half the 0..2 track, 0.5 a quarter.
+    expect((target.querySelector('[data-factor=surface] .fill') as HTMLElement).style.width).toBe('50%');
+    expect((target.querySelector('[data-factor=importance] .fill') as HTMLElement).style.width).toBe('25%');
     expect(target.querySelectorAll('[data-factor]')).toHaveLength(11);
+    expect(target.querySelector('[data-testid=score-sentence]')?.textContent)
+      .toBe('relevant 0.8 · importance 0.5 lowers it · 0 days old x0.9 lowers it · used before x1.2 · decision x1.3');
   });
 
   it('ScoreBars shows what MMR took off and the score the hit ranks by (issue 21 bug 3)', () => {
