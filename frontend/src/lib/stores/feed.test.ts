@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { get } from 'svelte/store';
 import { createEventStream } from './events';
-import { createFeed } from './feed';
+import { createFeed, decisionsFor, matchesFilters } from './feed';
 import { toasts, runAction, flushDeferred } from './toasts';
 import { fakeFetch } from '../../test/fakes';
 import type { DecisionEntry } from '../api/models';
@@ -83,5 +83,49 @@ describe('feed store', () => {
     feed.noise(get(feed.items)[0]);
     flushDeferred(); // the page goes away: it is sent now
     await vi.waitFor(() => expect(calls.some((c) => c.url === '/api/memories/m1/noise')).toBe(true));
+  });
+
+  it('holds new decisions while held ("N new"), updates shown ones in place, and lets them in on showNew or release', async () => {
+    fakeFetch({ 'GET /api/decisions': [dec('a', 'stored', '2026-01-01T00:00:01Z')] });
+    const stream = createEventStream();
+    const feed = createFeed({ stream });
+    await feed.load();
+    feed.hold(true);
+    stream.dispatch({ id: '1', type: 'decision', data: dec('b', 'stored', '2026-01-01T00:00:02Z') });
+    stream.dispatch({ id: '2', type: 'decision', data: dec('a', 'merged', '2026-01-01T00:00:01Z') });
+    stream.dispatch({ id: '3', type: 'decision', data: dec('c', 'rejected', '2026-01-01T00:00:03Z') });
+    feed.flush();
+    expect(get(feed.items).map((i) => `${i.id}:${i.verdict}`)).toEqual(['a:merged']);
+    expect(get(feed.pending)).toBe(2);
+    feed.showNew();
+    expect(get(feed.items).map((i) => i.id)).toEqual(['c', 'b', 'a']);
+    expect(get(feed.pending)).toBe(0);
+    stream.dispatch({ id: '4', type: 'decision', data: dec('d', 'stored', '2026-01-01T00:00:04Z') });
+    feed.flush();
+    expect(get(feed.pending)).toBe(1);
+    feed.hold(false);
+    expect(get(feed.items).map((i) => i.id)).toEqual(['d', 'c', 'b', 'a']);
+    expect(get(feed.pending)).toBe(0);
+  });
+
+  it('filters by project and by words anywhere in the decision', () => {
+    const it1 = { ...dec('a', 'stored', '2026-01-01T00:00:01Z'), project: 'shop', user: 'Why is Postgres pinned?', memory_ids: ['m1'] };
+    const it2 = { ...dec('b', 'rejected', '2026-01-01T00:00:02Z'), project: 'infra', preview: 'ok thanks' };
+    const f = { verdict: '', stage: '', session: '' };
+    expect([it1, it2].filter((i) => matchesFilters(i, { ...f, project: 'shop' })).map((i) => i.id)).toEqual(['a']);
+    expect([it1, it2].filter((i) => matchesFilters(i, { ...f, text: 'postgres PINNED' })).map((i) => i.id)).toEqual(['a']);
+    expect([it1, it2].filter((i) => matchesFilters(i, { ...f, text: 'postgres thanks' }))).toEqual([]);
+    expect([it1, it2].filter((i) => matchesFilters(i, { ...f, text: 'm1' })).map((i) => i.id)).toEqual(['a']);
+    expect([it1, it2].filter((i) => matchesFilters(i, { ...f, text: '  ' })).length).toBe(2);
+  });
+
+  it('finds the decisions of a memory, oldest first, by its ids or its statements', () => {
+    const items = [
+      dec('c', 'merged', '2026-01-01T00:00:03Z', { memory_ids: ['m1'] }),
+      dec('b', 'stored', '2026-01-01T00:00:02Z', { candidates: [{ text: 't', origin: 'user', class: 'fact', kept: true, memory_id: 'm1' }] }),
+      dec('a', 'stored', '2026-01-01T00:00:01Z', { memory_ids: ['m2'] }),
+    ];
+    expect(decisionsFor(items, 'm1').map((i) => i.id)).toEqual(['b', 'c']);
+    expect(decisionsFor(items, 'm3')).toEqual([]);
   });
 });

@@ -10,6 +10,28 @@ export interface FeedFilters {
   verdict: string;
   stage: string;
   session: string;
+  /** A project's decisions only ("" all). */
+  project?: string;
+  /** Words every shown decision contains somewhere (texts, reason, ids), ignoring case. */
+  text?: string;
+}
+
+/** The items (newest first) that wrote, updated or reinforced memory id, oldest first. */
+export function decisionsFor(items: FeedItem[], id: string): FeedItem[] {
+  return items.filter((i) => i.memory_ids?.includes(id) || i.candidates?.some((c) => c.memory_id === id)).reverse();
+}
+
+/** Whether an item passes the filters. */
+export function matchesFilters(i: FeedItem, f: FeedFilters): boolean {
+  if (f.verdict && i.verdict !== f.verdict) return false;
+  if (f.stage && i.stage !== f.stage) return false;
+  if (f.session && i.session_id !== f.session) return false;
+  if (f.project && (i.project ?? '') !== f.project) return false;
+  const words = (f.text ?? '').toLowerCase().split(/\s+/).filter(Boolean);
+  if (words.length === 0) return true;
+  const hay = [i.user, i.assistant, i.preview, i.reason, i.project, i.source, i.session_id, i.id, i.stage, i.verdict,
+    ...(i.memory_ids ?? []), ...(i.candidates ?? []).map((c) => c.text)].filter(Boolean).join('\n').toLowerCase();
+  return words.every((w) => hay.includes(w));
 }
 
 export interface FeedItem extends DecisionEntry {
@@ -30,16 +52,37 @@ export function createFeed(opts: FeedOptions = {}) {
   const flushMs = opts.flushMs ?? 100;
   const stream = opts.stream ?? defaultEvents;
   const items = writable<FeedItem[]>([]);
-  const filters = writable<FeedFilters>({ verdict: '', stage: '', session: '' });
+  const filters = writable<FeedFilters>({ verdict: '', stage: '', session: '', project: '', text: '' });
+  // While held (the user reads: hovers, scrolled down, selected a row),
+  // new decisions wait in pending instead of moving the rows; a decision
+  // already shown is still updated in place.
+  let holding = false;
+  let pendingById = new Map<string, FeedItem>();
+  const pending = writable(0);
   const loading = writable(false);
   const loaded = writable(false);
   const selected = writable<string | null>(null);
   let queue: FeedItem[] = [];
   let timer: ReturnType<typeof setTimeout> | null = null;
 
-  /** Puts entries (newest first) in front, replacing ones with the same id. */
+  /** Puts entries (newest first) in front, replacing ones with the same id; new ones wait while held. */
   function merge(incoming: FeedItem[]) {
     if (incoming.length === 0) return;
+    if (holding) {
+      const shown = new Set(get(items).map((c) => c.id));
+      const fresh = incoming.filter((e) => !shown.has(e.id));
+      if (fresh.length > 0) {
+        for (const e of [...fresh].reverse()) { pendingById.delete(e.id); pendingById.set(e.id, e); }
+        while (pendingById.size > max) pendingById.delete(pendingById.keys().next().value as string);
+        pending.set(pendingById.size);
+        incoming = incoming.filter((e) => shown.has(e.id));
+        if (incoming.length === 0) return;
+      }
+    }
+    mergeNow(incoming);
+  }
+
+  function mergeNow(incoming: FeedItem[]) {
     items.update((cur) => {
       const byId = new Map<string, FeedItem>();
       for (const e of incoming) if (!byId.has(e.id)) byId.set(e.id, e);
@@ -72,7 +115,9 @@ export function createFeed(opts: FeedOptions = {}) {
     try {
       const ds = (await api.decisions(Math.min(max, 10000))) ?? [];
       items.set([]);
-      merge(ds);
+      pendingById = new Map();
+      pending.set(0);
+      mergeNow(ds);
       loaded.set(true);
     } catch (e) {
       reportError(e, 'Loading the live feed');
@@ -92,9 +137,26 @@ export function createFeed(opts: FeedOptions = {}) {
     }),
   ];
 
-  const visible: Readable<FeedItem[]> = derived([items, filters], ([$items, f]) =>
-    $items.filter((i) => (!f.verdict || i.verdict === f.verdict) && (!f.stage || i.stage === f.stage) && (!f.session || i.session_id === f.session)),
-  );
+  const visible: Readable<FeedItem[]> = derived([items, filters], ([$items, f]) => $items.filter((i) => matchesFilters(i, f)));
+  const projects = derived(items, ($i) => [...new Set($i.map((i) => i.project ?? '').filter(Boolean))].sort());
+
+  /** Holds new decisions back (on) or lets them in, with the held ones (off). */
+  function hold(on: boolean) {
+    if (holding === on) return;
+    holding = on;
+    if (!on) showNew();
+  }
+  /** Shows the held decisions now (the "N new" pill). */
+  function showNew() {
+    const held = [...pendingById.values()].reverse(); // newest first
+    pendingById = new Map();
+    pending.set(0);
+    if (held.length) mergeNow(held);
+  }
+  /** The logged decisions that wrote, updated or reinforced memory id, oldest first. */
+  function forMemory(id: string): FeedItem[] {
+    return decisionsFor(get(items), id);
+  }
   const stages = derived(items, ($i) => [...new Set($i.map((i) => i.stage).filter(Boolean))].sort());
   const sessions = derived(items, ($i) => [...new Set($i.map((i) => i.session_id ?? '').filter(Boolean))].sort());
 
@@ -146,8 +208,10 @@ export function createFeed(opts: FeedOptions = {}) {
 
   return {
     items: { subscribe: items.subscribe } as Readable<FeedItem[]>,
-    visible, filters, stages, sessions, loading, loaded, selected,
-    load, keep, noise,
+    visible, filters, stages, sessions, projects, loading, loaded, selected,
+    /** How many new decisions are held back. */
+    pending: { subscribe: pending.subscribe } as Readable<number>,
+    load, keep, noise, hold, showNew, forMemory,
     /** Applies queued events now (tests). */
     flush: () => { if (timer) clearTimeout(timer); flush(); },
     destroy: () => unsubs.forEach((u) => u()),

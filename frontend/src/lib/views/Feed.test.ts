@@ -42,6 +42,11 @@ describe('Feed view', () => {
     stream.dispatch({ id: '1', type: 'decision', data: dec('c', '2026-01-01T00:00:03Z') });
     feed.flush();
     flushSync();
+    // Held while a row is selected (the "N new" pill); shown on a click.
+    expect(get(feed.visible).map((v) => v.id)).toEqual(['a', 'b']);
+    expect(target.querySelector('[data-testid="feed-new-pill"]')?.textContent).toBe('1 new');
+    (target.querySelector('[data-testid="feed-new-pill"]') as HTMLButtonElement).click();
+    flushSync();
     expect(get(feed.visible).map((v) => v.id)).toEqual(['c', 'a', 'b']);
     const noise = vi.spyOn(feed, 'noise').mockImplementation(() => {});
     press('x');
@@ -73,5 +78,28 @@ describe('Feed view', () => {
     expect(drawer?.textContent).toContain('The cache TTL stays at 300 s.');
     expect(drawer?.querySelector('[data-testid=feed-doc-name]')?.textContent).toBe('design.md');
     expect(drawer?.querySelector('[data-testid=feed-session]')?.textContent).toBe('—');
+  });
+
+  it('the drawer links each memory a decision wrote to Memories, and #/feed?decision= opens a decision', async () => {
+    const d: DecisionEntry = { ...dec('a', '2026-01-01T00:00:02Z'), memory_ids: ['m1', 'm2'],
+      candidates: [{ text: 'Postgres stays pinned at 15.4.', origin: 'final-answer', class: 'fact', kept: true, memory_id: 'm1' }] };
+    fakeFetch({ 'GET /api/decisions': [d, dec('b', '2026-01-01T00:00:01Z')], 'GET /api/memories/m2': { id: 'm2', text: 'The deploy uses make release.' } });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    location.hash = '#/feed?decision=b';
+    const feed = createFeed({ stream: createEventStream() });
+    await feed.load();
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Feed, { target, props: { feed } }));
+    flushSync();
+    expect(target.querySelector('[data-testid=feed-drawer] td.mono')?.textContent).toBe('b');
+    location.hash = '#/feed?decision=a';
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    flushSync();
+    await vi.waitFor(() => expect(target.querySelectorAll('[data-testid=feed-memory-link]')[1]?.textContent).toContain('make release'));
+    const links = [...target.querySelectorAll<HTMLAnchorElement>('[data-testid=feed-memory-link]')];
+    expect(links.map((l) => l.getAttribute('href'))).toEqual(['#/memories?id=m1', '#/memories?id=m2']);
+    expect(links[0].textContent).toContain('Postgres stays pinned');
+    location.hash = '';
   });
 });
