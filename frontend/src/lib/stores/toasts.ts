@@ -3,6 +3,7 @@
 // action offers its undo here.
 import { writable, get } from 'svelte/store';
 import { ApiError } from '../api/client';
+import { events } from './events';
 
 export type ToastKind = 'info' | 'success' | 'error';
 
@@ -81,8 +82,8 @@ export async function runAction(id: number) {
 /** A message a person can act on, for any error. */
 export function describe(err: unknown): string {
   if (err instanceof ApiError) {
-    if (err.offline) return 'The memtray daemon does not answer. Is it running? Start the app or `memtray serve`.';
-    if (err.unauthorized) return 'Not logged in: open the login link `memtray open` prints (or paste the token of `memtray token`).';
+    if (err.offline) return 'The memtray daemon does not answer. Is it running? Start the memtray app or `memtray serve`.';
+    if (err.unauthorized) return 'Not logged in: open the login link `memtray serve` prints at start (or paste the token `memtray token` prints).';
     return err.message;
   }
   if (err instanceof Error) return err.message;
@@ -96,6 +97,11 @@ export function reportError(err: unknown, what?: string) {
     // One state, not a toast per call: the app shows how to log in.
     authorized.set(false);
     return;
+  }
+  if (err instanceof ApiError && err.offline) {
+    // One state, not a toast per call: the connection banner says it.
+    if (get(events.connection) === 'down') return;
+    void events.check();
   }
   toast('error', what ? `${what}: ${describe(err)}` : describe(err));
 }
@@ -158,3 +164,9 @@ export function flushDeferred() {
 if (typeof window !== 'undefined') {
   window.addEventListener('pagehide', flushDeferred);
 }
+
+// An open event stream proves the session: a login in another tab (or a
+// daemon back on the same token) takes the login form away again.
+events.status.subscribe((s) => {
+  if (s === 'open') authorized.set(true);
+});
