@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 
@@ -16,6 +17,8 @@ export default defineConfig({
     sourcemap: false,
   },
   server: {
+    // Settings reads the config keys' docs from the generated page (src/lib/util/configdoc.ts).
+    fs: { allow: [fileURLToPath(new URL('.', import.meta.url)), fileURLToPath(new URL('../docs', import.meta.url))] },
     // `npm run dev` proxies the API to a running daemon (MEMTRAY_URL, default the usual address).
     proxy: {
       '/api': { target: process.env.MEMTRAY_URL ?? 'http://127.0.0.1:7432', changeOrigin: true },

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { get } from 'svelte/store';
 import { createEventStream } from './events';
-import { createSettings } from './settings';
+import { createSettings, createTheme, THEME_KEY } from './settings';
 import { toasts } from './toasts';
 import { fakeFetch } from '../../test/fakes';
 import type { Build, CaptureState } from '../api/models';
@@ -72,5 +72,24 @@ describe('settings store: about', () => {
     expect(get(s.about)).toBeNull();
     expect(get(toasts)).toEqual([]);
     s.destroy();
+  });
+
+  it('the theme toggle persists its choice and sets <html data-theme>', () => {
+    const mem = new Map<string, string>();
+    const storage = { getItem: (k: string) => mem.get(k) ?? null, setItem: (k: string, v: string) => void mem.set(k, v), removeItem: (k: string) => void mem.delete(k) } as Storage;
+    const root = document.createElement('html');
+    const t = createTheme({ storage, root });
+    expect(get(t)).toBe('system');
+    expect(root.dataset.theme).toBeUndefined();
+    t.set('dark');
+    expect([mem.get(THEME_KEY), root.dataset.theme]).toEqual(['dark', 'dark']);
+    // A new page starts with the saved choice.
+    const root2 = document.createElement('html');
+    expect(get(createTheme({ storage, root: root2 }))).toBe('dark');
+    expect(root2.dataset.theme).toBe('dark');
+    t.set('system');
+    expect([mem.has(THEME_KEY), root.dataset.theme]).toEqual([false, undefined]);
+    mem.set(THEME_KEY, 'purple'); // a stored value we never wrote
+    expect(get(createTheme({ storage, root: document.createElement('html') }))).toBe('system');
   });
 });

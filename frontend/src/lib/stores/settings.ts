@@ -66,3 +66,50 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
 }
 
 export const settings = createSettings();
+
+/** The window's colours: the system's, or always light or dark. */
+export type Theme = 'system' | 'light' | 'dark';
+
+/** Where the chosen theme is kept (this browser only). */
+export const THEME_KEY = 'memtray.theme';
+
+/**
+ * The theme toggle: persisted in localStorage and applied as
+ * <html data-theme="light|dark"> (none for system), which app.css's
+ * variables follow.
+ */
+export function createTheme(opts: { storage?: Storage | null; root?: HTMLElement | null } = {}) {
+  const storage = opts.storage !== undefined ? opts.storage : typeof localStorage !== 'undefined' ? localStorage : null;
+  const root = opts.root !== undefined ? opts.root : typeof document !== 'undefined' ? document.documentElement : null;
+  let saved: string | null = null;
+  try {
+    saved = storage?.getItem(THEME_KEY) ?? null;
+  } catch {
+    /* storage blocked: the system theme */
+  }
+  const initial: Theme = saved === 'light' || saved === 'dark' ? saved : 'system';
+  const { subscribe, set } = writable<Theme>(initial);
+  function apply(t: Theme) {
+    if (!root) return;
+    if (t === 'system') delete root.dataset.theme;
+    else root.dataset.theme = t;
+  }
+  apply(initial);
+  return {
+    subscribe,
+    set(t: Theme) {
+      if (t !== 'light' && t !== 'dark') t = 'system';
+      set(t);
+      apply(t);
+      try {
+        if (t === 'system') storage?.removeItem(THEME_KEY);
+        else storage?.setItem(THEME_KEY, t);
+      } catch {
+        /* not persisted: it holds for this page */
+      }
+    },
+  };
+}
+
+/** The app's theme (applied as soon as this module loads). */
+export const theme = createTheme();

@@ -46,4 +46,20 @@ describe('transfer store', () => {
     t.destroy();
     expect(get(t.exportJob)?.target).toBe('/home/u/Downloads/memtray-export.jsonl');
   });
+
+  it('a failed import keeps its reason until the next import starts', async () => {
+    let answer: { status: number; body: unknown } = { status: 400, body: { error: 'invalid import: line 1: not an export (no memtray header)', code: 'invalid' } };
+    fakeFetch({ 'POST /api/import/job': () => answer, 'GET /api/jobs': [] });
+    const stream = createEventStream();
+    const t = createTransfer({ stream });
+    await t.importFile(new Blob(['nope\n']));
+    expect(get(t.importError)).toBe('invalid import: line 1: not an export (no memtray header)');
+    answer = { status: 202, body: job({ id: 'j2' }) };
+    await t.importFile(new Blob(['{}\n']));
+    expect(get(t.importError)).toBeNull();
+    stream.dispatch({ type: 'job', id: '1', data: job({ id: 'j2', state: 'failed', error: 'line 3: embedding has 3 dimensions, want 384', finished_at: '2026-11-22T10:00:01Z' }) });
+    expect(get(t.importError)).toBe('line 3: embedding has 3 dimensions, want 384');
+    expect(get(t.report)).toBeNull();
+    t.destroy();
+  });
 });

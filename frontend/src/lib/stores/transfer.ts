@@ -3,7 +3,7 @@
 // jobs whose progress arrives on the event stream: a webview cannot save a
 // download, and a large store takes a while.
 import { writable } from 'svelte/store';
-import { api } from '../api/client';
+import { api, ApiError } from '../api/client';
 import type { Job } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { followJobs } from './jobs';
@@ -15,6 +15,8 @@ export function createTransfer(opts: { stream?: EventStream } = {}) {
   const report = writable<string | null>(null);
   /** Where the last export that ended here was written. */
   const exported = writable<string | null>(null);
+  /** Why the last import failed (it stays on screen until the next one starts). */
+  const importError = writable<string | null>(null);
 
   function ended(j: Job) {
     const what = j.kind === 'export' ? 'Export' : 'Import';
@@ -23,7 +25,10 @@ export function createTransfer(opts: { stream?: EventStream } = {}) {
       else exported.set(j.target);
       toast('success', j.result || `${what}: done`);
     } else if (j.state === 'canceled') toast('info', `${what} cancelled: nothing changed`);
-    else toast('error', `${what} failed: ${j.error ?? 'unknown error'}`);
+    else {
+      if (j.kind === 'import') importError.set(j.error || 'unknown error');
+      toast('error', `${what} failed: ${j.error ?? 'unknown error'}`);
+    }
   }
 
   /** Writes every memory to a new file in dir (default: the download folder); field errors, or null. */
@@ -40,9 +45,11 @@ export function createTransfer(opts: { stream?: EventStream } = {}) {
   /** Uploads an export and imports it as a job. */
   async function importFile(f: Blob) {
     report.set(null);
+    importError.set(null);
     try {
       jobs.track(await api.importJob(f), true);
     } catch (e) {
+      if (e instanceof ApiError && !e.offline && !e.unauthorized) importError.set(e.message);
       reportError(e, 'Import');
     }
   }
@@ -52,6 +59,7 @@ export function createTransfer(opts: { stream?: EventStream } = {}) {
     importJob: jobs.job('import'),
     report,
     exported,
+    importError,
     load: jobs.load,
     cancel: jobs.cancel,
     exportToFile,
