@@ -1,0 +1,627 @@
+// Package teamsync is the daemon's side of team memory (issue 23): the
+// loop that pushes the local store's outbox to the team database and
+// applies the team's changes to the local store.
+//
+// The local store stays the daemon's one writer and source of recall:
+// a local write of a team memory is acknowledged once it is durable
+// locally, with its outbox entry written in the same transaction
+// (store.Options.Shared). The Syncer drains the outbox with team.Push
+// (idempotent by id and content hash), team.Delete and team.AddCounters,
+// and acknowledges each entry only after the team database answered, so
+// a crash at any point repeats a push and never loses one. It pulls the
+// change feed after the cursor the store keeps with the last applied
+// changes: at start, on each notification of team.Watch and on a timer,
+// and applies the changes through store.ApplyTeam (which enqueues
+// nothing). With the team database down, every local write and recall
+// works as before; the loop retries with a growing backoff and records
+// the last error for the status.
+package teamsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+	"github.com/memtray/memtray/backend/team"
+)
+
+// Options configure a Syncer.
+type Options struct {
+	// Store is the daemon's local store, opened with a Shared policy.
+	Store *store.Store
+	// Embedder embeds pulled texts without a cached vector of its model.
+	Embedder memory.Embedder
+	// Connect opens the team database (team.ReadURL and team.Open); it is
+	// called again after a failure.
+	Connect func(ctx context.Context) (*team.Store, error)
+	// PullInterval is the timer of pulls between notifications (default
+	// 30 s).
+	PullInterval time.Duration
+	// PushInterval is how often the outbox is looked at besides Kick
+	// (default 1 s).
+	PushInterval time.Duration
+	// MaxBackoff bounds the wait between retries while the database fails
+	// (default 30 s; the first wait is MaxBackoff/64, at least 50 ms).
+	MaxBackoff time.Duration
+	// Batch is the number of memories per push and changes per pull
+	// (default 500).
+	Batch int
+	// Logger logs what a status cannot say (nil: discarded).
+	Logger *slog.Logger
+	// Now tells the time (nil: time.Now).
+	Now func() time.Time
+}
+
+// Status is what `memtray team status` and /api/status report.
+type Status struct {
+	// Enabled: team memory is configured on (team.share).
+	Enabled bool `json:"enabled"`
+	// Connected: the last exchange with the team database succeeded.
+	Connected bool `json:"connected"`
+	// Role is the database role this daemon writes as, once connected.
+	Role string `json:"role,omitempty"`
+	// Outbox is the number of memories waiting to be pushed.
+	Outbox int `json:"outbox"`
+	// LagSeconds is how old the oldest team change not applied yet was at
+	// the last pull (0 when none was waiting).
+	LagSeconds float64 `json:"lag_seconds"`
+	// LastError is the last failure (empty after a success).
+	LastError string `json:"last_error"`
+	// LastPush and LastPull are when they last succeeded.
+	LastPush time.Time `json:"last_push,omitzero"`
+	LastPull time.Time `json:"last_pull,omitzero"`
+	// Pushed, Pulled and Relinked count memories since the daemon started.
+	Pushed   int64 `json:"pushed"`
+	Pulled   int64 `json:"pulled"`
+	Relinked int64 `json:"relinked"`
+}
+
+// Syncer runs the push and pull loop of one daemon.
+type Syncer struct {
+	o    Options
+	log  *slog.Logger
+	kick chan struct{}
+
+	// cycle serialises pushes and pulls (the loop's and PushNow/PullNow).
+	cycle sync.Mutex
+	ts    *team.Store // guarded by cycle
+
+	mu sync.Mutex // guards st
+	st Status
+}
+
+// New checks opts and returns a Syncer; Run starts it.
+func New(opts Options) (*Syncer, error) {
+	switch {
+	case opts.Store == nil:
+		return nil, errors.New("team sync: no store")
+	case opts.Embedder == nil:
+		return nil, errors.New("team sync: no embedder")
+	case opts.Connect == nil:
+		return nil, errors.New("team sync: no way to connect")
+	}
+	if opts.PullInterval <= 0 {
+		opts.PullInterval = 30 * time.Second
+	}
+	if opts.PushInterval <= 0 {
+		opts.PushInterval = time.Second
+	}
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = 30 * time.Second
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = 500
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Syncer{o: opts, log: log, kick: make(chan struct{}, 1)}
+	s.st.Enabled = true
+	return s, nil
+}
+
+// Kick asks the loop to push soon (a local write queued something).
+func (s *Syncer) Kick() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Status reports the loop's state; it never waits on the network.
+func (s *Syncer) Status() Status {
+	n, err := s.o.Store.OutboxLen()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.st
+	if err == nil {
+		st.Outbox = n
+	}
+	return st
+}
+
+func (s *Syncer) update(f func(*Status)) {
+	s.mu.Lock()
+	f(&s.st)
+	s.mu.Unlock()
+}
+
+// fail records err as the last error and the database as unreachable.
+func (s *Syncer) fail(err error) {
+	s.update(func(st *Status) { st.Connected, st.LastError = false, err.Error() })
+}
+
+// Run pushes and pulls until ctx ends, then closes the connection.
+func (s *Syncer) Run(ctx context.Context) {
+	defer func() {
+		s.cycle.Lock()
+		if s.ts != nil {
+			s.ts.Close()
+			s.ts = nil
+		}
+		s.cycle.Unlock()
+	}()
+	backoff := s.minBackoff()
+	var watch <-chan struct{}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	pullTimer := time.NewTicker(s.o.PullInterval)
+	defer pullTimer.Stop()
+	pushTimer := time.NewTicker(s.o.PushInterval)
+	defer pushTimer.Stop()
+	pull := true
+	for ctx.Err() == nil {
+		err := s.step(ctx, pull)
+		if err == nil && watch == nil {
+			watch = s.watch(watchCtx)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.fail(err)
+			s.log.Debug("team sync failed; retrying", "err", err, "in", backoff)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, s.o.MaxBackoff)
+			pull = true // a notification may have been missed
+			continue
+		}
+		backoff = s.minBackoff()
+		pull = false
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-watch:
+			if !ok {
+				watch = nil
+			}
+			pull = true
+		case <-pullTimer.C:
+			pull = true
+		case <-pushTimer.C:
+		case <-s.kick:
+		}
+	}
+}
+
+func (s *Syncer) minBackoff() time.Duration { return max(50*time.Millisecond, s.o.MaxBackoff/64) }
+
+// watch starts team.Watch on the connected store.
+func (s *Syncer) watch(ctx context.Context) <-chan struct{} {
+	s.cycle.Lock()
+	defer s.cycle.Unlock()
+	if s.ts == nil {
+		return nil
+	}
+	return s.ts.Watch(ctx)
+}
+
+// step connects if needed, pushes the outbox and, when pull is set, pulls.
+func (s *Syncer) step(ctx context.Context, pull bool) error {
+	s.cycle.Lock()
+	defer s.cycle.Unlock()
+	if err := s.connect(ctx); err != nil {
+		return err
+	}
+	if _, err := s.push(ctx); err != nil {
+		return err
+	}
+	if pull {
+		if _, err := s.pull(ctx); err != nil {
+			return err
+		}
+	}
+	s.update(func(st *Status) { st.Connected, st.LastError = true, "" })
+	return nil
+}
+
+// connect opens the team database once (s.cycle held).
+func (s *Syncer) connect(ctx context.Context) error {
+	if s.ts != nil {
+		return nil
+	}
+	ts, err := s.o.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	s.ts = ts
+	s.update(func(st *Status) { st.Role = ts.Role() })
+	return nil
+}
+
+// PushNow pushes the whole outbox now (memtray team push).
+func (s *Syncer) PushNow(ctx context.Context) (PushReport, error) {
+	s.cycle.Lock()
+	defer s.cycle.Unlock()
+	if err := s.connect(ctx); err != nil {
+		s.fail(err)
+		return PushReport{}, err
+	}
+	r, err := s.push(ctx)
+	if err != nil {
+		s.fail(err)
+	}
+	return r, err
+}
+
+// PullNow pulls and applies every change after the cursor now (memtray
+// team pull).
+func (s *Syncer) PullNow(ctx context.Context) (PullReport, error) {
+	s.cycle.Lock()
+	defer s.cycle.Unlock()
+	if err := s.connect(ctx); err != nil {
+		s.fail(err)
+		return PullReport{}, err
+	}
+	r, err := s.pull(ctx)
+	if err != nil {
+		s.fail(err)
+	}
+	return r, err
+}
+
+// PushReport counts what a push did.
+type PushReport struct {
+	// Pushed counts memories the team took (inserted or updated) or held
+	// already (unchanged).
+	Pushed int `json:"pushed"`
+	// Deleted counts deletes pushed.
+	Deleted int `json:"deleted"`
+	// Relinked counts local memories replaced by the team memory holding
+	// the same text, or deleted because the team deleted them.
+	Relinked int `json:"relinked"`
+	// Refused counts memories or deletes the team refused (another
+	// member's memory, or invalid); they leave the outbox.
+	Refused int `json:"refused"`
+	// Deltas counts counter deltas pushed.
+	Deltas int `json:"deltas"`
+}
+
+// PullReport counts what a pull applied.
+type PullReport struct {
+	Changes int `json:"changes"`
+	store.TeamApplied
+}
+
+// push drains the outbox in batches (s.cycle held).
+func (s *Syncer) push(ctx context.Context) (PushReport, error) {
+	var rep PushReport
+	for {
+		entries, deltas, err := s.o.Store.Outbox(ctx, s.o.Batch)
+		if err != nil {
+			return rep, err
+		}
+		if len(entries) == 0 && len(deltas) == 0 {
+			return rep, nil
+		}
+		if err := s.pushBatch(ctx, entries, deltas, &rep); err != nil {
+			return rep, err
+		}
+		s.update(func(st *Status) { st.LastPush = s.o.Now(); st.Pushed += int64(rep.Pushed) })
+		if len(entries) < s.o.Batch && len(deltas) < s.o.Batch {
+			return rep, nil
+		}
+	}
+}
+
+// pushBatch pushes one read of the outbox and acknowledges what the team
+// answered for.
+func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, deltas []store.OutboxDelta, rep *PushReport) error {
+	ts := s.ts
+	var acked []store.OutboxEntry
+	var puts []team.Memory
+	var putEntries []store.OutboxEntry
+	for _, e := range entries {
+		if e.Delete {
+			err := ts.Delete(ctx, e.ID)
+			switch {
+			case err == nil || errors.Is(err, team.ErrNotFound):
+				rep.Deleted++
+			case errors.Is(err, team.ErrNotOwner):
+				rep.Refused++
+				s.log.Info("team refused a delete: another member owns the memory", "id", e.ID)
+			default:
+				return err
+			}
+			acked = append(acked, e)
+			continue
+		}
+		puts = append(puts, team.FromLocal(e.Memory))
+		putEntries = append(putEntries, e)
+	}
+	remap := map[string]string{} // local id -> team id holding its text
+	dropped := map[string]bool{} // ids whose deltas the team will never take
+	if len(puts) > 0 {
+		res, err := ts.Push(ctx, puts)
+		if err != nil {
+			return err
+		}
+		var vecs []team.Vector
+		var relink []relinkTo
+		for i, r := range res {
+			e := putEntries[i]
+			switch r.Status {
+			case team.PushInserted, team.PushUpdated:
+				rep.Pushed++
+				if len(e.Memory.Embedding) > 0 {
+					vecs = append(vecs, team.Vector{MemoryID: e.ID, ContentHash: puts[i].ContentHash, Values: e.Memory.Embedding})
+				}
+			case team.PushUnchanged:
+				rep.Pushed++
+			case team.PushDuplicate:
+				relink = append(relink, relinkTo{local: e.ID, winner: r.Winner})
+				remap[e.ID] = r.Winner
+			case team.PushDeleted:
+				relink = append(relink, relinkTo{local: e.ID})
+				dropped[e.ID] = true
+			case team.PushRefused:
+				rep.Refused++
+			default: // PushInvalid
+				rep.Refused++
+				dropped[e.ID] = true
+				s.log.Warn("team refused a memory as invalid; it stays local", "id", e.ID, "why", r.Error)
+			}
+			acked = append(acked, e)
+		}
+		if len(vecs) > 0 && s.o.Embedder.Model() == s.o.Store.Info().Model {
+			if err := ts.PutVectors(ctx, s.o.Store.Info().Model, vecs); err != nil {
+				return err
+			}
+		}
+		if err := s.relink(ctx, relink); err != nil {
+			return err
+		}
+		rep.Relinked += len(relink)
+	}
+	var tds []team.CounterDelta
+	var dids []string
+	for _, d := range deltas {
+		dids = append(dids, d.ID)
+		if dropped[d.MemoryID] {
+			continue
+		}
+		mid := d.MemoryID
+		if w, ok := remap[mid]; ok {
+			mid = w
+		}
+		td := team.CounterDelta{ID: d.ID, MemoryID: mid, Access: d.Access, Reinforced: d.Reinforced, FeedbackSum: d.FeedbackSum, FeedbackN: d.FeedbackN}
+		if td.Validate() != nil {
+			continue
+		}
+		tds = append(tds, td)
+	}
+	if err := ts.AddCounters(ctx, tds); err != nil {
+		return err
+	}
+	rep.Deltas += len(tds)
+	if err := s.o.Store.AckOutbox(ctx, acked, dids); err != nil {
+		return err
+	}
+	s.update(func(st *Status) { st.Relinked += int64(len(remap)) })
+	return nil
+}
+
+// relinkTo replaces local memory local by the team memory winner holding
+// its text ("" when the team deleted it).
+type relinkTo struct{ local, winner string }
+
+// relink applies relinks to the local store: the local copy goes to the
+// trash and the team memory comes in.
+func (s *Syncer) relink(ctx context.Context, rs []relinkTo) error {
+	if len(rs) == 0 {
+		return nil
+	}
+	var ch store.TeamChanges
+	var winners []team.Memory
+	for _, r := range rs {
+		if r.winner == "" {
+			ch.Delete = append(ch.Delete, store.TeamDelete{ID: r.local, Reason: "deleted from the team"})
+			continue
+		}
+		w, err := s.ts.Get(ctx, r.winner)
+		if errors.Is(err, team.ErrNotFound) {
+			continue // deleted meanwhile: the next pull says so
+		}
+		if err != nil {
+			return err
+		}
+		ch.Delete = append(ch.Delete, store.TeamDelete{ID: r.local, Reason: "the team holds the same text as " + r.winner})
+		winners = append(winners, w)
+	}
+	puts, err := s.localize(ctx, winners, nil)
+	if err != nil {
+		return err
+	}
+	ch.Put = puts
+	_, err = s.o.Store.ApplyTeam(ctx, ch)
+	return err
+}
+
+// localize turns team memories into local ones with counters and an
+// embedding of the store's model: the cached vector when given (vecs, by
+// id) and of the right size, else embedded here. The vectors embedded
+// here are cached in the team for the next daemon of this model.
+func (s *Syncer) localize(ctx context.Context, ms []team.Memory, changes []team.Change) ([]memory.Memory, error) {
+	info := s.o.Store.Info()
+	out := make([]memory.Memory, 0, len(ms))
+	var need []int
+	var texts []string
+	for i, tm := range ms {
+		m := tm.Local()
+		m.Scope = memory.ScopeTeam
+		if changes != nil {
+			c := changes[i]
+			m.AccessCount, m.ReinforcedCount = int(c.Counters.Access), int(c.Counters.Reinforced)
+			m.FeedbackSum, m.FeedbackN = c.Counters.FeedbackSum, int(c.Counters.FeedbackN)
+			if len(c.Vector) == info.Dim && s.o.Embedder.Model() == info.Model {
+				m.Embedding = c.Vector
+			}
+		}
+		if len(m.Embedding) == 0 {
+			need = append(need, len(out))
+			texts = append(texts, m.Text)
+		}
+		out = append(out, m)
+	}
+	if len(texts) == 0 {
+		return out, nil
+	}
+	if s.o.Embedder.Model() != info.Model {
+		return nil, fmt.Errorf("team sync: the embedder (%s) is not the store's model (%s): a re-embedding is running", s.o.Embedder.Model(), info.Model)
+	}
+	vs, err := s.o.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("team sync: embed pulled memories: %w", err)
+	}
+	if len(vs) != len(texts) {
+		return nil, fmt.Errorf("team sync: the embedder returned %d vectors for %d texts", len(vs), len(texts))
+	}
+	cache := make([]team.Vector, 0, len(need))
+	for k, i := range need {
+		out[i].Embedding = vs[k]
+		cache = append(cache, team.Vector{MemoryID: out[i].ID, ContentHash: memory.ContentHash(out[i].Text), Values: vs[k]})
+	}
+	if err := s.ts.PutVectors(ctx, info.Model, cache); err != nil {
+		s.log.Debug("caching vectors in the team database failed", "err", err)
+	}
+	return out, nil
+}
+
+// pull applies the changes after the stored cursor, page by page, each
+// page with its cursor in one local transaction (s.cycle held).
+func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
+	var rep PullReport
+	raw, err := s.o.Store.TeamCursor()
+	if err != nil {
+		return rep, err
+	}
+	var cur team.Cursor
+	if err := cur.UnmarshalText(raw); err != nil {
+		return rep, fmt.Errorf("team sync: the stored cursor: %w", err)
+	}
+	model := s.o.Store.Info().Model
+	for {
+		page, err := s.ts.Pull(ctx, cur, team.PullOptions{Limit: s.o.Batch, Model: model})
+		if err != nil {
+			return rep, err
+		}
+		ch, err := s.changes(ctx, page.Changes)
+		if err != nil {
+			return rep, err
+		}
+		next, err := page.Next.MarshalText()
+		if err != nil {
+			return rep, err
+		}
+		ch.Cursor = next
+		applied, err := s.o.Store.ApplyTeam(ctx, ch)
+		if err != nil {
+			return rep, err
+		}
+		rep.Changes += len(page.Changes)
+		rep.Put += applied.Put
+		rep.Kept += applied.Kept
+		rep.Skipped += applied.Skipped
+		rep.Deleted += applied.Deleted
+		cur = page.Next
+		if !page.More {
+			break
+		}
+	}
+	lag := 0.0
+	if b, err := s.ts.Backlog(ctx, cur); err == nil && b.Changes > 0 {
+		lag = max(0, s.o.Now().Sub(b.Oldest).Seconds())
+	}
+	s.update(func(st *Status) {
+		st.LastPull, st.LagSeconds = s.o.Now(), lag
+		st.Pulled += int64(rep.Put)
+	})
+	return rep, nil
+}
+
+// changes turns a page of the feed into local changes: the last state of
+// each memory (a page may name one several times), skipping invalid rows.
+func (s *Syncer) changes(ctx context.Context, cs []team.Change) (store.TeamChanges, error) {
+	last := map[string]int{}
+	for i, c := range cs {
+		last[c.MemoryID] = i
+	}
+	var ch store.TeamChanges
+	var ms []team.Memory
+	var mc []team.Change
+	for i, c := range cs {
+		if last[c.MemoryID] != i || c.Invalid != "" {
+			if c.Invalid != "" {
+				s.log.Warn("skipped an invalid team memory", "id", c.MemoryID, "why", c.Invalid)
+			}
+			continue
+		}
+		switch {
+		case c.Memory != nil && !store.ValidID(c.MemoryID):
+			s.log.Warn("skipped a team memory whose id this store cannot hold", "id", c.MemoryID)
+		case c.Memory != nil:
+			ms = append(ms, *c.Memory)
+			mc = append(mc, c)
+		case c.Tombstone != nil:
+			reason := "deleted from the team"
+			if c.Tombstone.DeletedBy != "" {
+				reason += " by " + c.Tombstone.DeletedBy
+			}
+			ch.Delete = append(ch.Delete, store.TeamDelete{ID: c.MemoryID, Reason: reason})
+		}
+	}
+	puts, err := s.localize(ctx, ms, mc)
+	if err != nil {
+		return ch, err
+	}
+	ch.Put = puts
+	return ch, nil
+}
+
+// Shared is the scope policy for store.Options.Shared: a memory's own
+// scope, else team.SharedByDefault with the configured projects.
+func Shared(projects []string) func(*memory.Memory) bool {
+	projects = append([]string(nil), projects...)
+	return func(m *memory.Memory) bool {
+		switch m.Scope {
+		case memory.ScopeTeam:
+			return true
+		case memory.ScopePersonal:
+			return false
+		}
+		return team.SharedByDefault(*m, projects)
+	}
+}
