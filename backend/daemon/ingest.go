@@ -58,8 +58,10 @@ func (d *Daemon) openPipeline(ctx context.Context) error {
 		return err
 	}
 	d.pipeline, d.judge = p, j
-	d.decisions = feed.NewDecisionLog(cfg.DecisionLog, d.publishDecision)
-	return nil
+	// The feed's decisions and their counters survive restarts (in the store).
+	d.decisions, err = feed.OpenDecisionLog(feed.LogOptions{Size: cfg.DecisionLog, Store: d.store, Publish: d.publishDecision,
+		Failed: func(err error) { d.log.Warn("the feed's decision log", "err", err) }})
+	return err
 }
 
 // Feed is the feed service: ingest, the decision log, keep, mark noise

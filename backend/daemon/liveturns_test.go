@@ -284,8 +284,10 @@ func TestLiveTurnsSurviveRestart(t *testing.T) {
 	}
 	cancel()
 	<-done
-	if len(feedFor(d3, correctedID)) != 1 {
-		t.Errorf("decisions after start: %+v", feedFor(d3, correctedID))
+	// The feed keeps turn 1's decision across the restart (issue 21 bug 8),
+	// and adds the turn decided at start.
+	if got := feedFor(d3, correctedID); len(got) != 2 || got[0].Turn != 1 || got[1].Turn != 3 {
+		t.Errorf("decisions after start: %+v", got)
 	}
 }
 

@@ -8,10 +8,13 @@
 package feed
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/memtray/memtray/backend/ingest"
@@ -254,7 +257,10 @@ func (s *Service) NoiseProjection(ctx context.Context) (NoiseProjection, error) 
 		vecs = append(vecs, v)
 		points = append(points, ProjectionPoint{Kind: kind, Label: projectionText(label)})
 	}
-	var texts []string
+	var (
+		texts   []string
+		entries []DecisionEntry
+	)
 	for _, e := range s.o.Log.Newest(MaxProjectionExchanges) {
 		if strings.TrimSpace(e.Preview) == "" {
 			continue
@@ -268,6 +274,7 @@ func (s *Service) NoiseProjection(ctx context.Context) (NoiseProjection, error) 
 			pt.Score = &score
 		}
 		texts = append(texts, e.Preview)
+		entries = append(entries, e)
 		points = append(points, pt)
 	}
 	if len(texts) > 0 {
@@ -280,6 +287,7 @@ func (s *Service) NoiseProjection(ctx context.Context) (NoiseProjection, error) 
 		}
 		vecs = append(vecs, ev...)
 	}
+	rejected := nearestPrototypes(entries, vecs[len(vecs)-len(entries):], points[:len(vecs)-len(entries)], protos.Quality, protos.Noise)
 	p, err := noise.Project(vecs)
 	if err != nil {
 		return NoiseProjection{}, fmt.Errorf("noise projection: %w", err)
@@ -287,7 +295,56 @@ func (s *Service) NoiseProjection(ctx context.Context) (NoiseProjection, error) 
 	for i := range points {
 		points[i].X, points[i].Y = p.Points[i][0], p.Points[i][1]
 	}
-	return NoiseProjection{Points: points, Explained: p.Explained}, nil
+	return NoiseProjection{Points: points, Explained: p.Explained, Rejected: rejected}, nil
+}
+
+// nearestPrototypes lists, for each rejected entry (at most
+// MaxNearestTurns, in order), its nearest noise prototypes and its nearest
+// quality prototype. vecs are the entries' vectors; protoPoints are the
+// prototypes' points, quality then noise, as are their vectors.
+func nearestPrototypes(entries []DecisionEntry, vecs [][]float32, protoPoints []ProjectionPoint, quality, noiseVecs [][]float32) []RejectedNeighbours {
+	out := []RejectedNeighbours{}
+	for i, e := range entries {
+		if e.Verdict != memory.VerdictRejected || len(out) == MaxNearestTurns {
+			continue
+		}
+		rn := RejectedNeighbours{DecisionID: e.ID, Preview: projectionText(e.Preview), At: e.At, Stage: e.Stage, Reason: e.Reason, Noise: []PrototypeMatch{}}
+		if score, ok := e.Scores["content_score"]; ok {
+			rn.Score = &score
+		}
+		for j, q := range quality {
+			m := PrototypeMatch{Kind: protoPoints[j].Kind, Label: protoPoints[j].Label, Similarity: cosine(vecs[i], q)}
+			if rn.Quality == nil || m.Similarity > rn.Quality.Similarity {
+				rn.Quality = &m
+			}
+		}
+		for j, n := range noiseVecs {
+			pt := protoPoints[len(quality)+j]
+			rn.Noise = append(rn.Noise, PrototypeMatch{Kind: pt.Kind, Label: pt.Label, Similarity: cosine(vecs[i], n)})
+		}
+		slices.SortStableFunc(rn.Noise, func(a, b PrototypeMatch) int { return cmp.Compare(b.Similarity, a.Similarity) })
+		rn.Noise = rn.Noise[:min(NearestNoise, len(rn.Noise))]
+		out = append(out, rn)
+	}
+	return out
+}
+
+// cosine is the cosine similarity of a and b (0 when either is zero or
+// their lengths differ).
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }
 
 // projectionText is a label: redacted, one line, at most ProjectionLabel runes.

@@ -3,6 +3,8 @@ package feed
 import (
 	"context"
 	"errors"
+	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/noise"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -92,5 +95,75 @@ func TestDocumentDecidedAndLogged(t *testing.T) {
 	}
 	if _, err := s.NoiseProjection(ctx); !errors.Is(err, memory.ErrUnavailable) {
 		t.Fatalf("NoiseProjection without a scorer = %v, want unavailable", err)
+	}
+}
+
+// TestNoiseProjectionNearestPrototypes: each recent rejected exchange
+// lists its nearest noise prototypes, the nearest first, and its nearest
+// quality prototype; kept exchanges are not listed.
+func TestNoiseProjectionNearestPrototypes(t *testing.T) {
+	ctx := context.Background()
+	clock := memory.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	emb := embed.NewBuiltin()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	cfg := config.Default()
+	sc, err := noise.New(ctx, noise.Options{Embedder: emb, BufferPath: filepath.Join(t.TempDir(), "rejections.jsonl"),
+		Threshold: cfg.Ingest.ContentThreshold, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ingest.New(ingest.Options{Config: cfg.Ingest, Embedder: emb, Store: st, Scorer: sc, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := NewDecisionLog(10, nil)
+	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: log, LogSize: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Add(memory.Decision{ID: "r1", Verdict: memory.VerdictRejected, Stage: "content", Preview: "thanks, looks good, all done", At: clock.T,
+		Scores: map[string]float64{"content_score": 0.1}}, memory.Exchange{})
+	log.Add(memory.Decision{ID: "k1", Verdict: memory.VerdictStored, Preview: "deploys need DEPLOY_ENV set to staging first", At: clock.T}, memory.Exchange{})
+	proj, err := s.NoiseProjection(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(proj.Rejected) != 1 {
+		t.Fatalf("rejected %+v, want r1 alone", proj.Rejected)
+	}
+	r := proj.Rejected[0]
+	if r.DecisionID != "r1" || r.Stage != "content" || r.Score == nil || *r.Score != 0.1 || r.Quality == nil {
+		t.Errorf("rejected entry %+v", r)
+	}
+	if len(r.Noise) != NearestNoise {
+		t.Fatalf("%d noise prototypes, want %d", len(r.Noise), NearestNoise)
+	}
+	for i, m := range r.Noise {
+		if m.Label == "" || (m.Kind != PointNoise && m.Kind != PointLearned) || m.Similarity < -1 || m.Similarity > 1 ||
+			(i > 0 && m.Similarity > r.Noise[i-1].Similarity) {
+			t.Errorf("noise match %d: %+v", i, m)
+		}
+	}
+}
+
+func TestCosine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a, b []float32
+		want float64
+	}{
+		{"same", []float32{1, 2}, []float32{2, 4}, 1},
+		{"opposite", []float32{1, 0}, []float32{-3, 0}, -1},
+		{"orthogonal", []float32{1, 0}, []float32{0, 1}, 0},
+		{"zero", []float32{0, 0}, []float32{0, 1}, 0},
+		{"lengths differ", []float32{1}, []float32{1, 0}, 0},
+	} {
+		if got := cosine(tc.a, tc.b); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -105,9 +106,46 @@ type ProjectionPoint struct {
 // NoiseProjection is what GET /api/noise/projection answers: the content
 // scorer's prototypes and the recent decision log's exchanges (at most
 // MaxProjectionExchanges) projected onto their first two principal
-// components.
+// components, and each recent rejected exchange's nearest prototypes.
 type NoiseProjection struct {
 	Points []ProjectionPoint `json:"points"`
 	// Explained is each component's share of the total variance (0..1).
 	Explained [2]float64 `json:"explained"`
+	// Rejected are the recent rejected exchanges among them (at most
+	// MaxNearestTurns, the newest first) with their nearest prototypes.
+	Rejected []RejectedNeighbours `json:"rejected"`
+}
+
+// Bounds of NoiseProjection.Rejected.
+const (
+	// MaxNearestTurns bounds the rejected exchanges listed.
+	MaxNearestTurns = 50
+	// NearestNoise is how many noise prototypes are listed per exchange.
+	NearestNoise = 3
+)
+
+// PrototypeMatch is a prototype and its cosine similarity to an exchange.
+type PrototypeMatch struct {
+	// Kind is quality, noise or learned.
+	Kind string `json:"kind"`
+	// Label is the prototype's text (redacted, shortened).
+	Label      string  `json:"label"`
+	Similarity float64 `json:"similarity"`
+}
+
+// RejectedNeighbours is one rejected exchange and the prototypes nearest it.
+type RejectedNeighbours struct {
+	DecisionID string `json:"decision_id"`
+	// Preview is the exchange's redacted preview, shortened.
+	Preview string    `json:"preview"`
+	At      time.Time `json:"at"`
+	// Stage and Reason say what rejected it.
+	Stage  string `json:"stage"`
+	Reason string `json:"reason,omitempty"`
+	// Score is its content score, when it had one.
+	Score *float64 `json:"score,omitempty"`
+	// Noise are the nearest noise prototypes (static or learned), the
+	// nearest first; Quality is the nearest quality prototype, if any.
+	Noise   []PrototypeMatch `json:"noise"`
+	Quality *PrototypeMatch  `json:"quality,omitempty"`
 }

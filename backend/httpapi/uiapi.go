@@ -118,6 +118,24 @@ type FilterBucket struct {
 	Rejected map[string]int `json:"rejected"`
 }
 
+// Growth is how many memories the store held at the end of each day.
+type Growth struct {
+	// Days are the days (YYYY-MM-DD, UTC) from the oldest memory's (at most
+	// the last 365) to today, oldest first.
+	Days []string `json:"days"`
+	// Series are the cumulative counts of the memories created by the end
+	// of each day (one per day of Days), per project: the largest (at most
+	// 6, "" is no project), then the rest summed in one series marked Other.
+	Series []GrowthSeries `json:"series"`
+}
+
+// GrowthSeries is one project's line of a Growth.
+type GrowthSeries struct {
+	Project string `json:"project"`
+	Other   bool   `json:"other,omitempty"`
+	Counts  []int  `json:"counts"`
+}
+
 // RecallOverview is recall's counters and the injections per session.
 type RecallOverview struct {
 	search.RecallStats
@@ -171,8 +189,10 @@ type Overview struct {
 	OtherMemories int         `json:"other_memories"`
 	StoreBytes    int64       `json:"store_bytes"`
 	// CreatedPerDay covers the last 30 days, oldest first.
-	CreatedPerDay []DayCount     `json:"created_per_day"`
-	Recall        RecallOverview `json:"recall"`
+	CreatedPerDay []DayCount `json:"created_per_day"`
+	// Growth is the store's size over time, per project.
+	Growth Growth         `json:"growth"`
+	Recall RecallOverview `json:"recall"`
 	// Filter buckets the recent decision log per hour, the last 48 hours,
 	// oldest first (hours without decisions included).
 	Filter   []FilterBucket `json:"filter"`

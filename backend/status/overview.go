@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/capture"
+	"github.com/memtray/memtray/backend/feed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/judge"
 	"github.com/memtray/memtray/backend/memory"
@@ -21,6 +22,10 @@ const (
 	overviewProjects = 20
 	overviewDays     = 30
 	overviewHours    = 48
+	// growthDays and growthSeries bound the growth chart: its days, and
+	// the projects drawn apart from "other".
+	growthDays   = 365
+	growthSeries = 6
 	// indexLagWarn is how long a lagging text index stays a warning.
 	indexLagWarn = 10 * time.Minute
 	// DropWarn is how long dropped captures stay a warning.
@@ -36,6 +41,7 @@ func (s *Service) Overview(ctx context.Context) (httpapi.Overview, error) {
 	today := now.UTC().Truncate(24 * time.Hour)
 	first := today.AddDate(0, 0, -(overviewDays - 1))
 	perDay := make([]int, overviewDays)
+	created := map[string]map[int64]int{} // project -> UTC day (Unix days) -> memories created
 	err := s.o.Store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
 		byKind[string(m.Kind)]++
 		byProject[m.Project]++
@@ -48,6 +54,10 @@ func (s *Service) Overview(ctx context.Context) (httpapi.Overview, error) {
 		if m.Pinned {
 			o.Pinned++
 		}
+		if created[m.Project] == nil {
+			created[m.Project] = map[int64]int{}
+		}
+		created[m.Project][m.CreatedAt.UTC().Unix()/86400]++
 		if c := m.CreatedAt.UTC(); !c.Before(first) {
 			if i := int(c.Sub(first) / (24 * time.Hour)); i < overviewDays {
 				perDay[i]++
@@ -71,18 +81,75 @@ func (s *Service) Overview(ctx context.Context) (httpapi.Overview, error) {
 	for i, n := range perDay {
 		o.CreatedPerDay = append(o.CreatedPerDay, httpapi.DayCount{Day: first.AddDate(0, 0, i).Format("2006-01-02"), Count: n})
 	}
+	o.Growth = growth(created, projects, today)
 	o.StoreBytes = dirSize(s.o.StorePath)
 	rs := s.o.Recall()
 	o.Recall = httpapi.RecallOverview{RecallStats: rs}
 	if rs.Sessions > 0 {
 		o.Recall.PerSession = float64(rs.Given) / float64(rs.Sessions)
 	}
-	o.Filter = filterBuckets(s.o.Decisions.Newest(s.o.LogSize), now)
+	o.Filter = filterBuckets(s.o.Decisions, now)
 	o.Embedder = httpapi.EmbedderStatus{Model: s.o.EmbedderModel(), Reason: s.o.EmbedderReason(), Degraded: s.o.EmbedderDegraded()}
 	o.Judge = s.judgeStatus()
 	o.Capture, _ = s.o.Capture(ctx)
 	o.Warnings = s.warnings(ctx)
 	return o, nil
+}
+
+// growth makes the cumulative series of created (project -> Unix day ->
+// memories created) from the oldest day (at most growthDays ago) to today:
+// the largest projects of sorted apart, the rest as one "other" series.
+func growth(created map[string]map[int64]int, sorted []httpapi.NameCount, today time.Time) httpapi.Growth {
+	g := httpapi.Growth{Days: []string{}, Series: []httpapi.GrowthSeries{}}
+	last := today.Unix() / 86400
+	firstDay := last
+	for _, days := range created {
+		for d := range days {
+			firstDay = min(firstDay, d)
+		}
+	}
+	if len(created) == 0 {
+		return g
+	}
+	firstDay = max(firstDay, last-growthDays+1)
+	for d := firstDay; d <= last; d++ {
+		g.Days = append(g.Days, time.Unix(d*86400, 0).UTC().Format("2006-01-02"))
+	}
+	series := func(projects []string, other bool) httpapi.GrowthSeries {
+		gs := httpapi.GrowthSeries{Other: other, Counts: make([]int, len(g.Days))}
+		if !other {
+			gs.Project = projects[0]
+		}
+		for _, p := range projects {
+			for d, n := range created[p] {
+				// Memories of the days before the chart are its baseline;
+				// those stamped after today (a clock ahead) count today.
+				i := int(min(max(d, firstDay), last) - firstDay)
+				gs.Counts[i] += n
+			}
+		}
+		for i := 1; i < len(gs.Counts); i++ {
+			gs.Counts[i] += gs.Counts[i-1]
+		}
+		return gs
+	}
+	var rest []string
+	for i, p := range sorted {
+		if i < growthSeries {
+			g.Series = append(g.Series, series([]string{p.Name}, false))
+		} else {
+			rest = append(rest, p.Name)
+		}
+	}
+	for p := range created {
+		if !slices.ContainsFunc(sorted, func(nc httpapi.NameCount) bool { return nc.Name == p }) {
+			rest = append(rest, p)
+		}
+	}
+	if len(rest) > 0 {
+		g.Series = append(g.Series, series(rest, true))
+	}
+	return g
 }
 
 // sortedCounts orders counts by size, then name.
@@ -100,25 +167,26 @@ func sortedCounts(m map[string]int) []httpapi.NameCount {
 	return out
 }
 
-// filterBuckets counts decisions per hour over the last overviewHours,
-// oldest first, every hour present.
-func filterBuckets(log []httpapi.DecisionEntry, now time.Time) []httpapi.FilterBucket {
+// filterBuckets lays the decision log's hourly counters over the last
+// overviewHours, oldest first, every hour present.
+func filterBuckets(log *feed.DecisionLog, now time.Time) []httpapi.FilterBucket {
 	end := now.UTC().Truncate(time.Hour)
 	start := end.Add(-(overviewHours - 1) * time.Hour)
 	out := make([]httpapi.FilterBucket, overviewHours)
 	for i := range out {
 		out[i] = httpapi.FilterBucket{Hour: start.Add(time.Duration(i) * time.Hour), Verdicts: map[string]int{}, Rejected: map[string]int{}}
 	}
-	for _, e := range log {
-		at := e.At.UTC()
-		if at.Before(start) || !at.Before(end.Add(time.Hour)) {
+	for _, h := range log.Hours(start) {
+		if h.Hour.Before(start) || h.Hour.After(end) {
 			continue
 		}
-		b := &out[int(at.Sub(start)/time.Hour)]
-		b.Total++
-		b.Verdicts[string(e.Verdict)]++
-		if e.Verdict == memory.VerdictRejected {
-			b.Rejected[e.Stage]++
+		b := &out[int(h.Hour.Sub(start)/time.Hour)]
+		for v, n := range h.Verdicts {
+			b.Total += n
+			b.Verdicts[v] += n
+		}
+		for st, n := range h.Rejected {
+			b.Rejected[st] += n
 		}
 	}
 	return out

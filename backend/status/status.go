@@ -170,9 +170,12 @@ func (s *Service) StatsEvent(ctx context.Context) httpapi.StatsEvent {
 	midnight := time.Date(y, m, day, 0, 0, 0, 0, now.Location())
 	ev := httpapi.StatsEvent{Memories: s.o.Store.Count(), Capturing: s.o.Capturing(), Today: map[string]int{},
 		Embedder: s.o.EmbedderModel(), Degraded: s.o.EmbedderDegraded(), Subscribers: s.o.Bus.Subscribers()}
-	for _, e := range s.o.Decisions.Newest(s.o.LogSize) {
-		if !e.At.Before(midnight) {
-			ev.Today[string(e.Verdict)]++
+	// The hourly counters count every decision, kept across restarts.
+	for _, h := range s.o.Decisions.Hours(midnight) {
+		if !h.Hour.Before(midnight) {
+			for v, n := range h.Verdicts {
+				ev.Today[v] += n
+			}
 		}
 	}
 	ev.Warnings = len(s.warnings(ctx))

@@ -220,7 +220,7 @@ func (s *Store) Decisions(limit int) ([]DecisionRecord, error) {
 }
 
 // DecisionHours returns the hourly counters from the hour of since on,
-// oldest first; hours without decisions are absent.
+// oldest first, their maps never nil; hours without decisions are absent.
 func (s *Store) DecisionHours(since time.Time) ([]DecisionCounts, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -245,6 +245,12 @@ func (s *Store) DecisionHours(since time.Time) ([]DecisionCounts, error) {
 				return fmt.Errorf("hour counters: %w", err)
 			}
 			dc.Hour = time.Unix(int64(binary.BigEndian.Uint64(k)), 0).UTC()
+			if dc.Verdicts == nil {
+				dc.Verdicts = map[string]int{}
+			}
+			if dc.Rejected == nil {
+				dc.Rejected = map[string]int{}
+			}
 			out = append(out, dc)
 		}
 		return nil

@@ -83,6 +83,11 @@ func TestDecisionsBounded(t *testing.T) {
 			if len(hours) != tt.hours {
 				t.Errorf("%d hourly counters, want %d: %+v", len(hours), tt.hours, hours)
 			}
+			for _, h := range hours {
+				if h.Verdicts == nil || h.Rejected == nil {
+					t.Errorf("hour %v has a nil map: %+v", h.Hour, h)
+				}
+			}
 		})
 	}
 }
