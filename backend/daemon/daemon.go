@@ -138,7 +138,7 @@ type Daemon struct {
 // Services are the areas of the API this daemon serves in-process: the
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
-	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d.feed, Status: d.status, Recaller: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
+	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d.feed, Status: d.status, Recaller: d.recall, RecallLog: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
 		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs}
 }
 
@@ -231,7 +231,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 		d.recaller.WithSkills(search.NewSkillCatalog(d.emb, cfg.Recall.SkillFloor), append(dirs, cfg.Recall.SkillDirs...))
 	}
 	if d.recall, err = recall.New(recall.Options{Recaller: d.recaller, Built: cfg.Recall, Generation: d.emb.Generation,
-		Live: func() config.Recall { return d.settings.Live().Recall }}); err != nil {
+		Live: func() config.Recall { return d.settings.Live().Recall }, Log: st, Clock: d.clock}); err != nil {
 		return err
 	}
 	if err := d.openPipeline(ctx); err != nil {

@@ -1,6 +1,8 @@
 package daemon
 
 import (
+	"context"
+
 	"github.com/memtray/memtray/backend/feedback"
 	"github.com/memtray/memtray/backend/memories"
 )
@@ -8,7 +10,13 @@ import (
 // openFeedback builds the feedback service (reinforce, rate, snooze, pin)
 // over the store, announcing each change on the live feed.
 func (d *Daemon) openFeedback() {
-	d.feedback = feedback.New(feedback.Options{Store: d.store, Clock: d.clock, Logger: d.log, Publish: d.publishMemory})
+	d.feedback = feedback.New(feedback.Options{Store: d.store, Clock: d.clock, Logger: d.log, Publish: d.publishMemory,
+		Observe: func(ctx context.Context, op string, ids []string, score int) {
+			// The recall log notes it beside the recall that gave the memory.
+			if err := d.recall.Feedback(ctx, op, ids, score); err != nil {
+				d.log.Warn("recall log: feedback not recorded", "op", op, "err", err)
+			}
+		}})
 }
 
 // Feedback is the feedback service: reinforce, rate, snooze and pin.

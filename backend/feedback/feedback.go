@@ -52,6 +52,9 @@ type Options struct {
 	// ids; m is the memory after it when one memory changed. Nil: nothing
 	// is announced.
 	Publish func(op string, ids []string, m *memory.Memory)
+	// Observe, if set, is told of each reinforcement (score +1) and
+	// rating (+1 or -1) once it is stored, for the recall log.
+	Observe func(ctx context.Context, op string, ids []string, score int)
 }
 
 // Service records feedback on memories. It is safe for concurrent use.
@@ -70,6 +73,9 @@ func New(o Options) *Service {
 	if o.Publish == nil {
 		o.Publish = func(string, []string, *memory.Memory) {}
 	}
+	if o.Observe == nil {
+		o.Observe = func(context.Context, string, []string, int) {}
+	}
 	return &Service{o: o}
 }
 
@@ -77,10 +83,14 @@ func New(o Options) *Service {
 // decay clock restarts.
 func (s *Service) Reinforce(ctx context.Context, id string) (memory.Memory, error) {
 	now := s.o.Clock.Now().UTC()
-	return s.updated(OpReinforced)(s.update(ctx, id, func(m *memory.Memory) error {
+	m, err := s.updated(OpReinforced)(s.update(ctx, id, func(m *memory.Memory) error {
 		m.Reinforce(now)
 		return nil
 	}))
+	if err == nil {
+		s.o.Observe(ctx, OpReinforced, []string{id}, 1)
+	}
+	return m, err
 }
 
 // Rate records the agent's or the user's verdict on memories it was given:
@@ -114,6 +124,7 @@ func (s *Service) Rate(ctx context.Context, ids []string, score int, reason stri
 		out = append(out, m)
 	}
 	s.o.Publish(OpRated, ids, nil)
+	s.o.Observe(ctx, OpRated, ids, score)
 	if reason != "" {
 		masked, _ := redact.Redact(reason)
 		s.o.Logger.Debug("memories rated", "ids", ids, "score", score, "reason", masked)

@@ -104,6 +104,7 @@ type Services struct {
 	Feed        Feed
 	Status      Status
 	Recaller    Recaller
+	RecallLog   RecallLog
 	Settings    Settings
 	Transfer    Transfer
 	Importer    Importer

@@ -47,7 +47,7 @@ var (
 
 // Services is every area of the API over this client.
 func (c *Client) Services() Services {
-	return Services{Memories: c, Feedback: c, Feed: c, Status: c, Recaller: c, Settings: c, Transfer: c, Importer: c, Steward: c,
+	return Services{Memories: c, Feedback: c, Feed: c, Status: c, Recaller: c, RecallLog: c, Settings: c, Transfer: c, Importer: c, Steward: c,
 		Setup: c, Autostarter: c, Welcome: c, Tokens: c, Embedders: c, Jobs: c}
 }
 

@@ -101,6 +101,7 @@ func New(s Services, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/capture", withJSON(h.capturePost))
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
 	h.stewardRoutes()
+	h.recallLogRoutes()
 	h.autostartRoutes()
 	h.transferRoutes()
 	h.welcomeRoutes()

@@ -54,7 +54,7 @@ var roots = []any{
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},
 	steward.Plan{}, steward.Action{}, steward.Result{}, steward.Snapshot{}, steward.Skip{}, steward.PlanOptions{}, steward.Run{},
-	store.Info{}, store.TrashedMemory{}, store.ImportReport{},
+	store.Info{}, store.TrashedMemory{}, store.ImportReport{}, store.RecallEntry{}, store.RecallLogStats{},
 	events.Event{},
 }
 

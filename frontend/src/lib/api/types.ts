@@ -734,6 +734,55 @@ export interface Recall {
   hook_timeout: string;
 }
 
+/** store.RecallDay */
+export interface RecallDay {
+  date: string;
+  recalls: number;
+  gave: number;
+  empty: number;
+  memories: number;
+}
+
+/** store.RecallEntry */
+export interface RecallEntry {
+  seq: number;
+  at: string;
+  session_id: string;
+  event: string;
+  project?: string;
+  prompt?: string;
+  given: RecallMemory[];
+  withheld?: RecallMemory[];
+  skipped?: string;
+  feedback?: RecallFeedback[];
+}
+
+/** store.RecallFeedback */
+export interface RecallFeedback {
+  id: string;
+  at: string;
+  op: string;
+  score: number;
+}
+
+/** store.RecallLogStats */
+export interface RecallLogStats {
+  days: RecallDay[];
+  recalls: number;
+  gave: number;
+  empty: number;
+  top: RecallTop[];
+}
+
+/** store.RecallMemory */
+export interface RecallMemory {
+  id: string;
+  score: number;
+  kind?: string;
+  preview?: string;
+  reason?: string;
+}
+
 /** httpapi.RecallOverview */
 export interface RecallOverview {
   per_session: number;
@@ -772,6 +821,17 @@ export interface RecallStats {
   sessions: number;
 }
 
+/** store.RecallTop */
+export interface RecallTop {
+  id: string;
+  kind?: string;
+  preview?: string;
+  given: number;
+  helped: number;
+  misled: number;
+  hit_rate: number;
+}
+
 /** search.Recalled */
 export interface Recalled {
   hits: Hit[];
@@ -781,6 +841,7 @@ export interface Recalled {
   given: number;
   skills?: SkillHit[];
   warning?: string;
+  withheld?: Withheld[];
 }
 
 /** embedders.ReembedRequest */
@@ -1189,6 +1250,13 @@ export interface WelcomeState {
   config_file?: string;
   memories: number;
   listen: string;
+}
+
+/** search.Withheld */
+export interface Withheld {
+  id: string;
+  reason: string;
+  score: number;
 }
 
 /** The live feed's event names (GET /api/events) and their payloads. */
