@@ -1,15 +1,34 @@
-// The steward: a dry-run plan, applying the selected operations of it,
-// undoing the last run, and the trash.
+// The steward: a dry-run plan, applying the actions of it a person ticked,
+// undoing the last run, and the trash (with what a merged-away memory went
+// into, by its text).
 import { get, writable } from 'svelte/store';
 import { api } from '../api/client';
-import type { Plan, StewardEvent, StewardResult, StewardRun, TrashedMemory } from '../api/models';
+import type { Action, Plan, StewardEvent, StewardResult, StewardRun, TrashedMemory } from '../api/models';
+
+/** actionKey names one action of a plan: its operation and its memory (ApplyRequest.actions). */
+export function actionKey(a: Pick<Action, 'op' | 'id'>): string {
+  return `${a.op}:${a.id}`;
+}
+
+/** mergedInto is the id a trashed memory was merged into ("merged into <id>", the steward's trash reason), or null. */
+export function mergedInto(reason: string): string | null {
+  const m = /^merged into\s+(\S+)$/.exec(reason.trim());
+  return m ? m[1] : null;
+}
+
+/** The most survivors mergedTexts looks up at once. */
+const MAX_LOOKUPS = 100;
 import { events as defaultEvents, type EventStream } from './events';
 import { reportError, toast, undoable } from './toasts';
 
 export function createSteward(opts: { stream?: EventStream } = {}) {
   const stream = opts.stream ?? defaultEvents;
   const plan = writable<Plan | null>(null);
-  const selectedOps = writable<Set<string>>(new Set());
+  // The ticked actions of the plan, by actionKey: all of them at first.
+  const selected = writable<Set<string>>(new Set());
+  // For trashed memories merged into another: the survivor's text, by its id
+  // (null: the survivor is gone too).
+  const intoText = writable<Record<string, string | null>>({});
   const planning = writable(false);
   const applying = writable(false);
   const lastResult = writable<StewardResult | null>(null);
@@ -23,7 +42,7 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
     try {
       const p = await api.stewardPlan(full ? { full_merge: true } : {});
       plan.set(p);
-      selectedOps.set(new Set(Object.entries(p.counts ?? {}).filter(([, n]) => n > 0).map(([op]) => op)));
+      selected.set(new Set((p.actions ?? []).map(actionKey)));
     } catch (e) {
       reportError(e, 'Planning');
     } finally {
@@ -31,11 +50,27 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
     }
   }
 
-  function toggleOp(op: string) {
-    selectedOps.update((s) => {
+  /** toggle ticks or unticks one action. */
+  function toggle(a: Pick<Action, 'op' | 'id'>) {
+    selected.update((s) => {
       const n = new Set(s);
-      if (n.has(op)) n.delete(op);
-      else n.add(op);
+      const k = actionKey(a);
+      if (n.has(k)) n.delete(k);
+      else n.add(k);
+      return n;
+    });
+  }
+
+  /** toggleOp ticks every action of op, or unticks them all when all are ticked. */
+  function toggleOp(op: string) {
+    const keys = (get(plan)?.actions ?? []).filter((a) => a.op === op).map(actionKey);
+    selected.update((s) => {
+      const n = new Set(s);
+      const all = keys.every((k) => n.has(k));
+      for (const k of keys) {
+        if (all) n.delete(k);
+        else n.add(k);
+      }
       return n;
     });
   }
@@ -64,14 +99,16 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
   async function apply() {
     const p = get(plan);
     if (!p) return;
-    const ops = [...get(selectedOps)];
-    if (ops.length === 0) {
-      toast('info', 'Select at least one operation to apply');
+    const sel = get(selected);
+    const actions = (p.actions ?? []).filter((a) => sel.has(actionKey(a))).map((a) => ({ op: a.op, id: a.id }));
+    if (actions.length === 0) {
+      toast('info', 'Tick at least one action to apply');
       return;
     }
+    const ops = [...new Set(actions.map((a) => a.op))];
     applying.set(true);
     try {
-      const r = await api.stewardApply({ plan_id: p.id, ops });
+      const r = await api.stewardApply({ plan_id: p.id, ops, actions });
       lastResult.set(r);
       const n = r.applied?.length ?? 0;
       undoable(`Applied ${n} action${n === 1 ? '' : 's'}${r.skipped?.length ? `, ${r.skipped.length} skipped` : ''}`, () => undo(r.run_id), 10000);
@@ -86,10 +123,37 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
 
   async function loadTrash() {
     try {
-      trash.set((await api.trash()) ?? []);
+      const t = (await api.trash()) ?? [];
+      trash.set(t);
+      await mergedTexts(t);
     } catch (e) {
       reportError(e, 'Loading the trash');
     }
+  }
+
+  // mergedTexts looks up the text of each memory a trashed one was merged
+  // into (the trash reason names it by id only): in the trash itself, else
+  // from the store. A survivor that is gone is null.
+  async function mergedTexts(t: TrashedMemory[]) {
+    const known = get(intoText);
+    const inTrash = new Map(t.map((x) => [x.memory.id, x.memory.text]));
+    const out: Record<string, string | null> = {};
+    const ask: string[] = [];
+    for (const x of t) {
+      const id = mergedInto(x.reason);
+      if (!id || id in out) continue;
+      if (inTrash.has(id)) out[id] = inTrash.get(id) ?? null;
+      else if (id in known) out[id] = known[id];
+      else if (ask.length < MAX_LOOKUPS) ask.push(id);
+    }
+    await Promise.all(ask.map(async (id) => {
+      try {
+        out[id] = (await api.getMemory(id)).text;
+      } catch {
+        out[id] = null;
+      }
+    }));
+    intoText.set(out);
   }
 
   async function restore(ids: string[]) {
@@ -112,7 +176,10 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
     }),
   ];
 
-  return { plan, selectedOps, planning, applying, lastResult, trash, runs, lastEvent, makePlan, toggleOp, apply, undo, loadTrash, loadRuns, restore, destroy: () => unsubs.forEach((u) => u()) };
+  return {
+    plan, selected, planning, applying, lastResult, trash, intoText, runs, lastEvent,
+    makePlan, toggle, toggleOp, apply, undo, loadTrash, loadRuns, restore, destroy: () => unsubs.forEach((u) => u()),
+  };
 }
 
 export const steward = createSteward();
