@@ -297,6 +297,19 @@ export interface FilterBucket {
   rejected: Record<string, number>;
 }
 
+/** httpapi.Growth */
+export interface Growth {
+  days: string[];
+  series: GrowthSeries[];
+}
+
+/** httpapi.GrowthSeries */
+export interface GrowthSeries {
+  project: string;
+  other?: boolean;
+  counts: number[];
+}
+
 /** httpapi.Health */
 export interface Health {
   service: string;
@@ -588,6 +601,7 @@ export interface NameCount {
 export interface NoiseProjection {
   points: ProjectionPoint[];
   explained: number[];
+  rejected: RejectedNeighbours[];
 }
 
 /** feed.NoiseState */
@@ -642,6 +656,7 @@ export interface Overview {
   other_memories: number;
   store_bytes: number;
   created_per_day: DayCount[];
+  growth: Growth;
   recall: RecallOverview;
   filter: FilterBucket[];
   embedder: EmbedderStatus;
@@ -708,6 +723,13 @@ export interface ProjectionPoint {
   kind: string;
   label: string;
   score?: number;
+}
+
+/** feed.PrototypeMatch */
+export interface PrototypeMatch {
+  kind: string;
+  label: string;
+  similarity: number;
 }
 
 /** embedders.PullRequest */
@@ -851,6 +873,18 @@ export interface ReembedRequest {
   openai_url?: string;
   openai_key_env?: string;
   dimensions?: number;
+}
+
+/** feed.RejectedNeighbours */
+export interface RejectedNeighbours {
+  decision_id: string;
+  preview: string;
+  at: string;
+  stage: string;
+  reason?: string;
+  score?: number;
+  noise: PrototypeMatch[];
+  quality?: PrototypeMatch;
 }
 
 /** httpapi.ResetEvent */

@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { get } from 'svelte/store';
 import { createEventStream } from './events';
-import { createNoise, placePoints } from './noise';
+import { createNoise } from './noise';
 import { toasts } from './toasts';
 import { fakeFetch } from '../../test/fakes';
-import type { NoiseProjection, ProjectionPoint } from '../api/models';
+import type { NoiseProjection } from '../api/models';
 
 const proj: NoiseProjection = {
   points: [
@@ -13,6 +13,8 @@ const proj: NoiseProjection = {
     { x: 0, y: 0.5, kind: 'rejected', label: 'ok done', score: 0.2 },
   ],
   explained: [0.6, 0.3],
+  rejected: [{ decision_id: 'd1', preview: 'ok done', at: '2026-11-27T07:00:00Z', stage: 'content', score: 0.2,
+    noise: [{ kind: 'noise', label: 'thanks!', similarity: 0.81 }], quality: { kind: 'quality', label: 'a decision and its reason', similarity: 0.12 } }],
 };
 
 describe('noise store: projection', () => {
@@ -61,30 +63,5 @@ describe('noise store: projection', () => {
     expect(get(noise.projectionAvailable)).toBe(null);
     expect(get(toasts).length).toBeGreaterThan(0);
     noise.destroy();
-  });
-});
-
-describe('placePoints', () => {
-  it('fits the points in the box with one scale, centred, y up, exchanges under prototypes', () => {
-    const placed = placePoints(proj.points, 200, 100, 10);
-    expect(placed.map((p) => p.kind)).toEqual(['rejected', 'quality', 'noise']);
-    const byKind = Object.fromEntries(placed.map((p) => [p.kind, p]));
-    // x spans 2, y spans 0.5: x limits the scale, (200 - 20) / 2 = 90.
-    expect(byKind.quality.cx).toBeCloseTo(10);
-    expect(byKind.noise.cx).toBeCloseTo(190);
-    expect(byKind.quality.cy).toBeCloseTo(50 + 0.25 * 90);
-    expect(byKind.rejected.cy).toBeCloseTo(50 - 0.25 * 90);
-    for (const p of placed) {
-      expect(p.cx).toBeGreaterThanOrEqual(10);
-      expect(p.cx).toBeLessThanOrEqual(190);
-      expect(p.cy).toBeGreaterThanOrEqual(10);
-      expect(p.cy).toBeLessThanOrEqual(90);
-    }
-  });
-
-  it('puts coincident points in the middle and handles none', () => {
-    const same: ProjectionPoint[] = [{ x: 3, y: 3, kind: 'quality', label: 'q' }, { x: 3, y: 3, kind: 'stored', label: 's' }];
-    for (const p of placePoints(same, 100, 60)) expect([p.cx, p.cy]).toEqual([50, 30]);
-    expect(placePoints([], 100, 60)).toEqual([]);
   });
 });

@@ -1,9 +1,9 @@
 // The noise model: the content scorer's state, the recent decisions'
-// content scores (for the histogram), a threshold preview and the 2-D
-// projection of prototypes and recent exchanges.
+// content scores (for the histogram), a threshold preview and the
+// projection (each recent rejected exchange's nearest prototypes).
 import { get, writable } from 'svelte/store';
 import { api } from '../api/client';
-import type { DecisionEntry, NoiseProjection, NoiseState, PointKind, ProjectionPoint, ThresholdPreview } from '../api/models';
+import type { DecisionEntry, NoiseProjection, NoiseState, ThresholdPreview } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { reportError } from './toasts';
 
@@ -36,38 +36,6 @@ export function histogram(decisions: DecisionEntry[], bins = 20, key = CONTENT_S
     max = Math.max(max, sum);
   }
   return { edges, byVerdict, max };
-}
-
-/** The projection's kinds, in legend order. */
-export const POINT_KINDS: PointKind[] = ['quality', 'noise', 'learned', 'stored', 'rejected'];
-
-export interface PlacedPoint extends ProjectionPoint {
-  /** Position in the plot's viewBox. */
-  cx: number;
-  cy: number;
-}
-
-/**
- * Places projected points in a width x height viewBox with pad on every
- * side, one scale for both axes (distances stay true), centred; y grows
- * upwards. Exchanges are drawn first so the prototypes stay on top.
- */
-export function placePoints(points: ProjectionPoint[], width: number, height: number, pad = 12): PlacedPoint[] {
-  if (points.length === 0) return [];
-  let [x0, x1, y0, y1] = [Infinity, -Infinity, Infinity, -Infinity];
-  for (const p of points) {
-    x0 = Math.min(x0, p.x); x1 = Math.max(x1, p.x);
-    y0 = Math.min(y0, p.y); y1 = Math.max(y1, p.y);
-  }
-  const spanX = x1 - x0, spanY = y1 - y0;
-  const w = width - 2 * pad, h = height - 2 * pad;
-  const k = Math.min(spanX > 0 ? w / spanX : Infinity, spanY > 0 ? h / spanY : Infinity);
-  const scale = Number.isFinite(k) ? k : 0;
-  const mx = (x0 + x1) / 2, my = (y0 + y1) / 2;
-  const order = (p: ProjectionPoint) => (p.kind === 'stored' || p.kind === 'rejected' ? 0 : 1);
-  return [...points]
-    .sort((a, b) => order(a) - order(b))
-    .map((p) => ({ ...p, cx: width / 2 + (p.x - mx) * scale, cy: height / 2 - (p.y - my) * scale }));
 }
 
 export function createNoise(opts: { stream?: EventStream } = {}) {
