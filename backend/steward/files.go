@@ -89,14 +89,16 @@ type ledger struct {
 }
 
 // mergeMark records a merge scan: when it started, at which similarity,
-// and the merges it proposed. The next plan of the same scope searches
-// neighbours only for memories created or updated since (a pair of
-// memories both unchanged since was judged then) and re-checks the
-// proposed merges, which may not have been applied.
+// the merges it proposed and the near-duplicates it refused. The next plan
+// of the same scope searches neighbours only for memories created or
+// updated since (a pair of memories both unchanged since was judged then)
+// and re-checks the proposed merges, which may not have been applied, and
+// the refused pairs, so Plan.Refused lists them again while they stand.
 type mergeMark struct {
 	At         time.Time   `json:"at"`
 	Similarity float64     `json:"similarity"`
 	Pending    [][2]string `json:"pending,omitempty"`
+	Refused    [][2]string `json:"refused,omitempty"`
 }
 
 func (l *ledger) recent(op, id string, now time.Time, interval time.Duration) bool {

@@ -408,3 +408,54 @@ func TestRefusedMergesCarryBothTexts(t *testing.T) {
 		})
 	}
 }
+
+// TestIncrementalScanKeepsRefused: a plan whose merge scan is incremental
+// still lists the near-duplicates the last scan refused, while they are
+// still refused, so the list does not empty on the second plan.
+func TestIncrementalScanKeepsRefused(t *testing.T) {
+	ctx := context.Background()
+	base := "The deploy script pushes the api service image to the staging cluster after the integration tests pass on the main branch"
+	a := rec{id: "dupa", text: base + " with timeout 300s", typ: memory.TypeProject, created: 3, accessed: -1}
+	b := rec{id: "dupb", text: base + " with timeout 120s", typ: memory.TypeProject, created: 4, accessed: -1}
+	c := rec{id: "pin", text: "Release notes are written in docs/releases by hand, one file a version.", typ: memory.TypeProject, created: 3, accessed: -1, pinned: true}
+	d := rec{id: "pin2", text: "Release notes are written by hand in docs/releases, one file a version.", typ: memory.TypeProject, created: 3, accessed: -1}
+	st, sw := fixture(t, defaults(), a, b, c, d)
+	p1, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p1.Refused) != 2 {
+		t.Fatalf("first plan refused %+v", p1.Refused)
+	}
+	sw.clock = memory.FixedClock{T: now.Add(time.Hour)}
+	p2, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p2.MergeSince.IsZero() || p2.MergeQueried != 0 {
+		t.Fatalf("second plan not incremental: since %v queried %d", p2.MergeSince, p2.MergeQueried)
+	}
+	reasons := func(p *Plan) []string {
+		var out []string
+		for _, r := range p.Refused {
+			out = append(out, r.ID+"+"+r.MergedIDs[0]+": "+r.Reason)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if fmt.Sprint(reasons(p2)) != fmt.Sprint(reasons(p1)) {
+		t.Errorf("incremental plan refused\n%v\nwant\n%v", reasons(p2), reasons(p1))
+	}
+	// Unpinned, the pair merges on the next plan and is no longer refused.
+	if _, err := st.Update(ctx, "pin", func(m *memory.Memory) error { m.Pinned = false; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sw.clock = memory.FixedClock{T: now.Add(2 * time.Hour)}
+	p3, err := sw.Plan(ctx, PlanOptions{Ops: []string{OpMerge}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p3.Refused) != 1 || p3.Counts[OpMerge] != 1 {
+		t.Errorf("after unpinning: refused %v, merges %d", reasons(p3), p3.Counts[OpMerge])
+	}
+}

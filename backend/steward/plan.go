@@ -78,10 +78,10 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		} else {
 			mark = mergeMark{}
 		}
-		if err := s.planMerges(ctx, opts, now, p, mark.Pending, merges, losers); err != nil {
+		if err := s.planMerges(ctx, opts, now, p, mark, merges, losers); err != nil {
 			return nil, fmt.Errorf("steward plan: merge: %w", err)
 		}
-		if err := s.saveMergeMark(p.Scope, now, merges); err != nil {
+		if err := s.saveMergeMark(p.Scope, now, merges, p.Refused); err != nil {
 			s.log.Warn("steward merge scan not recorded: the next plan scans in full", "err", err)
 		}
 	}
@@ -150,15 +150,16 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 // planMerges finds the merges of the plan: for each memory (page by page,
 // mergeChunk at a time) its nearest neighbours at or above the merge
 // similarity, the first mergeable one not yet claimed by another merge.
-func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, pending [][2]string, merges map[string]*mergeResult, losers map[string]bool) error {
+func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, mark mergeMark, merges map[string]*mergeResult, losers map[string]bool) error {
 	claimed := map[string]bool{}
 	refusedPairs := map[[2]string]bool{}
 	thr := s.mergeSimilarity()
 	since := p.MergeSince
 	// The merges the last scan proposed: still there, unchanged and mergeable?
-	if !since.IsZero() && len(pending) > 0 {
+	pending := mark.Pending
+	if !since.IsZero() && len(pending)+len(mark.Refused) > 0 {
 		var ids []string
-		for _, pr := range pending {
+		for _, pr := range slices.Concat(pending, mark.Refused) {
 			ids = append(ids, pr[0], pr[1])
 		}
 		got, err := s.st.GetMany(ctx, ids)
@@ -181,6 +182,39 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				continue
 			}
 			r.similarity = sim
+			r.reason = mergeReason(&r, thr)
+			claimed[a.ID], claimed[b.ID] = true, true
+			merges[r.survivor.ID] = &r
+			losers[r.loser.ID] = true
+		}
+		// The pairs the last scan refused: still near-duplicates, still
+		// refused? One that is now mergeable (unpinned, woken) merges.
+		for _, pr := range mark.Refused {
+			a, aok := got[pr[0]]
+			b, bok := got[pr[1]]
+			if !aok || !bok || claimed[a.ID] || claimed[b.ID] || (opts.Project != "" && a.Project != opts.Project) {
+				continue
+			}
+			sim := search.Cosine(a.Embedding, b.Embedding)
+			if sim < thr {
+				continue
+			}
+			if !mergeable(&a, &b, now, opts.All) {
+				if why := notMergeable(&a, &b, now); why != "" && len(p.Refused) < maxRefused {
+					refusedPairs[[2]string{min(a.ID, b.ID), max(a.ID, b.ID)}] = true
+					p.Refused = append(p.Refused, refusal(&a, &b, sim, why))
+				}
+				continue
+			}
+			r := merge(&a, &b)
+			r.similarity = sim
+			if r.refused != "" {
+				if len(p.Refused) < maxRefused {
+					refusedPairs[[2]string{min(a.ID, b.ID), max(a.ID, b.ID)}] = true
+					p.Refused = append(p.Refused, refusal(&r.survivor, &r.loser, sim, r.refused))
+				}
+				continue
+			}
 			r.reason = mergeReason(&r, thr)
 			claimed[a.ID], claimed[b.ID] = true, true
 			merges[r.survivor.ID] = &r
@@ -359,8 +393,9 @@ func (s *Steward) mergeSimilarity() float64 {
 	return 0.88
 }
 
-// saveMergeMark records the merge scan that started at at, with the merges it proposed.
-func (s *Steward) saveMergeMark(scope string, at time.Time, merges map[string]*mergeResult) error {
+// saveMergeMark records the merge scan that started at at, with the merges
+// it proposed and the pairs it refused.
+func (s *Steward) saveMergeMark(scope string, at time.Time, merges map[string]*mergeResult, refused []Action) error {
 	if s.opts.Dir == "" {
 		return nil
 	}
@@ -375,6 +410,9 @@ func (s *Steward) saveMergeMark(scope string, at time.Time, merges map[string]*m
 		mk.Pending = append(mk.Pending, [2]string{id, r.loser.ID})
 	}
 	slices.SortFunc(mk.Pending, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	for _, r := range refused {
+		mk.Refused = append(mk.Refused, [2]string{r.ID, r.MergedIDs[0]})
+	}
 	if led.Merge == nil {
 		led.Merge = map[string]mergeMark{}
 	}
