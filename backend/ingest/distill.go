@@ -216,6 +216,9 @@ func userCandidates(text string) []Candidate {
 			cur = append(cur, st)
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
 			cur = append(cur, st)
+		case labelled.MatchString(st) && !logLabel.MatchString(st) && wordCount(st) >= 5 && classify(st) == classContent:
+			cur = append(cur, st) // a line of a record the user gives
+
 		default:
 			flush()
 		}
@@ -230,6 +233,13 @@ func userCandidates(text string) []Candidate {
 	}
 	return out
 }
+
+// labelled is a line of a record the user gives: a short capitalised
+// label, a colon, what it is set to ("Data layer: PostgreSQL with ...").
+var labelled = regexp.MustCompile(`^[A-Z][A-Za-z]+(?:[ &/+-]+[A-Za-z]+){0,4}(?: \([^)]{1,30}\))?:\s+\S`)
+
+// logLabel is a label that opens a log or error line, not a record.
+var logLabel = regexp.MustCompile(`(?i)^[^:]*(?:error|exception|warning|warn|fatal|panic|traceback|failed|failure|info|debug|note|help)\b[^:]*:`)
 
 // requestLead opens a request for the turn at hand: an imperative verb of
 // work ("add", "fix", "review"...), "please", "let's", "make sure", "we
