@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -304,5 +305,37 @@ func TestExportKeepsScope(t *testing.T) {
 	_ = d.Iterate(ctx, Filter{}, func(m memory.Memory) error { got = append(got, m.Scope); return nil })
 	if !slices.Equal(got, []memory.Scope{memory.ScopePersonal}) {
 		t.Fatalf("imported scopes = %v", got)
+	}
+}
+
+// TestApplyTeamBatchOrder: several new memories in one ApplyTeam each get
+// their own place in the insertion order, so Iterate and List see them
+// all (a shared order key lost all but one).
+func TestApplyTeamBatchOrder(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTeam(t, dir)
+	var puts []memory.Memory
+	for i, text := range []string{"first pulled fact", "second pulled fact", "third pulled fact"} {
+		m := teamMem(text)
+		m.ID = fmt.Sprintf("p%d", i)
+		m.CreatedAt, m.UpdatedAt = t0, t0
+		puts = append(puts, m)
+	}
+	if _, err := s.ApplyTeam(ctx, TeamChanges{Put: puts}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		var got []string
+		if err := s.Iterate(ctx, Filter{}, func(m memory.Memory) error { got = append(got, m.ID); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, []string{"p0", "p1", "p2"}) {
+			t.Fatalf("round %d: Iterate = %v", round, got)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = openTeam(t, dir)
 	}
 }

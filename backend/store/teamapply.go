@@ -88,7 +88,10 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	}
 	s.remote = true
 	defer func() { s.remote = false }()
-	seq := s.seq + 1
+	// Each write takes its own sequence number, as putBatchLocked's do: a
+	// new record's is its place in the insertion order (the order bucket).
+	var seq uint64
+	next := func() uint64 { seq++; return seq }
 	now := s.now().UTC()
 	var written []memory.Memory
 	var heads []recHeader
@@ -96,6 +99,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		res = TeamApplied{}
 		written, heads, tdels = nil, nil, nil
+		seq = s.seq
 		trash, err := tx.CreateBucketIfNotExists(bucketTrash)
 		if err != nil {
 			return err
@@ -136,7 +140,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			if err := recs.Delete(id); err != nil {
 				return err
 			}
-			if err := dels.Put(id, u64(seq)); err != nil {
+			if err := dels.Put(id, u64(next())); err != nil {
 				return err
 			}
 			tdels = append(tdels, d.ID)
@@ -155,7 +159,8 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			m.ReinforcedCount += int(p.sum.Reinforced)
 			m.FeedbackN += int(p.sum.FeedbackN)
 			m.FeedbackSum += p.sum.FeedbackSum
-			h := recHeader{seq: seq, tseq: seq, ord: seq}
+			n := next()
+			h := recHeader{seq: n, tseq: n, ord: n}
 			if v := recs.Get(id); v != nil {
 				oh, om, err := decodeRecord(v)
 				if err != nil {
@@ -195,7 +200,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 					continue
 				}
 				om.SupersededBy = m.ID
-				oh.seq = seq
+				oh.seq = next()
 				if err := writeRecord(tx, oh, &om); err != nil {
 					return fmt.Errorf("write %s: %w", om.ID, err)
 				}
