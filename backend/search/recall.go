@@ -354,7 +354,7 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 	r.given.Add(int64(len(out.Hits)))
 	if len(out.Hits) == 0 {
 		r.empty.Add(1)
-		out.Skipped = skippedReason(f, len(out.AlreadyGiven) > 0)
+		out.Skipped = skippedReason(f, len(out.AlreadyGiven) > 0 || r.engine.givenEarlier(f))
 	} else if err := r.record(ctx, out.Hits); err != nil {
 		warnings = append(warnings, err.Error())
 	}
@@ -575,6 +575,21 @@ func (r *Recaller) withheld(f found, given []memory.Hit, already []string, over,
 		add(c.ID, why, c.Composite)
 	}
 	return out
+}
+
+// givenEarlier reports whether the search left out, as given to the
+// session, a candidate that cleared the evidence test and the floors.
+func (e *Engine) givenEarlier(f found) bool {
+	if f.excluded == nil || f.noEvidence {
+		return false
+	}
+	reasons := e.floorReasons(f.scored, false)
+	for _, c := range f.scored {
+		if reasons[c.ID] == "" && f.excluded(c.ID) {
+			return true
+		}
+	}
+	return false
 }
 
 // floorReasons says which of a search's candidates (Result.Scored) the

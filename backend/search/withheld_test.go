@@ -92,3 +92,26 @@ func TestFloorReasons(t *testing.T) {
 		})
 	}
 }
+
+// TestRecallSkippedGivenEarlier: a prompt asked again in a later turn,
+// whose memories the session has, says they were given earlier; it said
+// "no memory cleared the relevance floors" (the search left them out as
+// given, which the reason did not see).
+func TestRecallSkippedGivenEarlier(t *testing.T) {
+	// Every memory that clears the floors fits in the first turn.
+	r, _ := newRecaller(t, func(c *config.Recall) { c.K, c.MaxChars = 40, 40000 })
+	ctx := context.Background()
+	var got Recalled
+	for _, turn := range []string{"1", "2"} {
+		var err error
+		if got, err = r.Recall(ctx, RecallRequest{SessionID: "s", Prompt: tlePrompt, Project: "orbit", Turn: turn}); err != nil {
+			t.Fatal(err)
+		}
+		if turn == "1" && len(got.Hits) == 0 {
+			t.Fatalf("the first turn recalled nothing: %s", got.Skipped)
+		}
+	}
+	if len(got.Hits) != 0 || got.Skipped != "every relevant memory was given earlier in this session" {
+		t.Errorf("asked again: hits %v, skipped %q", hitIDs(got.Hits), got.Skipped)
+	}
+}
