@@ -40,6 +40,7 @@ import (
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/tail"
+	"github.com/memtray/memtray/backend/teamsync"
 	"github.com/memtray/memtray/backend/transfer"
 	"github.com/memtray/memtray/frontend"
 )
@@ -129,6 +130,7 @@ type Daemon struct {
 	settings  *settings.Service  // the live config, the capture switch, the token (capture.go)
 	embedders *embedders.Service // the embedder's information, pulls, re-embeddings, thresholds (embedder.go)
 	status    *status.Service    // stats, the overview and its warnings, the live feed's subscriptions, MCP's status (backend/status)
+	team      *teamsync.Syncer   // the team sync loop; nil when team memory is off (team.go)
 
 	// closers release what Open acquired, run in reverse order by Close
 	// and by Open when a later step fails (closers.go).
@@ -139,7 +141,7 @@ type Daemon struct {
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
 	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d.feed, Status: d.status, Recaller: d.recall, RecallLog: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
-		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs}
+		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs, Team: teamService{d}}
 }
 
 // Open opens the data dir's store with the embedder the store was built with
@@ -190,7 +192,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	if err := d.openEmbedder(ctx, opts.Embedder); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock})
+	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock, Shared: d.teamShared()})
 	if err != nil {
 		return err // store's errors name the store
 	}
@@ -263,6 +265,9 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	d.openFeedback()
 	d.importer = importer.NewService(importer.Options{Store: d.store, Pipeline: d.pipeline}, d.log)
 	if err := d.openStatus(); err != nil {
+		return err
+	}
+	if err := d.openTeam(); err != nil {
 		return err
 	}
 	d.mcp = d.MCPHandler()
@@ -425,6 +430,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 	bg.Go(func() { d.runSteward(bgCtx) })
 	bg.Go(func() { d.runFeed(bgCtx) })
 	bg.Go(func() { d.runHold(bgCtx) })
+	bg.Go(func() { d.runTeam(bgCtx) })
 	defer func() { stopBackground(); bg.Wait() }()
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -46,6 +46,9 @@ type Stats struct {
 	// came from: the embedding model's calibration, the config file, or
 	// the built-in default (see docs/embedders.md).
 	Thresholds []calib.Value `json:"thresholds"`
+	// Team is the team sync's state (issue 23); absent when the daemon
+	// serves no team area.
+	Team *TeamStatus `json:"team,omitempty"`
 }
 
 // PipelineStats describes the write pipeline: its gates, the judge's
@@ -115,6 +118,7 @@ type Services struct {
 	Tokens      Tokens
 	Embedders   Embedders
 	Jobs        Jobs
+	Team        Team
 }
 
 // Memories is the part of Services that adds, finds, reads, edits and

@@ -108,6 +108,7 @@ func New(s Services, opts Options) *Handler {
 	h.tokenRoutes()
 	h.setupRoutes()
 	h.embedderRoutes()
+	h.teamRoutes()
 	h.uiRoutes()
 	h.mux.HandleFunc("GET /", h.index)
 	return h
@@ -254,6 +255,11 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeErr(w, err)
 		return
+	}
+	if h.s.Team != nil {
+		if ts, err := h.s.Team.TeamStatus(r.Context()); err == nil {
+			s.Team = &ts
+		}
 	}
 	writeJSON(w, http.StatusOK, s)
 }

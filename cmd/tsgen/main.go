@@ -51,6 +51,7 @@ var roots = []any{
 	httpapi.AutostartRequest{}, autostart.State{},
 	httpapi.ExportFileRequest{}, httpapi.WelcomeState{},
 	httpapi.ErrorBody{},
+	httpapi.TeamStatus{}, httpapi.TeamPushReport{}, httpapi.TeamPullReport{}, httpapi.ScopeRequest{},
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},
 	steward.Plan{}, steward.Action{}, steward.Result{}, steward.Snapshot{}, steward.Skip{}, steward.PlanOptions{}, steward.Run{},
@@ -60,11 +61,15 @@ var roots = []any{
 
 // names renames types whose Go names clash or are unexported.
 var names = map[reflect.Type]string{
-	reflect.TypeOf(httpapi.ErrorBody{}): "ErrorBody",
-	reflect.TypeOf(httpapi.Stats{}):     "Stats",
-	reflect.TypeOf(config.Config{}):     "Config",
-	reflect.TypeOf(autostart.State{}):   "AutostartState",
-	reflect.TypeOf(calib.Value{}):       "Threshold",
+	reflect.TypeOf(httpapi.ErrorBody{}):      "ErrorBody",
+	reflect.TypeOf(httpapi.Stats{}):          "Stats",
+	reflect.TypeOf(config.Config{}):          "Config",
+	reflect.TypeOf(autostart.State{}):        "AutostartState",
+	reflect.TypeOf(calib.Value{}):            "Threshold",
+	reflect.TypeOf(httpapi.TeamStatus{}):     "TeamStatus",
+	reflect.TypeOf(config.Team{}):            "TeamConfig",
+	reflect.TypeOf(httpapi.TeamPushReport{}): "TeamPushReport",
+	reflect.TypeOf(httpapi.TeamPullReport{}): "TeamPullReport",
 	// Package setup's types keep the names the API gave them.
 	reflect.TypeOf(setup.List{}):         "SetupList",
 	reflect.TypeOf(setup.Agent{}):        "SetupClient",

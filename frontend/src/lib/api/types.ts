@@ -121,6 +121,7 @@ export interface Config {
   capture: Capture;
   recall: Recall;
   steward: Steward;
+  team: TeamConfig;
   log_level: string;
   idle_exit: string;
 }
@@ -535,6 +536,7 @@ export interface ListedMemory {
   content_hash: string;
   embedding?: number[];
   embedding_model?: string;
+  scope?: string;
 }
 
 /** memory.Memory */
@@ -565,6 +567,7 @@ export interface Memory {
   content_hash: string;
   embedding?: number[];
   embedding_model?: string;
+  scope?: string;
 }
 
 /** httpapi.MemoryEvent */
@@ -919,6 +922,11 @@ export interface Run {
   scheduled?: boolean;
 }
 
+/** httpapi.ScopeRequest */
+export interface ScopeRequest {
+  scope: string;
+}
+
 /** memory.ScoreBreakdown */
 export interface ScoreBreakdown {
   relevance: number;
@@ -1119,6 +1127,7 @@ export interface Stats {
   recall: RecallStats;
   warnings: Warning[];
   thresholds: Threshold[];
+  team?: TeamStatus;
 }
 
 /** httpapi.StatsEvent */
@@ -1172,6 +1181,48 @@ export interface StewardType {
   decay_floor: number;
   prune_importance: number;
   prune_age_days: number;
+}
+
+/** config.Team */
+export interface TeamConfig {
+  share: boolean;
+  url_env: string;
+  url_file: string;
+  projects: string[];
+  pull_interval: string;
+}
+
+/** teamsync.PullReport */
+export interface TeamPullReport {
+  changes: number;
+  put: number;
+  kept: number;
+  skipped: number;
+  deleted: number;
+}
+
+/** teamsync.PushReport */
+export interface TeamPushReport {
+  pushed: number;
+  deleted: number;
+  relinked: number;
+  refused: number;
+  deltas: number;
+}
+
+/** teamsync.Status */
+export interface TeamStatus {
+  enabled: boolean;
+  connected: boolean;
+  role?: string;
+  outbox: number;
+  lag_seconds: number;
+  last_error: string;
+  last_push?: string;
+  last_pull?: string;
+  pushed: number;
+  pulled: number;
+  relinked: number;
 }
 
 /** calib.Value */

@@ -1,0 +1,98 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/teamsync"
+)
+
+// teamPushEvery is how often the sync loop looks at the outbox between
+// writes (a read transaction): what bounds a team write's propagation.
+const teamPushEvery = 200 * time.Millisecond
+
+// teamShared is the store's team policy: nil (no outbox) unless team
+// memory is on.
+func (d *Daemon) teamShared() func(*memory.Memory) bool {
+	if !d.cfg.Team.Share {
+		return nil
+	}
+	return teamsync.Shared(d.cfg.Team.Projects)
+}
+
+// openTeam builds the team sync loop when team memory is on; runTeam runs
+// it while the daemon serves. The database is not touched here: the
+// daemon starts, and works, with the team database down.
+func (d *Daemon) openTeam() error {
+	if !d.cfg.Team.Share {
+		return nil
+	}
+	every := time.Duration(d.cfg.Team.PullInterval)
+	sy, err := teamsync.New(teamsync.Options{Store: d.store, Embedder: d.emb, Logger: d.log,
+		Connect:      teamsync.Connect(d.cfg.Team.URLEnv, d.cfg.Team.URLFile),
+		PullInterval: every, PushInterval: min(teamPushEvery, every), MaxBackoff: every})
+	if err != nil {
+		return fmt.Errorf("team sync: %w", err)
+	}
+	d.team = sy
+	return nil
+}
+
+// runTeam runs the sync loop until ctx ends (Serve's background).
+func (d *Daemon) runTeam(ctx context.Context) {
+	if d.team != nil {
+		d.team.Run(ctx)
+	}
+}
+
+// teamService is the daemon's httpapi.Team.
+type teamService struct{ d *Daemon }
+
+// TeamStatus reports the sync loop's state, or that team memory is off.
+func (t teamService) TeamStatus(context.Context) (httpapi.TeamStatus, error) {
+	if t.d.team == nil {
+		return httpapi.TeamStatus{}, nil
+	}
+	return t.d.team.Status(), nil
+}
+
+// TeamPush pushes the outbox now (with all, every team memory first).
+func (t teamService) TeamPush(ctx context.Context, all bool) (httpapi.TeamPushReport, error) {
+	if t.d.team == nil {
+		return httpapi.TeamPushReport{}, httpapi.ErrTeamOff
+	}
+	if all {
+		if _, err := t.d.store.EnqueueShared(ctx); err != nil {
+			return httpapi.TeamPushReport{}, err
+		}
+	}
+	return t.d.team.PushNow(ctx)
+}
+
+// TeamPull pulls the team's changes now.
+func (t teamService) TeamPull(ctx context.Context) (httpapi.TeamPullReport, error) {
+	if t.d.team == nil {
+		return httpapi.TeamPullReport{}, httpapi.ErrTeamOff
+	}
+	return t.d.team.PullNow(ctx)
+}
+
+// SetScope moves a memory to scope; the store's outbox hook queues the
+// push (or, leaving the team, the delete) in the same write.
+func (t teamService) SetScope(ctx context.Context, id string, scope memory.Scope) (memory.Memory, error) {
+	m, err := t.d.store.Update(ctx, id, func(m *memory.Memory) error {
+		m.Scope = scope
+		return nil
+	})
+	if err != nil {
+		return memory.Memory{}, t.d.indexLag(err)
+	}
+	if t.d.team != nil {
+		t.d.team.Kick()
+	}
+	m.Embedding = nil
+	return m, nil
+}

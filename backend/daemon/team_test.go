@@ -1,0 +1,409 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+	"github.com/memtray/memtray/backend/team"
+	"github.com/memtray/memtray/backend/team/pgtest"
+)
+
+// teamDB is a team database on its own PostgreSQL server (the fault
+// tests stop and restart it), with its owner's store for reading it.
+type teamDB struct {
+	srv   *pgtest.Server
+	db    string
+	admin *team.Store
+	roles []string
+}
+
+// newTeamDB starts a server, creates the team database and n members.
+func newTeamDB(t *testing.T, n int) *teamDB {
+	t.Helper()
+	srv := pgtest.Start(t)
+	tdb := &teamDB{srv: srv, db: srv.NewDB(t, "teamowner")}
+	admin, err := team.Open(context.Background(), srv.ConnString("teamowner", tdb.db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(admin.Close)
+	tdb.admin = admin
+	for i := range n {
+		r := fmt.Sprintf("member%d", i)
+		srv.Role(t, r)
+		if err := admin.SetMember(context.Background(), r, false); err != nil {
+			t.Fatal(err)
+		}
+		tdb.roles = append(tdb.roles, r)
+	}
+	return tdb
+}
+
+// teamConfig is a daemon's config with team memory on as member i,
+// projects "shop" shared, the connection string in its own variable.
+func (tdb *teamDB) teamConfig(t *testing.T, i int) config.Config {
+	t.Helper()
+	cfg := testConfig(t)
+	env := fmt.Sprintf("MEMTRAY_TEST_TEAM_URL_%d", i)
+	t.Setenv(env, tdb.srv.ConnString(tdb.roles[i], tdb.db))
+	cfg.Team = config.Team{Share: true, URLEnv: env, Projects: []string{"shop"}, PullInterval: config.Duration(300 * time.Millisecond)}
+	return cfg
+}
+
+// live is the team database's live memories: text by id, and how many
+// hold each text.
+func (tdb *teamDB) live(t *testing.T) (map[string]string, map[string]int) {
+	t.Helper()
+	ids, texts, err := tdb.tryLive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids, texts
+}
+
+// tryLive is live, failing with the database (which a test restarts).
+func (tdb *teamDB) tryLive() (map[string]string, map[string]int, error) {
+	var cur team.Cursor
+	state := map[string]*team.Memory{}
+	for {
+		p, err := tdb.admin.Pull(context.Background(), cur, team.PullOptions{})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, c := range p.Changes {
+			state[c.MemoryID] = c.Memory
+		}
+		cur = p.Next
+		if !p.More {
+			break
+		}
+	}
+	ids, texts := map[string]string{}, map[string]int{}
+	for id, m := range state {
+		if m != nil {
+			ids[id] = m.Text
+			texts[m.Text]++
+		}
+	}
+	return ids, texts, nil
+}
+
+// teamText is a distinct fact for daemon d, number i: words of its own so
+// the write pipeline's duplicate check keeps every one.
+func teamText(d, i int) string {
+	syl := []string{"ka", "lo", "mi", "ve", "ru", "ta", "zo", "ne", "pi", "gu", "sa", "do"}
+	word := func(n int) string {
+		var b strings.Builder
+		for range 3 {
+			b.WriteString(syl[n%len(syl)])
+			n /= len(syl)
+		}
+		return b.String()
+	}
+	n := d*1000 + i*7
+	return fmt.Sprintf("The %s service of the shop keeps its %s queue on host %s, restarted by %s on failure.",
+		word(n), word(n+1), word(n+2), word(n+3))
+}
+
+// shared is a daemon's local team memories (text by id).
+func shared(t *testing.T, d *Daemon) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	pol := d.teamShared()
+	err := d.store.Iterate(context.Background(), store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+		if pol(&m) {
+			out[m.ID] = m.Text
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: never happened: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// converge waits until every daemon holds every team memory of every
+// daemon and of the database, with its outbox empty, and returns them.
+func converge(t *testing.T, tdb *teamDB, ds []*Daemon) map[string]string {
+	t.Helper()
+	var all map[string]string
+	eventually(t, "all daemons converge", func() error {
+		var err error
+		if all, _, err = tdb.tryLive(); err != nil {
+			return err
+		}
+		for i, d := range ds {
+			if st := d.team.Status(); st.Outbox != 0 {
+				return fmt.Errorf("daemon %d: outbox %d (%s)", i, st.Outbox, st.LastError)
+			}
+			got := shared(t, d)
+			for id, text := range all {
+				if got[id] != text {
+					lm, gerr := d.store.Get(context.Background(), id)
+					return fmt.Errorf("daemon %d lacks %s %q (status %+v) local: %+v %v", i, id, text, d.team.Status(), lm, gerr)
+				}
+			}
+			for id := range got {
+				if _, ok := all[id]; !ok {
+					return fmt.Errorf("daemon %d holds %s, which the team does not", i, id)
+				}
+			}
+		}
+		return nil
+	})
+	return all
+}
+
+// TestTeamThreeDaemons: three daemons on one team database, writing
+// concurrently: every team memory reaches every daemon's recall, personal
+// memories never reach the database.
+func TestTeamThreeDaemons(t *testing.T) {
+	tdb := newTeamDB(t, 3)
+	ctx := context.Background()
+	var ds []*Daemon
+	for i := range 3 {
+		d, _ := serve(t, tdb.teamConfig(t, i))
+		ds = append(ds, d)
+	}
+	const per = 8
+	var personal sync.Map
+	var wg sync.WaitGroup
+	for di, d := range ds {
+		wg.Go(func() {
+			for i := range per {
+				if _, err := d.memories.Add(ctx, httpapi.AddRequest{Text: teamText(di, i), Project: "shop"}); err != nil {
+					t.Errorf("daemon %d add: %v", di, err)
+				}
+			}
+			p := fmt.Sprintf("Daemon %d's owner likes the %s colour scheme in every editor.", di, []string{"amber", "teal", "violet"}[di])
+			if _, err := d.memories.Add(ctx, httpapi.AddRequest{Text: p, Type: "user", Project: "shop"}); err != nil {
+				t.Errorf("daemon %d add: %v", di, err)
+			}
+			o := fmt.Sprintf("The garden project %d waters the %s beds at dawn.", di, []string{"north", "south", "east"}[di])
+			if _, err := d.memories.Add(ctx, httpapi.AddRequest{Text: o, Project: "garden"}); err != nil {
+				t.Errorf("daemon %d add: %v", di, err)
+			}
+			personal.Store(p, true)
+			personal.Store(o, true)
+		})
+	}
+	wg.Wait()
+	all := converge(t, tdb, ds)
+	if len(all) < 3*per*3/4 {
+		t.Fatalf("the team holds %d memories of the %d written", len(all), 3*per)
+	}
+	_, counts := tdb.live(t)
+	for text, n := range counts {
+		if _, ok := personal.Load(text); ok {
+			t.Errorf("a personal memory reached the database: %q", text)
+		}
+		if n != 1 {
+			t.Errorf("%q is held %d times", text, n)
+		}
+	}
+	// Recall: each daemon finds each team memory by its words.
+	for di, d := range ds {
+		for id, text := range all {
+			hits, err := d.memories.Search(ctx, httpapi.SearchRequest{Query: text, K: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, h := range hits {
+				found = found || h.Memory.ID == id
+			}
+			if !found {
+				t.Errorf("daemon %d: a search for %q does not find %s", di, text, id)
+			}
+		}
+		st, err := d.Services().Status.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, _ := d.Services().Team.TeamStatus(ctx)
+		if !ts.Enabled || !ts.Connected || ts.LastError != "" || ts.Outbox != 0 {
+			t.Errorf("daemon %d team status = %+v (stats %d memories)", di, ts, st.Store.Count)
+		}
+	}
+}
+
+// TestTeamPostgresDown: PostgreSQL stops while the daemons write; local
+// writes keep working, the status says the database is unreachable, and
+// once it is back every outbox drains and the daemons converge.
+func TestTeamPostgresDown(t *testing.T) {
+	tdb := newTeamDB(t, 3)
+	ctx := context.Background()
+	var ds []*Daemon
+	for i := range 3 {
+		d, _ := serve(t, tdb.teamConfig(t, i))
+		ds = append(ds, d)
+	}
+	for di, d := range ds {
+		if _, err := d.memories.Add(ctx, httpapi.AddRequest{Text: teamText(di, 0), Project: "shop"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	converge(t, tdb, ds)
+	tdb.srv.Stop()
+	for di, d := range ds {
+		for i := 1; i <= 4; i++ {
+			if _, err := d.memories.Add(ctx, httpapi.AddRequest{Text: teamText(di, i), Project: "shop"}); err != nil {
+				t.Fatalf("a local write with the database down: %v", err)
+			}
+		}
+	}
+	eventually(t, "the status reports the outage", func() error {
+		st := ds[0].team.Status()
+		if st.Connected || st.LastError == "" || st.Outbox == 0 {
+			return fmt.Errorf("status %+v", st)
+		}
+		return nil
+	})
+	// Local recall works meanwhile.
+	if hits, err := ds[0].memories.Search(ctx, httpapi.SearchRequest{Query: teamText(0, 3), K: 3}); err != nil || len(hits) == 0 {
+		t.Fatalf("local search with the database down: %v, %v", hits, err)
+	}
+	if err := tdb.srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	all := converge(t, tdb, ds)
+	if len(all) != 15 {
+		t.Fatalf("the team holds %d memories, want 15", len(all))
+	}
+}
+
+// teamChildEnv names, for TestTeamChild, the data dir and config of the
+// daemon it runs in a process of its own (the kill -9 test).
+const teamChildEnv = "MEMTRAY_TEST_TEAM_CHILD"
+
+// TestTeamChild is not a test: TestTeamKillMidPush runs this binary with
+// -test.run=TestTeamChild to get a daemon it can kill -9. It writes team
+// memories one by one, printing "ACK <id>" as each is acknowledged, until
+// it is killed (or, with "drain" mode, writes nothing and serves).
+func TestTeamChild(t *testing.T) {
+	spec := os.Getenv(teamChildEnv)
+	if spec == "" {
+		t.Skip("run by TestTeamKillMidPush")
+	}
+	mode, cfgPath, _ := strings.Cut(spec, ":")
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(context.Background(), Options{Config: cfg, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = d.Serve(context.Background(), nil) }()
+	if mode == "drain" {
+		select {}
+	}
+	for i := 0; ; i++ {
+		m, err := d.memories.Add(context.Background(), httpapi.AddRequest{Text: teamText(7, i), Project: "shop"})
+		if err != nil {
+			fmt.Printf("ERR %v\n", err)
+			continue
+		}
+		fmt.Printf("ACK %s\n", m.ID)
+	}
+}
+
+// TestTeamKillMidPush: a daemon killed with SIGKILL while it writes and
+// pushes, then started again, loses nothing it acknowledged and doubles
+// nothing in the team database.
+func TestTeamKillMidPush(t *testing.T) {
+	tdb := newTeamDB(t, 1)
+	cfg := tdb.teamConfig(t, 0)
+	cfgPath := cfg.DataDir + "/config.json"
+	cfg.File = cfgPath
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := config.WriteFileAtomic(cfgPath, js, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(mode string) (*exec.Cmd, *bufio.Scanner) {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTeamChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), teamChildEnv+"="+mode+":"+cfgPath)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd, bufio.NewScanner(out)
+	}
+	cmd, sc := run("write")
+	acked := map[string]bool{}
+	// Kill once the team holds some of its memories while it still writes:
+	// pushes are in flight.
+	for sc.Scan() {
+		if id, ok := strings.CutPrefix(sc.Text(), "ACK "); ok {
+			acked[id] = true
+		}
+		if len(acked)%10 == 0 {
+			if ids, _ := tdb.live(t); len(ids) >= 20 {
+				break
+			}
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if len(acked) == 0 {
+		t.Fatal("the child acknowledged nothing")
+	}
+	before, _ := tdb.live(t)
+	run("drain")
+	eventually(t, "every acknowledged memory in the team", func() error {
+		ids, counts, err := tdb.tryLive()
+		if err != nil {
+			return err
+		}
+		for id := range acked {
+			if _, ok := ids[id]; !ok {
+				return fmt.Errorf("%s (acknowledged) is not in the team: %d of %d there", id, len(ids), len(acked))
+			}
+		}
+		for text, n := range counts {
+			if n != 1 {
+				return fmt.Errorf("%q is held %d times", text, n)
+			}
+		}
+		return nil
+	})
+	t.Logf("killed with %d acknowledged, %d pushed; after the restart all %d are there once", len(acked), len(before), len(acked))
+}
