@@ -83,6 +83,7 @@ export function createFeed(opts: FeedOptions = {}) {
   }
 
   function mergeNow(incoming: FeedItem[]) {
+    if (pendingById.size > 0 && incoming.some((e) => pendingById.delete(e.id))) pending.set(pendingById.size);
     items.update((cur) => {
       const byId = new Map<string, FeedItem>();
       for (const e of incoming) if (!byId.has(e.id)) byId.set(e.id, e);
@@ -169,12 +170,12 @@ export function createFeed(opts: FeedOptions = {}) {
     try {
       const d = await api.keep(item.id);
       if (d.verdict === 'rejected') {
-        push({ ...item, ...d, mark: undefined });
+        mergeNow([{ ...item, ...d, mark: undefined }]); // the user's own action shows now, held or not
         toast('error', `Keep stored nothing: ${d.stage}: ${d.reason}`);
         return d;
       }
       setMark(item.id, 'kept');
-      push({ ...item, ...d, mark: undefined });
+      mergeNow([{ ...item, ...d, mark: undefined }]); // the user's own action shows now, held or not
       undoable('Kept: stored and taken out of the noise model', async () => {
         for (const id of d.memory_ids ?? []) await api.markNoise(id);
         setMark(item.id, undefined);
