@@ -8,7 +8,7 @@ import type * as gen from './types';
 
 export type {
   Action, ApplyRequest, AutostartState, Build, CaptureUpdate, ConfigUpdate, ConfigView, DayCount, Decision, DecisionEntry,
-  EditResult, ErrorBody, FilterBucket, Health, Hit, ImportReport, ListRequest, ListResponse, ListedMemory, Memory, MemoryEvent,
+  EditResult, ErrorBody, FilterBucket, Health, Hit, ImportReport, ListFacets, ListRequest, ListResponse, ListedMemory, Memory, MemoryEvent,
   MemoryHistory, MemoryPatch, NameCount, NoiseProjection, Overview, Plan, PlanOptions, RecallRequest, RecallStats, Recalled, ResetEvent,
   ProjectionPoint, ScoreBreakdown, SearchRequest, Skip, Snapshot, StageTiming, Stats, StatsEvent, StewardEvent, ThresholdFlip,
   ThresholdPreview, TrashedMemory, UndoRequest,

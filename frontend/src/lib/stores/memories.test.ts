@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { get } from 'svelte/store';
 import { createEventStream } from './events';
-import { createMemories } from './memories';
+import { createMemories, projectGroups } from './memories';
 import { toasts, runAction } from './toasts';
 import { fakeFetch } from '../../test/fakes';
 
@@ -80,5 +80,24 @@ describe('memories store', () => {
     await s.load();
     stream.dispatch({ id: '1', type: 'memory', data: { op: 'reinforced', ids: ['a'], memory: { ...mem('a'), reinforced_count: 3 } } });
     expect(get(s.rows)[0].reinforced_count).toBe(3);
+  });
+
+  it('sends the filters to the server, asks the facets on the first load, and groups worktrees under their repository', async () => {
+    const facets = { projects: { shop: 3, 'shop-ui': 2, infra: 1, '': 1 }, kinds: { fact: 4 }, types: { project: 4 }, sources: { mcp: 4 }, worktrees: { shop: ['shop-ui'] } };
+    const { calls } = fakeFetch({ 'GET /api/memories': { memories: [mem('a')], total: 1, facets } });
+    const s = createMemories({ stream: createEventStream() });
+    await s.load();
+    const q = (i: number) => new URL(calls[i].url, 'http://x').searchParams;
+    expect(q(0).get('facets')).toBe('true');
+    expect(get(s.facets)).toEqual(facets);
+    await s.setPage({ project: 'shop', worktrees: true, type: 'feedback', source: 'ingest' });
+    expect(q(1).get('facets')).toBeNull();
+    expect([q(1).get('project'), q(1).get('worktrees'), q(1).get('type'), q(1).get('source')]).toEqual(['shop', 'true', 'feedback', 'ingest']);
+    await s.setPage({ project: '' });
+    expect(q(2).get('worktrees')).toBeNull(); // without a project it means nothing
+    expect(projectGroups(facets)).toEqual([
+      { name: 'infra', count: 1, worktrees: [] },
+      { name: 'shop', count: 3, worktrees: [{ name: 'shop-ui', count: 2 }] },
+    ]);
   });
 });

@@ -3,7 +3,7 @@
 // with their score breakdowns, and the one-click actions with undo.
 import { derived, get, writable, type Readable } from 'svelte/store';
 import { api } from '../api/client';
-import type { Hit, ListRequest, ListedMemory, Memory, MemoryEvent, MemoryHistory, MemoryPatch } from '../api/models';
+import type { Hit, ListFacets, ListRequest, ListedMemory, Memory, MemoryEvent, MemoryHistory, MemoryPatch } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
 import { deferred, fieldErrors, reportError, toast, undoable } from './toasts';
 
@@ -13,14 +13,40 @@ export interface PageState {
   sort: string;
   order: 'asc' | 'desc';
   project: string;
+  /** With project: its worktrees' labels too (ListFacets.worktrees). */
+  worktrees: boolean;
   kind: string;
+  type: string;
+  /** A source or a source family ("ingest"). */
+  source: string;
   q: string;
   snoozed: string;
 }
 
 export const defaultPage: PageState = {
-  offset: 0, limit: 50, sort: 'created', order: 'desc', project: '', kind: '', q: '', snoozed: '',
+  offset: 0, limit: 50, sort: 'created', order: 'desc', project: '', worktrees: false, kind: '', type: '', source: '', q: '', snoozed: '',
 };
+
+/** The filters a PageState has set (not paging, sorting or q). */
+export const filterKeys = ['project', 'kind', 'type', 'source', 'snoozed'] as const;
+
+/** A project of the filter menu: a repository with the projects that look like its worktrees, or a project alone. */
+export interface ProjectGroup {
+  name: string;
+  count: number;
+  /** The worktree labels grouped under it, with their counts. */
+  worktrees: { name: string; count: number }[];
+}
+
+/** The projects of the facets, worktrees under their repository, by name. */
+export function projectGroups(f: ListFacets | null): ProjectGroup[] {
+  if (!f) return [];
+  const grouped = new Set(Object.values(f.worktrees ?? {}).flat());
+  return Object.entries(f.projects)
+    .filter(([name]) => name !== '' && !grouped.has(name))
+    .map(([name, count]) => ({ name, count, worktrees: (f.worktrees?.[name] ?? []).map((w) => ({ name: w, count: f.projects[w] ?? 0 })) }))
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
 
 export function createMemories(opts: { stream?: EventStream; reloadMs?: number } = {}) {
   const stream = opts.stream ?? defaultEvents;
@@ -40,19 +66,25 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
   const searching = writable(false);
   /** Ids hidden while their deferred delete waits out its undo. */
   const hidden = writable<Set<string>>(new Set());
+  /** The whole store's counts per filter value (for the filter menus). */
+  const facets = writable<ListFacets | null>(null);
   let seq = 0;
   let reloadTimer: ReturnType<typeof setTimeout> | null = null;
 
-  async function load() {
+  /** Loads the page; withFacets (the first load and after changes) also the filter menus' counts. */
+  async function load(withFacets = get(facets) === null) {
     const p = get(page);
     const my = ++seq;
     loading.set(true);
     try {
-      const params: ListRequest = { limit: p.limit, offset: p.offset, sort: p.sort, order: p.order, project: p.project, kind: p.kind, q: p.q, snoozed: p.snoozed };
+      const params: ListRequest = { limit: p.limit, offset: p.offset, sort: p.sort, order: p.order, project: p.project, kind: p.kind, q: p.q,
+        snoozed: p.snoozed, type: p.type, source: p.source, worktrees: p.project !== '' && p.worktrees ? true : undefined,
+        facets: withFacets ? true : undefined };
       const res = await api.listMemories(params);
       if (my !== seq) return; // a newer request answers instead
       rows.set(res.memories ?? []);
       total.set(res.total);
+      if (res.facets) facets.set(res.facets);
       loaded.set(true);
     } catch (e) {
       if (my === seq) reportError(e, 'Loading memories');
@@ -65,14 +97,14 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
     if (reloadTimer) return;
     reloadTimer = setTimeout(() => {
       reloadTimer = null;
-      void load();
+      void load(true);
     }, reloadMs);
   }
 
   function setPage(p: Partial<PageState>) {
     page.update((cur) => {
       const next = { ...cur, ...p };
-      if (p.offset === undefined && (p.sort !== undefined || p.order !== undefined || p.q !== undefined || p.kind !== undefined || p.project !== undefined || p.snoozed !== undefined || p.limit !== undefined)) next.offset = 0;
+      if (p.offset === undefined && Object.keys(p).length > 0) next.offset = 0;
       return next;
     });
     return load();
@@ -271,6 +303,7 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
   return {
     page: { subscribe: page.subscribe } as Readable<PageState>,
     rows: visibleRows, total, loading, loaded, pages, selectedId, detail, history, checked, query,
+    facets: { subscribe: facets.subscribe } as Readable<ListFacets | null>,
     hits: visibleHits, searching,
     load, setPage, sortBy, next, prev, select, search, reinforce, snooze, pin, edit, remove,
     bulkSnooze, bulkReinforce, toggleCheck, checkAll,
