@@ -102,6 +102,8 @@ export const api = {
   reinforce: (id: string) => request<Memory>('POST', `/api/memories/${enc(id)}/reinforce`),
   snooze: (id: string, days: number) => request<Memory>('POST', `/api/memories/${enc(id)}/snooze`, { body: { days } }),
   pin: (id: string, pinned: boolean) => request<Memory>('POST', `/api/memories/${enc(id)}/pin`, { body: { pinned } }),
+  /** Moves a memory to a scope: shared with the team, or kept on this machine (issue 23). */
+  setScope: (id: string, scope: 'team' | 'personal') => request<Memory>('POST', `/api/memories/${enc(id)}/scope`, { body: { scope } }),
   markNoise: (id: string, keepalive = false) => request<void>('POST', `/api/memories/${enc(id)}/noise`, { keepalive }),
   search: (req: SearchRequest) => request<{ hits: Hit[] }>('POST', '/api/search', { body: req }),
   recall: (req: RecallRequest) => request<Recalled>('POST', '/api/recall', { body: req }),
