@@ -15,7 +15,7 @@ const UNRELATED = 'What is a good recipe for sourdough bread with rye flour?';
 const overflows = (page, sel) => page.locator(sel).evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).length);
 
 export async function run(ctx) {
-  const { d1, newPage, login, shot, assert, ok, step } = ctx;
+  const { d1, newPage, login, shot, assert, ok, step, startDaemon } = ctx;
 
   step('recall: recalls on d1 that hit, repeat and miss; the agent rates what it was given');
   const ask = (session_id, prompt, turn) => d1.api('POST', '/api/recall', { session_id, prompt, project: 'orbit', turn });
@@ -107,4 +107,16 @@ export async function run(ctx) {
   await darkGroup.scrollIntoViewIfNeeded();
   await shot(dark, 'recall-dark-1024');
   ok('1024x700 dark: no part overflows');
+
+  // ---- the log survives a restart ----
+  step('recall: the log survives a daemon restart');
+  const d = await startDaemon('recall-restart');
+  await d.api('POST', '/api/memories', { text: 'The ingest worker batches embeddings 64 at a time to stay under the model server limit.', project: 'ingest', kind: 'fact' });
+  await d.api('POST', '/api/recall', { session_id: 'restart-s', prompt: 'How many embeddings does the ingest worker batch at a time?', project: 'ingest' });
+  const before = await d.api('GET', '/api/recall/log');
+  assert(before.length === 1, `${before.length} recalls logged before the restart, want 1`);
+  await d.restart();
+  const after = await d.api('GET', '/api/recall/log');
+  assert(JSON.stringify(after) === JSON.stringify(before), `the log after the restart: ${JSON.stringify(after)}`);
+  ok(`the recall log survives a restart (${before[0].given.length} given, ${before[0].withheld?.length ?? 0} withheld)`);
 }
