@@ -160,6 +160,15 @@ func (s *Syncer) fail(err error) {
 	s.update(func(st *Status) { st.Connected, st.LastError = false, err.Error() })
 }
 
+// done records the outcome of an exchange with the database.
+func (s *Syncer) done(err error) {
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	s.update(func(st *Status) { st.Connected, st.LastError = true, "" })
+}
+
 // Run pushes and pulls until ctx ends, then closes the connection.
 func (s *Syncer) Run(ctx context.Context) {
 	defer func() {
@@ -271,9 +280,7 @@ func (s *Syncer) PushNow(ctx context.Context) (PushReport, error) {
 		return PushReport{}, err
 	}
 	r, err := s.push(ctx)
-	if err != nil {
-		s.fail(err)
-	}
+	s.done(err)
 	return r, err
 }
 
@@ -287,9 +294,7 @@ func (s *Syncer) PullNow(ctx context.Context) (PullReport, error) {
 		return PullReport{}, err
 	}
 	r, err := s.pull(ctx)
-	if err != nil {
-		s.fail(err)
-	}
+	s.done(err)
 	return r, err
 }
 
