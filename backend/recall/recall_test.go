@@ -18,14 +18,14 @@ const prompt = "how are the retries of the payment gateway configured?"
 
 // open returns a recaller over a real store holding memories about the
 // payment gateway's retries, built with the default recall configuration.
-func open(t *testing.T) (*search.Recaller, config.Recall) {
+func open(t testing.TB) (*search.Recaller, config.Recall) {
 	t.Helper()
 	rec, cfg, _ := openStore(t)
 	return rec, cfg
 }
 
 // openStore is open with the store.
-func openStore(t *testing.T) (*search.Recaller, config.Recall, *store.Store) {
+func openStore(t testing.TB) (*search.Recaller, config.Recall, *store.Store) {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
