@@ -213,7 +213,7 @@ func (s *Service) update(ctx context.Context, id string, fn func(*memory.Memory)
 // by default; ties by id), each with its computed columns. The store
 // selects, sorts and pages from its in-memory columns (store.List) and only
 // the page's records are read: a page of ~100k memories takes a few
-// milliseconds (BenchmarkListPage). A type, source or worktrees filter, which those
+// milliseconds (BenchmarkListPage). A type, source, scope or worktrees filter, which those
 // columns do not hold, reads every record the other filters keep (filter).
 // A memory deleted between the steps is left out of the page. Facets, when
 // asked, count the whole store (one pass over the records, like Stats).
@@ -244,7 +244,7 @@ func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, erro
 	} else {
 		req.Worktrees = false
 	}
-	if req.Type != "" || req.Source != "" || req.Worktrees {
+	if req.Type != "" || req.Source != "" || req.Scope != "" || req.Worktrees {
 		res, err = s.listFiltered(ctx, q, req, now)
 	} else {
 		res, err = s.listPage(ctx, q, now)
@@ -281,7 +281,7 @@ func (s *Service) listPage(ctx context.Context, q store.ListQuery, now time.Time
 	return res, nil
 }
 
-// listFiltered is a page under a type, source or worktrees filter: the store selects
+// listFiltered is a page under a type, source, scope or worktrees filter: the store selects
 // and sorts by the other filters, the records are read and filtered here,
 // then paged.
 func (s *Service) listFiltered(ctx context.Context, q store.ListQuery, req ListRequest, now time.Time) (ListResponse, error) {
@@ -313,13 +313,16 @@ func (s *Service) listFiltered(ctx context.Context, q store.ListQuery, req ListR
 	return res, nil
 }
 
-// matches reports whether m passes req's type, source and (with
+// matches reports whether m passes req's type, source, scope and (with
 // Worktrees) project filters.
 func matches(m memory.Memory, req ListRequest) bool {
 	if req.Worktrees && m.Project != req.Project && !WorktreeOf(m.Project, req.Project) {
 		return false
 	}
 	if req.Type != "" && string(m.Type) != req.Type {
+		return false
+	}
+	if req.Scope != "" && scopeName(m.Scope) != req.Scope {
 		return false
 	}
 	if req.Source != "" && m.Source != req.Source && SourceFamily(m.Source) != req.Source {
@@ -330,12 +333,13 @@ func matches(m memory.Memory, req ListRequest) bool {
 
 // facets counts the whole store by project, kind, type and source family.
 func (s *Service) facets(ctx context.Context) (ListFacets, error) {
-	f := ListFacets{Projects: map[string]int{}, Kinds: map[string]int{}, Types: map[string]int{}, Sources: map[string]int{}}
+	f := ListFacets{Projects: map[string]int{}, Kinds: map[string]int{}, Types: map[string]int{}, Sources: map[string]int{}, Scopes: map[string]int{}}
 	err := s.o.Store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
 		f.Projects[m.Project]++
 		f.Kinds[string(m.Kind)]++
 		f.Types[string(m.Type)]++
 		f.Sources[SourceFamily(m.Source)]++
+		f.Scopes[scopeName(m.Scope)]++
 		return nil
 	})
 	if err != nil {

@@ -140,9 +140,14 @@ func TestListFilters(t *testing.T) {
 		{Text: "Deploys go out with make release from the main branch only.", Kind: "fact", Type: "project", Project: "infra", Source: "mcp"},
 		{Text: "The staging cluster issues certificates through the letsencrypt issuer.", Kind: "fact", Type: "reference", Project: "infra", Source: "ingest:runbook.md"},
 	}
-	for _, a := range add {
-		if _, err := s.Add(ctx, a); err != nil {
+	for i, a := range add {
+		m, err := s.Add(ctx, a)
+		if err != nil {
 			t.Fatalf("Add(%q): %v", a.Text, err)
+		}
+		scope := []memory.Scope{memory.ScopeTeam, memory.ScopePersonal, memory.ScopeTeam, memory.ScopeDefault}[i]
+		if _, err := s.o.Store.Update(ctx, m.ID, func(m *memory.Memory) error { m.Scope = scope; return nil }); err != nil {
+			t.Fatal(err)
 		}
 	}
 	for _, tc := range []struct {
@@ -160,6 +165,10 @@ func TestListFilters(t *testing.T) {
 		{"source none", ListRequest{Source: "import"}, 0, 0},
 		{"paged", ListRequest{Source: "mcp", Limit: 1, Offset: 1}, 2, 1},
 		{"past the end", ListRequest{Type: "project", Offset: 5}, 2, 0},
+		{"scope team", ListRequest{Scope: "team"}, 2, 2},
+		{"scope personal", ListRequest{Scope: "personal"}, 1, 1},
+		{"scope default", ListRequest{Scope: "default"}, 1, 1},
+		{"scope and source", ListRequest{Scope: "team", Source: "mcp"}, 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := s.List(ctx, tc.req)
@@ -192,7 +201,8 @@ func TestListFilters(t *testing.T) {
 	}
 	f := res.Facets
 	if f.Projects["shop"] != 2 || f.Projects["infra"] != 2 || f.Types["project"] != 2 || f.Kinds["fact"] != 3 ||
-		f.Sources["mcp"] != 2 || f.Sources["ingest"] != 1 || f.Sources["cli"] != 1 {
+		f.Sources["mcp"] != 2 || f.Sources["ingest"] != 1 || f.Sources["cli"] != 1 ||
+		f.Scopes["team"] != 2 || f.Scopes["personal"] != 1 || f.Scopes["default"] != 1 {
 		t.Fatalf("facets = %+v", *f)
 	}
 }
@@ -208,6 +218,8 @@ func TestListRequestValidateFilters(t *testing.T) {
 		{"bad kind", ListRequest{Kind: "rumour"}, "kind"},
 		{"long source", ListRequest{Source: strings.Repeat("s", MaxListQuery+1)}, "source"},
 		{"invalid utf-8 project", ListRequest{Project: "\xff"}, "project"},
+		{"scopes", ListRequest{Scope: "default"}, ""},
+		{"bad scope", ListRequest{Scope: "public"}, "scope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.req.Validate()

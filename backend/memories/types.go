@@ -57,6 +57,9 @@ type ListRequest struct {
 	// Source keeps the memories of one source: exactly, or its family
 	// before the first ":" ("ingest" keeps "ingest:design.md").
 	Source string `json:"source,omitempty"`
+	// Scope keeps the memories of one stored scope: personal, team, or
+	// default (none set: the team configuration decides).
+	Scope string `json:"scope,omitempty"`
 	// Worktrees, with Project, also keeps the projects that look like
 	// worktrees of it (WorktreeOf).
 	Worktrees bool `json:"worktrees,omitempty"`
@@ -73,6 +76,8 @@ type ListFacets struct {
 	Types    map[string]int `json:"types"`
 	// Sources counts source families (SourceFamily).
 	Sources map[string]int `json:"sources"`
+	// Scopes counts the stored scopes (personal, team, default).
+	Scopes map[string]int `json:"scopes"`
 	// Worktrees groups the projects that look like worktrees of another
 	// project (WorktreeOf) under it: repository -> worktree labels, sorted.
 	Worktrees map[string][]string `json:"worktrees,omitempty"`
@@ -114,6 +119,18 @@ func groupWorktrees(projects map[string]int) map[string][]string {
 		slices.Sort(ls)
 	}
 	return out
+}
+
+// ScopeDefaultName names the empty (default) scope in ListRequest.Scope
+// and ListFacets.Scopes.
+const ScopeDefaultName = "default"
+
+// scopeName is s as ListRequest.Scope and ListFacets.Scopes name it.
+func scopeName(s memory.Scope) string {
+	if s == memory.ScopeDefault {
+		return ScopeDefaultName
+	}
+	return string(s)
 }
 
 // SourceFamily is a source without what follows its first ":"
@@ -212,6 +229,11 @@ func (r *ListRequest) Validate() error {
 	}
 	if len(r.Source) > MaxListQuery || !memory.ValidUTF8(r.Source) {
 		fields["source"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)
+	}
+	switch r.Scope {
+	case "", ScopeDefaultName, string(memory.ScopePersonal), string(memory.ScopeTeam):
+	default:
+		fields["scope"] = "must be personal, team or default"
 	}
 	if len(r.Project) > MaxListQuery || !memory.ValidUTF8(r.Project) {
 		fields["project"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)

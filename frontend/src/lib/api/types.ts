@@ -479,6 +479,7 @@ export interface ListFacets {
   kinds: Record<string, number>;
   types: Record<string, number>;
   sources: Record<string, number>;
+  scopes: Record<string, number>;
   worktrees?: Record<string, string[]>;
 }
 
@@ -494,6 +495,7 @@ export interface ListRequest {
   q?: string;
   type?: string;
   source?: string;
+  scope?: string;
   worktrees?: boolean;
   facets?: boolean;
 }

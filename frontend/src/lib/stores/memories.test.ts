@@ -83,16 +83,16 @@ describe('memories store', () => {
   });
 
   it('sends the filters to the server, asks the facets on the first load, and groups worktrees under their repository', async () => {
-    const facets = { projects: { shop: 3, 'shop-ui': 2, infra: 1, '': 1 }, kinds: { fact: 4 }, types: { project: 4 }, sources: { mcp: 4 }, worktrees: { shop: ['shop-ui'] } };
+    const facets = { projects: { shop: 3, 'shop-ui': 2, infra: 1, '': 1 }, kinds: { fact: 4 }, types: { project: 4 }, sources: { mcp: 4 }, scopes: { default: 4 }, worktrees: { shop: ['shop-ui'] } };
     const { calls } = fakeFetch({ 'GET /api/memories': { memories: [mem('a')], total: 1, facets } });
     const s = createMemories({ stream: createEventStream() });
     await s.load();
     const q = (i: number) => new URL(calls[i].url, 'http://x').searchParams;
     expect(q(0).get('facets')).toBe('true');
     expect(get(s.facets)).toEqual(facets);
-    await s.setPage({ project: 'shop', worktrees: true, type: 'feedback', source: 'ingest' });
+    await s.setPage({ project: 'shop', worktrees: true, type: 'feedback', source: 'ingest', scope: 'team' });
     expect(q(1).get('facets')).toBeNull();
-    expect([q(1).get('project'), q(1).get('worktrees'), q(1).get('type'), q(1).get('source')]).toEqual(['shop', 'true', 'feedback', 'ingest']);
+    expect([q(1).get('project'), q(1).get('worktrees'), q(1).get('type'), q(1).get('source'), q(1).get('scope')]).toEqual(['shop', 'true', 'feedback', 'ingest', 'team']);
     await s.setPage({ project: '' });
     expect(q(2).get('worktrees')).toBeNull(); // without a project it means nothing
     expect(projectGroups(facets)).toEqual([

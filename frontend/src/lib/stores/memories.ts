@@ -19,16 +19,18 @@ export interface PageState {
   type: string;
   /** A source or a source family ("ingest"). */
   source: string;
+  /** personal, team or default (the stored scope; default: the team configuration decides). */
+  scope: string;
   q: string;
   snoozed: string;
 }
 
 export const defaultPage: PageState = {
-  offset: 0, limit: 50, sort: 'created', order: 'desc', project: '', worktrees: false, kind: '', type: '', source: '', q: '', snoozed: '',
+  offset: 0, limit: 50, sort: 'created', order: 'desc', project: '', worktrees: false, kind: '', type: '', source: '', scope: '', q: '', snoozed: '',
 };
 
 /** The filters a PageState has set (not paging, sorting or q). */
-export const filterKeys = ['project', 'kind', 'type', 'source', 'snoozed'] as const;
+export const filterKeys = ['project', 'kind', 'type', 'source', 'scope', 'snoozed'] as const;
 
 /** A project of the filter menu: a repository with the projects that look like its worktrees, or a project alone. */
 export interface ProjectGroup {
@@ -78,7 +80,7 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
     loading.set(true);
     try {
       const params: ListRequest = { limit: p.limit, offset: p.offset, sort: p.sort, order: p.order, project: p.project, kind: p.kind, q: p.q,
-        snoozed: p.snoozed, type: p.type, source: p.source, worktrees: p.project !== '' && p.worktrees ? true : undefined,
+        snoozed: p.snoozed, type: p.type, source: p.source, scope: p.scope, worktrees: p.project !== '' && p.worktrees ? true : undefined,
         facets: withFacets ? true : undefined };
       const res = await api.listMemories(params);
       if (my !== seq) return; // a newer request answers instead
