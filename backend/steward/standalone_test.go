@@ -45,3 +45,27 @@ func sign(n int) int {
 	}
 	return 0
 }
+
+// FuzzCompareStandalone: any two texts compare without panicking, the
+// order is antisymmetric, and a choice always comes with its reason.
+func FuzzCompareStandalone(f *testing.F) {
+	for _, s := range [][2]string{
+		{"Yes, same cause: the cache is cold.", "The cache is cold."},
+		{"Sure — it is.", "Is it?"},
+		{"", "   "},
+		{"No longer pinned.", "It moved to docs/releases: see that."},
+		{"ok.", "\xff\xfe"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		ab, why := compareStandalone(a, b)
+		ba, _ := compareStandalone(b, a)
+		if sign(ab) != -sign(ba) {
+			t.Fatalf("not antisymmetric: %d, %d", ab, ba)
+		}
+		if (ab != 0) != (why != "") {
+			t.Fatalf("cmp %d with reason %q", ab, why)
+		}
+	})
+}
