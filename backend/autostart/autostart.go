@@ -57,6 +57,11 @@ type State struct {
 	Stale bool `json:"stale,omitempty"`
 	// Foreign: a file memtray did not write has the entry's name.
 	Foreign bool `json:"foreign,omitempty"`
+	// Headless: the daemon that answered runs without a tray or window
+	// (`memtray serve`), so starting the tray app at login does not apply
+	// to it: the app could not open the data dir while serve holds it.
+	// The UI offers the switch only to turn an existing entry off.
+	Headless bool `json:"headless,omitempty"`
 }
 
 // Path is the entry's file for o.

@@ -75,10 +75,15 @@ type Options struct {
 	// (idle.go). The user's own daemon (serve, the app, the systemd unit)
 	// leaves it false and never idle-exits.
 	OnDemand bool
+	// Desktop marks the daemon of the desktop app (tray and window); a
+	// headless one (`memtray serve`) leaves it false, and the API says
+	// starting at login does not apply to it (autostart.State.Headless).
+	Desktop bool
 }
 
 // Daemon is an open memtray: store, embedder and search, ready to serve.
 type Daemon struct {
+	desktop    bool // Options.Desktop
 	cfg        config.Config
 	version    string
 	build      httpapi.Build
@@ -153,7 +158,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, version: opts.Version, build: opts.Build, log: opts.Logger, clock: opts.Clock, startedAt: time.Now(),
 		bus: events.New(events.Options{}), heartbeat: opts.Heartbeat, captureTick: opts.CaptureTick,
-		statsTick: opts.StatsTick, configPath: opts.ConfigPath, idle: idleWatch{onDemand: opts.OnDemand}}
+		statsTick: opts.StatsTick, configPath: opts.ConfigPath, idle: idleWatch{onDemand: opts.OnDemand}, desktop: opts.Desktop}
 	if d.configPath == "" {
 		d.configPath = cfg.File
 	}

@@ -28,6 +28,7 @@ func (d *Daemon) openSetup() {
 		Memories:    d.store.Count,
 		Clock:       d.clock,
 		Logger:      d.log,
+		Desktop:     d.desktop,
 	})
 }
 

@@ -43,7 +43,9 @@ func (s *Service) Autostart(context.Context) (autostart.State, error) {
 	if err != nil {
 		return autostart.State{}, err
 	}
-	return autostart.Status(o)
+	st, err := autostart.Status(o)
+	st.Headless = !s.o.Desktop
+	return st, err
 }
 
 // SetAutostart writes or removes the login entry.
@@ -57,11 +59,13 @@ func (s *Service) SetAutostart(_ context.Context, req AutostartRequest) (autosta
 		if err == nil {
 			s.o.Logger.Info("autostart on", "entry", st.Path)
 		}
+		st.Headless = !s.o.Desktop
 		return st, err
 	}
 	st, err := autostart.Disable(o)
 	if err == nil {
 		s.o.Logger.Info("autostart off", "entry", st.Path)
 	}
+	st.Headless = !s.o.Desktop
 	return st, err
 }

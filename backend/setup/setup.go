@@ -37,6 +37,10 @@ type Options struct {
 	Clock memory.Clock
 	// Logger records what setup changed; nil discards it.
 	Logger *slog.Logger
+	// Desktop: the daemon runs inside the desktop app (tray and window).
+	// False (`memtray serve`): starting memtray at login does not apply
+	// to it (autostart.State.Headless says so; the UI hides the switch).
+	Desktop bool
 }
 
 // Service connects agents, starts memtray at login and keeps the first-run

@@ -56,6 +56,7 @@ export interface AutostartState {
   command?: string[];
   stale?: boolean;
   foreign?: boolean;
+  headless?: boolean;
 }
 
 /** httpapi.Build */
