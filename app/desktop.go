@@ -74,10 +74,10 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(cfg.LogLevel)}))
 	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	d, err := daemon.Open(sigCtx, daemon.Options{Config: cfg, Version: cli.Version, Build: cli.Build(), Logger: log})
+	d, err := daemon.Open(sigCtx, daemon.Options{Config: cfg, Version: cli.Version, Build: cli.Build(), Logger: log, Desktop: true})
 	if err != nil {
-		fmt.Fprintf(stderr, "memtray app: %v\n", err)
-		return 1
+		// Most often `memtray serve` holds the data dir: say so in a window.
+		return showProblem(explainStart(err, dataDir, cfg.Listen, findRunning(dataDir)), stderr)
 	}
 	defer d.Close()
 	app := &desktop{d: d, log: log, stderr: stderr, hidden: af.hidden}
@@ -91,8 +91,8 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 	select {
 	case app.addr = <-ready:
 	case err := <-served:
-		fmt.Fprintf(stderr, "memtray app: %v\n", err)
-		return 1
+		d.Close() // before the window, which waits for the user
+		return showProblem(explainStart(err, dataDir, cfg.Listen, running{}), stderr)
 	}
 	go func() {
 		err := <-served

@@ -9,7 +9,10 @@
 #     loads through Wails' AssetServer and reports /api/health and an
 #     /api/events event, a screenshot is saved, the tray registers and
 #     pauses capture, a second launch hands over, Quit stops it cleanly,
-#     and a relaunched app stops cleanly on SIGTERM (exit 0, store closed).
+#     and a relaunched app stops cleanly on SIGTERM (exit 0, store closed);
+#   - app/desktoptest (TestDesktopAppWhileServeRuns): the app launched while
+#     `memtray serve` holds its data dir shows a window saying why (where
+#     the running UI is), serve is untouched, closing it exits 1.
 # Artefacts (desktop-window.png, desktop-app.log) go to $MEMTRAY_ARTEFACTS,
 # default bin/test-artefacts/desktop.
 # Usage: build/test-desktop.sh [go test flags, e.g. -run TestDesktopApp]

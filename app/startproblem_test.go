@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/daemon"
+)
+
+func problemConfig(t *testing.T, dataDir, listen string) config.Config {
+	t.Helper()
+	cfg := config.Default()
+	cfg.DataDir = dataDir
+	cfg.Listen = listen
+	cfg.Embedder.Provider = "builtin"
+	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{t.TempDir()}
+	cfg.Capture.Transcripts.CodexDirs = []string{t.TempDir()}
+	return cfg
+}
+
+// TestExplainStart: the reasons the app cannot start, as its dialog says
+// them, from real daemons on real data dirs (issue 21 bug 14: a launch
+// while `memtray serve` held the data dir exited 1 with the reason on
+// stderr only).
+func TestExplainStart(t *testing.T) {
+	ctx := context.Background()
+
+	// A serving daemon holds the data dir: already running, with its UI.
+	served := t.TempDir()
+	d, err := daemon.Open(ctx, daemon.Options{Config: problemConfig(t, served, "127.0.0.1:0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	sctx, stop := context.WithCancel(ctx)
+	ready, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- d.Serve(sctx, func(a string) { ready <- a }) }()
+	t.Cleanup(func() { stop(); <-done })
+	addr := <-ready
+
+	// A data dir held by a process that serves nothing.
+	quiet := t.TempDir()
+	q, err := daemon.Open(ctx, daemon.Options{Config: problemConfig(t, quiet, "127.0.0.1:0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+
+	// An address another program listens on.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().String()
+
+	openErr := func(dir, listen string) error {
+		t.Helper()
+		d2, err := daemon.Open(ctx, daemon.Options{Config: problemConfig(t, dir, listen)})
+		if err != nil {
+			return err
+		}
+		defer d2.Close()
+		return d2.Serve(ctx, nil)
+	}
+	for _, tc := range []struct {
+		name, dir, listen string
+		wantTitle         string
+		wantDetail        []string
+		wantURL           bool
+	}{
+		{"serve holds the data dir", served, "127.0.0.1:0", "memtray is already running", []string{addr, "memtray serve", "kill"}, true},
+		{"a silent process holds it", quiet, "127.0.0.1:0", "memtray's data dir is in use", []string{quiet}, false},
+		{"the address is taken", t.TempDir(), taken, "memtray cannot listen on " + taken, []string{"--listen"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := openErr(tc.dir, tc.listen)
+			if err == nil {
+				t.Fatal("the second start succeeded")
+			}
+			p := explainStart(err, tc.dir, tc.listen, findRunning(tc.dir))
+			if p.Title != tc.wantTitle || p.Reason != err.Error() {
+				t.Fatalf("explainStart(%v) = %+v, want title %q", err, p, tc.wantTitle)
+			}
+			for _, w := range tc.wantDetail {
+				if !strings.Contains(p.Detail, w) {
+					t.Errorf("detail %q lacks %q", p.Detail, w)
+				}
+			}
+			if (p.OpenURL != "") != tc.wantURL || (tc.wantURL && !strings.HasPrefix(p.OpenURL, "http://"+addr+"/login?token=")) {
+				t.Errorf("OpenURL = %q", p.OpenURL)
+			}
+			page := string(p.page())
+			if !strings.Contains(page, `id="close"`) || strings.Contains(page, "<script") || strings.Contains(page, `id="open"`) != tc.wantURL {
+				t.Errorf("page: %s", page)
+			}
+		})
+	}
+
+	// Anything else is said as it is, escaped in the page.
+	p := explainStart(errors.New(`config: <bad> "value"`), "/d", "127.0.0.1:1", running{})
+	if p.Title != "memtray could not start" || !strings.Contains(string(p.page()), "config: &lt;bad&gt; &#34;value&#34;") {
+		t.Errorf("other error: %+v\n%s", p, p.page())
+	}
+}
+
+func TestCodeSpans(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"run `memtray serve` now", "run <code>memtray serve</code> now"},
+		{"no code", "no code"},
+		{"one ` tick", "one ` tick"},
+		{"`a` and `b`", "<code>a</code> and <code>b</code>"},
+	} {
+		if got := codeSpans(tc.in); got != tc.want {
+			t.Errorf("codeSpans(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
