@@ -85,6 +85,7 @@ func (d *Daemon) sweep(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	pl = d.teamSweepPlan(ctx, pl) // team memories: only the team's steward (team.go)
 	if held {
 		d.log.Info("steward sweep planned only: holding after a clock jump", "for", left.Round(time.Second))
 		return nil

@@ -7,6 +7,7 @@ import (
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/teamsync"
 )
 
@@ -95,4 +96,41 @@ func (t teamService) SetScope(ctx context.Context, id string, scope memory.Scope
 	}
 	m.Embedding = nil
 	return m, nil
+}
+
+// teamSweepPlan is the plan a scheduled steward sweep may apply: all of
+// pl unless team memory is on and another daemon is the team's steward
+// (teamsync.Syncer.Steward), in which case the actions touching a team
+// memory are left out, so one daemon at a time decays, prunes and merges
+// the team's memories (their changes reach the others by the feed).
+func (d *Daemon) teamSweepPlan(ctx context.Context, pl *steward.Plan) *steward.Plan {
+	if d.team == nil || pl == nil || d.team.Steward(ctx) {
+		return pl
+	}
+	shared := d.teamShared()
+	isTeam := map[string]bool{}
+	teamID := func(id string) bool {
+		v, ok := isTeam[id]
+		if !ok {
+			m, err := d.store.Get(ctx, id)
+			v = err == nil && shared(&m)
+			isTeam[id] = v
+		}
+		return v
+	}
+	out := *pl
+	out.Actions = nil
+	out.Counts = map[string]int{}
+	for _, a := range pl.Actions {
+		touches := teamID(a.ID) || (a.Survivor != "" && teamID(a.Survivor))
+		for _, id := range a.MergedIDs {
+			touches = touches || teamID(id)
+		}
+		if touches {
+			continue
+		}
+		out.Actions = append(out.Actions, a)
+		out.Counts[a.Op]++
+	}
+	return &out
 }

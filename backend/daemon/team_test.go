@@ -16,6 +16,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/team"
 	"github.com/memtray/memtray/backend/team/pgtest"
@@ -406,4 +407,39 @@ func TestTeamKillMidPush(t *testing.T) {
 		return nil
 	})
 	t.Logf("killed with %d acknowledged, %d pushed; after the restart all %d are there once", len(acked), len(before), len(acked))
+}
+
+// TestTeamSteward: one daemon at a time is the team's steward; another
+// daemon's scheduled sweep leaves team memories alone and still tends its
+// personal ones.
+func TestTeamSteward(t *testing.T) {
+	tdb := newTeamDB(t, 2)
+	ctx := context.Background()
+	a, _ := serve(t, tdb.teamConfig(t, 0))
+	b, _ := serve(t, tdb.teamConfig(t, 1))
+	tm, err := b.memories.Add(ctx, httpapi.AddRequest{Text: teamText(1, 1), Project: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := b.memories.Add(ctx, httpapi.AddRequest{Text: teamText(1, 2), Project: "garden"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.team.Steward(ctx) {
+		t.Fatal("a did not become the steward of a fresh team")
+	}
+	if !a.team.Steward(ctx) {
+		t.Fatal("a lost the steward's lock it holds")
+	}
+	if b.team.Steward(ctx) {
+		t.Fatal("b became a steward while a is")
+	}
+	pl := &steward.Plan{Counts: map[string]int{"prune": 2}, Actions: []steward.Action{{Op: "prune", ID: tm.ID}, {Op: "prune", ID: pm.ID}}}
+	got := b.teamSweepPlan(ctx, pl)
+	if len(got.Actions) != 1 || got.Actions[0].ID != pm.ID || got.Counts["prune"] != 1 {
+		t.Fatalf("b's sweep plan = %+v, want only the personal memory's action", got.Actions)
+	}
+	if got := a.teamSweepPlan(ctx, pl); len(got.Actions) != 2 {
+		t.Fatalf("the steward's sweep plan = %+v, want both actions", got.Actions)
+	}
 }

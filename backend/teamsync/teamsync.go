@@ -90,6 +90,7 @@ type Syncer struct {
 	// cycle serialises pushes and pulls (the loop's and PushNow/PullNow).
 	cycle sync.Mutex
 	ts    *team.Store // guarded by cycle
+	lock  *team.Lock  // the team steward's lock when held; guarded by cycle
 
 	mu sync.Mutex // guards st
 	st Status
@@ -173,6 +174,10 @@ func (s *Syncer) done(err error) {
 func (s *Syncer) Run(ctx context.Context) {
 	defer func() {
 		s.cycle.Lock()
+		if s.lock != nil {
+			_ = s.lock.Release(context.Background())
+			s.lock = nil
+		}
 		if s.ts != nil {
 			s.ts.Close()
 			s.ts = nil
@@ -629,4 +634,34 @@ func Shared(projects []string) func(*memory.Memory) bool {
 		}
 		return team.SharedByDefault(*m, projects)
 	}
+}
+
+// StewardLock names the advisory lock of the team steward.
+const StewardLock = "steward"
+
+// Steward reports whether this daemon is the team's steward now: it holds
+// (taking it if free) the team's advisory lock StewardLock, so one daemon
+// at a time decays, prunes and merges team memories. False when another
+// daemon holds it or the database does not answer: then the caller leaves
+// team memories alone. The lock is kept until the loop ends or the
+// connection holding it is lost.
+func (s *Syncer) Steward(ctx context.Context) bool {
+	s.cycle.Lock()
+	defer s.cycle.Unlock()
+	if s.lock != nil {
+		if s.lock.Held(ctx) == nil {
+			return true
+		}
+		_ = s.lock.Release(ctx)
+		s.lock = nil
+	}
+	if err := s.connect(ctx); err != nil {
+		return false
+	}
+	l, err := s.ts.TryLock(ctx, StewardLock)
+	if err != nil {
+		return false
+	}
+	s.lock = l
+	return true
 }
