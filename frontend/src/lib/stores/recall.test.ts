@@ -104,6 +104,23 @@ describe('recall store', () => {
     r.destroy();
   });
 
+  it('refresh puts new recalls on top, updates the shown ones and keeps older pages', async () => {
+    let newest: RecallEntry[] = [entry(3, 's'), entry(2, 's')];
+    fakeFetch({
+      'GET /api/recall/log': ({ url }: { url: string }) => ({ body: url.includes('before=') ? [entry(1, 's')] : newest }),
+      'GET /api/recall/stats': stats,
+    });
+    const r = createRecall({ stream: createEventStream() });
+    await r.load();
+    await r.loadMore();
+    expect(get(r.log).map((e) => e.seq)).toEqual([3, 2, 1]);
+    newest = [entry(4, 's'), entry(3, 's', { feedback: [{ id: 'm1', at: '', op: 'rated', score: 1 }] })];
+    await r.refresh();
+    expect(get(r.log).map((e) => e.seq)).toEqual([4, 3, 2, 1]);
+    expect(get(r.log)[1].feedback).toHaveLength(1);
+    r.destroy();
+  });
+
   it('reports a failure', async () => {
     fakeFetch({ 'GET /api/recall/log': () => ({ status: 500, body: { error: 'read recall log: boom', code: 'internal' } }), 'GET /api/recall/stats': stats });
     const r = createRecall({ stream: createEventStream() });

@@ -149,6 +149,25 @@ export function createRecall(opts: { stream?: EventStream } = {}) {
     }
   }
 
+  /**
+   * Fetches the newest page again and merges it in: new recalls on top,
+   * the shown ones updated (their feedback), older pages kept.
+   */
+  async function refresh() {
+    const my = ++seq;
+    try {
+      const [got, st] = await Promise.all([api.recallLog({ session: get(session) || undefined, limit: PAGE }), api.recallStats(get(days))]);
+      if (my !== seq) return;
+      const page = got ?? [];
+      const oldest = page.length ? page[page.length - 1].seq : Infinity;
+      log.set([...page, ...get(log).filter((e) => e.seq < oldest)]);
+      if (get(log).length === page.length) more.set(page.length === PAGE);
+      stats.set(st);
+    } catch {
+      // A refresh in the background stays quiet; the next one may succeed.
+    }
+  }
+
   function setSession(id: string) {
     session.set(id);
     void loadLog();
@@ -165,13 +184,13 @@ export function createRecall(opts: { stream?: EventStream } = {}) {
   const unsubs = [
     stream.on<MemoryEvent>('memory', (e) => {
       if ((e.data.op !== 'rated' && e.data.op !== 'reinforced') || !get(loaded) || t) return;
-      t = setTimeout(() => { t = null; void load(); }, 2000);
+      t = setTimeout(() => { t = null; void refresh(); }, 2000);
     }),
     stream.on('reset', () => { if (get(loaded)) void load(); }),
   ];
 
   return {
-    log, stats, loaded, more, session, days, load, loadLog, loadStats, loadMore, setSession, setDays,
+    log, stats, loaded, more, session, days, load, loadLog, loadStats, loadMore, refresh, setSession, setDays,
     destroy: () => { unsubs.forEach((u) => u()); if (t) clearTimeout(t); },
   };
 }
