@@ -1,0 +1,66 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { flushSync, mount, unmount } from 'svelte';
+import Memories from './Memories.svelte';
+import { toasts } from '../stores/toasts';
+import { fakeFetch } from '../../test/fakes';
+import type { DecisionEntry } from '../api/models';
+
+const mem = (id: string, extra: Record<string, unknown> = {}) => ({ id, text: `text ${id}`, kind: 'fact', type: 'project', project: 'orbit', source: 'capture',
+  importance: 0.5, access_count: 0, reinforced_count: 0, feedback_sum: 0, feedback_n: 0, created_at: '2026-01-01T00:00:00Z',
+  updated_at: '2026-01-01T00:00:00Z', content_hash: 'h', stickiness: 0, age_days: 1, snoozed: false, ...extra });
+const facets = { projects: { orbit: 2, 'orbit-ui': 1 }, kinds: { fact: 3 }, types: { project: 3 }, sources: { capture: 2, cli: 1 },
+  scopes: { default: 3 }, worktrees: { orbit: ['orbit-ui'] } };
+
+describe('Memories view', () => {
+  const mounted: ReturnType<typeof mount>[] = [];
+  afterEach(() => {
+    mounted.splice(0).forEach((c) => unmount(c));
+    document.body.innerHTML = '';
+    toasts.set([]);
+    location.hash = '';
+    vi.unstubAllGlobals();
+  });
+
+  it('opens #/memories?id=, links the memory to its decision (or says where it came from), groups worktrees and collapses zero columns', async () => {
+    const dec: DecisionEntry = { id: 'd1', verdict: 'stored', stage: 'store', reason: 'new memory', at: '2026-01-01T00:00:00Z',
+      session_id: 'sess-1', turn: 3, memory_ids: ['m1'] };
+    fakeFetch({
+      'GET /api/memories': { memories: [mem('m1', { access_count: 2 }), mem('m2', { source: 'cli' })], total: 2, facets },
+      'GET /api/memories/m1': mem('m1'),
+      'GET /api/memories/m2': mem('m2', { source: 'cli' }),
+      'GET /api/memories/m1/history': { id: 'm1', versions: [], merged: [] },
+      'GET /api/memories/m2/history': { id: 'm2', versions: [], merged: [] },
+      'GET /api/decisions': [dec],
+    });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    location.hash = '#/memories?id=m1';
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Memories, { target }));
+    await vi.waitFor(() => {
+      flushSync();
+      expect(target.querySelector('[data-testid=memory-origin-link]')?.getAttribute('href')).toBe('#/feed?decision=d1');
+    });
+    expect(target.querySelector('[data-testid=memory-detail]')?.getAttribute('data-id')).toBe('m1');
+    expect(target.querySelector('[data-testid=memory-origin]')?.textContent).toContain('session sess-1 #3');
+
+    // Worktrees under their repository.
+    const group = target.querySelector('[data-testid=filter-project] optgroup[label=orbit]');
+    expect([...(group?.querySelectorAll('option') ?? [])].map((o) => o.value)).toEqual(['g:orbit', 'p:orbit', 'p:orbit-ui']);
+    // access has a value, sticky and reinforced are all zero.
+    const heads = [...target.querySelectorAll('[data-testid=memories-table] thead th')].map((h) => h.textContent?.trim());
+    expect(heads).toContain('access');
+    expect(heads).not.toContain('sticky');
+    expect(target.querySelector('[data-testid=collapsed-cols]')?.textContent).toMatch(/reinf\., sticky/);
+
+    // A memory no decision in the log made says when and by what.
+    location.hash = '#/memories?id=m2';
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+    await vi.waitFor(() => {
+      flushSync();
+      expect(target.querySelector('[data-testid=memory-detail]')?.getAttribute('data-id')).toBe('m2');
+    });
+    expect(target.querySelector('[data-testid=memory-origin-link]')).toBeNull();
+    expect(target.querySelector('[data-testid=memory-origin]')?.textContent).toContain('by cli');
+  });
+});
