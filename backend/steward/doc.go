@@ -24,7 +24,9 @@
 //     the trash reason (no record field fits: Supersedes means a kept
 //     history). A merge that would lose a load-bearing token (number, path,
 //     identifier, version, URL...) of either text is refused and listed in
-//     Plan.Refused.
+//     Plan.Refused with both texts, as are near-duplicates left apart
+//     because one is pinned or snoozed or their types differ (an
+//     incremental scan re-checks the pairs the last scan refused).
 //   - decay_stale: not accessed or reinforced (nor created) for stale_days:
 //     importance x decay_factor, never below decay_floor.
 //   - boost_active: accessed at least boost_min_access times, not stale and
