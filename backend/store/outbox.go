@@ -40,8 +40,9 @@ var (
 )
 
 const (
-	outboxPut    byte = 1
-	outboxDelete byte = 2
+	outboxPut     byte = 1
+	outboxDelete  byte = 2
+	outboxRestore byte = 3 // a put of a record restored from the trash
 )
 
 // outboxStores maps the bbolt database of each open store with an outbox
@@ -63,8 +64,11 @@ type OutboxEntry struct {
 	ID string `json:"id"`
 	// Delete: delete it from the team (Memory is empty); otherwise push
 	// Memory, the record as stored now.
-	Delete bool          `json:"delete,omitempty"`
-	Memory memory.Memory `json:"memory"`
+	Delete bool `json:"delete,omitempty"`
+	// Restore: the record came back from the trash (an undo): the team's
+	// copy, if deleted, must be restored before the push.
+	Restore bool          `json:"restore,omitempty"`
+	Memory  memory.Memory `json:"memory"`
 	// Seq is the store sequence number of the write that queued it.
 	Seq uint64 `json:"seq"`
 }
@@ -126,7 +130,18 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 	oldShared := s.shared(old)
 	switch {
 	case s.shared(m):
-		if err := putOutbox(tx, m.ID, outboxPut, seq); err != nil {
+		op := outboxPut
+		if old == nil {
+			if tb := tx.Bucket(bucketTrash); tb != nil && tb.Get([]byte(m.ID)) != nil {
+				op = outboxRestore
+			}
+		} else if v := tx.Bucket(bucketOutbox); v != nil {
+			// A write after a restore still restores, once pushed.
+			if o, _, err := decodeOutbox(v.Get([]byte(m.ID))); err == nil && o == outboxRestore {
+				op = outboxRestore
+			}
+		}
+		if err := putOutbox(tx, m.ID, op, seq); err != nil {
 			return err
 		}
 		var from *memory.Memory
@@ -178,7 +193,7 @@ func putDelta(tx *bolt.Tx, d OutboxDelta) error {
 }
 
 func decodeOutbox(v []byte) (op byte, seq uint64, err error) {
-	if len(v) < 2 || (v[0] != outboxPut && v[0] != outboxDelete) {
+	if len(v) < 2 || v[0] < outboxPut || v[0] > outboxRestore {
 		return 0, 0, fmt.Errorf("%w: outbox entry", errCorrupt)
 	}
 	seq, n := binary.Uvarint(v[1:])
@@ -206,11 +221,11 @@ func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, d
 				if err != nil {
 					return fmt.Errorf("outbox %s: %w", k, err)
 				}
-				e := OutboxEntry{ID: string(k), Seq: seq, Delete: op == outboxDelete}
+				e := OutboxEntry{ID: string(k), Seq: seq, Delete: op == outboxDelete, Restore: op == outboxRestore}
 				if !e.Delete {
 					rv := recs.Get(k)
 					if rv == nil {
-						e.Delete = true
+						e.Delete, e.Restore = true, false
 					} else {
 						_, m, err := decodeRecord(rv)
 						if err != nil {

@@ -124,6 +124,22 @@ func TestOutboxWrites(t *testing.T) {
 	if got, _ = outboxState(t, s); got[n.ID] != "delete" {
 		t.Fatalf("after trash outbox = %v", got)
 	}
+	// Restoring it (an undo) queues a restore, which a later write keeps.
+	if err := s.Restore(ctx, n.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, n.ID, func(m *memory.Memory) error { m.Importance = 0.7; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	es, _, err := s.Outbox(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.ID == n.ID && (!e.Restore || e.Delete || e.Memory.Importance != 0.7) {
+			t.Fatalf("after restore the entry is %+v", e)
+		}
+	}
 	// Moving a personal memory to the team queues it with its counters.
 	if _, err := s.Update(ctx, p.ID, func(m *memory.Memory) error { m.Scope = memory.ScopeTeam; return nil }); err != nil {
 		t.Fatal(err)

@@ -354,6 +354,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	var acked []store.OutboxEntry
 	var puts []team.Memory
 	var putEntries []store.OutboxEntry
+	var relinkRestored []relinkTo
 	for _, e := range entries {
 		if e.Delete {
 			err := ts.Delete(ctx, e.ID)
@@ -369,11 +370,35 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			acked = append(acked, e)
 			continue
 		}
+		if e.Restore {
+			r, err := ts.Restore(ctx, e.ID)
+			switch {
+			case errors.Is(err, team.ErrNotFound):
+				// Never pushed: the push below inserts it.
+			case errors.Is(err, team.ErrNotOwner):
+				rep.Refused++
+				acked = append(acked, e)
+				s.log.Info("team refused a restore: another member owns the memory", "id", e.ID)
+				continue
+			case err != nil:
+				return err
+			case r.Status == team.PushDuplicate:
+				relinkRestored = append(relinkRestored, relinkTo{local: e.ID, winner: r.Winner})
+				acked = append(acked, e)
+				continue
+			}
+		}
 		puts = append(puts, team.FromLocal(e.Memory))
 		putEntries = append(putEntries, e)
 	}
 	remap := map[string]string{} // local id -> team id holding its text
 	dropped := map[string]bool{} // ids whose deltas the team will never take
+	for _, r := range relinkRestored {
+		remap[r.local] = r.winner
+	}
+	if err := s.relink(ctx, relinkRestored); err != nil {
+		return err
+	}
 	if len(puts) > 0 {
 		res, err := ts.Push(ctx, puts)
 		if err != nil {

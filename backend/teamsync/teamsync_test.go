@@ -355,3 +355,64 @@ func TestSameTextTwice(t *testing.T) {
 		t.Fatalf("team holds %v", got)
 	}
 }
+
+// TestRestoreFromTrash: a team memory deleted by one member goes to the
+// others' trash; restoring it there (an undo) restores it in the team, and
+// every daemon gets it back.
+func TestRestoreFromTrash(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice", "bob")
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"shop"})
+	b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
+	ctx := context.Background()
+	m := a.write(t, "the shop's backups run at 02:00 UTC", "shop", memory.TypeProject)
+	eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+	if err := a.st.Delete(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	a.sy.Kick()
+	eventually(t, "b's trash has it", func() error {
+		tr, err := b.st.TrashGet(ctx, []string{m.ID})
+		if err != nil || len(tr) != 1 {
+			return fmt.Errorf("trash %v, %v", tr, err)
+		}
+		return nil
+	})
+	// bob restores alice's memory: the team refuses (only its owner or an
+	// admin may), and it stays live on bob's machine alone.
+	if err := b.st.Restore(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	b.sy.Kick()
+	eventually(t, "b's restore refused and acknowledged", func() error {
+		if n, _ := b.st.OutboxLen(); n != 0 {
+			return fmt.Errorf("outbox %d", n)
+		}
+		return nil
+	})
+	if got := teamTexts(t, tdb.open(t, tdb.owner)); len(got) != 0 {
+		t.Fatalf("the team holds %v after another member's restore", got)
+	}
+	// The owner's undo: a trashes its memory (the steward's path) and
+	// restores it; the team restores it and b gets it back.
+	m2 := a.write(t, "the shop's restores are tested monthly", "shop", memory.TypeProject)
+	eventually(t, "b has the second", func() error { _, err := b.st.Get(ctx, m2.ID); return err })
+	if err := a.st.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: m2.ID, Reason: "test"}}}); err != nil {
+		t.Fatal(err)
+	}
+	a.sy.Kick()
+	eventually(t, "the trash reaches b", func() error {
+		if _, err := b.st.Get(ctx, m2.ID); !errors.Is(err, memory.ErrNotFound) {
+			return fmt.Errorf("still live on b: %v", err)
+		}
+		return nil
+	})
+	if err := a.st.Restore(ctx, m2.ID); err != nil {
+		t.Fatal(err)
+	}
+	a.sy.Kick()
+	eventually(t, "the owner's restore reaches b", func() error { _, err := b.st.Get(ctx, m2.ID); return err })
+	if got := teamTexts(t, tdb.open(t, tdb.owner)); got[m2.ID] != m2.Text {
+		t.Fatalf("the team holds %v", got)
+	}
+}
