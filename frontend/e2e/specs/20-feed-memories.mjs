@@ -25,7 +25,8 @@ export async function run(ctx) {
   step('feed-memories: memories of other projects, types and sources; a document');
   const add = (text, extra) => d1.api('POST', '/api/memories', { text, ...extra });
   await add('The orbit UI worktree renders ground tracks with a canvas layer, not SVG.', { project: 'orbit-ui', kind: 'decision', type: 'project', source: 'cli' });
-  await add('Prefer short, factual commit subjects in the orbit repository.', { project: 'orbit', kind: 'preference', type: 'feedback', source: 'mcp' });
+  const shared = await add('Prefer short, factual commit subjects in the orbit repository.', { project: 'orbit', kind: 'preference', type: 'feedback', source: 'mcp' });
+  await d1.api('POST', `/api/memories/${shared.id}/scope`, { scope: 'team' });
   await add('The shop checkout retries card charges three times before failing the order.', { project: 'shop', kind: 'fact', type: 'reference', source: 'mcp' });
   const doc = (name, text, project) => d1.api('POST', '/api/ingest', { documents: [{ name, text, project }] });
   await doc('runbook.md', 'Shop deploys go out with make release from the main branch, never from a tag.', 'shop');
@@ -118,7 +119,12 @@ export async function run(ctx) {
   await mp.getByTestId('filter-kind').selectOption('preference');
   await waitRows(1);
   assert((await rows.first().textContent()).includes('commit subjects'), 'source mcp + kind preference shows the wrong memory');
-  ok(`memories: orbit with its worktree ${grouped.length} rows, orbit only ${grouped.length - 1}; type, source and kind filter on the server`);
+  await mp.getByTestId('clear-filters').click();
+  await waitRows(total);
+  await mp.getByTestId('filter-scope').selectOption('team');
+  await waitRows(1);
+  assert((await rows.first().textContent()).includes('commit subjects'), 'the scope filter shows the wrong memory');
+  ok(`memories: orbit with its worktree ${grouped.length} rows, orbit only ${grouped.length - 1}; type, source, kind and scope filter on the server`);
   await mp.getByTestId('clear-filters').click();
   await waitRows(total);
 
