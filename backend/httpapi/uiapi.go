@@ -121,7 +121,7 @@ type FilterBucket struct {
 // Growth is how many memories the store held at the end of each day.
 type Growth struct {
 	// Days are the days (YYYY-MM-DD, UTC) from the oldest memory's (at most
-	// the last 365) to today, oldest first.
+	// the last 365, at least the last 14) to today, oldest first.
 	Days []string `json:"days"`
 	// Series are the cumulative counts of the memories created by the end
 	// of each day (one per day of Days), per project: the largest (at most

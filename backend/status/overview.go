@@ -26,6 +26,9 @@ const (
 	// the projects drawn apart from "other".
 	growthDays   = 365
 	growthSeries = 6
+	// growthMinDays is the shortest span the growth chart covers, so a
+	// young store still draws lines (from 0) rather than points.
+	growthMinDays = 14
 	// indexLagWarn is how long a lagging text index stays a warning.
 	indexLagWarn = 10 * time.Minute
 	// DropWarn is how long dropped captures stay a warning.
@@ -97,7 +100,8 @@ func (s *Service) Overview(ctx context.Context) (httpapi.Overview, error) {
 }
 
 // growth makes the cumulative series of created (project -> Unix day ->
-// memories created) from the oldest day (at most growthDays ago) to today:
+// memories created) from the oldest day (at most growthDays ago, at least
+// growthMinDays - 1) to today:
 // the largest projects of sorted apart, the rest as one "other" series.
 func growth(created map[string]map[int64]int, sorted []httpapi.NameCount, today time.Time) httpapi.Growth {
 	g := httpapi.Growth{Days: []string{}, Series: []httpapi.GrowthSeries{}}
@@ -111,7 +115,7 @@ func growth(created map[string]map[int64]int, sorted []httpapi.NameCount, today 
 	if len(created) == 0 {
 		return g
 	}
-	firstDay = max(firstDay, last-growthDays+1)
+	firstDay = min(max(firstDay, last-growthDays+1), last-growthMinDays+1)
 	for d := firstDay; d <= last; d++ {
 		g.Days = append(g.Days, time.Unix(d*86400, 0).UTC().Format("2006-01-02"))
 	}

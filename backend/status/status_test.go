@@ -40,14 +40,14 @@ func TestGrowth(t *testing.T) {
 		{"two projects", map[string]map[int64]int{
 			"a": {day(2026, 3, 8): 2, day(2026, 3, 10): 1},
 			"b": {day(2026, 3, 9): 4},
-		}, 3, map[string][]int{"a": {2, 3}, "b": {0, 4}}},
+		}, growthMinDays, map[string][]int{"a": {0, 3}, "b": {0, 4}}},
 		{"older than the chart is its baseline", map[string]map[int64]int{
 			"a": {day(2024, 1, 1): 5, day(2026, 3, 10): 1},
 		}, growthDays, map[string][]int{"a": {5, 6}}},
 		{"the rest is other", map[string]map[int64]int{
 			"p1": {day(2026, 3, 10): 9}, "p2": {day(2026, 3, 10): 8}, "p3": {day(2026, 3, 10): 7}, "p4": {day(2026, 3, 10): 6},
 			"p5": {day(2026, 3, 10): 5}, "p6": {day(2026, 3, 10): 4}, "p7": {day(2026, 3, 10): 3}, "p8": {day(2026, 3, 10): 2},
-		}, 1, map[string][]int{"p1": {9, 9}, "p6": {4, 4}, "other": {5, 5}}},
+		}, growthMinDays, map[string][]int{"p1": {0, 9}, "p6": {0, 4}, "other": {0, 5}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

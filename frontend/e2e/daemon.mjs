@@ -18,8 +18,9 @@ export async function freePort() {
 }
 
 /**
- * Starts `bin serve` in a fresh, isolated home; returns its address, token
- * and an authenticated JSON `api(method, path, body)`. Teardown (stop, then
+ * Starts `bin serve` in a fresh, isolated home; returns its address, token,
+ * an authenticated JSON `api(method, path, body)` and `restart({ signal })`
+ * (stop, then start on the same home and port). Teardown (stop, then
  * write the log to artifacts/daemon-<name>.log, remove the home) is pushed
  * onto `cleanups`.
  */
@@ -40,28 +41,42 @@ export async function startDaemon({ bin, name, upstream, artifacts, cleanups }) 
   const args = ['serve', '--data-dir', data, '--listen', `127.0.0.1:${port}`];
   if (upstream) args.push('--anthropic-upstream', upstream);
   const log = [];
-  const child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  child.stdout.on('data', (d) => log.push(String(d)));
-  child.stderr.on('data', (d) => log.push(String(d)));
-  cleanups.push(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((r) => { child.once('exit', r); setTimeout(r, 5000); });
+  let child;
+  const launch = () => {
+    child = spawn(bin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (d) => log.push(String(d)));
+    child.stderr.on('data', (d) => log.push(String(d)));
+  };
+  const stop = async (signal) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    const t = await Promise.race([exited.then(() => 'exited'), new Promise((r) => setTimeout(() => r('late'), 5000))]);
+    if (t === 'late') {
+      child.kill('SIGKILL'); // the store's lock goes with the process
+      await exited;
     }
+  };
+  launch();
+  cleanups.push(async () => {
+    await stop('SIGTERM');
     writeFileSync(path.join(artifacts, `daemon-${name}.log`), log.join(''));
   });
   const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`memtray serve (${name}) exited ${child.exitCode}:\n${log.join('')}`);
-    try {
-      const r = await fetch(`${base}/api/health`);
-      if (r.ok) break;
-    } catch {
-      /* not yet */
+  const healthy = async () => {
+    for (let i = 0; ; i++) {
+      if (child.exitCode !== null) throw new Error(`memtray serve (${name}) exited ${child.exitCode}:\n${log.join('')}`);
+      try {
+        const r = await fetch(`${base}/api/health`);
+        if (r.ok) return;
+      } catch {
+        /* not yet */
+      }
+      if (i > 150) throw new Error(`memtray serve (${name}) did not answer in 15 s:\n${log.join('')}`);
+      await new Promise((r) => setTimeout(r, 100));
     }
-    if (i > 150) throw new Error(`memtray serve (${name}) did not answer in 15 s:\n${log.join('')}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  };
+  await healthy();
   let token = '';
   for (const p of [path.join(data, 'token'), path.join(root, 'token')]) if (existsSync(p)) token = readFileSync(p, 'utf8').trim();
   if (!token) throw new Error(`no token file in ${data}`);
@@ -75,5 +90,14 @@ export async function startDaemon({ bin, name, upstream, artifacts, cleanups }) 
     if (!r.ok) throw new Error(`${method} ${p}: ${r.status} ${text}`);
     return text ? JSON.parse(text) : null;
   };
-  return { base, token, api, root };
+  /**
+   * Stops the daemon (SIGTERM, or signal: 'SIGKILL' for a crash) and
+   * starts it again on the same home, data dir and port.
+   */
+  const restart = async ({ signal = 'SIGTERM' } = {}) => {
+    await stop(signal);
+    launch();
+    await healthy();
+  };
+  return { base, token, api, root, restart };
 }

@@ -1,10 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { mount, unmount } from 'svelte';
 import Chart, { countTicks, niceMax, tickIndexes } from './Chart.svelte';
 
 describe('Chart', () => {
   const mounted: ReturnType<typeof mount>[] = [];
+  beforeEach(() => vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} })); // jsdom has none
   afterEach(() => {
+    vi.unstubAllGlobals();
     mounted.splice(0).forEach((c) => unmount(c));
     document.body.innerHTML = '';
   });
@@ -28,6 +30,17 @@ describe('Chart', () => {
     expect([...t.querySelectorAll('.axis-title')].map((e) => e.textContent)).toEqual(['memories', 'day (UTC)']);
     expect(t.querySelector('[data-testid=chart-legend]')!.textContent).toContain('shop');
     expect(t.querySelector('[data-testid=chart-legend]')!.textContent).toContain('infra');
+  });
+
+  it('drops x tick labels that would overlap', () => {
+    const labels = Array.from({ length: 48 }, (_, i) => `Nov ${25 + Math.floor(i / 24)} ${String(i % 24).padStart(2, '0')}:00`);
+    const t = render({
+      type: 'bars', labels, xTickAt: [0, 1, 2, 12, 24, 36], xLabel: 'hour', yLabel: 'n', ariaLabel: 'hours',
+      series: [{ name: 'stored', values: labels.map(() => 1), color: 'green' }],
+    });
+    const ticks = [...t.querySelectorAll('.x-tick')].map((e) => e.textContent);
+    expect(ticks).toEqual(['Nov 25 00:00', 'Nov 25 12:00', 'Nov 26 00:00', 'Nov 26 12:00']);
+    expect(t.querySelector('.x-tick')!.getAttribute('text-anchor')).toBe('start');
   });
 
   it('stacks bars over a 0-1 axis and marks the threshold where it is', () => {
