@@ -13,7 +13,7 @@ const info: EmbedderInfo = {
   model: 'builtin-wordvec-v1', provider: 'store', reason: 'the model this store was built with', dim: 557, degraded: false,
   store_model: 'builtin-wordvec-v1', store_dim: 557, memories: 0, builtin: 'builtin-wordvec-v1',
   configured_provider: 'auto', configured_model: 'nomic-embed-text',
-  ollama: { host: 'http://127.0.0.1:11434', reachable: false, has_configured: false, error: 'connection refused' },
+  ollama: { host: 'http://127.0.0.1:11434', reachable: false, has_configured: false, error: 'connection refused', models: [] },
   openai: { url: 'http://127.0.0.1:8080/v1', model: '', checked: false, reachable: false, models: [], dim: 0 },
   thresholds: [],
 };
