@@ -29,6 +29,9 @@ func (d *Daemon) publish(typ string, data any) {
 // publishMemory announces a change of memories; m, if given, is the one
 // changed memory as it is now.
 func (d *Daemon) publishMemory(op string, ids []string, m *memory.Memory) {
+	if d.team != nil && len(ids) > 0 {
+		d.team.Kick() // a team memory among them is pushed now, not at the next look (team.go)
+	}
 	if d.bus == nil || len(ids) == 0 {
 		return
 	}
