@@ -93,7 +93,9 @@ func BenchmarkTeamPropagation(b *testing.B) {
 	stopLoad()
 	load.Wait()
 	slices.Sort(lat)
-	q := func(p float64) float64 { return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000 }
+	q := func(p float64) float64 {
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+	}
 	b.ReportMetric(q(0.5), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
 }
