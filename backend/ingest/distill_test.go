@@ -174,6 +174,30 @@ func TestDistill(t *testing.T) {
 			texts: []string{"Let me read the router.", "Implemented:\n- Added `ProjectReviewLive` at `/projects/:id/review`, listing open annotations across the project's sessions"},
 			keep:  []string{"ProjectReviewLive"},
 		},
+		{
+			name:  "an answer that only names files states nothing",
+			user:  "which files define the schemas?",
+			texts: []string{"schemas/ledger_entry_schema.ts\n\nschemas/ledger_index.d.ts"},
+			drop:  []string{"ledger_entry_schema"},
+		},
+		{
+			name:  "a request naming a file is not a fact",
+			user:  "Tidy up my STYLEGUIDE.md",
+			texts: []string{"Done."},
+			drop:  []string{"STYLEGUIDE"},
+		},
+		{
+			name:  "a terse finding with a constraint word stays, however few its words of prose",
+			user:  "why does the migration test fail?",
+			texts: []string{"`mix ecto.migrate` needs `MIX_ENV=test` under `test/support/`."},
+			keep:  []string{"MIX_ENV=test"},
+		},
+		{
+			name:  "a short preference of the user's stays",
+			user:  "Use yarn in this repo.",
+			texts: []string{"Noted."},
+			keep:  []string{"Use yarn"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
