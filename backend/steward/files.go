@@ -88,14 +88,19 @@ type ledger struct {
 	Merge map[string]mergeMark `json:"merge,omitempty"`
 }
 
-// mergeMark records a merge scan: when it started, at which similarity,
-// the merges it proposed and the near-duplicates it refused. The next plan
-// of the same scope searches neighbours only for memories created or
-// updated since (a pair of memories both unchanged since was judged then)
-// and re-checks the proposed merges, which may not have been applied, and
-// the refused pairs, so Plan.Refused lists them again while they stand.
+// mergeMark records a merge scan: when it started and the store's write
+// sequence number then, at which similarity and embedding model, the
+// merges it proposed and the near-duplicates it refused. The next plan of
+// the same scope searches neighbours only for memories written since (by
+// the sequence number: a pair of memories both unchanged since was judged
+// then) and re-checks the proposed merges, which may not have been
+// applied, and the refused pairs, so Plan.Refused lists them again while
+// they stand. A mark without Seq (written before it existed) makes the
+// next scan a full one.
 type mergeMark struct {
 	At         time.Time   `json:"at"`
+	Seq        uint64      `json:"seq,omitempty"`
+	Model      string      `json:"model,omitempty"`
 	Similarity float64     `json:"similarity"`
 	Pending    [][2]string `json:"pending,omitempty"`
 	Refused    [][2]string `json:"refused,omitempty"`

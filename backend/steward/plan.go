@@ -36,14 +36,16 @@ const (
 // two sweeps).
 //
 // The merge scan is incremental when it can be: with Options.Dir set, a
-// plan remembers when its merge scan started and the merges it proposed
-// (the ledger); the next plan of the same scope, within MinInterval and at
-// the same merge similarity, searches neighbours only for the memories
-// created or updated since, and re-checks the proposed merges. A pair of
-// memories both unchanged since the last scan was judged then (the search
-// is symmetric). PlanOptions.FullMerge, a week without a scan or a new
-// similarity threshold make it a full scan again (which also catches
-// memories restored from the trash, whose updated_at is old).
+// plan remembers when its merge scan started, the store's write sequence
+// number then and the merges it proposed (the ledger); the next plan of
+// the same scope, within MinInterval, at the same merge similarity and
+// embedding model, searches neighbours only for the memories written
+// since (store.ChangedSince: every write counts, an import or a restore
+// from the trash too, whatever timestamps the record keeps), and
+// re-checks the proposed and refused pairs. A pair of memories both
+// unchanged since the last scan was judged then (the search is
+// symmetric). PlanOptions.FullMerge, a week without a scan, a new
+// similarity threshold or embedding model make it a full scan again.
 func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	ops, err := checkOps(opts.Ops)
 	if err != nil {
@@ -72,16 +74,17 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	merges := map[string]*mergeResult{}
 	losers := map[string]bool{}
 	if slices.Contains(ops, OpMerge) {
-		mark, ok := led.Merge[p.Scope]
-		if ok && !opts.FullMerge && mark.Similarity == s.mergeSimilarity() && now.Sub(mark.At) < s.opts.MinInterval && !now.Before(mark.At) {
-			p.MergeSince = mark.At
-		} else {
-			mark = mergeMark{}
-		}
-		if err := s.planMerges(ctx, opts, now, p, mark, merges, losers); err != nil {
+		mark, changed, seq, err := s.mergeScope(ctx, led, p.Scope, opts.FullMerge, now)
+		if err != nil {
 			return nil, fmt.Errorf("steward plan: merge: %w", err)
 		}
-		if err := s.saveMergeMark(p.Scope, now, merges, p.Refused); err != nil {
+		if changed != nil {
+			p.MergeSince = mark.At
+		}
+		if err := s.planMerges(ctx, opts, now, p, mark, changed, merges, losers); err != nil {
+			return nil, fmt.Errorf("steward plan: merge: %w", err)
+		}
+		if err := s.saveMergeMark(p.Scope, now, seq, merges, p.Refused); err != nil {
 			s.log.Warn("steward merge scan not recorded: the next plan scans in full", "err", err)
 		}
 	}
@@ -150,14 +153,15 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 // planMerges finds the merges of the plan: for each memory (page by page,
 // mergeChunk at a time) its nearest neighbours at or above the merge
 // similarity, the first mergeable one not yet claimed by another merge.
-func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, mark mergeMark, merges map[string]*mergeResult, losers map[string]bool) error {
+// With changed not nil (an incremental scan), only the memories in it are
+// searched, and the pairs mark proposed or refused are checked again.
+func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, mark mergeMark, changed map[string]struct{}, merges map[string]*mergeResult, losers map[string]bool) error {
 	claimed := map[string]bool{}
 	refusedPairs := map[[2]string]bool{}
 	thr := s.mergeSimilarity()
-	since := p.MergeSince
 	// The merges the last scan proposed: still there, unchanged and mergeable?
 	pending := mark.Pending
-	if !since.IsZero() && len(pending)+len(mark.Refused) > 0 {
+	if changed != nil && len(pending)+len(mark.Refused) > 0 {
 		var ids []string
 		for _, pr := range slices.Concat(pending, mark.Refused) {
 			ids = append(ids, pr[0], pr[1])
@@ -231,8 +235,8 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 			if claimed[m.ID] || !eligible(m) || m.Snoozed(now) || isZero(m.Embedding) {
 				continue
 			}
-			if !since.IsZero() && m.UpdatedAt.Before(since) && m.CreatedAt.Before(since) {
-				continue // unchanged since the last scan: its pairs were judged then
+			if _, ok := changed[m.ID]; changed != nil && !ok {
+				continue // not written since the last scan: its pairs were judged then
 			}
 			p.MergeQueried++
 			key := m.Project
@@ -393,9 +397,35 @@ func (s *Steward) mergeSimilarity() float64 {
 	return 0.88
 }
 
-// saveMergeMark records the merge scan that started at at, with the merges
-// it proposed and the pairs it refused.
-func (s *Steward) saveMergeMark(scope string, at time.Time, merges map[string]*mergeResult, refused []Action) error {
+// mergeScope decides whether the merge scan of scope is incremental: a
+// previous scan of the scope (its mark) within MinInterval, at the same
+// merge similarity and embedding model, at a store sequence number the
+// store has not gone below (a store replaced since starts again), and no
+// full scan asked for. Incremental, it returns the mark and the ids
+// written since (not nil); else an empty mark and nil. seq is the store's
+// write sequence number now, before the scan reads anything, for the next
+// mark: a write during the scan is after it, so the next scan sees it.
+func (s *Steward) mergeScope(ctx context.Context, led *ledger, scope string, full bool, now time.Time) (mergeMark, map[string]struct{}, uint64, error) {
+	info := s.st.Info()
+	mark, ok := led.Merge[scope]
+	if !ok || full || mark.Seq == 0 || mark.Model != info.Model || mark.Similarity != s.mergeSimilarity() ||
+		now.Sub(mark.At) >= s.opts.MinInterval || now.Before(mark.At) {
+		return mergeMark{}, nil, info.Seq, nil
+	}
+	changed, seq, err := s.st.ChangedSince(ctx, mark.Seq)
+	if err != nil {
+		return mergeMark{}, nil, 0, err
+	}
+	if seq < mark.Seq {
+		return mergeMark{}, nil, seq, nil
+	}
+	return mark, changed, seq, nil
+}
+
+// saveMergeMark records the merge scan that started at at, when the store's
+// write sequence number was seq, with the merges it proposed and the pairs
+// it refused.
+func (s *Steward) saveMergeMark(scope string, at time.Time, seq uint64, merges map[string]*mergeResult, refused []Action) error {
 	if s.opts.Dir == "" {
 		return nil
 	}
@@ -405,7 +435,7 @@ func (s *Steward) saveMergeMark(scope string, at time.Time, merges map[string]*m
 	if err != nil {
 		return err
 	}
-	mk := mergeMark{At: at.UTC(), Similarity: s.mergeSimilarity()}
+	mk := mergeMark{At: at.UTC(), Seq: seq, Model: s.st.Info().Model, Similarity: s.mergeSimilarity()}
 	for id, r := range merges {
 		mk.Pending = append(mk.Pending, [2]string{id, r.loser.ID})
 	}

@@ -181,10 +181,11 @@ type Plan struct {
 	Events  int  `json:"events"`
 	MaxHits int  `json:"max_hits"`
 	Scored  bool `json:"scored"`
-	// MergeSince is set when the merge scan was incremental: only memories
-	// created or updated since then were searched for neighbours (plus the
-	// merges the previous scan proposed). MergeQueried counts the memories
-	// searched.
+	// MergeSince is set when the merge scan was incremental: the start of
+	// the previous scan; only memories written since (any write: created,
+	// updated, imported, restored from the trash, pulled from the team)
+	// were searched for neighbours (plus the pairs the previous scan
+	// proposed or refused). MergeQueried counts the memories searched.
 	MergeSince   time.Time `json:"merge_since,omitzero"`
 	MergeQueried int       `json:"merge_queried"`
 	// Actions, in operation order, memory by memory.
