@@ -92,10 +92,12 @@ export async function startDaemon({ bin, name, upstream, artifacts, cleanups }) 
   };
   /**
    * Stops the daemon (SIGTERM, or signal: 'SIGKILL' for a crash) and
-   * starts it again on the same home, data dir and port.
+   * starts it again on the same home, data dir and port; whileDown, if
+   * given, runs in between (e.g. to look at a page while nothing answers).
    */
-  const restart = async ({ signal = 'SIGTERM' } = {}) => {
+  const restart = async ({ signal = 'SIGTERM', whileDown } = {}) => {
     await stop(signal);
+    if (whileDown) await whileDown();
     launch();
     await healthy();
   };
