@@ -355,3 +355,29 @@ func TestApplyTeamBatchOrder(t *testing.T) {
 		s = openTeam(t, dir)
 	}
 }
+
+// TestApplyTeamSkipsInvalid: a pulled memory the store's rules refuse is
+// skipped and counted, and the rest of the page (and its cursor) applied,
+// so one bad row in the team database never stops a daemon's pulls.
+func TestApplyTeamSkipsInvalid(t *testing.T) {
+	ctx := context.Background()
+	s := openTeam(t, t.TempDir())
+	good := teamMem("a valid pulled fact")
+	good.ID, good.CreatedAt, good.UpdatedAt = "ok1", t0, t0
+	badID := good
+	badID.ID = "not an id!"
+	badVec := teamMem("a pulled fact with a vector of another size")
+	badVec.ID, badVec.Embedding = "bad2", []float32{1, 2}
+	empty := teamMem("x")
+	empty.ID, empty.Text = "bad3", " "
+	res, err := s.ApplyTeam(ctx, TeamChanges{Put: []memory.Memory{badID, good, badVec, empty}, Cursor: []byte("c1:5")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Put != 1 || res.Invalid != 3 {
+		t.Fatalf("ApplyTeam = %+v, want 1 put and 3 invalid", res)
+	}
+	if c, _ := s.TeamCursor(); string(c) != "c1:5" {
+		t.Fatalf("cursor %q", c)
+	}
+}

@@ -43,6 +43,9 @@ type TeamApplied struct {
 	Skipped int `json:"skipped"`
 	// Deleted counts the memories moved to the trash.
 	Deleted int `json:"deleted"`
+	// Invalid counts puts this store cannot hold (an id or field its rules
+	// refuse): skipped, so one bad row never stops a pull.
+	Invalid int `json:"invalid,omitempty"`
 }
 
 // ApplyTeam applies changes pulled from the team in one transaction, as
@@ -52,6 +55,8 @@ type TeamApplied struct {
 // text, metadata and counters, plus the deltas of this store still waiting
 // to be pushed; it marks the memory it supersedes as superseded. A put of
 // a memory with a local write waiting in the outbox is left to the push.
+// A put the store's rules refuse is skipped and counted
+// (TeamApplied.Invalid): the team database is outside input.
 func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, error) {
 	var res TeamApplied
 	if err := s.checkOpen(); err != nil {
@@ -61,9 +66,11 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 		return res, err
 	}
 	puts := make([]memory.Memory, 0, len(ch.Put))
+	invalid := 0
 	for _, m := range ch.Put {
 		if !ValidID(m.ID) {
-			return res, fmt.Errorf("apply team: id %q: %w", m.ID, memory.ErrInvalid)
+			invalid++
+			continue
 		}
 		m.Embedding = slices.Clone(m.Embedding)
 		m.Hits = nil
@@ -75,7 +82,8 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			m.Type = memory.TypeProject
 		}
 		if err := s.checkFields(&m); err != nil {
-			return res, fmt.Errorf("apply team: memory %s: %w", m.ID, err)
+			invalid++
+			continue
 		}
 		m.ContentHash = memory.ContentHash(m.Text)
 		normalizeTimes(&m)
@@ -97,7 +105,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	var heads []recHeader
 	var tdels []string
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		res = TeamApplied{}
+		res = TeamApplied{Invalid: invalid}
 		written, heads, tdels = nil, nil, nil
 		seq = s.seq
 		trash, err := tx.CreateBucketIfNotExists(bucketTrash)

@@ -591,6 +591,10 @@ func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
 		rep.Kept += applied.Kept
 		rep.Skipped += applied.Skipped
 		rep.Deleted += applied.Deleted
+		if applied.Invalid > 0 {
+			rep.Invalid += applied.Invalid
+			s.log.Warn("skipped team memories this store cannot hold", "count", applied.Invalid)
+		}
 		cur = page.Next
 		if !page.More {
 			break
