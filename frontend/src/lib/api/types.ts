@@ -1202,6 +1202,7 @@ export interface TeamPullReport {
   kept: number;
   skipped: number;
   deleted: number;
+  invalid?: number;
 }
 
 /** teamsync.PushReport */
