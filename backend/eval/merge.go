@@ -26,7 +26,7 @@ type MergeMeta struct {
 
 // MergeReport is how the steward's merge operation does on a labelled
 // store: labelled pairs merged, distractors and unlabelled memories merged
-// wrongly, merges refused for a load-bearing token, tokens lost.
+// wrongly, near-duplicates refused (and why), tokens lost.
 type MergeReport struct {
 	Memories int `json:"memories"`
 	// Pairs and PairsMerged: labelled near-duplicate pairs, and those the
@@ -42,9 +42,12 @@ type MergeReport struct {
 	DistractorsMerged int `json:"distractors_merged"`
 	// OtherMerges are merges of two memories that are no labelled pair.
 	OtherMerges int `json:"other_merges"`
-	// Refused is merges above the threshold the steward refused because the
-	// survivor's text would lose a load-bearing token.
-	Refused int `json:"refused"`
+	// Refused is the near-duplicate pairs above the threshold the plan
+	// refused (Plan.Refused), and RefusedBy counts them by the plan's own
+	// reason (steward.RefusalKind: a load-bearing token the merge would
+	// lose, a pinned or snoozed memory, different types).
+	Refused   int            `json:"refused"`
+	RefusedBy map[string]int `json:"refused_by"`
 	// LostTokens counts load-bearing tokens a merge drops (must be 0).
 	LostTokens int `json:"lost_tokens"`
 	// Precision is labelled pairs merged / all merges.
@@ -106,7 +109,10 @@ func RunMerge(ctx context.Context, recallPath, metaPath string, threshold float6
 		return nil, err
 	}
 	rep := &MergeReport{Memories: len(ms), Pairs: len(meta.NearDuplicatePairs), Distractors: len(meta.Distractors),
-		Refused: len(plan.Refused), Threshold: cfg.MergeSimilarity, PairSimilarity: map[string]float64{}}
+		Refused: len(plan.Refused), RefusedBy: map[string]int{}, Threshold: cfg.MergeSimilarity, PairSimilarity: map[string]float64{}}
+	for _, r := range plan.Refused {
+		rep.RefusedBy[steward.RefusalKind(r.Reason)]++
+	}
 	group := map[string]string{} // memory id -> survivor
 	merges := 0
 	for _, a := range plan.Actions {
@@ -189,7 +195,15 @@ func (r *MergeReport) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "labelled near-duplicate pairs\t%d\n", r.Pairs)
 	fmt.Fprintf(tw, "  above the threshold\t%d\n", r.PairsAbove)
 	fmt.Fprintf(tw, "  merged\t%d\n", r.PairsMerged)
-	fmt.Fprintf(tw, "refused (would lose a load-bearing token)\t%d\n", r.Refused)
+	fmt.Fprintf(tw, "near-duplicates refused\t%d\n", r.Refused)
+	kinds := make([]string, 0, len(r.RefusedBy))
+	for k := range r.RefusedBy {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		fmt.Fprintf(tw, "  %s\t%d\n", k, r.RefusedBy[k])
+	}
 	fmt.Fprintf(tw, "distractors merged (of %d)\t%d\n", r.Distractors, r.DistractorsMerged)
 	fmt.Fprintf(tw, "other merges\t%d\n", r.OtherMerges)
 	fmt.Fprintf(tw, "precision\t%.3f\n", r.Precision)

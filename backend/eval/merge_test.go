@@ -2,7 +2,10 @@ package eval
 
 import (
 	"context"
+	"strings"
 	"testing"
+
+	"github.com/memtray/memtray/backend/steward"
 )
 
 // TestMerge: the labelled pair merges, nothing else does, no load-bearing
@@ -43,5 +46,30 @@ func TestMergeDevShared(t *testing.T) {
 	logTable(t, rep)
 	if rep.DistractorsMerged != 0 || rep.OtherMerges != 0 || rep.LostTokens != 0 {
 		t.Errorf("wrong merges: %+v", rep)
+	}
+	n := 0
+	for _, c := range rep.RefusedBy {
+		n += c
+	}
+	if n != rep.Refused {
+		t.Errorf("refused %d, by reason %v", rep.Refused, rep.RefusedBy)
+	}
+}
+
+// TestMergeTableRefusedBy: the table lists the refused pairs by the plan's
+// reason, not all as a lost token.
+func TestMergeTableRefusedBy(t *testing.T) {
+	rep := &MergeReport{Refused: 3, RefusedBy: map[string]int{steward.RefusedPinned: 2, steward.RefusedToken: 1}}
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"near-duplicates refused  ", "  pinned  ", "  would lose a load-bearing token  "} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "refused (would lose") {
+		t.Errorf("table labels every refusal a lost token:\n%s", b.String())
 	}
 }

@@ -341,6 +341,30 @@ func refusal(s, l *memory.Memory, sim float64, why string) Action {
 		Similarity: sim, Reason: why}
 }
 
+// The kinds of Plan.Refused entries, as RefusalKind names them.
+const (
+	RefusedToken   = "would lose a load-bearing token"
+	RefusedPinned  = "pinned"
+	RefusedSnoozed = "snoozed"
+	RefusedTypes   = "types differ"
+)
+
+// RefusalKind names the kind of a Plan.Refused entry's reason: one of the
+// Refused* constants, or "other" for a reason this version does not know.
+func RefusalKind(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "merge refused: ") && strings.HasSuffix(reason, " that the kept text lacks"):
+		return RefusedToken
+	case strings.HasPrefix(reason, "not merged: ") && strings.Contains(reason, " is pinned "):
+		return RefusedPinned
+	case strings.HasPrefix(reason, "not merged: ") && strings.Contains(reason, " is snoozed until "):
+		return RefusedSnoozed
+	case strings.HasPrefix(reason, "not merged: the types differ "):
+		return RefusedTypes
+	}
+	return "other"
+}
+
 // notMergeable says why a near-duplicate pair is not merged when the
 // person reading the plan would want to know: one of them is pinned or
 // snoozed, or their types differ. "" for the rest (superseded history, no
