@@ -410,6 +410,9 @@ func (p *batchPlan) writeTrash(bk batchBuckets, vals [][]byte) error {
 		if err := bk.dels.Put(id, u64(p.seq)); err != nil {
 			return err
 		}
+		if err := forgetRecalledTx(bk.recs.Tx(), t.ID); err != nil { // recalllog.go
+			return err
+		}
 	}
 	return nil
 }

@@ -1,9 +1,12 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 	"unicode/utf8"
 
@@ -19,11 +22,17 @@ import (
 //     Bounded by RecallLimits, the oldest dropped first.
 //   - bucketRecallGiven maps a memory id to the Seq of the newest entry
 //     that gave it, so feedback on a memory finds the recall it answers.
+//   - bucketRecallMentions indexes the entries that show a memory's
+//     preview (given or withheld), key: the memory id, a zero byte and the
+//     entry's Seq; no value. A delete of the memory finds them there and
+//     replaces the preview with DeletedPreview (forgetRecalledTx).
 //
-// Both are created by the first AddRecall.
+// They are created by the first AddRecall (the mentions of a log written
+// before them by the first write or delete that needs them).
 var (
-	bucketRecalls     = []byte("recalls")
-	bucketRecallGiven = []byte("recall_given")
+	bucketRecalls        = []byte("recalls")
+	bucketRecallGiven    = []byte("recall_given")
+	bucketRecallMentions = []byte("recall_mentions")
 )
 
 // Bounds of one recall log entry.
@@ -160,17 +169,40 @@ func (e *RecallEntry) validate() error {
 // Feedback) and drops the entries over lim, oldest first: beyond Keep, or
 // older than MaxAge before e.At. It returns e as stored.
 func (s *Store) AddRecall(ctx context.Context, e RecallEntry, lim RecallLimits) (RecallEntry, error) {
+	out, err := s.AddRecalls(ctx, []RecallEntry{e}, lim)
+	if len(out) == 1 {
+		return out[0], err
+	}
+	return e, err
+}
+
+// AddRecalls appends es to the recall log in one transaction, in order, as
+// AddRecall appends one, and returns those stored. An entry that is not
+// valid is left out (the error says which); the others are stored. A
+// memory an entry mentions that has been deleted since (in the trash or
+// a tombstone) gets DeletedPreview, as ForgetRecalled would have made it.
+func (s *Store) AddRecalls(ctx context.Context, es []RecallEntry, lim RecallLimits) ([]RecallEntry, error) {
 	if err := ctx.Err(); err != nil {
-		return e, err
+		return nil, err
 	}
 	if err := s.checkOpen(); err != nil {
-		return e, err
+		return nil, err
 	}
-	if err := e.validate(); err != nil {
-		return e, fmt.Errorf("log recall: %w", err)
+	var errs []error
+	valid := make([]RecallEntry, 0, len(es))
+	for i, e := range es {
+		if err := e.validate(); err != nil {
+			errs = append(errs, fmt.Errorf("log recall %d of %d: %w", i+1, len(es), err))
+			continue
+		}
+		e.At, e.Feedback = e.At.UTC(), nil
+		e.Given, e.Withheld = slices.Clone(e.Given), slices.Clone(e.Withheld)
+		valid = append(valid, e)
+	}
+	if len(valid) == 0 {
+		return nil, errors.Join(errs...)
 	}
 	lim = lim.withDefaults()
-	e.At, e.Feedback = e.At.UTC(), nil
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	err := s.db.Update(func(tx *bolt.Tx) error {
@@ -182,34 +214,227 @@ func (s *Store) AddRecall(ctx context.Context, e RecallEntry, lim RecallLimits) 
 		if err != nil {
 			return err
 		}
-		if e.Seq, err = b.NextSequence(); err != nil {
-			return err
-		}
-		data, err := json.Marshal(e)
+		men, err := recallMentions(tx)
 		if err != nil {
 			return err
 		}
-		if err := b.Put(u64(e.Seq), data); err != nil {
-			return err
+		trash, dels := tx.Bucket(bucketTrash), tx.Bucket(bucketDels)
+		gone := func(id string) bool {
+			return (trash != nil && trash.Get([]byte(id)) != nil) || (dels != nil && dels.Get([]byte(id)) != nil)
 		}
-		for _, m := range e.Given {
-			if err := idx.Put([]byte(m.ID), u64(e.Seq)); err != nil {
+		for i := range valid {
+			e := &valid[i]
+			for _, ms := range [][]RecallMemory{e.Given, e.Withheld} {
+				for j := range ms {
+					if gone(ms[j].ID) {
+						ms[j].Preview = DeletedPreview
+					}
+				}
+			}
+			if e.Seq, err = b.NextSequence(); err != nil {
+				return err
+			}
+			data, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(u64(e.Seq), data); err != nil {
+				return err
+			}
+			for _, m := range e.Given {
+				if err := idx.Put([]byte(m.ID), u64(e.Seq)); err != nil {
+					return err
+				}
+			}
+			if err := putMentions(men, e); err != nil {
 				return err
 			}
 		}
-		return pruneRecalls(b, idx, e.Seq, e.At.Add(-lim.MaxAge), lim.Keep)
+		last := valid[len(valid)-1]
+		return pruneRecalls(b, idx, men, last.Seq, last.At.Add(-lim.MaxAge), lim.Keep)
 	})
 	if err != nil {
-		return e, fmt.Errorf("log recall: %w", err)
+		return nil, errors.Join(append(errs, fmt.Errorf("log recall: %w", err))...)
 	}
-	return e, nil
+	return valid, errors.Join(errs...)
+}
+
+// DeletedPreview replaces the preview of a deleted memory in the log.
+const DeletedPreview = "(deleted)"
+
+// mentionKey is the key of bucketRecallMentions for memory id in entry
+// seq: the id, a zero byte, seq (8 bytes, big-endian).
+func mentionKey(id string, seq uint64) []byte {
+	return append(append([]byte(id), 0), u64(seq)...)
+}
+
+// putMentions indexes the memories e gives or withholds, except those
+// already forgotten.
+func putMentions(men *bolt.Bucket, e *RecallEntry) error {
+	for _, ms := range [][]RecallMemory{e.Given, e.Withheld} {
+		for _, m := range ms {
+			if m.Preview == "" || m.Preview == DeletedPreview {
+				continue
+			}
+			if err := men.Put(mentionKey(m.ID, e.Seq), nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// dropMentions removes the mention keys of entry e.
+func dropMentions(men *bolt.Bucket, e *RecallEntry) error {
+	for _, ms := range [][]RecallMemory{e.Given, e.Withheld} {
+		for _, m := range ms {
+			if err := men.Delete(mentionKey(m.ID, e.Seq)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recallMentions returns bucketRecallMentions, creating it, and filling
+// it from the entries a log written before it holds, when it is missing.
+func recallMentions(tx *bolt.Tx) (*bolt.Bucket, error) {
+	if men := tx.Bucket(bucketRecallMentions); men != nil {
+		return men, nil
+	}
+	men, err := tx.CreateBucket(bucketRecallMentions)
+	if err != nil {
+		return nil, err
+	}
+	if b := tx.Bucket(bucketRecalls); b != nil {
+		err = b.ForEach(func(k, v []byte) error {
+			var e RecallEntry
+			if json.Unmarshal(v, &e) != nil {
+				return nil
+			}
+			e.Seq = getU64(k)
+			return putMentions(men, &e)
+		})
+	}
+	return men, err
+}
+
+// forgetRecalledTx replaces with DeletedPreview the previews of the
+// memories ids in every entry of the recall log that mentions them. The
+// deletes (Delete, a batch's Trash, PurgeTrash, a team delete) call it in
+// their transaction, so a deleted memory's text does not outlive it in
+// the log.
+func forgetRecalledTx(tx *bolt.Tx, ids ...string) error {
+	b := tx.Bucket(bucketRecalls)
+	if b == nil || len(ids) == 0 {
+		return nil
+	}
+	men, err := recallMentions(tx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		prefix := append([]byte(id), 0)
+		var keys [][]byte
+		c := men.Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(k) == len(prefix)+8; k, _ = c.Next() {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		for _, k := range keys {
+			if err := men.Delete(k); err != nil {
+				return err
+			}
+			seq := k[len(prefix):]
+			v := b.Get(seq)
+			var e RecallEntry
+			if v == nil || json.Unmarshal(v, &e) != nil {
+				continue
+			}
+			changed := false
+			for _, ms := range [][]RecallMemory{e.Given, e.Withheld} {
+				for j := range ms {
+					if ms[j].ID == id && ms[j].Preview != DeletedPreview {
+						ms[j].Preview, changed = DeletedPreview, true
+					}
+				}
+			}
+			if !changed {
+				continue
+			}
+			data, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(seq, data); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ForgetRecalled replaces with DeletedPreview the previews of the
+// memories ids in the recall log (the store's deletes do it themselves;
+// this is for a memory deleted elsewhere).
+func (s *Store) ForgetRecalled(ctx context.Context, ids ...string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.db.Update(func(tx *bolt.Tx) error { return forgetRecalledTx(tx, ids...) }); err != nil {
+		return fmt.Errorf("forget recalled memories: %w", err)
+	}
+	return nil
+}
+
+// ClearRecallLog deletes every entry of the recall log and its indexes,
+// and returns how many entries it deleted. Later entries' Seqs go on
+// from the last one, so a reader's paging never sees a Seq again.
+func (s *Store) ClearRecallLog(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRecalls)
+		if b == nil {
+			return nil
+		}
+		n = b.Stats().KeyN
+		seq := b.Sequence()
+		for _, name := range [][]byte{bucketRecalls, bucketRecallGiven, bucketRecallMentions} {
+			if tx.Bucket(name) != nil {
+				if err := tx.DeleteBucket(name); err != nil {
+					return err
+				}
+			}
+		}
+		nb, err := tx.CreateBucket(bucketRecalls)
+		if err != nil {
+			return err
+		}
+		return nb.SetSequence(seq)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("clear the recall log: %w", err)
+	}
+	return n, nil
 }
 
 // pruneRecalls drops the oldest entries while more than keep are left
 // (counted as the span of their Seqs, which only the oldest leave) or
-// they are older than cutoff, with the given-index keys that point to
-// them.
-func pruneRecalls(b, idx *bolt.Bucket, last uint64, cutoff time.Time, keep int) error {
+// they are older than cutoff, with the given-index and mention keys that
+// point to them.
+func pruneRecalls(b, idx, men *bolt.Bucket, last uint64, cutoff time.Time, keep int) error {
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.First() {
 		var old RecallEntry
@@ -219,6 +444,10 @@ func pruneRecalls(b, idx *bolt.Bucket, last uint64, cutoff time.Time, keep int) 
 			return nil
 		}
 		if err := c.Delete(); err != nil {
+			return err
+		}
+		old.Seq = seq
+		if err := dropMentions(men, &old); err != nil {
 			return err
 		}
 		for _, m := range old.Given {

@@ -2,10 +2,15 @@ package store
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // recallAt is an entry of session sid at t0+min giving ids.
@@ -184,5 +189,162 @@ func TestAddRecallValidates(t *testing.T) {
 				t.Error("no error")
 			}
 		})
+	}
+}
+
+// previews maps "seq/id" to the preview of each memory of the log.
+func previews(t *testing.T, s *Store) map[string]string {
+	t.Helper()
+	got, err := s.RecallLog(context.Background(), RecallLogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range got {
+		for _, m := range append(append([]RecallMemory(nil), e.Given...), e.Withheld...) {
+			if m.Preview == "" {
+				continue
+			}
+			out[fmt.Sprintf("%d/%s", e.Seq, m.ID)] = m.Preview
+		}
+	}
+	return out
+}
+
+// TestRecallLogForgetsDeleted: a memory deleted, trashed or removed by
+// the team keeps its id and reason in the log but loses its text
+// everywhere it was shown, also in an entry logged after the delete (a
+// recall still in the service's queue); the others keep theirs.
+func TestRecallLogForgetsDeleted(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		delete func(s *Store, id string) error
+	}{
+		{"delete", func(s *Store, id string) error { return s.Delete(ctx, id) }},
+		{"trash", func(s *Store, id string) error { return s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: id, Reason: "test"}}}) }},
+		{"forget", func(s *Store, id string) error { return s.ForgetRecalled(ctx, id) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openTest(t, t.TempDir())
+			gone := mustPut(t, s, mem("the deploy key lives in the vault")).ID
+			kept := mustPut(t, s, mem("tests run with make test")).ID
+			e1 := recallAt("s", 0, gone, kept)
+			e1.Withheld = []RecallMemory{{ID: gone, Score: 0.1, Preview: "text of " + gone, Reason: "relative_floor"}}
+			e2 := recallAt("s", 1, gone)
+			if _, err := s.AddRecalls(ctx, []RecallEntry{e1, e2}, RecallLimits{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.delete(s, gone); err != nil {
+				t.Fatal(err)
+			}
+			late := recallAt("s", 2, gone, kept) // recalled before the delete, written after it
+			if _, err := s.AddRecall(ctx, late, RecallLimits{}); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]string{
+				"1/" + gone: DeletedPreview, "1/" + kept: "text of " + kept, "2/" + gone: DeletedPreview,
+				"3/" + gone: DeletedPreview, "3/" + kept: "text of " + kept,
+			}
+			if tt.name == "forget" { // the memory is still there: a later entry shows it
+				want["3/"+gone] = "text of " + gone
+			}
+			if got := previews(t, s); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("previews\n got %v\nwant %v", got, want)
+			}
+			got, _ := s.RecallLog(ctx, RecallLogQuery{Before: 2})
+			if w := got[0].Withheld[0]; w.ID != gone || w.Reason != "relative_floor" || w.Preview != DeletedPreview {
+				t.Errorf("withheld %+v: want its id and reason kept", w)
+			}
+		})
+	}
+}
+
+// TestRecallLogForgetsPurged: a memory trashed while the log had no
+// mention index (a log written by an earlier version) loses its previews
+// when the trash is purged.
+func TestRecallLogForgetsPurged(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	id := mustPut(t, s, mem("the staging database is on port 5433")).ID
+	if err := s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: id, Reason: "test"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// An entry written before the delete hook existed: its preview stayed.
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketRecalls)
+		if err != nil {
+			return err
+		}
+		e := recallAt("s", 0, id)
+		e.Seq = 1
+		data, _ := json.Marshal(e)
+		if err := tx.DeleteBucket(bucketRecallMentions); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+			return err
+		}
+		return b.Put(u64(1), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.PurgeTrash(ctx, t0.Add(time.Hour)); err != nil || n != 1 {
+		t.Fatalf("purged %d, %v", n, err)
+	}
+	if got := previews(t, s)["1/"+id]; got != DeletedPreview {
+		t.Errorf("preview %q after the purge, want %q", got, DeletedPreview)
+	}
+}
+
+// TestClearRecallLog: the log empties, feedback finds nothing, and the
+// next entry's Seq goes on after the last one.
+func TestClearRecallLog(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	if n, err := s.ClearRecallLog(ctx); err != nil || n != 0 {
+		t.Fatalf("empty log: cleared %d, %v", n, err)
+	}
+	for i := range 3 {
+		if _, err := s.AddRecall(ctx, recallAt("s", i, fmt.Sprint("m", i)), RecallLimits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.ClearRecallLog(ctx); err != nil || n != 3 {
+		t.Fatalf("cleared %d, %v; want 3", n, err)
+	}
+	if got, _ := s.RecallLog(ctx, RecallLogQuery{}); len(got) != 0 {
+		t.Errorf("%d entries after clear", len(got))
+	}
+	if n, _ := s.AddRecallFeedback(ctx, []string{"m1"}, RecallFeedback{Op: "rated", Score: 1, At: t0}); n != 0 {
+		t.Errorf("feedback took %d entries after clear", n)
+	}
+	e, err := s.AddRecall(ctx, recallAt("s", 9, "m9"), RecallLimits{})
+	if err != nil || e.Seq != 4 {
+		t.Errorf("next seq %d, %v; want 4", e.Seq, err)
+	}
+}
+
+// TestAddRecallsKeepsValid: an invalid entry of a batch is left out with
+// an error, the others are stored; the mention index follows pruning.
+func TestAddRecallsKeepsValid(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	bad := recallAt("", 1, "m1")
+	got, err := s.AddRecalls(ctx, []RecallEntry{recallAt("s", 0, "m0"), bad, recallAt("s", 2, "m2")}, RecallLimits{Keep: 1})
+	if err == nil || len(got) != 2 {
+		t.Fatalf("stored %d, %v; want 2 and an error", len(got), err)
+	}
+	if log, _ := s.RecallLog(ctx, RecallLogQuery{}); seqs(log) != "2" {
+		t.Errorf("seqs %s, want 2", seqs(log))
+	}
+	var mentions []string
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRecallMentions).ForEach(func(k, _ []byte) error {
+			mentions = append(mentions, fmt.Sprintf("%s@%d", k[:len(k)-9], getU64(k[len(k)-8:])))
+			return nil
+		})
+	})
+	if fmt.Sprint(mentions) != "[m2@2]" {
+		t.Errorf("mentions %v, want [m2@2]", mentions)
 	}
 }

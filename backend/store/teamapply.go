@@ -151,6 +151,9 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			if err := dels.Put(id, u64(next())); err != nil {
 				return err
 			}
+			if err := forgetRecalledTx(tx, d.ID); err != nil { // recalllog.go
+				return err
+			}
 			tdels = append(tdels, d.ID)
 			res.Deleted++
 			count--

@@ -255,6 +255,9 @@ func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
 			if err := b.Delete(k); err != nil {
 				return err
 			}
+			if err := forgetRecalledTx(tx, string(k)); err != nil { // recalllog.go
+				return err
+			}
 		}
 		n = len(doomed)
 		return nil

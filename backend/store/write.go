@@ -508,6 +508,9 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if err := tx.Bucket(bucketDels).Put([]byte(id), u64(seq)); err != nil {
 			return err
 		}
+		if err := forgetRecalledTx(tx, id); err != nil { // recalllog.go
+			return err
+		}
 		return putSeqCount(tx, seq, -1)
 	})
 	if err != nil {
