@@ -222,7 +222,9 @@ func TestRecallLogForgetsDeleted(t *testing.T) {
 		delete func(s *Store, id string) error
 	}{
 		{"delete", func(s *Store, id string) error { return s.Delete(ctx, id) }},
-		{"trash", func(s *Store, id string) error { return s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: id, Reason: "test"}}}) }},
+		{"trash", func(s *Store, id string) error {
+			return s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: id, Reason: "test"}}})
+		}},
 		{"forget", func(s *Store, id string) error { return s.ForgetRecalled(ctx, id) }},
 	}
 	for _, tt := range tests {
