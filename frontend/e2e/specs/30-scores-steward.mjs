@@ -28,8 +28,9 @@ async function importRecs(d, assert, recs) {
   const body = [JSON.stringify(header), ...recs.map((r, i) => {
     const at = new Date(Date.now() - (10 - i) * 86400_000).toISOString();
     const m = { ...template, importance: 0.5, access_count: 0, reinforced_count: 0, feedback_sum: 0, feedback_n: 0, pinned: false,
-      // updated now: the plan's merge scan is incremental since the core flow's plan
-      project: 'e2e-steward', type: 'project', kind: 'fact', created_at: at, updated_at: new Date().toISOString(), ...r,
+      // Old timestamps, as an export file carries them: the plan's merge scan is
+      // incremental since the core flow's plan and must still compare these.
+      project: 'e2e-steward', type: 'project', kind: 'fact', created_at: at, updated_at: at, ...r,
       embedding: [1, 0, 0], embedding_model: 'e2e-other-model' };
     for (const k of ['content_hash', 'hits', 'last_accessed', 'last_reinforced_at', 'cooldown_until', 'supersedes', 'superseded_by']) delete m[k];
     return JSON.stringify(m);
