@@ -10,6 +10,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/team"
 	"github.com/memtray/memtray/backend/team/pgtest"
 )
@@ -98,4 +99,63 @@ func BenchmarkTeamPropagation(b *testing.B) {
 	}
 	b.ReportMetric(q(0.5), "p50-ms")
 	b.ReportMetric(q(0.99), "p99-ms")
+}
+
+// BenchmarkRecallTeam compares local search latency with the team store
+// detached (team memory off) and attached (on, its sync loop running and
+// the outbox drained): the network is never on the read path, so the two
+// should match within noise.
+//
+//	go test -run XXX -bench RecallTeam -benchtime 2000x ./backend/daemon/
+func BenchmarkRecallTeam(b *testing.B) {
+	srv := pgtest.Start(b)
+	db := srv.NewDB(b, "recallowner")
+	b.Setenv("MEMTRAY_BENCH_RECALL_URL", srv.ConnString("recallowner", db))
+	const n = 2000
+	for _, attached := range []bool{false, true} {
+		b.Run(fmt.Sprintf("attached=%v", attached), func(b *testing.B) {
+			ctx := context.Background()
+			cfg := config.Default()
+			cfg.DataDir, cfg.Listen, cfg.Embedder.Provider = b.TempDir(), "127.0.0.1:0", "builtin"
+			cfg.Capture.Transcripts.ClaudeCodeDirs, cfg.Capture.Transcripts.CodexDirs = []string{b.TempDir()}, []string{b.TempDir()}
+			if attached {
+				cfg.Team = config.Team{Share: true, URLEnv: "MEMTRAY_BENCH_RECALL_URL", Projects: []string{"*"}, PullInterval: config.Duration(30 * time.Second)}
+			}
+			d, _ := serveWith(b, Options{Config: cfg, Version: "bench"})
+			texts := make([]string, n)
+			for i := range texts {
+				texts[i] = teamText(30+i/500, i%500)
+			}
+			vs, err := d.emb.Embed(ctx, texts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := make([]memory.Memory, n)
+			for i := range batch {
+				batch[i] = memory.Memory{Text: texts[i], Project: "shop", Embedding: vs[i]}
+			}
+			if _, err := d.store.PutBatch(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			if attached {
+				d.team.Kick()
+				for {
+					if st := d.team.Status(); st.Outbox == 0 && st.Connected {
+						break
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+				// The pull of its own pushes, applied before the clock starts.
+				if _, err := d.team.PullNow(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := d.memories.Search(ctx, httpapi.SearchRequest{Query: texts[(i*37)%n], K: 8}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
