@@ -238,9 +238,10 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 		d.recaller.WithSkills(search.NewSkillCatalog(d.emb, cfg.Recall.SkillFloor), append(dirs, cfg.Recall.SkillDirs...))
 	}
 	if d.recall, err = recall.New(recall.Options{Recaller: d.recaller, Built: cfg.Recall, Generation: d.emb.Generation,
-		Live: func() config.Recall { return d.settings.Live().Recall }, Log: st, Clock: d.clock}); err != nil {
+		Live: func() config.Recall { return d.settings.Live().Recall }, Log: st, Clock: d.clock, Logger: d.log}); err != nil {
 		return err
 	}
+	d.closers.push(d.recall.Close) // writes the recalls waiting for the log, before the store closes
 	if err := d.openPipeline(ctx); err != nil {
 		return err
 	}

@@ -33,68 +33,88 @@ const (
 	OpRated      = "rated"
 )
 
-// log records a recall that searched: the prompt redacted, the memories
-// given and those withheld with why.
-func (s *Service) log(ctx context.Context, req search.RecallRequest, out search.Recalled) error {
-	if s.o.Log == nil || out.Skipped == search.SkippedToolLoop || out.Skipped == search.SkippedRepeat {
-		return nil
+// log queues a recall that searched for the log (never blocking: the
+// writer redacts the prompt, cuts the previews and writes, off the
+// hook's path).
+func (s *Service) log(req search.RecallRequest, out search.Recalled) {
+	if s.w == nil || out.Skipped == search.SkippedToolLoop || out.Skipped == search.SkippedRepeat {
+		return
 	}
+	p := pending{at: s.o.Clock.Now(), req: req, skipped: out.Skipped, withheld: out.Withheld,
+		given: make([]store.RecallMemory, len(out.Hits))}
+	for i, h := range out.Hits {
+		p.given[i] = store.RecallMemory{ID: h.Memory.ID, Score: h.Score, Kind: string(h.Memory.Kind), Preview: h.Memory.Text}
+	}
+	s.w.add(p)
+}
+
+// entry is the log's entry of p: its prompt redacted, the previews cut,
+// those of the withheld memories from mems.
+func entry(p pending, mems map[string]memoryText) store.RecallEntry {
+	req := p.req
 	prompt, _ := redact.Redact(req.Prompt)
-	e := store.RecallEntry{At: s.o.Clock.Now(), SessionID: req.SessionID, Event: req.Event, Project: req.Project,
-		Prompt: clipBytes(prompt, store.MaxRecallPrompt), Skipped: clipBytes(out.Skipped, store.MaxRecallPrompt), Given: []store.RecallMemory{}}
+	e := store.RecallEntry{At: p.at, SessionID: req.SessionID, Event: req.Event, Project: req.Project,
+		Prompt: clipBytes(prompt, store.MaxRecallPrompt), Skipped: clipBytes(p.skipped, store.MaxRecallPrompt), Given: p.given}
 	if e.Event == "" {
 		e.Event = search.EventPrompt
 	}
-	for _, h := range out.Hits {
-		e.Given = append(e.Given, store.RecallMemory{ID: h.Memory.ID, Score: h.Score, Kind: string(h.Memory.Kind), Preview: preview(h.Memory.Text)})
+	for i := range e.Given {
+		e.Given[i].Preview = preview(e.Given[i].Preview)
 	}
-	var errs []error
-	if len(out.Withheld) > 0 {
-		ids := make([]string, len(out.Withheld))
-		for i, w := range out.Withheld {
-			ids[i] = w.ID
-		}
-		mems, err := s.o.Log.GetMany(ctx, ids)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("recall log: read the withheld memories: %w", err))
-		}
-		for _, w := range out.Withheld {
-			m := mems[w.ID]
-			e.Withheld = append(e.Withheld, store.RecallMemory{ID: w.ID, Score: w.Score, Kind: string(m.Kind), Preview: preview(m.Text), Reason: w.Reason})
-		}
+	for _, w := range p.withheld {
+		m := mems[w.ID]
+		e.Withheld = append(e.Withheld, store.RecallMemory{ID: w.ID, Score: w.Score, Kind: m.kind, Preview: preview(m.text), Reason: w.Reason})
 	}
-	if _, err := s.o.Log.AddRecall(ctx, e, s.o.Limits); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return e
 }
 
 // Feedback records, in the recall that gave each memory of ids last,
 // what the agent or the user said of it: op is OpReinforced (score +1)
 // or OpRated (+1 or -1). Memories no logged recall gave are ignored.
+// The recalls still waiting for the log are written first, so feedback
+// on a memory just given finds its recall.
 func (s *Service) Feedback(ctx context.Context, op string, ids []string, score int) error {
-	if s.o.Log == nil {
+	if s.w == nil {
 		return nil
 	}
 	if op != OpReinforced && op != OpRated {
 		return fmt.Errorf("%w: feedback op %q", memory.ErrInvalid, op)
 	}
+	serr := s.w.sync(ctx)
 	_, err := s.o.Log.AddRecallFeedback(ctx, ids, store.RecallFeedback{Op: op, Score: score, At: s.o.Clock.Now()})
-	return err
+	return errors.Join(serr, err)
+}
+
+// ClearRecallLog deletes every logged recall, those waiting to be
+// written too, and returns how many it deleted.
+func (s *Service) ClearRecallLog(ctx context.Context) (int, error) {
+	if s.w == nil {
+		return 0, nil
+	}
+	n := s.w.discard()
+	if err := s.w.sync(ctx); err != nil && ctx.Err() != nil {
+		return n, fmt.Errorf("clear the recall log: %w", err)
+	}
+	m, err := s.o.Log.ClearRecallLog(ctx)
+	return n + m, err
 }
 
 // RecallLog returns the logged recalls q selects, newest first.
+// The recalls still waiting for the log are written first (a failure to
+// write them is the writer's to log).
 func (s *Service) RecallLog(ctx context.Context, q store.RecallLogQuery) ([]store.RecallEntry, error) {
-	if s.o.Log == nil {
+	if s.w == nil {
 		return []store.RecallEntry{}, nil
 	}
+	_ = s.w.sync(ctx)
 	return s.o.Log.RecallLog(ctx, q)
 }
 
 // RecallLogStats summarises the last days of the log (today included;
 // 0: DefaultStatsDays): recalls per day, those that gave memories and
 // those that gave none, and the memories given most with how often they
-// helped (rated +1 or reinforced for the recall that gave them).
+// helped (rated +1 or reinforced for the recall that gave them), and how
+// many recalls since the service started the log lost (Dropped, Failed).
 func (s *Service) RecallLogStats(ctx context.Context, days int) (store.RecallLogStats, error) {
 	if days == 0 {
 		days = DefaultStatsDays
@@ -112,7 +132,9 @@ func (s *Service) RecallLogStats(ctx context.Context, days int) (store.RecallLog
 		out.Days[i].Date, index[d] = d, i
 	}
 	top := map[string]*store.RecallTop{}
-	if s.o.Log != nil {
+	if s.w != nil {
+		_ = s.w.sync(ctx)
+		out.Dropped, out.Failed = s.w.counts()
 		err := s.o.Log.EachRecall(ctx, start, func(e store.RecallEntry) error {
 			i, ok := index[e.At.In(loc).Format(time.DateOnly)]
 			if !ok {

@@ -21,6 +21,7 @@ func logged(t *testing.T, c *testClock) (*Service, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = s.Close() }) // before the store closes
 	return s, st
 }
 

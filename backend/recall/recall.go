@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -42,11 +43,22 @@ type Options struct {
 	Clock memory.Clock
 	// Location is the time zone of the statistics' days; nil: time.Local.
 	Location *time.Location
+	// LogQueue, LogBatch and LogEvery tune the log's writer: how many
+	// recalls wait at most (the oldest dropped beyond), and how many
+	// waiting or how long the first waits make it write them, in one
+	// transaction. Zero: DefaultLogQueue, DefaultLogBatch,
+	// DefaultLogEvery.
+	LogQueue int
+	LogBatch int
+	LogEvery time.Duration
+	// Logger takes the log writer's failures; nil: slog.Default().
+	Logger *slog.Logger
 }
 
 // Log is what the service needs of the store to keep the recall log.
 type Log interface {
-	AddRecall(ctx context.Context, e store.RecallEntry, lim store.RecallLimits) (store.RecallEntry, error)
+	AddRecalls(ctx context.Context, es []store.RecallEntry, lim store.RecallLimits) ([]store.RecallEntry, error)
+	ClearRecallLog(ctx context.Context) (int, error)
 	RecallLog(ctx context.Context, q store.RecallLogQuery) ([]store.RecallEntry, error)
 	EachRecall(ctx context.Context, since time.Time, fn func(store.RecallEntry) error) error
 	AddRecallFeedback(ctx context.Context, ids []string, fb store.RecallFeedback) (int, error)
@@ -55,9 +67,10 @@ type Log interface {
 
 var _ Log = (*store.Store)(nil)
 
-// Service is the recall service; New makes one.
+// Service is the recall service; New makes one, Close flushes its log.
 type Service struct {
 	o Options
+	w *logWriter // nil without a log
 }
 
 // New returns the service over o.Recaller.
@@ -78,15 +91,41 @@ func New(o Options) (*Service, error) {
 	if o.Location == nil {
 		o.Location = time.Local
 	}
-	return &Service{o: o}, nil
+	if o.LogQueue <= 0 {
+		o.LogQueue = DefaultLogQueue
+	}
+	if o.LogBatch <= 0 {
+		o.LogBatch = DefaultLogBatch
+	}
+	if o.LogEvery <= 0 {
+		o.LogEvery = DefaultLogEvery
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Service{o: o}
+	if o.Log != nil {
+		s.w = newLogWriter(o)
+	}
+	return s, nil
+}
+
+// Close writes the recalls still waiting for the log and stops its
+// writer; recalls after it are not logged. It returns the last write's
+// error.
+func (s *Service) Close() error {
+	if s.w == nil {
+		return nil
+	}
+	return s.w.close()
 }
 
 // Recall hands an agent the memories that matter for this turn (see
 // search.Recaller). recall.k and recall.max_chars changed at runtime bound
 // every request but a search (the Recaller takes the lower of a request's
 // and its own); a recall that fails while the embedding model switches is
-// run again on the new model. A recall that searched is logged; a failure
-// to log it is a warning in the answer.
+// run again on the new model. A recall that searched is queued for the
+// log, never waiting for it (see Options.LogQueue).
 func (s *Service) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
 	if req.Event != search.EventSearch {
 		live := s.o.Live()
@@ -103,9 +142,7 @@ func (s *Service) Recall(ctx context.Context, req search.RecallRequest) (search.
 		out, err = s.o.Recaller.Recall(ctx, req) // the embedding model switched during the recall
 	}
 	if err == nil {
-		if lerr := s.log(ctx, req, out); lerr != nil {
-			out.Warning = strings.TrimPrefix(out.Warning+"; "+lerr.Error(), "; ")
-		}
+		s.log(req, out)
 	}
 	return out, err
 }

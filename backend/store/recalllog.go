@@ -611,6 +611,11 @@ type RecallLogStats struct {
 	Empty   int `json:"empty"`
 	// Top are the memories given most often, most first.
 	Top []RecallTop `json:"top"`
+	// Dropped counts the recalls the log lost since the daemon started
+	// because too many waited to be written (the oldest waiting went);
+	// Failed those whose write failed (the daemon's log says why).
+	Dropped int64 `json:"dropped"`
+	Failed  int64 `json:"failed"`
 }
 
 // RecallDay counts one day's recalls.
