@@ -19,6 +19,14 @@ type RecallLog interface {
 	RecallLog(ctx context.Context, q store.RecallLogQuery) ([]store.RecallEntry, error)
 	// RecallLogStats summarises the last days of the log (0: the default).
 	RecallLogStats(ctx context.Context, days int) (store.RecallLogStats, error)
+	// ClearRecallLog deletes every logged recall and returns how many.
+	ClearRecallLog(ctx context.Context) (int, error)
+}
+
+// RecallLogCleared answers DELETE /api/recall/log.
+type RecallLogCleared struct {
+	// Cleared is how many logged recalls were deleted.
+	Cleared int `json:"cleared"`
 }
 
 // maxStatsDays bounds GET /api/recall/stats?days= (the log keeps 30).
@@ -39,6 +47,10 @@ func (h *Handler) recallLogRoutes() {
 			return store.RecallLogStats{}, err
 		}
 		return h.s.RecallLog.RecallLogStats(r.Context(), days)
+	}))
+	h.mux.HandleFunc("DELETE /api/recall/log", withoutBody(func(r *http.Request) (RecallLogCleared, error) {
+		n, err := h.s.RecallLog.ClearRecallLog(r.Context())
+		return RecallLogCleared{Cleared: n}, err
 	}))
 }
 
@@ -87,4 +99,11 @@ func (c *Client) RecallLogStats(ctx context.Context, days int) (store.RecallLogS
 	var out store.RecallLogStats
 	err := c.do(ctx, http.MethodGet, path, nil, &out)
 	return out, err
+}
+
+// ClearRecallLog runs DELETE /api/recall/log.
+func (c *Client) ClearRecallLog(ctx context.Context) (int, error) {
+	var out RecallLogCleared
+	err := c.do(ctx, http.MethodDelete, "/api/recall/log", nil, &out)
+	return out.Cleared, err
 }

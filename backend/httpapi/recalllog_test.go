@@ -50,6 +50,7 @@ func serveRecall(t *testing.T) *httpapi.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = svc.Close() }) // before the store closes
 	srv := httptest.NewServer(httpapi.New(httpapi.Services{Recaller: svc, RecallLog: svc}, httpapi.Options{Token: "tok"}))
 	t.Cleanup(srv.Close)
 	return httpapi.NewClient(strings.TrimPrefix(srv.URL, "http://"), "tok")
@@ -100,5 +101,25 @@ func TestRecallLogAPI(t *testing.T) {
 	}
 	if _, err := c.RecallLogStats(ctx, 31); !errors.Is(err, memory.ErrInvalid) {
 		t.Errorf("31 days through the client: %v, want ErrInvalid", err)
+	}
+}
+
+// TestClearRecallLogAPI: DELETE /api/recall/log empties the log and says
+// how many recalls went; a second clear finds none.
+func TestClearRecallLogAPI(t *testing.T) {
+	ctx := context.Background()
+	c := serveRecall(t)
+	for i := range 2 {
+		if _, err := c.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprint("s", i), Prompt: "how are the payment gateway retries configured?"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []int{2, 0} {
+		if n, err := c.ClearRecallLog(ctx); err != nil || n != want {
+			t.Errorf("cleared %d, %v; want %d", n, err, want)
+		}
+	}
+	if log, err := c.RecallLog(ctx, store.RecallLogQuery{}); err != nil || len(log) != 0 {
+		t.Errorf("log after clear: %d entries, %v", len(log), err)
 	}
 }

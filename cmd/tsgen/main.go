@@ -52,6 +52,7 @@ var roots = []any{
 	httpapi.ExportFileRequest{}, httpapi.WelcomeState{},
 	httpapi.ErrorBody{},
 	httpapi.TeamStatus{}, httpapi.TeamPushReport{}, httpapi.TeamPullReport{}, httpapi.ScopeRequest{},
+	httpapi.RecallLogCleared{},
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},
 	steward.Plan{}, steward.Action{}, steward.Result{}, steward.Snapshot{}, steward.Skip{}, steward.PlanOptions{}, steward.Run{},

@@ -793,6 +793,11 @@ export interface RecallFeedback {
   score: number;
 }
 
+/** httpapi.RecallLogCleared */
+export interface RecallLogCleared {
+  cleared: number;
+}
+
 /** store.RecallLogStats */
 export interface RecallLogStats {
   days: RecallDay[];
@@ -800,6 +805,8 @@ export interface RecallLogStats {
   gave: number;
   empty: number;
   top: RecallTop[];
+  dropped: number;
+  failed: number;
 }
 
 /** store.RecallMemory */
