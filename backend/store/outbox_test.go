@@ -286,6 +286,23 @@ func TestApplyTeam(t *testing.T) {
 	if err != nil || tr[dup.ID].Reason != "deleted by the team" {
 		t.Fatalf("trash = %+v, %v", tr, err)
 	}
+	// A pulled memory the user keeps personal here stays personal when the
+	// team changes it again.
+	if _, err := s.Update(ctx, "r1", func(m *memory.Memory) error { m.Scope = memory.ScopePersonal; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	es, _, _ = s.Outbox(ctx, 0)
+	if err := s.AckOutbox(ctx, es, nil); err != nil {
+		t.Fatal(err)
+	}
+	r1c := r1b
+	r1c.Importance, r1c.UpdatedAt = 0.8, t0.Add(2)
+	if _, err := s.ApplyTeam(ctx, TeamChanges{Put: []memory.Memory{r1c}, Cursor: []byte("c1:11")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Get(ctx, "r1"); got.Scope != memory.ScopePersonal || got.Importance != 0.8 {
+		t.Fatalf("r1 kept personal: scope %q importance %v", got.Scope, got.Importance)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,8 @@ type TeamApplied struct {
 // ApplyTeam applies changes pulled from the team in one transaction, as
 // the store's other writes do (the one writer; the indexes follow), without
 // enqueueing them in the outbox. A put keeps the record's local fields
-// (pin, snooze, hits, last access, superseded-by) and takes the team's
+// (pin, snooze, hits, last access, superseded-by, a personal scope the
+// user chose here) and takes the team's
 // text, metadata and counters, plus the deltas of this store still waiting
 // to be pushed; it marks the memory it supersedes as superseded. A put of
 // a memory with a local write waiting in the outbox is left to the push.
@@ -179,6 +180,9 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 				}
 				m.Pinned, m.Hits, m.LastAccessed, m.LastReinforcedAt = om.Pinned, om.Hits, om.LastAccessed, om.LastReinforcedAt
 				m.CooldownUntil, m.SupersededBy, m.ExtendsSource = om.CooldownUntil, om.SupersededBy, om.ExtendsSource
+				if om.Scope == memory.ScopePersonal {
+					m.Scope = om.Scope // kept here by the user's choice
+				}
 				h.ord = oh.ord
 				if m.ContentHash != om.ContentHash {
 					if err := hashes.Delete(hashKey(om.ContentHash, m.ID)); err != nil {
