@@ -6,7 +6,9 @@
 //   - a rotated token ends the session: the banner says so, with the form;
 //   - Settings explains each field (name, what it does, default) and has a
 //     theme toggle (system, light, dark; kept across a reload);
-//   - a failed import stays on screen with its reason.
+//   - a failed import stays on screen with its reason;
+//   - item 9: the first-run guide on a headless serve with no agent and no
+//     Ollama (welcome-manual.png).
 // Screenshots: connection-lost.png, session-ended.png, settings.png,
 // settings-dark.png.
 
@@ -95,6 +97,30 @@ export async function run({ startDaemon, newPage, login, shot, assert, ok, step,
   assert(await failed.isVisible(), 'the import error went away with the toast');
   forgetExpected(problems, mark1);
   ok(`a failed import says why and stays: ${reason.replace(/\s+/g, ' ').trim()}`);
+
+  step('item 9: the guide on a headless serve with no agent and no Ollama: nothing optional is an error, no start at login, a manual fallback');
+  const g = await newPage(d.base, { width: 1024, height: 700 });
+  await login(g, d);
+  await g.goto(`${d.base}/#/welcome`);
+  await g.getByTestId('welcome-next').click();
+  const ollama = g.getByTestId('ollama-status');
+  await ollama.waitFor();
+  assert(await ollama.locator('.bad').count() === 0 && /optional/.test(await ollama.textContent()), `Ollama absent reads as an error: ${await ollama.textContent()}`);
+  await g.getByTestId('welcome-next').click();
+  const manual = g.getByTestId('manual-setup');
+  await manual.waitFor();
+  await g.getByTestId('manual-agent').selectOption('claude-code');
+  await g.getByTestId('manual-show').click();
+  await g.getByTestId('manual-file').first().waitFor({ timeout: 10_000 });
+  const files = await g.getByTestId('manual-file').allTextContents();
+  assert(files.some((f) => f.includes('.claude') && f.includes('memtray')), `manual fallback: ${files.join(' | ')}`);
+  await manual.scrollIntoViewIfNeeded();
+  await shot(g, 'welcome-manual');
+  await g.getByTestId('welcome-next').click();
+  await g.getByTestId('welcome-capture').waitFor();
+  assert(await g.getByTestId('welcome-autostart').count() === 0, 'start at login offered on a headless serve');
+  await g.context().close();
+  ok(`guide: Ollama optional, no start at login on serve, ${files.length} file(s) to edit by hand for Claude Code`);
 
   step('bug 7: a rotated token ends the session: the banner says so, with the form');
   const mark2 = problems.length;

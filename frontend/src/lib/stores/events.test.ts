@@ -77,11 +77,15 @@ describe('event stream', () => {
     await vi.advanceTimersByTimeAsync(5 * 500);
     expect(probe.mock.calls.length).toBeGreaterThanOrEqual(5); // it keeps looking, at most downDelay apart
     expect(FakeEventSource.instances).toHaveLength(1);
+    const resets: string[] = [];
+    s.on('reset', (e) => resets.push(e.type));
     answer = 'ok';
     await vi.advanceTimersByTimeAsync(500);
     expect(FakeEventSource.instances).toHaveLength(2);
     FakeEventSource.instances[1].open();
     expect(get(s.connection)).toBe('ok');
+    // What the stores asked for while it was down failed: they reload.
+    expect(resets).toEqual(['reset']);
     expect(get(s.status)).toBe('open');
     s.stop();
   });

@@ -92,6 +92,7 @@ export function createEventStream(opts: EventStreamOptions = {}): EventStream {
   const status = writable<StreamStatus>('idle');
   const connection = writable<Connection>('ok');
   let checking: Promise<Connection> | null = null;
+  let lost = false; // the daemon was found down or refusing us since the stream last opened
   const received = writable(0);
   const handlers = new Map<string, Set<Handler>>();
   let es: EventSource | null = null;
@@ -143,6 +144,13 @@ export function createEventStream(opts: EventStreamOptions = {}): EventStream {
       delay = minDelay;
       status.set('open');
       connection.set('ok');
+      // Back after the daemon was down or refused us: what the stores
+      // asked for meanwhile failed, so every store reloads (as on the
+      // daemon's own "reset", which a stream with no last id never gets).
+      if (lost) {
+        lost = false;
+        dispatch({ id: '', type: 'reset', data: null });
+      }
     };
     src.onmessage = (m) => onMessage('message', m);
     for (const t of EVENT_TYPES) src.addEventListener(t, (m) => onMessage(t, m as MessageEvent));
@@ -182,6 +190,7 @@ export function createEventStream(opts: EventStreamOptions = {}): EventStream {
       .catch((): Connection => 'down')
       .then((c) => {
         checking = null;
+        if (c !== 'ok') lost = true;
         // An open stream is proof enough (a probe may race a reconnect).
         if (!(es && es.readyState === 1)) connection.set(c);
         return c;

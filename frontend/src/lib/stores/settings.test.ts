@@ -92,4 +92,21 @@ describe('settings store: about', () => {
     mem.set(THEME_KEY, 'purple'); // a stored value we never wrote
     expect(get(createTheme({ storage, root: document.createElement('html') }))).toBe('system');
   });
+
+  it('reloads on a reset (e.g. back after the daemon was down, when the first load failed)', async () => {
+    let up = false;
+    fakeFetch({
+      'GET /api/capture': () => (up ? { body: on } : { status: 503, body: { error: 'starting' } }),
+      'GET /api/config': () => (up ? { body: { config: { recall: { k: 5 } }, runtime: ['recall.k'] } } : { status: 503, body: { error: 'starting' } }),
+      'GET /api/health': { service: 'memtray', version: 'test', pid: 1 },
+    });
+    const stream = createEventStream();
+    const s = createSettings({ stream });
+    await s.load();
+    expect(get(s.config)).toBeNull();
+    up = true;
+    stream.dispatch({ id: '', type: 'reset', data: null });
+    await vi.waitFor(() => expect(get(s.config)?.runtime).toEqual(['recall.k']));
+    s.destroy();
+  });
 });

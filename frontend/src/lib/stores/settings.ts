@@ -61,7 +61,7 @@ export function createSettings(opts: { stream?: EventStream } = {}) {
     }
   }
 
-  const unsubs = [stream.on<CaptureState>('capture', (e) => capture.set(e.data))];
+  const unsubs = [stream.on<CaptureState>('capture', (e) => capture.set(e.data)), stream.on('reset', () => void load())];
   return { about, capture, config, lastUpdate, load, setCapture, saveConfig, destroy: () => unsubs.forEach((u) => u()) };
 }
 
