@@ -66,6 +66,7 @@ func init() {
 		{"tidy", "PLANS_DIR [--apply] [--undo] [--json] [--now TIME] [--stale-days 7] [--stale-bytes 2048] [--dormant-days 14] [--current FILE]", "classify agent plan files; archive completed ones, move stale stubs to .trash/ (dry run by default)", runTidy},
 		{"capture", "[on|off|status] [--for 1h] [--exclude P] [--include P]", "pause or resume capture, exclude projects, show the proxy's counters", runCapture},
 		{"recall", "[--session S] [--project P] PROMPT", "show what an agent would be given for a prompt", runRecall},
+		{"recall-log", "[--session S] [--limit N] | clear", "what recalls gave agents, newest first; clear empties the log", runRecallLog},
 		{"reinforce", "ID", "a memory proved useful: count it and restart its decay", runReinforce},
 		{"rate", "[--reason R] +1|-1 ID...", "feedback on memories an agent was given (feeds the composite score)", runRate},
 		{"pin", "ID", "never let the steward prune, decay or merge this memory", runPin},
