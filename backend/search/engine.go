@@ -65,6 +65,11 @@ type Query struct {
 	NoFloors bool
 	// NoMMR keeps the composite order instead of reordering for diversity.
 	NoMMR bool
+	// Prompt says Text is a user's prompt to an agent (the prompt hook's
+	// recall), not words someone searches for: a generic prompt ("continue",
+	// "fix it") gets nothing (Evidence.Generic), while a search for one
+	// ordinary word ("postgres") is a search like any other.
+	Prompt bool
 }
 
 // Result is a search's hits plus what shaped them.

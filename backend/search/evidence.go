@@ -54,13 +54,41 @@ type Evidence struct {
 	// whose embedding is near the query's are near its other words, so
 	// the vector test does not count for it (Holds).
 	UnknownNames []string `json:"unknown_names,omitempty"`
+	// Info is the query's information: the sum of its words' (QueryWord.
+	// Info, nats); MinInfo is what a query naming nothing must carry at
+	// least: the information of a word general language does not use
+	// (QueryWords' maxInfo, the built-in word model's rarest word). Generic
+	// says the query is a prompt (Query.Prompt) that carries less and
+	// writes no word as a name (see Specific): a prompt like "continue",
+	// "yes do it", "thanks!" or "fix it" says too little to be about
+	// anything a memory could hold. Some memory contains whatever word it
+	// has and is near its embedding, so neither test means anything for it
+	// (Holds).
+	Info    float64 `json:"info"`
+	MinInfo float64 `json:"min_info"`
+	Generic bool    `json:"generic,omitempty"`
 }
 
 // Holds reports whether the evidence says the store holds what the query
-// is about: the lexical test holds, or the vector test holds and the query
-// names nothing the store lacks.
+// is about: the query is not generic, and the lexical test holds or the
+// vector test holds and the query names nothing the store lacks.
 func (ev Evidence) Holds() bool {
+	if ev.Generic {
+		return false
+	}
 	return ev.Lexical || (ev.Vector && len(ev.UnknownNames) == 0)
+}
+
+// Specific reports whether a query of words ws says enough to be about
+// something: it writes a word as a name, or its words' information (their
+// sum, returned) is at least minInfo.
+func Specific(ws []QueryWord, minInfo float64) (info float64, ok bool) {
+	named := false
+	for _, w := range ws {
+		info += w.Info
+		named = named || w.Name
+	}
+	return info, named || info >= minInfo
 }
 
 // QueryWord is a distinct word of a query: the terms the store's analyzer
@@ -286,6 +314,14 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 	}
 	ev := CheckEvidence(coverage, UnknownShare(ws), cosine, sims, n)
 	ev.UnknownNames = UnknownNames(ws)
+	_, maxInfo, err := e.wordInfo()
+	if err != nil {
+		return Evidence{}, err
+	}
+	var specific bool
+	ev.MinInfo = maxInfo
+	ev.Info, specific = Specific(ws, maxInfo)
+	ev.Generic = !specific
 	return ev, nil
 }
 

@@ -190,7 +190,8 @@ func TestNameWords(t *testing.T) {
 }
 
 // TestEvidenceHolds: the vector test does not count for a query naming
-// something no memory contains; the lexical test always does.
+// something no memory contains; the lexical test does; neither counts for
+// a generic query.
 func TestEvidenceHolds(t *testing.T) {
 	cases := []struct {
 		ev   Evidence
@@ -201,6 +202,7 @@ func TestEvidenceHolds(t *testing.T) {
 		{Evidence{Vector: true}, true},
 		{Evidence{Vector: true, UnknownNames: []string{"kafka"}}, false},
 		{Evidence{Lexical: true, UnknownNames: []string{"kafka"}}, true},
+		{Evidence{Lexical: true, Vector: true, Generic: true}, false},
 	}
 	for _, c := range cases {
 		if got := c.ev.Holds(); got != c.want {
@@ -414,4 +416,79 @@ func FuzzWords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSpecific: a query is specific when it writes a word as a name or its
+// words carry at least the minimum information.
+func TestSpecific(t *testing.T) {
+	cases := []struct {
+		name     string
+		ws       []QueryWord
+		info     float64
+		specific bool
+	}{
+		{"no words", nil, 0, false},
+		{"one common word", []QueryWord{{Word: "continue", Info: 9}}, 9, false},
+		{"two common words", []QueryWord{{Word: "keep", Info: 8}, {Word: "going", Info: 9}}, 17, true},
+		{"exactly the minimum", []QueryWord{{Word: "zorblat", Info: 15}}, 15, true},
+		{"a name", []QueryWord{{Word: "orm", Info: 8, Name: true}}, 8, true},
+		{"an unknown name", []QueryWord{{Word: "kafka", Info: 7, Name: true, Unknown: true}}, 7, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			info, ok := Specific(c.ws, 15)
+			if info != c.info || ok != c.specific {
+				t.Errorf("Specific = %v, %v; want %v, %v", info, ok, c.info, c.specific)
+			}
+		})
+	}
+}
+
+// TestEvidenceGenericPrompts: prompts that say too little to be about
+// anything ("fix it", "update it") get nothing from a store holding their
+// words, while short specific ones (an error code, a setting, a name)
+// still get their memory; a search (not a prompt) for the same words is
+// not judged generic.
+func TestEvidenceGenericPrompts(t *testing.T) {
+	e, _ := openFixture(t, nil)
+	cases := []struct {
+		prompt string
+		want   string // a memory the hits must hold; "" = no hits
+	}{
+		{"fix it", ""},
+		{"yes, do it", ""},
+		{"update it", ""},
+		{"change that", ""},
+		{"do it", ""},
+		{"thanks!", ""},
+		{"every one", ""},
+		{"ORB-E117", "o03"},
+		{"ORBIT_TLE_CACHE_TTL", "o02"},
+		{"Ines", "o07"},
+		{"Meilisearch", "p07"},
+		{"elevation mask", "o18"},
+		{"Show me what Ines prefers", "o07"},
+	}
+	for _, c := range cases {
+		t.Run(c.prompt, func(t *testing.T) {
+			r, err := e.Run(context.Background(), Query{Text: c.prompt, Prompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := hitIDs(r.Hits)
+			if c.want == "" && (len(ids) > 0 || !r.NoEvidence || !r.Evidence.Generic) {
+				t.Errorf("hits %v (no evidence %v), want none as generic; evidence %+v", ids, r.NoEvidence, r.Evidence)
+			}
+			if c.want != "" && (!slices.Contains(ids, c.want) || r.Evidence.Generic) {
+				t.Errorf("hits %v lack %s; evidence %+v", ids, c.want, r.Evidence)
+			}
+			s, err := e.Run(context.Background(), Query{Text: c.prompt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Evidence.Generic || s.Evidence.MinInfo == 0 {
+				t.Errorf("a search for %q: evidence %+v, want measured and not generic", c.prompt, s.Evidence)
+			}
+		})
+	}
 }

@@ -308,6 +308,8 @@ type found struct {
 	// Evidence.UnknownNames.
 	noEvidence   bool
 	unknownNames []string
+	// generic is the search's Evidence.Generic.
+	generic bool
 	// scored is every candidate's evidence before the floors (the search's
 	// Result.Scored); excluded is what the search left out as given.
 	scored   []CandidateEvidence
@@ -322,14 +324,14 @@ func (r *Recaller) find(ctx context.Context, req RecallRequest, n int) (found, e
 		hits, err := r.briefing(ctx, req.Project, n)
 		return found{hits: hits}, err
 	}
-	q := Query{Text: req.Prompt, Project: req.Project, K: n, Exclude: r.givenFunc(req.SessionID)}
+	q := Query{Text: req.Prompt, Project: req.Project, K: n, Exclude: r.givenFunc(req.SessionID), Prompt: req.Event == EventPrompt}
 	q.Filter.Kinds, q.Filter.Project = req.Kinds, req.FilterProject
 	res, err := r.engine.Run(ctx, q)
 	if err != nil {
 		return found{}, err
 	}
 	return found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames,
-		scored: res.Scored, excluded: q.Exclude}, nil
+		generic: res.Evidence.Generic, scored: res.Scored, excluded: q.Exclude}, nil
 }
 
 // answer gives the session the first k hits that fit in maxChars (with a
@@ -363,12 +365,14 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 }
 
 // skippedReason says why a recall gave nothing: every relevant memory was
-// given earlier, the store holds nothing the prompt is about, or nothing
-// cleared the floors.
+// given earlier, the prompt is too generic, the store holds nothing the
+// prompt is about, or nothing cleared the floors.
 func skippedReason(f found, alreadyGiven bool) string {
 	switch {
 	case alreadyGiven:
 		return "every relevant memory was given earlier in this session"
+	case f.noEvidence && f.generic:
+		return "the prompt is too generic to be about something memory holds (it names nothing and says little)"
 	case f.noEvidence && len(f.unknownNames) > 0:
 		return "the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions " +
 			strings.Join(f.unknownNames, ", ") + ")"

@@ -105,6 +105,7 @@ func TestRecallNothingRelevant(t *testing.T) {
 		{"How do I center a div vertically with CSS flexbox?", "no memory mentions css"},
 		{"Write a SQL query to find the second highest salary per department", "holds nothing this prompt is about"},
 		{"Explain how React useEffect cleanup functions work", "holds nothing this prompt is about"},
+		{"fix it", "too generic"},
 	} {
 		got, err := r.Recall(context.Background(), RecallRequest{SessionID: fmt.Sprint("s", i), Prompt: c.prompt})
 		if err != nil {
@@ -305,6 +306,8 @@ func TestSkippedReason(t *testing.T) {
 		{"no evidence", found{noEvidence: true}, false, "the store holds nothing this prompt is about (no evidence beyond chance)"},
 		{"unknown names", found{noEvidence: true, unknownNames: []string{"Zorblat", "Quux"}}, false,
 			"the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions Zorblat, Quux)"},
+		{"generic", found{noEvidence: true, generic: true}, false,
+			"the prompt is too generic to be about something memory holds (it names nothing and says little)"},
 		{"already given wins", found{noEvidence: true, unknownNames: []string{"Zorblat"}}, true,
 			"every relevant memory was given earlier in this session"},
 	}

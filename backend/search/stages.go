@@ -116,8 +116,13 @@ var queryStages = []queryStage{
 //     their surprisal in general language), or its cosine must beat the
 //     best cosine that a store of this size would give an unrelated query
 //     (the query's mean cosine over a sample of the store plus
-//     ExpectedMaxZ(n) standard deviations). Without either the search
-//     returns nothing. Then each candidate needs evidence of its own:
+//     ExpectedMaxZ(n) standard deviations; not for a query naming
+//     something no memory mentions). Without either, or when a prompt
+//     (Query.Prompt) is too generic to be about anything (it names nothing
+//     and its words carry less information than one word general language
+//     does not use: "continue", "fix it"; see Specific), the search
+//     returns nothing.
+//     Then each candidate needs evidence of its own:
 //     Coverage at least absolute_floor or a cosine of at least
 //     vector_floor. Then candidates scoring below relative_floor x the top
 //     composite go.
@@ -354,6 +359,9 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 	ev, err := e.evidence(ctx, r.qwords, r.n, r.qvec, r.bestInfo, r.res.Cosine)
 	if err != nil {
 		return err
+	}
+	if !r.q.Prompt {
+		ev.Generic = false
 	}
 	r.res.Evidence = ev
 	if !ev.Holds() {
