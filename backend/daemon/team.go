@@ -39,6 +39,7 @@ func (d *Daemon) openTeam() error {
 		return fmt.Errorf("team sync: %w", err)
 	}
 	d.team = sy
+	d.closers.push(func() error { sy.Close(); return nil })
 	return nil
 }
 

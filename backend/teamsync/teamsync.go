@@ -170,20 +170,25 @@ func (s *Syncer) done(err error) {
 	s.update(func(st *Status) { st.Connected, st.LastError = true, "" })
 }
 
+// Close releases the steward's lock and the connection, if held. Run
+// does it when it ends; Close is for a Syncer used without Run (PushNow
+// and PullNow from a command). A later call connects again.
+func (s *Syncer) Close() {
+	s.cycle.Lock()
+	defer s.cycle.Unlock()
+	if s.lock != nil {
+		_ = s.lock.Release(context.Background())
+		s.lock = nil
+	}
+	if s.ts != nil {
+		s.ts.Close()
+		s.ts = nil
+	}
+}
+
 // Run pushes and pulls until ctx ends, then closes the connection.
 func (s *Syncer) Run(ctx context.Context) {
-	defer func() {
-		s.cycle.Lock()
-		if s.lock != nil {
-			_ = s.lock.Release(context.Background())
-			s.lock = nil
-		}
-		if s.ts != nil {
-			s.ts.Close()
-			s.ts = nil
-		}
-		s.cycle.Unlock()
-	}()
+	defer s.Close()
 	backoff := s.minBackoff()
 	var watch <-chan struct{}
 	watchCtx, stopWatch := context.WithCancel(ctx)
