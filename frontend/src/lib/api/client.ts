@@ -8,7 +8,7 @@ import type {
 } from './models';
 import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
 import type { EmbedderInfo, EmbedderQuery, ExportFileRequest, Job, PullRequest, ReembedRequest, WelcomeState } from './models';
-import type { RecallEntry, RecallLogStats } from './models';
+import type { RecallEntry, RecallLogCleared, RecallLogStats } from './models';
 
 /** An error answer of the API, or a failure to reach it (status 0). */
 export class ApiError extends Error {
@@ -110,6 +110,8 @@ export const api = {
   /** The recall log, newest first: one session's, and before an entry's seq to page back. */
   recallLog: (p: { session?: string; limit?: number; before?: number } = {}) => request<RecallEntry[] | null>('GET', `/api/recall/log${query(p)}`),
   recallStats: (days?: number) => request<RecallLogStats>('GET', `/api/recall/stats${query({ days })}`),
+  /** Deletes every logged recall (those not yet written too); answers how many went. */
+  clearRecallLog: () => request<RecallLogCleared>('DELETE', '/api/recall/log'),
 
   decisions: (limit = 500) => request<DecisionEntry[] | null>('GET', `/api/decisions${query({ limit })}`),
   keep: (decisionId: string) => request<Decision>('POST', `/api/decisions/${enc(decisionId)}/keep`),

@@ -16,7 +16,7 @@ const entry = (seq: number, session: string, extra: Partial<RecallEntry> = {}): 
 const stats: RecallLogStats = {
   days: [{ date: '2026-05-05', recalls: 1, gave: 0, empty: 1, memories: 0 }, { date: '2026-05-06', recalls: 3, gave: 2, empty: 1, memories: 4 }],
   recalls: 4, gave: 2, empty: 2,
-  top: [{ id: 'm1', given: 2, helped: 1, misled: 0, hit_rate: 0.5 }],
+  top: [{ id: 'm1', given: 2, helped: 1, misled: 0, hit_rate: 0.5 }], dropped: 0, failed: 0,
 };
 
 describe('recall helpers', () => {
@@ -118,6 +118,31 @@ describe('recall store', () => {
     await r.refresh();
     expect(get(r.log).map((e) => e.seq)).toEqual([4, 3, 2, 1]);
     expect(get(r.log)[1].feedback).toHaveLength(1);
+    r.destroy();
+  });
+
+  it('clear empties the log; a refresh after a clear elsewhere empties it too', async () => {
+    let newest: RecallEntry[] = [entry(3, 's'), entry(2, 's')];
+    const f = fakeFetch({
+      'GET /api/recall/log': ({ url }: { url: string }) => ({ body: url.includes('before=') ? [entry(1, 's')] : newest }),
+      'GET /api/recall/stats': stats,
+      'DELETE /api/recall/log': () => { newest = []; return { body: { cleared: 3 } }; },
+    });
+    const r = createRecall({ stream: createEventStream() });
+    await r.load();
+    await r.loadMore();
+    expect(await r.clear()).toBe(3);
+    expect(get(r.log)).toEqual([]);
+    expect(get(r.more)).toBe(false);
+    expect(f.calls.some((c) => c.method === 'DELETE' && c.url === '/api/recall/log')).toBe(true);
+
+    newest = [entry(5, 's')];
+    await r.load();
+    await r.loadMore();
+    expect(get(r.log).map((e) => e.seq)).toEqual([5, 1]);
+    newest = []; // cleared by the CLI
+    await r.refresh();
+    expect(get(r.log)).toEqual([]);
     r.destroy();
   });
 

@@ -24,6 +24,9 @@ export function reasonText(code?: string): string {
   return REASONS[code] ?? code.replace(/_/g, ' ');
 }
 
+/** The preview the log keeps of a memory deleted since (store.DeletedPreview). */
+export const DELETED = '(deleted)';
+
 /** What made the agent ask (search.Event*), in words. */
 export function eventText(event: string): string {
   switch (event) {
@@ -159,12 +162,33 @@ export function createRecall(opts: { stream?: EventStream } = {}) {
       const [got, st] = await Promise.all([api.recallLog({ session: get(session) || undefined, limit: PAGE }), api.recallStats(get(days))]);
       if (my !== seq) return;
       const page = got ?? [];
-      const oldest = page.length ? page[page.length - 1].seq : Infinity;
-      log.set([...page, ...get(log).filter((e) => e.seq < oldest)]);
+      // An empty newest page: the log was cleared (elsewhere), nothing older is left.
+      const oldest = page.length ? page[page.length - 1].seq : -Infinity;
+      log.set(page.length ? [...page, ...get(log).filter((e) => e.seq < oldest)] : []);
       if (get(log).length === page.length) more.set(page.length === PAGE);
       stats.set(st);
     } catch {
       // A refresh in the background stays quiet; the next one may succeed.
+    }
+  }
+
+  /**
+   * Deletes every logged recall (DELETE /api/recall/log) and shows the
+   * empty log; returns how many went, or null when it failed (reported).
+   */
+  async function clear(): Promise<number | null> {
+    const my = ++seq;
+    try {
+      const { cleared } = await api.clearRecallLog();
+      if (my === seq) {
+        log.set([]);
+        more.set(false);
+      }
+      await loadStats();
+      return cleared;
+    } catch (e) {
+      reportError(e, 'Clearing the recall log');
+      return null;
     }
   }
 
@@ -190,7 +214,7 @@ export function createRecall(opts: { stream?: EventStream } = {}) {
   ];
 
   return {
-    log, stats, loaded, more, session, days, load, loadLog, loadStats, loadMore, refresh, setSession, setDays,
+    log, stats, loaded, more, session, days, load, loadLog, loadStats, loadMore, refresh, clear, setSession, setDays,
     destroy: () => { unsubs.forEach((u) => u()); if (t) clearTimeout(t); },
   };
 }

@@ -21,6 +21,7 @@ const log: RecallEntry[] = [
 const stats: RecallLogStats = {
   days: [{ date: '2026-05-05', recalls: 0, gave: 0, empty: 0, memories: 0 }, { date: '2026-05-06', recalls: 2, gave: 1, empty: 1, memories: 1 }],
   recalls: 2, gave: 1, empty: 1, top: [{ id: 'm1', kind: 'decision', preview: 'postgres is pinned to 15', given: 1, helped: 1, misled: 0, hit_rate: 1 }],
+  dropped: 0, failed: 0,
 };
 
 describe('Recall view', () => {
@@ -66,5 +67,29 @@ describe('Recall view', () => {
     press('Escape');
     flushSync();
     expect(target.querySelector('[data-testid="recall-detail"]')).toBeNull();
+  });
+
+  it('Clear asks first, then deletes the log; a deleted memory shows its id, not a link', async () => {
+    const gone: RecallEntry[] = [{ ...log[1], given: [{ id: 'm1', score: 0.9, kind: 'decision', preview: '(deleted)' }] }];
+    const f = fakeFetch({ 'GET /api/recall/log': gone, 'GET /api/recall/stats': stats, 'DELETE /api/recall/log': { cleared: 1 } });
+    const recall = createRecall({ stream: createEventStream() });
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Recall, { target, props: { recall } }));
+    await vi.waitFor(() => expect(target.querySelectorAll('[data-testid="recall-entry"]')).toHaveLength(1));
+    target.querySelector<HTMLButtonElement>('.entry-row')!.click();
+    flushSync();
+    const given = target.querySelector('[data-testid="recall-given"]')!;
+    expect(given.querySelector('a')).toBeNull();
+    expect(given.textContent).toContain('m1');
+
+    target.querySelector<HTMLButtonElement>('[data-testid="recall-clear"]')!.click();
+    flushSync();
+    expect(f.calls.some((c) => c.method === 'DELETE')).toBe(false); // only asked
+    expect(target.querySelector('[data-testid="recall-clear-confirm"]')?.textContent).toContain('Delete every logged recall');
+    target.querySelector<HTMLButtonElement>('[data-testid="recall-clear-yes"]')!.click();
+    await vi.waitFor(() => expect(target.querySelectorAll('[data-testid="recall-entry"]')).toHaveLength(0));
+    expect(f.calls.filter((c) => c.method === 'DELETE' && c.url === '/api/recall/log')).toHaveLength(1);
+    await vi.waitFor(() => expect(target.querySelector('[data-testid="recall-clear-confirm"]')).toBeNull());
   });
 });
