@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -397,4 +398,42 @@ func TestApplyTeamSkipsInvalid(t *testing.T) {
 	if c, _ := s.TeamCursor(); string(c) != "c1:5" {
 		t.Fatalf("cursor %q", c)
 	}
+}
+
+// FuzzApplyTeam: whatever a member wrote into the team database (ids,
+// texts, kinds, vectors), ApplyTeam either applies or skips each put and
+// never fails the page, and the store's count and records agree after it.
+// One store takes every input (opening one per input is too slow to fuzz).
+func FuzzApplyTeam(f *testing.F) {
+	f.Add("m1", "the deploy runs from main", "fact", "project", "shop", 0.5, float32(1), "", "")
+	f.Add("not an id!", "x", "gossip", "secret", "", 1.5, float32(0), "m1", "m1")
+	f.Add("m2", " \t", "", "", "p", -1.0, float32(-1), "m2", "")
+	f.Add(strings.Repeat("a", 65), "caf\xe9", "decision", "user", strings.Repeat("p", 300), 0.0, float32(2), "", "zz")
+	ctx := context.Background()
+	s := openTeam(f, f.TempDir())
+	mustPut(f, s, teamMem("a local team memory"))
+	f.Fuzz(func(t *testing.T, id, text, kind, typ, project string, importance float64, v float32, supersedes, del string) {
+		vec := testEmb.vec(text)
+		vec[0] = v
+		m := memory.Memory{ID: id, Text: text, Kind: memory.Kind(kind), Type: memory.Type(typ), Project: project,
+			Importance: importance, Supersedes: supersedes, Embedding: vec, CreatedAt: t0, UpdatedAt: t0}
+		ch := TeamChanges{Put: []memory.Memory{m, m}, Cursor: []byte("c1:1")}
+		if del != "" {
+			ch.Delete = []TeamDelete{{ID: del, Reason: "fuzz"}}
+		}
+		res, err := s.ApplyTeam(ctx, ch)
+		if err != nil {
+			t.Fatalf("ApplyTeam: %v", err)
+		}
+		if res.Put+res.Kept+res.Skipped+res.Invalid != 2 {
+			t.Fatalf("ApplyTeam = %+v for 2 puts", res)
+		}
+		n := 0
+		if err := s.Iterate(ctx, Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(memory.Memory) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n != s.Count() {
+			t.Fatalf("Iterate sees %d records, Count says %d", n, s.Count())
+		}
+	})
 }
