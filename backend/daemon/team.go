@@ -34,7 +34,11 @@ func (d *Daemon) openTeam() error {
 	every := time.Duration(d.cfg.Team.PullInterval)
 	sy, err := teamsync.New(teamsync.Options{Store: d.store, Embedder: d.emb, Logger: d.log,
 		Connect:      teamsync.Connect(d.cfg.Team.URLEnv, d.cfg.Team.URLFile),
-		PullInterval: every, PushInterval: min(teamPushEvery, every), MaxBackoff: every})
+		PullInterval: every, PushInterval: min(teamPushEvery, every), MaxBackoff: every,
+		Applied: func(put, trashed []string) {
+			d.publishMemory(httpapi.MemoryUpdated, put, nil)
+			d.publishMemory(httpapi.MemoryTrashed, trashed, nil)
+		}})
 	if err != nil {
 		return fmt.Errorf("team sync: %w", err)
 	}

@@ -51,6 +51,9 @@ type Options struct {
 	// Batch is the number of memories per push and changes per pull
 	// (default 500).
 	Batch int
+	// Applied, if set, is told the ids of the memories a pull wrote and
+	// moved to the trash (the daemon announces them to the UI).
+	Applied func(put, trashed []string)
 	// Logger logs what a status cannot say (nil: discarded).
 	Logger *slog.Logger
 	// Now tells the time (nil: time.Now).
@@ -590,6 +593,16 @@ func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
 		applied, err := s.o.Store.ApplyTeam(ctx, ch)
 		if err != nil {
 			return rep, err
+		}
+		if s.o.Applied != nil && (applied.Put > 0 || applied.Deleted > 0) {
+			var put, trashed []string
+			for _, m := range ch.Put {
+				put = append(put, m.ID)
+			}
+			for _, d := range ch.Delete {
+				trashed = append(trashed, d.ID)
+			}
+			s.o.Applied(put, trashed)
 		}
 		rep.Changes += len(page.Changes)
 		rep.Put += applied.Put

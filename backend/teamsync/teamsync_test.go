@@ -117,6 +117,9 @@ type node struct {
 	done  chan struct{}
 	url   string
 	share []string
+	// applied are the ids Options.Applied was told of, by op.
+	mu      sync.Mutex
+	applied map[string]string
 }
 
 func startNode(t *testing.T, name, dir, url string, projects []string) *node {
@@ -135,6 +138,19 @@ func (n *node) start(t *testing.T) {
 	}
 	sy, err := New(Options{Store: st, Embedder: words{}, PullInterval: 300 * time.Millisecond, PushInterval: 30 * time.Millisecond,
 		MaxBackoff: 300 * time.Millisecond, Batch: 50,
+		Applied: func(put, trashed []string) {
+			n.mu.Lock()
+			defer n.mu.Unlock()
+			if n.applied == nil {
+				n.applied = map[string]string{}
+			}
+			for _, id := range put {
+				n.applied[id] = "put"
+			}
+			for _, id := range trashed {
+				n.applied[id] = "trashed"
+			}
+		},
 		Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, n.url) }})
 	if err != nil {
 		t.Fatal(err)
@@ -310,6 +326,11 @@ func TestTwoDaemonsShare(t *testing.T) {
 	if tr, err := a.st.TrashGet(ctx, []string{m2.ID}); err != nil || !strings.Contains(tr[m2.ID].Reason, roles["bob"]) {
 		t.Fatalf("a's trash = %+v, %v; want the delete by bob", tr, err)
 	}
+	a.mu.Lock()
+	if a.applied[m2.ID] != "trashed" || a.applied[m1.ID] != "put" {
+		t.Errorf("a was told of %v", a.applied)
+	}
+	a.mu.Unlock()
 	st := a.sy.Status()
 	if !st.Connected || st.LastError != "" || st.Outbox != 0 || st.Role != roles["alice"] {
 		t.Fatalf("status = %+v", st)
