@@ -133,6 +133,7 @@ export async function run({ startDaemon, newPage, login, shot, assert, ok, step,
   const loginText = await p.getByTestId('login').textContent();
   assert(loginText.includes('memtray token') && !loginText.includes('memtray open'), `login help: ${loginText}`);
   await shot(p, 'session-ended');
+  await p.context().close(); // it keeps asking (401s) until someone logs in
   forgetExpected(problems, mark2);
   ok('a rotated token: "your session has ended", log in again with memtray token');
 }
