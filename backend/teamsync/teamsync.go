@@ -345,10 +345,11 @@ func (s *Syncer) push(ctx context.Context) (PushReport, error) {
 		if len(entries) == 0 && len(deltas) == 0 {
 			return rep, nil
 		}
+		before := rep.Pushed
 		if err := s.pushBatch(ctx, entries, deltas, &rep); err != nil {
 			return rep, err
 		}
-		s.update(func(st *Status) { st.LastPush = s.o.Now(); st.Pushed += int64(rep.Pushed) })
+		s.update(func(st *Status) { st.LastPush = s.o.Now(); st.Pushed += int64(rep.Pushed - before) })
 		if len(entries) < s.o.Batch && len(deltas) < s.o.Batch {
 			return rep, nil
 		}

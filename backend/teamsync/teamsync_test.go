@@ -437,3 +437,27 @@ func TestRestoreFromTrash(t *testing.T) {
 		t.Fatalf("the team holds %v", got)
 	}
 }
+
+// TestStatusCountsPushes: a push of several batches counts each memory
+// once in the status (the running total was added again per batch).
+func TestStatusCountsPushes(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice")
+	a := startNode(t, "a", t.TempDir(), tdb.srv.ConnString(roles["alice"], "nowhere"), []string{"*"})
+	const n = 120 // batches of 50
+	for i := range n {
+		a.write(t, fmt.Sprintf("fact number %d of the shop's runbook", i), "shop", memory.TypeProject)
+	}
+	a.close()
+	a.url = tdb.url(roles["alice"])
+	a.start(t)
+	eventually(t, "the outbox drained", func() error {
+		if st := a.sy.Status(); st.Outbox != 0 || !st.Connected {
+			return fmt.Errorf("status %+v", st)
+		}
+		return nil
+	})
+	if st := a.sy.Status(); st.Pushed != n {
+		t.Fatalf("status counts %d pushed, want %d", st.Pushed, n)
+	}
+}
