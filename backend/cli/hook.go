@@ -238,7 +238,7 @@ func hookWork(ctx context.Context, start time.Time, stdin io.Reader, c common, c
 			}
 		}
 	}
-	req := search.RecallRequest{SessionID: in.SessionID, Prompt: in.Prompt, Project: project, Event: search.EventPrompt}
+	req := search.RecallRequest{SessionID: in.SessionID, Prompt: in.Prompt, Project: project, Event: search.EventPrompt, Agent: call.agent}
 	if event == "session-start" {
 		req.Prompt, req.Event = "", search.EventSessionStart
 	}

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/memtray/memtray/backend/store"
 )
 
 // TestRecallLogCommand: recall-log lists the recalls the local daemon
@@ -37,5 +41,33 @@ func TestRecallLogCommand(t *testing.T) {
 		if code != tt.code || !strings.Contains(out, tt.contains) {
 			t.Errorf("%s: exit %d (want %d), out %q, err %q", tt.name, code, tt.code, out, errs)
 		}
+	}
+}
+
+// TestHookRecallLogsAgent: a prompt hook says which agent asked, and the
+// recall log (read through the running daemon) keeps it.
+func TestHookRecallLogsAgent(t *testing.T) {
+	isolate(t)
+	dir := startHookDaemon(t)
+	ctx := context.Background()
+	for i, agent := range []string{"claude-code", "codex"} {
+		stdin := hookStdin(t, map[string]any{"session_id": agent + "-session", "cwd": "/home/me/src/webapp",
+			"prompt": fmt.Sprint("which port does the staging database listen on? ", i)})
+		if code, _, errs := run(t, ctx, stdin, "hook", "user-prompt-submit", "--agent", agent, "--data-dir", dir, "--timeout", "20s"); code != 0 {
+			t.Fatalf("%s hook: exit %d %s", agent, code, errs)
+		}
+	}
+	code, out, errs := run(t, ctx, "", "recall-log", "--data-dir", dir, "--json")
+	var log []store.RecallEntry
+	if code != 0 || json.Unmarshal([]byte(out), &log) != nil {
+		t.Fatalf("recall-log: exit %d %q %s", code, out, errs)
+	}
+	got := map[string]string{}
+	for _, e := range log {
+		got[e.SessionID] = e.Agent
+	}
+	want := map[string]string{"claude-code-session": "claude-code", "codex-session": "codex"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("agents by session %v, want %v", got, want)
 	}
 }

@@ -53,7 +53,7 @@ func (s *Service) log(req search.RecallRequest, out search.Recalled) {
 func entry(p pending, mems map[string]memoryText) store.RecallEntry {
 	req := p.req
 	prompt, _ := redact.Redact(req.Prompt)
-	e := store.RecallEntry{At: p.at, SessionID: req.SessionID, Event: req.Event, Project: req.Project,
+	e := store.RecallEntry{At: p.at, SessionID: req.SessionID, Event: req.Event, Project: req.Project, Agent: req.Agent,
 		Prompt: clipBytes(prompt, store.MaxRecallPrompt), Skipped: clipBytes(p.skipped, store.MaxRecallPrompt), Given: p.given}
 	if e.Event == "" {
 		e.Event = search.EventPrompt

@@ -127,6 +127,9 @@ func (s *Service) Close() error {
 // run again on the new model. A recall that searched is queued for the
 // log, never waiting for it (see Options.LogQueue).
 func (s *Service) Recall(ctx context.Context, req search.RecallRequest) (search.Recalled, error) {
+	if !validAgent(req.Agent) {
+		return search.Recalled{}, fmt.Errorf("%w: agent must be at most %d lowercase letters, digits and dashes", memory.ErrInvalid, maxAgent)
+	}
 	if req.Event != search.EventSearch {
 		live := s.o.Live()
 		if live.K != s.o.Built.K && req.K >= 0 {
@@ -162,4 +165,21 @@ func lowerBound(req, limit int) int {
 		return limit
 	}
 	return req
+}
+
+// maxAgent bounds RecallRequest.Agent, in bytes.
+const maxAgent = 64
+
+// validAgent says whether agent names an agent as the log keeps it:
+// empty, or at most maxAgent of a-z, 0-9 and '-'.
+func validAgent(agent string) bool {
+	if len(agent) > maxAgent {
+		return false
+	}
+	for _, r := range agent {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
+			return false
+		}
+	}
+	return true
 }

@@ -2,10 +2,13 @@ package recall
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -193,5 +196,38 @@ func TestClearRecallLog(t *testing.T) {
 	}
 	if got := sessions(t, st); got != "[]" {
 		t.Errorf("log after clear %s", got)
+	}
+}
+
+// TestLogAgent: the agent a recall names is logged; a malformed one is
+// refused.
+func TestLogAgent(t *testing.T) {
+	ctx := context.Background()
+	s, _ := held(t, 10, 100)
+	tests := []struct {
+		agent string
+		ok    bool
+	}{
+		{"codex", true},
+		{"", true},
+		{"Claude Code", false},
+		{strings.Repeat("a", maxAgent+1), false},
+	}
+	for i, tt := range tests {
+		_, err := s.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprint("a", i), Prompt: prompt, Agent: tt.agent})
+		if (err == nil) != tt.ok || (!tt.ok && !errors.Is(err, memory.ErrInvalid)) {
+			t.Errorf("agent %q: %v", tt.agent, err)
+		}
+	}
+	log, err := s.RecallLog(ctx, store.RecallLogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, e := range log {
+		got[e.SessionID] = e.Agent
+	}
+	if fmt.Sprint(got) != "map[a0:codex a1:]" {
+		t.Errorf("agents %v", got)
 	}
 }

@@ -71,6 +71,9 @@ type RecallRequest struct {
 	// CWD is the agent's working directory (absolute); a prompt recall
 	// also suggests the skills of its .claude/skills folder.
 	CWD string `json:"cwd,omitempty"`
+	// Agent names the agent that asks (the hooks say claude-code or
+	// codex), for the recall log; empty: not said.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Recalled is what a recall gives the agent.

@@ -60,6 +60,8 @@ type RecallEntry struct {
 	// EventSearch).
 	Event   string `json:"event"`
 	Project string `json:"project,omitempty"`
+	// Agent is the agent that asked (claude-code, codex), when it said.
+	Agent string `json:"agent,omitempty"`
 	// Prompt is the prompt or query, redacted by the caller.
 	Prompt string `json:"prompt,omitempty"`
 	// Given are the memories given, best first.
@@ -142,6 +144,7 @@ func (e *RecallEntry) validate() error {
 	word("session_id", e.SessionID, true)
 	word("event", e.Event, true)
 	word("project", e.Project, false)
+	word("agent", e.Agent, false)
 	if len(e.Prompt) > MaxRecallPrompt || !utf8.ValidString(e.Prompt) || len(e.Skipped) > MaxRecallPrompt || !utf8.ValidString(e.Skipped) {
 		problems = append(problems, fmt.Sprintf("prompt and skipped must be UTF-8 of at most %d bytes", MaxRecallPrompt))
 	}

@@ -778,6 +778,7 @@ export interface RecallEntry {
   session_id: string;
   event: string;
   project?: string;
+  agent?: string;
   prompt?: string;
   given: RecallMemory[];
   withheld?: RecallMemory[];
@@ -843,6 +844,7 @@ export interface RecallRequest {
   kinds?: string[];
   filter_project?: string;
   cwd?: string;
+  agent?: string;
 }
 
 /** search.RecallStats */

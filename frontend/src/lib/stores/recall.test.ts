@@ -43,8 +43,8 @@ describe('recall helpers', () => {
   });
 
   it('groups by session, newest session first, and counts reasons', () => {
-    const g = groupBySession([entry(5, 'b'), entry(4, 'a', { project: 'shop' }), entry(3, 'b'), entry(2, 'a')]);
-    expect(g.map((x) => [x.session, x.project, x.entries.map((e) => e.seq)])).toEqual([['b', '', [5, 3]], ['a', 'shop', [4, 2]]]);
+    const g = groupBySession([entry(5, 'b'), entry(4, 'a', { project: 'shop' }), entry(3, 'b', { agent: 'codex' }), entry(2, 'a')]);
+    expect(g.map((x) => [x.session, x.project, x.agent, x.entries.map((e) => e.seq)])).toEqual([['b', '', 'codex', [5, 3]], ['a', 'shop', '', [4, 2]]]);
     expect(reasonCounts(entry(1, 's').withheld)).toEqual([['relative_floor', 2], ['over_k', 1]]);
   });
 });

@@ -58,6 +58,8 @@ export function verdictFor(e: RecallEntry, id: string): Verdict {
 export interface SessionGroup {
   session: string;
   project: string;
+  /** The agent that asked (claude-code, codex), when a recall said. */
+  agent: string;
   /** The newest recall's time. */
   last: string;
   entries: RecallEntry[];
@@ -70,11 +72,12 @@ export function groupBySession(log: RecallEntry[]): SessionGroup[] {
   for (const e of log) {
     let g = by.get(e.session_id);
     if (!g) {
-      g = { session: e.session_id, project: e.project ?? '', last: e.at, entries: [] };
+      g = { session: e.session_id, project: e.project ?? '', agent: e.agent ?? '', last: e.at, entries: [] };
       by.set(e.session_id, g);
       out.push(g);
     }
     if (!g.project && e.project) g.project = e.project;
+    if (!g.agent && e.agent) g.agent = e.agent;
     g.entries.push(e);
   }
   return out;

@@ -13,7 +13,7 @@ const press = (key: string) => handleKey(new KeyboardEvent('keydown', { key }), 
 const log: RecallEntry[] = [
   { seq: 2, at: '2026-05-06T07:09:00Z', session_id: 's2', event: 'user-prompt', prompt: 'how do I bake bread', given: [],
     withheld: [{ id: 'm9', score: 0.3, reason: 'no_evidence', preview: 'bread is not in here' }], skipped: 'the store holds nothing this prompt is about' },
-  { seq: 1, at: '2026-05-06T07:08:00Z', session_id: 's1', event: 'user-prompt', project: 'shop', prompt: 'why is postgres pinned',
+  { seq: 1, at: '2026-05-06T07:08:00Z', session_id: 's1', event: 'user-prompt', project: 'shop', agent: 'codex', prompt: 'why is postgres pinned',
     given: [{ id: 'm1', score: 0.9, kind: 'decision', preview: 'postgres is pinned to 15 for the extension' }],
     withheld: [{ id: 'm2', score: 0.2, reason: 'relative_floor', preview: 'redis runs on 7' }],
     feedback: [{ id: 'm1', at: '2026-05-06T07:10:00Z', op: 'rated', score: 1 }] },
@@ -42,6 +42,7 @@ describe('Recall view', () => {
     await vi.waitFor(() => expect(target.querySelectorAll('[data-testid="recall-entry"]')).toHaveLength(2));
     expect([...target.querySelectorAll('[data-testid="recall-session-group"]')].map((g) => g.getAttribute('data-session'))).toEqual(['s2', 's1']);
     expect(target.querySelector('[data-testid="recall-today"]')?.textContent).toBe('2');
+    expect([...target.querySelectorAll('[data-testid="recall-agent"]')].map((a) => a.textContent)).toEqual(['codex']);
     expect(target.querySelectorAll('[data-testid="recall-chart-date"]').length).toBeGreaterThan(0);
     expect(target.querySelector('[data-testid="recall-top"]')?.textContent).toContain('100%');
 
