@@ -3,8 +3,10 @@ package httpapi
 import (
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // loginCookie logs in to h with token and returns the session cookie.
@@ -66,13 +68,72 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	}
 }
 
+// TestSessionLifetime: the daemon itself refuses a session cookie older
+// than SessionLifetime (a browser may keep it longer), one from the
+// future, and anything not made for the token.
+func TestSessionLifetime(t *testing.T) {
+	const tok = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	c := NewCredentials(tok)
+	c.now = func() time.Time { return now }
+	at := func(d time.Duration) string { return sessionValue(tok, now.Add(d).Unix()) }
+	for _, tc := range []struct {
+		name  string
+		value string
+		want  bool
+	}{
+		{"just issued", c.session(), true},
+		{"almost 12 hours old", at(-SessionLifetime + time.Second), true},
+		{"older than 12 hours", at(-SessionLifetime - time.Second), false},
+		{"half a minute ahead (a clock step)", at(30 * time.Second), true},
+		{"from the future", at(2 * time.Minute), false},
+		{"another token's", sessionValue(strings.Repeat("f", 64), now.Unix()), false},
+		{"its time changed", strconv.FormatInt(now.Unix()-1, 10) + c.session()[strings.Index(c.session(), "."):], false},
+		{"no time", strings.SplitN(c.session(), ".", 2)[1], false},
+		{"a negative time", "-1." + strings.SplitN(c.session(), ".", 2)[1], false},
+		{"a huge time", "99999999999999999999." + strings.SplitN(c.session(), ".", 2)[1], false},
+		{"empty", "", false},
+		{"the token", tok, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := c.validSession(tc.value); got != tc.want {
+				t.Fatalf("validSession(%q) = %v, want %v", tc.value, got, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzValidSession: no cookie value panics the check, and only values
+// made for the token pass.
+func FuzzValidSession(f *testing.F) {
+	const tok = "t0k"
+	c := NewCredentials(tok)
+	f.Add(c.session())
+	f.Add("1.")
+	f.Add("")
+	f.Add("x.y.z")
+	f.Add("-9223372036854775808.00")
+	f.Fuzz(func(t *testing.T, v string) {
+		if c.validSession(v) {
+			ts, _, _ := strings.Cut(v, ".")
+			at, err := strconv.ParseInt(ts, 10, 64)
+			if err != nil || v != sessionValue(tok, at) {
+				t.Fatalf("accepted %q, which was not made for the token", v)
+			}
+		}
+	})
+}
+
 // TestHealthProofNeverACookie: /api/health answers an unauthenticated
 // challenge with an HMAC of the token; no challenge may make that the
 // session cookie.
 func TestHealthProofNeverACookie(t *testing.T) {
 	const tok = "t0k"
-	for _, ch := range []string{"", "session", sessionContext, strings.TrimPrefix(sessionContext, "memtray-"), "cookie:v1"} {
-		if Proof(tok, ch) == sessionValue(tok) {
+	now := time.Now().Unix()
+	v := sessionValue(tok, now)
+	mac := v[strings.Index(v, ".")+1:]
+	for _, ch := range []string{"", "session", sessionContext, strings.TrimPrefix(sessionContext, "memtray-"), "cookie:v1:" + strconv.FormatInt(now, 10)} {
+		if Proof(tok, ch) == mac {
 			t.Fatalf("challenge %q yields the session cookie", ch)
 		}
 	}

@@ -173,7 +173,7 @@ func (h *Handler) authorized(r *http.Request) bool {
 		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(a, "Bearer ")), []byte(tok)) == 1
 	}
 	if c, err := r.Cookie(cookieName); err == nil {
-		return subtle.ConstantTimeCompare([]byte(c.Value), []byte(h.cred.session())) == 1
+		return h.cred.validSession(c.Value)
 	}
 	return false
 }
@@ -243,11 +243,11 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// setSessionCookie hands the browser the session cookie of the current
-// token: HttpOnly, SameSite=Strict, 12 hours.
+// setSessionCookie hands the browser a session cookie of the current
+// token: HttpOnly, SameSite=Strict, SessionLifetime.
 func (h *Handler) setSessionCookie(w http.ResponseWriter) {
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.cred.session(), Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode, MaxAge: 12 * 3600})
+		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionLifetime / time.Second)})
 }
 
 func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
