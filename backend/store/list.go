@@ -22,10 +22,12 @@ import (
 // to the filter fields the vector index needs, the columns List sorts and
 // filters on (listFields) and the lowercased text for the substring filter;
 // they are set wherever an entry is (Open, Put, PutBatch, Update, Delete,
-// Supersede, Apply with its trash and restore, Import) and Reembed leaves
-// them as they are, since it changes only embeddings.
+// Supersede, Apply with its trash and restore, Import, ApplyTeam) and
+// Reembed leaves them as they are, since it changes only embeddings. The
+// same entries answer Facets (counts per project, kind, type, source and
+// scope) without decoding a record.
 //
-// Memory cost: ~80 bytes of fields per memory plus the lowercased text (its
+// Memory cost: ~100 bytes of fields per memory plus the lowercased text (its
 // length in bytes, ~70-350 bytes for typical memories); see
 // BenchmarkOpen (heap-MB, list-text-MB).
 
@@ -61,8 +63,20 @@ const (
 
 // ListQuery selects, orders and pages List's answer.
 type ListQuery struct {
-	Project string        // exact project; "" matches all
-	Kinds   []memory.Kind // any of; empty matches all
+	Project string // exact project; "" matches all
+	// Projects keeps the memories of any of these projects (with Project
+	// set too, both must hold); empty matches all.
+	Projects []string
+	Kinds    []memory.Kind // any of; empty matches all
+	Types    []memory.Type // any of; empty matches all
+	// Scopes keeps the memories of any of these stored scopes
+	// (memory.ScopeDefault among them keeps those without one); empty
+	// matches all.
+	Scopes []memory.Scope
+	// Source keeps the memories of one source, exactly or as its family,
+	// the part before the first ":" ("ingest" keeps "ingest:design.md",
+	// see SourceFamily); "" matches all.
+	Source  string
 	Snoozed SnoozeFilter
 	// IncludeSuperseded lists old versions (SupersededBy set) too.
 	IncludeSuperseded bool
@@ -90,6 +104,25 @@ func (q *ListQuery) validate() error {
 			problems = append(problems, fmt.Sprintf("unknown kind %q in list query", k))
 		}
 	}
+	for _, t := range q.Types {
+		if !t.Valid() {
+			problems = append(problems, fmt.Sprintf("unknown type %q in list query", t))
+		}
+	}
+	for _, sc := range q.Scopes {
+		if !sc.Valid() {
+			problems = append(problems, fmt.Sprintf("unknown scope %q in list query", sc))
+		}
+	}
+	if len(q.Source) > 256 || !memory.ValidUTF8(q.Source) {
+		problems = append(problems, "list query source is too long or not UTF-8")
+	}
+	for _, p := range append([]string{q.Project}, q.Projects...) {
+		if len(p) > 256 || !memory.ValidUTF8(p) {
+			problems = append(problems, "list query project is too long or not UTF-8")
+			break
+		}
+	}
 	if q.Sort != "" && !slices.Contains(ListSorts, q.Sort) {
 		problems = append(problems, fmt.Sprintf("unknown sort key %q", q.Sort))
 	}
@@ -112,6 +145,7 @@ type listFields struct {
 	importance            float64
 	access, reinforced    int
 	typ                   memory.Type
+	scope                 memory.Scope
 	pinned                bool
 	lower                 string // strings.ToLower(text)
 }
@@ -140,12 +174,43 @@ func internType(t memory.Type) memory.Type {
 	return t
 }
 
-func listFieldsOf(text string, typ memory.Type, importance float64, pinned bool, access, reinforced int,
-	updated, lastAccessed time.Time) listFields {
+// typeCode numbers the known types from 1 (0: any other), for bit sets.
+func typeCode(t memory.Type) uint8 {
+	for i, v := range memory.Types {
+		if t == v {
+			return uint8(i + 1)
+		}
+	}
+	return 0
+}
+
+// scopes are the stored scopes, numbered from 1 by scopeCode.
+var scopes = [...]memory.Scope{memory.ScopeDefault, memory.ScopePersonal, memory.ScopeTeam}
+
+// scopeCode numbers the known scopes from 1 (0: any other), for bit sets.
+func scopeCode(sc memory.Scope) uint8 {
+	for i, v := range scopes {
+		if sc == v {
+			return uint8(i + 1)
+		}
+	}
+	return 0
+}
+
+// internScope shares the string of a known scope.
+func internScope(sc memory.Scope) memory.Scope {
+	if c := scopeCode(sc); c > 0 {
+		return scopes[c-1]
+	}
+	return sc
+}
+
+func listFieldsOf(text string, typ memory.Type, scope memory.Scope, importance float64, pinned bool,
+	access, reinforced int, updated, lastAccessed time.Time) listFields {
 	return listFields{
 		updated: timeKey(updated), lastAccessed: timeKey(lastAccessed),
 		importance: importance, access: access, reinforced: reinforced,
-		typ: internType(typ), pinned: pinned,
+		typ: internType(typ), scope: internScope(scope), pinned: pinned,
 		// A fresh copy: text may alias a bigger allocation (a decoded record).
 		lower: strings.Clone(strings.ToLower(text)),
 	}
@@ -153,14 +218,15 @@ func listFieldsOf(text string, typ memory.Type, importance float64, pinned bool,
 
 // listJSON is the part of a record's JSON listFields needs.
 type listJSON struct {
-	Text            string      `json:"text"`
-	Type            memory.Type `json:"type"`
-	Importance      float64     `json:"importance"`
-	Pinned          bool        `json:"pinned"`
-	AccessCount     int         `json:"access_count"`
-	ReinforcedCount int         `json:"reinforced_count"`
-	UpdatedAt       time.Time   `json:"updated_at"`
-	LastAccessed    time.Time   `json:"last_accessed"`
+	Text            string       `json:"text"`
+	Type            memory.Type  `json:"type"`
+	Scope           memory.Scope `json:"scope"`
+	Importance      float64      `json:"importance"`
+	Pinned          bool         `json:"pinned"`
+	AccessCount     int          `json:"access_count"`
+	ReinforcedCount int          `json:"reinforced_count"`
+	UpdatedAt       time.Time    `json:"updated_at"`
+	LastAccessed    time.Time    `json:"last_accessed"`
 }
 
 // pendingList is an entry loaded from its header whose listFields are
@@ -191,7 +257,7 @@ func fillListFields(pending []pendingList) []string {
 					bad[w] = append(bad[w], fmt.Sprintf("record %s has unreadable fields (%v): listed with empty columns", p.id, err))
 					continue
 				}
-				p.e.listFields = listFieldsOf(lj.Text, lj.Type, lj.Importance, lj.Pinned, lj.AccessCount,
+				p.e.listFields = listFieldsOf(lj.Text, lj.Type, lj.Scope, lj.Importance, lj.Pinned, lj.AccessCount,
 					lj.ReinforcedCount, lj.UpdatedAt, lj.LastAccessed)
 			}
 		}()
@@ -246,17 +312,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]string, int, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, 0, err
 	}
-	now := q.Now
-	if now.IsZero() {
-		now = s.now()
-	}
-	nowKey := now.UnixNano()
-	text := strings.ToLower(q.Text)
-	pivot := rarestByte(text)
-	var kinds uint32 // bit per kindCode; 0 = any
-	for _, k := range q.Kinds {
-		kinds |= 1 << kindCode(k)
-	}
+	m := s.matcherOf(&q)
 	sortKey := q.Sort
 	if sortKey == "" {
 		sortKey = SortCreated
@@ -270,19 +326,7 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]string, int, error) {
 	s.mu.RLock()
 	items := slices.Grow((*bufp)[:0], len(s.entries))
 	for id, e := range s.entries {
-		if q.Project != "" && e.project != q.Project {
-			continue
-		}
-		if kinds != 0 && kinds&(1<<kindCode(e.kind)) == 0 {
-			continue
-		}
-		if !q.IncludeSuperseded && e.superseded {
-			continue
-		}
-		if q.Snoozed != SnoozedInclude && (e.cooldown > nowKey) != (q.Snoozed == SnoozedOnly) {
-			continue
-		}
-		if text != "" && !containsAt(e.lower, text, pivot) {
+		if !m.match(e) {
 			continue
 		}
 		it := listItem{id: id}
@@ -338,6 +382,80 @@ func (s *Store) List(ctx context.Context, q ListQuery) ([]string, int, error) {
 		out = append(out, it.id)
 	}
 	return out, total, nil
+}
+
+// listMatcher is a ListQuery's filters prepared for testing entries.
+type listMatcher struct {
+	q        *ListQuery
+	nowKey   int64
+	text     string // lowercased
+	pivot    int    // rarestByte(text)
+	projects map[string]bool
+	// Bit sets by kindCode, typeCode and scopeCode; 0 matches any.
+	kinds, types, scopes uint32
+}
+
+// matcherOf prepares q's filters (q must be valid).
+func (s *Store) matcherOf(q *ListQuery) *listMatcher {
+	now := q.Now
+	if now.IsZero() {
+		now = s.now()
+	}
+	m := &listMatcher{q: q, nowKey: now.UnixNano(), text: strings.ToLower(q.Text)}
+	m.pivot = rarestByte(m.text)
+	for _, k := range q.Kinds {
+		m.kinds |= 1 << kindCode(k)
+	}
+	for _, t := range q.Types {
+		m.types |= 1 << typeCode(t)
+	}
+	for _, sc := range q.Scopes {
+		m.scopes |= 1 << scopeCode(sc)
+	}
+	if len(q.Projects) > 0 {
+		m.projects = make(map[string]bool, len(q.Projects))
+		for _, p := range q.Projects {
+			m.projects[p] = true
+		}
+	}
+	return m
+}
+
+// match reports whether e passes the query's filters.
+func (m *listMatcher) match(e *entry) bool {
+	q := m.q
+	switch {
+	case q.Project != "" && e.project != q.Project,
+		m.kinds != 0 && m.kinds&(1<<kindCode(e.kind)) == 0,
+		m.types != 0 && m.types&(1<<typeCode(e.typ)) == 0,
+		m.scopes != 0 && m.scopes&(1<<scopeCode(e.scope)) == 0,
+		!q.IncludeSuperseded && e.superseded,
+		q.Snoozed != SnoozedInclude && (e.cooldown > m.nowKey) != (q.Snoozed == SnoozedOnly),
+		q.Source != "" && !SourceIn(e.source, q.Source),
+		m.projects != nil && !m.projects[e.project],
+		m.text != "" && !containsAt(e.lower, m.text, m.pivot):
+		return false
+	}
+	return true
+}
+
+// SourceFamily is a source without what follows its first ":"
+// ("ingest:design.md" -> "ingest").
+func SourceFamily(source string) string {
+	if i := strings.IndexByte(source, ':'); i >= 0 {
+		return source[:i]
+	}
+	return source
+}
+
+// SourceIn reports whether source is want or of the family want
+// (SourceFamily(source) == want), as ListQuery.Source filters.
+func SourceIn(source, want string) bool {
+	if source == want {
+		return true
+	}
+	n := len(want)
+	return len(source) > n && source[n] == ':' && source[:n] == want && strings.IndexByte(want, ':') < 0
 }
 
 // listBufs recycles List's match buffers (100k matches are 4 MB).

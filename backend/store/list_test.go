@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -15,10 +16,9 @@ import (
 	"github.com/memtray/memtray/backend/memory"
 )
 
-// refList is List the slow way: every record decoded by Iterate, filtered
-// and sorted on its memory.Memory fields. TestListMatchesReference holds
-// List to it.
-func refList(t *testing.T, s *Store, q ListQuery) ([]string, int) {
+// refMatches decodes every record with Iterate and returns those q's
+// filters keep, tested on their memory.Memory fields.
+func refMatches(t *testing.T, s *Store, q ListQuery) []memory.Memory {
 	t.Helper()
 	var all []memory.Memory
 	text := strings.ToLower(q.Text)
@@ -29,6 +29,12 @@ func refList(t *testing.T, s *Store, q ListQuery) ([]string, int) {
 				return nil
 			case text != "" && !strings.Contains(strings.ToLower(m.Text), text):
 				return nil
+			case len(q.Types) > 0 && !slices.Contains(q.Types, m.Type),
+				len(q.Scopes) > 0 && !slices.Contains(q.Scopes, m.Scope),
+				len(q.Projects) > 0 && !slices.Contains(q.Projects, m.Project):
+				return nil
+			case q.Source != "" && m.Source != q.Source && !(strings.HasPrefix(m.Source, q.Source+":") && !strings.Contains(q.Source, ":")):
+				return nil
 			}
 			all = append(all, m)
 			return nil
@@ -36,6 +42,32 @@ func refList(t *testing.T, s *Store, q ListQuery) ([]string, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return all
+}
+
+// refFacets is Facets the slow way: a count over the records refMatches
+// keeps.
+func refFacets(t *testing.T, s *Store, q ListQuery) Facets {
+	t.Helper()
+	f := Facets{Projects: map[string]int{}, Kinds: map[memory.Kind]int{}, Types: map[memory.Type]int{},
+		Sources: map[string]int{}, Scopes: map[memory.Scope]int{}}
+	for _, m := range refMatches(t, s, q) {
+		f.Total++
+		f.Projects[m.Project]++
+		f.Kinds[m.Kind]++
+		f.Types[m.Type]++
+		f.Sources[m.Source]++
+		f.Scopes[m.Scope]++
+	}
+	return f
+}
+
+// refList is List the slow way: every record decoded by Iterate, filtered
+// and sorted on its memory.Memory fields. TestListMatchesReference holds
+// List to it.
+func refList(t *testing.T, s *Store, q ListQuery) ([]string, int) {
+	t.Helper()
+	all := refMatches(t, s, q)
 	sticky := func(m *memory.Memory) float64 {
 		if m.AccessCount < q.StickyMinAccess || m.AccessCount <= 0 {
 			return 0
@@ -89,6 +121,8 @@ func randCols(r *rand.Rand, m *memory.Memory) {
 	m.Kind = memory.Kinds[r.Intn(len(memory.Kinds))]
 	m.Type = memory.Types[r.Intn(len(memory.Types))]
 	m.Project = []string{"", "alpha", "beta", "Beta"}[r.Intn(4)]
+	m.Scope = []memory.Scope{memory.ScopeDefault, memory.ScopePersonal, memory.ScopeTeam}[r.Intn(3)]
+	m.Source = []string{"", "cli", "mcp", "ingest:a.md", "ingest:b.md", "ingest", "capture:claude"}[r.Intn(7)]
 	m.Importance = float64(r.Intn(5)) / 4
 	m.Pinned = r.Intn(4) == 0
 	m.AccessCount = r.Intn(12)
@@ -122,6 +156,18 @@ func randQuery(r *rand.Rand) ListQuery {
 	for range r.Intn(3) {
 		q.Kinds = append(q.Kinds, memory.Kinds[r.Intn(len(memory.Kinds))])
 	}
+	for range r.Intn(3) {
+		q.Types = append(q.Types, memory.Types[r.Intn(len(memory.Types))])
+	}
+	for range r.Intn(3) {
+		q.Scopes = append(q.Scopes, []memory.Scope{memory.ScopeDefault, memory.ScopePersonal, memory.ScopeTeam}[r.Intn(3)])
+	}
+	if r.Intn(4) == 0 {
+		q.Projects = []string{"alpha", "Beta", "", "gamma"}[:1+r.Intn(4)]
+	}
+	if r.Intn(3) == 0 {
+		q.Source = []string{"cli", "ingest", "ingest:a.md", "capture", "ingest:", "capture:claude", "gone"}[r.Intn(7)]
+	}
 	if r.Intn(3) == 0 {
 		q.Text = []string{"QUEUE", "ärger", "straSSe", "İstanbul", "istanbul", "retry lock", "1", "zzz"}[r.Intn(8)]
 	}
@@ -141,6 +187,13 @@ func checkList(t *testing.T, s *Store, r *rand.Rand, step string, n int) {
 		want, wantTotal := refList(t, s, q)
 		if total != wantTotal || !slices.Equal(got, want) {
 			t.Fatalf("%s: List(%+v) = %d of %d %v\nreference: %d of %d %v", step, q, len(got), total, got, len(want), wantTotal, want)
+		}
+		f, err := s.Facets(context.Background(), q)
+		if err != nil {
+			t.Fatalf("%s: Facets(%+v): %v", step, q, err)
+		}
+		if wantF := refFacets(t, s, q); !reflect.DeepEqual(f, wantF) {
+			t.Fatalf("%s: Facets(%+v) = %+v\nreference: %+v", step, q, f, wantF)
 		}
 		if len(got) > 0 {
 			nonEmpty++
@@ -300,9 +353,14 @@ func TestListMatchesReference(t *testing.T) {
 func TestListValidatesAndPages(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t, t.TempDir())
-	for _, q := range []ListQuery{{Sort: "color"}, {Kinds: []memory.Kind{"gossip"}}, {Offset: -1}, {Limit: -1}, {Snoozed: 9}} {
+	for _, q := range []ListQuery{{Sort: "color"}, {Kinds: []memory.Kind{"gossip"}}, {Offset: -1}, {Limit: -1}, {Snoozed: 9},
+		{Types: []memory.Type{"opinion"}}, {Scopes: []memory.Scope{"public"}}, {Source: "\xff"},
+		{Source: strings.Repeat("s", 257)}, {Projects: []string{"ok", "\xff"}}} {
 		if _, _, err := s.List(ctx, q); err == nil {
 			t.Errorf("List(%+v) accepted", q)
+		}
+		if _, err := s.Facets(ctx, q); err == nil {
+			t.Errorf("Facets(%+v) accepted", q)
 		}
 	}
 	if ids, total, err := s.List(ctx, ListQuery{}); err != nil || total != 0 || ids == nil || len(ids) != 0 {
@@ -317,6 +375,9 @@ func TestListValidatesAndPages(t *testing.T) {
 	s.Close()
 	if _, _, err := s.List(ctx, ListQuery{}); err == nil {
 		t.Fatal("List on a closed store")
+	}
+	if _, err := s.Facets(ctx, ListQuery{}); err == nil {
+		t.Fatal("Facets on a closed store")
 	}
 }
 
