@@ -211,22 +211,29 @@ func (s *Service) update(ctx context.Context, id string, fn func(*memory.Memory)
 // List returns a page of memories, including snoozed and superseded ones (a
 // browser shows everything), filtered and sorted as req says (newest first
 // by default; ties by id), each with its computed columns. The store
-// selects, sorts and pages from its in-memory columns (store.List) and only
-// the page's records are read: a page of ~100k memories takes a few
-// milliseconds (BenchmarkListPage). A type, source, scope or worktrees filter, which those
-// columns do not hold, reads every record the other filters keep (filter).
-// A memory deleted between the steps is left out of the page. Facets, when
-// asked, count the whole store (one pass over the records, like Stats).
+// selects, sorts and pages from its in-memory columns (store.List, every
+// filter included) and only the page's records are read: a page of ~100k
+// memories takes a few milliseconds (BenchmarkListPage). Facets, when
+// asked, count the whole store from the same columns (store.Facets), also
+// without reading a record. A worktrees filter keeps the projects the
+// store's counts show as the project's worktrees (WorktreeOf) when the
+// request came. A memory deleted between the steps is left out of the page.
 func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, error) {
 	if err := req.Validate(); err != nil {
 		return ListResponse{}, err
 	}
 	now := s.o.Clock.Now()
 	q := store.ListQuery{Project: req.Project, IncludeSuperseded: true, Text: req.Q, Now: now,
-		Sort: store.ListSort(req.Sort), Desc: req.Order != "asc",
+		Source: req.Source, Sort: store.ListSort(req.Sort), Desc: req.Order != "asc",
 		StickyMinAccess: s.o.Steward.StickyMinAccess, Offset: req.Offset, Limit: req.Limit}
 	if req.Kind != "" {
 		q.Kinds = []memory.Kind{memory.Kind(req.Kind)}
+	}
+	if req.Type != "" {
+		q.Types = []memory.Type{memory.Type(req.Type)}
+	}
+	if req.Scope != "" {
+		q.Scopes = []memory.Scope{scopeOf(req.Scope)}
 	}
 	switch req.Snoozed {
 	case "exclude":
@@ -237,32 +244,35 @@ func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, erro
 	if q.Limit <= 0 {
 		q.Limit = 50
 	}
-	var res ListResponse
-	var err error
+	var all *store.Facets // the whole store's counts, when needed
+	if req.Facets || (req.Worktrees && req.Project != "") {
+		f, err := s.o.Store.Facets(ctx, store.ListQuery{IncludeSuperseded: true, Now: now})
+		if err != nil {
+			return ListResponse{}, fmt.Errorf("list facets: %w", err)
+		}
+		all = &f
+	}
 	if req.Worktrees && req.Project != "" {
-		q.Project = "" // matches keeps the project and its worktrees
-	} else {
-		req.Worktrees = false
+		q.Projects = []string{req.Project}
+		for p := range all.Projects {
+			if WorktreeOf(p, req.Project) {
+				q.Projects = append(q.Projects, p)
+			}
+		}
+		q.Project = ""
 	}
-	if req.Type != "" || req.Source != "" || req.Scope != "" || req.Worktrees {
-		res, err = s.listFiltered(ctx, q, req, now)
-	} else {
-		res, err = s.listPage(ctx, q, now)
-	}
+	res, err := s.listPage(ctx, q, now)
 	if err != nil {
 		return ListResponse{}, err
 	}
 	if req.Facets {
-		f, err := s.facets(ctx)
-		if err != nil {
-			return ListResponse{}, err
-		}
+		f := listFacets(all)
 		res.Facets = &f
 	}
 	return res, nil
 }
 
-// listPage is a page the store's columns select alone.
+// listPage is the page the store selects.
 func (s *Service) listPage(ctx context.Context, q store.ListQuery, now time.Time) (ListResponse, error) {
 	ids, total, err := s.o.Store.List(ctx, q)
 	if err != nil {
@@ -281,72 +291,25 @@ func (s *Service) listPage(ctx context.Context, q store.ListQuery, now time.Time
 	return res, nil
 }
 
-// listFiltered is a page under a type, source, scope or worktrees filter: the store selects
-// and sorts by the other filters, the records are read and filtered here,
-// then paged.
-func (s *Service) listFiltered(ctx context.Context, q store.ListQuery, req ListRequest, now time.Time) (ListResponse, error) {
-	offset, limit := q.Offset, q.Limit
-	q.Offset, q.Limit = 0, 0
-	ids, _, err := s.o.Store.List(ctx, q)
-	if err != nil {
-		return ListResponse{}, fmt.Errorf("list memories: %w", err)
+// listFacets is the store's counts as ListFacets: kinds, types and scopes
+// by name, sources by family (SourceFamily), worktrees grouped.
+func listFacets(sf *store.Facets) ListFacets {
+	f := ListFacets{Projects: sf.Projects, Kinds: map[string]int{}, Types: map[string]int{},
+		Sources: map[string]int{}, Scopes: map[string]int{}}
+	for k, n := range sf.Kinds {
+		f.Kinds[string(k)] += n
 	}
-	res := ListResponse{Memories: []ListedMemory{}}
-	const chunk = 512
-	for start := 0; start < len(ids); start += chunk {
-		part := ids[start:min(len(ids), start+chunk)]
-		ms, err := s.o.Store.GetMany(ctx, part)
-		if err != nil {
-			return ListResponse{}, fmt.Errorf("list memories: %w", err)
-		}
-		for _, id := range part {
-			m, ok := ms[id]
-			if !ok || !matches(m, req) {
-				continue
-			}
-			if res.Total >= offset && len(res.Memories) < limit {
-				res.Memories = append(res.Memories, s.Listed(m, now))
-			}
-			res.Total++
-		}
+	for t, n := range sf.Types {
+		f.Types[string(t)] += n
 	}
-	return res, nil
-}
-
-// matches reports whether m passes req's type, source, scope and (with
-// Worktrees) project filters.
-func matches(m memory.Memory, req ListRequest) bool {
-	if req.Worktrees && m.Project != req.Project && !WorktreeOf(m.Project, req.Project) {
-		return false
+	for src, n := range sf.Sources {
+		f.Sources[SourceFamily(src)] += n
 	}
-	if req.Type != "" && string(m.Type) != req.Type {
-		return false
-	}
-	if req.Scope != "" && scopeName(m.Scope) != req.Scope {
-		return false
-	}
-	if req.Source != "" && m.Source != req.Source && SourceFamily(m.Source) != req.Source {
-		return false
-	}
-	return true
-}
-
-// facets counts the whole store by project, kind, type and source family.
-func (s *Service) facets(ctx context.Context) (ListFacets, error) {
-	f := ListFacets{Projects: map[string]int{}, Kinds: map[string]int{}, Types: map[string]int{}, Sources: map[string]int{}, Scopes: map[string]int{}}
-	err := s.o.Store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
-		f.Projects[m.Project]++
-		f.Kinds[string(m.Kind)]++
-		f.Types[string(m.Type)]++
-		f.Sources[SourceFamily(m.Source)]++
-		f.Scopes[scopeName(m.Scope)]++
-		return nil
-	})
-	if err != nil {
-		return ListFacets{}, fmt.Errorf("list facets: %w", err)
+	for sc, n := range sf.Scopes {
+		f.Scopes[scopeName(sc)] += n
 	}
 	f.Worktrees = groupWorktrees(f.Projects)
-	return f, nil
+	return f
 }
 
 // Listed is m as List shows it at now: without its embedding, with the

@@ -3,6 +3,9 @@ package memories
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -179,7 +182,7 @@ func TestListFilters(t *testing.T) {
 				t.Fatalf("List(%+v) = total %d, page %d; want %d, %d", tc.req, res.Total, len(res.Memories), tc.total, tc.page)
 			}
 			for _, m := range res.Memories {
-				if !matches(m.Memory, tc.req) || (tc.req.Project != "" && m.Project != tc.req.Project) {
+				if !refMatches(m.Memory, tc.req) {
 					t.Fatalf("List(%+v) listed %+v", tc.req, m.Memory)
 				}
 			}
@@ -204,6 +207,103 @@ func TestListFilters(t *testing.T) {
 		f.Sources["mcp"] != 2 || f.Sources["ingest"] != 1 || f.Sources["cli"] != 1 ||
 		f.Scopes["team"] != 2 || f.Scopes["personal"] != 1 || f.Scopes["default"] != 1 {
 		t.Fatalf("facets = %+v", *f)
+	}
+}
+
+// refMatches reports whether m passes req's project (with Worktrees),
+// kind, type, source and scope filters, tested on the record.
+func refMatches(m memory.Memory, req ListRequest) bool {
+	switch {
+	case req.Project != "" && m.Project != req.Project && !(req.Worktrees && WorktreeOf(m.Project, req.Project)),
+		req.Kind != "" && string(m.Kind) != req.Kind,
+		req.Type != "" && string(m.Type) != req.Type,
+		req.Scope != "" && scopeName(m.Scope) != req.Scope,
+		req.Source != "" && m.Source != req.Source && SourceFamily(m.Source) != req.Source:
+		return false
+	}
+	return true
+}
+
+// TestListMatchesRecords: on a real store of random memories, every
+// combination of filters lists what a brute-force pass over the records
+// keeps (same ids, same order by project then id), and the facets equal
+// a count over every record.
+func TestListMatchesRecords(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	r := rand.New(rand.NewSource(7))
+	projects := []string{"shop", "shop-ui", "shop_fix", "shopping", "infra", ""}
+	sources := []string{"cli", "mcp", "ingest:a.md", "ingest:b.md", "capture:claude", "ingest"}
+	scopes := []memory.Scope{memory.ScopeDefault, memory.ScopePersonal, memory.ScopeTeam}
+	var ms []memory.Memory
+	for i := range 300 {
+		m := memory.Memory{Text: fmt.Sprintf("Synthetic memory %d about service %d and its worker pool.", i, i%23),
+			Kind: memory.Kinds[r.Intn(len(memory.Kinds))], Type: memory.Types[r.Intn(len(memory.Types))],
+			Project: projects[r.Intn(len(projects))], Source: sources[r.Intn(len(sources))], Scope: scopes[r.Intn(len(scopes))]}
+		v, err := s.o.Embedder.Embed(ctx, []string{m.Text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Embedding = v[0]
+		ms = append(ms, m)
+	}
+	if _, err := s.o.Store.PutBatch(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	var all []memory.Memory
+	if err := s.o.Store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+		all = append(all, m)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(all, func(a, b memory.Memory) int {
+		if c := strings.Compare(a.Project, b.Project); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	wantF := ListFacets{Projects: map[string]int{}, Kinds: map[string]int{}, Types: map[string]int{}, Sources: map[string]int{}, Scopes: map[string]int{}}
+	for _, m := range all {
+		wantF.Projects[m.Project]++
+		wantF.Kinds[string(m.Kind)]++
+		wantF.Types[string(m.Type)]++
+		wantF.Sources[SourceFamily(m.Source)]++
+		wantF.Scopes[scopeName(m.Scope)]++
+	}
+	wantF.Worktrees = groupWorktrees(wantF.Projects)
+	for _, project := range []string{"", "shop", "infra"} {
+		for _, wt := range []bool{false, true} {
+			for _, typ := range []string{"", "project", "user"} {
+				for _, scope := range []string{"", "default", "team"} {
+					for _, source := range []string{"", "ingest", "mcp", "ingest:a.md"} {
+						req := ListRequest{Project: project, Worktrees: wt, Type: typ, Scope: scope, Source: source,
+							Kind: []string{"", "fact"}[r.Intn(2)], Sort: "project", Order: "asc", Limit: 7, Offset: r.Intn(3) * 5, Facets: true}
+						var want []string
+						for _, m := range all {
+							if refMatches(m, req) {
+								want = append(want, m.ID)
+							}
+						}
+						res, err := s.List(ctx, req)
+						if err != nil {
+							t.Fatal(err)
+						}
+						var got []string
+						for _, m := range res.Memories {
+							got = append(got, m.ID)
+						}
+						page := want[min(len(want), req.Offset):min(len(want), req.Offset+req.Limit)]
+						if res.Total != len(want) || !slices.Equal(got, page) {
+							t.Fatalf("List(%+v) = %d %v; records: %d %v", req, res.Total, got, len(want), page)
+						}
+						if !reflect.DeepEqual(*res.Facets, wantF) {
+							t.Fatalf("facets = %+v\nrecords: %+v", *res.Facets, wantF)
+						}
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -133,14 +133,17 @@ func scopeName(s memory.Scope) string {
 	return string(s)
 }
 
-// SourceFamily is a source without what follows its first ":"
-// ("ingest:design.md" -> "ingest").
-func SourceFamily(source string) string {
-	if i := strings.IndexByte(source, ':'); i >= 0 {
-		return source[:i]
+// scopeOf is the stored scope ListRequest.Scope names (a valid name).
+func scopeOf(name string) memory.Scope {
+	if name == ScopeDefaultName {
+		return memory.ScopeDefault
 	}
-	return source
+	return memory.Scope(name)
 }
+
+// SourceFamily is a source without what follows its first ":"
+// ("ingest:design.md" -> "ingest"): store.SourceFamily.
+func SourceFamily(source string) string { return store.SourceFamily(source) }
 
 // ListResponse is one page of memories and the total that matched.
 type ListResponse struct {
