@@ -82,6 +82,21 @@ describe('memories store', () => {
     expect(get(s.rows)[0].reinforced_count).toBe(3);
   });
 
+  it('asks the facets again with every reload after a change (the store counts them from memory)', async () => {
+    vi.useFakeTimers();
+    const facets = { projects: { shop: 1 }, kinds: { fact: 1 }, types: { project: 1 }, sources: { mcp: 1 }, scopes: { default: 1 } };
+    const { calls } = fakeFetch({ 'GET /api/memories': { memories: [mem('a')], total: 1, facets } });
+    const stream = createEventStream();
+    const s = createMemories({ stream, reloadMs: 10 });
+    await s.load();
+    for (const id of ['b', 'c']) {
+      stream.dispatch({ id, type: 'memory', data: { op: 'added', ids: [id], memory: mem(id) } });
+      await vi.advanceTimersByTimeAsync(20);
+    }
+    expect(calls.map((c) => new URL(c.url, 'http://x').searchParams.get('facets'))).toEqual(['true', 'true', 'true']);
+    vi.useRealTimers();
+  });
+
   it('sends the filters to the server, asks the facets on the first load, and groups worktrees under their repository', async () => {
     const facets = { projects: { shop: 3, 'shop-ui': 2, infra: 1, '': 1 }, kinds: { fact: 4 }, types: { project: 4 }, sources: { mcp: 4 }, scopes: { default: 4 }, worktrees: { shop: ['shop-ui'] } };
     const { calls } = fakeFetch({ 'GET /api/memories': { memories: [mem('a')], total: 1, facets } });

@@ -50,7 +50,7 @@ export function projectGroups(f: ListFacets | null): ProjectGroup[] {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export function createMemories(opts: { stream?: EventStream; reloadMs?: number; facetsMs?: number } = {}) {
+export function createMemories(opts: { stream?: EventStream; reloadMs?: number } = {}) {
   const stream = opts.stream ?? defaultEvents;
   const reloadMs = opts.reloadMs ?? 400;
   const page = writable<PageState>({ ...defaultPage });
@@ -72,8 +72,6 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number; 
   const facets = writable<ListFacets | null>(null);
   let seq = 0;
   let reloadTimer: ReturnType<typeof setTimeout> | null = null;
-  const facetsMs = opts.facetsMs ?? 10_000;
-  let facetsAt = 0;
 
   /** Loads the page; withFacets (the first load and after changes) also the filter menus' counts. */
   async function load(withFacets = get(facets) === null) {
@@ -88,10 +86,7 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number; 
       if (my !== seq) return; // a newer request answers instead
       rows.set(res.memories ?? []);
       total.set(res.total);
-      if (res.facets) {
-        facets.set(res.facets);
-        facetsAt = Date.now();
-      }
+      if (res.facets) facets.set(res.facets);
       loaded.set(true);
     } catch (e) {
       if (my === seq) reportError(e, 'Loading memories');
@@ -104,9 +99,9 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number; 
     if (reloadTimer) return;
     reloadTimer = setTimeout(() => {
       reloadTimer = null;
-      // The counts read every record: at most every facetsMs while memories change.
-      const fresh = Date.now() - facetsAt < facetsMs;
-      void load(!fresh);
+      // The counts come from the store's in-memory columns (about one more
+      // page's cost at 100k memories): fresh with every reload.
+      void load(true);
     }, reloadMs);
   }
 
