@@ -16,6 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/wailsapp/wails/v2"
@@ -29,6 +30,7 @@ import (
 	"github.com/memtray/memtray/assets"
 	"github.com/memtray/memtray/backend/cli"
 	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // desktopBuilt says whether this build has the window and the tray.
@@ -74,13 +76,27 @@ func runApp(args []string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel(cfg.LogLevel)}))
 	sigCtx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	d, err := daemon.Open(sigCtx, daemon.Options{Config: cfg, Version: cli.Version, Build: cli.Build(), Logger: log, Desktop: true})
+	var shown atomic.Pointer[desktop] // set once the window can be shown
+	d, err := daemon.Open(sigCtx, daemon.Options{Config: cfg, Version: cli.Version, Build: cli.Build(), Logger: log, Desktop: true,
+		ShowWindow: func() {
+			if a := shown.Load(); a != nil {
+				a.show()
+			}
+		}})
 	if err != nil {
+		r := findRunning(dataDir)
+		if errors.Is(err, memory.ErrLocked) && showRunning(r) {
+			// Another desktop app the single-instance signal did not reach
+			// (outside Linux, no session bus): it showed its window.
+			fmt.Fprintln(stdout, "memtray is already running on this data dir: its window is in front now")
+			return 0
+		}
 		// Most often `memtray serve` holds the data dir: say so in a window.
-		return showProblem(explainStart(err, dataDir, cfg.Listen, findRunning(dataDir)), stderr)
+		return showProblem(explainStart(err, dataDir, cfg.Listen, r), stderr)
 	}
 	defer d.Close()
 	app := &desktop{d: d, log: log, stderr: stderr, hidden: af.hidden}
+	shown.Store(app)
 
 	// The daemon listens before the window opens, so a taken port is an
 	// error on the terminal rather than a window without a daemon.

@@ -35,7 +35,10 @@ type startProblem struct {
 type running struct {
 	Listen, Token string
 	PID           int
-	ok            bool
+	// window: it is the desktop app, whose window it shows when asked
+	// (showRunning).
+	window bool
+	ok     bool
 }
 
 // findRunning asks the daemon the data dir's runtime file names whether
@@ -57,7 +60,21 @@ func findRunning(dataDir string) running {
 	if pid == 0 {
 		pid = rt.PID
 	}
-	return running{Listen: rt.Listen, Token: tok, PID: pid, ok: true}
+	return running{Listen: rt.Listen, Token: tok, PID: pid, window: h.Window, ok: true}
+}
+
+// showRunning asks a running desktop app to bring its window forward
+// (POST /api/window/show), the way a second launch hands over where the
+// platform's single-instance signal cannot reach it; false when r has no
+// window or does not answer.
+func showRunning(r running) bool {
+	if !r.ok || !r.window {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	res, err := httpapi.NewClient(r.Listen, r.Token).ShowWindow(ctx)
+	return err == nil && res.Shown
 }
 
 // explainStart turns the error that stopped the app into a startProblem.

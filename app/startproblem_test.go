@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/memtray/memtray/backend/config"
@@ -118,5 +119,50 @@ func TestCodeSpans(t *testing.T) {
 		if got := codeSpans(tc.in); got != tc.want {
 			t.Errorf("codeSpans(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestShowRunning: a second launch asks a running desktop app (a daemon
+// with a window) to show it over its loopback API; a headless serve has
+// none to show.
+func TestShowRunning(t *testing.T) {
+	ctx := context.Background()
+	serveOn := func(t *testing.T, show func()) string {
+		t.Helper()
+		dir := t.TempDir()
+		d, err := daemon.Open(ctx, daemon.Options{Config: problemConfig(t, dir, "127.0.0.1:0"), Desktop: show != nil, ShowWindow: show})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		sctx, stop := context.WithCancel(ctx)
+		ready, done := make(chan string, 1), make(chan error, 1)
+		go func() { done <- d.Serve(sctx, func(a string) { ready <- a }) }()
+		t.Cleanup(func() { stop(); <-done })
+		<-ready
+		return dir
+	}
+	var shown atomic.Int32
+	for _, tc := range []struct {
+		name       string
+		show       func()
+		wantWindow bool
+	}{
+		{"the desktop app", func() { shown.Add(1) }, true},
+		{"memtray serve", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shown.Store(0)
+			r := findRunning(serveOn(t, tc.show))
+			if !r.ok || r.window != tc.wantWindow {
+				t.Fatalf("findRunning = %+v, want ok and window %v", r, tc.wantWindow)
+			}
+			if got := showRunning(r); got != tc.wantWindow || (shown.Load() == 1) != tc.wantWindow {
+				t.Fatalf("showRunning = %v (shown %d), want %v", got, shown.Load(), tc.wantWindow)
+			}
+		})
+	}
+	if showRunning(running{}) {
+		t.Fatal("showRunning with nothing running")
 	}
 }

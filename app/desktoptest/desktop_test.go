@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -31,7 +32,8 @@ import (
 //   - closing the window (WM_DELETE_WINDOW) hides it and the app keeps
 //     running; "Open memtray" in the tray shows it again;
 //   - a second launch on the same data dir hands over to the first (its
-//     window shows) and exits;
+//     window shows) and exits; without a session bus too (through the
+//     running daemon's loopback API);
 //   - "Quit" stops the app and the daemon cleanly.
 func TestDesktopApp(t *testing.T) {
 	bin := appBinary(t)
@@ -297,6 +299,22 @@ func TestDesktopApp(t *testing.T) {
 		t.Logf("second launch: %s", strings.TrimSpace(out))
 	}
 	shown(true, "a second launch shows the running app's window")
+	alive()
+
+	// Without a session bus the single-instance signal cannot reach the
+	// running app (outside Linux there is none): a launch hands over
+	// through the running daemon's loopback API instead of failing on the
+	// data dir's lock.
+	closeWindow()
+	third := exec.Command(bin, args...)
+	third.Env = append(slices.Clone(env), "DBUS_SESSION_BUS_ADDRESS=unix:path="+filepath.Join(tmp, "no-bus"))
+	out, err = runWithin(third, 30*time.Second)
+	if err != nil || !strings.Contains(out, "already running") {
+		t.Errorf("launch without a session bus: %v\n%s", err, out)
+	} else {
+		t.Logf("launch without a session bus: %s", strings.TrimSpace(out))
+	}
+	shown(true, "a launch without a session bus shows the running app's window (loopback API)")
 	alive()
 
 	// Quit from the tray stops everything cleanly.

@@ -79,11 +79,16 @@ type Options struct {
 	// headless one (`memtray serve`) leaves it false, and the API says
 	// starting at login does not apply to it (autostart.State.Headless).
 	Desktop bool
+	// ShowWindow, in the desktop app, brings its window forward: a second
+	// launch asks for it through POST /api/window/show, and /api/health
+	// says the daemon has a window. Nil for a headless daemon.
+	ShowWindow func()
 }
 
 // Daemon is an open memtray: store, embedder and search, ready to serve.
 type Daemon struct {
-	desktop    bool // Options.Desktop
+	desktop    bool   // Options.Desktop
+	showWindow func() // Options.ShowWindow
 	cfg        config.Config
 	version    string
 	build      httpapi.Build
@@ -158,7 +163,7 @@ func Open(ctx context.Context, opts Options) (*Daemon, error) {
 	}
 	d := &Daemon{cfg: cfg, version: opts.Version, build: opts.Build, log: opts.Logger, clock: opts.Clock, startedAt: time.Now(),
 		bus: events.New(events.Options{}), heartbeat: opts.Heartbeat, captureTick: opts.CaptureTick,
-		statsTick: opts.StatsTick, configPath: opts.ConfigPath, idle: idleWatch{onDemand: opts.OnDemand}, desktop: opts.Desktop}
+		statsTick: opts.StatsTick, configPath: opts.ConfigPath, idle: idleWatch{onDemand: opts.OnDemand}, desktop: opts.Desktop, showWindow: opts.ShowWindow}
 	if d.configPath == "" {
 		d.configPath = cfg.File
 	}
@@ -372,7 +377,8 @@ func (d *Daemon) Handler(listen string) http.Handler {
 		Credentials: d.cred,
 		Listen:      listen,
 		NoAuth:      listen == "",
-		Health:      httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build},
+		Health:      httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build, Window: d.showWindow != nil},
+		ShowWindow:  d.showWindow,
 		UI:          frontend.Dist(),
 
 		Heartbeat: d.heartbeat,

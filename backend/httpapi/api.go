@@ -79,6 +79,9 @@ type Health struct {
 	Proof string `json:"proof,omitempty"`
 	// Build describes the binary (the UI's About section shows it).
 	Build *Build `json:"build,omitempty"`
+	// Window: the daemon runs in the desktop app, whose window POST
+	// /api/window/show brings forward.
+	Window bool `json:"window,omitempty"`
 }
 
 // Build describes a memtray binary: what `memtray version --json` prints.

@@ -58,6 +58,9 @@ type Options struct {
 	// Heartbeat is how often GET /api/events sends a ping; zero means
 	// DefaultHeartbeat.
 	Heartbeat time.Duration
+	// ShowWindow brings the desktop app's window forward (POST
+	// /api/window/show, window.go); nil for a headless daemon.
+	ShowWindow func()
 }
 
 // Handler serves the API. It is safe for concurrent use.
@@ -76,6 +79,7 @@ func New(s Services, opts Options) *Handler {
 		h.cred = NewCredentials(opts.Token)
 	}
 	h.mux.HandleFunc("GET /api/health", h.health)
+	h.windowRoutes()
 	h.mux.HandleFunc("GET /login", h.login)
 	h.mux.HandleFunc("GET /api/stats", h.stats)
 	h.mux.HandleFunc("GET /api/memories", h.list)

@@ -319,6 +319,7 @@ export interface Health {
   pid: number;
   proof?: string;
   build?: Build;
+  window?: boolean;
 }
 
 /** memory.Hit */
