@@ -437,3 +437,38 @@ func FuzzApplyTeam(f *testing.F) {
 		}
 	})
 }
+
+// TestApplyTeamKeepsRestore: a team delete pulled while a local restore of
+// the memory waits in the outbox (the owner's undo, racing the pull of its
+// own delete) leaves the memory live and the restore queued, so the push
+// restores it in the team; a plain local edit loses to the delete.
+func TestApplyTeamKeepsRestore(t *testing.T) {
+	ctx := context.Background()
+	s := openTeam(t, t.TempDir())
+	r := mustPut(t, s, teamMem("restored by its owner"))
+	e := mustPut(t, s, teamMem("edited while the team deleted it"))
+	if err := s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: r.ID, Reason: "steward"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Restore(ctx, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.ApplyTeam(ctx, TeamChanges{Delete: []TeamDelete{{ID: r.ID, Reason: "deleted from the team"}, {ID: e.ID, Reason: "deleted from the team"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, r.ID); err != nil {
+		t.Fatalf("the restored memory was deleted: %v (%+v)", err, res)
+	}
+	if _, err := s.Get(ctx, e.ID); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("the edited memory survived the team's delete: %v", err)
+	}
+	got, _ := outboxState(t, s)
+	if len(got) != 1 || got[r.ID] != "put" {
+		t.Fatalf("outbox = %v, want only the restore", got)
+	}
+	es, _, _ := s.Outbox(ctx, 0)
+	if !es[0].Restore {
+		t.Fatalf("the entry is %+v, want a restore", es[0])
+	}
+}

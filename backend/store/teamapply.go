@@ -36,7 +36,8 @@ type TeamApplied struct {
 	// Put counts the memories added or updated.
 	Put int `json:"put"`
 	// Kept counts the puts left alone because a local write of the memory
-	// waits in the outbox (the push decides, by UpdatedAt).
+	// waits in the outbox (the push decides, by UpdatedAt), and the deletes
+	// left alone because a local restore of it does.
 	Kept int `json:"kept"`
 	// Skipped counts new memories whose text another live local memory
 	// holds already.
@@ -55,7 +56,9 @@ type TeamApplied struct {
 // user chose here) and takes the team's
 // text, metadata and counters, plus the deltas of this store still waiting
 // to be pushed; it marks the memory it supersedes as superseded. A put of
-// a memory with a local write waiting in the outbox is left to the push.
+// a memory with a local write waiting in the outbox is left to the push;
+// a delete wins over such a write, unless the write is a restore from the
+// trash (the user's undo), which the push takes to the team.
 // A put the store's rules refuse is skipped and counted
 // (TeamApplied.Invalid): the team database is outside input.
 func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, error) {
@@ -120,6 +123,12 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 		for _, d := range ch.Delete {
 			id := []byte(d.ID)
 			if outbox != nil {
+				if op, _, err := decodeOutbox(outbox.Get(id)); err == nil && op == outboxRestore && recs.Get(id) != nil {
+					// The user's undo waits to be pushed: it restores the
+					// team's copy, so the delete (older) does not apply.
+					res.Kept++
+					continue
+				}
 				if err := outbox.Delete(id); err != nil {
 					return err
 				}
