@@ -443,3 +443,50 @@ func TestTeamSteward(t *testing.T) {
 		t.Fatalf("the steward's sweep plan = %+v, want both actions", got.Actions)
 	}
 }
+
+// TestTeamAPI: the team routes through the HTTP client: the status in
+// /api/stats and /api/team, a scope change (and a bad one refused), a push
+// of everything and a pull; a daemon with team memory off says so.
+func TestTeamAPI(t *testing.T) {
+	tdb := newTeamDB(t, 1)
+	ctx := context.Background()
+	d, addr := serve(t, tdb.teamConfig(t, 0))
+	c := httpapi.NewClient(addr, d.Token())
+	m, err := c.Add(ctx, httpapi.AddRequest{Text: "The garden sensors report soil moisture every ten minutes.", Project: "garden"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = c.SetScope(ctx, m.ID, memory.ScopeTeam); err != nil || m.Scope != memory.ScopeTeam {
+		t.Fatalf("SetScope = %+v, %v", m.Scope, err)
+	}
+	if _, err := c.SetScope(ctx, m.ID, "world"); err == nil || !strings.Contains(err.Error(), "scope") {
+		t.Fatalf("a bad scope: %v", err)
+	}
+	pr, err := c.TeamPush(ctx, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.TeamPull(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ids, _ := tdb.live(t)
+	if ids[m.ID] != m.Text {
+		t.Fatalf("the team holds %v after a push (%+v)", ids, pr)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil || st.Team == nil || !st.Team.Enabled || !st.Team.Connected || st.Team.Outbox != 0 {
+		t.Fatalf("stats team = %+v, %v", st.Team, err)
+	}
+	if ts, err := c.TeamStatus(ctx); err != nil || ts.Role != "member0" {
+		t.Fatalf("team status = %+v, %v", ts, err)
+	}
+
+	off, offAddr := serve(t, testConfig(t))
+	oc := httpapi.NewClient(offAddr, off.Token())
+	if ts, err := oc.TeamStatus(ctx); err != nil || ts.Enabled {
+		t.Fatalf("team off: status %+v, %v", ts, err)
+	}
+	if _, err := oc.TeamPush(ctx, false); err == nil || !strings.Contains(err.Error(), "team memory is off") {
+		t.Fatalf("team off: push %v", err)
+	}
+}
