@@ -109,16 +109,24 @@ describe('EmbedderPanel', () => {
     expect(target.querySelector('[data-testid=pull-job-end]')!.textContent).toContain('Failed: ollama at');
   });
 
-  it('says how to start Ollama when it does not answer', async () => {
-    fakeFetch({
-      'GET /api/embedder': { ...info, ollama: { host: 'http://127.0.0.1:11434', reachable: false, error: 'is Ollama running?', models: [], has_configured: false } },
-      'GET /api/jobs': [],
+  for (const [storeModel, want, error] of [
+    ['builtin-wordvec-v1', 'Ollama (optional) is not running', false], // nothing depends on it: no error (issue 21 item 9)
+    ['ollama:nomic-embed-text', 'Ollama does not answer', true],
+  ] as [string, string, boolean][]) {
+    it(`says how to start Ollama when it does not answer (store ${storeModel})`, async () => {
+      fakeFetch({
+        'GET /api/embedder': { ...info, store_model: storeModel, ollama: { host: 'http://127.0.0.1:11434', reachable: false, error: 'is Ollama running?', models: [], has_configured: false } },
+        'GET /api/jobs': [],
+      });
+      const target = render();
+      await settle();
+      const status = target.querySelector('[data-testid=ollama-status]')!;
+      expect(status.textContent).toContain(want);
+      expect(status.textContent).toContain('ollama serve');
+      expect(!!status.querySelector('.bad')).toBe(error);
+      expect((target.querySelector('form button[type=submit]') as HTMLButtonElement).disabled).toBe(true);
     });
-    const target = render();
-    await settle();
-    expect(target.querySelector('[data-testid=ollama-status]')!.textContent).toContain('Ollama does not answer');
-    expect((target.querySelector('form button[type=submit]') as HTMLButtonElement).disabled).toBe(true);
-  });
+  }
 
   it('tests an OpenAI-compatible server and switches to its model with the form\'s fields', async () => {
     const running: Job = { id: 'r2', kind: 'reembed', state: 'running', target: 'openai:voyage-4-nano', done: 0, total: 0, unit: 'memories', started_at: t0 };
