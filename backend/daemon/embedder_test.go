@@ -246,8 +246,12 @@ func TestPullJob(t *testing.T) {
 // TestReembedWhileServing switches a store of the built-in model to an
 // Ollama model of the same dimension (only the label tells them apart)
 // while writers add memories through Add and the write pipeline and
-// readers search: nothing fails, and afterwards every memory, those
-// written during the switch included, holds the new model's vector. The
+// readers search: nothing fails, and afterwards every memory an Add
+// returned is stored, and every memory, those written during the switch
+// included, holds the new model's vector. The writers' texts near-repeat
+// each other ("Writer 1 note 0" and "Writer 0 note 1" have the same
+// tokens), so an Add may return the memory it reinforced instead of a new
+// one: what is counted is the memories Add returned, not the calls. The
 // model is all-minilm, which embeds queries like documents, so the fake's
 // vectors let a query find its own text.
 func TestReembedWhileServing(t *testing.T) {
@@ -277,6 +281,8 @@ func TestReembedWhileServing(t *testing.T) {
 	stop := make(chan struct{})
 	errs := make(chan error, 64)
 	var added, searched atomic.Int64
+	var returnedMu sync.Mutex
+	returned := map[string]string{} // id → text of each memory an Add returned
 	var wg sync.WaitGroup
 	for w := range 4 {
 		wg.Go(func() {
@@ -286,10 +292,14 @@ func TestReembedWhileServing(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := c.Add(ctx, httpapi.AddRequest{Text: fmt.Sprintf("Writer %d note %d: deploys of the %d-th shard go through canary %d.", w, i, i, w)}); err != nil {
+				m, err := c.Add(ctx, httpapi.AddRequest{Text: fmt.Sprintf("Writer %d note %d: deploys of the %d-th shard go through canary %d.", w, i, i, w)})
+				if err != nil {
 					errs <- fmt.Errorf("add: %w", err)
 					return
 				}
+				returnedMu.Lock()
+				returned[m.ID] = m.Text
+				returnedMu.Unlock()
 				added.Add(1)
 			}
 		})
@@ -376,9 +386,25 @@ func TestReembedWhileServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	ms := allMemories(t, d)
-	if len(ms) < 400+int(added.Load()) {
-		t.Fatalf("%d memories, want at least %d", len(ms), 400+added.Load())
+	stored := make(map[string]memory.Memory, len(ms))
+	storedText := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		stored[m.ID], storedText[m.Text] = m, true
 	}
+	for id, text := range returned {
+		if m, ok := stored[id]; !ok || m.Text != text {
+			t.Errorf("Add returned memory %s %q; the store holds %q (found: %v)", id, text, m.Text, ok)
+		}
+	}
+	for _, text := range texts {
+		if !storedText[text] {
+			t.Errorf("seeded memory %q lost", text)
+		}
+	}
+	if len(ms) < 400+len(returned) {
+		t.Fatalf("%d memories, want at least %d (400 seeded, %d returned by Add)", len(ms), 400+len(returned), len(returned))
+	}
+	t.Logf("%d adds returned %d memories (the others reinforced a near duplicate)", added.Load(), len(returned))
 	checkVectors(t, ms, ref)
 
 	// The content scorer's prototypes are the new model's.
