@@ -2,7 +2,9 @@ package httpapi
 
 import (
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,9 +43,9 @@ func TestSessionSurvivesRestart(t *testing.T) {
 		{"same process", first.cred, cookie, true},
 		{"restarted on the same token", NewCredentials(tok), cookie, true},
 		{"rotated token", NewCredentials(strings.Repeat("f", 64)), cookie, false},
-		{"no token", NewCredentials(""), &http.Cookie{Name: cookieName, Value: ""}, false},
-		{"the raw token as cookie", NewCredentials(tok), &http.Cookie{Name: cookieName, Value: tok}, false},
-		{"empty cookie", NewCredentials(tok), &http.Cookie{Name: cookieName, Value: ""}, false},
+		{"no token", NewCredentials(""), &http.Cookie{Name: cookieName + "_7432", Value: ""}, false},
+		{"the raw token as cookie", NewCredentials(tok), &http.Cookie{Name: cookieName + "_7432", Value: tok}, false},
+		{"empty cookie", NewCredentials(tok), &http.Cookie{Name: cookieName + "_7432", Value: ""}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := New(Services{}, Options{Credentials: tc.cred, Listen: "127.0.0.1:7432"})
@@ -135,6 +137,50 @@ func TestHealthProofNeverACookie(t *testing.T) {
 	for _, ch := range []string{"", "session", sessionContext, strings.TrimPrefix(sessionContext, "memtray-"), "cookie:v1:" + strconv.FormatInt(now, 10)} {
 		if Proof(tok, ch) == mac {
 			t.Fatalf("challenge %q yields the session cookie", ch)
+		}
+	}
+}
+
+// TestSessionCookiePerPort: browsers keep one cookie per name and host,
+// whatever the port, so each daemon names its session cookie after its
+// port; logging into a second daemon on the same host leaves the first
+// one's session alone.
+func TestSessionCookiePerPort(t *testing.T) {
+	toks := []string{strings.Repeat("a", 64), strings.Repeat("b", 64)}
+	ports := []string{"7432", "7433"}
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hs []*Handler
+	for i, tok := range toks {
+		h := New(Services{}, Options{Token: tok, Listen: "127.0.0.1:" + ports[i]})
+		hs = append(hs, h)
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:"+ports[i]+"/login?token="+tok, nil)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if got := w.Result().Cookies(); len(got) != 1 || got[0].Name != "memtray_token_"+ports[i] {
+			t.Fatalf("login on port %s set %v", ports[i], got)
+		}
+		jar.SetCookies(r.URL, w.Result().Cookies())
+	}
+	for i, h := range hs {
+		u, _ := url.Parse("http://127.0.0.1:" + ports[i] + "/api/stats")
+		r := httptest.NewRequest(http.MethodGet, u.String(), nil)
+		for _, c := range jar.Cookies(u) {
+			r.AddCookie(c)
+		}
+		if !h.authorized(r) {
+			t.Errorf("the daemon on port %s lost its session when the other logged in", ports[i])
+		}
+	}
+	for _, tc := range []struct{ host, want string }{
+		{"127.0.0.1:7432", "memtray_token_7432"},
+		{"[::1]:9000", "memtray_token_9000"},
+		{"localhost", "memtray_token"},
+	} {
+		if got := sessionCookieName(&http.Request{Host: tc.host}); got != tc.want {
+			t.Errorf("sessionCookieName(%q) = %q, want %q", tc.host, got, tc.want)
 		}
 	}
 }

@@ -176,10 +176,22 @@ func (h *Handler) authorized(r *http.Request) bool {
 	if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "Bearer ") {
 		return subtle.ConstantTimeCompare([]byte(strings.TrimPrefix(a, "Bearer ")), []byte(tok)) == 1
 	}
-	if c, err := r.Cookie(cookieName); err == nil {
+	if c, err := r.Cookie(sessionCookieName(r)); err == nil {
 		return h.cred.validSession(c.Value)
 	}
 	return false
+}
+
+// sessionCookieName is the session cookie's name for the address r was
+// sent to: cookies do not tell ports apart, so two daemons on one host
+// (a serve and a desktop app, two data dirs) each keep their own session
+// instead of logging each other's browser out.
+func sessionCookieName(r *http.Request) string {
+	_, port, err := net.SplitHostPort(r.Host)
+	if err != nil || port == "" {
+		return cookieName
+	}
+	return cookieName + "_" + port
 }
 
 // Proof is what a daemon holding token answers to challenge on
@@ -243,14 +255,14 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, errors.New("wrong token"))
 		return
 	}
-	h.setSessionCookie(w)
+	h.setSessionCookie(w, r)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // setSessionCookie hands the browser a session cookie of the current
 // token: HttpOnly, SameSite=Strict, SessionLifetime.
-func (h *Handler) setSessionCookie(w http.ResponseWriter) {
-	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: h.cred.session(), Path: "/", HttpOnly: true,
+func (h *Handler) setSessionCookie(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookieName(r), Value: h.cred.session(), Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, MaxAge: int(SessionLifetime / time.Second)})
 }
 

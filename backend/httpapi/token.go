@@ -29,8 +29,8 @@ func (h *Handler) tokenRoutes() {
 			writeErr(w, err)
 			return
 		}
-		if _, err := r.Cookie(cookieName); err == nil {
-			h.setSessionCookie(w)
+		if _, err := r.Cookie(sessionCookieName(r)); err == nil {
+			h.setSessionCookie(w, r)
 		}
 		writeJSON(w, http.StatusOK, TokenResponse{Token: tok})
 	})
