@@ -52,6 +52,14 @@ type Filter struct {
 	Since, Until      time.Time     // created_at within [Since, Until); zero bounds are open
 	IncludeSnoozed    bool
 	IncludeSuperseded bool
+	// Model, for VectorSearch and VectorSearchMany only, names the
+	// embedding model the query vectors were made with: when it is not the
+	// store's model (the store switched models since they were embedded,
+	// see ReembedWith) the search fails with memory.ErrModelMismatch
+	// rather than compare vectors of two models. "" skips the check (a
+	// caller whose vectors cannot be of another model). Iterate and
+	// TextSearchTerms ignore it.
+	Model string
 }
 
 // Scored is one search candidate: a memory id and the leg's own score

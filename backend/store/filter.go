@@ -91,6 +91,9 @@ func (f *Filter) validate() error {
 	if len(f.Project) > 256 || !memory.ValidUTF8(f.Project) || !memory.ValidUTF8(f.Source) {
 		problems = append(problems, "filter project or source is too long or not UTF-8")
 	}
+	if len(f.Model) > maxModel || !memory.ValidUTF8(f.Model) {
+		problems = append(problems, "filter model is too long or not UTF-8")
+	}
 	if len(problems) > 0 {
 		return &memory.ValidationError{Problems: problems}
 	}

@@ -170,7 +170,9 @@ func hashKey(hash, id string) []byte { return []byte(hash + id) }
 // VectorSearch returns up to n memories matching f nearest to vec by
 // cosine similarity, best first. vec must have the store's dimension; the
 // zero vector returns nothing, and records with a zero embedding are never
-// returned.
+// returned. A caller holding a vector from an embedder names its model in
+// f.Model: a vector of another model than the store's fails with
+// memory.ErrModelMismatch (see VectorSearchMany).
 func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter) ([]Scored, error) {
 	out, err := s.VectorSearchMany(ctx, [][]float32{vec}, n, f)
 	if err != nil {
@@ -182,6 +184,13 @@ func (s *Store) VectorSearch(ctx context.Context, vec []float32, n int, f Filter
 // VectorSearchMany is VectorSearch for several query vectors at once (the
 // parts of a segmented embedder's query), in one pass over the index: the
 // result lists are in the order of vecs.
+//
+// When f.Model is set and is not the store's model, it fails with
+// memory.ErrModelMismatch: the vectors were embedded before the store
+// switched models, and their similarities to the new model's vectors mean
+// nothing. It returns that error only once the switch is complete (its
+// ReembedOptions.Switched has returned), so a caller that embeds again
+// with its (swappable) embedder gets the new model.
 func (s *Store) VectorSearchMany(ctx context.Context, vecs [][]float32, n int, f Filter) ([][]Scored, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -192,6 +201,15 @@ func (s *Store) VectorSearchMany(ctx context.Context, vecs [][]float32, n int, f
 	now := s.now().UnixNano()
 	qs := make([][]float32, len(vecs))
 	s.mu.RLock()
+	if f.Model != "" && f.Model != s.model {
+		model := s.model
+		s.mu.RUnlock()
+		// A switch holds the write lock from the swap until its Switched
+		// callback returns: wait for it.
+		s.wmu.Lock()
+		s.wmu.Unlock() //nolint:staticcheck // SA2001: waiting is the point
+		return nil, fmt.Errorf("vector search: query vectors of model %q, the store uses %q: %w", f.Model, model, memory.ErrModelMismatch)
+	}
 	for i, vec := range vecs {
 		if err := checkVector(vec, s.dim); err != nil {
 			s.mu.RUnlock()

@@ -39,7 +39,8 @@ type ReembedOptions struct {
 	// process switches the embedder its writers use there: a write of a
 	// vector embedded before fails with memory.ErrModelMismatch (when it
 	// names its model, see Put) and is embedded again. Switched must not
-	// write to the store.
+	// write to the store, nor search it with a Filter.Model (a search of
+	// another model waits for Switched to return).
 	Switched func()
 }
 

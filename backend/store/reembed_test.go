@@ -163,3 +163,66 @@ func TestReembedSwitchedHoldsWrites(t *testing.T) {
 		t.Fatalf("count = %d, want 50", n)
 	}
 }
+
+// TestVectorSearchModel: a search names its query vectors' model
+// (Filter.Model); vectors of another model than the store's are refused
+// with memory.ErrModelMismatch instead of compared with the new model's,
+// and the refusal comes back only once the switch's Switched callback has
+// returned (a caller then embeds again with the new model).
+func TestVectorSearchModel(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	stored := mustPut(t, s, mem("the release train leaves on tuesdays"))
+	v2 := wordEmbedder{model: "words-v2", dim: testDim}
+	search := func(model string) error {
+		_, err := s.VectorSearch(ctx, stored.Embedding, 1, Filter{Model: model})
+		return err
+	}
+	tests := []struct {
+		name, model string
+		mismatch    bool
+	}{
+		{"no model: no check", "", false},
+		{"the store's model", testEmb.model, false},
+		{"another model", v2.model, true},
+	}
+	for _, tc := range tests {
+		t.Run("before switch/"+tc.name, func(t *testing.T) {
+			if err := search(tc.model); errors.Is(err, memory.ErrModelMismatch) != tc.mismatch {
+				t.Errorf("search with model %q: %v, want mismatch %v", tc.model, err, tc.mismatch)
+			}
+		})
+	}
+	if err := search(strings.Repeat("m", maxModel+1)); !errors.Is(err, memory.ErrInvalid) {
+		t.Errorf("too long a model: %v", err)
+	}
+
+	var switched atomic.Bool
+	staleErr := make(chan error, 1)
+	err := s.ReembedWith(ctx, v2, ReembedOptions{Switched: func() {
+		// A search of the old model's vector, from a writer that
+		// embedded before the switch: refused, after Switched returns.
+		go func() {
+			err := search(testEmb.model)
+			if !switched.Load() {
+				err = fmt.Errorf("refused before Switched returned: %w", err)
+			}
+			staleErr <- err
+		}()
+		switched.Store(true)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-staleErr; !errors.Is(err, memory.ErrModelMismatch) || !strings.Contains(err.Error(), "words-v2") || strings.Contains(err.Error(), "before Switched") {
+		t.Errorf("stale search during the switch: %v", err)
+	}
+	for _, tc := range []struct {
+		model    string
+		mismatch bool
+	}{{"", false}, {testEmb.model, true}, {v2.model, false}} {
+		if err := search(tc.model); errors.Is(err, memory.ErrModelMismatch) != tc.mismatch {
+			t.Errorf("after switch, search with model %q: %v, want mismatch %v", tc.model, err, tc.mismatch)
+		}
+	}
+}
