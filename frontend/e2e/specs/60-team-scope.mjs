@@ -14,13 +14,13 @@ export async function run(ctx) {
   const detail = page.locator(`[data-testid=memory-detail][data-id="${m.id}"]`);
   const scope = detail.getByTestId('memory-scope');
   await scope.waitFor();
-  assert((await scope.textContent()).includes('default'), `a new memory's scope reads ${await scope.textContent()}`);
+  assert((await scope.getAttribute('data-scope')) === 'default', `a new memory's scope reads ${await scope.textContent()}`);
   await scope.getByRole('button', { name: 'Share with team' }).click();
-  await page.waitForFunction((id) => document.querySelector(`[data-testid=memory-detail][data-id="${id}"] [data-testid=memory-scope]`)?.textContent.includes('team'), m.id);
+  await detail.locator('[data-testid=memory-scope][data-scope=team]').waitFor();
   assert((await d1.api('GET', `/api/memories/${m.id}`)).scope === 'team', 'the API does not read the memory back as team');
   await shot(page, 'team-scope-shared');
   await scope.getByRole('button', { name: 'Keep personal' }).click();
-  await page.waitForFunction((id) => document.querySelector(`[data-testid=memory-detail][data-id="${id}"] [data-testid=memory-scope]`)?.textContent.includes('personal'), m.id);
+  await detail.locator('[data-testid=memory-scope][data-scope=personal]').waitFor();
   assert((await d1.api('GET', `/api/memories/${m.id}`)).scope === 'personal', 'the API does not read the memory back as personal');
   ok('team-scope: default, then team, then personal, in the detail and through the API');
 
