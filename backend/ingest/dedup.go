@@ -2,11 +2,13 @@ package ingest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -70,7 +72,38 @@ func (p *Pipeline) place(ctx context.Context, r *run, text string, vec []float32
 // r.exact) reinforces or supersedes its memory, and anything else is a new
 // memory, linked to a similar source document. It returns the memory stored,
 // updated or found.
+//
+// vec is of r.model. When the store switched to another model since it was
+// embedded (a re-embedding finished: every similarity search and the
+// store's write refuse it with memory.ErrModelMismatch before anything is
+// decided or written), text is embedded again with the pipeline's embedder,
+// switched by then, and placed again: no decision is taken on a similarity
+// between two models' vectors.
 func (p *Pipeline) placeMemory(ctx context.Context, r *run, text string, vec []float32) (outcome, memory.Memory, string, error) {
+	out, m, why, err := p.placeOnce(ctx, r, text, vec)
+	if err == nil || !errors.Is(err, memory.ErrModelMismatch) || r.model == "" {
+		return out, m, why, err
+	}
+	emb := embed.Snapshot(p.emb)
+	if emb.Model() == r.model {
+		return out, m, why, err // the store's model changed, not the embedder: nothing to embed again with
+	}
+	vecs, eerr := emb.Embed(ctx, []string{text})
+	if eerr != nil {
+		return 0, memory.Memory{}, "", fmt.Errorf("embed again with %s after a model switch: %w", emb.Model(), eerr)
+	}
+	if len(vecs) != 1 {
+		return 0, memory.Memory{}, "", fmt.Errorf("embed again with %s after a model switch: %d vectors for one text", emb.Model(), len(vecs))
+	}
+	// A copy: the run's other texts keep their vectors and r.model, which
+	// labels them (each is embedded again when it is placed).
+	again := *r
+	again.model = emb.Model()
+	return p.placeOnce(ctx, &again, text, vecs[0])
+}
+
+// placeOnce is placeMemory with vec as it is.
+func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []float32) (outcome, memory.Memory, string, error) {
 	if r.replaces != "" {
 		return p.replace(ctx, r, text, vec)
 	}
@@ -90,7 +123,7 @@ func (p *Pipeline) placeMemory(ctx context.Context, r *run, text string, vec []f
 		// A document's chunks are sources themselves; they do not link.
 		return p.commit(ctx, m, "", "new source memory")
 	}
-	src, err := p.store.VectorSearch(ctx, vec, 1, store.Filter{Source: "ingest:"})
+	src, err := p.store.VectorSearch(ctx, vec, 1, store.Filter{Source: "ingest:", Model: r.model})
 	if err != nil {
 		return 0, memory.Memory{}, "", fmt.Errorf("find source: %w", err)
 	}
@@ -107,7 +140,7 @@ func (p *Pipeline) placeMemory(ctx context.Context, r *run, text string, vec []f
 // reinforced, one it adds some to is superseded by m (unless m repeats an
 // older version of it). done says it decided.
 func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (outcome, memory.Memory, string, bool, error) {
-	near, err := p.store.VectorSearch(ctx, m.Embedding, 1, store.Filter{Project: r.ex.Project})
+	near, err := p.store.VectorSearch(ctx, m.Embedding, 1, store.Filter{Project: r.ex.Project, Model: m.EmbeddingModel})
 	if err != nil {
 		return 0, memory.Memory{}, "", false, fmt.Errorf("find near duplicate: %w", err)
 	}
@@ -187,7 +220,7 @@ func (p *Pipeline) duplicate(ctx context.Context, id string) (outcome, memory.Me
 // session sending an old version again), so it does not supersede the
 // newer version back.
 func (p *Pipeline) olderVersion(ctx context.Context, r *run, text string, vec []float32) (string, bool, error) {
-	hist, err := p.store.VectorSearch(ctx, vec, 5, store.Filter{Project: r.ex.Project, IncludeSuperseded: true})
+	hist, err := p.store.VectorSearch(ctx, vec, 5, store.Filter{Project: r.ex.Project, IncludeSuperseded: true, Model: r.model})
 	if err != nil {
 		return "", false, fmt.Errorf("find older versions: %w", err)
 	}
