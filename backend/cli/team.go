@@ -9,12 +9,15 @@ import (
 	"github.com/memtray/memtray/backend/teamsync"
 )
 
-// runTeam is `memtray team init|status|push|pull` (issue 23).
+// runTeam is `memtray team init|status|push|pull|member` (issue 23).
 func runTeam(env *Env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("want init, status, push or pull")
+		return usagef("want init, status, push, pull or member")
 	}
 	sub, rest := args[0], args[1:]
+	if sub == "member" {
+		return runTeamMember(env, rest)
+	}
 	var c common
 	fs := newFlags("team "+sub, env, &c, true)
 	all := false
@@ -68,7 +71,99 @@ func runTeam(env *Env, args []string) error {
 			return nil
 		})
 	}
-	return usagef("unknown team command %q: want init, status, push or pull", sub)
+	return usagef("unknown team command %q: want init, status, push, pull or member", sub)
+}
+
+// runTeamMember is `memtray team member add|remove|list`: the team's
+// members, changed by an admin straight in the team database (no daemon
+// needed), connecting as this machine's member.
+func runTeamMember(env *Env, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return usagef("want member add ROLE [--admin], member remove ROLE or member list")
+	}
+	sub, rest := args[0], args[1:]
+	var c common
+	fs := newFlags("team member "+sub, env, &c, true)
+	admin := false
+	if sub == "add" {
+		fs.BoolVar(&admin, "admin", false, "make the member an admin (may change and delete every team memory and change the members); without it, an admin becomes a plain member")
+	}
+	pos, err := parse(fs, rest)
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "add", "remove":
+		if len(pos) != 1 {
+			return usagef("team member %s takes one role", sub)
+		}
+	case "list":
+		if len(pos) != 0 {
+			return usagef("team member list takes no arguments")
+		}
+	default:
+		return usagef("unknown team member command %q: want add, remove or list", sub)
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	urlEnv, urlFile := cfg.Team.URLEnv, cfg.Team.URLFile
+	switch sub {
+	case "add":
+		role := pos[0]
+		if err := teamsync.ValidRole(role); err != nil {
+			return usagef("team member add: %v", err)
+		}
+		if err := teamsync.SetMember(env.Ctx, urlEnv, urlFile, role, admin); err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, teamsync.Member{Role: role, Admin: admin})
+		}
+		what := "a member"
+		if admin {
+			what = "an admin"
+		}
+		fmt.Fprintf(env.Stdout, "%s is %s of the team\n", role, what)
+		return nil
+	case "remove":
+		role := pos[0]
+		if err := teamsync.ValidRole(role); err != nil {
+			return usagef("team member remove: %v", err)
+		}
+		was, err := teamsync.RemoveMember(env.Ctx, urlEnv, urlFile, role)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, map[string]bool{"removed": was})
+		}
+		if !was {
+			fmt.Fprintf(env.Stdout, "%s was not a member of the team\n", role)
+			return nil
+		}
+		fmt.Fprintf(env.Stdout, "%s is no longer a member; the memories it pushed stay in the team\n", role)
+		return nil
+	}
+	ms, err := teamsync.Members(env.Ctx, urlEnv, urlFile)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		if ms == nil {
+			ms = []teamsync.Member{}
+		}
+		return printJSON(env.Stdout, ms)
+	}
+	for _, m := range ms {
+		what := "member"
+		if m.Admin {
+			what = "admin"
+		}
+		fmt.Fprintf(env.Stdout, "%-24s %-6s added %s\n", m.Role, what, m.AddedAt.Local().Format("2006-01-02 15:04"))
+	}
+	return nil
 }
 
 // teamInit connects to the team database directly (no daemon needed),

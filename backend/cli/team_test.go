@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,4 +141,100 @@ func TestTeamCommands(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestTeamMemberCommands: memtray team member add, remove and list change
+// the team's members on a real PostgreSQL, for an admin only (the owner or
+// an admin it made); a plain member is refused by the database, a role the
+// server lacks and the caller's own role are refused with a reason, and a
+// removed member's daemon can no longer connect.
+func TestTeamMemberCommands(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	srv := pgtest.Start(t)
+	const owner, alice, bob = "mowner", "malice", "mbob"
+	db := srv.NewDB(t, owner)
+	srv.Role(t, alice)
+	srv.Role(t, bob)
+	urlFile := filepath.Join(t.TempDir(), "team-url")
+	as := func(role string) {
+		if err := os.WriteFile(urlFile, []byte(srv.ConnString(role, db)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	as(owner)
+	cfgFile := filepath.Join(t.TempDir(), "config.json")
+	cfg := `{"data_dir":` + jsonString(dir) + `,"team":{"url_env":"MEMTRAY_TEST_NO_SUCH_VAR","url_file":` + jsonString(urlFile) + `}}`
+	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("MEMTRAY_CONFIG", cfgFile)
+	if code, out, errs := run(t, ctx, "", "team", "init"); code != 0 {
+		t.Fatalf("init: %d %q %q", code, out, errs)
+	}
+	members := func(t *testing.T) map[string]bool {
+		t.Helper()
+		code, out, errs := run(t, ctx, "", "team", "member", "list", "--json")
+		var ms []teamsyncMember
+		if code != 0 || json.Unmarshal([]byte(out), &ms) != nil {
+			t.Fatalf("member list: %d %q %q", code, out, errs)
+		}
+		got := map[string]bool{}
+		for _, m := range ms {
+			got[m.Role] = m.Admin
+		}
+		return got
+	}
+	steps := []struct {
+		name string
+		as   string
+		args []string
+		code int
+		say  string
+		want map[string]bool // the members after, read as the owner
+	}{
+		{"the owner is the first admin", owner, []string{"list"}, 0, owner + " ", map[string]bool{owner: true}},
+		{"add a member", owner, []string{"add", alice}, 0, alice + " is a member", map[string]bool{owner: true, alice: false}},
+		{"add an admin", owner, []string{"add", "--admin", bob}, 0, bob + " is an admin", map[string]bool{owner: true, alice: false, bob: true}},
+		{"a role the server lacks", owner, []string{"add", "nosuchrole"}, 1, "no such role", nil},
+		{"oneself", owner, []string{"add", owner}, 1, "connects as", nil},
+		{"an empty role", owner, []string{"add", ""}, 2, "the role is empty", nil},
+		{"a role too long", owner, []string{"add", strings.Repeat("r", 64)}, 2, "longer than", nil},
+		{"two roles", owner, []string{"add", alice, bob}, 2, "one role", nil},
+		{"no subcommand", owner, nil, 2, "want member add", nil},
+		{"an unknown subcommand", owner, []string{"grant", alice}, 2, "unknown team member command", nil},
+		{"list takes no role", owner, []string{"list", alice}, 2, "no arguments", nil},
+		{"a plain member may not list", alice, []string{"list"}, 1, "only a team admin", nil},
+		{"a plain member may not add", alice, []string{"add", "--admin", alice}, 1, "connects as", nil},
+		{"a plain member may not remove", alice, []string{"remove", bob}, 1, "only a team admin", nil},
+		{"an admin who is not the owner lists", bob, []string{"list"}, 0, alice + " ", nil},
+		{"an admin removes a member", bob, []string{"remove", alice}, 0, alice + " is no longer a member", map[string]bool{owner: true, bob: true}},
+		{"removing a non-member", bob, []string{"remove", alice}, 0, "was not a member", map[string]bool{owner: true, bob: true}},
+		{"an admin demotes another", owner, []string{"add", bob}, 0, bob + " is a member", map[string]bool{owner: true, bob: false}},
+		{"a demoted admin may not add", bob, []string{"add", alice}, 1, "only a team admin", map[string]bool{owner: true, bob: false}},
+	}
+	for _, st := range steps {
+		as(st.as)
+		code, out, errs := run(t, ctx, "", append([]string{"team", "member"}, st.args...)...)
+		if code != st.code || !strings.Contains(out+errs, st.say) {
+			t.Errorf("%s: exit %d (want %d), out %q, err %q (want %q)", st.name, code, st.code, out, errs, st.say)
+		}
+		if st.want == nil {
+			continue
+		}
+		as(owner)
+		if got := members(t); !maps.Equal(got, st.want) {
+			t.Errorf("%s: members %v, want %v", st.name, got, st.want)
+		}
+	}
+	// The removed member's daemon is refused by the database.
+	if _, err := team.Open(ctx, srv.ConnString(alice, db)); err == nil {
+		t.Error("a removed member still connects")
+	}
+}
+
+// teamsyncMember is the JSON of memtray team member list.
+type teamsyncMember struct {
+	Role  string `json:"role"`
+	Admin bool   `json:"admin"`
 }

@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the version of the team schema this code reads and
 // writes: the number of migrations it knows.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // ErrSchemaNewer is returned (wrapped) by Open and Migrate when the
 // database's schema is newer than SchemaVersion: a newer memtray migrated
@@ -210,6 +210,18 @@ CREATE POLICY read ON memtray.vectors FOR SELECT USING (memtray.is_member(curren
 CREATE POLICY add ON memtray.vectors FOR INSERT WITH CHECK (memtray.is_member(current_user));
 CREATE POLICY change ON memtray.vectors FOR UPDATE
 	USING (memtray.is_member(current_user)) WITH CHECK (memtray.is_member(current_user));
+`,
+	// 2: the member list, for admins (memtray team member list): the
+	// members table is the owner's, as in 1.
+	`
+CREATE FUNCTION memtray.list_members() RETURNS TABLE (role name, admin boolean, added_at timestamptz)
+	LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ BEGIN
+		IF NOT memtray.is_admin(session_user) THEN
+			RAISE EXCEPTION 'only a team admin can list the members' USING ERRCODE = '42501';
+		END IF;
+		RETURN QUERY SELECT m.role, m.admin, m.added_at FROM memtray.members m ORDER BY m.role;
+	END $$;
 `,
 }
 

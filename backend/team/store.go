@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -89,26 +90,102 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// SetMember adds role to the team, or changes whether it is an admin. Only
-// an admin may (the database refuses others). The role itself must exist
-// (CREATE ROLE ... LOGIN, by whoever administers the server).
-func (s *Store) SetMember(ctx context.Context, role string, admin bool) error {
-	if role == "" {
-		return errors.New("team database: set member: the role is empty")
-	}
-	if _, err := s.pool.Exec(ctx, "SELECT memtray.set_member($1, $2)", role, admin); err != nil {
-		return fmt.Errorf("team database: set member %q: %w", role, err)
+// ErrNotAdmin is returned (wrapped) when a member who is not a team admin
+// changes or lists the members.
+var ErrNotAdmin = errors.New("only a team admin can change or list the members")
+
+// ErrNoRole is returned (wrapped) by SetMember for a role the server does
+// not have.
+var ErrNoRole = errors.New("no such role on the server: create it first (CREATE ROLE ... LOGIN PASSWORD ...)")
+
+// maxRoleLen is PostgreSQL's longest identifier (NAMEDATALEN-1 bytes).
+const maxRoleLen = 63
+
+// ValidRole checks a role name given from outside: not empty, at most 63
+// bytes of UTF-8 (PostgreSQL would cut a longer one), no NUL.
+func ValidRole(role string) error {
+	switch {
+	case role == "":
+		return errors.New("the role is empty")
+	case len(role) > maxRoleLen:
+		return fmt.Errorf("the role %.20q... is longer than PostgreSQL's %d bytes", role, maxRoleLen)
+	case !utf8.ValidString(role) || strings.ContainsRune(role, 0):
+		return fmt.Errorf("the role %q is not UTF-8 text without NUL", role)
 	}
 	return nil
 }
 
-// RemoveMember takes role out of the team (admins only). Its memories
-// stay, owned by the role.
-func (s *Store) RemoveMember(ctx context.Context, role string) error {
-	if _, err := s.pool.Exec(ctx, "SELECT memtray.remove_member($1)", role); err != nil {
-		return fmt.Errorf("team database: remove member %q: %w", role, err)
+// adminErr turns the database's refusal of a non-admin into ErrNotAdmin.
+func adminErr(what string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "42501" {
+		return fmt.Errorf("team database: %s: %w", what, ErrNotAdmin)
+	}
+	return fmt.Errorf("team database: %s: %w", what, err)
+}
+
+// SetMember adds role to the team, or changes whether it is an admin. Only
+// an admin may (the database refuses others: ErrNotAdmin). The role itself
+// must exist (CREATE ROLE ... LOGIN, by whoever administers the server):
+// ErrNoRole otherwise.
+func (s *Store) SetMember(ctx context.Context, role string, admin bool) error {
+	if err := ValidRole(role); err != nil {
+		return fmt.Errorf("team database: set member: %w", err)
+	}
+	var exists bool
+	if err := s.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)", role).Scan(&exists); err != nil {
+		return fmt.Errorf("team database: set member %q: %w", role, err)
+	}
+	if !exists {
+		return fmt.Errorf("team database: set member %q: %w", role, ErrNoRole)
+	}
+	if _, err := s.pool.Exec(ctx, "SELECT memtray.set_member($1, $2)", role, admin); err != nil {
+		return adminErr(fmt.Sprintf("set member %q", role), err)
 	}
 	return nil
+}
+
+// RemoveMember takes role out of the team (admins only: ErrNotAdmin). Its
+// memories stay, owned by the role. It reports whether role was a member.
+func (s *Store) RemoveMember(ctx context.Context, role string) (bool, error) {
+	if err := ValidRole(role); err != nil {
+		return false, fmt.Errorf("team database: remove member: %w", err)
+	}
+	ms, err := s.Members(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !slices.ContainsFunc(ms, func(m Member) bool { return m.Role == role }) {
+		return false, nil
+	}
+	if _, err := s.pool.Exec(ctx, "SELECT memtray.remove_member($1)", role); err != nil {
+		return false, adminErr(fmt.Sprintf("remove member %q", role), err)
+	}
+	return true, nil
+}
+
+// Member is one member of the team: a database role.
+type Member struct {
+	Role    string    `json:"role"`
+	Admin   bool      `json:"admin"`
+	AddedAt time.Time `json:"added_at"`
+}
+
+// Members lists the team's members by role (admins only: ErrNotAdmin).
+func (s *Store) Members(ctx context.Context) ([]Member, error) {
+	rows, err := s.pool.Query(ctx, "SELECT role::text, admin, added_at FROM memtray.list_members()")
+	if err != nil {
+		return nil, adminErr("list members", err)
+	}
+	ms, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Member, error) {
+		var m Member
+		err := r.Scan(&m.Role, &m.Admin, &m.AddedAt)
+		return m, err
+	})
+	if err != nil {
+		return nil, adminErr("list members", err)
+	}
+	return ms, nil
 }
 
 // Memory is a team memory: the part of a local memory.Memory that is

@@ -2,6 +2,8 @@ package teamsync
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/memtray/memtray/backend/team"
 )
@@ -39,3 +41,60 @@ func Init(ctx context.Context, urlEnv, urlFile string) (InitReport, error) {
 	defer ts.Close()
 	return InitReport{Role: ts.Role(), Schema: team.SchemaVersion}, nil
 }
+
+// Members connects once and lists the team's members (admins only:
+// team.ErrNotAdmin otherwise), for memtray team member list.
+func Members(ctx context.Context, urlEnv, urlFile string) ([]team.Member, error) {
+	ts, err := Connect(urlEnv, urlFile)(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer ts.Close()
+	return ts.Members(ctx)
+}
+
+// ErrSelf is returned by SetMember and RemoveMember for the role this
+// machine connects as: an admin demoting or removing themself could leave
+// the team without one; another admin does it.
+var ErrSelf = errors.New("that is the role this machine connects as: another admin must change it")
+
+// SetMember connects once and adds role to the team, or changes whether
+// it is an admin (admins only), for memtray team member add.
+func SetMember(ctx context.Context, urlEnv, urlFile, role string, admin bool) error {
+	if err := team.ValidRole(role); err != nil {
+		return err
+	}
+	ts, err := Connect(urlEnv, urlFile)(ctx)
+	if err != nil {
+		return err
+	}
+	defer ts.Close()
+	if role == ts.Role() {
+		return fmt.Errorf("team member %q: %w", role, ErrSelf)
+	}
+	return ts.SetMember(ctx, role, admin)
+}
+
+// RemoveMember connects once and takes role out of the team (admins
+// only), for memtray team member remove; it reports whether role was a
+// member. The role's memories stay in the team.
+func RemoveMember(ctx context.Context, urlEnv, urlFile, role string) (bool, error) {
+	if err := team.ValidRole(role); err != nil {
+		return false, err
+	}
+	ts, err := Connect(urlEnv, urlFile)(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer ts.Close()
+	if role == ts.Role() {
+		return false, fmt.Errorf("team member %q: %w", role, ErrSelf)
+	}
+	return ts.RemoveMember(ctx, role)
+}
+
+// Member is a member of the team (team.Member), for the command line.
+type Member = team.Member
+
+// ValidRole checks a role name given from outside (team.ValidRole).
+func ValidRole(role string) error { return team.ValidRole(role) }
