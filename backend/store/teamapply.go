@@ -302,3 +302,16 @@ func pendingDeltas(b *bolt.Bucket) map[string]memoryDeltas {
 	})
 	return out
 }
+
+// ReserveTeam makes room in the in-memory vector index for n more
+// memories, so a daemon joining a team of n memories grows it once
+// instead of copying it at each ApplyTeam page as it grows. A hint: the
+// index grows as needed either way; n is capped at 1<<24.
+func (s *Store) ReserveTeam(n int) {
+	if n <= 0 || s.checkOpen() != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.vec.grow(min(n, 1<<24))
+}

@@ -1,9 +1,14 @@
 package teamsync
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,17 +19,79 @@ import (
 	"github.com/memtray/memtray/backend/team/pgtest"
 )
 
-// benchTeamSize is the team a joining daemon pulls in BenchmarkInitialSync.
-const benchTeamSize = 10000
+// benchTeamSize is the team a joining daemon pulls in BenchmarkInitialSync:
+// $MEMTRAY_BENCH_TEAM memories, else 10,000.
+func benchTeamSize(b *testing.B) int {
+	v := os.Getenv("MEMTRAY_BENCH_TEAM")
+	if v == "" {
+		return 10000
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1000 || n%1000 != 0 {
+		b.Fatalf("MEMTRAY_BENCH_TEAM=%q: want a multiple of 1000", v)
+	}
+	return n
+}
+
+// benchMemory is the i-th memory of the benchmark's team, made on demand
+// so the benchmark holds none of them while a daemon joins.
+func benchMemory(i int, at time.Time) team.Memory {
+	text := fmt.Sprintf("Service %d of the shop keeps queue q%d on host h%d and restarts after %d failures.", i, i*7, i*13, i%9)
+	return team.Memory{ID: fmt.Sprintf("m%07d", i), Text: text, ContentHash: memory.ContentHash(text),
+		Kind: memory.KindFact, Type: memory.TypeProject, Project: "shop", Importance: 0.5, CreatedAt: at, UpdatedAt: at}
+}
+
+// namedEmbedder is the built-in embedder under another model name: each
+// "embedded" run has a model whose vectors nobody cached yet.
+type namedEmbedder struct {
+	*embed.Builtin
+	model string
+}
+
+func (e namedEmbedder) Model() string { return e.model }
+
+// peakRSS is the process's peak resident set (VmHWM) in bytes.
+func peakRSS() (uint64, error) {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/self/status")
+}
+
+// resetPeakRSS returns the Go heap's free pages to the system and resets
+// VmHWM to the current resident set (Linux: clear_refs 5), so the next
+// peakRSS is the peak of what runs in between.
+func resetPeakRSS() error {
+	runtime.GC()
+	debug.FreeOSMemory()
+	return os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
+}
 
 // BenchmarkInitialSync measures a daemon joining a team of
-// benchTeamSize memories: a fresh store pulls and applies them all, with
-// the built-in embedder, either embedding every text itself or reusing the
-// vectors another daemon of the same model cached in the database. It
-// reports seconds and the Go heap's peak (sampled) in MiB.
+// $MEMTRAY_BENCH_TEAM memories (default 10,000): a fresh store pulls and
+// applies them all with the built-in embedder, either embedding every
+// text itself (vectors=embedded, a model nobody cached) or reusing the
+// vectors the embedded run cached in the database (vectors=cached). The
+// pull is pipelined (pull=pipelined: reading, embedding on every core
+// and applying overlap, pages of 2000) or, for the baseline, one stage
+// after the other with one embedding goroutine and pages of 500
+// (pull=serial, the pull before the pipeline). It reports seconds and the
+// process's peak resident set during the join (VmHWM, reset before it)
+// and the live Go heap after it (what the daemon keeps: the store's
+// records and vector index).
 //
-//	go test -run XXX -bench InitialSync -benchtime 1x ./backend/teamsync/
+//	MEMTRAY_BENCH_TEAM=100000 go test -run XXX -bench 'InitialSync/pull=pipelined' -benchtime 1x ./backend/teamsync/
 func BenchmarkInitialSync(b *testing.B) {
+	size := benchTeamSize(b)
 	srv := pgtest.Shared(b)
 	ctx := context.Background()
 	owner := uniq("bowner")
@@ -35,81 +102,80 @@ func BenchmarkInitialSync(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ts.Close()
-	emb := embed.NewBuiltin()
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	var all []team.Memory
-	for i := range benchTeamSize {
-		text := fmt.Sprintf("Service %d of the shop keeps queue q%d on host h%d and restarts after %d failures.", i, i*7, i*13, i%9)
-		all = append(all, team.Memory{ID: fmt.Sprintf("m%06d", i), Text: text, ContentHash: memory.ContentHash(text),
-			Kind: memory.KindFact, Type: memory.TypeProject, Project: "shop", Importance: 0.5, CreatedAt: at, UpdatedAt: at})
-	}
-	for i := 0; i < len(all); i += 1000 {
-		if _, err := ts.Push(ctx, all[i:i+1000]); err != nil {
+	for i := 0; i < size; i += 1000 {
+		batch := make([]team.Memory, 0, 1000)
+		for k := range 1000 {
+			batch = append(batch, benchMemory(i+k, at))
+		}
+		if _, err := ts.Push(ctx, batch); err != nil {
 			b.Fatal(err)
 		}
 	}
-	for _, cached := range []bool{false, true} {
-		b.Run(fmt.Sprintf("cached=%v", cached), func(b *testing.B) {
-			if cached {
-				// Another daemon of this model embedded and shared them.
-				for i := 0; i < len(all); i += 1000 {
-					texts := make([]string, 0, 1000)
-					for _, m := range all[i : i+1000] {
-						texts = append(texts, m.Text)
-					}
-					vs, err := emb.Embed(ctx, texts)
-					if err != nil {
-						b.Fatal(err)
-					}
-					var cache []team.Vector
-					for k, m := range all[i : i+1000] {
-						cache = append(cache, team.Vector{MemoryID: m.ID, ContentHash: m.ContentHash, Values: vs[k]})
-					}
-					if err := ts.PutVectors(ctx, emb.Model(), cache); err != nil {
-						b.Fatal(err)
-					}
+	join := func(b *testing.B, emb memory.Embedder, serial bool) (PullReport, time.Duration, uint64, uint64) {
+		st, err := store.Open(ctx, store.Options{Dir: b.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Shared: Shared([]string{"*"})})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer st.Close()
+		opts := Options{Store: st, Embedder: emb, Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, url) }}
+		if serial {
+			opts.PullBatch, opts.Workers = 500, 1
+		}
+		sy, err := New(opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer sy.Close()
+		sy.serial = serial
+		if err := resetPeakRSS(); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		rep, err := sy.PullNow(ctx)
+		took := time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		rss, err := peakRSS()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st.Count() != size || rep.Put != size {
+			b.Fatalf("pulled %d, store holds %d, want %d", rep.Put, st.Count(), size)
+		}
+		// What the daemon keeps once the join is over: the store's live
+		// heap (its records' index and vectors), for the peak's context.
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return rep, took, rss, ms.HeapAlloc
+	}
+	for _, serial := range []bool{true, false} {
+		mode := map[bool]string{true: "serial", false: "pipelined"}[serial]
+		// The model the embedded run used and cached, for the cached run.
+		emb := namedEmbedder{Builtin: embed.NewBuiltin(), model: embed.BuiltinModel + "+bench-" + mode}
+		embedded := false
+		for _, vectors := range []string{"embedded", "cached"} {
+			b.Run(fmt.Sprintf("pull=%s/vectors=%s", mode, vectors), func(b *testing.B) {
+				if vectors == "cached" && !embedded {
+					join(b, emb, serial) // caches the vectors (untimed)
+					embedded = true
 				}
-			}
-			for range b.N {
-				st, err := store.Open(ctx, store.Options{Dir: b.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Shared: Shared([]string{"*"})})
-				if err != nil {
-					b.Fatal(err)
-				}
-				sy, err := New(Options{Store: st, Embedder: emb, Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, url) }})
-				if err != nil {
-					b.Fatal(err)
-				}
-				peak := uint64(0)
-				stop := make(chan struct{})
-				sampled := make(chan struct{})
-				go func() {
-					defer close(sampled)
-					var ms runtime.MemStats
-					for {
-						runtime.ReadMemStats(&ms)
-						peak = max(peak, ms.HeapInuse)
-						select {
-						case <-stop:
-							return
-						case <-time.After(20 * time.Millisecond):
-						}
+				for i := range b.N {
+					e := emb
+					if vectors == "embedded" && i > 0 {
+						e.model += strconv.Itoa(i) // nobody cached this one
 					}
-				}()
-				start := time.Now()
-				rep, err := sy.PullNow(ctx)
-				took := time.Since(start)
-				close(stop)
-				<-sampled
-				if err != nil {
-					b.Fatal(err)
+					_, took, rss, live := join(b, e, serial)
+					embedded = embedded || vectors == "embedded"
+					b.ReportMetric(took.Seconds(), "s")
+					b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
+					b.ReportMetric(float64(live)/(1<<20), "live-heap-after-MiB")
+					b.Logf("team of %d, pull=%s, vectors=%s: %.1f s, peak RSS %.0f MiB, live heap after %.0f MiB",
+						size, mode, vectors, took.Seconds(), float64(rss)/(1<<20), float64(live)/(1<<20))
 				}
-				if st.Count() != benchTeamSize || rep.Put != benchTeamSize {
-					b.Fatalf("pulled %d, store holds %d", rep.Put, st.Count())
-				}
-				b.ReportMetric(took.Seconds(), "s")
-				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
-				_ = st.Close()
-			}
-		})
+			})
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -48,9 +49,16 @@ type Options struct {
 	// MaxBackoff bounds the wait between retries while the database fails
 	// (default 30 s; the first wait is MaxBackoff/64, at least 50 ms).
 	MaxBackoff time.Duration
-	// Batch is the number of memories per push and changes per pull
-	// (default 500).
+	// Batch is the number of memories per push (default 500).
 	Batch int
+	// PullBatch is the number of changes per pull page, each applied in
+	// one local transaction (default 2000: a daemon joining a large team
+	// writes few, large transactions).
+	PullBatch int
+	// Workers is the number of goroutines embedding pulled texts without
+	// a cached vector (default runtime.GOMAXPROCS: the built-in embedder
+	// is CPU-bound).
+	Workers int
 	// Applied, if set, is told the ids of the memories a pull wrote and
 	// moved to the trash (the daemon announces them to the UI).
 	Applied func(put, trashed []string)
@@ -97,6 +105,10 @@ type Syncer struct {
 
 	mu sync.Mutex // guards st
 	st Status
+
+	// serial makes pull run its stages one after the other, as it did
+	// before the pipeline: BenchmarkInitialSync's baseline.
+	serial bool
 }
 
 // New checks opts and returns a Syncer; Run starts it.
@@ -120,6 +132,12 @@ func New(opts Options) (*Syncer, error) {
 	}
 	if opts.Batch <= 0 {
 		opts.Batch = 500
+	}
+	if opts.PullBatch <= 0 {
+		opts.PullBatch = 2000
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -505,7 +523,7 @@ func (s *Syncer) relink(ctx context.Context, rs []relinkTo) error {
 		ch.Delete = append(ch.Delete, store.TeamDelete{ID: r.local, Reason: "the team holds the same text as " + r.winner})
 		winners = append(winners, w)
 	}
-	puts, err := s.localize(ctx, winners, nil)
+	puts, err := s.localize(ctx, s.ts, winners, nil)
 	if err != nil {
 		return err
 	}
@@ -518,7 +536,7 @@ func (s *Syncer) relink(ctx context.Context, rs []relinkTo) error {
 // embedding of the store's model: the cached vector when given (vecs, by
 // id) and of the right size, else embedded here. The vectors embedded
 // here are cached in the team for the next daemon of this model.
-func (s *Syncer) localize(ctx context.Context, ms []team.Memory, changes []team.Change) ([]memory.Memory, error) {
+func (s *Syncer) localize(ctx context.Context, ts *team.Store, ms []team.Memory, changes []team.Change) ([]memory.Memory, error) {
 	info := s.o.Store.Info()
 	out := make([]memory.Memory, 0, len(ms))
 	var need []int
@@ -546,6 +564,58 @@ func (s *Syncer) localize(ctx context.Context, ms []team.Memory, changes []team.
 	if s.o.Embedder.Model() != info.Model {
 		return nil, fmt.Errorf("team sync: the embedder (%s) is not the store's model (%s): a re-embedding is running", s.o.Embedder.Model(), info.Model)
 	}
+	vs, err := s.embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	cache := make([]team.Vector, 0, len(need))
+	for k, i := range need {
+		out[i].Embedding = vs[k]
+		cache = append(cache, team.Vector{MemoryID: out[i].ID, ContentHash: memory.ContentHash(out[i].Text), Values: vs[k]})
+	}
+	if err := ts.PutVectors(ctx, info.Model, cache); err != nil {
+		s.log.Debug("caching vectors in the team database failed", "err", err)
+	}
+	return out, nil
+}
+
+// minEmbedChunk is the fewest texts worth a goroutine of their own.
+const minEmbedChunk = 64
+
+// embed embeds texts with up to Options.Workers goroutines, each over a
+// contiguous chunk, and checks the embedder returned one vector each.
+func (s *Syncer) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	workers := min(s.o.Workers, (len(texts)+minEmbedChunk-1)/minEmbedChunk)
+	if workers <= 1 {
+		return s.embedChunk(ctx, texts)
+	}
+	out := make([][]float32, len(texts))
+	errs := make([]error, workers)
+	chunk := (len(texts) + workers - 1) / workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*chunk, min((w+1)*chunk, len(texts))
+		if lo >= hi {
+			break
+		}
+		wg.Go(func() {
+			vs, err := s.embedChunk(ctx, texts[lo:hi])
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			copy(out[lo:hi], vs)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// embedChunk embeds texts in one call of the embedder.
+func (s *Syncer) embedChunk(ctx context.Context, texts []string) ([][]float32, error) {
 	vs, err := s.o.Embedder.Embed(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("team sync: embed pulled memories: %w", err)
@@ -553,19 +623,25 @@ func (s *Syncer) localize(ctx context.Context, ms []team.Memory, changes []team.
 	if len(vs) != len(texts) {
 		return nil, fmt.Errorf("team sync: the embedder returned %d vectors for %d texts", len(vs), len(texts))
 	}
-	cache := make([]team.Vector, 0, len(need))
-	for k, i := range need {
-		out[i].Embedding = vs[k]
-		cache = append(cache, team.Vector{MemoryID: out[i].ID, ContentHash: memory.ContentHash(out[i].Text), Values: vs[k]})
-	}
-	if err := s.ts.PutVectors(ctx, info.Model, cache); err != nil {
-		s.log.Debug("caching vectors in the team database failed", "err", err)
-	}
-	return out, nil
+	return vs, nil
+}
+
+// pulledPage is one page of the feed on its way through the pull: the
+// changes made local (embedded) and the cursor after them.
+type pulledPage struct {
+	n      int // changes on the page
+	ch     store.TeamChanges
+	cursor team.Cursor
 }
 
 // pull applies the changes after the stored cursor, page by page, each
-// page with its cursor in one local transaction (s.cycle held).
+// page with its cursor in one local transaction (s.cycle held). Three
+// stages overlap, each on its own goroutine with one page of slack, so a
+// daemon joining a large team reads the next page from the database and
+// embeds another while the store writes one: at most four pages are held
+// at once, however large the team. A failing stage stops the others; the
+// stored cursor is the last page applied, so the next pull goes on from
+// there.
 func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
 	var rep PullReport
 	raw, err := s.o.Store.TeamCursor()
@@ -576,63 +652,147 @@ func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
 	if err := cur.UnmarshalText(raw); err != nil {
 		return rep, fmt.Errorf("team sync: the stored cursor: %w", err)
 	}
+	ts := s.ts
 	model := s.o.Store.Info().Model
+	if s.serial {
+		return s.pullSerial(ctx, ts, cur, model)
+	}
+	if len(raw) == 0 {
+		// Joining the team: size the vector index for the whole feed once.
+		if b, err := ts.Backlog(ctx, cur); err == nil {
+			s.o.Store.ReserveTeam(int(min(b.Changes, 1<<24)))
+		}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	pages := make(chan team.Page, 1)
+	local := make(chan pulledPage, 1)
+	wg.Go(func() { // read the feed
+		defer close(pages)
+		for c := cur; ; {
+			page, err := ts.Pull(ctx, c, team.PullOptions{Limit: s.o.PullBatch, Model: model})
+			if err != nil {
+				cancel(err)
+				return
+			}
+			select {
+			case pages <- page:
+			case <-ctx.Done():
+				return
+			}
+			if !page.More {
+				return
+			}
+			c = page.Next
+		}
+	})
+	wg.Go(func() { // embed what has no cached vector
+		defer close(local)
+		for page := range pages {
+			ch, err := s.changes(ctx, ts, page.Changes)
+			if err != nil {
+				cancel(err)
+				return
+			}
+			select {
+			case local <- pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	for p := range local { // apply, in order
+		if err := s.apply(ctx, p, &rep); err != nil {
+			cancel(err)
+			break
+		}
+		cur = p.cursor
+	}
+	wg.Wait()
+	if err := context.Cause(ctx); err != nil {
+		return rep, err
+	}
+	s.pulled(ctx, ts, cur, rep)
+	return rep, nil
+}
+
+// pullSerial is pull with its stages one after the other.
+func (s *Syncer) pullSerial(ctx context.Context, ts *team.Store, cur team.Cursor, model string) (PullReport, error) {
+	var rep PullReport
 	for {
-		page, err := s.ts.Pull(ctx, cur, team.PullOptions{Limit: s.o.Batch, Model: model})
+		page, err := ts.Pull(ctx, cur, team.PullOptions{Limit: s.o.PullBatch, Model: model})
 		if err != nil {
 			return rep, err
 		}
-		ch, err := s.changes(ctx, page.Changes)
+		ch, err := s.changes(ctx, ts, page.Changes)
 		if err != nil {
 			return rep, err
 		}
-		next, err := page.Next.MarshalText()
-		if err != nil {
+		if err := s.apply(ctx, pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next}, &rep); err != nil {
 			return rep, err
-		}
-		ch.Cursor = next
-		applied, err := s.o.Store.ApplyTeam(ctx, ch)
-		if err != nil {
-			return rep, err
-		}
-		if s.o.Applied != nil && (applied.Put > 0 || applied.Deleted > 0) {
-			var put, trashed []string
-			for _, m := range ch.Put {
-				put = append(put, m.ID)
-			}
-			for _, d := range ch.Delete {
-				trashed = append(trashed, d.ID)
-			}
-			s.o.Applied(put, trashed)
-		}
-		rep.Changes += len(page.Changes)
-		rep.Put += applied.Put
-		rep.Kept += applied.Kept
-		rep.Skipped += applied.Skipped
-		rep.Deleted += applied.Deleted
-		if applied.Invalid > 0 {
-			rep.Invalid += applied.Invalid
-			s.log.Warn("skipped team memories this store cannot hold", "count", applied.Invalid)
 		}
 		cur = page.Next
 		if !page.More {
 			break
 		}
 	}
+	s.pulled(ctx, ts, cur, rep)
+	return rep, nil
+}
+
+// pulled records a finished pull in the status, with the lag of what
+// the feed holds after cur (committed meanwhile).
+func (s *Syncer) pulled(ctx context.Context, ts *team.Store, cur team.Cursor, rep PullReport) {
 	lag := 0.0
-	if b, err := s.ts.Backlog(ctx, cur); err == nil && b.Changes > 0 {
+	if b, err := ts.Backlog(ctx, cur); err == nil && b.Changes > 0 {
 		lag = max(0, s.o.Now().Sub(b.Oldest).Seconds())
 	}
 	s.update(func(st *Status) {
 		st.LastPull, st.LagSeconds = s.o.Now(), lag
 		st.Pulled += int64(rep.Put)
 	})
-	return rep, nil
+}
+
+// apply writes one pulled page and its cursor to the store and adds what
+// it did to rep.
+func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error {
+	next, err := p.cursor.MarshalText()
+	if err != nil {
+		return err
+	}
+	ch := p.ch
+	ch.Cursor = next
+	applied, err := s.o.Store.ApplyTeam(ctx, ch)
+	if err != nil {
+		return err
+	}
+	if s.o.Applied != nil && (applied.Put > 0 || applied.Deleted > 0) {
+		var put, trashed []string
+		for _, m := range ch.Put {
+			put = append(put, m.ID)
+		}
+		for _, d := range ch.Delete {
+			trashed = append(trashed, d.ID)
+		}
+		s.o.Applied(put, trashed)
+	}
+	rep.Changes += p.n
+	rep.Put += applied.Put
+	rep.Kept += applied.Kept
+	rep.Skipped += applied.Skipped
+	rep.Deleted += applied.Deleted
+	if applied.Invalid > 0 {
+		rep.Invalid += applied.Invalid
+		s.log.Warn("skipped team memories this store cannot hold", "count", applied.Invalid)
+	}
+	return nil
 }
 
 // changes turns a page of the feed into local changes: the last state of
 // each memory (a page may name one several times), skipping invalid rows.
-func (s *Syncer) changes(ctx context.Context, cs []team.Change) (store.TeamChanges, error) {
+func (s *Syncer) changes(ctx context.Context, ts *team.Store, cs []team.Change) (store.TeamChanges, error) {
 	last := map[string]int{}
 	for i, c := range cs {
 		last[c.MemoryID] = i
@@ -661,7 +821,7 @@ func (s *Syncer) changes(ctx context.Context, cs []team.Change) (store.TeamChang
 			ch.Delete = append(ch.Delete, store.TeamDelete{ID: c.MemoryID, Reason: reason})
 		}
 	}
-	puts, err := s.localize(ctx, ms, mc)
+	puts, err := s.localize(ctx, ts, ms, mc)
 	if err != nil {
 		return ch, err
 	}
