@@ -313,9 +313,20 @@ type weightedEmbedder interface {
 // IDF in the store (SmoothIDF of its analysed terms, the rarest one), and
 // tokens the store's analyzer drops (stop words) are left out: measured on
 // LoCoMo, it lifts the built-in vector leg's R@5 from .41 to .46.
-func (e *Engine) embedQuery(ctx context.Context, text string, n int) ([]float32, error) {
+//
+// It returns the vector and the model that made it: the embedder as it is
+// now (embed.Snapshot), so a model switch while it runs cannot mislabel
+// the vector.
+func (e *Engine) embedQuery(ctx context.Context, text string, n int) ([]float32, string, error) {
+	emb := embed.Snapshot(e.emb)
+	vec, err := e.embedQueryWith(ctx, emb, text, n)
+	return vec, emb.Model(), err
+}
+
+// embedQueryWith is embedQuery with emb, a snapshot of the engine's embedder.
+func (e *Engine) embedQueryWith(ctx context.Context, emb memory.Embedder, text string, n int) ([]float32, error) {
 	var vec []float32
-	if w, ok := unwrapped[weightedEmbedder](e.emb); ok {
+	if w, ok := unwrapped[weightedEmbedder](emb); ok {
 		cache := map[string]float64{}
 		var dfErr error
 		weight := func(tok string) float64 {
@@ -344,7 +355,7 @@ func (e *Engine) embedQuery(ctx context.Context, text string, n int) ([]float32,
 		}
 		vec = v
 	}
-	if qe, ok := e.emb.(memory.QueryEmbedder); ok && vec == nil {
+	if qe, ok := emb.(memory.QueryEmbedder); ok && vec == nil {
 		v, err := qe.EmbedQuery(ctx, text)
 		if err != nil {
 			return nil, fmt.Errorf("search: embed query: %w", err)
@@ -352,17 +363,17 @@ func (e *Engine) embedQuery(ctx context.Context, text string, n int) ([]float32,
 		vec = v
 	}
 	if vec == nil {
-		vs, err := e.emb.Embed(ctx, []string{text})
+		vs, err := emb.Embed(ctx, []string{text})
 		if err != nil {
 			return nil, fmt.Errorf("search: embed query: %w", err)
 		}
 		if len(vs) != 1 {
-			return nil, fmt.Errorf("search: %s returned %d vectors for one query", e.emb.Model(), len(vs))
+			return nil, fmt.Errorf("search: %s returned %d vectors for one query", emb.Model(), len(vs))
 		}
 		vec = vs[0]
 	}
-	if len(vec) != e.emb.Dim() {
-		return nil, fmt.Errorf("search: query vector has %d dimensions, %s has %d", len(vec), e.emb.Model(), e.emb.Dim())
+	if len(vec) != emb.Dim() {
+		return nil, fmt.Errorf("search: query vector has %d dimensions, %s has %d", len(vec), emb.Model(), emb.Dim())
 	}
 	return vec, nil
 }

@@ -10,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/embed/wordvec"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
@@ -290,19 +291,20 @@ func CheckEvidence(coverage, unknown, cosine float64, sampleCos []float64, n int
 }
 
 // evidence runs CheckEvidence for a query of words ws in a store of n
-// memories with vector qvec, whose best candidate has coverage (InfoShare)
-// and cosine.
-func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []float32, coverage, cosine float64) (Evidence, error) {
+// memories with vector qvec of model qmodel, whose best candidate has
+// coverage (InfoShare) and cosine. The sample and the background are
+// vectors of qmodel only.
+func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []float32, qmodel string, coverage, cosine float64) (Evidence, error) {
 	var sims []float64
 	if qvec != nil {
-		vecs, err := e.sample.get(ctx, e.idx, n, len(qvec))
+		vecs, err := e.sample.get(ctx, e.idx, n, len(qvec), qmodel)
 		if err != nil {
 			return Evidence{}, err
 		}
-		if len(vecs) < MinEvidenceSample {
+		if emb := embed.Snapshot(e.emb); len(vecs) < MinEvidenceSample && emb.Model() == qmodel {
 			// A failure to embed the background leaves the lexical test
 			// alone, as a search without a query vector.
-			bg, _ := e.background.get(ctx, e.emb)
+			bg, _ := e.background.get(ctx, emb)
 			vecs = append(vecs[:len(vecs):len(vecs)], bg...)
 		}
 		sims = make([]float64, 0, len(vecs))
@@ -326,16 +328,19 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 }
 
 // backgroundVecs are the background statements embedded by the engine's
-// embedder, once it has succeeded.
+// embedder, once it has succeeded, and again when its model changed.
 type backgroundVecs struct {
-	mu   sync.Mutex
-	vecs [][]float32
+	mu    sync.Mutex
+	model string
+	vecs  [][]float32
 }
 
+// get returns the background statements embedded by emb (a snapshot of
+// the engine's embedder, see embed.Snapshot, so its model names them).
 func (b *backgroundVecs) get(ctx context.Context, emb memory.Embedder) ([][]float32, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.vecs != nil {
+	if b.vecs != nil && b.model == emb.Model() {
 		return b.vecs, nil
 	}
 	vecs, err := emb.Embed(ctx, background)
@@ -345,26 +350,29 @@ func (b *backgroundVecs) get(ctx context.Context, emb memory.Embedder) ([][]floa
 	if len(vecs) != len(background) {
 		return nil, fmt.Errorf("search: %s returned %d vectors for %d background statements", emb.Model(), len(vecs), len(background))
 	}
-	b.vecs = vecs
+	b.model, b.vecs = emb.Model(), vecs
 	return vecs, nil
 }
 
 // storeSample is a sample of the store's embeddings, drawn again when the
-// store has grown or shrunk by more than a tenth since.
+// store has grown or shrunk by more than a tenth since, or for another
+// model.
 type storeSample struct {
 	mu    sync.Mutex
 	count int
+	model string
 	vecs  [][]float32
 }
 
 // get returns the sample for a store of n memories, drawing it when there
-// is none or n is more than a tenth away from the count it was drawn at:
-// up to EvidenceSample memories evenly spaced in creation order (List),
-// those with an embedding of dimension dim.
-func (s *storeSample) get(ctx context.Context, idx index, n, dim int) ([][]float32, error) {
+// is none, it is of another model, or n is more than a tenth away from the
+// count it was drawn at: up to EvidenceSample memories evenly spaced in
+// creation order (List), those with an embedding of dimension dim and (when
+// model is set) of model.
+func (s *storeSample) get(ctx context.Context, idx index, n, dim int, model string) ([][]float32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.vecs != nil && math.Abs(float64(n-s.count)) <= float64(s.count)/10 {
+	if s.vecs != nil && s.model == model && math.Abs(float64(n-s.count)) <= float64(s.count)/10 {
 		return s.vecs, nil
 	}
 	ids, _, err := idx.List(ctx, store.ListQuery{})
@@ -384,11 +392,11 @@ func (s *storeSample) get(ctx context.Context, idx index, n, dim int) ([][]float
 	}
 	vecs := make([][]float32, 0, len(ms))
 	for _, id := range pick { // in list order, so the sample is deterministic
-		if m, ok := ms[id]; ok && len(m.Embedding) == dim {
+		if m, ok := ms[id]; ok && len(m.Embedding) == dim && (model == "" || m.EmbeddingModel == "" || m.EmbeddingModel == model) {
 			vecs = append(vecs, m.Embedding)
 		}
 	}
-	s.count, s.vecs = n, vecs
+	s.count, s.model, s.vecs = n, model, vecs
 	return vecs, nil
 }
 

@@ -371,19 +371,24 @@ func TestStoreSample(t *testing.T) {
 	st := smallStore(t, emb, texts)
 	ctx := context.Background()
 	var s storeSample
-	vecs, err := s.get(ctx, st, st.Count(), emb.Dim())
+	vecs, err := s.get(ctx, st, st.Count(), emb.Dim(), emb.Model())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(vecs) != EvidenceSample || s.count != 300 {
 		t.Fatalf("sample of %d drawn at %d, want %d at 300", len(vecs), s.count, EvidenceSample)
 	}
-	again, _ := s.get(ctx, st, 320, emb.Dim())
+	again, _ := s.get(ctx, st, 320, emb.Dim(), emb.Model())
 	if &again[0] != &vecs[0] || s.count != 300 {
 		t.Errorf("sample drawn again within a tenth (count %d)", s.count)
 	}
-	if _, err := s.get(ctx, st, 331, emb.Dim()); err != nil || s.count != 331 {
+	if _, err := s.get(ctx, st, 331, emb.Dim(), emb.Model()); err != nil || s.count != 331 {
 		t.Errorf("sample not drawn again past a tenth: count %d, %v", s.count, err)
+	}
+	// Another model (the store switched since): drawn again, and none of
+	// the old model's vectors is kept.
+	if other, err := s.get(ctx, st, 331, emb.Dim(), "another-model"); err != nil || len(other) != 0 || s.model != "another-model" {
+		t.Errorf("sample for another model: %d vectors of %q, %v; want none", len(other), s.model, err)
 	}
 }
 

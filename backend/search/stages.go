@@ -32,6 +32,7 @@ type queryRun struct {
 
 	// legs
 	qvec       []float32 // the query's embedding; nil when degraded
+	qmodel     string    // the model that made qvec
 	vecLists   [][]store.Scored
 	vecWeights []float64
 	textList   []store.Scored
@@ -206,7 +207,7 @@ func (e *Engine) legs(ctx context.Context, r *queryRun) error {
 // It runs concurrently with bm25Leg: it writes only qvec, vecLists,
 // vecWeights and Result.Degraded.
 func (e *Engine) vectorLeg(ctx context.Context, r *queryRun) error {
-	v, err := e.embedQuery(ctx, r.q.Text, r.n)
+	v, model, err := e.embedQuery(ctx, r.q.Text, r.n)
 	if err != nil {
 		if errors.Is(err, memory.ErrUnavailable) && r.q.Mode != ModeVector {
 			r.res.Degraded = err.Error()
@@ -214,7 +215,7 @@ func (e *Engine) vectorLeg(ctx context.Context, r *queryRun) error {
 		}
 		return err
 	}
-	r.qvec = v
+	r.qvec, r.qmodel = v, model
 	if r.q.Mode == ModeBM25 {
 		return nil
 	}
@@ -224,7 +225,13 @@ func (e *Engine) vectorLeg(ctx context.Context, r *queryRun) error {
 		vecs[i] = sq.vec
 		r.vecWeights = append(r.vecWeights, sq.weight*e.cfg.VectorWeight)
 	}
-	if r.vecLists, err = e.idx.VectorSearchMany(ctx, vecs, r.pool, r.q.Filter); err != nil {
+	// The store refuses a vector of another model than its own (it
+	// switched models since the query was embedded): the search fails with
+	// memory.ErrModelMismatch and its caller runs it again (memories,
+	// recall) rather than rank by similarities between two models.
+	f := r.q.Filter
+	f.Model = model
+	if r.vecLists, err = e.idx.VectorSearchMany(ctx, vecs, r.pool, f); err != nil {
 		return fmt.Errorf("search: vector leg: %w", err)
 	}
 	return nil
@@ -325,6 +332,11 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 	res := r.res
 	for i := range r.cands {
 		c := &r.cands[i]
+		if r.qvec != nil && c.m.EmbeddingModel != "" && r.qmodel != "" && c.m.EmbeddingModel != r.qmodel {
+			// The store switched models after the legs ran: the cosine
+			// would compare two models' vectors.
+			return fmt.Errorf("search: memory %s has an embedding of model %q, the query one of %q: %w", c.m.ID, c.m.EmbeddingModel, r.qmodel, memory.ErrModelMismatch)
+		}
 		doc := termSet(e.idx.Analyze(c.m.Text))
 		hits := 0
 		for _, k := range res.Keywords {
@@ -356,7 +368,7 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 	if !e.gate(r) || len(r.cands) == 0 {
 		return nil
 	}
-	ev, err := e.evidence(ctx, r.qwords, r.n, r.qvec, r.bestInfo, r.res.Cosine)
+	ev, err := e.evidence(ctx, r.qwords, r.n, r.qvec, r.qmodel, r.bestInfo, r.res.Cosine)
 	if err != nil {
 		return err
 	}
