@@ -47,24 +47,24 @@ func Measure(ctx context.Context, emb memory.Embedder, s *Set) (Measured, error)
 	index := map[string]int{}
 	for i, g := range s.Groups {
 		index[g.ID] = i
-		m[DistNear] = append(m[DistNear], cosine(mem(i), vecs[4*i+1]))
-		m[DistParaphrase] = append(m[DistParaphrase], cosine(mem(i), vecs[4*i+2]))
-		m[DistRelated] = append(m[DistRelated], cosine(mem(i), vecs[4*i+3]))
+		m[DistNear] = append(m[DistNear], memory.Cosine(mem(i), vecs[4*i+1]))
+		m[DistParaphrase] = append(m[DistParaphrase], memory.Cosine(mem(i), vecs[4*i+2]))
+		m[DistRelated] = append(m[DistRelated], memory.Cosine(mem(i), vecs[4*i+3]))
 		for j := i + 1; j < len(s.Groups); j++ {
 			if s.Groups[j].Topic != g.Topic {
-				m[DistUnrelated] = append(m[DistUnrelated], cosine(mem(i), mem(j)))
+				m[DistUnrelated] = append(m[DistUnrelated], memory.Cosine(mem(i), mem(j)))
 			}
 		}
 	}
 	for k, p := range s.Prompts {
 		pv := vecs[4*len(s.Groups)+k]
 		if p.Relevant != "" {
-			m[DistHit] = append(m[DistHit], cosine(pv, mem(index[p.Relevant])))
+			m[DistHit] = append(m[DistHit], memory.Cosine(pv, mem(index[p.Relevant])))
 			continue
 		}
 		best := math.Inf(-1)
 		for i := range s.Groups {
-			best = math.Max(best, cosine(pv, mem(i)))
+			best = math.Max(best, memory.Cosine(pv, mem(i)))
 		}
 		m[DistMiss] = append(m[DistMiss], best)
 	}

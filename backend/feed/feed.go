@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -313,38 +312,20 @@ func nearestPrototypes(entries []DecisionEntry, vecs [][]float32, protoPoints []
 			rn.Score = &score
 		}
 		for j, q := range quality {
-			m := PrototypeMatch{Kind: protoPoints[j].Kind, Label: protoPoints[j].Label, Similarity: cosine(vecs[i], q)}
+			m := PrototypeMatch{Kind: protoPoints[j].Kind, Label: protoPoints[j].Label, Similarity: memory.Cosine(vecs[i], q)}
 			if rn.Quality == nil || m.Similarity > rn.Quality.Similarity {
 				rn.Quality = &m
 			}
 		}
 		for j, n := range noiseVecs {
 			pt := protoPoints[len(quality)+j]
-			rn.Noise = append(rn.Noise, PrototypeMatch{Kind: pt.Kind, Label: pt.Label, Similarity: cosine(vecs[i], n)})
+			rn.Noise = append(rn.Noise, PrototypeMatch{Kind: pt.Kind, Label: pt.Label, Similarity: memory.Cosine(vecs[i], n)})
 		}
 		slices.SortStableFunc(rn.Noise, func(a, b PrototypeMatch) int { return cmp.Compare(b.Similarity, a.Similarity) })
 		rn.Noise = rn.Noise[:min(NearestNoise, len(rn.Noise))]
 		out = append(out, rn)
 	}
 	return out
-}
-
-// cosine is the cosine similarity of a and b (0 when either is zero or
-// their lengths differ).
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // projectionText is a label: redacted, one line, at most ProjectionLabel runes.

@@ -3,7 +3,6 @@ package feed
 import (
 	"context"
 	"errors"
-	"math"
 	"path/filepath"
 	"testing"
 	"time"
@@ -146,24 +145,6 @@ func TestNoiseProjectionNearestPrototypes(t *testing.T) {
 		if m.Label == "" || (m.Kind != PointNoise && m.Kind != PointLearned) || m.Similarity < -1 || m.Similarity > 1 ||
 			(i > 0 && m.Similarity > r.Noise[i-1].Similarity) {
 			t.Errorf("noise match %d: %+v", i, m)
-		}
-	}
-}
-
-func TestCosine(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		a, b []float32
-		want float64
-	}{
-		{"same", []float32{1, 2}, []float32{2, 4}, 1},
-		{"opposite", []float32{1, 0}, []float32{-3, 0}, -1},
-		{"orthogonal", []float32{1, 0}, []float32{0, 1}, 0},
-		{"zero", []float32{0, 0}, []float32{0, 1}, 0},
-		{"lengths differ", []float32{1}, []float32{1, 0}, 0},
-	} {
-		if got := cosine(tc.a, tc.b); math.Abs(got-tc.want) > 1e-9 {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

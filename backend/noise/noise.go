@@ -195,14 +195,14 @@ func (s *Scorer) ScoreVector(vec []float32) Score {
 	m := s.cur.Load()
 	var sc Score
 	for _, q := range m.quality {
-		sc.Quality += cosine(vec, q)
+		sc.Quality += memory.Cosine(vec, q)
 	}
 	sc.Quality /= float64(len(m.quality))
 	var top [TopK]float64
 	var topIdx [TopK]int
 	n := 0
 	for i, v := range m.noise {
-		c := cosine(vec, v)
+		c := memory.Cosine(vec, v)
 		if n < TopK {
 			top[n], topIdx[n] = c, i
 			n++
@@ -331,24 +331,6 @@ func (s *Scorer) State() State {
 	st.RecentScores = slices.Clone(s.recent)
 	s.smu.Unlock()
 	return st
-}
-
-// cosine of two vectors of equal length; 0 if either is zero.
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 // preview shortens a text for State.
