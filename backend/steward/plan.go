@@ -174,8 +174,8 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 			a, aok := got[pr[0]]
 			b, bok := got[pr[1]]
 			if !aok || !bok || claimed[a.ID] || claimed[b.ID] || !mergeable(&a, &b, now, opts.All) ||
-				(opts.Project != "" && a.Project != opts.Project) {
-				continue
+				(opts.Project != "" && a.Project != opts.Project) || a.EmbeddingModel != b.EmbeddingModel {
+				continue // two models' vectors (a switch since the scan): their cosine means nothing
 			}
 			sim := search.Cosine(a.Embedding, b.Embedding)
 			if sim < thr {
@@ -196,7 +196,8 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 		for _, pr := range mark.Refused {
 			a, aok := got[pr[0]]
 			b, bok := got[pr[1]]
-			if !aok || !bok || claimed[a.ID] || claimed[b.ID] || (opts.Project != "" && a.Project != opts.Project) {
+			if !aok || !bok || claimed[a.ID] || claimed[b.ID] || (opts.Project != "" && a.Project != opts.Project) ||
+				a.EmbeddingModel != b.EmbeddingModel {
 				continue
 			}
 			sim := search.Cosine(a.Embedding, b.Embedding)
@@ -228,8 +229,8 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 	chunk := make([]memory.Memory, 0, mergeChunk)
 	flush := func() error {
 		defer func() { chunk = chunk[:0] }()
-		groups := map[string][]int{}
-		var keys []string
+		groups := map[mergeGroup][]int{}
+		var keys []mergeGroup
 		for i := range chunk {
 			m := &chunk[i]
 			if claimed[m.ID] || !eligible(m) || m.Snoozed(now) || isZero(m.Embedding) {
@@ -239,9 +240,12 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				continue // not written since the last scan: its pairs were judged then
 			}
 			p.MergeQueried++
-			key := m.Project
+			// One search per project and embedding model: the store
+			// refuses vectors of another model than its own (it switched
+			// models since the page was read) rather than compare them.
+			key := mergeGroup{project: m.Project, model: m.EmbeddingModel}
 			if opts.All {
-				key = ""
+				key.project = ""
 			}
 			if _, ok := groups[key]; !ok {
 				keys = append(keys, key)
@@ -254,13 +258,13 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 			for j, i := range idx {
 				vecs[j] = chunk[i].Embedding
 			}
-			f := store.Filter{Project: key}
+			f := store.Filter{Project: key.project, Model: key.model}
 			if opts.All {
-				f = store.Filter{}
+				f = store.Filter{Model: key.model}
 			}
 			res, err := s.st.VectorSearchMany(ctx, vecs, mergeNeighbours, f)
 			if err != nil {
-				return err
+				return fmt.Errorf("merge neighbours: %w", err)
 			}
 			var want []string
 			for _, list := range res {
@@ -331,6 +335,10 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 	}
 	return flush()
 }
+
+// mergeGroup is the memories of a chunk whose neighbours one vector
+// search finds: one project (or all) and one embedding model.
+type mergeGroup struct{ project, model string }
 
 // refusal is the Plan.Refused entry of a near-duplicate pair that is not
 // merged: both texts (Before and MergedBefore), so the pair can be shown
