@@ -112,7 +112,7 @@ func (h *harness) rawCheck(ctx context.Context, dir string, prev, now state, v *
 			v.fail("vector search %s: %v", m.ID, err)
 			continue
 		}
-		if len(vs) == 0 || vs[0].Score < 0.9999 || (vs[0].ID != m.ID && cosine(now.live[vs[0].ID].Embedding, m.Embedding) < 0.9999) {
+		if len(vs) == 0 || vs[0].Score < 0.9999 || (vs[0].ID != m.ID && memory.Cosine(now.live[vs[0].ID].Embedding, m.Embedding) < 0.9999) {
 			v.fail("the vector index does not find memory %s by its own vector: %v", m.ID, vs)
 		}
 	}

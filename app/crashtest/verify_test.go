@@ -153,7 +153,7 @@ func (h *harness) verify(ctx context.Context, p *proc, prev state, led *ledger) 
 	} else {
 		bad := 0
 		for _, m := range now.live {
-			if m.EmbeddingModel != now.model || cosine(m.Embedding, fakeVec(name, m.Text)) < 0.9999 {
+			if m.EmbeddingModel != now.model || memory.Cosine(m.Embedding, fakeVec(name, m.Text)) < 0.9999 {
 				if bad++; bad <= 3 {
 					v.fail("memory %s holds a vector of %q (%d dims) that is not %s's of its text", m.ID, m.EmbeddingModel, len(m.Embedding), now.model)
 				}
