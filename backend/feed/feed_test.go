@@ -15,12 +15,16 @@ import (
 	"github.com/memtray/memtray/backend/store"
 )
 
-// open returns the service over a real store and pipeline (built-in
-// embedder, no scorer, no judge).
-func open(t *testing.T) *Service {
+// testT is the fixed time of the feed's tests.
+var testT = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+
+// openPipeline returns a real store and a write pipeline over it (built-in
+// embedder, the default config, no judge), with a content scorer when
+// scored.
+func openPipeline(t *testing.T, scored bool) (*store.Store, *ingest.Pipeline, *embed.Builtin) {
 	t.Helper()
 	ctx := context.Background()
-	clock := memory.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
+	clock := memory.FixedClock{T: testT}
 	emb := embed.NewBuiltin()
 	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
 	if err != nil {
@@ -28,10 +32,27 @@ func open(t *testing.T) *Service {
 	}
 	t.Cleanup(func() { st.Close() })
 	cfg := config.Default()
-	p, err := ingest.New(ingest.Options{Config: cfg.Ingest, Embedder: emb, Store: st, Clock: clock})
+	opts := ingest.Options{Config: cfg.Ingest, Embedder: emb, Store: st, Clock: clock}
+	if scored {
+		opts.Scorer, err = noise.New(ctx, noise.Options{Embedder: emb, BufferPath: filepath.Join(t.TempDir(), "rejections.jsonl"),
+			Threshold: cfg.Ingest.ContentThreshold, Clock: clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := ingest.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, p, emb
+}
+
+// open returns the service over a real store and pipeline (built-in
+// embedder, no scorer, no judge).
+func open(t *testing.T) *Service {
+	t.Helper()
+	st, p, emb := openPipeline(t, false)
+	cfg := config.Default()
 	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: NewDecisionLog(cfg.Ingest.DecisionLog, nil),
 		LogSize: cfg.Ingest.DecisionLog, Threshold: func() float64 { return cfg.Ingest.ContentThreshold }})
 	if err != nil {
@@ -102,31 +123,15 @@ func TestDocumentDecidedAndLogged(t *testing.T) {
 // quality prototype; kept exchanges are not listed.
 func TestNoiseProjectionNearestPrototypes(t *testing.T) {
 	ctx := context.Background()
-	clock := memory.FixedClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}
-	emb := embed.NewBuiltin()
-	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	cfg := config.Default()
-	sc, err := noise.New(ctx, noise.Options{Embedder: emb, BufferPath: filepath.Join(t.TempDir(), "rejections.jsonl"),
-		Threshold: cfg.Ingest.ContentThreshold, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := ingest.New(ingest.Options{Config: cfg.Ingest, Embedder: emb, Store: st, Scorer: sc, Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, p, emb := openPipeline(t, true)
 	log := NewDecisionLog(10, nil)
 	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: log, LogSize: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	log.Add(memory.Decision{ID: "r1", Verdict: memory.VerdictRejected, Stage: "content", Preview: "thanks, looks good, all done", At: clock.T,
+	log.Add(memory.Decision{ID: "r1", Verdict: memory.VerdictRejected, Stage: "content", Preview: "thanks, looks good, all done", At: testT,
 		Scores: map[string]float64{"content_score": 0.1}}, memory.Exchange{})
-	log.Add(memory.Decision{ID: "k1", Verdict: memory.VerdictStored, Preview: "deploys need DEPLOY_ENV set to staging first", At: clock.T}, memory.Exchange{})
+	log.Add(memory.Decision{ID: "k1", Verdict: memory.VerdictStored, Preview: "deploys need DEPLOY_ENV set to staging first", At: testT}, memory.Exchange{})
 	proj, err := s.NoiseProjection(ctx)
 	if err != nil {
 		t.Fatal(err)
