@@ -3,16 +3,13 @@
 package desktoptest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,24 +17,6 @@ import (
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
 )
-
-// syncBuffer is an output buffer the test reads while the process writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestDesktopAppWhileServeRuns launches the app while `memtray serve`
 // holds its data dir (issue 21 bug 14: it exited 1 with the reason on
@@ -54,17 +33,7 @@ func TestDesktopAppWhileServeRuns(t *testing.T) {
 	tmp := t.TempDir()
 	dataDir := filepath.Join(tmp, "data")
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	env := append(os.Environ(),
-		"DISPLAY="+display,
-		"WAYLAND_DISPLAY=",
-		"DBUS_SESSION_BUS_ADDRESS="+busAddr,
-		"HOME="+tmp,
-		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"),
-		"XDG_DATA_HOME="+filepath.Join(tmp, "share"),
-		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
-		"XDG_RUNTIME_DIR="+tmp,
-		"MEMTRAY_DATA_DIR=", "MEMTRAY_CONFIG=",
-	)
+	env := appEnv(tmp, display, busAddr)
 	common := []string{"--data-dir", dataDir, "--listen", addr,
 		"--config", filepath.Join(tmp, "no-config.json"), "--embedder", "builtin"}
 
@@ -88,18 +57,13 @@ func TestDesktopAppWhileServeRuns(t *testing.T) {
 		os.WriteFile(filepath.Join(art, "desktop-blocked-serve.log"), []byte(serveOut.String()), 0o644)
 	})
 	ctx := context.Background()
-	eventually(t, 60*time.Second, "memtray serve answers on "+addr, func() (bool, string) {
+	waitServes(t, dataDir, addr, func() {
+		t.Helper()
 		select {
 		case err := <-serveDone:
 			t.Fatalf("serve exited (%v):\n%s", err, serveOut.String())
 		default:
 		}
-		tok, err := daemon.ReadToken(dataDir)
-		if err != nil {
-			return false, err.Error()
-		}
-		_, ok := httpapi.Probe(ctx, addr, tok, time.Second)
-		return ok, "no answer"
 	})
 
 	// The app, launched on the same data dir, says why in a window.
@@ -148,15 +112,7 @@ func TestDesktopAppWhileServeRuns(t *testing.T) {
 		}
 	}
 	shot := filepath.Join(art, "desktop-blocked.png")
-	eventually(t, 30*time.Second, "the window draws its page", func() (bool, string) {
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := screenshot(sctx, display, shot); err != nil {
-			return false, err.Error()
-		}
-		n, err := colours(shot)
-		return err == nil && n >= 8, fmt.Sprintf("%d colours, %v", n, err)
-	})
+	waitPainted(t, 30*time.Second, display, shot, func() {})
 	t.Logf("screenshot: %s", shot)
 
 	// serve kept its data dir and keeps answering.
@@ -186,26 +142,4 @@ func TestDesktopAppWhileServeRuns(t *testing.T) {
 		t.Fatal("memtray serve stopped answering after the app's window closed")
 	}
 	t.Logf("app while serve runs: a window says why; exit 1 on close; serve untouched")
-}
-
-// colours counts the distinct colours of a PNG, sampled every 4 pixels.
-func colours(path string) (int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	img, err := png.Decode(f)
-	if err != nil {
-		return 0, err
-	}
-	seen := map[[3]uint32]bool{}
-	b := img.Bounds()
-	for y := b.Min.Y; y < b.Max.Y; y += 4 {
-		for x := b.Min.X; x < b.Max.X; x += 4 {
-			r, g, bl, _ := img.At(x, y).RGBA()
-			seen[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
-		}
-	}
-	return len(seen), nil
 }

@@ -47,18 +47,7 @@ func TestDesktopApp(t *testing.T) {
 	dataDir := filepath.Join(tmp, "data")
 	reportPath := filepath.Join(tmp, "selftest.jsonl")
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	env := append(os.Environ(),
-		"DISPLAY="+display,
-		"WAYLAND_DISPLAY=",
-		"DBUS_SESSION_BUS_ADDRESS="+busAddr,
-		"HOME="+tmp,
-		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"),
-		"XDG_DATA_HOME="+filepath.Join(tmp, "share"),
-		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
-		"XDG_RUNTIME_DIR="+tmp,
-		"MEMTRAY_SELFTEST_REPORT="+reportPath,
-		"MEMTRAY_DATA_DIR=", "MEMTRAY_CONFIG=",
-	)
+	env := appEnv(tmp, display, busAddr, "MEMTRAY_SELFTEST_REPORT="+reportPath)
 	args := []string{"app", "--data-dir", dataDir, "--listen", addr,
 		"--config", filepath.Join(tmp, "no-config.json"), "--embedder", "builtin"}
 
@@ -100,19 +89,7 @@ func TestDesktopApp(t *testing.T) {
 	}
 
 	// The daemon listens for agents on the configured address.
-	var api *httpapi.Client
-	eventually(t, 60*time.Second, "the daemon serves "+addr, func() (bool, string) {
-		alive()
-		tok, err := daemon.ReadToken(dataDir)
-		if err != nil {
-			return false, err.Error()
-		}
-		if _, ok := httpapi.Probe(context.Background(), addr, tok, time.Second); !ok {
-			return false, "no answer"
-		}
-		api = httpapi.NewClient(addr, tok)
-		return true, ""
-	})
+	api := waitServes(t, dataDir, addr, alive)
 	ctx := context.Background()
 
 	// The window: the page loads and reports back through the AssetServer.
@@ -168,16 +145,7 @@ func TestDesktopApp(t *testing.T) {
 	// Screenshot, an artefact of the run, once the page has painted (a
 	// loaded machine takes its time: no fixed wait).
 	shot := filepath.Join(art, "desktop-window.png")
-	eventually(t, 60*time.Second, "the window draws its page", func() (bool, string) {
-		alive()
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		if err := screenshot(sctx, display, shot); err != nil {
-			return false, err.Error()
-		}
-		n, err := colours(shot)
-		return err == nil && n >= 8, fmt.Sprintf("%d colours, %v", n, err)
-	})
+	waitPainted(t, 60*time.Second, display, shot, alive)
 	t.Logf("screenshot: %s", shot)
 
 	// The tray: registered, menu readable, Capture click pauses capture.

@@ -4,9 +4,11 @@ package desktoptest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"image/png"
 	"net"
 	"os"
 	"os/exec"
@@ -17,6 +19,9 @@ import (
 	"time"
 
 	"github.com/godbus/dbus/v5"
+
+	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/httpapi"
 )
 
 // required fails the test when MEMTRAY_DESKTOP_TESTS=1 (the desktop test
@@ -278,6 +283,103 @@ func getLayout(conn *dbus.Conn, dest string, path dbus.ObjectPath) (menuItem, er
 		m.Children = append(m.Children, c)
 	}
 	return m, nil
+}
+
+// appEnv is the environment of a memtray the tests launch: this process's,
+// on the X display and the session bus at busAddr, with its home and XDG
+// directories under tmp and no data dir or config from outside; extra
+// ("KEY=value") come last.
+func appEnv(tmp, display, busAddr string, extra ...string) []string {
+	env := append(os.Environ(),
+		"DISPLAY="+display,
+		"WAYLAND_DISPLAY=",
+		"DBUS_SESSION_BUS_ADDRESS="+busAddr,
+		"HOME="+tmp,
+		"XDG_CONFIG_HOME="+filepath.Join(tmp, "config"),
+		"XDG_DATA_HOME="+filepath.Join(tmp, "share"),
+		"XDG_CACHE_HOME="+filepath.Join(tmp, "cache"),
+		"XDG_RUNTIME_DIR="+tmp,
+		"MEMTRAY_DATA_DIR=", "MEMTRAY_CONFIG=",
+	)
+	return append(env, extra...)
+}
+
+// waitServes waits until the daemon on dataDir answers on addr and returns
+// a client of its API; alive, called on each try, fails the test when the
+// process that should serve has exited.
+func waitServes(t *testing.T, dataDir, addr string, alive func()) *httpapi.Client {
+	t.Helper()
+	var api *httpapi.Client
+	eventually(t, 60*time.Second, "the daemon serves "+addr, func() (bool, string) {
+		alive()
+		tok, err := daemon.ReadToken(dataDir)
+		if err != nil {
+			return false, err.Error()
+		}
+		if _, ok := httpapi.Probe(context.Background(), addr, tok, time.Second); !ok {
+			return false, "no answer"
+		}
+		api = httpapi.NewClient(addr, tok)
+		return true, ""
+	})
+	return api
+}
+
+// waitPainted waits, up to d, until a screenshot of display (saved as shot)
+// shows a painted page (8 colours or more); alive, called on each try,
+// fails the test when the app has exited.
+func waitPainted(t *testing.T, d time.Duration, display, shot string, alive func()) {
+	t.Helper()
+	eventually(t, d, "the window draws its page", func() (bool, string) {
+		alive()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := screenshot(ctx, display, shot); err != nil {
+			return false, err.Error()
+		}
+		n, err := colours(shot)
+		return err == nil && n >= 8, fmt.Sprintf("%d colours, %v", n, err)
+	})
+}
+
+// colours counts the distinct colours of a PNG, sampled every 4 pixels.
+func colours(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		return 0, err
+	}
+	seen := map[[3]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 4 {
+		for x := b.Min.X; x < b.Max.X; x += 4 {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			seen[[3]uint32{r >> 8, g >> 8, bl >> 8}] = true
+		}
+	}
+	return len(seen), nil
+}
+
+// syncBuffer is an output buffer the test reads while the process writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func freePort(t *testing.T) int {
