@@ -23,6 +23,25 @@ func problemConfig(t *testing.T, dataDir, listen string) config.Config {
 	return cfg
 }
 
+// serveDaemon opens a daemon with opts on a new data dir (problemConfig's,
+// on a free loopback port) and serves it until the test ends; it returns
+// the data dir and the address it serves on.
+func serveDaemon(t *testing.T, opts daemon.Options) (dir, addr string) {
+	t.Helper()
+	dir = t.TempDir()
+	opts.Config = problemConfig(t, dir, "127.0.0.1:0")
+	d, err := daemon.Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	ctx, stop := context.WithCancel(context.Background())
+	ready, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- d.Serve(ctx, func(a string) { ready <- a }) }()
+	t.Cleanup(func() { stop(); <-done })
+	return dir, <-ready
+}
+
 // TestExplainStart: the reasons the app cannot start, as its dialog says
 // them, from real daemons on real data dirs (issue 21 bug 14: a launch
 // while `memtray serve` held the data dir exited 1 with the reason on
@@ -31,17 +50,7 @@ func TestExplainStart(t *testing.T) {
 	ctx := context.Background()
 
 	// A serving daemon holds the data dir: already running, with its UI.
-	served := t.TempDir()
-	d, err := daemon.Open(ctx, daemon.Options{Config: problemConfig(t, served, "127.0.0.1:0")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { d.Close() })
-	sctx, stop := context.WithCancel(ctx)
-	ready, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- d.Serve(sctx, func(a string) { ready <- a }) }()
-	t.Cleanup(func() { stop(); <-done })
-	addr := <-ready
+	served, addr := serveDaemon(t, daemon.Options{})
 
 	// A data dir held by a process that serves nothing.
 	quiet := t.TempDir()
@@ -126,22 +135,6 @@ func TestCodeSpans(t *testing.T) {
 // with a window) to show it over its loopback API; a headless serve has
 // none to show.
 func TestShowRunning(t *testing.T) {
-	ctx := context.Background()
-	serveOn := func(t *testing.T, show func()) string {
-		t.Helper()
-		dir := t.TempDir()
-		d, err := daemon.Open(ctx, daemon.Options{Config: problemConfig(t, dir, "127.0.0.1:0"), Desktop: show != nil, ShowWindow: show})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Close() })
-		sctx, stop := context.WithCancel(ctx)
-		ready, done := make(chan string, 1), make(chan error, 1)
-		go func() { done <- d.Serve(sctx, func(a string) { ready <- a }) }()
-		t.Cleanup(func() { stop(); <-done })
-		<-ready
-		return dir
-	}
 	var shown atomic.Int32
 	for _, tc := range []struct {
 		name       string
@@ -153,7 +146,8 @@ func TestShowRunning(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			shown.Store(0)
-			r := findRunning(serveOn(t, tc.show))
+			dir, _ := serveDaemon(t, daemon.Options{Desktop: tc.show != nil, ShowWindow: tc.show})
+			r := findRunning(dir)
 			if !r.ok || r.window != tc.wantWindow {
 				t.Fatalf("findRunning = %+v, want ok and window %v", r, tc.wantWindow)
 			}
