@@ -75,7 +75,7 @@ func init() {
 		{"unsnooze", "ID", "let recall give a snoozed memory again", runUnsnooze},
 		{"dream", "[--all] [--project P] [--ops LIST] [--apply] [--undo]", "the steward: plan consolidation (merge, decay, boost, prune, snooze), apply it, undo it", runDream},
 		{"trash", "[restore ID...]", "list what the steward pruned or merged away, or restore it", runTrash},
-		{"team", "init|status|push [--all]|pull [--json]", "team memory on PostgreSQL: connect and migrate, show the sync state, push or pull now", runTeam},
+		{"team", "init|status|push [--all]|pull|member add [--admin] ROLE|member remove ROLE|member list [--json]", "team memory on PostgreSQL: connect and migrate, show the sync state, push or pull now, change the members (admins)", runTeam},
 		{"scope", "ID team|personal", "share a memory with the team, or keep it on this machine", runScope},
 		{"autostart", "[on|off|status]", "start memtray (in the tray) at login", runAutostart},
 		{"version", "[--json]", "print the version, commit, build date, Go version and platform", runVersion},
