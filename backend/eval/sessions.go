@@ -291,16 +291,17 @@ func coveringMemories(facts []Fact, texts []string) int {
 }
 
 // trapsKept returns how many traps some memory text covers and how many
-// memory texts cover some trap.
+// memory texts cover some trap, read the way the labels mean them
+// (trapCoversLower).
 func trapsKept(traps []Trap, texts []string) (kept, memories int) {
 	lower := lowerTexts(texts)
 	for _, tr := range traps {
-		if anyCovers(lower, tr.Keys) {
+		if slices.ContainsFunc(lower, func(t string) bool { return trapCoversLower(t, tr.Keys) }) {
 			kept++
 		}
 	}
 	for _, t := range lower {
-		if slices.ContainsFunc(traps, func(tr Trap) bool { return coversLower(t, tr.Keys) }) {
+		if slices.ContainsFunc(traps, func(tr Trap) bool { return trapCoversLower(t, tr.Keys) }) {
 			memories++
 		}
 	}

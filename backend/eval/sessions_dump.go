@@ -22,8 +22,11 @@ func dumpSession(w io.Writer, ls *LabelledSession, live []memory.Memory, covered
 			}
 		}
 		for i, t := range ls.Traps {
-			if coversLower(lower, t.Keys) {
+			switch {
+			case trapCoversLower(lower, t.Keys):
 				tags = append(tags, fmt.Sprintf("TRAP:%d", i+1))
+			case coversLower(lower, t.Keys):
+				tags = append(tags, fmt.Sprintf("trap-substring:%d", i+1)) // the old ruler's only
 			}
 		}
 		if len(tags) == 0 {

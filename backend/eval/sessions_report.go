@@ -33,11 +33,16 @@ type SessionScore struct {
 	Precision        float64 `json:"precision"`
 	MemoriesPerTurn  float64 `json:"memories_per_turn"`
 	// Traps are the statements the session revised; TrapsStored how many
-	// of them a live memory still holds; TrapMemories how many live
-	// memories hold one.
-	Traps        int `json:"traps"`
-	TrapsStored  int `json:"traps_stored"`
-	TrapMemories int `json:"trap_memories"`
+	// of them a live memory still holds (keys read as the labels mean
+	// them: whole paths and numbers, negated mentions not counted);
+	// TrapMemories how many live memories hold one. TrapsStoredSubstring
+	// is TrapsStored with the plain substring test the facts use, the
+	// ruler before, reported so a change of ruler is not read as a change
+	// of the pipeline.
+	Traps                int `json:"traps"`
+	TrapsStored          int `json:"traps_stored"`
+	TrapsStoredSubstring int `json:"traps_stored_substring"`
+	TrapMemories         int `json:"trap_memories"`
 	// Queries are the facts' queries; QueryHits those for which one of the
 	// first SessionsK memories recall gave covers the fact.
 	Queries   int     `json:"queries"`
@@ -112,6 +117,7 @@ func (r *SessionsReport) overall(all map[string]memory.Memory, covering, trappin
 		o.Covered += s.Covered
 		o.Traps += s.Traps
 		o.TrapsStored += s.TrapsStored
+		o.TrapsStoredSubstring += s.TrapsStoredSubstring
 		o.Queries += s.Queries
 		o.QueryHits += s.QueryHits
 		for w, c := range s.CoverageByWhere {
@@ -149,16 +155,16 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 		r.Set, o.Sessions, o.SessionsSkipped, SessionsK)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	ew2 := &errWriter{w: tw}
-	ew2.printf("session\tagent\tproject\texch\tturns\tfacts\tcovered\tcoverage\tmemories\tmem/turn\tprecision\ttraps kept\tR@5\tlen p50\tlen p90\t\n")
+	ew2.printf("session\tagent\tproject\texch\tturns\tfacts\tcovered\tcoverage\tmemories\tmem/turn\tprecision\ttraps kept\t(substring)\tR@5\tlen p50\tlen p90\t\n")
 	row := func(s *SessionScore, id, agent string) {
-		ew2.printf("%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%.2f\t%s\t%d/%d\t%s\t%d\t%d\t\n", id, agent, clipCell(s.Project, 24),
+		ew2.printf("%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%d\t%.2f\t%s\t%d/%d\t%d/%d\t%s\t%d\t%d\t\n", id, agent, clipCell(s.Project, 24),
 			s.Exchanges, s.UserTurns, s.Facts, s.Covered, pct(s.Coverage), s.Memories, s.MemoriesPerTurn, pct(s.Precision),
-			s.TrapsStored, s.Traps, pct(s.RecallAt5), s.LengthP50, s.LengthP90)
+			s.TrapsStored, s.Traps, s.TrapsStoredSubstring, s.Traps, pct(s.RecallAt5), s.LengthP50, s.LengthP90)
 	}
 	for i := range r.Sessions {
 		s := &r.Sessions[i]
 		if s.Skipped != "" {
-			ew2.printf("%s\t%s\t(%s)\t\t\t\t\t\t\t\t\t\t\t\t\t\n", s.ID, s.Agent, s.Skipped)
+			ew2.printf("%s\t%s\t(%s)\t\t\t\t\t\t\t\t\t\t\t\t\t\t\n", s.ID, s.Agent, s.Skipped)
 			continue
 		}
 		row(s, s.ID, s.Agent)

@@ -217,7 +217,7 @@ func (r *sessionsRun) score(ctx context.Context) error {
 			if slices.ContainsFunc(l.ls.Facts, func(f Fact) bool { return coversLower(lower[0], f.Keys) }) {
 				r.covering[m.ID] = true
 			}
-			if slices.ContainsFunc(l.ls.Traps, func(t Trap) bool { return coversLower(lower[0], t.Keys) }) {
+			if slices.ContainsFunc(l.ls.Traps, func(t Trap) bool { return trapCoversLower(lower[0], t.Keys) }) {
 				r.trapping[m.ID] = true
 			}
 		}
@@ -319,6 +319,7 @@ func scoreSession(sc *SessionScore, ls *LabelledSession, texts []string, exchang
 	sc.MemoriesPerTurn = ratio(sc.Memories, sc.UserTurns)
 	sc.Traps = len(ls.Traps)
 	sc.TrapsStored, sc.TrapMemories = trapsKept(ls.Traps, texts)
+	sc.TrapsStoredSubstring = trapsKeptSubstring(ls.Traps, texts)
 	sc.CoverageByWhere = coverageByWhere(ls.Facts, covered)
 	lens := runeLengths(texts)
 	sc.LengthP50, sc.LengthP90 = percentile(lens, 50), percentile(lens, 90)

@@ -177,7 +177,7 @@ func TestScoreSession(t *testing.T) {
 		t.Fatalf("covered = %v", covered)
 	}
 	want := SessionScore{Project: "proj", Exchanges: 9, UserTurns: 4, Facts: 3, Covered: 3, Coverage: 1,
-		Memories: 3, MemoriesCovering: 2, Precision: 2.0 / 3, MemoriesPerTurn: 0.75, Traps: 1, TrapsStored: 1, TrapMemories: 1,
+		Memories: 3, MemoriesCovering: 2, Precision: 2.0 / 3, MemoriesPerTurn: 0.75, Traps: 1, TrapsStored: 1, TrapsStoredSubstring: 1, TrapMemories: 1,
 		Queries: 4, CoverageByWhere: map[string]WhereCount{WhereUser: {1, 1}, WhereToolLoop: {1, 1}, WhereFinalAnswer: {1, 1}},
 		LengthP50: 9, LengthP90: 14}
 	if !reflect.DeepEqual(sc, want) {
