@@ -111,7 +111,8 @@ var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fa
 // turns), so a statement corrected in a later turn is dropped too.
 func Distill(t Turn, later []string) []Candidate {
 	var cands []Candidate
-	var sents []posSentence // every sentence of the model, in order
+	var sents []posSentence    // every sentence of the model, in order
+	restated := map[int]bool{} // the positions of the compaction summaries' sentences
 	pos := 0
 	for ui, u := range t.User {
 		for _, c := range userCandidates(u) {
@@ -141,6 +142,11 @@ func Distill(t Turn, later []string) []Candidate {
 		for k := range cs {
 			cs[k].step = i
 		}
+		if origin == OriginSummary {
+			for _, s := range ss {
+				restated[s.pos] = true
+			}
+		}
 		pos += len(ss) + 1
 		cands = append(cands, cs...)
 		sents = append(sents, ss...)
@@ -152,10 +158,12 @@ func Distill(t Turn, later []string) []Candidate {
 		}
 	}
 	dropRevised(cands, sents)
-	dropUnsettled(t, cands, sents, later) // evidence.go
+	dropUnconfirmed(cands, sents, restated) // guess.go: a hedged hypothesis nothing later confirms
+	dropUnsettled(t, cands, sents, later)   // evidence.go
 	dropRestated(cands)
 	cands = mergeSteps(cands)
 	cands = mergeBySubject(cands)
+	dropSelfCorrected(cands) // selfcorrect.go: a correction inside one joined memory
 	dropNamesOnly(cands)
 	for i := range cands {
 		// The kind shows in the feed; the type follows it when stored.
@@ -798,7 +806,7 @@ func describeCandidates(cs []Candidate) string {
 		byReason[r]++
 	}
 	var parts []string
-	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered as an option", reasonNamesOnly} {
+	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered as an option", reasonNamesOnly, reasonGuess} {
 		if n := byReason[r]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", r, n))
 		}

@@ -12,15 +12,14 @@ import (
 // as options is a choice put to the user. dropUnsettled drops what this
 // evidence says is not the settled version.
 //
-// Three more mechanisms were measured and left out (memtray eval
-// sessions on sessions-dev and sessions-dev-more): a claim followed in
-// its turn by a failing tool result naming its tokens, a guess about a
-// cause ("probably because", "a known bug") nothing later confirms, and a
-// shell command of the turn that moves or deletes a file a statement
-// names (mv, rm). None removed a trap on sessions-dev (the revision check
-// already drops what the first two caught there) and each cost a fact on
-// one of the sets. Lending a revising sentence that says "it" the subject
-// of the sentence before it fired on one session only.
+// Two more mechanisms were measured and left out (memtray eval sessions
+// on sessions-dev and sessions-dev-more): a claim followed in its turn by
+// a failing tool result naming its tokens, and a shell command of the
+// turn that moves or deletes a file a statement names (mv, rm). Neither
+// removed a trap on sessions-dev and each cost a fact on one of the sets.
+// A guess nothing later confirms is dropUnconfirmed's (guess.go), a
+// correction that says "it" inside one joined memory dropSelfCorrected's
+// (selfcorrect.go).
 
 // evidenceOff names mechanisms of dropUnsettled switched off ("offered",
 // "undone"), for measuring each one alone.

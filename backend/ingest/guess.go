@@ -1,0 +1,112 @@
+package ingest
+
+import (
+	"regexp"
+	"strings"
+)
+
+// A hypothesis is not a finding: "this is probably a caching issue", "I
+// suspect the fixture is stale" say what the model has not checked. Until
+// this file the pipeline kept such a sentence like any other (nothing in
+// classify or sentenceClass reads hedges) unless a later sentence revised
+// it. dropUnconfirmed cuts a hedged sentence of the model out of its
+// statement unless a later sentence of the session says the same thing
+// about the same subject without a hedge: the confirmation is the finding.
+
+// hedgeCue marks a sentence as a guess: a hedge ("probably", "might be",
+// "seems like", "I suspect") or, when guessAttribution is on, a cause put
+// on someone else's bug without evidence ("a known compiler bug", "a
+// false positive"). Matched on lowercased text.
+var hedgeCue = regexp.MustCompile(`\b(?:probably|most likely|likely|presumably|possibly|perhaps|maybe|might (?:be|have|not|cause)|may (?:be|have) (?:been |caused|due)|could be (?:a|an|the|due|caused|because|related)|seems? (?:like|to)|appears? to|i (?:suspect|think|believe|guess|assume)|my (?:guess|hunch)|not sure|i'm not sure|suspected)\b`)
+
+// attributionCue marks a cause put on a tool's or a library's bug: "a
+// known Elixir compiler bug", "a Dialyzer false positive", "an upstream
+// bug". The session rarely checks it.
+var attributionCue = regexp.MustCompile(`\b(?:known (?:[\w-]+ ){0,3}(?:bug|issue|quirk)|(?:compiler|library|upstream|framework|toolchain|linter) (?:bug|issue)|false positive)\b`)
+
+// guessAttribution makes attributionCue a hedge too.
+var guessAttribution = true
+
+// adviceHedge is a hedge on what the user will need to do ("you will
+// likely need to edit ..."): advice, not a hypothesis.
+var adviceHedge = regexp.MustCompile(`\byou(?:'ll| will| would)? (?:most likely|likely|probably|might|may) (?:also )?(?:need|want|have)\b`)
+
+// hedged reports whether a lowercased sentence is a guess.
+func hedged(ls string) bool {
+	if guessAttribution && attributionCue.MatchString(ls) {
+		return true
+	}
+	return hedgeCue.MatchString(ls) && !adviceHedge.MatchString(ls)
+}
+
+// dropUnconfirmed cuts from the model's kept statements each hedged
+// sentence (hedged) that no later sentence confirms: one said after the
+// statement, not hedged, with no revision cue, sharing two subject tokens
+// with it, or one long one within revisionReach, a statement itself (a
+// finding or a change, not narration or a plan), and not a sentence of a
+// compaction summary (restated, positions in restated): a summary retells
+// the session, it checks nothing. A statement left with nothing specific
+// is dropped as a guess.
+func dropUnconfirmed(cands []Candidate, sents []posSentence, restated map[int]bool) {
+	type plain struct {
+		posSentence
+		subject map[string]bool
+		states  int // 0 not classified yet, 1 a statement, -1 not one
+	}
+	var confirm []plain // the sentences that may confirm: no hedge, no revision
+	for _, s := range sents {
+		if ls := lower(s.text); !restated[s.pos] && !hedged(ls) && !revisionCue.MatchString(ls) {
+			confirm = append(confirm, plain{posSentence: s})
+		}
+	}
+	for i := range cands {
+		c := &cands[i]
+		if !c.Keep || c.Origin == OriginUser || c.Origin == OriginJudge {
+			continue
+		}
+		var cut []string
+		why := ""
+		for _, s := range sentences(c.Text) {
+			st := strings.TrimSpace(s.text)
+			if wordCount(st) > maxGuessWords || !hedged(lower(st)) {
+				continue // a list run together, not one claim; or no guess
+			}
+			subj := subjectOf(st)
+			confirmed := false
+			for k := range confirm {
+				p := &confirm[k]
+				if p.pos <= c.pos {
+					continue
+				}
+				if p.states == 0 {
+					p.states, p.subject = -1, subjectOf(p.text)
+					if cl := sentenceClass(strings.TrimSpace(p.text), OriginFinal); cl == ClassFinding || cl == ClassChange {
+						p.states = 1
+					}
+				}
+				if p.states < 0 {
+					continue // narration, a plan, a question: it states nothing
+				}
+				if n, long := overlapLong(subj, p.subject); (n >= 2 || (long && p.pos-c.pos <= revisionReach)) && 2*n >= min(len(subj), len(p.subject)) {
+					confirmed = true
+					break
+				}
+			}
+			if !confirmed {
+				cut = append(cut, st)
+				if why == "" {
+					why = st
+				}
+			}
+		}
+		cutSentences(c, cut, reasonGuess+": "+preview(why))
+	}
+}
+
+// maxGuessWords is the most words a hedged sentence has to be read as one
+// guess: longer, it is a list run together (items without periods),
+// where the hedge is one clause of many.
+const maxGuessWords = 40
+
+// reasonGuess is why dropUnconfirmed drops a statement.
+const reasonGuess = "unconfirmed guess"

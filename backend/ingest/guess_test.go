@@ -1,0 +1,105 @@
+package ingest
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDropUnconfirmed(t *testing.T) {
+	tests := []struct {
+		name       string
+		turn       Turn
+		later      []string
+		gone, kept []string
+	}{
+		{
+			name: "a hedged cause nothing confirms is not kept",
+			turn: loopTurn("The rounding test fails on `invoice_total`; this is probably a float precision problem in `money.Round`."),
+			gone: []string{"probably a float precision problem"},
+		},
+		{
+			name: "a cause blamed on a known tool bug is a guess too",
+			turn: loopTurn("This is a known Go vet bug — `vet` reports the `sync.Mutex` copy in `ledger.Snapshot` wrongly."),
+			gone: []string{"known Go vet bug"},
+		},
+		{
+			name: "a later plain statement of the same subject confirms the guess",
+			turn: loopTurn(
+				"The rounding test fails; I suspect `money.Round` uses banker's rounding for half cents.",
+				"Confirmed: `money.Round` uses banker's rounding for half cents, so 0.125 becomes 0.12.",
+			),
+			kept: []string{"Confirmed: `money.Round`"}, // the guess goes as restated later
+		},
+		{
+			name:  "a later turn's statement confirms too",
+			turn:  loopTurn("The importer might be skipping rows with an empty `customer_id` column in `import.go`."),
+			later: []string{"The importer skips rows with an empty `customer_id` column: `import.go` returns early on them."},
+			kept:  []string{"might be skipping rows"},
+		},
+		{
+			name: "narration about the same subject confirms nothing",
+			turn: loopTurn(
+				"The timeout is likely caused by `pgbouncer` closing idle connections in `db/pool.go` after 60 s.",
+				"Let me raise the idle timeout of `pgbouncer` in `db/pool.go`.",
+			),
+			gone: []string{"likely caused by `pgbouncer`"},
+		},
+		{
+			name: "a compaction summary restating the guess confirms nothing",
+			turn: Turn{SessionID: "s", User: []string{"continue"}, Steps: []Step{
+				{Text: "The nightly export of the billing service takes forty minutes on the staging database, probably because `report.Build` queries the invoices of each customer one by one instead of loading them in a single batch."},
+				{Text: continuedPrefix + ".\n\n`report.Build` queries invoices per customer in `report/build.go`.", Summary: true},
+				{Text: "Done."},
+			}},
+			gone: []string{"probably because"},
+		},
+		{
+			name: "advice hedged on what the user will do is not a guess",
+			turn: loopTurn("To change the schedule you will likely need to edit `deploy/cron.yaml` in the ops repository."),
+			kept: []string{"you will likely need to edit `deploy/cron.yaml`"},
+		},
+		{
+			name: "a plain finding is untouched",
+			turn: loopTurn("`money.Round` uses banker's rounding for half cents, so 0.125 becomes 0.12 in `invoice_total`."),
+			kept: []string{"banker's rounding"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cands := Distill(tc.turn, tc.later)
+			got := keptText(cands)
+			for _, g := range tc.gone {
+				if strings.Contains(got, g) {
+					t.Errorf("%q still kept:\n%s", g, got)
+				}
+			}
+			for _, k := range tc.kept {
+				if !strings.Contains(got, k) {
+					t.Errorf("%q lost:\n%s\n%+v", k, got, cands)
+				}
+			}
+		})
+	}
+}
+
+func TestHedged(t *testing.T) {
+	tests := []struct {
+		s    string
+		want bool
+	}{
+		{"this is probably a caching issue in the proxy.", true},
+		{"it seems like the fixture is stale.", true},
+		{"i suspect the cron job runs as root.", true},
+		{"this is likely a race in the worker pool.", true},
+		{"this looks like a known elixir compiler bug.", true},
+		{"the warning is a dialyzer false positive.", true},
+		{"you will likely need to edit the script.", false},
+		{"the proxy caches responses for 60 s.", false},
+		{"the likelihood table is in stats.go.", false},
+	}
+	for _, tc := range tests {
+		if got := hedged(tc.s); got != tc.want {
+			t.Errorf("hedged(%q) = %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package ingest
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Joining (mergeSteps, mergeBySubject) puts a tool loop's statements into
+// one memory, and a correction whose subject is only a pronoun ("So
+// spotter.css is gitignored ... It IS tracked in git") names nothing that
+// dropRevised could match against the statement it corrects: both end up
+// in the memory. dropSelfCorrected reads each joined memory sentence by
+// sentence and takes out what a later sentence of the same memory
+// corrects.
+
+// emphaticCue is an auxiliary or a negation written in capitals inside a
+// sentence ("It IS tracked", "it does NOT run"): the writer insisting on
+// the opposite of what was said before. Matched on the original case.
+var emphaticCue = regexp.MustCompile(`\b(?:IS|ISN'T|ARE|AREN'T|WAS|WASN'T|WERE|DOES|DOESN'T|DID|DIDN'T|DO|DON'T|NOT|CAN|CAN'T|HAS|HASN'T|HAVE|WILL|WON'T)\b`)
+
+// pronounLead opens a sentence whose subject is only a pronoun (after a
+// connective or an interjection): it says nothing of its own subject, so
+// the subject is the previous sentence's.
+var pronounLead = regexp.MustCompile(`^(?:(?:so|but|and|wait|oh|hmm|no|ok|okay|well|ah)[,.:;!]?\s+)*(?:it|this|that|they|these|those)(?:'s|'re|\s)`)
+
+// selfCorrection reports whether a sentence corrects the sentence before
+// it: a revision cue (revisionCue, or an emphatic capitalised auxiliary)
+// with a pronoun as its subject.
+func selfCorrection(s string) bool {
+	ls := lower(strings.TrimSpace(s))
+	if !pronounLead.MatchString(ls) {
+		return false
+	}
+	return revisionCue.MatchString(ls) || emphaticCue.MatchString(s)
+}
+
+// dropSelfCorrected takes out of each kept statement of the model the
+// sentence a later sentence of the same statement corrects
+// (selfCorrection): the one just before the correction, which its pronoun
+// refers to. A statement left with nothing specific is dropped as
+// revised. Also taking out the earlier sentences naming the corrected
+// one's load-bearing tokens was measured (memtray eval sessions): it cost
+// a fact on sessions-dev, the correct "gitignored but tracked" said in
+// the same memory, and was left out.
+func dropSelfCorrected(cands []Candidate) {
+	for i := range cands {
+		c := &cands[i]
+		if !c.Keep || c.Origin == OriginUser {
+			continue
+		}
+		ss := sentences(c.Text)
+		if len(ss) < 2 {
+			continue
+		}
+		cutAt := map[int]bool{}
+		why := ""
+		for k := 1; k < len(ss); k++ {
+			if !selfCorrection(ss[k].text) || cutAt[k-1] {
+				continue
+			}
+			cutAt[k-1] = true
+			if why == "" {
+				why = ss[k].text
+			}
+		}
+		if len(cutAt) == 0 {
+			continue
+		}
+		var cut []string
+		for k, s := range ss {
+			if cutAt[k] {
+				cut = append(cut, strings.TrimSpace(s.text))
+			}
+		}
+		cutSentences(c, cut, "revised later: "+preview(why))
+	}
+}
