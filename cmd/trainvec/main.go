@@ -7,9 +7,10 @@
 // It also builds the WordNet thesaurus search expands queries with
 // (OUT/thesaurus.txt.gz; -thesaurus-only rebuilds just that). The .gz files
 // are what the binary embeds. The same package versions, parameters and
-// seed give the same bytes.
+// seed give the same bytes. -more also reads moreSources, a larger
+// permissive corpus the shipped model does not use (issue 22's experiment).
 //
-//	go run ./cmd/trainvec [-install] [-out DIR] [-dim 300] [-vocab 80000] [-seed 9]
+//	go run ./cmd/trainvec [-install] [-more] [-out DIR] [-dim 300] [-vocab 80000] [-seed 9]
 package main
 
 import (
@@ -97,6 +98,56 @@ var sources = []source{
 		Skip: []string{".index"}},
 }
 
+// moreSources are further permissively licensed documentation packages
+// (issue 22: does a larger permissive corpus make better vectors?), read
+// after sources with -more. Licences checked the same way (the Files: *
+// stanza of each copyright file, Debian 12); left out as not permissive:
+// python-psycopg2-doc (LGPL-3), and ruby3.1-doc (BSD-2-clause or Ruby, but
+// shipped as ri data, not HTML). The shipped model does not use them: see
+// docs/benchmarks.md, "The built-in embedder against its prototype".
+var moreSources = []source{
+	{Package: "libboost1.74-doc", License: "BSL-1.0", Root: "/usr/share/doc/libboost1.74-doc/doc/html", Kind: "html"},
+	{Package: "clang-15-doc", License: "Apache-2.0 WITH LLVM-exception", Root: "/usr/share/doc/clang-15/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "golang-1.19-doc", License: "BSD-3-clause (Go)", Root: "/usr/share/doc/golang-1.19-doc/html", Kind: "html"},
+	{Package: "python-werkzeug-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-werkzeug-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-jinja2-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-jinja2-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-click-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-click-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-kombu-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-kombu-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-ipython-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-ipython-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-notebook-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-notebook-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-biopython-doc", License: "Biopython or BSD-3-clause", Root: "/usr/share/doc/python-biopython-doc/Doc", Kind: "html"},
+	{Package: "python-dask-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-dask-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-distributed-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-distributed-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-xarray-doc", License: "Apache-2.0", Root: "/usr/share/doc/python-xarray-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-tables-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-tables-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-scrapy-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-scrapy-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-lxml-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-lxml/html", Kind: "html"},
+	{Package: "python-requests-doc", License: "Apache-2.0", Root: "/usr/share/doc/python-requests-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-attr-doc", License: "Expat", Root: "/usr/share/doc/python-attr-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-cryptography-doc", License: "Apache-2.0 OR BSD-3-clause", Root: "/usr/share/doc/python-cryptography-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "cython-doc", License: "Apache-2.0", Root: "/usr/share/doc/cython-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-aiohttp-doc", License: "Apache-2.0", Root: "/usr/share/doc/python-aiohttp-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-setuptools-doc", License: "Expat", Root: "/usr/share/doc/python-setuptools-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-sympy-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-sympy-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-djangorestframework-doc", License: "BSD-2-clause", Root: "/usr/share/doc/python3-djangorestframework/html", Kind: "html"},
+	{Package: "python-mako-doc", License: "Expat", Root: "/usr/share/doc/python-mako-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-pymongo-doc", License: "Apache-2.0", Root: "/usr/share/doc/python-pymongo-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-peewee-doc", License: "Expat", Root: "/usr/share/doc/python-peewee-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-pil-doc", License: "HPND (PIL)", Root: "/usr/share/doc/python-pil-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-pygments-doc", License: "BSD-2-clause", Root: "/usr/share/doc/python-pygments-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-h5py-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-h5py-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-mpmath-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-mpmath-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-pyparsing-doc", License: "Expat", Root: "/usr/share/doc/python-pyparsing-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-black-doc", License: "Expat", Root: "/usr/share/doc/python-black-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-bs4-doc", License: "Expat", Root: "/usr/share/doc/python-bs4-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-cherrypy3-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-cherrypy3-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-nbconvert-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-nbconvert-doc/html", Kind: "html", Skip: sphinxSkip},
+	{Package: "python-jupyter-client-doc", License: "BSD-3-clause", Root: "/usr/share/doc/python-jupyter-client-doc/html", Kind: "html", Skip: sphinxSkip},
+}
+
+// sphinxSkip is what a Sphinx build's HTML has besides prose pages.
+var sphinxSkip = []string{"/_modules/", "genindex", "py-modindex", "/search.html", "/_static/", "/_sources/", "/_downloads/", "/_images/"}
+
 // ThesaurusInfo describes the thesaurus built from WordNet.
 type ThesaurusInfo struct {
 	Source  string `json:"source"`
@@ -138,6 +189,7 @@ func run() error {
 	thesaurusOnly := flag.Bool("thesaurus-only", false, "only rebuild the thesaurus (and its manifest entry)")
 	senses := flag.Int("senses", 3, "WordNet senses per part of speech the thesaurus keeps")
 	dumpCorpus := flag.String("dump-corpus", "", "also write the extracted prose to this file")
+	more := flag.Bool("more", false, "also read moreSources after the pinned sources (not in the shipped model)")
 	flag.IntVar(&p.Dim, "dim", p.Dim, "vector dimensions")
 	flag.IntVar(&p.MaxVocab, "vocab", p.MaxVocab, "vocabulary size")
 	flag.IntVar(&p.MinCount, "min-count", p.MinCount, "minimum word count")
@@ -149,8 +201,12 @@ func run() error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
+	pinned := sources
+	if *more {
+		pinned = slices.Concat(sources, moreSources)
+	}
 	if *install {
-		if err := installPackages(); err != nil {
+		if err := installPackages(pinned); err != nil {
 			return err
 		}
 	}
@@ -168,7 +224,7 @@ func run() error {
 		}
 		defer dump.Close()
 	}
-	srcs := slices.Clone(sources)
+	srcs := slices.Clone(pinned)
 	for i := range srcs {
 		s := &srcs[i]
 		v, err := packageVersion(s.Package)
@@ -309,9 +365,11 @@ func gzipBytes(b []byte) (*bytes.Buffer, error) {
 	return &gz, nil
 }
 
-func installPackages() error {
+// installPackages installs the packages of srcs with apt-get (through sudo
+// when not root).
+func installPackages(srcs []source) error {
 	args := []string{"-o", "DPkg::Lock::Timeout=300", "install", "-y", "--no-install-recommends"}
-	for _, s := range sources {
+	for _, s := range srcs {
 		args = append(args, s.Package)
 	}
 	name := "apt-get"

@@ -47,3 +47,31 @@ func TestDictProse(t *testing.T) {
 		t.Fatal("short headword line kept")
 	}
 }
+
+// TestSourcesPinned checks the source lists: every package named once
+// across both lists, with a licence, an absolute root and a known kind.
+func TestSourcesPinned(t *testing.T) {
+	seen := map[string]bool{}
+	for _, list := range []struct {
+		name string
+		srcs []source
+	}{{"sources", sources}, {"moreSources", moreSources}} {
+		for _, s := range list.srcs {
+			if seen[s.Package] {
+				t.Errorf("%s: %s listed twice", list.name, s.Package)
+			}
+			seen[s.Package] = true
+			if s.License == "" || !strings.HasPrefix(s.Root, "/") {
+				t.Errorf("%s: %s: licence %q root %q", list.name, s.Package, s.License, s.Root)
+			}
+			switch s.Kind {
+			case "html", "wordnet", "dictzip":
+			default:
+				t.Errorf("%s: %s: kind %q", list.name, s.Package, s.Kind)
+			}
+			if s.Files != 0 || s.Bytes != 0 || s.Version != "" {
+				t.Errorf("%s: %s: counts or version set in the pinned list", list.name, s.Package)
+			}
+		}
+	}
+}
