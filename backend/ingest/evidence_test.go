@@ -208,6 +208,8 @@ func FuzzDropUnsettled(f *testing.F) {
 	f.Add("Dropped 3.13 from the matrix; `ubuntu-latest` runs 3.12.", "I reintroduced 3.13 on ubuntu-latest.")
 	f.Add("`eslint/func-names` is \"off\" in the Oxlint configuration.", "I have updated my oxlint configuration.")
 	f.Add("options:\n- \n-  \n1.", "removed")
+	f.Add("So `out/a.csv` is gitignored. It IS tracked.", "This is probably a known compiler bug in `mix`.")
+	f.Add("It IS. It IS. It IS.", "That didn't work. I suspect `x.go`.")
 	f.Fuzz(func(t *testing.T, text, later string) {
 		tn := Turn{SessionID: "s", User: []string{"go"}, Steps: []Step{{Text: text}, {Text: later}}}
 		for _, c := range Distill(tn, []string{later, text}) {
