@@ -21,7 +21,6 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/noise"
-	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -83,7 +82,7 @@ func checkVectors(t *testing.T, ms []memory.Memory, ref memory.Embedder) {
 	}
 	bad := 0
 	for i, m := range ms {
-		if m.EmbeddingModel != ref.Model() || len(m.Embedding) != len(want[i]) || search.Cosine(m.Embedding, want[i]) < 0.99999 {
+		if m.EmbeddingModel != ref.Model() || len(m.Embedding) != len(want[i]) || memory.Cosine(m.Embedding, want[i]) < 0.99999 {
 			if bad++; bad <= 5 {
 				t.Errorf("memory %s %q: model %q, %d dims, not %s's vector", m.ID, m.Text, m.EmbeddingModel, len(m.Embedding), ref.Model())
 			}
@@ -412,7 +411,7 @@ func TestReembedWhileServing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := d.Pipeline().Scorer().Prototypes().Quality[0]; search.Cosine(got, want[0]) < 0.99999 {
+	if got := d.Pipeline().Scorer().Prototypes().Quality[0]; memory.Cosine(got, want[0]) < 0.99999 {
 		t.Fatal("the content scorer kept the old model's prototypes")
 	}
 	hits, err := c.Search(ctx, httpapi.SearchRequest{Query: texts[7], Mode: "vector", K: 1})

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 )
 
@@ -138,7 +137,7 @@ func RunMerge(ctx context.Context, recallPath, metaPath string, threshold float6
 	for _, p := range meta.NearDuplicatePairs {
 		pairOf[p[0]], pairOf[p[1]] = p[1], p[0]
 		va, vb := vectorOf(ctx, e, p[0]), vectorOf(ctx, e, p[1])
-		sim := search.Cosine(va, vb)
+		sim := memory.Cosine(va, vb)
 		rep.PairSimilarity[p[0]+"~"+p[1]] = sim
 		if sim >= cfg.MergeSimilarity {
 			rep.PairsAbove++
@@ -157,7 +156,7 @@ func RunMerge(ctx context.Context, recallPath, metaPath string, threshold float6
 			if pairOf[a] == b {
 				continue
 			}
-			sim := search.Cosine(ms[i].Embedding, ms[j].Embedding)
+			sim := memory.Cosine(ms[i].Embedding, ms[j].Embedding)
 			rep.UnpairedMax = max(rep.UnpairedMax, sim)
 			if isDistractor[a] || isDistractor[b] {
 				rep.DistractorMax = max(rep.DistractorMax, sim)
