@@ -202,13 +202,13 @@ func (s *Store) VectorSearchMany(ctx context.Context, vecs [][]float32, n int, f
 	qs := make([][]float32, len(vecs))
 	s.mu.RLock()
 	if f.Model != "" && f.Model != s.model {
-		model := s.model
 		s.mu.RUnlock()
-		// A switch holds the write lock from the swap until its Switched
-		// callback returns: wait for it.
-		s.wmu.Lock()
-		s.wmu.Unlock() //nolint:staticcheck // SA2001: waiting is the point
-		return nil, fmt.Errorf("vector search: query vectors of model %q, the store uses %q: %w", f.Model, model, memory.ErrModelMismatch)
+		err := s.CheckModel(f.Model) // the error, once the switch is complete
+		if err == nil {
+			// Switched back meanwhile: still not the vectors the search began with.
+			err = fmt.Errorf("the store switched models during the search: %w", memory.ErrModelMismatch)
+		}
+		return nil, fmt.Errorf("vector search: %w", err)
 	}
 	for i, vec := range vecs {
 		if err := checkVector(vec, s.dim); err != nil {
@@ -226,6 +226,31 @@ func (s *Store) VectorSearchMany(ctx context.Context, vecs [][]float32, n int, f
 		sortScored(o)
 	}
 	return out, nil
+}
+
+// CheckModel fails with memory.ErrModelMismatch when model (of vectors a
+// caller embedded) is not the store's model once the write in progress,
+// if any, is done: the store switched models (ReembedWith), and those
+// vectors must not be compared with its records'. A switch writes the
+// records' new vectors before the store's model and index change, and
+// holds the write lock until its Switched callback has returned: so a
+// caller that read a record of another model than its vectors' calls
+// CheckModel, which waits for the lock, and gets the error once the switch
+// is complete. An empty model passes. It waits for any write: call it
+// when a model switch is likely, not on every read.
+func (s *Store) CheckModel(model string) error {
+	if model == "" {
+		return nil
+	}
+	s.wmu.Lock()
+	s.wmu.Unlock() //nolint:staticcheck // SA2001: waiting for a write in progress is the point
+	s.mu.RLock()
+	cur := s.model
+	s.mu.RUnlock()
+	if model == cur {
+		return nil
+	}
+	return fmt.Errorf("vectors of model %q, the store uses %q: %w", model, cur, memory.ErrModelMismatch)
 }
 
 // sortScored orders results best first, ties by id, so equal scores come

@@ -224,5 +224,8 @@ func TestVectorSearchModel(t *testing.T) {
 		if err := search(tc.model); errors.Is(err, memory.ErrModelMismatch) != tc.mismatch {
 			t.Errorf("after switch, search with model %q: %v, want mismatch %v", tc.model, err, tc.mismatch)
 		}
+		if err := s.CheckModel(tc.model); errors.Is(err, memory.ErrModelMismatch) != tc.mismatch {
+			t.Errorf("after switch, CheckModel(%q): %v, want mismatch %v", tc.model, err, tc.mismatch)
+		}
 	}
 }
