@@ -58,4 +58,3 @@ func quantile(sorted []float64, q float64) float64 {
 	}
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
-
