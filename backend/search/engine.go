@@ -126,6 +126,7 @@ type index interface {
 	DocFreq(ctx context.Context, terms []string) (map[string]int, error)
 	Analyze(text string) []string
 	Count() int
+	CheckModel(model string) error
 }
 
 // Engine runs searches over one store. It is safe for concurrent use.

@@ -334,7 +334,12 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 		c := &r.cands[i]
 		if r.qvec != nil && c.m.EmbeddingModel != "" && r.qmodel != "" && c.m.EmbeddingModel != r.qmodel {
 			// The store switched models after the legs ran: the cosine
-			// would compare two models' vectors.
+			// would compare two models' vectors. The store's error comes
+			// once the switch is complete, so the caller's retry embeds
+			// with the new model.
+			if err := e.idx.CheckModel(r.qmodel); err != nil {
+				return fmt.Errorf("search: memory %s: %w", c.m.ID, err)
+			}
 			return fmt.Errorf("search: memory %s has an embedding of model %q, the query one of %q: %w", c.m.ID, c.m.EmbeddingModel, r.qmodel, memory.ErrModelMismatch)
 		}
 		doc := termSet(e.idx.Analyze(c.m.Text))
