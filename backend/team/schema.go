@@ -13,6 +13,15 @@ import (
 // writes: the number of migrations it knows.
 const SchemaVersion = 2
 
+// minSyncSchema is the oldest schema version push and pull work with: a
+// member's daemon meeting a schema between it and SchemaVersion that its
+// role may not migrate keeps syncing until the owner migrates it.
+const minSyncSchema = 1
+
+// ErrNeedsOwner is returned (wrapped) when the schema must be created or
+// migrated and the role may not: the team owner runs memtray team init.
+var ErrNeedsOwner = errors.New("migrating the team schema needs the team owner's role (the owner runs memtray team init)")
+
 // ErrSchemaNewer is returned (wrapped) by Open and Migrate when the
 // database's schema is newer than SchemaVersion: a newer memtray migrated
 // it, and this one must not write what it does not understand.
@@ -273,7 +282,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
-			return fmt.Errorf("team database: migrating the schema to version %d needs the team owner's role (run memtray team init as the owner): %w", SchemaVersion, err)
+			return fmt.Errorf("team database: to version %d: %w: %w", SchemaVersion, ErrNeedsOwner, err)
 		}
 		if errors.Is(err, ErrSchemaNewer) {
 			return err

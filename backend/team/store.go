@@ -36,10 +36,17 @@ type Store struct {
 	pool *pgxpool.Pool
 	cfg  *pgxpool.Config
 	role string
+	// schema is the database's schema version: SchemaVersion, or an
+	// older one at least minSyncSchema a member could not migrate.
+	schema int
 }
 
 // Open validates connString (ParseURL), connects, migrates the schema
-// (Migrate) and checks that the role is a member. Close releases it.
+// (Migrate) and checks that the role is a member. Close releases it. A
+// member whose role may not migrate a schema older than SchemaVersion but
+// at least minSyncSchema still opens it (sync works; what needs the newer
+// schema says the owner must run memtray team init); an older one fails
+// with ErrNeedsOwner.
 func Open(ctx context.Context, connString string) (*Store, error) {
 	cfg, err := ParseURL(connString)
 	if err != nil {
@@ -62,8 +69,13 @@ func (s *Store) open(ctx context.Context) error {
 	if err := s.pool.QueryRow(ctx, "SELECT current_user::text").Scan(&s.role); err != nil {
 		return fmt.Errorf("team database: connect: %w", err)
 	}
+	s.schema = SchemaVersion
 	if err := s.Migrate(ctx); err != nil {
-		return err
+		v, verr := s.schemaVersion(ctx)
+		if !errors.Is(err, ErrNeedsOwner) || verr != nil || v < minSyncSchema {
+			return err
+		}
+		s.schema = v
 	}
 	var member bool
 	if err := s.pool.QueryRow(ctx, "SELECT memtray.is_member(current_user)").Scan(&member); err != nil {
@@ -172,7 +184,11 @@ type Member struct {
 }
 
 // Members lists the team's members by role (admins only: ErrNotAdmin).
+// It needs schema version 2 (ErrNeedsOwner before the owner migrated it).
 func (s *Store) Members(ctx context.Context) ([]Member, error) {
+	if s.schema < 2 {
+		return nil, fmt.Errorf("team database: list members: the schema is at version %d, listing needs 2: %w", s.schema, ErrNeedsOwner)
+	}
 	rows, err := s.pool.Query(ctx, "SELECT role::text, admin, added_at FROM memtray.list_members()")
 	if err != nil {
 		return nil, adminErr("list members", err)
