@@ -588,24 +588,6 @@ func joiner(r rune) bool {
 	return false
 }
 
-// Cosine is the cosine similarity of a and b, 0 when either is empty, zero
-// or their lengths differ.
-func Cosine(a, b []float32) float64 {
-	if len(a) == 0 || len(a) != len(b) {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
 func ids(list []store.Scored) []string {
 	out := make([]string, len(list))
 	for i, s := range list {

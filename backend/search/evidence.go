@@ -310,7 +310,7 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 		sims = make([]float64, 0, len(vecs))
 		for _, v := range vecs {
 			if len(v) == len(qvec) {
-				sims = append(sims, Cosine(qvec, v))
+				sims = append(sims, memory.Cosine(qvec, v))
 			}
 		}
 	}

@@ -210,7 +210,7 @@ func (x *SkillIndex) Suggest(ctx context.Context, prompt string, k int) ([]Skill
 	pw := wordSet(prompt)
 	var hits []SkillHit
 	for i, s := range x.skills {
-		score := Cosine(vecs[0], x.vecs[i])
+		score := memory.Cosine(vecs[0], x.vecs[i])
 		shared := 0
 		for w := range x.words[i] {
 			if pw[w] {

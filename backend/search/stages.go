@@ -354,7 +354,7 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 			sig.TextRank = c.f.Ranks[r.txtIdx]
 		}
 		c.b = Composite(&c.m, sig, e.cfg)
-		c.cosine = Cosine(r.qvec, c.m.Embedding)
+		c.cosine = memory.Cosine(r.qvec, c.m.Embedding)
 		c.coverage = ExpandedCoverage(r.terms, doc, r.df, r.n, r.alts)
 		c.info = InfoShare(r.qwords, doc)
 	}

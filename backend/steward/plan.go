@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -177,7 +176,7 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				(opts.Project != "" && a.Project != opts.Project) || a.EmbeddingModel != b.EmbeddingModel {
 				continue // two models' vectors (a switch since the scan): their cosine means nothing
 			}
-			sim := search.Cosine(a.Embedding, b.Embedding)
+			sim := memory.Cosine(a.Embedding, b.Embedding)
 			if sim < thr {
 				continue
 			}
@@ -200,7 +199,7 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				a.EmbeddingModel != b.EmbeddingModel {
 				continue
 			}
-			sim := search.Cosine(a.Embedding, b.Embedding)
+			sim := memory.Cosine(a.Embedding, b.Embedding)
 			if sim < thr {
 				continue
 			}
