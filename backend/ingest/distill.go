@@ -108,7 +108,10 @@ var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fa
 // the user's instructions and preferences, never narration, status, plans
 // or questions, and never a statement the turn later revised. later
 // holds what the session said after this turn (the sentences of later
-// turns), so a statement corrected in a later turn is dropped too.
+// turns), so a statement corrected in a later turn is dropped too. A
+// hedged guess is confirmed only by the turn itself (dropUnconfirmed):
+// live capture, which decides a turn without its later ones, and batch
+// ingest keep the same guesses.
 func Distill(t Turn, later []string) []Candidate {
 	var cands []Candidate
 	var sents []posSentence    // every sentence of the model, in order
@@ -151,6 +154,7 @@ func Distill(t Turn, later []string) []Candidate {
 		cands = append(cands, cs...)
 		sents = append(sents, ss...)
 	}
+	turnSents := sents[:len(sents):len(sents)] // the turn's own: what a live capture knows of it too
 	for _, l := range later {
 		for _, s := range sentences(l) {
 			sents = append(sents, posSentence{text: s.text, pos: pos})
@@ -158,8 +162,8 @@ func Distill(t Turn, later []string) []Candidate {
 		}
 	}
 	dropRevised(cands, sents)
-	dropUnconfirmed(cands, sents, restated) // guess.go: a hedged hypothesis nothing later confirms
-	dropUnsettled(t, cands, sents, later)   // evidence.go
+	dropUnconfirmed(cands, turnSents, restated) // guess.go: a hedged hypothesis nothing later in the turn confirms
+	dropUnsettled(t, cands, sents, later)       // evidence.go
 	dropRestated(cands)
 	cands = mergeSteps(cands)
 	cands = mergeBySubject(cands)

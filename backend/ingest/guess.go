@@ -10,22 +10,24 @@ import (
 // this file the pipeline kept such a sentence like any other (nothing in
 // classify or sentenceClass reads hedges) unless a later sentence revised
 // it. dropUnconfirmed cuts a hedged sentence of the model out of its
-// statement unless a later sentence of the session says the same thing
+// statement unless a later sentence of the same turn says the same thing
 // about the same subject without a hedge: the confirmation is the finding.
+//
+// The window is the turn, not the session: a turn captured live is
+// decided when it ends, before its session's later turns exist, and a
+// batch `memtray ingest` of the same session must form the same memories
+// (TestGuessSameLiveAndBatch). A guess a later turn confirms is not lost:
+// the confirming statement is a finding of that later turn, stored there.
 
 // hedgeCue marks a sentence as a guess: a hedge ("probably", "might be",
-// "seems like", "I suspect") or, when guessAttribution is on, a cause put
-// on someone else's bug without evidence ("a known compiler bug", "a
-// false positive"). Matched on lowercased text.
+// "seems like", "I suspect"). A cause put on someone else's bug without
+// evidence is one too (attributionCue). Matched on lowercased text.
 var hedgeCue = regexp.MustCompile(`\b(?:probably|most likely|likely|presumably|possibly|perhaps|maybe|might (?:be|have|not|cause)|may (?:be|have) (?:been |caused|due)|could be (?:a|an|the|due|caused|because|related)|seems? (?:like|to)|appears? to|i (?:suspect|think|believe|guess|assume)|my (?:guess|hunch)|not sure|i'm not sure|suspected)\b`)
 
 // attributionCue marks a cause put on a tool's or a library's bug: "a
 // known Elixir compiler bug", "a Dialyzer false positive", "an upstream
-// bug". The session rarely checks it.
+// bug". The session rarely checks it: hedged reads it as a guess.
 var attributionCue = regexp.MustCompile(`\b(?:known (?:[\w-]+ ){0,3}(?:bug|issue|quirk)|(?:compiler|library|upstream|framework|toolchain|linter) (?:bug|issue)|false positive)\b`)
-
-// guessAttribution makes attributionCue a hedge too.
-var guessAttribution = true
 
 // adviceHedge is a hedge on what the user will need to do ("you will
 // likely need to edit ..."): advice, not a hypothesis.
@@ -33,14 +35,15 @@ var adviceHedge = regexp.MustCompile(`\byou(?:'ll| will| would)? (?:most likely|
 
 // hedged reports whether a lowercased sentence is a guess.
 func hedged(ls string) bool {
-	if guessAttribution && attributionCue.MatchString(ls) {
+	if attributionCue.MatchString(ls) {
 		return true
 	}
 	return hedgeCue.MatchString(ls) && !adviceHedge.MatchString(ls)
 }
 
 // dropUnconfirmed cuts from the model's kept statements each hedged
-// sentence (hedged) that no later sentence confirms: one said after the
+// sentence (hedged) that no later sentence of the turn confirms (sents
+// are the turn's sentences only, see Distill): one said after the
 // statement, not hedged, with no revision cue, sharing two subject tokens
 // with it, or one long one within revisionReach, a statement itself (a
 // finding or a change, not narration or a plan), and not a sentence of a
