@@ -78,29 +78,41 @@ func (p *Pipeline) place(ctx context.Context, r *run, text string, vec []float32
 // store's write refuse it with memory.ErrModelMismatch before anything is
 // decided or written), text is embedded again with the pipeline's embedder,
 // switched by then, and placed again: no decision is taken on a similarity
-// between two models' vectors.
+// between two models' vectors. A switch while it is embedded again is met
+// the same way, up to maxModelSwitches times. This per-text retry is the
+// only one: a run is never run again as a whole, which would place again
+// the texts already stored before the switch (as their own duplicates).
 func (p *Pipeline) placeMemory(ctx context.Context, r *run, text string, vec []float32) (outcome, memory.Memory, string, error) {
 	out, m, why, err := p.placeOnce(ctx, r, text, vec)
-	if err == nil || !errors.Is(err, memory.ErrModelMismatch) || r.model == "" {
-		return out, m, why, err
-	}
-	emb := embed.Snapshot(p.emb)
-	if emb.Model() == r.model {
-		return out, m, why, err // the store's model changed, not the embedder: nothing to embed again with
-	}
-	vecs, eerr := emb.Embed(ctx, []string{text})
-	if eerr != nil {
-		return 0, memory.Memory{}, "", fmt.Errorf("embed again with %s after a model switch: %w", emb.Model(), eerr)
-	}
-	if len(vecs) != 1 {
-		return 0, memory.Memory{}, "", fmt.Errorf("embed again with %s after a model switch: %d vectors for one text", emb.Model(), len(vecs))
-	}
 	// A copy: the run's other texts keep their vectors and r.model, which
 	// labels them (each is embedded again when it is placed).
 	again := *r
-	again.model = emb.Model()
-	return p.placeOnce(ctx, &again, text, vecs[0])
+	for range maxModelSwitches {
+		if err == nil || !errors.Is(err, memory.ErrModelMismatch) || again.model == "" {
+			break
+		}
+		emb := embed.Snapshot(p.emb)
+		if emb.Model() == again.model {
+			break // the store's model changed, not the embedder: nothing to embed again with
+		}
+		vecs, eerr := emb.Embed(ctx, []string{text})
+		if eerr != nil {
+			return 0, memory.Memory{}, "", fmt.Errorf("embed again with %s after a model switch: %w", emb.Model(), eerr)
+		}
+		if len(vecs) != 1 {
+			return 0, memory.Memory{}, "", fmt.Errorf("embed again with %s after a model switch: %d vectors for one text", emb.Model(), len(vecs))
+		}
+		again.model = emb.Model()
+		out, m, why, err = p.placeOnce(ctx, &again, text, vecs[0])
+	}
+	return out, m, why, err
 }
+
+// maxModelSwitches bounds how many times placeMemory embeds one text again
+// after the store switched models under it: a switch takes a re-embedding
+// of the whole store, so more than one during a text's placement is rare,
+// and a store that keeps switching fails the write instead of looping.
+const maxModelSwitches = 3
 
 // placeOnce is placeMemory with vec as it is.
 func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []float32) (outcome, memory.Memory, string, error) {

@@ -145,3 +145,134 @@ func TestDedupAcrossModelSwitch(t *testing.T) {
 		})
 	}
 }
+
+// seenEmbedder gives each distinct (trimmed) text it embeds a unit vector
+// of its own, along axes from base on, in the order it first sees them:
+// two texts are never near duplicates under one model, and no two models
+// share a vector. after, when set, runs once an Embed call has its
+// vectors and before it returns them.
+type seenEmbedder struct {
+	model string
+	base  int
+	seen  map[string]int
+	after func(texts []string)
+}
+
+const seenDim = 32
+
+func (e *seenEmbedder) Model() string { return e.model }
+func (e *seenEmbedder) Dim() int      { return seenDim }
+
+func (e *seenEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	if e.seen == nil {
+		e.seen = map[string]int{}
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		k, ok := e.seen[strings.TrimSpace(t)]
+		if !ok {
+			k = len(e.seen)
+			e.seen[strings.TrimSpace(t)] = k
+		}
+		out[i] = make([]float32, seenDim)
+		out[i][(e.base+k)%seenDim] = 1
+	}
+	if e.after != nil {
+		e.after(texts)
+	}
+	return out, nil
+}
+
+// TestModelSwitchMidRun: a run of two texts whose second meets the
+// store's model switch (A to B) and, embedded again, a second switch (B
+// to C) stores both once, with the last model: the first, stored before
+// the switches, is not placed again as its own duplicate (reinforced)
+// by a retry of the whole run, and a captured turn does not fail. A
+// single text (Write) meeting both switches is stored too.
+func TestModelSwitchMidRun(t *testing.T) {
+	const (
+		para1 = "The exporter in `export/csv.go` quotes every field because Excel splits unquoted fields at commas and semicolons."
+		para2 = "The importer in `import/rows.go` skips rows with an empty `customer_id` column before it validates the remaining ones."
+	)
+	tests := []struct {
+		name  string
+		texts int // the memories the run stores
+		add   func(ctx context.Context, p *Pipeline) (memory.Decision, error)
+	}{
+		{"remember, two chunks", 2, func(ctx context.Context, p *Pipeline) (memory.Decision, error) {
+			return p.Remember(ctx, memory.Memory{Text: para1 + "\n\n" + para2})
+		}},
+		{"captured turn, two statements", 2, func(ctx context.Context, p *Pipeline) (memory.Decision, error) {
+			exs := sessionOf("switch2", "look at the csv code", para1, "Let me read the importer.", para2)
+			d, _, err := p.ProcessTurn(ctx, GroupTurns(exs)[0], nil, SessionState{})
+			return d, err
+		}},
+		{"write, one text", 1, func(ctx context.Context, p *Pipeline) (memory.Decision, error) {
+			res, err := p.Write(ctx, WriteRequest{Memory: memory.Memory{Text: para2, Source: memory.SourceCLI}})
+			return res.Decision, err
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			a := &seenEmbedder{model: "seen-a", base: 0}
+			b := &seenEmbedder{model: "seen-b", base: 10}
+			c := &seenEmbedder{model: "seen-c", base: 20}
+			st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: a.model, Dim: seenDim, Clock: memory.FixedClock{T: t0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			sw := embed.NewSwappable(a)
+			cfg := config.Default().Ingest
+			cfg.ChunkSize, cfg.MinChunk = 100, 20 // one chunk per paragraph
+			p, err := New(Options{Config: cfg, Embedder: sw, Store: st, Clock: memory.FixedClock{T: t0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switchTo := func(e memory.Embedder) {
+				if err := st.ReembedWith(ctx, e, store.ReembedOptions{Switched: func() { sw.Swap(e) }}); err != nil {
+					t.Errorf("reembed with %s: %v", e.Model(), err)
+				}
+			}
+			// A to B once the run's texts are embedded with A; B to C
+			// once the text with para2 is embedded again with B.
+			toB, toC := false, false
+			a.after = func([]string) {
+				if !toB {
+					toB = true
+					switchTo(b)
+				}
+			}
+			b.after = func(texts []string) {
+				if !toC && len(texts) == 1 && strings.Contains(texts[0], "import/rows.go") {
+					toC = true
+					switchTo(c)
+				}
+			}
+
+			d, err := tc.add(ctx, p)
+			if err != nil {
+				t.Fatalf("%v (decision %+v)", err, d)
+			}
+			if !toB || !toC {
+				t.Fatalf("switched to B %v, to C %v: the test hooks did not run", toB, toC)
+			}
+			if d.Verdict != memory.VerdictStored {
+				t.Errorf("verdict %s (%s), want stored", d.Verdict, d.Reason)
+			}
+			if n := st.Count(); n != tc.texts {
+				t.Errorf("%d memories, want %d", n, tc.texts)
+			}
+			if err := st.Iterate(ctx, store.Filter{}, func(m memory.Memory) error {
+				if m.ReinforcedCount != 0 || m.Superseded() || m.EmbeddingModel != c.model {
+					t.Errorf("memory %q: reinforced %d, superseded %v, model %s: want stored once with %s",
+						preview(m.Text), m.ReinforcedCount, m.Superseded(), m.EmbeddingModel, c.model)
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -33,7 +33,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -279,22 +278,11 @@ func (p *Pipeline) newRun(ex memory.Exchange, force bool, source string) *run {
 	}}
 }
 
-// runStages calls the stages in order until one decides. When the store
-// refused the run's vectors because the embedder switched models while it
-// ran (memory.ErrModelMismatch, see embed.Swappable), it runs them once
-// more with the new model.
+// runStages calls the stages in order until one decides. A model switch
+// of the store while the run embeds or places its texts is met text by
+// text (placeMemory): the run is not run again, which would place again
+// the texts already stored.
 func (p *Pipeline) runStages(ctx context.Context, r *run) error {
-	start := *r
-	start.dec.Scores = maps.Clone(r.dec.Scores)
-	err := p.runStagesOnce(ctx, r)
-	if err != nil && errors.Is(err, memory.ErrModelMismatch) && r.model != "" && r.model != p.emb.Model() {
-		*r = start
-		err = p.runStagesOnce(ctx, r)
-	}
-	return err
-}
-
-func (p *Pipeline) runStagesOnce(ctx context.Context, r *run) error {
 	for _, st := range stages {
 		if r.force && st.gate {
 			continue

@@ -51,19 +51,11 @@ type WriteResult struct {
 // that apply to it: redact, validate, embed, then (under the pipeline's
 // write lock, like every memory the pipeline stores) dedup or supersede,
 // and store. It is the one writer for memories that do not come from a
-// conversation; when the embedder switched models while it ran
-// (memory.ErrModelMismatch) it runs once more with the new model. An
-// error wrapping store.ErrIndexPending means the memory is stored and
-// the text index lags.
+// conversation; when the store switched models while it ran
+// (memory.ErrModelMismatch) the text is embedded again with the new model
+// and placed again (placeMemory). An error wrapping store.ErrIndexPending
+// means the memory is stored and the text index lags.
 func (p *Pipeline) Write(ctx context.Context, req WriteRequest) (WriteResult, error) {
-	res, err := p.write(ctx, req)
-	if err != nil && errors.Is(err, memory.ErrModelMismatch) {
-		res, err = p.write(ctx, req)
-	}
-	return res, err
-}
-
-func (p *Pipeline) write(ctx context.Context, req WriteRequest) (WriteResult, error) {
 	m := req.Memory
 	start := time.Now()
 	text, n := redactText(m.Text)
