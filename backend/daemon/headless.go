@@ -199,6 +199,10 @@ func (d *Daemon) processTurn(ctx context.Context, t ingest.Turn) error {
 	t = redactTurn(t)
 	dec, held, err := d.pipeline.ProcessTurn(ctx, t, nil, ingest.SessionState{})
 	err = d.indexLag(err)
+	if err == nil && dec.Stage == ingest.StageReplay {
+		d.log.Debug("a captured turn decided already came again: skipped", "session", t.SessionID, "turn", t.Turn)
+		return nil // counted and in the feed from its first run
+	}
 	if ctx.Err() == nil && !held {
 		d.noteProcessed(dec, err)
 	}
@@ -256,6 +260,9 @@ func (d *Daemon) release(ctx context.Context, s *holdSession, after []ingest.Tur
 func (d *Daemon) decide(ctx context.Context, t ingest.Turn, later []string, st ingest.SessionState) error {
 	dec, held, err := d.pipeline.ProcessTurn(ctx, t, later, st)
 	err = d.indexLag(err)
+	if err == nil && dec.Stage == ingest.StageReplay {
+		return nil // counted and in the feed from its first run
+	}
 	if ctx.Err() == nil {
 		d.noteProcessed(dec, err)
 	}

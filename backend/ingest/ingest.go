@@ -152,6 +152,10 @@ type run struct {
 	exact bool
 	// replaces (Write) is the live memory the text supersedes.
 	replaces string
+	// turnKey names the turn ProcessTurn runs (its marks, turnmark.go);
+	// marks are what earlier runs of it did, by statement hash.
+	turnKey string
+	marks   map[string]store.TurnMark
 }
 
 func (r *run) reject(stage, reason string) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // StageDistill names the step that splits a turn into statements and
@@ -46,6 +47,16 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 	if allErrors(t) {
 		r.reject(StageSource, "error response")
 		return r.dec, false, nil
+	}
+	if r.turnKey = turnKey(t); r.turnKey != "" {
+		marks, err := p.store.TurnMarks(ctx, r.turnKey)
+		if err != nil {
+			return r.dec, false, fmt.Errorf("ingest: %w", err)
+		}
+		if _, ok := marks[""]; ok {
+			return replayed(r, marks), false, nil
+		}
+		r.marks = marks
 	}
 	if err := p.headless(ctx, r); err != nil || r.held {
 		return r.dec, r.held, err
@@ -132,7 +143,7 @@ func firstNonEmpty(ss ...string) string {
 
 // storeCandidates embeds the kept statements in one batch and places each
 // (dedup, update, link or create) as a memory of its own kind and type.
-func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate) error {
+func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate) (err error) {
 	start := time.Now()
 	texts := make([]string, len(kept))
 	for i, c := range kept {
@@ -164,13 +175,40 @@ func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate
 	defer func() { <-p.wmu }()
 	best := outDuplicate
 	var reasons []string
+	// What an earlier run of the turn placed is not placed again (see
+	// turnmark.go); the rest is marked pending first, and its outcome
+	// recorded once placed, also when a later statement fails.
+	var pending, done []store.TurnMark
+	for _, c := range kept {
+		h := memory.ContentHash(c.Text)
+		if _, ok := r.marks[h]; r.turnKey != "" && !ok { // a pending mark keeps its time (resolvePending)
+			pending = append(pending, store.TurnMark{Turn: r.turnKey, Hash: h})
+		}
+	}
+	if err := p.store.MarkTurn(ctx, pending); err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	defer func() {
+		if r.turnKey == "" {
+			return
+		}
+		if err == nil && r.decided {
+			done = append(done, store.TurnMark{Turn: r.turnKey, Outcome: string(r.dec.Verdict)})
+		}
+		if len(done) == 0 {
+			return
+		}
+		if merr := p.store.MarkTurn(context.WithoutCancel(ctx), done); merr != nil && err == nil {
+			err = fmt.Errorf("ingest: %w", merr)
+		}
+	}()
 	for i, c := range kept {
-		cr := *r
-		cr.kind, cr.kindOrigin = c.Kind, c.kindOrigin()
-		cr.given = &memory.Memory{Type: c.Type}
-		out, id, why, err := p.place(ctx, &cr, c.Text, vecs[i])
+		out, id, why, record, err := p.placeStatement(ctx, r, c, vecs[i])
 		if err != nil {
 			return fmt.Errorf("ingest: store statement %d: %w", i, err)
+		}
+		if record && r.turnKey != "" {
+			done = append(done, store.TurnMark{Turn: r.turnKey, Hash: memory.ContentHash(c.Text), Outcome: outcomeOf(out), MemoryID: id})
 		}
 		best = min(best, out)
 		r.dec.MemoryIDs = append(r.dec.MemoryIDs, id)
@@ -178,14 +216,34 @@ func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate
 		reasons = append(reasons, why)
 	}
 	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageDedup, Duration: time.Since(start)})
-	r.dec.Verdict = map[outcome]memory.Verdict{outCreated: memory.VerdictStored, outUpdated: memory.VerdictUpdated,
-		outMerged: memory.VerdictMerged, outDuplicate: memory.VerdictDuplicate}[best]
+	r.dec.Verdict = verdicts[best]
 	r.dec.Stage, r.decided = StageDedup, true
 	if best == outCreated {
 		r.dec.Stage = StageStore
 	}
 	r.dec.Reason = summarizeReasons(reasons)
 	return nil
+}
+
+// placeStatement places one kept statement of the turn, unless an earlier
+// run of the turn did (its marks): then its outcome and memory are that
+// run's, and nothing is written or reinforced. record says the outcome is
+// new to the marks (placed now, or a pending mark resolved).
+func (p *Pipeline) placeStatement(ctx context.Context, r *run, c Candidate, vec []float32) (out outcome, id, why string, record bool, err error) {
+	if mk, ok := r.marks[memory.ContentHash(c.Text)]; ok && r.turnKey != "" {
+		if mk.Outcome != "" {
+			return markedOutcome(mk.Outcome), mk.MemoryID, "placed by an earlier run of the turn", false, nil
+		}
+		out, id, ok, err := p.resolvePending(ctx, c.Text, mk)
+		if err != nil || ok {
+			return out, id, "placed by an earlier run of the turn, cut short", ok, err
+		}
+	}
+	cr := *r
+	cr.kind, cr.kindOrigin = c.Kind, c.kindOrigin()
+	cr.given = &memory.Memory{Type: c.Type}
+	out, id, why, err = p.place(ctx, &cr, c.Text, vec)
+	return out, id, why, err == nil, err
 }
 
 // contentGate is the adaptive content score (package noise) on each kept

@@ -1,0 +1,182 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Turn marks. A captured turn that fails partway (a store error, the
+// embedder gone, the daemon killed) is run again by its capture path; so
+// is a turn read twice. The write pipeline records, per turn, what it did
+// with each statement, so that a second run skips the statements stored
+// the first time (instead of reinforcing them as their own duplicates) and
+// a turn decided whole is skipped entirely (package ingest, ProcessTurn).
+
+// bucketTurns holds the turn marks, key: turn key, 0, statement hash
+// ("" for the whole turn); value: turnMarkValue as JSON. Created by the
+// first MarkTurn.
+var bucketTurns = []byte("turns")
+
+// keyTurnsPruned, in bucketTurns, holds when expired marks were last
+// removed (a key no turn key can have: turn keys are not empty).
+var keyTurnsPruned = []byte("\x00pruned")
+
+// TurnMarkTTL is how long a turn mark is kept: far longer than a turn is
+// ever retried (a live turn a kill left on disk is decided at the next
+// start; a headless session is held for hours, not weeks).
+const TurnMarkTTL = 30 * 24 * time.Hour
+
+// Bounds of a turn mark.
+const (
+	maxTurnKey   = 256
+	maxTurnMarks = 4096 // per MarkTurn
+)
+
+// TurnMark is what the write pipeline did with one statement of a turn, or
+// (Hash "") with the whole turn.
+type TurnMark struct {
+	// Turn names the turn (the caller's key, 1..256 bytes).
+	Turn string
+	// Hash is the statement's content hash; "" marks the whole turn.
+	Hash string
+	// Outcome is the verdict the statement (or turn) got; "" marks a
+	// statement about to be placed whose outcome is not recorded yet
+	// (pending: a kill may have cut its placement short, or not).
+	Outcome string
+	// MemoryID is the memory the statement was stored as, merged into or
+	// updated.
+	MemoryID string
+	// At is when the mark was written (set by MarkTurn).
+	At time.Time
+}
+
+type turnMarkValue struct {
+	Outcome  string    `json:"o,omitempty"`
+	MemoryID string    `json:"m,omitempty"`
+	At       time.Time `json:"at"`
+}
+
+func turnMarkKey(turn, hash string) []byte {
+	return append(append([]byte(turn), 0), hash...)
+}
+
+// TurnMarks returns the marks recorded for turn, keyed by statement hash
+// ("" for the whole turn). Expired marks are left out.
+func (s *Store) TurnMarks(ctx context.Context, turn string) (map[string]TurnMark, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string]TurnMark{}
+	if turn == "" {
+		return out, nil
+	}
+	cutoff := s.now().Add(-TurnMarkTTL)
+	prefix := turnMarkKey(turn, "")
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTurns)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			var tv turnMarkValue
+			if err := json.Unmarshal(v, &tv); err != nil {
+				continue // a damaged mark is no mark: the statement is placed as new
+			}
+			if tv.At.Before(cutoff) {
+				continue
+			}
+			h := string(k[len(prefix):])
+			out[h] = TurnMark{Turn: turn, Hash: h, Outcome: tv.Outcome, MemoryID: tv.MemoryID, At: tv.At}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the marks of turn %s: %w", turn, err)
+	}
+	return out, nil
+}
+
+// MarkTurn records marks in one transaction (a mark replaces the one of
+// the same turn and hash), and about once an hour removes the marks older
+// than TurnMarkTTL.
+func (s *Store) MarkTurn(ctx context.Context, marks []TurnMark) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(marks) == 0 {
+		return nil
+	}
+	if len(marks) > maxTurnMarks {
+		return fmt.Errorf("mark a turn: %d marks, at most %d", len(marks), maxTurnMarks)
+	}
+	for _, m := range marks {
+		if m.Turn == "" || len(m.Turn) > maxTurnKey || bytes.IndexByte([]byte(m.Turn), 0) >= 0 || len(m.Hash) > maxTurnKey || len(m.MemoryID) > maxTurnKey || len(m.Outcome) > 64 {
+			return fmt.Errorf("mark a turn: turn key of %d bytes (1..%d, no NUL), hash %d, memory id %d, outcome %d", len(m.Turn), maxTurnKey, len(m.Hash), len(m.MemoryID), len(m.Outcome))
+		}
+	}
+	now := s.now().UTC()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketTurns)
+		if err != nil {
+			return err
+		}
+		for _, m := range marks {
+			v, err := json.Marshal(turnMarkValue{Outcome: m.Outcome, MemoryID: m.MemoryID, At: now})
+			if err != nil {
+				return err
+			}
+			if err := b.Put(turnMarkKey(m.Turn, m.Hash), v); err != nil {
+				return err
+			}
+		}
+		return pruneTurnMarks(b, now)
+	})
+	if err != nil {
+		return fmt.Errorf("mark turn %s: %w", marks[0].Turn, err)
+	}
+	return nil
+}
+
+// pruneTurnMarks removes the expired marks of b, at most once an hour.
+func pruneTurnMarks(b *bolt.Bucket, now time.Time) error {
+	var last time.Time
+	if v := b.Get(keyTurnsPruned); v != nil && last.UnmarshalText(v) == nil && now.Sub(last) < time.Hour && !now.Before(last) {
+		return nil
+	}
+	cutoff := now.Add(-TurnMarkTTL)
+	var old [][]byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if bytes.Equal(k, keyTurnsPruned) {
+			continue
+		}
+		var tv turnMarkValue
+		if json.Unmarshal(v, &tv) != nil || tv.At.Before(cutoff) {
+			old = append(old, append([]byte(nil), k...))
+		}
+	}
+	for _, k := range old {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	stamp, err := now.MarshalText()
+	if err != nil {
+		return err
+	}
+	return b.Put(keyTurnsPruned, stamp)
+}
