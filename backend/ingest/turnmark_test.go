@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/memtray/memtray/backend/config"
@@ -124,5 +125,50 @@ func TestTurnRunAgain(t *testing.T) {
 				t.Errorf("third run: stage %s, err %v; want %s", third.Stage, err, StageReplay)
 			}
 		})
+	}
+}
+
+// TestTurnRunTwiceAtOnce: two runs of one turn at the same time (two
+// capture paths handing it over at once) store it once: the second,
+// waiting for the write lock, finds the turn decided and reinforces
+// nothing.
+func TestTurnRunTwiceAtOnce(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	turn := GroupTurns(sessionOf("atonce", "look at the csv code",
+		"The exporter in `export/csv.go` quotes every field because Excel splits unquoted fields at commas and semicolons.",
+		"Let me read the importer.",
+		"The importer in `import/rows.go` skips rows with an empty `customer_id` column before it validates the remaining ones."))[0]
+	var wg sync.WaitGroup
+	decs := make([]memory.Decision, 2)
+	for i := range decs {
+		wg.Go(func() {
+			d, _, err := f.p.ProcessTurn(ctx, turn, nil, SessionState{})
+			if err != nil {
+				t.Error(err)
+			}
+			decs[i] = d
+		})
+	}
+	wg.Wait()
+	replays := 0
+	for _, d := range decs {
+		if d.Stage == StageReplay {
+			replays++
+		}
+	}
+	if replays != 1 {
+		t.Errorf("decisions at %s and %s, want one replay", decs[0].Stage, decs[1].Stage)
+	}
+	if err := f.st.Iterate(ctx, store.Filter{}, func(m memory.Memory) error {
+		if m.ReinforcedCount != 0 {
+			t.Errorf("memory %q reinforced %d times by a run of the same turn", preview(m.Text), m.ReinforcedCount)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.st.Count(); n != 2 {
+		t.Errorf("%d memories, want 2", n)
 	}
 }

@@ -67,7 +67,12 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 
 	start = time.Now()
 	cands := Distill(t, later)
-	defer p.reviseEarlier(ctx, t, st, cands, len(r.dec.Candidates), &dec, &err) // session.go
+	base := len(r.dec.Candidates)
+	defer func() {
+		if dec.Stage != StageReplay { // a run of the turn at once decided it, revisions included
+			p.reviseEarlier(ctx, t, st, cands, base, &dec, &err) // session.go
+		}
+	}()
 	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageDistill, Duration: time.Since(start)})
 	var kept []Candidate
 	for _, c := range cands {
@@ -88,6 +93,9 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 	}
 	if err := p.storeCandidates(ctx, r, kept); err != nil {
 		return r.dec, false, err
+	}
+	if r.dec.Stage == StageReplay {
+		return r.dec, false, nil
 	}
 	r.dec.Reason = describeCandidates(cands) + "; " + r.dec.Reason
 	return r.dec, false, nil
@@ -173,6 +181,19 @@ func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate
 		return ctx.Err()
 	}
 	defer func() { <-p.wmu }()
+	if r.turnKey != "" {
+		// Read again under the write lock: another run of the turn (two
+		// capture paths at once) may have placed it meanwhile.
+		marks, err := p.store.TurnMarks(ctx, r.turnKey)
+		if err != nil {
+			return fmt.Errorf("ingest: %w", err)
+		}
+		if _, ok := marks[""]; ok {
+			r.dec, r.decided = replayed(r, marks), true
+			return nil
+		}
+		r.marks = marks
+	}
 	best := outDuplicate
 	var reasons []string
 	// What an earlier run of the turn placed is not placed again (see
