@@ -117,7 +117,10 @@ func (s *Service) Add(ctx context.Context, req AddRequest) (memory.Memory, error
 
 // Search runs the read pipeline.
 func (s *Service) Search(ctx context.Context, req SearchRequest) ([]memory.Hit, error) {
-	q := search.Query{Text: req.Query, Project: req.Project, K: req.K, Mode: search.Mode(req.Mode)}
+	// A query's secrets are masked before it is embedded or analysed, as a
+	// memory's are before it is stored.
+	text, _ := ingest.Redact(req.Query)
+	q := search.Query{Text: text, Project: req.Project, K: req.K, Mode: search.Mode(req.Mode)}
 	if q.Mode == "" {
 		q.Mode = search.ModeHybrid
 	}

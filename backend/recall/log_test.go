@@ -41,8 +41,14 @@ func TestRecallLogged(t *testing.T) {
 		{SessionID: "a", Prompt: "payment gateway retries backoff", Event: search.EventSearch},
 	}
 	for _, req := range steps {
-		if _, err := s.Recall(ctx, req); err != nil {
+		out, err := s.Recall(ctx, req)
+		if err != nil {
 			t.Fatal(err)
+		}
+		// Nothing the prompt said reaches an answer unmasked (a skip
+		// reason names the prompt's unknown names).
+		if strings.Contains(strings.ToLower(fmt.Sprintf("%+v", out)), strings.ToLower(secret)) {
+			t.Errorf("the recall's answer holds the prompt's secret: %+v", out)
 		}
 	}
 	log, err := s.RecallLog(ctx, store.RecallLogQuery{})
@@ -53,8 +59,8 @@ func TestRecallLogged(t *testing.T) {
 		t.Fatalf("%d entries logged, want 3: %+v", len(log), log)
 	}
 	first, empty := log[2], log[1]
-	if strings.Contains(empty.Prompt, secret) || !strings.Contains(empty.Prompt, "sourdough") {
-		t.Errorf("prompt not redacted: %q", empty.Prompt)
+	if strings.Contains(strings.ToLower(fmt.Sprintf("%+v", empty)), strings.ToLower(secret)) || !strings.Contains(empty.Prompt, "sourdough") {
+		t.Errorf("the entry holds the prompt's secret: %+v", empty)
 	}
 	if first.SessionID != "a" || first.Project != "shop" || first.Event != search.EventPrompt || len(first.Given) == 0 {
 		t.Errorf("first entry: %+v", first)

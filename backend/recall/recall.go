@@ -18,6 +18,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/redact"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -139,6 +140,10 @@ func (s *Service) Recall(ctx context.Context, req search.RecallRequest) (search.
 			req.MaxChars = lowerBound(req.MaxChars, live.MaxChars)
 		}
 	}
+	// Secrets in the prompt are masked before anything reads it: the
+	// embedder, the analyser, a skip reason naming the prompt's words, the
+	// log.
+	req.Prompt, _ = redact.Redact(req.Prompt)
 	gen := s.o.Generation()
 	out, err := s.o.Recaller.Recall(ctx, req)
 	if err != nil && s.o.Generation() != gen {
