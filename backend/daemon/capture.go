@@ -36,13 +36,25 @@ func (d *Daemon) openCapture() error {
 func (d *Daemon) runCapture(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { d.runLive(ctx) })
-	d.proxy.Run(ctx, 1, func(ctx context.Context, ex memory.Exchange) error {
-		if d.skipProxyExchange(ex) { // stored from the session file already (transcripts.go)
-			return nil
-		}
-		return d.captureExchange(ctx, ex)
-	})
+	d.proxy.Run(ctx, 1, d.takeProxyExchange)
 	wg.Wait()
+}
+
+// takeProxyExchange is the proxy's handler, in this order: an exchange of
+// a turn stored from the session file already is skipped; the rest is
+// saved to its live turn or decided (captureExchange); only then is its
+// turn recorded as the proxy's, so the transcript's copy is skipped. A
+// kill between the last two steps leaves both copies (the turn may be
+// stored twice, never lost); recorded first, a kill lost it from both.
+func (d *Daemon) takeProxyExchange(ctx context.Context, ex memory.Exchange) error {
+	if d.skipProxyExchange(ex) { // stored from the session file already (transcripts.go)
+		return nil
+	}
+	if err := d.captureExchange(ctx, ex); err != nil {
+		return err
+	}
+	d.proxyTook(ex)
+	return nil
 }
 
 // TrayBackend is what the tray's menu reaches in-process: the settings'

@@ -98,8 +98,7 @@ func (d *Daemon) CaptureTranscript(_ context.Context, req httpapi.TranscriptRequ
 }
 
 // skipProxyExchange says whether the proxy's exchange belongs to a turn
-// stored from a session file already (and records the turns the proxy
-// takes first).
+// stored from a session file already. It records nothing (proxyTook).
 func (d *Daemon) skipProxyExchange(ex memory.Exchange) bool {
 	if d.tail == nil {
 		return false
@@ -109,6 +108,18 @@ func (d *Daemon) skipProxyExchange(ex memory.Exchange) bool {
 		d.log.Warn("could not check the proxy's exchange against the session files' turns", "err", err)
 	}
 	return skip
+}
+
+// proxyTook records the turn the proxy's exchange begins as the proxy's,
+// once its copy is durable (takeProxyExchange), so the session file's copy
+// is skipped.
+func (d *Daemon) proxyTook(ex memory.Exchange) {
+	if d.tail == nil {
+		return
+	}
+	if err := d.tail.ProxyTook(ex); err != nil {
+		d.log.Warn("could not record the proxy's turn: its session file copy may be stored too", "err", err)
+	}
 }
 
 // transcriptStats summarises capture from session files for Stats.

@@ -439,3 +439,73 @@ func BenchmarkTranscriptHook(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "turns/s")
 }
+
+// TestProxyTurnSurvivesKill: a kill while the proxy takes a turn's first
+// exchange loses the turn from neither path. The daemon is closed between
+// the handler's steps and opened again on the same data dir (the kill);
+// then the session file comes. Killed after the check (before the
+// exchange is decided), the transcript's copy is stored; before the fix
+// the check recorded the turn as the proxy's and the transcript skipped it.
+// Once the handler ran whole, the transcript's copy is skipped.
+func TestProxyTurnSurvivesKill(t *testing.T) {
+	data, err := os.ReadFile("testdata/claude_session.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs, _, err := transcript.Parse(bytes.NewReader(data), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn2 := exs[3] // one response, no tool
+	turn2.Source = memory.SourceCapture
+	tests := []struct {
+		name      string
+		whole     bool // the handler ran to its end before the kill
+		wantDups  int  // turns the transcript skips as the proxy's
+		wantTurn2 int  // decisions of turn 2 after the restart
+	}{
+		{"killed after the check", false, 0, 1},
+		{"handler ran whole", true, 1, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := testConfig(t)
+			cfg.Capture.Transcripts.Enabled = true
+			d := openAt(t, cfg, &jumpClock{})
+			if tc.whole {
+				if err := d.takeProxyExchange(ctx, turn2); err != nil {
+					t.Fatal(err)
+				}
+			} else if d.skipProxyExchange(turn2) {
+				t.Fatal("a new turn was skipped")
+			}
+			d.Close() // the kill
+
+			d2 := openAt(t, cfg, &jumpClock{})
+			dir := filepath.Join(cfg.Capture.Transcripts.ClaudeCodeDirs[0], "-home-dev-src-ledgerd")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, turn2.SessionID+".jsonl")
+			if err := os.WriteFile(path, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := d2.tail.Submit(tail.Request{Path: path, SessionID: turn2.SessionID, CWD: "/home/dev/src/ledgerd", Event: tail.EventStop}); err != nil || !ok {
+				t.Fatalf("submit: %v %v", ok, err)
+			}
+			if err := d2.tail.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, e := range d2.decisions.Newest(100) {
+				if e.Source != memory.SourceCapture && strings.Contains(e.User, "with a config flag.") {
+					n++
+				}
+			}
+			if st := d2.tail.Stats(); st.Duplicates != tc.wantDups || n != tc.wantTurn2 {
+				t.Errorf("turn 2 decided %d times from the transcript, %d turns skipped as the proxy's; want %d and %d (stats %+v)", n, st.Duplicates, tc.wantTurn2, tc.wantDups, st)
+			}
+		})
+	}
+}

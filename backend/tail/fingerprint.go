@@ -151,8 +151,10 @@ func (l *ledger) addLocked(session string, st *sessionTurns, fps []string) error
 
 // proxy decides for an exchange the capture proxy took whether it belongs
 // to a turn already stored (from the transcript): an exchange that begins
-// a turn is looked up, and recorded when new; the tool-loop iterations
-// after it follow its verdict.
+// a turn is looked up; the tool-loop iterations after it follow its
+// verdict. It records nothing: a new turn is recorded (proxyTook) only
+// once the proxy's copy of it is on disk or decided, so a kill in between
+// leaves the transcript's copy to be stored.
 func (l *ledger) proxy(ex memory.Exchange) (skip bool, err error) {
 	if ex.SessionID == "" {
 		return false, nil
@@ -172,5 +174,16 @@ func (l *ledger) proxy(ex memory.Exchange) (skip bool, err error) {
 		return true, nil
 	}
 	st.skipping = false
-	return false, l.addLocked(ex.SessionID, st, []string{fp})
+	return false, nil
+}
+
+// proxyTook records the turn ex begins as the proxy's, once the proxy's
+// copy of ex is durable (on disk or decided): the transcript's copy is
+// skipped from then on. A tool-loop iteration or an exchange of no
+// session records nothing.
+func (l *ledger) proxyTook(ex memory.Exchange) error {
+	if ex.SessionID == "" || ex.ToolLoop {
+		return nil
+	}
+	return l.add(ex.SessionID, Fingerprint(ex))
 }

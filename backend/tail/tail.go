@@ -16,8 +16,9 @@
 // shrank, was replaced (another inode) or whose head changed is read again
 // from the start. Each turn stored is remembered by its Fingerprint, per
 // session, so a turn read twice (a file read again, or the same turn taken
-// by the capture proxy first: ProxyExchange) is stored once; the second
-// comer is skipped and counted.
+// by the capture proxy first: ProxyExchange, then ProxyTook once the
+// proxy's copy is durable) is stored once; the second comer is skipped
+// and counted.
 package tail
 
 import (
@@ -386,8 +387,8 @@ func (t *Tailer) Cursor(path string) (Cursor, bool) {
 }
 
 // ProxyExchange tells the capture proxy whether ex belongs to a turn
-// already stored from a transcript (skip it; counted), and records the
-// turns the proxy takes first, so their transcript copy is skipped.
+// already stored from a transcript (skip it; counted). It records
+// nothing: the proxy calls ProxyTook once its copy of ex is durable.
 func (t *Tailer) ProxyExchange(ex memory.Exchange) (skip bool, err error) {
 	skip, err = t.ledger.proxy(ex)
 	if skip {
@@ -399,4 +400,15 @@ func (t *Tailer) ProxyExchange(ex memory.Exchange) (skip bool, err error) {
 		return false, fmt.Errorf("transcript capture: %w", err)
 	}
 	return skip, nil
+}
+
+// ProxyTook records the turn ex begins as taken by the capture proxy, so
+// its transcript copy is skipped. The proxy calls it only once its copy of
+// ex is durable (saved to its live turn, or decided): recorded earlier, a
+// kill in between would lose the turn from both paths.
+func (t *Tailer) ProxyTook(ex memory.Exchange) error {
+	if err := t.ledger.proxyTook(ex); err != nil {
+		return fmt.Errorf("transcript capture: %w", err)
+	}
+	return nil
 }

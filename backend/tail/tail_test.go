@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -467,6 +468,9 @@ func TestProxyAndTranscriptStoreOnce(t *testing.T) {
 			if skip, err := r.tl.ProxyExchange(ex); skip || err != nil {
 				t.Fatalf("proxy: %v %v", skip, err)
 			}
+			if err := r.tl.ProxyTook(ex); err != nil { // its copy is durable
+				t.Fatal(err)
+			}
 		}
 		path := r.session("p")
 		appendTo(t, path, bytes.Join(fixture(t), nil))
@@ -501,6 +505,42 @@ func TestProxyAndTranscriptStoreOnce(t *testing.T) {
 			t.Error("a new turn was skipped")
 		}
 	})
+}
+
+// TestProxyCheckRecordsNothing: the proxy's check of a turn records no
+// fingerprint; only ProxyTook (called once the proxy's copy is durable)
+// does. Before, the check recorded it: a kill after the check, before the
+// proxy saved or decided the exchange, lost the turn from both paths (the
+// transcript skipped it as the proxy's). A tailer opened again on the same
+// dir stands for the restart.
+func TestProxyCheckRecordsNothing(t *testing.T) {
+	for _, took := range []bool{false, true} {
+		t.Run(fmt.Sprintf("took=%v", took), func(t *testing.T) {
+			r := newRig(t)
+			for _, ex := range whole(t)[:3] { // turn 1 as the proxy saw it
+				ex.Source = memory.SourceCapture
+				if skip, err := r.tl.ProxyExchange(ex); skip || err != nil {
+					t.Fatalf("proxy: %v %v", skip, err)
+				}
+				if took {
+					if err := r.tl.ProxyTook(ex); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			r.open() // a kill, then the next start
+			path := r.session("p")
+			appendTo(t, path, bytes.Join(fixture(t), nil))
+			r.hook(path, EventStop)
+			want := 4 // every turn, turn 1 included: the proxy's copy was lost
+			if took {
+				want = 3 // turn 1 is the proxy's
+			}
+			if len(r.turns) != want {
+				t.Errorf("%d turns stored from the transcript, want %d (stats %+v)", len(r.turns), want, r.tl.Stats())
+			}
+		})
+	}
 }
 
 func TestFingerprint(t *testing.T) {
