@@ -43,16 +43,25 @@ func (d *Daemon) runCapture(ctx context.Context) {
 // takeProxyExchange is the proxy's handler, in this order: an exchange of
 // a turn stored from the session file already is skipped; the rest is
 // saved to its live turn or decided (captureExchange); only then is its
-// turn recorded as the proxy's, so the transcript's copy is skipped. A
-// kill between the last two steps leaves both copies (the turn may be
-// stored twice, never lost); recorded first, a kill lost it from both.
+// turn recorded as the proxy's, so the transcript's copy is skipped (in
+// between, the transcript's copy waits; when the exchange is not kept, it
+// is stored). A kill between the last two steps leaves both copies (the
+// turn may be stored twice, never lost); recorded first, a kill lost it
+// from both.
 func (d *Daemon) takeProxyExchange(ctx context.Context, ex memory.Exchange) error {
 	if d.skipProxyExchange(ex) { // stored from the session file already (transcripts.go)
 		return nil
 	}
+	took := false
+	defer func() {
+		if !took {
+			d.proxyDropped(ex) // also on a panic, which the proxy recovers
+		}
+	}()
 	if err := d.captureExchange(ctx, ex); err != nil {
 		return err
 	}
+	took = true
 	d.proxyTook(ex)
 	return nil
 }

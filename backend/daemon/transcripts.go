@@ -98,7 +98,8 @@ func (d *Daemon) CaptureTranscript(_ context.Context, req httpapi.TranscriptRequ
 }
 
 // skipProxyExchange says whether the proxy's exchange belongs to a turn
-// stored from a session file already. It records nothing (proxyTook).
+// stored from a session file already. It records nothing on disk: a new
+// turn is then proxyTook's or proxyDropped's to settle.
 func (d *Daemon) skipProxyExchange(ex memory.Exchange) bool {
 	if d.tail == nil {
 		return false
@@ -119,6 +120,14 @@ func (d *Daemon) proxyTook(ex memory.Exchange) {
 	}
 	if err := d.tail.ProxyTook(ex); err != nil {
 		d.log.Warn("could not record the proxy's turn: its session file copy may be stored too", "err", err)
+	}
+}
+
+// proxyDropped says the proxy's exchange was not kept (its handler
+// failed): the session file's copy of its turn is stored.
+func (d *Daemon) proxyDropped(ex memory.Exchange) {
+	if d.tail != nil {
+		d.tail.ProxyDropped(ex)
 	}
 }
 

@@ -1,6 +1,7 @@
 package tail
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -46,6 +47,15 @@ type ledger struct {
 	dir      string
 	mu       sync.Mutex
 	sessions map[string]*sessionTurns
+	// taking holds the turns the proxy is taking (checked, its copy not
+	// durable yet), by claimKey; the channel is closed once it took or
+	// dropped the turn. The transcript's copy of such a turn waits for
+	// that (wait): stored now it would be stored twice; skipped, and a
+	// kill before the proxy's copy is durable would lose it.
+	taking map[string]chan struct{}
+	// onWait, when set (tests), is called as capture begins waiting for
+	// a turn the proxy is taking.
+	onWait func()
 }
 
 // sessionTurns is one session's fingerprints (order oldest first) and,
@@ -57,7 +67,7 @@ type sessionTurns struct {
 }
 
 func newLedger(dir string) *ledger {
-	return &ledger{dir: dir, sessions: map[string]*sessionTurns{}}
+	return &ledger{dir: dir, sessions: map[string]*sessionTurns{}, taking: map[string]chan struct{}{}}
 }
 
 func (l *ledger) file(session string) string {
@@ -149,12 +159,19 @@ func (l *ledger) addLocked(session string, st *sessionTurns, fps []string) error
 	return nil
 }
 
+// claimKey names a session's turn in ledger.taking.
+func claimKey(session, fp string) string {
+	return session + "\x00" + fp
+}
+
 // proxy decides for an exchange the capture proxy took whether it belongs
 // to a turn already stored (from the transcript): an exchange that begins
 // a turn is looked up; the tool-loop iterations after it follow its
-// verdict. It records nothing: a new turn is recorded (proxyTook) only
-// once the proxy's copy of it is on disk or decided, so a kill in between
-// leaves the transcript's copy to be stored.
+// verdict. It records nothing on disk: a new turn is recorded (proxyTook)
+// only once the proxy's copy of it is on disk or decided, so a kill in
+// between leaves the transcript's copy to be stored. Until then the turn
+// is marked as being taken (in memory), and its transcript copy waits
+// (wait); proxyTook or proxyDropped ends that.
 func (l *ledger) proxy(ex memory.Exchange) (skip bool, err error) {
 	if ex.SessionID == "" {
 		return false, nil
@@ -174,7 +191,45 @@ func (l *ledger) proxy(ex memory.Exchange) (skip bool, err error) {
 		return true, nil
 	}
 	st.skipping = false
+	if k := claimKey(ex.SessionID, fp); l.taking[k] == nil {
+		l.taking[k] = make(chan struct{})
+	}
 	return false, nil
+}
+
+// release ends the proxy's taking of the turn ex begins.
+func (l *ledger) release(ex memory.Exchange) {
+	if ex.SessionID == "" || ex.ToolLoop {
+		return
+	}
+	k := claimKey(ex.SessionID, Fingerprint(ex))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if ch := l.taking[k]; ch != nil {
+		close(ch)
+		delete(l.taking, k)
+	}
+}
+
+// wait returns once the proxy is not taking the session's turn fp (at
+// once when it is not), or ctx ends.
+func (l *ledger) wait(ctx context.Context, session, fp string) error {
+	l.mu.Lock()
+	ch := l.taking[claimKey(session, fp)]
+	onWait := l.onWait
+	l.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	if onWait != nil {
+		onWait()
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the capture proxy to take a turn of session %s: %w", session, ctx.Err())
+	}
 }
 
 // proxyTook records the turn ex begins as the proxy's, once the proxy's
@@ -185,5 +240,6 @@ func (l *ledger) proxyTook(ex memory.Exchange) error {
 	if ex.SessionID == "" || ex.ToolLoop {
 		return nil
 	}
+	defer l.release(ex) // also when it could not be recorded: the transcript's copy is stored then
 	return l.add(ex.SessionID, Fingerprint(ex))
 }

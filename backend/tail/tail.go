@@ -388,7 +388,10 @@ func (t *Tailer) Cursor(path string) (Cursor, bool) {
 
 // ProxyExchange tells the capture proxy whether ex belongs to a turn
 // already stored from a transcript (skip it; counted). It records
-// nothing: the proxy calls ProxyTook once its copy of ex is durable.
+// nothing on disk: when ex begins a new turn (not skipped, not a tool-loop
+// iteration), the proxy must call ProxyTook once its copy of ex is
+// durable, or ProxyDropped if it will not be; until then the transcript's
+// copy of the turn waits.
 func (t *Tailer) ProxyExchange(ex memory.Exchange) (skip bool, err error) {
 	skip, err = t.ledger.proxy(ex)
 	if skip {
@@ -400,6 +403,12 @@ func (t *Tailer) ProxyExchange(ex memory.Exchange) (skip bool, err error) {
 		return false, fmt.Errorf("transcript capture: %w", err)
 	}
 	return skip, nil
+}
+
+// ProxyDropped says the proxy will not keep ex (its handler failed): the
+// transcript's copy of its turn is stored.
+func (t *Tailer) ProxyDropped(ex memory.Exchange) {
+	t.ledger.release(ex)
 }
 
 // ProxyTook records the turn ex begins as taken by the capture proxy, so

@@ -543,6 +543,59 @@ func TestProxyCheckRecordsNothing(t *testing.T) {
 	}
 }
 
+// TestTranscriptWaitsForProxy: the transcript's copy of a turn the proxy
+// is taking (checked, its copy not durable yet) waits until the proxy took
+// it (then it is skipped) or dropped it (then it is stored). Stored while
+// the proxy takes it, it would be stored twice; skipped, a kill before the
+// proxy's copy is durable would lose it. The ledger's onWait hook orders
+// the two paths: the proxy settles the turn once the tailer waits.
+func TestTranscriptWaitsForProxy(t *testing.T) {
+	for _, took := range []bool{true, false} {
+		t.Run(fmt.Sprintf("took=%v", took), func(t *testing.T) {
+			r := newRig(t)
+			first := whole(t)[0] // turn 1's first exchange, as the proxy saw it
+			first.Source = memory.SourceCapture
+			if skip, err := r.tl.ProxyExchange(first); skip || err != nil {
+				t.Fatalf("proxy: %v %v", skip, err)
+			}
+			waiting := make(chan struct{})
+			r.tl.ledger.onWait = func() { close(waiting) }
+			path := r.session("p")
+			appendTo(t, path, bytes.Join(fixture(t), nil))
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if _, err := r.tl.Submit(Request{Path: path, Event: EventStop}); err != nil {
+					t.Error(err)
+				}
+				if err := r.tl.Drain(context.Background()); err != nil {
+					t.Error(err)
+				}
+			}()
+			select {
+			case <-waiting:
+			case <-done:
+				t.Fatalf("the transcript was read without waiting for the proxy's turn: %d turns stored", len(r.turns))
+			}
+			if took {
+				if err := r.tl.ProxyTook(first); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				r.tl.ProxyDropped(first)
+			}
+			<-done
+			want, dups := 3, 1 // turn 1 is the proxy's
+			if !took {
+				want, dups = 4, 0
+			}
+			if st := r.tl.Stats(); len(r.turns) != want || st.Duplicates != dups {
+				t.Errorf("%d turns stored, %d skipped; want %d and %d", len(r.turns), st.Duplicates, want, dups)
+			}
+		})
+	}
+}
+
 func TestFingerprint(t *testing.T) {
 	a := memory.Exchange{SessionID: "s", User: "fix  the\nbug", Assistant: "Done.", ToolCalls: []memory.ToolCall{{Name: "Edit", Input: `{"a": 1}`}}}
 	b := a

@@ -115,6 +115,9 @@ func splitTurns(exs []memory.Exchange) [][]memory.Exchange {
 func (t *Tailer) capture(ctx context.Context, c *Cursor, r region) error {
 	for _, turn := range splitTurns(r.exchanges) {
 		fp := Fingerprint(turn[0])
+		if err := t.ledger.wait(ctx, c.SessionID, fp); err != nil { // the proxy's copy decides
+			return err
+		}
 		seen, err := t.ledger.has(c.SessionID, fp)
 		if err != nil {
 			return err
