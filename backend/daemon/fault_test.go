@@ -526,9 +526,20 @@ func TestFaultDiskFull(t *testing.T) {
 	if !strings.Contains(msg, "no space left on device") || !strings.Contains(msg, cfg.DataDir) {
 		t.Errorf("the warning does not say the disk is full: %s", msg)
 	}
-	if _, err := r.c.Add(context.Background(), httpapi.AddRequest{Text: "The staging database is db-staging-3.internal on port 5433, reached through the bastion."}); err == nil ||
-		!strings.Contains(err.Error(), "no space left on device") {
-		t.Errorf("adding a memory on a full disk: %v", err)
+	// bbolt may fit an add or two in the free pages of its file (more of
+	// them since turn marks come and go): those are acknowledged and kept;
+	// once the pages run out an add says the disk is full.
+	added := 0
+	for i := 0; ; i++ {
+		_, err := r.c.Add(context.Background(), httpapi.AddRequest{Text: fmt.Sprintf("The staging database %d is db-staging-%d.internal on port 5433, reached through the bastion.", i, i)})
+		if err == nil && i < 20 {
+			added++
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), "no space left on device") {
+			t.Errorf("adding memories on a full disk: %d added, then %v", added, err)
+		}
+		break
 	}
 	for id, m := range stored {
 		got, err := r.c.Get(context.Background(), id)
@@ -549,7 +560,7 @@ func TestFaultDiskFull(t *testing.T) {
 	// bbolt may still fit a write or two in the free pages of its file:
 	// every exchange handled without error is stored, the others not.
 	handled, failed, _ := r.captureStats()
-	want := int(handled)
+	want := int(handled) + added
 	if n := r.d.Store().Count(); n != want || failed == 0 || handled < 4 {
 		t.Errorf("after freeing space the store holds %d, want %d (%d exchanges failed)", n, want, failed)
 	}
@@ -570,8 +581,8 @@ func TestFaultDiskFull(t *testing.T) {
 			t.Errorf("memory %s lost: %v", id, err)
 		}
 	}
-	if hits, _ := d2.Memories().Search(context.Background(), httpapi.SearchRequest{Query: "payment gateway retry settings", Mode: "bm25", K: 20}); len(hits) != want {
-		t.Errorf("the text index finds %d of %d after the restart", len(hits), want)
+	if hits, _ := d2.Memories().Search(context.Background(), httpapi.SearchRequest{Query: "payment gateway retry settings", Mode: "bm25", K: 20}); len(hits) != want-added {
+		t.Errorf("the text index finds %d of the %d captured after the restart", len(hits), want-added)
 	}
 }
 
