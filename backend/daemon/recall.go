@@ -10,7 +10,7 @@ import (
 // openFeedback builds the feedback service (reinforce, rate, snooze, pin)
 // over the store, announcing each change on the live feed.
 func (d *Daemon) openFeedback() {
-	d.feedback = feedback.New(feedback.Options{Store: d.store, Clock: d.clock, Logger: d.log, Publish: d.publishMemory,
+	d.feedback = feedback.New(feedback.Options{Store: d.store, Clock: d.clock, Logger: d.log, Publish: d.publishMemory, IndexLag: d.indexLag,
 		Observe: func(ctx context.Context, op string, ids []string, score int) {
 			// The recall log notes it beside the recall that gave the memory.
 			if err := d.recall.Feedback(ctx, op, ids, score); err != nil {

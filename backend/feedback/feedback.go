@@ -7,7 +7,6 @@ package feedback
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -45,13 +44,16 @@ type Options struct {
 	Store Store
 	// Clock dates reinforcements and snoozes; nil: the wall clock.
 	Clock memory.Clock
-	// Logger gets the lagging text index's warning and ratings' reasons
-	// (debug); nil discards them.
+	// Logger gets ratings' reasons (debug); nil discards them.
 	Logger *slog.Logger
 	// Publish announces a change (one of the Op constants) of the memories
 	// ids; m is the memory after it when one memory changed. Nil: nothing
 	// is announced.
 	Publish func(op string, ids []string, m *memory.Memory)
+	// IndexLag turns "stored, but the text index lags" into success (and
+	// a warning) and returns any other error (nil: errors are returned);
+	// the daemon's also tells the status.
+	IndexLag func(error) error
 	// Observe, if set, is told of each reinforcement (score +1) and
 	// rating (+1 or -1) once it is stored, for the recall log.
 	Observe func(ctx context.Context, op string, ids []string, score int)
@@ -72,6 +74,9 @@ func New(o Options) *Service {
 	}
 	if o.Publish == nil {
 		o.Publish = func(string, []string, *memory.Memory) {}
+	}
+	if o.IndexLag == nil {
+		o.IndexLag = func(err error) error { return err }
 	}
 	if o.Observe == nil {
 		o.Observe = func(context.Context, string, []string, int) {}
@@ -170,10 +175,6 @@ func (s *Service) updated(op string) func(memory.Memory, error) (memory.Memory, 
 // update changes one memory; a lagging text index is not a failure.
 func (s *Service) update(ctx context.Context, id string, fn func(*memory.Memory) error) (memory.Memory, error) {
 	m, err := s.o.Store.Update(ctx, id, fn)
-	if errors.Is(err, store.ErrIndexPending) {
-		s.o.Logger.Warn("text index lags behind the records; it catches up at the next write or start", "err", err)
-		err = nil
-	}
 	m.Embedding = nil
-	return m, err
+	return m, s.o.IndexLag(err)
 }

@@ -203,12 +203,8 @@ func (s *Service) IngestDocument(ctx context.Context, name, project, text string
 // update changes one memory; a lagging text index is not a failure.
 func (s *Service) update(ctx context.Context, id string, fn func(*memory.Memory) error) (memory.Memory, error) {
 	m, err := s.o.Store.Update(ctx, id, fn)
-	if errors.Is(err, store.ErrIndexPending) {
-		s.o.Logger.Warn("text index lags behind the records; it catches up at the next write or start", "err", err)
-		err = nil
-	}
 	m.Embedding = nil
-	return m, err
+	return m, s.o.IndexLag(err)
 }
 
 // List returns a page of memories, including snoozed and superseded ones (a
