@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/redact"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -34,8 +33,8 @@ const (
 )
 
 // log queues a recall that searched for the log (never blocking: the
-// writer redacts the prompt, cuts the previews and writes, off the
-// hook's path).
+// writer cuts the previews and writes, off the hook's path). Recall has
+// masked the prompt's secrets already.
 func (s *Service) log(req search.RecallRequest, out search.Recalled) {
 	if s.w == nil || out.Skipped == search.SkippedToolLoop || out.Skipped == search.SkippedRepeat {
 		return
@@ -48,13 +47,12 @@ func (s *Service) log(req search.RecallRequest, out search.Recalled) {
 	s.w.add(p)
 }
 
-// entry is the log's entry of p: its prompt redacted, the previews cut,
-// those of the withheld memories from mems.
+// entry is the log's entry of p (its prompt redacted by Recall): the
+// previews cut, those of the withheld memories from mems.
 func entry(p pending, mems map[string]memoryText) store.RecallEntry {
 	req := p.req
-	prompt, _ := redact.Redact(req.Prompt)
 	e := store.RecallEntry{At: p.at, SessionID: req.SessionID, Event: req.Event, Project: req.Project, Agent: req.Agent,
-		Prompt: clipBytes(prompt, store.MaxRecallPrompt), Skipped: clipBytes(p.skipped, store.MaxRecallPrompt), Given: p.given}
+		Prompt: clipBytes(req.Prompt, store.MaxRecallPrompt), Skipped: clipBytes(p.skipped, store.MaxRecallPrompt), Given: p.given}
 	if e.Event == "" {
 		e.Event = search.EventPrompt
 	}

@@ -25,9 +25,9 @@ const (
 	DefaultLogEvery = 200 * time.Millisecond
 )
 
-// pending is a recall waiting for the log: what the recall had, not yet
-// redacted or cut to previews (that is the writer's work, off the hook's
-// path).
+// pending is a recall waiting for the log: what the recall had (its
+// prompt already redacted), not yet cut to previews (that is the
+// writer's work, off the hook's path).
 type pending struct {
 	at       time.Time
 	req      search.RecallRequest
@@ -176,8 +176,8 @@ func (w *logWriter) write() error {
 	return err
 }
 
-// entries makes the log's entries of ps: the prompts redacted, the
-// memories' texts cut to previews, the withheld memories' previews read
+// entries makes the log's entries of ps: the memories' texts cut to
+// previews, the withheld memories' previews read
 // from the store (one read for the batch).
 func (w *logWriter) entries(ctx context.Context, ps []pending) ([]store.RecallEntry, error) {
 	var ids []string
