@@ -41,7 +41,10 @@ const cleanups = [];
 /** On failure: a screenshot of each open page and the decision log, for the artefacts. */
 const onFailure = [];
 let passed = 0;
+/** The step running now: each problem a page reports is tagged with it. */
+let current = '';
 function step(name) {
+  current = name;
   console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s] ${name}`);
 }
 function ok(name) {
@@ -142,10 +145,11 @@ async function main() {
     const page = await ctx.newPage();
     page.on('console', (m) => {
       const t = m.text();
-      if (m.type() === 'error' && !/Failed to load resource.*(404|409)/.test(t)) problems.push(`console: ${t}`);
-      if (/Content Security Policy/i.test(t)) problems.push(`CSP: ${t}`);
+      const where = `(in "${current}", on ${page.url()})`;
+      if (m.type() === 'error' && !/Failed to load resource.*(404|409)/.test(t)) problems.push(`console: ${t} ${where}`);
+      if (/Content Security Policy/i.test(t)) problems.push(`CSP: ${t} ${where}`);
     });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message} (in "${current}", on ${page.url()})`));
     return page;
   }
   const shot = (page, name) => page.screenshot({ path: path.join(artifacts, `${name}.png`) });

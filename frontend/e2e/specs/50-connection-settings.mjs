@@ -12,9 +12,13 @@
 // Screenshots: connection-lost.png, session-ended.png, settings.png,
 // settings-dark.png.
 
-/** Drops the console errors a page logs while its daemon is down or refuses it (expected here). */
+/**
+ * Drops the console errors a page logs while its daemon is down or refuses it
+ * (expected here): a request in flight when the daemon stops is reset, one
+ * sent while it is down is refused.
+ */
 function forgetExpected(problems, from) {
-  const rest = problems.splice(from).filter((p) => !/ERR_CONNECTION_REFUSED|ERR_EMPTY_RESPONSE|status of 40[01]|Failed to fetch|network error/i.test(p));
+  const rest = problems.splice(from).filter((p) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|status of 40[01]|Failed to fetch|network error/i.test(p));
   problems.push(...rest);
 }
 
