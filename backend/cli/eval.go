@@ -195,7 +195,7 @@ func runEvalMerge(env *Env, args []string) error {
 func runEvalSessions(env *Env, args []string) error {
 	var c common
 	fs := newFlags("eval sessions", env, &c, true)
-	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts and what unrelated prompts got to `FILE`")
+	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts, each recall miss and where its memory went, and what unrelated prompts got to `FILE`")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

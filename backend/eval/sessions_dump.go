@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
 )
 
 // dumpSession writes a session's live memories, each with the ids of the
@@ -50,5 +51,34 @@ func dumpUnrelated(w io.Writer, prompt string, hits []memory.Hit) {
 			text = string(r[:120]) + "..."
 		}
 		fmt.Fprintf(w, "  %.3f %s\n", h.Score, strings.ReplaceAll(text, "\n", " "))
+	}
+}
+
+// dumpMiss writes a query of a covered fact whose recall gave no memory
+// covering it in the first SessionsK, and why: what was given (or why
+// nothing was), and where the memories covering the fact went (given past
+// the first SessionsK, or withheld and by which floor; neither: not a
+// candidate at all).
+func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Recalled, all map[string]memory.Memory) {
+	why := fmt.Sprintf("%d given", len(got.Hits))
+	if got.Skipped != "" {
+		why += ", skipped: " + got.Skipped
+	}
+	fmt.Fprintf(w, "=== miss %s %s %q: %s\n", session, f.ID, query, why)
+	found := false
+	for i, h := range got.Hits {
+		if coversLower(strings.ToLower(h.Memory.Text), f.Keys) {
+			fmt.Fprintf(w, "  covering memory given at rank %d (%.3f)\n", i+1, h.Score)
+			found = true
+		}
+	}
+	for _, wh := range got.Withheld {
+		if m, ok := all[wh.ID]; ok && coversLower(strings.ToLower(m.Text), f.Keys) {
+			fmt.Fprintf(w, "  covering memory withheld: %s (%.3f)\n", wh.Reason, wh.Score)
+			found = true
+		}
+	}
+	if !found {
+		fmt.Fprintf(w, "  no covering memory among the candidates\n")
 	}
 }

@@ -269,6 +269,8 @@ func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *Labelled
 			}
 			if hitCovers(hitTexts(got.Hits), f.Keys, SessionsK) {
 				sc.QueryHits++
+			} else if r.opts.Dump != nil {
+				dumpMiss(r.opts.Dump, ls.ID, f, q, got, r.final)
 			}
 		}
 	}
