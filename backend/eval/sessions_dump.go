@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -14,6 +15,15 @@ import (
 // covers, for reading a run by hand (SessionsOptions.Dump).
 func dumpSession(w io.Writer, ls *LabelledSession, live []memory.Memory, covered []bool) {
 	fmt.Fprintf(w, "=== session %s (%s, %d memories)\n", ls.ID, ls.Agent, len(live))
+	// In the order they were written (ties by text), not by their random
+	// ids: two runs' dumps diff line by line.
+	live = slices.Clone(live)
+	slices.SortStableFunc(live, func(a, b memory.Memory) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Text, b.Text)
+	})
 	for _, m := range live {
 		lower := strings.ToLower(m.Text)
 		var tags []string
