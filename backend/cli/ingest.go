@@ -246,6 +246,9 @@ func readInput(env *Env, name string) ([]byte, error) {
 			return nil, err
 		}
 		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, fmt.Errorf("%s is a directory: give the session files in it (memtray ingest %s)", name, filepath.Join(name, "*"))
+		}
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxIngestFile+1))

@@ -221,3 +221,34 @@ func TestIngestBatches(t *testing.T) {
 		t.Fatalf("%d batches, %d exchanges in all (want %d)", len(got), total, len(exs))
 	}
 }
+
+// TestIngestInputErrors: an input that cannot be read is refused before
+// anything is stored, with a message that names it and says what to do;
+// a directory says to give its files (it once read "read DIR: read DIR:
+// is a directory").
+func TestIngestInputErrors(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"directory", []string{dir}, []string{dir + " is a directory", filepath.Join(dir, "*")}},
+		{"missing file", []string{filepath.Join(dir, "missing.jsonl")}, []string{"missing.jsonl", "no such file"}},
+	} {
+		code, out, errs := run(t, ctx, "", append([]string{"ingest", dd}, tc.args...)...)
+		if code == 0 {
+			t.Errorf("%s: exit 0\n%s", tc.name, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%s: stderr %q does not say %q", tc.name, errs, w)
+			}
+		}
+		if strings.Count(errs, "is a directory") > 1 {
+			t.Errorf("%s: stderr repeats itself: %q", tc.name, errs)
+		}
+	}
+}
