@@ -21,7 +21,7 @@ var testT = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 // openPipeline returns a real store and a write pipeline over it (built-in
 // embedder, the default config, no judge), with a content scorer when
 // scored.
-func openPipeline(t *testing.T, scored bool) (*store.Store, *ingest.Pipeline, *embed.Builtin) {
+func openPipeline(t testing.TB, scored bool) (*store.Store, *ingest.Pipeline, *embed.Builtin) {
 	t.Helper()
 	ctx := context.Background()
 	clock := memory.FixedClock{T: testT}

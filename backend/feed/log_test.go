@@ -30,7 +30,7 @@ func TestDecisionLogRing(t *testing.T) {
 }
 
 // openStore opens a store in dir (the model is any: the log stores no vectors).
-func openStore(t *testing.T, dir string) *store.Store {
+func openStore(t testing.TB, dir string) *store.Store {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.Options{Dir: dir, Model: "test", Dim: 4, Clock: memory.FixedClock{T: logT0}})
 	if err != nil {
