@@ -56,6 +56,14 @@ func runSetup(env *Env, args []string) error {
 		if e.Binary, e.Notes, err = agentsetup.Binary(*binary); err != nil {
 			return err
 		}
+		// The proxy's base URL names where the daemon on this data dir runs
+		// (`serve --listen` elsewhere than the config says): the configured
+		// address would leave the agent with no API at all.
+		if cl, ok := remote(env.Ctx, cfg); ok && cl.Addr() != cfg.Listen {
+			e.Listen = cl.Addr()
+			e.Notes = append(e.Notes, fmt.Sprintf("memtray runs on %s, not on the configured %s: the agent is pointed at %s; "+
+				"set \"listen\": %q in the config (or always start it with --listen %s), or run setup again when it runs elsewhere", cl.Addr(), cfg.Listen, cl.Addr(), cl.Addr(), cl.Addr()))
+		}
 	}
 	return agentsetup.Run(env.Stdout, e, client, agentsetup.Options{NoProxy: *noProxy, NoHooks: *noHooks, Force: *force}, *undo, *printOnly)
 }

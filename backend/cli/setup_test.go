@@ -9,6 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/daemon"
 )
 
 // TestSetupCommand: the command's flags, config and usage around
@@ -244,4 +247,37 @@ func shellWords(t *testing.T, s string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// TestSetupPointsAtRunningDaemon: with the daemon of the data dir serving
+// elsewhere than the configured address (`serve --listen`), setup points
+// the agent's proxy base URL at where it runs, and says so; it once wrote
+// the configured 127.0.0.1:7432, where nothing listened, so the agent
+// could not reach its API.
+func TestSetupPointsAtRunningDaemon(t *testing.T) {
+	dir := isolate(t)
+	serveUntilEnd(t, dir)
+	rt, err := daemon.ReadRuntime(dir)
+	if err != nil || rt.Listen == "" || rt.Listen == config.Default().Listen {
+		t.Fatalf("runtime: %+v %v", rt, err)
+	}
+	home := t.TempDir()
+	for _, tc := range []struct {
+		client, file, want string
+	}{
+		{"claude-code", ".claude/settings.json", `"ANTHROPIC_BASE_URL": "http://` + rt.Listen + `"`},
+		{"codex", ".codex/config.toml", `openai_base_url = "http://` + rt.Listen + `/openai/v1"`},
+	} {
+		code, out, errs := run(t, context.Background(), "", "setup", tc.client, "--home", home, "--data-dir", dir, "--binary", "/opt/memtray/bin/memtray")
+		if code != 0 {
+			t.Fatalf("%s: exit %d %s %s", tc.client, code, out, errs)
+		}
+		if !strings.Contains(out, "memtray runs on "+rt.Listen+", not on the configured "+config.Default().Listen) {
+			t.Errorf("%s: no note of the address:\n%s", tc.client, out)
+		}
+		data, _ := os.ReadFile(filepath.Join(home, tc.file))
+		if !strings.Contains(string(data), tc.want) {
+			t.Errorf("%s: %s lacks %s:\n%s", tc.client, tc.file, tc.want, data)
+		}
+	}
 }
