@@ -231,8 +231,24 @@ func runIngest(env *Env, args []string) error {
 		for _, r := range reports {
 			writeIngestReport(env.Stdout, r)
 		}
+		writeIngestTotal(env.Stdout, reports)
 		return nil
 	})
+}
+
+// writeIngestTotal sums the reports up, when there are several, and says
+// where to look at the result.
+func writeIngestTotal(w io.Writer, reports []IngestReport) {
+	if len(reports) > 1 {
+		var memories, duplicates, rejected int
+		for _, r := range reports {
+			memories += r.Memories
+			duplicates += r.Duplicates
+			rejected += r.Verdicts[string(memory.VerdictRejected)]
+		}
+		fmt.Fprintf(w, "total: %d inputs, memories written %d, duplicates avoided %d, rejected %d\n", len(reports), memories, duplicates, rejected)
+	}
+	fmt.Fprintln(w, "see them with `memtray list` or `memtray search QUERY`, why each was kept or rejected with `memtray decisions`, or in the window's Memories and Live feed")
 }
 
 // readInput reads a file, or stdin for "-", bounded.
@@ -310,7 +326,20 @@ func writeIngestReport(w io.Writer, r IngestReport) {
 	if r.Warning != "" {
 		fmt.Fprintf(w, "  warning: %s\n", r.Warning)
 	}
-	fmt.Fprintf(w, "  exchanges %d: ", r.Exchanges)
+	// The pipeline decides a user turn with its tool-loop iterations once:
+	// the verdicts count turns, not exchanges.
+	decided := 0
+	for _, n := range r.Verdicts {
+		decided += n
+	}
+	switch {
+	case r.As == "document":
+		fmt.Fprint(w, "  document: ")
+	case decided != r.Exchanges:
+		fmt.Fprintf(w, "  exchanges %d, decided as %d turns: ", r.Exchanges, decided)
+	default:
+		fmt.Fprintf(w, "  exchanges %d: ", r.Exchanges)
+	}
 	var parts []string
 	for _, v := range []memory.Verdict{memory.VerdictStored, memory.VerdictUpdated, memory.VerdictMerged, memory.VerdictDuplicate, memory.VerdictRejected} {
 		if n := r.Verdicts[string(v)]; n > 0 {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,5 +251,58 @@ func TestIngestInputErrors(t *testing.T) {
 		if strings.Count(errs, "is a directory") > 1 {
 			t.Errorf("%s: stderr repeats itself: %q", tc.name, errs)
 		}
+	}
+}
+
+// TestIngestReportText: the printed report counts what the pipeline
+// decided as turns when a turn spans several exchanges (it printed
+// "exchanges 161: stored 10, rejected 3", leaving 148 unaccounted for),
+// sums several inputs up and says where to look at the result.
+func TestIngestReportText(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	ctx := context.Background()
+	fixtures := filepath.Join(t.TempDir(), "testdata")
+	if err := os.CopyFS(fixtures, os.DirFS(filepath.Join("..", "transcript", "testdata"))); err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(t.TempDir(), "NOTES.md")
+	os.WriteFile(doc, []byte("# Tiles\n\nForecast tiles are cached in Redis under `tile:<z>:<x>:<y>`; the cache TTL follows the model run.\n"), 0o600)
+	inputs := []string{"testdata/session.jsonl", filepath.Join(fixtures, "codex.jsonl"), doc}
+	code, out, errs := run(t, ctx, "", append([]string{"ingest", dd, "--json"}, inputs...)...)
+	var reps []IngestReport
+	if code != 0 || json.Unmarshal([]byte(out), &reps) != nil || len(reps) != 3 {
+		t.Fatalf("ingest --json: exit %d %s %s", code, out, errs)
+	}
+	var want []string
+	memories := 0
+	for _, r := range reps {
+		decided := 0
+		for _, n := range r.Verdicts {
+			decided += n
+		}
+		switch {
+		case r.As == "document":
+			want = append(want, "  document: stored 1\n")
+		case decided != r.Exchanges:
+			want = append(want, fmt.Sprintf("  exchanges %d, decided as %d turns: ", r.Exchanges, decided))
+		default:
+			t.Fatalf("%s: every exchange decided on its own (%d): the fixture no longer has a tool loop", r.File, decided)
+		}
+		memories += r.Memories
+	}
+	// The same inputs again, printed: all duplicates now, the same shape.
+	code, out, errs = run(t, ctx, "", append([]string{"ingest", dd}, inputs...)...)
+	if code != 0 {
+		t.Fatalf("ingest: exit %d %s", code, errs)
+	}
+	want = want[:2] // the document is a duplicate now
+	want = append(want, "total: 3 inputs, memories written 0, ", "`memtray list`", "`memtray decisions`")
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q:\n%s", w, out)
+		}
+	}
+	if memories == 0 {
+		t.Errorf("the first ingest wrote nothing: %+v", reps)
 	}
 }
