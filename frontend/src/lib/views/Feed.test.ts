@@ -102,4 +102,26 @@ describe('Feed view', () => {
     expect(links[0].textContent).toContain('Postgres stays pinned');
     location.hash = '';
   });
+
+  // Bug: the session filter showed each session's first 12 characters, so
+  // the sessions of one Aider history or one SpecStory project
+  // ("afi-core.aider.chat.history@2025-07-15T11:38:37", "@…-16T09:02:11")
+  // were options with the same label, and the wanted one could not be told.
+  it('names each session in the filter so that two sessions never read the same', async () => {
+    const s1 = 'afi-core.aider.chat.history@2025-07-15T11:38:37';
+    const s2 = 'afi-core.aider.chat.history@2025-07-16T09:02:11';
+    fakeFetch({ 'GET /api/decisions': [{ ...dec('a', '2026-01-01T00:00:02Z'), session_id: s1 }, { ...dec('b', '2026-01-01T00:00:01Z'), session_id: s2 }] });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    const stream = createEventStream();
+    const feed = createFeed({ stream });
+    await feed.load();
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Feed, { target, props: { feed } }));
+    flushSync();
+    const options = [...target.querySelectorAll('select[aria-label="Session"] option')].slice(1);
+    const labels = options.map((o) => o.textContent);
+    expect(options.map((o) => o.getAttribute('value')).sort()).toEqual([s1, s2]);
+    expect(new Set(labels).size).toBe(2);
+  });
 });
