@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -650,27 +649,20 @@ func (r *Recaller) nothing(id, why string) Recalled {
 }
 
 // record counts each given memory as accessed: access_count, last_accessed
-// and the hit times the steward's stickiness check reads.
+// and the hit times the steward's stickiness check reads, all of them in
+// one store write (one fsync, store.RecordAccess).
 func (r *Recaller) record(ctx context.Context, hits []memory.Hit) error {
-	now := r.clock.Now().UTC()
-	var errs []error
-	for i := range hits {
-		m, err := r.store.Update(ctx, hits[i].Memory.ID, func(m *memory.Memory) error {
-			m.AccessCount++
-			m.LastAccessed = now
-			m.Hits = append(m.Hits, now)
-			return nil
-		})
-		if errors.Is(err, store.ErrIndexPending) {
-			err = nil
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("record access of %s: %w", hits[i].Memory.ID, err))
-			continue
-		}
-		hits[i].Memory.AccessCount, hits[i].Memory.LastAccessed = m.AccessCount, m.LastAccessed
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Memory.ID
 	}
-	return errors.Join(errs...)
+	got, err := r.store.RecordAccess(ctx, r.clock.Now().UTC(), ids...)
+	for i := range hits {
+		if m, ok := got[hits[i].Memory.ID]; ok {
+			hits[i].Memory.AccessCount, hits[i].Memory.LastAccessed = m.AccessCount, m.LastAccessed
+		}
+	}
+	return err
 }
 
 // briefingKinds are what a session start recalls: standing rules, not facts

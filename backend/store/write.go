@@ -3,9 +3,11 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -397,56 +399,9 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) e
 	)
 	seq := s.seq + 1
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketRecs).Get([]byte(id))
-		if v == nil {
-			return memory.ErrNotFound
-		}
-		oh, om, err := decodeRecord(v)
-		if err != nil {
-			return err
-		}
-		m = om
-		m.Embedding = slices.Clone(om.Embedding)
-		m.Hits = slices.Clone(om.Hits)
-		if err := fn(&m); err != nil {
-			return err
-		}
-		if m.ID != om.ID {
-			return &memory.ValidationError{Problems: []string{"update may not change the id"}}
-		}
-		m.CreatedAt = om.CreatedAt
-		m.UpdatedAt = now
-		if m.Kind == "" {
-			m.Kind = memory.KindFact
-		}
-		if m.Type == "" {
-			m.Type = memory.TypeProject
-		}
-		m.Embedding = slices.Clone(m.Embedding)
-		if err := s.checkFields(&m); err != nil {
-			return err
-		}
-		m.ContentHash = memory.ContentHash(m.Text)
-		sameVec := slices.Equal(m.Embedding, om.Embedding)
-		if m.ContentHash != om.ContentHash && sameVec {
-			return &memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}}
-		}
-		normalizeTimes(&m)
-		textChanged = m.Text != om.Text || m.Project != om.Project || m.Kind != om.Kind || m.Source != om.Source
-		vecChanged = !sameVec
-		h = recHeader{seq: seq, tseq: oh.tseq, ord: oh.ord}
-		if textChanged {
-			h.tseq = seq
-		}
-		if m.ContentHash != om.ContentHash {
-			if err := tx.Bucket(bucketHash).Delete(hashKey(om.ContentHash, id)); err != nil {
-				return err
-			}
-		}
-		if err := writeRecord(tx, h, &m); err != nil {
-			return err
-		}
-		return tx.Bucket(bucketMeta).Put(keySeq, u64(seq))
+		var err error
+		m, h, textChanged, vecChanged, err = s.updateTx(tx, id, seq, now, fn)
+		return err
 	})
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("update %q: %w", id, err)
@@ -467,6 +422,169 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) e
 		}
 	}
 	return m, nil
+}
+
+// updateTx is Update's work within tx: it reads the memory id, lets fn
+// modify it, checks the result and writes it under sequence number seq.
+// It writes nothing when it returns an error other than bbolt's own.
+func (s *Store) updateTx(tx *bolt.Tx, id string, seq uint64, now time.Time, fn func(*memory.Memory) error) (m memory.Memory, h recHeader, textChanged, vecChanged bool, err error) {
+	v := tx.Bucket(bucketRecs).Get([]byte(id))
+	if v == nil {
+		return m, h, false, false, memory.ErrNotFound
+	}
+	oh, om, err := decodeRecord(v)
+	if err != nil {
+		return m, h, false, false, err
+	}
+	m = om
+	m.Embedding = slices.Clone(om.Embedding)
+	m.Hits = slices.Clone(om.Hits)
+	if err := fn(&m); err != nil {
+		return m, h, false, false, err
+	}
+	if m.ID != om.ID {
+		return m, h, false, false, &memory.ValidationError{Problems: []string{"update may not change the id"}}
+	}
+	m.CreatedAt = om.CreatedAt
+	m.UpdatedAt = now
+	if m.Kind == "" {
+		m.Kind = memory.KindFact
+	}
+	if m.Type == "" {
+		m.Type = memory.TypeProject
+	}
+	m.Embedding = slices.Clone(m.Embedding)
+	if err := s.checkFields(&m); err != nil {
+		return m, h, false, false, err
+	}
+	m.ContentHash = memory.ContentHash(m.Text)
+	sameVec := slices.Equal(m.Embedding, om.Embedding)
+	if m.ContentHash != om.ContentHash && sameVec {
+		return m, h, false, false, &memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}}
+	}
+	normalizeTimes(&m)
+	textChanged = m.Text != om.Text || m.Project != om.Project || m.Kind != om.Kind || m.Source != om.Source
+	vecChanged = !sameVec
+	h = recHeader{seq: seq, tseq: oh.tseq, ord: oh.ord}
+	if textChanged {
+		h.tseq = seq
+	}
+	if m.ContentHash != om.ContentHash {
+		if err := tx.Bucket(bucketHash).Delete(hashKey(om.ContentHash, id)); err != nil {
+			return m, h, false, false, err
+		}
+	}
+	if err := writeRecord(tx, h, &m); err != nil {
+		return m, h, false, false, err
+	}
+	return m, h, textChanged, vecChanged, tx.Bucket(bucketMeta).Put(keySeq, u64(seq))
+}
+
+// MaxAccessIDs bounds the ids of one RecordAccess.
+const MaxAccessIDs = 1000
+
+// RecordAccess counts each memory of ids as accessed at at (a recall gave
+// it): access_count + 1, last_accessed at, at appended to its hits (the
+// newest memory.MaxHits kept), each record written as Update writes it
+// (UpdatedAt set, a new sequence number). All of them are written in one
+// transaction, one fsync: durable when RecordAccess returns, and a kill
+// leaves all of them recorded or none. An id given twice counts once. It
+// returns the records as stored, keyed by id. An id that is not live (a
+// memory deleted since it was found) is left out and named in an error
+// wrapping memory.ErrNotFound; the others are recorded all the same.
+func (s *Store) RecordAccess(ctx context.Context, at time.Time, ids ...string) (map[string]memory.Memory, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(ids) > MaxAccessIDs {
+		return nil, fmt.Errorf("record access: %d ids, at most %d: %w", len(ids), MaxAccessIDs, memory.ErrInvalid)
+	}
+	if at.IsZero() {
+		return nil, fmt.Errorf("record access: no time: %w", memory.ErrInvalid)
+	}
+	at = at.UTC()
+	ids = uniqueIDs(ids)
+	if len(ids) == 0 {
+		return map[string]memory.Memory{}, nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	now := s.now()
+	seq := s.seq + 1
+	access := func(m *memory.Memory) error {
+		m.AccessCount++
+		m.LastAccessed = at
+		m.Hits = append(m.Hits, at)
+		return nil
+	}
+	type written struct {
+		m memory.Memory
+		h recHeader
+	}
+	var (
+		done    []written
+		missing []string
+	)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		done, missing = done[:0], missing[:0]
+		for _, id := range ids {
+			m, h, _, _, err := s.updateTx(tx, id, seq, now, access)
+			if errors.Is(err, memory.ErrNotFound) {
+				missing = append(missing, id)
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", id, err)
+			}
+			done = append(done, written{m: m, h: h})
+		}
+		if len(done) == 0 {
+			return errNothingWritten
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errNothingWritten) {
+		return nil, fmt.Errorf("record access of %d memories: %w", len(ids), err)
+	}
+	out := make(map[string]memory.Memory, len(done))
+	if len(done) > 0 {
+		s.mu.Lock()
+		s.seq = seq
+		for _, w := range done {
+			e := entryFromMemory(w.h, &w.m, s.intern)
+			s.entries[w.m.ID] = e
+			s.vec.setMeta(w.m.ID, e)
+			out[w.m.ID] = w.m
+		}
+		s.mu.Unlock()
+	}
+	if len(missing) > 0 {
+		return out, fmt.Errorf("record access of %s: %w", strings.Join(missing, ", "), memory.ErrNotFound)
+	}
+	return out, nil
+}
+
+// errNothingWritten rolls back a transaction that found nothing to write
+// (bbolt would commit, and fsync, an empty one).
+var errNothingWritten = errors.New("nothing written")
+
+// uniqueIDs returns ids without repeats, in their first order.
+func uniqueIDs(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // Delete removes the memory id (memory.ErrNotFound if there is none).
