@@ -38,6 +38,33 @@ type DecisionLog struct {
 	st     *store.Store
 	limits store.DecisionLimits
 	failed func(error)
+	// commit group-commits the decisions being stored (see persist).
+	commit groupCommit
+}
+
+// groupCommit writes the decisions of concurrent Adds together: the first
+// to come commits its own at once (no waiting for company, so one caller
+// at a time pays one transaction each, as before); those that come while
+// it commits wait, and the next commit, made by the first of them, takes
+// all that are waiting in one transaction (one fsync). Each Add returns
+// once its decision's transaction is committed.
+type groupCommit struct {
+	mu      sync.Mutex
+	waiting []*waiter
+	busy    bool // a commit is under way, or handed to a waiter
+}
+
+// waiter is one decision waiting to be committed.
+type waiter struct {
+	add  store.DecisionAdd
+	done chan commitResult // capacity 1
+}
+
+// commitResult tells a waiter its decision's transaction's error, or
+// (lead) that it is to commit what waits.
+type commitResult struct {
+	err  error
+	lead bool
 }
 
 // NewDecisionLog returns an in-memory log of the newest size decisions (at
@@ -147,7 +174,9 @@ func (l *DecisionLog) Add(dec memory.Decision, ex memory.Exchange) {
 	}
 }
 
-// persist stores e, its texts cut to MaxPersistedText.
+// persist stores e, its texts cut to MaxPersistedText, and returns once it
+// is on disk: committed with the decisions other Adds are storing at the
+// same time (groupCommit).
 func (l *DecisionLog) persist(e DecisionEntry, stage string) error {
 	e.User, e.Assistant = cut(e.User, MaxPersistedText), cut(e.Assistant, MaxPersistedText)
 	b, err := json.Marshal(e)
@@ -158,7 +187,56 @@ func (l *DecisionLog) persist(e DecisionEntry, stage string) error {
 	if verdict == "" {
 		verdict = "unknown"
 	}
-	return l.st.AddDecision(store.DecisionRecord{At: e.At, ID: e.ID, Data: b}, verdict, stage, l.limits)
+	add := store.DecisionAdd{Record: store.DecisionRecord{At: e.At, ID: e.ID, Data: b}, Verdict: verdict, Stage: stage}
+	if err := add.Validate(); err != nil { // one invalid decision fails alone, not the others' commit
+		return fmt.Errorf("decision log: %w", err)
+	}
+	w := &waiter{add: add, done: make(chan commitResult, 1)}
+	g := &l.commit
+	g.mu.Lock()
+	g.waiting = append(g.waiting, w)
+	lead := !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	for {
+		if lead {
+			l.commitWaiting()
+		}
+		r := <-w.done
+		if !r.lead {
+			if r.err != nil {
+				return fmt.Errorf("decision log: %w", r.err)
+			}
+			return nil
+		}
+		lead = true
+	}
+}
+
+// commitWaiting commits every decision waiting in one transaction, tells
+// each the result, and hands the next commit to the first decision that
+// came meanwhile (or, with none, ends the group's commits).
+func (l *DecisionLog) commitWaiting() {
+	g := &l.commit
+	g.mu.Lock()
+	ws := g.waiting
+	g.waiting = nil
+	g.mu.Unlock()
+	adds := make([]store.DecisionAdd, len(ws))
+	for i, w := range ws {
+		adds[i] = w.add
+	}
+	err := l.st.AddDecisions(adds, l.limits)
+	for _, w := range ws {
+		w.done <- commitResult{err: err}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.waiting) == 0 {
+		g.busy = false
+		return
+	}
+	g.waiting[0].done <- commitResult{lead: true}
 }
 
 // Newest returns at most limit entries, the newest first.

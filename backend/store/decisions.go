@@ -90,24 +90,55 @@ func hourKey(at time.Time) []byte {
 	return k
 }
 
-// AddDecision stores rec, counts it under its hour with verdict and, for a
-// rejection, stage ("" when not rejected), and drops what lim no longer
-// keeps: the oldest decisions beyond lim.Keep or older than lim.MaxAge, and
-// hourly counters older than lim.CountsAge (both measured from the store's
-// clock).
-func (s *Store) AddDecision(rec DecisionRecord, verdict, stage string, lim DecisionLimits) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
+// DecisionAdd is one decision for AddDecisions: the record, its verdict
+// and, for a rejection, the stage that rejected it ("" when not rejected).
+type DecisionAdd struct {
+	Record  DecisionRecord
+	Verdict string
+	Stage   string
+}
+
+// Validate checks a's bounds: an id of 1..256 bytes, at most 1 MiB of
+// data, a verdict of 1..64 bytes and a stage of at most 64, a time.
+func (a DecisionAdd) Validate() error {
+	rec := a.Record
 	switch {
 	case rec.ID == "" || len(rec.ID) > maxDecisionID:
 		return fmt.Errorf("store decision: id of %d bytes, want 1..%d", len(rec.ID), maxDecisionID)
 	case len(rec.Data) > maxDecisionData:
 		return fmt.Errorf("store decision %s: %d bytes, at most %d", rec.ID, len(rec.Data), maxDecisionData)
-	case verdict == "" || len(verdict) > maxDecisionWord || len(stage) > maxDecisionWord:
-		return fmt.Errorf("store decision %s: verdict %q or stage %q empty or too long", rec.ID, verdict, stage)
+	case a.Verdict == "" || len(a.Verdict) > maxDecisionWord || len(a.Stage) > maxDecisionWord:
+		return fmt.Errorf("store decision %s: verdict %q or stage %q empty or too long", rec.ID, a.Verdict, a.Stage)
 	case rec.At.IsZero() || rec.At.Year() < 1970:
 		return fmt.Errorf("store decision %s: no time", rec.ID)
+	}
+	return nil
+}
+
+// AddDecision stores rec, counts it under its hour with verdict and, for a
+// rejection, stage ("" when not rejected), and drops what lim no longer
+// keeps: the oldest decisions beyond lim.Keep or older than lim.MaxAge, and
+// hourly counters older than lim.CountsAge (both measured from the store's
+// clock). It is AddDecisions of one.
+func (s *Store) AddDecision(rec DecisionRecord, verdict, stage string, lim DecisionLimits) error {
+	return s.AddDecisions([]DecisionAdd{{Record: rec, Verdict: verdict, Stage: stage}}, lim)
+}
+
+// AddDecisions stores adds as AddDecision stores one, all of them in one
+// transaction (one fsync): on disk when it returns without error, and a
+// kill leaves all of them stored or none. Every add is validated first
+// (DecisionAdd.Validate); one invalid stores none.
+func (s *Store) AddDecisions(adds []DecisionAdd, lim DecisionLimits) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	for _, a := range adds {
+		if err := a.Validate(); err != nil {
+			return err
+		}
+	}
+	if len(adds) == 0 {
+		return nil
 	}
 	lim = lim.withDefaults()
 	now := s.clock.Now()
@@ -118,8 +149,10 @@ func (s *Store) AddDecision(rec DecisionRecord, verdict, stage string, lim Decis
 		if err != nil {
 			return err
 		}
-		if err := b.Put(decisionKey(rec.At, rec.ID), rec.Data); err != nil {
-			return err
+		for _, a := range adds {
+			if err := b.Put(decisionKey(a.Record.At, a.Record.ID), a.Record.Data); err != nil {
+				return err
+			}
 		}
 		if err := pruneDecisions(b, lim.Keep, now.Add(-lim.MaxAge)); err != nil {
 			return err
@@ -128,34 +161,48 @@ func (s *Store) AddDecision(rec DecisionRecord, verdict, stage string, lim Decis
 		if err != nil {
 			return err
 		}
-		hk := hourKey(rec.At)
-		c := DecisionCounts{Verdicts: map[string]int{}, Rejected: map[string]int{}}
-		if v := h.Get(hk); v != nil {
-			if err := json.Unmarshal(v, &c); err != nil {
-				return fmt.Errorf("hour counters: %w", err)
+		counts := map[string]*DecisionCounts{} // by hour key, read once
+		var order []string
+		for _, a := range adds {
+			hk := string(hourKey(a.Record.At))
+			c := counts[hk]
+			if c == nil {
+				c = &DecisionCounts{Verdicts: map[string]int{}, Rejected: map[string]int{}}
+				if v := h.Get([]byte(hk)); v != nil {
+					if err := json.Unmarshal(v, c); err != nil {
+						return fmt.Errorf("hour counters: %w", err)
+					}
+					if c.Verdicts == nil {
+						c.Verdicts = map[string]int{}
+					}
+					if c.Rejected == nil {
+						c.Rejected = map[string]int{}
+					}
+				}
+				counts[hk] = c
+				order = append(order, hk)
 			}
-			if c.Verdicts == nil {
-				c.Verdicts = map[string]int{}
-			}
-			if c.Rejected == nil {
-				c.Rejected = map[string]int{}
+			c.Verdicts[a.Verdict]++
+			if a.Stage != "" {
+				c.Rejected[a.Stage]++
 			}
 		}
-		c.Verdicts[verdict]++
-		if stage != "" {
-			c.Rejected[stage]++
-		}
-		v, err := json.Marshal(c)
-		if err != nil {
-			return err
-		}
-		if err := h.Put(hk, v); err != nil {
-			return err
+		for _, hk := range order {
+			v, err := json.Marshal(counts[hk])
+			if err != nil {
+				return err
+			}
+			if err := h.Put([]byte(hk), v); err != nil {
+				return err
+			}
 		}
 		return pruneBefore(h, hourKey(now.Add(-lim.CountsAge)))
 	})
 	if err != nil {
-		return fmt.Errorf("store decision %s: %w", rec.ID, err)
+		if len(adds) == 1 {
+			return fmt.Errorf("store decision %s: %w", adds[0].Record.ID, err)
+		}
+		return fmt.Errorf("store %d decisions (%s and others): %w", len(adds), adds[0].Record.ID, err)
 	}
 	return nil
 }

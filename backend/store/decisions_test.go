@@ -116,3 +116,74 @@ func TestAddDecisionInvalid(t *testing.T) {
 		t.Errorf("invalid decisions stored: %v %v", got, err)
 	}
 }
+
+// TestAddDecisions: a batch stores and counts as its decisions one by one
+// would (counters of two hours, the bound kept), and a batch with one
+// invalid decision stores none of it.
+func TestAddDecisions(t *testing.T) {
+	batch := func(n int) []DecisionAdd {
+		var adds []DecisionAdd
+		for i := range n {
+			a := DecisionAdd{Record: DecisionRecord{At: t0.Add(-time.Duration(n-i) * 20 * time.Minute), ID: fmt.Sprintf("d%d", i), Data: []byte("{}")}, Verdict: "stored"}
+			if i%3 == 0 {
+				a.Verdict, a.Stage = "rejected", "content"
+			}
+			adds = append(adds, a)
+		}
+		return adds
+	}
+	tests := []struct {
+		name    string
+		adds    []DecisionAdd
+		lim     DecisionLimits
+		kept    int
+		wantErr bool
+	}{
+		{"empty", nil, DecisionLimits{}, 0, false},
+		{"one", batch(1), DecisionLimits{}, 1, false},
+		{"two hours", batch(5), DecisionLimits{}, 5, false},
+		{"bounded", batch(6), DecisionLimits{Keep: 4}, 4, false},
+		{"one invalid", append(batch(3), DecisionAdd{Record: DecisionRecord{At: t0, ID: "bad"}}), DecisionLimits{}, 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			one, all := openTest(t, t.TempDir()), openTest(t, t.TempDir())
+			err := all.AddDecisions(tc.adds, tc.lim)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error %v, want one: %v", err, tc.wantErr)
+			}
+			if !tc.wantErr {
+				for _, a := range tc.adds {
+					if err := one.AddDecision(a.Record, a.Verdict, a.Stage, tc.lim); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for _, s := range []*Store{one, all} {
+				defer func() { _ = s.Close() }()
+			}
+			wantD, err := one.Decisions(100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotD, err := all.Decisions(100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantH, err := one.DecisionHours(time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotH, err := all.DecisionHours(time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(gotD) != tc.kept {
+				t.Errorf("batch kept %d decisions, want %d", len(gotD), tc.kept)
+			}
+			if fmt.Sprint(gotD) != fmt.Sprint(wantD) || fmt.Sprint(gotH) != fmt.Sprint(wantH) {
+				t.Errorf("batch stored %v\n%v\none by one %v\n%v", gotD, gotH, wantD, wantH)
+			}
+		})
+	}
+}
