@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -368,5 +369,45 @@ func TestEvalRecallCommand(t *testing.T) {
 	}
 	if code, _, errs = run(t, context.Background(), "", "eval", "recall", "/nonexistent.json"); code != 1 {
 		t.Fatalf("eval of a missing file: %d %s", code, errs)
+	}
+}
+
+// TestSearchWhyColumns: `search --why` keeps the table's columns aligned
+// and as narrow as their values; the factors line under each hit once
+// counted as a KIND cell and pushed PROJECT and TEXT some 180 columns
+// right.
+func TestSearchWhyColumns(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	ctx := context.Background()
+	for _, m := range [][2]string{
+		{"api", "We pin Postgres to 16.4 because 16.5 broke logical replication slots."},
+		{"web-frontend", "The Postgres connection pool holds at most 20 connections per service instance."},
+	} {
+		if code, _, errs := run(t, ctx, "", "add", dd, "--kind", "decision", "--project", m[0], m[1]); code != 0 {
+			t.Fatalf("add: %d %s", code, errs)
+		}
+	}
+	code, out, errs := run(t, ctx, "", "search", dd, "--why", "postgres version")
+	if code != 0 || !strings.Contains(out, "relevance") {
+		t.Fatalf("search --why: %d %s %s", code, out, errs)
+	}
+	lines := strings.Split(out, "\n")
+	if !regexp.MustCompile(`^SCORE +ID +KIND {2,12}PROJECT {2,14}TEXT$`).MatchString(lines[0]) {
+		t.Errorf("header columns widened by the factors: %q", lines[0])
+	}
+	text := strings.Index(lines[0], "TEXT")
+	rows := 0
+	for _, l := range lines[1:] {
+		for _, start := range []string{"We pin", "The Postgres", "relevance", "= composite"} {
+			if i := strings.Index(l, start); i >= 0 {
+				rows++
+				if i != text {
+					t.Errorf("%q starts at column %d, TEXT at %d:\n%s", start, i, text, out)
+				}
+			}
+		}
+	}
+	if rows < 4 {
+		t.Errorf("want two hits with their factors:\n%s", out)
 	}
 }

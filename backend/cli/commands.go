@@ -182,10 +182,13 @@ func runSearch(env *Env, args []string) error {
 			fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\n", h.Score, shortID(h.Memory.ID), h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 80))
 			if *why {
 				b := h.Breakdown
-				fmt.Fprintf(tw, "\t\trelevance %.3f (vector #%d, bm25 #%d) x importance %.2f x recency %.3f x access %.2f x anti-sticky %.2f x kind %.1f x surface %.1f x project %.1f x feedback %.2f x keywords %.1f\t\t\n",
+				// The factors are the last cell of their line (no tab after
+				// it), under TEXT: they neither widen a column nor break the
+				// columns of the rows above and below.
+				fmt.Fprintf(tw, "\t\t\t\trelevance %.3f (vector #%d, bm25 #%d) x importance %.2f x recency %.3f x access %.2f x anti-sticky %.2f x kind %.1f x surface %.1f x project %.1f x feedback %.2f x keywords %.1f\n",
 					b.Relevance, b.VectorRank, b.TextRank, b.Importance, b.Recency, b.Access, b.AntiSticky, b.KindBoost, b.Surface, b.ProjectBoost, b.Feedback, b.Keyword)
 				if b.Diversity > 0 {
-					fmt.Fprintf(tw, "\t\t= composite %.3f - diversity %.3f (resembles %s, ranked above)\t\t\n", b.Composite, b.Diversity, shortID(b.SimilarTo))
+					fmt.Fprintf(tw, "\t\t\t\t= composite %.3f - diversity %.3f (resembles %s, ranked above)\n", b.Composite, b.Diversity, shortID(b.SimilarTo))
 				}
 			}
 		}
