@@ -157,6 +157,11 @@ func runIngest(env *Env, args []string) error {
 			in.req.Exchanges, in.stats = exs, &st
 			if len(exs) == 0 {
 				in.warning = "no exchange: " + st.Empty()
+			} else if st.Project == "" {
+				// Not an error, but what it makes is recalled in every
+				// project, its "preferences" at every session start.
+				fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (no working directory in it, not inside a repository): "+
+					"its memories belong to no project and are recalled in all of them; pass --project NAME to file them under one\n", name)
 			}
 		case in.as == "exchanges":
 			exs, err := parseExchanges(data, *project)

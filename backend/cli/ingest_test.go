@@ -306,3 +306,30 @@ func TestIngestReportText(t *testing.T) {
 		t.Errorf("the first ingest wrote nothing: %+v", reps)
 	}
 }
+
+// TestIngestNoProjectNote: a session whose project cannot be found (an
+// Aider history renamed or moved out of its repository) is ingested, with
+// a note that its memories would belong to no project and how to file
+// them under one; with --project there is no note.
+func TestIngestNoProjectNote(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	ctx := context.Background()
+	history, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "aider-repo", ".aider.chat.history.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(t.TempDir(), "tiles.aider.chat.history.md")
+	os.WriteFile(moved, history, 0o600)
+	code, out, errs := run(t, ctx, "", "ingest", dd, "--json", moved)
+	var reps []IngestReport
+	if code != 0 || json.Unmarshal([]byte(out), &reps) != nil || len(reps) != 1 || reps[0].Transcript == nil || reps[0].Transcript.Project != "" {
+		t.Fatalf("moved history: exit %d %s %s", code, out, errs)
+	}
+	if !strings.Contains(errs, "tiles.aider.chat.history.md: no project found") || !strings.Contains(errs, "--project NAME") {
+		t.Errorf("no note of the missing project: %q", errs)
+	}
+	code, _, errs = run(t, ctx, "", "ingest", dd, "--project", "tiles", moved)
+	if code != 0 || strings.Contains(errs, "no project") {
+		t.Errorf("--project: exit %d, %q", code, errs)
+	}
+}
