@@ -59,6 +59,11 @@ type Cursor struct {
 	IdleDone time.Time `json:"idle_done,omitzero"`
 	// Resets counts the times the file was found truncated or replaced.
 	Resets int `json:"resets,omitempty"`
+	// Seen counts, by Fingerprint, the turns before Offset: a turn that
+	// begins as an earlier one of the file did (the user's "yes" twice,
+	// answered the same way at first) is its next occurrence
+	// (occurrenceKey), not that turn read again.
+	Seen map[string]int `json:"seen,omitempty"`
 
 	// parsed is the stretch read last in the step under way, not yet
 	// counted in Exchanges and UserTurns.

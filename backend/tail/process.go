@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 )
 
@@ -37,6 +38,7 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 	old, ok := t.tracked[j.req.Path]
 	if ok {
 		c = *old
+		c.Seen = maps.Clone(old.Seen) // counted on below; the tracked copy changes at commit
 	}
 	t.mu.Unlock()
 	if ok {
@@ -82,7 +84,11 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 			break
 		}
 		end := c.Offset + int64(len(data))
+		// The turns before the last prompt have ended; what the lines
+		// after the last of their responses carry (a compaction summary,
+		// a command) is the next turn's, read with it.
 		cut := lastBoundary(data, fm.boundary)
+		cut = heldFrom(data[:cut], fm)
 		if cut == 0 && more {
 			cut = len(data) // a turn longer than a chunk: take what there is
 		}
@@ -91,7 +97,8 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 			return err
 		}
 		if !more && cut < len(data) && j.final {
-			rest, err := t.parse(fm, &c, j.req, data[cut:])
+			held := cut + heldFrom(data[cut:], fm)
+			rest, err := t.parse(fm, &c, j.req, data[cut:held])
 			if err != nil {
 				return err
 			}
@@ -105,7 +112,7 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 			last := len(rest.exchanges) - 1
 			if last >= 0 && (j.req.Event != EventStop || len(rest.exchanges[last].ToolCalls) == 0) {
 				done = done.join(rest)
-				cut = len(data)
+				cut = held
 			}
 		}
 		if err := t.capture(ctx, &c, done); err != nil {

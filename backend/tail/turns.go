@@ -118,7 +118,12 @@ func (t *Tailer) capture(ctx context.Context, c *Cursor, r region) error {
 		if err := t.ledger.wait(ctx, c.SessionID, fp); err != nil { // the proxy's copy decides
 			return err
 		}
-		seen, err := t.ledger.has(c.SessionID, fp)
+		if c.Seen == nil {
+			c.Seen = map[string]int{}
+		}
+		c.Seen[fp]++
+		key := occurrenceKey(fp, c.Seen[fp])
+		seen, err := t.ledger.has(c.SessionID, key)
 		if err != nil {
 			return err
 		}
@@ -139,11 +144,24 @@ func (t *Tailer) capture(ctx context.Context, c *Cursor, r region) error {
 		} else {
 			t.count(func(s *Stats) { s.Turns++; s.Exchanges += len(turn) })
 		}
-		if err := t.ledger.add(c.SessionID, fp); err != nil {
+		if err := t.ledger.add(c.SessionID, key); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// occurrenceKey names the n-th turn of a session file that begins with
+// fingerprint fp (from 1) in the ledger: fp itself for the first, as the
+// capture proxy records the turns it takes, so a turn it took is skipped
+// here; fp and n for the next ones, which are other turns of the session,
+// never the first read again. (The proxy, which does not count, skips a
+// repeated turn as stored already: its copy from the file is stored.)
+func occurrenceKey(fp string, n int) string {
+	if n <= 1 {
+		return fp
+	}
+	return hashHex(fmt.Appendf(nil, "%s#%d", fp, n))[:32]
 }
 
 func (t *Tailer) count(f func(*Stats)) {

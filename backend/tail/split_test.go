@@ -1,0 +1,139 @@
+package tail
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/transcript"
+)
+
+func TestTurnChunks(t *testing.T) {
+	prompt := `{"type":"user","message":{"role":"user","content":"why?"}}` + "\n"
+	answer := `{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"because"}]}}` + "\n"
+	result := `{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]}}` + "\n"
+	interrupted := `{"type":"user","message":{"role":"user","content":[{"type":"text","text":"[Request interrupted by user]"}]}}` + "\n"
+	notification := `{"type":"user","message":{"role":"user","content":"<task-notification>\n<task-id>b1</task-id>\n</task-notification>"}}` + "\n"
+	tests := []struct {
+		name string
+		data string
+		want []string
+	}{
+		{"empty", "", nil},
+		{"one turn", prompt + answer, []string{prompt + answer}},
+		{"two turns", prompt + answer + result + prompt + answer, []string{prompt + answer + result, prompt + answer}},
+		{"last line unfinished", prompt + answer + prompt + "{\"type\"", []string{prompt + answer, prompt + "{\"type\""}},
+		// The agent may have stopped before the harness's lines too.
+		{"interruption and notification", prompt + answer + interrupted + notification + answer, []string{prompt + answer, interrupted, notification + answer}},
+		{"tool result", prompt + result + answer, []string{prompt + result + answer}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := TurnChunks(AgentClaudeCode, []byte(tt.data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d pieces %q, want %d", len(got), got, len(tt.want))
+			}
+			for i := range got {
+				if string(got[i]) != tt.want[i] {
+					t.Errorf("piece %d = %q, want %q", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+	if _, err := TurnChunks("aider", nil); !errors.Is(err, memory.ErrInvalid) {
+		t.Errorf("unknown agent: %v", err)
+	}
+}
+
+// TestGrowingFileGivesWholeTurns is issue 19 item 1 on the tailer: a
+// session file written a user turn at a time (TurnChunks), with a Stop
+// hook after each piece and SessionEnd at the end, gives the turns a
+// read of the whole file gives (`memtray ingest`), each once and whole:
+// a turn the user interrupted and a background task's notification
+// resumed stays one turn, a compaction summary written after a turn's
+// last response reaches the next turn, and a turn that begins as an
+// earlier one did (the same "yes", the same first response) is not
+// taken for that one read again.
+func TestGrowingFileGivesWholeTurns(t *testing.T) {
+	tests := []struct {
+		agent, fixture, name string
+	}{
+		{AgentClaudeCode, "testdata/session.jsonl", filepath.Join("-home-dev-src-ledgerd", "7d1f6c2e-0b5a-4c39-9a7e-tail00000001.jsonl")},
+		{AgentClaudeCode, "testdata/interrupted_session.jsonl", filepath.Join("-home-dev-src-ledgerd", "7d1f6c2e-0b5a-4c39-9a7e-tail00000002.jsonl")},
+		{AgentClaudeCode, "testdata/repeated_prompt.jsonl", filepath.Join("-home-dev-src-ledgerd", "7d1f6c2e-0b5a-4c39-9a7e-tail00000003.jsonl")},
+		{AgentCodex, "testdata/codex_rollout.jsonl", filepath.Join("2026", "03", "05", "rollout-2026-03-05T14-00-00-019c1111-2222-7333-8444-rollout00001.jsonl")},
+	}
+	for _, tt := range tests {
+		t.Run(filepath.Base(tt.fixture), func(t *testing.T) {
+			data, err := os.ReadFile(tt.fixture)
+			if err != nil {
+				t.Fatal(err)
+			}
+			parse := transcript.Parse
+			if tt.agent == AgentCodex {
+				parse = transcript.ParseCodex
+			}
+			wantExs, _, err := parse(bytes.NewReader(data), transcript.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := splitTurns(wantExs)
+
+			root := t.TempDir()
+			var mu sync.Mutex
+			var got [][]memory.Exchange
+			tl, err := New(Options{Dir: t.TempDir(), Roots: map[string][]string{tt.agent: {root}}, Idle: time.Minute,
+				Sink: func(_ context.Context, exs []memory.Exchange) error {
+					mu.Lock()
+					defer mu.Unlock()
+					got = append(got, exs)
+					return nil
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(root, tt.name)
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			chunks, err := TurnChunks(tt.agent, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hook := func(event string) {
+				t.Helper()
+				if ok, err := tl.Submit(Request{Path: path, Event: event, Agent: tt.agent}); err != nil || !ok {
+					t.Fatalf("submit %s: %v %v", event, ok, err)
+				}
+				if err := tl.Drain(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, c := range chunks {
+				appendTo(t, path, c)
+				hook(EventStop)
+			}
+			hook(EventSessionEnd)
+			if len(got) != len(want) {
+				t.Fatalf("got %d turns, want %d:\n got %+v\nwant %+v", len(got), len(want), got, want)
+			}
+			for i := range want {
+				sameExchanges(t, got[i], want[i])
+				for j := range want[i] {
+					if got[i][j].Summary != want[i][j].Summary {
+						t.Errorf("turn %d exchange %d: summary %q, want %q", i+1, j, got[i][j].Summary, want[i][j].Summary)
+					}
+				}
+			}
+		})
+	}
+}
