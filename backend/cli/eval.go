@@ -188,7 +188,7 @@ func runEvalMerge(env *Env, args []string) error {
 	return rep.WriteTable(env.Stdout)
 }
 
-// runEvalSessions is `memtray eval sessions SET.json [--json]`: the
+// runEvalSessions is `memtray eval sessions SET.json [--live] [--json]`: the
 // labelled real sessions of SET ingested into a temporary daemon with the
 // default config (not the user's: --config and --data-dir are ignored) and
 // scored. A set that is absent is skipped with a message, not an error.
@@ -196,6 +196,7 @@ func runEvalSessions(env *Env, args []string) error {
 	var c common
 	fs := newFlags("eval sessions", env, &c, true)
 	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts, each recall miss and where its memory went, and what unrelated prompts got to `FILE`")
+	live := fs.Bool("live", false, "compare, per Claude Code and Codex session, the memories `memtray ingest` stores with those live capture stores from the session file written a turn at a time with its hooks (--dump: the differing texts)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -218,7 +219,12 @@ func runEvalSessions(env *Env, args []string) error {
 		defer bw.Flush()
 		opts.Dump = bw
 	}
-	rep, err := eval.RunSessions(env.Ctx, pos[0], opts)
+	var rep report
+	if *live {
+		rep, err = eval.RunSessionsLive(env.Ctx, pos[0], opts)
+	} else {
+		rep, err = eval.RunSessions(env.Ctx, pos[0], opts)
+	}
 	if err != nil {
 		return err
 	}

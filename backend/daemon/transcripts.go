@@ -141,3 +141,12 @@ func (d *Daemon) transcriptStats() *httpapi.TranscriptStats {
 		Exchanges: s.Exchanges, Duplicates: s.Duplicates, ProxyDuplicates: s.ProxyDuplicates, NotAllowed: s.NotAllowed,
 		Dropped: s.Dropped, Refused: s.Refused, Resets: s.Resets, Errors: s.Errors + s.Invalid, LastError: s.LastError}
 }
+
+// TailStats reports the counters of capture from session files (Queued:
+// the files waiting or being read now); false when it is off.
+func (d *Daemon) TailStats() (tail.Stats, bool) {
+	if d.tail == nil {
+		return tail.Stats{}, false
+	}
+	return d.tail.Stats(), true
+}
