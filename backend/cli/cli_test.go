@@ -411,3 +411,30 @@ func TestSearchWhyColumns(t *testing.T) {
 		t.Errorf("want two hits with their factors:\n%s", out)
 	}
 }
+
+// TestExportImportDirectory: a directory given to export or import is
+// refused up front with a message that says so. Export wrote the whole
+// store beside the directory, then failed with "write DIR: rename
+// /.tmp.tmp123 DIR: file exists"; import with a daemon running blamed
+// the daemon ("memtray daemon at ...: unavailable: ... is a directory").
+func TestExportImportDirectory(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	serveUntilEnd(t, dir) // import through a running daemon
+	target := t.TempDir()
+	for _, tc := range []struct {
+		cmd  string
+		want string
+	}{
+		{"export", target + " is a directory: name the file to write"},
+		{"import", target + " is a directory: give the export file"},
+	} {
+		code, _, errs := run(t, ctx, "", tc.cmd, "--data-dir", dir, target)
+		if code == 0 || !strings.Contains(errs, tc.want) || strings.Contains(errs, "unavailable") {
+			t.Errorf("%s DIR: exit %d %q, want %q", tc.cmd, code, errs, tc.want)
+		}
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(target), ".*.tmp*")); len(left) > 0 {
+		t.Errorf("export left %v", left)
+	}
+}

@@ -370,6 +370,11 @@ func runExport(env *Env, args []string) error {
 	if len(pos) > 1 {
 		return usagef("at most one FILE")
 	}
+	if len(pos) == 1 {
+		if fi, err := os.Stat(pos[0]); err == nil && fi.IsDir() {
+			return fmt.Errorf("%s is a directory: name the file to write (memtray export %s)", pos[0], filepath.Join(pos[0], "memtray-export.jsonl"))
+		}
+	}
 	return c.with(env, func(svc httpapi.Services) error {
 		if len(pos) == 0 || pos[0] == "-" {
 			bw := bufio.NewWriter(env.Stdout)
@@ -420,6 +425,10 @@ func runImport(env *Env, args []string) error {
 		}
 		defer f.Close()
 		r = f
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			// Else the read fails inside the request, reported as the daemon's.
+			return fmt.Errorf("%s is a directory: give the export file (one `memtray export FILE` wrote)", pos[0])
+		}
 		if fi, err := f.Stat(); err == nil && fi.Size() > 0 && !c.json {
 			r = &progressReader{r: f, total: fi.Size(), w: env.Stderr}
 			defer fmt.Fprintln(env.Stderr)
