@@ -190,7 +190,7 @@ func teamInit(env *Env, c common) error {
 func printTeamStatus(env *Env, st httpapi.TeamStatus) {
 	w := env.Stdout
 	if !st.Enabled {
-		fmt.Fprintln(w, "team memory: off (team.share is false)")
+		fmt.Fprintln(w, "team memory: off (team.share was false when the daemon started; a change of team.* takes effect after a restart)")
 		return
 	}
 	state := "not connected"
@@ -206,6 +206,12 @@ func printTeamStatus(env *Env, st httpapi.TeamStatus) {
 	}
 	if st.LastError != "" {
 		fmt.Fprintf(w, "last error:  %s\n", st.LastError)
+	}
+	if len(st.Projects) > 0 {
+		fmt.Fprintf(w, "projects:    %s (read at start: a change of team.* takes effect after a restart)\n", strings.Join(st.Projects, ", "))
+	}
+	for _, r := range st.Refused {
+		fmt.Fprintf(w, "refused:     %s of %s at %s: %s\n", r.Op, r.ID, r.At.Format("15:04:05"), r.Outcome)
 	}
 }
 

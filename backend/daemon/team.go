@@ -35,6 +35,7 @@ func (d *Daemon) openTeam() error {
 	sy, err := teamsync.New(teamsync.Options{Store: d.store, Embedder: d.emb, Logger: d.log,
 		Connect:      teamsync.Connect(d.cfg.Team.URLEnv, d.cfg.Team.URLFile),
 		PullInterval: every, PushInterval: min(teamPushEvery, every), MaxBackoff: every,
+		Projects: d.cfg.Team.Projects,
 		Applied: func(put, trashed []string) {
 			d.publishMemory(httpapi.MemoryUpdated, put, nil)
 			d.publishMemory(httpapi.MemoryTrashed, trashed, nil)

@@ -39,6 +39,9 @@ func TestSetConfig(t *testing.T) {
 		{name: "not an object", patch: `[1]`, wantErr: memory.ErrInvalid},
 		{name: "nothing", patch: `{}`, wantErr: memory.ErrInvalid},
 		{name: "not a runtime field", patch: `{"data_dir":"/x"}`, wantErr: memory.ErrInvalid},
+		// The team section is read at start (the store's outbox policy and
+		// the sync loop are built with it): refused here, saying to restart.
+		{name: "team is read at start", patch: `{"team":{"projects":["shop"],"share":true}}`, wantErr: memory.ErrInvalid},
 		{name: "invalid value", patch: `{"recall":{"k":-1}}`, wantErr: memory.ErrInvalid},
 		{name: "live field", patch: `{"steward":{"every":"2h"}}`, applied: []string{"steward.every"}},
 		{name: "k lowered", patch: `{"recall":{"k":2}}`, applied: []string{"recall.k"}},

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"time"
 
 	"github.com/memtray/memtray/backend/memory"
 	bolt "go.etcd.io/bbolt"
@@ -26,7 +28,7 @@ import (
 // seq is the store sequence number of the write, so an acknowledgement
 // removes the entry only when no newer write came since it was read.
 //
-// Bucket outbox_deltas: delta id -> JSON OutboxDelta. Counters (access,
+// Bucket outbox_deltas: delta id -> JSON CounterDelta. Counters (access,
 // reinforcement, feedback) are merged by deltas in the team, never by
 // value: each write that makes a team memory's counters grow adds one
 // delta with a fresh id (the push is idempotent by it). A memory entering
@@ -73,25 +75,78 @@ type OutboxEntry struct {
 	Seq uint64 `json:"seq"`
 }
 
-// OutboxDelta is a growth of a team memory's counters waiting to be
-// pushed, with the id that makes its push idempotent.
-type OutboxDelta struct {
+// CounterDelta is what one daemon counted for one team memory (access,
+// reinforcement, feedback) since its last push: the one definition of a
+// counter delta, for the outbox here and for the team database
+// (team.Store.AddCounters). Counters merge by adding deltas, never by the
+// last writer's value, so two members' accesses both count.
+type CounterDelta struct {
+	// ID names the delta (a fresh id per outbox entry): pushing the same
+	// ID twice counts it once.
 	ID          string  `json:"id"`
 	MemoryID    string  `json:"memory_id"`
 	Access      int64   `json:"access"`
 	Reinforced  int64   `json:"reinforced"`
 	FeedbackSum float64 `json:"feedback_sum"`
 	FeedbackN   int64   `json:"feedback_n"`
+	// Baseline: the counts are the memory's whole local counters as it
+	// entered the team scope (again), not a growth. The local counters of
+	// a memory that was a team memory before hold the team's sums of back
+	// then, so the pusher sends only what they exceed the team's sums by
+	// (Growth); a baseline itself is never pushed.
+	Baseline bool `json:"baseline,omitempty"`
 }
 
-func (d OutboxDelta) zero() bool {
+// Zero reports whether d counts nothing.
+func (d CounterDelta) Zero() bool {
 	return d.Access == 0 && d.Reinforced == 0 && d.FeedbackN == 0 && d.FeedbackSum == 0
+}
+
+// Validate checks a delta before it is pushed or applied: an id of 1-128
+// bytes, a memory id (ValidID), counts not negative and a feedback sum
+// the ratings can make (within ±FeedbackN).
+func (d CounterDelta) Validate() error {
+	switch {
+	case d.ID == "" || len(d.ID) > 128:
+		return fmt.Errorf("counter delta: id %q is not 1-128 bytes", clipID(d.ID))
+	case !ValidID(d.MemoryID):
+		return fmt.Errorf("counter delta %s: memory id %q is not an id", clipID(d.ID), clipID(d.MemoryID))
+	case d.Access < 0 || d.Reinforced < 0 || d.FeedbackN < 0:
+		return fmt.Errorf("counter delta %s: counts are negative", clipID(d.ID))
+	case math.IsNaN(d.FeedbackSum) || math.IsInf(d.FeedbackSum, 0) || math.Abs(d.FeedbackSum) > float64(d.FeedbackN):
+		return fmt.Errorf("counter delta %s: feedback sum %v is not within ±%d ratings", clipID(d.ID), d.FeedbackSum, d.FeedbackN)
+	}
+	return nil
+}
+
+// Growth is what baseline d adds to a memory whose counters are team
+// (the team's sums now): each count's excess over the team's, never
+// negative, with the same id. A delta that is not a baseline is its own
+// growth.
+func (d CounterDelta) Growth(team CounterDelta) CounterDelta {
+	if !d.Baseline {
+		return d
+	}
+	g := CounterDelta{ID: d.ID, MemoryID: d.MemoryID,
+		Access: max(0, d.Access-team.Access), Reinforced: max(0, d.Reinforced-team.Reinforced),
+		FeedbackN: max(0, d.FeedbackN-team.FeedbackN)}
+	if g.FeedbackN > 0 {
+		g.FeedbackSum = max(-float64(g.FeedbackN), min(float64(g.FeedbackN), d.FeedbackSum-team.FeedbackSum))
+	}
+	return g
+}
+
+func clipID(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }
 
 // counterDelta is what grew from old to new (old nil: everything new has);
 // a counter that shrank (the steward's merges move counts) adds nothing.
-func counterDelta(old, m *memory.Memory) OutboxDelta {
-	d := OutboxDelta{MemoryID: m.ID, Access: int64(m.AccessCount), Reinforced: int64(m.ReinforcedCount),
+func counterDelta(old, m *memory.Memory) CounterDelta {
+	d := CounterDelta{MemoryID: m.ID, Access: int64(m.AccessCount), Reinforced: int64(m.ReinforcedCount),
 		FeedbackSum: m.FeedbackSum, FeedbackN: int64(m.FeedbackN)}
 	if old != nil {
 		d.Access = max(0, d.Access-int64(old.AccessCount))
@@ -131,26 +186,78 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 	switch {
 	case s.shared(m):
 		op := outboxPut
-		if old == nil {
+		switch {
+		case old == nil:
 			if tb := tx.Bucket(bucketTrash); tb != nil && tb.Get([]byte(m.ID)) != nil {
 				op = outboxRestore
 			}
-		} else if v := tx.Bucket(bucketOutbox); v != nil {
+		case !oldShared:
+			// Moved (back) into the team: if the team deleted it when it
+			// left, the push restores it rather than taking the delete
+			// as the last word.
+			op = outboxRestore
+		default:
 			// A write after a restore still restores, once pushed.
-			if o, _, err := decodeOutbox(v.Get([]byte(m.ID))); err == nil && o == outboxRestore {
-				op = outboxRestore
+			if v := tx.Bucket(bucketOutbox); v != nil {
+				if o, _, err := decodeOutbox(v.Get([]byte(m.ID))); err == nil && o == outboxRestore {
+					op = outboxRestore
+				}
+			}
+		}
+		if old != nil {
+			// The team keeps the newest version by UpdatedAt: a write
+			// here never makes a team memory older, and an edit is newer
+			// than the version it edits, whatever this machine's clock
+			// says (one behind the clock of the daemon that wrote that
+			// version would lose the edit).
+			if m.UpdatedAt.Before(old.UpdatedAt) {
+				m.UpdatedAt = old.UpdatedAt
+			}
+			if !m.UpdatedAt.After(old.UpdatedAt) && sharedChanged(old, m) {
+				m.UpdatedAt = old.UpdatedAt.Add(time.Millisecond)
 			}
 		}
 		if err := putOutbox(tx, m.ID, op, seq); err != nil {
 			return err
 		}
-		var from *memory.Memory
-		if oldShared {
-			from = old
+		if old != nil && oldShared {
+			return putDelta(tx, counterDelta(old, m))
 		}
-		return putDelta(tx, counterDelta(from, m))
+		// Entering the team scope (new, restored from the trash, or moved
+		// from personal): the counters hold what the team counted before,
+		// if it knew the memory, so they go as a baseline (the push sends
+		// their excess over the team's sums), replacing the deltas still
+		// waiting for this memory.
+		if err := dropDeltas(tx, m.ID); err != nil {
+			return err
+		}
+		d := counterDelta(nil, m)
+		d.Baseline = true
+		return putDelta(tx, d)
 	case oldShared:
 		return putOutbox(tx, m.ID, outboxDelete, seq)
+	}
+	return nil
+}
+
+// sharedChanged reports whether m differs from old in what the team
+// shares (a change of counters or local fields alone does not count).
+func sharedChanged(old, m *memory.Memory) bool {
+	return old.Text != m.Text || old.Kind != m.Kind || old.KindOrigin != m.KindOrigin || old.Type != m.Type ||
+		old.Project != m.Project || old.Source != m.Source || old.Surface != m.Surface ||
+		old.Importance != m.Importance || old.Supersedes != m.Supersedes
+}
+
+// dropDeltas removes the outbox's deltas of memory id.
+func dropDeltas(tx *bolt.Tx, id string) error {
+	b := tx.Bucket(bucketOutboxDeltas)
+	if b == nil {
+		return nil
+	}
+	for _, did := range pendingDeltas(b)[id].ids {
+		if err := b.Delete([]byte(did)); err != nil {
+			return fmt.Errorf("outbox: %w", err)
+		}
 	}
 	return nil
 }
@@ -176,8 +283,8 @@ func putOutbox(tx *bolt.Tx, id string, op byte, seq uint64) error {
 	return nil
 }
 
-func putDelta(tx *bolt.Tx, d OutboxDelta) error {
-	if d.zero() {
+func putDelta(tx *bolt.Tx, d CounterDelta) error {
+	if d.Zero() {
 		return nil
 	}
 	b, err := tx.CreateBucketIfNotExists(bucketOutboxDeltas)
@@ -208,7 +315,7 @@ func decodeOutbox(v []byte) (op byte, seq uint64, err error) {
 // the record as stored now; an entry whose record is gone meanwhile is a
 // delete. An unreadable entry is skipped and counted in bad (it is
 // dropped by the next AckOutbox naming its id).
-func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, deltas []OutboxDelta, err error) {
+func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, deltas []CounterDelta, err error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, nil, err
 	}
@@ -240,7 +347,7 @@ func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, d
 		if b := tx.Bucket(bucketOutboxDeltas); b != nil {
 			c := b.Cursor()
 			for k, v := c.First(); k != nil && (limit <= 0 || len(deltas) < limit); k, v = c.Next() {
-				var d OutboxDelta
+				var d CounterDelta
 				if err := json.Unmarshal(v, &d); err != nil {
 					return fmt.Errorf("outbox delta %s: %w: %v", k, errCorrupt, err)
 				}

@@ -43,7 +43,7 @@ func teamMem(text string) memory.Memory {
 
 // outboxState is the outbox as "id:put" / "id:delete" and the deltas'
 // sums per memory.
-func outboxState(t *testing.T, s *Store) (map[string]string, map[string]OutboxDelta) {
+func outboxState(t *testing.T, s *Store) (map[string]string, map[string]CounterDelta) {
 	t.Helper()
 	es, ds, err := s.Outbox(context.Background(), 0)
 	if err != nil {
@@ -59,7 +59,7 @@ func outboxState(t *testing.T, s *Store) (map[string]string, map[string]OutboxDe
 		}
 		out[e.ID] = op
 	}
-	sums := map[string]OutboxDelta{}
+	sums := map[string]CounterDelta{}
 	for _, d := range ds {
 		x := sums[d.MemoryID]
 		x.Access += d.Access
@@ -199,7 +199,7 @@ func TestOutboxAck(t *testing.T) {
 	}
 }
 
-func deltaIDs(ds []OutboxDelta) []string {
+func deltaIDs(ds []CounterDelta) []string {
 	var out []string
 	for _, d := range ds {
 		out = append(out, d.ID)

@@ -37,7 +37,8 @@ type TeamApplied struct {
 	Put int `json:"put"`
 	// Kept counts the puts left alone because a local write of the memory
 	// waits in the outbox (the push decides, by UpdatedAt), and the deletes
-	// left alone because a local restore of it does.
+	// left alone because a local restore of it waits too, or because it is
+	// personal here.
 	Kept int `json:"kept"`
 	// Skipped counts new memories whose text another live local memory
 	// holds already.
@@ -58,8 +59,8 @@ type TeamApplied struct {
 // to be pushed; it marks the memory it supersedes as superseded. A put of
 // a memory with a local write waiting in the outbox is left to the push;
 // a delete wins over such a write, unless the write is a restore from the
-// trash (the user's undo), which the push takes to the team.
-// A put the store's rules refuse is skipped and counted
+// trash (the user's undo), which the push takes to the team. A delete
+// leaves a memory made personal here alone. A put the store's rules refuse is skipped and counted
 // (TeamApplied.Invalid): the team database is outside input.
 func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, error) {
 	var res TeamApplied
@@ -146,6 +147,12 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			if err != nil {
 				return fmt.Errorf("record %s: %w", d.ID, err)
 			}
+			if om.Scope == memory.ScopePersonal {
+				// Moved to personal here (by the user, or a refused
+				// restore): the team's delete is not this copy's.
+				res.Kept++
+				continue
+			}
 			if err := trash.Put(id, encodeTrash(now, d.Reason, v)); err != nil {
 				return err
 			}
@@ -176,6 +183,15 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 				continue
 			}
 			p := pending[m.ID]
+			if p.base != nil {
+				// What the baseline will add once pushed.
+				g := p.base.Growth(CounterDelta{Access: int64(m.AccessCount), Reinforced: int64(m.ReinforcedCount),
+					FeedbackSum: m.FeedbackSum, FeedbackN: int64(m.FeedbackN)})
+				p.sum.Access += g.Access
+				p.sum.Reinforced += g.Reinforced
+				p.sum.FeedbackN += g.FeedbackN
+				p.sum.FeedbackSum += g.FeedbackSum
+			}
 			m.AccessCount += int(p.sum.Access)
 			m.ReinforcedCount += int(p.sum.Reinforced)
 			m.FeedbackN += int(p.sum.FeedbackN)
@@ -274,10 +290,12 @@ func liveHolder(recs, hashes *bolt.Bucket, hash string) string {
 	return ""
 }
 
-// memoryDeltas are the outbox deltas of one memory: their ids and sum.
+// memoryDeltas are the outbox deltas of one memory: their ids, the sum
+// of the growths and the baseline, if one waits.
 type memoryDeltas struct {
-	ids []string
-	sum OutboxDelta
+	ids  []string
+	sum  CounterDelta
+	base *CounterDelta
 }
 
 // pendingDeltas sums the outbox's deltas per memory (b may be nil).
@@ -287,12 +305,17 @@ func pendingDeltas(b *bolt.Bucket) map[string]memoryDeltas {
 		return out
 	}
 	_ = b.ForEach(func(k, v []byte) error {
-		var d OutboxDelta
+		var d CounterDelta
 		if json.Unmarshal(v, &d) != nil {
 			return nil
 		}
 		md := out[d.MemoryID]
 		md.ids = append(md.ids, string(k))
+		if d.Baseline {
+			md.base = &d
+			out[d.MemoryID] = md
+			return nil
+		}
 		md.sum.Access += d.Access
 		md.sum.Reinforced += d.Reinforced
 		md.sum.FeedbackN += d.FeedbackN

@@ -3,7 +3,8 @@ package team
 import (
 	"context"
 	"fmt"
-	"math"
+
+	"github.com/memtray/memtray/backend/store"
 )
 
 // Counters are a memory's usage signals summed over the team's members.
@@ -14,39 +15,12 @@ type Counters struct {
 	FeedbackN   int64   `json:"feedback_n"`
 }
 
-// CounterDelta is what one member's daemon counted for one memory since
-// its last push. Counters merge by adding deltas, never by the last
-// writer's value, so two members' accesses both count.
-type CounterDelta struct {
-	// ID names the delta (the daemon's outbox entry): pushing the same ID
-	// twice counts it once.
-	ID          string  `json:"id"`
-	MemoryID    string  `json:"memory_id"`
-	Access      int64   `json:"access"`
-	Reinforced  int64   `json:"reinforced"`
-	FeedbackSum float64 `json:"feedback_sum"`
-	FeedbackN   int64   `json:"feedback_n"`
-}
-
-// Validate checks a delta before it is pushed.
-func (d CounterDelta) Validate() error {
-	switch {
-	case d.ID == "" || len(d.ID) > 128:
-		return fmt.Errorf("counter delta: id %q is not 1-128 bytes", clip(d.ID))
-	case !idPattern.MatchString(d.MemoryID):
-		return fmt.Errorf("counter delta %s: memory id %q is not an id", clip(d.ID), clip(d.MemoryID))
-	case d.Access < 0 || d.Reinforced < 0 || d.FeedbackN < 0:
-		return fmt.Errorf("counter delta %s: counts are negative", clip(d.ID))
-	case math.IsNaN(d.FeedbackSum) || math.IsInf(d.FeedbackSum, 0) || math.Abs(d.FeedbackSum) > float64(d.FeedbackN):
-		return fmt.Errorf("counter delta %s: feedback sum %v is not within ±%d ratings", clip(d.ID), d.FeedbackSum, d.FeedbackN)
-	}
-	return nil
-}
-
-// AddCounters pushes counter deltas as the connected member, in one
-// transaction, idempotently by delta ID. The change feed carries an
-// OpCounters change per delta with the memory's new sums.
-func (s *Store) AddCounters(ctx context.Context, deltas []CounterDelta) error {
+// AddCounters pushes counter deltas (store.CounterDelta, the daemon's
+// outbox's own) as the connected member, in one transaction, idempotently
+// by delta ID. The change feed carries an OpCounters change per delta
+// with the memory's new sums. A baseline is refused: the pusher turns it
+// into its growth over Counters first (store.CounterDelta.Growth).
+func (s *Store) AddCounters(ctx context.Context, deltas []store.CounterDelta) error {
 	if len(deltas) == 0 {
 		return nil
 	}
@@ -59,6 +33,12 @@ func (s *Store) AddCounters(ctx context.Context, deltas []CounterDelta) error {
 	for _, d := range deltas {
 		if err := d.Validate(); err != nil {
 			return fmt.Errorf("team database: add counters: %w", err)
+		}
+		if !idPattern.MatchString(d.MemoryID) {
+			return fmt.Errorf("team database: add counters: delta %s: memory id %q is not a team memory id", clip(d.ID), clip(d.MemoryID))
+		}
+		if d.Baseline {
+			return fmt.Errorf("team database: add counters: delta %s is a baseline, not a growth", clip(d.ID))
 		}
 		ids = append(ids, d.ID)
 		mids = append(mids, d.MemoryID)

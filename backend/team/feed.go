@@ -451,9 +451,13 @@ func (s *Store) listen(ctx context.Context, wake, connected func()) error {
 type Backlog struct {
 	// Changes is the number of committed changes after the cursor.
 	Changes int64 `json:"changes"`
-	// Oldest is when the oldest of them was written (zero when none): the
-	// lag of a daemon at that cursor is the time since.
+	// Oldest is when the oldest of them was written (zero when none), by
+	// the database's clock.
 	Oldest time.Time `json:"oldest,omitzero"`
+	// Age is the time since Oldest by the database's clock (zero when
+	// none): the lag of a daemon at that cursor, whatever the daemon's own
+	// clock says.
+	Age time.Duration `json:"age,omitempty"`
 }
 
 // Backlog counts the changes after cursor, for a status report.
@@ -464,14 +468,19 @@ func (s *Store) Backlog(ctx context.Context, cursor Cursor) (Backlog, error) {
 	}
 	var b Backlog
 	var oldest *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT count(*), min(at) FROM memtray.changes
+	var age *float64
+	err := s.pool.QueryRow(ctx, `SELECT count(*), min(at), extract(epoch FROM clock_timestamp() - min(at))::float8
+		FROM memtray.changes
 		WHERE xid >= $1::text::xid8 AND NOT (xid = ANY($2::text[]::xid8[]))`,
-		strconv.FormatUint(cursor.Xmin, 10), done).Scan(&b.Changes, &oldest)
+		strconv.FormatUint(cursor.Xmin, 10), done).Scan(&b.Changes, &oldest, &age)
 	if err != nil {
 		return Backlog{}, fmt.Errorf("team database: backlog: %w", err)
 	}
 	if oldest != nil {
 		b.Oldest = *oldest
+	}
+	if age != nil && *age > 0 {
+		b.Age = time.Duration(*age * float64(time.Second))
 	}
 	return b, nil
 }

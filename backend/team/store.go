@@ -205,7 +205,7 @@ func (s *Store) Members(ctx context.Context) ([]Member, error) {
 }
 
 // Memory is a team memory: the part of a local memory.Memory that is
-// shared. Counters travel as deltas (CounterDelta), vectors per model
+// shared. Counters travel as deltas (store.CounterDelta), vectors per model
 // (Vector); pinning, snoozes, hits and the embedding stay local.
 type Memory struct {
 	ID          string            `json:"id"`

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/team/pgtest"
 )
 
@@ -443,12 +444,12 @@ func TestCountersAndVectors(t *testing.T) {
 	if _, err := alice.Push(ctx, []Memory{m}); err != nil {
 		t.Fatal(err)
 	}
-	if err := alice.AddCounters(ctx, []CounterDelta{{ID: "a-1", MemoryID: "c1", Access: 3, Reinforced: 1}}); err != nil {
+	if err := alice.AddCounters(ctx, []store.CounterDelta{{ID: "a-1", MemoryID: "c1", Access: 3, Reinforced: 1}}); err != nil {
 		t.Fatal(err)
 	}
-	d := CounterDelta{ID: "b-1", MemoryID: "c1", Access: 2, FeedbackSum: -1, FeedbackN: 2}
+	d := store.CounterDelta{ID: "b-1", MemoryID: "c1", Access: 2, FeedbackSum: -1, FeedbackN: 2}
 	for range 2 { // the retry counts once
-		if err := bob.AddCounters(ctx, []CounterDelta{d}); err != nil {
+		if err := bob.AddCounters(ctx, []store.CounterDelta{d}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -459,7 +460,7 @@ func TestCountersAndVectors(t *testing.T) {
 	if want := (Counters{Access: 5, Reinforced: 1, FeedbackSum: -1, FeedbackN: 2}); got != want {
 		t.Errorf("counters %+v, want %+v", got, want)
 	}
-	if err := bob.AddCounters(ctx, []CounterDelta{{ID: "b-2", MemoryID: "c1", FeedbackSum: 3, FeedbackN: 1}}); err == nil {
+	if err := bob.AddCounters(ctx, []store.CounterDelta{{ID: "b-2", MemoryID: "c1", FeedbackSum: 3, FeedbackN: 1}}); err == nil {
 		t.Error("a feedback sum beyond its count was accepted")
 	}
 	// Vectors: cached per model; stale after the text changes.
@@ -624,9 +625,9 @@ func TestCountersConcurrently(t *testing.T) {
 		for g := range 4 {
 			wg.Go(func() {
 				for i := range 25 {
-					d := CounterDelta{ID: fmt.Sprintf("%d-%d-%d", w, g, i), MemoryID: "k1", Access: 1, Reinforced: int64(i % 2)}
+					d := store.CounterDelta{ID: fmt.Sprintf("%d-%d-%d", w, g, i), MemoryID: "k1", Access: 1, Reinforced: int64(i % 2)}
 					for range 2 {
-						if err := s.AddCounters(ctx, []CounterDelta{d}); err != nil {
+						if err := s.AddCounters(ctx, []store.CounterDelta{d}); err != nil {
 							t.Error(err)
 						}
 					}

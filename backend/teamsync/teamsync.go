@@ -62,6 +62,8 @@ type Options struct {
 	// Applied, if set, is told the ids of the memories a pull wrote and
 	// moved to the trash (the daemon announces them to the UI).
 	Applied func(put, trashed []string)
+	// Projects are the team.projects in effect (reported in the status).
+	Projects []string
 	// Logger logs what a status cannot say (nil: discarded).
 	Logger *slog.Logger
 	// Now tells the time (nil: time.Now).
@@ -90,7 +92,36 @@ type Status struct {
 	Pushed   int64 `json:"pushed"`
 	Pulled   int64 `json:"pulled"`
 	Relinked int64 `json:"relinked"`
+	// Refused are the latest writes the team refused since the daemon
+	// started (at most maxRefused, oldest first).
+	Refused []Refusal `json:"refused,omitempty"`
+	// Projects are the team.projects this daemon runs with. The team
+	// section is read at start: a change takes effect after a restart.
+	Projects []string `json:"projects,omitempty"`
 }
+
+// Refusal is a local write of a team memory the team database refused:
+// the memory belongs to another member, and only they or an admin may
+// change, delete or restore it (or it is invalid).
+type Refusal struct {
+	ID string `json:"id"`
+	// Op is what was refused: "change", "delete" or "restore".
+	Op string `json:"op"`
+	// Outcome says what became of the local copy.
+	Outcome string    `json:"outcome"`
+	At      time.Time `json:"at"`
+}
+
+// maxRefused bounds Status.Refused.
+const maxRefused = 10
+
+// The outcomes of a refusal for the local copy.
+const (
+	refusedChange  = "the team keeps the owner's version; this machine keeps its edit until the owner's next change arrives"
+	refusedDelete  = "deleted on this machine only; the team keeps it (its owner or an admin may delete it)"
+	refusedRestore = "restored on this machine only, as a personal memory; the team's copy stays deleted (its owner or an admin may restore it)"
+	refusedInvalid = "the team refused it as invalid; it stays on this machine"
+)
 
 // Syncer runs the push and pull loop of one daemon.
 type Syncer struct {
@@ -148,6 +179,7 @@ func New(opts Options) (*Syncer, error) {
 	}
 	s := &Syncer{o: opts, log: log, kick: make(chan struct{}, 1)}
 	s.st.Enabled = true
+	s.st.Projects = append([]string(nil), opts.Projects...)
 	return s, nil
 }
 
@@ -165,6 +197,8 @@ func (s *Syncer) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.st
+	st.Refused = append([]Refusal(nil), s.st.Refused...)
+	st.Projects = append([]string(nil), s.st.Projects...)
 	if err == nil {
 		st.Outbox = n
 	}
@@ -175,6 +209,17 @@ func (s *Syncer) update(f func(*Status)) {
 	s.mu.Lock()
 	f(&s.st)
 	s.mu.Unlock()
+}
+
+// refused records a refusal of the team for the status.
+func (s *Syncer) refused(id, op, outcome string) {
+	s.log.Info("the team refused a write: another member owns the memory, or it is invalid", "id", id, "op", op)
+	s.update(func(st *Status) {
+		st.Refused = append(st.Refused, Refusal{ID: id, Op: op, Outcome: outcome, At: s.o.Now()})
+		if n := len(st.Refused) - maxRefused; n > 0 {
+			st.Refused = append([]Refusal(nil), st.Refused[n:]...)
+		}
+	})
 }
 
 // fail records err as the last error and the database as unreachable.
@@ -376,7 +421,7 @@ func (s *Syncer) push(ctx context.Context) (PushReport, error) {
 
 // pushBatch pushes one read of the outbox and acknowledges what the team
 // answered for.
-func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, deltas []store.OutboxDelta, rep *PushReport) error {
+func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, deltas []store.CounterDelta, rep *PushReport) error {
 	ts := s.ts
 	var acked []store.OutboxEntry
 	var puts []team.Memory
@@ -390,7 +435,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				rep.Deleted++
 			case errors.Is(err, team.ErrNotOwner):
 				rep.Refused++
-				s.log.Info("team refused a delete: another member owns the memory", "id", e.ID)
+				s.refused(e.ID, "delete", refusedDelete)
 			default:
 				return err
 			}
@@ -403,9 +448,16 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case errors.Is(err, team.ErrNotFound):
 				// Never pushed: the push below inserts it.
 			case errors.Is(err, team.ErrNotOwner):
+				// Another member's memory: the restore holds on this
+				// machine only. Left a team memory, the local copy would
+				// go back to the trash at its next write (the team answers
+				// that the id is deleted), so it becomes personal.
+				if err := s.keepPersonal(ctx, e.ID); err != nil {
+					return err
+				}
 				rep.Refused++
 				acked = append(acked, e)
-				s.log.Info("team refused a restore: another member owns the memory", "id", e.ID)
+				s.refused(e.ID, "restore", refusedRestore)
 				continue
 			case err != nil:
 				return err
@@ -451,10 +503,12 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				dropped[e.ID] = true
 			case team.PushRefused:
 				rep.Refused++
+				s.refused(e.ID, "change", refusedChange)
 			default: // PushInvalid
 				rep.Refused++
 				dropped[e.ID] = true
 				s.log.Warn("team refused a memory as invalid; it stays local", "id", e.ID, "why", r.Error)
+				s.refused(e.ID, "change", refusedInvalid)
 			}
 			acked = append(acked, e)
 		}
@@ -468,22 +522,31 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		}
 		rep.Relinked += len(relink)
 	}
-	var tds []team.CounterDelta
+	var tds []store.CounterDelta
 	var dids []string
 	for _, d := range deltas {
 		dids = append(dids, d.ID)
 		if dropped[d.MemoryID] {
 			continue
 		}
-		mid := d.MemoryID
-		if w, ok := remap[mid]; ok {
-			mid = w
+		if d.Baseline {
+			// Counters of a memory entering the team: what they exceed
+			// the team's sums of this id by (none when the team never
+			// knew it), so counts pushed before are not pushed again.
+			sums, err := ts.Counters(ctx, d.MemoryID)
+			if err != nil {
+				return err
+			}
+			d = d.Growth(store.CounterDelta{Access: sums.Access, Reinforced: sums.Reinforced,
+				FeedbackSum: sums.FeedbackSum, FeedbackN: sums.FeedbackN})
 		}
-		td := team.CounterDelta{ID: d.ID, MemoryID: mid, Access: d.Access, Reinforced: d.Reinforced, FeedbackSum: d.FeedbackSum, FeedbackN: d.FeedbackN}
-		if td.Validate() != nil {
+		if w, ok := remap[d.MemoryID]; ok {
+			d.MemoryID = w
+		}
+		if d.Zero() || d.Validate() != nil {
 			continue
 		}
-		tds = append(tds, td)
+		tds = append(tds, d)
 	}
 	if err := ts.AddCounters(ctx, tds); err != nil {
 		return err
@@ -493,6 +556,19 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		return err
 	}
 	s.update(func(st *Status) { st.Relinked += int64(len(remap)) })
+	return nil
+}
+
+// keepPersonal makes local memory id personal (gone meanwhile: nothing
+// to do).
+func (s *Syncer) keepPersonal(ctx context.Context, id string) error {
+	_, err := s.o.Store.Update(ctx, id, func(m *memory.Memory) error {
+		m.Scope = memory.ScopePersonal
+		return nil
+	})
+	if err != nil && !errors.Is(err, memory.ErrNotFound) && !errors.Is(err, store.ErrIndexPending) {
+		return fmt.Errorf("team sync: keep %s on this machine: %w", id, err)
+	}
 	return nil
 }
 
@@ -747,7 +823,8 @@ func (s *Syncer) pullSerial(ctx context.Context, ts *team.Store, cur team.Cursor
 func (s *Syncer) pulled(ctx context.Context, ts *team.Store, cur team.Cursor, rep PullReport) {
 	lag := 0.0
 	if b, err := ts.Backlog(ctx, cur); err == nil && b.Changes > 0 {
-		lag = max(0, s.o.Now().Sub(b.Oldest).Seconds())
+		// The database's clock on both ends: this machine's may be off.
+		lag = max(0, b.Age.Seconds())
 	}
 	s.update(func(st *Status) {
 		st.LastPull, st.LagSeconds = s.o.Now(), lag

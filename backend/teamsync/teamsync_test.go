@@ -117,6 +117,9 @@ type node struct {
 	done  chan struct{}
 	url   string
 	share []string
+	// clock, when set, is the daemon's clock (its store's and its
+	// syncer's): one off by minutes, as a machine's may be.
+	clock memory.Clock
 	// applied are the ids Options.Applied was told of, by op.
 	mu      sync.Mutex
 	applied map[string]string
@@ -132,11 +135,15 @@ func startNode(t *testing.T, name, dir, url string, projects []string) *node {
 
 func (n *node) start(t *testing.T) {
 	t.Helper()
-	st, err := store.Open(context.Background(), store.Options{Dir: n.dir, Model: words{}.Model(), Dim: dim, Shared: Shared(n.share)})
+	st, err := store.Open(context.Background(), store.Options{Dir: n.dir, Model: words{}.Model(), Dim: dim, Shared: Shared(n.share), Clock: n.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sy, err := New(Options{Store: st, Embedder: words{}, PullInterval: 300 * time.Millisecond, PushInterval: 30 * time.Millisecond,
+	var now func() time.Time
+	if n.clock != nil {
+		now = n.clock.Now
+	}
+	sy, err := New(Options{Store: st, Embedder: words{}, PullInterval: 300 * time.Millisecond, PushInterval: 30 * time.Millisecond, Now: now, Projects: n.share,
 		MaxBackoff: 300 * time.Millisecond, Batch: 50,
 		Applied: func(put, trashed []string) {
 			n.mu.Lock()

@@ -891,6 +891,14 @@ export interface ReembedRequest {
   dimensions?: number;
 }
 
+/** teamsync.Refusal */
+export interface Refusal {
+  id: string;
+  op: string;
+  outcome: string;
+  at: string;
+}
+
 /** feed.RejectedNeighbours */
 export interface RejectedNeighbours {
   decision_id: string;
@@ -1237,6 +1245,8 @@ export interface TeamStatus {
   pushed: number;
   pulled: number;
   relinked: number;
+  refused?: Refusal[];
+  projects?: string[];
 }
 
 /** calib.Value */
