@@ -235,6 +235,11 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 		d.Baseline = true
 		return putDelta(tx, d)
 	case oldShared:
+		// Leaving the team: a personal memory sends nothing, not even
+		// the counts waiting (moved back, its baseline brings them).
+		if err := dropDeltas(tx, m.ID); err != nil {
+			return err
+		}
 		return putOutbox(tx, m.ID, outboxDelete, seq)
 	}
 	return nil

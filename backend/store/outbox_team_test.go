@@ -99,6 +99,9 @@ func TestOutboxBaseline(t *testing.T) {
 		t.Fatalf("deltas after 3 accesses = %+v, want one growth of 3", ds)
 	}
 	update(func(x *memory.Memory) { x.Scope = memory.ScopePersonal })
+	if ds := deltasOf(t, s, m.ID); len(ds) != 0 {
+		t.Fatalf("deltas of a memory made personal = %+v, want none", ds)
+	}
 	update(func(x *memory.Memory) { x.AccessCount += 2 })
 	update(func(x *memory.Memory) { x.Scope = memory.ScopeTeam })
 	ds := deltasOf(t, s, m.ID)

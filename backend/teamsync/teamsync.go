@@ -427,6 +427,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	var puts []team.Memory
 	var putEntries []store.OutboxEntry
 	var relinkRestored []relinkTo
+	dropped := map[string]bool{} // ids whose deltas the team will never take
 	for _, e := range entries {
 		if e.Delete {
 			err := ts.Delete(ctx, e.ID)
@@ -455,6 +456,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				if err := s.keepPersonal(ctx, e.ID); err != nil {
 					return err
 				}
+				dropped[e.ID] = true
 				rep.Refused++
 				acked = append(acked, e)
 				s.refused(e.ID, "restore", refusedRestore)
@@ -471,7 +473,6 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		putEntries = append(putEntries, e)
 	}
 	remap := map[string]string{} // local id -> team id holding its text
-	dropped := map[string]bool{} // ids whose deltas the team will never take
 	for _, r := range relinkRestored {
 		remap[r.local] = r.winner
 	}
