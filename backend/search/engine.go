@@ -596,6 +596,31 @@ func ids(list []store.Scored) []string {
 	return out
 }
 
+// docTerms is the set of terms a memory's text holds for the evidence:
+// the index's terms, plus the parts of each compound one. The index keeps
+// an identifier joined by '.', ':', '/' or '_' whole ("Phoenix.LiveViewTest"
+// is the one term "phoenix.liveviewtest"), while a query may name a part
+// of it ("LiveViewTest"): a query word found only so is not unknown
+// (Engine.score), as QueryWords judges a query's compound by its parts.
+func (e *Engine) docTerms(text string) map[string]bool {
+	terms := e.idx.Analyze(text)
+	doc := termSet(terms)
+	for _, t := range terms {
+		if !strings.ContainsAny(t, ".:/_-") {
+			continue
+		}
+		for _, part := range letterRuns(t) {
+			if part == t {
+				continue
+			}
+			for _, pt := range e.idx.Analyze(part) {
+				doc[pt] = true
+			}
+		}
+	}
+	return doc
+}
+
 func termSet(terms []string) map[string]bool {
 	m := make(map[string]bool, len(terms))
 	for _, t := range terms {

@@ -68,13 +68,20 @@ type Evidence struct {
 	Info    float64 `json:"info"`
 	MinInfo float64 `json:"min_info"`
 	Generic bool    `json:"generic,omitempty"`
+	// NamesUnknown says the query is a prompt (Query.Prompt) naming
+	// something no memory contains (UnknownNames): it is about that thing,
+	// whatever else of it the store's words cover ("How do I write a Django
+	// migration ..." in a store of another framework's migrations). A
+	// search is not held to it: whoever searches asked for the nearest.
+	NamesUnknown bool `json:"names_unknown,omitempty"`
 }
 
 // Holds reports whether the evidence says the store holds what the query
-// is about: the query is not generic, and the lexical test holds or the
-// vector test holds and the query names nothing the store lacks.
+// is about: the query is not generic nor a prompt naming what the store
+// lacks, and the lexical test holds or the vector test holds and the query
+// names nothing the store lacks.
 func (ev Evidence) Holds() bool {
-	if ev.Generic {
+	if ev.Generic || ev.NamesUnknown {
 		return false
 	}
 	return ev.Lexical || (ev.Vector && len(ev.UnknownNames) == 0)

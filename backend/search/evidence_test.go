@@ -203,6 +203,7 @@ func TestEvidenceHolds(t *testing.T) {
 		{Evidence{Vector: true, UnknownNames: []string{"kafka"}}, false},
 		{Evidence{Lexical: true, UnknownNames: []string{"kafka"}}, true},
 		{Evidence{Lexical: true, Vector: true, Generic: true}, false},
+		{Evidence{Lexical: true, Vector: true, UnknownNames: []string{"django"}, NamesUnknown: true}, false},
 	}
 	for _, c := range cases {
 		if got := c.ev.Holds(); got != c.want {
@@ -493,6 +494,59 @@ func TestEvidenceGenericPrompts(t *testing.T) {
 			}
 			if s.Evidence.Generic || s.Evidence.MinInfo == 0 {
 				t.Errorf("a search for %q: evidence %+v, want measured and not generic", c.prompt, s.Evidence)
+			}
+		})
+	}
+}
+
+// TestEvidencePromptNamingUnknown: a prompt naming something no memory
+// contains gets nothing, however many of its other words the store holds
+// (a store of Phoenix migrations asked about a Django one); a search for
+// the same words gets the nearest; a name the store holds only inside a
+// compound identifier ("Phoenix.LiveViewTest") is not unknown.
+func TestEvidencePromptNamingUnknown(t *testing.T) {
+	emb := embed.NewBuiltin()
+	st := smallStore(t, emb, []string{
+		"An ash.codegen migration that adds a NOT NULL column fails on SQLite when rows exist; rewrite the migration to add the column with a default.",
+		"Rename a model field in a migration by copying the table: SQLite cannot alter a column in place.",
+		"LiveView tests need the lazy_html test dependency: Phoenix.LiveViewTest parses HTML with it.",
+		"The unique constraint on annotation refs is declared in the resource's identities block.",
+		"Run mix credo --strict and mix test before every commit.",
+	})
+	cases := []struct {
+		name, prompt string
+		want         string // a memory a prompt's hits must hold; "" = none
+		unknown      []string
+	}{
+		{"unknown framework", "How do I write a Django migration that renames a model field?", "", []string{"django"}},
+		{"unknown framework 2", "How do I add a unique constraint in a Django model?", "", []string{"django"}},
+		{"known framework", "How do I write a migration that renames a model field on SQLite?", "m1", nil},
+		{"name inside a compound term", "LiveViewTest complains about a missing lazy_html dependency", "m2", nil},
+	}
+	ctx := context.Background()
+	e := New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := e.Run(ctx, Query{Text: c.prompt, Prompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := hitIDs(r.Hits)
+			if !slices.Equal(r.Evidence.UnknownNames, c.unknown) {
+				t.Errorf("unknown names %q, want %q", r.Evidence.UnknownNames, c.unknown)
+			}
+			if c.want == "" && (len(ids) > 0 || !r.NoEvidence || !r.Evidence.NamesUnknown) {
+				t.Errorf("a prompt: hits %v, want none; evidence %+v", ids, r.Evidence)
+			}
+			if c.want != "" && !slices.Contains(ids, c.want) {
+				t.Errorf("a prompt: hits %v lack %s; evidence %+v", ids, c.want, r.Evidence)
+			}
+			s, err := e.Run(ctx, Query{Text: c.prompt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Evidence.NamesUnknown || len(s.Hits) == 0 {
+				t.Errorf("a search: %d hits, evidence %+v; want the nearest", len(s.Hits), s.Evidence)
 			}
 		})
 	}

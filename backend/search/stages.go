@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -118,7 +119,10 @@ var queryStages = []queryStage{
 //     best cosine that a store of this size would give an unrelated query
 //     (the query's mean cosine over a sample of the store plus
 //     ExpectedMaxZ(n) standard deviations; not for a query naming
-//     something no memory mentions). Without either, or when a prompt
+//     something no memory mentions, and a prompt naming one gets nothing
+//     whatever the word test says: Evidence.NamesUnknown; a name the index
+//     holds only inside a compound term is not unknown: docTerms). Without
+//     either, or when a prompt
 //     (Query.Prompt) is too generic to be about anything (it names nothing
 //     and its words carry less information than one word general language
 //     does not use: "continue", "fix it"; see Specific), the search
@@ -342,7 +346,12 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 			}
 			return fmt.Errorf("search: memory %s has an embedding of model %q, the query one of %q: %w", c.m.ID, c.m.EmbeddingModel, r.qmodel, memory.ErrModelMismatch)
 		}
-		doc := termSet(e.idx.Analyze(c.m.Text))
+		doc := e.docTerms(c.m.Text)
+		for j, w := range r.qwords {
+			if w.Unknown && slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
+				r.qwords[j].Unknown = false // only inside a compound term of the index ("phoenix.liveviewtest")
+			}
+		}
 		hits := 0
 		for _, k := range res.Keywords {
 			if doc[k.Term] {
@@ -380,6 +389,7 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 	if !r.q.Prompt {
 		ev.Generic = false
 	}
+	ev.NamesUnknown = r.q.Prompt && len(ev.UnknownNames) > 0
 	r.res.Evidence = ev
 	if !ev.Holds() {
 		r.res.NoEvidence = true
