@@ -438,3 +438,33 @@ func TestExportImportDirectory(t *testing.T) {
 		t.Errorf("export left %v", left)
 	}
 }
+
+// TestListedIDsWork: the id `list` and `search` print is one that get,
+// pin and the other commands taking an ID accept. They printed its first
+// 12 characters, which every one of those commands answered with "memory
+// not found".
+func TestListedIDsWork(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	ctx := context.Background()
+	if code, _, errs := run(t, ctx, "", "add", dd, "--project", "api", "We pin Postgres to 16.4 because 16.5 broke logical replication slots."); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	for _, args := range [][]string{{"list", dd}, {"search", dd, "postgres pinned"}, {"search", dd, "--why", "postgres pinned"}} {
+		code, out, errs := run(t, ctx, "", args...)
+		lines := strings.Split(out, "\n")
+		if code != 0 || len(lines) < 2 {
+			t.Fatalf("%v: %d %s %s", args, code, out, errs)
+		}
+		fields := strings.Fields(lines[1])
+		col := 0 // list: ID first
+		if args[0] == "search" {
+			col = 1 // search: SCORE, then ID
+		}
+		id := fields[col]
+		for _, cmd := range [][]string{{"get", dd, id}, {"pin", dd, id}, {"unpin", dd, id}} {
+			if code, _, errs := run(t, ctx, "", cmd...); code != 0 {
+				t.Errorf("%v printed id %s; %s: exit %d %s", args[0], id, cmd[0], code, errs)
+			}
+		}
+	}
+}

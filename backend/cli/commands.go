@@ -179,7 +179,8 @@ func runSearch(env *Env, args []string) error {
 		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "SCORE\tID\tKIND\tPROJECT\tTEXT")
 		for _, h := range hits {
-			fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\n", h.Score, shortID(h.Memory.ID), h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 80))
+			// The whole id: get, pin, snooze, delete... take no prefix.
+			fmt.Fprintf(tw, "%.3f\t%s\t%s\t%s\t%s\n", h.Score, h.Memory.ID, h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 80))
 			if *why {
 				b := h.Breakdown
 				// The factors are the last cell of their line (no tab after
@@ -274,7 +275,7 @@ func runList(env *Env, args []string) error {
 		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCREATED\tKIND\tPROJECT\tTEXT")
 		for _, m := range res.Memories {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", shortID(m.ID), m.CreatedAt.Format("2006-01-02"), m.Kind, m.Project, oneLine(m.Text, 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.CreatedAt.Format("2006-01-02"), m.Kind, m.Project, oneLine(m.Text, 80))
 		}
 		tw.Flush()
 		fmt.Fprintf(env.Stdout, "%d of %d\n", len(res.Memories), res.Total)
