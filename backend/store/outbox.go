@@ -228,8 +228,10 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 		// if it knew the memory, so they go as a baseline (the push sends
 		// their excess over the team's sums), replacing the deltas still
 		// waiting for this memory.
-		if err := dropDeltas(tx, m.ID); err != nil {
-			return err
+		if old != nil || op == outboxRestore { // a new id has none waiting
+			if err := dropDeltas(tx, m.ID); err != nil {
+				return err
+			}
 		}
 		d := counterDelta(nil, m)
 		d.Baseline = true

@@ -67,3 +67,31 @@ func (s *Store) Counters(ctx context.Context, id string) (Counters, error) {
 	}
 	return c, nil
 }
+
+// CountersOf returns the team's sums for each of ids that has any (the
+// others are zero), in one query.
+func (s *Store) CountersOf(ctx context.Context, ids []string) (map[string]Counters, error) {
+	out := make(map[string]Counters, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT memory_id, sum(access)::bigint, sum(reinforced)::bigint,
+		sum(feedback_sum)::float8, sum(feedback_n)::bigint
+		FROM memtray.counter_deltas WHERE memory_id = ANY($1) GROUP BY memory_id`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("team database: counters of %d memories: %w", len(ids), err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var c Counters
+		if err := rows.Scan(&id, &c.Access, &c.Reinforced, &c.FeedbackSum, &c.FeedbackN); err != nil {
+			return nil, fmt.Errorf("team database: counters of %d memories: %w", len(ids), err)
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("team database: counters of %d memories: %w", len(ids), err)
+	}
+	return out, nil
+}

@@ -463,6 +463,12 @@ func TestCountersAndVectors(t *testing.T) {
 	if err := bob.AddCounters(ctx, []store.CounterDelta{{ID: "b-2", MemoryID: "c1", FeedbackSum: 3, FeedbackN: 1}}); err == nil {
 		t.Error("a feedback sum beyond its count was accepted")
 	}
+	if all, err := alice.CountersOf(ctx, []string{"c1", "none"}); err != nil || len(all) != 1 || all["c1"] != got {
+		t.Errorf("CountersOf = %+v, %v; want c1's %+v only", all, err, got)
+	}
+	if err := bob.AddCounters(ctx, []store.CounterDelta{{ID: "b-3", MemoryID: "c1", Access: 1, Baseline: true}}); err == nil {
+		t.Error("a baseline was pushed as a growth")
+	}
 	// Vectors: cached per model; stale after the text changes.
 	if err := bob.PutVectors(ctx, "builtin-256", []Vector{{MemoryID: "c1", ContentHash: m.ContentHash, Values: []float32{1, 0, -0.5}}}); err != nil {
 		t.Fatal(err)

@@ -523,6 +523,19 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		}
 		rep.Relinked += len(relink)
 	}
+	// Counters of a memory entering the team go as what they exceed the
+	// team's sums of its id by (all of them when the team never counted
+	// it), so counts pushed before are not pushed again.
+	var based []string
+	for _, d := range deltas {
+		if d.Baseline && !dropped[d.MemoryID] {
+			based = append(based, d.MemoryID)
+		}
+	}
+	sums, err := ts.CountersOf(ctx, based)
+	if err != nil {
+		return err
+	}
 	var tds []store.CounterDelta
 	var dids []string
 	for _, d := range deltas {
@@ -531,15 +544,8 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			continue
 		}
 		if d.Baseline {
-			// Counters of a memory entering the team: what they exceed
-			// the team's sums of this id by (none when the team never
-			// knew it), so counts pushed before are not pushed again.
-			sums, err := ts.Counters(ctx, d.MemoryID)
-			if err != nil {
-				return err
-			}
-			d = d.Growth(store.CounterDelta{Access: sums.Access, Reinforced: sums.Reinforced,
-				FeedbackSum: sums.FeedbackSum, FeedbackN: sums.FeedbackN})
+			c := sums[d.MemoryID]
+			d = d.Growth(store.CounterDelta{Access: c.Access, Reinforced: c.Reinforced, FeedbackSum: c.FeedbackSum, FeedbackN: c.FeedbackN})
 		}
 		if w, ok := remap[d.MemoryID]; ok {
 			d.MemoryID = w
