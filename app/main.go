@@ -21,6 +21,7 @@ func main() {
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cli.NoDesktop = !desktopBuilt
 	if ok, rest := wantsApp(args, desktopBuilt, hasDisplay()); ok {
 		return runApp(rest, stdout, stderr)
 	}

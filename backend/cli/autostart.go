@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -27,6 +28,12 @@ func runAutostart(env *Env, args []string) error {
 	switch {
 	case len(pos) == 0 || pos[0] == "status":
 		st, err = autostart.Status(o)
+	case pos[0] == "on" && NoDesktop:
+		// The entry would run `memtray app --hidden`, which exits at once
+		// in this build: memtray would silently not start at login.
+		return errors.New("this memtray was built without the desktop window and tray, which start at login runs; " +
+			"for the headless daemon at login use the systemd user unit (`systemctl --user enable --now memtray`, docs/install.md), " +
+			"or build the desktop app (`make desktop`)")
 	case pos[0] == "on":
 		st, err = autostart.Enable(o)
 	case pos[0] == "off":

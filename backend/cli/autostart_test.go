@@ -54,3 +54,32 @@ func TestAutostartCommand(t *testing.T) {
 		t.Errorf("bad argument: %d %q", code, errs)
 	}
 }
+
+// TestAutostartNeedsDesktop: a build without the desktop window refuses
+// `autostart on` and names the systemd user unit; it wrote an entry that
+// ran `memtray app --hidden`, which exits at once in such a build, so
+// memtray silently never started at login. off and status still work.
+func TestAutostartNeedsDesktop(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("checks the XDG autostart entry")
+	}
+	dir := isolate(t)
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(home, "cfg"))
+	NoDesktop = true
+	t.Cleanup(func() { NoDesktop = false })
+	ctx := context.Background()
+	code, out, errs := run(t, ctx, "", "autostart", "--data-dir", dir, "on")
+	if code == 0 || !strings.Contains(errs, "built without the desktop window") || !strings.Contains(errs, "systemctl --user enable --now memtray") {
+		t.Errorf("on: exit %d %q %q", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(home, "cfg", "autostart", "memtray.desktop")); err == nil {
+		t.Errorf("on wrote the entry")
+	}
+	for _, arg := range []string{"status", "off"} {
+		if code, out, errs := run(t, ctx, "", "autostart", "--data-dir", dir, arg); code != 0 || !strings.Contains(out, "autostart: off") {
+			t.Errorf("%s: exit %d %q %q", arg, code, out, errs)
+		}
+	}
+}

@@ -25,6 +25,11 @@ import (
 // Version is set at build time with -ldflags "-X github.com/memtray/memtray/backend/cli.Version=…".
 var Version = "dev"
 
+// NoDesktop says this program was built without the desktop window and
+// tray (the main package sets it): it cannot run `memtray app`, which
+// starting at login would run.
+var NoDesktop bool
+
 // Env is what a command runs with; tests pass their own.
 type Env struct {
 	Stdin          io.Reader
