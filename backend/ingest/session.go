@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -13,108 +15,104 @@ import (
 
 // Corrections across turns. A turn distilled in batch (memtray ingest, an
 // ended session) knows what its session said later (ProcessTurn's later)
-// and drops a statement a later turn corrects. A turn captured live is
-// decided before its session's later turns exist, so the pipeline
-// remembers, per session, what each recent turn stored (the memory ids
-// and their statements' subjects), and when a later turn of the same
-// session says something with a revision cue about one of them (the test
-// Distill applies to later texts: dropRevised, positions approximated),
-// that memory is revised:
+// and drops a statement a later turn corrects or undoes, before its
+// statements are joined into memories. A turn captured live is decided
+// before its session's later turns exist, so the pipeline keeps, per
+// session, its recent turns (as Distill saw them) and what each one
+// stored; when a later turn of the session is decided, every kept earlier
+// turn is distilled again knowing what the session said after it, as
+// batch ingest distils it:
 //
-//   - superseded by the revising statement when the turn kept that
-//     statement as a memory of its own (the old one stays in the store as
-//     history, hidden from recall, as any superseded memory);
-//   - otherwise moved to the trash with the reason (restorable from it).
+//   - a memory the earlier turn created from a statement the new
+//     distillation no longer keeps (revised, undone, unsettled later) is
+//     revised: superseded by the revising statement when the new turn
+//     kept that statement as a memory of its own (the old one stays in the
+//     store as history, hidden from recall, as any superseded memory);
+//     otherwise moved to the trash with the reason (restorable from it);
+//   - a statement the new distillation keeps and the earlier one did not
+//     (a memory joined from several statements, one of them now revised:
+//     the rest of it) is stored as batch ingest would have stored it.
 //
 // Either way the turn's Decision lists the revised memory as a candidate
 // of origin OriginEarlier with the reason, so the feed shows it. Only
-// memories the earlier turn created are remembered: one it merely
-// reinforced (a duplicate of an older memory) is left alone.
+// memories the earlier turn created are revised: one it merely reinforced
+// (a duplicate of an older memory) is left alone. An earlier turn is kept
+// while what its session said after it fits in LaterTexts' bound: beyond
+// it, batch ingest does not read further either.
 
 // OriginEarlier is the Origin of a Decision's candidate that stands for a
 // memory an earlier turn of the session stored and this turn revised.
 const OriginEarlier = "earlier-turn"
 
-// Bounds of the per-session memory of stored statements: the sessions
-// remembered (least recently seen forgotten first) and the statements per
-// session (oldest forgotten first).
+// Bounds of the per-session memory of recent turns: the sessions
+// remembered (least recently seen forgotten first) and the bytes of turn
+// text kept in all (a session's oldest turns beyond maxLaterBytes of later
+// text are forgotten as they stop mattering).
 const (
-	maxRecentSessions   = 512
-	maxRecentStatements = 128
+	maxRecentSessions = 512
+	maxRecentBytes    = 32 << 20
 )
 
-// storedStatement is a memory a turn of a session stored.
-type storedStatement struct {
-	id      string
-	text    string
-	turn    int
-	subject map[string]bool
-	// pos is where the statement was said, counted in sentences from the
-	// session's first remembered turn (as Distill counts positions).
-	pos int
+// recentTurn is an earlier turn of a live session.
+type recentTurn struct {
+	turn Turn // cleaned, as Distill saw it
+	// kept are the texts its distillation kept, each with the memory it
+	// created ("" when it created none: a duplicate, a gated statement).
+	kept map[string]string
+	size int // bytes of the texts LaterTexts reads of it
 }
 
 // recentSession is what the recent turns of one session stored.
 type recentSession struct {
-	stmts []storedStatement
+	turns []recentTurn
+	size  int
 	seen  uint64 // recentTurns.tick when last used
-	// next is the position the session's next turn begins at.
-	next int
 }
 
-// recentTurns is the pipeline's bounded LRU of sessions and what their
-// recent turns stored. The zero value is ready to use.
+// recentTurns is the pipeline's bounded LRU of sessions and their recent
+// turns. The zero value is ready to use.
 type recentTurns struct {
 	mu       sync.Mutex
 	tick     uint64
+	size     int
 	sessions map[string]*recentSession
 }
 
-// statements returns a copy of what the session's recent turns stored,
-// and the position the next turn begins at.
-func (r *recentTurns) statements(session string) ([]storedStatement, int) {
+// turns returns a copy of the session's recent turns.
+func (r *recentTurns) turns(session string) []recentTurn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.sessions[session]
 	if s == nil {
-		return nil, 0
+		return nil
 	}
 	r.tick++
 	s.seen = r.tick
-	return append([]storedStatement(nil), s.stmts...), s.next
+	out := make([]recentTurn, len(s.turns))
+	for i, t := range s.turns {
+		t.kept = maps.Clone(t.kept)
+		out[i] = t
+	}
+	return out
 }
 
-// advance moves a remembered session's next turn n positions on.
-func (r *recentTurns) advance(session string, n int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s := r.sessions[session]; s != nil {
-		s.next += n
-	}
-}
-
-// forget drops the statements with the given memory ids of a session.
-func (r *recentTurns) forget(session string, ids map[string]bool) {
-	if len(ids) == 0 {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if s := r.sessions[session]; s != nil {
-		out := s.stmts[:0]
-		for _, st := range s.stmts {
-			if !ids[st.id] {
-				out = append(out, st)
-			}
+// set replaces the session's recent turns with turns (its earlier ones as
+// revised, then the new one), forgetting the oldest ones no later text
+// can reach any more, and the least recently seen sessions beyond the
+// bounds.
+func (r *recentTurns) set(session string, turns []recentTurn) {
+	keep := len(turns) - 1 // the oldest turn kept; the newest always is
+	for i, after := len(turns)-1, 0; i > 0; i-- {
+		after += turns[i].size // what the session said after turns[i-1]
+		if after > maxLaterBytes {
+			break
 		}
-		s.stmts = out
+		keep = i - 1
 	}
-}
-
-// add records statements a turn of the session stored.
-func (r *recentTurns) add(session string, stmts []storedStatement) {
-	if len(stmts) == 0 {
-		return
+	turns = turns[max(keep, 0):]
+	size := 0
+	for _, t := range turns {
+		size += t.size
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -123,24 +121,35 @@ func (r *recentTurns) add(session string, stmts []storedStatement) {
 	}
 	s := r.sessions[session]
 	if s == nil {
-		if len(r.sessions) >= maxRecentSessions {
-			oldest, at := "", uint64(0)
-			for id, o := range r.sessions {
-				if oldest == "" || o.seen < at {
-					oldest, at = id, o.seen
-				}
-			}
-			delete(r.sessions, oldest)
-		}
 		s = &recentSession{}
 		r.sessions[session] = s
 	}
+	r.size += size - s.size
+	s.turns, s.size = turns, size
 	r.tick++
 	s.seen = r.tick
-	s.stmts = append(s.stmts, stmts...)
-	if over := len(s.stmts) - maxRecentStatements; over > 0 {
-		s.stmts = append([]storedStatement(nil), s.stmts[over:]...)
+	for len(r.sessions) > maxRecentSessions || (r.size > maxRecentBytes && len(r.sessions) > 1) {
+		oldest, at := "", uint64(0)
+		for id, o := range r.sessions {
+			if id != session && (oldest == "" || o.seen < at) {
+				oldest, at = id, o.seen
+			}
+		}
+		r.size -= r.sessions[oldest].size
+		delete(r.sessions, oldest)
 	}
+}
+
+// laterSize is how many bytes LaterTexts reads of t.
+func laterSize(t Turn) int {
+	n := 0
+	for _, u := range t.User {
+		n += len(u)
+	}
+	for _, s := range stepTexts(t) {
+		n += len(s)
+	}
+	return n
 }
 
 // revisingSentences returns the sentences of a turn (the user's and the
@@ -166,112 +175,146 @@ func revisingSentences(t Turn) (revs []posSentence, undos []undo, n int) {
 	return revs, undos, n
 }
 
-// turnLength is how many positions Distill counts in a turn: one for
-// each statement of the user, each sentence of the model and each step.
-func turnLength(t Turn) int {
-	n := 0
-	for _, u := range t.User {
-		n += len(userCandidates(u))
-	}
-	for _, s := range t.Steps {
-		if !s.Error && strings.TrimSpace(s.Text) != "" {
-			n += len(sentences(s.Text)) + 1
-		}
-	}
-	return n
-}
-
 // errSkipRevision aborts a store update whose memory changed meanwhile.
 var errSkipRevision = errors.New("memory changed meanwhile")
 
 // reviseEarlier runs once ProcessTurn has decided a turn (deferred, with
-// the Decision and error it returns): it revises what earlier turns of the
-// session stored and this turn corrects, then remembers what this turn
-// stored. cands are the turn's candidates, listed in *dec from base on. A
-// turn of an ended session (a complete transcript: the caller gave
-// ProcessTurn every later text) needs neither.
+// the Decision and error it returns): it distils the session's recent
+// turns again knowing this one, revises what they stored that is no
+// longer kept and stores what is kept now, then remembers this turn.
+// cands are the turn's candidates, listed in *dec from base on. A turn of
+// an ended session (a complete transcript: the caller gave ProcessTurn
+// every later text) needs none of it.
 func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, cands []Candidate, base int, dec *memory.Decision, errp *error) {
 	if *errp != nil || st.Ended || t.SessionID == "" || base+len(cands) > len(dec.Candidates) {
 		return
 	}
-	earlier, start := p.recent.statements(t.SessionID)
-	if err := p.revise(ctx, t, earlier, start, cands, base, dec); err != nil {
-		*errp = fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
-		return
+	earlier := p.recent.turns(t.SessionID)
+	n := 0
+	// Only a sentence that revises or undoes something changes what an
+	// earlier turn keeps (dropRevised, dropUndone).
+	revs, undos, _ := revisingSentences(t)
+	for i := range earlier {
+		if len(revs) == 0 && len(undos) == 0 {
+			break
+		}
+		k, err := p.redistill(ctx, t, &earlier[i], earlier[i+1:], cands, base, dec)
+		if err != nil {
+			*errp = fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
+			return
+		}
+		n += k
 	}
-	if err := p.rememberTurn(ctx, t, start, cands, base, dec); err != nil {
+	if n > 0 {
+		dec.Reason += fmt.Sprintf("; revised %d memories of earlier turns", n)
+	}
+	rt, err := p.rememberTurn(ctx, t, cands, base, dec)
+	if err != nil {
 		*errp = fmt.Errorf("ingest: remember the memories of turn %d of session %s: %w", t.Turn, t.SessionID, err)
 		return
 	}
-	p.recent.advance(t.SessionID, turnLength(t))
+	p.recent.set(t.SessionID, append(earlier, rt))
 }
 
-// revise supersedes or trashes the memories of earlier turns that a
-// sentence of this turn corrects or undoes.
-// The revision test is dropRevised's: the sentence shares two subject
-// tokens with the memory, or one long one and is said at most
-// revisionReach positions after it. The undo test is dropUndone's
-// (undoneIn): the memory is revised when what the turn undoes leaves
-// nothing worth keeping of it (cutLeaves), as batch ingest drops it.
-func (p *Pipeline) revise(ctx context.Context, t Turn, earlier []storedStatement, start int, cands []Candidate, base int, dec *memory.Decision) error {
-	if len(earlier) == 0 {
-		return nil
+// redistill distils the earlier turn e again knowing what its session
+// said after it (the turns between, then t), revises the memories it
+// created from statements no longer kept, and stores the statements kept
+// now and not before. It returns how many memories it revised.
+func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between []recentTurn, cands []Candidate, base int, dec *memory.Decision) (int, error) {
+	after := make([]Turn, 0, len(between)+1)
+	for _, b := range between {
+		after = append(after, b.turn)
 	}
-	revs, undos, _ := revisingSentences(t)
-	if len(revs) == 0 && len(undos) == 0 {
-		return nil
+	now := Distill(e.turn, LaterTexts(append(after, t), t.SessionID))
+	kept := map[string]bool{}
+	var fresh []Candidate
+	for _, c := range now {
+		if !c.Keep {
+			continue
+		}
+		kept[c.Text] = true
+		if _, ok := e.kept[c.Text]; !ok {
+			fresh = append(fresh, c)
+		}
 	}
-	done := map[string]bool{}
+	texts := slices.Sorted(maps.Keys(e.kept))
 	n := 0
-	apply := func(e storedStatement, s string, subj map[string]bool) error {
-		done[e.id] = true
-		cv, ok, err := p.reviseOne(ctx, t, e, s, p.revisingMemory(s, subj, cands, base, dec, e.id))
+	for _, text := range texts {
+		id := e.kept[text]
+		if kept[text] {
+			continue
+		}
+		delete(e.kept, text)
+		if id == "" {
+			continue
+		}
+		why := revisedWhy(now, text)
+		cv, ok, err := p.reviseOne(ctx, t, storedStatement{id: id, text: text}, why, p.revisingMemory(why, subjectOf(why), cands, base, dec, id))
 		if err != nil {
-			return err
+			return n, err
 		}
 		if ok {
 			dec.Candidates = append(dec.Candidates, cv)
 			n++
 		}
-		return nil
 	}
-	for _, rs := range revs {
-		s, subj := rs.text, subjectOf(rs.text)
-		for _, e := range earlier {
-			if done[e.id] || strings.Contains(s, e.text) || strings.Contains(e.text, s) {
-				continue
-			}
-			if k, long := overlapLong(e.subject, subj); k < 2 && (!long || start+rs.pos-e.pos > revisionReach) {
-				continue
-			}
-			if err := apply(e, s, subj); err != nil {
-				return err
-			}
+	if len(fresh) == 0 {
+		return n, nil
+	}
+	ids, err := p.placeReformed(ctx, e.turn, fresh)
+	if err != nil {
+		return n, err
+	}
+	for i, c := range fresh {
+		e.kept[c.Text] = ids[i]
+		if ids[i] != "" {
+			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i],
+				Reason: fmt.Sprintf("turn %d distilled again knowing turn %d: kept now", e.turn.Turn, t.Turn)})
 		}
 	}
-	for i := range undos {
-		undos[i].pos += start
-	}
-	for _, e := range earlier {
-		if done[e.id] || len(undos) == 0 {
-			continue
-		}
-		cut, why := undoneIn(e.text, stepSentences(e.text), e.pos, undos)
-		if len(cut) == 0 {
-			continue
-		}
-		if _, left := cutLeaves(e.text, cut); left {
-			continue // batch keeps the rest of it; left as it is
-		}
-		if err := apply(e, why, subjectOf(why)); err != nil {
-			return err
+	return n, nil
+}
+
+// revisedWhy is why text, kept before, is not kept now: the reasons of the
+// statements of it the new distillation dropped.
+func revisedWhy(now []Candidate, text string) string {
+	var why []string
+	for _, c := range now {
+		if !c.Keep && c.Reason != "" && strings.Contains(text, c.Text) {
+			why = append(why, strings.TrimPrefix(c.Reason, "revised later: "))
 		}
 	}
-	p.recent.forget(t.SessionID, done)
-	if n > 0 {
-		dec.Reason += fmt.Sprintf("; revised %d memories of earlier turns", n)
+	if len(why) == 0 {
+		return "a later turn revised it"
 	}
-	return nil
+	return strings.Join(why, "; ")
+}
+
+// placeReformed stores the statements of an earlier turn that its new
+// distillation keeps, as ProcessTurn stores a turn's (content gate,
+// dedup), outside the turn's marks (the turn is decided). It returns the
+// memory each created or joined ("" for one gated out).
+func (p *Pipeline) placeReformed(ctx context.Context, e Turn, cands []Candidate) ([]string, error) {
+	r := p.newRun(e.Exchange(), false, "")
+	for i := range cands {
+		cands[i].idx = len(r.dec.Candidates)
+		c := cands[i]
+		r.dec.Candidates = append(r.dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: c.Origin, Class: c.Class, Kept: true, Kind: c.Kind})
+	}
+	if err := p.storeCandidates(ctx, r, cands); err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = r.dec.Candidates[c.idx].MemoryID
+	}
+	return ids, nil
+}
+
+// storedStatement is a memory an earlier turn of a session created.
+type storedStatement struct {
+	id   string
+	text string
 }
 
 // revisingMemory returns the memory this turn stored the revising
@@ -340,33 +383,35 @@ func (p *Pipeline) reviseOne(ctx context.Context, t Turn, e storedStatement, s, 
 	return cv, true, nil
 }
 
-// rememberTurn records the memories this turn created (not those it only
-// reinforced), for later turns of the session to revise.
-func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, start int, cands []Candidate, base int, dec *memory.Decision) error {
+// rememberTurn returns what this turn kept, with the memories it created
+// (not those it only reinforced), for later turns of the session to
+// revise.
+func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
+	rt := recentTurn{turn: t, kept: map[string]string{}, size: laterSize(t)}
 	var ids []string
-	pos := map[string]int{}
 	for i, c := range cands {
 		cv := dec.Candidates[base+i]
-		if _, dup := pos[cv.MemoryID]; cv.Kept && cv.MemoryID != "" && c.Origin != OriginUser && !dup {
+		if !c.Keep {
+			continue
+		}
+		rt.kept[c.Text] = ""
+		if cv.Kept && cv.MemoryID != "" && c.Origin != OriginUser {
 			ids = append(ids, cv.MemoryID)
-			pos[cv.MemoryID] = start + c.pos
 		}
 	}
 	if len(ids) == 0 {
-		return nil
+		return rt, nil
 	}
 	ms, err := p.store.GetMany(ctx, ids)
 	if err != nil {
-		return err
+		return rt, err
 	}
-	var out []storedStatement
-	for _, id := range ids {
-		m, ok := ms[id]
-		if !ok || m.ReinforcedCount > 0 || m.Superseded() {
-			continue
+	for i, c := range cands {
+		cv := dec.Candidates[base+i]
+		m, ok := ms[cv.MemoryID]
+		if c.Keep && cv.Kept && c.Origin != OriginUser && ok && m.ReinforcedCount == 0 && !m.Superseded() && m.Text == c.Text {
+			rt.kept[c.Text] = cv.MemoryID
 		}
-		out = append(out, storedStatement{id: id, text: m.Text, turn: t.Turn, subject: subjectOf(m.Text), pos: pos[id]})
 	}
-	p.recent.add(t.SessionID, out)
-	return nil
+	return rt, nil
 }

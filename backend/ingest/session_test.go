@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -148,30 +149,72 @@ func TestReviseEarlierTurns(t *testing.T) {
 	}
 }
 
-// TestRecentTurnsBounds: the per-session memory forgets the least recently
-// used session and a session's oldest statements.
-func TestRecentTurnsBounds(t *testing.T) {
-	var r recentTurns
-	for i := range maxRecentSessions + 1 {
-		r.add(string(rune('a'+i%26))+strings.Repeat("x", i), []storedStatement{{id: "m"}})
-		if i == 0 {
-			continue
+// TestReviseEarlierTurnKeepsTheRest: a memory that joined two
+// statements of turn 1 (two paragraphs of its answer), one of which turn 3
+// corrects, is not left standing live; the other statement is stored, as
+// batch ingest, which drops the corrected one before joining, stores it.
+// Revising the joined memory as a whole (its subject is both statements')
+// lost the statement nothing corrected.
+func TestReviseEarlierTurnKeepsTheRest(t *testing.T) {
+	ctx := context.Background()
+	turns := threeTurns("s-joined",
+		[]string{"why is the nightly import slow?", "Let me read the importer.",
+			"The importer holds the `db/pool.go` connection for the whole batch instead of per row.\n\nThe `sync/v2` endpoint caps one request at 500 records, so a nightly job makes about 40 requests."},
+		[]string{"it is still slow", "Let me profile the import.",
+			"Actually the `db/pool.go` connection is released after every row; the time goes into the `index/rebuild.go` pass that runs after the import."})
+	batch, live := newFixture(t, nil), newFixture(t, nil)
+	var first memory.Decision
+	for i, tn := range turns {
+		if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
+			t.Fatal(err)
 		}
-		r.statements("a") // keep the first one in use
+		dec, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = dec
+		}
 	}
-	if len(r.sessions) != maxRecentSessions || first(r.statements("a")) == nil {
-		t.Fatalf("%d sessions; first kept %v", len(r.sessions), first(r.statements("a")) != nil)
+	if !slices.ContainsFunc(first.Candidates, func(c memory.CandidateVerdict) bool {
+		return c.Kept && strings.Contains(c.Text, "whole batch") && strings.Contains(c.Text, "500 records")
+	}) {
+		t.Fatalf("live turn 1 did not join its two statements: %+v", first.Candidates)
 	}
-	for i := range maxRecentStatements + 5 {
-		r.add("a", []storedStatement{{id: string(rune(i))}})
+	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
+	if !slices.ContainsFunc(want, func(s string) bool { return strings.Contains(s, "500 records") && !strings.Contains(s, "whole batch") }) {
+		t.Fatalf("batch kept %q: want the statement turn 3 does not correct, alone", want)
 	}
-	if got, _ := r.statements("a"); len(got) != maxRecentStatements || got[len(got)-1].id != string(rune(maxRecentStatements+4)) {
-		t.Fatalf("%d statements", len(got))
-	}
-	r.forget("a", map[string]bool{string(rune(maxRecentStatements + 4)): true})
-	if got, _ := r.statements("a"); len(got) != maxRecentStatements-1 {
-		t.Fatalf("%d statements after forget", len(got))
+	if !slices.Equal(want, got) {
+		t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
 	}
 }
 
-func first[A, B any](a A, _ B) A { return a }
+// TestRecentTurnsBounds: the per-session memory forgets the least
+// recently used session, a session's turns no later text reaches any more
+// (LaterTexts' bound), and sessions beyond the bytes kept in all.
+func TestRecentTurnsBounds(t *testing.T) {
+	var r recentTurns
+	for i := range maxRecentSessions + 1 {
+		r.set(string(rune('a'+i%26))+strings.Repeat("x", i), []recentTurn{{size: 1}})
+		if i == 0 {
+			continue
+		}
+		r.turns("a") // keep the first one in use
+	}
+	if len(r.sessions) != maxRecentSessions || len(r.turns("a")) != 1 {
+		t.Fatalf("%d sessions; first kept %d", len(r.sessions), len(r.turns("a")))
+	}
+	half := maxLaterBytes / 2
+	turns := []recentTurn{{size: half, turn: Turn{Turn: 1}}, {size: half, turn: Turn{Turn: 2}}, {size: half, turn: Turn{Turn: 3}}, {size: half, turn: Turn{Turn: 4}}}
+	r.set("a", turns)
+	if got := r.turns("a"); len(got) != 3 || got[0].turn.Turn != 2 {
+		t.Fatalf("kept %d turns, the first %+v; want turns 2 to 4 (turn 1 is followed by more than LaterTexts reads)", len(got), got[0].turn)
+	}
+	for i := range maxRecentBytes/half + 1 {
+		r.set(fmt.Sprintf("big%d", i), []recentTurn{{size: half}})
+	}
+	if r.size > maxRecentBytes || len(r.turns("a")) != 0 || len(r.turns(fmt.Sprintf("big%d", maxRecentBytes/half))) != 1 {
+		t.Fatalf("%d bytes kept in %d sessions", r.size, len(r.sessions))
+	}
+}
