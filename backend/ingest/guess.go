@@ -67,15 +67,9 @@ func dropUnconfirmed(cands []Candidate, sents []posSentence, restated map[int]bo
 		if !c.Keep || c.Origin == OriginUser || c.Origin == OriginJudge {
 			continue
 		}
-		var cut []string
-		why := ""
-		for _, s := range sentences(c.Text) {
-			st := strings.TrimSpace(s.text)
-			if wordCount(st) > maxGuessWords || !hedged(lower(st)) {
-				continue // a list run together, not one claim; or no guess
-			}
-			subj := subjectOf(st)
-			confirmed := false
+		// confirmed reports whether a later sentence states what a guess
+		// about subj guesses.
+		confirmed := func(subj map[string]bool) bool {
 			for k := range confirm {
 				p := &confirm[k]
 				if p.pos <= c.pos {
@@ -91,19 +85,50 @@ func dropUnconfirmed(cands []Candidate, sents []posSentence, restated map[int]bo
 					continue // narration, a plan, a question: it states nothing
 				}
 				if n, long := overlapLong(subj, p.subject); (n >= 2 || (long && p.pos-c.pos <= revisionReach)) && 2*n >= min(len(subj), len(p.subject)) {
-					confirmed = true
-					break
+					return true
 				}
 			}
-			if !confirmed {
-				cut = append(cut, st)
-				if why == "" {
-					why = st
+			return false
+		}
+		var cut []string
+		why := ""
+		for _, s := range sentences(c.Text) {
+			st := strings.TrimSpace(s.text)
+			guesses := []string{st}
+			if wordCount(st) > maxGuessWords {
+				// A list run together, not one claim: only an aside of
+				// it that is a guess goes ("... in a rescue block
+				// (compiler bug workaround)").
+				guesses = hedgedAsides(st)
+			} else if !hedged(lower(st)) {
+				continue
+			}
+			for _, g := range guesses {
+				if !confirmed(subjectOf(g)) {
+					cut = append(cut, g)
+					if why == "" {
+						why = g
+					}
 				}
 			}
 		}
 		cutSentences(c, cut, reasonGuess+": "+preview(why))
 	}
+}
+
+// aside is a parenthetical aside of a sentence.
+var aside = regexp.MustCompile(`\([^()]{3,160}\)`)
+
+// hedgedAsides returns the parenthetical asides of st that are guesses
+// (hedged).
+func hedgedAsides(st string) []string {
+	var out []string
+	for _, a := range aside.FindAllString(st, -1) {
+		if hedged(lower(a)) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // maxGuessWords is the most words a hedged sentence has to be read as one

@@ -69,6 +69,19 @@ func TestDropUnconfirmed(t *testing.T) {
 			turn: loopTurn("`money.Round` uses banker's rounding for half cents, so 0.125 becomes 0.12 in `invoice_total`."),
 			kept: []string{"banker's rounding"},
 		},
+		{
+			// Over maxGuessWords the sentence is a list run together: the
+			// list stays, its guessing aside goes.
+			name: "a guessing aside of a long list goes, the list stays",
+			turn: loopTurn("`lib/ledger/reconciler.ex` (CREATED) GenServer with an ETS table tracking each account's reconciliation state (pending/matched/failed) Public API: `start/2`, `match/2`, `fail/2`, `state/1` Sweeps stale entries every 30s with a 5 minute TTL Uses `credo:disable-for-next-line` for the Repo call in the rescue block (compiler bug workaround)"),
+			gone: []string{"compiler bug workaround"},
+			kept: []string{"`credo:disable-for-next-line` for the Repo call in the rescue block", "Sweeps stale entries every 30s"},
+		},
+		{
+			name: "an aside that guesses nothing stays",
+			turn: loopTurn("`lib/ledger/reconciler.ex` (CREATED) GenServer with an ETS table tracking each account's reconciliation state (pending/matched/failed) Public API: `start/2`, `match/2`, `fail/2`, `state/1` Sweeps stale entries every 30s with a 5 minute TTL Uses `credo:disable-for-next-line` for the Repo call in the rescue block (credo flags the alias)"),
+			kept: []string{"(credo flags the alias)", "(pending/matched/failed)"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
