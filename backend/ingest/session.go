@@ -225,7 +225,15 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 	for _, b := range between {
 		after = append(after, b.turn)
 	}
-	now := Distill(e.turn, LaterTexts(append(after, t), t.SessionID))
+	return p.settle(ctx, t, e, Distill(e.turn, LaterTexts(append(after, t), t.SessionID)), cands, base, dec)
+}
+
+// settle brings what the earlier turn e stored in line with now, its new
+// distillation: the memories it created from statements no longer kept
+// are revised (by t's candidates cands, listed in *dec from base on),
+// the statements kept now and not before are stored. It returns how many
+// memories it revised.
+func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
 	kept := map[string]bool{}
 	var fresh []Candidate
 	for _, c := range now {
@@ -273,6 +281,72 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 		}
 	}
 	return n, nil
+}
+
+// continueTurn takes a turn that goes on the session's newest turn (its
+// first response answers tool results or a background task's
+// notification, not the user: the session file was read after the turn's
+// Stop, then the agent carried on) as batch ingest reads it: part of that
+// turn. The turn, extended, is distilled again and what it stored settled
+// (settle); the session's earlier turns are revised knowing the rest of
+// it. ok is false when the session has no turn to continue (it is then
+// decided as a turn of its own).
+func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, err error) {
+	earlier := p.recent.turns(t.SessionID)
+	if len(earlier) == 0 {
+		return false, nil
+	}
+	last := &earlier[len(earlier)-1]
+	first := t.Exchanges[0]
+	if slices.ContainsFunc(last.turn.Exchanges, func(ex memory.Exchange) bool {
+		return ex.Turn == first.Turn && ex.Assistant == first.Assistant && ex.EndedAt.Equal(first.EndedAt)
+	}) {
+		r.dec.Verdict, r.dec.Stage, r.decided = memory.VerdictDuplicate, StageReplay, true
+		r.dec.Reason = fmt.Sprintf("continues turn %d, which holds it already", last.turn.Turn)
+		return true, nil
+	}
+	ext := last.turn
+	ext.Steps = append(slices.Clip(ext.Steps), t.Steps...)
+	ext.Exchanges = append(slices.Clip(ext.Exchanges), t.Exchanges...)
+	ext.UserTurns = max(ext.UserTurns, t.UserTurns)
+	ext.Headless = ext.Headless || t.Headless
+	base := len(r.dec.Candidates)
+	n := 0
+	revs, undos, _ := revisingSentences(t)
+	for i := range earlier[:len(earlier)-1] {
+		if len(revs) == 0 && len(undos) == 0 {
+			break
+		}
+		k, err := p.redistill(ctx, t, &earlier[i], earlier[i+1:], nil, base, &r.dec)
+		if err != nil {
+			return true, fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
+		}
+		n += k
+	}
+	k, err := p.settle(ctx, t, last, Distill(ext, nil), nil, base, &r.dec)
+	if err != nil {
+		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
+	}
+	n += k
+	last.turn, last.size = ext, laterSize(ext)
+	p.recent.set(t.SessionID, earlier)
+	var ids []string
+	for _, c := range r.dec.Candidates[base:] {
+		if c.Kept && c.MemoryID != "" {
+			ids = append(ids, c.MemoryID)
+		}
+	}
+	reason := fmt.Sprintf("continues turn %d: distilled again with it", ext.Turn)
+	if n > 0 {
+		reason += fmt.Sprintf("; revised %d memories of earlier turns", n)
+	}
+	if len(ids) == 0 {
+		r.reject(StageDistill, reason+"; nothing new kept")
+		return true, nil
+	}
+	r.dec.Verdict, r.dec.Stage, r.dec.Reason, r.decided = memory.VerdictStored, StageStore, reason+fmt.Sprintf("; %d memories kept now", len(ids)), true
+	r.dec.MemoryIDs = ids
+	return true, nil
 }
 
 // revisedWhy is why text, kept before, is not kept now: the reasons of the

@@ -190,6 +190,42 @@ func TestReviseEarlierTurnKeepsTheRest(t *testing.T) {
 	}
 }
 
+// TestLiveTurnContinued: a turn the agent carries on after its Stop (a
+// background task's notification came in: the session file's next read
+// begins with tool-loop responses) is one turn for batch ingest. Live, the
+// continuation is taken into the turn it goes on, which is distilled
+// again with it: a statement the continuation restates is stored once, in
+// its settled version, as batch stores it, not once per read.
+func TestLiveTurnContinued(t *testing.T) {
+	ctx := context.Background()
+	const id = "s-continued"
+	turn1 := sessionOf(id, "why is the ledger import slow?", "Let me time the writer.",
+		"The `ledger/wal.go` writer calls fsync after every record, which caps the import at 200 records per second.")
+	cont := []memory.Exchange{
+		{SessionID: id, Turn: 3, UserTurns: 1, Project: "shop", ToolLoop: true, Assistant: "The background benchmark finished.",
+			ToolCalls: []memory.ToolCall{{ID: "b", Name: "Bash", Input: `{"command":"cat bench.out"}`}}},
+		{SessionID: id, Turn: 4, UserTurns: 1, Project: "shop", ToolLoop: true, ToolResults: []memory.ToolResult{{ToolUseID: "b", Content: "200 rec/s"}},
+			Assistant: "The `ledger/wal.go` writer calls fsync after every record: the benchmark confirms the import tops out at 200 records per second."},
+	}
+	all := append(append([]memory.Exchange{}, turn1...), cont...)
+	if n := len(GroupTurns(all)); n != 1 {
+		t.Fatalf("batch reads %d turns, want 1", n)
+	}
+	batch, live := newFixture(t, nil), newFixture(t, nil)
+	if _, _, err := batch.p.ProcessTurn(ctx, GroupTurns(all)[0], nil, SessionState{Ended: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range [][]memory.Exchange{turn1, cont, cont} { // the continuation read twice: once counts
+		if _, _, err := live.p.ProcessTurn(ctx, GroupTurns(part)[0], nil, SessionState{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
+	if len(want) == 0 || !slices.Equal(want, got) {
+		t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
+	}
+}
+
 // TestRecentTurnsBounds: the per-session memory forgets the least
 // recently used session, a session's turns no later text reaches any more
 // (LaterTexts' bound), and sessions beyond the bytes kept in all.

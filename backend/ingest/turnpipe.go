@@ -64,6 +64,12 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 	if r.decided {
 		return r.dec, false, nil
 	}
+	if !st.Ended && t.SessionID != "" && len(t.User) == 0 && len(t.Exchanges) > 0 && t.Exchanges[0].ToolLoop {
+		// A live turn's continuation (session.go), read after its Stop.
+		if ok, err := p.continueTurn(ctx, r, t); ok || err != nil {
+			return r.dec, false, err
+		}
+	}
 
 	start = time.Now()
 	cands := Distill(t, later)
