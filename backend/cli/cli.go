@@ -119,9 +119,46 @@ func Run(env *Env, args []string) int {
 			return 1
 		}
 	}
+	if near := nearCommand(args[0]); near != "" {
+		fmt.Fprintf(env.Stderr, "memtray: unknown command %q; did you mean %q? (`memtray %s -h`)\n", args[0], near, near)
+		return 2
+	}
 	fmt.Fprintf(env.Stderr, "memtray: unknown command %q\n", args[0])
 	usage(env.Stderr)
 	return 2
+}
+
+// nearCommand is the command name closest to a mistyped one (status for
+// stats, serach for search), or "" when none is within two edits.
+func nearCommand(name string) string {
+	best, bestD := "", 3
+	for _, c := range commands {
+		if d := editDistance(name, c.name); d < bestD {
+			best, bestD = c.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func usage(w io.Writer) {

@@ -468,3 +468,24 @@ func TestListedIDsWork(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownCommandSuggests: a mistyped command names the one meant
+// (`memtray status` printed "unknown command" above 45 lines of help,
+// with stats somewhere in them); a word like no command gets the help.
+func TestUnknownCommandSuggests(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		arg, want string
+	}{
+		{"status", `did you mean "stats"?`},
+		{"serach", `did you mean "search"?`},
+		{"imprt", `did you mean "import"?`},
+		{"dreams", `did you mean "dream"?`},
+		{"frobnicate", "commands:"},
+	} {
+		code, _, errs := run(t, context.Background(), "", tc.arg)
+		if code != 2 || !strings.Contains(errs, `unknown command "`+tc.arg+`"`) || !strings.Contains(errs, tc.want) {
+			t.Errorf("%s: exit %d %q, want %q", tc.arg, code, errs, tc.want)
+		}
+	}
+}
