@@ -27,6 +27,10 @@ func TestRunSessionsTestdata(t *testing.T) {
 	if o.Sessions != 2 || o.SessionsSkipped != 0 || o.Facts != 6 || o.Traps != 1 || o.Queries != 8 || o.UserTurns != 4 || o.UnrelatedPrompts != 2 {
 		t.Errorf("overall counts do not match the set: %+v", o)
 	}
+	// Two projects (kvstore, webshop), each asked both unrelated prompts.
+	if o.UnrelatedInProject != 4 || o.UnrelatedInProjectEmpty > 4 || o.UnrelatedInProjectEmptyRate != ratio(o.UnrelatedInProjectEmpty, 4) {
+		t.Errorf("unrelated prompts in the projects: %d asked, %d empty (%.2f), want 4 asked", o.UnrelatedInProject, o.UnrelatedInProjectEmpty, o.UnrelatedInProjectEmptyRate)
+	}
 	if o.Memories == 0 || o.Covered == 0 {
 		t.Errorf("the daemon kept nothing of the sessions, or nothing covers a fact: %+v", o)
 	}

@@ -70,6 +70,14 @@ type OverallScore struct {
 	UnrelatedPrompts   int     `json:"unrelated_prompts"`
 	UnrelatedEmpty     int     `json:"unrelated_empty"`
 	UnrelatedEmptyRate float64 `json:"unrelated_empty_rate"`
+	// UnrelatedInProject counts the unrelated prompts asked again in each
+	// project the sessions' memories went to (prompts x projects), as a
+	// prompt typed inside one of those repositories asks them: the
+	// project's own memories compete. UnrelatedInProjectEmpty got no
+	// memory.
+	UnrelatedInProject          int     `json:"unrelated_in_project"`
+	UnrelatedInProjectEmpty     int     `json:"unrelated_in_project_empty"`
+	UnrelatedInProjectEmptyRate float64 `json:"unrelated_in_project_empty_rate"`
 }
 
 // SessionsReport is the result of RunSessions.
@@ -182,6 +190,9 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 		ew.printf("  %s %d/%d (%s)", wh, c.Covered, c.Facts, pct(ratio(c.Covered, c.Facts)))
 	}
 	ew.printf("\nunrelated prompts answered with nothing: %d/%d (%s)\n", o.UnrelatedEmpty, o.UnrelatedPrompts, pct(o.UnrelatedEmptyRate))
+	if o.UnrelatedInProject > 0 {
+		ew.printf("  asked inside each of the sessions' projects: %d/%d (%s)\n", o.UnrelatedInProjectEmpty, o.UnrelatedInProject, pct(o.UnrelatedInProjectEmptyRate))
+	}
 	ew.printf("precision is a lower bound (the gold lists are not exhaustive); a fact counts only memories of its own session's ingest\n")
 	ew.printf("took %.1fs\n", r.Seconds)
 	return ew.err

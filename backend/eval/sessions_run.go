@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -297,6 +298,25 @@ func (r *sessionsRun) unrelated(ctx context.Context) error {
 		}
 	}
 	o.UnrelatedEmptyRate = ratio(o.UnrelatedEmpty, o.UnrelatedPrompts)
+	projects := map[string]bool{}
+	for _, l := range r.todo {
+		if _, p := r.liveMemories(l.ls.ID); p != "" {
+			projects[p] = true
+		}
+	}
+	for _, proj := range slices.Sorted(maps.Keys(projects)) {
+		for i, p := range prompts {
+			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%s-%d", proj, i+1), Prompt: p, Project: proj, Event: search.EventPrompt})
+			if err != nil {
+				return fmt.Errorf("eval sessions: recall unrelated prompt %d in %s: %w", i+1, proj, err)
+			}
+			o.UnrelatedInProject++
+			if len(got.Hits) == 0 {
+				o.UnrelatedInProjectEmpty++
+			}
+		}
+	}
+	o.UnrelatedInProjectEmptyRate = ratio(o.UnrelatedInProjectEmpty, o.UnrelatedInProject)
 	return nil
 }
 
