@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -181,6 +182,31 @@ func TestSessionCookiePerPort(t *testing.T) {
 	} {
 		if got := sessionCookieName(&http.Request{Host: tc.host}); got != tc.want {
 			t.Errorf("sessionCookieName(%q) = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+}
+
+// TestLoginWrongToken: a login with a wrong token (a typo in the login
+// form, a link printed before `memtray token rotate`) is refused with a
+// page that says what to do and links back to the login; it showed the
+// browser the API's raw JSON error.
+func TestLoginWrongToken(t *testing.T) {
+	const tok = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	h := New(Services{}, Options{Token: tok, Listen: "127.0.0.1:7432"})
+	for _, path := range []string{"/login?token=wrong", "/login?token=", "/login"} {
+		res := uiGet(t, h, path).Result()
+		body := new(strings.Builder)
+		io.Copy(body, res.Body)
+		if res.StatusCode != http.StatusUnauthorized || len(res.Cookies()) != 0 {
+			t.Errorf("%s: %d, cookies %v", path, res.StatusCode, res.Cookies())
+		}
+		if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+			t.Errorf("%s: Content-Type %q", path, ct)
+		}
+		for _, want := range []string{"memtray token", `<a href="/">log in again</a>`} {
+			if !strings.Contains(body.String(), want) {
+				t.Errorf("%s: the page lacks %q:\n%s", path, want, body)
+			}
 		}
 	}
 }

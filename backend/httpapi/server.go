@@ -252,12 +252,29 @@ func (h *Handler) health(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	tok, want := r.URL.Query().Get("token"), h.cred.Token()
 	if want == "" || subtle.ConstantTimeCompare([]byte(tok), []byte(want)) != 1 {
-		writeError(w, http.StatusUnauthorized, errors.New("wrong token"))
+		// A browser comes here (the login form, a printed link): a page
+		// that says what to do, not the API's JSON error.
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Content-Security-Policy", uiCSP)
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Referrer-Policy", "no-referrer")
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusUnauthorized)
+		io.WriteString(w, loginFailedPage)
 		return
 	}
 	h.setSessionCookie(w, r)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
+
+// loginFailedPage answers a login with a wrong token.
+const loginFailedPage = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>memtray: wrong token</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 40em; margin: 4em auto; line-height: 1.5">
+<h1 style="font-size: 1.3em">That token is not this memtray's</h1>
+<p>It was mistyped, replaced since (<code>memtray token rotate</code>), or is another data dir's.
+Run <code>memtray token</code> in a terminal, then <a href="/">log in again</a> with what it prints.</p>
+</body></html>
+`
 
 // setSessionCookie hands the browser a session cookie of the current
 // token: HttpOnly, SameSite=Strict, SessionLifetime.
