@@ -459,7 +459,9 @@ func (p *Pipeline) reviseOne(ctx context.Context, t Turn, e storedStatement, s, 
 
 // rememberTurn returns what this turn kept, with the memories it created
 // (not those it only reinforced), for later turns of the session to
-// revise.
+// revise: the user's statements too, whose form can depend on what the
+// session says later (a statement of the user the model restated is
+// dropped, and kept again when a later turn revises the restatement).
 func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
 	rt := recentTurn{turn: t, kept: map[string]string{}, size: laterSize(t)}
 	var ids []string
@@ -469,7 +471,7 @@ func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, 
 			continue
 		}
 		rt.kept[c.Text] = ""
-		if cv.Kept && cv.MemoryID != "" && c.Origin != OriginUser {
+		if cv.Kept && cv.MemoryID != "" {
 			ids = append(ids, cv.MemoryID)
 		}
 	}
@@ -483,7 +485,7 @@ func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, 
 	for i, c := range cands {
 		cv := dec.Candidates[base+i]
 		m, ok := ms[cv.MemoryID]
-		if c.Keep && cv.Kept && c.Origin != OriginUser && ok && m.ReinforcedCount == 0 && !m.Superseded() && m.Text == c.Text {
+		if c.Keep && cv.Kept && ok && m.ReinforcedCount == 0 && !m.Superseded() && m.Text == c.Text {
 			rt.kept[c.Text] = cv.MemoryID
 		}
 	}

@@ -226,6 +226,37 @@ func TestLiveTurnContinued(t *testing.T) {
 	}
 }
 
+// TestUserMemoryRevisable: a memory made of the user's words is settled
+// like the model's when the turn is distilled again: what batch ingest
+// would not keep in that form is not left standing.
+func TestUserMemoryRevisable(t *testing.T) {
+	ctx := context.Background()
+	turns := threeTurns("s-user", []string{"Always run `make lint` before pushing to the `release/1.x` branch.", "Noted."},
+		[]string{"thanks", "You are welcome."})
+	live := newFixture(t, nil)
+	dec, _, err := live.p.ProcessTurn(ctx, turns[0], nil, SessionState{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(dec.Candidates, func(c memory.CandidateVerdict) bool { return c.Kept && c.Origin == OriginUser })
+	if i < 0 || dec.Candidates[i].MemoryID == "" {
+		t.Fatalf("turn 1 stored no memory of the user's words: %+v", dec.Candidates)
+	}
+	recent := live.p.recent.turns("s-user")
+	if len(recent) != 1 {
+		t.Fatalf("%d recent turns", len(recent))
+	}
+	// Distilled again, the turn keeps nothing (as if a later turn had
+	// revised all of it): its memories go.
+	var later memory.Decision
+	if _, err := live.p.settle(ctx, turns[2], &recent[0], nil, nil, 0, &later); err != nil {
+		t.Fatal(err)
+	}
+	if got := liveTexts(t, live.st); slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "make lint") }) {
+		t.Fatalf("the user's memory turn 1 no longer keeps is left standing: %q", got)
+	}
+}
+
 // TestRecentTurnsBounds: the per-session memory forgets the least
 // recently used session, a session's turns no later text reaches any more
 // (LaterTexts' bound), and sessions beyond the bytes kept in all.
