@@ -119,7 +119,7 @@ func RunSessionsLive(ctx context.Context, path string, opts SessionsOptions) (*L
 		rep.Sessions = append(rep.Sessions, sc)
 	}
 	if len(rep.Sessions) > 0 && !slices.ContainsFunc(rep.Sessions, func(s LiveSessionScore) bool { return s.Skipped == "" }) {
-		rep.Skipped = "skipped: no Claude Code or Codex session file of the set found"
+		rep.Skipped = "skipped: no session of the set is captured live (Claude Code and Codex are), or none of their files was found"
 	}
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil

@@ -137,3 +137,41 @@ func TestGrowingFileGivesWholeTurns(t *testing.T) {
 		})
 	}
 }
+
+// FuzzTurnChunks: the pieces hold every byte of the input, in order, and
+// each piece after the first begins where the agent may have stopped.
+func FuzzTurnChunks(f *testing.F) {
+	for _, name := range []string{"testdata/session.jsonl", "testdata/interrupted_session.jsonl", "testdata/codex_rollout.jsonl"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, name == "testdata/codex_rollout.jsonl")
+	}
+	f.Add([]byte("{\"type\":\"user\"}\n\n{"), false)
+	f.Fuzz(func(t *testing.T, data []byte, codex bool) {
+		agent := AgentClaudeCode
+		if codex {
+			agent = AgentCodex
+		}
+		pieces, err := TurnChunks(agent, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := bytes.Join(pieces, nil); !bytes.Equal(got, data) {
+			t.Fatalf("pieces %q do not make up %q", pieces, data)
+		}
+		for i, p := range pieces {
+			if len(p) == 0 {
+				t.Fatalf("piece %d is empty", i)
+			}
+			line, _, _ := bytes.Cut(p, []byte("\n"))
+			if i > 0 && !formats[agent].stop(bytes.TrimSpace(line)) {
+				t.Fatalf("piece %d begins with %q", i, line)
+			}
+		}
+		if h := heldFrom(data, formats[agent]); h < 0 || h > len(data) {
+			t.Fatalf("heldFrom = %d of %d bytes", h, len(data))
+		}
+	})
+}
