@@ -18,6 +18,7 @@
 //	// batches; every outcome is final, so the outbox entry can go.
 //	res, err := s.Push(ctx, []team.Memory{team.FromLocal(m)})
 //	//   PushInserted / PushUpdated / PushUnchanged: done
+//	//   PushStale: the team holds a newer edit; take it (s.Get)
 //	//   PushDuplicate: res.Winner holds the text; relink the local memory
 //	//   PushDeleted: the team deleted it; PushRefused: another member owns it
 //	//   PushInvalid: res.Error says why (the rest of the batch was pushed)

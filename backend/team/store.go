@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -314,9 +315,14 @@ const (
 	// PushUpdated: the id was there with other text or metadata and an
 	// older UpdatedAt; it now holds the pushed version.
 	PushUpdated PushStatus = "updated"
-	// PushUnchanged: the id holds this version or a newer one already (a
-	// retried push): nothing was written.
+	// PushUnchanged: the id holds this version already (a retried push),
+	// or a newer one (by UpdatedAt) equal to it: nothing was written.
 	PushUnchanged PushStatus = "unchanged"
+	// PushStale: the id holds a newer version (by UpdatedAt) that differs
+	// from the pushed one: an edit made elsewhere meanwhile won. Nothing
+	// was written; the caller takes the team's version (Get), or the two
+	// would differ until the memory's next change.
+	PushStale PushStatus = "stale"
 	// PushDuplicate: another team memory holds the same text (content
 	// hash); Winner names it, and the caller relinks its local memory to
 	// it. Nothing was written.
@@ -346,8 +352,9 @@ type PushResult struct {
 const maxPush = 5000
 
 // Push writes memories to the team in one transaction, idempotently: by
-// id (a memory already there with the same content hash, or a newer
-// UpdatedAt, is left alone) and by content hash (the same text held by
+// id (a memory already there at the same version is left alone,
+// PushUnchanged; one with a newer UpdatedAt wins, PushStale) and by
+// content hash (the same text held by
 // another id is a duplicate, reported with the winner). A push retried
 // after a crash, whether or not the first attempt committed, ends in the
 // same state. It returns one result per memory, in order. A memory that
@@ -403,6 +410,13 @@ func (s *Store) retry(ctx context.Context, f func(pgx.Tx) error) error {
 		err := pgx.BeginFunc(ctx, s.pool, f)
 		var pe *pgconn.PgError
 		if attempt < 5 && errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001" || pe.Code == "23505") {
+			// The transactions that met would meet again if they ran
+			// again at once: each waits a random while, longer each time.
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(rand.N(time.Duration(attempt+1) * 20 * time.Millisecond)):
+			}
 			continue
 		}
 		return err
@@ -490,32 +504,23 @@ func push(ctx context.Context, tx pgx.Tx, mems []Memory) ([]PushResult, error) {
 			skipped = append(skipped, m.ID)
 		}
 	}
-	held := map[string]time.Time{}
+	held := map[string]heldVersion{}
 	if len(skipped) > 0 {
-		rows, err := tx.Query(ctx, "SELECT id, updated_at FROM memtray.memories WHERE id = ANY($1)", skipped)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var id string
-			var at time.Time
-			if err := rows.Scan(&id, &at); err != nil {
-				return nil, err
-			}
-			held[id] = at
-		}
-		if err := rows.Err(); err != nil {
+		var err error
+		if held, err = heldVersions(ctx, tx, mems, skipped); err != nil {
 			return nil, err
 		}
 	}
 	for i, m := range mems {
-		at, ok := held[m.ID]
+		h, ok := held[m.ID]
 		switch {
 		case out[i].Status != "":
 		case inserted[m.ID]:
 			out[i].Status = PushInserted
-		case ok && !m.UpdatedAt.After(at):
+		case ok && h.same:
 			out[i].Status = PushUnchanged
+		case ok && !m.UpdatedAt.After(h.at):
+			out[i].Status = PushStale
 		default:
 			r, err := resolve(ctx, tx, m)
 			if err != nil {
@@ -525,6 +530,56 @@ func push(ctx context.Context, tx pgx.Tx, mems []Memory) ([]PushResult, error) {
 		}
 	}
 	return out, nil
+}
+
+// heldVersion is a live team memory's version against a pushed one.
+type heldVersion struct {
+	at   time.Time
+	same bool
+}
+
+// heldVersions reads, for the pushed memories of ids held live in the
+// team, their UpdatedAt and whether they equal the pushed version (text
+// and metadata), in one query.
+func heldVersions(ctx context.Context, tx pgx.Tx, mems []Memory, ids []string) (map[string]heldVersion, error) {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	var c struct {
+		id, text, kind, origin, typ, project, source, surface, supersedes []string
+		importance                                                        []float64
+	}
+	for _, m := range mems {
+		if !want[m.ID] {
+			continue
+		}
+		c.id, c.text, c.kind = append(c.id, m.ID), append(c.text, m.Text), append(c.kind, string(m.Kind))
+		c.origin, c.typ, c.project = append(c.origin, string(m.KindOrigin)), append(c.typ, string(m.Type)), append(c.project, m.Project)
+		c.source, c.surface, c.supersedes = append(c.source, m.Source), append(c.surface, m.Surface), append(c.supersedes, m.Supersedes)
+		c.importance = append(c.importance, m.Importance)
+	}
+	rows, err := tx.Query(ctx, `SELECT m.id, m.updated_at,
+			(m.text, m.kind, m.kind_origin, m.type, m.project, m.source, m.surface, m.importance, m.supersedes)
+			= (p.text, p.kind, p.kind_origin, p.type, p.project, p.source, p.surface, p.importance, p.supersedes)
+		FROM memtray.memories m
+		JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+			$9::text[], $10::float8[]) AS p(id, text, kind, kind_origin, type, project, source, surface, supersedes, importance)
+			ON p.id = m.id`,
+		c.id, c.text, c.kind, c.origin, c.typ, c.project, c.source, c.surface, c.supersedes, c.importance)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]heldVersion{}
+	for rows.Next() {
+		var id string
+		var h heldVersion
+		if err := rows.Scan(&id, &h.at, &h.same); err != nil {
+			return nil, err
+		}
+		out[id] = h
+	}
+	return out, rows.Err()
 }
 
 // resolve decides a pushed memory the insert skipped: its id or its text
@@ -558,8 +613,12 @@ func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
 	case err != nil:
 		return res, err
 	}
-	if same || !m.UpdatedAt.After(updated) {
+	if same {
 		res.Status = PushUnchanged
+		return res, nil
+	}
+	if !m.UpdatedAt.After(updated) {
+		res.Status = PushStale
 		return res, nil
 	}
 	if hash != m.ContentHash {

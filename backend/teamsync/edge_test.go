@@ -279,3 +279,61 @@ func TestStatusProjects(t *testing.T) {
 		t.Fatal("the status shares its projects with its caller")
 	}
 }
+
+// TestConcurrentEditsConverge: two machines of one member edit the same
+// memory before seeing each other's edit, one clock 10 minutes ahead. The
+// team keeps the newer by UpdatedAt; the machine whose edit lost takes
+// the team's version and says so. (Its push was "unchanged" and
+// acknowledged, and the team's version, pulled while its edit waited in
+// the outbox, was left to that push: it kept its own text for good.)
+func TestConcurrentEditsConverge(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice")
+	ctx := context.Background()
+	a := &node{name: "a", dir: t.TempDir(), url: tdb.url(roles["alice"]), share: []string{"shop"}, clock: skewed(10 * time.Minute)}
+	a.start(t)
+	t.Cleanup(a.close)
+	// b's syncer is driven by hand (PullNow, PushNow), as memtray team
+	// pull and push do, to order its steps.
+	bst, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: words{}.Model(), Dim: dim, Shared: Shared([]string{"shop"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bst.Close()
+	b, err := New(Options{Store: bst, Embedder: words{}, Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, tdb.url(roles["alice"])) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+
+	m := a.write(t, "the shop's sessions expire after an hour", "shop", memory.TypeProject)
+	drained(t, a)
+	if _, err := b.PullNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(st *store.Store, text string) {
+		t.Helper()
+		if _, err := st.Update(ctx, m.ID, func(x *memory.Memory) error { x.Text, x.Embedding = text, embedOne(t, text); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const won, lost = "the shop's sessions expire after a day", "the shop's sessions expire after a week"
+	edit(a.st, won)
+	drained(t, a)
+	edit(bst, lost)
+	if _, err := b.PullNow(ctx); err != nil { // a's edit waits behind b's
+		t.Fatal(err)
+	}
+	if _, err := b.PushNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := tdb.open(t, tdb.owner).Get(ctx, m.ID); err != nil || got.Text != won {
+		t.Fatalf("the team holds %q (%v), want the newer edit %q", got.Text, err, won)
+	}
+	if got, err := bst.Get(ctx, m.ID); err != nil || got.Text != won {
+		t.Fatalf("b holds %q (%v), want the team's %q", got.Text, err, won)
+	}
+	if st := b.Status(); len(st.Refused) != 1 || st.Refused[0].Outcome != refusedStale {
+		t.Fatalf("b's status tells of %+v, want its edit replaced by the newer one", st.Refused)
+	}
+}

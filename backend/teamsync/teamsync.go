@@ -106,6 +106,7 @@ type Status struct {
 type Refusal struct {
 	ID string `json:"id"`
 	// Op is what was refused: "change", "delete" or "restore".
+	// A change the team holds a newer version of is refused too.
 	Op string `json:"op"`
 	// Outcome says what became of the local copy.
 	Outcome string    `json:"outcome"`
@@ -121,6 +122,7 @@ const (
 	refusedDelete  = "deleted on this machine only; the team keeps it, and it comes back here when the team's copy changes (its owner or an admin may delete it)"
 	refusedRestore = "restored on this machine only, as a personal memory; the team's copy stays deleted (its owner or an admin may restore it)"
 	refusedInvalid = "the team refused it as invalid; it stays on this machine"
+	refusedStale   = "the team holds a newer edit of it, made on another machine meanwhile: this machine took that one"
 )
 
 // Syncer runs the push and pull loop of one daemon.
@@ -385,7 +387,8 @@ type PushReport struct {
 	// the same text, or deleted because the team deleted them.
 	Relinked int `json:"relinked"`
 	// Refused counts memories or deletes the team refused (another
-	// member's memory, or invalid); they leave the outbox.
+	// member's memory, invalid, or older than the team's version of it);
+	// they leave the outbox.
 	Refused int `json:"refused"`
 	// Deltas counts counter deltas pushed.
 	Deltas int `json:"deltas"`
@@ -427,6 +430,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	var puts []team.Memory
 	var putEntries []store.OutboxEntry
 	var relinkRestored []relinkTo
+	var stale []string           // ids whose newer team version this daemon takes
 	dropped := map[string]bool{} // ids whose deltas the team will never take
 	for _, e := range entries {
 		if e.Delete {
@@ -496,6 +500,10 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				}
 			case team.PushUnchanged:
 				rep.Pushed++
+			case team.PushStale:
+				rep.Refused++
+				stale = append(stale, e.ID)
+				s.refused(e.ID, "change", refusedStale)
 			case team.PushDuplicate:
 				relink = append(relink, relinkTo{local: e.ID, winner: r.Winner})
 				remap[e.ID] = r.Winner
@@ -562,6 +570,9 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	if err := s.o.Store.AckOutbox(ctx, acked, dids); err != nil {
 		return err
 	}
+	if err := s.takeTeam(ctx, stale); err != nil {
+		return err
+	}
 	s.update(func(st *Status) { st.Relinked += int64(len(remap)) })
 	return nil
 }
@@ -575,6 +586,50 @@ func (s *Syncer) keepPersonal(ctx context.Context, id string) error {
 	})
 	if err != nil && !errors.Is(err, memory.ErrNotFound) && !errors.Is(err, store.ErrIndexPending) {
 		return fmt.Errorf("team sync: keep %s on this machine: %w", id, err)
+	}
+	return nil
+}
+
+// takeTeam replaces the local versions of ids by the team's, with the
+// team's counters (plus this daemon's waiting deltas, as a pull does). A
+// local write made since the push keeps its memory for the next push.
+func (s *Syncer) takeTeam(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	var ms []team.Memory
+	for _, id := range ids {
+		m, err := s.ts.Get(ctx, id)
+		if errors.Is(err, team.ErrNotFound) {
+			continue // deleted meanwhile: the next pull says so
+		}
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m)
+	}
+	sums, err := s.ts.CountersOf(ctx, ids)
+	if err != nil {
+		return err
+	}
+	puts, err := s.localize(ctx, s.ts, ms, nil)
+	if err != nil {
+		return err
+	}
+	for i := range puts {
+		c := sums[puts[i].ID]
+		puts[i].AccessCount, puts[i].ReinforcedCount = int(c.Access), int(c.Reinforced)
+		puts[i].FeedbackSum, puts[i].FeedbackN = c.FeedbackSum, int(c.FeedbackN)
+	}
+	if _, err := s.o.Store.ApplyTeam(ctx, store.TeamChanges{Put: puts}); err != nil {
+		return err
+	}
+	if s.o.Applied != nil && len(puts) > 0 {
+		taken := make([]string, len(puts))
+		for i, m := range puts {
+			taken[i] = m.ID
+		}
+		s.o.Applied(taken, nil)
 	}
 	return nil
 }
