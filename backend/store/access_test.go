@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestRecordAccess: each live id is counted once, in one write that a
@@ -135,5 +137,34 @@ func BenchmarkRecordAccess(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecordAccessDamagedRecord: a record that cannot be read is named in
+// the error and the others of the same call are recorded.
+func TestRecordAccessDamagedRecord(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	ctx := context.Background()
+	a, bad, c := mustPut(t, s, mem("the first memory")), mustPut(t, s, mem("the damaged memory")), mustPut(t, s, mem("the third memory"))
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketRecs).Put([]byte(bad.ID), []byte("not a record"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.RecordAccess(ctx, t0, a.ID, bad.ID, c.ID)
+	if err == nil || !strings.Contains(err.Error(), bad.ID) {
+		t.Errorf("error %v, want one naming %s", err, bad.ID)
+	}
+	for _, id := range []string{a.ID, c.ID} {
+		m, gerr := s.Get(ctx, id)
+		if gerr != nil {
+			t.Fatal(gerr)
+		}
+		if m.AccessCount != 1 || got[id].AccessCount != 1 {
+			t.Errorf("%s: access count %d (returned %d), want 1", id, m.AccessCount, got[id].AccessCount)
+		}
+	}
+	if _, ok := got[bad.ID]; ok {
+		t.Errorf("the damaged record %s is returned as recorded", bad.ID)
 	}
 }

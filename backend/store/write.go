@@ -426,24 +426,26 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) e
 
 // updateTx is Update's work within tx: it reads the memory id, lets fn
 // modify it, checks the result and writes it under sequence number seq.
-// It writes nothing when it returns an error other than bbolt's own.
+// An error of the record itself (not found, unreadable, fn's, invalid) is
+// an errRecord, returned before anything is written; any other is the
+// transaction's.
 func (s *Store) updateTx(tx *bolt.Tx, id string, seq uint64, now time.Time, fn func(*memory.Memory) error) (m memory.Memory, h recHeader, textChanged, vecChanged bool, err error) {
 	v := tx.Bucket(bucketRecs).Get([]byte(id))
 	if v == nil {
-		return m, h, false, false, memory.ErrNotFound
+		return m, h, false, false, errRecord{memory.ErrNotFound}
 	}
 	oh, om, err := decodeRecord(v)
 	if err != nil {
-		return m, h, false, false, err
+		return m, h, false, false, errRecord{err}
 	}
 	m = om
 	m.Embedding = slices.Clone(om.Embedding)
 	m.Hits = slices.Clone(om.Hits)
 	if err := fn(&m); err != nil {
-		return m, h, false, false, err
+		return m, h, false, false, errRecord{err}
 	}
 	if m.ID != om.ID {
-		return m, h, false, false, &memory.ValidationError{Problems: []string{"update may not change the id"}}
+		return m, h, false, false, errRecord{&memory.ValidationError{Problems: []string{"update may not change the id"}}}
 	}
 	m.CreatedAt = om.CreatedAt
 	m.UpdatedAt = now
@@ -455,12 +457,12 @@ func (s *Store) updateTx(tx *bolt.Tx, id string, seq uint64, now time.Time, fn f
 	}
 	m.Embedding = slices.Clone(m.Embedding)
 	if err := s.checkFields(&m); err != nil {
-		return m, h, false, false, err
+		return m, h, false, false, errRecord{err}
 	}
 	m.ContentHash = memory.ContentHash(m.Text)
 	sameVec := slices.Equal(m.Embedding, om.Embedding)
 	if m.ContentHash != om.ContentHash && sameVec {
-		return m, h, false, false, &memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}}
+		return m, h, false, false, errRecord{&memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}}}
 	}
 	normalizeTimes(&m)
 	textChanged = m.Text != om.Text || m.Project != om.Project || m.Kind != om.Kind || m.Source != om.Source
@@ -480,6 +482,14 @@ func (s *Store) updateTx(tx *bolt.Tx, id string, seq uint64, now time.Time, fn f
 	return m, h, textChanged, vecChanged, tx.Bucket(bucketMeta).Put(keySeq, u64(seq))
 }
 
+// errRecord is an error of one record that updateTx wrote nothing of: a
+// transaction over several records may go on with the others. It reads
+// and unwraps as the error it holds.
+type errRecord struct{ err error }
+
+func (e errRecord) Error() string { return e.err.Error() }
+func (e errRecord) Unwrap() error { return e.err }
+
 // MaxAccessIDs bounds the ids of one RecordAccess.
 const MaxAccessIDs = 1000
 
@@ -491,7 +501,9 @@ const MaxAccessIDs = 1000
 // leaves all of them recorded or none. An id given twice counts once. It
 // returns the records as stored, keyed by id. An id that is not live (a
 // memory deleted since it was found) is left out and named in an error
-// wrapping memory.ErrNotFound; the others are recorded all the same.
+// wrapping memory.ErrNotFound, and a record that cannot be written (one
+// unreadable, or invalid as stored) in an error of its own; the others
+// are recorded all the same.
 func (s *Store) RecordAccess(ctx context.Context, at time.Time, ids ...string) (map[string]memory.Memory, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -530,16 +542,21 @@ func (s *Store) RecordAccess(ctx context.Context, at time.Time, ids ...string) (
 	var (
 		done    []written
 		missing []string
+		failed  []error // records that could not be recorded
 	)
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		done, missing = done[:0], missing[:0]
+		done, missing, failed = done[:0], missing[:0], failed[:0]
 		for _, id := range ids {
 			m, h, _, _, err := s.updateTx(tx, id, seq, now, access)
-			if errors.Is(err, memory.ErrNotFound) {
+			var rerr errRecord
+			switch {
+			case errors.Is(err, memory.ErrNotFound):
 				missing = append(missing, id)
 				continue
-			}
-			if err != nil {
+			case errors.As(err, &rerr):
+				failed = append(failed, fmt.Errorf("record access of %s: %w", id, err))
+				continue
+			case err != nil:
 				return fmt.Errorf("%s: %w", id, err)
 			}
 			done = append(done, written{m: m, h: h})
@@ -565,9 +582,9 @@ func (s *Store) RecordAccess(ctx context.Context, at time.Time, ids ...string) (
 		s.mu.Unlock()
 	}
 	if len(missing) > 0 {
-		return out, fmt.Errorf("record access of %s: %w", strings.Join(missing, ", "), memory.ErrNotFound)
+		failed = append(failed, fmt.Errorf("record access of %s: %w", strings.Join(missing, ", "), memory.ErrNotFound))
 	}
-	return out, nil
+	return out, errors.Join(failed...)
 }
 
 // errNothingWritten rolls back a transaction that found nothing to write
