@@ -229,12 +229,13 @@ func runIngest(env *Env, args []string) error {
 				rep.Decisions = decs
 			}
 			reports = append(reports, rep)
+			if !c.json {
+				// As each input is done: a day's history takes minutes.
+				writeIngestReport(env.Stdout, rep)
+			}
 		}
 		if c.json {
 			return printJSON(env.Stdout, reports)
-		}
-		for _, r := range reports {
-			writeIngestReport(env.Stdout, r)
 		}
 		writeIngestTotal(env.Stdout, reports)
 		return nil

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -331,5 +333,62 @@ func TestIngestNoProjectNote(t *testing.T) {
 	code, _, errs = run(t, ctx, "", "ingest", dd, "--project", "tiles", moved)
 	if code != 0 || strings.Contains(errs, "no project") {
 		t.Errorf("--project: exit %d, %q", code, errs)
+	}
+}
+
+// reportWatch is an ingest's stdout that, when the first input's report
+// arrives, counts the memories of the daemon doing the ingest.
+type reportWatch struct {
+	strings.Builder
+	first  string
+	count  func() int
+	atThat int
+}
+
+func (w *reportWatch) Write(p []byte) (int, error) {
+	if w.atThat < 0 && strings.Contains(string(p), w.first) {
+		w.atThat = w.count()
+	}
+	return w.Builder.Write(p)
+}
+
+// TestIngestReportsAsItGoes: each input's report is printed as soon as
+// that input is done, not all at the end: importing a long history took
+// minutes with nothing on the screen.
+func TestIngestReportsAsItGoes(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	serveUntilEnd(t, dir)
+	rt, err := daemon.ReadRuntime(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := daemon.ReadToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mems := httpapi.NewClient(rt.Listen, tok).Services().Memories
+	count := func() int {
+		res, err := mems.List(ctx, httpapi.ListRequest{Limit: 1})
+		if err != nil {
+			t.Errorf("list: %v", err)
+		}
+		return res.Total
+	}
+	first := filepath.Join(t.TempDir(), "codex.jsonl")
+	data, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "codex.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(first, data, 0o600)
+	out := &reportWatch{first: first + " (codex)", count: count, atThat: -1}
+	var errb strings.Builder
+	code := Run(&Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: &errb, Ctx: ctx},
+		[]string{"ingest", "--data-dir", dir, first, "testdata/session.jsonl"})
+	if code != 0 || out.atThat < 0 {
+		t.Fatalf("ingest: exit %d, first report seen at %d\n%s%s", code, out.atThat, out.String(), errb.String())
+	}
+	if end := count(); out.atThat >= end {
+		t.Errorf("the first input's report came after the second input was ingested (%d memories then, %d at the end):\n%s", out.atThat, end, out.String())
 	}
 }
