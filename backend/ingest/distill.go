@@ -225,6 +225,8 @@ func userCandidates(text string) []Candidate {
 			flush() // pasted output, a log, a traceback, code
 		case taskRequest(ls):
 			flush() // what to do in this turn, not a standing rule
+		case userReport.MatchString(ls) && !ruleWord.MatchString(ls):
+			flush() // what the user sees now: the turn's state, not a fact for later
 		case prefUser.MatchString(ls):
 			cur = append(cur, st)
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
@@ -260,6 +262,20 @@ var logLabel = regexp.MustCompile(`(?i)^[^:]*(?:error|exception|warning|warn|fat
 // state how to work rather than what to do now ("use", "keep", "avoid",
 // "prefer", "follow") are not in it: "Use yarn" is a preference.
 var requestLead = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|yeah|sure|great|good|cool|thanks|so|and|also|then|now|but|next|first|finally)\b[\s,.;:!—–-]*)*(?:(?:please|pls|plz|let's|lets|go ahead and|can you|could you|would you|make sure(?: (?:that|to))?|ensure(?: that)?|we(?: also| still)? (?:need|have|want) to|i(?: also)? (?:want|need|would like|'d like) (?:you to|to|a|an))\b|(?:add|remove|delete|create|update|fix|make|run|write|implement|change|rename|move|review|check|build|deploy|push|commit|test|put|set|refactor|document|extend|wire|generate|install|include|list|show|explain|convert|replace|clean|start|stop|try|read|load|open|mark|report|go|do|proceed|continue|finish|complete|declare|recreate|regenerate|redo|rerun|investigate|look|find|scan|collect|merge|split|drop|bump|upgrade|downgrade|migrate|port|translate|rewrite|restore|revert|undo|retry|verify|validate|confirm|double-check|analy[sz]e|research|plan|design|draft|summari[sz]e|prepare|get)\b)`)
+
+// userReport opens a user's report of the turn at hand: what they get or
+// see now ("i still don't see the parentheses", "i just get this error"),
+// what does or does not happen ("it's not opening a new tab", "it works
+// now but ..."), what the model did ("you only changed the comments"),
+// what a file threw ("@dimension.py got this error"), or what they do not
+// think or know ("i don't think self is defined there": a guess). Read by
+// the model in the turn, it is no fact for a later one; the cause and the
+// fix the turn finds are.
+var userReport = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|so|but|and|now|hmm|well|also)\b[\s,.;:!—–-]*)*(?:i(?:'m| am)? (?:still |just |now |also |really |even )?(?:get|got|getting|see|saw|seeing|(?:don't|do not|dont|can't|cannot|can not) (?:see|get|think|know|understand|find)|(?:am|'m) not (?:seeing|getting)|have (?:this|an|the|a|the same) (?:issue|error|problem|bug))\b|(?:it|this|that)(?:'s| is)? (?:still |now |also )?(?:not |doesn't |does not |isn't |won't |didn't )?(?:work|works|working|worked|open|opens|opening|show|shows|showing|load|loads|loading|run|runs|running|fail|fails|failing)\b|you (?:only|just|didn't|did not|forgot|missed|haven't|have not)\b|@\S+ (?:got|gets|throws|threw|gives|gave)\b)`)
+
+// ruleWord is a word that makes a user's sentence a rule whatever it
+// opens with ("it works now, but always run the linter first").
+var ruleWord = regexp.MustCompile(`\b(?:always|never|from now on|going forward|by default|every time|each time|whenever)\b`)
 
 // standing marks a user's words as a rule for every turn, not only this
 // one: "always", "never", "every", "each", "from now on", "by default",

@@ -1,0 +1,36 @@
+package ingest
+
+import "testing"
+
+// TestUserReports: what a user reports of the turn at hand (what they get
+// or see now, what does or does not happen, what the model did, what they
+// do not think) is no memory; a preference, a rule or a project fact
+// worded close to one still is.
+func TestUserReports(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		kept bool
+	}{
+		{"i still don't see the parentheses around the numbers for negative cell values", false},
+		{"i just get this error, don't see the debug statements in `reshape_data`", false},
+		{"it's not opening a new tab after the viewer is created in upload.html", false},
+		{"it works now but i want to make the spinner in spinner.js smoother", false},
+		{"you only made changes to the comments in @cell.py and not the logic", false},
+		{"@dimension.py got this list index out of range error on the second sheet", false},
+		{"i don't think self is defined outside of the process_cells function", false},
+		{"I have an issue where certain rows in my Excel file aren't being displayed by table.py", false},
+		{"It works now, but always run `make lint` before you push to the release branch.", true},
+		{"Don't add the co-authored-by footer to commit messages in this repository.", true},
+		{"I don't want the tests in `e2e/` to hit the real payment provider.", true},
+		{"The staging database is PostgreSQL 15 on port 5433, configured in `deploy/staging.env`.", true},
+		{"We use yarn in this repo, never npm.", true},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			cands := userCandidates(tc.text)
+			kept := len(cands) == 1 && cands[0].Keep
+			if kept != tc.kept {
+				t.Errorf("userCandidates(%q) = %+v; kept %v, want %v", tc.text, cands, kept, tc.kept)
+			}
+		})
+	}
+}
