@@ -175,3 +175,38 @@ func FuzzTurnChunks(f *testing.F) {
 		}
 	})
 }
+
+// TestRepeatedTurnProxyFirst: the proxy took the first of two turns that
+// begin alike (the user's "yes", the same first response); the session
+// file's copy of that one is skipped and the second is stored: each turn
+// once, none lost.
+func TestRepeatedTurnProxyFirst(t *testing.T) {
+	data, err := os.ReadFile("testdata/repeated_prompt.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs, _, err := transcript.Parse(bytes.NewReader(data), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := splitTurns(exs)
+	if len(turns) != 2 || Fingerprint(turns[0][0]) != Fingerprint(turns[1][0]) {
+		t.Fatalf("fixture: %d turns, want 2 beginning alike", len(turns))
+	}
+	r := newRig(t)
+	for _, ex := range turns[0] { // turn 1 as the proxy saw it
+		ex.Source = memory.SourceCapture
+		if skip, err := r.tl.ProxyExchange(ex); skip || err != nil {
+			t.Fatalf("proxy: %v %v", skip, err)
+		}
+		if err := r.tl.ProxyTook(ex); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := r.session("7d1f6c2e-0b5a-4c39-9a7e-tail00000003")
+	appendTo(t, path, data)
+	r.hook(path, EventSessionEnd)
+	if st := r.tl.Stats(); len(r.turns) != 1 || st.Duplicates != 1 || r.turns[0][0].Turn != turns[1][0].Turn {
+		t.Fatalf("stored %d turns (%+v), %d duplicates; want turn 2 stored, turn 1 skipped", len(r.turns), r.turns, st.Duplicates)
+	}
+}
