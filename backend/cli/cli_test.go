@@ -489,3 +489,36 @@ func TestUnknownCommandSuggests(t *testing.T) {
 		}
 	}
 }
+
+// TestListBounds: list's --limit and --offset out of range are usage
+// errors, the same with or without a daemon; --offset -5 printed "0 of
+// 0" (an empty store, seemingly) and --limit -1 fifty memories.
+func TestListBounds(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	if code, _, errs := run(t, ctx, "", "add", "--data-dir", dir, "The staging Redis listens on port 6380."); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	check := func(daemon string) {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--limit", "-1"}, "--limit must be within 1..1000"},
+			{[]string{"--limit", "0"}, "--limit must be within 1..1000"},
+			{[]string{"--limit", "1001"}, "--limit must be within 1..1000"},
+			{[]string{"--offset", "-5"}, "--offset must not be negative"},
+		} {
+			code, out, errs := run(t, ctx, "", append([]string{"list", "--data-dir", dir}, tc.args...)...)
+			if code != 2 || !strings.Contains(errs, tc.want) {
+				t.Errorf("%s: list %v: exit %d %q %q, want %q", daemon, tc.args, code, out, errs, tc.want)
+			}
+		}
+		if code, out, errs := run(t, ctx, "", "list", "--data-dir", dir, "--limit", "1000"); code != 0 || !strings.Contains(out, "1 of 1") {
+			t.Errorf("%s: list --limit 1000: exit %d %q %q", daemon, code, out, errs)
+		}
+	}
+	check("no daemon")
+	serveUntilEnd(t, dir)
+	check("daemon")
+}

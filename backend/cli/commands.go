@@ -264,6 +264,14 @@ func runList(env *Env, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	// Else a daemon and the local store each read them their own way
+	// (--limit -1 gave 50, --offset -5 "0 of 0": an empty store).
+	if req.Limit < 1 || req.Limit > 1000 {
+		return usagef("--limit must be within 1..1000")
+	}
+	if req.Offset < 0 {
+		return usagef("--offset must not be negative")
+	}
 	return c.with(env, func(svc httpapi.Services) error {
 		res, err := svc.Memories.List(env.Ctx, req)
 		if err != nil {
