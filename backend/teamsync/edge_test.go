@@ -337,3 +337,48 @@ func TestConcurrentEditsConverge(t *testing.T) {
 		t.Fatalf("b's status tells of %+v, want its edit replaced by the newer one", st.Refused)
 	}
 }
+
+// TestUndoReachesTeam: a steward undo puts a team memory back as it was
+// before the run, its older UpdatedAt included (store.Batch.Put, as
+// steward.UndoRun does); the team and the other daemons get the undo.
+// (The push was older than the run's version the team held: "unchanged",
+// and the undo stayed on the steward's machine.)
+func TestUndoReachesTeam(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice", "bob")
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"shop"})
+	b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
+	ctx := context.Background()
+	m := a.write(t, "the shop's search index is rebuilt on Sundays", "shop", memory.TypeProject)
+	drained(t, a)
+	before, err := a.st.Get(ctx, m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.st.Update(ctx, m.ID, func(x *memory.Memory) error { x.Importance = 0.2; return nil }); err != nil { // the run's decay
+		t.Fatal(err)
+	}
+	drained(t, a)
+	eventually(t, "b has the decay", func() error {
+		if got, err := b.st.Get(ctx, m.ID); err != nil || got.Importance != 0.2 {
+			return fmt.Errorf("b: %v, %v", got.Importance, err)
+		}
+		return nil
+	})
+	if err := a.st.Apply(ctx, store.Batch{Put: []memory.Memory{before}}); err != nil { // the undo
+		t.Fatal(err)
+	}
+	drained(t, a)
+	if got, err := tdb.open(t, tdb.owner).Get(ctx, m.ID); err != nil || got.Importance != before.Importance {
+		t.Fatalf("the team holds importance %v (%v) after the undo, want %v", got.Importance, err, before.Importance)
+	}
+	eventually(t, "b has the undo", func() error {
+		if got, err := b.st.Get(ctx, m.ID); err != nil || got.Importance != before.Importance {
+			return fmt.Errorf("b: %v, %v", got.Importance, err)
+		}
+		return nil
+	})
+	if got, _ := a.st.Get(ctx, m.ID); got.Importance != before.Importance {
+		t.Fatalf("a holds importance %v after its undo", got.Importance)
+	}
+}
