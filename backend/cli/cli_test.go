@@ -491,8 +491,9 @@ func TestUnknownCommandSuggests(t *testing.T) {
 }
 
 // TestListBounds: list's --limit and --offset out of range are usage
-// errors, the same with or without a daemon; --offset -5 printed "0 of
-// 0" (an empty store, seemingly) and --limit -1 fifty memories.
+// errors, the same with or without a daemon; through a daemon --offset -5
+// and --limit -1 were dropped silently (the first fifty memories), without
+// one they were the store's error.
 func TestListBounds(t *testing.T) {
 	dir := isolate(t)
 	ctx := context.Background()

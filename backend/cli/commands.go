@@ -265,7 +265,7 @@ func runList(env *Env, args []string) error {
 		return err
 	}
 	// Else a daemon and the local store each read them their own way
-	// (--limit -1 gave 50, --offset -5 "0 of 0": an empty store).
+	// (through a daemon a negative one was dropped silently).
 	if req.Limit < 1 || req.Limit > 1000 {
 		return usagef("--limit must be within 1..1000")
 	}
