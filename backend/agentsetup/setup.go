@@ -517,6 +517,16 @@ func setupApply(plan setupPlan, recordPath string, flags []string) (Result, erro
 	return res, nil
 }
 
+// SetupCommand is the command that sets client up with flags (Env.Flags:
+// the data dir and config of the daemon its agent is to reach).
+func SetupCommand(client string, flags []string) string {
+	parts := []string{"memtray", "setup", client}
+	for _, f := range flags {
+		parts = append(parts, shellQuote(f))
+	}
+	return strings.Join(parts, " ")
+}
+
 // UndoCommand is the command that undoes client's setup made with flags
 // (Env.Flags): the record is in that data dir.
 func UndoCommand(client string, flags []string) string {

@@ -523,3 +523,17 @@ func TestListBounds(t *testing.T) {
 	serveUntilEnd(t, dir)
 	check("daemon")
 }
+
+// TestServeHintCarriesDataDir: the setup command serve suggests names the
+// data dir it serves; `memtray setup claude-code` alone pointed the
+// agent's hooks and MCP server at the default data dir, where this daemon
+// is not.
+func TestServeHintCarriesDataDir(t *testing.T) {
+	dir := isolate(t)
+	out, _ := serveUntilEnd(t, dir)
+	// isolate's MEMTRAY_CONFIG is no default either: the agent runs without it.
+	cfg := os.Getenv("MEMTRAY_CONFIG")
+	if want := "`memtray setup claude-code --config " + cfg + " --data-dir " + dir + "` wires both"; !strings.Contains(out.String(), want) {
+		t.Errorf("serve's hint lacks %q:\n%s", want, out.String())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/memtray/memtray/backend/agentsetup"
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/embed"
@@ -82,11 +83,15 @@ func runServe(env *Env, args []string) error {
 	info := d.Store().Info()
 	log.Info("store open", "dir", info.Dir, "memories", info.Count, "embedder", ch.Model, "why", ch.Reason,
 		"repaired", info.RepairedOnOpen)
+	// The hint carries this daemon's data dir and config: without them
+	// setup would point the agent's hooks and MCP at the default ones.
+	// (An error here leaves them out: setup itself reports it.)
+	flags, _ := agentsetup.Flags(cfg.DataDir, cfg.File)
 	err = d.Serve(env.Ctx, func(addr string) {
 		log.Info("memtray listening", "addr", addr, "pid", os.Getpid())
 		fmt.Fprintf(env.Stdout, "memtray %s is serving on http://%s\nOpen the UI: http://%s/login?token=%s\n"+
-			"Agents: ANTHROPIC_BASE_URL=http://%s (proxy), MCP at http://%s/mcp or `memtray mcp`; `memtray setup claude-code` wires both.\nStop with Ctrl-C.\n",
-			Version, addr, addr, d.Token(), addr, addr)
+			"Agents: ANTHROPIC_BASE_URL=http://%s (proxy), MCP at http://%s/mcp or `memtray mcp`; `%s` wires both.\nStop with Ctrl-C.\n",
+			Version, addr, addr, d.Token(), addr, addr, agentsetup.SetupCommand("claude-code", flags))
 	})
 	if err != nil {
 		return err
