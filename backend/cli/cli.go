@@ -63,7 +63,7 @@ func init() {
 		{"import-claude", "[--home DIR] [--project-dir DIR]... [--dry-run]", "import Claude Code's memory files and CLAUDE.md files (idempotent: re-run to sync)", runImportClaude},
 		{"reindex", "[--embedder P] [--ollama-model M]", "re-embed every memory with another model (a running daemon does it while it serves)", runReindex},
 		{"pull", "[MODEL]", "pull the Ollama embedding model, with a progress bar (through a running daemon)", runPull},
-		{"eval", "recall FILE | filter FILE [--passes N] | redact FILE", "measure retrieval, the write filter or redaction on a labelled set", runEval},
+		{"eval", "recall FILE | filter FILE [--passes N] | redact FILE | stickiness | merge RECALL META | sessions SET.json", "measure retrieval, the write filter or redaction on a labelled set", runEval},
 		{"token", "[rotate]", "print (or replace) the install's API token", runToken},
 		{"mcp", "", "MCP server on stdin/stdout for an agent (bridges to the daemon, starting one if none runs)", runMCP},
 		{"hook", "user-prompt-submit|session-start|pre-compact|session-end", "answer a Claude Code hook (stdin JSON) within a hard deadline", runHook},
@@ -111,6 +111,12 @@ func Run(env *Env, args []string) int {
 				return 0
 			}
 			var ue usageError
+			if errors.As(err, &ue) && len(args) > 1 && isHelpFlag(args[1]) {
+				// A command that reads its arguments before its flags
+				// (eval, team) took -h for one: show its usage.
+				fmt.Fprintf(env.Stdout, "usage: memtray %s %s\n  %s\n", c.name, c.args, c.help)
+				return 0
+			}
 			if errors.As(err, &ue) {
 				fmt.Fprintf(env.Stderr, "memtray %s: %v\nusage: memtray %s %s\n", c.name, err, c.name, c.args)
 				return 2
@@ -127,6 +133,8 @@ func Run(env *Env, args []string) int {
 	usage(env.Stderr)
 	return 2
 }
+
+func isHelpFlag(a string) bool { return a == "-h" || a == "-help" || a == "--help" || a == "help" }
 
 // nearCommand is the command name closest to a mistyped one (status for
 // stats, serach for search), or "" when none is within two edits.

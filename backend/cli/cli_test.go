@@ -537,3 +537,32 @@ func TestServeHintCarriesDataDir(t *testing.T) {
 		t.Errorf("serve's hint lacks %q:\n%s", want, out.String())
 	}
 }
+
+// TestSubcommandHelp: -h on a command that reads a subcommand first (eval,
+// team) shows its usage and exits 0; eval answered `unknown evaluation
+// "--help"` with a usage that left out three of its six kinds.
+func TestSubcommandHelp(t *testing.T) {
+	isolate(t)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"eval", "--help"}, []string{"usage: memtray eval recall FILE", "stickiness", "merge RECALL META", "sessions SET.json"}},
+		{[]string{"eval", "-h"}, []string{"usage: memtray eval"}},
+		{[]string{"team", "-h"}, []string{"usage: memtray team init|status"}},
+	} {
+		code, out, errs := run(t, context.Background(), "", tc.args...)
+		if code != 0 || errs != "" {
+			t.Errorf("%v: exit %d, stderr %q", tc.args, code, errs)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: %q lacks %q", tc.args, out, w)
+			}
+		}
+	}
+	// A wrong subcommand is still a usage error.
+	if code, _, errs := run(t, context.Background(), "", "eval", "bogus"); code != 2 || !strings.Contains(errs, `unknown evaluation "bogus"`) {
+		t.Errorf("eval bogus: exit %d %q", code, errs)
+	}
+}
