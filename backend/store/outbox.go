@@ -434,8 +434,11 @@ func (s *Store) AckOutbox(ctx context.Context, entries []OutboxEntry, deltaIDs [
 // EnqueueShared queues every live team memory for a push again (memtray
 // team push: after the team's projects changed, or a database was
 // replaced); the push is idempotent, so what the team holds already is
-// unchanged. Counters are not queued again. It returns how many it
-// queued.
+// unchanged. A memory without counter deltas waiting gets its counters as
+// a baseline (CounterDelta.Baseline): the push sends what they exceed the
+// team's sums by, so the counts of a memory the team never had (its
+// project just shared) reach it, and those it has are not sent again. It
+// returns how many it queued.
 func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
@@ -449,6 +452,7 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 	seq := s.seq
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		n = 0
+		pending := pendingDeltas(tx.Bucket(bucketOutboxDeltas))
 		c := tx.Bucket(bucketRecs).Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if err := ctx.Err(); err != nil {
@@ -460,6 +464,13 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 			}
 			if err := putOutbox(tx, m.ID, outboxPut, seq); err != nil {
 				return err
+			}
+			if _, waiting := pending[m.ID]; !waiting {
+				d := counterDelta(nil, &m)
+				d.Baseline = true
+				if err := putDelta(tx, d); err != nil {
+					return err
+				}
 			}
 			n++
 		}

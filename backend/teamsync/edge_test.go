@@ -382,3 +382,44 @@ func TestUndoReachesTeam(t *testing.T) {
 		t.Fatalf("a holds importance %v after its undo", got.Importance)
 	}
 }
+
+// TestProjectSharedLater: a project added to team.projects (a restart,
+// then memtray team push --all) brings its memories to the team with
+// their counters; pushing everything again counts nothing twice. (Only
+// the memories went: the team counted 0 accesses, and the next pull of
+// one set the local count to the team's.)
+func TestProjectSharedLater(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice")
+	admin := tdb.open(t, tdb.owner)
+	ctx := context.Background()
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"shop"})
+	m := a.write(t, "the garden's sensors report every ten minutes", "garden", memory.TypeProject)
+	access(t, a, m.ID, 4)
+	drained(t, a)
+	a.close()
+	a.share = []string{"shop", "garden"}
+	a.start(t)
+	pushAll := func() {
+		t.Helper()
+		if _, err := a.st.EnqueueShared(ctx); err != nil { // memtray team push --all
+			t.Fatal(err)
+		}
+		if _, err := a.sy.PushNow(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pushAll()
+	if got := teamTexts(t, admin); got[m.ID] != m.Text {
+		t.Fatalf("the team holds %v, want the garden's memory", got)
+	}
+	c, err := admin.Counters(ctx, m.ID)
+	if err != nil || c.Access != 4 {
+		t.Fatalf("team counters %+v (%v), want the 4 accesses", c, err)
+	}
+	access(t, a, m.ID, 1)
+	pushAll()
+	if c, err := admin.Counters(ctx, m.ID); err != nil || c.Access != 5 {
+		t.Fatalf("team counters %+v (%v) after another push --all, want 5", c, err)
+	}
+}
