@@ -21,7 +21,8 @@ import (
 
 // hedgeCue marks a sentence as a guess: a hedge ("probably", "might be",
 // "seems like", "I suspect"). A cause put on someone else's bug without
-// evidence is one too (attributionCue). Matched on lowercased text.
+// evidence is one too (attributionCue), and so is what a change should do
+// (predictCue). Matched on lowercased text.
 var hedgeCue = regexp.MustCompile(`\b(?:probably|most likely|likely|presumably|possibly|perhaps|maybe|might (?:be|have|not|cause)|may (?:be|have) (?:been |caused|due)|could be (?:a|an|the|due|caused|because|related)|seems? (?:like|to)|appears? to|i (?:suspect|think|believe|guess|assume)|my (?:guess|hunch)|not sure|i'm not sure|suspected)\b`)
 
 // attributionCue marks a cause put on a tool's or a library's bug: "a
@@ -29,13 +30,19 @@ var hedgeCue = regexp.MustCompile(`\b(?:probably|most likely|likely|presumably|p
 // bug". The session rarely checks it: hedged reads it as a guess.
 var attributionCue = regexp.MustCompile(`\b(?:known (?:[\w-]+ ){0,3}(?:bug|issue|quirk)|(?:compiler|library|upstream|framework|toolchain|linter) (?:bug|issue)|false positive)\b`)
 
+// predictCue marks what a change is expected to do ("This modification
+// should ensure ...", "These changes should allow ...", "which should help
+// prevent ..."): a prediction nobody has run yet, a guess like a hedged
+// cause. Matched on lowercased text.
+var predictCue = regexp.MustCompile(`\b(?:this|these|that|it|which)(?: (?:change|changes|modification|modifications|update|updates|fix|fixes|check|version|approach|edit|edits|additional|new|updated))*(?: [\w-]+ly)? should (?:now |also |then )?(?:ensure|allow|help|fix|resolve|work|take care|prevent|make|be able|handle|solve|address)\b`)
+
 // adviceHedge is a hedge on what the user will need to do ("you will
 // likely need to edit ..."): advice, not a hypothesis.
 var adviceHedge = regexp.MustCompile(`\byou(?:'ll| will| would)? (?:most likely|likely|probably|might|may) (?:also )?(?:need|want|have)\b`)
 
 // hedged reports whether a lowercased sentence is a guess.
 func hedged(ls string) bool {
-	if attributionCue.MatchString(ls) {
+	if attributionCue.MatchString(ls) || predictCue.MatchString(ls) {
 		return true
 	}
 	return hedgeCue.MatchString(ls) && !adviceHedge.MatchString(ls)

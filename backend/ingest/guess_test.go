@@ -60,6 +60,12 @@ func TestDropUnconfirmed(t *testing.T) {
 			gone: []string{"probably because"},
 		},
 		{
+			name: "what a change should do, untested, is a guess",
+			turn: loopTurn("I added a numeric check to `Cell.show_value` in `app/models/cell.py`. This modification should ensure that string values are converted before `round()` runs."),
+			gone: []string{"should ensure"},
+			kept: []string{"numeric check to `Cell.show_value`"},
+		},
+		{
 			name: "advice hedged on what the user will do is not a guess",
 			turn: loopTurn("To change the schedule you will likely need to edit `deploy/cron.yaml` in the ops repository."),
 			kept: []string{"you will likely need to edit `deploy/cron.yaml`"},
@@ -115,6 +121,12 @@ func TestHedged(t *testing.T) {
 		{"you will likely need to edit the script.", false},
 		{"the proxy caches responses for 60 s.", false},
 		{"the likelihood table is in stats.go.", false},
+		{"this modification should ensure that the cell objects get their context.", true},
+		{"these changes should allow reshape_data to handle both layouts.", true},
+		{"it converts strings to numbers, which should help prevent type errors later.", true},
+		{"the session is in a detached head state, which we should fix by checking out the branch.", false},
+		{"you should always run make lint before pushing.", false},
+		{"the config should set retries to 3 for the worker.", false},
 	}
 	for _, tc := range tests {
 		if got := hedged(tc.s); got != tc.want {
