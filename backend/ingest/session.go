@@ -140,6 +140,24 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 	}
 }
 
+// slim returns t without what distilling it again does not read: tool
+// calls' inputs and tool results (a file written, a command's output),
+// the bulk of a turn.
+func slim(t Turn) Turn {
+	steps := make([]Step, len(t.Steps))
+	for i, s := range t.Steps {
+		s.Calls, s.Results = nil, nil
+		steps[i] = s
+	}
+	exs := make([]memory.Exchange, len(t.Exchanges))
+	for i, ex := range t.Exchanges {
+		ex.ToolCalls, ex.ToolResults, ex.Usage = nil, nil, nil
+		exs[i] = ex
+	}
+	t.Steps, t.Exchanges = steps, exs
+	return t
+}
+
 // laterSize is how many bytes LaterTexts reads of t.
 func laterSize(t Turn) int {
 	n := 0
@@ -328,7 +346,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
 	}
 	n += k
-	last.turn, last.size = ext, laterSize(ext)
+	last.turn, last.size = slim(ext), laterSize(ext)
 	p.recent.set(t.SessionID, earlier)
 	var ids []string
 	for _, c := range r.dec.Candidates[base:] {
@@ -463,7 +481,7 @@ func (p *Pipeline) reviseOne(ctx context.Context, t Turn, e storedStatement, s, 
 // session says later (a statement of the user the model restated is
 // dropped, and kept again when a later turn revises the restatement).
 func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
-	rt := recentTurn{turn: t, kept: map[string]string{}, size: laterSize(t)}
+	rt := recentTurn{turn: slim(t), kept: map[string]string{}, size: laterSize(t)}
 	var ids []string
 	for i, c := range cands {
 		cv := dec.Candidates[base+i]
