@@ -284,7 +284,9 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 			n++
 		}
 	}
-	if len(fresh) == 0 {
+	if tj, ok := p.judge.(memory.TurnJudge); len(fresh) == 0 || (ok && tj != nil) {
+		// With a judge, the judge chose the turn's memories, not the
+		// distiller: what the distiller keeps now is not stored.
 		return n, nil
 	}
 	ids, err := p.placeReformed(ctx, e.turn, fresh)
