@@ -511,6 +511,8 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				relink = append(relink, relinkTo{local: e.ID})
 				dropped[e.ID] = true
 			case team.PushRefused:
+				// Kept here: a non-admin steward's decay of another
+				// member's memory still counts on this machine.
 				rep.Refused++
 				s.refused(e.ID, "change", refusedChange)
 			default: // PushInvalid
