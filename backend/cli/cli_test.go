@@ -566,3 +566,45 @@ func TestSubcommandHelp(t *testing.T) {
 		t.Errorf("eval bogus: exit %d %q", code, errs)
 	}
 }
+
+// TestExportKeepsBackupFromEmptyStore: `memtray export FILE` on a store
+// with no memories leaves an existing export of memories as it is (the
+// user meant import, on a new machine) and says how to restore it; it
+// replaced the only backup with an empty export. Over an empty export, or
+// from a store with memories, export writes as before.
+func TestExportKeepsBackupFromEmptyStore(t *testing.T) {
+	ctx := context.Background()
+	full, empty := isolate(t), t.TempDir()
+	if code, _, errs := run(t, ctx, "", "add", "--data-dir", full, "The staging Redis listens on port 6380."); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.jsonl")
+	if code, _, errs := run(t, ctx, "", "export", "--data-dir", full, backup); code != 0 || !strings.Contains(errs, "exported 1 memories to") {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+	before, _ := os.ReadFile(backup)
+	code, _, errs := run(t, ctx, "", "export", "--data-dir", empty, backup)
+	if code == 0 || !strings.Contains(errs, "holds an export of 1 memories and this store has none") || !strings.Contains(errs, "memtray import "+backup) {
+		t.Errorf("export of an empty store over a backup: exit %d %q", code, errs)
+	}
+	if after, _ := os.ReadFile(backup); !bytes.Equal(before, after) {
+		t.Errorf("the backup changed")
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(backup), ".backup.jsonl.tmp*")); len(left) > 0 {
+		t.Errorf("left %v", left)
+	}
+	// The mistake's remedy works; an empty export may be overwritten.
+	if code, _, errs := run(t, ctx, "", "import", "--data-dir", empty, backup); code != 0 {
+		t.Fatalf("import: %d %s", code, errs)
+	}
+	emptyExport := filepath.Join(t.TempDir(), "none.jsonl")
+	other := t.TempDir()
+	for i := 0; i < 2; i++ {
+		if code, _, errs := run(t, ctx, "", "export", "--data-dir", other, emptyExport); code != 0 {
+			t.Errorf("empty export #%d: %d %s", i+1, code, errs)
+		}
+	}
+	if code, _, errs := run(t, ctx, "", "export", "--data-dir", full, backup); code != 0 {
+		t.Errorf("export over an export from a store with memories: %d %s", code, errs)
+	}
+}

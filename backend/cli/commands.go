@@ -413,12 +413,42 @@ func runExport(env *Env, args []string) error {
 		if err := errors.Join(bw.Flush(), tmp.Sync(), tmp.Close()); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
+		// An empty store's export never replaces an export of memories:
+		// that is `memtray export` typed for `memtray import` on a new
+		// machine, and it would leave the user with no backup at all.
+		n, _ := exportCount(tmp.Name())
+		if old, ok := exportCount(path); ok && old > 0 && n == 0 {
+			return fmt.Errorf("%s holds an export of %d memories and this store has none: it was left as it is "+
+				"(to restore it: memtray import %s; to replace it, delete it first)", path, old, path)
+		}
 		if err := os.Rename(tmp.Name(), path); err != nil {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
-		fmt.Fprintf(env.Stderr, "exported to %s\n", path)
+		fmt.Fprintf(env.Stderr, "exported %d memories to %s\n", n, path)
 		return nil
 	})
+}
+
+// exportCount reads the memory count in the header of the memtray export
+// at path; false when path is no readable export.
+func exportCount(path string) (int, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, false
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 64<<10)).ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		return 0, false
+	}
+	var h struct {
+		Format string `json:"format"`
+		Count  int    `json:"count"`
+	}
+	if json.Unmarshal(line, &h) != nil || h.Format != store.ExportFormat {
+		return 0, false
+	}
+	return h.Count, true
 }
 
 func runImport(env *Env, args []string) error {
