@@ -333,11 +333,16 @@ func TestTwoDaemonsShare(t *testing.T) {
 	if tr, err := a.st.TrashGet(ctx, []string{m2.ID}); err != nil || !strings.Contains(tr[m2.ID].Reason, roles["bob"]) {
 		t.Fatalf("a's trash = %+v, %v; want the delete by bob", tr, err)
 	}
-	a.mu.Lock()
-	if a.applied[m2.ID] != "trashed" || a.applied[m1.ID] != "put" {
-		t.Errorf("a was told of %v", a.applied)
-	}
-	a.mu.Unlock()
+	// The loop tells of a page once it is applied: the store may show it
+	// a moment before.
+	eventually(t, "a told of the put and the delete", func() error {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if a.applied[m2.ID] != "trashed" || a.applied[m1.ID] != "put" {
+			return fmt.Errorf("a was told of %v", a.applied)
+		}
+		return nil
+	})
 	st := a.sy.Status()
 	if !st.Connected || st.LastError != "" || st.Outbox != 0 || st.Role != roles["alice"] {
 		t.Fatalf("status = %+v", st)
