@@ -608,3 +608,32 @@ func TestExportKeepsBackupFromEmptyStore(t *testing.T) {
 		t.Errorf("export over an export from a store with memories: %d %s", code, errs)
 	}
 }
+
+// TestImportNoBarWhenNotTerminal: import draws its progress bar only on a
+// terminal; into a file or pipe (a log, a script) stderr got the bar
+// redrawn a hundred times with carriage returns, and an empty line.
+func TestImportNoBarWhenNotTerminal(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	if code, _, errs := run(t, ctx, "", "add", "--data-dir", dir, "The staging Redis listens on port 6380."); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	backup := filepath.Join(t.TempDir(), "backup.jsonl")
+	if code, _, errs := run(t, ctx, "", "export", "--data-dir", dir, backup); code != 0 {
+		t.Fatalf("export: %d %s", code, errs)
+	}
+	logf, err := os.Create(filepath.Join(t.TempDir(), "stderr.log")) // an *os.File, as in a redirect
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	var out strings.Builder
+	code := Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: logf, Ctx: ctx}, []string{"import", "--data-dir", t.TempDir(), backup})
+	logged, _ := os.ReadFile(logf.Name())
+	if code != 0 || !strings.Contains(out.String(), "imported 1 of 1 memories") {
+		t.Fatalf("import: exit %d %s %s", code, out.String(), logged)
+	}
+	if len(logged) != 0 {
+		t.Errorf("stderr into a file got %q", logged)
+	}
+}

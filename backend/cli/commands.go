@@ -473,7 +473,9 @@ func runImport(env *Env, args []string) error {
 			// Else the read fails inside the request, reported as the daemon's.
 			return fmt.Errorf("%s is a directory: give the export file (one `memtray export FILE` wrote)", pos[0])
 		}
-		if fi, err := f.Stat(); err == nil && fi.Size() > 0 && !c.json {
+		// The bar redraws itself with carriage returns: into a log or a
+		// pipe it would be a hundred copies on one line.
+		if fi, err := f.Stat(); err == nil && fi.Size() > 0 && !c.json && isTerminal(env.Stderr) {
 			r = &progressReader{r: f, total: fi.Size(), w: env.Stderr}
 			defer fmt.Fprintln(env.Stderr)
 		}
@@ -632,6 +634,16 @@ func runPull(env *Env, args []string) error {
 
 // progressReader draws a bar of the bytes read so far: import validates the
 // whole stream before it writes, so the bar tracks the slow part.
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
 type progressReader struct {
 	r           io.Reader
 	w           io.Writer
