@@ -24,8 +24,13 @@ import (
 // summary is "Thought Process") and tool uses: newer exports wrap each in
 // <tool-use data-tool-type="..." data-tool-name="NAME"> around a
 // <details><summary>SUMMARY</summary>BODY</details>; older ones have the
-// bare <details> ("Read file: x", "Listed directory src • **3** results",
-// "Searched codebase ...").
+// bare <details> ("Listed directory src • **3** results", "Searched
+// codebase ..."), and some none: between two "---" lines, a line "Read
+// file: x", an error line ("Cancelled", "Could not find file 'x' in the
+// workspace.", "Model provided invalid arguments to terminal tool."), a
+// fetched rule ("### Rule: NAME" and its text), or nothing but fenced
+// blocks: a terminal command ("```bash") with its output, an edit
+// ("```diff").
 //
 // How ParseSpecStory reads it: a user section is one prompt. In an
 // assistant section, text and tool uses in order form the responses: text
@@ -33,9 +38,14 @@ import (
 // text between tool calls stays with the response it explains. A tool use
 // is a ToolCall (Name: data-tool-name, or the summary's leading words;
 // Input: {"summary": SUMMARY}) and a ToolResult (Content: BODY) of the next
-// response (or of the same one when the section ends there). Thinking is
-// left out; fenced code is text. Sidechain sections (a subagent's) are
-// skipped unless Options.Sidechains, then they are tool-loop iterations.
+// response (or of the same one when the section ends there); a bare one
+// is too (specBareTool), its error line a ToolResult with IsError. Thinking
+// is left out; other fenced code is text. Fences are followed as their
+// writer meant (mdFence): fences inside a block (a rule's "```bash", a
+// markdown file's blocks in a command's output) end neither it nor the
+// text after it, and a "---" after a block's "```" and a blank line ends
+// any block left open. Sidechain sections (a subagent's) are skipped
+// unless Options.Sidechains, then they are tool-loop iterations.
 //
 // SessionID is the session id the file names, else Options.SessionID;
 // Project is Options.Project (ParseFile takes it from where .specstory
@@ -62,12 +72,17 @@ type specParser struct {
 	at     time.Time // the current section's time
 
 	role    string // "", "user", "assistant", "sidechain"
-	fence   bool   // inside ``` in text
+	fence   mdFence
 	block   []string
 	inBlock string // "", "think", "tool", "details"
 	text    []string
-	prompt  []string
-	toolRun bool // the current response has had a tool use
+	// bareFence: the last non-blank line was a bare fence line ("```");
+	// afterFence: and a blank line followed it.
+	bareFence, afterFence bool
+	// afterSep: the text being read began after a "---" line.
+	afterSep bool
+	prompt   []string
+	toolRun  bool // the current response has had a tool use
 	// pendingResults are the results of the tool uses read, sent with the
 	// next request.
 	pendingResults []memory.ToolResult
@@ -159,18 +174,26 @@ func (p *specParser) line(n int, raw []byte) {
 		}
 		return
 	}
-	if trimmed == "---" && !p.fence {
-		p.flushText()
+	if trimmed == "---" && (!p.fence.in() || p.afterFence) {
+		// SpecStory ends a tool's block with "```", a blank line and
+		// "---": a block the output left open (cut inside a block of its
+		// own) ends there.
+		p.fence = mdFence{}
+		p.afterFence, p.bareFence = false, false
+		p.flushText(true)
 		return
 	}
-	if strings.HasPrefix(trimmed, "```") {
-		p.fence = !p.fence
+	if trimmed == "" {
+		p.afterFence = p.bareFence
+	} else {
+		p.afterFence = false
+		p.bareFence = p.fence.line(s) && strings.Trim(trimmed, "`~") == ""
 	}
 	if p.role == "user" {
 		p.prompt = append(p.prompt, s)
 		return
 	}
-	if !p.fence {
+	if !p.fence.in() {
 		switch {
 		case strings.HasPrefix(trimmed, "<think>"):
 			p.startBlock("think", s)
@@ -187,7 +210,7 @@ func (p *specParser) line(n int, raw []byte) {
 }
 
 func (p *specParser) startBlock(kind, s string) {
-	p.flushText()
+	p.flushText(false)
 	p.inBlock = kind
 	p.block = nil
 	p.blockLine(s)
@@ -229,7 +252,7 @@ func (p *specParser) blockLine(s string) {
 	if name == "" {
 		name = specNameFromSummary(summary)
 	}
-	p.tool(name, summary, specBody(body))
+	p.tool(name, summary, &memory.ToolResult{Name: name, Content: specBody(body)})
 }
 
 // specBody returns a tool block's body: what follows its summary, without
@@ -281,25 +304,39 @@ func specModel(s string) string {
 	return first
 }
 
-// tool records a tool use: a call of the current response, a result for
-// the next.
-func (p *specParser) tool(name, summary, body string) {
+// tool records a tool use: a call of the current response, its result (if
+// any) for the next.
+func (p *specParser) tool(name, summary string, res *memory.ToolResult) {
 	p.b.call(memory.ToolCall{Name: name, Input: jsonObject(map[string]string{"summary": summary})}, p.at)
-	p.pendingResults = append(p.pendingResults, memory.ToolResult{Name: clean(name), Content: clean(body)})
+	if res != nil {
+		res.Name, res.Content = clean(res.Name), clean(res.Content)
+		p.pendingResults = append(p.pendingResults, *res)
+	}
 	p.toolRun = true
 }
 
 // flushText hands the text read so far to the current response; text after
-// a tool use starts a new one.
-func (p *specParser) flushText() {
-	text := strings.TrimSpace(strings.Join(p.text, "\n"))
+// a tool use starts a new one. sep says a "---" line ends the text. Text
+// that is an older export's bare tool use (specBareTool) is one.
+func (p *specParser) flushText(sep bool) {
+	lines := p.text
 	p.text = nil
+	afterSep := p.afterSep
+	p.afterSep = sep
+	text := strings.TrimSpace(strings.Join(lines, "\n"))
 	if text == "" {
 		return
 	}
 	if p.role == "sidechain" && !p.opts.Sidechains {
 		p.stats.Skipped[SkipSidechain]++
 		return
+	}
+	if p.role != "user" {
+		if name, summary, res, ok := specBareTool(lines, text, sep || afterSep); ok {
+			p.stats.countType("tool-line")
+			p.tool(name, summary, res)
+			return
+		}
 	}
 	if p.toolRun || !p.b.reading() {
 		p.sendResults()
@@ -327,8 +364,9 @@ func (p *specParser) flush() {
 		p.text = append(p.text, p.block...)
 		p.inBlock, p.block = "", nil
 	}
-	p.flushText()
-	p.fence = false
+	p.flushText(false)
+	p.fence = mdFence{}
+	p.afterFence, p.bareFence = false, false
 	if p.role == "user" {
 		text := strings.TrimSpace(strings.Join(p.prompt, "\n"))
 		p.prompt = nil
@@ -342,4 +380,113 @@ func (p *specParser) flush() {
 	if p.role != "user" && p.role != "" {
 		p.sendResults()
 	}
+}
+
+// specToolLines are the one-line tool uses of older exports, written
+// between "---" lines without a <details> block: a file read, and the
+// errors Cursor showed for a tool use (the line is then its result).
+var specToolLines = []struct {
+	re   *regexp.Regexp
+	name string // "" for the regexp's first group
+	err  bool
+}{
+	{regexp.MustCompile(`^Read file: \S.*$`), "Read file", false},
+	{regexp.MustCompile(`^Could not find file .* in the workspace\.?$`), "Read file", true},
+	{regexp.MustCompile(`^Could not resolve URI: .*$`), "Listed directory", true},
+	{regexp.MustCompile(`^Model provided invalid arguments to ([\w -]{1,40}?) tool\.?$`), "", true},
+	{regexp.MustCompile(`^Cancelled\.?$`), "Cancelled", true},
+}
+
+// specShells are the infos of a fenced block that is a terminal command.
+var specShells = map[string]bool{"bash": true, "sh": true, "shell": true, "zsh": true, "console": true,
+	"powershell": true, "pwsh": true, "cmd": true, "fish": true, "terminal": true}
+
+// specBareTool reads a piece of an assistant section (the text between two
+// "---" lines, a role line or a block) as an older export's tool use
+// without a <details> block, when it is one:
+//
+//   - one line of specToolLines ("Read file: src/a.ts", "Cancelled",
+//     "Could not find file 'x' in the workspace."...);
+//   - with a "---" line before or after it (sep), a fetched rule: "###
+//     Rule: NAME" then the rule's text (Name "Fetch rules", the text its
+//     result);
+//   - with sep, nothing but fenced blocks: a terminal command when the
+//     first block is a shell's (Name "Terminal", the command its summary,
+//     the other blocks' code its result), else an edit ("Edit", the
+//     block's info its summary, the blocks its result).
+func specBareTool(lines []string, text string, sep bool) (name, summary string, res *memory.ToolResult, ok bool) {
+	if !strings.Contains(text, "\n") {
+		for _, tl := range specToolLines {
+			m := tl.re.FindStringSubmatch(text)
+			if m == nil {
+				continue
+			}
+			name = tl.name
+			if name == "" {
+				name = strings.TrimSpace(m[1])
+			}
+			if tl.err {
+				res = &memory.ToolResult{Name: name, Content: text, IsError: true}
+			}
+			return name, text, res, true
+		}
+	}
+	if !sep {
+		return "", "", nil, false
+	}
+	if rest, found := strings.CutPrefix(text, "### Rule: "); found {
+		title, body, _ := strings.Cut(rest, "\n")
+		return "Fetch rules", "Rule: " + strings.TrimSpace(title), &memory.ToolResult{Name: "Fetch rules", Content: strings.TrimSpace(body)}, true
+	}
+	blocks, ok := specFencedOnly(lines)
+	if !ok {
+		return "", "", nil, false
+	}
+	info := strings.ToLower(strings.TrimSpace(blocks[0].info))
+	if lang, _, _ := strings.Cut(info, " "); specShells[lang] {
+		var out []string
+		for _, b := range blocks[1:] {
+			out = append(out, b.code)
+		}
+		if o := strings.TrimSpace(strings.Join(out, "\n")); o != "" {
+			res = &memory.ToolResult{Name: "Terminal", Content: o}
+		}
+		return "Terminal", strings.TrimSpace(blocks[0].code), res, true
+	}
+	if info == "" {
+		info = "code"
+	}
+	return "Edit", info, &memory.ToolResult{Name: "Edit", Content: text}, true
+}
+
+// specBlock is one fenced block: its info string and its code.
+type specBlock struct{ info, code string }
+
+// specFencedOnly returns the fenced blocks of lines when lines hold
+// nothing else (blank lines apart) and at least one.
+func specFencedOnly(lines []string) ([]specBlock, bool) {
+	var f mdFence
+	var blocks []specBlock
+	var code []string
+	for _, l := range lines {
+		was := f.in()
+		f.line(l)
+		switch {
+		case !was && f.in():
+			_, _, _, info, _ := fenceRun(l)
+			blocks = append(blocks, specBlock{info: info})
+			code = nil
+		case was && !f.in():
+			blocks[len(blocks)-1].code = strings.Join(code, "\n")
+		case was:
+			code = append(code, l)
+		case strings.TrimSpace(l) != "":
+			return nil, false
+		}
+	}
+	if f.in() {
+		// An unterminated block runs to the end.
+		blocks[len(blocks)-1].code = strings.Join(code, "\n")
+	}
+	return blocks, len(blocks) > 0
 }

@@ -22,9 +22,9 @@ func TestParseSpecStory(t *testing.T) {
 			file: "2025-04-26_22-29-retry-policy.md",
 			want: []want{
 				{User: "why do uploads fail after a network blip?", UserTurns: 1,
-					Assistant: "I'll look at the uploader first.", Calls: []string{"Listed directory"}},
+					Assistant: "I'll look at the uploader first.", Calls: []string{"Listed directory", "Read file"}},
 				{ToolLoop: true, UserTurns: 1,
-					Assistant: "Read file: src/upload/retry.ts\n\nThe retry loop gives up after the first failure because `maxAttempts` defaults to 1; a blip ends the upload.",
+					Assistant: "The retry loop gives up after the first failure because `maxAttempts` defaults to 1; a blip ends the upload.",
 					Results:   []string{"Listed directory: | Name |"}},
 				{User: "make it retry 3 times with backoff", UserTurns: 2,
 					Assistant: "```typescript:src/upload/retry.ts\nexport const maxAttempts = 3;\n---\n```",
@@ -32,6 +32,30 @@ func TestParseSpecStory(t *testing.T) {
 			},
 			check: func(t *testing.T, _ []want, st Stats) {
 				if st.SessionID != "2025-04-26_22-29-retry-policy" || st.Skipped[SkipEmpty] != 1 || st.UserPrompts != 2 {
+					t.Errorf("stats %+v", st)
+				}
+			},
+		},
+		{
+			// An older export's bare tool uses between "---" lines: a rule
+			// fetched (whose fenced block holds indented fences that close
+			// nothing), files read, errors, terminal commands with their
+			// output (one cut inside a block of its own), an edit.
+			file: "2025-05-02_09-10-bare-tool-lines.md",
+			want: []want{
+				{User: "fix the failing cache test", UserTurns: 1, Assistant: "I'll start with the project rules.",
+					Calls: []string{"Fetch rules", "Read file", "Read file", "Read file", "Listed directory", "Terminal", "Terminal", "Cancelled", "terminal"}},
+				{ToolLoop: true, UserTurns: 1,
+					Assistant: "The cache keeps expired entries until the next write, so `size()` counts them; the test reads `size()` right after expiry.",
+					Calls:     []string{"Edit"},
+					Results: []string{"Fetch rules: **Every change goes through th", "!Read file: Could not find file 'src/cache",
+						"!Listed directory: Could not resolve URI: Error: ", "Terminal: FAIL src/cache/store.test.ts", "Terminal: # Cache",
+						"!Cancelled: Cancelled", "!terminal: Model provided invalid argumen"}},
+				{ToolLoop: true, UserTurns: 1, Assistant: "`size()` now skips expired entries and the cache test passes.",
+					Results: []string{"Edit: ```diff"}},
+			},
+			check: func(t *testing.T, _ []want, st Stats) {
+				if st.UserPrompts != 1 || st.ToolCalls != 10 {
 					t.Errorf("stats %+v", st)
 				}
 			},
@@ -126,8 +150,43 @@ func TestParseSpecStoryUnterminated(t *testing.T) {
 func FuzzParseSpecStory(f *testing.F) {
 	seedLines(f, filepath.Join("spec-repo", ".specstory", "history", "*.md"))
 	f.Add([]byte("_**User**_\nq\n---\n_**Assistant**_\n<tool-use data-tool-name=\"x\"><details><summary>s</summary>b</details></tool-use>\nafter\n"))
+	f.Add([]byte("_**Assistant**_\nRead file: a.go\n---\nCancelled\n---\n### Rule: r\n```markdown\n  ```bash\n```\n---\n```bash\nls\n```\n\n```\n```json\n```\n\n---\nok\n"))
+	f.Add([]byte("_**Assistant**_\n---\n```diff\n- a\n+ b\n```\n---\n````\n```\n````\n~~~\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		exs, st, err := ParseSpecStory(bytes.NewReader(in), Options{MaxLineBytes: 1 << 16, Location: time.UTC})
 		checkFuzzed(t, exs, st, err)
 	})
+}
+
+// TestMDFence: which lines open and close a fenced block.
+func TestMDFence(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		in    []bool // after each line
+	}{
+		{"plain", []string{"```go", "x := 1", "```", "text"}, []bool{true, true, false, false}},
+		{"tildes", []string{"~~~", "```", "~~~~"}, []bool{true, true, false}},
+		{"info string does not close", []string{"```markdown", "```bash", "make", "```", "more", "```"}, []bool{true, true, true, true, true, false}},
+		{"indented fences inside", []string{"```markdown", "- run:", "     ```bash", "     make", "     ```", "     ```bash", "```"},
+			[]bool{true, true, true, true, true, true, false}},
+		{"nested in output", []string{"```", "$ head README.md", "```markdown", "- [ ] a task", "```", "## Tasks", "```", "text"},
+			[]bool{true, true, true, true, true, true, false, false}},
+		{"bare indented line inside", []string{"```markdown", "     ```", "x", "     ```", "```"}, []bool{true, true, true, true, false}},
+		{"indented opening", []string{"   ```bash", "   make", "   ```", "after"}, []bool{true, true, false, false}},
+		{"shorter run does not close", []string{"````", "```", "````"}, []bool{true, true, false}},
+		{"inline code is no fence", []string{"```x``` is inline", "text"}, []bool{false, false}},
+		{"two backticks", []string{"``x``"}, []bool{false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var f mdFence
+			for i, l := range tc.lines {
+				f.line(l)
+				if f.in() != tc.in[i] {
+					t.Fatalf("after line %d %q: in %v, want %v", i, l, f.in(), tc.in[i])
+				}
+			}
+		})
+	}
 }
