@@ -306,7 +306,9 @@ type Capture struct {
 // user turn.
 type Recall struct {
 	// K is the most memories one recall returns; MaxChars bounds the text
-	// of the block handed to the agent.
+	// of the block handed to the agent (the default holds k memories of
+	// the longest the write pipeline forms, 600 characters, with their
+	// line).
 	K        int `json:"k"`
 	MaxChars int `json:"max_chars"`
 	// Sessions is how many agent sessions the exclusion state remembers
@@ -461,7 +463,7 @@ func Default() Config {
 		},
 		Recall: Recall{
 			K:           5,
-			MaxChars:    2000,
+			MaxChars:    3500,
 			Sessions:    1000,
 			Skills:      true,
 			SkillK:      2,
