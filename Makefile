@@ -254,12 +254,13 @@ windows: frontend
 	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -tags desktop,production \
 	  -ldflags '$(LDFLAGS) -H=windowsgui' -o $(DIST)/memtray_$(VERSION)_windows_amd64.exe ./app
 
-# The headless program for any Linux (static: serve, the CLI; the UI in a browser).
+# The headless program for any Linux (static: serve, the CLI; the UI in a browser),
+# with README.md and the docs/ it links to beside it (build/doc-tree.sh).
 linux-cli: frontend
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && mkdir -p $(DIST) && \
 	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$d/memtray ./app && \
-	cp README.md $$d/ && tar -C $$d --owner=0 --group=0 --numeric-owner --mtime=@$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} --sort=name \
-	  -czf $(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz memtray README.md
+	build/doc-tree.sh $$d && tar -C $$d --owner=0 --group=0 --numeric-owner --mtime=@$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} --sort=name \
+	  -czf $(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz memtray README.md docs
 	@echo "$(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz"
 
 package: deb appimage windows

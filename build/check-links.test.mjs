@@ -1,11 +1,12 @@
 // Tests of build/check-links.mjs: node --test build/
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, mkdirSync, readdirSync, statSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { anchors, checkFiles, defaultFiles, links, slug } from './check-links.mjs';
+import { anchors, checkFiles, checkTree, defaultFiles, links, shippedFiles, slug, treeFiles } from './check-links.mjs';
 
 const slugCases = [
   ['Quick start (Debian / Ubuntu)', 'quick-start-debian--ubuntu'],
@@ -74,4 +75,103 @@ test('checkFiles: finds missing files and anchors, follows good ones', () => {
 test("the repository's README.md and docs/*.md link only to what exists", () => {
   const root = fileURLToPath(new URL('..', import.meta.url));
   assert.deepEqual(checkFiles(root, defaultFiles(root)), []);
+});
+
+/** Writes files (path relative to root: content) under a new temporary root; returns it. */
+function tree(files) {
+  const root = mkdtempSync(join(tmpdir(), 'check-links-'));
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(join(root, path, '..'), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  return root;
+}
+
+test('shippedFiles: README.md and what it links to, transitively; not what nothing links to', () => {
+  const root = tree({
+    'README.md': '# R\n[a](docs/a.md#x) ![p](docs/p.png) [dir](docs/) [gone](docs/gone.md) [web](https://e.com/y.md) [self](#r)\n',
+    'docs/a.md': '# A\n[b](b.md) [back](../README.md) [code](`../x.md`)\n```\n[fenced](c.md)\n```\n',
+    'docs/b.md': '# B\n[a again](./a.md) [img](img/q.png)\n',
+    'docs/c.md': '# C (linked only from a code block)\n',
+    'docs/unlinked.md': '# nobody links here\n',
+    'docs/p.png': '',
+    'docs/img/q.png': '',
+    'docs/unused.png': '',
+  });
+  try {
+    assert.deepEqual(shippedFiles(root), ['README.md', 'docs/a.md', 'docs/b.md', 'docs/img/q.png', 'docs/p.png']);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('shippedFiles: a link out of the repository cannot be shipped', () => {
+  const root = tree({ 'r/README.md': '[a](docs/a.md)\n', 'r/docs/a.md': '[out](../../secret.md)\n', 'secret.md': 'x' });
+  try {
+    assert.throws(() => shippedFiles(join(root, 'r')), /docs\/a\.md:1: \.\.\/\.\.\/secret\.md leads outside/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('checkTree: every page under the tree, links kept inside it', () => {
+  const root = tree({
+    'usr/share/doc/memtray/README.md': '# R\n[a](docs/a.md#a) [gone](docs/gone.md) [up](../../../../etc.md)\n',
+    'usr/share/doc/memtray/docs/a.md': '# A\n[back](../README.md#r) [bad](../README.md#nope) [sibling](../../other/x.md)\n',
+    'usr/share/doc/other/x.md': '# X\n',
+    'etc.md': '',
+  });
+  const doc = join(root, 'usr/share/doc/memtray');
+  try {
+    assert.deepEqual(treeFiles(doc), ['README.md', join('docs', 'a.md')]);
+    assert.deepEqual(checkTree(doc), [
+      'README.md:2: docs/gone.md: no such file docs/gone.md',
+      `README.md:2: ../../../../etc.md: leads outside ${doc}`,
+      'docs/a.md:2: ../README.md#nope: README.md has no heading #nope',
+      `docs/a.md:2: ../../other/x.md: leads outside ${doc}`,
+    ]);
+    assert.throws(() => checkTree(join(doc, 'docs')), /no README\.md/);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+
+test("the repository's README.md alone (what the packages shipped before) has dead links", () => {
+  const dest = mkdtempSync(join(tmpdir(), 'check-links-'));
+  try {
+    copyFileSync(join(repo, 'README.md'), join(dest, 'README.md'));
+    assert.notDeepEqual(checkTree(dest), []);
+  } finally {
+    rmSync(dest, { recursive: true, force: true });
+  }
+});
+
+test('build/doc-tree.sh lays out the shipped files so that every link resolves inside them', () => {
+  const dest = join(mkdtempSync(join(tmpdir(), 'check-links-')), 'doc');
+  try {
+    execFileSync(join(repo, 'build', 'doc-tree.sh'), [dest], { stdio: ['ignore', 'ignore', 'pipe'] });
+    assert.deepEqual(checkTree(dest), []);
+    const laidOut = [];
+    const walk = (rel) => {
+      for (const e of readdirSync(join(dest, rel), { withFileTypes: true })) {
+        const p = join(rel, e.name);
+        const mode = statSync(join(dest, p)).mode & 0o777;
+        if (e.isDirectory()) {
+          assert.equal(mode, 0o755, p);
+          walk(p);
+        } else {
+          assert.equal(mode, 0o644, p);
+          laidOut.push(p);
+        }
+      }
+    };
+    walk('');
+    assert.deepEqual(laidOut.sort(), shippedFiles(repo));
+    // A second run into the same place is refused (no mixing with old files).
+    assert.throws(() => execFileSync(join(repo, 'build', 'doc-tree.sh'), [dest], { stdio: 'pipe' }), /already holds a README\.md/);
+  } finally {
+    rmSync(join(dest, '..'), { recursive: true, force: true });
+  }
 });

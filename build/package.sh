@@ -5,7 +5,9 @@
 # go.mod) from build/nfpm.yaml: the desktop binary as /usr/bin/memtray, the
 # .desktop entry, the hicolor icons (generated here by build/icons.sh into
 # bin/package), the systemd user unit (not enabled), the copyright file
-# (build/copyright.sh) and the README. No maintainer scripts.
+# (build/copyright.sh) and the README with the docs it links to
+# (build/doc-tree.sh: /usr/share/doc/memtray/README.md, .../docs/). No
+# maintainer scripts.
 # Timestamps come from $SOURCE_DATE_EPOCH (default: the last commit's time).
 # Usage: build/package.sh [BINARY [VERSION]]
 #   BINARY   the desktop memtray (default bin/memtray, built by make desktop)
@@ -51,7 +53,7 @@ rm -rf "$stage"
 mkdir -p "$stage" "$out"
 build/icons.sh "$stage/icons"
 build/copyright.sh "$bin" >"$stage/copyright"
-cp README.md "$stage/README.md"
+build/doc-tree.sh "$stage/doc"
 
 export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}
 export MEMTRAY_VERSION=$version MEMTRAY_ARCH=$arch MEMTRAY_BIN=$bin MEMTRAY_STAGE=$stage

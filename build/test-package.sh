@@ -4,6 +4,11 @@
 #     Version, Architecture, Depends; the file list (binary, .desktop entry,
 #     every icon size, the systemd user unit, copyright); no maintainer
 #     scripts and nothing outside /usr (removing it leaves $HOME alone);
+#   - the documentation: /usr/share/doc/memtray holds copyright, README.md
+#     and exactly the files README.md links to (check-links.mjs --shipped),
+#     and every relative link of the installed pages resolves inside it
+#     (check-links.mjs --tree); the same for the Linux CLI tarball (make
+#     linux-cli), whose README.md and docs/ sit beside the binary;
 #   - apt-get resolves its Depends on this system (simulated, nothing installed);
 #   - extracts it (dpkg -x) into a scratch root and runs the binary there:
 #     `version`, `version --json`, and `serve` on a free loopback port whose
@@ -11,7 +16,7 @@
 #   - desktop-file-validate on the .desktop entry, systemd-analyze verify on
 #     the unit (where those tools exist);
 #   - the cross-builds: the Windows desktop app (make windows, built with
-#     the .deb), the macOS CLI.
+#     the .deb), the macOS CLI; the static Linux CLI (make linux-cli) runs.
 # Usage: build/test-package.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +33,10 @@ commit=$(build/version.sh commit)
 arch=$(go env GOARCH)
 deb=dist/memtray_${version}_${arch}.deb
 exe_win=dist/memtray_${version}_windows_amd64.exe
-rm -f "$deb" "$exe_win"
-# One make: the UI is built once for both.
-make --no-print-directory deb windows VERSION="$version" COMMIT="$commit" >&2
+tgz=dist/memtray_${version}_linux_amd64.tar.gz
+rm -f "$deb" "$exe_win" "$tgz"
+# One make: the UI is built once for all three.
+make --no-print-directory deb windows linux-cli VERSION="$version" COMMIT="$commit" >&2
 [ -f "$deb" ] || fail "$deb was not built"
 step "$deb: $(stat -c %s "$deb") bytes"
 
@@ -66,6 +72,16 @@ has -rw-r--r-- usr/share/applications/memtray.desktop
 for n in 16 22 24 32 48 64 128 256 512; do has -rw-r--r-- "usr/share/icons/hicolor/${n}x${n}/apps/memtray.png"; done
 has -rw-r--r-- usr/lib/systemd/user/memtray.service
 has -rw-r--r-- usr/share/doc/memtray/copyright
+# The documentation: README.md and what it links to (one list, computed from
+# the links), regular files 0644 in directories 0755, nothing else.
+node build/check-links.mjs --shipped >"$scratch/shipped" || fail "check-links.mjs --shipped"
+grep -qx README.md "$scratch/shipped" || fail "check-links.mjs --shipped does not list README.md"
+grep -qx 'docs/.*\.md' "$scratch/shipped" || fail "check-links.mjs --shipped lists no docs/*.md"
+while IFS= read -r f; do has -rw-r--r-- "usr/share/doc/memtray/$f"; done <"$scratch/shipped"
+awk '$6 ~ /^\.\/usr\/share\/doc\/memtray\/./ && $1 !~ /^d/ {sub("^\\./usr/share/doc/memtray/", "", $6); print $6}' "$scratch/list" |
+  grep -vx copyright | LC_ALL=C sort >"$scratch/doc-files"
+LC_ALL=C sort "$scratch/shipped" | diff - "$scratch/doc-files" >&2 || fail "/usr/share/doc/memtray holds other files than README.md's links (diff above: < missing, > extra)"
+if awk '$6 ~ /^\.\/usr\/share\/doc\// && $1 ~ /^d/ && $1 != "drwxr-xr-x"' "$scratch/list" | grep .; then fail "documentation directories not 0755 (above)"; fi
 if awk '{print $6}' "$scratch/list" | grep -Ev '^\./(usr(/.*)?)?$'; then fail "files outside /usr (above)"; fi
 
 # apt can satisfy Depends here (a simulation: nothing is installed).
@@ -78,6 +94,7 @@ fi
 root=$scratch/root
 dpkg -x "$deb" "$root"
 exe=$root/usr/bin/memtray
+node build/check-links.mjs --tree "$root/usr/share/doc/memtray" || fail "links of the installed documentation do not resolve in /usr/share/doc/memtray (above)"
 out=$("$exe" version)
 case "$out" in "memtray $version"*) ;; *) fail "version printed: $out" ;; esac
 echo "$out" | grep -q "^commit: *$commit\$" || fail "version: commit is not $commit: $out"
@@ -129,4 +146,15 @@ if command -v file >/dev/null; then
 fi
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -o "$scratch/memtray-darwin" ./app || fail "the macOS CLI does not build"
 
-step "passed in $(($(date +%s) - start))s; $deb: $(stat -c %s "$deb") bytes; $exe_win: $(stat -c %s "$exe_win") bytes"
+# The Linux CLI tarball: the binary, README.md and its docs, unpacked as a user would.
+[ -f "$tgz" ] || fail "$tgz was not built"
+{ echo memtray; sed 's|/.*||' "$scratch/shipped"; cat "$scratch/shipped"; } | LC_ALL=C sort -u >"$scratch/tgz-want"
+tar -tzf "$tgz" | sed 's|/$||' | LC_ALL=C sort >"$scratch/tgz-files"
+diff "$scratch/tgz-want" "$scratch/tgz-files" >&2 || fail "$tgz holds other files than memtray, README.md and its links (diff above: < missing, > extra)"
+mkdir "$scratch/tgz"
+tar -xzf "$tgz" -C "$scratch/tgz"
+node build/check-links.mjs --tree "$scratch/tgz" || fail "links of the documentation in $tgz do not resolve (above)"
+out=$("$scratch/tgz/memtray" version)
+case "$out" in "memtray $version"*) ;; *) fail "$tgz: version printed: $out" ;; esac
+
+step "passed in $(($(date +%s) - start))s; $deb: $(stat -c %s "$deb") bytes; $exe_win: $(stat -c %s "$exe_win") bytes; $tgz: $(stat -c %s "$tgz") bytes"
