@@ -269,7 +269,7 @@ func readInput(env *Env, name string) ([]byte, error) {
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			return nil, fmt.Errorf("%s is a directory: give the session files in it (memtray ingest %s)", name, filepath.Join(name, "*"))
+			return nil, fmt.Errorf("%s is a directory: give the session files in it (memtray ingest %s)", name, sessionGlob(name))
 		}
 		r = f
 	}
@@ -281,6 +281,44 @@ func readInput(env *Env, name string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: larger than %d MiB", name, maxIngestFile>>20)
 	}
 	return data, nil
+}
+
+// sessionGlob is the shell pattern naming the session files under dir:
+// the depth and extension (.jsonl or .md) most of them have, within four
+// levels (~/.claude/projects/*/*.jsonl, ~/.codex/sessions/*/*/*/*.jsonl,
+// .specstory/history/*.md), leaving out Claude Code's subagents/ folders
+// (--sidechains reads those) and memory/ files (import-claude's); dir/*
+// when it holds none.
+func sessionGlob(dir string) string {
+	type kind struct {
+		depth int
+		ext   string
+	}
+	seen := map[kind]int{}
+	best, bestN := kind{1, ""}, 0
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable: not where the sessions are
+		}
+		rel, _ := filepath.Rel(dir, path)
+		depth := len(strings.Split(rel, string(filepath.Separator)))
+		switch {
+		case d.IsDir() && path != dir && (depth >= 4 || d.Name() == "subagents" || d.Name() == "memory"):
+			return filepath.SkipDir
+		case d.IsDir() || !d.Type().IsRegular():
+			return nil
+		}
+		ext := strings.ToLower(filepath.Ext(path))
+		if ext != ".jsonl" && ext != ".md" {
+			return nil
+		}
+		k := kind{depth, ext}
+		if seen[k]++; seen[k] > bestN || (seen[k] == bestN && k.ext == ".jsonl" && best.ext != ".jsonl") {
+			best, bestN = k, seen[k]
+		}
+		return nil
+	})
+	return filepath.Join(dir, strings.Repeat("*"+string(filepath.Separator), best.depth-1)+"*"+best.ext)
 }
 
 // parseExchanges reads JSON Lines of memory.Exchange objects; unknown

@@ -392,3 +392,47 @@ func TestIngestReportsAsItGoes(t *testing.T) {
 		t.Errorf("the first input's report came after the second input was ingested (%d memories then, %d at the end):\n%s", out.atThat, end, out.String())
 	}
 }
+
+// TestSessionGlob: a directory given to ingest is answered with the
+// pattern of the session files in it, for each agent's layout; "DIR/*"
+// named the folders of ~/.claude/projects and ~/.codex/sessions, each
+// again "a directory".
+func TestSessionGlob(t *testing.T) {
+	sep := string(filepath.Separator)
+	for _, tc := range []struct {
+		name  string
+		files []string
+		want  string
+	}{
+		{"claude code", []string{"-home-me-api/s1.jsonl", "-home-me-api/s2.jsonl", "-home-me-web/s3.jsonl",
+			"-home-me-api/s1/subagents/agent-1.jsonl", "-home-me-api/s1/subagents/agent-2.jsonl",
+			"-home-me-api/s1/subagents/agent-3.jsonl", "-home-me-api/s1/subagents/agent-4.jsonl",
+			"-home-me-api/memory/a.md", "-home-me-api/memory/b.md", "-home-me-api/memory/c.md", "-home-me-api/memory/d.md"},
+			"*" + sep + "*.jsonl"},
+		{"codex", []string{"2026/01/05/rollout-a.jsonl", "2026/01/06/rollout-b.jsonl", "2025/12/31/rollout-c.jsonl"},
+			"*" + sep + "*" + sep + "*" + sep + "*.jsonl"},
+		{"specstory", []string{"2025-04-26_22-29-retry.md", "2025-04-27_10-00-fix.md"}, "*.md"},
+		{"nothing like a session", []string{"notes.txt"}, "*"},
+		{"empty", nil, "*"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range tc.files {
+				p := filepath.Join(dir, filepath.FromSlash(f))
+				os.MkdirAll(filepath.Dir(p), 0o700)
+				os.WriteFile(p, []byte("{}\n"), 0o600)
+			}
+			if got, want := sessionGlob(dir), filepath.Join(dir, tc.want); got != want {
+				t.Errorf("sessionGlob = %s, want %s", got, want)
+			}
+		})
+	}
+	// Through the command: the error names the pattern.
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "-home-me-api"), 0o700)
+	os.WriteFile(filepath.Join(dir, "-home-me-api", "s1.jsonl"), []byte("{}\n"), 0o600)
+	code, _, errs := run(t, context.Background(), "", "ingest", "--data-dir="+isolate(t), dir)
+	if want := "(memtray ingest " + filepath.Join(dir, "*", "*.jsonl") + ")"; code == 0 || !strings.Contains(errs, want) {
+		t.Errorf("ingest DIR: exit %d %q, want %q", code, errs, want)
+	}
+}
