@@ -32,6 +32,13 @@ import (
 // A multi-line message of Aider's has "> " on its first line only and the
 // two spaces on its last (an edit that failed to apply, sent back to the
 // model); a "> " line without them right after Aider's output starts one.
+// The shell commands Aider offers to run are such a message whose first
+// line it pads with spaces: a line ending in two spaces right after its
+// output (no blank line between) is its output too. The user's answer to
+// one of its questions, when typed rather than chosen, is written as
+// "#### Add file to the chat? (Y)es/(N)o... [Yes]: skip": Aider's output,
+// not a prompt. A model's reasoning is in the answer between
+// "<thinking-content-...>" tags.
 //
 // How ParseAider reads it: each run of answer lines is one model response,
 // one Exchange (Aider writes an answer once it is complete). The prompt
@@ -39,7 +46,8 @@ import (
 // prompt (Aider sent the model the files it added, or a lint or test error
 // to fix) is a tool-loop iteration. Aider's output after an answer becomes
 // one ToolResult (Name "aider", without the token and cost lines) of the
-// next response, or of the answer itself when the turn ends there; output
+// next response, or of the answer itself when the turn ends there;
+// reasoning is left out of the answer; output
 // before a chat's first answer (the banner) is bookkeeping. In-chat
 // commands ("/add", "/run", "/undo"...) are not prompts, except those that
 // ask the model ("/ask", "/code", "/architect", "/context" with text).
@@ -80,12 +88,21 @@ type aiderParser struct {
 	idHasExchanges bool
 	inOutput       bool // the last non-blank line was Aider's output
 	multi          bool // inside a multi-line output message
+	blank          bool // the last line was blank
 }
 
 // aiderPromptCommands are the in-chat commands that send the model a prompt.
 var aiderPromptCommands = map[string]bool{"/ask": true, "/code": true, "/architect": true, "/context": true}
 
 var aiderCommand = regexp.MustCompile(`^/[a-z][a-z-]*(\s|$)`)
+
+// aiderConfirm is a "####" line that is the user's answer to a question of
+// Aider's ("Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask
+// again [Yes]: skip"), which Aider writes like a prompt.
+var aiderConfirm = regexp.MustCompile(`^####\s*\S.*\? \(Y\)es/\(N\)o.*\[(?:Yes|No)\]: `)
+
+// aiderThinking is the model's reasoning as Aider writes it in an answer.
+var aiderThinking = regexp.MustCompile(`(?s)<thinking-content-[0-9a-f]+>.*?</thinking-content-[0-9a-f]+>`)
 
 const aiderHeader = "# aider chat started at "
 
@@ -147,7 +164,7 @@ func (p *aiderParser) flush() {
 		p.b.prompt(text, at)
 	}
 	if len(p.answer) > 0 {
-		text := strings.TrimSpace(strings.Join(p.answer, "\n"))
+		text := strings.TrimSpace(aiderThinking.ReplaceAllString(strings.Join(p.answer, "\n"), ""))
 		p.answer = nil
 		if text != "" {
 			p.b.open(at)
@@ -172,6 +189,8 @@ func (p *aiderParser) flush() {
 
 func (p *aiderParser) line(n int, raw []byte) {
 	s := strings.TrimRight(clean(string(raw)), "\r")
+	afterBlank := p.blank
+	p.blank = strings.TrimSpace(s) == ""
 	if strings.TrimSpace(s) == "" {
 		switch {
 		case p.multi:
@@ -207,17 +226,21 @@ func (p *aiderParser) line(n int, raw []byte) {
 			t = time.Time{}
 		}
 		p.begin(t, true)
-	case aiderPromptLine(s):
+	case aiderPromptLine(s) && !aiderConfirm.MatchString(s):
 		p.stats.countType("user")
 		if len(p.answer) > 0 || len(p.output) > 0 {
 			p.flush()
 		}
 		text := strings.TrimPrefix(strings.TrimRight(s, " "), "####")
 		p.prompt = append(p.prompt, strings.TrimPrefix(text, " "))
-	case aiderOutputLine(s) || (wasOutput && strings.HasPrefix(s, ">") && !strings.HasPrefix(s, ">>")):
+	case aiderOutputLine(s) || (wasOutput && strings.HasPrefix(s, ">") && !strings.HasPrefix(s, ">>")) ||
+		aiderPromptLine(s) || (wasOutput && !afterBlank && strings.HasSuffix(s, "  ")):
+		// Aider's output; also the user's answer to its question, and the
+		// next line of a message whose first line Aider padded with
+		// spaces (the shell commands it offers to run).
 		p.stats.countType("aider")
 		p.inOutput = true
-		p.multi = !aiderOutputLine(s)
+		p.multi = !aiderOutputLine(s) && !aiderPromptLine(s) && strings.HasPrefix(s, ">")
 		if len(p.prompt) > 0 || len(p.answer) > 0 {
 			p.flush()
 		}
@@ -225,7 +248,7 @@ func (p *aiderParser) line(n int, raw []byte) {
 			p.stats.Skipped[SkipBookkeeping]++
 			return
 		}
-		p.output = append(p.output, strings.TrimSpace(strings.TrimPrefix(s, ">")))
+		p.output = append(p.output, strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(s, "####"), ">")))
 	default:
 		p.stats.countType("assistant")
 		if len(p.prompt) > 0 || len(p.output) > 0 {

@@ -51,6 +51,37 @@ func TestParseAider(t *testing.T) {
 	}
 }
 
+// TestParseAiderAsides: what Aider writes around the chat is not the
+// user's prompt nor the model's answer: the user's answer to Aider's
+// question ("#### Add file to the chat? ... [Yes]: skip"), the second line
+// of a shell command Aider shows padded with spaces, the model's reasoning
+// (<thinking-content-...>).
+func TestParseAiderAsides(t *testing.T) {
+	exs, st := parseDetected(t, filepath.Join(outsideRepo(t, "aider-confirm"), ".aider.chat.history.md"), FormatAider, Options{Location: time.UTC})
+	wantExs := []want{
+		{User: "why does the deploy script hang?", UserTurns: 1,
+			Assistant: "The deploy script waits on `deploy.lock`, which a crashed run leaves behind; remove it before retrying.",
+			Results:   []string{"aider: deploy.sh"}},
+		{User: "add a --force flag that removes the lock", UserTurns: 2,
+			Assistant: "deploy.sh\n```bash\n<<<<<<< SEARCH\nwait_for_lock\n=======\n[ \"$1\" = --force ] && rm -f deploy.lock\nwait_for_lock\n>>>>>>> REPLACE\n```\n\n```bash\nrm -f deploy.lock\n./deploy.sh --force\n```",
+			Results:   []string{"aider: Applied edit to deploy.sh"}},
+	}
+	if got := summarizeAll(exs); !reflect.DeepEqual(got, wantExs) {
+		t.Fatalf("exchanges differ:\n got %s\nwant %s", dump(got), dump(wantExs))
+	}
+	if st.UserPrompts != 2 || st.ToolLoops != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	skipped := exs[0].ToolResults[0].Content
+	if !strings.Contains(skipped, "[Yes]: skip") || !strings.HasSuffix(skipped, "[Yes]: s") {
+		t.Errorf("the files the user skipped: %q", skipped)
+	}
+	ran := exs[1].ToolResults[0].Content
+	if !strings.Contains(ran, "rm -f deploy.lock\n./deploy.sh --force\nRun shell commands?") {
+		t.Errorf("the commands run: %q", ran)
+	}
+}
+
 func TestParseAiderOptions(t *testing.T) {
 	in := "#### hello  \n\nHi there, the build uses make.\n"
 	exs, st, err := ParseAider(strings.NewReader(in), Options{SessionID: "hist", Project: "p", Headless: true})
@@ -74,6 +105,7 @@ func TestParseAiderLineTooLong(t *testing.T) {
 
 func FuzzParseAider(f *testing.F) {
 	seedLines(f, filepath.Join("aider-repo", "*.md"))
+	seedLines(f, filepath.Join("aider-confirm", "*.md"))
 	f.Add([]byte("#### a  \nb\n> c  \nd\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		exs, st, err := ParseAider(bytes.NewReader(in), Options{MaxLineBytes: 1 << 16, Location: time.UTC})
