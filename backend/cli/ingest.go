@@ -296,7 +296,11 @@ func sessionGlob(dir string) string {
 	}
 	seen := map[kind]int{}
 	best, bestN := kind{1, ""}, 0
+	visited := 0
 	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if visited++; visited > 20000 {
+			return filepath.SkipAll // a home or root directory: what was seen is enough
+		}
 		if err != nil {
 			return nil // unreadable: not where the sessions are
 		}
