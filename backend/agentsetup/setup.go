@@ -527,6 +527,9 @@ func SetupCommand(client string, flags []string) string {
 	return strings.Join(parts, " ")
 }
 
+// ShellQuote quotes p for a POSIX shell when it needs it.
+func ShellQuote(p string) string { return shellQuote(p) }
+
 // UndoCommand is the command that undoes client's setup made with flags
 // (Env.Flags): the record is in that data dir.
 func UndoCommand(client string, flags []string) string {

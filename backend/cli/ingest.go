@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/memtray/memtray/backend/agentsetup"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
@@ -237,14 +238,34 @@ func runIngest(env *Env, args []string) error {
 		if c.json {
 			return printJSON(env.Stdout, reports)
 		}
-		writeIngestTotal(env.Stdout, reports)
+		writeIngestTotal(env.Stdout, reports, c.flagsForHint())
 		return nil
 	})
 }
 
+// flagsForHint are the --data-dir and --config a command suggested to the
+// user needs to reach the same store as this one: " --data-dir DIR", or
+// "" for the defaults.
+func (c *common) flagsForHint() string {
+	cfg, err := c.load()
+	if err != nil {
+		return ""
+	}
+	flags, err := agentsetup.Flags(cfg.DataDir, cfg.File)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, f := range flags {
+		b.WriteString(" " + agentsetup.ShellQuote(f))
+	}
+	return b.String()
+}
+
 // writeIngestTotal sums the reports up, when there are several, and says
-// where to look at the result.
-func writeIngestTotal(w io.Writer, reports []IngestReport) {
+// where to look at the result (with flags, the data dir and config of the
+// store it went into).
+func writeIngestTotal(w io.Writer, reports []IngestReport, flags string) {
 	if len(reports) > 1 {
 		var memories, duplicates, rejected int
 		for _, r := range reports {
@@ -254,7 +275,8 @@ func writeIngestTotal(w io.Writer, reports []IngestReport) {
 		}
 		fmt.Fprintf(w, "total: %d inputs, memories written %d, duplicates avoided %d, rejected %d\n", len(reports), memories, duplicates, rejected)
 	}
-	fmt.Fprintln(w, "see them with `memtray list` or `memtray search QUERY`, why each was kept or rejected with `memtray decisions`, or in the window's Memories and Live feed")
+	fmt.Fprintf(w, "see them with `memtray list%s` or `memtray search%s QUERY`, why each was kept or rejected with `memtray decisions%s`, or in the window's Memories and Live feed\n",
+		flags, flags, flags)
 }
 
 // readInput reads a file, or stdin for "-", bounded.

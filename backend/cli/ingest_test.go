@@ -259,9 +259,12 @@ func TestIngestInputErrors(t *testing.T) {
 // TestIngestReportText: the printed report counts what the pipeline
 // decided as turns when a turn spans several exchanges (it printed
 // "exchanges 161: stored 10, rejected 3", leaving 148 unaccounted for),
-// sums several inputs up and says where to look at the result.
+// sums several inputs up and says where to look at the result, with the
+// flags that reach the same store (a plain `memtray list` after ingesting
+// with --data-dir listed the default store, without them).
 func TestIngestReportText(t *testing.T) {
-	dd := "--data-dir=" + isolate(t)
+	dir := isolate(t)
+	dd := "--data-dir=" + dir
 	ctx := context.Background()
 	fixtures := filepath.Join(t.TempDir(), "testdata")
 	if err := os.CopyFS(fixtures, os.DirFS(filepath.Join("..", "transcript", "testdata"))); err != nil {
@@ -298,7 +301,8 @@ func TestIngestReportText(t *testing.T) {
 		t.Fatalf("ingest: exit %d %s", code, errs)
 	}
 	want = want[:2] // the document is a duplicate now
-	want = append(want, "total: 3 inputs, memories written 0, ", "`memtray list`", "`memtray decisions`")
+	flags := " --config " + os.Getenv("MEMTRAY_CONFIG") + " --data-dir " + dir
+	want = append(want, "total: 3 inputs, memories written 0, ", "`memtray list"+flags+"`", "`memtray search"+flags+" QUERY`", "`memtray decisions"+flags+"`")
 	for _, w := range want {
 		if !strings.Contains(out, w) {
 			t.Errorf("report lacks %q:\n%s", w, out)
