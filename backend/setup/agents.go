@@ -14,7 +14,10 @@ func (s *Service) SetupClients(ctx context.Context) (List, error) {
 	if err != nil {
 		return List{}, err
 	}
-	out := List{Clients: []Agent{}, Proxy: "http://" + e.Listen, Home: e.Home}
+	out := List{Clients: []Agent{}, Proxy: "http://" + e.Listen, Home: e.Home, CLIFlags: []string{}}
+	for _, f := range e.Flags {
+		out.CLIFlags = append(out.CLIFlags, agentsetup.ShellQuote(f))
+	}
 	if bin, _, err := s.o.Binary(); err == nil {
 		out.Binary = bin
 	}

@@ -24,6 +24,10 @@ type List struct {
 	Proxy string `json:"proxy"`
 	// Home is the home directory whose configs setup changes.
 	Home string `json:"home"`
+	// CLIFlags are what `memtray setup` in a terminal needs to reach this
+	// daemon's data dir and config (--data-dir, --config, shell-quoted);
+	// none for the defaults.
+	CLIFlags []string `json:"cli_flags"`
 }
 
 // Agent is one agent and how it stands.

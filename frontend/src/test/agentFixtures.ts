@@ -11,7 +11,7 @@ export const cursor: SetupClient = {
   files: [{ path: '/home/me/.cursor/mcp.json', exists: false }],
 };
 
-export const list: SetupList = { clients: [claude, cursor], binary: '/usr/bin/memtray', proxy: 'http://127.0.0.1:7432', home: '/home/me' };
+export const list: SetupList = { clients: [claude, cursor], binary: '/usr/bin/memtray', proxy: 'http://127.0.0.1:7432', home: '/home/me', cli_flags: [] };
 
 /** A connect preview; version changes the settings file's hash. */
 export function connectPreview(options: SetupOptions = {}, version = 1): SetupPreview {

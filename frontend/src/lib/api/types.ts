@@ -1055,6 +1055,7 @@ export interface SetupList {
   binary: string;
   proxy: string;
   home: string;
+  cli_flags: string[];
 }
 
 /** setup.PlanOptions */

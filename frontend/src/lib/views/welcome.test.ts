@@ -120,6 +120,23 @@ describe('first-run guide, settings and the connection banner (issue 21 items 7,
     });
   }
 
+  // Bug: the terminal commands shown were plain `memtray setup claude-code`;
+  // for a daemon on another data dir (serve --data-dir) that writes hooks
+  // and an MCP server for the default one, where this daemon is not.
+  it('the terminal setup commands carry the daemon\'s data dir', async () => {
+    const flags = ['--data-dir', "'/srv/my data'"];
+    fakeFetch({ ...routes({ detected: false }), 'GET /api/setup': { ...list, clients: [{ ...claude, detected: false }, cursor], cli_flags: flags } });
+    const s = show(Settings);
+    await settle();
+    expect(s.querySelector('[data-testid=setup-terminal]')?.textContent).toContain("memtray setup claude-code --data-dir '/srv/my data' --print");
+    const t = show(Welcome);
+    await settle();
+    next(t);
+    next(t);
+    await settle();
+    expect(t.querySelector('[data-testid=manual-setup]')?.textContent).toContain("memtray setup claude-code --data-dir '/srv/my data' --print");
+  });
+
   it('Settings explains each field: a name, what it does, its default', async () => {
     fakeFetch(routes());
     const t = show(Settings);
