@@ -25,4 +25,4 @@ while IFS= read -r f; do
   install -m 0644 "$f" "$dest/$f"
 done <<<"$files"
 node build/check-links.mjs --tree "$dest" || { echo "doc-tree: links in $dest do not resolve (above)" >&2; exit 1; }
-echo "doc-tree: $(wc -l <<<"$files") files, $(du -sb "$dest" | cut -f1) bytes in $dest" >&2
+echo "doc-tree: $(wc -l <<<"$files") files, $(cd "$dest" && xargs -d '\n' cat <<<"$files" | wc -c) bytes in $dest" >&2
