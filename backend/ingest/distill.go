@@ -215,7 +215,7 @@ func userCandidates(text string) []Candidate {
 		st := strings.TrimSpace(s.text)
 		ls := lower(st)
 		switch {
-		case strings.HasSuffix(st, "?") || askLead.MatchString(ls):
+		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls):
 			flush()
 		case wordCount(st) < 4 || proseWords(st) < 3:
 			// too short to stand alone (a request or a reply), or
@@ -227,6 +227,8 @@ func userCandidates(text string) []Candidate {
 			flush() // what to do in this turn, not a standing rule
 		case userReport.MatchString(ls) && !ruleWord.MatchString(ls):
 			flush() // what the user sees now: the turn's state, not a fact for later
+		case pronounOrder.MatchString(ls):
+			flush() // "no, do not clean it up": about the moment's thing
 		case prefUser.MatchString(ls):
 			cur = append(cur, st)
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
@@ -273,6 +275,12 @@ var requestLead = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|yeah|sure|great|good|
 // fix the turn finds are.
 var userReport = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|so|but|and|now|hmm|well|also)\b[\s,.;:!—–-]*)*(?:i(?:'m| am)? (?:still |just |now |also |really |even )?(?:get|got|getting|see|saw|seeing|(?:don't|do not|dont|can't|cannot|can not) (?:see|get|think|know|understand|find)|(?:am|'m) not (?:seeing|getting)|have (?:this|an|the|a|the same) (?:issue|error|problem|bug))\b|(?:it|this|that)(?:'s| is)? (?:still |now |also )?(?:not |doesn't |does not |isn't |won't |didn't )?(?:work|works|working|worked|open|opens|opening|show|shows|showing|load|loads|loading|run|runs|running|fail|fails|failing)\b|you (?:only|just|didn't|did not|forgot|missed|haven't|have not)\b|@\S+ (?:got|gets|throws|threw|gives|gave)\b)`)
 
+// pronounOrder is a user's order whose whole object is a pronoun ("no,
+// do not clean it up", "don't push that yet", "never mind it"): it is
+// about what the turn has in front of it, which a later turn does not;
+// "Don't add the co-authored-by footer" names what it is about and stays.
+var pronounOrder = regexp.MustCompile(`^(?:(?:no|nope|yes|ok(?:ay)?|wait|stop)\b[\s,.;:!—–-]*)*(?:please )?(?:don't|do not|dont|never|no need to|stop) (?:\w+ ){1,2}(?:it|that|this|them|those|these)(?: (?:up|out|down|again|now|yet|for now|anymore|any more))?[\s.!]*$`)
+
 // ruleWord is a word that makes a user's sentence a rule whatever it
 // opens with ("it works now, but always run the linter first").
 var ruleWord = regexp.MustCompile(`\b(?:always|never|from now on|going forward|by default|every time|each time|whenever)\b`)
@@ -310,6 +318,10 @@ func proseWords(st string) int {
 	}
 	return n
 }
+
+// orderLead opens an order that askLead would read as a question: "Do not
+// run ...", "Do never ...".
+var orderLead = regexp.MustCompile(`^do (?:not|never)\b`)
 
 // askLead opens a question asked without its question mark.
 var askLead = regexp.MustCompile(`^(?:does|do|is|are|can|could|would|will|did|have|has|what|why|how|where|when|which|who|please (?:add|share|send|paste|provide))\b`)

@@ -34,3 +34,27 @@ func TestUserReports(t *testing.T) {
 		})
 	}
 }
+
+// TestUserPronounOrders: an order whose whole object is a pronoun is about
+// the turn's thing; one naming its object is a rule.
+func TestUserPronounOrders(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		kept bool
+	}{
+		{"no, do not clean it up.", false},
+		{"Please don't push that yet", false},
+		{"don't touch them again", false},
+		{"Don't add the co-authored-by footer to commits.", true},
+		{"Never delete the session directories under ~/.local/state/minsky.", true},
+		{"Do not run the migrations against the production database.", true},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			cands := userCandidates(tc.text)
+			kept := len(cands) == 1 && cands[0].Keep
+			if kept != tc.kept {
+				t.Errorf("userCandidates(%q) = %+v; kept %v, want %v", tc.text, cands, kept, tc.kept)
+			}
+		})
+	}
+}
