@@ -190,23 +190,67 @@ func LoadBearing(text string) map[string]bool {
 }
 
 // splitFences returns the prose outside code fences and the number of
-// characters inside them. An unterminated fence runs to the end.
+// characters inside them. An unterminated fence runs to the end. Inside a
+// block, a fence line with an info string ("```bash" in a "```markdown"
+// example, "```markdown" in a command's output) opens a block nested in
+// it, and a bare fence line closes the innermost open block of its
+// character, at most as long, indented like it (two spaces less to three
+// more), with the blocks nested in it: so the fences inside a block end
+// neither it nor let its code out as prose. "```x``` ..." is inline code.
 func splitFences(text string) (string, int) {
 	locs := fence.FindAllStringIndex(text, -1)
 	if len(locs) == 0 {
 		return text, 0
 	}
+	type level struct{ ch, n, indent int }
+	var open []level
 	var b strings.Builder
-	fenced, pos := 0, 0
-	for i := 0; i < len(locs); i += 2 {
-		b.WriteString(text[pos:locs[i][0]])
-		b.WriteString("\n")
-		end := len(text)
-		if i+1 < len(locs) {
-			end = lineEnd(text, locs[i+1][1])
+	fenced, pos, start := 0, 0, 0
+	for _, loc := range locs {
+		end := lineEnd(text, loc[1])
+		line := text[loc[0]:end]
+		if k := strings.LastIndexByte(text[loc[0]:loc[1]], '\n'); k >= 0 {
+			line = line[k+1:]
 		}
-		fenced += end - locs[i][0]
-		pos = end
+		body := strings.TrimLeft(line, " \t\f\r")
+		if body == "" || (body[0] != '`' && body[0] != '~') {
+			continue
+		}
+		ch, n := body[0], 0
+		for n < len(body) && body[n] == ch {
+			n++
+		}
+		info, indent := body[n:], len(line)-len(body)
+		if ch == '`' && strings.Contains(info, "`") {
+			continue // inline code, not a fence
+		}
+		l := level{int(ch), n, indent}
+		switch {
+		case len(open) == 0:
+			b.WriteString(text[pos:loc[0]])
+			b.WriteString("\n")
+			start = loc[0]
+			open = append(open, l)
+			continue
+		case strings.TrimSpace(info) != "":
+			open = append(open, l)
+			continue
+		}
+		for i := len(open) - 1; i >= 0; i-- {
+			o := open[i]
+			if o.ch == l.ch && l.n >= o.n && l.indent >= o.indent-2 && l.indent <= o.indent+3 {
+				open = open[:i]
+				break
+			}
+		}
+		if len(open) == 0 {
+			fenced += end - start
+			pos = end
+		}
+	}
+	if len(open) > 0 {
+		fenced += len(text) - start
+		pos = len(text)
 	}
 	b.WriteString(text[pos:])
 	return b.String(), fenced

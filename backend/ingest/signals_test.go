@@ -18,3 +18,27 @@ func TestSentences(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitFences: fences inside a fenced block (a rule's examples, a
+// markdown file's blocks) end neither it nor let its code out as prose.
+func TestSplitFences(t *testing.T) {
+	tests := []struct {
+		name, text, prose string
+	}{
+		{"plain", "Run it:\n```bash\nmake check\n```\nIt passes.", "Run it:\n\n\nIt passes."},
+		{"unterminated", "Look:\n```go\nx := 1", "Look:\n\n"},
+		{"indented fences inside", "Rule:\n```markdown\n- run:\n     ```bash\n     make check\n     ```\n     ```bash\n     tasks show 12\n```\nThe cache keeps expired entries.",
+			"Rule:\n\n\nThe cache keeps expired entries."},
+		{"balanced fences inside", "Output:\n```\n# Tasks\n```markdown\n- [ ] Task Title\n```\n## Tasks\n- [ ] Fix tests\n```\nThe file is a checklist.",
+			"Output:\n\n\nThe file is a checklist."},
+		{"longer fence", "Example:\n````\n```go\nx\n```\n````\nDone.", "Example:\n\n\nDone."},
+		{"inline code is no fence", "```x``` is inline.\nMore.", "```x``` is inline.\nMore."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, _ := splitFences(tc.text); got != tc.prose {
+				t.Errorf("prose %q, want %q", got, tc.prose)
+			}
+		})
+	}
+}
