@@ -193,9 +193,10 @@ func LoadBearing(text string) map[string]bool {
 // characters inside them. An unterminated fence runs to the end. Inside a
 // block, a fence line with an info string ("```bash" in a "```markdown"
 // example, "```markdown" in a command's output) opens a block nested in
-// it, and a bare fence line closes the innermost open block of its
-// character, at most as long, indented like it (two spaces less to three
-// more), with the blocks nested in it: so the fences inside a block end
+// it, and a bare fence line closes the innermost open block it can close
+// (same character, a run at least as long, indented like the block's
+// opening line: two spaces less to three more) with the blocks nested in
+// it: so the fences inside a block end
 // neither it nor let its code out as prose. "```x``` ..." is inline code.
 func splitFences(text string) (string, int) {
 	locs := fence.FindAllStringIndex(text, -1)
