@@ -244,16 +244,32 @@ func runGet(env *Env, args []string) error {
 	})
 }
 
+// runDelete moves a memory to the trash, or deletes it for good with
+// --purge.
 func runDelete(env *Env, args []string) error {
-	c, id, err := parseID(env, "delete", args, false)
+	var c common
+	fs := newFlags("delete", env, &c, false)
+	purge := fs.Bool("purge", false, "delete for good, without the trash (no restore)")
+	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	if len(pos) != 1 {
+		return usagef("want exactly one ID")
+	}
+	id := pos[0]
 	return c.with(env, func(svc httpapi.Services) error {
+		if *purge {
+			if err := svc.Memories.Purge(env.Ctx, id); err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "deleted %s for good\n", id)
+			return nil
+		}
 		if err := svc.Memories.Delete(env.Ctx, id); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "deleted %s\n", id)
+		fmt.Fprintf(env.Stdout, "moved %s to the trash; `memtray trash restore%s %s` brings it back\n", id, c.flagsForHint(), id)
 		return nil
 	})
 }

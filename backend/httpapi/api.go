@@ -130,7 +130,11 @@ type Memories interface {
 	Add(ctx context.Context, req AddRequest) (memory.Memory, error)
 	Search(ctx context.Context, req SearchRequest) ([]memory.Hit, error)
 	Get(ctx context.Context, id string) (memory.Memory, error)
+	// Delete moves a memory to the trash, restorable with
+	// Steward.Restore until the steward purges the trash.
 	Delete(ctx context.Context, id string) error
+	// Purge deletes a live memory for good, without the trash.
+	Purge(ctx context.Context, id string) error
 	List(ctx context.Context, req ListRequest) (ListResponse, error)
 	// Edit changes a memory's text, kind, type, project or importance.
 	Edit(ctx context.Context, id string, p MemoryPatch) (EditResult, error)

@@ -111,9 +111,14 @@ func (c *Client) Get(ctx context.Context, id string) (memory.Memory, error) {
 	return m, c.do(ctx, http.MethodGet, "/api/memories/"+url.PathEscape(id), nil, &m)
 }
 
-// Delete removes one memory.
+// Delete moves one memory to the trash.
 func (c *Client) Delete(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodDelete, "/api/memories/"+url.PathEscape(id), nil, nil)
+}
+
+// Purge deletes one memory for good (DELETE /api/memories/{id}?purge=true).
+func (c *Client) Purge(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodDelete, "/api/memories/"+url.PathEscape(id)+"?purge=true", nil, nil)
 }
 
 // List pages through memories.

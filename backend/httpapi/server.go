@@ -406,8 +406,19 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, m)
 }
 
+// delete moves a memory to the trash, or deletes it for good with
+// ?purge=true.
 func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
-	if err := h.s.Memories.Delete(r.Context(), r.PathValue("id")); err != nil {
+	del := h.s.Memories.Delete
+	switch p := r.URL.Query().Get("purge"); p {
+	case "", "false":
+	case "true":
+		del = h.s.Memories.Purge
+	default:
+		writeErr(w, fmt.Errorf("%w: purge must be true or false, not %q", memory.ErrInvalid, p))
+		return
+	}
+	if err := del(r.Context(), r.PathValue("id")); err != nil {
 		writeErr(w, err)
 		return
 	}

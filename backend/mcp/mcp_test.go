@@ -284,9 +284,12 @@ func TestToolsHappyPath(t *testing.T) {
 
 	// Delete, then it is gone.
 	var del mcp.DeleteResult
-	call(t, cs, mcp.ToolDelete, map[string]any{"id": id}, &del)
-	if del.Deleted != id {
-		t.Fatalf("delete: %+v", del)
+	txt = call(t, cs, mcp.ToolDelete, map[string]any{"id": id}, &del)
+	if del.Deleted != id || !del.Trashed || !strings.Contains(txt, "memtray trash restore "+id) {
+		t.Fatalf("delete: %+v %q", del, txt)
+	}
+	if trash, err := d.Store().Trash(context.Background()); err != nil || len(trash) != 1 || trash[0].Memory.ID != id {
+		t.Fatalf("trash after memory_delete = %+v, %v; want %s", trash, err, id)
 	}
 	if e := callErr(t, cs, mcp.ToolReinforce, map[string]any{"id": id}); !strings.Contains(e, "no memory has id") {
 		t.Fatalf("reinforce after delete: %q", e)

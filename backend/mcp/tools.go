@@ -105,6 +105,8 @@ type IDArgs struct {
 // DeleteResult is memory_delete's structured answer.
 type DeleteResult struct {
 	Deleted string `json:"deleted"`
+	// Trashed is true: the memory went to the trash, restorable by the user.
+	Trashed bool `json:"trashed"`
 }
 
 // IngestArgs are memory_ingest's arguments: a path or a text with a name.
@@ -198,8 +200,9 @@ func (t *tools) register(srv *sdk.Server) {
 		})}, t.store)
 
 	addTool(srv, &sdk.Tool{Name: ToolDelete, Title: "Delete a memory", Annotations: write(true, true),
-		Description: "Delete one memory for good. Use it when the user asks to forget something, or when a memory is " +
-			"plainly wrong; for one that is only irrelevant now, prefer memory_snooze or memory_rate_context with -1.",
+		Description: "Delete one memory: it leaves recall and goes to the trash, which the user can restore it from " +
+			"(`memtray trash restore ID`) until the trash is purged. Use it when the user asks to forget something, or when " +
+			"a memory is plainly wrong; for one that is only irrelevant now, prefer memory_snooze or memory_rate_context with -1.",
 		InputSchema: schemaFor[IDArgs](idSchema)}, t.delete)
 
 	addTool(srv, &sdk.Tool{Name: ToolIngest, Title: "Ingest a document", Annotations: write(false, true),
@@ -318,7 +321,8 @@ func (t *tools) delete(ctx context.Context, _ *sdk.CallToolRequest, in IDArgs) (
 	if err := t.b.Delete(ctx, in.ID); err != nil {
 		return nil, DeleteResult{}, failureID(ToolDelete, in.ID, err)
 	}
-	return text("Deleted " + in.ID + "."), DeleteResult{Deleted: in.ID}, nil
+	return text("Moved " + in.ID + " to the trash; the user can bring it back with `memtray trash restore " + in.ID + "`."),
+		DeleteResult{Deleted: in.ID, Trashed: true}, nil
 }
 
 func (t *tools) ingest(ctx context.Context, _ *sdk.CallToolRequest, in IngestArgs) (*sdk.CallToolResult, IngestResult, error) {

@@ -150,10 +150,29 @@ func (s *Service) Get(ctx context.Context, id string) (memory.Memory, error) {
 	return s.o.Store.Get(ctx, id)
 }
 
-// Delete removes one memory.
+// DeleteReason is the trash reason of a memory a user or an agent deleted.
+const DeleteReason = "deleted"
+
+// Delete moves one memory to the trash (store.Batch.Trash), where the
+// steward's prunes go: out of recall, search and lists, restorable exactly
+// as it was (the steward's Restore: `memtray trash restore ID`, POST
+// /api/trash/restore) until the steward purges the trash after its
+// trash_days. A team memory leaves the team as with Purge (the store's
+// outbox sends the team its tombstone), and a restore brings it back
+// there. An unknown id is memory.ErrNotFound.
 func (s *Service) Delete(ctx context.Context, id string) error {
+	err := s.o.Store.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: id, Reason: DeleteReason}}})
+	if err = s.o.IndexLag(err); err != nil {
+		return fmt.Errorf("delete %s: %w", id, err)
+	}
+	s.o.Publish(OpDeleted, []string{id}, nil)
+	return nil
+}
+
+// Purge deletes one live memory for good, without the trash.
+func (s *Service) Purge(ctx context.Context, id string) error {
 	if err := s.o.IndexLag(s.o.Store.Delete(ctx, id)); err != nil {
-		return err
+		return fmt.Errorf("purge %s: %w", id, err)
 	}
 	s.o.Publish(OpDeleted, []string{id}, nil)
 	return nil

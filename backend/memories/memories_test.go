@@ -369,3 +369,45 @@ func TestListWorktrees(t *testing.T) {
 		t.Fatalf("facets = %+v, %v", res.Facets, err)
 	}
 }
+
+// TestDeleteGoesToTheTrash: Delete moves a memory to the trash, out of
+// Get, restorable as it was; Purge deletes for good; an unknown id is not
+// found either way.
+func TestDeleteGoesToTheTrash(t *testing.T) {
+	ctx := context.Background()
+	s, _ := open(t)
+	m, err := s.Add(ctx, AddRequest{Text: "The staging database is reset every Monday at 06:00 UTC.", Kind: "fact", Project: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, m.ID); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("Get after Delete = %v, want not found", err)
+	}
+	trash, err := s.o.Store.Trash(ctx)
+	if err != nil || len(trash) != 1 || trash[0].Memory.ID != m.ID || trash[0].Reason != DeleteReason {
+		t.Fatalf("trash after Delete = %+v, %v; want %s with reason %q", trash, err, m.ID, DeleteReason)
+	}
+	if err := s.o.Store.Restore(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Get(ctx, m.ID); err != nil || got.Text != m.Text {
+		t.Fatalf("Get after Restore = %q, %v", got.Text, err)
+	}
+	if err := s.Purge(ctx, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	if trash, err := s.o.Store.Trash(ctx); err != nil || len(trash) != 0 {
+		t.Fatalf("trash after Purge = %+v, %v; want empty", trash, err)
+	}
+	if _, err := s.Get(ctx, m.ID); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("Get after Purge = %v, want not found", err)
+	}
+	for name, del := range map[string]func(context.Context, string) error{"Delete": s.Delete, "Purge": s.Purge} {
+		if err := del(ctx, "no-such-id"); !errors.Is(err, memory.ErrNotFound) {
+			t.Errorf("%s(unknown) = %v, want not found", name, err)
+		}
+	}
+}

@@ -249,7 +249,7 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
     if (ids.includes(get(selectedId) ?? '')) void select(null);
     checked.update((c) => new Set([...c].filter((x) => !ids.includes(x))));
     deferred(
-      ids.length === 1 ? 'Memory deleted' : `${ids.length} memories deleted`,
+      ids.length === 1 ? 'Memory moved to the trash (Steward → Trash restores it)' : `${ids.length} memories moved to the trash (Steward → Trash restores them)`,
       async (leaving) => {
         for (const id of ids) {
           await api.deleteMemory(id, leaving).catch((e) => {
