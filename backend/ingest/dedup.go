@@ -122,7 +122,7 @@ func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []flo
 	if old, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text)); err != nil {
 		return 0, memory.Memory{}, "", fmt.Errorf("find duplicate: %w", err)
 	} else if ok && !(r.exact && old.Superseded()) {
-		return p.duplicate(ctx, old.ID)
+		return p.duplicate(ctx, r, old.ID, outDuplicate)
 	}
 	m := p.newMemory(r, text, vec)
 	if !r.exact {
@@ -133,7 +133,7 @@ func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []flo
 	}
 	if r.source != "" {
 		// A document's chunks are sources themselves; they do not link.
-		return p.commit(ctx, m, "", "new source memory")
+		return p.commit(ctx, r, m, "", "new source memory")
 	}
 	src, err := p.store.VectorSearch(ctx, vec, 1, store.Filter{Source: "ingest:", Model: r.model})
 	if err != nil {
@@ -144,7 +144,7 @@ func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []flo
 		m.ExtendsSource = src[0].ID
 		why = fmt.Sprintf("new memory extending source %s (similarity %.2f)", shortID(src[0].ID), src[0].Score)
 	}
-	return p.commit(ctx, m, "", why)
+	return p.commit(ctx, r, m, "", why)
 }
 
 // nearDuplicate looks for a stored memory m's text nearly repeats (cosine
@@ -168,7 +168,7 @@ func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (
 	}
 	added := newTokens(old.Text, m.Text)
 	if len(added) == 0 {
-		_, stored, _, err := p.duplicate(ctx, old.ID)
+		_, stored, _, err := p.duplicate(ctx, r, old.ID, outMerged)
 		return outMerged, stored, fmt.Sprintf("near duplicate of %s (similarity %.2f)", shortID(old.ID), near[0].Score), true, err
 	}
 	if prev, ok, err := p.olderVersion(ctx, r, m.Text, m.Embedding); err != nil {
@@ -177,7 +177,7 @@ func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (
 		return outDuplicate, memory.Memory{ID: prev}, fmt.Sprintf("an older version of %s, already superseded", shortID(old.ID)), true, nil
 	}
 	m.Importance = max(m.Importance, old.Importance)
-	out, stored, why, err := p.commit(ctx, m, old.ID, fmt.Sprintf("updates %s (similarity %.2f, adds %s)", shortID(old.ID), near[0].Score, strings.Join(added, ", ")))
+	out, stored, why, err := p.commit(ctx, r, m, old.ID, fmt.Sprintf("updates %s (similarity %.2f, adds %s)", shortID(old.ID), near[0].Score, strings.Join(added, ", ")))
 	if out == outCreated {
 		out = outUpdated
 	}
@@ -194,7 +194,7 @@ func (p *Pipeline) replace(ctx context.Context, r *run, text string, vec []float
 	} else if ok && !other.Superseded() && other.ID != r.replaces {
 		return outDuplicate, other, "the same text is already stored as memory " + other.ID, nil
 	}
-	out, stored, why, err := p.commit(ctx, p.newMemory(r, text, vec), r.replaces, "updates "+shortID(r.replaces))
+	out, stored, why, err := p.commit(ctx, r, p.newMemory(r, text, vec), r.replaces, "updates "+shortID(r.replaces))
 	if out == outCreated {
 		out = outUpdated
 	}
@@ -204,9 +204,24 @@ func (p *Pipeline) replace(ctx context.Context, r *run, text string, vec []float
 // commit is the pipeline's one write into the store: m as a new memory,
 // or as the new version of supersedes. A live memory that holds the same
 // text by then (a writer outside the pipeline's lock, such as an import
-// of an export file) wins and is reinforced instead.
-func (p *Pipeline) commit(ctx context.Context, m memory.Memory, supersedes, why string) (outcome, memory.Memory, string, error) {
-	stored, existed, err := p.store.Insert(ctx, store.Insert{Memory: m, Supersedes: supersedes, Unique: true})
+// of an export file) wins and is reinforced instead. The marks r.tw owes
+// (a turn's statement, turnmark.go) are written in the same transaction.
+func (p *Pipeline) commit(ctx context.Context, r *run, m memory.Memory, supersedes, why string) (outcome, memory.Memory, string, error) {
+	in := store.Insert{Memory: m, Supersedes: supersedes, Unique: true}
+	if r.tw != nil {
+		out := outCreated
+		if supersedes != "" {
+			out = outUpdated // as the callers report it
+		}
+		if in.Memory.ID == "" {
+			in.Memory.ID = store.NewID() // the outcome mark names it
+		}
+		in.Marks = r.tw.marks(out, in.Memory.ID)
+	}
+	stored, existed, err := p.store.Insert(ctx, in)
+	if stored.ID != "" && !existed {
+		r.tw.written() // also with an error: the record is stored, its text index lags
+	}
 	if err != nil {
 		if supersedes != "" {
 			return 0, stored, "", fmt.Errorf("supersede %s: %w", supersedes, err)
@@ -214,14 +229,19 @@ func (p *Pipeline) commit(ctx context.Context, m memory.Memory, supersedes, why 
 		return 0, stored, "", fmt.Errorf("store: %w", err)
 	}
 	if existed {
-		return p.duplicate(ctx, stored.ID)
+		return p.duplicate(ctx, r, stored.ID, outDuplicate)
 	}
 	return outCreated, stored, why, nil
 }
 
-// duplicate reinforces the memory id that holds the text already.
-func (p *Pipeline) duplicate(ctx context.Context, id string) (outcome, memory.Memory, string, error) {
-	m, err := p.reinforce(ctx, id)
+// duplicate reinforces the memory id that holds the text already; out
+// (duplicate, or merged for a near duplicate) is the outcome the caller
+// reports, and the one the marks r.tw owes record with the reinforcement.
+func (p *Pipeline) duplicate(ctx context.Context, r *run, id string, out outcome) (outcome, memory.Memory, string, error) {
+	m, err := p.reinforce(ctx, id, r.tw.marks(out, id))
+	if m.ID != "" {
+		r.tw.written()
+	}
 	if err != nil {
 		return 0, memory.Memory{}, "", err
 	}
@@ -292,13 +312,14 @@ func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 	return m
 }
 
-// reinforce counts one more sighting of a stored memory and returns it.
-func (p *Pipeline) reinforce(ctx context.Context, id string) (memory.Memory, error) {
+// reinforce counts one more sighting of a stored memory and returns it;
+// marks are written with it (store.UpdateMarked).
+func (p *Pipeline) reinforce(ctx context.Context, id string, marks []store.TurnMark) (memory.Memory, error) {
 	now := p.clock.Now()
-	m, err := p.store.Update(ctx, id, func(m *memory.Memory) error {
+	m, err := p.store.UpdateMarked(ctx, id, func(m *memory.Memory) error {
 		m.Reinforce(now)
 		return nil
-	})
+	}, marks)
 	if err != nil {
 		return m, fmt.Errorf("reinforce %s: %w", id, err)
 	}

@@ -156,6 +156,9 @@ type run struct {
 	// marks are what earlier runs of it did, by statement hash.
 	turnKey string
 	marks   map[string]store.TurnMark
+	// tw carries the turn marks the run's next write records with it
+	// (storeCandidates, turnmark.go); nil outside a turn's placements.
+	tw *turnWrite
 }
 
 func (r *run) reject(stage, reason string) {

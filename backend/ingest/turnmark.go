@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,12 +17,25 @@ import (
 // the embedder gone, a kill: the transcript tailer's cursor, the proxy's
 // live turn on disk, the headless hold stay before the turn until it is
 // decided) or reads it twice. ProcessTurn makes that idempotent with turn
-// marks in the store (store.TurnMark): before it places a turn's
-// statements it marks them pending, after each placement it records the
-// memory and outcome, and once the turn is decided it marks the turn. A
-// second run skips the statements marked (they are not reinforced as
-// their own duplicates), and a turn marked whole is skipped entirely
-// (StageReplay).
+// marks in the store (store.TurnMark): the turn's statements are marked
+// pending before any is placed, each placement records its memory and
+// outcome, and the turn is marked decided once all are placed. A second
+// run skips the statements marked (they are not reinforced as their own
+// duplicates), and a turn marked whole is skipped entirely (StageReplay).
+//
+// The marks ride in the transactions of the writes they record
+// (turnWrite; store.Insert.Marks, store.UpdateMarked): the pending marks
+// in the first placement's, each outcome mark in its placement's, the
+// decided mark in the last placement's. A placement that writes nothing
+// (an earlier run's, an older version repeated) has its outcome written
+// with the next write, or alone after the last. So a turn of one stored
+// statement is one transaction (the memory and all its marks) where it
+// was three (pending marks, memory, outcome and decided marks), and a
+// placement on disk without its mark cannot happen: a pending mark the
+// store still holds (Atomic) means its statement was not placed, and it
+// is placed as usual. Pending marks of older stores, written in their own
+// transaction before the placement, may or may not have been placed:
+// resolvePending decides them.
 
 // StageReplay names the decision of a turn decided already: nothing is
 // stored, reinforced or revised again; the verdict is skipped-duplicate,
@@ -74,6 +88,50 @@ func replayed(r *run, marks map[string]store.TurnMark) memory.Decision {
 	return dec
 }
 
+// turnWrite is what the writes placing a turn's statements record with
+// them (storeCandidates): the marks owed and the statement being placed.
+// Its methods do nothing on a nil turnWrite (a run outside a turn).
+type turnWrite struct {
+	key string
+	// owed are the marks not on disk yet: the turn's pending marks until
+	// its first write, the outcomes of placements that wrote nothing.
+	owed []store.TurnMark
+	// hash is the statement being placed; last says it is the turn's
+	// last (its write also marks the turn decided); best is the strongest
+	// outcome of the statements placed before it.
+	hash string
+	last bool
+	best outcome
+	// wrote says the statement's placement wrote (its outcome with it);
+	// decided that the turn's decided mark is on disk.
+	wrote, decided bool
+}
+
+// marks returns the marks a write that places the current statement as
+// out in memory id carries: those owed, the statement's outcome and, for
+// the last statement, the turn decided with its verdict.
+func (w *turnWrite) marks(out outcome, id string) []store.TurnMark {
+	if w == nil {
+		return nil
+	}
+	ms := append(slices.Clip(w.owed), store.TurnMark{Turn: w.key, Hash: w.hash, Outcome: outcomeOf(out), MemoryID: id})
+	if w.last {
+		ms = append(ms, store.TurnMark{Turn: w.key, Outcome: outcomeOf(min(w.best, out))})
+	}
+	return ms
+}
+
+// written notes that a write carrying marks is on disk.
+func (w *turnWrite) written() {
+	if w == nil {
+		return
+	}
+	w.owed, w.wrote = nil, true
+	if w.last {
+		w.decided = true
+	}
+}
+
 // outcomeOf names o as a verdict for a mark.
 func outcomeOf(o outcome) string {
 	return string(verdicts[o])
@@ -89,8 +147,9 @@ func markedOutcome(s string) outcome {
 	return outDuplicate
 }
 
-// resolvePending decides a statement marked pending by a run cut short
-// (a kill between the mark and the outcome): when a live memory holds its
+// resolvePending decides a statement marked pending (not Atomic: by the
+// older code, which wrote the outcome after the placement) by a run cut
+// short (a kill between the mark and the outcome): when a live memory holds its
 // text, the run placed it, or it was stored before and the run may or may
 // not have reinforced it; either way it is not placed again (at worst one
 // reinforcement is lost, never counted twice). ok is false when no memory

@@ -203,39 +203,48 @@ func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate
 	best := outDuplicate
 	var reasons []string
 	// What an earlier run of the turn placed is not placed again (see
-	// turnmark.go); the rest is marked pending first, and its outcome
-	// recorded once placed, also when a later statement fails.
-	var pending, done []store.TurnMark
-	for _, c := range kept {
-		h := memory.ContentHash(c.Text)
-		if _, ok := r.marks[h]; r.turnKey != "" && !ok { // a pending mark keeps its time (resolvePending)
-			pending = append(pending, store.TurnMark{Turn: r.turnKey, Hash: h})
+	// turnmark.go); the rest is marked pending with the first write, and
+	// each placement's outcome recorded with its write (r.tw).
+	var tw *turnWrite
+	if r.turnKey != "" {
+		tw = &turnWrite{key: r.turnKey}
+		for _, c := range kept {
+			h := memory.ContentHash(c.Text)
+			if _, ok := r.marks[h]; !ok { // a pending mark keeps its time (resolvePending)
+				tw.owed = append(tw.owed, store.TurnMark{Turn: r.turnKey, Hash: h, Atomic: true})
+			}
 		}
+		r.tw = tw
+		defer func() {
+			r.tw = nil
+			// What is still owed: the outcomes of placements that wrote
+			// nothing (also when a later statement failed), and the turn
+			// decided unless its last write carried it. Pending marks
+			// owed guard no placement: none wrote since.
+			var rest []store.TurnMark
+			for _, m := range tw.owed {
+				if m.Outcome != "" {
+					rest = append(rest, m)
+				}
+			}
+			if err == nil && r.decided && !tw.decided {
+				rest = append(rest, store.TurnMark{Turn: r.turnKey, Outcome: string(r.dec.Verdict)})
+			}
+			if merr := p.store.MarkTurn(context.WithoutCancel(ctx), rest); merr != nil && err == nil {
+				err = fmt.Errorf("ingest: %w", merr)
+			}
+		}()
 	}
-	if err := p.store.MarkTurn(ctx, pending); err != nil {
-		return fmt.Errorf("ingest: %w", err)
-	}
-	defer func() {
-		if r.turnKey == "" {
-			return
-		}
-		if err == nil && r.decided {
-			done = append(done, store.TurnMark{Turn: r.turnKey, Outcome: string(r.dec.Verdict)})
-		}
-		if len(done) == 0 {
-			return
-		}
-		if merr := p.store.MarkTurn(context.WithoutCancel(ctx), done); merr != nil && err == nil {
-			err = fmt.Errorf("ingest: %w", merr)
-		}
-	}()
 	for i, c := range kept {
+		if tw != nil {
+			tw.hash, tw.last, tw.best, tw.wrote = memory.ContentHash(c.Text), i == len(kept)-1, best, false
+		}
 		out, id, why, record, err := p.placeStatement(ctx, r, c, vecs[i])
 		if err != nil {
 			return fmt.Errorf("ingest: store statement %d: %w", i, err)
 		}
-		if record && r.turnKey != "" {
-			done = append(done, store.TurnMark{Turn: r.turnKey, Hash: memory.ContentHash(c.Text), Outcome: outcomeOf(out), MemoryID: id})
+		if record && tw != nil && !tw.wrote {
+			tw.owed = append(tw.owed, store.TurnMark{Turn: r.turnKey, Hash: tw.hash, Outcome: outcomeOf(out), MemoryID: id})
 		}
 		best = min(best, out)
 		r.dec.MemoryIDs = append(r.dec.MemoryIDs, id)
@@ -255,15 +264,18 @@ func (p *Pipeline) storeCandidates(ctx context.Context, r *run, kept []Candidate
 // placeStatement places one kept statement of the turn, unless an earlier
 // run of the turn did (its marks): then its outcome and memory are that
 // run's, and nothing is written or reinforced. record says the outcome is
-// new to the marks (placed now, or a pending mark resolved).
+// new to the marks (placed now, or a pending mark resolved); a placement
+// that wrote recorded it with its write already (r.tw).
 func (p *Pipeline) placeStatement(ctx context.Context, r *run, c Candidate, vec []float32) (out outcome, id, why string, record bool, err error) {
 	if mk, ok := r.marks[memory.ContentHash(c.Text)]; ok && r.turnKey != "" {
 		if mk.Outcome != "" {
 			return markedOutcome(mk.Outcome), mk.MemoryID, "placed by an earlier run of the turn", false, nil
 		}
-		out, id, ok, err := p.resolvePending(ctx, c.Text, mk)
-		if err != nil || ok {
-			return out, id, "placed by an earlier run of the turn, cut short", ok, err
+		if !mk.Atomic { // an Atomic mark still pending: the earlier run did not place it
+			out, id, ok, err := p.resolvePending(ctx, c.Text, mk)
+			if err != nil || ok {
+				return out, id, "placed by an earlier run of the turn, cut short", ok, err
+			}
 		}
 	}
 	cr := *r

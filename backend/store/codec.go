@@ -186,6 +186,13 @@ func getU64(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
+// NewID returns a new memory id, as the store gives a memory stored
+// without one: for a caller that names the memory before it is stored
+// (a turn mark written with it, Insert.Marks).
+func NewID() string {
+	return newID()
+}
+
 // newID returns a random 128-bit id in lowercase hex.
 func newID() string {
 	var b [16]byte

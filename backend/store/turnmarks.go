@@ -51,14 +51,21 @@ type TurnMark struct {
 	// MemoryID is the memory the statement was stored as, merged into or
 	// updated.
 	MemoryID string
-	// At is when the mark was written (set by MarkTurn).
+	// At is when the mark was written (set by the store).
 	At time.Time
+	// Atomic, on a pending mark, says the placement it guards records its
+	// outcome in its own transaction (Insert.Marks, UpdateMarked): while
+	// it stays pending, the statement was not placed. A pending mark
+	// without it (older writers marked the outcome after the placement)
+	// may have been placed or not.
+	Atomic bool
 }
 
 type turnMarkValue struct {
 	Outcome  string    `json:"o,omitempty"`
 	MemoryID string    `json:"m,omitempty"`
 	At       time.Time `json:"at"`
+	Atomic   bool      `json:"a,omitempty"`
 }
 
 func turnMarkKey(turn, hash string) []byte {
@@ -95,7 +102,7 @@ func (s *Store) TurnMarks(ctx context.Context, turn string) (map[string]TurnMark
 				continue
 			}
 			h := string(k[len(prefix):])
-			out[h] = TurnMark{Turn: turn, Hash: h, Outcome: tv.Outcome, MemoryID: tv.MemoryID, At: tv.At}
+			out[h] = TurnMark{Turn: turn, Hash: h, Outcome: tv.Outcome, MemoryID: tv.MemoryID, At: tv.At, Atomic: tv.Atomic}
 		}
 		return nil
 	})
@@ -107,7 +114,8 @@ func (s *Store) TurnMarks(ctx context.Context, turn string) (map[string]TurnMark
 
 // MarkTurn records marks in one transaction (a mark replaces the one of
 // the same turn and hash), and about once an hour removes the marks older
-// than TurnMarkTTL.
+// than TurnMarkTTL. Marks that record a write go in that write's
+// transaction instead (Insert.Marks, UpdateMarked).
 func (s *Store) MarkTurn(ctx context.Context, marks []TurnMark) error {
 	if err := s.checkOpen(); err != nil {
 		return err
@@ -118,6 +126,23 @@ func (s *Store) MarkTurn(ctx context.Context, marks []TurnMark) error {
 	if len(marks) == 0 {
 		return nil
 	}
+	if err := checkTurnMarks(marks); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	now := s.now().UTC()
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		return putTurnMarks(tx, marks, now)
+	})
+	if err != nil {
+		return fmt.Errorf("mark turn %s: %w", marks[0].Turn, err)
+	}
+	return nil
+}
+
+// checkTurnMarks validates marks before a write carries them.
+func checkTurnMarks(marks []TurnMark) error {
 	if len(marks) > maxTurnMarks {
 		return fmt.Errorf("mark a turn: %d marks, at most %d", len(marks), maxTurnMarks)
 	}
@@ -126,29 +151,31 @@ func (s *Store) MarkTurn(ctx context.Context, marks []TurnMark) error {
 			return fmt.Errorf("mark a turn: turn key of %d bytes (1..%d, no NUL), hash %d, memory id %d, outcome %d", len(m.Turn), maxTurnKey, len(m.Hash), len(m.MemoryID), len(m.Outcome))
 		}
 	}
-	now := s.now().UTC()
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketTurns)
+	return nil
+}
+
+// putTurnMarks writes marks (checked) in tx, stamped now, in order (a
+// later mark of the same turn and hash replaces an earlier one), and
+// removes the expired marks about once an hour.
+func putTurnMarks(tx *bolt.Tx, marks []TurnMark, now time.Time) error {
+	if len(marks) == 0 {
+		return nil
+	}
+	now = now.UTC()
+	b, err := tx.CreateBucketIfNotExists(bucketTurns)
+	if err != nil {
+		return err
+	}
+	for _, m := range marks {
+		v, err := json.Marshal(turnMarkValue{Outcome: m.Outcome, MemoryID: m.MemoryID, At: now, Atomic: m.Atomic && m.Outcome == ""})
 		if err != nil {
 			return err
 		}
-		for _, m := range marks {
-			v, err := json.Marshal(turnMarkValue{Outcome: m.Outcome, MemoryID: m.MemoryID, At: now})
-			if err != nil {
-				return err
-			}
-			if err := b.Put(turnMarkKey(m.Turn, m.Hash), v); err != nil {
-				return err
-			}
+		if err := b.Put(turnMarkKey(m.Turn, m.Hash), v); err != nil {
+			return err
 		}
-		return pruneTurnMarks(b, now)
-	})
-	if err != nil {
-		return fmt.Errorf("mark turn %s: %w", marks[0].Turn, err)
 	}
-	return nil
+	return pruneTurnMarks(b, now)
 }
 
 // pruneTurnMarks removes the expired marks of b, at most once an hour.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -91,4 +92,109 @@ func TestTurnMarks(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d marks kept after the prune, want the new one", n)
 	}
+}
+
+// TestMarksRideWrites: marks given to Insert and UpdateMarked are written
+// in the write's transaction, stamped with its time, in order (a pending
+// mark then the outcome of the same statement: the outcome stays); a
+// write that writes nothing (Unique finding the text stored, an update of
+// a memory not there or refused by its function, a mark refused) writes
+// no mark. Atomic is kept on a pending mark only.
+func TestMarksRideWrites(t *testing.T) {
+	ctx := context.Background()
+	pendingThenOutcome := func(turn, id string) []TurnMark {
+		return []TurnMark{
+			{Turn: turn, Hash: "h1", Atomic: true},
+			{Turn: turn, Hash: "h2", Atomic: true},
+			{Turn: turn, Hash: "h1", Outcome: "stored", MemoryID: id, Atomic: true},
+		}
+	}
+	errRefused := errors.New("refused")
+	tests := []struct {
+		name  string
+		write func(s *Store, old memory.Memory, turn string) (memory.Memory, error)
+		// marked says the marks are on disk (else none is and the write failed or wrote nothing).
+		marked bool
+	}{
+		{"insert", func(s *Store, _ memory.Memory, turn string) (memory.Memory, error) {
+			id := NewID()
+			m, _, err := s.Insert(ctx, Insert{Memory: withID(mem("the deploy gate runs the smoke tests"), id), Unique: true, Marks: pendingThenOutcome(turn, id)})
+			return m, err
+		}, true},
+		{"insert of a text stored", func(s *Store, old memory.Memory, turn string) (memory.Memory, error) {
+			m, existed, err := s.Insert(ctx, Insert{Memory: mem(old.Text), Unique: true, Marks: pendingThenOutcome(turn, old.ID)})
+			if err == nil && !existed {
+				return m, errors.New("stored again")
+			}
+			return m, err
+		}, false},
+		{"insert of a batch", func(s *Store, _ memory.Memory, turn string) (memory.Memory, error) {
+			res, err := s.InsertBatch(ctx, []Insert{{Memory: mem("the queue retries three times")}, {Memory: withID(mem("the cache expires hourly"), "m-2"), Marks: pendingThenOutcome(turn, "m-2")}})
+			if err != nil {
+				return memory.Memory{}, err
+			}
+			return res[1].Memory, nil
+		}, true},
+		{"supersede", func(s *Store, old memory.Memory, turn string) (memory.Memory, error) {
+			id := NewID()
+			m, _, err := s.Insert(ctx, Insert{Memory: withID(mem(old.Text+" on port 8443"), id), Supersedes: old.ID, Unique: true, Marks: pendingThenOutcome(turn, id)})
+			return m, err
+		}, true},
+		{"update", func(s *Store, old memory.Memory, turn string) (memory.Memory, error) {
+			return s.UpdateMarked(ctx, old.ID, func(m *memory.Memory) error { m.Reinforce(t0); return nil }, pendingThenOutcome(turn, old.ID))
+		}, true},
+		{"update of a memory not there", func(s *Store, _ memory.Memory, turn string) (memory.Memory, error) {
+			return s.UpdateMarked(ctx, "gone", func(m *memory.Memory) error { return nil }, pendingThenOutcome(turn, "gone"))
+		}, false},
+		{"update refused by its function", func(s *Store, old memory.Memory, turn string) (memory.Memory, error) {
+			return s.UpdateMarked(ctx, old.ID, func(m *memory.Memory) error { return errRefused }, pendingThenOutcome(turn, old.ID))
+		}, false},
+		{"insert with a mark refused", func(s *Store, _ memory.Memory, turn string) (memory.Memory, error) {
+			m, _, err := s.Insert(ctx, Insert{Memory: mem("the worker lease is thirty seconds"), Marks: append(pendingThenOutcome(turn, "x"), TurnMark{Turn: "a\x00b"})})
+			return m, err
+		}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := openTest(t, t.TempDir())
+			old := mustPut(t, s, mem("the gateway listens on the public port"))
+			before := s.Count()
+			turn := "t1:" + tc.name
+			m, err := tc.write(s, old, turn)
+			got, rerr := s.TurnMarks(ctx, turn)
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			if !tc.marked {
+				if len(got) != 0 {
+					t.Errorf("marks %+v written by a write that wrote nothing", got)
+				}
+				if s.Count() != before {
+					t.Errorf("%d memories, want %d", s.Count(), before)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]TurnMark{
+				"h1": {Turn: turn, Hash: "h1", Outcome: "stored", MemoryID: m.ID},
+				"h2": {Turn: turn, Hash: "h2", Atomic: true},
+			}
+			if len(got) != len(want) {
+				t.Fatalf("marks %+v, want %+v", got, want)
+			}
+			for h, w := range want {
+				g := got[h]
+				if g.Outcome != w.Outcome || g.MemoryID != w.MemoryID || g.Atomic != w.Atomic || !g.At.Equal(m.UpdatedAt) {
+					t.Errorf("mark %q: %+v, want %+v at %v (the write's time)", h, g, w, m.UpdatedAt)
+				}
+			}
+		})
+	}
+}
+
+func withID(m memory.Memory, id string) memory.Memory {
+	m.ID = id
+	return m
 }

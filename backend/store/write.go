@@ -152,6 +152,12 @@ type Insert struct {
 	// kept, not defaulted, and an id already used here gets a new id
 	// instead of failing.
 	Restore bool
+	// Marks are turn marks written in the transaction that stores the
+	// memory, so that a placement and its record are on disk together or
+	// not at all; when Unique finds the text stored, nothing is written,
+	// the marks neither. A mark naming the memory stored needs its id
+	// before the write: give Memory an ID (NewID).
+	Marks []TurnMark
 }
 
 // Inserted is what InsertBatch did with one Insert: the stored record, or
@@ -188,6 +194,13 @@ func (s *Store) InsertBatch(ctx context.Context, ins []Insert) ([]Inserted, erro
 	if len(ins) == 0 {
 		return nil, nil
 	}
+	for i := range ins {
+		if len(ins[i].Marks) > 0 {
+			if err := checkTurnMarks(ins[i].Marks); err != nil {
+				return nil, fmt.Errorf("insert: record %d: %w", i, err)
+			}
+		}
+	}
 	if len(ins) > 1 {
 		for i := range ins {
 			if ins[i].Supersedes != "" {
@@ -209,7 +222,7 @@ func (s *Store) InsertBatch(ctx context.Context, ins []Insert) ([]Inserted, erro
 		return res, nil
 	}
 	if len(ins) == 1 && ins[0].Supersedes != "" && len(write) == 1 {
-		m, err := s.supersedeLocked(ins[0].Supersedes, ins[0].Memory)
+		m, err := s.supersedeLocked(ins[0].Supersedes, ins[0].Memory, ins[0].Marks)
 		if err != nil && m.ID == "" {
 			return nil, err
 		}
@@ -351,6 +364,9 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 			if err := dels.Delete(id); err != nil {
 				return err
 			}
+			if err := putTurnMarks(tx, ins[i].Marks, now); err != nil {
+				return fmt.Errorf("mark turn of %s: %w", out[i].ID, err)
+			}
 		}
 		return putSeqCount(tx, seq, len(out))
 	})
@@ -380,11 +396,21 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 // otherwise). The vector and text indexes are updated when what they hold
 // changed. An error from fn aborts the update and is returned.
 func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) error) (memory.Memory, error) {
+	return s.UpdateMarked(ctx, id, fn, nil)
+}
+
+// UpdateMarked is Update that also writes marks (turn marks, see
+// Insert.Marks) in the update's transaction: both are on disk or neither
+// (an error from fn, or a memory not found, writes no mark).
+func (s *Store) UpdateMarked(ctx context.Context, id string, fn func(*memory.Memory) error, marks []TurnMark) (memory.Memory, error) {
 	if err := s.checkOpen(); err != nil {
 		return memory.Memory{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return memory.Memory{}, err
+	}
+	if err := checkTurnMarks(marks); err != nil {
+		return memory.Memory{}, fmt.Errorf("update %q: %w", id, err)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -401,7 +427,10 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*memory.Memory) e
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		var err error
 		m, h, textChanged, vecChanged, err = s.updateTx(tx, id, seq, now, fn)
-		return err
+		if err != nil {
+			return err
+		}
+		return putTurnMarks(tx, marks, now)
 	})
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("update %q: %w", id, err)
@@ -684,8 +713,9 @@ func (s *Store) Supersede(ctx context.Context, oldID string, next memory.Memory)
 	return m, err
 }
 
-// supersedeLocked is Supersede with s.wmu held.
-func (s *Store) supersedeLocked(oldID string, next memory.Memory) (memory.Memory, error) {
+// supersedeLocked is Supersede with s.wmu held; marks are written in its
+// transaction (Insert.Marks).
+func (s *Store) supersedeLocked(oldID string, next memory.Memory, marks []TurnMark) (memory.Memory, error) {
 	now := s.now()
 	next.Supersedes = oldID
 	m, err := s.prepare(next, now, false)
@@ -724,6 +754,9 @@ func (s *Store) supersedeLocked(oldID string, next memory.Memory) (memory.Memory
 		}
 		if err := tx.Bucket(bucketDels).Delete([]byte(m.ID)); err != nil {
 			return err
+		}
+		if err := putTurnMarks(tx, marks, now); err != nil {
+			return fmt.Errorf("mark turn of %s: %w", m.ID, err)
 		}
 		return putSeqCount(tx, oh.seq, 1)
 	})
