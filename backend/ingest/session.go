@@ -158,6 +158,29 @@ func slim(t Turn) Turn {
 	return t
 }
 
+// maxRedistillBytes bounds the text one new turn has distilled again:
+// each earlier turn costs its own text and what followed it. Newest turns
+// first (the cheapest, and where corrections mostly land); a correction of
+// a turn further back than the bound reaches is not applied live.
+const maxRedistillBytes = 1 << 20
+
+// redistillFrom returns the first of the earlier turns a new turn of n
+// bytes has distilled again, within maxRedistillBytes.
+func redistillFrom(earlier []recentTurn, n int) int {
+	after, cost := n, 0
+	i := len(earlier)
+	for i > 0 {
+		c := earlier[i-1].size + after
+		if cost+c > maxRedistillBytes {
+			break
+		}
+		cost += c
+		after += earlier[i-1].size
+		i--
+	}
+	return i
+}
+
 // laterSize is how many bytes LaterTexts reads of t.
 func laterSize(t Turn) int {
 	n := 0
@@ -212,10 +235,11 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 	// Only a sentence that revises or undoes something changes what an
 	// earlier turn keeps (dropRevised, dropUndone).
 	revs, undos, _ := revisingSentences(t)
-	for i := range earlier {
-		if len(revs) == 0 && len(undos) == 0 {
-			break
-		}
+	from := len(earlier)
+	if len(revs) > 0 || len(undos) > 0 {
+		from = redistillFrom(earlier, laterSize(t))
+	}
+	for i := from; i < len(earlier); i++ {
 		k, err := p.redistill(ctx, t, &earlier[i], earlier[i+1:], cands, base, dec)
 		if err != nil {
 			*errp = fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
@@ -333,10 +357,11 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	base := len(r.dec.Candidates)
 	n := 0
 	revs, undos, _ := revisingSentences(t)
-	for i := range earlier[:len(earlier)-1] {
-		if len(revs) == 0 && len(undos) == 0 {
-			break
-		}
+	from := len(earlier) - 1
+	if len(revs) > 0 || len(undos) > 0 {
+		from = min(from, redistillFrom(earlier, laterSize(t)))
+	}
+	for i := from; i < len(earlier)-1; i++ {
 		k, err := p.redistill(ctx, t, &earlier[i], earlier[i+1:], nil, base, &r.dec)
 		if err != nil {
 			return true, fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)

@@ -257,6 +257,47 @@ func TestUserMemoryRevisable(t *testing.T) {
 	}
 }
 
+// TestRedistillFrom: a new turn distils again the newest earlier turns
+// whose text and what followed them fit maxRedistillBytes: a long
+// session's turns are not all distilled again at each new turn.
+func TestRedistillFrom(t *testing.T) {
+	turns := func(sizes ...int) []recentTurn {
+		out := make([]recentTurn, len(sizes))
+		for i, n := range sizes {
+			out[i].size = n
+		}
+		return out
+	}
+	u := maxRedistillBytes / 4
+	for _, tc := range []struct {
+		name    string
+		earlier []recentTurn
+		n, want int
+	}{
+		{"none", nil, 10, 0},
+		{"small", turns(100, 100, 100), 100, 0},
+		// the last costs u + 1 KiB, the one before 2u + 1 KiB, the next
+		// 3u + 1 KiB: over.
+		{"big", turns(u, u, u, u), 1024, 2},
+		{"new turn alone over", turns(10), maxRedistillBytes, 1},
+	} {
+		if got := redistillFrom(tc.earlier, tc.n); got != tc.want {
+			t.Errorf("%s: redistillFrom = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// Many small turns: the work stays within the bound.
+	many := turns(slices.Repeat([]int{4 << 10}, 5000)...)
+	from := redistillFrom(many, 4<<10)
+	cost, after := 0, 4<<10
+	for i := len(many) - 1; i >= from; i-- {
+		cost += many[i].size + after
+		after += many[i].size
+	}
+	if from == 0 || cost > maxRedistillBytes {
+		t.Errorf("from %d of %d, cost %d", from, len(many), cost)
+	}
+}
+
 // TestRecentTurnsBounds: the per-session memory forgets the least
 // recently used session, a session's turns no later text reaches any more
 // (LaterTexts' bound), and sessions beyond the bytes kept in all.
