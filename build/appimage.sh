@@ -8,6 +8,8 @@
 #   memtray.desktop, memtray.png (256 px), .DirIcon -> memtray.png
 #   usr/share/applications/memtray.desktop   build/linux/memtray.desktop
 #   usr/share/icons/hicolor/<size>/apps/memtray.png   build/icons.sh
+#   usr/share/doc/memtray/copyright   build/copyright.sh of the binary: memtray's
+#                                     licence and every bundled one (as the .deb's)
 # WebKitGTK and GTK are not bundled: the AppImage uses the system's
 # libwebkit2gtk-4.1 (as Wails AppImages do).
 # Timestamps come from $SOURCE_DATE_EPOCH (default: the last commit's time),
@@ -81,6 +83,12 @@ cp -r "$icons/hicolor" "$app/usr/share/icons/"
 [ -f "$app/usr/share/icons/hicolor/256x256/apps/memtray.png" ] || { echo "appimage: no 256x256 memtray.png in $icons/hicolor" >&2; exit 1; }
 install -m 0644 "$app/usr/share/icons/hicolor/256x256/apps/memtray.png" "$app/memtray.png"
 ln -s memtray.png "$app/.DirIcon"
+
+# The licences of what the binary bundles (MIT, BSD and Apache ask for their
+# text in a binary distribution), where the .deb has them.
+install -d -m 0755 "$app/usr/share/doc/memtray"
+build/copyright.sh "$bin" "usr/bin/memtray of this AppImage" >"$app/usr/share/doc/memtray/copyright"
+chmod 0644 "$app/usr/share/doc/memtray/copyright"
 
 # The image: zstd (go-diskfs reads it; quick to decompress), owned by root,
 # no xattrs; appended to the runtime.

@@ -8,6 +8,9 @@
 #   - the runtime's own options: --appimage-version, --appimage-offset (the
 #     squashfs magic is there), --appimage-extract [PATTERN], and the CLI
 #     through AppRun (--help);
+#   - the licences: usr/share/doc/memtray/copyright is in the image (0644),
+#     names third-party Go modules and is build/copyright.sh of the image's
+#     own usr/bin/memtray (computed before Go is taken away);
 #   - with FUSE: the window opens from the mounted image (a fuse.appimage
 #     mount of this file, no extract cache), SIGTERM to the AppImage's
 #     process stops the app (exit 0) and the mount goes; skipped, and said
@@ -37,6 +40,14 @@ if [ "${1:-}" != --inside ]; then
   art=${MEMTRAY_ARTEFACTS:-$PWD/bin/test-artefacts/appimage}
   mkdir -p "$art"
   art=$(realpath "$art")
+  # The copyright file the image must hold: build/copyright.sh of its own
+  # binary (needs Go, so here, before it is taken away).
+  rm -f "$art/copyright.want"
+  x=$(mktemp -d)
+  if (cd "$x" && "$appimage" --appimage-extract usr/bin/memtray >/dev/null) && [ -x "$x/squashfs-root/usr/bin/memtray" ]; then
+    build/copyright.sh "$x/squashfs-root/usr/bin/memtray" "usr/bin/memtray of this AppImage" >"$art/copyright.want" || rm -f "$art/copyright.want"
+  fi
+  rm -rf "$x"
   if [ "$(id -u)" = 0 ] && unshare --mount --propagation private true 2>/dev/null; then
     exec unshare --mount --propagation private "$0" --inside "$appimage" "$art" hide
   fi
@@ -103,6 +114,16 @@ if (cd "$tmp/x1" && "${E[@]}" "$appimage" --appimage-extract >/dev/null) &&
   [ -s "$tmp/x1/squashfs-root/memtray.png" ] && [ -L "$tmp/x1/squashfs-root/.DirIcon" ]; then
   ok "--appimage-extract: squashfs-root/ has AppRun -> usr/bin/memtray, memtray.desktop, memtray.png, .DirIcon ($(du -sh "$tmp/x1/squashfs-root" | cut -f1))"
 else fail "--appimage-extract"; fi
+# The licences of what the binary bundles, where the .deb has them.
+cr=$tmp/x1/squashfs-root/usr/share/doc/memtray/copyright
+modules=$(grep -Ec '^[a-z0-9.-]+\.[a-z]+/[^ ]+@v[^ ]+$' "$cr" 2>/dev/null || true)
+if [ ! -f "$cr" ]; then fail "no usr/share/doc/memtray/copyright in the AppImage"
+elif [ "$(stat -c %a "$cr")" != 644 ]; then fail "usr/share/doc/memtray/copyright is mode $(stat -c %a "$cr"), not 644"
+elif [ "${modules:-0}" = 0 ] || ! grep -q '^Go standard library and runtime go' "$cr" || ! grep -q 'Apache License' "$cr"; then
+  fail "usr/share/doc/memtray/copyright lacks the Go modules' (found ${modules:-0}), Go's or memtray's licence"
+elif [ ! -f "$art/copyright.want" ]; then fail "build/copyright.sh of the image's usr/bin/memtray failed (before the run)"
+elif ! cmp -s "$art/copyright.want" "$cr"; then fail "usr/share/doc/memtray/copyright is not build/copyright.sh of the image's usr/bin/memtray ($art/copyright.want)"
+else ok "usr/share/doc/memtray/copyright: memtray's licence, Go's and $modules Go modules', as build/copyright.sh gives for the binary ($(stat -c %s "$cr") bytes)"; fi
 if (cd "$tmp/x2" && "${E[@]}" "$appimage" --appimage-extract '*.desktop' >/dev/null) &&
   [ -f "$tmp/x2/squashfs-root/memtray.desktop" ] && [ ! -e "$tmp/x2/squashfs-root/usr/bin/memtray" ]; then
   ok "--appimage-extract '*.desktop': only the matching file"
