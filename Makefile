@@ -255,13 +255,19 @@ windows: frontend
 	  -ldflags '$(LDFLAGS) -H=windowsgui' -o $(DIST)/memtray_$(VERSION)_windows_amd64.exe ./app
 
 # The headless program for any Linux (static: serve, the CLI; the UI in a browser),
-# with README.md and the docs/ it links to beside it (build/doc-tree.sh).
+# as release tarballs are: one folder, memtray_<version>_linux_amd64/, holding
+# the binary, LICENSES.txt (build/copyright.sh of that binary: the licences
+# of everything compiled in), and README.md with the docs/ it links to
+# (build/doc-tree.sh).
+CLI_TGZ := memtray_$(VERSION)_linux_amd64
 linux-cli: frontend
-	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && mkdir -p $(DIST) && \
-	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$d/memtray ./app && \
-	build/doc-tree.sh $$d && tar -C $$d --owner=0 --group=0 --numeric-owner --mtime=@$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} --sort=name \
-	  -czf $(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz memtray README.md docs
-	@echo "$(DIST)/memtray_$(VERSION)_linux_amd64.tar.gz"
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && mkdir -p $(DIST) "$$d/$(CLI_TGZ)" && \
+	GOOS=linux GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o "$$d/$(CLI_TGZ)/memtray" ./app && \
+	build/copyright.sh "$$d/$(CLI_TGZ)/memtray" "memtray beside this file" >"$$d/$(CLI_TGZ)/LICENSES.txt" && \
+	build/doc-tree.sh "$$d/$(CLI_TGZ)" && chmod 0755 "$$d/$(CLI_TGZ)" && chmod 0644 "$$d/$(CLI_TGZ)/LICENSES.txt" && \
+	tar -C "$$d" --owner=0 --group=0 --numeric-owner --mtime=@$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} --sort=name \
+	  -czf $(DIST)/$(CLI_TGZ).tar.gz $(CLI_TGZ)
+	@echo "$(DIST)/$(CLI_TGZ).tar.gz"
 
 package: deb appimage windows
 

@@ -9,6 +9,10 @@
 #     and every relative link of the installed pages resolves inside it
 #     (check-links.mjs --tree); the same for the Linux CLI tarball (make
 #     linux-cli), whose README.md and docs/ sit beside the binary;
+#   - the Linux CLI tarball unpacks into one folder, memtray_<version>_linux_amd64/
+#     (the binary, LICENSES.txt, README.md, docs/; files 0644, the binary and
+#     directories 0755, owned by root), and its LICENSES.txt is build/copyright.sh
+#     of the binary it holds;
 #   - apt-get resolves its Depends on this system (simulated, nothing installed);
 #   - extracts it (dpkg -x) into a scratch root and runs the binary there:
 #     `version`, `version --json`, and `serve` on a free loopback port whose
@@ -146,15 +150,27 @@ if command -v file >/dev/null; then
 fi
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -o "$scratch/memtray-darwin" ./app || fail "the macOS CLI does not build"
 
-# The Linux CLI tarball: the binary, README.md and its docs, unpacked as a user would.
+# The Linux CLI tarball: one folder holding the binary, LICENSES.txt, README.md
+# and its docs, unpacked as a user would.
 [ -f "$tgz" ] || fail "$tgz was not built"
-{ echo memtray; sed 's|/.*||' "$scratch/shipped"; cat "$scratch/shipped"; } | LC_ALL=C sort -u >"$scratch/tgz-want"
+top=memtray_${version}_linux_amd64
+{ echo "$top"; echo "$top/memtray"; echo "$top/LICENSES.txt"; sed "s|/.*||; s|^|$top/|" "$scratch/shipped"; sed "s|^|$top/|" "$scratch/shipped"; } |
+  LC_ALL=C sort -u >"$scratch/tgz-want"
 tar -tzf "$tgz" | sed 's|/$||' | LC_ALL=C sort >"$scratch/tgz-files"
-diff "$scratch/tgz-want" "$scratch/tgz-files" >&2 || fail "$tgz holds other files than memtray, README.md and its links (diff above: < missing, > extra)"
+diff "$scratch/tgz-want" "$scratch/tgz-files" >&2 || fail "$tgz holds other files than $top/ with memtray, LICENSES.txt, README.md and its links (diff above: < missing, > extra)"
+tar -tvzf "$tgz" >"$scratch/tgz-list"
+awk '$2 != "0/0" && $2 != "root/root" { print; bad = 1 } END { exit bad }' "$scratch/tgz-list" >&2 || fail "$tgz: entries not owned by root (above)"
+awk -v top="$top" '{ n = $6; sub("/$", "", n); want = (substr($1, 1, 1) == "d" || n == top "/memtray") ? "rwxr-xr-x" : "rw-r--r--" }
+  substr($1, 2) != want { print; bad = 1 } END { exit bad }' "$scratch/tgz-list" >&2 || fail "$tgz: modes other than 0755 (directories, the binary) and 0644 (above)"
 mkdir "$scratch/tgz"
 tar -xzf "$tgz" -C "$scratch/tgz"
-node build/check-links.mjs --tree "$scratch/tgz" || fail "links of the documentation in $tgz do not resolve (above)"
-out=$("$scratch/tgz/memtray" version)
+node build/check-links.mjs --tree "$scratch/tgz/$top" || fail "links of the documentation in $tgz do not resolve (above)"
+out=$("$scratch/tgz/$top/memtray" version)
 case "$out" in "memtray $version"*) ;; *) fail "$tgz: version printed: $out" ;; esac
+# The licences are those of the binary beside them, with memtray's own in full.
+build/copyright.sh "$scratch/tgz/$top/memtray" "memtray beside this file" >"$scratch/licences" || fail "build/copyright.sh of $tgz's binary"
+cmp -s "$scratch/licences" "$scratch/tgz/$top/LICENSES.txt" || fail "$top/LICENSES.txt is not build/copyright.sh of the memtray beside it"
+grep -qx 'memtray' "$scratch/licences" && grep -q 'Apache License' "$scratch/licences" || fail "LICENSES.txt lacks memtray's Apache-2.0 text"
+grep -Eqx 'github\.com/[^ ]+@v[^ ]+' "$scratch/licences" || fail "LICENSES.txt names no Go module"
 
 step "passed in $(($(date +%s) - start))s; $deb: $(stat -c %s "$deb") bytes; $exe_win: $(stat -c %s "$exe_win") bytes; $tgz: $(stat -c %s "$tgz") bytes"
