@@ -19,9 +19,10 @@ import (
 // statements are joined into memories. A turn captured live is decided
 // before its session's later turns exist, so the pipeline keeps, per
 // session, its recent turns (as Distill saw them) and what each one
-// stored; when a later turn of the session is decided, every kept earlier
-// turn is distilled again knowing what the session said after it, as
-// batch ingest distils it:
+// stored; when a later turn of the session that revises or undoes
+// something is decided, the kept earlier turns (the newest first, within
+// maxRedistillBytes) are distilled again knowing what the session said
+// after them, as batch ingest distils them:
 //
 //   - a memory the earlier turn created from a statement the new
 //     distillation no longer keeps (revised, undone, unsettled later) is
