@@ -118,98 +118,58 @@ func runIngest(env *Env, args []string) error {
 		forced = f
 	}
 	opts := transcript.Options{Project: *project, Headless: *headless, Sidechains: *sidechains}
-	// Read and validate every input before anything is sent.
-	type input struct {
-		name, as string
-		req      httpapi.IngestRequest
-		stats    *transcript.Stats
-		warning  string
-	}
-	var inputs []input
-	yielded := 0
+	// Check every input before anything is sent (it exists, can be read,
+	// its format is known), cheaply: only stdin is kept. Each file is read,
+	// parsed and sent in its turn, and let go before the next, so a history
+	// of gigabytes takes the memory of its largest file, not of all of them.
+	var inputs []ingestInput
+	candidates := 0
 	for _, name := range pos {
-		data, err := readInput(env, name)
+		in, err := checkIngestInput(env, name, *as, forced)
 		if err != nil {
 			return err
-		}
-		in := input{name: name, as: *as}
-		format := forced
-		switch *as {
-		case "auto", "transcript":
-			f, err := transcript.Detect(data)
-			switch {
-			case err == nil:
-				format = f
-			case *as == "transcript" || strings.EqualFold(filepath.Ext(name), ".jsonl"):
-				in.warning = "format not recognised: not a Claude Code, Codex, Aider or SpecStory session"
-			default:
-				in.as = "document"
-			}
-		}
-		switch {
-		case in.warning != "":
-			in.as = "unknown"
-		case format != "":
-			in.as = string(format)
-			exs, st, err := transcript.ParseBytes(name, data, format, opts)
-			if err != nil {
-				return err // names the file
-			}
-			in.req.Exchanges, in.stats = exs, &st
-			if len(exs) == 0 {
-				in.warning = "no exchange: " + st.Empty()
-			} else if st.Project == "" {
-				// Not an error, but what it makes is recalled in every
-				// project, its "preferences" at every session start.
-				fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (no working directory in it, not inside a repository): "+
-					"its memories belong to no project and are recalled in all of them; pass --project NAME to file them under one\n", name)
-			}
-		case in.as == "exchanges":
-			exs, err := parseExchanges(data, *project)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			in.req.Exchanges = exs
-		case in.as == "document":
-			if !memory.ValidUTF8(string(data)) || len(data) > ingest.MaxTextBytes {
-				return fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", name)
-			}
-			docName := filepath.Base(name)
-			if name == "-" {
-				docName = "stdin"
-			}
-			in.req.Documents = []httpapi.Document{{Name: docName, Text: string(data), Project: *project}}
-		}
-		for i, ex := range in.req.Exchanges {
-			if err := ingest.Validate(ex); err != nil {
-				return fmt.Errorf("%s: exchange %d: %w", name, i+1, err)
-			}
 		}
 		if in.warning != "" {
 			fmt.Fprintf(env.Stderr, "memtray ingest: warning: %s: %s\n", name, in.warning)
 		} else {
-			yielded++
+			candidates++
 		}
 		inputs = append(inputs, in)
 	}
-	if yielded == 0 {
+	if candidates == 0 {
 		return errNothingToIngest
 	}
 	return c.with(env, func(svc httpapi.Services) error {
 		var reports []IngestReport
-		for _, in := range inputs {
-			rep := IngestReport{File: in.name, As: in.as, Transcript: in.stats, Exchanges: len(in.req.Exchanges), Warning: in.warning,
+		yielded := 0
+		for i := range inputs {
+			in := &inputs[i]
+			req, stats, err := in.load(env, *project, opts)
+			if err != nil {
+				if i > 0 {
+					return fmt.Errorf("%w (the %d inputs before it were ingested)", err, i)
+				}
+				return err
+			}
+			in.data = nil // stdin's: parsed, let go
+			if in.warning != "" && stats != nil {
+				fmt.Fprintf(env.Stderr, "memtray ingest: warning: %s: %s\n", in.name, in.warning)
+			}
+			if in.warning == "" {
+				yielded++
+			}
+			rep := IngestReport{File: in.name, As: in.as, Transcript: stats, Exchanges: len(req.Exchanges), Warning: in.warning,
 				Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
 			var decs []memory.Decision
-			for _, batch := range ingestBatches(in.req.Exchanges, ingestBatchBytes) {
+			for _, batch := range ingestBatches(req.Exchanges, ingestBatchBytes) {
 				resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: batch})
 				if err != nil {
 					return fmt.Errorf("%s: %w", in.name, err)
 				}
 				decs = append(decs, resp.Decisions...)
 			}
-			if len(in.req.Documents) > 0 {
-				resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Documents: in.req.Documents})
+			if len(req.Documents) > 0 {
+				resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Documents: req.Documents})
 				if err != nil {
 					return fmt.Errorf("%s: %w", in.name, err)
 				}
@@ -235,12 +195,157 @@ func runIngest(env *Env, args []string) error {
 				writeIngestReport(env.Stdout, rep)
 			}
 		}
+		if yielded == 0 {
+			return errNothingToIngest
+		}
 		if c.json {
 			return printJSON(env.Stdout, reports)
 		}
 		writeIngestTotal(env.Stdout, reports, c.flagsForHint())
 		return nil
 	})
+}
+
+// detectBytes is how much of a file's head format detection reads (as
+// transcript.Detect does).
+const detectBytes = 1 << 20
+
+// ingestInput is one input of `memtray ingest`, checked but not yet read
+// whole (except stdin, which cannot be read twice).
+type ingestInput struct {
+	name string
+	// as is how it is read: a transcript format, exchanges, document, or
+	// unknown (with a warning).
+	as      string
+	format  transcript.Format
+	data    []byte // stdin's content; nil for a file
+	warning string
+}
+
+// checkIngestInput checks an input cheaply before anything is sent: the
+// file exists and can be read, is not a directory, not too large, and its
+// format is detected from its head (as: --as; forced: the format --as
+// names).
+func checkIngestInput(env *Env, name, as string, forced transcript.Format) (ingestInput, error) {
+	in := ingestInput{name: name, as: as, format: forced}
+	var head []byte
+	size := int64(-1)
+	if name == "-" {
+		data, err := readInput(env, name)
+		if err != nil {
+			return in, err
+		}
+		in.data, head, size = data, data, int64(len(data))
+	} else {
+		h, n, err := readHead(name, detectBytes)
+		if err != nil {
+			return in, err
+		}
+		head, size = h, n
+	}
+	switch as {
+	case "auto", "transcript":
+		f, err := transcript.Detect(head)
+		switch {
+		case err == nil:
+			in.format = f
+		case as == "transcript" || strings.EqualFold(filepath.Ext(name), ".jsonl"):
+			in.warning = "format not recognised: not a Claude Code, Codex, Aider or SpecStory session"
+		default:
+			in.as = "document"
+		}
+	}
+	switch {
+	case in.warning != "":
+		in.as = "unknown"
+	case in.format != "":
+		in.as = string(in.format)
+	case in.as == "document":
+		if size > ingest.MaxTextBytes || !memory.ValidUTF8(string(head)) {
+			return in, fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", name)
+		}
+	}
+	return in, nil
+}
+
+// readHead opens a file and returns its first max bytes and its size.
+func readHead(name string, max int) ([]byte, int64, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", name, err)
+	}
+	if fi.IsDir() {
+		return nil, 0, fmt.Errorf("%s is a directory: give the session files in it (memtray ingest %s)", name, sessionGlob(name))
+	}
+	if fi.Size() > maxIngestFile {
+		return nil, 0, fmt.Errorf("%s: larger than %d MiB", name, maxIngestFile>>20)
+	}
+	head, err := io.ReadAll(io.LimitReader(f, int64(max)))
+	if err != nil {
+		return nil, 0, fmt.Errorf("read %s: %w", name, err)
+	}
+	return head, fi.Size(), nil
+}
+
+// load reads the input whole and parses it into the request that ingests
+// it (project: --project), with the parser's account of an agent's
+// session. An input with a warning yields an empty request; a session
+// without an exchange gets one.
+func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (httpapi.IngestRequest, *transcript.Stats, error) {
+	var req httpapi.IngestRequest
+	if in.warning != "" {
+		return req, nil, nil
+	}
+	data := in.data
+	if data == nil {
+		var err error
+		if data, err = readInput(env, in.name); err != nil {
+			return req, nil, err
+		}
+	}
+	var stats *transcript.Stats
+	switch {
+	case in.format != "":
+		exs, st, err := transcript.ParseBytes(in.name, data, in.format, opts)
+		if err != nil {
+			return req, nil, err // names the file
+		}
+		req.Exchanges, stats = exs, &st
+		if len(exs) == 0 {
+			in.warning = "no exchange: " + st.Empty()
+		} else if st.Project == "" {
+			// Not an error, but what it makes is recalled in every
+			// project, its "preferences" at every session start.
+			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (no working directory in it, not inside a repository): "+
+				"its memories belong to no project and are recalled in all of them; pass --project NAME to file them under one\n", in.name)
+		}
+	case in.as == "exchanges":
+		exs, err := parseExchanges(data, project)
+		if err != nil {
+			return req, nil, fmt.Errorf("%s: %w", in.name, err)
+		}
+		req.Exchanges = exs
+	case in.as == "document":
+		if !memory.ValidUTF8(string(data)) || len(data) > ingest.MaxTextBytes {
+			return req, nil, fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", in.name)
+		}
+		docName := filepath.Base(in.name)
+		if in.name == "-" {
+			docName = "stdin"
+		}
+		req.Documents = []httpapi.Document{{Name: docName, Text: string(data), Project: project}}
+	}
+	for i, ex := range req.Exchanges {
+		if err := ingest.Validate(ex); err != nil {
+			return req, nil, fmt.Errorf("%s: exchange %d: %w", in.name, i+1, err)
+		}
+	}
+	return req, stats, nil
 }
 
 // flagsForHint are the --data-dir and --config a command suggested to the

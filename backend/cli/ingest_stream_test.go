@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// onFirstReport is an ingest's stdout that runs fn once, when the first
+// input's report arrives.
+type onFirstReport struct {
+	strings.Builder
+	first string
+	fn    func()
+}
+
+func (w *onFirstReport) Write(p []byte) (int, error) {
+	if w.fn != nil && strings.Contains(string(p), w.first) {
+		w.fn()
+		w.fn = nil
+	}
+	return w.Builder.Write(p)
+}
+
+// TestIngestReadsEachInputInItsTurn: ingest checks every input first but
+// reads, parses and sends them one at a time; it parsed and kept every
+// input before sending the first (about 130 MB for 25 MB of sessions, a
+// history of gigabytes ran out of memory). The second input, rewritten
+// once the first was sent, is ingested as it is then.
+func TestIngestReadsEachInputInItsTurn(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	dir := t.TempDir()
+	exchanges := func(n int) []byte {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `{"user":"which port does service %d use","assistant":"Service %d listens on port %d; its health check is /healthz."}`+"\n", i, i, 8000+i)
+		}
+		return []byte(b.String())
+	}
+	first, second := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	os.WriteFile(first, exchanges(1), 0o600)
+	os.WriteFile(second, exchanges(1), 0o600)
+	out := &onFirstReport{first: first + " (exchanges)", fn: func() {
+		if err := os.WriteFile(second, exchanges(3), 0o600); err != nil {
+			t.Error(err)
+		}
+	}}
+	var errb strings.Builder
+	code := Run(&Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: &errb, Ctx: context.Background()},
+		[]string{"ingest", dd, "--as", "exchanges", first, second})
+	if code != 0 || out.fn != nil {
+		t.Fatalf("ingest: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	_, rep, _ := strings.Cut(out.String(), second+" (exchanges)")
+	if !strings.Contains(rep, "exchanges 3") {
+		t.Errorf("the second input was read before the first was sent (want its 3 exchanges of then):\n%s", out.String())
+	}
+}
+
+// TestIngestChecksEveryInputFirst: a missing or unreadable input among
+// several stops ingest before anything is sent.
+func TestIngestChecksEveryInputFirst(t *testing.T) {
+	dir := isolate(t)
+	dd := "--data-dir=" + dir
+	good := filepath.Join(t.TempDir(), "a.jsonl")
+	os.WriteFile(good, []byte(`{"user":"which port does the API use","assistant":"The API listens on port 8080; its health check is /healthz."}`+"\n"), 0o600)
+	missing := filepath.Join(t.TempDir(), "missing.md")
+	code, out, errs := run(t, context.Background(), "", "ingest", dd, "--as", "exchanges", good, missing)
+	if code == 0 || !strings.Contains(errs, "missing.md") || strings.Contains(out, good) {
+		t.Fatalf("ingest with a missing input: exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := run(t, context.Background(), "", "decisions", dd); code != 0 || strings.Contains(out, "8080") {
+		t.Fatalf("something was sent before the missing input was found: %d %s", code, out)
+	}
+}
