@@ -4,8 +4,9 @@
 #     Version, Architecture, Depends; the file list (binary, .desktop entry,
 #     every icon size, the systemd user unit, copyright); no maintainer
 #     scripts and nothing outside /usr (removing it leaves $HOME alone);
-#   - the documentation: /usr/share/doc/memtray holds copyright, README.md
-#     and exactly the files README.md links to (check-links.mjs --shipped),
+#   - the documentation: /usr/share/doc/memtray holds copyright (build/copyright.sh
+#     of the packaged binary), README.md and exactly the files README.md links
+#     to (check-links.mjs --shipped),
 #     and every relative link of the installed pages resolves inside it
 #     (check-links.mjs --tree); the same for the Linux CLI tarball (make
 #     linux-cli), whose README.md and docs/ sit beside the binary;
@@ -99,6 +100,10 @@ root=$scratch/root
 dpkg -x "$deb" "$root"
 exe=$root/usr/bin/memtray
 node build/check-links.mjs --tree "$root/usr/share/doc/memtray" || fail "links of the installed documentation do not resolve in /usr/share/doc/memtray (above)"
+# The copyright file is build/copyright.sh of the binary the package holds.
+build/copyright.sh "$exe" >"$scratch/deb-copyright" || fail "build/copyright.sh of the .deb's binary"
+cmp -s "$scratch/deb-copyright" "$root/usr/share/doc/memtray/copyright" || fail "/usr/share/doc/memtray/copyright is not build/copyright.sh of /usr/bin/memtray"
+grep -Eqx 'github\.com/[^ ]+@v[^ ]+' "$scratch/deb-copyright" || fail "/usr/share/doc/memtray/copyright names no Go module"
 out=$("$exe" version)
 case "$out" in "memtray $version"*) ;; *) fail "version printed: $out" ;; esac
 echo "$out" | grep -q "^commit: *$commit\$" || fail "version: commit is not $commit: $out"
