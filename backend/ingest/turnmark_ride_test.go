@@ -182,3 +182,39 @@ func TestTurnPendingMarks(t *testing.T) {
 		})
 	}
 }
+
+// TestTurnResolvedOutcomeRidesNextWrite: the outcome of a placement that
+// writes nothing (a statement an older run placed, its pending mark
+// resolved) is written with the next statement's placement, not alone.
+func TestTurnResolvedOutcomeRidesNextWrite(t *testing.T) {
+	ctx := context.Background()
+	p, st := newStepFixture(t)
+	turn := GroupTurns(sessionOf("cut", "look at the csv code", rideCSV, "Let me read the importer.", rideRows))[0]
+	// An older run marked the first statement pending, stored it, and was cut short.
+	if err := st.MarkTurn(ctx, []store.TurnMark{{Turn: turnKey(turn), Hash: memory.ContentHash(rideCSV)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := p.ProcessTurn(ctx, GroupTurns(sessionOf("other", "look at the code", rideCSV))[0], nil, SessionState{}); err != nil {
+		t.Fatal(err)
+	}
+	dec, _, err := p.ProcessTurn(ctx, turn, nil, SessionState{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dec.Verdict != memory.VerdictStored || st.Count() != 2 {
+		t.Fatalf("verdict %s (%s), %d memories; want stored, 2", dec.Verdict, dec.Reason, st.Count())
+	}
+	marks, err := st.TurnMarks(ctx, turnKey(turn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, ok, err := st.FindByHash(ctx, memory.ContentHash(rideRows))
+	if err != nil || !ok {
+		t.Fatalf("second statement not stored: %v", err)
+	}
+	for _, h := range []string{memory.ContentHash(rideCSV), memory.ContentHash(rideRows), ""} {
+		if mk := marks[h]; mk.Outcome != string(memory.VerdictStored) || !mk.At.Equal(rows.CreatedAt) {
+			t.Errorf("mark %q: %+v, want stored, written with the second statement's memory (at %v)", h, mk, rows.CreatedAt)
+		}
+	}
+}
