@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -538,18 +539,43 @@ func Load(path string) (Config, error) {
 	if len(data) > MaxFileBytes {
 		return c, fmt.Errorf("config %s: larger than %d bytes", path, MaxFileBytes)
 	}
-	if err := Decode(data, &c); err != nil {
+	err = Decode(data, &c)
+	var errs Errors
+	if err != nil && !errors.As(err, &errs) {
 		return Default(), fmt.Errorf("config %s: %w", path, err)
 	}
-	if err := c.Validate(); err != nil {
+	// Every problem at once: the fields that did not decode, then what
+	// Validate finds in the rest.
+	var verrs Errors
+	if err := c.Validate(); err != nil && !errors.As(err, &verrs) {
 		return Default(), fmt.Errorf("config %s: %w", path, err)
+	}
+	for _, fe := range verrs {
+		if !reported(errs, fe.Field) {
+			errs = append(errs, fe)
+		}
+	}
+	if len(errs) > 0 {
+		return Default(), fmt.Errorf("config %s: %w", path, errs)
 	}
 	return c, nil
 }
 
+// reported says whether errs names field, or a section or list holding it.
+func reported(errs Errors, field string) bool {
+	for _, fe := range errs {
+		if fe.Field == field || strings.HasPrefix(field, fe.Field+".") || strings.HasPrefix(field, fe.Field+"[") {
+			return true
+		}
+	}
+	return false
+}
+
 // Decode reads JSON config data over c, rejecting invalid UTF-8 (which
 // the JSON decoder would quietly turn into U+FFFD), unknown fields and
-// trailing data.
+// trailing data. Unknown fields and values of the wrong type are Errors
+// naming every one of them by its path (not only the first), and c gets
+// every other field of data.
 func Decode(data []byte, c *Config) error {
 	if !utf8.Valid(data) {
 		return errors.New("parse: not valid UTF-8")
@@ -557,7 +583,18 @@ func Decode(data []byte, c *Config) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(c); err != nil {
-		return fmt.Errorf("parse: %w", err)
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) || errors.Is(err, io.ErrUnexpectedEOF) || !json.Valid(data) || !bytes.HasPrefix(bytes.TrimSpace(data), []byte("{")) {
+			return fmt.Errorf("parse: %w", err)
+		}
+		rest, errs := fieldProblems("", data, reflect.TypeOf(*c))
+		if len(errs) == 0 {
+			return fmt.Errorf("parse: %w", err)
+		}
+		if err := json.Unmarshal(rest, c); err != nil {
+			return fmt.Errorf("parse: %w", err)
+		}
+		return errs
 	}
 	if dec.More() {
 		return errors.New("parse: trailing data after the JSON object")

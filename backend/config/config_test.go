@@ -2,9 +2,11 @@ package config
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,4 +227,89 @@ func TestIdleExitZeroMeansNever(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("idle_exit 0: %v", err)
 	}
+}
+
+// TestLoadReportsEveryProblem: a config file's every problem is reported,
+// each with its field path: unknown fields and values of the wrong type
+// anywhere in the file, and what Validate finds in the rest. Only the
+// first unknown field or wrong type was, and Validate's problems not at
+// all then.
+func TestLoadReportsEveryProblem(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       []string // fields, in order
+	}{
+		{"unknown fields", `{"lisen":"127.0.0.1:1","search":{"k":5,"bogus":1},"nope":true}`,
+			[]string{"lisen", "search.bogus", "nope"}},
+		{"wrong types", `{"search":{"k":"five"},"recall":{"max_tokens":"many"},"capture":{"exclude_projects":"web"},"embedder":{"timeout":"soon"}}`,
+			[]string{"search.k", "recall.max_tokens", "capture.exclude_projects", "embedder.timeout"}},
+		{"nested and map", `{"steward":{"types":{"project":{"bogus":1}}},"search":{"kind_boost":{"fact":"high"}}}`,
+			[]string{"steward.types.project.bogus", "search.kind_boost.fact", "steward.types.project"}}, // a map value is replaced whole: {} is not a valid type
+		{"with invalid values", `{"listen":"0.0.0.0:80","search":{"k":0,"bogus":1},"data_dir":""}`,
+			[]string{"search.bogus", "data_dir", "listen", "search.k"}},
+		{"section not an object", `{"search":3,"listen":"0.0.0.0:80"}`, []string{"search", "listen"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.json")
+			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Load(path)
+			var errs Errors
+			if !errors.As(err, &errs) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("Load = %v, want Errors naming %s", err, path)
+			}
+			var got []string
+			for _, fe := range errs {
+				got = append(got, fe.Field)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("fields %q, want %q\n%v", got, tc.want, err)
+			}
+			if c.Listen != Default().Listen {
+				t.Error("a bad file did not give the defaults")
+			}
+		})
+	}
+}
+
+// TestDecodeKeepsTheRest: Decode with bad fields sets every good one and
+// names the bad ones (as the Settings' PATCH reports them).
+func TestDecodeKeepsTheRest(t *testing.T) {
+	c := Default()
+	err := Decode([]byte(`{"search":{"k":"x","mmr_lambda":0.5},"log_level":"debug"}`), &c)
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 1 || errs[0].Field != "search.k" || !strings.Contains(errs[0].Problem, "whole number") {
+		t.Fatalf("Decode = %v", err)
+	}
+	if c.Search.MMRLambda != 0.5 || c.LogLevel != "debug" || c.Search.K != Default().Search.K {
+		t.Fatalf("Decode kept %+v %q", c.Search, c.LogLevel)
+	}
+}
+
+// FuzzDecodeFieldProblems: Decode never panics on a file with bad fields,
+// and what it keeps of one (every good field) decodes again from its own
+// JSON.
+func FuzzDecodeFieldProblems(f *testing.F) {
+	for _, s := range []string{`{}`, `{"listen":"127.0.0.1:1"}`, `{"search":{"k":"x","bogus":[1]},"nope":null}`,
+		`{"steward":{"types":{"a":{"b":1}}}}`, `[1]`, `{"search":3}`, `{"embedder":{"timeout":"soon"}}`, `{"a":1,"a":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := Default()
+		err := Decode(data, &c)
+		var errs Errors
+		if err != nil && !errors.As(err, &errs) {
+			return
+		}
+		_ = c.Validate()
+		out, merr := json.Marshal(c)
+		if merr != nil {
+			t.Fatal(merr)
+		}
+		again := Default()
+		if err := Decode(out, &again); err != nil {
+			t.Fatalf("Decode of its own output: %v\n%s", err, out)
+		}
+	})
 }
