@@ -36,6 +36,9 @@ export function createAgents() {
   /** Agents with a request under way. */
   const busy = writable<Record<string, boolean>>({});
   const clients = derived(list, (l) => l?.clients ?? []);
+  /** What a terminal's `memtray setup` needs to reach this daemon's data dir
+   * and config (" --data-dir DIR", shell-quoted; "" for the defaults). */
+  const cliFlags = derived(list, (l) => (l?.cli_flags ?? []).map((f) => ' ' + f).join(''));
 
   function label(name: string) {
     return get(clients).find((c) => c.name === name)?.label ?? name;
@@ -88,6 +91,15 @@ export function createAgents() {
     } finally {
       loading.set(false);
     }
+  }
+
+  /** Loads the list once, for the commands an empty view shows: quietly (a
+   * failure leaves them without flags, as for the default data dir). */
+  let asking = false;
+  function loadOnce() {
+    if (get(list) || get(loading) || asking) return;
+    asking = true;
+    api.setupList().then((l) => { if (!get(list)) list.set(l); }, () => {}).finally(() => { asking = false; });
   }
 
   /** Changes what a connect includes; the shown preview no longer applies. */
@@ -190,7 +202,7 @@ export function createAgents() {
     return result;
   }
 
-  return { list, clients, loading, choices, previews, busy, choicesOf, load, setChoice, preview, previewDisconnect, cancel, connect, disconnect };
+  return { list, clients, cliFlags, loadOnce, loading, choices, previews, busy, choicesOf, load, setChoice, preview, previewDisconnect, cancel, connect, disconnect };
 }
 
 export type Agents = ReturnType<typeof createAgents>;
