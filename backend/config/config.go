@@ -106,7 +106,8 @@ type Embedder struct {
 	OllamaModel string `json:"ollama_model"`
 	// OpenAIURL is the base URL of a server speaking the OpenAI embeddings
 	// protocol (POST {url}/embeddings): llama.cpp's llama-server, LM
-	// Studio, vLLM, LocalAI or a hosted API. Empty means DefaultOpenAIURL.
+	// Studio, vLLM, LocalAI or a hosted API. Empty means
+	// http://127.0.0.1:8080/v1 (llama-server's own address).
 	OpenAIURL string `json:"openai_url"`
 	// OpenAIModel is the model to ask that server for; provider "openai"
 	// needs it, and "auto" tries the server only when it is set.
@@ -344,13 +345,14 @@ type Steward struct {
 	// merge, decay_stale, boost_active, prune, decay_unreinforced,
 	// snooze_sticky. Default: decay_stale, decay_unreinforced, snooze_sticky.
 	AutoApply []string `json:"auto_apply"`
-	// TrashDays is how long pruned and merged-away memories stay restorable.
+	// TrashDays is how long deleted, pruned and merged-away memories stay
+	// restorable in the trash (`memtray trash restore ID`).
 	TrashDays int `json:"trash_days"`
 	// MergeSimilarity is the cosine at or above which the sweep merges two
 	// memories. 0 (the default) means not set: the embedding model's
 	// calibrated value (0.7 for the built-in model; see docs/embedders.md),
 	// or, until a model is calibrated, 0.88 for semantic models and 0.7 for
-	// the built-in one (steward.DefaultMergeSimilarity); any other value
+	// the built-in one; any other value
 	// overrides it.
 	MergeSimilarity float64 `json:"merge_similarity"`
 	// QualityHalfLifeDays and QualityMinEvents: a memory's quality is

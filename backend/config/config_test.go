@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -312,4 +313,18 @@ func FuzzDecodeFieldProblems(f *testing.F) {
 			t.Fatalf("Decode of its own output: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestDocSaysNoGoIdentifiers: the field docs (docs/configuration.md, which
+// Settings shows) speak to users: "Empty means DefaultOpenAIURL" named a Go
+// constant instead of the URL.
+func TestDocSaysNoGoIdentifiers(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goName := regexp.MustCompile(`\b(?:[a-z]+\.)?(?:Default|Builtin|Max|Min)[A-Z][A-Za-z]*\b`)
+	if found := goName.FindAllString(string(doc), -1); len(found) > 0 {
+		t.Errorf("docs/configuration.md names Go identifiers: %v (say the value)", found)
+	}
 }
