@@ -367,6 +367,14 @@ func (c *common) flagsForHint() string {
 	return b.String()
 }
 
+// nOf is n and the noun, plural unless n is 1 ("1 turn", "3 turns").
+func nOf(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // writeIngestTotal sums the reports up, when there are several, and says
 // where to look at the result (with flags, the data dir and config of the
 // store it went into).
@@ -495,8 +503,8 @@ func writeIngestReport(w io.Writer, r IngestReport) {
 		if t.Sessions > 1 {
 			sessions = fmt.Sprintf("%d sessions, first ", t.Sessions)
 		}
-		fmt.Fprintf(w, "  %s session: %d lines, %d user prompts, %d tool-loop iterations, %ssession %s, project %q\n",
-			t.Format, t.Lines, t.UserPrompts, t.ToolLoops, sessions, t.SessionID, t.Project)
+		fmt.Fprintf(w, "  %s session: %s, %s, %s, %ssession %s, project %q\n",
+			t.Format, nOf(t.Lines, "line"), nOf(t.UserPrompts, "user prompt"), nOf(t.ToolLoops, "tool-loop iteration"), sessions, t.SessionID, t.Project)
 	}
 	if r.Warning != "" {
 		fmt.Fprintf(w, "  warning: %s\n", r.Warning)
@@ -511,7 +519,7 @@ func writeIngestReport(w io.Writer, r IngestReport) {
 	case r.As == "document":
 		fmt.Fprint(w, "  document: ")
 	case decided != r.Exchanges:
-		fmt.Fprintf(w, "  exchanges %d, decided as %d turns: ", r.Exchanges, decided)
+		fmt.Fprintf(w, "  exchanges %d, decided as %s: ", r.Exchanges, nOf(decided, "turn"))
 	default:
 		fmt.Fprintf(w, "  exchanges %d: ", r.Exchanges)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/memtray/memtray/backend/transcript"
 )
 
 // onFirstReport is an ingest's stdout that runs fn once, when the first
@@ -74,5 +76,29 @@ func TestIngestChecksEveryInputFirst(t *testing.T) {
 	}
 	if code, out, _ := run(t, context.Background(), "", "decisions", dd); code != 0 || strings.Contains(out, "8080") {
 		t.Fatalf("something was sent before the missing input was found: %d %s", code, out)
+	}
+}
+
+// TestIngestReportCounts: the report's counts agree with their nouns; it
+// said "decided as 1 turns" and "1 user prompts".
+func TestIngestReportCounts(t *testing.T) {
+	for _, tc := range []struct {
+		rep  IngestReport
+		want []string
+	}{
+		{IngestReport{File: "a.jsonl", As: "claude-code", Exchanges: 3, Verdicts: map[string]int{"stored": 1},
+			Transcript: &transcript.Stats{Format: "claude-code", Lines: 1, UserPrompts: 1, ToolLoops: 1}},
+			[]string{"decided as 1 turn: stored 1", "1 line, 1 user prompt, 1 tool-loop iteration,"}},
+		{IngestReport{File: "b.jsonl", As: "codex", Exchanges: 5, Verdicts: map[string]int{"stored": 1, "rejected": 1},
+			Transcript: &transcript.Stats{Format: "codex", Lines: 9, UserPrompts: 2, ToolLoops: 0}},
+			[]string{"decided as 2 turns: stored 1, rejected 1", "9 lines, 2 user prompts, 0 tool-loop iterations,"}},
+	} {
+		var b strings.Builder
+		writeIngestReport(&b, tc.rep)
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: report lacks %q:\n%s", tc.rep.File, w, b.String())
+			}
+		}
 	}
 }

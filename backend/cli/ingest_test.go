@@ -289,7 +289,7 @@ func TestIngestReportText(t *testing.T) {
 		case r.As == "document":
 			want = append(want, "  document: stored 1\n")
 		case decided != r.Exchanges:
-			want = append(want, fmt.Sprintf("  exchanges %d, decided as %d turns: ", r.Exchanges, decided))
+			want = append(want, fmt.Sprintf("  exchanges %d, decided as %s: ", r.Exchanges, nOf(decided, "turn")))
 		default:
 			t.Fatalf("%s: every exchange decided on its own (%d): the fixture no longer has a tool loop", r.File, decided)
 		}
