@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -523,6 +524,18 @@ func runReindex(env *Env, args []string) error {
 	oaURL := fs.String("openai-url", "", "base URL of the OpenAI-compatible server (default embedder.openai_url)")
 	if _, err := parse(fs, args); err != nil {
 		return err
+	}
+	if *provider == "openai" && *oaModel == "" {
+		// Without a model in the config either, the flag is what is missing
+		// (the config's check would blame embedder.openai_model).
+		base, err := c.load()
+		if err != nil {
+			return err
+		}
+		if base.Embedder.OpenAIModel == "" {
+			return usagef("--embedder openai needs --openai-model NAME, the embedding model the server at %s serves (or embedder.openai_model in the config)",
+				cmp.Or(*oaURL, base.Embedder.OpenAIURL, config.DefaultOpenAIURL))
+		}
 	}
 	cfg, err := c.load(func(cfg *config.Config) {
 		if *provider != "" {

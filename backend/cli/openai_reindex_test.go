@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,4 +64,23 @@ func TestReindexOpenAI(t *testing.T) {
 			t.Fatalf("reindex back to builtin: %d %q %q", code, sout, errs)
 		}
 	})
+}
+
+// TestReindexOpenAINeedsModel: `reindex --embedder openai` without a model
+// asks for --openai-model; it blamed the config file's
+// embedder.openai_model, which the user had not written. With the model in
+// the config the flag is not needed.
+func TestReindexOpenAINeedsModel(t *testing.T) {
+	bg := context.Background()
+	dir := isolate(t)
+	code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir, "--embedder", "openai")
+	if code != 2 || !strings.Contains(errs, "--openai-model NAME") || strings.Contains(errs, "invalid config") {
+		t.Fatalf("reindex --embedder openai without a model: %d %q", code, errs)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.json")
+	os.WriteFile(cfg, []byte(`{"embedder":{"openai_model":"voyage-4-nano","openai_url":"http://127.0.0.1:1/v1"}}`), 0o600)
+	code, _, errs = run(t, bg, "", "reindex", "--data-dir", dir, "--config", cfg, "--embedder", "openai")
+	if code == 0 || strings.Contains(errs, "--openai-model NAME") {
+		t.Fatalf("reindex with the model in the config (a server that is not there): %d %q", code, errs)
+	}
 }
