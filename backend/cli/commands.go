@@ -568,10 +568,15 @@ func runReindex(env *Env, args []string) error {
 		return err
 	}
 	defer st.Close()
+	bar := isTerminal(env.Stderr) // it redraws itself: not into a log or pipe
 	err = st.Reembed(env.Ctx, emb, func(done, total int) {
-		embed.RenderBar(env.Stderr, "reindex", int64(done), int64(total))
+		if bar {
+			embed.RenderBar(env.Stderr, "reindex", int64(done), int64(total))
+		}
 	})
-	fmt.Fprintln(env.Stderr)
+	if bar {
+		fmt.Fprintln(env.Stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -654,7 +659,7 @@ func runPull(env *Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "pulling %s from Ollama at %s\n", o.ModelName(), o.Host())
-	if err := o.Pull(env.Ctx, embed.ProgressBar(env.Stderr)); err != nil {
+	if err := o.Pull(env.Ctx, pullProgress(env.Stderr)); err != nil {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%s is ready; `memtray reindex --embedder ollama` switches an existing store to it\n", o.ModelName())
@@ -663,6 +668,22 @@ func runPull(env *Env, args []string) error {
 
 // progressReader draws a bar of the bytes read so far: import validates the
 // whole stream before it writes, so the bar tracks the slow part.
+// pullProgress draws a model pull's progress on w: bars on a terminal;
+// into a log or a pipe, where a bar redrawn with carriage returns piles up
+// on one line, each status once, a line each.
+func pullProgress(w io.Writer) func(embed.PullProgress) {
+	if isTerminal(w) {
+		return embed.ProgressBar(w)
+	}
+	var last string
+	return func(p embed.PullProgress) {
+		if p.Status != "" && p.Status != last {
+			last = p.Status
+			fmt.Fprintln(w, p.Status)
+		}
+	}
+}
+
 // isTerminal reports whether w is a terminal (a character device).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

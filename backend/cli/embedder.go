@@ -46,9 +46,10 @@ func reindexRemote(env *Env, cl *httpapi.Client, e config.Embedder) error {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "the running daemon re-embeds every memory with %s and keeps serving (job %s; Ctrl-C cancels it)\n", job.Target, job.ID)
-	ended := true // whether the last bar line ended with a newline
+	ended := true                 // whether the last bar line ended with a newline
+	bar := isTerminal(env.Stderr) // it redraws itself: not into a log or pipe
 	final, err := cl.WaitJob(env.Ctx, job.ID, jobPoll, func(j httpapi.Job) {
-		if j.Total > 0 && j.Status == "embedding" {
+		if bar && j.Total > 0 && j.Status == "embedding" {
 			embed.RenderBar(env.Stderr, "reindex", j.Done, j.Total)
 			ended = j.Done >= j.Total
 		}
@@ -67,7 +68,7 @@ func pullRemote(env *Env, cl *httpapi.Client, model string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "the running daemon pulls %s from Ollama (job %s; Ctrl-C cancels it)\n", job.Target, job.ID)
-	bar := embed.ProgressBar(env.Stderr)
+	bar := pullProgress(env.Stderr)
 	final, err := cl.WaitJob(env.Ctx, job.ID, jobPoll, func(j httpapi.Job) {
 		if j.Status == "" {
 			return

@@ -47,8 +47,9 @@ func runEval(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	bar := !c.json && isTerminal(env.Stderr) // it redraws itself: not into a log or pipe
 	opts := eval.Options{Limit: *limit, Search: &cfg.Search, Progress: func(done, total int) {
-		if !c.json {
+		if bar {
 			embed.RenderBar(env.Stderr, "eval", int64(done), int64(total))
 		}
 	}}
@@ -63,7 +64,7 @@ func runEval(env *Env, args []string) error {
 	default:
 		return usagef("give one recall FILE, or --locomo FILE, or --longmemeval FILE")
 	}
-	if !c.json {
+	if bar {
 		io.WriteString(env.Stderr, "\n")
 	}
 	if err != nil {

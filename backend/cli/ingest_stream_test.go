@@ -3,6 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +103,52 @@ func TestIngestReportCounts(t *testing.T) {
 				t.Errorf("%s: report lacks %q:\n%s", tc.rep.File, w, b.String())
 			}
 		}
+	}
+}
+
+// TestNoBarsWhenNotTerminal: reindex, eval and pull draw their progress bars
+// only on a terminal, as import does; into a log or a pipe stderr got each
+// bar redrawn with carriage returns, dozens of copies on one line.
+func TestNoBarsWhenNotTerminal(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	if code, _, errs := run(t, ctx, "", "add", "--data-dir", dir, "The staging Redis listens on port 6380."); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, l := range []string{`{"status":"pulling manifest"}`,
+			`{"status":"pulling 970aa74c0a90","digest":"sha256:970aa74c0a90","total":1000,"completed":500}`,
+			`{"status":"pulling 970aa74c0a90","digest":"sha256:970aa74c0a90","total":1000,"completed":1000}`, `{"status":"success"}`} {
+			io.WriteString(w, l+"\n")
+		}
+	}))
+	defer ollama.Close()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"reindex", []string{"reindex", "--data-dir", dir, "--embedder", "builtin"}},
+		{"eval recall", []string{"eval", "recall", "../eval/testdata/recall-tiny.json"}},
+		{"pull", []string{"pull", "--data-dir", dir}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "pull" {
+				t.Setenv("OLLAMA_HOST", ollama.URL)
+			}
+			logf, err := os.Create(filepath.Join(t.TempDir(), "stderr.log")) // an *os.File, as in a redirect
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer logf.Close()
+			var out strings.Builder
+			code := Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: logf, Ctx: ctx}, tc.args)
+			logged, _ := os.ReadFile(logf.Name())
+			if code != 0 {
+				t.Fatalf("exit %d\n%s%s", code, out.String(), logged)
+			}
+			if strings.Contains(string(logged), "\r") || strings.Contains(string(logged), "====") {
+				t.Errorf("stderr into a file got a bar: %q", logged)
+			}
+		})
 	}
 }
