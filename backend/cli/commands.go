@@ -684,8 +684,15 @@ func pullProgress(w io.Writer) func(embed.PullProgress) {
 	}
 }
 
+// terminalWriter is a writer that says whether it is a terminal (a test's
+// stand-in for one).
+type terminalWriter interface{ IsTerminal() bool }
+
 // isTerminal reports whether w is a terminal (a character device).
 func isTerminal(w io.Writer) bool {
+	if t, ok := w.(terminalWriter); ok {
+		return t.IsTerminal()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false

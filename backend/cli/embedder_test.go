@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"strings"
@@ -35,12 +36,18 @@ func TestRemotePullAndReindex(t *testing.T) {
 	if code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir); code != 1 || !strings.Contains(errs, "already uses builtin") {
 		t.Fatalf("reindex before the pull: %d %s", code, errs)
 	}
-	code, sout, errs := run(t, bg, "", "pull", "--data-dir", dir)
+	// On a terminal: the bars.
+	code, sout, errs := runTTY(t, bg, "pull", "--data-dir", dir)
 	if code != 0 || !strings.Contains(errs, "the running daemon pulls nomic-embed-text") || !strings.Contains(errs, "100%") ||
 		!strings.Contains(errs, "274.3 MB") || !strings.Contains(sout, "nomic-embed-text is ready") {
 		t.Fatalf("pull through the daemon: %d %q %q", code, sout, errs)
 	}
-	code, sout, errs = run(t, bg, "", "reindex", "--data-dir", dir)
+	// Not on a terminal (a log, a pipe): the statuses, no bar.
+	code, sout, errs = run(t, bg, "", "pull", "--data-dir", dir)
+	if code != 0 || strings.Contains(errs, "\r") || strings.Contains(errs, "100%") || !strings.Contains(errs, "success\n") || !strings.Contains(sout, "is ready") {
+		t.Fatalf("pull through the daemon into a log: %d %q %q", code, sout, errs)
+	}
+	code, sout, errs = runTTY(t, bg, "reindex", "--data-dir", dir)
 	if code != 0 || !strings.Contains(errs, "the running daemon re-embeds every memory with ollama:nomic-embed-text") ||
 		!strings.Contains(errs, "100% 3/3") || !strings.Contains(sout, "re-embedded 3 memories with ollama:nomic-embed-text") {
 		t.Fatalf("reindex through the daemon: %d %q %q", code, sout, errs)
@@ -55,4 +62,19 @@ func TestRemotePullAndReindex(t *testing.T) {
 	if code != 0 || !strings.Contains(sout, "re-embedded 3 memories with builtin-wordvec-v1") {
 		t.Fatalf("reindex back to builtin: %d %q %q", code, sout, errs)
 	}
+}
+
+// ttyBuffer is a buffer that passes for a terminal: the progress bars draw
+// only on one.
+type ttyBuffer struct{ bytes.Buffer }
+
+func (*ttyBuffer) IsTerminal() bool { return true }
+
+// runTTY is run with stderr on a terminal.
+func runTTY(t *testing.T, ctx context.Context, args ...string) (int, string, string) {
+	t.Helper()
+	var out bytes.Buffer
+	var errb ttyBuffer
+	code := Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx}, args)
+	return code, out.String(), errb.String()
 }
