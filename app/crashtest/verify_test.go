@@ -190,15 +190,24 @@ func (h *harness) verify(ctx context.Context, p *proc, prev state, led *ledger) 
 	}
 
 	// What this life may have changed, and what it must have.
+	// A delete moves the memory to the trash (restorable); marking it as
+	// noise deletes it for good. One in flight at the kill did either
+	// all of that or nothing.
 	deleted := map[string]*deleteOp{}
 	for _, op := range led.deletes {
 		deleted[op.id] = op
-		if op.acked {
-			_, live := now.live[op.id]
-			_, trashed := now.trash[op.id]
-			if live || trashed {
-				v.fail("memory %s is still there after its delete was acknowledged", op.id)
-			}
+		if !op.acked {
+			continue
+		}
+		_, live := now.live[op.id]
+		_, trashed := now.trash[op.id]
+		switch {
+		case live:
+			v.fail("memory %s is still there after its delete was acknowledged", op.id)
+		case op.noise && trashed:
+			v.fail("memory %s is in the trash after it was marked as noise (a delete for good)", op.id)
+		case !op.noise && !trashed:
+			v.lose("memory %s is not in the trash after its delete was acknowledged (a delete is restorable)", op.id)
 		}
 	}
 	addsByText := map[string]*addOp{}
@@ -334,8 +343,11 @@ func (h *harness) verify(ctx context.Context, p *proc, prev state, led *ledger) 
 		h.checkRun(&v, op, now, importedByID, explainedTrash)
 	}
 	for id := range now.trash {
+		if op, del := deleted[id]; del && !op.noise {
+			continue // this life deleted it
+		}
 		if _, ok := prev.trash[id]; !ok && !explainedTrash[id] {
-			v.fail("memory %s went to the trash, but no steward run of this life trashed it", id)
+			v.fail("memory %s went to the trash, but no steward run or delete of this life trashed it", id)
 		}
 	}
 
