@@ -28,7 +28,14 @@ func (d *Daemon) openSteward() {
 				d.publishRun(*res)
 			}
 		},
-		Restored: func(ids []string) { d.publishMemory(httpapi.MemoryRestored, ids, nil) },
+		Restored: func(ids []string) {
+			d.publishMemory(httpapi.MemoryRestored, ids, nil)
+			// A memory marked as noise and restored stops teaching the
+			// scorer to reject its like; the restore itself succeeded.
+			if _, err := d.feed.Restored(context.Background(), ids); err != nil {
+				d.log.Warn("restore: the noise model still holds a restored memory's text", "err", err)
+			}
+		},
 		IndexLag: d.indexLag,
 	})
 }

@@ -24,7 +24,8 @@ import (
 	"github.com/memtray/memtray/backend/store"
 )
 
-// OpDeleted is the memory event op MarkNoise announces.
+// OpDeleted is the memory event op MarkNoise announces (the memory left
+// the live store for the trash, as with a delete).
 const OpDeleted = "deleted"
 
 // Options configures New. Store, Pipeline, Embedder and Log are required.
@@ -145,22 +146,62 @@ func (s *Service) Keep(ctx context.Context, decisionID string) (memory.Decision,
 	return dec, nil
 }
 
-// MarkNoise deletes a memory and adds its text to the noise model.
+// NoiseReason is the trash reason of a memory a user marked as noise.
+const NoiseReason = "noise"
+
+// MarkNoise moves a memory to the trash (store.Batch.Trash, reason
+// NoiseReason), where a delete and the steward's prunes go, restorable as
+// they are (`memtray trash restore ID`), and adds its text to the noise
+// model's rejection buffer. A restore takes the text back out of the
+// buffer (Restored). An unknown id is memory.ErrNotFound.
 func (s *Service) MarkNoise(ctx context.Context, id string) error {
 	m, err := s.o.Store.Get(ctx, id)
 	if err != nil {
-		return err
+		return fmt.Errorf("mark noise %s: %w", id, err)
 	}
 	if sc := s.o.Pipeline.Scorer(); sc != nil {
 		if err := sc.Learn(ctx, m.Text, noise.SourceUser); err != nil {
-			return fmt.Errorf("mark noise: %w", err)
+			return fmt.Errorf("mark noise %s: %w", id, err)
 		}
 	}
-	if err := s.o.IndexLag(s.o.Store.Delete(ctx, id)); err != nil {
-		return err
+	err = s.o.Store.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: id, Reason: NoiseReason}}})
+	if err = s.o.IndexLag(err); err != nil {
+		return fmt.Errorf("mark noise %s: %w", id, err)
 	}
 	s.o.Publish(OpDeleted, []string{id}, nil)
 	return nil
+}
+
+// Restored takes the texts of memories a restore brought back from the
+// trash out of the noise model's rejection buffer, as Keep does for a
+// rejected exchange: a restore says the memory is worth keeping, and a
+// memory marked as noise (MarkNoise) would otherwise go on teaching the
+// scorer to reject its like. A memory whose text is not in the buffer (a
+// delete's, a steward prune's) is left alone; one no longer live is
+// skipped. It reports how many texts left the buffer.
+func (s *Service) Restored(ctx context.Context, ids []string) (int, error) {
+	sc := s.o.Pipeline.Scorer()
+	if sc == nil {
+		return 0, nil
+	}
+	n := 0
+	for _, id := range ids {
+		m, err := s.o.Store.Get(ctx, id)
+		if errors.Is(err, memory.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return n, fmt.Errorf("restored %s: %w", id, err)
+		}
+		removed, err := sc.Forget(ctx, m.Text)
+		if err != nil {
+			return n, fmt.Errorf("restored %s: forget its text as noise: %w", id, err)
+		}
+		if removed {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Noise describes the content scorer and the judge.

@@ -153,3 +153,108 @@ func TestNoiseProjectionNearestPrototypes(t *testing.T) {
 		}
 	}
 }
+
+// openScored returns the service over a real store and a pipeline with a
+// content scorer, and the store.
+func openScored(t *testing.T) (*Service, *store.Store) {
+	t.Helper()
+	st, p, emb := openPipeline(t, true)
+	cfg := config.Default()
+	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: NewDecisionLog(cfg.Ingest.DecisionLog, nil),
+		LogSize: cfg.Ingest.DecisionLog, Threshold: func() float64 { return cfg.Ingest.ContentThreshold }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, st
+}
+
+// storeDoc stores text as a document memory and returns its id.
+func storeDoc(t *testing.T, s *Service, name, text string) string {
+	t.Helper()
+	resp, err := s.Ingest(context.Background(), IngestRequest{Documents: []Document{{Name: name, Project: "ops", Text: text}}})
+	if err != nil || len(resp.Decisions) != 1 || len(resp.Decisions[0].MemoryIDs) != 1 {
+		t.Fatalf("Ingest = %+v, %v", resp, err)
+	}
+	return resp.Decisions[0].MemoryIDs[0]
+}
+
+// TestMarkNoiseTrashes: marking a memory as noise moves it to the trash
+// with reason "noise" (restorable), not out of the store for good, and the
+// rejection buffer learns its text; its restore takes the text back out of
+// the buffer, while a restore of a memory merely deleted leaves the
+// buffer as it is. Before, MarkNoise deleted the memory for good.
+func TestMarkNoiseTrashes(t *testing.T) {
+	ctx := context.Background()
+	s, st := openScored(t)
+	sc := s.o.Pipeline.Scorer()
+	noisy := storeDoc(t, s, "chatter", "Sure, happy to help with that! Let me know if there is anything else you need today.")
+	kept := storeDoc(t, s, "runbook", "Deploys go out from the release branch every Tuesday after the freeze; rollbacks use the previous image tag.")
+
+	if err := s.MarkNoise(ctx, "nope"); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("MarkNoise of an unknown id = %v, want not found", err)
+	}
+	if err := s.MarkNoise(ctx, noisy); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Get(ctx, noisy); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("Get of a memory marked as noise = %v, want not found (out of the live store)", err)
+	}
+	trash, err := st.TrashGet(ctx, []string{noisy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := trash[noisy].Reason; got != NoiseReason {
+		t.Fatalf("trash reason of a memory marked as noise = %q (in the trash: %v), want %q", got, len(trash) == 1, NoiseReason)
+	}
+	if n := sc.State().BufferLen; n != 1 {
+		t.Fatalf("rejection buffer holds %d texts after a noise mark, want 1", n)
+	}
+	if err := s.MarkNoise(ctx, noisy); !errors.Is(err, memory.ErrNotFound) {
+		t.Fatalf("MarkNoise of a trashed memory = %v, want not found", err)
+	}
+
+	// A memory deleted (trashed with another reason) and restored: its
+	// text was never learned, the buffer keeps the noise mark's.
+	if err := st.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: kept, Reason: "deleted"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Restore(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name       string
+		restore    bool
+		ids        []string
+		wantN, len int
+	}{
+		{"a deleted memory restored", false, []string{kept}, 0, 1},
+		{"an id not live", false, []string{noisy, "nope"}, 0, 1},
+		{"the noise-marked memory restored", true, []string{noisy}, 1, 0},
+		{"again", false, []string{noisy}, 0, 0},
+	} {
+		if tc.restore {
+			if err := st.Restore(ctx, tc.ids...); err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+		}
+		n, err := s.Restored(ctx, tc.ids)
+		if err != nil || n != tc.wantN {
+			t.Fatalf("%s: Restored = %d, %v, want %d", tc.name, n, err, tc.wantN)
+		}
+		if got := sc.State().BufferLen; got != tc.len {
+			t.Fatalf("%s: rejection buffer holds %d texts, want %d", tc.name, got, tc.len)
+		}
+	}
+	if m, err := st.Get(ctx, noisy); err != nil || m.ID != noisy {
+		t.Fatalf("Get after the restore = %+v, %v", m, err)
+	}
+}
+
+// TestRestoredWithoutScorer: with the content scorer off (no embedder at
+// start) a restore has no buffer to take texts out of.
+func TestRestoredWithoutScorer(t *testing.T) {
+	s := open(t)
+	if n, err := s.Restored(context.Background(), []string{"nope"}); n != 0 || err != nil {
+		t.Fatalf("Restored = %d, %v", n, err)
+	}
+}
