@@ -190,9 +190,9 @@ func (h *harness) verify(ctx context.Context, p *proc, prev state, led *ledger) 
 	}
 
 	// What this life may have changed, and what it must have.
-	// A delete moves the memory to the trash (restorable); marking it as
-	// noise deletes it for good. One in flight at the kill did either
-	// all of that or nothing.
+	// A delete moves the memory to the trash (restorable), and so does
+	// marking it as noise. One in flight at the kill did either all of
+	// that or nothing.
 	deleted := map[string]*deleteOp{}
 	for _, op := range led.deletes {
 		deleted[op.id] = op
@@ -204,9 +204,9 @@ func (h *harness) verify(ctx context.Context, p *proc, prev state, led *ledger) 
 		switch {
 		case live:
 			v.fail("memory %s is still there after its delete was acknowledged", op.id)
-		case op.noise && trashed:
-			v.fail("memory %s is in the trash after it was marked as noise (a delete for good)", op.id)
-		case !op.noise && !trashed:
+		case !trashed && op.noise:
+			v.lose("memory %s is not in the trash after it was marked as noise (a noise mark is restorable)", op.id)
+		case !trashed:
 			v.lose("memory %s is not in the trash after its delete was acknowledged (a delete is restorable)", op.id)
 		}
 	}
@@ -343,8 +343,8 @@ func (h *harness) verify(ctx context.Context, p *proc, prev state, led *ledger) 
 		h.checkRun(&v, op, now, importedByID, explainedTrash)
 	}
 	for id := range now.trash {
-		if op, del := deleted[id]; del && !op.noise {
-			continue // this life deleted it
+		if _, del := deleted[id]; del {
+			continue // this life deleted it or marked it as noise
 		}
 		if _, ok := prev.trash[id]; !ok && !explainedTrash[id] {
 			v.fail("memory %s went to the trash, but no steward run or delete of this life trashed it", id)
