@@ -131,6 +131,48 @@ type request struct {
 	toolResults []memory.ToolResult
 	dir         string // the working directory the agent reported, if any
 	headless    bool
+	// alike are the first responses of the earlier turns of the history
+	// whose user text is this request's (occurrence).
+	alike []turnStart
+}
+
+// turnStart is the first response of a turn: its text and the names of
+// the tools it called.
+type turnStart struct {
+	assistant string
+	tools     []string
+}
+
+// occurrence numbers, from 1, the turn this request begins among the
+// turns of its history that begin as it does: the same user text (alike)
+// and the same first response (the answer's text and tool names, white
+// space aside), as tail.Fingerprint compares them. The history is the
+// agent's own record of the session, so the count is the same for a
+// retried request and after a daemon restart; a per-session counter in
+// the proxy would take a retry for the next turn and restart at 1.
+func (r request) occurrence(assistant string, calls []memory.ToolCall) int {
+	n := 1
+	for _, ts := range r.alike {
+		if len(ts.tools) != len(calls) || !sameText(ts.assistant, assistant) {
+			continue
+		}
+		same := true
+		for i, c := range calls {
+			if !sameText(ts.tools[i], c.Name) {
+				same = false
+				break
+			}
+		}
+		if same {
+			n++
+		}
+	}
+	return n
+}
+
+// sameText reports whether two texts are the same, white space collapsed.
+func sameText(a, b string) bool {
+	return strings.Join(strings.Fields(a), " ") == strings.Join(strings.Fields(b), " ")
 }
 
 // notPrompt reports whether a user text, injected blocks removed, is

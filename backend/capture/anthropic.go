@@ -43,6 +43,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 	first := ""
 	assistants := 0
 	last, lastAssistant := -1, -1
+	var prompts []anthPrompt // the user prompts of the history, for occurrence
 	for i, m := range in.Messages {
 		if m.Role == "system" {
 			// Claude Code 2.1.x sends its environment block (" - Primary
@@ -85,6 +86,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 			if first == "" {
 				first = text
 			}
+			prompts = append(prompts, anthPrompt{msg: i, text: clean(text)})
 		}
 	}
 	r.turn = assistants + 1
@@ -117,9 +119,55 @@ func parseAnthropicRequest(body []byte) (request, error) {
 		r.toolLoop = len(results) > 0 && text == "" && lastAssistant < last
 		if !r.toolLoop {
 			r.user = clean(text)
+			r.alike = anthAlike(in.Messages, prompts, last, r.user)
 		}
 	}
 	return r, nil
+}
+
+// anthPrompt is a user prompt of a request's history: its message's
+// index and its text as the proxy keeps it.
+type anthPrompt struct {
+	msg  int
+	text string
+}
+
+// anthAlike returns the first responses of the prompts before message
+// last whose text is user's (white space aside): the turns that may begin
+// as this one does (request.occurrence). A prompt no assistant message
+// answered (the next message is the user's again) is left out.
+func anthAlike(msgs []anthropic.Message, prompts []anthPrompt, last int, user string) []turnStart {
+	if user == "" {
+		return nil
+	}
+	var out []turnStart
+	for _, p := range prompts {
+		if p.msg >= last || !sameText(p.text, user) {
+			continue
+		}
+		for _, m := range msgs[p.msg+1 : last] {
+			if m.Role == "user" {
+				break
+			}
+			if m.Role != "assistant" {
+				continue // a system message
+			}
+			var ts turnStart
+			var text strings.Builder
+			for _, b := range anthropic.Blocks(m.Content) {
+				switch {
+				case b.Type == "text":
+					text.WriteString(b.Text) // joined as the answer joins its text
+				case strings.HasSuffix(b.Type, "tool_use"):
+					ts.tools = append(ts.tools, clean(b.Name))
+				}
+			}
+			ts.assistant = clean(text.String())
+			out = append(out, ts)
+			break
+		}
+	}
+	return out
 }
 
 // joinText joins two texts with a blank line.

@@ -992,6 +992,9 @@ func (p *Proxy) build(pd *pending) (memory.Exchange, string, error) {
 		Error: a.isErr, Model: model, Usage: a.usage,
 		StartedAt: pd.started, EndedAt: pd.ended,
 	}
+	if n := r.occurrence(ex.Assistant, ex.ToolCalls); !ex.ToolLoop && n > 1 {
+		ex.Occurrence = n // left 0 for the first: counted as 1
+	}
 	return ex, r.dir, nil
 }
 

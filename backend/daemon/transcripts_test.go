@@ -509,3 +509,117 @@ func TestProxyTurnSurvivesKill(t *testing.T) {
 		})
 	}
 }
+
+// TestProxyRepeatedTurn: a session with two turns that begin alike (the
+// user's "yes", answered "Running the WAL tests first." and the same tool
+// both times; testdata/repeated_prompt.jsonl), through the real proxy and
+// a fake upstream, with and without its session file. The proxy counts
+// the second turn's occurrence in the request's history, so each turn is
+// stored exactly once: with the proxy alone both are stored (before, the
+// second was skipped as the first stored already, and lost); with the
+// session file read after, its copies of the turns the proxy took are
+// skipped and the rest stored (before, the file's first turn was skipped
+// for the proxy's second, and its second stored twice).
+func TestProxyRepeatedTurn(t *testing.T) {
+	const session = "7d1f6c2e-0b5a-4c39-9a7e-tail00000003"
+	const begin = "Running the WAL tests first."
+	turn1, turn2 := "tmpfs rejects fsync with EINVAL", "The startup warning is in wal/open.go"
+	type msg = map[string]any
+	toolUse := func(id string) []msg {
+		return []msg{{"type": "text", "text": begin}, {"type": "tool_use", "id": id, "name": "Bash", "input": msg{"command": "go test ./wal/..."}}}
+	}
+	result := func(id, out string) []msg { return []msg{{"type": "tool_result", "tool_use_id": id, "content": out}} }
+	history := []msg{
+		{"role": "user", "content": "yes"},
+		{"role": "assistant", "content": toolUse("toolu_0")},
+		{"role": "user", "content": result("toolu_0", "FAIL wal: fsync on tmpfs returns EINVAL")},
+		{"role": "assistant", "content": "The WAL test fails because tmpfs rejects fsync with EINVAL; ledgerd now skips O_DIRECT there. Shall I also add a startup warning?"},
+		{"role": "user", "content": "yes"},
+		{"role": "assistant", "content": toolUse("toolu_1")},
+		{"role": "user", "content": result("toolu_1", "ok ledgerd/wal 0.8s")},
+		{"role": "assistant", "content": "The startup warning is in wal/open.go and logs once when the WAL directory is on tmpfs."},
+	}
+	tests := []struct {
+		name     string
+		requests []int // the requests the proxy sees, by their message count
+		file     bool  // the session file is read after
+		fileKept int   // turns stored from it
+	}{
+		{name: "proxy only", requests: []int{1, 3, 5, 7}},
+		{name: "proxy then file", requests: []int{1, 3, 5, 7}, file: true, fileKept: 0},
+		{name: "proxy took the second turn, file the first", requests: []int{5, 7}, file: true, fileKept: 1},
+		{name: "proxy took the first turn, file the second", requests: []int{1, 3}, file: true, fileKept: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var in struct {
+					Messages []json.RawMessage `json:"messages"`
+				}
+				json.NewDecoder(r.Body).Decode(&in)
+				w.Header().Set("Content-Type", "text/event-stream")
+				switch len(in.Messages) {
+				case 1, 5:
+					id := fmt.Sprintf("toolu_%d", len(in.Messages)/5)
+					io.WriteString(w, sseAnswer("msg_a", begin, id, "Bash", `{"command":"go test ./wal/..."}`))
+				default:
+					io.WriteString(w, sseAnswer("msg_b", history[len(in.Messages)]["content"].(string), "", "", ""))
+				}
+			}))
+			defer upstream.Close()
+			cfg := testConfig(t)
+			cfg.Capture.AnthropicUpstream = upstream.URL
+			r := newTranscriptRig(t, cfg)
+			for i, n := range tc.requests {
+				body, _ := json.Marshal(msg{"model": "claude-sonnet-4-5", "max_tokens": 1000, "stream": true,
+					"metadata": msg{"user_id": "user_abc_account_def_session_" + session},
+					"system":   "Working directory: /home/dev/src/ledgerd", "messages": history[:n]})
+				resp, err := http.Post("http://"+r.d.listen+"/v1/messages", "application/json", bytes.NewReader(body))
+				if err != nil {
+					t.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				for j := 0; r.d.proxy.Stats().Handled < int64(i+1); j++ {
+					if j == 3000 {
+						t.Fatalf("the proxy did not handle request %d: %+v", i+1, r.d.proxy.Stats())
+					}
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			if tc.file {
+				data, err := os.ReadFile("testdata/repeated_prompt.jsonl")
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(r.root, "-home-dev-src-ledgerd", session+".jsonl")
+				if err := os.WriteFile(path, data, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				before := r.d.tail.Stats().Processed
+				if _, err := r.cl.CaptureTranscript(context.Background(), httpapi.TranscriptRequest{Path: path, Event: tail.EventSessionEnd,
+					SessionID: session, CWD: "/home/dev/src/ledgerd"}); err != nil {
+					t.Fatal(err)
+				}
+				r.waitProcessed(before + 1)
+				if st := r.d.tail.Stats(); st.Turns != tc.fileKept || st.Duplicates != 2-tc.fileKept {
+					t.Errorf("the session file: %d turns stored, %d skipped; want %d and %d", st.Turns, st.Duplicates, tc.fileKept, 2-tc.fileKept)
+				}
+			}
+			if st := r.d.tail.Stats(); st.ProxyDuplicates != 0 {
+				t.Errorf("the proxy skipped %d exchanges as stored already, want none", st.ProxyDuplicates)
+			}
+			got := map[string]int{}
+			for _, e := range r.d.decisions.Newest(100) {
+				for _, s := range []string{turn1, turn2} {
+					if strings.Contains(e.Assistant, s) {
+						got[s]++
+					}
+				}
+			}
+			if got[turn1] != 1 || got[turn2] != 1 {
+				t.Errorf("turns decided %v, want each once", got)
+			}
+		})
+	}
+}

@@ -38,6 +38,13 @@ type Exchange struct {
 	// ToolLoop marks an iteration of the agent's tool loop: the request
 	// answered tool results rather than a user prompt.
 	ToolLoop bool `json:"tool_loop,omitempty"`
+	// Occurrence numbers, from 1, the turns of the session that begin
+	// as this one does (the same user text and first response: the
+	// user's "yes" twice, answered the same way at first); 0 when not
+	// counted, as 1. The capture proxy counts them in the request's
+	// history, so two such turns are kept apart from each other and a
+	// session file's copy of either is still recognised.
+	Occurrence int `json:"occurrence,omitempty"`
 	// Error marks an error response (HTTP error, stop_reason "error",
 	// an overloaded or refused answer).
 	Error bool   `json:"error,omitempty"`

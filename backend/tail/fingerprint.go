@@ -41,6 +41,16 @@ func Fingerprint(ex memory.Exchange) string {
 	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
+// TurnKey names the turn ex begins in the ledger: its Fingerprint for the
+// first turn of the session that begins so (ex.Occurrence 0 or 1), the
+// fingerprint and the occurrence for the next ones (occurrenceKey). The
+// capture proxy counts the occurrence in the request's history, the
+// session file's path in the file (Cursor.Seen), so both name the n-th
+// "yes" turn alike and each is stored once, none lost.
+func TurnKey(ex memory.Exchange) string {
+	return occurrenceKey(Fingerprint(ex), ex.Occurrence)
+}
+
 // ledger remembers, per session, the fingerprints of the turns stored,
 // in one file per session under dir.
 type ledger struct {
@@ -159,9 +169,9 @@ func (l *ledger) addLocked(session string, st *sessionTurns, fps []string) error
 	return nil
 }
 
-// claimKey names a session's turn in ledger.taking.
-func claimKey(session, fp string) string {
-	return session + "\x00" + fp
+// claimKey names a session's turn (its TurnKey) in ledger.taking.
+func claimKey(session, key string) string {
+	return session + "\x00" + key
 }
 
 // proxy decides for an exchange the capture proxy took whether it belongs
@@ -185,13 +195,13 @@ func (l *ledger) proxy(ex memory.Exchange) (skip bool, err error) {
 	if ex.ToolLoop {
 		return st.skipping, nil
 	}
-	fp := Fingerprint(ex)
-	if st.set[fp] {
+	key := TurnKey(ex)
+	if st.set[key] {
 		st.skipping = true
 		return true, nil
 	}
 	st.skipping = false
-	if k := claimKey(ex.SessionID, fp); l.taking[k] == nil {
+	if k := claimKey(ex.SessionID, key); l.taking[k] == nil {
 		l.taking[k] = make(chan struct{})
 	}
 	return false, nil
@@ -202,7 +212,7 @@ func (l *ledger) release(ex memory.Exchange) {
 	if ex.SessionID == "" || ex.ToolLoop {
 		return
 	}
-	k := claimKey(ex.SessionID, Fingerprint(ex))
+	k := claimKey(ex.SessionID, TurnKey(ex))
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if ch := l.taking[k]; ch != nil {
@@ -211,11 +221,11 @@ func (l *ledger) release(ex memory.Exchange) {
 	}
 }
 
-// wait returns once the proxy is not taking the session's turn fp (at
-// once when it is not), or ctx ends.
-func (l *ledger) wait(ctx context.Context, session, fp string) error {
+// wait returns once the proxy is not taking the session's turn key (a
+// TurnKey; at once when it is not), or ctx ends.
+func (l *ledger) wait(ctx context.Context, session, key string) error {
 	l.mu.Lock()
-	ch := l.taking[claimKey(session, fp)]
+	ch := l.taking[claimKey(session, key)]
 	onWait := l.onWait
 	l.mu.Unlock()
 	if ch == nil {
@@ -241,5 +251,5 @@ func (l *ledger) proxyTook(ex memory.Exchange) error {
 		return nil
 	}
 	defer l.release(ex) // also when it could not be recorded: the transcript's copy is stored then
-	return l.add(ex.SessionID, Fingerprint(ex))
+	return l.add(ex.SessionID, TurnKey(ex))
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -208,5 +209,94 @@ func TestRepeatedTurnProxyFirst(t *testing.T) {
 	r.hook(path, EventSessionEnd)
 	if st := r.tl.Stats(); len(r.turns) != 1 || st.Duplicates != 1 || r.turns[0][0].Turn != turns[1][0].Turn {
 		t.Fatalf("stored %d turns (%+v), %d duplicates; want turn 2 stored, turn 1 skipped", len(r.turns), r.turns, st.Duplicates)
+	}
+}
+
+// TestRepeatedTurnProxyCounts: the capture proxy numbers the turns of a
+// session that begin alike (memory.Exchange.Occurrence, counted in the
+// request's history), and the ledger keys the n-th one as the session
+// file's path does. Before, the proxy did not count: with the proxy alone
+// (an agent without session files) the second "yes" turn was skipped as
+// the first one stored already, and lost. Each case says which turns the
+// proxy took (by occurrence), whether the session file is read before or
+// after, and what each path must keep; a restart (the tailer opened again)
+// between the two paths stands for a daemon restart, and a retried request
+// (the same occurrence again) must be skipped.
+func TestRepeatedTurnProxyCounts(t *testing.T) {
+	data, err := os.ReadFile("testdata/repeated_prompt.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exs, _, err := transcript.Parse(bytes.NewReader(data), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := splitTurns(exs)
+	if len(turns) != 2 || Fingerprint(turns[0][0]) != Fingerprint(turns[1][0]) {
+		t.Fatalf("fixture: %d turns, want 2 beginning alike", len(turns))
+	}
+	cases := []struct {
+		name      string
+		file      string // "": no session file; "before" or "after" the proxy
+		proxy     []int  // occurrences the proxy sees, in order
+		proxyKeep []bool
+		fileKeep  []int // the turns (by occurrence) stored from the file
+	}{
+		{name: "proxy only", proxy: []int{1, 2}, proxyKeep: []bool{true, true}},
+		{name: "proxy retries", proxy: []int{1, 2, 2}, proxyKeep: []bool{true, true, false}},
+		{name: "proxy both then file", file: "after", proxy: []int{1, 2}, proxyKeep: []bool{true, true}, fileKeep: nil},
+		{name: "proxy second then file", file: "after", proxy: []int{2}, proxyKeep: []bool{true}, fileKeep: []int{1}},
+		{name: "proxy first then file", file: "after", proxy: []int{1}, proxyKeep: []bool{true}, fileKeep: []int{2}},
+		{name: "file then proxy", file: "before", proxy: []int{1, 2}, proxyKeep: []bool{false, false}, fileKeep: []int{1, 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t)
+			path := r.session("7d1f6c2e-0b5a-4c39-9a7e-tail00000003")
+			readFile := func() {
+				appendTo(t, path, data)
+				r.hook(path, EventSessionEnd)
+				var got []int
+				for _, turn := range r.turns {
+					for k := range turns {
+						if turn[0].Turn == turns[k][0].Turn {
+							got = append(got, k+1)
+						}
+					}
+				}
+				if !slices.Equal(got, tc.fileKeep) {
+					t.Errorf("stored turns %v from the file, want %v (stats %+v)", got, tc.fileKeep, r.tl.Stats())
+				}
+			}
+			if tc.file == "before" {
+				readFile()
+				r.open()
+			}
+			for i, occ := range tc.proxy {
+				kept := false
+				for j, ex := range turns[occ-1] { // the turn as the proxy saw it
+					ex.Source, ex.Turn, ex.Occurrence = memory.SourceCapture, ex.Turn+7, occ
+					skip, err := r.tl.ProxyExchange(ex)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if j == 0 {
+						kept = !skip
+					}
+					if !skip {
+						if err := r.tl.ProxyTook(ex); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if kept != tc.proxyKeep[i] {
+					t.Errorf("proxy request %d (occurrence %d): kept %v, want %v", i+1, occ, kept, tc.proxyKeep[i])
+				}
+				r.open() // a restart between requests: the ledger's file decides
+			}
+			if tc.file == "after" {
+				readFile()
+			}
+		})
 	}
 }

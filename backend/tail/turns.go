@@ -115,14 +115,14 @@ func splitTurns(exs []memory.Exchange) [][]memory.Exchange {
 func (t *Tailer) capture(ctx context.Context, c *Cursor, r region) error {
 	for _, turn := range splitTurns(r.exchanges) {
 		fp := Fingerprint(turn[0])
-		if err := t.ledger.wait(ctx, c.SessionID, fp); err != nil { // the proxy's copy decides
-			return err
-		}
 		if c.Seen == nil {
 			c.Seen = map[string]int{}
 		}
 		c.Seen[fp]++
 		key := occurrenceKey(fp, c.Seen[fp])
+		if err := t.ledger.wait(ctx, c.SessionID, key); err != nil { // the proxy's copy decides
+			return err
+		}
 		seen, err := t.ledger.has(c.SessionID, key)
 		if err != nil {
 			return err
@@ -151,12 +151,13 @@ func (t *Tailer) capture(ctx context.Context, c *Cursor, r region) error {
 	return nil
 }
 
-// occurrenceKey names the n-th turn of a session file that begins with
-// fingerprint fp (from 1) in the ledger: fp itself for the first, as the
-// capture proxy records the turns it takes, so a turn it took is skipped
-// here; fp and n for the next ones, which are other turns of the session,
-// never the first read again. (The proxy, which does not count, skips a
-// repeated turn as stored already: its copy from the file is stored.)
+// occurrenceKey names the n-th turn of a session that begins with
+// fingerprint fp (from 1) in the ledger: fp itself for the first (the
+// key of ledgers written before turns were counted), fp and n for the
+// next ones, which are other turns of the session, never the first read
+// again. The session file's path counts n in the file (Cursor.Seen), the
+// capture proxy in the request's history (memory.Exchange.Occurrence;
+// TurnKey), so a turn either took is skipped by the other.
 func occurrenceKey(fp string, n int) string {
 	if n <= 1 {
 		return fp

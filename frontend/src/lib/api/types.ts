@@ -279,6 +279,7 @@ export interface Exchange {
   tool_calls?: ToolCall[];
   tool_results?: ToolResult[];
   tool_loop?: boolean;
+  occurrence?: number;
   error?: boolean;
   model?: string;
   usage?: Usage;
