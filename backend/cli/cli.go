@@ -58,7 +58,7 @@ func init() {
 		{"ingest", "[--as auto|transcript|exchanges|document] [--project P] FILE...|-", "run transcripts, exchanges or documents through the write pipeline", runIngest},
 		{"decisions", "[--limit N]", "the running daemon's recent write-pipeline decisions", runDecisions},
 		{"keep", "DECISION_ID", "store an exchange the write pipeline rejected (trains the noise model)", runKeep},
-		{"mark-noise", "ID", "delete a memory that is noise (trains the noise model)", runMarkNoise},
+		{"mark-noise", "ID", "move a memory that is noise to the trash (trains the noise model)", runMarkNoise},
 		{"import", "FILE|-", "validate, then add the memories of an export", runImport},
 		{"import-claude", "[--home DIR] [--project-dir DIR]... [--dry-run]", "import Claude Code's memory files and CLAUDE.md files (idempotent: re-run to sync)", runImportClaude},
 		{"reindex", "[--embedder P] [--ollama-model M]", "re-embed every memory with another model (a running daemon does it while it serves)", runReindex},

@@ -243,11 +243,22 @@ func TestServeAndRemoteCommands(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(sout), &kept) != nil || kept.Verdict != "stored" {
 		t.Fatalf("keep: %d %s %s", code, sout, errs)
 	}
-	if code, sout, errs := run(t, bg, "", "mark-noise", "--data-dir", dir, kept.MemoryIDs[0]); code != 0 || !strings.Contains(sout, "deleted") {
+	if code, sout, errs := run(t, bg, "", "mark-noise", "--data-dir", dir, kept.MemoryIDs[0]); code != 0 || !strings.Contains(sout, "moved "+kept.MemoryIDs[0]+" to the trash") {
 		t.Fatalf("mark-noise: %d %s %s", code, sout, errs)
 	}
 	if code, sout, _ := run(t, bg, "", "stats", "--data-dir", dir); code != 0 || !strings.Contains(sout, "1 learned noise examples") {
 		t.Fatalf("stats after mark-noise: %s", sout)
+	}
+	// Its restore from the trash brings it back and takes its text out of
+	// the noise model.
+	if code, sout, errs := run(t, bg, "", "trash", "restore", "--data-dir", dir, kept.MemoryIDs[0]); code != 0 {
+		t.Fatalf("trash restore after mark-noise: %d %s %s", code, sout, errs)
+	}
+	if code, sout, errs := run(t, bg, "", "get", "--data-dir", dir, kept.MemoryIDs[0]); code != 0 || !strings.Contains(sout, "mutex") {
+		t.Fatalf("get after the restore: %d %s %s", code, sout, errs)
+	}
+	if code, sout, _ := run(t, bg, "", "stats", "--data-dir", dir); code != 0 || !strings.Contains(sout, "0 learned noise examples") {
+		t.Fatalf("stats after the restore of a memory marked as noise: %s", sout)
 	}
 	// Capture switch and recall through the daemon.
 	if code, sout, errs := run(t, bg, "", "capture", "off", "--exclude", "secretproj", "--data-dir", dir); code != 0 ||

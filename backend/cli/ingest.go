@@ -599,8 +599,8 @@ func runKeep(env *Env, args []string) error {
 	})
 }
 
-// runMarkNoise is `memtray mark-noise MEMORY_ID`: delete a memory and teach
-// the noise model its text.
+// runMarkNoise is `memtray mark-noise MEMORY_ID`: move a memory to the
+// trash (restorable) and teach the noise model its text.
 func runMarkNoise(env *Env, args []string) error {
 	c, id, err := parseID(env, "mark-noise", args, false)
 	if err != nil {
@@ -610,7 +610,7 @@ func runMarkNoise(env *Env, args []string) error {
 		if err := svc.Feed.MarkNoise(env.Ctx, id); err != nil {
 			return err
 		}
-		fmt.Fprintf(env.Stdout, "deleted %s; the noise model learns from it\n", id)
+		fmt.Fprintf(env.Stdout, "moved %s to the trash; the noise model learns from it (`memtray trash restore%s %s` brings it back and unlearns it)\n", id, c.flagsForHint(), id)
 		return nil
 	})
 }
