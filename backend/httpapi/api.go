@@ -167,7 +167,8 @@ type Feed interface {
 	// Keep stores a rejected exchange of the decision log (a user said it
 	// was worth keeping) and takes it out of the noise model.
 	Keep(ctx context.Context, decisionID string) (memory.Decision, error)
-	// MarkNoise deletes a stored memory and teaches the noise model its text.
+	// MarkNoise moves a stored memory to the trash (restorable) and teaches
+	// the noise model its text.
 	MarkNoise(ctx context.Context, id string) error
 	// Noise describes the content scorer and the judge, for the UI.
 	Noise(ctx context.Context) (NoiseState, error)

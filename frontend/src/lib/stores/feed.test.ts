@@ -77,6 +77,7 @@ describe('feed store', () => {
     feed.noise(get(feed.items)[0]);
     expect(get(feed.items)[0].mark).toBe('noise-pending');
     const t = get(toasts).find((x) => x.action?.label === 'Undo')!;
+    expect(t.text).toBe('Marked as noise: the memory goes to the trash (Steward → Trash restores it) and is learned as noise');
     await runAction(t.id); // undo: nothing is sent
     expect(calls.some((c) => c.url.includes('/noise'))).toBe(false);
     expect(get(feed.items)[0].mark).toBeUndefined();

@@ -198,7 +198,7 @@ export function createFeed(opts: FeedOptions = {}) {
     const before = item.mark;
     setMark(item.id, 'noise-pending');
     deferred(
-      `Marked as noise: ${ids.length === 1 ? 'the memory' : `${ids.length} memories`} will be deleted and learned as noise`,
+      `Marked as noise: ${ids.length === 1 ? 'the memory goes' : `${ids.length} memories go`} to the trash (Steward → Trash restores ${ids.length === 1 ? 'it' : 'them'}) and ${ids.length === 1 ? 'is' : 'are'} learned as noise`,
       async (leaving) => {
         for (const id of ids) await api.markNoise(id, leaving);
         setMark(item.id, 'noise');
