@@ -136,6 +136,32 @@ type request struct {
 	alike []turnStart
 }
 
+// prompt is a user prompt of a request's history: the index of its
+// message (or item) and its text as the proxy keeps it.
+type prompt struct {
+	msg  int
+	text string
+}
+
+// partsText is the text of message content (a string, or parts with
+// text) joined as an answer joins its text: with nothing between parts.
+func partsText(raw json.RawMessage) string {
+	if len(raw) > 0 && raw[0] == '[' {
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(raw, &parts) == nil {
+			var b strings.Builder
+			for _, pt := range parts {
+				b.WriteString(pt.Text)
+			}
+			return b.String()
+		}
+		return ""
+	}
+	return jsonText(raw)
+}
+
 // turnStart is the first response of a turn: its text and the names of
 // the tools it called.
 type turnStart struct {

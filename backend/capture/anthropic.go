@@ -43,7 +43,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 	first := ""
 	assistants := 0
 	last, lastAssistant := -1, -1
-	var prompts []anthPrompt // the user prompts of the history, for occurrence
+	var prompts []prompt // the user prompts of the history, for occurrence
 	for i, m := range in.Messages {
 		if m.Role == "system" {
 			// Claude Code 2.1.x sends its environment block (" - Primary
@@ -86,7 +86,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 			if first == "" {
 				first = text
 			}
-			prompts = append(prompts, anthPrompt{msg: i, text: clean(text)})
+			prompts = append(prompts, prompt{msg: i, text: clean(text)})
 		}
 	}
 	r.turn = assistants + 1
@@ -125,18 +125,11 @@ func parseAnthropicRequest(body []byte) (request, error) {
 	return r, nil
 }
 
-// anthPrompt is a user prompt of a request's history: its message's
-// index and its text as the proxy keeps it.
-type anthPrompt struct {
-	msg  int
-	text string
-}
-
 // anthAlike returns the first responses of the prompts before message
 // last whose text is user's (white space aside): the turns that may begin
 // as this one does (request.occurrence). A prompt no assistant message
 // answered (the next message is the user's again) is left out.
-func anthAlike(msgs []anthropic.Message, prompts []anthPrompt, last int, user string) []turnStart {
+func anthAlike(msgs []anthropic.Message, prompts []prompt, last int, user string) []turnStart {
 	if user == "" {
 		return nil
 	}

@@ -159,6 +159,10 @@ func FuzzRequest(f *testing.F) {
 	for _, b := range sharedBodies() {
 		f.Add(b)
 	}
+	// Turns that begin alike (occurrence), in each API's history.
+	f.Add([]byte(`{"messages":[{"role":"user","content":"yes"},{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t","name":"Bash"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t"}]},{"role":"assistant","content":"a"},{"role":"user","content":"yes"}]}`))
+	f.Add([]byte(`{"messages":[{"role":"user","content":"yes"},{"role":"assistant","content":"ok","tool_calls":[{"id":"c","function":{"name":"run"}}]},{"role":"user","content":"yes"}]}`))
+	f.Add([]byte(`{"input":[{"type":"message","role":"user","content":"yes"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]},{"type":"function_call","name":"shell"},{"type":"message","role":"user","content":"yes"}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, parse := range []func([]byte) (request, error){parseAnthropicRequest, parseChatRequest, parseResponsesRequest} {
 			r, err := parse(body)
@@ -179,6 +183,19 @@ func FuzzRequest(f *testing.F) {
 			}
 			if r.turn < 1 || r.userTurns < 0 {
 				t.Fatalf("turn %d, user turns %d", r.turn, r.userTurns)
+			}
+			if len(r.alike) >= max(r.userTurns, 1) || (r.toolLoop && len(r.alike) > 0) {
+				t.Fatalf("%d earlier turns alike of %d prompts (tool loop %v)", len(r.alike), r.userTurns, r.toolLoop)
+			}
+			for _, ts := range r.alike {
+				if n := r.occurrence(ts.assistant, nil); n < 1 || n > len(r.alike)+1 {
+					t.Fatalf("occurrence %d of %d alike", n, len(r.alike))
+				}
+				for _, s := range append([]string{ts.assistant}, ts.tools...) {
+					if !memory.ValidUTF8(s) {
+						t.Fatalf("invalid text %q", s)
+					}
+				}
 			}
 		}
 		for _, rp := range []responseParser{newAnthParser(1 << 10), newChatParser(1 << 10), newResponsesParser(1 << 10)} {

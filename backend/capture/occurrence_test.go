@@ -2,6 +2,7 @@ package capture
 
 import (
 	"encoding/json"
+	"net/http"
 	"testing"
 )
 
@@ -58,6 +59,71 @@ func TestAnthropicOccurrence(t *testing.T) {
 				if ex.Occurrence != tt.want {
 					t.Errorf("try %d: occurrence %d, want %d (exchange %+v)", try+1, ex.Occurrence, tt.want, ex)
 				}
+			}
+		})
+	}
+}
+
+// TestOpenAIOccurrence: the same count for the OpenAI APIs' histories
+// (Chat Completions' messages, the Responses API's input items).
+func TestOpenAIOccurrence(t *testing.T) {
+	type obj = map[string]any
+	chatTool := func(text, name string) obj {
+		return obj{"role": "assistant", "content": text, "tool_calls": []obj{{"id": "c1", "type": "function", "function": obj{"name": name, "arguments": "{}"}}}}
+	}
+	item := func(role string, parts ...string) obj {
+		var content []obj
+		for _, p := range parts {
+			typ := "output_text"
+			if role == "user" {
+				typ = "input_text"
+			}
+			content = append(content, obj{"type": typ, "text": p})
+		}
+		return obj{"type": "message", "role": role, "content": content}
+	}
+	call := func(name string) obj {
+		return obj{"type": "function_call", "call_id": "c1", "name": name, "arguments": "{}"}
+	}
+	output := obj{"type": "function_call_output", "call_id": "c1", "output": "ok"}
+	const chatAnswer, respAnswer = "Use `make test`.", "Tests live next to the code they test."
+	tests := []struct {
+		name      string
+		responses bool
+		history   []obj
+		want      int
+	}{
+		{"chat first", false, []obj{{"role": "user", "content": "yes"}}, 0},
+		{"chat second", false, []obj{{"role": "user", "content": "yes"}, chatTool(chatAnswer, "run"),
+			{"role": "tool", "tool_call_id": "c1", "content": "ok"}, {"role": "assistant", "content": "done"}, {"role": "user", "content": " yes "}}, 2},
+		{"chat answered with another tool", false, []obj{{"role": "user", "content": "yes"}, chatTool(chatAnswer, "ls"),
+			{"role": "tool", "tool_call_id": "c1", "content": "ok"}, {"role": "assistant", "content": "done"}, {"role": "user", "content": "yes"}}, 0},
+		{"responses first", true, []obj{item("user", "yes")}, 0},
+		{"responses second", true, []obj{item("user", "yes"), {"type": "reasoning", "summary": []obj{}},
+			item("assistant", "Tests live next to ", "the code they test."), call("shell"), output, item("assistant", "done"), item("user", "yes")}, 2},
+		{"responses answered otherwise", true, []obj{item("user", "yes"), item("assistant", respAnswer), item("user", "yes")}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, harnessOpt{})
+			path, fixture, answer := "/openai/v1/chat/completions", "openai_chat.sse", chatAnswer
+			body := obj{"model": "m", "stream": true, "messages": tt.history}
+			if tt.responses {
+				path, fixture, answer = "/openai/v1/responses", "openai_responses.sse", respAnswer
+				body = obj{"model": "m", "stream": true, "input": tt.history}
+			}
+			h.up.reply(200, sseHeader(), readFile(t, fixture))
+			data, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.post(t, path, http.Header{"Content-Type": {"application/json"}}, data)
+			ex := h.sink.next(t)
+			if ex.Assistant != answer || ex.ToolLoop {
+				t.Fatalf("exchange %+v", ex)
+			}
+			if ex.Occurrence != tt.want {
+				t.Errorf("occurrence %d, want %d (exchange %+v)", ex.Occurrence, tt.want, ex)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package capture
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
@@ -51,7 +52,8 @@ func parseChatRequest(body []byte) (request, error) {
 	names := map[string]string{}
 	first, system := "", ""
 	assistants, lastUser := 0, ""
-	for _, m := range in.Messages {
+	var prompts []prompt // the user prompts of the history, for occurrence
+	for i, m := range in.Messages {
 		text := jsonText(m.Content)
 		switch m.Role {
 		case "system", "developer":
@@ -73,6 +75,7 @@ func parseChatRequest(body []byte) (request, error) {
 				if first == "" {
 					first = t
 				}
+				prompts = append(prompts, prompt{msg: i, text: clean(t)})
 			}
 		}
 	}
@@ -106,6 +109,25 @@ func parseChatRequest(body []byte) (request, error) {
 		}
 	} else {
 		r.user = clean(lastUser)
+		for _, p := range prompts[:max(len(prompts)-1, 0)] {
+			if !sameText(p.text, r.user) {
+				continue
+			}
+			for _, m := range in.Messages[p.msg+1:] {
+				if m.Role == "user" {
+					break
+				}
+				if m.Role != "assistant" {
+					continue
+				}
+				ts := turnStart{assistant: clean(partsText(m.Content))}
+				for _, c := range m.ToolCalls {
+					ts.tools = append(ts.tools, clean(c.Function.Name))
+				}
+				r.alike = append(r.alike, ts)
+				break
+			}
+		}
 	}
 	return r, nil
 }
@@ -299,7 +321,8 @@ func parseResponsesRequest(body []byte) (request, error) {
 	names := map[string]string{}
 	first, lastUser := "", ""
 	assistants := 0
-	for _, it := range items {
+	var prompts []prompt // the user prompts of the history, for occurrence
+	for i, it := range items {
 		switch it.Type {
 		case "", "message":
 			text := jsonText(it.Content)
@@ -318,6 +341,7 @@ func parseResponsesRequest(body []byte) (request, error) {
 					if first == "" {
 						first = t
 					}
+					prompts = append(prompts, prompt{msg: i, text: clean(t)})
 				}
 			}
 		case "function_call", "custom_tool_call":
@@ -350,8 +374,44 @@ func parseResponsesRequest(body []byte) (request, error) {
 		}
 	} else {
 		r.user = clean(lastUser)
+		r.alike = responsesAlike(items, prompts, r.user)
 	}
 	return r, nil
+}
+
+// responsesAlike returns the first responses of the prompts before the
+// last whose text is user's (white space aside): the turns that may begin
+// as this one does (request.occurrence). A response is the items after
+// the prompt up to a tool's output or the next user message: the
+// assistant's text and the tools it called.
+func responsesAlike(items []responsesItem, prompts []prompt, user string) []turnStart {
+	var out []turnStart
+	for _, p := range prompts[:max(len(prompts)-1, 0)] {
+		if !sameText(p.text, user) {
+			continue
+		}
+		var ts turnStart
+		var text strings.Builder
+		answered := false
+	items:
+		for _, it := range items[p.msg+1:] {
+			switch {
+			case isCallOutput(it.Type), (it.Type == "" || it.Type == "message") && it.Role == "user":
+				break items
+			case (it.Type == "" || it.Type == "message") && it.Role == "assistant":
+				text.WriteString(partsText(it.Content))
+				answered = true
+			case it.Type == "function_call" || it.Type == "custom_tool_call":
+				ts.tools = append(ts.tools, clean(it.Name))
+				answered = true
+			}
+		}
+		if answered {
+			ts.assistant = clean(text.String())
+			out = append(out, ts)
+		}
+	}
+	return out
 }
 
 // isCallOutput reports whether a Responses item type returns a tool's output.
