@@ -84,7 +84,8 @@ func TestIngestAPI(t *testing.T) {
 		t.Errorf("keep of an unknown decision: %v", err)
 	}
 
-	// Mark the fact as noise: deleted, and the noise model learns it.
+	// Mark the fact as noise: moved to the trash (Get no longer finds it),
+	// and the noise model learns it.
 	if err := c.MarkNoise(ctx, resp.Decisions[0].MemoryIDs[0]); err != nil {
 		t.Fatal(err)
 	}
