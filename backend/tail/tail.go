@@ -18,7 +18,9 @@
 // session, so a turn read twice (a file read again, or the same turn taken
 // by the capture proxy first: ProxyExchange, then ProxyTook once the
 // proxy's copy is durable) is stored once; the second comer is skipped
-// and counted.
+// and counted. Turns of a session that begin alike are numbered (the file
+// counts them, the proxy's request history does: TurnKey), so the second
+// is never taken for the first.
 package tail
 
 import (
