@@ -49,13 +49,8 @@ var formats = map[string]format{
 // next turn.
 func heldFrom(data []byte, fm format) int {
 	held := -1
-	for pos := 0; pos < len(data); {
-		end := bytes.IndexByte(data[pos:], '\n')
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += pos + 1
-		}
+	for pos, end := 0, 0; pos < len(data); pos = end {
+		end = lineEnd(data, pos)
 		line := bytes.TrimSpace(data[pos:end])
 		switch {
 		case fm.response(line):
@@ -63,12 +58,20 @@ func heldFrom(data []byte, fm format) int {
 		case held < 0 && fm.carries(line):
 			held = pos
 		}
-		pos = end
 	}
 	if held < 0 {
 		return len(data)
 	}
 	return held
+}
+
+// lineEnd returns the offset just past the line of data that starts at
+// pos: after its newline, or len(data) for a last line without one.
+func lineEnd(data []byte, pos int) int {
+	if i := bytes.IndexByte(data[pos:], '\n'); i >= 0 {
+		return pos + i + 1
+	}
+	return len(data)
 }
 
 // claudeLine is what the Claude Code tests read of a line.

@@ -22,18 +22,12 @@ func TurnChunks(agent string, data []byte) ([][]byte, error) {
 	}
 	var out [][]byte
 	start := 0
-	for pos := 0; pos < len(data); {
-		end := bytes.IndexByte(data[pos:], '\n')
-		if end < 0 {
-			end = len(data)
-		} else {
-			end += pos + 1
-		}
+	for pos, end := 0, 0; pos < len(data); pos = end {
+		end = lineEnd(data, pos)
 		if pos > start && fm.stop(bytes.TrimSpace(data[pos:end])) {
 			out = append(out, data[start:pos])
 			start = pos
 		}
-		pos = end
 	}
 	if start < len(data) {
 		out = append(out, data[start:])
