@@ -281,15 +281,18 @@ var userReport = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|so|but|and|now|hmm|wel
 // "Don't add the co-authored-by footer" names what it is about and stays.
 var pronounOrder = regexp.MustCompile(`^(?:(?:no|nope|yes|ok(?:ay)?|wait|stop)\b[\s,.;:!—–-]*)*(?:please )?(?:don't|do not|dont|never|no need to|stop) (?:\w+ ){1,2}(?:it|that|this|them|those|these)(?: (?:up|out|down|again|now|yet|for now|anymore|any more))?[\s.!]*$`)
 
-// ruleWord is a word that makes a user's sentence a rule whatever it
-// opens with ("it works now, but always run the linter first").
-var ruleWord = regexp.MustCompile(`\b(?:always|never|from now on|going forward|by default|every time|each time|whenever)\b`)
+// ruleWords are the words that make a user's sentence a rule whatever it
+// opens with ("it works now, but always run the linter first"): ruleWord
+// matches them; standing, the wider test, includes them.
+const ruleWords = `always|never|from now on|going forward|by default|every time|each time|whenever`
+
+var ruleWord = regexp.MustCompile(`\b(?:` + ruleWords + `)\b`)
 
 // standing marks a user's words as a rule for every turn, not only this
 // one: "always", "never", "every", "each", "from now on", "by default",
 // "don't", "instead of"... ("all" is not: "make sure all tests pass" is
 // this turn's scope).
-var standing = regexp.MustCompile(`\b(?:always|never|every|each|whenever|from now on|going forward|in future|in the future|by default|default to|don't|do not|dont|instead of|rather than|prefer|no longer|only ever|each time|every time)\b`)
+var standing = regexp.MustCompile(`\b(?:` + ruleWords + `|every|each|in future|in the future|default to|don't|do not|dont|instead of|rather than|prefer|no longer|only ever)\b`)
 
 // taskRequest reports whether a user's lowercased sentence asks for work
 // in the turn at hand (requestLead) without saying it stands for later
