@@ -8,46 +8,10 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/embed/embedtest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
-
-// tableEmbedder embeds the texts of its table as listed (by trimmed text)
-// and any other text as other. after, when set, runs once an Embed call
-// has its vectors and before it returns them.
-type tableEmbedder struct {
-	model string
-	table map[string][]float32
-	other []float32
-	after func(texts []string)
-}
-
-const tableDim = 8
-
-func (e *tableEmbedder) Model() string { return e.model }
-func (e *tableEmbedder) Dim() int      { return tableDim }
-
-func (e *tableEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v, ok := e.table[strings.TrimSpace(t)]
-		if !ok {
-			v = e.other
-		}
-		out[i] = v
-	}
-	if e.after != nil {
-		e.after(texts)
-	}
-	return out, nil
-}
-
-// unit is the unit vector along axis i.
-func unit(i int) []float32 {
-	v := make([]float32, tableDim)
-	v[i] = 1
-	return v
-}
 
 // TestDedupAcrossModelSwitch: a text embedded with the old model just
 // before the store switched models (a re-embedding finishing between the
@@ -86,11 +50,11 @@ func TestDedupAcrossModelSwitch(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			// Every text but the stored one is old unit(0), the stored
+			// Every text but the stored one is old embedtest.Unit(0), the stored
 			// one's new vector.
-			oldEmb := &tableEmbedder{model: "table-old", table: map[string][]float32{stored: unit(1)}, other: unit(0)}
-			newEmb := &tableEmbedder{model: "table-new", table: map[string][]float32{stored: unit(0)}, other: unit(2)}
-			st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: oldEmb.model, Dim: tableDim, Clock: memory.FixedClock{T: t0}})
+			oldEmb := &embedtest.Table{Name: "table-old", Vecs: map[string][]float32{stored: embedtest.Unit(1)}, Other: embedtest.Unit(0)}
+			newEmb := &embedtest.Table{Name: "table-new", Vecs: map[string][]float32{stored: embedtest.Unit(0)}, Other: embedtest.Unit(2)}
+			st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: oldEmb.Name, Dim: embedtest.Dim, Clock: memory.FixedClock{T: t0}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +72,7 @@ func TestDedupAcrossModelSwitch(t *testing.T) {
 			// store re-embeds with the new model and the embedder
 			// switches, as a re-embedding job finishing right then does.
 			switched := false
-			oldEmb.after = func([]string) {
+			oldEmb.After = func([]string) {
 				if switched {
 					return
 				}
@@ -132,7 +96,7 @@ func TestDedupAcrossModelSwitch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(m.Text, tc.want) || m.EmbeddingModel != newEmb.model || fmt.Sprint(m.Embedding) != fmt.Sprint(unit(2)) {
+			if !strings.Contains(m.Text, tc.want) || m.EmbeddingModel != newEmb.Name || fmt.Sprint(m.Embedding) != fmt.Sprint(embedtest.Unit(2)) {
 				t.Errorf("stored %q, model %s, vector %v: want %q with the new model's vector", m.Text, m.EmbeddingModel, m.Embedding, tc.want)
 			}
 			old, err := st.Get(ctx, first.Memory.ID)

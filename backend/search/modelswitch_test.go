@@ -7,45 +7,10 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/embed/embedtest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
-
-// tableEmbedder embeds the texts of its table as listed and any other
-// text as other. after, when set, runs once an Embed call has its vectors
-// and before it returns them.
-type tableEmbedder struct {
-	model string
-	table map[string][]float32
-	other []float32
-	after func()
-}
-
-const tableDim = 8
-
-func (e *tableEmbedder) Model() string { return e.model }
-func (e *tableEmbedder) Dim() int      { return tableDim }
-
-func (e *tableEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v, ok := e.table[t]
-		if !ok {
-			v = e.other
-		}
-		out[i] = v
-	}
-	if e.after != nil {
-		e.after()
-	}
-	return out, nil
-}
-
-func axis(i int) []float32 {
-	v := make([]float32, tableDim)
-	v[i] = 1
-	return v
-}
 
 // TestSearchAcrossModelSwitch: a query embedded with the old model just
 // before the store switched models (a re-embedding finishing between the
@@ -65,17 +30,17 @@ func TestSearchAcrossModelSwitch(t *testing.T) {
 	for _, mode := range []Mode{ModeVector, ModeHybrid, ModeBM25} {
 		t.Run(string(mode), func(t *testing.T) {
 			ctx := context.Background()
-			oldEmb := &tableEmbedder{model: "table-old", table: map[string][]float32{release: axis(1), lunch: axis(2), query: axis(0)}, other: axis(7)}
-			newEmb := &tableEmbedder{model: "table-new", table: map[string][]float32{release: axis(0), lunch: axis(3), query: axis(3)}, other: axis(6)}
+			oldEmb := &embedtest.Table{Name: "table-old", Vecs: map[string][]float32{release: embedtest.Unit(1), lunch: embedtest.Unit(2), query: embedtest.Unit(0)}, Other: embedtest.Unit(7)}
+			newEmb := &embedtest.Table{Name: "table-new", Vecs: map[string][]float32{release: embedtest.Unit(0), lunch: embedtest.Unit(3), query: embedtest.Unit(3)}, Other: embedtest.Unit(6)}
 			clock := memory.FixedClock{T: testNow}
-			st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: oldEmb.model, Dim: tableDim, Clock: clock})
+			st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: oldEmb.Name, Dim: embedtest.Dim, Clock: clock})
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { st.Close() })
 			var ids []string
 			for _, text := range []string{release, lunch} {
-				m, err := st.Put(ctx, memory.Memory{Text: text, Type: memory.TypeProject, Importance: 0.5, Embedding: oldEmb.table[text]})
+				m, err := st.Put(ctx, memory.Memory{Text: text, Type: memory.TypeProject, Importance: 0.5, Embedding: oldEmb.Vecs[text]})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,7 +50,7 @@ func TestSearchAcrossModelSwitch(t *testing.T) {
 			cfg := config.Default().Search
 			e := New(st, sw, cfg, clock)
 			switched := false
-			oldEmb.after = func() {
+			oldEmb.After = func([]string) {
 				if switched {
 					return
 				}
