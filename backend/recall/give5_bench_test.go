@@ -8,10 +8,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/embed"
-	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
-	"github.com/memtray/memtray/backend/store"
 )
 
 // give5Texts are eight memories about the payment gateway's retries: the
@@ -31,29 +28,10 @@ var give5Texts = []string{
 // holding give5Texts, with the recall log on.
 func openGive5(b *testing.B) *Service {
 	b.Helper()
-	ctx := context.Background()
-	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
-	clock := memory.FixedClock{T: now}
-	emb := embed.NewBuiltin()
-	st, err := store.Open(ctx, store.Options{Dir: b.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	for i, text := range give5Texts {
-		vecs, err := emb.Embed(ctx, []string{text})
-		if err != nil {
-			b.Fatal(err)
-		}
-		m := memory.Memory{ID: fmt.Sprintf("m%d", i), Text: text, Kind: memory.KindFact, Embedding: vecs[0], CreatedAt: now}
-		if _, err := st.Put(ctx, m); err != nil {
-			b.Fatal(err)
-		}
-	}
 	cfg := config.Default()
 	cfg.Recall.K, cfg.Recall.MaxChars = 5, 4000
-	rec := search.NewRecaller(search.New(st, emb, cfg.Search, clock), st, cfg.Recall, clock)
-	s, err := New(Options{Recaller: rec, Built: cfg.Recall, Log: st, Clock: &testClock{T: now}})
+	rec, built, st := openTexts(b, give5Texts, cfg)
+	s, err := New(Options{Recaller: rec, Built: built, Log: st, Clock: &testClock{T: testNow}})
 	if err != nil {
 		b.Fatal(err)
 	}

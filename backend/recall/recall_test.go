@@ -27,34 +27,42 @@ func open(t testing.TB) (*search.Recaller, config.Recall) {
 // openStore is open with the store.
 func openStore(t testing.TB) (*search.Recaller, config.Recall, *store.Store) {
 	t.Helper()
+	return openTexts(t, []string{
+		"The payment gateway retries failed charges three times with exponential backoff, set by retries in config/gateway.yaml.",
+		"Payment gateway retries are configured in config/gateway.yaml: retries: 3 and backoff_ms: 200.",
+		"The payment gateway's retry backoff starts at 200 ms and doubles; change backoff_ms in config/gateway.yaml.",
+		"Retries of the payment gateway stop after the third failure; the gateway config's max_retries sets it.",
+	}, config.Default())
+}
+
+// openTexts returns a recaller with cfg over a real store on disk
+// (t.TempDir) holding texts as facts m0, m1, ... (built-in embedder, the
+// clock fixed at testNow), cfg's recall configuration and the store.
+func openTexts(t testing.TB, texts []string, cfg config.Config) (*search.Recaller, config.Recall, *store.Store) {
+	t.Helper()
 	ctx := context.Background()
-	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
-	clock := memory.FixedClock{T: now}
+	clock := memory.FixedClock{T: testNow}
 	emb := embed.NewBuiltin()
 	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	texts := []string{
-		"The payment gateway retries failed charges three times with exponential backoff, set by retries in config/gateway.yaml.",
-		"Payment gateway retries are configured in config/gateway.yaml: retries: 3 and backoff_ms: 200.",
-		"The payment gateway's retry backoff starts at 200 ms and doubles; change backoff_ms in config/gateway.yaml.",
-		"Retries of the payment gateway stop after the third failure; the gateway config's max_retries sets it.",
-	}
 	for i, text := range texts {
 		vecs, err := emb.Embed(ctx, []string{text})
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := memory.Memory{ID: fmt.Sprintf("m%d", i), Text: text, Kind: memory.KindFact, Embedding: vecs[0], CreatedAt: now}
+		m := memory.Memory{ID: fmt.Sprintf("m%d", i), Text: text, Kind: memory.KindFact, Embedding: vecs[0], CreatedAt: testNow}
 		if _, err := st.Put(ctx, m); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg := config.Default()
 	return search.NewRecaller(search.New(st, emb, cfg.Search, clock), st, cfg.Recall, clock), cfg.Recall, st
 }
+
+// testNow is the fixed time of openTexts' store and memories.
+var testNow = time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 
 func TestNewNeedsRecaller(t *testing.T) {
 	if _, err := New(Options{}); err == nil {
