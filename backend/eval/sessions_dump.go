@@ -91,4 +91,11 @@ func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Reca
 	if !found {
 		fmt.Fprintf(w, "  no covering memory among the candidates\n")
 	}
+	for _, h := range got.Hits {
+		text := h.Memory.Text
+		if r := []rune(text); len(r) > 100 {
+			text = string(r[:100]) + "..."
+		}
+		fmt.Fprintf(w, "  given %.3f %s/%s %s\n", h.Score, h.Memory.Kind, h.Memory.Project, strings.ReplaceAll(text, "\n", " "))
+	}
 }
