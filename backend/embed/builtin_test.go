@@ -124,14 +124,14 @@ func TestBuiltinCancelled(t *testing.T) {
 
 func TestBuiltinSimilarity(t *testing.T) {
 	b := NewBuiltin()
-	base := "Never write accounts.balance directly in tallyho: post a row to credit_ledger and update the cached balance within the same transaction."
+	base := "Never update wallets.total by hand in coinbox: append a row to wallet_entries and refresh the cached total inside the same transaction."
 	cases := []struct {
 		name     string
 		a, other string
 		min, max float64
 	}{
-		{"near duplicate", base, "Never write accounts.balance directly: post a row to credit_ledger and update the cached balance in the same transaction.", 0.8, 1.01},
-		{"identifier query", "credit_ledger", base, 0.15, 1},
+		{"near duplicate", base, "Never update wallets.total by hand: append a row to wallet_entries and refresh the cached total in the same transaction.", 0.8, 1.01},
+		{"identifier query", "wallet_entries", base, 0.15, 1},
 		{"camelCase parts", "requireWorkspaceRole", "call require workspace role before mutating", 0.3, 1},
 		{"unrelated", base, "Priya is the harbor tech lead and works from the IST timezone.", -0.2, 0.15},
 		{"plural", "invoices generated", "invoice generation", 0.3, 1},

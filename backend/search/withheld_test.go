@@ -22,7 +22,7 @@ func TestRecallWithheld(t *testing.T) {
 		{"over k", 1, 2000, []string{orbit}, WithheldOverK, false},
 		{"max chars", 5, 300, []string{orbit}, WithheldMaxChars, false},
 		{"given earlier", 5, 2000, []string{orbit, orbit + " again"}, WithheldAlreadyGiven, false},
-		{"no evidence", 5, 2000, []string{"Write a SQL query to find the second highest salary per department"}, WithheldNoEvidence, true},
+		{"no evidence", 5, 2000, []string{"Write a SQL query that lists the three oldest employees in each office"}, WithheldNoEvidence, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
