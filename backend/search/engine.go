@@ -90,9 +90,11 @@ type Result struct {
 	// BelowAbsolute and BelowRelative count the candidates each floor dropped.
 	BelowAbsolute, BelowRelative int
 	// Evidence is the query-level test of whether the store holds what the
-	// query is about (see Run, step 4); NoEvidence is set when it failed and
-	// the search returned nothing for that reason.
+	// query is about (see Run, step 4); Tested says it ran (the gate is on,
+	// the floors are and there were candidates). NoEvidence is set when it
+	// failed and the search returned nothing for that reason.
 	Evidence   Evidence
+	Tested     bool
 	NoEvidence bool
 	// Coverage and Cosine are the best candidate's evidence of each kind
 	// (see Run).

@@ -390,7 +390,7 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 		ev.Generic = false
 	}
 	ev.NamesUnknown = r.q.Prompt && len(ev.UnknownNames) > 0
-	r.res.Evidence = ev
+	r.res.Evidence, r.res.Tested = ev, true
 	if !ev.Holds() {
 		r.res.NoEvidence = true
 		r.done = true
