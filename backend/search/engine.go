@@ -358,14 +358,26 @@ func (e *Engine) embedQueryWith(ctx context.Context, emb memory.Embedder, text s
 		}
 		vec = v
 	}
-	if qe, ok := emb.(memory.QueryEmbedder); ok && vec == nil {
+	if vec == nil {
+		return plainQueryVector(ctx, emb, text)
+	}
+	if len(vec) != emb.Dim() {
+		return nil, fmt.Errorf("search: query vector has %d dimensions, %s has %d", len(vec), emb.Model(), emb.Dim())
+	}
+	return vec, nil
+}
+
+// plainQueryVector embeds the query text as emb embeds a query of its own
+// (memory.QueryEmbedder), else as a document, with no weights.
+func plainQueryVector(ctx context.Context, emb memory.Embedder, text string) ([]float32, error) {
+	var vec []float32
+	if qe, ok := emb.(memory.QueryEmbedder); ok {
 		v, err := qe.EmbedQuery(ctx, text)
 		if err != nil {
 			return nil, fmt.Errorf("search: embed query: %w", err)
 		}
 		vec = v
-	}
-	if vec == nil {
+	} else {
 		vs, err := emb.Embed(ctx, []string{text})
 		if err != nil {
 			return nil, fmt.Errorf("search: embed query: %w", err)
