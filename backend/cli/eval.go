@@ -196,7 +196,7 @@ func runEvalMerge(env *Env, args []string) error {
 func runEvalSessions(env *Env, args []string) error {
 	var c common
 	fs := newFlags("eval sessions", env, &c, true)
-	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts, each recall miss and where its memory went, and what unrelated prompts got to `FILE`")
+	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts, each recall miss and where its memory went, and what unrelated prompts got, each with the evidence test it passed or failed, to `FILE`")
 	live := fs.Bool("live", false, "compare, per Claude Code and Codex session, the memories `memtray ingest` stores with those live capture stores from the session file written a turn at a time with its hooks (--dump: the differing texts)")
 	pos, err := parse(fs, args)
 	if err != nil {

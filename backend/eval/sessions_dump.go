@@ -52,9 +52,12 @@ func dumpSession(w io.Writer, ls *LabelledSession, live []memory.Memory, covered
 	}
 }
 
-// dumpUnrelated writes an unrelated prompt and the memories recall gave it.
-func dumpUnrelated(w io.Writer, prompt string, hits []memory.Hit) {
+// dumpUnrelated writes an unrelated prompt, the query-level evidence test
+// recall ran for it and the memories it gave.
+func dumpUnrelated(w io.Writer, prompt string, got search.Recalled) {
+	hits := got.Hits
 	fmt.Fprintf(w, "=== unrelated %q: %d memories\n", prompt, len(hits))
+	dumpEvidence(w, got.Evidence)
 	for _, h := range hits {
 		text := h.Memory.Text
 		if r := []rune(text); len(r) > 120 {
@@ -75,6 +78,7 @@ func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Reca
 		why += ", skipped: " + got.Skipped
 	}
 	fmt.Fprintf(w, "=== miss %s %s %q: %s\n", session, f.ID, query, why)
+	dumpEvidence(w, got.Evidence)
 	found := false
 	for i, h := range got.Hits {
 		if coversLower(strings.ToLower(h.Memory.Text), f.Keys) {
@@ -98,4 +102,33 @@ func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Reca
 		}
 		fmt.Fprintf(w, "  given %.3f %s/%s %s\n", h.Score, h.Memory.Kind, h.Memory.Project, strings.ReplaceAll(text, "\n", " "))
 	}
+}
+
+// dumpEvidence writes which part of the query-level evidence test (see
+// search.Evidence) held: the lexical test (the best candidate's coverage
+// of the query's information against the share no memory contains), the
+// vector test (the best cosine against the threshold, with how many
+// standard deviations above the sample mean each is) and the prompt rules
+// (generic, naming something no memory contains). Nothing without a test.
+func dumpEvidence(w io.Writer, ev *search.Evidence) {
+	if ev == nil {
+		return
+	}
+	yes := func(b bool) string {
+		if b {
+			return "yes"
+		}
+		return "no"
+	}
+	vec := "no sample"
+	if ev.Sample > 0 && ev.Std > 0 {
+		vec = fmt.Sprintf("%s (cosine %.3f, z %.2f; threshold %.3f, z %.2f; sample %d)", yes(ev.Vector),
+			ev.Cosine, (ev.Cosine-ev.Mean)/ev.Std, ev.Threshold, (ev.Threshold-ev.Mean)/ev.Std, ev.Sample)
+	}
+	names := "-"
+	if len(ev.UnknownNames) > 0 {
+		names = strings.Join(ev.UnknownNames, ",")
+	}
+	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s\n",
+		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], yes(ev.Lexical), ev.Coverage, ev.Unknown, vec, yes(ev.Generic), names)
 }

@@ -44,3 +44,35 @@ func TestDumpMiss(t *testing.T) {
 		})
 	}
 }
+
+// TestDumpEvidence: an unrelated prompt's block says which part of the
+// evidence test held, with the numbers each compared; a miss's block too;
+// without a test (nil) nothing is written.
+func TestDumpEvidence(t *testing.T) {
+	vectorOnly := &search.Evidence{Coverage: 0.3, Unknown: 0.4, Cosine: 0.25, Mean: 0.1, Std: 0.05, Threshold: 0.24, Sample: 256, Vector: true}
+	named := &search.Evidence{Coverage: 0.5, Unknown: 0.2, Lexical: true, UnknownNames: []string{"terraform"}, NamesUnknown: true}
+	for _, tc := range []struct {
+		name string
+		ev   *search.Evidence
+		want []string
+	}{
+		{"vector only", vectorOnly, []string{"evidence holds: lexical no (coverage 0.300, unknown 0.400), vector yes (cosine 0.250, z 3.00; threshold 0.240, z 2.80; sample 256)"}},
+		{"names unknown", named, []string{"evidence fails: lexical yes", "vector no sample", "unknown names terraform"}},
+		{"no test", nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			dumpUnrelated(&b, "Some prompt", search.Recalled{Evidence: tc.ev})
+			dumpMiss(&b, "D1", Fact{ID: "F1", Keys: [][]string{{"x"}}}, "q", search.Recalled{Evidence: tc.ev}, nil)
+			out := b.String()
+			if n := strings.Count(out, "evidence "); tc.ev != nil && n != 2 || tc.ev == nil && n != 0 {
+				t.Errorf("%d evidence lines:\n%s", n, out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("dump lacks %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

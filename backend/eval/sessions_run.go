@@ -294,7 +294,7 @@ func (r *sessionsRun) unrelated(ctx context.Context) error {
 			o.UnrelatedEmpty++
 		}
 		if r.opts.Dump != nil {
-			dumpUnrelated(r.opts.Dump, p, got.Hits)
+			dumpUnrelated(r.opts.Dump, p, got)
 		}
 	}
 	o.UnrelatedEmptyRate = ratio(o.UnrelatedEmpty, o.UnrelatedPrompts)

@@ -90,9 +90,11 @@ type Result struct {
 	// BelowAbsolute and BelowRelative count the candidates each floor dropped.
 	BelowAbsolute, BelowRelative int
 	// Evidence is the query-level test of whether the store holds what the
-	// query is about (see Run, step 4); NoEvidence is set when it failed and
-	// the search returned nothing for that reason.
+	// query is about (see Run, step 4); Tested says it ran (the gate is on,
+	// the floors are and there were candidates). NoEvidence is set when it
+	// failed and the search returned nothing for that reason.
 	Evidence   Evidence
+	Tested     bool
 	NoEvidence bool
 	// Coverage and Cosine are the best candidate's evidence of each kind
 	// (see Run).
@@ -356,14 +358,26 @@ func (e *Engine) embedQueryWith(ctx context.Context, emb memory.Embedder, text s
 		}
 		vec = v
 	}
-	if qe, ok := emb.(memory.QueryEmbedder); ok && vec == nil {
+	if vec == nil {
+		return plainQueryVector(ctx, emb, text)
+	}
+	if len(vec) != emb.Dim() {
+		return nil, fmt.Errorf("search: query vector has %d dimensions, %s has %d", len(vec), emb.Model(), emb.Dim())
+	}
+	return vec, nil
+}
+
+// plainQueryVector embeds the query text as emb embeds a query of its own
+// (memory.QueryEmbedder), else as a document, with no weights.
+func plainQueryVector(ctx context.Context, emb memory.Embedder, text string) ([]float32, error) {
+	var vec []float32
+	if qe, ok := emb.(memory.QueryEmbedder); ok {
 		v, err := qe.EmbedQuery(ctx, text)
 		if err != nil {
 			return nil, fmt.Errorf("search: embed query: %w", err)
 		}
 		vec = v
-	}
-	if vec == nil {
+	} else {
 		vs, err := emb.Embed(ctx, []string{text})
 		if err != nil {
 			return nil, fmt.Errorf("search: embed query: %w", err)

@@ -37,7 +37,8 @@ type Evidence struct {
 	Coverage float64 `json:"coverage"`
 	Unknown  float64 `json:"unknown"`
 	Lexical  bool    `json:"lexical"`
-	// Cosine is the best candidate's cosine to the query; Mean and Std are
+	// Cosine is the best candidate's cosine to the query (embedded as the
+	// memories are: evidenceVector); Mean and Std are
 	// the query's cosine over Sample texts: memories of the store, topped up
 	// with background statements in a store of fewer than
 	// MinEvidenceSample; Threshold is Mean + ExpectedMaxZ(max(n, Sample)) x
@@ -332,6 +333,39 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 	ev.Info, specific = Specific(ws, maxInfo)
 	ev.Generic = !specific
 	return ev, nil
+}
+
+// evidenceVector returns the query vector the vector test measures with
+// and the best candidate's cosine to it: the embedder's own embedding of
+// the query (plainQueryVector), as the memories and the background are
+// embedded, where the vector leg searched with one weighted by the store's
+// IDF (embedQuery, for an embedder that weights tokens). The weights rank
+// well but put the query's weight on the words rare in this store, so a
+// memory sharing such a word stands out of the sample's cosines however
+// little else it shares, and the test reads that as a memory near the
+// query's meaning (the lexical test's question). Measured on the dev sets
+// (docs/benchmarks.md, the evidence gate): one more unrelated prompt of
+// sessions-dev answered with nothing, one more relevant query of
+// sessions-dev and of recall-dev answered, none lost. Without a query
+// vector it returns none; for an embedder that does not weight tokens, or
+// of another model than the query's, the leg's vector.
+func (e *Engine) evidenceVector(ctx context.Context, r *queryRun) ([]float32, float64, error) {
+	if r.qvec == nil {
+		return nil, 0, nil
+	}
+	emb := embed.Snapshot(e.emb)
+	if _, ok := unwrapped[weightedEmbedder](emb); !ok || emb.Model() != r.qmodel {
+		return r.qvec, r.res.Cosine, nil
+	}
+	vec, err := plainQueryVector(ctx, emb, r.q.Text)
+	if err != nil {
+		return nil, 0, fmt.Errorf("search: evidence: %w", err)
+	}
+	var best float64
+	for _, c := range r.cands {
+		best = math.Max(best, memory.Cosine(vec, c.m.Embedding))
+	}
+	return vec, best, nil
 }
 
 // backgroundVecs are the background statements embedded by the engine's

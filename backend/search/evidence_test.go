@@ -551,3 +551,53 @@ func TestEvidencePromptNamingUnknown(t *testing.T) {
 		})
 	}
 }
+
+// unweighted is an embedder that cannot weight a query's tokens.
+type unweighted struct{ memory.Embedder }
+
+// TestEvidenceVectorUnweighted: the vector test measures the query as the
+// memories are embedded, without the IDF weights the built-in embedder's
+// vector leg ranks with (the best candidate's cosine then differs from the
+// leg's, Result.Cosine); with an embedder that cannot weight tokens the
+// two are the same vector.
+func TestEvidenceVectorUnweighted(t *testing.T) {
+	ctx := context.Background()
+	const q = "which map library draws the satellite ground tracks?"
+	for _, tc := range []struct {
+		name     string
+		emb      memory.Embedder
+		weighted bool
+	}{
+		{"built-in: weighted leg, plain evidence", embed.NewBuiltin(), true},
+		{"no weights: the leg's vector", unweighted{embed.NewBuiltin()}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, st := openFixtureWith(t, tc.emb, nil)
+			r, err := e.Run(ctx, Query{Text: q, Prompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Tested || len(r.Scored) == 0 {
+				t.Fatalf("no evidence test ran (%d candidates)", len(r.Scored))
+			}
+			plain, err := tc.emb.Embed(ctx, []string{q})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want float64
+			for _, c := range r.Scored {
+				m, err := st.Get(ctx, c.ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = math.Max(want, memory.Cosine(plain[0], m.Embedding))
+			}
+			if math.Abs(r.Evidence.Cosine-want) > 1e-9 {
+				t.Errorf("evidence cosine %.6f, want the unweighted query's best %.6f (leg's best %.6f)", r.Evidence.Cosine, want, r.Cosine)
+			}
+			if differ := math.Abs(r.Cosine-r.Evidence.Cosine) > 1e-6; differ != tc.weighted {
+				t.Errorf("leg's best cosine %.6f, evidence's %.6f: differ %v, want %v", r.Cosine, r.Evidence.Cosine, differ, tc.weighted)
+			}
+		})
+	}
+}

@@ -95,6 +95,10 @@ type Recalled struct {
 	// Warning reports a failure that did not stop the recall (the access
 	// could not be recorded, the skills could not be read).
 	Warning string `json:"warning,omitempty"`
+	// Evidence is the search's query-level evidence test (see Evidence),
+	// when it ran: which test held or why none did, for the recall log and
+	// evaluation, never shown to the agent.
+	Evidence *Evidence `json:"evidence,omitempty"`
 	// Withheld are the candidates the search weighed but did not give, and
 	// why (one of the Withheld constants), best scored first, at most
 	// MaxWithheld: for the recall log, never shown to the agent. Snoozed
@@ -312,6 +316,8 @@ type found struct {
 	unknownNames []string
 	// generic is the search's Evidence.Generic.
 	generic bool
+	// evidence is the search's Result.Evidence when it ran (Tested).
+	evidence *Evidence
 	// scored is every candidate's evidence before the floors (the search's
 	// Result.Scored); excluded is what the search left out as given.
 	scored   []CandidateEvidence
@@ -332,15 +338,19 @@ func (r *Recaller) find(ctx context.Context, req RecallRequest, n int) (found, e
 	if err != nil {
 		return found{}, err
 	}
-	return found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames,
-		generic: res.Evidence.Generic, scored: res.Scored, excluded: q.Exclude}, nil
+	f := found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames,
+		generic: res.Evidence.Generic, scored: res.Scored, excluded: q.Exclude}
+	if res.Tested {
+		f.evidence = &res.Evidence
+	}
+	return f, nil
 }
 
 // answer gives the session the first k hits that fit in maxChars (with a
 // prompt's skills), records them as accessed and says why when there are
 // none. Skill and access-recording failures are warnings.
 func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, maxChars int) Recalled {
-	out := Recalled{}
+	out := Recalled{Evidence: f.evidence}
 	var warnings []string
 	if req.Event == EventPrompt && r.skills != nil && r.cfg.SkillK > 0 {
 		var err error

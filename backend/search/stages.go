@@ -118,7 +118,9 @@ var queryStages = []queryStage{
 //     their surprisal in general language), or its cosine must beat the
 //     best cosine that a store of this size would give an unrelated query
 //     (the query's mean cosine over a sample of the store plus
-//     ExpectedMaxZ(n) standard deviations; not for a query naming
+//     ExpectedMaxZ(n) standard deviations, the query embedded as the
+//     memories are, without the vector leg's IDF weights: evidenceVector;
+//     not for a query naming
 //     something no memory mentions, and a prompt naming one gets nothing
 //     whatever the word test says: Evidence.NamesUnknown; a name the index
 //     holds only inside a compound term is not unknown: docTerms). Without
@@ -382,7 +384,11 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 	if !e.gate(r) || len(r.cands) == 0 {
 		return nil
 	}
-	ev, err := e.evidence(ctx, r.qwords, r.n, r.qvec, r.qmodel, r.bestInfo, r.res.Cosine)
+	qvec, cosine, err := e.evidenceVector(ctx, r)
+	if err != nil {
+		return err
+	}
+	ev, err := e.evidence(ctx, r.qwords, r.n, qvec, r.qmodel, r.bestInfo, cosine)
 	if err != nil {
 		return err
 	}
@@ -390,7 +396,7 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 		ev.Generic = false
 	}
 	ev.NamesUnknown = r.q.Prompt && len(ev.UnknownNames) > 0
-	r.res.Evidence = ev
+	r.res.Evidence, r.res.Tested = ev, true
 	if !ev.Holds() {
 		r.res.NoEvidence = true
 		r.done = true

@@ -115,3 +115,42 @@ func TestRecallSkippedGivenEarlier(t *testing.T) {
 		t.Errorf("asked again: hits %v, skipped %q", hitIDs(got.Hits), got.Skipped)
 	}
 }
+
+// TestRecallEvidence: a recall that searched reports the evidence test it
+// ran, whether it held (hits) or failed (nothing); a session-start briefing
+// and a search with the gate off ran none.
+func TestRecallEvidence(t *testing.T) {
+	const orbit = "orbit TLE propagation passes ground stations SGP4 radians"
+	tests := []struct {
+		name  string
+		gate  bool
+		req   RecallRequest
+		want  bool // Evidence set
+		holds bool
+	}{
+		{"held", true, RecallRequest{Prompt: orbit}, true, true},
+		{"failed", true, RecallRequest{Prompt: "How do I write a Terraform module for an S3 bucket?"}, true, false},
+		{"session start", true, RecallRequest{Event: EventSessionStart}, false, false},
+		{"gate off", false, RecallRequest{Prompt: orbit}, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, _ := newRecaller(t, nil)
+			r.engine.cfg.EvidenceGate = tt.gate
+			tt.req.SessionID, tt.req.Project = "s", "orbit"
+			got, err := r.Recall(context.Background(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (got.Evidence != nil) != tt.want {
+				t.Fatalf("evidence %+v, want set: %v", got.Evidence, tt.want)
+			}
+			if got.Evidence == nil {
+				return
+			}
+			if got.Evidence.Holds() != tt.holds || (len(got.Hits) > 0) != tt.holds {
+				t.Errorf("evidence holds %v with %d hits, want %v: %+v", got.Evidence.Holds(), len(got.Hits), tt.holds, got.Evidence)
+			}
+		})
+	}
+}

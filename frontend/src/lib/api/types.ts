@@ -265,6 +265,24 @@ export interface Event {
   data: unknown;
 }
 
+/** search.Evidence */
+export interface Evidence {
+  coverage: number;
+  unknown: number;
+  lexical: boolean;
+  cosine: number;
+  mean: number;
+  std: number;
+  threshold: number;
+  sample: number;
+  vector: boolean;
+  unknown_names?: string[];
+  info: number;
+  min_info: number;
+  generic?: boolean;
+  names_unknown?: boolean;
+}
+
 /** memory.Exchange */
 export interface Exchange {
   session_id?: string;
@@ -880,6 +898,7 @@ export interface Recalled {
   given: number;
   skills?: SkillHit[];
   warning?: string;
+  evidence?: Evidence;
   withheld?: Withheld[];
 }
 
