@@ -296,7 +296,7 @@ func TestEvidenceGate(t *testing.T) {
 		{"small: react", small, "Explain when React re-renders a memoised child component", ""},
 		{"small: kubernetes", small, "How do Kubernetes liveness and readiness probes differ?", ""},
 		{"small: sql", small, "Write a SQL query that lists the three oldest employees in each office", ""},
-		{"small: cover letter", small, "Help me draft a thank-you note after a job interview.", ""},
+		{"small: cover letter", small, "Help me write a birthday toast for my sister.", ""},
 		{"small: celery", small, "How do I set up Celery with Redis for background jobs in Flask?", ""},
 		{"small: database paraphrase", small, "which database does the ledger use and why?", "m1"},
 		{"small: webhook paraphrase", small, "what happens when a webhook fails to deliver?", "m4"},
@@ -351,7 +351,7 @@ func TestEvidenceGate(t *testing.T) {
 // skips the gate too.
 func TestEvidenceNotWithoutFloors(t *testing.T) {
 	e, _ := openFixture(t, nil)
-	r, err := e.Run(context.Background(), Query{Text: "Help me draft a thank-you note after a job interview.", NoFloors: true})
+	r, err := e.Run(context.Background(), Query{Text: "Help me write a birthday toast for my sister.", NoFloors: true})
 	if err != nil {
 		t.Fatal(err)
 	}
