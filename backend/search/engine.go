@@ -85,7 +85,8 @@ type Result struct {
 	// with their weights.
 	Expansions []store.Term
 	// Candidates is the number of memories scored: the distinct ones the
-	// legs returned, at most the pool (the legs' depth).
+	// legs returned, at most the pool (the legs' depth), and at most as
+	// many more of the current project's (see Run, step 3).
 	Candidates int
 	// BelowAbsolute and BelowRelative count the candidates each floor dropped.
 	BelowAbsolute, BelowRelative int

@@ -37,6 +37,10 @@ type queryRun struct {
 	vecLists   [][]store.Scored
 	vecWeights []float64
 	textList   []store.Scored
+	// projVecLists and projTextList are the same legs run within the
+	// current project alone (projectLegs).
+	projVecLists [][]store.Scored
+	projTextList []store.Scored
 
 	// fuse
 	fused  []Fused
@@ -101,13 +105,17 @@ var queryStages = []queryStage{
 //  2. legs: the vector leg (query embedding, weighted by IDF when the
 //     embedder supports it, cosine) and the BM25 leg each return the best
 //     max(K x overfetch, candidates) memories matching the filter; the legs
-//     run concurrently.
+//     run concurrently. With a current project (Query.Project) and no
+//     project filter, each leg also returns the project's best as many
+//     (projectLegs).
 //  3. fuse, load, score: RRF (k = rrf_k; in hybrid mode the vector list
 //     weighs vector_weight, BM25's 1) fuses the lists into a relevance in
 //     0..1, rescaled over the pool depth (see RRF), and keeps the best pool
-//     (the legs' depth); the candidates are loaded (snoozed and superseded
-//     ones dropped unless the filter includes them) and Composite scores
-//     each with every factor in its breakdown.
+//     (the legs' depth); the current project's lists are fused the same
+//     way and their best pool joins the candidates (mergeProject). The
+//     candidates are loaded (snoozed and superseded ones dropped unless
+//     the filter includes them) and Composite scores each with every
+//     factor in its breakdown.
 //  4. evidence, absolute_floor, relative_floor (unless NoFloors).
 //     Rank-based RRF cannot tell whether anything is relevant (it is 1 at
 //     the top whatever the query), so first the query as a whole needs
@@ -208,10 +216,11 @@ func (e *Engine) legs(ctx context.Context, r *queryRun) error {
 }
 
 // vectorLeg embeds the query and, unless in bm25 mode, searches the
-// vectors with one list per part of a segmented embedder. An unavailable
+// vectors with one list per part of a segmented embedder, and the current
+// project's alone concurrently (projectLegs). An unavailable
 // embedder degrades a search that has a BM25 leg instead of failing it.
 // It runs concurrently with bm25Leg: it writes only qvec, vecLists,
-// vecWeights and Result.Degraded.
+// projVecLists, vecWeights and Result.Degraded.
 func (e *Engine) vectorLeg(ctx context.Context, r *queryRun) error {
 	v, model, err := e.embedQuery(ctx, r.q.Text, r.n)
 	if err != nil {
@@ -237,39 +246,82 @@ func (e *Engine) vectorLeg(ctx context.Context, r *queryRun) error {
 	// recall) rather than rank by similarities between two models.
 	f := r.q.Filter
 	f.Model = model
+	var projErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if r.projectLegs() {
+			pf := f
+			pf.Project = r.q.Project
+			if r.projVecLists, projErr = e.idx.VectorSearchMany(ctx, vecs, r.pool, pf); projErr != nil {
+				projErr = fmt.Errorf("search: vector leg in project %q: %w", r.q.Project, projErr)
+			}
+		}
+	}()
 	if r.vecLists, err = e.idx.VectorSearchMany(ctx, vecs, r.pool, f); err != nil {
-		return fmt.Errorf("search: vector leg: %w", err)
+		err = fmt.Errorf("search: vector leg: %w", err)
 	}
-	return nil
+	<-done
+	return errors.Join(err, projErr)
 }
 
-// bm25Leg searches the text index for the analysed terms. It runs
-// concurrently with vectorLeg: it writes only textList.
+// bm25Leg searches the text index for the analysed terms, and the
+// current project's alone concurrently (projectLegs). It runs
+// concurrently with vectorLeg: it writes only textList and projTextList.
 func (e *Engine) bm25Leg(ctx context.Context, r *queryRun) error {
-	var err error
+	var err, projErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if r.projectLegs() {
+			f := r.q.Filter
+			f.Project = r.q.Project
+			if r.projTextList, projErr = e.idx.TextSearchTerms(ctx, r.textTerms, r.pool, f); projErr != nil {
+				projErr = fmt.Errorf("search: text leg in project %q: %w", r.q.Project, projErr)
+			}
+		}
+	}()
 	if r.textList, err = e.idx.TextSearchTerms(ctx, r.textTerms, r.pool, r.q.Filter); err != nil {
-		return fmt.Errorf("search: text leg: %w", err)
+		err = fmt.Errorf("search: text leg: %w", err)
 	}
-	return nil
+	<-done
+	return errors.Join(err, projErr)
 }
 
-// fuse fuses the legs' lists with RRF and keeps the best pool; with none
+// projectLegs reports whether the legs also search the current project
+// alone: the query has a current project and no project filter. The
+// project boost (Composite) can only lift the candidates the pool holds,
+// and the pool is the whole store's best: in a store of many projects the
+// current project's memory a prompt asks about can rank below the pool's
+// depth behind other projects' memories of the same words (sessions-dev:
+// a question about spotter's pre-commit checks got five memories of four
+// other projects and none of spotter's).
+func (r *queryRun) projectLegs() bool {
+	return r.q.Project != "" && r.q.Filter.Project == ""
+}
+
+// fuse fuses the legs' lists with RRF and keeps the best pool, joined by
+// the best pool of the current project's lists (projectLegs); with none
 // the search is done.
 func (e *Engine) fuse(_ context.Context, r *queryRun) error {
 	q := &r.q
-	var lists [][]string
+	var lists, plists [][]string
 	var weights []float64
 	if q.Mode != ModeBM25 && r.res.Degraded == "" {
 		for i, l := range r.vecLists {
 			r.vecIdx = append(r.vecIdx, len(lists))
 			lists = append(lists, ids(l))
 			weights = append(weights, r.vecWeights[i])
+			if i < len(r.projVecLists) {
+				plists = append(plists, ids(r.projVecLists[i]))
+			}
 		}
 	}
 	if q.Mode != ModeVector {
 		r.txtIdx = len(lists)
 		lists = append(lists, ids(r.textList))
 		weights = append(weights, 1)
+		plists = append(plists, ids(r.projTextList))
 	}
 	if q.Mode != ModeHybrid {
 		// One leg alone: its own lists at their relative weights.
@@ -277,25 +329,81 @@ func (e *Engine) fuse(_ context.Context, r *queryRun) error {
 			weights[i] /= weights[0]
 		}
 	}
-	r.fused = RRF(lists, weights, e.cfg.RRFK, r.pool)
-	if len(r.vecIdx) > 0 {
-		vec := RRF(lists[:len(r.vecIdx)], weights[:len(r.vecIdx)], e.cfg.RRFK, r.pool)
-		r.vecRank = make(map[string]int, len(vec))
-		for i, f := range vec {
-			r.vecRank[f.ID] = i + 1
-		}
-	}
 	// Only the best pool of the fusion go on: each further one is deep in
 	// one list at most, and loading, analysing and scoring them all (up to
 	// 150 at K = 5 from three lists) took half of a hybrid query at 100k
 	// while changing no result of the evaluation sets (recall-dev,
 	// LoCoMo, LongMemEval: the same metrics to four places).
-	if len(r.fused) > r.pool {
-		r.fused = r.fused[:r.pool]
+	r.fused = bestPool(RRF(lists, weights, e.cfg.RRFK, r.pool), r.pool)
+	if len(r.vecIdx) > 0 {
+		r.vecRank = e.vecRanks(lists[:len(r.vecIdx)], weights[:len(r.vecIdx)], r.pool)
+	}
+	if r.projectLegs() && len(plists) == len(lists) {
+		r.fused = mergeProject(r.fused, bestPool(RRF(plists, weights, e.cfg.RRFK, r.pool), r.pool), r.pool, max(e.cfg.ProjectBoost, 1))
+		if len(r.vecIdx) > 0 {
+			for id, rank := range e.vecRanks(plists[:len(r.vecIdx)], weights[:len(r.vecIdx)], r.pool) {
+				if _, ok := r.vecRank[id]; !ok {
+					r.vecRank[id] = rank
+				}
+			}
+		}
 	}
 	r.res.Candidates = len(r.fused)
 	r.done = len(r.fused) == 0
 	return nil
+}
+
+// vecRanks is each memory's 1-based rank in the fusion of the vector
+// lists alone.
+func (e *Engine) vecRanks(lists [][]string, weights []float64, pool int) map[string]int {
+	vec := RRF(lists, weights, e.cfg.RRFK, pool)
+	out := make(map[string]int, len(vec))
+	for i, f := range vec {
+		out[f.ID] = i + 1
+	}
+	return out
+}
+
+// bestPool cuts a fusion to its best pool.
+func bestPool(fused []Fused, pool int) []Fused {
+	if len(fused) > pool {
+		return fused[:pool]
+	}
+	return fused
+}
+
+// mergeProject joins to the whole store's pool (all) the memories of the
+// current project's pool (proj) that it lacks, each with its relevance
+// and ranks among the project's memories, and keeps the best pool of the
+// two as the composite score will weigh them: a project memory's
+// relevance times boost (the project boost). A memory both pools hold
+// keeps its relevance in the whole store. The result is sorted by
+// relevance, as RRF sorts.
+func mergeProject(all, proj []Fused, pool int, boost float64) []Fused {
+	inProj := make(map[string]bool, len(proj))
+	for _, f := range proj {
+		inProj[f.ID] = true
+	}
+	have := make(map[string]bool, len(all))
+	for _, f := range all {
+		have[f.ID] = true
+	}
+	out := slices.Clone(all)
+	for _, f := range proj {
+		if !have[f.ID] {
+			out = append(out, f)
+		}
+	}
+	weighed := func(f Fused) float64 {
+		if inProj[f.ID] {
+			return f.Score * boost
+		}
+		return f.Score
+	}
+	sort.SliceStable(out, func(i, j int) bool { return weighed(out[i]) > weighed(out[j]) })
+	out = bestPool(out, pool)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
 }
 
 // load reads the fused memories, in fusion order, and drops the ones
