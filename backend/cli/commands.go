@@ -246,7 +246,7 @@ func runGet(env *Env, args []string) error {
 }
 
 // runDelete moves a memory to the trash, or deletes it for good with
-// --purge.
+// --purge: a live memory, or one already in the trash (its trash entry).
 func runDelete(env *Env, args []string) error {
 	var c common
 	fs := newFlags("delete", env, &c, false)
@@ -261,7 +261,17 @@ func runDelete(env *Env, args []string) error {
 	id := pos[0]
 	return c.with(env, func(svc httpapi.Services) error {
 		if *purge {
-			if err := svc.Memories.Purge(env.Ctx, id); err != nil {
+			err := svc.Memories.Purge(env.Ctx, id)
+			if errors.Is(err, memory.ErrNotFound) {
+				// Not live: deleted earlier, it may wait in the trash.
+				if _, terr := svc.Steward.PurgeTrash(env.Ctx, httpapi.TrashPurgeRequest{IDs: []string{id}}); terr == nil {
+					fmt.Fprintf(env.Stdout, "deleted %s for good from the trash\n", id)
+					return nil
+				} else if !errors.Is(terr, memory.ErrNotFound) {
+					return terr
+				}
+			}
+			if err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "deleted %s for good\n", id)

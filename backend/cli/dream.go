@@ -179,24 +179,41 @@ func printSkips(w io.Writer, skips []steward.Skip) {
 	}
 }
 
-// runTrash lists the trash, or restores memories from it.
+// runTrash lists the trash, restores memories from it, or deletes them
+// from it for good (trash purge ID... | --all).
 func runTrash(env *Env, args []string) error {
 	var c common
 	fs := newFlags("trash", env, &c, true)
+	all := fs.Bool("all", false, "with purge: empty the whole trash for good")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	restore := len(pos) > 0 && pos[0] == "restore"
-	if (len(pos) > 0 && !restore) || (restore && len(pos) < 2) {
-		return usagef("want no argument, or restore ID...")
+	verb := ""
+	if len(pos) > 0 {
+		verb = pos[0]
+	}
+	switch {
+	case verb == "" && !*all:
+	case verb == "restore" && len(pos) > 1 && !*all:
+	case verb == "purge" && (len(pos) > 1) != *all:
+	default:
+		return usagef("want no argument, restore ID..., or purge ID... | purge --all")
 	}
 	return c.with(env, func(svc httpapi.Services) error {
-		if restore {
+		switch verb {
+		case "restore":
 			if err := svc.Steward.Restore(env.Ctx, pos[1:]); err != nil {
 				return err
 			}
 			fmt.Fprintf(env.Stdout, "restored %d\n", len(pos)-1)
+			return nil
+		case "purge":
+			res, err := svc.Steward.PurgeTrash(env.Ctx, httpapi.TrashPurgeRequest{IDs: pos[1:], All: *all})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(env.Stdout, "deleted %d from the trash for good\n", res.Purged)
 			return nil
 		}
 		items, err := svc.Steward.Trash(env.Ctx)

@@ -27,6 +27,9 @@ type Steward interface {
 	Trash(ctx context.Context) ([]store.TrashedMemory, error)
 	// Restore brings memories back from the trash.
 	Restore(ctx context.Context, ids []string) error
+	// PurgeTrash deletes memories from the trash for good: the ones
+	// req.IDs names, or all of them with req.All.
+	PurgeTrash(ctx context.Context, req TrashPurgeRequest) (TrashPurgeResult, error)
 }
 
 // ApplyRequest is what POST /api/steward/apply takes (package steward's).
@@ -43,6 +46,13 @@ const maxRunID = 128
 type RestoreRequest struct {
 	IDs []string `json:"ids"`
 }
+
+// TrashPurgeRequest is what POST /api/trash/purge takes (package
+// steward's PurgeRequest).
+type TrashPurgeRequest = steward.PurgeRequest
+
+// TrashPurgeResult is what POST /api/trash/purge answers.
+type TrashPurgeResult = steward.PurgeResult
 
 // stewardRoutes registers the steward's routes.
 func (h *Handler) stewardRoutes() {
@@ -79,6 +89,9 @@ func (h *Handler) stewardRoutes() {
 	}))
 	h.mux.HandleFunc("POST /api/trash/restore", withJSON(func(r *http.Request, req RestoreRequest) (map[string]int, error) {
 		return map[string]int{"restored": len(req.IDs)}, h.s.Steward.Restore(r.Context(), req.IDs)
+	}))
+	h.mux.HandleFunc("POST /api/trash/purge", withJSON(func(r *http.Request, req TrashPurgeRequest) (TrashPurgeResult, error) {
+		return h.s.Steward.PurgeTrash(r.Context(), req)
 	}))
 }
 
@@ -120,4 +133,11 @@ func (c *Client) Trash(ctx context.Context) ([]store.TrashedMemory, error) {
 // Restore brings memories back from the trash.
 func (c *Client) Restore(ctx context.Context, ids []string) error {
 	return c.do(ctx, http.MethodPost, "/api/trash/restore", RestoreRequest{IDs: ids}, nil)
+}
+
+// PurgeTrash deletes memories from the trash for good.
+func (c *Client) PurgeTrash(ctx context.Context, req TrashPurgeRequest) (TrashPurgeResult, error) {
+	var out TrashPurgeResult
+	err := c.do(ctx, http.MethodPost, "/api/trash/purge", req, &out)
+	return out, err
 }

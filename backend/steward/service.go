@@ -40,6 +40,19 @@ type UndoRequest struct {
 	RunID string `json:"run_id,omitempty"`
 }
 
+// PurgeRequest asks a Service to delete records from the trash for good:
+// the records IDs (1..1000 of them), or every record when All is set (and
+// IDs is empty).
+type PurgeRequest struct {
+	IDs []string `json:"ids,omitempty"`
+	All bool     `json:"all,omitempty"`
+}
+
+// PurgeResult says how many records a PurgeRequest deleted.
+type PurgeResult struct {
+	Purged int `json:"purged"`
+}
+
 // ServiceOptions configures NewService.
 type ServiceOptions struct {
 	// Announce gets each plan made (op "planned", with the plan), run
@@ -145,6 +158,17 @@ func (v *Service) Restore(ctx context.Context, ids []string) error {
 	}
 	v.o.Restored(ids)
 	return nil
+}
+
+// PurgeTrash deletes records from the trash for good (no restore): those
+// req.IDs names (an id not in the trash is memory.ErrNotFound, and nothing
+// is deleted), or all of them with req.All.
+func (v *Service) PurgeTrash(ctx context.Context, req PurgeRequest) (PurgeResult, error) {
+	if req.All != (len(req.IDs) == 0) || len(req.IDs) > 1000 {
+		return PurgeResult{}, fmt.Errorf("%w: purge 1..1000 ids, or all (not both)", memory.ErrInvalid)
+	}
+	n, err := v.s.PurgeTrashed(ctx, req.IDs, req.All)
+	return PurgeResult{Purged: n}, err
 }
 
 // selectActions returns a copy of pl with only the actions refs name; a

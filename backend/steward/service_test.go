@@ -32,6 +32,16 @@ func TestServiceChecks(t *testing.T) {
 		}, memory.ErrInvalid},
 		{"restore of nothing", func(v *Service) error { return v.Restore(ctx, nil) }, memory.ErrInvalid},
 		{"restore of too many", func(v *Service) error { return v.Restore(ctx, make([]string, 1001)) }, memory.ErrInvalid},
+		{"purge of nothing", func(v *Service) error { _, err := v.PurgeTrash(ctx, PurgeRequest{}); return err }, memory.ErrInvalid},
+		{"purge of ids and all", func(v *Service) error {
+			_, err := v.PurgeTrash(ctx, PurgeRequest{IDs: []string{"a"}, All: true})
+			return err
+		}, memory.ErrInvalid},
+		{"purge of too many", func(v *Service) error {
+			_, err := v.PurgeTrash(ctx, PurgeRequest{IDs: make([]string, 1001)})
+			return err
+		}, memory.ErrInvalid},
+		{"purge of a live memory", func(v *Service) error { _, err := v.PurgeTrash(ctx, PurgeRequest{IDs: []string{"a"}}); return err }, memory.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -242,6 +242,24 @@ func (s *Steward) Restore(ctx context.Context, ids ...string) error {
 	return nil
 }
 
+// PurgeTrashed deletes for good from the trash the records ids, or every
+// record in it when all is set, and returns how many it deleted (see
+// store.PurgeTrashed: an id not in the trash is memory.ErrNotFound, and
+// nothing is deleted).
+func (s *Steward) PurgeTrashed(ctx context.Context, ids []string, all bool) (int, error) {
+	var n int
+	var err error
+	if all {
+		n, err = s.st.PurgeAllTrash(ctx)
+	} else {
+		n, err = s.st.PurgeTrashed(ctx, ids...)
+	}
+	if err != nil {
+		return n, fmt.Errorf("steward: %w", err)
+	}
+	return n, nil
+}
+
 // PurgeTrash deletes for good what has been in the trash longer than
 // cfg.TrashDays, and returns how many it deleted.
 func (s *Steward) PurgeTrash(ctx context.Context) (int, error) {

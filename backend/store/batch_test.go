@@ -329,3 +329,51 @@ func TestRestoreAcrossModelSwitch(t *testing.T) {
 		t.Fatalf("trash after restore: %d", len(tr))
 	}
 }
+
+// TestPurgeTrashed: PurgeTrashed deletes the named trash entries for good
+// and nothing when one of them is not in the trash; PurgeAllTrash empties
+// the trash. A purged record cannot be restored.
+func TestPurgeTrashed(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	st := putN(t, s, 4)
+	if n, err := s.PurgeAllTrash(ctx); err != nil || n != 0 {
+		t.Fatalf("empty an empty trash = %d %v", n, err)
+	}
+	if err := s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: st[0].ID}, {ID: st[1].ID}, {ID: st[2].ID}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		ids     []string
+		want    int
+		wantErr error
+		left    int
+	}{
+		{"none", nil, 0, nil, 3},
+		{"live, not trashed", []string{st[0].ID, st[3].ID}, 0, memory.ErrNotFound, 3},
+		{"unknown", []string{"no-such-id"}, 0, memory.ErrNotFound, 3},
+		{"one, twice", []string{st[0].ID, st[0].ID}, 1, nil, 2},
+		{"already purged", []string{st[0].ID}, 0, memory.ErrNotFound, 2},
+	} {
+		n, err := s.PurgeTrashed(ctx, tc.ids...)
+		if n != tc.want || !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+			t.Errorf("%s: PurgeTrashed = %d %v, want %d %v", tc.name, n, err, tc.want, tc.wantErr)
+		}
+		if tr, _ := s.Trash(ctx); len(tr) != tc.left {
+			t.Errorf("%s: %d left in the trash, want %d", tc.name, len(tr), tc.left)
+		}
+	}
+	if err := s.Restore(ctx, st[0].ID); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("restore of a purged record: %v", err)
+	}
+	if _, err := s.Get(ctx, st[3].ID); err != nil {
+		t.Errorf("the live record went with the purge: %v", err)
+	}
+	if n, err := s.PurgeAllTrash(ctx); err != nil || n != 2 {
+		t.Errorf("PurgeAllTrash = %d %v", n, err)
+	}
+	if tr, _ := s.Trash(ctx); len(tr) != 0 {
+		t.Errorf("trash after PurgeAllTrash: %v", tr)
+	}
+}

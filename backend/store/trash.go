@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,7 +22,7 @@ import (
 // again while it sits in the trash. Restore brings it back exactly as it
 // was (same id, fields, embedding and insertion order) unless a live
 // record now holds the same text or id (a *ConflictError says which).
-// PurgeTrash deletes it for good.
+// PurgeTrash, PurgeTrashed and PurgeAllTrash delete it for good.
 //
 // A trash value in the trash bucket is
 //
@@ -223,6 +224,80 @@ func (s *Store) TrashEmbeddings(ctx context.Context, emb memory.Embedder, ids []
 // PurgeTrash deletes for good the records trashed before before (and any
 // unreadable trash entry), and returns how many it deleted.
 func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
+	n, err := s.purgeTrash(ctx, func(b *bolt.Bucket) ([][]byte, error) {
+		if b == nil {
+			return nil, nil
+		}
+		var doomed [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			te, err := decodeTrash(v)
+			if err != nil || te.at.Before(before) {
+				doomed = append(doomed, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		return doomed, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge trash: %w", err)
+	}
+	return n, nil
+}
+
+// PurgeTrashed deletes for good the trashed records ids, at once: an id
+// not in the trash is memory.ErrNotFound naming it, and nothing is
+// deleted. It returns how many it deleted (the distinct ids).
+func (s *Store) PurgeTrashed(ctx context.Context, ids ...string) (int, error) {
+	ids = uniqueIDs(ids)
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	n, err := s.purgeTrash(ctx, func(b *bolt.Bucket) ([][]byte, error) {
+		doomed := make([][]byte, 0, len(ids))
+		var missing []string
+		for _, id := range ids {
+			if b == nil || b.Get([]byte(id)) == nil {
+				missing = append(missing, id)
+				continue
+			}
+			doomed = append(doomed, []byte(id))
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%s not in the trash: %w", strings.Join(missing, ", "), memory.ErrNotFound)
+		}
+		return doomed, nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("purge from the trash: %w", err)
+	}
+	return n, nil
+}
+
+// PurgeAllTrash empties the trash for good and returns how many records
+// it deleted.
+func (s *Store) PurgeAllTrash(ctx context.Context) (int, error) {
+	n, err := s.purgeTrash(ctx, func(b *bolt.Bucket) ([][]byte, error) {
+		if b == nil {
+			return nil, nil
+		}
+		var doomed [][]byte
+		err := b.ForEach(func(k, _ []byte) error {
+			doomed = append(doomed, append([]byte(nil), k...))
+			return nil
+		})
+		return doomed, err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("empty the trash: %w", err)
+	}
+	return n, nil
+}
+
+// purgeTrash deletes for good, in one transaction, the trash entries pick
+// names (pick gets the trash bucket, nil when there is none yet; an error
+// of pick deletes nothing), with their recall-log previews, and returns
+// how many it deleted.
+func (s *Store) purgeTrash(ctx context.Context, pick func(b *bolt.Bucket) ([][]byte, error)) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -237,19 +312,12 @@ func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
 	n := 0
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTrash)
-		if b == nil {
-			return nil
-		}
-		var doomed [][]byte
-		err := b.ForEach(func(k, v []byte) error {
-			te, err := decodeTrash(v)
-			if err != nil || te.at.Before(before) {
-				doomed = append(doomed, append([]byte(nil), k...))
-			}
-			return nil
-		})
+		doomed, err := pick(b)
 		if err != nil {
 			return err
+		}
+		if len(doomed) == 0 {
+			return errNothingWritten
 		}
 		for _, k := range doomed {
 			if err := b.Delete(k); err != nil {
@@ -262,8 +330,8 @@ func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
 		n = len(doomed)
 		return nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("purge trash: %w", err)
+	if errors.Is(err, errNothingWritten) {
+		return 0, nil
 	}
-	return n, nil
+	return n, err
 }

@@ -40,7 +40,7 @@ var roots = []any{
 	httpapi.IngestRequest{}, httpapi.IngestResponse{}, httpapi.DecisionEntry{}, httpapi.CaptureState{},
 	httpapi.CaptureUpdate{}, httpapi.RateRequest{}, httpapi.PinRequest{}, httpapi.SnoozeRequest{},
 	httpapi.NoiseState{}, httpapi.ImportClaudeRequest{}, httpapi.ImportClaudeReport{},
-	httpapi.ApplyRequest{}, httpapi.UndoRequest{}, httpapi.RestoreRequest{},
+	httpapi.ApplyRequest{}, httpapi.UndoRequest{}, httpapi.RestoreRequest{}, httpapi.TrashPurgeRequest{}, httpapi.TrashPurgeResult{},
 	httpapi.MemoryEvent{}, httpapi.StewardEvent{}, httpapi.StatsEvent{}, httpapi.PingEvent{}, httpapi.ResetEvent{},
 	httpapi.MemoryPatch{}, httpapi.EditResult{}, httpapi.MemoryHistory{}, httpapi.Overview{},
 	httpapi.ConfigView{}, httpapi.ConfigUpdate{}, httpapi.ThresholdPreviewRequest{}, httpapi.ThresholdPreview{},

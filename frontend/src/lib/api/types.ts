@@ -763,6 +763,17 @@ export interface PullRequest {
   model?: string;
 }
 
+/** steward.PurgeRequest */
+export interface PurgeRequest {
+  ids?: string[];
+  all?: boolean;
+}
+
+/** steward.PurgeResult */
+export interface PurgeResult {
+  purged: number;
+}
+
 /** httpapi.RateRequest */
 export interface RateRequest {
   ids: string[];
