@@ -109,6 +109,28 @@ describe('feed store', () => {
     expect(get(feed.pending)).toBe(0);
   });
 
+  it('shows a memory marked as noise, or deleted, as stored again once it is restored from the trash', async () => {
+    fakeFetch({
+      'GET /api/decisions': [
+        dec('a', 'stored', '2026-01-01T00:00:01Z', { memory_ids: ['m1'] }),
+        dec('b', 'stored', '2026-01-01T00:00:02Z', { memory_ids: ['m2'] }),
+        dec('c', 'stored', '2026-01-01T00:00:03Z', { memory_ids: ['m3'] }),
+      ],
+      'POST /api/memories/m1/noise': null,
+    });
+    const stream = createEventStream();
+    const feed = createFeed({ stream });
+    await feed.load();
+    const mark = () => Object.fromEntries(get(feed.items).map((i) => [i.id, i.mark ?? 'stored']));
+    feed.noise(get(feed.items).find((i) => i.id === 'a')!);
+    flushDeferred();
+    await vi.waitFor(() => expect(mark().a).toBe('noise'));
+    stream.dispatch({ id: '1', type: 'memory', data: { op: 'deleted', ids: ['m1', 'm2'] } });
+    expect(mark()).toEqual({ a: 'noise', b: 'noise', c: 'stored' });
+    stream.dispatch({ id: '2', type: 'memory', data: { op: 'restored', ids: ['m1', 'm2', 'm3'] } });
+    expect(mark()).toEqual({ a: 'stored', b: 'stored', c: 'stored' });
+  });
+
   it('filters by project and by words anywhere in the decision', () => {
     const it1 = { ...dec('a', 'stored', '2026-01-01T00:00:01Z'), project: 'shop', user: 'Why is Postgres pinned?', memory_ids: ['m1'] };
     const it2 = { ...dec('b', 'rejected', '2026-01-01T00:00:02Z'), project: 'infra', preview: 'ok thanks' };

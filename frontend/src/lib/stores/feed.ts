@@ -131,10 +131,17 @@ export function createFeed(opts: FeedOptions = {}) {
     stream.on<DecisionEntry>('decision', (e) => push(e.data)),
     stream.on('reset', () => void load()),
     stream.on<MemoryEvent>('memory', (e) => {
+      const ids = new Set(e.data.ids ?? []);
+      const wrote = (c: FeedItem) => c.memory_ids?.some((id) => ids.has(id));
       // A memory deleted elsewhere: the items that wrote it can no longer be marked noise.
-      if (e.data.op !== 'deleted') return;
-      const gone = new Set(e.data.ids ?? []);
-      items.update((cur) => cur.map((c) => (c.memory_ids?.some((id) => gone.has(id)) && !c.mark ? { ...c, mark: 'noise' as const } : c)));
+      if (e.data.op === 'deleted') {
+        items.update((cur) => cur.map((c) => (wrote(c) && !c.mark ? { ...c, mark: 'noise' as const } : c)));
+      }
+      // A memory restored from the trash (marked as noise or deleted, then
+      // restored): the items that wrote it show it stored again.
+      if (e.data.op === 'restored') {
+        items.update((cur) => cur.map((c) => (wrote(c) && c.mark === 'noise' ? { ...c, mark: undefined } : c)));
+      }
     }),
   ];
 
