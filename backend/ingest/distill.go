@@ -33,6 +33,7 @@ const (
 	ClassChat       = "chat"   // acknowledgements, requests, pleasantries
 	ClassPlan       = "plan"   // next steps, to-dos, what remains
 	ClassVague      = "vague"  // a statement naming nothing specific
+	ClassCommit     = "commit" // a quoted commit message: the repository keeps it
 )
 
 // Candidate is one statement of a turn and what distillation decided.
@@ -434,6 +435,9 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 // sentenceClass classifies one sentence of the model's text.
 func sentenceClass(st, origin string) string {
 	ls := lower(st)
+	if commitLabel.MatchString(ls) {
+		return ClassCommit
+	}
 	c := classify(st)
 	words := wordCount(st)
 	switch c {
@@ -576,7 +580,7 @@ func newCandidate(text, origin, class string, keep bool, reason string) Candidat
 
 func mostDropped(m map[string]int) string {
 	best, n := ClassVague, -1
-	for _, c := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague} {
+	for _, c := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague} {
 		if m[c] > n {
 			best, n = c, m[c]
 		}
@@ -841,7 +845,7 @@ func describeCandidates(cs []Candidate) string {
 		byReason[r]++
 	}
 	var parts []string
-	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered as an option", reasonNamesOnly, reasonGuess} {
+	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered as an option", reasonNamesOnly, reasonGuess} {
 		if n := byReason[r]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", r, n))
 		}

@@ -198,6 +198,13 @@ func TestDistill(t *testing.T) {
 			texts: []string{"Noted."},
 			keep:  []string{"Use yarn"},
 		},
+		{
+			name:  "a quoted commit message is not a memory; what the change made exist is",
+			user:  "round the invoice totals",
+			texts: []string{"- Invoice totals in `billing/invoice.go` use banker's rounding, because the ledger service rounds that way.\n- Commit: billing: round invoice totals with banker's rounding in `billing/invoice.go` and `billing/ledger_test.go`"},
+			keep:  []string{"ledger service rounds"},
+			drop:  []string{"Commit:", "ledger_test.go"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
