@@ -296,10 +296,11 @@ var ruleWord = regexp.MustCompile(`\b(?:` + ruleWords + `)\b`)
 var standing = regexp.MustCompile(`\b(?:` + ruleWords + `|every|each|in future|in the future|default to|don't|do not|dont|instead of|rather than|prefer|no longer|only ever)\b`)
 
 // taskRequest reports whether a user's lowercased sentence asks for work
-// in the turn at hand (requestLead) without saying it stands for later
-// turns too (standing).
+// in the turn at hand (requestLead, or a need for what the turn is to
+// build: needLead) without saying it stands for later turns too
+// (standing).
 func taskRequest(ls string) bool {
-	return requestLead.MatchString(ls) && !standing.MatchString(ls)
+	return (requestLead.MatchString(ls) || needLead.MatchString(ls)) && !standing.MatchString(ls)
 }
 
 // proseWords counts the words of a sentence that are words of prose:

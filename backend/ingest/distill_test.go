@@ -205,6 +205,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"ledger service rounds"},
 			drop:  []string{"Commit:", "ledger_test.go"},
 		},
+		{
+			name:  "a user's need for what the turn builds is a request; a need the project has is a fact",
+			user:  "We will also need CSV and XLSX exporters for the `reports/` page. OK, I think we need a toggle for the compact layout in `ui/settings.tsx`. We need Node 20 for the build because `ui/fetch.ts` relies on the global `fetch`.",
+			texts: []string{"Done."},
+			keep:  []string{"Node 20"},
+			drop:  []string{"XLSX exporters", "compact layout"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
