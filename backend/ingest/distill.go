@@ -300,6 +300,11 @@ var standing = regexp.MustCompile(`\b(?:` + ruleWords + `|every|each|in future|i
 // build: needLead) without saying it stands for later turns too
 // (standing).
 func taskRequest(ls string) bool {
+	// "instead of" in an order of work says what the change is, not how
+	// to work from now on.
+	if workOrder.MatchString(ls) && contrast.MatchString(ls) {
+		ls = contrast.ReplaceAllString(ls, "")
+	}
 	return (requestLead.MatchString(ls) || needLead.MatchString(ls)) && !standing.MatchString(ls)
 }
 

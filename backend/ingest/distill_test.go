@@ -212,6 +212,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"Node 20"},
 			drop:  []string{"XLSX exporters", "compact layout"},
 		},
+		{
+			name:  "'instead of' in an order of work describes the change; in a how-to-work sentence it makes a rule",
+			user:  "yes please add an export button to `ui/toolbar.tsx` and instead of a modal, rename the `ExportModal` as `ExportPanel`. Please use pnpm instead of npm for every install in this repo.",
+			texts: []string{"Done."},
+			keep:  []string{"use pnpm instead of npm"},
+			drop:  []string{"ExportPanel"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
