@@ -305,6 +305,7 @@ func taskRequest(ls string) bool {
 	if workOrder.MatchString(ls) && contrast.MatchString(ls) {
 		ls = contrast.ReplaceAllString(ls, "")
 	}
+	ls = partitive.ReplaceAllString(ls, "") // "each of the panels" is no "each time"
 	return (requestLead.MatchString(ls) || needLead.MatchString(ls)) && !standing.MatchString(ls)
 }
 

@@ -219,6 +219,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"use pnpm instead of npm"},
 			drop:  []string{"ExportPanel"},
 		},
+		{
+			name:  "'each of the' counts the turn's things; 'each' before a thing that recurs makes a rule",
+			user:  "Then go through our `schemas/pdl.json` definitions and find settings that fit into each of the tab panels. Always commit after each feature once its tests pass.",
+			texts: []string{"Done."},
+			keep:  []string{"commit after each feature"},
+			drop:  []string{"tab panels"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,3 +20,8 @@ var workOrder = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|yeah|sure|so|and|also|t
 // order of work (workOrder) whose object it describes ("add the export
 // button and instead of a modal, rename the dialog": this turn's change).
 var contrast = regexp.MustCompile(`\b(?:instead of|rather than)\b`)
+
+// partitive is "each of the ..." or "every one of our ...": it counts the
+// things of this turn's work ("find settings for each of the tab
+// panels"), where "each time" or "each commit" says a rule stands.
+var partitive = regexp.MustCompile(`\b(?:each|every one) of (?:the|these|those|our|my|your|its|their)\b`)
