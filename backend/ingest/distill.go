@@ -445,6 +445,9 @@ func sentenceClass(st, origin string) string {
 	if commitLabel.MatchString(ls) {
 		return ClassCommit
 	}
+	if testCount.MatchString(ls) && !causeWord.MatchString(ls) {
+		return ClassStatus // the run's count, whatever else the sentence lists
+	}
 	c := classify(st)
 	words := wordCount(st)
 	switch c {

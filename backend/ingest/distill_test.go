@@ -226,6 +226,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"commit after each feature"},
 			drop:  []string{"tab panels"},
 		},
+		{
+			name:  "a count of tests run or added is the run's state, not a fact",
+			user:  "round the invoice totals",
+			texts: []string{"The invoice rounding in `billing/invoice.ex` follows the ledger, because `Ledger.post/2` rejects fractions of a cent.\n\n- `test/billing/invoice_test.exs` (14 tests)\n- Full suite: 212 passing locally with `mix test` and the `ledger` fixtures."},
+			keep:  []string{"rejects fractions"},
+			drop:  []string{"14 tests", "212 passing"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
