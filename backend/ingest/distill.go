@@ -373,7 +373,7 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 	prose, _ := splitFences(text)
 	var cands []Candidate
 	var sents []posSentence
-	skip := false // inside a plan or next-steps section
+	skip := "" // the class of the section being read (a plan), or none
 	for _, block := range splitBlocks(prose) {
 		var kept []string
 		dropped := map[string]int{}
@@ -384,15 +384,7 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 				asks = true
 			}
 		}
-		for _, line := range strings.Split(block, "\n") {
-			if sectionHeading.MatchString(strings.TrimSpace(line)) {
-				skip = planHeading.MatchString(strings.TrimSpace(line))
-			}
-		}
-		if first := strings.TrimSpace(strings.SplitN(block, "\n", 2)[0]); sectionHeading.MatchString(first) {
-			block = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(block), first))
-		}
-		for _, s := range sentences(block) {
+		for _, s := range sectionSentences(block, &skip) {
 			st := strings.TrimSpace(s.text)
 			sents = append(sents, posSentence{text: st, pos: pos})
 			pos++
@@ -405,7 +397,7 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 				}
 				continue
 			}
-			if skip || planHeading.MatchString(st) {
+			if s.skip != "" || planHeading.MatchString(st) {
 				dropped[ClassPlan]++
 				continue
 			}

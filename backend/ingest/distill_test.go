@@ -199,6 +199,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"Use yarn"},
 		},
 		{
+			name:  "a section titled without markdown runs to the next title: suggestions and a walkthrough to try the change are plans",
+			user:  "add the export dialog",
+			texts: []string{"What I changed\n- The export dialog in `ui/export_dialog.py` writes CSV only, because the XLSX writer needs a licence.\n\nHow to try it\n- Reports → Export… → pick `reports/q3.csv` → the toast from `ExportService` shows 12 rows\n\nNext suggestions\n- An `--xlsx` flag for `cmd/report.py` through `openpyxl`\n\nNotes\n- The dialog keeps the last folder in `settings.ini` so exports land in one place."},
+			keep:  []string{"needs a licence", "last folder"},
+			drop:  []string{"ExportService", "--xlsx"},
+		},
+		{
 			name:  "a quoted commit message is not a memory; what the change made exist is",
 			user:  "round the invoice totals",
 			texts: []string{"- Invoice totals in `billing/invoice.go` use banker's rounding, because the ledger service rounds that way.\n- Commit: billing: round invoice totals with banker's rounding in `billing/invoice.go` and `billing/ledger_test.go`"},
