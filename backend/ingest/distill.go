@@ -33,6 +33,7 @@ const (
 	ClassChat       = "chat"   // acknowledgements, requests, pleasantries
 	ClassPlan       = "plan"   // next steps, to-dos, what remains
 	ClassVague      = "vague"  // a statement naming nothing specific
+	ClassCommit     = "commit" // a quoted commit message: the repository keeps it
 )
 
 // Candidate is one statement of a turn and what distillation decided.
@@ -295,10 +296,17 @@ var ruleWord = regexp.MustCompile(`\b(?:` + ruleWords + `)\b`)
 var standing = regexp.MustCompile(`\b(?:` + ruleWords + `|every|each|in future|in the future|default to|don't|do not|dont|instead of|rather than|prefer|no longer|only ever)\b`)
 
 // taskRequest reports whether a user's lowercased sentence asks for work
-// in the turn at hand (requestLead) without saying it stands for later
-// turns too (standing).
+// in the turn at hand (requestLead, or a need for what the turn is to
+// build: needLead) without saying it stands for later turns too
+// (standing).
 func taskRequest(ls string) bool {
-	return requestLead.MatchString(ls) && !standing.MatchString(ls)
+	// "instead of" in an order of work says what the change is, not how
+	// to work from now on.
+	if workOrder.MatchString(ls) && contrast.MatchString(ls) {
+		ls = contrast.ReplaceAllString(ls, "")
+	}
+	ls = partitive.ReplaceAllString(ls, "") // "each of the panels" is no "each time"
+	return (requestLead.MatchString(ls) || needLead.MatchString(ls)) && !standing.MatchString(ls)
 }
 
 // proseWords counts the words of a sentence that are words of prose:
@@ -365,7 +373,7 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 	prose, _ := splitFences(text)
 	var cands []Candidate
 	var sents []posSentence
-	skip := false // inside a plan or next-steps section
+	skip := "" // the class of the section being read (a plan), or none
 	for _, block := range splitBlocks(prose) {
 		var kept []string
 		dropped := map[string]int{}
@@ -376,15 +384,7 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 				asks = true
 			}
 		}
-		for _, line := range strings.Split(block, "\n") {
-			if sectionHeading.MatchString(strings.TrimSpace(line)) {
-				skip = planHeading.MatchString(strings.TrimSpace(line))
-			}
-		}
-		if first := strings.TrimSpace(strings.SplitN(block, "\n", 2)[0]); sectionHeading.MatchString(first) {
-			block = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(block), first))
-		}
-		for _, s := range sentences(block) {
+		for _, s := range sectionSentences(block, &skip) {
 			st := strings.TrimSpace(s.text)
 			sents = append(sents, posSentence{text: st, pos: pos})
 			pos++
@@ -397,7 +397,7 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 				}
 				continue
 			}
-			if skip || planHeading.MatchString(st) {
+			if s.skip != "" || planHeading.MatchString(st) {
 				dropped[ClassPlan]++
 				continue
 			}
@@ -434,6 +434,12 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 // sentenceClass classifies one sentence of the model's text.
 func sentenceClass(st, origin string) string {
 	ls := lower(st)
+	if commitLabel.MatchString(ls) {
+		return ClassCommit
+	}
+	if testCount.MatchString(ls) && !causeWord.MatchString(ls) {
+		return ClassStatus // the run's count, whatever else the sentence lists
+	}
 	c := classify(st)
 	words := wordCount(st)
 	switch c {
@@ -576,7 +582,7 @@ func newCandidate(text, origin, class string, keep bool, reason string) Candidat
 
 func mostDropped(m map[string]int) string {
 	best, n := ClassVague, -1
-	for _, c := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague} {
+	for _, c := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague} {
 		if m[c] > n {
 			best, n = c, m[c]
 		}
@@ -841,7 +847,7 @@ func describeCandidates(cs []Candidate) string {
 		byReason[r]++
 	}
 	var parts []string
-	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered as an option", reasonNamesOnly, reasonGuess} {
+	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered as an option", reasonNamesOnly, reasonGuess} {
 		if n := byReason[r]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", r, n))
 		}

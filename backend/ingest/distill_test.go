@@ -198,6 +198,48 @@ func TestDistill(t *testing.T) {
 			texts: []string{"Noted."},
 			keep:  []string{"Use yarn"},
 		},
+		{
+			name:  "a section titled without markdown runs to the next title: suggestions and a walkthrough to try the change are plans",
+			user:  "add the export dialog",
+			texts: []string{"What I changed\n- The export dialog in `ui/export_dialog.py` writes CSV only, because the XLSX writer needs a licence.\n\nHow to try it\n- Reports → Export… → pick `reports/q3.csv` → the toast from `ExportService` shows 12 rows\n\nNext suggestions\n- An `--xlsx` flag for `cmd/report.py` through `openpyxl`\n\nNotes\n- The dialog keeps the last folder in `settings.ini` so exports land in one place."},
+			keep:  []string{"needs a licence", "last folder"},
+			drop:  []string{"ExportService", "--xlsx"},
+		},
+		{
+			name:  "a quoted commit message is not a memory; what the change made exist is",
+			user:  "round the invoice totals",
+			texts: []string{"- Invoice totals in `billing/invoice.go` use banker's rounding, because the ledger service rounds that way.\n- Commit: billing: round invoice totals with banker's rounding in `billing/invoice.go` and `billing/ledger_test.go`"},
+			keep:  []string{"ledger service rounds"},
+			drop:  []string{"Commit:", "ledger_test.go"},
+		},
+		{
+			name:  "a user's need for what the turn builds is a request; a need the project has is a fact",
+			user:  "We will also need CSV and XLSX exporters for the `reports/` page. OK, I think we need a toggle for the compact layout in `ui/settings.tsx`. We need Node 20 for the build because `ui/fetch.ts` relies on the global `fetch`.",
+			texts: []string{"Done."},
+			keep:  []string{"Node 20"},
+			drop:  []string{"XLSX exporters", "compact layout"},
+		},
+		{
+			name:  "'instead of' in an order of work describes the change; in a how-to-work sentence it makes a rule",
+			user:  "yes please add an export button to `ui/toolbar.tsx` and instead of a modal, rename the `ExportModal` as `ExportPanel`. Please use pnpm instead of npm for every install in this repo.",
+			texts: []string{"Done."},
+			keep:  []string{"use pnpm instead of npm"},
+			drop:  []string{"ExportPanel"},
+		},
+		{
+			name:  "'each of the' counts the turn's things; 'each' before a thing that recurs makes a rule",
+			user:  "Then go through our `schemas/pdl.json` definitions and find settings that fit into each of the tab panels. Always commit after each feature once its tests pass.",
+			texts: []string{"Done."},
+			keep:  []string{"commit after each feature"},
+			drop:  []string{"tab panels"},
+		},
+		{
+			name:  "a count of tests run or added is the run's state, not a fact",
+			user:  "round the invoice totals",
+			texts: []string{"The invoice rounding in `billing/invoice.ex` follows the ledger, because `Ledger.post/2` rejects fractions of a cent.\n\n- `test/billing/invoice_test.exs` (14 tests)\n- Full suite: 212 passing locally with `mix test` and the `ledger` fixtures."},
+			keep:  []string{"rejects fractions"},
+			drop:  []string{"14 tests", "212 passing"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

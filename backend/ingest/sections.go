@@ -1,0 +1,80 @@
+package ingest
+
+import (
+	"regexp"
+	"strings"
+)
+
+// subHeading reports whether a line titles the list that follows it, the
+// way answers without markdown headings open their sections ("What I
+// changed", "How to try it", "Next steps (optional)", "**Verification**"):
+// a short capitalised line with no sentence punctuation at its end, or a
+// line of bold text, followed in its block by a list item.
+func subHeading(line, next string) bool {
+	if line == "" || !listMark.MatchString(next) || listMark.MatchString(line) {
+		return false
+	}
+	if strings.HasPrefix(line, "**") && strings.HasSuffix(strings.TrimSuffix(line, ":"), "**") && strings.Count(line, "**") == 2 {
+		return true
+	}
+	if c := line[0]; c < 'A' || c > 'Z' {
+		return false
+	}
+	if strings.ContainsAny(line, "`=") || strings.ContainsAny(line[len(line)-1:], ".,;:!?") {
+		return false
+	}
+	return wordCount(line) <= 6
+}
+
+// sectionSkip is the class of the section a heading opens: a plan (next
+// steps, how to try the change by hand), else none.
+func sectionSkip(heading string) string {
+	if planHeading.MatchString(heading) || tryHeading.MatchString(heading) || nextHeading.MatchString(heading) {
+		return ClassPlan
+	}
+	return ""
+}
+
+// tryHeading titles a walkthrough for trying this turn's change by hand
+// ("How to try it", "Quick test checklist", "What you should see"): the
+// steps of one check, not how the project works.
+var tryHeading = regexp.MustCompile(`(?i)^(?:#+\s*|\*\*|\d+\.\s*)?(?:how to try(?: it)?(?: out)?|try it(?: out)?|(?:quick |manual )?(?:smoke )?test(?:ing)? (?:checklist|steps)|(?:quick )?checklist|what you should see)\b`)
+
+// nextHeading titles what could come next, in the words planHeading's
+// "next steps" leaves out ("Next options", "Next suggestions", "Next
+// improvements (optional)").
+var nextHeading = regexp.MustCompile(`(?i)^(?:#+\s*|\*\*|\d+\.\s*)?next (?:options?|suggestions?|step suggestions?|improvements?|ideas?|tasks?)\b`)
+
+// sectionSentence is a sentence of a block and the class of the section
+// it is read in (ClassPlan), or "".
+type sectionSentence struct {
+	sentence
+	skip string
+}
+
+// sectionSentences splits a block into its sentences, line by line, and
+// follows the sections it opens: a section heading (markdown, a numbered
+// title, or a subHeading) sets *skip to the class of its section for the
+// lines after it, until the next heading, also across blocks. A block's
+// first line that is a markdown or numbered heading is not a sentence.
+func sectionSentences(block string, skip *string) []sectionSentence {
+	var out []sectionSentence
+	lines := strings.Split(block, "\n")
+	for i, line := range lines {
+		t := strings.TrimSpace(line)
+		next := ""
+		if i+1 < len(lines) {
+			next = strings.TrimSpace(lines[i+1])
+		}
+		if sectionHeading.MatchString(t) || subHeading(t, next) {
+			*skip = sectionSkip(t)
+			if i == 0 && sectionHeading.MatchString(t) {
+				continue
+			}
+		}
+		for _, s := range sentences(line) {
+			out = append(out, sectionSentence{s, *skip})
+		}
+	}
+	return out
+}
