@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +40,7 @@ var (
 	bucketOutbox       = []byte("outbox")
 	bucketOutboxDeltas = []byte("outbox_deltas")
 	keyTeamCursor      = []byte("team_cursor")
+	keyTeamRefusals    = []byte("team_refusals")
 )
 
 const (
@@ -497,4 +499,50 @@ func (s *Store) TeamCursor() ([]byte, error) {
 		return nil, fmt.Errorf("team cursor: %w", err)
 	}
 	return out, nil
+}
+
+// MaxTeamRefusals bounds what SetTeamRefusals keeps (bytes).
+const MaxTeamRefusals = 64 << 10
+
+// TeamRefusals is what SetTeamRefusals stored last (the team sync's list
+// of the writes the team refused, kept across restarts), empty before.
+func (s *Store) TeamRefusals() ([]byte, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		out = append(out, tx.Bucket(bucketMeta).Get(keyTeamRefusals)...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("team refusals: %w", err)
+	}
+	return out, nil
+}
+
+// SetTeamRefusals stores b (at most MaxTeamRefusals bytes) in the store's
+// metadata for TeamRefusals; it is not a memory, and not enqueued.
+func (s *Store) SetTeamRefusals(ctx context.Context, b []byte) error {
+	if len(b) > MaxTeamRefusals {
+		return fmt.Errorf("team refusals: %d bytes, at most %d: %w", len(b), MaxTeamRefusals, memory.ErrInvalid)
+	}
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyTeamRefusals, slices.Clone(b))
+	})
+	if err != nil {
+		return fmt.Errorf("team refusals: %w", err)
+	}
+	return nil
 }

@@ -472,3 +472,32 @@ func TestApplyTeamKeepsRestore(t *testing.T) {
 		t.Fatalf("the entry is %+v, want a restore", es[0])
 	}
 }
+
+// TestTeamRefusals: SetTeamRefusals keeps its value across a reopen and
+// refuses one larger than MaxTeamRefusals, keeping the last one.
+func TestTeamRefusals(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	if b, err := s.TeamRefusals(); err != nil || len(b) != 0 {
+		t.Fatalf("before any: %q %v", b, err)
+	}
+	for _, tc := range []struct {
+		val     []byte
+		wantErr error
+	}{
+		{[]byte(`[{"id":"a"}]`), nil},
+		{make([]byte, MaxTeamRefusals+1), memory.ErrInvalid},
+	} {
+		if err := s.SetTeamRefusals(ctx, tc.val); !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) {
+			t.Errorf("SetTeamRefusals(%d bytes) = %v, want %v", len(tc.val), err, tc.wantErr)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir)
+	if b, err := s.TeamRefusals(); err != nil || string(b) != `[{"id":"a"}]` {
+		t.Fatalf("after a reopen: %q %v", b, err)
+	}
+}

@@ -59,7 +59,9 @@ type TeamApplied struct {
 // to be pushed; it marks the memory it supersedes as superseded. A put of
 // a memory with a local write waiting in the outbox is left to the push;
 // a delete wins over such a write, unless the write is a restore from the
-// trash (the user's undo), which the push takes to the team. A delete
+// trash (the user's undo), which the push takes to the team. A put of a
+// memory that is in the trash here (this member's delete of it refused by
+// the team, or its owner's restore) takes it out of the trash. A delete
 // leaves a memory made personal here alone. A put the store's rules refuse is skipped and counted
 // (TeamApplied.Invalid): the team database is outside input.
 func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, error) {
@@ -220,6 +222,11 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 				if other := liveHolder(recs, hashes, m.ContentHash); other != "" {
 					res.Skipped++
 					continue
+				}
+				// Back from the team (a member's delete of it refused, or
+				// its owner's restore): its trash entry here is stale.
+				if err := trash.Delete(id); err != nil {
+					return err
 				}
 				count++
 			}

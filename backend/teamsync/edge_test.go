@@ -423,3 +423,48 @@ func TestProjectSharedLater(t *testing.T) {
 		t.Fatalf("team counters %+v (%v) after another push --all, want 5", c, err)
 	}
 }
+
+// TestRefusedDeleteAcrossRestart: a member's delete of another member's
+// team memory is refused by the team. The status tells of it after a
+// restart of the daemon (the list of refusals lived in memory only), and
+// when the owner's next change brings the memory back to the member's
+// machine, it leaves the trash there (a stale trash entry listed it as
+// deleted while it was live, and its restore failed).
+func TestRefusedDeleteAcrossRestart(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice", "bob")
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"shop"})
+	b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
+	ctx := context.Background()
+	m := a.write(t, "the shop's price list is exported every Friday evening", "shop", memory.TypeProject)
+	eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+	if err := b.st.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: m.ID, Reason: "deleted"}}}); err != nil {
+		t.Fatal(err)
+	}
+	drained(t, b)
+	want := func(n *node) error {
+		st := n.sy.Status()
+		if len(st.Refused) != 1 || st.Refused[0].ID != m.ID || st.Refused[0].Op != "delete" || st.Refused[0].Outcome != refusedDelete || st.Refused[0].At.IsZero() {
+			return fmt.Errorf("%s's status tells of refusals %+v, want the delete of %s", n.name, st.Refused, m.ID)
+		}
+		return nil
+	}
+	if err := want(b); err != nil {
+		t.Fatal(err)
+	}
+	b.close()
+	b.start(t)
+	if err := want(b); err != nil {
+		t.Fatalf("after a restart: %v", err)
+	}
+
+	// The owner's change brings it back on b: live, and out of b's trash.
+	if _, err := a.st.Update(ctx, m.ID, func(m *memory.Memory) error { m.Importance = 0.9; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	a.sy.Kick()
+	eventually(t, "the owner's change brings it back on b", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+	if tr, err := b.st.TrashGet(ctx, []string{m.ID}); err != nil || len(tr) != 0 {
+		t.Fatalf("b's trash still holds %s, live again: %v %v", m.ID, tr, err)
+	}
+}

@@ -19,6 +19,7 @@ package teamsync
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -92,8 +93,8 @@ type Status struct {
 	Pushed   int64 `json:"pushed"`
 	Pulled   int64 `json:"pulled"`
 	Relinked int64 `json:"relinked"`
-	// Refused are the latest writes the team refused since the daemon
-	// started (at most maxRefused, oldest first).
+	// Refused are the latest writes the team refused (at most
+	// maxRefused, oldest first), kept in the store across restarts.
 	Refused []Refusal `json:"refused,omitempty"`
 	// Projects are the team.projects this daemon runs with. The team
 	// section is read at start: a change takes effect after a restart.
@@ -136,8 +137,10 @@ type Syncer struct {
 	ts    *team.Store // guarded by cycle
 	lock  *team.Lock  // the team steward's lock when held; guarded by cycle
 
-	mu sync.Mutex // guards st
+	mu sync.Mutex // guards st and refusalsDirty
 	st Status
+	// refusalsDirty: st.Refused changed since the store last saved it.
+	refusalsDirty bool
 
 	// serial makes pull run its stages one after the other, as it did
 	// before the pipeline: BenchmarkInitialSync's baseline.
@@ -181,6 +184,9 @@ func New(opts Options) (*Syncer, error) {
 	}
 	s := &Syncer{o: opts, log: log, kick: make(chan struct{}, 1)}
 	s.st.Enabled = true
+	if err := s.loadRefusals(); err != nil {
+		return nil, err
+	}
 	s.st.Projects = append([]string(nil), opts.Projects...)
 	return s, nil
 }
@@ -221,7 +227,53 @@ func (s *Syncer) refused(id, op, outcome string) {
 		if n := len(st.Refused) - maxRefused; n > 0 {
 			st.Refused = append([]Refusal(nil), st.Refused[n:]...)
 		}
+		s.refusalsDirty = true
 	})
+}
+
+// loadRefusals reads the refusals the store kept (saveRefusals) into the
+// status. A value it cannot read is dropped with a warning: it is only the
+// status's history, and team sync must start regardless.
+func (s *Syncer) loadRefusals() error {
+	b, err := s.o.Store.TeamRefusals()
+	if err != nil {
+		return fmt.Errorf("team sync: %w", err)
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	var rs []Refusal
+	if err := json.Unmarshal(b, &rs); err != nil {
+		s.log.Warn("team sync: the stored list of refused writes is unreadable; it starts empty", "err", err)
+		return nil
+	}
+	if n := len(rs) - maxRefused; n > 0 {
+		rs = rs[n:]
+	}
+	s.st.Refused = rs
+	return nil
+}
+
+// saveRefusals stores the status's refusals when they changed, so a
+// restart still tells of them; the push saves them before it acknowledges
+// the refused entries (a failure leaves them in the outbox, to push again).
+func (s *Syncer) saveRefusals(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.refusalsDirty {
+		s.mu.Unlock()
+		return nil
+	}
+	b, err := json.Marshal(s.st.Refused)
+	s.refusalsDirty = false
+	s.mu.Unlock()
+	if err == nil {
+		err = s.o.Store.SetTeamRefusals(ctx, b)
+	}
+	if err != nil {
+		s.update(func(*Status) { s.refusalsDirty = true })
+		return fmt.Errorf("save the refused writes: %w", err)
+	}
+	return nil
 }
 
 // fail records err as the last error and the database as unreachable.
@@ -569,6 +621,9 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		return err
 	}
 	rep.Deltas += len(tds)
+	if err := s.saveRefusals(ctx); err != nil {
+		return err
+	}
 	if err := s.o.Store.AckOutbox(ctx, acked, dids); err != nil {
 		return err
 	}
