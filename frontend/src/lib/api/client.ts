@@ -136,6 +136,7 @@ export const api = {
   stewardRuns: () => request<StewardRun[] | null>('GET', '/api/steward/runs'),
   trash: () => request<TrashedMemory[] | null>('GET', '/api/trash'),
   restore: (ids: string[]) => request<{ restored: number }>('POST', '/api/trash/restore', { body: { ids } }),
+  purgeTrash: (ids: string[]) => request<{ purged: number }>('POST', '/api/trash/purge', { body: { ids } }),
 
   setupList: () => request<SetupList>('GET', '/api/setup'),
   setupPreview: (client: string, o: SetupOptions = {}) => request<SetupPreview>('POST', `/api/setup/${enc(client)}/preview`, { body: o }),

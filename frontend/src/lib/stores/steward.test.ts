@@ -120,6 +120,22 @@ describe('steward store: ticked actions and the trash', () => {
     expect(get(toasts)).toEqual([]);
   });
 
+  it('deletes a memory from the trash for good and lists the trash again', async () => {
+    const mem = (id: string, text: string) => ({ id, text, kind: 'fact', type: 'project', created_at: '2026-06-01T00:00:00Z' });
+    let trash = [{ memory: mem('b', 'gone for good'), trashed_at: '2026-06-01T12:00:00Z', reason: 'deleted' }];
+    const { calls } = fakeFetch({
+      'GET /api/trash': () => ({ body: trash }),
+      'POST /api/trash/purge': () => { trash = []; return { body: { purged: 1 } }; },
+    });
+    const s = createSteward({ stream: createEventStream() });
+    await s.loadTrash();
+    expect(get(s.trash).map((t) => t.memory.id)).toEqual(['b']);
+    await s.purge(['b']);
+    expect(calls.find((c) => c.url === '/api/trash/purge')?.body).toEqual({ ids: ['b'] });
+    expect(get(s.trash)).toEqual([]);
+    expect(get(toasts).at(-1)?.text).toBe('Deleted 1 memory for good');
+  });
+
   it.each([
     ['merged into abc123', 'abc123'], ['merged into  abc123 ', 'abc123'], ['prune: importance 0.01', null], ['merged into', null],
   ])('mergedInto(%j) = %j', (reason, want) => expect(mergedInto(reason)).toBe(want));

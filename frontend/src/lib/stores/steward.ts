@@ -166,6 +166,17 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
     }
   }
 
+  /** Deletes memories from the trash for good (no restore, no undo). */
+  async function purge(ids: string[]) {
+    try {
+      const r = await api.purgeTrash(ids);
+      toast('success', `Deleted ${r.purged} memor${r.purged === 1 ? 'y' : 'ies'} for good`);
+      await loadTrash();
+    } catch (e) {
+      reportError(e, 'Delete for good');
+    }
+  }
+
   const unsubs = [
     stream.on<StewardEvent>('steward', (e) => {
       lastEvent.set(e.data);
@@ -178,7 +189,7 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
 
   return {
     plan, selected, planning, applying, lastResult, trash, intoText, runs, lastEvent,
-    makePlan, toggle, toggleOp, apply, undo, loadTrash, loadRuns, restore, destroy: () => unsubs.forEach((u) => u()),
+    makePlan, toggle, toggleOp, apply, undo, loadTrash, loadRuns, restore, purge, destroy: () => unsubs.forEach((u) => u()),
   };
 }
 
