@@ -58,6 +58,9 @@ export function createFeed(opts: FeedOptions = {}) {
   // already shown is still updated in place.
   let holding = false;
   let pendingById = new Map<string, FeedItem>();
+  // The memories last deleted, restored or edited (n counts the events):
+  // a view showing their texts loads them again.
+  const memoryChanged = writable<{ ids: string[]; n: number }>({ ids: [], n: 0 });
   const pending = writable(0);
   const loading = writable(false);
   const loaded = writable(false);
@@ -131,6 +134,7 @@ export function createFeed(opts: FeedOptions = {}) {
     stream.on<DecisionEntry>('decision', (e) => push(e.data)),
     stream.on('reset', () => void load()),
     stream.on<MemoryEvent>('memory', (e) => {
+      if (['deleted', 'restored', 'updated'].includes(e.data.op)) memoryChanged.update((c) => ({ ids: e.data.ids ?? [], n: c.n + 1 }));
       const ids = new Set(e.data.ids ?? []);
       const wrote = (c: FeedItem) => c.memory_ids?.some((id) => ids.has(id));
       // A memory deleted elsewhere: the items that wrote it can no longer be marked noise.
@@ -217,6 +221,8 @@ export function createFeed(opts: FeedOptions = {}) {
   return {
     items: { subscribe: items.subscribe } as Readable<FeedItem[]>,
     visible, filters, stages, sessions, projects, loading, loaded, selected,
+    /** The memories last deleted, restored or edited (n counts the events). */
+    memoryChanged: { subscribe: memoryChanged.subscribe } as Readable<{ ids: string[]; n: number }>,
     /** How many new decisions are held back. */
     pending: { subscribe: pending.subscribe } as Readable<number>,
     load, keep, noise, hold, showNew, forMemory,

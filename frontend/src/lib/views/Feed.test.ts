@@ -103,6 +103,33 @@ describe('Feed view', () => {
     location.hash = '';
   });
 
+  // Bug: a memory restored from the trash still read "(deleted)" in the
+  // open drawer: its text, missing when the drawer opened, was never
+  // loaded again.
+  it('the drawer shows a memory restored from the trash by its text again', async () => {
+    let live = false;
+    fakeFetch({
+      'GET /api/decisions': [dec('a', '2026-01-01T00:00:02Z')],
+      'GET /api/memories/m-a': () => (live ? { body: { id: 'm-a', text: 'The nightly export runs at 03:00.' } } : { status: 404, body: { error: 'memory not found', code: 'not_found' } }),
+    });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    const stream = createEventStream();
+    const feed = createFeed({ stream });
+    await feed.load();
+    location.hash = '#/feed?decision=a';
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Feed, { target, props: { feed } }));
+    flushSync();
+    const link = () => target.querySelector('[data-testid=feed-memory-link]')?.textContent ?? '';
+    await vi.waitFor(() => expect(link()).toContain('(deleted) m-a'));
+    live = true;
+    stream.dispatch({ id: '1', type: 'memory', data: { op: 'restored', ids: ['m-a'] } });
+    flushSync();
+    await vi.waitFor(() => expect(link()).toContain('nightly export'));
+    location.hash = '';
+  });
+
   // Bug: the session filter showed each session's first 12 characters, so
   // the sessions of one Aider history or one SpecStory project
   // ("afi-core.aider.chat.history@2025-07-15T11:38:37", "@…-16T09:02:11")
