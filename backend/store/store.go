@@ -81,6 +81,7 @@ type Store struct {
 	tmap     *mapping.IndexMappingImpl
 	pending  map[string]struct{} // ids whose text-index update failed; retried with the next batch
 	textLast uint64              // watermark last written to bleve
+	bm25     bm25Cache           // the text index's BM25 statistics (bm25stats.go)
 }
 
 // validate checks Options.

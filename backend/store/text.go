@@ -16,6 +16,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
 	"github.com/memtray/memtray/backend/memory"
@@ -656,29 +657,37 @@ func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Fil
 		bq = b
 	}
 	now := s.now().UnixNano()
+	stats, err := s.bm25Stats()
+	if err != nil {
+		return nil, fmt.Errorf("text search: %w", err)
+	}
 	k := firstFetch(n, &f)
 	for {
 		req := bleve.NewSearchRequestOptions(bq, k, 0, false)
+		req.PreSearchData = map[string]interface{}{search.BM25PreSearchDataKey: stats}
 		res, err := s.text.SearchInContext(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("text search: %w", err)
 		}
-		out := make([]Scored, 0, n)
+		out := make([]Scored, 0, min(len(res.Hits), n))
 		s.mu.RLock()
 		for _, h := range res.Hits {
 			if e, ok := s.entries[h.ID]; ok && f.match(e, now) {
-				out = append(out, Scored{ID: h.ID, Score: h.Score})
-				if len(out) == n {
-					break
-				}
+				out = append(out, Scored{ID: h.ID, Score: roundScore(h.Score)})
 			}
 		}
 		s.mu.RUnlock()
-		if len(out) >= n || len(res.Hits) < k || uint64(k) >= res.Total {
-			sortScored(out)
-			return out, nil
+		sortScored(out)
+		more := len(res.Hits) == k && uint64(k) < res.Total
+		// bleve orders equal scores by where the documents sit in its
+		// segments, which changes from run to run: when the n-th best
+		// ties with the last hit fetched, the tie may go on past it, so
+		// fetch on until it ends and break it by id (sortScored).
+		if more && (len(out) < n || roundScore(res.Hits[len(res.Hits)-1].Score) >= out[n-1].Score) {
+			k *= 4
+			continue
 		}
-		k *= 4
+		return out[:min(len(out), n)], nil
 	}
 }
 
