@@ -49,28 +49,43 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bm25 statistics: %w", err)
 	}
-	fd, err := r.FieldDict(fieldText)
-	if err != nil {
-		return nil, fmt.Errorf("bm25 statistics: %w", err)
+	card := map[string]int{}
+	// Every indexed field: a filter's term query on project, kind or
+	// source needs its statistics too (bleve fails without them).
+	for _, field := range []string{fieldText, fieldProject, fieldKind, fieldSource} {
+		if card[field], err = distinctTerms(r, field); err != nil {
+			return nil, fmt.Errorf("bm25 statistics: %w", err)
+		}
 	}
-	terms := 0
+	// bleve merges the clauses of an unscored disjunction (a filter of
+	// several kinds) into one term reader on the field "*"; it scores
+	// nothing, but its searcher wants statistics all the same.
+	card["*"] = card[fieldText]
+	c.snap = r
+	c.stats = &search.BM25Stats{DocCount: float64(docs), FieldCardinality: card}
+	return c.stats, nil
+}
+
+// distinctTerms counts the terms of a field in the merged dictionary of
+// every segment, each once.
+func distinctTerms(r index.IndexReader, field string) (int, error) {
+	fd, err := r.FieldDict(field)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
 	for {
 		e, err := fd.Next()
 		if err != nil {
 			fd.Close()
-			return nil, fmt.Errorf("bm25 statistics: %w", err)
+			return 0, err
 		}
 		if e == nil {
 			break
 		}
-		terms++
+		n++
 	}
-	if err := fd.Close(); err != nil {
-		return nil, fmt.Errorf("bm25 statistics: %w", err)
-	}
-	c.snap = r
-	c.stats = &search.BM25Stats{DocCount: float64(docs), FieldCardinality: map[string]int{fieldText: terms}}
-	return c.stats, nil
+	return n, fd.Close()
 }
 
 // roundScore rounds a BM25 score to 9 significant digits. bleve adds a document's

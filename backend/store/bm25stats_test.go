@@ -22,11 +22,15 @@ func layoutTexts() []memory.Memory {
 		}
 		m := mem(text)
 		m.ID = fmt.Sprintf("d%02d", i)
+		if i%2 == 0 {
+			m.Project = "alpha"
+		}
 		ms = append(ms, m)
 	}
 	for i := range 24 {
 		m := mem(fmt.Sprintf("Reminder about the staging cluster quota%c%c", 'a'+i%26, 'a'+i/26))
 		m.ID = fmt.Sprintf("t%02d", i)
+		m.Project, m.Kind = "alpha", memory.KindConfig
 		ms = append(ms, m)
 	}
 	return ms
@@ -51,20 +55,28 @@ func TestTextSearchSameWhateverTheLayout(t *testing.T) {
 	tests := []struct {
 		q string
 		n int
+		f Filter
 	}{
-		{"staging", 5},
-		{"staging quota", 10},
-		{"billing service rollout", 6},
-		{"who approves a rollback of the gateway", 8},
-		{"helm", 3},
-		{"service", 20},
+		{"staging", 5, Filter{}},
+		{"staging quota", 10, Filter{}},
+		{"billing service rollout", 6, Filter{}},
+		{"who approves a rollback of the gateway", 8, Filter{}},
+		{"helm", 3, Filter{}},
+		{"service", 20, Filter{}},
+		// Filters are term queries on their own fields: they need
+		// statistics too.
+		{"service", 7, Filter{Project: "alpha"}},
+		{"staging", 4, Filter{Project: "alpha", Kinds: []memory.Kind{memory.KindConfig}}},
 	}
 	for _, tt := range tests {
-		a, err := one.TextSearch(ctx, tt.q, tt.n, Filter{})
+		a, err := one.TextSearch(ctx, tt.q, tt.n, tt.f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := each.TextSearch(ctx, tt.q, tt.n, Filter{})
+		if len(a) == 0 {
+			t.Errorf("%q %+v: nothing found", tt.q, tt.f)
+		}
+		b, err := each.TextSearch(ctx, tt.q, tt.n, tt.f)
 		if err != nil {
 			t.Fatal(err)
 		}
