@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +29,11 @@ func TestDumpMiss(t *testing.T) {
 			[]string{"0 given, skipped: no evidence", "withheld: no_evidence"}},
 		{"not a candidate", search.Recalled{Hits: []memory.Hit{hit(other)}},
 			[]string{"no covering memory among the candidates"}},
+		// The eval asks for every withheld candidate (AllWithheld): one
+		// past the first search.MaxWithheld is reported where it went.
+		{"withheld past the cap", search.Recalled{Hits: []memory.Hit{hit(other)}, Withheld: append(slices.Repeat([]search.Withheld{{ID: "m2", Reason: search.WithheldOverK}}, search.MaxWithheld),
+			search.Withheld{ID: "m1", Reason: search.WithheldRelativeFloor, Score: 0.1})},
+			[]string{"covering memory withheld: relative_floor (0.100)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b bytes.Buffer

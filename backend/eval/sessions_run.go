@@ -264,7 +264,7 @@ func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *Labelled
 		}
 		for j, q := range f.Queries {
 			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%s-%s-%d", ls.ID, f.ID, j+1),
-				Prompt: q, Project: project, Event: search.EventPrompt})
+				Prompt: q, Project: project, Event: search.EventPrompt, AllWithheld: r.opts.Dump != nil})
 			if err != nil {
 				return fmt.Errorf("eval sessions: recall %s %s: %w", ls.ID, f.ID, err)
 			}

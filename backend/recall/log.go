@@ -39,7 +39,10 @@ func (s *Service) log(req search.RecallRequest, out search.Recalled) {
 	if s.w == nil || out.Skipped == search.SkippedToolLoop || out.Skipped == search.SkippedRepeat {
 		return
 	}
-	p := pending{at: s.o.Clock.Now(), req: req, skipped: out.Skipped, withheld: out.Withheld,
+	// The best MaxWithheld, also of a request that asked for every one
+	// (RecallRequest.AllWithheld: they come first, in the same order).
+	withheld := out.Withheld[:min(len(out.Withheld), search.MaxWithheld)]
+	p := pending{at: s.o.Clock.Now(), req: req, skipped: out.Skipped, withheld: withheld,
 		given: make([]store.RecallMemory, len(out.Hits))}
 	for i, h := range out.Hits {
 		p.given[i] = store.RecallMemory{ID: h.Memory.ID, Score: h.Score, Kind: string(h.Memory.Kind), Preview: h.Memory.Text}

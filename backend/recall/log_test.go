@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
@@ -172,3 +173,39 @@ func TestRecallLogStats(t *testing.T) {
 type testClock struct{ T time.Time }
 
 func (c *testClock) Now() time.Time { return c.T }
+
+// TestRecallLogKeepsWithheldCap: a recall that asks for every withheld
+// candidate (search.RecallRequest.AllWithheld, the evaluation's) gets them
+// all, and the log keeps the best search.MaxWithheld, as of any recall.
+func TestRecallLogKeepsWithheldCap(t *testing.T) {
+	ctx := context.Background()
+	var texts []string
+	for i := range 20 {
+		texts = append(texts, fmt.Sprintf("Service %d of the shop retries its payment calls %d times before it gives up.", i, i%4+2))
+	}
+	rec, built, st := openTexts(t, texts, config.Default())
+	s, err := New(Options{Recaller: rec, Built: built, Log: st, Clock: &testClock{T: testNow}, Location: time.UTC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	out, err := s.Recall(ctx, search.RecallRequest{SessionID: "a", Prompt: "how do I bake sourdough bread with a rye starter?", AllWithheld: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Withheld) <= search.MaxWithheld {
+		t.Fatalf("%d withheld, want more than %d (the fixture has too few memories?)", len(out.Withheld), search.MaxWithheld)
+	}
+	log, err := s.RecallLog(ctx, store.RecallLogQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(log) != 1 || len(log[0].Withheld) != search.MaxWithheld {
+		t.Fatalf("log %+v, want one entry with %d withheld", log, search.MaxWithheld)
+	}
+	for i, w := range log[0].Withheld {
+		if w.ID != out.Withheld[i].ID || w.Reason != out.Withheld[i].Reason {
+			t.Errorf("logged withheld %d is %s (%s), the recall's %+v", i, w.ID, w.Reason, out.Withheld[i])
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -73,6 +74,11 @@ type RecallRequest struct {
 	// Agent names the agent that asks (the hooks say claude-code or
 	// codex), for the recall log; empty: not said.
 	Agent string `json:"agent,omitempty"`
+	// AllWithheld lists every candidate withheld in Recalled.Withheld, not
+	// only the best MaxWithheld: an evaluation (eval sessions --dump) sees
+	// where each memory it looks for went. Not part of the API (hooks, MCP
+	// and HTTP cannot set it); the recall log keeps the first MaxWithheld.
+	AllWithheld bool `json:"-"`
 }
 
 // Recalled is what a recall gives the agent.
@@ -101,8 +107,9 @@ type Recalled struct {
 	Evidence *Evidence `json:"evidence,omitempty"`
 	// Withheld are the candidates the search weighed but did not give, and
 	// why (one of the Withheld constants), best scored first, at most
-	// MaxWithheld: for the recall log, never shown to the agent. Snoozed
-	// and superseded memories are not candidates and are not listed.
+	// MaxWithheld (unless RecallRequest.AllWithheld): for the recall log,
+	// never shown to the agent. Snoozed and superseded memories are not
+	// candidates and are not listed.
 	Withheld []Withheld `json:"withheld,omitempty"`
 }
 
@@ -363,7 +370,11 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 	out.Hits, out.Context = FormatWithSkills(hits, out.Skills, maxChars)
 	// Give back what did not fit in the context block.
 	r.release(req.SessionID, hits[len(out.Hits):])
-	out.Withheld = r.withheld(f, out.Hits, given, over, hits[len(out.Hits):])
+	limit := MaxWithheld
+	if req.AllWithheld {
+		limit = math.MaxInt
+	}
+	out.Withheld = r.withheld(f, out.Hits, given, over, hits[len(out.Hits):], limit)
 	out.Given = r.givenCount(req.SessionID)
 	r.given.Add(int64(len(out.Hits)))
 	if len(out.Hits) == 0 {
@@ -552,16 +563,16 @@ func (r *Recaller) claim(id string, hits []memory.Hit, k int) (mine []memory.Hit
 // recall of the session gave first, then the search's candidates that
 // did not become hits (the evidence test, the floors, given earlier, or
 // ranked below the hits asked for), best scored first within each, at
-// most MaxWithheld. It re-applies the floors' tests of Run's stages to
-// the evidence in Result.Scored.
-func (r *Recaller) withheld(f found, given []memory.Hit, already []string, over, unfit []memory.Hit) []Withheld {
+// most limit. It re-applies the floors' tests of Run's stages to the
+// evidence in Result.Scored.
+func (r *Recaller) withheld(f found, given []memory.Hit, already []string, over, unfit []memory.Hit, limit int) []Withheld {
 	var out []Withheld
 	seen := map[string]bool{}
 	for _, h := range given {
 		seen[h.Memory.ID] = true
 	}
 	add := func(id, reason string, score float64) {
-		if !seen[id] && len(out) < MaxWithheld {
+		if !seen[id] && len(out) < limit {
 			seen[id] = true
 			out = append(out, Withheld{ID: id, Reason: reason, Score: score})
 		}

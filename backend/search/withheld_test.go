@@ -154,3 +154,37 @@ func TestRecallEvidence(t *testing.T) {
 		})
 	}
 }
+
+// TestRecallAllWithheld: a request with AllWithheld lists every candidate
+// withheld, not only the best MaxWithheld, the capped list being its start;
+// what is given does not change. eval sessions --dump relies on it to say
+// where a memory went (it said "not a candidate" of one ranked past the
+// first MaxWithheld).
+func TestRecallAllWithheld(t *testing.T) {
+	ctx := context.Background()
+	for _, prompt := range []string{
+		"Write a SQL query that lists the three oldest employees in each office", // no evidence: every candidate withheld
+		"orbit TLE propagation passes ground stations SGP4 radians",
+	} {
+		r, _ := newRecaller(t, func(c *config.Recall) { c.K = 1 })
+		capped, err := r.Recall(ctx, RecallRequest{SessionID: "capped", Prompt: prompt, Project: "orbit"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := r.Recall(ctx, RecallRequest{SessionID: "all", Prompt: prompt, Project: "orbit", AllWithheld: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(hitIDs(capped.Hits)) != fmt.Sprint(hitIDs(all.Hits)) {
+			t.Errorf("%q: hits %v with the cap, %v without", prompt, hitIDs(capped.Hits), hitIDs(all.Hits))
+		}
+		if len(capped.Withheld) != MaxWithheld || len(all.Withheld) <= MaxWithheld {
+			t.Fatalf("%q: %d withheld with the cap, %d without; want %d and more", prompt, len(capped.Withheld), len(all.Withheld), MaxWithheld)
+		}
+		for i, w := range capped.Withheld {
+			if all.Withheld[i] != w {
+				t.Errorf("%q: withheld %d is %+v with the cap, %+v without", prompt, i, w, all.Withheld[i])
+			}
+		}
+	}
+}
