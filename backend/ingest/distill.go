@@ -206,10 +206,16 @@ func userCandidates(text string) []Candidate {
 	prose, _ := splitFences(text)
 	var out []Candidate
 	var cur []string
+	pref := false // a sentence of cur is a preference
+	keep := func(st string) { cur = append(cur, st) }
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, newCandidate(strings.Join(cur, " "), OriginUser, ClassPreference, true, ""))
-			cur = nil
+			c := newCandidate(strings.Join(cur, " "), OriginUser, ClassFact, true, "")
+			if pref {
+				c.Class, c.Kind, c.Type = ClassPreference, memory.KindPreference, memory.TypeUser
+			}
+			out = append(out, c)
+			cur, pref = nil, false
 		}
 	}
 	for _, s := range sentences(prose) {
@@ -230,26 +236,38 @@ func userCandidates(text string) []Candidate {
 			flush() // what the user sees now: the turn's state, not a fact for later
 		case pronounOrder.MatchString(ls):
 			flush() // "no, do not clean it up": about the moment's thing
-		case prefUser.MatchString(ls):
-			cur = append(cur, st)
+		case prefUser.MatchString(ls) || howToRule(ls):
+			keep(st)
+			pref = true
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
-			cur = append(cur, st)
+			keep(st)
 		case labelled.MatchString(st) && !logLabel.MatchString(st) && wordCount(st) >= 5 && classify(st) == classContent:
-			cur = append(cur, st) // a line of a record the user gives
-
+			keep(st) // a line of a record the user gives
 		default:
 			flush()
 		}
 	}
 	flush()
-	for i := range out {
-		if !prefUser.MatchString(lower(out[i].Text)) {
-			out[i].Class = ClassFact
-			continue
-		}
-		out[i].Kind, out[i].Type = memory.KindPreference, memory.TypeUser
-	}
 	return out
+}
+
+// howToLead opens a user's order that says how to work ("Use yarn, not
+// npm", "Keep the public API backwards compatible", "Follow the naming of
+// the existing migrations"), after any "ok,", "also," or "please":
+// requestLead leaves these verbs out because they are no work for the
+// turn; they are the user's rule.
+var howToLead = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|so|and|also|then|but|please)\b[\s,.;:!—–-]*)*(?:use|keep|follow|prefer|stick to|stick with)\s+(.*)`)
+
+// pronounObject is a how-to order's object that points at the moment's
+// thing ("use this one", "keep it", "use the same as before"): it says
+// nothing a later turn can read.
+var pronounObject = regexp.MustCompile(`^(?:it|this|that|these|those|them|the same|same|going|on|up|trying|doing|working)\b`)
+
+// howToRule reports whether a user's lowercased sentence is a how-to
+// order (howToLead) whose object is named, not pointed at.
+func howToRule(ls string) bool {
+	m := howToLead.FindStringSubmatch(ls)
+	return m != nil && !pronounObject.MatchString(m[1])
 }
 
 // labelled is a line of a record the user gives: a short capitalised

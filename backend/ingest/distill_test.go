@@ -199,6 +199,14 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"Use yarn"},
 		},
 		{
+			name:   "a how-to order with a named object is the user's rule; one pointing at the moment's thing is not",
+			user:   "Use pnpm for installs, not npm. Keep the public API backwards compatible. Also keep going with the rest of it for now.",
+			texts:  []string{"Done."},
+			keep:   []string{"Use pnpm for installs", "Keep the public API"},
+			drop:   []string{"keep going"},
+			prefer: true,
+		},
+		{
 			name:  "a section titled without markdown runs to the next title: suggestions and a walkthrough to try the change are plans",
 			user:  "add the export dialog",
 			texts: []string{"What I changed\n- The export dialog in `ui/export_dialog.py` writes CSV only, because the XLSX writer needs a licence.\n\nHow to try it\n- Reports → Export… → pick `reports/q3.csv` → the toast from `ExportService` shows 12 rows\n\nNext suggestions\n- An `--xlsx` flag for `cmd/report.py` through `openpyxl`\n\nNotes\n- The dialog keeps the last folder in `settings.ini` so exports land in one place."},
