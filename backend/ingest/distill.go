@@ -205,10 +205,23 @@ func userCandidates(text string) []Candidate {
 	text, _ = commandInput(text) // template.go: a command's template is not the user's words
 	prose, _ := splitFences(text)
 	var out []Candidate
-	var cur []string
+	var cur, context []string
 	pref := false // a sentence of cur is a preference
-	keep := func(st string) { cur = append(cur, st) }
+	keep := func(st string) {
+		// The context nearest the kept sentence joins it while the
+		// statement stays within maxCandidateRunes: a pasted table
+		// before a rule is no context of it.
+		n := runeLen(strings.Join(cur, " ")) + runeLen(st)
+		i := len(context)
+		for i > 0 && i > len(context)-maxContext && n+1+runeLen(context[i-1]) <= maxCandidateRunes {
+			i--
+			n += 1 + runeLen(context[i])
+		}
+		cur = append(append(cur, context[i:]...), st)
+		context = nil
+	}
 	flush := func() {
+		context = nil
 		if len(cur) > 0 {
 			c := newCandidate(strings.Join(cur, " "), OriginUser, ClassFact, true, "")
 			if pref {
@@ -243,6 +256,13 @@ func userCandidates(text string) []Candidate {
 			keep(st)
 		case labelled.MatchString(st) && !logLabel.MatchString(st) && wordCount(st) >= 5 && classify(st) == classContent:
 			keep(st) // a line of a record the user gives
+		case classify(st) == classContent:
+			// A sentence that names nothing on its own ("I'm on Ubuntu
+			// 22.04.", "rusqlite for the app database") is the context
+			// of the user's statement next to it: it joins a kept
+			// sentence that follows it, not broken by a request, a
+			// question or pasted output.
+			context = append(context, st)
 		default:
 			flush()
 		}
@@ -250,6 +270,10 @@ func userCandidates(text string) []Candidate {
 	flush()
 	return out
 }
+
+// maxContext is the most sentences of context that join a user's kept
+// sentence.
+const maxContext = 1
 
 // howToLead opens a user's order that says how to work ("Use yarn, not
 // npm", "Keep the public API backwards compatible", "Follow the naming of

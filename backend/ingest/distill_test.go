@@ -207,6 +207,21 @@ func TestDistill(t *testing.T) {
 			prefer: true,
 		},
 		{
+			name:   "a sentence naming nothing on its own is the context of the user's rule after it; a request breaks it",
+			user:   "I'm on Fedora 39 with a tiling desktop. Never assume a headless session when you suggest commands. Add the export button. We always deploy from the release branch.",
+			texts:  []string{"Done."},
+			keep:   []string{"Fedora 39 with a tiling desktop. Never assume", "always deploy"},
+			drop:   []string{"export button"},
+			prefer: true,
+		},
+		{
+			name:  "only the sentence next to a kept one joins it as context",
+			user:  "The first row of the table lists the colours. The second row lists the sizes. The shop's prices must always be shown in euros.",
+			texts: []string{"Done."},
+			keep:  []string{"second row lists the sizes. The shop's prices"},
+			drop:  []string{"first row"},
+		},
+		{
 			name:  "a section titled without markdown runs to the next title: suggestions and a walkthrough to try the change are plans",
 			user:  "add the export dialog",
 			texts: []string{"What I changed\n- The export dialog in `ui/export_dialog.py` writes CSV only, because the XLSX writer needs a licence.\n\nHow to try it\n- Reports → Export… → pick `reports/q3.csv` → the toast from `ExportService` shows 12 rows\n\nNext suggestions\n- An `--xlsx` flag for `cmd/report.py` through `openpyxl`\n\nNotes\n- The dialog keeps the last folder in `settings.ini` so exports land in one place."},
