@@ -89,7 +89,14 @@ func TestTextIndexDamagedRebuilt(t *testing.T) {
 			}
 			defer s2.Close()
 			info := s2.Info()
-			if info.Count != 40 || info.RepairedOnOpen != 40 || len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "rebuilt from the records") {
+			// Either bleve refuses the damaged index (moved aside, rebuilt,
+			// with a warning), or it opens it by skipping the snapshots it
+			// cannot load ("unable to load snapshot ..., continuing"), which
+			// one it does depending on when its persister last wrote: then
+			// the index lacks the records and reconciliation puts every one
+			// back. Either way all 40 are repaired.
+			rebuilt := len(info.Warnings) == 1 && strings.Contains(info.Warnings[0], "rebuilt from the records")
+			if info.Count != 40 || info.RepairedOnOpen != 40 || !(rebuilt || len(info.Warnings) == 0) {
 				t.Errorf("Info = %d records, %d repaired, warnings %q", info.Count, info.RepairedOnOpen, info.Warnings)
 			}
 			for _, q := range []string{"service17", "config", "damage check"} {
