@@ -240,6 +240,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"rejects fractions"},
 			drop:  []string{"14 tests", "212 passing"},
 		},
+		{
+			name:  "the agent's next act behind a fronted clause is narration; a rule behind one is kept",
+			user:  "fix the rounding",
+			texts: []string{"Now that we've confirmed the rounding test fails on `ledger/round.go`, let's update `CHANGELOG.md` to note the fix.", "Since `Ledger.Post` calls `Bank.settle`, which requires a live bank sandbox, I'll stub it in the test.", "Since the ledger posts whole cents, `Ledger.Post` must reject fractions of a cent."},
+			keep:  []string{"must reject fractions", "requires a live bank sandbox"},
+			drop:  []string{"CHANGELOG.md"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -342,7 +342,7 @@ func classify(sent string) string {
 	if wordCount(rest) == 0 || ackOnly.MatchString(lrest) || ackAnywhere.MatchString(lrest) {
 		return classAck
 	}
-	if procLead.MatchString(lrest) || (futureSelf.MatchString(lrest) && !durableWord.MatchString(lrest) && !ownerWord.MatchString(lrest)) {
+	if procLead.MatchString(lrest) || (futureSelf.MatchString(lrest) && !durableWord.MatchString(lrest) && !ownerWord.MatchString(lrest)) || frontedSelfPlan(lrest) {
 		return classProcedural
 	}
 	if strings.HasSuffix(rest, "?") {

@@ -1,0 +1,45 @@
+package ingest
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The agent's reports of its own work, read by their form: the clause that
+// carries the sentence (not a clause set before it), the verb behind an
+// adverb, the person and mood of what it says it will do. What such a
+// sentence says of the project, a cause or a rule, keeps it.
+
+// frontedClause opens a sentence with a subordinate clause or phrase set
+// before its main clause ("Now that the test passes, ...", "Based on the
+// review, ...", "Since we're on task 2, ..."): what the sentence does is
+// said by the clause after its comma. A period or colon inside a name
+// ("`round.go`") does not end it. Matched against the lowercased sentence.
+var frontedClause = regexp.MustCompile(`^(?:now that|since|as|once|after|before|when|while|given that|with|based on|in this case|at this point|to \w+|from)\b(?:[^,:;.!?]|[.:]\S){0,120}, +`)
+
+// selfPlan opens a main clause in which the agent says, in the first
+// person, what it will do next ("I'll ...", "let's ...", "we need to ...").
+var selfPlan = regexp.MustCompile(`^(?:i(?:'ll| will| need to| am going to|'m going to| want to| plan to| have to)|let me|let's|we(?:'ll| will| need to| are going to|'re going to| have to))\b`)
+
+// mainClause returns a lowercased sentence without its fronted clause.
+func mainClause(ls string) string {
+	if loc := frontedClause.FindStringIndex(ls); loc != nil {
+		return ls[loc[1]:]
+	}
+	return ls
+}
+
+// frontedSelfPlan reports whether a lowercased sentence announces the
+// agent's next act behind a fronted clause ("Now that the test passes,
+// let's update the changelog"): narration, unless the sentence gives a
+// cause or a rule beyond the conjunction that opens it ("Since it calls
+// `launch`, which requires a real tmux, I'll test ..." states what
+// `launch` requires).
+func frontedSelfPlan(ls string) bool {
+	m := mainClause(ls)
+	if len(m) == len(ls) || !selfPlan.MatchString(m) {
+		return false
+	}
+	_, after, _ := strings.Cut(ls, " ")
+	return !causeWord.MatchString(after)
+}
