@@ -247,6 +247,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"must reject fractions", "requires a live bank sandbox"},
 			drop:  []string{"CHANGELOG.md"},
 		},
+		{
+			name:  "a report of the agent's act is narration behind an adverb too",
+			user:  "push it",
+			texts: []string{"Successfully pushed our changes to a new branch `ledger-rounding-fix` on `origin`.", "The ledger rejects fractions of a cent because `Ledger.Post` rounds before it writes."},
+			keep:  []string{"rounds before it writes"},
+			drop:  []string{"ledger-rounding-fix"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

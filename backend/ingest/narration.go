@@ -43,3 +43,9 @@ func frontedSelfPlan(ls string) bool {
 	_, after, _ := strings.Cut(ls, " ")
 	return !causeWord.MatchString(after)
 }
+
+// mannerLead is an adverb set before a sentence's verb ("Successfully
+// pushed the branch", "Already removed the spec", "Just ran the
+// migration"): a report of the agent's act (procLead) reads as one
+// whatever adverb opens it. Matched against the lowercased sentence.
+var mannerLead = regexp.MustCompile(`^(?:successfully|already|just) +`)

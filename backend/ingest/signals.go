@@ -342,6 +342,9 @@ func classify(sent string) string {
 	if wordCount(rest) == 0 || ackOnly.MatchString(lrest) || ackAnywhere.MatchString(lrest) {
 		return classAck
 	}
+	if loc := mannerLead.FindStringIndex(lrest); loc != nil && procLead.MatchString(lrest[loc[1]:]) {
+		return classProcedural
+	}
 	if procLead.MatchString(lrest) || (futureSelf.MatchString(lrest) && !durableWord.MatchString(lrest) && !ownerWord.MatchString(lrest)) || frontedSelfPlan(lrest) {
 		return classProcedural
 	}
