@@ -469,6 +469,9 @@ func sentenceClass(st, origin string) string {
 	if offer.MatchString(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) {
 		return ClassPlan
 	}
+	if origin == OriginToolLoop && selfModalStep(ls) {
+		return ClassPlan // "we need to modify this to ...": the next step
+	}
 	if transient.MatchString(ls) && !causeWord.MatchString(ls) {
 		return ClassStatus
 	}

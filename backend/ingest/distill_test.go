@@ -254,6 +254,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"rounds before it writes"},
 			drop:  []string{"ledger-rounding-fix"},
 		},
+		{
+			name:  "the agent's next step told with a first-person modal between tool calls is a plan; a source's rule is not",
+			user:  "store the ledger per account",
+			texts: []string{"We need to modify this to store the ledger files under per-account directories in `ledger/store.go`.", "According to the `ledger-workflow.md` rules, we should commit on the account's branch, not on main.", "Done: each account has its own ledger directory."},
+			keep:  []string{"account's branch"},
+			drop:  []string{"per-account directories"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,3 +49,23 @@ func frontedSelfPlan(ls string) bool {
 // migration"): a report of the agent's act (procLead) reads as one
 // whatever adverb opens it. Matched against the lowercased sentence.
 var mannerLead = regexp.MustCompile(`^(?:successfully|already|just) +`)
+
+// ourModal opens a main clause in which the agent says what it (with the
+// user) should, needs to or can do next: "we need to modify this to ...",
+// "we should check that `done[0]` is defined first", "I can help once you
+// add the file". Between tool calls that is the next step of the work.
+// Matched against the lowercased main clause.
+var ourModal = regexp.MustCompile(`^(?:we|i) (?:should|need to|have to|can|could|might)\b`)
+
+// attribution opens a sentence that says what a source (a rule, a spec,
+// the docs) requires: "According to the workflow rules, we should work on
+// a branch named after the session". What follows states the source's
+// rule, not the agent's plan.
+var attribution = regexp.MustCompile(`^(?:according to|per|as (?:required|specified|described|documented) (?:by|in))\b`)
+
+// selfModalStep reports whether a lowercased sentence of the tool loop
+// tells the agent's next step with a first-person modal, giving no cause
+// and no rule.
+func selfModalStep(ls string) bool {
+	return ourModal.MatchString(mainClause(ls)) && !attribution.MatchString(ls) && !causeWord.MatchString(ls) && !ruleWord.MatchString(ls)
+}
