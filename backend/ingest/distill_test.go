@@ -261,6 +261,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"account's branch"},
 			drop:  []string{"per-account directories"},
 		},
+		{
+			name:  "the agent's report of its act told as we is narration; a change it reports in the final answer is kept",
+			user:  "fix the rounding",
+			texts: []string{"We ran `ledger check --strict` against `fixtures/ledger.json` and confirmed the totals.", "We fixed a bug in `ledger/round.go` that rounded half-cents down: it now rounds half to even."},
+			keep:  []string{"rounds half to even"},
+			drop:  []string{"fixtures/ledger.json"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

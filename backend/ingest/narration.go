@@ -69,3 +69,11 @@ var attribution = regexp.MustCompile(`^(?:according to|per|as (?:required|specif
 func selfModalStep(ls string) bool {
 	return ourModal.MatchString(mainClause(ls)) && !attribution.MatchString(ls) && !causeWord.MatchString(ls) && !ruleWord.MatchString(ls)
 }
+
+// weAct opens the agent's report of its own act told as "we" (the agent
+// and the user at work together): "We ran `tasks list` and confirmed
+// ...", "We've verified the functionality works", "We created a test
+// directory". procLead reads the same forms after "I". In a final answer
+// a report of a change ("We fixed a bug in X that ...") is still a
+// change (changeLead). Matched against the lowercased sentence.
+var weAct = regexp.MustCompile(`^we(?:'ve| have)? (?:now |just |also |first |then )?(?:searched|looked|checked|ran|run|read|opened|tried|started|pushed|committed|updated|edited|made|changed|added|removed|applied|finished|completed|reverted|created|written|wrote|fixed|renamed|moved|installed|deployed|verified|confirmed|tested|went through|reviewed)\b`)

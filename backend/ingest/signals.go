@@ -342,6 +342,9 @@ func classify(sent string) string {
 	if wordCount(rest) == 0 || ackOnly.MatchString(lrest) || ackAnywhere.MatchString(lrest) {
 		return classAck
 	}
+	if weAct.MatchString(lrest) && !durableWord.MatchString(lrest) {
+		return classProcedural
+	}
 	if loc := mannerLead.FindStringIndex(lrest); loc != nil && procLead.MatchString(lrest[loc[1]:]) {
 		return classProcedural
 	}
