@@ -268,6 +268,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"rounds half to even"},
 			drop:  []string{"fixtures/ledger.json"},
 		},
+		{
+			name:  "where the agent's work stands at the moment is status",
+			user:  "continue",
+			texts: []string{"We're in the middle of a rebase of `feature/ledger-rounding` onto `main`.", "The ledger rejects fractions of a cent because `Ledger.Post` rounds before it writes."},
+			keep:  []string{"rounds before it writes"},
+			drop:  []string{"feature/ledger-rounding"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

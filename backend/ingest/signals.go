@@ -345,6 +345,9 @@ func classify(sent string) string {
 	if weAct.MatchString(lrest) && !durableWord.MatchString(lrest) {
 		return classProcedural
 	}
+	if weState.MatchString(lrest) && !durableWord.MatchString(lrest) {
+		return classStatus
+	}
 	if loc := mannerLead.FindStringIndex(lrest); loc != nil && procLead.MatchString(lrest[loc[1]:]) {
 		return classProcedural
 	}
