@@ -275,6 +275,13 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"rounds before it writes"},
 			drop:  []string{"feature/ledger-rounding"},
 		},
+		{
+			name:  "'our' in the agent's report of its work is no reason to keep it; a cause is",
+			user:  "continue",
+			texts: []string{"We've verified that our fixtures in `fixtures/ledger.json` round correctly.", "We're in the middle of a rebase from our earlier attempt on `feature/ledger-rounding`.", "We switched `Ledger.Post` to integer cents because floats lost half-cents in `ledger/round.go`."},
+			keep:  []string{"floats lost half-cents"},
+			drop:  []string{"fixtures/ledger.json", "feature/ledger-rounding"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,7 +73,9 @@ func selfModalStep(ls string) bool {
 // weAct opens the agent's report of its own act told as "we" (the agent
 // and the user at work together): "We ran `tasks list` and confirmed
 // ...", "We've verified the functionality works", "We created a test
-// directory". procLead reads the same forms after "I". In a final answer
+// directory". procLead reads the same forms after "I". Only a cause or a
+// rule keeps such a sentence: its "our" is the work's, not the project's.
+// In a final answer
 // a report of a change ("We fixed a bug in X that ...") is still a
 // change (changeLead). Matched against the lowercased sentence.
 var weAct = regexp.MustCompile(`^we(?:'ve| have)? (?:now |just |also |first |then )?(?:searched|looked|checked|ran|run|read|opened|tried|started|pushed|committed|updated|edited|made|changed|added|removed|applied|finished|completed|reverted|created|written|wrote|fixed|renamed|moved|installed|deployed|verified|confirmed|tested|went through|reviewed)\b`)
@@ -82,6 +84,6 @@ var weAct = regexp.MustCompile(`^we(?:'ve| have)? (?:now |just |also |first |the
 // the present progressive of the first person: "We're in the middle of a
 // rebase", "It looks like we're having trouble with the edits", "I'm
 // still getting the same error". It is the turn's state, stale by the
-// next one. Verbs of what the project does ("we're using Postgres") are
-// not in it. Matched against the lowercased sentence.
+// next one, unless it gives a cause or a rule. Verbs of what the project
+// does ("we're using Postgres") are not in it. Matched against the lowercased sentence.
 var weState = regexp.MustCompile(`^(?:it (?:looks|seems) like |i see (?:that )?)?(?:we|i)(?:'re| are|'m| am) (?:now |still |currently |just )?(?:in the middle of|(?:having|trying|seeing|getting|working|waiting|looking|running into|facing|hitting|dealing|missing|stuck)\b)`)

@@ -342,10 +342,10 @@ func classify(sent string) string {
 	if wordCount(rest) == 0 || ackOnly.MatchString(lrest) || ackAnywhere.MatchString(lrest) {
 		return classAck
 	}
-	if weAct.MatchString(lrest) && !durableWord.MatchString(lrest) {
+	if weAct.MatchString(lrest) && !causeWord.MatchString(lrest) {
 		return classProcedural
 	}
-	if weState.MatchString(lrest) && !durableWord.MatchString(lrest) {
+	if weState.MatchString(lrest) && !causeWord.MatchString(lrest) {
 		return classStatus
 	}
 	if loc := mannerLead.FindStringIndex(lrest); loc != nil && procLead.MatchString(lrest[loc[1]:]) {
