@@ -87,9 +87,10 @@ var boilerplate = regexp.MustCompile(`(?i)^(?:this session is being continued|if
 // headingLine is a markdown heading or a line that is only bold text.
 var headingLine = regexp.MustCompile(`^(?:#{1,6}\s+.*|\*\*[^*]+\*\*:?|[A-Z][\w /&-]{2,60}:)$`)
 
-// changeLead is a sentence that opens with what a change did: in a final
-// answer it states what now exists.
-var changeLead = regexp.MustCompile(`^(?:i(?:'ve| have)? )?(?:added|created|implemented|introduced|moved|renamed|replaced|switched|changed|made|wired|registered|extended|split|extracted|defined|exposed|updated|fixed|documented|configured|set)\b`)
+// changeLead is a sentence that opens with what a change did, told
+// without a subject or by "I" or "we": in a final answer it states what
+// now exists.
+var changeLead = regexp.MustCompile(`^(?:(?:i|we)(?:'ve| have)? (?:also )?)?(?:added|created|implemented|introduced|moved|renamed|replaced|switched|changed|made|wired|registered|extended|split|extracted|defined|exposed|updated|fixed|documented|configured|set)\b`)
 
 // transient marks a statement about the moment, not the project.
 var transient = regexp.MustCompile(`\b(?:yet|still|so far|at the moment|right now|currently|for now|anymore|just now|this time|again)\b`)
@@ -510,6 +511,9 @@ func sentenceClass(st, origin string) string {
 	}
 	if offer.MatchString(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) {
 		return ClassPlan
+	}
+	if origin == OriginToolLoop && selfModalStep(ls) {
+		return ClassPlan // "we need to modify this to ...": the next step
 	}
 	if transient.MatchString(ls) && !causeWord.MatchString(ls) {
 		return ClassStatus

@@ -263,6 +263,48 @@ func TestDistill(t *testing.T) {
 			keep:  []string{"rejects fractions"},
 			drop:  []string{"14 tests", "212 passing"},
 		},
+		{
+			name:  "the agent's next act behind a fronted clause is narration; a rule behind one is kept",
+			user:  "fix the rounding",
+			texts: []string{"Now that we've confirmed the rounding test fails on `ledger/round.go`, let's update `CHANGELOG.md` to note the fix.", "Since `Ledger.Post` calls `Bank.settle`, which requires a live bank sandbox, I'll stub it in the test.", "Since the ledger posts whole cents, `Ledger.Post` must reject fractions of a cent."},
+			keep:  []string{"must reject fractions", "requires a live bank sandbox"},
+			drop:  []string{"CHANGELOG.md"},
+		},
+		{
+			name:  "a report of the agent's act is narration behind an adverb too",
+			user:  "push it",
+			texts: []string{"Successfully pushed our changes to a new branch `ledger-rounding-fix` on `origin`.", "The ledger rejects fractions of a cent because `Ledger.Post` rounds before it writes."},
+			keep:  []string{"rounds before it writes"},
+			drop:  []string{"ledger-rounding-fix"},
+		},
+		{
+			name:  "the agent's next step told with a first-person modal between tool calls is a plan; a source's rule is not",
+			user:  "store the ledger per account",
+			texts: []string{"We need to modify this to store the ledger files under per-account directories in `ledger/store.go`.", "According to the `ledger-workflow.md` rules, we should commit on the account's branch, not on main.", "Done: each account has its own ledger directory."},
+			keep:  []string{"account's branch"},
+			drop:  []string{"per-account directories"},
+		},
+		{
+			name:  "the agent's report of its act told as we is narration; a change it reports in the final answer is kept",
+			user:  "fix the rounding",
+			texts: []string{"We ran `ledger check --strict` against `fixtures/ledger.json` and confirmed the totals.", "We fixed a bug in `ledger/round.go` that rounded half-cents down: it now rounds half to even."},
+			keep:  []string{"rounds half to even"},
+			drop:  []string{"fixtures/ledger.json"},
+		},
+		{
+			name:  "where the agent's work stands at the moment is status",
+			user:  "continue",
+			texts: []string{"We're in the middle of a rebase of `feature/ledger-rounding` onto `main`.", "The ledger rejects fractions of a cent because `Ledger.Post` rounds before it writes."},
+			keep:  []string{"rounds before it writes"},
+			drop:  []string{"feature/ledger-rounding"},
+		},
+		{
+			name:  "'our' in the agent's report of its work is no reason to keep it; a cause is",
+			user:  "continue",
+			texts: []string{"We've verified that our fixtures in `fixtures/ledger.json` round correctly.", "We're in the middle of a rebase from our earlier attempt on `feature/ledger-rounding`.", "We switched `Ledger.Post` to integer cents because floats lost half-cents in `ledger/round.go`."},
+			keep:  []string{"floats lost half-cents"},
+			drop:  []string{"fixtures/ledger.json", "feature/ledger-rounding"},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

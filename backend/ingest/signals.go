@@ -342,7 +342,16 @@ func classify(sent string) string {
 	if wordCount(rest) == 0 || ackOnly.MatchString(lrest) || ackAnywhere.MatchString(lrest) {
 		return classAck
 	}
-	if procLead.MatchString(lrest) || (futureSelf.MatchString(lrest) && !durableWord.MatchString(lrest) && !ownerWord.MatchString(lrest)) {
+	if weAct.MatchString(lrest) && !causeWord.MatchString(lrest) {
+		return classProcedural
+	}
+	if weState.MatchString(lrest) && !causeWord.MatchString(lrest) {
+		return classStatus
+	}
+	if loc := mannerLead.FindStringIndex(lrest); loc != nil && procLead.MatchString(lrest[loc[1]:]) {
+		return classProcedural
+	}
+	if procLead.MatchString(lrest) || (futureSelf.MatchString(lrest) && !durableWord.MatchString(lrest) && !ownerWord.MatchString(lrest)) || frontedSelfPlan(lrest) {
 		return classProcedural
 	}
 	if strings.HasSuffix(rest, "?") {
