@@ -14,13 +14,7 @@ import (
 // restore brings it back; delete --purge deletes it for good. The same on
 // the store and through a daemon (DELETE /api/memories/{id}[?purge=true]).
 func TestDeleteGoesToTheTrash(t *testing.T) {
-	for _, daemon := range []bool{false, true} {
-		name := "local"
-		if daemon {
-			name = "daemon"
-		}
-		t.Run(name, func(t *testing.T) { testDeleteGoesToTheTrash(t, daemon) })
-	}
+	localAndDaemon(t, testDeleteGoesToTheTrash)
 }
 
 func testDeleteGoesToTheTrash(t *testing.T, daemon bool) {
@@ -73,13 +67,7 @@ func testDeleteGoesToTheTrash(t *testing.T, daemon bool) {
 // entries for good, trash purge --all empties the trash. The same on the
 // store and through a daemon (POST /api/trash/purge).
 func TestPurgeFromTheTrash(t *testing.T) {
-	for _, daemon := range []bool{false, true} {
-		name := "local"
-		if daemon {
-			name = "daemon"
-		}
-		t.Run(name, func(t *testing.T) { testPurgeFromTheTrash(t, daemon) })
-	}
+	localAndDaemon(t, testPurgeFromTheTrash)
 }
 
 func testPurgeFromTheTrash(t *testing.T, daemon bool) {
@@ -130,5 +118,17 @@ func testPurgeFromTheTrash(t *testing.T, daemon bool) {
 		if code, _, errs := run(t, ctx, "", append([]string{"trash", dd}, args...)...); code != 2 {
 			t.Errorf("trash %v: %d %s, want a usage error", args, code, errs)
 		}
+	}
+}
+
+// localAndDaemon runs test twice: on the store directly ("local") and
+// through a running daemon ("daemon").
+func localAndDaemon(t *testing.T, test func(t *testing.T, daemon bool)) {
+	for _, daemon := range []bool{false, true} {
+		name := "local"
+		if daemon {
+			name = "daemon"
+		}
+		t.Run(name, func(t *testing.T) { test(t, daemon) })
 	}
 }

@@ -487,16 +487,22 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 // TeamCursor is the team change-feed cursor stored with the last applied
 // changes (ApplyTeam), empty before the first.
 func (s *Store) TeamCursor() ([]byte, error) {
+	return s.metaValue(keyTeamCursor, "team cursor")
+}
+
+// metaValue returns a copy of the value of key in the store's metadata
+// (empty when there is none); what names it in an error.
+func (s *Store) metaValue(key []byte, what string) ([]byte, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
 	var out []byte
 	err := s.db.View(func(tx *bolt.Tx) error {
-		out = append(out, tx.Bucket(bucketMeta).Get(keyTeamCursor)...)
+		out = append(out, tx.Bucket(bucketMeta).Get(key)...)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("team cursor: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
@@ -507,18 +513,7 @@ const MaxTeamRefusals = 64 << 10
 // TeamRefusals is what SetTeamRefusals stored last (the team sync's list
 // of the writes the team refused, kept across restarts), empty before.
 func (s *Store) TeamRefusals() ([]byte, error) {
-	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	var out []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
-		out = append(out, tx.Bucket(bucketMeta).Get(keyTeamRefusals)...)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("team refusals: %w", err)
-	}
-	return out, nil
+	return s.metaValue(keyTeamRefusals, "team refusals")
 }
 
 // SetTeamRefusals stores b (at most MaxTeamRefusals bytes) in the store's
