@@ -424,6 +424,7 @@ func (d *Daemon) Serve(ctx context.Context, ready func(addr string)) error {
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
 	srv.Handler = endStreamsOnShutdown(srv, srv.Handler) // shutdown.go
+	closeNewConnsOnShutdown(srv)
 	rt, _ := json.Marshal(Runtime{PID: os.Getpid(), Listen: addr})
 	runtimePath := filepath.Join(d.cfg.DataDir, RuntimeFile)
 	if err := config.WriteFileAtomic(runtimePath, rt, 0o600); err != nil {

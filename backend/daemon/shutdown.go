@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // endStreamsOnShutdown wraps h so the long-lived streams it serves end
@@ -41,4 +43,39 @@ func isStream(r *http.Request) bool {
 	}
 	return strings.Contains(r.Header.Get("Accept"), "text/event-stream") ||
 		r.URL.Path == "/api/events" || r.URL.Path == "/mcp"
+}
+
+// closeNewConnsOnShutdown makes srv close, when it begins to shut down,
+// the connections on which no request has arrived yet. http.Server.Shutdown
+// counts such a connection as busy until it is 5 s old, and clients open
+// them as a matter of course (an HTTP client dials a spare connection when
+// two requests race for one), so a daemon stopping within 5 s of a burst of
+// requests waited out its deadline and ended with "context deadline
+// exceeded". A connection that has sent nothing has nothing to lose.
+func closeNewConnsOnShutdown(srv *http.Server) {
+	var (
+		mu    sync.Mutex
+		fresh = map[net.Conn]bool{}
+	)
+	prev := srv.ConnState
+	srv.ConnState = func(c net.Conn, st http.ConnState) {
+		mu.Lock()
+		if st == http.StateNew {
+			fresh[c] = true
+		} else {
+			delete(fresh, c)
+		}
+		mu.Unlock()
+		if prev != nil {
+			prev(c, st)
+		}
+	}
+	srv.RegisterOnShutdown(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for c := range fresh {
+			c.Close()
+			delete(fresh, c)
+		}
+	})
 }
