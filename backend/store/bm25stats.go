@@ -5,6 +5,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -18,17 +19,24 @@ type bm25Cache struct {
 }
 
 // bm25Stats returns the BM25 statistics TextSearchTerms gives bleve: the
-// number of documents and the number of distinct terms of the text field.
+// number of documents and, per field, the count bleve divides by it for
+// the field's average length.
 //
-// Left to itself, bleve sums the term dictionaries of the index's segments,
-// so a term in three segments counts three times, and its BM25 length
-// normalisation (avgDocLength = that sum / documents) depends on how the
-// index happens to be split into segments, which its background merges
-// change from run to run: the same memories written the same way ranked
-// differently from one run to the next (LoCoMo's hybrid R@5 .553 or .554).
-// Counted on the merged dictionary, each term once, the statistics are what
-// bleve computes for an index of one segment, whatever the layout. The
-// count is kept until the snapshot changes (a write or a merge).
+// Left to itself, bleve takes the sum of the term dictionaries of the
+// index's segments: for the text field, the number of distinct terms per
+// document rather than the mean number of tokens per document that BM25's
+// length normalisation is defined with. Vocabulary grows slower than the
+// documents, so in a large store that average falls towards a few terms,
+// a memory's length over it grows with the store and long memories are
+// pushed down further the more there are; and since a term in three
+// segments counts three times, it also depends on how the index happens to
+// be split into segments, which its background merges change from run to
+// run (LoCoMo's hybrid R@5 .553 or .554). The text field's count here is
+// the tokens of every memory's text (what bleve records as a document's
+// field length), kept on each entry, so the average is the true mean
+// length, whatever the layout. The keyword fields, which only filter, are
+// counted on the merged dictionary, each term once. The count is kept
+// until the snapshot changes (a write or a merge).
 func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	ai, err := s.text.Advanced()
 	if err != nil {
@@ -49,10 +57,10 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bm25 statistics: %w", err)
 	}
-	card := map[string]int{}
+	card := map[string]int{fieldText: s.textTokens()}
 	// Every indexed field: a filter's term query on project, kind or
 	// source needs its statistics too (bleve fails without them).
-	for _, field := range []string{fieldText, fieldProject, fieldKind, fieldSource} {
+	for _, field := range []string{fieldProject, fieldKind, fieldSource} {
 		if card[field], err = distinctTerms(r, field); err != nil {
 			return nil, fmt.Errorf("bm25 statistics: %w", err)
 		}
@@ -65,6 +73,34 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	c.stats = &search.BM25Stats{DocCount: float64(docs), FieldCardinality: card}
 	return c.stats, nil
 }
+
+// textTokens is the number of tokens of every memory's text: bleve's
+// average text length (this over the documents, rounded up) is then the
+// mean length BM25 is defined with.
+func (s *Store) textTokens() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, e := range s.entries {
+		n += int(e.tokens)
+	}
+	return n
+}
+
+// textLength is the number of tokens the text index makes of text, the
+// field length bleve records for a document: the English analyzer's
+// tokens, stop words removed (stemming changes none).
+func textLength(text string) int32 {
+	ts, err := textAnalyzer().AnalyzeText(en.AnalyzerName, []byte(text))
+	if err != nil {
+		return 0
+	}
+	return int32(min(len(ts), math.MaxInt32))
+}
+
+// textAnalyzer is a text mapping used only to analyse text outside a
+// store (the analyzers are safe for concurrent use).
+var textAnalyzer = sync.OnceValue(newTextMapping)
 
 // distinctTerms counts the terms of a field in the merged dictionary of
 // every segment, each once.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -106,6 +107,87 @@ func TestRoundScore(t *testing.T) {
 	for _, tt := range tests {
 		if got := roundScore(tt.in); got != tt.want {
 			t.Errorf("roundScore(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// bleveAvgLength is the average text length bleve scores with given these
+// statistics (search/searcher/search_term.go: the count over the
+// documents, rounded up).
+func bleveAvgLength(t *testing.T, s *Store) float64 {
+	t.Helper()
+	st, err := s.bm25Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return math.Ceil(float64(st.FieldCardinality[fieldText]) / st.DocCount)
+}
+
+// TestBM25AverageIsMeanTokens checks bleve is given the mean number of
+// tokens of the texts as their average length, as BM25 defines it, and
+// not the number of distinct terms per document (bleve's own count): a
+// memory that repeats its words is as long as its tokens, however few
+// terms it has. The average follows every write and survives a reopen.
+func TestBM25AverageIsMeanTokens(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	// 6 tokens ("the" is a stop word), 3 distinct terms.
+	a := mustPut(t, s, mem("Deploy deploy deploy deploy the billing service"))
+	// 2 tokens, 2 terms: mean 4, distinct terms (merged) 4/2 = 2.
+	b := mustPut(t, s, mem("Billing retries"))
+	steps := []struct {
+		name  string
+		write func() error
+		want  float64
+	}{
+		{"two memories", func() error { return nil }, 4},
+		{"update makes one longer", func() error {
+			// 2 -> 10 tokens: mean 8.
+			_, err := s.Update(ctx, b.ID, func(m *memory.Memory) error {
+				m.Text = "Billing retries retries retries retries retries retries retries retries retries"
+				m.Embedding = testEmb.vec(m.Text)
+				return nil
+			})
+			return err
+		}, 8},
+		{"a third", func() error {
+			// 1 token: 17/3, rounded up 6.
+			mustPut(t, s, mem("Retries"))
+			return nil
+		}, 6},
+		{"delete", func() error { return s.Delete(ctx, a.ID) }, 6}, // 11/2 = 5.5, rounded up
+	}
+	for _, st := range steps {
+		if err := st.write(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := bleveAvgLength(t, s); got != st.want {
+			t.Errorf("%s: bleve's average length %v, want %v", st.name, got, st.want)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir)
+	if got := bleveAvgLength(t, s); got != 6 {
+		t.Errorf("reopened: bleve's average length %v, want 6", got)
+	}
+}
+
+func TestTextLength(t *testing.T) {
+	tests := []struct {
+		text string
+		want int32
+	}{
+		{"", 0},
+		{"the and of", 0},
+		{"Deploy deploy deploy the billing service", 5},
+		{"The user's preferred editor is Helix.", 4}, // possessive dropped with "is", "the"
+	}
+	for _, tt := range tests {
+		if got := textLength(tt.text); got != tt.want {
+			t.Errorf("textLength(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}
 }
