@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -33,8 +34,9 @@ type bm25Cache struct {
 // be split into segments, which its background merges change from run to
 // run (LoCoMo's hybrid R@5 .553 or .554). The text field's count here is
 // the tokens of every memory's text (what bleve records as a document's
-// field length), kept on each entry, so the average is the true mean
-// length, whatever the layout. The keyword fields, which only filter, are
+// field length), kept up to date on every write (setEntry, dropEntry) and
+// with the index's watermark (countIndexTokens), so the average is the
+// true mean length, whatever the layout. The keyword fields, which only filter, are
 // counted on the merged dictionary, each term once. The count is kept
 // until the snapshot changes (a write or a merge).
 func (s *Store) bm25Stats() (*search.BM25Stats, error) {
@@ -80,16 +82,136 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 func (s *Store) textTokens() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	n := 0
-	for _, e := range s.entries {
-		n += int(e.tokens)
+	return s.tokens
+}
+
+// setEntry sets the entry of id and keeps s.tokens, the tokens of every
+// entry's text, up to date: a text that did not change keeps its count
+// uncounted. Called with s.mu held.
+func (s *Store) setEntry(id string, e *entry) {
+	old := s.entries[id]
+	if old != nil && old.lower == e.lower {
+		e.tokens = old.tokens
+	} else {
+		if old != nil {
+			s.tokens -= old.tokenCount()
+		}
+		e.tokens = textLength(e.lower)
+		s.tokens += int(e.tokens)
 	}
-	return n
+	s.entries[id] = e
+}
+
+// dropEntry removes the entry of id and its tokens from s.tokens. Called
+// with s.mu held.
+func (s *Store) dropEntry(id string) {
+	if old := s.entries[id]; old != nil {
+		s.tokens -= old.tokenCount()
+		delete(s.entries, id)
+	}
+}
+
+// tokenCount is the number of tokens of the entry's text, counted now if
+// it was loaded at Open.
+func (e *entry) tokenCount() int {
+	if e.tokens >= 0 {
+		return int(e.tokens)
+	}
+	return int(textLength(e.lower))
+}
+
+// countIndexTokens sets s.tokens, at Open, to the tokens of every text the
+// index holds: the count the last Close kept with the watermark; when the
+// index was just built or repaired, or the count is missing or kept at
+// another watermark (writes after it without a clean Close, or by a
+// version that keeps none), the texts are counted in the index: the sum
+// of the frequencies of every posting of every term, which reads the
+// index rather than tokenizing every text again.
+func (s *Store) countIndexTokens(ctx context.Context, fresh bool) error {
+	if !fresh && s.repaired == 0 {
+		v, err := s.text.GetInternal([]byte(internalTokens))
+		if err != nil {
+			return fmt.Errorf("count text tokens: %w", err)
+		}
+		w, err := s.text.GetInternal([]byte(internalWatermark))
+		if err != nil {
+			return fmt.Errorf("count text tokens: %w", err)
+		}
+		if len(v) == 16 && len(w) == 8 && getU64(v[:8]) == getU64(w) {
+			s.mu.Lock()
+			s.tokens = int(getU64(v[8:]))
+			s.mu.Unlock()
+			return nil
+		}
+	}
+	ai, err := s.text.Advanced()
+	if err != nil {
+		return fmt.Errorf("count text tokens: %w", err)
+	}
+	r, err := ai.Reader()
+	if err != nil {
+		return fmt.Errorf("count text tokens: %w", err)
+	}
+	defer r.Close()
+	n, err := indexTokens(ctx, r)
+	if err != nil {
+		return fmt.Errorf("count text tokens: %w", err)
+	}
+	s.mu.Lock()
+	s.tokens = n
+	s.mu.Unlock()
+	return nil
+}
+
+// tokensKey is the value of internalTokens: the watermark and the
+// tokens of every text, 8 bytes each. Called with s.wmu held (flushText).
+func (s *Store) tokensKey() []byte {
+	return append(u64(s.seq), u64(uint64(max(s.textTokens(), 0)))...)
+}
+
+// indexTokens sums the frequencies of every posting of the text field.
+func indexTokens(ctx context.Context, r index.IndexReader) (int, error) {
+	fd, err := r.FieldDict(fieldText)
+	if err != nil {
+		return 0, err
+	}
+	defer fd.Close()
+	n := 0
+	var d index.TermFieldDoc
+	for {
+		e, err := fd.Next()
+		if err != nil || e == nil {
+			return n, err
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		tfr, err := r.TermFieldReader(ctx, []byte(e.Term), fieldText, true, false, false)
+		if err != nil {
+			return 0, err
+		}
+		for {
+			p, err := tfr.Next(d.Reset())
+			if err != nil {
+				_ = tfr.Close()
+				return 0, err
+			}
+			if p == nil {
+				break
+			}
+			n += int(p.Freq)
+		}
+		if err := tfr.Close(); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // textLength is the number of tokens the text index makes of text, the
 // field length bleve records for a document: the English analyzer's
-// tokens, stop words removed (stemming changes none).
+// tokens, stop words removed (stemming changes none). Lowercased text
+// (an entry's) gives the same count: the analyzer lowercases first thing
+// after splitting words, and case does not move a word's boundaries.
 func textLength(text string) int32 {
 	ts, err := textAnalyzer().AnalyzeText(en.AnalyzerName, []byte(text))
 	if err != nil {

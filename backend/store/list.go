@@ -148,9 +148,6 @@ type listFields struct {
 	scope                 memory.Scope
 	pinned                bool
 	lower                 string // strings.ToLower(text)
-	// tokens is not a column: it is the text's length as the text index
-	// counts it (textLength), summed into BM25's average length.
-	tokens int32
 }
 
 // timeKey orders times as time.Time.Compare does, the zero time first:
@@ -215,8 +212,7 @@ func listFieldsOf(text string, typ memory.Type, scope memory.Scope, importance f
 		importance: importance, access: access, reinforced: reinforced,
 		typ: internType(typ), scope: internScope(scope), pinned: pinned,
 		// A fresh copy: text may alias a bigger allocation (a decoded record).
-		lower:  strings.Clone(strings.ToLower(text)),
-		tokens: textLength(text),
+		lower: strings.Clone(strings.ToLower(text)),
 	}
 }
 
