@@ -466,7 +466,7 @@ func (s *Store) applyInMemory(p *batchPlan) ([]textPut, []string) {
 	for i := range p.puts {
 		m, st := &p.puts[i], p.putState[i]
 		e := entryFromMemory(st.h, m, s.intern)
-		s.entries[m.ID] = e
+		s.setEntry(m.ID, e)
 		if st.vecChanged {
 			s.vec.add(m.ID, m.Embedding, e)
 		} else {
@@ -477,14 +477,14 @@ func (s *Store) applyInMemory(p *batchPlan) ([]textPut, []string) {
 		}
 	}
 	for _, t := range p.b.Trash {
-		delete(s.entries, t.ID)
+		s.dropEntry(t.ID)
 		s.vec.remove(t.ID)
 		tdels = append(tdels, t.ID)
 	}
 	for i := range p.restored {
 		m := &p.restored[i]
 		e := entryFromMemory(p.rheads[i], m, s.intern)
-		s.entries[m.ID] = e
+		s.setEntry(m.ID, e)
 		s.vec.add(m.ID, m.Embedding, e)
 		tputs = append(tputs, textPut{m: m, tseq: p.rheads[i].tseq})
 	}

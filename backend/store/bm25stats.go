@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
 
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
 )
@@ -18,17 +20,25 @@ type bm25Cache struct {
 }
 
 // bm25Stats returns the BM25 statistics TextSearchTerms gives bleve: the
-// number of documents and the number of distinct terms of the text field.
+// number of documents and, per field, the count bleve divides by it for
+// the field's average length.
 //
-// Left to itself, bleve sums the term dictionaries of the index's segments,
-// so a term in three segments counts three times, and its BM25 length
-// normalisation (avgDocLength = that sum / documents) depends on how the
-// index happens to be split into segments, which its background merges
-// change from run to run: the same memories written the same way ranked
-// differently from one run to the next (LoCoMo's hybrid R@5 .553 or .554).
-// Counted on the merged dictionary, each term once, the statistics are what
-// bleve computes for an index of one segment, whatever the layout. The
-// count is kept until the snapshot changes (a write or a merge).
+// Left to itself, bleve takes the sum of the term dictionaries of the
+// index's segments: for the text field, the number of distinct terms per
+// document rather than the mean number of tokens per document that BM25's
+// length normalisation is defined with. Vocabulary grows slower than the
+// documents, so in a large store that average falls towards a few terms,
+// a memory's length over it grows with the store and long memories are
+// pushed down further the more there are; and since a term in three
+// segments counts three times, it also depends on how the index happens to
+// be split into segments, which its background merges change from run to
+// run (LoCoMo's hybrid R@5 .553 or .554). The text field's count here is
+// the tokens of every memory's text (what bleve records as a document's
+// field length), kept up to date on every write (setEntry, dropEntry) and
+// with the index's watermark (countIndexTokens), so the average is the
+// true mean length, whatever the layout. The keyword fields, which only filter, are
+// counted on the merged dictionary, each term once. The count is kept
+// until the snapshot changes (a write or a merge).
 func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	ai, err := s.text.Advanced()
 	if err != nil {
@@ -49,10 +59,10 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bm25 statistics: %w", err)
 	}
-	card := map[string]int{}
+	card := map[string]int{fieldText: s.textTokens()}
 	// Every indexed field: a filter's term query on project, kind or
 	// source needs its statistics too (bleve fails without them).
-	for _, field := range []string{fieldText, fieldProject, fieldKind, fieldSource} {
+	for _, field := range []string{fieldProject, fieldKind, fieldSource} {
 		if card[field], err = distinctTerms(r, field); err != nil {
 			return nil, fmt.Errorf("bm25 statistics: %w", err)
 		}
@@ -65,6 +75,154 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	c.stats = &search.BM25Stats{DocCount: float64(docs), FieldCardinality: card}
 	return c.stats, nil
 }
+
+// textTokens is the number of tokens of every memory's text: bleve's
+// average text length (this over the documents, rounded up) is then the
+// mean length BM25 is defined with.
+func (s *Store) textTokens() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.tokens
+}
+
+// setEntry sets the entry of id and keeps s.tokens, the tokens of every
+// entry's text, up to date: a text that did not change keeps its count
+// uncounted. Called with s.mu held.
+func (s *Store) setEntry(id string, e *entry) {
+	old := s.entries[id]
+	if old != nil && old.lower == e.lower {
+		e.tokens = old.tokens
+	} else {
+		if old != nil {
+			s.tokens -= old.tokenCount()
+		}
+		e.tokens = textLength(e.lower)
+		s.tokens += int(e.tokens)
+	}
+	s.entries[id] = e
+}
+
+// dropEntry removes the entry of id and its tokens from s.tokens. Called
+// with s.mu held.
+func (s *Store) dropEntry(id string) {
+	if old := s.entries[id]; old != nil {
+		s.tokens -= old.tokenCount()
+		delete(s.entries, id)
+	}
+}
+
+// tokenCount is the number of tokens of the entry's text, counted now if
+// it was loaded at Open.
+func (e *entry) tokenCount() int {
+	if e.tokens >= 0 {
+		return int(e.tokens)
+	}
+	return int(textLength(e.lower))
+}
+
+// countIndexTokens sets s.tokens, at Open, to the tokens of every text the
+// index holds: the count the last Close kept with the watermark; when the
+// index was just built or repaired, or the count is missing or kept at
+// another watermark (writes after it without a clean Close, or by a
+// version that keeps none), the texts are counted in the index: the sum
+// of the frequencies of every posting of every term, which reads the
+// index rather than tokenizing every text again.
+func (s *Store) countIndexTokens(ctx context.Context, fresh bool) error {
+	if !fresh && s.repaired == 0 {
+		v, err := s.text.GetInternal([]byte(internalTokens))
+		if err != nil {
+			return fmt.Errorf("count text tokens: %w", err)
+		}
+		w, err := s.text.GetInternal([]byte(internalWatermark))
+		if err != nil {
+			return fmt.Errorf("count text tokens: %w", err)
+		}
+		if len(v) == 16 && len(w) == 8 && getU64(v[:8]) == getU64(w) {
+			s.mu.Lock()
+			s.tokens = int(getU64(v[8:]))
+			s.mu.Unlock()
+			return nil
+		}
+	}
+	ai, err := s.text.Advanced()
+	if err != nil {
+		return fmt.Errorf("count text tokens: %w", err)
+	}
+	r, err := ai.Reader()
+	if err != nil {
+		return fmt.Errorf("count text tokens: %w", err)
+	}
+	defer r.Close()
+	n, err := indexTokens(ctx, r)
+	if err != nil {
+		return fmt.Errorf("count text tokens: %w", err)
+	}
+	s.mu.Lock()
+	s.tokens = n
+	s.mu.Unlock()
+	return nil
+}
+
+// tokensKey is the value of internalTokens: the watermark and the
+// tokens of every text, 8 bytes each. Called with s.wmu held (flushText).
+func (s *Store) tokensKey() []byte {
+	return append(u64(s.seq), u64(uint64(max(s.textTokens(), 0)))...)
+}
+
+// indexTokens sums the frequencies of every posting of the text field.
+func indexTokens(ctx context.Context, r index.IndexReader) (int, error) {
+	fd, err := r.FieldDict(fieldText)
+	if err != nil {
+		return 0, err
+	}
+	defer fd.Close()
+	n := 0
+	var d index.TermFieldDoc
+	for {
+		e, err := fd.Next()
+		if err != nil || e == nil {
+			return n, err
+		}
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		tfr, err := r.TermFieldReader(ctx, []byte(e.Term), fieldText, true, false, false)
+		if err != nil {
+			return 0, err
+		}
+		for {
+			p, err := tfr.Next(d.Reset())
+			if err != nil {
+				_ = tfr.Close()
+				return 0, err
+			}
+			if p == nil {
+				break
+			}
+			n += int(p.Freq)
+		}
+		if err := tfr.Close(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// textLength is the number of tokens the text index makes of text, the
+// field length bleve records for a document: the English analyzer's
+// tokens, stop words removed (stemming changes none). Lowercased text
+// (an entry's) gives the same count: the analyzer lowercases first thing
+// after splitting words, and case does not move a word's boundaries.
+func textLength(text string) int32 {
+	ts, err := textAnalyzer().AnalyzeText(en.AnalyzerName, []byte(text))
+	if err != nil {
+		return 0
+	}
+	return int32(min(len(ts), math.MaxInt32))
+}
+
+// textAnalyzer is a text mapping used only to analyse text outside a
+// store (the analyzers are safe for concurrent use).
+var textAnalyzer = sync.OnceValue(newTextMapping)
 
 // distinctTerms counts the terms of a field in the merged dictionary of
 // every segment, each once.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -106,6 +107,130 @@ func TestRoundScore(t *testing.T) {
 	for _, tt := range tests {
 		if got := roundScore(tt.in); got != tt.want {
 			t.Errorf("roundScore(%v) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+// bleveAvgLength is the average text length bleve scores with given these
+// statistics (search/searcher/search_term.go: the count over the
+// documents, rounded up). It also checks the store's running count of
+// tokens is what the index holds.
+func bleveAvgLength(t *testing.T, s *Store) float64 {
+	t.Helper()
+	st, err := s.bm25Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ai, err := s.text.Advanced()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ai.Reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if n, err := indexTokens(context.Background(), r); err != nil || n != s.textTokens() {
+		t.Errorf("the index holds %d tokens (%v), the store counts %d", n, err, s.textTokens())
+	}
+	return math.Ceil(float64(st.FieldCardinality[fieldText]) / st.DocCount)
+}
+
+// TestBM25AverageIsMeanTokens checks bleve is given the mean number of
+// tokens of the texts as their average length, as BM25 defines it, and
+// not the number of distinct terms per document (bleve's own count): a
+// memory that repeats its words is as long as its tokens, however few
+// terms it has. The average follows every write, before and after a
+// reopen (where the count is the one the index kept, or is counted in
+// the index, and a loaded text is counted only when it is replaced or
+// deleted).
+func TestBM25AverageIsMeanTokens(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	var a, b, c memory.Memory
+	setText := func(id, text string) func() error {
+		return func() error {
+			_, err := s.Update(ctx, id, func(m *memory.Memory) error {
+				m.Text, m.Embedding = text, testEmb.vec(text)
+				return nil
+			})
+			return err
+		}
+	}
+	steps := []struct {
+		name  string
+		write func() error
+		want  float64
+	}{
+		{"two memories", func() error {
+			// 6 tokens ("the" is a stop word), 3 distinct terms.
+			a = mustPut(t, s, mem("Deploy deploy deploy deploy the billing service"))
+			// 2 tokens, 2 terms: mean 4, distinct terms (merged) 4/2 = 2.
+			b = mustPut(t, s, mem("Billing retries"))
+			return nil
+		}, 4},
+		// 2 -> 10 tokens: mean 8.
+		{"update makes one longer", func() error {
+			return setText(b.ID, "Billing retries retries retries retries retries retries retries retries retries")()
+		}, 8},
+		{"a third", func() error {
+			// 1 token: 17/3, rounded up 6.
+			c = mustPut(t, s, mem("Retries"))
+			return nil
+		}, 6},
+		{"delete", func() error { return s.Delete(ctx, a.ID) }, 6}, // 11/2 = 5.5, rounded up
+		{"reopen", func() error {
+			if err := s.Close(); err != nil {
+				return err
+			}
+			s = openTest(t, dir)
+			return nil
+		}, 6},
+		// A version that keeps no count wrote after this one.
+		{"a count kept at another watermark", func() error {
+			if err := s.Close(); err != nil {
+				return err
+			}
+			s = openTest(t, dir)
+			if err := s.text.SetInternal([]byte(internalTokens), append(u64(s.textLast-1), u64(1000)...)); err != nil {
+				return err
+			}
+			s.tokens = -1
+			return s.countIndexTokens(ctx, false)
+		}, 6},
+		// As after a repair, or for an index that kept no count.
+		{"counted in the index", func() error {
+			s.tokens = -1
+			return s.countIndexTokens(ctx, true)
+		}, 6},
+		{"a loaded one updated", func() error { return setText(c.ID, "Retries backoff jitter")() }, 7}, // 10 + 3
+		{"an access leaves the text", func() error { _, err := s.RecordAccess(ctx, t0, b.ID); return err }, 7},
+		{"a loaded one deleted", func() error { return s.Delete(ctx, b.ID) }, 3},
+	}
+	for _, st := range steps {
+		if err := st.write(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if got := bleveAvgLength(t, s); got != st.want {
+			t.Errorf("%s: bleve's average length %v, want %v", st.name, got, st.want)
+		}
+	}
+}
+
+func TestTextLength(t *testing.T) {
+	tests := []struct {
+		text string
+		want int32
+	}{
+		{"", 0},
+		{"the and of", 0},
+		{"Deploy deploy deploy the billing service", 5},
+		{"The user's preferred editor is Helix.", 4}, // possessive dropped with "is", "the"
+	}
+	for _, tt := range tests {
+		if got := textLength(tt.text); got != tt.want {
+			t.Errorf("textLength(%q) = %d, want %d", tt.text, got, tt.want)
 		}
 	}
 }

@@ -18,6 +18,10 @@ type entry struct {
 	created        int64 // unix nanoseconds
 	cooldown       int64 // unix nanoseconds; 0 when never snoozed
 	superseded     bool
+	// tokens is the text's length as the text index counts it (textLength
+	// of lower), -1 until counted: an entry loaded at Open is counted
+	// only when it is replaced or deleted (setEntry, dropEntry).
+	tokens int32
 	listFields
 }
 
@@ -67,6 +71,7 @@ func entryFromHeader(h recHeader, in interner) *entry {
 		created:    h.created,
 		cooldown:   h.cooldown,
 		superseded: h.superseded,
+		tokens:     -1,
 	}
 }
 

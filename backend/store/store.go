@@ -82,6 +82,7 @@ type Store struct {
 	pending  map[string]struct{} // ids whose text-index update failed; retried with the next batch
 	textLast uint64              // watermark last written to bleve
 	bm25     bm25Cache           // the text index's BM25 statistics (bm25stats.go)
+	tokens   int                 // tokens of every entry's text (bm25stats.go)
 }
 
 // validate checks Options.

@@ -268,13 +268,13 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	s.mu.Lock()
 	s.seq = seq
 	for _, id := range tdels {
-		delete(s.entries, id)
+		s.dropEntry(id)
 		s.vec.remove(id)
 	}
 	for i := range written {
 		m := &written[i]
 		e := entryFromMemory(heads[i], m, s.intern)
-		s.entries[m.ID] = e
+		s.setEntry(m.ID, e)
 		s.vec.add(m.ID, m.Embedding, e)
 		tputs = append(tputs, textPut{m: m, tseq: heads[i].tseq})
 	}

@@ -37,6 +37,11 @@ const (
 	// internalWatermark holds the store seq up to which every write is
 	// reflected in the index; set in the same batch as the writes.
 	internalWatermark = "memtray_seq"
+	// internalTokens holds the watermark and the number of tokens of
+	// every text the index holds at it (bm25stats.go), set with the
+	// watermark when the store closes, so that Open after a clean Close
+	// need not count them.
+	internalTokens = "memtray_tokens"
 	// internalMapping names the version of newTextMapping the index was built with.
 	internalMapping = "memtray_mapping"
 	mappingVersion  = "1"
@@ -143,7 +148,10 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	}
 	s.text = idx
 	tightenModes(path)
-	return s.reconcile(ctx, lr, fresh)
+	if err := s.reconcile(ctx, lr, fresh); err != nil {
+		return err
+	}
+	return s.countIndexTokens(ctx, fresh)
 }
 
 // textNewSuffix names the folder a new text index is built in before it
@@ -501,6 +509,7 @@ func (s *Store) flushText() error {
 	}
 	b := s.text.NewBatch()
 	b.SetInternal([]byte(internalWatermark), u64(s.seq))
+	b.SetInternal([]byte(internalTokens), s.tokensKey())
 	done := make(chan error, 1)
 	b.SetPersistedCallback(func(err error) {
 		select {

@@ -378,7 +378,7 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 	s.seq = seq
 	for i := range out {
 		e := entryFromMemory(heads[i], &out[i], s.intern)
-		s.entries[out[i].ID] = e
+		s.setEntry(out[i].ID, e)
 		s.vec.add(out[i].ID, out[i].Embedding, e)
 		puts[i] = textPut{m: &out[i], tseq: heads[i].tseq}
 	}
@@ -438,7 +438,7 @@ func (s *Store) UpdateMarked(ctx context.Context, id string, fn func(*memory.Mem
 	s.mu.Lock()
 	s.seq = seq
 	e := entryFromMemory(h, &m, s.intern)
-	s.entries[id] = e
+	s.setEntry(id, e)
 	if vecChanged {
 		s.vec.add(id, m.Embedding, e)
 	} else {
@@ -604,7 +604,7 @@ func (s *Store) RecordAccess(ctx context.Context, at time.Time, ids ...string) (
 		s.seq = seq
 		for _, w := range done {
 			e := entryFromMemory(w.h, &w.m, s.intern)
-			s.entries[w.m.ID] = e
+			s.setEntry(w.m.ID, e)
 			s.vec.setMeta(w.m.ID, e)
 			out[w.m.ID] = w.m
 		}
@@ -682,7 +682,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	}
 	s.mu.Lock()
 	s.seq = seq
-	delete(s.entries, id)
+	s.dropEntry(id)
 	s.vec.remove(id)
 	s.mu.Unlock()
 	if err := s.indexText(nil, []string{id}); err != nil {
@@ -766,10 +766,10 @@ func (s *Store) supersedeLocked(oldID string, next memory.Memory, marks []TurnMa
 	s.mu.Lock()
 	s.seq = oh.seq
 	ne := entryFromMemory(nh, &m, s.intern)
-	s.entries[m.ID] = ne
+	s.setEntry(m.ID, ne)
 	s.vec.add(m.ID, m.Embedding, ne)
 	oe := entryFromMemory(oh, &old, s.intern)
-	s.entries[oldID] = oe
+	s.setEntry(oldID, oe)
 	s.vec.setMeta(oldID, oe)
 	s.mu.Unlock()
 	if err := s.indexText([]textPut{{m: &m, tseq: nh.tseq}}, nil); err != nil {
