@@ -75,7 +75,7 @@ func TestDistill(t *testing.T) {
 		{
 			name:  "a statement the turn corrects is not kept",
 			user:  "add the CSS for the badge",
-			texts: []string{"The CSS file is in `priv/static/assets/` which is gitignored.", "It's already tracked by git despite the gitignore, so the edit is committed with the rest.", "Done: the badge has its CSS."},
+			texts: []string{"The stylesheet lives under `priv/static/assets/`, a gitignored folder.", "It's already tracked by git despite the gitignore, so the edit is committed with the rest.", "Done: the badge has its CSS."},
 			drop:  []string{"which is gitignored"},
 		},
 		{

@@ -297,7 +297,7 @@ func TestEvidenceGate(t *testing.T) {
 		{"small: kubernetes", small, "How do Kubernetes liveness and readiness probes differ?", ""},
 		{"small: sql", small, "Write a SQL query that lists the three oldest employees in each office", ""},
 		{"small: cover letter", small, "Help me write a birthday toast for my sister.", ""},
-		{"small: celery", small, "How do I set up Celery with Redis for background jobs in Flask?", ""},
+		{"small: celery", small, "How do I schedule Sidekiq jobs with Redis in a Rails app?", ""},
 		{"small: database paraphrase", small, "which database does the ledger use and why?", "m1"},
 		{"small: webhook paraphrase", small, "what happens when a webhook fails to deliver?", "m4"},
 		{"small: token paraphrase", small, "when does the app renew its token?", "m2"},
