@@ -76,7 +76,7 @@ func TestDistill(t *testing.T) {
 			name:  "a statement the turn corrects is not kept",
 			user:  "add the CSS for the badge",
 			texts: []string{"The stylesheet lives under `priv/static/assets/`, a gitignored folder.", "It's already tracked by git despite the gitignore, so the edit is committed with the rest.", "Done: the badge has its CSS."},
-			drop:  []string{"which is gitignored"},
+			drop:  []string{"a gitignored folder"},
 		},
 		{
 			name:  "a later turn's correction counts too",
