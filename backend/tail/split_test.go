@@ -177,11 +177,10 @@ func FuzzTurnChunks(f *testing.F) {
 	})
 }
 
-// TestRepeatedTurnProxyFirst: the proxy took the first of two turns that
-// begin alike (the user's "yes", the same first response); the session
-// file's copy of that one is skipped and the second is stored: each turn
-// once, none lost.
-func TestRepeatedTurnProxyFirst(t *testing.T) {
+// repeatedTurns reads testdata/repeated_prompt.jsonl: the session file's
+// bytes and its two turns, which begin alike (the same Fingerprint).
+func repeatedTurns(t *testing.T) ([]byte, [][]memory.Exchange) {
+	t.Helper()
 	data, err := os.ReadFile("testdata/repeated_prompt.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -194,6 +193,15 @@ func TestRepeatedTurnProxyFirst(t *testing.T) {
 	if len(turns) != 2 || Fingerprint(turns[0][0]) != Fingerprint(turns[1][0]) {
 		t.Fatalf("fixture: %d turns, want 2 beginning alike", len(turns))
 	}
+	return data, turns
+}
+
+// TestRepeatedTurnProxyFirst: the proxy took the first of two turns that
+// begin alike (the user's "yes", the same first response); the session
+// file's copy of that one is skipped and the second is stored: each turn
+// once, none lost.
+func TestRepeatedTurnProxyFirst(t *testing.T) {
+	data, turns := repeatedTurns(t)
 	r := newRig(t)
 	for _, ex := range turns[0] { // turn 1 as the proxy saw it
 		ex.Source = memory.SourceCapture
@@ -223,18 +231,7 @@ func TestRepeatedTurnProxyFirst(t *testing.T) {
 // between the two paths stands for a daemon restart, and a retried request
 // (the same occurrence again) must be skipped.
 func TestRepeatedTurnProxyCounts(t *testing.T) {
-	data, err := os.ReadFile("testdata/repeated_prompt.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exs, _, err := transcript.Parse(bytes.NewReader(data), transcript.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	turns := splitTurns(exs)
-	if len(turns) != 2 || Fingerprint(turns[0][0]) != Fingerprint(turns[1][0]) {
-		t.Fatalf("fixture: %d turns, want 2 beginning alike", len(turns))
-	}
+	data, turns := repeatedTurns(t)
 	cases := []struct {
 		name      string
 		file      string // "": no session file; "before" or "after" the proxy
