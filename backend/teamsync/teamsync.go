@@ -669,14 +669,15 @@ func (s *Syncer) takeTeam(ctx context.Context, ids []string) error {
 	if err != nil {
 		return err
 	}
-	puts, err := s.localize(ctx, s.ts, ms, nil)
+	// As a pulled change, with the team's counters and no cached vector:
+	// localize gives them to the local memories.
+	changes := make([]team.Change, len(ms))
+	for i, m := range ms {
+		changes[i].Counters = sums[m.ID]
+	}
+	puts, err := s.localize(ctx, s.ts, ms, changes)
 	if err != nil {
 		return err
-	}
-	for i := range puts {
-		c := sums[puts[i].ID]
-		puts[i].AccessCount, puts[i].ReinforcedCount = int(c.Access), int(c.Reinforced)
-		puts[i].FeedbackSum, puts[i].FeedbackN = c.FeedbackSum, int(c.FeedbackN)
 	}
 	if _, err := s.o.Store.ApplyTeam(ctx, store.TeamChanges{Put: puts}); err != nil {
 		return err
