@@ -676,8 +676,6 @@ func runPull(env *Env, args []string) error {
 	return nil
 }
 
-// progressReader draws a bar of the bytes read so far: import validates the
-// whole stream before it writes, so the bar tracks the slow part.
 // pullProgress draws a model pull's progress on w: bars on a terminal;
 // into a log or a pipe, where a bar redrawn with carriage returns piles up
 // on one line, each status once, a line each.
@@ -711,6 +709,8 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
+// progressReader draws a bar of the bytes read so far: import validates the
+// whole stream before it writes, so the bar tracks the slow part.
 type progressReader struct {
 	r           io.Reader
 	w           io.Writer
