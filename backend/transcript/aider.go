@@ -191,7 +191,7 @@ func (p *aiderParser) line(n int, raw []byte) {
 	s := strings.TrimRight(clean(string(raw)), "\r")
 	afterBlank := p.blank
 	p.blank = strings.TrimSpace(s) == ""
-	if strings.TrimSpace(s) == "" {
+	if p.blank {
 		switch {
 		case p.multi:
 			p.output = append(p.output, "")
