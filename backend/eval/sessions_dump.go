@@ -59,11 +59,7 @@ func dumpUnrelated(w io.Writer, prompt string, got search.Recalled) {
 	fmt.Fprintf(w, "=== unrelated %q: %d memories\n", prompt, len(hits))
 	dumpEvidence(w, got.Evidence)
 	for _, h := range hits {
-		text := h.Memory.Text
-		if r := []rune(text); len(r) > 120 {
-			text = string(r[:120]) + "..."
-		}
-		fmt.Fprintf(w, "  %.3f %s\n", h.Score, strings.ReplaceAll(text, "\n", " "))
+		fmt.Fprintf(w, "  %.3f %s\n", h.Score, oneLine(h.Memory.Text, 120))
 	}
 }
 
@@ -96,12 +92,17 @@ func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Reca
 		fmt.Fprintf(w, "  no covering memory among the candidates\n")
 	}
 	for _, h := range got.Hits {
-		text := h.Memory.Text
-		if r := []rune(text); len(r) > 100 {
-			text = string(r[:100]) + "..."
-		}
-		fmt.Fprintf(w, "  given %.3f %s/%s %s\n", h.Score, h.Memory.Kind, h.Memory.Project, strings.ReplaceAll(text, "\n", " "))
+		fmt.Fprintf(w, "  given %.3f %s/%s %s\n", h.Score, h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 100))
 	}
+}
+
+// oneLine is text cut to its first n runes ("..." when cut) on one line
+// (newlines made spaces), for a dump's line of a memory.
+func oneLine(text string, n int) string {
+	if r := []rune(text); len(r) > n {
+		text = string(r[:n]) + "..."
+	}
+	return strings.ReplaceAll(text, "\n", " ")
 }
 
 // dumpEvidence writes which part of the query-level evidence test (see
