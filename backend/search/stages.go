@@ -246,6 +246,29 @@ func (e *Engine) vectorLeg(ctx context.Context, r *queryRun) error {
 	// recall) rather than rank by similarities between two models.
 	f := r.q.Filter
 	f.Model = model
+	r.vecLists, r.projVecLists, err = alsoInProject(r, "vector", f, func(f store.Filter) ([][]store.Scored, error) {
+		return e.idx.VectorSearchMany(ctx, vecs, r.pool, f)
+	})
+	return err
+}
+
+// bm25Leg searches the text index for the analysed terms, and the
+// current project's alone concurrently (projectLegs). It runs
+// concurrently with vectorLeg: it writes only textList and projTextList.
+func (e *Engine) bm25Leg(ctx context.Context, r *queryRun) error {
+	var err error
+	r.textList, r.projTextList, err = alsoInProject(r, "text", r.q.Filter, func(f store.Filter) ([]store.Scored, error) {
+		return e.idx.TextSearchTerms(ctx, r.textTerms, r.pool, f)
+	})
+	return err
+}
+
+// alsoInProject runs a leg's search with the filter f and, when the legs
+// also search the current project alone (projectLegs), concurrently with
+// f narrowed to the project; it returns both results (proj is the zero
+// value when there is no project search) and their errors, joined, each
+// naming the leg.
+func alsoInProject[T any](r *queryRun, leg string, f store.Filter, search func(store.Filter) (T, error)) (all, proj T, err error) {
 	var projErr error
 	done := make(chan struct{})
 	go func() {
@@ -253,39 +276,16 @@ func (e *Engine) vectorLeg(ctx context.Context, r *queryRun) error {
 		if r.projectLegs() {
 			pf := f
 			pf.Project = r.q.Project
-			if r.projVecLists, projErr = e.idx.VectorSearchMany(ctx, vecs, r.pool, pf); projErr != nil {
-				projErr = fmt.Errorf("search: vector leg in project %q: %w", r.q.Project, projErr)
+			if proj, projErr = search(pf); projErr != nil {
+				projErr = fmt.Errorf("search: %s leg in project %q: %w", leg, r.q.Project, projErr)
 			}
 		}
 	}()
-	if r.vecLists, err = e.idx.VectorSearchMany(ctx, vecs, r.pool, f); err != nil {
-		err = fmt.Errorf("search: vector leg: %w", err)
+	if all, err = search(f); err != nil {
+		err = fmt.Errorf("search: %s leg: %w", leg, err)
 	}
 	<-done
-	return errors.Join(err, projErr)
-}
-
-// bm25Leg searches the text index for the analysed terms, and the
-// current project's alone concurrently (projectLegs). It runs
-// concurrently with vectorLeg: it writes only textList and projTextList.
-func (e *Engine) bm25Leg(ctx context.Context, r *queryRun) error {
-	var err, projErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if r.projectLegs() {
-			f := r.q.Filter
-			f.Project = r.q.Project
-			if r.projTextList, projErr = e.idx.TextSearchTerms(ctx, r.textTerms, r.pool, f); projErr != nil {
-				projErr = fmt.Errorf("search: text leg in project %q: %w", r.q.Project, projErr)
-			}
-		}
-	}()
-	if r.textList, err = e.idx.TextSearchTerms(ctx, r.textTerms, r.pool, r.q.Filter); err != nil {
-		err = fmt.Errorf("search: text leg: %w", err)
-	}
-	<-done
-	return errors.Join(err, projErr)
+	return all, proj, errors.Join(err, projErr)
 }
 
 // projectLegs reports whether the legs also search the current project
