@@ -225,18 +225,10 @@ func (s *Store) TrashEmbeddings(ctx context.Context, emb memory.Embedder, ids []
 // unreadable trash entry), and returns how many it deleted.
 func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
 	n, err := s.purgeTrash(ctx, func(b *bolt.Bucket) ([][]byte, error) {
-		if b == nil {
-			return nil, nil
-		}
-		var doomed [][]byte
-		err := b.ForEach(func(k, v []byte) error {
+		return trashKeys(b, func(v []byte) bool {
 			te, err := decodeTrash(v)
-			if err != nil || te.at.Before(before) {
-				doomed = append(doomed, append([]byte(nil), k...))
-			}
-			return nil
+			return err != nil || te.at.Before(before)
 		})
-		return doomed, err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("purge trash: %w", err)
@@ -277,20 +269,28 @@ func (s *Store) PurgeTrashed(ctx context.Context, ids ...string) (int, error) {
 // it deleted.
 func (s *Store) PurgeAllTrash(ctx context.Context) (int, error) {
 	n, err := s.purgeTrash(ctx, func(b *bolt.Bucket) ([][]byte, error) {
-		if b == nil {
-			return nil, nil
-		}
-		var doomed [][]byte
-		err := b.ForEach(func(k, _ []byte) error {
-			doomed = append(doomed, append([]byte(nil), k...))
-			return nil
-		})
-		return doomed, err
+		return trashKeys(b, func([]byte) bool { return true })
 	})
 	if err != nil {
 		return 0, fmt.Errorf("empty the trash: %w", err)
 	}
 	return n, nil
+}
+
+// trashKeys returns a copy of the keys of the trash entries (b, nil when
+// there is no trash bucket yet) whose value doomed picks.
+func trashKeys(b *bolt.Bucket, doomed func(v []byte) bool) ([][]byte, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var keys [][]byte
+	err := b.ForEach(func(k, v []byte) error {
+		if doomed(v) {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	return keys, err
 }
 
 // purgeTrash deletes for good, in one transaction, the trash entries pick
