@@ -140,13 +140,6 @@ pids+=($!)
 for _ in $(seq 100); do [ -s "$tmp/display" ] && [ -s "$tmp/bus" ] && break; sleep 0.1; done
 display=:$(head -n 1 "$tmp/display") bus=$(head -n 1 "$tmp/bus")
 
-freeport() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 40000))
-    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-  done
-}
 ms() { echo $(($(date +%s%N) / 1000000)); }
 # With MEMTRAY_DROP_CACHES=1 (as root), the kernel's page cache is dropped
 # before each first start, so that WebKitGTK and the AppImage come from disk.
@@ -208,6 +201,9 @@ launch() {
     sleep 0.02
   done
   echo "--- $name: no window and loaded page within 90 s (window: ${t_window:-no}, page: ${t_page:-no}); log:"; cat "$log"
+  # Stop it (it may show a dialog and wait), so that its mount or its
+  # files do not fail the checks after this one.
+  kill -TERM "$app_pid" 2>/dev/null || true; wait "$app_pid" 2>/dev/null || true
   return 1
 }
 
@@ -248,7 +244,7 @@ record() { # NAME NOTE: after shot
 # without the runtime: the difference to it is the AppImage's cost.
 caches=$(dropcaches)
 launch_bin=$tmp/x1/squashfs-root/AppRun
-if launch direct "$tmp/direct" -- app --listen "127.0.0.1:$(freeport)" --embedder builtin; then
+if launch direct "$tmp/direct" -- app --listen 127.0.0.1:0 --embedder builtin; then
   shot direct || fail "direct: screenshot: $shot_info"
   record "direct (no AppImage)" "reference; $caches"
   stop
@@ -279,7 +275,7 @@ if [ -n "$fuse_why" ]; then
 else
   caches=$(dropcaches)
   h=$tmp/fuse
-  if launch fuse "$h" -- app --listen "127.0.0.1:$(freeport)" --embedder builtin; then
+  if launch fuse "$h" -- app --listen 127.0.0.1:0 --embedder builtin; then
     mp=$(mounted)
     if [ -n "$mp" ] && [ ! -e "$h/.cache/memtray-appimage" ]; then
       sp=$(server_pid)
@@ -297,7 +293,7 @@ fi
 # Extract-and-run: first on an empty cache, then from the cache.
 h=$tmp/extract
 caches=$(dropcaches)
-if launch extract-cold "$h" APPIMAGE_EXTRACT_AND_RUN=1 -- app --listen "127.0.0.1:$(freeport)" --embedder builtin; then
+if launch extract-cold "$h" APPIMAGE_EXTRACT_AND_RUN=1 -- app --listen 127.0.0.1:0 --embedder builtin; then
   dirs=$(find "$h/.cache/memtray-appimage" -mindepth 1 -maxdepth 1 2>/dev/null)
   if [[ $(basename "$dirs") =~ ^[0-9a-f]{64}$ ]] && [ -L "$dirs/AppRun" ] && [ -z "$(mounted)" ]; then
     ok "extract-and-run: extracted to $dirs, no FUSE mount ($t_window ms to the window, $t_page ms to the page)"
@@ -308,7 +304,7 @@ if launch extract-cold "$h" APPIMAGE_EXTRACT_AND_RUN=1 -- app --listen "127.0.0.
   [ "$rc" = 0 ] && ok "extract-and-run: SIGTERM stopped the app, exit 0" || fail "extract-and-run: exit $rc after SIGTERM"
 else fail "extract-and-run: the window did not open"; fi
 before=$(stat -c %i:%Y "$dirs" 2>/dev/null || true)
-if launch extract-warm "$h" -- --appimage-extract-and-run app --listen "127.0.0.1:$(freeport)" --embedder builtin; then
+if launch extract-warm "$h" -- --appimage-extract-and-run app --listen 127.0.0.1:0 --embedder builtin; then
   shot extract-cached || fail "--appimage-extract-and-run: screenshot: $shot_info"
   record "extract-and-run, cached" "second start, same HOME"
   if [ -n "$before" ] && [ "$(stat -c %i:%Y "$dirs")" = "$before" ] &&
