@@ -258,7 +258,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	}
 	if d.feed, err = feed.New(feed.Options{Store: st, Pipeline: d.pipeline, Judge: d.judge, Embedder: d.emb, Log: d.decisions,
 		LogSize: cfg.Ingest.DecisionLog, Threshold: func() float64 { return d.settings.Live().Ingest.ContentThreshold },
-		IndexLag: d.indexLag, Publish: d.publishMemory}); err != nil {
+		IndexLag: d.indexLag, Trash: d.memories.Trash}); err != nil {
 		return err
 	}
 	d.transfer = transfer.New(transfer.Options{DataDir: cfg.DataDir, Stream: d.memories, Count: st.Count, Jobs: d.jobs, Clock: d.clock, Logger: d.log})

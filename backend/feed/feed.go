@@ -24,11 +24,8 @@ import (
 	"github.com/memtray/memtray/backend/store"
 )
 
-// OpDeleted is the memory event op MarkNoise announces (the memory left
-// the live store for the trash, as with a delete).
-const OpDeleted = "deleted"
-
-// Options configures New. Store, Pipeline, Embedder and Log are required.
+// Options configures New. Store, Pipeline, Embedder, Log and Trash are
+// required.
 type Options struct {
 	Store    *store.Store
 	Pipeline *ingest.Pipeline
@@ -46,8 +43,10 @@ type Options struct {
 	// IndexLag turns "stored, but the text index lags" into success (nil:
 	// errors are returned).
 	IndexLag func(error) error
-	// Publish announces a change of memories on the live feed (nil: none).
-	Publish func(op string, ids []string, m *memory.Memory)
+	// Trash moves a memory to the trash with a reason and announces it
+	// (memories.Service.Trash, which a delete uses too); MarkNoise calls
+	// it with NoiseReason.
+	Trash func(ctx context.Context, id, reason string) error
 }
 
 // Service is the feed service.
@@ -57,17 +56,14 @@ type Service struct {
 
 // New returns the service over o.
 func New(o Options) (*Service, error) {
-	if o.Store == nil || o.Pipeline == nil || o.Embedder == nil || o.Log == nil {
-		return nil, errors.New("feed: store, pipeline, embedder and decision log are required")
+	if o.Store == nil || o.Pipeline == nil || o.Embedder == nil || o.Log == nil || o.Trash == nil {
+		return nil, errors.New("feed: store, pipeline, embedder, decision log and trash are required")
 	}
 	if o.Threshold == nil {
 		o.Threshold = func() float64 { return 0 }
 	}
 	if o.IndexLag == nil {
 		o.IndexLag = func(err error) error { return err }
-	}
-	if o.Publish == nil {
-		o.Publish = func(string, []string, *memory.Memory) {}
 	}
 	return &Service{o: o}, nil
 }
@@ -149,7 +145,7 @@ func (s *Service) Keep(ctx context.Context, decisionID string) (memory.Decision,
 // NoiseReason is the trash reason of a memory a user marked as noise.
 const NoiseReason = "noise"
 
-// MarkNoise moves a memory to the trash (store.Batch.Trash, reason
+// MarkNoise moves a memory to the trash (Options.Trash, reason
 // NoiseReason), where a delete and the steward's prunes go, restorable as
 // they are (`memtray trash restore ID`), and adds its text to the noise
 // model's rejection buffer. A restore takes the text back out of the
@@ -164,11 +160,9 @@ func (s *Service) MarkNoise(ctx context.Context, id string) error {
 			return fmt.Errorf("mark noise %s: %w", id, err)
 		}
 	}
-	err = s.o.Store.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: id, Reason: NoiseReason}}})
-	if err = s.o.IndexLag(err); err != nil {
+	if err := s.o.Trash(ctx, id, NoiseReason); err != nil {
 		return fmt.Errorf("mark noise %s: %w", id, err)
 	}
-	s.o.Publish(OpDeleted, []string{id}, nil)
 	return nil
 }
 

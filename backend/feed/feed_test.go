@@ -10,8 +10,10 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/memories"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/noise"
+	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -47,13 +49,26 @@ func openPipeline(t testing.TB, scored bool) (*store.Store, *ingest.Pipeline, *e
 	return st, p, emb
 }
 
+// trasher returns the trash of a real memories service over st and p
+// (memories.Service.Trash), as the daemon wires it into Options.Trash.
+func trasher(t testing.TB, st *store.Store, p *ingest.Pipeline, emb memory.Embedder) func(context.Context, string, string) error {
+	t.Helper()
+	sw := embed.NewSwappable(emb)
+	ms, err := memories.New(memories.Options{Store: st, Pipeline: p, Search: search.New(st, sw, config.Default().Search, memory.FixedClock{T: testT}),
+		Embedder: sw, Clock: memory.FixedClock{T: testT}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms.Trash
+}
+
 // open returns the service over a real store and pipeline (built-in
 // embedder, no scorer, no judge).
 func open(t *testing.T) *Service {
 	t.Helper()
 	st, p, emb := openPipeline(t, false)
 	cfg := config.Default()
-	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: NewDecisionLog(cfg.Ingest.DecisionLog, nil),
+	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Trash: trasher(t, st, p, emb), Log: NewDecisionLog(cfg.Ingest.DecisionLog, nil),
 		LogSize: cfg.Ingest.DecisionLog, Threshold: func() float64 { return cfg.Ingest.ContentThreshold }})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +140,7 @@ func TestNoiseProjectionNearestPrototypes(t *testing.T) {
 	ctx := context.Background()
 	st, p, emb := openPipeline(t, true)
 	log := NewDecisionLog(10, nil)
-	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: log, LogSize: 10})
+	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Trash: trasher(t, st, p, emb), Log: log, LogSize: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +175,7 @@ func openScored(t *testing.T) (*Service, *store.Store) {
 	t.Helper()
 	st, p, emb := openPipeline(t, true)
 	cfg := config.Default()
-	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: NewDecisionLog(cfg.Ingest.DecisionLog, nil),
+	s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Trash: trasher(t, st, p, emb), Log: NewDecisionLog(cfg.Ingest.DecisionLog, nil),
 		LogSize: cfg.Ingest.DecisionLog, Threshold: func() float64 { return cfg.Ingest.ContentThreshold }})
 	if err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func BenchmarkTurnDecided(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Log: log, LogSize: cfg.Ingest.DecisionLog})
+			s, err := New(Options{Store: st, Pipeline: p, Embedder: emb, Trash: trasher(b, st, p, emb), Log: log, LogSize: cfg.Ingest.DecisionLog})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -161,9 +161,23 @@ const DeleteReason = "deleted"
 // outbox sends the team its tombstone), and a restore brings it back
 // there. An unknown id is memory.ErrNotFound.
 func (s *Service) Delete(ctx context.Context, id string) error {
-	err := s.o.Store.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: id, Reason: DeleteReason}}})
-	if err = s.o.IndexLag(err); err != nil {
+	if err := s.Trash(ctx, id, DeleteReason); err != nil {
 		return fmt.Errorf("delete %s: %w", id, err)
+	}
+	return nil
+}
+
+// Trash moves one memory to the trash (store.Batch.Trash) with reason
+// (DeleteReason, the feed's noise reason, ...), restorable as it was, and
+// announces it on the feed as OpDeleted. It is the one way a memory a
+// person or an agent removes leaves the live store: Delete and the feed's
+// MarkNoise (feed.Options.Trash) both go through it. A lagging text index
+// is not a failure; an unknown id is memory.ErrNotFound. The caller wraps
+// the error with what it was doing.
+func (s *Service) Trash(ctx context.Context, id, reason string) error {
+	err := s.o.Store.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: id, Reason: reason}}})
+	if err = s.o.IndexLag(err); err != nil {
+		return err
 	}
 	s.o.Publish(OpDeleted, []string{id}, nil)
 	return nil

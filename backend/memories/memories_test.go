@@ -411,3 +411,54 @@ func TestDeleteGoesToTheTrash(t *testing.T) {
 		}
 	}
 }
+
+// TestTrash: Trash (what Delete and the feed's MarkNoise share) moves a
+// live memory to the trash under the reason given and announces it as
+// deleted; an unknown or already trashed id is not found and announces
+// nothing.
+func TestTrash(t *testing.T) {
+	ctx := context.Background()
+	s, evs := open(t)
+	add := func(text string) string {
+		m, err := s.Add(ctx, AddRequest{Text: text, Kind: "fact", Project: "shop"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ID
+	}
+	deleted := add("The staging database is reset every Monday at 06:00 UTC.")
+	noisy := add("Release builds are signed with the key kept in the ops vault under release-signing.")
+	for _, tc := range []struct {
+		name, id, reason string
+		wantErr          error // nil: trashed
+	}{
+		{"a delete", deleted, DeleteReason, nil},
+		{"a noise mark", noisy, "noise", nil},
+		{"unknown id", "no-such-id", DeleteReason, memory.ErrNotFound},
+		{"already trashed", deleted, DeleteReason, memory.ErrNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			*evs = nil
+			err := s.Trash(ctx, tc.id, tc.reason)
+			if tc.wantErr != nil {
+				if !errors.Is(err, tc.wantErr) || len(*evs) != 0 {
+					t.Fatalf("Trash = %v with events %v, want %v and none", err, *evs, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []event{{OpDeleted, []string{tc.id}}}; !reflect.DeepEqual(*evs, want) {
+				t.Fatalf("events = %v, want %v", *evs, want)
+			}
+			if _, err := s.Get(ctx, tc.id); !errors.Is(err, memory.ErrNotFound) {
+				t.Fatalf("Get after Trash = %v, want not found", err)
+			}
+			trash, err := s.o.Store.TrashGet(ctx, []string{tc.id})
+			if err != nil || trash[tc.id].Reason != tc.reason {
+				t.Fatalf("trash of %s = %+v, %v; want reason %q", tc.id, trash, err, tc.reason)
+			}
+		})
+	}
+}
