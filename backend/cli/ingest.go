@@ -268,28 +268,50 @@ func checkIngestInput(env *Env, name, as string, forced transcript.Format) (inge
 	return in, nil
 }
 
-// readHead opens a file and returns its first max bytes and its size.
+// readHead opens a file input (openInput's checks) and returns its first
+// max bytes and its size.
 func readHead(name string, max int) ([]byte, int64, error) {
-	f, err := os.Open(name)
+	f, size, err := openInput(name)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, 0, fmt.Errorf("read %s: %w", name, err)
-	}
-	if fi.IsDir() {
-		return nil, 0, fmt.Errorf("%s is a directory: give the session files in it (memtray ingest %s)", name, sessionGlob(name))
-	}
-	if fi.Size() > maxIngestFile {
-		return nil, 0, fmt.Errorf("%s: larger than %d MiB", name, maxIngestFile>>20)
-	}
 	head, err := io.ReadAll(io.LimitReader(f, int64(max)))
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", name, err)
 	}
-	return head, fi.Size(), nil
+	return head, size, nil
+}
+
+// openInput opens a file input of `memtray ingest` and checks it before
+// a byte is read: not a directory (the message says which of its files to
+// give) and not larger than maxIngestFile. It returns the open file, which
+// the caller closes, and its size. readHead and readInput both open their
+// files through it.
+func openInput(name string) (*os.File, int64, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		err = fmt.Errorf("read %s: %w", name, err)
+	case fi.IsDir():
+		err = fmt.Errorf("%s is a directory: give the session files in it (memtray ingest %s)", name, sessionGlob(name))
+	case fi.Size() > maxIngestFile:
+		err = errTooLarge(name)
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
+// errTooLarge is the error of an input larger than maxIngestFile.
+func errTooLarge(name string) error {
+	return fmt.Errorf("%s: larger than %d MiB", name, maxIngestFile>>20)
 }
 
 // load reads the input whole and parses it into the request that ingests
@@ -392,20 +414,16 @@ func writeIngestTotal(w io.Writer, reports []IngestReport, flags string) {
 		flags, flags, flags)
 }
 
-// readInput reads a file, or stdin for "-", bounded.
+// readInput reads a file (openInput's checks), or stdin for "-", whole
+// and bounded by maxIngestFile.
 func readInput(env *Env, name string) ([]byte, error) {
-	var r io.Reader
-	if name == "-" {
-		r = env.Stdin
-	} else {
-		f, err := os.Open(name)
+	r := env.Stdin
+	if name != "-" {
+		f, _, err := openInput(name)
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.IsDir() {
-			return nil, fmt.Errorf("%s is a directory: give the session files in it (memtray ingest %s)", name, sessionGlob(name))
-		}
 		r = f
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxIngestFile+1))
@@ -413,7 +431,7 @@ func readInput(env *Env, name string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	if len(data) > maxIngestFile {
-		return nil, fmt.Errorf("%s: larger than %d MiB", name, maxIngestFile>>20)
+		return nil, errTooLarge(name) // stdin, or a file that grew
 	}
 	return data, nil
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -253,6 +254,69 @@ func TestIngestInputErrors(t *testing.T) {
 		if strings.Count(errs, "is a directory") > 1 {
 			t.Errorf("%s: stderr repeats itself: %q", tc.name, errs)
 		}
+	}
+}
+
+// TestReadInputChecks: readHead (the check of every input) and readInput
+// (the whole read) refuse the same inputs with the same messages, both
+// through openInput: a directory (naming its files), a missing file, a
+// file larger than maxIngestFile (refused from its size, before a byte
+// is read); stdin is read by readInput alone.
+func TestReadInputChecks(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.md")
+	if err := os.WriteFile(file, []byte("# Notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.md")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.jsonl")
+	if f, err := os.Create(huge); err != nil {
+		t.Fatal(err)
+	} else if err := errors.Join(f.Truncate(maxIngestFile+1), f.Close()); err != nil { // sparse
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sessions")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path string
+		want       string // the whole text read; or, with wantErr, what the error says
+		wantErr    bool
+	}{
+		{"file", file, "# Notes\n", false},
+		{"empty file", empty, "", false},
+		{"directory", sub, sub + " is a directory: give the session files in it (memtray ingest " + filepath.Join(sub, "*") + ")", true},
+		{"missing", filepath.Join(dir, "missing.jsonl"), "no such file", true},
+		{"too large", huge, huge + ": larger than 256 MiB", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head, size, herr := readHead(tc.path, 4)
+			data, rerr := readInput(&Env{Stdin: strings.NewReader("stdin")}, tc.path)
+			if tc.wantErr {
+				for fn, err := range map[string]error{"readHead": herr, "readInput": rerr} {
+					if err == nil || !strings.Contains(err.Error(), tc.want) {
+						t.Errorf("%s = %v, want an error saying %q", fn, err, tc.want)
+					}
+				}
+				return
+			}
+			if herr != nil || rerr != nil {
+				t.Fatalf("readHead: %v; readInput: %v", herr, rerr)
+			}
+			if want := tc.want[:min(4, len(tc.want))]; string(head) != want || size != int64(len(tc.want)) {
+				t.Errorf("readHead = %q, %d; want %q, %d", head, size, want, len(tc.want))
+			}
+			if string(data) != tc.want {
+				t.Errorf("readInput = %q, want %q", data, tc.want)
+			}
+		})
+	}
+	if data, err := readInput(&Env{Stdin: strings.NewReader("from stdin")}, "-"); err != nil || string(data) != "from stdin" {
+		t.Errorf("readInput(-) = %q, %v", data, err)
 	}
 }
 
