@@ -248,11 +248,24 @@ deb: desktop
 	@build/deps.sh package
 	OUT=$(DIST) build/package.sh $(BIN) $(VERSION)
 
-# The Windows desktop app, cross-compiled (no cgo: Wails uses WebView2).
+# The Windows desktop app, cross-compiled (no cgo: Wails uses WebView2), as a
+# zip of one folder, memtray_<version>_windows_amd64/, holding memtray.exe,
+# LICENSES.txt (build/copyright.sh of that exe: the licences of everything
+# compiled in, which MIT, BSD and Apache ask a binary to carry) and README.md
+# with the docs/ it links to, as the Linux CLI tarball does. Entries are
+# sorted and dated at the commit, so one commit zips the same bytes.
+WIN_ZIP := memtray_$(VERSION)_windows_amd64
 windows: frontend
-	@mkdir -p $(DIST)
+	@build/deps.sh package
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && mkdir -p $(DIST) "$$d/$(WIN_ZIP)" && \
 	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -trimpath -tags desktop,production \
-	  -ldflags '$(LDFLAGS) -H=windowsgui' -o $(DIST)/memtray_$(VERSION)_windows_amd64.exe ./app
+	  -ldflags '$(LDFLAGS) -H=windowsgui' -o "$$d/$(WIN_ZIP)/memtray.exe" ./app && \
+	build/copyright.sh "$$d/$(WIN_ZIP)/memtray.exe" "memtray.exe beside this file" >"$$d/$(WIN_ZIP)/LICENSES.txt" && \
+	build/doc-tree.sh "$$d/$(WIN_ZIP)" && \
+	find "$$d/$(WIN_ZIP)" -exec touch -h -d @$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || date +%s)} {} + && \
+	rm -f $(DIST)/$(WIN_ZIP).zip && \
+	(cd "$$d" && find $(WIN_ZIP) | LC_ALL=C sort | TZ=UTC zip -q -X -@ $(abspath $(DIST))/$(WIN_ZIP).zip)
+	@echo "$(DIST)/$(WIN_ZIP).zip"
 
 # The headless program for any Linux (static: serve, the CLI; the UI in a browser),
 # as release tarballs are: one folder, memtray_<version>_linux_amd64/, holding

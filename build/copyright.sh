@@ -9,6 +9,7 @@
 #   the .deb        /usr/share/doc/memtray/copyright        (build/package.sh)
 #   the AppImage    usr/share/doc/memtray/copyright         (build/appimage.sh)
 #   CLI tarball     memtray_<version>_linux_amd64/LICENSES.txt (make linux-cli)
+#   Windows zip     memtray_<version>_windows_amd64/LICENSES.txt (make windows)
 #   macOS           memtray.app/Contents/Resources/LICENSES.txt (.github/workflows/macos.yml)
 # Usage: build/copyright.sh BINARY [WHERE] > copyright
 #   WHERE  the binary's place in the package, for the heading. Without it the

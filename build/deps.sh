@@ -50,6 +50,7 @@ fi
 if [ "$what" = package ]; then
   have convert || need+=(imagemagick)
   have desktop-file-validate || need+=(desktop-file-utils)
+  have zip || need+=(zip)           # the Windows build ships as a zip (make windows)
 fi
 if ! have go && [ ! -x /usr/local/go/bin/go ]; then
   # Debian's Go is older than go.mod's; with GOTOOLCHAIN=auto it fetches the

@@ -21,7 +21,8 @@
 #   - desktop-file-validate on the .desktop entry, systemd-analyze verify on
 #     the unit (where those tools exist);
 #   - the cross-builds: the Windows desktop app (make windows, built with
-#     the .deb), the macOS CLI; the static Linux CLI (make linux-cli) runs.
+#     the .deb: a zip of memtray.exe, its LICENSES.txt and the docs), the
+#     macOS CLI; the static Linux CLI (make linux-cli) runs.
 # Usage: build/test-package.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,9 +38,9 @@ version=$(build/version.sh)
 commit=$(build/version.sh commit)
 arch=$(go env GOARCH)
 deb=dist/memtray_${version}_${arch}.deb
-exe_win=dist/memtray_${version}_windows_amd64.exe
+win_zip=dist/memtray_${version}_windows_amd64.zip
 tgz=dist/memtray_${version}_linux_amd64.tar.gz
-rm -f "$deb" "$exe_win" "$tgz"
+rm -f "$deb" "$win_zip" "$tgz"
 # One make: the UI is built once for all three.
 make --no-print-directory deb windows linux-cli VERSION="$version" COMMIT="$commit" >&2
 [ -f "$deb" ] || fail "$deb was not built"
@@ -149,10 +150,26 @@ if command -v systemd-analyze >/dev/null; then
 fi
 
 # The cross-builds: the Windows desktop app, the macOS CLI.
-[ "$(head -c 2 "$exe_win")" = MZ ] || fail "$exe_win is not a Windows executable"
+# The Windows zip: one folder holding memtray.exe, LICENSES.txt, README.md and
+# its docs, unpacked as a user would.
+[ -f "$win_zip" ] || fail "$win_zip was not built"
+wtop=memtray_${version}_windows_amd64
+{ echo "$wtop"; echo "$wtop/memtray.exe"; echo "$wtop/LICENSES.txt"; sed "s|/.*||; s|^|$wtop/|" "$scratch/shipped"; sed "s|^|$wtop/|" "$scratch/shipped"; } |
+  LC_ALL=C sort -u >"$scratch/zip-want"
+python3 -c 'import sys, zipfile; print("\n".join(n.rstrip("/") for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$win_zip" |
+  LC_ALL=C sort >"$scratch/zip-files"
+diff "$scratch/zip-want" "$scratch/zip-files" >&2 || fail "$win_zip holds other files than $wtop/ with memtray.exe, LICENSES.txt, README.md and its links (diff above: < missing, > extra)"
+python3 -m zipfile -e "$win_zip" "$scratch/zip"
+exe_win=$scratch/zip/$wtop/memtray.exe
+[ "$(head -c 2 "$exe_win")" = MZ ] || fail "$wtop/memtray.exe is not a Windows executable"
 if command -v file >/dev/null; then
-  file "$exe_win" | grep -q 'PE32+ executable (GUI) x86-64' || fail "$exe_win: $(file -b "$exe_win"), want a GUI PE32+"
+  file "$exe_win" | grep -q 'PE32+ executable (GUI) x86-64' || fail "$wtop/memtray.exe: $(file -b "$exe_win"), want a GUI PE32+"
 fi
+node build/check-links.mjs --tree "$scratch/zip/$wtop" || fail "links of the documentation in $win_zip do not resolve (above)"
+build/copyright.sh "$exe_win" "memtray.exe beside this file" >"$scratch/win-licences" || fail "build/copyright.sh of $wtop/memtray.exe"
+cmp -s "$scratch/win-licences" "$scratch/zip/$wtop/LICENSES.txt" || fail "$wtop/LICENSES.txt is not build/copyright.sh of the memtray.exe beside it"
+grep -q 'Apache License' "$scratch/win-licences" && grep -Eqx 'github\.com/wailsapp/wails/v2@v[^ ]+' "$scratch/win-licences" ||
+  fail "$wtop/LICENSES.txt lacks memtray's Apache-2.0 text or Wails'"
 GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 go build -trimpath -o "$scratch/memtray-darwin" ./app || fail "the macOS CLI does not build"
 
 # The Linux CLI tarball: one folder holding the binary, LICENSES.txt, README.md
@@ -178,4 +195,4 @@ cmp -s "$scratch/licences" "$scratch/tgz/$top/LICENSES.txt" || fail "$top/LICENS
 grep -qx 'memtray' "$scratch/licences" && grep -q 'Apache License' "$scratch/licences" || fail "LICENSES.txt lacks memtray's Apache-2.0 text"
 grep -Eqx 'github\.com/[^ ]+@v[^ ]+' "$scratch/licences" || fail "LICENSES.txt names no Go module"
 
-step "passed in $(($(date +%s) - start))s; $deb: $(stat -c %s "$deb") bytes; $exe_win: $(stat -c %s "$exe_win") bytes; $tgz: $(stat -c %s "$tgz") bytes"
+step "passed in $(($(date +%s) - start))s; $deb: $(stat -c %s "$deb") bytes; $win_zip: $(stat -c %s "$win_zip") bytes; $tgz: $(stat -c %s "$tgz") bytes"
