@@ -85,6 +85,23 @@ type Env struct {
 // anything that chose another data dir or config must be spelt out. Both
 // paths are made absolute.
 func Flags(dataDir, configFile string) ([]string, error) {
+	return flags(dataDir, configFile, func(cfgAbs string) (string, error) {
+		base, err := config.Load(cfgAbs)
+		return base.DataDir, err
+	})
+}
+
+// FlagsFor is Flags for a caller that has read the config file already:
+// fileDataDir is the data dir the file gives by itself (config.Load's
+// DataDir, before a --data-dir flag or $MEMTRAY_DATA_DIR), and the file
+// is not read again.
+func FlagsFor(dataDir, configFile, fileDataDir string) ([]string, error) {
+	return flags(dataDir, configFile, func(string) (string, error) { return fileDataDir, nil })
+}
+
+// flags is Flags, with the data dir of the config file (at its absolute
+// path) from fileDataDir, asked only when dataDir is set.
+func flags(dataDir, configFile string, fileDataDir func(cfgAbs string) (string, error)) ([]string, error) {
 	var out []string
 	if configFile == "" {
 		configFile = config.DefaultPath()
@@ -103,11 +120,11 @@ func Flags(dataDir, configFile string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data dir %q: %w", dataDir, err)
 	}
-	base, err := config.Load(cfgAbs)
+	baseDir, err := fileDataDir(cfgAbs)
 	if err != nil {
 		return nil, err
 	}
-	if baseAbs, err := filepath.Abs(base.DataDir); err != nil || filepath.Clean(baseAbs) != filepath.Clean(dataAbs) {
+	if baseAbs, err := filepath.Abs(baseDir); err != nil || filepath.Clean(baseAbs) != filepath.Clean(dataAbs) {
 		out = append(out, "--data-dir", dataAbs)
 	}
 	return out, nil

@@ -221,12 +221,22 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 // load reads the config, applies the common flags and then each of set
 // (a command's own flags), and validates the result.
 func (c *common) load(set ...func(*config.Config)) (config.Config, error) {
+	cfg, _, err := c.loadFile(set...)
+	return cfg, err
+}
+
+// loadFile is load that also returns the data dir the config file gives by
+// itself, before $MEMTRAY_DATA_DIR and --data-dir: what
+// agentsetup.FlagsFor compares the data dir with, so that the file is
+// read once.
+func (c *common) loadFile(set ...func(*config.Config)) (config.Config, string, error) {
 	path := c.path()
 	cfg, err := config.Load(path)
 	if err != nil {
-		return cfg, err
+		return cfg, "", err
 	}
 	cfg.File = path
+	fileDataDir := cfg.DataDir
 	if d := os.Getenv("MEMTRAY_DATA_DIR"); d != "" {
 		cfg.DataDir = d
 	}
@@ -236,7 +246,7 @@ func (c *common) load(set ...func(*config.Config)) (config.Config, error) {
 	for _, f := range set {
 		f(&cfg)
 	}
-	return cfg, cfg.Validate()
+	return cfg, fileDataDir, cfg.Validate()
 }
 
 // path is the config file: --config, else $MEMTRAY_CONFIG, else

@@ -372,13 +372,13 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 
 // flagsForHint are the --data-dir and --config a command suggested to the
 // user needs to reach the same store as this one: " --data-dir DIR", or
-// "" for the defaults.
+// "" for the defaults. It reads the config file once.
 func (c *common) flagsForHint() string {
-	cfg, err := c.load()
+	cfg, fileDataDir, err := c.loadFile()
 	if err != nil {
 		return ""
 	}
-	flags, err := agentsetup.Flags(cfg.DataDir, cfg.File)
+	flags, err := agentsetup.FlagsFor(cfg.DataDir, cfg.File, fileDataDir)
 	if err != nil {
 		return ""
 	}

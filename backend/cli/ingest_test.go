@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memtray/memtray/backend/agentsetup"
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
@@ -317,6 +319,47 @@ func TestReadInputChecks(t *testing.T) {
 	}
 	if data, err := readInput(&Env{Stdin: strings.NewReader("from stdin")}, "-"); err != nil || string(data) != "from stdin" {
 		t.Errorf("readInput(-) = %q, %v", data, err)
+	}
+}
+
+// TestFlagsForHint: the flags a suggested command carries reach the same
+// store: --config when the config is not the default one, --data-dir when
+// the data dir is not the one that config gives by itself (a flag or
+// $MEMTRAY_DATA_DIR chose it); none for an unreadable config.
+func TestFlagsForHint(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	t.Setenv("MEMTRAY_CONFIG", "")
+	def := config.DefaultDataDir()
+	other := filepath.Join(t.TempDir(), "data")
+	withDataDir := filepath.Join(t.TempDir(), "config.json")
+	if err := os.WriteFile(withDataDir, []byte(`{"data_dir": "`+other+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"data_dir": 7}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	q := agentsetup.ShellQuote
+	for _, tc := range []struct {
+		name      string
+		c         common
+		env, want string
+	}{
+		{"defaults", common{}, "", ""},
+		{"another data dir", common{dataDir: other}, "", " --data-dir " + q(other)},
+		{"another data dir from the environment", common{}, other, " --data-dir " + q(other)},
+		{"another config, its data dir", common{configPath: withDataDir}, "", " --config " + q(withDataDir)},
+		{"another config, the default data dir", common{configPath: withDataDir, dataDir: def}, "",
+			" --config " + q(withDataDir) + " --data-dir " + q(def)},
+		{"an unreadable config", common{configPath: bad}, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("MEMTRAY_DATA_DIR", tc.env)
+			if got := tc.c.flagsForHint(); got != tc.want {
+				t.Fatalf("flagsForHint = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 

@@ -33,7 +33,7 @@ func runSetup(env *Env, args []string) error {
 	if _, err := agentsetup.Lookup(client); err != nil {
 		return usageError{err}
 	}
-	cfg, err := c.load()
+	cfg, fileDataDir, err := c.loadFile()
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,7 @@ func runSetup(env *Env, args []string) error {
 	}
 	// The agents run memtray without this command's flags and environment:
 	// what chose another data dir or config goes into what setup writes.
-	if e.Flags, err = agentsetup.Flags(cfg.DataDir, cfg.File); err != nil {
+	if e.Flags, err = agentsetup.FlagsFor(cfg.DataDir, cfg.File, fileDataDir); err != nil {
 		return err
 	}
 	if !*undo {
