@@ -169,6 +169,68 @@ type turnStart struct {
 	tools     []string
 }
 
+// alikePart is what an item of a request's history is to the response to
+// an earlier prompt (alikeTurns).
+type alikePart int
+
+const (
+	alikeSkip alikePart = iota // not part of it (a system message): the walk goes on
+	alikeEnd                   // after it (the next user message, a tool's output): the walk stops
+	alikeMore                  // part of it, which may go on
+	alikeLast                  // its last part: the walk stops
+)
+
+// alikeTurns builds request.alike for every API: the first responses of
+// the earlier prompts whose text is user's (white space aside), the turns
+// that may begin as this one does (request.occurrence). prompts are the
+// earlier prompts, in order, indexing items; the response to a prompt is
+// read from the items after it, each passed to part, which classifies it
+// and adds what it holds to ts (tool names) and text (the assistant's
+// text, joined as the answer joins it). A prompt with no part of a
+// response before the walk stops was not answered and is left out.
+func alikeTurns[T any](items []T, prompts []prompt, user string, part func(it T, ts *turnStart, text *strings.Builder) alikePart) []turnStart {
+	var out []turnStart
+	for _, p := range prompts {
+		if !sameText(p.text, user) {
+			continue
+		}
+		var ts turnStart
+		var text strings.Builder
+		answered := false
+	walk:
+		for _, it := range items[p.msg+1:] {
+			switch part(it, &ts, &text) {
+			case alikeEnd:
+				break walk
+			case alikeMore:
+				answered = true
+			case alikeLast:
+				answered = true
+				break walk
+			}
+		}
+		if answered {
+			ts.assistant = clean(text.String())
+			out = append(out, ts)
+		}
+	}
+	return out
+}
+
+// messageAlike is what a message of a history of messages (Anthropic's,
+// Chat Completions') is to the response to an earlier prompt, by its role:
+// the first assistant message is all of the response; a user message
+// comes after it; any other (a system or tool message) is skipped.
+func messageAlike(role string) alikePart {
+	switch role {
+	case "user":
+		return alikeEnd
+	case "assistant":
+		return alikeLast
+	}
+	return alikeSkip
+}
+
 // occurrence numbers, from 1, the turn this request begins among the
 // turns of its history that begin as it does: the same user text (alike)
 // and the same first response (the answer's text and tool names, white

@@ -126,41 +126,30 @@ func parseAnthropicRequest(body []byte) (request, error) {
 }
 
 // anthAlike returns the first responses of the prompts before message
-// last whose text is user's (white space aside): the turns that may begin
-// as this one does (request.occurrence). A prompt no assistant message
-// answered (the next message is the user's again) is left out.
+// last whose text is user's (alikeTurns): a response is the first
+// assistant message after the prompt, before the next user message (a
+// prompt no assistant message answered is left out).
 func anthAlike(msgs []anthropic.Message, prompts []prompt, last int, user string) []turnStart {
 	if user == "" {
 		return nil
 	}
-	var out []turnStart
-	for _, p := range prompts {
-		if p.msg >= last || !sameText(p.text, user) {
-			continue
-		}
-		for _, m := range msgs[p.msg+1 : last] {
-			if m.Role == "user" {
-				break
-			}
-			if m.Role != "assistant" {
-				continue // a system message
-			}
-			var ts turnStart
-			var text strings.Builder
+	for len(prompts) > 0 && prompts[len(prompts)-1].msg >= last {
+		prompts = prompts[:len(prompts)-1]
+	}
+	return alikeTurns(msgs[:last], prompts, user, func(m anthropic.Message, ts *turnStart, text *strings.Builder) alikePart {
+		part := messageAlike(m.Role)
+		if part == alikeLast {
 			for _, b := range anthropic.Blocks(m.Content) {
 				switch {
 				case b.Type == "text":
-					text.WriteString(b.Text) // joined as the answer joins its text
+					text.WriteString(b.Text)
 				case strings.HasSuffix(b.Type, "tool_use"):
 					ts.tools = append(ts.tools, clean(b.Name))
 				}
 			}
-			ts.assistant = clean(text.String())
-			out = append(out, ts)
-			break
 		}
-	}
-	return out
+		return part
+	})
 }
 
 // joinText joins two texts with a blank line.

@@ -3,6 +3,8 @@ package capture
 import (
 	"encoding/json"
 	"net/http"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -126,5 +128,60 @@ func TestOpenAIOccurrence(t *testing.T) {
 				t.Errorf("occurrence %d, want %d (exchange %+v)", ex.Occurrence, tt.want, ex)
 			}
 		})
+	}
+}
+
+// TestAlikeTurns: the one builder of request.alike reads, for each earlier
+// prompt whose text is the user's (white space aside), the items after it
+// as the API's part function classifies them: skipped, ending the walk
+// before the response (unanswered: left out), part of the response, or
+// its last part.
+func TestAlikeTurns(t *testing.T) {
+	// Items: "u" a user message, "s" skipped, "a:TEXT" more text, "t:NAME"
+	// a tool call, "l:TEXT" the last part.
+	part := func(it string, ts *turnStart, text *strings.Builder) alikePart {
+		kind, v, _ := strings.Cut(it, ":")
+		switch kind {
+		case "u":
+			return alikeEnd
+		case "a":
+			text.WriteString(v)
+			return alikeMore
+		case "t":
+			ts.tools = append(ts.tools, v)
+			return alikeMore
+		case "l":
+			text.WriteString(v)
+			return alikeLast
+		}
+		return alikeSkip
+	}
+	for _, tc := range []struct {
+		name    string
+		items   []string
+		prompts []prompt
+		want    []turnStart
+	}{
+		{"no earlier prompt", []string{"u"}, nil, nil},
+		{"another text", []string{"u", "l:ok"}, []prompt{{0, "no"}}, nil},
+		{"unanswered", []string{"u", "s", "u"}, []prompt{{0, "yes"}}, nil},
+		{"first message only", []string{"u", "s", "l:ok", "l:more", "u"}, []prompt{{0, " yes"}}, []turnStart{{assistant: "ok"}}},
+		{"parts up to the end", []string{"u", "a:Tests ", "t:shell", "s", "a:pass.", "u", "a:late"}, []prompt{{0, "yes"}},
+			[]turnStart{{assistant: "Tests pass.", tools: []string{"shell"}}}},
+		{"a tool call alone", []string{"u", "t:ls"}, []prompt{{0, "yes"}}, []turnStart{{tools: []string{"ls"}}}},
+		{"each earlier prompt", []string{"u", "l:one", "u", "l:two", "u", "u", "l:four"},
+			[]prompt{{0, "yes"}, {2, "yes"}, {4, "no"}, {5, "yes"}},
+			[]turnStart{{assistant: "one"}, {assistant: "two"}, {assistant: "four"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := alikeTurns(tc.items, tc.prompts, "yes", part); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("alikeTurns = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+	for role, want := range map[string]alikePart{"user": alikeEnd, "assistant": alikeLast, "system": alikeSkip, "tool": alikeSkip} {
+		if got := messageAlike(role); got != want {
+			t.Errorf("messageAlike(%q) = %d, want %d", role, got, want)
+		}
 	}
 }

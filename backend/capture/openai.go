@@ -26,6 +26,19 @@ func openaiSession(metadata json.RawMessage) string {
 	return ""
 }
 
+// chatMessage is a message of a Chat Completions request's history.
+type chatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
 // parseChatRequest reads a POST /openai/v1/chat/completions body.
 func parseChatRequest(body []byte) (request, error) {
 	var in struct {
@@ -33,17 +46,7 @@ func parseChatRequest(body []byte) (request, error) {
 		Stream   bool            `json:"stream"`
 		User     json.RawMessage `json:"user"`
 		Metadata json.RawMessage `json:"metadata"`
-		Messages []struct {
-			Role       string          `json:"role"`
-			Content    json.RawMessage `json:"content"`
-			ToolCallID string          `json:"tool_call_id"`
-			ToolCalls  []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"messages"`
+		Messages []chatMessage   `json:"messages"`
 	}
 	if err := json.Unmarshal(body, &in); err != nil {
 		return request{}, fmt.Errorf("chat completions request: %w", err)
@@ -109,27 +112,25 @@ func parseChatRequest(body []byte) (request, error) {
 		}
 	} else {
 		r.user = clean(lastUser)
-		for _, p := range prompts[:max(len(prompts)-1, 0)] {
-			if !sameText(p.text, r.user) {
-				continue
-			}
-			for _, m := range in.Messages[p.msg+1:] {
-				if m.Role == "user" {
-					break
-				}
-				if m.Role != "assistant" {
-					continue
-				}
-				ts := turnStart{assistant: clean(partsText(m.Content))}
-				for _, c := range m.ToolCalls {
-					ts.tools = append(ts.tools, clean(c.Function.Name))
-				}
-				r.alike = append(r.alike, ts)
-				break
-			}
-		}
+		r.alike = chatAlike(in.Messages, prompts, r.user)
 	}
 	return r, nil
+}
+
+// chatAlike returns the first responses of the prompts before the last
+// whose text is user's (alikeTurns): a response is the first assistant
+// message after the prompt, before the next user message.
+func chatAlike(msgs []chatMessage, prompts []prompt, user string) []turnStart {
+	return alikeTurns(msgs, prompts[:max(len(prompts)-1, 0)], user, func(m chatMessage, ts *turnStart, text *strings.Builder) alikePart {
+		part := messageAlike(m.Role)
+		if part == alikeLast {
+			text.WriteString(partsText(m.Content))
+			for _, c := range m.ToolCalls {
+				ts.tools = append(ts.tools, clean(c.Function.Name))
+			}
+		}
+		return part
+	})
 }
 
 // openaiUsage covers both APIs' usage objects.
@@ -380,38 +381,24 @@ func parseResponsesRequest(body []byte) (request, error) {
 }
 
 // responsesAlike returns the first responses of the prompts before the
-// last whose text is user's (white space aside): the turns that may begin
-// as this one does (request.occurrence). A response is the items after
+// last whose text is user's (alikeTurns). A response is the items after
 // the prompt up to a tool's output or the next user message: the
 // assistant's text and the tools it called.
 func responsesAlike(items []responsesItem, prompts []prompt, user string) []turnStart {
-	var out []turnStart
-	for _, p := range prompts[:max(len(prompts)-1, 0)] {
-		if !sameText(p.text, user) {
-			continue
+	return alikeTurns(items, prompts[:max(len(prompts)-1, 0)], user, func(it responsesItem, ts *turnStart, text *strings.Builder) alikePart {
+		message := it.Type == "" || it.Type == "message"
+		switch {
+		case isCallOutput(it.Type), message && it.Role == "user":
+			return alikeEnd
+		case message && it.Role == "assistant":
+			text.WriteString(partsText(it.Content))
+			return alikeMore
+		case it.Type == "function_call" || it.Type == "custom_tool_call":
+			ts.tools = append(ts.tools, clean(it.Name))
+			return alikeMore
 		}
-		var ts turnStart
-		var text strings.Builder
-		answered := false
-	items:
-		for _, it := range items[p.msg+1:] {
-			switch {
-			case isCallOutput(it.Type), (it.Type == "" || it.Type == "message") && it.Role == "user":
-				break items
-			case (it.Type == "" || it.Type == "message") && it.Role == "assistant":
-				text.WriteString(partsText(it.Content))
-				answered = true
-			case it.Type == "function_call" || it.Type == "custom_tool_call":
-				ts.tools = append(ts.tools, clean(it.Name))
-				answered = true
-			}
-		}
-		if answered {
-			ts.assistant = clean(text.String())
-			out = append(out, ts)
-		}
-	}
-	return out
+		return alikeSkip
+	})
 }
 
 // isCallOutput reports whether a Responses item type returns a tool's output.
