@@ -392,18 +392,35 @@ func (s *Store) OutboxLen() (int, error) {
 // AckOutbox removes pushed entries (each only if no write queued it again
 // since Outbox read it: its Seq is unchanged) and pushed deltas (by id).
 func (s *Store) AckOutbox(ctx context.Context, entries []OutboxEntry, deltaIDs []string) error {
+	return s.AckOutboxRefusals(ctx, entries, deltaIDs, nil)
+}
+
+// AckOutboxRefusals is AckOutbox that also stores refusals for
+// TeamRefusals (as SetTeamRefusals; nil leaves them as they are), in the
+// same transaction: the team sync records the writes the team refused as
+// it removes their entries, so a crash neither loses the record nor
+// pushes them again.
+func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, deltaIDs []string, refusals []byte) error {
+	if len(refusals) > MaxTeamRefusals {
+		return fmt.Errorf("ack outbox: team refusals: %d bytes, at most %d: %w", len(refusals), MaxTeamRefusals, memory.ErrInvalid)
+	}
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(entries) == 0 && len(deltaIDs) == 0 {
+	if len(entries) == 0 && len(deltaIDs) == 0 && refusals == nil {
 		return nil
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		if refusals != nil {
+			if err := tx.Bucket(bucketMeta).Put(keyTeamRefusals, slices.Clone(refusals)); err != nil {
+				return err
+			}
+		}
 		if b := tx.Bucket(bucketOutbox); b != nil {
 			for _, e := range entries {
 				v := b.Get([]byte(e.ID))

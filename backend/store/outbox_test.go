@@ -501,3 +501,40 @@ func TestTeamRefusals(t *testing.T) {
 		t.Fatalf("after a reopen: %q %v", b, err)
 	}
 }
+
+// TestAckOutboxRefusals: the refusals are stored in the acknowledgement's
+// transaction, with the entries removed; nil leaves them as they are, and
+// one larger than MaxTeamRefusals fails the whole acknowledgement.
+func TestAckOutboxRefusals(t *testing.T) {
+	ctx := context.Background()
+	s := openTeam(t, t.TempDir())
+	mustPut(t, s, teamMem("alpha team fact"))
+	es, _, err := s.Outbox(ctx, 0)
+	if err != nil || len(es) != 1 {
+		t.Fatalf("Outbox = %v, %v", es, err)
+	}
+	if err := s.AckOutboxRefusals(ctx, es, nil, make([]byte, MaxTeamRefusals+1)); !errors.Is(err, memory.ErrInvalid) {
+		t.Fatalf("too large: %v, want ErrInvalid", err)
+	}
+	if n, _ := s.OutboxLen(); n != 1 {
+		t.Fatalf("a failed ack left %d entries, want 1", n)
+	}
+	for _, tc := range []struct {
+		refusals []byte
+		want     string
+	}{
+		{[]byte(`{"refused":[{"id":"a"}]}`), `{"refused":[{"id":"a"}]}`},
+		{nil, `{"refused":[{"id":"a"}]}`},
+		{[]byte(`[]`), `[]`},
+	} {
+		if err := s.AckOutboxRefusals(ctx, es, nil, tc.refusals); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := s.OutboxLen(); n != 0 {
+			t.Fatalf("after the ack: %d entries", n)
+		}
+		if b, err := s.TeamRefusals(); err != nil || string(b) != tc.want {
+			t.Fatalf("after AckOutboxRefusals(%q): %q %v, want %q", tc.refusals, b, err, tc.want)
+		}
+	}
+}
