@@ -19,11 +19,11 @@ package teamsync
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -94,7 +94,8 @@ type Status struct {
 	Pulled   int64 `json:"pulled"`
 	Relinked int64 `json:"relinked"`
 	// Refused are the latest writes the team refused (at most
-	// maxRefused, oldest first), kept in the store across restarts.
+	// maxRefused, oldest first), kept in the store across restarts. A
+	// refused change is not pushed again until it changes or PushAll.
 	Refused []Refusal `json:"refused,omitempty"`
 	// Projects are the team.projects this daemon runs with. The team
 	// section is read at start: a change takes effect after a restart.
@@ -119,7 +120,7 @@ const maxRefused = 10
 
 // The outcomes of a refusal for the local copy.
 const (
-	refusedChange  = "the team keeps the owner's version; this machine keeps its edit until the owner's next change arrives"
+	refusedChange  = "the team keeps the owner's version; this machine keeps its edit until the owner's next change arrives (it is pushed again only when edited again here, or by push --all)"
 	refusedDelete  = "deleted on this machine only; the team keeps it, and it comes back here when the team's copy changes (its owner or an admin may delete it)"
 	refusedRestore = "restored on this machine only, as a personal memory; the team's copy stays deleted (its owner or an admin may restore it)"
 	refusedInvalid = "the team refused it as invalid; it stays on this machine"
@@ -137,14 +138,37 @@ type Syncer struct {
 	ts    *team.Store // guarded by cycle
 	lock  *team.Lock  // the team steward's lock when held; guarded by cycle
 
-	mu sync.Mutex // guards st and refusalsDirty
+	// held are the refused edits the loop does not push again
+	// (refusals.go); heldDirty: a pull forgot some since the store last
+	// saved them. Guarded by cycle.
+	held      heldEdits
+	heldDirty bool
+
+	mu sync.Mutex // guards st
 	st Status
-	// refusalsDirty: st.Refused changed since the store last saved it.
-	refusalsDirty bool
 
 	// serial makes pull run its stages one after the other, as it did
 	// before the pipeline: BenchmarkInitialSync's baseline.
 	serial bool
+	// crashAt, when set (by tests), is called at the crash points of a
+	// push (crashBeforeAck, crashAfterAck); an error ends the push there,
+	// as if the daemon died.
+	crashAt func(point string) error
+}
+
+// The crash points of a push: after the team answered, before and after
+// the store recorded the answer (refusals and acknowledgements).
+const (
+	crashBeforeAck = "before-ack"
+	crashAfterAck  = "after-ack"
+)
+
+// crash calls crashAt at point, if set.
+func (s *Syncer) crash(point string) error {
+	if s.crashAt == nil {
+		return nil
+	}
+	return s.crashAt(point)
 }
 
 // New checks opts and returns a Syncer; Run starts it.
@@ -219,21 +243,10 @@ func (s *Syncer) update(f func(*Status)) {
 	s.mu.Unlock()
 }
 
-// refused records a refusal of the team for the status.
-func (s *Syncer) refused(id, op, outcome string) {
-	s.log.Info("the team refused a write: another member owns the memory, or it is invalid", "id", id, "op", op)
-	s.update(func(st *Status) {
-		st.Refused = append(st.Refused, Refusal{ID: id, Op: op, Outcome: outcome, At: s.o.Now()})
-		if n := len(st.Refused) - maxRefused; n > 0 {
-			st.Refused = append([]Refusal(nil), st.Refused[n:]...)
-		}
-		s.refusalsDirty = true
-	})
-}
-
-// loadRefusals reads the refusals the store kept (saveRefusals) into the
-// status. A value it cannot read is dropped with a warning: it is only the
-// status's history, and team sync must start regardless.
+// loadRefusals reads the refusals and held edits the store kept (pushBatch
+// saves them) into the status. A value it cannot read is dropped with a
+// warning: it is only the status's history and a saving of pushes, and
+// team sync must start regardless.
 func (s *Syncer) loadRefusals() error {
 	b, err := s.o.Store.TeamRefusals()
 	if err != nil {
@@ -242,37 +255,12 @@ func (s *Syncer) loadRefusals() error {
 	if len(b) == 0 {
 		return nil
 	}
-	var rs []Refusal
-	if err := json.Unmarshal(b, &rs); err != nil {
+	v, err := decodeRefusals(b)
+	if err != nil {
 		s.log.Warn("team sync: the stored list of refused writes is unreadable; it starts empty", "err", err)
 		return nil
 	}
-	if n := len(rs) - maxRefused; n > 0 {
-		rs = rs[n:]
-	}
-	s.st.Refused = rs
-	return nil
-}
-
-// saveRefusals stores the status's refusals when they changed, so a
-// restart still tells of them; the push saves them before it acknowledges
-// the refused entries (a failure leaves them in the outbox, to push again).
-func (s *Syncer) saveRefusals(ctx context.Context) error {
-	s.mu.Lock()
-	if !s.refusalsDirty {
-		s.mu.Unlock()
-		return nil
-	}
-	b, err := json.Marshal(s.st.Refused)
-	s.refusalsDirty = false
-	s.mu.Unlock()
-	if err == nil {
-		err = s.o.Store.SetTeamRefusals(ctx, b)
-	}
-	if err != nil {
-		s.update(func(*Status) { s.refusalsDirty = true })
-		return fmt.Errorf("save the refused writes: %w", err)
-	}
+	s.st.Refused, s.held = v.Refused, v.Held
 	return nil
 }
 
@@ -375,7 +363,7 @@ func (s *Syncer) step(ctx context.Context, pull bool) error {
 	if err := s.connect(ctx); err != nil {
 		return err
 	}
-	if _, err := s.push(ctx); err != nil {
+	if _, err := s.push(ctx, false); err != nil {
 		return err
 	}
 	if pull {
@@ -409,7 +397,27 @@ func (s *Syncer) PushNow(ctx context.Context) (PushReport, error) {
 		s.fail(err)
 		return PushReport{}, err
 	}
-	r, err := s.push(ctx)
+	r, err := s.push(ctx, false)
+	s.done(err)
+	return r, err
+}
+
+// PushAll queues every team memory again (store.EnqueueShared) and pushes
+// them now, the refused edits held back included (memtray team push
+// --all): after team.projects changed, to seed a new team database, or to
+// try refused edits again.
+func (s *Syncer) PushAll(ctx context.Context) (PushReport, error) {
+	s.cycle.Lock()
+	defer s.cycle.Unlock()
+	// Under cycle: the loop must not take these entries for held edits.
+	if _, err := s.o.Store.EnqueueShared(ctx); err != nil {
+		return PushReport{}, fmt.Errorf("team sync: %w", err)
+	}
+	if err := s.connect(ctx); err != nil {
+		s.fail(err)
+		return PushReport{}, err
+	}
+	r, err := s.push(ctx, true)
 	s.done(err)
 	return r, err
 }
@@ -440,7 +448,8 @@ type PushReport struct {
 	Relinked int `json:"relinked"`
 	// Refused counts memories or deletes the team refused (another
 	// member's memory, invalid, or older than the team's version of it);
-	// they leave the outbox.
+	// they leave the outbox. A refused change written again unchanged is
+	// not pushed (nor counted) but by PushAll.
 	Refused int `json:"refused"`
 	// Deltas counts counter deltas pushed.
 	Deltas int `json:"deltas"`
@@ -452,8 +461,9 @@ type PullReport struct {
 	store.TeamApplied
 }
 
-// push drains the outbox in batches (s.cycle held).
-func (s *Syncer) push(ctx context.Context) (PushReport, error) {
+// push drains the outbox in batches (s.cycle held); retry pushes the
+// refused edits held back too.
+func (s *Syncer) push(ctx context.Context, retry bool) (PushReport, error) {
 	var rep PushReport
 	for {
 		entries, deltas, err := s.o.Store.Outbox(ctx, s.o.Batch)
@@ -464,7 +474,7 @@ func (s *Syncer) push(ctx context.Context) (PushReport, error) {
 			return rep, nil
 		}
 		before := rep.Pushed
-		if err := s.pushBatch(ctx, entries, deltas, &rep); err != nil {
+		if err := s.pushBatch(ctx, entries, deltas, retry, &rep); err != nil {
 			return rep, err
 		}
 		s.update(func(st *Status) { st.LastPush = s.o.Now(); st.Pushed += int64(rep.Pushed - before) })
@@ -475,8 +485,10 @@ func (s *Syncer) push(ctx context.Context) (PushReport, error) {
 }
 
 // pushBatch pushes one read of the outbox and acknowledges what the team
-// answered for.
-func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, deltas []store.CounterDelta, rep *PushReport) error {
+// answered for, with the refusals and held edits in the same store
+// transaction. Unless retry, an entry of a held edit's version is
+// acknowledged without a push.
+func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, deltas []store.CounterDelta, retry bool, rep *PushReport) error {
 	ts := s.ts
 	var acked []store.OutboxEntry
 	var puts []team.Memory
@@ -484,15 +496,35 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	var relinkRestored []relinkTo
 	var stale []string           // ids whose newer team version this daemon takes
 	dropped := map[string]bool{} // ids whose deltas the team will never take
+	var refusals []Refusal       // recorded with the acknowledgement
+	refuse := func(id, op, outcome string) {
+		rep.Refused++
+		s.log.Info("the team refused a write: another member owns the memory, or it is invalid", "id", id, "op", op)
+		refusals = append(refusals, Refusal{ID: id, Op: op, Outcome: outcome, At: s.o.Now()})
+	}
+	held := slices.Clone(s.held)
+	heldChanged := s.heldDirty
 	for _, e := range entries {
+		if h, ok := held.find(e.ID); ok && !retry && !e.Delete && !e.Restore && h.Version == version(e.Memory) {
+			// The version the team refused, written again as it was (an
+			// access): the team would refuse it again.
+			s.log.Debug("team sync: a refused edit is held back", "id", e.ID)
+			if h.Invalid {
+				dropped[e.ID] = true
+			}
+			acked = append(acked, e)
+			continue
+		}
+		if held.drop(e.ID) {
+			heldChanged = true // pushed again; held again if refused again
+		}
 		if e.Delete {
 			err := ts.Delete(ctx, e.ID)
 			switch {
 			case err == nil || errors.Is(err, team.ErrNotFound):
 				rep.Deleted++
 			case errors.Is(err, team.ErrNotOwner):
-				rep.Refused++
-				s.refused(e.ID, "delete", refusedDelete)
+				refuse(e.ID, "delete", refusedDelete)
 			default:
 				return err
 			}
@@ -513,9 +545,8 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 					return err
 				}
 				dropped[e.ID] = true
-				rep.Refused++
 				acked = append(acked, e)
-				s.refused(e.ID, "restore", refusedRestore)
+				refuse(e.ID, "restore", refusedRestore)
 				continue
 			case err != nil:
 				return err
@@ -553,9 +584,8 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushUnchanged:
 				rep.Pushed++
 			case team.PushStale:
-				rep.Refused++
 				stale = append(stale, e.ID)
-				s.refused(e.ID, "change", refusedStale)
+				refuse(e.ID, "change", refusedStale)
 			case team.PushDuplicate:
 				relink = append(relink, relinkTo{local: e.ID, winner: r.Winner})
 				remap[e.ID] = r.Winner
@@ -565,13 +595,15 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushRefused:
 				// Kept here: a non-admin steward's decay of another
 				// member's memory still counts on this machine.
-				rep.Refused++
-				s.refused(e.ID, "change", refusedChange)
+				refuse(e.ID, "change", refusedChange)
+				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory)})
+				heldChanged = true
 			default: // PushInvalid
-				rep.Refused++
 				dropped[e.ID] = true
 				s.log.Warn("team refused a memory as invalid; it stays local", "id", e.ID, "why", r.Error)
-				s.refused(e.ID, "change", refusedInvalid)
+				refuse(e.ID, "change", refusedInvalid)
+				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Invalid: true})
+				heldChanged = true
 			}
 			acked = append(acked, e)
 		}
@@ -621,10 +653,28 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		return err
 	}
 	rep.Deltas += len(tds)
-	if err := s.saveRefusals(ctx); err != nil {
+	// The refusals and held edits are stored as their entries leave the
+	// outbox, in one transaction (nil: unchanged).
+	s.mu.Lock()
+	refused := newest(append(slices.Clone(s.st.Refused), refusals...), maxRefused)
+	s.mu.Unlock()
+	var saved []byte
+	if len(refusals) > 0 || heldChanged {
+		if saved, err = (storedRefusals{Refused: refused, Held: held}).encode(); err != nil {
+			return err
+		}
+	}
+	if err := s.crash(crashBeforeAck); err != nil {
 		return err
 	}
-	if err := s.o.Store.AckOutbox(ctx, acked, dids); err != nil {
+	if err := s.o.Store.AckOutboxRefusals(ctx, acked, dids, saved); err != nil {
+		return err
+	}
+	if saved != nil {
+		s.held, s.heldDirty = held, false
+		s.update(func(st *Status) { st.Refused = refused })
+	}
+	if err := s.crash(crashAfterAck); err != nil {
 		return err
 	}
 	if err := s.takeTeam(ctx, stale); err != nil {
@@ -828,6 +878,9 @@ type pulledPage struct {
 	n      int // changes on the page
 	ch     store.TeamChanges
 	cursor team.Cursor
+	// countersOnly are the ids whose changes on the page only moved the
+	// team's counters.
+	countersOnly map[string]bool
 }
 
 // pull applies the changes after the stored cursor, page by page, each
@@ -893,7 +946,7 @@ func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
 				return
 			}
 			select {
-			case local <- pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next}:
+			case local <- pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next, countersOnly: countersOnly(page.Changes)}:
 			case <-ctx.Done():
 				return
 			}
@@ -926,7 +979,7 @@ func (s *Syncer) pullSerial(ctx context.Context, ts *team.Store, cur team.Cursor
 		if err != nil {
 			return rep, err
 		}
-		if err := s.apply(ctx, pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next}, &rep); err != nil {
+		if err := s.apply(ctx, pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next, countersOnly: countersOnly(page.Changes)}, &rep); err != nil {
 			return rep, err
 		}
 		cur = page.Next
@@ -960,10 +1013,25 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 		return err
 	}
 	ch := p.ch
+	kept, err := s.keepHeld(ctx, ch.Put, p.countersOnly)
+	if err != nil {
+		return err
+	}
 	ch.Cursor = next
 	applied, err := s.o.Store.ApplyTeam(ctx, ch)
 	if err != nil {
 		return err
+	}
+	// The team's version replaced (or deleted) a held edit: a later write
+	// is pushed as usual. (A local copy ApplyTeam kept, with a write
+	// waiting in the outbox, has that write pushed once more.)
+	for _, m := range ch.Put {
+		if !kept[m.ID] {
+			s.heldDirty = s.held.drop(m.ID) || s.heldDirty
+		}
+	}
+	for _, d := range ch.Delete {
+		s.heldDirty = s.held.drop(d.ID) || s.heldDirty
 	}
 	if s.o.Applied != nil && (applied.Put > 0 || applied.Deleted > 0) {
 		var put, trashed []string
@@ -985,6 +1053,51 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 		s.log.Warn("skipped team memories this store cannot hold", "count", applied.Invalid)
 	}
 	return nil
+}
+
+// countersOnly returns the ids whose changes in cs only moved the team's
+// counters.
+func countersOnly(cs []team.Change) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range cs {
+		if only, seen := out[c.MemoryID]; !seen || only {
+			out[c.MemoryID] = c.Op == team.OpCounters
+		}
+	}
+	return out
+}
+
+// keepHeld turns the puts of held edits whose pulled changes only moved
+// the team's counters (countersOnly) into puts of the held edit (its text,
+// metadata and embedding as this machine holds them) with the team's
+// counters: a counter pushed by anyone, this machine included, is not the
+// owner's next change, and applied as pulled it replaced the edit here. It
+// returns their ids (s.cycle held).
+func (s *Syncer) keepHeld(ctx context.Context, puts []memory.Memory, countersOnly map[string]bool) (map[string]bool, error) {
+	kept := map[string]bool{}
+	for i, m := range puts {
+		h, ok := s.held.find(m.ID)
+		if !ok || !countersOnly[m.ID] {
+			continue
+		}
+		local, err := s.o.Store.Get(ctx, m.ID)
+		if errors.Is(err, memory.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("team sync: keep a refused edit: %w", err)
+		}
+		if version(local) != h.Version {
+			continue // written since: the outbox holds it, and ApplyTeam leaves it to the push
+		}
+		m.Text, m.Kind, m.KindOrigin, m.Type = local.Text, local.Kind, local.KindOrigin, local.Type
+		m.Project, m.Source, m.Surface = local.Project, local.Source, local.Surface
+		m.Importance, m.Supersedes = local.Importance, local.Supersedes
+		m.ContentHash, m.UpdatedAt, m.Embedding = local.ContentHash, local.UpdatedAt, local.Embedding
+		puts[i] = m
+		kept[m.ID] = true
+	}
+	return kept, nil
 }
 
 // changes turns a page of the feed into local changes: the last state of

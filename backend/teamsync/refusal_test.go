@@ -1,0 +1,194 @@
+package teamsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+	"github.com/memtray/memtray/backend/team"
+	"github.com/memtray/memtray/backend/team/pgtest"
+)
+
+// edit rewrites id's text (with its embedding) as a user's edit does.
+func edit(t *testing.T, n *node, id, text string) {
+	t.Helper()
+	_, err := n.st.Update(context.Background(), id, func(m *memory.Memory) error {
+		m.Text, m.Embedding = text, embedOne(t, text)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.sy.Kick()
+}
+
+// refusalsOf is how many refusals n's status lists for id.
+func refusalsOf(n *node, id string) int {
+	k := 0
+	for _, r := range n.sy.Status().Refused {
+		if r.ID == id {
+			k++
+		}
+	}
+	return k
+}
+
+// TestRefusedEditNotResent: a member's edit of another member's team
+// memory is refused by the team and stays on the member's machine. A
+// later write of it there that does not change it (an access, as recall
+// counts) must not push it again: it was, and was refused again, at every
+// such write, each time listed as one more refusal. The accesses still
+// reach the team's counters, and the changes of the team's counters pulled
+// back keep the edit here (applied as pulled, they replaced it with the
+// owner's version). An edit made here sends it again, as do an
+// explicit push of every memory (PushAll, `memtray team push --all`) and a
+// write after the owner's next change replaced the local copy; the held
+// edit survives a restart.
+func TestRefusedEditNotResent(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice", "bob")
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"shop"})
+	b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
+	admin := tdb.open(t, tdb.owner)
+	ctx := context.Background()
+	m := a.write(t, "the shop's price list is exported every Friday evening", "shop", memory.TypeProject)
+	eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+
+	edit(t, b, m.ID, "the shop's price list is exported every Monday morning")
+	drained(t, b)
+	if k := refusalsOf(b, m.ID); k != 1 {
+		t.Fatalf("b's edit: %d refusals of it, want 1: %+v", k, b.sy.Status().Refused)
+	}
+	wantTeam := func(text string) {
+		t.Helper()
+		if got := teamTexts(t, admin)[m.ID]; got != text {
+			t.Fatalf("the team holds %q, want %q", got, text)
+		}
+	}
+	wantTeam(m.Text)
+
+	steps := []struct {
+		name  string
+		do    func()
+		wantN int // refusals of m listed after it
+	}{
+		{"an access", func() { access(t, b, m.ID, 1) }, 1},
+		{"another access", func() { access(t, b, m.ID, 2) }, 1},
+		{"a restart and an access", func() { b.close(); b.start(t); access(t, b, m.ID, 1) }, 1},
+		{"another edit", func() { edit(t, b, m.ID, "the shop's price list is exported every Tuesday") }, 2},
+		{"an access after it", func() { access(t, b, m.ID, 1) }, 2},
+		{"push --all", func() {
+			r, err := b.sy.PushAll(ctx)
+			if err != nil || r.Refused != 1 {
+				t.Fatalf("PushAll = %+v, %v: want the held edit retried and refused", r, err)
+			}
+		}, 3},
+	}
+	for _, s := range steps {
+		s.do()
+		drained(t, b)
+		if k := refusalsOf(b, m.ID); k != s.wantN {
+			t.Fatalf("after %s: %d refusals of it, want %d (pushed again?): %+v", s.name, k, s.wantN, b.sy.Status().Refused)
+		}
+		wantTeam(m.Text)
+	}
+	eventually(t, "b's accesses reach the team", func() error {
+		if c, err := admin.Counters(ctx, m.ID); err != nil || c.Access != 5 {
+			return fmt.Errorf("team counters %+v (%v), want 5 accesses", c, err)
+		}
+		return nil
+	})
+	// The team's changes of the counters are not the owner's change: b
+	// keeps its edit, with the team's counters (they replaced it).
+	if _, err := b.sy.PullNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != "the shop's price list is exported every Tuesday" || got.AccessCount != 5 {
+		t.Fatalf("b holds %q with %d accesses (%v), want its edit with 5", got.Text, got.AccessCount, err)
+	}
+
+	// The owner's next change replaces b's copy; a write of it then is
+	// pushed as usual (and the team holds that version: nothing refused).
+	const owners = "the shop's price list is exported every Friday at noon"
+	edit(t, a, m.ID, owners)
+	eventually(t, "the owner's change reaches b", func() error {
+		if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != owners {
+			return fmt.Errorf("b holds %q (%v)", got.Text, err)
+		}
+		return nil
+	})
+	access(t, b, m.ID, 1)
+	drained(t, b)
+	if k := refusalsOf(b, m.ID); k != 3 {
+		t.Fatalf("after the owner's change: %d refusals of it, want 3: %+v", k, b.sy.Status().Refused)
+	}
+	wantTeam(owners)
+}
+
+// errCrash stands for the daemon dying at a crash point of the push.
+var errCrash = errors.New("crashed here")
+
+// TestRefusalCrash: the daemon dies while it records a refusal of the
+// team. Recording it and removing the refused entry from the outbox are one
+// store transaction, so after a restart either both happened (nothing is
+// pushed again) or neither (the edit is pushed again and refused once
+// more): the status lists the refusal once. Stored in two writes, a crash
+// between them left the entry in the outbox with its refusal recorded:
+// pushed again, it was listed twice.
+func TestRefusalCrash(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice", "bob")
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"shop"})
+	for _, point := range []string{crashBeforeAck, crashAfterAck} {
+		t.Run(point, func(t *testing.T) {
+			b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
+			ctx := context.Background()
+			m := a.write(t, "the warehouse counts stock on the first Monday of "+point, "shop", memory.TypeProject)
+			eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+			b.close()
+
+			// b, its loop stopped, edits another member's memory and
+			// pushes; it dies at the crash point.
+			st, err := store.Open(ctx, store.Options{Dir: b.dir, Model: words{}.Model(), Dim: dim, Shared: Shared(b.share)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := "the warehouse counts stock every Friday of " + point
+			if _, err := st.Update(ctx, m.ID, func(m *memory.Memory) error {
+				m.Text, m.Embedding = text, embedOne(t, text)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			sy, err := New(Options{Store: st, Embedder: words{}, Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, b.url) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sy.crashAt = func(at string) error {
+				if at == point {
+					return errCrash
+				}
+				return nil
+			}
+			if _, err := sy.PushNow(ctx); !errors.Is(err, errCrash) {
+				t.Fatalf("push = %v, want the crash", err)
+			}
+			sy.Close()
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+
+			b.start(t)
+			drained(t, b)
+			if k := refusalsOf(b, m.ID); k != 1 {
+				t.Fatalf("after a crash %s and a restart: %d refusals of the edit, want 1: %+v", point, k, b.sy.Status().Refused)
+			}
+			if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != text {
+				t.Fatalf("b holds %q (%v), want its edit kept", got.Text, err)
+			}
+		})
+	}
+}

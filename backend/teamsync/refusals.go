@@ -1,0 +1,141 @@
+package teamsync
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// A change of a team memory the team refused (another member's memory,
+// or invalid) stays on this machine as a held edit: the loop does not
+// push that version again when a later write leaves it as it is (an
+// access counted by recall writes the record and queues it), since the
+// team would refuse it again. An edit made here (a new version), the
+// owner's next change replacing the local copy, and an explicit push of
+// every memory (PushAll, `memtray team push --all`) end the hold.
+//
+// The store keeps the held edits with the status's refusals, in one value
+// (Store.TeamRefusals) written in the transaction that removes the refused
+// entries from the outbox (Store.AckOutboxRefusals), so a crash neither
+// loses a refusal nor pushes the edit again.
+
+// heldEdit is a refused version of a team memory kept on this machine.
+type heldEdit struct {
+	ID string `json:"id"`
+	// Version is version() of the memory the team refused.
+	Version string `json:"version"`
+	// Invalid: refused as invalid (its counter deltas are dropped too).
+	Invalid bool `json:"invalid,omitempty"`
+}
+
+// maxHeld bounds the held edits. Past it the oldest is forgotten: its
+// memory is pushed again at its next write, and held again.
+const maxHeld = 256
+
+// heldEdits are the held edits, oldest first, one per id.
+type heldEdits []heldEdit
+
+// find returns the held edit of id.
+func (h heldEdits) find(id string) (heldEdit, bool) {
+	for _, e := range h {
+		if e.ID == id {
+			return e, true
+		}
+	}
+	return heldEdit{}, false
+}
+
+// drop forgets the held edit of id and reports whether there was one.
+func (h *heldEdits) drop(id string) bool {
+	n := len(*h)
+	*h = slices.DeleteFunc(*h, func(e heldEdit) bool { return e.ID == id })
+	return len(*h) != n
+}
+
+// hold records e as the newest held edit of its id.
+func (h *heldEdits) hold(e heldEdit) {
+	h.drop(e.ID)
+	*h = append(*h, e)
+	if n := len(*h) - maxHeld; n > 0 {
+		*h = slices.Delete(*h, 0, n)
+	}
+}
+
+// version identifies what the team compares of a pushed memory (the
+// fields team.Push tells an unchanged memory by), not its counters, times
+// or local fields: a write that changes none of them leaves it the same.
+func version(m memory.Memory) string {
+	b, err := json.Marshal(struct {
+		Text, Kind, KindOrigin, Type, Project, Source, Surface, Supersedes string
+		Importance                                                         float64
+	}{m.Text, string(m.Kind), string(m.KindOrigin), string(m.Type), m.Project, m.Source, m.Surface, m.Supersedes, m.Importance})
+	if err != nil { // strings and a float: only a NaN importance fails
+		b = fmt.Appendf(nil, "%q %v", m.Text, err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
+}
+
+// storedRefusals is the team sync's value in the store (TeamRefusals).
+// Daemons before held edits stored the refusals alone, as a JSON array.
+type storedRefusals struct {
+	Refused []Refusal `json:"refused"`
+	Held    heldEdits `json:"held,omitempty"`
+}
+
+// decodeRefusals reads a stored value of either form, trimmed to the
+// bounds (maxRefused, maxHeld: the newest kept), without held edits that
+// name no id or version.
+func decodeRefusals(b []byte) (storedRefusals, error) {
+	var v storedRefusals
+	b = bytes.TrimSpace(b)
+	var err error
+	if len(b) > 0 && b[0] == '[' {
+		err = json.Unmarshal(b, &v.Refused)
+	} else {
+		err = json.Unmarshal(b, &v)
+	}
+	if err != nil {
+		return storedRefusals{}, err
+	}
+	v.Refused = newest(v.Refused, maxRefused)
+	var held heldEdits
+	for _, e := range v.Held {
+		if e.ID != "" && e.Version != "" {
+			held.hold(e)
+		}
+	}
+	v.Held = held
+	return v, nil
+}
+
+// encode is v as stored, within store.MaxTeamRefusals: the oldest held
+// edits are forgotten if it would not fit.
+func (v storedRefusals) encode() ([]byte, error) {
+	v.Refused = newest(v.Refused, maxRefused)
+	v.Held = newest(v.Held, maxHeld)
+	for {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("team sync: encode the refused writes: %w", err)
+		}
+		if len(b) <= store.MaxTeamRefusals || len(v.Held) == 0 {
+			return b, nil
+		}
+		v.Held = v.Held[(len(v.Held)+1)/2:]
+	}
+}
+
+// newest is the last n of s.
+func newest[S ~[]E, E any](s S, n int) S {
+	if k := len(s) - n; k > 0 {
+		return s[k:]
+	}
+	return s
+}
