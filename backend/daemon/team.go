@@ -66,15 +66,14 @@ func (t teamService) TeamStatus(context.Context) (httpapi.TeamStatus, error) {
 	return t.d.team.Status(), nil
 }
 
-// TeamPush pushes the outbox now (with all, every team memory first).
+// TeamPush pushes the outbox now (with all, every team memory first,
+// refused edits included).
 func (t teamService) TeamPush(ctx context.Context, all bool) (httpapi.TeamPushReport, error) {
 	if t.d.team == nil {
 		return httpapi.TeamPushReport{}, httpapi.ErrTeamOff
 	}
 	if all {
-		if _, err := t.d.store.EnqueueShared(ctx); err != nil {
-			return httpapi.TeamPushReport{}, err
-		}
+		return t.d.team.PushAll(ctx)
 	}
 	return t.d.team.PushNow(ctx)
 }
