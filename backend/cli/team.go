@@ -22,7 +22,7 @@ func runTeam(env *Env, args []string) error {
 	fs := newFlags("team "+sub, env, &c, true)
 	all := false
 	if sub == "push" {
-		fs.BoolVar(&all, "all", false, "queue every team memory again first (after team.projects changed, or for a new team database)")
+		fs.BoolVar(&all, "all", false, "queue every team memory again first, edits the team refused included (after team.projects changed, for a new team database, or to retry refused edits)")
 	}
 	pos, err := parse(fs, rest)
 	if err != nil {
