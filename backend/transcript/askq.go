@@ -17,7 +17,8 @@ import (
 // (`User has answered your questions: "<question>"="<answer>", ...`), and
 // in the line's toolUseResult, structured: {"questions": [...],
 // "answers": {"<question>": "<answer>"}, "annotations": {"<question>":
-// {"notes": "..."}}}. An answer is a chosen option's label, the labels
+// {"notes": "..."}}} (the text gives a note as `"<question>"="<answer>"
+// notes: <note>`). An answer is a chosen option's label, the labels
 // chosen of a multiSelect question joined by commas, or the text the user
 // typed instead ("Other"); a note is text the user added to a choice. A
 // question the user declined comes back as an error result.
@@ -74,10 +75,15 @@ func Answers(input string, result string, isError bool, structured json.RawMessa
 	var out []memory.Answer
 	for i, q := range qs {
 		ans, ok := answerString(st.Answers[q.raw])
+		textNote := ""
 		if !ok {
-			ans = answerInText(result, q.raw, qs, i)
+			ans, textNote = answerInText(result, q.raw, qs, i)
 		}
-		text := renderAnswer(q, ans, noteOf(st.Annotations[q.raw]))
+		note := noteOf(st.Annotations[q.raw])
+		if note == "" {
+			note = bounded(textNote)
+		}
+		text := renderAnswer(q, ans, note)
 		if text == "" {
 			continue
 		}
@@ -176,35 +182,37 @@ func noteOf(raw json.RawMessage) string {
 }
 
 // answerInText finds question i's answer in the text of the result:
-// `"<question>"="<answer>"`, the answer running to the next question's
-// `", "<question>"=`, or to the closing quote before the text Claude Code
-// appends (". You can now continue ..."), or to the last quote.
-func answerInText(text, question string, qs []askQuestion, i int) string {
+// `"<question>"="<answer>"`, or `"<question>"="<answer>" notes: <note>`
+// when the user added a note; each runs to the next question's `,
+// "<question>"="`, or to the text Claude Code appends (". You can now
+// continue ..."), or to the end.
+func answerInText(text, question string, qs []askQuestion, i int) (answer, note string) {
 	key := `"` + question + `"="`
 	at := strings.Index(text, key)
 	if at < 0 {
-		return ""
+		return "", ""
 	}
 	rest := text[at+len(key):]
-	end := -1
+	end := len(rest)
 	for j, q := range qs {
 		if j == i {
 			continue
 		}
-		if k := strings.Index(rest, `", "`+q.raw+`"="`); k >= 0 && (end < 0 || k < end) {
+		if k := strings.Index(rest, `, "`+q.raw+`"="`); k >= 0 && k < end {
 			end = k
 		}
 	}
-	if end < 0 {
-		end = strings.Index(rest, `". You can now continue`)
+	if k := strings.Index(rest, `. You can now continue`); k >= 0 && k < end {
+		end = k
 	}
-	if end < 0 {
-		end = strings.LastIndex(rest, `"`)
+	seg := rest[:end]
+	if k := strings.LastIndex(seg, `" notes: `); k >= 0 {
+		return seg[:k], seg[k+len(`" notes: `):]
 	}
-	if end < 0 {
-		return ""
+	if k := strings.LastIndex(seg, `"`); k >= 0 {
+		return seg[:k], ""
 	}
-	return rest[:end]
+	return "", ""
 }
 
 // recommended is the suffix the model puts on the option it recommends:
