@@ -129,7 +129,8 @@ type request struct {
 	turn        int
 	toolLoop    bool
 	toolResults []memory.ToolResult
-	dir         string // the working directory the agent reported, if any
+	answers     []memory.Answer // the user's answers to AskUserQuestion (transcript.Answers)
+	dir         string          // the working directory the agent reported, if any
 	headless    bool
 	// alike are the first responses of the earlier turns of the history
 	// whose user text is this request's (occurrence).

@@ -9,6 +9,7 @@ import (
 	"github.com/memtray/memtray/backend/anthropic"
 	"github.com/memtray/memtray/backend/harnesstext"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/transcript"
 )
 
 // parseAnthropicRequest reads a POST /v1/messages body (see the package
@@ -40,6 +41,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 	}
 
 	names := map[string]string{} // tool_use id -> tool name
+	asks := map[string]string{}  // AskUserQuestion's tool_use id -> its input
 	first := ""
 	assistants := 0
 	last, lastAssistant := -1, -1
@@ -64,6 +66,9 @@ func parseAnthropicRequest(body []byte) (request, error) {
 			for _, b := range blocks {
 				if b.ID != "" && strings.HasSuffix(b.Type, "tool_use") && len(names) < 10000 {
 					names[b.ID] = b.Name
+					if b.Type == "tool_use" && b.Name == transcript.AskTool {
+						asks[b.ID] = string(b.Input)
+					}
 				}
 			}
 			continue
@@ -104,12 +109,18 @@ func parseAnthropicRequest(body []byte) (request, error) {
 					text = joinText(text, t)
 				}
 			case "tool_result":
-				results = append(results, memory.ToolResult{
+				tr := memory.ToolResult{
 					ToolUseID: clean(b.ToolUseID),
 					Name:      clean(names[b.ToolUseID]),
 					Content:   clean(bounded(jsonText(b.Content), maxToolResultBytes)),
 					IsError:   b.IsError,
-				})
+				}
+				results = append(results, tr)
+				if input, ok := asks[b.ToolUseID]; ok {
+					// The user's answers, as the transcript reader gives
+					// them (the request has the result's text only).
+					r.answers = append(r.answers, transcript.Answers(input, tr.Content, tr.IsError, nil)...)
+				}
 			}
 		}
 		r.toolResults = results

@@ -988,7 +988,7 @@ func (p *Proxy) build(pd *pending) (memory.Exchange, string, error) {
 		SessionID: r.sessionID, Turn: r.turn, UserTurns: r.userTurns, Headless: r.headless,
 		Project: clean(project.Name(r.dir)), Source: memory.SourceCapture,
 		User: r.user, Assistant: clean(a.text.String()),
-		ToolCalls: a.toolCalls(), ToolResults: r.toolResults, ToolLoop: r.toolLoop,
+		ToolCalls: a.toolCalls(), ToolResults: r.toolResults, Answers: r.answers, ToolLoop: r.toolLoop,
 		Error: a.isErr, Model: model, Usage: a.usage,
 		StartedAt: pd.started, EndedAt: pd.ended,
 	}

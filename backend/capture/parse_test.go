@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/transcript"
 )
 
 func TestParseAnthropicRequestPrompt(t *testing.T) {
@@ -211,5 +212,43 @@ func TestSessionFromUserID(t *testing.T) {
 		if got := sessionFromUserID(in); got != want {
 			t.Errorf("sessionFromUserID(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestParseAnthropicRequestAnswers: the user's answers to AskUserQuestion
+// in the request's last message (the tool_result's text; the request has
+// no toolUseResult) become the exchange's Answers, as the transcript
+// reader gives them; the request stays a tool-loop iteration.
+func TestParseAnthropicRequestAnswers(t *testing.T) {
+	q := "Which delimiter should the CSV export use?"
+	input := `{"questions":[{"question":"` + q + `","header":"CSV","multiSelect":false,"options":[` +
+		`{"label":"Comma","description":"RFC 4180"},{"label":"Semicolon","description":"what Excel expects in German locales"}]}]}`
+	result := `User has answered your questions: "` + q + `"="Semicolon" notes: our customers are in Germany. You can now continue with the user's answers in mind.`
+	msgs := []map[string]any{
+		{"role": "user", "content": "Add a CSV export to the reports page."},
+		{"role": "assistant", "content": []map[string]any{
+			{"type": "text", "text": "One choice decides the format."},
+			{"type": "tool_use", "id": "toolu_a", "name": "AskUserQuestion", "input": json.RawMessage(input)},
+			{"type": "tool_use", "id": "toolu_b", "name": "Read", "input": json.RawMessage(`{"file_path":"reports.go"}`)},
+		}},
+		{"role": "user", "content": []map[string]any{
+			{"type": "tool_result", "tool_use_id": "toolu_a", "content": result},
+			{"type": "tool_result", "tool_use_id": "toolu_b", "content": `"=" is not an answer`},
+		}},
+	}
+	body, err := json.Marshal(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseAnthropicRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []memory.Answer{{Question: q, Answer: "Semicolon (what Excel expects in German locales); note: our customers are in Germany"}}
+	if !r.toolLoop || r.user != "" || !reflect.DeepEqual(r.answers, want) {
+		t.Fatalf("tool loop %v, user %q, answers %+v", r.toolLoop, r.user, r.answers)
+	}
+	if got := transcript.Answers(input, result, false, nil); !reflect.DeepEqual(got, want) {
+		t.Fatalf("the transcript reader gives %+v", got)
 	}
 }

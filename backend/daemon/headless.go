@@ -291,7 +291,8 @@ func redactTurn(t ingest.Turn) ingest.Turn {
 	return out[0]
 }
 
-// redactExchange masks secrets in the texts, tool calls and results of ex.
+// redactExchange masks secrets in the texts, answers, tool calls and
+// results of ex.
 func redactExchange(ex memory.Exchange) memory.Exchange {
 	mask := func(s string) string {
 		out, _ := redact.Redact(s)
@@ -307,6 +308,13 @@ func redactExchange(ex memory.Exchange) memory.Exchange {
 	for i, r := range ex.ToolResults {
 		r.Content = mask(r.Content)
 		results[i] = r
+	}
+	if len(ex.Answers) > 0 {
+		answers := make([]memory.Answer, len(ex.Answers))
+		for i, a := range ex.Answers {
+			answers[i] = memory.Answer{Question: mask(a.Question), Answer: mask(a.Answer)}
+		}
+		ex.Answers = answers
 	}
 	ex.ToolCalls, ex.ToolResults = calls, results
 	if len(calls) == 0 {

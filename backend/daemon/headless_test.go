@@ -293,3 +293,17 @@ func FuzzParseHold(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactExchangeAnswers: the user's answers are masked like the rest
+// of an exchange kept on disk.
+func TestRedactExchangeAnswers(t *testing.T) {
+	const token = "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
+	ex := memory.Exchange{User: "deploy", Answers: []memory.Answer{{Question: "Which token, " + token + "?", Answer: "use " + token}}}
+	got := redactExchange(ex)
+	if len(got.Answers) != 1 || strings.Contains(got.Answers[0].Question, token) || strings.Contains(got.Answers[0].Answer, token) {
+		t.Fatalf("answers not masked: %+v", got.Answers)
+	}
+	if !strings.Contains(ex.Answers[0].Answer, token) {
+		t.Fatal("the caller's exchange was changed")
+	}
+}

@@ -26,6 +26,7 @@ const (
 	ClassChange     = "change"     // what a change made exist ("Added X that does Y")
 	ClassPreference = "preference" // a user's instruction or preference
 	ClassFact       = "fact"       // a project fact the user stated
+	ClassAnswer     = "answer"     // the user's answer to a question the model asked mid-turn
 	ClassNarration  = "narration"  // the agent narrating or announcing its own work
 	ClassStatus     = "status"     // transient state: tests passing, pushed, not yet
 	ClassQuestion   = "question"
@@ -125,6 +126,13 @@ func Distill(t Turn, later []string) []Candidate {
 			pos++
 			cands = append(cands, c)
 		}
+	}
+	for ai, a := range t.Answers {
+		if c, ok := answerCandidate(a); ok { // answers.go
+			c.pos, c.step = pos, -1-len(t.User)-ai
+			cands = append(cands, c)
+		}
+		pos++
 	}
 	last := -1
 	for i, s := range t.Steps {
@@ -755,16 +763,18 @@ func overlapLong(a, b map[string]bool) (int, bool) {
 
 // dropRestated drops a kept candidate that a later kept candidate says
 // again about the same subject: the later one is the turn's settled
-// version.
+// version. A user's answer to the model's question neither restates nor
+// is restated: its question repeats the model's context by design, and
+// what the user chose is said nowhere else as the user's.
 func dropRestated(cands []Candidate) {
 	for i := range cands {
 		a := &cands[i]
-		if !a.Keep {
+		if !a.Keep || a.Class == ClassAnswer {
 			continue
 		}
 		for j := i + 1; j < len(cands); j++ {
 			b := cands[j]
-			if !b.Keep || b.Origin == OriginUser && a.Origin != OriginUser {
+			if !b.Keep || b.Origin == OriginUser && a.Origin != OriginUser || b.Class == ClassAnswer {
 				continue
 			}
 			n := overlap(a.subject, b.subject)

@@ -329,6 +329,20 @@ func Validate(ex memory.Exchange) error {
 	if ex.Turn < 0 || ex.UserTurns < 0 {
 		problems = append(problems, "turn and user_turns must not be negative")
 	}
+	if len(ex.Answers) > MaxToolEntries {
+		problems = append(problems, "more than 1000 answers")
+	}
+	answerBytes := 0
+	for _, a := range ex.Answers {
+		answerBytes += len(a.Question) + len(a.Answer)
+		if !memory.ValidUTF8(a.Question) || !memory.ValidUTF8(a.Answer) {
+			problems = append(problems, "an answer is not valid UTF-8")
+			break
+		}
+	}
+	if answerBytes > MaxTextBytes {
+		problems = append(problems, "answers are longer than 1 MiB")
+	}
 	if len(ex.ToolCalls)+len(ex.ToolResults) > MaxToolEntries {
 		problems = append(problems, "more than 1000 tool calls and results")
 	}

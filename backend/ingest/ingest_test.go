@@ -430,3 +430,21 @@ func benchItems(b *testing.B) []item {
 	}
 	return out
 }
+
+// TestValidateAnswers: the user's answers are checked like the texts.
+func TestValidateAnswers(t *testing.T) {
+	ok := memory.Exchange{User: "hi", Answers: []memory.Answer{{Question: "Which?", Answer: "this"}}}
+	if err := Validate(ok); err != nil {
+		t.Fatal(err)
+	}
+	bad := ok
+	bad.Answers = []memory.Answer{{Question: "Which?", Answer: "caf\xe9"}}
+	if err := Validate(bad); err == nil || !strings.Contains(err.Error(), "answer") {
+		t.Fatalf("invalid UTF-8 answer: %v", err)
+	}
+	big := ok
+	big.Answers = []memory.Answer{{Question: "Which?", Answer: strings.Repeat("x", MaxTextBytes)}}
+	if err := Validate(big); err == nil {
+		t.Fatal("an answer over 1 MiB passed")
+	}
+}

@@ -185,7 +185,7 @@ func redistillFrom(earlier []recentTurn, n int) int {
 // laterSize is how many bytes LaterTexts reads of t.
 func laterSize(t Turn) int {
 	n := 0
-	for _, u := range t.User {
+	for _, u := range userTexts(t) {
 		n += len(u)
 	}
 	for _, s := range stepTexts(t) {
@@ -200,7 +200,7 @@ func laterSize(t Turn) int {
 // its position in the turn counted as Distill counts the sentences of
 // later texts.
 func revisingSentences(t Turn) (revs []posSentence, undos []undo, n int) {
-	for _, text := range append(append([]string(nil), t.User...), stepTexts(t)...) {
+	for _, text := range append(userTexts(t), stepTexts(t)...) {
 		for _, s := range sentences(text) {
 			if st := strings.TrimSpace(s.text); st != "" {
 				ps := posSentence{text: st, pos: n}

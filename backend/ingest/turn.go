@@ -24,6 +24,11 @@ type Turn struct {
 	// User holds the user's words of the turn, in order (the prompt, and
 	// any text the user added while the agent worked).
 	User []string
+	// Answers are the user's answers to the questions the model asked in
+	// the middle of the turn (memory.Exchange.Answers), in order: the
+	// user's words too, kept apart from User because their form is
+	// known (a question and what the user chose).
+	Answers []memory.Answer
 	// Steps are the model's responses in order.
 	Steps []Step
 	// Exchanges are the exchanges the turn was built from.
@@ -107,6 +112,7 @@ func (t *Turn) add(ex memory.Exchange, u string) {
 			t.User = append(t.User, u)
 		}
 	}
+	t.Answers = append(t.Answers, ex.Answers...)
 	if sm := strings.TrimSpace(ex.Summary); sm != "" {
 		t.Steps = append(t.Steps, Step{Text: sm, Summary: true})
 	}
@@ -123,6 +129,7 @@ func (t Turn) Exchange() memory.Exchange {
 	ex := t.Exchanges[0]
 	ex.SessionID, ex.Project, ex.Source, ex.Headless, ex.UserTurns = t.SessionID, t.Project, t.Source, t.Headless, t.UserTurns
 	ex.User = strings.Join(t.User, "\n\n")
+	ex.Answers = t.Answers
 	ex.Assistant = t.Final()
 	ex.ToolLoop = false
 	ex.ToolCalls, ex.ToolResults = nil, nil
@@ -152,13 +159,24 @@ func LaterTexts(turns []Turn, sessionID string) []string {
 		if t.SessionID != sessionID {
 			continue
 		}
-		for _, s := range append(append([]string(nil), t.User...), stepTexts(t)...) {
+		for _, s := range append(userTexts(t), stepTexts(t)...) {
 			if n+len(s) > maxLaterBytes {
 				return out
 			}
 			n += len(s)
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// userTexts returns the user's words of the turn: its messages, then its
+// answers as statements (memory.Answer.Text).
+func userTexts(t Turn) []string {
+	out := make([]string, 0, len(t.User)+len(t.Answers))
+	out = append(out, t.User...)
+	for _, a := range t.Answers {
+		out = append(out, a.Text())
 	}
 	return out
 }

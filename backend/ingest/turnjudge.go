@@ -146,7 +146,7 @@ func sharesCorrection(subject, revised map[string]bool, by string) bool {
 // and redacted by cleanTurn), the tool calls and results bounded and
 // redacted here, and the candidates numbered from 1.
 func turnInput(t Turn, cands []Candidate) memory.TurnInput {
-	in := memory.TurnInput{SessionID: t.SessionID, Project: t.Project, User: t.User}
+	in := memory.TurnInput{SessionID: t.SessionID, Project: t.Project, User: userTexts(t)}
 	last := -1
 	for i, s := range t.Steps {
 		if strings.TrimSpace(s.Text) != "" && !s.Error {

@@ -121,6 +121,10 @@ func cleanTurn(t Turn, later []string) (Turn, []string, int) {
 	for i, u := range t.User {
 		out.User[i] = clean(u)
 	}
+	out.Answers = make([]memory.Answer, len(t.Answers))
+	for i, a := range t.Answers {
+		out.Answers[i] = memory.Answer{Question: clean(a.Question), Answer: clean(a.Answer)}
+	}
 	out.Steps = make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
 		s.Text = clean(s.Text)

@@ -31,6 +31,11 @@ type Exchange struct {
 	// continued..."): the model's own account of what the session found,
 	// never the user's words.
 	Summary string `json:"summary,omitempty"`
+	// Answers are the user's answers to questions the model asked with a
+	// tool since its previous response (Claude Code's AskUserQuestion):
+	// the user's own words and choices said in the middle of the turn,
+	// unlike the rest of a tool result.
+	Answers []Answer `json:"answers,omitempty"`
 	// Assistant is the model's text answer (tool calls excluded).
 	Assistant   string       `json:"assistant"`
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
@@ -61,6 +66,9 @@ type Exchange struct {
 // summary and assistant text, tool call inputs and tool results.
 func (ex Exchange) Size() int {
 	n := len(ex.User) + len(ex.Assistant) + len(ex.Summary)
+	for _, a := range ex.Answers {
+		n += len(a.Question) + len(a.Answer)
+	}
 	for _, c := range ex.ToolCalls {
 		n += len(c.Input)
 	}
@@ -94,6 +102,21 @@ type ToolResult struct {
 	Content   string `json:"content"`
 	IsError   bool   `json:"is_error,omitempty"`
 }
+
+// Answer is the user's answer to one question the model asked in the
+// middle of a turn.
+type Answer struct {
+	// Question is the question as the model asked it.
+	Question string `json:"question"`
+	// Answer is what the user chose: each chosen option (its label, with
+	// its description), or the text the user typed instead of an option
+	// or beside it.
+	Answer string `json:"answer"`
+}
+
+// Text is the answer as one self-contained statement of the user:
+// "Q: <question> A: <answer>".
+func (a Answer) Text() string { return "Q: " + a.Question + " A: " + a.Answer }
 
 // Verdict is what the write pipeline did with an exchange.
 type Verdict string
@@ -146,7 +169,8 @@ type CandidateVerdict struct {
 	// Origin says who said it where: user, tool-loop, final-answer or summary.
 	Origin string `json:"origin"`
 	// Class is what kind of statement it is: finding, change, preference,
-	// fact, narration, status, plan, question, output, chat or vague.
+	// fact, answer, narration, status, plan, question, output, chat or
+	// vague.
 	Class string `json:"class"`
 	Kept  bool   `json:"kept"`
 	// Reason says why a statement was dropped.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -129,7 +130,7 @@ func sameExchanges(t *testing.T, got, want []memory.Exchange) {
 		g, w := got[i], want[i]
 		if g.SessionID != w.SessionID || g.Turn != w.Turn || g.UserTurns != w.UserTurns || g.Project != w.Project ||
 			g.User != w.User || g.Assistant != w.Assistant || g.ToolLoop != w.ToolLoop || len(g.ToolCalls) != len(w.ToolCalls) ||
-			len(g.ToolResults) != len(w.ToolResults) || g.Source != w.Source {
+			len(g.ToolResults) != len(w.ToolResults) || g.Source != w.Source || !reflect.DeepEqual(g.Answers, w.Answers) {
 			t.Errorf("exchange %d:\n got %+v\nwant %+v", i, g, w)
 		}
 	}
@@ -173,6 +174,34 @@ func TestLineByLineMatchesWholeFile(t *testing.T) {
 	r.hook(path, EventStop)
 	if len(r.turns) != 4 {
 		t.Errorf("%d turns after a repeated Stop", len(r.turns))
+	}
+}
+
+// TestAnswersCapturedLive: the user's answer to AskUserQuestion reaches
+// live capture as it reaches a read of the whole file: on the tool-loop
+// response after it, in the same turn.
+func TestAnswersCapturedLive(t *testing.T) {
+	data, err := os.ReadFile("testdata/asked_session.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := transcript.Parse(bytes.NewReader(data), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) < 2 || len(want[1].Answers) != 1 || !want[1].ToolLoop {
+		t.Fatalf("the fixture's answer: %+v", want)
+	}
+	r := newRig(t)
+	path := r.session("asked")
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		appendTo(t, path, line)
+		r.hook(path, EventPreCompact)
+	}
+	r.hook(path, EventStop)
+	sameExchanges(t, r.exchanges(), want)
+	if len(r.turns) != 2 || len(r.turns[0]) != 3 || len(r.turns[0][1].Answers) != 1 {
+		t.Fatalf("turns: %+v", r.turns)
 	}
 }
 

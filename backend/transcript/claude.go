@@ -40,7 +40,10 @@ type entry struct {
 	Operation  string             `json:"operation"` // queue-operation
 	Content    json.RawMessage    `json:"content"`   // queue-operation text
 	Message    *anthropic.Message `json:"message"`
-	Origin     *struct {
+	// ToolUseResult is what a tool returned, structured, on the line of
+	// its tool_result (AskUserQuestion's answers).
+	ToolUseResult json.RawMessage `json:"toolUseResult"`
+	Origin        *struct {
 		Kind string `json:"kind"`
 	} `json:"origin"`
 	Attachment *struct {
@@ -57,6 +60,10 @@ var bookkeeping = map[string]bool{
 }
 
 const synthetic = "<synthetic>"
+
+// maxOpenAsks bounds the AskTool calls a thread remembers while their
+// answers are awaited.
+const maxOpenAsks = 64
 
 // Parse reads one Claude Code transcript (FormatClaudeCode) and returns its
 // Exchanges. On an error it returns the Exchanges and Stats of the lines
@@ -103,6 +110,11 @@ const synthetic = "<synthetic>"
 //     takes "remove" (or "dequeue") as that delivery, the oldest queued
 //     prompt first; newer versions' "attachment" entries of type
 //     queued_command count the same way (a text delivered twice counts once).
+//   - The user's answers to the questions the model asks with AskTool
+//     (AskUserQuestion) are the user's words said in the middle of the
+//     turn, not tool output: each answered question becomes an Answer
+//     (see Answers) of the response after its tool_result, which still
+//     is a tool-loop iteration and counts no user turn.
 //   - An assistant entry with isApiErrorMessage is an Exchange with Error
 //     set (its text is the error). Other entries of the "<synthetic>" model
 //     (such as "No response requested.") were never an API call: skipped.
@@ -205,6 +217,8 @@ type thread struct {
 	requestAt time.Time
 	userTurns int
 	toolNames map[string]string
+	asks      map[string]string // AskTool call id -> its input
+	answers   []memory.Answer   // the user's answers since the last response
 }
 
 // response is an assistant response being merged.
@@ -220,7 +234,7 @@ func newParser(opts Options) *parser {
 	return &parser{
 		opts:   opts,
 		stats:  newStats(FormatClaudeCode),
-		main:   &thread{toolNames: map[string]string{}},
+		main:   &thread{toolNames: map[string]string{}, asks: map[string]string{}},
 		agents: map[string]*thread{},
 		uuids:  map[string]bool{},
 	}
@@ -333,7 +347,7 @@ func (p *parser) entry(n int, e *entry) {
 		}
 		t = p.agents[e.AgentID]
 		if t == nil {
-			t = &thread{sidechain: true, agentID: clean(e.AgentID), toolNames: map[string]string{}}
+			t = &thread{sidechain: true, agentID: clean(e.AgentID), toolNames: map[string]string{}, asks: map[string]string{}}
 			p.agents[e.AgentID] = t
 			p.order = append(p.order, t)
 		}
@@ -427,13 +441,20 @@ func (p *parser) user(t *thread, e *entry, at time.Time) {
 		for _, b := range blocks {
 			switch b.Type {
 			case "tool_result":
-				t.results = append(t.results, memory.ToolResult{
+				r := memory.ToolResult{
 					ToolUseID: clean(b.ToolUseID),
 					Name:      t.toolNames[b.ToolUseID],
 					Content:   clean(resultText(b.Content)),
 					IsError:   b.IsError,
-				})
+				}
+				t.results = append(t.results, r)
 				results++
+				if input, ok := t.asks[b.ToolUseID]; ok {
+					delete(t.asks, b.ToolUseID)
+					as := Answers(input, r.Content, r.IsError, e.ToolUseResult)
+					t.answers = append(t.answers, as...)
+					p.stats.Answers += len(as)
+				}
 			case "text":
 				texts = append(texts, b.Text)
 			case "image":
@@ -654,6 +675,9 @@ func (p *parser) assistant(t *thread, n int, e *entry, at time.Time) {
 			})
 			if b.Type == "tool_use" {
 				t.toolNames[b.ID] = clean(b.Name)
+				if b.Name == AskTool && len(t.asks) < maxOpenAsks {
+					t.asks[b.ID] = string(b.Input)
+				}
 			} else {
 				if r.serverUse == nil {
 					r.serverUse = map[string]string{}
@@ -695,6 +719,7 @@ func (p *parser) open(t *thread, key string, n int, at time.Time) *response {
 	}
 	ex.UserTurns = p.main.userTurns
 	ex.ToolResults = t.results
+	ex.Answers, t.answers = t.answers, nil
 	ex.Summary = strings.Join(t.summaries, "\n\n")
 	t.summaries = nil
 	ex.StartedAt = t.requestAt

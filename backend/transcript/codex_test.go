@@ -264,6 +264,9 @@ func validExchange(ex memory.Exchange) error {
 	for _, r := range ex.ToolResults {
 		texts = append(texts, r.ToolUseID, r.Name, r.Content)
 	}
+	for _, a := range ex.Answers {
+		texts = append(texts, a.Question, a.Answer)
+	}
 	for _, s := range texts {
 		if !memory.ValidUTF8(s) {
 			return errors.New("invalid UTF-8 or NUL in " + s)

@@ -162,6 +162,10 @@ type Stats struct {
 	// passed on as the Summary of the response after them, for the
 	// pipeline to read as the model's findings.
 	Summaries int `json:"summaries,omitempty"`
+	// Answers counts the user's answers to questions the model asked in
+	// the middle of a turn (Claude Code's AskUserQuestion), passed on as
+	// the Answers of the response after them.
+	Answers int `json:"answers,omitempty"`
 	// UserPrompts counts the real user prompts of the main conversation
 	// (prompts no response followed included).
 	UserPrompts int `json:"user_prompts"`

@@ -36,6 +36,12 @@ export interface AddRequest {
   importance?: number;
 }
 
+/** memory.Answer */
+export interface Answer {
+  question: string;
+  answer: string;
+}
+
 /** steward.ApplyRequest */
 export interface ApplyRequest {
   plan_id: string;
@@ -293,6 +299,7 @@ export interface Exchange {
   source?: string;
   user: string;
   summary?: string;
+  answers?: Answer[];
   assistant: string;
   tool_calls?: ToolCall[];
   tool_results?: ToolResult[];
