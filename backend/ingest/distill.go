@@ -232,7 +232,25 @@ func userCandidates(text string) []Candidate {
 			cur, pref = nil, false
 		}
 	}
-	for _, s := range sentences(prose) {
+	pasted := pastedMaterial(prose) // paste.go: a document, not the user's rules
+	for _, line := range strings.Split(prose, "\n") {
+		if tableRow(line) {
+			flush() // a row of a pasted table: data, not a statement nor context
+			continue
+		}
+		userSentences(sentences(line), pasted, keep, flush, &pref, &context)
+	}
+	flush()
+	return out
+}
+
+// userSentences reads the sentences of one line of a user's message for
+// userCandidates: keep adds a sentence to the statement being formed,
+// flush ends it, pref says a sentence of it is a preference and context
+// holds the sentences that may join the next kept one. In pasted material
+// (pasted) no cue word makes a sentence the user's preference.
+func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), pref *bool, ctx *[]string) {
+	for _, s := range ss {
 		st := strings.TrimSpace(s.text)
 		ls := lower(st)
 		switch {
@@ -250,9 +268,9 @@ func userCandidates(text string) []Candidate {
 			flush() // what the user sees now: the turn's state, not a fact for later
 		case pronounOrder.MatchString(ls):
 			flush() // "no, do not clean it up": about the moment's thing
-		case prefUser.MatchString(ls) || howToRule(ls):
+		case !pasted && (prefUser.MatchString(ls) || howToRule(ls)):
 			keep(st)
-			pref = true
+			*pref = true
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
 			keep(st)
 		case labelled.MatchString(st) && !logLabel.MatchString(st) && wordCount(st) >= 5 && classify(st) == classContent:
@@ -263,13 +281,11 @@ func userCandidates(text string) []Candidate {
 			// of the user's statement next to it: it joins a kept
 			// sentence that follows it, not broken by a request, a
 			// question or pasted output.
-			context = append(context, st)
+			*ctx = append(*ctx, st)
 		default:
 			flush()
 		}
 	}
-	flush()
-	return out
 }
 
 // maxContext is the most sentences of context that join a user's kept
