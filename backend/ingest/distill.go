@@ -266,6 +266,8 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 			flush() // what to do in this turn, not a standing rule
 		case userReport.MatchString(ls) && !ruleWord.MatchString(ls):
 			flush() // what the user sees now: the turn's state, not a fact for later
+		case pastReport(ls):
+			flush() // "I never saw the window open": what happened, not a rule
 		case pronounOrder.MatchString(ls):
 			flush() // "no, do not clean it up": about the moment's thing
 		case !pasted && (prefUser.MatchString(ls) || howToRule(ls)):
@@ -334,6 +336,27 @@ var requestLead = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|yeah|sure|great|good|
 // the model in the turn, it is no fact for a later one; the cause and the
 // fix the turn finds are.
 var userReport = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|so|but|and|now|hmm|well|also)\b[\s,.;:!—–-]*)*(?:i(?:'m| am)? (?:still |just |now |also |really |even )?(?:get|got|getting|see|saw|seeing|(?:don't|do not|dont|can't|cannot|can not) (?:see|get|think|know|understand|find)|(?:am|'m) not (?:seeing|getting)|have (?:this|an|the|a|the same) (?:issue|error|problem|bug))\b|(?:it|this|that)(?:'s| is)? (?:still |now |also )?(?:not |doesn't |does not |isn't |won't |didn't )?(?:work|works|working|worked|open|opens|opening|show|shows|showing|load|loads|loading|run|runs|running|fail|fails|failing)\b|you (?:only|just|didn't|did not|forgot|missed|haven't|have not)\b|@\S+ (?:got|gets|throws|threw|gives|gave)\b)`)
+
+// pastRule is a rule word said of a past act by the one who did it or
+// what did it ("i never saw the window open", "it always failed on the
+// first run", "we never got a reply"): the adverb of a verb in the past
+// tense, after its subject pronoun. A rule is an order or a present
+// habit ("never push to main", "we always use yarn"); "the hook is never
+// called" (a passive, a fact of the code) has no subject pronoun before
+// the adverb and is not matched.
+var pastRule = regexp.MustCompile(`\b(?:i|we|you|it|they|he|she|this|that)(?: (?:just|really|even|also|still))? (?:never|always) (?:\w+ed|saw|got|did|was|were|had|came|went|ran|made|took|gave|found|knew|thought|heard|felt|kept|left|lost|said|sent|showed|became|began|broke|built|caught|brought|meant|met|paid|told|understood|wrote|spoke|spent|stood|woke|won)\b`)
+
+// pastReport reports whether a user's lowercased sentence tells what
+// happened with a rule word (pastRule) and says no rule besides: without
+// the report, no preference cue (prefUser) or how-to order is left.
+func pastReport(ls string) bool {
+	loc := pastRule.FindStringIndex(ls)
+	if loc == nil {
+		return false
+	}
+	rest := ls[:loc[0]] + ls[loc[1]:]
+	return !prefUser.MatchString(rest) && !howToRule(strings.TrimSpace(rest))
+}
 
 // pronounOrder is a user's order whose whole object is a pronoun ("no,
 // do not clean it up", "don't push that yet", "never mind it"): it is
