@@ -256,10 +256,11 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 		switch {
 		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls):
 			flush()
-		case wordCount(st) < 4 || proseWords(st) < 3:
-			// too short to stand alone (a request or a reply), or
-			// paths and names without a sentence around them (a command
-			// typed, a file named)
+		case wordCount(st) < 4 || proseWords(st) < 3 || contentless(st):
+			// too short to stand alone (a request or a reply), paths
+			// and names without a sentence around them (a command
+			// typed, a file named), or a fragment of function words
+			// only ("If not it should."): nothing self-contained
 		case codeLike(st) || outputLine.MatchString(st):
 			flush() // pasted output, a log, a traceback, code
 		case taskRequest(ls):
