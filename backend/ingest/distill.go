@@ -250,34 +250,47 @@ func userCandidates(text string) []Candidate {
 // holds the sentences that may join the next kept one. In pasted material
 // (pasted) no cue word makes a sentence the user's preference.
 func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), pref *bool, ctx *[]string) {
+	onLine := false // a sentence of this line is kept
+	keepOn := func(st string) {
+		keep(st)
+		onLine = true
+	}
+	endOn := func() {
+		flush()
+		onLine = false
+	}
 	for _, s := range ss {
 		st := strings.TrimSpace(s.text)
 		ls := lower(st)
 		switch {
 		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls):
-			flush()
+			endOn()
 		case wordCount(st) < 4 || proseWords(st) < 3 || contentless(st):
 			// too short to stand alone (a request or a reply), paths
 			// and names without a sentence around them (a command
 			// typed, a file named), or a fragment of function words
 			// only ("If not it should."): nothing self-contained
 		case codeLike(st) || outputLine.MatchString(st):
-			flush() // pasted output, a log, a traceback, code
+			endOn() // pasted output, a log, a traceback, code
 		case taskRequest(ls):
-			flush() // what to do in this turn, not a standing rule
+			endOn() // what to do in this turn, not a standing rule
 		case userReport.MatchString(ls) && !ruleWord.MatchString(ls):
-			flush() // what the user sees now: the turn's state, not a fact for later
+			endOn() // what the user sees now: the turn's state, not a fact for later
 		case pastReport(ls):
-			flush() // "I never saw the window open": what happened, not a rule
+			endOn() // "I never saw the window open": what happened, not a rule
 		case pronounOrder.MatchString(ls):
-			flush() // "no, do not clean it up": about the moment's thing
+			endOn() // "no, do not clean it up": about the moment's thing
 		case !pasted && (prefUser.MatchString(ls) || howToRule(ls)):
-			keep(st)
+			keepOn(st)
 			*pref = true
+		case pasted && onLine && (prefUser.MatchString(ls) || howToRule(ls)):
+			// the rest of a pasted record's line ("Validation: Zod. Use
+			// drizzle-zod to ..."): part of its fact, not a preference
+			keepOn(st)
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
-			keep(st)
+			keepOn(st)
 		case labelled.MatchString(st) && !logLabel.MatchString(st) && wordCount(st) >= 5 && classify(st) == classContent:
-			keep(st) // a line of a record the user gives
+			keepOn(st) // a line of a record the user gives
 		case classify(st) == classContent:
 			// A sentence that names nothing on its own ("I'm on Ubuntu
 			// 22.04.", "rusqlite for the app database") is the context
@@ -286,7 +299,7 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 			// question or pasted output.
 			*ctx = append(*ctx, st)
 		default:
-			flush()
+			endOn()
 		}
 	}
 }

@@ -103,3 +103,26 @@ func TestTableRow(t *testing.T) {
 		}
 	}
 }
+
+// TestPastedRecordLine: in pasted material, a sentence after a kept
+// record sentence of the same line belongs to that record's fact, cue
+// word or not; on a line of its own it is no preference.
+func TestPastedRecordLine(t *testing.T) {
+	text := "## Stack\n## Data\n## Auth\n" +
+		"Validation: Joi for request bodies. Use joi-to-ts to derive the types from the schemas.\n" +
+		"Use small pure functions everywhere."
+	cands := userCandidates(text)
+	var kept []string
+	for _, c := range cands {
+		if c.Keep {
+			kept = append(kept, c.Text)
+			if c.Type == memory.TypeUser {
+				t.Errorf("%q is typed user in pasted material", c.Text)
+			}
+		}
+	}
+	want := "Validation: Joi for request bodies. Use joi-to-ts to derive the types from the schemas."
+	if len(kept) != 1 || kept[0] != want {
+		t.Errorf("kept %q, want [%q]", kept, want)
+	}
+}
