@@ -382,9 +382,15 @@ func GuessOrigin(kind memory.Kind, text string) memory.KindOrigin {
 	return memory.KindGuessed
 }
 
+// offerClause is a condition put on the reader's wish ("when you want to
+// move on", "if you'd like a diff"): the writer offers something, it
+// states no preference of the reader's.
+var offerClause = regexp.MustCompile(`(?i)\b(?:if|when|whenever|once|as|whatever|wherever) you(?:'d)? (?:want|like|prefer|wish)\b`)
+
 // GuessKind names the kind of a memory from its wording; fact when
-// nothing stands out.
+// nothing stands out. An offer (offerClause) is no preference cue.
 func GuessKind(text string) memory.Kind {
+	text = offerClause.ReplaceAllString(text, "")
 	for _, c := range kindCues {
 		if c.re.MatchString(text) {
 			return c.kind

@@ -240,44 +240,76 @@ func userCandidates(text string) []Candidate {
 			cur, pref = nil, false
 		}
 	}
-	for _, s := range sentences(prose) {
+	pasted := pastedMaterial(prose) // paste.go: a document, not the user's rules
+	for _, line := range strings.Split(prose, "\n") {
+		if tableRow(line) {
+			flush() // a row of a pasted table: data, not a statement nor context
+			continue
+		}
+		userSentences(sentences(line), pasted, keep, flush, &pref, &context)
+	}
+	flush()
+	return out
+}
+
+// userSentences reads the sentences of one line of a user's message for
+// userCandidates: keep adds a sentence to the statement being formed,
+// flush ends it, pref says a sentence of it is a preference and context
+// holds the sentences that may join the next kept one. In pasted material
+// (pasted) no cue word makes a sentence the user's preference.
+func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), pref *bool, ctx *[]string) {
+	onLine := false // a sentence of this line is kept
+	keepOn := func(st string) {
+		keep(st)
+		onLine = true
+	}
+	endOn := func() {
+		flush()
+		onLine = false
+	}
+	for _, s := range ss {
 		st := strings.TrimSpace(s.text)
 		ls := lower(st)
 		switch {
 		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls):
-			flush()
-		case wordCount(st) < 4 || proseWords(st) < 3:
-			// too short to stand alone (a request or a reply), or
-			// paths and names without a sentence around them (a command
-			// typed, a file named)
+			endOn()
+		case wordCount(st) < 4 || proseWords(st) < 3 || contentless(st):
+			// too short to stand alone (a request or a reply), paths
+			// and names without a sentence around them (a command
+			// typed, a file named), or a fragment of function words
+			// only ("If not it should."): nothing self-contained
 		case codeLike(st) || outputLine.MatchString(st):
-			flush() // pasted output, a log, a traceback, code
+			endOn() // pasted output, a log, a traceback, code
 		case taskRequest(ls):
-			flush() // what to do in this turn, not a standing rule
+			endOn() // what to do in this turn, not a standing rule
 		case userReport.MatchString(ls) && !ruleWord.MatchString(ls):
-			flush() // what the user sees now: the turn's state, not a fact for later
+			endOn() // what the user sees now: the turn's state, not a fact for later
+		case pastReport(ls):
+			endOn() // "I never saw the window open": what happened, not a rule
 		case pronounOrder.MatchString(ls):
-			flush() // "no, do not clean it up": about the moment's thing
-		case prefUser.MatchString(ls) || howToRule(ls):
-			keep(st)
-			pref = true
+			endOn() // "no, do not clean it up": about the moment's thing
+		case !pasted && (prefUser.MatchString(ls) || howToRule(ls)):
+			keepOn(st)
+			*pref = true
+		case pasted && onLine && (prefUser.MatchString(ls) || howToRule(ls)):
+			// the rest of a pasted record's line ("Validation: Zod. Use
+			// drizzle-zod to ..."): part of its fact, not a preference
+			keepOn(st)
 		case specificity(st) >= 2 && classify(st) == classContent && !strings.HasSuffix(st, ":"):
-			keep(st)
+			keepOn(st)
 		case labelled.MatchString(st) && !logLabel.MatchString(st) && wordCount(st) >= 5 && classify(st) == classContent:
-			keep(st) // a line of a record the user gives
+			keepOn(st) // a line of a record the user gives
 		case classify(st) == classContent:
 			// A sentence that names nothing on its own ("I'm on Ubuntu
 			// 22.04.", "rusqlite for the app database") is the context
 			// of the user's statement next to it: it joins a kept
 			// sentence that follows it, not broken by a request, a
 			// question or pasted output.
-			context = append(context, st)
+			*ctx = append(*ctx, st)
 		default:
-			flush()
+			endOn()
 		}
 	}
-	flush()
-	return out
 }
 
 // maxContext is the most sentences of context that join a user's kept
@@ -326,6 +358,27 @@ var requestLead = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|yeah|sure|great|good|
 // the model in the turn, it is no fact for a later one; the cause and the
 // fix the turn finds are.
 var userReport = regexp.MustCompile(`^(?:(?:ok(?:ay)?|yes|so|but|and|now|hmm|well|also)\b[\s,.;:!—–-]*)*(?:i(?:'m| am)? (?:still |just |now |also |really |even )?(?:get|got|getting|see|saw|seeing|(?:don't|do not|dont|can't|cannot|can not) (?:see|get|think|know|understand|find)|(?:am|'m) not (?:seeing|getting)|have (?:this|an|the|a|the same) (?:issue|error|problem|bug))\b|(?:it|this|that)(?:'s| is)? (?:still |now |also )?(?:not |doesn't |does not |isn't |won't |didn't )?(?:work|works|working|worked|open|opens|opening|show|shows|showing|load|loads|loading|run|runs|running|fail|fails|failing)\b|you (?:only|just|didn't|did not|forgot|missed|haven't|have not)\b|@\S+ (?:got|gets|throws|threw|gives|gave)\b)`)
+
+// pastRule is a rule word said of a past act by the one who did it or
+// what did it ("i never saw the window open", "it always failed on the
+// first run", "we never got a reply"): the adverb of a verb in the past
+// tense, after its subject pronoun. A rule is an order or a present
+// habit ("never push to main", "we always use yarn"); "the hook is never
+// called" (a passive, a fact of the code) has no subject pronoun before
+// the adverb and is not matched.
+var pastRule = regexp.MustCompile(`\b(?:i|we|you|it|they|he|she|this|that)(?: (?:just|really|even|also|still))? (?:never|always) (?:\w+ed|saw|got|did|was|were|had|came|went|ran|made|took|gave|found|knew|thought|heard|felt|kept|left|lost|said|sent|showed|became|began|broke|built|caught|brought|meant|met|paid|told|understood|wrote|spoke|spent|stood|woke|won)\b`)
+
+// pastReport reports whether a user's lowercased sentence tells what
+// happened with a rule word (pastRule) and says no rule besides: without
+// the report, no preference cue (prefUser) or how-to order is left.
+func pastReport(ls string) bool {
+	loc := pastRule.FindStringIndex(ls)
+	if loc == nil {
+		return false
+	}
+	rest := ls[:loc[0]] + ls[loc[1]:]
+	return !prefUser.MatchString(rest) && !howToRule(strings.TrimSpace(rest))
+}
 
 // pronounOrder is a user's order whose whole object is a pronoun ("no,
 // do not clean it up", "don't push that yet", "never mind it"): it is

@@ -357,6 +357,10 @@ func TestGuessKind(t *testing.T) {
 		"Line items must never change after an invoice is finalised.": memory.KindInvariant,
 		"Set MAX_WORKERS=4 in deploy.yaml.":                           memory.KindConfig,
 		"The billing service owns the invoices table.":                memory.KindFact,
+		// an offer to the reader states no preference of theirs
+		"Migrations live in db/migrate; run them when you want to seed staging.": memory.KindFact,
+		"If you like, the exporter can write CSV too.":                           memory.KindFact,
+		"You want the exporter to write CSV, not XLSX.":                          memory.KindPreference,
 	}
 	for text, want := range tests {
 		if got := GuessKind(text); got != want {

@@ -58,3 +58,30 @@ func TestUserPronounOrders(t *testing.T) {
 		})
 	}
 }
+
+// TestUserPastReports: a user's report of what happened that only uses a
+// rule word ("I never saw ...") is no rule; an order or a present habit
+// with the same word, a passive fact of the code, and a report that also
+// lays down a rule still are kept.
+func TestUserPastReports(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		kept bool
+	}{
+		{"But I never saw the settings dialog open after the upgrade.", false},
+		{"It always failed on the first run of the nightly export job.", false},
+		{"We never got a reply from the billing webhook in staging.", false},
+		{"Never push directly to the release branch of this repository.", true},
+		{"We always use yarn workspaces in this monorepo.", true},
+		{"The cleanup hook in `worker/pool.go` is never called before shutdown.", true},
+		{"I never saw the dialog open, so always run the UI tests under xvfb from now on.", true},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			cands := userCandidates(tc.text)
+			kept := len(cands) == 1 && cands[0].Keep
+			if kept != tc.kept {
+				t.Errorf("userCandidates(%q) = %+v; kept %v, want %v", tc.text, cands, kept, tc.kept)
+			}
+		})
+	}
+}
