@@ -354,7 +354,7 @@ var kindCues = []struct {
 	kind memory.Kind
 	re   *regexp.Regexp
 }{
-	{memory.KindPreference, regexp.MustCompile(`(?i)\byou (?:prefer|want|like|'d like|asked me to)\b|\byour preference\b`)},
+	{memory.KindPreference, regexp.MustCompile(`(?i)\byou(?: (?:prefer|want|like|asked me to)|'d like)\b|\byour preference\b`)},
 	{memory.KindDecision, regexp.MustCompile(`(?i)\b(?:we (?:decided|chose|picked|went with|standardi[sz]ed on|settled on)|decided (?:on|to|against)|chose \w+ over|instead of|rather than|over \w+ because)\b`)},
 	{memory.KindDebugging, regexp.MustCompile(`(?i)\b(?:root cause|caused by|the (?:bug|crash|leak|failure|error) (?:was|came|comes)|fixed by|the fix|crash(?:es|ed)?|stack trace|regression)\b`)},
 	{memory.KindInvariant, regexp.MustCompile(`(?i)\b(?:invariant|must (?:never|always|not)|never (?:be|call|edit|change)|is immutable|at-least-once|exactly-once)\b`)},

@@ -598,7 +598,7 @@ var constraint = regexp.MustCompile(`\b(?:can't|cannot|can not|doesn't|does not|
 
 // offer is a suggestion or an offer of more work: what could be done
 // next, not what is true.
-var offer = regexp.MustCompile(`^(?:if you (?:want|like|prefer|need|'d like|would like)|want me to|shall i|should i|would you like|do you want|we (?:can|could|might) (?:also |then |now |next )?|you (?:can|could|may) (?:now |also )?|tell me|let me know|optionally|possible next|consider|happy to|i can (?:also )?|next,? (?:we|i) (?:can|could|should|will))\b|\b(?:next time|if you'd like|if you want|if needed|when you're ready|want me to)\b`)
+var offer = regexp.MustCompile(`^(?:if you(?: (?:want|like|prefer|need|would like)|'d like)|want me to|shall i|should i|would you like|do you want|we (?:can|could|might) (?:also |then |now |next )?|you (?:can|could|may) (?:now |also )?|tell me|let me know|optionally|possible next|consider|happy to|i can (?:also )?|next,? (?:we|i) (?:can|could|should|will))\b|\b(?:next time|if you'd like|if you want|if needed|when you're ready|want me to)\b`)
 
 // bareNumber is a number of two digits or more (a port, a count, a limit).
 var bareNumber = regexp.MustCompile(`\b\d{2,}\b`)

@@ -361,6 +361,9 @@ func TestGuessKind(t *testing.T) {
 		"Migrations live in db/migrate; run them when you want to seed staging.": memory.KindFact,
 		"If you like, the exporter can write CSV too.":                           memory.KindFact,
 		"You want the exporter to write CSV, not XLSX.":                          memory.KindPreference,
+		// contracted: "you'd like" (the cue once wanted a space before 'd)
+		"You'd like the exporter to write CSV, not XLSX.": memory.KindPreference,
+		"If you'd like, the exporter can write CSV too.":  memory.KindFact,
 	}
 	for text, want := range tests {
 		if got := GuessKind(text); got != want {
