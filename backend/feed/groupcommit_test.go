@@ -83,3 +83,45 @@ func TestDecisionLogConcurrentAdds(t *testing.T) {
 		})
 	}
 }
+
+// TestDecisionLogListsOnlyStored: the log lists a decision only once it is
+// on disk, so a kill never loses one the feed (or /api/decisions) showed.
+// A reader lists the log while decisions are added and checks that the
+// store holds every decision listed.
+func TestDecisionLogListsOnlyStored(t *testing.T) {
+	st := openStore(t, t.TempDir())
+	l, err := OpenDecisionLog(LogOptions{Size: 1000, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range n {
+			l.Add(memory.Decision{ID: fmt.Sprint("d", i), Verdict: memory.VerdictStored, At: logT0.Add(time.Duration(i) * time.Second)},
+				memory.Exchange{User: "u", Assistant: "a"})
+		}
+	}()
+	for checking := true; checking; {
+		select {
+		case <-done:
+			checking = false
+		default:
+		}
+		listed := l.Newest(n)
+		recs, err := st.Decisions(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored := map[string]bool{}
+		for _, r := range recs {
+			stored[r.ID] = true
+		}
+		for _, e := range listed {
+			if !stored[e.ID] {
+				t.Fatalf("the log lists %s before the store holds it (%d listed, %d stored)", e.ID, len(listed), len(recs))
+			}
+		}
+	}
+}

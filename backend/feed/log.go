@@ -130,7 +130,9 @@ func OpenDecisionLog(o LogOptions) (*DecisionLog, error) {
 }
 
 // Add records dec with the redacted texts of ex, and stores it when the
-// log has a store.
+// log has a store: on disk before the log lists it, so that what the feed
+// has shown survives a kill (a decision that fails to store is listed
+// still, and reported to LogOptions.Failed).
 func (l *DecisionLog) Add(dec memory.Decision, ex memory.Exchange) {
 	user, _ := redact.Redact(ex.User)
 	asst, _ := redact.Redact(ex.Assistant)
@@ -141,6 +143,11 @@ func (l *DecisionLog) Add(dec memory.Decision, ex memory.Exchange) {
 	stage := ""
 	if dec.Verdict == memory.VerdictRejected {
 		stage = dec.Stage
+	}
+	if l.st != nil {
+		if err := l.persist(e, stage); err != nil && l.failed != nil {
+			l.failed(err)
+		}
 	}
 	l.mu.Lock()
 	if len(l.entries) < l.size {
@@ -165,11 +172,6 @@ func (l *DecisionLog) Add(dec memory.Decision, ex memory.Exchange) {
 		c.Rejected[stage]++
 	}
 	l.mu.Unlock()
-	if l.st != nil {
-		if err := l.persist(e, stage); err != nil && l.failed != nil {
-			l.failed(err)
-		}
-	}
 	if l.publish != nil {
 		l.publish(e)
 	}
