@@ -188,7 +188,10 @@ func pathLead(st string) (path, rest string, ok bool) {
 		end = len(s)
 	}
 	head := s[:end]
-	if m := pathTok.FindString(head); m == "" || m != head || !strings.ContainsAny(head, "/.") {
+	if !strings.ContainsAny(head, "/.") {
+		return "", "", false
+	}
+	if m := pathTok.FindString(head); m != head {
 		return "", "", false
 	}
 	r := strings.TrimLeft(s[end:], "*` ")
@@ -209,9 +212,9 @@ func pathLead(st string) (path, rest string, ok bool) {
 // changeLog reports whether a sentence of the model is a change log's
 // line that says nothing but what changed: a path-led entry whose rest
 // only reports a change, or describes a test file and gives no reason; a
-// bare "Added `X`" line; "Added tests for ..." with no reason.
-func changeLog(st string) bool {
-	st = quoteFold.Replace(st) // lower folds quotes: keep offsets equal
+// bare "Added `X`" line; "Added tests for ..." with no reason. ls is
+// lower(st).
+func changeLog(st, ls string) bool {
 	if path, rest, ok := pathLead(st); ok {
 		if changeOnly(rest) {
 			return true
@@ -219,10 +222,16 @@ func changeLog(st string) bool {
 		lr := lower(rest)
 		return rest != "" && testFile.MatchString(path) && !causeWord.MatchString(lr) && !saysMore.MatchString(lower(withoutNames(rest))) && !hasSnippet(rest)
 	}
-	ls := lower(st)
-	rest := strings.TrimLeft(ackLead.ReplaceAllString(ls, ""), " ,.:;!—–-")
+	if loc := ackLead.FindStringIndex(ls); loc != nil {
+		ls = ls[loc[1]:]
+	}
+	rest := strings.TrimLeft(ls, " ,.:;!—–-")
 	if testTarget.MatchString(rest) && !causeWord.MatchString(rest) {
 		return true
 	}
+	if !changeVerb.MatchString(rest) {
+		return false // the common case: no change told
+	}
+	st = quoteFold.Replace(st) // lower folds quotes: keep offsets equal
 	return changeOnly(st[len(st)-len(rest):])
 }

@@ -41,7 +41,7 @@ func TestChangeLog(t *testing.T) {
 		{"`lib/shop/cart.ex` now preloads lines before computing totals.", false},
 	}
 	for _, tc := range tests {
-		if got := changeLog(tc.line); got != tc.want {
+		if got := changeLog(tc.line, lower(tc.line)); got != tc.want {
 			t.Errorf("changeLog(%q) = %v, want %v", tc.line, got, tc.want)
 		}
 	}

@@ -480,7 +480,7 @@ func sentenceClass(st, origin string) string {
 	if commitLabel.MatchString(ls) {
 		return ClassCommit
 	}
-	if changeLog(st) {
+	if changeLog(st, ls) {
 		return ClassStatus // what a change touched: the repository holds it (changes.go)
 	}
 	if testCount.MatchString(ls) && !causeWord.MatchString(ls) {
