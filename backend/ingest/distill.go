@@ -541,6 +541,9 @@ func sentenceClass(st, origin string) string {
 	if commitLabel.MatchString(ls) {
 		return ClassCommit
 	}
+	if changeLog(st, ls) {
+		return ClassStatus // what a change touched: the repository holds it (changes.go)
+	}
 	if testCount.MatchString(ls) && !causeWord.MatchString(ls) {
 		return ClassStatus // the run's count, whatever else the sentence lists
 	}

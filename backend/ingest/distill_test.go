@@ -134,6 +134,13 @@ func TestDistill(t *testing.T) {
 			drop:  []string{"gh-pages", "--strict"},
 		},
 		{
+			name:  "a change log's lines say what the repository holds; the reasons in it stay",
+			user:  "add line items to the cart",
+			texts: []string{"Let me add the relation.", "Done.\n\n**`lib/shop/cart.ex`**\n- Added `lines/1` and `line_count/1`\n- Totals round half-even because the ledger rejects half cents\n\n**`lib/shop/line.ex`** — Added `quantity` and `unit_price` fields\n\nAdded tests for the cart totals and the empty cart."},
+			keep:  []string{"round half-even"},
+			drop:  []string{"line_count", "unit_price", "empty cart"},
+		},
+		{
 			name:  "next steps, status and questions are not memories",
 			user:  "is it done?",
 			texts: []string{"## Next steps\n- Add the `retry_budget` setting to `config/app.toml`\n- Wire the metrics\n\nAll 87 tests pass and everything is pushed.\n\nShould I open the PR?"},
