@@ -114,10 +114,18 @@ func singular(w string) string {
 // far): it says no standing word (ruleWord), names nothing specific of
 // the project (specificity below 2: no path, identifier, setting,
 // "we"/"our"), and one of the words it speaks of (detailWords) is a word
-// of the request.
+// of the request or it is an order on a bare definite noun
+// (bareDefinite).
 func requestDetail(st, ls string, objects map[string]bool) bool {
 	if len(objects) == 0 || ruleWord.MatchString(ls) || specificity(st) >= 2 {
 		return false
 	}
-	return overlap(detailWords(ls), objects) > 0
+	return overlap(detailWords(ls), objects) > 0 || bareDefinite.MatchString(ls)
 }
+
+// bareDefinite is an order whose whole object is a definite noun with
+// nothing to tell which one ("do not change the contents."): the reader
+// is to find it in front of them, in the request before it. It is
+// pronounOrder's twin with "the" for the pronoun, and only read after a
+// request: alone, "don't touch the changelog" may be a rule.
+var bareDefinite = regexp.MustCompile(`^(?:please )?(?:don't|do not|dont|no need to) (?:\w+ ){1,2}the [a-z]+[\s.!]*$`)

@@ -40,6 +40,10 @@ func TestUserRequestDetails(t *testing.T) {
 		{"Add an audit command to the CLI.\n\nConstraints:\n- Keep every audit command read-only and side-effect free.", "read-only", true},
 		{"Each panel should group related settings together so they are easy to find.", "Each panel", true},
 		{"Sort all the imports in the module. Use yarn for every install in this repo.", "Use yarn", true},
+		{"In the README, reorder the sections. Do not change the wording.", "Do not change", false},
+		{"Do not change the wording of error messages shown to customers.", "Do not change", true},
+		{"Reorder the sections. Never change the wording.", "Never change", true},
+		{"Update the changelog entry. Do not touch the release script in `scripts/release.sh`.", "Do not touch", true},
 	} {
 		t.Run(tc.text, func(t *testing.T) {
 			if got := preferenceWith(tc.text, tc.rule); got != tc.kept {
