@@ -78,13 +78,60 @@ const wordTrim = ".,;:!?()\"'`*—–-…"
 // "should", "must", "please" ... ("do not change the contents": change).
 var orderVerb = regexp.MustCompile(`\b(?:don't|do not|dont|never|always|should(?:n't)?|must|shall|please|make sure to|need to|avoid)\s+(?:not\s+|be\s+)?([a-z]+)`)
 
-// detailWords are the objectWords of a rule-worded sentence without the
-// verbs of its order: what it speaks of, not what it does, so "don't add
-// the footer" after "add a sidebar" shares nothing with it.
+// detailWords are the words a rule-worded sentence refers to the way a
+// detail refers to its request: the words of its definite or distributive
+// noun phrases ("each panel", "the dialog", "these lists") or, in an
+// order opening the sentence ("do not change content of list items"),
+// its object's words. The verbs of its order do not count: what it speaks
+// of, not what it does, so "don't add the footer" after "add a sidebar"
+// shares nothing with it. A generic subject ("tests must not hit the
+// network" after "add tests for the parser") is a rule about every such
+// thing, not a reference to the request's.
 func detailWords(ls string) map[string]bool {
-	out := objectWords(ls)
+	out := definiteWords(ls)
+	if orderOpen.MatchString(ls) {
+		out = objectWords(ls)
+	}
 	for _, m := range orderVerb.FindAllStringSubmatch(ls, -1) {
 		delete(out, singular(m[1]))
+	}
+	return out
+}
+
+// orderOpen opens a sentence with an order: "don't", "do not", "never",
+// "avoid", "make sure", "please" ....
+var orderOpen = regexp.MustCompile(`^(?:(?:please|and|but|also|so|then)\b[\s,]*)*(?:don't|do not|dont|never|no need to|avoid|make sure|ensure)\b`)
+
+// referring opens a noun phrase that points at things known from the
+// context ("the", "each", "these", "its" ...), not at new or generic ones.
+var referring = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields("the this that these those each every both all its their") {
+		referring[w] = true
+	}
+}
+
+// definiteWords returns the words of the noun phrases a referring word
+// opens in a lowercased sentence, up to the next function word or
+// punctuation ("each panel should ... the printer settings in pdl":
+// panel, printer, setting).
+func definiteWords(ls string) map[string]bool {
+	out := map[string]bool{}
+	in := false
+	for _, f := range strings.Fields(ls) {
+		w := strings.Trim(f, wordTrim)
+		switch {
+		case referring[w]:
+			in = true
+		case functionWords[w] || w == "":
+			in = false
+		case in && len(w) >= 3 && isWord(w):
+			out[singular(w)] = true
+		}
+		if strings.ContainsAny(f[len(f)-1:], ".,;:!?)") {
+			in = false // a phrase ends at its punctuation
+		}
 	}
 	return out
 }
