@@ -41,6 +41,7 @@ func TestUserRequestDetails(t *testing.T) {
 		{"Each panel should group related settings together so they are easy to find.", "Each panel", true},
 		{"Sort all the imports in the module. Use yarn for every install in this repo.", "Use yarn", true},
 		{"Add tests for the parser. Tests must not hit the network or the disk.", "must not hit", true},
+		{"Fix the flaky test in the parser suite. Don't commit anything until I say so.", "until I say so", true},
 		{"In the README, reorder the sections. Do not change the wording.", "Do not change", false},
 		{"Do not change the wording of error messages shown to customers.", "Do not change", true},
 		{"Reorder the sections. Never change the wording.", "Never change", true},
