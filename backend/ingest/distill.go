@@ -241,12 +241,16 @@ func userCandidates(text string) []Candidate {
 		}
 	}
 	pasted := pastedMaterial(prose) // paste.go: a document, not the user's rules
+	objects := map[string]bool{}    // what the message's requests are about (requests.go)
 	for _, line := range strings.Split(prose, "\n") {
+		if strings.TrimSpace(line) == "" {
+			clear(objects) // a request's detail is said in its paragraph
+		}
 		if tableRow(line) {
 			flush() // a row of a pasted table: data, not a statement nor context
 			continue
 		}
-		userSentences(sentences(line), pasted, keep, flush, &pref, &context)
+		userSentences(sentences(line), pasted, keep, flush, &pref, &context, objects)
 	}
 	flush()
 	return out
@@ -256,8 +260,11 @@ func userCandidates(text string) []Candidate {
 // userCandidates: keep adds a sentence to the statement being formed,
 // flush ends it, pref says a sentence of it is a preference and context
 // holds the sentences that may join the next kept one. In pasted material
-// (pasted) no cue word makes a sentence the user's preference.
-func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), pref *bool, ctx *[]string) {
+// (pasted) no cue word makes a sentence the user's preference. objects
+// gathers the words of the message's requests and their details, so a
+// later rule-worded sentence about them is read as a detail
+// (requestDetail).
+func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), pref *bool, ctx *[]string, objects map[string]bool) {
 	onLine := false // a sentence of this line is kept
 	keepOn := func(st string) {
 		keep(st)
@@ -270,6 +277,8 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 	for _, s := range ss {
 		st := strings.TrimSpace(s.text)
 		ls := lower(st)
+		cued := prefUser.MatchString(ls) || howToRule(ls)
+		about := requestOpen(ls) // requests.go: an order of work names what the turn works on
 		switch {
 		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls):
 			endOn()
@@ -288,10 +297,15 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 			endOn() // "I never saw the window open": what happened, not a rule
 		case pronounOrder.MatchString(ls):
 			endOn() // "no, do not clean it up": about the moment's thing
-		case !pasted && (prefUser.MatchString(ls) || howToRule(ls)):
+		case !pasted && cued && requestDetail(st, ls, objects):
+			// "let's add a tabbed panel. Each panel should ...": how
+			// this turn's work is to come out, not a standing rule
+			about = true
+			endOn()
+		case !pasted && cued:
 			keepOn(st)
 			*pref = true
-		case pasted && onLine && (prefUser.MatchString(ls) || howToRule(ls)):
+		case pasted && onLine && cued:
 			// the rest of a pasted record's line ("Validation: Zod. Use
 			// drizzle-zod to ..."): part of its fact, not a preference
 			keepOn(st)
@@ -308,6 +322,11 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 			*ctx = append(*ctx, st)
 		default:
 			endOn()
+		}
+		if about {
+			for w := range objectWords(ls) {
+				objects[w] = true
+			}
 		}
 	}
 }
