@@ -834,12 +834,28 @@ func dropRestated(cands []Candidate) {
 				continue
 			}
 			n := overlap(a.subject, b.subject)
-			if n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2 {
+			if n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2 && namesAll(b.Text, a.Text) {
 				a.Keep, a.Reason = false, "restated later: "+preview(b.Text)
 				break
 			}
 		}
 	}
+}
+
+// namesAll reports whether text names every load-bearing token of
+// earlier (its paths, identifiers, settings, numbers and code spans),
+// case-insensitively: a statement that leaves out one of them says less
+// than earlier did, so it does not restate it ("the only new error is
+// `ledger.go:12: unreachable`" is not restated by "all the errors are in
+// `report.go`").
+func namesAll(text, earlier string) bool {
+	lt := lower(text)
+	for t := range LoadBearing(earlier) {
+		if t = lower(t); len(t) >= 3 && !strings.Contains(lt, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeSteps joins the kept statements of one text (one response, one
