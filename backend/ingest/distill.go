@@ -140,6 +140,7 @@ func Distill(t Turn, later []string) []Candidate {
 			last = i
 		}
 	}
+	lead := "" // what the agent said it looks at, for the pronoun of the next finding (referent)
 	for i, s := range t.Steps {
 		if s.Error || strings.TrimSpace(s.Text) == "" {
 			continue
@@ -151,7 +152,7 @@ func Distill(t Turn, later []string) []Candidate {
 		case i == last:
 			origin = OriginFinal
 		}
-		cs, ss := modelCandidates(s.Text, origin, pos)
+		cs, ss := modelCandidates(s.Text, origin, pos, &lead)
 		for k := range cs {
 			cs[k].step = i
 		}
@@ -471,8 +472,10 @@ func codeLike(st string) bool {
 
 // modelCandidates reads one text of the model: each block (paragraph or
 // list) gives the candidate of its kept sentences; every sentence is also
-// returned, positioned, for revision checks.
-func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) {
+// returned, positioned, for revision checks. *lead carries, from one text
+// to the next, the agent's last sentence when it says what the agent looks
+// at next (referent): a finding that opens with a pronoun keeps it.
+func modelCandidates(text, origin string, pos int, lead *string) ([]Candidate, []posSentence) {
 	text = stripHarness(text)
 	prose, _ := splitFences(text)
 	var cands []Candidate
@@ -493,28 +496,37 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 			sents = append(sents, posSentence{text: st, pos: pos})
 			pos++
 			if boilerplate.MatchString(st) {
+				*lead = ""
 				continue
 			}
 			if headingLine.MatchString(st) || (s.intro && wordCount(st) <= 8) {
+				*lead = ""
 				if planHeading.MatchString(st) {
 					dropped[ClassPlan]++
 				}
 				continue
 			}
 			if s.skip != "" || planHeading.MatchString(st) {
+				*lead = ""
 				dropped[ClassPlan]++
 				continue
 			}
 			if asks && s.item {
+				*lead = ""
 				dropped[ClassQuestion]++
 				continue
 			}
 			class := sentenceClass(st, origin)
 			if class == ClassFinding || class == ClassChange {
+				if *lead != "" && len(kept) == 0 && pronounLead.MatchString(lower(st)) {
+					kept = append(kept, *lead) // "Let me check whether X uses Y." ... "It's only in Z."
+				}
+				*lead = ""
 				kept = append(kept, st)
 				keptClass[class]++
 				continue
 			}
+			*lead = referent(st, class, origin)
 			dropped[class]++
 		}
 		blockClass := ClassFinding
@@ -533,6 +545,29 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 		}
 	}
 	return cands, sents
+}
+
+// referent returns a sentence of the tool loop in which the agent says what
+// it looks at or does next and names it (a path, an identifier, a code
+// span): "Let me check whether `PaneViewLive` uses `type_color`." The
+// finding after the tool call often answers it with a pronoun, and is
+// self-contained only with it. Anything else returns "".
+func referent(st, class, origin string) string {
+	if origin != OriginToolLoop || (class != ClassNarration && class != ClassPlan) || !namesThing(st) {
+		return ""
+	}
+	return st
+}
+
+// dottedName is a file or a qualified name written bare ("test.exs",
+// "Repo.insert"), whatever its extension.
+var dottedName = regexp.MustCompile(`\b[A-Za-z_][\w-]*\.[A-Za-z_]\w*\b`)
+
+// namesThing reports whether a sentence names something a pronoun after
+// it can refer to: a load-bearing token, a bare file or qualified name, or
+// a capitalised name inside it.
+func namesThing(st string) bool {
+	return len(LoadBearing(st)) > 0 || dottedName.MatchString(st) || capName.MatchString(st)
 }
 
 // sentenceClass classifies one sentence of the model's text.
