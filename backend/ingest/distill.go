@@ -810,7 +810,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 	}
 	var revs []reviser
 	for _, s := range sents {
-		if revisionCue.MatchString(lower(s.text)) {
+		if revisionCue.MatchString(lower(s.text)) && !actionOnly(s.text) {
 			revs = append(revs, reviser{s, subjectOf(s.text)})
 		}
 	}
@@ -832,6 +832,20 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 			}
 		}
 	}
+}
+
+// actionOnly reports whether a sentence only tells what the agent does
+// next or offers to do (narration, a plan, an offer): "let me test what
+// actually works", "we can use X instead" say nothing about whether an
+// earlier statement was true, whatever cue word they hold. A sentence that
+// tells what a change made exist ("Switched the cache to Redis instead")
+// is a change, not narration, and still revises.
+func actionOnly(st string) bool {
+	switch sentenceClass(st, OriginFinal) {
+	case ClassNarration, ClassPlan:
+		return true
+	}
+	return false
 }
 
 // revisionReach is how many sentences after a statement a correction
