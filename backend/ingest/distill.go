@@ -140,6 +140,7 @@ func Distill(t Turn, later []string) []Candidate {
 			last = i
 		}
 	}
+	lead := "" // what the agent said it looks at, for the pronoun of the next finding (referent)
 	for i, s := range t.Steps {
 		if s.Error || strings.TrimSpace(s.Text) == "" {
 			continue
@@ -151,7 +152,7 @@ func Distill(t Turn, later []string) []Candidate {
 		case i == last:
 			origin = OriginFinal
 		}
-		cs, ss := modelCandidates(s.Text, origin, pos)
+		cs, ss := modelCandidates(s.Text, origin, pos, &lead)
 		for k := range cs {
 			cs[k].step = i
 		}
@@ -490,8 +491,10 @@ func codeLike(st string) bool {
 
 // modelCandidates reads one text of the model: each block (paragraph or
 // list) gives the candidate of its kept sentences; every sentence is also
-// returned, positioned, for revision checks.
-func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) {
+// returned, positioned, for revision checks. *lead carries, from one text
+// to the next, the agent's last sentence when it says what the agent looks
+// at next (referent): a finding that opens with a pronoun keeps it.
+func modelCandidates(text, origin string, pos int, lead *string) ([]Candidate, []posSentence) {
 	text = stripHarness(text)
 	prose, _ := splitFences(text)
 	var cands []Candidate
@@ -512,28 +515,37 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 			sents = append(sents, posSentence{text: st, pos: pos})
 			pos++
 			if boilerplate.MatchString(st) {
+				*lead = ""
 				continue
 			}
 			if headingLine.MatchString(st) || (s.intro && wordCount(st) <= 8) {
+				*lead = ""
 				if planHeading.MatchString(st) {
 					dropped[ClassPlan]++
 				}
 				continue
 			}
 			if s.skip != "" || planHeading.MatchString(st) {
+				*lead = ""
 				dropped[ClassPlan]++
 				continue
 			}
 			if asks && s.item {
+				*lead = ""
 				dropped[ClassQuestion]++
 				continue
 			}
 			class := sentenceClass(st, origin)
 			if class == ClassFinding || class == ClassChange {
+				if *lead != "" && len(kept) == 0 && pronounLead.MatchString(lower(st)) {
+					kept = append(kept, *lead) // "Let me check whether X uses Y." ... "It's only in Z."
+				}
+				*lead = ""
 				kept = append(kept, st)
 				keptClass[class]++
 				continue
 			}
+			*lead = referent(st, class, origin)
 			dropped[class]++
 		}
 		blockClass := ClassFinding
@@ -552,6 +564,29 @@ func modelCandidates(text, origin string, pos int) ([]Candidate, []posSentence) 
 		}
 	}
 	return cands, sents
+}
+
+// referent returns a sentence of the tool loop in which the agent says what
+// it looks at or does next and names it (a path, an identifier, a code
+// span): "Let me check whether `PaneViewLive` uses `type_color`." The
+// finding after the tool call often answers it with a pronoun, and is
+// self-contained only with it. Anything else returns "".
+func referent(st, class, origin string) string {
+	if origin != OriginToolLoop || (class != ClassNarration && class != ClassPlan) || !namesThing(st) {
+		return ""
+	}
+	return st
+}
+
+// dottedName is a file or a qualified name written bare ("test.exs",
+// "Repo.insert"), whatever its extension.
+var dottedName = regexp.MustCompile(`\b[A-Za-z_][\w-]*\.[A-Za-z_]\w*\b`)
+
+// namesThing reports whether a sentence names something a pronoun after
+// it can refer to: a load-bearing token, a bare file or qualified name, or
+// a capitalised name inside it.
+func namesThing(st string) bool {
+	return len(LoadBearing(st)) > 0 || dottedName.MatchString(st) || capName.MatchString(st)
 }
 
 // sentenceClass classifies one sentence of the model's text.
@@ -794,7 +829,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 	}
 	var revs []reviser
 	for _, s := range sents {
-		if revisionCue.MatchString(lower(s.text)) {
+		if revisionCue.MatchString(lower(s.text)) && !actionOnly(s.text) {
 			revs = append(revs, reviser{s, subjectOf(s.text)})
 		}
 	}
@@ -816,6 +851,20 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 			}
 		}
 	}
+}
+
+// actionOnly reports whether a sentence only tells what the agent does
+// next or offers to do (narration, a plan, an offer): "let me test what
+// actually works", "we can use X instead" say nothing about whether an
+// earlier statement was true, whatever cue word they hold. A sentence that
+// tells what a change made exist ("Switched the cache to Redis instead")
+// is a change, not narration, and still revises.
+func actionOnly(st string) bool {
+	switch sentenceClass(st, OriginFinal) {
+	case ClassNarration, ClassPlan:
+		return true
+	}
+	return false
 }
 
 // revisionReach is how many sentences after a statement a correction
@@ -853,12 +902,28 @@ func dropRestated(cands []Candidate) {
 				continue
 			}
 			n := overlap(a.subject, b.subject)
-			if n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2 {
+			if n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2 && namesAll(b.Text, a.Text) {
 				a.Keep, a.Reason = false, "restated later: "+preview(b.Text)
 				break
 			}
 		}
 	}
+}
+
+// namesAll reports whether text names every load-bearing token of
+// earlier (its paths, identifiers, settings, numbers and code spans),
+// case-insensitively: a statement that leaves out one of them says less
+// than earlier did, so it does not restate it ("the only new error is
+// `ledger.go:12: unreachable`" is not restated by "all the errors are in
+// `report.go`").
+func namesAll(text, earlier string) bool {
+	lt := lower(text)
+	for t := range LoadBearing(earlier) {
+		if t = lower(t); len(t) >= 3 && !strings.Contains(lt, t) {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeSteps joins the kept statements of one text (one response, one
