@@ -94,7 +94,7 @@ var (
 	ticketTok    = regexp.MustCompile(`\b[A-Z]{2,}-\d+\b`)
 	ipTok        = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`)
 	hyphenTok    = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b`)
-	pathTok      = regexp.MustCompile(`(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w-]+(?:/[\w.@*-]+)+|\b[\w-]+\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|dockerfile|mod|sum|txt|csv|entitlements)\b`)
+	pathTok      = regexp.MustCompile(`(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w-]+(?:/[\w.@*-]+)+|\b[\w-]+(?:\.[\w-]+)*\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|dockerfile|mod|sum|txt|csv|entitlements|ex|exs|heex|eex|leex|erl|hrl|hs|scala|lua|dart|zig|nim|ml|mli|clj|cljs|cljc|edn|pl|pm|jl|ps1|psm1|bat|groovy|gemspec|rake|erb|jsonl|ndjson|graphql|gql|prisma|tsv|sass|less|astro|mdx|rst|adoc|tex|nix|hcl|bzl|cmake|mk|sol|ipynb)\b`)
 	identTok     = regexp.MustCompile(`\b(?:[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`)
 	// settingTok: KEY=value where the key looks like a setting (capitals,
 	// _ . -) or the value is not a bare number (read=4 is arithmetic), and --flags.
