@@ -85,6 +85,7 @@ func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Reca
 	for _, wh := range got.Withheld {
 		if m, ok := all[wh.ID]; ok && coversLower(strings.ToLower(m.Text), f.Keys) {
 			fmt.Fprintf(w, "  covering memory withheld: %s (%.3f)\n", wh.Reason, wh.Score)
+			dumpFactors(w, wh.Breakdown, m.Text)
 			found = true
 		}
 	}
@@ -93,7 +94,21 @@ func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Reca
 	}
 	for _, h := range got.Hits {
 		fmt.Fprintf(w, "  given %.3f %s/%s %s\n", h.Score, h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 100))
+		dumpFactors(w, h.Breakdown, h.Memory.Text)
 	}
+}
+
+// dumpFactors writes, under a given or covering memory of a miss, every
+// factor of its composite score (search.Composite) with its rank in each
+// leg (0: not in that leg), what MMR took off it and its length in
+// characters: what put the given memories above the covering one. Nothing
+// for a memory without a breakdown (withheld before it was scored).
+func dumpFactors(w io.Writer, b memory.ScoreBreakdown, text string) {
+	if b == (memory.ScoreBreakdown{}) {
+		return
+	}
+	fmt.Fprintf(w, "    factors: composite %.3f = relevance %.3f (vector #%d, bm25 #%d) x importance %.2f x recency %.3f x access %.2f x anti-sticky %.3f x kind %.2f x surface %.2f x project %.2f x feedback %.2f x keyword %.2f; mmr -%.3f; %d chars\n",
+		b.Composite, b.Relevance, b.VectorRank, b.TextRank, b.Importance, b.Recency, b.Access, b.AntiSticky, b.KindBoost, b.Surface, b.ProjectBoost, b.Feedback, b.Keyword, b.Diversity, len([]rune(text)))
 }
 
 // oneLine is text cut to its first n runes ("..." when cut) on one line

@@ -29,6 +29,13 @@ func TestDumpMiss(t *testing.T) {
 			[]string{"0 given, skipped: no evidence", "withheld: no_evidence"}},
 		{"not a candidate", search.Recalled{Hits: []memory.Hit{hit(other)}},
 			[]string{"no covering memory among the candidates"}},
+		// Each given memory and each covering one withheld shows every
+		// factor of its composite: what ranked the given ones above it.
+		{"factors", search.Recalled{Hits: []memory.Hit{{Memory: other, Score: 0.9, Breakdown: factors(0.9, 1.5, 1)}},
+			Withheld: []search.Withheld{{ID: "m1", Reason: search.WithheldOverK, Score: 0.6, Breakdown: factors(0.6, 1, 2)}}},
+			[]string{"covering memory withheld: over_k (0.600)\n    factors: composite 0.600 = relevance 0.600 (vector #2, bm25 #2) x importance 0.50 x recency 1.000 x access 1.00 x",
+				"The API listens on port 8080.\n    factors: composite 0.900 = relevance 0.600 (vector #1, bm25 #1) x importance 0.50 x recency 1.000 x access 1.50 x",
+				"keyword 1.00; mmr -0.000; 33 chars"}},
 		// The eval asks for every withheld candidate (AllWithheld): one
 		// past the first search.MaxWithheld is reported where it went.
 		{"withheld past the cap", search.Recalled{Hits: []memory.Hit{hit(other)}, Withheld: append(slices.Repeat([]search.Withheld{{ID: "m2", Reason: search.WithheldOverK}}, search.MaxWithheld),
@@ -49,6 +56,13 @@ func TestDumpMiss(t *testing.T) {
 			}
 		})
 	}
+}
+
+// factors is a breakdown of a given composite, relevance 0.6 at rank
+// rank in both legs, importance 0.5 and the access factor access.
+func factors(composite, access float64, rank int) memory.ScoreBreakdown {
+	return memory.ScoreBreakdown{Composite: composite, Relevance: 0.6, VectorRank: rank, TextRank: rank, Importance: 0.5,
+		Recency: 1, Access: access, AntiSticky: 1, KindBoost: 1, Surface: 1, ProjectBoost: 1, Feedback: 1, Keyword: 1}
 }
 
 // TestDumpEvidence: an unrelated prompt's block says which part of the

@@ -118,6 +118,9 @@ type CandidateEvidence struct {
 	Info      float64 `json:"info"`
 	Cosine    float64 `json:"cosine"`
 	Composite float64 `json:"composite"`
+	// Breakdown is every factor of Composite, for evaluation (the eval's
+	// dump); not serialised.
+	Breakdown memory.ScoreBreakdown `json:"-"`
 }
 
 // index is the part of *store.Store the engine uses.

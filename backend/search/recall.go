@@ -143,6 +143,10 @@ type Withheld struct {
 	// Score is the candidate's composite score (what it would have ranked
 	// by, before diversity), 0..
 	Score float64 `json:"score"`
+	// Breakdown is every factor of Score (memory.ScoreBreakdown), for
+	// evaluation: what ranked the given memories above this one. Not
+	// serialised (the recall log keeps the score alone).
+	Breakdown memory.ScoreBreakdown `json:"-"`
 }
 
 // Recaller is session-aware recall: the one entry point hooks, MCP and the
@@ -571,21 +575,21 @@ func (r *Recaller) withheld(f found, given []memory.Hit, already []string, over,
 	for _, h := range given {
 		seen[h.Memory.ID] = true
 	}
-	add := func(id, reason string, score float64) {
+	add := func(id, reason string, score float64, b memory.ScoreBreakdown) {
 		if !seen[id] && len(out) < limit {
 			seen[id] = true
-			out = append(out, Withheld{ID: id, Reason: reason, Score: score})
+			out = append(out, Withheld{ID: id, Reason: reason, Score: score, Breakdown: b})
 		}
 	}
 	for _, h := range over {
-		add(h.Memory.ID, WithheldOverK, h.Breakdown.Composite)
+		add(h.Memory.ID, WithheldOverK, h.Breakdown.Composite, h.Breakdown)
 	}
 	for _, h := range unfit {
-		add(h.Memory.ID, WithheldMaxChars, h.Breakdown.Composite)
+		add(h.Memory.ID, WithheldMaxChars, h.Breakdown.Composite, h.Breakdown)
 	}
 	for _, h := range f.hits {
 		if slices.Contains(already, h.Memory.ID) {
-			add(h.Memory.ID, WithheldAlreadyGiven, h.Breakdown.Composite)
+			add(h.Memory.ID, WithheldAlreadyGiven, h.Breakdown.Composite, h.Breakdown)
 		}
 	}
 	scored := slices.Clone(f.scored)
@@ -599,7 +603,7 @@ func (r *Recaller) withheld(f found, given []memory.Hit, already []string, over,
 				why = WithheldAlreadyGiven
 			}
 		}
-		add(c.ID, why, c.Composite)
+		add(c.ID, why, c.Composite, c.Breakdown)
 	}
 	return out
 }

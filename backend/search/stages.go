@@ -478,7 +478,7 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 		c.info = InfoShare(r.qwords, doc)
 	}
 	for _, c := range r.cands {
-		res.Scored = append(res.Scored, CandidateEvidence{ID: c.m.ID, Coverage: c.coverage, Info: c.info, Cosine: c.cosine, Composite: c.b.Composite})
+		res.Scored = append(res.Scored, CandidateEvidence{ID: c.m.ID, Coverage: c.coverage, Info: c.info, Cosine: c.cosine, Composite: c.b.Composite, Breakdown: c.b})
 		res.Coverage = math.Max(res.Coverage, c.coverage)
 		res.Cosine = math.Max(res.Cosine, c.cosine)
 		r.bestInfo = math.Max(r.bestInfo, c.info)
