@@ -124,9 +124,9 @@ func RunMerge(ctx context.Context, recallPath, metaPath string, threshold float6
 			merges++
 		}
 		// No load-bearing token of any merged text may be missing from the kept text.
-		kept := steward.LoadBearing(a.KeptText)
+		kept := memory.LoadBearing(a.KeptText)
 		for _, id := range append([]string{a.ID}, a.MergedIDs...) {
-			for tok := range steward.LoadBearing(texts[id]) {
+			for tok := range memory.LoadBearing(texts[id]) {
 				if !kept[tok] {
 					rep.LostTokens++
 				}

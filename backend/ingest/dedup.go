@@ -328,9 +328,9 @@ func (p *Pipeline) reinforce(ctx context.Context, id string, marks []store.TurnM
 
 // newTokens lists the load-bearing tokens of next that old lacks, sorted.
 func newTokens(old, next string) []string {
-	have := LoadBearing(old)
+	have := memory.LoadBearing(old)
 	var out []string
-	for t := range LoadBearing(next) {
+	for t := range memory.LoadBearing(next) {
 		if !have[t] {
 			out = append(out, t)
 		}

@@ -586,7 +586,7 @@ var dottedName = regexp.MustCompile(`\b[A-Za-z_][\w-]*\.[A-Za-z_]\w*\b`)
 // it can refer to: a load-bearing token, a bare file or qualified name, or
 // a capitalised name inside it.
 func namesThing(st string) bool {
-	return len(LoadBearing(st)) > 0 || dottedName.MatchString(st) || capName.MatchString(st)
+	return len(memory.LoadBearing(st)) > 0 || dottedName.MatchString(st) || capName.MatchString(st)
 }
 
 // sentenceClass classifies one sentence of the model's text.
@@ -774,7 +774,7 @@ var wordTok = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_.:/-]*[A-Za-z0-9_]`)
 // and its longer words, lowercased.
 func subjectOf(text string) map[string]bool {
 	out := map[string]bool{}
-	for t := range LoadBearing(text) {
+	for t := range memory.LoadBearing(text) {
 		t = strings.ToLower(strings.Trim(t, "`.,;:()[]{}\"'"))
 		if len(t) >= 3 {
 			out[t] = true
@@ -918,7 +918,7 @@ func dropRestated(cands []Candidate) {
 // `report.go`").
 func namesAll(text, earlier string) bool {
 	lt := lower(text)
-	for t := range LoadBearing(earlier) {
+	for t := range memory.LoadBearing(earlier) {
 		if t = lower(t); len(t) >= 3 && !strings.Contains(lt, t) {
 			return false
 		}

@@ -3,6 +3,8 @@ package ingest
 import (
 	"regexp"
 	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // A turn, and the turns after it, show more than the sentences that
@@ -224,7 +226,7 @@ func undoneTokens(text string) map[string]bool {
 // loadTokens returns the load-bearing tokens of text, lowercased.
 func loadTokens(text string) map[string]bool {
 	out := map[string]bool{}
-	for t := range LoadBearing(text) {
+	for t := range memory.LoadBearing(text) {
 		if t = strings.ToLower(strings.Trim(t, "`.,;:()[]{}\"'")); len(t) >= 3 {
 			out[t] = true
 		}

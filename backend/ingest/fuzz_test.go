@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // sharedFilterSet is the write pipeline's labelled dev set in ../shared,
@@ -53,7 +55,7 @@ func FuzzAnalyze(f *testing.F) {
 		if sig.Specificity < 0 || sig.FenceShare < 0 || sig.FenceShare > 1.0001 {
 			t.Fatalf("out of range: %+v", sig)
 		}
-		_ = LoadBearing(s)
+		_ = memory.LoadBearing(s)
 		_ = GuessKind(s)
 	})
 }

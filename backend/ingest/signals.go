@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // The gates before the content score read a reply sentence by sentence and
@@ -94,15 +96,14 @@ var (
 	ticketTok    = regexp.MustCompile(`\b[A-Z]{2,}-\d+\b`)
 	ipTok        = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`)
 	hyphenTok    = regexp.MustCompile(`\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b`)
-	pathTok      = regexp.MustCompile(`(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w-]+(?:/[\w.@*-]+)+|\b[\w-]+(?:\.[\w-]+)*\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|dockerfile|mod|sum|txt|csv|entitlements|ex|exs|heex|eex|leex|erl|hrl|hs|scala|lua|dart|zig|nim|ml|mli|clj|cljs|cljc|edn|pl|pm|jl|ps1|psm1|bat|groovy|gemspec|rake|erb|jsonl|ndjson|graphql|gql|prisma|tsv|sass|less|astro|mdx|rst|adoc|tex|nix|hcl|bzl|cmake|mk|sol|ipynb)\b`)
-	identTok     = regexp.MustCompile(`\b(?:[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`)
-	// settingTok: KEY=value where the key looks like a setting (capitals,
-	// _ . -) or the value is not a bare number (read=4 is arithmetic), and --flags.
-	settingTok = regexp.MustCompile(`\b[A-Za-z_]*[A-Z_.-][\w.-]*=[^\s,;]+|\b[a-z][a-z0-9]*=[^\s,;]*[A-Za-z/:][^\s,;]*|--[a-z][\w-]+(?:=\S+)?`)
-	numberTok  = regexp.MustCompile(`\b(?:v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?|\d{2,}(?:\.\d+)?\s?(?:ms|s|m|h|d|kb|mb|gb|kib|mib|gib|%|k|px)?|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|kib|mib|gib|%|x))\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[A-Z]{2,}-\d+\b`)
+	pathTok      = memory.PathToken
+	identTok     = memory.IdentToken
+	// The load-bearing tokens (memory.LoadBearing), shared with the steward.
+	settingTok = memory.SettingToken
+	numberTok  = memory.NumberToken
 	ownerWord  = regexp.MustCompile(`\b(?:we|our|ours|this repo(?:sitory)?|this project|this codebase|in this (?:repo|project|codebase)|you (?:want|prefer|like|asked)|your (?:preference|team))\b`)
-	backtick   = regexp.MustCompile("`[^`\n]+`")
-	urlTok     = regexp.MustCompile(`\bhttps?://\S+`)
+	backtick   = memory.CodeSpanToken
+	urlTok     = memory.URLToken
 	fence      = regexp.MustCompile("(?m)^\\s*(?:```|~~~)")
 )
 
@@ -173,20 +174,6 @@ func specificity(prose string) float64 {
 		total += 2
 	}
 	return total
-}
-
-// LoadBearing returns the distinct load-bearing tokens of text (paths,
-// identifiers, settings, numbers, versions, URLs, code spans): what a near
-// duplicate must not lose, so dedup updates rather than skips when a new
-// text adds one.
-func LoadBearing(text string) map[string]bool {
-	out := map[string]bool{}
-	for _, re := range []*regexp.Regexp{pathTok, identTok, settingTok, numberTok, urlTok, backtick} {
-		for _, m := range re.FindAllString(text, -1) {
-			out[strings.TrimSpace(strings.Trim(m, "`"))] = true
-		}
-	}
-	return out
 }
 
 // splitFences returns the prose outside code fences and the number of

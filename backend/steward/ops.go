@@ -152,7 +152,7 @@ func merge(a, b *memory.Memory) mergeResult {
 	if !survivorFirst(a, b) {
 		s, l = b, a
 	}
-	st, lt := LoadBearing(s.Text), LoadBearing(l.Text)
+	st, lt := memory.LoadBearing(s.Text), memory.LoadBearing(l.Text)
 	r := mergeResult{tied: s.ReinforcedCount == l.ReinforcedCount && s.AccessCount == l.AccessCount}
 	switch {
 	case len(lt) != len(st):

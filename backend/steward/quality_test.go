@@ -1,14 +1,9 @@
 package steward
 
 import (
-	"bufio"
-	"encoding/json"
 	"math"
-	"os"
-	"reflect"
 	"testing"
 
-	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -47,34 +42,6 @@ func TestStickiness(t *testing.T) {
 		m := memory.Memory{AccessCount: c.access, ReinforcedCount: c.reinforced}
 		if got := Stickiness(&m, cfg); got != c.want {
 			t.Errorf("Stickiness(%d, %d) = %v, want %v", c.access, c.reinforced, got, c.want)
-		}
-	}
-}
-
-// TestLoadBearingMatchesIngest keeps the steward's copy of the tokenizer in
-// step with the write pipeline's.
-func TestLoadBearingMatchesIngest(t *testing.T) {
-	texts := []string{
-		"Set MEMTRAY_PORT=7432 and run `make test` from backend/store/store.go; see https://example.com/x v1.2.3 and 250ms.",
-		"the retryBackoff field in config.yaml defaults to 3 retries, ticket ABC-123, host 10.0.0.12, --dry-run",
-		"plain words only, nothing specific here",
-	}
-	f, err := os.Open("../ingest/testdata/exchanges.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var ex struct{ User, Assistant string }
-		if json.Unmarshal(sc.Bytes(), &ex) == nil {
-			texts = append(texts, ex.User, ex.Assistant)
-		}
-	}
-	for _, text := range texts {
-		if got, want := LoadBearing(text), ingest.LoadBearing(text); !reflect.DeepEqual(got, want) {
-			t.Errorf("LoadBearing(%q) = %v, ingest says %v", text, got, want)
 		}
 	}
 }

@@ -1,0 +1,46 @@
+package memory
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Load-bearing tokens: what a text names that a near-duplicate must not
+// lose (paths and file names, identifiers, settings, numbers and
+// versions, URLs, code spans). The write pipeline's dedup updates rather
+// than skips a text that adds one, and the steward does not merge away a
+// memory that names one its survivor lacks: both read them here, so they
+// agree.
+var (
+	// PathToken is a path ("backend/store/store.go", "~/.config/x",
+	// "./run.sh") or a file name by its extension, dotted parts whole
+	// ("root.html.heex"); single-letter extensions only c and h, so that
+	// "U.S." stays prose.
+	PathToken = regexp.MustCompile(`(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w-]+(?:/[\w.@*-]+)+|\b[\w-]+(?:\.[\w-]+)*\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|dockerfile|mod|sum|txt|csv|entitlements|ex|exs|heex|eex|leex|erl|hrl|hs|scala|lua|dart|zig|nim|ml|mli|clj|cljs|cljc|edn|pl|pm|jl|ps1|psm1|bat|groovy|gemspec|rake|erb|jsonl|ndjson|graphql|gql|prisma|tsv|sass|less|astro|mdx|rst|adoc|tex|nix|hcl|bzl|cmake|mk|sol|ipynb)\b`)
+	// IdentToken is an identifier written as code: snake_case, camelCase,
+	// PascalCase with an inner capital, CONSTANT_CASE.
+	IdentToken = regexp.MustCompile(`\b(?:[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`)
+	// SettingToken is KEY=value where the key looks like a setting
+	// (capitals, _ . -) or the value is not a bare number (read=4 is
+	// arithmetic), and --flags.
+	SettingToken = regexp.MustCompile(`\b[A-Za-z_]*[A-Z_.-][\w.-]*=[^\s,;]+|\b[a-z][a-z0-9]*=[^\s,;]*[A-Za-z/:][^\s,;]*|--[a-z][\w-]+(?:=\S+)?`)
+	// NumberToken is a version, a number with a unit or of two digits or
+	// more, an IPv4 address or a ticket (ABC-123).
+	NumberToken = regexp.MustCompile(`\b(?:v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?|\d{2,}(?:\.\d+)?\s?(?:ms|s|m|h|d|kb|mb|gb|kib|mib|gib|%|k|px)?|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|kib|mib|gib|%|x))\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[A-Z]{2,}-\d+\b`)
+	// URLToken is an http(s) URL.
+	URLToken = regexp.MustCompile(`\bhttps?://\S+`)
+	// CodeSpanToken is an inline code span.
+	CodeSpanToken = regexp.MustCompile("`[^`\n]+`")
+)
+
+// LoadBearing returns the distinct load-bearing tokens of text, code spans
+// without their backticks.
+func LoadBearing(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, re := range []*regexp.Regexp{PathToken, IdentToken, SettingToken, NumberToken, URLToken, CodeSpanToken} {
+		for _, m := range re.FindAllString(text, -1) {
+			out[strings.TrimSpace(strings.Trim(m, "`"))] = true
+		}
+	}
+	return out
+}

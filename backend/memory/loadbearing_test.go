@@ -1,0 +1,40 @@
+package memory
+
+import "testing"
+
+// TestLoadBearingFileNames: a file is a load-bearing token by its
+// extension in the languages agents work in, not only the most common
+// ones (Elixir's .ex and .exs were not counted, so a finding about
+// router.ex named nothing specific); a word with a full stop is none.
+func TestLoadBearingFileNames(t *testing.T) {
+	tests := []struct {
+		text string
+		want string // "" for none
+	}{
+		{"The route lives in router.ex now.", "router.ex"},
+		{"Test config goes in test.exs.", "test.exs"},
+		{"The layout is root.html.heex.", "root.html.heex"},
+		{"Settings are read from init.lua.", "init.lua"},
+		{"The schema is in schema.prisma.", "schema.prisma"},
+		{"Events go to events.jsonl.", "events.jsonl"},
+		{"The build uses flake.nix.", "flake.nix"},
+		{"The handler is in main.go.", "main.go"},
+		{"Integration tests use docker-compose.test.yml.", "docker-compose.test.yml"},
+		{"Set MEMTRAY_PORT=7432 and see backend/store/store.go first.", "backend/store/store.go"},
+		{"the retryBackoff field defaults to 3", "retryBackoff"},
+		{"It works in the U.S. and elsewhere.", ""},
+		{"That is the end. Exactly so.", ""},
+	}
+	for _, tc := range tests {
+		got := LoadBearing(tc.text)
+		if tc.want == "" {
+			if len(got) != 0 {
+				t.Errorf("%q: load-bearing %v, want none", tc.text, got)
+			}
+			continue
+		}
+		if !got[tc.want] {
+			t.Errorf("%q: load-bearing %v, want %q among them", tc.text, got, tc.want)
+		}
+	}
+}
