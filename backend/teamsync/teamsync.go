@@ -237,6 +237,24 @@ func (s *Syncer) Status() Status {
 	return st
 }
 
+// ack takes the pushed entries and deltas out of the outbox and, with
+// saved (nil: unchanged), stores the refusals and held edits in the same
+// transaction; the status takes refused under its lock, held across the
+// commit, so a Status that sees the outbox acknowledged (it reads the
+// outbox's length first) sees the refusals recorded with it.
+func (s *Syncer) ack(ctx context.Context, acked []store.OutboxEntry, dids []string, saved []byte, refused []Refusal) error {
+	if saved == nil {
+		return s.o.Store.AckOutboxRefusals(ctx, acked, dids, nil)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.o.Store.AckOutboxRefusals(ctx, acked, dids, saved); err != nil {
+		return err
+	}
+	s.st.Refused = refused
+	return nil
+}
+
 func (s *Syncer) update(f func(*Status)) {
 	s.mu.Lock()
 	f(&s.st)
@@ -667,12 +685,11 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	if err := s.crash(crashBeforeAck); err != nil {
 		return err
 	}
-	if err := s.o.Store.AckOutboxRefusals(ctx, acked, dids, saved); err != nil {
+	if err := s.ack(ctx, acked, dids, saved, refused); err != nil {
 		return err
 	}
 	if saved != nil {
 		s.held, s.heldDirty = held, false
-		s.update(func(st *Status) { st.Refused = refused })
 	}
 	if err := s.crash(crashAfterAck); err != nil {
 		return err
