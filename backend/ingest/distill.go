@@ -586,7 +586,7 @@ var dottedName = regexp.MustCompile(`\b[A-Za-z_][\w-]*\.[A-Za-z_]\w*\b`)
 // it can refer to: a load-bearing token, a bare file or qualified name, or
 // a capitalised name inside it.
 func namesThing(st string) bool {
-	return len(memory.LoadBearing(st)) > 0 || dottedName.MatchString(st) || capName.MatchString(st)
+	return memory.NamesLoadBearing(st) || dottedName.MatchString(st) || capName.MatchString(st)
 }
 
 // sentenceClass classifies one sentence of the model's text.
@@ -891,6 +891,10 @@ func overlapLong(a, b map[string]bool) (int, bool) {
 // is restated: its question repeats the model's context by design, and
 // what the user chose is said nowhere else as the user's.
 func dropRestated(cands []Candidate) {
+	// Each candidate's lowercased text and tokens, read once when a pair
+	// first needs them (namesAll): the pairs are many, the texts few.
+	lowered := make([]string, len(cands))
+	tokens := make([][]string, len(cands))
 	for i := range cands {
 		a := &cands[i]
 		if !a.Keep || a.Class == ClassAnswer {
@@ -902,7 +906,16 @@ func dropRestated(cands []Candidate) {
 				continue
 			}
 			n := overlap(a.subject, b.subject)
-			if n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2 && namesAll(b.Text, a.Text) {
+			if n < 3 || 2*n < min(len(a.subject), len(b.subject)) || runeLen(b.Text) < runeLen(a.Text)/2 {
+				continue
+			}
+			if tokens[i] == nil {
+				tokens[i] = namedTokens(a.Text)
+			}
+			if lowered[j] == "" {
+				lowered[j] = lower(b.Text)
+			}
+			if namesAll(lowered[j], tokens[i]) {
 				a.Keep, a.Reason = false, "restated later: "+preview(b.Text)
 				break
 			}
@@ -910,16 +923,27 @@ func dropRestated(cands []Candidate) {
 	}
 }
 
-// namesAll reports whether text names every load-bearing token of
-// earlier (its paths, identifiers, settings, numbers and code spans),
-// case-insensitively: a statement that leaves out one of them says less
-// than earlier did, so it does not restate it ("the only new error is
-// `ledger.go:12: unreachable`" is not restated by "all the errors are in
-// `report.go`").
-func namesAll(text, earlier string) bool {
-	lt := lower(text)
-	for t := range memory.LoadBearing(earlier) {
-		if t = lower(t); len(t) >= 3 && !strings.Contains(lt, t) {
+// namedTokens returns the load-bearing tokens of text (its paths,
+// identifiers, settings, numbers and code spans) of 3 characters or more,
+// lowercased; never nil.
+func namedTokens(text string) []string {
+	out := []string{}
+	for t := range memory.LoadBearing(text) {
+		if t = lower(t); len(t) >= 3 {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// namesAll reports whether a lowercased text names every one of the
+// tokens of an earlier statement (namedTokens): a statement that leaves
+// out one of them says less than earlier did, so it does not restate it
+// ("the only new error is `ledger.go:12: unreachable`" is not restated by
+// "all the errors are in `report.go`").
+func namesAll(lowered string, earlier []string) bool {
+	for _, t := range earlier {
+		if !strings.Contains(lowered, t) {
 			return false
 		}
 	}

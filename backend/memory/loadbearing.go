@@ -33,11 +33,25 @@ var (
 	CodeSpanToken = regexp.MustCompile("`[^`\n]+`")
 )
 
+// loadBearing lists the patterns LoadBearing and NamesLoadBearing read.
+var loadBearing = []*regexp.Regexp{PathToken, IdentToken, SettingToken, NumberToken, URLToken, CodeSpanToken}
+
+// NamesLoadBearing reports whether text has a load-bearing token: what
+// len(LoadBearing(text)) > 0 says, without listing them.
+func NamesLoadBearing(text string) bool {
+	for _, re := range loadBearing {
+		if re.MatchString(text) {
+			return true
+		}
+	}
+	return false
+}
+
 // LoadBearing returns the distinct load-bearing tokens of text, code spans
 // without their backticks.
 func LoadBearing(text string) map[string]bool {
 	out := map[string]bool{}
-	for _, re := range []*regexp.Regexp{PathToken, IdentToken, SettingToken, NumberToken, URLToken, CodeSpanToken} {
+	for _, re := range loadBearing {
 		for _, m := range re.FindAllString(text, -1) {
 			out[strings.TrimSpace(strings.Trim(m, "`"))] = true
 		}

@@ -38,3 +38,16 @@ func TestLoadBearingFileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestNamesLoadBearing: NamesLoadBearing says what a non-empty LoadBearing
+// says.
+func TestNamesLoadBearing(t *testing.T) {
+	for _, text := range []string{
+		"", "plain words only, nothing specific here", "Run `make test` first.", "see backend/store/store.go",
+		"MEMTRAY_PORT=7432", "v1.2.3 took 250ms", "https://example.com/x", "the retryBackoff field", "It works in the U.S.",
+	} {
+		if got, want := NamesLoadBearing(text), len(LoadBearing(text)) > 0; got != want {
+			t.Errorf("NamesLoadBearing(%q) = %v, LoadBearing has %d tokens", text, got, len(LoadBearing(text)))
+		}
+	}
+}
