@@ -16,6 +16,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/refuse"
 )
 
 // heapWatch samples the heap in use every few milliseconds until stopped
@@ -129,12 +130,8 @@ func TestUpstreamResetMidStream(t *testing.T) {
 // (the agent gets a 502 saying why) until it answers again, with no
 // restart.
 func TestUpstreamDownThenBack(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	down := refuse.New(t)
+	addr := down.HostPort
 	h := newHarness(t, harnessOpt{cfg: func(c *config.Capture) { c.AnthropicUpstream = "http://" + addr }})
 	for range 3 {
 		resp, _ := h.post(t, "/v1/messages", claudeHeader(), readFile(t, "claude_code_prompt.json"))
@@ -147,7 +144,8 @@ func TestUpstreamDownThenBack(t *testing.T) {
 		t.Fatalf("upstream problem %+v", st.Upstream)
 	}
 	// The provider comes back on the same address.
-	ln, err = net.Listen("tcp", addr)
+	down.Release()
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Skipf("address taken meanwhile: %v", err)
 	}

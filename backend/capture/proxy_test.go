@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"reflect"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/refuse"
 )
 
 // checkForwarded asserts the upstream received the request unchanged.
@@ -196,12 +196,8 @@ func TestErrorStatusesPassThroughNotCaptured(t *testing.T) {
 }
 
 func TestUpstreamDown502(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String()
-	ln.Close()
+	down := refuse.New(t).HostPort
+	dead := "http://" + down
 	h := newHarness(t, harnessOpt{cfg: func(c *config.Capture) { c.AnthropicUpstream = dead }})
 	resp, got := h.post(t, "/v1/messages", claudeHeader(), readFile(t, "claude_code_prompt.json"))
 	if resp.StatusCode != http.StatusBadGateway || resp.Header.Get("Content-Type") != "application/json" {
@@ -214,7 +210,7 @@ func TestUpstreamDown502(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal(got, &e); err != nil || e.Type != "error" || e.Error.Type != "api_error" || !strings.HasPrefix(e.Error.Message, "memtray proxy: upstream "+ln.Addr().String()+": ") {
+	if err := json.Unmarshal(got, &e); err != nil || e.Type != "error" || e.Error.Type != "api_error" || !strings.HasPrefix(e.Error.Message, "memtray proxy: upstream "+down+": ") {
 		t.Errorf("body %s (%v)", got, err)
 	}
 	h.sink.none(t, h.p)

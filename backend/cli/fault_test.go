@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/memtray/memtray/backend/refuse"
 )
 
 // TestFaultStatsShowsWarnings: `memtray stats` prints what the overview
@@ -14,12 +16,8 @@ import (
 // it once the provider answers again.
 func TestFaultStatsShowsWarnings(t *testing.T) {
 	dir := isolate(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
+	down := refuse.New(t)
+	dead := down.HostPort
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
 	done := make(chan int, 1)
@@ -57,7 +55,8 @@ func TestFaultStatsShowsWarnings(t *testing.T) {
 		t.Fatalf("stats does not show the fault: %d\n%s%s", code, sout, errs)
 	}
 	// The provider comes back.
-	ln, err = net.Listen("tcp", dead)
+	down.Release()
+	ln, err := net.Listen("tcp", dead)
 	if err != nil {
 		t.Skipf("address taken meanwhile: %v", err)
 	}

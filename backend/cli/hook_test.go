@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/refuse"
 )
 
 // hookMemories are the memories startHookDaemon stores: a few of project
@@ -327,12 +327,7 @@ func TestHookNeverBreaksTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A runtime file naming a port where nothing listens.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := refuse.New(t).HostPort
 	rt, _ := json.Marshal(daemon.Runtime{PID: 1, Listen: dead})
 	os.WriteFile(filepath.Join(noDaemon, daemon.RuntimeFile), rt, 0o600)
 	good := `{"session_id":"s1","cwd":"/w/webapp","prompt":"which port does staging use?"}`

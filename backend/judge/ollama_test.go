@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/refuse"
 )
 
 // readTestdata returns a file of testdata/.
@@ -318,14 +318,9 @@ func TestOllamaErrors(t *testing.T) {
 }
 
 func TestOllamaNotRunning(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := refuse.New(t).HostPort
 	o := newTestOllama(t, addr, time.Second)
-	_, err = o.Judge(context.Background(), testExchange)
+	_, err := o.Judge(context.Background(), testExchange)
 	if !errors.Is(err, memory.ErrUnavailable) {
 		t.Fatalf("error %v, want ErrUnavailable", err)
 	}
