@@ -35,7 +35,7 @@ func answerCandidate(a memory.Answer) (Candidate, bool) {
 	}
 	c := newCandidate(text, OriginUser, ClassAnswer, true, "")
 	c.Kind = memory.KindDecision
-	if ls := lower(ans); prefUser.MatchString(ls) || howToRule(ls) {
+	if ls := lower(ans); prefCue(ls) || howToRule(ls) {
 		c.Kind, c.Type = memory.KindPreference, memory.TypeUser
 	}
 	return c, true

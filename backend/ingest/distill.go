@@ -278,7 +278,7 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 	for _, s := range ss {
 		st := strings.TrimSpace(s.text)
 		ls := lower(st)
-		cued := prefUser.MatchString(ls) || howToRule(ls)
+		cued := prefCue(ls) || howToRule(ls)
 		about := requestOpen(ls) // requests.go: an order of work names what the turn works on
 		switch {
 		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls):
@@ -397,7 +397,7 @@ func pastReport(ls string) bool {
 		return false
 	}
 	rest := ls[:loc[0]] + ls[loc[1]:]
-	return !prefUser.MatchString(rest) && !howToRule(strings.TrimSpace(rest))
+	return !prefCue(rest) && !howToRule(strings.TrimSpace(rest))
 }
 
 // pronounOrder is a user's order whose whole object is a pronoun ("no,
