@@ -63,6 +63,10 @@ type Options struct {
 	Embedder memory.Embedder
 	// Clock, if set, replaces the wall clock.
 	Clock memory.Clock
+	// NewID, if set, names new memories instead of crypto/rand
+	// (store.Options.NewID): the evaluations' seeded ids, for runs that
+	// compare byte for byte. Production daemons leave it nil.
+	NewID func() string
 	// ConfigPath is the config file the daemon was started with: PUT
 	// /api/config saves there (creating it). Empty: Config.File; both
 	// empty: changes are runtime-only.
@@ -202,7 +206,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	if err := d.openEmbedder(ctx, opts.Embedder); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock, Shared: d.teamShared()})
+	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock, Shared: d.teamShared(), NewID: opts.NewID})
 	if err != nil {
 		return err // store's errors name the store
 	}

@@ -19,6 +19,10 @@
 //     made of its user turns (scoped to the question); recall_all@5/@10 and
 //     ndcg_any@5/@10; abstention questions (id ending in _abs) are excluded.
 //     Floors and MMR are off.
+//
+// Every evaluation store names its memories with SeededIDs rather than the
+// store's random ids, so the ties broken by id fall the same way in every
+// run: reports and dumps compare byte for byte between runs and builds.
 package eval
 
 import (
@@ -87,7 +91,7 @@ func openEnv(ctx context.Context, opts Options) (*env, error) {
 		return nil, fmt.Errorf("eval: temporary store: %w", err)
 	}
 	clock := memory.FixedClock{T: evalNow}
-	st, err := store.Open(ctx, store.Options{Dir: dir, Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
+	st, err := store.Open(ctx, store.Options{Dir: dir, Model: emb.Model(), Dim: emb.Dim(), Clock: clock, NewID: SeededIDs()})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("eval: temporary store: %w", err)

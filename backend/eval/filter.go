@@ -212,7 +212,7 @@ func RunFilterItems(ctx context.Context, items []FilterItem, opts FilterOptions)
 
 func runFilterPass(ctx context.Context, items []FilterItem, dir string, cfg config.Ingest, emb memory.Embedder,
 	scorer *noise.Scorer, opts FilterOptions, clock memory.Clock, progress func(int)) (*PassReport, error) {
-	st, err := store.Open(ctx, store.Options{Dir: dir, Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
+	st, err := store.Open(ctx, store.Options{Dir: dir, Model: emb.Model(), Dim: emb.Dim(), Clock: clock, NewID: SeededIDs()})
 	if err != nil {
 		return nil, fmt.Errorf("eval filter: store: %w", err)
 	}

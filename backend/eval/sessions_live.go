@@ -204,7 +204,7 @@ func captureLive(ctx context.Context, sc *LiveSessionScore, ls *LabelledSession,
 	if err := os.MkdirAll(filepath.Dir(target), 0o700); err != nil {
 		return nil, fmt.Errorf("session folder: %w", err)
 	}
-	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval"})
+	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval", NewID: SeededIDs()})
 	if err != nil {
 		return nil, fmt.Errorf("open daemon: %w", err)
 	}

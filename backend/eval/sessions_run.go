@@ -369,7 +369,7 @@ func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, st
 	// The sessions come from the set; the user's own live sessions under
 	// ~/.claude and ~/.codex must not reach the temporary store.
 	cfg.Capture.Transcripts.Enabled = false
-	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval"})
+	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval", NewID: SeededIDs()})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, "", fmt.Errorf("eval sessions: open daemon: %w", err)

@@ -214,7 +214,7 @@ func (p *Pipeline) commit(ctx context.Context, r *run, m memory.Memory, supersed
 			out = outUpdated // as the callers report it
 		}
 		if in.Memory.ID == "" {
-			in.Memory.ID = store.NewID() // the outcome mark names it
+			in.Memory.ID = p.store.NewID() // the outcome mark names it
 		}
 		in.Marks = r.tw.marks(out, in.Memory.ID)
 	}

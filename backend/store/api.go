@@ -40,6 +40,15 @@ type Options struct {
 	// in the store's outbox in the write's own transaction (Outbox,
 	// AckOutbox; outbox.go). Nil: no outbox.
 	Shared func(m *memory.Memory) bool
+	// NewID, when set, names the memories the store names (a memory stored
+	// without an id, a restored or imported one whose id is taken) and the
+	// ids Store.NewID hands out. It must be safe for concurrent use and
+	// return ids ValidID accepts that it never returned before. Nil (every
+	// production store): 128 random bits from crypto/rand in lowercase hex.
+	// The evaluations set a seeded generator (eval.SeededIDs) so that two
+	// runs name the same memories alike and rank ties, broken by id, fall
+	// the same way; nothing else should.
+	NewID func() string
 }
 
 // Filter narrows Iterate, VectorSearch and TextSearchTerms. The zero Filter

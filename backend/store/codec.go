@@ -187,9 +187,12 @@ func getU64(b []byte) uint64 {
 }
 
 // NewID returns a new memory id, as the store gives a memory stored
-// without one: for a caller that names the memory before it is stored
-// (a turn mark written with it, Insert.Marks).
-func NewID() string {
+// without one (Options.NewID, else random): for a caller that names the
+// memory before it is stored (a turn mark written with it, Insert.Marks).
+func (s *Store) NewID() string {
+	if s.opts.NewID != nil {
+		return s.opts.NewID()
+	}
 	return newID()
 }
 

@@ -382,7 +382,7 @@ func (ir *importRun) planDuplicates() error {
 				continue
 			}
 			if m.ID == "" || stored.Get([]byte(m.ID)) != nil {
-				id := newID()
+				id := ir.s.NewID()
 				if m.ID != "" {
 					ir.remap[m.ID] = id
 				}

@@ -77,7 +77,7 @@ func BenchmarkTurnWrite(b *testing.B) {
 					}
 					err = s.MarkTurn(ctx, []TurnMark{{Turn: turn, Hash: hash, Outcome: "stored", MemoryID: st.ID}, {Turn: turn, Outcome: "stored"}})
 				case "marks-1tx":
-					m.ID = NewID()
+					m.ID = newID()
 					_, _, err = s.Insert(ctx, Insert{Memory: m, Unique: true, Marks: []TurnMark{
 						{Turn: turn, Hash: hash, Atomic: true},
 						{Turn: turn, Hash: hash, Outcome: "stored", MemoryID: m.ID},

@@ -117,7 +117,7 @@ func TestMarksRideWrites(t *testing.T) {
 		marked bool
 	}{
 		{"insert", func(s *Store, _ memory.Memory, turn string) (memory.Memory, error) {
-			id := NewID()
+			id := newID()
 			m, _, err := s.Insert(ctx, Insert{Memory: withID(mem("the deploy gate runs the smoke tests"), id), Unique: true, Marks: pendingThenOutcome(turn, id)})
 			return m, err
 		}, true},
@@ -136,7 +136,7 @@ func TestMarksRideWrites(t *testing.T) {
 			return res[1].Memory, nil
 		}, true},
 		{"supersede", func(s *Store, old memory.Memory, turn string) (memory.Memory, error) {
-			id := NewID()
+			id := newID()
 			m, _, err := s.Insert(ctx, Insert{Memory: withID(mem(old.Text+" on port 8443"), id), Supersedes: old.ID, Unique: true, Marks: pendingThenOutcome(turn, id)})
 			return m, err
 		}, true},

@@ -73,7 +73,7 @@ func normalizeTimes(m *memory.Memory) {
 // (import), importance and timestamps are taken as they are.
 func (s *Store) prepare(m memory.Memory, now time.Time, keep bool) (memory.Memory, error) {
 	if m.ID == "" {
-		m.ID = newID()
+		m.ID = s.NewID()
 	} else if !ValidID(m.ID) {
 		return m, &memory.ValidationError{Problems: []string{fmt.Sprintf("id %q is not 1..64 characters of letters, digits and -_.:", m.ID)}}
 	}
@@ -277,7 +277,7 @@ func (s *Store) planInserts(ins []Insert) (res []Inserted, write []int, err erro
 				}
 			}
 			if in.Restore && in.Memory.ID != "" && recs.Get([]byte(in.Memory.ID)) != nil {
-				in.Memory.ID = newID()
+				in.Memory.ID = s.NewID()
 			}
 			inBatch[h] = true
 			write = append(write, i)
