@@ -895,9 +895,6 @@ type pulledPage struct {
 	n      int // changes on the page
 	ch     store.TeamChanges
 	cursor team.Cursor
-	// countersOnly are the ids whose changes on the page only moved the
-	// team's counters.
-	countersOnly map[string]bool
 }
 
 // pull applies the changes after the stored cursor, page by page, each
@@ -963,7 +960,7 @@ func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
 				return
 			}
 			select {
-			case local <- pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next, countersOnly: countersOnly(page.Changes)}:
+			case local <- pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next}:
 			case <-ctx.Done():
 				return
 			}
@@ -996,7 +993,7 @@ func (s *Syncer) pullSerial(ctx context.Context, ts *team.Store, cur team.Cursor
 		if err != nil {
 			return rep, err
 		}
-		if err := s.apply(ctx, pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next, countersOnly: countersOnly(page.Changes)}, &rep); err != nil {
+		if err := s.apply(ctx, pulledPage{n: len(page.Changes), ch: ch, cursor: page.Next}, &rep); err != nil {
 			return rep, err
 		}
 		cur = page.Next
@@ -1030,10 +1027,6 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 		return err
 	}
 	ch := p.ch
-	kept, err := s.keepHeld(ctx, ch.Put, p.countersOnly)
-	if err != nil {
-		return err
-	}
 	ch.Cursor = next
 	applied, err := s.o.Store.ApplyTeam(ctx, ch)
 	if err != nil {
@@ -1041,11 +1034,12 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 	}
 	// The team's version replaced (or deleted) a held edit: a later write
 	// is pushed as usual. (A local copy ApplyTeam kept, with a write
-	// waiting in the outbox, has that write pushed once more.)
+	// waiting in the outbox, has that write pushed once more.) Any pulled
+	// change counts, the team's counters too: a held edit may rest on a
+	// version of the owner's that ApplyTeam left to a waiting push, and
+	// only taking the team's version makes the two machines agree again.
 	for _, m := range ch.Put {
-		if !kept[m.ID] {
-			s.heldDirty = s.held.drop(m.ID) || s.heldDirty
-		}
+		s.heldDirty = s.held.drop(m.ID) || s.heldDirty
 	}
 	for _, d := range ch.Delete {
 		s.heldDirty = s.held.drop(d.ID) || s.heldDirty
@@ -1070,51 +1064,6 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 		s.log.Warn("skipped team memories this store cannot hold", "count", applied.Invalid)
 	}
 	return nil
-}
-
-// countersOnly returns the ids whose changes in cs only moved the team's
-// counters.
-func countersOnly(cs []team.Change) map[string]bool {
-	out := map[string]bool{}
-	for _, c := range cs {
-		if only, seen := out[c.MemoryID]; !seen || only {
-			out[c.MemoryID] = c.Op == team.OpCounters
-		}
-	}
-	return out
-}
-
-// keepHeld turns the puts of held edits whose pulled changes only moved
-// the team's counters (countersOnly) into puts of the held edit (its text,
-// metadata and embedding as this machine holds them) with the team's
-// counters: a counter pushed by anyone, this machine included, is not the
-// owner's next change, and applied as pulled it replaced the edit here. It
-// returns their ids (s.cycle held).
-func (s *Syncer) keepHeld(ctx context.Context, puts []memory.Memory, countersOnly map[string]bool) (map[string]bool, error) {
-	kept := map[string]bool{}
-	for i, m := range puts {
-		h, ok := s.held.find(m.ID)
-		if !ok || !countersOnly[m.ID] {
-			continue
-		}
-		local, err := s.o.Store.Get(ctx, m.ID)
-		if errors.Is(err, memory.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("team sync: keep a refused edit: %w", err)
-		}
-		if version(local) != h.Version {
-			continue // written since: the outbox holds it, and ApplyTeam leaves it to the push
-		}
-		m.Text, m.Kind, m.KindOrigin, m.Type = local.Text, local.Kind, local.KindOrigin, local.Type
-		m.Project, m.Source, m.Surface = local.Project, local.Source, local.Surface
-		m.Importance, m.Supersedes = local.Importance, local.Supersedes
-		m.ContentHash, m.UpdatedAt, m.Embedding = local.ContentHash, local.UpdatedAt, local.Embedding
-		puts[i] = m
-		kept[m.ID] = true
-	}
-	return kept, nil
 }
 
 // changes turns a page of the feed into local changes: the last state of
