@@ -16,9 +16,10 @@ import (
 // or invalid) stays on this machine as a held edit: the loop does not
 // push that version again when a later write leaves it as it is (an
 // access counted by recall writes the record and queues it), since the
-// team would refuse it again. An edit made here (a new version), the
-// owner's next change replacing the local copy, and an explicit push of
-// every memory (PushAll, `memtray team push --all`) end the hold.
+// team would refuse it again. An edit made here (a new version), any
+// change of the team's pulled back (the owner's edit or the counters, which
+// replaces the local copy with the team's version), and an explicit push
+// of every memory (PushAll, `memtray team push --all`) end the hold.
 //
 // The store keeps the held edits with the status's refusals, in one value
 // (Store.TeamRefusals) written in the transaction that removes the refused

@@ -120,7 +120,7 @@ const maxRefused = 10
 
 // The outcomes of a refusal for the local copy.
 const (
-	refusedChange  = "the team keeps the owner's version; this machine keeps its edit until the owner's next change arrives (it is pushed again only when edited again here, or by push --all)"
+	refusedChange  = "the team keeps the owner's version; this machine keeps its edit until the team's copy next changes, its counts of use too (it is pushed again only when edited again here, or by push --all)"
 	refusedDelete  = "deleted on this machine only; the team keeps it, and it comes back here when the team's copy changes (its owner or an admin may delete it)"
 	refusedRestore = "restored on this machine only, as a personal memory; the team's copy stays deleted (its owner or an admin may restore it)"
 	refusedInvalid = "the team refused it as invalid; it stays on this machine"
