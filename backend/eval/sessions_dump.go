@@ -141,10 +141,12 @@ func dumpEvidence(w io.Writer, ev *search.Evidence) {
 		vec = fmt.Sprintf("%s (cosine %.3f, z %.2f; threshold %.3f, z %.2f; sample %d)", yes(ev.Vector),
 			ev.Cosine, (ev.Cosine-ev.Mean)/ev.Std, ev.Threshold, (ev.Threshold-ev.Mean)/ev.Std, ev.Sample)
 	}
-	names := "-"
-	if len(ev.UnknownNames) > 0 {
-		names = strings.Join(ev.UnknownNames, ",")
+	list := func(ws []string) string {
+		if len(ws) == 0 {
+			return "-"
+		}
+		return strings.Join(ws, ",")
 	}
-	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s\n",
-		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], yes(ev.Lexical), ev.Coverage, ev.Unknown, vec, yes(ev.Generic), names)
+	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s, names the best candidate lacks %s\n",
+		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], yes(ev.Lexical), ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks))
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -56,6 +57,15 @@ type Evidence struct {
 	// whose embedding is near the query's are near its other words, so
 	// the vector test does not count for it (Holds).
 	UnknownNames []string `json:"unknown_names,omitempty"`
+	// BestLacks are the query's words written as names that some memory
+	// contains but the best candidate (the one of Coverage) does not
+	// (LackedNames): names the store knows only in other memories than
+	// the one whose words are the lexical evidence. A diagnostic for
+	// reading why a prompt got memories ("GitHub Actions caching for a
+	// Rust build" matched by a memory about GitHub Actions alone); no test
+	// uses it (docs/benchmarks.md, the evidence gate: on the dev sets the
+	// relevant queries lack such names as often as the unrelated prompts).
+	BestLacks []string `json:"best_lacks,omitempty"`
 	// Info is the query's information: the sum of its words' (QueryWord.
 	// Info, nats); MinInfo is what a query naming nothing must carry at
 	// least: the information of a word general language does not use
@@ -215,6 +225,18 @@ func UnknownNames(ws []QueryWord) []string {
 	var out []string
 	for _, w := range ws {
 		if w.Name && w.Unknown {
+			out = append(out, w.Word)
+		}
+	}
+	return out
+}
+
+// LackedNames returns the words of ws written as names that some memory
+// contains (not Unknown) but doc, a memory's terms, does not.
+func LackedNames(ws []QueryWord, doc map[string]bool) []string {
+	var out []string
+	for _, w := range ws {
+		if w.Name && !w.Unknown && !slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
 			out = append(out, w.Word)
 		}
 	}

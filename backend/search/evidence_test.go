@@ -601,3 +601,51 @@ func TestEvidenceVectorUnweighted(t *testing.T) {
 		})
 	}
 }
+
+// TestLackedNames: the names some memory contains that a memory's terms
+// lack; a word not written as a name, or no memory's, is not listed.
+func TestLackedNames(t *testing.T) {
+	ws := []QueryWord{
+		{Word: "github", Terms: []string{"github"}, Name: true},
+		{Word: "rust", Terms: []string{"rust"}, Name: true},
+		{Word: "caching", Terms: []string{"cach"}},
+		{Word: "bazel", Terms: []string{"bazel"}, Name: true, Unknown: true},
+	}
+	for _, tc := range []struct {
+		name string
+		doc  []string
+		want []string
+	}{
+		{"holds both names", []string{"github", "rust"}, nil},
+		{"holds one", []string{"github", "cach"}, []string{"rust"}},
+		{"holds none", []string{"cach"}, []string{"github", "rust"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := LackedNames(ws, termSet(tc.doc)); !slices.Equal(got, tc.want) {
+				t.Errorf("LackedNames = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestEvidenceBestLacks: the evidence lists the prompt's names that other
+// memories hold but the one with the best coverage does not.
+func TestEvidenceBestLacks(t *testing.T) {
+	emb := embed.NewBuiltin()
+	st := smallStore(t, emb, []string{
+		"The GitHub Actions workflow caches the node_modules folder between runs keyed on the lockfile hash.",
+		"The Rust crate builds with cargo build --release for the desktop binary.",
+		"Run mix credo --strict and mix test before every commit.",
+	})
+	e := New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+	r, err := e.Run(context.Background(), Query{Text: "How do GitHub Actions cache the folder between runs of the Rust build?", Prompt: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Tested {
+		t.Fatalf("no evidence test: %+v", r)
+	}
+	if !slices.Equal(r.Evidence.BestLacks, []string{"rust"}) {
+		t.Errorf("best lacks %q, want [rust]; evidence %+v", r.Evidence.BestLacks, r.Evidence)
+	}
+}

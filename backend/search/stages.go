@@ -55,8 +55,10 @@ type queryRun struct {
 	now    time.Time
 	cands  []candidate
 	qwords []QueryWord // the query's words for the evidence test (gate only)
-	// bestInfo is the best candidate's InfoShare.
+	// bestInfo is the best candidate's InfoShare, bestDoc its terms
+	// (docTerms).
 	bestInfo float64
+	bestDoc  map[string]bool
 
 	// mmr: the order of cands to return them in, with what MMR took off
 	// each one's composite for resembling one before it
@@ -476,12 +478,14 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 		c.cosine = memory.Cosine(r.qvec, c.m.Embedding)
 		c.coverage = ExpandedCoverage(r.terms, doc, r.df, r.n, r.alts)
 		c.info = InfoShare(r.qwords, doc)
+		if r.bestDoc == nil || c.info > r.bestInfo {
+			r.bestInfo, r.bestDoc = c.info, doc
+		}
 	}
 	for _, c := range r.cands {
 		res.Scored = append(res.Scored, CandidateEvidence{ID: c.m.ID, Coverage: c.coverage, Info: c.info, Cosine: c.cosine, Composite: c.b.Composite, Breakdown: c.b})
 		res.Coverage = math.Max(res.Coverage, c.coverage)
 		res.Cosine = math.Max(res.Cosine, c.cosine)
-		r.bestInfo = math.Max(r.bestInfo, c.info)
 	}
 	return nil
 }
@@ -504,6 +508,7 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 		ev.Generic = false
 	}
 	ev.NamesUnknown = r.q.Prompt && len(ev.UnknownNames) > 0
+	ev.BestLacks = LackedNames(r.qwords, r.bestDoc)
 	r.res.Evidence, r.res.Tested = ev, true
 	if !ev.Holds() {
 		r.res.NoEvidence = true

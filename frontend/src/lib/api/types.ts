@@ -283,6 +283,7 @@ export interface Evidence {
   sample: number;
   vector: boolean;
   unknown_names?: string[];
+  best_lacks?: string[];
   info: number;
   min_info: number;
   generic?: boolean;
