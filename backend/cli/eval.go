@@ -197,6 +197,7 @@ func runEvalSessions(env *Env, args []string) error {
 	var c common
 	fs := newFlags("eval sessions", env, &c, true)
 	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts, each recall miss and where its memory went, and what unrelated prompts got, each with the evidence test it passed or failed, to `FILE`")
+	evidencePath := fs.String("evidence", "", "write a JSON line per recall asked (each relevant query, each unrelated prompt with no project and in each project) with whether it was answered and the query-level evidence test's numbers to `FILE`; --dump ends with their distributions side by side")
 	live := fs.Bool("live", false, "compare, per Claude Code and Codex session, the memories `memtray ingest` stores with those live capture stores from the session file written a turn at a time with its hooks (--dump: the differing texts)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -219,6 +220,16 @@ func runEvalSessions(env *Env, args []string) error {
 		bw := bufio.NewWriter(f)
 		defer bw.Flush()
 		opts.Dump = bw
+	}
+	if *evidencePath != "" {
+		f, err := os.Create(*evidencePath)
+		if err != nil {
+			return fmt.Errorf("eval sessions: evidence: %w", err)
+		}
+		defer f.Close()
+		bw := bufio.NewWriter(f)
+		defer bw.Flush()
+		opts.Evidence = bw
 	}
 	var rep report
 	if *live {

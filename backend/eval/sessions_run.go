@@ -46,6 +46,11 @@ type SessionsOptions struct {
 	// each session's live memories with the facts and traps they cover,
 	// the facts no memory covers, and what each unrelated prompt got.
 	Dump io.Writer
+	// Evidence, if set, gets a JSON line (EvidenceRecord) per recall asked:
+	// every relevant query, every unrelated prompt with no project and in
+	// each project, with the query-level evidence test's numbers; the dump
+	// ends with their distributions side by side.
+	Evidence io.Writer
 }
 
 // RunSessions is `memtray eval sessions SET.json`: it ingests each session
@@ -131,6 +136,8 @@ type sessionsRun struct {
 	all      map[string]memory.Memory // every session's live memories, once
 	covering map[string]bool          // ... that cover a fact of a session that wrote them
 	trapping map[string]bool          // ... that cover a trap of a session that wrote them
+
+	evidence []EvidenceRecord // every recall asked (logEvidence)
 }
 
 // loadedSession is a labelled session and its exchanges.
@@ -268,7 +275,12 @@ func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *Labelled
 			if err != nil {
 				return fmt.Errorf("eval sessions: recall %s %s: %w", ls.ID, f.ID, err)
 			}
-			if hitCovers(hitTexts(got.Hits), f.Keys, SessionsK) {
+			hit := hitCovers(hitTexts(got.Hits), f.Keys, SessionsK)
+			if err := r.logEvidence(EvidenceRecord{Kind: EvidenceRelevant, Session: ls.ID, Fact: f.ID, Query: q, Project: project,
+				Hit: hit, Given: len(got.Hits), Evidence: got.Evidence}); err != nil {
+				return err
+			}
+			if hit {
 				sc.QueryHits++
 			} else if r.opts.Dump != nil {
 				dumpMiss(r.opts.Dump, ls.ID, f, q, got, r.final)
@@ -289,6 +301,9 @@ func (r *sessionsRun) unrelated(ctx context.Context) error {
 		got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%d", i+1), Prompt: p, Event: search.EventPrompt})
 		if err != nil {
 			return fmt.Errorf("eval sessions: recall unrelated prompt %d: %w", i+1, err)
+		}
+		if err := r.logEvidence(EvidenceRecord{Kind: EvidenceUnrelated, Query: p, Given: len(got.Hits), Evidence: got.Evidence}); err != nil {
+			return err
 		}
 		if len(got.Hits) == 0 {
 			o.UnrelatedEmpty++
@@ -311,12 +326,18 @@ func (r *sessionsRun) unrelated(ctx context.Context) error {
 				return fmt.Errorf("eval sessions: recall unrelated prompt %d in %s: %w", i+1, proj, err)
 			}
 			o.UnrelatedInProject++
+			if err := r.logEvidence(EvidenceRecord{Kind: EvidenceUnrelatedInProject, Query: p, Project: proj, Given: len(got.Hits), Evidence: got.Evidence}); err != nil {
+				return err
+			}
 			if len(got.Hits) == 0 {
 				o.UnrelatedInProjectEmpty++
 			}
 		}
 	}
 	o.UnrelatedInProjectEmptyRate = ratio(o.UnrelatedInProjectEmpty, o.UnrelatedInProject)
+	if r.opts.Dump != nil {
+		dumpEvidenceDistributions(r.opts.Dump, r.evidence)
+	}
 	return nil
 }
 
