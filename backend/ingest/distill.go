@@ -615,7 +615,7 @@ func sentenceClass(st, origin string) string {
 	case classProcedural:
 		// In a final answer (or a summary) "Added X that does Y" says what
 		// now exists; between tool calls it is narration.
-		rest := strings.TrimLeft(ackLead.ReplaceAllString(ls, ""), " ,.:;!—–-")
+		rest := strings.TrimLeft(ls[ackEnd(ls, false):], " ,.:;!—–-")
 		if origin != OriginToolLoop && changeLead.MatchString(rest) && words >= 6 && specificity(st) >= 2 {
 			return ClassChange
 		}
@@ -708,7 +708,7 @@ func packSentences(kept []string) []string {
 	var out []string
 	cur := ""
 	for _, s := range kept {
-		s = strings.TrimSpace(strings.TrimLeft(ackLead.ReplaceAllString(s, ""), " ,.:;!—–-"))
+		s = stripAck(s)
 		if s == "" {
 			continue
 		}
