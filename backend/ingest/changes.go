@@ -222,9 +222,7 @@ func changeLog(st, ls string) bool {
 		lr := lower(rest)
 		return rest != "" && testFile.MatchString(path) && !causeWord.MatchString(lr) && !saysMore.MatchString(lower(withoutNames(rest))) && !hasSnippet(rest)
 	}
-	if loc := ackLead.FindStringIndex(ls); loc != nil {
-		ls = ls[loc[1]:]
-	}
+	ls = ls[ackEnd(ls, false):]
 	rest := strings.TrimLeft(ls, " ,.:;!—–-")
 	if testTarget.MatchString(rest) && !causeWord.MatchString(rest) {
 		return true

@@ -57,6 +57,9 @@ type Candidate struct {
 	step int
 	// subject holds the candidate's load-bearing tokens and salient words.
 	subject map[string]bool
+	// taught marks the model's restatement of what the user's correction
+	// taught (restate.go): the user's rule in the model's words.
+	taught bool
 }
 
 // maxCandidateRunes bounds one memory formed from a turn: hand-written
@@ -140,7 +143,11 @@ func Distill(t Turn, later []string) []Candidate {
 			last = i
 		}
 	}
-	lead := "" // what the agent said it looks at, for the pronoun of the next finding (referent)
+	lead := ""               // what the agent said it looks at, for the pronoun of the next finding (referent)
+	var restate *restatement // the reply to a user's correction (restate.go)
+	if len(t.User) > 0 && challenge(t.User[0]) {
+		restate = &restatement{}
+	}
 	for i, s := range t.Steps {
 		if s.Error || strings.TrimSpace(s.Text) == "" {
 			continue
@@ -152,7 +159,8 @@ func Distill(t Turn, later []string) []Candidate {
 		case i == last:
 			origin = OriginFinal
 		}
-		cs, ss := modelCandidates(s.Text, origin, pos, &lead)
+		cs, ss := modelCandidates(s.Text, origin, pos, &lead, restate)
+		restate = nil // only the turn's first text answers the user
 		for k := range cs {
 			cs[k].step = i
 		}
@@ -196,7 +204,7 @@ func (c Candidate) kindOrigin() memory.KindOrigin {
 	switch {
 	case c.Origin == OriginJudge && c.Kind != "":
 		return memory.KindJudged
-	case c.Origin == OriginUser && c.Kind == memory.KindPreference:
+	case c.Origin == OriginUser && c.Kind == memory.KindPreference, c.taught:
 		return memory.KindCued
 	}
 	return ""
@@ -494,7 +502,10 @@ func codeLike(st string) bool {
 // returned, positioned, for revision checks. *lead carries, from one text
 // to the next, the agent's last sentence when it says what the agent looks
 // at next (referent): a finding that opens with a pronoun keeps it.
-func modelCandidates(text, origin string, pos int, lead *string) ([]Candidate, []posSentence) {
+// restate, when the text answers a user's correction (restate.go), takes
+// the sentences that restate the user's rule: they form a candidate of
+// their own, before the block's.
+func modelCandidates(text, origin string, pos int, lead *string, restate *restatement) ([]Candidate, []posSentence) {
 	text = stripHarness(text)
 	prose, _ := splitFences(text)
 	var cands []Candidate
@@ -535,6 +546,13 @@ func modelCandidates(text, origin string, pos int, lead *string) ([]Candidate, [
 				dropped[ClassQuestion]++
 				continue
 			}
+			if core, ok := restate.take(st, pos-1); ok {
+				*lead = ""
+				if core == "" {
+					dropped[ClassChat]++
+				}
+				continue
+			}
 			class := sentenceClass(st, origin)
 			if class == ClassFinding || class == ClassChange {
 				if *lead != "" && len(kept) == 0 && pronounLead.MatchString(lower(st)) {
@@ -552,12 +570,16 @@ func modelCandidates(text, origin string, pos int, lead *string) ([]Candidate, [
 		if keptClass[ClassChange] > keptClass[ClassFinding] {
 			blockClass = ClassChange
 		}
+		taught, ok := restate.candidate(origin)
+		if ok {
+			cands = append(cands, taught)
+		}
 		for _, part := range packSentences(kept) {
 			c := newCandidate(part, origin, blockClass, true, "")
 			c.pos = pos
 			cands = append(cands, c)
 		}
-		if len(kept) == 0 && len(dropped) > 0 {
+		if len(kept) == 0 && !ok && len(dropped) > 0 {
 			// A block dropped whole is shown, never compared: no subject.
 			class := mostDropped(dropped)
 			cands = append(cands, Candidate{Text: shorten(strings.TrimSpace(block)), Origin: origin, Class: class, Reason: class, pos: pos})
@@ -615,7 +637,7 @@ func sentenceClass(st, origin string) string {
 	case classProcedural:
 		// In a final answer (or a summary) "Added X that does Y" says what
 		// now exists; between tool calls it is narration.
-		rest := strings.TrimLeft(ackLead.ReplaceAllString(ls, ""), " ,.:;!—–-")
+		rest := strings.TrimLeft(ls[ackEnd(ls, false):], " ,.:;!—–-")
 		if origin != OriginToolLoop && changeLead.MatchString(rest) && words >= 6 && specificity(st) >= 2 {
 			return ClassChange
 		}
@@ -708,7 +730,7 @@ func packSentences(kept []string) []string {
 	var out []string
 	cur := ""
 	for _, s := range kept {
-		s = strings.TrimSpace(strings.TrimLeft(ackLead.ReplaceAllString(s, ""), " ,.:;!—–-"))
+		s = stripAck(s)
 		if s == "" {
 			continue
 		}
@@ -819,7 +841,9 @@ func overlap(a, b map[string]bool) int {
 
 // dropRevised drops a kept candidate that a later sentence corrects: a
 // sentence with a revision cue ("actually", "didn't work", "still fails")
-// that shares at least two subject tokens with it.
+// that shares at least two subject tokens with it. The user's words, and
+// the model's restatement of what the user's correction taught, are the
+// user's: the model's later sentences do not revise them.
 func dropRevised(cands []Candidate, sents []posSentence) {
 	// Only sentences with a revision cue can revise; their subjects are
 	// worked out once.
@@ -835,7 +859,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 	}
 	for i := range cands {
 		c := &cands[i]
-		if !c.Keep || c.Origin == OriginUser {
+		if !c.Keep || c.Origin == OriginUser || c.taught {
 			continue
 		}
 		for _, s := range revs {
@@ -961,7 +985,7 @@ func mergeSteps(cands []Candidate) []Candidate {
 	for _, c := range cands {
 		if c.Keep && last >= 0 {
 			o := &out[last]
-			if (o.step == c.step || (o.Origin == OriginToolLoop && c.Origin == OriginToolLoop)) && o.Origin == c.Origin && runeLen(o.Text)+1+runeLen(c.Text) <= maxCandidateRunes {
+			if (o.step == c.step || (o.Origin == OriginToolLoop && c.Origin == OriginToolLoop)) && o.Origin == c.Origin && o.taught == c.taught && runeLen(o.Text)+1+runeLen(c.Text) <= maxCandidateRunes {
 				o.Text += " " + c.Text
 				for t := range c.subject {
 					o.subject[t] = true
@@ -998,7 +1022,7 @@ func mergeBySubject(cands []Candidate) []Candidate {
 		if c.Keep {
 			for k := len(out) - 1; k >= 0 && !merged; k-- {
 				o := &out[k]
-				if !o.Keep || (o.Origin == OriginUser) != (c.Origin == OriginUser) || runeLen(o.Text)+1+runeLen(c.Text) > maxCandidateRunes {
+				if !o.Keep || (o.Origin == OriginUser) != (c.Origin == OriginUser) || o.taught != c.taught || runeLen(o.Text)+1+runeLen(c.Text) > maxCandidateRunes {
 					continue
 				}
 				for t := range c.subject {
@@ -1043,8 +1067,8 @@ const reasonNamesOnly = "names only"
 func dropNamesOnly(cands []Candidate) {
 	for i := range cands {
 		c := &cands[i]
-		if !c.Keep || c.Origin == OriginJudge || c.Kind == memory.KindPreference || (c.Origin == OriginUser && howToWork.MatchString(lower(c.Text))) {
-			continue // a preference is short by nature: "Use yarn here."
+		if !c.Keep || c.Origin == OriginJudge || c.Kind == memory.KindPreference || c.taught || (c.Origin == OriginUser && howToWork.MatchString(lower(c.Text))) {
+			continue // a preference or a rule is short by nature: "Use yarn here."
 		}
 		if proseWords(c.Text) < namesOnlyWords && !constraint.MatchString(lower(c.Text)) {
 			c.Keep, c.Reason = false, reasonNamesOnly

@@ -46,7 +46,7 @@ func stepSentences(text string) []string {
 	prose, _ := splitFences(stripHarness(text))
 	var out []string
 	for _, s := range sentences(prose) {
-		st := strings.TrimSpace(strings.TrimLeft(ackLead.ReplaceAllString(strings.TrimSpace(s.text), ""), " ,.:;!—–-"))
+		st := stripAck(s.text)
 		if st != "" {
 			out = append(out, st)
 		}
@@ -294,7 +294,7 @@ func offeredItems(text string) []string {
 		item := listMark.MatchString(line)
 		if in && item && (!nested || indent > depth) {
 			for _, s := range sentences(line) {
-				st := strings.TrimSpace(strings.TrimLeft(ackLead.ReplaceAllString(strings.TrimSpace(s.text), ""), " ,.:;!—–-"))
+				st := stripAck(s.text)
 				if st != "" {
 					out = append(out, st)
 				}

@@ -440,7 +440,7 @@ type storedStatement struct {
 // revisingMemory returns the memory this turn stored the revising
 // sentence s as ("" when the turn did not keep it).
 func (p *Pipeline) revisingMemory(s string, subj map[string]bool, cands []Candidate, base int, dec *memory.Decision, old string) string {
-	core := strings.TrimSpace(strings.TrimLeft(ackLead.ReplaceAllString(s, ""), " ,.:;!—–-"))
+	core := stripAck(s)
 	best, bestN := "", 1
 	for i, c := range cands {
 		cv := dec.Candidates[base+i]

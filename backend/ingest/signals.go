@@ -53,7 +53,11 @@ var (
 
 	// Leading acknowledgements ("Understood.", "Noted:", "Sure!", "Yes,")
 	// are cut off a sentence before it is classified; what remains decides.
-	ackLead = regexp.MustCompile(`^(?:ok(?:ay)?|sure(?: thing)?|got it|understood|noted|alright|all right|right|great|perfect|good|cool|yes|yep|yeah|no|nope|not yet|thanks|thank you|done|found it|good (?:question|catch|point|call)|sounds good|makes sense|will do|of course|absolutely|hmm+|ah|oh|i see|i understand)\b[\s,.:;!—–-]*`)
+	// Concessions ("You're right", "Good catch", "I apologize", "My
+	// mistake") are leads too: ackEnd (concede.go) reads the clause an
+	// apology or a thanks takes and the "that" after "you're right".
+	// The lead word is the first group.
+	ackLead = regexp.MustCompile(`^((?:you'?re|you are) (?:absolutely |totally |completely |quite |exactly |entirely |so )?(?:right|correct)|good (?:question|catch|point|call|eye|spot)|fair (?:point|enough)|my (?:mistake|bad|apologies|fault)|(?:i )?apologi[sz]e|apologies|(?:i'm |i am )?(?:so |really |very )?sorry|i stand corrected|ok(?:ay)?|sure(?: thing)?|got it|understood|noted|alright|all right|right|great|perfect|good|cool|yes|yep|yeah|no|nope|not yet|thanks|thank you|done|found it|sounds good|makes sense|will do|of course|absolutely|hmm+|ah|oh|i see|i understand)\b[\s,.:;!—–-]*`)
 	ackOnly = regexp.MustCompile(`^(?:` +
 		`(?:you'?re|you are) (?:welcome|right)|no (?:problem|worries)|anytime|glad|happy to help|sorry|apologies|my (?:bad|apologies)|i apologi[sz]e|` +
 		`hi|hello|hey|good (?:morning|afternoon|evening)|welcome back|see you|bye|have a (?:good|great|nice)|thanks|thank you|cheers|` +
@@ -316,13 +320,9 @@ func classify(sent string) string {
 	if outputLine.MatchString(sent) {
 		return classOutput
 	}
-	rest, lrest := sent, lower(sent) // same byte offsets
-	for i := 0; i < 3; i++ {         // "Okay, sure: ..." has more than one
-		loc := ackLead.FindStringIndex(lrest)
-		if loc == nil || loc[1] == 0 {
-			break
-		}
-		rest, lrest = rest[loc[1]:], lrest[loc[1]:]
+	rest, lrest := sent, lower(sent)      // same byte offsets
+	if n := ackEnd(lrest, false); n > 0 { // "Okay, sure: ..." has more than one
+		rest, lrest = rest[n:], lrest[n:]
 	}
 	trim := len(rest) - len(strings.TrimLeftFunc(rest, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsPunct(r) }))
 	rest, lrest = rest[trim:], lrest[trim:]

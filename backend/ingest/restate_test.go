@@ -1,0 +1,139 @@
+package ingest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+func TestChallenge(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"did you push? why not?", true},
+		{"are you editing the files in the checkout or in the worktree?", true},
+		{"why did you put the migration in the seed folder?", true},
+		{"no, do not regenerate the lockfile", true},
+		{"don't touch the vendored copy", true},
+		{"you forgot the changelog entry again", true},
+		{"you're writing to the production bucket", true},
+		{"> I will now edit the generated client.\n\nthat's the opposite of what the README says", true},
+		{"why is the integration test slow?", false},
+		{"add a retry to the uploader", false},
+		{"no problem, go ahead", false},
+		{"> no, wait\n\nplease add the index", false},
+	}
+	for _, tc := range tests {
+		if got := challenge(tc.text); got != tc.want {
+			t.Errorf("challenge(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestRestatement: the normative sentences of a reply that concedes a
+// user's correction form the user's rule; narration never does, and
+// without a correction the same reply forms none.
+func TestRestatement(t *testing.T) {
+	tests := []struct {
+		name  string
+		user  string
+		texts []string
+		later []string
+		rule  string // a substring of the kept restatement ("" = none)
+		kind  memory.Kind
+		typ   memory.Type
+		drop  []string // substrings no kept statement has
+	}{
+		{
+			name:  "an admission and the rule restated, about the agent",
+			user:  "did you run the formatter? why not?",
+			texts: []string{"I should have run it. Per the contributing guide, I should run `make fmt` before every commit. Let me run it now.", "Formatted."},
+			rule:  "I should run `make fmt` before every commit",
+			kind:  memory.KindPreference, typ: memory.TypeUser,
+			drop: []string{"Let me run", "I should have"},
+		},
+		{
+			name:  "a concession and a project rule",
+			user:  "why did you put the fixture in testdata/tmp?",
+			texts: []string{"You're absolutely right - I apologize for the oversight. Shared fixtures belong in `testdata/shared`, never in a temporary folder. Let me move it.", "Moved."},
+			rule:  "Shared fixtures belong in `testdata/shared`, never in a temporary folder",
+			kind:  memory.KindConvention, typ: memory.TypeProject,
+			drop: []string{"apologize", "Let me move"},
+		},
+		{
+			name:  "the rest of the acknowledging sentence is part of the rule",
+			user:  "are you editing the checkout or the worktree?",
+			texts: []string{"You're right - I was editing the checkout instead of the worktree. All task edits must be made in the worktree. Let me redo them there.", "Done."},
+			rule:  "I was editing the checkout instead of the worktree. All task edits must be made in the worktree.",
+			kind:  memory.KindPreference, typ: memory.TypeUser,
+		},
+		{
+			name:  "a later sentence of the agent does not revise the user's rule",
+			user:  "why did you commit to main?",
+			texts: []string{"You're right. Feature work must go on a feature branch, never directly on main. Let me move the commit.", "Moved the commit to `feat/export`."},
+			later: []string{"Actually the feature branch for main work was reset instead."},
+			rule:  "Feature work must go on a feature branch",
+			kind:  memory.KindConvention, typ: memory.TypeProject,
+		},
+		{
+			name:  "a finding of the same reply stays a memory of its own",
+			user:  "why did you edit the generated client?",
+			texts: []string{"You're right. Generated code must never be edited by hand. The generator reads `api/openapi.yaml` and writes `client/gen.go` on every `make gen` run.", "Reverted."},
+			rule:  "Generated code must never be edited by hand.",
+			kind:  memory.KindConvention, typ: memory.TypeProject,
+			drop: []string{"hand. The generator"},
+		},
+		{
+			name:  "no correction: a concession forms no rule",
+			user:  "the export should include archived rows too",
+			texts: []string{"You're right. Feature work must go on a feature branch, never directly on main. Let me move the commit.", "Moved."},
+		},
+		{
+			name:  "a correction answered by narration only forms no rule",
+			user:  "no, do not delete the cache folder",
+			texts: []string{"You're right, I apologize. Let me restore it from the backup instead.", "Restored."},
+			drop:  []string{"restore it"},
+		},
+		{
+			name:  "a rule that does not say what it is is no rule",
+			user:  "no, that's the wrong flag",
+			texts: []string{"Ah yes, you're right - I need to use the correct flag. Let me try again.", "Done."},
+			drop:  []string{"correct flag"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			turn := Turn{User: []string{tc.user}}
+			for _, tx := range tc.texts {
+				turn.Steps = append(turn.Steps, Step{Text: tx})
+			}
+			cands := Distill(turn, tc.later)
+			var taught []Candidate
+			for _, c := range cands {
+				if c.Keep && c.taught {
+					taught = append(taught, c)
+				}
+				for _, d := range tc.drop {
+					if c.Keep && strings.Contains(c.Text, d) {
+						t.Errorf("kept %q (%s)", c.Text, c.Class)
+					}
+				}
+			}
+			if tc.rule == "" {
+				if len(taught) > 0 {
+					t.Fatalf("restatement %q kept, want none", taught[0].Text)
+				}
+				return
+			}
+			if len(taught) != 1 {
+				t.Fatalf("%d restatements kept, want 1; candidates %+v", len(taught), cands)
+			}
+			c := taught[0]
+			if !strings.Contains(c.Text, tc.rule) || c.Kind != tc.kind || c.Type != tc.typ || c.kindOrigin() != memory.KindCued {
+				t.Fatalf("restatement %q %s/%s (%s), want %q %s/%s (cue)", c.Text, c.Kind, c.Type, c.kindOrigin(), tc.rule, tc.kind, tc.typ)
+			}
+		})
+	}
+}
