@@ -102,7 +102,31 @@ func stripAck(s string) string {
 	if n == 0 {
 		return s
 	}
-	return strings.TrimSpace(strings.TrimLeft(s[foldedOffset(s, n):], " ,.:;!—–-"))
+	return capitalizeLead(strings.TrimSpace(strings.TrimLeft(s[foldedOffset(s, n):], " ,.:;!—–-")))
+}
+
+// sentenceOpeners are the closed class of words (determiners, pronouns)
+// a statement left lowercase by a cut lead opens with; a sentence opening
+// with anything else (an identifier, a command: "npm run build ...") keeps
+// its case.
+var sentenceOpeners = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a an the this that these those it its we our you your i my they their
+		there all every each no some any both either neither`) {
+		sentenceOpeners[w] = true
+	}
+}
+
+// capitalizeLead writes the first letter of s in upper case when s opens
+// with a word of sentenceOpeners: what is left after a cut lead reads as
+// the sentence it is ("the cache lives in ..." becomes "The cache ...").
+func capitalizeLead(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	if w == "" || !sentenceOpeners[w] {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // foldedOffset maps a byte offset of quoteFold.Replace(s) (the offsets of

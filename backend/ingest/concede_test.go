@@ -7,13 +7,15 @@ func TestStripAck(t *testing.T) {
 		in, want string
 	}{
 		{"You're right that `retry()` is already called in `fetchRates()`.", "`retry()` is already called in `fetchRates()`."},
-		{"You’re right: the loader must read `rates.toml`, not `rates.json`.", "the loader must read `rates.toml`, not `rates.json`."},
-		{"Good catch — the nightly job stems from a duplicate cron entry.", "the nightly job stems from a duplicate cron entry."},
-		{"I apologize for the confusion, the cache lives in `var/cache`.", "the cache lives in `var/cache`."},
-		{"Ah yes, you're right - the seed data goes in `fixtures/`.", "the seed data goes in `fixtures/`."},
-		{"You're absolutely right, and we should keep the changelog entries.", "we should keep the changelog entries."},
-		{"You're right to question this, the flag is unused.", "the flag is unused."},
+		{"You’re right: the loader must read `rates.toml`, not `rates.json`.", "The loader must read `rates.toml`, not `rates.json`."},
+		{"Good catch — the nightly job stems from a duplicate cron entry.", "The nightly job stems from a duplicate cron entry."},
+		{"I apologize for the confusion, the cache lives in `var/cache`.", "The cache lives in `var/cache`."},
+		{"Ah yes, you're right - the seed data goes in `fixtures/`.", "The seed data goes in `fixtures/`."},
+		{"You're absolutely right, and we should keep the changelog entries.", "We should keep the changelog entries."},
+		{"You're right to question this, the flag is unused.", "The flag is unused."},
 		{"You're absolutely right, and I apologize for the confusion.", ""},
+		// What is left keeps the case of an identifier or a command.
+		{"You're right, npm run build must run before the tests.", "npm run build must run before the tests."},
 		// No concession: the text is left as it is.
 		{"No migration is needed because the column is nullable.", "No migration is needed because the column is nullable."},
 		{"Okay, the port is 8080 in `dev.env`.", "Okay, the port is 8080 in `dev.env`."},
