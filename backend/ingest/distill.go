@@ -926,11 +926,7 @@ func dropRestated(cands []Candidate) {
 		}
 		for j := i + 1; j < len(cands); j++ {
 			b := cands[j]
-			if !b.Keep || b.Origin == OriginUser && a.Origin != OriginUser || b.Class == ClassAnswer {
-				continue
-			}
-			n := overlap(a.subject, b.subject)
-			if n < 3 || 2*n < min(len(a.subject), len(b.subject)) || runeLen(b.Text) < runeLen(a.Text)/2 {
+			if !b.Keep || !mayRestate(*a, b) {
 				continue
 			}
 			if tokens[i] == nil {
@@ -945,6 +941,21 @@ func dropRestated(cands []Candidate) {
 			}
 		}
 	}
+}
+
+// mayRestate reports whether the later statement b passes the cheap tests
+// of restating the earlier a (dropRestated; across turns,
+// supersedeRestated), before namesAll reads their tokens: it shares at
+// least three subject tokens with a, half of the smaller subject, and is
+// at least half as long; a user's statement does not restate the model's,
+// and a user's answer to the model's question neither restates nor is
+// restated.
+func mayRestate(a, b Candidate) bool {
+	if a.Class == ClassAnswer || b.Class == ClassAnswer || b.Origin == OriginUser && a.Origin != OriginUser {
+		return false
+	}
+	n := overlap(a.subject, b.subject)
+	return n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2
 }
 
 // namedTokens returns the load-bearing tokens of text (its paths,

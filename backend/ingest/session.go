@@ -39,7 +39,8 @@ import (
 // memories the earlier turn created are revised: one it merely reinforced
 // (a duplicate of an older memory) is left alone. An earlier turn is kept
 // while what its session said after it fits in LaterTexts' bound: beyond
-// it, batch ingest does not read further either.
+// it, batch ingest does not read further either. Batch ingest keeps a
+// session's recent turns too, for what a later turn restates (restate.go).
 
 // OriginEarlier is the Origin of a Decision's candidate that stands for a
 // memory an earlier turn of the session stored and this turn revised.
@@ -60,7 +61,20 @@ type recentTurn struct {
 	// kept are the texts its distillation kept, each with the memory it
 	// created ("" when it created none: a duplicate, a gated statement).
 	kept map[string]string
-	size int // bytes of the texts LaterTexts reads of it
+	// from holds each kept text's origin and class, for the restatement
+	// test (supersedeRestated).
+	from map[string]keptFrom
+	// restated maps a memory it created to the memories of earlier turns
+	// it superseded as restating them (supersedeRestated).
+	restated map[string][]string
+	size     int // bytes of the texts LaterTexts reads of it
+}
+
+// keptFrom is where a kept statement of a recent turn came from, and its
+// subject (Candidate.subject, read only).
+type keptFrom struct {
+	origin, class string
+	subject       map[string]bool
 }
 
 // recentSession is what the recent turns of one session stored.
@@ -91,7 +105,7 @@ func (r *recentTurns) turns(session string) []recentTurn {
 	s.seen = r.tick
 	out := make([]recentTurn, len(s.turns))
 	for i, t := range s.turns {
-		t.kept = maps.Clone(t.kept)
+		t.kept, t.from, t.restated = maps.Clone(t.kept), maps.Clone(t.from), maps.Clone(t.restated)
 		out[i] = t
 	}
 	return out
@@ -226,18 +240,20 @@ var errSkipRevision = errors.New("memory changed meanwhile")
 // longer kept and stores what is kept now, then remembers this turn.
 // cands are the turn's candidates, listed in *dec from base on. A turn of
 // an ended session (a complete transcript: the caller gave ProcessTurn
-// every later text) needs none of it.
+// every later text) needs no distilling again; what it restates of the
+// session's earlier turns is superseded either way (supersedeRestated).
 func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, cands []Candidate, base int, dec *memory.Decision, errp *error) {
-	if *errp != nil || st.Ended || t.SessionID == "" || base+len(cands) > len(dec.Candidates) {
+	if *errp != nil || t.SessionID == "" || base+len(cands) > len(dec.Candidates) {
 		return
 	}
 	earlier := p.recent.turns(t.SessionID)
 	n := 0
 	// Only a sentence that revises or undoes something changes what an
-	// earlier turn keeps (dropRevised, dropUndone).
+	// earlier turn keeps (dropRevised, dropUndone); a turn of an ended
+	// session was distilled knowing its later turns already.
 	revs, undos, _ := revisingSentences(t)
 	from := len(earlier)
-	if len(revs) > 0 || len(undos) > 0 {
+	if !st.Ended && (len(revs) > 0 || len(undos) > 0) {
 		from = redistillFrom(earlier, laterSize(t))
 	}
 	for i := from; i < len(earlier); i++ {
@@ -254,6 +270,10 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 	rt, err := p.rememberTurn(ctx, t, cands, base, dec)
 	if err != nil {
 		*errp = fmt.Errorf("ingest: remember the memories of turn %d of session %s: %w", t.Turn, t.SessionID, err)
+		return
+	}
+	if err := p.supersedeRestated(ctx, t, earlier, rt, dec); err != nil {
+		*errp = fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", t.Turn, t.SessionID, err)
 		return
 	}
 	p.recent.set(t.SessionID, append(earlier, rt))
@@ -307,6 +327,9 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 		if ok {
 			dec.Candidates = append(dec.Candidates, cv)
 			n++
+			if err := p.unrestate(ctx, id, e.restated); err != nil {
+				return n, err
+			}
 		}
 	}
 	if tj, ok := p.judge.(memory.TurnJudge); len(fresh) == 0 || (ok && tj != nil) {
@@ -320,6 +343,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 	}
 	for i, c := range fresh {
 		e.kept[c.Text] = ids[i]
+		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
 		if ids[i] != "" {
 			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i],
 				Reason: fmt.Sprintf("turn %d distilled again knowing turn %d: kept now", e.turn.Turn, t.Turn)})
@@ -375,6 +399,9 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	}
 	n += k
 	last.turn, last.size = slim(ext), laterSize(ext)
+	if err := p.supersedeRestated(ctx, ext, earlier[:len(earlier)-1], *last, &r.dec); err != nil {
+		return true, fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", ext.Turn, t.SessionID, err)
+	}
 	p.recent.set(t.SessionID, earlier)
 	var ids []string
 	for _, c := range r.dec.Candidates[base:] {
@@ -464,29 +491,9 @@ func (p *Pipeline) reviseOne(ctx context.Context, t Turn, e storedStatement, s, 
 	cv = memory.CandidateVerdict{Text: preview(e.text), Origin: OriginEarlier, Class: ClassFinding, MemoryID: e.id}
 	why := fmt.Sprintf("revised in turn %d: %s", t.Turn, preview(s))
 	if next != "" {
-		now := p.clock.Now()
-		_, err := p.store.Update(ctx, e.id, func(m *memory.Memory) error {
-			if m.SupersededBy != "" {
-				return errSkipRevision
-			}
-			m.SupersededBy, m.UpdatedAt = next, now
-			return nil
-		})
-		switch {
-		case errors.Is(err, errSkipRevision), errors.Is(err, memory.ErrNotFound):
-			return cv, false, nil
-		case err != nil:
-			return cv, false, fmt.Errorf("mark %s superseded: %w", e.id, err)
-		}
-		_, err = p.store.Update(ctx, next, func(m *memory.Memory) error {
-			if m.Supersedes != "" {
-				return errSkipRevision
-			}
-			m.Supersedes = e.id
-			return nil
-		})
-		if err != nil && !errors.Is(err, errSkipRevision) && !errors.Is(err, memory.ErrNotFound) {
-			return cv, false, fmt.Errorf("link %s to the memory it supersedes: %w", next, err)
+		ok, err := p.supersede(ctx, e.id, next)
+		if !ok || err != nil {
+			return cv, false, err
 		}
 		cv.Reason = why + "; superseded by " + next
 		return cv, true, nil
@@ -503,13 +510,44 @@ func (p *Pipeline) reviseOne(ctx context.Context, t Turn, e storedStatement, s, 
 	return cv, true, nil
 }
 
+// supersede marks the memory old superseded by next (kept in the store as
+// history, hidden from recall) and links next to it. ok is false when old
+// is gone or superseded already.
+func (p *Pipeline) supersede(ctx context.Context, old, next string) (ok bool, err error) {
+	now := p.clock.Now()
+	_, err = p.store.Update(ctx, old, func(m *memory.Memory) error {
+		if m.SupersededBy != "" {
+			return errSkipRevision
+		}
+		m.SupersededBy, m.UpdatedAt = next, now
+		return nil
+	})
+	switch {
+	case errors.Is(err, errSkipRevision), errors.Is(err, memory.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("mark %s superseded: %w", old, err)
+	}
+	_, err = p.store.Update(ctx, next, func(m *memory.Memory) error {
+		if m.Supersedes != "" {
+			return errSkipRevision
+		}
+		m.Supersedes = old
+		return nil
+	})
+	if err != nil && !errors.Is(err, errSkipRevision) && !errors.Is(err, memory.ErrNotFound) {
+		return true, fmt.Errorf("link %s to the memory it supersedes: %w", next, err)
+	}
+	return true, nil
+}
+
 // rememberTurn returns what this turn kept, with the memories it created
 // (not those it only reinforced), for later turns of the session to
 // revise: the user's statements too, whose form can depend on what the
 // session says later (a statement of the user the model restated is
 // dropped, and kept again when a later turn revises the restatement).
 func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
-	rt := recentTurn{turn: slim(t), kept: map[string]string{}, size: laterSize(t)}
+	rt := recentTurn{turn: slim(t), kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}, size: laterSize(t)}
 	var ids []string
 	for i, c := range cands {
 		cv := dec.Candidates[base+i]
@@ -517,6 +555,7 @@ func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, 
 			continue
 		}
 		rt.kept[c.Text] = ""
+		rt.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
 		if cv.Kept && cv.MemoryID != "" {
 			ids = append(ids, cv.MemoryID)
 		}
