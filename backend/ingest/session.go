@@ -40,7 +40,7 @@ import (
 // (a duplicate of an older memory) is left alone. An earlier turn is kept
 // while what its session said after it fits in LaterTexts' bound: beyond
 // it, batch ingest does not read further either. Batch ingest keeps a
-// session's recent turns too, for what a later turn restates (restate.go).
+// session's recent turns too, for what a later turn restates (restatedturns.go).
 
 // OriginEarlier is the Origin of a Decision's candidate that stands for a
 // memory an earlier turn of the session stored and this turn revised.
