@@ -141,7 +141,9 @@ func Distill(t Turn, later []string) []Candidate {
 		}
 	}
 	lead := "" // what the agent said it looks at, for the pronoun of the next finding (referent)
+	stepPos := make([]int, len(t.Steps))
 	for i, s := range t.Steps {
+		stepPos[i] = pos
 		if s.Error || strings.TrimSpace(s.Text) == "" {
 			continue
 		}
@@ -167,6 +169,9 @@ func Distill(t Turn, later []string) []Candidate {
 	}
 	turnSents := sents[:len(sents):len(sents)] // the turn's own: what a live capture knows of it too
 	for _, l := range later {
+		if strings.HasPrefix(l, instrLaterMark) {
+			continue // a later turn's edits of instruction files (instrLaterText): no sentences
+		}
 		for _, s := range sentences(l) {
 			sents = append(sents, posSentence{text: s.text, pos: pos})
 			pos++
@@ -175,6 +180,9 @@ func Distill(t Turn, later []string) []Candidate {
 	dropRevised(cands, sents)
 	dropUnconfirmed(cands, turnSents, restated) // guess.go: a hedged hypothesis nothing later in the turn confirms
 	dropUnsettled(t, cands, sents, later)       // evidence.go
+	// What an edit adds to an instruction file (instr.go) is revised only
+	// by a later edit that removes it; it joins the rest for restatement.
+	cands = insertByPos(cands, instructionCandidates(t, later, stepPos))
 	dropRestated(cands)
 	cands = mergeSteps(cands)
 	cands = mergeBySubject(cands)
@@ -190,14 +198,14 @@ func Distill(t Turn, later []string) []Candidate {
 }
 
 // kindOrigin says how certain the candidate's kind is: what the judge
-// named is judged, a user's preference (said with its cue) is cued, the
-// rest is left to GuessOrigin at store time.
+// named is judged, a user's preference (said with its cue) and a line of
+// an instruction file are cued, the rest is left to GuessOrigin at store time.
 func (c Candidate) kindOrigin() memory.KindOrigin {
 	switch {
 	case c.Origin == OriginJudge && c.Kind != "":
 		return memory.KindJudged
-	case c.Origin == OriginUser && c.Kind == memory.KindPreference:
-		return memory.KindCued
+	case c.Origin == OriginUser && c.Kind == memory.KindPreference, c.Origin == OriginInstruction:
+		return memory.KindCued // said with its cue, or written into an instruction file
 	}
 	return ""
 }
@@ -902,8 +910,9 @@ func dropRestated(cands []Candidate) {
 		}
 		for j := i + 1; j < len(cands); j++ {
 			b := cands[j]
-			if !b.Keep || b.Origin == OriginUser && a.Origin != OriginUser || b.Class == ClassAnswer {
-				continue
+			if !b.Keep || b.Origin == OriginUser && a.Origin != OriginUser || b.Class == ClassAnswer ||
+				a.Origin == OriginInstruction && b.Origin != OriginInstruction {
+				continue // an instruction file's statement is restated only by a later edit of it
 			}
 			n := overlap(a.subject, b.subject)
 			if n < 3 || 2*n < min(len(a.subject), len(b.subject)) || runeLen(b.Text) < runeLen(a.Text)/2 {
@@ -959,7 +968,7 @@ func mergeSteps(cands []Candidate) []Candidate {
 	out := make([]Candidate, 0, len(cands))
 	last := -1 // the last kept candidate in out
 	for _, c := range cands {
-		if c.Keep && last >= 0 {
+		if c.Keep && last >= 0 && c.Origin != OriginInstruction {
 			o := &out[last]
 			if (o.step == c.step || (o.Origin == OriginToolLoop && c.Origin == OriginToolLoop)) && o.Origin == c.Origin && runeLen(o.Text)+1+runeLen(c.Text) <= maxCandidateRunes {
 				o.Text += " " + c.Text
@@ -995,10 +1004,10 @@ func mergeBySubject(cands []Candidate) []Candidate {
 	out := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
 		merged := false
-		if c.Keep {
+		if c.Keep && c.Origin != OriginInstruction { // one statement per instruction line
 			for k := len(out) - 1; k >= 0 && !merged; k-- {
 				o := &out[k]
-				if !o.Keep || (o.Origin == OriginUser) != (c.Origin == OriginUser) || runeLen(o.Text)+1+runeLen(c.Text) > maxCandidateRunes {
+				if !o.Keep || o.Origin == OriginInstruction || (o.Origin == OriginUser) != (c.Origin == OriginUser) || runeLen(o.Text)+1+runeLen(c.Text) > maxCandidateRunes {
 					continue
 				}
 				for t := range c.subject {
@@ -1043,7 +1052,7 @@ const reasonNamesOnly = "names only"
 func dropNamesOnly(cands []Candidate) {
 	for i := range cands {
 		c := &cands[i]
-		if !c.Keep || c.Origin == OriginJudge || c.Kind == memory.KindPreference || (c.Origin == OriginUser && howToWork.MatchString(lower(c.Text))) {
+		if !c.Keep || c.Origin == OriginJudge || c.Origin == OriginInstruction || c.Kind == memory.KindPreference || (c.Origin == OriginUser && howToWork.MatchString(lower(c.Text))) {
 			continue // a preference is short by nature: "Use yarn here."
 		}
 		if proseWords(c.Text) < namesOnlyWords && !constraint.MatchString(lower(c.Text)) {
