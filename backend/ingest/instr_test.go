@@ -332,3 +332,36 @@ func laterRemovalsEdits(s string) []instrEdit {
 	_ = laterRemovals([]string{s})
 	return nil
 }
+
+// TestInstructionWithJudge: the turn judge's memories replace the
+// distiller's choice, not what an edit wrote into an instruction file,
+// which is stored beside them; a turn the judge keeps nothing of is not
+// rejected when it has such a statement.
+func TestInstructionWithJudge(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		judge bool // the judge's memory is stored too
+	}{
+		{"ollama_turn_good.json", true},
+		{"ollama_turn_empty.json", false},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, newTurnJudge(t, "ollama", newJudgeServer(t, tc.file), 10))
+			exs := editTurn("s-judge", 1, "record the package manager rule", "## Setup", "## Setup\n"+ruleYarn)
+			exs[1].Assistant = "The flaky TestSync failure comes from `sync_test.go` reading the wall clock, so two memories written in one second tie."
+			dec, _, err := f.p.ProcessTurn(ctx, GroupTurns(exs)[0], nil, SessionState{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := liveTexts(t, f.st)
+			joined := strings.Join(got, "\n")
+			if dec.Verdict != memory.VerdictStored || !strings.Contains(joined, "CLAUDE.md: Setup: Install packages with `yarn`") {
+				t.Fatalf("verdict %s (%s), store %q", dec.Verdict, dec.Reason, got)
+			}
+			if judged := strings.Contains(joined, "memory.FixedClock"); judged != tc.judge || len(got) != 1+map[bool]int{true: 1}[tc.judge] {
+				t.Fatalf("store %q: the judge's memory stored %v, want %v, and nothing of the distiller's prose", got, judged, tc.judge)
+			}
+		})
+	}
+}
