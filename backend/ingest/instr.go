@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"encoding/json"
 	"path"
 	"regexp"
@@ -136,7 +137,11 @@ type editInput struct {
 	OldString string `json:"old_string"`
 	NewString string `json:"new_string"`
 	Content   string `json:"content"`
-	Edits     []struct {
+	// The text editor tool's names of the same fields.
+	OldStr   string `json:"old_str"`
+	NewStr   string `json:"new_str"`
+	FileText string `json:"file_text"`
+	Edits    []struct {
 		OldString string `json:"old_string"`
 		NewString string `json:"new_string"`
 	} `json:"edits"`
@@ -144,13 +149,16 @@ type editInput struct {
 
 // callEdits returns the instruction-file edits a tool call makes.
 func callEdits(c memory.ToolCall) []instrEdit {
-	if strings.Contains(c.Input, "*** Begin Patch") {
-		return patchEdits(patchText(c.Input))
-	}
 	switch c.Name {
 	case "Edit", "MultiEdit", "Write", "str_replace_based_edit_tool", "str_replace_editor":
 	default:
+		if strings.Contains(c.Input, "*** Begin Patch") {
+			return patchEdits(patchText(c.Input))
+		}
 		return nil
+	}
+	if f, ok := quickPath(c.Input); ok && !InstructionFile(f) {
+		return nil // most edits: no need to decode the whole input
 	}
 	var in editInput
 	if json.Unmarshal([]byte(c.Input), &in) != nil {
@@ -163,6 +171,7 @@ func callEdits(c memory.ToolCall) []instrEdit {
 	if !InstructionFile(file) {
 		return nil
 	}
+	in.OldString, in.NewString, in.Content = cmp.Or(in.OldString, in.OldStr), cmp.Or(in.NewString, in.NewStr), cmp.Or(in.Content, in.FileText)
 	var out []instrEdit
 	add := func(old, new string) {
 		if strings.TrimSpace(new) != "" {
@@ -180,6 +189,25 @@ func callEdits(c memory.ToolCall) []instrEdit {
 		add("", in.Content)
 	}
 	return out
+}
+
+// quickPath reads the "file_path" (else "path") string of a tool call's
+// JSON input without decoding the rest; ok is false when it is absent or
+// escaped.
+func quickPath(input string) (string, bool) {
+	for _, key := range []string{`"file_path":"`, `"path":"`} {
+		i := strings.Index(input, key)
+		if i < 0 {
+			continue
+		}
+		rest := input[i+len(key):]
+		j := strings.IndexByte(rest, '"')
+		if j < 0 || strings.IndexByte(rest[:j], '\\') >= 0 {
+			return "", false
+		}
+		return rest[:j], true
+	}
+	return "", false
 }
 
 func splitLines(s string) []string {
@@ -368,7 +396,7 @@ func searchReplaceEdits(text string) []instrEdit {
 // carries the path ("markdown:CLAUDE.md", "diff:.cursor/rules/a.mdc") of
 // an instruction file; a path-less "diff" block when named, the only
 // instruction file the text of its response names (instrNamedDiff).
-func fencePathEdits(text, named string) []instrEdit {
+func fencePathEdits(text string, named func() string) []instrEdit {
 	var out []instrEdit
 	for _, b := range fencedBlocks(text) {
 		lang, file, ok := strings.Cut(b.info, ":")
@@ -377,8 +405,8 @@ func fencePathEdits(text, named string) []instrEdit {
 		}
 		file = strings.TrimSpace(file)
 		lang = strings.ToLower(strings.TrimSpace(lang))
-		if file == "" && lang == "diff" && named != "" && !instrOff["named-diff"] {
-			file = named
+		if file == "" && lang == "diff" && !instrOff["named-diff"] {
+			file = named() // read only when a path-less diff needs it
 		}
 		if !InstructionFile(file) {
 			continue
@@ -446,44 +474,60 @@ func stepEdits(t Turn) (edits []instrEdit, steps []int) {
 	if instrOff["all"] {
 		return nil, nil
 	}
-	named, callNamed := "", "" // the file this step's text names; the one the last edit call's step named
+	// What names the file of a path-less diff: the text of the latest step
+	// with text; for an edit's result (SpecStory's "Edit", which comes with
+	// the next response, or with the same one when its section ends
+	// there), the text before the call it answers, the calls and results
+	// paired in order.
+	var callTexts []string
+	named := ""
+	for _, s := range t.Steps {
+		if strings.TrimSpace(s.Text) != "" {
+			named = s.Text
+		}
+		for _, c := range s.Calls {
+			if c.Name == "Edit" {
+				callTexts = append(callTexts, named)
+			}
+		}
+	}
+	named = ""
+	results := 0
 	for i, s := range t.Steps {
 		if s.Error {
 			continue
 		}
 		var es []instrEdit
 		if strings.TrimSpace(s.Text) != "" {
-			named = namedInstrFile(s.Text)
-		}
-		// An edit's result comes with the next response (SpecStory): the
-		// file it edits is the one named by the response that called it.
-		resNamed := callNamed
-		if resNamed == "" {
-			resNamed = named // the section ended with the edit: its result is this response's
-		}
-		for _, c := range s.Calls {
-			if c.Name == "Edit" {
-				callNamed = named
-			}
+			named = s.Text
 		}
 		for _, c := range s.Calls {
 			if !callFailed(t, i, c) {
 				es = append(es, callEdits(c)...)
 			}
 		}
-		if strings.Contains(s.Text, "SEARCH") {
+		textEdits := mayNameInstr(s.Text)
+		if textEdits && strings.Contains(s.Text, "SEARCH") {
 			for _, e := range searchReplaceEdits(s.Text) {
 				if instrOff["applied"] || aiderApplied(t, i, e.file) {
 					es = append(es, e)
 				}
 			}
 		}
-		if strings.Contains(s.Text, "```") || strings.Contains(s.Text, "~~~") {
-			es = append(es, fencePathEdits(s.Text, named)...)
+		if textEdits && (strings.Contains(s.Text, "```") || strings.Contains(s.Text, "~~~")) {
+			es = append(es, fencePathEdits(s.Text, func() string { return namedInstrFile(named) })...)
 		}
 		for _, r := range s.Results {
-			if r.Name == "Edit" && !r.IsError {
-				es = append(es, fencePathEdits(r.Content, resNamed)...)
+			if r.Name != "Edit" {
+				continue
+			}
+			by := named
+			if results < len(callTexts) {
+				by = callTexts[results]
+			}
+			results++
+			if !r.IsError {
+				es = append(es, fencePathEdits(r.Content, func() string { return namedInstrFile(by) })...)
 			}
 		}
 		for _, e := range es {
@@ -494,17 +538,37 @@ func stepEdits(t Turn) (edits []instrEdit, steps []int) {
 	return edits, steps
 }
 
+// instrNameParts are substrings every instruction file's name holds one
+// of (InstructionFile).
+var instrNameParts = []string{".md", ".MD", ".Md", "rules", "hints"}
+
+// mayNameInstr reports whether a text may name an instruction file: a
+// quick test before a text is parsed for edits, since later texts are read
+// again for every earlier turn. A text with an edit of a path-less diff
+// names its file too (namedInstrFile).
+func mayNameInstr(text string) bool {
+	for _, p := range instrNameParts {
+		if strings.Contains(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // laterRemovals returns the lines that later texts of the session (as
 // LaterTexts gives them) remove from instruction files, by file base name.
 func laterRemovals(later []string) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, l := range later {
+		if !mayNameInstr(l) {
+			continue
+		}
 		var es []instrEdit
 		if strings.Contains(l, "SEARCH") {
 			es = append(es, searchReplaceEdits(l)...)
 		}
 		if strings.Contains(l, "```") || strings.Contains(l, "~~~") {
-			es = append(es, fencePathEdits(l, namedInstrFile(l))...)
+			es = append(es, fencePathEdits(l, func() string { return namedInstrFile(l) })...)
 		}
 		for _, e := range es {
 			addRemovals(out, e)
@@ -841,13 +905,18 @@ func insertByPos(cands, instr []Candidate) []Candidate {
 	return append(out, instr[k:]...)
 }
 
-// instrCalls returns the calls of a step that edit an instruction file,
-// the only calls a slimmed turn keeps (slim).
+// instrCalls returns the calls of a step that a slimmed turn keeps
+// (slim): those that edit an instruction file, and every other "Edit"
+// without its input (stepEdits pairs SpecStory's edit results with their
+// calls by order).
 func instrCalls(calls []memory.ToolCall) []memory.ToolCall {
 	var out []memory.ToolCall
 	for _, c := range calls {
-		if len(callEdits(c)) > 0 {
+		switch {
+		case len(callEdits(c)) > 0:
 			out = append(out, c)
+		case c.Name == "Edit":
+			out = append(out, memory.ToolCall{ID: c.ID, Name: c.Name})
 		}
 	}
 	return out

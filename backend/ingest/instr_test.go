@@ -156,6 +156,7 @@ func TestInstructionEditsPerReader(t *testing.T) {
 		{"aider-other-file", transcript.FormatAider, aider("docs/build.md", "Applied edit to docs/build.md"), ""},
 		{"cursor-path-fence", transcript.FormatSpecStory, spec("I'll add it to the rule.\n\n```markdown:.cursor/rules/store.mdc\n## Build\n\n- " + lintRule + ".\n```"), "store.mdc: Build: " + lintRule + "."},
 		{"cursor-named-diff", transcript.FormatSpecStory, spec("Let me update the store.mdc rule:\n\n---\n\n```diff\n  ## Build\n+ - " + lintRule + ".\n```"), "store.mdc: Build: " + lintRule + "."},
+		{"cursor-diffs-paired", transcript.FormatSpecStory, spec("Let me update the store.mdc rule:\n\n---\n\n```diff\n  ## Build\n+ - " + lintRule + ".\n```\n\n---\n\nNow the task list:\n\n---\n\n```diff\n- - [ ] Record the lint rule in a task of its own.\n+ - [x] The lint rule needs no task of its own now.\n```"), "store.mdc: Build: " + lintRule + "."},
 		{"cursor-unnamed-diff", transcript.FormatSpecStory, spec("Let me update the rule:\n\n---\n\n```diff\n  ## Build\n+ - " + lintRule + ".\n```"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -313,7 +314,7 @@ func FuzzInstrEdits(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		var es []instrEdit
 		es = append(es, searchReplaceEdits(s)...)
-		es = append(es, fencePathEdits(s, "CLAUDE.md")...)
+		es = append(es, fencePathEdits(s, func() string { return "CLAUDE.md" })...)
 		es = append(es, patchEdits(s)...)
 		es = append(es, laterRemovalsEdits(s)...)
 		es = append(es, instrEdit{file: "AGENTS.md", after: splitLines(s)})
@@ -363,5 +364,39 @@ func TestInstructionWithJudge(t *testing.T) {
 				t.Fatalf("store %q: the judge's memory stored %v, want %v, and nothing of the distiller's prose", got, judged, tc.judge)
 			}
 		})
+	}
+}
+
+func TestQuickPath(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{`{"file_path":"/r/CLAUDE.md","old_string":"a"}`, "/r/CLAUDE.md", true},
+		{`{"command":"create","path":"AGENTS.md"}`, "AGENTS.md", true},
+		{`{"file_path":"C:\\r\\AGENTS.md"}`, "", false},
+		{`{"content":"x"}`, "", false},
+	} {
+		if got, ok := quickPath(tc.in); got != tc.want || ok != tc.ok {
+			t.Errorf("quickPath(%s) = %q, %v; want %q, %v", tc.in, got, ok, tc.want, tc.ok)
+		}
+	}
+	// Codex's shell form of apply_patch.
+	in, _ := json.Marshal(map[string]any{"command": []string{"apply_patch", "*** Begin Patch\n*** Add File: .github/copilot-instructions.md\n+Use the `make check` target before opening a pull request.\n*** End Patch"}})
+	es := callEdits(memory.ToolCall{Name: "shell", Input: string(in)})
+	if len(es) != 1 || es[0].file != ".github/copilot-instructions.md" || len(es[0].after) != 1 {
+		t.Fatalf("shell apply_patch: %+v", es)
+	}
+}
+
+func TestCallEditsTextEditor(t *testing.T) {
+	in, _ := json.Marshal(map[string]string{"command": "str_replace", "path": "/r/AGENTS.md", "old_str": "## Tests", "new_str": "## Tests\n- Run `go test -race` before pushing; CI runs with the race detector."})
+	es := callEdits(memory.ToolCall{Name: "str_replace_based_edit_tool", Input: string(in)})
+	if len(es) != 1 {
+		t.Fatalf("edits %+v", es)
+	}
+	st := instrStatements(es[0])
+	if len(st) != 1 || st[0].text != "AGENTS.md: Tests: Run `go test -race` before pushing; CI runs with the race detector." {
+		t.Fatalf("statements %+v", st)
 	}
 }
