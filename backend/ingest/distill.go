@@ -148,7 +148,9 @@ func Distill(t Turn, later []string) []Candidate {
 	if len(t.User) > 0 && challenge(t.User[0]) {
 		restate = &restatement{}
 	}
+	stepPos := make([]int, len(t.Steps))
 	for i, s := range t.Steps {
+		stepPos[i] = pos
 		if s.Error || strings.TrimSpace(s.Text) == "" {
 			continue
 		}
@@ -175,6 +177,9 @@ func Distill(t Turn, later []string) []Candidate {
 	}
 	turnSents := sents[:len(sents):len(sents)] // the turn's own: what a live capture knows of it too
 	for _, l := range later {
+		if strings.HasPrefix(l, instrLaterMark) {
+			continue // a later turn's edits of instruction files (instrLaterText): no sentences
+		}
 		for _, s := range sentences(l) {
 			sents = append(sents, posSentence{text: s.text, pos: pos})
 			pos++
@@ -183,6 +188,9 @@ func Distill(t Turn, later []string) []Candidate {
 	dropRevised(cands, sents)
 	dropUnconfirmed(cands, turnSents, restated) // guess.go: a hedged hypothesis nothing later in the turn confirms
 	dropUnsettled(t, cands, sents, later)       // evidence.go
+	// What an edit adds to an instruction file (instr.go) is revised only
+	// by a later edit that removes it; it joins the rest for restatement.
+	cands = insertByPos(cands, instructionCandidates(t, later, stepPos))
 	dropRestated(cands)
 	cands = mergeSteps(cands)
 	cands = mergeBySubject(cands)
@@ -198,14 +206,14 @@ func Distill(t Turn, later []string) []Candidate {
 }
 
 // kindOrigin says how certain the candidate's kind is: what the judge
-// named is judged, a user's preference (said with its cue) is cued, the
-// rest is left to GuessOrigin at store time.
+// named is judged, a user's preference (said with its cue) and a line of
+// an instruction file are cued, the rest is left to GuessOrigin at store time.
 func (c Candidate) kindOrigin() memory.KindOrigin {
 	switch {
 	case c.Origin == OriginJudge && c.Kind != "":
 		return memory.KindJudged
-	case c.Origin == OriginUser && c.Kind == memory.KindPreference, c.taught:
-		return memory.KindCued
+	case c.Origin == OriginUser && c.Kind == memory.KindPreference, c.taught, c.Origin == OriginInstruction:
+		return memory.KindCued // said with its cue, taught by a correction, or written into an instruction file
 	}
 	return ""
 }
@@ -948,10 +956,12 @@ func dropRestated(cands []Candidate) {
 // supersedeRestated), before namesAll reads their tokens: it shares at
 // least three subject tokens with a, half of the smaller subject, and is
 // at least half as long; a user's statement does not restate the model's,
+// only a later edit of an instruction file restates its statement,
 // and a user's answer to the model's question neither restates nor is
 // restated.
 func mayRestate(a, b Candidate) bool {
-	if a.Class == ClassAnswer || b.Class == ClassAnswer || b.Origin == OriginUser && a.Origin != OriginUser {
+	if a.Class == ClassAnswer || b.Class == ClassAnswer || b.Origin == OriginUser && a.Origin != OriginUser ||
+		a.Origin == OriginInstruction && b.Origin != OriginInstruction { // an instruction file's statement is restated only by a later edit of it
 		return false
 	}
 	n := overlap(a.subject, b.subject)
@@ -994,7 +1004,7 @@ func mergeSteps(cands []Candidate) []Candidate {
 	out := make([]Candidate, 0, len(cands))
 	last := -1 // the last kept candidate in out
 	for _, c := range cands {
-		if c.Keep && last >= 0 {
+		if c.Keep && last >= 0 && c.Origin != OriginInstruction {
 			o := &out[last]
 			if (o.step == c.step || (o.Origin == OriginToolLoop && c.Origin == OriginToolLoop)) && o.Origin == c.Origin && o.taught == c.taught && runeLen(o.Text)+1+runeLen(c.Text) <= maxCandidateRunes {
 				o.Text += " " + c.Text
@@ -1030,10 +1040,10 @@ func mergeBySubject(cands []Candidate) []Candidate {
 	out := make([]Candidate, 0, len(cands))
 	for _, c := range cands {
 		merged := false
-		if c.Keep {
+		if c.Keep && c.Origin != OriginInstruction { // one statement per instruction line
 			for k := len(out) - 1; k >= 0 && !merged; k-- {
 				o := &out[k]
-				if !o.Keep || (o.Origin == OriginUser) != (c.Origin == OriginUser) || o.taught != c.taught || runeLen(o.Text)+1+runeLen(c.Text) > maxCandidateRunes {
+				if !o.Keep || o.Origin == OriginInstruction || (o.Origin == OriginUser) != (c.Origin == OriginUser) || o.taught != c.taught || runeLen(o.Text)+1+runeLen(c.Text) > maxCandidateRunes {
 					continue
 				}
 				for t := range c.subject {
@@ -1078,7 +1088,7 @@ const reasonNamesOnly = "names only"
 func dropNamesOnly(cands []Candidate) {
 	for i := range cands {
 		c := &cands[i]
-		if !c.Keep || c.Origin == OriginJudge || c.Kind == memory.KindPreference || c.taught || (c.Origin == OriginUser && howToWork.MatchString(lower(c.Text))) {
+		if !c.Keep || c.Origin == OriginJudge || c.Origin == OriginInstruction || c.Kind == memory.KindPreference || c.taught || (c.Origin == OriginUser && howToWork.MatchString(lower(c.Text))) {
 			continue // a preference or a rule is short by nature: "Use yarn here."
 		}
 		if proseWords(c.Text) < namesOnlyWords && !constraint.MatchString(lower(c.Text)) {

@@ -45,7 +45,7 @@ func selfCorrection(s string) bool {
 func dropSelfCorrected(cands []Candidate) {
 	for i := range cands {
 		c := &cands[i]
-		if !c.Keep || c.Origin == OriginUser {
+		if !c.Keep || c.Origin == OriginUser || c.Origin == OriginInstruction {
 			continue
 		}
 		ss := sentences(c.Text)

@@ -157,11 +157,12 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 
 // slim returns t without what distilling it again does not read: tool
 // calls' inputs and tool results (a file written, a command's output),
-// the bulk of a turn.
+// the bulk of a turn; edits of instruction files (instr.go) and their
+// results stay.
 func slim(t Turn) Turn {
 	steps := make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
-		s.Calls, s.Results = nil, nil
+		s.Calls, s.Results = instrCalls(s.Calls), editResults(s.Results)
 		steps[i] = s
 	}
 	exs := make([]memory.Exchange, len(t.Exchanges))
@@ -199,10 +200,7 @@ func redistillFrom(earlier []recentTurn, n int) int {
 // laterSize is how many bytes LaterTexts reads of t.
 func laterSize(t Turn) int {
 	n := 0
-	for _, u := range userTexts(t) {
-		n += len(u)
-	}
-	for _, s := range stepTexts(t) {
+	for _, s := range laterOf(t) {
 		n += len(s)
 	}
 	return n
@@ -253,7 +251,7 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 	// session was distilled knowing its later turns already.
 	revs, undos, _ := revisingSentences(t)
 	from := len(earlier)
-	if !st.Ended && (len(revs) > 0 || len(undos) > 0) {
+	if !st.Ended && (len(revs) > 0 || len(undos) > 0 || removesInstr(t)) {
 		from = redistillFrom(earlier, laterSize(t))
 	}
 	for i := from; i < len(earlier); i++ {

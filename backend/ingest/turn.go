@@ -159,13 +159,24 @@ func LaterTexts(turns []Turn, sessionID string) []string {
 		if t.SessionID != sessionID {
 			continue
 		}
-		for _, s := range append(userTexts(t), stepTexts(t)...) {
+		for _, s := range laterOf(t) {
 			if n+len(s) > maxLaterBytes {
 				return out
 			}
 			n += len(s)
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// laterOf returns what LaterTexts reads of one turn: the user's words,
+// the model's texts and what the turn's tool calls remove from instruction
+// files (instrLaterText).
+func laterOf(t Turn) []string {
+	out := append(userTexts(t), stepTexts(t)...)
+	if rm := instrLaterText(t); rm != "" {
+		out = append(out, rm)
 	}
 	return out
 }

@@ -28,11 +28,20 @@ const maxJudgeToolBytes = 2 << 10
 // turn is rejected at StageJudge (r.decided). Without a turn judge, or when
 // it fails (budget, timeout, a malformed answer: score judge_error), kept
 // stands. A turn the judge keeps nothing of teaches the content scorer its
-// final answer as noise, as the judge's SKIP of an exchange does.
+// final answer as noise, as the judge's SKIP of an exchange does. What an
+// edit added to an instruction file (instr.go) is no choice to make: it
+// stays beside the judge's memories, and a turn that has such a statement
+// is not rejected.
 func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []Candidate) []Candidate {
 	tj, ok := p.judge.(memory.TurnJudge)
 	if !ok || tj == nil {
 		return kept
+	}
+	var instr []Candidate // what the turn wrote into an instruction file
+	for _, c := range kept {
+		if c.Origin == OriginInstruction {
+			instr = append(instr, c)
+		}
 	}
 	start := time.Now()
 	v, err := tj.JudgeTurn(ctx, turnInput(t, cands))
@@ -44,7 +53,9 @@ func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []
 	r.score("judge_memories", float64(len(v.Memories)))
 	if len(v.Memories) == 0 {
 		r.score("judge_skip", 1)
-		r.reject(StageJudge, "the judge ("+tj.Name()+") kept nothing of the turn; "+describeCandidates(cands))
+		if len(instr) == 0 {
+			r.reject(StageJudge, "the judge ("+tj.Name()+") kept nothing of the turn; "+describeCandidates(cands))
+		}
 		if p.scorer != nil && strings.TrimSpace(r.reply) != "" {
 			// As for an exchange, the judge's verdict trains the scorer: the
 			// turn's answer is noise.
@@ -52,10 +63,22 @@ func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []
 				r.score("learn_error", 1)
 			}
 		}
-		return nil
+		if len(instr) == 0 {
+			return nil
+		}
+		for _, c := range kept {
+			if c.Origin != OriginInstruction {
+				cv := &r.dec.Candidates[c.idx]
+				cv.Kept, cv.Reason = false, "not chosen by the judge"
+			}
+		}
+		return instr
 	}
 	// The judge's memories replace the distiller's choice.
 	for _, c := range kept {
+		if c.Origin == OriginInstruction {
+			continue
+		}
 		cv := &r.dec.Candidates[c.idx]
 		cv.Kept, cv.Reason = false, "not chosen by the judge"
 	}
@@ -88,6 +111,7 @@ func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []
 	if refused > 0 {
 		r.score("judge_refused", float64(refused))
 	}
+	out = append(out, instr...)
 	if len(out) == 0 {
 		r.reject(StageJudge, fmt.Sprintf("no memory of the judge (%s) passed the guards: %d restate a statement the session revised", tj.Name(), refused))
 		return nil

@@ -1,0 +1,1007 @@
+package ingest
+
+import (
+	"cmp"
+	"encoding/json"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Instruction files. The file a coding agent reads as its standing
+// instructions (CLAUDE.md, AGENTS.md, Aider's CONVENTIONS.md, Cursor's
+// .cursor/rules/*.mdc...) holds, by construction, the project's
+// conventions: the prose an edit of the turn adds to one is a candidate
+// statement of origin OriginInstruction and kind convention, whatever the
+// model said about it. Edits are read from:
+//
+//   - Claude Code's Edit, MultiEdit and Write tool calls (file_path,
+//     old_string/new_string, edits, content);
+//   - Codex's apply_patch (a call whose arguments hold "*** Begin Patch");
+//   - Aider's SEARCH/REPLACE blocks in the model's text (the file name on
+//     the line before "<<<<<<< SEARCH", inside or before the fence);
+//   - Cursor's fenced blocks whose info string carries the path
+//     ("```markdown:.cursor/rules/x.mdc", "```diff:AGENTS.md"), in the text
+//     or in an edit's result (SpecStory), and a path-less "```diff" edit
+//     whose response names exactly one instruction file (instrNamedDiff).
+//
+// Of each edit only what it adds counts: the lines after it that were not
+// before it (new_string lines not in old_string, REPLACE lines not in
+// SEARCH, a diff's "+" lines). Each list item (with its continuation lines
+// and the nested items it adds) or paragraph holding an added line is one
+// statement, prefixed with the file's name and the heading or lead-in
+// ("When writing Markdown files:") it sits under; headings, code, tables
+// and front matter are not statements. A line that a later edit of the
+// session removes revises the statement it is in (Reason "revised later").
+
+// OriginInstruction is the Origin of a statement an edit added to an
+// agent-instruction file (InstructionFile).
+const OriginInstruction = "instruction-file"
+
+// ClassInstruction is the Class of a statement added to an instruction file.
+const ClassInstruction = "instruction"
+
+// instrBaseNames are the instruction files' names wherever they sit.
+var instrBaseNames = map[string]bool{
+	"claude.md": true, "claude.local.md": true, "agents.md": true, "agents.override.md": true,
+	"agent.md": true, "gemini.md": true, "conventions.md": true, ".cursorrules": true,
+	".windsurfrules": true, ".clinerules": true, ".goosehints": true, "copilot-instructions.md": true,
+}
+
+// instrDirs are the folders whose markdown files are instruction files
+// (rules directories).
+var instrDirs = []string{".cursor/rules/", ".claude/rules/", ".windsurf/rules/", ".clinerules/",
+	".github/instructions/", ".kiro/steering/", ".amazonq/rules/", ".continue/rules/", ".junie/", ".roo/rules"}
+
+// InstructionFile reports whether a path names an agent-instruction file:
+// CLAUDE.md, AGENTS.md, GEMINI.md, CONVENTIONS.md (Aider), .cursorrules,
+// .windsurfrules, .clinerules, .github/copilot-instructions.md, a Cursor
+// rule (*.mdc) or a markdown file of a rules directory (.cursor/rules,
+// .claude/rules, .windsurf/rules, .clinerules, .github/instructions,
+// .kiro/steering, .amazonq/rules, .continue/rules, .junie, .roo/rules*).
+func InstructionFile(p string) bool {
+	p = strings.ToLower(strings.ReplaceAll(strings.TrimSpace(p), `\`, "/"))
+	base := path.Base(p)
+	if instrBaseNames[base] || strings.HasSuffix(base, ".mdc") {
+		return true
+	}
+	if !strings.HasSuffix(base, ".md") {
+		return false
+	}
+	for _, d := range instrDirs {
+		if strings.HasPrefix(p, d) || strings.Contains(p, "/"+d) {
+			return true
+		}
+	}
+	return false
+}
+
+// instrEdit is one edit of an instruction file: its lines before and
+// after (only the edited region when the edit says no more).
+type instrEdit struct {
+	file          string
+	before, after []string
+}
+
+// added reports, for each line of after, whether the edit added it (its
+// normalised text was not among the lines before).
+func (e instrEdit) added() []bool {
+	was := map[string]bool{}
+	for _, l := range e.before {
+		was[normLine(l)] = true
+	}
+	out := make([]bool, len(e.after))
+	for i, l := range e.after {
+		n := normLine(l)
+		out[i] = n != "" && !was[n]
+	}
+	return out
+}
+
+// removed returns the normalised lines the edit took out.
+func (e instrEdit) removed() []string {
+	now := map[string]bool{}
+	for _, l := range e.after {
+		now[normLine(l)] = true
+	}
+	var out []string
+	for _, l := range e.before {
+		if n := normLine(l); n != "" && !now[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// listMarker opens a list item: its indentation, marker and text.
+var listMarker = regexp.MustCompile(`^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$`)
+
+// normLine is a line as compared between an edit's before and after: no
+// list marker, no emphasis, spaces collapsed, lowercased, no closing
+// punctuation (a period added to a line adds no statement).
+func normLine(l string) string {
+	if m := listMarker.FindStringSubmatch(l); m != nil {
+		l = m[2]
+	}
+	l = strings.NewReplacer("**", "", "__", "").Replace(l)
+	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(l), " ")), ".;:,!")
+}
+
+// editInput is the input of a tool call that edits a file (Claude Code's
+// Edit, MultiEdit and Write; the text editor tool's path).
+type editInput struct {
+	FilePath  string `json:"file_path"`
+	Path      string `json:"path"`
+	OldString string `json:"old_string"`
+	NewString string `json:"new_string"`
+	Content   string `json:"content"`
+	// The text editor tool's names of the same fields.
+	OldStr   string `json:"old_str"`
+	NewStr   string `json:"new_str"`
+	FileText string `json:"file_text"`
+	Edits    []struct {
+		OldString string `json:"old_string"`
+		NewString string `json:"new_string"`
+	} `json:"edits"`
+}
+
+// callEdits returns the instruction-file edits a tool call makes.
+func callEdits(c memory.ToolCall) []instrEdit {
+	switch c.Name {
+	case "Edit", "MultiEdit", "Write", "str_replace_based_edit_tool", "str_replace_editor":
+	default:
+		if strings.Contains(c.Input, "*** Begin Patch") {
+			return patchEdits(patchText(c.Input))
+		}
+		return nil
+	}
+	if f, ok := quickPath(c.Input); ok && !InstructionFile(f) {
+		return nil // most edits: no need to decode the whole input
+	}
+	var in editInput
+	if json.Unmarshal([]byte(c.Input), &in) != nil {
+		return nil
+	}
+	file := in.FilePath
+	if file == "" {
+		file = in.Path
+	}
+	if !InstructionFile(file) {
+		return nil
+	}
+	in.OldString, in.NewString, in.Content = cmp.Or(in.OldString, in.OldStr), cmp.Or(in.NewString, in.NewStr), cmp.Or(in.Content, in.FileText)
+	var out []instrEdit
+	add := func(old, new string) {
+		if strings.TrimSpace(new) != "" {
+			out = append(out, instrEdit{file: file, before: splitLines(old), after: splitLines(new)})
+		}
+	}
+	switch {
+	case len(in.Edits) > 0:
+		for _, e := range in.Edits {
+			add(e.OldString, e.NewString)
+		}
+	case in.NewString != "" || in.OldString != "":
+		add(in.OldString, in.NewString)
+	default:
+		add("", in.Content)
+	}
+	return out
+}
+
+// quickPath reads the "file_path" (else "path") string of a tool call's
+// JSON input without decoding the rest; ok is false when it is absent or
+// escaped.
+func quickPath(input string) (string, bool) {
+	for _, key := range []string{`"file_path":"`, `"path":"`} {
+		i := strings.Index(input, key)
+		if i < 0 {
+			continue
+		}
+		rest := input[i+len(key):]
+		j := strings.IndexByte(rest, '"')
+		if j < 0 || strings.IndexByte(rest[:j], '\\') >= 0 {
+			return "", false
+		}
+		return rest[:j], true
+	}
+	return "", false
+}
+
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+}
+
+// patchText finds the patch in a call's JSON arguments: the string value
+// that holds "*** Begin Patch" (Codex's apply_patch input, or an argument
+// of its shell command).
+func patchText(input string) string {
+	var v any
+	if json.Unmarshal([]byte(input), &v) != nil {
+		return input
+	}
+	var find func(any) string
+	find = func(v any) string {
+		switch x := v.(type) {
+		case string:
+			if strings.Contains(x, "*** Begin Patch") {
+				return x
+			}
+		case []any:
+			for _, e := range x {
+				if s := find(e); s != "" {
+					return s
+				}
+			}
+		case map[string]any:
+			for _, e := range x {
+				if s := find(e); s != "" {
+					return s
+				}
+			}
+		}
+		return ""
+	}
+	return find(v)
+}
+
+// patchEdits reads a Codex patch ("*** Add File: p" then "+" lines,
+// "*** Update File: p" then hunks of " ", "-" and "+" lines) into the
+// edits of instruction files it makes.
+func patchEdits(patch string) []instrEdit {
+	var out []instrEdit
+	var cur *instrEdit
+	flush := func() {
+		if cur != nil && len(cur.after) > 0 {
+			out = append(out, *cur)
+		}
+		cur = nil
+	}
+	for _, l := range splitLines(patch) {
+		switch {
+		case strings.HasPrefix(l, "*** Add File: "), strings.HasPrefix(l, "*** Update File: "):
+			flush()
+			f := strings.TrimSpace(l[strings.Index(l, ":")+1:])
+			if InstructionFile(f) {
+				cur = &instrEdit{file: f}
+			}
+		case strings.HasPrefix(l, "*** "):
+			flush()
+		case cur == nil, strings.HasPrefix(l, "@@"):
+		case strings.HasPrefix(l, "+"):
+			cur.after = append(cur.after, l[1:])
+		case strings.HasPrefix(l, "-"):
+			cur.before = append(cur.before, l[1:])
+		case strings.HasPrefix(l, " "):
+			cur.before = append(cur.before, l[1:])
+			cur.after = append(cur.after, l[1:])
+		}
+	}
+	flush()
+	return out
+}
+
+// fencedBlock is a top-level fenced block of markdown: its info string
+// and its lines (nested fences included).
+type fencedBlock struct {
+	info  string
+	lines []string
+}
+
+// fenceOpen reads a fence line: its character, run length, indentation
+// and info string.
+var fenceOpen = regexp.MustCompile("^(\\s*)(`{3,}|~{3,})(.*)$")
+
+// fencedBlocks returns the top-level fenced blocks of text. A fence line
+// with an info string inside a block opens a block nested in it; a bare
+// one of the same character, at least as long, closes the innermost.
+func fencedBlocks(text string) []fencedBlock {
+	var out []fencedBlock
+	type level struct {
+		ch byte
+		n  int
+	}
+	var open []level
+	for _, l := range splitLines(text) {
+		m := fenceOpen.FindStringSubmatch(l)
+		if m != nil && m[2][0] == '`' && strings.Contains(m[3], "`") {
+			m = nil // inline code
+		}
+		switch {
+		case m == nil:
+			if len(open) > 0 {
+				out[len(out)-1].lines = append(out[len(out)-1].lines, l)
+			}
+		case len(open) == 0:
+			open = append(open, level{m[2][0], len(m[2])})
+			out = append(out, fencedBlock{info: strings.TrimSpace(m[3])})
+		case strings.TrimSpace(m[3]) != "":
+			open = append(open, level{m[2][0], len(m[2])})
+			out[len(out)-1].lines = append(out[len(out)-1].lines, l)
+		default:
+			closed := false
+			for i := len(open) - 1; i >= 0; i-- {
+				if open[i].ch == m[2][0] && len(m[2]) >= open[i].n {
+					open, closed = open[:i], true
+					break
+				}
+			}
+			if len(open) > 0 || !closed {
+				out[len(out)-1].lines = append(out[len(out)-1].lines, l)
+			}
+		}
+	}
+	return out
+}
+
+// aiderSearch, aiderDivider and aiderReplace are the lines of Aider's
+// SEARCH/REPLACE blocks.
+var (
+	aiderSearch  = regexp.MustCompile(`^<{5,9} SEARCH\s*$`)
+	aiderDivider = regexp.MustCompile(`^={5,9}\s*$`)
+	aiderReplace = regexp.MustCompile(`^>{5,9} REPLACE\s*$`)
+)
+
+// searchReplaceEdits reads the SEARCH/REPLACE blocks of a text (Aider's
+// edit format) into the edits of instruction files they make: the file
+// is named on the last line before "<<<<<<< SEARCH" that is neither blank
+// nor a fence line.
+func searchReplaceEdits(text string) []instrEdit {
+	lines := splitLines(text)
+	var out []instrEdit
+	for i := 0; i < len(lines); i++ {
+		if !aiderSearch.MatchString(lines[i]) {
+			continue
+		}
+		file := ""
+		for k := i - 1; k >= 0 && k >= i-3; k-- {
+			t := strings.TrimSpace(lines[k])
+			if t == "" || fenceOpen.MatchString(t) {
+				continue
+			}
+			file = strings.Trim(t, "`*: ")
+			break
+		}
+		e := instrEdit{file: file}
+		j, state := i+1, 0
+		for ; j < len(lines); j++ {
+			l := lines[j]
+			if state == 0 && aiderDivider.MatchString(l) {
+				state = 1
+				continue
+			}
+			if state == 1 && aiderReplace.MatchString(l) {
+				break
+			}
+			if state == 0 {
+				e.before = append(e.before, l)
+			} else {
+				e.after = append(e.after, l)
+			}
+		}
+		i = j
+		if state == 1 && InstructionFile(file) && len(e.after) > 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// fencePathEdits reads Cursor's fenced edits: a block whose info string
+// carries the path ("markdown:CLAUDE.md", "diff:.cursor/rules/a.mdc") of
+// an instruction file; a path-less "diff" block when named, the only
+// instruction file the text of its response names (instrNamedDiff).
+func fencePathEdits(text string, named func() string) []instrEdit {
+	var out []instrEdit
+	for _, b := range fencedBlocks(text) {
+		lang, file, ok := strings.Cut(b.info, ":")
+		if !ok {
+			file = ""
+		}
+		file = strings.TrimSpace(file)
+		lang = strings.ToLower(strings.TrimSpace(lang))
+		if file == "" && lang == "diff" && !instrOff["named-diff"] {
+			file = named() // read only when a path-less diff needs it
+		}
+		if !InstructionFile(file) {
+			continue
+		}
+		if lang == "diff" || lang == "patch" {
+			if e := diffEdit(file, b.lines); len(e.after)+len(e.before) > 0 {
+				out = append(out, e)
+			}
+			continue
+		}
+		out = append(out, instrEdit{file: file, after: b.lines})
+	}
+	return out
+}
+
+// diffEdit reads the lines of a unified diff's hunk: "+" lines are after
+// it, "-" lines before, the rest (" " or bare context) both.
+func diffEdit(file string, lines []string) instrEdit {
+	e := instrEdit{file: file}
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "@@"):
+		case strings.HasPrefix(l, "+"):
+			e.after = append(e.after, l[1:])
+		case strings.HasPrefix(l, "-"):
+			e.before = append(e.before, l[1:])
+		default:
+			l = strings.TrimPrefix(l, " ")
+			e.before = append(e.before, l)
+			e.after = append(e.after, l)
+		}
+	}
+	return e
+}
+
+// fileToken is a file name as prose writes it.
+var fileToken = regexp.MustCompile("[A-Za-z0-9_./@~\\\\-]*[A-Za-z0-9_-]\\.(?:md|mdc|cursorrules|windsurfrules|clinerules)\\b|\\.(?:cursorrules|windsurfrules|clinerules|goosehints)\\b")
+
+// namedInstrFile returns the instruction file a text names when it names
+// exactly one (a path-less diff after "Let me update the x.mdc rule:" is
+// an edit of it), else "".
+func namedInstrFile(text string) string {
+	prose, _ := splitFences(text)
+	found := ""
+	for _, f := range fileToken.FindAllString(prose, -1) {
+		if !InstructionFile(f) {
+			continue
+		}
+		if found != "" && path.Base(found) != path.Base(f) {
+			return ""
+		}
+		found = f
+	}
+	return found
+}
+
+// instrOff turns off one mechanism of instruction-file reading, by name,
+// for ablation in tests and measurements ("all", "named-diff",
+// "removal", "context", "file", "applied", "gone"); empty in production.
+var instrOff = map[string]bool{}
+
+// stepEdits returns the instruction-file edits of the turn's steps, in
+// order, each with the index of its step.
+func stepEdits(t Turn) (edits []instrEdit, steps []int) {
+	if instrOff["all"] {
+		return nil, nil
+	}
+	// What names the file of a path-less diff: the text of the latest step
+	// with text; for an edit's result (SpecStory's "Edit", which comes with
+	// the next response, or with the same one when its section ends
+	// there), the text before the call it answers, the calls and results
+	// paired in order.
+	var callTexts []string
+	named := ""
+	for _, s := range t.Steps {
+		if strings.TrimSpace(s.Text) != "" {
+			named = s.Text
+		}
+		for _, c := range s.Calls {
+			if c.Name == "Edit" {
+				callTexts = append(callTexts, named)
+			}
+		}
+	}
+	named = ""
+	results := 0
+	for i, s := range t.Steps {
+		if s.Error {
+			continue
+		}
+		var es []instrEdit
+		if strings.TrimSpace(s.Text) != "" {
+			named = s.Text
+		}
+		for _, c := range s.Calls {
+			if !callFailed(t, i, c) {
+				es = append(es, callEdits(c)...)
+			}
+		}
+		textEdits := mayNameInstr(s.Text)
+		if textEdits && strings.Contains(s.Text, "SEARCH") {
+			for _, e := range searchReplaceEdits(s.Text) {
+				if instrOff["applied"] || aiderApplied(t, i, e.file) {
+					es = append(es, e)
+				}
+			}
+		}
+		if textEdits && (strings.Contains(s.Text, "```") || strings.Contains(s.Text, "~~~")) {
+			es = append(es, fencePathEdits(s.Text, func() string { return namedInstrFile(named) })...)
+		}
+		for _, r := range s.Results {
+			if r.Name != "Edit" {
+				continue
+			}
+			by := named
+			if results < len(callTexts) {
+				by = callTexts[results]
+			}
+			results++
+			if !r.IsError {
+				es = append(es, fencePathEdits(r.Content, func() string { return namedInstrFile(by) })...)
+			}
+		}
+		for _, e := range es {
+			edits = append(edits, e)
+			steps = append(steps, i)
+		}
+	}
+	return edits, steps
+}
+
+// instrNameParts are substrings every instruction file's name holds one
+// of (InstructionFile).
+var instrNameParts = []string{".md", ".MD", ".Md", "rules", "hints"}
+
+// mayNameInstr reports whether a text may name an instruction file: a
+// quick test before a text is parsed for edits, since later texts are read
+// again for every earlier turn. A text with an edit of a path-less diff
+// names its file too (namedInstrFile).
+func mayNameInstr(text string) bool {
+	for _, p := range instrNameParts {
+		if strings.Contains(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// laterRemovals returns the lines that later texts of the session (as
+// LaterTexts gives them) remove from instruction files, by file base name.
+func laterRemovals(later []string) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, l := range later {
+		if !mayNameInstr(l) {
+			continue
+		}
+		var es []instrEdit
+		if strings.Contains(l, "SEARCH") {
+			es = append(es, searchReplaceEdits(l)...)
+		}
+		if strings.Contains(l, "```") || strings.Contains(l, "~~~") {
+			es = append(es, fencePathEdits(l, func() string { return namedInstrFile(l) })...)
+		}
+		for _, e := range es {
+			addRemovals(out, e)
+		}
+	}
+	return out
+}
+
+func addRemovals(m map[string]map[string]bool, e instrEdit) {
+	for _, r := range e.removed() {
+		b := strings.ToLower(path.Base(strings.ReplaceAll(e.file, `\`, "/")))
+		if m[b] == nil {
+			m[b] = map[string]bool{}
+		}
+		m[b][r] = true
+	}
+}
+
+// instrLaterText renders what the edits of tool calls in a turn remove
+// from instruction files as a fenced diff naming the file, for LaterTexts:
+// a later turn's removal then revises an earlier turn's statement in
+// batch ingest and live capture alike. Texts already carry the fenced
+// edits of Aider and Cursor.
+func instrLaterText(t Turn) string {
+	var b strings.Builder
+	for _, s := range t.Steps {
+		for _, c := range s.Calls {
+			for _, e := range callEdits(c) {
+				rm := e.removed()
+				if len(rm) == 0 {
+					continue
+				}
+				b.WriteString("```diff:" + e.file + "\n")
+				for _, r := range rm {
+					b.WriteString("-" + r + "\n")
+				}
+				b.WriteString("```\n")
+			}
+		}
+	}
+	return b.String()
+}
+
+// instrStatement is one statement an edit adds: its text and the
+// normalised lines it was read from.
+type instrStatement struct {
+	text  string
+	lines []string
+}
+
+// frontMatterKey is a line of a rule file's front matter.
+var frontMatterKey = regexp.MustCompile(`^[a-zA-Z_][\w-]*:\s*`)
+
+// instrStatements reads the statements an edit adds (see the package
+// comment above): one per list item or paragraph holding an added line.
+func instrStatements(e instrEdit) []instrStatement {
+	added := e.added()
+	lines := e.after
+	// Front matter of a rule file ("---", "description: ...", "---").
+	start := 0
+	if len(lines) > 0 && strings.TrimSpace(lines[0]) == "---" {
+		for k := 1; k < len(lines); k++ {
+			if strings.TrimSpace(lines[k]) == "---" {
+				start = k + 1
+				break
+			}
+			if !frontMatterKey.MatchString(lines[k]) && strings.TrimSpace(lines[k]) != "" {
+				break
+			}
+		}
+	}
+	type part struct {
+		text  string
+		added bool
+		line  string
+	}
+	type unit struct {
+		head     []part // the item's or paragraph's own lines
+		children [][]part
+		indent   int
+		item     bool
+		ctx      string // the heading or lead-in it sits under
+	}
+	var units []*unit
+	var cur *unit
+	var child *[]part
+	ctx := ""
+	var fence []fenceLevelI
+	for i := start; i < len(lines); i++ {
+		l := lines[i]
+		t := strings.TrimSpace(l)
+		if m := fenceOpen.FindStringSubmatch(l); m != nil && !(m[2][0] == '`' && strings.Contains(m[3], "`")) {
+			fence = fenceStep(fence, m)
+			continue
+		}
+		if len(fence) > 0 {
+			continue // code or an example
+		}
+		switch {
+		case t == "":
+			if cur != nil && !cur.item {
+				cur = nil
+			}
+			child = nil
+			continue
+		case strings.HasPrefix(t, "#"):
+			ctx = strings.TrimSpace(strings.TrimLeft(t, "#"))
+			cur, child = nil, nil
+			continue
+		case tableRow(t) || t == "---" || t == "***" || strings.HasPrefix(t, "<") && strings.HasSuffix(t, ">"):
+			cur, child = nil, nil
+			continue
+		}
+		p := part{text: t, added: added[i], line: normLine(l)}
+		if m := listMarker.FindStringSubmatch(l); m != nil {
+			p.text = strings.TrimSpace(m[2])
+			ind := len(strings.ReplaceAll(m[1], "\t", "    "))
+			if cur != nil && cur.item && ind > cur.indent {
+				cur.children = append(cur.children, []part{p})
+				child = &cur.children[len(cur.children)-1]
+				continue
+			}
+			cur = &unit{head: []part{p}, indent: ind, item: true, ctx: ctx}
+			units = append(units, cur)
+			child = nil
+			continue
+		}
+		if cur != nil && (cur.item || !lineEnds(cur.head[len(cur.head)-1].text)) {
+			if child != nil {
+				*child = append(*child, p)
+			} else {
+				cur.head = append(cur.head, p)
+			}
+			continue
+		}
+		// A paragraph's line that follows a complete one starts a
+		// statement of its own: rule files often write one rule a line.
+		cur = &unit{head: []part{p}, ctx: ctx}
+		units = append(units, cur)
+	}
+	// A lead-in paragraph ("When writing Markdown files:") is the context
+	// of the items after it, not a statement of its own.
+	for k := 0; k+1 < len(units); k++ {
+		u := units[k]
+		if !u.item && len(u.head) == 1 && strings.HasSuffix(u.head[0].text, ":") && units[k+1].item {
+			lead := strings.TrimSuffix(u.head[0].text, ":")
+			for j := k + 1; j < len(units) && units[j].item && units[j].ctx == u.ctx; j++ {
+				units[j].ctx = lead
+			}
+			u.head = nil
+		}
+	}
+	file := path.Base(strings.ReplaceAll(e.file, `\`, "/"))
+	var out []instrStatement
+	for _, u := range units {
+		if len(u.head) == 0 {
+			continue
+		}
+		headAdded := false
+		var texts, src []string
+		for _, p := range u.head {
+			headAdded = headAdded || p.added
+			texts = append(texts, p.text)
+			src = append(src, p.line)
+		}
+		any := headAdded
+		for _, c := range u.children {
+			ca := false
+			for _, p := range c {
+				ca = ca || p.added
+			}
+			if !headAdded && !ca {
+				continue
+			}
+			any = true
+			for _, p := range c {
+				texts = append(texts, p.text)
+				src = append(src, p.line)
+			}
+		}
+		if !any {
+			continue
+		}
+		body := strings.TrimSpace(exampleTail.ReplaceAllString(cleanInstr(strings.Join(texts, " ")), ""))
+		if body == "" || proseWords(body) < 3 || codeLike(body) && !strings.Contains(body, "`") {
+			continue
+		}
+		if strings.HasSuffix(body, ":") {
+			body = strings.TrimSuffix(body, ":") + "." // its example or code is not part of it
+		} else if !strings.ContainsAny(body[len(body)-1:], ".!?;)`\"'") {
+			body += "."
+		}
+		prefix := file + ": "
+		if instrOff["file"] {
+			prefix = ""
+		}
+		if u.ctx != "" && runeLen(u.ctx) <= maxContextRunes && !instrOff["context"] {
+			prefix += strings.TrimSuffix(cleanInstr(u.ctx), ":") + ": "
+		}
+		for _, piece := range packSentences(splitLong(body)) {
+			out = append(out, instrStatement{text: prefix + piece, lines: src})
+		}
+	}
+	return out
+}
+
+// maxContextRunes bounds the heading or lead-in a statement is prefixed
+// with: a longer one is a sentence, not a name for the section.
+const maxContextRunes = 80
+
+// splitLong returns a statement's sentences when it is longer than
+// maxCandidateRunes, else the statement.
+func splitLong(s string) []string {
+	if runeLen(s) <= maxCandidateRunes {
+		return []string{s}
+	}
+	var out []string
+	for _, st := range sentences(s) {
+		if t := strings.TrimSpace(st.text); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// exampleTail is the lead-in of an example left at the end of a
+// statement whose example (code) is not part of it.
+var exampleTail = regexp.MustCompile(`(?i)(?:^|\s)(?:for example|for instance|e\.g\.|example|examples|like this|such as)\s*:$`)
+
+// emphasis is markdown emphasis around words.
+var emphasis = regexp.MustCompile(`\*\*|__|~~`)
+
+// cleanInstr removes markdown emphasis and emoji-like symbols from an
+// instruction line, keeping code spans.
+func cleanInstr(s string) string {
+	s = emphasis.ReplaceAllString(s, "")
+	s = strings.Map(func(r rune) rune {
+		if r >= 0x2600 && r <= 0x27BF || r >= 0x1F300 || r == 0xFE0F {
+			return -1
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+type fenceLevelI struct {
+	ch byte
+	n  int
+}
+
+// fenceStep opens or closes a fence level on a fence line (see
+// fencedBlocks).
+func fenceStep(open []fenceLevelI, m []string) []fenceLevelI {
+	ch, n, info := m[2][0], len(m[2]), strings.TrimSpace(m[3])
+	if len(open) == 0 || info != "" {
+		return append(open, fenceLevelI{ch, n})
+	}
+	for i := len(open) - 1; i >= 0; i-- {
+		if open[i].ch == ch && n >= open[i].n {
+			return open[:i]
+		}
+	}
+	return open
+}
+
+// instructionCandidates returns the candidates the turn's edits of
+// instruction files add, each positioned at its step (stepPos), dropping
+// (Keep false, "revised later") a statement whose line a later edit of
+// the turn, or of a later turn (later), removes.
+func instructionCandidates(t Turn, later []string, stepPos []int) []Candidate {
+	edits, steps := stepEdits(t)
+	if len(edits) == 0 {
+		return nil
+	}
+	var rmLater map[string]map[string]bool
+	if !instrOff["removal"] {
+		rmLater = laterRemovals(later)
+	}
+	var out []Candidate
+	for k, e := range edits {
+		rm := map[string]bool{}
+		if !instrOff["removal"] {
+			after := map[string]map[string]bool{}
+			for _, f := range edits[k+1:] {
+				addRemovals(after, f)
+			}
+			b := strings.ToLower(path.Base(strings.ReplaceAll(e.file, `\`, "/")))
+			for l := range after[b] {
+				rm[l] = true
+			}
+			for l := range rmLater[b] {
+				rm[l] = true
+			}
+		}
+		for _, st := range instrStatements(e) {
+			text, _ := redactText(st.text)
+			c := newCandidate(text, OriginInstruction, ClassInstruction, true, "")
+			c.Kind, c.Type = memory.KindConvention, memory.TypeProject
+			c.step = steps[k]
+			c.pos = stepPos[steps[k]]
+			for _, l := range st.lines {
+				if rm[l] {
+					c.Keep, c.Reason = false, "revised later: a later edit removes "+preview(l)
+					break
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// instrLaterMark opens the texts LaterTexts adds for a turn's edits of
+// instruction files made by tool calls (instrLaterText): Distill reads no
+// sentences from them, only the lines they remove.
+const instrLaterMark = "```diff:"
+
+// insertByPos inserts the instruction-file candidates into cands, each
+// before the first candidate said after it; cands is returned unchanged
+// when there are none.
+func insertByPos(cands, instr []Candidate) []Candidate {
+	if len(instr) == 0 {
+		return cands
+	}
+	out := make([]Candidate, 0, len(cands)+len(instr))
+	k := 0
+	for _, c := range cands {
+		for k < len(instr) && instr[k].pos < c.pos {
+			out = append(out, instr[k])
+			k++
+		}
+		out = append(out, c)
+	}
+	return append(out, instr[k:]...)
+}
+
+// instrCalls returns the calls of a step that a slimmed turn keeps
+// (slim): those that edit an instruction file, and every other "Edit"
+// without its input (stepEdits pairs SpecStory's edit results with their
+// calls by order).
+func instrCalls(calls []memory.ToolCall) []memory.ToolCall {
+	var out []memory.ToolCall
+	for _, c := range calls {
+		switch {
+		case len(callEdits(c)) > 0:
+			out = append(out, c)
+		case c.Name == "Edit":
+			out = append(out, memory.ToolCall{ID: c.ID, Name: c.Name})
+		}
+	}
+	return out
+}
+
+// editResults returns the results that hold an edit (SpecStory's "Edit"),
+// which a slimmed turn keeps: a fenced edit of an instruction file may name
+// its file only in the text of the response that made it.
+func editResults(rs []memory.ToolResult) []memory.ToolResult {
+	var out []memory.ToolResult
+	for _, r := range rs {
+		if r.Name == "Edit" && !r.IsError {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// removesInstr reports whether a turn's edits remove a line of an
+// instruction file: what an earlier turn added from it is then revised.
+func removesInstr(t Turn) bool {
+	edits, _ := stepEdits(t)
+	for _, e := range edits {
+		if len(e.removed()) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// stepResults returns the tool results of step i and of the step after
+// it: a call's result comes with the next response, or with the same one
+// when the turn ends there.
+func stepResults(t Turn, i int) []memory.ToolResult {
+	out := t.Steps[i].Results
+	if i+1 < len(t.Steps) {
+		out = append(out[:len(out):len(out)], t.Steps[i+1].Results...)
+	}
+	return out
+}
+
+// callFailed reports whether the result of call c of step i is an error
+// (the edit was refused or did not apply).
+func callFailed(t Turn, i int, c memory.ToolCall) bool {
+	if c.ID == "" {
+		return false
+	}
+	for _, r := range stepResults(t, i) {
+		if r.ToolUseID == c.ID && r.IsError {
+			return true
+		}
+	}
+	return false
+}
+
+// aiderApplied reports whether Aider applied the SEARCH/REPLACE edits of
+// file made in step i and the file was still there after: its output
+// after them says "Applied edit to" the file, and not, after that, that
+// the file is gone ("<path>: file not found error"). An edit the user
+// declined ("Skipping edits to"), or whose SEARCH text did not match, was
+// not applied.
+func aiderApplied(t Turn, i int, file string) bool {
+	slash := func(p string) string { return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(p), `\`, "/")) }
+	want := slash(file)
+	base := path.Base(want)
+	applied := false
+	for _, r := range stepResults(t, i) {
+		for _, l := range strings.Split(r.Content, "\n") {
+			l = strings.TrimSpace(l)
+			if f, ok := strings.CutPrefix(l, "Applied edit to "); ok && path.Base(slash(f)) == base {
+				applied = true
+			}
+			if f, ok := strings.CutSuffix(l, ": file not found error"); ok && !instrOff["gone"] {
+				if g := slash(f); g == want || strings.HasSuffix(g, "/"+want) {
+					applied = false
+				}
+			}
+		}
+	}
+	return applied
+}
+
+// lineEnds reports whether a line of a paragraph ends a sentence (or an
+// emphasised line), so the next line starts another statement.
+func lineEnds(t string) bool {
+	t = strings.TrimSpace(t)
+	return t != "" && strings.ContainsAny(t[len(t)-1:], ".!?*:")
+}
