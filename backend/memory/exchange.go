@@ -32,7 +32,8 @@ type Exchange struct {
 	// never the user's words.
 	Summary string `json:"summary,omitempty"`
 	// Answers are the user's answers to questions the model asked with a
-	// tool since its previous response (Claude Code's AskUserQuestion):
+	// tool since its previous response (Claude Code's AskUserQuestion),
+	// and the words the user typed when refusing a tool call (Refused):
 	// the user's own words and choices said in the middle of the turn,
 	// unlike the rest of a tool result.
 	Answers []Answer `json:"answers,omitempty"`
@@ -104,19 +105,30 @@ type ToolResult struct {
 }
 
 // Answer is the user's answer to one question the model asked in the
-// middle of a turn.
+// middle of a turn, or what the user said when refusing a tool call.
 type Answer struct {
-	// Question is the question as the model asked it.
+	// Question is the question as the model asked it; "" for a refusal.
 	Question string `json:"question"`
 	// Answer is what the user chose: each chosen option (its label, with
 	// its description), or the text the user typed instead of an option
-	// or beside it.
+	// or beside it. For a refusal it is the text the user typed.
 	Answer string `json:"answer"`
+	// Refused marks the words the user typed when refusing a tool call of
+	// the model (Claude Code: "The user doesn't want to proceed with this
+	// tool use ... the user said:", also for a plan sent back from
+	// ExitPlanMode): said in place of the tool's result, they are the
+	// user's words, read as the user's prompt is.
+	Refused bool `json:"refused,omitempty"`
 }
 
 // Text is the answer as one self-contained statement of the user:
-// "Q: <question> A: <answer>".
-func (a Answer) Text() string { return "Q: " + a.Question + " A: " + a.Answer }
+// "Q: <question> A: <answer>", or a refusal's words as the user typed them.
+func (a Answer) Text() string {
+	if a.Refused {
+		return a.Answer
+	}
+	return "Q: " + a.Question + " A: " + a.Answer
+}
 
 // Verdict is what the write pipeline did with an exchange.
 type Verdict string

@@ -177,31 +177,42 @@ func TestLineByLineMatchesWholeFile(t *testing.T) {
 	}
 }
 
-// TestAnswersCapturedLive: the user's answer to AskUserQuestion reaches
-// live capture as it reaches a read of the whole file: on the tool-loop
-// response after it, in the same turn.
+// TestAnswersCapturedLive: the user's answer to AskUserQuestion, and the
+// words the user typed when refusing a tool call, reach live capture as
+// they reach a read of the whole file: on the tool-loop response after
+// them, in the same turn.
 func TestAnswersCapturedLive(t *testing.T) {
-	data, err := os.ReadFile("testdata/asked_session.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _, err := transcript.Parse(bytes.NewReader(data), transcript.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(want) < 2 || len(want[1].Answers) != 1 || !want[1].ToolLoop {
-		t.Fatalf("the fixture's answer: %+v", want)
-	}
-	r := newRig(t)
-	path := r.session("asked")
-	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
-		appendTo(t, path, line)
-		r.hook(path, EventPreCompact)
-	}
-	r.hook(path, EventStop)
-	sameExchanges(t, r.exchanges(), want)
-	if len(r.turns) != 2 || len(r.turns[0]) != 3 || len(r.turns[0][1].Answers) != 1 {
-		t.Fatalf("turns: %+v", r.turns)
+	for _, tt := range []struct {
+		file    string
+		refused bool
+	}{
+		{"asked_session.jsonl", false},
+		{"refused_session.jsonl", true},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _, err := transcript.Parse(bytes.NewReader(data), transcript.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) < 2 || len(want[1].Answers) != 1 || want[1].Answers[0].Refused != tt.refused || !want[1].ToolLoop {
+				t.Fatalf("the fixture's answer: %+v", want)
+			}
+			r := newRig(t)
+			path := r.session(strings.TrimSuffix(tt.file, ".jsonl"))
+			for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+				appendTo(t, path, line)
+				r.hook(path, EventPreCompact)
+			}
+			r.hook(path, EventStop)
+			sameExchanges(t, r.exchanges(), want)
+			if len(r.turns) != 2 || len(r.turns[0]) != 3 || len(r.turns[0][1].Answers) != 1 || r.turns[0][1].Answers[0].Refused != tt.refused {
+				t.Fatalf("turns: %+v", r.turns)
+			}
+		})
 	}
 }
 

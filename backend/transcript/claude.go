@@ -114,7 +114,10 @@ const maxOpenAsks = 64
 //     (AskUserQuestion) are the user's words said in the middle of the
 //     turn, not tool output: each answered question becomes an Answer
 //     (see Answers) of the response after its tool_result, which still
-//     is a tool-loop iteration and counts no user turn.
+//     is a tool-loop iteration and counts no user turn. So are the words
+//     the user types when refusing a tool call (see Refusal; a plan of
+//     ExitPlanMode sent back with feedback too): an Answer with Refused
+//     set.
 //   - An assistant entry with isApiErrorMessage is an Exchange with Error
 //     set (its text is the error). Other entries of the "<synthetic>" model
 //     (such as "No response requested.") were never an API call: skipped.
@@ -454,6 +457,10 @@ func (p *parser) user(t *thread, e *entry, at time.Time) {
 					as := Answers(input, r.Content, r.IsError, e.ToolUseResult)
 					t.answers = append(t.answers, as...)
 					p.stats.Answers += len(as)
+				}
+				if words := Refusal(r.Content, r.IsError, e.ToolUseResult); words != "" {
+					t.answers = append(t.answers, memory.Answer{Answer: words, Refused: true})
+					p.stats.Refusals++
 				}
 			case "text":
 				texts = append(texts, b.Text)

@@ -166,6 +166,9 @@ type Stats struct {
 	// the middle of a turn (Claude Code's AskUserQuestion), passed on as
 	// the Answers of the response after them.
 	Answers int `json:"answers,omitempty"`
+	// Refusals counts the words the user typed when refusing a tool call
+	// (Claude Code), passed on as Answers with Refused set.
+	Refusals int `json:"refusals,omitempty"`
 	// UserPrompts counts the real user prompts of the main conversation
 	// (prompts no response followed included).
 	UserPrompts int `json:"user_prompts"`

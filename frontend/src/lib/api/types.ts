@@ -40,6 +40,7 @@ export interface AddRequest {
 export interface Answer {
   question: string;
   answer: string;
+  refused?: boolean;
 }
 
 /** steward.ApplyRequest */
