@@ -312,7 +312,8 @@ func redactExchange(ex memory.Exchange) memory.Exchange {
 	if len(ex.Answers) > 0 {
 		answers := make([]memory.Answer, len(ex.Answers))
 		for i, a := range ex.Answers {
-			answers[i] = memory.Answer{Question: mask(a.Question), Answer: mask(a.Answer)}
+			a.Question, a.Answer = mask(a.Question), mask(a.Answer)
+			answers[i] = a
 		}
 		ex.Answers = answers
 	}

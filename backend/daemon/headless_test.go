@@ -306,4 +306,8 @@ func TestRedactExchangeAnswers(t *testing.T) {
 	if !strings.Contains(ex.Answers[0].Answer, token) {
 		t.Fatal("the caller's exchange was changed")
 	}
+	refused := redactExchange(memory.Exchange{User: "deploy", Answers: []memory.Answer{{Answer: "push with " + token, Refused: true}}})
+	if a := refused.Answers[0]; !a.Refused || strings.Contains(a.Answer, token) {
+		t.Fatalf("a refusal's words: %+v", a)
+	}
 }

@@ -7,6 +7,21 @@ import (
 	"github.com/memtray/memtray/backend/memory"
 )
 
+// answerCandidates reads one of the user's answers given in the middle of
+// a turn: a refusal's words (memory.Answer.Refused) are what the user
+// typed in place of a tool's result, read as the user's prompt is
+// (userCandidates: a rule or preference is kept, an order for the moment
+// is not); an answer to a question is one statement (answerCandidate).
+func answerCandidates(a memory.Answer) []Candidate {
+	if a.Refused {
+		return userCandidates(a.Answer)
+	}
+	if c, ok := answerCandidate(a); ok {
+		return []Candidate{c}
+	}
+	return nil
+}
+
 // answerCandidate reads the user's answer to a question the model asked
 // mid-turn as one statement of the user, "Q: <question> A: <answer>": what
 // the user chose is the user's decision (which way to go, what to keep,

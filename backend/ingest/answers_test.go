@@ -162,3 +162,86 @@ func TestProcessTurnAnswer(t *testing.T) {
 		t.Fatalf("memory %q kind %s (%s)", m.Text, m.Kind, m.KindOrigin)
 	}
 }
+
+// TestDistillRefusals: the words the user typed when refusing a tool call
+// are read as the user's prompt is: a rule or preference is kept as the
+// user's, an order for the moment and chat are not, and the words stay in
+// the turn (no new turn starts), in the texts later turns are checked
+// against and in what the judge is given.
+func TestDistillRefusals(t *testing.T) {
+	tests := []struct {
+		name  string
+		words string
+		kept  string // the text of the user's kept candidate, "" for none
+		kind  memory.Kind
+	}{
+		{"a rule with its reason", "This repository uses pnpm, never npm: the lockfile is pnpm-lock.yaml.",
+			"This repository uses pnpm, never npm: the lockfile is pnpm-lock.yaml.", memory.KindPreference},
+		{"a preference", "Always sign commits with the team's GPG key, never with a personal one.",
+			"Always sign commits with the team's GPG key, never with a personal one.", memory.KindPreference},
+		{"an order for the moment", "Run the unit tests first.", "", ""},
+		{"chat", "wait", "", ""},
+		{"injected blocks only", "<system-reminder>be brief</system-reminder>", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			refusal := memory.Answer{Answer: tt.words, Refused: true}
+			exs := askedSession("s-refused", refusal)
+			exs[0].ToolCalls = []memory.ToolCall{{ID: "r1", Name: "Bash", Input: `{"command":"./scripts/release.sh"}`}}
+			exs[1].ToolResults = []memory.ToolResult{{ToolUseID: "r1", Name: "Bash", IsError: true, Content: "The user doesn't want to proceed with this tool use."}}
+			turns := GroupTurns(exs)
+			if len(turns) != 1 || len(turns[0].Answers) != 1 || len(turns[0].User) != 1 {
+				t.Fatalf("%d turns, %+v", len(turns), turns)
+			}
+			cands := Distill(turns[0], nil)
+			var kept []Candidate
+			for _, c := range cands {
+				if c.Origin == OriginUser && c.Keep && c.step == -2 {
+					kept = append(kept, c)
+				}
+			}
+			switch {
+			case tt.kept == "" && len(kept) > 0:
+				t.Fatalf("kept %+v\nall: %s", kept, describeAll(cands))
+			case tt.kept != "" && (len(kept) != 1 || kept[0].Text != tt.kept || kept[0].Kind != tt.kind || kept[0].Class == ClassAnswer):
+				t.Fatalf("kept %+v, want %q (%s)\nall: %s", kept, tt.kept, tt.kind, describeAll(cands))
+			}
+			if got := LaterTexts(turns, "s-refused"); len(got) < 2 || got[1] != tt.words {
+				t.Fatalf("later texts: %q", got)
+			}
+			if in := turnInput(turns[0], cands); len(in.User) != 2 || in.User[1] != tt.words {
+				t.Fatalf("the judge's user words: %q", in.User)
+			}
+		})
+	}
+}
+
+// TestProcessTurnRefusal: a refusal's words go through the turn pipeline
+// (cleanTurn keeps them a refusal) and are stored as the user's, the
+// secret in them masked.
+func TestProcessTurnRefusal(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	words := "Never print the deploy token ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d in the CI logs; mask it with ::add-mask:: first."
+	dec, _, err := f.p.ProcessTurn(ctx, GroupTurns(askedSession("s-refused2", memory.Answer{Answer: words, Refused: true}))[0], nil, SessionState{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	for _, c := range dec.Candidates {
+		if c.Origin == OriginUser && c.Kept && strings.HasPrefix(c.Text, "Never print the deploy token") {
+			id = c.MemoryID
+		}
+	}
+	if id == "" {
+		t.Fatalf("the refusal's words not stored: %+v", dec.Candidates)
+	}
+	ms, err := f.st.GetMany(ctx, []string{id})
+	m, found := ms[id]
+	if err != nil || !found {
+		t.Fatalf("get: %v %d", err, len(ms))
+	}
+	if strings.Contains(m.Text, "u8jzPde0") || m.Type != memory.TypeUser {
+		t.Fatalf("memory %q type %s", m.Text, m.Type)
+	}
+}

@@ -131,11 +131,15 @@ func Distill(t Turn, later []string) []Candidate {
 		}
 	}
 	for ai, a := range t.Answers {
-		if c, ok := answerCandidate(a); ok { // answers.go
+		cs := answerCandidates(a) // answers.go
+		for _, c := range cs {
 			c.pos, c.step = pos, -1-len(t.User)-ai
 			cands = append(cands, c)
+			pos++
 		}
-		pos++
+		if len(cs) == 0 {
+			pos++
+		}
 	}
 	last := -1
 	for i, s := range t.Steps {

@@ -123,7 +123,8 @@ func cleanTurn(t Turn, later []string) (Turn, []string, int) {
 	}
 	out.Answers = make([]memory.Answer, len(t.Answers))
 	for i, a := range t.Answers {
-		out.Answers[i] = memory.Answer{Question: clean(a.Question), Answer: clean(a.Answer)}
+		a.Question, a.Answer = clean(a.Question), clean(a.Answer)
+		out.Answers[i] = a
 	}
 	out.Steps = make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
