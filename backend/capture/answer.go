@@ -129,7 +129,7 @@ type request struct {
 	turn        int
 	toolLoop    bool
 	toolResults []memory.ToolResult
-	answers     []memory.Answer // the user's answers to AskUserQuestion (transcript.Answers)
+	answers     []memory.Answer // the user's answers to AskUserQuestion (transcript.Answers) and refusals' words (transcript.Refusal)
 	dir         string          // the working directory the agent reported, if any
 	headless    bool
 	// alike are the first responses of the earlier turns of the history

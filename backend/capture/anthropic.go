@@ -121,6 +121,10 @@ func parseAnthropicRequest(body []byte) (request, error) {
 					// them (the request has the result's text only).
 					r.answers = append(r.answers, transcript.Answers(input, tr.Content, tr.IsError, nil)...)
 				}
+				if words := transcript.Refusal(tr.Content, tr.IsError, nil); words != "" {
+					// What the user typed when refusing the call.
+					r.answers = append(r.answers, memory.Answer{Answer: words, Refused: true})
+				}
 			}
 		}
 		r.toolResults = results

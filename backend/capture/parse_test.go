@@ -252,3 +252,51 @@ func TestParseAnthropicRequestAnswers(t *testing.T) {
 		t.Fatalf("the transcript reader gives %+v", got)
 	}
 }
+
+// TestParseAnthropicRequestRefusal: the words the user typed when refusing
+// a tool call, in the request's last message, become an Answer with
+// Refused set, as the transcript reader gives them; a refusal without
+// words, a result that is no error and an earlier message's refusal give
+// none, and the request stays a tool-loop iteration.
+func TestParseAnthropicRequestRefusal(t *testing.T) {
+	const said = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). To tell you how to proceed, the user said:\n"
+	const stop = "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
+	call := func(id, name string) map[string]any {
+		return map[string]any{"role": "assistant", "content": []map[string]any{{"type": "tool_use", "id": id, "name": name, "input": json.RawMessage(`{}`)}}}
+	}
+	result := func(id, content string, isError bool) map[string]any {
+		return map[string]any{"role": "user", "content": []map[string]any{{"type": "tool_result", "tool_use_id": id, "content": content, "is_error": isError}}}
+	}
+	prompt := map[string]any{"role": "user", "content": "Publish the docs site."}
+	tests := []struct {
+		name string
+		msgs []map[string]any
+		want []memory.Answer
+	}{
+		{"words", []map[string]any{prompt, call("t1", "Bash"), result("t1", said+"Publish from CI only; the deploy key is not on laptops.", true)},
+			[]memory.Answer{{Answer: "Publish from CI only; the deploy key is not on laptops.", Refused: true}}},
+		{"plan feedback", []map[string]any{prompt, call("t1", "ExitPlanMode"), result("t1", said+"Build with hugo, not jekyll.\n\nNote: The user's next message may contain a correction or preference. Pay close attention.", true)},
+			[]memory.Answer{{Answer: "Build with hugo, not jekyll.", Refused: true}}},
+		{"no words", []map[string]any{prompt, call("t1", "Bash"), result("t1", stop, true)}, nil},
+		{"not an error", []map[string]any{prompt, call("t1", "Read"), result("t1", said+"quoted in a file", false)}, nil},
+		{"an earlier message's", []map[string]any{prompt, call("t1", "Bash"), result("t1", said+"not this way", true), call("t2", "Bash"), result("t2", "ok", false)}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body, err := json.Marshal(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": tt.msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := parseAnthropicRequest(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.toolLoop || r.user != "" {
+				t.Errorf("not a tool-loop iteration: toolLoop %v, user %q", r.toolLoop, r.user)
+			}
+			if !reflect.DeepEqual(r.answers, tt.want) {
+				t.Errorf("answers:\n got %+v\nwant %+v", r.answers, tt.want)
+			}
+		})
+	}
+}
