@@ -140,3 +140,72 @@ func TestIngestAPIRejectsBadInput(t *testing.T) {
 		t.Errorf("bad input left %d decisions", len(feed))
 	}
 }
+
+// TestIngestAPIAnswers: the user's answers posted with an exchange (an
+// answer to the model's question, a refusal's words) are distilled as the
+// transcript reader's are, from the JSON a client writes; an invalid
+// answer is refused with a 400 that names it, and stores nothing.
+func TestIngestAPIAnswers(t *testing.T) {
+	d, addr := serve(t, testConfig(t))
+	post := func(body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", "http://"+addr+"/api/ingest", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+d.Token())
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b bytes.Buffer
+		b.ReadFrom(res.Body)
+		return res.StatusCode, b.String()
+	}
+	turn := func(answers string) string {
+		return `{"exchanges":[` +
+			`{"session_id":"s-api","turn":1,"user_turns":1,"project":"mailer","user":"Fix the bounce handler in mailer/bounce.go.","assistant":"The handler treats SMTP 4xx replies as permanent failures.","tool_calls":[{"id":"e1","name":"Edit","input":"{}"}]},` +
+			`{"session_id":"s-api","turn":2,"user_turns":1,"project":"mailer","tool_loop":true,"tool_results":[{"tool_use_id":"e1","name":"Edit","content":"rejected","is_error":true}],` +
+			`"answers":` + answers + `,"assistant":"Requeueing soft bounces in mailer/bounce.go instead."}]}`
+	}
+	for _, bad := range []struct{ answers, want string }{
+		{`[{"question":"","answer":"yes"}]`, "answers[0] has no question"},
+		{`[{"question":"Which queue?","answer":" "}]`, "answers[0] has no answer"},
+		{`[{"question":"Which queue?","answer":"redis","refused":true}]`, "answers[0] is refused and has a question"},
+		{`[{"question":"Which queue?","answer":"redis","bogus":1}]`, "unknown field"},
+	} {
+		status, body := post(turn(bad.answers))
+		if status != http.StatusBadRequest || !strings.Contains(body, bad.want) || !strings.Contains(body, "exchange 1") && bad.want != "unknown field" {
+			t.Errorf("%s: %d %s", bad.answers, status, body)
+		}
+	}
+	if n := d.Store().Count(); n != 0 {
+		t.Fatalf("invalid answers stored %d memories", n)
+	}
+
+	status, body := post(turn(`[{"question":"Where should soft bounces go in mailer/bounce.go?","answer":"Back on the queue with a delay (the worker retries them)"},` +
+		`{"answer":"Never retry inside the bounce handler: the worker owns retries and their backoff.","refused":true}]`))
+	if status != http.StatusOK {
+		t.Fatalf("%d %s", status, body)
+	}
+	var resp httpapi.IngestResponse
+	if err := json.Unmarshal([]byte(body), &resp); err != nil || len(resp.Decisions) != 1 {
+		t.Fatalf("%v: %s", err, body)
+	}
+	// Both reach the pipeline as the user's statements (whether the
+	// answer passes the content gate is the gate's business); the
+	// refusal's rule is stored.
+	user := map[string]memory.CandidateVerdict{}
+	for _, c := range resp.Decisions[0].Candidates {
+		if c.Origin == "user" {
+			user[c.Text] = c
+		}
+	}
+	answer := "Q: Where should soft bounces go in mailer/bounce.go? A: Back on the queue with a delay (the worker retries them)"
+	if c, ok := user[answer]; !ok || c.Class != "answer" {
+		t.Errorf("the answer is no candidate of the user's: %+v", resp.Decisions[0].Candidates)
+	}
+	rule := "Never retry inside the bounce handler: the worker owns retries and their backoff."
+	if c, ok := user[rule]; !ok || !c.Kept || c.Class != "preference" {
+		t.Errorf("the refusal's rule is not kept as the user's: %+v", resp.Decisions[0].Candidates)
+	}
+}

@@ -329,20 +329,7 @@ func Validate(ex memory.Exchange) error {
 	if ex.Turn < 0 || ex.UserTurns < 0 {
 		problems = append(problems, "turn and user_turns must not be negative")
 	}
-	if len(ex.Answers) > MaxToolEntries {
-		problems = append(problems, "more than 1000 answers")
-	}
-	answerBytes := 0
-	for _, a := range ex.Answers {
-		answerBytes += len(a.Question) + len(a.Answer)
-		if !memory.ValidUTF8(a.Question) || !memory.ValidUTF8(a.Answer) {
-			problems = append(problems, "an answer is not valid UTF-8")
-			break
-		}
-	}
-	if answerBytes > MaxTextBytes {
-		problems = append(problems, "answers are longer than 1 MiB")
-	}
+	problems = append(problems, answerProblems(ex.Answers)...)
 	if len(ex.ToolCalls)+len(ex.ToolResults) > MaxToolEntries {
 		problems = append(problems, "more than 1000 tool calls and results")
 	}
@@ -368,6 +355,41 @@ func Validate(ex memory.Exchange) error {
 		return &memory.ValidationError{Problems: problems}
 	}
 	return nil
+}
+
+// answerProblems checks the user's answers of an exchange: at most
+// MaxToolEntries of at most MaxTextBytes in all, each valid UTF-8 with an
+// answer, and either a question's answer or a refusal's words (which
+// have no question). It names the first answer with each problem.
+func answerProblems(answers []memory.Answer) []string {
+	var problems []string
+	if len(answers) > MaxToolEntries {
+		problems = append(problems, "more than 1000 answers")
+	}
+	total := 0
+	var encoding, empty, form string
+	for i, a := range answers {
+		total += len(a.Question) + len(a.Answer)
+		switch {
+		case encoding == "" && (!memory.ValidUTF8(a.Question) || !memory.ValidUTF8(a.Answer)):
+			encoding = fmt.Sprintf("answers[%d] is not valid UTF-8", i)
+		case empty == "" && strings.TrimSpace(a.Answer) == "":
+			empty = fmt.Sprintf("answers[%d] has no answer", i)
+		case form == "" && a.Refused && a.Question != "":
+			form = fmt.Sprintf("answers[%d] is refused and has a question: a refusal holds the user's words only", i)
+		case form == "" && !a.Refused && strings.TrimSpace(a.Question) == "":
+			form = fmt.Sprintf("answers[%d] has no question (the words of a refused tool call set refused)", i)
+		}
+	}
+	for _, p := range []string{encoding, empty, form} {
+		if p != "" {
+			problems = append(problems, p)
+		}
+	}
+	if total > MaxTextBytes {
+		problems = append(problems, "answers are longer than 1 MiB")
+	}
+	return problems
 }
 
 // preview is the start of s on one line, for the feed.

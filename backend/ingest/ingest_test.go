@@ -438,20 +438,35 @@ func benchItems(b *testing.B) []item {
 	return out
 }
 
-// TestValidateAnswers: the user's answers are checked like the texts.
+// TestValidateAnswers: the user's answers are checked like the texts,
+// each problem naming the first answer that has it.
 func TestValidateAnswers(t *testing.T) {
-	ok := memory.Exchange{User: "hi", Answers: []memory.Answer{{Question: "Which?", Answer: "this"}}}
-	if err := Validate(ok); err != nil {
-		t.Fatal(err)
+	q := func(question, answer string) memory.Answer { return memory.Answer{Question: question, Answer: answer} }
+	tests := []struct {
+		name    string
+		answers []memory.Answer
+		want    string // in the error; "" for valid
+	}{
+		{"an answer", []memory.Answer{q("Which?", "this")}, ""},
+		{"a refusal's words", []memory.Answer{{Answer: "use pnpm", Refused: true}}, ""},
+		{"none", nil, ""},
+		{"invalid UTF-8", []memory.Answer{q("Which?", "this"), q("Which?", "caf\xe9")}, "answers[1] is not valid UTF-8"},
+		{"no answer", []memory.Answer{q("Which?", " ")}, "answers[0] has no answer"},
+		{"a refusal without words", []memory.Answer{{Refused: true}}, "answers[0] has no answer"},
+		{"no question", []memory.Answer{q("Which?", "this"), q("", "this")}, "answers[1] has no question"},
+		{"a refusal with a question", []memory.Answer{{Question: "Which?", Answer: "this", Refused: true}}, "answers[0] is refused and has a question"},
+		{"over 1 MiB", []memory.Answer{q("Which?", strings.Repeat("x", MaxTextBytes))}, "answers are longer than 1 MiB"},
+		{"too many", make([]memory.Answer, MaxToolEntries+1), "more than 1000 answers"},
 	}
-	bad := ok
-	bad.Answers = []memory.Answer{{Question: "Which?", Answer: "caf\xe9"}}
-	if err := Validate(bad); err == nil || !strings.Contains(err.Error(), "answer") {
-		t.Fatalf("invalid UTF-8 answer: %v", err)
-	}
-	big := ok
-	big.Answers = []memory.Answer{{Question: "Which?", Answer: strings.Repeat("x", MaxTextBytes)}}
-	if err := Validate(big); err == nil {
-		t.Fatal("an answer over 1 MiB passed")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Validate(memory.Exchange{User: "hi", Answers: tt.answers})
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("valid answers refused: %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, memory.ErrInvalid)):
+				t.Fatalf("error %v, want one saying %q", err, tt.want)
+			}
+		})
 	}
 }
