@@ -163,6 +163,9 @@ func FuzzRequest(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"user","content":"yes"},{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t","name":"Bash"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t"}]},{"role":"assistant","content":"a"},{"role":"user","content":"yes"}]}`))
 	f.Add([]byte(`{"messages":[{"role":"user","content":"yes"},{"role":"assistant","content":"ok","tool_calls":[{"id":"c","function":{"name":"run"}}]},{"role":"user","content":"yes"}]}`))
 	f.Add([]byte(`{"input":[{"type":"message","role":"user","content":"yes"},{"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]},{"type":"function_call","name":"shell"},{"type":"message","role":"user","content":"yes"}]}`))
+	// A refusal with the user's words, and one without.
+	f.Add([]byte(`{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":"The user doesn't want to proceed with this tool use. To tell you how to proceed, the user said:\nuse make\n\nNote: The user's next message may contain a correction or preference."}]}]}`))
+	f.Add([]byte(`{"messages":[{"role":"user","content":"go"},{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash"}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","is_error":true,"content":[{"type":"text","text":"Permission for this tool use was denied. The user said:\n"}]}]}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		for _, parse := range []func([]byte) (request, error){parseAnthropicRequest, parseChatRequest, parseResponsesRequest} {
 			r, err := parse(body)
@@ -170,6 +173,13 @@ func FuzzRequest(f *testing.F) {
 				continue
 			}
 			texts := []string{r.user, r.sessionID}
+			for _, a := range r.answers {
+				// What ingest.Validate asks of an answer.
+				if strings.TrimSpace(a.Answer) == "" || a.Refused != (strings.TrimSpace(a.Question) == "") {
+					t.Fatalf("answer %+v", a)
+				}
+				texts = append(texts, a.Question, a.Answer)
+			}
 			for _, tr := range r.toolResults {
 				texts = append(texts, tr.Content, tr.Name, tr.ToolUseID)
 				if len(tr.Content) > maxToolResultBytes {

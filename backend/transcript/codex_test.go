@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -266,6 +267,11 @@ func validExchange(ex memory.Exchange) error {
 	}
 	for _, a := range ex.Answers {
 		texts = append(texts, a.Question, a.Answer)
+		// What ingest.Validate asks of an answer: its text, and a
+		// question unless it is a refusal's words.
+		if strings.TrimSpace(a.Answer) == "" || a.Refused != (strings.TrimSpace(a.Question) == "") {
+			return fmt.Errorf("answer %+v: an answer needs its text, and a question unless refused", a)
+		}
 	}
 	for _, s := range texts {
 		if !memory.ValidUTF8(s) {

@@ -96,6 +96,9 @@ func checkExchanges(t testing.TB, exs []memory.Exchange, st Stats) {
 				t.Fatalf("exchange %d: invalid tool result", i)
 			}
 		}
+		if err := validExchange(ex); err != nil {
+			t.Fatalf("exchange %d: %v", i, err)
+		}
 		if ex.UserTurns < prevTurns || ex.UserTurns > st.UserPrompts {
 			t.Fatalf("exchange %d: UserTurns %d after %d (prompts %d)", i, ex.UserTurns, prevTurns, st.UserPrompts)
 		}
