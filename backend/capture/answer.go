@@ -267,7 +267,7 @@ func sameText(a, b string) bool {
 // notPrompt reports whether a user text, injected blocks removed, is
 // harness bookkeeping rather than something the user typed.
 func notPrompt(text string) bool {
-	return text == "" || harnesstext.Interrupted(text)
+	return text == "" || harnesstext.Interrupted(text) || harnesstext.RejectedPlan(text)
 }
 
 // hashID returns a stable short session id for s: "h-" and 16 hex digits

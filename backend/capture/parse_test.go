@@ -299,4 +299,19 @@ func TestParseAnthropicRequestRefusal(t *testing.T) {
 			}
 		})
 	}
+	// Claude Code's message about the plan the user rejected is no prompt:
+	// the plan in it is the agent's.
+	plan := map[string]any{"role": "user", "content": "The agent proposed a plan that was rejected by the user. The user chose to stay in plan mode rather than proceed with implementation.\n\nRejected plan:\n1. Use jekyll"}
+	body, err := json.Marshal(map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 100,
+		"messages": []map[string]any{prompt, call("t1", "ExitPlanMode"), result("t1", stop, true), plan}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := parseAnthropicRequest(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.user != "" || r.userTurns != 1 {
+		t.Errorf("the rejected plan read as a prompt: user %q, %d user turns", r.user, r.userTurns)
+	}
 }

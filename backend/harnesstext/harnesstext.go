@@ -77,6 +77,20 @@ func Interrupted(text string) bool {
 	return strings.HasPrefix(text, interruptMarker+" by user")
 }
 
+// rejectedPlanLead opens the message Claude Code writes in the user's
+// place when the user sends a plan of ExitPlanMode back and stays in plan
+// mode: "The agent proposed a plan that was rejected by the user. The user
+// chose to stay in plan mode rather than proceed with implementation.",
+// then "\n\nRejected plan:\n" and the plan. The plan is the agent's; the
+// user's feedback, if any, is in the tool result (a refusal's words).
+const rejectedPlanLead = "The agent proposed a plan that was rejected by the user."
+
+// RejectedPlan reports whether text is Claude Code's message about a plan
+// the user rejected: nobody's words, and the agent's plan.
+func RejectedPlan(text string) bool {
+	return strings.HasPrefix(strings.TrimSpace(text), rejectedPlanLead)
+}
+
 // Strip returns text without the blocks of the given kinds it holds,
 // trimmed. A block runs from its opening tag ("<name>", or "<name" and
 // attributes) to the first closing tag of the same name; an opening tag

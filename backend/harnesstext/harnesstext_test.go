@@ -128,3 +128,19 @@ func FuzzStrip(f *testing.F) {
 		}
 	})
 }
+
+// TestRejectedPlan: Claude Code's message about a rejected plan is told
+// from a user's words that mention a rejected plan.
+func TestRejectedPlan(t *testing.T) {
+	for text, want := range map[string]bool{
+		"The agent proposed a plan that was rejected by the user. The user chose to stay in plan mode rather than proceed with implementation.\n\nRejected plan:\n1. Rename the package": true,
+		"  The agent proposed a plan that was rejected by the user.":                                       true,
+		"The agent proposed a plan that was rejected by the user, and I agree: keep the old package name.": false,
+		"Why was the plan rejected?": false,
+		"":                           false,
+	} {
+		if got := RejectedPlan(text); got != want {
+			t.Errorf("RejectedPlan(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

@@ -556,9 +556,11 @@ func continuation(text string) bool {
 
 // harness reports whether a user text is the harness's, not the user's: a
 // background-task notification (with the instruction Claude Code appends to
-// it) or nothing but injected blocks.
+// it), the message about a plan the user rejected (the agent's plan), or
+// nothing but injected blocks.
 func harness(text string) bool {
-	return strings.HasPrefix(text, "<task-notification>") || harnesstext.Strip(text, harnesstext.Injected) == ""
+	return strings.HasPrefix(text, "<task-notification>") || harnesstext.RejectedPlan(text) ||
+		harnesstext.Strip(text, harnesstext.Injected) == ""
 }
 
 // commandText turns a slash command line into what the user typed:

@@ -14,7 +14,8 @@ import (
 // permission prompt, a plan of ExitPlanMode) ride, as Answers with Refused
 // set, on the response after the refusal, which stays a tool-loop
 // iteration of the same turn; a refusal without words, a tool's output
-// that quotes a refusal and AskUserQuestion's "clarify" give none.
+// that quotes a refusal and AskUserQuestion's "clarify" give none, and
+// Claude Code's message about a rejected plan is no prompt of the user.
 func TestClaudeRefusal(t *testing.T) {
 	tests := []struct {
 		file     string
@@ -35,6 +36,8 @@ func TestClaudeRefusal(t *testing.T) {
 			{{Answer: "Keep the old package name as an alias until the 3.0 release.", Refused: true}},
 			nil, // AskUserQuestion sent back to clarify
 			{{Answer: "Migrations run only in CI.\nNever from a laptop.", Refused: true}},
+			nil, // a plan sent back without words
+			nil, // Claude Code's message about the rejected plan is no prompt: the plan is the agent's
 		}},
 	}
 	for _, tt := range tests {
