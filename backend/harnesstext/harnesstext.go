@@ -126,9 +126,14 @@ func Strip(text string, kinds Kind) string {
 }
 
 // StripAll returns what the user or the model said in text: every tagged
-// block of Tags and every interruption marker removed, trimmed.
+// block of Tags and every interruption marker removed, trimmed; nothing of
+// Claude Code's message about a rejected plan (RejectedPlan), which is
+// nobody's words whole.
 func StripAll(text string) string {
 	text = Strip(text, All)
+	if RejectedPlan(text) {
+		return ""
+	}
 	if !strings.Contains(text, interruptMarker) {
 		return text
 	}

@@ -47,6 +47,8 @@ func TestStripAll(t *testing.T) {
 		{"<command-name>/review</command-name><command-args>12</command-args>look at [Request interrupted] this", "look at  this"},
 		{"[Request interrupted without end", "[Request interrupted without end"},
 		{"<environment_context>e</environment_context><system-reminder>r</system-reminder>said", "said"},
+		{"<system-reminder>r</system-reminder>The agent proposed a plan that was rejected by the user. The user chose to stay in plan mode rather than proceed with implementation.\n\nRejected plan:\n1. Always use yarn", ""},
+		{"I see the agent proposed a plan that was rejected by the user.", "I see the agent proposed a plan that was rejected by the user."},
 	}
 	for _, tt := range tests {
 		if got := StripAll(tt.text); got != tt.want {

@@ -245,3 +245,22 @@ func TestProcessTurnRefusal(t *testing.T) {
 		t.Fatalf("memory %q type %s", m.Text, m.Type)
 	}
 }
+
+// TestRejectedPlanIsNoPrompt: an exchange posted with Claude Code's
+// message about a rejected plan as its user text (as a client that reads
+// session files itself may send it) starts no turn and gives no
+// statement of the user's: the plan in it is the agent's.
+func TestRejectedPlanIsNoPrompt(t *testing.T) {
+	exs := sessionOf("s-plan", "Plan the rename of the billing package.", "The billing package is imported by 14 services.", "Kept planning.")
+	exs[1].ToolLoop = false
+	exs[1].User = "The agent proposed a plan that was rejected by the user. The user chose to stay in plan mode rather than proceed with implementation.\n\nRejected plan:\n1. Always use the new name invoicing in every service"
+	turns := GroupTurns(exs)
+	if len(turns) != 1 || len(turns[0].User) != 1 {
+		t.Fatalf("%d turns, user words %q", len(turns), turns[0].User)
+	}
+	for _, c := range Distill(turns[0], nil) {
+		if c.Origin == OriginUser && strings.Contains(c.Text, "invoicing") {
+			t.Fatalf("the agent's plan read as the user's: %+v", c)
+		}
+	}
+}
