@@ -849,9 +849,10 @@ func overlap(a, b map[string]bool) int {
 
 // dropRevised drops a kept candidate that a later sentence corrects: a
 // sentence with a revision cue ("actually", "didn't work", "still fails")
-// that shares at least two subject tokens with it. The user's words, and
-// the model's restatement of what the user's correction taught, are the
-// user's: the model's later sentences do not revise them.
+// that shares at least two subject tokens with it (the cue words not
+// counted: withoutCue). The user's words, and the model's restatement of
+// what the user's correction taught, are the user's: the model's later
+// sentences do not revise them.
 func dropRevised(cands []Candidate, sents []posSentence) {
 	// Only sentences with a revision cue can revise; their subjects are
 	// worked out once.
@@ -862,7 +863,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 	var revs []reviser
 	for _, s := range sents {
 		if revisionCue.MatchString(lower(s.text)) && !actionOnly(s.text) {
-			revs = append(revs, reviser{s, subjectOf(s.text)})
+			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text))})
 		}
 	}
 	for i := range cands {

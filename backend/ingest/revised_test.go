@@ -36,3 +36,37 @@ func TestDropRevisedActionOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestDropRevisedCueWord(t *testing.T) {
+	finding := "The `ledger/import.go` reader buffers each statement file instead of streaming it, so a large bank export needs gigabytes of memory."
+	tests := []struct {
+		name    string
+		later   string
+		off     bool
+		revised bool
+	}{
+		{"a correction of the finding revises it", "Actually the `ledger/import.go` reader streams the statement file; the memory goes to the parsed rows.", false, true},
+		{"a sentence sharing only the cue word does not", "Turns out the nightly reconciliation job compares totals instead.", false, false},
+		{"it did with the cue word counted", "Turns out the nightly reconciliation job compares totals instead.", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			revisionOff["cue-word"] = tt.off
+			defer delete(revisionOff, "cue-word")
+			turns := GroupTurns(sessionOf("s", "why does the import use so much memory?", "Let me read the reader.", finding, tt.later, "Done."))
+			var got *Candidate
+			cands := Distill(turns[0], nil)
+			for i := range cands {
+				if strings.Contains(cands[i].Text, "needs gigabytes of memory") {
+					got = &cands[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no candidate holds the finding: %+v", cands)
+			}
+			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
+				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
+			}
+		})
+	}
+}
