@@ -853,20 +853,23 @@ func overlap(a, b map[string]bool) int {
 
 // dropRevised drops a kept candidate that a later sentence corrects: a
 // sentence with a revision cue ("actually", "didn't work", "still fails")
-// that shares at least two subject tokens with it. The user's words, and
-// the model's restatement of what the user's correction taught, are the
-// user's: the model's later sentences do not revise them.
+// that shares at least two subject tokens with it (the cue words not
+// counted: withoutCue), one of them in the clause the cue stands in
+// (cueFocus). The user's words, and the model's restatement of
+// what the user's correction taught, are the user's: the model's later
+// sentences do not revise them.
 func dropRevised(cands []Candidate, sents []posSentence) {
 	// Only sentences with a revision cue can revise; their subjects are
 	// worked out once.
 	type reviser struct {
 		posSentence
 		subject map[string]bool
+		focus   map[string]bool // the subject of the clauses holding the cue
 	}
 	var revs []reviser
 	for _, s := range sents {
 		if revisionCue.MatchString(lower(s.text)) && !actionOnly(s.text) {
-			revs = append(revs, reviser{s, subjectOf(s.text)})
+			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text)})
 		}
 	}
 	for i := range cands {
@@ -881,7 +884,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 			if strings.Contains(s.text, c.Text) || strings.Contains(c.Text, s.text) {
 				continue // the candidate itself
 			}
-			if n, long := overlapLong(c.subject, s.subject); n >= 2 || (long && s.pos-c.pos <= revisionReach) {
+			if n, long := overlapLong(c.subject, s.subject); (n >= 2 || (long && s.pos-c.pos <= revisionReach)) && aboutFocus(c.subject, s.focus) {
 				c.Keep, c.Reason = false, "revised later: "+preview(s.text)
 				break
 			}

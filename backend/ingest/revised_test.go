@@ -36,3 +36,106 @@ func TestDropRevisedActionOnly(t *testing.T) {
 		})
 	}
 }
+
+func TestDropRevisedCueWord(t *testing.T) {
+	finding := "The `ledger/import.go` reader buffers each statement file instead of streaming it, so a large bank export needs gigabytes of memory."
+	tests := []struct {
+		name    string
+		later   string
+		off     bool
+		revised bool
+	}{
+		{"a correction of the finding revises it", "Actually the `ledger/import.go` reader streams the statement file; the memory goes to the parsed rows.", false, true},
+		{"a sentence sharing only the cue word does not", "Turns out the nightly reconciliation job compares totals instead.", false, false},
+		{"it did with the cue word counted", "Turns out the nightly reconciliation job compares totals instead.", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			revisionOff["cue-word"] = tt.off
+			defer delete(revisionOff, "cue-word")
+			turns := GroupTurns(sessionOf("s", "why does the import use so much memory?", "Let me read the reader.", finding, tt.later, "Done."))
+			var got *Candidate
+			cands := Distill(turns[0], nil)
+			for i := range cands {
+				if strings.Contains(cands[i].Text, "needs gigabytes of memory") {
+					got = &cands[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no candidate holds the finding: %+v", cands)
+			}
+			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
+				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
+			}
+		})
+	}
+}
+
+func TestDropRevisedFocus(t *testing.T) {
+	finding := "The `billing/invoice.go` renderer rounds each line total to cents before summing, so long invoices drift by a cent."
+	tests := []struct {
+		name    string
+		later   string
+		off     bool
+		revised bool
+	}{
+		{"the clause of the cue names the finding's subject", "The invoice renderer actually sums before rounding, so the drift comes from the tax lines.", false, true},
+		{"a cue in a clause about something else does not revise", "The invoice renderer tests now share one table, instead of duplicating the fixtures.", false, false},
+		{"it did with the whole sentence as its subject", "The invoice renderer tests now share one table, instead of duplicating the fixtures.", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			revisionOff["focus"] = tt.off
+			defer delete(revisionOff, "focus")
+			turns := GroupTurns(sessionOf("s", "why are the invoices off by a cent?", "Let me read the renderer.", finding, tt.later, "Done."))
+			var got *Candidate
+			cands := Distill(turns[0], nil)
+			for i := range cands {
+				if strings.Contains(cands[i].Text, "drift by a cent") {
+					got = &cands[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no candidate holds the finding: %+v", cands)
+			}
+			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
+				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
+			}
+		})
+	}
+}
+
+func TestCueFocus(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string // tokens the focus must hold
+		not  []string // tokens it must not
+	}{
+		{"Let's move the session path into one function, instead of duplicating it.", []string{"duplicat"}, []string{"session", "function", "instead"}},
+		{"Resolved the warning by calling :otel_span.hex_id/1 instead of parsing the record.", []string{"warning", "record"}, nil},
+		{"Instead, we only added the `tenantKey` field.", []string{"tenantkey", "field"}, []string{"instead"}},
+		{"Used implicit try (rescue at function level) instead.", []string{"function"}, nil},
+		{"The cache is actually keyed by tenant: see `cache/key.go`.", []string{"cache", "tenant"}, []string{"cache/key.go"}},
+	}
+	for _, tt := range tests {
+		got := cueFocus(tt.text)
+		for _, w := range tt.want {
+			if !got[w] {
+				t.Errorf("cueFocus(%q) = %v, want %q in it", tt.text, got, w)
+			}
+		}
+		for _, w := range tt.not {
+			if got[w] {
+				t.Errorf("cueFocus(%q) = %v, want no %q", tt.text, got, w)
+			}
+		}
+	}
+}
+
+func TestCueFocusCueAlone(t *testing.T) {
+	revisionOff["cue-alone"] = true
+	defer delete(revisionOff, "cue-alone")
+	if got := cueFocus("Instead, we only added the `tenantKey` field."); len(got) != 0 {
+		t.Fatalf("cueFocus with the cue alone not widened = %v, want nothing", got)
+	}
+}

@@ -1,0 +1,80 @@
+package ingest
+
+import (
+	"maps"
+	"regexp"
+)
+
+// revisionOff names mechanisms of dropRevised switched off ("cue-word",
+// "focus"), for measuring each one alone.
+var revisionOff = map[string]bool{}
+
+// withoutCue returns a revising sentence's subject less its revision cue
+// words ("instead", "persist"): the cue marks a correction, it does not
+// name what is corrected, so "instead of polling ..." and "... uses
+// webhooks instead" share no subject through it (turnjudge.go's revised
+// subject leaves the cue out alike).
+func withoutCue(subj map[string]bool) map[string]bool {
+	if revisionOff["cue-word"] {
+		return subj
+	}
+	out := make(map[string]bool, len(subj))
+	for t := range subj {
+		if !revisionCue.MatchString(t) {
+			out[t] = true
+		}
+	}
+	return out
+}
+
+// cueClauseBreak splits a revising sentence into clauses: at punctuation
+// that ends one (commas, semicolons, a colon before a space, brackets,
+// a dash between spaces) and before a conjunction opening a contrasting
+// clause. A colon inside a token (":otel_span.x/1", "a:b") splits nothing.
+var cueClauseBreak = regexp.MustCompile(`[,;()\[\]]|:(?:\s|$)|\s[-–—]+\s|\b(?:but|while|whereas|although|though)\b`)
+
+// cueFocus returns the subject of the clauses of a revising sentence that
+// hold its revision cue, the cue words left out: what the correction is
+// about. "Let's move the session path into one function all the commands
+// use, instead of duplicating it" corrects the duplication, not every
+// statement naming sessions or commands; "Used implicit try (rescue at
+// function level) instead" corrects the explicit try.
+func cueFocus(text string) map[string]bool {
+	lt := lower(text)
+	var clauses [][2]int
+	start := 0
+	for _, c := range cueClauseBreak.FindAllStringIndex(lt, -1) {
+		clauses = append(clauses, [2]int{start, c[0]})
+		start = c[1]
+	}
+	clauses = append(clauses, [2]int{start, len(lt)})
+	subj := func(i int) map[string]bool {
+		if i < 0 || i >= len(clauses) {
+			return nil
+		}
+		return withoutCue(subjectOf(text[clauses[i][0]:clauses[i][1]]))
+	}
+	out := map[string]bool{}
+	for i, c := range clauses {
+		if !revisionCue.MatchString(lt[c[0]:c[1]]) {
+			continue
+		}
+		s := subj(i)
+		if len(s) == 0 && !revisionOff["cue-alone"] {
+			// A cue that stands alone ("Instead, we ...", "... (at
+			// function level) instead.") governs the clauses beside it.
+			s = map[string]bool{}
+			maps.Copy(s, subj(i-1))
+			maps.Copy(s, subj(i+1))
+		}
+		maps.Copy(out, s)
+	}
+	return out
+}
+
+// aboutFocus reports whether a statement's subject holds a token of the
+// reviser's focus (cueFocus): a correction revises only what names what
+// it corrects.
+func aboutFocus(subj, focus map[string]bool) bool {
+	return revisionOff["focus"] || overlap(subj, focus) > 0
+}
