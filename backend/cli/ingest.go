@@ -536,6 +536,9 @@ func writeIngestReport(w io.Writer, r IngestReport, details bool) {
 		}
 		fmt.Fprintf(w, "  %s session: %s, %s, %s, %ssession %s, project %q\n",
 			t.Format, nOf(t.Lines, "line"), nOf(t.UserPrompts, "user prompt"), nOf(t.ToolLoops, "tool-loop iteration"), sessions, t.SessionID, t.Project)
+		if t.Cut > 0 {
+			fmt.Fprintf(w, "  oversize content cut in %s (tool results to %d KiB, texts to 1 MiB; marked in the text)\n", nOf(t.Cut, "exchange"), memory.MaxToolResultBytes>>10)
+		}
 	}
 	if r.Warning != "" {
 		fmt.Fprintf(w, "  warning: %s\n", r.Warning)

@@ -580,6 +580,9 @@ func TestIngestKeepsWhatIsValid(t *testing.T) {
 	if r := reps[0]; r.Exchanges != 5 || r.Memories != 1 || len(r.Skipped) != 0 || r.Transcript.Cut != 1 {
 		t.Fatalf("oversize tool result: %+v", r)
 	}
+	if code, out, _ = run(t, ctx, "", "ingest", dd, huge); code != 0 || !strings.Contains(out, "oversize content cut in 1 exchange (tool results to 8 KiB") {
+		t.Fatalf("oversize tool result, text report: %d\n%s", code, out)
+	}
 
 	exs := filepath.Join(dir, "ex.jsonl")
 	os.WriteFile(exs, []byte(strings.Join([]string{
