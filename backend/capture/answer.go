@@ -12,9 +12,6 @@ import (
 	"github.com/memtray/memtray/backend/memory"
 )
 
-// maxToolResultBytes bounds the content kept of one tool result.
-const maxToolResultBytes = 8 << 10
-
 // answer is what a response parser keeps of the model's answer: its text,
 // its tool calls, model, usage and whether it was an error. Everything it
 // keeps counts against one budget (MaxCaptureBytes); past it tooLarge is

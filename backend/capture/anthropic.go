@@ -112,7 +112,7 @@ func parseAnthropicRequest(body []byte) (request, error) {
 				tr := memory.ToolResult{
 					ToolUseID: clean(b.ToolUseID),
 					Name:      clean(names[b.ToolUseID]),
-					Content:   clean(bounded(jsonText(b.Content), maxToolResultBytes)),
+					Content:   memory.CutMiddle(clean(jsonText(b.Content)), memory.MaxToolResultBytes),
 					IsError:   b.IsError,
 				}
 				results = append(results, tr)

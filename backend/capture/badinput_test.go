@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/refuse"
 )
@@ -390,4 +391,30 @@ func TestDeeplyNestedJSON(t *testing.T) {
 	resp, got = h.post(t, "/v1/messages", claudeHeader(), nonStream)
 	checkAnswered(t, resp, got, 200, nil, jsonAnswer)
 	h.sink.none(t, h.p)
+}
+
+// TestAnswerOverOneMiBIsCut: an answer of 2 MB (under max_capture_bytes,
+// over what the write pipeline takes whole) is captured cut to 1 MiB, its
+// start and end kept around a marker, and passes ingest.Validate: before,
+// the exchange failed validation and the turn was lost.
+func TestAnswerOverOneMiBIsCut(t *testing.T) {
+	h := newHarness(t, harnessOpt{cfg: func(c *config.Capture) { c.MaxCaptureBytes = 8 << 20 }})
+	text := "The cause is the TTL. " + strings.Repeat("word ", 2<<20/5) + "The fix is in cache.go."
+	var sse bytes.Buffer
+	sse.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"claude-tiny\"}}\n\n")
+	sse.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
+	fmt.Fprintf(&sse, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":%q}}\n\n", text)
+	sse.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
+	sse.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	h.up.reply(200, sseHeader(), sse.Bytes())
+	resp, got := h.post(t, "/v1/messages", claudeHeader(), readFile(t, "claude_code_prompt.json"))
+	checkAnswered(t, resp, got, 200, sseHeader(), sse.Bytes())
+	ex := h.sink.next(t)
+	if err := ingest.Validate(ex); err != nil {
+		t.Fatalf("captured exchange: %v", err)
+	}
+	if a := ex.Assistant; len(a) > memory.MaxExchangeTextBytes || !strings.HasPrefix(a, "The cause is the TTL.") ||
+		!strings.HasSuffix(a, "The fix is in cache.go.") || !strings.Contains(a, "bytes cut by memtray") {
+		t.Errorf("answer %d bytes: %.40q", len(a), a)
+	}
 }

@@ -992,6 +992,7 @@ func (p *Proxy) build(pd *pending) (memory.Exchange, string, error) {
 		Error: a.isErr, Model: model, Usage: a.usage,
 		StartedAt: pd.started, EndedAt: pd.ended,
 	}
+	memory.BoundExchange(&ex) // a text over 1 MiB, tool calls over 4 MiB: cut, not lost
 	if n := r.occurrence(ex.Assistant, ex.ToolCalls); !ex.ToolLoop && n > 1 {
 		ex.Occurrence = n // left 0 for the first: counted as 1
 	}

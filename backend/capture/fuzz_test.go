@@ -182,7 +182,7 @@ func FuzzRequest(f *testing.F) {
 			}
 			for _, tr := range r.toolResults {
 				texts = append(texts, tr.Content, tr.Name, tr.ToolUseID)
-				if len(tr.Content) > maxToolResultBytes {
+				if len(tr.Content) > memory.MaxToolResultBytes {
 					t.Fatalf("tool result of %d bytes", len(tr.Content))
 				}
 			}

@@ -107,7 +107,7 @@ func parseChatRequest(body []byte) (request, error) {
 			r.toolResults = append(r.toolResults, memory.ToolResult{
 				ToolUseID: clean(m.ToolCallID),
 				Name:      clean(names[m.ToolCallID]),
-				Content:   clean(bounded(jsonText(m.Content), maxToolResultBytes)),
+				Content:   memory.CutMiddle(clean(jsonText(m.Content)), memory.MaxToolResultBytes),
 			})
 		}
 	} else {
@@ -370,7 +370,7 @@ func parseResponsesRequest(body []byte) (request, error) {
 			r.toolResults = append(r.toolResults, memory.ToolResult{
 				ToolUseID: clean(it.CallID),
 				Name:      clean(names[it.CallID]),
-				Content:   clean(bounded(jsonText(it.Output), maxToolResultBytes)),
+				Content:   memory.CutMiddle(clean(jsonText(it.Output)), memory.MaxToolResultBytes),
 			})
 		}
 	} else {

@@ -74,7 +74,7 @@ func TestParseAnthropicRequestCases(t *testing.T) {
 }
 
 func TestToolResultBounded(t *testing.T) {
-	long := strings.Repeat("é", maxToolResultBytes)
+	long := "start " + strings.Repeat("é", memory.MaxToolResultBytes) + " the end"
 	body, _ := json.Marshal(map[string]any{"model": "m", "messages": []any{
 		map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "x", "content": long}}},
 	}})
@@ -82,8 +82,12 @@ func TestToolResultBounded(t *testing.T) {
 	if err != nil || len(r.toolResults) != 1 {
 		t.Fatal(err, r)
 	}
-	if c := r.toolResults[0].Content; len(c) > maxToolResultBytes || !memory.ValidUTF8(c) {
+	if c := r.toolResults[0].Content; len(c) > memory.MaxToolResultBytes || !memory.ValidUTF8(c) {
 		t.Errorf("content %d bytes, valid %v", len(c), memory.ValidUTF8(c))
+	}
+	// Its start and its end are kept, and it says it was cut.
+	if c := r.toolResults[0].Content; !strings.HasPrefix(c, "start ") || !strings.HasSuffix(c, " the end") || !strings.Contains(c, "bytes cut by memtray") {
+		t.Errorf("content %.40q ... %q", c, c[len(c)-20:])
 	}
 }
 

@@ -72,6 +72,9 @@ type IngestReport struct {
 	// Transcript is the parser's account of an agent's session.
 	Transcript *transcript.Stats `json:"transcript,omitempty"`
 	Exchanges  int               `json:"exchanges"`
+	// Skipped lists the exchanges left out because they failed validation
+	// (ingest.Validate): the rest of the input was ingested.
+	Skipped []ingest.Skipped `json:"skipped,omitempty"`
 	// Warning says why the input yielded nothing to ingest.
 	Warning string `json:"warning,omitempty"`
 	// Verdicts counts decisions by verdict; RejectedBy rejections by stage.
@@ -144,7 +147,7 @@ func runIngest(env *Env, args []string) error {
 		yielded := 0
 		for i := range inputs {
 			in := &inputs[i]
-			req, stats, err := in.load(env, *project, opts)
+			req, runs, skipped, stats, err := in.load(env, *project, opts)
 			if err != nil {
 				if i > 0 {
 					return fmt.Errorf("%w (the %d inputs before it were ingested)", err, i)
@@ -158,15 +161,17 @@ func runIngest(env *Env, args []string) error {
 			if in.warning == "" {
 				yielded++
 			}
-			rep := IngestReport{File: in.name, As: in.as, Transcript: stats, Exchanges: len(req.Exchanges), Warning: in.warning,
+			rep := IngestReport{File: in.name, As: in.as, Transcript: stats, Exchanges: len(req.Exchanges), Skipped: skipped, Warning: in.warning,
 				Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
 			var decs []memory.Decision
-			for _, batch := range ingestBatches(req.Exchanges, ingestBatchBytes) {
-				resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: batch})
-				if err != nil {
-					return fmt.Errorf("%s: %w", in.name, err)
+			for _, run := range runs {
+				for _, batch := range ingestBatches(run, ingestBatchBytes) {
+					resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: batch})
+					if err != nil {
+						return fmt.Errorf("%s: %w", in.name, err)
+					}
+					decs = append(decs, resp.Decisions...)
 				}
-				decs = append(decs, resp.Decisions...)
 			}
 			if len(req.Documents) > 0 {
 				resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Documents: req.Documents})
@@ -192,7 +197,7 @@ func runIngest(env *Env, args []string) error {
 			reports = append(reports, rep)
 			if !c.json {
 				// As each input is done: a day's history takes minutes.
-				writeIngestReport(env.Stdout, rep)
+				writeIngestReport(env.Stdout, rep, *details)
 			}
 		}
 		if yielded == 0 {
@@ -318,24 +323,26 @@ func errTooLarge(name string) error {
 // it (project: --project), with the parser's account of an agent's
 // session. An input with a warning yields an empty request; a session
 // without an exchange gets one.
-func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (httpapi.IngestRequest, *transcript.Stats, error) {
-	var req httpapi.IngestRequest
+//
+// An exchange that fails ingest.Validate is left out and listed in
+// skipped; the others are returned in req.Exchanges and, cut where a
+// skipped exchange began a user turn, in runs (ingest.SkipInvalid), to be
+// sent run by run.
+func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (req httpapi.IngestRequest, runs [][]memory.Exchange, skipped []ingest.Skipped, stats *transcript.Stats, err error) {
 	if in.warning != "" {
-		return req, nil, nil
+		return req, nil, nil, nil, nil
 	}
 	data := in.data
 	if data == nil {
-		var err error
 		if data, err = readInput(env, in.name); err != nil {
-			return req, nil, err
+			return req, nil, nil, nil, err
 		}
 	}
-	var stats *transcript.Stats
 	switch {
 	case in.format != "":
 		exs, st, err := transcript.ParseBytes(in.name, data, in.format, opts)
 		if err != nil {
-			return req, nil, err // names the file
+			return req, nil, nil, nil, err // names the file
 		}
 		req.Exchanges, stats = exs, &st
 		if len(exs) == 0 {
@@ -349,12 +356,12 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 	case in.as == "exchanges":
 		exs, err := parseExchanges(data, project)
 		if err != nil {
-			return req, nil, fmt.Errorf("%s: %w", in.name, err)
+			return req, nil, nil, nil, fmt.Errorf("%s: %w", in.name, err)
 		}
 		req.Exchanges = exs
 	case in.as == "document":
 		if !memory.ValidUTF8(string(data)) || len(data) > ingest.MaxTextBytes {
-			return req, nil, fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", in.name)
+			return req, nil, nil, nil, fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", in.name)
 		}
 		docName := filepath.Base(in.name)
 		if in.name == "-" {
@@ -362,12 +369,14 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 		}
 		req.Documents = []httpapi.Document{{Name: docName, Text: string(data), Project: project}}
 	}
-	for i, ex := range req.Exchanges {
-		if err := ingest.Validate(ex); err != nil {
-			return req, nil, fmt.Errorf("%s: exchange %d: %w", in.name, i+1, err)
+	runs, skipped = ingest.SkipInvalid(req.Exchanges)
+	if len(skipped) > 0 {
+		req.Exchanges = slices.Concat(runs...)
+		if len(req.Exchanges) == 0 && in.warning == "" {
+			in.warning = "no valid exchange: " + ingest.SkippedLine(skipped)
 		}
 	}
-	return req, stats, nil
+	return req, runs, skipped, stats, nil
 }
 
 // flagsForHint are the --data-dir and --config a command suggested to the
@@ -514,7 +523,11 @@ func parseExchanges(data []byte, project string) ([]memory.Exchange, error) {
 	return out, nil
 }
 
-func writeIngestReport(w io.Writer, r IngestReport) {
+// shownSkips is how many skipped exchanges the report names without
+// --details.
+const shownSkips = 3
+
+func writeIngestReport(w io.Writer, r IngestReport, details bool) {
 	fmt.Fprintf(w, "%s (%s)\n", r.File, r.As)
 	if t := r.Transcript; t != nil {
 		sessions := ""
@@ -523,9 +536,20 @@ func writeIngestReport(w io.Writer, r IngestReport) {
 		}
 		fmt.Fprintf(w, "  %s session: %s, %s, %s, %ssession %s, project %q\n",
 			t.Format, nOf(t.Lines, "line"), nOf(t.UserPrompts, "user prompt"), nOf(t.ToolLoops, "tool-loop iteration"), sessions, t.SessionID, t.Project)
+		if t.Cut > 0 {
+			fmt.Fprintf(w, "  oversize content cut in %s (tool results to %d KiB, texts to 1 MiB; marked in the text)\n", nOf(t.Cut, "exchange"), memory.MaxToolResultBytes>>10)
+		}
 	}
 	if r.Warning != "" {
 		fmt.Fprintf(w, "  warning: %s\n", r.Warning)
+	}
+	if n := len(r.Skipped); n > 0 && !strings.HasPrefix(r.Warning, "no valid exchange") {
+		line := ingest.SkippedLine(r.Skipped)
+		if !details && n > shownSkips {
+			line = ingest.SkippedLine(r.Skipped[:shownSkips])
+			line = fmt.Sprintf("skipped %d exchanges: %s; and %d more (--details lists them)", n, line[strings.Index(line, ": ")+2:], n-shownSkips)
+		}
+		fmt.Fprintf(w, "  %s (the rest of the file was ingested)\n", line)
 	}
 	// The pipeline decides a user turn with its tool-loop iterations once:
 	// the verdicts count turns, not exchanges.

@@ -97,7 +97,7 @@ func TestIngestReportCounts(t *testing.T) {
 			[]string{"decided as 2 turns: stored 1, rejected 1", "9 lines, 2 user prompts, 0 tool-loop iterations,"}},
 	} {
 		var b strings.Builder
-		writeIngestReport(&b, tc.rep)
+		writeIngestReport(&b, tc.rep, false)
 		for _, w := range tc.want {
 			if !strings.Contains(b.String(), w) {
 				t.Errorf("%s: report lacks %q:\n%s", tc.rep.File, w, b.String())

@@ -547,3 +547,57 @@ func TestSessionGlob(t *testing.T) {
 		t.Errorf("ingest DIR: exit %d %q, want %q", code, errs, want)
 	}
 }
+
+// TestIngestKeepsWhatIsValid: a session file with a tool result of
+// several MiB is ingested whole, the result cut (as the pipeline reads
+// results: context only); an exchange that is still invalid (an answer
+// without a question) is left out and reported, and the rest of its file
+// is ingested. Before, either made the whole file fail.
+func TestIngestKeepsWhatIsValid(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+
+	raw, err := os.ReadFile(filepath.Join("testdata", "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := strings.Repeat(`ok  weatherapp/tiles 0.2s\n`, 5<<20/26)
+	big := strings.Replace(string(raw), `"content": "ok  weatherapp/tiles 0.2s"`, `"content": "`+blob+`ok  weatherapp/tiles 0.2s"`, 1)
+	if len(big) < 5<<20 {
+		t.Fatal("the fixture's tool result was not found")
+	}
+	huge := filepath.Join(dir, "huge.jsonl")
+	os.WriteFile(huge, []byte(big), 0o600)
+	code, out, errs := run(t, ctx, "", "ingest", dd, "--json", huge)
+	if code != 0 {
+		t.Fatalf("oversize tool result: exit %d %s", code, errs)
+	}
+	var reps []IngestReport
+	if err := json.Unmarshal([]byte(out), &reps); err != nil {
+		t.Fatal(err)
+	}
+	if r := reps[0]; r.Exchanges != 5 || r.Memories != 1 || len(r.Skipped) != 0 || r.Transcript.Cut != 1 {
+		t.Fatalf("oversize tool result: %+v", r)
+	}
+	if code, out, _ = run(t, ctx, "", "ingest", dd, huge); code != 0 || !strings.Contains(out, "oversize content cut in 1 exchange (tool results to 8 KiB") {
+		t.Fatalf("oversize tool result, text report: %d\n%s", code, out)
+	}
+
+	exs := filepath.Join(dir, "ex.jsonl")
+	os.WriteFile(exs, []byte(strings.Join([]string{
+		`{"session_id":"s","turn":1,"user":"which port","assistant":"The tile server listens on 127.0.0.1:8089 because 8080 is taken by the proxy; never expose it publicly."}`,
+		`{"session_id":"s","turn":2,"user":"and the cache?","assistant":"Cached.","answers":[{"question":"","answer":"yes"}]}`,
+		`{"session_id":"s","turn":3,"user":"where do tiles expire","assistant":"Tiles in Redis expire with the forecast model run, because the TTL is set from the run's timestamp in tiles/cache.go."}`,
+	}, "\n")+"\n"), 0o600)
+	code, out, errs = run(t, ctx, "", "ingest", dd, "--as", "exchanges", "--project", "weatherapp", exs)
+	want := "skipped 1 exchange: exchange 2: invalid: answers[0] has no question"
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "exchanges 2: stored 1, rejected 1") {
+		t.Fatalf("an invalid exchange: exit %d, want %q\n%s%s", code, want, out, errs)
+	}
+	code, out, _ = run(t, ctx, "", "ingest", dd, "--json", "--as", "exchanges", "--project", "weatherapp", exs)
+	reps = nil
+	if err := json.Unmarshal([]byte(out), &reps); code != 0 || err != nil || len(reps[0].Skipped) != 1 || reps[0].Skipped[0].Exchange != 2 || reps[0].Skipped[0].Turn != 2 {
+		t.Fatalf("--json: %d %v %s", code, err, out)
+	}
+}

@@ -124,8 +124,11 @@ type Daemon struct {
 	cal                    calibState    // the similarity thresholds' calibration (calib.go)
 	lastSweep              atomic.Pointer[sweepOutcome]
 	indexLagAt             atomic.Int64 // unix ns of the last lagging text index write
-	faults                 faults       // what fails now (health.go)
-	clockCheck             clockCheck   // clock jumps seen by the steward's sweeps (clock.go)
+	// invalidExchanges counts the exchanges of session files left out
+	// because they failed validation (ingestTurn).
+	invalidExchanges atomic.Int64
+	faults           faults     // what fails now (health.go)
+	clockCheck       clockCheck // clock jumps seen by the steward's sweeps (clock.go)
 
 	// hold keeps the turns of headless sessions under the count
 	// (headless.go); idle notes requests for a daemon started on demand

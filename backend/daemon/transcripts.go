@@ -60,15 +60,29 @@ func (d *Daemon) runTranscripts(ctx context.Context) {
 // proxy's turns take (processTurn): the session is live, not a complete
 // transcript, so a headless session under the count is held, and a turn
 // that corrects what an earlier turn of the session stored revises it.
+// An exchange that fails validation is left out (logged, counted in the
+// transcript stats' skipped_exchanges) and the rest of the turn is
+// processed; a turn with nothing valid left is an error wrapping
+// memory.ErrInvalid (the tail counts it invalid).
 func (d *Daemon) ingestTurn(ctx context.Context, exs []memory.Exchange) error {
-	for i, ex := range exs {
-		if err := ingest.Validate(ex); err != nil {
-			return fmt.Errorf("exchange %d of the turn: %w", i, err)
+	runs, skipped := ingest.SkipInvalid(exs)
+	if len(skipped) > 0 {
+		d.invalidExchanges.Add(int64(len(skipped)))
+		sess, turn := "", 0
+		if len(exs) > 0 {
+			sess, turn = exs[0].SessionID, exs[0].Turn
+		}
+		d.log.Warn("invalid exchanges of a session file's turn left out; the rest of the turn is stored",
+			"session", sess, "turn", turn, "skipped", len(skipped), "detail", ingest.SkippedLine(skipped))
+		if len(runs) == 0 {
+			return fmt.Errorf("%w: the turn: %s", memory.ErrInvalid, ingest.SkippedLine(skipped))
 		}
 	}
-	for _, t := range ingest.GroupTurns(exs) {
-		if err := d.processTurn(ctx, t); err != nil {
-			return err
+	for _, run := range runs {
+		for _, t := range ingest.GroupTurns(run) {
+			if err := d.processTurn(ctx, t); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -139,7 +153,8 @@ func (d *Daemon) transcriptStats() *httpapi.TranscriptStats {
 	s := d.tail.Stats()
 	return &httpapi.TranscriptStats{Enabled: true, Since: s.Since, Files: s.Files, Pending: s.Pending, Turns: s.Turns,
 		Exchanges: s.Exchanges, Duplicates: s.Duplicates, ProxyDuplicates: s.ProxyDuplicates, NotAllowed: s.NotAllowed,
-		Dropped: s.Dropped, Refused: s.Refused, Resets: s.Resets, Errors: s.Errors + s.Invalid, LastError: s.LastError}
+		Dropped: s.Dropped, Refused: s.Refused, Resets: s.Resets, Errors: s.Errors + s.Invalid, LastError: s.LastError,
+		SkippedExchanges: int(d.invalidExchanges.Load())}
 }
 
 // TailStats reports the counters of capture from session files (Queued:

@@ -623,3 +623,40 @@ func TestProxyRepeatedTurn(t *testing.T) {
 		})
 	}
 }
+
+// An exchange of a session file's turn that fails validation is left out,
+// logged and counted; the rest of the turn is stored (before, the whole
+// turn was dropped). A turn with nothing valid is refused as invalid.
+func TestIngestTurnSkipsInvalidExchange(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Capture.Transcripts.Enabled = false
+	d, err := Open(context.Background(), Options{Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	f, _ := os.Open("testdata/claude_session.jsonl")
+	exs, _, err := transcript.Parse(f, transcript.Options{})
+	f.Close()
+	if err != nil || len(exs) < 3 {
+		t.Fatal(err, len(exs))
+	}
+	i := slices.IndexFunc(exs, func(ex memory.Exchange) bool { return ex.ToolLoop })
+	if i < 0 {
+		t.Fatal("no tool-loop exchange in the fixture")
+	}
+	exs[i].Answers = []memory.Answer{{Answer: "yes"}} // no question: invalid
+	if err := d.ingestTurn(context.Background(), exs); err != nil {
+		t.Fatalf("a turn with one invalid exchange: %v", err)
+	}
+	if n := d.invalidExchanges.Load(); n != 1 {
+		t.Errorf("%d invalid exchanges counted, want 1", n)
+	}
+	if len(storedTexts(t, d.Store())) == 0 {
+		t.Error("nothing of the rest of the session was stored")
+	}
+	err = d.ingestTurn(context.Background(), exs[i:i+1])
+	if !errors.Is(err, memory.ErrInvalid) || !strings.Contains(err.Error(), "has no question") {
+		t.Errorf("a turn with nothing valid: %v", err)
+	}
+}

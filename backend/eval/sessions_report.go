@@ -16,6 +16,9 @@ type SessionScore struct {
 	// Skipped says why the session was not evaluated (file not found,
 	// reader missing); its other fields are then zero.
 	Skipped string `json:"skipped,omitempty"`
+	// InvalidExchanges names the exchanges of the session left out because
+	// they failed validation ("exchange N: ..."); the rest was ingested.
+	InvalidExchanges []string `json:"invalid_exchanges,omitempty"`
 	// Project is the project recall was asked with: the one memtray gave
 	// most of the session's memories.
 	Project   string `json:"project,omitempty"`

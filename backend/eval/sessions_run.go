@@ -143,7 +143,10 @@ type sessionsRun struct {
 // loadedSession is a labelled session and its exchanges.
 type loadedSession struct {
 	ls  *LabelledSession
-	exs []memory.Exchange
+	exs []memory.Exchange // the valid ones
+	// runs are exs cut where a skipped invalid exchange began a user turn
+	// (ingest.SkipInvalid), sent one after the other.
+	runs [][]memory.Exchange
 }
 
 // load reads every session file of the set, noting the sessions skipped
@@ -164,13 +167,17 @@ func (r *sessionsRun) load(set *SessionSet, path string) error {
 		case err != nil:
 			return fmt.Errorf("eval sessions: session %s: %w", ls.ID, err)
 		}
-		for j, ex := range exs {
-			if err := ingest.Validate(ex); err != nil {
-				return fmt.Errorf("eval sessions: session %s: exchange %d: %w", ls.ID, j+1, err)
+		runs, skipped := ingest.SkipInvalid(exs)
+		sc := SessionScore{ID: ls.ID, Agent: ls.Agent}
+		if len(skipped) > 0 {
+			exs = slices.Concat(runs...)
+			for _, s := range skipped {
+				sc.InvalidExchanges = append(sc.InvalidExchanges, s.String())
 			}
+			r.progress(fmt.Sprintf("session %s: %s", ls.ID, ingest.SkippedLine(skipped)))
 		}
-		r.todo = append(r.todo, loadedSession{ls, exs})
-		r.rep.Sessions = append(r.rep.Sessions, SessionScore{ID: ls.ID, Agent: ls.Agent})
+		r.todo = append(r.todo, loadedSession{ls, exs, runs})
+		r.rep.Sessions = append(r.rep.Sessions, sc)
 	}
 	return nil
 }
@@ -185,10 +192,12 @@ func (r *sessionsRun) ingest(ctx context.Context) error {
 	}
 	for _, l := range r.todo {
 		r.progress(fmt.Sprintf("ingesting %s: %d exchanges", l.ls.ID, len(l.exs)))
-		for i := 0; i < len(l.exs); i += sessionsIngestBatch {
-			batch := l.exs[i:min(i+sessionsIngestBatch, len(l.exs))]
-			if _, err := r.d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
-				return fmt.Errorf("eval sessions: ingest %s: %w", l.ls.ID, err)
+		for _, run := range l.runs {
+			for i := 0; i < len(run); i += sessionsIngestBatch {
+				batch := run[i:min(i+sessionsIngestBatch, len(run))]
+				if _, err := r.d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
+					return fmt.Errorf("eval sessions: ingest %s: %w", l.ls.ID, err)
+				}
 			}
 		}
 		cur, err := snapshot(ctx, r.d.Store())

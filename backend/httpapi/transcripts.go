@@ -56,6 +56,9 @@ type TranscriptStats struct {
 	Resets     int    `json:"resets"`
 	Errors     int    `json:"errors"`
 	LastError  string `json:"last_error,omitempty"`
+	// SkippedExchanges counts the exchanges of stored turns left out
+	// because they failed validation (the rest of their turn was stored).
+	SkippedExchanges int `json:"skipped_exchanges"`
 }
 
 // TranscriptBackend takes hooks' session files.

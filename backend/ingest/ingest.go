@@ -64,11 +64,12 @@ const (
 // before the judge would see it.
 var PreJudgeStages = []string{StageSource, StageHeadless, StagePrefilter, StageProcedural, StageLength, StageContent, StageSpecific}
 
-// Limits on an Exchange; larger input is an error, not a truncation.
+// Limits on an Exchange; larger input is an error, not a truncation
+// (the readers of outside records cut to them first: memory.BoundExchange).
 const (
-	MaxTextBytes    = 1 << 20 // user or assistant text
-	MaxToolBytes    = 4 << 20 // all tool calls and results together
-	MaxToolEntries  = 1000
+	MaxTextBytes    = memory.MaxExchangeTextBytes   // user or assistant text
+	MaxToolBytes    = memory.MaxExchangeToolBytes   // all tool calls and results together
+	MaxToolEntries  = memory.MaxExchangeToolEntries // tool calls and results
 	maxPreviewRunes = 160
 )
 
@@ -322,7 +323,7 @@ func Validate(ex memory.Exchange) error {
 		}
 	}
 	for name, v := range map[string]string{"session_id": ex.SessionID, "project": ex.Project, "source": ex.Source, "model": ex.Model} {
-		if len(v) > 256 || !memory.ValidUTF8(v) {
+		if len(v) > memory.MaxExchangeNameBytes || !memory.ValidUTF8(v) {
 			problems = append(problems, name+" is longer than 256 bytes or not UTF-8")
 		}
 	}

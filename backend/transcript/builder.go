@@ -175,6 +175,9 @@ func (b *builder) finish(sessionID, project string, headless bool) []memory.Exch
 		ex := &out[i]
 		ex.SessionID, ex.Project, ex.Headless = sessionID, project, headless
 		ex.Turn = i + 1
+		if memory.BoundExchange(ex) {
+			b.stats.Cut++
+		}
 		if ex.ToolLoop {
 			b.stats.ToolLoops++
 		}

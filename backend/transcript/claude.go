@@ -795,6 +795,9 @@ func (p *parser) finish() []memory.Exchange {
 		ex.Project = s.Project
 		ex.Headless = s.Headless
 		ex.Turn = i + 1
+		if memory.BoundExchange(&ex) {
+			s.Cut++
+		}
 		exs[i] = ex
 	}
 	p.out = p.out[:0]
@@ -840,6 +843,7 @@ func withSubagentFiles(path string, exs []memory.Exchange, st Stats, opts Option
 		st.ToolCalls += sst.ToolCalls
 		st.ToolResults += sst.ToolResults
 		st.APIErrors += sst.APIErrors
+		st.Cut += sst.Cut
 		exs = mergeByStart(exs, side)
 	}
 	for i := range exs {

@@ -221,15 +221,14 @@ func (p *specParser) startBlock(kind, s string) {
 func (p *specParser) blockLine(s string) {
 	p.block = append(p.block, s)
 	closing := map[string]string{"think": "</think>", "tool": "</tool-use>", "details": "</details>"}[p.inBlock]
-	body := strings.Join(p.block, "\n")
-	if p.inBlock == "details" {
-		// A bare <details> nests none; it ends at its first closing tag.
-		if !strings.Contains(body, closing) {
-			return
-		}
-	} else if !strings.Contains(s, closing) {
+	// A block ends at the first line holding its closing tag (a bare
+	// <details> nests none). Only the new line is looked at: the block is
+	// joined once, at its end, not again at each line (which made a block
+	// of many lines, a long tool output, quadratic).
+	if !strings.Contains(s, closing) {
 		return
 	}
+	body := strings.Join(p.block, "\n")
 	kind := p.inBlock
 	p.inBlock, p.block = "", nil
 	p.stats.countType(kind)

@@ -24,7 +24,10 @@
 //
 // Validation: a line longer than Options.MaxLineBytes is an error naming
 // the line (ErrLineTooLong); invalid UTF-8 is replaced by U+FFFD and NUL
-// bytes are removed from every text. Stats says what was read and skipped,
+// bytes are removed from every text; what is over the write pipeline's
+// bounds (each tool result over memory.MaxToolResultBytes, a text over 1
+// MiB, tool calls over 4 MiB) is cut, with a marker saying so
+// (memory.BoundExchange, counted in Stats.Cut). Stats says what was read and skipped,
 // and Stats.Empty why a file gave no Exchange.
 package transcript
 
@@ -184,6 +187,10 @@ type Stats struct {
 	// Exchanges.
 	ToolCalls   int `json:"tool_calls"`
 	ToolResults int `json:"tool_results"`
+	// Cut counts the Exchanges whose oversize content (a tool result over
+	// memory.MaxToolResultBytes, a text or tool calls over the write
+	// pipeline's bounds) was cut, with a marker, by memory.BoundExchange.
+	Cut int `json:"cut,omitempty"`
 	// InvalidUTF8 counts the lines that held invalid UTF-8 or an escaped
 	// NUL (replaced by U+FFFD, removed, in the text kept).
 	InvalidUTF8 int `json:"invalid_utf8,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
 )
 
@@ -72,6 +73,11 @@ func checkExchanges(t testing.TB, exs []memory.Exchange, st Stats) {
 	// within each, and the first is the Stats'.
 	first, session := 0, st.SessionID
 	for i, ex := range exs {
+		// What a reader gives, the write pipeline takes: oversize content
+		// is cut (memory.BoundExchange), never a reason to lose the file.
+		if err := ingest.Validate(ex); err != nil {
+			t.Fatalf("exchange %d fails ingest.Validate: %v", i, err)
+		}
 		if ex.SessionID != session && st.Sessions > 1 && i > 0 {
 			first, session, prevTurns = i, ex.SessionID, 0
 		}

@@ -1353,6 +1353,7 @@ export interface TranscriptStats {
   resets: number;
   errors: number;
   last_error?: string;
+  skipped_exchanges: number;
 }
 
 /** config.Transcripts */
