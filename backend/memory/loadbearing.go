@@ -13,10 +13,11 @@ import (
 // agree.
 var (
 	// PathToken is a path ("backend/store/store.go", "~/.config/x",
-	// "./run.sh") or a file name by its extension, dotted parts whole
-	// ("root.html.heex"); single-letter extensions only c and h, so that
-	// "U.S." stays prose.
-	PathToken = regexp.MustCompile(`(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+*-]+)*|\b[\w-]+(?:/[\w.@*-]+)+|\b[\w-]+(?:\.[\w-]+)*\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|dockerfile|mod|sum|txt|csv|entitlements|ex|exs|heex|eex|leex|erl|hrl|hs|scala|lua|dart|zig|nim|ml|mli|clj|cljs|cljc|edn|pl|pm|jl|ps1|psm1|bat|groovy|gemspec|rake|erb|jsonl|ndjson|graphql|gql|prisma|tsv|sass|less|astro|mdx|rst|adoc|tex|nix|hcl|bzl|cmake|mk|sol|ipynb)\b`)
+	// "./run.sh", ".github/workflows") or a file name by its extension,
+	// dotted parts whole ("root.html.heex"); single-letter extensions only
+	// c and h, so that "U.S." stays prose. A path ends before a sentence's
+	// full stop ("in backend/store." names backend/store).
+	PathToken = regexp.MustCompile(`(?:~|\.{1,2})?/[\w.@+-]*[\w@+-](?:/[\w.@+*-]*[\w@+*-])*|\.?\b[\w-]+(?:/[\w.@*-]*[\w@*-])+|\b[\w-]+(?:\.[\w-]+)*\.(?:go|py|rs|ts|tsx|js|jsx|mjs|cjs|java|kt|kts|swift|rb|php|c|h|cc|cpp|hpp|cs|sh|bash|zsh|yml|yaml|toml|json|ini|cfg|conf|env|lock|md|sql|proto|tf|tfvars|gradle|xml|plist|html|css|scss|vue|svelte|dockerfile|mod|sum|txt|csv|entitlements|ex|exs|heex|eex|leex|erl|hrl|hs|scala|lua|dart|zig|nim|ml|mli|clj|cljs|cljc|edn|pl|pm|jl|ps1|psm1|bat|groovy|gemspec|rake|erb|jsonl|ndjson|graphql|gql|prisma|tsv|sass|less|astro|mdx|rst|adoc|tex|nix|hcl|bzl|cmake|mk|sol|ipynb)\b`)
 	// IdentToken is an identifier written as code: snake_case, camelCase,
 	// PascalCase with an inner capital, CONSTANT_CASE.
 	IdentToken = regexp.MustCompile(`\b(?:[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`)

@@ -39,6 +39,25 @@ func TestLoadBearingFileNames(t *testing.T) {
 	}
 }
 
+// TestPathTokenEndsBeforeFullStop: a sentence's full stop after a path
+// is not part of it, so "see backend/store." and "backend/store" name one
+// token (dedup, restatement and the steward compare them).
+func TestPathTokenEndsBeforeFullStop(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{"The store lives in backend/store.", "backend/store"},
+		{"Binaries go to /usr/local/bin.", "/usr/local/bin"},
+		{"Run ./scripts/run.sh.", "./scripts/run.sh"},
+		{"It reads ~/.config/memtray/config.json.", "~/.config/memtray/config.json"},
+		{"Assets are in priv/static/assets/ only.", "priv/static/assets"},
+		{"See .github/workflows/ci.yml and docs/.", ".github/workflows/ci.yml"},
+	}
+	for _, tc := range tests {
+		if got := PathToken.FindString(tc.text); got != tc.want {
+			t.Errorf("PathToken in %q = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
 // TestNamesLoadBearing: NamesLoadBearing says what a non-empty LoadBearing
 // says.
 func TestNamesLoadBearing(t *testing.T) {
