@@ -845,6 +845,12 @@ func withSubagentFiles(path string, exs []memory.Exchange, st Stats, opts Option
 		st.ToolResults += sst.ToolResults
 		st.APIErrors += sst.APIErrors
 		st.Cut += sst.Cut
+		for reason, n := range sst.Skipped {
+			if st.Skipped == nil {
+				st.Skipped = map[string]int{}
+			}
+			st.Skipped[reason] += n
+		}
 		order = mergeByStart(order, side)
 	}
 	out := flatten(order)
