@@ -68,6 +68,11 @@ type Cursor struct {
 	// parsed is the stretch read last in the step under way, not yet
 	// counted in Exchanges and UserTurns.
 	parsed *region
+	// The complete lines from noBoundaryFrom (Offset when it was set) to
+	// noBoundaryTo hold no line after the first that may begin a turn:
+	// the next read from the same Offset looks only at the lines after
+	// them. Not saved: a restart looks at every line once again.
+	noBoundaryFrom, noBoundaryTo int64
 }
 
 // pending reports whether complete lines past Offset wait for their turn

@@ -84,10 +84,20 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 			break
 		}
 		end := c.Offset + int64(len(data))
+		// A turn not ended yet is read again from its start at every
+		// event; the lines an earlier read found no prompt in are not
+		// decoded again (a long turn would cost its size at each poll).
+		from := 0
+		if c.noBoundaryFrom == c.Offset && c.noBoundaryTo > c.Offset && c.noBoundaryTo <= end {
+			from = int(c.noBoundaryTo - c.Offset)
+		}
 		// The turns before the last prompt have ended; what the lines
 		// after the last of their responses carry (a compaction summary,
 		// a command) is the next turn's, read with it.
-		cut := lastBoundary(data, fm.boundary)
+		cut := lastBoundary(data, fm.boundary, from)
+		if cut == 0 {
+			c.noBoundaryFrom, c.noBoundaryTo = c.Offset, end
+		}
 		cut = heldFrom(data[:cut], fm)
 		if cut == 0 && more {
 			cut = len(data) // a turn longer than a chunk: take what there is

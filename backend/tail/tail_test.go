@@ -684,3 +684,61 @@ func TestClaudeBoundary(t *testing.T) {
 		t.Fatal("fixture changed")
 	}
 }
+
+// TestPendingTurnReadOnce: while a turn goes on (no later prompt ends
+// it), each event decodes only the lines written since the last one, not
+// the whole turn again, and the turn is captured as a read of the whole
+// file gives it.
+func TestPendingTurnReadOnce(t *testing.T) {
+	calls := 0
+	orig := formats[AgentClaudeCode]
+	counted := orig
+	counted.boundary = func(line []byte) bool { calls++; return orig.boundary(line) }
+	formats[AgentClaudeCode] = counted
+	t.Cleanup(func() { formats[AgentClaudeCode] = orig })
+
+	r := newRig(t)
+	path := r.session("long-turn")
+	prompt := `{"type":"user","uuid":"p1","sessionId":"lt","cwd":"/home/dev/src/ledgerd","timestamp":"2026-05-04T09:00:00.000Z","message":{"role":"user","content":"Run the migration tests until they pass."}}` + "\n"
+	step := func(i int) string {
+		return fmt.Sprintf(`{"type":"assistant","uuid":"a%d","sessionId":"lt","timestamp":"2026-05-04T09:%02d:01.000Z","message":{"id":"m%d","role":"assistant","model":"claude-opus-4-5","content":[{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"make test-migrations"}}]}}`+"\n"+
+			`{"type":"user","uuid":"r%d","sessionId":"lt","timestamp":"2026-05-04T09:%02d:02.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"FAIL migration %d"}]}}`+"\n", i, i, i, i, i, i, i, i)
+	}
+	cases := []struct {
+		name      string
+		steps     int // steps appended before the event
+		wantCalls int // boundary calls the event makes at most
+	}{
+		{"first read: every line after the first", 20, 40},
+		{"two more steps: their lines only", 2, 4},
+		{"one more step", 1, 2},
+		{"nothing new", 0, 0},
+	}
+	appendTo(t, path, []byte(prompt))
+	n := 0
+	for _, tc := range cases {
+		for range tc.steps {
+			appendTo(t, path, []byte(step(n)))
+			n++
+		}
+		calls = 0
+		r.hook(path, EventPreCompact)
+		if calls > tc.wantCalls {
+			t.Errorf("%s: %d lines decoded, want at most %d", tc.name, calls, tc.wantCalls)
+		}
+		if len(r.turns) != 0 {
+			t.Fatalf("%s: %d turns captured before the turn ended", tc.name, len(r.turns))
+		}
+	}
+	appendTo(t, path, []byte(`{"type":"assistant","uuid":"done","sessionId":"lt","timestamp":"2026-05-04T10:00:00.000Z","message":{"id":"mdone","role":"assistant","model":"claude-opus-4-5","content":[{"type":"text","text":"The migrations pass now."}]}}`+"\n"))
+	r.hook(path, EventStop)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := transcript.Parse(bytes.NewReader(data), transcript.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameExchanges(t, r.exchanges(), want)
+}

@@ -22,12 +22,14 @@ func (r region) join(o region) region {
 }
 
 // lastBoundary is the offset in data of the last line after the first
-// that may begin a turn (0: none).
-func lastBoundary(data []byte, boundary func([]byte) bool) int {
+// that may begin a turn (0: none). The lines that begin before from are
+// known to hold none (a read of the same stretch found none): they are
+// not looked at again.
+func lastBoundary(data []byte, boundary func([]byte) bool, from int) int {
 	end := len(data)
 	for end > 0 {
 		start := bytes.LastIndexByte(data[:end-1], '\n') + 1
-		if start == 0 {
+		if start == 0 || start < from {
 			return 0
 		}
 		if boundary(bytes.TrimSpace(data[start:end])) {

@@ -821,6 +821,7 @@ func withSubagentFiles(path string, exs []memory.Exchange, st Stats, opts Option
 	for _, id := range st.Agents {
 		seen[id] = true
 	}
+	order := exchangePointers(exs)
 	for _, f := range files {
 		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "agent-"), ".jsonl")
 		if seen[id] {
@@ -828,13 +829,13 @@ func withSubagentFiles(path string, exs []memory.Exchange, st Stats, opts Option
 		}
 		data, err := readFile(f, opts)
 		if err != nil {
-			return exs, st, err
+			return flatten(order), st, err
 		}
 		sub := opts
 		sub.SessionID, sub.Project = st.SessionID, st.Project
 		side, sst, err := Parse(bytes.NewReader(data), sub)
 		if err != nil {
-			return exs, st, fmt.Errorf("%s: %w", f, err)
+			return flatten(order), st, fmt.Errorf("%s: %w", f, err)
 		}
 		seen[id] = true
 		st.Agents = append(st.Agents, sst.Agents...)
@@ -844,23 +845,51 @@ func withSubagentFiles(path string, exs []memory.Exchange, st Stats, opts Option
 		st.ToolResults += sst.ToolResults
 		st.APIErrors += sst.APIErrors
 		st.Cut += sst.Cut
-		exs = mergeByStart(exs, side)
+		for reason, n := range sst.Skipped {
+			if st.Skipped == nil {
+				st.Skipped = map[string]int{}
+			}
+			st.Skipped[reason] += n
+		}
+		order = mergeByStart(order, side)
 	}
+	out := flatten(order)
+	for i := range out {
+		out[i].Turn = i + 1
+		out[i].SessionID, out[i].Project, out[i].Headless = st.SessionID, st.Project, st.Headless
+	}
+	st.Exchanges = len(out)
+	return out, st, nil
+}
+
+// exchangePointers returns pointers to the elements of exs.
+func exchangePointers(exs []memory.Exchange) []*memory.Exchange {
+	out := make([]*memory.Exchange, len(exs))
 	for i := range exs {
-		exs[i].Turn = i + 1
-		exs[i].SessionID, exs[i].Project, exs[i].Headless = st.SessionID, st.Project, st.Headless
+		out[i] = &exs[i]
 	}
-	st.Exchanges = len(exs)
-	return exs, st, nil
+	return out
+}
+
+// flatten copies the Exchanges order points to.
+func flatten(order []*memory.Exchange) []memory.Exchange {
+	out := make([]memory.Exchange, len(order))
+	for i, ex := range order {
+		out[i] = *ex
+	}
+	return out
 }
 
 // mergeByStart inserts side's Exchanges (in their order) into main after
 // the last main Exchange that started no later than each; they take its
-// UserTurns.
-func mergeByStart(main, side []memory.Exchange) []memory.Exchange {
-	out := make([]memory.Exchange, 0, len(main)+len(side))
+// UserTurns. It moves pointers, not Exchanges: a session with many
+// subagent files merges each into the growing list, and copying the
+// Exchanges at every merge made that quadratic in bytes.
+func mergeByStart(main []*memory.Exchange, side []memory.Exchange) []*memory.Exchange {
+	out := make([]*memory.Exchange, 0, len(main)+len(side))
 	i := 0
-	for _, s := range side {
+	for j := range side {
+		s := &side[j]
 		for i < len(main) && !main[i].StartedAt.After(s.StartedAt) {
 			out = append(out, main[i])
 			i++

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -98,5 +99,53 @@ func TestParseFileSubagents(t *testing.T) {
 	exs, st, err = ParseFile(filepath.Join("testdata", "subsess", "subagents", "agent-c3d.jsonl"), Options{})
 	if err != nil || len(exs) != 1 || st.Sidechain != 1 || st.SessionID != "subsess" || st.Project != "search" {
 		t.Fatalf("subagent file: %v %d %+v", err, len(exs), st)
+	}
+}
+
+// TestParseFileSubagentsSkipped: the lines a subagent file skips count
+// in the session's Stats.Skipped, by reason, with the session file's own.
+func TestParseFileSubagentsSkipped(t *testing.T) {
+	session := `{"type":"user","uuid":"u1","sessionId":"sk","cwd":"/work/kiln","timestamp":"2026-04-02T10:00:00.000Z","message":{"role":"user","content":"Why does the kiln job retry twice?"}}
+{"type":"assistant","uuid":"a1","sessionId":"sk","timestamp":"2026-04-02T10:00:05.000Z","message":{"id":"m1","role":"assistant","model":"claude-opus-4-5","content":[{"type":"text","text":"Its backoff is set to two attempts in jobs.yaml."}]}}
+not json
+`
+	cases := []struct {
+		name  string
+		agent string
+		want  map[string]int
+	}{
+		{"no skipped line in the subagent", `{"type":"user","uuid":"s1","isSidechain":true,"agentId":"k1","sessionId":"sk","timestamp":"2026-04-02T10:00:01.000Z","message":{"role":"user","content":"Read jobs.yaml."}}
+{"type":"assistant","uuid":"s2","isSidechain":true,"agentId":"k1","sessionId":"sk","timestamp":"2026-04-02T10:00:02.000Z","message":{"id":"m2","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"text","text":"attempts: 2"}]}}
+`, map[string]int{SkipMalformed: 1}},
+		{"skipped lines in the subagent", `{"type":"user","uuid":"s1","isSidechain":true,"agentId":"k1","sessionId":"sk","timestamp":"2026-04-02T10:00:01.000Z","message":{"role":"user","content":"Read jobs.yaml."}}
+{"type":"assistant","uuid":"s2","isSidechain":true,"agentId":"k1","sessionId":"sk","timestamp":"2026-04-02T10:00:02.000Z","message":{"id":"m2","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"text","text":"attempts: 2"}]}}
+{"type":"assistant","uuid":"s2","isSidechain":true,"agentId":"k1","sessionId":"sk","timestamp":"2026-04-02T10:00:02.000Z","message":{"id":"m2","role":"assistant","model":"claude-haiku-4-5","content":[{"type":"text","text":"attempts: 2"}]}}
+{"truncated
+`, map[string]int{SkipMalformed: 2, SkipDuplicate: 1}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "sk.jsonl")
+			if err := os.MkdirAll(filepath.Join(dir, "sk", "subagents"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(session), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "sk", "subagents", "agent-k1.jsonl"), []byte(tc.agent), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			exs, st, err := ParseFile(path, Options{Sidechains: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(exs) != 2 || st.Sidechain != 1 {
+				t.Fatalf("%d exchanges, %d of subagents (want 2, 1)", len(exs), st.Sidechain)
+			}
+			if !reflect.DeepEqual(st.Skipped, tc.want) {
+				t.Errorf("skipped %v, want %v", st.Skipped, tc.want)
+			}
+		})
 	}
 }
