@@ -43,15 +43,6 @@ type EvidenceRecord struct {
 	Evidence *search.Evidence `json:"evidence,omitempty"`
 }
 
-// answered reports whether the record's recall gave a memory: a hit for
-// a relevant query, a failure for an unrelated prompt.
-func (rec EvidenceRecord) answered() bool {
-	if rec.Kind == EvidenceRelevant {
-		return rec.Hit
-	}
-	return rec.Given > 0
-}
-
 // logEvidence appends rec to the run's evidence records and, when
 // SessionsOptions.Evidence is set, writes it there as a JSON line.
 func (r *sessionsRun) logEvidence(rec EvidenceRecord) error {
