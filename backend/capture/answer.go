@@ -407,17 +407,6 @@ func clean(s string) string {
 	return s
 }
 
-// bounded cuts s to at most n bytes at a rune boundary.
-func bounded(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // sessionFromUserID returns the session a metadata.user_id names. Claude
 // Code sends "user_<hash>_account_<uuid>_session_<uuid>" (the session uuid
 // is taken) or, in newer versions, a JSON object with "session_id"; any
@@ -431,7 +420,7 @@ func sessionFromUserID(uid string) string {
 			SessionID string `json:"session_id"`
 		}
 		if json.Unmarshal([]byte(uid), &v) == nil && v.SessionID != "" {
-			return clean(bounded(v.SessionID, 128))
+			return clean(memory.CutRunes(v.SessionID, 128))
 		}
 	}
 	if i := strings.LastIndex(uid, "_session_"); i >= 0 {

@@ -228,7 +228,7 @@ func (p *anthParser) event(name string, data []byte) {
 	switch ev.Type {
 	case "message_start":
 		if ev.Message != nil {
-			a.model = clean(bounded(ev.Message.Model, 256))
+			a.model = clean(memory.CutRunes(ev.Message.Model, 256))
 			a.addUsage(ev.Message.Usage.Memory())
 		}
 	case "content_block_start":
@@ -293,7 +293,7 @@ func (p *anthParser) whole(body []byte) {
 	if msg.Type == "error" || msg.StopReason == "refusal" {
 		a.isErr = true
 	}
-	a.model = clean(bounded(msg.Model, 256))
+	a.model = clean(memory.CutRunes(msg.Model, 256))
 	a.addUsage(msg.Usage.Memory())
 	for _, b := range msg.Content {
 		switch {

@@ -982,7 +982,7 @@ func (p *Proxy) build(pd *pending) (memory.Exchange, string, error) {
 	}
 	model := a.model
 	if model == "" {
-		model = clean(bounded(r.model, 256))
+		model = clean(memory.CutRunes(r.model, 256))
 	}
 	ex := memory.Exchange{
 		SessionID: r.sessionID, Turn: r.turn, UserTurns: r.userTurns, Headless: r.headless,

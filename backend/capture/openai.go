@@ -18,7 +18,7 @@ func openaiSession(metadata json.RawMessage) string {
 	}
 	var s string
 	if json.Unmarshal(meta["session_id"], &s) == nil && s != "" {
-		return clean(bounded(s, 128))
+		return clean(memory.CutRunes(s, 128))
 	}
 	if json.Unmarshal(meta["user_id"], &s) == nil && s != "" {
 		return sessionFromUserID(s)
@@ -223,7 +223,7 @@ func (p *chatParser) chunk(c *chatChunk) {
 		a.isErr = true
 	}
 	if c.Model != "" {
-		a.model = clean(bounded(c.Model, 256))
+		a.model = clean(memory.CutRunes(c.Model, 256))
 	}
 	a.addUsage(c.Usage.usage())
 	for _, ch := range c.Choices {
@@ -304,7 +304,7 @@ func parseResponsesRequest(body []byte) (request, error) {
 	if r.sessionID == "" {
 		var k string
 		if json.Unmarshal(in.PromptCacheKey, &k) == nil && k != "" {
-			r.sessionID = clean(bounded(k, 128))
+			r.sessionID = clean(memory.CutRunes(k, 128))
 		}
 	}
 	system := jsonText(in.Instructions)
@@ -457,7 +457,7 @@ func (p *responsesParser) event(name string, data []byte) {
 	switch ev.Type {
 	case "response.created", "response.in_progress":
 		if ev.Response != nil && ev.Response.Model != "" {
-			a.model = clean(bounded(ev.Response.Model, 256))
+			a.model = clean(memory.CutRunes(ev.Response.Model, 256))
 		}
 	case "response.output_text.delta":
 		p.sawText = true
@@ -482,7 +482,7 @@ func (p *responsesParser) event(name string, data []byte) {
 func (p *responsesParser) object(o *responsesObject) {
 	a := p.a
 	if o.Model != "" {
-		a.model = clean(bounded(o.Model, 256))
+		a.model = clean(memory.CutRunes(o.Model, 256))
 	}
 	if o.Status == "failed" || (len(o.Error) > 0 && string(o.Error) != "null") {
 		a.isErr = true

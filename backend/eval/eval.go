@@ -31,7 +31,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/calib"
 	"github.com/memtray/memtray/backend/config"
@@ -152,21 +151,10 @@ func (e *env) ranked(ctx context.Context, q search.Query) ([]string, *search.Res
 	return ids, r, nil
 }
 
-// clip returns s cut to at most n bytes at a rune boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
 // cleanText makes dataset text storable: invalid UTF-8 and NUL bytes
 // replaced, clipped to memory.MaxTextBytes.
 func cleanText(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.ReplaceAll(s, "\x00", " ")
-	return clip(s, memory.MaxTextBytes)
+	return memory.CutRunes(s, memory.MaxTextBytes)
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/redact"
@@ -181,7 +180,7 @@ func (l *DecisionLog) Add(dec memory.Decision, ex memory.Exchange) {
 // is on disk: committed with the decisions other Adds are storing at the
 // same time (groupCommit).
 func (l *DecisionLog) persist(e DecisionEntry, stage string) error {
-	e.User, e.Assistant = cut(e.User, MaxPersistedText), cut(e.Assistant, MaxPersistedText)
+	e.User, e.Assistant = memory.CutRunes(e.User, MaxPersistedText), memory.CutRunes(e.Assistant, MaxPersistedText)
 	b, err := json.Marshal(e)
 	if err != nil {
 		return fmt.Errorf("decision log: %w", err)
@@ -270,17 +269,6 @@ func (l *DecisionLog) Hours(since time.Time) []store.DecisionCounts {
 	}
 	slices.SortFunc(out, func(a, b store.DecisionCounts) int { return a.Hour.Compare(b.Hour) })
 	return out
-}
-
-// cut shortens s to at most n bytes, on a rune boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // maps copies m.

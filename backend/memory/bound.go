@@ -44,9 +44,9 @@ func CutMiddle(s string, max int) string {
 	}
 	room := max - len(cutMarker(len(s)))
 	if room <= 0 {
-		return runeCut(s, max)
+		return CutRunes(s, max)
 	}
-	head := runeCut(s, room*3/4)
+	head := CutRunes(s, room*3/4)
 	tailStart := len(s) - (room - len(head))
 	for tailStart < len(s) && !utf8.RuneStart(s[tailStart]) {
 		tailStart++
@@ -54,8 +54,9 @@ func CutMiddle(s string, max int) string {
 	return head + cutMarker(tailStart-len(head)) + s[tailStart:]
 }
 
-// runeCut is the start of s of at most n bytes, ending at a rune boundary.
-func runeCut(s string, n int) string {
+// CutRunes is the start of s of at most n bytes, ending at a rune
+// boundary.
+func CutRunes(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -87,7 +88,7 @@ func BoundExchange(ex *Exchange) bool {
 	cut := false
 	for _, p := range []*string{&ex.SessionID, &ex.Project, &ex.Source, &ex.Model} {
 		if len(*p) > MaxExchangeNameBytes {
-			*p, cut = runeCut(*p, MaxExchangeNameBytes), true
+			*p, cut = CutRunes(*p, MaxExchangeNameBytes), true
 		}
 	}
 	for i := range ex.ToolResults {
