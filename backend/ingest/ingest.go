@@ -334,22 +334,19 @@ func Validate(ex memory.Exchange) error {
 	if len(ex.ToolCalls)+len(ex.ToolResults) > MaxToolEntries {
 		problems = append(problems, "more than 1000 tool calls and results")
 	}
-	total := 0
 	for _, c := range ex.ToolCalls {
-		total += len(c.Name) + len(c.Input) + len(c.ID)
 		if !memory.ValidUTF8(c.Name) || !memory.ValidUTF8(c.Input) {
 			problems = append(problems, "a tool call is not valid UTF-8")
 			break
 		}
 	}
 	for _, t := range ex.ToolResults {
-		total += len(t.Content) + len(t.Name) + len(t.ToolUseID)
 		if !memory.ValidUTF8(t.Content) {
 			problems = append(problems, "a tool result is not valid UTF-8")
 			break
 		}
 	}
-	if total > MaxToolBytes {
+	if memory.ToolBytes(&ex) > MaxToolBytes {
 		problems = append(problems, "tool calls and results are larger than 4 MiB")
 	}
 	if len(problems) > 0 {

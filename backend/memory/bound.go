@@ -106,7 +106,8 @@ func BoundExchange(ex *Exchange) bool {
 			*p, cut = CutMiddle(*p, MaxExchangeTextBytes), true
 		}
 	}
-	if toolBytes(ex) <= MaxExchangeToolBytes {
+	total := ToolBytes(ex)
+	if total <= MaxExchangeToolBytes {
 		return cut
 	}
 	ex.ToolCalls = slices.Clone(ex.ToolCalls)
@@ -116,12 +117,14 @@ func BoundExchange(ex *Exchange) bool {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(ex.ToolCalls[b].Input) - len(ex.ToolCalls[a].Input) })
 	for _, i := range order {
-		if toolBytes(ex) <= MaxExchangeToolBytes || len(ex.ToolCalls[i].Input) <= MaxToolResultBytes {
+		if total <= MaxExchangeToolBytes || len(ex.ToolCalls[i].Input) <= MaxToolResultBytes {
 			break
 		}
+		was := len(ex.ToolCalls[i].Input)
 		ex.ToolCalls[i].Input = shrinkInput(ex.ToolCalls[i].Input, MaxToolResultBytes)
+		total -= was - len(ex.ToolCalls[i].Input)
 	}
-	if toolBytes(ex) > MaxExchangeToolBytes {
+	if total > MaxExchangeToolBytes {
 		share := MaxExchangeToolBytes / (2 * max(1, len(ex.ToolCalls)+len(ex.ToolResults)))
 		ex.ToolResults = slices.Clone(ex.ToolResults)
 		for i := range ex.ToolResults {
@@ -134,8 +137,9 @@ func BoundExchange(ex *Exchange) bool {
 	return true
 }
 
-// toolBytes is what ingest.Validate counts of ex's tool calls and results.
-func toolBytes(ex *Exchange) int {
+// ToolBytes is the size of ex's tool calls and results that
+// MaxExchangeToolBytes bounds (ingest.Validate).
+func ToolBytes(ex *Exchange) int {
 	n := 0
 	for _, c := range ex.ToolCalls {
 		n += len(c.Name) + len(c.Input) + len(c.ID)

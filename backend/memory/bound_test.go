@@ -39,7 +39,7 @@ func TestCutMiddle(t *testing.T) {
 	}
 }
 
-func toolTotal(ex Exchange) int { return toolBytes(&ex) }
+func toolTotal(ex Exchange) int { return ToolBytes(&ex) }
 
 func TestBoundExchange(t *testing.T) {
 	big := func(n int) string { return "start " + strings.Repeat("y", n) + " end" }
