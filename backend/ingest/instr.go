@@ -297,43 +297,37 @@ type fencedBlock struct {
 // and info string.
 var fenceOpen = regexp.MustCompile("^(\\s*)(`{3,}|~{3,})(.*)$")
 
-// fencedBlocks returns the top-level fenced blocks of text. A fence line
-// with an info string inside a block opens a block nested in it; a bare
-// one of the same character, at least as long, closes the innermost.
+// fenceLine returns a line's fenceOpen match when it is a fence line, nil
+// when it is not ("```x``` is ..." is inline code).
+func fenceLine(l string) []string {
+	m := fenceOpen.FindStringSubmatch(l)
+	if m != nil && m[2][0] == '`' && strings.Contains(m[3], "`") {
+		return nil
+	}
+	return m
+}
+
+// fencedBlocks returns the top-level fenced blocks of text, their fences
+// followed by fenceStep: the fence lines of nested blocks are lines of
+// the block they are in.
 func fencedBlocks(text string) []fencedBlock {
 	var out []fencedBlock
-	type level struct {
-		ch byte
-		n  int
-	}
-	var open []level
+	var open []fenceLevel
 	for _, l := range splitLines(text) {
-		m := fenceOpen.FindStringSubmatch(l)
-		if m != nil && m[2][0] == '`' && strings.Contains(m[3], "`") {
-			m = nil // inline code
-		}
-		switch {
-		case m == nil:
+		m := fenceLine(l)
+		if m == nil {
 			if len(open) > 0 {
 				out[len(out)-1].lines = append(out[len(out)-1].lines, l)
 			}
-		case len(open) == 0:
-			open = append(open, level{m[2][0], len(m[2])})
+			continue
+		}
+		was := len(open)
+		open = fenceStep(open, m)
+		switch {
+		case was == 0:
 			out = append(out, fencedBlock{info: strings.TrimSpace(m[3])})
-		case strings.TrimSpace(m[3]) != "":
-			open = append(open, level{m[2][0], len(m[2])})
+		case len(open) > 0:
 			out[len(out)-1].lines = append(out[len(out)-1].lines, l)
-		default:
-			closed := false
-			for i := len(open) - 1; i >= 0; i-- {
-				if open[i].ch == m[2][0] && len(m[2]) >= open[i].n {
-					open, closed = open[:i], true
-					break
-				}
-			}
-			if len(open) > 0 || !closed {
-				out[len(out)-1].lines = append(out[len(out)-1].lines, l)
-			}
 		}
 	}
 	return out
@@ -577,9 +571,21 @@ func laterRemovals(later []string) map[string]map[string]bool {
 	return out
 }
 
+// instrKey is the key removals are kept under: the file's base name,
+// lowercased (an edit names the file by a path, or by its name alone).
+func instrKey(file string) string {
+	return strings.ToLower(instrName(file))
+}
+
+// instrName is the base name of an instruction file, whatever its
+// separators.
+func instrName(file string) string {
+	return path.Base(strings.ReplaceAll(file, `\`, "/"))
+}
+
 func addRemovals(m map[string]map[string]bool, e instrEdit) {
+	b := instrKey(e.file)
 	for _, r := range e.removed() {
-		b := strings.ToLower(path.Base(strings.ReplaceAll(e.file, `\`, "/")))
 		if m[b] == nil {
 			m[b] = map[string]bool{}
 		}
@@ -656,11 +662,11 @@ func instrStatements(e instrEdit) []instrStatement {
 	var cur *unit
 	var child *[]part
 	ctx := ""
-	var fence []fenceLevelI
+	var fence []fenceLevel
 	for i := start; i < len(lines); i++ {
 		l := lines[i]
 		t := strings.TrimSpace(l)
-		if m := fenceOpen.FindStringSubmatch(l); m != nil && !(m[2][0] == '`' && strings.Contains(m[3], "`")) {
+		if m := fenceLine(l); m != nil {
 			fence = fenceStep(fence, m)
 			continue
 		}
@@ -721,7 +727,7 @@ func instrStatements(e instrEdit) []instrStatement {
 			u.head = nil
 		}
 	}
-	file := path.Base(strings.ReplaceAll(e.file, `\`, "/"))
+	file := instrName(e.file)
 	var out []instrStatement
 	for _, u := range units {
 		if len(u.head) == 0 {
@@ -814,17 +820,20 @@ func cleanInstr(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-type fenceLevelI struct {
+// fenceLevel is an open fenced block: its fence's character and length.
+type fenceLevel struct {
 	ch byte
 	n  int
 }
 
-// fenceStep opens or closes a fence level on a fence line (see
-// fencedBlocks).
-func fenceStep(open []fenceLevelI, m []string) []fenceLevelI {
+// fenceStep opens or closes a fence level on a fence line (fenceLine's
+// match): with none open, or with an info string, it opens one (a block
+// nested in the open one); a bare fence closes the innermost open block
+// of its character with a run at most as long, and those nested in it.
+func fenceStep(open []fenceLevel, m []string) []fenceLevel {
 	ch, n, info := m[2][0], len(m[2]), strings.TrimSpace(m[3])
 	if len(open) == 0 || info != "" {
-		return append(open, fenceLevelI{ch, n})
+		return append(open, fenceLevel{ch, n})
 	}
 	for i := len(open) - 1; i >= 0; i-- {
 		if open[i].ch == ch && n >= open[i].n {
@@ -855,7 +864,7 @@ func instructionCandidates(t Turn, later []string, stepPos []int) []Candidate {
 			for _, f := range edits[k+1:] {
 				addRemovals(after, f)
 			}
-			b := strings.ToLower(path.Base(strings.ReplaceAll(e.file, `\`, "/")))
+			b := instrKey(e.file)
 			for l := range after[b] {
 				rm[l] = true
 			}
