@@ -543,11 +543,14 @@ func writeIngestReport(w io.Writer, r IngestReport, details bool) {
 	if r.Warning != "" {
 		fmt.Fprintf(w, "  warning: %s\n", r.Warning)
 	}
-	if n := len(r.Skipped); n > 0 && !strings.HasPrefix(r.Warning, "no valid exchange") {
+	if n := len(r.Skipped); n > 0 && r.Exchanges > 0 { // none valid: the warning says so
 		line := ingest.SkippedLine(r.Skipped)
 		if !details && n > shownSkips {
-			line = ingest.SkippedLine(r.Skipped[:shownSkips])
-			line = fmt.Sprintf("skipped %d exchanges: %s; and %d more (--details lists them)", n, line[strings.Index(line, ": ")+2:], n-shownSkips)
+			shown := make([]string, shownSkips)
+			for i, s := range r.Skipped[:shownSkips] {
+				shown[i] = s.String()
+			}
+			line = fmt.Sprintf("skipped %d exchanges: %s; and %d more (--details lists them)", n, strings.Join(shown, "; "), n-shownSkips)
 		}
 		fmt.Fprintf(w, "  %s (the rest of the file was ingested)\n", line)
 	}

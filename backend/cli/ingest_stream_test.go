@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/transcript"
 )
 
@@ -102,6 +103,43 @@ func TestIngestReportCounts(t *testing.T) {
 			if !strings.Contains(b.String(), w) {
 				t.Errorf("%s: report lacks %q:\n%s", tc.rep.File, w, b.String())
 			}
+		}
+	}
+}
+
+// TestIngestReportSkipped: the report names the first skipped exchanges,
+// and all of them with --details; when none was valid, the warning says
+// so and no skip line repeats it.
+func TestIngestReportSkipped(t *testing.T) {
+	skipped := make([]ingest.Skipped, 5)
+	for i := range skipped {
+		skipped[i] = ingest.Skipped{Exchange: i + 1, Error: "invalid: bad"}
+	}
+	for _, tc := range []struct {
+		name    string
+		rep     IngestReport
+		details bool
+		want    string // "" for no skip line
+	}{
+		{"first three", IngestReport{File: "a.jsonl", Exchanges: 4, Skipped: skipped}, false,
+			"skipped 5 exchanges: exchange 1: invalid: bad; exchange 2: invalid: bad; exchange 3: invalid: bad; and 2 more (--details lists them) (the rest of the file was ingested)"},
+		{"details", IngestReport{File: "a.jsonl", Exchanges: 4, Skipped: skipped}, true,
+			"skipped 5 exchanges: exchange 1: invalid: bad; exchange 2: invalid: bad; exchange 3: invalid: bad; exchange 4: invalid: bad; exchange 5: invalid: bad (the rest"},
+		{"few", IngestReport{File: "a.jsonl", Exchanges: 4, Skipped: skipped[:2]}, false,
+			"skipped 2 exchanges: exchange 1: invalid: bad; exchange 2: invalid: bad (the rest"},
+		{"none valid", IngestReport{File: "a.jsonl", Skipped: skipped[:1], Warning: "no valid exchange: " + ingest.SkippedLine(skipped[:1])}, false, ""},
+	} {
+		var b strings.Builder
+		writeIngestReport(&b, tc.rep, tc.details)
+		got := b.String()
+		if tc.want == "" {
+			if strings.Count(got, "skipped 1 exchange") != 1 || strings.Contains(got, "(the rest of the file was ingested)") {
+				t.Errorf("%s: want the warning alone:\n%s", tc.name, got)
+			}
+			continue
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("%s: report lacks %q:\n%s", tc.name, tc.want, got)
 		}
 	}
 }
