@@ -40,6 +40,7 @@ var cueClauseBreak = regexp.MustCompile(`[,;()\[\]]|:(?:\s|$)|\s[-–—]+\s|\b(
 // statement naming sessions or commands; "Used implicit try (rescue at
 // function level) instead" corrects the explicit try.
 func cueFocus(text string) map[string]bool {
+	text = quoteFold.Replace(text) // the offsets of lt are those of the folded text
 	lt := lower(text)
 	var clauses [][2]int
 	start := 0

@@ -116,6 +116,9 @@ func TestCueFocus(t *testing.T) {
 		{"Instead, we only added the `tenantKey` field.", []string{"tenantkey", "field"}, []string{"instead"}},
 		{"Used implicit try (rescue at function level) instead.", []string{"function"}, nil},
 		{"The cache is actually keyed by tenant: see `cache/key.go`.", []string{"cache", "tenant"}, []string{"cache/key.go"}},
+		// Typographic quotes before the cue's clause: its offsets are those
+		// of the folded text (lower), not of the text as written.
+		{"The “old” and “new” notes were wrong; the queue actually lives in redis_store.go", []string{"redis_store.go", "queue"}, []string{"notes"}},
 	}
 	for _, tt := range tests {
 		got := cueFocus(tt.text)
