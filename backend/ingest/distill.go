@@ -181,8 +181,8 @@ func Distill(t Turn, later []string) []Candidate {
 	}
 	turnSents := sents[:len(sents):len(sents)] // the turn's own: what a live capture knows of it too
 	for _, l := range later {
-		if strings.HasPrefix(l, instrLaterMark) {
-			continue // a later turn's edits of instruction files (instrLaterText): no sentences
+		if strings.HasPrefix(l, instrLaterMark) || strings.HasPrefix(l, movedLaterMark) {
+			continue // a later turn's edits of instruction files (instrLaterText) or moves (movedLaterText): no sentences
 		}
 		for _, s := range sentences(l) {
 			sents = append(sents, posSentence{text: s.text, pos: pos})
@@ -192,6 +192,7 @@ func Distill(t Turn, later []string) []Candidate {
 	dropRevised(cands, sents)
 	dropUnconfirmed(cands, turnSents, restated) // guess.go: a hedged hypothesis nothing later in the turn confirms
 	dropUnsettled(t, cands, sents, later)       // evidence.go
+	dropRelocated(t, cands, later)              // moved.go: a file the session moved or deleted after placing it
 	// What an edit adds to an instruction file (instr.go) is revised only
 	// by a later edit that removes it; it joins the rest for restatement.
 	cands = insertByPos(cands, instructionCandidates(t, later, stepPos))

@@ -19,6 +19,8 @@ import (
 // a failing tool result naming its tokens, and a shell command of the
 // turn that moves or deletes a file a statement names (mv, rm). Neither
 // removed a trap on sessions-dev and each cost a fact on one of the sets.
+// What a move or a deletion does revise, a statement of where the file
+// was, is dropRelocated's (moved.go).
 // A guess nothing later confirms is dropUnconfirmed's (guess.go), a
 // correction that says "it" inside one joined memory dropSelfCorrected's
 // (selfcorrect.go).

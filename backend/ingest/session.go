@@ -162,7 +162,7 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 func slim(t Turn) Turn {
 	steps := make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
-		s.Calls, s.Results = instrCalls(s.Calls), editResults(s.Results)
+		s.Calls, s.Results = slimCalls(s.Calls), editResults(s.Results)
 		steps[i] = s
 	}
 	exs := make([]memory.Exchange, len(t.Exchanges))
@@ -172,6 +172,21 @@ func slim(t Turn) Turn {
 	}
 	t.Steps, t.Exchanges = steps, exs
 	return t
+}
+
+// slimCalls returns the calls of a step a slimmed turn keeps, in order:
+// those instrCalls keeps and those that move or delete a file or write
+// one (movedCalls).
+func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
+	var out []memory.ToolCall
+	for _, c := range calls {
+		if k := instrCalls([]memory.ToolCall{c}); len(k) > 0 {
+			out = append(out, k...)
+			continue
+		}
+		out = append(out, movedCalls([]memory.ToolCall{c})...)
+	}
+	return out
 }
 
 // maxRedistillBytes bounds the text one new turn has distilled again:
@@ -251,7 +266,7 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 	// session was distilled knowing its later turns already.
 	revs, undos, _ := revisingSentences(t)
 	from := len(earlier)
-	if !st.Ended && (len(revs) > 0 || len(undos) > 0 || removesInstr(t)) {
+	if !st.Ended && (len(revs) > 0 || len(undos) > 0 || removesInstr(t) || movesFiles(t)) {
 		from = redistillFrom(earlier, laterSize(t))
 	}
 	for i := from; i < len(earlier); i++ {

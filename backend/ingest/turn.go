@@ -171,12 +171,15 @@ func LaterTexts(turns []Turn, sessionID string) []string {
 }
 
 // laterOf returns what LaterTexts reads of one turn: the user's words,
-// the model's texts and what the turn's tool calls remove from instruction
-// files (instrLaterText).
+// the model's texts, what the turn's tool calls remove from instruction
+// files (instrLaterText) and the files they move or delete (movedLaterText).
 func laterOf(t Turn) []string {
 	out := append(userTexts(t), stepTexts(t)...)
 	if rm := instrLaterText(t); rm != "" {
 		out = append(out, rm)
+	}
+	if mv := movedLaterText(t); mv != "" {
+		out = append(out, mv)
 	}
 	return out
 }

@@ -1,0 +1,603 @@
+package ingest
+
+import (
+	"encoding/json"
+	"path"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// Files the session moved, renamed or deleted. A statement that locates a
+// file ("The script is in `scripts/` at the repo root", a list item
+// "`scripts/tail_wrapper.sh`") is revised by the session's own act when a
+// later tool call moves the file elsewhere or deletes it, whatever the
+// model says about it: the shell's mv, git mv, rm and git rm (Claude
+// Code's Bash, Codex's shell calls), Codex's apply_patch "*** Move to:"
+// and "*** Delete File:". dropRelocated cuts from the model's kept
+// statements each clause said before such a call that places the file at
+// its old place (placesOld): a present-tense locative ("is in", "lives
+// at", "sits under") before its old folder or its old path, in a sentence
+// naming the file, or its old path in a clause of names only. A path is
+// read from the folder the old and new paths share (scripts/x.sh moved to
+// priv/scripts/x.sh: "scripts/x.sh" is the old place, "priv/scripts/x.sh"
+// the new one; oldPlace). A clause that reports the move ("moved",
+// "renamed", "deleted": undoCue), a past-tense "was in", the old path
+// named in passing with something said of the file (still true where the
+// file went), the file's name alone and what is said after the call are
+// left alone. A later turn's moves reach an earlier turn through
+// LaterTexts (movedLaterText), in batch ingest and live capture alike.
+//
+// A shell command's words are read without running a shell: quotes and
+// escapes, "cd DIR" before the command in the same call (and Codex's
+// workdir) for relative paths; a command with a glob, a variable or a
+// here-document is skipped from that word on. A file moved back to its
+// old path, or written there again, later in the turn, is not moved.
+
+// movedOff names mechanisms of dropRelocated switched off ("all", "path",
+// "dir", "later"), for measuring each one alone.
+var movedOff = map[string]bool{}
+
+// relocation is a file (or folder) a tool call moved or deleted.
+type relocation struct {
+	from, to string // cleaned paths; to is "" for a delete
+	step     int    // the turn's step of the call; past the last step for a later turn's
+	call     string // what the call did, for the reason
+}
+
+// movedLaterMark opens the text LaterTexts adds for a turn's moves and
+// deletions (movedLaterText): Distill reads no sentences from it, only
+// its "from\tto" lines.
+const movedLaterMark = "\x1emoved\n"
+
+// turnRelocations returns the moves and deletions the tool calls of a
+// turn made, in order, without those a later call of the turn undid (the
+// file moved back, or written at its old path again).
+func turnRelocations(t Turn) []relocation {
+	var out []relocation
+	var writes []string // each written path, in order with out
+	var writeAt []int   // len(out) when each write was made
+	for i, s := range t.Steps {
+		if s.Error {
+			continue
+		}
+		for _, c := range s.Calls {
+			if callFailed(t, i, c) {
+				continue
+			}
+			for _, r := range callRelocations(c) {
+				r.step = i
+				out = append(out, r)
+			}
+			if p := writtenPath(c); p != "" {
+				writes, writeAt = append(writes, p), append(writeAt, len(out))
+			}
+		}
+	}
+	kept := out[:0:0]
+	for k, r := range out {
+		back := false
+		for _, l := range out[k+1:] {
+			if l.to != "" && samePath(l.to, r.from) {
+				back = true
+			}
+		}
+		for w, p := range writes {
+			if writeAt[w] > k && samePath(p, r.from) {
+				back = true
+			}
+		}
+		if !back {
+			kept = append(kept, r)
+		}
+	}
+	return kept
+}
+
+// samePath reports whether two cleaned paths name one file: equal, or one
+// the other's tail at a folder boundary (an absolute path and the same
+// path written relative to the project).
+func samePath(a, b string) bool {
+	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
+}
+
+// writtenPath is the file a Write call (or an apply_patch "*** Add
+// File:") creates, cleaned; "" for any other call.
+func writtenPath(c memory.ToolCall) string {
+	if c.Name == "Write" {
+		if p, ok := quickPath(c.Input); ok {
+			return cleanPath(p, "")
+		}
+		return ""
+	}
+	if strings.Contains(c.Input, "*** Add File:") {
+		for _, l := range strings.Split(patchText(c.Input), "\n") {
+			if p, ok := strings.CutPrefix(strings.TrimSpace(l), "*** Add File:"); ok {
+				return cleanPath(strings.TrimSpace(p), "")
+			}
+		}
+	}
+	return ""
+}
+
+// callRelocations returns the moves and deletions one tool call makes: a
+// patch's "*** Move to:" and "*** Delete File:", a shell command's mv,
+// git mv, rm and git rm.
+func callRelocations(c memory.ToolCall) []relocation {
+	if strings.Contains(c.Input, "*** Begin Patch") {
+		return patchRelocations(patchText(c.Input))
+	}
+	if !strings.Contains(c.Input, "mv ") && !strings.Contains(c.Input, "rm ") {
+		return nil // most calls: no need to decode the input
+	}
+	cmd, dir := shellCommand(c)
+	if cmd == "" {
+		return nil
+	}
+	return shellRelocations(cmd, dir)
+}
+
+// shellInput is the input of a shell tool call: Claude Code's Bash
+// ("command"), Codex's shell ("command" as argv, "workdir"), its
+// shell_command and exec_command ("command" or "cmd" as a string).
+type shellInput struct {
+	Command any    `json:"command"`
+	Cmd     any    `json:"cmd"`
+	Workdir string `json:"workdir"`
+	Cwd     string `json:"cwd"`
+}
+
+// shellCommand returns the command line of a shell tool call and the
+// folder it runs in when the call names one; "" when the call runs no
+// shell command.
+func shellCommand(c memory.ToolCall) (cmd, dir string) {
+	var in shellInput
+	if json.Unmarshal([]byte(c.Input), &in) != nil {
+		return "", ""
+	}
+	v := in.Command
+	if v == nil {
+		v = in.Cmd
+	}
+	switch x := v.(type) {
+	case string:
+		cmd = x
+	case []any:
+		var argv []string
+		for _, a := range x {
+			s, ok := a.(string)
+			if !ok {
+				return "", ""
+			}
+			argv = append(argv, s)
+		}
+		// ["bash", "-lc", "script"]: the script; else the argv itself.
+		if len(argv) == 3 && (argv[1] == "-lc" || argv[1] == "-c") {
+			cmd = argv[2]
+		} else {
+			cmd = strings.Join(argv, " ")
+		}
+	}
+	if in.Workdir != "" {
+		dir = in.Workdir
+	} else {
+		dir = in.Cwd
+	}
+	return cmd, dir
+}
+
+// patchRelocations reads a Codex patch's moves ("*** Update File: a" then
+// "*** Move to: b") and deletions ("*** Delete File: a").
+func patchRelocations(patch string) []relocation {
+	var out []relocation
+	cur := ""
+	for _, l := range strings.Split(patch, "\n") {
+		l = strings.TrimSpace(l)
+		if p, ok := strings.CutPrefix(l, "*** Update File:"); ok {
+			cur = strings.TrimSpace(p)
+			continue
+		}
+		if p, ok := strings.CutPrefix(l, "*** Move to:"); ok && cur != "" {
+			out = append(out, relocation{from: cleanPath(cur, ""), to: cleanPath(strings.TrimSpace(p), ""), call: "apply_patch moves " + cur})
+			continue
+		}
+		if p, ok := strings.CutPrefix(l, "*** Delete File:"); ok {
+			p = strings.TrimSpace(p)
+			if !strings.ContainsAny(p, "{}$*") {
+				out = append(out, relocation{from: cleanPath(p, ""), call: "apply_patch deletes " + p})
+			}
+		}
+		if strings.HasPrefix(l, "*** ") {
+			cur = ""
+		}
+	}
+	return out
+}
+
+// cleanPath returns p resolved against dir when it is relative and dir is
+// known, cleaned, without a leading "./"; "" for no path.
+func cleanPath(p, dir string) string {
+	p = strings.TrimSpace(p)
+	if p == "" {
+		return ""
+	}
+	if dir != "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
+		p = path.Join(dir, p)
+	}
+	p = path.Clean(p)
+	if p == "." || p == "/" {
+		return ""
+	}
+	return strings.TrimPrefix(p, "./")
+}
+
+// shellSep separates the commands of a command line.
+var shellSep = regexp.MustCompile(`&&|\|\||[;|&\n]`)
+
+// shellRelocations reads the moves and deletions of a command line run in
+// dir ("" when unknown).
+func shellRelocations(line, dir string) []relocation {
+	var out []relocation
+	for _, seg := range shellSep.Split(line, -1) {
+		if strings.Contains(seg, "<<") {
+			break // a here-document: the lines after it are its text
+		}
+		words, ok := shellWords(seg)
+		if !ok {
+			break
+		}
+		for len(words) > 0 && (strings.Contains(words[0], "=") || words[0] == "sudo" || words[0] == "command") {
+			words = words[1:] // VAR=value, sudo
+		}
+		if len(words) == 0 {
+			continue
+		}
+		git := words[0] == "git" && len(words) > 1
+		name, args := words[0], words[1:]
+		if git {
+			name, args = "git "+words[1], words[2:]
+		}
+		var paths []string
+		cached := false
+		for _, a := range args {
+			switch {
+			case a == "--cached":
+				cached = true
+			case strings.HasPrefix(a, "-"):
+			case strings.ContainsAny(a, "*?[]{}$`"):
+				paths = nil
+				name = "" // a glob or a variable: which files is unknown
+			default:
+				paths = append(paths, a)
+			}
+		}
+		switch name {
+		case "cd":
+			if len(paths) == 1 {
+				dir = cleanPath(paths[0], dir)
+			}
+		case "mv", "git mv":
+			if len(paths) < 2 {
+				continue
+			}
+			dest := paths[len(paths)-1]
+			srcs := paths[:len(paths)-1]
+			for _, s := range srcs {
+				to := dest
+				if len(srcs) > 1 || strings.HasSuffix(dest, "/") || (path.Ext(s) != "" && path.Ext(dest) == "") {
+					to = path.Join(dest, path.Base(s))
+				}
+				out = append(out, relocation{from: cleanPath(s, dir), to: cleanPath(to, dir), call: preview(strings.TrimSpace(seg))})
+			}
+		case "rm", "git rm":
+			if cached {
+				continue
+			}
+			for _, s := range paths {
+				out = append(out, relocation{from: cleanPath(s, dir), call: preview(strings.TrimSpace(seg))})
+			}
+		}
+	}
+	return out
+}
+
+// shellWords splits one command into its words as a shell would without
+// expanding anything: quotes and backslash escapes; ok is false for an
+// unclosed quote.
+func shellWords(s string) (words []string, ok bool) {
+	var b strings.Builder
+	in := false // a word is open
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case quote != 0:
+			if ch == quote {
+				quote = 0
+			} else {
+				b.WriteByte(ch)
+			}
+		case ch == '\'' || ch == '"':
+			quote, in = ch, true
+		case ch == '\\' && i+1 < len(s):
+			i++
+			b.WriteByte(s[i])
+			in = true
+		case ch == ' ' || ch == '\t' || ch == '\r':
+			if in {
+				words = append(words, b.String())
+				b.Reset()
+				in = false
+			}
+		default:
+			b.WriteByte(ch)
+			in = true
+		}
+	}
+	if quote != 0 {
+		return nil, false
+	}
+	if in {
+		words = append(words, b.String())
+	}
+	return words, true
+}
+
+// movedLaterText renders a turn's moves and deletions for LaterTexts, one
+// "from\tto" line each (to empty for a delete), after movedLaterMark; ""
+// when there are none.
+func movedLaterText(t Turn) string {
+	rs := turnRelocations(t)
+	if len(rs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(movedLaterMark)
+	for _, r := range rs {
+		b.WriteString(r.from + "\t" + r.to + "\n")
+	}
+	return b.String()
+}
+
+// laterRelocations reads the moves and deletions of later turns
+// (movedLaterText), each placed after every step of the turn (step).
+func laterRelocations(later []string, step int) []relocation {
+	var out []relocation
+	for _, l := range later {
+		rest, ok := strings.CutPrefix(l, movedLaterMark)
+		if !ok {
+			continue
+		}
+		for _, line := range strings.Split(rest, "\n") {
+			from, to, ok := strings.Cut(line, "\t")
+			if !ok || from == "" {
+				continue
+			}
+			call := "a later turn deletes " + from
+			if to != "" {
+				call = "a later turn moves " + from + " to " + to
+			}
+			out = append(out, relocation{from: from, to: to, step: step, call: call})
+		}
+	}
+	return out
+}
+
+// movesFiles reports whether a turn's tool calls move or delete a file:
+// what an earlier turn said of its old place is then revised.
+func movesFiles(t Turn) bool {
+	return !movedOff["all"] && !movedOff["later"] && len(turnRelocations(t)) > 0
+}
+
+// movedCalls returns the calls of a step that move or delete a file,
+// which a slimmed turn keeps (slim).
+func movedCalls(calls []memory.ToolCall) []memory.ToolCall {
+	var out []memory.ToolCall
+	for _, c := range calls {
+		if len(callRelocations(c)) > 0 || writtenPath(c) != "" {
+			if c.Name == "Write" { // only its path is read
+				c.Input = `{"file_path":` + jsonString(quickPathOrEmpty(c.Input)) + `}`
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// quickPathOrEmpty is quickPath's path, "" when absent.
+func quickPathOrEmpty(input string) string {
+	p, _ := quickPath(input)
+	return p
+}
+
+// jsonString quotes s as a JSON string.
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// locative is a present-tense statement of where something is, before
+// the folder it names (a code span or a bare path).
+var locative = regexp.MustCompile("(?i)\\b(?:is|are|lives?|sits?|resides?|stays?|located|stored|kept|placed|belongs?)\\s+(?:(?:still|now|currently|only|already|right)\\s+)?(?:in|at|under|inside|within)\\s+(?:the\\s+)?(`[^`]+`|[\\w.~/-]*/[\\w.~/-]*|[\\w.-]+/)")
+
+// moveClauseBreak ends a clause of a sentence: a semicolon, a dash between
+// spaces, a comma before "and", or a contrasting conjunction.
+var moveClauseBreak = regexp.MustCompile(`;\s|\s[-–—]+\s|,\s+and\s|,?\s+\b(?:but|while|whereas|although|though)\b\s`)
+
+// clauses splits a sentence into its clauses (moveClauseBreak), never inside
+// a code span; each clause is returned with the break that ends it.
+func clauses(s string) []string {
+	masked := []byte(s)
+	for _, m := range backtick.FindAllStringIndex(s, -1) {
+		for i := m[0]; i < m[1]; i++ {
+			masked[i] = 'x'
+		}
+	}
+	var out []string
+	start := 0
+	for _, m := range moveClauseBreak.FindAllStringIndex(string(masked), -1) {
+		out = append(out, s[start:m[1]])
+		start = m[1]
+	}
+	return append(out, s[start:])
+}
+
+// pathWord is a path as a sentence writes it, in a code span or bare.
+var pathWord = regexp.MustCompile("[\\w.~@+-]*(?:/[\\w.@+-]+)+")
+
+// placesOld reports whether a clause places r's file at its old path,
+// in a sentence (lowercased) naming the file: a present-tense locative
+// before its old folder or its old path ("is in `scripts/`", "lives at
+// `scripts/x.sh`"), or, in a clause that is only names (a list item), its
+// old path. A path the clause names in passing, with something said of
+// the file, places nothing: what is said stays true where the file went.
+func placesOld(clause, sentence string, r relocation) bool {
+	base := path.Base(r.from)
+	if !strings.Contains(sentence, strings.ToLower(base)) {
+		return false
+	}
+	if !movedOff["path"] && namesOnlyLine(clause) {
+		for _, p := range pathWord.FindAllString(clause, -1) {
+			if p = cleanPath(strings.Trim(p, ".,;:"), ""); path.Base(p) == base && oldPlace(p, r.from, r.to) {
+				return true
+			}
+		}
+	}
+	if movedOff["dir"] {
+		return false
+	}
+	to := ""
+	if r.to != "" {
+		to = path.Dir(r.to)
+	}
+	for _, m := range locative.FindAllStringSubmatch(clause, -1) {
+		d := cleanPath(strings.Trim(m[1], "`\"'"), "")
+		if d == "" {
+			continue
+		}
+		if path.Base(d) == base && oldPlace(d, r.from, r.to) || oldPlace(d, path.Dir(r.from), to) {
+			return true
+		}
+	}
+	return false
+}
+
+// oldPlace reports whether p, a path as a sentence writes it, names from
+// and not to: from ends with p, and when to ends with it too, p holds the
+// whole part of from that differs from to (read from their common
+// folder, as a path is read from the project's root). "scripts/x.sh"
+// names /r/scripts/x.sh moved to /r/priv/scripts/x.sh; it names the new
+// place of /r/priv/scripts/x.sh moved to /r/scripts/x.sh.
+func oldPlace(p, from, to string) bool {
+	if !(from == p || strings.HasSuffix(from, "/"+p)) {
+		return false
+	}
+	if to == "" || to == from || !(to == p || strings.HasSuffix(to, "/"+p)) {
+		return to != from
+	}
+	common := 0
+	for i := 0; i < len(from) && i < len(to) && from[i] == to[i]; i++ {
+		if from[i] == '/' {
+			common = i + 1
+		}
+	}
+	return len(p) >= len(from)-common
+}
+
+// dropRelocated cuts from the model's kept statements each clause a later
+// tool call of the session revised by moving or deleting the file it
+// places (see the top of this file). later holds the later turns' texts.
+func dropRelocated(t Turn, cands []Candidate, later []string) {
+	if movedOff["all"] {
+		return
+	}
+	rs := turnRelocations(t)
+	if !movedOff["later"] {
+		rs = append(rs, laterRelocations(later, len(t.Steps))...)
+	}
+	if len(rs) == 0 {
+		return
+	}
+	stepSents := map[int][]string{}
+	for i := range cands {
+		c := &cands[i]
+		if !c.Keep || c.Origin == OriginUser || c.Origin == OriginInstruction || c.step < 0 || c.step >= len(t.Steps) {
+			continue
+		}
+		if _, ok := stepSents[c.step]; !ok {
+			stepSents[c.step] = stepSentences(t.Steps[c.step].Text)
+		}
+		var repl [][2]string // each sentence and what is left of it
+		why := ""
+		for _, st := range stepSents[c.step] {
+			if !strings.Contains(c.Text, st) || undoCue.MatchString(lower(st)) {
+				continue
+			}
+			ls := lower(st)
+			cl := clauses(st)
+			cut := make([]bool, len(cl))
+			hit := false
+			for _, r := range rs {
+				if r.step < c.step {
+					continue // moved before the statement was said
+				}
+				for k, x := range cl {
+					if !cut[k] && placesOld(x, ls, r) {
+						cut[k], hit = true, true
+						if why == "" {
+							why = r.call
+						}
+					}
+				}
+			}
+			if !hit {
+				continue
+			}
+			var b strings.Builder
+			for k, x := range cl {
+				if !cut[k] {
+					b.WriteString(x)
+				}
+			}
+			repl = append(repl, [2]string{st, capitalFirst(strings.TrimSpace(b.String()))})
+		}
+		if len(repl) > 0 {
+			replaceSentences(c, repl, "revised later: "+preview(why))
+		}
+	}
+}
+
+// capitalFirst returns s with its first letter upper-cased.
+func capitalFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || !unicode.IsLower(r) {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// replaceSentences is cutSentences with each sentence replaced by what is
+// left of it (repl's pairs; a pair left with less than two words cuts the
+// sentence whole).
+func replaceSentences(c *Candidate, repl [][2]string, reason string) {
+	text := c.Text
+	var cut []string
+	for _, p := range repl {
+		s, with := p[0], p[1]
+		if with == "" || wordCount(with) < 2 {
+			cut = append(cut, s)
+			continue
+		}
+		text = strings.Replace(text, s, with, 1)
+	}
+	text, ok := cutLeaves(text, cut)
+	if !ok {
+		c.Keep, c.Reason = false, reason
+		return
+	}
+	c.Text = text
+	c.subject = subjectOf(text)
+}
