@@ -478,7 +478,11 @@ func placesOld(clause, sentence string, r relocation) bool {
 		if d == "" {
 			continue
 		}
-		if path.Base(d) == base && oldPlace(d, r.from, r.to) || oldPlace(d, path.Dir(r.from), to) {
+		if path.Base(d) == base && oldPlace(d, r.from, r.to) {
+			return true
+		}
+		// A folder the file moved deeper into still holds it.
+		if from := path.Dir(r.from); oldPlace(d, from, to) && !strings.HasPrefix(to, from+"/") {
 			return true
 		}
 	}

@@ -171,6 +171,12 @@ func TestDropRelocated(t *testing.T) {
 			stays: "is in `tools/`",
 		},
 		{
+			name:  "moved deeper into the folder a statement names",
+			texts: []string{"The helper is in `tools/` next to the other scripts, and `run_helper.sh` must be executable because `Port.open` refuses a script without the exec bit.", "Grouping the scripts."},
+			calls: [][]memory.ToolCall{nil, {bashCall("g", "mkdir -p /r/tools/port && mv /r/tools/run_helper.sh /r/tools/port/")}},
+			stays: "is in `tools/`",
+		},
+		{
 			name:  "another file moved",
 			texts: []string{claim, "Moving the other one."},
 			calls: [][]memory.ToolCall{nil, {bashCall("o", "mv /r/tools/other.sh /r/priv/bin/other.sh")}},
