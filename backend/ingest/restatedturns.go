@@ -28,35 +28,112 @@ import (
 // again with what stands.
 
 // supersedeRestated supersedes each standing memory an earlier turn of the
-// session created that a standing memory of a later turn restates (the
-// turns after it in earlier, then created, what turn t created), by the
-// first that does (the turns in order, each turn's memories by text),
-// records it in the
+// session created that a standing memory of a later turn restates (turns:
+// the session's recent turns, the newest last), by the first that does
+// (the turns in order, each turn's memories by text), records it in the
 // restating turn's restated (the memory that restates → those it
 // superseded) and lists it in *dec as a candidate of origin
-// OriginEarlier. A memory a revision let stand again (unrestate) is
-// tested again with what its session said after it.
-func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, earlier []recentTurn, created recentTurn, dec *memory.Decision) error {
+// OriginEarlier.
+//
+// Only the pairs with a member not weighed yet (recentTurn.untested: the
+// newest turn's memories, those a later distillation of an earlier turn
+// stored, those a revision let stand again) are tested: every other pair
+// was tested when its newer member came, and what stood then and stands
+// now did not restate (else one of them would not stand), so testing it
+// again finds nothing. Only the memories of the pairs whose texts restate
+// are read from the store, to see whether they still stand. The untested
+// marks are cleared.
+func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recentTurn, dec *memory.Decision) error {
 	type restater struct {
 		c        Candidate
-		lowered  string
+		f        keptFrom
 		id       string
 		turn     int // index in turns
+		untested bool
 		restated map[string][]string
 	}
-	turns := append(slices.Clip(earlier), created)
+	untested := map[string]bool{}
+	for i := range turns {
+		for id := range turns[i].untested {
+			untested[id] = true
+		}
+		turns[i].untested = nil
+	}
+	if len(untested) == 0 {
+		return nil
+	}
 	var later []restater
-	var ids []string
 	for i, e := range turns {
 		for _, text := range slices.Sorted(maps.Keys(e.kept)) {
 			if id := e.kept[text]; id != "" {
-				later = append(later, restater{c: storedCandidate(text, e.from[text]), id: id, turn: i, restated: e.restated})
-				ids = append(ids, id)
+				f := e.from[text]
+				if f.subject == nil {
+					f.subject = subjectOf(text)
+				}
+				later = append(later, restater{c: storedCandidate(text, f), f: f, id: id, turn: i, untested: untested[id], restated: e.restated})
 			}
 		}
 	}
 	if len(later) < 2 || later[len(later)-1].turn == 0 {
 		return nil // nothing to restate, or no memory after the first turn's
+	}
+	var fresh []int // the untested memories, in order
+	for k, b := range later {
+		if b.untested {
+			fresh = append(fresh, k)
+		}
+	}
+	// A kept text's tokens and lowercased form are read once, then kept
+	// with the turn (keptFrom) for the later turns' tests.
+	keep := func(r *restater) {
+		if from := turns[r.turn].from; from != nil {
+			from[r.c.Text] = r.f
+		}
+	}
+	// The pairs whose texts restate (restaters: by the earlier member, the
+	// later ones in order), and the memories they hold (ids).
+	restaters := map[int][]int{}
+	var ids []string
+	for k := range later {
+		a := &later[k]
+		if a.turn == len(turns)-1 {
+			break // the newest turn's memories restate; nothing restates them yet
+		}
+		test := func(j int) {
+			b := &later[j]
+			if b.turn <= a.turn || b.id == a.id || !mayRestate(a.c, b.c) {
+				return
+			}
+			if a.f.tokens == nil {
+				a.f.tokens = namedTokens(a.c.Text)
+				keep(a)
+			}
+			if b.f.lowered == "" {
+				b.f.lowered = lower(b.c.Text)
+				keep(b)
+			}
+			if namesAll(b.f.lowered, a.f.tokens) {
+				restaters[k] = append(restaters[k], j)
+				ids = append(ids, b.id)
+			}
+		}
+		if a.untested {
+			for j := k + 1; j < len(later); j++ {
+				test(j)
+			}
+		} else {
+			for _, j := range fresh {
+				if j > k {
+					test(j)
+				}
+			}
+		}
+		if len(restaters[k]) > 0 {
+			ids = append(ids, a.id)
+		}
+	}
+	if len(restaters) == 0 {
+		return nil
 	}
 	// What stands now: a memory superseded (by this test or a revision)
 	// or trashed meanwhile neither restates nor is restated.
@@ -70,23 +147,14 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, earlier []rece
 		return ok && !m.Superseded() && !gone[id]
 	}
 	n := 0
-	for _, a := range later {
-		if !stands(a.id) || a.turn == len(turns)-1 {
+	for k := range later {
+		a := later[k]
+		if len(restaters[k]) == 0 || !stands(a.id) {
 			continue
 		}
-		var tokens []string
-		for k := range later {
-			b := &later[k]
-			if b.turn <= a.turn || b.id == a.id || !stands(b.id) || !mayRestate(a.c, b.c) {
-				continue
-			}
-			if tokens == nil {
-				tokens = namedTokens(a.c.Text)
-			}
-			if b.lowered == "" {
-				b.lowered = lower(b.c.Text)
-			}
-			if !namesAll(b.lowered, tokens) {
+		for _, j := range restaters[k] {
+			b := later[j]
+			if !stands(b.id) {
 				continue
 			}
 			ok, err := p.supersede(ctx, a.id, b.id)
@@ -109,10 +177,13 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, earlier []rece
 	return nil
 }
 
-// unrestate lets the memories id superseded as restatements (restated)
-// stand again: id, revised, no longer says what they said.
-func (p *Pipeline) unrestate(ctx context.Context, id string, restated map[string][]string) error {
-	for _, old := range restated[id] {
+// unrestate lets the memories id, a memory of turn e, superseded as
+// restatements (e.restated) stand again: id, revised, no longer says what
+// they said. They are marked untested: the restatement test weighs them
+// again with what their session said after them.
+func (p *Pipeline) unrestate(ctx context.Context, id string, e *recentTurn) error {
+	for _, old := range e.restated[id] {
+		e.markUntested(old)
 		_, err := p.store.Update(ctx, old, func(m *memory.Memory) error {
 			if m.SupersededBy != id {
 				return errSkipRevision
@@ -134,7 +205,7 @@ func (p *Pipeline) unrestate(ctx context.Context, id string, restated map[string
 			return fmt.Errorf("unlink %s from %s: %w", id, old, err)
 		}
 	}
-	delete(restated, id)
+	delete(e.restated, id)
 	return nil
 }
 
@@ -145,4 +216,13 @@ func storedCandidate(text string, f keptFrom) Candidate {
 		f.subject = subjectOf(text)
 	}
 	return Candidate{Text: text, Origin: f.origin, Class: f.class, Keep: true, subject: f.subject}
+}
+
+// markUntested marks the memory id for the next restatement test
+// (supersedeRestated).
+func (e *recentTurn) markUntested(id string) {
+	if e.untested == nil {
+		e.untested = map[string]bool{}
+	}
+	e.untested[id] = true
 }

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -110,14 +111,198 @@ func TestUnrestate(t *testing.T) {
 		t.Fatalf("supersede: %v %v", ok, err)
 	}
 	restated := map[string][]string{next: {old}}
-	if err := f.p.unrestate(ctx, next, restated); err != nil {
+	e := &recentTurn{restated: restated}
+	if err := f.p.unrestate(ctx, next, e); err != nil {
 		t.Fatal(err)
 	}
 	ms, err := f.st.GetMany(ctx, []string{old, next})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mo, mn := ms[old], ms[next]; mo.Superseded() || mn.Supersedes != "" || len(restated) != 0 {
-		t.Fatalf("old superseded by %q, next supersedes %q, restated %v", mo.SupersededBy, mn.Supersedes, restated)
+	if mo, mn := ms[old], ms[next]; mo.Superseded() || mn.Supersedes != "" || len(restated) != 0 || !e.untested[old] {
+		t.Fatalf("old superseded by %q, next supersedes %q, restated %v, untested %v", mo.SupersededBy, mn.Supersedes, restated, e.untested)
+	}
+}
+
+// TestRestatedRetested: the restatement test weighs only the pairs with a
+// member it has not weighed yet, so a memory whose standing changed is
+// weighed again: one a revision let stand again (unrestate), one a later
+// distillation of an earlier turn stored (settle). Either is superseded by
+// a later memory that restates it, as a test of every pair supersedes it.
+func TestRestatedRetested(t *testing.T) {
+	ctx := context.Background()
+	const (
+		a     = "The nightly export fails because `export/job.go` opens `reports.db` without `busy_timeout`, so its writes collide with the `vacuum` cron entry."
+		first = "Checked on the staging host: `export/job.go` opens `reports.db` without `busy_timeout`, and the `vacuum` cron entry holds the write lock for minutes, so the nightly export fails."
+		next  = "Confirmed with the lock trace: the nightly export fails since `export/job.go` opens `reports.db` without `busy_timeout` while the `vacuum` cron entry writes to it."
+		other = "The `billing` worker retries its calls three times because the upstream API of the payment provider rate-limits bursts."
+	)
+	for _, b := range []string{first, next} {
+		ca, cb := newCandidate(a, OriginToolLoop, ClassFinding, true, ""), newCandidate(b, OriginToolLoop, ClassFinding, true, "")
+		if !mayRestate(ca, cb) || !namesAll(lower(b), namedTokens(a)) {
+			t.Fatalf("fixture: %q does not restate %q", b, a)
+		}
+	}
+	from := func(texts ...string) map[string]keptFrom {
+		out := map[string]keptFrom{}
+		for _, text := range texts {
+			out[text] = keptFrom{origin: OriginToolLoop, class: ClassFinding}
+		}
+		return out
+	}
+	for _, tc := range []string{"a revision let it stand again", "a later distillation stored the restating memory"} {
+		t.Run(tc, func(t *testing.T) {
+			f := newFixture(t, nil)
+			ids := map[string]string{}
+			for _, text := range []string{a, first, next, other} {
+				d, err := f.p.Write(ctx, WriteRequest{Memory: memory.Memory{Text: text, Project: "shop"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[text] = d.Memory.ID
+			}
+			turns := []recentTurn{
+				{turn: Turn{Turn: 1}, kept: map[string]string{a: ids[a]}, from: from(a), restated: map[string][]string{}},
+				{turn: Turn{Turn: 2}, kept: map[string]string{first: ids[first]}, from: from(first), restated: map[string][]string{}},
+				{turn: Turn{Turn: 3}, kept: map[string]string{other: ids[other]}, from: from(other), restated: map[string][]string{}},
+			}
+			dec := &memory.Decision{}
+			switch tc {
+			case "a revision let it stand again":
+				// Turn 2 stored both restatements; the first superseded a.
+				turns[1].kept[next], turns[1].from[next] = ids[next], from(next)[next]
+				if ok, err := f.p.supersede(ctx, ids[a], ids[first]); err != nil || !ok {
+					t.Fatalf("supersede: %v %v", ok, err)
+				}
+				turns[1].restated[ids[first]] = []string{ids[a]}
+				// Turn 3 revises the first restatement.
+				if ok, err := f.p.supersede(ctx, ids[first], ids[other]); err != nil || !ok {
+					t.Fatalf("supersede: %v %v", ok, err)
+				}
+				if err := f.p.unrestate(ctx, ids[first], &turns[1]); err != nil {
+					t.Fatal(err)
+				}
+			case "a later distillation stored the restating memory":
+				// Turn 2 is distilled again and keeps next now, stored as a
+				// new memory (the one written above, by its text).
+				e := &turns[1]
+				e.turn = GroupTurns(sessionOf("s", "why does the export fail?", "Let me look.", next))[0]
+				if _, err := f.p.settle(ctx, Turn{Turn: 3}, e, []Candidate{newCandidate(first, OriginToolLoop, ClassFinding, true, ""), newCandidate(next, OriginToolLoop, ClassFinding, true, "")}, nil, 0, dec); err != nil {
+					t.Fatal(err)
+				}
+				if e.kept[next] == "" {
+					t.Fatalf("settle stored no memory for the statement kept now: %v", e.kept)
+				}
+				ids[next] = e.kept[next]
+			}
+			turns[2].markUntested(ids[other])
+			if err := f.p.supersedeRestated(ctx, Turn{SessionID: "s", Turn: 3}, turns, dec); err != nil {
+				t.Fatal(err)
+			}
+			ms, err := f.st.GetMany(ctx, []string{ids[a]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ms[ids[a]].SupersededBy; got != ids[next] {
+				t.Fatalf("the restated memory is superseded by %q, want %q (the restatement that stands)", got, ids[next])
+			}
+			for i, rt := range turns {
+				if len(rt.untested) != 0 {
+					t.Errorf("turn %d: untested marks left: %v", i+1, rt.untested)
+				}
+			}
+		})
+	}
+}
+
+// Words the synthetic long session draws its findings from, so that no
+// two turns' findings are near-duplicates (dedup would join them).
+var (
+	benchParts  = []string{"billing", "search", "invoice", "upload", "auth", "report", "ledger", "export", "mailer", "scheduler", "thumbnail", "webhook", "quota", "audit", "tenant", "pricing", "sitemap"}
+	benchCauses = []string{"the upstream API rate-limits bursts", "the Postgres pool holds ten connections", "the S3 client times out after 30 s", "Redis evicts keys under memory pressure", "the CDN caches 404 answers", "the cron runner overlaps on slow days", "the JSON decoder rejects trailing commas", "the TLS handshake to the vendor is slow"}
+	benchTools  = []string{"retries", "batches", "throttles", "memoizes", "shards", "debounces", "queues"}
+)
+
+// benchFinding is turn k's finding: a cause, a file and a setting of its
+// own.
+func benchFinding(k int) string {
+	part, cause, verb := benchParts[k%len(benchParts)], benchCauses[(k/3)%len(benchCauses)], benchTools[(k/5)%len(benchTools)]
+	return fmt.Sprintf("The `%s_%d` worker %s its calls because %s; `config/%s_%d.exs` sets `max_attempts` to %d.", part, k, verb, cause, part, k, 3+k%7)
+}
+
+// sessionTurns is a session of n turns captured live, numbered from
+// from on: each turn's tool loop finds something of its own (by its
+// number), and every fourth turn's final answer says the finding of the
+// turn before it again (a restatement across turns, superseding it).
+func sessionTurns(id string, from, n int) []Turn {
+	var exs []memory.Exchange
+	for k := range n {
+		g := from + k
+		part := benchParts[g%len(benchParts)]
+		final := fmt.Sprintf("Done. The `%s_%d` worker now logs each attempt in `lib/app/%s_%d.ex`.", part, g, part, g)
+		if k%4 == 3 {
+			final = "Confirmed with the staging logs of this morning: " + benchFinding(g-1)
+		}
+		texts := []string{fmt.Sprintf("Let me read `lib/app/%s_%d.ex` and its tests.", part, g), benchFinding(g), final}
+		for _, ex := range sessionOf(id, fmt.Sprintf("why does the %s worker %d fail at night?", part, g), texts...) {
+			ex.Turn, ex.UserTurns = len(exs)+1, k+1
+			exs = append(exs, ex)
+		}
+	}
+	return GroupTurns(exs)
+}
+
+// TestSessionTurnsFixture: the long session of the benchmark stores
+// memories of each turn and supersedes the restated ones, so
+// BenchmarkSessionTurns measures the restatement test at work.
+func TestSessionTurnsFixture(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, nil)
+	turns := sessionTurns("fixture", 0, 16)
+	if len(turns) != 16 {
+		t.Fatalf("%d turns, want 16", len(turns))
+	}
+	for _, tn := range turns {
+		if _, _, err := f.p.ProcessTurn(ctx, tn, nil, SessionState{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	superseded := 0
+	ms := allMemories(t, f.st)
+	for _, m := range ms {
+		if m.Superseded() {
+			superseded++
+		}
+	}
+	if len(ms) < 24 || superseded < 3 {
+		t.Fatalf("%d memories, %d superseded; want at least 24, and 3 superseded (restated by every fourth turn; one restatement is a duplicate)", len(ms), superseded)
+	}
+}
+
+// BenchmarkSessionTurns measures the turns of live sessions (the pipeline
+// remembers each session's recent turns and weighs what a new one
+// restates of them): 128 turns per op, as 16 sessions of 8 turns, 4 of 32
+// or one of 128, every turn's statements its own, so the store grows
+// alike and only the session's length differs. A cost that grows with
+// what the session said before shows as ns/turn growing with it.
+func BenchmarkSessionTurns(b *testing.B) {
+	const total = 128
+	for _, n := range []int{8, 32, 128} {
+		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
+			ctx := context.Background()
+			f := newFixture(b, nil)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for s := range total / n {
+					for _, tn := range sessionTurns(fmt.Sprintf("long-%d-%d", i, s), s*n, n) {
+						if _, _, err := f.p.ProcessTurn(ctx, tn, nil, SessionState{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*total), "ns/turn")
+		})
 	}
 }

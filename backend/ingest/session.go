@@ -67,14 +67,24 @@ type recentTurn struct {
 	// restated maps a memory it created to the memories of earlier turns
 	// it superseded as restating them (supersedeRestated).
 	restated map[string][]string
+	// untested are the memories (by id, of this turn or an earlier one)
+	// the restatement test has not weighed against the session's other
+	// memories yet (supersedeRestated): those the turn created, those a
+	// later distillation of it stored, those a revision of one of its
+	// memories let stand again (unrestate).
+	untested map[string]bool
 	size     int // bytes of the texts LaterTexts reads of it
 }
 
 // keptFrom is where a kept statement of a recent turn came from, and its
-// subject (Candidate.subject, read only).
+// subject (Candidate.subject, read only); the restatement test keeps its
+// load-bearing tokens (namedTokens) and lowercased text here once it has
+// read them (read only too).
 type keptFrom struct {
 	origin, class string
 	subject       map[string]bool
+	tokens        []string
+	lowered       string
 }
 
 // recentSession is what the recent turns of one session stored.
@@ -105,7 +115,7 @@ func (r *recentTurns) turns(session string) []recentTurn {
 	s.seen = r.tick
 	out := make([]recentTurn, len(s.turns))
 	for i, t := range s.turns {
-		t.kept, t.from, t.restated = maps.Clone(t.kept), maps.Clone(t.from), maps.Clone(t.restated)
+		t.kept, t.from, t.restated, t.untested = maps.Clone(t.kept), maps.Clone(t.from), maps.Clone(t.restated), maps.Clone(t.untested)
 		out[i] = t
 	}
 	return out
@@ -285,11 +295,12 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 		*errp = fmt.Errorf("ingest: remember the memories of turn %d of session %s: %w", t.Turn, t.SessionID, err)
 		return
 	}
-	if err := p.supersedeRestated(ctx, t, earlier, rt, dec); err != nil {
+	turns := append(earlier, rt)
+	if err := p.supersedeRestated(ctx, t, turns, dec); err != nil {
 		*errp = fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", t.Turn, t.SessionID, err)
 		return
 	}
-	p.recent.set(t.SessionID, append(earlier, rt))
+	p.recent.set(t.SessionID, turns)
 }
 
 // redistill distils the earlier turn e again knowing what its session
@@ -340,7 +351,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 		if ok {
 			dec.Candidates = append(dec.Candidates, cv)
 			n++
-			if err := p.unrestate(ctx, id, e.restated); err != nil {
+			if err := p.unrestate(ctx, id, e); err != nil {
 				return n, err
 			}
 		}
@@ -358,6 +369,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 		e.kept[c.Text] = ids[i]
 		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
 		if ids[i] != "" {
+			e.markUntested(ids[i])
 			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i],
 				Reason: fmt.Sprintf("turn %d distilled again knowing turn %d: kept now", e.turn.Turn, t.Turn)})
 		}
@@ -412,7 +424,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	}
 	n += k
 	last.turn, last.size = slim(ext), laterSize(ext)
-	if err := p.supersedeRestated(ctx, ext, earlier[:len(earlier)-1], *last, &r.dec); err != nil {
+	if err := p.supersedeRestated(ctx, ext, earlier, &r.dec); err != nil {
 		return true, fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", ext.Turn, t.SessionID, err)
 	}
 	p.recent.set(t.SessionID, earlier)
@@ -585,6 +597,7 @@ func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, 
 		m, ok := ms[cv.MemoryID]
 		if c.Keep && cv.Kept && ok && m.ReinforcedCount == 0 && !m.Superseded() && m.Text == c.Text {
 			rt.kept[c.Text] = cv.MemoryID
+			rt.markUntested(cv.MemoryID)
 		}
 	}
 	return rt, nil
