@@ -119,7 +119,14 @@ var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fa
 // live capture, which decides a turn without its later ones, and batch
 // ingest keep the same guesses.
 func Distill(t Turn, later []string) []Candidate {
-	var cands []Candidate
+	cands, _ := distill(t, later)
+	return cands
+}
+
+// distill is Distill; it also reports whether the turn's edits remove a
+// line of an instruction file (removesInstr), read from the edits it
+// parsed, so the pipeline does not parse them again.
+func distill(t Turn, later []string) (cands []Candidate, removes bool) {
 	var sents []posSentence    // every sentence of the model, in order
 	restated := map[int]bool{} // the positions of the compaction summaries' sentences
 	pos := 0
@@ -195,7 +202,8 @@ func Distill(t Turn, later []string) []Candidate {
 	dropRelocated(t, cands, later)              // moved.go: a file the session moved or deleted after placing it
 	// What an edit adds to an instruction file (instr.go) is revised only
 	// by a later edit that removes it; it joins the rest for restatement.
-	cands = insertByPos(cands, instructionCandidates(t, later, stepPos))
+	edits, steps := stepEdits(t)
+	cands = insertByPos(cands, instructionCandidates(edits, steps, later, stepPos))
 	dropRestated(cands)
 	cands = mergeSteps(cands)
 	cands = mergeBySubject(cands)
@@ -207,7 +215,7 @@ func Distill(t Turn, later []string) []Candidate {
 			c.Kind = GuessKind(c.Text)
 		}
 	}
-	return cands
+	return cands, removesInstr(edits)
 }
 
 // kindOrigin says how certain the candidate's kind is: what the judge

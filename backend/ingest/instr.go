@@ -844,11 +844,11 @@ func fenceStep(open []fenceLevel, m []string) []fenceLevel {
 }
 
 // instructionCandidates returns the candidates the turn's edits of
-// instruction files add, each positioned at its step (stepPos), dropping
-// (Keep false, "revised later") a statement whose line a later edit of
-// the turn, or of a later turn (later), removes.
-func instructionCandidates(t Turn, later []string, stepPos []int) []Candidate {
-	edits, steps := stepEdits(t)
+// instruction files (edits, made in steps: stepEdits) add, each positioned
+// at its step (stepPos), dropping (Keep false, "revised later") a
+// statement whose line a later edit of the turn, or of a later turn
+// (later), removes.
+func instructionCandidates(edits []instrEdit, steps []int, later []string, stepPos []int) []Candidate {
 	if len(edits) == 0 {
 		return nil
 	}
@@ -944,10 +944,10 @@ func editResults(rs []memory.ToolResult) []memory.ToolResult {
 	return out
 }
 
-// removesInstr reports whether a turn's edits remove a line of an
-// instruction file: what an earlier turn added from it is then revised.
-func removesInstr(t Turn) bool {
-	edits, _ := stepEdits(t)
+// removesInstr reports whether a turn's edits of instruction files
+// (stepEdits) remove a line: what an earlier turn added from it is then
+// revised.
+func removesInstr(edits []instrEdit) bool {
 	for _, e := range edits {
 		if len(e.removed()) > 0 {
 			return true

@@ -255,12 +255,24 @@ func TestInstructionRemovedLater(t *testing.T) {
 		t.Fatalf("kept %q dropped %q", kept, dropped)
 	}
 
+	// Across turns: the last turn's prompt says the rule changed (an
+	// undo cue), or says nothing of it (only the edit's removed line
+	// revises the earlier turn's statement).
+	for _, prompt := range []string{"we moved to pnpm, fix the rule", "put pnpm in the package manager rule"} {
+		removedAcrossTurns(t, prompt)
+	}
+}
+
+// removedAcrossTurns runs TestInstructionRemovedLater's session whose
+// third turn, asked with prompt, replaces the yarn rule of the first.
+func removedAcrossTurns(t *testing.T, prompt string) {
+	t.Helper()
 	ctx := context.Background()
 	var all []memory.Exchange
 	all = append(all, editTurn("s-x", 1, "record the package manager rule", "## Setup", "## Setup\n"+ruleYarn+"\n- Deploy with the token sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA in `deploy.sh`, never by hand.")...)
 	all = append(all, sessionOf("s-x", "where is the API documented?", "The `docs/api.md` page lists every endpoint of the shop with its request schema and error codes.")...)
 	all[2].Turn, all[2].UserTurns = 3, 2
-	all = append(all, editTurn("s-x", 3, "we moved to pnpm, fix the rule", ruleYarn, rulePnpm)...)
+	all = append(all, editTurn("s-x", 3, prompt, ruleYarn, rulePnpm)...)
 	turns := GroupTurns(all)
 	if len(turns) != 3 {
 		t.Fatalf("%d turns", len(turns))
@@ -276,14 +288,14 @@ func TestInstructionRemovedLater(t *testing.T) {
 	}
 	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
 	if !slices.Equal(want, got) {
-		t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
+		t.Fatalf("%q: live store differs from batch:\nbatch %q\nlive  %q", prompt, want, got)
 	}
 	joined := strings.Join(got, "\n")
 	if strings.Contains(joined, "yarn.lock") || !strings.Contains(joined, "CLAUDE.md: Install packages with `pnpm`") {
-		t.Fatalf("store %q: want the pnpm rule, not the yarn one", got)
+		t.Fatalf("%q: store %q: want the pnpm rule, not the yarn one", prompt, got)
 	}
 	if strings.Contains(joined, deployToken) || !strings.Contains(joined, "deploy.sh") {
-		t.Fatalf("store %q: want the deploy rule with its secret masked", got)
+		t.Fatalf("%q: store %q: want the deploy rule with its secret masked", prompt, got)
 	}
 }
 
