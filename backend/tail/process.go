@@ -71,6 +71,12 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 	size := fi.Size()
 	for {
 		c.parsed = nil
+		if ok, err := t.pendingGrew(f, &c, fm, j.final, size); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			break
+		}
 		data, more, skip, err := t.readLines(f, c.Offset, size)
 		if err != nil {
 			return err
@@ -84,9 +90,10 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 			break
 		}
 		end := c.Offset + int64(len(data))
-		// A turn not ended yet is read again from its start at every
-		// event; the lines an earlier read found no prompt in are not
-		// decoded again (a long turn would cost its size at each poll).
+		// A turn not ended yet is read again from its start at an event
+		// that may end it (an event that cannot reads only the new lines:
+		// pendingGrew); the lines an earlier read found no prompt in are
+		// not decoded again (a long turn would cost its size at each poll).
 		from := 0
 		if c.noBoundaryFrom == c.Offset && c.noBoundaryTo > c.Offset && c.noBoundaryTo <= end {
 			from = int(c.noBoundaryTo - c.Offset)
@@ -145,6 +152,34 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 	return t.commit(&c, fi, size)
 }
 
+// pendingGrew reads, for an event that does not end the pending turn (not
+// final), only the lines after those an earlier read found no prompt in
+// (Cursor.noBoundaryTo), where the loop of process would read the whole
+// turn again from c.Offset for nothing: a long turn would cost its size at
+// every poll. ok is true when none of the new lines may begin a turn
+// either: the turn is still pending, and c is moved on as process moves it
+// then (noBoundaryTo and LineEnd at the end of the new lines). ok is false
+// when a new line may begin a turn, or when the mark does not apply (then
+// process reads from c.Offset as before).
+func (t *Tailer) pendingGrew(f *os.File, c *Cursor, fm format, final bool, size int64) (ok bool, err error) {
+	if final || c.noBoundaryFrom != c.Offset || c.noBoundaryTo <= c.Offset || c.noBoundaryTo > size || size-c.Offset > int64(t.opts.MaxChunk) {
+		return false, nil
+	}
+	data, _, _, err := t.readLines(f, c.noBoundaryTo, size)
+	if err != nil {
+		return false, err
+	}
+	for pos, end := 0, 0; pos < len(data); pos = end {
+		end = lineEnd(data, pos)
+		if fm.boundary(bytes.TrimSpace(data[pos:end])) {
+			return false, nil
+		}
+	}
+	c.noBoundaryTo += int64(len(data))
+	c.LineEnd = max(c.LineEnd, c.noBoundaryTo, c.Offset)
+	return true, nil
+}
+
 // commit saves c and makes it the file's cursor.
 func (t *Tailer) commit(c *Cursor, fi os.FileInfo, size int64) error {
 	c.Size, c.ModTime = size, fi.ModTime()
@@ -178,6 +213,7 @@ func (t *Tailer) readLines(f *os.File, off, size int64) (data []byte, more bool,
 		return nil, false, 0, nil
 	}
 	n := min(size-off, int64(t.opts.MaxChunk))
+	t.readBytes.Add(n)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
 		return nil, false, 0, fmt.Errorf("read transcript %s: %w", f.Name(), err)
@@ -190,6 +226,7 @@ func (t *Tailer) readLines(f *os.File, off, size int64) (data []byte, more bool,
 	}
 	for pos := off + n; pos < size; {
 		m := min(size-pos, 1<<20)
+		t.readBytes.Add(m)
 		if _, err := f.ReadAt(buf[:m], pos); err != nil && !errors.Is(err, io.EOF) {
 			return nil, false, 0, fmt.Errorf("read transcript %s: %w", f.Name(), err)
 		}

@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
@@ -139,6 +140,8 @@ type Tailer struct {
 	ledger  *ledger
 	since   time.Time // capture from transcripts enabled: files older are history
 	wake    chan struct{}
+	// readBytes counts the bytes read from session files (for tests).
+	readBytes atomic.Int64
 
 	mu      sync.Mutex
 	tracked map[string]*Cursor

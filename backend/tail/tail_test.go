@@ -686,9 +686,9 @@ func TestClaudeBoundary(t *testing.T) {
 }
 
 // TestPendingTurnReadOnce: while a turn goes on (no later prompt ends
-// it), each event decodes only the lines written since the last one, not
-// the whole turn again, and the turn is captured as a read of the whole
-// file gives it.
+// it), each event that cannot end it reads and decodes only the lines
+// written since the last one, not the whole turn again, and the turn is
+// captured as a read of the whole file gives it.
 func TestPendingTurnReadOnce(t *testing.T) {
 	calls := 0
 	orig := formats[AgentClaudeCode]
@@ -715,17 +715,24 @@ func TestPendingTurnReadOnce(t *testing.T) {
 		{"nothing new", 0, 0},
 	}
 	appendTo(t, path, []byte(prompt))
-	n := 0
+	n, added := 0, int64(len(prompt))
 	for _, tc := range cases {
 		for range tc.steps {
 			appendTo(t, path, []byte(step(n)))
+			added += int64(len(step(n)))
 			n++
 		}
 		calls = 0
+		before := r.tl.readBytes.Load()
 		r.hook(path, EventPreCompact)
 		if calls > tc.wantCalls {
 			t.Errorf("%s: %d lines decoded, want at most %d", tc.name, calls, tc.wantCalls)
 		}
+		// The bytes too: only what was added since the last event is read.
+		if read := r.tl.readBytes.Load() - before; read > added {
+			t.Errorf("%s: %d bytes read, want at most the %d added", tc.name, read, added)
+		}
+		added = 0
 		if len(r.turns) != 0 {
 			t.Fatalf("%s: %d turns captured before the turn ended", tc.name, len(r.turns))
 		}
@@ -741,4 +748,63 @@ func TestPendingTurnReadOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameExchanges(t, r.exchanges(), want)
+}
+
+// BenchmarkPendingTurn measures one event (a PreCompact hook; a poll of
+// the watcher reads the same way) on a session file whose turn goes on:
+// one tool call and its result appended, then the file read. The turn
+// holds 250, 1000 or 4000 such steps before: a cost that grows with the
+// turn's length shows as ns/op growing with it.
+func BenchmarkPendingTurn(b *testing.B) {
+	prompt := `{"type":"user","uuid":"p1","sessionId":"bt","cwd":"/home/dev/src/ledgerd","timestamp":"2026-05-04T09:00:00.000Z","message":{"role":"user","content":"Run the migration tests until they pass."}}` + "\n"
+	step := func(i int) string {
+		return fmt.Sprintf(`{"type":"assistant","uuid":"a%d","sessionId":"bt","timestamp":"2026-05-04T09:00:01.000Z","message":{"id":"m%d","role":"assistant","model":"claude-opus-4-5","content":[{"type":"tool_use","id":"t%d","name":"Bash","input":{"command":"make test-migrations"}}]}}`+"\n"+
+			`{"type":"user","uuid":"r%d","sessionId":"bt","timestamp":"2026-05-04T09:00:02.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"FAIL migration %d"}]}}`+"\n", i, i, i, i, i, i)
+	}
+	for _, n := range []int{250, 1000, 4000} {
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			root := b.TempDir()
+			tl, err := New(Options{Dir: b.TempDir(), Roots: map[string][]string{AgentClaudeCode: {root}},
+				Sink: func(context.Context, []memory.Exchange) error { return nil }})
+			if err != nil {
+				b.Fatal(err)
+			}
+			dir := filepath.Join(root, "-home-dev-src-ledgerd")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				b.Fatal(err)
+			}
+			path := filepath.Join(dir, "bench.jsonl")
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			event := func() {
+				if ok, err := tl.Submit(Request{Path: path, Event: EventPreCompact}); err != nil || !ok {
+					b.Fatalf("submit: %v %v", ok, err)
+				}
+				if err := tl.Drain(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var head strings.Builder
+			head.WriteString(prompt)
+			for i := range n {
+				head.WriteString(step(i))
+			}
+			if _, err := f.WriteString(head.String()); err != nil {
+				b.Fatal(err)
+			}
+			event()
+			read := tl.readBytes.Load()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := f.WriteString(step(n + i)); err != nil {
+					b.Fatal(err)
+				}
+				event()
+			}
+			b.ReportMetric(float64(tl.readBytes.Load()-read)/float64(b.N), "read-B/op")
+		})
+	}
 }
