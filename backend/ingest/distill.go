@@ -123,10 +123,12 @@ func Distill(t Turn, later []string) []Candidate {
 	return cands
 }
 
-// distill is Distill; it also reports whether the turn's edits remove a
-// line of an instruction file (removesInstr), read from the edits it
-// parsed, so the pipeline does not parse them again.
-func distill(t Turn, later []string) (cands []Candidate, removes bool) {
+// distill is Distill; it also reports whether the turn's tool calls
+// revise what earlier turns of the session said: an edit removes a line of
+// an instruction file (removesInstr), a call moves or deletes a file
+// (dropRelocated). It reads that from the calls it parsed, so the pipeline
+// does not parse them again.
+func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 	var sents []posSentence    // every sentence of the model, in order
 	restated := map[int]bool{} // the positions of the compaction summaries' sentences
 	pos := 0
@@ -199,7 +201,7 @@ func distill(t Turn, later []string) (cands []Candidate, removes bool) {
 	dropRevised(cands, sents)
 	dropUnconfirmed(cands, turnSents, restated) // guess.go: a hedged hypothesis nothing later in the turn confirms
 	dropUnsettled(t, cands, sents, later)       // evidence.go
-	dropRelocated(t, cands, later)              // moved.go: a file the session moved or deleted after placing it
+	moves := dropRelocated(t, cands, later)     // moved.go: a file the session moved or deleted after placing it
 	// What an edit adds to an instruction file (instr.go) is revised only
 	// by a later edit that removes it; it joins the rest for restatement.
 	edits, steps := stepEdits(t)
@@ -215,7 +217,7 @@ func distill(t Turn, later []string) (cands []Candidate, removes bool) {
 			c.Kind = GuessKind(c.Text)
 		}
 	}
-	return cands, removesInstr(edits)
+	return cands, moves || removesInstr(edits)
 }
 
 // kindOrigin says how certain the candidate's kind is: what the judge

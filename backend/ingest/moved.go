@@ -386,12 +386,6 @@ func laterRelocations(later []string, step int) []relocation {
 	return out
 }
 
-// movesFiles reports whether a turn's tool calls move or delete a file:
-// what an earlier turn said of its old place is then revised.
-func movesFiles(t Turn) bool {
-	return !movedOff["all"] && !movedOff["later"] && len(turnRelocations(t)) > 0
-}
-
 // movedCalls returns the calls of a step that move or delete a file,
 // which a slimmed turn keeps (slim).
 func movedCalls(calls []memory.ToolCall) []memory.ToolCall {
@@ -514,16 +508,20 @@ func oldPlace(p, from, to string) bool {
 // dropRelocated cuts from the model's kept statements each clause a later
 // tool call of the session revised by moving or deleting the file it
 // places (see the top of this file). later holds the later turns' texts.
-func dropRelocated(t Turn, cands []Candidate, later []string) {
+// It reports whether the turn's own tool calls move or delete a file
+// (what an earlier turn said of its old place is then revised), read
+// from the moves it parsed.
+func dropRelocated(t Turn, cands []Candidate, later []string) (moves bool) {
 	if movedOff["all"] {
-		return
+		return false
 	}
 	rs := turnRelocations(t)
+	moves = len(rs) > 0 && !movedOff["later"]
 	if !movedOff["later"] {
 		rs = append(rs, laterRelocations(later, len(t.Steps))...)
 	}
 	if len(rs) == 0 {
-		return
+		return moves
 	}
 	stepSents := map[int][]string{}
 	for i := range cands {
@@ -572,6 +570,7 @@ func dropRelocated(t Turn, cands []Candidate, later []string) {
 			replaceSentences(c, repl, "revised later: "+preview(why))
 		}
 	}
+	return moves
 }
 
 // capitalFirst returns s with its first letter upper-cased.

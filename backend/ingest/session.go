@@ -261,13 +261,14 @@ var errSkipRevision = errors.New("memory changed meanwhile")
 // the Decision and error it returns): it distils the session's recent
 // turns again knowing this one, revises what they stored that is no
 // longer kept and stores what is kept now, then remembers this turn.
-// cands are the turn's candidates, listed in *dec from base on; removes
-// says whether its edits remove a line of an instruction file
-// (removesInstr, read when Distill parsed them). A turn of
-// an ended session (a complete transcript: the caller gave ProcessTurn
-// every later text) needs no distilling again; what it restates of the
-// session's earlier turns is superseded either way (supersedeRestated).
-func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, cands []Candidate, removes bool, base int, dec *memory.Decision, errp *error) {
+// cands are the turn's candidates, listed in *dec from base on; revises
+// says whether its tool calls revise what earlier turns said (an edit
+// removes a line of an instruction file, a call moves or deletes a file:
+// read when Distill parsed them). A turn of an ended session (a complete
+// transcript: the caller gave ProcessTurn every later text) needs no
+// distilling again; what it restates of the session's earlier turns is
+// superseded either way (supersedeRestated).
+func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, cands []Candidate, revises bool, base int, dec *memory.Decision, errp *error) {
 	if *errp != nil || t.SessionID == "" || base+len(cands) > len(dec.Candidates) {
 		return
 	}
@@ -278,7 +279,7 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 	// session was distilled knowing its later turns already.
 	revs, undos, _ := revisingSentences(t)
 	from := len(earlier)
-	if !st.Ended && (len(revs) > 0 || len(undos) > 0 || removes || movesFiles(t)) {
+	if !st.Ended && (len(revs) > 0 || len(undos) > 0 || revises) {
 		from = redistillFrom(earlier, laterSize(t))
 	}
 	for i := from; i < len(earlier); i++ {
