@@ -262,3 +262,48 @@ func TestRelocatedAcrossTurns(t *testing.T) {
 		t.Fatalf("a later turn's moves off: batch %q live %q, want the old place kept (the test tests nothing)", want, got)
 	}
 }
+
+// TestRelocatedInContinuation: a move made where a turn goes on after its
+// Stop (live capture reads the continuation apart and takes it into the
+// turn: continueTurn) revises an earlier turn's statement of the file's
+// old place, as batch ingest, which reads the turn whole, revises it.
+func TestRelocatedInContinuation(t *testing.T) {
+	ctx := context.Background()
+	const id = "s-mv3"
+	first := sessionOf(id, "where does the tail helper live?",
+		"Let me look.",
+		"The helper lives in `tools/` at the repository root, and `run_helper.sh` must be executable because `Port.open` with `:spawn_executable` refuses a script without the exec bit.")
+	second := sessionOf(id, "the release can't find it, fix that", "Let me check what the release ships.", "Releases only ship `priv`; I'll move the helper once the build finishes.")
+	for i := range second {
+		second[i].Turn, second[i].UserTurns = second[i].Turn+3, 2
+	}
+	cont := []memory.Exchange{
+		{SessionID: id, Turn: 6, UserTurns: 2, Project: "shop", ToolLoop: true, Assistant: "The build finished; moving the helper.",
+			ToolCalls: []memory.ToolCall{bashCall("mv1", "mkdir -p /r/priv/bin && mv /r/tools/run_helper.sh /r/priv/bin/run_helper.sh")}},
+		{SessionID: id, Turn: 7, UserTurns: 2, Project: "shop", ToolLoop: true, ToolResults: []memory.ToolResult{{ToolUseID: "mv1", Content: ""}},
+			Assistant: "Done: the worker resolves the helper with `Application.app_dir(:acme, \"priv/bin/run_helper.sh\")`."},
+	}
+	all := append(append(append([]memory.Exchange{}, first...), second...), cont...)
+	turns := GroupTurns(all)
+	if len(turns) != 2 {
+		t.Fatalf("batch reads %d turns, want 2", len(turns))
+	}
+	batch, live := newFixture(t, nil), newFixture(t, nil)
+	for i, tn := range turns {
+		if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], id), SessionState{Ended: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, part := range [][]memory.Exchange{first, second, cont} {
+		if _, _, err := live.p.ProcessTurn(ctx, GroupTurns(part)[0], nil, SessionState{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
+	if joined := strings.Join(want, "\n"); strings.Contains(joined, "lives in `tools/`") || !strings.Contains(joined, "must be executable") {
+		t.Fatalf("batch store %q: want the old place cut, the rest kept", want)
+	}
+	if !slices.Equal(want, got) {
+		t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
+	}
+}

@@ -409,9 +409,13 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	ext.Headless = ext.Headless || t.Headless
 	base := len(r.dec.Candidates)
 	n := 0
+	// The turn's tool calls, the continuation's with them, may revise what
+	// the session's earlier turns said (a move, an edit removing an
+	// instruction line), as reviseEarlier reads them: distill reports it.
+	cands, revises := distill(ext, nil)
 	revs, undos, _ := revisingSentences(t)
 	from := len(earlier) - 1
-	if len(revs) > 0 || len(undos) > 0 {
+	if len(revs) > 0 || len(undos) > 0 || revises {
 		from = min(from, redistillFrom(earlier, laterSize(t)))
 	}
 	for i := from; i < len(earlier)-1; i++ {
@@ -421,7 +425,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		}
 		n += k
 	}
-	k, err := p.settle(ctx, t, last, Distill(ext, nil), nil, base, &r.dec)
+	k, err := p.settle(ctx, t, last, cands, nil, base, &r.dec)
 	if err != nil {
 		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
 	}
