@@ -532,18 +532,22 @@ func stepEdits(t Turn) (edits []instrEdit, steps []int) {
 	return edits, steps
 }
 
-// instrNameParts are substrings every instruction file's name holds one
-// of (InstructionFile).
-var instrNameParts = []string{".md", ".MD", ".Md", "rules", "hints"}
+// instrNameParts are what every name of an instruction file holds, in
+// lower case, one of (InstructionFile): a ".md" (".mdc" too) or a "rules"
+// or "hints" (.cursorrules, .goosehints).
+var instrNameParts = []string{".md", "rules", "hints"}
 
 // mayNameInstr reports whether a text may name an instruction file: a
 // quick test before a text is parsed for edits, since later texts are read
-// again for every earlier turn. A text with an edit of a path-less diff
-// names its file too (namedInstrFile).
+// again for every earlier turn. It ignores case, as InstructionFile does
+// ("AGENTS.MD", ".CURSORRULES"), without lowering the text. A text with an
+// edit of a path-less diff names its file too (namedInstrFile).
 func mayNameInstr(text string) bool {
-	for _, p := range instrNameParts {
-		if strings.Contains(text, p) {
-			return true
+	for i := range len(text) {
+		for _, p := range instrNameParts {
+			if (text[i]|0x20) == p[0] && i+len(p) <= len(text) && strings.EqualFold(text[i:i+len(p)], p) {
+				return true
+			}
 		}
 	}
 	return false

@@ -38,6 +38,32 @@ func TestInstructionFile(t *testing.T) {
 	}
 }
 
+// TestMayNameInstr: the quick test before a text is parsed for edits
+// passes every text that names an instruction file, whatever its case
+// (InstructionFile ignores case), and skips a text that names none.
+func TestMayNameInstr(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"*** Update File: AGENTS.md", true},
+		{"*** Update File: docs/AGENTS.mD", true},
+		{"edited .CURSORRULES", true},
+		{"see .GooseHints", true},
+		{"ran go test ./... and it passed", false},
+		{"", false},
+	} {
+		if got := mayNameInstr(tc.text); got != tc.want {
+			t.Errorf("mayNameInstr(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+		for _, p := range strings.Fields(tc.text) {
+			if InstructionFile(p) && !mayNameInstr(p) {
+				t.Errorf("InstructionFile(%q) but mayNameInstr skips it", p)
+			}
+		}
+	}
+}
+
 // instrKept distils every turn of exs the way batch ingest does and
 // returns the kept statements of instruction files, and all dropped ones
 // with their reasons.
