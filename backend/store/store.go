@@ -312,6 +312,11 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 		// List's columns are in the records' JSON, which aliases bbolt's
 		// map: decode them before the transaction ends.
 		s.warnings = append(s.warnings, fillListFields(pending)...)
+		// The vector rows were made before the entries had their type
+		// (Filter.PlusTypes reads it from the row).
+		for _, p := range pending {
+			s.vec.setMeta(p.id, p.e)
+		}
 		return tx.Bucket(bucketDels).ForEach(func(k, v []byte) error {
 			lr.dels[string(k)] = getU64(v)
 			return nil

@@ -712,9 +712,10 @@ func checkSearchArgs(n int, f *Filter) error {
 
 // firstFetch is how many candidates the text leg asks bleve for at first:
 // bleve applies project, kinds and source itself; a few snoozed or
-// superseded ones may drop out after, and a time range drops more.
+// superseded ones may drop out after, and a time range or Projects (applied
+// after bleve, from the entries) drops more.
 func firstFetch(n int, f *Filter) int {
-	if f.Since.IsZero() && f.Until.IsZero() {
+	if f.Since.IsZero() && f.Until.IsZero() && len(f.Projects) == 0 {
 		return n + n/4 + 4
 	}
 	return 2*n + 16
