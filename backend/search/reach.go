@@ -19,7 +19,8 @@ import (
 // memories, memory.TypeUser: preferences and instructions such as "never
 // add the co-authored-by footer", and memories of no project) and the
 // memories of a project the prompt names ("how did spotter set up
-// OpenTelemetry?"). A prompt that shares a technology word with another
+// OpenTelemetry?"), which then rank as the current project's do (the
+// project boost: Signals.Named). A prompt that shares a technology word with another
 // project's memories ("Next.js", "GitHub Actions") is not asking about
 // that project, and in a new repository a developer wants their own
 // preferences recalled, not another repository's build quirks. An

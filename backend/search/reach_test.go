@@ -104,7 +104,7 @@ func TestRecallReach(t *testing.T) {
 		{"its own project", RecallRequest{Prompt: avr, Project: "kiln"}, false, "kiln-avr", "", true},
 		{"another project", RecallRequest{Prompt: avr, Project: "harbor"}, false, "harbor-avr", "kiln-avr", false},
 		{"no project", RecallRequest{Prompt: avr}, false, "", "kiln-avr", false},
-		{"another project, naming it", RecallRequest{Prompt: "In kiln, which avr-gcc toolchain version does the firmware build need?", Project: "harbor"}, false, "kiln-avr", "", false},
+		{"another project, naming it: it ranks as the current one", RecallRequest{Prompt: "In kiln, which avr-gcc toolchain version does the firmware build need?", Project: "harbor"}, false, "kiln-avr", "", true},
 		{"no project, naming it", RecallRequest{Prompt: "Which avr-gcc toolchain does the KILN firmware build need?"}, false, "kiln-avr", "harbor-avr", true},
 		{"the user's preference in another project", RecallRequest{Prompt: "Write the git commit message for this change; remember the co-authored-by footer rule.", Project: "kiln"}, false, "user-footer", "", false},
 		{"the user's preference with no project", RecallRequest{Prompt: "Write the git commit message for this change; remember the co-authored-by footer rule."}, false, "user-footer", "", false},

@@ -475,7 +475,8 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 				hits++
 			}
 		}
-		sig := Signals{Relevance: c.f.Score, VectorRank: r.vecRank[c.m.ID], KeywordHits: hits, Project: r.q.Project, Now: r.now}
+		sig := Signals{Relevance: c.f.Score, VectorRank: r.vecRank[c.m.ID], KeywordHits: hits, Project: r.q.Project,
+			Named: r.res.NamedProjects, Now: r.now}
 		if r.txtIdx >= 0 {
 			sig.TextRank = c.f.Ranks[r.txtIdx]
 		}
