@@ -144,7 +144,7 @@ type index interface {
 	Analyze(text string) []string
 	Count() int
 	CheckModel(model string) error
-	Facets(ctx context.Context, q store.ListQuery) (store.Facets, error)
+	Projects() []string
 }
 
 // Engine runs searches over one store. It is safe for concurrent use.

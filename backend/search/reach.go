@@ -2,14 +2,11 @@ package search
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/store"
 )
 
 // A memory of a project is knowledge of that project: its build quirks,
@@ -20,12 +17,12 @@ import (
 // add the co-authored-by footer", and memories of no project) and the
 // memories of a project the prompt names ("how did spotter set up
 // OpenTelemetry?"), which then rank as the current project's do (the
-// project boost: Signals.Named). A prompt that shares a technology word with another
-// project's memories ("Next.js", "GitHub Actions") is not asking about
-// that project, and in a new repository a developer wants their own
-// preferences recalled, not another repository's build quirks. An
-// explicit search (the MCP search tool, `memtray search`, the UI) is not
-// scoped: it searches whatever its caller asks for.
+// project boost: Signals.Named). A prompt that shares a technology word
+// with another project's memories ("Next.js", "GitHub Actions") is not
+// asking about that project, and in a new repository a developer wants
+// their own preferences recalled, not another repository's build quirks.
+// An explicit search (the MCP search tool, `memtray search`, the UI) is
+// not scoped: it searches whatever its caller asks for.
 
 // travellingTypes are the memory types a scoped search reaches in every
 // project: the user's own memories.
@@ -35,22 +32,12 @@ var travellingTypes = []memory.Type{memory.TypeUser}
 // legs run: Filter.Projects is the current project, the projects the text
 // names and "" (no project), Filter.PlusTypes the travelling types. A query
 // with a project filter is left as it is (its caller chose the project).
-func (e *Engine) scope(ctx context.Context, r *queryRun) error {
+func (e *Engine) scope(_ context.Context, r *queryRun) error {
 	q := &r.q
 	if !q.ProjectScoped || q.Filter.Project != "" {
 		return nil
 	}
-	f, err := e.idx.Facets(ctx, store.ListQuery{})
-	if err != nil {
-		return fmt.Errorf("search: projects of the store: %w", err)
-	}
-	known := make([]string, 0, len(f.Projects))
-	for p := range f.Projects {
-		if p != "" && p != q.Project {
-			known = append(known, p)
-		}
-	}
-	sort.Strings(known)
+	known := slices.DeleteFunc(e.idx.Projects(), func(p string) bool { return p == q.Project })
 	r.res.NamedProjects = NamedProjects(q.Text, known)
 	reach := []string{""}
 	if q.Project != "" {

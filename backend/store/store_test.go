@@ -844,3 +844,32 @@ func TestVectorSearchMany(t *testing.T) {
 		t.Errorf("wrong dimension: err = %v", err)
 	}
 }
+
+// TestProjects: Projects lists the projects of the stored memories, sorted,
+// and follows deletes; a Projects filter that nothing in the store can
+// match returns nothing from either leg.
+func TestProjects(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	for _, f := range []struct{ id, project string }{{"a1", "tallyho"}, {"a2", "harbor"}, {"a3", "harbor"}, {"a4", "atlas"}} {
+		m := mem("postgres notes of " + f.id)
+		m.ID, m.Project = f.id, f.project
+		mustPut(t, s, m)
+	}
+	if got := s.Projects(); !slices.Equal(got, []string{"atlas", "harbor", "tallyho"}) {
+		t.Errorf("Projects = %v", got)
+	}
+	if err := s.Delete(ctx, "a4"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Projects(); !slices.Equal(got, []string{"harbor", "tallyho"}) {
+		t.Errorf("Projects after deleting atlas's one memory = %v", got)
+	}
+	f := Filter{Projects: []string{""}, PlusTypes: []memory.Type{memory.TypeUser}}
+	if ts, err := s.TextSearch(ctx, "postgres", 10, f); err != nil || len(ts) != 0 {
+		t.Errorf("TextSearch with nothing in reach = %v, %v", ts, err)
+	}
+	if vs, err := s.VectorSearch(ctx, testEmb.vec("postgres"), 10, f); err != nil || len(vs) != 0 {
+		t.Errorf("VectorSearch with nothing in reach = %v, %v", vs, err)
+	}
+}

@@ -234,6 +234,44 @@ func (v *vectorIndex) remove(ids ...string) {
 
 func (v *vectorIndex) count() int { return len(v.rows) }
 
+// projects returns the projects of the live rows, "" left out, in code
+// order: one pass over the rows' fields, no record read.
+func (v *vectorIndex) projects() []string {
+	seen := make([]bool, len(v.names))
+	for i := range v.meta {
+		if v.meta[i].flags&rowLive != 0 {
+			seen[v.meta[i].project] = true
+		}
+	}
+	var out []string
+	for c, ok := range seen {
+		if ok && v.names[c] != "" {
+			out = append(out, v.names[c])
+		}
+	}
+	return out
+}
+
+// looseIDs returns the ids of the live rows of no project (when
+// noProject) or of one of the types in types, at most limit+1 of them.
+func (v *vectorIndex) looseIDs(noProject bool, types []memory.Type, limit int) []string {
+	var mask uint32
+	for _, t := range types {
+		mask |= 1 << typeCode(t)
+	}
+	none := v.codes[""]
+	var out []string
+	for i := range v.meta {
+		m := &v.meta[i]
+		if m.flags&rowLive != 0 && ((noProject && m.project == none) || mask&(1<<m.typ) != 0) {
+			if out = append(out, v.ids[i]); len(out) > limit {
+				break
+			}
+		}
+	}
+	return out
+}
+
 // rowFilter is a Filter compiled against the index's codes.
 type rowFilter struct {
 	none       bool // matches nothing (unknown project)
