@@ -205,6 +205,12 @@ func TestHookAgainstDaemon(t *testing.T) {
 		{"after the end the session starts afresh", "user-prompt-submit",
 			map[string]any{"session_id": "s1", "cwd": "/home/me/src/webapp", "prompt": prompt},
 			[]string{port}, nil},
+		{"in another project, webapp's memory is not recalled", "user-prompt-submit",
+			map[string]any{"session_id": "s2", "cwd": "/home/me/src/billing", "prompt": prompt},
+			nil, nil},
+		{"in another project, a prompt naming webapp recalls it", "user-prompt-submit",
+			map[string]any{"session_id": "s2", "cwd": "/home/me/src/billing", "prompt": "which port does the webapp staging database listen on?"},
+			[]string{port}, nil},
 	}
 	for _, s := range steps {
 		code, out, errs := run(t, ctx, hookStdin(t, s.stdin), "hook", s.event, "--data-dir", dir, "--timeout", "20s", "--debug")

@@ -333,6 +333,19 @@ type Recall struct {
 	// HookTimeout is the hooks' hard deadline: past it a hook prints
 	// nothing and exits 0.
 	HookTimeout Duration `json:"hook_timeout"`
+	// ProjectScoped keeps the prompt hook's recall to the current
+	// project's memories, the user's own (type user: preferences and
+	// instructions) and those of no project; a memory of another project
+	// is recalled only when the prompt names that project ("how did
+	// spotter set up OpenTelemetry?"): a memory of a project is knowledge
+	// of that project, and a prompt sharing a technology word with it is
+	// not asking about it. On sessions-dev the unrelated prompts answered
+	// with nothing rose from 32/43 to 38/43 (no current project) and from
+	// 257/344 to 292/344 (inside each session's project).
+	// Explicit searches (the MCP search tool, `memtray search`, the UI)
+	// and the session-start briefing are not affected; false recalls from
+	// every project, as before.
+	ProjectScoped bool `json:"project_scoped"`
 }
 
 // Steward configures consolidation. Each operation
@@ -465,12 +478,13 @@ func Default() Config {
 			Transcripts:       DefaultTranscripts(),
 		},
 		Recall: Recall{
-			K:           5,
-			MaxChars:    3500,
-			Sessions:    1000,
-			Skills:      true,
-			SkillK:      2,
-			HookTimeout: Duration(1500 * time.Millisecond),
+			K:             5,
+			MaxChars:      3500,
+			Sessions:      1000,
+			Skills:        true,
+			SkillK:        2,
+			HookTimeout:   Duration(1500 * time.Millisecond),
+			ProjectScoped: true,
 		},
 		Steward: Steward{
 			Every:               Duration(time.Hour),

@@ -233,3 +233,51 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchScoped is a prompt recall's search (Query.Prompt) with
+// and without the prompt's reach (Query.ProjectScoped), with no current
+// project and with one of the store's eight: scoped, the legs apply the
+// reach themselves (the text leg inside bleve), so the search costs no
+// more than unscoped. Run:
+//
+//	go test ./backend/search -run '^$' -bench SearchScoped -benchtime 100x
+func BenchmarkSearchScoped(b *testing.B) {
+	g := newBenchGen(99)
+	queries := make([]string, 500)
+	for i := range queries {
+		queries[i] = g.query()
+	}
+	for _, n := range benchSizes {
+		for _, c := range []struct {
+			name    string
+			scoped  bool
+			project string
+		}{{"unscoped", false, ""}, {"scoped", true, ""}, {"unscoped-project", false, "tallyho"}, {"scoped-project", true, "tallyho"}} {
+			b.Run(fmt.Sprintf("%dk/%s", n/1000, c.name), func(b *testing.B) {
+				st := benchStore(b, n)
+				e := New(st, embed.NewBuiltin(), config.Default().Search, memory.FixedClock{T: benchNow})
+				ctx := context.Background()
+				q := func(text string) Query {
+					return Query{Text: text, Project: c.project, ProjectScoped: c.scoped, Prompt: true}
+				}
+				for _, text := range queries[len(queries)-50:] { // warm up, as BenchmarkSearch
+					if _, err := e.Run(ctx, q(text)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t := time.Now()
+					if _, err := e.Run(ctx, q(queries[i%len(queries)])); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t))
+				}
+				b.StopTimer()
+				reportLatencies(b, lat)
+			})
+		}
+	}
+}

@@ -70,6 +70,12 @@ type Query struct {
 	// "fix it") gets nothing (Evidence.Generic), while a search for one
 	// ordinary word ("postgres") is a search like any other.
 	Prompt bool
+	// ProjectScoped limits the search to what a prompt of Project may be
+	// given (the prompt hook's recall, recall.project_scoped): the
+	// memories of Project, of no project, the user's own (memory.TypeUser)
+	// and those of the projects Text names (NamedProjects). Ignored with a
+	// Filter.Project (the caller chose the project).
+	ProjectScoped bool
 }
 
 // Result is a search's hits plus what shaped them.
@@ -103,6 +109,11 @@ type Result struct {
 	// Scored is every candidate's evidence, in fusion order, before the
 	// floors (for explaining a result).
 	Scored []CandidateEvidence
+	// Scoped says the search was limited to a prompt's reach
+	// (Query.ProjectScoped); NamedProjects are the other projects it
+	// reached because the text names them.
+	Scoped        bool
+	NamedProjects []string
 	// Degraded, when not empty, says why the vector leg was skipped: the
 	// embedder is unavailable (memory.ErrUnavailable), so a hybrid search
 	// ran on BM25 alone rather than failing.
@@ -133,6 +144,7 @@ type index interface {
 	Analyze(text string) []string
 	Count() int
 	CheckModel(model string) error
+	Projects() []string
 }
 
 // Engine runs searches over one store. It is safe for concurrent use.

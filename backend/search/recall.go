@@ -327,6 +327,9 @@ type found struct {
 	unknownNames []string
 	// generic is the search's Evidence.Generic.
 	generic bool
+	// outOfReach says the search was scoped (Result.Scoped) and found no
+	// candidate within the prompt's reach.
+	outOfReach bool
 	// evidence is the search's Result.Evidence when it ran (Tested).
 	evidence *Evidence
 	// scored is every candidate's evidence before the floors (the search's
@@ -343,14 +346,15 @@ func (r *Recaller) find(ctx context.Context, req RecallRequest, n int) (found, e
 		hits, err := r.briefing(ctx, req.Project, n)
 		return found{hits: hits}, err
 	}
-	q := Query{Text: req.Prompt, Project: req.Project, K: n, Exclude: r.givenFunc(req.SessionID), Prompt: req.Event == EventPrompt}
+	q := Query{Text: req.Prompt, Project: req.Project, K: n, Exclude: r.givenFunc(req.SessionID), Prompt: req.Event == EventPrompt,
+		ProjectScoped: req.Event == EventPrompt && r.cfg.ProjectScoped}
 	q.Filter.Kinds, q.Filter.Project = req.Kinds, req.FilterProject
 	res, err := r.engine.Run(ctx, q)
 	if err != nil {
 		return found{}, err
 	}
 	f := found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames,
-		generic: res.Evidence.Generic, scored: res.Scored, excluded: q.Exclude}
+		generic: res.Evidence.Generic, scored: res.Scored, excluded: q.Exclude, outOfReach: res.Scoped && res.Candidates == 0}
 	if res.Tested {
 		f.evidence = &res.Evidence
 	}
@@ -392,12 +396,15 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 }
 
 // skippedReason says why a recall gave nothing: every relevant memory was
-// given earlier, the prompt is too generic, the store holds nothing the
-// prompt is about, or nothing cleared the floors.
+// given earlier, nothing is within a scoped prompt's reach, the prompt is
+// too generic, the store holds nothing the prompt is about, or nothing
+// cleared the floors.
 func skippedReason(f found, alreadyGiven bool) string {
 	switch {
 	case alreadyGiven:
 		return "every relevant memory was given earlier in this session"
+	case f.outOfReach:
+		return "no memory of this project, of the user's own or of no project is about this prompt (another project's memories are recalled when the prompt names that project)"
 	case f.noEvidence && f.generic:
 		return "the prompt is too generic to be about something memory holds (it names nothing and says little)"
 	case f.noEvidence && len(f.unknownNames) > 0:

@@ -96,18 +96,21 @@ func TestRecallOncePerTurnAndNeverTwice(t *testing.T) {
 }
 
 // TestRecallNothingRelevant: a prompt about something the store does not
-// hold gets nothing, and the reason says which test stopped it.
+// hold gets nothing, and the reason says which test stopped it. The
+// prompts are asked in project orbit, so that the candidates are the
+// store's, but one: with no project, a prompt reaches none of the
+// fixture's memories (each is of a project and none is the user's).
 func TestRecallNothingRelevant(t *testing.T) {
 	r, _ := newRecaller(t, nil)
-	for i, c := range []struct{ prompt, why string }{
-		{"what is the weather like today", "floors"},
-		{"How do Kubernetes liveness and readiness probes differ?", "no memory mentions kubernetes"},
-		{"How do I make a CSS grid with three equal columns?", "no memory mentions css"},
-		{"Write a SQL query that lists the three oldest employees in each office", "holds nothing this prompt is about"},
-		{"Explain when React re-renders a memoised child component", "holds nothing this prompt is about"},
-		{"fix it", "too generic"},
+	for i, c := range []struct{ prompt, project, why string }{
+		{"what is the weather like today", "", "recalled when the prompt names that project"},
+		{"How do Kubernetes liveness and readiness probes differ?", "orbit", "no memory mentions kubernetes"},
+		{"How do I make a CSS grid with three equal columns?", "orbit", "no memory mentions css"},
+		{"Write a SQL query that lists the three oldest employees in each office", "orbit", "holds nothing this prompt is about"},
+		{"Explain when React re-renders a memoised child component", "orbit", "holds nothing this prompt is about"},
+		{"fix it", "orbit", "too generic"},
 	} {
-		got, err := r.Recall(context.Background(), RecallRequest{SessionID: fmt.Sprint("s", i), Prompt: c.prompt})
+		got, err := r.Recall(context.Background(), RecallRequest{SessionID: fmt.Sprint("s", i), Prompt: c.prompt, Project: c.project})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,6 +311,8 @@ func TestSkippedReason(t *testing.T) {
 			"the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions Zorblat, Quux)"},
 		{"generic", found{noEvidence: true, generic: true}, false,
 			"the prompt is too generic to be about something memory holds (it names nothing and says little)"},
+		{"out of reach", found{outOfReach: true}, false,
+			"no memory of this project, of the user's own or of no project is about this prompt (another project's memories are recalled when the prompt names that project)"},
 		{"already given wins", found{noEvidence: true, unknownNames: []string{"Zorblat"}}, true,
 			"every relevant memory was given earlier in this session"},
 	}

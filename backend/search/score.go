@@ -2,6 +2,7 @@ package search
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
@@ -19,6 +20,10 @@ type Signals struct {
 	KeywordHits int
 	// Project is the caller's current project; "" means none.
 	Project string
+	// Named are the other projects a scoped prompt names
+	// (Result.NamedProjects): the prompt is about them as well, so their
+	// memories get the project boost as the current project's do.
+	Named []string
 	// Now is the time the age is measured at.
 	Now time.Time
 }
@@ -34,7 +39,8 @@ type Signals struct {
 // 0.95^min(max(access/max(reinforced,1) - 3, 0), 30); kindBoost comes from
 // cfg.KindBoost (1 for kinds not listed); surfaceFactor is cfg.SymbolFactor
 // for symbol memories, else 1; projectBoost is cfg.ProjectBoost when the
-// memory belongs to the current project and is not a symbol, else 1;
+// memory belongs to the current project or one the prompt names (Named)
+// and is not a symbol, else 1;
 // feedbackAvg is clamped to -1..1; keyword = 1 + cfg.KeywordHitBoost per
 // keyword hit beyond the first. A kind boost applies only to a memory whose
 // kind is certain (memory.Memory.KindCertain): a kind guessed from the
@@ -78,7 +84,7 @@ func Composite(m *memory.Memory, s Signals, cfg config.Search) memory.ScoreBreak
 		b.Surface = cfg.SymbolFactor
 	}
 	b.ProjectBoost = 1
-	if s.Project != "" && m.Project == s.Project && !symbol {
+	if m.Project != "" && (m.Project == s.Project || slices.Contains(s.Named, m.Project)) && !symbol {
 		b.ProjectBoost = cfg.ProjectBoost
 	}
 	b.Feedback = 1 + cfg.FeedbackWeight*math.Max(-1, math.Min(1, finite(m.FeedbackAvg())))

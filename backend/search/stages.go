@@ -86,6 +86,7 @@ type queryStage struct {
 
 // queryStages are called in this order until one decides the result.
 var queryStages = []queryStage{
+	{"scope", (*Engine).scope},
 	{"analyse", (*Engine).analyse},
 	{"legs", (*Engine).legs},
 	{"fuse", (*Engine).fuse},
@@ -100,6 +101,10 @@ var queryStages = []queryStage{
 
 // Run runs q through the read pipeline, one stage after the other:
 //
+//  0. scope: a prompt's recall (Query.ProjectScoped) reaches only the
+//     current project, the projects the prompt names, the memories of no
+//     project and the user's own: the filter the legs apply says so (see
+//     reach.go).
 //  1. analyse: the query is analysed with the store's analyzer; its IDF
 //     keywords are picked (Keywords). A prompt (more than PromptTerms
 //     terms) searches BM25 for its keywords only; a short query searches
@@ -470,7 +475,8 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 				hits++
 			}
 		}
-		sig := Signals{Relevance: c.f.Score, VectorRank: r.vecRank[c.m.ID], KeywordHits: hits, Project: r.q.Project, Now: r.now}
+		sig := Signals{Relevance: c.f.Score, VectorRank: r.vecRank[c.m.ID], KeywordHits: hits, Project: r.q.Project,
+			Named: r.res.NamedProjects, Now: r.now}
 		if r.txtIdx >= 0 {
 			sig.TextRank = c.f.Ranks[r.txtIdx]
 		}

@@ -55,10 +55,18 @@ type Options struct {
 // matches every live memory: snoozed and superseded ones are excluded unless
 // asked for.
 type Filter struct {
-	Project           string        // exact project; "" matches all
-	Kinds             []memory.Kind // any of; empty matches all
-	Source            string        // exact source, or a prefix ending in ':' ("ingest:")
-	Since, Until      time.Time     // created_at within [Since, Until); zero bounds are open
+	Project string        // exact project; "" matches all
+	Kinds   []memory.Kind // any of; empty matches all
+	Source  string        // exact source, or a prefix ending in ':' ("ingest:")
+	// Projects, when not empty, narrows to the memories of these projects
+	// ("" stands for the memories of no project), and PlusTypes widens it
+	// again to the memories of these types whatever their project: the
+	// prompt hook's recall reaches the current project, the projects the
+	// prompt names, the memories of no project and the user's own
+	// (memory.TypeUser) this way. PlusTypes needs Projects.
+	Projects          []string
+	PlusTypes         []memory.Type
+	Since, Until      time.Time // created_at within [Since, Until); zero bounds are open
 	IncludeSnoozed    bool
 	IncludeSuperseded bool
 	// Model, for VectorSearch and VectorSearchMany only, names the

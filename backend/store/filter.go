@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,6 +97,20 @@ func (f *Filter) validate() error {
 	if len(f.Project) > 256 || !memory.ValidUTF8(f.Project) || !memory.ValidUTF8(f.Source) {
 		problems = append(problems, "filter project or source is too long or not UTF-8")
 	}
+	for _, p := range f.Projects {
+		if len(p) > 256 || !memory.ValidUTF8(p) {
+			problems = append(problems, "filter projects: a project is too long or not UTF-8")
+			break
+		}
+	}
+	for _, t := range f.PlusTypes {
+		if !t.Valid() {
+			problems = append(problems, fmt.Sprintf("unknown type %q in filter", t))
+		}
+	}
+	if len(f.PlusTypes) > 0 && len(f.Projects) == 0 {
+		problems = append(problems, "filter plus_types widens projects: it needs projects")
+	}
 	if len(f.Model) > maxModel || !memory.ValidUTF8(f.Model) {
 		problems = append(problems, "filter model is too long or not UTF-8")
 	}
@@ -126,6 +141,9 @@ func (f *Filter) matchSource(e *entry) bool {
 // match reports whether e passes f at now (unix nanoseconds).
 func (f *Filter) match(e *entry, now int64) bool {
 	if f.Project != "" && e.project != f.Project {
+		return false
+	}
+	if len(f.Projects) > 0 && !slices.Contains(f.Projects, e.project) && !slices.Contains(f.PlusTypes, e.typ) {
 		return false
 	}
 	if len(f.Kinds) > 0 {
@@ -162,5 +180,6 @@ func (f *Filter) match(e *entry, now int64) bool {
 func (f *Filter) matchMemory(m *memory.Memory, now int64) bool {
 	e := entry{project: m.Project, kind: m.Kind, source: m.Source, created: unixNano(m.CreatedAt),
 		cooldown: unixNano(m.CooldownUntil), superseded: m.SupersededBy != ""}
+	e.typ = m.Type
 	return f.match(&e, now)
 }

@@ -198,7 +198,6 @@ func nanF() float64 { z := 0.0; return z / z }
 
 func TestFilters(t *testing.T) {
 	ctx := context.Background()
-	s := openTest(t, t.TempDir())
 	type fx struct {
 		id, text, project string
 		kind              memory.Kind
@@ -206,18 +205,21 @@ func TestFilters(t *testing.T) {
 		created           time.Time
 		cooldown          time.Time
 		superseded        bool
+		typ               memory.Type
 	}
 	fixtures := []fx{
-		{"a", "postgres migration runs with alembic upgrade head", "tallyho", memory.KindConvention, "capture", t0.Add(-72 * time.Hour), time.Time{}, false},
-		{"b", "postgres connection pool size is twenty", "tallyho", memory.KindConfig, "mcp", t0.Add(-48 * time.Hour), time.Time{}, false},
-		{"c", "postgres vacuum runs nightly at three", "harbor", memory.KindFact, "ingest:runbook.md", t0.Add(-24 * time.Hour), time.Time{}, false},
-		{"d", "postgres replica lag alert fires above ten seconds", "harbor", memory.KindDebugging, "ingest:alerts.md", t0.Add(-1 * time.Hour), t0.Add(time.Hour), false},
-		{"e", "postgres was version thirteen", "harbor", memory.KindFact, "capture", t0.Add(-96 * time.Hour), time.Time{}, true},
-		{"f", "postgres snooze expired long ago", "", memory.KindFact, "cli", t0.Add(-5 * time.Hour), t0.Add(-time.Hour), false},
+		{"a", "postgres migration runs with alembic upgrade head", "tallyho", memory.KindConvention, "capture", t0.Add(-72 * time.Hour), time.Time{}, false, ""},
+		{"b", "postgres connection pool size is twenty", "tallyho", memory.KindConfig, "mcp", t0.Add(-48 * time.Hour), time.Time{}, false, memory.TypeUser},
+		{"c", "postgres vacuum runs nightly at three", "harbor", memory.KindFact, "ingest:runbook.md", t0.Add(-24 * time.Hour), time.Time{}, false, ""},
+		{"d", "postgres replica lag alert fires above ten seconds", "harbor", memory.KindDebugging, "ingest:alerts.md", t0.Add(-1 * time.Hour), t0.Add(time.Hour), false, memory.TypeUser},
+		{"e", "postgres was version thirteen", "harbor", memory.KindFact, "capture", t0.Add(-96 * time.Hour), time.Time{}, true, ""},
+		{"f", "postgres snooze expired long ago", "", memory.KindFact, "cli", t0.Add(-5 * time.Hour), t0.Add(-time.Hour), false, ""},
 	}
+	dir := t.TempDir()
+	s := openTest(t, dir)
 	for _, f := range fixtures {
 		m := mem(f.text)
-		m.ID, m.Project, m.Kind, m.Source, m.CreatedAt, m.CooldownUntil = f.id, f.project, f.kind, f.source, f.created, f.cooldown
+		m.ID, m.Project, m.Kind, m.Source, m.CreatedAt, m.CooldownUntil, m.Type = f.id, f.project, f.kind, f.source, f.created, f.cooldown, f.typ
 		if f.superseded {
 			m.SupersededBy = "a"
 		}
@@ -243,6 +245,11 @@ func TestFilters(t *testing.T) {
 		{"range", Filter{Since: t0.Add(-48 * time.Hour), Until: t0.Add(-24 * time.Hour)}, []string{"b"}},
 		{"project and kind", Filter{Project: "tallyho", Kinds: []memory.Kind{memory.KindConfig}}, []string{"b"}},
 		{"nothing", Filter{Project: "nope"}, nil},
+		{"projects", Filter{Projects: []string{"tallyho"}}, []string{"a", "b"}},
+		{"projects and no project", Filter{Projects: []string{"harbor", ""}}, []string{"c", "f"}},
+		{"an unknown project of projects", Filter{Projects: []string{"nope", ""}}, []string{"f"}},
+		{"projects plus types", Filter{Projects: []string{""}, PlusTypes: []memory.Type{memory.TypeUser}, IncludeSnoozed: true}, []string{"b", "d", "f"}},
+		{"projects plus types and project", Filter{Project: "harbor", Projects: []string{""}, PlusTypes: []memory.Type{memory.TypeUser}, IncludeSnoozed: true}, []string{"d"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -292,6 +299,27 @@ func TestFilters(t *testing.T) {
 	if _, err := s.TextSearch(ctx, "x", 0, Filter{}); !errors.Is(err, memory.ErrInvalid) {
 		t.Errorf("n=0: %v", err)
 	}
+	for _, f := range []Filter{{PlusTypes: []memory.Type{memory.TypeUser}}, {Projects: []string{""}, PlusTypes: []memory.Type{"nope"}}} {
+		if _, err := s.VectorSearch(ctx, qv, 5, f); !errors.Is(err, memory.ErrInvalid) {
+			t.Errorf("bad filter %+v: %v", f, err)
+		}
+	}
+	// A reopened store knows its vectors' types (they are read after the
+	// vectors at Open).
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir)
+	vs, err := s.VectorSearch(ctx, qv, 10, Filter{Projects: []string{""}, PlusTypes: []memory.Type{memory.TypeUser}})
+	if got := ids(vs); err != nil || !slices.Equal(sorted(got), []string{"b", "f"}) {
+		t.Errorf("VectorSearch after reopening = %v, %v; want [b f]", got, err)
+	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }
 
 func TestIterateManyAndOrder(t *testing.T) {
@@ -814,5 +842,34 @@ func TestVectorSearchMany(t *testing.T) {
 	}
 	if _, err := s.VectorSearchMany(ctx, [][]float32{{1, 2}}, 5, Filter{}); !errors.Is(err, memory.ErrModelMismatch) {
 		t.Errorf("wrong dimension: err = %v", err)
+	}
+}
+
+// TestProjects: Projects lists the projects of the stored memories, sorted,
+// and follows deletes; a Projects filter that nothing in the store can
+// match returns nothing from either leg.
+func TestProjects(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	for _, f := range []struct{ id, project string }{{"a1", "tallyho"}, {"a2", "harbor"}, {"a3", "harbor"}, {"a4", "atlas"}} {
+		m := mem("postgres notes of " + f.id)
+		m.ID, m.Project = f.id, f.project
+		mustPut(t, s, m)
+	}
+	if got := s.Projects(); !slices.Equal(got, []string{"atlas", "harbor", "tallyho"}) {
+		t.Errorf("Projects = %v", got)
+	}
+	if err := s.Delete(ctx, "a4"); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Projects(); !slices.Equal(got, []string{"harbor", "tallyho"}) {
+		t.Errorf("Projects after deleting atlas's one memory = %v", got)
+	}
+	f := Filter{Projects: []string{""}, PlusTypes: []memory.Type{memory.TypeUser}}
+	if ts, err := s.TextSearch(ctx, "postgres", 10, f); err != nil || len(ts) != 0 {
+		t.Errorf("TextSearch with nothing in reach = %v, %v", ts, err)
+	}
+	if vs, err := s.VectorSearch(ctx, testEmb.vec("postgres"), 10, f); err != nil || len(vs) != 0 {
+		t.Errorf("VectorSearch with nothing in reach = %v, %v", vs, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -580,13 +581,17 @@ func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, er
 	return out, nil
 }
 
-// textFilterQuery is the part of f the text index can apply itself.
-func textFilterQuery(f *Filter) query.Query {
+// textFilterQuery is the part of f the text index can apply itself;
+// reach is reachQuery's for f.Projects (nil: applied after bleve).
+func textFilterQuery(f *Filter, reach query.Query) query.Query {
 	var conj []query.Query
 	if f.Project != "" {
 		q := bleve.NewTermQuery(f.Project)
 		q.SetField(fieldProject)
 		conj = append(conj, q)
+	}
+	if reach != nil {
+		conj = append(conj, reach)
 	}
 	if len(f.Kinds) > 0 {
 		var dis []query.Query
@@ -615,6 +620,61 @@ func textFilterQuery(f *Filter) query.Query {
 		return conj[0]
 	}
 	return bleve.NewConjunctionQuery(conj...)
+}
+
+// maxReachIDs is the share of the store above which reachQuery leaves
+// the memories of no project and of Filter.PlusTypes to the filter after
+// bleve: so many ids cost bleve more than the few candidates they rule
+// out.
+const maxReachIDs = 0.25
+
+// reachQuery is f.Projects (and PlusTypes) as a text index query: its
+// named projects by their project field, the memories of no project ("")
+// and of PlusTypes by id, read from the entries. Without Projects, or
+// when those ids are more than maxReachIDs of the store, it returns nil
+// and the filter applies after bleve alone; none says nothing is in reach.
+func (s *Store) reachQuery(f *Filter) (q query.Query, none bool) {
+	if len(f.Projects) == 0 {
+		return nil, false
+	}
+	var dis []query.Query
+	for _, p := range f.Projects {
+		if p != "" {
+			tq := bleve.NewTermQuery(p)
+			tq.SetField(fieldProject)
+			dis = append(dis, tq)
+		}
+	}
+	if noProject := slices.Contains(f.Projects, ""); noProject || len(f.PlusTypes) > 0 {
+		var ids []string
+		s.mu.RLock()
+		limit := int(maxReachIDs * float64(len(s.entries)))
+		if s.vec.count() == len(s.entries) {
+			ids = s.vec.looseIDs(noProject, f.PlusTypes, limit) // the rows' fields: no map walk
+		} else {
+			for id, e := range s.entries {
+				if (noProject && e.project == "") || slices.Contains(f.PlusTypes, e.typ) {
+					if ids = append(ids, id); len(ids) > limit {
+						break
+					}
+				}
+			}
+		}
+		s.mu.RUnlock()
+		if len(ids) > limit {
+			return nil, false
+		}
+		if len(ids) > 0 {
+			dis = append(dis, bleve.NewDocIDQuery(ids))
+		}
+	}
+	switch len(dis) {
+	case 0:
+		return nil, true
+	case 1:
+		return dis[0], false
+	}
+	return bleve.NewDisjunctionQuery(dis...), false
 }
 
 // Term is one analysed term of a text query (as Analyze returns them) and
@@ -658,8 +718,12 @@ func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Fil
 	if len(terms) == 0 {
 		return nil, nil
 	}
+	reach, none := s.reachQuery(&f)
+	if none {
+		return nil, nil
+	}
 	var bq query.Query = bleve.NewDisjunctionQuery(terms...)
-	if fq := textFilterQuery(&f); fq != nil {
+	if fq := textFilterQuery(&f, reach); fq != nil {
 		b := bleve.NewBooleanQuery()
 		b.AddMust(bq)
 		b.AddFilter(fq)
@@ -670,7 +734,7 @@ func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Fil
 	if err != nil {
 		return nil, fmt.Errorf("text search: %w", err)
 	}
-	k := firstFetch(n, &f)
+	k := firstFetch(n, &f, reach != nil)
 	for {
 		req := bleve.NewSearchRequestOptions(bq, k, 0, false)
 		req.PreSearchData = map[string]interface{}{search.BM25PreSearchDataKey: stats}
@@ -711,10 +775,11 @@ func checkSearchArgs(n int, f *Filter) error {
 }
 
 // firstFetch is how many candidates the text leg asks bleve for at first:
-// bleve applies project, kinds and source itself; a few snoozed or
-// superseded ones may drop out after, and a time range drops more.
-func firstFetch(n int, f *Filter) int {
-	if f.Since.IsZero() && f.Until.IsZero() {
+// bleve applies project, kinds and source itself, and Projects when
+// reachQuery could (inBleve); a few snoozed or superseded ones may drop out
+// after, and a time range or Projects applied after bleve drop more.
+func firstFetch(n int, f *Filter, inBleve bool) int {
+	if f.Since.IsZero() && f.Until.IsZero() && (len(f.Projects) == 0 || inBleve) {
 		return n + n/4 + 4
 	}
 	return 2*n + 16

@@ -58,6 +58,7 @@ type rowMeta struct {
 	project, source   uint32
 	kind              uint8 // 1 + index in memory.Kinds; 0 unknown
 	flags             uint8
+	typ               uint8 // typeCode: 1 + index in memory.Types; 0 unknown
 }
 
 const (
@@ -99,7 +100,7 @@ func kindCode(k memory.Kind) uint8 {
 
 func (v *vectorIndex) rowMetaOf(e *entry) rowMeta {
 	m := rowMeta{created: e.created, cooldown: e.cooldown, project: v.code(e.project), source: v.code(e.source),
-		kind: kindCode(e.kind), flags: rowLive}
+		kind: kindCode(e.kind), typ: typeCode(e.typ), flags: rowLive}
 	if e.superseded {
 		m.flags |= rowSuperseded
 	}
@@ -233,11 +234,53 @@ func (v *vectorIndex) remove(ids ...string) {
 
 func (v *vectorIndex) count() int { return len(v.rows) }
 
+// projects returns the projects of the live rows, "" left out, in code
+// order: one pass over the rows' fields, no record read.
+func (v *vectorIndex) projects() []string {
+	seen := make([]bool, len(v.names))
+	for i := range v.meta {
+		if v.meta[i].flags&rowLive != 0 {
+			seen[v.meta[i].project] = true
+		}
+	}
+	var out []string
+	for c, ok := range seen {
+		if ok && v.names[c] != "" {
+			out = append(out, v.names[c])
+		}
+	}
+	return out
+}
+
+// looseIDs returns the ids of the live rows of no project (when
+// noProject) or of one of the types in types, at most limit+1 of them.
+func (v *vectorIndex) looseIDs(noProject bool, types []memory.Type, limit int) []string {
+	var mask uint32
+	for _, t := range types {
+		mask |= 1 << typeCode(t)
+	}
+	none := v.codes[""]
+	var out []string
+	for i := range v.meta {
+		m := &v.meta[i]
+		if m.flags&rowLive != 0 && ((noProject && m.project == none) || mask&(1<<m.typ) != 0) {
+			if out = append(out, v.ids[i]); len(out) > limit {
+				break
+			}
+		}
+	}
+	return out
+}
+
 // rowFilter is a Filter compiled against the index's codes.
 type rowFilter struct {
-	none         bool // matches nothing (unknown project)
-	project      uint32
-	anyProject   bool
+	none       bool // matches nothing (unknown project)
+	project    uint32
+	anyProject bool
+	// projects, when not nil, are the codes of Filter.Projects the index
+	// knows; plusTypes has a bit per type code of Filter.PlusTypes.
+	projects     []uint32
+	plusTypes    uint32
 	kinds        uint32 // bit per kind code; 0 = any
 	sources      []bool // by code; nil = any
 	since, until int64
@@ -252,6 +295,17 @@ func (v *vectorIndex) compile(f *Filter, now int64) rowFilter {
 		c, ok := v.codes[f.Project]
 		rf.project = c
 		rf.none = !ok
+	}
+	if len(f.Projects) > 0 {
+		rf.projects = []uint32{}
+		for _, p := range f.Projects {
+			if c, ok := v.codes[p]; ok {
+				rf.projects = append(rf.projects, c)
+			}
+		}
+		for _, t := range f.PlusTypes {
+			rf.plusTypes |= 1 << typeCode(t)
+		}
 	}
 	for _, k := range f.Kinds {
 		rf.kinds |= 1 << kindCode(k)
@@ -278,6 +332,9 @@ func (rf *rowFilter) match(m *rowMeta) bool {
 		return false
 	}
 	if !rf.anyProject && m.project != rf.project {
+		return false
+	}
+	if rf.projects != nil && !slices.Contains(rf.projects, m.project) && rf.plusTypes&(1<<m.typ) == 0 {
 		return false
 	}
 	if rf.kinds != 0 && rf.kinds&(1<<m.kind) == 0 {

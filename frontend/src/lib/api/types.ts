@@ -800,6 +800,7 @@ export interface Recall {
   skill_floor: number;
   skill_k: number;
   hook_timeout: string;
+  project_scoped: boolean;
 }
 
 /** store.RecallDay */

@@ -1,0 +1,138 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+func TestNamedProjects(t *testing.T) {
+	projects := []string{"spotter-gqc", "OpenPrintKit", "kiln", "coda", "a.b", "--"}
+	cases := []struct {
+		text string
+		want []string
+	}{
+		{"how did spotter-gqc set up OpenTelemetry?", []string{"spotter-gqc"}},
+		{"in Spotter GQC, where is the span exporter?", []string{"spotter-gqc"}},
+		{"see ~/src/spotter_gqc/lib/spotter.ex", []string{"spotter-gqc"}},
+		{"how did spotter set up OpenTelemetry?", nil}, // a prefix of the name is not the name
+		{"what did openprintkit do for Marlin?", []string{"OpenPrintKit"}},
+		{"open print kit", nil}, // the name as written, not split at capitals
+		{"the kilns in the kiln room and a coda", []string{"kiln", "coda"}},
+		{"kilns and codas", nil}, // whole words
+		{"A.B is the name", []string{"a.b"}},
+		{"-- nothing", nil}, // a name without letters or digits is never named
+		{"", nil},
+	}
+	for _, c := range cases {
+		if got := NamedProjects(c.text, projects); !slices.Equal(got, c.want) {
+			t.Errorf("NamedProjects(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
+
+// openReach opens a real store with memories of two projects (kiln and
+// harbor), a preference of the user's captured in harbor and a memory of
+// no project, each with filler of its project so the store is not tiny.
+func openReach(t *testing.T, mod func(*config.Recall)) *Recaller {
+	t.Helper()
+	type fx struct {
+		id, project, text string
+		typ               memory.Type
+		kind              memory.Kind
+	}
+	fixtures := []fx{
+		{"kiln-avr", "kiln", "The kiln firmware build needs the avr-gcc toolchain pinned to 7.3: newer avr-gcc releases miscompile the PID loop of the controller.", memory.TypeProject, memory.KindDebugging},
+		{"harbor-deploy", "harbor", "The harbor deploy script pushes the container image to the registry, then runs the database migrations.", memory.TypeProject, memory.KindConfig},
+		{"harbor-avr", "harbor", "The harbor buoy firmware build takes avr-gcc from the distribution's packages, whatever version they ship.", memory.TypeProject, memory.KindConfig},
+		{"user-footer", "harbor", "Never add the co-authored-by footer to git commit messages.", memory.TypeUser, memory.KindPreference},
+		{"none-staging", "", "The shared staging database is reachable at staging-db.internal on port 5433, read-only for developers.", memory.TypeProject, memory.KindConfig},
+	}
+	for i := range 8 {
+		fixtures = append(fixtures,
+			fx{fmt.Sprintf("kiln-fill%d", i), "kiln", fmt.Sprintf("Glaze recipe %d lives in recipes/glaze%d.toml and the kiln schedule reads it at start.", i, i), memory.TypeProject, memory.KindFact},
+			fx{fmt.Sprintf("harbor-fill%d", i), "harbor", fmt.Sprintf("The harbor ledger view %d lists container berths and their tide windows.", i), memory.TypeProject, memory.KindFact})
+	}
+	emb := embed.NewBuiltin()
+	clock := memory.FixedClock{T: testNow}
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var ms []memory.Memory
+	for _, f := range fixtures {
+		vec, err := emb.Embed(ctx, []string{f.text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms = append(ms, memory.Memory{ID: f.id, Text: f.text, Project: f.project, Kind: f.kind, KindOrigin: memory.KindGiven,
+			Type: f.typ, Importance: 0.5, CreatedAt: testNow.Add(-24 * time.Hour), Embedding: vec[0]})
+	}
+	if _, err := st.PutBatch(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default().Recall
+	if mod != nil {
+		mod(&cfg)
+	}
+	return NewRecaller(New(st, emb, config.Default().Search, clock), st, cfg, clock)
+}
+
+// TestRecallReach: the prompt hook's recall gives a memory of another
+// project only when the prompt names that project, while the user's own
+// memories and those of no project reach every project (and none); an
+// explicit search, and recall.project_scoped off, reach every project.
+func TestRecallReach(t *testing.T) {
+	const avr = "Which avr-gcc toolchain version does the firmware build need, and why not a newer release?"
+	cases := []struct {
+		name    string
+		req     RecallRequest
+		off     bool   // recall.project_scoped false
+		want    string // this memory is given ("" none)
+		notWant string // this one is not
+		first   bool   // want is given first
+	}{
+		{"its own project", RecallRequest{Prompt: avr, Project: "kiln"}, false, "kiln-avr", "", true},
+		{"another project", RecallRequest{Prompt: avr, Project: "harbor"}, false, "harbor-avr", "kiln-avr", false},
+		{"no project", RecallRequest{Prompt: avr}, false, "", "kiln-avr", false},
+		{"another project, naming it: it ranks as the current one", RecallRequest{Prompt: "In kiln, which avr-gcc toolchain version does the firmware build need?", Project: "harbor"}, false, "kiln-avr", "", true},
+		{"no project, naming it", RecallRequest{Prompt: "Which avr-gcc toolchain does the KILN firmware build need?"}, false, "kiln-avr", "harbor-avr", true},
+		{"the user's preference in another project", RecallRequest{Prompt: "Write the git commit message for this change; remember the co-authored-by footer rule.", Project: "kiln"}, false, "user-footer", "", false},
+		{"the user's preference with no project", RecallRequest{Prompt: "Write the git commit message for this change; remember the co-authored-by footer rule."}, false, "user-footer", "", false},
+		{"a memory of no project", RecallRequest{Prompt: "Which host and port is the shared staging database on?", Project: "kiln"}, false, "none-staging", "", false},
+		{"another project's memory, explicit search", RecallRequest{Prompt: avr, Project: "harbor", Event: EventSearch}, false, "kiln-avr", "", false},
+		{"another project, project_scoped off", RecallRequest{Prompt: avr, Project: "harbor"}, true, "kiln-avr", "", false},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := openReach(t, func(cfg *config.Recall) { cfg.ProjectScoped = !c.off })
+			c.req.SessionID = fmt.Sprintf("s%d", i)
+			got, err := r.Recall(context.Background(), c.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := hitIDs(got.Hits)
+			if c.want != "" && !slices.Contains(ids, c.want) {
+				t.Errorf("%s not given: %v (skipped %q)", c.want, ids, got.Skipped)
+			}
+			if c.first && (len(ids) == 0 || ids[0] != c.want) {
+				t.Errorf("%s not first: %v", c.want, ids)
+			}
+			if c.want == "" && len(ids) > 0 {
+				t.Errorf("want nothing, got %v", ids)
+			}
+			if c.notWant != "" && slices.Contains(ids, c.notWant) {
+				t.Errorf("%s given: %v", c.notWant, ids)
+			}
+		})
+	}
+}
