@@ -18,7 +18,7 @@ LDFLAGS := -s -w -X $(CLIPKG).Version=$(VERSION) -X $(CLIPKG).Commit=$(COMMIT) -
 BIN     := bin/memtray
 ARGS    ?=
 
-.PHONY: all deps build desktop frontend run test test-short bench eval eval-sessions fuzz soak clean model types config-doc appimage test-appimage
+.PHONY: all deps build desktop frontend run test test-short bench eval eval-sessions eval-rows fuzz soak clean model types config-doc appimage test-appimage
 .PHONY: package deb windows linux-cli release test-package
 .PHONY: load faults
 
@@ -138,6 +138,13 @@ eval: build
 eval-sessions: build
 	$(BIN) eval sessions $(SHARED)/eval/sessions-dev.json
 	@if [ -f $(SHARED)/eval/sessions-dev-more.json ]; then $(BIN) eval sessions $(SHARED)/eval/sessions-dev-more.json; fi
+
+# Every row the write pipeline's changes are measured on (docs/benchmarks.md
+# quotes them): both session sets, eval filter, eval recall, LoCoMo and
+# LongMemEval; `make eval-rows QUICK=quick` skips the last two.
+QUICK ?=
+eval-rows: build
+	@SHARED=$(SHARED) build/eval-rows.sh $(BIN) $(QUICK)
 
 # Load test (docs/benchmarks.md): `memtray serve` as a subprocess, 64 agent
 # sessions streaming through its proxy and straight to a fake provider for
