@@ -188,6 +188,17 @@ type common struct {
 	json                bool
 }
 
+// storeless refuses --data-dir and --config for a command that reads
+// neither (an evaluation runs on a temporary store with the default
+// config): taken silently, they would suggest the user's store or settings
+// were measured.
+func (c common) storeless(cmd string) error {
+	if c.dataDir != "" || c.configPath != "" {
+		return usagef("%s runs on a temporary store with the default config: --data-dir and --config are not read", cmd)
+	}
+	return nil
+}
+
 func newFlags(name string, env *Env, c *common, withJSON bool) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)

@@ -384,6 +384,20 @@ func TestEvalRecallCommand(t *testing.T) {
 	}
 }
 
+// TestEvalStoreless: every evaluation runs on a temporary store with the
+// default config, so it refuses --data-dir and --config (taken silently,
+// they would suggest the user's store or settings were measured).
+func TestEvalStoreless(t *testing.T) {
+	for _, kind := range []string{"recall", "filter", "redact", "stickiness", "merge", "sessions"} {
+		for _, flag := range []string{"--config=/tmp/x.json", "--data-dir=/tmp/x"} {
+			code, _, errs := run(t, context.Background(), "", "eval", kind, flag, "a.json", "b.json")
+			if code != 2 || !strings.Contains(errs, "--data-dir and --config are not read") {
+				t.Errorf("eval %s %s: exit %d, %q; want a usage error", kind, flag, code, errs)
+			}
+		}
+	}
+}
+
 // TestSearchWhyColumns: `search --why` keeps the table's columns aligned
 // and as narrow as their values; the factors line under each hit once
 // counted as a KIND cell and pushed PROJECT and TEXT some 180 columns

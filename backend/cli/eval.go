@@ -43,6 +43,9 @@ func runEval(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.storeless("eval recall"); err != nil {
+		return err
+	}
 	cfg, err := c.load()
 	if err != nil {
 		return err
@@ -86,6 +89,9 @@ func runEvalFilter(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.storeless("eval filter"); err != nil {
+		return err
+	}
 	if len(pos) != 1 {
 		return usagef("give one filter FILE.jsonl")
 	}
@@ -114,6 +120,9 @@ func runEvalRedact(env *Env, args []string) error {
 	gitleaks := fs.String("gitleaks", "", "score the gitleaks rule cases in DIR instead (recall on true positives of the covered rules, false positives)")
 	pos, err := parse(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := c.storeless("eval redact"); err != nil {
 		return err
 	}
 	var rep report
@@ -148,6 +157,9 @@ func runEvalStickiness(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.storeless("eval stickiness"); err != nil {
+		return err
+	}
 	if len(pos) > 0 {
 		return usagef("eval stickiness takes no arguments")
 	}
@@ -176,6 +188,9 @@ func runEvalMerge(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := c.storeless("eval merge"); err != nil {
+		return err
+	}
 	if len(pos) != 2 {
 		return usagef("want RECALL_FILE META_FILE (e.g. recall-dev.json recall-dev.meta.json)")
 	}
@@ -191,7 +206,7 @@ func runEvalMerge(env *Env, args []string) error {
 
 // runEvalSessions is `memtray eval sessions SET.json [--live] [--json]`: the
 // labelled real sessions of SET ingested into a temporary daemon with the
-// default config (not the user's: --config and --data-dir are ignored) and
+// default config (not the user's: --config and --data-dir are refused) and
 // scored. A set that is absent is skipped with a message, not an error.
 func runEvalSessions(env *Env, args []string) error {
 	var c common
@@ -201,6 +216,9 @@ func runEvalSessions(env *Env, args []string) error {
 	live := fs.Bool("live", false, "compare, per Claude Code and Codex session, the memories `memtray ingest` stores with those live capture stores from the session file written a turn at a time with its hooks (--dump: the differing texts)")
 	pos, err := parse(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := c.storeless("eval sessions"); err != nil {
 		return err
 	}
 	if len(pos) != 1 {
