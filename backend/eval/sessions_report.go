@@ -51,6 +51,13 @@ type SessionScore struct {
 	Queries   int     `json:"queries"`
 	QueryHits int     `json:"query_hits"`
 	RecallAt5 float64 `json:"recall_at_5"`
+	// QueryHitsProbe and RecallAt5Probe are QueryHits and RecallAt5 with
+	// each query asked of the store as ingest left it: recall records the
+	// memories it gives as accessed, and access raises a memory's score,
+	// so RecallAt5 also depends on the order of the queries before it
+	// (search.RecallRequest.Unrecorded).
+	QueryHitsProbe int     `json:"query_hits_probe"`
+	RecallAt5Probe float64 `json:"recall_at_5_probe"`
 	// CoverageByWhere splits Covered and Facts by Fact.Where.
 	CoverageByWhere map[string]WhereCount `json:"coverage_by_where"`
 	// LengthP50 and LengthP90 are percentiles of the live memories'
@@ -131,6 +138,7 @@ func (r *SessionsReport) overall(all map[string]memory.Memory, covering, trappin
 		o.TrapsStoredSubstring += s.TrapsStoredSubstring
 		o.Queries += s.Queries
 		o.QueryHits += s.QueryHits
+		o.QueryHitsProbe += s.QueryHitsProbe
 		for w, c := range s.CoverageByWhere {
 			oc := o.CoverageByWhere[w]
 			oc.Covered += c.Covered
@@ -145,6 +153,7 @@ func (r *SessionsReport) overall(all map[string]memory.Memory, covering, trappin
 	o.Precision = ratio(o.MemoriesCovering, o.Memories)
 	o.MemoriesPerTurn = ratio(o.Memories, o.UserTurns)
 	o.RecallAt5 = ratio(o.QueryHits, o.Queries)
+	o.RecallAt5Probe = ratio(o.QueryHitsProbe, o.Queries)
 	var texts []string
 	for _, m := range all {
 		texts = append(texts, m.Text)
@@ -192,7 +201,8 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 		c := o.CoverageByWhere[wh]
 		ew.printf("  %s %d/%d (%s)", wh, c.Covered, c.Facts, pct(ratio(c.Covered, c.Facts)))
 	}
-	ew.printf("\nunrelated prompts answered with nothing: %d/%d (%s)\n", o.UnrelatedEmpty, o.UnrelatedPrompts, pct(o.UnrelatedEmptyRate))
+	ew.printf("\nR@%d with each query asked of the store as ingest left it (no access recorded by the queries before it): %s\n", SessionsK, pct(o.RecallAt5Probe))
+	ew.printf("unrelated prompts answered with nothing: %d/%d (%s)\n", o.UnrelatedEmpty, o.UnrelatedPrompts, pct(o.UnrelatedEmptyRate))
 	if o.UnrelatedInProject > 0 {
 		ew.printf("  asked inside each of the sessions' projects: %d/%d (%s)\n", o.UnrelatedInProjectEmpty, o.UnrelatedInProject, pct(o.UnrelatedInProjectEmptyRate))
 	}

@@ -220,6 +220,7 @@ func (r *sessionsRun) ingest(ctx context.Context) error {
 // asks every covered fact's queries the way the prompt hook asks them.
 func (r *sessionsRun) score(ctx context.Context) error {
 	r.all, r.covering, r.trapping = map[string]memory.Memory{}, map[string]bool{}, map[string]bool{}
+	var asks []asked
 	for _, l := range r.todo {
 		sc := r.rep.session(l.ls.ID)
 		live, project := r.liveMemories(l.ls.ID)
@@ -238,11 +239,53 @@ func (r *sessionsRun) score(ctx context.Context) error {
 				r.trapping[m.ID] = true
 			}
 		}
-		r.progress(fmt.Sprintf("recall %s: %d queries", l.ls.ID, sc.Queries))
-		if err := r.recall(ctx, sc, l.ls, covered, project); err != nil {
+		asks = append(asks, asked{sc, l.ls, covered, project})
+	}
+	// Every probe before the first query that records accesses: each
+	// probe finds the store as ingest left it.
+	for _, a := range asks {
+		if err := r.probe(ctx, a.sc, a.ls, a.covered, a.project); err != nil {
 			return err
 		}
-		sc.RecallAt5 = ratio(sc.QueryHits, sc.Queries)
+		a.sc.RecallAt5Probe = ratio(a.sc.QueryHitsProbe, a.sc.Queries)
+	}
+	for _, a := range asks {
+		r.progress(fmt.Sprintf("recall %s: %d queries", a.ls.ID, a.sc.Queries))
+		if err := r.recall(ctx, a.sc, a.ls, a.covered, a.project); err != nil {
+			return err
+		}
+		a.sc.RecallAt5 = ratio(a.sc.QueryHits, a.sc.Queries)
+	}
+	return nil
+}
+
+// asked is what a session's queries are asked with: its score, its labels,
+// which of its facts are covered and its project.
+type asked struct {
+	sc      *SessionScore
+	ls      *LabelledSession
+	covered []bool
+	project string
+}
+
+// probe asks the queries of a session's covered facts as recall does,
+// recording no access (search.RecallRequest.Unrecorded), and counts the
+// hits in the first SessionsK.
+func (r *sessionsRun) probe(ctx context.Context, sc *SessionScore, ls *LabelledSession, covered []bool, project string) error {
+	for i, f := range ls.Facts {
+		if !covered[i] {
+			continue
+		}
+		for j, q := range f.Queries {
+			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-probe-%s-%s-%d", ls.ID, f.ID, j+1),
+				Prompt: q, Project: project, Event: search.EventPrompt, Unrecorded: true})
+			if err != nil {
+				return fmt.Errorf("eval sessions: probe %s %s: %w", ls.ID, f.ID, err)
+			}
+			if hitCovers(hitTexts(got.Hits), f.Keys, SessionsK) {
+				sc.QueryHitsProbe++
+			}
+		}
 	}
 	return nil
 }

@@ -192,9 +192,9 @@ func TestScoreSession(t *testing.T) {
 
 func TestOverallCountsSharedMemoriesOnce(t *testing.T) {
 	r := &SessionsReport{Sessions: []SessionScore{
-		{ID: "A", UserTurns: 2, Facts: 2, Covered: 1, Queries: 4, QueryHits: 2, Traps: 1, TrapsStored: 1,
+		{ID: "A", UserTurns: 2, Facts: 2, Covered: 1, Queries: 4, QueryHits: 2, QueryHitsProbe: 3, Traps: 1, TrapsStored: 1,
 			CoverageByWhere: map[string]WhereCount{WhereUser: {1, 2}}},
-		{ID: "B", UserTurns: 2, Facts: 2, Covered: 2, Queries: 4, QueryHits: 3,
+		{ID: "B", UserTurns: 2, Facts: 2, Covered: 2, Queries: 4, QueryHits: 3, QueryHitsProbe: 3,
 			CoverageByWhere: map[string]WhereCount{WhereToolLoop: {2, 2}}},
 		{ID: "C", Skipped: "reader missing for codex", Facts: 99},
 	}}
@@ -207,7 +207,7 @@ func TestOverallCountsSharedMemoriesOnce(t *testing.T) {
 	if o.Memories != 4 || o.MemoriesCovering != 2 || o.Precision != 0.5 || o.MemoriesPerTurn != 1 || o.TrapMemories != 1 || o.TrapsStored != 1 {
 		t.Errorf("memories: %+v", o)
 	}
-	if o.Queries != 8 || o.QueryHits != 5 || o.RecallAt5 != 5.0/8 {
+	if o.Queries != 8 || o.QueryHits != 5 || o.RecallAt5 != 5.0/8 || o.QueryHitsProbe != 6 || o.RecallAt5Probe != 6.0/8 {
 		t.Errorf("recall: %+v", o)
 	}
 	if o.CoverageByWhere[WhereUser] != (WhereCount{1, 2}) || o.CoverageByWhere[WhereToolLoop] != (WhereCount{2, 2}) ||

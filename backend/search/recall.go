@@ -79,6 +79,11 @@ type RecallRequest struct {
 	// where each memory it looks for went. Not part of the API (hooks, MCP
 	// and HTTP cannot set it); the recall log keeps the first MaxWithheld.
 	AllWithheld bool `json:"-"`
+	// Unrecorded leaves the given memories unrecorded as accessed: an
+	// evaluation's probe (eval sessions) is measured against the store as
+	// ingest left it, not as the probes before it left it (access counts
+	// raise a memory's score). Not part of the API.
+	Unrecorded bool `json:"-"`
 }
 
 // Recalled is what a recall gives the agent.
@@ -388,8 +393,10 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 	if len(out.Hits) == 0 {
 		r.empty.Add(1)
 		out.Skipped = skippedReason(f, len(out.AlreadyGiven) > 0 || r.engine.givenEarlier(f))
-	} else if err := r.record(ctx, out.Hits); err != nil {
-		warnings = append(warnings, err.Error())
+	} else if !req.Unrecorded {
+		if err := r.record(ctx, out.Hits); err != nil {
+			warnings = append(warnings, err.Error())
+		}
 	}
 	out.Warning = strings.Join(warnings, "; ")
 	return out

@@ -33,6 +33,30 @@ func newRecaller(t *testing.T, mod func(*config.Recall)) (*Recaller, func(id str
 
 const tlePrompt = "how long do we cache the TLE element sets, and what is the ORBIT_TLE_CACHE_TTL limit?"
 
+// TestRecallUnrecorded: an evaluation's probe (Unrecorded) gets what a
+// recall gets and leaves no access behind, so the next probe finds the
+// store as the first did; a recall records its hits.
+func TestRecallUnrecorded(t *testing.T) {
+	for _, tc := range []struct {
+		unrecorded bool
+		wantCount  int
+	}{{true, 0}, {false, 1}} {
+		r, get := newRecaller(t, nil)
+		got, err := r.Recall(context.Background(), RecallRequest{SessionID: "p1", Prompt: tlePrompt, Project: "orbit", Unrecorded: tc.unrecorded})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Hits) == 0 {
+			t.Fatalf("unrecorded %v: nothing given", tc.unrecorded)
+		}
+		for _, h := range got.Hits {
+			if m := get(h.Memory.ID); m.AccessCount != tc.wantCount || len(m.Hits) != tc.wantCount {
+				t.Errorf("unrecorded %v: %s has access count %d, %d hit times; want %d", tc.unrecorded, h.Memory.ID, m.AccessCount, len(m.Hits), tc.wantCount)
+			}
+		}
+	}
+}
+
 func TestRecallOncePerTurnAndNeverTwice(t *testing.T) {
 	r, get := newRecaller(t, nil)
 	ctx := context.Background()
