@@ -28,7 +28,8 @@ func answerCandidates(a memory.Answer) []Candidate {
 // what to use), said in the user's own choice of words or options, so it
 // is kept as a whole, never split by the prompt's rules (a question is no
 // statement there; "fix the issues" would be an order of the moment).
-// Its kind is the user's preference (type user, cued) when what the user
+// Its kind is the user's preference (type user, cued; a convention of the
+// project when it is about the project's content, ruleType) when what the user
 // chose is worded as one (a prompt's preference cue or how-to order:
 // "always ...", "use yarn"); otherwise it is a decision of the project,
 // guessed (no recall boost: an answer can be about the moment only).
@@ -51,7 +52,7 @@ func answerCandidate(a memory.Answer) (Candidate, bool) {
 	c := newCandidate(text, OriginUser, ClassAnswer, true, "")
 	c.Kind = memory.KindDecision
 	if ls := lower(ans); prefCue(ls) || howToRule(ls) {
-		c.Kind, c.Type = memory.KindPreference, memory.TypeUser
+		c.Kind, c.Type = ruleType([]string{ans}, ans)
 	}
 	return c, true
 }

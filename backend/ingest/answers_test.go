@@ -44,6 +44,8 @@ func TestAnswerCandidate(t *testing.T) {
 			true, memory.KindPreference, memory.TypeUser, ""},
 		{"a how-to order: the user's", memory.Answer{Question: "Which package manager?", Answer: "Use pnpm, not npm"},
 			true, memory.KindPreference, memory.TypeUser, ""},
+		{"worded as a preference of the project's content: its convention", memory.Answer{Question: "Where should the API handlers live?", Answer: "Always in `internal/api`, one file per resource"},
+			true, memory.KindConvention, memory.TypeProject, ""},
 		{"a choice about how to work, asked as leave: a decision", memory.Answer{Question: "Should we keep the existing package layout?", Answer: "Yes (keep cmd/ and internal/ as they are)"},
 			true, memory.KindDecision, "", ""},
 		{"a refusal of leave to act is kept", memory.Answer{Question: "Should I add a Co-Authored-By footer to the commit?", Answer: "No (leave the footer out)"},
@@ -176,9 +178,11 @@ func TestDistillRefusals(t *testing.T) {
 		kind  memory.Kind
 	}{
 		{"a rule with its reason", "This repository uses pnpm, never npm: the lockfile is pnpm-lock.yaml.",
-			"This repository uses pnpm, never npm: the lockfile is pnpm-lock.yaml.", memory.KindPreference},
+			"This repository uses pnpm, never npm: the lockfile is pnpm-lock.yaml.", memory.KindConvention}, // the project's stack (ruleType)
 		{"a preference", "Always sign commits with the team's GPG key, never with a personal one.",
-			"Always sign commits with the team's GPG key, never with a personal one.", memory.KindPreference},
+			"Always sign commits with the team's GPG key, never with a personal one.", memory.KindConvention}, // names the team's key (ruleType)
+		{"a preference of the user", "Never add the co-authored-by footer to commits.",
+			"Never add the co-authored-by footer to commits.", memory.KindPreference},
 		{"an order for the moment", "Run the unit tests first.", "", ""},
 		{"chat", "wait", "", ""},
 		{"injected blocks only", "<system-reminder>be brief</system-reminder>", "", ""},
@@ -241,7 +245,7 @@ func TestProcessTurnRefusal(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("get: %v %d", err, len(ms))
 	}
-	if strings.Contains(m.Text, "u8jzPde0") || m.Type != memory.TypeUser {
+	if strings.Contains(m.Text, "u8jzPde0") || m.Type != memory.TypeProject { // a rule of the project's CI (ruleType)
 		t.Fatalf("memory %q type %s", m.Text, m.Type)
 	}
 }

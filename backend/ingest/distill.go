@@ -222,7 +222,9 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 
 // kindOrigin says how certain the candidate's kind is: what the judge
 // named is judged, a user's preference (said with its cue) and a line of
-// an instruction file are cued, the rest is left to GuessOrigin at store time.
+// an instruction file are cued, the rest is left to GuessOrigin at store
+// time: a convention the user stated (ruleType) too, its kind being read
+// from what the rule is about, not said.
 func (c Candidate) kindOrigin() memory.KindOrigin {
 	switch {
 	case c.Origin == OriginJudge && c.Kind != "":
@@ -247,7 +249,7 @@ func userCandidates(text string) []Candidate {
 	prose, _ := splitFences(text)
 	var out []Candidate
 	var cur, context []string
-	pref := false // a sentence of cur is a preference
+	var rules []string // the sentences of cur said as a preference
 	keep := func(st string) {
 		// The context nearest the kept sentence joins it while the
 		// statement stays within maxCandidateRunes: a pasted table
@@ -265,11 +267,12 @@ func userCandidates(text string) []Candidate {
 		context = nil
 		if len(cur) > 0 {
 			c := newCandidate(strings.Join(cur, " "), OriginUser, ClassFact, true, "")
-			if pref {
-				c.Class, c.Kind, c.Type = ClassPreference, memory.KindPreference, memory.TypeUser
+			if len(rules) > 0 {
+				c.Class = ClassPreference
+				c.Kind, c.Type = ruleType(rules, c.Text)
 			}
 			out = append(out, c)
-			cur, pref = nil, false
+			cur, rules = nil, nil
 		}
 	}
 	pasted := pastedMaterial(prose) // paste.go: a document, not the user's rules
@@ -282,7 +285,7 @@ func userCandidates(text string) []Candidate {
 			flush() // a row of a pasted table: data, not a statement nor context
 			continue
 		}
-		userSentences(sentences(line), pasted, keep, flush, &pref, &context, objects)
+		userSentences(sentences(line), pasted, keep, flush, &rules, &context, objects)
 	}
 	flush()
 	return out
@@ -290,13 +293,13 @@ func userCandidates(text string) []Candidate {
 
 // userSentences reads the sentences of one line of a user's message for
 // userCandidates: keep adds a sentence to the statement being formed,
-// flush ends it, pref says a sentence of it is a preference and context
+// flush ends it, rules gathers its sentences said as a preference and context
 // holds the sentences that may join the next kept one. In pasted material
 // (pasted) no cue word makes a sentence the user's preference. objects
 // gathers the words of the message's requests and their details, so a
 // later rule-worded sentence about them is read as a detail
 // (requestDetail).
-func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), pref *bool, ctx *[]string, objects map[string]bool) {
+func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), rules *[]string, ctx *[]string, objects map[string]bool) {
 	onLine := false // a sentence of this line is kept
 	keepOn := func(st string) {
 		keep(st)
@@ -336,7 +339,7 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 			endOn()
 		case !pasted && cued:
 			keepOn(st)
-			*pref = true
+			*rules = append(*rules, st)
 		case pasted && onLine && cued:
 			// the rest of a pasted record's line ("Validation: Zod. Use
 			// drizzle-zod to ..."): part of its fact, not a preference

@@ -351,7 +351,7 @@ func TestDistill(t *testing.T) {
 			if tc.prefer {
 				ok := false
 				for _, c := range kept {
-					ok = ok || (c.Type == memory.TypeUser && c.Kind == memory.KindPreference)
+					ok = ok || (c.Origin == OriginUser && c.Class == ClassPreference)
 				}
 				if !ok {
 					t.Errorf("no user preference kept: %+v", kept)

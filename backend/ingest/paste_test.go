@@ -71,7 +71,7 @@ func TestPastedMaterial(t *testing.T) {
 			for _, c := range userCandidates(tc.text) {
 				switch {
 				case !c.Keep:
-				case c.Class == ClassPreference && c.Type == memory.TypeUser:
+				case c.Class == ClassPreference:
 					prefs++
 				default:
 					facts++

@@ -2,8 +2,6 @@ package ingest
 
 import (
 	"testing"
-
-	"github.com/memtray/memtray/backend/memory"
 )
 
 // TestUserStatedNegations: a negation said of a third-person subject is a
@@ -34,7 +32,7 @@ func TestUserStatedNegations(t *testing.T) {
 		t.Run(tc.text, func(t *testing.T) {
 			pref := false
 			for _, c := range userCandidates(tc.text) {
-				if c.Keep && c.Type == memory.TypeUser {
+				if c.Keep && c.Class == ClassPreference {
 					pref = true
 				}
 			}

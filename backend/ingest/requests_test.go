@@ -3,15 +3,13 @@ package ingest
 import (
 	"strings"
 	"testing"
-
-	"github.com/memtray/memtray/backend/memory"
 )
 
 // preferenceWith reports whether userCandidates(text) keeps a `user`
 // preference holding sub.
 func preferenceWith(text, sub string) bool {
 	for _, c := range userCandidates(text) {
-		if c.Keep && c.Type == memory.TypeUser && strings.Contains(c.Text, sub) {
+		if c.Keep && c.Class == ClassPreference && strings.Contains(c.Text, sub) {
 			return true
 		}
 	}

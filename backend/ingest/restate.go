@@ -128,15 +128,69 @@ func (r *restatement) take(st string, pos int) (string, bool) {
 		r.pos = pos
 	}
 	r.taught = append(r.taught, core)
-	if agentAddressed.MatchString(lc) {
+	if agentAddressed.MatchString(lc) || agentProcess.MatchString(lc) {
 		r.aboutAgent = true
 	}
 	return core, true
 }
 
 // agentAddressed is a rule about how the agent works: said of "I" or
-// "you" ("I need to work within the session directory").
+// "you" ("I need to work within the session directory"). A rule that
+// names the agent's process (agentProcess) is one too.
 var agentAddressed = regexp.MustCompile(`^(?:(?:according to|per|as) [^,]{1,80}, )?(?:i|you)\b`)
+
+// agentProcess names the agent's own way of working in a rule: how it
+// commits, pushes and opens pull requests, tests and checks its work
+// (builds, compiles, lints, warnings), asks, confirms and answers, and in
+// what language: "never add the co-authored-by footer to commits", "run
+// the tests before you push", "answer in French". A rule without it is
+// about the work's content (the project's stack, files, components).
+var agentProcess = regexp.MustCompile(`\b(?:commit(?:s|ted|ting)?|push(?:es|ed|ing)?|pull requests?|co-authored(?:-by)?|tests?|testing|compiles?|compiling|builds? (?:cleanly|without)|warnings?|lint(?:s|ed|ing)?|ask(?:s|ed|ing)?|confirm(?:s|ation)?|answer(?:s|ing)?|repl(?:y|ies|ying)|respond(?:s|ing)?|explain(?:s|ing)?|tell me|let me know|in (?:english|french|german|spanish|italian|portuguese|dutch|chinese|japanese))\b`)
+
+// selfStatement opens a sentence in which the user speaks of themselves
+// and their machine: "I'm on Ubuntu 22.04", "I use vim", "my laptop has
+// ...". What the user says they want ("I want ...", "I need ...") is not
+// it: that is about whatever it names.
+var selfStatement = regexp.MustCompile(`^(?:(?:ok(?:ay)?|so|also|and|but|fyi|note|btw)\b[\s,.;:!—–-]*)*(?:i(?:'m| am) (?:on|using|running|working (?:on|in|from)|not|in)\b|i (?:use|run|work (?:on|in|from)|develop (?:on|in)|type|code (?:on|in))\b|my (?:own )?(?:machine|computer|laptop|desktop|os|system|setup|environment|editor|ide|terminal|shell|keyboard)\b)`)
+
+// contentNoun names a part of the project's content: its stack, code,
+// data, files and interface.
+var contentNoun = regexp.MustCompile(`\b(?:database|db|schemas?|tables?|columns?|apis?|endpoints?|server|backend|frontend|renderer|components?|modules?|packages?|librar(?:y|ies)|frameworks?|stack|orm|dependenc(?:y|ies)|migrations?|routes?|pages?|tabs?|fields?|forms?|buttons?|menus?|dialogs?|screens?|views?|models?|classes|functions?|files?|folders?|director(?:y|ies)|scaffolding|architecture|app|application)\b`)
+
+// aboutUser reports whether a preference the user stated is about the
+// user or the agent's way of working, not the project's content: one of
+// its rule sentences names the agent's process (agentProcess) and no
+// thing of a project ("never commit .env.local" is the project's rule,
+// namesThing), or a sentence of its text is the user speaking of
+// themselves (selfStatement). Such a rule follows the user to every
+// project.
+func aboutUser(rules []string, text string) bool {
+	for _, r := range rules {
+		if agentProcess.MatchString(lower(r)) && !namesThing(r) {
+			return true
+		}
+	}
+	for _, s := range sentences(text) {
+		if selfStatement.MatchString(lower(strings.TrimSpace(s.text))) {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleType gives the kind and type of a preference the user stated
+// (rules: its rule sentences; text: the whole statement): the
+// user's preference when it is about the user or the agent's way of
+// working (aboutUser) or names nothing of a project; a convention of the
+// project when it is a requirement of the project's content, naming
+// something of it (namesThing, contentNoun): "the backend uses rusqlite",
+// "use Drizzle for the ORM", a pasted tech-stack record.
+func ruleType(rules []string, text string) (memory.Kind, memory.Type) {
+	if !aboutUser(rules, text) && (namesThing(text) || contentNoun.MatchString(lower(text))) {
+		return memory.KindConvention, memory.TypeProject
+	}
+	return memory.KindPreference, memory.TypeUser
+}
 
 // candidate returns the restated rule as one kept candidate: a user
 // preference when it says how the agent is to work, a project convention

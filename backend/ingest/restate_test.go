@@ -86,6 +86,13 @@ func TestRestatement(t *testing.T) {
 			drop: []string{"hand. The generator"},
 		},
 		{
+			name:  "a rule of the agent's process, not said of it, is the user's",
+			user:  "did you add the footer again?",
+			texts: []string{"You're right. Commit messages must never carry a co-authored-by footer. Let me amend it.", "Amended."},
+			rule:  "Commit messages must never carry a co-authored-by footer.",
+			kind:  memory.KindPreference, typ: memory.TypeUser,
+		},
+		{
 			name:  "no correction: a concession forms no rule",
 			user:  "the export should include archived rows too",
 			texts: []string{"You're right. Feature work must go on a feature branch, never directly on main. Let me move the commit.", "Moved."},
@@ -133,6 +140,45 @@ func TestRestatement(t *testing.T) {
 			c := taught[0]
 			if !strings.Contains(c.Text, tc.rule) || c.Kind != tc.kind || c.Type != tc.typ || c.kindOrigin() != memory.KindCued {
 				t.Fatalf("restatement %q %s/%s (%s), want %q %s/%s (cue)", c.Text, c.Kind, c.Type, c.kindOrigin(), tc.rule, tc.kind, tc.typ)
+			}
+		})
+	}
+}
+
+// TestRuleType: a rule the user states is the user's preference (it
+// follows them to every project) when it is about the user or the agent's
+// way of working, and a convention of the project when it requires
+// something of the project's content. Each case fails without ruleType:
+// the project's rules would stay the user's, and the user's rules that
+// name a part of a project too would turn into the project's.
+func TestRuleType(t *testing.T) {
+	tests := []struct {
+		text string
+		kind memory.Kind
+		typ  memory.Type
+	}{
+		// the project's content: its stack, libraries, files, components
+		{"The backend must use sqlx for every query, never an ORM.", memory.KindConvention, memory.TypeProject},
+		{"Use Drizzle for the ORM and keep the schema in one place.", memory.KindConvention, memory.TypeProject},
+		{"Each settings field should appear on one tab only, never on two.", memory.KindConvention, memory.TypeProject},
+		{"Never hand-edit the generated files in `internal/gen`.", memory.KindConvention, memory.TypeProject},
+		{"Never commit `config/local.yaml`, it holds each machine's paths.", memory.KindConvention, memory.TypeProject},
+		// the agent's way of working and the user themselves
+		{"Please don't add new dependencies to the app without asking.", memory.KindPreference, memory.TypeUser},
+		{"Never commit changes to the backend until I say so.", memory.KindPreference, memory.TypeUser},
+		{"Always run the whole test suite of a module before you push.", memory.KindPreference, memory.TypeUser},
+		{"I'm on Fedora 40 with a desktop session. Never assume a headless server.", memory.KindPreference, memory.TypeUser},
+	}
+	for _, tc := range tests {
+		t.Run(tc.text, func(t *testing.T) {
+			var got []Candidate
+			for _, c := range userCandidates(tc.text) {
+				if c.Keep && c.Class == ClassPreference {
+					got = append(got, c)
+				}
+			}
+			if len(got) != 1 || got[0].Kind != tc.kind || got[0].Type != tc.typ {
+				t.Fatalf("userCandidates(%q) = %+v, want one rule %s/%s", tc.text, got, tc.kind, tc.typ)
 			}
 		})
 	}
