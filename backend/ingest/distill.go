@@ -60,6 +60,16 @@ type Candidate struct {
 	// taught marks the model's restatement of what the user's correction
 	// taught (restate.go): the user's rule in the model's words.
 	taught bool
+	// cuts are the pieces (sentences, clauses) distillation took out of
+	// the candidate's text while keeping the rest, each with why; joined
+	// candidates keep all their pieces' cuts.
+	cuts []cutPiece
+}
+
+// cutPiece is a piece of a candidate's text distillation cut out of it,
+// and why (the reason a whole candidate dropped for it would have).
+type cutPiece struct {
+	text, reason string
 }
 
 // maxCandidateRunes bounds one memory formed from a turn: hand-written
@@ -1032,6 +1042,7 @@ func mergeSteps(cands []Candidate) []Candidate {
 				for t := range c.subject {
 					o.subject[t] = true
 				}
+				o.cuts = joinCuts(o.cuts, c.cuts)
 				continue
 			}
 		}
@@ -1041,6 +1052,15 @@ func mergeSteps(cands []Candidate) []Candidate {
 		}
 	}
 	return out
+}
+
+// joinCuts returns a's cuts followed by b's, in a new slice when b adds
+// any: a may share its array with a candidate merging left behind.
+func joinCuts(a, b []cutPiece) []cutPiece {
+	if len(b) == 0 {
+		return a
+	}
+	return append(a[:len(a):len(a)], b...)
 }
 
 // mergeBySubject joins kept candidates of the same origin kind that share
@@ -1073,6 +1093,7 @@ func mergeBySubject(cands []Candidate) []Candidate {
 						for t := range c.subject {
 							o.subject[t] = true
 						}
+						o.cuts = joinCuts(o.cuts, c.cuts)
 						merged = true
 						break
 					}

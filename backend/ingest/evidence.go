@@ -57,7 +57,8 @@ func stepSentences(text string) []string {
 }
 
 // cutSentences takes the sentences cut out of a candidate's text; a
-// candidate left with nothing specific is dropped with reason.
+// candidate left with nothing specific is dropped with reason, one left
+// with something records each piece cut, with reason, in its cuts.
 func cutSentences(c *Candidate, cut []string, reason string) {
 	if len(cut) == 0 {
 		return
@@ -67,8 +68,20 @@ func cutSentences(c *Candidate, cut []string, reason string) {
 		c.Keep, c.Reason = false, reason
 		return
 	}
+	c.cuts = recordCuts(c.cuts, c.Text, cut, reason)
 	c.Text = text
 	c.subject = subjectOf(text)
+}
+
+// recordCuts returns cuts with each piece of pieces that text holds
+// added, with reason.
+func recordCuts(cuts []cutPiece, text string, pieces []string, reason string) []cutPiece {
+	for _, s := range pieces {
+		if s = strings.TrimSpace(s); s != "" && strings.Contains(text, s) {
+			cuts = append(cuts, cutPiece{text: s, reason: reason})
+		}
+	}
+	return cuts
 }
 
 // undoCue marks a sentence that undoes or replaces what exists: a removal,

@@ -532,7 +532,7 @@ func dropRelocated(t Turn, cands []Candidate, later []string) (moves bool) {
 		if _, ok := stepSents[c.step]; !ok {
 			stepSents[c.step] = stepSentences(t.Steps[c.step].Text)
 		}
-		var repl [][2]string // each sentence and what is left of it
+		var repl [][3]string // each sentence, what is left of it and what was cut
 		why := ""
 		for _, st := range stepSents[c.step] {
 			if !strings.Contains(c.Text, st) || undoCue.MatchString(lower(st)) {
@@ -558,13 +558,15 @@ func dropRelocated(t Turn, cands []Candidate, later []string) (moves bool) {
 			if !hit {
 				continue
 			}
-			var b strings.Builder
+			var b, gone strings.Builder
 			for k, x := range cl {
 				if !cut[k] {
 					b.WriteString(x)
+				} else {
+					gone.WriteString(x)
 				}
 			}
-			repl = append(repl, [2]string{st, capitalFirst(strings.TrimSpace(b.String()))})
+			repl = append(repl, [3]string{st, capitalFirst(strings.TrimSpace(b.String())), strings.TrimSpace(gone.String())})
 		}
 		if len(repl) > 0 {
 			replaceSentences(c, repl, "revised later: "+preview(why))
@@ -583,23 +585,32 @@ func capitalFirst(s string) string {
 }
 
 // replaceSentences is cutSentences with each sentence replaced by what is
-// left of it (repl's pairs; a pair left with less than two words cuts the
-// sentence whole).
-func replaceSentences(c *Candidate, repl [][2]string, reason string) {
+// left of it (repl's triples: the sentence, what is left of it, the
+// clauses cut; a sentence left with less than two words is cut whole).
+// A candidate left with something records the clauses or sentences cut,
+// with reason, in its cuts.
+func replaceSentences(c *Candidate, repl [][3]string, reason string) {
 	text := c.Text
-	var cut []string
+	var cut, gone []string
 	for _, p := range repl {
 		s, with := p[0], p[1]
 		if with == "" || wordCount(with) < 2 {
 			cut = append(cut, s)
+			gone = append(gone, s)
 			continue
 		}
 		text = strings.Replace(text, s, with, 1)
+		gone = append(gone, p[2])
 	}
 	text, ok := cutLeaves(text, cut)
 	if !ok {
 		c.Keep, c.Reason = false, reason
 		return
+	}
+	for _, g := range gone {
+		if g = strings.TrimSpace(g); g != "" {
+			c.cuts = append(c.cuts, cutPiece{text: g, reason: reason})
+		}
 	}
 	c.Text = text
 	c.subject = subjectOf(text)

@@ -24,7 +24,8 @@ const maxJudgeToolBytes = 2 << 10
 // the turn t holds, once, after distillation found cands. It returns the
 // statements to store: the judge's memories in place of kept, each
 // redacted again and refused when it mainly restates a statement
-// distillation dropped as revised later. When the judge keeps nothing the
+// distillation dropped, or a piece it cut out of one, as revised or
+// undone later (restatesRevised). When the judge keeps nothing the
 // turn is rejected at StageJudge (r.decided). Without a turn judge, or when
 // it fails (budget, timeout, a malformed answer: score judge_error), kept
 // stands. A turn the judge keeps nothing of teaches the content scorer its
@@ -94,8 +95,8 @@ func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []
 			c.Class = ClassPreference
 		}
 		c.Kind, c.Type = m.Kind, m.Type
-		if rev := restatesRevised(c, cands); rev != nil {
-			c.Keep, c.Reason = false, "restates a statement revised later: "+preview(rev.Text)
+		if rev := restatesRevised(c, cands); rev != "" {
+			c.Keep, c.Reason = false, "restates a statement revised later: "+preview(rev)
 			refused++
 		}
 		if c.Text == "" {
@@ -119,35 +120,67 @@ func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []
 	return out
 }
 
-// restatesRevised returns the candidate distillation dropped as revised
-// later that c mainly restates, nil when there is none: c shares at least
-// two subject tokens with it, at least half of the smaller subject, more
-// than it shares with any statement distillation kept, and none of the
-// specific tokens (long or load-bearing) the revising sentence brought in.
-// A memory of the corrected finding names the same subject as the revised
-// one, but also what the correction said.
-func restatesRevised(c Candidate, cands []Candidate) *Candidate {
+// restatesRevised returns the statement the session revised that c
+// mainly restates, "" when there is none: a candidate distillation
+// dropped as revised, or a piece it cut out of one as revised (revisedBy)
+// while keeping the rest. c shares at least two subject tokens with it, at
+// least half of the smaller subject, more than it shares with any
+// statement distillation kept, and none of the specific tokens (long or
+// load-bearing) the revising sentence brought in. A memory of the
+// corrected finding names the same subject as the revised one, but also
+// what the correction said.
+func restatesRevised(c Candidate, cands []Candidate) string {
 	best := 0
 	for _, o := range cands {
 		if o.Keep {
 			best = max(best, overlap(c.subject, o.subject))
 		}
 	}
-	for i := range cands {
-		o := &cands[i]
-		by, ok := strings.CutPrefix(o.Reason, "revised later: ")
+	restates := func(text, reason string, subject map[string]bool) bool {
+		by, ok := revisedBy(reason)
 		if !ok {
-			continue
+			return false
 		}
-		n := overlap(c.subject, o.subject)
-		if n < 2 || 2*n < min(len(c.subject), len(o.subject)) || n <= best {
-			continue
+		if subject == nil {
+			subject = subjectOf(text)
 		}
-		if !sharesCorrection(c.subject, o.subject, by) {
-			return o
+		n := overlap(c.subject, subject)
+		if n < 2 || 2*n < min(len(c.subject), len(subject)) || n <= best {
+			return false
+		}
+		return !sharesCorrection(c.subject, subject, by)
+	}
+	for _, o := range cands {
+		if !o.Keep && restates(o.Text, o.Reason, o.subject) {
+			return o.Text
+		}
+		for _, k := range o.cuts {
+			if restates(k.text, k.reason, nil) {
+				return k.text
+			}
 		}
 	}
-	return nil
+	return ""
+}
+
+// revisedBy returns what revised a statement distillation dropped or cut
+// with reason (the revising sentence, or the call that moved its file),
+// and whether the reason says the session revised it: "revised later" (a
+// later sentence corrected it, a sentence of its own statement did, a
+// later call moved or deleted the file it places) or "undone later" (a
+// later sentence or request undid the state it describes). Both say the
+// session left what the statement describes, and a later turn's revision
+// is beyond what the judge sees. An unconfirmed guess, an offer or
+// narration is not revised: nothing the session said contradicts it, and
+// whether the turn bore a guess out is the judge's to read in the turn it
+// sees whole.
+func revisedBy(reason string) (string, bool) {
+	for _, p := range []string{"revised later: ", "undone later: "} {
+		if by, ok := strings.CutPrefix(reason, p); ok {
+			return by, true
+		}
+	}
+	return "", false
 }
 
 // sharesCorrection reports whether subject holds a specific token that the

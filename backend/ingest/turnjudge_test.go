@@ -223,7 +223,11 @@ func TestRestatesRevised(t *testing.T) {
 	revised := newCandidate("The flaky TestSync failure comes from the bbolt file lock held by the tail watcher.", OriginToolLoop, ClassFinding, false,
 		"revised later: Actually the bbolt lock is not the cause: TestSync fails because sync_test.go reads the wall clock.")
 	kept := newCandidate("TestSync was flaky because sync_test.go used the wall clock.", OriginFinal, ClassFinding, true, "")
-	cands := []Candidate{revised, kept}
+	undone := newCandidate("The nightly job prunes `var/spool/` entries older than 7 days with `spool.Prune`.", OriginToolLoop, ClassFinding, false,
+		"undone later: I removed `spool.Prune` from the nightly job.")
+	guess := newCandidate("The webhook retries probably fail because the signing secret rotates hourly.", OriginToolLoop, ClassFinding, false,
+		reasonGuess+": The webhook retries probably fail because the signing secret rotates hourly.")
+	cands := []Candidate{revised, kept, undone, guess}
 	tests := []struct {
 		text    string
 		refused bool
@@ -233,10 +237,14 @@ func TestRestatesRevised(t *testing.T) {
 		{"TestSync was flaky because sync_test.go used the wall clock; it now uses memory.FixedClock.", false},
 		{"The bbolt file lock is not what makes TestSync flaky: sync_test.go read the wall clock.", false},
 		{"Webhooks retry 5 times because the provider rate-limits us.", false},
+		// undone later is a revision too
+		{"The nightly job prunes var/spool/ entries older than 7 days through spool.Prune.", true},
+		// an unconfirmed guess is not: the judge reads the turn that may bear it out
+		{"The webhook retries fail because the signing secret rotates hourly.", false},
 	}
 	for _, tc := range tests {
 		c := newCandidate(tc.text, OriginJudge, ClassFinding, true, "")
-		if got := restatesRevised(c, cands) != nil; got != tc.refused {
+		if got := restatesRevised(c, cands) != ""; got != tc.refused {
 			t.Errorf("%q: refused %v, want %v", tc.text, got, tc.refused)
 		}
 	}

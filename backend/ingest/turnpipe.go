@@ -88,6 +88,10 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 			kept = append(kept, c)
 		}
 	}
+	// What distillation cut out of a statement it kept in part follows the
+	// statements, each piece a dropped verdict with why; after them, so
+	// the statement at base+i stays cands[i] (reviseEarlier).
+	r.dec.Candidates = append(r.dec.Candidates, cutVerdicts(cands)...)
 	r.score("candidates", float64(len(cands)))
 	r.score("kept", float64(len(kept)))
 	if kept = p.judgeTurn(ctx, r, t, cands, kept); r.decided { // turnjudge.go
@@ -351,4 +355,18 @@ func summarizeReasons(reasons []string) string {
 		parts = append(parts, fmt.Sprintf("%s %d", k, counts[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// cutVerdicts returns, for the feed, each piece distillation cut out of
+// a candidate of cands (Candidate.cuts) as a dropped verdict with the
+// cut's reason and its candidate's origin and class, marked Cut.
+func cutVerdicts(cands []Candidate) []memory.CandidateVerdict {
+	var out []memory.CandidateVerdict
+	for _, c := range cands {
+		for _, k := range c.cuts {
+			out = append(out, memory.CandidateVerdict{Text: preview(k.text), Origin: c.Origin, Class: c.Class,
+				Reason: k.reason, Cut: true})
+		}
+	}
+	return out
 }

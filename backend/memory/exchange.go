@@ -191,6 +191,11 @@ type CandidateVerdict struct {
 	// MemoryID is the memory a kept statement was stored as, merged into
 	// or updated.
 	MemoryID string `json:"memory_id,omitempty"`
+	// Cut marks a piece (a sentence, a clause) distillation cut out of a
+	// statement it kept the rest of, never kept; Reason says why. The
+	// pieces follow the turn's statements and are not statements of
+	// their own.
+	Cut bool `json:"cut,omitempty"`
 }
 
 // Kept reports whether the exchange left a mark in the store (a memory

@@ -85,6 +85,7 @@ export interface CandidateVerdict {
   reason?: string;
   kind?: string;
   memory_id?: string;
+  cut?: boolean;
 }
 
 /** config.Capture */

@@ -103,6 +103,30 @@ describe('Feed view', () => {
     location.hash = '';
   });
 
+  it('the drawer marks the pieces cut out of a kept statement and leaves them out of the statement counts', async () => {
+    const d: DecisionEntry = { ...dec('a', '2026-01-01T00:00:02Z'),
+      candidates: [
+        { text: 'It backs off up to 30 seconds because the API rate-limits bursts.', origin: 'tool-loop', class: 'finding', kept: true, memory_id: 'm1' },
+        { text: 'Let me look.', origin: 'tool-loop', class: 'narration', kept: false, reason: 'narration' },
+        { text: 'The retry helper lives in `tools/retry.sh`, and', origin: 'tool-loop', class: 'finding', kept: false, reason: 'revised later: mv tools/retry.sh ci/retry.sh', cut: true },
+      ] };
+    fakeFetch({ 'GET /api/decisions': [d], 'GET /api/memories/m1': { id: 'm1', text: 'It backs off.' } });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    location.hash = '#/feed?decision=a';
+    const feed = createFeed({ stream: createEventStream() });
+    await feed.load();
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Feed, { target, props: { feed } }));
+    flushSync();
+    const list = target.querySelector('[data-testid=feed-candidates]');
+    expect(list?.previousElementSibling?.textContent).toBe('Statements (1 of 2 kept; 1 piece cut)');
+    const items = [...(list?.querySelectorAll('li') ?? [])];
+    expect(items.map((li) => li.querySelector('.badge')?.textContent)).toEqual(['kept', 'dropped', 'cut']);
+    expect(items[2].textContent).toContain('revised later: mv tools/retry.sh');
+    location.hash = '';
+  });
+
   // Bug: a memory restored from the trash still read "(deleted)" in the
   // open drawer: its text, missing when the drawer opened, was never
   // loaded again.
