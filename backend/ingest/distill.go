@@ -2,7 +2,9 @@ package ingest
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -1153,11 +1155,17 @@ func describeCandidates(cs []Candidate) string {
 		}
 		byReason[r]++
 	}
+	// The usual reasons in this order, then any other, so that no drop
+	// goes unsaid.
 	var parts []string
-	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered as an option", reasonNamesOnly, reasonGuess} {
+	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered or left to do", reasonNamesOnly, reasonGuess} {
 		if n := byReason[r]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", r, n))
+			delete(byReason, r)
 		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(byReason)) {
+		parts = append(parts, fmt.Sprintf("%s %d", r, byReason[r]))
 	}
 	s := fmt.Sprintf("%d of %d statements kept", kept, len(cs))
 	if len(parts) > 0 {

@@ -583,3 +583,21 @@ func TestProcessTurnKeepsSummaryOrigin(t *testing.T) {
 		t.Fatalf("no kept statement of origin %q: %+v", OriginSummary, dec.Candidates)
 	}
 }
+
+// TestDescribeCandidates: the turn's summary counts every drop under its
+// reason, the usual ones in their order and any other after them; an
+// offer's drop ("offered or left to do") was once never counted.
+func TestDescribeCandidates(t *testing.T) {
+	for _, tc := range []struct {
+		cands []Candidate
+		want  string
+	}{
+		{[]Candidate{{Keep: true}, {Reason: "offered or left to do: x"}, {Reason: ClassStatus}}, "1 of 3 statements kept; dropped: status 1, offered or left to do 1"},
+		{[]Candidate{{Reason: "not chosen by the judge"}, {Reason: "revised later: y"}, {Reason: "a reason of its own"}}, "0 of 3 statements kept; dropped: revised later 1, a reason of its own 1, not chosen by the judge 1"},
+		{[]Candidate{{Keep: true}}, "1 of 1 statements kept"},
+	} {
+		if got := describeCandidates(tc.cands); got != tc.want {
+			t.Errorf("describeCandidates = %q, want %q", got, tc.want)
+		}
+	}
+}
