@@ -272,22 +272,12 @@ type asked struct {
 // recording no access (search.RecallRequest.Unrecorded), and counts the
 // hits in the first SessionsK.
 func (r *sessionsRun) probe(ctx context.Context, sc *SessionScore, ls *LabelledSession, covered []bool, project string) error {
-	for i, f := range ls.Facts {
-		if !covered[i] {
-			continue
+	return r.ask(ctx, ls, covered, project, true, func(f Fact, _ string, got search.Recalled, hit bool) error {
+		if hit {
+			sc.QueryHitsProbe++
 		}
-		for j, q := range f.Queries {
-			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-probe-%s-%s-%d", ls.ID, f.ID, j+1),
-				Prompt: q, Project: project, Event: search.EventPrompt, Unrecorded: true})
-			if err != nil {
-				return fmt.Errorf("eval sessions: probe %s %s: %w", ls.ID, f.ID, err)
-			}
-			if hitCovers(hitTexts(got.Hits), f.Keys, SessionsK) {
-				sc.QueryHitsProbe++
-			}
-		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // liveMemories returns the memories a session wrote that are still stored
@@ -317,25 +307,43 @@ func (r *sessionsRun) liveMemories(id string) ([]memory.Memory, string) {
 // recall asks the queries of a session's covered facts, each in a recall
 // session of its own, and counts the hits in the first SessionsK.
 func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *LabelledSession, covered []bool, project string) error {
+	return r.ask(ctx, ls, covered, project, false, func(f Fact, q string, got search.Recalled, hit bool) error {
+		if err := r.logEvidence(EvidenceRecord{Kind: EvidenceRelevant, Session: ls.ID, Fact: f.ID, Query: q, Project: project,
+			Hit: hit, Given: len(got.Hits), Evidence: got.Evidence}); err != nil {
+			return err
+		}
+		if hit {
+			sc.QueryHits++
+		} else if r.opts.Dump != nil {
+			dumpMiss(r.opts.Dump, ls.ID, f, q, got, r.final)
+		}
+		return nil
+	})
+}
+
+// ask asks each query of a session's covered facts the way the prompt
+// hook asks it (floors on, a recall session of its own, the session's
+// project), as a probe that records no access when probe is set, and
+// hands each answer to got with whether one of its first SessionsK
+// memories covers the fact.
+func (r *sessionsRun) ask(ctx context.Context, ls *LabelledSession, covered []bool, project string, probe bool,
+	got func(f Fact, q string, rec search.Recalled, hit bool) error) error {
+	prefix := "eval"
+	if probe {
+		prefix = "eval-probe"
+	}
 	for i, f := range ls.Facts {
 		if !covered[i] {
 			continue
 		}
 		for j, q := range f.Queries {
-			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%s-%s-%d", ls.ID, f.ID, j+1),
-				Prompt: q, Project: project, Event: search.EventPrompt, AllWithheld: r.opts.Dump != nil})
+			rec, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("%s-%s-%s-%d", prefix, ls.ID, f.ID, j+1),
+				Prompt: q, Project: project, Event: search.EventPrompt, Unrecorded: probe, AllWithheld: !probe && r.opts.Dump != nil})
 			if err != nil {
 				return fmt.Errorf("eval sessions: recall %s %s: %w", ls.ID, f.ID, err)
 			}
-			hit := hitCovers(hitTexts(got.Hits), f.Keys, SessionsK)
-			if err := r.logEvidence(EvidenceRecord{Kind: EvidenceRelevant, Session: ls.ID, Fact: f.ID, Query: q, Project: project,
-				Hit: hit, Given: len(got.Hits), Evidence: got.Evidence}); err != nil {
+			if err := got(f, q, rec, hitCovers(hitTexts(rec.Hits), f.Keys, SessionsK)); err != nil {
 				return err
-			}
-			if hit {
-				sc.QueryHits++
-			} else if r.opts.Dump != nil {
-				dumpMiss(r.opts.Dump, ls.ID, f, q, got, r.final)
 			}
 		}
 	}
