@@ -58,12 +58,20 @@ func stepSentences(text string) []string {
 
 // cutSentences takes the sentences cut out of a candidate's text; a
 // candidate left with nothing specific is dropped with reason, one left
-// with something records each piece cut, with reason, in its cuts.
+// with something records each piece cut, with reason, in its cuts. A
+// sentence left opening with a pronoun whose referent was cut gets the
+// cut sentence's subject back, or is cut too (mendDangling).
 func cutSentences(c *Candidate, cut []string, reason string) {
 	if len(cut) == 0 {
 		return
 	}
-	text, ok := cutLeaves(c.Text, cut)
+	orig := c.Text
+	rewrites, more := mendDangling(orig, cut)
+	cut = append(cut, more...)
+	for _, r := range rewrites {
+		orig = strings.Replace(orig, r[0], r[1], 1)
+	}
+	text, ok := cutLeaves(orig, cut)
 	if !ok {
 		c.Keep, c.Reason = false, reason
 		return

@@ -587,13 +587,16 @@ func capitalFirst(s string) string {
 // replaceSentences is cutSentences with each sentence replaced by what is
 // left of it (repl's triples: the sentence, what is left of it, the
 // clauses cut; a sentence left with less than two words is cut whole).
+// A rest opening with a pronoun whose referent was cut gets the cut
+// clause's subject back, or is cut whole (mendClause); a sentence after
+// one cut whole is mended as cutSentences does (mendDangling).
 // A candidate left with something records the clauses or sentences cut,
 // with reason, in its cuts.
 func replaceSentences(c *Candidate, repl [][3]string, reason string) {
 	text := c.Text
 	var cut, gone []string
 	for _, p := range repl {
-		s, with := p[0], p[1]
+		s, with := p[0], mendClause(p[1], p[2])
 		if with == "" || wordCount(with) < 2 {
 			cut = append(cut, s)
 			gone = append(gone, s)
@@ -602,6 +605,12 @@ func replaceSentences(c *Candidate, repl [][3]string, reason string) {
 		text = strings.Replace(text, s, with, 1)
 		gone = append(gone, p[2])
 	}
+	rewrites, more := mendDangling(text, cut)
+	for _, r := range rewrites {
+		text = strings.Replace(text, r[0], r[1], 1)
+	}
+	cut = append(cut, more...)
+	gone = append(gone, more...)
 	text, ok := cutLeaves(text, cut)
 	if !ok {
 		c.Keep, c.Reason = false, reason
