@@ -29,6 +29,10 @@ const (
 // Wheres are the Fact.Where values, in report order.
 var Wheres = []string{WhereUser, WhereToolLoop, WhereFinalAnswer}
 
+// KindPreference is the Fact.Kind of a preference of the user's own (how
+// they like to work), which should reach every project.
+const KindPreference = "preference"
+
 // Bounds of a session set, checked by ParseSessionSet.
 const (
 	maxSessionSetBytes = 32 << 20
@@ -44,8 +48,8 @@ const (
 // ../shared/eval/sessions-dev.json: the facts a memory tool should keep
 // from each session, the statements the session later revised (traps),
 // questions a later session would ask, and prompts unrelated to all of
-// them. Fields the evaluation does not use (summaries, kinds, turns,
-// importance) are ignored.
+// them. Fields the evaluation does not use (summaries, turns, importance)
+// are ignored.
 type SessionSet struct {
 	Format           string            `json:"format"`
 	Version          int               `json:"version"`
@@ -76,6 +80,11 @@ type Fact struct {
 	// Where is where the session states it: WhereUser, WhereToolLoop or
 	// WhereFinalAnswer.
 	Where string `json:"where"`
+	// Kind is the labeller's kind of fact (preference, convention,
+	// decision, config...): informative, except that a KindPreference
+	// stated by the user (userPreference) is also asked from outside its
+	// project.
+	Kind string `json:"kind,omitempty"`
 	// Keys decide coverage: a text covers the fact when it contains an
 	// alternative of every group (see Covers).
 	Keys [][]string `json:"keys"`

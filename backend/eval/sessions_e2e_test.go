@@ -105,6 +105,62 @@ func TestRunSessionsTestdata(t *testing.T) {
 	}
 }
 
+// TestRunSessionsUserPreferencesElsewhere runs testdata/sessions/prefs.json:
+// a notes session in which the user states a preference of their own (never
+// run git push) and the webshop session, whose user-stated rule is a
+// convention of its project. The preference's two queries are asked again,
+// as probes, with no project and from the webshop; memtray stores it as the
+// user's, so recall reaches it from both, as it does in the notes project.
+// The webshop's convention is not asked elsewhere.
+func TestRunSessionsUserPreferencesElsewhere(t *testing.T) {
+	rep, err := RunSessions(context.Background(), filepath.Join("testdata", "sessions", "prefs.json"), SessionsOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logTable(t, rep)
+	n1, w1, o := rep.Sessions[0], rep.Sessions[1], rep.Overall
+	if n1.Project != "notes" || w1.Project != "webshop" || n1.Covered != n1.Facts {
+		t.Fatalf("the notes session: project %q (webshop %q), %d of %d facts covered: %+v", n1.Project, w1.Project, n1.Covered, n1.Facts, n1)
+	}
+	// Two queries, asked with no project once and from the one other
+	// project (webshop) once.
+	if n1.UserPrefQueries != 2 || n1.UserPrefNoProjectQueries != 2 || n1.UserPrefOtherProjectQueries != 2 {
+		t.Errorf("notes: user preference queries %d, with no project %d, from another project %d; want 2, 2, 2",
+			n1.UserPrefQueries, n1.UserPrefNoProjectQueries, n1.UserPrefOtherProjectQueries)
+	}
+	if n1.UserPrefInProjectHits != 2 || n1.UserPrefNoProjectHits != 2 || n1.UserPrefOtherProjectHits != 2 || n1.UserPrefOtherProjectRecallAt5 != 1 {
+		t.Errorf("notes: the user's own preference was not recalled everywhere: in its project %d/2, no project %d/2, from the webshop %d/2",
+			n1.UserPrefInProjectHits, n1.UserPrefNoProjectHits, n1.UserPrefOtherProjectHits)
+	}
+	if w1.UserPrefQueries != 0 || w1.UserPrefNoProjectQueries != 0 || w1.UserPrefOtherProjectQueries != 0 {
+		t.Errorf("webshop: a project convention was asked as a user preference: %+v", w1)
+	}
+	if o.UserPrefNoProjectQueries != 2 || o.UserPrefOtherProjectQueries != 2 || o.UserPrefNoProjectRecallAt5 != n1.UserPrefNoProjectRecallAt5 {
+		t.Errorf("overall: %+v", o)
+	}
+	// The probes record nothing: every query of the set was a hit when
+	// probed and when asked, and the one unrelated prompt got nothing.
+	if o.QueryHits != o.Queries || o.QueryHitsProbe != o.Queries || o.UnrelatedEmpty != 1 {
+		t.Errorf("overall recall %d/%d, probed %d, unrelated empty %d/1", o.QueryHits, o.Queries, o.QueryHitsProbe, o.UnrelatedEmpty)
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shape struct {
+		Overall map[string]any `json:"overall"`
+	}
+	if err := json.Unmarshal(data, &shape); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"user_pref_queries", "user_pref_in_project_recall_at_5", "user_pref_no_project_queries",
+		"user_pref_no_project_recall_at_5", "user_pref_other_project_queries", "user_pref_other_project_recall_at_5"} {
+		if _, ok := shape.Overall[f]; !ok {
+			t.Errorf("overall has no %q", f)
+		}
+	}
+}
+
 // TestRunSessionsSkips: an absent set, a set whose files are all absent,
 // and sessions without a reader are skipped, not errors.
 func TestRunSessionsSkips(t *testing.T) {

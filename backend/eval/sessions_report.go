@@ -58,6 +58,25 @@ type SessionScore struct {
 	// (search.RecallRequest.Unrecorded).
 	QueryHitsProbe int     `json:"query_hits_probe"`
 	RecallAt5Probe float64 `json:"recall_at_5_probe"`
+	// UserPrefQueries are the queries of the covered facts the user stated
+	// as a preference of their own (Fact.Where "user", Fact.Kind
+	// "preference"): how they like to work, which should follow them to
+	// every project. Each is asked as a probe (no access recorded, the
+	// figures above unchanged): UserPrefInProjectHits from the session's
+	// project (the probe above), UserPrefNoProjectHits with no project
+	// (UserPrefNoProjectQueries = UserPrefQueries), and
+	// UserPrefOtherProjectHits from each other project the sessions'
+	// memories went to (UserPrefOtherProjectQueries = UserPrefQueries x
+	// those projects). The recall_at_5 fields are hits / queries.
+	UserPrefQueries               int     `json:"user_pref_queries"`
+	UserPrefInProjectHits         int     `json:"user_pref_in_project_hits"`
+	UserPrefInProjectRecallAt5    float64 `json:"user_pref_in_project_recall_at_5"`
+	UserPrefNoProjectQueries      int     `json:"user_pref_no_project_queries"`
+	UserPrefNoProjectHits         int     `json:"user_pref_no_project_hits"`
+	UserPrefNoProjectRecallAt5    float64 `json:"user_pref_no_project_recall_at_5"`
+	UserPrefOtherProjectQueries   int     `json:"user_pref_other_project_queries"`
+	UserPrefOtherProjectHits      int     `json:"user_pref_other_project_hits"`
+	UserPrefOtherProjectRecallAt5 float64 `json:"user_pref_other_project_recall_at_5"`
 	// CoverageByWhere splits Covered and Facts by Fact.Where.
 	CoverageByWhere map[string]WhereCount `json:"coverage_by_where"`
 	// LengthP50 and LengthP90 are percentiles of the live memories'
@@ -139,6 +158,13 @@ func (r *SessionsReport) overall(all map[string]memory.Memory, covering, trappin
 		o.Queries += s.Queries
 		o.QueryHits += s.QueryHits
 		o.QueryHitsProbe += s.QueryHitsProbe
+		s.userPrefRates()
+		o.UserPrefQueries += s.UserPrefQueries
+		o.UserPrefInProjectHits += s.UserPrefInProjectHits
+		o.UserPrefNoProjectQueries += s.UserPrefNoProjectQueries
+		o.UserPrefNoProjectHits += s.UserPrefNoProjectHits
+		o.UserPrefOtherProjectQueries += s.UserPrefOtherProjectQueries
+		o.UserPrefOtherProjectHits += s.UserPrefOtherProjectHits
 		for w, c := range s.CoverageByWhere {
 			oc := o.CoverageByWhere[w]
 			oc.Covered += c.Covered
@@ -154,12 +180,21 @@ func (r *SessionsReport) overall(all map[string]memory.Memory, covering, trappin
 	o.MemoriesPerTurn = ratio(o.Memories, o.UserTurns)
 	o.RecallAt5 = ratio(o.QueryHits, o.Queries)
 	o.RecallAt5Probe = ratio(o.QueryHitsProbe, o.Queries)
+	o.userPrefRates()
 	var texts []string
 	for _, m := range all {
 		texts = append(texts, m.Text)
 	}
 	lens := runeLengths(texts)
 	o.LengthP50, o.LengthP90 = percentile(lens, 50), percentile(lens, 90)
+}
+
+// userPrefRates sets the user preferences' recall_at_5 fields from their
+// hits and queries.
+func (s *SessionScore) userPrefRates() {
+	s.UserPrefInProjectRecallAt5 = ratio(s.UserPrefInProjectHits, s.UserPrefQueries)
+	s.UserPrefNoProjectRecallAt5 = ratio(s.UserPrefNoProjectHits, s.UserPrefNoProjectQueries)
+	s.UserPrefOtherProjectRecallAt5 = ratio(s.UserPrefOtherProjectHits, s.UserPrefOtherProjectQueries)
 }
 
 // WriteTable prints the report as aligned columns: one row per session and
@@ -202,6 +237,11 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 		ew.printf("  %s %d/%d (%s)", wh, c.Covered, c.Facts, pct(ratio(c.Covered, c.Facts)))
 	}
 	ew.printf("\nR@%d with each query asked of the store as ingest left it (no access recorded by the queries before it): %s\n", SessionsK, pct(o.RecallAt5Probe))
+	if o.UserPrefQueries > 0 {
+		ew.printf("user preferences recalled outside their project: R@%d %s (%d queries) with no project, %s (%d queries) from another session's project; %s in their own\n",
+			SessionsK, pct(o.UserPrefNoProjectRecallAt5), o.UserPrefNoProjectQueries,
+			pct(o.UserPrefOtherProjectRecallAt5), o.UserPrefOtherProjectQueries, pct(o.UserPrefInProjectRecallAt5))
+	}
 	ew.printf("unrelated prompts answered with nothing: %d/%d (%s)\n", o.UnrelatedEmpty, o.UnrelatedPrompts, pct(o.UnrelatedEmptyRate))
 	if o.UnrelatedInProject > 0 {
 		ew.printf("  asked inside each of the sessions' projects: %d/%d (%s)\n", o.UnrelatedInProjectEmpty, o.UnrelatedInProject, pct(o.UnrelatedInProjectEmptyRate))

@@ -249,6 +249,9 @@ func (r *sessionsRun) score(ctx context.Context) error {
 		}
 		a.sc.RecallAt5Probe = ratio(a.sc.QueryHitsProbe, a.sc.Queries)
 	}
+	if err := r.elsewhere(ctx, asks); err != nil {
+		return err
+	}
 	for _, a := range asks {
 		r.progress(fmt.Sprintf("recall %s: %d queries", a.ls.ID, a.sc.Queries))
 		if err := r.recall(ctx, a.sc, a.ls, a.covered, a.project); err != nil {
@@ -272,12 +275,73 @@ type asked struct {
 // recording no access (search.RecallRequest.Unrecorded), and counts the
 // hits in the first SessionsK.
 func (r *sessionsRun) probe(ctx context.Context, sc *SessionScore, ls *LabelledSession, covered []bool, project string) error {
-	return r.ask(ctx, ls, covered, project, true, func(f Fact, _ string, got search.Recalled, hit bool) error {
+	return r.ask(ctx, ls, covered, project, "", true, func(f Fact, _ string, got search.Recalled, hit bool) error {
 		if hit {
 			sc.QueryHitsProbe++
 		}
+		if userPreference(f) {
+			sc.UserPrefQueries++
+			if hit {
+				sc.UserPrefInProjectHits++
+			}
+		}
 		return nil
 	})
+}
+
+// userPreference reports whether a fact is a preference the user stated:
+// how they like to work, which should follow them to every project.
+func userPreference(f Fact) bool { return f.Where == WhereUser && f.Kind == KindPreference }
+
+// elsewhere asks the queries of each session's covered user preferences
+// (userPreference) from outside the session's project, as probes that
+// record no access: once with no project, and once from each other
+// project the sessions' memories went to, and counts the hits in the
+// first SessionsK. The recall asks nothing else and records nothing, so
+// every other figure stays as it is.
+func (r *sessionsRun) elsewhere(ctx context.Context, asks []asked) error {
+	projects := map[string]bool{}
+	for _, a := range asks {
+		if a.project != "" {
+			projects[a.project] = true
+		}
+	}
+	for _, a := range asks {
+		prefs := slices.Clone(a.covered)
+		for i, f := range a.ls.Facts {
+			prefs[i] = prefs[i] && userPreference(f)
+		}
+		if !slices.Contains(prefs, true) {
+			continue
+		}
+		sc := a.sc
+		err := r.ask(ctx, a.ls, prefs, "", "noproject", true, func(_ Fact, _ string, _ search.Recalled, hit bool) error {
+			sc.UserPrefNoProjectQueries++
+			if hit {
+				sc.UserPrefNoProjectHits++
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, proj := range slices.Sorted(maps.Keys(projects)) {
+			if proj == a.project {
+				continue
+			}
+			err := r.ask(ctx, a.ls, prefs, proj, "in-"+proj, true, func(_ Fact, _ string, _ search.Recalled, hit bool) error {
+				sc.UserPrefOtherProjectQueries++
+				if hit {
+					sc.UserPrefOtherProjectHits++
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // liveMemories returns the memories a session wrote that are still stored
@@ -307,7 +371,7 @@ func (r *sessionsRun) liveMemories(id string) ([]memory.Memory, string) {
 // recall asks the queries of a session's covered facts, each in a recall
 // session of its own, and counts the hits in the first SessionsK.
 func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *LabelledSession, covered []bool, project string) error {
-	return r.ask(ctx, ls, covered, project, false, func(f Fact, q string, got search.Recalled, hit bool) error {
+	return r.ask(ctx, ls, covered, project, "", false, func(f Fact, q string, got search.Recalled, hit bool) error {
 		if err := r.logEvidence(EvidenceRecord{Kind: EvidenceRelevant, Session: ls.ID, Fact: f.ID, Query: q, Project: project,
 			Hit: hit, Given: len(got.Hits), Evidence: got.Evidence}); err != nil {
 			return err
@@ -325,12 +389,17 @@ func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *Labelled
 // hook asks it (floors on, a recall session of its own, the session's
 // project), as a probe that records no access when probe is set, and
 // hands each answer to got with whether one of its first SessionsK
-// memories covers the fact.
-func (r *sessionsRun) ask(ctx context.Context, ls *LabelledSession, covered []bool, project string, probe bool,
+// memories covers the fact. tag, when set, goes into the recall sessions'
+// ids: a pass that asks the same queries again must not find its
+// memories already given to the session of an earlier pass.
+func (r *sessionsRun) ask(ctx context.Context, ls *LabelledSession, covered []bool, project, tag string, probe bool,
 	got func(f Fact, q string, rec search.Recalled, hit bool) error) error {
 	prefix := "eval"
 	if probe {
 		prefix = "eval-probe"
+	}
+	if tag != "" {
+		prefix += "-" + tag
 	}
 	for i, f := range ls.Facts {
 		if !covered[i] {

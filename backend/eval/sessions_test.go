@@ -219,6 +219,64 @@ func TestOverallCountsSharedMemoriesOnce(t *testing.T) {
 	}
 }
 
+func TestUserPreference(t *testing.T) {
+	for _, tc := range []struct {
+		where, kind string
+		want        bool
+	}{
+		{WhereUser, KindPreference, true},
+		{WhereUser, "convention", false},
+		{WhereUser, "", false},
+		{WhereFinalAnswer, KindPreference, false},
+		{WhereToolLoop, KindPreference, false},
+	} {
+		if got := userPreference(Fact{Where: tc.where, Kind: tc.kind}); got != tc.want {
+			t.Errorf("userPreference(where %q, kind %q) = %v, want %v", tc.where, tc.kind, got, tc.want)
+		}
+	}
+}
+
+// TestOverallUserPreferencesElsewhere: the user preferences' queries and
+// hits are summed over the sessions and each rate is hits / its own
+// queries; the table's footer says them, and says nothing when no
+// preference was asked.
+func TestOverallUserPreferencesElsewhere(t *testing.T) {
+	r := &SessionsReport{Sessions: []SessionScore{
+		{ID: "A", UserTurns: 1, UserPrefQueries: 2, UserPrefInProjectHits: 2, UserPrefNoProjectQueries: 2, UserPrefNoProjectHits: 1,
+			UserPrefOtherProjectQueries: 4, UserPrefOtherProjectHits: 1},
+		{ID: "B", UserTurns: 1, UserPrefQueries: 2, UserPrefInProjectHits: 1, UserPrefNoProjectQueries: 2, UserPrefNoProjectHits: 2,
+			UserPrefOtherProjectQueries: 4, UserPrefOtherProjectHits: 4},
+		{ID: "C", UserTurns: 1},
+	}}
+	r.overall(map[string]memory.Memory{}, nil, nil)
+	o := r.Overall
+	if o.UserPrefQueries != 4 || o.UserPrefInProjectHits != 3 || o.UserPrefInProjectRecallAt5 != 0.75 ||
+		o.UserPrefNoProjectQueries != 4 || o.UserPrefNoProjectHits != 3 || o.UserPrefNoProjectRecallAt5 != 0.75 ||
+		o.UserPrefOtherProjectQueries != 8 || o.UserPrefOtherProjectHits != 5 || o.UserPrefOtherProjectRecallAt5 != 5.0/8 {
+		t.Errorf("overall user preferences: %+v", o)
+	}
+	if a := r.Sessions[0]; a.UserPrefNoProjectRecallAt5 != 0.5 || a.UserPrefOtherProjectRecallAt5 != 0.25 || a.UserPrefInProjectRecallAt5 != 1 {
+		t.Errorf("session A's rates: %+v", a)
+	}
+	if c := r.Sessions[2]; c.UserPrefNoProjectRecallAt5 != 0 || c.UserPrefOtherProjectRecallAt5 != 0 {
+		t.Errorf("session C asked nothing, rates %+v", c)
+	}
+	var table strings.Builder
+	if err := r.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	want := "user preferences recalled outside their project: R@5 75.0% (4 queries) with no project, 62.5% (8 queries) from another session's project; 75.0% in their own\n"
+	if !strings.Contains(table.String(), want) {
+		t.Errorf("table has no %q:\n%s", want, table.String())
+	}
+	r = &SessionsReport{Sessions: []SessionScore{{ID: "A", UserTurns: 1}}}
+	r.overall(map[string]memory.Memory{}, nil, nil)
+	table.Reset()
+	if err := r.WriteTable(&table); err != nil || strings.Contains(table.String(), "user preferences") {
+		t.Errorf("no preference asked, the table still says: %v\n%s", err, table.String())
+	}
+}
+
 // validSet is a minimal valid set; mutate copies of it.
 const validSet = `{"format":"memtray-sessions","version":1,"sessions":[{"id":"S1","agent":"claude-code","file":"a.jsonl","user_turns":1,
 "facts":[{"id":"F1","where":"user","keys":[["x"]],"queries":["q"]}],"traps":[{"keys":[["y"]]}]}],"unrelated_prompts":["u"]}`
