@@ -14,9 +14,9 @@ B=${1:-bin/memtray}
 S=${SHARED:-../shared}
 have() { [ -e "$S/$1" ] || { echo "skipped: $S/$1 absent"; return 1; }; }
 echo "## dev"
-have eval/sessions-dev.json && "$B" eval sessions "$S/eval/sessions-dev.json" 2>/dev/null | grep -E "overall|unrelated|asked inside|coverage by|R@5 with"
+have eval/sessions-dev.json && "$B" eval sessions "$S/eval/sessions-dev.json" 2>/dev/null | grep -E "overall|unrelated|asked inside|coverage by|R@5 with|user preferences"
 echo "## dev-more"
-have eval/sessions-dev-more.json && "$B" eval sessions "$S/eval/sessions-dev-more.json" 2>/dev/null | grep -E "overall|unrelated|asked inside|R@5 with"
+have eval/sessions-dev-more.json && "$B" eval sessions "$S/eval/sessions-dev-more.json" 2>/dev/null | grep -E "overall|unrelated|asked inside|R@5 with|user preferences"
 echo "## filter"
 have eval/filter-dev.jsonl && "$B" eval filter "$S/eval/filter-dev.jsonl" 2>/dev/null | grep -E "substantive recall|noise rejection|low-value rejection"
 echo "## recall"
