@@ -115,7 +115,7 @@ func mendDangling(text string, cut []string) (rewrites [][2]string, more []strin
 			rewrites = append(rewrites, [2]string{st, with})
 			continue
 		}
-		if selfCorrection(st) || revisionCue.MatchString(lower(st)) {
+		if selfCorrection(prev, st) || revisionCue.MatchString(lower(st)) {
 			continue // the correction itself ("That was wrong: X"): what stands
 		}
 		gone[st] = true // about what was cut, and naming nothing else

@@ -23,16 +23,60 @@ var emphaticCue = regexp.MustCompile(`\b(?:IS|ISN'T|ARE|AREN'T|WAS|WASN'T|WERE|D
 // the subject is the previous sentence's.
 var pronounLead = regexp.MustCompile(`^(?:(?:so|but|and|wait|oh|hmm|no|ok|okay|well|ah)[,.:;!]?\s+)*(?:it|this|that|they|these|those)(?:'s|'re|\s)`)
 
-// selfCorrection reports whether a sentence corrects the sentence before
-// it: a revision cue (revisionCue, or an emphatic capitalised auxiliary)
-// with a pronoun as its subject.
-func selfCorrection(s string) bool {
-	ls := lower(strings.TrimSpace(s))
+// objectCue is a revision cue that names what it is about in its own
+// object ("instead of collecting them into a slice", "despite the
+// retry"): the words after it, up to the end of their clause, say what is
+// replaced or held against, not the pronoun subject of the sentence.
+var objectCue = regexp.MustCompile(`(?i)\b(?:instead\s+of|despite)\s+`)
+
+// selfCorrection reports whether a sentence corrects prev, the sentence
+// before it: a revision cue (revisionCue, or an emphatic capitalised
+// auxiliary) with a pronoun as its subject, which stands for what prev
+// said. A cue with an object of its own (objectCue) corrects prev only
+// when its object is what prev says (cueObjectIn): "They yield results
+// instead of collecting them" after a sentence about the functions'
+// names describes a design, it does not replace their names.
+func selfCorrection(prev, s string) bool {
+	folded := quoteFold.Replace(strings.TrimSpace(s))
+	ls := lower(folded) // the offsets of ls are those of folded
 	if !pronounLead.MatchString(ls) {
 		return false
 	}
-	return revisionCue.MatchString(ls) || emphaticCue.MatchString(s)
+	if emphaticCue.MatchString(s) {
+		return true
+	}
+	for _, m := range revisionCue.FindAllStringIndex(ls, -1) {
+		if o := objectCue.FindStringIndex(ls[m[0]:]); o == nil || o[0] != 0 {
+			return true // a cue about the subject itself: "That didn't work"
+		}
+		if cueObjectIn(folded[m[0]:], prev) { // in its case: names are read from it
+			return true
+		}
+	}
+	return false
 }
+
+// cueObjectIn reports whether the object of the object cue opening cue
+// (up to the end of its clause, cueClauseBreak) is what prev says: it
+// shares a subject token with prev, its cue words left out, or names no
+// subject of its own ("instead of that", "despite it"), so it refers back
+// to prev.
+func cueObjectIn(cue, prev string) bool {
+	if selfCorrectOff["object"] {
+		return true
+	}
+	obj := cue[objectCue.FindStringIndex(cue)[1]:]
+	if b := cueClauseBreak.FindStringIndex(obj); b != nil {
+		obj = obj[:b[0]]
+	}
+	subj := withoutCue(subjectOf(obj))
+	return len(subj) == 0 || overlap(subj, withoutCue(subjectOf(prev))) > 0
+}
+
+// selfCorrectOff names mechanisms of selfCorrection switched off
+// ("object": an object cue corrects whatever its object), for measuring
+// each one alone.
+var selfCorrectOff = map[string]bool{}
 
 // dropSelfCorrected takes out of each kept statement of the model the
 // sentence a later sentence of the same statement corrects
@@ -55,7 +99,7 @@ func dropSelfCorrected(cands []Candidate) {
 		cutAt := map[int]bool{}
 		why := ""
 		for k := 1; k < len(ss); k++ {
-			if !selfCorrection(ss[k].text) || cutAt[k-1] {
+			if !selfCorrection(ss[k-1].text, ss[k].text) || cutAt[k-1] {
 				continue
 			}
 			cutAt[k-1] = true

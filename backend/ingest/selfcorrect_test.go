@@ -57,6 +57,19 @@ func TestDropSelfCorrected(t *testing.T) {
 			kept: []string{"loaded at startup by `taxes.Load`", "keyed by ISO country code"},
 		},
 		{
+			name: "instead of with an object the sentence before does not say describes a design, it corrects nothing",
+			turn: loopTurn("The batch helpers get a `Stream` suffix on their names (so `sumRowsBatch` becomes `sumRowsBatchStream`). " +
+				"They hand each row to the `rowFn` callback instead of accumulating the rows into a slice."),
+			kept: []string{"`Stream` suffix on their names", "instead of accumulating"},
+		},
+		{
+			name: "instead of with the sentence before as its object corrects it",
+			turn: loopTurn("The batch helpers accumulate the rows into a slice before returning them to `report.Build`. " +
+				"They now hand each row to a callback instead of accumulating the rows into a slice, since `report.Build` streams."),
+			gone: []string{"before returning them to `report.Build`"},
+			kept: []string{"hand each row to a callback"},
+		},
+		{
 			name: "a capitalised word that is not a correction keeps the sentence before it",
 			turn: loopTurn("The migration `0042_split_totals.sql` adds `net_total` and `tax_total` columns to `invoices`. " +
 				"The NOT NULL constraint on `tax_total` needs a default of 0 for old rows."),
@@ -81,22 +94,37 @@ func TestDropSelfCorrected(t *testing.T) {
 }
 
 func TestSelfCorrection(t *testing.T) {
+	const prev = "The poller reads `queue.db` every 5 seconds through `poll.Loop`."
 	tests := []struct {
-		s    string
-		want bool
+		prev, s string
+		off     bool // selfCorrectOff["object"]
+		want    bool
 	}{
-		{"It IS tracked in git.", true},
-		{"So it does NOT run on Windows.", true},
-		{"That didn't work either.", true},
-		{"This actually comes from the proxy's cache.", true},
-		{"It is tracked in git.", false},                   // no cue
-		{"The file IS tracked in git.", false},             // its own subject: dropRevised's case
-		{"Actually the proxy caches the response.", false}, // names its own subject
-		{"It reads `ledger.toml` at startup.", false},
+		{prev, "It IS tracked in git.", false, true},
+		{prev, "So it does NOT run on Windows.", false, true},
+		{prev, "That didn't work either.", false, true},
+		{prev, "This actually comes from the proxy's cache.", false, true},
+		{prev, "It is tracked in git.", false, false},                   // no cue
+		{prev, "The file IS tracked in git.", false, false},             // its own subject: dropRevised's case
+		{prev, "Actually the proxy caches the response.", false, false}, // names its own subject
+		{prev, "It reads `ledger.toml` at startup.", false, false},
+		// An object cue corrects the sentence before only when its
+		// object is what that sentence says.
+		{prev, "It listens on a Unix socket instead of polling `queue.db`.", false, true},
+		{prev, "It uses inotify instead.", false, true},         // no object: the sentence before
+		{prev, "It uses inotify instead of that.", false, true}, // an object naming nothing: the sentence before
+		{prev, "They stream rows to the caller instead of buffering whole batches.", false, false},
+		{prev, "They stream rows to the caller instead of buffering whole batches.", true, true}, // the rule off
+		{prev, "It retries twice despite the backoff setting.", false, false},
+		{prev, "It still fails despite the backoff setting.", false, true}, // a cue of its own
+		{prev, "It stalls despite `poll.Loop` being restarted.", false, true},
+		{prev, "They stream rows instead of buffering them, but that didn't help.", false, true},
 	}
 	for _, tc := range tests {
-		if got := selfCorrection(tc.s); got != tc.want {
-			t.Errorf("selfCorrection(%q) = %v, want %v", tc.s, got, tc.want)
+		selfCorrectOff["object"] = tc.off
+		if got := selfCorrection(tc.prev, tc.s); got != tc.want {
+			t.Errorf("selfCorrection(%q) off=%v = %v, want %v", tc.s, tc.off, got, tc.want)
 		}
+		delete(selfCorrectOff, "object")
 	}
 }
