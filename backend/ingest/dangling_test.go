@@ -137,3 +137,29 @@ func TestCutSubject(t *testing.T) {
 		}
 	}
 }
+
+// TestBarePronounWholeWord: "it" and "they" are pronouns only as whole
+// words: "Iterating" or "Items" opening a sentence is no pronoun, and
+// withSubject leaves it as it is.
+func TestBarePronounWholeWord(t *testing.T) {
+	tests := []struct {
+		st   string
+		want bool
+	}{
+		{"It reads `--limit` first.", true},
+		{"It's in `tools/`.", true},
+		{"They're cached.", true},
+		{"So it runs nightly.", true},
+		{"Iterating over `rows` is linear.", false},
+		{"Items are sorted by `id`.", false},
+		{"Theyre", false},
+	}
+	for _, tc := range tests {
+		if got := barePronoun.MatchString(tc.st); got != tc.want {
+			t.Errorf("barePronoun(%q) = %v, want %v", tc.st, got, tc.want)
+		}
+	}
+	if got, ok := withSubject("Iterating over `rows` is linear.", "the scan loop"); ok || got != "Iterating over `rows` is linear." {
+		t.Errorf("withSubject on %q = %q, %v; want it unchanged", "Iterating over `rows` is linear.", got, ok)
+	}
+}
