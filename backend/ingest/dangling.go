@@ -139,3 +139,24 @@ func mendClause(rest, gone string) string {
 	}
 	return with
 }
+
+// withContext returns a kept sentence that opens with a bare pronoun
+// ("They will use `function*` syntax") joined after the sentence before
+// it in the same response (before), which distillation did not keep,
+// when that sentence names something the pronoun can stand for
+// (namesThing), corrects nothing (no revision cue, no self-correction) and
+// offers nothing ("If you want, we can add ...": an offer is no fact):
+// read alone in a recall, the pronoun means nothing. Putting only
+// before's subject (cutSubject) in place of the pronoun was measured too
+// and fires on no statement of the dev sets: a sentence before a pronoun
+// seldom opens with a name ("These new functions will be named `X`").
+// The sentence joined goes through every later guard (revised, undone,
+// offered, unsettled) with the statement. Any other sentence is returned
+// as it is.
+func withContext(st, before string) string {
+	lb := lower(before)
+	if before == "" || !barePronoun.MatchString(st) || !namesThing(before) || revisionCue.MatchString(lb) || selfCorrection(before) || offer.MatchString(lb) {
+		return st
+	}
+	return before + " " + st
+}
