@@ -18,11 +18,12 @@ import (
 // putting it back restates nothing the cut took out.
 
 // barePronoun is pronounLead narrowed to a sentence whose subject is only
-// a pronoun: "it" or "they", or a demonstrative standing alone before an
+// a pronoun: "it" or "they" as whole words ("Iterating" opens with none),
+// or a demonstrative standing alone before an
 // auxiliary or an adverb ("This is", "That means"), not one before a noun
 // ("This editor is"), which names its own subject. Group 1 is what precedes the
 // pronoun (connectives), group 2 the pronoun with its contraction.
-var barePronoun = regexp.MustCompile(`(?i)^((?:(?:so|but|and|wait|oh|hmm|no|ok|okay|well|ah)[,.:;!]?\s+)*)(it(?:'s)?|they(?:'re)?|(?:this|that|these|those)(?:'s)?(?:\s+(?:is|are|was|were|will|would|can|could|should|may|might|must|means|meant|has|have|had|does|did|also|only|just|now|then|still|always|never|not)\b))`)
+var barePronoun = regexp.MustCompile(`(?i)^((?:(?:so|but|and|wait|oh|hmm|no|ok|okay|well|ah)[,.:;!]?\s+)*)(it(?:'s)?\b|they(?:'re)?\b|(?:this|that|these|those)(?:'s)?(?:\s+(?:is|are|was|were|will|would|can|could|should|may|might|must|means|meant|has|have|had|does|did|also|only|just|now|then|still|always|never|not)\b))`)
 
 // subjectVerb ends a sentence's subject noun phrase: a copula, an
 // auxiliary or a verb that places or describes what the subject names.
@@ -137,4 +138,25 @@ func mendClause(rest, gone string) string {
 		return ""
 	}
 	return with
+}
+
+// withContext returns a kept sentence that opens with a bare pronoun
+// ("They will use `function*` syntax") joined after the sentence before
+// it in the same response (before), which distillation did not keep,
+// when that sentence names something the pronoun can stand for
+// (namesThing), corrects nothing (no revision cue, no self-correction) and
+// offers nothing ("If you want, we can add ...": an offer is no fact):
+// read alone in a recall, the pronoun means nothing. Putting only
+// before's subject (cutSubject) in place of the pronoun was measured too
+// and fires on no statement of the dev sets: a sentence before a pronoun
+// seldom opens with a name ("These new functions will be named `X`").
+// The sentence joined goes through every later guard (revised, undone,
+// offered, unsettled) with the statement. Any other sentence is returned
+// as it is.
+func withContext(st, before string) string {
+	lb := lower(before)
+	if before == "" || !barePronoun.MatchString(st) || !namesThing(before) || revisionCue.MatchString(lb) || selfCorrection(before) || offer.MatchString(lb) {
+		return st
+	}
+	return before + " " + st
 }

@@ -137,3 +137,99 @@ func TestCutSubject(t *testing.T) {
 		}
 	}
 }
+
+// TestPronounTakesSentenceBefore: a kept sentence opening with a bare
+// pronoun, right after a sentence of the same response that was not kept
+// and names something, takes that sentence as its context; a sentence
+// before that names nothing, asks, or was kept itself is not joined, and
+// a demonstrative before a noun names its own subject.
+func TestPronounTakesSentenceBefore(t *testing.T) {
+	tests := []struct {
+		name   string
+		text   string
+		want   string // one kept statement holds it
+		absent string // no kept statement holds it
+	}{
+		{
+			name: "narration naming the block",
+			text: "Here is the corrected `parse_args` block. It reads the `--limit` flag before the positional arguments, so `--limit 5 a.txt` parses.",
+			want: "Here is the corrected `parse_args` block. It reads the `--limit` flag",
+		},
+		{
+			name: "a plan naming the functions",
+			text: "The two new helpers will be named `chunkGen` and `chunkAsyncGen`. They use `function*` syntax and yield every chunk of at most `size` items exactly once.",
+			want: "named `chunkGen` and `chunkAsyncGen`. They use `function*` syntax",
+		},
+		{
+			name:   "a sentence naming nothing is no context",
+			text:   "Let me look at it again. They use `function*` syntax and yield every chunk of at most `size` items exactly once.",
+			want:   "They use `function*` syntax",
+			absent: "look at it again",
+		},
+		{
+			name:   "a demonstrative before a noun names its subject",
+			text:   "Here is the corrected `parse_args` block. This flag parser reads `--limit` before the positional arguments, so `--limit 5 a.txt` parses.",
+			want:   "This flag parser reads `--limit`",
+			absent: "Here is the corrected",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			turns := GroupTurns(sessionOf("s", "how do the chunk helpers parse their flags?", tt.text)) // the final answer: no tool-loop lead
+			got := keptText(Distill(turns[0], nil))
+			if !strings.Contains(got, tt.want) {
+				t.Errorf("kept %q, want %q in it", got, tt.want)
+			}
+			if tt.absent != "" && strings.Contains(got, tt.absent) {
+				t.Errorf("kept %q, want no %q", got, tt.absent)
+			}
+		})
+	}
+}
+
+// TestWithContext: the sentence before joins only a sentence opening with
+// a bare pronoun, and only when it names something and corrects nothing.
+func TestWithContext(t *testing.T) {
+	const st = "It reads `--limit` first."
+	tests := []struct{ st, before, want string }{
+		{st, "Here is the corrected `parse_args` block.", "Here is the corrected `parse_args` block. " + st},
+		{"They're cached in `~/.cache/chunks`.", "The helpers are `chunkGen` and `chunkAsyncGen`.", "The helpers are `chunkGen` and `chunkAsyncGen`. They're cached in `~/.cache/chunks`."},
+		{st, "", st},
+		{st, "Let me look at it again.", st},
+		{st, "Actually `parse_args` was not the cause.", st},
+		{st, "If you want, we can add a `--limit` flag to `parse_args`.", st},
+		{"The `parse_args` block reads `--limit` first.", "Here is the corrected `parse_args` block.", "The `parse_args` block reads `--limit` first."},
+		{"Iterating over `rows` is linear.", "Here is the `scan` loop.", "Iterating over `rows` is linear."},
+	}
+	for _, tc := range tests {
+		if got := withContext(tc.st, tc.before); got != tc.want {
+			t.Errorf("withContext(%q, %q) = %q, want %q", tc.st, tc.before, got, tc.want)
+		}
+	}
+}
+
+// TestBarePronounWholeWord: "it" and "they" are pronouns only as whole
+// words: "Iterating" or "Items" opening a sentence is no pronoun, and
+// withSubject leaves it as it is.
+func TestBarePronounWholeWord(t *testing.T) {
+	tests := []struct {
+		st   string
+		want bool
+	}{
+		{"It reads `--limit` first.", true},
+		{"It's in `tools/`.", true},
+		{"They're cached.", true},
+		{"So it runs nightly.", true},
+		{"Iterating over `rows` is linear.", false},
+		{"Items are sorted by `id`.", false},
+		{"Theyre", false},
+	}
+	for _, tc := range tests {
+		if got := barePronoun.MatchString(tc.st); got != tc.want {
+			t.Errorf("barePronoun(%q) = %v, want %v", tc.st, got, tc.want)
+		}
+	}
+	if got, ok := withSubject("Iterating over `rows` is linear.", "the scan loop"); ok || got != "Iterating over `rows` is linear." {
+		t.Errorf("withSubject on %q = %q, %v; want it unchanged", "Iterating over `rows` is linear.", got, ok)
+	}
+}

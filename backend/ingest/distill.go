@@ -539,7 +539,9 @@ func codeLike(st string) bool {
 // list) gives the candidate of its kept sentences; every sentence is also
 // returned, positioned, for revision checks. *lead carries, from one text
 // to the next, the agent's last sentence when it says what the agent looks
-// at next (referent): a finding that opens with a pronoun keeps it.
+// at next (referent): a finding that opens with a pronoun keeps it. A kept
+// sentence opening with a bare pronoun right after a sentence of the same
+// text that was not kept takes that sentence as its context (withContext).
 // restate, when the text answers a user's correction (restate.go), takes
 // the sentences that restate the user's rule: they form a candidate of
 // their own, before the block's.
@@ -548,7 +550,8 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 	prose, _ := splitFences(text)
 	var cands []Candidate
 	var sents []posSentence
-	skip := "" // the class of the section being read (a plan), or none
+	skip := ""                  // the class of the section being read (a plan), or none
+	prev, prevKept := "", false // the sentence before, in this text, and whether it was kept
 	for _, block := range splitBlocks(prose) {
 		var kept []string
 		dropped := map[string]int{}
@@ -563,6 +566,8 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			st := strings.TrimSpace(s.text)
 			sents = append(sents, posSentence{text: st, pos: pos})
 			pos++
+			before, beforeKept := prev, prevKept
+			prev, prevKept = "", false // a heading, a plan's section, a question: no referent
 			if boilerplate.MatchString(st) {
 				*lead = ""
 				continue
@@ -595,13 +600,19 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			if class == ClassFinding || class == ClassChange {
 				if *lead != "" && len(kept) == 0 && pronounLead.MatchString(lower(st)) {
 					kept = append(kept, *lead) // "Let me check whether X uses Y." ... "It's only in Z."
+				} else if !beforeKept {
+					st = withContext(st, before) // "These new functions will be named `X`." "They will use ..."
 				}
 				*lead = ""
+				prevKept = true
 				kept = append(kept, st)
 				keptClass[class]++
 				continue
 			}
 			*lead = referent(st, class, origin)
+			if class != ClassQuestion && class != ClassChat {
+				prev = st
+			}
 			dropped[class]++
 		}
 		blockClass := ClassFinding
