@@ -152,10 +152,13 @@ func mendClause(rest, gone string) string {
 // seldom opens with a name ("These new functions will be named `X`").
 // The sentence joined goes through every later guard (revised, undone,
 // offered, unsettled) with the statement. Any other sentence is returned
-// as it is.
+// as it is. (A sentence with any revision cue is refused before
+// selfCorrection reads it, so its sentence before, which it would need for
+// an "instead of" cue's object, is not needed: only an emphatic
+// correction, "It IS tracked", is left for it.)
 func withContext(st, before string) string {
 	lb := lower(before)
-	if before == "" || !barePronoun.MatchString(st) || !namesThing(before) || revisionCue.MatchString(lb) || selfCorrection(before) || offer.MatchString(lb) {
+	if before == "" || !barePronoun.MatchString(st) || !namesThing(before) || revisionCue.MatchString(lb) || selfCorrection("", before) || offer.MatchString(lb) {
 		return st
 	}
 	return before + " " + st
