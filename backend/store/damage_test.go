@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,6 +31,14 @@ func TestTextIndexDamagedRebuilt(t *testing.T) {
 				for i := 4096; i < len(b); i += 7 {
 					b[i] ^= 0x5a
 				}
+			})
+		},
+		// A freelist whose count reaches past the file: bbolt copies it out
+		// of its memory map and faults (SIGSEGV/SIGBUS), which without
+		// debug.SetPanicOnFault kills the process instead of panicking.
+		"root.bolt freelist count past the file": func(t *testing.T, path string, _ []string) {
+			edit(t, filepath.Join(path, "store", "root.bolt"), func(b []byte) {
+				boltFreelistPastEnd(t, b)
 			})
 		},
 		"root.bolt truncated": func(t *testing.T, path string, _ []string) {
@@ -125,5 +134,25 @@ func edit(t *testing.T, path string, fn func([]byte)) {
 	fn(b)
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// boltFreelistPastEnd points the freelist page of the bbolt file b (both
+// meta pages name it) at far more page ids than the file holds: the
+// page's count is 0xFFFF, so its first id is the real count.
+func boltFreelistPastEnd(t *testing.T, b []byte) {
+	t.Helper()
+	const metaOff, freelistOff = 16, 16 + 4*4 + 16 // page header; magic, version, page size, flags; root bucket
+	pageSize := int(binary.LittleEndian.Uint32(b[metaOff+8:]))
+	if pageSize < 1024 || len(b) < 2*pageSize {
+		t.Fatalf("not a bbolt file: page size %d, %d bytes", pageSize, len(b))
+	}
+	for _, meta := range []int{0, pageSize} {
+		fl := int(binary.LittleEndian.Uint64(b[meta+freelistOff:])) * pageSize
+		if fl+24 > len(b) {
+			t.Fatalf("freelist page at %d past the file (%d bytes)", fl, len(b))
+		}
+		binary.LittleEndian.PutUint16(b[fl+10:], 0xFFFF) // count: the first id holds it
+		binary.LittleEndian.PutUint64(b[fl+16:], 1<<24)  // 16M ids: 128 MiB past a file of a few pages
 	}
 }

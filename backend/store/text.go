@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -220,11 +221,15 @@ func tightenModes(path string) {
 
 // openTextIndex opens an existing index and checks it can be read; (nil,
 // nil) when there is none. A damaged index makes bleve (and the bbolt
-// file inside it) panic rather than fail: that is an error here too.
+// file inside it) panic rather than fail: that is an error here too. So
+// is a fault reading the bbolt file's memory map (a damaged page that
+// points past the file, as a freelist count can): with SetPanicOnFault
+// this goroutine panics on it instead of the process dying.
 func (s *Store) openTextIndex(path string) (idx bleve.Index, err error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("damaged: %v", v)
