@@ -68,11 +68,12 @@ func turnRelocations(t Turn) []relocation {
 			if callFailed(t, i, c) {
 				continue
 			}
-			for _, r := range callRelocations(c) {
+			rs, p := callFiles(c)
+			for _, r := range rs {
 				r.step = i
 				out = append(out, r)
 			}
-			if p := writtenPath(c); p != "" {
+			if p != "" {
 				writes, writeAt = append(writes, p), append(writeAt, len(out))
 			}
 		}
@@ -104,40 +105,42 @@ func samePath(a, b string) bool {
 	return a == b || strings.HasSuffix(a, "/"+b) || strings.HasSuffix(b, "/"+a)
 }
 
-// writtenPath is the file a Write call (or an apply_patch "*** Add
-// File:") creates, cleaned; "" for any other call.
-func writtenPath(c memory.ToolCall) string {
-	if c.Name == "Write" {
-		if p, ok := quickPath(c.Input); ok {
-			return cleanPath(p, "")
-		}
-		return ""
+// callFiles returns the moves and deletions one tool call makes (a
+// patch's "*** Move to:" and "*** Delete File:", a shell command's mv,
+// git mv, rm and git rm) and the file it creates ("" for none: a Write
+// call, or a patch's "*** Add File:"), cleaned. A patch is found in the
+// call's JSON once for both.
+func callFiles(c memory.ToolCall) (rs []relocation, written string) {
+	isPatch := strings.Contains(c.Input, "*** Begin Patch")
+	adds := c.Name != "Write" && strings.Contains(c.Input, "*** Add File:")
+	var patch string
+	if isPatch || adds {
+		patch = patchText(c.Input)
 	}
-	if strings.Contains(c.Input, "*** Add File:") {
-		for _, l := range strings.Split(patchText(c.Input), "\n") {
+	switch {
+	case c.Name == "Write":
+		if p, ok := quickPath(c.Input); ok {
+			written = cleanPath(p, "")
+		}
+	case adds:
+		for _, l := range strings.Split(patch, "\n") {
 			if p, ok := strings.CutPrefix(strings.TrimSpace(l), "*** Add File:"); ok {
-				return cleanPath(strings.TrimSpace(p), "")
+				written = cleanPath(strings.TrimSpace(p), "")
+				break
 			}
 		}
 	}
-	return ""
-}
-
-// callRelocations returns the moves and deletions one tool call makes: a
-// patch's "*** Move to:" and "*** Delete File:", a shell command's mv,
-// git mv, rm and git rm.
-func callRelocations(c memory.ToolCall) []relocation {
-	if strings.Contains(c.Input, "*** Begin Patch") {
-		return patchRelocations(patchText(c.Input))
+	if isPatch {
+		return patchRelocations(patch), written
 	}
 	if !strings.Contains(c.Input, "mv ") && !strings.Contains(c.Input, "rm ") {
-		return nil // most calls: no need to decode the input
+		return nil, written // most calls: no need to decode the input
 	}
 	cmd, dir := shellCommand(c)
 	if cmd == "" {
-		return nil
+		return nil, written
 	}
-	return shellRelocations(cmd, dir)
+	return shellRelocations(cmd, dir), written
 }
 
 // shellInput is the input of a shell tool call: Claude Code's Bash
@@ -391,7 +394,7 @@ func laterRelocations(later []string, step int) []relocation {
 func movedCalls(calls []memory.ToolCall) []memory.ToolCall {
 	var out []memory.ToolCall
 	for _, c := range calls {
-		if len(callRelocations(c)) > 0 || writtenPath(c) != "" {
+		if rs, p := callFiles(c); len(rs) > 0 || p != "" {
 			if c.Name == "Write" { // only its path is read
 				c.Input = `{"file_path":` + jsonString(quickPathOrEmpty(c.Input)) + `}`
 			}

@@ -40,7 +40,8 @@ func TestCallRelocations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			for _, r := range callRelocations(tt.call) {
+			rs, _ := callFiles(tt.call)
+			for _, r := range rs {
 				got = append(got, r.from+" -> "+r.to)
 			}
 			if !slices.Equal(got, tt.want) {
