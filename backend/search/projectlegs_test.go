@@ -18,6 +18,22 @@ import (
 // cfg.
 func openProjects(t *testing.T, texts map[string][]string, cfg config.Search) (*Engine, *store.Store) {
 	t.Helper()
+	var ms []memory.Memory
+	for project, ts := range texts {
+		for i, text := range ts {
+			ms = append(ms, memory.Memory{ID: fmt.Sprintf("%s%d", project, i), Text: text, Project: project,
+				Kind: memory.KindFact, Type: memory.TypeProject, Importance: 0.5,
+				CreatedAt: testNow.Add(-24 * time.Hour)})
+		}
+	}
+	st, emb, clock := openEmbedded(t, ms)
+	return New(st, emb, cfg, clock), st
+}
+
+// openEmbedded opens a real store in a temporary folder holding ms, each
+// embedded by the built-in embedder, with a clock fixed at testNow.
+func openEmbedded(t *testing.T, ms []memory.Memory) (*store.Store, memory.Embedder, memory.Clock) {
+	t.Helper()
 	emb := embed.NewBuiltin()
 	clock := memory.FixedClock{T: testNow}
 	ctx := context.Background()
@@ -26,22 +42,17 @@ func openProjects(t *testing.T, texts map[string][]string, cfg config.Search) (*
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	var ms []memory.Memory
-	for project, ts := range texts {
-		vecs, err := emb.Embed(ctx, ts)
+	for i := range ms {
+		vecs, err := emb.Embed(ctx, []string{ms[i].Text})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, text := range ts {
-			ms = append(ms, memory.Memory{ID: fmt.Sprintf("%s%d", project, i), Text: text, Project: project,
-				Kind: memory.KindFact, Type: memory.TypeProject, Importance: 0.5,
-				CreatedAt: testNow.Add(-24 * time.Hour), Embedding: vecs[i]})
-		}
+		ms[i].Embedding = vecs[0]
 	}
 	if _, err := st.PutBatch(ctx, ms); err != nil {
 		t.Fatal(err)
 	}
-	return New(st, emb, cfg, clock), st
+	return st, emb, clock
 }
 
 // TestProjectLegs: the current project's memory that the whole store's

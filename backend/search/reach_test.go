@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/store"
 )
 
 func TestNamedProjects(t *testing.T) {
@@ -60,26 +58,12 @@ func openReach(t *testing.T, mod func(*config.Recall)) *Recaller {
 			fx{fmt.Sprintf("kiln-fill%d", i), "kiln", fmt.Sprintf("Glaze recipe %d lives in recipes/glaze%d.toml and the kiln schedule reads it at start.", i, i), memory.TypeProject, memory.KindFact},
 			fx{fmt.Sprintf("harbor-fill%d", i), "harbor", fmt.Sprintf("The harbor ledger view %d lists container berths and their tide windows.", i), memory.TypeProject, memory.KindFact})
 	}
-	emb := embed.NewBuiltin()
-	clock := memory.FixedClock{T: testNow}
-	ctx := context.Background()
-	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim(), Clock: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	var ms []memory.Memory
 	for _, f := range fixtures {
-		vec, err := emb.Embed(ctx, []string{f.text})
-		if err != nil {
-			t.Fatal(err)
-		}
 		ms = append(ms, memory.Memory{ID: f.id, Text: f.text, Project: f.project, Kind: f.kind, KindOrigin: memory.KindGiven,
-			Type: f.typ, Importance: 0.5, CreatedAt: testNow.Add(-24 * time.Hour), Embedding: vec[0]})
+			Type: f.typ, Importance: 0.5, CreatedAt: testNow.Add(-24 * time.Hour)})
 	}
-	if _, err := st.PutBatch(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
+	st, emb, clock := openEmbedded(t, ms)
 	cfg := config.Default().Recall
 	if mod != nil {
 		mod(&cfg)
