@@ -23,7 +23,7 @@ import (
 // auxiliary or an adverb ("This is", "That means"), not one before a noun
 // ("This editor is"), which names its own subject. Group 1 is what precedes the
 // pronoun (connectives), group 2 the pronoun with its contraction.
-var barePronoun = regexp.MustCompile(`(?i)^((?:(?:so|but|and|wait|oh|hmm|no|ok|okay|well|ah)[,.:;!]?\s+)*)(it(?:'s)?\b|they(?:'re)?\b|(?:this|that|these|those)(?:'s)?(?:\s+(?:is|are|was|were|will|would|can|could|should|may|might|must|means|meant|has|have|had|does|did|also|only|just|now|then|still|always|never|not)\b))`)
+var barePronoun = regexp.MustCompile(`(?i)^(` + leadWords + `)(it(?:'s)?\b|they(?:'re)?\b|(?:this|that|these|those)(?:'s)?(?:\s+(?:is|are|was|were|will|would|can|could|should|may|might|must|means|meant|has|have|had|does|did|also|only|just|now|then|still|always|never|not)\b))`)
 
 // subjectVerb ends a sentence's subject noun phrase: a copula, an
 // auxiliary or a verb that places or describes what the subject names.

@@ -21,7 +21,12 @@ var emphaticCue = regexp.MustCompile(`\b(?:IS|ISN'T|ARE|AREN'T|WAS|WASN'T|WERE|D
 // pronounLead opens a sentence whose subject is only a pronoun (after a
 // connective or an interjection): it says nothing of its own subject, so
 // the subject is the previous sentence's.
-var pronounLead = regexp.MustCompile(`^(?:(?:so|but|and|wait|oh|hmm|no|ok|okay|well|ah)[,.:;!]?\s+)*(?:it|this|that|they|these|those)(?:'s|'re|\s)`)
+var pronounLead = regexp.MustCompile(`^` + leadWords + `(?:it|this|that|they|these|those)(?:'s|'re|\s)`)
+
+// leadWords are the interjections and connectives a sentence may open
+// with before its subject ("So it ...", "Wait, that ..."), as a regular
+// expression's group repeated any number of times.
+const leadWords = `(?:(?:so|but|and|wait|oh|hmm|no|ok|okay|well|ah)[,.:;!]?\s+)*`
 
 // objectCue is a revision cue that names what it is about in its own
 // object ("instead of collecting them into a slice", "despite the
