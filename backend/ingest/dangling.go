@@ -19,11 +19,29 @@ import (
 
 // barePronoun is pronounLead narrowed to a sentence whose subject is only
 // a pronoun: "it" or "they" as whole words ("Iterating" opens with none),
-// or a demonstrative standing alone before an
-// auxiliary or an adverb ("This is", "That means"), not one before a noun
-// ("This editor is"), which names its own subject. Group 1 is what precedes the
+// or a demonstrative standing alone before an auxiliary or an adverb
+// ("This is", "That means") or before a verb of its own (demonstrativeVerb:
+// "This creates", "That leveraged"), not one before a noun ("This editor
+// is"), which names its own subject. Group 1 is what precedes the
 // pronoun (connectives), group 2 the pronoun with its contraction.
-var barePronoun = regexp.MustCompile(`(?i)^(` + leadWords + `)(it(?:'s)?\b|they(?:'re)?\b|(?:this|that|these|those)(?:'s)?(?:\s+(?:is|are|was|were|will|would|can|could|should|may|might|must|means|meant|has|have|had|does|did|also|only|just|now|then|still|always|never|not)\b))`)
+var barePronoun = regexp.MustCompile(`(?i)^(` + leadWords + `)(it(?:'s)?\b|they(?:'re)?\b|(?:this|that|these|those)(?:'s)?(?:\s+(?:is|are|was|were|will|would|can|could|should|may|might|must|means|meant|has|have|had|does|did|also|only|just|now|then|still|always|never|not)\b)|` + demonstrativeVerb + `)`)
+
+// demonstrativeVerb is a demonstrative followed by a lowercase word in the
+// shape of a verb it is the subject of, itself followed by what may follow
+// a verb (an article or a determiner, a pronoun, a preposition or a
+// conjunction, a code span, a name, a number, punctuation, the end).
+// "This" and "that" take a verb in -s (not -ss, -us, -is, -as, -os: "this
+// class", "that status", "this alias") or in -ed (not -eed: "this
+// feed"); "these" and "those" only one in -ed, since their verb in the
+// present has the shape of a plural noun ("these files"). A noun in that
+// shape ("This settings file") is told apart by what follows it: another
+// word of the noun phrase, not what follows a verb.
+const demonstrativeVerb = `(?:this|that)\s+(?-i:[a-z]+[^aiosu\s]s)\b(?-i:` + afterVerb + `)|(?:this|that|these|those)\s+(?-i:[a-z]+[^e\s]ed)\b(?-i:` + afterVerb + `)`
+
+// afterVerb is what may follow a verb and not a noun ("creates the",
+// "leverages `x`", "fails.", "uses it", "moved to"), matched on case:
+// a capital opens a name.
+const afterVerb = `\s*$|\s*[.,;:!?/)]|\s+(?:[` + "`" + `"'(\d]|[A-Z]|(?:a|an|the|this|that|these|those|its|their|our|your|my|his|her|each|every|all|any|some|no|both|it|them|us|you|me|him|one|to|in|on|for|with|from|into|onto|by|as|at|of|up|out|off|over|through|across|because|when|if|since|so|and|but|or|only|also|once|before|after|without|until|unless|whether|how|what|why|where|which|who|whatever|everything|nothing|something|anything|[a-z]+ly)\b)`
 
 // subjectVerb ends a sentence's subject noun phrase: a copula, an
 // auxiliary or a verb that places or describes what the subject names.

@@ -167,6 +167,11 @@ func TestPronounTakesSentenceBefore(t *testing.T) {
 			absent: "look at it again",
 		},
 		{
+			name: "a demonstrative before a verb of its own",
+			text: "Here is the corrected `parse_args` block. This reads the `--limit` flag before the positional arguments, so `--limit 5 a.txt` parses.",
+			want: "Here is the corrected `parse_args` block. This reads the `--limit` flag",
+		},
+		{
 			name:   "a demonstrative before a noun names its subject",
 			text:   "Here is the corrected `parse_args` block. This flag parser reads `--limit` before the positional arguments, so `--limit 5 a.txt` parses.",
 			want:   "This flag parser reads `--limit`",
@@ -200,6 +205,8 @@ func TestWithContext(t *testing.T) {
 		{st, "If you want, we can add a `--limit` flag to `parse_args`.", st},
 		{"The `parse_args` block reads `--limit` first.", "Here is the corrected `parse_args` block.", "The `parse_args` block reads `--limit` first."},
 		{"Iterating over `rows` is linear.", "Here is the `scan` loop.", "Iterating over `rows` is linear."},
+		{"That leverages `bufio.Scanner` for each line.", "Here is the `scan` loop.", "Here is the `scan` loop. That leverages `bufio.Scanner` for each line."},
+		{"This settings file is read first.", "Here is the `scan` loop.", "This settings file is read first."},
 	}
 	for _, tc := range tests {
 		if got := withContext(tc.st, tc.before); got != tc.want {
@@ -231,5 +238,39 @@ func TestBarePronounWholeWord(t *testing.T) {
 	}
 	if got, ok := withSubject("Iterating over `rows` is linear.", "the scan loop"); ok || got != "Iterating over `rows` is linear." {
 		t.Errorf("withSubject on %q = %q, %v; want it unchanged", "Iterating over `rows` is linear.", got, ok)
+	}
+}
+
+// TestBarePronounDemonstrativeVerb: a demonstrative before a verb of its
+// own ("This creates", "That leveraged") is a bare pronoun; one before a
+// noun, even a noun in the shape of a verb ("This settings file", "this
+// class", "These files"), names its own subject.
+func TestBarePronounDemonstrativeVerb(t *testing.T) {
+	tests := []struct {
+		st   string
+		want bool
+	}{
+		{"This creates the `deploy` environment on first run.", true},
+		{"That leverages `sync.Pool` for the buffers.", true},
+		{"So this uses it for every request.", true},
+		{"This fails.", true},
+		{"This applies to `cmd/` only.", true},
+		{"That caused the flaky `TestSweep`.", true},
+		{"These removed the stale locks.", true},
+		{"This is a wrapper around `fetch`.", true},
+		{"This settings file is read first.", false},
+		{"This class wraps `fetch`.", false},
+		{"That status flag is set by `Run`.", false},
+		{"This alias points at `origin/main`.", false},
+		{"These files hold the fixtures.", false},
+		{"These create the tables.", false}, // a plural verb has a noun's shape: not told
+		{"This feed lists releases.", false},
+		{"This Postgres instance runs on 5433.", false},
+		{"This new helper reads `--limit`.", false},
+	}
+	for _, tc := range tests {
+		if got := barePronoun.MatchString(tc.st); got != tc.want {
+			t.Errorf("barePronoun(%q) = %v, want %v", tc.st, got, tc.want)
+		}
 	}
 }
