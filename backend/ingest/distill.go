@@ -725,8 +725,22 @@ var capName = regexp.MustCompile(`\s[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*[A-Z0-9][A
 var constraint = regexp.MustCompile(`\b(?:can't|cannot|can not|doesn't|does not|don't|isn't|aren't|won't|not supported|unsupported|requires?|needs?|must|only|fails?|failed|breaks?|expects?|defaults? to|instead of|rather than|because|so that|which|means)\b`)
 
 // offer is a suggestion or an offer of more work: what could be done
-// next, not what is true.
-var offer = regexp.MustCompile(`^(?:if you(?: (?:want|like|prefer|need|would like)|'d like)|want me to|shall i|should i|would you like|do you want|we (?:can|could|might) (?:also |then |now |next )?|you (?:can|could|may) (?:now |also )?|tell me|let me know|optionally|possible next|consider|happy to|i can (?:also )?|next,? (?:we|i) (?:can|could|should|will))\b|\b(?:next time|if you'd like|if you want|if needed|when you're ready|want me to)\b`)
+// next, not what is true. Besides the openings and phrases that offer
+// (conditionalOffer aside), the writer saying they would be glad to do
+// something ("I'd be happy to add") offers it.
+var offer = regexp.MustCompile(`^(?:if you(?: (?:want|like|prefer|need|would like)|'d like)|want me to|shall i|should i|would you like|do you want|we (?:can|could|might) (?:also |then |now |next )?|you (?:can|could|may) (?:now |also )?|tell me|let me know|optionally|possible next|consider|happy to|glad to|i can (?:also )?|next,? (?:we|i) (?:can|could|should|will))\b|\b(?:next time|if you'd like|if you want|if needed|when you're ready|want me to|(?:i'm|i am|i'd be|i would be|we're|we'd be|we would be) (?:happy|glad) to)\b|` + conditionalOffer)
+
+// conditionalOffer is a conditional clause followed by the writer
+// offering to do something: "if", "when" or "once" opening the sentence,
+// then after a comma "I" with a modal ("I can", "I'll", "I could") or "we"
+// with one that offers ("we can", "we could", "we might"), not negated
+// ("If you later enable Pages, we can switch the badge", "If any job
+// fails, I'll tighten the matrix"). What follows a condition without the
+// writer offering is a conditional fact ("If the cache is stale, the
+// build fails", "If the lock is held, we retry", "... we can't write"):
+// "we will" is left out, since it tells what the code does as often as
+// what the writer will do.
+const conditionalOffer = `^(?:if|when|once)\b[^.;:!?]*?,\s*(?:then\s+)?(?:i(?:'ll|'d|\s+(?:can|could|will|would|may|might))|we(?:'d|\s+(?:can|could|might)))\s+(?:also\s+)?[a-z]`
 
 // bareNumber is a number of two digits or more (a port, a count, a limit).
 var bareNumber = regexp.MustCompile(`\b\d{2,}\b`)

@@ -176,6 +176,13 @@ func TestDistill(t *testing.T) {
 			drop:  []string{"If you want"},
 		},
 		{
+			name:  "an offer after a condition is no memory",
+			user:  "add the Prusa profile",
+			texts: []string{"The Prusa MK4 profile lives in `examples/printers/Prusa_i3_MK4.json` and uses the Marlin flavour.\n\nIf you later add a second extruder, we can generate the tool-change G-code in `examples/printers/`."},
+			keep:  []string{"Prusa_i3_MK4.json"},
+			drop:  []string{"tool-change"},
+		},
+		{
 			name:  "a final answer's change list says what now exists",
 			user:  "implement the review page",
 			texts: []string{"Let me read the router.", "Implemented:\n- Added `ProjectReviewLive` at `/projects/:id/review`, listing open annotations across the project's sessions"},
@@ -598,6 +605,40 @@ func TestDescribeCandidates(t *testing.T) {
 	} {
 		if got := describeCandidates(tc.cands); got != tc.want {
 			t.Errorf("describeCandidates = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestOfferConditional: a conditional clause followed by the writer
+// offering to do something is an offer, as are "I'd be happy to" and
+// "glad to"; a conditional fact, where no writer offers (or offers
+// nothing, negated), is not.
+func TestOfferConditional(t *testing.T) {
+	tests := []struct {
+		st   string
+		want bool
+	}{
+		{"If you want faster builds, we can add a `GOCACHE` mount to `ci.yml`.", true},
+		{"If helpful, I can add a `--verbose` flag to `sync.sh`.", true},
+		{"If you later enable the wiki, we can link it from `README.md`.", true},
+		{"If any shard fails, I'll narrow the test matrix in `ci.yml`.", true},
+		{"Once you push the tag, I could cut the release with `goreleaser`.", true},
+		{"If you\u2019d like, I can also pin `ruff` in `pyproject.toml`.", true},
+		{"When the schema settles, we could generate the types from `schema.json`.", true},
+		{"Happy to add a `--dry-run` flag to `prune.sh`.", true},
+		{"I'd be happy to wire the metrics into `server.go`.", true},
+		{"Want me to split `store.go` into two files?", true},
+		{"If the cache is stale, the build fails with `ENOENT`.", false},
+		{"If the lock is held, we retry after 5 seconds.", false},
+		{"If `GOFLAGS` is set, we can't override `-mod` from `Makefile`.", false},
+		{"If the lock is held, we will retry after 5 seconds.", false},
+		{"When `PORT` is unset, the server listens on 8080.", false},
+		{"If the token expired, I cannot read the job logs.", false},
+		{"The importer can retry a failed batch if `RETRY=1`, I think.", false},
+	}
+	for _, tc := range tests {
+		if got := offer.MatchString(lower(tc.st)); got != tc.want {
+			t.Errorf("offer(%q) = %v, want %v", tc.st, got, tc.want)
 		}
 	}
 }
