@@ -119,7 +119,22 @@ var causeWord = regexp.MustCompile(`\b(?:because|since (?:the|it|we|our|they)|so
 var prefUser = regexp.MustCompile(`\b(?:never|always|don't|do not|dont|please (?:always|never|don't|do not|use|keep|make sure|avoid)|i (?:want|like|prefer|need|expect|require)|we (?:use|want|need|prefer|always|never)|make sure|from now on|every time|whenever|must|should(?:n't)?|instead of|rather than|no need to|avoid|stop \w+ing|prefer|only (?:after|when|if|once|until))\b`)
 
 // revisionCue marks a sentence that corrects something said before.
-var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fact|correction|i was wrong|was wrong|that was wrong|not the (?:issue|problem|cause|reason)|the real (?:issue|problem|cause|fix|reason)|didn't (?:work|help|fix)|did not (?:work|help|fix)|doesn't (?:work|help)|does not (?:work|help)|still (?:fail\w*|broken|there|persist\w*|show\w*|happen\w*)|persist(?:s|ed)?|not enough|isn't enough|wasn't enough|despite|after all|not actually|in reality|instead)\b`)
+// "Persist" is one only about a problem that outlasts a fix ("the error
+// persists", "still persists"): what a program persists ("They persist
+// sessions in bbolt") corrects nothing.
+var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fact|correction|i was wrong|was wrong|that was wrong|not the (?:issue|problem|cause|reason)|the real (?:issue|problem|cause|fix|reason)|didn't (?:work|help|fix)|did not (?:work|help|fix)|doesn't (?:work|help)|does not (?:work|help)|still (?:fail\w*|broken|there|persist\w*|show\w*|happen\w*)|(?:error|issue|problem|bug|failure|warning|crash|symptom)s? (?:still |also |now )?persist(?:s|ed)?|not enough|isn't enough|wasn't enough|despite|after all|not actually|in reality|instead)\b`)
+
+// cueWord reports whether a subject token is a revision cue's own word
+// ("instead", "despite", "persists"): it marks a correction, it does not
+// name what is corrected. "Persist" alone is no cue (revisionCue) but is
+// still the cue's word when a problem persists.
+func cueWord(t string) bool {
+	return revisionCue.MatchString(t) || persistWord.MatchString(t)
+}
+
+// persistWord is the verb of revisionCue's "the error persists" as a
+// token.
+var persistWord = regexp.MustCompile(`^persist(?:s|ed)?$`)
 
 // Distill splits a turn into candidate statements and decides which form
 // memories: findings, rules and facts with something specific in them,

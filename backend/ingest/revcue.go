@@ -20,7 +20,7 @@ func withoutCue(subj map[string]bool) map[string]bool {
 	}
 	out := make(map[string]bool, len(subj))
 	for t := range subj {
-		if !revisionCue.MatchString(t) {
+		if !cueWord(t) {
 			out[t] = true
 		}
 	}

@@ -142,3 +142,60 @@ func TestCueFocusCueAlone(t *testing.T) {
 		t.Fatalf("cueFocus with the cue alone not widened = %v, want nothing", got)
 	}
 }
+
+// TestRevisionCuePersist: "persist" is a revision cue only about a
+// problem that outlasts a fix, not about what a program persists.
+func TestRevisionCuePersist(t *testing.T) {
+	tests := []struct {
+		st   string
+		want bool
+	}{
+		{"The error persists after the `GOFLAGS` change.", true},
+		{"The same issue persisted with `-race` off.", true},
+		{"The problem still persists on Windows.", true},
+		{"Both warnings also persist in `vet` output.", true},
+		{"It still persists after a restart.", true},
+		{"They persist sessions in `bbolt` under `~/.cache/app`.", false},
+		{"The store persists every write before acking it.", false},
+		{"Settings are persisted to `config.toml` on exit.", false},
+		{"The daemon persists its cursor per transcript file.", false},
+	}
+	for _, tc := range tests {
+		if got := revisionCue.MatchString(lower(tc.st)); got != tc.want {
+			t.Errorf("revisionCue(%q) = %v, want %v", tc.st, got, tc.want)
+		}
+	}
+}
+
+// TestDropRevisedPersist: a later sentence telling what the code
+// persists does not revise a finding it shares a subject with; one
+// telling that the problem persists does.
+func TestDropRevisedPersist(t *testing.T) {
+	finding := "The `orders/export.go` writer skips rows whose `shipped_at` is empty, so the nightly export file misses every pending order."
+	tests := []struct {
+		name    string
+		later   string
+		revised bool
+	}{
+		{"what the code persists revises nothing", "The `orders/export.go` writer persists the pending orders with an empty `shipped_at` in `pending.db` for the next run.", false},
+		{"a problem that persists revises it", "The `orders/export.go` problem persists: pending orders with an empty `shipped_at` are still missing from the export file.", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			turns := GroupTurns(sessionOf("s", "why does the export miss orders?", "Let me read the writer.", finding, tt.later, "Done."))
+			var got *Candidate
+			cands := Distill(turns[0], nil)
+			for i := range cands {
+				if strings.Contains(cands[i].Text, "misses every pending order") {
+					got = &cands[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no candidate holds the finding: %+v", cands)
+			}
+			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
+				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
+			}
+		})
+	}
+}

@@ -189,7 +189,7 @@ func revisedBy(reason string) (string, bool) {
 // other than the revision's cue words.
 func sharesCorrection(subject, revised map[string]bool, by string) bool {
 	for t := range subjectOf(by) {
-		if revised[t] || !subject[t] || revisionCue.MatchString(t) {
+		if revised[t] || !subject[t] || cueWord(t) {
 			continue
 		}
 		if len(t) >= 7 || strings.ContainsAny(t, "_./:-") {
