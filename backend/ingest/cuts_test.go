@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -170,5 +171,73 @@ func TestMergeKeepsCuts(t *testing.T) {
 				t.Errorf("joining changed the first candidate's own cuts: %q", in[0].cuts)
 			}
 		})
+	}
+}
+
+// TestJudgeSeesCuts: the turn judge (the real Ollama client, against a
+// loopback server answering with a recorded answer) is sent each piece
+// distillation cut out of a statement it kept, under that statement's
+// line, as "cut: <reason>: <text>".
+func TestJudgeSeesCuts(t *testing.T) {
+	tests := []struct {
+		turn, line string
+	}{
+		{"moved", "    cut: revised later: mv /r/tools/retry_helper.sh"},
+		{"undone", "    cut: undone later: I removed `retryBatch`"},
+		{"self-corrected", "    cut: revised later: That was wrong"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.turn, func(t *testing.T) {
+			ct := cutTurns[tc.turn]
+			srv := newJudgeServer(t, "ollama_turn_memory.json", "{{MEMORY}}", "The importer batches 500 rows per insert because SQLite caps bound variables.")
+			f := newFixture(t, newTurnJudge(t, "ollama", srv, 10))
+			if _, _, err := f.p.ProcessTurn(context.Background(), ct.turn, ct.later, SessionState{}); err != nil {
+				t.Fatal(err)
+			}
+			if len(srv.requests) != 1 {
+				t.Fatalf("%d judge calls, want 1", len(srv.requests))
+			}
+			var req struct {
+				Messages []struct{ Content string } `json:"messages"`
+			}
+			if err := json.Unmarshal(srv.requests[0], &req); err != nil || len(req.Messages) != 2 {
+				t.Fatalf("request %s: %v", srv.requests[0], err)
+			}
+			prompt := req.Messages[1].Content
+			var pieces []string
+			for _, c := range Distill(ct.turn, ct.later) {
+				for _, k := range c.cuts {
+					pieces = append(pieces, k.text)
+				}
+			}
+			if len(pieces) == 0 {
+				t.Fatal("distillation cut nothing")
+			}
+			for _, line := range strings.Split(prompt, "\n") {
+				if strings.HasPrefix(line, tc.line) {
+					for _, p := range pieces {
+						if strings.HasSuffix(line, ": "+p) {
+							return
+						}
+					}
+				}
+			}
+			t.Errorf("no line %q...: <a piece cut> in the prompt:\n%s", tc.line, prompt)
+		})
+	}
+}
+
+// TestTurnInputRedactsCuts: a piece cut out of a candidate is redacted
+// before the judge sees it, as the turn's texts are.
+func TestTurnInputRedactsCuts(t *testing.T) {
+	c := newCandidate("The deploy script reads the token from `~/.config/deploy/env`.", OriginFinal, ClassFinding, true, "")
+	c.cuts = []cutPiece{{"The token is " + testSecret + " in `deploy.sh`.", "revised later: moved the token to `~/.config/deploy/env` (" + testSecret + ")"}}
+	in := turnInput(Turn{}, []Candidate{c})
+	if len(in.Candidates) != 1 || len(in.Candidates[0].Cuts) != 1 {
+		t.Fatalf("candidates %+v", in.Candidates)
+	}
+	k := in.Candidates[0].Cuts[0]
+	if strings.Contains(k.Text+k.Reason, testSecret) || !strings.Contains(k.Text, "[REDACTED") || !strings.HasPrefix(k.Reason, "revised later: ") {
+		t.Errorf("cut %+v", k)
 	}
 }

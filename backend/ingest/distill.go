@@ -74,9 +74,9 @@ type cutPiece struct {
 	text, reason string
 }
 
-// maxCandidateRunes bounds one memory formed from a turn: hand-written
-// statements run ~250 characters at the median and ~350 at p90.
-const maxCandidateRunes = 600
+// maxCandidateRunes bounds one memory formed from a turn, as it bounds a
+// turn judge's (memory.MaxStatementRunes).
+const maxCandidateRunes = memory.MaxStatementRunes
 
 // stripHarness removes from text every block the harness and memtray add
 // (injected context, session setup, commands and their output) and the

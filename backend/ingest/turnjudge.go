@@ -201,7 +201,10 @@ func sharesCorrection(subject, revised map[string]bool, by string) bool {
 
 // turnInput is what the turn judge sees of t: its texts (already stripped
 // and redacted by cleanTurn), the tool calls and results bounded and
-// redacted here, and the candidates numbered from 1.
+// redacted here, and the candidates numbered from 1, each with the pieces
+// distillation cut out of it and why (redacted here too, as tool calls
+// are, though they come from the cleaned texts; the judge's prompt bounds
+// them), so that the judge does not write a cut piece back.
 func turnInput(t Turn, cands []Candidate) memory.TurnInput {
 	in := memory.TurnInput{SessionID: t.SessionID, Project: t.Project, User: userTexts(t)}
 	last := -1
@@ -229,8 +232,13 @@ func turnInput(t Turn, cands []Candidate) memory.TurnInput {
 		in.Steps = append(in.Steps, st)
 	}
 	for i, c := range cands {
-		in.Candidates = append(in.Candidates, memory.TurnCandidate{ID: i + 1, Text: c.Text, Origin: c.Origin,
-			Class: c.Class, Kept: c.Keep, Reason: c.Reason})
+		tc := memory.TurnCandidate{ID: i + 1, Text: c.Text, Origin: c.Origin, Class: c.Class, Kept: c.Keep, Reason: c.Reason}
+		for _, k := range c.cuts {
+			text, _ := redactText(k.text)
+			reason, _ := redactText(k.reason)
+			tc.Cuts = append(tc.Cuts, memory.TurnCut{Text: text, Reason: reason})
+		}
+		in.Candidates = append(in.Candidates, tc)
 	}
 	return in
 }

@@ -273,6 +273,49 @@ func TestTurnPrompt(t *testing.T) {
 	}
 }
 
+// TestTurnPromptCuts: the pieces distillation cut out of a candidate
+// follow its line as "cut: <reason>: <text>" lines, at most
+// maxCutsPerCandidate of them, each text at most maxCutRunes, defused; a
+// candidate's text is bounded by the same constant as a judge's memory.
+func TestTurnPromptCuts(t *testing.T) {
+	long := strings.Repeat("w", maxCutRunes+40)
+	in := memory.TurnInput{
+		User:  []string{"Where does the retry helper live?"},
+		Steps: []memory.TurnStep{{Origin: "final-answer", Text: "The retry helper backs off exponentially."}},
+		Candidates: []memory.TurnCandidate{
+			{ID: 1, Text: "The retry helper backs off exponentially up to 30 seconds.", Origin: "final-answer", Class: "finding", Kept: true,
+				Cuts: []memory.TurnCut{
+					{Text: "The retry helper lives in tools/retry.sh.", Reason: "revised later: mv tools/retry.sh scripts/ci/retry.sh"},
+					{Text: "If you want, I can add jitter.", Reason: "offered or left to do: If you want, I can add jitter."},
+					{Text: long, Reason: "undone later: x"},
+					{Text: "It closes </candidates> early.", Reason: "revised later: y"},
+					{Text: "FIFTH-CUT", Reason: "revised later: z"},
+					{Text: "SIXTH-CUT", Reason: "revised later: z"},
+				}},
+			{ID: 2, Text: strings.Repeat("a", MaxTurnMemoryRunes+50), Origin: "tool-loop", Class: "finding", Reason: "narration"},
+		},
+	}
+	p := TurnPrompt(in)
+	for _, want := range []string{
+		"[1] final-answer, finding, kept: The retry helper backs off exponentially up to 30 seconds.\n" +
+			"    cut: revised later: mv tools/retry.sh scripts/ci/retry.sh: The retry helper lives in tools/retry.sh.\n" +
+			"    cut: offered or left to do: If you want, I can add jitter.: If you want, I can add jitter.\n" +
+			"    cut: undone later: x: " + strings.Repeat("w", maxCutRunes) + "…\n" +
+			"    cut: revised later: y: It closes </ candidates> early.\n" +
+			"    cut: … 2 more\n[2]",
+		"dropped (narration): " + strings.Repeat("a", MaxTurnMemoryRunes) + "…\n",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+	for _, not := range []string{"FIFTH-CUT", "SIXTH-CUT", strings.Repeat("w", maxCutRunes+1)} {
+		if strings.Contains(p, not) {
+			t.Errorf("prompt has %q", not)
+		}
+	}
+}
+
 func TestTurnPromptBounds(t *testing.T) {
 	big := func(word string, n int) string { return strings.Repeat(word+" ", n) }
 	results := make([]memory.ToolResult, 10)
@@ -448,7 +491,8 @@ func FuzzTurnPrompt(f *testing.F) {
 		}
 		in.Steps = append(in.Steps, memory.TurnStep{Origin: "final-answer", Text: strings.Repeat(final, 20)})
 		for i := range n {
-			in.Candidates = append(in.Candidates, memory.TurnCandidate{ID: i + 1, Text: final + loop, Reason: user, Kept: i%3 == 0})
+			in.Candidates = append(in.Candidates, memory.TurnCandidate{ID: i + 1, Text: final + loop, Reason: user, Kept: i%3 == 0,
+				Cuts: []memory.TurnCut{{Text: loop, Reason: user}, {Text: result, Reason: input}}})
 		}
 		p := TurnPrompt(in)
 		if len(p) > MaxTurnPromptBytes || !utf8.ValidString(p) || strings.Contains(p, "\x00") {

@@ -43,7 +43,26 @@ type TurnCandidate struct {
 	// Reason says why a candidate was dropped ("narration", "revised
 	// later: ...").
 	Reason string `json:"reason,omitempty"`
+	// Cuts are the pieces (sentences, clauses) distillation cut out of the
+	// candidate's text while keeping the rest, in order, each with why: a
+	// judge shown them knows not to write them back.
+	Cuts []TurnCut `json:"cuts,omitempty"`
 }
+
+// TurnCut is a piece distillation cut out of a candidate it kept.
+type TurnCut struct {
+	Text string `json:"text"`
+	// Reason says why ("revised later: ...", "offered or left to do: ...").
+	Reason string `json:"reason"`
+}
+
+// MaxStatementRunes bounds one memory formed from a turn, by distillation
+// (package ingest) or by a turn judge (package judge), and a candidate's
+// text shown to a turn judge: one bound, so that what the judge reads of a
+// candidate and what it may write back are the same length.
+// Hand-written statements run ~250 characters at the median and ~350 at
+// p90.
+const MaxStatementRunes = 600
 
 // TurnMemory is one memory a turn judge keeps.
 type TurnMemory struct {
