@@ -321,8 +321,10 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 // settle brings what the earlier turn e stored in line with now, its new
 // distillation: the memories it created from statements no longer kept
 // are revised (by t's candidates cands, listed in *dec from base on),
-// the statements kept now and not before are stored. It returns how many
-// memories it revised.
+// the statements kept now and not before are stored. *dec lists each
+// statement stored now and, after them, the pieces cut out of it
+// (cutVerdicts), as a turn's own decision lists its statements and their
+// cuts. It returns how many memories it revised.
 func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
 	kept := map[string]bool{}
 	var fresh []Candidate
@@ -368,6 +370,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 	if err != nil {
 		return n, err
 	}
+	var cut []memory.CandidateVerdict // the pieces cut out of what is kept now, after it as in a turn's own decision
 	for i, c := range fresh {
 		e.kept[c.Text] = ids[i]
 		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
@@ -375,8 +378,13 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 			e.markUntested(ids[i])
 			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i],
 				Reason: fmt.Sprintf("turn %d distilled again knowing turn %d: kept now", e.turn.Turn, t.Turn)})
+			for _, cv := range cutVerdicts([]Candidate{c}) {
+				cv.Origin = OriginEarlier
+				cut = append(cut, cv)
+			}
 		}
 	}
+	dec.Candidates = append(dec.Candidates, cut...)
 	return n, nil
 }
 

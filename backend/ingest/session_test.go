@@ -326,3 +326,45 @@ func TestRecentTurnsBounds(t *testing.T) {
 		t.Fatalf("%d bytes kept in %d sessions", r.size, len(r.sessions))
 	}
 }
+
+// TestRedistillListsCuts: when a later turn distils an earlier one again
+// and a statement of it is stored now with a piece cut out (a sentence the
+// later turn undid), the later turn's decision lists that piece as a cut
+// of the earlier turn, with the cut's reason, after the statement kept
+// now, as the earlier turn's own decision lists its cuts.
+func TestRedistillListsCuts(t *testing.T) {
+	ctx := context.Background()
+	turns := threeTurns("s-recut",
+		[]string{"how does the importer write rows?", "Let me read the importer.",
+			"The importer batches 500 rows per insert in `internal/importer/batch.go` because SQLite caps bound variables. The importer retries a failed batch 3 times with `retryBatch` in `internal/importer/retry.go`."},
+		[]string{"drop the retries", "Let me edit the importer.",
+			"I removed `retryBatch` from `internal/importer/retry.go`; a failed batch now aborts the import."})
+	f := newFixture(t, nil)
+	var last memory.Decision
+	for _, tn := range turns {
+		dec, _, err := f.p.ProcessTurn(ctx, tn, nil, SessionState{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = dec
+	}
+	keptNow, cut := -1, -1
+	for i, c := range last.Candidates {
+		switch {
+		case c.Origin == OriginEarlier && c.Kept && strings.Contains(c.Text, "batches 500 rows"):
+			keptNow = i
+		case c.Cut && strings.Contains(c.Text, "retries a failed batch 3 times"):
+			cut = i
+		}
+	}
+	if keptNow < 0 {
+		t.Fatalf("turn 3's decision does not store turn 1's statement again: %+v", last.Candidates)
+	}
+	if cut < keptNow {
+		t.Fatalf("turn 3's decision does not list the piece cut out of it after it (kept now at %d, cut at %d): %+v", keptNow, cut, last.Candidates)
+	}
+	c := last.Candidates[cut]
+	if c.Kept || c.MemoryID != "" || c.Origin != OriginEarlier || c.Class != last.Candidates[keptNow].Class || !strings.HasPrefix(c.Reason, "undone later: I removed `retryBatch`") {
+		t.Errorf("cut %+v", c)
+	}
+}

@@ -194,7 +194,9 @@ type CandidateVerdict struct {
 	// Cut marks a piece (a sentence, a clause) distillation cut out of a
 	// statement it kept the rest of, never kept; Reason says why. The
 	// pieces follow the turn's statements and are not statements of
-	// their own.
+	// their own; when a later turn distils an earlier one again, the
+	// pieces cut out of what it stores now follow those statements
+	// (origin earlier-turn) in the later turn's decision.
 	Cut bool `json:"cut,omitempty"`
 }
 
