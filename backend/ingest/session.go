@@ -463,12 +463,19 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 }
 
 // revisedWhy is why text, kept before, is not kept now: the reasons of the
-// statements of it the new distillation dropped.
+// statements of it the new distillation dropped, and of the pieces of it
+// that it cut out of a statement it kept the rest of (a sentence a later
+// turn undid or corrected).
 func revisedWhy(now []Candidate, text string) string {
 	var why []string
 	for _, c := range now {
 		if !c.Keep && c.Reason != "" && strings.Contains(text, c.Text) {
 			why = append(why, strings.TrimPrefix(c.Reason, "revised later: "))
+		}
+		for _, k := range c.cuts {
+			if c.Keep && k.reason != "" && strings.Contains(text, k.text) {
+				why = append(why, strings.TrimPrefix(k.reason, "revised later: "))
+			}
 		}
 	}
 	if len(why) == 0 {

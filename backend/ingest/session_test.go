@@ -333,21 +333,7 @@ func TestRecentTurnsBounds(t *testing.T) {
 // of the earlier turn, with the cut's reason, after the statement kept
 // now, as the earlier turn's own decision lists its cuts.
 func TestRedistillListsCuts(t *testing.T) {
-	ctx := context.Background()
-	turns := threeTurns("s-recut",
-		[]string{"how does the importer write rows?", "Let me read the importer.",
-			"The importer batches 500 rows per insert in `internal/importer/batch.go` because SQLite caps bound variables. The importer retries a failed batch 3 times with `retryBatch` in `internal/importer/retry.go`."},
-		[]string{"drop the retries", "Let me edit the importer.",
-			"I removed `retryBatch` from `internal/importer/retry.go`; a failed batch now aborts the import."})
-	f := newFixture(t, nil)
-	var last memory.Decision
-	for _, tn := range turns {
-		dec, _, err := f.p.ProcessTurn(ctx, tn, nil, SessionState{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = dec
-	}
+	last := recutLive(t)
 	keptNow, cut := -1, -1
 	for i, c := range last.Candidates {
 		switch {
@@ -366,5 +352,47 @@ func TestRedistillListsCuts(t *testing.T) {
 	c := last.Candidates[cut]
 	if c.Kept || c.MemoryID != "" || c.Origin != OriginEarlier || c.Class != last.Candidates[keptNow].Class || !strings.HasPrefix(c.Reason, "undone later: I removed `retryBatch`") {
 		t.Errorf("cut %+v", c)
+	}
+}
+
+// recutLive processes live a session whose turn 3 undoes a sentence of
+// a statement turn 1 kept (turn 1 is distilled again, the statement
+// stored again without the sentence) and returns turn 3's decision.
+func recutLive(t *testing.T) memory.Decision {
+	t.Helper()
+	turns := threeTurns("s-recut",
+		[]string{"how does the importer write rows?", "Let me read the importer.",
+			"The importer batches 500 rows per insert in `internal/importer/batch.go` because SQLite caps bound variables. The importer retries a failed batch 3 times with `retryBatch` in `internal/importer/retry.go`."},
+		[]string{"drop the retries", "Let me edit the importer.",
+			"I removed `retryBatch` from `internal/importer/retry.go`; a failed batch now aborts the import."})
+	f := newFixture(t, nil)
+	var last memory.Decision
+	for _, tn := range turns {
+		dec, _, err := f.p.ProcessTurn(context.Background(), tn, nil, SessionState{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = dec
+	}
+	return last
+}
+
+// TestRevisedWhyNamesCuts: the earlier memory a re-distillation no longer
+// keeps whole because it cut a sentence out of it is revised for that
+// cut's reason (the later turn's undoing sentence), not an anonymous "a
+// later turn revised it".
+func TestRevisedWhyNamesCuts(t *testing.T) {
+	last := recutLive(t)
+	var rev *memory.CandidateVerdict
+	for i, c := range last.Candidates {
+		if c.Origin == OriginEarlier && !c.Kept && !c.Cut && strings.Contains(c.Text, "retries a failed batch") {
+			rev = &last.Candidates[i]
+		}
+	}
+	if rev == nil {
+		t.Fatalf("turn 3's decision does not revise turn 1's memory: %+v", last.Candidates)
+	}
+	if !strings.Contains(rev.Reason, "undone later: I removed `retryBatch`") {
+		t.Errorf("revision reason %q, want the cut's reason", rev.Reason)
 	}
 }
