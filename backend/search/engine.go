@@ -296,7 +296,7 @@ func (e *Engine) queryWords(ctx context.Context, text string, df map[string]int)
 	var missing []string
 	for _, w := range words(text) {
 		lw := strings.ToLower(w)
-		for _, p := range append([]string{lw}, letterRuns(lw)...) { // the parts too (QueryWords)
+		for _, p := range append([]string{lw}, identParts(lw)...) { // the parts too (QueryWords)
 			for _, t := range e.idx.Analyze(p) {
 				if _, ok := df[t]; !ok {
 					missing = append(missing, t)
@@ -578,6 +578,15 @@ func words(text string) []string {
 // words query expansion looks up ("Melanie's" gives "Melanie" and "s").
 func letterRuns(text string) []string {
 	return strings.FieldsFunc(text, func(r rune) bool { return !wordRune(r) })
+}
+
+// identParts splits an identifier at anything but letters and digits: the
+// parts of a dotted path ("opk.core": "opk", "core") and of a snake_case
+// name ("pattern_match": "pattern", "match"), which the evidence test
+// judges a query's identifier by when no memory holds it whole
+// (QueryWords).
+func identParts(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
 // wordSpans returns the byte offsets [start, end) of the words of text
