@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"unicode"
@@ -658,6 +659,39 @@ func (e *Engine) docTerms(text string) map[string]bool {
 		}
 	}
 	return doc
+}
+
+// keywordTerms is doc, a memory's docTerms, with the parts of its
+// snake_case terms: the index keeps "transcript_view_show_debug" whole and
+// docTerms splits a compound at '.', ':', '/' and '-' only (letterRuns
+// keeps '_'), so without them a query's keyword "debug" is no hit in a
+// memory naming show_debug. Only the keyword factor reads these parts
+// (Engine.score): the evidence test and a memory's Coverage keep docTerms
+// (splitting there as well answered more unrelated prompts inside a
+// project and lost R@5 on sessions-dev; docs/benchmarks.md, exp-recall5).
+// doc itself is returned when it has no such term.
+func (e *Engine) keywordTerms(doc map[string]bool) map[string]bool {
+	var out map[string]bool
+	for t := range doc {
+		if !strings.Contains(t, "_") {
+			continue
+		}
+		for _, p := range identParts(t) {
+			for _, pt := range e.idx.Analyze(p) {
+				if doc[pt] {
+					continue
+				}
+				if out == nil {
+					out = maps.Clone(doc)
+				}
+				out[pt] = true
+			}
+		}
+	}
+	if out == nil {
+		return doc
+	}
+	return out
 }
 
 func termSet(terms []string) map[string]bool {
