@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"unicode"
@@ -296,7 +297,7 @@ func (e *Engine) queryWords(ctx context.Context, text string, df map[string]int)
 	var missing []string
 	for _, w := range words(text) {
 		lw := strings.ToLower(w)
-		for _, p := range append([]string{lw}, letterRuns(lw)...) { // the parts too (QueryWords)
+		for _, p := range append([]string{lw}, identParts(lw)...) { // the parts too (QueryWords)
 			for _, t := range e.idx.Analyze(p) {
 				if _, ok := df[t]; !ok {
 					missing = append(missing, t)
@@ -580,6 +581,15 @@ func letterRuns(text string) []string {
 	return strings.FieldsFunc(text, func(r rune) bool { return !wordRune(r) })
 }
 
+// identParts splits an identifier at anything but letters and digits: the
+// parts of a dotted path ("opk.core": "opk", "core") and of a snake_case
+// name ("pattern_match": "pattern", "match"), which the evidence test
+// judges a query's identifier by when no memory holds it whole
+// (QueryWords).
+func identParts(text string) []string {
+	return strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
 // wordSpans returns the byte offsets [start, end) of the words of text
 // (see words).
 func wordSpans(text string) [][2]int {
@@ -649,6 +659,39 @@ func (e *Engine) docTerms(text string) map[string]bool {
 		}
 	}
 	return doc
+}
+
+// keywordTerms is doc, a memory's docTerms, with the parts of its
+// snake_case terms: the index keeps "transcript_view_show_debug" whole and
+// docTerms splits a compound at '.', ':', '/' and '-' only (letterRuns
+// keeps '_'), so without them a query's keyword "debug" is no hit in a
+// memory naming show_debug. Only the keyword factor reads these parts
+// (Engine.score): the evidence test and a memory's Coverage keep docTerms
+// (splitting there as well answered more unrelated prompts inside a
+// project and lost R@5 on sessions-dev; docs/benchmarks.md, exp-recall5).
+// doc itself is returned when it has no such term.
+func (e *Engine) keywordTerms(doc map[string]bool) map[string]bool {
+	var out map[string]bool
+	for t := range doc {
+		if !strings.Contains(t, "_") {
+			continue
+		}
+		for _, p := range identParts(t) {
+			for _, pt := range e.idx.Analyze(p) {
+				if doc[pt] {
+					continue
+				}
+				if out == nil {
+					out = maps.Clone(doc)
+				}
+				out[pt] = true
+			}
+		}
+	}
+	if out == nil {
+		return doc
+	}
+	return out
 }
 
 func termSet(terms []string) map[string]bool {

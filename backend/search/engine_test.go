@@ -635,3 +635,70 @@ func TestSynonymExpansion(t *testing.T) {
 		t.Errorf("zero weights expanded: %v", r.Expansions)
 	}
 }
+
+// TestKeywordTerms: a memory's snake_case terms count their parts as the
+// keyword factor's hits (the index keeps "show_debug" whole); the terms
+// docTerms gives stay, and a memory without such a term is left as it is.
+func TestKeywordTerms(t *testing.T) {
+	emb := embed.NewLexical()
+	st := smallStore(t, emb, []string{"placeholder so the store opens with one memory"})
+	e := New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+	cases := []struct {
+		text      string
+		want      []string // terms the keyword doc must hold
+		notInDocs []string // of them, those docTerms alone lacks
+	}{
+		{"Assigning @transcript_view_show_debug directly no longer toggles the sidecar.", []string{"transcript_view_show_debug", "debug", "sidecar"}, []string{"debug"}},
+		{"Phoenix.LiveViewTest needs lazy_html.", []string{"phoenix.liveviewtest", "liveviewtest", "lazy_html", "lazy", "html"}, []string{"lazy", "html"}},
+		{"Run mix credo before every commit.", []string{"credo", "commit"}, nil},
+	}
+	for _, c := range cases {
+		doc := e.docTerms(c.text)
+		kdoc := e.keywordTerms(doc)
+		for _, w := range c.want {
+			for _, term := range st.Analyze(w) {
+				if !kdoc[term] {
+					t.Errorf("keywordTerms(%q) lacks %q (from %q)", c.text, term, w)
+				}
+			}
+		}
+		for _, w := range c.notInDocs {
+			for _, term := range st.Analyze(w) {
+				if doc[term] {
+					t.Errorf("docTerms(%q) holds %q: the case tests nothing", c.text, term)
+				}
+			}
+		}
+		for term := range doc {
+			if !kdoc[term] {
+				t.Errorf("keywordTerms(%q) dropped %q", c.text, term)
+			}
+		}
+	}
+}
+
+// TestKeywordHitInSnakeCase: a keyword that a memory holds only inside a
+// snake_case identifier counts as a hit in the keyword factor.
+func TestKeywordHitInSnakeCase(t *testing.T) {
+	emb := embed.NewLexical()
+	st := smallStore(t, emb, []string{
+		"Assigning show_debug on the socket no longer toggles the sidecar; the computer input does.",
+		"Debug builds log every query they run.",
+		"Rows collapse after ten lines unless expanded.",
+		"Each row's payload is pretty-printed as JSON.",
+	})
+	e := New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+	r, err := e.Run(context.Background(), Query{Text: "debug sidecar toggle", NoFloors: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1 + 2*config.Default().Search.KeywordHitBoost // debug (in show_debug), sidecar, toggles
+	for _, h := range r.Hits {
+		if h.Memory.ID == "m0" && math.Abs(h.Breakdown.Keyword-want) > 1e-9 {
+			t.Errorf("m0 (show_debug, sidecar, toggles): keyword factor %v, want %v (keywords %+v)", h.Breakdown.Keyword, want, r.Keywords)
+		}
+	}
+	if !contains(hitIDs(r.Hits), "m0") {
+		t.Fatalf("hits %v lack m0", hitIDs(r.Hits))
+	}
+}

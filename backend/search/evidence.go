@@ -150,10 +150,12 @@ func QueryWords(text string, analyze func(string) []string, df map[string]int, w
 	for _, w := range words(text) {
 		lw := strings.ToLower(w)
 		parts := []string{lw}
-		if strings.ContainsAny(lw, ".:") && !known(analyze(lw)) {
+		if strings.ContainsAny(lw, ".:_") && !known(analyze(lw)) {
 			// An identifier no memory holds whole ("opk.core" where
-			// memories say "opk/core/rules.py") is judged by its parts.
-			parts = letterRuns(lw)
+			// memories say "opk/core/rules.py", "pattern_match" where
+			// they say "pattern match") is judged by its parts
+			// (identParts).
+			parts = identParts(lw)
 		}
 		for _, p := range parts {
 			if seen[p] {

@@ -139,13 +139,44 @@ func TestWordsLikeAnalyzer(t *testing.T) {
 			t.Errorf("QueryWords(%q) = %+v, want one known word", q, ws)
 		}
 	}
-	// An identifier no memory holds whole is judged by its parts.
-	q := "harbor.handlers"
-	df := mustDocFreq(t, st, "harbor handlers")
-	ws := QueryWords(q, st.Analyze, df, func(string) (float64, bool) { return 0, false }, 10)
-	if len(ws) != 2 || ws[0].Word != "harbor" || ws[0].Unknown || ws[1].Word != "handlers" || ws[1].Unknown || !ws[0].Name {
-		t.Errorf("QueryWords(%q) = %+v, want known parts harbor and handlers, named", q, ws)
+	// An identifier no memory holds whole is judged by its parts, a
+	// dotted path's and a snake_case name's alike; one a memory holds
+	// whole stays one word.
+	cases := []struct {
+		q    string
+		want []QueryWord
+	}{
+		{"harbor.handlers", []QueryWord{{Word: "harbor", Name: true}, {Word: "handlers", Name: true}}},
+		{"harbor_handlers", []QueryWord{{Word: "harbor", Name: true}, {Word: "handlers", Name: true}}},
+		{"label_format", []QueryWord{{Word: "label", Name: true}, {Word: "format", Unknown: true, Name: true}}},
+		{"warehouses.label_format", []QueryWord{{Word: "warehouses.label_format", Name: true}}},
+		{"spawn_blocking", []QueryWord{{Word: "spawn", Unknown: true, Name: true}, {Word: "blocking", Unknown: true, Name: true}}},
 	}
+	for _, c := range cases {
+		ws := QueryWords(c.q, st.Analyze, mustQueryDocFreq(t, st, c.q), func(string) (float64, bool) { return 0, false }, 10)
+		var got []QueryWord
+		for _, w := range ws {
+			got = append(got, QueryWord{Word: w.Word, Unknown: w.Unknown, Name: w.Name})
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("QueryWords(%q) = %+v, want %+v", c.q, got, c.want)
+		}
+	}
+}
+
+// mustQueryDocFreq is the document frequencies of the terms of text and of
+// its identifiers' parts, as Engine.queryWords looks them up.
+func mustQueryDocFreq(t *testing.T, st *store.Store, text string) map[string]int {
+	t.Helper()
+	terms := st.Analyze(text)
+	for _, p := range identParts(strings.ToLower(text)) {
+		terms = append(terms, st.Analyze(p)...)
+	}
+	df, err := st.DocFreq(context.Background(), dedupe(terms))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return df
 }
 
 func mustDocFreq(t *testing.T, st *store.Store, text string) map[string]int {
@@ -512,6 +543,7 @@ func TestEvidencePromptNamingUnknown(t *testing.T) {
 		"LiveView tests need the lazy_html test dependency: Phoenix.LiveViewTest parses HTML with it.",
 		"The unique constraint on annotation refs is declared in the resource's identities block.",
 		"Run mix credo --strict and mix test before every commit.",
+		"Dialyzer flags a pattern match on an error tuple as unreachable when the called function's spec never returns one.",
 	})
 	cases := []struct {
 		name, prompt string
@@ -522,6 +554,7 @@ func TestEvidencePromptNamingUnknown(t *testing.T) {
 		{"unknown framework 2", "Where does a Django model declare a unique constraint?", "", []string{"django"}},
 		{"known framework", "How do I write a migration that renames a model field on SQLite?", "m1", nil},
 		{"name inside a compound term", "LiveViewTest fails because lazy_html is not installed", "m2", nil},
+		{"snake_case name of known words", "Why does Dialyzer report pattern_match on the error tuple clause?", "m5", nil},
 	}
 	ctx := context.Background()
 	e := New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})

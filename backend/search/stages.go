@@ -470,8 +470,9 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 			}
 		}
 		hits := 0
+		kdoc := e.keywordTerms(doc)
 		for _, k := range res.Keywords {
-			if doc[k.Term] {
+			if kdoc[k.Term] {
 				hits++
 			}
 		}
