@@ -315,15 +315,18 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 	for _, b := range between {
 		after = append(after, b.turn)
 	}
-	return p.settle(ctx, t, e, Distill(e.turn, LaterTexts(append(after, t), t.SessionID)), cands, base, dec)
+	return p.settle(ctx, t, e, between, Distill(e.turn, LaterTexts(append(after, t), t.SessionID)), cands, base, dec)
 }
 
 // settle brings what the earlier turn e stored in line with now, its new
 // distillation: the memories it created from statements no longer kept
 // are revised (by t's candidates cands, listed in *dec from base on),
-// the statements kept now and not before are stored. It returns how many
-// memories it revised.
-func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
+// the statements kept now and not before are stored. A memory revised
+// while a later memory supersedes it as its restatement stays revised:
+// the turns after e (between) forget it as restated, so that a revision of
+// its restater does not let it stand again (unrestate). It returns how
+// many memories it revised.
+func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
 	kept := map[string]bool{}
 	var fresh []Candidate
 	for _, c := range now {
@@ -351,12 +354,14 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 		if err != nil {
 			return n, err
 		}
-		if ok {
-			dec.Candidates = append(dec.Candidates, cv)
-			n++
-			if err := p.unrestate(ctx, id, e); err != nil {
-				return n, err
-			}
+		if !ok {
+			forgetRestated(id, between)
+			continue
+		}
+		dec.Candidates = append(dec.Candidates, cv)
+		n++
+		if err := p.unrestate(ctx, id, e); err != nil {
+			return n, err
 		}
 	}
 	if tj, ok := p.judge.(memory.TurnJudge); len(fresh) == 0 || (ok && tj != nil) {
@@ -425,7 +430,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		}
 		n += k
 	}
-	k, err := p.settle(ctx, t, last, cands, nil, base, &r.dec)
+	k, err := p.settle(ctx, t, last, nil, cands, nil, base, &r.dec)
 	if err != nil {
 		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
 	}
@@ -608,4 +613,17 @@ func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, 
 		}
 	}
 	return rt, nil
+}
+
+// forgetRestated removes the memory id from what the memories of turns
+// superseded as restating them (recentTurn.restated): id, revised, is not
+// to stand again when its restater is revised.
+func forgetRestated(id string, turns []recentTurn) {
+	for i := range turns {
+		for r, olds := range turns[i].restated {
+			if k := slices.Index(olds, id); k >= 0 {
+				turns[i].restated[r] = slices.Delete(slices.Clone(olds), k, k+1)
+			}
+		}
+	}
 }
