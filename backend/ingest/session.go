@@ -74,6 +74,9 @@ type recentTurn struct {
 	// memories let stand again (unrestate).
 	untested map[string]bool
 	size     int // bytes of the texts LaterTexts reads of it
+	// said is what the model said in it, block by block (saidBlocks): a
+	// later turn's list line it holds is dropped (held.go).
+	said []heldText
 }
 
 // keptFrom is where a kept statement of a recent turn came from, and its
@@ -435,7 +438,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
 	}
 	n += k
-	last.turn, last.size = slim(ext), laterSize(ext)
+	last.turn, last.size, last.said = slim(ext), laterSize(ext), saidBlocks(ext)
 	if err := p.supersedeRestated(ctx, ext, earlier, &r.dec); err != nil {
 		return true, fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", ext.Turn, t.SessionID, err)
 	}
@@ -584,7 +587,7 @@ func (p *Pipeline) supersede(ctx context.Context, old, next string) (ok bool, er
 // session says later (a statement of the user the model restated is
 // dropped, and kept again when a later turn revises the restatement).
 func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
-	rt := recentTurn{turn: slim(t), kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}, size: laterSize(t)}
+	rt := recentTurn{turn: slim(t), kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}, size: laterSize(t), said: saidBlocks(t)}
 	var ids []string
 	for i, c := range cands {
 		cv := dec.Candidates[base+i]
