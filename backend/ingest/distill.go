@@ -201,7 +201,7 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 		case i == last:
 			origin = OriginFinal
 		}
-		cs, ss := modelCandidates(s.Text, origin, pos, &lead, restate)
+		cs, ss := modelCandidates(s.Text, origin, pos, &lead, restate, t.held)
 		restate = nil // only the turn's first text answers the user
 		for k := range cs {
 			cs[k].step = i
@@ -559,8 +559,10 @@ func codeLike(st string) bool {
 // text that was not kept takes that sentence as its context (withContext).
 // restate, when the text answers a user's correction (restate.go), takes
 // the sentences that restate the user's rule: they form a candidate of
-// their own, before the block's.
-func modelCandidates(text, origin string, pos int, lead *string, restate *restatement) ([]Candidate, []posSentence) {
+// their own, before the block's. A list line a memory of held (what the
+// session's earlier turns stored) holds already is dropped (held.go), the
+// rest of its block kept.
+func modelCandidates(text, origin string, pos int, lead *string, restate *restatement, held []heldText) ([]Candidate, []posSentence) {
 	text = stripHarness(text)
 	prose, _ := splitFences(text)
 	var cands []Candidate
@@ -570,7 +572,8 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 	for _, block := range splitBlocks(prose) {
 		var kept []string
 		dropped := map[string]int{}
-		asks := false // the block asks the user: its list items are options, not facts
+		var lines lineDrops // the lines dropped one by one, shown each with its reason
+		asks := false       // the block asks the user: its list items are options, not facts
 		keptClass := map[string]int{}
 		for _, s := range sentences(block) {
 			if t := strings.TrimSpace(s.text); strings.HasSuffix(t, "?") || (s.intro && optionsIntro.MatchString(lower(t))) {
@@ -612,6 +615,11 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 				continue
 			}
 			class := sentenceClass(st, origin)
+			if (class == ClassFinding || class == ClassChange) && s.item && heldLine(st, held) {
+				*lead = ""
+				lines.add(reasonHeld, class, st)
+				continue
+			}
 			if class == ClassFinding || class == ClassChange {
 				if *lead != "" && len(kept) == 0 && pronounLead.MatchString(lower(st)) {
 					kept = append(kept, *lead) // "Let me check whether X uses Y." ... "It's only in Z."
@@ -648,6 +656,7 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			class := mostDropped(dropped)
 			cands = append(cands, Candidate{Text: shorten(strings.TrimSpace(block)), Origin: origin, Class: class, Reason: class, pos: pos})
 		}
+		cands = append(cands, lines.candidates(origin, pos)...)
 	}
 	return cands, sents
 }
@@ -1198,7 +1207,7 @@ func describeCandidates(cs []Candidate) string {
 	// The usual reasons in this order, then any other, so that no drop
 	// goes unsaid.
 	var parts []string
-	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered or left to do", reasonNamesOnly, reasonGuess} {
+	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered or left to do", reasonNamesOnly, reasonGuess, reasonHeld} {
 		if n := byReason[r]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", r, n))
 			delete(byReason, r)

@@ -187,7 +187,7 @@ func TestRestatedRetested(t *testing.T) {
 				// new memory (the one written above, by its text).
 				e := &turns[1]
 				e.turn = GroupTurns(sessionOf("s", "why does the export fail?", "Let me look.", next))[0]
-				if _, err := f.p.settle(ctx, Turn{Turn: 3}, e, []Candidate{newCandidate(first, OriginToolLoop, ClassFinding, true, ""), newCandidate(next, OriginToolLoop, ClassFinding, true, "")}, nil, 0, dec); err != nil {
+				if _, err := f.p.settle(ctx, Turn{Turn: 3}, e, nil, []Candidate{newCandidate(first, OriginToolLoop, ClassFinding, true, ""), newCandidate(next, OriginToolLoop, ClassFinding, true, "")}, nil, 0, dec); err != nil {
 					t.Fatal(err)
 				}
 				if e.kept[next] == "" {
@@ -304,5 +304,59 @@ func BenchmarkSessionTurns(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*total), "ns/turn")
 		})
+	}
+}
+
+// TestRevisedWhileRestated: a memory a later turn revises while a later
+// memory supersedes it as its restatement stays revised when that
+// restatement is revised in turn (unrestate): it does not stand again.
+func TestRevisedWhileRestated(t *testing.T) {
+	ctx := context.Background()
+	const (
+		a     = "The nightly export fails because `export/job.go` opens `reports.db` without `busy_timeout`, so its writes collide with the `vacuum` cron entry."
+		first = "Checked on the staging host: `export/job.go` opens `reports.db` without `busy_timeout`, and the `vacuum` cron entry holds the write lock for minutes, so the nightly export fails."
+		fix   = "The nightly export no longer collides with the cron entry: `busy_timeout=5000` is set in the DSN of `reports.db`."
+		other = "The `billing` worker retries its calls three times because the upstream API of the payment provider rate-limits bursts."
+	)
+	f := newFixture(t, nil)
+	ids := map[string]string{}
+	for _, text := range []string{a, first, fix, other} {
+		d, err := f.p.Write(ctx, WriteRequest{Memory: memory.Memory{Text: text, Project: "shop"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[text] = d.Memory.ID
+	}
+	from := func(text string) map[string]keptFrom {
+		return map[string]keptFrom{text: {origin: OriginToolLoop, class: ClassFinding}}
+	}
+	turns := []recentTurn{
+		{turn: Turn{Turn: 1}, kept: map[string]string{a: ids[a]}, from: from(a), restated: map[string][]string{}},
+		{turn: Turn{Turn: 2}, kept: map[string]string{first: ids[first]}, from: from(first), restated: map[string][]string{ids[first]: {ids[a]}}},
+	}
+	if ok, err := f.p.supersede(ctx, ids[a], ids[first]); err != nil || !ok {
+		t.Fatalf("supersede: %v %v", ok, err)
+	}
+	// Turn 3 revises what turn 1 said, and stores the revising statement;
+	// turn 1's memory is superseded already, as restated by turn 2's.
+	dec := &memory.Decision{Candidates: []memory.CandidateVerdict{{Kept: true, MemoryID: ids[fix]}}}
+	now := []Candidate{{Text: a, Reason: "revised later: " + fix}}
+	cands := []Candidate{newCandidate(fix, OriginToolLoop, ClassFinding, true, "")}
+	if _, err := f.p.settle(ctx, Turn{SessionID: "s", Turn: 3}, &turns[0], turns[1:], now, cands, 0, dec); err != nil {
+		t.Fatal(err)
+	}
+	// Turn 4 revises turn 2's restatement.
+	if ok, err := f.p.supersede(ctx, ids[first], ids[other]); err != nil || !ok {
+		t.Fatalf("supersede: %v %v", ok, err)
+	}
+	if err := f.p.unrestate(ctx, ids[first], &turns[1]); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := f.st.GetMany(ctx, []string{ids[a]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := ms[ids[a]]; !m.Superseded() {
+		t.Fatalf("the memory turn 3 revised stands again once its restatement is revised")
 	}
 }

@@ -74,6 +74,9 @@ type recentTurn struct {
 	// memories let stand again (unrestate).
 	untested map[string]bool
 	size     int // bytes of the texts LaterTexts reads of it
+	// said is what the model said in it, block by block (saidBlocks): a
+	// later turn's list line it holds is dropped (held.go).
+	said []heldText
 }
 
 // keptFrom is where a kept statement of a recent turn came from, and its
@@ -315,7 +318,7 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 	for _, b := range between {
 		after = append(after, b.turn)
 	}
-	return p.settle(ctx, t, e, Distill(e.turn, LaterTexts(append(after, t), t.SessionID)), cands, base, dec)
+	return p.settle(ctx, t, e, between, Distill(e.turn, LaterTexts(append(after, t), t.SessionID)), cands, base, dec)
 }
 
 // settle brings what the earlier turn e stored in line with now, its new
@@ -324,8 +327,11 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 // the statements kept now and not before are stored. *dec lists each
 // statement stored now and, after them, the pieces cut out of it
 // (cutVerdicts), as a turn's own decision lists its statements and their
-// cuts. It returns how many memories it revised.
-func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
+// cuts. A memory revised while a later memory supersedes it as its
+// restatement stays revised: the turns after e (between) forget it as
+// restated, so that a revision of its restater does not let it stand
+// again (unrestate). It returns how many memories it revised.
+func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
 	kept := map[string]bool{}
 	var fresh []Candidate
 	for _, c := range now {
@@ -353,12 +359,14 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, now []Cand
 		if err != nil {
 			return n, err
 		}
-		if ok {
-			dec.Candidates = append(dec.Candidates, cv)
-			n++
-			if err := p.unrestate(ctx, id, e); err != nil {
-				return n, err
-			}
+		if !ok {
+			forgetRestated(id, between)
+			continue
+		}
+		dec.Candidates = append(dec.Candidates, cv)
+		n++
+		if err := p.unrestate(ctx, id, e); err != nil {
+			return n, err
 		}
 	}
 	if tj, ok := p.judge.(memory.TurnJudge); len(fresh) == 0 || (ok && tj != nil) {
@@ -433,12 +441,12 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		}
 		n += k
 	}
-	k, err := p.settle(ctx, t, last, cands, nil, base, &r.dec)
+	k, err := p.settle(ctx, t, last, nil, cands, nil, base, &r.dec)
 	if err != nil {
 		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
 	}
 	n += k
-	last.turn, last.size = slim(ext), laterSize(ext)
+	last.turn, last.size, last.said = slim(ext), laterSize(ext), saidBlocks(ext)
 	if err := p.supersedeRestated(ctx, ext, earlier, &r.dec); err != nil {
 		return true, fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", ext.Turn, t.SessionID, err)
 	}
@@ -594,7 +602,7 @@ func (p *Pipeline) supersede(ctx context.Context, old, next string) (ok bool, er
 // session says later (a statement of the user the model restated is
 // dropped, and kept again when a later turn revises the restatement).
 func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
-	rt := recentTurn{turn: slim(t), kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}, size: laterSize(t)}
+	rt := recentTurn{turn: slim(t), kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}, size: laterSize(t), said: saidBlocks(t)}
 	var ids []string
 	for i, c := range cands {
 		cv := dec.Candidates[base+i]
@@ -623,4 +631,17 @@ func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, 
 		}
 	}
 	return rt, nil
+}
+
+// forgetRestated removes the memory id from what the memories of turns
+// superseded as restating them (recentTurn.restated): id, revised, is not
+// to stand again when its restater is revised.
+func forgetRestated(id string, turns []recentTurn) {
+	for i := range turns {
+		for r, olds := range turns[i].restated {
+			if k := slices.Index(olds, id); k >= 0 {
+				turns[i].restated[r] = slices.Delete(slices.Clone(olds), k, k+1)
+			}
+		}
+	}
 }

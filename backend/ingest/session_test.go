@@ -249,7 +249,7 @@ func TestUserMemoryRevisable(t *testing.T) {
 	// Distilled again, the turn keeps nothing (as if a later turn had
 	// revised all of it): its memories go.
 	var later memory.Decision
-	if _, err := live.p.settle(ctx, turns[2], &recent[0], nil, nil, 0, &later); err != nil {
+	if _, err := live.p.settle(ctx, turns[2], &recent[0], nil, nil, nil, 0, &later); err != nil {
 		t.Fatal(err)
 	}
 	if got := liveTexts(t, live.st); slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "make lint") }) {

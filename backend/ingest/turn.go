@@ -33,6 +33,10 @@ type Turn struct {
 	Steps []Step
 	// Exchanges are the exchanges the turn was built from.
 	Exchanges []memory.Exchange
+	// held is what the session's earlier turns said when the turn was
+	// first distilled (held.go): a list line of the turn one of its blocks
+	// holds is dropped, also when the turn is distilled again.
+	held []heldText
 }
 
 // Step is one model response of a turn: its text, the tools it called and

@@ -72,6 +72,9 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 	}
 
 	start = time.Now()
+	if t.SessionID != "" {
+		t.held = heldTexts(p.recent.turns(t.SessionID)) // held.go: what the session said before the turn
+	}
 	cands, revises := distill(t, later)
 	base := len(r.dec.Candidates)
 	defer func() {
