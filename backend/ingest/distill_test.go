@@ -601,3 +601,57 @@ func TestDescribeCandidates(t *testing.T) {
 		}
 	}
 }
+
+// TestUserRuleSkipsContentGate: a rule the user states about how the
+// agent is to work speaks of the acts a status report speaks of
+// (committing, pushing, tests passing), and the content score gate, whose
+// noise is learned from the agent's status reports, scores each of these
+// under its threshold: the rule is stored, as the user's, all the same
+// (userRule). An order for the moment is still no memory. Each rule case
+// fails without userRule.
+func TestUserRuleSkipsContentGate(t *testing.T) {
+	ctx := context.Background()
+	for i, tc := range []struct {
+		prompt string
+		stored bool
+	}{
+		{"Always commit and push once all tests pass.", true},
+		{"Commit your changes as each step is finished and the tests pass.", true},
+		{"Never say the task is done until the tests pass.", true},
+		{"Commit and push it now.", false},
+	} {
+		t.Run(tc.prompt, func(t *testing.T) {
+			f := newFixture(t, nil)
+			if sc := f.p.Scorer(); tc.stored {
+				vec, err := f.emb.Embed(ctx, []string{tc.prompt})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sc.ScoreVector(vec[0]).Pass {
+					t.Fatalf("the fixture's scorer passes %q: the case tests nothing", tc.prompt)
+				}
+			}
+			exs := sessionOf(fmt.Sprintf("s-gate-%d", i), tc.prompt, "Understood.", "Done.")
+			dec, _, err := f.p.ProcessTurn(ctx, GroupTurns(exs)[0], nil, SessionState{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var id string
+			for _, c := range dec.Candidates {
+				if c.Origin == OriginUser && c.Kept {
+					id = c.MemoryID
+				}
+			}
+			if (id != "") != tc.stored {
+				t.Fatalf("stored %v, want %v: %+v", id != "", tc.stored, dec.Candidates)
+			}
+			if id == "" {
+				return
+			}
+			ms, err := f.st.GetMany(ctx, []string{id})
+			if m := ms[id]; err != nil || m.Type != memory.TypeUser {
+				t.Fatalf("memory %q type %s (%v), want user", m.Text, m.Type, err)
+			}
+		})
+	}
+}

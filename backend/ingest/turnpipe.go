@@ -306,7 +306,7 @@ func (p *Pipeline) contentGate(r *run, kept []Candidate, vecs [][]float32) ([]Ca
 	var outC []Candidate
 	var outV [][]float32
 	for i, c := range kept {
-		if c.Origin == OriginJudge { // the judge read the whole turn: its choice is not second-guessed
+		if c.Origin == OriginJudge || userRule(c) { // the judge read the whole turn: its choice is not second-guessed
 			outC, outV = append(outC, c), append(outV, vecs[i])
 			continue
 		}
@@ -328,6 +328,17 @@ func (p *Pipeline) contentGate(r *run, kept []Candidate, vecs [][]float32) ([]Ca
 		outC, outV = append(outC, c), append(outV, vecs[i])
 	}
 	return outC, outV
+}
+
+// userRule reports whether a candidate is a rule the user stated in
+// their own words (a prompt's preference or standing order, a refusal's
+// words): the content score gate does not judge it. The gate's noise is
+// learned from what the agent says (status reports, narration), and a
+// rule of how the agent is to work speaks of the same acts ("commit as
+// each task is completed and the tests pass"): the rule tests of
+// userSentences, not its likeness to a status report, decide it.
+func userRule(c Candidate) bool {
+	return c.Origin == OriginUser && c.Class == ClassPreference
 }
 
 // summarizeReasons counts what dedup did with the statements.
