@@ -227,6 +227,12 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 		// The kind shows in the feed; the type follows it when stored.
 		if c := &cands[i]; c.Keep && c.Kind == "" {
 			c.Kind = GuessKind(c.Text)
+			if c.Kind == memory.KindPreference && c.Type == "" {
+				// Guessed from "you want ...", "as you asked me to":
+				// the agent speaking of what the user wants is typed
+				// by what it is about, as the user's own rule is.
+				c.Kind, c.Type = ruleType([]string{c.Text}, c.Text)
+			}
 		}
 	}
 	return cands, moves || removesInstr(edits)

@@ -655,3 +655,35 @@ func TestUserRuleSkipsContentGate(t *testing.T) {
 		})
 	}
 }
+
+// TestGuessedPreferenceType: a statement of the agent whose kind is
+// guessed a preference ("you want ...", "you prefer ...") is typed by
+// what it is about, as the user's own rule is (ruleType): what the user
+// wants of the project's content is the project's convention, only what
+// they want of the agent's way of working is theirs and travels. The
+// project cases fail without it (every guessed preference was the
+// user's).
+func TestGuessedPreferenceType(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		kind   memory.Kind
+		typ    memory.Type
+	}{
+		{"You want the invoice totals rounded to whole euros, so `formatTotal` now rounds before it formats the amount.", memory.KindConvention, memory.TypeProject},
+		{"You want the export dialog to offer CSV and JSON, so the format menu on the export page lists both formats.", memory.KindConvention, memory.TypeProject},
+		{"You prefer to review every diff yourself before anything is committed, and you want commit messages written in the imperative mood.", memory.KindPreference, memory.TypeUser},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			turn := Turn{User: []string{"why did it change?"}, Steps: []Step{{Text: tc.answer}}}
+			var got []Candidate
+			for _, c := range Distill(turn, nil) {
+				if c.Keep && c.Origin != OriginUser {
+					got = append(got, c)
+				}
+			}
+			if len(got) != 1 || got[0].Kind != tc.kind || got[0].Type != tc.typ {
+				t.Fatalf("Distill kept %+v, want one %s/%s", got, tc.kind, tc.typ)
+			}
+		})
+	}
+}
