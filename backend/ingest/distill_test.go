@@ -687,3 +687,22 @@ func TestGuessedPreferenceType(t *testing.T) {
 		})
 	}
 }
+
+// TestUserRule: only the user's own rule typed the user's (about the
+// agent's way of working) skips the content gate; a rule of the
+// project's content, the agent's restatement and a fact are judged.
+func TestUserRule(t *testing.T) {
+	for _, tc := range []struct {
+		c    Candidate
+		skip bool
+	}{
+		{Candidate{Origin: OriginUser, Class: ClassPreference, Type: memory.TypeUser}, true},
+		{Candidate{Origin: OriginUser, Class: ClassPreference, Type: memory.TypeProject}, false},
+		{Candidate{Origin: OriginUser, Class: ClassFact}, false},
+		{Candidate{Origin: OriginToolLoop, Class: ClassPreference, Type: memory.TypeUser}, false},
+	} {
+		if got := userRule(tc.c); got != tc.skip {
+			t.Errorf("userRule(%s/%s/%s) = %v, want %v", tc.c.Origin, tc.c.Class, tc.c.Type, got, tc.skip)
+		}
+	}
+}

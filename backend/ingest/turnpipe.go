@@ -332,13 +332,16 @@ func (p *Pipeline) contentGate(r *run, kept []Candidate, vecs [][]float32) ([]Ca
 
 // userRule reports whether a candidate is a rule the user stated in
 // their own words (a prompt's preference or standing order, a refusal's
-// words): the content score gate does not judge it. The gate's noise is
-// learned from what the agent says (status reports, narration), and a
-// rule of how the agent is to work speaks of the same acts ("commit as
-// each task is completed and the tests pass"): the rule tests of
-// userSentences, not its likeness to a status report, decide it.
+// words) about how the agent is to work, the user's preference
+// (ruleType): the content score gate does not judge it. The gate's noise
+// is learned from what the agent says (status reports, narration), and
+// such a rule speaks of the same acts ("commit as each task is completed
+// and the tests pass"): the rule tests of userSentences, not its
+// likeness to a status report, decide it. A rule of the project's
+// content (and output pasted with a rule's wording in it) is judged as
+// before.
 func userRule(c Candidate) bool {
-	return c.Origin == OriginUser && c.Class == ClassPreference
+	return c.Origin == OriginUser && c.Class == ClassPreference && c.Type == memory.TypeUser
 }
 
 // summarizeReasons counts what dedup did with the statements.
