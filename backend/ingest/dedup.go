@@ -277,15 +277,19 @@ func (p *Pipeline) olderVersion(ctx context.Context, r *run, text string, vec []
 // newMemory builds the record for one chunk.
 func (p *Pipeline) newMemory(r *run, text string, vec []float32) memory.Memory {
 	kind, origin := r.kind, r.kindOrigin
+	typ := memory.TypeProject
 	if kind == "" {
 		kind = GuessKind(text)
+		if kind == memory.KindPreference {
+			// a guessed preference ("you want ...") is typed by what
+			// it is about, as Distill types a statement's (ruleType)
+			kind, typ = ruleType([]string{text}, text)
+		}
+	} else if kind == memory.KindPreference {
+		typ = memory.TypeUser
 	}
 	if origin == "" && !(r.whole && r.kind != "") { // a whole record keeps what it says of its kind
 		origin = GuessOrigin(kind, text)
-	}
-	typ := memory.TypeProject
-	if kind == memory.KindPreference {
-		typ = memory.TypeUser
 	}
 	src := r.ex.Source
 	if r.source != "" {

@@ -242,6 +242,12 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 		// The kind shows in the feed; the type follows it when stored.
 		if c := &cands[i]; c.Keep && c.Kind == "" {
 			c.Kind = GuessKind(c.Text)
+			if c.Kind == memory.KindPreference && c.Type == "" {
+				// Guessed from "you want ...", "as you asked me to":
+				// the agent speaking of what the user wants is typed
+				// by what it is about, as the user's own rule is.
+				c.Kind, c.Type = ruleType([]string{c.Text}, c.Text)
+			}
 		}
 	}
 	return cands, moves || removesInstr(edits)
@@ -339,7 +345,7 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 	for _, s := range ss {
 		st := strings.TrimSpace(s.text)
 		ls := lower(st)
-		cued := prefCue(ls) || howToRule(ls)
+		cued := prefCue(ls) || howToRule(ls) || standingOrder(ls)
 		about := requestOpen(ls) // requests.go: an order of work names what the turn works on
 		switch {
 		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls):
@@ -483,7 +489,7 @@ var standing = regexp.MustCompile(`\b(?:` + ruleWords + `|every|each|in future|i
 // taskRequest reports whether a user's lowercased sentence asks for work
 // in the turn at hand (requestLead, or a need for what the turn is to
 // build: needLead) without saying it stands for later turns too
-// (standing).
+// (standing, recurrence).
 func taskRequest(ls string) bool {
 	// "instead of" in an order of work says what the change is, not how
 	// to work from now on.
@@ -491,7 +497,23 @@ func taskRequest(ls string) bool {
 		ls = contrast.ReplaceAllString(ls, "")
 	}
 	ls = partitive.ReplaceAllString(ls, "") // "each of the panels" is no "each time"
-	return (requestLead.MatchString(ls) || needLead.MatchString(ls)) && !standing.MatchString(ls)
+	return (requestLead.MatchString(ls) || needLead.MatchString(ls)) && !standing.MatchString(ls) && !recurrence.MatchString(ls)
+}
+
+// recurrence is a clause that makes an order recur: a rule word
+// ("whenever", "every time"), a temporal clause over each of a kind of
+// event ("as each task is completed", "once every check passes", "after
+// each feature is merged", not "after each item": a place), or "as you
+// go".
+var recurrence = regexp.MustCompile(`\b(?:` + ruleWords + `)\b|\b(?:as|once|when) (?:each|every)\b|\b(?:after|before) (?:each|every) (?:[\w-]+ ){1,3}(?:is|are|has|have|was|were|gets|get)\b|\bas (?:you|we) go\b`)
+
+// standingOrder reports whether a user's lowercased sentence is an order
+// of work (requestLead) that recurs (recurrence): "Commit changes as each
+// task is completed and tests pass" is a rule for every task of the
+// session and after, not this turn's request (taskRequest leaves it out
+// for the same words), and it carries no other cue of a rule.
+func standingOrder(ls string) bool {
+	return requestLead.MatchString(ls) && recurrence.MatchString(partitive.ReplaceAllString(ls, ""))
 }
 
 // proseWords counts the words of a sentence that are words of prose:

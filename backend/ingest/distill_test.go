@@ -642,3 +642,108 @@ func TestOfferConditional(t *testing.T) {
 		}
 	}
 }
+
+// TestUserRuleSkipsContentGate: a rule the user states about how the
+// agent is to work speaks of the acts a status report speaks of
+// (committing, pushing, tests passing), and the content score gate, whose
+// noise is learned from the agent's status reports, scores each of these
+// under its threshold: the rule is stored, as the user's, all the same
+// (userRule). An order for the moment is still no memory. Each rule case
+// fails without userRule.
+func TestUserRuleSkipsContentGate(t *testing.T) {
+	ctx := context.Background()
+	for i, tc := range []struct {
+		prompt string
+		stored bool
+	}{
+		{"Always commit and push once all tests pass.", true},
+		{"Commit your changes as each step is finished and the tests pass.", true},
+		{"Never say the task is done until the tests pass.", true},
+		{"Commit and push it now.", false},
+	} {
+		t.Run(tc.prompt, func(t *testing.T) {
+			f := newFixture(t, nil)
+			if sc := f.p.Scorer(); tc.stored {
+				vec, err := f.emb.Embed(ctx, []string{tc.prompt})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sc.ScoreVector(vec[0]).Pass {
+					t.Fatalf("the fixture's scorer passes %q: the case tests nothing", tc.prompt)
+				}
+			}
+			exs := sessionOf(fmt.Sprintf("s-gate-%d", i), tc.prompt, "Understood.", "Done.")
+			dec, _, err := f.p.ProcessTurn(ctx, GroupTurns(exs)[0], nil, SessionState{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var id string
+			for _, c := range dec.Candidates {
+				if c.Origin == OriginUser && c.Kept {
+					id = c.MemoryID
+				}
+			}
+			if (id != "") != tc.stored {
+				t.Fatalf("stored %v, want %v: %+v", id != "", tc.stored, dec.Candidates)
+			}
+			if id == "" {
+				return
+			}
+			ms, err := f.st.GetMany(ctx, []string{id})
+			if m := ms[id]; err != nil || m.Type != memory.TypeUser {
+				t.Fatalf("memory %q type %s (%v), want user", m.Text, m.Type, err)
+			}
+		})
+	}
+}
+
+// TestGuessedPreferenceType: a statement of the agent whose kind is
+// guessed a preference ("you want ...", "you prefer ...") is typed by
+// what it is about, as the user's own rule is (ruleType): what the user
+// wants of the project's content is the project's convention, only what
+// they want of the agent's way of working is theirs and travels. The
+// project cases fail without it (every guessed preference was the
+// user's).
+func TestGuessedPreferenceType(t *testing.T) {
+	for _, tc := range []struct {
+		answer string
+		kind   memory.Kind
+		typ    memory.Type
+	}{
+		{"You want the invoice totals rounded to whole euros, so `formatTotal` now rounds before it formats the amount.", memory.KindConvention, memory.TypeProject},
+		{"You want the export dialog to offer CSV and JSON, so the format menu on the export page lists both formats.", memory.KindConvention, memory.TypeProject},
+		{"You prefer to review every diff yourself before anything is committed, and you want commit messages written in the imperative mood.", memory.KindPreference, memory.TypeUser},
+	} {
+		t.Run(tc.answer, func(t *testing.T) {
+			turn := Turn{User: []string{"why did it change?"}, Steps: []Step{{Text: tc.answer}}}
+			var got []Candidate
+			for _, c := range Distill(turn, nil) {
+				if c.Keep && c.Origin != OriginUser {
+					got = append(got, c)
+				}
+			}
+			if len(got) != 1 || got[0].Kind != tc.kind || got[0].Type != tc.typ {
+				t.Fatalf("Distill kept %+v, want one %s/%s", got, tc.kind, tc.typ)
+			}
+		})
+	}
+}
+
+// TestUserRule: only the user's own rule typed the user's (about the
+// agent's way of working) skips the content gate; a rule of the
+// project's content, the agent's restatement and a fact are judged.
+func TestUserRule(t *testing.T) {
+	for _, tc := range []struct {
+		c    Candidate
+		skip bool
+	}{
+		{Candidate{Origin: OriginUser, Class: ClassPreference, Type: memory.TypeUser}, true},
+		{Candidate{Origin: OriginUser, Class: ClassPreference, Type: memory.TypeProject}, false},
+		{Candidate{Origin: OriginUser, Class: ClassFact}, false},
+		{Candidate{Origin: OriginToolLoop, Class: ClassPreference, Type: memory.TypeUser}, false},
+	} {
+		if got := userRule(tc.c); got != tc.skip {
+			t.Errorf("userRule(%s/%s/%s) = %v, want %v", tc.c.Origin, tc.c.Class, tc.c.Type, got, tc.skip)
+		}
+	}
+}

@@ -470,3 +470,32 @@ func TestValidateAnswers(t *testing.T) {
 		})
 	}
 }
+
+// TestGuessedPreferenceStoredType: a text stored without a kind (a
+// document, an exchange of the per-exchange path) whose kind is guessed a
+// preference is typed by what it is about (ruleType): what the user wants
+// of the project's content is the project's, what they want of the
+// agent's way of working is theirs. The project case fails without it.
+func TestGuessedPreferenceStoredType(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		text string
+		kind memory.Kind
+		typ  memory.Type
+	}{
+		{"You want the invoice totals on the summary page rounded to whole euros, never shown with cents.", memory.KindConvention, memory.TypeProject},
+		{"You prefer short replies, and you want to be asked before anything is pushed.", memory.KindPreference, memory.TypeUser},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			f := newFixture(t, nil)
+			dec, err := f.p.Document(ctx, "notes.md", "shop", tc.text)
+			if err != nil || len(dec.MemoryIDs) != 1 {
+				t.Fatalf("document: %v, %+v", err, dec)
+			}
+			ms, err := f.st.GetMany(ctx, dec.MemoryIDs)
+			if m := ms[dec.MemoryIDs[0]]; err != nil || m.Kind != tc.kind || m.Type != tc.typ {
+				t.Fatalf("stored %q %s/%s (%v), want %s/%s", m.Text, m.Kind, m.Type, err, tc.kind, tc.typ)
+			}
+		})
+	}
+}

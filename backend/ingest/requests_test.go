@@ -74,3 +74,38 @@ func TestRequestOpen(t *testing.T) {
 		}
 	}
 }
+
+// TestStandingOrder: an order of work with a clause that makes it recur
+// ("as each step is done", "once every check passes", "as you go",
+// "whenever") is a rule the user keeps for later work, typed by what it
+// is about (ruleType); an order without one, and one whose "each" is a
+// place ("after each heading") or a part of what the turn changes ("each
+// of the panels"), is this turn's request. The kept cases fail without
+// standingOrder.
+func TestStandingOrder(t *testing.T) {
+	for _, tc := range []struct {
+		text, rule string
+		kept       bool
+	}{
+		{"Push your branch as each step is done and the suite is green.", "as each step", true},
+		{"Commit the work once every check passes.", "once every check", true},
+		{"Write the changelog entries as you go.", "as you go", true},
+		{"Run the linter after each file is edited.", "after each file", true},
+		{"Push the branch when the suite is green.", "when the suite", false},
+		{"Add a blank line after each heading in the guide.", "after each heading", false},
+		{"Rename each of the panels to match the menu.", "each of the panels", false},
+		{"Commit your work now.", "Commit your work", false},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			if got := preferenceWith(tc.text, tc.rule); got != tc.kept {
+				t.Errorf("userCandidates(%q) = %+v; preference with %q kept %v, want %v", tc.text, userCandidates(tc.text), tc.rule, got, tc.kept)
+			}
+		})
+	}
+	// what it is about types it: the agent's way of working is the user's
+	for _, c := range userCandidates("Push your branch as each step is done and the suite is green.") {
+		if c.Keep && c.Type != "user" {
+			t.Errorf("%q typed %s, want user", c.Text, c.Type)
+		}
+	}
+}

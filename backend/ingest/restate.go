@@ -161,12 +161,12 @@ var contentNoun = regexp.MustCompile(`\b(?:database|db|schemas?|tables?|columns?
 // user or the agent's way of working, not the project's content: one of
 // its rule sentences names the agent's process (agentProcess) and no
 // thing of a project ("never commit .env.local" is the project's rule,
-// namesThing), or a sentence of its text is the user speaking of
+// projectThing; "never commit with --no-verify", "open a PR" are not), or a sentence of its text is the user speaking of
 // themselves (selfStatement). Such a rule follows the user to every
 // project.
 func aboutUser(rules []string, text string) bool {
 	for _, r := range rules {
-		if agentProcess.MatchString(lower(r)) && !namesThing(r) {
+		if agentProcess.MatchString(lower(r)) && !projectThing(r, true) {
 			return true
 		}
 	}
@@ -178,23 +178,68 @@ func aboutUser(rules []string, text string) bool {
 	return false
 }
 
+// capsWord is a word written in capitals: an acronym ("PR", "CI", "TDD",
+// "APIs") or a word said loudly ("do NOT push"). A capitalised name with
+// lowercase letters after its capitals ("SQLite") is not one.
+var capsWord = regexp.MustCompile(`\b[A-Z]{2,}s?\b`)
+
+// emphasisWord is a capitalised word of a rule's own wording: its
+// negation, frequency and modality ("do NOT", "NEVER", "ALWAYS", "MUST",
+// "ONLY", "ALL"), lowercased.
+var emphasisWord = regexp.MustCompile(`^(?:not|no|never|always|must|mustn't|should|shouldn't|only|all|any|every|do|don't|ever|none|nothing|anything|everything)$`)
+
+// flagWord is a command-line flag ("--no-verify", "--force").
+var flagWord = regexp.MustCompile(`(?:^|\s)--([a-z][\w-]+)\b`)
+
+// projectThing reports whether a rule's sentence names something of a
+// project (namesThing: a path or file, an identifier, a setting, a
+// capitalised name), read for its type: a word in capitals said for
+// emphasis ("do NOT", "NEVER") names nothing. In a rule about the agent's
+// way of working (process) a command-line flag ("never commit with
+// --no-verify") and an acronym ("open a PR", "wait for CI", "use TDD")
+// name the tool's option or the practice, no thing of one project: they
+// are read as words. What the rule says belongs to the project or the
+// team ("our", "the team's key") makes it the project's.
+func projectThing(st string, process bool) bool {
+	if ownedByProject.MatchString(lower(st)) {
+		return true
+	}
+	st = capsWord.ReplaceAllStringFunc(st, func(w string) string {
+		if lw := lower(w); process || emphasisWord.MatchString(lw) {
+			return lw
+		}
+		return w
+	})
+	if process {
+		st = flagWord.ReplaceAllString(st, " $1")
+	}
+	return namesThing(st)
+}
+
+// ownedByProject is a possessive that puts what a rule names in the
+// project or the team: "our linters", "the team's key", "the repo's
+// hooks".
+var ownedByProject = regexp.MustCompile(`\bour\b|\b(?:team|project|repo|repository|company|org|organi[sz]ation)'s\b`)
+
 // ruleType gives the kind and type of a preference the user stated
 // (rules: its rule sentences; text: the whole statement): the
 // user's preference when it is about the user or the agent's way of
 // working (aboutUser) or names nothing of a project; a convention of the
 // project when it is a requirement of the project's content, naming
-// something of it (namesThing, contentNoun): "the backend uses rusqlite",
+// something of it (projectThing, contentNoun): "the backend uses rusqlite",
 // "use Drizzle for the ORM", a pasted tech-stack record.
 func ruleType(rules []string, text string) (memory.Kind, memory.Type) {
-	if !aboutUser(rules, text) && (namesThing(text) || contentNoun.MatchString(lower(text))) {
+	if !aboutUser(rules, text) && (projectThing(text, false) || contentNoun.MatchString(lower(text))) {
 		return memory.KindConvention, memory.TypeProject
 	}
 	return memory.KindPreference, memory.TypeUser
 }
 
 // candidate returns the restated rule as one kept candidate: a user
-// preference when it says how the agent is to work, a project convention
-// otherwise.
+// preference when it says how the agent is to work and names no thing of
+// the project (projectThing, read as a rule of the agent's way of
+// working: "I should push after committing", not "I should run `mix
+// format` in assets/"), a project convention otherwise.
 func (r *restatement) candidate(origin string) (Candidate, bool) {
 	if r == nil || len(r.taught) == 0 {
 		return Candidate{}, false
@@ -203,7 +248,7 @@ func (r *restatement) candidate(origin string) (Candidate, bool) {
 	c := newCandidate(text, origin, ClassPreference, true, "")
 	c.taught = true
 	c.Kind, c.Type = memory.KindConvention, memory.TypeProject
-	if r.aboutAgent {
+	if r.aboutAgent && !projectThing(text, true) {
 		c.Kind, c.Type = memory.KindPreference, memory.TypeUser
 	}
 	c.pos = r.pos

@@ -49,9 +49,17 @@ func TestRestatement(t *testing.T) {
 		{
 			name:  "an admission and the rule restated, about the agent",
 			user:  "did you run the formatter? why not?",
+			texts: []string{"I should have run it. I should run the formatter before every commit. Let me run it now.", "Formatted."},
+			rule:  "I should run the formatter before every commit",
+			kind:  memory.KindPreference, typ: memory.TypeUser,
+			drop: []string{"Let me run", "I should have"},
+		},
+		{
+			name:  "a rule about the agent that names the project's command is the project's",
+			user:  "did you run the formatter? why not?",
 			texts: []string{"I should have run it. Per the contributing guide, I should run `make fmt` before every commit. Let me run it now.", "Formatted."},
 			rule:  "I should run `make fmt` before every commit",
-			kind:  memory.KindPreference, typ: memory.TypeUser,
+			kind:  memory.KindConvention, typ: memory.TypeProject,
 			drop: []string{"Let me run", "I should have"},
 		},
 		{
@@ -168,6 +176,19 @@ func TestRuleType(t *testing.T) {
 		{"Never commit changes to the backend until I say so.", memory.KindPreference, memory.TypeUser},
 		{"Always run the whole test suite of a module before you push.", memory.KindPreference, memory.TypeUser},
 		{"I'm on Fedora 40 with a desktop session. Never assume a headless server.", memory.KindPreference, memory.TypeUser},
+		// a flag, an acronym or a word in capitals in a rule of the agent's
+		// way of working names no thing of a project (projectThing)
+		{"Never commit with --no-verify when the hooks complain; fix what they report.", memory.KindPreference, memory.TypeUser},
+		{"Never push straight to the main branch, always open a PR for review.", memory.KindPreference, memory.TypeUser},
+		{"Always run the tests locally before you push, don't wait for CI to catch it.", memory.KindPreference, memory.TypeUser},
+		{"Use TDD: always write the failing test before the code.", memory.KindPreference, memory.TypeUser},
+		{"Do NOT add comments that only restate what the code does.", memory.KindPreference, memory.TypeUser},
+		// ... but outside such a rule an acronym names the project's thing,
+		// and what belongs to the project or the team is the project's
+		{"Always keep uploads in AWS, never on the local disk.", memory.KindConvention, memory.TypeProject},
+		{"Always sign commits with the team's signing key, never a personal one.", memory.KindConvention, memory.TypeProject},
+		{"Always run our lint script before you push.", memory.KindConvention, memory.TypeProject},
+		{"Never commit with --no-verify in `billing-api`, its hook checks the schema.", memory.KindConvention, memory.TypeProject},
 	}
 	for _, tc := range tests {
 		t.Run(tc.text, func(t *testing.T) {

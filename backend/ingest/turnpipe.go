@@ -309,7 +309,7 @@ func (p *Pipeline) contentGate(r *run, kept []Candidate, vecs [][]float32) ([]Ca
 	var outC []Candidate
 	var outV [][]float32
 	for i, c := range kept {
-		if c.Origin == OriginJudge { // the judge read the whole turn: its choice is not second-guessed
+		if c.Origin == OriginJudge || userRule(c) { // the judge read the whole turn: its choice is not second-guessed
 			outC, outV = append(outC, c), append(outV, vecs[i])
 			continue
 		}
@@ -331,6 +331,20 @@ func (p *Pipeline) contentGate(r *run, kept []Candidate, vecs [][]float32) ([]Ca
 		outC, outV = append(outC, c), append(outV, vecs[i])
 	}
 	return outC, outV
+}
+
+// userRule reports whether a candidate is a rule the user stated in
+// their own words (a prompt's preference or standing order, a refusal's
+// words) about how the agent is to work, the user's preference
+// (ruleType): the content score gate does not judge it. The gate's noise
+// is learned from what the agent says (status reports, narration), and
+// such a rule speaks of the same acts ("commit as each task is completed
+// and the tests pass"): the rule tests of userSentences, not its
+// likeness to a status report, decide it. A rule of the project's
+// content (and output pasted with a rule's wording in it) is judged as
+// before.
+func userRule(c Candidate) bool {
+	return c.Origin == OriginUser && c.Class == ClassPreference && c.Type == memory.TypeUser
 }
 
 // summarizeReasons counts what dedup did with the statements.

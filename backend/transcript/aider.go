@@ -157,6 +157,7 @@ func (p *aiderParser) flush() {
 				return
 			}
 		}
+		text = aiderWatchPrompt(text)
 		if text == "" {
 			p.stats.Skipped[SkipEmpty]++
 			return
@@ -185,6 +186,37 @@ func (p *aiderParser) flush() {
 			p.b.result(memory.ToolResult{Name: "aider", Content: text}, at)
 		}
 	}
+}
+
+// aiderWatchMark is how Aider's watch mode shows the comments the user
+// wrote for the model in the code ("AI!", "AI?" comments): each line of
+// the file excerpt it sends is marked with it.
+const aiderWatchMark = "(marked with █)"
+
+// aiderWatchPrompt returns a prompt Aider's watch mode wrote (one that
+// names aiderWatchMark) without Aider's own instructions around the
+// excerpts: its opening paragraph, up to the first blank line, and any
+// other line that speaks of the "AI" comments. What is left is the file
+// excerpts with the user's comments in them. The instructions are
+// Aider's words, the same in every such prompt, not the user's
+// ("They contain my questions that I need you to answer ..."). Any other
+// prompt is returned as it is.
+func aiderWatchPrompt(text string) string {
+	if !strings.Contains(text, aiderWatchMark) {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	i := 0
+	for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
+		i++
+	}
+	var kept []string
+	for _, l := range lines[i:] {
+		if !strings.Contains(l, `"AI" comment`) {
+			kept = append(kept, l)
+		}
+	}
+	return strings.TrimSpace(strings.Join(kept, "\n"))
 }
 
 func (p *aiderParser) line(n int, raw []byte) {

@@ -112,3 +112,31 @@ func FuzzParseAider(f *testing.F) {
 		checkFuzzed(t, exs, st, err)
 	})
 }
+
+// TestParseAiderWatchPrompt: the prompt Aider's watch mode writes when
+// the user saves a file with an "AI" comment opens with Aider's own
+// instructions (the same words every time, said as if by the user): the
+// prompt keeps only the file excerpt with the user's comment. A prompt
+// without the watch mark is kept whole. Fails without aiderWatchPrompt.
+func TestParseAiderWatchPrompt(t *testing.T) {
+	in := "#### Look at the \"AI\" comments (marked with █) in the files below.  \n" +
+		"#### Each one holds a request I need you to handle and rules for you.  \n" +
+		"####   \n" +
+		"#### src/report.ts:  \n" +
+		"#### │export function total(rows) {  \n" +
+		"#### █  // AI? why is the tax applied twice?  \n" +
+		"\nThe tax is applied in both `total` and `formatRow`.\n\n" +
+		"#### Always answer in short sentences, I need you to be brief.  \n" +
+		"\nUnderstood.\n"
+	exs, _, err := ParseAider(strings.NewReader(in), Options{SessionID: "hist", Project: "p"})
+	if err != nil || len(exs) != 2 {
+		t.Fatalf("%v %+v", err, exs)
+	}
+	if u := exs[0].User; strings.Contains(u, "Each one holds") || strings.Contains(u, "Look at the") ||
+		!strings.HasPrefix(u, "src/report.ts:") || !strings.Contains(u, "// AI? why is the tax applied twice?") {
+		t.Errorf("watch prompt read as %q", u)
+	}
+	if u := exs[1].User; u != "Always answer in short sentences, I need you to be brief." {
+		t.Errorf("the user's own prompt read as %q", u)
+	}
+}
