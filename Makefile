@@ -167,6 +167,7 @@ faults: deps
 FUZZTIME ?= 30s
 fuzz: deps
 	$(GO) test -run '^$$' -fuzz '^FuzzImport$$' -fuzztime $(FUZZTIME) ./backend/store/
+	$(GO) test -run '^$$' -fuzz '^FuzzOpenRecordsFile$$' -fuzztime $(FUZZTIME) ./backend/store/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./backend/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseOllamaHost$$' -fuzztime $(FUZZTIME) ./backend/config/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckVectors$$' -fuzztime $(FUZZTIME) ./backend/embed/
