@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/refuse"
 )
 
@@ -68,5 +73,41 @@ func TestFaultStatsShowsWarnings(t *testing.T) {
 	}
 	if _, sout, _ := run(t, context.Background(), "", "stats", "--data-dir", dir); strings.Contains(sout, "warning:") {
 		t.Fatalf("stats still warns after recovery:\n%s", sout)
+	}
+}
+
+// TestFaultDamagedRecordsFile: a records file cut to half its size (the
+// pages past the cut are gone; bbolt panicked reading the pages its meta
+// still names) makes the commands that open the store (stats without a
+// daemon, serve) exit with the store's clear error: the file, that it is
+// damaged, and what to do. The file is left as it was.
+func TestFaultDamagedRecordsFile(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	for i := range 30 {
+		if code, _, errs := run(t, ctx, "", "add", "--data-dir", dir, fmt.Sprintf("Service %d reads its settings from conf/service-%d.toml at start.", i, i)); code != 0 {
+			t.Fatalf("add: %d %s", code, errs)
+		}
+	}
+	path := filepath.Join(dir, daemon.StoreDir, "memtray.db")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()/2/4096*4096); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	for _, args := range [][]string{
+		{"stats", "--data-dir", dir},
+		{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"},
+	} {
+		code, _, errs := run(t, ctx, "", args...)
+		if code == 0 || !strings.Contains(errs, path+" is damaged") || !strings.Contains(errs, "memtray import") {
+			t.Errorf("%s on a damaged records file: exit %d\n%s", args[0], code, errs)
+		}
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("the damaged records file was changed")
 	}
 }

@@ -855,3 +855,39 @@ func sameRecords(a, b map[string]memory.Memory) bool {
 	}
 	return true
 }
+
+// TestFaultRecordsFileDamagedWhileServing: the records file loses its
+// pages under a running daemon (cut to its two meta pages by another
+// program). Reading a record then faults in bbolt's memory map, which
+// used to kill the daemon; now each request that reaches the file fails
+// with an error naming it as damaged, and the daemon goes on answering.
+func TestFaultRecordsFileDamagedWhileServing(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	d, addr := serve(t, cfg)
+	c := httpapi.NewClient(addr, d.Token())
+	var ids []string
+	for i := range 20 {
+		m, err := c.Add(ctx, httpapi.AddRequest{Text: fmt.Sprintf("Worker %d reads its queue settings from conf/worker-%d.toml at start.", i, i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, m.ID)
+	}
+	path := filepath.Join(cfg.DataDir, StoreDir, "memtray.db")
+	if err := os.Truncate(path, int64(2*os.Getpagesize())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, ids[3]); err == nil || !strings.Contains(err.Error(), path+" is damaged") {
+		t.Errorf("Get of a record past the cut: %v, want the records file named as damaged", err)
+	}
+	if _, err := c.Add(ctx, httpapi.AddRequest{Text: "Written after the cut: the scheduler runs every five minutes."}); err == nil || !strings.Contains(err.Error(), "is damaged") {
+		t.Errorf("Add after the cut: %v, want the damaged error", err)
+	}
+	if h, ok := httpapi.Probe(ctx, addr, d.Token(), 5*time.Second); !ok || h.Service != "memtray" {
+		t.Fatalf("the daemon does not answer after the cut: %+v", h)
+	}
+	if n := d.Store().Count(); n != 20 {
+		t.Errorf("the store counts %d records after the cut, want the 20 it loaded", n)
+	}
+}

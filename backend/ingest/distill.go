@@ -226,12 +226,13 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 		}
 	}
 	dropRevised(cands, sents)
-	dropUnconfirmed(cands, turnSents, restated) // guess.go: a hedged hypothesis nothing later in the turn confirms
-	dropUnsettled(t, cands, sents, later)       // evidence.go
-	moves := dropRelocated(t, cands, later)     // moved.go: a file the session moved or deleted after placing it
+	dropUnconfirmed(cands, turnSents, restated)      // guess.go: a hedged hypothesis nothing later in the turn confirms
+	dropUnsettled(t, cands, sents, later)            // evidence.go
+	patches := turnPatches(t)                        // patch.go: each apply_patch call's patch, read once
+	moves := dropRelocated(t, cands, later, patches) // moved.go: a file the session moved or deleted after placing it
 	// What an edit adds to an instruction file (instr.go) is revised only
 	// by a later edit that removes it; it joins the rest for restatement.
-	edits, steps := stepEdits(t)
+	edits, steps := stepEdits(t, patches)
 	cands = insertByPos(cands, instructionCandidates(edits, steps, later, stepPos))
 	dropRestated(cands)
 	cands = mergeSteps(cands)

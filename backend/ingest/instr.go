@@ -147,13 +147,14 @@ type editInput struct {
 	} `json:"edits"`
 }
 
-// callEdits returns the instruction-file edits a tool call makes.
-func callEdits(c memory.ToolCall) []instrEdit {
+// callEdits returns the instruction-file edits a tool call makes; p is
+// the call's patch (callPatch).
+func callEdits(c memory.ToolCall, p *patch) []instrEdit {
 	switch c.Name {
 	case "Edit", "MultiEdit", "Write", "str_replace_based_edit_tool", "str_replace_editor":
 	default:
-		if strings.Contains(c.Input, "*** Begin Patch") {
-			return patchEdits(patchText(c.Input))
+		if p != nil {
+			return p.instrEdits()
 		}
 		return nil
 	}
@@ -248,42 +249,6 @@ func patchText(input string) string {
 		return ""
 	}
 	return find(v)
-}
-
-// patchEdits reads a Codex patch ("*** Add File: p" then "+" lines,
-// "*** Update File: p" then hunks of " ", "-" and "+" lines) into the
-// edits of instruction files it makes.
-func patchEdits(patch string) []instrEdit {
-	var out []instrEdit
-	var cur *instrEdit
-	flush := func() {
-		if cur != nil && len(cur.after) > 0 {
-			out = append(out, *cur)
-		}
-		cur = nil
-	}
-	for _, l := range splitLines(patch) {
-		switch {
-		case strings.HasPrefix(l, "*** Add File: "), strings.HasPrefix(l, "*** Update File: "):
-			flush()
-			f := strings.TrimSpace(l[strings.Index(l, ":")+1:])
-			if InstructionFile(f) {
-				cur = &instrEdit{file: f}
-			}
-		case strings.HasPrefix(l, "*** "):
-			flush()
-		case cur == nil, strings.HasPrefix(l, "@@"):
-		case strings.HasPrefix(l, "+"):
-			cur.after = append(cur.after, l[1:])
-		case strings.HasPrefix(l, "-"):
-			cur.before = append(cur.before, l[1:])
-		case strings.HasPrefix(l, " "):
-			cur.before = append(cur.before, l[1:])
-			cur.after = append(cur.after, l[1:])
-		}
-	}
-	flush()
-	return out
 }
 
 // fencedBlock is a top-level fenced block of markdown: its info string
@@ -463,8 +428,9 @@ func namedInstrFile(text string) string {
 var instrOff = map[string]bool{}
 
 // stepEdits returns the instruction-file edits of the turn's steps, in
-// order, each with the index of its step.
-func stepEdits(t Turn) (edits []instrEdit, steps []int) {
+// order, each with the index of its step; patches are the turn's parsed
+// patches (turnPatches).
+func stepEdits(t Turn, patches [][]*patch) (edits []instrEdit, steps []int) {
 	if instrOff["all"] {
 		return nil, nil
 	}
@@ -495,9 +461,9 @@ func stepEdits(t Turn) (edits []instrEdit, steps []int) {
 		if strings.TrimSpace(s.Text) != "" {
 			named = s.Text
 		}
-		for _, c := range s.Calls {
+		for j, c := range s.Calls {
 			if !callFailed(t, i, c) {
-				es = append(es, callEdits(c)...)
+				es = append(es, callEdits(c, patchAt(patches, i, j))...)
 			}
 		}
 		textEdits := mayNameInstr(s.Text)
@@ -602,11 +568,12 @@ func addRemovals(m map[string]map[string]bool, e instrEdit) {
 // a later turn's removal then revises an earlier turn's statement in
 // batch ingest and live capture alike. Texts already carry the fenced
 // edits of Aider and Cursor.
-func instrLaterText(t Turn) string {
+// patches are the turn's parsed patches (turnPatches).
+func instrLaterText(t Turn, patches [][]*patch) string {
 	var b strings.Builder
-	for _, s := range t.Steps {
-		for _, c := range s.Calls {
-			for _, e := range callEdits(c) {
+	for i, s := range t.Steps {
+		for j, c := range s.Calls {
+			for _, e := range callEdits(c, patchAt(patches, i, j)) {
 				rm := e.removed()
 				if len(rm) == 0 {
 					continue
@@ -918,21 +885,18 @@ func insertByPos(cands, instr []Candidate) []Candidate {
 	return append(out, instr[k:]...)
 }
 
-// instrCalls returns the calls of a step that a slimmed turn keeps
-// (slim): those that edit an instruction file, and every other "Edit"
-// without its input (stepEdits pairs SpecStory's edit results with their
-// calls by order).
-func instrCalls(calls []memory.ToolCall) []memory.ToolCall {
-	var out []memory.ToolCall
-	for _, c := range calls {
-		switch {
-		case len(callEdits(c)) > 0:
-			out = append(out, c)
-		case c.Name == "Edit":
-			out = append(out, memory.ToolCall{ID: c.ID, Name: c.Name})
-		}
+// instrCall returns what a slimmed turn keeps of a call (slim): a call
+// that edits an instruction file, and any other "Edit" without its input
+// (stepEdits pairs SpecStory's edit results with their calls by order);
+// ok is false for the rest. p is the call's patch (callPatch).
+func instrCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
+	switch {
+	case len(callEdits(c, p)) > 0:
+		return c, true
+	case c.Name == "Edit":
+		return memory.ToolCall{ID: c.ID, Name: c.Name}, true
 	}
-	return out
+	return memory.ToolCall{}, false
 }
 
 // editResults returns the results that hold an edit (SpecStory's "Edit"),

@@ -55,8 +55,9 @@ const movedLaterMark = "\x1emoved\n"
 
 // turnRelocations returns the moves and deletions the tool calls of a
 // turn made, in order, without those a later call of the turn undid (the
-// file moved back, or written at its old path again).
-func turnRelocations(t Turn) []relocation {
+// file moved back, or written at its old path again); patches are the
+// turn's parsed patches (turnPatches).
+func turnRelocations(t Turn, patches [][]*patch) []relocation {
 	var out []relocation
 	var writes []string // each written path, in order with out
 	var writeAt []int   // len(out) when each write was made
@@ -64,11 +65,11 @@ func turnRelocations(t Turn) []relocation {
 		if s.Error {
 			continue
 		}
-		for _, c := range s.Calls {
+		for j, c := range s.Calls {
 			if callFailed(t, i, c) {
 				continue
 			}
-			rs, p := callFiles(c)
+			rs, p := callFiles(c, patchAt(patches, i, j))
 			for _, r := range rs {
 				r.step = i
 				out = append(out, r)
@@ -108,30 +109,19 @@ func samePath(a, b string) bool {
 // callFiles returns the moves and deletions one tool call makes (a
 // patch's "*** Move to:" and "*** Delete File:", a shell command's mv,
 // git mv, rm and git rm) and the file it creates ("" for none: a Write
-// call, or a patch's "*** Add File:"), cleaned. A patch is found in the
-// call's JSON once for both.
-func callFiles(c memory.ToolCall) (rs []relocation, written string) {
-	isPatch := strings.Contains(c.Input, "*** Begin Patch")
-	adds := c.Name != "Write" && strings.Contains(c.Input, "*** Add File:")
-	var patch string
-	if isPatch || adds {
-		patch = patchText(c.Input)
-	}
+// call, or a patch's first "*** Add File:"), cleaned; p is the call's
+// patch (callPatch).
+func callFiles(c memory.ToolCall, p *patch) (rs []relocation, written string) {
 	switch {
 	case c.Name == "Write":
-		if p, ok := quickPath(c.Input); ok {
-			written = cleanPath(p, "")
+		if path, ok := quickPath(c.Input); ok {
+			written = cleanPath(path, "")
 		}
-	case adds:
-		for _, l := range strings.Split(patch, "\n") {
-			if p, ok := strings.CutPrefix(strings.TrimSpace(l), "*** Add File:"); ok {
-				written = cleanPath(strings.TrimSpace(p), "")
-				break
-			}
-		}
+	case p != nil:
+		written = p.added()
 	}
-	if isPatch {
-		return patchRelocations(patch), written
+	if p != nil {
+		return p.relocations(), written
 	}
 	if !strings.Contains(c.Input, "mv ") && !strings.Contains(c.Input, "rm ") {
 		return nil, written // most calls: no need to decode the input
@@ -190,34 +180,6 @@ func shellCommand(c memory.ToolCall) (cmd, dir string) {
 		dir = in.Cwd
 	}
 	return cmd, dir
-}
-
-// patchRelocations reads a Codex patch's moves ("*** Update File: a" then
-// "*** Move to: b") and deletions ("*** Delete File: a").
-func patchRelocations(patch string) []relocation {
-	var out []relocation
-	cur := ""
-	for _, l := range strings.Split(patch, "\n") {
-		l = strings.TrimSpace(l)
-		if p, ok := strings.CutPrefix(l, "*** Update File:"); ok {
-			cur = strings.TrimSpace(p)
-			continue
-		}
-		if p, ok := strings.CutPrefix(l, "*** Move to:"); ok && cur != "" {
-			out = append(out, relocation{from: cleanPath(cur, ""), to: cleanPath(strings.TrimSpace(p), ""), call: "apply_patch moves " + cur})
-			continue
-		}
-		if p, ok := strings.CutPrefix(l, "*** Delete File:"); ok {
-			p = strings.TrimSpace(p)
-			if !strings.ContainsAny(p, "{}$*") {
-				out = append(out, relocation{from: cleanPath(p, ""), call: "apply_patch deletes " + p})
-			}
-		}
-		if strings.HasPrefix(l, "*** ") {
-			cur = ""
-		}
-	}
-	return out
 }
 
 // cleanPath returns p resolved against dir when it is relative and dir is
@@ -352,8 +314,9 @@ func shellWords(s string) (words []string, ok bool) {
 // movedLaterText renders a turn's moves and deletions for LaterTexts, one
 // "from\tto" line each (to empty for a delete), after movedLaterMark; ""
 // when there are none.
-func movedLaterText(t Turn) string {
-	rs := turnRelocations(t)
+// patches are the turn's parsed patches (turnPatches).
+func movedLaterText(t Turn, patches [][]*patch) string {
+	rs := turnRelocations(t, patches)
 	if len(rs) == 0 {
 		return ""
 	}
@@ -389,19 +352,17 @@ func laterRelocations(later []string, step int) []relocation {
 	return out
 }
 
-// movedCalls returns the calls of a step that move or delete a file,
-// which a slimmed turn keeps (slim).
-func movedCalls(calls []memory.ToolCall) []memory.ToolCall {
-	var out []memory.ToolCall
-	for _, c := range calls {
-		if rs, p := callFiles(c); len(rs) > 0 || p != "" {
-			if c.Name == "Write" { // only its path is read
-				c.Input = `{"file_path":` + jsonString(quickPathOrEmpty(c.Input)) + `}`
-			}
-			out = append(out, c)
-		}
+// movedCall returns what a slimmed turn keeps of a call that moves or
+// deletes a file or writes one (slim; only the path of a Write); ok is
+// false for any other. p is the call's patch (callPatch).
+func movedCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
+	if rs, w := callFiles(c, p); len(rs) == 0 && w == "" {
+		return memory.ToolCall{}, false
 	}
-	return out
+	if c.Name == "Write" { // only its path is read
+		c.Input = `{"file_path":` + jsonString(quickPathOrEmpty(c.Input)) + `}`
+	}
+	return c, true
 }
 
 // quickPathOrEmpty is quickPath's path, "" when absent.
@@ -514,11 +475,11 @@ func oldPlace(p, from, to string) bool {
 // It reports whether the turn's own tool calls move or delete a file
 // (what an earlier turn said of its old place is then revised), read
 // from the moves it parsed.
-func dropRelocated(t Turn, cands []Candidate, later []string) (moves bool) {
+func dropRelocated(t Turn, cands []Candidate, later []string, patches [][]*patch) (moves bool) {
 	if movedOff["all"] {
 		return false
 	}
-	rs := turnRelocations(t)
+	rs := turnRelocations(t, patches)
 	moves = len(rs) > 0 && !movedOff["later"]
 	if !movedOff["later"] {
 		rs = append(rs, laterRelocations(later, len(t.Steps))...)

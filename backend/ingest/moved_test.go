@@ -40,7 +40,7 @@ func TestCallRelocations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
-			rs, _ := callFiles(tt.call)
+			rs, _ := callFiles(tt.call, callPatch(tt.call))
 			for _, r := range rs {
 				got = append(got, r.from+" -> "+r.to)
 			}

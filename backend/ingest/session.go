@@ -188,16 +188,17 @@ func slim(t Turn) Turn {
 }
 
 // slimCalls returns the calls of a step a slimmed turn keeps, in order:
-// those instrCalls keeps and those that move or delete a file or write
-// one (movedCalls).
+// those instrCall keeps and those that move or delete a file or write
+// one (movedCall), each call's patch parsed once for both.
 func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
 	var out []memory.ToolCall
 	for _, c := range calls {
-		if k := instrCalls([]memory.ToolCall{c}); len(k) > 0 {
-			out = append(out, k...)
-			continue
+		p := callPatch(c)
+		if k, ok := instrCall(c, p); ok {
+			out = append(out, k)
+		} else if k, ok := movedCall(c, p); ok {
+			out = append(out, k)
 		}
-		out = append(out, movedCalls([]memory.ToolCall{c})...)
 	}
 	return out
 }

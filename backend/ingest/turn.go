@@ -179,10 +179,11 @@ func LaterTexts(turns []Turn, sessionID string) []string {
 // files (instrLaterText) and the files they move or delete (movedLaterText).
 func laterOf(t Turn) []string {
 	out := append(userTexts(t), stepTexts(t)...)
-	if rm := instrLaterText(t); rm != "" {
+	patches := turnPatches(t)
+	if rm := instrLaterText(t, patches); rm != "" {
 		out = append(out, rm)
 	}
-	if mv := movedLaterText(t); mv != "" {
+	if mv := movedLaterText(t, patches); mv != "" {
 		out = append(out, mv)
 	}
 	return out

@@ -126,7 +126,7 @@ func (s *Store) applyLocked(b Batch) error {
 	if err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	if err := s.db.Update(p.commit); err != nil {
+	if err := s.update(p.commit); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
 	tputs, tdels := s.applyInMemory(p)

@@ -22,7 +22,7 @@ func (s *Store) Calibration(model string) (data []byte, ok bool, err error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, false, err
 	}
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketCalib)
 		if b == nil {
 			return nil
@@ -52,7 +52,7 @@ func (s *Store) SetCalibration(model string, data []byte) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketCalib)
 		if err != nil {
 			return err

@@ -144,7 +144,7 @@ func (s *Store) AddDecisions(adds []DecisionAdd, lim DecisionLimits) error {
 	now := s.clock.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketDecisions)
 		if err != nil {
 			return err
@@ -245,7 +245,7 @@ func (s *Store) Decisions(limit int) ([]DecisionRecord, error) {
 		return nil, err
 	}
 	var out []DecisionRecord
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketDecisions)
 		if b == nil {
 			return nil
@@ -273,7 +273,7 @@ func (s *Store) DecisionHours(since time.Time) ([]DecisionCounts, error) {
 		return nil, err
 	}
 	var out []DecisionCounts
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketDecisionHours)
 		if b == nil {
 			return nil

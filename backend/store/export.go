@@ -56,7 +56,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer) error {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		meta, recs, order := tx.Bucket(bucketMeta), tx.Bucket(bucketRecs), tx.Bucket(bucketOrder)
 		count := recs.Stats().KeyN
 		hdr := ExportHeader{Format: ExportFormat, Version: ExportVersion, EmbeddingModel: string(meta.Get(keyModel)),
@@ -360,7 +360,7 @@ func (ir *importRun) checkEmbedder() error {
 func (ir *importRun) planDuplicates() error {
 	ir.skip = make([]bool, len(ir.recs))
 	ir.remap = make(map[string]string)
-	return ir.s.db.View(func(tx *bolt.Tx) error {
+	return ir.s.view(func(tx *bolt.Tx) error {
 		stored, hashes := tx.Bucket(bucketRecs), tx.Bucket(bucketHash)
 		seen := make(map[string]string) // content hash -> id, within the stream
 		for i := range ir.recs {

@@ -328,7 +328,7 @@ func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, d
 	if err := s.checkOpen(); err != nil {
 		return nil, nil, err
 	}
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketOutbox); b != nil {
 			recs := tx.Bucket(bucketRecs)
 			c := b.Cursor()
@@ -377,7 +377,7 @@ func (s *Store) OutboxLen() (int, error) {
 		return 0, err
 	}
 	n := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketOutbox); b != nil {
 			n = b.Stats().KeyN
 		}
@@ -415,7 +415,7 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		if refusals != nil {
 			if err := tx.Bucket(bucketMeta).Put(keyTeamRefusals, slices.Clone(refusals)); err != nil {
 				return err
@@ -469,7 +469,7 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 	defer s.wmu.Unlock()
 	n := 0
 	seq := s.seq
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		n = 0
 		pending := pendingDeltas(tx.Bucket(bucketOutboxDeltas))
 		c := tx.Bucket(bucketRecs).Cursor()
@@ -514,7 +514,7 @@ func (s *Store) metaValue(key []byte, what string) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		out = append(out, tx.Bucket(bucketMeta).Get(key)...)
 		return nil
 	})
@@ -550,7 +550,7 @@ func (s *Store) SetTeamRefusals(ctx context.Context, b []byte) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketMeta).Put(keyTeamRefusals, slices.Clone(b))
 	})
 	if err != nil {

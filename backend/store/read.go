@@ -19,7 +19,7 @@ func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
 		return memory.Memory{}, err
 	}
 	var m memory.Memory
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketRecs).Get([]byte(id))
 		if v == nil {
 			return fmt.Errorf("get %q: %w", id, memory.ErrNotFound)
@@ -41,7 +41,7 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Me
 		return nil, err
 	}
 	out := make(map[string]memory.Memory, len(ids))
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketRecs)
 		for _, id := range ids {
 			v := recs.Get([]byte(id))
@@ -84,7 +84,7 @@ func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) er
 		}
 		var batch []memory.Memory
 		done := true
-		err := s.db.View(func(tx *bolt.Tx) error {
+		err := s.view(func(tx *bolt.Tx) error {
 			recs := tx.Bucket(bucketRecs)
 			c := tx.Bucket(bucketOrder).Cursor()
 			var k, v []byte
@@ -138,7 +138,7 @@ func (s *Store) FindByHash(ctx context.Context, hash string) (memory.Memory, boo
 	}
 	var found memory.Memory
 	ok := false
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketRecs)
 		c := tx.Bucket(bucketHash).Cursor()
 		prefix := []byte(hash)

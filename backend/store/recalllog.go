@@ -208,7 +208,7 @@ func (s *Store) AddRecalls(ctx context.Context, es []RecallEntry, lim RecallLimi
 	lim = lim.withDefaults()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketRecalls)
 		if err != nil {
 			return err
@@ -388,7 +388,7 @@ func (s *Store) ForgetRecalled(ctx context.Context, ids ...string) error {
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if err := s.db.Update(func(tx *bolt.Tx) error { return forgetRecalledTx(tx, ids...) }); err != nil {
+	if err := s.update(func(tx *bolt.Tx) error { return forgetRecalledTx(tx, ids...) }); err != nil {
 		return fmt.Errorf("forget recalled memories: %w", err)
 	}
 	return nil
@@ -407,7 +407,7 @@ func (s *Store) ClearRecallLog(ctx context.Context) (int, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecalls)
 		if b == nil {
 			return nil
@@ -480,7 +480,7 @@ func (s *Store) RecallLog(ctx context.Context, q RecallLogQuery) ([]RecallEntry,
 		q.Limit = 50
 	}
 	out := []RecallEntry{}
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecalls)
 		if b == nil {
 			return nil
@@ -524,7 +524,7 @@ func (s *Store) EachRecall(ctx context.Context, since time.Time, fn func(RecallE
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	return s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketRecalls)
 		if b == nil {
 			return nil
@@ -560,7 +560,7 @@ func (s *Store) AddRecallFeedback(ctx context.Context, ids []string, fb RecallFe
 	n := 0
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b, idx := tx.Bucket(bucketRecalls), tx.Bucket(bucketRecallGiven)
 		if b == nil || idx == nil {
 			return nil

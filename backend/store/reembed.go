@@ -61,7 +61,7 @@ func (s *Store) ReembedWith(ctx context.Context, emb memory.Embedder, opts Reemb
 	defer s.reembedMu.Unlock()
 
 	// Record the intent; a stage for another model is discarded.
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if string(meta.Get(keyStageModel)) != model || int(getU64(meta.Get(keyStageDim))) != dim {
 			if err := tx.DeleteBucket(bucketStage); err != nil {
@@ -122,7 +122,7 @@ func (s *Store) ReembedWith(ctx context.Context, emb memory.Embedder, opts Reemb
 func (s *Store) stageTodo(dim int) ([]todo, int, error) {
 	var todos []todo
 	staged := 0
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		stage := tx.Bucket(bucketStage)
 		return tx.Bucket(bucketRecs).ForEach(func(k, v []byte) error {
 			_, m, err := decodeRecord(v)
@@ -155,7 +155,7 @@ func (s *Store) stageEmbed(ctx context.Context, emb memory.Embedder, todos []tod
 		if err != nil {
 			return err
 		}
-		err = s.db.Update(func(tx *bolt.Tx) error {
+		err = s.update(func(tx *bolt.Tx) error {
 			stage := tx.Bucket(bucketStage)
 			for i, t := range todos[start:end] {
 				v := make([]byte, 0, hashLen+4*len(vecs[i]))
@@ -186,7 +186,7 @@ var errStageMissing = errors.New("a record has no staged vector")
 // switches the store's model, in one transaction; then it rebuilds the
 // vector index. Called with s.wmu held and every record staged.
 func (s *Store) swapStaged(model string, dim int) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		recs, stage, meta := tx.Bucket(bucketRecs), tx.Bucket(bucketStage), tx.Bucket(bucketMeta)
 		type upd struct {
 			k []byte
@@ -242,7 +242,7 @@ func (s *Store) swapStaged(model string, dim int) error {
 	s.mu.RLock()
 	entries := s.entries
 	s.mu.RUnlock()
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		vec.grow(len(entries))
 		return tx.Bucket(bucketRecs).ForEach(func(k, v []byte) error {
 			_, _, emb, err := splitRecord(v, nil)

@@ -116,7 +116,9 @@ func (o *Options) validate() error {
 // opts.LockTimeout), checks the format version (memory.ErrNewerFormat) and
 // the embedding model (memory.ErrModelMismatch), loads the vector index from
 // the records and reconciles the text index with them. An unopenable text
-// index is moved aside and rebuilt; Info().Warnings says so.
+// index is moved aside and rebuilt; Info().Warnings says so. A damaged
+// records file is refused with a *DamagedError (errors.Is ErrDamaged)
+// naming it and left unchanged: see openBolt and guardFault (records.go).
 //
 // Opening with an empty Model and zero Dim accepts the store's recorded
 // model; creating a store needs both.
@@ -135,7 +137,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if timeout == 0 {
 		timeout = time.Second
 	}
-	db, err := bolt.Open(filepath.Join(dir, dbFile), 0o600, &bolt.Options{
+	db, err := openBolt(filepath.Join(dir, dbFile), &bolt.Options{
 		Timeout:      timeout,
 		FreelistType: bolt.FreelistMapType,
 	})
@@ -193,69 +195,113 @@ func lockedError(dir string) error {
 	return fmt.Errorf("open store %s: %w (pid %s)", dir, memory.ErrLocked, pid)
 }
 
+// storeBuckets are the buckets every store has.
+var storeBuckets = [][]byte{bucketMeta, bucketRecs, bucketHash, bucketOrder, bucketDels, bucketStage, bucketTrash}
+
 // initMeta creates the buckets of a new store and checks an existing one's
-// format version and model.
+// format version and model. It reads first and writes only when there is
+// something to write (a new store, a missing bucket, an empty store
+// adopting another model): opening an existing store with its own model
+// leaves the records file untouched, so a damaged file that Open then
+// refuses (load) is left as it was found.
 func (s *Store) initMeta() error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if meta != nil {
-			if v := meta.Get(keyFormat); v != nil {
-				fv := getU64(v)
-				if fv > FormatVersion {
-					return fmt.Errorf("open store %s: format version %d: %w (this build reads up to %d)",
-						s.dir, fv, memory.ErrNewerFormat, FormatVersion)
-				}
-				if fv == 0 {
-					return fmt.Errorf("open store %s: meta has a corrupt format version", s.dir)
-				}
-			}
-		}
-		for _, b := range [][]byte{bucketMeta, bucketRecs, bucketHash, bucketOrder, bucketDels, bucketStage, bucketTrash} {
+	var write bool
+	err := s.view(func(tx *bolt.Tx) error {
+		var err error
+		write, err = s.readMeta(tx)
+		return err
+	})
+	if err != nil || !write {
+		return damagedAt(s.dir, err)
+	}
+	return damagedAt(s.dir, s.update(func(tx *bolt.Tx) error {
+		for _, b := range storeBuckets {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return fmt.Errorf("open store %s: create bucket %s: %w", s.dir, b, err)
 			}
 		}
-		meta = tx.Bucket(bucketMeta)
+		meta := tx.Bucket(bucketMeta)
 		if meta.Get(keyFormat) == nil {
-			if s.opts.Model == "" {
-				return fmt.Errorf("open store %s: a new store needs an embedding model and dimension: %w", s.dir, memory.ErrInvalid)
-			}
 			s.model, s.dim, s.seq = s.opts.Model, s.opts.Dim, 0
 			return putMeta(meta, s.model, s.dim, 0, true)
-		}
-		s.model = string(meta.Get(keyModel))
-		s.dim = int(getU64(meta.Get(keyDim)))
-		s.seq = getU64(meta.Get(keySeq))
-		if sm := meta.Get(keyStageModel); sm != nil {
-			s.warnings = append(s.warnings, fmt.Sprintf("%s to model %q: run `memtray reindex` with that model to resume", stageWarningPrefix, sm))
-		}
-		if s.dim <= 0 || s.dim > maxDim {
-			return fmt.Errorf("open store %s: meta records a corrupt dimension %d", s.dir, s.dim)
 		}
 		if s.opts.Model == "" || (s.opts.Model == s.model && s.opts.Dim == s.dim) {
 			return nil
 		}
-		empty := true
 		if k, _ := tx.Bucket(bucketRecs).Cursor().First(); k != nil {
-			empty = false
+			return nil // AllowModelChange: readMeta let it through
 		}
-		if empty {
-			// Nothing to mix with: the store adopts the new model.
-			s.model, s.dim = s.opts.Model, s.opts.Dim
-			_ = tx.DeleteBucket(bucketStage)
-			if _, err := tx.CreateBucket(bucketStage); err != nil {
-				return err
+		// Nothing to mix with: the store adopts the new model.
+		s.model, s.dim = s.opts.Model, s.opts.Dim
+		_ = tx.DeleteBucket(bucketStage)
+		if _, err := tx.CreateBucket(bucketStage); err != nil {
+			return err
+		}
+		_ = meta.Delete(keyStageModel)
+		_ = meta.Delete(keyStageDim)
+		return putMeta(meta, s.model, s.dim, s.seq, false)
+	}))
+}
+
+// damagedAt names the store in err when it is a *DamagedError (the
+// errors initMeta makes itself name it already).
+func damagedAt(dir string, err error) error {
+	if errors.Is(err, ErrDamaged) {
+		return fmt.Errorf("open store %s: %w", dir, err)
+	}
+	return err
+}
+
+// readMeta checks an existing store's format version and model and reads
+// them into s; it says whether initMeta has something to write.
+func (s *Store) readMeta(tx *bolt.Tx) (write bool, err error) {
+	meta := tx.Bucket(bucketMeta)
+	var fv uint64
+	if meta != nil {
+		if v := meta.Get(keyFormat); v != nil {
+			fv = getU64(v)
+			if fv > FormatVersion {
+				return false, fmt.Errorf("open store %s: format version %d: %w (this build reads up to %d)",
+					s.dir, fv, memory.ErrNewerFormat, FormatVersion)
 			}
-			_ = meta.Delete(keyStageModel)
-			_ = meta.Delete(keyStageDim)
-			return putMeta(meta, s.model, s.dim, s.seq, false)
+			if fv == 0 {
+				return false, fmt.Errorf("open store %s: meta has a corrupt format version", s.dir)
+			}
 		}
-		if s.opts.AllowModelChange {
-			return nil
+	}
+	for _, b := range storeBuckets {
+		if tx.Bucket(b) == nil {
+			write = true
 		}
-		return fmt.Errorf("open store %s: it holds vectors of model %q (%d dims), opened with %q (%d dims): %w; run `memtray reindex` to re-embed",
-			s.dir, s.model, s.dim, s.opts.Model, s.opts.Dim, memory.ErrModelMismatch)
-	})
+	}
+	if fv == 0 {
+		if s.opts.Model == "" {
+			return false, fmt.Errorf("open store %s: a new store needs an embedding model and dimension: %w", s.dir, memory.ErrInvalid)
+		}
+		return true, nil
+	}
+	s.model = string(meta.Get(keyModel))
+	s.dim = int(getU64(meta.Get(keyDim)))
+	s.seq = getU64(meta.Get(keySeq))
+	if sm := meta.Get(keyStageModel); sm != nil {
+		s.warnings = append(s.warnings, fmt.Sprintf("%s to model %q: run `memtray reindex` with that model to resume", stageWarningPrefix, sm))
+	}
+	if s.dim <= 0 || s.dim > maxDim {
+		return false, fmt.Errorf("open store %s: meta records a corrupt dimension %d", s.dir, s.dim)
+	}
+	if s.opts.Model == "" || (s.opts.Model == s.model && s.opts.Dim == s.dim) {
+		return write, nil
+	}
+	if recs := tx.Bucket(bucketRecs); recs == nil {
+		return true, nil
+	} else if k, _ := recs.Cursor().First(); k == nil {
+		return true, nil // empty: adopts the new model
+	}
+	if s.opts.AllowModelChange {
+		return write, nil
+	}
+	return false, fmt.Errorf("open store %s: it holds vectors of model %q (%d dims), opened with %q (%d dims): %w; run `memtray reindex` to re-embed",
+		s.dir, s.model, s.dim, s.opts.Model, s.opts.Dim, memory.ErrModelMismatch)
 }
 
 func putMeta(meta *bolt.Bucket, model string, dim int, seq uint64, withFormat bool) error {
@@ -284,7 +330,7 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 		return nil, err
 	}
 	s.vec = vec
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		hint := int(getU64(tx.Bucket(bucketMeta).Get(keyCount)))
 		s.vec.grow(min(hint, 1<<24))
 		c := tx.Bucket(bucketRecs).Cursor()
@@ -433,7 +479,7 @@ func Peek(dir string) (info Info, ok bool, err error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return info, false, nil
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
 			return info, false, lockedError(dir)
@@ -441,21 +487,23 @@ func Peek(dir string) (info Info, ok bool, err error) {
 		return info, false, fmt.Errorf("peek store %s: %w", dir, err)
 	}
 	defer db.Close()
-	err = db.View(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bucketMeta)
-		if meta == nil || meta.Get(keyFormat) == nil {
+	err = guardFault(path, func() error {
+		return db.View(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			if meta == nil || meta.Get(keyFormat) == nil {
+				return nil
+			}
+			ok = true
+			info = Info{Dir: dir, Model: string(meta.Get(keyModel)), Dim: int(getU64(meta.Get(keyDim))),
+				Seq: getU64(meta.Get(keySeq)), FormatVersion: int(getU64(meta.Get(keyFormat)))}
+			if info.FormatVersion > FormatVersion {
+				return fmt.Errorf("peek store %s: format version %d: %w", dir, info.FormatVersion, memory.ErrNewerFormat)
+			}
+			if recs := tx.Bucket(bucketRecs); recs != nil {
+				info.Count = recs.Stats().KeyN
+			}
 			return nil
-		}
-		ok = true
-		info = Info{Dir: dir, Model: string(meta.Get(keyModel)), Dim: int(getU64(meta.Get(keyDim))),
-			Seq: getU64(meta.Get(keySeq)), FormatVersion: int(getU64(meta.Get(keyFormat)))}
-		if info.FormatVersion > FormatVersion {
-			return fmt.Errorf("peek store %s: format version %d: %w", dir, info.FormatVersion, memory.ErrNewerFormat)
-		}
-		if recs := tx.Bucket(bucketRecs); recs != nil {
-			info.Count = recs.Stats().KeyN
-		}
-		return nil
+		})
 	})
 	return info, ok, err
 }

@@ -111,7 +111,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	var written []memory.Memory
 	var heads []recHeader
 	var tdels []string
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		res = TeamApplied{Invalid: invalid}
 		written, heads, tdels = nil, nil, nil
 		seq = s.seq

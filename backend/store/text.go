@@ -330,7 +330,7 @@ func (s *Store) reconcile(ctx context.Context, lr *loadResult, fresh bool) error
 		s.repaired += n
 	}
 	// Tombstones the persisted index already reflects are no longer needed.
-	return s.db.Update(func(tx *bolt.Tx) error {
+	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketDels)
 		for id, sq := range lr.dels {
 			if fresh || sq <= w {
@@ -352,7 +352,7 @@ func (s *Store) reindex(ctx context.Context, ids, dels []string, final bool) err
 		}
 		end := min(start+reindexChunk, len(ids))
 		b := s.text.NewBatch()
-		err := s.db.View(func(tx *bolt.Tx) error {
+		err := s.view(func(tx *bolt.Tx) error {
 			recs := tx.Bucket(bucketRecs)
 			for _, id := range ids[start:end] {
 				v := recs.Get([]byte(id))
@@ -456,7 +456,7 @@ func (s *Store) indexText(puts []textPut, dels []string) error {
 	}
 	b := s.text.NewBatch()
 	if len(s.pending) > 0 {
-		err := s.db.View(func(tx *bolt.Tx) error {
+		err := s.view(func(tx *bolt.Tx) error {
 			recs := tx.Bucket(bucketRecs)
 			for id := range s.pending {
 				v := recs.Get([]byte(id))

@@ -79,7 +79,7 @@ func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
 		return nil, err
 	}
 	var out []TrashedMemory
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTrash)
 		if b == nil {
 			return nil
@@ -124,7 +124,7 @@ func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedM
 		return nil, err
 	}
 	out := make(map[string]TrashedMemory, len(ids))
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTrash)
 		if b == nil {
 			return nil
@@ -310,7 +310,7 @@ func (s *Store) purgeTrash(ctx context.Context, pick func(b *bolt.Bucket) ([][]b
 		return 0, err
 	}
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTrash)
 		doomed, err := pick(b)
 		if err != nil {

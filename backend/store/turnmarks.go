@@ -87,7 +87,7 @@ func (s *Store) TurnMarks(ctx context.Context, turn string) (map[string]TurnMark
 	}
 	cutoff := s.now().Add(-TurnMarkTTL)
 	prefix := turnMarkKey(turn, "")
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTurns)
 		if b == nil {
 			return nil
@@ -132,7 +132,7 @@ func (s *Store) MarkTurn(ctx context.Context, marks []TurnMark) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	now := s.now().UTC()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		return putTurnMarks(tx, marks, now)
 	})
 	if err != nil {

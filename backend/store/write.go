@@ -257,7 +257,7 @@ func (s *Store) InsertBatch(ctx context.Context, ins []Insert) ([]Inserted, erro
 func (s *Store) planInserts(ins []Insert) (res []Inserted, write []int, err error) {
 	res = make([]Inserted, len(ins))
 	inBatch := make(map[string]bool)
-	err = s.db.View(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketRecs)
 		for i := range ins {
 			in := &ins[i]
@@ -351,7 +351,7 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 		seq++
 		heads[i] = recHeader{seq: seq, tseq: seq, ord: seq}
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		recs, dels := tx.Bucket(bucketRecs), tx.Bucket(bucketDels)
 		for i := range out {
 			id := []byte(out[i].ID)
@@ -424,7 +424,7 @@ func (s *Store) UpdateMarked(ctx context.Context, id string, fn func(*memory.Mem
 		textChanged, vecChanged bool
 	)
 	seq := s.seq + 1
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		var err error
 		m, h, textChanged, vecChanged, err = s.updateTx(tx, id, seq, now, fn)
 		if err != nil {
@@ -573,7 +573,7 @@ func (s *Store) RecordAccess(ctx context.Context, at time.Time, ids ...string) (
 		missing []string
 		failed  []error // records that could not be recorded
 	)
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		done, missing, failed = done[:0], missing[:0], failed[:0]
 		for _, id := range ids {
 			m, h, _, _, err := s.updateTx(tx, id, seq, now, access)
@@ -647,7 +647,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		return err
 	}
 	seq := s.seq + 1
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketRecs)
 		v := recs.Get([]byte(id))
 		if v == nil {
@@ -725,7 +725,7 @@ func (s *Store) supersedeLocked(oldID string, next memory.Memory, marks []TurnMa
 	var old memory.Memory
 	nh := recHeader{seq: s.seq + 1, tseq: s.seq + 1, ord: s.seq + 1}
 	oh := recHeader{seq: s.seq + 2}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.update(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketRecs)
 		if recs.Get([]byte(m.ID)) != nil {
 			return fmt.Errorf("id %q is already stored: %w", m.ID, memory.ErrInvalid)
