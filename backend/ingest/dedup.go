@@ -121,7 +121,7 @@ func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []flo
 	}
 	if old, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text)); err != nil {
 		return 0, memory.Memory{}, "", fmt.Errorf("find duplicate: %w", err)
-	} else if ok && !(r.exact && old.Superseded()) {
+	} else if ok && !r.setAside(old.ID) && !(r.exact && old.Superseded()) {
 		return p.duplicate(ctx, r, old.ID, outDuplicate)
 	}
 	m := p.newMemory(r, text, vec)
@@ -152,10 +152,16 @@ func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []flo
 // reinforced, one it adds some to is superseded by m (unless m repeats an
 // older version of it). done says it decided.
 func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (outcome, memory.Memory, string, bool, error) {
-	near, err := p.store.VectorSearch(ctx, m.Embedding, 1, store.Filter{Project: r.ex.Project, Model: m.EmbeddingModel})
+	k := 1
+	if r.repack != nil {
+		k += len(r.repack.aside)
+	}
+	near, err := p.store.VectorSearch(ctx, m.Embedding, k, store.Filter{Project: r.ex.Project, Model: m.EmbeddingModel})
 	if err != nil {
 		return 0, memory.Memory{}, "", false, fmt.Errorf("find near duplicate: %w", err)
 	}
+	near = slices.DeleteFunc(near, func(s store.Scored) bool { return r.setAside(s.ID) })
+	near = near[:min(len(near), 1)]
 	if len(near) == 1 {
 		r.score("nearest_similarity", max(r.dec.Scores["nearest_similarity"], near[0].Score))
 	}
@@ -207,6 +213,9 @@ func (p *Pipeline) replace(ctx context.Context, r *run, text string, vec []float
 // of an export file) wins and is reinforced instead. The marks r.tw owes
 // (a turn's statement, turnmark.go) are written in the same transaction.
 func (p *Pipeline) commit(ctx context.Context, r *run, m memory.Memory, supersedes, why string) (outcome, memory.Memory, string, error) {
+	if r.into != "" && supersedes == "" {
+		return p.commitInto(ctx, r, m, why)
+	}
 	in := store.Insert{Memory: m, Supersedes: supersedes, Unique: true}
 	if r.tw != nil {
 		out := outCreated
@@ -232,6 +241,35 @@ func (p *Pipeline) commit(ctx context.Context, r *run, m memory.Memory, supersed
 		return p.duplicate(ctx, r, stored.ID, outDuplicate)
 	}
 	return outCreated, stored, why, nil
+}
+
+// commitInto stores m into the memory r.into, re-packed (settle): the
+// same record, its id and history kept, with m's text, vector, kind and
+// type (and its importance when higher). When that memory was superseded
+// or deleted meanwhile, m is stored as a new memory.
+func (p *Pipeline) commitInto(ctx context.Context, r *run, m memory.Memory, why string) (outcome, memory.Memory, string, error) {
+	into := r.into
+	stored, err := p.store.Update(ctx, into, func(o *memory.Memory) error {
+		if o.Superseded() {
+			return errSkipRevision
+		}
+		o.Text, o.Embedding, o.EmbeddingModel = m.Text, m.Embedding, m.EmbeddingModel
+		o.Kind, o.KindOrigin, o.Type = m.Kind, m.KindOrigin, m.Type
+		o.Importance = max(o.Importance, m.Importance)
+		if m.ExtendsSource != "" {
+			o.ExtendsSource = m.ExtendsSource
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errSkipRevision), errors.Is(err, memory.ErrNotFound):
+		r.into = ""
+		return p.commit(ctx, r, m, "", why)
+	case err != nil:
+		return 0, memory.Memory{}, "", fmt.Errorf("store a re-packed statement into %s: %w", into, err)
+	}
+	delete(r.repack.aside, into)
+	return outUpdated, stored, "re-packed into " + shortID(into), nil
 }
 
 // duplicate reinforces the memory id that holds the text already; out

@@ -158,7 +158,7 @@ func TestGuessSameLiveAndBatch(t *testing.T) {
 			"Done."},
 	} {
 		for _, ex := range sessionOf("s-guess", tt[0], tt[1:]...) {
-			ex.UserTurns = i + 1
+			ex.Turn, ex.UserTurns = len(exs)+1, i+1 // a session counts its exchanges from 1 (memory.Exchange.Turn)
 			exs = append(exs, ex)
 		}
 	}

@@ -160,7 +160,26 @@ type run struct {
 	// tw carries the turn marks the run's next write records with it
 	// (storeCandidates, turnmark.go); nil outside a turn's placements.
 	tw *turnWrite
+	// repack, when an earlier turn distilled again is stored (settle),
+	// says which memory each statement takes the place of; into is the
+	// one this text is stored into (placeStatement reads it from repack).
+	repack *repacking
+	into   string
 }
+
+// repacking is how the statements of an earlier turn distilled again are
+// placed (settle): into names, by statement text, the memory a re-packed
+// statement is stored into (the same memory, not a new one), and aside
+// the re-packed memories dedup does not compare with meanwhile: what they
+// hold is no longer kept in that form (as batch ingest never stored it).
+// A memory leaves aside once stored into.
+type repacking struct {
+	into  map[string]string
+	aside map[string]bool
+}
+
+// setAside reports whether dedup skips the memory id (repacking.aside).
+func (r *run) setAside(id string) bool { return r.repack != nil && r.repack.aside[id] }
 
 func (r *run) reject(stage, reason string) {
 	r.dec.Verdict, r.dec.Stage, r.dec.Reason, r.decided = memory.VerdictRejected, stage, reason, true

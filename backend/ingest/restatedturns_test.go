@@ -17,7 +17,7 @@ func twoTurns(id string, first, second []string) []Turn {
 	var exs []memory.Exchange
 	for i, tt := range [][]string{first, second} {
 		for _, ex := range sessionOf(id, tt[0], tt[1:]...) {
-			ex.UserTurns = i + 1
+			ex.Turn, ex.UserTurns = len(exs)+1, i+1 // a session counts its exchanges from 1 (memory.Exchange.Turn)
 			exs = append(exs, ex)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
@@ -24,18 +25,23 @@ import (
 // maxRedistillBytes) are distilled again knowing what the session said
 // after them, as batch ingest distils them:
 //
-//   - a memory the earlier turn created from a statement the new
-//     distillation no longer keeps (revised, undone, unsettled later) is
-//     revised: superseded by the revising statement when the new turn
-//     kept that statement as a memory of its own (the old one stays in the
-//     store as history, hidden from recall, as any superseded memory);
-//     otherwise moved to the trash with the reason (restorable from it);
+//   - a memory the earlier turn created a piece of which the new
+//     distillation drops or cuts for a revision (corrected, undone, moved,
+//     restated: revisedWhy) is revised: superseded by the revising
+//     statement when the new turn kept that statement as a memory of its
+//     own (the old one stays in the store as history, hidden from recall,
+//     as any superseded memory); otherwise moved to the trash with the
+//     reason (restorable from it);
+//   - a memory whose statements are all still kept, packed otherwise (a
+//     statement between two of them revised, so they now fit one memory),
+//     is no revision: the statement now holding most of it is stored into
+//     it, the same memory with its id and history (settle);
 //   - a statement the new distillation keeps and the earlier one did not
 //     (a memory joined from several statements, one of them now revised:
 //     the rest of it) is stored as batch ingest would have stored it.
 //
-// Either way the turn's Decision lists the revised memory as a candidate
-// of origin OriginEarlier with the reason, so the feed shows it. Only
+// The turn's Decision lists each revised or re-packed memory as a
+// candidate of origin OriginEarlier with the reason, so the feed shows it. Only
 // memories the earlier turn created are revised: one it merely reinforced
 // (a duplicate of an older memory) is left alone. An earlier turn is kept
 // while what its session said after it fits in LaterTexts' bound: beyond
@@ -323,39 +329,67 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 }
 
 // settle brings what the earlier turn e stored in line with now, its new
-// distillation: the memories it created from statements no longer kept
-// are revised (by t's candidates cands, listed in *dec from base on),
-// the statements kept now and not before are stored. *dec lists each
-// statement stored now and, after them, the pieces cut out of it
-// (cutVerdicts), as a turn's own decision lists its statements and their
-// cuts. A memory revised while a later memory supersedes it as its
-// restatement stays revised: the turns after e (between) forget it as
-// restated, so that a revision of its restater does not let it stand
-// again (unrestate). It returns how many memories it revised.
+// distillation. A memory it created whose text is no longer kept as it
+// is:
+//
+//   - is revised (revisedWhy: superseded by the revising statement of t's
+//     candidates cands, listed in *dec from base on, or trashed) when a
+//     piece of its text was dropped or cut for a revision (corrected,
+//     undone, moved, restated), with that reason;
+//   - is re-packed otherwise: its statements are kept, only joined into
+//     other statements now (a statement between them revised, so its
+//     neighbours fit one memory). The statement now holding most of its
+//     text (heirOf) is stored into it: the same memory, its id and history
+//     (reinforcements, accesses, ratings, snooze) kept, its text, vector,
+//     kind and type the statement's. A memory whose statement goes
+//     where another one's goes too (two joined into one), or to a memory
+//     that exists already, is superseded by that memory, which takes its
+//     history (absorbHistory). Neither is reported as revised.
+//
+// With a judge, which chose the turn's memories, a memory nothing revised
+// stays as it is. The statements kept now and not before are stored.
+// *dec lists each memory revised, each statement stored now and, after
+// them, the pieces cut out of it (cutVerdicts), as a turn's own decision
+// lists its statements and their cuts. A memory revised while a later
+// memory supersedes it as its restatement stays revised: the turns after
+// e (between) forget it as restated, so that a revision of its restater
+// does not let it stand again (unrestate). It returns how many memories
+// it revised.
 func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
 	kept := map[string]bool{}
-	var fresh []Candidate
+	var fresh, keptNow []Candidate
 	for _, c := range now {
 		if !c.Keep {
 			continue
 		}
 		kept[c.Text] = true
+		keptNow = append(keptNow, c)
 		if _, ok := e.kept[c.Text]; !ok {
 			fresh = append(fresh, c)
 		}
 	}
+	tj, judged := p.judge.(memory.TurnJudge)
+	judged = judged && tj != nil
 	texts := slices.Sorted(maps.Keys(e.kept))
 	n := 0
+	var repacked []storedStatement // created by e, not kept as they are, not revised
 	for _, text := range texts {
 		id := e.kept[text]
 		if kept[text] {
 			continue
 		}
+		why := revisedWhy(now, text)
+		if why == "" && judged {
+			continue // the judge's memory, nothing of it revised: it stays
+		}
 		delete(e.kept, text)
 		if id == "" {
 			continue
 		}
-		why := revisedWhy(now, text)
+		if why == "" {
+			repacked = append(repacked, storedStatement{id: id, text: text})
+			continue
+		}
 		cv, ok, err := p.reviseOne(ctx, t, storedStatement{id: id, text: text}, why, p.revisingMemory(why, subjectOf(why), cands, base, dec, id))
 		if err != nil {
 			return n, err
@@ -370,27 +404,106 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 			return n, err
 		}
 	}
-	if tj, ok := p.judge.(memory.TurnJudge); len(fresh) == 0 || (ok && tj != nil) {
+	if judged {
 		// With a judge, the judge chose the turn's memories, not the
 		// distiller: what the distiller keeps now is not stored.
 		return n, nil
 	}
-	ids, err := p.placeReformed(ctx, e.turn, fresh)
-	if err != nil {
-		return n, err
+	// Each re-packed memory's heir among the statements kept now, and the
+	// memory each fresh statement is stored into (the re-packed one that
+	// gives it most of its text).
+	heir := make([]int, len(repacked))
+	into := map[string]string{}
+	share := map[int]int{}
+	aside := map[string]bool{}
+	for i, o := range repacked {
+		aside[o.id] = true
+		h, k := heirOf(o.text, keptNow)
+		heir[i] = h
+		if h < 0 {
+			continue
+		}
+		if _, ok := e.kept[keptNow[h].Text]; ok {
+			continue // kept by e already (as a memory, or as none: a duplicate), not stored now
+		}
+		if _, ok := into[keptNow[h].Text]; !ok || k > share[h] {
+			into[keptNow[h].Text], share[h] = o.id, k
+		}
 	}
+	var ids []string
+	if len(fresh) > 0 {
+		var err error
+		if ids, err = p.placeReformed(ctx, e.turn, fresh, &repacking{into: into, aside: aside}); err != nil {
+			return n, err
+		}
+	}
+	placed := map[string]string{}     // a fresh statement's text → its memory
 	var cut []memory.CandidateVerdict // the pieces cut out of what is kept now, after it as in a turn's own decision
 	for i, c := range fresh {
+		placed[c.Text] = ids[i]
 		e.kept[c.Text] = ids[i]
 		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
 		if ids[i] != "" {
 			e.markUntested(ids[i])
-			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i],
-				Reason: fmt.Sprintf("turn %d distilled again knowing turn %d: kept now", e.turn.Turn, t.Turn)})
+			reason := fmt.Sprintf("turn %d distilled again knowing turn %d: kept now", e.turn.Turn, t.Turn)
+			if old := into[c.Text]; old != "" && old == ids[i] {
+				reason = fmt.Sprintf("turn %d distilled again knowing turn %d: its statements re-packed, stored into the same memory", e.turn.Turn, t.Turn)
+			}
+			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i], Reason: reason})
 			for _, cv := range cutVerdicts([]Candidate{c}) {
 				cv.Origin = OriginEarlier
 				cut = append(cut, cv)
 			}
+		}
+	}
+	// The re-packed memories not stored into: superseded by the memory
+	// that holds their statements now, which takes their history; one
+	// whose statements no kept statement holds is trashed, with why.
+	for i, o := range repacked {
+		h := heir[i]
+		next := ""
+		if h >= 0 {
+			if id, ok := placed[keptNow[h].Text]; ok {
+				next = id
+			} else {
+				next = e.kept[keptNow[h].Text]
+			}
+		}
+		if next == o.id {
+			if err := p.unrestate(ctx, o.id, e); err != nil { // what it restated may not be in its text any more
+				return n, err
+			}
+			e.markUntested(o.id)
+			continue
+		}
+		cv := memory.CandidateVerdict{Text: preview(o.text), Origin: OriginEarlier, Class: ClassFinding, MemoryID: o.id}
+		if next != "" {
+			ok, err := p.carry(ctx, o.id, next)
+			if err != nil {
+				return n, err
+			}
+			if !ok {
+				continue
+			}
+			cv.Reason = fmt.Sprintf("turn %d distilled again knowing turn %d: its statements re-packed; superseded by %s, which holds them now and takes its history", e.turn.Turn, t.Turn, next)
+		} else {
+			why := droppedWhy(now, o.text)
+			if h >= 0 {
+				why = "its statements re-packed into one stored as no memory of its own (a duplicate, or gated)"
+			}
+			err := p.store.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: o.id,
+				Reason: fmt.Sprintf("turn %d of session %s distilled again knowing turn %d: no longer kept (%s)", e.turn.Turn, t.SessionID, t.Turn, why)}}})
+			if err != nil {
+				if m, gerr := p.store.GetMany(ctx, []string{o.id}); gerr == nil && len(m) == 0 {
+					continue // deleted meanwhile
+				}
+				return n, fmt.Errorf("trash %s: %w", o.id, err)
+			}
+			cv.Reason = fmt.Sprintf("turn %d distilled again knowing turn %d: no longer kept (%s); moved to the trash (restore it from there)", e.turn.Turn, t.Turn, why)
+		}
+		dec.Candidates = append(dec.Candidates, cv)
+		if err := p.unrestate(ctx, o.id, e); err != nil {
+			return n, err
 		}
 	}
 	dec.Candidates = append(dec.Candidates, cut...)
@@ -471,34 +584,169 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	return true, nil
 }
 
-// revisedWhy is why text, kept before, is not kept now: the reasons of the
-// statements of it the new distillation dropped, and of the pieces of it
-// that it cut out of a statement it kept the rest of (a sentence a later
-// turn undid or corrected).
+// revisionReasons are the reasons distillation drops or cuts a piece of
+// a statement for because its session revised it: corrected ("revised
+// later": a revision cue, a correction in the same memory, a move, an
+// edit removing an instruction line), undone, restated; and the judge's
+// refusal of a statement that restates a revised one.
+var revisionReasons = []string{"revised later", "undone later", "restated later", "restates a statement revised later"}
+
+// isRevision reports whether a drop or cut reason is a revision's.
+func isRevision(reason string) bool {
+	return slices.ContainsFunc(revisionReasons, func(r string) bool { return strings.HasPrefix(reason, r) })
+}
+
+// revisedWhy is why text, kept before, is revised now: the reasons of the
+// statements of it the new distillation dropped for a revision, and of the
+// pieces of it that it cut out of a statement it kept the rest of for a
+// revision (a sentence a later turn undid or corrected). It is "" when
+// nothing of text was revised: its statements are kept, packed otherwise,
+// or dropped for another reason.
 func revisedWhy(now []Candidate, text string) string {
 	var why []string
 	for _, c := range now {
-		if !c.Keep && c.Reason != "" && strings.Contains(text, c.Text) {
+		if !c.Keep && isRevision(c.Reason) && strings.Contains(text, c.Text) {
 			why = append(why, strings.TrimPrefix(c.Reason, "revised later: "))
 		}
 		for _, k := range c.cuts {
-			if c.Keep && k.reason != "" && strings.Contains(text, k.text) {
+			if c.Keep && isRevision(k.reason) && strings.Contains(text, k.text) {
 				why = append(why, strings.TrimPrefix(k.reason, "revised later: "))
 			}
 		}
 	}
+	return strings.Join(why, "; ")
+}
+
+// droppedWhy is why text, kept before and not revised, is in no statement
+// kept now: the reasons of the statements of it the new distillation
+// dropped and of the pieces of it cut.
+func droppedWhy(now []Candidate, text string) string {
+	var why []string
+	for _, c := range now {
+		if !c.Keep && c.Reason != "" && strings.Contains(text, c.Text) && !slices.Contains(why, c.Reason) {
+			why = append(why, c.Reason)
+		}
+		for _, k := range c.cuts {
+			if k.reason != "" && strings.Contains(text, k.text) && !slices.Contains(why, k.reason) {
+				why = append(why, k.reason)
+			}
+		}
+	}
 	if len(why) == 0 {
-		return "a later turn revised it"
+		return "packed into no statement kept now"
 	}
 	return strings.Join(why, "; ")
 }
 
+// heirOf returns the statement of kept that holds most of text, and how
+// much: the most of text's word trigrams (shingles) it holds; -1 when
+// none holds any. Shingles, not sentences: a statement re-packed may be
+// split or joined inside what reads as one sentence (a list without
+// stops, a heading run into its items).
+func heirOf(text string, kept []Candidate) (int, int) {
+	best, most := -1, 0
+	own := shingles(text)
+	for i, c := range kept {
+		have := map[string]bool{}
+		for _, g := range shingles(c.Text) {
+			have[g] = true
+		}
+		k := 0
+		for _, g := range own {
+			if have[g] {
+				k++
+			}
+		}
+		if k > most {
+			best, most = i, k
+		}
+	}
+	return best, most
+}
+
+// shingles returns text's word trigrams in order (the whole text as one
+// for a text of fewer than three words).
+func shingles(text string) []string {
+	w := strings.Fields(text)
+	if len(w) < 3 {
+		return []string{strings.Join(w, " ")}
+	}
+	out := make([]string, 0, len(w)-2)
+	for i := 0; i+3 <= len(w); i++ {
+		out = append(out, w[i]+" "+w[i+1]+" "+w[i+2])
+	}
+	return out
+}
+
+// absorbHistory adds to m what the memory o, whose statements m holds
+// now, gathered from its use: its reinforcements, accesses, ratings and
+// hits, its importance when higher, its pin, its snooze when longer.
+func absorbHistory(m *memory.Memory, o memory.Memory) {
+	m.AccessCount += o.AccessCount
+	m.ReinforcedCount += o.ReinforcedCount
+	m.FeedbackSum += o.FeedbackSum
+	m.FeedbackN += o.FeedbackN
+	m.Importance = max(m.Importance, o.Importance)
+	m.Pinned = m.Pinned || o.Pinned
+	if len(o.Hits) > 0 {
+		hits := append(slices.Clone(m.Hits), o.Hits...)
+		slices.SortFunc(hits, func(x, y time.Time) int { return x.Compare(y) })
+		hits = slices.CompactFunc(hits, func(x, y time.Time) bool { return x.Equal(y) })
+		m.Hits = hits[max(0, len(hits)-memory.MaxHits):]
+	}
+	for _, f := range []struct {
+		to   *time.Time
+		from time.Time
+	}{{&m.LastAccessed, o.LastAccessed}, {&m.LastReinforcedAt, o.LastReinforcedAt}, {&m.CooldownUntil, o.CooldownUntil}} {
+		if f.from.After(*f.to) {
+			*f.to = f.from
+		}
+	}
+}
+
+// carry supersedes the memory old by next, which holds its statements now,
+// and gives next old's history (absorbHistory). A memory superseded
+// already (restated by a later turn's memory, restatedturns.go) is
+// superseded by next instead: its statements are next's now, and it must
+// not stand again when the one that restated it is revised (unrestate).
+// ok is false when old is gone or superseded by next already.
+func (p *Pipeline) carry(ctx context.Context, old, next string) (ok bool, err error) {
+	var o memory.Memory
+	_, err = p.store.Update(ctx, old, func(m *memory.Memory) error {
+		if m.SupersededBy == next {
+			return errSkipRevision
+		}
+		o = *m
+		m.SupersededBy, m.UpdatedAt = next, p.clock.Now()
+		return nil
+	})
+	switch {
+	case errors.Is(err, errSkipRevision), errors.Is(err, memory.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("mark %s superseded by %s: %w", old, next, err)
+	}
+	_, err = p.store.Update(ctx, next, func(m *memory.Memory) error {
+		if m.Supersedes == "" {
+			m.Supersedes = old
+		}
+		absorbHistory(m, o) // a restatement took none of it (supersedeRestated): it is next's now
+		return nil
+	})
+	if err != nil && !errors.Is(err, memory.ErrNotFound) {
+		return true, fmt.Errorf("give %s the history of %s: %w", next, old, err)
+	}
+	return true, nil
+}
+
 // placeReformed stores the statements of an earlier turn that its new
 // distillation keeps, as ProcessTurn stores a turn's (content gate,
-// dedup), outside the turn's marks (the turn is decided). It returns the
-// memory each created or joined ("" for one gated out).
-func (p *Pipeline) placeReformed(ctx context.Context, e Turn, cands []Candidate) ([]string, error) {
+// dedup), outside the turn's marks (the turn is decided), each into the
+// memory rp names for it, if any (re-packed: see settle). It returns the
+// memory each created, joined or was stored into ("" for one gated out).
+func (p *Pipeline) placeReformed(ctx context.Context, e Turn, cands []Candidate, rp *repacking) ([]string, error) {
 	r := p.newRun(e.Exchange(), false, "")
+	r.repack = rp
 	for i := range cands {
 		cands[i].idx = len(r.dec.Candidates)
 		c := cands[i]

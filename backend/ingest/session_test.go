@@ -48,7 +48,7 @@ func threeTurns(id string, first, third []string) []Turn {
 		third,
 	} {
 		for _, ex := range sessionOf(id, tt[0], tt[1:]...) {
-			ex.UserTurns = i + 1
+			ex.Turn, ex.UserTurns = len(exs)+1, i+1 // a session counts its exchanges from 1 (memory.Exchange.Turn)
 			exs = append(exs, ex)
 		}
 	}
@@ -129,6 +129,9 @@ func TestReviseEarlierTurns(t *testing.T) {
 			}
 			if rev == nil || rev.MemoryID == "" || !strings.Contains(last.Reason, "revised 1 memories") {
 				t.Fatalf("turn 3 decision does not show the revision: %q %+v", last.Reason, last.Candidates)
+			}
+			if want := fmt.Sprintf("revised in turn %d: ", turns[2].Turn); turns[2].Turn <= turns[1].Turn || !strings.HasPrefix(rev.Reason, want) {
+				t.Fatalf("revision %q, want it to name turn 3 by its first exchange (%q)", rev.Reason, want)
 			}
 			trash, err := live.st.Trash(ctx)
 			if err != nil {

@@ -293,6 +293,9 @@ func (p *Pipeline) placeStatement(ctx context.Context, r *run, c Candidate, vec 
 	cr := *r
 	cr.kind, cr.kindOrigin = c.Kind, c.kindOrigin()
 	cr.given = &memory.Memory{Type: c.Type}
+	if r.repack != nil {
+		cr.into = r.repack.into[c.Text]
+	}
 	out, id, why, err = p.place(ctx, &cr, c.Text, vec)
 	return out, id, why, err == nil, err
 }
