@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -133,6 +134,43 @@ func (im *boltImage) firstLeaf(t *testing.T, id uint64) int {
 func damagedStore(t *testing.T, n int) (dir, path string) {
 	t.Helper()
 	dir = t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(storeTemplate(t, n))); err != nil {
+		t.Fatalf("copy the template store of %d records: %v", n, err)
+	}
+	return dir, filepath.Join(dir, dbFile)
+}
+
+// TestMain runs the package's tests and removes the template stores
+// (storeTemplate) they wrote.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range templates.dirs {
+		os.RemoveAll(dir)
+	}
+	os.Exit(code)
+}
+
+// templates holds, per size, a closed store of that many records, written
+// once per test binary: each damage case copies it rather than putting
+// its records one transaction at a time again.
+var templates struct {
+	sync.Mutex
+	dirs map[int]string
+}
+
+// storeTemplate returns the folder of a closed store of n records (see
+// templates), writing it the first time; TestMain removes it.
+func storeTemplate(t *testing.T, n int) string {
+	t.Helper()
+	templates.Lock()
+	defer templates.Unlock()
+	if dir, ok := templates.dirs[n]; ok {
+		return dir
+	}
+	dir, err := os.MkdirTemp("", "memtray-recdamage-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, err := Open(context.Background(), Options{Dir: dir, Model: testEmb.model, Dim: testDim})
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +181,11 @@ func damagedStore(t *testing.T, n int) (dir, path string) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return dir, filepath.Join(dir, dbFile)
+	if templates.dirs == nil {
+		templates.dirs = map[int]string{}
+	}
+	templates.dirs[n] = dir
+	return dir
 }
 
 // metaPastEnd sets a page id of both metas (a meta field) 1000 pages past
