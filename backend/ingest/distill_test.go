@@ -313,6 +313,13 @@ func TestDistill(t *testing.T) {
 			drop:  []string{"feature/ledger-rounding"},
 		},
 		{
+			name:  "command lines with no full stop before an offer are sentences of their own: the offer goes, the commands stay",
+			user:  "add the preview subcommands",
+			texts: []string{"Preview the hooks with the new subcommands:\nledger hooks --file books.yaml\nledger preview --file books.yaml --hook close\nIf helpful, I can add a validate subcommand that checks the placeholders."},
+			keep:  []string{"ledger hooks --file books.yaml", "ledger preview --file books.yaml --hook close"},
+			drop:  []string{"validate subcommand"},
+		},
+		{
 			name:  "'our' in the agent's report of its work is no reason to keep it; a cause is",
 			user:  "continue",
 			texts: []string{"We've verified that our fixtures in `fixtures/ledger.json` round correctly.", "We're in the middle of a rebase from our earlier attempt on `feature/ledger-rounding`.", "We switched `Ledger.Post` to integer cents because floats lost half-cents in `ledger/round.go`."},

@@ -53,9 +53,10 @@ import (
 const OriginEarlier = "earlier-turn"
 
 // Bounds of the per-session memory of recent turns: the sessions
-// remembered (least recently seen forgotten first) and the bytes of turn
-// text kept in all (a session's oldest turns beyond maxLaterBytes of later
-// text are forgotten as they stop mattering).
+// remembered (least recently seen forgotten first) and the bytes kept in
+// all (recentTurn.bytes: a turn's text and what it said, read for the held
+// test; a session's oldest turns beyond maxLaterBytes of later text are
+// forgotten as they stop mattering).
 const (
 	maxRecentSessions = 512
 	maxRecentBytes    = 32 << 20
@@ -81,8 +82,27 @@ type recentTurn struct {
 	untested map[string]bool
 	size     int // bytes of the texts LaterTexts reads of it
 	// said is what the model said in it, block by block (saidBlocks): a
-	// later turn's list line it holds is dropped (held.go).
-	said []heldText
+	// later turn's list line it holds is dropped (held.go). saidSize is
+	// the bytes it takes (heldSize), counted toward maxRecentBytes.
+	said     []heldText
+	saidSize int
+}
+
+// setSaid sets what the model said in t, read for the held test, and the
+// bytes it takes.
+func (e *recentTurn) setSaid(t Turn) {
+	e.said = saidBlocks(t)
+	e.saidSize = heldSize(e.said)
+}
+
+// bytes returns about what the turn takes in memory, as maxRecentBytes
+// counts it: its text (size: the slimmed turn is about what LaterTexts
+// reads of it), what it said (saidSize, about three times its text: a
+// subject map per block) and the copy of what the turns before it said it
+// was distilled with (turn.held, whose texts and maps are counted with
+// the turns that said them).
+func (e *recentTurn) bytes() int {
+	return e.size + e.saidSize + len(e.turn.held)*heldTextBytes
 }
 
 // keptFrom is where a kept statement of a recent turn came from, and its
@@ -99,7 +119,7 @@ type keptFrom struct {
 // recentSession is what the recent turns of one session stored.
 type recentSession struct {
 	turns []recentTurn
-	size  int
+	size  int    // the bytes of its turns (recentTurn.bytes)
 	seen  uint64 // recentTurns.tick when last used
 }
 
@@ -108,7 +128,7 @@ type recentSession struct {
 type recentTurns struct {
 	mu       sync.Mutex
 	tick     uint64
-	size     int
+	size     int // the bytes of all its sessions, at most maxRecentBytes but for the one in use
 	sessions map[string]*recentSession
 }
 
@@ -145,8 +165,8 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 	}
 	turns = turns[max(keep, 0):]
 	size := 0
-	for _, t := range turns {
-		size += t.size
+	for i := range turns {
+		size += turns[i].bytes()
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -560,7 +580,8 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
 	}
 	n += k
-	last.turn, last.size, last.said = slim(ext), laterSize(ext), saidBlocks(ext)
+	last.turn, last.size = slim(ext), laterSize(ext)
+	last.setSaid(ext)
 	if err := p.supersedeRestated(ctx, ext, earlier, &r.dec); err != nil {
 		return true, fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", ext.Turn, t.SessionID, err)
 	}
@@ -851,7 +872,8 @@ func (p *Pipeline) supersede(ctx context.Context, old, next string) (ok bool, er
 // session says later (a statement of the user the model restated is
 // dropped, and kept again when a later turn revises the restatement).
 func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
-	rt := recentTurn{turn: slim(t), kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}, size: laterSize(t), said: saidBlocks(t)}
+	rt := recentTurn{turn: slim(t), kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}, size: laterSize(t)}
+	rt.setSaid(t)
 	var ids []string
 	for i, c := range cands {
 		cv := dec.Candidates[base+i]

@@ -330,6 +330,47 @@ func TestRecentTurnsBounds(t *testing.T) {
 	}
 }
 
+// TestRecentTurnsBoundCountsSaid: what a turn said, kept for the held
+// test (recentTurn.said: about three times the turn's text), and the copy
+// of what earlier turns said a turn was distilled with (Turn.held) count
+// toward maxRecentBytes with the turn's text: the sessions kept stay
+// within the bound with them counted.
+func TestRecentTurnsBoundCountsSaid(t *testing.T) {
+	var b strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&b, "The loader in pkg%[1]d/config.go reads `defaults%[1]d.yaml` before the environment, so a variable set in the shell overrides the file. The worker pool is capped at %[1]d goroutines because the database driver opens one connection per worker.\n\n", i)
+	}
+	text := b.String()
+	said := saidBlocks(Turn{Steps: []Step{{Text: text}}})
+	if heldSize(said) < 2*len(text) {
+		t.Fatalf("the fixture says %d bytes for the held test, want about three times its %d", heldSize(said), len(text))
+	}
+	for _, tc := range []struct {
+		name string
+		turn Turn
+	}{
+		{"text only", Turn{Turn: 1, Steps: []Step{{Text: "Done."}}, User: []string{text}}},
+		{"said", Turn{Turn: 1, Steps: []Step{{Text: text}}}},
+		{"said and held", Turn{Turn: 2, Steps: []Step{{Text: text}}, held: slices.Repeat(said, 20)}},
+	} {
+		rt := recentTurn{turn: slim(tc.turn), size: laterSize(tc.turn)}
+		rt.setSaid(tc.turn)
+		var r recentTurns
+		for i := range maxRecentSessions {
+			r.set(fmt.Sprintf("s%d", i), []recentTurn{rt})
+		}
+		kept := 0
+		for _, s := range r.sessions {
+			for _, e := range s.turns {
+				kept += e.size + heldSize(e.said) + len(e.turn.held)*heldTextBytes
+			}
+		}
+		if kept > maxRecentBytes || kept != r.size {
+			t.Errorf("%s: %d sessions keep %d bytes (%d counted), bound %d", tc.name, len(r.sessions), kept, r.size, maxRecentBytes)
+		}
+	}
+}
+
 // TestRedistillListsCuts: when a later turn distils an earlier one again
 // and a statement of it is stored now with a piece cut out (a sentence the
 // later turn undid), the later turn's decision lists that piece as a cut

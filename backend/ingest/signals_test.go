@@ -11,6 +11,9 @@ func TestSentences(t *testing.T) {
 		{"Use a short TTL, e.g. 5 minutes, for the cache.", 1},
 		{"- one item\n- two items", 2},
 		{"Version v1.2 is out. See main.go for details!", 2},
+		// Each line is read on its own: command lines with no full stop
+		// between them, and the offer after them, are three.
+		{"ledger hooks --file books.yaml\nledger preview --file books.yaml --hook close\nIf helpful, I can add a validate subcommand", 3},
 	}
 	for _, tc := range tests {
 		if got := sentences(tc.prose); len(got) != tc.want {

@@ -638,10 +638,15 @@ func ids(list []store.Scored) []string {
 
 // docTerms is the set of terms a memory's text holds for the evidence:
 // the index's terms, plus the parts of each compound one. The index keeps
-// an identifier joined by '.', ':', '/' or '_' whole ("Phoenix.LiveViewTest"
-// is the one term "phoenix.liveviewtest"), while a query may name a part
-// of it ("LiveViewTest"): a query word found only so is not unknown
+// an identifier joined by '.', ':' or '_' whole (Unicode word boundaries;
+// it splits at '/' and '-' itself): "Phoenix.LiveViewTest" is the one
+// term "phoenix.liveviewtest", while a query may name a part of it
+// ("LiveViewTest"): a query word found only so is not unknown
 // (Engine.score), as QueryWords judges a query's compound by its parts.
+// The parts are letterRuns', which keeps '_': a compound splits at '.' and
+// ':' only, and a snake_case name stays one term ("opk.core_utils" gives
+// "opk" and "core_util", not "core"). Only the keyword factor reads the
+// parts of a snake_case name (keywordTerms).
 func (e *Engine) docTerms(text string) map[string]bool {
 	terms := e.idx.Analyze(text)
 	doc := termSet(terms)
@@ -663,8 +668,8 @@ func (e *Engine) docTerms(text string) map[string]bool {
 
 // keywordTerms is doc, a memory's docTerms, with the parts of its
 // snake_case terms: the index keeps "transcript_view_show_debug" whole and
-// docTerms splits a compound at '.', ':', '/' and '-' only (letterRuns
-// keeps '_'), so without them a query's keyword "debug" is no hit in a
+// docTerms splits a compound at '.' and ':' only (letterRuns keeps '_'; the
+// index splits at '/' and '-' itself), so without them a query's keyword "debug" is no hit in a
 // memory naming show_debug. Only the keyword factor reads these parts
 // (Engine.score): the evidence test and a memory's Coverage keep docTerms
 // (splitting there as well answered more unrelated prompts inside a

@@ -636,6 +636,41 @@ func TestSynonymExpansion(t *testing.T) {
 	}
 }
 
+// TestDocTerms: docTerms adds the parts of a compound the index keeps
+// whole, split at '.' and ':'; a snake_case name stays one term (only
+// keywordTerms reads its parts).
+func TestDocTerms(t *testing.T) {
+	emb := embed.NewLexical()
+	st := smallStore(t, emb, []string{"placeholder so the store opens with one memory"})
+	e := New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+	for _, c := range []struct {
+		text      string
+		want, not []string
+	}{
+		{"Phoenix.LiveViewTest", []string{"phoenix.liveviewtest", "phoenix", "liveviewtest"}, nil},
+		{"run mix:format first", []string{"mix:format", "mix", "format"}, nil},
+		{"opk.core_utils", []string{"opk", "core_utils"}, []string{"core", "utils"}},
+		{"set show_debug", []string{"show_debug"}, []string{"show", "debug"}},
+		{"lib/show_debug.ex", []string{"lib", "show_debug.ex", "show_debug"}, []string{"debug"}},
+	} {
+		doc := e.docTerms(c.text)
+		for _, w := range c.want {
+			for _, term := range st.Analyze(w) {
+				if !doc[term] {
+					t.Errorf("docTerms(%q) lacks %q: %v", c.text, term, doc)
+				}
+			}
+		}
+		for _, w := range c.not {
+			for _, term := range st.Analyze(w) {
+				if doc[term] {
+					t.Errorf("docTerms(%q) holds %q: %v", c.text, term, doc)
+				}
+			}
+		}
+	}
+}
+
 // TestKeywordTerms: a memory's snake_case terms count their parts as the
 // keyword factor's hits (the index keeps "show_debug" whole); the terms
 // docTerms gives stay, and a memory without such a term is left as it is.
