@@ -955,7 +955,11 @@ func overlap(a, b map[string]bool) int {
 // counted: withoutCue), one of them in the clause the cue stands in
 // (cueFocus). The user's words, and the model's restatement of
 // what the user's correction taught, are the user's: the model's later
-// sentences do not revise them.
+// sentences do not revise them. A correction that says nothing specific
+// itself (class vague: "It's already tracked despite the gitignore.",
+// "The working directory is actually at:") can only be about what was
+// said just before it: it revises within revisionReach sentences, not
+// every earlier statement of the session sharing two common words.
 func dropRevised(cands []Candidate, sents []posSentence) {
 	// Only sentences with a revision cue can revise; their subjects are
 	// worked out once.
@@ -963,11 +967,13 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 		posSentence
 		subject map[string]bool
 		focus   map[string]bool // the subject of the clauses holding the cue
+		near    bool            // it says nothing specific: it revises only within revisionReach
 	}
 	var revs []reviser
 	for _, s := range sents {
 		if revisionCue.MatchString(lower(s.text)) && !actionOnly(s.text) {
-			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text)})
+			near := !revisionOff["vague-near"] && sentenceClass(s.text, OriginFinal) == ClassVague
+			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), near})
 		}
 	}
 	for i := range cands {
@@ -976,7 +982,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 			continue
 		}
 		for _, s := range revs {
-			if s.pos <= c.pos {
+			if s.pos <= c.pos || (s.near && s.pos-c.pos > revisionReach) {
 				continue
 			}
 			if strings.Contains(s.text, c.Text) || strings.Contains(c.Text, s.text) {

@@ -6,7 +6,7 @@ import (
 )
 
 // revisionOff names mechanisms of dropRevised switched off ("cue-word",
-// "focus"), for measuring each one alone.
+// "focus", "cue-alone", "vague-near"), for measuring each one alone.
 var revisionOff = map[string]bool{}
 
 // withoutCue returns a revising sentence's subject less its revision cue

@@ -199,3 +199,44 @@ func TestDropRevisedPersist(t *testing.T) {
 		})
 	}
 }
+
+func TestDropRevisedVagueNear(t *testing.T) {
+	finding := "The upload queue directory of `sync/worker.go` holds pending uploads until the network returns, so a crash loses nothing."
+	vague := "The upload queue directory is actually elsewhere."
+	var filler []string
+	for range revisionReach + 5 {
+		filler = append(filler, "Let me run the next check.")
+	}
+	tests := []struct {
+		name    string
+		texts   []string
+		off     bool
+		revised bool
+	}{
+		{"a vague correction right after revises it", []string{finding, vague}, false, true},
+		{"a vague correction far after does not", append(append([]string{finding}, filler...), vague), false, false},
+		{"it did with the reach unbounded", append(append([]string{finding}, filler...), vague), true, true},
+		{"a specific correction far after still does", append(append([]string{finding}, filler...), "Actually the upload queue directory of `sync/worker.go` is wiped on start, so a crash loses the pending uploads."), false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			revisionOff["vague-near"] = tt.off
+			defer delete(revisionOff, "vague-near")
+			texts := append([]string{"Let me read the worker."}, tt.texts...)
+			turns := GroupTurns(sessionOf("s", "where do pending uploads go?", append(texts, "Done.")...))
+			var got *Candidate
+			cands := Distill(turns[0], nil)
+			for i := range cands {
+				if strings.Contains(cands[i].Text, "holds pending uploads") {
+					got = &cands[i]
+				}
+			}
+			if got == nil {
+				t.Fatalf("no candidate holds the finding: %+v", cands)
+			}
+			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
+				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
+			}
+		})
+	}
+}
