@@ -97,7 +97,7 @@ var outputMark = regexp.MustCompile(`^\s*(?:` +
 	`[\w./\\~@+-]+\.\w+\(\d+,\d+\):\s|` + // file(line,col): (tsc, msbuild)
 	`\d+\s+\|(?:\s|$)|` + // a numbered source line in a gutter
 	`\|(?:\s*$|\s+[\^~_|/-])|` + // an empty gutter, or one holding carets or a span's bar
-	`~*\^[\^~]*(?:\s|$)|` + // a caret line
+	`~*\^[\^~]*\s*$|` + // a caret line (a user's "^ this one" is prose)
 	`(?:error|warning)\[[A-Za-z]*\d+\]:|` + // a diagnostic code (rustc)
 	`\d+:\d+\s+(?:error|warning)\s|` + // line:col severity (eslint's stylish)
 	`--- (?:FAIL|PASS|SKIP):|=== (?:RUN|PAUSE|CONT)\s|` + // go test

@@ -256,9 +256,9 @@ func TestPastedOutputLines(t *testing.T) {
 		{"python traceback continuation",
 			[]string{"Traceback (most recent call last):", `  File "app/run.py", line 9, in <module>`, "    start()", "ValueError: port must be set"},
 			[]bool{true, true, true, true}},
-		{"a tilde path is no caret line",
-			[]string{"~/.config/app holds the settings", "~ is home"},
-			[]bool{false, false}},
+		{"a tilde path or a pointing caret is no caret line",
+			[]string{"~/.config/app holds the settings", "~ is home", "^ that is the bug, always check for nil", "    ^~~~~"},
+			[]bool{false, false, false, true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := pastedOutput(tc.lines)
