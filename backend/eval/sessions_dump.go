@@ -85,6 +85,10 @@ func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Reca
 	for _, wh := range got.Withheld {
 		if m, ok := all[wh.ID]; ok && coversLower(strings.ToLower(m.Text), f.Keys) {
 			fmt.Fprintf(w, "  covering memory withheld: %s (%.3f)\n", wh.Reason, wh.Score)
+			if wh.Reason == search.WithheldAbsoluteFloor {
+				// what the floor tests: the candidate's own evidence, not its composite
+				fmt.Fprintf(w, "    its own evidence: coverage %.3f under search.absolute_floor and cosine %.3f under the vector floor (importance and boosts do not count)\n", wh.Coverage, wh.Cosine)
+			}
 			dumpFactors(w, wh.Breakdown, m.Text)
 			found = true
 		}

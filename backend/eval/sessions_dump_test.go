@@ -25,6 +25,10 @@ func TestDumpMiss(t *testing.T) {
 			[]string{"6 given", "covering memory given at rank 6"}},
 		{"withheld by a floor", search.Recalled{Hits: []memory.Hit{hit(other)}, Withheld: []search.Withheld{{ID: "m2", Reason: search.WithheldOverK}, {ID: "m1", Reason: search.WithheldMaxChars, Score: 0.4}}},
 			[]string{"1 given", "covering memory withheld: max_chars (0.400)"}},
+		// The absolute floor tests the candidate's own evidence, not the
+		// composite in brackets: the dump says so.
+		{"withheld by the absolute floor", search.Recalled{Hits: []memory.Hit{hit(other)}, Withheld: []search.Withheld{{ID: "m1", Reason: search.WithheldAbsoluteFloor, Score: 0.7, Coverage: 0.05, Cosine: 0.31}}},
+			[]string{"covering memory withheld: absolute_floor (0.700)\n    its own evidence: coverage 0.050 under search.absolute_floor and cosine 0.310 under the vector floor"}},
 		{"nothing given", search.Recalled{Skipped: "no evidence", Withheld: []search.Withheld{{ID: "m1", Reason: search.WithheldNoEvidence}}},
 			[]string{"0 given, skipped: no evidence", "withheld: no_evidence"}},
 		{"not a candidate", search.Recalled{Hits: []memory.Hit{hit(other)}},

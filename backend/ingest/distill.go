@@ -311,12 +311,14 @@ func userCandidates(text string) []Candidate {
 	}
 	pasted := pastedMaterial(prose) // paste.go: a document, not the user's rules
 	objects := map[string]bool{}    // what the message's requests are about (requests.go)
-	for _, line := range strings.Split(prose, "\n") {
+	lines := strings.Split(prose, "\n")
+	output := pastedOutput(lines) // paste.go: what a tool printed, not the user's words
+	for i, line := range lines {
 		if strings.TrimSpace(line) == "" {
 			clear(objects) // a request's detail is said in its paragraph
 		}
-		if tableRow(line) {
-			flush() // a row of a pasted table: data, not a statement nor context
+		if tableRow(line) || output[i] {
+			flush() // a row of a pasted table or a line of pasted output: data, not a statement nor context
 			continue
 		}
 		userSentences(sentences(line), pasted, keep, flush, &rules, &context, objects)

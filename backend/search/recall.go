@@ -152,6 +152,11 @@ type Withheld struct {
 	// evaluation: what ranked the given memories above this one. Not
 	// serialised (the recall log keeps the score alone).
 	Breakdown memory.ScoreBreakdown `json:"-"`
+	// Coverage and Cosine are the candidate's own evidence
+	// (CandidateEvidence), for a candidate the search scored: what the
+	// absolute floor tests (Score is not). Not serialised.
+	Coverage float64 `json:"-"`
+	Cosine   float64 `json:"-"`
 }
 
 // Recaller is session-aware recall: the one entry point hooks, MCP and the
@@ -589,21 +594,24 @@ func (r *Recaller) withheld(f found, given []memory.Hit, already []string, over,
 	for _, h := range given {
 		seen[h.Memory.ID] = true
 	}
-	add := func(id, reason string, score float64, b memory.ScoreBreakdown) {
-		if !seen[id] && len(out) < limit {
-			seen[id] = true
-			out = append(out, Withheld{ID: id, Reason: reason, Score: score, Breakdown: b})
+	add := func(w Withheld) {
+		if !seen[w.ID] && len(out) < limit {
+			seen[w.ID] = true
+			out = append(out, w)
 		}
 	}
+	hit := func(h memory.Hit, reason string) Withheld {
+		return Withheld{ID: h.Memory.ID, Reason: reason, Score: h.Breakdown.Composite, Breakdown: h.Breakdown}
+	}
 	for _, h := range over {
-		add(h.Memory.ID, WithheldOverK, h.Breakdown.Composite, h.Breakdown)
+		add(hit(h, WithheldOverK))
 	}
 	for _, h := range unfit {
-		add(h.Memory.ID, WithheldMaxChars, h.Breakdown.Composite, h.Breakdown)
+		add(hit(h, WithheldMaxChars))
 	}
 	for _, h := range f.hits {
 		if slices.Contains(already, h.Memory.ID) {
-			add(h.Memory.ID, WithheldAlreadyGiven, h.Breakdown.Composite, h.Breakdown)
+			add(hit(h, WithheldAlreadyGiven))
 		}
 	}
 	scored := slices.Clone(f.scored)
@@ -617,7 +625,7 @@ func (r *Recaller) withheld(f found, given []memory.Hit, already []string, over,
 				why = WithheldAlreadyGiven
 			}
 		}
-		add(c.ID, why, c.Composite, c.Breakdown)
+		add(Withheld{ID: c.ID, Reason: why, Score: c.Composite, Breakdown: c.Breakdown, Coverage: c.Coverage, Cosine: c.Cosine})
 	}
 	return out
 }
