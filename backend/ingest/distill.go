@@ -970,7 +970,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 	}
 	var revs []reviser
 	for _, s := range sents {
-		if revisionCue.MatchString(lower(s.text)) && !actionOnly(s.text) {
+		if correcting(lower(s.text)) && !actionOnly(s.text) {
 			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), cueObjects(s.text)})
 		}
 	}

@@ -65,3 +65,46 @@ func TestSameWord(t *testing.T) {
 		}
 	}
 }
+
+// TestDropRevisedConditional: a cue inside a conditional clause is
+// advice, not a correction; the same cue reported revises.
+func TestDropRevisedConditional(t *testing.T) {
+	finding := "The `deploy.yml` workflow publishes the docs site from the `gh-pages` branch, so the deploy job needs write access to it."
+	tests := []struct {
+		name    string
+		later   string
+		off     bool
+		revised bool
+	}{
+		{"a failure reported revises it", "The `deploy.yml` workflow still fails to publish the docs site from the `gh-pages` branch.", false, true},
+		{"a failure foreseen does not", "If the `deploy.yml` workflow still fails to publish the docs site, check the `gh-pages` branch protection.", false, false},
+		{"nor one foreseen after the advice", "Check the `gh-pages` branch protection when the `deploy.yml` workflow still fails to publish the docs site.", false, false},
+		{"it did with conditionals read as reports", "If the `deploy.yml` workflow still fails to publish the docs site, check the `gh-pages` branch protection.", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			revisionOff["conditional"] = tt.off
+			defer delete(revisionOff, "conditional")
+			if got := laterRevises(t, finding, "needs write access", tt.later); got != tt.revised {
+				t.Fatalf("revised = %v, want %v", got, tt.revised)
+			}
+		})
+	}
+}
+
+func TestCorrecting(t *testing.T) {
+	tests := []struct {
+		st   string
+		want bool
+	}{
+		{"The build still fails with ENOENT.", true},
+		{"If deploy still fails, check the Pages settings.", false},
+		{"Retry the job when it still fails after a rebase.", false},
+		{"I pushed the fix, but the badge still shows failing.", true},
+	}
+	for _, tt := range tests {
+		if got := correcting(lower(tt.st)); got != tt.want {
+			t.Errorf("correcting(%q) = %v, want %v", tt.st, got, tt.want)
+		}
+	}
+}

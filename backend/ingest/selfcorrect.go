@@ -50,7 +50,7 @@ func selfCorrection(prev, s string) bool {
 	if emphaticCue.MatchString(s) {
 		return true
 	}
-	for _, m := range revisionCue.FindAllStringIndex(ls, -1) {
+	for _, m := range correctingCues(ls) {
 		if o := objectCue.FindStringIndex(ls[m[0]:]); o == nil || o[0] != 0 {
 			return true // a cue about the subject itself: "That didn't work"
 		}
@@ -101,7 +101,7 @@ func cueObjects(text string) []map[string]bool {
 	folded := quoteFold.Replace(text)
 	lt := lower(folded) // the offsets of lt are those of folded
 	var objs []map[string]bool
-	for _, m := range revisionCue.FindAllStringIndex(lt, -1) {
+	for _, m := range correctingCues(lt) {
 		if o := objectCue.FindStringIndex(lt[m[0]:]); o == nil || o[0] != 0 {
 			return nil
 		}
