@@ -92,14 +92,44 @@ func TestDropRevisedConditional(t *testing.T) {
 	}
 }
 
+// TestDropRevisedStillState: "still shows/happens/there" corrects only
+// when what goes on is a problem.
+func TestDropRevisedStillState(t *testing.T) {
+	finding := "The `reports` page renders the monthly totals from the `totals_cache` table, so a cache refresh updates the page within a minute."
+	tests := []struct {
+		name    string
+		later   string
+		off     bool
+		revised bool
+	}{
+		{"the old value going on revises it", "The `reports` page still shows the old monthly totals after the `totals_cache` refresh.", false, true},
+		{"an error going on revises it", "The `reports` page still shows an error after the `totals_cache` refresh.", false, true},
+		{"a failure reported revises it", "The `reports` page build still fails with ENOENT on the `totals_cache` table.", false, true},
+		{"a feature going on does not", "The `reports` page still shows the monthly totals chart next to the `totals_cache` refresh button.", false, false},
+		{"it did with every state read as a correction", "The `reports` page still shows the monthly totals chart next to the `totals_cache` refresh button.", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			revisionOff["state"] = tt.off
+			defer delete(revisionOff, "state")
+			if got := laterRevises(t, finding, "within a minute", tt.later); got != tt.revised {
+				t.Fatalf("revised = %v, want %v", got, tt.revised)
+			}
+		})
+	}
+}
+
 func TestCorrecting(t *testing.T) {
 	tests := []struct {
 		st   string
 		want bool
 	}{
 		{"The build still fails with ENOENT.", true},
+		{"It still shows the old value.", true},
+		{"The warning is still there after the upgrade.", true},
 		{"If deploy still fails, check the Pages settings.", false},
 		{"Retry the job when it still fails after a rebase.", false},
+		{"The sidebar still shows the recent files.", false},
 		{"I pushed the fix, but the badge still shows failing.", true},
 	}
 	for _, tt := range tests {
