@@ -117,6 +117,11 @@ func mayUndo(ls string) bool {
 	return false
 }
 
+// undoNarrated marks the agent telling the undo it makes next ("Now let
+// me also remove the `x.cfg` file since we no longer need it"): in a
+// tool loop the removal follows the sentence, as it follows a request.
+var undoNarrated = regexp.MustCompile(`\blet me (?:also |now |just )?(?:remove|delete|revert|roll back|undo)\b`)
+
 // undoAsked marks a sentence of a later turn that asks for an undo.
 var undoAsked = regexp.MustCompile(`^(?:please )?(?:remove|delete|replace|rename|move|revert|reintroduce|restore|re-?add|roll back|undo)\b`)
 
@@ -173,7 +178,7 @@ type undo struct {
 // Batch (dropUndone) and live capture (Pipeline.revise) share this test.
 func undoOf(s posSentence, fromLater bool) (undo, bool) {
 	ls := lower(strings.TrimSpace(s.text))
-	if !mayUndo(ls) || !(undoCue.MatchString(ls) || fromLater && undoAsked.MatchString(ls)) {
+	if !mayUndo(ls) || !(undoCue.MatchString(ls) || fromLater && undoAsked.MatchString(ls) || !evidenceOff["undo-narrated"] && undoNarrated.MatchString(ls)) {
 		return undo{}, false
 	}
 	return undo{s, pathSubject(s.text), undoneTokens(s.text), ownChange.MatchString(ls)}, true

@@ -95,6 +95,13 @@ func TestDropUnsettled(t *testing.T) {
 			reason: "undone later: I've changed my oxlint configuration",
 		},
 		{
+			name:   "the model telling the removal it makes next, in the same turn",
+			mech:   "undo-narrated",
+			texts:  []string{"The `legacy.cfg` file must list every importer queue, or the importer refuses to start.", "All tests pass. Now let me also remove the `legacy.cfg` file since nothing reads it anymore:"},
+			gone:   "legacy.cfg",
+			reason: "undone later: Now let me also remove the `legacy.cfg` file",
+		},
+		{
 			name:  "a removal of something else leaves the statement alone",
 			mech:  "undone",
 			texts: []string{"The `config_loader` module reads `config/app.toml` at startup and caches it because the file is large."},
