@@ -955,9 +955,12 @@ func overlap(a, b map[string]bool) int {
 // sentence with a revision cue ("actually", "didn't work", "still fails")
 // that shares at least two subject tokens with it (the cue words not
 // counted: withoutCue), one of them in the clause the cue stands in
-// (cueFocus). The user's words, and the model's restatement of
-// what the user's correction taught, are the user's: the model's later
-// sentences do not revise them. A correction that says nothing specific
+// (cueFocus), and, when its cues are all "instead of X" (cueObjects),
+// saying X: "Made the window import lazily instead of at module import
+// time" revises a statement that the window imports at module import
+// time, not every statement naming the window. The user's words, and
+// the model's restatement of what the user's correction taught, are the
+// user's: the model's later sentences do not revise them. A correction that says nothing specific
 // itself (class vague: "It's already tracked despite the gitignore.",
 // "The working directory is actually at:") can only be about what was
 // said just before it: it revises within revisionReach sentences, not
@@ -968,14 +971,15 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 	type reviser struct {
 		posSentence
 		subject map[string]bool
-		focus   map[string]bool // the subject of the clauses holding the cue
-		near    bool            // it says nothing specific: it revises only within revisionReach
+		focus   map[string]bool   // the subject of the clauses holding the cue
+		objects []map[string]bool // what its "instead of X" cues replace (cueObjects), nil when not only such cues
+		near    bool              // it says nothing specific: it revises only within revisionReach
 	}
 	var revs []reviser
 	for _, s := range sents {
-		if revisionCue.MatchString(lower(s.text)) && !actionOnly(s.text) {
+		if correcting(lower(s.text)) && !actionOnly(s.text) {
 			near := !revisionOff["vague-near"] && sentenceClass(s.text, OriginFinal) == ClassVague
-			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), near})
+			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), cueObjects(s.text), near})
 		}
 	}
 	for i := range cands {
@@ -990,7 +994,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 			if strings.Contains(s.text, c.Text) || strings.Contains(c.Text, s.text) {
 				continue // the candidate itself
 			}
-			if n, long := overlapLong(c.subject, s.subject); (n >= 2 || (long && s.pos-c.pos <= revisionReach)) && aboutFocus(c.subject, s.focus) {
+			if n, long := overlapLong(c.subject, s.subject); (n >= 2 || (long && s.pos-c.pos <= revisionReach)) && aboutFocus(c.subject, s.focus) && saysObject(c.subject, s.objects) {
 				c.Keep, c.Reason = false, "revised later: "+preview(s.text)
 				break
 			}

@@ -117,6 +117,11 @@ func mayUndo(ls string) bool {
 	return false
 }
 
+// undoNarrated marks the agent telling the undo it makes next ("Now let
+// me also remove the `x.cfg` file since we no longer need it"): in a
+// tool loop the removal follows the sentence, as it follows a request.
+var undoNarrated = regexp.MustCompile(`\blet me (?:also |now |just )?(?:remove|delete|revert|roll back|undo)\b`)
+
 // undoAsked marks a sentence of a later turn that asks for an undo.
 var undoAsked = regexp.MustCompile(`^(?:please )?(?:remove|delete|replace|rename|move|revert|reintroduce|restore|re-?add|roll back|undo)\b`)
 
@@ -173,7 +178,7 @@ type undo struct {
 // Batch (dropUndone) and live capture (Pipeline.revise) share this test.
 func undoOf(s posSentence, fromLater bool) (undo, bool) {
 	ls := lower(strings.TrimSpace(s.text))
-	if !mayUndo(ls) || !(undoCue.MatchString(ls) || fromLater && undoAsked.MatchString(ls)) {
+	if !mayUndo(ls) || !(undoCue.MatchString(ls) || fromLater && undoAsked.MatchString(ls) || !evidenceOff["undo-narrated"] && undoNarrated.MatchString(ls)) {
 		return undo{}, false
 	}
 	return undo{s, pathSubject(s.text), undoneTokens(s.text), ownChange.MatchString(ls)}, true
@@ -222,14 +227,23 @@ func cutLeaves(text string, cut []string) (string, bool) {
 // object ("moved X to Y", "replaced X with Y", "removed X from Y").
 var undoObject = regexp.MustCompile(`(?i)\b(?:removed|deleted|replaced|renamed|moved|reverted|reintroduced|restored|re-?added|rolled back|undid|remove|delete|replace|rename|move|revert|reintroduce|restore|re-?add|roll back|undo|(?:updated|changed|modified|edited|rewrote|rewritten|fixed|reworked) my)\b((?:\s+[^\s,;]+){1,8})`)
 
+// quotedName is a one-word name in double quotes (after quoteFold).
+var quotedName = regexp.MustCompile(`"([^"\s]+)"`)
+
 // objectStop ends an undo verb's object.
 var objectStop = regexp.MustCompile(`(?i)\s(?:to|with|from|into|since|because|so|as|for|and|in favou?r of|instead)\s`)
 
 // undoneTokens returns the load-bearing tokens of what a sentence's undo
 // verbs act on (the subject words when the user changed their own
-// files: "I have updated my oxlint configuration").
+// files: "I have updated my oxlint configuration"). A one-word name in
+// double quotes, typographic or not, is a name as one in backticks is
+// (quotedName): "removed the deploy “continue-on-error”" undoes
+// continue-on-error.
 func undoneTokens(text string) map[string]bool {
 	out := map[string]bool{}
+	if !evidenceOff["undo-quotes"] {
+		text = quotedName.ReplaceAllString(quoteFold.Replace(text), "`$1`")
+	}
 	for _, m := range undoObject.FindAllStringSubmatch(text, -1) {
 		obj := m[1] + " "
 		if loc := objectStop.FindStringIndex(obj); loc != nil {

@@ -95,6 +95,13 @@ func TestDropUnsettled(t *testing.T) {
 			reason: "undone later: I've changed my oxlint configuration",
 		},
 		{
+			name:   "the model telling the removal it makes next, in the same turn",
+			mech:   "undo-narrated",
+			texts:  []string{"The `legacy.cfg` file must list every importer queue, or the importer refuses to start.", "All tests pass. Now let me also remove the `legacy.cfg` file since nothing reads it anymore:"},
+			gone:   "legacy.cfg",
+			reason: "undone later: Now let me also remove the `legacy.cfg` file",
+		},
+		{
 			name:  "a removal of something else leaves the statement alone",
 			mech:  "undone",
 			texts: []string{"The `config_loader` module reads `config/app.toml` at startup and caches it because the file is large."},
@@ -182,6 +189,9 @@ func TestUndoneTokens(t *testing.T) {
 		{"Moved `scripts/run.sh` to `priv/scripts/run.sh`.", []string{"scripts/run.sh"}, []string{"priv/scripts/run.sh"}},
 		{"Replaced `OldClient` with `NewClient` in the handler.", []string{"oldclient"}, []string{"newclient"}},
 		{"I removed the deploy `continue-on-error` and updated MkDocs metadata.", []string{"continue-on-error"}, []string{"mkdocs"}},
+		{"I removed the deploy “continue-on-error” and updated MkDocs metadata.", []string{"continue-on-error"}, []string{"mkdocs"}},
+		{`Removed the "retry-on-timeout" flag from the job.`, []string{"retry-on-timeout"}, nil},
+		{"Removed the “flaky network tests” label.", nil, []string{"flaky", "network"}},
 		{"I have updated my oxlint configuration.", []string{"oxlint", "configuration"}, nil},
 		{"The build passes on CI.", nil, []string{"build"}},
 	}
@@ -197,6 +207,16 @@ func TestUndoneTokens(t *testing.T) {
 				t.Errorf("undoneTokens(%q) = %v, want no %q", tc.text, got, w)
 			}
 		}
+	}
+}
+
+// TestUndoneTokensQuotesOff: without reading a quoted one-word name as
+// a name, an undo of it names nothing.
+func TestUndoneTokensQuotesOff(t *testing.T) {
+	evidenceOff["undo-quotes"] = true
+	defer delete(evidenceOff, "undo-quotes")
+	if got := undoneTokens("I removed the deploy “continue-on-error” and updated MkDocs metadata."); got["continue-on-error"] {
+		t.Fatalf("undoneTokens with quotes off = %v, want no continue-on-error", got)
 	}
 }
 

@@ -57,7 +57,7 @@ func cueFocus(text string) map[string]bool {
 	}
 	out := map[string]bool{}
 	for i, c := range clauses {
-		if !revisionCue.MatchString(lt[c[0]:c[1]]) {
+		if !correcting(lt[c[0]:c[1]]) {
 			continue
 		}
 		s := subj(i)
@@ -78,4 +78,65 @@ func cueFocus(text string) map[string]bool {
 // it corrects.
 func aboutFocus(subj, focus map[string]bool) bool {
 	return revisionOff["focus"] || overlap(subj, focus) > 0
+}
+
+// conditionalLead opens a conditional clause: a revision cue inside one
+// ("If deploy still fails, check the Pages settings") is advice about
+// what may happen, not a report that something failed.
+var conditionalLead = regexp.MustCompile(`\b(?:if|unless|in case|when|whenever)\b`)
+
+// stillState is the part of revisionCue that tells a state goes on
+// ("still shows", "still happens", "still there"): a correction only
+// when what goes on is a problem (problemWord).
+var stillState = regexp.MustCompile(`^still (?:show\w*|happen\w*|there)$`)
+
+// problemWord names something wrong that may go on after a fix: an
+// error, a warning, a failure, the old or same value, nothing shown.
+var problemWord = regexp.MustCompile(`\b(?:errors?|warnings?|fail\w*|exceptions?|bugs?|crash\w*|broken|wrong|incorrect|old|stale|same|nothing|blank|empty|missing|issues?|problems?|panic\w*|[45]\d\d)\b`)
+
+// correctingCues returns the spans of the revision cues of lt (a
+// sentence, lowered) that correct something. Left out: a cue inside a
+// conditional clause (conditionalLead between the start of the cue's
+// clause, cueClauseBreak, and the cue), which tells what to do should it
+// happen, and a state that goes on (stillState) whose clause names no
+// problem ("The toolbar still shows the quick actions").
+func correctingCues(lt string) [][]int {
+	ms := revisionCue.FindAllStringIndex(lt, -1)
+	out := ms[:0]
+	for _, m := range ms {
+		start := clauseStart(lt, m[0])
+		if !revisionOff["conditional"] && conditionalLead.MatchString(lt[start:m[0]]) {
+			continue
+		}
+		if !revisionOff["state"] && stillState.MatchString(lt[m[0]:m[1]]) && !problemWord.MatchString(lt[start:cueClauseEnd(lt, m[1])]) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// correcting reports whether a sentence, lowered, holds a revision cue
+// that corrects something (correctingCues).
+func correcting(lt string) bool {
+	return len(correctingCues(lt)) > 0
+}
+
+// clauseStart returns the offset in lt where the clause holding offset i
+// starts: after the last clause break (cueClauseBreak) before i.
+func clauseStart(lt string, i int) int {
+	start := 0
+	for _, b := range cueClauseBreak.FindAllStringIndex(lt[:i], -1) {
+		start = b[1]
+	}
+	return start
+}
+
+// cueClauseEnd returns the offset in lt where the clause holding offset i
+// ends: at the first clause break (cueClauseBreak) after i.
+func cueClauseEnd(lt string, i int) int {
+	if b := cueClauseBreak.FindStringIndex(lt[i:]); b != nil {
+		return i + b[0]
+	}
+	return len(lt)
 }

@@ -85,8 +85,11 @@ func TestDropRevisedFocus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			revisionOff["focus"] = tt.off
+			// The object rule (cueObjects) keeps this finding too: its
+			// "instead of" object is not what the finding says.
+			revisionOff["focus"], revisionOff["object"] = tt.off, tt.off
 			defer delete(revisionOff, "focus")
+			defer delete(revisionOff, "object")
 			turns := GroupTurns(sessionOf("s", "why are the invoices off by a cent?", "Let me read the renderer.", finding, tt.later, "Done."))
 			var got *Candidate
 			cands := Distill(turns[0], nil)

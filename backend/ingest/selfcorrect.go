@@ -50,7 +50,7 @@ func selfCorrection(prev, s string) bool {
 	if emphaticCue.MatchString(s) {
 		return true
 	}
-	for _, m := range revisionCue.FindAllStringIndex(ls, -1) {
+	for _, m := range correctingCues(ls) {
 		if o := objectCue.FindStringIndex(ls[m[0]:]); o == nil || o[0] != 0 {
 			return true // a cue about the subject itself: "That didn't work"
 		}
@@ -70,12 +70,89 @@ func cueObjectIn(cue, prev string) bool {
 	if selfCorrectOff["object"] {
 		return true
 	}
+	subj := cueObject(cue)
+	return len(subj) == 0 || overlap(subj, withoutCue(subjectOf(prev))) > 0
+}
+
+// cueObject returns the subject of the object of the object cue opening
+// cue (objectCue), up to the end of its clause (cueClauseBreak), its cue
+// words left out: what "instead of X" replaces, what "despite X" holds
+// against. It is empty when the object names nothing of its own
+// ("instead of that").
+func cueObject(cue string) map[string]bool {
 	obj := cue[objectCue.FindStringIndex(cue)[1]:]
 	if b := cueClauseBreak.FindStringIndex(obj); b != nil {
 		obj = obj[:b[0]]
 	}
-	subj := withoutCue(subjectOf(obj))
-	return len(subj) == 0 || overlap(subj, withoutCue(subjectOf(prev))) > 0
+	return withoutCue(subjectOf(obj))
+}
+
+// cueObjects returns, for a sentence whose every revision cue is an
+// object cue naming a subject of its own ("... instead of polling the
+// API"), the subjects of those objects: such a sentence corrects only a
+// statement that says what it replaces (dropRevised), not one that
+// merely shares a word with the rest of it. It returns nil when a cue
+// of the sentence is not an object cue or its object names nothing
+// ("instead of that"): the sentence revises as any other does.
+func cueObjects(text string) []map[string]bool {
+	if revisionOff["object"] {
+		return nil
+	}
+	folded := quoteFold.Replace(text)
+	lt := lower(folded) // the offsets of lt are those of folded
+	var objs []map[string]bool
+	for _, m := range correctingCues(lt) {
+		if o := objectCue.FindStringIndex(lt[m[0]:]); o == nil || o[0] != 0 {
+			return nil
+		}
+		obj := cueObject(folded[m[0]:])
+		if len(obj) == 0 {
+			return nil
+		}
+		objs = append(objs, obj)
+	}
+	return objs
+}
+
+// saysObject reports whether a statement's subject says one of a
+// reviser's cue objects (cueObjects): it holds two of the object's
+// tokens, or all of a one-token object, the same two-token bar
+// dropRevised sets for the sentence as a whole. A nil objs restricts
+// nothing.
+func saysObject(subj map[string]bool, objs []map[string]bool) bool {
+	if objs == nil {
+		return true
+	}
+	for _, o := range objs {
+		n := 0
+		for w := range o {
+			for t := range subj {
+				if sameWord(w, t) {
+					n++
+					break
+				}
+			}
+		}
+		if n >= min(2, len(o)) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameWord reports whether two subject tokens are one word: equal, or
+// one is the other with a letter more or less at the end past a shared
+// stem of four letters or more, which stem leaves apart ("skips" and
+// "skipping" as "skipp").
+func sameWord(a, b string) bool {
+	if a == b {
+		return true
+	}
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n >= 4 && n >= max(len(a), len(b))-1
 }
 
 // selfCorrectOff names mechanisms of selfCorrection switched off

@@ -271,7 +271,7 @@ func revisingSentences(t Turn) (revs []posSentence, undos []undo, n int) {
 		for _, s := range sentences(text) {
 			if st := strings.TrimSpace(s.text); st != "" {
 				ps := posSentence{text: st, pos: n}
-				if revisionCue.MatchString(lower(st)) {
+				if correcting(lower(st)) {
 					revs = append(revs, ps)
 				}
 				if u, ok := undoOf(ps, true); ok && !evidenceOff["undone"] {
