@@ -20,19 +20,7 @@ func TestDropRevisedActionOnly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			turns := GroupTurns(sessionOf("s", "why does the export miss orders?", "Let me read the writer.", finding, tt.later, "Done."))
-			var got *Candidate
-			cands := Distill(turns[0], nil)
-			for i := range cands {
-				if strings.Contains(cands[i].Text, "misses every pending order") {
-					got = &cands[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no candidate holds the finding: %+v", cands)
-			}
-			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
-				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
-			}
+			checkRevised(t, turns[0], "misses every pending order", tt.revised)
 		})
 	}
 }
@@ -54,19 +42,7 @@ func TestDropRevisedCueWord(t *testing.T) {
 			revisionOff["cue-word"] = tt.off
 			defer delete(revisionOff, "cue-word")
 			turns := GroupTurns(sessionOf("s", "why does the import use so much memory?", "Let me read the reader.", finding, tt.later, "Done."))
-			var got *Candidate
-			cands := Distill(turns[0], nil)
-			for i := range cands {
-				if strings.Contains(cands[i].Text, "needs gigabytes of memory") {
-					got = &cands[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no candidate holds the finding: %+v", cands)
-			}
-			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
-				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
-			}
+			checkRevised(t, turns[0], "needs gigabytes of memory", tt.revised)
 		})
 	}
 }
@@ -91,19 +67,7 @@ func TestDropRevisedFocus(t *testing.T) {
 			defer delete(revisionOff, "focus")
 			defer delete(revisionOff, "object")
 			turns := GroupTurns(sessionOf("s", "why are the invoices off by a cent?", "Let me read the renderer.", finding, tt.later, "Done."))
-			var got *Candidate
-			cands := Distill(turns[0], nil)
-			for i := range cands {
-				if strings.Contains(cands[i].Text, "drift by a cent") {
-					got = &cands[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no candidate holds the finding: %+v", cands)
-			}
-			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
-				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
-			}
+			checkRevised(t, turns[0], "drift by a cent", tt.revised)
 		})
 	}
 }
@@ -186,19 +150,7 @@ func TestDropRevisedPersist(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			turns := GroupTurns(sessionOf("s", "why does the export miss orders?", "Let me read the writer.", finding, tt.later, "Done."))
-			var got *Candidate
-			cands := Distill(turns[0], nil)
-			for i := range cands {
-				if strings.Contains(cands[i].Text, "misses every pending order") {
-					got = &cands[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no candidate holds the finding: %+v", cands)
-			}
-			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
-				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
-			}
+			checkRevised(t, turns[0], "misses every pending order", tt.revised)
 		})
 	}
 }
@@ -227,19 +179,25 @@ func TestDropRevisedVagueNear(t *testing.T) {
 			defer delete(revisionOff, "vague-near")
 			texts := append([]string{"Let me read the worker."}, tt.texts...)
 			turns := GroupTurns(sessionOf("s", "where do pending uploads go?", append(texts, "Done.")...))
-			var got *Candidate
-			cands := Distill(turns[0], nil)
-			for i := range cands {
-				if strings.Contains(cands[i].Text, "holds pending uploads") {
-					got = &cands[i]
-				}
-			}
-			if got == nil {
-				t.Fatalf("no candidate holds the finding: %+v", cands)
-			}
-			if revised := strings.HasPrefix(got.Reason, "revised later"); revised != tt.revised {
-				t.Fatalf("revised = %v (keep %v, %q), want %v", revised, got.Keep, got.Reason, tt.revised)
-			}
+			checkRevised(t, turns[0], "holds pending uploads", tt.revised)
 		})
+	}
+}
+
+// checkRevised distils turn and fails t unless the candidate holding
+// finding was dropped as revised later exactly when revised says so.
+func checkRevised(t *testing.T, turn Turn, finding string, revised bool) {
+	t.Helper()
+	cands := Distill(turn, nil)
+	i := len(cands) - 1 // the last candidate holding it, should several
+	for i >= 0 && !strings.Contains(cands[i].Text, finding) {
+		i--
+	}
+	if i < 0 {
+		t.Fatalf("no candidate holds the finding: %+v", cands)
+	}
+	got := cands[i]
+	if r := strings.HasPrefix(got.Reason, "revised later"); r != revised {
+		t.Fatalf("revised = %v (keep %v, %q), want %v", r, got.Keep, got.Reason, revised)
 	}
 }
