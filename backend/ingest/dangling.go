@@ -117,8 +117,10 @@ func withSubject(st, subject string) (string, bool) {
 // with a bare pronoun right after one cut whole gets the cut sentence's
 // subject (cutSubject) in place of the pronoun when it has one (a pair:
 // the sentence, its rewrite), and is cut too when it has none, unless it
-// is the correction itself (selfCorrection, a revision cue: "That was
-// wrong: X"), which says what stands.
+// is the correction itself (selfCorrection, or a sentence that corrects,
+// correcting: "That was wrong: X"), which says what stands. A pronoun
+// sentence whose cue corrects nothing ("It still shows the icons", "If it
+// still fails, ...") is about what was cut and goes with it.
 func mendDangling(text string, cut []string) (rewrites [][2]string, more []string) {
 	gone := map[string]bool{}
 	for _, s := range cut {
@@ -134,7 +136,7 @@ func mendDangling(text string, cut []string) (rewrites [][2]string, more []strin
 			rewrites = append(rewrites, [2]string{st, with})
 			continue
 		}
-		if selfCorrection(prev, st) || revisionCue.MatchString(lower(st)) {
+		if selfCorrection(prev, st) || correctsFor("raw-mend", lower(st)) {
 			continue // the correction itself ("That was wrong: X"): what stands
 		}
 		gone[st] = true // about what was cut, and naming nothing else
@@ -162,7 +164,9 @@ func mendClause(rest, gone string) string {
 // ("They will use `function*` syntax") joined after the sentence before
 // it in the same response (before), which distillation did not keep,
 // when that sentence names something the pronoun can stand for
-// (namesThing), corrects nothing (no revision cue, no self-correction) and
+// (namesThing), corrects nothing (correcting, selfCorrection: a cue in a
+// conditional clause or a state that goes on and is no problem corrects
+// nothing and names what it names as any sentence does) and
 // offers nothing ("If you want, we can add ...": an offer is no fact):
 // read alone in a recall, the pronoun means nothing. Putting only
 // before's subject (cutSubject) in place of the pronoun was measured too
@@ -170,13 +174,13 @@ func mendClause(rest, gone string) string {
 // seldom opens with a name ("These new functions will be named `X`").
 // The sentence joined goes through every later guard (revised, undone,
 // offered, unsettled) with the statement. Any other sentence is returned
-// as it is. (A sentence with any revision cue is refused before
-// selfCorrection reads it, so its sentence before, which it would need for
+// as it is. (A sentence that corrects is refused before selfCorrection
+// reads it, so its sentence before, which it would need for
 // an "instead of" cue's object, is not needed: only an emphatic
 // correction, "It IS tracked", is left for it.)
 func withContext(st, before string) string {
 	lb := lower(before)
-	if before == "" || !barePronoun.MatchString(st) || !namesThing(before) || revisionCue.MatchString(lb) || selfCorrection("", before) || offer.MatchString(lb) {
+	if before == "" || !barePronoun.MatchString(st) || !namesThing(before) || correctsFor("raw-context", lb) || selfCorrection("", before) || offer.MatchString(lb) {
 		return st
 	}
 	return before + " " + st

@@ -127,7 +127,9 @@ var revisionCue = regexp.MustCompile(`\b(?:actually|turns out|it turns out|in fa
 // cueWord reports whether a subject token is a revision cue's own word
 // ("instead", "despite", "persists"): it marks a correction, it does not
 // name what is corrected. "Persist" alone is no cue (revisionCue) but is
-// still the cue's word when a problem persists.
+// still the cue's word when a problem persists. It reads the raw
+// revisionCue, not correcting: it asks what a word is, and a cue word in
+// a clause that corrects nothing still names no subject.
 func cueWord(t string) bool {
 	return revisionCue.MatchString(t) || persistWord.MatchString(t)
 }

@@ -51,7 +51,10 @@ func hedged(ls string) bool {
 // dropUnconfirmed cuts from the model's kept statements each hedged
 // sentence (hedged) that no later sentence of the turn confirms (sents
 // are the turn's sentences only, see Distill): one said after the
-// statement, not hedged, with no revision cue, sharing two subject tokens
+// statement, not hedged, correcting nothing (correcting: a cue in a
+// conditional clause, "If the cache is still there, ...", or a state that
+// goes on and is no problem, "The toolbar still shows the icons", corrects
+// nothing and may confirm), sharing two subject tokens
 // with it, or one long one within revisionReach, a statement itself (a
 // finding or a change, not narration or a plan), and not a sentence of a
 // compaction summary (restated, positions in restated): a summary retells
@@ -63,9 +66,9 @@ func dropUnconfirmed(cands []Candidate, sents []posSentence, restated map[int]bo
 		subject map[string]bool
 		states  int // 0 not classified yet, 1 a statement, -1 not one
 	}
-	var confirm []plain // the sentences that may confirm: no hedge, no revision
+	var confirm []plain // the sentences that may confirm: no hedge, no correction
 	for _, s := range sents {
-		if ls := lower(s.text); !restated[s.pos] && !hedged(ls) && !revisionCue.MatchString(ls) {
+		if ls := lower(s.text); !restated[s.pos] && !hedged(ls) && !correctsFor("raw-confirm", ls) {
 			confirm = append(confirm, plain{posSentence: s})
 		}
 	}

@@ -6,7 +6,9 @@ import (
 )
 
 // revisionOff names mechanisms of dropRevised switched off ("cue-word",
-// "focus", "cue-alone", "vague-near"), for measuring each one alone.
+// "focus", "cue-alone", "vague-near"), for measuring each one alone, and
+// the other users of correcting put back on the raw revisionCue
+// ("raw-confirm", "raw-mend", "raw-context": correctsFor).
 var revisionOff = map[string]bool{}
 
 // withoutCue returns a revising sentence's subject less its revision cue
@@ -120,6 +122,16 @@ func correctingCues(lt string) [][]int {
 // that corrects something (correctingCues).
 func correcting(lt string) bool {
 	return len(correctingCues(lt)) > 0
+}
+
+// correctsFor is correcting for one of its users outside dropRevised
+// (use names it in revisionOff): with revisionOff[use] set it reads the
+// raw revisionCue, as that user did before, for measuring the change.
+func correctsFor(use, lt string) bool {
+	if revisionOff[use] {
+		return revisionCue.MatchString(lt)
+	}
+	return correcting(lt)
 }
 
 // clauseStart returns the offset in lt where the clause holding offset i
