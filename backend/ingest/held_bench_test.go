@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -68,3 +69,36 @@ func BenchmarkLiveSessionHeld(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSessionRecord keeps the recent turns of an n-turn synthetic
+// session as live capture does (what a new turn is distilled with, then
+// the turn remembered), without distilling or storing: the bytes
+// allocated per turn for what the session said (held.go), which grew with
+// the session while each turn copied every earlier block.
+func BenchmarkSessionRecord(b *testing.B) {
+	for _, n := range []int{8, 64, 256} {
+		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
+			turns := benchSession("bench", n)
+			said := make([][]heldText, len(turns))
+			for i, tn := range turns {
+				said[i] = saidBlocks(tn)
+			}
+			b.ReportAllocs()
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			for range b.N {
+				var r recentTurns
+				for i, tn := range turns {
+					tn.held = heldOf(&r, tn.SessionID)
+					rt := recentTurn{turn: slim(tn), size: laterSize(tn), said: slices.Clone(said[i])}
+					r.set(tn.SessionID, append(r.turns(tn.SessionID), rt))
+				}
+			}
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N*n), "B/turn")
+		})
+	}
+}
+
+// heldOf is what a new turn of session is distilled with.
+func heldOf(r *recentTurns, session string) []heldText { return r.held(session) }
