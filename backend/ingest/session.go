@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
@@ -106,12 +107,54 @@ func (e *recentTurn) setSaid(t Turn) {
 
 // bytes returns about what the turn takes in memory, as maxRecentBytes
 // counts it: its text (size: the slimmed turn is about what LaterTexts
-// reads of it) and what it said (saidSize, about three times its text: a
-// subject map per block). What it was distilled with (turn.held) is a
+// reads of it), what it said (saidSize, about three times its text: a
+// subject map per block) and its maps (mapsSize). What it was distilled with (turn.held) is a
 // window of its session's record, counted with the session
 // (recentSession.said).
 func (e *recentTurn) bytes() int {
-	return e.size + e.saidSize
+	return e.size + e.saidSize + e.mapsSize()
+}
+
+// Bytes of an entry of a recent turn's maps beyond the bytes of its
+// strings, as mapsSize counts them: its slot (key and value) twice, for
+// the control bytes and the free slots a table keeps (it grows by
+// doubling before it is full); a string in a slice, its header.
+var (
+	keptEntryBytes     = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(""))
+	fromEntryBytes     = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(keptFrom{}))
+	restatedEntryBytes = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof([]string(nil)))
+	stringBytes        = int(unsafe.Sizeof(""))
+)
+
+// mapsSize returns about the bytes the turn's kept, from and restated maps
+// take: their keys and values, a kept statement's subject (as heldSize
+// counts a subject map), tokens and lowered text. On a real session (a
+// 59-turn Codex session of the dev set, replayed live) they take about
+// two thirds of what its text and said take.
+func (e *recentTurn) mapsSize() int {
+	n := 0
+	for k, v := range e.kept {
+		n += keptEntryBytes + len(k) + len(v)
+	}
+	for k, v := range e.from {
+		n += fromEntryBytes + len(k) + len(v.origin) + len(v.class) + len(v.lowered)
+		if v.subject != nil {
+			n += heldMapBytes
+		}
+		for w := range v.subject {
+			n += heldEntryBytes + len(w)
+		}
+		for _, t := range v.tokens {
+			n += stringBytes + len(t)
+		}
+	}
+	for k, v := range e.restated {
+		n += restatedEntryBytes + len(k)
+		for _, id := range v {
+			n += stringBytes + len(id)
+		}
+	}
+	return n
 }
 
 // keptFrom is where a kept statement of a recent turn came from, and its

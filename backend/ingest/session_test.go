@@ -474,3 +474,50 @@ func TestRevisedWhyNamesCuts(t *testing.T) {
 		t.Errorf("revision reason %q, want the cut's reason", rev.Reason)
 	}
 }
+
+// TestRecentTurnsBoundCountsMaps: a recent turn's kept, from and restated
+// maps count toward maxRecentBytes, each at least the bytes of its
+// strings.
+func TestRecentTurnsBoundCountsMaps(t *testing.T) {
+	stmt := func(i int) string {
+		return fmt.Sprintf("The importer in pkg%[1]d/load.go skips a row whose account id is empty, so totals of batch %[1]d exclude it.", i)
+	}
+	for _, tc := range []struct {
+		name string
+		fill func(e *recentTurn, i int) int // adds entry i, returns the bytes of its strings
+	}{
+		{"kept", func(e *recentTurn, i int) int {
+			id := fmt.Sprintf("mem-%04d", i)
+			e.kept[stmt(i)] = id
+			return len(stmt(i)) + len(id)
+		}},
+		{"from", func(e *recentTurn, i int) int {
+			s := stmt(i)
+			e.from[s] = keptFrom{origin: OriginFinal, class: ClassFinding, subject: subjectOf(s), lowered: lower(s), tokens: namedTokens(s)}
+			n := 2*len(s) + len(OriginFinal) + len(ClassFinding)
+			for w := range subjectOf(s) {
+				n += len(w)
+			}
+			for _, tok := range namedTokens(s) {
+				n += len(tok)
+			}
+			return n
+		}},
+		{"restated", func(e *recentTurn, i int) int {
+			id, old := fmt.Sprintf("mem-%04d", i), fmt.Sprintf("old-%04d", i)
+			e.restated[id] = []string{old}
+			return len(id) + len(old)
+		}},
+	} {
+		e := recentTurn{size: 100, kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}}
+		strs := 0
+		for i := range 50 {
+			strs += tc.fill(&e, i)
+		}
+		var r recentTurns
+		r.set("s", []recentTurn{e})
+		if r.size < e.size+strs {
+			t.Errorf("%s: counted %d bytes, want at least the text's %d and the maps' strings' %d", tc.name, r.size, e.size, strs)
+		}
+	}
+}
