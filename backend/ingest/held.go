@@ -25,7 +25,10 @@ import (
 // class of each of its sentences do not. So live capture and batch ingest
 // drop the same lines. A turn distilled again (a later turn revises it,
 // the agent carried on after its Stop) keeps what it was first distilled
-// with (Turn.held).
+// with (Turn.held). What the session said is one append-only record per
+// session (recentSession.said): a turn holds a window of it (how far it
+// may look), not a copy, so a session's turns cost what they said once,
+// not once per later turn.
 
 // reasonHeld is why a line the session stated already is dropped.
 const reasonHeld = "said in an earlier turn"
@@ -64,16 +67,6 @@ func heldSize(texts []heldText) int {
 		}
 	}
 	return n
-}
-
-// heldTexts returns what the session's earlier turns (turns, the oldest
-// first) said (recentTurn.said), in order.
-func heldTexts(turns []recentTurn) []heldText {
-	var out []heldText
-	for _, e := range turns {
-		out = append(out, e.said...)
-	}
-	return out
 }
 
 // saidBlocks reads what the model said in a turn: per block of each of

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -165,4 +166,78 @@ func TestHeldAcrossTurns(t *testing.T) {
 			t.Errorf("%s: turn 2's new line is not stored", name)
 		}
 	}
+}
+
+// TestHeldRecord: what a new turn of a session is distilled with
+// (recentTurns.held) is what the session's recent turns said, in order,
+// also after a turn is continued (its said grows) and after a turn built
+// from a stale copy of the session's turns replaces them; a window handed
+// out earlier keeps what it held (a turn distilled again sees what it saw
+// first), and the window is the record itself, not a copy.
+func TestHeldRecord(t *testing.T) {
+	said := func(turn, n int) []heldText {
+		var out []heldText
+		for i := range n {
+			s := fmt.Sprintf("turn %d block %d: the exporter in pkg%d/export.go writes one file per account", turn, i, i)
+			out = append(out, heldText{lowered: lower(s), subject: subjectOf(s)})
+		}
+		return out
+	}
+	texts := func(hs []heldText) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, h.lowered)
+		}
+		return out
+	}
+	var r recentTurns
+	type handed struct {
+		window []heldText
+		was    []string
+	}
+	var windows []handed
+	check := func(step string) {
+		t.Helper()
+		var want []string
+		for _, e := range r.turns("s") {
+			want = append(want, texts(e.said)...)
+		}
+		got := r.held("s")
+		if !slices.Equal(texts(got), want) {
+			t.Fatalf("%s: held %q, want what the recent turns said %q", step, texts(got), want)
+		}
+		for i, w := range windows {
+			if !slices.Equal(texts(w.window), w.was) {
+				t.Fatalf("%s: window %d changed: %q, was %q", step, i, texts(w.window), w.was)
+			}
+		}
+		windows = append(windows, handed{got, texts(got)})
+	}
+	add := func(turns []recentTurn, n, blocks int) []recentTurn {
+		rt := recentTurn{turn: Turn{Turn: n, held: r.held("s")}, said: said(n, blocks)}
+		return append(turns, rt)
+	}
+	for n := 1; n <= 4; n++ {
+		r.set("s", add(r.turns("s"), n, n%3))
+		check(fmt.Sprintf("turn %d", n))
+	}
+	if got, newest := r.held("s"), r.turns("s")[3].said; len(newest) == 0 || &got[len(got)-1] != &newest[len(newest)-1] {
+		t.Errorf("held is a copy, not the session's record")
+	}
+	// Turn 4 continued: what it said before, then more.
+	turns := r.turns("s")
+	last := &turns[len(turns)-1]
+	last.said = append(slices.Clone(last.said), said(4, 3)[1:]...)
+	r.set("s", turns)
+	check("turn 4 continued")
+	// Two turns from one copy: the second replaces the first.
+	stale := r.turns("s")
+	r.set("s", add(slices.Clone(stale), 5, 2))
+	check("turn 5")
+	r.set("s", add(stale, 6, 2))
+	check("turn 6 from a copy without turn 5")
+	// The session forgotten and begun again.
+	delete(r.sessions, "s")
+	r.set("s", add(nil, 7, 1))
+	check("turn 7 in a new record")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
@@ -82,14 +83,23 @@ type recentTurn struct {
 	untested map[string]bool
 	size     int // bytes of the texts LaterTexts reads of it
 	// said is what the model said in it, block by block (saidBlocks): a
-	// later turn's list line it holds is dropped (held.go). saidSize is
-	// the bytes it takes (heldSize), counted toward maxRecentBytes.
+	// later turn's list line it holds is dropped (held.go). Once the turn
+	// is remembered (recentTurns.set) it is a window of its session's
+	// record (recentSession.said, of the session rec) starting at saidAt,
+	// of which the first logged entries are in the record; saidSize is the bytes it takes
+	// (heldSize), counted toward maxRecentBytes.
 	said     []heldText
+	rec      *recentSession
+	saidAt   int
+	logged   int
 	saidSize int
 }
 
 // setSaid sets what the model said in t, read for the held test, and the
-// bytes it takes.
+// bytes it takes. A turn continued (t holds its steps and more) keeps its
+// place in the record: what it said before is a prefix of what it says
+// now (saidBlocks reads step by step), and recentTurns.set appends the
+// rest.
 func (e *recentTurn) setSaid(t Turn) {
 	e.said = saidBlocks(t)
 	e.saidSize = heldSize(e.said)
@@ -98,11 +108,53 @@ func (e *recentTurn) setSaid(t Turn) {
 // bytes returns about what the turn takes in memory, as maxRecentBytes
 // counts it: its text (size: the slimmed turn is about what LaterTexts
 // reads of it), what it said (saidSize, about three times its text: a
-// subject map per block) and the copy of what the turns before it said it
-// was distilled with (turn.held, whose texts and maps are counted with
-// the turns that said them).
+// subject map per block) and its maps (mapsSize). What it was distilled with (turn.held) is a
+// window of its session's record, counted with the session
+// (recentSession.said).
 func (e *recentTurn) bytes() int {
-	return e.size + e.saidSize + len(e.turn.held)*heldTextBytes
+	return e.size + e.saidSize + e.mapsSize()
+}
+
+// Bytes of an entry of a recent turn's maps beyond the bytes of its
+// strings, as mapsSize counts them: its slot (key and value) twice, for
+// the control bytes and the free slots a table keeps (it grows by
+// doubling before it is full); a string in a slice, its header.
+var (
+	keptEntryBytes     = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(""))
+	fromEntryBytes     = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(keptFrom{}))
+	restatedEntryBytes = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof([]string(nil)))
+	stringBytes        = int(unsafe.Sizeof(""))
+)
+
+// mapsSize returns about the bytes the turn's kept, from and restated maps
+// take: their keys and values, a kept statement's subject (as heldSize
+// counts a subject map), tokens and lowered text. On a real session (a
+// 59-turn Codex session of the dev set, replayed live) they take about
+// two thirds of what its text and said take.
+func (e *recentTurn) mapsSize() int {
+	n := 0
+	for k, v := range e.kept {
+		n += keptEntryBytes + len(k) + len(v)
+	}
+	for k, v := range e.from {
+		n += fromEntryBytes + len(k) + len(v.origin) + len(v.class) + len(v.lowered)
+		if v.subject != nil {
+			n += heldMapBytes
+		}
+		for w := range v.subject {
+			n += heldEntryBytes + len(w)
+		}
+		for _, t := range v.tokens {
+			n += stringBytes + len(t)
+		}
+	}
+	for k, v := range e.restated {
+		n += restatedEntryBytes + len(k)
+		for _, id := range v {
+			n += stringBytes + len(id)
+		}
+	}
+	return n
 }
 
 // keptFrom is where a kept statement of a recent turn came from, and its
@@ -119,8 +171,95 @@ type keptFrom struct {
 // recentSession is what the recent turns of one session stored.
 type recentSession struct {
 	turns []recentTurn
-	size  int    // the bytes of its turns (recentTurn.bytes)
-	seen  uint64 // recentTurns.tick when last used
+	// said is the session's record of what its turns said (held.go), in
+	// order, append-only: each turn's said is a window of it, and what a
+	// turn is distilled with (Turn.held) is the window from its oldest
+	// recent turn's to the end. saidFrom is the index in the record of
+	// said[0]: what no recent turn's held window reaches any more is cut
+	// off the front. An entry of said is never written twice (a window of
+	// it may be read by a turn being distilled), so a turn whose place is
+	// not the record's end has the record copied (recordSaid).
+	said     []heldText
+	saidFrom int
+	size     int    // the bytes of its turns (recentTurn.bytes) and of what its turns' held windows reach before them
+	seen     uint64 // recentTurns.tick when last used
+}
+
+// held returns the window of the session's record a new turn of it is
+// distilled with: what its recent turns said, in order (a slice of the
+// record, its capacity cut so that nothing appends into it).
+func (r *recentTurns) held(session string) []heldText {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sessions[session]
+	if s == nil || len(s.turns) == 0 {
+		return nil
+	}
+	from := s.turns[0].saidAt - s.saidFrom
+	if from < 0 || from > len(s.said) {
+		return nil
+	}
+	return s.said[from:len(s.said):len(s.said)]
+}
+
+// recordSaid appends what the newest of turns (the session's recent turns,
+// as set) said and the record does not hold yet to the session's record,
+// and makes each turn's said its window of the record. When the turns are
+// not the record's windows in order ending at its end (a session
+// forgotten and begun again, or its turns replaced meanwhile), the record
+// is rebuilt from what the turns said, in a new array.
+func (s *recentSession) recordSaid(turns []recentTurn) {
+	if len(turns) == 0 {
+		return
+	}
+	end := s.saidFrom + len(s.said)
+	newest := &turns[len(turns)-1]
+	at, ok := end, true // at: where the turn i said ends
+	for i := len(turns) - 1; i >= 0 && ok; i-- {
+		e := &turns[i]
+		if e == newest && e.logged == 0 {
+			continue // a new turn: it goes at the end
+		}
+		ok = e.rec == s && e.saidAt >= s.saidFrom && e.saidAt+e.logged == at && (e == newest && e.logged <= len(e.said) || e.logged == len(e.said))
+		at = e.saidAt
+	}
+	if !ok {
+		var said []heldText
+		for i := range turns {
+			said = append(said, turns[i].said...)
+		}
+		s.said, s.saidFrom = said, end
+		at := 0
+		for i := range turns {
+			e := &turns[i]
+			n := len(e.said)
+			e.said, e.rec, e.saidAt, e.logged = said[at:at+n:at+n], s, end+at, n
+			at += n
+		}
+		return
+	}
+	next := end - newest.logged // where the newest turn's said starts
+	s.said = append(s.said, newest.said[newest.logged:]...)
+	from, to := next-s.saidFrom, next-s.saidFrom+len(newest.said)
+	newest.said, newest.rec, newest.saidAt, newest.logged = s.said[from:to:to], s, next, len(newest.said)
+}
+
+// trimSaid cuts off the front of the session's record what no recent
+// turn's held window reaches (the oldest turn's window starts furthest
+// back), and returns the bytes the record takes before the oldest turn's
+// own said (heldSize): what forgotten turns said that a recent turn was
+// distilled with.
+func (s *recentSession) trimSaid() int {
+	if len(s.turns) == 0 {
+		s.said, s.saidFrom = nil, s.saidFrom+len(s.said)
+		return 0
+	}
+	first := &s.turns[0]
+	from := min(max(first.saidAt-len(first.turn.held), s.saidFrom), first.saidAt)
+	if from > s.saidFrom && from-s.saidFrom <= len(s.said) {
+		s.said, s.saidFrom = s.said[from-s.saidFrom:], from
+	}
+	return heldSize(s.said[:max(min(first.saidAt-s.saidFrom, len(s.said)), 0)])
 }
 
 // recentTurns is the pipeline's bounded LRU of sessions and their recent
@@ -163,11 +302,6 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 		}
 		keep = i - 1
 	}
-	turns = turns[max(keep, 0):]
-	size := 0
-	for i := range turns {
-		size += turns[i].bytes()
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sessions == nil {
@@ -178,8 +312,15 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 		s = &recentSession{}
 		r.sessions[session] = s
 	}
+	s.recordSaid(turns)
+	turns = turns[max(keep, 0):]
+	s.turns = turns
+	size := s.trimSaid()
+	for i := range turns {
+		size += turns[i].bytes()
+	}
 	r.size += size - s.size
-	s.turns, s.size = turns, size
+	s.size = size
 	r.tick++
 	s.seen = r.tick
 	for len(r.sessions) > maxRecentSessions || (r.size > maxRecentBytes && len(r.sessions) > 1) {

@@ -3,9 +3,12 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
@@ -331,10 +334,11 @@ func TestRecentTurnsBounds(t *testing.T) {
 }
 
 // TestRecentTurnsBoundCountsSaid: what a turn said, kept for the held
-// test (recentTurn.said: about three times the turn's text), and the copy
-// of what earlier turns said a turn was distilled with (Turn.held) count
-// toward maxRecentBytes with the turn's text: the sessions kept stay
-// within the bound with them counted.
+// test (recentTurn.said: about three times the turn's text), and what
+// earlier turns said that a recent turn was distilled with (Turn.held: a
+// window of the session's record, reaching turns forgotten since) count
+// toward maxRecentBytes with the turn's text, each entry of the record
+// once: the sessions kept stay within the bound with them counted.
 func TestRecentTurnsBoundCountsSaid(t *testing.T) {
 	var b strings.Builder
 	for i := range 300 {
@@ -346,27 +350,57 @@ func TestRecentTurnsBoundCountsSaid(t *testing.T) {
 		t.Fatalf("the fixture says %d bytes for the held test, want about three times its %d", heldSize(said), len(text))
 	}
 	for _, tc := range []struct {
-		name string
-		turn Turn
+		name  string
+		turn  Turn
+		turns int // turns of each session, each distilled with what the session said before it
 	}{
-		{"text only", Turn{Turn: 1, Steps: []Step{{Text: "Done."}}, User: []string{text}}},
-		{"said", Turn{Turn: 1, Steps: []Step{{Text: text}}}},
-		{"said and held", Turn{Turn: 2, Steps: []Step{{Text: text}}, held: slices.Repeat(said, 20)}},
+		{"text only", Turn{Turn: 1, Steps: []Step{{Text: "Done."}}, User: []string{text}}, 1},
+		{"said", Turn{Turn: 1, Steps: []Step{{Text: text}}}, 1},
+		{"said and held", Turn{Turn: 2, Steps: []Step{{Text: text}}}, 20}, // the oldest ones forgotten (maxLaterBytes), what they said still held
 	} {
-		rt := recentTurn{turn: slim(tc.turn), size: laterSize(tc.turn)}
-		rt.setSaid(tc.turn)
-		var r recentTurns
-		for i := range maxRecentSessions {
-			r.set(fmt.Sprintf("s%d", i), []recentTurn{rt})
+		base := recentTurn{turn: slim(tc.turn), size: laterSize(tc.turn)}
+		base.setSaid(tc.turn)
+		sessions := maxRecentSessions
+		if tc.turns > 1 {
+			sessions = 2*maxRecentBytes/(tc.turns*heldSize(said)) + 2 // more than the bound holds
 		}
+		var r recentTurns
+		for i := range sessions {
+			id := fmt.Sprintf("s%d", i)
+			for range tc.turns {
+				rt := base
+				if tc.turns > 1 { // each turn's own blocks, told apart below
+					rt.said = slices.Clone(rt.said)
+					for j := range rt.said {
+						rt.said[j].subject = maps.Clone(rt.said[j].subject)
+					}
+				}
+				rt.turn.held = r.held(id)
+				r.set(id, append(r.turns(id), rt))
+			}
+		}
+		// Each block the kept sessions said, reachable from a turn's own
+		// said or its held window, counted once (told by its subject map).
 		kept := 0
 		for _, s := range r.sessions {
+			seen := map[unsafe.Pointer]bool{}
 			for _, e := range s.turns {
-				kept += e.size + heldSize(e.said) + len(e.turn.held)*heldTextBytes
+				kept += e.size
+				for _, hs := range [][]heldText{e.said, e.turn.held} {
+					for i := range hs {
+						if p := reflect.ValueOf(hs[i].subject).UnsafePointer(); !seen[p] {
+							seen[p] = true
+							kept += heldSize(hs[i : i+1])
+						}
+					}
+				}
 			}
 		}
 		if kept > maxRecentBytes || kept != r.size {
 			t.Errorf("%s: %d sessions keep %d bytes (%d counted), bound %d", tc.name, len(r.sessions), kept, r.size, maxRecentBytes)
+		}
+		if tc.turns > 1 && len(r.sessions) > maxRecentBytes/(tc.turns*heldSize(said)/2) {
+			t.Errorf("%s: %d sessions kept: what their turns held is not counted", tc.name, len(r.sessions))
 		}
 	}
 }
@@ -438,5 +472,52 @@ func TestRevisedWhyNamesCuts(t *testing.T) {
 	}
 	if !strings.Contains(rev.Reason, "undone later: I removed `retryBatch`") {
 		t.Errorf("revision reason %q, want the cut's reason", rev.Reason)
+	}
+}
+
+// TestRecentTurnsBoundCountsMaps: a recent turn's kept, from and restated
+// maps count toward maxRecentBytes, each at least the bytes of its
+// strings.
+func TestRecentTurnsBoundCountsMaps(t *testing.T) {
+	stmt := func(i int) string {
+		return fmt.Sprintf("The importer in pkg%[1]d/load.go skips a row whose account id is empty, so totals of batch %[1]d exclude it.", i)
+	}
+	for _, tc := range []struct {
+		name string
+		fill func(e *recentTurn, i int) int // adds entry i, returns the bytes of its strings
+	}{
+		{"kept", func(e *recentTurn, i int) int {
+			id := fmt.Sprintf("mem-%04d", i)
+			e.kept[stmt(i)] = id
+			return len(stmt(i)) + len(id)
+		}},
+		{"from", func(e *recentTurn, i int) int {
+			s := stmt(i)
+			e.from[s] = keptFrom{origin: OriginFinal, class: ClassFinding, subject: subjectOf(s), lowered: lower(s), tokens: namedTokens(s)}
+			n := 2*len(s) + len(OriginFinal) + len(ClassFinding)
+			for w := range subjectOf(s) {
+				n += len(w)
+			}
+			for _, tok := range namedTokens(s) {
+				n += len(tok)
+			}
+			return n
+		}},
+		{"restated", func(e *recentTurn, i int) int {
+			id, old := fmt.Sprintf("mem-%04d", i), fmt.Sprintf("old-%04d", i)
+			e.restated[id] = []string{old}
+			return len(id) + len(old)
+		}},
+	} {
+		e := recentTurn{size: 100, kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}}
+		strs := 0
+		for i := range 50 {
+			strs += tc.fill(&e, i)
+		}
+		var r recentTurns
+		r.set("s", []recentTurn{e})
+		if r.size < e.size+strs {
+			t.Errorf("%s: counted %d bytes, want at least the text's %d and the maps' strings' %d", tc.name, r.size, e.size, strs)
+		}
 	}
 }

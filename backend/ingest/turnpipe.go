@@ -73,7 +73,7 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 
 	start = time.Now()
 	if t.SessionID != "" {
-		t.held = heldTexts(p.recent.turns(t.SessionID)) // held.go: what the session said before the turn
+		t.held = p.recent.held(t.SessionID) // held.go: what the session said before the turn
 	}
 	cands, revises := distill(t, later)
 	base := len(r.dec.Candidates)
