@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -844,25 +843,13 @@ func shingles(text string) []string {
 // now, gathered from its use: its reinforcements, accesses, ratings and
 // hits, its importance when higher, its pin, its snooze when longer.
 func absorbHistory(m *memory.Memory, o memory.Memory) {
-	m.AccessCount += o.AccessCount
-	m.ReinforcedCount += o.ReinforcedCount
-	m.FeedbackSum += o.FeedbackSum
-	m.FeedbackN += o.FeedbackN
-	m.Importance = max(m.Importance, o.Importance)
+	m.AbsorbUse(o)
 	m.Pinned = m.Pinned || o.Pinned
 	if len(o.Hits) > 0 {
-		hits := append(slices.Clone(m.Hits), o.Hits...)
-		slices.SortFunc(hits, func(x, y time.Time) int { return x.Compare(y) })
-		hits = slices.CompactFunc(hits, func(x, y time.Time) bool { return x.Equal(y) })
-		m.Hits = hits[max(0, len(hits)-memory.MaxHits):]
+		m.Hits = memory.MergeHits(m.Hits, o.Hits)
 	}
-	for _, f := range []struct {
-		to   *time.Time
-		from time.Time
-	}{{&m.LastAccessed, o.LastAccessed}, {&m.LastReinforcedAt, o.LastReinforcedAt}, {&m.CooldownUntil, o.CooldownUntil}} {
-		if f.from.After(*f.to) {
-			*f.to = f.from
-		}
+	if o.CooldownUntil.After(m.CooldownUntil) {
+		m.CooldownUntil = o.CooldownUntil
 	}
 }
 

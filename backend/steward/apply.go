@@ -533,7 +533,7 @@ func rebase(before, after, cur memory.Memory, now time.Time) memory.Memory {
 			hits = append(hits, h)
 		}
 	}
-	r.Hits = mergeHits(hits, nil)
+	r.Hits = memory.MergeHits(hits, nil)
 	if cur.LastAccessed.Equal(after.LastAccessed) {
 		r.LastAccessed = before.LastAccessed
 	}

@@ -201,18 +201,8 @@ func merge(a, b *memory.Memory) mergeResult {
 	}
 	m := *s
 	m.Text, m.Embedding, m.EmbeddingModel = kept.Text, slices.Clone(kept.Embedding), kept.EmbeddingModel
-	m.AccessCount += l.AccessCount
-	m.ReinforcedCount += l.ReinforcedCount
-	m.FeedbackSum += l.FeedbackSum
-	m.FeedbackN += l.FeedbackN
-	m.Importance = max(s.Importance, l.Importance)
-	m.Hits = mergeHits(s.Hits, l.Hits)
-	if l.LastAccessed.After(m.LastAccessed) {
-		m.LastAccessed = l.LastAccessed
-	}
-	if l.LastReinforcedAt.After(m.LastReinforcedAt) {
-		m.LastReinforcedAt = l.LastReinforcedAt
-	}
+	m.AbsorbUse(*l)
+	m.Hits = memory.MergeHits(s.Hits, l.Hits)
 	r.merged = m
 	return r
 }
@@ -227,20 +217,6 @@ func tieBreak(s, l *memory.Memory) string {
 		return "the newer"
 	}
 	return "the first by id"
-}
-
-// mergeHits is the union of two hit lists, sorted, newest memory.MaxHits kept.
-func mergeHits(a, b []time.Time) []time.Time {
-	if len(a) == 0 && len(b) == 0 {
-		return nil
-	}
-	out := append(slices.Clone(a), b...)
-	slices.SortFunc(out, func(x, y time.Time) int { return x.Compare(y) })
-	out = slices.CompactFunc(out, func(x, y time.Time) bool { return x.Equal(y) })
-	if len(out) > memory.MaxHits {
-		out = out[len(out)-memory.MaxHits:]
-	}
-	return out
 }
 
 func quoteList(toks []string, n int) string {
