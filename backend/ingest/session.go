@@ -528,8 +528,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 			fresh = append(fresh, c)
 		}
 	}
-	tj, judged := p.judge.(memory.TurnJudge)
-	judged = judged && tj != nil
+	judged := p.turnJudge() != nil
 	texts := slices.Sorted(maps.Keys(e.kept))
 	n := 0
 	var repacked []storedStatement // created by e, not kept as they are, not revised

@@ -34,8 +34,8 @@ const maxJudgeToolBytes = 2 << 10
 // stays beside the judge's memories, and a turn that has such a statement
 // is not rejected.
 func (p *Pipeline) judgeTurn(ctx context.Context, r *run, t Turn, cands, kept []Candidate) []Candidate {
-	tj, ok := p.judge.(memory.TurnJudge)
-	if !ok || tj == nil {
+	tj := p.turnJudge()
+	if tj == nil {
 		return kept
 	}
 	var instr []Candidate // what the turn wrote into an instruction file
@@ -250,4 +250,13 @@ func judgeRedact(s string) string {
 	}
 	out, _ := redactText(StripInjected(s))
 	return out
+}
+
+// turnJudge returns the pipeline's judge as a turn judge, nil when it has
+// none or its judge judges no turns.
+func (p *Pipeline) turnJudge() memory.TurnJudge {
+	if tj, ok := p.judge.(memory.TurnJudge); ok && tj != nil {
+		return tj
+	}
+	return nil
 }
