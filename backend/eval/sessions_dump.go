@@ -151,6 +151,6 @@ func dumpEvidence(w io.Writer, ev *search.Evidence) {
 		}
 		return strings.Join(ws, ",")
 	}
-	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s, names the best candidate lacks %s\n",
-		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], yes(ev.Lexical), ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks))
+	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s, names the best candidate lacks %s, unknown names a candidate has as a longer term's start or end %s\n",
+		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], yes(ev.Lexical), ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks), list(ev.AffixNames))
 }

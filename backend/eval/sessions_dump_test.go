@@ -76,6 +76,7 @@ func TestDumpEvidence(t *testing.T) {
 	vectorOnly := &search.Evidence{Coverage: 0.3, Unknown: 0.4, Cosine: 0.25, Mean: 0.1, Std: 0.05, Threshold: 0.24, Sample: 256, Vector: true}
 	named := &search.Evidence{Coverage: 0.5, Unknown: 0.2, Lexical: true, UnknownNames: []string{"terraform"}, NamesUnknown: true}
 	lacks := &search.Evidence{Coverage: 0.45, Unknown: 0.1, Lexical: true, BestLacks: []string{"rust"}}
+	affix := &search.Evidence{Coverage: 0.45, Unknown: 0.2, Lexical: true, UnknownNames: []string{"cnc"}, AffixNames: []string{"cnc"}}
 	for _, tc := range []struct {
 		name string
 		ev   *search.Evidence
@@ -84,6 +85,8 @@ func TestDumpEvidence(t *testing.T) {
 		{"vector only", vectorOnly, []string{"evidence holds: lexical no (coverage 0.300, unknown 0.400), vector yes (cosine 0.250, z 3.00; threshold 0.240, z 2.80; sample 256)"}},
 		{"names unknown", named, []string{"evidence fails: lexical yes", "vector no sample", "unknown names terraform", "names the best candidate lacks -"}},
 		{"best lacks a name", lacks, []string{"evidence holds: lexical yes", "unknown names -, names the best candidate lacks rust"}},
+		{"an affix name", affix, []string{"evidence holds: lexical yes", "unknown names cnc", "as a longer term's start or end cnc"}},
+		{"no affix name", lacks, []string{"as a longer term's start or end -"}},
 		{"no test", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

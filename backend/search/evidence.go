@@ -79,8 +79,12 @@ type Evidence struct {
 	Info    float64 `json:"info"`
 	MinInfo float64 `json:"min_info"`
 	Generic bool    `json:"generic,omitempty"`
+	// AffixNames are the UnknownNames some candidate holds as the start or
+	// end of a longer term (QueryWord.Affix): they count as unknown for
+	// the lexical and the vector test, but do not make NamesUnknown.
+	AffixNames []string `json:"affix_names,omitempty"`
 	// NamesUnknown says the query is a prompt (Query.Prompt) naming
-	// something no memory contains (UnknownNames): it is about that thing,
+	// something no memory contains (UnknownNames less AffixNames): it is about that thing,
 	// whatever else of it the store's words cover ("How do I write a Django
 	// migration ..." in a store of another framework's migrations). A
 	// search is not held to it: whoever searches asked for the nearest.
@@ -122,6 +126,14 @@ type QueryWord struct {
 	// Name is set when the text writes the word as a name (see nameWords):
 	// a tool, library, product or identifier the query is about.
 	Name bool
+	// Affix is set on an Unknown name that a candidate holds as the start
+	// or the end of a longer term (AffixOf): "Surreal" where a memory
+	// says "surrealdb", "CNC" where it says "LinuxCNC". Such a name may be
+	// the store's thing written short or another thing ("Java" and
+	// "JavaScript"), so it stays Unknown (its information counts against
+	// the lexical test, and the vector test alone is not evidence for it)
+	// but a prompt naming it is not refused outright (NamesUnknown).
+	Affix bool
 }
 
 // QueryWords returns the distinct words of text that the analyzer keeps
@@ -227,6 +239,42 @@ func UnknownNames(ws []QueryWord) []string {
 	var out []string
 	for _, w := range ws {
 		if w.Name && w.Unknown {
+			out = append(out, w.Word)
+		}
+	}
+	return out
+}
+
+// MinAffixLen is the shortest term AffixOf finds inside a longer one:
+// shorter ones ("go" in "goal", "ai" in "aim") start or end too many
+// unrelated words.
+const MinAffixLen = 3
+
+// AffixOf reports whether one of terms (a query word's analysed terms)
+// starts or ends a longer term of doc (a memory's docTerms) without being
+// all of it, and is at least MinAffixLen bytes long: "surreal" in
+// "surrealdb", "cnc" in "linuxcnc".
+func AffixOf(terms []string, doc map[string]bool) bool {
+	for _, t := range terms {
+		if len(t) < MinAffixLen {
+			continue
+		}
+		for d := range doc {
+			if len(d) > len(t) && (strings.HasPrefix(d, t) || strings.HasSuffix(d, t)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RefusedNames returns the words of UnknownNames that a prompt is refused
+// for (Evidence.NamesUnknown): those no candidate holds even as the start
+// or end of a longer term (QueryWord.Affix).
+func RefusedNames(ws []QueryWord) []string {
+	var out []string
+	for _, w := range ws {
+		if w.Name && w.Unknown && !w.Affix {
 			out = append(out, w.Word)
 		}
 	}

@@ -682,3 +682,95 @@ func TestEvidenceBestLacks(t *testing.T) {
 		t.Errorf("best lacks %q, want [rust]; evidence %+v", r.Evidence.BestLacks, r.Evidence)
 	}
 }
+
+// TestAffixOf: a query word's term is found as the start or end of a
+// longer term of a memory, at least MinAffixLen long, never as the whole
+// term nor inside one.
+func TestAffixOf(t *testing.T) {
+	doc := map[string]bool{"surrealdb": true, "linuxcnc": true, "goal": true, "release": true, "grbl": true}
+	cases := []struct {
+		terms []string
+		want  bool
+	}{
+		{[]string{"surreal"}, true},       // start
+		{[]string{"cnc"}, true},           // end
+		{[]string{"grbl"}, false},         // the whole term: known, not an affix
+		{[]string{"go"}, false},           // shorter than MinAffixLen
+		{[]string{"lea"}, false},          // inside a term only
+		{[]string{"docker", "cnc"}, true}, // any of the word's terms
+		{[]string{"surrealdbx"}, false},   // longer than the term
+		{nil, false},
+	}
+	for _, c := range cases {
+		if got := AffixOf(c.terms, doc); got != c.want {
+			t.Errorf("AffixOf(%q) = %v, want %v", c.terms, got, c.want)
+		}
+	}
+}
+
+// TestRefusedNames: the unknown names a prompt is refused for are those
+// no candidate holds as the start or end of a longer term.
+func TestRefusedNames(t *testing.T) {
+	ws := []QueryWord{
+		{Word: "surreal", Name: true, Unknown: true, Affix: true},
+		{Word: "django", Name: true, Unknown: true},
+		{Word: "grbl", Name: true},
+		{Word: "storage", Unknown: true},
+	}
+	if got, want := RefusedNames(ws), []string{"django"}; !slices.Equal(got, want) {
+		t.Errorf("RefusedNames = %q, want %q", got, want)
+	}
+	if got, want := UnknownNames(ws), []string{"surreal", "django"}; !slices.Equal(got, want) {
+		t.Errorf("UnknownNames = %q, want %q", got, want)
+	}
+}
+
+// TestEvidencePromptNamingAffix: a prompt naming what a memory holds only
+// as the start or end of a longer term ("Surreal" for "surrealdb", "CNC"
+// for "LinuxCNC") is not refused outright: the lexical test decides, with
+// the name's information counted as unknown. A prompt whose other words
+// the store lacks still gets nothing, and a name no candidate holds even
+// so is refused as before.
+func TestEvidencePromptNamingAffix(t *testing.T) {
+	emb := embed.NewBuiltin()
+	st := smallStore(t, emb, []string{
+		"The desktop client runs self-contained with surrealdb embedded as its storage; no database server is started.",
+		"The exhaust fan maps to M8 on and M9 off for GRBL and LinuxCNC controllers; Marlin uses M106.",
+		"The JavaScript bundle is built by esbuild from assets/js/app.js.",
+		"Run the unit tests with pytest before every commit.",
+	})
+	cases := []struct {
+		name, prompt string
+		want         string // a memory the hits must hold; "" = none
+		affix        []string
+		refused      bool // NamesUnknown
+	}{
+		{"start of a term", "Can the desktop client use Surreal as its embedded storage?", "m0", []string{"surreal"}, false},
+		{"end of a term", "Which codes does the exhaust fan map to on and off for CNC controllers?", "m1", []string{"cnc"}, false},
+		{"affix, other words unknown", "How do I tune Java garbage collection pauses?", "", []string{"java"}, false},
+		{"no affix", "How do I tune Kotlin garbage collection pauses?", "", nil, true},
+	}
+	ctx := context.Background()
+	e := New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := e.Run(ctx, Query{Text: c.prompt, Prompt: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := hitIDs(r.Hits)
+			if !slices.Equal(r.Evidence.AffixNames, c.affix) {
+				t.Errorf("affix names %q, want %q", r.Evidence.AffixNames, c.affix)
+			}
+			if r.Evidence.NamesUnknown != c.refused {
+				t.Errorf("NamesUnknown %v, want %v; evidence %+v", r.Evidence.NamesUnknown, c.refused, r.Evidence)
+			}
+			if c.want == "" && len(ids) > 0 {
+				t.Errorf("hits %v, want none; evidence %+v", ids, r.Evidence)
+			}
+			if c.want != "" && !slices.Contains(ids, c.want) {
+				t.Errorf("hits %v lack %s; evidence %+v", ids, c.want, r.Evidence)
+			}
+		})
+	}
+}

@@ -138,7 +138,10 @@ var queryStages = []queryStage{
 //     not for a query naming
 //     something no memory mentions, and a prompt naming one gets nothing
 //     whatever the word test says: Evidence.NamesUnknown; a name the index
-//     holds only inside a compound term is not unknown: docTerms). Without
+//     holds only inside a compound term is not unknown: docTerms; one a
+//     candidate holds only as the start or end of a longer term, "Surreal"
+//     of "surrealdb", stays unknown to both tests but is no reason to
+//     refuse: QueryWord.Affix). Without
 //     either, or when a prompt
 //     (Query.Prompt) is too generic to be about anything (it names nothing
 //     and its words carry less information than one word general language
@@ -468,6 +471,9 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 			if w.Unknown && slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
 				r.qwords[j].Unknown = false // only inside a compound term of the index ("phoenix.liveviewtest")
 			}
+			if w.Unknown && w.Name && !w.Affix && AffixOf(w.Terms, doc) {
+				r.qwords[j].Affix = true // the start or end of a longer term ("surreal" of "surrealdb")
+			}
 		}
 		hits := 0
 		kdoc := e.keywordTerms(doc)
@@ -514,7 +520,13 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 	if !r.q.Prompt {
 		ev.Generic = false
 	}
-	ev.NamesUnknown = r.q.Prompt && len(ev.UnknownNames) > 0
+	refused := RefusedNames(r.qwords)
+	for _, w := range r.qwords {
+		if w.Name && w.Unknown && w.Affix {
+			ev.AffixNames = append(ev.AffixNames, w.Word)
+		}
+	}
+	ev.NamesUnknown = r.q.Prompt && len(refused) > 0
 	ev.BestLacks = LackedNames(r.qwords, r.bestDoc)
 	r.res.Evidence, r.res.Tested = ev, true
 	if !ev.Holds() {

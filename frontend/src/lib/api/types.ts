@@ -289,6 +289,7 @@ export interface Evidence {
   info: number;
   min_info: number;
   generic?: boolean;
+  affix_names?: string[];
   names_unknown?: boolean;
 }
 
