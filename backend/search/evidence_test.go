@@ -774,3 +774,23 @@ func TestEvidencePromptNamingAffix(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkAffixOf bounds what the affix test adds to a prompt naming
+// something unknown: one call per unknown name and candidate, here a
+// candidate of 80 terms of which none starts or ends with the name (the
+// worst case: every term is compared). Run:
+//
+//	go test ./backend/search -run '^$' -bench AffixOf
+func BenchmarkAffixOf(b *testing.B) {
+	doc := map[string]bool{}
+	for i := range 80 {
+		doc[fmt.Sprintf("term%02dword", i)] = true
+	}
+	terms := []string{"kubernetes"}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if AffixOf(terms, doc) {
+			b.Fatal("found")
+		}
+	}
+}
