@@ -165,7 +165,7 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 			if ok {
 				b.restated[b.id] = append(b.restated[b.id], a.id)
 				dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(a.c.Text), Origin: OriginEarlier, Class: a.c.Class, MemoryID: a.id,
-					Reason: fmt.Sprintf("restated in turn %d: %s; superseded by %s", turns[b.turn].turn.Turn, preview(b.c.Text), b.id)})
+					Reason: fmt.Sprintf("restated in %s: %s; superseded by %s", turns[b.turn].turn.number(), preview(b.c.Text), b.id)})
 				n++
 			}
 			break

@@ -604,9 +604,9 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
 		if ids[i] != "" {
 			e.markUntested(ids[i])
-			reason := fmt.Sprintf("turn %d distilled again knowing turn %d: kept now", e.turn.Turn, t.Turn)
+			reason := fmt.Sprintf("%s distilled again knowing %s: kept now", e.turn.number(), t.number())
 			if old := into[c.Text]; old != "" && old == ids[i] {
-				reason = fmt.Sprintf("turn %d distilled again knowing turn %d: its statements re-packed, stored into the same memory", e.turn.Turn, t.Turn)
+				reason = fmt.Sprintf("%s distilled again knowing %s: its statements re-packed, stored into the same memory", e.turn.number(), t.number())
 			}
 			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i], Reason: reason})
 			for _, cv := range cutVerdicts([]Candidate{c}) {
@@ -644,21 +644,21 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 			if !ok {
 				continue
 			}
-			cv.Reason = fmt.Sprintf("turn %d distilled again knowing turn %d: its statements re-packed; superseded by %s, which holds them now and takes its history", e.turn.Turn, t.Turn, next)
+			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: its statements re-packed; superseded by %s, which holds them now and takes its history", e.turn.number(), t.number(), next)
 		} else {
 			why := droppedWhy(now, o.text)
 			if h >= 0 {
 				why = "its statements re-packed into one stored as no memory of its own (a duplicate, or gated)"
 			}
 			err := p.store.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: o.id,
-				Reason: fmt.Sprintf("turn %d of session %s distilled again knowing turn %d: no longer kept (%s)", e.turn.Turn, t.SessionID, t.Turn, why)}}})
+				Reason: fmt.Sprintf("%s of session %s distilled again knowing %s: no longer kept (%s)", e.turn.number(), t.SessionID, t.number(), why)}}})
 			if err != nil {
 				if m, gerr := p.store.GetMany(ctx, []string{o.id}); gerr == nil && len(m) == 0 {
 					continue // deleted meanwhile
 				}
 				return n, fmt.Errorf("trash %s: %w", o.id, err)
 			}
-			cv.Reason = fmt.Sprintf("turn %d distilled again knowing turn %d: no longer kept (%s); moved to the trash (restore it from there)", e.turn.Turn, t.Turn, why)
+			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: no longer kept (%s); moved to the trash (restore it from there)", e.turn.number(), t.number(), why)
 		}
 		dec.Candidates = append(dec.Candidates, cv)
 		if err := p.unrestate(ctx, o.id, e); err != nil {
@@ -688,7 +688,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		return ex.Turn == first.Turn && ex.Assistant == first.Assistant && ex.EndedAt.Equal(first.EndedAt)
 	}) {
 		r.dec.Verdict, r.dec.Stage, r.decided = memory.VerdictDuplicate, StageReplay, true
-		r.dec.Reason = fmt.Sprintf("continues turn %d, which holds it already", last.turn.Turn)
+		r.dec.Reason = fmt.Sprintf("continues %s, which holds it already", last.turn.number())
 		return true, nil
 	}
 	ext := last.turn
@@ -731,7 +731,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 			ids = append(ids, c.MemoryID)
 		}
 	}
-	reason := fmt.Sprintf("continues turn %d: distilled again with it", ext.Turn)
+	reason := fmt.Sprintf("continues %s: distilled again with it", ext.number())
 	if n > 0 {
 		reason += fmt.Sprintf("; revised %d memories of earlier turns", n)
 	}
@@ -941,7 +941,7 @@ func (p *Pipeline) revisingMemory(s string, subj map[string]bool, cands []Candid
 // is false when the memory is gone or superseded already.
 func (p *Pipeline) reviseOne(ctx context.Context, t Turn, e storedStatement, s, next string) (cv memory.CandidateVerdict, ok bool, err error) {
 	cv = memory.CandidateVerdict{Text: preview(e.text), Origin: OriginEarlier, Class: ClassFinding, MemoryID: e.id}
-	why := fmt.Sprintf("revised in turn %d: %s", t.Turn, preview(s))
+	why := fmt.Sprintf("revised in %s: %s", t.number(), preview(s))
 	if next != "" {
 		ok, err := p.supersede(ctx, e.id, next)
 		if !ok || err != nil {

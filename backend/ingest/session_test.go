@@ -133,8 +133,10 @@ func TestReviseEarlierTurns(t *testing.T) {
 			if rev == nil || rev.MemoryID == "" || !strings.Contains(last.Reason, "revised 1 memories") {
 				t.Fatalf("turn 3 decision does not show the revision: %q %+v", last.Reason, last.Candidates)
 			}
-			if want := fmt.Sprintf("revised in turn %d: ", turns[2].Turn); turns[2].Turn <= turns[1].Turn || !strings.HasPrefix(rev.Reason, want) {
-				t.Fatalf("revision %q, want it to name turn 3 by its first exchange (%q)", rev.Reason, want)
+			// Turn 3 is the user's third prompt, whatever its first
+			// exchange's number (4: turn 2 has a tool-loop iteration).
+			if want := "revised in turn 3: "; turns[2].UserTurns != 3 || turns[2].Turn == 3 || !strings.HasPrefix(rev.Reason, want) {
+				t.Fatalf("revision %q (exchange %d), want it to name the turn as the user counts it (%q)", rev.Reason, turns[2].Turn, want)
 			}
 			trash, err := live.st.Trash(ctx)
 			if err != nil {
