@@ -122,11 +122,12 @@ var (
 	keptEntryBytes     = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(""))
 	fromEntryBytes     = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(keptFrom{}))
 	restatedEntryBytes = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof([]string(nil)))
+	untestedEntryBytes = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(false))
 	stringBytes        = int(unsafe.Sizeof(""))
 )
 
-// mapsSize returns about the bytes the turn's kept, from and restated maps
-// take: their keys and values, a kept statement's subject (as heldSize
+// mapsSize returns about the bytes the turn's kept, from, restated and
+// untested maps take: their keys and values, a kept statement's subject (as heldSize
 // counts a subject map), tokens and lowered text. On a real session (a
 // 59-turn Codex session of the dev set, replayed live) they take about
 // two thirds of what its text and said take.
@@ -152,6 +153,9 @@ func (e *recentTurn) mapsSize() int {
 		for _, id := range v {
 			n += stringBytes + len(id)
 		}
+	}
+	for k := range e.untested {
+		n += untestedEntryBytes + len(k)
 	}
 	return n
 }

@@ -477,9 +477,9 @@ func TestRevisedWhyNamesCuts(t *testing.T) {
 	}
 }
 
-// TestRecentTurnsBoundCountsMaps: a recent turn's kept, from and restated
-// maps count toward maxRecentBytes, each at least the bytes of its
-// strings.
+// TestRecentTurnsBoundCountsMaps: a recent turn's kept, from, restated and
+// untested maps count toward maxRecentBytes, each at least the bytes of
+// its strings.
 func TestRecentTurnsBoundCountsMaps(t *testing.T) {
 	stmt := func(i int) string {
 		return fmt.Sprintf("The importer in pkg%[1]d/load.go skips a row whose account id is empty, so totals of batch %[1]d exclude it.", i)
@@ -509,6 +509,11 @@ func TestRecentTurnsBoundCountsMaps(t *testing.T) {
 			id, old := fmt.Sprintf("mem-%04d", i), fmt.Sprintf("old-%04d", i)
 			e.restated[id] = []string{old}
 			return len(id) + len(old)
+		}},
+		{"untested", func(e *recentTurn, i int) int {
+			id := fmt.Sprintf("mem-%04d", i)
+			e.markUntested(id)
+			return len(id)
 		}},
 	} {
 		e := recentTurn{size: 100, kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}}
