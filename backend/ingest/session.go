@@ -92,6 +92,21 @@ type recentTurn struct {
 	saidAt   int
 	logged   int
 	saidSize int
+	// shared marks a turn recentTurns.turns handed out: its kept, from,
+	// restated and untested maps are the remembered turn's, which other
+	// calls read, until own copies them before the first write.
+	shared bool
+}
+
+// own makes the turn's maps its own before one is written (shared): the
+// remembered turn keeps its own until set replaces it, so a call that
+// fails half-way, or a concurrent one, sees them as they were.
+func (e *recentTurn) own() {
+	if !e.shared {
+		return
+	}
+	e.kept, e.from, e.restated, e.untested = maps.Clone(e.kept), maps.Clone(e.from), maps.Clone(e.restated), maps.Clone(e.untested)
+	e.shared = false
 }
 
 // setSaid sets what the model said in t, read for the held test, and the
@@ -274,7 +289,9 @@ type recentTurns struct {
 	sessions map[string]*recentSession
 }
 
-// turns returns a copy of the session's recent turns.
+// turns returns a copy of the session's recent turns, their maps shared
+// with the remembered turns until written (recentTurn.own): most turns
+// of a session are read, not revised, when a new turn comes.
 func (r *recentTurns) turns(session string) []recentTurn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -284,10 +301,9 @@ func (r *recentTurns) turns(session string) []recentTurn {
 	}
 	r.tick++
 	s.seen = r.tick
-	out := make([]recentTurn, len(s.turns))
-	for i, t := range s.turns {
-		t.kept, t.from, t.restated, t.untested = maps.Clone(t.kept), maps.Clone(t.from), maps.Clone(t.restated), maps.Clone(t.untested)
-		out[i] = t
+	out := slices.Clone(s.turns)
+	for i := range out {
+		out[i].shared = true
 	}
 	return out
 }
@@ -520,6 +536,7 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 // does not let it stand again (unrestate). It returns how many memories
 // it revised.
 func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
+	e.own()
 	kept := map[string]bool{}
 	var fresh, keptNow []Candidate
 	for _, c := range now {
@@ -1042,6 +1059,7 @@ func forgetRestated(id string, turns []recentTurn) {
 	for i := range turns {
 		for r, olds := range turns[i].restated {
 			if k := slices.Index(olds, id); k >= 0 {
+				turns[i].own()
 				turns[i].restated[r] = slices.Delete(slices.Clone(olds), k, k+1)
 			}
 		}

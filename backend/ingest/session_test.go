@@ -528,3 +528,38 @@ func TestRecentTurnsBoundCountsMaps(t *testing.T) {
 		}
 	}
 }
+
+// TestRecentTurnsSharedUntilWritten: the turns recentTurns hands out share
+// their maps with the remembered ones until written; each writer copies
+// them first, so the remembered turns stay as they were until set.
+func TestRecentTurnsSharedUntilWritten(t *testing.T) {
+	const text = "The importer in pkg/load.go skips a row whose account id is empty."
+	remembered := func() recentTurn {
+		return recentTurn{size: 10, kept: map[string]string{text: "m2"}, from: map[string]keptFrom{text: {origin: OriginFinal, class: ClassFinding}},
+			restated: map[string][]string{"m2": {"m1", "m0"}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		write func(turns []recentTurn)
+	}{
+		{"markUntested", func(turns []recentTurn) { turns[0].markUntested("m2") }},
+		{"forgetRestated", func(turns []recentTurn) { forgetRestated("m1", turns) }},
+		{"own, then any map", func(turns []recentTurn) {
+			turns[0].own()
+			turns[0].kept["another"] = "m3"
+			delete(turns[0].from, text)
+			turns[0].restated["m3"] = []string{"m2"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r recentTurns
+			r.set("s", []recentTurn{remembered()})
+			tc.write(r.turns("s"))
+			got, want := r.turns("s")[0], remembered()
+			if !maps.Equal(got.kept, want.kept) || !maps.EqualFunc(got.from, want.from, func(a, b keptFrom) bool { return a.origin == b.origin && a.class == b.class }) || len(got.untested) != 0 ||
+				!maps.EqualFunc(got.restated, want.restated, slices.Equal) {
+				t.Fatalf("remembered turn written through a handed-out copy: kept %v from %v restated %v untested %v", got.kept, got.from, got.restated, got.untested)
+			}
+		})
+	}
+}
