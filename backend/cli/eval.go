@@ -211,7 +211,7 @@ func runEvalMerge(env *Env, args []string) error {
 func runEvalSessions(env *Env, args []string) error {
 	var c common
 	fs := newFlags("eval sessions", env, &c, true)
-	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts, each recall miss and where its memory went, and what unrelated prompts got, each with the evidence test it passed or failed, to `FILE`")
+	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts (each with where its text went: the statements that held its keys and what the decisions did with them), each recall miss and where its memory went, and what unrelated prompts got, each with the evidence test it passed or failed, to `FILE`")
 	evidencePath := fs.String("evidence", "", "write a JSON line per recall asked (each relevant query, each unrelated prompt with no project and in each project) with whether it was answered and the query-level evidence test's numbers to `FILE`; --dump ends with their distributions side by side")
 	live := fs.Bool("live", false, "compare, per Claude Code and Codex session, the memories `memtray ingest` stores with those live capture stores from the session file written a turn at a time with its hooks (--dump: the differing texts)")
 	pos, err := parse(fs, args)

@@ -590,7 +590,7 @@ func writeIngestReport(w io.Writer, r IngestReport, details bool) {
 	}
 	fmt.Fprintf(w, "  memories written %d, duplicates avoided %d\n", r.Memories, r.Duplicates)
 	for _, d := range r.Decisions {
-		fmt.Fprintf(w, "    #%-4d %-18s %-10s %s | %s\n", d.Turn, d.Verdict, d.Stage, oneLine(d.Reason, 70), oneLine(d.Preview, 60))
+		fmt.Fprintf(w, "    %-13s %-18s %-10s %s | %s\n", d.TurnLabel(), d.Verdict, d.Stage, oneLine(d.Reason, 70), oneLine(d.Preview, 60))
 	}
 }
 

@@ -12,8 +12,9 @@ import (
 
 // dumpSession writes a session's live memories, each with the ids of the
 // facts ("F:") and the traps ("TRAP:") it covers, then the facts no memory
-// covers, for reading a run by hand (SessionsOptions.Dump).
-func dumpSession(w io.Writer, ls *LabelledSession, live []memory.Memory, covered []bool) {
+// covers, each with where its text went (went), for reading a run by hand
+// (SessionsOptions.Dump).
+func dumpSession(w io.Writer, ls *LabelledSession, live []memory.Memory, covered []bool, went func(Fact) string) {
 	fmt.Fprintf(w, "=== session %s (%s, %d memories)\n", ls.ID, ls.Agent, len(live))
 	// In the order they were written (ties by text), not by their random
 	// ids: two runs' dumps diff line by line.
@@ -47,7 +48,7 @@ func dumpSession(w io.Writer, ls *LabelledSession, live []memory.Memory, covered
 	}
 	for i, f := range ls.Facts {
 		if !covered[i] {
-			fmt.Fprintf(w, "!!! uncovered %s (%s): %s\n", f.ID, f.Where, f.Statement)
+			fmt.Fprintf(w, "!!! uncovered %s (%s): %s\n    went: %s\n", f.ID, f.Where, f.Statement, went(f))
 		}
 	}
 }

@@ -350,7 +350,7 @@ func dumpLive(w io.Writer, sc LiveSessionScore) {
 					kept++
 				}
 			}
-			fmt.Fprintf(w, "turn %d %s %s: %d/%d kept, %d memories: %.160s | %.120s\n", e.Turn, e.Verdict, e.Stage, kept, len(e.Candidates), len(e.MemoryIDs), e.Reason, strings.ReplaceAll(e.User, "\n", " "))
+			fmt.Fprintf(w, "%s (exchange %d) %s %s: %d/%d kept, %d memories: %.160s | %.120s\n", e.TurnLabel(), e.Turn, e.Verdict, e.Stage, kept, len(e.Candidates), len(e.MemoryIDs), e.Reason, strings.ReplaceAll(e.User, "\n", " "))
 		}
 	}
 }

@@ -44,7 +44,10 @@ type SessionsOptions struct {
 	Progress func(msg string)
 	// Dump, if set, gets a readable listing for reading the run by hand:
 	// each session's live memories with the facts and traps they cover,
-	// the facts no memory covers, and what each unrelated prompt got.
+	// the facts no memory covers, each with where its text went (the
+	// statements of the session's decisions that held its keys and what
+	// became of them, or that no captured text held them), and what each
+	// unrelated prompt got.
 	Dump io.Writer
 	// Evidence, if set, gets a JSON line (EvidenceRecord) per recall asked:
 	// every relevant query, every unrelated prompt with no project and in
@@ -138,6 +141,8 @@ type sessionsRun struct {
 	trapping map[string]bool          // ... that cover a trap of a session that wrote them
 
 	evidence []EvidenceRecord // every recall asked (logEvidence)
+
+	trails map[string]*sessionTrail // session id -> what its ingest decided, for the dump
 }
 
 // loadedSession is a labelled session and its exchanges.
@@ -185,18 +190,24 @@ func (r *sessionsRun) load(set *SessionSet, path string) error {
 // ingest sends the sessions to the daemon in order, noting which memories
 // each one wrote (created, or changed the text of).
 func (r *sessionsRun) ingest(ctx context.Context) error {
-	r.touched, r.exchangeProject = map[string][]string{}, map[string]string{}
+	r.touched, r.exchangeProject, r.trails = map[string][]string{}, map[string]string{}, map[string]*sessionTrail{}
 	prev, err := snapshot(ctx, r.d.Store())
 	if err != nil {
 		return err
 	}
 	for _, l := range r.todo {
 		r.progress(fmt.Sprintf("ingesting %s: %d exchanges", l.ls.ID, len(l.exs)))
+		trail := &sessionTrail{exs: l.exs}
+		r.trails[l.ls.ID] = trail
 		for _, run := range l.runs {
 			for i := 0; i < len(run); i += sessionsIngestBatch {
 				batch := run[i:min(i+sessionsIngestBatch, len(run))]
-				if _, err := r.d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
+				resp, err := r.d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: batch})
+				if err != nil {
 					return fmt.Errorf("eval sessions: ingest %s: %w", l.ls.ID, err)
+				}
+				if r.opts.Dump != nil {
+					trail.note(batch, resp.Decisions)
 				}
 			}
 		}
@@ -227,7 +238,12 @@ func (r *sessionsRun) score(ctx context.Context) error {
 		texts := memoryTexts(live)
 		covered := scoreSession(sc, l.ls, texts, len(l.exs), project)
 		if r.opts.Dump != nil {
-			dumpSession(r.opts.Dump, l.ls, live, covered)
+			mine := map[string]bool{}
+			for _, m := range live {
+				mine[m.ID] = true
+			}
+			state := memoryState(r.final, mine)
+			dumpSession(r.opts.Dump, l.ls, live, covered, func(f Fact) string { return r.trails[l.ls.ID].went(f, state) })
 		}
 		for _, m := range live {
 			r.all[m.ID] = m

@@ -132,7 +132,7 @@ func (s *Service) Keep(ctx context.Context, decisionID string) (memory.Decision,
 	if e.Verdict != memory.VerdictRejected {
 		return memory.Decision{}, fmt.Errorf("decision %q was %s, not rejected: %w", decisionID, e.Verdict, memory.ErrInvalid)
 	}
-	ex := memory.Exchange{SessionID: e.SessionID, Turn: e.Turn, User: e.User, Assistant: e.Assistant,
+	ex := memory.Exchange{SessionID: e.SessionID, Turn: e.Turn, UserTurns: e.UserTurn, User: e.User, Assistant: e.Assistant,
 		Project: e.Project, Source: e.Source}
 	dec, err := s.o.Pipeline.Keep(ctx, ex)
 	if err != nil {

@@ -133,6 +133,61 @@ func TestDocumentDecidedAndLogged(t *testing.T) {
 	}
 }
 
+// TestIngestNumbersTurnsAsTheUserCounts: a turn's decision, in the
+// response and in the log, carries the number of the user's prompt it
+// answers (UserTurn, "turn 2") beside its first exchange's number (Turn),
+// which counts the tool loop's iterations too; exchanges that did not
+// count the user's prompts are named by their exchange.
+func TestIngestNumbersTurnsAsTheUserCounts(t *testing.T) {
+	loop := func(turn, users int, text string) memory.Exchange {
+		return memory.Exchange{SessionID: "s", Turn: turn, UserTurns: users, ToolLoop: true, Assistant: text,
+			ToolCalls: []memory.ToolCall{{Name: "Read", Input: `{"file_path":"cmd/serve/main.go"}`}}}
+	}
+	prompt := func(turn, users int, user, text string) memory.Exchange {
+		return memory.Exchange{SessionID: "s", Turn: turn, UserTurns: users, User: user, Assistant: text}
+	}
+	for _, tc := range []struct {
+		name      string
+		exs       []memory.Exchange
+		userTurns []int
+		turns     []int
+		labels    []string
+	}{
+		{"counted", []memory.Exchange{
+			prompt(1, 1, "why does the server start slowly?", "Let me look at the startup code."),
+			loop(2, 1, "The `serve` command opens the bleve index before it listens."),
+			loop(3, 1, "Opening the index takes most of the start time on a large store."),
+			prompt(4, 2, "thanks, now run the tests", "All tests pass."),
+		}, []int{1, 2}, []int{1, 4}, []string{"turn 1", "turn 2"}},
+		{"not counted", []memory.Exchange{
+			prompt(1, 0, "why does the server start slowly?", "Let me look at the startup code."),
+			loop(2, 0, "The `serve` command opens the bleve index before it listens."),
+			prompt(3, 0, "thanks, now run the tests", "All tests pass."),
+		}, []int{0, 0}, []int{1, 3}, []string{"exchange 1", "exchange 3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := open(t)
+			resp, err := s.Ingest(ctx, IngestRequest{Exchanges: tc.exs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			log, _ := s.Decisions(ctx, 10)
+			if len(resp.Decisions) != len(tc.turns) || len(log) != len(tc.turns) {
+				t.Fatalf("%d decisions, %d logged, want %d", len(resp.Decisions), len(log), len(tc.turns))
+			}
+			for i, d := range resp.Decisions {
+				e := log[len(log)-1-i] // newest first
+				if d.UserTurn != tc.userTurns[i] || d.Turn != tc.turns[i] || d.TurnLabel() != tc.labels[i] ||
+					e.UserTurn != d.UserTurn || e.Turn != d.Turn {
+					t.Errorf("decision %d: user turn %d, turn %d, %q (logged %d, %d); want %d, %d, %q",
+						i, d.UserTurn, d.Turn, d.TurnLabel(), e.UserTurn, e.Turn, tc.userTurns[i], tc.turns[i], tc.labels[i])
+				}
+			}
+		})
+	}
+}
+
 // TestNoiseProjectionNearestPrototypes: each recent rejected exchange
 // lists its nearest noise prototypes, the nearest first, and its nearest
 // quality prototype; kept exchanges are not listed.

@@ -599,6 +599,15 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 	for _, block := range splitBlocks(prose) {
 		var kept []string
 		dropped := map[string]int{}
+		var runs []droppedRun // what dropped counts, in order, a run per class
+		drop := func(class, st string) {
+			dropped[class]++
+			if n := len(runs); n > 0 && runs[n-1].class == class {
+				runs[n-1].text += " " + st
+				return
+			}
+			runs = append(runs, droppedRun{class: class, text: st})
+		}
 		var lines lineDrops // the lines dropped one by one, shown each with its reason
 		asks := false       // the block asks the user: its list items are options, not facts
 		keptClass := map[string]int{}
@@ -620,24 +629,24 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			if headingLine.MatchString(st) || (s.intro && wordCount(st) <= 8) {
 				*lead = ""
 				if planHeading.MatchString(st) {
-					dropped[ClassPlan]++
+					drop(ClassPlan, st)
 				}
 				continue
 			}
 			if s.skip != "" || planHeading.MatchString(st) {
 				*lead = ""
-				dropped[ClassPlan]++
+				drop(ClassPlan, st)
 				continue
 			}
 			if asks && s.item {
 				*lead = ""
-				dropped[ClassQuestion]++
+				drop(ClassQuestion, st)
 				continue
 			}
 			if core, ok := restate.take(st, pos-1); ok {
 				*lead = ""
 				if core == "" {
-					dropped[ClassChat]++
+					drop(ClassChat, st)
 				}
 				continue
 			}
@@ -663,7 +672,7 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			if class != ClassQuestion && class != ClassChat {
 				prev = st
 			}
-			dropped[class]++
+			drop(class, st)
 		}
 		blockClass := ClassFinding
 		if keptClass[ClassChange] > keptClass[ClassFinding] {
@@ -678,10 +687,19 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			c.pos = pos
 			cands = append(cands, c)
 		}
-		if len(kept) == 0 && !ok && len(dropped) > 0 {
+		switch {
+		case len(kept) > 0 || ok || len(dropped) == 0:
+		case len(runs) == 1:
 			// A block dropped whole is shown, never compared: no subject.
 			class := mostDropped(dropped)
 			cands = append(cands, Candidate{Text: shorten(strings.TrimSpace(block)), Origin: origin, Class: class, Reason: class, pos: pos})
+		default:
+			// Its sentences of several classes: each run of one class is
+			// shown with its own ("Let me check X." narration, "All 12
+			// tests pass." status), not the block's most common.
+			for _, r := range runs {
+				cands = append(cands, Candidate{Text: shorten(r.text), Origin: origin, Class: r.class, Reason: r.class, pos: pos})
+			}
 		}
 		cands = append(cands, lines.candidates(origin, pos)...)
 	}
@@ -870,6 +888,12 @@ func shorten(text string) string {
 		return string(r[:maxCandidateRunes]) + "…"
 	}
 	return text
+}
+
+// droppedRun is sentences in a row of a block that distillation dropped
+// for one class, joined.
+type droppedRun struct {
+	class, text string
 }
 
 func newCandidate(text, origin, class string, keep bool, reason string) Candidate {

@@ -301,7 +301,7 @@ func (p *Pipeline) process(ctx context.Context, ex memory.Exchange, force bool, 
 
 func (p *Pipeline) newRun(ex memory.Exchange, force bool, source string) *run {
 	return &run{ex: ex, reply: ex.Assistant, user: ex.User, force: force, source: source, dec: memory.Decision{
-		ID: newDecisionID(), SessionID: ex.SessionID, Turn: ex.Turn, At: p.clock.Now().UTC(), Scores: map[string]float64{},
+		ID: newDecisionID(), SessionID: ex.SessionID, Turn: ex.Turn, UserTurn: ex.UserTurns, At: p.clock.Now().UTC(), Scores: map[string]float64{},
 	}}
 }
 

@@ -50,7 +50,6 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 		id       string
 		turn     int // index in turns
 		untested bool
-		restated map[string][]string
 	}
 	untested := map[string]bool{}
 	for i := range turns {
@@ -70,7 +69,7 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 				if f.subject == nil {
 					f.subject = subjectOf(text)
 				}
-				later = append(later, restater{c: storedCandidate(text, f), f: f, id: id, turn: i, untested: untested[id], restated: e.restated})
+				later = append(later, restater{c: storedCandidate(text, f), f: f, id: id, turn: i, untested: untested[id]})
 			}
 		}
 	}
@@ -86,8 +85,9 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 	// A kept text's tokens and lowercased form are read once, then kept
 	// with the turn (keptFrom) for the later turns' tests.
 	keep := func(r *restater) {
-		if from := turns[r.turn].from; from != nil {
-			from[r.c.Text] = r.f
+		if e := &turns[r.turn]; e.from != nil {
+			e.own()
+			e.from[r.c.Text] = r.f
 		}
 	}
 	// The pairs whose texts restate (restaters: by the earlier member, the
@@ -163,9 +163,11 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 			}
 			gone[a.id] = true
 			if ok {
-				b.restated[b.id] = append(b.restated[b.id], a.id)
+				e := &turns[b.turn]
+				e.own()
+				e.restated[b.id] = append(e.restated[b.id], a.id)
 				dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(a.c.Text), Origin: OriginEarlier, Class: a.c.Class, MemoryID: a.id,
-					Reason: fmt.Sprintf("restated in turn %d: %s; superseded by %s", turns[b.turn].turn.Turn, preview(b.c.Text), b.id)})
+					Reason: fmt.Sprintf("restated in %s: %s; superseded by %s", turns[b.turn].turn.number(), preview(b.c.Text), b.id)})
 				n++
 			}
 			break
@@ -182,6 +184,7 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 // they said. They are marked untested: the restatement test weighs them
 // again with what their session said after them.
 func (p *Pipeline) unrestate(ctx context.Context, id string, e *recentTurn) error {
+	e.own()
 	for _, old := range e.restated[id] {
 		e.markUntested(old)
 		_, err := p.store.Update(ctx, old, func(m *memory.Memory) error {
@@ -221,6 +224,7 @@ func storedCandidate(text string, f keptFrom) Candidate {
 // markUntested marks the memory id for the next restatement test
 // (supersedeRestated).
 func (e *recentTurn) markUntested(id string) {
+	e.own()
 	if e.untested == nil {
 		e.untested = map[string]bool{}
 	}

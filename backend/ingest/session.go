@@ -92,6 +92,21 @@ type recentTurn struct {
 	saidAt   int
 	logged   int
 	saidSize int
+	// shared marks a turn recentTurns.turns handed out: its kept, from,
+	// restated and untested maps are the remembered turn's, which other
+	// calls read, until own copies them before the first write.
+	shared bool
+}
+
+// own makes the turn's maps its own before one is written (shared): the
+// remembered turn keeps its own until set replaces it, so a call that
+// fails half-way, or a concurrent one, sees them as they were.
+func (e *recentTurn) own() {
+	if !e.shared {
+		return
+	}
+	e.kept, e.from, e.restated, e.untested = maps.Clone(e.kept), maps.Clone(e.from), maps.Clone(e.restated), maps.Clone(e.untested)
+	e.shared = false
 }
 
 // setSaid sets what the model said in t, read for the held test, and the
@@ -122,11 +137,12 @@ var (
 	keptEntryBytes     = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(""))
 	fromEntryBytes     = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(keptFrom{}))
 	restatedEntryBytes = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof([]string(nil)))
+	untestedEntryBytes = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(false))
 	stringBytes        = int(unsafe.Sizeof(""))
 )
 
-// mapsSize returns about the bytes the turn's kept, from and restated maps
-// take: their keys and values, a kept statement's subject (as heldSize
+// mapsSize returns about the bytes the turn's kept, from, restated and
+// untested maps take: their keys and values, a kept statement's subject (as heldSize
 // counts a subject map), tokens and lowered text. On a real session (a
 // 59-turn Codex session of the dev set, replayed live) they take about
 // two thirds of what its text and said take.
@@ -152,6 +168,9 @@ func (e *recentTurn) mapsSize() int {
 		for _, id := range v {
 			n += stringBytes + len(id)
 		}
+	}
+	for k := range e.untested {
+		n += untestedEntryBytes + len(k)
 	}
 	return n
 }
@@ -270,7 +289,9 @@ type recentTurns struct {
 	sessions map[string]*recentSession
 }
 
-// turns returns a copy of the session's recent turns.
+// turns returns a copy of the session's recent turns, their maps shared
+// with the remembered turns until written (recentTurn.own): most turns
+// of a session are read, not revised, when a new turn comes.
 func (r *recentTurns) turns(session string) []recentTurn {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -280,10 +301,9 @@ func (r *recentTurns) turns(session string) []recentTurn {
 	}
 	r.tick++
 	s.seen = r.tick
-	out := make([]recentTurn, len(s.turns))
-	for i, t := range s.turns {
-		t.kept, t.from, t.restated, t.untested = maps.Clone(t.kept), maps.Clone(t.from), maps.Clone(t.restated), maps.Clone(t.untested)
-		out[i] = t
+	out := slices.Clone(s.turns)
+	for i := range out {
+		out[i].shared = true
 	}
 	return out
 }
@@ -516,6 +536,7 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 // does not let it stand again (unrestate). It returns how many memories
 // it revised.
 func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
+	e.own()
 	kept := map[string]bool{}
 	var fresh, keptNow []Candidate
 	for _, c := range now {
@@ -604,9 +625,9 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
 		if ids[i] != "" {
 			e.markUntested(ids[i])
-			reason := fmt.Sprintf("turn %d distilled again knowing turn %d: kept now", e.turn.Turn, t.Turn)
+			reason := fmt.Sprintf("%s distilled again knowing %s: kept now", e.turn.number(), t.number())
 			if old := into[c.Text]; old != "" && old == ids[i] {
-				reason = fmt.Sprintf("turn %d distilled again knowing turn %d: its statements re-packed, stored into the same memory", e.turn.Turn, t.Turn)
+				reason = fmt.Sprintf("%s distilled again knowing %s: its statements re-packed, stored into the same memory", e.turn.number(), t.number())
 			}
 			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i], Reason: reason})
 			for _, cv := range cutVerdicts([]Candidate{c}) {
@@ -644,21 +665,21 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 			if !ok {
 				continue
 			}
-			cv.Reason = fmt.Sprintf("turn %d distilled again knowing turn %d: its statements re-packed; superseded by %s, which holds them now and takes its history", e.turn.Turn, t.Turn, next)
+			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: its statements re-packed; superseded by %s, which holds them now and takes its history", e.turn.number(), t.number(), next)
 		} else {
 			why := droppedWhy(now, o.text)
 			if h >= 0 {
 				why = "its statements re-packed into one stored as no memory of its own (a duplicate, or gated)"
 			}
 			err := p.store.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: o.id,
-				Reason: fmt.Sprintf("turn %d of session %s distilled again knowing turn %d: no longer kept (%s)", e.turn.Turn, t.SessionID, t.Turn, why)}}})
+				Reason: fmt.Sprintf("%s of session %s distilled again knowing %s: no longer kept (%s)", e.turn.number(), t.SessionID, t.number(), why)}}})
 			if err != nil {
 				if m, gerr := p.store.GetMany(ctx, []string{o.id}); gerr == nil && len(m) == 0 {
 					continue // deleted meanwhile
 				}
 				return n, fmt.Errorf("trash %s: %w", o.id, err)
 			}
-			cv.Reason = fmt.Sprintf("turn %d distilled again knowing turn %d: no longer kept (%s); moved to the trash (restore it from there)", e.turn.Turn, t.Turn, why)
+			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: no longer kept (%s); moved to the trash (restore it from there)", e.turn.number(), t.number(), why)
 		}
 		dec.Candidates = append(dec.Candidates, cv)
 		if err := p.unrestate(ctx, o.id, e); err != nil {
@@ -688,7 +709,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		return ex.Turn == first.Turn && ex.Assistant == first.Assistant && ex.EndedAt.Equal(first.EndedAt)
 	}) {
 		r.dec.Verdict, r.dec.Stage, r.decided = memory.VerdictDuplicate, StageReplay, true
-		r.dec.Reason = fmt.Sprintf("continues turn %d, which holds it already", last.turn.Turn)
+		r.dec.Reason = fmt.Sprintf("continues %s, which holds it already", last.turn.number())
 		return true, nil
 	}
 	ext := last.turn
@@ -731,7 +752,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 			ids = append(ids, c.MemoryID)
 		}
 	}
-	reason := fmt.Sprintf("continues turn %d: distilled again with it", ext.Turn)
+	reason := fmt.Sprintf("continues %s: distilled again with it", ext.number())
 	if n > 0 {
 		reason += fmt.Sprintf("; revised %d memories of earlier turns", n)
 	}
@@ -941,7 +962,7 @@ func (p *Pipeline) revisingMemory(s string, subj map[string]bool, cands []Candid
 // is false when the memory is gone or superseded already.
 func (p *Pipeline) reviseOne(ctx context.Context, t Turn, e storedStatement, s, next string) (cv memory.CandidateVerdict, ok bool, err error) {
 	cv = memory.CandidateVerdict{Text: preview(e.text), Origin: OriginEarlier, Class: ClassFinding, MemoryID: e.id}
-	why := fmt.Sprintf("revised in turn %d: %s", t.Turn, preview(s))
+	why := fmt.Sprintf("revised in %s: %s", t.number(), preview(s))
 	if next != "" {
 		ok, err := p.supersede(ctx, e.id, next)
 		if !ok || err != nil {
@@ -1038,6 +1059,7 @@ func forgetRestated(id string, turns []recentTurn) {
 	for i := range turns {
 		for r, olds := range turns[i].restated {
 			if k := slices.Index(olds, id); k >= 0 {
+				turns[i].own()
 				turns[i].restated[r] = slices.Delete(slices.Clone(olds), k, k+1)
 			}
 		}

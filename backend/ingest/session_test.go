@@ -133,8 +133,10 @@ func TestReviseEarlierTurns(t *testing.T) {
 			if rev == nil || rev.MemoryID == "" || !strings.Contains(last.Reason, "revised 1 memories") {
 				t.Fatalf("turn 3 decision does not show the revision: %q %+v", last.Reason, last.Candidates)
 			}
-			if want := fmt.Sprintf("revised in turn %d: ", turns[2].Turn); turns[2].Turn <= turns[1].Turn || !strings.HasPrefix(rev.Reason, want) {
-				t.Fatalf("revision %q, want it to name turn 3 by its first exchange (%q)", rev.Reason, want)
+			// Turn 3 is the user's third prompt, whatever its first
+			// exchange's number (4: turn 2 has a tool-loop iteration).
+			if want := "revised in turn 3: "; turns[2].UserTurns != 3 || turns[2].Turn == 3 || !strings.HasPrefix(rev.Reason, want) {
+				t.Fatalf("revision %q (exchange %d), want it to name the turn as the user counts it (%q)", rev.Reason, turns[2].Turn, want)
 			}
 			trash, err := live.st.Trash(ctx)
 			if err != nil {
@@ -475,9 +477,9 @@ func TestRevisedWhyNamesCuts(t *testing.T) {
 	}
 }
 
-// TestRecentTurnsBoundCountsMaps: a recent turn's kept, from and restated
-// maps count toward maxRecentBytes, each at least the bytes of its
-// strings.
+// TestRecentTurnsBoundCountsMaps: a recent turn's kept, from, restated and
+// untested maps count toward maxRecentBytes, each at least the bytes of
+// its strings.
 func TestRecentTurnsBoundCountsMaps(t *testing.T) {
 	stmt := func(i int) string {
 		return fmt.Sprintf("The importer in pkg%[1]d/load.go skips a row whose account id is empty, so totals of batch %[1]d exclude it.", i)
@@ -508,6 +510,11 @@ func TestRecentTurnsBoundCountsMaps(t *testing.T) {
 			e.restated[id] = []string{old}
 			return len(id) + len(old)
 		}},
+		{"untested", func(e *recentTurn, i int) int {
+			id := fmt.Sprintf("mem-%04d", i)
+			e.markUntested(id)
+			return len(id)
+		}},
 	} {
 		e := recentTurn{size: 100, kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}}
 		strs := 0
@@ -519,5 +526,40 @@ func TestRecentTurnsBoundCountsMaps(t *testing.T) {
 		if r.size < e.size+strs {
 			t.Errorf("%s: counted %d bytes, want at least the text's %d and the maps' strings' %d", tc.name, r.size, e.size, strs)
 		}
+	}
+}
+
+// TestRecentTurnsSharedUntilWritten: the turns recentTurns hands out share
+// their maps with the remembered ones until written; each writer copies
+// them first, so the remembered turns stay as they were until set.
+func TestRecentTurnsSharedUntilWritten(t *testing.T) {
+	const text = "The importer in pkg/load.go skips a row whose account id is empty."
+	remembered := func() recentTurn {
+		return recentTurn{size: 10, kept: map[string]string{text: "m2"}, from: map[string]keptFrom{text: {origin: OriginFinal, class: ClassFinding}},
+			restated: map[string][]string{"m2": {"m1", "m0"}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		write func(turns []recentTurn)
+	}{
+		{"markUntested", func(turns []recentTurn) { turns[0].markUntested("m2") }},
+		{"forgetRestated", func(turns []recentTurn) { forgetRestated("m1", turns) }},
+		{"own, then any map", func(turns []recentTurn) {
+			turns[0].own()
+			turns[0].kept["another"] = "m3"
+			delete(turns[0].from, text)
+			turns[0].restated["m3"] = []string{"m2"}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r recentTurns
+			r.set("s", []recentTurn{remembered()})
+			tc.write(r.turns("s"))
+			got, want := r.turns("s")[0], remembered()
+			if !maps.Equal(got.kept, want.kept) || !maps.EqualFunc(got.from, want.from, func(a, b keptFrom) bool { return a.origin == b.origin && a.class == b.class }) || len(got.untested) != 0 ||
+				!maps.EqualFunc(got.restated, want.restated, slices.Equal) {
+				t.Fatalf("remembered turn written through a handed-out copy: kept %v from %v restated %v untested %v", got.kept, got.from, got.restated, got.untested)
+			}
+		})
 	}
 }

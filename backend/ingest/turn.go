@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -121,6 +122,17 @@ func (t *Turn) add(ex memory.Exchange, u string) {
 		t.Steps = append(t.Steps, Step{Text: sm, Summary: true})
 	}
 	t.Steps = append(t.Steps, Step{Text: ex.Assistant, Calls: ex.ToolCalls, Results: ex.ToolResults, Error: ex.Error})
+}
+
+// number names the turn the way its user counts it, "turn 3" for the
+// turn of the session's third prompt (UserTurns, as memory.Decision's
+// UserTurn), or by its first exchange ("exchange 7", memory.Exchange.Turn)
+// when its exchanges did not count the user's prompts.
+func (t Turn) number() string {
+	if t.UserTurns > 0 {
+		return fmt.Sprintf("turn %d", t.UserTurns)
+	}
+	return fmt.Sprintf("exchange %d", t.Turn)
 }
 
 // Exchange returns the exchange that stands for the whole turn in the

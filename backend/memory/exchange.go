@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -153,14 +154,21 @@ type StageTiming struct {
 // took and which memories it wrote or touched.
 type Decision struct {
 	// ID names the decision (random), so a user can refer to it ("keep").
-	ID        string             `json:"id"`
-	SessionID string             `json:"session_id,omitempty"`
-	Turn      int                `json:"turn,omitempty"`
-	Verdict   Verdict            `json:"verdict"`
-	Stage     string             `json:"stage"`
-	Reason    string             `json:"reason"`
-	Scores    map[string]float64 `json:"scores,omitempty"`
-	Timings   []StageTiming      `json:"timings,omitempty"`
+	ID        string `json:"id"`
+	SessionID string `json:"session_id,omitempty"`
+	// UserTurn numbers the turn the way its user counts it: the session's
+	// prompts up to it, from 1 ("turn 3" is the answer to the user's third
+	// prompt; memory.Exchange.UserTurns); 0 when the exchanges did not
+	// count them. Turn is the exchange number of the turn's first exchange
+	// (memory.Exchange.Turn: agent responses, tool-loop iterations
+	// included), for finding it in the session.
+	UserTurn int                `json:"user_turn,omitempty"`
+	Turn     int                `json:"turn,omitempty"`
+	Verdict  Verdict            `json:"verdict"`
+	Stage    string             `json:"stage"`
+	Reason   string             `json:"reason"`
+	Scores   map[string]float64 `json:"scores,omitempty"`
+	Timings  []StageTiming      `json:"timings,omitempty"`
 	// MemoryIDs lists the memories written, updated or reinforced.
 	MemoryIDs []string `json:"memory_ids,omitempty"`
 	// Chunks counts the chunks the exchange was cut into (0 if rejected earlier).
@@ -198,6 +206,20 @@ type CandidateVerdict struct {
 	// pieces cut out of what it stores now follow those statements
 	// (origin earlier-turn) in the later turn's decision.
 	Cut bool `json:"cut,omitempty"`
+}
+
+// TurnLabel names the decision's turn the way its user counts it, "turn
+// 3" (UserTurn), or by its first exchange, "exchange 7" (Turn), when the
+// user's prompts were not counted; "" for a decision of no session turn
+// (a document).
+func (d Decision) TurnLabel() string {
+	switch {
+	case d.UserTurn > 0:
+		return "turn " + strconv.Itoa(d.UserTurn)
+	case d.Turn > 0:
+		return "exchange " + strconv.Itoa(d.Turn)
+	}
+	return ""
 }
 
 // Kept reports whether the exchange left a mark in the store (a memory

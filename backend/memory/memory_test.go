@@ -151,3 +151,20 @@ func TestParseScope(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionTurnLabel: a decision's turn is named as its user counts it
+// when the prompts were counted, else by its first exchange, else not.
+func TestDecisionTurnLabel(t *testing.T) {
+	for _, tc := range []struct {
+		d    Decision
+		want string
+	}{
+		{Decision{UserTurn: 3, Turn: 17}, "turn 3"},
+		{Decision{Turn: 17}, "exchange 17"},
+		{Decision{}, ""},
+	} {
+		if got := tc.d.TurnLabel(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}

@@ -164,6 +164,7 @@ export interface DayCount {
 export interface Decision {
   id: string;
   session_id?: string;
+  user_turn?: number;
   turn?: number;
   verdict: string;
   stage: string;
@@ -185,6 +186,7 @@ export interface DecisionEntry {
   source?: string;
   id: string;
   session_id?: string;
+  user_turn?: number;
   turn?: number;
   verdict: string;
   stage: string;

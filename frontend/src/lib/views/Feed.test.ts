@@ -55,6 +55,23 @@ describe('Feed view', () => {
     expect(target.querySelector('.item.sel')?.getAttribute('data-id')).toBe('b');
   });
 
+  // Bug: the drawer said "s1 #4" for the user's second prompt: #4 was the
+  // exchange, which counts the tool loop's iterations too.
+  it('names a turn as the user counts it', async () => {
+    fakeFetch({ 'GET /api/decisions': [{ ...dec('t', '2026-01-01T00:00:05Z'), user_turn: 2, turn: 4 }] });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    const feed = createFeed({ stream: createEventStream() });
+    await feed.load();
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Feed, { target, props: { feed } }));
+    flushSync();
+    press('j');
+    press('Enter');
+    flushSync();
+    expect(target.querySelector('[data-testid=feed-session]')?.textContent).toBe('s1 · turn 2');
+  });
+
   // Bug 10: a document ingest's drawer said "(no user text: a tool-loop
   // turn)" and "session #—".
   it('a document ingest opens as a document, without a session', async () => {

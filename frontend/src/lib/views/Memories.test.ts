@@ -23,7 +23,7 @@ describe('Memories view', () => {
 
   it('opens #/memories?id=, links the memory to its decision (or says where it came from), groups worktrees and collapses zero columns', async () => {
     const dec: DecisionEntry = { id: 'd1', verdict: 'stored', stage: 'store', reason: 'new memory', at: '2026-01-01T00:00:00Z',
-      session_id: 'sess-1', turn: 3, memory_ids: ['m1'] };
+      session_id: 'sess-1', user_turn: 2, turn: 3, memory_ids: ['m1'] };
     fakeFetch({
       'GET /api/memories': { memories: [mem('m1', { access_count: 2 }), mem('m2', { source: 'cli' })], total: 2, facets },
       'GET /api/memories/m1': mem('m1'),
@@ -42,7 +42,7 @@ describe('Memories view', () => {
       expect(target.querySelector('[data-testid=memory-origin-link]')?.getAttribute('href')).toBe('#/feed?decision=d1');
     });
     expect(target.querySelector('[data-testid=memory-detail]')?.getAttribute('data-id')).toBe('m1');
-    expect(target.querySelector('[data-testid=memory-origin]')?.textContent).toContain('session sess-1 #3');
+    expect(target.querySelector('[data-testid=memory-origin]')?.textContent).toContain('session sess-1 · turn 2'); // the user's count, not the exchange's
 
     // Worktrees under their repository.
     const group = target.querySelector('[data-testid=filter-project] optgroup[label=orbit]');
