@@ -8,10 +8,16 @@ import (
 // subHeading reports whether a line titles the list that follows it, the
 // way answers without markdown headings open their sections ("What I
 // changed", "How to try it", "Next steps (optional)", "**Verification**"):
-// a short capitalised line with no sentence punctuation at its end, or a
-// line of bold text, followed in its block by a list item.
+// a title (titleLine) followed in its block by a list item.
 func subHeading(line, next string) bool {
-	if line == "" || !listMark.MatchString(next) || listMark.MatchString(line) {
+	return listMark.MatchString(next) && titleLine(line)
+}
+
+// titleLine reports whether a line has the shape of a title: a short
+// capitalised line with no sentence punctuation at its end, or a line of
+// bold text; never a list item or code.
+func titleLine(line string) bool {
+	if line == "" || listMark.MatchString(line) {
 		return false
 	}
 	if strings.HasPrefix(line, "**") && strings.HasSuffix(strings.TrimSuffix(line, ":"), "**") && strings.Count(line, "**") == 2 {
@@ -26,9 +32,22 @@ func subHeading(line, next string) bool {
 	return wordCount(line) <= 6
 }
 
+// titleMarkup is what a heading wears around its words: a markdown
+// heading's hashes, a section's number, bold ("## 7. **Next Steps**").
+var titleMarkup = regexp.MustCompile(`^(?:#{1,6}\s*)?(?:\d{1,2}\.\s*)?(?:\*\*\s*)?`)
+
+// titleWords returns a heading's words without its markup (titleMarkup,
+// a closing bold and colon), so a section's class is read from its words
+// whatever the markup.
+func titleWords(heading string) string {
+	w := heading[len(titleMarkup.FindString(heading)):]
+	return strings.TrimSpace(strings.TrimRight(strings.TrimSpace(w), "*: "))
+}
+
 // sectionSkip is the class of the section a heading opens: a plan (next
 // steps, how to try the change by hand), else none.
 func sectionSkip(heading string) string {
+	heading = titleWords(heading)
 	if planHeading.MatchString(heading) || tryHeading.MatchString(heading) || nextHeading.MatchString(heading) {
 		return ClassPlan
 	}
@@ -56,7 +75,9 @@ type sectionSentence struct {
 // follows the sections it opens: a section heading (markdown, a numbered
 // title, or a subHeading) sets *skip to the class of its section for the
 // lines after it, until the next heading, also across blocks. A block's
-// first line that is a markdown or numbered heading is not a sentence.
+// first line that is a markdown or numbered heading is not a sentence. A
+// block that is only a title (titleLine) opens a section too: answers set
+// their titles apart with a blank line ("How to try it", then the list).
 func sectionSentences(block string, skip *string) []sectionSentence {
 	var out []sectionSentence
 	lines := strings.Split(block, "\n")
@@ -66,7 +87,7 @@ func sectionSentences(block string, skip *string) []sectionSentence {
 		if i+1 < len(lines) {
 			next = strings.TrimSpace(lines[i+1])
 		}
-		if sectionHeading.MatchString(t) || subHeading(t, next) {
+		if sectionHeading.MatchString(t) || subHeading(t, next) || (len(lines) == 1 && titleLine(t)) {
 			*skip = sectionSkip(t)
 			if i == 0 && sectionHeading.MatchString(t) {
 				continue
