@@ -633,7 +633,12 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 				}
 				continue
 			}
-			if s.skip != "" || planHeading.MatchString(st) {
+			if s.skip == sectionTests && !causeWord.MatchString(lower(st)) {
+				*lead = ""
+				lines.add(reasonTestSection, ClassStatus, st) // sections.go
+				continue
+			}
+			if (s.skip != "" && s.skip != sectionTests) || planHeading.MatchString(st) {
 				*lead = ""
 				drop(ClassPlan, st)
 				continue

@@ -45,14 +45,33 @@ func titleWords(heading string) string {
 }
 
 // sectionSkip is the class of the section a heading opens: a plan (next
-// steps, how to try the change by hand), else none.
+// steps, how to try the change by hand), the turn's tests (sectionTests),
+// else none.
 func sectionSkip(heading string) string {
 	heading = titleWords(heading)
-	if planHeading.MatchString(heading) || tryHeading.MatchString(heading) || nextHeading.MatchString(heading) {
+	switch {
+	case planHeading.MatchString(heading) || tryHeading.MatchString(heading) || nextHeading.MatchString(heading):
 		return ClassPlan
+	case testsHeading.MatchString(heading):
+		return sectionTests
 	}
 	return ""
 }
+
+// A section titled as the turn's tests ("Tests", "New tests", "Test files
+// created", "Import smoke tests (2)") lists the test files the turn wrote
+// and what they check: the tests hold that, as they hold what an "Added
+// tests for ..." line tells (changeLog). Its lines are dropped with
+// reasonTestSection, each shown in the feed, unless a line gives a reason
+// (causeWord): "the suite needs the shared sandbox because ..." stays.
+const (
+	sectionTests      = "tests"
+	reasonTestSection = "listed under the turn's tests: the tests hold what they check"
+)
+
+// testsHeading is the words of a title (titleWords) that names only tests:
+// "Tests", "New tests", "Unit tests added", "Test files created (3)".
+var testsHeading = regexp.MustCompile(`(?i)^(?:(?:new|added|updated|expanded|more|unit|integration|import|smoke|regression|e2e)\s+)*(?:tests?|test files?|test cases?|test coverage)(?:\s+(?:added|created|updated|written))?(?:\s*\([^)]*\))?$`)
 
 // tryHeading titles a walkthrough for trying this turn's change by hand
 // ("How to try it", "Quick test checklist", "What you should see"): the

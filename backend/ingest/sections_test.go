@@ -1,6 +1,10 @@
 package ingest
 
-import "testing"
+import (
+	"slices"
+	"strings"
+	"testing"
+)
 
 // TestSubHeading: a short title line without sentence punctuation, or a
 // bold line, titles the list that follows it; prose, list items and code
@@ -56,6 +60,65 @@ func TestSectionTitles(t *testing.T) {
 			}
 			if got := last[len(last)-1].skip; got != tc.want {
 				t.Errorf("skip = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSectionDrops: the lines of a section whose title says what the
+// section is (the turn's tests) are dropped one by one with the section's
+// reason, shown in the feed; the lines of other sections stay.
+func TestSectionDrops(t *testing.T) {
+	tests := []struct {
+		name   string
+		text   string
+		keep   []string
+		drop   []string
+		reason string // the reason the dropped lines are shown with
+	}{
+		{
+			name:   "a tests section lists what the tests hold",
+			text:   "What changed\n- `billing/invoice.go` rounds totals half-even, because `Ledger.Post` rejects fractions of a cent.\n\nTests\n- `billing/invoice_test.go` checks negative totals and the zero-amount credit note in `Ledger.Post`.\n- `billing/ledger_test.go` exercises `Ledger.Reverse` with three currencies.",
+			keep:   []string{"rejects fractions"},
+			drop:   []string{"invoice_test.go", "Ledger.Reverse"},
+			reason: reasonTestSection,
+		},
+		{
+			name:   "a tests title in bold with a count, set apart by a blank line",
+			text:   "The exporter in `reports/export.py` writes UTF-8 with a BOM so that Excel opens it.\n\n**New tests (2)**\n\n- `tests/test_export.py` covers the BOM and the semicolon delimiter of `reports/export.py`.",
+			keep:   []string{"so that Excel"},
+			drop:   []string{"semicolon delimiter"},
+			reason: reasonTestSection,
+		},
+		{
+			name: "a tests section's line that gives a reason stays",
+			text: "Tests\n- `tests/test_export.py` must run with `TZ=UTC` because `reports/export.py` stamps local dates.",
+			keep: []string{"TZ=UTC"},
+		},
+		{
+			name: "a title that only mentions tests is no tests section",
+			text: "Docs and tests\n- `docs/export.md` explains the BOM that `reports/export.py` writes for Excel.",
+			keep: []string{"docs/export.md"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			turns := GroupTurns(sessionOf("s", "add the exporter", tc.text))
+			if len(turns) != 1 {
+				t.Fatalf("%d turns", len(turns))
+			}
+			cands := Distill(turns[0], nil)
+			for _, want := range tc.keep {
+				if !slices.ContainsFunc(cands, func(c Candidate) bool { return c.Keep && strings.Contains(c.Text, want) }) {
+					t.Errorf("no kept statement has %q; candidates: %+v", want, cands)
+				}
+			}
+			for _, bad := range tc.drop {
+				for _, c := range cands {
+					if strings.Contains(c.Text, bad) && (c.Keep || c.Reason != tc.reason) {
+						t.Errorf("%q: kept %v, reason %q; want dropped with %q", c.Text, c.Keep, c.Reason, tc.reason)
+					}
+				}
 			}
 		})
 	}
