@@ -638,7 +638,12 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 				lines.add(reasonTestSection, ClassStatus, st) // sections.go
 				continue
 			}
-			if (s.skip != "" && s.skip != sectionTests) || planHeading.MatchString(st) {
+			if s.skip == sectionRecap && origin != OriginSummary && !causeWord.MatchString(lower(st)) {
+				*lead = ""
+				lines.add(reasonRecap, ClassStatus, st) // sections.go
+				continue
+			}
+			if s.skip == ClassPlan || planHeading.MatchString(st) {
 				*lead = ""
 				drop(ClassPlan, st)
 				continue

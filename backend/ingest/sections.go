@@ -54,9 +54,27 @@ func sectionSkip(heading string) string {
 		return ClassPlan
 	case testsHeading.MatchString(heading):
 		return sectionTests
+	case recapHeading.MatchString(heading):
+		return sectionRecap
 	}
 	return ""
 }
+
+// A section whose title says it tells earlier work again ("What we've
+// done so far", "Other capabilities (from earlier updates)", "Previously
+// completed", "Recent additions (already live)") restates what the turns
+// that did that work said: their memories hold it. Its lines are dropped
+// with reasonRecap, each shown in the feed, unless a line gives a reason
+// (causeWord). A compaction summary is left alone: the turns it recaps
+// may be gone from the record, and it is all a recap.
+const (
+	sectionRecap = "recap"
+	reasonRecap  = "under a recap of earlier work: the turns that did it said it"
+)
+
+// recapHeading marks the words of a title (titleWords) that say its
+// section tells earlier work again.
+var recapHeading = regexp.MustCompile(`(?i)\b(?:so far|earlier|previous(?:ly)?|recap|already (?:live|done|in place|shipped|implemented|merged|there))\b`)
 
 // A section titled as the turn's tests ("Tests", "New tests", "Test files
 // created", "Import smoke tests (2)") lists the test files the turn wrote

@@ -96,6 +96,24 @@ func TestSectionDrops(t *testing.T) {
 			keep: []string{"TZ=UTC"},
 		},
 		{
+			name:   "a recap of earlier work is what the turns that did it said",
+			text:   "The exporter in `reports/export.py` writes UTF-8 with a BOM so that Excel opens it.\n\nWhat we've done so far\n- `reports/schedule.py` mails the weekly export to the finance list.\n- The export dialog remembers the last folder in `settings.ini`.",
+			keep:   []string{"so that Excel"},
+			drop:   []string{"weekly export", "last folder"},
+			reason: reasonRecap,
+		},
+		{
+			name:   "a recap named in parentheses",
+			text:   "Other capabilities (from earlier updates)\n- `reports/schedule.py` mails the weekly export to the finance list.",
+			drop:   []string{"weekly export"},
+			reason: reasonRecap,
+		},
+		{
+			name: "a recap's line that gives a reason stays",
+			text: "Previously completed\n- `reports/schedule.py` sends at 06:00 UTC because the finance list reads it before standup.",
+			keep: []string{"06:00 UTC"},
+		},
+		{
 			name: "a title that only mentions tests is no tests section",
 			text: "Docs and tests\n- `docs/export.md` explains the BOM that `reports/export.py` writes for Excel.",
 			keep: []string{"docs/export.md"},
