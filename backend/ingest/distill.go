@@ -596,6 +596,12 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 	var sents []posSentence
 	skip := ""                  // the class of the section being read (a plan), or none
 	prev, prevKept := "", false // the sentence before, in this text, and whether it was kept
+
+	draft := false         // reading a compaction summary's analysis (draft.go)
+	var summary []heldText // what the compaction summary after its analysis says
+	if origin == OriginSummary {
+		summary = summaryPart(prose)
+	}
 	for _, block := range splitBlocks(prose) {
 		var kept []string
 		dropped := map[string]int{}
@@ -622,6 +628,9 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			pos++
 			before, beforeKept := prev, prevKept
 			prev, prevKept = "", false // a heading, a plan's section, a question: no referent
+			if origin == OriginSummary {
+				draft = summaryDraft(st, draft)
+			}
 			if boilerplate.MatchString(st) {
 				*lead = ""
 				continue
@@ -631,6 +640,11 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 				if planHeading.MatchString(st) {
 					drop(ClassPlan, st)
 				}
+				continue
+			}
+			if draft && heldBy(st, summary) {
+				*lead = ""
+				lines.add(reasonDraft, ClassStatus, st) // draft.go
 				continue
 			}
 			if s.skip == sectionTests && !causeWord.MatchString(lower(st)) {
