@@ -50,7 +50,7 @@ func titleWords(heading string) string {
 func sectionSkip(heading string) string {
 	heading = titleWords(heading)
 	switch {
-	case planHeading.MatchString(heading) || tryHeading.MatchString(heading) || nextHeading.MatchString(heading):
+	case planHeading.MatchString(heading) || tryHeading.MatchString(heading) || nextHeading.MatchString(heading) || laterTitle.MatchString(heading):
 		return ClassPlan
 	case testsHeading.MatchString(heading):
 		return sectionTests
@@ -90,6 +90,13 @@ const (
 // testsHeading is the words of a title (titleWords) that names only tests:
 // "Tests", "New tests", "Unit tests added", "Test files created (3)".
 var testsHeading = regexp.MustCompile(`(?i)^(?:(?:new|added|updated|expanded|more|unit|integration|import|smoke|regression|e2e)\s+)*(?:tests?|test files?|test cases?|test coverage)(?:\s+(?:added|created|updated|written))?(?:\s*\([^)]*\))?$`)
+
+// laterTitle marks a title that puts its section after this turn,
+// wherever the words stand in it: "next" ("What's next", "Notes and next
+// steps", "Next refinements", not "Next.js") or a closing "(optional)"
+// or "(suggested)" ("Schema tweaks (optional next)"). planHeading and
+// nextHeading read only a title's opening words.
+var laterTitle = regexp.MustCompile(`(?i)\bnext\b(?:[^.]|$)|\((?:optional|suggested)\b[^)]*\)$`)
 
 // tryHeading titles a walkthrough for trying this turn's change by hand
 // ("How to try it", "Quick test checklist", "What you should see"): the

@@ -47,6 +47,11 @@ func TestSectionTitles(t *testing.T) {
 		{"a one-line sentence is no title", []string{"How to try it", "The exporter writes CSV only.", "- Open the billing page"}, ClassPlan},
 		{"another title ends the section", []string{"How to try it", "Notes", "- The exporter writes CSV only"}, ""},
 		{"a one-line list item is no title", []string{"- Next steps", "- Port the exporter"}, ""},
+		{"next anywhere in the title", []string{"What’s next", "- Port the exporter to the worker"}, ClassPlan},
+		{"next after other words", []string{"Notes and next steps", "- Port the exporter to the worker"}, ClassPlan},
+		{"a closing (optional)", []string{"Schema tweaks (optional)", "- Named pins for the exporter"}, ClassPlan},
+		{"Next.js is a name, not what comes next", []string{"Next.js setup", "- `app/layout.tsx` wraps every page"}, ""},
+		{"optional inside a title's words is what it describes", []string{"Added optional materials list", "- `schemas/pdl.json` holds the materials array"}, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
