@@ -210,8 +210,8 @@ func mayUpdate(t Turn, earlier []recentTurn, from int) map[int]bool {
 		return nil
 	}
 	type lead struct {
-		lead string
-		rest []string // the subject of what it says of its lead
+		text, lead string
+		rest       []string // the subject of what it says of its lead
 	}
 	var leads []lead
 	for _, text := range append(userTexts(t), stepTexts(t)...) {
@@ -222,17 +222,19 @@ func mayUpdate(t Turn, earlier []recentTurn, from int) map[int]bool {
 				continue
 			}
 			if c := sentenceClass(st, OriginFinal); c == ClassFinding || c == ClassChange {
-				leads = append(leads, lead{l, slices.Collect(maps.Keys(subjectOf(rest)))})
+				leads = append(leads, lead{st, l, slices.Collect(maps.Keys(subjectOf(rest)))})
 			}
 		}
 	}
 	if len(leads) == 0 {
 		return nil
 	}
-	// A statement updatedBy cuts names the lead and two of the tokens of
-	// what the later one says of it (subject tokens are lowercased
-	// substrings of the text they are read from: a stem, a token less its
-	// punctuation), and so does the kept text holding it.
+	// A statement updatedBy cuts names the lead and shares at least two
+	// of the tokens of what the later one says of it, and half of them
+	// (subject tokens are lowercased substrings of the text they are read
+	// from: a stem, a token less its punctuation); so does the kept text
+	// holding it. A later statement the earlier turn's text holds whole
+	// updates nothing of it.
 	mayHold := func(text, lt string, l lead) bool {
 		if !strings.Contains(lt, l.lead) {
 			return false
@@ -240,26 +242,31 @@ func mayUpdate(t Turn, earlier []recentTurn, from int) map[int]bool {
 		n := 0
 		for _, w := range l.rest {
 			if strings.Contains(text, w) {
-				if n++; n >= 2 {
-					return true
-				}
+				n++
 			}
 		}
-		return false
+		return n >= 2 && 2*n >= len(l.rest)
 	}
 	var out map[int]bool
 	for i := from; i < len(earlier); i++ {
+		e := &earlier[i]
+		held := map[int]bool{} // the leads e's text holds whole, by index
 	texts:
-		for text := range earlier[i].kept {
+		for text := range e.kept {
 			lt, ls := lower(text), strings.ToLower(text) // leads are read with lower, subjects with ToLower
-			for _, l := range leads {
-				if mayHold(ls, lt, l) {
-					if out == nil {
-						out = map[int]bool{}
-					}
-					out[i] = true
-					break texts
+			for k, l := range leads {
+				if held[k] || !mayHold(ls, lt, l) {
+					continue
 				}
+				if heldBy(l.text, e.said) {
+					held[k] = true
+					continue
+				}
+				if out == nil {
+					out = map[int]bool{}
+				}
+				out[i] = true
+				break texts
 			}
 		}
 	}

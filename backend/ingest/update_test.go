@@ -171,3 +171,39 @@ func TestUpdatedLive(t *testing.T) {
 		})
 	}
 }
+
+// TestMayUpdate: live capture distils again an earlier turn a new turn's
+// statement may update (its kept text names the lead and half of what the
+// new statement says of it), and no other: not one the new statement
+// names only the lead of, nor one whose text holds the new statement whole
+// (held.go drops it there).
+func TestMayUpdate(t *testing.T) {
+	first := twoTurns("s-may", []string{"make the ledger's retention configurable", ledgerAnswer}, []string{"ok", "Fine."})[0]
+	var kept []string
+	for _, c := range Distill(first, nil) {
+		if c.Keep {
+			kept = append(kept, c.Text)
+		}
+	}
+	e := recentTurn{turn: first, kept: map[string]string{}}
+	for _, k := range kept {
+		e.kept[k] = "m1"
+	}
+	e.setSaid(first)
+	for _, tc := range []struct {
+		name, later string
+		want        bool
+	}{
+		{"an update", "Done:\n- `config/ledger.toml`: keep_segments raised to 12, rotation every 128 MiB", true},
+		{"the lead alone", "Done:\n- `config/ledger.toml`: the index cache is shared between parallel subtests now", false},
+		{"held whole by the earlier text", "Recap:\n- docs/ledger.md: describes rotation and retention of the older segments", false},
+		{"no lead", "Done: the retention is larger now.", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			next := twoTurns("s-may", []string{"ok", "Fine."}, []string{"and now?", tc.later})[1]
+			if got := mayUpdate(next, []recentTurn{e}, 0)[0]; got != tc.want {
+				t.Errorf("mayUpdate = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
