@@ -228,6 +228,8 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 		}
 	}
 	dropRevised(cands, sents)
+	// update.go: a statement a later turn of the session states anew.
+	dropUpdated(t, cands, turnSents, sents[len(turnSents):])
 	dropUnconfirmed(cands, turnSents, restated)      // guess.go: a hedged hypothesis nothing later in the turn confirms
 	dropUnsettled(t, cands, sents, later)            // evidence.go
 	patches := turnPatches(t)                        // patch.go: each apply_patch call's patch, read once
@@ -1292,7 +1294,7 @@ func describeCandidates(cs []Candidate) string {
 	// The usual reasons in this order, then any other, so that no drop
 	// goes unsaid.
 	var parts []string
-	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague, "revised later", "restated later", "undone later", "offered or left to do", reasonNamesOnly, reasonGuess, reasonHeld} {
+	for _, r := range []string{ClassNarration, ClassStatus, ClassPlan, ClassOutput, ClassCommit, ClassQuestion, ClassChat, ClassVague, "revised later", "updated later", "restated later", "undone later", "offered or left to do", reasonNamesOnly, reasonGuess, reasonHeld} {
 		if n := byReason[r]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", r, n))
 			delete(byReason, r)

@@ -468,11 +468,19 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 	// earlier turn keeps (dropRevised, dropUndone); a turn of an ended
 	// session was distilled knowing its later turns already.
 	revs, undos, _ := revisingSentences(t)
-	from := len(earlier)
-	if !st.Ended && (len(revs) > 0 || len(undos) > 0 || revises) {
-		from = redistillFrom(earlier, laterSize(t))
+	from, upd := len(earlier), map[int]bool(nil)
+	if !st.Ended {
+		reach := redistillFrom(earlier, laterSize(t))
+		if len(revs) > 0 || len(undos) > 0 || revises {
+			from = reach
+		} else if upd = mayUpdate(t, earlier, reach); len(upd) > 0 {
+			from = reach // update.go: only the turns t may update are distilled again
+		}
 	}
 	for i := from; i < len(earlier); i++ {
+		if upd != nil && !upd[i] {
+			continue
+		}
 		k, err := p.redistill(ctx, t, &earlier[i], earlier[i+1:], cands, base, dec)
 		if err != nil {
 			*errp = fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
@@ -596,8 +604,10 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 	into := map[string]string{}
 	share := map[int]int{}
 	aside := map[string]bool{}
+	repackedText := map[string]string{}
 	for i, o := range repacked {
 		aside[o.id] = true
+		repackedText[o.id] = o.text
 		h, k := heirOf(o.text, keptNow)
 		heir[i] = h
 		if h < 0 {
@@ -628,6 +638,9 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 			reason := fmt.Sprintf("%s distilled again knowing %s: kept now", e.turn.number(), t.number())
 			if old := into[c.Text]; old != "" && old == ids[i] {
 				reason = fmt.Sprintf("%s distilled again knowing %s: its statements re-packed, stored into the same memory", e.turn.number(), t.number())
+				if by := updatedWhy(now, repackedText[old]); by != "" {
+					reason = fmt.Sprintf("%s distilled again knowing %s: a statement of it updated later (%s), the rest stored into the same memory", e.turn.number(), t.number(), preview(by))
+				}
 			}
 			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i], Reason: reason})
 			for _, cv := range cutVerdicts([]Candidate{c}) {
@@ -666,6 +679,22 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 				continue
 			}
 			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: its statements re-packed; superseded by %s, which holds them now and takes its history", e.turn.number(), t.number(), next)
+		} else if by := updatedWhy(now, o.text); h < 0 && by != "" {
+			// Every statement of it updated later (update.go): superseded
+			// by the memory of t stating the update, as a revision is.
+			cv, ok, err := p.reviseOne(ctx, t, o, by, p.revisingMemory(by, subjectOf(by), cands, base, dec, o.id))
+			if err != nil {
+				return n, err
+			}
+			if !ok {
+				continue
+			}
+			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: %s", e.turn.number(), t.number(), strings.Replace(cv.Reason, "revised in", "updated in", 1))
+			dec.Candidates = append(dec.Candidates, cv)
+			if err := p.unrestate(ctx, o.id, e); err != nil {
+				return n, err
+			}
+			continue
 		} else {
 			why := droppedWhy(now, o.text)
 			if h >= 0 {
@@ -724,11 +753,17 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	// instruction line), as reviseEarlier reads them: distill reports it.
 	cands, revises := distill(ext, nil)
 	revs, undos, _ := revisingSentences(t)
-	from := len(earlier) - 1
+	from, upd := len(earlier)-1, map[int]bool(nil)
+	reach := min(from, redistillFrom(earlier, laterSize(t)))
 	if len(revs) > 0 || len(undos) > 0 || revises {
-		from = min(from, redistillFrom(earlier, laterSize(t)))
+		from = reach
+	} else if upd = mayUpdate(t, earlier[:len(earlier)-1], reach); len(upd) > 0 {
+		from = reach // update.go: only the turns t may update are distilled again
 	}
 	for i := from; i < len(earlier)-1; i++ {
+		if upd != nil && !upd[i] {
+			continue
+		}
 		k, err := p.redistill(ctx, t, &earlier[i], earlier[i+1:], nil, base, &r.dec)
 		if err != nil {
 			return true, fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
