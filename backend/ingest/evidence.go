@@ -26,7 +26,8 @@ import (
 // (selfcorrect.go).
 
 // evidenceOff names mechanisms of dropUnsettled switched off ("offered",
-// "undone"), for measuring each one alone.
+// "undone", "gloss": an undo in other words, gloss.go), for measuring
+// each one alone.
 var evidenceOff = map[string]bool{}
 
 // dropUnsettled drops from the model's kept statements the options it
@@ -150,6 +151,10 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 	if len(undos) == 0 {
 		return
 	}
+	var links []glossUndo // undos of an identifier the session glossed (gloss.go)
+	if !evidenceOff["gloss"] {
+		links = glossUndos(undos, sessionGlosses(t.held, sents, undos))
+	}
 	stepSents := map[int][]string{} // the sentences of each step, split once
 	for i := range cands {
 		c := &cands[i]
@@ -161,6 +166,12 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 		}
 		if cut, why := undoneIn(c.Text, stepSents[c.step], c.pos, undos); len(cut) > 0 {
 			cutSentences(c, cut, "undone later: "+preview(why))
+		}
+		if len(links) == 0 || !c.Keep {
+			continue
+		}
+		if cut, why := glossUndoneIn(c.Text, stepSents[c.step], c.pos, links); len(cut) > 0 {
+			cutSentences(c, cut, why)
 		}
 	}
 }
