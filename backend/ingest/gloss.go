@@ -194,7 +194,9 @@ func glossUndos(undos []undo, glosses []gloss) []glossUndo {
 // glossUndoneIn returns the sentences of sents found in text (said at pos)
 // that say a gloss's description in other words than its identifier,
 // which a later undo removes, and why: every word of the description is
-// in the sentence's subject, the identifier is not (that is undoneIn's),
+// in the sentence's subject, the identifier is not (that is undoneIn's,
+// but for a patch's removal, which undoneIn does not read: a sentence
+// naming the setting beside its description, the gloss itself, goes too),
 // and the sentence reports no undo itself.
 func glossUndoneIn(text string, sents []string, pos int, links []glossUndo) (cut []string, why string) {
 	for _, st := range sents {
@@ -204,7 +206,7 @@ func glossUndoneIn(text string, sents []string, pos int, links []glossUndo) (cut
 		}
 		subj := pathSubject(st)
 		for _, l := range links {
-			if l.undo.pos <= pos || strings.Contains(lt, l.ident) || overlap(subj, l.words) < len(l.words) {
+			if l.undo.pos <= pos || !l.removed && strings.Contains(lt, l.ident) || overlap(subj, l.words) < len(l.words) {
 				continue
 			}
 			cut = append(cut, st)
