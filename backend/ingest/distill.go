@@ -155,7 +155,8 @@ func Distill(t Turn, later []string) []Candidate {
 // distill is Distill; it also reports whether the turn's tool calls
 // revise what earlier turns of the session said: an edit removes a line of
 // an instruction file (removesInstr), a call moves or deletes a file
-// (dropRelocated). It reads that from the calls it parsed, so the pipeline
+// (dropRelocated), a patch removes a setting the session glossed
+// (glossedRemoval). It reads that from the calls it parsed, so the pipeline
 // does not parse them again.
 func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 	var sents []posSentence    // every sentence of the model, in order
@@ -191,8 +192,10 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 		restate = &restatement{}
 	}
 	stepPos := make([]int, len(t.Steps))
+	stepEnd := make([]int, len(t.Steps)) // where each step's calls are made: after its candidates (each at the position after its last sentence), before the next step's
 	for i, s := range t.Steps {
 		stepPos[i] = pos
+		stepEnd[i] = pos
 		if s.Error || strings.TrimSpace(s.Text) == "" {
 			continue
 		}
@@ -214,11 +217,20 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 			}
 		}
 		pos += len(ss) + 1
+		stepEnd[i] = pos
 		cands = append(cands, cs...)
 		sents = append(sents, ss...)
 	}
 	turnSents := sents[:len(sents):len(sents)] // the turn's own: what a live capture knows of it too
+	patches := turnPatches(t)                  // patch.go: each apply_patch call's patch, read once
+	removals, ownRemovals := turnRemovalUndos(t, patches, stepEnd)
 	for _, l := range later {
+		if strings.HasPrefix(l, removedLaterMark) {
+			if !evidenceOff["gloss-diff"] {
+				removals = append(removals, laterSettingRemovals(l, pos)...) // glossdiff.go: a later turn's removed settings
+			}
+			continue
+		}
 		if strings.HasPrefix(l, instrLaterMark) || strings.HasPrefix(l, movedLaterMark) {
 			continue // a later turn's edits of instruction files (instrLaterText) or moves (movedLaterText): no sentences
 		}
@@ -231,8 +243,7 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 	// update.go: a statement a later turn of the session states anew.
 	dropUpdated(t, cands, turnSents, sents[len(turnSents):])
 	dropUnconfirmed(cands, turnSents, restated)      // guess.go: a hedged hypothesis nothing later in the turn confirms
-	dropUnsettled(t, cands, sents, later)            // evidence.go
-	patches := turnPatches(t)                        // patch.go: each apply_patch call's patch, read once
+	dropUnsettled(t, cands, sents, later, removals)  // evidence.go
 	moves := dropRelocated(t, cands, later, patches) // moved.go: a file the session moved or deleted after placing it
 	// What an edit adds to an instruction file (instr.go) is revised only
 	// by a later edit that removes it; it joins the rest for restatement.
@@ -255,7 +266,7 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 			}
 		}
 	}
-	return cands, moves || removesInstr(edits)
+	return cands, moves || removesInstr(edits) || glossedRemoval(t, turnSents, ownRemovals)
 }
 
 // kindOrigin says how certain the candidate's kind is: what the judge

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -26,19 +27,22 @@ import (
 // (selfcorrect.go).
 
 // evidenceOff names mechanisms of dropUnsettled switched off ("offered",
-// "undone"), for measuring each one alone.
+// "undone", "gloss": an undo in other words, gloss.go), for measuring
+// each one alone.
 var evidenceOff = map[string]bool{}
 
 // dropUnsettled drops from the model's kept statements the options it
 // offered the user (dropOffered) and what a later sentence undoes
 // (dropUndone). sents are the turn's and the later turns' sentences,
-// positioned as Distill numbers them; later holds the later turns' texts.
-func dropUnsettled(t Turn, cands []Candidate, sents []posSentence, later []string) {
+// positioned as Distill numbers them; later holds the later turns' texts;
+// removals are the settings the turn's and later turns' patches remove
+// (glossdiff.go), as undos for the gloss link.
+func dropUnsettled(t Turn, cands []Candidate, sents []posSentence, later []string, removals []undo) {
 	if !evidenceOff["offered"] {
 		dropOffered(t, cands)
 	}
 	if !evidenceOff["undone"] {
-		dropUndone(t, cands, sents, later)
+		dropUndone(t, cands, sents, later, removals)
 	}
 }
 
@@ -134,7 +138,7 @@ var undoAsked = regexp.MustCompile(`^(?:please )?(?:remove|delete|replace|rename
 // changed their own file, naming it is enough. A later turn's request
 // ("Remove the current X") counts as an undo; the turn's own plans do
 // not.
-func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) {
+func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string, removals []undo) {
 	asked := map[string]bool{} // the sentences of later turns
 	for _, l := range later {
 		for _, s := range sentences(l) {
@@ -147,7 +151,11 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 			undos = append(undos, u)
 		}
 	}
-	if len(undos) == 0 {
+	var links []glossUndo // undos of an identifier the session glossed (gloss.go)
+	if gus := append(slices.Clip(undos), removals...); !evidenceOff["gloss"] && len(gus) > 0 {
+		links = glossUndos(gus, sessionGlosses(t.held, sents, gus))
+	}
+	if len(undos) == 0 && len(links) == 0 {
 		return
 	}
 	stepSents := map[int][]string{} // the sentences of each step, split once
@@ -162,6 +170,12 @@ func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string) 
 		if cut, why := undoneIn(c.Text, stepSents[c.step], c.pos, undos); len(cut) > 0 {
 			cutSentences(c, cut, "undone later: "+preview(why))
 		}
+		if len(links) == 0 || !c.Keep {
+			continue
+		}
+		if cut, why := glossUndoneIn(c.Text, stepSents[c.step], c.pos, links); len(cut) > 0 {
+			cutSentences(c, cut, why)
+		}
 	}
 }
 
@@ -171,6 +185,7 @@ type undo struct {
 	posSentence
 	subject, tokens map[string]bool
 	own             bool // the user changed their own files
+	removed         bool // a setting a patch removed (glossdiff.go), read by the gloss link only
 }
 
 // undoOf returns s as an undo when it is one; fromLater says s is a
@@ -181,7 +196,7 @@ func undoOf(s posSentence, fromLater bool) (undo, bool) {
 	if !mayUndo(ls) || !(undoCue.MatchString(ls) || fromLater && undoAsked.MatchString(ls) || !evidenceOff["undo-narrated"] && undoNarrated.MatchString(ls)) {
 		return undo{}, false
 	}
-	return undo{s, pathSubject(s.text), undoneTokens(s.text), ownChange.MatchString(ls)}, true
+	return undo{posSentence: s, subject: pathSubject(s.text), tokens: undoneTokens(s.text), own: ownChange.MatchString(ls)}, true
 }
 
 // undoneIn returns the sentences of sents found in text that an undo said

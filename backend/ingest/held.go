@@ -38,6 +38,9 @@ const reasonHeld = "said in an earlier turn"
 type heldText struct {
 	lowered string
 	subject map[string]bool
+	// glosses are the identifiers its sentences gloss (gloss.go), for an
+	// undo in other words.
+	glosses []gloss
 }
 
 // heldTextBytes is what a heldText takes in a slice (its string header and
@@ -65,13 +68,14 @@ func heldSize(texts []heldText) int {
 		for k := range h.subject {
 			n += len(k) + heldEntryBytes
 		}
+		n += glossesSize(h.glosses)
 	}
 	return n
 }
 
 // saidBlocks reads what the model said in a turn: per block of each of
 // its texts, the sentences sentenceClass reads as findings or changes,
-// joined.
+// joined, and the identifiers they gloss (glossesIn).
 func saidBlocks(t Turn) []heldText {
 	var out []heldText
 	for _, s := range t.Steps {
@@ -81,15 +85,19 @@ func saidBlocks(t Turn) []heldText {
 		prose, _ := splitFences(stripHarness(s.Text))
 		for _, block := range splitBlocks(prose) {
 			var said []string
+			var gs []gloss
 			for _, st := range sentences(block) {
 				text := strings.TrimSpace(st.text)
 				if c := sentenceClass(text, OriginFinal); c == ClassFinding || c == ClassChange {
 					said = append(said, text)
+					if !evidenceOff["gloss"] {
+						gs = append(gs, glossesIn(lower(text), -1, nil)...)
+					}
 				}
 			}
 			if len(said) > 0 {
 				text := strings.Join(said, " ")
-				out = append(out, heldText{lowered: lower(text), subject: subjectOf(text)})
+				out = append(out, heldText{lowered: lower(text), subject: subjectOf(text), glosses: gs})
 			}
 		}
 	}

@@ -374,8 +374,9 @@ func slim(t Turn) Turn {
 }
 
 // slimCalls returns the calls of a step a slimmed turn keeps, in order:
-// those instrCall keeps and those that move or delete a file or write
-// one (movedCall), each call's patch parsed once for both.
+// those instrCall keeps, those that move or delete a file or write one
+// (movedCall) and those whose patch removes a setting (removalCall), each
+// call's patch parsed once for all.
 func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
 	var out []memory.ToolCall
 	for _, c := range calls {
@@ -384,6 +385,8 @@ func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
 			out = append(out, k)
 		} else if k, ok := movedCall(c, p); ok {
 			out = append(out, k)
+		} else if k, ok := removalCall(c, p); ok {
+			out = append(out, k) // glossdiff.go: the settings its patch removes
 		}
 	}
 	return out

@@ -188,7 +188,8 @@ func LaterTexts(turns []Turn, sessionID string) []string {
 
 // laterOf returns what LaterTexts reads of one turn: the user's words,
 // the model's texts, what the turn's tool calls remove from instruction
-// files (instrLaterText) and the files they move or delete (movedLaterText).
+// files (instrLaterText), the files they move or delete (movedLaterText)
+// and the settings their patches remove (removedLaterText).
 func laterOf(t Turn) []string {
 	out := append(userTexts(t), stepTexts(t)...)
 	patches := turnPatches(t)
@@ -197,6 +198,9 @@ func laterOf(t Turn) []string {
 	}
 	if mv := movedLaterText(t, patches); mv != "" {
 		out = append(out, mv)
+	}
+	if rm := removedLaterText(t, patches); rm != "" && !evidenceOff["gloss-diff"] {
+		out = append(out, rm)
 	}
 	return out
 }

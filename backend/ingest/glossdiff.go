@@ -1,0 +1,213 @@
+package ingest
+
+import (
+	"encoding/json"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// An undo in other words, made by a diff. A turn may remove a setting
+// without saying so: its apply_patch takes out the line "continue-on-error:
+// true" and its answer speaks of something else. The removal is an undo of
+// the setting's key (removedSetting), as a narrated removal is, for the
+// gloss link only (gloss.go): the key must be glossed by the session and
+// the lines around the removed one must share a word of the gloss's
+// description. A later turn's removals reach Distill as a text of
+// LaterTexts (removedLaterText), so that batch ingest and live capture
+// (which keeps such calls in a slimmed turn: slimCalls) read the same.
+
+// settingKey is the key a line sets, after indentation and a list marker:
+// "key:" before a space or the line's end (YAML), "key =" or "KEY=" (TOML,
+// INI, an env file).
+var settingKey = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][\w.-]*)\s*(?:=|:(?:\s|$))`)
+
+// removedSetting is a setting a diff takes out of a file: its key and the
+// subject of the lines shown around it.
+type removedSetting struct {
+	key     string // lowered
+	subject map[string]bool
+	// file, around and at are where it was: the file, the lines shown
+	// around it, its line's index among them (removalCall's patch).
+	file   string
+	around []string
+	at     int
+}
+
+// settingContext is how many lines before and after a removed line give
+// its subject: a YAML step's name sits a few lines above its options.
+const settingContext = 3
+
+// removedSettings returns the settings the patch takes out of the files
+// it updates: the key of each line its hunks remove (shown before and not
+// after) that no line the patch adds sets (in any of its files: a setting
+// moved to another file stays), once each, with the subject of the lines
+// shown around it (settingContext either side).
+func (p *patch) removedSettings() []removedSetting {
+	var out []removedSetting
+	seen := map[string]bool{}
+	set := map[string]bool{}
+	for _, f := range p.files {
+		for _, l := range f.after {
+			if m := settingKey.FindStringSubmatch(l); m != nil {
+				set[strings.ToLower(m[1])] = true
+			}
+		}
+	}
+	for _, f := range p.files {
+		if f.op != patchUpdate {
+			continue
+		}
+		after := map[string]int{}
+		for _, l := range f.after {
+			after[l]++
+		}
+		for i, l := range f.before {
+			if after[l] > 0 {
+				after[l]-- // a context line, or one the hunk adds back
+				continue
+			}
+			m := settingKey.FindStringSubmatch(l)
+			if m == nil {
+				continue
+			}
+			key := strings.ToLower(m[1])
+			if set[key] || seen[key] || len(key) < 3 {
+				continue
+			}
+			seen[key] = true
+			around := f.before[max(0, i-settingContext):min(len(f.before), i+settingContext+1)]
+			out = append(out, removedSetting{key: key, subject: subjectOf(strings.Join(around, "\n")), file: f.path, around: around, at: i - max(0, i-settingContext)})
+		}
+	}
+	return out
+}
+
+// removedLaterMark opens the text LaterTexts adds for a turn's removed
+// settings (removedLaterText): Distill reads no sentences from it, only
+// its "key\tsubject words" lines.
+const removedLaterMark = "\x1eremoved\n"
+
+// turnRemovals returns the settings the turn's patches remove, each with
+// the step of its call (a call that failed left out); patches are the
+// turn's parsed patches (turnPatches).
+func turnRemovals(t Turn, patches [][]*patch) (out []removedSetting, steps []int) {
+	for i, s := range t.Steps {
+		if s.Error {
+			continue
+		}
+		for j, c := range s.Calls {
+			p := patchAt(patches, i, j)
+			if p == nil || callFailed(t, i, c) {
+				continue
+			}
+			for _, r := range p.removedSettings() {
+				out, steps = append(out, r), append(steps, i)
+			}
+		}
+	}
+	return out, steps
+}
+
+// removedLaterText renders the turn's removed settings for LaterTexts, one
+// "key\tsubject words" line each after removedLaterMark; "" for none.
+func removedLaterText(t Turn, patches [][]*patch) string {
+	rs, _ := turnRemovals(t, patches)
+	if len(rs) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(removedLaterMark)
+	for _, r := range rs {
+		b.WriteString(r.key + "\t" + strings.Join(slices.Sorted(maps.Keys(r.subject)), " ") + "\n")
+	}
+	return b.String()
+}
+
+// laterSettingRemovals reads a later turn's removed settings (removedLaterText)
+// as undos at pos.
+func laterSettingRemovals(l string, pos int) []undo {
+	rest, ok := strings.CutPrefix(l, removedLaterMark)
+	if !ok {
+		return nil
+	}
+	var out []undo
+	for _, line := range strings.Split(rest, "\n") {
+		key, words, ok := strings.Cut(line, "\t")
+		if !ok || key == "" {
+			continue
+		}
+		subj := map[string]bool{}
+		for _, w := range strings.Fields(words) {
+			subj[w] = true
+		}
+		out = append(out, removalUndo(removedSetting{key: key, subject: subj}, "a later turn's patch removes "+key, pos))
+	}
+	return out
+}
+
+// removalUndo is a removed setting as an undo of its key at pos, for the
+// gloss link (glossUndos).
+func removalUndo(r removedSetting, text string, pos int) undo {
+	return undo{posSentence: posSentence{text: text, pos: pos}, subject: r.subject, tokens: map[string]bool{r.key: true}, removed: true}
+}
+
+// removalCall returns what a slimmed turn keeps of a call whose patch
+// removes a setting (slim: a later turn's removals are read from it): an
+// apply_patch of the removed lines alone, each in a section of its own
+// between the lines shown around it, which reads as the same removals
+// (removedSettings); ok is false for any other call.
+func removalCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
+	if p == nil {
+		return memory.ToolCall{}, false
+	}
+	rs := p.removedSettings()
+	if len(rs) == 0 {
+		return memory.ToolCall{}, false
+	}
+	var b strings.Builder
+	b.WriteString("*** Begin Patch\n")
+	for _, r := range rs {
+		b.WriteString("*** Update File: " + r.file + "\n@@\n")
+		for k, l := range r.around {
+			mark := " "
+			if k == r.at {
+				mark = "-"
+			}
+			b.WriteString(mark + l + "\n")
+		}
+	}
+	b.WriteString("*** End Patch")
+	in, err := json.Marshal(map[string]any{"command": []string{"apply_patch", b.String()}})
+	if err != nil {
+		return memory.ToolCall{}, false
+	}
+	return memory.ToolCall{ID: c.ID, Name: c.Name, Input: string(in)}, true
+}
+
+// turnRemovalUndos returns the settings the turn's own patches remove as
+// undos, each placed after its step's sentences (stepEnd), twice: as the
+// start of the turn's and later turns' removals, and as the turn's own
+// (for glossedRemoval). None with evidenceOff["gloss-diff"].
+func turnRemovalUndos(t Turn, patches [][]*patch, stepEnd []int) (all, own []undo) {
+	if evidenceOff["gloss-diff"] {
+		return nil, nil
+	}
+	rs, steps := turnRemovals(t, patches)
+	for k, r := range rs {
+		own = append(own, removalUndo(r, "the turn's patch removes "+r.key, stepEnd[steps[k]]))
+	}
+	return slices.Clip(own), own
+}
+
+// glossedRemoval reports whether one of the turn's own removed settings
+// (own) is an identifier the session glossed, in what it said before the
+// turn (held) or in the turn (sents), with a word of the description
+// around it: the turn then revises what earlier turns said in other words
+// (live capture distils them again).
+func glossedRemoval(t Turn, sents []posSentence, own []undo) bool {
+	return len(own) > 0 && !evidenceOff["gloss"] && len(glossUndos(own, sessionGlosses(t.held, sents, own))) > 0
+}
