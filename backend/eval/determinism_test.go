@@ -4,8 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/search"
 )
 
 // TestEvaluationsDeterministic: each evaluation, run twice on the same
@@ -82,5 +89,64 @@ func TestSessionsDumpDeterministic(t *testing.T) {
 		} else if out != first {
 			t.Fatalf("run %d's dump differs from the first:\n%s\n---\n%s", i+1, first, out)
 		}
+	}
+}
+
+// TestSessionsScoresSameHoweverLongTheRunTakes: two runs of the sessions
+// evaluation's daemon that do the same things, one of them slower, give
+// the same scores to the last bit. On the wall clock a memory's age at
+// recall was the time the run had taken, so the recency factor, and every
+// composite score with it, moved from run to run (below the dump's third
+// decimal, except when a score sat on a rounding edge: 1.346 in one run,
+// 1.347 in the next).
+func TestSessionsScoresSameHoweverLongTheRunTakes(t *testing.T) {
+	ctx := context.Background()
+	set, err := LoadSessionSet(filepath.Join("testdata", "sessions", "set.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := &set.Sessions[0]
+	exs, err := readSession(filepath.Join("testdata", "sessions", ls.File), ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(pause time.Duration) []memory.Hit {
+		t.Helper()
+		d, dir, err := openSessionsDaemon(ctx, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			d.Close()
+			os.RemoveAll(dir)
+		}()
+		if _, err := d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: exs}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(pause) // a slower machine
+		rec, err := d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: "same",
+			Prompt: ls.Facts[0].Queries[0], Project: ls.Project, Event: search.EventPrompt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Hits
+	}
+	first := run(0)
+	if len(first) == 0 {
+		t.Fatal("the query got nothing: no score to compare")
+	}
+	got := run(50 * time.Millisecond)
+	if len(got) != len(first) {
+		t.Fatalf("the slower run got %d hits, the first %d", len(got), len(first))
+	}
+	for j := range got {
+		a, b := first[j], got[j]
+		if a.Memory.ID != b.Memory.ID || math.Float64bits(a.Score) != math.Float64bits(b.Score) || a.Breakdown != b.Breakdown {
+			t.Fatalf("hit %d: the slower run %s %.17g (recency %.17g), the first %s %.17g (recency %.17g)",
+				j+1, b.Memory.ID, b.Score, b.Breakdown.Recency, a.Memory.ID, a.Score, a.Breakdown.Recency)
+		}
+	}
+	if first[0].Breakdown.Recency == 1 {
+		t.Errorf("recency %v: the clock did not move between writing and recalling", first[0].Breakdown.Recency)
 	}
 }

@@ -521,7 +521,9 @@ func scoreSession(sc *SessionScore, ls *LabelledSession, texts []string, exchang
 }
 
 // openSessionsDaemon opens a daemon on a new temporary data dir with the
-// default config, the built-in embedder and no agent skills.
+// default config, the built-in embedder and no agent skills, on a
+// steppedClock: its scores depend on what the run did, never on how long
+// it took.
 func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, string, error) {
 	dir, err := os.MkdirTemp(tempDir, "memtray-eval-sessions-")
 	if err != nil {
@@ -535,7 +537,7 @@ func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, st
 	// The sessions come from the set; the user's own live sessions under
 	// ~/.claude and ~/.codex must not reach the temporary store.
 	cfg.Capture.Transcripts.Enabled = false
-	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval", NewID: SeededIDs()})
+	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval", NewID: SeededIDs(), Clock: newSteppedClock()})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, "", fmt.Errorf("eval sessions: open daemon: %w", err)
