@@ -358,7 +358,10 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 		if err != nil {
 			return req, nil, nil, nil, fmt.Errorf("%s: %w", in.name, err)
 		}
-		req.Exchanges = exs
+		// Counted over the whole input, the prompts of a session
+		// without user_turns are numbered in every batch sent, not
+		// only in the one that holds its start (ingest.CountPrompts).
+		req.Exchanges = ingest.CountPrompts(exs)
 	case in.as == "document":
 		if !memory.ValidUTF8(string(data)) || len(data) > ingest.MaxTextBytes {
 			return req, nil, nil, nil, fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", in.name)

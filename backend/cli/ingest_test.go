@@ -601,3 +601,26 @@ func TestIngestKeepsWhatIsValid(t *testing.T) {
 		t.Fatalf("--json: %d %v %s", code, err, out)
 	}
 }
+
+// TestIngestExchangesCountsPrompts: `memtray ingest --as exchanges` of a
+// session without user_turns numbers its turns by its prompts over the
+// whole input, so the run sent after a skipped invalid exchange is
+// numbered too ("turn 3", the skipped prompt counted), not only the run
+// that holds the session's start.
+func TestIngestExchangesCountsPrompts(t *testing.T) {
+	dir := isolate(t)
+	exs := filepath.Join(t.TempDir(), "ex.jsonl")
+	os.WriteFile(exs, []byte(
+		`{"session_id":"s","turn":1,"user":"which port","assistant":"The tile server listens on 127.0.0.1:8089 because 8080 is taken by the proxy."}`+"\n"+
+			`{"session_id":"s","turn":2,"user":"and the cache","answers":[{"question":"","answer":"yes"}],"assistant":"ok"}`+"\n"+
+			`{"session_id":"s","turn":3,"user":"where are tiles kept","assistant":"Forecast tiles are cached in Redis under tile keys because the model run sets their TTL."}`+"\n"), 0o600)
+	code, out, errs := run(t, context.Background(), "", "ingest", "--data-dir="+dir, "--details", "--as", "exchanges", "--project", "weatherapp", exs)
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	for _, w := range []string{"    turn 1 ", "    turn 3 "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("report lacks %q:\n%s", w, out)
+		}
+	}
+}

@@ -209,3 +209,45 @@ func TestIngestAPIAnswers(t *testing.T) {
 		t.Errorf("the refusal's rule is not kept as the user's: %+v", resp.Decisions[0].Candidates)
 	}
 }
+
+// TestIngestAPICountsPrompts: POST /api/ingest of a session whose
+// exchanges do not count the user's prompts (no user_turns) numbers its
+// turns by the prompts they carry, when the request holds the session's
+// start, so the feed names them as the user counts them ("turn 2", not
+// "exchange 3"); a session sent from its middle keeps its exchange
+// numbers, the prompts before it being unknown.
+func TestIngestAPICountsPrompts(t *testing.T) {
+	d, addr := serve(t, testConfig(t))
+	body := `{"exchanges":[` +
+		`{"session_id":"s-full","turn":1,"user":"Why does the importer skip rows?","assistant":"Let me read the importer.","tool_calls":[{"id":"r1","name":"Read","input":"{}"}]},` +
+		`{"session_id":"s-full","turn":2,"tool_loop":true,"tool_results":[{"tool_use_id":"r1","name":"Read","content":"..."}],"assistant":"The importer skips rows whose date column is empty because parseDate returns nil for blanks."},` +
+		`{"session_id":"s-full","turn":3,"user":"Make it log them instead.","assistant":"The importer now logs each skipped row with its line number in importer/rows.go."},` +
+		`{"session_id":"s-tail","turn":7,"user":"And the exporter?","assistant":"The exporter writes dates as RFC 3339 because the billing service parses nothing else."}]}`
+	req, _ := http.NewRequest("POST", "http://"+addr+"/api/ingest", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+d.Token())
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var resp httpapi.IngestResponse
+	if err := json.NewDecoder(res.Body).Decode(&resp); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("status %d: %v", res.StatusCode, err)
+	}
+	var got []string
+	for _, dec := range resp.Decisions {
+		got = append(got, dec.TurnLabel())
+	}
+	want := []string{"turn 1", "turn 2", "exchange 7"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("turns %q, want %q", got, want)
+	}
+	feed, err := httpapi.NewClient(addr, d.Token()).Decisions(context.Background(), 10)
+	if err != nil || len(feed) != 3 {
+		t.Fatalf("feed: %d entries (%v)", len(feed), err)
+	}
+	if feed[0].TurnLabel() != "exchange 7" || feed[1].TurnLabel() != "turn 2" || feed[1].Turn != 3 || feed[2].TurnLabel() != "turn 1" {
+		t.Errorf("feed turns: %q (exchange %d), %q, %q", feed[0].TurnLabel(), feed[1].Turn, feed[1].TurnLabel(), feed[2].TurnLabel())
+	}
+}

@@ -85,11 +85,16 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResponse
 			return IngestResponse{}, fmt.Errorf("document %d: %w: a name and at most 1 MiB of UTF-8 text are required", i, memory.ErrInvalid)
 		}
 	}
+	// A session whose exchanges do not count the user's prompts is counted
+	// here when the request holds its start (ingest.CountPrompts): the feed
+	// and the reasons name its turns as its user counts them ("turn 3"),
+	// not by exchange.
+	exs := ingest.CountPrompts(req.Exchanges)
 	// The exchanges of a request are all there is of their sessions (a
 	// transcript is complete): a headless session is decided by the most
 	// user turns it reaches in the request.
 	reach := map[string]int{}
-	for _, ex := range req.Exchanges {
+	for _, ex := range exs {
 		if ex.Headless && ex.SessionID != "" {
 			reach[ex.SessionID] = max(reach[ex.SessionID], ex.UserTurns)
 		}
@@ -98,7 +103,7 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResponse
 	// into turns, and each turn is distilled knowing what its session said
 	// after it (a statement a later turn corrects is not stored).
 	var resp IngestResponse
-	turns := ingest.GroupTurns(req.Exchanges)
+	turns := ingest.GroupTurns(exs)
 	for i, t := range turns {
 		dec, _, err := s.o.Pipeline.ProcessTurn(ctx, t, ingest.LaterTexts(turns[i+1:], t.SessionID), ingest.SessionState{UserTurns: reach[t.SessionID], Ended: true})
 		if err != nil {

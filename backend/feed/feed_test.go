@@ -137,7 +137,8 @@ func TestDocumentDecidedAndLogged(t *testing.T) {
 // response and in the log, carries the number of the user's prompt it
 // answers (UserTurn, "turn 2") beside its first exchange's number (Turn),
 // which counts the tool loop's iterations too; exchanges that did not
-// count the user's prompts are named by their exchange.
+// count the user's prompts are counted by the service when the request
+// holds the session's start, else named by their exchange.
 func TestIngestNumbersTurnsAsTheUserCounts(t *testing.T) {
 	loop := func(turn, users int, text string) memory.Exchange {
 		return memory.Exchange{SessionID: "s", Turn: turn, UserTurns: users, ToolLoop: true, Assistant: text,
@@ -159,11 +160,16 @@ func TestIngestNumbersTurnsAsTheUserCounts(t *testing.T) {
 			loop(3, 1, "Opening the index takes most of the start time on a large store."),
 			prompt(4, 2, "thanks, now run the tests", "All tests pass."),
 		}, []int{1, 2}, []int{1, 4}, []string{"turn 1", "turn 2"}},
-		{"not counted", []memory.Exchange{
+		{"not counted, from the session's start: counted here", []memory.Exchange{
 			prompt(1, 0, "why does the server start slowly?", "Let me look at the startup code."),
 			loop(2, 0, "The `serve` command opens the bleve index before it listens."),
 			prompt(3, 0, "thanks, now run the tests", "All tests pass."),
-		}, []int{0, 0}, []int{1, 3}, []string{"exchange 1", "exchange 3"}},
+		}, []int{1, 2}, []int{1, 3}, []string{"turn 1", "turn 2"}},
+		{"not counted, from the session's middle: the prompts before are unknown", []memory.Exchange{
+			prompt(5, 0, "why does the server start slowly?", "Let me look at the startup code."),
+			loop(6, 0, "The `serve` command opens the bleve index before it listens."),
+			prompt(7, 0, "thanks, now run the tests", "All tests pass."),
+		}, []int{0, 0}, []int{5, 7}, []string{"exchange 5", "exchange 7"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()

@@ -131,8 +131,11 @@ func OpenDecisionLog(o LogOptions) (*DecisionLog, error) {
 // Add records dec with the redacted texts of ex, and stores it when the
 // log has a store: on disk before the log lists it, so that what the feed
 // has shown survives a kill (a decision that fails to store is listed
-// still, and reported to LogOptions.Failed).
+// still, and reported to LogOptions.Failed). A long turn's verdicts are
+// bounded (memory.MaxDecisionCandidates), so that its decision fits a
+// stored record and the feed's page.
 func (l *DecisionLog) Add(dec memory.Decision, ex memory.Exchange) {
+	dec = dec.Bound(memory.MaxDecisionCandidates)
 	user, _ := redact.Redact(ex.User)
 	asst, _ := redact.Redact(ex.Assistant)
 	if dec.At.IsZero() {

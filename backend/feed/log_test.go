@@ -90,3 +90,43 @@ func TestDecisionLogSurvivesRestart(t *testing.T) {
 		t.Errorf("newest after an add: %+v", got)
 	}
 }
+
+// TestDecisionLogBoundsCandidates: a turn that lists many verdicts (a
+// statement per run of dropped sentences) is stored and survives a
+// restart, bounded to memory.MaxDecisionCandidates verdicts, every kept
+// one among them, the rest counted; unbounded, its record is over the
+// store's size limit and never stored.
+func TestDecisionLogBoundsCandidates(t *testing.T) {
+	dir := t.TempDir()
+	st := openStore(t, dir)
+	l, err := OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 10000
+	var cs []memory.CandidateVerdict
+	for i := range n {
+		c := memory.CandidateVerdict{Text: fmt.Sprintf("%d ", i) + strings.Repeat("narrating ", 15), Origin: "tool-loop", Class: "narration", Reason: "narration"}
+		if i == n-1 {
+			c.Kept, c.Class, c.Reason, c.MemoryID = true, "finding", "", "m1"
+		}
+		cs = append(cs, c)
+	}
+	l.Add(memory.Decision{ID: "long", Verdict: memory.VerdictStored, At: logT0, Candidates: cs}, memory.Exchange{})
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st = openStore(t, dir)
+	l, err = OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := l.Find("long")
+	if !ok {
+		t.Fatal("the long turn's decision was not stored")
+	}
+	got := e.Candidates
+	if len(got) != memory.MaxDecisionCandidates || e.CandidatesOmitted != n-memory.MaxDecisionCandidates || got[len(got)-1].MemoryID != "m1" {
+		t.Errorf("%d verdicts listed, %d omitted, last %+v", len(got), e.CandidatesOmitted, got[len(got)-1])
+	}
+}

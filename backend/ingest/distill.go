@@ -609,6 +609,7 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 	var sents []posSentence
 	skip := ""                  // the class of the section being read (a plan), or none
 	prev, prevKept := "", false // the sentence before, in this text, and whether it was kept
+	var parts partDrops         // what the blocks kept in part dropped
 
 	draft := false         // reading a compaction summary's analysis (draft.go)
 	var summary []heldText // what the compaction summary after its analysis says
@@ -619,8 +620,10 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 		var kept []string
 		dropped := map[string]int{}
 		var runs []droppedRun // what dropped counts, in order, a run per class
+		var each []droppedRun // the same, a sentence each
 		drop := func(class, st string) {
 			dropped[class]++
+			each = append(each, droppedRun{class: class, text: st})
 			if n := len(runs); n > 0 && runs[n-1].class == class {
 				runs[n-1].text += " " + st
 				return
@@ -725,7 +728,12 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			cands = append(cands, c)
 		}
 		switch {
-		case len(kept) > 0 || ok || len(dropped) == 0:
+		case len(dropped) == 0:
+		case len(kept) > 0 || ok:
+			// A block kept in part: what it dropped is shown after what
+			// it kept, each run of one class with its class, once the
+			// text is read (partDrops.candidates).
+			parts.add(len(cands), pos, each)
 		case len(runs) == 1:
 			// A block dropped whole is shown, never compared: no subject.
 			class := mostDropped(dropped)
@@ -740,7 +748,65 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 		}
 		cands = append(cands, lines.candidates(origin, pos)...)
 	}
-	return cands, sents
+	return parts.candidates(cands, origin), sents
+}
+
+// partDrops gathers, for one text, the sentences distillation dropped from
+// the blocks it kept in part, and where each block's go among the text's
+// candidates: after the block's kept statements.
+type partDrops []partDrop
+
+// partDrop is the sentences dropped from one block kept in part, each
+// with its class, the index among the text's candidates they go at and
+// the block's position (its candidates').
+type partDrop struct {
+	at, pos int
+	sents   []droppedRun
+}
+
+// add records the sentences dropped from a block kept in part, to go at
+// index at of the text's candidates with position pos.
+func (p *partDrops) add(at, pos int, sents []droppedRun) {
+	*p = append(*p, partDrop{at: at, pos: pos, sents: sents})
+}
+
+// candidates returns cands with the dropped sentences of each block kept
+// in part inserted at their places, each run of sentences of one class as
+// a dropped candidate with that class as its reason, as a block dropped
+// whole shows them. A sentence a kept statement of the text holds (the
+// context a pronoun of it needed: withContext, referent) is no drop.
+func (p partDrops) candidates(cands []Candidate, origin string) []Candidate {
+	if len(p) == 0 {
+		return cands
+	}
+	var kept []string
+	for _, c := range cands {
+		if c.Keep {
+			kept = append(kept, c.Text)
+		}
+	}
+	held := strings.Join(kept, "\n")
+	out := make([]Candidate, 0, len(cands)+len(p))
+	next := 0
+	for _, d := range p {
+		out = append(out, cands[next:d.at]...)
+		next = d.at
+		var runs []droppedRun
+		for _, s := range d.sents {
+			if strings.Contains(held, s.text) {
+				continue
+			}
+			if n := len(runs); n > 0 && runs[n-1].class == s.class {
+				runs[n-1].text += " " + s.text
+				continue
+			}
+			runs = append(runs, s)
+		}
+		for _, r := range runs {
+			out = append(out, Candidate{Text: shorten(r.text), Origin: origin, Class: r.class, Reason: r.class, pos: d.pos})
+		}
+	}
+	return append(out, cands[next:]...)
 }
 
 // referent returns a sentence of the tool loop in which the agent says what

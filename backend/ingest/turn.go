@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -122,6 +123,53 @@ func (t *Turn) add(ex memory.Exchange, u string) {
 		t.Steps = append(t.Steps, Step{Text: sm, Summary: true})
 	}
 	t.Steps = append(t.Steps, Step{Text: ex.Assistant, Calls: ex.ToolCalls, Results: ex.ToolResults, Error: ex.Error})
+}
+
+// CountPrompts returns exs with the user's prompts of each session
+// counted in its exchanges' UserTurns, as a transcript reader counts them
+// (an exchange that StartsTurn is a prompt; a tool-loop iteration or a
+// compaction summary is none), when the caller counted none: every
+// exchange of the session in exs has UserTurns 0. A session is counted
+// only when exs holds its start: its first exchange in exs is exchange 1
+// (Turn 1) and a prompt. Otherwise the prompts before are unknown (a
+// later part of a session, a session whose exchanges are not numbered)
+// and its turns stay named by their first exchange ("exchange 7"), as
+// are the exchanges of no session. exs itself is not changed: the
+// result is a copy when anything is counted.
+func CountPrompts(exs []memory.Exchange) []memory.Exchange {
+	type session struct {
+		counted, ok bool
+	}
+	seen := map[string]*session{}
+	for _, ex := range exs {
+		if ex.SessionID == "" {
+			continue
+		}
+		s := seen[ex.SessionID]
+		if s == nil {
+			s = &session{ok: ex.Turn == 1 && StartsTurn(ex)}
+			seen[ex.SessionID] = s
+		}
+		s.counted = s.counted || ex.UserTurns != 0 // a negative count is the caller's too, and Validate's to refuse
+	}
+	var out []memory.Exchange
+	prompts := map[string]int{}
+	for i, ex := range exs {
+		if s := seen[ex.SessionID]; s == nil || s.counted || !s.ok {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(exs)
+		}
+		if StartsTurn(ex) {
+			prompts[ex.SessionID]++
+		}
+		out[i].UserTurns = prompts[ex.SessionID]
+	}
+	if out == nil {
+		return exs
+	}
+	return out
 }
 
 // number names the turn the way its user counts it, "turn 3" for the

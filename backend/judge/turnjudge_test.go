@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -358,6 +359,23 @@ func TestTurnPromptBounds(t *testing.T) {
 				return cs
 			}(),
 		}, []string{"USER-WORDS", "FINAL-ANSWER", "Answer with the JSON object only."}, nil, false},
+		{"dropped statements go before kept ones", memory.TurnInput{
+			User:  []string{"Why is the build slow?"},
+			Steps: []memory.TurnStep{{Origin: "final-answer", Text: "FINAL-ANSWER the build is slow because of cgo."}},
+			// A long turn whose every block is kept in part lists each
+			// run of sentences it dropped: many, each short.
+			Candidates: func() []memory.TurnCandidate {
+				var cs []memory.TurnCandidate
+				for i := range 3000 {
+					c := memory.TurnCandidate{ID: i + 1, Text: "Let me look at the next file.", Origin: "tool-loop", Class: "narration", Reason: "narration"}
+					if i%1000 == 999 {
+						c.Text, c.Class, c.Reason, c.Kept = fmt.Sprintf("KEPT-%d the build is slow because of cgo.", i), "finding", "", true
+					}
+					cs = append(cs, c)
+				}
+				return cs
+			}(),
+		}, []string{"FINAL-ANSWER", "KEPT-999", "KEPT-1999", "KEPT-2999"}, nil, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

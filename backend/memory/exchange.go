@@ -179,6 +179,46 @@ type Decision struct {
 	// Candidates lists, for a turn, each statement distillation found and
 	// what became of it.
 	Candidates []CandidateVerdict `json:"candidates,omitempty"`
+	// CandidatesOmitted counts the verdicts of dropped statements and cut
+	// pieces Bound left out of Candidates.
+	CandidatesOmitted int `json:"candidates_omitted,omitempty"`
+}
+
+// MaxDecisionCandidates bounds the verdicts a decision in the feed's log
+// lists (Bound): a turn lists a verdict per statement, and a statement per
+// run of sentences dropped, so a long turn lists many. On the dev sessions
+// the most a turn lists is under 200.
+const MaxDecisionCandidates = 500
+
+// Bound returns d listing at most n verdicts in Candidates: every kept one
+// and every one naming a memory (the feed links a memory to its
+// statement), however many, then the others in order while they fit; the
+// rest are counted in CandidatesOmitted. Candidates is copied when cut,
+// never changed in place.
+func (d Decision) Bound(n int) Decision {
+	if len(d.Candidates) <= n {
+		return d
+	}
+	room := n
+	for _, c := range d.Candidates {
+		if c.Kept || c.MemoryID != "" {
+			room--
+		}
+	}
+	out := make([]CandidateVerdict, 0, n)
+	for _, c := range d.Candidates {
+		switch {
+		case c.Kept || c.MemoryID != "":
+		case room > 0:
+			room--
+		default:
+			d.CandidatesOmitted++
+			continue
+		}
+		out = append(out, c)
+	}
+	d.Candidates = out
+	return d
 }
 
 // CandidateVerdict is one statement of a turn and what distillation

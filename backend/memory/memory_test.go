@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,44 @@ func TestDecisionTurnLabel(t *testing.T) {
 	} {
 		if got := tc.d.TurnLabel(); got != tc.want {
 			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestDecisionBound: a decision listing more than n verdicts keeps every
+// kept one and every one naming a memory, then the others in order while
+// they fit, and counts the rest; the caller's list is left as it was.
+func TestDecisionBound(t *testing.T) {
+	v := func(text string, kept bool, id string) CandidateVerdict {
+		return CandidateVerdict{Text: text, Kept: kept, MemoryID: id}
+	}
+	texts := func(cs []CandidateVerdict) string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.Text)
+		}
+		return strings.Join(out, " ")
+	}
+	all := []CandidateVerdict{v("d1", false, ""), v("k1", true, "m1"), v("d2", false, ""), v("d3", false, ""),
+		v("r1", false, "m0"), v("d4", false, ""), v("k2", true, "")}
+	for _, tc := range []struct {
+		n       int
+		want    string
+		omitted int
+	}{
+		{7, "d1 k1 d2 d3 r1 d4 k2", 0},
+		{10, "d1 k1 d2 d3 r1 d4 k2", 0},
+		{5, "d1 k1 d2 r1 k2", 2},
+		{3, "k1 r1 k2", 4},
+		{1, "k1 r1 k2", 4},
+	} {
+		d := Decision{Candidates: slices.Clone(all)}
+		got := d.Bound(tc.n)
+		if texts(got.Candidates) != tc.want || got.CandidatesOmitted != tc.omitted {
+			t.Errorf("Bound(%d) = %q, %d omitted; want %q, %d", tc.n, texts(got.Candidates), got.CandidatesOmitted, tc.want, tc.omitted)
+		}
+		if !slices.Equal(d.Candidates, all) {
+			t.Errorf("Bound(%d) changed the caller's list: %q", tc.n, texts(d.Candidates))
 		}
 	}
 }

@@ -176,6 +176,7 @@ export interface Decision {
   at: string;
   preview?: string;
   candidates?: CandidateVerdict[];
+  candidates_omitted?: number;
 }
 
 /** feed.DecisionEntry */
@@ -198,6 +199,7 @@ export interface DecisionEntry {
   at: string;
   preview?: string;
   candidates?: CandidateVerdict[];
+  candidates_omitted?: number;
 }
 
 /** feed.Document */

@@ -144,6 +144,26 @@ describe('Feed view', () => {
     location.hash = '';
   });
 
+  it('the drawer says how many dropped verdicts a long turn left unlisted', async () => {
+    const d: DecisionEntry = { ...dec('a', '2026-01-01T00:00:02Z'), candidates_omitted: 37,
+      candidates: [
+        { text: 'The cache key includes the lockfile hash.', origin: 'tool-loop', class: 'finding', kept: true, memory_id: 'm1' },
+        { text: 'Let me look.', origin: 'tool-loop', class: 'narration', kept: false, reason: 'narration' },
+      ] };
+    fakeFetch({ 'GET /api/decisions': [d], 'GET /api/memories/m1': { id: 'm1', text: 'The cache key includes the lockfile hash.' } });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    location.hash = '#/feed?decision=a';
+    const feed = createFeed({ stream: createEventStream() });
+    await feed.load();
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Feed, { target, props: { feed } }));
+    flushSync();
+    const list = target.querySelector('[data-testid=feed-candidates]');
+    expect(list?.previousElementSibling?.textContent).toBe('Statements (1 of 2 kept; 37 more dropped, not listed)');
+    location.hash = '';
+  });
+
   // Bug: a memory restored from the trash still read "(deleted)" in the
   // open drawer: its text, missing when the drawer opened, was never
   // loaded again.
