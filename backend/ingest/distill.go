@@ -148,7 +148,7 @@ var persistWord = regexp.MustCompile(`^persist(?:s|ed)?$`)
 // live capture, which decides a turn without its later ones, and batch
 // ingest keep the same guesses.
 func Distill(t Turn, later []string) []Candidate {
-	cands, _ := distill(t, later)
+	cands, _, _ := distill(t, later)
 	return cands
 }
 
@@ -156,8 +156,9 @@ func Distill(t Turn, later []string) []Candidate {
 // revise what earlier turns of the session said: an edit removes a line of
 // an instruction file (removesInstr), a call moves or deletes a file
 // (dropRelocated). It reads that from the calls it parsed, so the pipeline
-// does not parse them again.
-func distill(t Turn, later []string) (cands []Candidate, revises bool) {
+// does not parse them again. pending are the turn's statements a later
+// turn may still update (dropUpdated), for live capture to remember.
+func distill(t Turn, later []string) (cands []Candidate, revises bool, pending []pendingLead) {
 	var sents []posSentence    // every sentence of the model, in order
 	restated := map[int]bool{} // the positions of the compaction summaries' sentences
 	pos := 0
@@ -229,7 +230,7 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 	}
 	dropRevised(cands, sents)
 	// update.go: a statement a later turn of the session states anew.
-	dropUpdated(t, cands, turnSents, sents[len(turnSents):])
+	pending = dropUpdated(t, cands, turnSents, sents[len(turnSents):])
 	dropUnconfirmed(cands, turnSents, restated)      // guess.go: a hedged hypothesis nothing later in the turn confirms
 	dropUnsettled(t, cands, sents, later)            // evidence.go
 	patches := turnPatches(t)                        // patch.go: each apply_patch call's patch, read once
@@ -255,7 +256,7 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 			}
 		}
 	}
-	return cands, moves || removesInstr(edits)
+	return cands, moves || removesInstr(edits), pending
 }
 
 // kindOrigin says how certain the candidate's kind is: what the judge
