@@ -148,7 +148,7 @@ var persistWord = regexp.MustCompile(`^persist(?:s|ed)?$`)
 // live capture, which decides a turn without its later ones, and batch
 // ingest keep the same guesses.
 func Distill(t Turn, later []string) []Candidate {
-	cands, _ := distill(t, later)
+	cands, _, _ := distill(t, later)
 	return cands
 }
 
@@ -157,8 +157,9 @@ func Distill(t Turn, later []string) []Candidate {
 // an instruction file (removesInstr), a call moves or deletes a file
 // (dropRelocated), a patch removes a setting the session glossed
 // (glossedRemoval). It reads that from the calls it parsed, so the pipeline
-// does not parse them again.
-func distill(t Turn, later []string) (cands []Candidate, revises bool) {
+// does not parse them again. pending are the turn's statements a later
+// turn may still update (dropUpdated), for live capture to remember.
+func distill(t Turn, later []string) (cands []Candidate, revises bool, pending []pendingLead) {
 	var sents []posSentence    // every sentence of the model, in order
 	restated := map[int]bool{} // the positions of the compaction summaries' sentences
 	pos := 0
@@ -241,7 +242,7 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 	}
 	dropRevised(cands, sents)
 	// update.go: a statement a later turn of the session states anew.
-	dropUpdated(t, cands, turnSents, sents[len(turnSents):])
+	pending = dropUpdated(t, cands, turnSents, sents[len(turnSents):])
 	dropUnconfirmed(cands, turnSents, restated)      // guess.go: a hedged hypothesis nothing later in the turn confirms
 	dropUnsettled(t, cands, sents, later, removals)  // evidence.go
 	moves := dropRelocated(t, cands, later, patches) // moved.go: a file the session moved or deleted after placing it
@@ -266,7 +267,7 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool) {
 			}
 		}
 	}
-	return cands, moves || removesInstr(edits) || glossedRemoval(t, turnSents, ownRemovals)
+	return cands, moves || removesInstr(edits) || glossedRemoval(t, turnSents, ownRemovals), pending
 }
 
 // kindOrigin says how certain the candidate's kind is: what the judge

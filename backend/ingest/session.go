@@ -87,8 +87,12 @@ type recentTurn struct {
 	// record (recentSession.said, of the session rec) starting at saidAt,
 	// of which the first logged entries are in the record; saidSize is the bytes it takes
 	// (heldSize), counted toward maxRecentBytes.
-	said     []heldText
-	rec      *recentSession
+	said []heldText
+	rec  *recentSession
+	// pending are its statements a later turn may still update, from its
+	// last distillation (dropUpdated), read by mayUpdate; replaced whole,
+	// never written in place.
+	pending  []pendingLead
 	saidAt   int
 	logged   int
 	saidSize int
@@ -171,6 +175,9 @@ func (e *recentTurn) mapsSize() int {
 	}
 	for k := range e.untested {
 		n += untestedEntryBytes + len(k)
+	}
+	for _, p := range e.pending {
+		n += pendingBytes + len(p.lead) + len(p.text)
 	}
 	return n
 }
@@ -457,11 +464,12 @@ var errSkipRevision = errors.New("memory changed meanwhile")
 // cands are the turn's candidates, listed in *dec from base on; revises
 // says whether its tool calls revise what earlier turns said (an edit
 // removes a line of an instruction file, a call moves or deletes a file:
-// read when Distill parsed them). A turn of an ended session (a complete
+// read when Distill parsed them); pending are its statements a later turn
+// may update (dropUpdated), remembered with it. A turn of an ended session (a complete
 // transcript: the caller gave ProcessTurn every later text) needs no
 // distilling again; what it restates of the session's earlier turns is
 // superseded either way (supersedeRestated).
-func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, cands []Candidate, revises bool, base int, dec *memory.Decision, errp *error) {
+func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, cands []Candidate, revises bool, pending []pendingLead, base int, dec *memory.Decision, errp *error) {
 	if *errp != nil || t.SessionID == "" || base+len(cands) > len(dec.Candidates) {
 		return
 	}
@@ -495,6 +503,7 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 		dec.Reason += fmt.Sprintf("; revised %d memories of earlier turns", n)
 	}
 	rt, err := p.rememberTurn(ctx, t, cands, base, dec)
+	rt.pending = pending
 	if err != nil {
 		*errp = fmt.Errorf("ingest: remember the memories of turn %d of session %s: %w", t.Turn, t.SessionID, err)
 		return
@@ -516,7 +525,12 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 	for _, b := range between {
 		after = append(after, b.turn)
 	}
-	return p.settle(ctx, t, e, between, Distill(e.turn, LaterTexts(append(after, t), t.SessionID)), cands, base, dec)
+	now, _, pending := distill(e.turn, LaterTexts(append(after, t), t.SessionID))
+	n, err := p.settle(ctx, t, e, between, now, cands, base, dec)
+	if err == nil {
+		e.pending = pending
+	}
+	return n, err
 }
 
 // settle brings what the earlier turn e stored in line with now, its new
@@ -754,7 +768,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	// The turn's tool calls, the continuation's with them, may revise what
 	// the session's earlier turns said (a move, an edit removing an
 	// instruction line), as reviseEarlier reads them: distill reports it.
-	cands, revises := distill(ext, nil)
+	cands, revises, pending := distill(ext, nil)
 	revs, undos, _ := revisingSentences(t)
 	from, upd := len(earlier)-1, map[int]bool(nil)
 	reach := min(from, redistillFrom(earlier, laterSize(t)))
@@ -778,7 +792,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
 	}
 	n += k
-	last.turn, last.size = slim(ext), laterSize(ext)
+	last.turn, last.size, last.pending = slim(ext), laterSize(ext), pending
 	last.setSaid(ext)
 	if err := p.supersedeRestated(ctx, ext, earlier, &r.dec); err != nil {
 		return true, fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", ext.Turn, t.SessionID, err)

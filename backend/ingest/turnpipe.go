@@ -75,11 +75,11 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 	if t.SessionID != "" {
 		t.held = p.recent.held(t.SessionID) // held.go: what the session said before the turn
 	}
-	cands, revises := distill(t, later)
+	cands, revises, pending := distill(t, later)
 	base := len(r.dec.Candidates)
 	defer func() {
 		if dec.Stage != StageReplay { // a run of the turn at once decided it, revisions included
-			p.reviseEarlier(ctx, t, st, cands, revises, base, &dec, &err) // session.go
+			p.reviseEarlier(ctx, t, st, cands, revises, pending, base, &dec, &err) // session.go
 		}
 	}()
 	r.dec.Timings = append(r.dec.Timings, memory.StageTiming{Stage: StageDistill, Duration: time.Since(start)})

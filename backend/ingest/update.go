@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -21,10 +19,11 @@ import (
 // (updatedBy): the same lead (leadOf: a "Label: …" or a leading path,
 // identifier or code span), most of the rest said again, and something
 // said that the statement did not. Live capture distils the earlier turn
-// again when a new turn may update it (mayUpdate), and the memory loses
+// again when a new turn updates it (mayUpdate), and the memory loses
 // the statement there too: re-packed with what remains, its id and history
 // kept (settle), or superseded by the updating memory when nothing
-// remains.
+// remains. Only a turn with a statement t updates is distilled again: the
+// turn remembers the statements nothing updated yet (pendingLead).
 
 // reasonUpdated opens the reason of a statement cut because a later turn
 // states its subject anew.
@@ -122,9 +121,9 @@ func updatedBy(a updatable, b string, restB map[string]bool) bool {
 // is no statement about them, and a line introducing a list (ending in
 // ":") says what follows, not of its lead: neither is updated nor
 // updates. The reason names the later statement.
-func dropUpdated(t Turn, cands []Candidate, turn, later []posSentence) {
-	if updateOff["all"] || len(later) == 0 {
-		return
+func dropUpdated(t Turn, cands []Candidate, turn, later []posSentence) []pendingLead {
+	if updateOff["all"] {
+		return nil
 	}
 	var us []updatable
 	byLead := map[string][]int{}
@@ -148,7 +147,10 @@ func dropUpdated(t Turn, cands []Candidate, turn, later []posSentence) {
 		}
 	}
 	if len(us) == 0 {
-		return
+		return nil
+	}
+	if len(later) == 0 {
+		return pendingOf(us, nil)
 	}
 	var said []heldText // what the turn said, read once a later statement needs it
 	saidRead := false
@@ -196,77 +198,99 @@ func dropUpdated(t Turn, cands []Candidate, turn, later []posSentence) {
 			cutSentences(c, cut[p], reasonUpdated+preview(p.why))
 		}
 	}
+	return pendingOf(us, done)
+}
+
+// pendingLead is a statement of a turn that a later statement of its
+// session may still update (dropUpdated): one of its kept statements with
+// a lead that nothing the session said after the turn updated yet. Live
+// capture remembers them with the turn (recentTurn.pending), so that
+// mayUpdate tells exactly whether a new turn updates one.
+type pendingLead struct {
+	lead, text string
+}
+
+// pendingBytes is what a pendingLead takes beyond its strings' bytes: its
+// two string headers.
+var pendingBytes = 2 * stringBytes
+
+// pendingOf returns the statements of us that done does not mark.
+func pendingOf(us []updatable, done map[int]bool) []pendingLead {
+	var out []pendingLead
+	for k, u := range us {
+		if !done[k] {
+			out = append(out, pendingLead{lead: u.lead, text: u.text})
+		}
+	}
+	return out
 }
 
 // mayUpdate returns the indexes, from from on, of the earlier turns of a
 // session (as a live session remembers them) a statement of the new turn
-// t may update (dropUpdated): one of their kept texts names the lead of a
-// statement of t that distillation keeps. It is a cheap bound of what
-// dropUpdated finds: a turn it leaves out has nothing t updates, so live
-// capture distils again every turn batch ingest would cut a statement
-// of, and no more than needed.
+// t updates (dropUpdated): a statement of t that distillation keeps (a
+// finding or a change, not introducing a list), that the earlier turn did
+// not say already (held), updates one of the earlier turn's statements
+// that nothing said since updated (recentTurn.pending, from the turn's
+// last distillation). That is the test dropUpdated makes when the earlier
+// turn is distilled again knowing t, so live capture distils again every
+// turn batch ingest would cut a statement of, and no other: a turn whose
+// statements t only may update (it names their lead and some of their
+// words) is left as it is.
 func mayUpdate(t Turn, earlier []recentTurn, from int) map[int]bool {
 	if updateOff["all"] || from >= len(earlier) {
 		return nil
 	}
-	type lead struct {
+	type statement struct {
 		text, lead string
-		rest       []string // the subject of what it says of its lead
+		rest       map[string]bool // the subject of what it says of its lead
 	}
-	var leads []lead
+	var later []statement
 	for _, text := range append(userTexts(t), stepTexts(t)...) {
 		for _, s := range sentences(text) {
-			st := strings.TrimSpace(s.text)
-			l, rest := leadOf(st)
-			if l == "" || strings.HasSuffix(st, ":") {
+			l, rest := leadOf(s.text)
+			if l == "" || strings.HasSuffix(s.text, ":") {
 				continue
 			}
-			if c := sentenceClass(st, OriginFinal); c == ClassFinding || c == ClassChange {
-				leads = append(leads, lead{st, l, slices.Collect(maps.Keys(subjectOf(rest)))})
+			if c := sentenceClass(s.text, OriginFinal); c == ClassFinding || c == ClassChange {
+				later = append(later, statement{s.text, l, subjectOf(rest)})
 			}
 		}
 	}
-	if len(leads) == 0 {
+	if len(later) == 0 {
 		return nil
 	}
-	// A statement updatedBy cuts names the lead and shares at least two
-	// of the tokens of what the later one says of it, and half of them
-	// (subject tokens are lowercased substrings of the text they are read
-	// from: a stem, a token less its punctuation); so does the kept text
-	// holding it. A later statement the earlier turn's text holds whole
-	// updates nothing of it.
-	mayHold := func(text, lt string, l lead) bool {
-		if !strings.Contains(lt, l.lead) {
-			return false
-		}
-		n := 0
-		for _, w := range l.rest {
-			if strings.Contains(text, w) {
-				n++
-			}
-		}
-		return n >= 2 && 2*n >= len(l.rest)
-	}
 	var out map[int]bool
+	held := make([]int8, len(later)) // per earlier turn: 0 not read, 1 held by it, 2 not
 	for i := from; i < len(earlier); i++ {
 		e := &earlier[i]
-		held := map[int]bool{} // the leads e's text holds whole, by index
-	texts:
-		for text := range e.kept {
-			lt, ls := lower(text), strings.ToLower(text) // leads are read with lower, subjects with ToLower
-			for k, l := range leads {
-				if held[k] || !mayHold(ls, lt, l) {
+		clear(held)
+	pending:
+		for _, p := range e.pending {
+			var u *updatable // read once a statement of t names its lead
+			for k, l := range later {
+				if l.lead != p.lead {
 					continue
 				}
-				if heldBy(l.text, e.said) {
-					held[k] = true
+				if held[k] == 0 {
+					held[k] = 2
+					if heldBy(l.text, e.said) {
+						held[k] = 1
+					}
+				}
+				if held[k] == 1 {
 					continue
 				}
-				if out == nil {
-					out = map[int]bool{}
+				if u == nil {
+					_, rest := leadOf(p.text)
+					u = &updatable{text: p.text, lead: p.lead, rest: subjectOf(rest), subject: subjectOf(p.text)}
 				}
-				out[i] = true
-				break texts
+				if updatedBy(*u, l.text, l.rest) {
+					if out == nil {
+						out = map[int]bool{}
+					}
+					out[i] = true
+					break pending
+				}
 			}
 		}
 	}

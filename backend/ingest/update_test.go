@@ -173,36 +173,50 @@ func TestUpdatedLive(t *testing.T) {
 }
 
 // TestMayUpdate: live capture distils again an earlier turn a new turn's
-// statement may update (its kept text names the lead and half of what the
-// new statement says of it), and no other: not one the new statement
-// names only the lead of, nor one whose text holds the new statement whole
-// (held.go drops it there).
+// statement updates (updatedBy, as batch ingest's distillation of the
+// earlier turn would find it), and no other: not one the new statement
+// names only the lead of, nor one it names the lead and some words of
+// without being a newer version, nor one whose text holds the new
+// statement whole (held.go drops it there), nor one whose statement a
+// turn between them updated already.
 func TestMayUpdate(t *testing.T) {
 	first := twoTurns("s-may", []string{"make the ledger's retention configurable", ledgerAnswer}, []string{"ok", "Fine."})[0]
-	var kept []string
-	for _, c := range Distill(first, nil) {
-		if c.Keep {
-			kept = append(kept, c.Text)
+	remembered := func(later []string) recentTurn {
+		cands, _, pending := distill(first, later)
+		e := recentTurn{turn: first, kept: map[string]string{}, pending: pending}
+		for _, c := range cands {
+			if c.Keep {
+				e.kept[c.Text] = "m1"
+			}
 		}
+		e.setSaid(first)
+		return e
 	}
-	e := recentTurn{turn: first, kept: map[string]string{}}
-	for _, k := range kept {
-		e.kept[k] = "m1"
-	}
-	e.setSaid(first)
+	const update = "Done:\n- `config/ledger.toml`: keep_segments raised to 12, rotation every 128 MiB"
 	for _, tc := range []struct {
 		name, later string
+		between     []string // what a turn between said, the earlier turn distilled knowing it
 		want        bool
 	}{
-		{"an update", "Done:\n- `config/ledger.toml`: keep_segments raised to 12, rotation every 128 MiB", true},
-		{"the lead alone", "Done:\n- `config/ledger.toml`: the index cache is shared between parallel subtests now", false},
-		{"held whole by the earlier text", "Recap:\n- docs/ledger.md: describes rotation and retention of the older segments", false},
-		{"no lead", "Done: the retention is larger now.", false},
+		{"an update", update, nil, true},
+		{"the lead alone", "Done:\n- `config/ledger.toml`: the index cache is shared between parallel subtests now", nil, false},
+		{"the lead and words of the turn's other statements", "Done:\n- `config/ledger.toml`: keep_segments read by the compactor nightly before the index rebuild, through `ledger/mmap.go`", nil, false},
+		{"held whole by the earlier text", "Recap:\n- docs/ledger.md: describes rotation and retention of the older segments", nil, false},
+		{"no lead", "Done: the retention is larger now.", nil, false},
+		{"updated by a turn between already", "Done:\n- `config/ledger.toml`: keep_segments raised to 16, rotation every 256 MiB", []string{update}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			e := remembered(tc.between)
 			next := twoTurns("s-may", []string{"ok", "Fine."}, []string{"and now?", tc.later})[1]
 			if got := mayUpdate(next, []recentTurn{e}, 0)[0]; got != tc.want {
 				t.Errorf("mayUpdate = %v, want %v", got, tc.want)
+			}
+			// What batch ingest finds: the earlier turn distilled knowing
+			// both later texts cuts more than knowing the one between.
+			before := Distill(first, tc.between)
+			after := Distill(first, append(slices.Clone(tc.between), tc.later))
+			if changed := !slices.EqualFunc(before, after, func(a, b Candidate) bool { return a.Text == b.Text && a.Keep == b.Keep }); changed != tc.want {
+				t.Errorf("distilled again knowing it: changed %v, want %v", changed, tc.want)
 			}
 		})
 	}
