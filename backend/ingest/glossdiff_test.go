@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -142,7 +141,6 @@ func TestSlimKeepsRemovals(t *testing.T) {
 // removal is its patch revises an earlier turn's statement of the
 // setting's description, as batch ingest drops it.
 func TestReviseEarlierTurnsByGlossDiff(t *testing.T) {
-	ctx := context.Background()
 	var exs []memory.Exchange
 	for i, tt := range [][]string{
 		{"the nightly upload fails while the mirror is down", "Let me edit the pipeline.", "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true). The retry loop in `deploy/upload.sh` waits 30 s between attempts."},
@@ -161,27 +159,10 @@ func TestReviseEarlierTurnsByGlossDiff(t *testing.T) {
 	if len(turns) != 3 {
 		t.Fatalf("%d turns", len(turns))
 	}
-	batch, live := newFixture(t, nil), newFixture(t, nil)
-	var second, last memory.Decision
-	for i, tn := range turns {
-		if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
-			t.Fatal(err)
-		}
-		dec, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 1 {
-			second = dec
-		}
-		last = dec
-	}
+	_, _, decs, got := replayBoth(t, turns)
+	second, last := decs[1], decs[len(decs)-1]
 	if !slices.ContainsFunc(second.Candidates, func(c memory.CandidateVerdict) bool { return c.Kept && strings.Contains(c.Text, "Marked the nightly") }) {
 		t.Fatalf("live turn 2 did not store its statement: %+v", second.Candidates)
-	}
-	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
-	if !slices.Equal(want, got) {
-		t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
 	}
 	if slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "non-fatal") }) {
 		t.Fatalf("store %q: the description of the removed setting stands", got)

@@ -285,7 +285,7 @@ func TestInstructionRemovedLater(t *testing.T) {
 	// undo cue), or says nothing of it (only the edit's removed line
 	// revises the earlier turn's statement).
 	for _, prompt := range []string{"we moved to pnpm, fix the rule", "put pnpm in the package manager rule"} {
-		removedAcrossTurns(t, prompt)
+		t.Run(prompt, func(t *testing.T) { removedAcrossTurns(t, prompt) })
 	}
 }
 
@@ -293,7 +293,6 @@ func TestInstructionRemovedLater(t *testing.T) {
 // third turn, asked with prompt, replaces the yarn rule of the first.
 func removedAcrossTurns(t *testing.T, prompt string) {
 	t.Helper()
-	ctx := context.Background()
 	var all []memory.Exchange
 	all = append(all, editTurn("s-x", 1, "record the package manager rule", "## Setup", "## Setup\n"+ruleYarn+"\n- Deploy with the token sk-ant-api03-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA in `deploy.sh`, never by hand.")...)
 	all = append(all, sessionOf("s-x", "where is the API documented?", "The `docs/api.md` page lists every endpoint of the shop with its request schema and error codes.")...)
@@ -303,19 +302,7 @@ func removedAcrossTurns(t *testing.T, prompt string) {
 	if len(turns) != 3 {
 		t.Fatalf("%d turns", len(turns))
 	}
-	batch, live := newFixture(t, nil), newFixture(t, nil)
-	for i, tn := range turns {
-		if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
-	if !slices.Equal(want, got) {
-		t.Fatalf("%q: live store differs from batch:\nbatch %q\nlive  %q", prompt, want, got)
-	}
+	_, _, _, got := replayBoth(t, turns)
 	joined := strings.Join(got, "\n")
 	if strings.Contains(joined, "yarn.lock") || !strings.Contains(joined, "CLAUDE.md: Install packages with `pnpm`") {
 		t.Fatalf("%q: store %q: want the pnpm rule, not the yarn one", prompt, got)

@@ -74,6 +74,34 @@ func liveTexts(t *testing.T, st *store.Store) []string {
 	return out
 }
 
+// replayBoth distils a session's turns twice, each into its own store:
+// as batch ingest does (every turn knowing the session's later texts, the
+// session ended) and as live capture does (turn by turn, nothing later
+// known). It returns both fixtures, the decision live capture made for
+// each turn, and the texts both stores leave standing (liveTexts), after
+// failing the test when they differ: live capture stores what ingest
+// stores.
+func replayBoth(t *testing.T, turns []Turn) (batch, live *fixture, decs []memory.Decision, texts []string) {
+	t.Helper()
+	ctx := context.Background()
+	batch, live = newFixture(t, nil), newFixture(t, nil)
+	for i, tn := range turns {
+		if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
+			t.Fatal(err)
+		}
+		dec, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		decs = append(decs, dec)
+	}
+	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
+	if !slices.Equal(want, got) {
+		t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
+	}
+	return batch, live, decs, got
+}
+
 // TestReviseEarlierTurns: a session distilled turn by turn as it happens
 // (live: later turns unknown) ends with the memories of the same session
 // distilled knowing every turn (batch): the statement of turn 1 that turn
@@ -99,27 +127,10 @@ func TestReviseEarlierTurns(t *testing.T) {
 			if len(turns) != 3 {
 				t.Fatalf("%d turns", len(turns))
 			}
-			batch, live := newFixture(t, nil), newFixture(t, nil)
-			var first, last memory.Decision
-			for i, tn := range turns {
-				if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
-					t.Fatal(err)
-				}
-				dec, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i == 0 {
-					first = dec
-				}
-				last = dec
-			}
+			_, live, decs, got := replayBoth(t, turns)
+			first, last := decs[0], decs[len(decs)-1]
 			if !slices.ContainsFunc(first.Candidates, func(c memory.CandidateVerdict) bool { return c.Kept && strings.Contains(c.Text, tc.gone) }) {
 				t.Fatalf("live turn 1 did not store %q: %+v", tc.gone, first.Candidates)
-			}
-			want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
-			if !slices.Equal(want, got) {
-				t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
 			}
 			if len(got) == 0 || slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, tc.gone) }) {
 				t.Fatalf("store %q", got)
@@ -164,37 +175,19 @@ func TestReviseEarlierTurns(t *testing.T) {
 // Revising the joined memory as a whole (its subject is both statements')
 // lost the statement nothing corrected.
 func TestReviseEarlierTurnKeepsTheRest(t *testing.T) {
-	ctx := context.Background()
 	turns := threeTurns("s-joined",
 		[]string{"why is the nightly import slow?", "Let me read the importer.",
 			"The importer holds the `db/pool.go` connection for the whole batch instead of per row.\n\nThe `sync/v2` endpoint caps one request at 500 records, so a nightly job makes about 40 requests."},
 		[]string{"it is still slow", "Let me profile the import.",
 			"Actually the `db/pool.go` connection is released after every row; the time goes into the `index/rebuild.go` pass that runs after the import."})
-	batch, live := newFixture(t, nil), newFixture(t, nil)
-	var first memory.Decision
-	for i, tn := range turns {
-		if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
-			t.Fatal(err)
-		}
-		dec, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			first = dec
-		}
-	}
-	if !slices.ContainsFunc(first.Candidates, func(c memory.CandidateVerdict) bool {
+	_, _, decs, got := replayBoth(t, turns)
+	if !slices.ContainsFunc(decs[0].Candidates, func(c memory.CandidateVerdict) bool {
 		return c.Kept && strings.Contains(c.Text, "whole batch") && strings.Contains(c.Text, "500 records")
 	}) {
-		t.Fatalf("live turn 1 did not join its two statements: %+v", first.Candidates)
+		t.Fatalf("live turn 1 did not join its two statements: %+v", decs[0].Candidates)
 	}
-	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
-	if !slices.ContainsFunc(want, func(s string) bool { return strings.Contains(s, "500 records") && !strings.Contains(s, "whole batch") }) {
-		t.Fatalf("batch kept %q: want the statement turn 3 does not correct, alone", want)
-	}
-	if !slices.Equal(want, got) {
-		t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
+	if !slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "500 records") && !strings.Contains(s, "whole batch") }) {
+		t.Fatalf("both kept %q: want the statement turn 3 does not correct, alone", got)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/memtray/memtray/backend/memory"
 )
 
 // ledgerAnswer is the final answer of a turn that changed the ledger's
@@ -118,25 +116,8 @@ func TestUpdatedLive(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			turns := twoTurns("s-upd-live", []string{"make the ledger's retention configurable", tc.answer}, []string{"make it keep more", tc.update})
-			batch, live := newFixture(t, nil), newFixture(t, nil)
-			var first []string // the memories live turn 1 created
-			var last memory.Decision
-			for i, tn := range turns {
-				if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
-					t.Fatal(err)
-				}
-				dec, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				last = dec
-				if i == 0 {
-					first = dec.MemoryIDs
-				}
-			}
-			if want, got := liveTexts(t, batch.st), liveTexts(t, live.st); !slices.Equal(want, got) {
-				t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
-			}
+			_, live, decs, _ := replayBoth(t, turns)
+			first, last := decs[0].MemoryIDs, decs[len(decs)-1] // first: the memories live turn 1 created
 			if len(first) != 1 {
 				t.Fatalf("live turn 1 stored %d memories, want 1", len(first))
 			}
