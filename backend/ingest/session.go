@@ -364,11 +364,13 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 // slim returns t without what distilling it again does not read: tool
 // calls' inputs and tool results (a file written, a command's output),
 // the bulk of a turn; edits of instruction files (instr.go) and their
-// results stay.
+// results stay. A call whose result says it failed (callFailed) changed
+// nothing and is read as nothing (its moves, removals and edits left
+// out): slim drops it, as it drops the results callFailed reads.
 func slim(t Turn) Turn {
 	steps := make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
-		s.Calls, s.Results = slimCalls(s.Calls), editResults(s.Results)
+		s.Calls, s.Results = slimCalls(t, i), editResults(s.Results)
 		steps[i] = s
 	}
 	exs := make([]memory.Exchange, len(t.Exchanges))
@@ -380,13 +382,20 @@ func slim(t Turn) Turn {
 	return t
 }
 
-// slimCalls returns the calls of a step a slimmed turn keeps, in order:
-// those instrCall keeps, those that move or delete a file or write one
-// (movedCall) and those whose patch removes a setting (removalCall), each
-// call's patch parsed once for all.
-func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
+// slimCalls returns the calls of step i of t a slimmed turn keeps, in
+// order: those instrCall keeps, those that move or delete a file or write
+// one (movedCall) and those whose patch removes a setting (removalCall),
+// each call's patch parsed once for all. Of a call that failed only an
+// Edit's name stays (instrCall's pairing of SpecStory's Edit results).
+func slimCalls(t Turn, i int) []memory.ToolCall {
 	var out []memory.ToolCall
-	for _, c := range calls {
+	for _, c := range t.Steps[i].Calls {
+		if callFailed(t, i, c) && !slimOff["failed"] {
+			if c.Name == "Edit" {
+				out = append(out, memory.ToolCall{ID: c.ID, Name: c.Name})
+			}
+			continue
+		}
 		p := callPatch(c)
 		if k, ok := instrCall(c, p); ok {
 			out = append(out, k)
@@ -398,6 +407,10 @@ func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
 	}
 	return out
 }
+
+// slimOff names mechanisms of slim switched off ("failed": failed calls
+// kept as any other), for measuring each one alone.
+var slimOff = map[string]bool{}
 
 // maxRedistillBytes bounds the text one new turn has distilled again:
 // each earlier turn costs its own text and what followed it. Newest turns
