@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -110,6 +111,74 @@ func TestFailedCallSameLiveAndBatch(t *testing.T) {
 				t.Fatalf("store %q: want %q kept and %q absent (a failed call changed nothing)", got, tc.stays, tc.absent)
 			}
 		})
+	}
+}
+
+// TestSlimmedTurnCountsCalls: the tool calls and results a slimmed turn
+// keeps (a moved file's patch whole, a written file's path, a removal's
+// lines, an Edit's result) count toward maxRecentBytes with its text, and
+// a failed call is not kept at all: sessions whose turns each keep a large
+// move patch stay within the bound.
+func TestSlimmedTurnCountsCalls(t *testing.T) {
+	var body strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&body, "+retry_%d = %d\n", i, i%9)
+	}
+	move := patchCall("p1", "*** Begin Patch\n*** Update File: tools/retry.conf\n*** Move to: conf/retry.conf\n@@\n"+body.String()+"*** End Patch")
+	write, _ := json.Marshal(map[string]string{"file_path": "/r/conf/retry.conf", "content": body.String()})
+	ok := []memory.ToolResult{{ToolUseID: "p1", Content: "Success."}}
+	step := func(c memory.ToolCall, rs []memory.ToolResult) Turn {
+		return Turn{Turn: 1, User: []string{"move the retry config"}, Steps: []Step{{Text: "Moving it.", Calls: []memory.ToolCall{c}}, {Text: "Done.", Results: rs}}}
+	}
+	tests := []struct {
+		name     string
+		turn     Turn
+		min, max int // bounds of callSize
+	}{
+		{"a move patch, kept whole", step(move, ok), len(move.Input), len(move.Input) + 1024},
+		{"a failed move patch, not kept", step(move, failedResult("p1")), 0, 0},
+		{"a Write, only its path kept", step(memory.ToolCall{ID: "p1", Name: "Write", Input: string(write)}, ok), 1, 1024},
+		{"a removal patch, its lines kept", step(patchCall("p1", uploadPatch), ok), 1, len(patchCall("p1", uploadPatch).Input) + 1024},
+		{"a shell command, not kept", step(bashCall("p1", "make test"), ok), 0, 0},
+	}
+	for _, tc := range tests {
+		var e recentTurn
+		e.setTurn(tc.turn)
+		kept := 0
+		for _, s := range e.turn.Steps {
+			for _, c := range s.Calls {
+				kept += len(c.ID) + len(c.Name) + len(c.Input)
+			}
+			for _, r := range s.Results {
+				kept += len(r.ToolUseID) + len(r.Name) + len(r.Content)
+			}
+		}
+		if e.callSize < kept || e.callSize < tc.min || e.callSize > tc.max || e.bytes() < e.size+e.callSize {
+			t.Errorf("%s: callSize %d, the slimmed turn keeps %d bytes of calls and results, want %d..%d", tc.name, e.callSize, kept, tc.min, tc.max)
+		}
+	}
+
+	// Sessions of one turn that keeps the move patch: more than the bound
+	// holds, counted.
+	var e recentTurn
+	e.setTurn(step(move, ok))
+	var r recentTurns
+	sessions := 2*maxRecentBytes/len(move.Input) + 2
+	for i := range sessions {
+		r.set(fmt.Sprintf("s%d", i), []recentTurn{e})
+	}
+	kept := 0
+	for _, s := range r.sessions {
+		for _, e := range s.turns {
+			for _, st := range e.turn.Steps {
+				for _, c := range st.Calls {
+					kept += len(c.Input)
+				}
+			}
+		}
+	}
+	if kept > maxRecentBytes || r.size > maxRecentBytes {
+		t.Fatalf("%d sessions kept, their patches %d bytes (%d counted), bound %d", len(r.sessions), kept, r.size, maxRecentBytes)
 	}
 }
 
