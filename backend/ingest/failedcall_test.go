@@ -135,7 +135,7 @@ func TestSlimmedTurnCountsCalls(t *testing.T) {
 		turn     Turn
 		min, max int // bounds of callSize
 	}{
-		{"a move patch, kept whole", step(move, ok), len(move.Input), len(move.Input) + 1024},
+		{"a move patch, its headers kept", step(move, ok), 1, 1024},
 		{"a failed move patch, not kept", step(move, failedResult("p1")), 0, 0},
 		{"a Write, only its path kept", step(memory.ToolCall{ID: "p1", Name: "Write", Input: string(write)}, ok), 1, 1024},
 		{"a removal patch, its lines kept", step(patchCall("p1", uploadPatch), ok), 1, len(patchCall("p1", uploadPatch).Input) + 1024},
@@ -158,8 +158,10 @@ func TestSlimmedTurnCountsCalls(t *testing.T) {
 		}
 	}
 
-	// Sessions of one turn that keeps the move patch: more than the bound
-	// holds, counted.
+	// Sessions of one turn that keeps the move patch whole (slimOff):
+	// more than the bound holds, counted.
+	slimOff["patch"] = true
+	defer delete(slimOff, "patch")
 	var e recentTurn
 	e.setTurn(step(move, ok))
 	var r recentTurns
@@ -204,5 +206,41 @@ func TestSlimPairsEditResults(t *testing.T) {
 	want, got := files(tn), files(slim(tn))
 	if !slices.Equal(want, []string{"AGENTS.md"}) || !slices.Equal(got, want) {
 		t.Fatalf("edits of the slimmed turn %q, of the turn %q (want AGENTS.md)", got, want)
+	}
+}
+
+// TestSlimPatchHeaders: a slimmed turn keeps of a patch that adds, moves
+// or deletes a file only its headers and the settings it removes: the
+// slimmed call reads as the same moves, added file and removals, and the
+// slimmed turn as the same later texts.
+func TestSlimPatchHeaders(t *testing.T) {
+	var body strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&body, "+line %d of the new file\n", i)
+	}
+	for _, tc := range []struct{ name, patch string }{
+		{"a file added", "*** Begin Patch\n*** Add File: docs/retry.md\n" + body.String() + "*** End Patch"},
+		{"a file moved and edited", "*** Begin Patch\n*** Update File: tools/run.sh\n*** Move to: priv/bin/run.sh\n@@\n-#!/bin/sh\n+#!/usr/bin/env sh\n*** End Patch"},
+		{"a file deleted beside an update", "*** Begin Patch\n*** Update File: lib/a.ex\n@@\n-x\n+y\n*** Delete File: config/legacy.toml\n*** Add File: config/new.toml\n" + body.String() + "*** End Patch"},
+		{"a move and a removed setting", "*** Begin Patch\n*** Update File: tools/run.sh\n*** Move to: priv/bin/run.sh\n@@\n-#!/bin/sh\n+#!/usr/bin/env sh\n" + strings.TrimPrefix(uploadPatch, "*** Begin Patch\n")},
+	} {
+		c := patchCall("p1", tc.patch)
+		tn := Turn{Turn: 1, User: []string{"tidy the tools"}, Steps: []Step{{Text: "Editing.", Calls: []memory.ToolCall{c}}, {Text: "Done.", Results: []memory.ToolResult{{ToolUseID: "p1", Content: "Success."}}}}}
+		s := slim(tn)
+		if len(s.Steps[0].Calls) != 1 {
+			t.Fatalf("%s: slimmed calls %+v", tc.name, s.Steps[0].Calls)
+		}
+		k := s.Steps[0].Calls[0]
+		p, q := callPatch(c), callPatch(k)
+		if q == nil || len(k.Input) >= len(c.Input) {
+			t.Errorf("%s: kept %q", tc.name, k.Input)
+			continue
+		}
+		if !slices.Equal(p.relocations(), q.relocations()) || p.added() != q.added() || fmt.Sprint(p.removedSettings()) != fmt.Sprint(q.removedSettings()) {
+			t.Errorf("%s: slimmed patch reads %v %q %v, the patch %v %q %v", tc.name, q.relocations(), q.added(), q.removedSettings(), p.relocations(), p.added(), p.removedSettings())
+		}
+		if !slices.Equal(laterOf(s), laterOf(tn)) {
+			t.Errorf("%s: later texts of the slimmed turn %q, of the turn %q", tc.name, laterOf(s), laterOf(tn))
+		}
 	}
 }

@@ -420,7 +420,7 @@ func slimCalls(t Turn, i int) []memory.ToolCall {
 }
 
 // slimOff names mechanisms of slim switched off ("failed": failed calls
-// kept as any other; "count": the calls and results a slimmed turn keeps
+// kept as any other; "patch": a moving patch kept whole; "count": the calls and results a slimmed turn keeps
 // not counted toward maxRecentBytes), for measuring each one alone.
 var slimOff = map[string]bool{}
 
