@@ -164,13 +164,19 @@ func removalCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 	if p == nil {
 		return memory.ToolCall{}, false
 	}
-	rs := p.removedSettings()
-	if len(rs) == 0 {
+	sections := removalSections(p)
+	if sections == "" {
 		return memory.ToolCall{}, false
 	}
+	return slimPatchCall(c, sections)
+}
+
+// removalSections renders the settings p removes (removedSettings) as
+// patch sections, one "*** Update File:" each with the removed line
+// between the lines shown around it; "" for none.
+func removalSections(p *patch) string {
 	var b strings.Builder
-	b.WriteString("*** Begin Patch\n")
-	for _, r := range rs {
+	for _, r := range p.removedSettings() {
 		b.WriteString("*** Update File: " + r.file + "\n@@\n")
 		for k, l := range r.around {
 			mark := " "
@@ -180,8 +186,13 @@ func removalCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 			b.WriteString(mark + l + "\n")
 		}
 	}
-	b.WriteString("*** End Patch")
-	in, err := json.Marshal(map[string]any{"command": []string{"apply_patch", b.String()}})
+	return b.String()
+}
+
+// slimPatchCall returns c with its input replaced by an apply_patch of
+// sections (Codex's shell form, which callPatch reads whatever c's name).
+func slimPatchCall(c memory.ToolCall, sections string) (memory.ToolCall, bool) {
+	in, err := json.Marshal(map[string]any{"command": []string{"apply_patch", "*** Begin Patch\n" + sections + "*** End Patch"}})
 	if err != nil {
 		return memory.ToolCall{}, false
 	}

@@ -90,7 +90,8 @@ func BenchmarkSessionRecord(b *testing.B) {
 				var r recentTurns
 				for i, tn := range turns {
 					tn.held = heldOf(&r, tn.SessionID)
-					rt := recentTurn{turn: slim(tn), size: laterSize(tn), said: slices.Clone(said[i])}
+					rt := recentTurn{said: slices.Clone(said[i])}
+					rt.setTurn(tn)
 					r.set(tn.SessionID, append(r.turns(tn.SessionID), rt))
 				}
 			}

@@ -424,7 +424,8 @@ func namedInstrFile(text string) string {
 
 // instrOff turns off one mechanism of instruction-file reading, by name,
 // for ablation in tests and measurements ("all", "named-diff",
-// "removal", "context", "file", "applied", "gone"); empty in production.
+// "removal", "context", "file", "applied", "gone", "failed"); empty in
+// production.
 var instrOff = map[string]bool{}
 
 // stepEdits returns the instruction-file edits of the turn's steps, in
@@ -567,12 +568,19 @@ func addRemovals(m map[string]map[string]bool, e instrEdit) {
 // from instruction files as a fenced diff naming the file, for LaterTexts:
 // a later turn's removal then revises an earlier turn's statement in
 // batch ingest and live capture alike. Texts already carry the fenced
-// edits of Aider and Cursor.
+// edits of Aider and Cursor. A call that failed removed nothing and a
+// step that failed made no call (callFailed, as stepEdits reads them).
 // patches are the turn's parsed patches (turnPatches).
 func instrLaterText(t Turn, patches [][]*patch) string {
 	var b strings.Builder
 	for i, s := range t.Steps {
+		if s.Error && !instrOff["failed"] {
+			continue
+		}
 		for j, c := range s.Calls {
+			if callFailed(t, i, c) && !instrOff["failed"] {
+				continue // it removed nothing (stepEdits leaves it out too)
+			}
 			for _, e := range callEdits(c, patchAt(patches, i, j)) {
 				rm := e.removed()
 				if len(rm) == 0 {
@@ -901,12 +909,18 @@ func instrCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 
 // editResults returns the results that hold an edit (SpecStory's "Edit"),
 // which a slimmed turn keeps: a fenced edit of an instruction file may name
-// its file only in the text of the response that made it.
+// its file only in the text of the response that made it. Of one that
+// failed only what stepEdits reads stays (its name, call and error), so
+// that the results after it are paired with the same calls.
 func editResults(rs []memory.ToolResult) []memory.ToolResult {
 	var out []memory.ToolResult
 	for _, r := range rs {
-		if r.Name == "Edit" && !r.IsError {
+		switch {
+		case r.Name != "Edit":
+		case !r.IsError:
 			out = append(out, r)
+		case !slimOff["failed"]:
+			out = append(out, memory.ToolResult{ToolUseID: r.ToolUseID, Name: r.Name, IsError: true})
 		}
 	}
 	return out

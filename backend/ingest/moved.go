@@ -353,14 +353,20 @@ func laterRelocations(later []string, step int) []relocation {
 }
 
 // movedCall returns what a slimmed turn keeps of a call that moves or
-// deletes a file or writes one (slim; only the path of a Write); ok is
-// false for any other. p is the call's patch (callPatch).
+// deletes a file or writes one (slim); ok is false for any other. p is
+// the call's patch (callPatch). Of a Write only the path is kept; of a
+// patch only its files' headers that move, delete or add one (what
+// relocations and added read) and the settings it removes
+// (removalSections), not the files' lines.
 func movedCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 	if rs, w := callFiles(c, p); len(rs) == 0 && w == "" {
 		return memory.ToolCall{}, false
 	}
-	if c.Name == "Write" { // only its path is read
+	switch {
+	case c.Name == "Write": // only its path is read
 		c.Input = `{"file_path":` + jsonString(quickPathOrEmpty(c.Input)) + `}`
+	case p != nil && !slimOff["patch"]:
+		return slimPatchCall(c, p.headers()+removalSections(p))
 	}
 	return c, true
 }

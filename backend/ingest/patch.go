@@ -168,6 +168,24 @@ func (p *patch) relocations() []relocation {
 	return out
 }
 
+// headers renders the headers of the files p adds, deletes or moves, in
+// order, without their lines: a patch of them reads as the same
+// relocations and added file.
+func (p *patch) headers() string {
+	var b strings.Builder
+	for _, f := range p.files {
+		switch {
+		case f.op == patchAdd:
+			b.WriteString("*** Add File: " + f.path + "\n")
+		case f.op == patchDelete:
+			b.WriteString("*** Delete File: " + f.path + "\n")
+		case f.op == patchUpdate && f.moveTo != "":
+			b.WriteString("*** Update File: " + f.path + "\n*** Move to: " + f.moveTo + "\n")
+		}
+	}
+	return b.String()
+}
+
 // added returns the first file the patch adds, cleaned; "" for none.
 func (p *patch) added() string {
 	for _, f := range p.files {

@@ -81,6 +81,10 @@ type recentTurn struct {
 	// memories let stand again (unrestate).
 	untested map[string]bool
 	size     int // bytes of the texts LaterTexts reads of it
+	// callSize is the bytes of the tool calls and results the slimmed
+	// turn keeps (slimSize): a moved file's patch is kept whole, beyond
+	// what size counts.
+	callSize int
 	// said is what the model said in it, block by block (saidBlocks): a
 	// later turn's list line it holds is dropped (held.go). Once the turn
 	// is remembered (recentTurns.set) it is a window of its session's
@@ -123,14 +127,21 @@ func (e *recentTurn) setSaid(t Turn) {
 	e.saidSize = heldSize(e.said)
 }
 
+// setTurn remembers t slimmed (slim), with the bytes LaterTexts reads of
+// it (size) and those of the calls and results it keeps (callSize).
+func (e *recentTurn) setTurn(t Turn) {
+	e.turn, e.size = slim(t), laterSize(t)
+	e.callSize = slimSize(e.turn)
+}
+
 // bytes returns about what the turn takes in memory, as maxRecentBytes
-// counts it: its text (size: the slimmed turn is about what LaterTexts
-// reads of it), what it said (saidSize, about three times its text: a
+// counts it: its text (size: the slimmed turn's text is about what
+// LaterTexts reads of it), the calls and results it keeps (callSize), what it said (saidSize, about three times its text: a
 // subject map per block) and its maps (mapsSize). What it was distilled with (turn.held) is a
 // window of its session's record, counted with the session
 // (recentSession.said).
 func (e *recentTurn) bytes() int {
-	return e.size + e.saidSize + e.mapsSize()
+	return e.size + e.callSize + e.saidSize + e.mapsSize()
 }
 
 // Bytes of an entry of a recent turn's maps beyond the bytes of its
@@ -364,11 +375,13 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 // slim returns t without what distilling it again does not read: tool
 // calls' inputs and tool results (a file written, a command's output),
 // the bulk of a turn; edits of instruction files (instr.go) and their
-// results stay.
+// results stay. A call whose result says it failed (callFailed) changed
+// nothing and is read as nothing (its moves, removals and edits left
+// out): slim drops it, as it drops the results callFailed reads.
 func slim(t Turn) Turn {
 	steps := make([]Step, len(t.Steps))
 	for i, s := range t.Steps {
-		s.Calls, s.Results = slimCalls(s.Calls), editResults(s.Results)
+		s.Calls, s.Results = slimCalls(t, i), editResults(s.Results)
 		steps[i] = s
 	}
 	exs := make([]memory.Exchange, len(t.Exchanges))
@@ -380,13 +393,20 @@ func slim(t Turn) Turn {
 	return t
 }
 
-// slimCalls returns the calls of a step a slimmed turn keeps, in order:
-// those instrCall keeps, those that move or delete a file or write one
-// (movedCall) and those whose patch removes a setting (removalCall), each
-// call's patch parsed once for all.
-func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
+// slimCalls returns the calls of step i of t a slimmed turn keeps, in
+// order: those instrCall keeps, those that move or delete a file or write
+// one (movedCall) and those whose patch removes a setting (removalCall),
+// each call's patch parsed once for all. Of a call that failed only an
+// Edit's name stays (instrCall's pairing of SpecStory's Edit results).
+func slimCalls(t Turn, i int) []memory.ToolCall {
 	var out []memory.ToolCall
-	for _, c := range calls {
+	for _, c := range t.Steps[i].Calls {
+		if callFailed(t, i, c) && !slimOff["failed"] {
+			if c.Name == "Edit" {
+				out = append(out, memory.ToolCall{ID: c.ID, Name: c.Name})
+			}
+			continue
+		}
 		p := callPatch(c)
 		if k, ok := instrCall(c, p); ok {
 			out = append(out, k)
@@ -397,6 +417,37 @@ func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
 		}
 	}
 	return out
+}
+
+// slimOff names mechanisms of slim switched off ("failed": failed calls
+// kept as any other; "patch": a moving patch kept whole; "count": the calls and results a slimmed turn keeps
+// not counted toward maxRecentBytes), for measuring each one alone.
+var slimOff = map[string]bool{}
+
+// Bytes of a tool call and of a tool result beyond their strings, as
+// slimSize counts them.
+var (
+	toolCallBytes   = int(unsafe.Sizeof(memory.ToolCall{}))
+	toolResultBytes = int(unsafe.Sizeof(memory.ToolResult{}))
+)
+
+// slimSize returns the bytes of the tool calls and results a slimmed turn
+// keeps (slim): each one's strings and its struct. The turn's texts are
+// counted apart (laterSize).
+func slimSize(t Turn) int {
+	if slimOff["count"] {
+		return 0
+	}
+	n := 0
+	for _, s := range t.Steps {
+		for _, c := range s.Calls {
+			n += toolCallBytes + len(c.ID) + len(c.Name) + len(c.Input)
+		}
+		for _, r := range s.Results {
+			n += toolResultBytes + len(r.ToolUseID) + len(r.Name) + len(r.Content)
+		}
+	}
+	return n
 }
 
 // maxRedistillBytes bounds the text one new turn has distilled again:
@@ -792,7 +843,8 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		return true, fmt.Errorf("ingest: distil turn %d of session %s again with what followed it: %w", ext.Turn, t.SessionID, err)
 	}
 	n += k
-	last.turn, last.size, last.pending = slim(ext), laterSize(ext), pending
+	last.setTurn(ext)
+	last.pending = pending
 	last.setSaid(ext)
 	if err := p.supersedeRestated(ctx, ext, earlier, &r.dec); err != nil {
 		return true, fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", ext.Turn, t.SessionID, err)
@@ -1072,7 +1124,8 @@ func (p *Pipeline) supersede(ctx context.Context, old, next string) (ok bool, er
 // session says later (a statement of the user the model restated is
 // dropped, and kept again when a later turn revises the restatement).
 func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
-	rt := recentTurn{turn: slim(t), kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}, size: laterSize(t)}
+	rt := recentTurn{kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}}
+	rt.setTurn(t)
 	rt.setSaid(t)
 	var ids []string
 	for i, c := range cands {

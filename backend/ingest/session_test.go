@@ -353,7 +353,8 @@ func TestRecentTurnsBoundCountsSaid(t *testing.T) {
 		{"said", Turn{Turn: 1, Steps: []Step{{Text: text}}}, 1},
 		{"said and held", Turn{Turn: 2, Steps: []Step{{Text: text}}}, 20}, // the oldest ones forgotten (maxLaterBytes), what they said still held
 	} {
-		base := recentTurn{turn: slim(tc.turn), size: laterSize(tc.turn)}
+		var base recentTurn
+		base.setTurn(tc.turn)
 		base.setSaid(tc.turn)
 		sessions := maxRecentSessions
 		if tc.turns > 1 {
@@ -380,7 +381,7 @@ func TestRecentTurnsBoundCountsSaid(t *testing.T) {
 		for _, s := range r.sessions {
 			seen := map[unsafe.Pointer]bool{}
 			for _, e := range s.turns {
-				kept += e.size
+				kept += e.size + e.callSize
 				for _, hs := range [][]heldText{e.said, e.turn.held} {
 					for i := range hs {
 						if p := reflect.ValueOf(hs[i].subject).UnsafePointer(); !seen[p] {

@@ -1,0 +1,246 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// failedResult is the error result of the call id (the patch did not
+// apply, the string to replace was not found).
+func failedResult(id string) []memory.ToolResult {
+	return []memory.ToolResult{{ToolUseID: id, Content: "error: the patch did not apply", IsError: true}}
+}
+
+// TestFailedCallSameLiveAndBatch: a tool call whose result says it failed
+// changed nothing, so it moves, removes and edits nothing; live capture,
+// which remembers a session's earlier turns slimmed and distils them again
+// when a later turn revises something, reads it as batch ingest reads the
+// whole transcript (callFailed). Each session's last turn moves another
+// file, so that live capture distils the earlier turns again.
+func TestFailedCallSameLiveAndBatch(t *testing.T) {
+	const helper = "The helper lives in `tools/` at the repository root, and `run_helper.sh` must be executable because `Port.open` with `:spawn_executable` refuses a script without the exec bit."
+	movePatch := "*** Begin Patch\n*** Update File: tools/run_helper.sh\n*** Move to: priv/bin/run_helper.sh\n@@\n-#!/bin/sh\n+#!/usr/bin/env sh\n*** End Patch"
+	edit := func(id, old, new string) memory.ToolCall {
+		in, _ := json.Marshal(map[string]string{"file_path": "/repo/CLAUDE.md", "old_string": old, "new_string": new})
+		return memory.ToolCall{ID: id, Name: "Edit", Input: string(in)}
+	}
+	tests := []struct {
+		name   string
+		turns  [][]memory.Exchange // each turn's exchanges, numbered by the test
+		absent string              // a text neither store may hold
+		stays  string              // a text both stores must hold
+	}{
+		{
+			name: "a Codex patch that fails to move the file",
+			turns: [][]memory.Exchange{{
+				{User: "where does the tail helper live?", Assistant: helper + " Moving it under `priv`.", ToolCalls: []memory.ToolCall{patchCall("p1", movePatch)}},
+				{ToolLoop: true, ToolResults: failedResult("p1"), Assistant: "The patch did not apply; the helper stays where it is."},
+			}},
+			stays: "lives in `tools/`",
+		},
+		{
+			name: "a Codex patch that fails to remove a setting",
+			turns: [][]memory.Exchange{
+				{
+					{User: "the nightly upload fails while the mirror is down", Assistant: "Let me edit the pipeline.", ToolCalls: []memory.ToolCall{bashCall("b1", "cat .ci/pipeline.yml")}},
+					{ToolLoop: true, ToolResults: []memory.ToolResult{{ToolUseID: "b1", Content: "ok"}}, Assistant: "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true). The retry loop in `deploy/upload.sh` waits 30 s between attempts."},
+				},
+				{
+					{User: "the mirror is back up", Assistant: "Let me edit the pipeline.", ToolCalls: []memory.ToolCall{patchCall("p2", uploadPatch)}},
+					{ToolLoop: true, ToolResults: failedResult("p2"), Assistant: "The patch did not apply to the pipeline file."},
+				},
+			},
+			stays: "non-fatal",
+		},
+		{
+			name: "a Claude Code edit of CLAUDE.md that fails",
+			turns: [][]memory.Exchange{
+				{
+					{User: "record the package manager rule", Assistant: "I'll update CLAUDE.md.", ToolCalls: []memory.ToolCall{edit("e1", "## Setup", "## Setup\n"+ruleYarn)}},
+					{ToolLoop: true, ToolResults: []memory.ToolResult{{ToolUseID: "e1", Name: "Edit", Content: "ok"}}, Assistant: "Updated."},
+				},
+				{
+					{User: "put pnpm in the package manager rule", Assistant: "I'll update CLAUDE.md.", ToolCalls: []memory.ToolCall{edit("e2", ruleYarn, rulePnpm)}},
+					{ToolLoop: true, ToolResults: []memory.ToolResult{{ToolUseID: "e2", Name: "Edit", Content: "String to replace not found in file.", IsError: true}}, Assistant: "The edit did not apply."},
+				},
+			},
+			absent: "pnpm-lock.yaml",
+			stays:  "yarn.lock",
+		},
+	}
+	ctx := context.Background()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			id := "s-failed-" + strings.ReplaceAll(tc.name, " ", "-")
+			last := []memory.Exchange{
+				{User: "tidy the scripts folder", Assistant: "Moving the old notes out.", ToolCalls: []memory.ToolCall{bashCall("m1", "mv /r/scripts/NOTES.txt /r/docs/NOTES.txt")}},
+				{ToolLoop: true, ToolResults: []memory.ToolResult{{ToolUseID: "m1", Content: ""}}, Assistant: "Done."},
+			}
+			var all []memory.Exchange
+			for u, turn := range append(slices.Clone(tc.turns), last) {
+				for _, ex := range turn {
+					ex.SessionID, ex.Project, ex.Turn, ex.UserTurns = id, "shop", len(all)+1, u+1
+					all = append(all, ex)
+				}
+			}
+			turns := GroupTurns(all)
+			if len(turns) != len(tc.turns)+1 {
+				t.Fatalf("%d turns", len(turns))
+			}
+			batch, live := newFixture(t, nil), newFixture(t, nil)
+			for i, tn := range turns {
+				if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], id), SessionState{Ended: true}); err != nil {
+					t.Fatal(err)
+				}
+				if _, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
+			if !slices.Equal(want, got) {
+				t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
+			}
+			joined := strings.Join(got, "\n")
+			if !strings.Contains(joined, tc.stays) || (tc.absent != "" && strings.Contains(joined, tc.absent)) {
+				t.Fatalf("store %q: want %q kept and %q absent (a failed call changed nothing)", got, tc.stays, tc.absent)
+			}
+		})
+	}
+}
+
+// TestSlimmedTurnCountsCalls: the tool calls and results a slimmed turn
+// keeps (a moved file's patch whole, a written file's path, a removal's
+// lines, an Edit's result) count toward maxRecentBytes with its text, and
+// a failed call is not kept at all: sessions whose turns each keep a large
+// move patch stay within the bound.
+func TestSlimmedTurnCountsCalls(t *testing.T) {
+	var body strings.Builder
+	for i := range 4000 {
+		fmt.Fprintf(&body, "+retry_%d = %d\n", i, i%9)
+	}
+	move := patchCall("p1", "*** Begin Patch\n*** Update File: tools/retry.conf\n*** Move to: conf/retry.conf\n@@\n"+body.String()+"*** End Patch")
+	write, _ := json.Marshal(map[string]string{"file_path": "/r/conf/retry.conf", "content": body.String()})
+	ok := []memory.ToolResult{{ToolUseID: "p1", Content: "Success."}}
+	step := func(c memory.ToolCall, rs []memory.ToolResult) Turn {
+		return Turn{Turn: 1, User: []string{"move the retry config"}, Steps: []Step{{Text: "Moving it.", Calls: []memory.ToolCall{c}}, {Text: "Done.", Results: rs}}}
+	}
+	tests := []struct {
+		name     string
+		turn     Turn
+		min, max int // bounds of callSize
+	}{
+		{"a move patch, its headers kept", step(move, ok), 1, 1024},
+		{"a failed move patch, not kept", step(move, failedResult("p1")), 0, 0},
+		{"a Write, only its path kept", step(memory.ToolCall{ID: "p1", Name: "Write", Input: string(write)}, ok), 1, 1024},
+		{"a removal patch, its lines kept", step(patchCall("p1", uploadPatch), ok), 1, len(patchCall("p1", uploadPatch).Input) + 1024},
+		{"a shell command, not kept", step(bashCall("p1", "make test"), ok), 0, 0},
+	}
+	for _, tc := range tests {
+		var e recentTurn
+		e.setTurn(tc.turn)
+		kept := 0
+		for _, s := range e.turn.Steps {
+			for _, c := range s.Calls {
+				kept += len(c.ID) + len(c.Name) + len(c.Input)
+			}
+			for _, r := range s.Results {
+				kept += len(r.ToolUseID) + len(r.Name) + len(r.Content)
+			}
+		}
+		if e.callSize < kept || e.callSize < tc.min || e.callSize > tc.max || e.bytes() < e.size+e.callSize {
+			t.Errorf("%s: callSize %d, the slimmed turn keeps %d bytes of calls and results, want %d..%d", tc.name, e.callSize, kept, tc.min, tc.max)
+		}
+	}
+
+	// Sessions of one turn that keeps the move patch whole (slimOff):
+	// more than the bound holds, counted.
+	slimOff["patch"] = true
+	defer delete(slimOff, "patch")
+	var e recentTurn
+	e.setTurn(step(move, ok))
+	var r recentTurns
+	sessions := 2*maxRecentBytes/len(move.Input) + 2
+	for i := range sessions {
+		r.set(fmt.Sprintf("s%d", i), []recentTurn{e})
+	}
+	kept := 0
+	for _, s := range r.sessions {
+		for _, e := range s.turns {
+			for _, st := range e.turn.Steps {
+				for _, c := range st.Calls {
+					kept += len(c.Input)
+				}
+			}
+		}
+	}
+	if kept > maxRecentBytes || r.size > maxRecentBytes {
+		t.Fatalf("%d sessions kept, their patches %d bytes (%d counted), bound %d", len(r.sessions), kept, r.size, maxRecentBytes)
+	}
+}
+
+// TestSlimPairsEditResults: a slimmed turn keeps a failed Edit result (of
+// SpecStory, paired with the Edit calls in order) without its text, so
+// that the edit results after it are read with the same calls' texts as
+// in the whole turn.
+func TestSlimPairsEditResults(t *testing.T) {
+	fence := "```diff\n  ## Build\n+ - Run the linter before each commit.\n```"
+	tn := Turn{Turn: 1, User: []string{"record the lint rule"}, Steps: []Step{
+		{Text: "Let me update the store.mdc rule.", Calls: []memory.ToolCall{{Name: "Edit"}}},
+		{Text: "That did not apply; let me put it in AGENTS.md instead.", Calls: []memory.ToolCall{{Name: "Edit"}}, Results: []memory.ToolResult{{Name: "Edit", Content: "The model made no changes to the file.", IsError: true}}},
+		{Text: "Done.", Results: []memory.ToolResult{{Name: "Edit", Content: fence}}},
+	}}
+	files := func(t Turn) []string {
+		es, _ := stepEdits(t, turnPatches(t))
+		var out []string
+		for _, e := range es {
+			out = append(out, e.file)
+		}
+		return out
+	}
+	want, got := files(tn), files(slim(tn))
+	if !slices.Equal(want, []string{"AGENTS.md"}) || !slices.Equal(got, want) {
+		t.Fatalf("edits of the slimmed turn %q, of the turn %q (want AGENTS.md)", got, want)
+	}
+}
+
+// TestSlimPatchHeaders: a slimmed turn keeps of a patch that adds, moves
+// or deletes a file only its headers and the settings it removes: the
+// slimmed call reads as the same moves, added file and removals, and the
+// slimmed turn as the same later texts.
+func TestSlimPatchHeaders(t *testing.T) {
+	var body strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&body, "+line %d of the new file\n", i)
+	}
+	for _, tc := range []struct{ name, patch string }{
+		{"a file added", "*** Begin Patch\n*** Add File: docs/retry.md\n" + body.String() + "*** End Patch"},
+		{"a file moved and edited", "*** Begin Patch\n*** Update File: tools/run.sh\n*** Move to: priv/bin/run.sh\n@@\n-#!/bin/sh\n+#!/usr/bin/env sh\n*** End Patch"},
+		{"a file deleted beside an update", "*** Begin Patch\n*** Update File: lib/a.ex\n@@\n-x\n+y\n*** Delete File: config/legacy.toml\n*** Add File: config/new.toml\n" + body.String() + "*** End Patch"},
+		{"a move and a removed setting", "*** Begin Patch\n*** Update File: tools/run.sh\n*** Move to: priv/bin/run.sh\n@@\n-#!/bin/sh\n+#!/usr/bin/env sh\n" + strings.TrimPrefix(uploadPatch, "*** Begin Patch\n")},
+	} {
+		c := patchCall("p1", tc.patch)
+		tn := Turn{Turn: 1, User: []string{"tidy the tools"}, Steps: []Step{{Text: "Editing.", Calls: []memory.ToolCall{c}}, {Text: "Done.", Results: []memory.ToolResult{{ToolUseID: "p1", Content: "Success."}}}}}
+		s := slim(tn)
+		if len(s.Steps[0].Calls) != 1 {
+			t.Fatalf("%s: slimmed calls %+v", tc.name, s.Steps[0].Calls)
+		}
+		k := s.Steps[0].Calls[0]
+		p, q := callPatch(c), callPatch(k)
+		if q == nil || len(k.Input) >= len(c.Input) {
+			t.Errorf("%s: kept %q", tc.name, k.Input)
+			continue
+		}
+		if !slices.Equal(p.relocations(), q.relocations()) || p.added() != q.added() || fmt.Sprint(p.removedSettings()) != fmt.Sprint(q.removedSettings()) {
+			t.Errorf("%s: slimmed patch reads %v %q %v, the patch %v %q %v", tc.name, q.relocations(), q.added(), q.removedSettings(), p.relocations(), p.added(), p.removedSettings())
+		}
+		if !slices.Equal(laterOf(s), laterOf(tn)) {
+			t.Errorf("%s: later texts of the slimmed turn %q, of the turn %q", tc.name, laterOf(s), laterOf(tn))
+		}
+	}
+}
