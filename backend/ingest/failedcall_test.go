@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -74,7 +73,6 @@ func TestFailedCallSameLiveAndBatch(t *testing.T) {
 			stays:  "yarn.lock",
 		},
 	}
-	ctx := context.Background()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			id := "s-failed-" + strings.ReplaceAll(tc.name, " ", "-")
@@ -93,19 +91,7 @@ func TestFailedCallSameLiveAndBatch(t *testing.T) {
 			if len(turns) != len(tc.turns)+1 {
 				t.Fatalf("%d turns", len(turns))
 			}
-			batch, live := newFixture(t, nil), newFixture(t, nil)
-			for i, tn := range turns {
-				if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], id), SessionState{Ended: true}); err != nil {
-					t.Fatal(err)
-				}
-				if _, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
-			if !slices.Equal(want, got) {
-				t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
-			}
+			_, _, _, got := replayBoth(t, turns)
 			joined := strings.Join(got, "\n")
 			if !strings.Contains(joined, tc.stays) || (tc.absent != "" && strings.Contains(joined, tc.absent)) {
 				t.Fatalf("store %q: want %q kept and %q absent (a failed call changed nothing)", got, tc.stays, tc.absent)
