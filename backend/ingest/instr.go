@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"cmp"
 	"encoding/json"
 	"path"
 	"regexp"
@@ -129,67 +128,14 @@ func normLine(l string) string {
 	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(l), " ")), ".;:,!")
 }
 
-// editInput is the input of a tool call that edits a file (Claude Code's
-// Edit, MultiEdit and Write; the text editor tool's path).
-type editInput struct {
-	FilePath  string `json:"file_path"`
-	Path      string `json:"path"`
-	OldString string `json:"old_string"`
-	NewString string `json:"new_string"`
-	Content   string `json:"content"`
-	// The text editor tool's names of the same fields.
-	OldStr   string `json:"old_str"`
-	NewStr   string `json:"new_str"`
-	FileText string `json:"file_text"`
-	Edits    []struct {
-		OldString string `json:"old_string"`
-		NewString string `json:"new_string"`
-	} `json:"edits"`
-}
-
-// callEdits returns the instruction-file edits a tool call makes; p is
-// the call's patch (callPatch).
-func callEdits(c memory.ToolCall, p *patch) []instrEdit {
-	switch c.Name {
-	case "Edit", "MultiEdit", "Write", "str_replace_based_edit_tool", "str_replace_editor":
-	default:
-		if p != nil {
-			return p.instrEdits()
-		}
+// callEdits returns the instruction-file edits a tool call makes, read
+// from its patch (callPatch: an apply_patch, or a file-editing call read
+// as one by editPatch).
+func callEdits(p *patch) []instrEdit {
+	if p == nil {
 		return nil
 	}
-	if f, ok := quickPath(c.Input); ok && !InstructionFile(f) {
-		return nil // most edits: no need to decode the whole input
-	}
-	var in editInput
-	if json.Unmarshal([]byte(c.Input), &in) != nil {
-		return nil
-	}
-	file := in.FilePath
-	if file == "" {
-		file = in.Path
-	}
-	if !InstructionFile(file) {
-		return nil
-	}
-	in.OldString, in.NewString, in.Content = cmp.Or(in.OldString, in.OldStr), cmp.Or(in.NewString, in.NewStr), cmp.Or(in.Content, in.FileText)
-	var out []instrEdit
-	add := func(old, new string) {
-		if strings.TrimSpace(new) != "" {
-			out = append(out, instrEdit{file: file, before: splitLines(old), after: splitLines(new)})
-		}
-	}
-	switch {
-	case len(in.Edits) > 0:
-		for _, e := range in.Edits {
-			add(e.OldString, e.NewString)
-		}
-	case in.NewString != "" || in.OldString != "":
-		add(in.OldString, in.NewString)
-	default:
-		add("", in.Content)
-	}
-	return out
+	return p.instrEdits()
 }
 
 // quickPath reads the "file_path" (else "path") string of a tool call's
@@ -463,7 +409,7 @@ func stepEdits(t Turn, patches [][]*patch) (edits []instrEdit, steps []int) {
 		}
 		for j, c := range s.Calls {
 			if !callFailed(t, i, c) {
-				es = append(es, callEdits(c, patchAt(patches, i, j))...)
+				es = append(es, callEdits(patchAt(patches, i, j))...)
 			}
 		}
 		textEdits := mayNameInstr(s.Text)
@@ -572,8 +518,8 @@ func addRemovals(m map[string]map[string]bool, e instrEdit) {
 func instrLaterText(t Turn, patches [][]*patch) string {
 	var b strings.Builder
 	for i, s := range t.Steps {
-		for j, c := range s.Calls {
-			for _, e := range callEdits(c, patchAt(patches, i, j)) {
+		for j := range s.Calls {
+			for _, e := range callEdits(patchAt(patches, i, j)) {
 				rm := e.removed()
 				if len(rm) == 0 {
 					continue
@@ -885,15 +831,22 @@ func insertByPos(cands, instr []Candidate) []Candidate {
 	return append(out, instr[k:]...)
 }
 
-// instrCall returns what a slimmed turn keeps of a call (slim): a call
-// that edits an instruction file, and any other "Edit" without its input
-// (stepEdits pairs SpecStory's edit results with their calls by order);
-// ok is false for the rest. p is the call's patch (callPatch).
+// instrCall returns what a slimmed turn keeps of a call (slim) that edits
+// an instruction file: the whole call; ok is false for the rest. p is the
+// call's patch (callPatch).
 func instrCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
-	switch {
-	case len(callEdits(c, p)) > 0:
+	if len(callEdits(p)) > 0 {
 		return c, true
-	case c.Name == "Edit":
+	}
+	return memory.ToolCall{}, false
+}
+
+// bareEditCall returns what a slimmed turn keeps of an "Edit" call that
+// nothing else keeps (slimCalls): the call without its input, since
+// stepEdits pairs SpecStory's edit results with their calls by order; ok
+// is false for any other call.
+func bareEditCall(c memory.ToolCall) (keep memory.ToolCall, ok bool) {
+	if c.Name == "Edit" {
 		return memory.ToolCall{ID: c.ID, Name: c.Name}, true
 	}
 	return memory.ToolCall{}, false

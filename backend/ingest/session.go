@@ -382,8 +382,10 @@ func slim(t Turn) Turn {
 
 // slimCalls returns the calls of a step a slimmed turn keeps, in order:
 // those instrCall keeps, those that move or delete a file or write one
-// (movedCall) and those whose patch removes a setting (removalCall), each
-// call's patch parsed once for all.
+// (movedCall), those whose patch removes a setting (removalCall) and any
+// other "Edit" without its input (bareEditCall), each call's patch (an
+// apply_patch, or a file-editing call's edit: callPatch) parsed once for
+// all.
 func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
 	var out []memory.ToolCall
 	for _, c := range calls {
@@ -394,6 +396,8 @@ func slimCalls(calls []memory.ToolCall) []memory.ToolCall {
 			out = append(out, k)
 		} else if k, ok := removalCall(c, p); ok {
 			out = append(out, k) // glossdiff.go: the settings its patch removes
+		} else if k, ok := bareEditCall(c); ok {
+			out = append(out, k)
 		}
 	}
 	return out
