@@ -42,46 +42,72 @@ type removedSetting struct {
 const settingContext = 3
 
 // removedSettings returns the settings the patch takes out of the files
-// it updates: the key of each line its hunks remove (shown before and not
-// after) that no line the patch adds sets (in any of its files: a setting
+// it updates: the key of each line its hunks remove (takenOut) that no
+// line after the patch sets (setKeys: in any of its files, a setting
 // moved to another file stays), once each, with the subject of the lines
 // shown around it (settingContext either side).
 func (p *patch) removedSettings() []removedSetting {
 	var out []removedSetting
 	seen := map[string]bool{}
-	set := map[string]bool{}
-	for _, f := range p.files {
-		for _, l := range f.after {
-			if m := settingKey.FindStringSubmatch(l); m != nil {
-				set[strings.ToLower(m[1])] = true
-			}
-		}
-	}
+	set := p.setKeys()
 	for _, f := range p.files {
 		if f.op != patchUpdate {
 			continue
 		}
-		after := map[string]int{}
-		for _, l := range f.after {
-			after[l]++
-		}
-		for i, l := range f.before {
-			if after[l] > 0 {
-				after[l]-- // a context line, or one the hunk adds back
+		for i, gone := range f.takenOut() {
+			if !gone {
 				continue
 			}
-			m := settingKey.FindStringSubmatch(l)
-			if m == nil {
-				continue
-			}
-			key := strings.ToLower(m[1])
-			if set[key] || seen[key] || len(key) < 3 {
+			key := lineKey(f.before[i])
+			if key == "" || set[key] || seen[key] || len(key) < 3 {
 				continue
 			}
 			seen[key] = true
 			around := f.before[max(0, i-settingContext):min(len(f.before), i+settingContext+1)]
 			out = append(out, removedSetting{key: key, subject: subjectOf(strings.Join(around, "\n")), file: f.path, around: around, at: i - max(0, i-settingContext)})
 		}
+	}
+	return out
+}
+
+// lineKey is the key a line sets (settingKey), lowered; "" for none.
+func lineKey(l string) string {
+	if m := settingKey.FindStringSubmatch(l); m != nil {
+		return strings.ToLower(m[1])
+	}
+	return ""
+}
+
+// setKeys returns the keys the lines after the patch set, in any of its
+// files (lineKey).
+func (p *patch) setKeys() map[string]bool {
+	set := map[string]bool{}
+	for _, f := range p.files {
+		for _, l := range f.after {
+			if k := lineKey(l); k != "" {
+				set[k] = true
+			}
+		}
+	}
+	return set
+}
+
+// takenOut reports, for each line the file shows before the patch,
+// whether the patch takes it out: no line after it is the same (each line
+// after matched once, to the first such line before: a context line, or
+// one the hunk adds back).
+func (f patchFile) takenOut() []bool {
+	after := map[string]int{}
+	for _, l := range f.after {
+		after[l]++
+	}
+	out := make([]bool, len(f.before))
+	for i, l := range f.before {
+		if after[l] > 0 {
+			after[l]--
+			continue
+		}
+		out[i] = true
 	}
 	return out
 }
@@ -157,9 +183,13 @@ func removalUndo(r removedSetting, text string, pos int) undo {
 
 // removalCall returns what a slimmed turn keeps of a call whose patch
 // removes a setting (slim: a later turn's removals are read from it): an
-// apply_patch of the removed lines alone, each in a section of its own
-// between the lines shown around it, which reads as the same removals
-// (removedSettings); ok is false for any other call.
+// apply_patch of the lines shown around each removed one (settingContext
+// either side; a section for each run of lines whose windows overlap), as
+// the call's patch marks them: a line it takes out is removed again,
+// unless it sets a key a line after the patch sets (kept, so that key
+// stays set). Read again, it removes the same settings with the same
+// subjects (removedSettings), however close the removed lines sit. ok is
+// false for any other call.
 func removalCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 	if p == nil {
 		return memory.ToolCall{}, false
@@ -168,16 +198,37 @@ func removalCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 	if len(rs) == 0 {
 		return memory.ToolCall{}, false
 	}
+	removed := map[string]bool{}
+	for _, r := range rs {
+		removed[r.key] = true
+	}
+	set := p.setKeys()
 	var b strings.Builder
 	b.WriteString("*** Begin Patch\n")
-	for _, r := range rs {
-		b.WriteString("*** Update File: " + r.file + "\n@@\n")
-		for k, l := range r.around {
-			mark := " "
-			if k == r.at {
-				mark = "-"
+	for _, f := range p.files {
+		if f.op != patchUpdate {
+			continue
+		}
+		gone := f.takenOut()
+		end := -1 // the end of the section being written; -1 for none
+		for i, g := range gone {
+			if !g || !removed[lineKey(f.before[i])] {
+				continue
 			}
-			b.WriteString(mark + l + "\n")
+			from, to := max(0, i-settingContext), min(len(f.before), i+settingContext+1)
+			if from >= end {
+				b.WriteString("*** Update File: " + f.path + "\n@@\n")
+			} else {
+				from = end // the section goes on
+			}
+			for k := from; k < to; k++ {
+				mark := " "
+				if gone[k] && !set[lineKey(f.before[k])] {
+					mark = "-"
+				}
+				b.WriteString(mark + f.before[k] + "\n")
+			}
+			end = to
 		}
 	}
 	b.WriteString("*** End Patch")

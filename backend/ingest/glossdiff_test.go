@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -206,6 +207,51 @@ func TestSlimKeepsRemovals(t *testing.T) {
 			}
 			if !slices.Equal(laterOf(s), later) {
 				t.Fatalf("later texts of the slimmed turn %q, of the turn %q", laterOf(s), later)
+			}
+		})
+	}
+}
+
+// TestRemovalCall: the call a slimmed turn keeps of a patch that removes
+// settings reads as the same removals, with the same subjects, however
+// close the removed lines sit and whatever else the patch changes.
+func TestRemovalCall(t *testing.T) {
+	tests := []struct {
+		name  string
+		patch string
+		keys  int
+	}{
+		{"one removal", uploadPatch, 1},
+		{"two settings removed side by side",
+			"*** Begin Patch\n*** Update File: ci.yml\n@@\n   lint:\n-    allow_failure: true\n-    retry_count: 2\n     script: make lint\n*** End Patch", 2},
+		{"a removal beside a setting given another value",
+			"*** Begin Patch\n*** Update File: ci.yml\n@@\n   lint:\n-    allow_failure: true\n-    timeout_minutes: 5\n+    timeout_minutes: 9\n     script: make lint\n*** End Patch", 1},
+		{"a key removed twice, once beside another removal",
+			"*** Begin Patch\n*** Update File: ci.yml\n@@\n   lint:\n-    allow_failure: true\n     script: make lint\n@@\n   deploy:\n-    retry_count: 2\n-    allow_failure: true\n     script: make deploy\n*** End Patch", 2},
+		{"windows far apart, in two files",
+			"*** Begin Patch\n*** Update File: a.env\n@@\n A_HOST=x\n-A_SKIP_TLS=1\n B=1\n C=1\n D=1\n E=1\n F=1\n G=1\n-A_DEBUG=1\n*** Update File: b.env\n@@\n-B_MODE=fast\n*** End Patch", 3},
+	}
+	render := func(p *patch) []string {
+		var out []string
+		for _, r := range p.removedSettings() {
+			out = append(out, r.key+" "+strings.Join(slices.Sorted(maps.Keys(r.subject)), " "))
+		}
+		return out
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := patchCall("p", tc.patch)
+			p := callPatch(c)
+			want := render(p)
+			if len(want) != tc.keys {
+				t.Fatalf("the patch removes %q, want %d keys", want, tc.keys)
+			}
+			k, ok := removalCall(c, p)
+			if !ok {
+				t.Fatal("removalCall kept nothing")
+			}
+			if got := render(callPatch(k)); !slices.Equal(got, want) {
+				t.Fatalf("the kept call removes %q, the call %q", got, want)
 			}
 		})
 	}

@@ -280,14 +280,17 @@ func FuzzParsePatch(f *testing.F) {
 
 // FuzzEditPatch: any file-editing call parses without panicking; its
 // patch names its file trimmed and on one line, every line it reads is a
-// line of the strings the call gives.
+// line of the strings the call gives, and the call a slimmed turn keeps
+// of it for its removed settings (removalCall) reads as the same
+// removals.
 func FuzzEditPatch(f *testing.F) {
 	f.Add("Edit", ".ci/pipeline.yml", "  lint:\n    allow_failure: true\n    script: make lint", "  lint:\n    script: make lint", "")
 	f.Add("MultiEdit", "a.env", "A=1\nB=2\nC=3\nD=4", "A=1\nD=4", "A=1\nB=2")
 	f.Add("Write", " x.md ", "", "", "# x\n- y")
+	f.Add("Edit", "ci.yml", "  lint:\n    allow_failure: true\n    retry_count: 2\n    script: make lint\n  test:\n    allow_failure: true", "  lint:\n    script: make lint\n  test:", "")
 	f.Add("str_replace_editor", "k.toml", "x = 1\r\ny = 2\n*** End Patch", "y = 3", "")
 	f.Fuzz(func(t *testing.T, name, file, old, new, other string) {
-		if !utf8.ValidString(file + old + new + other) {
+		if !utf8.ValidString(file) || !utf8.ValidString(old) || !utf8.ValidString(new) || !utf8.ValidString(other) {
 			t.Skip() // JSON holds none
 		}
 		input := map[string]any{"file_path": file, "old_string": old, "new_string": new}
@@ -325,6 +328,23 @@ func FuzzEditPatch(f *testing.F) {
 				if !given[l] {
 					t.Fatalf("line %q is not given", l)
 				}
+			}
+		}
+		render := func(p *patch) []string {
+			var out []string
+			for _, r := range p.removedSettings() {
+				out = append(out, r.key+" "+strings.Join(slices.Sorted(maps.Keys(r.subject)), " "))
+			}
+			return out
+		}
+		want := render(p)
+		k, ok := removalCall(c, p)
+		if ok != (len(want) > 0) {
+			t.Fatalf("removalCall kept %v, removals %q", ok, want)
+		}
+		if ok {
+			if got := render(callPatch(k)); !slices.Equal(got, want) {
+				t.Fatalf("the slimmed call removes %q, the call %q", got, want)
 			}
 		}
 	})
