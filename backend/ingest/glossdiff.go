@@ -118,8 +118,11 @@ func (f patchFile) takenOut() []bool {
 const removedLaterMark = "\x1eremoved\n"
 
 // turnRemovals returns the settings the turn's patches remove, each with
-// the step of its call (a call that failed left out); patches are the
-// turn's parsed patches (turnPatches).
+// the step of its call (a call that failed left out), and those the
+// SEARCH/REPLACE blocks of a step's text remove (Aider's edits, read as a
+// patch by searchReplacePatch: only the blocks of a file Aider says it
+// applied, aiderApplied); patches are the turn's parsed patches
+// (turnPatches).
 func turnRemovals(t Turn, patches [][]*patch) (out []removedSetting, steps []int) {
 	for i, s := range t.Steps {
 		if s.Error {
@@ -133,6 +136,14 @@ func turnRemovals(t Turn, patches [][]*patch) (out []removedSetting, steps []int
 			for _, r := range p.removedSettings() {
 				out, steps = append(out, r), append(steps, i)
 			}
+		}
+		if !strings.Contains(s.Text, "SEARCH") {
+			continue
+		}
+		p := searchReplacePatch(s.Text)
+		p.files = slices.DeleteFunc(p.files, func(f patchFile) bool { return !aiderApplied(t, i, f.path) })
+		for _, r := range p.removedSettings() {
+			out, steps = append(out, r), append(steps, i)
 		}
 	}
 	return out, steps

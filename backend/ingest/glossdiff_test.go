@@ -317,3 +317,52 @@ func testReviseEarlierTurnsByGlossDiff(t *testing.T, call func(id string) memory
 		t.Fatalf("turn 3 does not show the revision: %+v", last.Candidates)
 	}
 }
+
+// TestGlossUndoneByAiderEdit: an Aider SEARCH/REPLACE block that takes a
+// glossed setting out, once Aider says it applied it, undoes the
+// statement of its description as a patch does, in the turn or from a
+// later turn; a block Aider did not apply does not.
+func TestGlossUndoneByAiderEdit(t *testing.T) {
+	block := ".ci/pipeline.yml\n```yaml\n<<<<<<< SEARCH\n" + uploadOld + "\n=======\n" + uploadNew + "\n>>>>>>> REPLACE\n```"
+	applied := []memory.ToolResult{{Name: "aider", Content: "Applied edit to .ci/pipeline.yml"}}
+	failed := []memory.ToolResult{{Name: "aider", Content: "The LLM did not conform to the edit format."}}
+	uploadGloss := "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true)."
+	uploadAgain := "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline."
+	later := func(res []memory.ToolResult) []string {
+		return laterOf(Turn{SessionID: "s1", Steps: []Step{{Text: "The mirror is back:\n\n" + block, Results: res}}})
+	}
+	tests := []struct {
+		name  string
+		steps []Step
+		later []string
+		gone  bool
+	}{
+		{name: "the turn's own applied block after the statement", steps: []Step{{Text: uploadAgain + "\n\n" + block, Results: applied}}, gone: true},
+		{name: "a later turn's applied block", steps: []Step{{Text: uploadAgain}}, later: later(applied), gone: true},
+		{name: "a block Aider did not apply", steps: []Step{{Text: uploadAgain + "\n\n" + block, Results: failed}}},
+		{name: "a later turn's block Aider did not apply", steps: []Step{{Text: uploadAgain}}, later: later(failed)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: tc.steps}
+			tn.held = saidBlocks(Turn{Steps: []Step{{Text: uploadGloss}}})
+			stays, why := false, ""
+			for _, c := range Distill(tn, tc.later) {
+				if strings.Contains(c.Text, "Marked the nightly") {
+					stays, why = c.Keep, c.Reason
+				}
+				for _, k := range c.cuts {
+					if strings.Contains(k.text, "Marked the nightly") {
+						why = k.reason
+					}
+				}
+			}
+			if stays == tc.gone {
+				t.Fatalf("statement kept %v, want %v (reason %q)", stays, !tc.gone, why)
+			}
+			if tc.gone && !strings.Contains(why, "removes allow_failure") {
+				t.Fatalf("reason %q", why)
+			}
+		})
+	}
+}

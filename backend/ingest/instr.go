@@ -253,12 +253,20 @@ var (
 )
 
 // searchReplaceEdits reads the SEARCH/REPLACE blocks of a text (Aider's
-// edit format) into the edits of instruction files they make: the file
-// is named on the last line before "<<<<<<< SEARCH" that is neither blank
-// nor a fence line.
+// edit format, searchReplacePatch) into the edits of instruction files
+// they make.
 func searchReplaceEdits(text string) []instrEdit {
+	return searchReplacePatch(text).instrEdits()
+}
+
+// searchReplacePatch reads the SEARCH/REPLACE blocks of a text (Aider's
+// edit format) as a patch: an update of its file per block, the SEARCH
+// lines before it and the REPLACE lines after; the file is named on the
+// last line before "<<<<<<< SEARCH" that is neither blank nor a fence
+// line. A block whose divider never comes is none.
+func searchReplacePatch(text string) *patch {
 	lines := splitLines(text)
-	var out []instrEdit
+	p := &patch{}
 	for i := 0; i < len(lines); i++ {
 		if !aiderSearch.MatchString(lines[i]) {
 			continue
@@ -272,7 +280,7 @@ func searchReplaceEdits(text string) []instrEdit {
 			file = strings.Trim(t, "`*: ")
 			break
 		}
-		e := instrEdit{file: file}
+		f := patchFile{op: patchUpdate, path: file}
 		j, state := i+1, 0
 		for ; j < len(lines); j++ {
 			l := lines[j]
@@ -284,17 +292,17 @@ func searchReplaceEdits(text string) []instrEdit {
 				break
 			}
 			if state == 0 {
-				e.before = append(e.before, l)
+				f.before = append(f.before, l)
 			} else {
-				e.after = append(e.after, l)
+				f.after = append(f.after, l)
 			}
 		}
 		i = j
-		if state == 1 && InstructionFile(file) && len(e.after) > 0 {
-			out = append(out, e)
+		if state == 1 {
+			p.files = append(p.files, f)
 		}
 	}
-	return out
+	return p
 }
 
 // fencePathEdits reads Cursor's fenced edits: a block whose info string

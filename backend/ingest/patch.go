@@ -17,11 +17,12 @@ import (
 // form: Claude Code's Edit (old_string/new_string: an update whose lines
 // before and after are those strings), MultiEdit (one update of the file
 // per edit), Write (content: an added file) and the text editor tool's
-// calls (editPatch). A tool call's patch is read once (callPatch) for all
-// of its readers: the edits of instruction files it makes (instr.go), the
-// files it moves, deletes and creates (moved.go) and the settings it
-// removes (glossdiff.go), so that one rule reads every agent's edits
-// alike.
+// calls (editPatch), and Aider's SEARCH/REPLACE blocks in the model's
+// text (searchReplacePatch: an update per block). A tool call's patch is
+// read once (callPatch) for all of its readers: the edits of instruction
+// files it makes (instr.go), the files it moves, deletes and creates
+// (moved.go) and the settings it removes (glossdiff.go), so that one rule
+// reads every agent's edits alike.
 
 // patchOp is what a patch does to one file.
 type patchOp uint8
