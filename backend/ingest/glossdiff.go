@@ -42,40 +42,24 @@ type removedSetting struct {
 const settingContext = 3
 
 // removedSettings returns the settings the patch takes out of the files
-// it updates: the key of each line its hunks remove (shown before and not
-// after) that no line the patch adds sets (in any of its files: a setting
+// it updates: the key of each line its hunks remove (takenOut) that no
+// line after the patch sets (setKeys: in any of its files, a setting
 // moved to another file stays), once each, with the subject of the lines
 // shown around it (settingContext either side).
 func (p *patch) removedSettings() []removedSetting {
 	var out []removedSetting
 	seen := map[string]bool{}
-	set := map[string]bool{}
-	for _, f := range p.files {
-		for _, l := range f.after {
-			if m := settingKey.FindStringSubmatch(l); m != nil {
-				set[strings.ToLower(m[1])] = true
-			}
-		}
-	}
+	set := p.setKeys()
 	for _, f := range p.files {
 		if f.op != patchUpdate {
 			continue
 		}
-		after := map[string]int{}
-		for _, l := range f.after {
-			after[l]++
-		}
-		for i, l := range f.before {
-			if after[l] > 0 {
-				after[l]-- // a context line, or one the hunk adds back
+		for i, gone := range f.takenOut() {
+			if !gone {
 				continue
 			}
-			m := settingKey.FindStringSubmatch(l)
-			if m == nil {
-				continue
-			}
-			key := strings.ToLower(m[1])
-			if set[key] || seen[key] || len(key) < 3 {
+			key := lineKey(f.before[i])
+			if key == "" || set[key] || seen[key] || len(key) < 3 {
 				continue
 			}
 			seen[key] = true
@@ -86,14 +70,59 @@ func (p *patch) removedSettings() []removedSetting {
 	return out
 }
 
+// lineKey is the key a line sets (settingKey), lowered; "" for none.
+func lineKey(l string) string {
+	if m := settingKey.FindStringSubmatch(l); m != nil {
+		return strings.ToLower(m[1])
+	}
+	return ""
+}
+
+// setKeys returns the keys the lines after the patch set, in any of its
+// files (lineKey).
+func (p *patch) setKeys() map[string]bool {
+	set := map[string]bool{}
+	for _, f := range p.files {
+		for _, l := range f.after {
+			if k := lineKey(l); k != "" {
+				set[k] = true
+			}
+		}
+	}
+	return set
+}
+
+// takenOut reports, for each line the file shows before the patch,
+// whether the patch takes it out: no line after it is the same (each line
+// after matched once, to the first such line before: a context line, or
+// one the hunk adds back).
+func (f patchFile) takenOut() []bool {
+	after := map[string]int{}
+	for _, l := range f.after {
+		after[l]++
+	}
+	out := make([]bool, len(f.before))
+	for i, l := range f.before {
+		if after[l] > 0 {
+			after[l]--
+			continue
+		}
+		out[i] = true
+	}
+	return out
+}
+
 // removedLaterMark opens the text LaterTexts adds for a turn's removed
 // settings (removedLaterText): Distill reads no sentences from it, only
 // its "key\tsubject words" lines.
 const removedLaterMark = "\x1eremoved\n"
 
 // turnRemovals returns the settings the turn's patches remove, each with
-// the step of its call (a call that failed left out); patches are the
-// turn's parsed patches (turnPatches).
+// the step of its call (a call that failed left out), and those the
+// SEARCH/REPLACE blocks of a step's text remove (Aider's edits, read as a
+// patch by searchReplacePatch: only the blocks of a file Aider says it
+// applied, aiderApplied); patches are the turn's parsed patches
+// (turnPatches).
 func turnRemovals(t Turn, patches [][]*patch) (out []removedSetting, steps []int) {
 	for i, s := range t.Steps {
 		if s.Error {
@@ -107,6 +136,14 @@ func turnRemovals(t Turn, patches [][]*patch) (out []removedSetting, steps []int
 			for _, r := range p.removedSettings() {
 				out, steps = append(out, r), append(steps, i)
 			}
+		}
+		if !strings.Contains(s.Text, "SEARCH") {
+			continue
+		}
+		p := searchReplacePatch(s.Text)
+		p.files = slices.DeleteFunc(p.files, func(f patchFile) bool { return !aiderApplied(t, i, f.path) })
+		for _, r := range p.removedSettings() {
+			out, steps = append(out, r), append(steps, i)
 		}
 	}
 	return out, steps
@@ -157,9 +194,10 @@ func removalUndo(r removedSetting, text string, pos int) undo {
 
 // removalCall returns what a slimmed turn keeps of a call whose patch
 // removes a setting (slim: a later turn's removals are read from it): an
-// apply_patch of the removed lines alone, each in a section of its own
-// between the lines shown around it, which reads as the same removals
-// (removedSettings); ok is false for any other call.
+// apply_patch of the lines shown around each removed one
+// (removalSections), which reads as the same removals with the same
+// subjects (removedSettings), however close the removed lines sit; ok is
+// false for any other call.
 func removalCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 	if p == nil {
 		return memory.ToolCall{}, false
@@ -172,18 +210,46 @@ func removalCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 }
 
 // removalSections renders the settings p removes (removedSettings) as
-// patch sections, one "*** Update File:" each with the removed line
-// between the lines shown around it; "" for none.
+// patch sections of the lines shown around each removed one
+// (settingContext either side; one section for each run of lines whose
+// windows overlap), as p marks them: a line p takes out is removed again,
+// unless it sets a key a line after the patch sets (kept, so that key
+// stays set); "" for none.
 func removalSections(p *patch) string {
+	rs := p.removedSettings()
+	if len(rs) == 0 {
+		return ""
+	}
+	removed := map[string]bool{}
+	for _, r := range rs {
+		removed[r.key] = true
+	}
+	set := p.setKeys()
 	var b strings.Builder
-	for _, r := range p.removedSettings() {
-		b.WriteString("*** Update File: " + r.file + "\n@@\n")
-		for k, l := range r.around {
-			mark := " "
-			if k == r.at {
-				mark = "-"
+	for _, f := range p.files {
+		if f.op != patchUpdate {
+			continue
+		}
+		gone := f.takenOut()
+		end := -1 // the end of the section being written; -1 for none
+		for i, g := range gone {
+			if !g || !removed[lineKey(f.before[i])] {
+				continue
 			}
-			b.WriteString(mark + l + "\n")
+			from, to := max(0, i-settingContext), min(len(f.before), i+settingContext+1)
+			if from >= end {
+				b.WriteString("*** Update File: " + f.path + "\n@@\n")
+			} else {
+				from = end // the section goes on
+			}
+			for k := from; k < to; k++ {
+				mark := " "
+				if gone[k] && !set[lineKey(f.before[k])] {
+					mark = "-"
+				}
+				b.WriteString(mark + f.before[k] + "\n")
+			}
+			end = to
 		}
 	}
 	return b.String()

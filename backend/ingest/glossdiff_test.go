@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -19,13 +20,66 @@ func patchCall(id, patch string) memory.ToolCall {
 	return memory.ToolCall{ID: id, Name: "shell", Input: string(in)}
 }
 
+// uploadOld and uploadNew are uploadPatch's step before and after it, as
+// Claude Code's Edit writes them (old_string and new_string).
+const (
+	uploadOld = "  - name: Upload the nightly build\n    stage: publish\n    allow_failure: true\n    script: ./upload.sh"
+	uploadNew = "  - name: Upload the nightly build\n    stage: publish\n    script: ./upload.sh"
+)
+
+// claudeCall is a Claude Code tool call of the named tool with input.
+func claudeCall(id, name string, input map[string]any) memory.ToolCall {
+	in, _ := json.Marshal(input)
+	return memory.ToolCall{ID: id, Name: name, Input: string(in)}
+}
+
+// uploadCalls are the same removal of allow_failure from the nightly
+// upload step in each agent's form of a file edit: the removal rules read
+// them alike (callPatch).
+var uploadCalls = []struct {
+	form string
+	call func(id string) memory.ToolCall
+}{
+	{"Codex apply_patch", func(id string) memory.ToolCall { return patchCall(id, uploadPatch) }},
+	{"Claude Code Edit", func(id string) memory.ToolCall {
+		return claudeCall(id, "Edit", map[string]any{"file_path": "/home/dev/shop/.ci/pipeline.yml", "old_string": uploadOld, "new_string": uploadNew})
+	}},
+	{"Claude Code MultiEdit", func(id string) memory.ToolCall {
+		return claudeCall(id, "MultiEdit", map[string]any{"file_path": "/home/dev/shop/.ci/pipeline.yml", "edits": []map[string]string{
+			{"old_string": "image: golang:1.22", "new_string": "image: golang:1.23"},
+			{"old_string": uploadOld, "new_string": uploadNew},
+		}})
+	}},
+	{"text editor str_replace", func(id string) memory.ToolCall {
+		return claudeCall(id, "str_replace_based_edit_tool", map[string]any{"command": "str_replace", "path": ".ci/pipeline.yml", "old_str": uploadOld, "new_str": uploadNew})
+	}},
+}
+
 func TestRemovedSettings(t *testing.T) {
 	tests := []struct {
 		name  string
 		patch string
-		key   string // "" for none
-		word  string // a word of the lines around it its subject holds
+		call  memory.ToolCall // read instead of patch when named
+		key   string          // "" for none
+		word  string          // a word of the lines around it its subject holds
 	}{
+		{name: "Claude Code's Edit takes a setting out", call: uploadCalls[1].call("e1"), key: "allow_failure", word: "nightly"},
+		{name: "Claude Code's MultiEdit takes a setting out", call: uploadCalls[2].call("e1"), key: "allow_failure", word: "nightly"},
+		{
+			name: "Claude Code's Edit giving a setting another value removes nothing",
+			call: claudeCall("e1", "Edit", map[string]any{"file_path": ".ci/pipeline.yml", "old_string": "  nightly-upload:\n    allow_failure: true", "new_string": "  nightly-upload:\n    allow_failure: false"}),
+		},
+		{
+			name: "Claude Code's MultiEdit moving a setting to another step removes nothing",
+			call: claudeCall("e1", "MultiEdit", map[string]any{"file_path": ".ci/pipeline.yml", "edits": []map[string]string{
+				{"old_string": "  nightly-upload:\n    allow_failure: true", "new_string": "  nightly-upload:"},
+				{"old_string": "  nightly-sync:", "new_string": "  nightly-sync:\n    allow_failure: true"},
+			}}),
+		},
+		{
+			name: "Claude Code's Write of a whole file removes nothing",
+			call: claudeCall("e1", "Write", map[string]any{"file_path": ".ci/pipeline.yml", "content": "stages:\n  - publish\n"}),
+		},
 		{name: "a setting's line taken out", patch: uploadPatch, key: "allow_failure", word: "nightly"},
 		{
 			name:  "a setting given another value is not removed",
@@ -53,6 +107,12 @@ func TestRemovedSettings(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := parsePatch(tc.patch).removedSettings()
+			if tc.call.Name != "" {
+				rs = nil
+				if p := callPatch(tc.call); p != nil {
+					rs = p.removedSettings()
+				}
+			}
 			if tc.key == "" {
 				if len(rs) != 0 {
 					t.Fatalf("removed %+v, want none", rs)
@@ -72,7 +132,13 @@ func TestRemovedSettings(t *testing.T) {
 // removing it before the statement, or the diff reading switched off,
 // does not.
 func TestGlossUndoneByDiff(t *testing.T) {
-	patchTurn := Turn{SessionID: "s1", Steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{patchCall("p1", uploadPatch)}}, {Text: "Done."}}}
+	for _, form := range uploadCalls {
+		t.Run(form.form, func(t *testing.T) { testGlossUndoneByDiff(t, form.call) })
+	}
+}
+
+func testGlossUndoneByDiff(t *testing.T, call func(id string) memory.ToolCall) {
+	patchTurn := Turn{SessionID: "s1", Steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{call("p1")}}, {Text: "Done."}}}
 	laterPatch := laterOf(patchTurn)
 	if !slices.ContainsFunc(laterPatch, func(l string) bool { return strings.HasPrefix(l, removedLaterMark) }) {
 		t.Fatalf("later texts %q hold no removal", laterPatch)
@@ -86,8 +152,8 @@ func TestGlossUndoneByDiff(t *testing.T) {
 		gone  bool
 	}{
 		{name: "a later turn's patch", steps: []Step{{Text: uploadAgain}}, later: laterPatch, gone: true},
-		{name: "the turn's own patch after the statement", steps: []Step{{Text: uploadAgain, Calls: []memory.ToolCall{patchCall("p1", uploadPatch)}}, {Text: "Done."}}, gone: true},
-		{name: "the turn's own patch before the statement", steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{patchCall("p1", uploadPatch)}}, {Text: uploadAgain}}},
+		{name: "the turn's own patch after the statement", steps: []Step{{Text: uploadAgain, Calls: []memory.ToolCall{call("p1")}}, {Text: "Done."}}, gone: true},
+		{name: "the turn's own patch before the statement", steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{call("p1")}}, {Text: uploadAgain}}},
 	}
 	kept := func(tc int) (bool, string) {
 		tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: tests[tc].steps}
@@ -127,13 +193,66 @@ func TestGlossUndoneByDiff(t *testing.T) {
 // setting, so that live capture reads the same later text of it as batch
 // ingest.
 func TestSlimKeepsRemovals(t *testing.T) {
-	tn := Turn{SessionID: "s1", Steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{patchCall("p1", uploadPatch), {ID: "b1", Name: "shell", Input: `{"command":["make","test"]}`}}}}}
-	s := slim(tn)
-	if len(s.Steps[0].Calls) != 1 || s.Steps[0].Calls[0].ID != "p1" {
-		t.Fatalf("slimmed calls %+v", s.Steps[0].Calls)
+	for _, form := range uploadCalls {
+		t.Run(form.form, func(t *testing.T) {
+			tn := Turn{SessionID: "s1", Steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{form.call("p1"), {ID: "b1", Name: "shell", Input: `{"command":["make","test"]}`}}}}}
+			s := slim(tn)
+			if len(s.Steps[0].Calls) != 1 || s.Steps[0].Calls[0].ID != "p1" {
+				t.Fatalf("slimmed calls %+v", s.Steps[0].Calls)
+			}
+			later := laterOf(tn)
+			if !slices.ContainsFunc(later, func(l string) bool { return strings.HasPrefix(l, removedLaterMark+"allow_failure\t") }) {
+				t.Fatalf("later texts %q hold no removal of allow_failure", later)
+			}
+			if !slices.Equal(laterOf(s), later) {
+				t.Fatalf("later texts of the slimmed turn %q, of the turn %q", laterOf(s), later)
+			}
+		})
 	}
-	if !slices.Equal(laterOf(s), laterOf(tn)) {
-		t.Fatalf("later texts of the slimmed turn %q, of the turn %q", laterOf(s), laterOf(tn))
+}
+
+// TestRemovalCall: the call a slimmed turn keeps of a patch that removes
+// settings reads as the same removals, with the same subjects, however
+// close the removed lines sit and whatever else the patch changes.
+func TestRemovalCall(t *testing.T) {
+	tests := []struct {
+		name  string
+		patch string
+		keys  int
+	}{
+		{"one removal", uploadPatch, 1},
+		{"two settings removed side by side",
+			"*** Begin Patch\n*** Update File: ci.yml\n@@\n   lint:\n-    allow_failure: true\n-    retry_count: 2\n     script: make lint\n*** End Patch", 2},
+		{"a removal beside a setting given another value",
+			"*** Begin Patch\n*** Update File: ci.yml\n@@\n   lint:\n-    allow_failure: true\n-    timeout_minutes: 5\n+    timeout_minutes: 9\n     script: make lint\n*** End Patch", 1},
+		{"a key removed twice, once beside another removal",
+			"*** Begin Patch\n*** Update File: ci.yml\n@@\n   lint:\n-    allow_failure: true\n     script: make lint\n@@\n   deploy:\n-    retry_count: 2\n-    allow_failure: true\n     script: make deploy\n*** End Patch", 2},
+		{"windows far apart, in two files",
+			"*** Begin Patch\n*** Update File: a.env\n@@\n A_HOST=x\n-A_SKIP_TLS=1\n B=1\n C=1\n D=1\n E=1\n F=1\n G=1\n-A_DEBUG=1\n*** Update File: b.env\n@@\n-B_MODE=fast\n*** End Patch", 3},
+	}
+	render := func(p *patch) []string {
+		var out []string
+		for _, r := range p.removedSettings() {
+			out = append(out, r.key+" "+strings.Join(slices.Sorted(maps.Keys(r.subject)), " "))
+		}
+		return out
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := patchCall("p", tc.patch)
+			p := callPatch(c)
+			want := render(p)
+			if len(want) != tc.keys {
+				t.Fatalf("the patch removes %q, want %d keys", want, tc.keys)
+			}
+			k, ok := removalCall(c, p)
+			if !ok {
+				t.Fatal("removalCall kept nothing")
+			}
+			if got := render(callPatch(k)); !slices.Equal(got, want) {
+				t.Fatalf("the kept call removes %q, the call %q", got, want)
+			}
+		})
 	}
 }
 
@@ -141,6 +260,12 @@ func TestSlimKeepsRemovals(t *testing.T) {
 // removal is its patch revises an earlier turn's statement of the
 // setting's description, as batch ingest drops it.
 func TestReviseEarlierTurnsByGlossDiff(t *testing.T) {
+	for _, form := range uploadCalls {
+		t.Run(form.form, func(t *testing.T) { testReviseEarlierTurnsByGlossDiff(t, form.call) })
+	}
+}
+
+func testReviseEarlierTurnsByGlossDiff(t *testing.T, call func(id string) memory.ToolCall) {
 	var exs []memory.Exchange
 	for i, tt := range [][]string{
 		{"the nightly upload fails while the mirror is down", "Let me edit the pipeline.", "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true). The retry loop in `deploy/upload.sh` waits 30 s between attempts."},
@@ -150,7 +275,7 @@ func TestReviseEarlierTurnsByGlossDiff(t *testing.T) {
 		for j, ex := range sessionOf("s-glossdiff", tt[0], tt[1:]...) {
 			ex.Turn, ex.UserTurns = len(exs)+1, i+1
 			if i == 2 && j == 0 {
-				ex.ToolCalls = []memory.ToolCall{patchCall("t", uploadPatch)}
+				ex.ToolCalls = []memory.ToolCall{call("t")}
 			}
 			exs = append(exs, ex)
 		}
@@ -171,5 +296,54 @@ func TestReviseEarlierTurnsByGlossDiff(t *testing.T) {
 		return c.Origin == OriginEarlier && strings.Contains(c.Text, "Marked the nightly") && strings.Contains(c.Reason, "patch removes allow_failure")
 	}) {
 		t.Fatalf("turn 3 does not show the revision: %+v", last.Candidates)
+	}
+}
+
+// TestGlossUndoneByAiderEdit: an Aider SEARCH/REPLACE block that takes a
+// glossed setting out, once Aider says it applied it, undoes the
+// statement of its description as a patch does, in the turn or from a
+// later turn; a block Aider did not apply does not.
+func TestGlossUndoneByAiderEdit(t *testing.T) {
+	block := ".ci/pipeline.yml\n```yaml\n<<<<<<< SEARCH\n" + uploadOld + "\n=======\n" + uploadNew + "\n>>>>>>> REPLACE\n```"
+	applied := []memory.ToolResult{{Name: "aider", Content: "Applied edit to .ci/pipeline.yml"}}
+	failed := []memory.ToolResult{{Name: "aider", Content: "The LLM did not conform to the edit format."}}
+	uploadGloss := "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true)."
+	uploadAgain := "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline."
+	later := func(res []memory.ToolResult) []string {
+		return laterOf(Turn{SessionID: "s1", Steps: []Step{{Text: "The mirror is back:\n\n" + block, Results: res}}})
+	}
+	tests := []struct {
+		name  string
+		steps []Step
+		later []string
+		gone  bool
+	}{
+		{name: "the turn's own applied block after the statement", steps: []Step{{Text: uploadAgain + "\n\n" + block, Results: applied}}, gone: true},
+		{name: "a later turn's applied block", steps: []Step{{Text: uploadAgain}}, later: later(applied), gone: true},
+		{name: "a block Aider did not apply", steps: []Step{{Text: uploadAgain + "\n\n" + block, Results: failed}}},
+		{name: "a later turn's block Aider did not apply", steps: []Step{{Text: uploadAgain}}, later: later(failed)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: tc.steps}
+			tn.held = saidBlocks(Turn{Steps: []Step{{Text: uploadGloss}}})
+			stays, why := false, ""
+			for _, c := range Distill(tn, tc.later) {
+				if strings.Contains(c.Text, "Marked the nightly") {
+					stays, why = c.Keep, c.Reason
+				}
+				for _, k := range c.cuts {
+					if strings.Contains(k.text, "Marked the nightly") {
+						why = k.reason
+					}
+				}
+			}
+			if stays == tc.gone {
+				t.Fatalf("statement kept %v, want %v (reason %q)", stays, !tc.gone, why)
+			}
+			if tc.gone && !strings.Contains(why, "removes allow_failure") {
+				t.Fatalf("reason %q", why)
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"cmp"
 	"encoding/json"
 	"path"
 	"regexp"
@@ -129,67 +128,14 @@ func normLine(l string) string {
 	return strings.TrimRight(strings.ToLower(strings.Join(strings.Fields(l), " ")), ".;:,!")
 }
 
-// editInput is the input of a tool call that edits a file (Claude Code's
-// Edit, MultiEdit and Write; the text editor tool's path).
-type editInput struct {
-	FilePath  string `json:"file_path"`
-	Path      string `json:"path"`
-	OldString string `json:"old_string"`
-	NewString string `json:"new_string"`
-	Content   string `json:"content"`
-	// The text editor tool's names of the same fields.
-	OldStr   string `json:"old_str"`
-	NewStr   string `json:"new_str"`
-	FileText string `json:"file_text"`
-	Edits    []struct {
-		OldString string `json:"old_string"`
-		NewString string `json:"new_string"`
-	} `json:"edits"`
-}
-
-// callEdits returns the instruction-file edits a tool call makes; p is
-// the call's patch (callPatch).
-func callEdits(c memory.ToolCall, p *patch) []instrEdit {
-	switch c.Name {
-	case "Edit", "MultiEdit", "Write", "str_replace_based_edit_tool", "str_replace_editor":
-	default:
-		if p != nil {
-			return p.instrEdits()
-		}
+// callEdits returns the instruction-file edits a tool call makes, read
+// from its patch (callPatch: an apply_patch, or a file-editing call read
+// as one by editPatch).
+func callEdits(p *patch) []instrEdit {
+	if p == nil {
 		return nil
 	}
-	if f, ok := quickPath(c.Input); ok && !InstructionFile(f) {
-		return nil // most edits: no need to decode the whole input
-	}
-	var in editInput
-	if json.Unmarshal([]byte(c.Input), &in) != nil {
-		return nil
-	}
-	file := in.FilePath
-	if file == "" {
-		file = in.Path
-	}
-	if !InstructionFile(file) {
-		return nil
-	}
-	in.OldString, in.NewString, in.Content = cmp.Or(in.OldString, in.OldStr), cmp.Or(in.NewString, in.NewStr), cmp.Or(in.Content, in.FileText)
-	var out []instrEdit
-	add := func(old, new string) {
-		if strings.TrimSpace(new) != "" {
-			out = append(out, instrEdit{file: file, before: splitLines(old), after: splitLines(new)})
-		}
-	}
-	switch {
-	case len(in.Edits) > 0:
-		for _, e := range in.Edits {
-			add(e.OldString, e.NewString)
-		}
-	case in.NewString != "" || in.OldString != "":
-		add(in.OldString, in.NewString)
-	default:
-		add("", in.Content)
-	}
-	return out
+	return p.instrEdits()
 }
 
 // quickPath reads the "file_path" (else "path") string of a tool call's
@@ -307,12 +253,20 @@ var (
 )
 
 // searchReplaceEdits reads the SEARCH/REPLACE blocks of a text (Aider's
-// edit format) into the edits of instruction files they make: the file
-// is named on the last line before "<<<<<<< SEARCH" that is neither blank
-// nor a fence line.
+// edit format, searchReplacePatch) into the edits of instruction files
+// they make.
 func searchReplaceEdits(text string) []instrEdit {
+	return searchReplacePatch(text).instrEdits()
+}
+
+// searchReplacePatch reads the SEARCH/REPLACE blocks of a text (Aider's
+// edit format) as a patch: an update of its file per block, the SEARCH
+// lines before it and the REPLACE lines after; the file is named on the
+// last line before "<<<<<<< SEARCH" that is neither blank nor a fence
+// line. A block whose divider never comes is none.
+func searchReplacePatch(text string) *patch {
 	lines := splitLines(text)
-	var out []instrEdit
+	p := &patch{}
 	for i := 0; i < len(lines); i++ {
 		if !aiderSearch.MatchString(lines[i]) {
 			continue
@@ -326,7 +280,7 @@ func searchReplaceEdits(text string) []instrEdit {
 			file = strings.Trim(t, "`*: ")
 			break
 		}
-		e := instrEdit{file: file}
+		f := patchFile{op: patchUpdate, path: file}
 		j, state := i+1, 0
 		for ; j < len(lines); j++ {
 			l := lines[j]
@@ -338,17 +292,17 @@ func searchReplaceEdits(text string) []instrEdit {
 				break
 			}
 			if state == 0 {
-				e.before = append(e.before, l)
+				f.before = append(f.before, l)
 			} else {
-				e.after = append(e.after, l)
+				f.after = append(f.after, l)
 			}
 		}
 		i = j
-		if state == 1 && InstructionFile(file) && len(e.after) > 0 {
-			out = append(out, e)
+		if state == 1 {
+			p.files = append(p.files, f)
 		}
 	}
-	return out
+	return p
 }
 
 // fencePathEdits reads Cursor's fenced edits: a block whose info string
@@ -464,7 +418,7 @@ func stepEdits(t Turn, patches [][]*patch) (edits []instrEdit, steps []int) {
 		}
 		for j, c := range s.Calls {
 			if !callFailed(t, i, c) {
-				es = append(es, callEdits(c, patchAt(patches, i, j))...)
+				es = append(es, callEdits(patchAt(patches, i, j))...)
 			}
 		}
 		textEdits := mayNameInstr(s.Text)
@@ -581,7 +535,7 @@ func instrLaterText(t Turn, patches [][]*patch) string {
 			if callFailed(t, i, c) && !instrOff["failed"] {
 				continue // it removed nothing (stepEdits leaves it out too)
 			}
-			for _, e := range callEdits(c, patchAt(patches, i, j)) {
+			for _, e := range callEdits(patchAt(patches, i, j)) {
 				rm := e.removed()
 				if len(rm) == 0 {
 					continue
@@ -893,15 +847,22 @@ func insertByPos(cands, instr []Candidate) []Candidate {
 	return append(out, instr[k:]...)
 }
 
-// instrCall returns what a slimmed turn keeps of a call (slim): a call
-// that edits an instruction file, and any other "Edit" without its input
-// (stepEdits pairs SpecStory's edit results with their calls by order);
-// ok is false for the rest. p is the call's patch (callPatch).
+// instrCall returns what a slimmed turn keeps of a call (slim) that edits
+// an instruction file: the whole call; ok is false for the rest. p is the
+// call's patch (callPatch).
 func instrCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
-	switch {
-	case len(callEdits(c, p)) > 0:
+	if len(callEdits(p)) > 0 {
 		return c, true
-	case c.Name == "Edit":
+	}
+	return memory.ToolCall{}, false
+}
+
+// bareEditCall returns what a slimmed turn keeps of an "Edit" call that
+// nothing else keeps (slimCalls): the call without its input, since
+// stepEdits pairs SpecStory's edit results with their calls by order; ok
+// is false for any other call.
+func bareEditCall(c memory.ToolCall) (keep memory.ToolCall, ok bool) {
+	if c.Name == "Edit" {
 		return memory.ToolCall{ID: c.ID, Name: c.Name}, true
 	}
 	return memory.ToolCall{}, false

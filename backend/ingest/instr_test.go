@@ -409,7 +409,7 @@ func TestQuickPath(t *testing.T) {
 	// Codex's shell form of apply_patch.
 	in, _ := json.Marshal(map[string]any{"command": []string{"apply_patch", "*** Begin Patch\n*** Add File: .github/copilot-instructions.md\n+Use the `make check` target before opening a pull request.\n*** End Patch"}})
 	c := memory.ToolCall{Name: "shell", Input: string(in)}
-	es := callEdits(c, callPatch(c))
+	es := callEdits(callPatch(c))
 	if len(es) != 1 || es[0].file != ".github/copilot-instructions.md" || len(es[0].after) != 1 {
 		t.Fatalf("shell apply_patch: %+v", es)
 	}
@@ -418,7 +418,7 @@ func TestQuickPath(t *testing.T) {
 func TestCallEditsTextEditor(t *testing.T) {
 	in, _ := json.Marshal(map[string]string{"command": "str_replace", "path": "/r/AGENTS.md", "old_str": "## Tests", "new_str": "## Tests\n- Run `go test -race` before pushing; CI runs with the race detector."})
 	c := memory.ToolCall{Name: "str_replace_based_edit_tool", Input: string(in)}
-	es := callEdits(c, callPatch(c))
+	es := callEdits(callPatch(c))
 	if len(es) != 1 {
 		t.Fatalf("edits %+v", es)
 	}

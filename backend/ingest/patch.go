@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"cmp"
+	"encoding/json"
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -9,10 +11,18 @@ import (
 // Codex's apply_patch format: "*** Begin Patch", then for each file
 // "*** Add File: p" and its "+" lines, "*** Update File: p" (then
 // "*** Move to: q" for a rename) and its hunks ("@@", then " ", "-" and
-// "+" lines), or "*** Delete File: p"; then "*** End Patch". A tool call's
-// patch is read once (callPatch) for both of its readers: the edits of
-// instruction files it makes (instr.go) and the files it moves, deletes
-// and creates (moved.go).
+// "+" lines), or "*** Delete File: p"; then "*** End Patch".
+//
+// A patch is also what every agent's file edit is read as, whatever its
+// form: Claude Code's Edit (old_string/new_string: an update whose lines
+// before and after are those strings), MultiEdit (one update of the file
+// per edit), Write (content: an added file) and the text editor tool's
+// calls (editPatch), and Aider's SEARCH/REPLACE blocks in the model's
+// text (searchReplacePatch: an update per block). A tool call's patch is
+// read once (callPatch) for all of its readers: the edits of instruction
+// files it makes (instr.go), the files it moves, deletes and creates
+// (moved.go) and the settings it removes (glossdiff.go), so that one rule
+// reads every agent's edits alike.
 
 // patchOp is what a patch does to one file.
 type patchOp uint8
@@ -68,12 +78,79 @@ func patchAt(patches [][]*patch, i, j int) *patch {
 // callPatch returns the patch a tool call holds, parsed; nil when it holds
 // none. The patch is the string value of the call's JSON input that holds
 // "*** Begin Patch" (patchText: Codex's apply_patch input, or an argument
-// of a shell command running it).
+// of a shell command running it), else the edit a file-editing tool call
+// makes (editPatch).
 func callPatch(c memory.ToolCall) *patch {
 	if !strings.Contains(c.Input, "*** Begin Patch") {
-		return nil
+		return editPatch(c)
 	}
 	return parsePatch(patchText(c.Input))
+}
+
+// editInput is the input of a tool call that edits a file (Claude Code's
+// Edit, MultiEdit and Write; the text editor tool's).
+type editInput struct {
+	FilePath  string  `json:"file_path"`
+	Path      string  `json:"path"`
+	OldString string  `json:"old_string"`
+	NewString string  `json:"new_string"`
+	Content   *string `json:"content"`
+	// The text editor tool's names of the same fields, and its command
+	// ("create", "str_replace", "insert", "view"...).
+	Command  string  `json:"command"`
+	OldStr   string  `json:"old_str"`
+	NewStr   string  `json:"new_str"`
+	FileText *string `json:"file_text"`
+	Edits    []struct {
+		OldString string `json:"old_string"`
+		NewString string `json:"new_string"`
+	} `json:"edits"`
+}
+
+// editTools are the names of the tool calls editPatch reads.
+var editTools = map[string]bool{"Edit": true, "MultiEdit": true, "Write": true, "str_replace_based_edit_tool": true, "str_replace_editor": true}
+
+// editPatch reads a file-editing tool call (editTools) as a patch of its
+// file: a MultiEdit's edits, each an update whose lines before and after
+// are its old and new strings; an Edit's (or the text editor's
+// str_replace or insert) old and new strings, one update; a Write's
+// content (the text editor's create), an added file. Nil for any other
+// call, one whose input is not such JSON or names no file (or a path on
+// more than one line), and one that changes nothing (the text editor's
+// view).
+func editPatch(c memory.ToolCall) *patch {
+	if !editTools[c.Name] || !strings.HasPrefix(strings.TrimSpace(c.Input), "{") {
+		return nil
+	}
+	var in editInput
+	if json.Unmarshal([]byte(c.Input), &in) != nil {
+		return nil
+	}
+	file := strings.TrimSpace(cmp.Or(in.FilePath, in.Path))
+	if file == "" || strings.ContainsAny(file, "\r\n") {
+		return nil // no file, or none a patch's header could name
+	}
+	old, new := cmp.Or(in.OldString, in.OldStr), cmp.Or(in.NewString, in.NewStr)
+	p := &patch{}
+	switch {
+	case len(in.Edits) > 0:
+		for _, e := range in.Edits {
+			p.files = append(p.files, patchFile{op: patchUpdate, path: file, before: splitLines(e.OldString), after: splitLines(e.NewString)})
+		}
+	case old != "" || new != "":
+		p.files = append(p.files, patchFile{op: patchUpdate, path: file, before: splitLines(old), after: splitLines(new)})
+	case in.Content != nil || in.FileText != nil || c.Name == "Write" || in.Command == "create":
+		content := ""
+		if in.Content != nil {
+			content = *in.Content
+		} else if in.FileText != nil {
+			content = *in.FileText
+		}
+		p.files = append(p.files, patchFile{op: patchAdd, path: file, after: splitLines(content)})
+	default:
+		return nil
+	}
+	return p
 }
 
 // parsePatch reads a patch's text. A line of a file's hunks (after an
@@ -134,7 +211,7 @@ func parsePatch(text string) *patch {
 
 // instrEdits returns the edits of instruction files the patch makes: each
 // added or updated instruction file (under the name it ends with) whose
-// hunks add a line.
+// hunks show a line after it (added or kept).
 func (p *patch) instrEdits() []instrEdit {
 	var out []instrEdit
 	for _, f := range p.files {

@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -142,6 +145,99 @@ func TestCallPatch(t *testing.T) {
 	}
 }
 
+// editCall is a file-editing tool call of the named tool with input.
+func editCall(name string, input map[string]any) memory.ToolCall {
+	in, _ := json.Marshal(input)
+	return memory.ToolCall{ID: "e", Name: name, Input: string(in)}
+}
+
+// TestEditPatch: every agent's file edit is read as a patch of its file,
+// one representation for all the readers (instruction edits, moves and
+// writes, removed settings).
+func TestEditPatch(t *testing.T) {
+	tests := []struct {
+		name string
+		call memory.ToolCall
+		want []string // render(); nil: no patch
+	}{
+		{"Claude Code's Edit", editCall("Edit", map[string]any{"file_path": "/r/deploy.yml", "old_string": "a: 1\nb: 2", "new_string": "a: 1"}),
+			[]string{"2 /r/deploy.yml | a: 1/b: 2 | a: 1"}},
+		{"Claude Code's MultiEdit, an update per edit", editCall("MultiEdit", map[string]any{"file_path": "app.toml", "edits": []map[string]string{{"old_string": "x = 1", "new_string": "x = 2"}, {"old_string": "y = 1", "new_string": ""}}}),
+			[]string{"2 app.toml | x = 1 | x = 2", "2 app.toml | y = 1 | "}},
+		{"Claude Code's Write, an added file", editCall("Write", map[string]any{"file_path": " docs/a.md ", "content": "# A\nbody"}),
+			[]string{"1 docs/a.md |  | # A/body"}},
+		{"a Write kept with its path alone (movedCall)", editCall("Write", map[string]any{"file_path": "docs/a.md"}),
+			[]string{"1 docs/a.md |  | "}},
+		{"the text editor's str_replace", editCall("str_replace_based_edit_tool", map[string]any{"command": "str_replace", "path": "a.env", "old_str": "K=1", "new_str": "K=2"}),
+			[]string{"2 a.env | K=1 | K=2"}},
+		{"the text editor's insert", editCall("str_replace_editor", map[string]any{"command": "insert", "path": "a.env", "insert_line": 3, "new_str": "J=1"}),
+			[]string{"2 a.env |  | J=1"}},
+		{"the text editor's create", editCall("str_replace_based_edit_tool", map[string]any{"command": "create", "path": "b.md", "file_text": "hi"}),
+			[]string{"1 b.md |  | hi"}},
+		{"the text editor's view changes nothing", editCall("str_replace_based_edit_tool", map[string]any{"command": "view", "path": "b.md"}), nil},
+		{"an Edit naming no file", editCall("Edit", map[string]any{"old_string": "a", "new_string": "b"}), nil},
+		{"a path on two lines", editCall("Edit", map[string]any{"file_path": "a\n*** Delete File: b", "old_string": "a", "new_string": "b"}), nil},
+		{"a Read with the same fields is no edit", editCall("Read", map[string]any{"file_path": "a.go", "content": "x"}), nil},
+		// SpecStory's Edit (Cursor) carries the block's info, not JSON: its
+		// fenced edit is read from its result (stepEdits).
+		{"SpecStory's Edit", memory.ToolCall{Name: "Edit", Input: "markdown:AGENTS.md"}, nil},
+		{"input that is not an object", memory.ToolCall{Name: "Edit", Input: `["a"]`}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := callPatch(tt.call)
+			if (p == nil) != (tt.want == nil) {
+				t.Fatalf("callPatch = %v, want a patch: %v", p, tt.want != nil)
+			}
+			if p != nil && !slices.Equal(p.render(), tt.want) {
+				t.Errorf("got %q, want %q", p.render(), tt.want)
+			}
+		})
+	}
+}
+
+// TestEditPatchReaders: the readers of a patch read a Claude Code edit as
+// they read the same edit made by apply_patch.
+func TestEditPatchReaders(t *testing.T) {
+	tests := []struct {
+		name          string
+		claude, codex memory.ToolCall
+	}{
+		{"an Edit adding a convention to AGENTS.md",
+			editCall("Edit", map[string]any{"file_path": "AGENTS.md", "old_string": "## Tests", "new_string": "## Tests\n- Run the race detector."}),
+			patchCall("p", "*** Begin Patch\n*** Update File: AGENTS.md\n@@\n ## Tests\n+- Run the race detector.\n*** End Patch")},
+		{"an Edit taking a convention out of AGENTS.md",
+			editCall("Edit", map[string]any{"file_path": "AGENTS.md", "old_string": "## Tests\n- Use npm.", "new_string": "## Tests"}),
+			patchCall("p", "*** Begin Patch\n*** Update File: AGENTS.md\n@@\n ## Tests\n-- Use npm.\n*** End Patch")},
+		{"a Write of CLAUDE.md",
+			editCall("Write", map[string]any{"file_path": "CLAUDE.md", "content": "- Use pnpm."}),
+			patchCall("p", "*** Begin Patch\n*** Add File: CLAUDE.md\n+- Use pnpm.\n*** End Patch")},
+		{"a MultiEdit removing a setting",
+			editCall("MultiEdit", map[string]any{"file_path": "ci.yml", "edits": []map[string]string{{"old_string": "  lint:\n    allow_failure: true", "new_string": "  lint:"}}}),
+			patchCall("p", "*** Begin Patch\n*** Update File: ci.yml\n@@\n   lint:\n-    allow_failure: true\n*** End Patch")},
+	}
+	read := func(c memory.ToolCall) string {
+		p := callPatch(c)
+		var b strings.Builder
+		for _, e := range callEdits(p) {
+			fmt.Fprintf(&b, "edit %s +%q -%q; ", e.file, e.after, e.removed())
+		}
+		for _, r := range cmp.Or(p, &patch{}).removedSettings() {
+			fmt.Fprintf(&b, "removes %s %v; ", r.key, slices.Sorted(maps.Keys(r.subject)))
+		}
+		rs, w := callFiles(c, p)
+		fmt.Fprintf(&b, "moves %v writes %q", rs, w)
+		return b.String()
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, want := read(tt.claude), read(tt.codex); got != want {
+				t.Errorf("Claude Code's edit reads %s\napply_patch's reads  %s", got, want)
+			}
+		})
+	}
+}
+
 // FuzzParsePatch: any text parses without panicking; every file's path is
 // trimmed and on one line, every line it reads is a line of the text
 // without its first character, and the readers hold to the same.
@@ -177,6 +273,78 @@ func FuzzParsePatch(f *testing.F) {
 		for _, r := range p.relocations() {
 			if r.from == "" && r.to == "" {
 				t.Fatalf("relocation %+v of %q", r, s)
+			}
+		}
+	})
+}
+
+// FuzzEditPatch: any file-editing call parses without panicking; its
+// patch names its file trimmed and on one line, every line it reads is a
+// line of the strings the call gives, and the call a slimmed turn keeps
+// of it for its removed settings (removalCall) reads as the same
+// removals.
+func FuzzEditPatch(f *testing.F) {
+	f.Add("Edit", ".ci/pipeline.yml", "  lint:\n    allow_failure: true\n    script: make lint", "  lint:\n    script: make lint", "")
+	f.Add("MultiEdit", "a.env", "A=1\nB=2\nC=3\nD=4", "A=1\nD=4", "A=1\nB=2")
+	f.Add("Write", " x.md ", "", "", "# x\n- y")
+	f.Add("Edit", "ci.yml", "  lint:\n    allow_failure: true\n    retry_count: 2\n    script: make lint\n  test:\n    allow_failure: true", "  lint:\n    script: make lint\n  test:", "")
+	f.Add("str_replace_editor", "k.toml", "x = 1\r\ny = 2\n*** End Patch", "y = 3", "")
+	f.Fuzz(func(t *testing.T, name, file, old, new, other string) {
+		if !utf8.ValidString(file) || !utf8.ValidString(old) || !utf8.ValidString(new) || !utf8.ValidString(other) {
+			t.Skip() // JSON holds none
+		}
+		input := map[string]any{"file_path": file, "old_string": old, "new_string": new}
+		switch name {
+		case "MultiEdit":
+			input = map[string]any{"file_path": file, "edits": []map[string]string{{"old_string": old, "new_string": new}, {"old_string": other, "new_string": ""}}}
+		case "Write":
+			input = map[string]any{"file_path": file, "content": other}
+		case "str_replace_editor":
+			input = map[string]any{"command": "str_replace", "path": file, "old_str": old, "new_str": new}
+		}
+		in, err := json.Marshal(input)
+		if err != nil {
+			t.Skip()
+		}
+		c := memory.ToolCall{ID: "f", Name: name, Input: string(in)}
+		if strings.Contains(c.Input, "*** Begin Patch") {
+			t.Skip() // read as apply_patch (FuzzParsePatch)
+		}
+		p := editPatch(c)
+		if p == nil {
+			return
+		}
+		given := map[string]bool{}
+		for _, s := range []string{old, new, other} {
+			for _, l := range splitLines(s) {
+				given[l] = true
+			}
+		}
+		for _, fl := range p.files {
+			if fl.path != strings.TrimSpace(fl.path) || fl.path == "" || strings.ContainsAny(fl.path, "\r\n") {
+				t.Fatalf("path %q", fl.path)
+			}
+			for _, l := range append(slices.Clone(fl.before), fl.after...) {
+				if !given[l] {
+					t.Fatalf("line %q is not given", l)
+				}
+			}
+		}
+		render := func(p *patch) []string {
+			var out []string
+			for _, r := range p.removedSettings() {
+				out = append(out, r.key+" "+strings.Join(slices.Sorted(maps.Keys(r.subject)), " "))
+			}
+			return out
+		}
+		want := render(p)
+		k, ok := removalCall(c, p)
+		if ok != (len(want) > 0) {
+			t.Fatalf("removalCall kept %v, removals %q", ok, want)
+		}
+		if ok {
+			if got := render(callPatch(k)); !slices.Equal(got, want) {
+				t.Fatalf("the slimmed call removes %q, the call %q", got, want)
 			}
 		}
 	})

@@ -395,9 +395,11 @@ func slim(t Turn) Turn {
 
 // slimCalls returns the calls of step i of t a slimmed turn keeps, in
 // order: those instrCall keeps, those that move or delete a file or write
-// one (movedCall) and those whose patch removes a setting (removalCall),
-// each call's patch parsed once for all. Of a call that failed only an
-// Edit's name stays (instrCall's pairing of SpecStory's Edit results).
+// one (movedCall), those whose patch removes a setting (removalCall) and
+// any other "Edit" without its input (bareEditCall), each call's patch (an
+// apply_patch, or a file-editing call's edit: callPatch) parsed once for
+// all. Of a call that failed only an Edit's name stays (instrCall's
+// pairing of SpecStory's Edit results).
 func slimCalls(t Turn, i int) []memory.ToolCall {
 	var out []memory.ToolCall
 	for _, c := range t.Steps[i].Calls {
@@ -414,6 +416,8 @@ func slimCalls(t Turn, i int) []memory.ToolCall {
 			out = append(out, k)
 		} else if k, ok := removalCall(c, p); ok {
 			out = append(out, k) // glossdiff.go: the settings its patch removes
+		} else if k, ok := bareEditCall(c); ok {
+			out = append(out, k)
 		}
 	}
 	return out
