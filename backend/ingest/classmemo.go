@@ -68,3 +68,43 @@ func (m *sentenceMemo) class(st string, toolLoop bool) string {
 	m.mu.Unlock()
 	return c
 }
+
+// cueMemo remembers whether a lowered sentence holds a revisionCue match
+// at all: dropRevised reads every later sentence of the session at each
+// distillation, and most hold none.
+var cueMemo cueSeen
+
+// cueSeen remembers, per lowered sentence, whether revisionCue matches in
+// it, within the same bound as sentenceMemo; it is safe for concurrent
+// use.
+type cueSeen struct {
+	mu    sync.Mutex
+	m     map[string]bool
+	bytes int
+}
+
+// has reports whether revisionCue matches in lt, remembered.
+func (m *cueSeen) has(lt string) bool {
+	m.mu.Lock()
+	c, ok := m.m[lt]
+	m.mu.Unlock()
+	if ok {
+		return c
+	}
+	c = revisionCue.MatchString(lt)
+	size := len(lt) + classMemoEntryBytes
+	if size > maxClassMemoBytes/16 {
+		return c
+	}
+	k := strings.Clone(lt)
+	m.mu.Lock()
+	if m.m == nil || m.bytes+size > maxClassMemoBytes {
+		m.m, m.bytes = make(map[string]bool), 0
+	}
+	if _, ok := m.m[k]; !ok {
+		m.m[k] = c
+		m.bytes += size
+	}
+	m.mu.Unlock()
+	return c
+}

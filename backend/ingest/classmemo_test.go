@@ -78,3 +78,28 @@ func TestSentenceMemoConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCueMemo: correctingCues, with the memo telling a sentence without
+// a revision cue, answers what the cue's own scan does, the first time
+// and again.
+func TestCueMemo(t *testing.T) {
+	tests := []struct {
+		lt   string
+		want bool // correcting
+	}{
+		{"actually, the port is 8443, not 8080.", true},
+		{"the port is 8443 in staging.", false},
+		{"if the build still fails, clear the cache.", false},
+		{"it turns out the lock file was stale.", true},
+	}
+	for round := range 2 {
+		for _, tc := range tests {
+			if got := correcting(tc.lt); got != tc.want {
+				t.Errorf("round %d: correcting(%q) = %v, want %v", round, tc.lt, got, tc.want)
+			}
+			if got, want := cueMemo.has(tc.lt), revisionCue.MatchString(tc.lt); got != want {
+				t.Errorf("round %d: cueMemo.has(%q) = %v, want %v", round, tc.lt, got, want)
+			}
+		}
+	}
+}
