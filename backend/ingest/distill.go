@@ -833,8 +833,20 @@ func namesThing(st string) bool {
 	return memory.NamesLoadBearing(st) || dottedName.MatchString(st) || capName.MatchString(st)
 }
 
-// sentenceClass classifies one sentence of the model's text.
+// sentenceClass classifies one sentence of the model's text, as
+// classifySentence does, once: the answer is remembered (classMemo).
 func sentenceClass(st, origin string) string {
+	return classMemo.class(st, origin == OriginToolLoop)
+}
+
+// classifySentence classifies one sentence of the model's text. Of its
+// origin it reads only whether the sentence was said between tool calls
+// (toolLoop): classMemo keys on that.
+func classifySentence(st string, toolLoop bool) string {
+	origin := OriginFinal
+	if toolLoop {
+		origin = OriginToolLoop
+	}
 	ls := lower(st)
 	if commitLabel.MatchString(ls) {
 		return ClassCommit

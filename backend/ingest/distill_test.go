@@ -516,6 +516,23 @@ func BenchmarkDistill(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
 }
 
+// BenchmarkDistillCold is BenchmarkDistill with the memo of sentence
+// classes (classMemo) emptied before each turn: BenchmarkDistill distils
+// the same turn again and again, so from its second turn on every
+// sentence's class is remembered; a turn distilled the first time is this.
+func BenchmarkDistillCold(b *testing.B) {
+	t := benchTurn()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		classMemo.mu.Lock()
+		classMemo.m, classMemo.bytes = nil, 0
+		classMemo.mu.Unlock()
+		Distill(t, nil)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}
+
 // BenchmarkProcessTurn measures a whole turn through the pipeline with the
 // built-in embedder and a real store (the same turn again after the first
 // time: dedup finds its memories).

@@ -103,6 +103,9 @@ var problemWord = regexp.MustCompile(`\b(?:errors?|warnings?|fail\w*|exceptions?
 // happen, and a state that goes on (stillState) whose clause names no
 // problem ("The toolbar still shows the quick actions").
 func correctingCues(lt string) [][]int {
+	if !cueMemo.has(lt) {
+		return nil // most sentences: no cue, told by the memo (cueMemo)
+	}
 	ms := revisionCue.FindAllStringIndex(lt, -1)
 	out := ms[:0]
 	for _, m := range ms {

@@ -128,23 +128,32 @@ func dropUpdated(t Turn, cands []Candidate, turn, later []posSentence) []pending
 	var us []updatable
 	byLead := map[string][]int{}
 	for _, s := range turn {
+		// The cheap tests first: the candidate holding the statement (a
+		// substring test) before the subject of what it says.
+		if strings.HasSuffix(s.text, ":") {
+			continue
+		}
+		cand := -1
+		for i := range cands {
+			c := &cands[i]
+			if c.Keep && c.Origin != OriginUser && c.Origin != OriginInstruction && !c.taught && strings.Contains(c.Text, s.text) {
+				cand = i
+				break
+			}
+		}
+		if cand < 0 {
+			continue
+		}
 		lead, rest := leadOf(s.text)
-		if lead == "" || filesOnly(s.text) || strings.HasSuffix(s.text, ":") {
+		if lead == "" || filesOnly(s.text) {
 			continue
 		}
 		restSubj := subjectOf(rest)
 		if len(restSubj) < 2 {
 			continue
 		}
-		for i := range cands {
-			c := &cands[i]
-			if !c.Keep || c.Origin == OriginUser || c.Origin == OriginInstruction || c.taught || !strings.Contains(c.Text, s.text) {
-				continue
-			}
-			byLead[lead] = append(byLead[lead], len(us))
-			us = append(us, updatable{text: s.text, lead: lead, rest: restSubj, subject: subjectOf(s.text), cand: i})
-			break
-		}
+		byLead[lead] = append(byLead[lead], len(us))
+		us = append(us, updatable{text: s.text, lead: lead, rest: restSubj, subject: subjectOf(s.text), cand: cand})
 	}
 	if len(us) == 0 {
 		return nil
