@@ -25,6 +25,45 @@ const maxClassMemoBytes = 1 << 20
 // own share.
 const classMemoEntryBytes = 64
 
+// memo remembers a pure function's answers by key, until the keys' bytes
+// reach maxClassMemoBytes, then starts again empty (a session's recent
+// sentences are read again soon, old ones rarely); it is safe for
+// concurrent use.
+type memo[K comparable, V any] struct {
+	mu    sync.Mutex
+	m     map[K]V
+	bytes int
+}
+
+// get returns f's answer for k, remembered: n is the bytes of k's text,
+// and clone returns k with its text copied, so that the memo does not
+// hold the turn's whole text a sentence was cut from. A key of more than
+// a sixteenth of the bound (a pasted blob) is not remembered.
+func (m *memo[K, V]) get(k K, n int, clone func(K) K, f func() V) V {
+	m.mu.Lock()
+	v, ok := m.m[k]
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	v = f()
+	size := n + classMemoEntryBytes
+	if size > maxClassMemoBytes/16 {
+		return v
+	}
+	k = clone(k)
+	m.mu.Lock()
+	if m.m == nil || m.bytes+size > maxClassMemoBytes {
+		m.m, m.bytes = make(map[K]V), 0
+	}
+	if _, ok := m.m[k]; !ok {
+		m.m[k] = v
+		m.bytes += size
+	}
+	m.mu.Unlock()
+	return v
+}
+
 // classKey is a sentence and whether it was said between tool calls.
 type classKey struct {
 	text     string
@@ -33,40 +72,17 @@ type classKey struct {
 
 // sentenceMemo remembers classifySentence's answers; it is safe for
 // concurrent use.
-type sentenceMemo struct {
-	mu    sync.Mutex
-	m     map[classKey]string
-	bytes int
-}
+type sentenceMemo struct{ memo[classKey, string] }
 
 // classMemo is the process's memo of sentence classes.
 var classMemo sentenceMemo
 
 // class returns classifySentence(st, toolLoop), remembered.
 func (m *sentenceMemo) class(st string, toolLoop bool) string {
-	k := classKey{st, toolLoop}
-	m.mu.Lock()
-	c, ok := m.m[k]
-	m.mu.Unlock()
-	if ok {
-		return c
-	}
-	c = classifySentence(st, toolLoop)
-	size := len(st) + classMemoEntryBytes
-	if size > maxClassMemoBytes/16 {
-		return c // a very long "sentence" (a pasted blob): not worth keeping
-	}
-	k.text = strings.Clone(st) // not the turn's text it may be cut from
-	m.mu.Lock()
-	if m.m == nil || m.bytes+size > maxClassMemoBytes {
-		m.m, m.bytes = make(map[classKey]string), 0
-	}
-	if _, ok := m.m[k]; !ok {
-		m.m[k] = c
-		m.bytes += size
-	}
-	m.mu.Unlock()
-	return c
+	return m.get(classKey{st, toolLoop}, len(st), func(k classKey) classKey {
+		k.text = strings.Clone(k.text)
+		return k
+	}, func() string { return classifySentence(st, toolLoop) })
 }
 
 // cueMemo remembers whether a lowered sentence holds a revisionCue match
@@ -77,34 +93,9 @@ var cueMemo cueSeen
 // cueSeen remembers, per lowered sentence, whether revisionCue matches in
 // it, within the same bound as sentenceMemo; it is safe for concurrent
 // use.
-type cueSeen struct {
-	mu    sync.Mutex
-	m     map[string]bool
-	bytes int
-}
+type cueSeen struct{ memo[string, bool] }
 
 // has reports whether revisionCue matches in lt, remembered.
 func (m *cueSeen) has(lt string) bool {
-	m.mu.Lock()
-	c, ok := m.m[lt]
-	m.mu.Unlock()
-	if ok {
-		return c
-	}
-	c = revisionCue.MatchString(lt)
-	size := len(lt) + classMemoEntryBytes
-	if size > maxClassMemoBytes/16 {
-		return c
-	}
-	k := strings.Clone(lt)
-	m.mu.Lock()
-	if m.m == nil || m.bytes+size > maxClassMemoBytes {
-		m.m, m.bytes = make(map[string]bool), 0
-	}
-	if _, ok := m.m[k]; !ok {
-		m.m[k] = c
-		m.bytes += size
-	}
-	m.mu.Unlock()
-	return c
+	return m.get(lt, len(lt), strings.Clone, func() bool { return revisionCue.MatchString(lt) })
 }
