@@ -20,13 +20,16 @@ describe('Feed view', () => {
     document.body.innerHTML = '';
     toasts.set([]);
     vi.unstubAllGlobals();
+    location.hash = '';
   });
 
-  // Bug: the selection was a row position, so a decision arriving on top
-  // moved it, and x marked another decision's memory as noise.
-  it('keys act on the selected decision after a new one arrives', async () => {
-    fakeFetch({ 'GET /api/decisions': [dec('a', '2026-01-01T00:00:02Z'), dec('b', '2026-01-01T00:00:01Z')] });
+  // mountFeed mounts the Feed view on a feed of its own, loaded through
+  // the test's fakeFetch, with #/feed?decision=<open> set first when open
+  // is given, and returns the feed, its event stream and the element the
+  // view is mounted in.
+  async function mountFeed(open?: string) {
     vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} }); // jsdom has none
+    if (open) location.hash = `#/feed?decision=${open}`;
     const stream = createEventStream();
     const feed = createFeed({ stream });
     await feed.load();
@@ -34,6 +37,14 @@ describe('Feed view', () => {
     document.body.append(target);
     mounted.push(mount(Feed, { target, props: { feed } }));
     flushSync();
+    return { feed, stream, target };
+  }
+
+  // Bug: the selection was a row position, so a decision arriving on top
+  // moved it, and x marked another decision's memory as noise.
+  it('keys act on the selected decision after a new one arrives', async () => {
+    fakeFetch({ 'GET /api/decisions': [dec('a', '2026-01-01T00:00:02Z'), dec('b', '2026-01-01T00:00:01Z')] });
+    const { feed, stream, target } = await mountFeed();
     press('j');
     press('j');
     flushSync();
@@ -59,13 +70,7 @@ describe('Feed view', () => {
   // exchange, which counts the tool loop's iterations too.
   it('names a turn as the user counts it', async () => {
     fakeFetch({ 'GET /api/decisions': [{ ...dec('t', '2026-01-01T00:00:05Z'), user_turn: 2, turn: 4 }] });
-    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
-    const feed = createFeed({ stream: createEventStream() });
-    await feed.load();
-    const target = document.createElement('div');
-    document.body.append(target);
-    mounted.push(mount(Feed, { target, props: { feed } }));
-    flushSync();
+    const { target } = await mountFeed();
     press('j');
     press('Enter');
     flushSync();
@@ -78,14 +83,7 @@ describe('Feed view', () => {
     const doc: DecisionEntry = { id: 'd', verdict: 'stored', stage: 'store', reason: 'document', at: '2026-01-01T00:00:04Z',
       source: 'ingest:design.md', assistant: 'The cache TTL stays at 300 s.', memory_ids: ['m-d'] };
     fakeFetch({ 'GET /api/decisions': [doc] });
-    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
-    const stream = createEventStream();
-    const feed = createFeed({ stream });
-    await feed.load();
-    const target = document.createElement('div');
-    document.body.append(target);
-    mounted.push(mount(Feed, { target, props: { feed } }));
-    flushSync();
+    const { target } = await mountFeed();
     press('j');
     press('Enter');
     flushSync();
@@ -101,14 +99,7 @@ describe('Feed view', () => {
     const d: DecisionEntry = { ...dec('a', '2026-01-01T00:00:02Z'), memory_ids: ['m1', 'm2'],
       candidates: [{ text: 'Postgres stays pinned at 15.4.', origin: 'final-answer', class: 'fact', kept: true, memory_id: 'm1' }] };
     fakeFetch({ 'GET /api/decisions': [d, dec('b', '2026-01-01T00:00:01Z')], 'GET /api/memories/m2': { id: 'm2', text: 'The deploy uses make release.' } });
-    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
-    location.hash = '#/feed?decision=b';
-    const feed = createFeed({ stream: createEventStream() });
-    await feed.load();
-    const target = document.createElement('div');
-    document.body.append(target);
-    mounted.push(mount(Feed, { target, props: { feed } }));
-    flushSync();
+    const { feed, target } = await mountFeed('b');
     expect(target.querySelector('[data-testid=feed-drawer] td.mono')?.textContent).toBe('b');
     location.hash = '#/feed?decision=a';
     window.dispatchEvent(new HashChangeEvent('hashchange'));
@@ -117,7 +108,6 @@ describe('Feed view', () => {
     const links = [...target.querySelectorAll<HTMLAnchorElement>('[data-testid=feed-memory-link]')];
     expect(links.map((l) => l.getAttribute('href'))).toEqual(['#/memories?id=m1', '#/memories?id=m2']);
     expect(links[0].textContent).toContain('Postgres stays pinned');
-    location.hash = '';
   });
 
   it('the drawer marks the pieces cut out of a kept statement and leaves them out of the statement counts', async () => {
@@ -128,20 +118,12 @@ describe('Feed view', () => {
         { text: 'The retry helper lives in `tools/retry.sh`, and', origin: 'tool-loop', class: 'finding', kept: false, reason: 'revised later: mv tools/retry.sh ci/retry.sh', cut: true },
       ] };
     fakeFetch({ 'GET /api/decisions': [d], 'GET /api/memories/m1': { id: 'm1', text: 'It backs off.' } });
-    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
-    location.hash = '#/feed?decision=a';
-    const feed = createFeed({ stream: createEventStream() });
-    await feed.load();
-    const target = document.createElement('div');
-    document.body.append(target);
-    mounted.push(mount(Feed, { target, props: { feed } }));
-    flushSync();
+    const { target } = await mountFeed('a');
     const list = target.querySelector('[data-testid=feed-candidates]');
     expect(list?.previousElementSibling?.textContent).toBe('Statements (1 of 2 kept; 1 piece cut)');
     const items = [...(list?.querySelectorAll('li') ?? [])];
     expect(items.map((li) => li.querySelector('.badge')?.textContent)).toEqual(['kept', 'dropped', 'cut']);
     expect(items[2].textContent).toContain('revised later: mv tools/retry.sh');
-    location.hash = '';
   });
 
   it('the drawer says how many dropped verdicts a long turn left unlisted', async () => {
@@ -151,17 +133,9 @@ describe('Feed view', () => {
         { text: 'Let me look.', origin: 'tool-loop', class: 'narration', kept: false, reason: 'narration' },
       ] };
     fakeFetch({ 'GET /api/decisions': [d], 'GET /api/memories/m1': { id: 'm1', text: 'The cache key includes the lockfile hash.' } });
-    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
-    location.hash = '#/feed?decision=a';
-    const feed = createFeed({ stream: createEventStream() });
-    await feed.load();
-    const target = document.createElement('div');
-    document.body.append(target);
-    mounted.push(mount(Feed, { target, props: { feed } }));
-    flushSync();
+    const { target } = await mountFeed('a');
     const list = target.querySelector('[data-testid=feed-candidates]');
     expect(list?.previousElementSibling?.textContent).toBe('Statements (1 of 2 kept; 37 more dropped, not listed)');
-    location.hash = '';
   });
 
   // Bug: a memory restored from the trash still read "(deleted)" in the
@@ -173,22 +147,13 @@ describe('Feed view', () => {
       'GET /api/decisions': [dec('a', '2026-01-01T00:00:02Z')],
       'GET /api/memories/m-a': () => (live ? { body: { id: 'm-a', text: 'The nightly export runs at 03:00.' } } : { status: 404, body: { error: 'memory not found', code: 'not_found' } }),
     });
-    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
-    const stream = createEventStream();
-    const feed = createFeed({ stream });
-    await feed.load();
-    location.hash = '#/feed?decision=a';
-    const target = document.createElement('div');
-    document.body.append(target);
-    mounted.push(mount(Feed, { target, props: { feed } }));
-    flushSync();
+    const { stream, target } = await mountFeed('a');
     const link = () => target.querySelector('[data-testid=feed-memory-link]')?.textContent ?? '';
     await vi.waitFor(() => expect(link()).toContain('(deleted) m-a'));
     live = true;
     stream.dispatch({ id: '1', type: 'memory', data: { op: 'restored', ids: ['m-a'] } });
     flushSync();
     await vi.waitFor(() => expect(link()).toContain('nightly export'));
-    location.hash = '';
   });
 
   // Bug: the session filter showed each session's first 12 characters, so
@@ -199,14 +164,7 @@ describe('Feed view', () => {
     const s1 = 'afi-core.aider.chat.history@2025-07-15T11:38:37';
     const s2 = 'afi-core.aider.chat.history@2025-07-16T09:02:11';
     fakeFetch({ 'GET /api/decisions': [{ ...dec('a', '2026-01-01T00:00:02Z'), session_id: s1 }, { ...dec('b', '2026-01-01T00:00:01Z'), session_id: s2 }] });
-    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
-    const stream = createEventStream();
-    const feed = createFeed({ stream });
-    await feed.load();
-    const target = document.createElement('div');
-    document.body.append(target);
-    mounted.push(mount(Feed, { target, props: { feed } }));
-    flushSync();
+    const { target } = await mountFeed();
     const options = [...target.querySelectorAll('select[aria-label="Session"] option')].slice(1);
     const labels = options.map((o) => o.textContent);
     expect(options.map((o) => o.getAttribute('value')).sort()).toEqual([s1, s2]);
