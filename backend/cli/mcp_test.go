@@ -175,7 +175,7 @@ func agentWire(t *testing.T, then func(), args ...string) *tappedAgent {
 	if then != nil {
 		then()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout())
 	defer cancel()
 	transport := &sdk.IOTransport{
 		Reader: readCloser{io.TeeReader(outR, a.got), outR},
@@ -188,6 +188,13 @@ func agentWire(t *testing.T, then func(), args ...string) *tappedAgent {
 	a.cs = cs
 	return a
 }
+
+// connectTimeout bounds an agent's connect to `memtray mcp`, which answers
+// the initialize only once it has found the daemon or started one and seen
+// it answer (up to daemonStartTimeout). It is a guard against a hang, not a
+// measure: a daemon started from the race-built test binary on a loaded
+// machine takes seconds to answer, so it leaves a generous margin.
+func connectTimeout() time.Duration { return daemonStartTimeout + 30*time.Second }
 
 type readCloser struct {
 	io.Reader
