@@ -183,17 +183,11 @@ func serveUntilEnd(t *testing.T, dir string) (out, errb *syncBuffer) {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("serve did not stop")
+		case <-time.After(testWait):
+			t.Errorf("serve did not stop within %s of its cancel", testWait)
 		}
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "serving on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitServing(t, out, errb)
 	return out, errb
 }
 
@@ -206,14 +200,8 @@ func TestServeAndRemoteCommands(t *testing.T) {
 		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
 			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "serving on") {
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("serve did not start: %s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	t.Cleanup(cancel) // stops serve when the wait below fails
+	waitServing(t, &out, &errb)
 	// The daemon owns the store: these succeed only by going through its API.
 	bg := context.Background()
 	if code, _, errs := run(t, bg, "", "add", "--data-dir", dir, "Release builds strip symbols with -ldflags '-s -w' to keep the binary small."); code != 0 {
@@ -296,13 +284,8 @@ func TestServeAndRemoteCommands(t *testing.T) {
 		t.Fatalf("reindex to the daemon's own model: %d %s", code, errs)
 	}
 	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d: %s", code, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop on cancel")
+	if code := waitRecv(t, "serve to stop on cancel", done); code != 0 {
+		t.Fatalf("serve exited %d: %s", code, errb.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "daemon.json")); !os.IsNotExist(err) {
 		t.Fatalf("daemon.json left behind: %v", err)

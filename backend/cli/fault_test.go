@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/refuse"
@@ -31,13 +30,7 @@ func TestFaultStatsShowsWarnings(t *testing.T) {
 			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0", "--anthropic-upstream", "http://" + dead})
 	}()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "serving on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitServing(t, &out, &errb)
 	_, sout, _ := run(t, context.Background(), "", "stats", "--data-dir", dir)
 	if strings.Contains(sout, "warning:") {
 		t.Fatalf("warnings before any fault:\n%s", sout)

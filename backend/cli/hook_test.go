@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -66,9 +67,9 @@ func startDaemonWith(t *testing.T, memories []httpapi.AddRequest) string {
 		cancel()
 		d.Close()
 		t.Fatalf("serve: %v", err)
-	case <-time.After(20 * time.Second): // a failure guard
+	case <-time.After(testWait): // a failure guard
 		cancel()
-		t.Fatal("daemon did not start")
+		t.Fatalf("daemon did not start within %s", testWait)
 	}
 	t.Cleanup(func() {
 		cancel()
@@ -500,23 +501,18 @@ func TestHookSendsTranscript(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := httpapi.NewClient(rt.Listen, tok)
-	for i := 0; ; i++ {
-		s, err := cl.Stats(ctx)
-		if err != nil {
+	// The turn is counted when it is stored, the file tracked when its
+	// cursor is committed after: wait for both.
+	var s httpapi.Stats
+	waitFor(t, "the turn to be captured (1 turn, 1 file tracked)", func() bool {
+		var err error
+		if s, err = cl.Stats(ctx); err != nil {
 			t.Fatal(err)
 		}
-		// The turn is counted when it is stored, the file tracked when its
-		// cursor is committed after: wait for both.
-		if s.Transcripts != nil && s.Transcripts.Turns == 1 && s.Transcripts.Files == 1 {
-			if s.Transcripts.Refused != 1 || s.Transcripts.Duplicates != 0 {
-				t.Errorf("transcript stats %+v", *s.Transcripts)
-			}
-			break
-		}
-		if i == 2000 {
-			t.Fatalf("the turn was not captured: %+v", s.Transcripts)
-		}
-		time.Sleep(10 * time.Millisecond)
+		return s.Transcripts != nil && s.Transcripts.Turns == 1 && s.Transcripts.Files == 1
+	}, func() string { return fmt.Sprintf("%+v", s.Transcripts) })
+	if s.Transcripts.Refused != 1 || s.Transcripts.Duplicates != 0 {
+		t.Errorf("transcript stats %+v", *s.Transcripts)
 	}
 	// memtray stats says so.
 	_, out, _ := run(t, ctx, "", "stats", "--data-dir", dir)

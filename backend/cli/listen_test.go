@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServeNonLoopbackNeedsForce: serve refuses a non-loopback --listen
@@ -22,21 +21,17 @@ func TestServeNonLoopbackNeedsForce(t *testing.T) {
 		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
 			[]string{"serve", "--data-dir", dir, "--listen", "0.0.0.0:0", "--insecure-non-loopback"})
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(out.String(), "serving on") {
+	t.Cleanup(cancel) // stops serve when the wait below fails
+	waitFor(t, `forced serve to print "serving on"`, func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("forced serve exited %d: %s", code, errb.String())
 		default:
 		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("forced serve did not start: %s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(out.String(), "serving on")
+	}, errb.String)
 	cancel()
-	if code := <-done; code != 0 {
+	if code := waitRecv(t, "forced serve to stop on cancel", done); code != 0 {
 		t.Fatalf("forced serve exited %d", code)
 	}
 	if e := errb.String(); !strings.Contains(e, "WARNING: --insecure-non-loopback") || !strings.Contains(e, "INSECURE") {

@@ -79,8 +79,8 @@ func TestMCPClientsRecorded(t *testing.T) {
 				var a rpcMessage
 				select {
 				case a = <-answers:
-				case <-time.After(20 * time.Second): // a failure guard
-					t.Fatalf("%s (id %s): no answer (stderr %s)", m.Method, m.ID, env.Stderr)
+				case <-time.After(testWait): // a failure guard
+					t.Fatalf("%s (id %s): no answer within %s (stderr %s)", m.Method, m.ID, testWait, env.Stderr)
 				}
 				if !bytes.Equal(a.ID, m.ID) {
 					t.Fatalf("%s: answer id %s, want %s", m.Method, a.ID, m.ID)

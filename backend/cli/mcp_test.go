@@ -299,13 +299,7 @@ func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]
 
 func waitExit(t *testing.T, code <-chan int) int {
 	t.Helper()
-	select {
-	case c := <-code:
-		return c
-	case <-time.After(10 * time.Second):
-		t.Fatal("memtray mcp did not return after stdin closed")
-		return -1
-	}
+	return waitRecv(t, "memtray mcp to return after stdin closed", code)
 }
 
 func TestMCPBridge(t *testing.T) {

@@ -104,13 +104,7 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 		stopServe()
 		<-served
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(serveOut.String(), "serving on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitServing(t, &serveOut, &logs)
 	rt, err := daemon.ReadRuntime(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -607,7 +601,7 @@ func proxyPost(t *testing.T, addr, path string, body []byte) {
 // (or dropped or refused them: either way they are done).
 func waitCaptured(t *testing.T, c *httpapi.Client, n int) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testWait)
 	for {
 		st, err := c.Capture(context.Background())
 		var s struct{ Captured, Handled, HandlerErrors, HandlerPanics, Dropped, Excluded, Unparsed int64 }
