@@ -52,19 +52,18 @@ func TestCaptureSwitch(t *testing.T) {
 	// stats waits until the workers have taken every queued exchange.
 	stats := func() map[string]any {
 		t.Helper()
-		for i := 0; ; i++ {
+		var m map[string]any
+		waitFor(t, "the capture workers to take every queued exchange", func() bool {
 			st, err := client.Capture(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var m map[string]any
+			m = nil
 			json.Unmarshal(st.Stats, &m)
 			n := func(k string) float64 { v, _ := m[k].(float64); return v }
-			if n("captured") == n("handled")+n("excluded")+n("handler_errors")+n("unparsed") || i == 1000 {
-				return m
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return n("captured") == n("handled")+n("excluded")+n("handler_errors")+n("unparsed")
+		}, func() string { return fmt.Sprint(m) })
+		return m
 	}
 	off := false
 	st, err := client.SetCapture(ctx, httpapi.CaptureUpdate{Enabled: &off})
@@ -243,17 +242,10 @@ func TestCapturePause(t *testing.T) {
 	if err != nil || st.Enabled || st.PausedUntil == nil || time.Until(*st.PausedUntil) > 3*time.Second {
 		t.Fatalf("pause = %+v, %v", st, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitFor(t, "the pause to end by itself", func() bool {
 		st, err = c.Capture(ctx)
-		if err == nil && st.Enabled && st.PausedUntil == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the pause did not end by itself: %+v, %v", st, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && st.Enabled && st.PausedUntil == nil
+	}, func() string { return fmt.Sprintf("%+v, %v", st, err) })
 
 	bad := []httpapi.CaptureUpdate{
 		{PauseFor: ptr(config.Duration(0))},

@@ -266,13 +266,7 @@ func (r *faultRig) message(code string) string {
 // await polls until cond holds (a failure guard, not a timing assertion).
 func (r *faultRig) await(what string, cond func() bool) {
 	r.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			r.t.Fatalf("timed out waiting until %s; warnings %v", what, r.codes())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(r.t, what, cond, func() string { return fmt.Sprintf("warnings %v", r.codes()) })
 }
 
 // warned waits until the warning code is shown (on) or gone (!on).

@@ -113,7 +113,7 @@ func TestHeadlessSessionGrowsThroughProxy(t *testing.T) {
 // waitHandled waits until the proxy's worker has taken n exchanges.
 func waitHandled(t *testing.T, d *Daemon, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
+	deadline := time.Now().Add(testWait)
 	for {
 		var m map[string]any
 		raw, _ := json.Marshal(d.proxy.Stats())

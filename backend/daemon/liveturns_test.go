@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
@@ -207,15 +206,10 @@ func TestLiveCaptureStoresWhatIngestStores(t *testing.T) {
 // has done n reads and has none waiting.
 func waitTail(t *testing.T, d *Daemon, n int) {
 	t.Helper()
-	for i := 0; ; i++ {
-		if st := d.tail.Stats(); st.Processed >= n && st.Queued == 0 {
-			return
-		}
-		if i == 3000 {
-			t.Fatalf("the daemon did not read the transcript: %+v", d.tail.Stats())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, fmt.Sprintf("the daemon to read the transcript (%d reads, none queued)", n), func() bool {
+		st := d.tail.Stats()
+		return st.Processed >= n && st.Queued == 0
+	}, func() string { return fmt.Sprintf("%+v", d.tail.Stats()) })
 }
 
 // TestLiveTurnsSurviveRestart: the exchanges of a turn the proxy took are
@@ -276,12 +270,7 @@ func TestLiveTurnsSurviveRestart(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { d3.runLive(runCtx); close(done) }()
-	for i := 0; d3.liveState() != 0; i++ {
-		if i == 3000 {
-			t.Fatal("the turn left on disk was not decided at start")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the turn left on disk to be decided at start", func() bool { return d3.liveState() == 0 }, nil)
 	cancel()
 	<-done
 	// The feed keeps turn 1's decision across the restart (issue 21 bug 8),
@@ -338,12 +327,7 @@ func TestLiveTurnEndedByHooks(t *testing.T) {
 	}
 	hook(tail.EventStop)
 	hook(tail.EventSessionEnd)
-	for i := 0; d.liveState() != 0; i++ {
-		if i == 3000 {
-			t.Fatal("SessionEnd did not end the turn")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "SessionEnd to end the turn", func() bool { return d.liveState() == 0 }, nil)
 	if feed := feedFor(d, correctedID); len(feed) != 1 {
 		t.Fatalf("%d decisions, want the turn's one", len(feed))
 	}

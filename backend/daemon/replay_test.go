@@ -205,7 +205,7 @@ func TestReplaySessionThroughProxy(t *testing.T) {
 	}
 
 	// Wait for the pipeline to take every captured exchange.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(testWait)
 	var st httpapi.Stats
 	for {
 		var err error

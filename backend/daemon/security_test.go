@@ -422,19 +422,15 @@ func TestSecurityForgedProxyRequests(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	deadline := time.Now().Add(10 * time.Second)
 	var s struct {
 		Captured, Handled int64
 		NotCaptured       int64 `json:"not_captured_status"`
 	}
-	for {
+	waitFor(t, "the genuine exchange to be handled", func() bool {
 		st, _ := d.Services().Settings.Capture(ctx)
 		json.Unmarshal(st.Stats, &s)
-		if s.Handled >= 1 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return s.Handled >= 1
+	}, func() string { return fmt.Sprintf("capture stats %+v", s) })
 	if s.Captured != 1 || s.Handled != 1 || s.NotCaptured != reached {
 		t.Errorf("capture stats %+v: want the 1 genuine exchange captured and the %d error answers not", s, reached)
 	}

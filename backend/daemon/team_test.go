@@ -140,7 +140,7 @@ func shared(t *testing.T, d *Daemon) map[string]string {
 
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(testWait)
 	for {
 		err := cond()
 		if err == nil {

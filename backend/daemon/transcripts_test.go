@@ -97,15 +97,10 @@ func (r *transcriptRig) hook(event string) {
 // tailer has done n reads and has none waiting.
 func (r *transcriptRig) waitProcessed(n int) {
 	r.t.Helper()
-	for i := 0; ; i++ {
-		if st := r.d.tail.Stats(); st.Processed >= n && st.Queued == 0 {
-			return
-		}
-		if i == 3000 {
-			r.t.Fatalf("the daemon did not read the transcript: %+v", r.d.tail.Stats())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(r.t, fmt.Sprintf("the daemon to read the transcript (%d reads, none queued)", n), func() bool {
+		st := r.d.tail.Stats()
+		return st.Processed >= n && st.Queued == 0
+	}, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
 }
 
 func storedTexts(t testing.TB, st *store.Store) []string {
@@ -205,29 +200,14 @@ func TestTranscriptWatcherAndIdle(t *testing.T) {
 	r.path = filepath.Join(root, "p", "s.jsonl")
 	r.serve(Options{Config: cfg, Version: "test", Clock: clock})
 	r.write(9) // turn 1 and the prompt of turn 2
-	for i := 0; r.d.tail.Stats().Turns < 1; i++ {
-		if i == 3000 {
-			t.Fatalf("the watcher did not find the file: %+v", r.d.tail.Stats())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the watcher to find the file (1 turn)", func() bool { return r.d.tail.Stats().Turns >= 1 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
 	r.write(10) // turn 2's answer: nothing but idle time ends it
-	for i := 0; r.d.tail.Stats().Pending < 1 || r.d.tail.Stats().Exchanges < 3; i++ {
-		if i == 3000 {
-			t.Fatalf("the watcher did not read the new line: %+v", r.d.tail.Stats())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the watcher to read the new line (1 pending, 3 exchanges)", func() bool { return r.d.tail.Stats().Pending >= 1 && r.d.tail.Stats().Exchanges >= 3 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
 	if st := r.d.tail.Stats(); st.Turns != 1 {
 		t.Fatalf("turn 2 captured before the file went idle: %+v", st)
 	}
 	clock.add(2 * time.Minute)
-	for i := 0; r.d.tail.Stats().Turns < 2; i++ {
-		if i == 3000 {
-			t.Fatalf("the idle turn was not captured: %+v", r.d.tail.Stats())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the idle turn to be captured (2 turns)", func() bool { return r.d.tail.Stats().Turns >= 2 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
 }
 
 // A restart mid-file goes on from the saved cursor: nothing twice.
@@ -311,15 +291,8 @@ func TestProxyThenTranscriptStoresOnce(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	for i := 0; ; i++ {
-		if n := len(r.d.decisions.Newest(100)); n == 1 {
-			break
-		}
-		if i == 3000 {
-			t.Fatal("the proxy's exchange was not decided")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the proxy's exchange to be decided", func() bool { return len(r.d.decisions.Newest(100)) == 1 },
+		func() string { return fmt.Sprintf("%d decisions", len(r.d.decisions.Newest(100))) })
 	r.write(len(r.lines))
 	r.hook(tail.EventStop)
 	st := r.d.tail.Stats()

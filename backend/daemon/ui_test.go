@@ -100,7 +100,7 @@ func openFeed(t *testing.T, ctx context.Context, addr, token, lastID string) <-c
 // await reads the feed until an event of typ for which ok holds.
 func await(t *testing.T, feed <-chan sseEvent, typ string, ok func(sseEvent) bool) sseEvent {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(testWait)
 	for {
 		select {
 		case e, open := <-feed:
@@ -111,7 +111,7 @@ func await(t *testing.T, feed <-chan sseEvent, typ string, ok func(sseEvent) boo
 				return e
 			}
 		case <-timeout:
-			t.Fatalf("no %s event within 10s", typ)
+			t.Fatalf("gave up after %s waiting for a %s event", testWait, typ)
 		}
 	}
 }
@@ -167,13 +167,8 @@ func TestEventStream(t *testing.T) {
 	})
 	t.Run("ends when the client goes away", func(t *testing.T) {
 		stop()
-		deadline := time.Now().Add(5 * time.Second)
-		for d.Status().Events().Subscribers() != 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d subscribers left after the client went away", d.Status().Events().Subscribers())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitFor(t, "no subscriber left after the client went away", func() bool { return d.Status().Events().Subscribers() == 0 },
+			func() string { return fmt.Sprintf("%d subscribers left", d.Status().Events().Subscribers()) })
 	})
 	t.Run("resume with Last-Event-ID", func(t *testing.T) {
 		m, err := c.Add(ctx, httpapi.AddRequest{Text: "Feature flags live in flags.yaml and are read once at start; changing one needs a restart."})
