@@ -206,14 +206,29 @@ func TestSaidBlocksGlosses(t *testing.T) {
 // setting revises an earlier turn's statement of its description in other
 // words, as batch ingest drops it, with the gloss in the reason.
 func TestReviseEarlierTurnsByGloss(t *testing.T) {
+	checkGlossRevisedLive(t, "s-gloss", [3]string{glossSaid + " The retry loop in `deploy/upload.sh` waits 30 s between attempts.", glossAgain, glossUndoes}, nil, "the session said")
+}
+
+// checkGlossRevisedLive replays a three-turn session about the nightly
+// upload, batch and live (replayBoth): turn 1's answer glosses its
+// setting, turn 2's says the description in other words ("Marked the
+// nightly ..."), turn 3 undoes the setting (answers[2], and calls, when
+// given, in its first exchange). Live turn 2 must store its statement,
+// neither store may keep the description, and live turn 3 must list the
+// revision of turn 2's statement with a reason holding want.
+func checkGlossRevisedLive(t *testing.T, id string, answers [3]string, calls []memory.ToolCall, want string) {
+	t.Helper()
 	var exs []memory.Exchange
 	for i, tt := range [][]string{
-		{"the nightly upload fails while the mirror is down", "Let me edit the pipeline.", glossSaid + " The retry loop in `deploy/upload.sh` waits 30 s between attempts."},
-		{"why is the pipeline green?", "Let me check the last run.", glossAgain},
-		{"the mirror is back up", "Let me edit the pipeline.", glossUndoes},
+		{"the nightly upload fails while the mirror is down", "Let me edit the pipeline.", answers[0]},
+		{"why is the pipeline green?", "Let me check the last run.", answers[1]},
+		{"the mirror is back up", "Let me edit the pipeline.", answers[2]},
 	} {
-		for _, ex := range sessionOf("s-gloss", tt[0], tt[1:]...) {
+		for j, ex := range sessionOf(id, tt[0], tt[1:]...) {
 			ex.Turn, ex.UserTurns = len(exs)+1, i+1
+			if i == 2 && j == 0 && calls != nil {
+				ex.ToolCalls = calls
+			}
 			exs = append(exs, ex)
 		}
 	}
@@ -230,7 +245,7 @@ func TestReviseEarlierTurnsByGloss(t *testing.T) {
 		t.Fatalf("store %q: the description of the removed setting stands", got)
 	}
 	if !slices.ContainsFunc(last.Candidates, func(c memory.CandidateVerdict) bool {
-		return c.Origin == OriginEarlier && strings.Contains(c.Text, "Marked the nightly") && strings.Contains(c.Reason, "the session said")
+		return c.Origin == OriginEarlier && strings.Contains(c.Text, "Marked the nightly") && strings.Contains(c.Reason, want)
 	}) {
 		t.Fatalf("turn 3 does not show the revision: %+v", last.Candidates)
 	}

@@ -261,41 +261,13 @@ func TestRemovalCall(t *testing.T) {
 // setting's description, as batch ingest drops it.
 func TestReviseEarlierTurnsByGlossDiff(t *testing.T) {
 	for _, form := range uploadCalls {
-		t.Run(form.form, func(t *testing.T) { testReviseEarlierTurnsByGlossDiff(t, form.call) })
-	}
-}
-
-func testReviseEarlierTurnsByGlossDiff(t *testing.T, call func(id string) memory.ToolCall) {
-	var exs []memory.Exchange
-	for i, tt := range [][]string{
-		{"the nightly upload fails while the mirror is down", "Let me edit the pipeline.", "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true). The retry loop in `deploy/upload.sh` waits 30 s between attempts."},
-		{"why is the pipeline green?", "Let me check the last run.", "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline."},
-		{"the mirror is back up", "Let me edit the pipeline.", "Done, the pipeline is updated."},
-	} {
-		for j, ex := range sessionOf("s-glossdiff", tt[0], tt[1:]...) {
-			ex.Turn, ex.UserTurns = len(exs)+1, i+1
-			if i == 2 && j == 0 {
-				ex.ToolCalls = []memory.ToolCall{call("t")}
-			}
-			exs = append(exs, ex)
-		}
-	}
-	turns := GroupTurns(exs)
-	if len(turns) != 3 {
-		t.Fatalf("%d turns", len(turns))
-	}
-	_, _, decs, got := replayBoth(t, turns)
-	second, last := decs[1], decs[len(decs)-1]
-	if !slices.ContainsFunc(second.Candidates, func(c memory.CandidateVerdict) bool { return c.Kept && strings.Contains(c.Text, "Marked the nightly") }) {
-		t.Fatalf("live turn 2 did not store its statement: %+v", second.Candidates)
-	}
-	if slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "non-fatal") }) {
-		t.Fatalf("store %q: the description of the removed setting stands", got)
-	}
-	if !slices.ContainsFunc(last.Candidates, func(c memory.CandidateVerdict) bool {
-		return c.Origin == OriginEarlier && strings.Contains(c.Text, "Marked the nightly") && strings.Contains(c.Reason, "patch removes allow_failure")
-	}) {
-		t.Fatalf("turn 3 does not show the revision: %+v", last.Candidates)
+		t.Run(form.form, func(t *testing.T) {
+			checkGlossRevisedLive(t, "s-glossdiff", [3]string{
+				"Made the nightly upload job non-fatal while the mirror is down (allow_failure: true). The retry loop in `deploy/upload.sh` waits 30 s between attempts.",
+				"Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline.",
+				"Done, the pipeline is updated.",
+			}, []memory.ToolCall{form.call("t")}, "patch removes allow_failure")
+		})
 	}
 }
 
