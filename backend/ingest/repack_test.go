@@ -56,20 +56,10 @@ func TestRepackIsNoRevision(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			turns := repackSession("s-repack", tc.first, tc.middle)
-			batch, live := newFixture(t, nil), newFixture(t, nil)
-			var last memory.Decision
 			ids := map[string]bool{} // the memories of tc.alone
-			for i, tn := range turns {
-				if _, _, err := batch.p.ProcessTurn(ctx, tn, LaterTexts(turns[i+1:], tn.SessionID), SessionState{Ended: true}); err != nil {
-					t.Fatal(err)
-				}
-				dec, _, err := live.p.ProcessTurn(ctx, tn, nil, SessionState{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				last = dec
+			_, live, decs, _ := replayBothEach(t, turns, func(i int, live *fixture, dec memory.Decision) {
 				if i > 0 {
-					continue
+					return
 				}
 				for _, c := range dec.Candidates {
 					if c.Kept && slices.ContainsFunc(tc.alone, func(s string) bool { return c.Text == preview(s) }) {
@@ -86,10 +76,8 @@ func TestRepackIsNoRevision(t *testing.T) {
 				if len(ids) != len(tc.alone) {
 					t.Fatalf("live turn 1 stored %d of the findings alone, want %d: %+v", len(ids), len(tc.alone), dec.Candidates)
 				}
-			}
-			if want, got := liveTexts(t, batch.st), liveTexts(t, live.st); !slices.Equal(want, got) {
-				t.Fatalf("live store differs from batch:\nbatch %q\nlive  %q", want, got)
-			}
+			})
+			last := decs[len(decs)-1]
 			for _, c := range last.Candidates {
 				if c.Origin == OriginEarlier && ids[c.MemoryID] && strings.Contains(c.Reason, "revised") {
 					t.Errorf("turn 3 reports a re-packed memory as revised: %+v", c)

@@ -83,6 +83,14 @@ func liveTexts(t *testing.T, st *store.Store) []string {
 // stores.
 func replayBoth(t *testing.T, turns []Turn) (batch, live *fixture, decs []memory.Decision, texts []string) {
 	t.Helper()
+	return replayBothEach(t, turns, nil)
+}
+
+// replayBothEach is replayBoth calling each, when not nil, after live
+// capture decides each turn i (dec), before the next turn: a test acts
+// there as the user would between turns (rates a memory, ...).
+func replayBothEach(t *testing.T, turns []Turn, each func(i int, live *fixture, dec memory.Decision)) (batch, live *fixture, decs []memory.Decision, texts []string) {
+	t.Helper()
 	ctx := context.Background()
 	batch, live = newFixture(t, nil), newFixture(t, nil)
 	for i, tn := range turns {
@@ -94,6 +102,9 @@ func replayBoth(t *testing.T, turns []Turn) (batch, live *fixture, decs []memory
 			t.Fatal(err)
 		}
 		decs = append(decs, dec)
+		if each != nil {
+			each(i, live, dec)
+		}
 	}
 	want, got := liveTexts(t, batch.st), liveTexts(t, live.st)
 	if !slices.Equal(want, got) {
