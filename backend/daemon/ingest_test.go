@@ -223,17 +223,10 @@ func TestIngestAPICountsPrompts(t *testing.T) {
 		`{"session_id":"s-full","turn":2,"tool_loop":true,"tool_results":[{"tool_use_id":"r1","name":"Read","content":"..."}],"assistant":"The importer skips rows whose date column is empty because parseDate returns nil for blanks."},` +
 		`{"session_id":"s-full","turn":3,"user":"Make it log them instead.","assistant":"The importer now logs each skipped row with its line number in importer/rows.go."},` +
 		`{"session_id":"s-tail","turn":7,"user":"And the exporter?","assistant":"The exporter writes dates as RFC 3339 because the billing service parses nothing else."}]}`
-	req, _ := http.NewRequest("POST", "http://"+addr+"/api/ingest", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+d.Token())
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	status, raw := apiCall(t, addr, d.Token(), "POST", "/api/ingest", json.RawMessage(body))
 	var resp httpapi.IngestResponse
-	if err := json.NewDecoder(res.Body).Decode(&resp); err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("status %d: %v", res.StatusCode, err)
+	if err := json.Unmarshal(raw, &resp); err != nil || status != http.StatusOK {
+		t.Fatalf("status %d: %v", status, err)
 	}
 	var got []string
 	for _, dec := range resp.Decisions {
