@@ -42,28 +42,39 @@ func openStore(t testing.TB, dir string) *store.Store {
 
 var logT0 = time.Date(2026, 3, 2, 10, 30, 0, 0, time.UTC)
 
+// openLog opens a decision log of 3 decisions on st, failing the test on
+// any error, also the log's later write errors.
+func openLog(t *testing.T, st *store.Store) *DecisionLog {
+	t.Helper()
+	l, err := OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// reopenLog closes st, as a restart does, and opens the store in dir and
+// its decision log again (openLog).
+func reopenLog(t *testing.T, st *store.Store, dir string) *DecisionLog {
+	t.Helper()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return openLog(t, openStore(t, dir))
+}
+
 // TestDecisionLogSurvivesRestart is issue 21 bug 8: a restart emptied the
 // feed, today's counts and the hourly chart.
 func TestDecisionLogSurvivesRestart(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
-	l, err := OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openLog(t, st)
 	verdicts := []memory.Verdict{memory.VerdictStored, memory.VerdictRejected, memory.VerdictRejected, memory.VerdictStored, memory.VerdictRejected}
 	for i, v := range verdicts {
 		dec := memory.Decision{ID: fmt.Sprintf("d%d", i), Verdict: v, Stage: "content", At: logT0.Add(time.Duration(i) * 20 * time.Minute)}
 		l.Add(dec, memory.Exchange{User: "user " + dec.ID, Assistant: strings.Repeat("é", MaxPersistedText), Project: "p"})
 	}
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st = openStore(t, dir)
-	l, err = OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l = reopenLog(t, st, dir)
 	got := l.Newest(10)
 	if len(got) != 3 || got[0].ID != "d4" || got[2].ID != "d2" || got[0].User != "user d4" || got[0].Project != "p" {
 		t.Fatalf("newest after restart: %+v", got)
@@ -99,10 +110,7 @@ func TestDecisionLogSurvivesRestart(t *testing.T) {
 func TestDecisionLogBoundsCandidates(t *testing.T) {
 	dir := t.TempDir()
 	st := openStore(t, dir)
-	l, err := OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openLog(t, st)
 	const n = 10000
 	var cs []memory.CandidateVerdict
 	for i := range n {
@@ -113,14 +121,7 @@ func TestDecisionLogBoundsCandidates(t *testing.T) {
 		cs = append(cs, c)
 	}
 	l.Add(memory.Decision{ID: "long", Verdict: memory.VerdictStored, At: logT0, Candidates: cs}, memory.Exchange{})
-	if err := st.Close(); err != nil {
-		t.Fatal(err)
-	}
-	st = openStore(t, dir)
-	l, err = OpenDecisionLog(LogOptions{Size: 3, Store: st, Failed: func(err error) { t.Error(err) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l = reopenLog(t, st, dir)
 	e, ok := l.Find("long")
 	if !ok {
 		t.Fatal("the long turn's decision was not stored")
