@@ -616,6 +616,10 @@ func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between
 // does not let it stand again (unrestate). It returns how many memories
 // it revised.
 func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []recentTurn, now []Candidate, cands []Candidate, base int, dec *memory.Decision) (int, error) {
+	// again is the reason of a verdict of e's turn distilled again now.
+	again := func(what string) string {
+		return e.turn.number() + " distilled again knowing " + t.number() + ": " + what
+	}
 	e.own()
 	kept := map[string]bool{}
 	var fresh, keptNow []Candidate
@@ -707,11 +711,11 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
 		if ids[i] != "" {
 			e.markUntested(ids[i])
-			reason := fmt.Sprintf("%s distilled again knowing %s: kept now", e.turn.number(), t.number())
+			reason := again("kept now")
 			if old := into[c.Text]; old != "" && old == ids[i] {
-				reason = fmt.Sprintf("%s distilled again knowing %s: its statements re-packed, stored into the same memory", e.turn.number(), t.number())
+				reason = again("its statements re-packed, stored into the same memory")
 				if by := updatedWhy(now, repackedText[old]); by != "" {
-					reason = fmt.Sprintf("%s distilled again knowing %s: a statement of it updated later (%s), the rest stored into the same memory", e.turn.number(), t.number(), preview(by))
+					reason = again(fmt.Sprintf("a statement of it updated later (%s), the rest stored into the same memory", preview(by)))
 				}
 			}
 			dec.Candidates = append(dec.Candidates, memory.CandidateVerdict{Text: preview(c.Text), Origin: OriginEarlier, Class: c.Class, Kept: true, Kind: c.Kind, MemoryID: ids[i], Reason: reason})
@@ -750,7 +754,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 			if !ok {
 				continue
 			}
-			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: its statements re-packed; superseded by %s, which holds them now and takes its history", e.turn.number(), t.number(), next)
+			cv.Reason = again(fmt.Sprintf("its statements re-packed; superseded by %s, which holds them now and takes its history", next))
 		} else if by := updatedWhy(now, o.text); h < 0 && by != "" {
 			// Every statement of it updated later (update.go): superseded
 			// by the memory of t stating the update, as a revision is.
@@ -761,7 +765,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 			if !ok {
 				continue
 			}
-			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: %s", e.turn.number(), t.number(), strings.Replace(cv.Reason, "revised in", "updated in", 1))
+			cv.Reason = again(strings.Replace(cv.Reason, "revised in", "updated in", 1))
 			dec.Candidates = append(dec.Candidates, cv)
 			if err := p.unrestate(ctx, o.id, e); err != nil {
 				return n, err
@@ -780,7 +784,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 				}
 				return n, fmt.Errorf("trash %s: %w", o.id, err)
 			}
-			cv.Reason = fmt.Sprintf("%s distilled again knowing %s: no longer kept (%s); moved to the trash (restore it from there)", e.turn.number(), t.number(), why)
+			cv.Reason = again(fmt.Sprintf("no longer kept (%s); moved to the trash (restore it from there)", why))
 		}
 		dec.Candidates = append(dec.Candidates, cv)
 		if err := p.unrestate(ctx, o.id, e); err != nil {
