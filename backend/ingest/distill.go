@@ -376,6 +376,12 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 			// only ("If not it should."): nothing self-contained
 		case codeLike(st) || outputLine.MatchString(st):
 			endOn() // pasted output, a log, a traceback, code
+		case !pasted && commandPurpose(st, ls):
+			// "run `bd ready` to find available subtasks": a request
+			// of this turn that says what a command of the project is
+			// for (usercmd.go)
+			keepOn(st)
+			*rules = append(*rules, st)
 		case taskRequest(ls):
 			endOn() // what to do in this turn, not a standing rule
 		case userReport.MatchString(ls) && !ruleWord.MatchString(ls):

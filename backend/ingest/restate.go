@@ -226,10 +226,12 @@ var ownedByProject = regexp.MustCompile(`\bour\b|\b(?:team|project|repo|reposito
 // user's preference when it is about the user or the agent's way of
 // working (aboutUser) or names nothing of a project; a convention of the
 // project when it is a requirement of the project's content, naming
-// something of it (projectThing, contentNoun): "the backend uses rusqlite",
+// something of it (projectThing, contentNoun), or saying what a command
+// is for (commandRule: the command is the project's, whoever runs it):
+// "the backend uses rusqlite",
 // "use Drizzle for the ORM", a pasted tech-stack record.
 func ruleType(rules []string, text string) (memory.Kind, memory.Type) {
-	if !aboutUser(rules, text) && (projectThing(text, false) || contentNoun.MatchString(lower(text))) {
+	if commandRule(rules) || !aboutUser(rules, text) && (projectThing(text, false) || contentNoun.MatchString(lower(text))) {
 		return memory.KindConvention, memory.TypeProject
 	}
 	return memory.KindPreference, memory.TypeUser
