@@ -91,23 +91,33 @@ var typedToken = regexp.MustCompile(`^[a-z][a-z]*(?:[-_.:#/]?[a-z0-9]+)*(?:[-_.:
 // (commandOrder, commandAfterPurpose): a purpose verb (commandPurposeVerb)
 // whose object is no thing of the moment (momentPurpose).
 func commandPurpose(st, ls string) bool {
-	st = quoteFold.Replace(st) // lower's offsets are the folded sentence's
-	if m := commandOrder.FindStringSubmatchIndex(ls); m != nil {
-		obj := st[m[2]:m[3]]
-		verb, next := ls[m[4]:m[5]], ""
-		if m[6] >= 0 {
-			next = ls[m[6]:m[7]]
-		}
-		return commandObject(obj) && commandPurposeVerb.MatchString(verb) && !momentPurpose[next]
+	if !strings.Contains(ls, "to ") {
+		return false
 	}
-	if m := commandAfterPurpose.FindStringSubmatchIndex(ls); m != nil {
-		verb, next := ls[m[2]:m[3]], ""
-		if m[4] >= 0 {
-			next = ls[m[4]:m[5]]
-		}
-		return commandObject(st[m[6]:m[7]]) && commandPurposeVerb.MatchString(verb) && !momentPurpose[next]
+	// MatchString first: most sentences open with neither form, and
+	// telling so costs no submatch search nor allocation.
+	if commandOrder.MatchString(ls) {
+		m := commandOrder.FindStringSubmatchIndex(ls)
+		obj := quoteFold.Replace(st)[m[2]:m[3]] // lower's offsets are the folded sentence's
+		return commandObject(obj) && purposeOf(ls, m[4], m[5], m[6], m[7])
+	}
+	if commandAfterPurpose.MatchString(ls) {
+		m := commandAfterPurpose.FindStringSubmatchIndex(ls)
+		obj := quoteFold.Replace(st)[m[6]:m[7]]
+		return commandObject(obj) && purposeOf(ls, m[2], m[3], m[4], m[5])
 	}
 	return false
+}
+
+// purposeOf reports whether the purpose a command is run for, its verb
+// at ls[v0:v1] and the word after it at ls[n0:n1] (n0 < 0: none), says
+// what the command is for (commandPurposeVerb) and not a thing of the
+// moment (momentPurpose).
+func purposeOf(ls string, v0, v1, n0, n1 int) bool {
+	if !commandPurposeVerb.MatchString(ls[v0:v1]) {
+		return false
+	}
+	return n0 < 0 || !momentPurpose[ls[n0:n1]]
 }
 
 // commandRule reports whether one of a user's rule sentences says what a

@@ -110,3 +110,32 @@ func TestRuleTypeCommand(t *testing.T) {
 		}
 	}
 }
+
+// benchUserMessages are user messages of every sort userCandidates reads:
+// requests, rules, a command with its purpose, questions, approvals, a
+// report and a pasted record.
+var benchUserMessages = []string{
+	"Pick up ticket kiln-7. Run tk show kiln-7 to see the ticket details and tk next to find the ready subtasks. Begin with the first one.",
+	"add a retry to the uploader and make sure the tests pass",
+	"Never push to main without asking me first. Use pnpm, not npm.",
+	"Can you check why the export button does nothing?",
+	"yes, looks good, go ahead",
+	"i still get the same error when I open the settings page",
+	"Stack: Go 1.22 with bbolt for storage.\nFrontend: Svelte with Vite.\nTests: table-driven, next to the code.",
+	"Run `make seed` to load the demo fixtures, then add a chart of the weekly totals to the dashboard.",
+	"we need a setting for the upload size limit. It should default to 10 MB.",
+	"ok, commit as each task is completed and the tests pass",
+}
+
+// BenchmarkUserCandidates measures the reading of user messages alone:
+// messages per second on one core with -cpu 1.
+func BenchmarkUserCandidates(b *testing.B) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, m := range benchUserMessages {
+			userCandidates(m)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(benchUserMessages))/b.Elapsed().Seconds(), "msgs/s")
+}
