@@ -367,7 +367,7 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 		cued := prefCue(ls) || howToRule(ls) || standingOrder(ls)
 		about := requestOpen(ls) // requests.go: an order of work names what the turn works on
 		switch {
-		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls):
+		case strings.HasSuffix(st, "?") || askLead.MatchString(ls) && !orderLead.MatchString(ls) && !clauseLead.MatchString(ls):
 			endOn()
 		case wordCount(st) < 4 || proseWords(st) < 3 || contentless(st):
 			// too short to stand alone (a request or a reply), paths
@@ -565,6 +565,13 @@ func proseWords(st string) int {
 // orderLead opens an order that askLead would read as a question: "Do not
 // run ...", "Do never ...".
 var orderLead = regexp.MustCompile(`^do (?:not|never)\b`)
+
+// clauseLead opens a statement with a clause of time or place that
+// askLead would read as a question: its subject right after "when" or
+// "where" ("when the server binds a port it sends ...", "When I upload a
+// file, it should ..."), where a question asks "when should ...", "where
+// is ...".
+var clauseLead = regexp.MustCompile(`^(?:when|whenever|where) (?:the|a|an|i|we|you|it|they|this|that|these|those|my|our|your|its|their|each|every|any)\b`)
 
 // askLead opens a question asked without its question mark.
 var askLead = regexp.MustCompile(`^(?:does|do|is|are|can|could|would|will|did|have|has|what|why|how|where|when|which|who|please (?:add|share|send|paste|provide))\b`)

@@ -85,3 +85,29 @@ func TestUserPastReports(t *testing.T) {
 		})
 	}
 }
+
+// TestUserClauseOfTime: a sentence opening with "when" or "where" and
+// then its subject is a statement with a clause of time or place, no
+// question asked without its mark; "when" or "where" followed by a verb
+// asks. The kept cases fail without clauseLead.
+func TestUserClauseOfTime(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		kept bool
+	}{
+		{"When I export a report with an empty month, the chart should show a zero bar.", true},
+		{"when the importer finds a duplicate invoice it must skip it and log the number", true},
+		{"Where the config sets no region, the uploader should default to eu-west-1.", true},
+		{"when should we cut the release branch", false},
+		{"where is the retry limit for the uploader set", false},
+		{"When will the nightly export run again", false},
+	} {
+		t.Run(tc.text, func(t *testing.T) {
+			cands := userCandidates(tc.text)
+			kept := len(cands) == 1 && cands[0].Keep
+			if kept != tc.kept {
+				t.Errorf("userCandidates(%q) = %+v; kept %v, want %v", tc.text, cands, kept, tc.kept)
+			}
+		})
+	}
+}
