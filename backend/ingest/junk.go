@@ -174,10 +174,18 @@ var editTalk = regexp.MustCompile(`\b(?:search/replace|search block|replace bloc
 // `SEARCH` block didn't match the start of `iterables.intersection.ts`")
 // says where something is, and stays.
 func talksEdits(st, ls string) bool {
-	if !ruleOn(ruleEditTalk) || !editTalk.MatchString(ls) {
+	if !ruleOn(ruleEditTalk) || !mayTalkEdits(ls) || !editTalk.MatchString(ls) {
 		return false
 	}
 	return !namesThing(editTalkAny.ReplaceAllString(st, ""))
+}
+
+// mayTalkEdits reports whether a lowercased sentence holds a word editTalk
+// needs ("search", "replace", "_string", "ai" after a space or a
+// parenthesis): most sentences hold none, and the substring tests cost
+// less than the expression.
+func mayTalkEdits(ls string) bool {
+	return strings.Contains(ls, "search") || strings.Contains(ls, "replace") || strings.Contains(ls, "_string") || strings.Contains(ls, " ai") || strings.Contains(ls, "(ai")
 }
 
 // editTalkAny is editTalk matched on text of any case.
