@@ -625,6 +625,7 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 	prev, prevKept := "", false // the sentence before, in this text, and whether it was kept
 	var parts partDrops         // what the blocks kept in part dropped
 
+	proposed := false      // reading the list a proposal introduced (proposalIntro)
 	draft := false         // reading a compaction summary's analysis (draft.go)
 	var summary []heldText // what the compaction summary after its analysis says
 	if origin == OriginSummary {
@@ -645,6 +646,7 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			runs = append(runs, droppedRun{class: class, text: st})
 		}
 		var lines lineDrops // the lines dropped one by one, shown each with its reason
+		var order []string  // the block's sentences, in order (leadInCut)
 		asks := false       // the block asks the user: its list items are options, not facts
 		keptClass := map[string]int{}
 		for _, s := range sentences(block) {
@@ -658,8 +660,16 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 			pos++
 			before, beforeKept := prev, prevKept
 			prev, prevKept = "", false // a heading, a plan's section, a question: no referent
+			order = append(order, st)
 			if origin == OriginSummary {
 				draft = summaryDraft(st, draft)
+			}
+			if !s.listed {
+				proposed = s.intro && proposalIntro(st, origin)
+			} else if proposed {
+				*lead = ""
+				drop(ClassPlan, st) // an item of a list a plan or a guess introduced (junk.go)
+				continue
 			}
 			if boilerplate.MatchString(st) {
 				*lead = ""
@@ -727,6 +737,12 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 				prev = st
 			}
 			drop(class, st)
+		}
+		if cut := leadInCut(kept, order); len(cut) > 0 {
+			for _, i := range cut {
+				lines.add(reasonLeadIn, ClassNarration, kept[i]) // junk.go
+			}
+			kept = withoutIndexes(kept, cut)
 		}
 		blockClass := ClassFinding
 		if keptClass[ClassChange] > keptClass[ClassFinding] {
@@ -827,9 +843,12 @@ func (p partDrops) candidates(cands []Candidate, origin string) []Candidate {
 // it looks at or does next and names it (a path, an identifier, a code
 // span): "Let me check whether `PaneViewLive` uses `type_color`." The
 // finding after the tool call often answers it with a pronoun, and is
-// self-contained only with it. Anything else returns "".
+// self-contained only with it. Anything else returns "", also the agent's
+// talk of its edit mechanism ("Here is the corrected `SEARCH/REPLACE`
+// block."): what a pronoun after it stands for is the edit, not the
+// project (talksEdits).
 func referent(st, class, origin string) string {
-	if origin != OriginToolLoop || (class != ClassNarration && class != ClassPlan) || !namesThing(st) {
+	if origin != OriginToolLoop || (class != ClassNarration && class != ClassPlan) || !namesThing(st) || talksEdits(st, lower(st)) {
 		return ""
 	}
 	return st
@@ -896,7 +915,13 @@ func classifySentence(st string, toolLoop bool) string {
 	if words < 4 {
 		return ClassVague
 	}
-	if offer.MatchString(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) {
+	if talksEdits(st, ls) {
+		return ClassNarration // the agent's edit mechanism, not the project (junk.go)
+	}
+	if participleAct(strings.TrimLeft(ls[ackEnd(ls, false):], " ,.:;!—–-")) {
+		return ClassNarration // "Removing the spec since ...": the agent's act (junk.go)
+	}
+	if offer.MatchString(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) || suggestion(ls) {
 		return ClassPlan
 	}
 	if origin == OriginToolLoop && selfModalStep(ls) {

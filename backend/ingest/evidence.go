@@ -359,8 +359,9 @@ func offeredItems(text string) []string {
 }
 
 // offerIntro reports whether a line introduces options, offers or next
-// steps: its last sentence ends with a colon and offers or names choices
-// ("We could go either way:", "If you want, I can:"), or the line is a
+// steps: its last sentence ends with a colon and offers, proposes or
+// names choices ("We could go either way:", "If you want, I can:", "Some
+// potential additions could include:", proposes), or the line is a
 // heading of what is left to do ("Next steps", "- Follow-ups:").
 func offerIntro(line string) bool {
 	ss := sentences(line)
@@ -369,7 +370,7 @@ func offerIntro(line string) bool {
 	}
 	last := ss[len(ss)-1]
 	lt := lower(strings.TrimSpace(last.text))
-	if last.intro && (optionsIntro.MatchString(lt) || offer.MatchString(lt)) {
+	if last.intro && (optionsIntro.MatchString(lt) || offer.MatchString(lt) || proposes(lt)) {
 		return true
 	}
 	head := strings.TrimRight(strings.Trim(strings.TrimSpace(last.text), "*_"), ":")

@@ -257,9 +257,10 @@ func lineEnd(text string, i int) int {
 
 // sentence is one sentence of prose and whether it is a list item.
 type sentence struct {
-	text  string
-	item  bool // starts a list item
-	intro bool // ends with ':' (introduces what follows)
+	text   string
+	item   bool // starts a list item
+	intro  bool // ends with ':' (introduces what follows)
+	listed bool // stands in a list item's line (its first sentence or a later one)
 }
 
 // sentences splits prose into sentences and lines (list items and output
@@ -292,12 +293,12 @@ func sentences(prose string) []sentence {
 				continue
 			}
 			if s := strings.TrimSpace(line[start : i+1]); s != "" {
-				out = append(out, sentence{text: s, item: item && start == 0})
+				out = append(out, sentence{text: s, item: item && start == 0, listed: item})
 			}
 			start = i + 1
 		}
 		if s := strings.TrimSpace(line[start:]); s != "" {
-			out = append(out, sentence{text: s, item: item && start == 0, intro: strings.HasSuffix(s, ":")})
+			out = append(out, sentence{text: s, item: item && start == 0, intro: strings.HasSuffix(s, ":"), listed: item})
 		}
 	}
 	return out
