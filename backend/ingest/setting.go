@@ -106,14 +106,16 @@ const quotedKey = `[A-Za-z_@$][\w.@/$-]*`
 
 var (
 	// dataKey is a key a configuration file's line sets, after
-	// indentation and a list marker: bare or quoted, then ":" before a
-	// space or the line's end, or "=" (":=", "?=", "+=": a Makefile's),
-	// an "export" before it or none.
-	dataKey = regexp.MustCompile(`^\s*(?:-\s+)?(?:export\s+)?(?:"(` + quotedKey + `)"|'(` + quotedKey + `)'|([A-Za-z_][\w.-]*))\s*(?:[:?+]?=|:(?:\s|$))`)
+	// indentation and a list marker, an "export" before it or none:
+	// quoted, then ":" or "=" (JSON writes "key":value); bare, then ":"
+	// before a space or the line's end (YAML: "a:b" is a value), or "="
+	// (":=", "?=", "+=": a Makefile's).
+	dataKey = regexp.MustCompile(`^\s*(?:-\s+)?(?:export\s+)?(?:"(` + quotedKey + `)"\s*[:=]|'(` + quotedKey + `)'\s*[:=]|([A-Za-z_][\w.-]*)\s*(?:[:?+]?=|:(?:\s|$)))`)
 	// dockerKey is a Dockerfile's ENV or ARG and its key.
 	dockerKey = regexp.MustCompile(`^\s*(?i:ENV|ARG)\s+([A-Za-z_][\w.-]*)`)
-	// fieldKey is a keyword or a field in a program (name: value).
-	fieldKey = regexp.MustCompile(`^\s*(?:"(` + quotedKey + `)"|'(` + quotedKey + `)'|([A-Za-z_][\w.-]*))\s*:(?:\s|$)`)
+	// fieldKey is a keyword or a field in a program (name: value,
+	// "name":value).
+	fieldKey = regexp.MustCompile(`^\s*(?:"(` + quotedKey + `)"\s*:|'(` + quotedKey + `)'\s*:|([A-Za-z_][\w.-]*)\s*:(?:\s|$))`)
 	// literalAssign is an assignment of a literal in a program: a number,
 	// a boolean, none, a quoted string, an atom, and nothing else but a
 	// comma or a comment after it.
