@@ -57,12 +57,12 @@ func (p *patch) removedSettings() []removedSetting {
 		if f.op != patchUpdate {
 			continue
 		}
-		taken := f.takenOut()
+		taken, sf := f.takenOut(), settingFileOf(f.path)
 		for i, gone := range taken {
 			if !gone {
 				continue
 			}
-			key := lineKey(f.path, f.before[i])
+			key := lineKey(sf, f.before[i])
 			if key == "" || set[key] || seen[key] || len(key) < 3 {
 				continue
 			}
@@ -71,7 +71,7 @@ func (p *patch) removedSettings() []removedSetting {
 			around := f.before[from:to]
 			bare := true
 			for k := from; k < to; k++ {
-				bare = bare && taken[k] && !set[lineKey(f.path, f.before[k])]
+				bare = bare && taken[k] && !set[lineKey(sf, f.before[k])]
 			}
 			out = append(out, removedSetting{key: key, subject: subjectOf(strings.Join(around, "\n")), file: f.path, around: around, at: i - from, bare: bare})
 		}
@@ -79,10 +79,10 @@ func (p *patch) removedSettings() []removedSetting {
 	return out
 }
 
-// lineKey is the key a line of the file at path sets (settingKey),
+// lineKey is the key a line of the file f sets (settingFile.key),
 // lowered; "" for none.
-func lineKey(path, l string) string {
-	return strings.ToLower(settingKey(path, l))
+func lineKey(f settingFile, l string) string {
+	return strings.ToLower(f.key(l))
 }
 
 // setKeys returns the keys the lines after the patch set, in any of its
@@ -90,8 +90,9 @@ func lineKey(path, l string) string {
 func (p *patch) setKeys() map[string]bool {
 	set := map[string]bool{}
 	for _, f := range p.files {
+		sf := settingFileOf(f.path)
 		for _, l := range f.after {
-			if k := lineKey(f.path, l); k != "" {
+			if k := lineKey(sf, l); k != "" {
 				set[k] = true
 			}
 		}
@@ -279,10 +280,10 @@ func removalSections(p *patch) string {
 		if f.op != patchUpdate {
 			continue
 		}
-		gone := f.takenOut()
+		gone, sf := f.takenOut(), settingFileOf(f.path)
 		end := -1 // the end of the section being written; -1 for none
 		for i, g := range gone {
-			if !g || !removed[lineKey(f.path, f.before[i])] {
+			if !g || !removed[lineKey(sf, f.before[i])] {
 				continue
 			}
 			from, to := max(0, i-settingContext), min(len(f.before), i+settingContext+1)
@@ -293,7 +294,7 @@ func removalSections(p *patch) string {
 			}
 			for k := from; k < to; k++ {
 				mark := " "
-				if gone[k] && !set[lineKey(f.path, f.before[k])] {
+				if gone[k] && !set[lineKey(sf, f.before[k])] {
 					mark = "-"
 				}
 				b.WriteString(mark + f.before[k] + "\n")

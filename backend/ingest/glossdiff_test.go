@@ -448,3 +448,22 @@ func TestReviseEarlierTurnsByBareRemoval(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkTurnRemovals reads the removed settings of a turn of edits
+// (laterOf, as every distillation reads each later turn): an apply_patch
+// of a CI file and of a program, a Claude Code Edit of a program.
+func BenchmarkTurnRemovals(b *testing.B) {
+	var code, ci strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&code, " x%d = load(path)\n-y%d = compute(x%d)\n+y%d = compute(x%d, 2)\n", i, i, i, i, i)
+		fmt.Fprintf(&ci, "   job%d:\n     stage: publish\n-    allow_failure: true\n     script: ./run%d.sh\n", i, i)
+	}
+	tn := Turn{SessionID: "s1", Steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{
+		patchCall("p1", "*** Begin Patch\n*** Update File: .ci/pipeline.yml\n@@\n"+ci.String()+"*** Update File: app/main.py\n@@\n"+code.String()+"*** End Patch"),
+		claudeCall("e1", "Edit", map[string]any{"file_path": "app/worker.py", "old_string": strings.Repeat("retries = 3\ntimeout = compute()\n", 40), "new_string": strings.Repeat("retries = 4\n", 40)}),
+	}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		laterOf(tn)
+	}
+}

@@ -126,19 +126,36 @@ var (
 	flagKey = regexp.MustCompile(`^\s*["']?(--[A-Za-z][\w.-]*)(?:[=\s"',\\]|$)`)
 )
 
-// settingKey returns the key a line of the file at p sets (lowered by
-// lineKey's callers), as the file's kind says (fileSettings); "" for
-// none.
-func settingKey(p, line string) string {
-	kind := fileSettings(p)
-	if kind == settingsNone {
+// settingFile is what the lines of one file can set, read from its path
+// once for all of them.
+type settingFile struct {
+	kind  settingsKind // fileSettings
+	flags bool         // a line opening with "--x" is a flag, no comment
+	shell bool         // a script: "export KEY=" sets the environment
+}
+
+// settingFileOf returns what the lines of the file at p can set.
+func settingFileOf(p string) settingFile {
+	ext := strings.TrimPrefix(path.Ext(strings.ToLower(strings.TrimSpace(p))), ".")
+	return settingFile{kind: fileSettings(p), flags: !dashCommentExts[ext], shell: shellExts[ext]}
+}
+
+// settingKey returns the key a line of the file at p sets, as the file's
+// kind says (fileSettings); "" for none.
+func settingKey(p, line string) string { return settingFileOf(p).key(line) }
+
+// key returns the key line sets in f; "" for none.
+func (f settingFile) key(line string) string {
+	if f.kind == settingsNone {
 		return ""
 	}
-	if m := flagKey.FindStringSubmatch(line); m != nil && !dashCommentExts[strings.TrimPrefix(path.Ext(strings.ToLower(p)), ".")] {
-		return m[1]
+	if f.flags {
+		if m := flagKey.FindStringSubmatch(line); m != nil {
+			return m[1]
+		}
 	}
 	var m []string
-	switch kind {
+	switch f.kind {
 	case settingsData:
 		if m = dockerKey.FindStringSubmatch(line); m == nil {
 			m = dataKey.FindStringSubmatch(line)
@@ -148,7 +165,7 @@ func settingKey(p, line string) string {
 			m = literalAssign.FindStringSubmatch(line)
 		}
 	case settingsCode:
-		if shellExts[strings.TrimPrefix(path.Ext(strings.ToLower(p)), ".")] {
+		if f.shell {
 			m = exportKey.FindStringSubmatch(line)
 		}
 	}
