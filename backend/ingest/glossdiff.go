@@ -3,6 +3,7 @@ package ingest
 import (
 	"encoding/json"
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,11 +21,6 @@ import (
 // LaterTexts (removedLaterText), so that batch ingest and live capture
 // (which keeps such calls in a slimmed turn: slimCalls) read the same.
 
-// settingKey is the key a line sets, after indentation and a list marker:
-// "key:" before a space or the line's end (YAML), "key =" or "KEY=" (TOML,
-// INI, an env file).
-var settingKey = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][\w.-]*)\s*(?:=|:(?:\s|$))`)
-
 // removedSetting is a setting a diff takes out of a file: its key and the
 // subject of the lines shown around it.
 type removedSetting struct {
@@ -35,6 +31,11 @@ type removedSetting struct {
 	file   string
 	around []string
 	at     int
+	// bare is true when no line shown around it stays: the hunk shows
+	// the removed lines alone (an Edit's new_string "", a hunk of "-"
+	// lines, an empty REPLACE), and its subject is what turnRemovals
+	// adds (bareSubject).
+	bare bool
 }
 
 // settingContext is how many lines before and after a removed line give
@@ -45,7 +46,9 @@ const settingContext = 3
 // it updates: the key of each line its hunks remove (takenOut) that no
 // line after the patch sets (setKeys: in any of its files, a setting
 // moved to another file stays), once each, with the subject of the lines
-// shown around it (settingContext either side).
+// shown around it (settingContext either side), bare when each of those
+// is taken out too and sets no key set after the patch (kept), as
+// removalSections marks them.
 func (p *patch) removedSettings() []removedSetting {
 	var out []removedSetting
 	seen := map[string]bool{}
@@ -54,28 +57,32 @@ func (p *patch) removedSettings() []removedSetting {
 		if f.op != patchUpdate {
 			continue
 		}
-		for i, gone := range f.takenOut() {
+		taken, sf := f.takenOut(), settingFileOf(f.path)
+		for i, gone := range taken {
 			if !gone {
 				continue
 			}
-			key := lineKey(f.before[i])
+			key := lineKey(sf, f.before[i])
 			if key == "" || set[key] || seen[key] || len(key) < 3 {
 				continue
 			}
 			seen[key] = true
-			around := f.before[max(0, i-settingContext):min(len(f.before), i+settingContext+1)]
-			out = append(out, removedSetting{key: key, subject: subjectOf(strings.Join(around, "\n")), file: f.path, around: around, at: i - max(0, i-settingContext)})
+			from, to := max(0, i-settingContext), min(len(f.before), i+settingContext+1)
+			around := f.before[from:to]
+			bare := true
+			for k := from; k < to; k++ {
+				bare = bare && taken[k] && !set[lineKey(sf, f.before[k])]
+			}
+			out = append(out, removedSetting{key: key, subject: subjectOf(strings.Join(around, "\n")), file: f.path, around: around, at: i - from, bare: bare})
 		}
 	}
 	return out
 }
 
-// lineKey is the key a line sets (settingKey), lowered; "" for none.
-func lineKey(l string) string {
-	if m := settingKey.FindStringSubmatch(l); m != nil {
-		return strings.ToLower(m[1])
-	}
-	return ""
+// lineKey is the key a line of the file f sets (settingFile.key),
+// lowered; "" for none.
+func lineKey(f settingFile, l string) string {
+	return strings.ToLower(f.key(l))
 }
 
 // setKeys returns the keys the lines after the patch set, in any of its
@@ -83,8 +90,9 @@ func lineKey(l string) string {
 func (p *patch) setKeys() map[string]bool {
 	set := map[string]bool{}
 	for _, f := range p.files {
+		sf := settingFileOf(f.path)
 		for _, l := range f.after {
-			if k := lineKey(l); k != "" {
+			if k := lineKey(sf, l); k != "" {
 				set[k] = true
 			}
 		}
@@ -134,7 +142,7 @@ func turnRemovals(t Turn, patches [][]*patch) (out []removedSetting, steps []int
 				continue
 			}
 			for _, r := range p.removedSettings() {
-				out, steps = append(out, r), append(steps, i)
+				out, steps = append(out, bareSubject(r, s.Text)), append(steps, i)
 			}
 		}
 		if !strings.Contains(s.Text, "SEARCH") {
@@ -143,10 +151,52 @@ func turnRemovals(t Turn, patches [][]*patch) (out []removedSetting, steps []int
 		p := searchReplacePatch(s.Text)
 		p.files = slices.DeleteFunc(p.files, func(f patchFile) bool { return !aiderApplied(t, i, f.path) })
 		for _, r := range p.removedSettings() {
-			out, steps = append(out, r), append(steps, i)
+			out, steps = append(out, bareSubject(r, s.Text)), append(steps, i)
 		}
 	}
 	return out, steps
+}
+
+// bareSubject returns r with, when its hunk shows no line around it that
+// stays (r.bare), the words of what the step said with the edit (its
+// text outside code: stepProse) and of its file's name added to its
+// subject: the lines around a removal say which part of the file it was
+// in, and a bare one has none, so what the agent said of the edit and
+// the file's name stand for them. The step's text and the file's name are
+// kept in a slimmed turn, so live capture reads the same subject.
+func bareSubject(r removedSetting, text string) removedSetting {
+	if !r.bare || evidenceOff["bare-removal"] {
+		return r
+	}
+	subj := maps.Clone(r.subject)
+	maps.Copy(subj, subjectOf(stepProse(text)))
+	maps.Copy(subj, subjectOf(fileStem.ReplaceAllString(path.Base(strings.ReplaceAll(r.file, "\\", "/")), " ")))
+	r.subject = subj
+	return r
+}
+
+// fileStem matches what parts a file's name into words: its extension,
+// and a dot, dash or underscore between them ("gh-pages.yml": "gh pages").
+var fileStem = regexp.MustCompile(`\.[^.]*$|[._-]`)
+
+// stepProse returns the lines of a step's text outside code: fenced
+// blocks and Aider's SEARCH/REPLACE blocks left out.
+func stepProse(text string) string {
+	var b strings.Builder
+	fenced, block := false, false
+	for _, l := range splitLines(text) {
+		switch {
+		case aiderSearch.MatchString(l):
+			block = true
+		case aiderReplace.MatchString(l):
+			block = false
+		case fenceLine(l) != nil:
+			fenced = !fenced
+		case !fenced && !block:
+			b.WriteString(l + "\n")
+		}
+	}
+	return b.String()
 }
 
 // removedLaterText renders the turn's removed settings for LaterTexts, one
@@ -230,10 +280,10 @@ func removalSections(p *patch) string {
 		if f.op != patchUpdate {
 			continue
 		}
-		gone := f.takenOut()
+		gone, sf := f.takenOut(), settingFileOf(f.path)
 		end := -1 // the end of the section being written; -1 for none
 		for i, g := range gone {
-			if !g || !removed[lineKey(f.before[i])] {
+			if !g || !removed[lineKey(sf, f.before[i])] {
 				continue
 			}
 			from, to := max(0, i-settingContext), min(len(f.before), i+settingContext+1)
@@ -244,7 +294,7 @@ func removalSections(p *patch) string {
 			}
 			for k := from; k < to; k++ {
 				mark := " "
-				if gone[k] && !set[lineKey(f.before[k])] {
+				if gone[k] && !set[lineKey(sf, f.before[k])] {
 					mark = "-"
 				}
 				b.WriteString(mark + f.before[k] + "\n")

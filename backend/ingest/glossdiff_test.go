@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -229,11 +230,17 @@ func TestRemovalCall(t *testing.T) {
 			"*** Begin Patch\n*** Update File: ci.yml\n@@\n   lint:\n-    allow_failure: true\n     script: make lint\n@@\n   deploy:\n-    retry_count: 2\n-    allow_failure: true\n     script: make deploy\n*** End Patch", 2},
 		{"windows far apart, in two files",
 			"*** Begin Patch\n*** Update File: a.env\n@@\n A_HOST=x\n-A_SKIP_TLS=1\n B=1\n C=1\n D=1\n E=1\n F=1\n G=1\n-A_DEBUG=1\n*** Update File: b.env\n@@\n-B_MODE=fast\n*** End Patch", 3},
+		{"two settings removed with no line around them",
+			"*** Begin Patch\n*** Update File: ci.yml\n@@\n-    allow_failure: true\n-    retry_count: 2\n*** End Patch", 2},
+		{"a bare removal beside a setting given another value",
+			"*** Begin Patch\n*** Update File: ci.yml\n@@\n-    allow_failure: true\n-    timeout_minutes: 5\n+    timeout_minutes: 9\n*** End Patch", 1},
+		{"code assignments set nothing, a config file's key does",
+			"*** Begin Patch\n*** Update File: app/main.py\n@@\n-retries = 3\n*** Update File: app/config.toml\n@@\n-retries = 3\n*** End Patch", 1},
 	}
 	render := func(p *patch) []string {
 		var out []string
 		for _, r := range p.removedSettings() {
-			out = append(out, r.key+" "+strings.Join(slices.Sorted(maps.Keys(r.subject)), " "))
+			out = append(out, fmt.Sprintf("%s bare=%v %s", r.key, r.bare, strings.Join(slices.Sorted(maps.Keys(r.subject)), " ")))
 		}
 		return out
 	}
@@ -317,5 +324,146 @@ func TestGlossUndoneByAiderEdit(t *testing.T) {
 				t.Fatalf("reason %q", why)
 			}
 		})
+	}
+}
+
+// bareUploadCalls take allow_failure out of the nightly upload step with
+// no line around it, in each agent's form of a deletion: the hunk shows
+// the removed line alone (removedSetting.bare).
+var bareUploadCalls = []struct {
+	form string
+	call func(id, file string) memory.ToolCall
+}{
+	{"Claude Code Edit to nothing", func(id, file string) memory.ToolCall {
+		return claudeCall(id, "Edit", map[string]any{"file_path": file, "old_string": "    allow_failure: true\n", "new_string": ""})
+	}},
+	{"apply_patch hunk of - lines", func(id, file string) memory.ToolCall {
+		return patchCall(id, "*** Begin Patch\n*** Update File: "+file+"\n@@\n-    allow_failure: true\n*** End Patch")
+	}},
+	{"text editor str_replace to nothing", func(id, file string) memory.ToolCall {
+		return claudeCall(id, "str_replace_based_edit_tool", map[string]any{"command": "str_replace", "path": file, "old_str": "    allow_failure: true", "new_str": ""})
+	}},
+}
+
+// aiderBareBlock is an Aider block taking allow_failure out of file with
+// an empty REPLACE, said after say.
+func aiderBareBlock(say, file string) string {
+	return say + "\n\n" + file + "\n```yaml\n<<<<<<< SEARCH\n    allow_failure: true\n=======\n>>>>>>> REPLACE\n```"
+}
+
+// TestGlossUndoneByBareRemoval: a deletion showing no line around it
+// (an Edit to nothing, a hunk of "-" lines, an empty REPLACE) is a
+// removal whose subject is what the step said with it and its file's
+// name: it undoes the statement of a glossed setting's description when
+// either shares a word of it, in a later turn or after the statement in
+// the turn, and not when neither does, nor with the reading switched off.
+func TestGlossUndoneByBareRemoval(t *testing.T) {
+	uploadGloss := "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true)."
+	uploadAgain := "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline."
+	type form struct {
+		name string
+		// step is the step that makes the deletion, saying say, of file.
+		step func(say, file string) Step
+	}
+	forms := []form{{"Aider SEARCH with an empty REPLACE", func(say, file string) Step {
+		return Step{Text: aiderBareBlock(say, file), Results: []memory.ToolResult{{Name: "aider", Content: "Applied edit to " + file}}}
+	}}}
+	for _, f := range bareUploadCalls {
+		forms = append(forms, form{f.form, func(say, file string) Step {
+			return Step{Text: say, Calls: []memory.ToolCall{f.call("p1", file)}}
+		}})
+	}
+	tests := []struct {
+		name, say, file string
+		later           bool // the deletion is a later turn's, not the turn's own after the statement
+		gone            bool
+	}{
+		{name: "the step names the upload, a later turn", say: "The mirror is back: the nightly upload may fail the pipeline again.", file: ".ci/pipeline.yml", later: true, gone: true},
+		{name: "the step names the upload, the turn's own", say: "The mirror is back: the nightly upload may fail the pipeline again.", file: ".ci/pipeline.yml", gone: true},
+		{name: "the file is named for the upload", say: "Editing now.", file: ".ci/nightly-upload.yml", later: true, gone: true},
+		{name: "neither the step nor the file shares a word", say: "Editing now.", file: ".ci/pipeline.yml", later: true},
+	}
+	for _, f := range forms {
+		for _, tc := range tests {
+			t.Run(f.name+"/"+tc.name, func(t *testing.T) {
+				del := f.step(tc.say, tc.file)
+				if rs, _ := turnRemovals(Turn{Steps: []Step{del}}, turnPatches(Turn{Steps: []Step{del}})); len(rs) != 1 || !rs[0].bare || rs[0].key != "allow_failure" {
+					t.Fatalf("removals %+v, want allow_failure bare", rs)
+				}
+				kept := func() (bool, string) {
+					steps, later := []Step{{Text: uploadAgain}, del, {Text: "Done."}}, []string(nil)
+					if tc.later {
+						steps, later = []Step{{Text: uploadAgain}}, laterOf(Turn{SessionID: "s1", Steps: []Step{del, {Text: "Done."}}})
+					}
+					tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: steps}
+					tn.held = saidBlocks(Turn{Steps: []Step{{Text: uploadGloss}}})
+					stays, why := false, ""
+					for _, c := range Distill(tn, later) {
+						if strings.Contains(c.Text, "Marked the nightly") {
+							stays, why = c.Keep, c.Reason
+						}
+						for _, k := range c.cuts {
+							if strings.Contains(k.text, "Marked the nightly") {
+								why = k.reason
+							}
+						}
+					}
+					return stays, why
+				}
+				stays, why := kept()
+				if stays == tc.gone {
+					t.Fatalf("statement kept %v, want %v (reason %q)", stays, !tc.gone, why)
+				}
+				if tc.gone && !strings.Contains(why, "removes allow_failure") {
+					t.Fatalf("reason %q", why)
+				}
+				evidenceOff["bare-removal"] = true
+				defer delete(evidenceOff, "bare-removal")
+				if stays, _ := kept(); !stays {
+					t.Fatalf("the statement is cut with the bare reading off")
+				}
+			})
+		}
+	}
+}
+
+// TestReviseEarlierTurnsByBareRemoval: live, a turn whose only word of
+// the removal is a deletion showing no line around it revises an earlier
+// turn's statement of the setting's description (its file named for the
+// upload), as batch ingest drops it; a slimmed turn reads the same
+// removal.
+func TestReviseEarlierTurnsByBareRemoval(t *testing.T) {
+	for _, form := range bareUploadCalls {
+		t.Run(form.form, func(t *testing.T) {
+			c := form.call("t", ".ci/nightly-upload.yml")
+			tn := Turn{SessionID: "s1", Steps: []Step{{Text: "Editing now.", Calls: []memory.ToolCall{c}}}}
+			if later := laterOf(tn); !slices.Equal(laterOf(slim(tn)), later) {
+				t.Fatalf("later texts of the slimmed turn %q, of the turn %q", laterOf(slim(tn)), later)
+			}
+			checkGlossRevisedLive(t, "s-bare", [3]string{
+				"Made the nightly upload job non-fatal while the mirror is down (allow_failure: true). The retry loop in `deploy/upload.sh` waits 30 s between attempts.",
+				"Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline.",
+				"Done, the pipeline is updated.",
+			}, []memory.ToolCall{c}, "patch removes allow_failure")
+		})
+	}
+}
+
+// BenchmarkTurnRemovals reads the removed settings of a turn of edits
+// (laterOf, as every distillation reads each later turn): an apply_patch
+// of a CI file and of a program, a Claude Code Edit of a program.
+func BenchmarkTurnRemovals(b *testing.B) {
+	var code, ci strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&code, " x%d = load(path)\n-y%d = compute(x%d)\n+y%d = compute(x%d, 2)\n", i, i, i, i, i)
+		fmt.Fprintf(&ci, "   job%d:\n     stage: publish\n-    allow_failure: true\n     script: ./run%d.sh\n", i, i)
+	}
+	tn := Turn{SessionID: "s1", Steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{
+		patchCall("p1", "*** Begin Patch\n*** Update File: .ci/pipeline.yml\n@@\n"+ci.String()+"*** Update File: app/main.py\n@@\n"+code.String()+"*** End Patch"),
+		claudeCall("e1", "Edit", map[string]any{"file_path": "app/worker.py", "old_string": strings.Repeat("retries = 3\ntimeout = compute()\n", 40), "new_string": strings.Repeat("retries = 4\n", 40)}),
+	}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		laterOf(tn)
 	}
 }

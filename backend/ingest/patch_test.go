@@ -333,7 +333,7 @@ func FuzzEditPatch(f *testing.F) {
 		render := func(p *patch) []string {
 			var out []string
 			for _, r := range p.removedSettings() {
-				out = append(out, r.key+" "+strings.Join(slices.Sorted(maps.Keys(r.subject)), " "))
+				out = append(out, fmt.Sprintf("%s bare=%v %s", r.key, r.bare, strings.Join(slices.Sorted(maps.Keys(r.subject)), " ")))
 			}
 			return out
 		}
