@@ -154,7 +154,10 @@ func TestKill9MidTurnNoReinforce(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook(p)
-	for i := 0; ; i++ {
+	// Each look reads every memory: the looks back off, from 1 ms to at
+	// most 100 ms apart, so a slow last life is not slowed further by them.
+	deadline := time.Now().Add(time.Minute) // a guard against a hang, not a timing check
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
 		now, _, err := read(context.Background(), p.client)
 		if err != nil {
 			t.Fatal(err)
@@ -166,7 +169,7 @@ func TestKill9MidTurnNoReinforce(t *testing.T) {
 		if found {
 			break
 		}
-		if i == 3000 {
+		if time.Now().After(deadline) {
 			ds, _ := p.client.Decisions(context.Background(), 100)
 			for _, d := range ds {
 				t.Logf("decision %s %s %s", d.Decision.Verdict, d.Decision.Stage, d.Decision.Reason)
@@ -175,7 +178,7 @@ func TestKill9MidTurnNoReinforce(t *testing.T) {
 			t.Logf("%+v", st.Transcripts)
 			t.Fatalf("the last life did not read the file to its end: %d memories", len(now.live))
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(pause)
 	}
 	if err := p.stop(); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -149,15 +150,22 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while serve writes to it.
+// syncBuffer is a bytes.Buffer safe to read while serve writes to it. A
+// test waits for what it should say with waitText, woken by each write
+// rather than polling.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // closed by the next write; nil until a waiter asks
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.wrote != nil {
+		close(s.wrote)
+		s.wrote = nil
+	}
 	return s.b.Write(p)
 }
 
@@ -167,41 +175,81 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// serveUntilEnd runs `memtray serve` on dir in the background until the
-// test ends (then stops it) and returns once it serves: its stdout and
-// stderr.
-func serveUntilEnd(t *testing.T, dir string) (out, errb *syncBuffer) {
+// next returns the text written so far and a channel closed by the next
+// write.
+func (s *syncBuffer) next() (string, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.wrote == nil {
+		s.wrote = make(chan struct{})
+	}
+	return s.b.String(), s.wrote
+}
+
+// serveRun is a `memtray serve` run in the background, in this process.
+type serveRun struct {
+	out, errb *syncBuffer
+	cancel    context.CancelFunc
+	exited    chan struct{} // closed when serve has returned
+	code      int           // its exit code, once exited is closed
+}
+
+// startServe runs `memtray serve` with args in the background, its stdout
+// to out and stderr to errb, until stop or the test's end.
+func startServe(t *testing.T, out, errb *syncBuffer, args ...string) *serveRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out, errb = &syncBuffer{}, &syncBuffer{}
-	done := make(chan int, 1)
+	r := &serveRun{out: out, errb: errb, cancel: cancel, exited: make(chan struct{})}
 	go func() {
-		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Ctx: ctx},
-			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
+		defer close(r.exited)
+		r.code = Run(&Env{Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Ctx: ctx}, append([]string{"serve"}, args...))
 	}()
 	t.Cleanup(func() {
 		cancel()
 		select {
-		case <-done:
+		case <-r.exited:
 		case <-time.After(testWait):
 			t.Errorf("serve did not stop within %s of its cancel", testWait)
 		}
 	})
-	waitServing(t, out, errb)
-	return out, errb
+	return r
+}
+
+// waitServing waits until serve says it serves, failing the test with its
+// exit code and stderr if it ends first.
+func (r *serveRun) waitServing(t testing.TB) {
+	t.Helper()
+	waitText(t, `serve to print "serving on"`, r.out, func(s string) bool { return strings.Contains(s, "serving on") }, r.exited, r.ended)
+}
+
+// ended says how serve ended, for a failure message.
+func (r *serveRun) ended() string {
+	return fmt.Sprintf("serve exited %d; stderr:\n%s", r.code, r.errb.String())
+}
+
+// stop cancels serve and returns its exit code once it has returned.
+func (r *serveRun) stop(t testing.TB) int {
+	t.Helper()
+	r.cancel()
+	waitClosed(t, "serve to stop on cancel", r.exited)
+	return r.code
+}
+
+// serveUntilEnd runs `memtray serve` on dir in the background until the
+// test ends (then stops it) and returns once it serves: its stdout and
+// stderr. A serve that ends before it serves fails the test at once.
+func serveUntilEnd(t *testing.T, dir string) (out, errb *syncBuffer) {
+	t.Helper()
+	r := startServe(t, &syncBuffer{}, &syncBuffer{}, "--data-dir", dir, "--listen", "127.0.0.1:0")
+	r.waitServing(t)
+	return r.out, r.errb
 }
 
 func TestServeAndRemoteCommands(t *testing.T) {
 	dir := isolate(t)
-	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
-			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
-	}()
-	t.Cleanup(cancel) // stops serve when the wait below fails
-	waitServing(t, &out, &errb)
+	srv := startServe(t, &out, &errb, "--data-dir", dir, "--listen", "127.0.0.1:0")
+	srv.waitServing(t)
 	// The daemon owns the store: these succeed only by going through its API.
 	bg := context.Background()
 	if code, _, errs := run(t, bg, "", "add", "--data-dir", dir, "Release builds strip symbols with -ldflags '-s -w' to keep the binary small."); code != 0 {
@@ -283,8 +331,7 @@ func TestServeAndRemoteCommands(t *testing.T) {
 	if code, _, errs := run(t, bg, "", "reindex", "--data-dir", dir); code != 1 || !strings.Contains(errs, "already uses") {
 		t.Fatalf("reindex to the daemon's own model: %d %s", code, errs)
 	}
-	cancel()
-	if code := waitRecv(t, "serve to stop on cancel", done); code != 0 {
+	if code := srv.stop(t); code != 0 {
 		t.Fatalf("serve exited %d: %s", code, errb.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "daemon.json")); !os.IsNotExist(err) {

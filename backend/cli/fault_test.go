@@ -22,15 +22,8 @@ func TestFaultStatsShowsWarnings(t *testing.T) {
 	dir := isolate(t)
 	down := refuse.New(t)
 	dead := down.HostPort
-	ctx, cancel := context.WithCancel(context.Background())
 	var out, errb syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Ctx: ctx},
-			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0", "--anthropic-upstream", "http://" + dead})
-	}()
-	defer func() { cancel(); <-done }()
-	waitServing(t, &out, &errb)
+	startServe(t, &out, &errb, "--data-dir", dir, "--listen", "127.0.0.1:0", "--anthropic-upstream", "http://"+dead).waitServing(t)
 	_, sout, _ := run(t, context.Background(), "", "stats", "--data-dir", dir)
 	if strings.Contains(sout, "warning:") {
 		t.Fatalf("warnings before any fault:\n%s", sout)

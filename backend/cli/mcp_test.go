@@ -561,11 +561,18 @@ func callAll(cs *sdk.ClientSession, n int) []error {
 // a new one (on a new port) takes over the data dir, at once or after a
 // while in which none can start. The agent keeps its session: no second
 // initialize, one answer per call, errors only while no daemon runs.
+//
+// While none can start, each round of calls shares one attempt to start a
+// daemon: a first call's attempt is held in the (fake) start until every
+// call of the round has lost the session, so they all failed before the
+// next attempt began and share it, exactly one more, whatever the load.
+// Each attempt comes at least reconnectEvery after the one before.
 func TestMCPReconnects(t *testing.T) {
 	oldEvery := reconnectEvery
 	t.Cleanup(func() { reconnectEvery = oldEvery })
 	reconnectEvery = 300 * time.Millisecond
 	const cannot = "no daemon can start in this test"
+	const lostLine = "lost the daemon's session"
 	cases := []struct {
 		name string
 		// downRounds are rounds of calls made at once while no daemon runs
@@ -586,7 +593,9 @@ func TestMCPReconnects(t *testing.T) {
 				mu               sync.Mutex
 				starts           []time.Time
 				running, overlap int
+				hold             bool // the next attempt waits for release
 			)
+			entered, release := make(chan struct{}, 1), make(chan struct{})
 			old := startDaemon
 			t.Cleanup(func() { startDaemon = old })
 			startDaemon = func(config.Config, string) (<-chan error, error) {
@@ -595,12 +604,25 @@ func TestMCPReconnects(t *testing.T) {
 				if running++; running > 1 {
 					overlap++
 				}
+				held := hold
+				hold = false
 				mu.Unlock()
-				time.Sleep(20 * time.Millisecond) // long enough for overlapping attempts to show
+				if held {
+					entered <- struct{}{}
+					<-release
+				} else {
+					time.Sleep(20 * time.Millisecond) // long enough for overlapping attempts to show
+				}
 				mu.Lock()
 				running--
 				mu.Unlock()
 				return nil, errors.New(cannot)
+			}
+			unavailable := func(what string, err error) {
+				t.Helper()
+				if err == nil || !strings.Contains(err.Error(), "memtray daemon unavailable") || !strings.Contains(err.Error(), cannot) {
+					t.Fatalf("%s with no daemon: %v", what, err)
+				}
 			}
 
 			a := agentWire(t, nil, "--data-dir", cfg.DataDir)
@@ -613,11 +635,26 @@ func TestMCPReconnects(t *testing.T) {
 			}
 
 			stop()
-			for _, n := range c.downRounds {
-				for i, err := range callAll(a.cs, n) {
-					if err == nil || !strings.Contains(err.Error(), "memtray daemon unavailable") || !strings.Contains(err.Error(), cannot) {
-						t.Fatalf("call %d/%d with no daemon: %v", i+1, n, err)
-					}
+			// notBefore[i] is a time the test saw before attempt i began.
+			var notBefore []time.Time
+			for r, n := range c.downRounds {
+				mu.Lock()
+				hold = true
+				mu.Unlock()
+				notBefore = append(notBefore, time.Now())
+				first := make(chan error, 1)
+				go func() { first <- callAll(a.cs, 1)[0] }()
+				waitRecv(t, fmt.Sprintf("round %d: the first call's attempt to start a daemon", r+1), entered)
+				lost := strings.Count(a.stderr.String(), lostLine)
+				round := make(chan []error, 1)
+				go func() { round <- callAll(a.cs, n) }()
+				waitText(t, fmt.Sprintf("round %d: its %d calls to lose the session", r+1, n), a.stderr,
+					func(s string) bool { return strings.Count(s, lostLine) >= lost+n }, nil, nil)
+				notBefore = append(notBefore, time.Now())
+				release <- struct{}{}
+				unavailable(fmt.Sprintf("round %d: the first call", r+1), waitRecv(t, "the first call's answer", first))
+				for i, err := range waitRecv(t, fmt.Sprintf("the answers to round %d", r+1), round) {
+					unavailable(fmt.Sprintf("round %d: call %d/%d", r+1, i+1, n), err)
 				}
 			}
 			mu.Lock()
@@ -626,15 +663,14 @@ func TestMCPReconnects(t *testing.T) {
 			if overlap > 0 {
 				t.Errorf("%d daemon starts overlapped", overlap)
 			}
-			if len(tries) < len(c.downRounds) || len(tries) > 1+len(c.downRounds) {
-				// One attempt per round, shared by its calls (a call that
-				// lost the session after the round's attempt began may
-				// make one more, after reconnectEvery).
-				t.Errorf("%d attempts to start a daemon in %d rounds", len(tries), len(c.downRounds))
+			if len(tries) != len(notBefore) {
+				t.Errorf("%d attempts to start a daemon in %d rounds, want %d: the first call's, then one shared by the round's calls",
+					len(tries), len(c.downRounds), len(notBefore))
 			}
-			for i := 1; i < len(tries); i++ {
-				if gap := tries[i].Sub(tries[i-1]); gap < reconnectEvery-50*time.Millisecond {
-					t.Errorf("attempts %d and %d to start a daemon %s apart, want at least %s", i, i+1, gap, reconnectEvery)
+			for i := 1; i < len(tries) && len(tries) == len(notBefore); i++ {
+				if earliest := notBefore[i-1].Add(reconnectEvery); tries[i].Before(earliest) {
+					t.Errorf("attempt %d to start a daemon began %s after a moment before attempt %d began, want at least %s",
+						i+1, tries[i].Sub(notBefore[i-1]), i, reconnectEvery)
 				}
 			}
 

@@ -93,18 +93,9 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	serveCtx, stopServe := context.WithCancel(context.Background())
-	served := make(chan int, 1)
 	var serveOut syncBuffer
-	go func() {
-		served <- Run(&Env{Stdin: strings.NewReader(""), Stdout: &serveOut, Stderr: &logs, Ctx: serveCtx},
-			[]string{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"})
-	}()
-	defer func() {
-		stopServe()
-		<-served
-	}()
-	waitServing(t, &serveOut, &logs)
+	srv := startServe(t, &serveOut, &logs, "--data-dir", dir, "--listen", "127.0.0.1:0")
+	srv.waitServing(t)
 	rt, err := daemon.ReadRuntime(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -358,11 +349,9 @@ func checkSecretsNeverPersist(t *testing.T, items []eval.RedactItem) {
 
 	stopFeed()
 	<-feedDone
-	stopServe()
-	if code := <-served; code != 0 {
+	if code := srv.stop(t); code != 0 {
 		t.Fatalf("serve exited %d", code)
 	}
-	served <- 0 // for the deferred stop
 
 	// The text index: a search of its terms for a secret's distinctive
 	// token finds nothing. (Through the store, the daemon stopped: the
@@ -601,23 +590,17 @@ func proxyPost(t *testing.T, addr, path string, body []byte) {
 // (or dropped or refused them: either way they are done).
 func waitCaptured(t *testing.T, c *httpapi.Client, n int) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for {
-		st, err := c.Capture(context.Background())
-		var s struct{ Captured, Handled, HandlerErrors, HandlerPanics, Dropped, Excluded, Unparsed int64 }
-		if err == nil {
+	var s struct{ Captured, Handled, HandlerErrors, HandlerPanics, Dropped, Excluded, Unparsed int64 }
+	var st httpapi.CaptureState
+	var err error
+	waitFor(t, fmt.Sprintf("the proxy to hand over %d exchanges", n), func() bool {
+		if st, err = c.Capture(context.Background()); err == nil {
 			json.Unmarshal(st.Stats, &s)
 		}
-		if s.Captured+s.Dropped+s.Unparsed >= int64(n) && s.Handled+s.HandlerErrors+s.HandlerPanics+s.Excluded >= s.Captured {
-			if s.Captured < int64(n) {
-				t.Errorf("captured %d of %d exchanges: %s", s.Captured, n, st.Stats)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the proxy did not hand over %d exchanges: %s (%v)", n, st.Stats, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return s.Captured+s.Dropped+s.Unparsed >= int64(n) && s.Handled+s.HandlerErrors+s.HandlerPanics+s.Excluded >= s.Captured
+	}, func() string { return fmt.Sprintf("%s (%v)", st.Stats, err) })
+	if s.Captured < int64(n) {
+		t.Errorf("captured %d of %d exchanges: %s", s.Captured, n, st.Stats)
 	}
 }
 

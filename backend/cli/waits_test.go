@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -12,17 +11,26 @@ import (
 // -race such waits take many times longer than on a laptop, so it is generous.
 const testWait = 60 * time.Second
 
-// pollEvery is the pause between two checks of a polled condition.
-const pollEvery = 20 * time.Millisecond
+// Polls back off: the first look comes soon, later ones ever more seldom,
+// so that a long wait on a loaded machine costs few wakeups.
+const (
+	firstPoll = time.Millisecond
+	maxPoll   = 100 * time.Millisecond
+)
 
-// waitUntil polls cond until it holds (true) or testWait has passed (false).
+// backoff is the pause after one of pause before the next look.
+func backoff(pause time.Duration) time.Duration { return min(2*pause, maxPoll) }
+
+// waitUntil polls cond, backing off, until it holds (true) or testWait has
+// passed (false). It is for what offers nothing to wait on; waitText,
+// waitClosed and waitRecv wait on the event itself.
 func waitUntil(cond func() bool) bool {
 	deadline := time.Now().Add(testWait)
-	for !cond() {
+	for pause := firstPoll; !cond(); pause = backoff(pause) {
 		if time.Now().After(deadline) {
 			return cond() // a last look: the condition may have turned after the sleep
 		}
-		time.Sleep(pollEvery)
+		time.Sleep(pause)
 	}
 	return true
 }
@@ -55,9 +63,34 @@ func waitRecv[T any](t testing.TB, what string, ch <-chan T) T {
 	}
 }
 
-// waitServing waits until a `memtray serve` run writing to out says it
-// serves, failing the test with its stderr errb after testWait.
-func waitServing(t testing.TB, out, errb *syncBuffer) {
+// waitClosed waits until ch is closed, failing the test with what it waited
+// for after testWait.
+func waitClosed(t testing.TB, what string, ch <-chan struct{}) {
 	t.Helper()
-	waitFor(t, `serve to print "serving on"`, func() bool { return strings.Contains(out.String(), "serving on") }, errb.String)
+	waitRecv(t, what, ch)
+}
+
+// waitText waits, woken by each write to buf, until cond holds for its
+// text. If ended closes first (the writer is gone: a process exited), it
+// fails the test at once with why's text; after testWait, with buf's text.
+func waitText(t testing.TB, what string, buf *syncBuffer, cond func(string) bool, ended <-chan struct{}, why func() string) {
+	t.Helper()
+	deadline := time.NewTimer(testWait)
+	defer deadline.Stop()
+	for {
+		text, wrote := buf.next()
+		if cond(text) {
+			return
+		}
+		select {
+		case <-wrote:
+		case <-ended:
+			if cond(buf.String()) { // the last words before it ended
+				return
+			}
+			t.Fatalf("gave up waiting for %s: %s", what, why())
+		case <-deadline.C:
+			t.Fatalf("gave up after %s waiting for %s: %q", testWait, what, buf.String())
+		}
+	}
 }

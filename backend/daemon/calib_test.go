@@ -88,13 +88,7 @@ func TestCalibrationFollowsSwitch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for !j.Finished() {
-			time.Sleep(5 * time.Millisecond)
-			if j, err = d.Job(ctx, j.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if j.State != httpapi.JobDone {
+		if j = waitJob(t, d, j); j.State != httpapi.JobDone {
 			t.Fatalf("switch: %+v", j)
 		}
 	}
@@ -141,13 +135,7 @@ func TestCalibrationFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for !j.Finished() {
-		time.Sleep(5 * time.Millisecond)
-		if j, err = d.Job(ctx, j.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if j.State != httpapi.JobDone {
+	if j = waitJob(t, d, j); j.State != httpapi.JobDone {
 		t.Fatalf("switch: %+v", j)
 	}
 	for _, rule := range calib.Rules {
@@ -193,9 +181,9 @@ func TestCalibrationRetried(t *testing.T) {
 		t.Fatalf("while the server is down: %+v", v)
 	}
 	f.down.Store(false)
-	for thresholdsByName(t, d)[calib.VectorFloor].Source != calib.SourceCalibrated {
-		time.Sleep(10 * time.Millisecond) // the test's own deadline bounds the wait
-	}
+	waitFor(t, "the calibration once the server is back", func() bool {
+		return thresholdsByName(t, d)[calib.VectorFloor].Source == calib.SourceCalibrated
+	}, func() string { return fmt.Sprintf("%+v", thresholdsByName(t, d)[calib.VectorFloor]) })
 	if _, ok, err := d.store.Calibration("test-flaky"); !ok || err != nil {
 		t.Fatalf("calibration not stored: %v", err)
 	}

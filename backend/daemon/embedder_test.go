@@ -487,13 +487,7 @@ func TestReembedRestartAndBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for !j.Finished() {
-			time.Sleep(5 * time.Millisecond)
-			if j, err = d.Job(ctx, j.ID); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return j
+		return waitJob(t, d, j)
 	}
 	if j := run(d, httpapi.ReembedRequest{Provider: "ollama"}); j.State != httpapi.JobDone {
 		t.Fatalf("switch = %+v", j)

@@ -113,19 +113,15 @@ func TestHeadlessSessionGrowsThroughProxy(t *testing.T) {
 // waitHandled waits until the proxy's worker has taken n exchanges.
 func waitHandled(t *testing.T, d *Daemon, n int) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for {
+	handled := func() float64 {
 		var m map[string]any
 		raw, _ := json.Marshal(d.proxy.Stats())
 		json.Unmarshal(raw, &m)
-		if h, _ := m["handled"].(float64); int(h) >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the proxy handled %v exchanges, want %d", m["handled"], n)
-		}
-		time.Sleep(10 * time.Millisecond)
+		h, _ := m["handled"].(float64)
+		return h
 	}
+	waitFor(t, fmt.Sprintf("the proxy to handle %d exchanges", n), func() bool { return int(handled()) >= n },
+		func() string { return fmt.Sprintf("%v handled", handled()) })
 }
 
 // openAt opens a daemon (not serving) on cfg with a clock the test moves.

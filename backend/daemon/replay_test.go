@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
@@ -205,26 +204,18 @@ func TestReplaySessionThroughProxy(t *testing.T) {
 	}
 
 	// Wait for the pipeline to take every captured exchange.
-	deadline := time.Now().Add(testWait)
 	var st httpapi.Stats
-	for {
+	var cs struct{ Captured, Handled, HandlerErrors int64 }
+	waitFor(t, fmt.Sprintf("the pipeline to take all %d requests", requests), func() bool {
 		var err error
-		st, err = client.Stats(ctx)
-		if err != nil {
+		if st, err = client.Stats(ctx); err != nil {
 			t.Fatal(err)
 		}
-		var cs struct{ Captured, Handled, HandlerErrors int64 }
 		json.Unmarshal(st.Capture.Stats, &cs)
-		if cs.Captured == int64(requests) && cs.Handled+cs.HandlerErrors == cs.Captured {
-			if cs.HandlerErrors > 0 {
-				t.Fatalf("pipeline errors: %s", st.Capture.Stats)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests, capture stats %s", requests, st.Capture.Stats)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return cs.Captured == int64(requests) && cs.Handled+cs.HandlerErrors == cs.Captured
+	}, func() string { return fmt.Sprintf("capture stats %s", st.Capture.Stats) })
+	if cs.HandlerErrors > 0 {
+		t.Fatalf("pipeline errors: %s", st.Capture.Stats)
 	}
 	if st.Recall.Searches != int64(len(replaySession)) || st.Recall.SkippedToolLoop != int64(loopRecalls) {
 		t.Errorf("recall searched %d times for %d user turns (tool-loop recalls skipped %d of %d)",

@@ -141,7 +141,7 @@ func shared(t *testing.T, d *Daemon) map[string]string {
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(testWait)
-	for {
+	for pause := firstPoll; ; pause = backoff(pause) {
 		err := cond()
 		if err == nil {
 			return
@@ -149,7 +149,7 @@ func eventually(t *testing.T, what string, cond func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: never happened: %v", what, err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(pause)
 	}
 }
 

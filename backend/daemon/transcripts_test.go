@@ -553,12 +553,8 @@ func TestProxyRepeatedTurn(t *testing.T) {
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				for j := 0; r.d.proxy.Stats().Handled < int64(i+1); j++ {
-					if j == 3000 {
-						t.Fatalf("the proxy did not handle request %d: %+v", i+1, r.d.proxy.Stats())
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				waitFor(t, fmt.Sprintf("the proxy to handle request %d", i+1), func() bool { return r.d.proxy.Stats().Handled >= int64(i+1) },
+					func() string { return fmt.Sprintf("%+v", r.d.proxy.Stats()) })
 			}
 			if tc.file {
 				data, err := os.ReadFile("testdata/repeated_prompt.jsonl")

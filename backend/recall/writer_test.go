@@ -115,8 +115,12 @@ func TestLogQueue(t *testing.T) {
 		recallN(t, s, 0, 2)
 		// The writer writes the batch on its own; Close would too, so wait
 		// for it through the store's log with no sync.
-		for sessions(t, st) != "[s1 s0]" {
-			time.Sleep(10 * time.Millisecond)
+		deadline := time.Now().Add(time.Minute) // a guard against a hang, not a timing check
+		for pause := time.Millisecond; sessions(t, st) != "[s1 s0]"; pause = min(2*pause, 100*time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the full batch was not written: log %s", sessions(t, st))
+			}
+			time.Sleep(pause)
 		}
 		_ = s
 	})

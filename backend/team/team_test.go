@@ -594,7 +594,8 @@ func TestPushRacingDelete(t *testing.T) {
 		done <- result{res, err}
 	}()
 	watch := tm.raw(t, tm.owner)
-	for {
+	deadline := time.Now().Add(time.Minute) // a guard against a hang, not a timing check
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
 		var waiting int
 		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
@@ -603,7 +604,15 @@ func TestPushRacingDelete(t *testing.T) {
 		if waiting > 0 {
 			break
 		}
-		time.Sleep(10 * time.Millisecond)
+		select {
+		case r := <-done:
+			t.Fatalf("the push ended without waiting for the lock: %+v %v", r.res, r.err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the push never waited for the lock")
+		}
+		time.Sleep(pause)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)

@@ -207,7 +207,9 @@ func (n *node) texts(t testing.TB) map[string]string {
 func eventually(t *testing.T, what string, cond func() error) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for {
+	// The looks back off, from 1 ms to at most 100 ms apart: a long wait on
+	// a loaded machine costs few wakeups.
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
 		err := cond()
 		if err == nil {
 			return
@@ -215,7 +217,7 @@ func eventually(t *testing.T, what string, cond func() error) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: never happened: %v", what, err)
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(pause)
 	}
 }
 
