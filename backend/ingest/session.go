@@ -54,9 +54,13 @@ const OriginEarlier = "earlier-turn"
 
 // Bounds of the per-session memory of recent turns: the sessions
 // remembered (least recently seen forgotten first) and the bytes kept in
-// all (recentTurn.bytes: a turn's text and what it said, read for the held
-// test; a session's oldest turns beyond maxLaterBytes of later text are
-// forgotten as they stop mattering).
+// all (recentTurn.bytes: a turn's text and what LaterTexts reads of it,
+// the calls and results its slimmed form keeps, what it said, read for
+// the held test, and its maps; a session's oldest turns beyond
+// maxLaterBytes of later text are forgotten as they stop mattering). The
+// process-wide memos of sentence classes and revision cues (classmemo.go)
+// are not counted: a cache shared by all sessions and by batch ingest,
+// each bounded on its own at maxClassMemoBytes.
 const (
 	maxRecentSessions = 512
 	maxRecentBytes    = 32 << 20
@@ -443,8 +447,10 @@ func slimCalls(t Turn, i int) []memory.ToolCall {
 }
 
 // slimOff names mechanisms of slim switched off ("failed": failed calls
-// kept as any other; "patch": a moving patch kept whole; "count": the calls and results a slimmed turn keeps
-// not counted toward maxRecentBytes), for measuring each one alone.
+// kept as any other; "patch": a moving patch kept whole; "shell": a
+// moving shell call kept whole; "results": an edit's successful result
+// kept whole; "count": the calls and results a slimmed turn keeps not
+// counted toward maxRecentBytes), for measuring each one alone.
 var slimOff = map[string]bool{}
 
 // Bytes of a tool call and of a tool result beyond their strings, as
