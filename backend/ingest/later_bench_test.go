@@ -61,7 +61,7 @@ func patchSession(id string, n int) []Turn {
 // later turn's patches again (LaterTexts).
 func BenchmarkLiveSessionLater(b *testing.B) {
 	ctx := context.Background()
-	for _, n := range []int{16, 64} {
+	for _, n := range []int{16, 32} {
 		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
 			turns := patchSession("bench", n)
 			if len(turns) != n {
