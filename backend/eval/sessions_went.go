@@ -29,8 +29,9 @@ type sessionTrail struct {
 func (st *sessionTrail) note(exs []memory.Exchange, decs []memory.Decision) {
 	st.decisions = append(st.decisions, decs...)
 	turns := ingest.GroupTurns(exs)
+	later := ingest.NewLater(turns)
 	for i, t := range turns {
-		for _, c := range ingest.Distill(t, ingest.LaterTexts(turns[i+1:], t.SessionID)) {
+		for _, c := range ingest.Distill(t, later.After(i, t.SessionID)) {
 			st.said = append(st.said, memory.NormalizeSpace(c.Text))
 		}
 	}

@@ -104,8 +104,9 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResponse
 	// after it (a statement a later turn corrects is not stored).
 	var resp IngestResponse
 	turns := ingest.GroupTurns(exs)
+	later := ingest.NewLater(turns) // each turn read once for the turns before it
 	for i, t := range turns {
-		dec, _, err := s.o.Pipeline.ProcessTurn(ctx, t, ingest.LaterTexts(turns[i+1:], t.SessionID), ingest.SessionState{UserTurns: reach[t.SessionID], Ended: true})
+		dec, _, err := s.o.Pipeline.ProcessTurn(ctx, t, later.After(i, t.SessionID), ingest.SessionState{UserTurns: reach[t.SessionID], Ended: true})
 		if err != nil {
 			return resp, s.o.IndexLag(err)
 		}

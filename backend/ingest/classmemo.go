@@ -3,6 +3,7 @@ package ingest
 import (
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // A session's sentences are classified again and again: every
@@ -17,13 +18,17 @@ import (
 // empty (a session's recent sentences are read again soon, old ones
 // rarely).
 
-// maxClassMemoBytes bounds the bytes of the sentences classMemo keeps.
-const maxClassMemoBytes = 1 << 20
+// The process holds two memos (classMemo, cueMemo), shared by every
+// session and by batch ingest alike. They are a cache, not a session's
+// state: each is bounded on its own, at maxClassMemoBytes, and they are
+// not counted in maxRecentBytes, the bound of live capture's record of
+// recent turns (session.go). What they take beside it is at most about
+// 2 × maxClassMemoBytes, twice that for a moment when one starts again
+// while its old map is not collected yet.
 
-// classMemoEntryBytes is what an entry takes beyond its sentence's bytes:
-// the key's string header and flag, the class's string header, the map's
-// own share.
-const classMemoEntryBytes = 64
+// maxClassMemoBytes bounds the bytes a memo takes: its keys' texts and,
+// for each entry, what its map takes (memo.entryBytes).
+const maxClassMemoBytes = 1 << 20
 
 // memo remembers a pure function's answers by key, until the keys' bytes
 // reach maxClassMemoBytes, then starts again empty (a session's recent
@@ -33,6 +38,20 @@ type memo[K comparable, V any] struct {
 	mu    sync.Mutex
 	m     map[K]V
 	bytes int
+}
+
+// entryBytes is what an entry of m takes beyond its text's bytes, at
+// most: its slot (key and value) two and a half times (a table grows by
+// doubling before it is full, so up to half its slots are free; its
+// control bytes; its slots' array rounded up to whole pages, a sixth more
+// for a full table), and a word for the text's allocation rounded up to
+// its size class. TestMemoBoundHoldsMemory measures it.
+func (m *memo[K, V]) entryBytes() int {
+	var slot struct {
+		k K
+		v V
+	}
+	return 5*int(unsafe.Sizeof(slot))/2 + int(unsafe.Sizeof(uintptr(0)))
 }
 
 // get returns f's answer for k, remembered: n is the bytes of k's text,
@@ -47,7 +66,7 @@ func (m *memo[K, V]) get(k K, n int, clone func(K) K, f func() V) V {
 		return v
 	}
 	v = f()
-	size := n + classMemoEntryBytes
+	size := n + m.entryBytes()
 	if size > maxClassMemoBytes/16 {
 		return v
 	}

@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -101,5 +103,47 @@ func TestCueMemo(t *testing.T) {
 				t.Errorf("round %d: cueMemo.has(%q) = %v, want %v", round, tc.lt, got, want)
 			}
 		}
+	}
+}
+
+// TestMemoBoundHoldsMemory: a memo filled up to its bound takes about
+// maxClassMemoBytes of memory, its map's slots and free slots with its
+// keys' texts (memo.entryBytes), for short sentences and long ones, of
+// both memos the process keeps: the bound that keeps them out of
+// maxRecentBytes (session.go) holds. An entry counted for less than its
+// slots take lets a memo of short sentences grow past the bound.
+func TestMemoBoundHoldsMemory(t *testing.T) {
+	heap := func() uint64 {
+		runtime.GC()
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	// Each memo is filled through get with a constant answer: classifying
+	// a sentence fills the process's other memo too.
+	fill := func(n int, room func() bool, add func(string)) {
+		for i := 0; room(); i++ {
+			add(fmt.Sprintf("%0*d", n, i))
+		}
+	}
+	const slack = maxClassMemoBytes / 10 // the collector's own, a text's allocation rounding
+	for _, n := range []int{20, 40, 120, 1000} {
+		var m sentenceMemo
+		before := heap()
+		fill(n, func() bool { return m.bytes+n+m.entryBytes() <= maxClassMemoBytes }, func(s string) {
+			m.get(classKey{s, false}, len(s), func(k classKey) classKey { k.text = strings.Clone(k.text); return k }, func() string { return ClassFinding })
+		})
+		if got := heap() - before; got > maxClassMemoBytes+slack {
+			t.Errorf("sentence memo of %d-byte sentences: %d entries take %d bytes, bound %d", n, len(m.m), got, maxClassMemoBytes)
+		}
+		runtime.KeepAlive(&m)
+		var c cueSeen
+		before = heap()
+		fill(n, func() bool { return c.bytes+n+c.entryBytes() <= maxClassMemoBytes }, func(s string) { c.get(s, len(s), strings.Clone, func() bool { return false }) })
+		if got := heap() - before; got > maxClassMemoBytes+slack {
+			t.Errorf("cue memo of %d-byte sentences: %d entries take %d bytes, bound %d", n, len(c.m), got, maxClassMemoBytes)
+		}
+		runtime.KeepAlive(&c)
 	}
 }

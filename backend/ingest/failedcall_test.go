@@ -126,6 +126,9 @@ func TestSlimmedTurnCountsCalls(t *testing.T) {
 		{"a Write, only its path kept", step(memory.ToolCall{ID: "p1", Name: "Write", Input: string(write)}, ok), 1, 1024},
 		{"a removal patch, its lines kept", step(patchCall("p1", uploadPatch), ok), 1, len(patchCall("p1", uploadPatch).Input) + 1024},
 		{"a shell command, not kept", step(bashCall("p1", "make test"), ok), 0, 0},
+		{"a shell move in a long script, its cd, mv and rm kept", step(bashCall("p1", longScript), ok), 1, 256},
+		{"an Edit's cat -n snippet, not kept", step(snippetEdit, snippetResult), 1, 128},
+		{"an Edit's fenced edit of an instruction file, kept", step(snippetEdit, fencedResult), len(fencedResult[0].Content), len(fencedResult[0].Content) + 128},
 	}
 	for _, tc := range tests {
 		var e recentTurn
@@ -168,6 +171,93 @@ func TestSlimmedTurnCountsCalls(t *testing.T) {
 	if kept > maxRecentBytes || r.size > maxRecentBytes {
 		t.Fatalf("%d sessions kept, their patches %d bytes (%d counted), bound %d", len(r.sessions), kept, r.size, maxRecentBytes)
 	}
+}
+
+// A shell call that moves and deletes files amid a long script, and an
+// Edit whose result is Claude Code's `cat -n` snippet of the file or a
+// fenced edit of an instruction file (SpecStory's), for the slimmed
+// turn's tests.
+var (
+	longScript = "cd app && " + strings.Repeat("npm run lint -- --fix --max-warnings=0 src/components/retry/*.tsx 2>&1 | tail -40; ", 40) +
+		"git mv scripts/tail_wrapper.sh priv/scripts/tail_wrapper.sh && rm -f build/old.log && echo done; cat <<EOF > notes.txt\nrm -rf dist\nEOF"
+	snippetEdit   = memory.ToolCall{ID: "p1", Name: "Edit", Input: `{"file_path":"/r/lib/retry.ex","old_string":"3","new_string":"5"}`}
+	snippetResult = []memory.ToolResult{{ToolUseID: "p1", Name: "Edit", Content: "The file /r/lib/retry.ex has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n" +
+		strings.Repeat("    12\t  def retry(job, attempts \\\\ 5), do: Worker.run(job, attempts)\n", 300)}}
+	fencedResult = []memory.ToolResult{{ToolUseID: "p1", Name: "Edit", Content: "Applied.\n```markdown:CLAUDE.md\n## Build\n- Run the linter before each commit.\n```\n" + strings.Repeat("unrelated output line\n", 40)}}
+)
+
+// TestSlimReadsTheSame: what a slimmed turn keeps of a shell call that
+// moves files (only its cd, mv and rm commands) and of an Edit's result
+// (its content only when it may hold a fenced edit of an instruction
+// file) reads as the whole turn does: the same moves and deletions with
+// the same descriptions, the same edits of instruction files, the same
+// later texts and the same statements.
+func TestSlimReadsTheSame(t *testing.T) {
+	ok := []memory.ToolResult{{ToolUseID: "p1", Content: "Success."}}
+	turn := func(c memory.ToolCall, rs []memory.ToolResult) Turn {
+		return Turn{Turn: 1, User: []string{"tidy the scripts"}, Steps: []Step{
+			{Text: "The wrapper is in `scripts/` at the repo root, and `build/old.log` holds the last failure. Let me update the CLAUDE.md rules.", Calls: []memory.ToolCall{c}},
+			{Text: "Done: the retry default is 5 now because the queue drops leases after 40 seconds.", Results: rs}}}
+	}
+	codex, _ := json.Marshal(map[string]any{"command": []string{"bash", "-lc", longScript}, "workdir": "/w/app"})
+	tabbed := bashCall("p1", "echo rm -x; mv\tscripts/a.sh bin/a.sh") // its mv has no "mv " of its own: kept whole
+	for _, tc := range []struct {
+		name    string
+		turn    Turn
+		smaller bool // the slimmed turn keeps less of the shell call or of the Edit's result
+	}{
+		{"Claude Code's Bash", turn(bashCall("p1", longScript), ok), true},
+		{"Codex's shell, argv and workdir", turn(memory.ToolCall{ID: "p1", Name: "shell", Input: string(codex)}, ok), true},
+		{"a move read only with the rest of its line", turn(tabbed, ok), false},
+		{"an Edit's snippet", turn(snippetEdit, snippetResult), true},
+		{"an Edit's fenced edit", turn(snippetEdit, fencedResult), false},
+	} {
+		s := slim(tc.turn)
+		full, kept := tc.turn.Steps, s.Steps
+		size := func(st []Step) int {
+			n := 0
+			for _, x := range st {
+				for _, c := range x.Calls {
+					if c.Name != "Edit" { // an Edit's input is not kept either way (bareEditCall)
+						n += len(c.Input)
+					}
+				}
+				for _, r := range x.Results {
+					if r.Name == "Edit" { // other results are not kept either way
+						n += len(r.Content)
+					}
+				}
+			}
+			return n
+		}
+		if got, whole := size(kept), size(full); tc.smaller != (got < whole) {
+			t.Errorf("%s: the slimmed turn keeps %d bytes of its call and result, the turn %d", tc.name, got, whole)
+		}
+		if a, b := turnRelocations(tc.turn, turnPatches(tc.turn)), turnRelocations(s, turnPatches(s)); !slices.Equal(a, b) || strings.Contains(tc.name, "Bash") && len(a) != 2 {
+			t.Errorf("%s: the slimmed turn moves %v, the turn %v", tc.name, b, a)
+		}
+		ea, _ := stepEdits(tc.turn, turnPatches(tc.turn))
+		eb, _ := stepEdits(s, turnPatches(s))
+		if fmt.Sprint(ea) != fmt.Sprint(eb) || tc.name == "an Edit's fenced edit" && len(ea) != 1 {
+			t.Errorf("%s: the slimmed turn edits %v, the turn %v", tc.name, eb, ea)
+		}
+		if !slices.Equal(laterOf(s), laterOf(tc.turn)) {
+			t.Errorf("%s: later texts of the slimmed turn %q, of the turn %q", tc.name, laterOf(s), laterOf(tc.turn))
+		}
+		if a, b := distilledTexts(tc.turn), distilledTexts(s); !slices.Equal(a, b) {
+			t.Errorf("%s: the slimmed turn distils to %q, the turn to %q", tc.name, b, a)
+		}
+	}
+}
+
+// distilledTexts returns the texts of the statements Distill keeps of t,
+// and of those it drops with why.
+func distilledTexts(t Turn) []string {
+	var out []string
+	for _, c := range Distill(t, nil) {
+		out = append(out, fmt.Sprintf("%v %s (%s) %v", c.Keep, c.Text, c.Reason, c.cuts))
+	}
+	return out
 }
 
 // TestSlimPairsEditResults: a slimmed turn keeps a failed Edit result (of

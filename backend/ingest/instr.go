@@ -312,12 +312,7 @@ func searchReplacePatch(text string) *patch {
 func fencePathEdits(text string, named func() string) []instrEdit {
 	var out []instrEdit
 	for _, b := range fencedBlocks(text) {
-		lang, file, ok := strings.Cut(b.info, ":")
-		if !ok {
-			file = ""
-		}
-		file = strings.TrimSpace(file)
-		lang = strings.ToLower(strings.TrimSpace(lang))
+		lang, file := fenceTarget(b)
 		if file == "" && lang == "diff" && !instrOff["named-diff"] {
 			file = named() // read only when a path-less diff needs it
 		}
@@ -333,6 +328,33 @@ func fencePathEdits(text string, named func() string) []instrEdit {
 		out = append(out, instrEdit{file: file, after: b.lines})
 	}
 	return out
+}
+
+// fenceTarget returns a fenced block's language and the path its info
+// string carries after a colon ("" for none), as fencePathEdits reads
+// them: the language lowered, both trimmed.
+func fenceTarget(b fencedBlock) (lang, file string) {
+	lang, file, ok := strings.Cut(b.info, ":")
+	if !ok {
+		file = ""
+	}
+	return strings.ToLower(strings.TrimSpace(lang)), strings.TrimSpace(file)
+}
+
+// mayFenceEdit reports whether fencePathEdits may read an edit of an
+// instruction file from text, whatever names its path-less diffs: a
+// fenced block whose info string carries an instruction file's path, or
+// a path-less diff.
+func mayFenceEdit(text string) bool {
+	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+		return false // no fence at all (fenceOpen)
+	}
+	for _, b := range fencedBlocks(text) {
+		if lang, file := fenceTarget(b); InstructionFile(file) || file == "" && lang == "diff" {
+			return true
+		}
+	}
+	return false
 }
 
 // diffEdit reads the lines of a unified diff's hunk: "+" lines are after
@@ -868,18 +890,23 @@ func bareEditCall(c memory.ToolCall) (keep memory.ToolCall, ok bool) {
 	return memory.ToolCall{}, false
 }
 
-// editResults returns the results that hold an edit (SpecStory's "Edit"),
-// which a slimmed turn keeps: a fenced edit of an instruction file may name
-// its file only in the text of the response that made it. Of one that
-// failed only what stepEdits reads stays (its name, call and error), so
-// that the results after it are paired with the same calls.
+// editResults returns the results of edits (SpecStory's and Claude
+// Code's "Edit"), which a slimmed turn keeps, each paired by order with
+// the call it answers (stepEdits): of a successful one, its content when
+// a fenced block of it may be read as an edit of an instruction file
+// (mayFenceEdit: a fenced edit may name its file only in the text of the
+// response that made it), else none (Claude Code's `cat -n` snippet of
+// the file edited, which nothing reads); of one that failed only what
+// stepEdits reads (its name, call and error).
 func editResults(rs []memory.ToolResult) []memory.ToolResult {
 	var out []memory.ToolResult
 	for _, r := range rs {
 		switch {
 		case r.Name != "Edit":
-		case !r.IsError:
+		case !r.IsError && (slimOff["results"] || mayFenceEdit(r.Content)):
 			out = append(out, r)
+		case !r.IsError:
+			out = append(out, memory.ToolResult{ToolUseID: r.ToolUseID, Name: r.Name})
 		case !slimOff["failed"]:
 			out = append(out, memory.ToolResult{ToolUseID: r.ToolUseID, Name: r.Name, IsError: true})
 		}

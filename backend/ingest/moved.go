@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -207,37 +208,9 @@ var shellSep = regexp.MustCompile(`&&|\|\||[;|&\n]`)
 func shellRelocations(line, dir string) []relocation {
 	var out []relocation
 	for _, seg := range shellSep.Split(line, -1) {
-		if strings.Contains(seg, "<<") {
-			break // a here-document: the lines after it are its text
-		}
-		words, ok := shellWords(seg)
+		name, paths, cached, ok := shellSegment(seg)
 		if !ok {
 			break
-		}
-		for len(words) > 0 && (strings.Contains(words[0], "=") || words[0] == "sudo" || words[0] == "command") {
-			words = words[1:] // VAR=value, sudo
-		}
-		if len(words) == 0 {
-			continue
-		}
-		git := words[0] == "git" && len(words) > 1
-		name, args := words[0], words[1:]
-		if git {
-			name, args = "git "+words[1], words[2:]
-		}
-		var paths []string
-		cached := false
-		for _, a := range args {
-			switch {
-			case a == "--cached":
-				cached = true
-			case strings.HasPrefix(a, "-"):
-			case strings.ContainsAny(a, "*?[]{}$`"):
-				paths = nil
-				name = "" // a glob or a variable: which files is unknown
-			default:
-				paths = append(paths, a)
-			}
 		}
 		switch name {
 		case "cd":
@@ -267,6 +240,85 @@ func shellRelocations(line, dir string) []relocation {
 		}
 	}
 	return out
+}
+
+// shellSegment reads one command of a command line (shellSep) as
+// shellRelocations does: its name ("git mv" for git's), its paths and
+// whether it says --cached; name is "" for an empty command or one with a
+// glob or a variable (which files is unknown). ok is false when nothing
+// from it on is read: a here-document (the lines after it are its text),
+// an unclosed quote.
+func shellSegment(seg string) (name string, paths []string, cached, ok bool) {
+	if strings.Contains(seg, "<<") {
+		return "", nil, false, false
+	}
+	words, ok := shellWords(seg)
+	if !ok {
+		return "", nil, false, false
+	}
+	for len(words) > 0 && (strings.Contains(words[0], "=") || words[0] == "sudo" || words[0] == "command") {
+		words = words[1:] // VAR=value, sudo
+	}
+	if len(words) == 0 {
+		return "", nil, false, true
+	}
+	name, args := words[0], words[1:]
+	if words[0] == "git" && len(words) > 1 {
+		name, args = "git "+words[1], words[2:]
+	}
+	for _, a := range args {
+		switch {
+		case a == "--cached":
+			cached = true
+		case strings.HasPrefix(a, "-"):
+		case strings.ContainsAny(a, "*?[]{}$`"):
+			paths = nil
+			name = "" // a glob or a variable: which files is unknown
+		default:
+			paths = append(paths, a)
+		}
+	}
+	return name, paths, cached, true
+}
+
+// shellFileCommands are the commands shellRelocations reads: those that
+// move or delete a file, and cd (the folder relative paths are read in).
+var shellFileCommands = map[string]bool{"cd": true, "mv": true, "git mv": true, "rm": true, "git rm": true}
+
+// slimShellCall returns what a slimmed turn keeps of a shell call that
+// moves or deletes a file (movedCall): its command line cut to the
+// commands shellRelocations reads (shellFileCommands, up to where it
+// stops reading), each as it was, with the folder it runs in, so that it
+// reads as the same moves and deletions with the same descriptions; the
+// call whole when the cut one would not read the same (rs: what the call
+// reads as).
+func slimShellCall(c memory.ToolCall, rs []relocation) memory.ToolCall {
+	if slimOff["shell"] {
+		return c
+	}
+	cmd, dir := shellCommand(c)
+	var kept []string
+	for _, seg := range shellSep.Split(cmd, -1) {
+		name, _, _, ok := shellSegment(seg)
+		if !ok {
+			break
+		}
+		if shellFileCommands[name] {
+			kept = append(kept, seg)
+		}
+	}
+	in, err := json.Marshal(shellInput{Command: strings.Join(kept, "\n"), Workdir: dir})
+	if err != nil {
+		return c
+	}
+	k := memory.ToolCall{ID: c.ID, Name: c.Name, Input: string(in)}
+	if p := callPatch(k); p != nil {
+		return c // read as a patch now
+	}
+	if got, _ := callFiles(k, nil); !slices.Equal(got, rs) {
+		return c
+	}
+	return k
 }
 
 // shellWords splits one command into its words as a shell would without
@@ -359,7 +411,8 @@ func laterRelocations(later []string, step int) []relocation {
 // relocations and added read) and the settings it removes
 // (removalSections), not the files' lines.
 func movedCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
-	if rs, w := callFiles(c, p); len(rs) == 0 && w == "" {
+	rs, w := callFiles(c, p)
+	if len(rs) == 0 && w == "" {
 		return memory.ToolCall{}, false
 	}
 	switch {
@@ -367,6 +420,8 @@ func movedCall(c memory.ToolCall, p *patch) (keep memory.ToolCall, ok bool) {
 		c.Input = `{"file_path":` + jsonString(quickPathOrEmpty(c.Input)) + `}`
 	case p != nil && !slimOff["patch"]:
 		return slimPatchCall(c, p.headers()+removalSections(p))
+	case p == nil && len(rs) > 0:
+		return slimShellCall(c, rs), true
 	}
 	return c, true
 }

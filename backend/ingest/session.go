@@ -54,9 +54,13 @@ const OriginEarlier = "earlier-turn"
 
 // Bounds of the per-session memory of recent turns: the sessions
 // remembered (least recently seen forgotten first) and the bytes kept in
-// all (recentTurn.bytes: a turn's text and what it said, read for the held
-// test; a session's oldest turns beyond maxLaterBytes of later text are
-// forgotten as they stop mattering).
+// all (recentTurn.bytes: a turn's text and what LaterTexts reads of it,
+// the calls and results its slimmed form keeps, what it said, read for
+// the held test, and its maps; a session's oldest turns beyond
+// maxLaterBytes of later text are forgotten as they stop mattering). The
+// process-wide memos of sentence classes and revision cues (classmemo.go)
+// are not counted: a cache shared by all sessions and by batch ingest,
+// each bounded on its own at maxClassMemoBytes.
 const (
 	maxRecentSessions = 512
 	maxRecentBytes    = 32 << 20
@@ -80,7 +84,12 @@ type recentTurn struct {
 	// later distillation of it stored, those a revision of one of its
 	// memories let stand again (unrestate).
 	untested map[string]bool
-	size     int // bytes of the texts LaterTexts reads of it
+	// later is what LaterTexts reads of it (laterOf of the whole turn,
+	// read once when it is remembered: a later turn's distillation of an
+	// earlier one reads it again without parsing its patches again); size
+	// is its bytes.
+	later []string
+	size  int
 	// callSize is the bytes of the tool calls and results the slimmed
 	// turn keeps (slimSize): a moved file's patch is kept whole, beyond
 	// what size counts.
@@ -127,21 +136,35 @@ func (e *recentTurn) setSaid(t Turn) {
 	e.saidSize = heldSize(e.said)
 }
 
-// setTurn remembers t slimmed (slim), with the bytes LaterTexts reads of
-// it (size) and those of the calls and results it keeps (callSize).
+// setTurn remembers t slimmed (slim), with what LaterTexts reads of it
+// (later, laterOf(t)) and its bytes (size), and the bytes of the calls and
+// results the slimmed turn keeps (callSize).
 func (e *recentTurn) setTurn(t Turn) {
-	e.turn, e.size = slim(t), laterSize(t)
+	e.setTurnLater(t, laterOf(t))
+}
+
+// setTurnLater is setTurn with what LaterTexts reads of t read already.
+func (e *recentTurn) setTurnLater(t Turn, later []string) {
+	e.turn, e.later, e.size = slim(t), later, textsSize(later)
 	e.callSize = slimSize(e.turn)
 }
 
 // bytes returns about what the turn takes in memory, as maxRecentBytes
 // counts it: its text (size: the slimmed turn's text is about what
-// LaterTexts reads of it), the calls and results it keeps (callSize), what it said (saidSize, about three times its text: a
+// LaterTexts reads of it, later, which holds the same strings, and a
+// string header each), the calls and results it keeps (callSize), what it said (saidSize, about three times its text: a
 // subject map per block) and its maps (mapsSize). What it was distilled with (turn.held) is a
 // window of its session's record, counted with the session
 // (recentSession.said).
 func (e *recentTurn) bytes() int {
-	return e.size + e.callSize + e.saidSize + e.mapsSize()
+	return e.textBytes() + e.callSize + e.saidSize + e.mapsSize()
+}
+
+// textBytes returns the bytes of the turn's text as bytes counts them:
+// what LaterTexts reads of it (size) and a string header for each of its
+// later texts.
+func (e *recentTurn) textBytes() int {
+	return e.size + len(e.later)*stringBytes
 }
 
 // Bytes of an entry of a recent turn's maps beyond the bytes of its
@@ -424,8 +447,10 @@ func slimCalls(t Turn, i int) []memory.ToolCall {
 }
 
 // slimOff names mechanisms of slim switched off ("failed": failed calls
-// kept as any other; "patch": a moving patch kept whole; "count": the calls and results a slimmed turn keeps
-// not counted toward maxRecentBytes), for measuring each one alone.
+// kept as any other; "patch": a moving patch kept whole; "shell": a
+// moving shell call kept whole; "results": an edit's successful result
+// kept whole; "count": the calls and results a slimmed turn keeps not
+// counted toward maxRecentBytes), for measuring each one alone.
 var slimOff = map[string]bool{}
 
 // Bytes of a tool call and of a tool result beyond their strings, as
@@ -477,13 +502,30 @@ func redistillFrom(earlier []recentTurn, n int) int {
 	return i
 }
 
-// laterSize is how many bytes LaterTexts reads of t.
-func laterSize(t Turn) int {
+// textsSize is the bytes of texts.
+func textsSize(texts []string) int {
 	n := 0
-	for _, s := range laterOf(t) {
+	for _, s := range texts {
 		n += len(s)
 	}
 	return n
+}
+
+// laterAfter returns what LaterTexts reads of the turns between (recent
+// turns of t's session, their later texts read once when remembered),
+// then of t (later: laterOf(t)).
+func laterAfter(between []recentTurn, t Turn, later []string) []string {
+	var g laterGather
+	for i := range between {
+		if between[i].turn.SessionID != t.SessionID {
+			continue
+		}
+		if !g.add(between[i].later) {
+			return g.out
+		}
+	}
+	g.add(later)
+	return g.out
 }
 
 // revisingSentences returns the sentences of a turn (the user's and the
@@ -534,9 +576,10 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 	// earlier turn keeps (dropRevised, dropUndone); a turn of an ended
 	// session was distilled knowing its later turns already.
 	revs, undos, _ := revisingSentences(t)
+	later := laterOf(t) // read once, for each earlier turn distilled again and for t remembered
 	from, upd := len(earlier), map[int]bool(nil)
 	if !st.Ended {
-		reach := redistillFrom(earlier, laterSize(t))
+		reach := redistillFrom(earlier, textsSize(later))
 		if len(revs) > 0 || len(undos) > 0 || revises {
 			from = reach
 		} else if upd = mayUpdate(t, earlier, reach); len(upd) > 0 {
@@ -547,7 +590,7 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 		if upd != nil && !upd[i] {
 			continue
 		}
-		k, err := p.redistill(ctx, t, &earlier[i], earlier[i+1:], cands, base, dec)
+		k, err := p.redistill(ctx, t, later, &earlier[i], earlier[i+1:], cands, base, dec)
 		if err != nil {
 			*errp = fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
 			return
@@ -557,7 +600,7 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 	if n > 0 {
 		dec.Reason += fmt.Sprintf("; revised %d memories of earlier turns", n)
 	}
-	rt, err := p.rememberTurn(ctx, t, cands, base, dec)
+	rt, err := p.rememberTurn(ctx, t, later, cands, base, dec)
 	rt.pending = pending
 	if err != nil {
 		*errp = fmt.Errorf("ingest: remember the memories of turn %d of session %s: %w", t.Turn, t.SessionID, err)
@@ -572,15 +615,12 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 }
 
 // redistill distils the earlier turn e again knowing what its session
-// said after it (the turns between, then t), revises the memories it
-// created from statements no longer kept, and stores the statements kept
-// now and not before. It returns how many memories it revised.
-func (p *Pipeline) redistill(ctx context.Context, t Turn, e *recentTurn, between []recentTurn, cands []Candidate, base int, dec *memory.Decision) (int, error) {
-	after := make([]Turn, 0, len(between)+1)
-	for _, b := range between {
-		after = append(after, b.turn)
-	}
-	now, _, pending := distill(e.turn, LaterTexts(append(after, t), t.SessionID))
+// said after it (the turns between, then t, of which LaterTexts reads
+// later), revises the memories it created from statements no longer kept,
+// and stores the statements kept now and not before. It returns how many
+// memories it revised.
+func (p *Pipeline) redistill(ctx context.Context, t Turn, later []string, e *recentTurn, between []recentTurn, cands []Candidate, base int, dec *memory.Decision) (int, error) {
+	now, _, pending := distill(e.turn, laterAfter(between, t, later))
 	n, err := p.settle(ctx, t, e, between, now, cands, base, dec)
 	if err == nil {
 		e.pending = pending
@@ -829,8 +869,9 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	// instruction line), as reviseEarlier reads them: distill reports it.
 	cands, revises, pending := distill(ext, nil)
 	revs, undos, _ := revisingSentences(t)
+	later := laterOf(t)
 	from, upd := len(earlier)-1, map[int]bool(nil)
-	reach := min(from, redistillFrom(earlier, laterSize(t)))
+	reach := min(from, redistillFrom(earlier, textsSize(later)))
 	if len(revs) > 0 || len(undos) > 0 || revises {
 		from = reach
 	} else if upd = mayUpdate(t, earlier[:len(earlier)-1], reach); len(upd) > 0 {
@@ -840,7 +881,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		if upd != nil && !upd[i] {
 			continue
 		}
-		k, err := p.redistill(ctx, t, &earlier[i], earlier[i+1:], nil, base, &r.dec)
+		k, err := p.redistill(ctx, t, later, &earlier[i], earlier[i+1:], nil, base, &r.dec)
 		if err != nil {
 			return true, fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
 		}
@@ -1131,9 +1172,10 @@ func (p *Pipeline) supersede(ctx context.Context, old, next string) (ok bool, er
 // revise: the user's statements too, whose form can depend on what the
 // session says later (a statement of the user the model restated is
 // dropped, and kept again when a later turn revises the restatement).
-func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
+// later is what LaterTexts reads of t (laterOf), kept with it.
+func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, later []string, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
 	rt := recentTurn{kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}}
-	rt.setTurn(t)
+	rt.setTurnLater(t, later)
 	rt.setSaid(t)
 	var ids []string
 	for i, c := range cands {

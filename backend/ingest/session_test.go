@@ -392,7 +392,7 @@ func TestRecentTurnsBoundCountsSaid(t *testing.T) {
 		for _, s := range r.sessions {
 			seen := map[unsafe.Pointer]bool{}
 			for _, e := range s.turns {
-				kept += e.size + e.callSize
+				kept += e.textBytes() + e.callSize
 				for _, hs := range [][]heldText{e.said, e.turn.held} {
 					for i := range hs {
 						if p := reflect.ValueOf(hs[i].subject).UnsafePointer(); !seen[p] {

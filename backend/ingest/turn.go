@@ -217,21 +217,62 @@ const maxLaterBytes = 512 << 10
 // order (the model's texts and the user's words), at most maxLaterBytes:
 // what Distill checks a turn's statements against for later corrections.
 func LaterTexts(turns []Turn, sessionID string) []string {
-	var out []string
-	n := 0
-	for _, t := range turns {
-		if t.SessionID != sessionID {
+	return NewLater(turns).After(-1, sessionID)
+}
+
+// Later gives each turn of a list what its session said after it
+// (LaterTexts of the turns after it), reading each turn (laterOf: its
+// texts, its tool calls' patches parsed) once for all of them: batch
+// ingest gives every turn of a request the texts of the turns after it,
+// which read each turn again for every turn before it, a cost growing
+// with the square of a session's turns. Not safe for concurrent use.
+type Later struct {
+	turns []Turn
+	texts [][]string // laterOf of each turn, once read
+	read  []bool
+}
+
+// NewLater returns a Later of turns, none of them read yet.
+func NewLater(turns []Turn) *Later {
+	return &Later{turns: turns, texts: make([][]string, len(turns)), read: make([]bool, len(turns))}
+}
+
+// After returns LaterTexts(turns[i+1:], sessionID): what the session said
+// after turn i (i = -1 for all of turns).
+func (l *Later) After(i int, sessionID string) []string {
+	var g laterGather
+	for j := i + 1; j < len(l.turns); j++ {
+		if l.turns[j].SessionID != sessionID {
 			continue
 		}
-		for _, s := range laterOf(t) {
-			if n+len(s) > maxLaterBytes {
-				return out
-			}
-			n += len(s)
-			out = append(out, s)
+		if !l.read[j] {
+			l.texts[j], l.read[j] = laterOf(l.turns[j]), true
+		}
+		if !g.add(l.texts[j]) {
+			break
 		}
 	}
-	return out
+	return g.out
+}
+
+// laterGather gathers later texts, turn by turn, within maxLaterBytes.
+type laterGather struct {
+	out []string
+	n   int // the bytes of out's texts
+}
+
+// add appends a turn's later texts (laterOf) in order while they fit
+// maxLaterBytes; false once one does not (it and all after it are left
+// out: nothing more is to be added).
+func (g *laterGather) add(texts []string) bool {
+	for _, s := range texts {
+		if g.n+len(s) > maxLaterBytes {
+			return false
+		}
+		g.n += len(s)
+		g.out = append(g.out, s)
+	}
+	return true
 }
 
 // laterOf returns what LaterTexts reads of one turn: the user's words,
