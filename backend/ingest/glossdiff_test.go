@@ -144,8 +144,6 @@ func testGlossUndoneByDiff(t *testing.T, call func(id string) memory.ToolCall) {
 	if !slices.ContainsFunc(laterPatch, func(l string) bool { return strings.HasPrefix(l, removedLaterMark) }) {
 		t.Fatalf("later texts %q hold no removal", laterPatch)
 	}
-	uploadGloss := "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true)."
-	uploadAgain := "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline."
 	tests := []struct {
 		name  string
 		steps []Step
@@ -157,20 +155,7 @@ func testGlossUndoneByDiff(t *testing.T, call func(id string) memory.ToolCall) {
 		{name: "the turn's own patch before the statement", steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{call("p1")}}, {Text: uploadAgain}}},
 	}
 	kept := func(tc int) (bool, string) {
-		tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: tests[tc].steps}
-		tn.held = saidBlocks(Turn{Steps: []Step{{Text: uploadGloss}}})
-		stays, why := false, ""
-		for _, c := range Distill(tn, tests[tc].later) {
-			if strings.Contains(c.Text, "Marked the nightly") {
-				stays, why = c.Keep, c.Reason
-			}
-			for _, k := range c.cuts {
-				if strings.Contains(k.text, "Marked the nightly") {
-					why = k.reason
-				}
-			}
-		}
-		return stays, why
+		return nightlyStays(tests[tc].steps, tests[tc].later)
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -286,8 +271,6 @@ func TestGlossUndoneByAiderEdit(t *testing.T) {
 	block := ".ci/pipeline.yml\n```yaml\n<<<<<<< SEARCH\n" + uploadOld + "\n=======\n" + uploadNew + "\n>>>>>>> REPLACE\n```"
 	applied := []memory.ToolResult{{Name: "aider", Content: "Applied edit to .ci/pipeline.yml"}}
 	failed := []memory.ToolResult{{Name: "aider", Content: "The LLM did not conform to the edit format."}}
-	uploadGloss := "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true)."
-	uploadAgain := "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline."
 	later := func(res []memory.ToolResult) []string {
 		return laterOf(Turn{SessionID: "s1", Steps: []Step{{Text: "The mirror is back:\n\n" + block, Results: res}}})
 	}
@@ -304,19 +287,7 @@ func TestGlossUndoneByAiderEdit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: tc.steps}
-			tn.held = saidBlocks(Turn{Steps: []Step{{Text: uploadGloss}}})
-			stays, why := false, ""
-			for _, c := range Distill(tn, tc.later) {
-				if strings.Contains(c.Text, "Marked the nightly") {
-					stays, why = c.Keep, c.Reason
-				}
-				for _, k := range c.cuts {
-					if strings.Contains(k.text, "Marked the nightly") {
-						why = k.reason
-					}
-				}
-			}
+			stays, why := nightlyStays(tc.steps, tc.later)
 			if stays == tc.gone {
 				t.Fatalf("statement kept %v, want %v (reason %q)", stays, !tc.gone, why)
 			}
@@ -358,8 +329,6 @@ func aiderBareBlock(say, file string) string {
 // either shares a word of it, in a later turn or after the statement in
 // the turn, and not when neither does, nor with the reading switched off.
 func TestGlossUndoneByBareRemoval(t *testing.T) {
-	uploadGloss := "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true)."
-	uploadAgain := "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline."
 	type form struct {
 		name string
 		// step is the step that makes the deletion, saying say, of file.
@@ -395,20 +364,7 @@ func TestGlossUndoneByBareRemoval(t *testing.T) {
 					if tc.later {
 						steps, later = []Step{{Text: uploadAgain}}, laterOf(Turn{SessionID: "s1", Steps: []Step{del, {Text: "Done."}}})
 					}
-					tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: steps}
-					tn.held = saidBlocks(Turn{Steps: []Step{{Text: uploadGloss}}})
-					stays, why := false, ""
-					for _, c := range Distill(tn, later) {
-						if strings.Contains(c.Text, "Marked the nightly") {
-							stays, why = c.Keep, c.Reason
-						}
-						for _, k := range c.cuts {
-							if strings.Contains(k.text, "Marked the nightly") {
-								why = k.reason
-							}
-						}
-					}
-					return stays, why
+					return nightlyStays(steps, later)
 				}
 				stays, why := kept()
 				if stays == tc.gone {
@@ -466,4 +422,33 @@ func BenchmarkTurnRemovals(b *testing.B) {
 	for b.Loop() {
 		laterOf(tn)
 	}
+}
+
+// The session's gloss of the nightly upload step (allow_failure) and a
+// later statement that says its description in other words, which an
+// undo of allow_failure revises.
+const (
+	uploadGloss = "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true)."
+	uploadAgain = "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline."
+)
+
+// nightlyStays distils a turn of steps, with the session's gloss of the
+// upload step (uploadGloss) said before it and later as the texts of the
+// turns after it, and reports whether its "Marked the nightly ..."
+// statement is kept and the reason it was dropped or cut for.
+func nightlyStays(steps []Step, later []string) (bool, string) {
+	tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: steps}
+	tn.held = saidBlocks(Turn{Steps: []Step{{Text: uploadGloss}}})
+	stays, why := false, ""
+	for _, c := range Distill(tn, later) {
+		if strings.Contains(c.Text, "Marked the nightly") {
+			stays, why = c.Keep, c.Reason
+		}
+		for _, k := range c.cuts {
+			if strings.Contains(k.text, "Marked the nightly") {
+				why = k.reason
+			}
+		}
+	}
+	return stays, why
 }
