@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -241,7 +242,7 @@ func TestApplyTeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res != (TeamApplied{Put: 1, Kept: 1, Skipped: 1}) {
+	if want := (TeamApplied{Put: 1, Kept: 1, Skipped: 1, KeptPuts: []string{local.ID}}); !reflect.DeepEqual(res, want) {
 		t.Fatalf("ApplyTeam = %+v", res)
 	}
 	got, err := s.Get(ctx, "r1")

@@ -40,6 +40,10 @@ type TeamApplied struct {
 	// left alone because a local restore of it waits too, or because it is
 	// personal here.
 	Kept int `json:"kept"`
+	// KeptPuts are the ids of the puts left alone for a waiting local
+	// write (the team sync keeps a refused edit held for them, see
+	// teamsync's refusals.go); not reported.
+	KeptPuts []string `json:"-"`
 	// Skipped counts new memories whose text another live local memory
 	// holds already.
 	Skipped int `json:"skipped"`
@@ -182,6 +186,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			id := []byte(m.ID)
 			if outbox != nil && outbox.Get(id) != nil {
 				res.Kept++
+				res.KeptPuts = append(res.KeptPuts, m.ID)
 				continue
 			}
 			p := pending[m.ID]

@@ -82,7 +82,15 @@ func TestRefusedEditNotResent(t *testing.T) {
 		{"an access after it", func() { access(t, b, m.ID, 1) }, 2},
 		{"push --all", func() {
 			// The access's counters came back from the team and took the
-			// team's version: nothing of b's is left to refuse.
+			// team's version: nothing of b's is left to refuse. The pull
+			// bringing them follows the push on the team's notification,
+			// after the outbox drained: wait for it, not for the push.
+			eventually(t, "b takes the team's version", func() error {
+				if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != m.Text {
+					return fmt.Errorf("b holds %q (%v)", got.Text, err)
+				}
+				return nil
+			})
 			r, err := b.sy.PushAll(ctx)
 			if err != nil || r.Refused != 0 {
 				t.Fatalf("PushAll = %+v, %v: want nothing refused (b holds the team's version)", r, err)
@@ -192,5 +200,126 @@ func TestRefusalCrash(t *testing.T) {
 				t.Fatalf("b holds %q (%v), want its edit kept", got.Text, err)
 			}
 		})
+	}
+}
+
+// TestHeldEditPulledWhileWaiting: a member's refused edit is held; its
+// access pushes counters, so the team's copy changes. If the next write
+// of it here waits in the outbox when that change is pulled, the store
+// keeps the local copy for the push. An access waiting so must not push
+// the refused edit again (it did: the pull ended the hold, and the access
+// sent the edit to be refused once more): the push takes the team's
+// version with its counters instead, as the pull would have. An edit
+// waiting so is pushed, and refused again. Run step by step, without the
+// loop: under load the loop's pull fell between the access and its push.
+// A daemon stopped after the push acknowledged the access and before it
+// took the team's version takes it after its restart (the edit was no
+// longer held then, and its next access pushed it again).
+func TestHeldEditPulledWhileWaiting(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice", "bob")
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"shop"})
+	admin := tdb.open(t, tdb.owner)
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		wait     func(b *node, id string) // the write waiting at the pull
+		refusals int                      // of the memory, listed at the end
+		text     string                   // b's copy at the end ("": the team's)
+		accesses int                      // b's copy's count at the end
+		crash    bool                     // b stops after the push acknowledged
+	}{
+		{"an access", func(b *node, id string) { access(t, b, id, 1) }, 1, "", 2, false},
+		{"an edit", func(b *node, id string) { edit(t, b, id, "the till is counted at closing, twice") }, 2, "the till is counted at closing, twice", 1, false},
+		{"an access and a stop", func(b *node, id string) { access(t, b, id, 1) }, 1, "", 3, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := a.write(t, "the till is counted at closing by "+tc.name, "shop", memory.TypeProject)
+			drained(t, a)
+			b := manualNode(t, tdb.url(roles["bob"]))
+			mustPull(t, b)
+			edit(t, b, m.ID, "the till is counted at opening by "+tc.name)
+			mustPush(t, b, 1)
+			access(t, b, m.ID, 1)
+			mustPush(t, b, 0) // held back; its counters reach the team
+			tc.wait(b, m.ID)
+			mustPull(t, b) // the team's counters changed: kept for the push
+			if tc.crash {
+				b.sy.crashAt = func(at string) error {
+					if at == crashAfterAck {
+						return errCrash
+					}
+					return nil
+				}
+				if _, err := b.sy.PushNow(ctx); !errors.Is(err, errCrash) {
+					t.Fatalf("push = %v, want the crash", err)
+				}
+				b.sy.Close()
+				b.sy = newManualSyncer(t, b)
+				access(t, b, m.ID, 1)
+			}
+			mustPush(t, b, tc.refusals-1)
+			if k := refusalsOf(b, m.ID); k != tc.refusals {
+				t.Fatalf("%d refusals of it, want %d: %+v", k, tc.refusals, b.sy.Status().Refused)
+			}
+			want := tc.text
+			if want == "" {
+				want = m.Text
+			}
+			if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != want || got.AccessCount != tc.accesses {
+				t.Fatalf("b holds %q with %d accesses (%v), want %q with %d", got.Text, got.AccessCount, err, want, tc.accesses)
+			}
+			if got := teamTexts(t, admin)[m.ID]; got != m.Text {
+				t.Fatalf("the team holds %q, want %q", got, m.Text)
+			}
+		})
+	}
+}
+
+// manualNode is a member's daemon whose loop does not run: the test
+// pushes and pulls it (mustPush, mustPull).
+func manualNode(t *testing.T, url string) *node {
+	t.Helper()
+	b := &node{name: "b", dir: t.TempDir(), url: url, share: []string{"shop"}}
+	st, err := store.Open(context.Background(), store.Options{Dir: b.dir, Model: words{}.Model(), Dim: dim, Shared: Shared(b.share)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.st = st
+	b.sy = newManualSyncer(t, b)
+	t.Cleanup(func() {
+		b.sy.Close()
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return b
+}
+
+// newManualSyncer starts n's syncer on its store, without its loop.
+func newManualSyncer(t *testing.T, n *node) *Syncer {
+	t.Helper()
+	sy, err := New(Options{Store: n.st, Embedder: words{}, Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, n.url) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sy
+}
+
+// mustPush pushes n's outbox and checks how many writes the team refused.
+func mustPush(t *testing.T, n *node, refused int) {
+	t.Helper()
+	r, err := n.sy.PushNow(context.Background())
+	if err != nil || r.Refused != refused {
+		t.Fatalf("push = %+v, %v: want %d refused", r, err, refused)
+	}
+}
+
+// mustPull pulls the team's changes into n.
+func mustPull(t *testing.T, n *node) {
+	t.Helper()
+	if _, err := n.sy.PullNow(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }

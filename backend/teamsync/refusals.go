@@ -19,7 +19,13 @@ import (
 // team would refuse it again. An edit made here (a new version), any
 // change of the team's pulled back (the owner's edit or the counters, which
 // replaces the local copy with the team's version), and an explicit push
-// of every memory (PushAll, `memtray team push --all`) end the hold.
+// of every memory (PushAll, `memtray team push --all`) end the hold. A
+// change of the team's pulled while a write of the memory waits in the
+// outbox is left to the push (store.ApplyTeam keeps the local copy): the
+// hold then stays, marked stale, and the push acknowledges that write if
+// it is the held version, without sending it, and takes the team's
+// version then. Dropped at the pull instead, the hold let the waiting
+// write (an access) send the refused edit again, to be refused again.
 //
 // The store keeps the held edits with the status's refusals, in one value
 // (Store.TeamRefusals) written in the transaction that removes the refused
@@ -33,6 +39,9 @@ type heldEdit struct {
 	Version string `json:"version"`
 	// Invalid: refused as invalid (its counter deltas are dropped too).
 	Invalid bool `json:"invalid,omitempty"`
+	// Stale: a pull brought a change of the team's while a local write
+	// waited to be pushed; the push takes the team's version.
+	Stale bool `json:"stale,omitempty"`
 }
 
 // maxHeld bounds the held edits. Past it the oldest is forgotten: its
@@ -57,6 +66,18 @@ func (h *heldEdits) drop(id string) bool {
 	n := len(*h)
 	*h = slices.DeleteFunc(*h, func(e heldEdit) bool { return e.ID == id })
 	return len(*h) != n
+}
+
+// markStale marks the held edit of id stale and reports whether it
+// changed.
+func (h heldEdits) markStale(id string) bool {
+	for i := range h {
+		if h[i].ID == id && !h[i].Stale {
+			h[i].Stale = true
+			return true
+		}
+	}
+	return false
 }
 
 // hold records e as the newest held edit of its id.

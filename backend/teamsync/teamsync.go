@@ -479,9 +479,47 @@ type PullReport struct {
 	store.TeamApplied
 }
 
-// push drains the outbox in batches (s.cycle held); retry pushes the
-// refused edits held back too.
+// push drains the outbox in batches (s.cycle held), then takes the
+// team's version of the stale held edits; retry pushes the refused edits
+// held back too.
 func (s *Syncer) push(ctx context.Context, retry bool) (PushReport, error) {
+	rep, err := s.drain(ctx, retry)
+	if err != nil {
+		return rep, err
+	}
+	return rep, s.takeStale(ctx)
+}
+
+// takeStale gives this machine the team's version of the held edits a
+// pull marked stale (s.cycle held), and ends their hold; one whose local
+// write waits in the outbox again stays held for the next push. Taken
+// after the push acknowledged its write, so a stop in between (a restart)
+// leaves it held and stale, to be taken at the next push: dropped with
+// that acknowledgement, the edit was pushed again at its next write.
+func (s *Syncer) takeStale(ctx context.Context) error {
+	var ids []string
+	for _, h := range s.held {
+		if h.Stale {
+			ids = append(ids, h.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	kept, err := s.takeTeam(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !slices.Contains(kept, id) {
+			s.heldDirty = s.held.drop(id) || s.heldDirty
+		}
+	}
+	return nil
+}
+
+// drain pushes the outbox in batches (s.cycle held).
+func (s *Syncer) drain(ctx context.Context, retry bool) (PushReport, error) {
 	var rep PushReport
 	for {
 		entries, deltas, err := s.o.Store.Outbox(ctx, s.o.Batch)
@@ -527,7 +565,10 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			// The version the team refused, written again as it was (an
 			// access): the team would refuse it again.
 			s.log.Debug("team sync: a refused edit is held back", "id", e.ID)
-			if h.Invalid {
+			// Stale: the team changed it while this write waited, and
+			// takeStale gives this machine the team's version once the
+			// counters went.
+			if h.Invalid && !h.Stale {
 				dropped[e.ID] = true
 			}
 			acked = append(acked, e)
@@ -694,7 +735,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	if err := s.crash(crashAfterAck); err != nil {
 		return err
 	}
-	if err := s.takeTeam(ctx, stale); err != nil {
+	if _, err := s.takeTeam(ctx, stale); err != nil {
 		return err
 	}
 	s.update(func(st *Status) { st.Relinked += int64(len(remap)) })
@@ -716,10 +757,11 @@ func (s *Syncer) keepPersonal(ctx context.Context, id string) error {
 
 // takeTeam replaces the local versions of ids by the team's, with the
 // team's counters (plus this daemon's waiting deltas, as a pull does). A
-// local write made since the push keeps its memory for the next push.
-func (s *Syncer) takeTeam(ctx context.Context, ids []string) error {
+// local write made since the push keeps its memory for the next push:
+// kept are those ids.
+func (s *Syncer) takeTeam(ctx context.Context, ids []string) (kept []string, err error) {
 	if len(ids) == 0 {
-		return nil
+		return nil, nil
 	}
 	var ms []team.Memory
 	for _, id := range ids {
@@ -728,13 +770,13 @@ func (s *Syncer) takeTeam(ctx context.Context, ids []string) error {
 			continue // deleted meanwhile: the next pull says so
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		ms = append(ms, m)
 	}
 	sums, err := s.ts.CountersOf(ctx, ids)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// As a pulled change, with the team's counters and no cached vector:
 	// localize gives them to the local memories.
@@ -744,10 +786,11 @@ func (s *Syncer) takeTeam(ctx context.Context, ids []string) error {
 	}
 	puts, err := s.localize(ctx, s.ts, ms, changes)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := s.o.Store.ApplyTeam(ctx, store.TeamChanges{Put: puts}); err != nil {
-		return err
+	applied, err := s.o.Store.ApplyTeam(ctx, store.TeamChanges{Put: puts})
+	if err != nil {
+		return nil, err
 	}
 	if s.o.Applied != nil && len(puts) > 0 {
 		taken := make([]string, len(puts))
@@ -756,7 +799,7 @@ func (s *Syncer) takeTeam(ctx context.Context, ids []string) error {
 		}
 		s.o.Applied(taken, nil)
 	}
-	return nil
+	return applied.KeptPuts, nil
 }
 
 // relinkTo replaces local memory local by the team memory winner holding
@@ -1033,12 +1076,21 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 		return err
 	}
 	// The team's version replaced (or deleted) a held edit: a later write
-	// is pushed as usual. (A local copy ApplyTeam kept, with a write
-	// waiting in the outbox, has that write pushed once more.) Any pulled
-	// change counts, the team's counters too: a held edit may rest on a
-	// version of the owner's that ApplyTeam left to a waiting push, and
-	// only taking the team's version makes the two machines agree again.
+	// is pushed as usual. Any pulled change counts, the team's counters
+	// too: a held edit may rest on a version of the owner's that ApplyTeam
+	// left to a waiting push, and only taking the team's version makes the
+	// two machines agree again. A local copy ApplyTeam kept, with a write
+	// waiting in the outbox, stays held, marked stale: the push takes the
+	// team's version after it (takeStale) unless the write is a new edit.
+	kept := make(map[string]bool, len(applied.KeptPuts))
+	for _, id := range applied.KeptPuts {
+		kept[id] = true
+	}
 	for _, m := range ch.Put {
+		if kept[m.ID] {
+			s.heldDirty = s.held.markStale(m.ID) || s.heldDirty
+			continue
+		}
 		s.heldDirty = s.held.drop(m.ID) || s.heldDirty
 	}
 	for _, d := range ch.Delete {
