@@ -114,11 +114,7 @@ func TestPatchReaders(t *testing.T) {
 func TestCallPatch(t *testing.T) {
 	argv, _ := json.Marshal(map[string]any{"command": []string{"bash", "-lc", "apply_patch <<'EOF'\n*** Begin Patch\n*** Delete File: a.txt\n*** End Patch\nEOF"}})
 	direct, _ := json.Marshal(map[string]any{"input": "*** Begin Patch\n*** Add File: b.md\n+x\n*** End Patch"})
-	tests := []struct {
-		name string
-		call memory.ToolCall
-		want []string // nil: no patch
-	}{
+	tests := []callPatchCase{
 		{"a shell command running apply_patch", memory.ToolCall{Name: "shell", Input: string(argv)}, []string{"3 a.txt |  | "}},
 		{"apply_patch's own input", memory.ToolCall{Name: "apply_patch", Input: string(direct)}, []string{"1 b.md |  | x"}},
 		// An "*** Add File:" line outside a patch is no patch: the
@@ -126,17 +122,7 @@ func TestCallPatch(t *testing.T) {
 		{"an Add File line without Begin Patch", memory.ToolCall{Name: "shell", Input: "grep -n '\n*** Add File: c.txt' log"}, nil},
 		{"input that is not JSON", memory.ToolCall{Name: "apply_patch", Input: "*** Begin Patch\n*** Add File: d.md\n+y\n*** End Patch"}, []string{"1 d.md |  | y"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := callPatch(tt.call)
-			if (p == nil) != (tt.want == nil) {
-				t.Fatalf("callPatch = %v, want a patch: %v", p, tt.want != nil)
-			}
-			if p != nil && !slices.Equal(p.render(), tt.want) {
-				t.Errorf("got %q, want %q", p.render(), tt.want)
-			}
-		})
-	}
+	checkCallPatches(t, tests)
 	// turnPatches places each call's patch at its step and call.
 	turn := Turn{Steps: []Step{{Calls: []memory.ToolCall{{Name: "shell", Input: `{"command":"ls"}`}, tests[0].call}}, {}}}
 	ps := turnPatches(turn)
@@ -155,11 +141,7 @@ func editCall(name string, input map[string]any) memory.ToolCall {
 // one representation for all the readers (instruction edits, moves and
 // writes, removed settings).
 func TestEditPatch(t *testing.T) {
-	tests := []struct {
-		name string
-		call memory.ToolCall
-		want []string // render(); nil: no patch
-	}{
+	tests := []callPatchCase{
 		{"Claude Code's Edit", editCall("Edit", map[string]any{"file_path": "/r/deploy.yml", "old_string": "a: 1\nb: 2", "new_string": "a: 1"}),
 			[]string{"2 /r/deploy.yml | a: 1/b: 2 | a: 1"}},
 		{"Claude Code's MultiEdit, an update per edit", editCall("MultiEdit", map[string]any{"file_path": "app.toml", "edits": []map[string]string{{"old_string": "x = 1", "new_string": "x = 2"}, {"old_string": "y = 1", "new_string": ""}}}),
@@ -183,17 +165,7 @@ func TestEditPatch(t *testing.T) {
 		{"SpecStory's Edit", memory.ToolCall{Name: "Edit", Input: "markdown:AGENTS.md"}, nil},
 		{"input that is not an object", memory.ToolCall{Name: "Edit", Input: `["a"]`}, nil},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := callPatch(tt.call)
-			if (p == nil) != (tt.want == nil) {
-				t.Fatalf("callPatch = %v, want a patch: %v", p, tt.want != nil)
-			}
-			if p != nil && !slices.Equal(p.render(), tt.want) {
-				t.Errorf("got %q, want %q", p.render(), tt.want)
-			}
-		})
-	}
+	checkCallPatches(t, tests)
 }
 
 // TestEditPatchReaders: the readers of a patch read a Claude Code edit as
@@ -348,4 +320,28 @@ func FuzzEditPatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// callPatchCase is a tool call and the patch callPatch should read from
+// it, rendered (render()); nil: no patch.
+type callPatchCase struct {
+	name string
+	call memory.ToolCall
+	want []string
+}
+
+// checkCallPatches runs callPatch on each case's call, as a subtest.
+func checkCallPatches(t *testing.T, tests []callPatchCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := callPatch(tt.call)
+			if (p == nil) != (tt.want == nil) {
+				t.Fatalf("callPatch = %v, want a patch: %v", p, tt.want != nil)
+			}
+			if p != nil && !slices.Equal(p.render(), tt.want) {
+				t.Errorf("got %q, want %q", p.render(), tt.want)
+			}
+		})
+	}
 }
