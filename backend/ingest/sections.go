@@ -125,6 +125,7 @@ type sectionSentence struct {
 func sectionSentences(block string, skip *string) []sectionSentence {
 	var out []sectionSentence
 	lines := strings.Split(block, "\n")
+	var recaps recapItems // recapitem.go: items marked as earlier work
 	for i, line := range lines {
 		t := strings.TrimSpace(line)
 		next := ""
@@ -137,8 +138,12 @@ func sectionSentences(block string, skip *string) []sectionSentence {
 				continue
 			}
 		}
+		lineSkip := *skip
+		if recaps.next(line) && lineSkip == "" {
+			lineSkip = sectionRecap
+		}
 		for _, s := range sentences(line) {
-			out = append(out, sectionSentence{s, *skip})
+			out = append(out, sectionSentence{s, lineSkip})
 		}
 	}
 	return out
