@@ -61,7 +61,7 @@ func recapItem(item string) (ok, title bool) {
 	}
 	it := strings.TrimSpace(item)
 	li := lower(strings.TrimRight(it, ".;:"))
-	if recapAmends.MatchString(li) {
+	if !recapWord(li) || recapAmends.MatchString(li) {
 		return false, false
 	}
 	if loc := recapItemClose.FindStringIndex(li); loc != nil && len(strings.Fields(li[:loc[0]])) <= maxRecapTitleWords {
@@ -69,6 +69,21 @@ func recapItem(item string) (ok, title bool) {
 	}
 	loc := recapItemWork.FindStringIndex(li)
 	return loc != nil && len(strings.Fields(li[:loc[0]])) <= maxRecapTitleWords, false
+}
+
+// recapWords are the words every mark of recapItemClose and recapItemWork
+// holds one of: a substring test before the expressions, which most list
+// items need not run.
+var recapWords = []string{"earlier", "previous", "existing", "unchanged", "already"}
+
+// recapWord reports whether a lowercased item holds one of recapWords.
+func recapWord(li string) bool {
+	for _, w := range recapWords {
+		if strings.Contains(li, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // recapItems follows the recap items of a block's lines: next returns
