@@ -19,10 +19,18 @@ import (
 // line of generated data.
 const maxFenceTailRunes = 160
 
+// Names of the rules of this file and lookfront.go, as ablate lists them
+// (junk.go).
+const (
+	ruleFenceTail    = "fencetail"
+	ruleFrontedOffer = "frontedoffer"
+	ruleLookFront    = "lookfront"
+)
+
 // fenceTails returns text with each fenced block of one line that ends a
 // sentence (fenceTail) written into that sentence as a code span.
 func fenceTails(text string) string {
-	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+	if !ruleOn(ruleFenceTail) || (!strings.Contains(text, "```") && !strings.Contains(text, "~~~")) {
 		return text
 	}
 	lines := strings.Split(text, "\n")
@@ -137,6 +145,9 @@ func introduces(line string) bool {
 // "Looking at the code, I can see that ..." tells what the agent finds
 // (seeAhead), no offer.
 func frontedOffer(ls string) bool {
+	if !ruleOn(ruleFrontedOffer) {
+		return false
+	}
 	m := mainClause(ls)
 	return len(m) < len(ls) && offer.MatchString(m) && !seeAhead.MatchString(m)
 }

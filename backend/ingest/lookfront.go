@@ -18,6 +18,9 @@ var lookFront = regexp.MustCompile(`^(?:after |on |upon |from )?(?:looking|check
 // `spinner.js`, we need to track ...", "..., let me check ..."): the
 // sentence is then the narration it reads as.
 func lookMain(ls string) int {
+	if !ruleOn(ruleLookFront) {
+		return 0
+	}
 	loc := lookFront.FindStringIndex(ls)
 	if loc == nil || loc[1] >= len(ls) {
 		return 0
