@@ -619,6 +619,7 @@ func codeLike(st string) bool {
 func modelCandidates(text, origin string, pos int, lead *string, restate *restatement, held []heldText) ([]Candidate, []posSentence) {
 	text = stripHarness(text)
 	prose, _ := splitFences(fenceTails(text)) // fencetail.go: a one-line block that ends a sentence is part of it
+	prose = fixSteps(prose)                   // fixstep.go: a problem and the fix said next are one statement
 	var cands []Candidate
 	var sents []posSentence
 	skip := ""                  // the class of the section being read (a plan), or none
