@@ -43,13 +43,13 @@ var selfOpen = regexp.MustCompile(`^(?:i|i'm|i've|i'll|we|we're|we've|let|let's|
 // what is changed, not who will change it. Output lines and list items
 // are left as they are.
 func fixSteps(prose string) string {
-	if !ruleOn(ruleFixStep) {
-		return prose
+	if !ruleOn(ruleFixStep) || !strings.Contains(prose, "fix ") {
+		return prose // fixLead's "fix" is lowercase after its subject: no line can join
 	}
 	lines := strings.Split(prose, "\n")
 	for i, line := range lines {
 		t := strings.TrimSpace(line)
-		if t == "" || outputLine.MatchString(t) || listMark.MatchString(t) {
+		if !strings.Contains(t, "fix ") || outputLine.MatchString(t) || listMark.MatchString(t) {
 			continue
 		}
 		ss := sentences(t)
