@@ -618,7 +618,7 @@ func codeLike(st string) bool {
 // rest of its block kept.
 func modelCandidates(text, origin string, pos int, lead *string, restate *restatement, held []heldText) ([]Candidate, []posSentence) {
 	text = stripHarness(text)
-	prose, _ := splitFences(fenceTails(text)) // fencetail.go: a one-line block that ends a sentence is part of it
+	prose, _ := splitFences(fenceTails(text)) // fencetail.go: a one-token block that ends a sentence is part of it
 	prose = fixSteps(prose)                   // fixstep.go: a problem and the fix said next are one statement
 	var cands []Candidate
 	var sents []posSentence
