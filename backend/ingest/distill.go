@@ -618,7 +618,8 @@ func codeLike(st string) bool {
 // rest of its block kept.
 func modelCandidates(text, origin string, pos int, lead *string, restate *restatement, held []heldText) ([]Candidate, []posSentence) {
 	text = stripHarness(text)
-	prose, _ := splitFences(text)
+	prose, _ := splitFences(fenceTails(text)) // fencetail.go: a one-token block that ends a sentence is part of it
+	prose = fixSteps(prose)                   // fixstep.go: a problem and the fix said next are one statement
 	var cands []Candidate
 	var sents []posSentence
 	skip := ""                  // the class of the section being read (a plan), or none
@@ -921,7 +922,7 @@ func classifySentence(st string, toolLoop bool) string {
 	if participleAct(strings.TrimLeft(ls[ackEnd(ls, false):], " ,.:;!—–-")) {
 		return ClassNarration // "Removing the spec since ...": the agent's act (junk.go)
 	}
-	if offer.MatchString(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) || suggestion(ls) {
+	if offer.MatchString(ls) || frontedOffer(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) || suggestion(ls) {
 		return ClassPlan
 	}
 	if origin == OriginToolLoop && selfModalStep(ls) {

@@ -47,8 +47,8 @@ func TestJunkRules(t *testing.T) {
 		{
 			name:  "a lead-in to a command the prose lost",
 			rule:  ruleLeadIn,
-			texts: []string{"The exporter writes one CSV per account into `out/ledger/`. To rerun our nightly export by hand, you can use the following command:\n\n```\nmake export\n```"},
-			gone:  "you can use the following command:",
+			texts: []string{"The exporter writes one CSV per account into `out/ledger/`. Our nightly export is rerun by hand with the following command:\n\n```\nmake export\n```"},
+			gone:  "rerun by hand with the following command:",
 			stays: "The exporter writes one CSV per account into `out/ledger/`.",
 		},
 		{

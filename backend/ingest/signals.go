@@ -330,6 +330,9 @@ func classify(sent string) string {
 	if wordCount(rest) == 0 || ackOnly.MatchString(lrest) || ackAnywhere.MatchString(lrest) {
 		return classAck
 	}
+	if n := lookMain(lrest); n > 0 {
+		return classify(rest[n:]) // lookfront.go: where the agent looked, then what it found
+	}
 	if weAct.MatchString(lrest) && !causeWord.MatchString(lrest) {
 		return classProcedural
 	}
