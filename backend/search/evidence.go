@@ -92,9 +92,8 @@ type Evidence struct {
 	// NamesOutOfReach are the query's words written as names that some
 	// memory contains but none within a scoped prompt's reach
 	// (QueryWord.OutOfReach): names of what only other projects' memories
-	// mention. Like UnknownNames they count against the lexical test and
-	// the vector test does not count for them (Holds); unlike them they do
-	// not make NamesUnknown.
+	// mention. Like UnknownNames the vector test does not count for them
+	// (Holds); unlike them they do not make NamesUnknown.
 	NamesOutOfReach []string `json:"names_out_of_reach,omitempty"`
 	// Words are the query's words with their information, each marked
 	// "+" when the best candidate holds it and "?" when no memory does,
@@ -151,9 +150,9 @@ type QueryWord struct {
 	// no memory within the prompt's reach does: a name only other
 	// projects' memories mention ("Tailwind" asked in a project whose
 	// memories never say it, while another project's do). The recall can
-	// give none of those memories, so for the evidence test the name is
-	// as unknown as one no memory contains (UnknownShare; the vector test
-	// does not count for it), but it is no reason to refuse the prompt
+	// give none of those memories, so for the vector test the name is as
+	// unknown as one no memory contains (the memories near the prompt are
+	// near its other words), but it is no reason to refuse the prompt
 	// outright (NamesUnknown): the store knows the thing.
 	OutOfReach bool
 }
@@ -347,8 +346,7 @@ func InfoShare(ws []QueryWord, doc map[string]bool) float64 {
 }
 
 // UnknownShare is the share of the words' information carried by the
-// words no memory contains, and the names out of a scoped prompt's reach
-// (QueryWord.OutOfReach): what no memory the recall can give can cover. A memory that covers
+// words no memory contains: what no memory can cover. A memory that covers
 // more of the query than that has found something the query is about,
 // while the best match of a query about something else covers only the
 // generic words the query shares with the store, less than the topic words
@@ -357,7 +355,7 @@ func UnknownShare(ws []QueryWord) float64 {
 	var total, unknown float64
 	for _, w := range ws {
 		total += w.Info
-		if w.Unknown || w.OutOfReach {
+		if w.Unknown {
 			unknown += w.Info
 		}
 	}

@@ -142,8 +142,8 @@ var queryStages = []queryStage{
 //     candidate holds only as the start or end of a longer term, "Surreal"
 //     of "surrealdb", stays unknown to both tests but is no reason to
 //     refuse: QueryWord.Affix; for a scoped prompt, a name that only
-//     memories out of its reach hold counts as unknown to both tests but is
-//     no reason to refuse: QueryWord.OutOfReach). Without
+//     memories out of its reach hold makes the vector test not count, but
+//     is no reason to refuse: QueryWord.OutOfReach). Without
 //     either, or when a prompt
 //     (Query.Prompt) is too generic to be about anything (it names nothing
 //     and its words carry less information than one word general language
