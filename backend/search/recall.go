@@ -351,6 +351,8 @@ type found struct {
 	unknownNames []string
 	// generic is the search's Evidence.Generic.
 	generic bool
+	// namesOutOfReach is the search's Evidence.NamesOutOfReach.
+	namesOutOfReach []string
 	// outOfReach says the search was scoped (Result.Scoped) and found no
 	// candidate within the prompt's reach.
 	outOfReach bool
@@ -378,7 +380,7 @@ func (r *Recaller) find(ctx context.Context, req RecallRequest, n int) (found, e
 		return found{}, err
 	}
 	f := found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames,
-		generic: res.Evidence.Generic, scored: res.Scored, excluded: q.Exclude, outOfReach: res.Scoped && res.Candidates == 0}
+		generic: res.Evidence.Generic, namesOutOfReach: res.Evidence.NamesOutOfReach, scored: res.Scored, excluded: q.Exclude, outOfReach: res.Scoped && res.Candidates == 0}
 	if res.Tested {
 		f.evidence = &res.Evidence
 	}
@@ -439,6 +441,9 @@ func skippedReason(f found, alreadyGiven bool) string {
 	case f.noEvidence && len(f.unknownNames) > 0:
 		return "the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions " +
 			strings.Join(f.unknownNames, ", ") + ")"
+	case f.noEvidence && len(f.namesOutOfReach) > 0:
+		return "the store holds nothing this prompt is about (no evidence beyond chance; only other projects' memories mention " +
+			strings.Join(f.namesOutOfReach, ", ") + ")"
 	case f.noEvidence:
 		return "the store holds nothing this prompt is about (no evidence beyond chance)"
 	}
