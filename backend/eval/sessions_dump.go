@@ -64,6 +64,25 @@ func dumpUnrelated(w io.Writer, prompt string, got search.Recalled) {
 	}
 }
 
+// dumpUnrelatedInProject writes an unrelated prompt asked inside project
+// proj that got memories: the query-level evidence test, then each memory
+// given with its score, kind and project, its own evidence (coverage,
+// information share, cosine) and which per-memory test of the absolute
+// floor let it through (search.GivenEvidence), and every factor of its
+// composite.
+func dumpUnrelatedInProject(w io.Writer, proj, prompt string, got search.Recalled) {
+	fmt.Fprintf(w, "=== unrelated in %s %q: %d memories\n", proj, prompt, len(got.Hits))
+	dumpEvidence(w, got.Evidence)
+	for i, h := range got.Hits {
+		fmt.Fprintf(w, "  given %.3f %s/%s %s\n", h.Score, h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 100))
+		if i < len(got.GivenEvidence) {
+			ge := got.GivenEvidence[i]
+			fmt.Fprintf(w, "    own evidence: coverage %.3f, info %.3f, cosine %.3f; through the absolute floor by %s\n", ge.Coverage, ge.Info, ge.Cosine, ge.Through)
+		}
+		dumpFactors(w, h.Breakdown, h.Memory.Text)
+	}
+}
+
 // dumpMiss writes a query of a covered fact whose recall gave no memory
 // covering it in the first SessionsK, and why: what was given (or why
 // nothing was), and where the memories covering the fact went (given past
@@ -152,6 +171,9 @@ func dumpEvidence(w io.Writer, ev *search.Evidence) {
 		}
 		return strings.Join(ws, ",")
 	}
-	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s, names the best candidate lacks %s, unknown names a candidate has as a longer term's start or end %s\n",
-		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], yes(ev.Lexical), ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks), list(ev.AffixNames))
+	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s, names the best candidate lacks %s, unknown names a candidate has as a longer term's start or end %s, names out of the prompt's reach %s\n",
+		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], yes(ev.Lexical), ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks), list(ev.AffixNames), list(ev.NamesOutOfReach))
+	if len(ev.Words) > 0 {
+		fmt.Fprintf(w, "  words (information; + the best candidate holds it, ? no memory does): %s\n", strings.Join(ev.Words, " "))
+	}
 }

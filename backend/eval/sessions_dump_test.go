@@ -76,6 +76,7 @@ func TestDumpEvidence(t *testing.T) {
 	vectorOnly := &search.Evidence{Coverage: 0.3, Unknown: 0.4, Cosine: 0.25, Mean: 0.1, Std: 0.05, Threshold: 0.24, Sample: 256, Vector: true}
 	named := &search.Evidence{Coverage: 0.5, Unknown: 0.2, Lexical: true, UnknownNames: []string{"terraform"}, NamesUnknown: true}
 	lacks := &search.Evidence{Coverage: 0.45, Unknown: 0.1, Lexical: true, BestLacks: []string{"rust"}}
+	outOfReach := &search.Evidence{Coverage: 0.45, Unknown: 0.3, Lexical: true, NamesOutOfReach: []string{"tailwind"}, Words: []string{"app+:8.7", "tailwind:14.8"}}
 	affix := &search.Evidence{Coverage: 0.45, Unknown: 0.2, Lexical: true, UnknownNames: []string{"cnc"}, AffixNames: []string{"cnc"}}
 	for _, tc := range []struct {
 		name string
@@ -86,7 +87,8 @@ func TestDumpEvidence(t *testing.T) {
 		{"names unknown", named, []string{"evidence fails: lexical yes", "vector no sample", "unknown names terraform", "names the best candidate lacks -"}},
 		{"best lacks a name", lacks, []string{"evidence holds: lexical yes", "unknown names -, names the best candidate lacks rust"}},
 		{"an affix name", affix, []string{"evidence holds: lexical yes", "unknown names cnc", "as a longer term's start or end cnc"}},
-		{"no affix name", lacks, []string{"as a longer term's start or end -"}},
+		{"no affix name", lacks, []string{"as a longer term's start or end -", "names out of the prompt's reach -"}},
+		{"a name out of reach", outOfReach, []string{"evidence holds: lexical yes", "names out of the prompt's reach tailwind", "words (information; + the best candidate holds it, ? no memory does): app+:8.7 tailwind:14.8"}},
 		{"no test", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,5 +105,33 @@ func TestDumpEvidence(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDumpUnrelatedInProject: an unrelated prompt asked inside a project
+// that got memories is written with its project, its evidence test, and
+// each memory given with its score, kind and project, its own evidence,
+// which per-memory test of the absolute floor let it through and every
+// factor of its score.
+func TestDumpUnrelatedInProject(t *testing.T) {
+	got := search.Recalled{
+		Evidence: &search.Evidence{Coverage: 0.25, Lexical: true},
+		Hits: []memory.Hit{{Memory: memory.Memory{ID: "m1", Kind: memory.KindConfig, Project: "kiln", Text: "The kiln build reads config/kiln.toml."}, Score: 1.5,
+			Breakdown: memory.ScoreBreakdown{Composite: 1.5, Relevance: 0.6, Importance: 0.5, ProjectBoost: 2.5}}},
+		GivenEvidence: []search.GivenEvidence{{CandidateEvidence: search.CandidateEvidence{ID: "m1", Coverage: 0.13, Info: 0.25, Cosine: 0.29}, Through: "coverage"}},
+	}
+	var b bytes.Buffer
+	dumpUnrelatedInProject(&b, "kiln", "How do I configure Tailwind dark mode?", got)
+	out := b.String()
+	for _, w := range []string{
+		`=== unrelated in kiln "How do I configure Tailwind dark mode?": 1 memories`,
+		"evidence holds: lexical yes (coverage 0.250",
+		"given 1.500 config/kiln The kiln build reads config/kiln.toml.",
+		"own evidence: coverage 0.130, info 0.250, cosine 0.290; through the absolute floor by coverage",
+		"factors: composite 1.500 = relevance 0.600",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("dump lacks %q:\n%s", w, out)
+		}
 	}
 }

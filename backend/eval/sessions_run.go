@@ -466,7 +466,8 @@ func (r *sessionsRun) unrelated(ctx context.Context) error {
 	}
 	for _, proj := range slices.Sorted(maps.Keys(projects)) {
 		for i, p := range prompts {
-			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%s-%d", proj, i+1), Prompt: p, Project: proj, Event: search.EventPrompt})
+			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%s-%d", proj, i+1), Prompt: p, Project: proj, Event: search.EventPrompt,
+				AllWithheld: r.opts.Dump != nil})
 			if err != nil {
 				return fmt.Errorf("eval sessions: recall unrelated prompt %d in %s: %w", i+1, proj, err)
 			}
@@ -476,6 +477,8 @@ func (r *sessionsRun) unrelated(ctx context.Context) error {
 			}
 			if len(got.Hits) == 0 {
 				o.UnrelatedInProjectEmpty++
+			} else if r.opts.Dump != nil {
+				dumpUnrelatedInProject(r.opts.Dump, proj, p, got)
 			}
 		}
 	}

@@ -89,6 +89,17 @@ type Evidence struct {
 	// migration ..." in a store of another framework's migrations). A
 	// search is not held to it: whoever searches asked for the nearest.
 	NamesUnknown bool `json:"names_unknown,omitempty"`
+	// NamesOutOfReach are the query's words written as names that some
+	// memory contains but none within a scoped prompt's reach
+	// (QueryWord.OutOfReach): names of what only other projects' memories
+	// mention. Like UnknownNames the vector test does not count for them
+	// (Holds); unlike them they do not make NamesUnknown.
+	NamesOutOfReach []string `json:"names_out_of_reach,omitempty"`
+	// Words are the query's words with their information, each marked
+	// "+" when the best candidate holds it and "?" when no memory does,
+	// for reading why a prompt got memories (eval sessions --dump); not
+	// serialised.
+	Words []string `json:"-"`
 }
 
 // Holds reports whether the evidence says the store holds what the query
@@ -99,7 +110,7 @@ func (ev Evidence) Holds() bool {
 	if ev.Generic || ev.NamesUnknown {
 		return false
 	}
-	return ev.Lexical || (ev.Vector && len(ev.UnknownNames) == 0)
+	return ev.Lexical || (ev.Vector && len(ev.UnknownNames) == 0 && len(ev.NamesOutOfReach) == 0)
 }
 
 // Specific reports whether a query of words ws says enough to be about
@@ -134,6 +145,16 @@ type QueryWord struct {
 	// the lexical test, and the vector test alone is not evidence for it)
 	// but a prompt naming it is not refused outright (NamesUnknown).
 	Affix bool
+	// OutOfReach is set, for a scoped prompt (Query.ProjectScoped), on a
+	// word written as a name that some memory contains (not Unknown) but
+	// no memory within the prompt's reach does: a name only other
+	// projects' memories mention ("Tailwind" asked in a project whose
+	// memories never say it, while another project's do). The recall can
+	// give none of those memories, so for the vector test the name is as
+	// unknown as one no memory contains (the memories near the prompt are
+	// near its other words), but it is no reason to refuse the prompt
+	// outright (NamesUnknown): the store knows the thing.
+	OutOfReach bool
 }
 
 // QueryWords returns the distinct words of text that the analyzer keeps
@@ -281,6 +302,18 @@ func RefusedNames(ws []QueryWord) []string {
 	return out
 }
 
+// NamesOutOfReach returns the words of ws written as names that are out
+// of a scoped prompt's reach (QueryWord.OutOfReach).
+func NamesOutOfReach(ws []QueryWord) []string {
+	var out []string
+	for _, w := range ws {
+		if w.OutOfReach {
+			out = append(out, w.Word)
+		}
+	}
+	return out
+}
+
 // LackedNames returns the words of ws written as names that some memory
 // contains (not Unknown) but doc, a memory's terms, does not.
 func LackedNames(ws []QueryWord, doc map[string]bool) []string {
@@ -396,6 +429,7 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 	}
 	ev := CheckEvidence(coverage, UnknownShare(ws), cosine, sims, n)
 	ev.UnknownNames = UnknownNames(ws)
+	ev.NamesOutOfReach = NamesOutOfReach(ws)
 	_, maxInfo, err := e.wordInfo()
 	if err != nil {
 		return Evidence{}, err

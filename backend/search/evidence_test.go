@@ -93,6 +93,11 @@ func TestQueryWords(t *testing.T) {
 	if got := UnknownShare(ws); math.Abs(got-31.0/total) > 1e-12 {
 		t.Errorf("UnknownShare = %v, want %v", got, 31.0/total)
 	}
+	out := slices.Clone(ws)
+	out[1].OutOfReach = true
+	if got := NamesOutOfReach(out); !slices.Equal(got, []string{"webhooks"}) {
+		t.Errorf("NamesOutOfReach = %q, want [webhooks]", got)
+	}
 	if InfoShare(nil, nil) != 0 || UnknownShare(nil) != 0 {
 		t.Error("no words: want shares of 0")
 	}
@@ -235,6 +240,8 @@ func TestEvidenceHolds(t *testing.T) {
 		{Evidence{Lexical: true, UnknownNames: []string{"kafka"}}, true},
 		{Evidence{Lexical: true, Vector: true, Generic: true}, false},
 		{Evidence{Lexical: true, Vector: true, UnknownNames: []string{"django"}, NamesUnknown: true}, false},
+		{Evidence{Vector: true, NamesOutOfReach: []string{"tailwind"}}, false},
+		{Evidence{Lexical: true, NamesOutOfReach: []string{"tailwind"}}, true},
 	}
 	for _, c := range cases {
 		if got := c.ev.Holds(); got != c.want {

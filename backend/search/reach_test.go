@@ -120,3 +120,99 @@ func TestRecallReach(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesOutOfReach: a prompt asked in one project that names what only
+// another project's memories mention (the name is out of its reach) has
+// no evidence in its own project's memories near the prompt's other words,
+// while the project that holds the name has; without the rule
+// (outOfReachNames off) the first project's memories pass the vector test.
+func TestNamesOutOfReach(t *testing.T) {
+	const prompt = "Which Kubernetes autoscaling quotas for the container?"
+	fixtures := []struct{ id, project, text string }{
+		{"harbor-k8s", "harbor", "The harbor services run on Kubernetes: the autoscaling of each deployment is configured in deploy/hpa.yaml."},
+		{"kiln-build", "kiln", "The kiln container build copies the firmware image into the container and configures the build cache."},
+		{"kiln-config", "kiln", "Configure the kiln controller through config/kiln.toml; the build reads it at start."},
+	}
+	var ms []memory.Memory
+	for _, f := range fixtures {
+		ms = append(ms, memory.Memory{ID: f.id, Text: f.text, Project: f.project, Kind: memory.KindConfig, KindOrigin: memory.KindGiven,
+			Type: memory.TypeProject, Importance: 0.5, CreatedAt: testNow.Add(-24 * time.Hour)})
+	}
+	for i := range 8 {
+		ms = append(ms,
+			memory.Memory{ID: fmt.Sprintf("kiln-fill%d", i), Project: "kiln", Text: fmt.Sprintf("Glaze recipe %d lives in recipes/glaze%d.toml and the kiln schedule reads it at start.", i, i),
+				Kind: memory.KindFact, Type: memory.TypeProject, Importance: 0.5, CreatedAt: testNow.Add(-24 * time.Hour)},
+			memory.Memory{ID: fmt.Sprintf("harbor-fill%d", i), Project: "harbor", Text: fmt.Sprintf("The harbor ledger view %d lists container berths and their tide windows.", i),
+				Kind: memory.KindFact, Type: memory.TypeProject, Importance: 0.5, CreatedAt: testNow.Add(-24 * time.Hour)})
+	}
+	st, emb, clock := openEmbedded(t, ms)
+	e := New(st, emb, config.Default().Search, clock)
+	run := func(project string, scoped bool) *Result {
+		t.Helper()
+		r, err := e.Run(context.Background(), Query{Text: prompt, Project: project, K: 5, Prompt: true, ProjectScoped: scoped})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	cases := []struct {
+		name, project string
+		scoped        bool
+		outOfReach    []string
+		evidence      bool
+	}{
+		{"in a project whose memories never name it", "kiln", true, []string{"kubernetes"}, false},
+		{"in the project that holds it", "harbor", true, nil, true},
+		{"not scoped: the whole store is the reach", "kiln", false, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(c.project, c.scoped)
+			if !slices.Equal(r.Evidence.NamesOutOfReach, c.outOfReach) {
+				t.Errorf("names out of reach %q, want %q (evidence %+v)", r.Evidence.NamesOutOfReach, c.outOfReach, r.Evidence)
+			}
+			if got := !r.NoEvidence; got != c.evidence {
+				t.Errorf("evidence %v, want %v (%+v, hits %v)", got, c.evidence, r.Evidence, hitIDs(r.Hits))
+			}
+		})
+	}
+	t.Run("without the rule", func(t *testing.T) {
+		outOfReachNames = false
+		defer func() { outOfReachNames = true }()
+		if r := run("kiln", true); r.NoEvidence || !r.Evidence.Vector {
+			t.Errorf("the fixture's kiln memories have no vector evidence without the rule (%+v): the test cannot fail", r.Evidence)
+		}
+
+	})
+}
+
+// TestGivenEvidence: with AllWithheld a recall says, for each memory given
+// in its order, its own evidence and which test of the absolute floor let
+// it through; without, nothing.
+func TestGivenEvidence(t *testing.T) {
+	r := openReach(t, nil)
+	const prompt = "Which avr-gcc toolchain version does the firmware build need, and why not a newer release?"
+	for i, all := range []bool{true, false} {
+		got, err := r.Recall(context.Background(), RecallRequest{SessionID: fmt.Sprintf("g%d", i), Prompt: prompt, Project: "kiln", AllWithheld: all})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Hits) == 0 {
+			t.Fatalf("no hits (skipped %q)", got.Skipped)
+		}
+		if !all {
+			if got.GivenEvidence != nil {
+				t.Errorf("without AllWithheld: given evidence %+v", got.GivenEvidence)
+			}
+			continue
+		}
+		if len(got.GivenEvidence) != len(got.Hits) {
+			t.Fatalf("%d given evidence for %d hits", len(got.GivenEvidence), len(got.Hits))
+		}
+		for j, ge := range got.GivenEvidence {
+			if ge.ID != got.Hits[j].Memory.ID || ge.Through == "" {
+				t.Errorf("given evidence %d = %+v for hit %s", j, ge, got.Hits[j].Memory.ID)
+			}
+		}
+	}
+}

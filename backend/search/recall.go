@@ -116,6 +116,20 @@ type Recalled struct {
 	// never shown to the agent. Snoozed and superseded memories are not
 	// candidates and are not listed.
 	Withheld []Withheld `json:"withheld,omitempty"`
+	// GivenEvidence is each of Hits' own evidence (CandidateEvidence, in
+	// the order of Hits) and which per-memory test of the absolute floor
+	// let it through (Through), when the request set AllWithheld: for
+	// evaluation (eval sessions --dump), never serialised.
+	GivenEvidence []GivenEvidence `json:"-"`
+}
+
+// GivenEvidence is a given memory's own evidence (Recalled.GivenEvidence).
+type GivenEvidence struct {
+	CandidateEvidence
+	// Through names the per-memory tests the memory passed: "coverage"
+	// (Coverage at least search.absolute_floor), "cosine" (Cosine at least
+	// the vector floor), both joined by "+".
+	Through string
 }
 
 // Why a candidate was withheld (Withheld.Reason).
@@ -337,6 +351,8 @@ type found struct {
 	unknownNames []string
 	// generic is the search's Evidence.Generic.
 	generic bool
+	// namesOutOfReach is the search's Evidence.NamesOutOfReach.
+	namesOutOfReach []string
 	// outOfReach says the search was scoped (Result.Scoped) and found no
 	// candidate within the prompt's reach.
 	outOfReach bool
@@ -364,7 +380,7 @@ func (r *Recaller) find(ctx context.Context, req RecallRequest, n int) (found, e
 		return found{}, err
 	}
 	f := found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames,
-		generic: res.Evidence.Generic, scored: res.Scored, excluded: q.Exclude, outOfReach: res.Scoped && res.Candidates == 0}
+		generic: res.Evidence.Generic, namesOutOfReach: res.Evidence.NamesOutOfReach, scored: res.Scored, excluded: q.Exclude, outOfReach: res.Scoped && res.Candidates == 0}
 	if res.Tested {
 		f.evidence = &res.Evidence
 	}
@@ -393,6 +409,9 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 		limit = math.MaxInt
 	}
 	out.Withheld = r.withheld(f, out.Hits, given, over, hits[len(out.Hits):], limit)
+	if req.AllWithheld {
+		out.GivenEvidence = r.engine.givenEvidence(f.scored, out.Hits)
+	}
 	out.Given = r.givenCount(req.SessionID)
 	r.given.Add(int64(len(out.Hits)))
 	if len(out.Hits) == 0 {
@@ -422,6 +441,9 @@ func skippedReason(f found, alreadyGiven bool) string {
 	case f.noEvidence && len(f.unknownNames) > 0:
 		return "the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions " +
 			strings.Join(f.unknownNames, ", ") + ")"
+	case f.noEvidence && len(f.namesOutOfReach) > 0:
+		return "the store holds nothing this prompt is about (no evidence beyond chance; only other projects' memories mention " +
+			strings.Join(f.namesOutOfReach, ", ") + ")"
 	case f.noEvidence:
 		return "the store holds nothing this prompt is about (no evidence beyond chance)"
 	}
@@ -665,6 +687,28 @@ func (e *Engine) floorReasons(scored []CandidateEvidence, noEvidence bool) map[s
 		if out[c.ID] == "" && (c.Composite < e.cfg.RelativeFloor*top || c.Composite <= 0) {
 			out[c.ID] = WithheldRelativeFloor
 		}
+	}
+	return out
+}
+
+// givenEvidence is each hit's own evidence as the search scored it
+// (scored, Result.Scored) and which test of the absolute floor it passed.
+func (e *Engine) givenEvidence(scored []CandidateEvidence, hits []memory.Hit) []GivenEvidence {
+	byID := make(map[string]CandidateEvidence, len(scored))
+	for _, c := range scored {
+		byID[c.ID] = c
+	}
+	out := make([]GivenEvidence, len(hits))
+	for i, h := range hits {
+		c := byID[h.Memory.ID]
+		var through []string
+		if c.Coverage >= e.cfg.AbsoluteFloor {
+			through = append(through, "coverage")
+		}
+		if c.Cosine >= e.vectorFloor() {
+			through = append(through, "cosine")
+		}
+		out[i] = GivenEvidence{CandidateEvidence: c, Through: strings.Join(through, "+")}
 	}
 	return out
 }

@@ -333,6 +333,8 @@ func TestSkippedReason(t *testing.T) {
 		{"no evidence", found{noEvidence: true}, false, "the store holds nothing this prompt is about (no evidence beyond chance)"},
 		{"unknown names", found{noEvidence: true, unknownNames: []string{"Zorblat", "Quux"}}, false,
 			"the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions Zorblat, Quux)"},
+		{"names out of reach", found{noEvidence: true, namesOutOfReach: []string{"tailwind"}}, false,
+			"the store holds nothing this prompt is about (no evidence beyond chance; only other projects' memories mention tailwind)"},
 		{"generic", found{noEvidence: true, generic: true}, false,
 			"the prompt is too generic to be about something memory holds (it names nothing and says little)"},
 		{"out of reach", found{outOfReach: true}, false,

@@ -141,7 +141,9 @@ var queryStages = []queryStage{
 //     holds only inside a compound term is not unknown: docTerms; one a
 //     candidate holds only as the start or end of a longer term, "Surreal"
 //     of "surrealdb", stays unknown to both tests but is no reason to
-//     refuse: QueryWord.Affix). Without
+//     refuse: QueryWord.Affix; for a scoped prompt, a name that only
+//     memories out of its reach hold makes the vector test not count, but
+//     is no reason to refuse: QueryWord.OutOfReach). Without
 //     either, or when a prompt
 //     (Query.Prompt) is too generic to be about anything (it names nothing
 //     and its words carry less information than one word general language
@@ -454,6 +456,7 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 		}
 	}
 	res := r.res
+	held := make([]bool, len(r.qwords)) // a candidate holds the word
 	for i := range r.cands {
 		c := &r.cands[i]
 		if r.qvec != nil && c.m.EmbeddingModel != "" && r.qmodel != "" && c.m.EmbeddingModel != r.qmodel {
@@ -468,6 +471,9 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 		}
 		doc := e.docTerms(c.m.Text)
 		for j, w := range r.qwords {
+			if !held[j] && slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
+				held[j] = true
+			}
 			if w.Unknown && slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
 				r.qwords[j].Unknown = false // only inside a compound term of the index ("phoenix.liveviewtest")
 			}
@@ -495,6 +501,9 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 			r.bestInfo, r.bestDoc = c.info, doc
 		}
 	}
+	if err := e.markOutOfReach(ctx, r, held); err != nil {
+		return err
+	}
 	for _, c := range r.cands {
 		res.Scored = append(res.Scored, CandidateEvidence{ID: c.m.ID, Coverage: c.coverage, Info: c.info, Cosine: c.cosine, Composite: c.b.Composite, Breakdown: c.b})
 		res.Coverage = math.Max(res.Coverage, c.coverage)
@@ -502,6 +511,36 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 	}
 	return nil
 }
+
+// markOutOfReach marks, for a scoped prompt whose words the evidence test
+// weighs, the words written as names that some memory contains but no
+// memory within the prompt's reach does (QueryWord.OutOfReach): none of
+// the candidates holds one, nor does the BM25 index within the reach's
+// filter (a candidate's compound terms count, docTerms). held says which
+// of the words a candidate holds.
+func (e *Engine) markOutOfReach(ctx context.Context, r *queryRun, held []bool) error {
+	if !r.res.Scoped || !outOfReachNames {
+		return nil
+	}
+	for j, w := range r.qwords {
+		if !w.Name || w.Unknown || held[j] {
+			continue
+		}
+		terms := make([]store.Term, len(w.Terms))
+		for i, t := range w.Terms {
+			terms[i] = store.Term{Text: t, Boost: 1}
+		}
+		hits, err := e.idx.TextSearchTerms(ctx, terms, 1, r.q.Filter)
+		if err != nil {
+			return fmt.Errorf("search: is %q within the prompt's reach: %w", w.Word, err)
+		}
+		r.qwords[j].OutOfReach = len(hits) == 0
+	}
+	return nil
+}
+
+// outOfReachNames turns markOutOfReach on (ablation switch).
+var outOfReachNames = true
 
 // evidenceStage is the query-level evidence test (see Run, step 4): when
 // it fails the search is done and returns nothing.
@@ -528,12 +567,29 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 	}
 	ev.NamesUnknown = r.q.Prompt && len(refused) > 0
 	ev.BestLacks = LackedNames(r.qwords, r.bestDoc)
+	ev.Words = wordsHeld(r.qwords, r.bestDoc)
 	r.res.Evidence, r.res.Tested = ev, true
 	if !ev.Holds() {
 		r.res.NoEvidence = true
 		r.done = true
 	}
 	return nil
+}
+
+// wordsHeld writes each of ws with its information, "+" after one doc
+// holds and "?" after one no memory contains (Evidence.Words).
+func wordsHeld(ws []QueryWord, doc map[string]bool) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		mark := ""
+		if slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
+			mark = "+"
+		} else if w.Unknown {
+			mark = "?"
+		}
+		out[i] = fmt.Sprintf("%s%s:%.1f", w.Word, mark, w.Info)
+	}
+	return out
 }
 
 // absoluteFloor drops the candidates without evidence of their own: a
