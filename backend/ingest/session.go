@@ -222,6 +222,7 @@ func (e *recentTurn) mapsSize() int {
 // read them (read only too).
 type keptFrom struct {
 	origin, class string
+	taught        bool // the model's restatement of what the user taught (Candidate.taught)
 	subject       map[string]bool
 	tokens        []string
 	lowered       string
@@ -748,7 +749,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 	for i, c := range fresh {
 		placed[c.Text] = ids[i]
 		e.kept[c.Text] = ids[i]
-		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
+		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, taught: c.taught, subject: c.subject}
 		if ids[i] != "" {
 			e.markUntested(ids[i])
 			reason := again("kept now")
@@ -1184,7 +1185,7 @@ func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, later []string, can
 			continue
 		}
 		rt.kept[c.Text] = ""
-		rt.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
+		rt.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, taught: c.taught, subject: c.subject}
 		if cv.Kept && cv.MemoryID != "" {
 			ids = append(ids, cv.MemoryID)
 		}
