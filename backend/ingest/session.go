@@ -426,8 +426,8 @@ func slim(t Turn) Turn {
 // pairing of SpecStory's Edit results).
 func slimCalls(t Turn, i int) []memory.ToolCall {
 	var out []memory.ToolCall
-	for _, c := range t.Steps[i].Calls {
-		if callFailed(t, i, c) && !slimOff["failed"] {
+	for j, c := range t.Steps[i].Calls {
+		if callFailed(t, i, j) && !slimOff["failed"] {
 			if c.Name == "Edit" {
 				out = append(out, memory.ToolCall{ID: c.ID, Name: c.Name})
 			}
@@ -863,6 +863,13 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	ext.Exchanges = append(slices.Clip(ext.Exchanges), t.Exchanges...)
 	ext.UserTurns = max(ext.UserTurns, t.UserTurns)
 	ext.Headless = ext.Headless || t.Headless
+	// The calls whose results the turn did not hold were read as made
+	// (as batch ingest reads a call without a result); their results
+	// come now, and what a failed one was read to make is read again
+	// (callFailed): the earlier turns are distilled again knowing it.
+	still := stillAwaited(last.turn.awaiting, t)
+	resolved := len(still) < len(last.turn.awaiting)
+	ext.awaiting = append(still, t.awaiting...)
 	base := len(r.dec.Candidates)
 	n := 0
 	// The turn's tool calls, the continuation's with them, may revise what
@@ -873,16 +880,24 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	later := laterOf(t)
 	from, upd := len(earlier)-1, map[int]bool(nil)
 	reach := min(from, redistillFrom(earlier, textsSize(later)))
-	if len(revs) > 0 || len(undos) > 0 || revises {
+	if len(revs) > 0 || len(undos) > 0 || revises || resolved {
 		from = reach
 	} else if upd = mayUpdate(t, earlier[:len(earlier)-1], reach); len(upd) > 0 {
 		from = reach // update.go: only the turns t may update are distilled again
+	}
+	after := later // what the earlier turns are distilled again knowing, after last's
+	if resolved {
+		// What the awaited calls made, or not, reaches the earlier turns
+		// through last's later texts, read again with their results:
+		// then the whole extended turn's, t's among them.
+		last.setTurn(ext)
+		after = nil
 	}
 	for i := from; i < len(earlier)-1; i++ {
 		if upd != nil && !upd[i] {
 			continue
 		}
-		k, err := p.redistill(ctx, t, later, &earlier[i], earlier[i+1:], nil, base, &r.dec)
+		k, err := p.redistill(ctx, t, after, &earlier[i], earlier[i+1:], nil, base, &r.dec)
 		if err != nil {
 			return true, fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
 		}
@@ -917,6 +932,20 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	r.dec.Verdict, r.dec.Stage, r.dec.Reason, r.decided = memory.VerdictStored, StageStore, reason+fmt.Sprintf("; %d memories kept now", len(ids)), true
 	r.dec.MemoryIDs = ids
 	return true, nil
+}
+
+// stillAwaited returns the ids of awaited (the calls a turn awaits the
+// results of) that its continuation t brings no result for, in order.
+func stillAwaited(awaited []string, t Turn) []string {
+	var out []string
+	for _, id := range awaited {
+		if !slices.ContainsFunc(t.Steps, func(s Step) bool {
+			return slices.ContainsFunc(s.Results, func(r memory.ToolResult) bool { return r.ToolUseID == id })
+		}) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // revisionReasons are the reasons distillation drops or cuts a piece of
