@@ -867,8 +867,7 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	// (as batch ingest reads a call without a result); their results
 	// come now, and what a failed one was read to make is read again
 	// (callFailed): the earlier turns are distilled again knowing it.
-	still := stillAwaited(last.turn.awaiting, t)
-	resolved := len(still) < len(last.turn.awaiting)
+	still, failed := awaitedResults(last.turn.awaiting, t)
 	ext.awaiting = append(still, t.awaiting...)
 	base := len(r.dec.Candidates)
 	n := 0
@@ -880,14 +879,14 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	later := laterOf(t)
 	from, upd := len(earlier)-1, map[int]bool(nil)
 	reach := min(from, redistillFrom(earlier, textsSize(later)))
-	if len(revs) > 0 || len(undos) > 0 || revises || resolved {
+	if len(revs) > 0 || len(undos) > 0 || revises || failed {
 		from = reach
 	} else if upd = mayUpdate(t, earlier[:len(earlier)-1], reach); len(upd) > 0 {
 		from = reach // update.go: only the turns t may update are distilled again
 	}
 	after := later // what the earlier turns are distilled again knowing, after last's
-	if resolved {
-		// What the awaited calls made, or not, reaches the earlier turns
+	if failed {
+		// What the failed calls did not make reaches the earlier turns
 		// through last's later texts, read again with their results:
 		// then the whole extended turn's, t's among them.
 		last.setTurn(ext)
@@ -934,18 +933,25 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	return true, nil
 }
 
-// stillAwaited returns the ids of awaited (the calls a turn awaits the
-// results of) that its continuation t brings no result for, in order.
-func stillAwaited(awaited []string, t Turn) []string {
-	var out []string
+// awaitedResults reads what a turn's continuation t brings of the
+// results of the calls the turn awaited (awaited, its awaiting): the ids
+// it brings none for, in order, and whether one it brings is an error
+// (the call, read as made, made nothing).
+func awaitedResults(awaited []string, t Turn) (still []string, failed bool) {
 	for _, id := range awaited {
-		if !slices.ContainsFunc(t.Steps, func(s Step) bool {
-			return slices.ContainsFunc(s.Results, func(r memory.ToolResult) bool { return r.ToolUseID == id })
-		}) {
-			out = append(out, id)
+		answered := false
+		for _, s := range t.Steps {
+			for _, r := range s.Results {
+				if r.ToolUseID == id {
+					answered, failed = true, failed || r.IsError
+				}
+			}
+		}
+		if !answered {
+			still = append(still, id)
 		}
 	}
-	return out
+	return still, failed
 }
 
 // revisionReasons are the reasons distillation drops or cuts a piece of
