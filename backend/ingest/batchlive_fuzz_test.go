@@ -197,6 +197,11 @@ func FuzzGlossBatchLive(f *testing.F) {
 	// ingest drops it.
 	f.Add([]byte{0x53, 0xda, 0xda, 0x2c, 0x14, 0x89, 0x5, 0xa, 0x6, 0xd3, 0x78, 0x41, 0xb7, 0x4b, 0xcb, 0xbd, 0xf8, 0x98, 0x7a, 0x19, 0xdc, 0xdd, 0xc8, 0xe9, 0x66, 0xbf, 0xfa, 0xcf, 0xac, 0x14, 0xda, 0xb3, 0x39, 0x51, 0xa9, 0xe9, 0xa4, 0xcf, 0xfa, 0x46, 0xc5, 0xf6})
 	f.Add([]byte{0x59, 0x87, 0x5d, 0xcd, 0x4c, 0x3, 0xee, 0xaf, 0xe1, 0x5f, 0x1b, 0xeb, 0x44, 0x87, 0xf2, 0x56, 0x78, 0xda, 0x58, 0x7c, 0x83, 0xe5, 0xfa, 0x28, 0xed, 0x42, 0xc1, 0x3})
+	// A Stop between the call that removes the glossed setting and its
+	// result: failed (batch reads nothing; live must not revise turn 2's
+	// statement), then applied (live must revise it once it sees so).
+	f.Add([]byte{0, 0, 0, 1, 0, 2, 2, 2, 0, 0, 0, 1})
+	f.Add([]byte{0, 0, 0, 1, 0, 2, 2, 2, 0, 0, 1, 1})
 	f.Fuzz(glossBatchLive)
 }
 
@@ -222,11 +227,13 @@ func glossBatchLive(t *testing.T, b []byte) {
 	for k := range 1 + g.pick(2) {
 		gen := g.exchanges(id, n+1, 3+k, false)
 		n += len(gen)
-		if cut := g.pick(len(gen)); cut > 0 && len(gen[cut].ToolResults) == 0 {
-			// A Stop between a call and its result: an edit's result comes
-			// at once, so live capture does not read the call before it
-			// (a failed call read as applied there, as failed in batch:
-			// docs/benchmarks.md, exp-setkey).
+		if cut := g.pick(len(gen)); cut > 0 {
+			// A Stop inside the turn, between two of its responses: live
+			// capture reads the turn up to there, then its continuation;
+			// when the cut falls between a call and its result (the
+			// continuation's first response brings the results of the
+			// calls before it), live capture must not read the call as
+			// applied before it sees whether it failed.
 			parts = append(parts, gen[:cut], gen[cut:])
 		} else {
 			parts = append(parts, gen)

@@ -1241,7 +1241,7 @@ func dropRestated(cands []Candidate) {
 			if lowered[j] == "" {
 				lowered[j] = lower(b.Text)
 			}
-			if namesAll(lowered[j], tokens[i]) {
+			if namesAll(lowered[j], tokens[i]) && statesRules(a.Text, b.Text) {
 				a.Keep, a.Reason = false, "restated later: "+preview(b.Text)
 				break
 			}
@@ -1277,6 +1277,49 @@ func namedTokens(text string) []string {
 		}
 	}
 	return out
+}
+
+// ruleSentence reports whether a sentence (st, and ls lowercased) is an
+// order that states a rule: what a command is for (commandPurpose: "Run
+// `bd show <id>` to see the issue details") or how to work (howToWork,
+// howToRule: "Always run `make lint` before committing", "Use yarn, not
+// npm"). A modal in a statement ("I need to update X", "the run should
+// pass") is the model's plan or guess more often than a rule: not one.
+func ruleSentence(st, ls string) bool {
+	return howToWork.MatchString(ls) || howToRule(ls) || commandPurpose(st, ls)
+}
+
+// statesRules reports whether the later text b states, as rules, the
+// rules the earlier text a states: for each of a's rule sentences
+// (ruleSentence), one of b's names all its load-bearing tokens
+// (namedTokens). A report of one run of a command ("`bd show spotter-4te`
+// revealed an epic", "`make lint` passed") names the command of the rule
+// for using it ("Run `bd show <id>` to see the issue details", "always
+// run `make lint` before committing") and says no rule: it says less than
+// the rule, so it does not restate it. It is read after namesAll, on the
+// few pairs whose tokens restate.
+func statesRules(a, b string) bool {
+	var bRules []string // b's rule sentences, lowercased; read once a has a rule
+	read := false
+	for _, s := range sentences(a) {
+		st := strings.TrimSpace(s.text)
+		if !ruleSentence(st, lower(st)) {
+			continue
+		}
+		if !read {
+			for _, t := range sentences(b) {
+				if st := strings.TrimSpace(t.text); ruleSentence(st, lower(st)) {
+					bRules = append(bRules, lower(st))
+				}
+			}
+			read = true
+		}
+		tokens := namedTokens(st)
+		if !slices.ContainsFunc(bRules, func(r string) bool { return namesAll(r, tokens) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // namesAll reports whether a lowercased text names every one of the

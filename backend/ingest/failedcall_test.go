@@ -3,11 +3,13 @@ package ingest
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/transcript"
 )
 
 // failedResult is the error result of the call id (the patch did not
@@ -318,5 +320,93 @@ func TestSlimPatchHeaders(t *testing.T) {
 		if !slices.Equal(laterOf(s), laterOf(tn)) {
 			t.Errorf("%s: later texts of the slimmed turn %q, of the turn %q", tc.name, laterOf(s), laterOf(tn))
 		}
+	}
+}
+
+// TestResultsMatchedToCalls: a call's result is found wherever the turn
+// holds it (callResult): by its id in any later response (parallel calls
+// in Claude Code's and Codex's own record shapes, testdata/results: two
+// edits of the pipeline, the first refused after the model's next
+// response), else by its place among the calls of its name. The refused
+// edit removes nothing; the applied one removes its setting.
+func TestResultsMatchedToCalls(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		format transcript.Format
+	}{
+		{"claude-parallel.jsonl", transcript.FormatClaudeCode},
+		{"codex-parallel.jsonl", transcript.FormatCodex},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			exs, _, err := transcript.ParseFileAs(filepath.Join("testdata", "results", tc.file), tc.format, transcript.Options{Project: "shop"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			turns := GroupTurns(exs)
+			if len(turns) != 1 {
+				t.Fatalf("%d turns, want 1", len(turns))
+			}
+			tn := turns[0]
+			var far bool // the refused edit's result comes two responses or more after it
+			for i, s := range tn.Steps {
+				for _, c := range s.Calls {
+					for k := i + 2; k < len(tn.Steps); k++ {
+						far = far || slices.ContainsFunc(tn.Steps[k].Results, func(r memory.ToolResult) bool { return r.ToolUseID == c.ID && r.IsError })
+					}
+				}
+			}
+			if !far {
+				t.Fatalf("fixture: no refused call whose result comes after the next response: %+v", tn.Steps)
+			}
+			rs, _ := turnRemovals(tn, turnPatches(tn))
+			if got := removalsRead(rs); len(got) != 1 || !strings.HasPrefix(got[0], "retry_count ") {
+				t.Fatalf("removals %q, want retry_count's alone (allow_failure's edit was refused)", got)
+			}
+		})
+	}
+	t.Run("by place", func(t *testing.T) {
+		edit := func(old string) memory.ToolCall {
+			in, _ := json.Marshal(map[string]string{"file_path": ".ci/pipeline.yml", "old_string": old, "new_string": ""})
+			return memory.ToolCall{Name: "Edit", Input: string(in)}
+		}
+		tn := GroupTurns([]memory.Exchange{
+			{SessionID: "s", Turn: 1, User: "make the nightly upload strict again", Assistant: "Editing the pipeline.",
+				ToolCalls: []memory.ToolCall{{Name: "Terminal", Input: `{"summary":"cat .ci/pipeline.yml"}`}, edit("    allow_failure: true\n"), edit("    retry_count: 2\n")}},
+			{SessionID: "s", Turn: 2, ToolLoop: true, Assistant: "Done.", ToolResults: []memory.ToolResult{
+				{Name: "Edit", Content: "String to replace not found", IsError: true}, {Name: "Edit", Content: "updated"}}},
+		})[0]
+		if !callFailed(tn, 0, 1) || callFailed(tn, 0, 2) {
+			t.Fatalf("failed: the first edit %v (want true), the second %v (want false)", callFailed(tn, 0, 1), callFailed(tn, 0, 2))
+		}
+		if _, ok := callResult(tn, 0, 0); ok {
+			t.Fatalf("the Terminal call, which has no result, is answered by an edit's")
+		}
+	})
+}
+
+// TestAwaitedCallNeverAnswered: a turn that ends on a call without its
+// result (awaitedCalls) is read by live capture as batch ingest reads a
+// call without a result: made. When no continuation brings the result,
+// both stores end alike, the glossed statements revised by the removal.
+func TestAwaitedCallNeverAnswered(t *testing.T) {
+	var exs []memory.Exchange
+	for i, tt := range []struct {
+		user, reply string
+		calls       []memory.ToolCall
+	}{
+		{"the nightly upload fails while the mirror is down", "Made the nightly upload job non-fatal while the mirror is down (allow_failure: true).", nil},
+		{"why is the pipeline green?", "Marked the nightly upload job as non-fatal so a mirror outage doesn't fail the pipeline.", nil},
+		{"the mirror is back up", "Making the nightly upload strict again.", []memory.ToolCall{patchCall("p3", uploadPatch)}},
+		{"what else uses the mirror?", "Only the docs job reads from the mirror, through `scripts/docs.sh`.", nil},
+	} {
+		exs = append(exs, memory.Exchange{SessionID: "s-await", Turn: i + 1, UserTurns: i + 1, Project: "shop", User: tt.user, Assistant: tt.reply, ToolCalls: tt.calls})
+	}
+	turns := GroupTurns(exs)
+	if len(turns) != 4 || len(awaitedCalls(turns[2])) != 1 {
+		t.Fatalf("fixture: %d turns, turn 3 awaits %v", len(turns), awaitedCalls(turns[2]))
+	}
+	_, _, _, texts := replayBoth(t, turns) // fails when live capture's store differs from batch ingest's
+	if slices.ContainsFunc(texts, func(s string) bool { return strings.Contains(s, "non-fatal") }) {
+		t.Fatalf("the removed setting's statements stand: %q", texts)
 	}
 }

@@ -136,9 +136,9 @@ func turnRemovals(t Turn, patches [][]*patch) (out []removedSetting, steps []int
 		if s.Error {
 			continue
 		}
-		for j, c := range s.Calls {
+		for j := range s.Calls {
 			p := patchAt(patches, i, j)
-			if p == nil || callFailed(t, i, c) {
+			if p == nil || callFailed(t, i, j) {
 				continue
 			}
 			for _, r := range p.removedSettings() {

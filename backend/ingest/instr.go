@@ -438,8 +438,8 @@ func stepEdits(t Turn, patches [][]*patch) (edits []instrEdit, steps []int) {
 		if strings.TrimSpace(s.Text) != "" {
 			named = s.Text
 		}
-		for j, c := range s.Calls {
-			if !callFailed(t, i, c) {
+		for j := range s.Calls {
+			if !callFailed(t, i, j) {
 				es = append(es, callEdits(patchAt(patches, i, j))...)
 			}
 		}
@@ -553,8 +553,8 @@ func instrLaterText(t Turn, patches [][]*patch) string {
 		if s.Error && !instrOff["failed"] {
 			continue
 		}
-		for j, c := range s.Calls {
-			if callFailed(t, i, c) && !instrOff["failed"] {
+		for j := range s.Calls {
+			if callFailed(t, i, j) && !instrOff["failed"] {
 				continue // it removed nothing (stepEdits leaves it out too)
 			}
 			for _, e := range callEdits(patchAt(patches, i, j)) {
@@ -937,18 +937,67 @@ func stepResults(t Turn, i int) []memory.ToolResult {
 	return out
 }
 
-// callFailed reports whether the result of call c of step i is an error
-// (the edit was refused or did not apply).
-func callFailed(t Turn, i int, c memory.ToolCall) bool {
-	if c.ID == "" {
-		return false
+// callResult returns the result of call j of step i of t, and whether
+// the turn holds one. A call with an id (Claude Code's tool_use_id,
+// Codex's call_id) is answered by the result of that id in any step from
+// its own on: parallel calls' results may come responses after the call
+// (several calls, then their results). A call without one (SpecStory's)
+// is answered by its place: the k-th call of its name in its step by the
+// k-th result of that name without an id among those that come with the
+// next response, or with the same one when the turn ends there
+// (stepResults).
+func callResult(t Turn, i, j int) (memory.ToolResult, bool) {
+	c := t.Steps[i].Calls[j]
+	if c.ID != "" {
+		for _, s := range t.Steps[i:] {
+			for _, r := range s.Results {
+				if r.ToolUseID == c.ID {
+					return r, true
+				}
+			}
+		}
+		return memory.ToolResult{}, false
 	}
-	for _, r := range stepResults(t, i) {
-		if r.ToolUseID == c.ID && r.IsError {
-			return true
+	k := 0 // the calls of its name before it in its step
+	for _, o := range t.Steps[i].Calls[:j] {
+		if o.ID == "" && o.Name == c.Name {
+			k++
 		}
 	}
-	return false
+	for _, r := range stepResults(t, i) {
+		if r.ToolUseID != "" || r.Name != c.Name {
+			continue
+		}
+		if k == 0 {
+			return r, true
+		}
+		k--
+	}
+	return memory.ToolResult{}, false
+}
+
+// callFailed reports whether the result of call j of step i is an error
+// (the edit was refused or did not apply).
+func callFailed(t Turn, i, j int) bool {
+	r, ok := callResult(t, i, j)
+	return ok && r.IsError
+}
+
+// awaitedCalls returns the ids of the calls of t whose results t does not
+// hold (callResult), in order.
+func awaitedCalls(t Turn) []string {
+	var out []string
+	for i, s := range t.Steps {
+		for j, c := range s.Calls {
+			if c.ID == "" {
+				continue // no result is awaited by id
+			}
+			if _, ok := callResult(t, i, j); !ok {
+				out = append(out, c.ID)
+			}
+		}
+	}
+	return out
 }
 
 // aiderApplied reports whether Aider applied the SEARCH/REPLACE edits of

@@ -67,7 +67,7 @@ func turnRelocations(t Turn, patches [][]*patch) []relocation {
 			continue
 		}
 		for j, c := range s.Calls {
-			if callFailed(t, i, c) {
+			if callFailed(t, i, j) {
 				continue
 			}
 			rs, p := callFiles(c, patchAt(patches, i, j))

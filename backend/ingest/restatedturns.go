@@ -101,7 +101,7 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 		}
 		test := func(j int) {
 			b := &later[j]
-			if b.turn <= a.turn || b.id == a.id || !mayRestate(a.c, b.c) {
+			if b.turn <= a.turn || b.id == a.id || !mayRestate(a.c, b.c) || !sameVoice(a.c, b.c) {
 				return
 			}
 			if a.f.tokens == nil {
@@ -112,7 +112,7 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 				b.f.lowered = lower(b.c.Text)
 				keep(b)
 			}
-			if namesAll(b.f.lowered, a.f.tokens) {
+			if namesAll(b.f.lowered, a.f.tokens) && statesRules(a.c.Text, b.c.Text) {
 				restaters[k] = append(restaters[k], j)
 				ids = append(ids, b.id)
 			}
@@ -212,13 +212,27 @@ func (p *Pipeline) unrestate(ctx context.Context, id string, e *recentTurn) erro
 	return nil
 }
 
+// sameVoice reports whether a later turn's memory b may restate an
+// earlier turn's memory a by whose words they are: the user's words stand
+// until the user says them again, and what the user taught
+// (Candidate.taught) until the model restates what the user taught again.
+// The model's narration of a later turn ("`bd show spotter-4te` revealed
+// an epic") or an instruction file names what the user said ("Run `bd
+// show <id>` to see the issue details") without being the user's word
+// for it: superseding the user's memory by it would lose its type and its
+// cue. Within a turn (dropRestated) the model's answer reads the user's
+// words of the same turn, and mayRestate alone decides.
+func sameVoice(a, b Candidate) bool {
+	return (a.Origin != OriginUser || b.Origin == OriginUser) && (!a.taught || b.taught)
+}
+
 // storedCandidate is a kept statement of a turn, stored as text, as the
 // restatement test reads it.
 func storedCandidate(text string, f keptFrom) Candidate {
 	if f.subject == nil {
 		f.subject = subjectOf(text)
 	}
-	return Candidate{Text: text, Origin: f.origin, Class: f.class, Keep: true, subject: f.subject}
+	return Candidate{Text: text, Origin: f.origin, Class: f.class, Keep: true, taught: f.taught, subject: f.subject}
 }
 
 // markUntested marks the memory id for the next restatement test

@@ -348,3 +348,96 @@ func TestRevisedWhileRestated(t *testing.T) {
 		t.Fatalf("the memory turn 3 revised stands again once its restatement is revised")
 	}
 }
+
+// TestRestatedByForm: a later turn's memory supersedes an earlier one as
+// its restatement only when it states at least what the earlier one
+// states: the rules the earlier one states as rules (statesRules: a
+// report of one run of a command is no restatement of the rule for
+// using it), and the user's words, or what the user taught, in the same
+// voice (sameVoice: the model's narration and an instruction file do
+// not supersede the user's words).
+func TestRestatedByForm(t *testing.T) {
+	const (
+		userRule = "Work on bead spotter-4te. Run `bd show spotter-4te` to see the issue details and `bd ready` to find available subtasks."
+		report   = "`bd show spotter-4te` revealed an epic with six subtasks of the tracing work, and `bd ready` showed 8 ready issues, with spotter-4te.1 the first one to claim for the issue details."
+		restated = "Run `bd show spotter-4te` to see the issue details of the tracing epic and `bd ready` to find available subtasks; claim one with `bd update` before starting it."
+		seedRule = "Run `make seed` to load the fixtures of the `billing` schema into the local `shop_dev` database."
+		seedRun  = "`make seed` loaded the fixtures of the `billing` schema into the local `shop_dev` database: 40 rows in 3 tables."
+		seedLint = "Always run `make seed` before the tests: it loads the fixtures of the `billing` schema into the local `shop_dev` database."
+		fact     = "The `billing` worker retries its calls three times because the upstream API of the payment provider rate-limits bursts."
+		factToo  = "Confirmed in the logs: the `billing` worker retries its calls three times, since the upstream API of the payment provider rate-limits bursts."
+	)
+	type said struct {
+		text, origin string
+		taught       bool
+	}
+	for _, tc := range []struct {
+		name          string
+		earlier, next said
+		superseded    bool
+	}{
+		{"the user's command rule, a summary's report of one run", said{userRule, OriginUser, false}, said{report, OriginSummary, false}, false},
+		{"the user's command rule, the model saying the rule again", said{userRule, OriginUser, false}, said{restated, OriginFinal, false}, false},
+		{"the user's command rule, an instruction file saying it again", said{userRule, OriginUser, false}, said{restated, OriginInstruction, false}, false},
+		{"the user's command rule, the user saying it again", said{userRule, OriginUser, false}, said{restated, OriginUser, false}, true},
+		{"what the user taught, the model's own rule", said{seedRule, OriginFinal, true}, said{seedLint, OriginFinal, false}, false},
+		{"what the user taught, taught again", said{seedRule, OriginFinal, true}, said{seedLint, OriginFinal, true}, true},
+		{"the model's command rule, a report of one run", said{seedRule, OriginFinal, false}, said{seedRun, OriginToolLoop, false}, false},
+		{"the model's command rule, said again as a rule", said{seedRule, OriginFinal, false}, said{seedLint, OriginToolLoop, false}, true},
+		{"a finding, said again", said{fact, OriginToolLoop, false}, said{factToo, OriginFinal, false}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, nil)
+			ids := map[string]string{}
+			for _, text := range []string{tc.earlier.text, tc.next.text} {
+				vecs, err := f.emb.Embed(ctx, []string{text})
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := f.st.Put(ctx, memory.Memory{Text: text, Project: "shop", Embedding: vecs[0]}) // as two turns stored them, each its own memory
+				if err != nil {
+					t.Fatal(err)
+				}
+				ids[text] = m.ID
+			}
+			turn := func(n int, s said) recentTurn {
+				return recentTurn{turn: Turn{Turn: n}, kept: map[string]string{s.text: ids[s.text]},
+					from: map[string]keptFrom{s.text: {origin: s.origin, class: ClassFinding, taught: s.taught}}, restated: map[string][]string{}}
+			}
+			turns := []recentTurn{turn(1, tc.earlier), turn(2, tc.next)}
+			turns[1].markUntested(ids[tc.next.text])
+			if err := f.p.supersedeRestated(ctx, Turn{SessionID: "s", Turn: 2}, turns, &memory.Decision{}); err != nil {
+				t.Fatal(err)
+			}
+			ms, err := f.st.GetMany(ctx, []string{ids[tc.earlier.text]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ms[ids[tc.earlier.text]].SupersededBy == ids[tc.next.text]; got != tc.superseded {
+				t.Fatalf("superseded: %v, want %v", got, tc.superseded)
+			}
+		})
+	}
+}
+
+// TestDropRestatedByForm: within a turn too, a report of one run of a
+// command does not restate the rule for using it (statesRules), and the
+// rule said again as a rule does.
+func TestDropRestatedByForm(t *testing.T) {
+	const (
+		rule  = "Run `make seed` to load the fixtures of the `billing` schema into the local `shop_dev` database."
+		run   = "`make seed` loaded the fixtures of the `billing` schema into the local `shop_dev` database: 40 rows in 3 tables."
+		again = "Always run `make seed` before the tests: it loads the fixtures of the `billing` schema into the local `shop_dev` database."
+	)
+	for _, tc := range []struct {
+		later string
+		kept  bool
+	}{{run, true}, {again, false}} {
+		cands := []Candidate{newCandidate(rule, OriginFinal, ClassFinding, true, ""), newCandidate(tc.later, OriginFinal, ClassFinding, true, "")}
+		dropRestated(cands)
+		if cands[0].Keep != tc.kept || !cands[1].Keep {
+			t.Errorf("later %q: the rule kept %v (%s), want %v; the later kept %v", tc.later, cands[0].Keep, cands[0].Reason, tc.kept, cands[1].Keep)
+		}
+	}
+}

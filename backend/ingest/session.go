@@ -222,6 +222,7 @@ func (e *recentTurn) mapsSize() int {
 // read them (read only too).
 type keptFrom struct {
 	origin, class string
+	taught        bool // the model's restatement of what the user taught (Candidate.taught)
 	subject       map[string]bool
 	tokens        []string
 	lowered       string
@@ -425,8 +426,8 @@ func slim(t Turn) Turn {
 // pairing of SpecStory's Edit results).
 func slimCalls(t Turn, i int) []memory.ToolCall {
 	var out []memory.ToolCall
-	for _, c := range t.Steps[i].Calls {
-		if callFailed(t, i, c) && !slimOff["failed"] {
+	for j, c := range t.Steps[i].Calls {
+		if callFailed(t, i, j) && !slimOff["failed"] {
 			if c.Name == "Edit" {
 				out = append(out, memory.ToolCall{ID: c.ID, Name: c.Name})
 			}
@@ -748,7 +749,7 @@ func (p *Pipeline) settle(ctx context.Context, t Turn, e *recentTurn, between []
 	for i, c := range fresh {
 		placed[c.Text] = ids[i]
 		e.kept[c.Text] = ids[i]
-		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
+		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, taught: c.taught, subject: c.subject}
 		if ids[i] != "" {
 			e.markUntested(ids[i])
 			reason := again("kept now")
@@ -862,6 +863,12 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	ext.Exchanges = append(slices.Clip(ext.Exchanges), t.Exchanges...)
 	ext.UserTurns = max(ext.UserTurns, t.UserTurns)
 	ext.Headless = ext.Headless || t.Headless
+	// The calls whose results the turn did not hold were read as made
+	// (as batch ingest reads a call without a result); their results
+	// come now, and what a failed one was read to make is read again
+	// (callFailed): the earlier turns are distilled again knowing it.
+	still, failed := awaitedResults(last.turn.awaiting, t)
+	ext.awaiting = append(still, t.awaiting...)
 	base := len(r.dec.Candidates)
 	n := 0
 	// The turn's tool calls, the continuation's with them, may revise what
@@ -872,16 +879,24 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	later := laterOf(t)
 	from, upd := len(earlier)-1, map[int]bool(nil)
 	reach := min(from, redistillFrom(earlier, textsSize(later)))
-	if len(revs) > 0 || len(undos) > 0 || revises {
+	if len(revs) > 0 || len(undos) > 0 || revises || failed {
 		from = reach
 	} else if upd = mayUpdate(t, earlier[:len(earlier)-1], reach); len(upd) > 0 {
 		from = reach // update.go: only the turns t may update are distilled again
+	}
+	after := later // what the earlier turns are distilled again knowing, after last's
+	if failed {
+		// What the failed calls did not make reaches the earlier turns
+		// through last's later texts, read again with their results:
+		// then the whole extended turn's, t's among them.
+		last.setTurn(ext)
+		after = nil
 	}
 	for i := from; i < len(earlier)-1; i++ {
 		if upd != nil && !upd[i] {
 			continue
 		}
-		k, err := p.redistill(ctx, t, later, &earlier[i], earlier[i+1:], nil, base, &r.dec)
+		k, err := p.redistill(ctx, t, after, &earlier[i], earlier[i+1:], nil, base, &r.dec)
 		if err != nil {
 			return true, fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
 		}
@@ -916,6 +931,27 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 	r.dec.Verdict, r.dec.Stage, r.dec.Reason, r.decided = memory.VerdictStored, StageStore, reason+fmt.Sprintf("; %d memories kept now", len(ids)), true
 	r.dec.MemoryIDs = ids
 	return true, nil
+}
+
+// awaitedResults reads what a turn's continuation t brings of the
+// results of the calls the turn awaited (awaited, its awaiting): the ids
+// it brings none for, in order, and whether one it brings is an error
+// (the call, read as made, made nothing).
+func awaitedResults(awaited []string, t Turn) (still []string, failed bool) {
+	for _, id := range awaited {
+		answered := false
+		for _, s := range t.Steps {
+			for _, r := range s.Results {
+				if r.ToolUseID == id {
+					answered, failed = true, failed || r.IsError
+				}
+			}
+		}
+		if !answered {
+			still = append(still, id)
+		}
+	}
+	return still, failed
 }
 
 // revisionReasons are the reasons distillation drops or cuts a piece of
@@ -1184,7 +1220,7 @@ func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, later []string, can
 			continue
 		}
 		rt.kept[c.Text] = ""
-		rt.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, subject: c.subject}
+		rt.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, taught: c.taught, subject: c.subject}
 		if cv.Kept && cv.MemoryID != "" {
 			ids = append(ids, cv.MemoryID)
 		}

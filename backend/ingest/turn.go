@@ -39,6 +39,14 @@ type Turn struct {
 	// first distilled (held.go): a list line of the turn one of its blocks
 	// holds is dropped, also when the turn is distilled again.
 	held []heldText
+	// awaiting are the ids of the turn's calls whose results it did not
+	// hold when it was read (awaitedCalls): live capture read it at a
+	// Stop that came between a call and its result, and read the call as
+	// made, as batch ingest reads a call without a result. When the
+	// turn's continuation brings the results (continueTurn), the turn
+	// and what it revised are read again with them: a call that failed
+	// made nothing.
+	awaiting []string
 }
 
 // Step is one model response of a turn: its text, the tools it called and

@@ -39,6 +39,9 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 	r.session = st
 	start := time.Now()
 	t, later, redactions := cleanTurn(t, later)
+	if !st.Ended && t.SessionID != "" {
+		t.awaiting = awaitedCalls(t) // live capture: a Stop between a call and its result (continueTurn)
+	}
 	r.score("redactions", float64(redactions))
 	r.user, r.reply = strings.Join(t.User, "\n\n"), t.Final()
 	r.dec.Preview = preview(firstNonEmpty(r.user, r.reply))
