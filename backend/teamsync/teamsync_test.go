@@ -145,19 +145,7 @@ func (n *node) start(t *testing.T) {
 	}
 	sy, err := New(Options{Store: st, Embedder: words{}, PullInterval: 300 * time.Millisecond, PushInterval: 30 * time.Millisecond, Now: now, Projects: n.share,
 		MaxBackoff: 300 * time.Millisecond, Batch: 50,
-		Applied: func(put, trashed []string) {
-			n.mu.Lock()
-			defer n.mu.Unlock()
-			if n.applied == nil {
-				n.applied = map[string]string{}
-			}
-			for _, id := range put {
-				n.applied[id] = "put"
-			}
-			for _, id := range trashed {
-				n.applied[id] = "trashed"
-			}
-		},
+		Applied: n.told,
 		Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, n.url) }})
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +153,31 @@ func (n *node) start(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.st, n.sy, n.stop, n.done = st, sy, cancel, make(chan struct{})
 	go func() { defer close(n.done); sy.Run(ctx) }()
+}
+
+// told records what Options.Applied tells n of (n.applied).
+func (n *node) told(put, trashed []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.applied == nil {
+		n.applied = map[string]string{}
+	}
+	for _, id := range put {
+		n.applied[id] = "put"
+	}
+	for _, id := range trashed {
+		n.applied[id] = "trashed"
+	}
+}
+
+// toldOf is what Options.Applied last told n of id ("" if nothing), and
+// forgets it.
+func (n *node) toldOf(id string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	op := n.applied[id]
+	delete(n.applied, id)
+	return op
 }
 
 func (n *node) close() {
