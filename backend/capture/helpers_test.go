@@ -144,7 +144,7 @@ func (s *sink) next(t testing.TB) memory.Exchange {
 // none checks that nothing was captured once the proxy has settled.
 func (s *sink) none(t testing.TB, p *Proxy) {
 	t.Helper()
-	waitQueueEmpty(t, p)
+	settled(t, p)
 	select {
 	case ex := <-s.ch:
 		t.Fatalf("captured %+v, want nothing", ex)
@@ -152,13 +152,23 @@ func (s *sink) none(t testing.TB, p *Proxy) {
 	}
 }
 
-func waitQueueEmpty(t testing.TB, p *Proxy) {
+// settled waits until no capturable request is being proxied and the
+// workers are done with every exchange the proxy captured (Stats.InFlight
+// 0, Finished equal to Captured), whatever the Handler did with it; the
+// limit only ends a test that would otherwise hang.
+func settled(t testing.TB, p *Proxy) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(p.queue) > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	deadline := time.Now().Add(60 * time.Second)
+	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		st := p.Stats()
+		if st.InFlight == 0 && st.Finished == st.Captured {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("capture never settled: %+v", st)
+		}
+		time.Sleep(pause)
 	}
-	time.Sleep(20 * time.Millisecond) // let a worker finish the item it took
 }
 
 // testConfig is a capture config pointing both upstreams at url.
