@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // seen is one request as the fake upstream received it.
@@ -158,17 +160,12 @@ func (s *sink) none(t testing.TB, p *Proxy) {
 // limit only ends a test that would otherwise hang.
 func settled(t testing.TB, p *Proxy) {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
-		st := p.Stats()
-		if st.InFlight == 0 && st.Finished == st.Captured {
-			return
+	polltest.Eventually(t, "capture settles", func() error {
+		if st := p.Stats(); st.InFlight != 0 || st.Finished != st.Captured {
+			return fmt.Errorf("stats %+v", st)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("capture never settled: %+v", st)
-		}
-		time.Sleep(pause)
-	}
+		return nil
+	})
 }
 
 // testConfig is a capture config pointing both upstreams at url.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/team"
 	"github.com/memtray/memtray/backend/team/pgtest"
@@ -55,7 +56,7 @@ func TestRefusedEditNotResent(t *testing.T) {
 	admin := tdb.open(t, tdb.owner)
 	ctx := context.Background()
 	m := a.write(t, "the shop's price list is exported every Friday evening", "shop", memory.TypeProject)
-	eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+	polltest.Eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
 
 	edit(t, b, m.ID, "the shop's price list is exported every Monday morning")
 	drained(t, b)
@@ -85,7 +86,7 @@ func TestRefusedEditNotResent(t *testing.T) {
 			// team's version: nothing of b's is left to refuse. The pull
 			// bringing them follows the push on the team's notification,
 			// after the outbox drained: wait for it, not for the push.
-			eventually(t, "b takes the team's version", func() error {
+			polltest.Eventually(t, "b takes the team's version", func() error {
 				if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != m.Text {
 					return fmt.Errorf("b holds %q (%v)", got.Text, err)
 				}
@@ -105,7 +106,7 @@ func TestRefusedEditNotResent(t *testing.T) {
 		}
 		wantTeam(m.Text)
 	}
-	eventually(t, "b's accesses reach the team", func() error {
+	polltest.Eventually(t, "b's accesses reach the team", func() error {
 		if c, err := admin.Counters(ctx, m.ID); err != nil || c.Access != 5 {
 			return fmt.Errorf("team counters %+v (%v), want 5 accesses", c, err)
 		}
@@ -124,7 +125,7 @@ func TestRefusedEditNotResent(t *testing.T) {
 	// pushed as usual (and the team holds that version: nothing refused).
 	const owners = "the shop's price list is exported every Friday at noon"
 	edit(t, a, m.ID, owners)
-	eventually(t, "the owner's change reaches b", func() error {
+	polltest.Eventually(t, "the owner's change reaches b", func() error {
 		if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != owners {
 			return fmt.Errorf("b holds %q (%v)", got.Text, err)
 		}
@@ -157,7 +158,7 @@ func TestRefusalCrash(t *testing.T) {
 			b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
 			ctx := context.Background()
 			m := a.write(t, "the warehouse counts stock on the first Monday of "+point, "shop", memory.TypeProject)
-			eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+			polltest.Eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
 			b.close()
 
 			// b, its loop stopped, edits another member's memory and
