@@ -45,7 +45,13 @@ type packageMap struct {
 	// owners maps a third-party import path prefix to the only package
 	// (with the packages below it) that may import it.
 	owners map[string]string
+	// testOnly are the packages whose row's job begins testSupport: no
+	// non-test code may import them.
+	testOnly map[string]bool
 }
+
+// testSupport begins the job of a package for tests alone.
+const testSupport = "Test support"
 
 var codeSpan = regexp.MustCompile("`([^`]+)`")
 
@@ -59,7 +65,7 @@ func readMap(t *testing.T) packageMap {
 		t.Fatalf("the package map: %v", err)
 	}
 	defer f.Close()
-	m := packageMap{allowed: map[string][]string{}, owners: map[string]string{}}
+	m := packageMap{allowed: map[string][]string{}, owners: map[string]string{}, testOnly: map[string]bool{}}
 	section := ""
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
@@ -87,6 +93,9 @@ func readMap(t *testing.T) packageMap {
 				deps = append(deps, d[1])
 			}
 			m.allowed[pkg] = deps
+			if strings.HasPrefix(strings.TrimSpace(cells[1]), testSupport) {
+				m.testOnly[pkg] = true
+			}
 		case librariesSection:
 			if len(cells) != 3 {
 				t.Fatalf("%s: a library row has 3 cells (library, owner, why), not %d", where, len(cells))
@@ -163,6 +172,9 @@ func TestPackageMap(t *testing.T) {
 		imports := graph[pkg]
 		for _, imp := range sortedKeys(imports) {
 			if imports[imp] {
+				if m.testOnly[imp] {
+					t.Errorf("%s imports %s, a package for tests alone %s", pkg, imp, fix)
+				}
 				if !slices.Contains(allowed, imp) {
 					t.Errorf("%s imports %s, which the package map does not allow %s", pkg, imp, fix)
 				}
@@ -195,6 +207,7 @@ func TestPackageMapReader(t *testing.T) {
 	b.WriteString("| `backend/memory` | domain types | — |\n")
 	b.WriteString("| `backend/store` | the store (`Put`, `Apply`) | `backend/memory` |\n")
 	b.WriteString("| `app` | the program | `backend/store`, `backend/memory` |\n")
+	b.WriteString("| `backend/waittest` | Test support: waits | — |\n")
 	b.WriteString("\n" + librariesSection + "\n\n| library | owner | why |\n| --- | --- | --- |\n")
 	b.WriteString("| `go.etcd.io/bbolt` | `backend/store` | the store of record |\n")
 	b.WriteString("\n## Later\n\n| `not/a/row` | x | y |\n")
@@ -211,15 +224,19 @@ func TestPackageMapReader(t *testing.T) {
 	t.Chdir(dir + "/backend")
 	m := readMap(t)
 	want := map[string][]string{
-		"backend/memory": {},
-		"backend/store":  {"backend/memory"},
-		"app":            {"backend/store", "backend/memory"},
+		"backend/memory":   {},
+		"backend/store":    {"backend/memory"},
+		"app":              {"backend/store", "backend/memory"},
+		"backend/waittest": {},
 	}
 	if fmt.Sprint(m.allowed) != fmt.Sprint(want) {
 		t.Errorf("allowed = %v, want %v", m.allowed, want)
 	}
 	if len(m.owners) != 1 || m.owners["go.etcd.io/bbolt"] != "backend/store" {
 		t.Errorf("owners = %v", m.owners)
+	}
+	if fmt.Sprint(m.testOnly) != "map[backend/waittest:true]" {
+		t.Errorf("testOnly = %v", m.testOnly)
 	}
 }
 

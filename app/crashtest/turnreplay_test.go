@@ -14,6 +14,7 @@ import (
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -154,31 +155,29 @@ func TestKill9MidTurnNoReinforce(t *testing.T) {
 		t.Fatal(err)
 	}
 	hook(p)
-	// Each look reads every memory: the looks back off, from 1 ms to at
-	// most 100 ms apart, so a slow last life is not slowed further by them.
-	deadline := time.Now().Add(time.Minute) // a guard against a hang, not a timing check
-	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+	// Each look reads every memory: the looks back off (polltest), so a
+	// slow last life is not slowed further by them.
+	var live int
+	if !polltest.Until(func() bool {
 		now, _, err := read(context.Background(), p.client)
 		if err != nil {
 			t.Fatal(err)
 		}
-		found := false
+		live = len(now.live)
 		for _, m := range now.live {
-			found = found || strings.Contains(m.Text, sentinel)
-		}
-		if found {
-			break
-		}
-		if time.Now().After(deadline) {
-			ds, _ := p.client.Decisions(context.Background(), 100)
-			for _, d := range ds {
-				t.Logf("decision %s %s %s", d.Decision.Verdict, d.Decision.Stage, d.Decision.Reason)
+			if strings.Contains(m.Text, sentinel) {
+				return true
 			}
-			st, _ := p.client.Stats(context.Background())
-			t.Logf("%+v", st.Transcripts)
-			t.Fatalf("the last life did not read the file to its end: %d memories", len(now.live))
 		}
-		time.Sleep(pause)
+		return false
+	}) {
+		ds, _ := p.client.Decisions(context.Background(), 100)
+		for _, d := range ds {
+			t.Logf("decision %s %s %s", d.Decision.Verdict, d.Decision.Stage, d.Decision.Reason)
+		}
+		st, _ := p.client.Stats(context.Background())
+		t.Logf("%+v", st.Transcripts)
+		t.Fatalf("the last life did not read the file to its end: %d memories", live)
 	}
 	if err := p.stop(); err != nil {
 		t.Fatal(err)

@@ -163,6 +163,8 @@ type Stats struct {
 	HandlerErrors     int64 `json:"handler_errors"`      // Handler returned an error
 	HandlerPanics     int64 `json:"handler_panics"`      // Handler panicked (recovered)
 	Handled           int64 `json:"handled"`             // exchanges the Handler accepted
+	Finished          int64 `json:"finished"`            // captured exchanges the workers are done with, whatever became of them
+	InFlight          int64 `json:"in_flight"`           // capturable requests being proxied now (their exchange neither queued nor dropped yet)
 	UpstreamResets    int64 `json:"upstream_resets"`     // answers the upstream broke off mid-way (the agent saw the same break)
 	WebSockets        int64 `json:"websockets"`          // WebSocket connections passed through (turns captured on the Responses API only)
 	QueueLen          int   `json:"queue_len"`
@@ -245,7 +247,7 @@ type Proxy struct {
 	upstream    *UpstreamProblem // under mu
 
 	requests, captured, dropped, notCaptured, upstreamErrors, tooLarge,
-	pausedSkipped, excludedN, unparsed, handlerErrors, handlerPanics, handled, resets, websockets atomic.Int64
+	pausedSkipped, excludedN, unparsed, handlerErrors, handlerPanics, handled, finished, inFlight, resets, websockets atomic.Int64
 }
 
 // New returns a Proxy for opts; it fails if an upstream is not an absolute
@@ -376,12 +378,19 @@ func (p *Proxy) Stats() Stats {
 		up = &c
 	}
 	p.mu.Unlock()
+	// Read in this order, one Stats with InFlight 0 and Finished equal to
+	// Captured says capture has settled: every request proxied before it
+	// had its exchange queued (or dropped, or refused) first, and every
+	// exchange queued was finished.
+	inFlight := p.inFlight.Load()
+	captured := p.captured.Load()
+	finished := p.finished.Load()
 	return Stats{
-		Requests: p.requests.Load(), Captured: p.captured.Load(), Dropped: p.dropped.Load(),
+		Requests: p.requests.Load(), Captured: captured, Dropped: p.dropped.Load(),
 		NotCapturedStatus: p.notCaptured.Load(), UpstreamErrors: p.upstreamErrors.Load(),
 		TooLarge: p.tooLarge.Load(), PausedSkipped: p.pausedSkipped.Load(), Excluded: p.excludedN.Load(),
 		Unparsed: p.unparsed.Load(), HandlerErrors: p.handlerErrors.Load(), HandlerPanics: p.handlerPanics.Load(),
-		Handled: p.handled.Load(), QueueLen: len(p.queue), QueueCap: cap(p.queue), QueueBytes: p.queuedBytes.Load(), Enabled: p.Enabled(),
+		Handled: p.handled.Load(), Finished: finished, InFlight: inFlight, QueueLen: len(p.queue), QueueCap: cap(p.queue), QueueBytes: p.queuedBytes.Load(), Enabled: p.Enabled(),
 		UpstreamResets: p.resets.Load(), WebSockets: p.websockets.Load(),
 		LastError: lastErr, LastErrorAt: lastErrAt, LastErrorKind: lastErrKind, LastCapture: lastCap, LastHandled: lastHandled, LastDropped: lastDropped,
 		Upstream: up,
@@ -475,6 +484,10 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case r.ContentLength > int64(p.max):
 			p.tooLarge.Add(1)
 		default:
+			// Until the proxy is done with it: its exchange is queued by
+			// then (respTee.finish), or given up.
+			p.inFlight.Add(1)
+			defer p.inFlight.Add(-1)
 			f := &flight{api: a, started: p.clock.Now()}
 			if r.Body != nil && r.Body != http.NoBody {
 				f.req = newReqTee(r.Body, r.ContentLength, p.max)
@@ -835,10 +848,13 @@ func (p *Proxy) enqueue(pd *pending) {
 		p.log.Debug("capture: queue over its byte budget, exchange dropped", "budget", p.maxQueued)
 		return
 	}
+	// Counted before it is queued: a worker may finish it at once, and
+	// Finished must never pass Captured (one dropped is taken back).
+	p.captured.Add(1)
 	select {
 	case p.queue <- pd:
-		p.captured.Add(1)
 	default:
+		p.captured.Add(-1)
 		p.queuedBytes.Add(-pd.size)
 		p.drop()
 		p.log.Debug("capture: queue full, exchange dropped", "queue", cap(p.queue))
@@ -884,6 +900,7 @@ func (p *Proxy) Run(ctx context.Context, workers int, h Handler) {
 				case pd := <-p.queue:
 					p.queuedBytes.Add(-pd.size)
 					p.handle(ctx, pd, h)
+					p.finished.Add(1)
 				}
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
@@ -55,14 +56,14 @@ func TestHandlerPanicsRecovered(t *testing.T) {
 		panic("pipeline bug")
 	}})
 	fire(t, h, 5, "/v1/messages", readFile(t, "claude_code_prompt.json"))
-	waitQueueEmpty(t, h.p)
+	settled(t, h.p)
 	st := h.p.Stats()
 	if st.HandlerPanics != 5 || st.Captured != 5 || st.LastError == "" {
 		t.Errorf("stats %+v", st)
 	}
 	// The worker survived its panics: the next exchange is still handled.
 	fire(t, h, 1, "/v1/messages", readFile(t, "claude_code_prompt.json"))
-	waitQueueEmpty(t, h.p)
+	settled(t, h.p)
 	if st := h.p.Stats(); st.HandlerPanics != 6 {
 		t.Errorf("stats %+v", st)
 	}
@@ -73,7 +74,7 @@ func TestHandlerErrorsCounted(t *testing.T) {
 		return errors.New("store closed")
 	}})
 	fire(t, h, 3, "/v1/messages", readFile(t, "claude_code_prompt.json"))
-	waitQueueEmpty(t, h.p)
+	settled(t, h.p)
 	st := h.p.Stats()
 	if st.HandlerErrors != 3 || st.Handled != 0 || st.LastError != "capture: handler: store closed" {
 		t.Errorf("stats %+v", st)
@@ -177,6 +178,22 @@ func TestUnknownMethodOnCapturedPath(t *testing.T) {
 	}
 	h.sink.none(t, h.p)
 	if st := h.p.Stats(); st.NotCapturedStatus != 0 || st.Requests != 1 {
+		t.Errorf("stats %+v", st)
+	}
+}
+
+// TestSettledWaitsForTheHandler: settled returns once the workers are
+// done with every captured exchange, however slow the Handler (a store
+// under load): it waited for an empty queue and 20 ms more, and returned
+// while a worker still held the exchange it took.
+func TestSettledWaitsForTheHandler(t *testing.T) {
+	h := newHarness(t, harnessOpt{workers: 1, handler: func(context.Context, memory.Exchange) error {
+		time.Sleep(50 * time.Millisecond) // slow, not timed: settled must wait whatever it takes
+		return errors.New("store busy")
+	}})
+	fire(t, h, 3, "/v1/messages", readFile(t, "claude_code_prompt.json"))
+	settled(t, h.p)
+	if st := h.p.Stats(); st.HandlerErrors != 3 || st.Finished != 3 || st.Captured != 3 {
 		t.Errorf("stats %+v", st)
 	}
 }

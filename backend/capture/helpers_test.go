@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // seen is one request as the fake upstream received it.
@@ -144,7 +146,7 @@ func (s *sink) next(t testing.TB) memory.Exchange {
 // none checks that nothing was captured once the proxy has settled.
 func (s *sink) none(t testing.TB, p *Proxy) {
 	t.Helper()
-	waitQueueEmpty(t, p)
+	settled(t, p)
 	select {
 	case ex := <-s.ch:
 		t.Fatalf("captured %+v, want nothing", ex)
@@ -152,13 +154,18 @@ func (s *sink) none(t testing.TB, p *Proxy) {
 	}
 }
 
-func waitQueueEmpty(t testing.TB, p *Proxy) {
+// settled waits until no capturable request is being proxied and the
+// workers are done with every exchange the proxy captured (Stats.InFlight
+// 0, Finished equal to Captured), whatever the Handler did with it; the
+// limit only ends a test that would otherwise hang.
+func settled(t testing.TB, p *Proxy) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(p.queue) > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond) // let a worker finish the item it took
+	polltest.Eventually(t, "capture settles", func() error {
+		if st := p.Stats(); st.InFlight != 0 || st.Finished != st.Captured {
+			return fmt.Errorf("stats %+v", st)
+		}
+		return nil
+	})
 }
 
 // testConfig is a capture config pointing both upstreams at url.

@@ -536,16 +536,15 @@ func TestBridgeHeaders(t *testing.T) {
 	}
 }
 
-// callAll makes n memory_status calls at once and returns their errors.
-func callAll(cs *sdk.ClientSession, n int) []error {
+// callAll makes n memory_status calls at once, each under ctx, and
+// returns their errors.
+func callAll(ctx context.Context, cs *sdk.ClientSession, n int) []error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
 			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolStatus})
 			if err == nil && res.IsError {
 				err = fmt.Errorf("tool error: %+v", res.Content)
@@ -555,6 +554,14 @@ func callAll(cs *sdk.ClientSession, n int) []error {
 	}
 	wg.Wait()
 	return errs
+}
+
+// callGuarded is callAll of calls that wait on nothing but the daemon,
+// under testWait: a guard against a hang.
+func callGuarded(t *testing.T, cs *sdk.ClientSession, n int) []error {
+	ctx, cancel := context.WithTimeout(t.Context(), testWait)
+	defer cancel()
+	return callAll(ctx, cs, n)
 }
 
 // TestMCPReconnects: the daemon goes away under a running `memtray mcp`;
@@ -643,11 +650,17 @@ func TestMCPReconnects(t *testing.T) {
 				mu.Unlock()
 				notBefore = append(notBefore, time.Now())
 				first := make(chan error, 1)
-				go func() { first <- callAll(a.cs, 1)[0] }()
+				// The round's calls wait on the test's events (the held
+				// start, every call losing the session), however long a
+				// loaded machine takes: their answers are awaited after
+				// the release, each wait with its own guard. Under a
+				// 20 s timeout of their own, begun before those waits,
+				// they failed correct code.
+				go func() { first <- callAll(t.Context(), a.cs, 1)[0] }()
 				waitRecv(t, fmt.Sprintf("round %d: the first call's attempt to start a daemon", r+1), entered)
 				lost := strings.Count(a.stderr.String(), lostLine)
 				round := make(chan []error, 1)
-				go func() { round <- callAll(a.cs, n) }()
+				go func() { round <- callAll(t.Context(), a.cs, n) }()
 				waitText(t, fmt.Sprintf("round %d: its %d calls to lose the session", r+1, n), a.stderr,
 					func(s string) bool { return strings.Count(s, lostLine) >= lost+n }, nil, nil)
 				notBefore = append(notBefore, time.Now())
@@ -675,7 +688,7 @@ func TestMCPReconnects(t *testing.T) {
 			}
 
 			runDaemon(t, cfg)
-			for i, err := range callAll(a.cs, c.upCalls) {
+			for i, err := range callGuarded(t, a.cs, c.upCalls) {
 				if err != nil {
 					t.Fatalf("call %d/%d once a daemon runs again: %v (stderr: %s)", i+1, c.upCalls, err, a.stderr.String())
 				}
@@ -765,7 +778,7 @@ func TestBridgeSessionForgotten(t *testing.T) {
 	}
 
 	forget()
-	for i, err := range callAll(a.cs, 4) {
+	for i, err := range callGuarded(t, a.cs, 4) {
 		if err != nil {
 			t.Fatalf("call %d after the daemon forgot the session: %v (stderr: %s)", i+1, err, stderr.String())
 		}

@@ -590,14 +590,17 @@ func proxyPost(t *testing.T, addr, path string, body []byte) {
 // (or dropped or refused them: either way they are done).
 func waitCaptured(t *testing.T, c *httpapi.Client, n int) {
 	t.Helper()
-	var s struct{ Captured, Handled, HandlerErrors, HandlerPanics, Dropped, Excluded, Unparsed int64 }
+	var s struct {
+		Captured, Finished, Dropped, Unparsed int64
+		InFlight                              int64 `json:"in_flight"`
+	}
 	var st httpapi.CaptureState
 	var err error
 	waitFor(t, fmt.Sprintf("the proxy to hand over %d exchanges", n), func() bool {
 		if st, err = c.Capture(context.Background()); err == nil {
 			json.Unmarshal(st.Stats, &s)
 		}
-		return s.Captured+s.Dropped+s.Unparsed >= int64(n) && s.Handled+s.HandlerErrors+s.HandlerPanics+s.Excluded >= s.Captured
+		return s.Captured+s.Dropped+s.Unparsed >= int64(n) && s.InFlight == 0 && s.Finished == s.Captured
 	}, func() string { return fmt.Sprintf("%s (%v)", st.Stats, err) })
 	if s.Captured < int64(n) {
 		t.Errorf("captured %d of %d exchanges: %s", s.Captured, n, st.Stats)

@@ -3,43 +3,22 @@ package cli
 import (
 	"testing"
 	"time"
+
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // testWait bounds every wait of these tests for something that should happen
-// soon (a daemon starting or stopping, a pipeline catching up). It is a guard
-// against a hang, not a performance check: on a loaded 2-core CI machine under
-// -race such waits take many times longer than on a laptop, so it is generous.
-const testWait = 60 * time.Second
+// soon (a daemon starting or stopping, a pipeline catching up): a guard
+// against a hang, not a performance check (polltest.Guard).
+const testWait = polltest.Guard
 
-// Polls back off: the first look comes soon, later ones ever more seldom,
-// so that a long wait on a loaded machine costs few wakeups.
-const (
-	firstPoll = time.Millisecond
-	maxPoll   = 100 * time.Millisecond
-)
-
-// backoff is the pause after one of pause before the next look.
-func backoff(pause time.Duration) time.Duration { return min(2*pause, maxPoll) }
-
-// waitUntil polls cond, backing off, until it holds (true) or testWait has
-// passed (false). It is for what offers nothing to wait on; waitText,
+// waitFor polls cond (polltest.Until) until it holds, failing the test with
+// what it waited for (and detail's text, when given, at the time it gave up)
+// after testWait. It is for what offers nothing to wait on; waitText,
 // waitClosed and waitRecv wait on the event itself.
-func waitUntil(cond func() bool) bool {
-	deadline := time.Now().Add(testWait)
-	for pause := firstPoll; !cond(); pause = backoff(pause) {
-		if time.Now().After(deadline) {
-			return cond() // a last look: the condition may have turned after the sleep
-		}
-		time.Sleep(pause)
-	}
-	return true
-}
-
-// waitFor polls cond until it holds, failing the test with what it waited
-// for (and detail's text, when given, at the time it gave up) after testWait.
 func waitFor(t testing.TB, what string, cond func() bool, detail func() string) {
 	t.Helper()
-	if waitUntil(cond) {
+	if polltest.Until(cond) {
 		return
 	}
 	msg := ""

@@ -290,7 +290,7 @@ func (r *faultRig) settled() {
 	r.t.Helper()
 	r.await("the capture queue is drained", func() bool {
 		st := r.d.proxy.Stats()
-		return st.QueueLen == 0 && st.Captured == st.Handled+st.HandlerErrors+st.HandlerPanics+st.Excluded+st.Unparsed+st.TooLarge
+		return st.InFlight == 0 && st.Finished == st.Captured
 	})
 }
 

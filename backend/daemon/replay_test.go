@@ -205,14 +205,18 @@ func TestReplaySessionThroughProxy(t *testing.T) {
 
 	// Wait for the pipeline to take every captured exchange.
 	var st httpapi.Stats
-	var cs struct{ Captured, Handled, HandlerErrors int64 }
+	var cs struct {
+		Captured, Finished int64
+		InFlight           int64 `json:"in_flight"`
+		HandlerErrors      int64 `json:"handler_errors"` // untagged, it was never read
+	}
 	waitFor(t, fmt.Sprintf("the pipeline to take all %d requests", requests), func() bool {
 		var err error
 		if st, err = client.Stats(ctx); err != nil {
 			t.Fatal(err)
 		}
 		json.Unmarshal(st.Capture.Stats, &cs)
-		return cs.Captured == int64(requests) && cs.Handled+cs.HandlerErrors == cs.Captured
+		return cs.Captured == int64(requests) && cs.InFlight == 0 && cs.Finished == cs.Captured
 	}, func() string { return fmt.Sprintf("capture stats %s", st.Capture.Stats) })
 	if cs.HandlerErrors > 0 {
 		t.Fatalf("pipeline errors: %s", st.Capture.Stats)

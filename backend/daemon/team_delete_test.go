@@ -8,6 +8,7 @@ import (
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // TestTeamDeleteGoesToTrash: a team memory deleted by hand (memories
@@ -40,7 +41,7 @@ func TestTeamDeleteGoesToTrash(t *testing.T) {
 	if err := inTrash(a); err != nil {
 		t.Fatalf("a after its delete: %v", err)
 	}
-	eventually(t, "the delete leaves the team and reaches b's trash", func() error {
+	polltest.Eventually(t, "the delete leaves the team and reaches b's trash", func() error {
 		if live, _ := tdb.live(t); live[m.ID] != "" {
 			return fmt.Errorf("the team still holds %s", m.ID)
 		}

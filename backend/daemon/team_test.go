@@ -18,6 +18,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/team"
@@ -138,27 +139,12 @@ func shared(t *testing.T, d *Daemon) map[string]string {
 	return out
 }
 
-func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for pause := firstPoll; ; pause = backoff(pause) {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never happened: %v", what, err)
-		}
-		time.Sleep(pause)
-	}
-}
-
 // converge waits until every daemon holds every team memory of every
 // daemon and of the database, with its outbox empty, and returns them.
 func converge(t *testing.T, tdb *teamDB, ds []*Daemon) map[string]string {
 	t.Helper()
 	var all map[string]string
-	eventually(t, "all daemons converge", func() error {
+	polltest.Eventually(t, "all daemons converge", func() error {
 		var err error
 		if all, _, err = tdb.tryLive(); err != nil {
 			return err
@@ -489,7 +475,7 @@ func TestTeamKillMidPush(t *testing.T) {
 	}
 	before, _ := tdb.live(t)
 	run("drain")
-	eventually(t, "every acknowledged memory in the team", func() error {
+	polltest.Eventually(t, "every acknowledged memory in the team", func() error {
 		ids, counts, err := tdb.tryLive()
 		if err != nil {
 			return err

@@ -6,45 +6,28 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // testWait bounds every wait of these tests for something that should happen
-// soon (a worker taking an exchange, a warning showing, an event arriving).
-// It is a guard against a hang, not a performance check: on a loaded 2-core
-// CI machine under -race such waits take many times longer than on a laptop,
-// so it is generous.
-const testWait = 60 * time.Second
+// soon (a worker taking an exchange, a warning showing, an event arriving):
+// a guard against a hang, not a performance check (polltest.Guard).
+const testWait = polltest.Guard
 
-// Polls back off: the first look comes soon, later ones ever more seldom,
-// so that a long wait on a loaded machine costs few wakeups.
-const (
-	firstPoll = time.Millisecond
-	maxPoll   = 100 * time.Millisecond
-)
-
-// backoff is the pause after one of pause before the next look.
-func backoff(pause time.Duration) time.Duration { return min(2*pause, maxPoll) }
-
-// waitFor polls cond, backing off, until it holds, failing the test with
+// waitFor polls cond (polltest.Until) until it holds, failing the test with
 // what it waited for (and detail's text, when given, at the time it gave
 // up) after testWait. It is for what offers nothing to wait on: waitJob
 // waits on the daemon's events.
 func waitFor(t testing.TB, what string, cond func() bool, detail func() string) {
 	t.Helper()
-	deadline := time.Now().Add(testWait)
-	for pause := firstPoll; !cond(); pause = backoff(pause) {
-		if time.Now().After(deadline) {
-			if cond() { // a last look: it may have turned during the sleep
-				return
-			}
-			msg := ""
-			if detail != nil {
-				msg = ": " + detail()
-			}
-			t.Fatalf("gave up after %s waiting for %s%s", testWait, what, msg)
-		}
-		time.Sleep(pause)
+	if polltest.Until(cond) {
+		return
 	}
+	msg := ""
+	if detail != nil {
+		msg = ": " + detail()
+	}
+	t.Fatalf("gave up after %s waiting for %s%s", testWait, what, msg)
 }
 
 // waitJob waits until d's job j has finished and returns it as it ended,

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/team/pgtest"
 )
@@ -594,26 +595,22 @@ func TestPushRacingDelete(t *testing.T) {
 		done <- result{res, err}
 	}()
 	watch := tm.raw(t, tm.owner)
-	deadline := time.Now().Add(time.Minute) // a guard against a hang, not a timing check
-	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+	polltest.Eventually(t, "the push waits for the lock", func() error {
 		var waiting int
 		if err := watch.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
 			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 		if waiting > 0 {
-			break
+			return nil
 		}
 		select {
 		case r := <-done:
 			t.Fatalf("the push ended without waiting for the lock: %+v %v", r.res, r.err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the push never waited for the lock")
-		}
-		time.Sleep(pause)
-	}
+		return errors.New("no session waits for a lock")
+	})
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}

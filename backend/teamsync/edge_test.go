@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/team"
 	"github.com/memtray/memtray/backend/team/pgtest"
@@ -22,7 +23,7 @@ func (d skewed) Now() time.Time { return time.Now().Add(time.Duration(d)) }
 func drained(t *testing.T, n *node) {
 	t.Helper()
 	n.sy.Kick()
-	eventually(t, n.name+"'s outbox drained", func() error {
+	polltest.Eventually(t, n.name+"'s outbox drained", func() error {
 		if st := n.sy.Status(); st.Outbox != 0 || !st.Connected {
 			return fmt.Errorf("status %+v", st)
 		}
@@ -64,14 +65,14 @@ func TestRestoreOfAnothersMemory(t *testing.T) {
 	ctx := context.Background()
 	m := a.write(t, "the shop's invoices are archived for ten years", "shop", memory.TypeProject)
 	for _, n := range []*node{b, o} {
-		eventually(t, n.name+" has it", func() error { _, err := n.st.Get(ctx, m.ID); return err })
+		polltest.Eventually(t, n.name+" has it", func() error { _, err := n.st.Get(ctx, m.ID); return err })
 	}
 	if err := a.st.Delete(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
 	a.sy.Kick()
 	for _, n := range []*node{b, o} {
-		eventually(t, n.name+"'s trash has it", func() error {
+		polltest.Eventually(t, n.name+"'s trash has it", func() error {
 			tr, err := n.st.TrashGet(ctx, []string{m.ID})
 			if err != nil || len(tr) != 1 {
 				return fmt.Errorf("trash %v, %v", tr, err)
@@ -108,7 +109,7 @@ func TestRestoreOfAnothersMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	drained(t, o)
-	eventually(t, "the admin's restore reaches a", func() error { _, err := a.st.Get(ctx, m.ID); return err })
+	polltest.Eventually(t, "the admin's restore reaches a", func() error { _, err := a.st.Get(ctx, m.ID); return err })
 	if got := teamTexts(t, tdb.open(t, tdb.owner)); got[m.ID] != m.Text {
 		t.Fatalf("the team holds %v after an admin's restore", got)
 	}
@@ -161,7 +162,7 @@ func TestScopeFlipCounters(t *testing.T) {
 	if got := counters(m.ID); got != 5 {
 		t.Fatalf("team access %d after the flip, want 5 (3 before it left, 2 while personal)", got)
 	}
-	eventually(t, "b has it with the team's counts", func() error {
+	polltest.Eventually(t, "b has it with the team's counts", func() error {
 		got, err := b.st.Get(ctx, m.ID)
 		if err != nil {
 			return err
@@ -202,7 +203,7 @@ func TestSkewedClockEdit(t *testing.T) {
 	t.Cleanup(b.close)
 	ctx := context.Background()
 	m := b.write(t, "the shop's logs rotate daily", "shop", memory.TypeProject)
-	eventually(t, "a has it", func() error { _, err := a.st.Get(ctx, m.ID); return err })
+	polltest.Eventually(t, "a has it", func() error { _, err := a.st.Get(ctx, m.ID); return err })
 	const edit = "the shop's logs rotate hourly"
 	if _, err := a.st.Update(ctx, m.ID, func(x *memory.Memory) error {
 		x.Text, x.Embedding = edit, embedOne(t, edit)
@@ -214,7 +215,7 @@ func TestSkewedClockEdit(t *testing.T) {
 	if got, err := tdb.open(t, tdb.owner).Get(ctx, m.ID); err != nil || got.Text != edit {
 		t.Fatalf("the team holds %q (%v), want a's edit %q", got.Text, err, edit)
 	}
-	eventually(t, "b gets the edit", func() error {
+	polltest.Eventually(t, "b gets the edit", func() error {
 		got, err := b.st.Get(ctx, m.ID)
 		if err != nil || got.Text != edit {
 			return fmt.Errorf("b holds %q, %v", got.Text, err)
@@ -359,7 +360,7 @@ func TestUndoReachesTeam(t *testing.T) {
 		t.Fatal(err)
 	}
 	drained(t, a)
-	eventually(t, "b has the decay", func() error {
+	polltest.Eventually(t, "b has the decay", func() error {
 		if got, err := b.st.Get(ctx, m.ID); err != nil || got.Importance != 0.2 {
 			return fmt.Errorf("b: %v, %v", got.Importance, err)
 		}
@@ -372,7 +373,7 @@ func TestUndoReachesTeam(t *testing.T) {
 	if got, err := tdb.open(t, tdb.owner).Get(ctx, m.ID); err != nil || got.Importance != before.Importance {
 		t.Fatalf("the team holds importance %v (%v) after the undo, want %v", got.Importance, err, before.Importance)
 	}
-	eventually(t, "b has the undo", func() error {
+	polltest.Eventually(t, "b has the undo", func() error {
 		if got, err := b.st.Get(ctx, m.ID); err != nil || got.Importance != before.Importance {
 			return fmt.Errorf("b: %v, %v", got.Importance, err)
 		}
@@ -437,7 +438,7 @@ func TestRefusedDeleteAcrossRestart(t *testing.T) {
 	b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
 	ctx := context.Background()
 	m := a.write(t, "the shop's price list is exported every Friday evening", "shop", memory.TypeProject)
-	eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+	polltest.Eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
 	if err := b.st.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: m.ID, Reason: "deleted"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -463,7 +464,7 @@ func TestRefusedDeleteAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.sy.Kick()
-	eventually(t, "the owner's change brings it back on b", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+	polltest.Eventually(t, "the owner's change brings it back on b", func() error { _, err := b.st.Get(ctx, m.ID); return err })
 	if tr, err := b.st.TrashGet(ctx, []string{m.ID}); err != nil || len(tr) != 0 {
 		t.Fatalf("b's trash still holds %s, live again: %v %v", m.ID, tr, err)
 	}

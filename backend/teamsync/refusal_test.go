@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/team"
 	"github.com/memtray/memtray/backend/team/pgtest"
@@ -55,7 +56,7 @@ func TestRefusedEditNotResent(t *testing.T) {
 	admin := tdb.open(t, tdb.owner)
 	ctx := context.Background()
 	m := a.write(t, "the shop's price list is exported every Friday evening", "shop", memory.TypeProject)
-	eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+	polltest.Eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
 
 	edit(t, b, m.ID, "the shop's price list is exported every Monday morning")
 	drained(t, b)
@@ -85,7 +86,7 @@ func TestRefusedEditNotResent(t *testing.T) {
 			// team's version: nothing of b's is left to refuse. The pull
 			// bringing them follows the push on the team's notification,
 			// after the outbox drained: wait for it, not for the push.
-			eventually(t, "b takes the team's version", func() error {
+			polltest.Eventually(t, "b takes the team's version", func() error {
 				if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != m.Text {
 					return fmt.Errorf("b holds %q (%v)", got.Text, err)
 				}
@@ -105,7 +106,7 @@ func TestRefusedEditNotResent(t *testing.T) {
 		}
 		wantTeam(m.Text)
 	}
-	eventually(t, "b's accesses reach the team", func() error {
+	polltest.Eventually(t, "b's accesses reach the team", func() error {
 		if c, err := admin.Counters(ctx, m.ID); err != nil || c.Access != 5 {
 			return fmt.Errorf("team counters %+v (%v), want 5 accesses", c, err)
 		}
@@ -124,7 +125,7 @@ func TestRefusedEditNotResent(t *testing.T) {
 	// pushed as usual (and the team holds that version: nothing refused).
 	const owners = "the shop's price list is exported every Friday at noon"
 	edit(t, a, m.ID, owners)
-	eventually(t, "the owner's change reaches b", func() error {
+	polltest.Eventually(t, "the owner's change reaches b", func() error {
 		if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != owners {
 			return fmt.Errorf("b holds %q (%v)", got.Text, err)
 		}
@@ -157,7 +158,7 @@ func TestRefusalCrash(t *testing.T) {
 			b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
 			ctx := context.Background()
 			m := a.write(t, "the warehouse counts stock on the first Monday of "+point, "shop", memory.TypeProject)
-			eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+			polltest.Eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
 			b.close()
 
 			// b, its loop stopped, edits another member's memory and
@@ -300,7 +301,7 @@ func manualNode(t *testing.T, url string) *node {
 // newManualSyncer starts n's syncer on its store, without its loop.
 func newManualSyncer(t *testing.T, n *node) *Syncer {
 	t.Helper()
-	sy, err := New(Options{Store: n.st, Embedder: words{}, Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, n.url) }})
+	sy, err := New(Options{Store: n.st, Embedder: words{}, Applied: n.told, Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, n.url) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,5 +322,88 @@ func mustPull(t *testing.T, n *node) {
 	t.Helper()
 	if _, err := n.sy.PullNow(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStaleEditTaken: a member's edit made on one machine (b) while
+// another machine of the member (a) made a newer one is refused as stale
+// at its push: b takes the team's version (a's). A write of it waiting
+// when b takes it (here, written just after the push acknowledged the
+// edit) is left to the next push: an access is acknowledged without
+// sending the edit (it was sent, to be refused as stale again) and b then
+// takes the team's version; a new edit is pushed and wins. A b stopped
+// after the acknowledgement and before the take takes the team's version
+// after its restart (the edit was no longer held then, and its next access
+// pushed it again). Options.Applied is told of a memory when the team's
+// version replaced b's, not when it was left for a waiting write.
+func TestStaleEditTaken(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice")
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"shop"})
+	admin := tdb.open(t, tdb.owner)
+	ctx := context.Background()
+	tests := []struct {
+		name     string
+		afterAck func(b *node, id string) // at the acknowledgement of the stale edit
+		crash    bool                     // b stops after the acknowledgement
+		pushes   int                      // pushes after the stale one until b holds want
+		text     string                   // b's and the team's copy at the end ("": a's edit)
+		accesses int                      // b's copy's count at the end
+	}{
+		{"nothing waiting", nil, false, 0, "", 0},
+		{"an access waiting", func(b *node, id string) { access(t, b, id, 1) }, false, 1, "", 1},
+		{"an edit waiting", func(b *node, id string) { edit(t, b, id, "the till is balanced at noon, then again") }, false, 1, "the till is balanced at noon, then again", 0},
+		{"a stop and an access", func(b *node, id string) { access(t, b, id, 1) }, true, 1, "", 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := a.write(t, "the till is balanced by "+tc.name, "shop", memory.TypeProject)
+			drained(t, a)
+			b := manualNode(t, tdb.url(roles["alice"]))
+			mustPull(t, b)
+			edit(t, b, m.ID, "the till is balanced at opening by "+tc.name)
+			edit(t, a, m.ID, "the till is balanced at closing by "+tc.name)
+			drained(t, a) // a's edit, the newer, is the team's
+			want := tc.text
+			if want == "" {
+				want = "the till is balanced at closing by " + tc.name
+			}
+			b.toldOf(m.ID)
+			b.sy.crashAt = func(at string) error {
+				if at != crashAfterAck {
+					return nil
+				}
+				if tc.afterAck != nil {
+					tc.afterAck(b, m.ID)
+				}
+				if tc.crash {
+					return errCrash
+				}
+				return nil
+			}
+			if r, err := b.sy.PushNow(ctx); tc.crash != errors.Is(err, errCrash) || (!tc.crash && (err != nil || r.Refused != 1)) {
+				t.Fatalf("the stale push = %+v, %v: want 1 refused (crash %v)", r, err, tc.crash)
+			}
+			b.sy.crashAt = nil
+			if tc.crash {
+				b.sy.Close()
+				b.sy = newManualSyncer(t, b)
+			}
+			if op := b.toldOf(m.ID); (op == "put") != (tc.afterAck == nil) {
+				t.Fatalf("Applied told of it %q at the stale push, want put only if the team's version replaced b's", op)
+			}
+			for range tc.pushes {
+				mustPush(t, b, 0)
+			}
+			if k := refusalsOf(b, m.ID); k != 1 {
+				t.Fatalf("%d refusals of it, want 1 (pushed again?): %+v", k, b.sy.Status().Refused)
+			}
+			if got := teamTexts(t, admin)[m.ID]; got != want {
+				t.Fatalf("the team holds %q, want %q", got, want)
+			}
+			if got, err := b.st.Get(ctx, m.ID); err != nil || got.Text != want || got.AccessCount != tc.accesses {
+				t.Fatalf("b holds %q with %d accesses (%v), want %q with %d", got.Text, got.AccessCount, err, want, tc.accesses)
+			}
+		})
 	}
 }

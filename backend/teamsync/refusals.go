@@ -26,6 +26,11 @@ import (
 // it is the held version, without sending it, and takes the team's
 // version then. Dropped at the pull instead, the hold let the waiting
 // write (an access) send the refused edit again, to be refused again.
+// An edit the team refuses as stale (it holds a newer edit, made on another
+// machine) is held stale the same way, with its acknowledgement, until
+// the push took the team's version: taken after the acknowledgement
+// without a hold, a stop in between left the edit to be pushed, and
+// refused as stale, again at its next write.
 //
 // The store keeps the held edits with the status's refusals, in one value
 // (Store.TeamRefusals) written in the transaction that removes the refused
@@ -40,7 +45,8 @@ type heldEdit struct {
 	// Invalid: refused as invalid (its counter deltas are dropped too).
 	Invalid bool `json:"invalid,omitempty"`
 	// Stale: a pull brought a change of the team's while a local write
-	// waited to be pushed; the push takes the team's version.
+	// waited to be pushed, or the team refused the edit as stale; the
+	// push takes the team's version.
 	Stale bool `json:"stale,omitempty"`
 }
 

@@ -490,12 +490,14 @@ func (s *Syncer) push(ctx context.Context, retry bool) (PushReport, error) {
 	return rep, s.takeStale(ctx)
 }
 
-// takeStale gives this machine the team's version of the held edits a
-// pull marked stale (s.cycle held), and ends their hold; one whose local
-// write waits in the outbox again stays held for the next push. Taken
-// after the push acknowledged its write, so a stop in between (a restart)
-// leaves it held and stale, to be taken at the next push: dropped with
-// that acknowledgement, the edit was pushed again at its next write.
+// takeStale gives this machine the team's version of the stale held
+// edits (s.cycle held): those a pull marked stale and those the team
+// refused as stale (it holds a newer edit), and ends their hold; one
+// whose local write waits in the outbox again stays held for the next
+// push. Taken after the push acknowledged its write, so a stop in between
+// (a restart) leaves it held and stale, to be taken at the next push:
+// dropped with that acknowledgement, the edit was pushed again at its
+// next write.
 func (s *Syncer) takeStale(ctx context.Context) error {
 	var ids []string
 	for _, h := range s.held {
@@ -550,7 +552,6 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	var puts []team.Memory
 	var putEntries []store.OutboxEntry
 	var relinkRestored []relinkTo
-	var stale []string           // ids whose newer team version this daemon takes
 	dropped := map[string]bool{} // ids whose deltas the team will never take
 	var refusals []Refusal       // recorded with the acknowledgement
 	refuse := func(id, op, outcome string) {
@@ -643,8 +644,13 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushUnchanged:
 				rep.Pushed++
 			case team.PushStale:
-				stale = append(stale, e.ID)
+				// Held, stale, with the acknowledgement: takeStale takes
+				// the team's version after it and only then ends the hold,
+				// so a stop in between does not leave the edit to be pushed
+				// (and refused as stale) again at its next write.
 				refuse(e.ID, "change", refusedStale)
+				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true})
+				heldChanged = true
 			case team.PushDuplicate:
 				relink = append(relink, relinkTo{local: e.ID, winner: r.Winner})
 				remap[e.ID] = r.Winner
@@ -735,9 +741,6 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	if err := s.crash(crashAfterAck); err != nil {
 		return err
 	}
-	if _, err := s.takeTeam(ctx, stale); err != nil {
-		return err
-	}
 	s.update(func(st *Status) { st.Relinked += int64(len(remap)) })
 	return nil
 }
@@ -792,14 +795,22 @@ func (s *Syncer) takeTeam(ctx context.Context, ids []string) (kept []string, err
 	if err != nil {
 		return nil, err
 	}
-	if s.o.Applied != nil && len(puts) > 0 {
-		taken := make([]string, len(puts))
-		for i, m := range puts {
-			taken[i] = m.ID
-		}
+	if taken := replaced(puts, applied.KeptPuts); s.o.Applied != nil && len(taken) > 0 {
 		s.o.Applied(taken, nil)
 	}
 	return applied.KeptPuts, nil
+}
+
+// replaced are the ids of puts but kept: the local copies the team's
+// version replaced, not those ApplyTeam left for a waiting write.
+func replaced(puts []memory.Memory, kept []string) []string {
+	var out []string
+	for _, m := range puts {
+		if !slices.Contains(kept, m.ID) {
+			out = append(out, m.ID)
+		}
+	}
+	return out
 }
 
 // relinkTo replaces local memory local by the team memory winner holding

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/team"
 	"github.com/memtray/memtray/backend/team/pgtest"
@@ -145,19 +146,7 @@ func (n *node) start(t *testing.T) {
 	}
 	sy, err := New(Options{Store: st, Embedder: words{}, PullInterval: 300 * time.Millisecond, PushInterval: 30 * time.Millisecond, Now: now, Projects: n.share,
 		MaxBackoff: 300 * time.Millisecond, Batch: 50,
-		Applied: func(put, trashed []string) {
-			n.mu.Lock()
-			defer n.mu.Unlock()
-			if n.applied == nil {
-				n.applied = map[string]string{}
-			}
-			for _, id := range put {
-				n.applied[id] = "put"
-			}
-			for _, id := range trashed {
-				n.applied[id] = "trashed"
-			}
-		},
+		Applied: n.told,
 		Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, n.url) }})
 	if err != nil {
 		t.Fatal(err)
@@ -165,6 +154,31 @@ func (n *node) start(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	n.st, n.sy, n.stop, n.done = st, sy, cancel, make(chan struct{})
 	go func() { defer close(n.done); sy.Run(ctx) }()
+}
+
+// told records what Options.Applied tells n of (n.applied).
+func (n *node) told(put, trashed []string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.applied == nil {
+		n.applied = map[string]string{}
+	}
+	for _, id := range put {
+		n.applied[id] = "put"
+	}
+	for _, id := range trashed {
+		n.applied[id] = "trashed"
+	}
+}
+
+// toldOf is what Options.Applied last told n of id ("" if nothing), and
+// forgets it.
+func (n *node) toldOf(id string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	op := n.applied[id]
+	delete(n.applied, id)
+	return op
 }
 
 func (n *node) close() {
@@ -200,25 +214,6 @@ func (n *node) texts(t testing.TB) map[string]string {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// eventually polls cond until it holds; the limit only ends a test that
-// would otherwise hang (nothing is asserted about time).
-func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	// The looks back off, from 1 ms to at most 100 ms apart: a long wait on
-	// a loaded machine costs few wakeups.
-	for pause := time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: never happened: %v", what, err)
-		}
-		time.Sleep(pause)
-	}
 }
 
 // converged checks that every node holds exactly want (texts by id).
@@ -283,7 +278,7 @@ func TestTwoDaemonsShare(t *testing.T) {
 	pa := a.write(t, "alice prefers tabs", "shop", memory.TypeUser)
 	pb := b.write(t, "a note about another project", "garden", memory.TypeProject)
 	want := map[string]string{m1.ID: m1.Text, m2.ID: m2.Text}
-	eventually(t, "team memories on both daemons", func() error {
+	polltest.Eventually(t, "team memories on both daemons", func() error {
 		wa := map[string]string{m1.ID: m1.Text, m2.ID: m2.Text, pa.ID: pa.Text}
 		wb := map[string]string{m1.ID: m1.Text, m2.ID: m2.Text, pb.ID: pb.Text}
 		if err := converged(t, wa, a)(); err != nil {
@@ -310,7 +305,7 @@ func TestTwoDaemonsShare(t *testing.T) {
 	}
 	a.sy.Kick()
 	b.sy.Kick()
-	eventually(t, "the update and both counters everywhere", func() error {
+	polltest.Eventually(t, "the update and both counters everywhere", func() error {
 		for _, n := range []*node{a, b} {
 			m, err := n.st.Get(ctx, m1.ID)
 			if err != nil {
@@ -326,7 +321,7 @@ func TestTwoDaemonsShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.sy.Kick()
-	eventually(t, "the delete on a", func() error {
+	polltest.Eventually(t, "the delete on a", func() error {
 		if _, err := a.st.Get(ctx, m2.ID); !errors.Is(err, memory.ErrNotFound) {
 			return fmt.Errorf("m2 still on a: %v", err)
 		}
@@ -337,7 +332,7 @@ func TestTwoDaemonsShare(t *testing.T) {
 	}
 	// The loop tells of a page once it is applied: the store may show it
 	// a moment before.
-	eventually(t, "a told of the put and the delete", func() error {
+	polltest.Eventually(t, "a told of the put and the delete", func() error {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		if a.applied[m2.ID] != "trashed" || a.applied[m1.ID] != "put" {
@@ -363,7 +358,7 @@ func TestSameTextTwice(t *testing.T) {
 	b := startNode(t, "b", db, tdb.srv.ConnString(roles["bob"], "nowhere"), []string{"*"})
 	ma := a.write(t, text, "shop", memory.TypeProject)
 	mb := b.write(t, text, "shop", memory.TypeProject)
-	eventually(t, "the error in the status", func() error {
+	polltest.Eventually(t, "the error in the status", func() error {
 		if st := a.sy.Status(); st.Connected || st.LastError == "" || st.Outbox != 1 {
 			return fmt.Errorf("status %+v", st)
 		}
@@ -374,7 +369,7 @@ func TestSameTextTwice(t *testing.T) {
 	a.url, b.url = tdb.url(roles["alice"]), tdb.url(roles["bob"])
 	a.start(t)
 	b.start(t)
-	eventually(t, "one memory on both", func() error {
+	polltest.Eventually(t, "one memory on both", func() error {
 		ga, gb := a.texts(t), b.texts(t)
 		if len(ga) != 1 || len(gb) != 1 {
 			return fmt.Errorf("a %v, b %v", ga, gb)
@@ -401,12 +396,12 @@ func TestRestoreFromTrash(t *testing.T) {
 	b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"shop"})
 	ctx := context.Background()
 	m := a.write(t, "the shop's backups run at 02:00 UTC", "shop", memory.TypeProject)
-	eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
+	polltest.Eventually(t, "b has it", func() error { _, err := b.st.Get(ctx, m.ID); return err })
 	if err := a.st.Delete(ctx, m.ID); err != nil {
 		t.Fatal(err)
 	}
 	a.sy.Kick()
-	eventually(t, "b's trash has it", func() error {
+	polltest.Eventually(t, "b's trash has it", func() error {
 		tr, err := b.st.TrashGet(ctx, []string{m.ID})
 		if err != nil || len(tr) != 1 {
 			return fmt.Errorf("trash %v, %v", tr, err)
@@ -419,7 +414,7 @@ func TestRestoreFromTrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.sy.Kick()
-	eventually(t, "b's restore refused and acknowledged", func() error {
+	polltest.Eventually(t, "b's restore refused and acknowledged", func() error {
 		if n, _ := b.st.OutboxLen(); n != 0 {
 			return fmt.Errorf("outbox %d", n)
 		}
@@ -431,12 +426,12 @@ func TestRestoreFromTrash(t *testing.T) {
 	// The owner's undo: a trashes its memory (the steward's path) and
 	// restores it; the team restores it and b gets it back.
 	m2 := a.write(t, "the shop's restores are tested monthly", "shop", memory.TypeProject)
-	eventually(t, "b has the second", func() error { _, err := b.st.Get(ctx, m2.ID); return err })
+	polltest.Eventually(t, "b has the second", func() error { _, err := b.st.Get(ctx, m2.ID); return err })
 	if err := a.st.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: m2.ID, Reason: "test"}}}); err != nil {
 		t.Fatal(err)
 	}
 	a.sy.Kick()
-	eventually(t, "the trash reaches b", func() error {
+	polltest.Eventually(t, "the trash reaches b", func() error {
 		if _, err := b.st.Get(ctx, m2.ID); !errors.Is(err, memory.ErrNotFound) {
 			return fmt.Errorf("still live on b: %v", err)
 		}
@@ -446,7 +441,7 @@ func TestRestoreFromTrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.sy.Kick()
-	eventually(t, "the owner's restore reaches b", func() error { _, err := b.st.Get(ctx, m2.ID); return err })
+	polltest.Eventually(t, "the owner's restore reaches b", func() error { _, err := b.st.Get(ctx, m2.ID); return err })
 	if got := teamTexts(t, tdb.open(t, tdb.owner)); got[m2.ID] != m2.Text {
 		t.Fatalf("the team holds %v", got)
 	}
@@ -465,7 +460,7 @@ func TestStatusCountsPushes(t *testing.T) {
 	a.close()
 	a.url = tdb.url(roles["alice"])
 	a.start(t)
-	eventually(t, "the outbox drained", func() error {
+	polltest.Eventually(t, "the outbox drained", func() error {
 		if st := a.sy.Status(); st.Outbox != 0 || !st.Connected {
 			return fmt.Errorf("status %+v", st)
 		}
