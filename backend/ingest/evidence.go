@@ -73,7 +73,7 @@ func cutSentences(c *Candidate, cut []string, reason string) {
 	rewrites, more := mendDangling(orig, cut)
 	cut = append(cut, more...)
 	for _, r := range rewrites {
-		orig = strings.Replace(orig, r[0], r[1], 1)
+		orig = replaceSentence(orig, r[0], r[1])
 	}
 	text, ok := cutLeaves(orig, cut)
 	if !ok {
@@ -207,7 +207,7 @@ func undoOf(s posSentence, fromLater bool) (undo, bool) {
 // (dropUndone) and live capture (Pipeline.revise) share this rule.
 func undoneIn(text string, sents []string, pos int, undos []undo) (cut []string, why string) {
 	for _, st := range sents {
-		if !strings.Contains(text, st) || undoCue.MatchString(lower(st)) {
+		if !holdsSentence(text, st) || undoCue.MatchString(lower(st)) {
 			continue // not kept, or itself a report of an undo
 		}
 		subj := pathSubject(st)
@@ -232,7 +232,7 @@ func undoneIn(text string, sents []string, pos int, undos []undo) (cut []string,
 // something specific): cutSentences' test.
 func cutLeaves(text string, cut []string) (string, bool) {
 	for _, s := range cut {
-		text = strings.Replace(text, s, "", 1)
+		text = replaceSentence(text, s, "")
 	}
 	text = strings.Join(strings.Fields(text), " ")
 	return text, wordCount(text) >= 4 && findingWeight(text, lower(text)) >= 1
@@ -318,7 +318,7 @@ func dropOffered(t Turn, cands []Candidate) {
 		}
 		var offered []string
 		for _, it := range items[c.step] {
-			if strings.Contains(c.Text, it) {
+			if holdsSentence(c.Text, it) {
 				offered = append(offered, it)
 			}
 		}

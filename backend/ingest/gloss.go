@@ -201,7 +201,7 @@ func glossUndos(undos []undo, glosses []gloss) []glossUndo {
 func glossUndoneIn(text string, sents []string, pos int, links []glossUndo) (cut []string, why string) {
 	for _, st := range sents {
 		lt := lower(st)
-		if !strings.Contains(text, st) || undoCue.MatchString(lt) {
+		if !holdsSentence(text, st) || undoCue.MatchString(lt) {
 			continue
 		}
 		subj := pathSubject(st)

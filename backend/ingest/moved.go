@@ -560,7 +560,7 @@ func dropRelocated(t Turn, cands []Candidate, later []string, patches [][]*patch
 		var repl [][3]string // each sentence, what is left of it and what was cut
 		why := ""
 		for _, st := range stepSents[c.step] {
-			if !strings.Contains(c.Text, st) || undoCue.MatchString(lower(st)) {
+			if !holdsSentence(c.Text, st) || undoCue.MatchString(lower(st)) {
 				continue
 			}
 			ls := lower(st)
@@ -627,12 +627,12 @@ func replaceSentences(c *Candidate, repl [][3]string, reason string) {
 			gone = append(gone, s)
 			continue
 		}
-		text = strings.Replace(text, s, with, 1)
+		text = replaceSentence(text, s, with)
 		gone = append(gone, p[2])
 	}
 	rewrites, more := mendDangling(text, cut)
 	for _, r := range rewrites {
-		text = strings.Replace(text, r[0], r[1], 1)
+		text = replaceSentence(text, r[0], r[1])
 	}
 	cut = append(cut, more...)
 	gone = append(gone, more...)

@@ -133,14 +133,7 @@ func dropUpdated(t Turn, cands []Candidate, turn, later []posSentence) []pending
 		if strings.HasSuffix(s.text, ":") {
 			continue
 		}
-		cand := -1
-		for i := range cands {
-			c := &cands[i]
-			if c.Keep && c.Origin != OriginUser && c.Origin != OriginInstruction && !c.taught && strings.Contains(c.Text, s.text) {
-				cand = i
-				break
-			}
-		}
+		cand := holderOf(cands, s.text)
 		if cand < 0 {
 			continue
 		}
@@ -208,6 +201,27 @@ func dropUpdated(t Turn, cands []Candidate, turn, later []posSentence) []pending
 		}
 	}
 	return pendingOf(us, done)
+}
+
+// holderOf returns the index of the model's kept candidate that holds
+// statement st as a sentence of its own (holdsSentence), preferring one
+// where a sentence opens at it (sentenceSpan) over one that only quotes
+// it inside a sentence; -1 when none does.
+func holderOf(cands []Candidate, st string) int {
+	held := -1
+	for i := range cands {
+		c := &cands[i]
+		if !c.Keep || c.Origin == OriginUser || c.Origin == OriginInstruction || c.taught {
+			continue
+		}
+		switch at, opens := sentenceSpan(c.Text, st); {
+		case opens:
+			return i
+		case at >= 0 && held < 0:
+			held = i
+		}
+	}
+	return held
 }
 
 // pendingLead is a statement of a turn that a later statement of its
