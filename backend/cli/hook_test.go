@@ -19,6 +19,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/refuse"
 )
 
@@ -504,7 +505,7 @@ func TestHookSendsTranscript(t *testing.T) {
 	// The turn is counted when it is stored, the file tracked when its
 	// cursor is committed after: wait for both.
 	var s httpapi.Stats
-	waitFor(t, "the turn to be captured (1 turn, 1 file tracked)", func() bool {
+	polltest.Wait(t, "the turn to be captured (1 turn, 1 file tracked)", func() bool {
 		var err error
 		if s, err = cl.Stats(ctx); err != nil {
 			t.Fatal(err)

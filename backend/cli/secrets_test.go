@@ -27,6 +27,7 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/mcp"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -596,7 +597,7 @@ func waitCaptured(t *testing.T, c *httpapi.Client, n int) {
 	}
 	var st httpapi.CaptureState
 	var err error
-	waitFor(t, fmt.Sprintf("the proxy to hand over %d exchanges", n), func() bool {
+	polltest.Wait(t, fmt.Sprintf("the proxy to hand over %d exchanges", n), func() bool {
 		if st, err = c.Capture(context.Background()); err == nil {
 			json.Unmarshal(st.Stats, &s)
 		}

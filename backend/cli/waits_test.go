@@ -12,22 +12,6 @@ import (
 // against a hang, not a performance check (polltest.Guard).
 const testWait = polltest.Guard
 
-// waitFor polls cond (polltest.Until) until it holds, failing the test with
-// what it waited for (and detail's text, when given, at the time it gave up)
-// after testWait. It is for what offers nothing to wait on; waitText,
-// waitClosed and waitRecv wait on the event itself.
-func waitFor(t testing.TB, what string, cond func() bool, detail func() string) {
-	t.Helper()
-	if polltest.Until(cond) {
-		return
-	}
-	msg := ""
-	if detail != nil {
-		msg = ": " + detail()
-	}
-	t.Fatalf("gave up after %s waiting for %s%s", testWait, what, msg)
-}
-
 // waitRecv waits for a value on ch, failing the test with what it waited for
 // after testWait.
 func waitRecv[T any](t testing.TB, what string, ch <-chan T) T {

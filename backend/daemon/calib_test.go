@@ -12,6 +12,7 @@ import (
 	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // thresholdsByName indexes the thresholds in effect.
@@ -181,7 +182,7 @@ func TestCalibrationRetried(t *testing.T) {
 		t.Fatalf("while the server is down: %+v", v)
 	}
 	f.down.Store(false)
-	waitFor(t, "the calibration once the server is back", func() bool {
+	polltest.Wait(t, "the calibration once the server is back", func() bool {
 		return thresholdsByName(t, d)[calib.VectorFloor].Source == calib.SourceCalibrated
 	}, func() string { return fmt.Sprintf("%+v", thresholdsByName(t, d)[calib.VectorFloor]) })
 	if _, ok, err := d.store.Calibration("test-flaky"); !ok || err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // TestCaptureSwitch pauses and resumes capture and excludes a project
@@ -53,7 +54,7 @@ func TestCaptureSwitch(t *testing.T) {
 	stats := func() map[string]any {
 		t.Helper()
 		var m map[string]any
-		waitFor(t, "the capture workers to take every queued exchange", func() bool {
+		polltest.Wait(t, "the capture workers to take every queued exchange", func() bool {
 			st, err := client.Capture(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -242,7 +243,7 @@ func TestCapturePause(t *testing.T) {
 	if err != nil || st.Enabled || st.PausedUntil == nil || time.Until(*st.PausedUntil) > 3*time.Second {
 		t.Fatalf("pause = %+v, %v", st, err)
 	}
-	waitFor(t, "the pause to end by itself", func() bool {
+	polltest.Wait(t, "the pause to end by itself", func() bool {
 		st, err = c.Capture(ctx)
 		return err == nil && st.Enabled && st.PausedUntil == nil
 	}, func() string { return fmt.Sprintf("%+v, %v", st, err) })

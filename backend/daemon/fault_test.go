@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"io"
 	"log/slog"
 	"net"
@@ -32,8 +31,10 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/status"
 	"github.com/memtray/memtray/backend/store"
@@ -266,7 +267,7 @@ func (r *faultRig) message(code string) string {
 // await polls until cond holds (a failure guard, not a timing assertion).
 func (r *faultRig) await(what string, cond func() bool) {
 	r.t.Helper()
-	waitFor(r.t, what, cond, func() string { return fmt.Sprintf("warnings %v", r.codes()) })
+	polltest.Wait(r.t, what, cond, func() string { return fmt.Sprintf("warnings %v", r.codes()) })
 }
 
 // warned waits until the warning code is shown (on) or gone (!on).

@@ -17,6 +17,7 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // headlessFacts are the answers of a headless session's turns: each one a
@@ -120,7 +121,7 @@ func waitHandled(t *testing.T, d *Daemon, n int) {
 		h, _ := m["handled"].(float64)
 		return h
 	}
-	waitFor(t, fmt.Sprintf("the proxy to handle %d exchanges", n), func() bool { return int(handled()) >= n },
+	polltest.Wait(t, fmt.Sprintf("the proxy to handle %d exchanges", n), func() bool { return int(handled()) >= n },
 		func() string { return fmt.Sprintf("%v handled", handled()) })
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/ingest"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/tail"
 	"github.com/memtray/memtray/backend/transcript"
@@ -206,7 +207,7 @@ func TestLiveCaptureStoresWhatIngestStores(t *testing.T) {
 // has done n reads and has none waiting.
 func waitTail(t *testing.T, d *Daemon, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("the daemon to read the transcript (%d reads, none queued)", n), func() bool {
+	polltest.Wait(t, fmt.Sprintf("the daemon to read the transcript (%d reads, none queued)", n), func() bool {
 		st := d.tail.Stats()
 		return st.Processed >= n && st.Queued == 0
 	}, func() string { return fmt.Sprintf("%+v", d.tail.Stats()) })
@@ -270,7 +271,7 @@ func TestLiveTurnsSurviveRestart(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { d3.runLive(runCtx); close(done) }()
-	waitFor(t, "the turn left on disk to be decided at start", func() bool { return d3.liveState() == 0 }, nil)
+	polltest.Wait(t, "the turn left on disk to be decided at start", func() bool { return d3.liveState() == 0 }, nil)
 	cancel()
 	<-done
 	// The feed keeps turn 1's decision across the restart (issue 21 bug 8),
@@ -327,7 +328,7 @@ func TestLiveTurnEndedByHooks(t *testing.T) {
 	}
 	hook(tail.EventStop)
 	hook(tail.EventSessionEnd)
-	waitFor(t, "SessionEnd to end the turn", func() bool { return d.liveState() == 0 }, nil)
+	polltest.Wait(t, "SessionEnd to end the turn", func() bool { return d.liveState() == 0 }, nil)
 	if feed := feedFor(d, correctedID); len(feed) != 1 {
 		t.Fatalf("%d decisions, want the turn's one", len(feed))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/search"
 )
 
@@ -210,7 +211,7 @@ func TestReplaySessionThroughProxy(t *testing.T) {
 		InFlight           int64 `json:"in_flight"`
 		HandlerErrors      int64 `json:"handler_errors"` // untagged, it was never read
 	}
-	waitFor(t, fmt.Sprintf("the pipeline to take all %d requests", requests), func() bool {
+	polltest.Wait(t, fmt.Sprintf("the pipeline to take all %d requests", requests), func() bool {
 		var err error
 		if st, err = client.Stats(ctx); err != nil {
 			t.Fatal(err)

@@ -26,6 +26,7 @@ import (
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/steward"
 )
 
@@ -426,7 +427,7 @@ func TestSecurityForgedProxyRequests(t *testing.T) {
 		Captured, Handled int64
 		NotCaptured       int64 `json:"not_captured_status"`
 	}
-	waitFor(t, "the genuine exchange to be handled", func() bool {
+	polltest.Wait(t, "the genuine exchange to be handled", func() bool {
 		st, _ := d.Services().Settings.Capture(ctx)
 		json.Unmarshal(st.Stats, &s)
 		return s.Handled >= 1

@@ -20,6 +20,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/tail"
 	"github.com/memtray/memtray/backend/transcript"
@@ -97,7 +98,7 @@ func (r *transcriptRig) hook(event string) {
 // tailer has done n reads and has none waiting.
 func (r *transcriptRig) waitProcessed(n int) {
 	r.t.Helper()
-	waitFor(r.t, fmt.Sprintf("the daemon to read the transcript (%d reads, none queued)", n), func() bool {
+	polltest.Wait(r.t, fmt.Sprintf("the daemon to read the transcript (%d reads, none queued)", n), func() bool {
 		st := r.d.tail.Stats()
 		return st.Processed >= n && st.Queued == 0
 	}, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
@@ -200,14 +201,14 @@ func TestTranscriptWatcherAndIdle(t *testing.T) {
 	r.path = filepath.Join(root, "p", "s.jsonl")
 	r.serve(Options{Config: cfg, Version: "test", Clock: clock})
 	r.write(9) // turn 1 and the prompt of turn 2
-	waitFor(t, "the watcher to find the file (1 turn)", func() bool { return r.d.tail.Stats().Turns >= 1 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
+	polltest.Wait(t, "the watcher to find the file (1 turn)", func() bool { return r.d.tail.Stats().Turns >= 1 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
 	r.write(10) // turn 2's answer: nothing but idle time ends it
-	waitFor(t, "the watcher to read the new line (1 pending, 3 exchanges)", func() bool { return r.d.tail.Stats().Pending >= 1 && r.d.tail.Stats().Exchanges >= 3 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
+	polltest.Wait(t, "the watcher to read the new line (1 pending, 3 exchanges)", func() bool { return r.d.tail.Stats().Pending >= 1 && r.d.tail.Stats().Exchanges >= 3 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
 	if st := r.d.tail.Stats(); st.Turns != 1 {
 		t.Fatalf("turn 2 captured before the file went idle: %+v", st)
 	}
 	clock.add(2 * time.Minute)
-	waitFor(t, "the idle turn to be captured (2 turns)", func() bool { return r.d.tail.Stats().Turns >= 2 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
+	polltest.Wait(t, "the idle turn to be captured (2 turns)", func() bool { return r.d.tail.Stats().Turns >= 2 }, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
 }
 
 // A restart mid-file goes on from the saved cursor: nothing twice.
@@ -291,7 +292,7 @@ func TestProxyThenTranscriptStoresOnce(t *testing.T) {
 	}
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	waitFor(t, "the proxy's exchange to be decided", func() bool { return len(r.d.decisions.Newest(100)) == 1 },
+	polltest.Wait(t, "the proxy's exchange to be decided", func() bool { return len(r.d.decisions.Newest(100)) == 1 },
 		func() string { return fmt.Sprintf("%d decisions", len(r.d.decisions.Newest(100))) })
 	r.write(len(r.lines))
 	r.hook(tail.EventStop)
@@ -553,7 +554,7 @@ func TestProxyRepeatedTurn(t *testing.T) {
 				}
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				waitFor(t, fmt.Sprintf("the proxy to handle request %d", i+1), func() bool { return r.d.proxy.Stats().Handled >= int64(i+1) },
+				polltest.Wait(t, fmt.Sprintf("the proxy to handle request %d", i+1), func() bool { return r.d.proxy.Stats().Handled >= int64(i+1) },
 					func() string { return fmt.Sprintf("%+v", r.d.proxy.Stats()) })
 			}
 			if tc.file {

@@ -16,6 +16,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 )
 
 // serveWith opens a daemon with opts and serves it until the test ends.
@@ -167,7 +168,7 @@ func TestEventStream(t *testing.T) {
 	})
 	t.Run("ends when the client goes away", func(t *testing.T) {
 		stop()
-		waitFor(t, "no subscriber left after the client went away", func() bool { return d.Status().Events().Subscribers() == 0 },
+		polltest.Wait(t, "no subscriber left after the client went away", func() bool { return d.Status().Events().Subscribers() == 0 },
 			func() string { return fmt.Sprintf("%d subscribers left", d.Status().Events().Subscribers()) })
 	})
 	t.Run("resume with Last-Event-ID", func(t *testing.T) {

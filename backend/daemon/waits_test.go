@@ -14,22 +14,6 @@ import (
 // a guard against a hang, not a performance check (polltest.Guard).
 const testWait = polltest.Guard
 
-// waitFor polls cond (polltest.Until) until it holds, failing the test with
-// what it waited for (and detail's text, when given, at the time it gave
-// up) after testWait. It is for what offers nothing to wait on: waitJob
-// waits on the daemon's events.
-func waitFor(t testing.TB, what string, cond func() bool, detail func() string) {
-	t.Helper()
-	if polltest.Until(cond) {
-		return
-	}
-	msg := ""
-	if detail != nil {
-		msg = ": " + detail()
-	}
-	t.Fatalf("gave up after %s waiting for %s%s", testWait, what, msg)
-}
-
 // waitJob waits until d's job j has finished and returns it as it ended,
 // woken by the daemon's job events (each change of a job publishes one).
 func waitJob(t testing.TB, d *Daemon, j httpapi.Job) httpapi.Job {

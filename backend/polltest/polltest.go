@@ -52,3 +52,19 @@ func Eventually(t testing.TB, what string, cond func() error) {
 		t.Fatalf("%s: never happened within %s: %v", what, Guard, err)
 	}
 }
+
+// Wait waits with Until until cond holds, and fails t with what it waited
+// for if it never did, adding detail's text at the time it gave up when
+// detail is not nil. It is for what offers nothing to wait on; a test that
+// can wait on the event itself should.
+func Wait(t testing.TB, what string, cond func() bool, detail func() string) {
+	t.Helper()
+	if Until(cond) {
+		return
+	}
+	msg := ""
+	if detail != nil {
+		msg = ": " + detail()
+	}
+	t.Fatalf("gave up after %s waiting for %s%s", Guard, what, msg)
+}

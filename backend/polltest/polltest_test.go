@@ -48,3 +48,12 @@ func TestUntilGuard(t *testing.T) {
 		}
 	}
 }
+
+// TestWait: Wait returns once cond holds, without failing the test.
+func TestWait(t *testing.T) {
+	looks := 0
+	Wait(t, "the third look", func() bool { looks++; return looks >= 3 }, func() string { return fmt.Sprint(looks) })
+	if looks != 3 {
+		t.Errorf("%d looks, want 3", looks)
+	}
+}
