@@ -24,7 +24,8 @@ import (
 //
 // Bucket outbox: memory id -> [1]op | uvarint seq. One entry per memory:
 // the latest write wins (the sync loop pushes the record's current state,
-// not a diff). op is outboxPut (push the record) or outboxDelete (delete
+// not a diff); a write that changes nothing the team shares (an access)
+// queues no entry, only its counters' delta. op is outboxPut (push the record) or outboxDelete (delete
 // it from the team: deleted, trashed, or moved to the personal scope).
 // seq is the store sequence number of the write, so an acknowledgement
 // removes the entry only when no newer write came since it was read.
@@ -219,11 +220,22 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 				m.UpdatedAt = old.UpdatedAt.Add(time.Millisecond)
 			}
 		}
+		if old != nil && oldShared {
+			// A write that changes nothing the team shares (an access, a
+			// reinforcement, feedback, a local field) sends its counters
+			// alone: queued as a put, it pushed this copy's text as the
+			// newest version (the write moved UpdatedAt), over an edit
+			// made elsewhere that this machine has not pulled yet.
+			if op == outboxPut && !sharedChanged(old, m) {
+				return putDelta(tx, counterDelta(old, m))
+			}
+			if err := putOutbox(tx, m.ID, op, seq); err != nil {
+				return err
+			}
+			return putDelta(tx, counterDelta(old, m))
+		}
 		if err := putOutbox(tx, m.ID, op, seq); err != nil {
 			return err
-		}
-		if old != nil && oldShared {
-			return putDelta(tx, counterDelta(old, m))
 		}
 		// Entering the team scope (new, restored from the trash, or moved
 		// from personal): the counters hold what the team counted before,

@@ -259,9 +259,14 @@ func TestApplyTeam(t *testing.T) {
 	if _, queued := outbox["r1"]; queued {
 		t.Fatalf("a pulled memory was queued: %v", outbox)
 	}
-	// A local access of a pulled memory is a delta; the next pull keeps it.
+	// A local access of a pulled memory is a delta alone, not a put: a put
+	// would push this copy's text, as the newest version, over a newer
+	// edit of the team's not pulled yet. The next pull keeps the delta.
 	if _, err := s.Update(ctx, "r1", func(m *memory.Memory) error { m.AccessCount++; return nil }); err != nil {
 		t.Fatal(err)
+	}
+	if outbox, sums := outboxState(t, s); outbox["r1"] != "" || sums["r1"].Access != 1 {
+		t.Fatalf("after an access: outbox %v, deltas %+v: want a delta of 1 and no entry", outbox, sums["r1"])
 	}
 	es, _, _ := s.Outbox(ctx, 0)
 	var ack []OutboxEntry

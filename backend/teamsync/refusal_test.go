@@ -327,11 +327,11 @@ func mustPull(t *testing.T, n *node) {
 
 // TestStaleEditTaken: a member's edit made on one machine (b) while
 // another machine of the member (a) made a newer one is refused as stale
-// at its push: b takes the team's version (a's). A write of it waiting
-// when b takes it (here, written just after the push acknowledged the
-// edit) is left to the next push: an access is acknowledged without
-// sending the edit (it was sent, to be refused as stale again) and b then
-// takes the team's version; a new edit is pushed and wins. A b stopped
+// at its push: b takes the team's version (a's). An access written just
+// after the push acknowledged the edit waits as counters alone (it
+// changes nothing the team shares), so b takes the team's version at
+// once and the access reaches the team's counters; a new edit waiting
+// then is left to the next push, and wins. A b stopped
 // after the acknowledgement and before the take takes the team's version
 // after its restart (the edit was no longer held then, and its next access
 // pushed it again). Options.Applied is told of a memory when the team's
@@ -346,14 +346,15 @@ func TestStaleEditTaken(t *testing.T) {
 		name     string
 		afterAck func(b *node, id string) // at the acknowledgement of the stale edit
 		crash    bool                     // b stops after the acknowledgement
+		told     bool                     // Applied told of a put at the stale push
 		pushes   int                      // pushes after the stale one until b holds want
 		text     string                   // b's and the team's copy at the end ("": a's edit)
 		accesses int                      // b's copy's count at the end
 	}{
-		{"nothing waiting", nil, false, 0, "", 0},
-		{"an access waiting", func(b *node, id string) { access(t, b, id, 1) }, false, 1, "", 1},
-		{"an edit waiting", func(b *node, id string) { edit(t, b, id, "the till is balanced at noon, then again") }, false, 1, "the till is balanced at noon, then again", 0},
-		{"a stop and an access", func(b *node, id string) { access(t, b, id, 1) }, true, 1, "", 1},
+		{"nothing waiting", nil, false, true, 0, "", 0},
+		{"an access waiting", func(b *node, id string) { access(t, b, id, 1) }, false, true, 1, "", 1},
+		{"an edit waiting", func(b *node, id string) { edit(t, b, id, "the till is balanced at noon, then again") }, false, false, 1, "the till is balanced at noon, then again", 0},
+		{"a stop and an access", func(b *node, id string) { access(t, b, id, 1) }, true, false, 1, "", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -389,7 +390,7 @@ func TestStaleEditTaken(t *testing.T) {
 				b.sy.Close()
 				b.sy = newManualSyncer(t, b)
 			}
-			if op := b.toldOf(m.ID); (op == "put") != (tc.afterAck == nil) {
+			if op := b.toldOf(m.ID); (op == "put") != tc.told {
 				t.Fatalf("Applied told of it %q at the stale push, want put only if the team's version replaced b's", op)
 			}
 			for range tc.pushes {

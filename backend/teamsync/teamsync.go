@@ -564,7 +564,8 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	for _, e := range entries {
 		if h, ok := held.find(e.ID); ok && !retry && !e.Delete && !e.Restore && h.Version == version(e.Memory) {
 			// The version the team refused, written again as it was (an
-			// access): the team would refuse it again.
+			// edit undone back to it; an access queues counters alone):
+			// the team would refuse it again.
 			s.log.Debug("team sync: a refused edit is held back", "id", e.ID)
 			// Stale: the team changed it while this write waited, and
 			// takeStale gives this machine the team's version once the
