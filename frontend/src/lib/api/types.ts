@@ -295,6 +295,7 @@ export interface Evidence {
   generic?: boolean;
   affix_names?: string[];
   names_unknown?: boolean;
+  names_out_of_reach?: string[];
 }
 
 /** memory.Exchange */
