@@ -25,8 +25,8 @@ import (
 // Bucket outbox: memory id -> [1]op | uvarint seq. One entry per memory:
 // the latest write wins (the sync loop pushes the record's current state,
 // not a diff); a write that changes nothing the team shares (an access)
-// queues no entry, only its counters' delta. op is outboxPut (push the record) or outboxDelete (delete
-// it from the team: deleted, trashed, or moved to the personal scope).
+// queues no entry, only its counters' delta. op is outboxPut (push the
+// record) or outboxDelete (delete it from the team: deleted, trashed, or moved to the personal scope).
 // seq is the store sequence number of the write, so an acknowledgement
 // removes the entry only when no newer write came since it was read.
 //
@@ -207,6 +207,7 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 				}
 			}
 		}
+		changed := old != nil && sharedChanged(old, m)
 		if old != nil {
 			// The team keeps the newest version by UpdatedAt: a write
 			// here never makes a team memory older, and an edit is newer
@@ -216,7 +217,7 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 			if m.UpdatedAt.Before(old.UpdatedAt) {
 				m.UpdatedAt = old.UpdatedAt
 			}
-			if !m.UpdatedAt.After(old.UpdatedAt) && sharedChanged(old, m) {
+			if !m.UpdatedAt.After(old.UpdatedAt) && changed {
 				m.UpdatedAt = old.UpdatedAt.Add(time.Millisecond)
 			}
 		}
@@ -226,11 +227,10 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 			// alone: queued as a put, it pushed this copy's text as the
 			// newest version (the write moved UpdatedAt), over an edit
 			// made elsewhere that this machine has not pulled yet.
-			if op == outboxPut && !sharedChanged(old, m) {
-				return putDelta(tx, counterDelta(old, m))
-			}
-			if err := putOutbox(tx, m.ID, op, seq); err != nil {
-				return err
+			if op != outboxPut || changed {
+				if err := putOutbox(tx, m.ID, op, seq); err != nil {
+					return err
+				}
 			}
 			return putDelta(tx, counterDelta(old, m))
 		}
