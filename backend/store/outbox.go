@@ -383,15 +383,25 @@ func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, d
 	return entries, deltas, nil
 }
 
-// OutboxLen is the number of memories waiting to be pushed.
+// OutboxLen is the number of memories waiting to be pushed: a queued
+// write, or counters not yet pushed.
 func (s *Store) OutboxLen() (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
 	n := 0
 	err := s.view(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(bucketOutbox); b != nil {
+		b := tx.Bucket(bucketOutbox)
+		if b != nil {
 			n = b.Stats().KeyN
+		}
+		// A memory whose counters alone wait (an access queues no
+		// entry) is waiting too: until they are pushed, the team's
+		// counts are behind this machine's.
+		for id := range pendingDeltas(tx.Bucket(bucketOutboxDeltas)) {
+			if b == nil || b.Get([]byte(id)) == nil {
+				n++
+			}
 		}
 		return nil
 	})

@@ -200,6 +200,40 @@ func TestOutboxAck(t *testing.T) {
 	}
 }
 
+// TestOutboxLenCountsDeltas: an access of a pushed team memory queues its
+// counters alone, and the memory still counts as waiting until they are
+// pushed (the team status said "synced" while the counts were behind).
+func TestOutboxLenCountsDeltas(t *testing.T) {
+	ctx := context.Background()
+	s := openTeam(t, t.TempDir())
+	a := mustPut(t, s, teamMem("alpha team fact"))
+	es, ds, err := s.Outbox(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AckOutbox(ctx, es, deltaIDs(ds)); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{1, 1} { // two accesses: one memory waiting
+		if _, err := s.Update(ctx, a.ID, func(m *memory.Memory) error { m.AccessCount++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.OutboxLen(); err != nil || n != want {
+			t.Fatalf("after access %d: OutboxLen = %d, %v, want %d", i+1, n, err, want)
+		}
+	}
+	es, ds, err = s.Outbox(ctx, 0)
+	if err != nil || len(es) != 0 || len(ds) != 2 {
+		t.Fatalf("Outbox = %v, %v, %v: want no entry, 2 deltas", es, ds, err)
+	}
+	if err := s.AckOutbox(ctx, es, deltaIDs(ds)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.OutboxLen(); err != nil || n != 0 {
+		t.Fatalf("after the ack: OutboxLen = %d, %v", n, err)
+	}
+}
+
 func deltaIDs(ds []CounterDelta) []string {
 	var out []string
 	for _, d := range ds {
