@@ -180,7 +180,7 @@ func mendClause(rest, gone string) string {
 // correction, "It IS tracked", is left for it.)
 func withContext(st, before string) string {
 	lb := lower(before)
-	if before == "" || !barePronoun.MatchString(st) || !namesThing(before) || correctsFor("raw-context", lb) || selfCorrection("", before) || offer.MatchString(lb) {
+	if before == "" || !barePronoun.MatchString(st) || !namesThing(before) || correctsFor("raw-context", lb) || selfCorrection("", before) || offers(lb) {
 		return st
 	}
 	return before + " " + st

@@ -384,7 +384,7 @@ func userSentences(ss []sentence, pasted bool, keep func(string), flush func(), 
 			*rules = append(*rules, st)
 		case taskRequest(ls):
 			endOn() // what to do in this turn, not a standing rule
-		case userReport.MatchString(ls) && !ruleWord.MatchString(ls):
+		case reportsShown(ls) && !ruleWord.MatchString(ls):
 			endOn() // what the user sees now: the turn's state, not a fact for later
 		case pastReport(ls):
 			endOn() // "I never saw the window open": what happened, not a rule
@@ -922,7 +922,7 @@ func classifySentence(st string, toolLoop bool) string {
 	if participleAct(strings.TrimLeft(ls[ackEnd(ls, false):], " ,.:;!—–-")) {
 		return ClassNarration // "Removing the spec since ...": the agent's act (junk.go)
 	}
-	if offer.MatchString(ls) || frontedOffer(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) || suggestion(ls) {
+	if offers(ls) || frontedOffer(ls) || (willBe.MatchString(ls) && !causeWord.MatchString(ls)) || suggestion(ls) {
 		return ClassPlan
 	}
 	if origin == OriginToolLoop && selfModalStep(ls) {
@@ -1151,16 +1151,17 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 	// worked out once.
 	type reviser struct {
 		posSentence
-		subject map[string]bool
-		focus   map[string]bool   // the subject of the clauses holding the cue
-		objects []map[string]bool // what its "instead of X" cues replace (cueObjects), nil when not only such cues
-		near    bool              // it says nothing specific: it revises only within revisionReach
+		subject  map[string]bool
+		focus    map[string]bool   // the subject of the clauses holding the cue
+		objects  []map[string]bool // what its "instead of X" cues replace (cueObjects), nil when not only such cues
+		near     bool              // it says nothing specific: it revises only within revisionReach
+		affirmed []string          // what its lone cue says is so instead (affirmedClauses)
 	}
 	var revs []reviser
 	for _, s := range sents {
-		if correcting(lower(s.text)) && !actionOnly(s.text) {
+		if correcting(lower(s.text)) && !actionOnly(s.text) && !cannotRevise(s.text) {
 			near := !revisionOff["vague-near"] && sentenceClass(s.text, OriginFinal) == ClassVague
-			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), cueObjects(s.text), near})
+			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), cueObjects(s.text), near, affirmedClauses(s.text)})
 		}
 	}
 	for i := range cands {
@@ -1176,6 +1177,16 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 				continue // the candidate itself
 			}
 			if n, long := overlapLong(c.subject, s.subject); (n >= 2 || (long && s.pos-c.pos <= revisionReach)) && aboutFocus(c.subject, s.focus) && saysObject(c.subject, s.objects) {
+				if cut := revisedSentences(c.Text, s.focus, s.affirmed); len(cut) > 0 {
+					cutSentences(c, cut, "revised later: "+preview(s.text))
+					if c.Keep {
+						continue // the rest may be another correction's
+					}
+					break
+				}
+				if confirmsStatement(s.affirmed, c.Text) {
+					continue
+				}
 				c.Keep, c.Reason = false, "revised later: "+preview(s.text)
 				break
 			}
@@ -1241,7 +1252,7 @@ func dropRestated(cands []Candidate) {
 			if lowered[j] == "" {
 				lowered[j] = lower(b.Text)
 			}
-			if namesAll(lowered[j], tokens[i]) && statesRules(a.Text, b.Text) {
+			if namesAll(lowered[j], tokens[i]) && statesRules(a.Text, b.Text) && asCertain(*a, b) {
 				a.Keep, a.Reason = false, "restated later: "+preview(b.Text)
 				break
 			}

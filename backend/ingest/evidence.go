@@ -370,7 +370,7 @@ func offerIntro(line string) bool {
 	}
 	last := ss[len(ss)-1]
 	lt := lower(strings.TrimSpace(last.text))
-	if last.intro && (optionsIntro.MatchString(lt) || offer.MatchString(lt) || proposes(lt)) {
+	if last.intro && (optionsIntro.MatchString(lt) || offers(lt) || proposes(lt)) {
 		return true
 	}
 	head := strings.TrimRight(strings.Trim(strings.TrimSpace(last.text), "*_"), ":")

@@ -114,7 +114,7 @@ func (r *restatement) take(st string, pos int) (string, bool) {
 	switch {
 	case wordCount(core) == 0 || classify(core) == classAck:
 		return "", true // the acknowledgement alone
-	case strings.HasSuffix(core, "?") || strings.HasSuffix(core, ":") || futureSelf.MatchString(lc) || offer.MatchString(lc):
+	case strings.HasSuffix(core, "?") || strings.HasSuffix(core, ":") || futureSelf.MatchString(lc) || offers(lc):
 		r.done = true // what the agent does next: the restatement is over
 		return "", false
 	case !normative.MatchString(lc) || notNormative.MatchString(lc):

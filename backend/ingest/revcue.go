@@ -65,10 +65,19 @@ func cueFocus(text string) map[string]bool {
 		s := subj(i)
 		if len(s) == 0 && !revisionOff["cue-alone"] {
 			// A cue that stands alone ("Instead, we ...", "... (at
-			// function level) instead.") governs the clauses beside it.
+			// function level) instead.") governs the clauses beside it;
+			// when a clause after it is negated ("Instead, we only added
+			// X but didn't change Y"), that clause is what it corrects,
+			// and the others say what is so (confirmsStatement).
 			s = map[string]bool{}
-			maps.Copy(s, subj(i-1))
-			maps.Copy(s, subj(i+1))
+			if neg := negatedAfter(lt, clauses, i); len(neg) > 0 {
+				for _, k := range neg {
+					maps.Copy(s, subj(k))
+				}
+			} else {
+				maps.Copy(s, subj(i-1))
+				maps.Copy(s, subj(i+1))
+			}
 		}
 		maps.Copy(out, s)
 	}
@@ -111,6 +120,9 @@ func correctingCues(lt string) [][]int {
 	for _, m := range ms {
 		start := clauseStart(lt, m[0])
 		if !revisionOff["conditional"] && conditionalLead.MatchString(lt[start:m[0]]) {
+			continue
+		}
+		if embeddedActually(lt, start, m) {
 			continue
 		}
 		if !revisionOff["state"] && stillState.MatchString(lt[m[0]:m[1]]) && !problemWord.MatchString(lt[start:cueClauseEnd(lt, m[1])]) {
