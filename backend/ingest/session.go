@@ -975,11 +975,11 @@ func isRevision(reason string) bool {
 func revisedWhy(now []Candidate, text string) string {
 	var why []string
 	for _, c := range now {
-		if !c.Keep && isRevision(c.Reason) && strings.Contains(text, c.Text) {
+		if !c.Keep && isRevision(c.Reason) && holdsPiece(text, c.Text) {
 			why = append(why, strings.TrimPrefix(c.Reason, "revised later: "))
 		}
 		for _, k := range c.cuts {
-			if c.Keep && isRevision(k.reason) && strings.Contains(text, k.text) {
+			if c.Keep && isRevision(k.reason) && holdsPiece(text, k.text) {
 				why = append(why, strings.TrimPrefix(k.reason, "revised later: "))
 			}
 		}
@@ -993,11 +993,11 @@ func revisedWhy(now []Candidate, text string) string {
 func droppedWhy(now []Candidate, text string) string {
 	var why []string
 	for _, c := range now {
-		if !c.Keep && c.Reason != "" && strings.Contains(text, c.Text) && !slices.Contains(why, c.Reason) {
+		if !c.Keep && c.Reason != "" && holdsPiece(text, c.Text) && !slices.Contains(why, c.Reason) {
 			why = append(why, c.Reason)
 		}
 		for _, k := range c.cuts {
-			if k.reason != "" && strings.Contains(text, k.text) && !slices.Contains(why, k.reason) {
+			if k.reason != "" && holdsPiece(text, k.text) && !slices.Contains(why, k.reason) {
 				why = append(why, k.reason)
 			}
 		}
@@ -1136,7 +1136,7 @@ func (p *Pipeline) revisingMemory(s string, subj map[string]bool, cands []Candid
 		if !cv.Kept || cv.MemoryID == "" || cv.MemoryID == old {
 			continue
 		}
-		if strings.Contains(c.Text, core) {
+		if holdsPiece(c.Text, core) {
 			return cv.MemoryID
 		}
 		if k := overlap(c.subject, subj); k > bestN {

@@ -100,3 +100,20 @@ func sentenceOpens(text string, i int) bool {
 	r, _ := utf8.DecodeLastRuneInString(before)
 	return strings.ContainsRune(".!?:;…", r)
 }
+
+// holdsPiece reports whether text holds s, a statement or a piece cut
+// from one, as the reasons of a revision read it (revisedWhy, droppedWhy,
+// updatedWhy, revisingMemory): a whole sentence (s ends with a mark that
+// ends one) only as a sentence of its own (holdsSentence), so a short
+// statement quoted inside another sentence of the memory is not taken for
+// it; a clause, an aside or an unpunctuated list item wherever it occurs,
+// as replaceSentence cuts it.
+func holdsPiece(text, s string) bool {
+	if s == "" {
+		return false
+	}
+	if strings.ContainsAny(s[len(s)-1:], ".!?:") {
+		return holdsSentence(text, s)
+	}
+	return strings.Contains(text, s)
+}

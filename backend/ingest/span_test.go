@@ -120,3 +120,31 @@ func TestSentenceIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestHoldsPiece: the reasons of a revision find a whole sentence only as
+// a sentence of its own, a clause or an unpunctuated item anywhere.
+func TestHoldsPiece(t *testing.T) {
+	tests := []struct {
+		text, s string
+		want    bool
+	}{
+		{"The deploy job failed. Build done.", "Build done.", true},
+		{"The log line `Build done.` shows after every step.", "Build done.", false},
+		{"Run it (only on CI) before the release.", "(only on CI)", true},
+		{"Compactor: 64 MiB Compactor", "64 MiB Compactor", true},
+	}
+	for _, tt := range tests {
+		if got := holdsPiece(tt.text, tt.s); got != tt.want {
+			t.Errorf("holdsPiece(%q, %q) = %v, want %v", tt.text, tt.s, got, tt.want)
+		}
+	}
+	// revisedWhy reads the same: a memory quoting the revised sentence
+	// inside another one was not revised by it (at e6cd3fa it was).
+	now := []Candidate{{Text: "Build done.", Reason: "revised later: the build never finished"}}
+	if why := revisedWhy(now, "The log line `Build done.` shows after every step."); why != "" {
+		t.Errorf("revisedWhy = %q, want none", why)
+	}
+	if why := revisedWhy(now, "The deploy job failed. Build done."); why == "" {
+		t.Error("revisedWhy found no revision of the memory holding the sentence")
+	}
+}

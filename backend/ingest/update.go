@@ -325,11 +325,11 @@ func mayUpdate(t Turn, earlier []recentTurn, from int) map[int]bool {
 // or "" when none did.
 func updatedWhy(now []Candidate, text string) string {
 	for _, c := range now {
-		if !c.Keep && strings.HasPrefix(c.Reason, reasonUpdated) && strings.Contains(text, c.Text) {
+		if !c.Keep && strings.HasPrefix(c.Reason, reasonUpdated) && holdsPiece(text, c.Text) {
 			return strings.TrimPrefix(c.Reason, reasonUpdated)
 		}
 		for _, k := range c.cuts {
-			if strings.HasPrefix(k.reason, reasonUpdated) && strings.Contains(text, k.text) {
+			if strings.HasPrefix(k.reason, reasonUpdated) && holdsPiece(text, k.text) {
 				return strings.TrimPrefix(k.reason, reasonUpdated)
 			}
 		}
