@@ -35,6 +35,7 @@ import (
 const (
 	ruleReviserGuess    = "revise-guess"
 	ruleReviserQuestion = "revise-question"
+	ruleReviserPlan     = "revise-plan"
 	ruleConfirms        = "revise-confirm"
 	ruleEmbeddedActual  = "revise-embedded"
 	ruleAsCertain       = "supersede-certain"
@@ -44,12 +45,19 @@ const (
 )
 
 // cannotRevise reports whether a sentence, by its form, revises nothing:
-// a guess (hedged) or a question.
+// a guess (guessing), a question, or a plan opening with an order
+// (planLead: "Fix the false positive ... e.g. return a string instead of
+// a tuple" says what to try, not what is). The user's correction by an
+// order ("no, use `pnpm` instead") opens with no verb of planLead.
 func cannotRevise(st string) bool {
 	if ruleOn(ruleReviserQuestion) && strings.HasSuffix(strings.TrimRight(st, " *_`)\"'"), "?") {
 		return true
 	}
-	return ruleOn(ruleReviserGuess) && guessing(lower(st))
+	ls := lower(st)
+	if ruleOn(ruleReviserPlan) && planLead.MatchString(strings.TrimLeft(ls, "*_#> ")) {
+		return true
+	}
+	return ruleOn(ruleReviserGuess) && guessing(ls)
 }
 
 // guessing reports whether a lowercased sentence hedges what it says

@@ -20,6 +20,7 @@ func TestCannotReviseByForm(t *testing.T) {
 		{"a prediction of a change does not", "This should resolve the size by embedding only the font files the `reports/pdf.go` renderer actually uses in each page.", ruleReviserGuess, false},
 		{"a hedged cause does not", "The real cause might be that the `reports/pdf.go` renderer embeds the page images twice, not the font files.", ruleReviserGuess, false},
 		{"a question does not", "Does the `reports/pdf.go` renderer actually embed every font file in each page, or only the ones a page uses?", ruleReviserQuestion, false},
+		{"a plan of what to try does not", "**Fix the statement size next.** One approach not yet tried: make the `reports/pdf.go` renderer subset the font files instead of embedding them in each page.", ruleReviserPlan, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
