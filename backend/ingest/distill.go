@@ -62,11 +62,6 @@ type Candidate struct {
 	// taught marks the model's restatement of what the user's correction
 	// taught (restate.go): the user's rule in the model's words.
 	taught bool
-	// parts are the sentences packSentences joined into Text, in order,
-	// as the block's reading split them (a list item without closing
-	// punctuation is one): the statement's own sentence boundaries, which
-	// Text read again may lose. Nil for a statement read otherwise.
-	parts []string
 	// cuts are the pieces (sentences, clauses) distillation took out of
 	// the candidate's text while keeping the rest, each with why; joined
 	// candidates keep all their pieces' cuts.
@@ -758,9 +753,8 @@ func modelCandidates(text, origin string, pos int, lead *string, restate *restat
 		if ok {
 			cands = append(cands, taught)
 		}
-		for _, part := range packParts(kept) {
-			c := newCandidate(strings.Join(part, " "), origin, blockClass, true, "")
-			c.parts = part
+		for _, part := range packSentences(kept) {
+			c := newCandidate(part, origin, blockClass, true, "")
 			c.pos = pos
 			cands = append(cands, c)
 		}
@@ -1020,37 +1014,24 @@ func splitBlocks(prose string) []string {
 // packSentences joins kept sentences into statements of at most
 // maxCandidateRunes characters.
 func packSentences(kept []string) []string {
-	parts := packParts(kept)
-	out := make([]string, len(parts))
-	for i, p := range parts {
-		out[i] = strings.Join(p, " ")
-	}
-	return out
-}
-
-// packParts groups kept sentences (each less its acknowledgement,
-// stripAck) as packSentences joins them: each group, joined with spaces,
-// is one statement of at most maxCandidateRunes characters.
-func packParts(kept []string) [][]string {
-	var out [][]string
-	var cur []string
-	n := 0
+	var out []string
+	cur := ""
 	for _, s := range kept {
 		s = stripAck(s)
 		if s == "" {
 			continue
 		}
-		if len(cur) > 0 && n+1+runeLen(s) > maxCandidateRunes {
+		if cur != "" && runeLen(cur)+1+runeLen(s) > maxCandidateRunes {
 			out = append(out, cur)
-			cur, n = nil, 0
+			cur = ""
 		}
-		if len(cur) > 0 {
-			n++
+		if cur == "" {
+			cur = s
+		} else {
+			cur += " " + s
 		}
-		cur = append(cur, s)
-		n += runeLen(s)
 	}
-	if len(cur) > 0 {
+	if cur != "" {
 		out = append(out, cur)
 	}
 	return out
@@ -1196,7 +1177,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 				continue // the candidate itself
 			}
 			if n, long := overlapLong(c.subject, s.subject); (n >= 2 || (long && s.pos-c.pos <= revisionReach)) && aboutFocus(c.subject, s.focus) && saysObject(c.subject, s.objects) {
-				if cut := revisedSentences(*c, s.focus, s.affirmed); len(cut) > 0 {
+				if cut := revisedSentences(c.Text, s.focus, s.affirmed); len(cut) > 0 {
 					cutSentences(c, cut, "revised later: "+preview(s.text))
 					if c.Keep {
 						continue // the rest may be another correction's
@@ -1379,7 +1360,6 @@ func mergeSteps(cands []Candidate) []Candidate {
 			o := &out[last]
 			if (o.step == c.step || (o.Origin == OriginToolLoop && c.Origin == OriginToolLoop)) && o.Origin == c.Origin && o.taught == c.taught && runeLen(o.Text)+1+runeLen(c.Text) <= maxCandidateRunes {
 				o.Text += " " + c.Text
-				o.parts = joinParts(*o, c)
 				for t := range c.subject {
 					o.subject[t] = true
 				}
@@ -1431,7 +1411,6 @@ func mergeBySubject(cands []Candidate) []Candidate {
 				for t := range c.subject {
 					if o.subject[t] && rare(t) {
 						o.Text += " " + c.Text
-						o.parts = joinParts(*o, c)
 						for t := range c.subject {
 							o.subject[t] = true
 						}

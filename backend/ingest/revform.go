@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 )
 
@@ -43,7 +42,6 @@ const (
 	ruleSeeAhead        = "seeahead"
 	ruleShownReport     = "shown-report"
 	ruleReviseCut       = "revise-cut"
-	ruleOwnParts        = "own-parts"
 )
 
 // cannotRevise reports whether a sentence, by its form, revises nothing:
@@ -235,34 +233,6 @@ func negatedAfter(lt string, clauses [][2]int, i int) []int {
 	return out
 }
 
-// ownSentences returns the sentences of a statement: the parts it was
-// packed from (Candidate.parts) that its text still holds, when it has
-// them and they tile it, else its text read again (sentences). A list
-// item without closing punctuation ("Update `Record` to hold `name`")
-// packed before the next one is a sentence of its own only by its parts.
-func ownSentences(c Candidate) []string {
-	if ruleOn(ruleOwnParts) && len(c.parts) > 1 && strings.Join(c.parts, " ") == c.Text {
-		return c.parts
-	}
-	var out []string
-	for _, s := range sentences(c.Text) {
-		if st := strings.TrimSpace(s.text); st != "" {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// joinParts returns the parts of a statement a joined with b
-// (mergeSteps): nil unless both have theirs, since the joined text is
-// then read again.
-func joinParts(a, b Candidate) []string {
-	if a.parts == nil || b.parts == nil {
-		return nil
-	}
-	return append(slices.Clip(a.parts), b.parts...)
-}
-
 // revisedSentences returns the sentences of a statement of several that a
 // correction revises: those naming a token of what it corrects (focus,
 // cueFocus) that it does not confirm (confirmsStatement). It is nil when
@@ -270,16 +240,17 @@ func joinParts(a, b Candidate) []string {
 // the correction revises the statement as a whole. A packed statement
 // ("Update the parser to keep comments. Add a `--strict` flag.") whose
 // one sentence a later sentence corrects keeps the others.
-func revisedSentences(c Candidate, focus map[string]bool, affirmed []string) []string {
+func revisedSentences(text string, focus map[string]bool, affirmed []string) []string {
 	if !ruleOn(ruleReviseCut) {
 		return nil
 	}
-	ss := ownSentences(c)
+	ss := sentences(text)
 	if len(ss) < 2 {
 		return nil
 	}
 	var cut []string
-	for _, st := range ss {
+	for _, s := range ss {
+		st := strings.TrimSpace(s.text)
 		if overlap(subjectOf(st), focus) > 0 && !confirmsStatement(affirmed, st) {
 			cut = append(cut, st)
 		}

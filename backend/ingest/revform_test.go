@@ -245,30 +245,3 @@ func TestShownReport(t *testing.T) {
 		})
 	}
 }
-
-// TestOwnParts: list items without closing punctuation, packed into one
-// statement, are its sentences by the parts they were packed from: a
-// correction cuts the item it is about and keeps the others.
-func TestOwnParts(t *testing.T) {
-	plan := "I need to make the following changes:\n\n1. Update `Record` to include the `name` field\n2. Add a `normalizeRepo` helper that turns remote URLs into org/project names\n3. Update `GitService` to use the new per-repo directory layout\n"
-	reviser := "Instead, we only added the `name` field to `Record` but didn't change the per-repo directory layout."
-	turns := GroupTurns(sessionOf("s", "store the repos per directory", plan, "Let me check the diff.", reviser))
-	find := func() *Candidate {
-		cands := Distill(turns[0], nil)
-		for i := range cands {
-			if strings.Contains(cands[i].Text, "normalizeRepo") {
-				return &cands[i]
-			}
-		}
-		return nil
-	}
-	c := find()
-	if c == nil || !c.Keep || strings.Contains(c.Text, "GitService") {
-		t.Fatalf("want the helper kept and the layout item cut: %+v", c)
-	}
-	withAblated(t, ruleOwnParts, func() {
-		if c := find(); c == nil || !strings.Contains(c.Text, "GitService") {
-			t.Fatalf("with the parts off the text read again is one sentence, kept whole: %+v", c)
-		}
-	})
-}
