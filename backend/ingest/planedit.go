@@ -135,7 +135,7 @@ func carriedPlans(t Turn, cands []Candidate, patches [][]*patch) {
 	for k := range cands {
 		c := &cands[k]
 		if c.Keep || c.step < 0 || c.step >= len(t.Steps) || c.Origin == OriginUser || c.Origin == OriginInstruction ||
-			c.Reason != ClassPlan && c.Reason != ClassNarration || !futurePlan(c.Text) {
+			c.Reason != ClassPlan && c.Reason != ClassNarration || !strings.Contains(c.Text, "will") || !futurePlan(c.Text) {
 			continue
 		}
 		names := planNames(c.Text)
