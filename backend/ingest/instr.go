@@ -27,14 +27,21 @@ import (
 //     or in an edit's result (SpecStory), and a path-less "```diff" edit
 //     whose response names exactly one instruction file (instrNamedDiff).
 //
-// Of each edit only what it adds counts: the lines after it that were not
-// before it (new_string lines not in old_string, REPLACE lines not in
-// SEARCH, a diff's "+" lines). Each list item (with its continuation lines
-// and the nested items it adds) or paragraph holding an added line is one
+// Each rule the edit's new text shows is a statement: the lines the edit
+// adds (new_string lines not in old_string, REPLACE lines not in SEARCH, a
+// diff's "+" lines) and, since a rule of the file after the edit is a
+// convention whether the edit wrote, moved or only kept it (keptRule,
+// ruleInstrWhole), the rest of its new text, but for a nested item shown
+// without its parent and a rule cut at the edit's end. Each list item
+// (with its continuation lines and nested items) or paragraph is one
 // statement, prefixed with the file's name and the heading or lead-in
 // ("When writing Markdown files:") it sits under; headings, code, tables
-// and front matter are not statements. A line that a later edit of the
-// session removes revises the statement it is in (Reason "revised later").
+// and front matter are not statements. A rule an earlier edit of the turn
+// showed is read once; the store's dedup meets one an earlier turn
+// stored. A line that a later edit of the session removes revises the
+// statement it is in (Reason "revised later"). Aider's blocks count when
+// Aider applied them, also beside a block of the same answer that failed
+// (aiderBlockApplied).
 
 // OriginInstruction is the Origin of a statement an edit added to an
 // agent-instruction file (InstructionFile).
