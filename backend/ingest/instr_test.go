@@ -250,8 +250,8 @@ func TestInstrStatements(t *testing.T) {
 			[]string{"AGENTS.md: Before a commit: Keep commits to one change each.", "AGENTS.md: Before a commit: Run `make lint` on the changed packages.",
 				"AGENTS.md: Before a commit: Write the subject in the imperative mood."}},
 		{"orphan-nested-item",
-			"  - Except 0, 1 and -1.\n- Keep functions short.",
-			"  - Except 0, 1 and -1.\n- Keep functions short and named after what they return.",
+			"  - However, the literal numbers 1 and -1 may be used directly in the code.\n- Keep functions short.",
+			"  - However, the literal numbers 1 and -1 may be used directly in the code.\n- Keep functions short and named after what they return.",
 			[]string{"AGENTS.md: Keep functions short and named after what they return."}, nil},
 		{"cut-at-the-edit's-end",
 			"- Use `make build` for every build.\n- Avoid special handling to preserve `this`; prefer arrow functions that capture `this`",
@@ -517,4 +517,23 @@ func TestAiderPartlyApplied(t *testing.T) {
 			t.Fatalf("aiderpartly off: kept %q, want none", kept)
 		}
 	})
+}
+
+// TestInstructionRuleReadOnce: a rule two edits of one turn show (the
+// second edit's context repeats what the first wrote) is one statement;
+// the rule each adds is its own.
+func TestInstructionRuleReadOnce(t *testing.T) {
+	first := instrEdit{file: "AGENTS.md", before: splitLines("- Keep functions short."),
+		after: splitLines("- Keep functions short.\n- Name every exported function after what it returns.")}
+	second := instrEdit{file: "AGENTS.md", before: splitLines("- Name every exported function after what it returns."),
+		after: splitLines("- Name every exported function after what it returns.\n- Wrap every returned error with its context.")}
+	var got []string
+	for _, c := range instructionCandidates([]instrEdit{first, second}, []int{0, 0}, nil, []int{0}) {
+		got = append(got, c.Text)
+	}
+	want := []string{"AGENTS.md: Keep functions short.", "AGENTS.md: Name every exported function after what it returns.",
+		"AGENTS.md: Wrap every returned error with its context."}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
 }
