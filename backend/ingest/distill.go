@@ -224,6 +224,7 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool, pending [
 	}
 	turnSents := sents[:len(sents):len(sents)] // the turn's own: what a live capture knows of it too
 	patches := turnPatches(t)                  // patch.go: each apply_patch call's patch, read once
+	carriedPlans(t, cands, patches)            // planedit.go: a plan an edit of the same response carries out
 	removals, ownRemovals := turnRemovalUndos(t, patches, stepEnd)
 	for _, l := range later {
 		if strings.HasPrefix(l, removedLaterMark) {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -26,14 +27,21 @@ import (
 //     or in an edit's result (SpecStory), and a path-less "```diff" edit
 //     whose response names exactly one instruction file (instrNamedDiff).
 //
-// Of each edit only what it adds counts: the lines after it that were not
-// before it (new_string lines not in old_string, REPLACE lines not in
-// SEARCH, a diff's "+" lines). Each list item (with its continuation lines
-// and the nested items it adds) or paragraph holding an added line is one
+// Each rule the edit's new text shows is a statement: the lines the edit
+// adds (new_string lines not in old_string, REPLACE lines not in SEARCH, a
+// diff's "+" lines) and, since a rule of the file after the edit is a
+// convention whether the edit wrote, moved or only kept it (keptRule,
+// ruleInstrWhole), the rest of its new text, but for a nested item shown
+// without its parent and a rule cut at the edit's end. Each list item
+// (with its continuation lines and nested items) or paragraph is one
 // statement, prefixed with the file's name and the heading or lead-in
 // ("When writing Markdown files:") it sits under; headings, code, tables
-// and front matter are not statements. A line that a later edit of the
-// session removes revises the statement it is in (Reason "revised later").
+// and front matter are not statements. A rule an earlier edit of the turn
+// showed is read once; the store's dedup meets one an earlier turn
+// stored. A line that a later edit of the session removes revises the
+// statement it is in (Reason "revised later"). Aider's blocks count when
+// Aider applied them, also beside a block of the same answer that failed
+// (aiderBlockApplied).
 
 // OriginInstruction is the Origin of a statement an edit added to an
 // agent-instruction file (InstructionFile).
@@ -446,7 +454,7 @@ func stepEdits(t Turn, patches [][]*patch) (edits []instrEdit, steps []int) {
 		textEdits := mayNameInstr(s.Text)
 		if textEdits && strings.Contains(s.Text, "SEARCH") {
 			for _, e := range searchReplaceEdits(s.Text) {
-				if instrOff["applied"] || aiderApplied(t, i, e.file) {
+				if instrOff["applied"] || aiderBlockApplied(t, i, e) {
 					es = append(es, e)
 				}
 			}
@@ -573,11 +581,13 @@ func instrLaterText(t Turn, patches [][]*patch) string {
 	return b.String()
 }
 
-// instrStatement is one statement an edit adds: its text and the
-// normalised lines it was read from.
+// instrStatement is one statement of an edit's new text: its text, the
+// normalised lines it was read from, and whether the edit added one of
+// them (else the edit only kept or moved it: instrWhole).
 type instrStatement struct {
 	text  string
 	lines []string
+	added bool
 }
 
 // frontMatterKey is a line of a rule file's front matter.
@@ -612,6 +622,7 @@ func instrStatements(e instrEdit) []instrStatement {
 		indent   int
 		item     bool
 		ctx      string // the heading or lead-in it sits under
+		end      int    // the index in lines of its last line
 	}
 	var units []*unit
 	var cur *unit
@@ -650,9 +661,10 @@ func instrStatements(e instrEdit) []instrStatement {
 			if cur != nil && cur.item && ind > cur.indent {
 				cur.children = append(cur.children, []part{p})
 				child = &cur.children[len(cur.children)-1]
+				cur.end = i
 				continue
 			}
-			cur = &unit{head: []part{p}, indent: ind, item: true, ctx: ctx}
+			cur = &unit{head: []part{p}, indent: ind, item: true, ctx: ctx, end: i}
 			units = append(units, cur)
 			child = nil
 			continue
@@ -663,11 +675,12 @@ func instrStatements(e instrEdit) []instrStatement {
 			} else {
 				cur.head = append(cur.head, p)
 			}
+			cur.end = i
 			continue
 		}
 		// A paragraph's line that follows a complete one starts a
 		// statement of its own: rule files often write one rule a line.
-		cur = &unit{head: []part{p}, ctx: ctx}
+		cur = &unit{head: []part{p}, ctx: ctx, end: i}
 		units = append(units, cur)
 	}
 	// A lead-in paragraph ("When writing Markdown files:") is the context
@@ -680,6 +693,12 @@ func instrStatements(e instrEdit) []instrStatement {
 				units[j].ctx = lead
 			}
 			u.head = nil
+		}
+	}
+	topIndent := -1 // the indentation of the edit's outermost list items
+	for _, u := range units {
+		if u.item && len(u.head) > 0 && (topIndent < 0 || u.indent < topIndent) {
+			topIndent = u.indent
 		}
 	}
 	file := instrName(e.file)
@@ -710,8 +729,20 @@ func instrStatements(e instrEdit) []instrStatement {
 				src = append(src, p.line)
 			}
 		}
-		if !any {
+		if !any && (!keptRule(u.item, u.indent, topIndent) || u.end == len(lines)-1 && !lineEnds(lines[u.end])) {
+			// a rule the edit kept whose text runs to where the edit's
+			// stops, no sentence ended ("... that need to capture
+			// `this`" without its next line "from the lexical scope."):
+			// the edit shows it in part
 			continue
+		}
+		if !any {
+			for _, c := range u.children { // a rule the edit kept is read whole
+				for _, p := range c {
+					texts = append(texts, p.text)
+					src = append(src, p.line)
+				}
+			}
 		}
 		body := strings.TrimSpace(exampleTail.ReplaceAllString(cleanInstr(strings.Join(texts, " ")), ""))
 		if body == "" || proseWords(body) < 3 || codeLike(body) && !strings.Contains(body, "`") {
@@ -730,10 +761,28 @@ func instrStatements(e instrEdit) []instrStatement {
 			prefix += strings.TrimSuffix(cleanInstr(u.ctx), ":") + ": "
 		}
 		for _, piece := range packSentences(splitLong(body)) {
-			out = append(out, instrStatement{text: prefix + piece, lines: src})
+			out = append(out, instrStatement{text: prefix + piece, lines: src, added: any})
 		}
 	}
 	return out
+}
+
+// ruleInstrWhole names, for ablate (junk.go), the reading of the rules an
+// edit of an instruction file keeps or moves, not only those it adds.
+const ruleInstrWhole = "instrwhole"
+
+// keptRule reports whether a unit of an edit's new text that holds no
+// added line is a statement all the same (instrWhole): every rule of the
+// file after the edit is a convention of the project, also one the edit
+// only kept as context or moved ("reorder the lists"). A nested item
+// whose parent the edit's text does not show (an item indented deeper
+// than the text's outermost items, topIndent) is a part of a rule, not
+// one: it is read only when the edit adds to it, under what it adds.
+func keptRule(item bool, indent, topIndent int) bool {
+	if !ruleOn(ruleInstrWhole) {
+		return false
+	}
+	return !item || indent <= topIndent
 }
 
 // maxContextRunes bounds the heading or lead-in a statement is prefixed
@@ -812,6 +861,7 @@ func instructionCandidates(edits []instrEdit, steps []int, later []string, stepP
 		rmLater = laterRemovals(later)
 	}
 	var out []Candidate
+	stated := map[string]bool{} // the lines of the statements read so far from the turn's edits
 	for k, e := range edits {
 		rm := map[string]bool{}
 		if !instrOff["removal"] {
@@ -828,6 +878,12 @@ func instructionCandidates(edits []instrEdit, steps []int, later []string, stepP
 			}
 		}
 		for _, st := range instrStatements(e) {
+			if !st.added && allStated(st.lines, stated) {
+				continue // a rule an earlier edit of the turn showed already
+			}
+			for _, l := range st.lines {
+				stated[l] = true
+			}
 			text, _ := redactText(st.text)
 			c := newCandidate(text, OriginInstruction, ClassInstruction, true, "")
 			c.Kind, c.Type = memory.KindConvention, memory.TypeProject
@@ -843,6 +899,16 @@ func instructionCandidates(edits []instrEdit, steps []int, later []string, stepP
 		}
 	}
 	return out
+}
+
+// allStated reports whether every line of a statement is in stated.
+func allStated(lines []string, stated map[string]bool) bool {
+	for _, l := range lines {
+		if !stated[l] {
+			return false
+		}
+	}
+	return true
 }
 
 // instrLaterMark opens the texts LaterTexts adds for a turn's edits of
@@ -1007,10 +1073,79 @@ func awaitedCalls(t Turn) []string {
 // declined ("Skipping edits to"), or whose SEARCH text did not match, was
 // not applied.
 func aiderApplied(t Turn, i int, file string) bool {
+	return aiderEditApplied(t, i, instrEdit{file: file}, false)
+}
+
+// aiderBlockApplied is aiderApplied for one SEARCH/REPLACE block of step
+// i, e: also applied when Aider says the response's other blocks were
+// (aiderPartly) and e is not one of those it quotes as failed.
+func aiderBlockApplied(t Turn, i int, e instrEdit) bool {
+	return aiderEditApplied(t, i, e, ruleOn(ruleAiderPartly))
+}
+
+// ruleAiderPartly names, for ablate (junk.go), the reading of the blocks
+// Aider applied when others of the same response failed to match.
+const ruleAiderPartly = "aiderpartly"
+
+// aiderPartlyMark is the line Aider writes after the blocks of a response
+// that failed to match when it applied the others ("# The other 1
+// SEARCH/REPLACE block were applied successfully."): it then writes no
+// "Applied edit to" line, though the file was edited and committed.
+var aiderPartlyMark = regexp.MustCompile(`(?m)^# The other \d+ SEARCH/REPLACE blocks? were applied successfully`)
+
+// aiderFailed reports whether an Aider output that says some blocks
+// failed quotes e among them ("## SearchReplaceNoExactMatch: ... lines
+// in FILE", then the block): its SEARCH and REPLACE lines are e's.
+func aiderFailed(output string, e instrEdit) bool {
+	for _, f := range searchReplacePatch(output).files {
+		if sameLines(f.before, e.before) && sameLines(f.after, e.after) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameLines reports whether two runs of lines are the same but for
+// trailing spaces (which Aider's markdown history adds or drops).
+func sameLines(a, b []string) bool {
+	return slices.EqualFunc(a, b, func(x, y string) bool {
+		return strings.TrimRight(x, " \t\r") == strings.TrimRight(y, " \t\r")
+	})
+}
+
+// aiderOutput returns what Aider printed right after the response of step
+// i (transcript.ParseAider): the results of the next response, or, for
+// the turn's last response, its own results but the first when it has
+// more than one (the first then is the output after the response before).
+// stepResults reads both for "Applied edit to", which names its file; an
+// output that names no file (aiderPartlyMark) must be the step's own.
+func aiderOutput(t Turn, i int) []memory.ToolResult {
+	switch rs := t.Steps[i].Results; {
+	case i+1 < len(t.Steps):
+		return t.Steps[i+1].Results
+	case i > 0 && len(rs) > 0:
+		return rs[1:]
+	default:
+		return rs
+	}
+}
+
+// aiderEditApplied is aiderApplied for e.file; with partly, a result that
+// says the response's other blocks were applied (aiderPartlyMark) and
+// does not quote e as failed applied e too.
+func aiderEditApplied(t Turn, i int, e instrEdit, partly bool) bool {
+	file := e.file
 	slash := func(p string) string { return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(p), `\`, "/")) }
 	want := slash(file)
 	base := path.Base(want)
 	applied := false
+	if partly {
+		for _, r := range aiderOutput(t, i) {
+			if aiderPartlyMark.MatchString(r.Content) && !aiderFailed(r.Content, e) {
+				applied = true
+			}
+		}
+	}
 	for _, r := range stepResults(t, i) {
 		for _, l := range strings.Split(r.Content, "\n") {
 			l = strings.TrimSpace(l)

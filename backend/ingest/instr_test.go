@@ -164,6 +164,13 @@ func TestInstructionEditsPerReader(t *testing.T) {
 	spec := func(body string) string {
 		return "# Lint rule (2026-01-05 10:00:00)\n\n_**User**_\n\nnote the lint rule for the store package\n\n---\n\n_**Assistant**_\n\n" + body + "\n\n---\n"
 	}
+	// The rule an edit's new text shows without adding it (instrWhole),
+	// kept before the rule it adds.
+	shown := map[string]string{
+		"claude-edit":      "CLAUDE.md: Build: Use `make build`, never `go build` directly.",
+		"claude-multiedit": "CLAUDE.md: Build: Use `make build`, never `go build` directly.",
+		"aider-applied":    "CONVENTIONS.md: Build: Use `make build`, never `go build` directly.",
+	}
 	for _, tc := range []struct {
 		name   string
 		format transcript.Format
@@ -193,8 +200,12 @@ func TestInstructionEditsPerReader(t *testing.T) {
 				}
 				return
 			}
-			if !slices.Contains(kept, tc.want) || len(kept) != 1 {
-				t.Fatalf("kept %q (dropped %q), want only %q", kept, dropped, tc.want)
+			want := []string{tc.want}
+			if s := shown[tc.name]; s != "" {
+				want = []string{s, tc.want}
+			}
+			if !slices.Equal(kept, want) {
+				t.Fatalf("kept %q (dropped %q), want %q", kept, dropped, want)
 			}
 		})
 	}
@@ -208,41 +219,78 @@ func TestInstrStatements(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		before, after string
-		want          []string
+		want          []string // what the edit adds (instrWhole off)
+		// kept are the rules the edit's new text shows without adding
+		// them (instrWhole on).
+		kept []string
 	}{
 		{"nested-under-unchanged",
 			"- Declare literal values as named constants.\n- Keep functions short.",
 			"- Declare literal values as named constants.\n  - Except 0, 1 and -1, which the lint rule allows.\n- Keep functions short.",
-			[]string{"AGENTS.md: Declare literal values as named constants. Except 0, 1 and -1, which the lint rule allows."}},
+			[]string{"AGENTS.md: Declare literal values as named constants. Except 0, 1 and -1, which the lint rule allows."},
+			[]string{"AGENTS.md: Keep functions short."}},
 		{"wrapped-item",
 			"",
 			"- Prefer table-driven tests\n  with one case per row.\n",
-			[]string{"AGENTS.md: Prefer table-driven tests with one case per row."}},
+			[]string{"AGENTS.md: Prefer table-driven tests with one case per row."}, nil},
 		{"lead-in",
 			"",
 			"When writing SQL migrations:\n\n- Never edit a migration that was released.\n- Name files by date, e.g.:\n\n```\n2026-01-05-add-index.sql\n```",
-			[]string{"AGENTS.md: When writing SQL migrations: Never edit a migration that was released.", "AGENTS.md: When writing SQL migrations: Name files by date, e.g.."}},
+			[]string{"AGENTS.md: When writing SQL migrations: Never edit a migration that was released.", "AGENTS.md: When writing SQL migrations: Name files by date, e.g.."}, nil},
 		{"one-rule-a-line",
 			"**IMPORTANT: all queries go through the CLI**",
 			"**IMPORTANT: all queries go through the CLI**\n**IMPORTANT: every commit is pushed right away**",
-			[]string{"AGENTS.md: IMPORTANT: every commit is pushed right away."}},
-		{"period-only", "- Use pnpm for installs", "- Use pnpm for installs.", nil},
+			[]string{"AGENTS.md: IMPORTANT: every commit is pushed right away."},
+			[]string{"AGENTS.md: IMPORTANT: all queries go through the CLI."}},
+		{"period-only", "- Use pnpm for installs", "- Use pnpm for installs.", nil, []string{"AGENTS.md: Use pnpm for installs."}},
+		{"reordered",
+			"Before a commit:\n\n- Run `make lint` on the changed packages.\n- Keep commits to one change each.\n- Write the subject in the imperative mood.",
+			"Before a commit:\n\n- Keep commits to one change each.\n- Run `make lint` on the changed packages.\n- Write the subject in the imperative mood.",
+			nil,
+			[]string{"AGENTS.md: Before a commit: Keep commits to one change each.", "AGENTS.md: Before a commit: Run `make lint` on the changed packages.",
+				"AGENTS.md: Before a commit: Write the subject in the imperative mood."}},
+		{"orphan-nested-item",
+			"  - However, the literal numbers 1 and -1 may be used directly in the code.\n- Keep functions short.",
+			"  - However, the literal numbers 1 and -1 may be used directly in the code.\n- Keep functions short and named after what they return.",
+			[]string{"AGENTS.md: Keep functions short and named after what they return."}, nil},
+		{"cut-at-the-edit's-end",
+			"- Use `make build` for every build.\n- Avoid special handling to preserve `this`; prefer arrow functions that capture `this`",
+			"- Use `make build` for every build; CI runs the same target.\n- Avoid special handling to preserve `this`; prefer arrow functions that capture `this`",
+			[]string{"AGENTS.md: Use `make build` for every build; CI runs the same target."}, nil},
 		{"not-statements", "",
 			"---\ndescription: rules\n---\n# Testing\n\n| tool | use |\n| --- | --- |\n| vitest | unit |\n\n```ts\nexport const x = 1;\n```\n",
-			nil},
+			nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, st := range instrStatements(instrEdit{file: "AGENTS.md", before: splitLines(tc.before), after: splitLines(tc.after)}) {
-				got = append(got, st.text)
+			read := func() (added, kept []string) {
+				for _, st := range instrStatements(instrEdit{file: "AGENTS.md", before: splitLines(tc.before), after: splitLines(tc.after)}) {
+					if st.added {
+						added = append(added, st.text)
+					} else {
+						kept = append(kept, st.text)
+					}
+				}
+				return added, kept
 			}
 			if tc.name == "lead-in" {
-				got = got[:min(len(got), 1)]
 				tc.want = tc.want[:1]
 			}
-			if !slices.Equal(got, tc.want) {
-				t.Fatalf("got %q\nwant %q", got, tc.want)
+			trim := func(got []string) []string {
+				if tc.name == "lead-in" {
+					return got[:min(len(got), 1)]
+				}
+				return got
 			}
+			added, kept := read()
+			if !slices.Equal(trim(added), tc.want) || !slices.Equal(kept, tc.kept) {
+				t.Fatalf("added %q, kept %q\nwant %q, %q", added, kept, tc.want, tc.kept)
+			}
+			withAblated(t, ruleInstrWhole, func() {
+				added, kept := read()
+				if !slices.Equal(trim(added), tc.want) || len(kept) > 0 {
+					t.Fatalf("instrwhole off: added %q, kept %q\nwant %q and none kept", added, kept, tc.want)
+				}
+			})
 		})
 	}
 }
@@ -425,5 +473,67 @@ func TestCallEditsTextEditor(t *testing.T) {
 	st := instrStatements(es[0])
 	if len(st) != 1 || st[0].text != "AGENTS.md: Tests: Run `go test -race` before pushing; CI runs with the race detector." {
 		t.Fatalf("statements %+v", st)
+	}
+}
+
+// aiderPartly is an Aider history whose answer sends two SEARCH/REPLACE
+// blocks for CONVENTIONS.md: the first reorders a list, the second (a
+// section the file does not have) fails to match, and Aider says the
+// other block was applied; the model's retry of the second fails again.
+const aiderPartly = "# aider chat started at 2026-01-05 10:00:00\n\n" +
+	"#### In CONVENTIONS.md, reorder the lists.  \n\n" +
+	"Here are the blocks:\n\n" +
+	"```markdown\nCONVENTIONS.md\n<<<<<<< SEARCH\nBefore a commit:\n\n- Write the subject in the imperative mood.\n- Keep commits to one change each.\n=======\nBefore a commit:\n\n- Keep commits to one change each.\n- Write the subject in the imperative mood.\n>>>>>>> REPLACE\n```\n\n" +
+	"```markdown\nCONVENTIONS.md\n<<<<<<< SEARCH\n# Edit format\n\n1. The opening fence and the language of the code.\n2. The file path alone on a line.\n=======\n# Edit format\n\n1. The file path alone on a line.\n2. The opening fence and the language of the code.\n>>>>>>> REPLACE\n```\n\n" +
+	"> Tokens: 7.8k sent, 2.3k received. Cost: $0.03 message, $0.03 session.  \n" +
+	"> Committing CONVENTIONS.md before applying edits.  \n" +
+	"> The LLM did not conform to the edit format.  \n" +
+	"> # 1 SEARCH/REPLACE block failed to match!\n\n" +
+	"## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in CONVENTIONS.md\n<<<<<<< SEARCH\n# Edit format\n\n1. The opening fence and the language of the code.\n2. The file path alone on a line.\n=======\n# Edit format\n\n1. The file path alone on a line.\n2. The opening fence and the language of the code.\n>>>>>>> REPLACE\n\n" +
+	"The SEARCH section must exactly match an existing block of lines including all white space, comments, indentation, docstrings, etc\n\n" +
+	"# The other 1 SEARCH/REPLACE block were applied successfully.\nDon't re-send them.\nJust reply with fixed versions of the block above that failed to match.  \n" +
+	"> Commit 1619e93 docs: Reorder lists in CONVENTIONS.md  \n\n" +
+	"Here is the fixed block:\n\n" +
+	"```markdown\nCONVENTIONS.md\n<<<<<<< SEARCH\n# Edit format\n\n1.  The opening fence and the language of the code.\n2.  The file path alone on a line.\n=======\n# Edit format\n\n1.  The file path alone on a line.\n2.  The opening fence and the language of the code.\n>>>>>>> REPLACE\n```\n\n" +
+	"> Tokens: 8k sent, 200 received.  \n" +
+	"> The LLM did not conform to the edit format.  \n" +
+	"> # 1 SEARCH/REPLACE block failed to match!\n\n" +
+	"## SearchReplaceNoExactMatch: This SEARCH block failed to exactly match lines in CONVENTIONS.md\n<<<<<<< SEARCH\n# Edit format\n\n1.  The opening fence and the language of the code.\n2.  The file path alone on a line.\n=======\n# Edit format\n\n1.  The file path alone on a line.\n2.  The opening fence and the language of the code.\n>>>>>>> REPLACE\n\n" +
+	"The SEARCH section must exactly match an existing block of lines including all white space, comments, indentation, docstrings, etc  \n"
+
+// TestAiderPartlyApplied: the blocks Aider applied when another block of
+// the same answer failed to match are read (aiderPartly), the failed one
+// and its failed retry are not; with the rule off, no block of the answer
+// is (Aider printed no "Applied edit to").
+func TestAiderPartlyApplied(t *testing.T) {
+	reordered := []string{"CONVENTIONS.md: Before a commit: Keep commits to one change each.", "CONVENTIONS.md: Before a commit: Write the subject in the imperative mood."}
+	exs := parse(t, transcript.FormatAider, aiderPartly)
+	kept, dropped := instrKept(t, exs)
+	if !slices.Equal(kept, reordered) {
+		t.Fatalf("kept %q (dropped %q), want %q", kept, dropped, reordered)
+	}
+	withAblated(t, ruleAiderPartly, func() {
+		if kept, _ := instrKept(t, exs); len(kept) > 0 {
+			t.Fatalf("aiderpartly off: kept %q, want none", kept)
+		}
+	})
+}
+
+// TestInstructionRuleReadOnce: a rule two edits of one turn show (the
+// second edit's context repeats what the first wrote) is one statement;
+// the rule each adds is its own.
+func TestInstructionRuleReadOnce(t *testing.T) {
+	first := instrEdit{file: "AGENTS.md", before: splitLines("- Keep functions short."),
+		after: splitLines("- Keep functions short.\n- Name every exported function after what it returns.")}
+	second := instrEdit{file: "AGENTS.md", before: splitLines("- Name every exported function after what it returns."),
+		after: splitLines("- Name every exported function after what it returns.\n- Wrap every returned error with its context.")}
+	var got []string
+	for _, c := range instructionCandidates([]instrEdit{first, second}, []int{0, 0}, nil, []int{0}) {
+		got = append(got, c.Text)
+	}
+	want := []string{"AGENTS.md: Keep functions short.", "AGENTS.md: Name every exported function after what it returns.",
+		"AGENTS.md: Wrap every returned error with its context."}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
 	}
 }
