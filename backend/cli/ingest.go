@@ -348,10 +348,11 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 		if len(exs) == 0 {
 			in.warning = "no exchange: " + st.Empty()
 		} else if st.Project == "" {
-			// Not an error, but what it makes is recalled in every
-			// project, its "preferences" at every session start.
-			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (no working directory in it, not inside a repository): "+
-				"its memories belong to no project and are recalled in all of them; pass --project NAME to file them under one\n", in.name)
+			// Not an error, but what it makes belongs to no project: its
+			// user preferences are recalled in every project, the rest
+			// only where no project is current.
+			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (the session names no working directory, and stdin has no folder): "+
+				"its memories belong to no project (its user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name)
 		}
 	case in.as == "exchanges":
 		exs, err := parseExchanges(data, project)
@@ -370,7 +371,7 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 		if in.name == "-" {
 			docName = "stdin"
 		}
-		req.Documents = []httpapi.Document{{Name: docName, Text: string(data), Project: project}}
+		req.Documents = []httpapi.Document{{Name: docName, Text: string(data), Project: documentProject(in.name, project)}}
 	}
 	runs, skipped = ingest.SkipInvalid(req.Exchanges)
 	if len(skipped) > 0 {
@@ -380,6 +381,20 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 		}
 	}
 	return req, runs, skipped, stats, nil
+}
+
+// documentProject is the project of a document input: --project, else the
+// repository (or, outside one, the folder) holding the file, as an Aider
+// history's; "" for stdin, which has no place.
+func documentProject(name, flag string) string {
+	if flag != "" || name == "-" {
+		return flag
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return ""
+	}
+	return transcript.ProjectName(filepath.Dir(abs))
 }
 
 // flagsForHint are the --data-dir and --config a command suggested to the

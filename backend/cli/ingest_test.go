@@ -41,7 +41,8 @@ func TestIngestCommand(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	doc := filepath.Join(dir, "NOTES.md")
+	doc := filepath.Join(dir, "tiles-docs", "NOTES.md")
+	os.MkdirAll(filepath.Dir(doc), 0o700)
 	os.WriteFile(doc, []byte("# Tiles\n\nForecast tiles are cached in Redis under `tile:<z>:<x>:<y>`; the cache TTL follows the model run.\n"), 0o600)
 	exs := filepath.Join(dir, "ex.jsonl")
 	os.WriteFile(exs, []byte(`{"user":"which port","assistant":"The tile server listens on 127.0.0.1:8089 because 8080 is taken by the proxy; never expose it publicly."}`+"\n"), 0o600)
@@ -80,6 +81,41 @@ func TestIngestCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "memories written 1") {
 		t.Fatalf("stdin: %d %s %s", code, out, errs)
 	}
+	// A document file belongs to the folder (or repository) holding it;
+	// stdin has no place, so no project.
+	_, out, _ = run(t, ctx, "", "list", dd, "--json")
+	for _, want := range []struct{ text, project string }{{"Forecast tiles", "tiles-docs"}, {"make deploy", ""}} {
+		if p, ok := projectOf(out, want.text); !ok || p != want.project {
+			t.Errorf("%q: project %q (found %v), want %q", want.text, p, ok, want.project)
+		}
+	}
+}
+
+// projectOf returns the project of the memory whose text contains text in
+// the output of `list --json`.
+func projectOf(listJSON, text string) (string, bool) {
+	var page struct {
+		Memories []struct {
+			Text    string `json:"text"`
+			Project string `json:"project"`
+		} `json:"memories"`
+	}
+	if json.Unmarshal([]byte(listJSON), &page) != nil {
+		var ms []struct {
+			Text    string `json:"text"`
+			Project string `json:"project"`
+		}
+		if json.Unmarshal([]byte(listJSON), &ms) != nil {
+			return "", false
+		}
+		page.Memories = ms
+	}
+	for _, m := range page.Memories {
+		if strings.Contains(m.Text, text) {
+			return m.Project, true
+		}
+	}
+	return "", false
 }
 
 // TestIngestAgentSessions ingests a session of every agent format, found by
@@ -420,10 +456,12 @@ func TestIngestReportText(t *testing.T) {
 	}
 }
 
-// TestIngestNoProjectNote: a session whose project cannot be found (an
-// Aider history renamed or moved out of its repository) is ingested, with
-// a note that its memories would belong to no project and how to file
-// them under one; with --project there is no note.
+// TestIngestNoProjectNote: an Aider history renamed and moved out of its
+// repository belongs to the folder holding it (at e6cd3fa it had no
+// project, so its memories were in reach of every prompt in every
+// project); only a history read from stdin, which has no place, has no
+// project, and the note says so and how to file it under one; with
+// --project there is no note.
 func TestIngestNoProjectNote(t *testing.T) {
 	dd := "--data-dir=" + isolate(t)
 	ctx := context.Background()
@@ -431,17 +469,26 @@ func TestIngestNoProjectNote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	moved := filepath.Join(t.TempDir(), "tiles.aider.chat.history.md")
+	moved := filepath.Join(t.TempDir(), "histories", "tiles.aider.chat.history.md")
+	os.MkdirAll(filepath.Dir(moved), 0o700)
 	os.WriteFile(moved, history, 0o600)
 	code, out, errs := run(t, ctx, "", "ingest", dd, "--json", moved)
 	var reps []IngestReport
-	if code != 0 || json.Unmarshal([]byte(out), &reps) != nil || len(reps) != 1 || reps[0].Transcript == nil || reps[0].Transcript.Project != "" {
+	if code != 0 || json.Unmarshal([]byte(out), &reps) != nil || len(reps) != 1 || reps[0].Transcript == nil || reps[0].Transcript.Project != "histories" {
 		t.Fatalf("moved history: exit %d %s %s", code, out, errs)
 	}
-	if !strings.Contains(errs, "tiles.aider.chat.history.md: no project found") || !strings.Contains(errs, "--project NAME") {
+	if strings.Contains(errs, "no project") {
+		t.Errorf("a note of no project for a file in a folder: %q", errs)
+	}
+	code, out, errs = run(t, ctx, string(history), "ingest", dd, "--json", "--as", "aider", "-")
+	reps = nil
+	if code != 0 || json.Unmarshal([]byte(out), &reps) != nil || len(reps) != 1 || reps[0].Transcript == nil || reps[0].Transcript.Project != "" {
+		t.Fatalf("stdin: exit %d %s %s", code, out, errs)
+	}
+	if !strings.Contains(errs, "-: no project found") || !strings.Contains(errs, "--project NAME") {
 		t.Errorf("no note of the missing project: %q", errs)
 	}
-	code, _, errs = run(t, ctx, "", "ingest", dd, "--project", "tiles", moved)
+	code, _, errs = run(t, ctx, string(history), "ingest", dd, "--as", "aider", "--project", "tiles", "-")
 	if code != 0 || strings.Contains(errs, "no project") {
 		t.Errorf("--project: exit %d, %q", code, errs)
 	}

@@ -550,8 +550,10 @@ func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, st
 
 // readSession reads a session file in the format its agent names
 // (transcript.ParseFormat: claude-code, codex, aider, cursor...) into
-// exchanges. Aider and SpecStory histories whose location names no project
-// get the set's project, as `memtray ingest --project` would give them.
+// exchanges. Aider and SpecStory histories, which name no working
+// directory, get the set's project, as `memtray ingest --project` would
+// give them: the sets keep copies of them in folders of their own (aider/,
+// cursor/), whose names the histories would otherwise be filed under.
 func readSession(path string, ls *LabelledSession) ([]memory.Exchange, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
@@ -560,14 +562,13 @@ func readSession(path string, ls *LabelledSession) ([]memory.Exchange, error) {
 	if err != nil {
 		return nil, errReaderMissing
 	}
-	exs, _, err := transcript.ParseFileAs(path, format, transcript.Options{})
+	var opts transcript.Options
+	if format == transcript.FormatAider || format == transcript.FormatSpecStory {
+		opts.Project = ls.Project
+	}
+	exs, _, err := transcript.ParseFileAs(path, format, opts)
 	if err != nil {
 		return nil, err // it names the file
-	}
-	if mostCommon(exs, func(ex memory.Exchange) string { return ex.Project }) == "" {
-		for i := range exs {
-			exs[i].Project = ls.Project
-		}
 	}
 	return exs, nil
 }

@@ -108,6 +108,9 @@ const (
 	SourceMCP     = "mcp"
 	SourceImport  = "import"
 	SourceCLI     = "cli"
+	// SourceTranscript: read from an agent's session file (package
+	// transcript: `memtray ingest`, the session files' capture).
+	SourceTranscript = "transcript"
 )
 
 // MaxTextBytes bounds a memory's text; longer input is an error, not a truncation.

@@ -14,10 +14,17 @@ import (
 // (Query.ProjectScoped) therefore reaches, besides the memories of the
 // current project, only what is not tied to one project (the user's own
 // memories, memory.TypeUser: preferences and instructions such as "never
-// add the co-authored-by footer", and memories of no project) and the
-// memories of a project the prompt names ("how did spotter set up
-// OpenTelemetry?"), which then rank as the current project's do (the
-// project boost: Signals.Named). A prompt that shares a technology word
+// add the co-authored-by footer") and the memories of a project the prompt
+// names ("how did spotter set up OpenTelemetry?"), which then rank as the
+// current project's do (the project boost: Signals.Named). A memory of no
+// project is in reach of a prompt of no project. Inside a project, one
+// written on purpose without a project (MCP's memory_add, `memtray add`,
+// a document) is in reach, as meant to hold everywhere; one a session
+// made (sessionSources: a session file naming no working directory, a
+// history read from stdin) only when it is the user's own (it travels as
+// every user memory does): any other is a fact of a project memtray could
+// not tell, which another project's prompt is not asking about. A prompt
+// that shares a technology word
 // with another project's memories ("Next.js", "GitHub Actions") is not
 // asking about that project, and in a new repository a developer wants
 // their own preferences recalled, not another repository's build quirks.
@@ -28,9 +35,15 @@ import (
 // project: the user's own memories.
 var travellingTypes = []memory.Type{memory.TypeUser}
 
+// sessionSources are the sources of the memories sessions make (session
+// files, the capture proxy): of no project, they are in reach inside a
+// project only when of a travelling type.
+var sessionSources = []string{memory.SourceTranscript, memory.SourceCapture}
+
 // scope narrows a scoped query's filter to its reach (see above) before the
 // legs run: Filter.Projects is the current project, the projects the text
-// names and "" (no project), Filter.PlusTypes the travelling types. A query
+// names and "" (no project), but for sessionSources inside a project
+// (Filter.NoProjectBut), Filter.PlusTypes the travelling types. A query
 // with a project filter is left as it is (its caller chose the project).
 func (e *Engine) scope(_ context.Context, r *queryRun) error {
 	q := &r.q
@@ -42,6 +55,7 @@ func (e *Engine) scope(_ context.Context, r *queryRun) error {
 	reach := []string{""}
 	if q.Project != "" {
 		reach = append(reach, q.Project)
+		q.Filter.NoProjectBut = sessionSources
 	}
 	q.Filter.Projects = append(reach, r.res.NamedProjects...)
 	q.Filter.PlusTypes = travellingTypes

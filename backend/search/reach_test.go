@@ -37,31 +37,36 @@ func TestNamedProjects(t *testing.T) {
 }
 
 // openReach opens a real store with memories of two projects (kiln and
-// harbor), a preference of the user's captured in harbor and a memory of
-// no project, each with filler of its project so the store is not tiny.
+// harbor), a preference of the user's captured in harbor, a project fact
+// and a preference of the user's a session made with no project, a memory
+// added through MCP with no project, each with filler of its project so
+// the store is not tiny.
 func openReach(t *testing.T, mod func(*config.Recall)) *Recaller {
 	t.Helper()
 	type fx struct {
 		id, project, text string
 		typ               memory.Type
 		kind              memory.Kind
+		source            string
 	}
 	fixtures := []fx{
-		{"kiln-avr", "kiln", "The kiln firmware build needs the avr-gcc toolchain pinned to 7.3: newer avr-gcc releases miscompile the PID loop of the controller.", memory.TypeProject, memory.KindDebugging},
-		{"harbor-deploy", "harbor", "The harbor deploy script pushes the container image to the registry, then runs the database migrations.", memory.TypeProject, memory.KindConfig},
-		{"harbor-avr", "harbor", "The harbor buoy firmware build takes avr-gcc from the distribution's packages, whatever version they ship.", memory.TypeProject, memory.KindConfig},
-		{"user-footer", "harbor", "Never add the co-authored-by footer to git commit messages.", memory.TypeUser, memory.KindPreference},
-		{"none-staging", "", "The shared staging database is reachable at staging-db.internal on port 5433, read-only for developers.", memory.TypeProject, memory.KindConfig},
+		{"kiln-avr", "kiln", "The kiln firmware build needs the avr-gcc toolchain pinned to 7.3: newer avr-gcc releases miscompile the PID loop of the controller.", memory.TypeProject, memory.KindDebugging, memory.SourceTranscript},
+		{"harbor-deploy", "harbor", "The harbor deploy script pushes the container image to the registry, then runs the database migrations.", memory.TypeProject, memory.KindConfig, memory.SourceTranscript},
+		{"harbor-avr", "harbor", "The harbor buoy firmware build takes avr-gcc from the distribution's packages, whatever version they ship.", memory.TypeProject, memory.KindConfig, memory.SourceTranscript},
+		{"user-footer", "harbor", "Never add the co-authored-by footer to git commit messages.", memory.TypeUser, memory.KindPreference, memory.SourceTranscript},
+		{"none-staging", "", "The shared staging database is reachable at staging-db.internal on port 5433, read-only for developers.", memory.TypeProject, memory.KindConfig, memory.SourceTranscript},
+		{"none-user-tabs", "", "I indent with tabs, never spaces, in every language and every repository.", memory.TypeUser, memory.KindPreference, memory.SourceTranscript},
+		{"none-mcp-vpn", "", "The corporate VPN profile is ~/vpn/corp.ovpn, opened with openvpn3 before any ssh session.", memory.TypeProject, memory.KindConfig, memory.SourceMCP},
 	}
 	for i := range 8 {
 		fixtures = append(fixtures,
-			fx{fmt.Sprintf("kiln-fill%d", i), "kiln", fmt.Sprintf("Glaze recipe %d lives in recipes/glaze%d.toml and the kiln schedule reads it at start.", i, i), memory.TypeProject, memory.KindFact},
-			fx{fmt.Sprintf("harbor-fill%d", i), "harbor", fmt.Sprintf("The harbor ledger view %d lists container berths and their tide windows.", i), memory.TypeProject, memory.KindFact})
+			fx{fmt.Sprintf("kiln-fill%d", i), "kiln", fmt.Sprintf("Glaze recipe %d lives in recipes/glaze%d.toml and the kiln schedule reads it at start.", i, i), memory.TypeProject, memory.KindFact, memory.SourceTranscript},
+			fx{fmt.Sprintf("harbor-fill%d", i), "harbor", fmt.Sprintf("The harbor ledger view %d lists container berths and their tide windows.", i), memory.TypeProject, memory.KindFact, memory.SourceTranscript})
 	}
 	var ms []memory.Memory
 	for _, f := range fixtures {
 		ms = append(ms, memory.Memory{ID: f.id, Text: f.text, Project: f.project, Kind: f.kind, KindOrigin: memory.KindGiven,
-			Type: f.typ, Importance: 0.5, CreatedAt: testNow.Add(-24 * time.Hour)})
+			Type: f.typ, Source: f.source, Importance: 0.5, CreatedAt: testNow.Add(-24 * time.Hour)})
 	}
 	st, emb, clock := openEmbedded(t, ms)
 	cfg := config.Default().Recall
@@ -73,8 +78,12 @@ func openReach(t *testing.T, mod func(*config.Recall)) *Recaller {
 
 // TestRecallReach: the prompt hook's recall gives a memory of another
 // project only when the prompt names that project, while the user's own
-// memories and those of no project reach every project (and none); an
-// explicit search, and recall.project_scoped off, reach every project.
+// memories reach every project (and none); a memory of no project a
+// session made that is not the user's own (a project fact of a project
+// memtray could not tell) reaches only prompts of no project (at e6cd3fa it
+// reached every project), one added on purpose with no project (MCP) every
+// project; an explicit search, and recall.project_scoped off, reach every
+// project.
 func TestRecallReach(t *testing.T) {
 	const avr = "Which avr-gcc toolchain version does the firmware build need, and why not a newer release?"
 	cases := []struct {
@@ -92,7 +101,12 @@ func TestRecallReach(t *testing.T) {
 		{"no project, naming it", RecallRequest{Prompt: "Which avr-gcc toolchain does the KILN firmware build need?"}, false, "kiln-avr", "harbor-avr", true},
 		{"the user's preference in another project", RecallRequest{Prompt: "Write the git commit message for this change; remember the co-authored-by footer rule.", Project: "kiln"}, false, "user-footer", "", false},
 		{"the user's preference with no project", RecallRequest{Prompt: "Write the git commit message for this change; remember the co-authored-by footer rule."}, false, "user-footer", "", false},
-		{"a memory of no project", RecallRequest{Prompt: "Which host and port is the shared staging database on?", Project: "kiln"}, false, "none-staging", "", false},
+		{"a project fact of no project, inside a project", RecallRequest{Prompt: "Which host and port is the shared staging database on?", Project: "kiln"}, false, "", "none-staging", false},
+		{"a project fact of no project, with no project", RecallRequest{Prompt: "Which host and port is the shared staging database on?"}, false, "none-staging", "", false},
+		{"a project fact of no project, explicit search in a project", RecallRequest{Prompt: "Which host and port is the shared staging database on?", Project: "kiln", Event: EventSearch}, false, "none-staging", "", false},
+		{"a preference of no project, inside a project", RecallRequest{Prompt: "Should I indent this file with tabs or spaces?", Project: "kiln"}, false, "none-user-tabs", "", false},
+		{"a preference of no project, with no project", RecallRequest{Prompt: "Should I indent this file with tabs or spaces?"}, false, "none-user-tabs", "", false},
+		{"an MCP memory of no project, inside a project", RecallRequest{Prompt: "Which VPN profile do I open with openvpn3?", Project: "kiln"}, false, "none-mcp-vpn", "", false},
 		{"another project's memory, explicit search", RecallRequest{Prompt: avr, Project: "harbor", Event: EventSearch}, false, "kiln-avr", "", false},
 		{"another project, project_scoped off", RecallRequest{Prompt: avr, Project: "harbor"}, true, "kiln-avr", "", false},
 	}

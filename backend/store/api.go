@@ -64,8 +64,15 @@ type Filter struct {
 	// prompt hook's recall reaches the current project, the projects the
 	// prompt names, the memories of no project and the user's own
 	// (memory.TypeUser) this way. PlusTypes needs Projects.
-	Projects          []string
-	PlusTypes         []memory.Type
+	Projects  []string
+	PlusTypes []memory.Type
+	// NoProjectBut, with "" in Projects, leaves out of it the memories of
+	// no project whose source is one of these (PlusTypes still takes
+	// them): the prompt hook's recall inside a project reaches a memory of
+	// no project a session made (a project fact whose project was not
+	// told) only when it is the user's own, and one written on purpose
+	// without a project (MCP, `memtray add`) always.
+	NoProjectBut      []string
 	Since, Until      time.Time // created_at within [Since, Until); zero bounds are open
 	IncludeSnoozed    bool
 	IncludeSuperseded bool

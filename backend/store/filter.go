@@ -111,6 +111,9 @@ func (f *Filter) validate() error {
 	if len(f.PlusTypes) > 0 && len(f.Projects) == 0 {
 		problems = append(problems, "filter plus_types widens projects: it needs projects")
 	}
+	if len(f.NoProjectBut) > 0 && !slices.Contains(f.Projects, "") {
+		problems = append(problems, "filter no_project_but narrows the memories of no project: it needs \"\" in projects")
+	}
 	if len(f.Model) > maxModel || !memory.ValidUTF8(f.Model) {
 		problems = append(problems, "filter model is too long or not UTF-8")
 	}
@@ -138,12 +141,22 @@ func (f *Filter) matchSource(e *entry) bool {
 	}
 }
 
+// inProjects reports whether a memory of project and source is of
+// Filter.Projects (a memory of no project with a source of NoProjectBut
+// is not).
+func (f *Filter) inProjects(project, source string) bool {
+	if project == "" && slices.Contains(f.NoProjectBut, source) {
+		return false
+	}
+	return slices.Contains(f.Projects, project)
+}
+
 // match reports whether e passes f at now (unix nanoseconds).
 func (f *Filter) match(e *entry, now int64) bool {
 	if f.Project != "" && e.project != f.Project {
 		return false
 	}
-	if len(f.Projects) > 0 && !slices.Contains(f.Projects, e.project) && !slices.Contains(f.PlusTypes, e.typ) {
+	if len(f.Projects) > 0 && !f.inProjects(e.project, e.source) && !slices.Contains(f.PlusTypes, e.typ) {
 		return false
 	}
 	if len(f.Kinds) > 0 {

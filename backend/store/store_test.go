@@ -250,6 +250,9 @@ func TestFilters(t *testing.T) {
 		{"an unknown project of projects", Filter{Projects: []string{"nope", ""}}, []string{"f"}},
 		{"projects plus types", Filter{Projects: []string{""}, PlusTypes: []memory.Type{memory.TypeUser}, IncludeSnoozed: true}, []string{"b", "d", "f"}},
 		{"projects plus types and project", Filter{Project: "harbor", Projects: []string{""}, PlusTypes: []memory.Type{memory.TypeUser}, IncludeSnoozed: true}, []string{"d"}},
+		{"no project but a source", Filter{Projects: []string{"harbor", ""}, NoProjectBut: []string{"cli"}}, []string{"c"}},
+		{"no project but another source", Filter{Projects: []string{"harbor", ""}, NoProjectBut: []string{"capture", "unknown"}}, []string{"c", "f"}},
+		{"no project but a source, plus types", Filter{Projects: []string{""}, NoProjectBut: []string{"cli", "mcp"}, PlusTypes: []memory.Type{memory.TypeUser}, IncludeSnoozed: true}, []string{"b", "d"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -299,7 +302,8 @@ func TestFilters(t *testing.T) {
 	if _, err := s.TextSearch(ctx, "x", 0, Filter{}); !errors.Is(err, memory.ErrInvalid) {
 		t.Errorf("n=0: %v", err)
 	}
-	for _, f := range []Filter{{PlusTypes: []memory.Type{memory.TypeUser}}, {Projects: []string{""}, PlusTypes: []memory.Type{"nope"}}} {
+	for _, f := range []Filter{{PlusTypes: []memory.Type{memory.TypeUser}}, {Projects: []string{""}, PlusTypes: []memory.Type{"nope"}},
+		{Projects: []string{"harbor"}, NoProjectBut: []string{"cli"}}} {
 		if _, err := s.VectorSearch(ctx, qv, 5, f); !errors.Is(err, memory.ErrInvalid) {
 			t.Errorf("bad filter %+v: %v", f, err)
 		}

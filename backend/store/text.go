@@ -655,10 +655,10 @@ func (s *Store) reachQuery(f *Filter) (q query.Query, none bool) {
 		s.mu.RLock()
 		limit := int(maxReachIDs * float64(len(s.entries)))
 		if s.vec.count() == len(s.entries) {
-			ids = s.vec.looseIDs(noProject, f.PlusTypes, limit) // the rows' fields: no map walk
+			ids = s.vec.looseIDs(noProject, f.NoProjectBut, f.PlusTypes, limit) // the rows' fields: no map walk
 		} else {
 			for id, e := range s.entries {
-				if (noProject && e.project == "") || slices.Contains(f.PlusTypes, e.typ) {
+				if (noProject && e.project == "" && !slices.Contains(f.NoProjectBut, e.source)) || slices.Contains(f.PlusTypes, e.typ) {
 					if ids = append(ids, id); len(ids) > limit {
 						break
 					}

@@ -253,17 +253,24 @@ func (v *vectorIndex) projects() []string {
 }
 
 // looseIDs returns the ids of the live rows of no project (when
-// noProject) or of one of the types in types, at most limit+1 of them.
-func (v *vectorIndex) looseIDs(noProject bool, types []memory.Type, limit int) []string {
+// noProject; but for those with a source of but) or of one of the types
+// in types, at most limit+1 of them.
+func (v *vectorIndex) looseIDs(noProject bool, but []string, types []memory.Type, limit int) []string {
 	var mask uint32
 	for _, t := range types {
 		mask |= 1 << typeCode(t)
 	}
 	none := v.codes[""]
+	var butCodes []uint32
+	for _, src := range but {
+		if c, ok := v.codes[src]; ok {
+			butCodes = append(butCodes, c)
+		}
+	}
 	var out []string
 	for i := range v.meta {
 		m := &v.meta[i]
-		if m.flags&rowLive != 0 && ((noProject && m.project == none) || mask&(1<<m.typ) != 0) {
+		if m.flags&rowLive != 0 && ((noProject && m.project == none && !slices.Contains(butCodes, m.source)) || mask&(1<<m.typ) != 0) {
 			if out = append(out, v.ids[i]); len(out) > limit {
 				break
 			}
@@ -279,8 +286,12 @@ type rowFilter struct {
 	anyProject bool
 	// projects, when not nil, are the codes of Filter.Projects the index
 	// knows; plusTypes has a bit per type code of Filter.PlusTypes.
-	projects     []uint32
-	plusTypes    uint32
+	projects  []uint32
+	plusTypes uint32
+	// noProjectBut are the source codes of Filter.NoProjectBut: a row of
+	// no project (code noProject) with one of them is not of projects.
+	noProjectBut []uint32
+	noProject    uint32
 	kinds        uint32 // bit per kind code; 0 = any
 	sources      []bool // by code; nil = any
 	since, until int64
@@ -306,6 +317,12 @@ func (v *vectorIndex) compile(f *Filter, now int64) rowFilter {
 		for _, t := range f.PlusTypes {
 			rf.plusTypes |= 1 << typeCode(t)
 		}
+		rf.noProject = v.codes[""]
+		for _, src := range f.NoProjectBut {
+			if c, ok := v.codes[src]; ok {
+				rf.noProjectBut = append(rf.noProjectBut, c)
+			}
+		}
 	}
 	for _, k := range f.Kinds {
 		rf.kinds |= 1 << kindCode(k)
@@ -327,6 +344,15 @@ func (v *vectorIndex) compile(f *Filter, now int64) rowFilter {
 	return rf
 }
 
+// inProjects reports whether row m is of rf.projects (a row of no
+// project with a source of noProjectBut is not).
+func (rf *rowFilter) inProjects(m *rowMeta) bool {
+	if m.project == rf.noProject && slices.Contains(rf.noProjectBut, m.source) {
+		return false
+	}
+	return slices.Contains(rf.projects, m.project)
+}
+
 func (rf *rowFilter) match(m *rowMeta) bool {
 	if m.flags&rowLive == 0 {
 		return false
@@ -334,7 +360,7 @@ func (rf *rowFilter) match(m *rowMeta) bool {
 	if !rf.anyProject && m.project != rf.project {
 		return false
 	}
-	if rf.projects != nil && !slices.Contains(rf.projects, m.project) && rf.plusTypes&(1<<m.typ) == 0 {
+	if rf.projects != nil && !rf.inProjects(m) && rf.plusTypes&(1<<m.typ) == 0 {
 		return false
 	}
 	if rf.kinds != 0 && rf.kinds&(1<<m.kind) == 0 {

@@ -144,25 +144,3 @@ func TestSessionIDFromPath(t *testing.T) {
 		}
 	}
 }
-
-// TestParseFileProject: the project of an Aider or SpecStory history is the
-// directory it belongs to, when its path says so.
-func TestParseFileProject(t *testing.T) {
-	dir := t.TempDir()
-	hist, err := os.ReadFile(filepath.Join("testdata", "aider-repo", ".aider.chat.history.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := filepath.Join(dir, "notes.md")
-	if err := os.WriteFile(other, hist, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, st, err := ParseFile(other, Options{})
-	if err != nil || st.Project != "" || !strings.HasPrefix(st.SessionID, "notes@") {
-		t.Fatalf("elsewhere: %v %q %q", err, st.Project, st.SessionID)
-	}
-	_, st, err = ParseFile(other, Options{Project: "mine"})
-	if err != nil || st.Project != "mine" || !strings.HasPrefix(st.SessionID, "notes@") {
-		t.Fatalf("--project: %v %q %q", err, st.Project, st.SessionID)
-	}
-}

@@ -49,7 +49,7 @@ import (
 )
 
 // Source is the Source of every Exchange the parsers return.
-const Source = "transcript"
+const Source = memory.SourceTranscript
 
 // DefaultMaxLineBytes bounds the length of one line.
 const DefaultMaxLineBytes = 16 << 20
@@ -333,7 +333,7 @@ func ParseAs(r io.Reader, format Format, opts Options) ([]memory.Exchange, Stats
 // (Detect). Options.SessionID defaults to SessionIDFromPath(path); for Aider
 // and SpecStory, which record no working directory, Options.Project
 // defaults to the directory the history belongs to (the one holding
-// .aider.chat.history.md, the one holding .specstory). With
+// .specstory, else the one holding the file: projectOfHistory). With
 // Options.Sidechains, a Claude Code session's subagent files
 // (<session>/subagents/agent-*.jsonl beside it) are read too.
 func ParseFile(path string, opts Options) ([]memory.Exchange, Stats, error) {
@@ -402,27 +402,29 @@ func ParseBytes(name string, data []byte, format Format, opts Options) ([]memory
 	return exs, st, nil
 }
 
-// projectOfHistory names the project of an Aider or SpecStory history from
-// where it lives: the directory holding .aider.chat.history.md, the one
-// holding .specstory/history/. "" when the path says nothing (another
-// name, another place).
+// projectOfHistory names the project of an Aider or SpecStory history, which
+// records no working directory, from where the file lives: a SpecStory
+// export under <dir>/.specstory/history/ belongs to <dir>, any other
+// history (Aider's .aider.chat.history.md at a repository's root, or a
+// history copied or renamed elsewhere) to the directory holding it; either
+// directory is named by ProjectName (its repository when it is in one on
+// this machine, else its own name). A file that has a place is never of
+// no project: its memories would be in reach of every prompt in every
+// project. "" for stdin ("-") and for the other formats (a Claude Code or
+// Codex session names its working directory itself).
 func projectOfHistory(path string, format Format) string {
+	if path == "" || path == "-" || (format != FormatAider && format != FormatSpecStory) {
+		return ""
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return ""
 	}
 	dir := filepath.Dir(abs)
-	switch format {
-	case FormatAider:
-		if filepath.Base(abs) == ".aider.chat.history.md" {
-			return ProjectName(dir)
-		}
-	case FormatSpecStory:
-		if filepath.Base(dir) == "history" && filepath.Base(filepath.Dir(dir)) == ".specstory" {
-			return ProjectName(filepath.Dir(filepath.Dir(dir)))
-		}
+	if format == FormatSpecStory && filepath.Base(dir) == "history" && filepath.Base(filepath.Dir(dir)) == ".specstory" {
+		dir = filepath.Dir(filepath.Dir(dir))
 	}
-	return ""
+	return ProjectName(dir)
 }
 
 // lines calls fn for each line of r with its number from 1, bounding each
