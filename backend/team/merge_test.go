@@ -109,7 +109,11 @@ func TestPushOntoBase(t *testing.T) {
 		{"a decay based on the older version", alice, decay, PushMerged, edit.Text, 0.3},
 		{"the decay again", alice, decay, PushMerged, edit.Text, 0.3},
 		{"a text edit based on the older version, newer by the clock", alice,
-			func() Memory { m := withText(decay, "the deploy needs nothing"); m.UpdatedAt = t0.Add(2 * time.Hour); return m }(), PushStale, edit.Text, 0.3},
+			func() Memory {
+				m := withText(decay, "the deploy needs nothing")
+				m.UpdatedAt = t0.Add(2 * time.Hour)
+				return m
+			}(), PushStale, edit.Text, 0.3},
 		{"nothing changed from the older version", alice, func() Memory { m := v0; m.Base = baseOf(v0); m.UpdatedAt = t0.Add(3 * time.Hour); return m }(), PushMerged, edit.Text, 0.3},
 		{"another member's change", bob, func() Memory {
 			m := edit
