@@ -3,6 +3,8 @@ package team
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -152,5 +154,71 @@ func TestPushOntoBase(t *testing.T) {
 	}
 	if _, err := alice.Get(ctx, "b1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("after the delete: %v", err)
+	}
+}
+
+// TestSchemaUpgradeToBases: a team database at schema version 2 (as the
+// memtray before bases left it) stays usable by a member whose role may
+// not migrate it, pushes with a base merging there as on version 3
+// (nothing new is stored); the owner's next connection migrates it to 3,
+// which a memtray of version 2 refuses (ErrSchemaNewer: it would push
+// without bases).
+func TestSchemaUpgradeToBases(t *testing.T) {
+	tm := newTeam(t)
+	ctx := context.Background()
+	owner := tm.open(t, tm.owner)
+	role := fmt.Sprintf("%s_b", tm.owner)
+	tm.srv.Role(t, role)
+	if err := owner.SetMember(ctx, role, true); err != nil {
+		t.Fatal(err)
+	}
+	version := func() (int, string) {
+		t.Helper()
+		var v int
+		var comment *string
+		if err := tm.raw(t, tm.owner).QueryRow(ctx, `SELECT (SELECT max(version) FROM memtray.schema_version),
+			obj_description('memtray.memories'::regclass, 'pg_class')`).Scan(&v, &comment); err != nil {
+			t.Fatal(err)
+		}
+		if comment == nil {
+			return v, ""
+		}
+		return v, *comment
+	}
+	// Back to version 2.
+	if _, err := tm.raw(t, tm.owner).Exec(ctx, `COMMENT ON TABLE memtray.memories IS NULL;
+		DELETE FROM memtray.schema_version WHERE version = 3`); err != nil {
+		t.Fatal(err)
+	}
+	if v, c := version(); v != 2 || c != "" {
+		t.Fatalf("set up: version %d, comment %q", v, c)
+	}
+	m, err := Open(ctx, tm.url(role))
+	if err != nil {
+		t.Fatalf("a member's open of a version 2 schema: %v", err)
+	}
+	defer m.Close()
+	if v, _ := version(); v != 2 {
+		t.Fatalf("a member migrated it to %d", v)
+	}
+	v0 := mem("u1", "the upgrade keeps the team's edits")
+	edit := withText(v0, "the upgrade keeps the team's newer edits")
+	edit.UpdatedAt, edit.Base = t0.Add(time.Minute), baseOf(v0)
+	decay := v0
+	decay.Importance, decay.UpdatedAt, decay.Base = 0.2, t0.Add(time.Hour), baseOf(v0)
+	for _, step := range []struct {
+		m    Memory
+		want PushStatus
+	}{{v0, PushInserted}, {edit, PushUpdated}, {decay, PushMerged}} {
+		if res, err := m.Push(ctx, []Memory{step.m}); err != nil || res[0].Status != step.want {
+			t.Fatalf("push on version 2: %+v, %v, want %s", res, err, step.want)
+		}
+	}
+	if got, err := m.Get(ctx, "u1"); err != nil || got.Text != edit.Text || got.Importance != 0.2 {
+		t.Fatalf("on version 2 the team holds %q %v (%v), want the edit with the decay", got.Text, got.Importance, err)
+	}
+	tm.open(t, tm.owner) // the owner connects: version 3
+	if v, c := version(); v != 3 || !strings.Contains(c, "base") {
+		t.Fatalf("after the owner's connection: version %d, comment %q", v, c)
 	}
 }
