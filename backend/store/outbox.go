@@ -447,6 +447,11 @@ func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, d
 					return fmt.Errorf("outbox %s: %w", k, err)
 				}
 				e := OutboxEntry{ID: string(k), Seq: seq, Delete: op == outboxDelete, Restore: op == outboxRestore, Base: teamBase(tx, k)}
+				if e.Delete && recs.Get(k) != nil {
+					// Moved to the personal scope: it leaves the team
+					// whatever the team changed since (no base).
+					e.Base = nil
+				}
 				if !e.Delete {
 					rv := recs.Get(k)
 					if rv == nil {

@@ -112,4 +112,16 @@ func TestTeamBase(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantBase("push --all of a new memory waiting", w.ID, nil)
+	// A delete carries the base (the team refuses it once the text
+	// changed), a move to the personal scope not (it leaves regardless).
+	ack(n.ID, true)
+	ack(m.ID, true)
+	if err := s.Delete(ctx, n.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantBase("a delete", n.ID, &n)
+	update(m.ID, func(x *memory.Memory) { x.Scope = memory.ScopePersonal })
+	if e := entry(m.ID); !e.Delete || e.Base != nil {
+		t.Fatalf("a move to personal: %+v, want a delete without a base", e)
+	}
 }
