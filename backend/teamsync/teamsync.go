@@ -500,7 +500,7 @@ func (s *Syncer) push(ctx context.Context, retry bool) (PushReport, error) {
 
 // takeStale gives this machine the team's version of the stale held
 // edits (s.cycle held): those a pull marked stale and those the team
-// refused as stale (it holds a newer edit), and ends their hold; one
+// refused as stale (it holds another edit, pushed first) or merged onto its newer version, and ends their hold; one
 // whose local write waits in the outbox again stays held for the next
 // push. Taken after the push acknowledged its write, so a stop in between
 // (a restart) leaves it held and stale, to be taken at the next push:
