@@ -36,10 +36,19 @@ import (
 // delta with a fresh id (the push is idempotent by it). A memory entering
 // the team scope brings its counters as one delta.
 //
+// Bucket team_base: memory id -> JSON TeamBase, the team's version this
+// store's copy of a team memory is based on: set when the store takes the
+// team's version (ApplyTeam) and when the team holds a pushed version as
+// pushed (AckOutbox of an entry marked Accepted); seeded from the record
+// before the write when a write finds none and nothing of the memory
+// waits to be pushed (a store from before bases, push --all). A push
+// carries it (OutboxEntry.Base): the team applies the write onto it.
+//
 // Writes of changes pulled from the team (ApplyTeam) are not enqueued.
 var (
 	bucketOutbox       = []byte("outbox")
 	bucketOutboxDeltas = []byte("outbox_deltas")
+	bucketTeamBase     = []byte("team_base")
 	keyTeamCursor      = []byte("team_cursor")
 	keyTeamRefusals    = []byte("team_refusals")
 )
@@ -76,6 +85,91 @@ type OutboxEntry struct {
 	Memory  memory.Memory `json:"memory"`
 	// Seq is the store sequence number of the write that queued it.
 	Seq uint64 `json:"seq"`
+	// Base is the team's version the local copy is based on (nil: none
+	// known, e.g. a memory new to the team).
+	Base *TeamBase `json:"base,omitempty"`
+	// Accepted, set by the pusher before AckOutbox: the team holds
+	// Memory's shared fields as pushed, so they become the copy's base.
+	Accepted bool `json:"-"`
+}
+
+// TeamBase is a version of a team memory as a base (bucket team_base):
+// its shared fields, the text by its content hash. A write of the local
+// copy changed the fields where the copy differs from its base; the team
+// applies those onto its own version (team.Store.Push).
+type TeamBase struct {
+	ContentHash string            `json:"content_hash"`
+	Kind        memory.Kind       `json:"kind"`
+	KindOrigin  memory.KindOrigin `json:"kind_origin,omitempty"`
+	Type        memory.Type       `json:"type"`
+	Project     string            `json:"project,omitempty"`
+	Source      string            `json:"source,omitempty"`
+	Surface     string            `json:"surface,omitempty"`
+	Importance  float64           `json:"importance"`
+	Supersedes  string            `json:"supersedes,omitempty"`
+}
+
+// BaseOf is m's shared version as a TeamBase.
+func BaseOf(m memory.Memory) TeamBase {
+	return TeamBase{ContentHash: memory.ContentHash(m.Text), Kind: m.Kind, KindOrigin: m.KindOrigin, Type: m.Type,
+		Project: m.Project, Source: m.Source, Surface: m.Surface, Importance: m.Importance, Supersedes: m.Supersedes}
+}
+
+// teamBase is the stored base of memory id (nil: none).
+func teamBase(tx *bolt.Tx, id []byte) *TeamBase {
+	b := tx.Bucket(bucketTeamBase)
+	if b == nil {
+		return nil
+	}
+	v := b.Get(id)
+	if v == nil {
+		return nil
+	}
+	var tb TeamBase
+	if json.Unmarshal(v, &tb) != nil {
+		return nil // unreadable: as if none (the push falls back to the team's order by time)
+	}
+	return &tb
+}
+
+// putBase stores m's shared version as the base of its copy.
+func putBase(tx *bolt.Tx, m *memory.Memory) error {
+	b, err := tx.CreateBucketIfNotExists(bucketTeamBase)
+	if err != nil {
+		return fmt.Errorf("team base: %w", err)
+	}
+	js, err := json.Marshal(BaseOf(*m))
+	if err != nil {
+		return fmt.Errorf("team base: %w", err)
+	}
+	if err := b.Put([]byte(m.ID), js); err != nil {
+		return fmt.Errorf("team base: %w", err)
+	}
+	return nil
+}
+
+// dropBase forgets the base of memory id.
+func dropBase(tx *bolt.Tx, id []byte) error {
+	if b := tx.Bucket(bucketTeamBase); b != nil {
+		if err := b.Delete(id); err != nil {
+			return fmt.Errorf("team base: %w", err)
+		}
+	}
+	return nil
+}
+
+// seedBase stores old as the base of its copy when none is stored and
+// nothing of it waits to be pushed: the copy is as this store last
+// synced it, so old is the version a write of it now is based on.
+func seedBase(tx *bolt.Tx, old *memory.Memory) error {
+	id := []byte(old.ID)
+	if ob := tx.Bucket(bucketOutbox); ob != nil && ob.Get(id) != nil {
+		return nil
+	}
+	if teamBase(tx, id) != nil {
+		return nil
+	}
+	return putBase(tx, old)
 }
 
 // CounterDelta is what one daemon counted for one team memory (access,
@@ -222,6 +316,9 @@ func enqueueWrite(tx *bolt.Tx, m *memory.Memory, seq uint64) error {
 			}
 		}
 		if old != nil && oldShared {
+			if err := seedBase(tx, old); err != nil {
+				return err
+			}
 			// A write that changes nothing the team shares (an access, a
 			// reinforcement, feedback, a local field) sends its counters
 			// alone: queued as a put, it pushed this copy's text as the
@@ -349,7 +446,12 @@ func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, d
 				if err != nil {
 					return fmt.Errorf("outbox %s: %w", k, err)
 				}
-				e := OutboxEntry{ID: string(k), Seq: seq, Delete: op == outboxDelete, Restore: op == outboxRestore}
+				e := OutboxEntry{ID: string(k), Seq: seq, Delete: op == outboxDelete, Restore: op == outboxRestore, Base: teamBase(tx, k)}
+				if e.Delete && recs.Get(k) != nil {
+					// Moved to the personal scope: it leaves the team
+					// whatever the team changed since (no base).
+					e.Base = nil
+				}
 				if !e.Delete {
 					rv := recs.Get(k)
 					if rv == nil {
@@ -421,7 +523,9 @@ func (s *Store) AckOutbox(ctx context.Context, entries []OutboxEntry, deltaIDs [
 // TeamRefusals (as SetTeamRefusals; nil leaves them as they are), in the
 // same transaction: the team sync records the writes the team refused as
 // it removes their entries, so a crash neither loses the record nor
-// pushes them again.
+// pushes them again. An entry marked Accepted (the team holds its Memory
+// as pushed) makes that version the copy's base, whether or not a newer
+// write keeps the entry: the newer write is based on it.
 func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, deltaIDs []string, refusals []byte) error {
 	if len(refusals) > MaxTeamRefusals {
 		return fmt.Errorf("ack outbox: team refusals: %d bytes, at most %d: %w", len(refusals), MaxTeamRefusals, memory.ErrInvalid)
@@ -445,6 +549,11 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 		}
 		if b := tx.Bucket(bucketOutbox); b != nil {
 			for _, e := range entries {
+				if e.Accepted && !e.Delete {
+					if err := putBase(tx, &e.Memory); err != nil {
+						return err
+					}
+				}
 				v := b.Get([]byte(e.ID))
 				if v == nil {
 					continue
@@ -502,6 +611,11 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 			_, m, err := decodeRecord(v)
 			if err != nil || !s.shared(&m) {
 				continue
+			}
+			// Pushed again as it is: based on itself unless a base is
+			// known, so a copy older than the team's changes nothing.
+			if err := seedBase(tx, &m); err != nil {
+				return err
 			}
 			if err := putOutbox(tx, m.ID, outboxPut, seq); err != nil {
 				return err

@@ -276,7 +276,7 @@ func TestApplyTeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (TeamApplied{Put: 1, Kept: 1, Skipped: 1, KeptPuts: []string{local.ID}}); !reflect.DeepEqual(res, want) {
+	if want := (TeamApplied{Put: 1, Kept: 1, Skipped: 1, KeptPuts: []string{local.ID}, PutIDs: []string{"r1"}}); !reflect.DeepEqual(res, want) {
 		t.Fatalf("ApplyTeam = %+v", res)
 	}
 	got, err := s.Get(ctx, "r1")

@@ -52,6 +52,11 @@ type TeamApplied struct {
 	// Invalid counts puts this store cannot hold (an id or field its rules
 	// refuse): skipped, so one bad row never stops a pull.
 	Invalid int `json:"invalid,omitempty"`
+	// PutIDs and DeletedIDs are the ids of the memories written (added or
+	// updated: Put) and moved to the trash (Deleted), for the team sync to
+	// announce; not the puts and deletes left alone. Not reported.
+	PutIDs     []string `json:"-"`
+	DeletedIDs []string `json:"-"`
 }
 
 // ApplyTeam applies changes pulled from the team in one transaction, as
@@ -145,6 +150,9 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 					return err
 				}
 			}
+			if err := dropBase(tx, id); err != nil {
+				return err
+			}
 			v := recs.Get(id)
 			if v == nil {
 				continue
@@ -179,6 +187,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			}
 			tdels = append(tdels, d.ID)
 			res.Deleted++
+			res.DeletedIDs = append(res.DeletedIDs, d.ID)
 			count--
 		}
 		for i := range puts {
@@ -241,8 +250,12 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			if err := dels.Delete(id); err != nil {
 				return err
 			}
+			if err := putBase(tx, &m); err != nil {
+				return err
+			}
 			written, heads = append(written, m), append(heads, h)
 			res.Put++
+			res.PutIDs = append(res.PutIDs, m.ID)
 			if m.Supersedes == "" {
 				continue
 			}

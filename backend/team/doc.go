@@ -16,13 +16,16 @@
 //
 //	// Outbox drain: a memory acknowledged locally is pushed later, in
 //	// batches; every outcome is final, so the outbox entry can go.
-//	res, err := s.Push(ctx, []team.Memory{team.FromLocal(m)})
-//	//   PushInserted / PushUpdated / PushUnchanged: done
-//	//   PushStale: the team holds a newer edit; take it (s.Get)
+//	tm := team.FromLocal(m)
+//	tm.Base = entry.Base // the team's version the copy is based on
+//	res, err := s.Push(ctx, []team.Memory{tm})
+//	//   PushInserted / PushUpdated / PushUnchanged: done (the pushed version is the copy's base now)
+//	//   PushMerged: the team merged the copy's changes onto its newer version; take it (s.Get)
+//	//   PushStale: the team changed a field the copy changed too (pushed first); take it (s.Get)
 //	//   PushDuplicate: res.Winner holds the text; relink the local memory
 //	//   PushDeleted: the team deleted it; PushRefused: another member owns it
 //	//   PushInvalid: res.Error says why (the rest of the batch was pushed)
-//	err = s.Delete(ctx, id)            // ErrNotOwner unless owner or admin
+//	err = s.DeleteFrom(ctx, id, base) // ErrNotOwner unless owner or admin; ErrStale once the text changed
 //	res, err = s.Restore(ctx, id)      // undo of Delete (the trash)
 //	err = s.AddCounters(ctx, deltas)   // per-user deltas, idempotent by delta ID
 //	err = s.PutVectors(ctx, model, vs) // share embeddings of the daemon's model

@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the version of the team schema this code reads and
 // writes: the number of migrations it knows.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // minSyncSchema is the oldest schema version push and pull work with: a
 // member's daemon meeting a schema between it and SchemaVersion that its
@@ -231,6 +231,16 @@ CREATE FUNCTION memtray.list_members() RETURNS TABLE (role name, admin boolean, 
 		END IF;
 		RETURN QUERY SELECT m.role, m.admin, m.added_at FROM memtray.members m ORDER BY m.role;
 	END $$;
+`,
+	// 3: pushes carry their base (team.Memory.Base): a push of a copy
+	// is applied onto the version it was based on, merged with what the
+	// team changed since. No table changes: the version marks the rule,
+	// so that a memtray pushing without a base (version 2 or older: the
+	// newer copy by its clock wins, reverting edits it has not pulled)
+	// refuses to sync with a database migrated to it (ErrSchemaNewer).
+	`
+COMMENT ON TABLE memtray.memories IS
+	'Live team memories. Since schema 3 a push of a known memory carries the version its copy was based on and is applied onto it (memtray: backend/team resolve); a daemon pushing without one must not write here.';
 `,
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // ErrNotOwner is returned (wrapped) when the database refused to change or
@@ -227,6 +228,11 @@ type Memory struct {
 	// Owner is the member (database role) who pushed it; the database
 	// sets it.
 	Owner string `json:"owner,omitempty"`
+	// Base, on a push, is the team's version the pushed copy is based on
+	// (store.OutboxEntry.Base): Push applies the fields the copy changed
+	// from it onto the team's version (merge). Nil: none known, and the
+	// newer version by UpdatedAt wins, as before bases.
+	Base *store.TeamBase `json:"-"`
 }
 
 // FromLocal is the shared part of a local memory. The content hash is
@@ -318,11 +324,19 @@ const (
 	// PushUnchanged: the id holds this version already (a retried push),
 	// or a newer one (by UpdatedAt) equal to it: nothing was written.
 	PushUnchanged PushStatus = "unchanged"
-	// PushStale: the id holds a newer version (by UpdatedAt) that differs
-	// from the pushed one: an edit made elsewhere meanwhile won. Nothing
-	// was written; the caller takes the team's version (Get), or the two
-	// would differ until the memory's next change.
+	// PushStale: the pushed copy changed a field the team's version also
+	// changed since the copy's base, to another value (with no base: the
+	// id holds a newer version by UpdatedAt that differs): an edit made
+	// elsewhere and pushed first won. Nothing was written; the caller
+	// takes the team's version (Get), or the two would differ until the
+	// memory's next change.
 	PushStale PushStatus = "stale"
+	// PushMerged: the team's version changed other fields since the
+	// pushed copy's base: the team holds the fields the copy changed
+	// merged onto its version (nothing written when the copy changed
+	// nothing the team does not hold already). The caller takes the
+	// team's version (Get).
+	PushMerged PushStatus = "merged"
 	// PushDuplicate: another team memory holds the same text (content
 	// hash); Winner names it, and the caller relinks its local memory to
 	// it. Nothing was written.
@@ -353,7 +367,10 @@ const maxPush = 5000
 
 // Push writes memories to the team in one transaction, idempotently: by
 // id (a memory already there at the same version is left alone,
-// PushUnchanged; one with a newer UpdatedAt wins, PushStale) and by
+// PushUnchanged; one pushed with its Base has the fields it changed from
+// the base applied onto the team's version, PushUpdated or PushMerged,
+// unless the team changed one of them too, PushStale; one without a base
+// is refused when the team's is newer by UpdatedAt, PushStale) and by
 // content hash (the same text held by
 // another id is a duplicate, reported with the winner). A push retried
 // after a crash, whether or not the first attempt committed, ends in the
@@ -519,7 +536,7 @@ func push(ctx context.Context, tx pgx.Tx, mems []Memory) ([]PushResult, error) {
 			out[i].Status = PushInserted
 		case ok && h.same:
 			out[i].Status = PushUnchanged
-		case ok && !m.UpdatedAt.After(h.at):
+		case ok && m.Base == nil && !m.UpdatedAt.After(h.at):
 			out[i].Status = PushStale
 		default:
 			r, err := resolve(ctx, tx, m)
@@ -583,18 +600,23 @@ func heldVersions(ctx context.Context, tx pgx.Tx, mems []Memory, ids []string) (
 }
 
 // resolve decides a pushed memory the insert skipped: its id or its text
-// is held already.
+// is held already. A memory pushed with a base is applied onto it
+// (merge); one without, as the newer version by UpdatedAt or not at all.
+// The update is conditional on the row read (its xmin): a push of the
+// same id committed in between makes the transaction run again, so a
+// merge is never made against a version already replaced.
 func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
 	res := PushResult{ID: m.ID}
-	var hash, owner string
-	var updated time.Time
-	var same bool
-	err := tx.QueryRow(ctx, `SELECT content_hash, owner::text, updated_at,
-			(text, kind, kind_origin, type, project, source, surface, importance, supersedes)
-			= ($2, $3, $4, $5, $6, $7, $8, $9, $10)
-		FROM memtray.memories WHERE id = $1`,
-		m.ID, m.Text, string(m.Kind), string(m.KindOrigin), string(m.Type), m.Project, m.Source, m.Surface,
-		m.Importance, m.Supersedes).Scan(&hash, &owner, &updated, &same)
+	var cur Memory
+	var xmin string
+	rows, err := tx.Query(ctx, "SELECT "+memoryColumns+", m.xmin::text FROM memtray.memories m WHERE m.id = $1", m.ID)
+	if err == nil {
+		cur, err = pgx.CollectExactlyOneRow(rows, func(r pgx.CollectableRow) (Memory, error) {
+			var c Memory
+			err := r.Scan(append(c.scanTargets(), &xmin)...)
+			return c, err
+		})
+	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		// The id is free, so the text is taken.
@@ -613,17 +635,36 @@ func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
 	case err != nil:
 		return res, err
 	}
-	if same {
+	if sameVersion(cur, m) {
 		res.Status = PushUnchanged
 		return res, nil
 	}
-	if !m.UpdatedAt.After(updated) {
+	w, status := m, PushUpdated
+	if m.Base != nil {
+		merged, conflict := merge(*m.Base, cur, m)
+		switch {
+		case conflict:
+			res.Status = PushStale
+			return res, nil
+		case sameVersion(merged, cur):
+			// Nothing of the push's that the team does not hold.
+			res.Status = PushMerged
+			return res, nil
+		case !sameVersion(merged, m):
+			status = PushMerged
+		}
+		w = merged
+		w.UpdatedAt = m.UpdatedAt
+		if !w.UpdatedAt.After(cur.UpdatedAt) {
+			w.UpdatedAt = cur.UpdatedAt.Add(time.Millisecond) // a write never makes it older
+		}
+	} else if !m.UpdatedAt.After(cur.UpdatedAt) {
 		res.Status = PushStale
 		return res, nil
 	}
-	if hash != m.ContentHash {
+	if w.ContentHash != cur.ContentHash {
 		var winner string
-		err := tx.QueryRow(ctx, "SELECT id FROM memtray.memories WHERE content_hash = $1 AND id <> $2", m.ContentHash, m.ID).Scan(&winner)
+		err := tx.QueryRow(ctx, "SELECT id FROM memtray.memories WHERE content_hash = $1 AND id <> $2", w.ContentHash, m.ID).Scan(&winner)
 		if err == nil {
 			res.Status, res.Winner = PushDuplicate, winner
 			return res, nil
@@ -635,39 +676,121 @@ func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
 	tag, err := tx.Exec(ctx, `UPDATE memtray.memories SET text = $2, content_hash = $3, kind = $4, kind_origin = $5,
 			type = $6, project = $7, source = $8, surface = $9, importance = $10, supersedes = $11,
 			updated_at = $12, pushed_at = now()
-		WHERE id = $1`,
-		m.ID, m.Text, m.ContentHash, string(m.Kind), string(m.KindOrigin), string(m.Type), m.Project,
-		m.Source, m.Surface, m.Importance, m.Supersedes, m.UpdatedAt)
+		WHERE id = $1 AND xmin::text = $13`,
+		m.ID, w.Text, w.ContentHash, string(w.Kind), string(w.KindOrigin), string(w.Type), w.Project,
+		w.Source, w.Surface, w.Importance, w.Supersedes, w.UpdatedAt, xmin)
 	if err != nil {
 		return res, err
 	}
 	if tag.RowsAffected() == 0 {
+		var now string
+		err := tx.QueryRow(ctx, "SELECT xmin::text FROM memtray.memories WHERE id = $1", m.ID).Scan(&now)
+		if errors.Is(err, pgx.ErrNoRows) || (err == nil && now != xmin) {
+			// Changed or deleted by a push committed since the read.
+			return res, &pgconn.PgError{Code: "40001", Message: "the memory changed during the push"}
+		}
+		if err != nil {
+			return res, err
+		}
 		// Row-level security hid the row from the update: not ours.
 		res.Status = PushRefused
 		return res, nil
 	}
-	res.Status = PushUpdated
+	res.Status = status
 	return res, nil
 }
+
+// sameVersion reports whether a and b hold the same shared fields (what
+// Push tells an unchanged memory by).
+func sameVersion(a, b Memory) bool {
+	return a.ContentHash == b.ContentHash && a.Kind == b.Kind && a.KindOrigin == b.KindOrigin && a.Type == b.Type &&
+		a.Project == b.Project && a.Source == b.Source && a.Surface == b.Surface &&
+		a.Importance == b.Importance && a.Supersedes == b.Supersedes
+}
+
+// merge applies what m changed from base onto cur, the team's version: a
+// field m left as in base, or set to cur's value, stays cur's; a field m
+// changed that the team did not change since base takes m's value; a
+// field both changed to different values is a conflict (the kind and its
+// origin count as one field, the text by its content hash). The result
+// is cur's id, owner and times with the merged fields.
+func merge(base store.TeamBase, cur, m Memory) (Memory, bool) {
+	out := cur
+	conflict := false
+	type kind struct {
+		k memory.Kind
+		o memory.KindOrigin
+	}
+	type text struct{ hash, text string }
+	t := text{cur.ContentHash, cur.Text}
+	mergeField(&t, text{base.ContentHash, ""}, t, text{m.ContentHash, m.Text}, func(a, b text) bool { return a.hash == b.hash }, &conflict)
+	out.ContentHash, out.Text = t.hash, t.text
+	k := kind{cur.Kind, cur.KindOrigin}
+	mergeField(&k, kind{base.Kind, base.KindOrigin}, k, kind{m.Kind, m.KindOrigin}, eq[kind], &conflict)
+	out.Kind, out.KindOrigin = k.k, k.o
+	mergeField(&out.Type, base.Type, cur.Type, m.Type, eq[memory.Type], &conflict)
+	mergeField(&out.Project, base.Project, cur.Project, m.Project, eq[string], &conflict)
+	mergeField(&out.Source, base.Source, cur.Source, m.Source, eq[string], &conflict)
+	mergeField(&out.Surface, base.Surface, cur.Surface, m.Surface, eq[string], &conflict)
+	mergeField(&out.Importance, base.Importance, cur.Importance, m.Importance, eq[float64], &conflict)
+	mergeField(&out.Supersedes, base.Supersedes, cur.Supersedes, m.Supersedes, eq[string], &conflict)
+	return out, conflict
+}
+
+// mergeField sets *dst (cur's value on entry) to pushed when the push
+// changed the field from base and the team did not; both changed it to
+// different values sets *conflict.
+func mergeField[T any](dst *T, base, cur, pushed T, same func(a, b T) bool, conflict *bool) {
+	switch {
+	case same(pushed, base) || same(pushed, cur):
+	case same(cur, base):
+		*dst = pushed
+	default:
+		*conflict = true
+	}
+}
+
+func eq[T comparable](a, b T) bool { return a == b }
+
+// ErrStale is returned (wrapped) by DeleteFrom when the team's text of
+// the memory is not the one the deleting copy was based on: an edit made
+// on another machine, which the deleting one never saw.
+var ErrStale = errors.New("team database: the team holds an edit of the memory made meanwhile on another machine")
 
 // Delete deletes team memory id: it moves to the tombstones (the trash)
 // and the change feed carries the delete. Deleting a memory already
 // deleted is a no-op; one another member owns is refused by the database
 // (ErrNotOwner) unless the caller is an admin.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, "DELETE FROM memtray.memories WHERE id = $1", id)
+	return s.DeleteFrom(ctx, id, nil)
+}
+
+// DeleteFrom is Delete of a copy based on base (nil: any version): it
+// deletes only while the team's text is base's, and refuses (ErrStale)
+// once another machine changed the text the deleting copy held. A change
+// of other fields (importance, kind, type) does not stop the delete.
+func (s *Store) DeleteFrom(ctx context.Context, id string, base *store.TeamBase) error {
+	q, args := "DELETE FROM memtray.memories WHERE id = $1", []any{id}
+	if base != nil {
+		q, args = q+" AND content_hash = $2", append(args, base.ContentHash)
+	}
+	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("team database: delete %s: %w", clip(id), err)
 	}
 	if tag.RowsAffected() == 1 {
 		return nil
 	}
+	var hash string
 	var live, dead bool
-	err = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM memtray.memories WHERE id = $1),
-		EXISTS (SELECT 1 FROM memtray.tombstones WHERE id = $1)`, id).Scan(&live, &dead)
+	err = s.pool.QueryRow(ctx, `SELECT coalesce((SELECT content_hash FROM memtray.memories WHERE id = $1), ''),
+		EXISTS (SELECT 1 FROM memtray.memories WHERE id = $1),
+		EXISTS (SELECT 1 FROM memtray.tombstones WHERE id = $1)`, id).Scan(&hash, &live, &dead)
 	switch {
 	case err != nil:
 		return fmt.Errorf("team database: delete %s: %w", clip(id), err)
+	case live && base != nil && hash != base.ContentHash:
+		return fmt.Errorf("%w: delete %s", ErrStale, clip(id))
 	case live:
 		return fmt.Errorf("%w: delete %s", ErrNotOwner, clip(id))
 	case dead:

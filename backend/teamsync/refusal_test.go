@@ -331,7 +331,9 @@ func mustPull(t *testing.T, n *node) {
 // after the push acknowledged the edit waits as counters alone (it
 // changes nothing the team shares), so b takes the team's version at
 // once and the access reaches the team's counters; a new edit waiting
-// then is left to the next push, and wins. A b stopped
+// then is left to the next push, and refused as stale too: made on a copy
+// that never saw a's edit, it changes the text a's changed since the base
+// (it won by the clock, before pushes carried their base). A b stopped
 // after the acknowledgement and before the take takes the team's version
 // after its restart (the edit was no longer held then, and its next access
 // pushed it again). Options.Applied is told of a memory when the team's
@@ -348,13 +350,14 @@ func TestStaleEditTaken(t *testing.T) {
 		crash    bool                     // b stops after the acknowledgement
 		told     bool                     // Applied told of a put at the stale push
 		pushes   int                      // pushes after the stale one until b holds want
+		again    int                      // refused by those pushes
 		text     string                   // b's and the team's copy at the end ("": a's edit)
 		accesses int                      // b's copy's count at the end
 	}{
-		{"nothing waiting", nil, false, true, 0, "", 0},
-		{"an access waiting", func(b *node, id string) { access(t, b, id, 1) }, false, true, 1, "", 1},
-		{"an edit waiting", func(b *node, id string) { edit(t, b, id, "the till is balanced at noon, then again") }, false, false, 1, "the till is balanced at noon, then again", 0},
-		{"a stop and an access", func(b *node, id string) { access(t, b, id, 1) }, true, false, 1, "", 1},
+		{"nothing waiting", nil, false, true, 0, 0, "", 0},
+		{"an access waiting", func(b *node, id string) { access(t, b, id, 1) }, false, true, 1, 0, "", 1},
+		{"an edit waiting", func(b *node, id string) { edit(t, b, id, "the till is balanced at noon, then again") }, false, false, 1, 1, "", 0},
+		{"a stop and an access", func(b *node, id string) { access(t, b, id, 1) }, true, false, 1, 0, "", 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -394,9 +397,9 @@ func TestStaleEditTaken(t *testing.T) {
 				t.Fatalf("Applied told of it %q at the stale push, want put only if the team's version replaced b's", op)
 			}
 			for range tc.pushes {
-				mustPush(t, b, 0)
+				mustPush(t, b, tc.again)
 			}
-			if k := refusalsOf(b, m.ID); k != 1 {
+			if k := refusalsOf(b, m.ID); k != 1+tc.again {
 				t.Fatalf("%d refusals of it, want 1 (pushed again?): %+v", k, b.sy.Status().Refused)
 			}
 			if got := teamTexts(t, admin)[m.ID]; got != want {

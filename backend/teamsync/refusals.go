@@ -26,8 +26,10 @@ import (
 // it is the held version, without sending it, and takes the team's
 // version then. Dropped at the pull instead, the hold let the waiting
 // write (an access) send the refused edit again, to be refused again.
-// An edit the team refuses as stale (it holds a newer edit, made on another
-// machine) is held stale the same way, with its acknowledgement, until
+// An edit the team refuses as stale (it holds another edit of the same
+// field, made on another machine and pushed first), a delete it refuses
+// as stale (the text changed since) and an edit it merged onto its newer
+// version are held stale the same way, with their acknowledgement, until
 // the push took the team's version: taken after the acknowledgement
 // without a hold, a stop in between left the edit to be pushed, and
 // refused as stale, again at its next write.
@@ -45,8 +47,10 @@ type heldEdit struct {
 	// Invalid: refused as invalid (its counter deltas are dropped too).
 	Invalid bool `json:"invalid,omitempty"`
 	// Stale: a pull brought a change of the team's while a local write
-	// waited to be pushed, or the team refused the edit as stale; the
-	// push takes the team's version.
+	// waited to be pushed, the team refused the edit (or a delete,
+	// Version deletedVersion) as stale, or merged it onto its own newer
+	// version (team.PushMerged: nothing refused); the push takes the
+	// team's version.
 	Stale bool `json:"stale,omitempty"`
 }
 

@@ -124,8 +124,16 @@ const (
 	refusedDelete  = "deleted on this machine only; the team keeps it, and it comes back here when the team's copy changes (its owner or an admin may delete it)"
 	refusedRestore = "restored on this machine only, as a personal memory; the team's copy stays deleted (its owner or an admin may restore it)"
 	refusedInvalid = "the team refused it as invalid; it stays on this machine"
-	refusedStale   = "the team holds a newer edit of it, made on another machine meanwhile: this machine took that one"
+	refusedStale   = "the team holds another edit of it, made on another machine meanwhile and pushed first: this machine took the team's version"
+	// A delete of a text the team changed since this machine's copy.
+	refusedStaleDelete = "the team holds an edit of it made meanwhile on another machine, which this machine had not seen: the team keeps it, and it is back here with that edit"
+	// An edit of a memory the team deleted since this machine's copy.
+	refusedDeletedEdit = "the team deleted it meanwhile: this machine moved it, with this edit, to its trash (restore it from there to bring it back)"
 )
+
+// deletedVersion is the Version of a held delete the team refused as
+// stale (heldEdit): no memory's version is it.
+const deletedVersion = "deleted"
 
 // Syncer runs the push and pull loop of one daemon.
 type Syncer struct {
@@ -492,7 +500,7 @@ func (s *Syncer) push(ctx context.Context, retry bool) (PushReport, error) {
 
 // takeStale gives this machine the team's version of the stale held
 // edits (s.cycle held): those a pull marked stale and those the team
-// refused as stale (it holds a newer edit), and ends their hold; one
+// refused as stale (it holds another edit, pushed first) or merged onto its newer version, and ends their hold; one
 // whose local write waits in the outbox again stays held for the next
 // push. Taken after the push acknowledged its write, so a stop in between
 // (a restart) leaves it held and stale, to be taken at the next push:
@@ -580,10 +588,16 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			heldChanged = true // pushed again; held again if refused again
 		}
 		if e.Delete {
-			err := ts.Delete(ctx, e.ID)
+			err := ts.DeleteFrom(ctx, e.ID, e.Base)
 			switch {
 			case err == nil || errors.Is(err, team.ErrNotFound):
 				rep.Deleted++
+			case errors.Is(err, team.ErrStale):
+				// Held stale with the acknowledgement, as a stale edit:
+				// takeStale brings the team's version back here.
+				refuse(e.ID, "delete", refusedStaleDelete)
+				held.hold(heldEdit{ID: e.ID, Version: deletedVersion, Stale: true})
+				heldChanged = true
 			case errors.Is(err, team.ErrNotOwner):
 				refuse(e.ID, "delete", refusedDelete)
 			default:
@@ -617,7 +631,9 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				continue
 			}
 		}
-		puts = append(puts, team.FromLocal(e.Memory))
+		tm := team.FromLocal(e.Memory)
+		tm.Base = e.Base
+		puts = append(puts, tm)
 		putEntries = append(putEntries, e)
 	}
 	remap := map[string]string{} // local id -> team id holding its text
@@ -639,11 +655,21 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			switch r.Status {
 			case team.PushInserted, team.PushUpdated:
 				rep.Pushed++
+				e.Accepted = true // the team holds it as pushed: the copy's base
 				if len(e.Memory.Embedding) > 0 {
 					vecs = append(vecs, team.Vector{MemoryID: e.ID, ContentHash: puts[i].ContentHash, Values: e.Memory.Embedding})
 				}
 			case team.PushUnchanged:
 				rep.Pushed++
+				e.Accepted = true
+			case team.PushMerged:
+				// The team merged this copy's changes onto its own: held
+				// stale, as a stale edit, so takeStale gives this machine
+				// the merged version after the drain (and after a restart,
+				// if it stops in between). Nothing is refused.
+				rep.Pushed++
+				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true})
+				heldChanged = true
 			case team.PushStale:
 				// Held, stale, with the acknowledgement: takeStale takes
 				// the team's version after it and only then ends the hold,
@@ -658,6 +684,11 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushDeleted:
 				relink = append(relink, relinkTo{local: e.ID})
 				dropped[e.ID] = true
+				if e.Base != nil && store.BaseOf(e.Memory) != *e.Base {
+					// An edit of a version the team deleted since: not
+					// lost silently (it waits in the trash here).
+					refuse(e.ID, "change", refusedDeletedEdit)
+				}
 			case team.PushRefused:
 				// Kept here: a non-admin steward's decay of another
 				// member's memory still counts on this machine.
@@ -796,22 +827,10 @@ func (s *Syncer) takeTeam(ctx context.Context, ids []string) (kept []string, err
 	if err != nil {
 		return nil, err
 	}
-	if taken := replaced(puts, applied.KeptPuts); s.o.Applied != nil && len(taken) > 0 {
-		s.o.Applied(taken, nil)
+	if s.o.Applied != nil && len(applied.PutIDs) > 0 {
+		s.o.Applied(applied.PutIDs, nil)
 	}
 	return applied.KeptPuts, nil
-}
-
-// replaced are the ids of puts but kept: the local copies the team's
-// version replaced, not those ApplyTeam left for a waiting write.
-func replaced(puts []memory.Memory, kept []string) []string {
-	var out []string
-	for _, m := range puts {
-		if !slices.Contains(kept, m.ID) {
-			out = append(out, m.ID)
-		}
-	}
-	return out
 }
 
 // relinkTo replaces local memory local by the team memory winner holding
@@ -1108,15 +1127,10 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 	for _, d := range ch.Delete {
 		s.heldDirty = s.held.drop(d.ID) || s.heldDirty
 	}
-	if s.o.Applied != nil && (applied.Put > 0 || applied.Deleted > 0) {
-		var put, trashed []string
-		for _, m := range ch.Put {
-			put = append(put, m.ID)
-		}
-		for _, d := range ch.Delete {
-			trashed = append(trashed, d.ID)
-		}
-		s.o.Applied(put, trashed)
+	// Only what the store changed: not the puts it left to a waiting
+	// write (or skipped), nor the deletes it left alone.
+	if s.o.Applied != nil && (len(applied.PutIDs) > 0 || len(applied.DeletedIDs) > 0) {
+		s.o.Applied(applied.PutIDs, applied.DeletedIDs)
 	}
 	rep.Changes += p.n
 	rep.Put += applied.Put
