@@ -279,7 +279,7 @@ func TestRecordsDamagedRefused(t *testing.T) {
 			t.Log(err)
 			msg := err.Error()
 			if !errors.Is(err, ErrDamaged) || !strings.HasPrefix(msg, "open store "+dir+": ") || !strings.Contains(msg, path) || !strings.Contains(msg, tc.detail) ||
-				!strings.Contains(msg, "memtray import") || !strings.Contains(msg, "move it aside") {
+				!strings.Contains(msg, "memtray doctor --salvage") || strings.Contains(msg, "empty store") {
 				t.Errorf("Open: %v\nwant ErrDamaged, the path, %q and what to do", err, tc.detail)
 			}
 			after, err := os.ReadFile(path)

@@ -26,11 +26,12 @@ type DamagedError struct {
 	Detail string // what was found
 }
 
-// Error names the file, the damage and the way out.
+// Error names the file, the damage and the way out: the doctor, never an
+// empty store in its place (a user who saw one would write into it).
 func (e *DamagedError) Error() string {
-	return fmt.Sprintf("records file %s is damaged (%s): memtray left it as it is; "+
-		"move it aside (memtray then starts with an empty store) and run `memtray import FILE` "+
-		"with your last export, or keep it for recovery", e.Path, e.Detail)
+	return fmt.Sprintf("records file %s is damaged (%s): memtray left it as it is and does not start over it; "+
+		"run `memtray doctor` to see what can still be read, then `memtray doctor --salvage` to copy every readable "+
+		"record into a new store (the damaged file is kept beside it), or `memtray import FILE` with your last export", e.Path, e.Detail)
 }
 
 // Is makes errors.Is(err, ErrDamaged) true.
