@@ -321,6 +321,11 @@ func TestRecordsOneMetaGarbled(t *testing.T) {
 	if n := s.Count(); n < 49 {
 		t.Errorf("%d records after falling back to the previous meta, want 49 or 50", n)
 	}
+	// bbolt says nothing of the fallback: the store does (the daemon logs
+	// its warnings and the UI's overview shows them).
+	if w := strings.Join(s.Info().Warnings, "\n"); !strings.Contains(w, "meta page") || !strings.Contains(w, "memtray doctor") {
+		t.Errorf("Info().Warnings = %q, want the invalid meta page and the doctor", w)
+	}
 }
 
 // TestRecordsDamagedAfterOpen damages a page Open does not read (the
