@@ -131,6 +131,10 @@ func printSalvage(w io.Writer, r store.SalvageReport) {
 	if r.Counted > r.Saved+r.Duplicates+r.Lost {
 		fmt.Fprintf(w, "          (the damaged file counted %d records: %d were on pages that could not be read)\n", r.Counted, r.Counted-r.Saved-r.Duplicates-r.Lost)
 	}
+	if r.Scanned > 0 {
+		fmt.Fprintf(w, "scanned:  %d of the saved were found by reading every page (the pages above them were lost): "+
+			"each is the newest version found, which may be older than the lost page's\n", r.Scanned)
+	}
 	if r.Reembedded > 0 {
 		fmt.Fprintf(w, "embedded: %d saved records whose vector was damaged got a new one\n", r.Reembedded)
 	}

@@ -186,7 +186,7 @@ func (r *CheckReport) countReadable(path string) {
 		r.note("no record can be read page by page: %v", err)
 		return
 	}
-	good, noVec, bad := salvageable(w)
+	good, noVec, bad, _ := salvageable(w)
 	r.Readable = len(good) + len(noVec)
 	r.note("read page by page, %d records can be saved (%d of them with a damaged vector, made anew) and %d cannot (`%s` copies them into a new store; %d pages unreadable)",
 		r.Readable, len(noVec), bad, fixSalvage, len(w.bad))

@@ -375,3 +375,72 @@ func TestRebuildTextIndex(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// TestSalvageScanSkipsDeleted: when the tree above the records' leaves is
+// lost (the records bucket's root page, or the file's root page under
+// both metas), Salvage reads every leaf page: it saves every live record
+// and brings back none of the deleted ones, whose versions freed pages
+// may still hold: the insertion order names the live ones, or, when it
+// is lost too, the tombstones name the deleted.
+func TestSalvageScanSkipsDeleted(t *testing.T) {
+	ctx := context.Background()
+	const deleted = 20
+	garbleType := func(im *boltImage, id uint64) {
+		binary.LittleEndian.PutUint16(im.b[im.page(id)+8:], 0x40)
+	}
+	cases := []struct {
+		name   string
+		damage func(t *testing.T, im *boltImage)
+	}{
+		{"records bucket root page garbled", func(t *testing.T, im *boltImage) {
+			garbleType(im, im.bucketRoot(t, bucketRecs))
+		}},
+		{"the file's root page garbled under both metas", func(t *testing.T, im *boltImage) {
+			garbleType(im, im.u64(imgMetaRoot))
+			garbleType(im, im.u64(im.pageSize+imgMetaRoot))
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, path := damagedStore(t, doctorRecords)
+			s, err := Open(ctx, Options{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, _, err := s.List(ctx, ListQuery{Limit: deleted})
+			if err != nil || len(ids) != deleted {
+				t.Fatalf("list: %d %v", len(ids), err)
+			}
+			gone := map[string]bool{}
+			for _, id := range ids {
+				if err := s.Delete(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+				gone[id] = true
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			im := readBoltImage(t, path)
+			if root := im.bucketRoot(t, bucketRecs); binary.LittleEndian.Uint16(im.b[im.page(root)+8:]) != boltBranchPage {
+				t.Fatal("the records bucket's root is a leaf: no tree above the leaves to lose")
+			}
+			tc.damage(t, im)
+			im.write(t, path)
+			rep, err := Salvage(ctx, dir, nil)
+			if err != nil {
+				t.Fatalf("Salvage: %v", err)
+			}
+			t.Logf("%+v", rep)
+			got := storeTexts(t, dir)
+			if len(got) != doctorRecords-deleted || rep.Scanned != doctorRecords-deleted {
+				t.Errorf("saved %d (%d scanned), want the %d live records", len(got), rep.Scanned, doctorRecords-deleted)
+			}
+			for id := range got {
+				if gone[id] {
+					t.Errorf("deleted record %s came back", id)
+				}
+			}
+		})
+	}
+}

@@ -49,6 +49,11 @@ type walkedFile struct {
 	meta    boltMeta
 	metaErr []string // meta pages that failed their checks
 	bad     []string // pages that could not be read
+	// stray holds, when the walk met unreadable pages, the key and value
+	// of every element of every leaf page in the file (scanLeaves): the
+	// records below an unreadable branch page are among them, and so are
+	// freed pages' stale and deleted ones, which salvageable tells apart.
+	stray []kv
 }
 
 // kv is one key and value.
@@ -126,6 +131,9 @@ func walkRecordsFile(path string) (*walkedFile, error) {
 		}
 		out.buckets, out.meta = buckets, m
 		out.bad = append(out.bad, w.bad...)
+		if len(w.bad) > 0 {
+			out.stray = scanLeaves(f, fi.Size(), m.pageSize)
+		}
 		return out, nil
 	}
 	return out, fmt.Errorf("no meta page leads to a readable root: %v", out.bad)
@@ -227,4 +235,38 @@ func (w *pageWalker) walkBucket(name string, v []byte, fn func(k, v []byte, flag
 	if err := w.walkPage(v[boltBucketHdrSize:], 1, fn); err != nil {
 		w.bad = append(w.bad, fmt.Sprintf("inline bucket %q: %v", name, err))
 	}
+}
+
+// scanLeaves reads every page of the file that reads as a leaf page and
+// returns the key and value of each element that is not a bucket. It
+// follows no pointer: what lies below an unreadable branch page is found
+// all the same, with whatever freed pages still hold.
+func scanLeaves(f io.ReaderAt, size int64, pageSize int) []kv {
+	var out []kv
+	b := make([]byte, pageSize)
+	for id := int64(2); (id+1)*int64(pageSize) <= size; id++ {
+		if _, err := f.ReadAt(b, id*int64(pageSize)); err != nil {
+			break
+		}
+		if binary.LittleEndian.Uint16(b[8:]) != boltLeafPage || binary.LittleEndian.Uint64(b) != uint64(id) {
+			continue
+		}
+		page := b
+		if overflow := int64(binary.LittleEndian.Uint32(b[12:])); overflow > 0 {
+			if (id+1+overflow)*int64(pageSize) > size {
+				continue
+			}
+			page = make([]byte, (overflow+1)*int64(pageSize))
+			if _, err := f.ReadAt(page, id*int64(pageSize)); err != nil {
+				continue
+			}
+		}
+		w := &pageWalker{}
+		_ = w.walkPage(page, 0, func(k, v []byte, flags uint32) {
+			if flags&boltBucketFlag == 0 {
+				out = append(out, kv{slices.Clone(k), slices.Clone(v)})
+			}
+		})
+	}
+	return out
 }

@@ -38,10 +38,14 @@ type SalvageReport struct {
 	// Reembedded counts the saved records whose vector was damaged and
 	// made anew; NoVector those lost for want of an embedder of the
 	// store's model (counted in Lost too).
-	Reembedded int    `json:"reembedded"`
-	NoVector   int    `json:"no_vector"`
-	Model      string `json:"model"`
-	Dim        int    `json:"dim"`
+	Reembedded int `json:"reembedded"`
+	NoVector   int `json:"no_vector"`
+	// Scanned counts the saved records found by reading every leaf page
+	// (the tree above them could not be read); each is the newest version
+	// found, which may be older than the one the unreadable page held.
+	Scanned int    `json:"scanned"`
+	Model   string `json:"model"`
+	Dim     int    `json:"dim"`
 }
 
 // EmbedderFor gives the embedder of a model (embed.ForModel with the
@@ -90,7 +94,8 @@ func Salvage(ctx context.Context, dir string, embedFor EmbedderFor) (SalvageRepo
 	if err != nil {
 		return rep, fmt.Errorf("salvage %s: nothing can be read: %w", path, err)
 	}
-	good, noVec, lost := salvageable(w)
+	good, noVec, lost, strays := salvageable(w)
+	rep.Scanned = strays
 	rep.Lost, rep.Pages, rep.TrashLeft = lost, w.bad, len(w.buckets[string(bucketTrash)])
 	rep.Model, rep.Dim = salvageModel(w, good)
 	rep.Counted = salvageCount(w)
@@ -149,30 +154,94 @@ func Salvage(ctx context.Context, dir string, embedFor EmbedderFor) (SalvageRepo
 
 // salvageable decodes and validates the records a walk found: good have
 // a valid vector, noVec a valid text whose vector cannot be used (NaN,
-// zero, garbled); bad counts the rest.
-func salvageable(w *walkedFile) (good, noVec []memory.Memory, bad int) {
-	for _, e := range w.buckets[string(bucketRecs)] {
-		_, m, err := decodeRecord(e.v)
-		if err == nil && m.ID != string(e.k) {
-			err = errCorrupt
-		}
-		if err != nil {
-			bad++
-			continue
-		}
+// zero, garbled); bad counts the rest. When the walk scanned stray leaf
+// pages (some of the tree could not be read), a stray record is taken
+// when the tree did not give its id and the insertion order or the
+// content hashes name it as stored (a stale version on a freed page of
+// a record the tree holds, or one deleted, is not), its newest version
+// when several are found; strays counts those taken. When neither
+// bucket could be read, every stray record is taken but those a stray
+// tombstone at least as new marks deleted: a record deleted long ago
+// (its tombstone dropped) whose freed page survived comes back then.
+func salvageable(w *walkedFile) (good, noVec []memory.Memory, bad, strays int) {
+	take := func(m memory.Memory) {
 		probe := Store{model: m.EmbeddingModel, dim: len(m.Embedding)}
 		if probe.checkFields(&m) == nil {
 			good = append(good, m)
-			continue
+			return
 		}
 		m.Embedding = nil
 		if m.Validate() == nil {
 			noVec = append(noVec, m)
-			continue
+			return
 		}
 		bad++
 	}
-	return good, noVec, bad
+	seen := map[string]bool{}
+	for _, e := range w.buckets[string(bucketRecs)] {
+		seen[string(e.k)] = true
+		_, m, err := decodeRecord(e.v)
+		if err != nil || m.ID != string(e.k) {
+			bad++
+			continue
+		}
+		take(m)
+	}
+	if len(w.stray) == 0 {
+		return good, noVec, bad, 0
+	}
+	live := liveIDs(w)
+	// Without the order and hash buckets (the tree's root is lost too),
+	// the tombstones found on the same pages are what tells a deleted
+	// record: one at least as new as the record's last write.
+	dels := map[string]uint64{}
+	if len(live) == 0 {
+		for _, e := range w.stray {
+			if len(e.v) == 8 && ValidID(string(e.k)) {
+				dels[string(e.k)] = max(dels[string(e.k)], getU64(e.v))
+			}
+		}
+	}
+	type version struct {
+		seq uint64
+		m   memory.Memory
+	}
+	newest := map[string]version{}
+	for _, e := range w.stray {
+		id := string(e.k)
+		if seen[id] || (len(live) > 0 && !live[id]) {
+			continue
+		}
+		h, m, err := decodeRecord(e.v)
+		if err != nil || m.ID != id {
+			continue
+		}
+		if del, ok := dels[id]; ok && del >= h.seq {
+			continue
+		}
+		if v, ok := newest[id]; !ok || h.seq > v.seq {
+			newest[id] = version{h.seq, m}
+		}
+	}
+	for _, v := range newest {
+		take(v.m)
+	}
+	return good, noVec, bad, len(newest)
+}
+
+// liveIDs is the ids the walked order and hash buckets name: the records
+// stored when the file was last written.
+func liveIDs(w *walkedFile) map[string]bool {
+	live := map[string]bool{}
+	for _, e := range w.buckets[string(bucketOrder)] {
+		live[string(e.v)] = true
+	}
+	for _, e := range w.buckets[string(bucketHash)] {
+		if len(e.k) > 64 {
+			live[string(e.k[64:])] = true
+		}
+	}
+	return live
 }
 
 // salvageModel is the model and dimension the meta records, or, when the
