@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/memory"
 	bolt "go.etcd.io/bbolt"
@@ -443,4 +444,40 @@ func TestSalvageScanSkipsDeleted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkCheck measures `memtray doctor`'s check (Check: tx.Check of
+// every page, every record decoded and validated, the text index listed)
+// next to Open of the same store in the same process, on a store of
+// MEMTRAY_CHECK_BENCH_N records (default 10000: benchStoreDir builds it
+// once), reported in ms and as a ratio of one Open.
+func BenchmarkCheck(b *testing.B) {
+	n := 10000
+	if v := os.Getenv("MEMTRAY_CHECK_BENCH_N"); v != "" {
+		fmt.Sscan(v, &n)
+	}
+	dir := benchStoreDir(b, n)
+	ctx := context.Background()
+	var open, check time.Duration
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		s, err := Open(ctx, Options{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		open += time.Since(start)
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		start = time.Now()
+		r, err := Check(ctx, dir)
+		if err != nil || r.Damaged() || r.Records != n {
+			b.Fatalf("Check: %v %+v", err, r)
+		}
+		check += time.Since(start)
+	}
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(ms(open), "open-ms")
+	b.ReportMetric(ms(check), "check-ms")
+	b.ReportMetric(float64(check)/float64(open), "check/open")
 }
