@@ -39,7 +39,7 @@ func Check(ctx context.Context, dir string) (*CheckReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("check store %s: %w", dir, err)
 	}
-	r := &CheckReport{Dir: dir, File: path, Bytes: fi.Size()}
+	r := &CheckReport{Dir: dir, File: path, Bytes: fi.Size(), Problems: []Problem{}, Notes: []string{}}
 	r.checkMetas(path)
 	db, err := openBolt(path, &bolt.Options{Timeout: time.Second, ReadOnly: true})
 	if errors.Is(err, bolterrors.ErrTimeout) {
