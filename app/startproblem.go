@@ -13,6 +13,7 @@ import (
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // startProblem says why the desktop app could not start, in the words its
@@ -94,6 +95,13 @@ func explainStart(err error, dataDir, listen string, r running) startProblem {
 		p.Title = "memtray's data dir is in use"
 		p.Detail = fmt.Sprintf("Another memtray process holds %s (a command such as an import, or a daemon that does not answer). "+
 			"Wait for it to finish, or stop it, then start the app again.", dataDir)
+	case errors.Is(err, store.ErrDamaged):
+		// Never an empty store in its place: a user who saw one would
+		// write into it, and the damaged file's records would look gone.
+		p.Title = "memtray's store is damaged"
+		p.Detail = fmt.Sprintf("memtray did not start, so that nothing is written over the damaged records in %s. "+
+			"In a terminal, run `memtray doctor` to see what can still be read, then `memtray doctor --salvage` to copy every readable memory "+
+			"into a new store (the damaged file is kept beside it, renamed), and start the app again.", dataDir)
 	case errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use"):
 		p.Title = "memtray cannot listen on " + listen
 		p.Detail = "Another program uses that address. Stop it, or start the app with another one " +

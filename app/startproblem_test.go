@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,6 +70,17 @@ func TestExplainStart(t *testing.T) {
 	defer l.Close()
 	taken := l.Addr().String()
 
+	// A data dir whose records file was cut short.
+	damaged := t.TempDir()
+	dd, err := daemon.Open(ctx, daemon.Options{Config: problemConfig(t, damaged, "127.0.0.1:0")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dd.Close()
+	if err := os.Truncate(filepath.Join(damaged, daemon.StoreDir, "memtray.db"), 100); err != nil {
+		t.Fatal(err)
+	}
+
 	openErr := func(dir, listen string) error {
 		t.Helper()
 		d2, err := daemon.Open(ctx, daemon.Options{Config: problemConfig(t, dir, listen)})
@@ -86,6 +99,7 @@ func TestExplainStart(t *testing.T) {
 		{"serve holds the data dir", served, "127.0.0.1:0", "memtray is already running", []string{addr, "memtray serve", "kill"}, true},
 		{"a silent process holds it", quiet, "127.0.0.1:0", "memtray's data dir is in use", []string{quiet}, false},
 		{"the address is taken", t.TempDir(), taken, "memtray cannot listen on " + taken, []string{"--listen"}, false},
+		{"the store is damaged", damaged, "127.0.0.1:0", "memtray's store is damaged", []string{"`memtray doctor`", "`memtray doctor --salvage`", "kept"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := openErr(tc.dir, tc.listen)

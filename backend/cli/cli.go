@@ -82,6 +82,7 @@ func init() {
 		{"trash", "[restore ID... | purge ID... | purge --all]", "list what was deleted, or pruned or merged away by the steward; restore it, or delete it for good", runTrash},
 		{"team", "init|status|push [--all]|pull|member add [--admin] ROLE|member remove ROLE|member list [--json]", "team memory on PostgreSQL: connect and migrate, show the sync state, push or pull now, change the members (admins)", runTeam},
 		{"scope", "ID team|personal", "share a memory with the team, or keep it on this machine", runScope},
+		{"doctor", "[--json] [--salvage | --rebuild-index]", "check the store for damage without changing it (exit 1 on damage); --salvage copies every readable record into a new store, --rebuild-index rebuilds the text index", runDoctor},
 		{"autostart", "[on|off|status]", "start memtray (in the tray) at login", runAutostart},
 		{"version", "[--json]", "print the version, commit, build date, Go version and platform", runVersion},
 	}
@@ -109,6 +110,9 @@ func Run(env *Env, args []string) int {
 			}
 			if errors.Is(err, flag.ErrHelp) {
 				return 0
+			}
+			if errors.Is(err, errReported) {
+				return 1 // the command said why on its output
 			}
 			var ue usageError
 			if errors.As(err, &ue) && len(args) > 1 && isHelpFlag(args[1]) {
@@ -179,6 +183,10 @@ func usage(w io.Writer) {
 }
 
 type usageError struct{ error }
+
+// errReported makes a command exit 1 after it printed why itself (the
+// doctor finding damage).
+var errReported = errors.New("reported")
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 

@@ -89,7 +89,7 @@ func TestFaultDamagedRecordsFile(t *testing.T) {
 		{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"},
 	} {
 		code, _, errs := run(t, ctx, "", args...)
-		if code == 0 || !strings.Contains(errs, path+" is damaged") || !strings.Contains(errs, "memtray import") {
+		if code == 0 || !strings.Contains(errs, path+" is damaged") || !strings.Contains(errs, "memtray doctor") {
 			t.Errorf("%s on a damaged records file: exit %d\n%s", args[0], code, errs)
 		}
 	}

@@ -26,11 +26,12 @@ type DamagedError struct {
 	Detail string // what was found
 }
 
-// Error names the file, the damage and the way out.
+// Error names the file, the damage and the way out: the doctor, never an
+// empty store in its place (a user who saw one would write into it).
 func (e *DamagedError) Error() string {
-	return fmt.Sprintf("records file %s is damaged (%s): memtray left it as it is; "+
-		"move it aside (memtray then starts with an empty store) and run `memtray import FILE` "+
-		"with your last export, or keep it for recovery", e.Path, e.Detail)
+	return fmt.Sprintf("records file %s is damaged (%s): memtray left it as it is and does not start over it; "+
+		"run `memtray doctor` to see what can still be read, then `memtray doctor --salvage` to copy every readable "+
+		"record into a new store (the damaged file is kept beside it), or `memtray import FILE` with your last export", e.Path, e.Detail)
 }
 
 // Is makes errors.Is(err, ErrDamaged) true.
@@ -121,6 +122,36 @@ func openBolt(path string, opts *bolt.Options) (*bolt.DB, error) {
 		return nil, &DamagedError{Path: path, Detail: err.Error()}
 	}
 	return db, nil
+}
+
+// metaWarning reads both meta pages of the records file at path and, when
+// exactly one is invalid, says so: bbolt then reads the other without a
+// word, and the transaction the invalid one committed, if it was the
+// newer, is lost. A meta write cut short (its transaction was never
+// acknowledged) and a page damaged after the write (a disk error, a file
+// system that lied about fsync) look the same; the doctor tells more.
+func metaWarning(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || fi.Size() == 0 {
+		return ""
+	}
+	m0, err0 := readBoltMeta(f, 0, os.Getpagesize())
+	ps := os.Getpagesize()
+	if err0 == nil {
+		ps = m0.pageSize
+	}
+	m1, err1 := readBoltMeta(f, 1, ps)
+	switch {
+	case err0 != nil && err1 == nil:
+		return fmt.Sprintf("meta page 0 of %s is invalid: the store reads transaction %d from meta page 1; a write committed after it may be lost (run `memtray doctor`)", path, m1.txid)
+	case err1 != nil && err0 == nil:
+		return fmt.Sprintf("meta page 1 of %s is invalid: the store reads transaction %d from meta page 0; a write committed after it may be lost (run `memtray doctor`)", path, m0.txid)
+	}
+	return ""
 }
 
 // bbolt's on-disk layout (go.etcd.io/bbolt v1, internal/common): every

@@ -157,6 +157,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if s.clock == nil {
 		s.clock = memory.SystemClock{}
 	}
+	if w := metaWarning(filepath.Join(dir, dbFile)); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
 	fail := func(err error) (*Store, error) {
 		if s.text != nil {
 			_ = s.text.Close()

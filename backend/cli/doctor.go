@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// runDoctor is `memtray doctor`: it checks the store (store.Check) and
+// says what it found, exiting 1 on damage; --rebuild-index and --salvage
+// are the repairs, each run only when asked. The store must be closed:
+// the doctor reads its files, not a daemon's answers.
+func runDoctor(env *Env, args []string) error {
+	var c common
+	fs := newFlags("doctor", env, &c, true)
+	salvage := fs.Bool("salvage", false, "copy every record that can still be read into a new store; the damaged records file is kept beside it, renamed")
+	rebuild := fs.Bool("rebuild-index", false, "rebuild the text (BM25) index from the records")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usagef("doctor takes no arguments")
+	}
+	if *salvage && *rebuild {
+		return usagef("--salvage rebuilds the text index too: give one of them")
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	if cl, ok := remote(env.Ctx, cfg); ok {
+		return fmt.Errorf("memtray is running on this data dir (%s): quit it (the app, or `memtray serve`) first: the doctor reads the store's files", cl.Addr())
+	}
+	dir := filepath.Join(cfg.DataDir, daemon.StoreDir)
+	switch {
+	case *salvage:
+		rep, err := store.Salvage(env.Ctx, dir, func(ctx context.Context, model string) (memory.Embedder, error) {
+			return embed.ForModel(ctx, cfg.Embedder, model)
+		})
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, rep)
+		}
+		printSalvage(env.Stdout, rep)
+		return nil
+	case *rebuild:
+		n, err := store.RebuildTextIndex(env.Ctx, dir)
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, map[string]int{"indexed": n})
+		}
+		fmt.Fprintf(env.Stdout, "text index rebuilt from the records: %d documents\n", n)
+		return nil
+	}
+	rep, err := store.Check(env.Ctx, dir)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		err = printJSON(env.Stdout, rep)
+	} else {
+		printCheck(env.Stdout, rep)
+	}
+	if err == nil && rep.Damaged() {
+		return errReported
+	}
+	return err
+}
+
+// printCheck says what store.Check found, in plain words.
+func printCheck(w io.Writer, r *store.CheckReport) {
+	fmt.Fprintf(w, "store:       %s (%d bytes)\n", r.File, r.Bytes)
+	if r.Opened {
+		fmt.Fprintf(w, "records:     %d readable, %d unreadable (model %s, %d dims)\n", r.Records, r.Unreadable, r.Model, r.Dim)
+		fmt.Fprintf(w, "vectors:     %d records in the vector index (built from the records at every start)\n", r.Vectors)
+		if r.TextIndexed >= 0 {
+			fmt.Fprintf(w, "text index:  %d documents\n", r.TextIndexed)
+		}
+		fmt.Fprintf(w, "trash:       %d, team outbox: %d waiting\n", r.Trash, r.Outbox)
+	} else {
+		fmt.Fprintln(w, "records:     the records file cannot be opened")
+	}
+	if r.Readable >= 0 {
+		fmt.Fprintf(w, "salvage:     %d records can still be read\n", r.Readable)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note:        %s\n", n)
+	}
+	if !r.Damaged() {
+		fmt.Fprintln(w, "no damage found")
+		return
+	}
+	fmt.Fprintf(w, "\n%d problem(s):\n", len(r.Problems))
+	fixes := map[string]bool{}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "  [%s] %s\n", p.Area, p.What)
+		fixes[p.Fix] = true
+	}
+	var todo []string
+	for _, f := range []string{"memtray doctor --salvage", "memtray doctor --rebuild-index", "memtray reindex"} {
+		if fixes[f] {
+			todo = append(todo, "`"+f+"`")
+		}
+	}
+	if len(todo) > 0 {
+		fmt.Fprintf(w, "\nto repair: %s (quit memtray first; nothing is deleted: a damaged records file is kept beside the new one)\n", strings.Join(todo, ", then "))
+	}
+}
+
+// printSalvage says what a salvage saved and lost, and where the
+// damaged file is.
+func printSalvage(w io.Writer, r store.SalvageReport) {
+	fmt.Fprintf(w, "salvaged: %d records saved into a new store (model %s, %d dims)\n", r.Saved, r.Model, r.Dim)
+	fmt.Fprintf(w, "lost:     %d records that could not be read", r.Lost)
+	if len(r.Pages) > 0 {
+		fmt.Fprintf(w, ", and whatever the %d unreadable page(s) held", len(r.Pages))
+	}
+	fmt.Fprintln(w)
+	if r.Counted > r.Saved+r.Duplicates+r.Lost {
+		fmt.Fprintf(w, "          (the damaged file counted %d records: %d were on pages that could not be read)\n", r.Counted, r.Counted-r.Saved-r.Duplicates-r.Lost)
+	}
+	if r.Scanned > 0 {
+		fmt.Fprintf(w, "scanned:  %d of the saved were found by reading every page (the pages above them were lost): "+
+			"each is the newest version found, which may be older than the lost page's\n", r.Scanned)
+	}
+	if r.Reembedded > 0 {
+		fmt.Fprintf(w, "embedded: %d saved records whose vector was damaged got a new one\n", r.Reembedded)
+	}
+	if r.NoVector > 0 {
+		fmt.Fprintf(w, "          %d of the lost have a readable text but a damaged vector, and no embedder of model %s answered: start it and run the salvage on the kept file again\n", r.NoVector, r.Model)
+	}
+	if r.Duplicates > 0 {
+		fmt.Fprintf(w, "merged:   %d records with the same text as a saved one\n", r.Duplicates)
+	}
+	if r.TrashLeft > 0 {
+		fmt.Fprintf(w, "trash:    %d trashed memories were not carried over (they stay in the kept file)\n", r.TrashLeft)
+	}
+	fmt.Fprintf(w, "kept:     the damaged records file is %s\n", r.KeptAs)
+}
