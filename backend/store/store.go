@@ -388,7 +388,8 @@ const damagedVectorMarker = " a damaged vector"
 // damagedVectorWarning is Open's warning about the records whose stored
 // vector is damaged (a NaN or Inf component, or not dim numbers long):
 // they are listed, read and found by their words, never by vector, until
-// their text is embedded anew. `memtray reindex` does that (it embeds
+// their text is embedded anew. The daemon does that at start with its
+// embedder (RepairVectors); `memtray reindex` does it too (it embeds
 // every memory's text with the configured model and replaces every
 // vector); `memtray doctor` names each record. "" when there are none.
 func damagedVectorWarning(ids []string, dim int) string {
@@ -405,7 +406,8 @@ func damagedVectorWarning(ids []string, dim int) string {
 		noun = "memory has" + damagedVectorMarker
 	}
 	return fmt.Sprintf("%d %s (NaN or Inf, or not %d numbers long: %s): they are found by their words only, never by vector, "+
-		"until `memtray reindex` embeds every memory anew (`memtray doctor` names each)", len(ids), noun, dim, some)
+		"until they are embedded anew: memtray's daemon does it when it starts and its embedder answers, "+
+		"`memtray reindex` embeds every memory anew (`memtray doctor` names each)", len(ids), noun, dim, some)
 }
 
 // loadResult carries what load learnt to the text-index reconciliation.
