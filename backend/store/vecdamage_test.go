@@ -17,8 +17,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// vecDamageRecords is the size of the stores the damaged-vector tests use.
-const vecDamageRecords = 20
+// vecDamageRecords is the size of the stores the damaged-vector tests use:
+// the doctor's, whose template a record's bytes are found once in (a
+// smaller store's freed pages can hold an older copy of it, which
+// nanVector refuses).
+const vecDamageRecords = doctorRecords
 
 // rewriteVector rewrites one record's packed vector (the value's last
 // 4*testDim bytes) with fn, through bbolt: the record stays readable, only
