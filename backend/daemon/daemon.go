@@ -222,6 +222,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	if err := d.openEmbedders(); err != nil {
 		return err
 	}
+	d.repairVectors(ctx)
 	for _, w := range st.Info().Warnings {
 		d.log.Warn("store repaired at open", "what", w)
 	}
@@ -493,3 +494,24 @@ func (d *Daemon) indexLag(err error) error {
 
 // ErrDaemonRunning says a command that needs the store to itself found a daemon.
 var ErrDaemonRunning = errors.New("a memtray daemon is running")
+
+// vectorRepairTimeout bounds the re-embedding of damaged vectors at start:
+// an embedder that does not answer leaves them to `memtray reindex`.
+const vectorRepairTimeout = 30 * time.Second
+
+// repairVectors re-embeds, with the daemon's embedder (of the store's
+// model: Open checked), the few records whose stored vector Open found
+// damaged, so they are found by meaning again without a full reindex.
+// A failure is logged; the store's warning then stays and names the
+// command that repairs them.
+func (d *Daemon) repairVectors(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, vectorRepairTimeout)
+	defer cancel()
+	n, err := d.store.RepairVectors(ctx, d.emb)
+	switch {
+	case err != nil:
+		d.log.Warn("could not re-embed the memories whose vector is damaged", "err", err)
+	case n > 0:
+		d.log.Warn("re-embedded the memories whose stored vector was damaged", "count", n)
+	}
+}

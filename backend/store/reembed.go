@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
 	bolt "go.etcd.io/bbolt"
@@ -242,6 +243,7 @@ func (s *Store) swapStaged(model string, dim int) error {
 	s.mu.RLock()
 	entries := s.entries
 	s.mu.RUnlock()
+	var damaged []string
 	err = s.view(func(tx *bolt.Tx) error {
 		vec.grow(len(entries))
 		return tx.Bucket(bucketRecs).ForEach(func(k, v []byte) error {
@@ -249,8 +251,8 @@ func (s *Store) swapStaged(model string, dim int) error {
 			if err != nil {
 				return nil
 			}
-			if e, ok := entries[string(k)]; ok {
-				vec.addPacked(string(k), emb, e)
+			if e, ok := entries[string(k)]; ok && vec.addPacked(string(k), emb, e) == vecDamaged {
+				damaged = append(damaged, string(k))
 			}
 			return nil
 		})
@@ -260,15 +262,22 @@ func (s *Store) swapStaged(model string, dim int) error {
 	}
 	s.mu.Lock()
 	s.model, s.dim, s.vec = model, dim, vec
+	// Every vector is new: Open's count of damaged ones is stale.
 	s.warnings = dropStageWarnings(s.warnings)
+	if w := damagedVectorWarning(damaged, dim); w != "" {
+		s.warnings = append(s.warnings, w)
+	}
+	s.damaged = damaged
 	s.mu.Unlock()
 	return nil
 }
 
+// dropStageWarnings drops the warnings a finished re-embedding answers:
+// the unfinished stage's and the damaged vectors'.
 func dropStageWarnings(ws []string) []string {
 	out := ws[:0]
 	for _, w := range ws {
-		if len(w) < len(stageWarningPrefix) || w[:len(stageWarningPrefix)] != stageWarningPrefix {
+		if !strings.HasPrefix(w, stageWarningPrefix) && !strings.Contains(w, damagedVectorMarker) {
 			out = append(out, w)
 		}
 	}
@@ -276,3 +285,90 @@ func dropStageWarnings(ws []string) []string {
 }
 
 const stageWarningPrefix = "unfinished re-embedding"
+
+// RepairVectors embeds anew, with emb, the text of every record whose
+// stored vector Open found damaged (a NaN or Inf component, or a length
+// other than the store's dimension: see packedState), stores the new
+// vectors and indexes them, and drops Open's warning about them. It
+// returns how many it repaired. emb must be of the store's model and
+// dimension (memory.ErrModelMismatch otherwise). A vector is derived from
+// the text: the records keep their sequence numbers and timestamps and
+// nothing goes to the team outbox. A record deleted or rewritten since
+// Open is left alone (a rewrite brought its own vector).
+func (s *Store) RepairVectors(ctx context.Context, emb memory.Embedder) (int, error) {
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	s.mu.RLock()
+	damaged, model, dim := s.damaged, s.model, s.dim
+	s.mu.RUnlock()
+	if len(damaged) == 0 {
+		return 0, nil
+	}
+	if emb == nil || emb.Model() != model || emb.Dim() != dim {
+		return 0, fmt.Errorf("repair vectors: the embedder is not of the store's model %q (%d dims): %w", model, dim, memory.ErrModelMismatch)
+	}
+	var ids, texts []string
+	err := s.view(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		for _, id := range damaged {
+			if v := recs.Get([]byte(id)); v != nil {
+				if _, _, packed, err := splitRecord(v, nil); err == nil && packedState(packed, dim) == vecDamaged {
+					_, m, err := decodeRecord(v)
+					if err == nil {
+						ids, texts = append(ids, id), append(texts, m.Text)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("repair vectors: %w", err)
+	}
+	var vecs [][]float32
+	if len(texts) > 0 {
+		if vecs, err = embedChecked(ctx, emb, texts); err != nil {
+			return 0, fmt.Errorf("repair vectors: %w", err)
+		}
+	}
+	err = s.update(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		for i, id := range ids {
+			h, m, err := decodeRecord(recs.Get([]byte(id)))
+			if err != nil {
+				return fmt.Errorf("record %s: %w", id, err)
+			}
+			m.Embedding = vecs[i]
+			v, err := encodeRecord(h, &m)
+			if err != nil {
+				return fmt.Errorf("record %s: %w", id, err)
+			}
+			if err := recs.Put([]byte(id), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("repair vectors: %w", err)
+	}
+	s.mu.Lock()
+	for i, id := range ids {
+		if e, ok := s.entries[id]; ok {
+			s.vec.add(id, vecs[i], e)
+		}
+	}
+	s.damaged = nil
+	out := s.warnings[:0]
+	for _, w := range s.warnings {
+		if !strings.Contains(w, damagedVectorMarker) {
+			out = append(out, w)
+		}
+	}
+	s.warnings = out
+	s.mu.Unlock()
+	return len(ids), nil
+}

@@ -77,6 +77,7 @@ type Store struct {
 	vec      *vectorIndex
 	warnings []string
 	repaired int
+	damaged  []string // records whose stored vector Open found damaged (RepairVectors)
 
 	text     bleve.Index
 	tmap     *mapping.IndexMappingImpl
@@ -339,6 +340,7 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 		c := tx.Bucket(bucketRecs).Cursor()
 		n := 0
 		pending := make([]pendingList, 0, min(hint, 1<<24))
+		var damaged []string // records whose vector is left out of the index as damaged
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if n++; n%4096 == 0 && ctx.Err() != nil {
 				return ctx.Err()
@@ -350,15 +352,17 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 				s.entries[id] = e
 				pending = append(pending, pendingList{id: id, e: e, js: js})
 				lr.tseq[id] = h.tseq
-				if len(emb)/4 != s.dim {
-					s.warnings = append(s.warnings, fmt.Sprintf("record %s has a %d-dim embedding, store uses %d: left out of vector search", id, len(emb)/4, s.dim))
-					continue
+				if s.vec.addPacked(id, emb, e) == vecDamaged {
+					damaged = append(damaged, id)
 				}
-				s.vec.addPacked(id, emb, e)
 				continue
 			}
 			s.warnings = append(s.warnings, fmt.Sprintf("record %s is unreadable (%v): skipped", id, err))
 		}
+		if w := damagedVectorWarning(damaged, s.dim); w != "" {
+			s.warnings = append(s.warnings, w)
+		}
+		s.damaged = damaged
 		// List's columns are in the records' JSON, which aliases bbolt's
 		// map: decode them before the transaction ends.
 		s.warnings = append(s.warnings, fillListFields(pending)...)
@@ -376,6 +380,34 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 		return nil, fmt.Errorf("open store %s: load records: %w", s.dir, err)
 	}
 	return lr, nil
+}
+
+// damagedVectorMarker is in every damaged-vector warning (and nowhere else).
+const damagedVectorMarker = " a damaged vector"
+
+// damagedVectorWarning is Open's warning about the records whose stored
+// vector is damaged (a NaN or Inf component, or not dim numbers long):
+// they are listed, read and found by their words, never by vector, until
+// their text is embedded anew. The daemon does that at start with its
+// embedder (RepairVectors); `memtray reindex` does it too (it embeds
+// every memory's text with the configured model and replaces every
+// vector); `memtray doctor` names each record. "" when there are none.
+func damagedVectorWarning(ids []string, dim int) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	const named = 3
+	some := strings.Join(ids[:min(len(ids), named)], ", ")
+	if len(ids) > named {
+		some += ", …"
+	}
+	noun := "memories have" + damagedVectorMarker
+	if len(ids) == 1 {
+		noun = "memory has" + damagedVectorMarker
+	}
+	return fmt.Sprintf("%d %s (NaN or Inf, or not %d numbers long: %s): they are found by their words only, never by vector, "+
+		"until they are embedded anew: memtray's daemon does it when it starts and its embedder answers, "+
+		"`memtray reindex` embeds every memory anew (`memtray doctor` names each)", len(ids), noun, dim, some)
 }
 
 // loadResult carries what load learnt to the text-index reconciliation.

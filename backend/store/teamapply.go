@@ -52,6 +52,10 @@ type TeamApplied struct {
 	// Invalid counts puts this store cannot hold (an id or field its rules
 	// refuse): skipped, so one bad row never stops a pull.
 	Invalid int `json:"invalid,omitempty"`
+	// InvalidWhy says why the first of them was refused (its id and the
+	// rule, e.g. an embedding with NaN or Inf), for the sync's log; "" when
+	// none was. Not reported.
+	InvalidWhy string `json:"-"`
 	// PutIDs and DeletedIDs are the ids of the memories written (added or
 	// updated: Put) and moved to the trash (Deleted), for the team sync to
 	// announce; not the puts and deletes left alone. Not reported.
@@ -82,10 +86,15 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 		return res, err
 	}
 	puts := make([]memory.Memory, 0, len(ch.Put))
-	invalid := 0
+	invalid, why := 0, ""
+	refuse := func(id string, err error) {
+		if invalid++; why == "" {
+			why = fmt.Sprintf("%q: %v", id, err)
+		}
+	}
 	for _, m := range ch.Put {
 		if !ValidID(m.ID) {
-			invalid++
+			refuse(m.ID, fmt.Errorf("id is invalid: %w", memory.ErrInvalid))
 			continue
 		}
 		m.Embedding = slices.Clone(m.Embedding)
@@ -98,7 +107,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			m.Type = memory.TypeProject
 		}
 		if err := s.checkFields(&m); err != nil {
-			invalid++
+			refuse(m.ID, err)
 			continue
 		}
 		m.ContentHash = memory.ContentHash(m.Text)
@@ -121,7 +130,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	var heads []recHeader
 	var tdels []string
 	err := s.update(func(tx *bolt.Tx) error {
-		res = TeamApplied{Invalid: invalid}
+		res = TeamApplied{Invalid: invalid, InvalidWhy: why}
 		written, heads, tdels = nil, nil, nil
 		seq = s.seq
 		trash, err := tx.CreateBucketIfNotExists(bucketTrash)

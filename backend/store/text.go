@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -135,12 +136,15 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	fresh := false
 	idx, err := s.openTextIndex(path)
 	if err != nil {
-		aside := path + ".broken-" + time.Now().UTC().Format("20060102T150405.000000000")
+		aside := path + brokenSuffix + time.Now().UTC().Format("20060102T150405.000000000")
 		if rerr := os.Rename(path, aside); rerr != nil {
 			return fmt.Errorf("open text index: %v; moving it aside failed: %w", err, rerr)
 		}
 		s.warnings = append(s.warnings, fmt.Sprintf("text index could not be opened (%v): moved to %s and rebuilt from the records", err, aside))
 		idx = nil
+	}
+	if w := pruneBrokenText(path); w != "" {
+		s.warnings = append(s.warnings, w)
 	}
 	if idx == nil {
 		fresh = true
@@ -154,6 +158,33 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 		return err
 	}
 	return s.countIndexTokens(ctx, fresh)
+}
+
+// brokenSuffix, then the time in UTC (a name that sorts by time), names a
+// text index Open could not open and moved aside.
+const brokenSuffix = ".broken-"
+
+// pruneBrokenText removes every text index moved aside beside path but
+// the newest: each can be as big as the index, and a store that keeps
+// failing would pile them up. One is kept for a post-mortem (the records
+// file holds everything it held: it is never needed to recover). It
+// returns a warning when one could not be removed, else "".
+func pruneBrokenText(path string) string {
+	old, err := filepath.Glob(path + brokenSuffix + "*")
+	if err != nil || len(old) < 2 {
+		return ""
+	}
+	slices.Sort(old)
+	var failed []string
+	for _, p := range old[:len(old)-1] {
+		if err := os.RemoveAll(p); err != nil {
+			failed = append(failed, fmt.Sprintf("%s (%v)", p, err))
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	return "could not remove old text indexes moved aside: " + strings.Join(failed, "; ")
 }
 
 // textNewSuffix names the folder a new text index is built in before it

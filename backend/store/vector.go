@@ -132,9 +132,11 @@ func (v *vectorIndex) slot(id string) int32 {
 }
 
 // add indexes vec for id (a normalised copy), replacing what id had. A zero
-// vector is similar to nothing: id is left out.
+// vector is similar to nothing: id is left out. So is a vector with a NaN
+// or Inf component, which every write refuses before it gets here
+// (checkVector): never a row that scores NaN.
 func (v *vectorIndex) add(id string, vec []float32, e *entry) {
-	if isZero(vec) || len(vec) != v.dim {
+	if isZero(vec) || len(vec) != v.dim || checkVector(vec, v.dim) != nil {
 		v.remove(id)
 		return
 	}
@@ -152,20 +154,54 @@ func (v *vectorIndex) add(id string, vec []float32, e *entry) {
 	v.meta[r] = v.rowMetaOf(e)
 }
 
-// addPacked indexes a packed little-endian float32 vector.
-func (v *vectorIndex) addPacked(id string, packed []byte, e *entry) {
-	if len(packed) != 4*v.dim {
-		v.remove(id)
-		return
+// vecState is what a stored vector is fit for.
+type vecState uint8
+
+const (
+	vecOK      vecState = iota // finite, the store's dimension, not zero: indexed
+	vecZero                    // all zeros: similar to nothing, left out (an embedder's answer for a text without a usable token)
+	vecDamaged                 // a NaN or Inf component, or a length other than the store's dimension: left out, reported
+)
+
+// packedState classifies a packed little-endian float32 vector for a
+// store of dimension dim. A NaN or Inf component makes every cosine with
+// the row NaN (or the row itself NaN once normalised), and a NaN score
+// compares false with every other: ranking with one is undefined.
+func packedState(packed []byte, dim int) vecState {
+	if len(packed) != 4*dim {
+		return vecDamaged
 	}
+	zero := true
+	for i := 0; i < dim; i++ {
+		bits := binary.LittleEndian.Uint32(packed[4*i:])
+		if bits&0x7f800000 == 0x7f800000 { // exponent all ones: Inf or NaN
+			return vecDamaged
+		}
+		if bits&^(1<<31) != 0 {
+			zero = false
+		}
+	}
+	if zero {
+		return vecZero
+	}
+	return vecOK
+}
+
+// addPacked indexes a packed little-endian float32 vector. A vector
+// packedState does not call vecOK is left out (id's row removed); its
+// state is returned so that Open can report the damaged ones.
+func (v *vectorIndex) addPacked(id string, packed []byte, e *entry) vecState {
+	st := packedState(packed, v.dim)
 	var sq float64
-	for i := 0; i < v.dim; i++ {
-		f := math.Float32frombits(binary.LittleEndian.Uint32(packed[4*i:]))
-		sq += float64(f) * float64(f)
+	if st == vecOK {
+		for i := 0; i < v.dim; i++ {
+			f := math.Float32frombits(binary.LittleEndian.Uint32(packed[4*i:]))
+			sq += float64(f) * float64(f)
+		}
 	}
-	if sq == 0 {
+	if st != vecOK || sq == 0 { // sq == 0: subnormal components whose squares underflow
 		v.remove(id)
-		return
+		return st
 	}
 	r := v.slot(id)
 	row := v.data[int(r)*v.dim : int(r+1)*v.dim]
@@ -175,6 +211,7 @@ func (v *vectorIndex) addPacked(id string, packed []byte, e *entry) {
 	}
 	v.encode(r)
 	v.meta[r] = v.rowMetaOf(e)
+	return st
 }
 
 // encode writes row r's int8 codes into the scan copy: symmetric, with

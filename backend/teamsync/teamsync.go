@@ -1139,7 +1139,7 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 	rep.Deleted += applied.Deleted
 	if applied.Invalid > 0 {
 		rep.Invalid += applied.Invalid
-		s.log.Warn("skipped team memories this store cannot hold", "count", applied.Invalid)
+		s.log.Warn("skipped team memories this store cannot hold", "count", applied.Invalid, "first", applied.InvalidWhy)
 	}
 	return nil
 }
