@@ -152,12 +152,7 @@ func (r *CheckReport) checkMetas(path string) {
 	if r.Bytes == 0 {
 		return
 	}
-	m0, err0 := readBoltMeta(f, 0, os.Getpagesize())
-	ps := os.Getpagesize()
-	if err0 == nil {
-		ps = m0.pageSize
-	}
-	m1, err1 := readBoltMeta(f, 1, ps)
+	m0, m1, ps, err0, err1 := readBoltMetas(f)
 	switch {
 	case err0 != nil && err1 != nil:
 		r.pagesDamaged = true // openBolt refuses it; its error says the rest

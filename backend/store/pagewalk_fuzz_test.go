@@ -1,9 +1,6 @@
 package store
 
 import (
-	"context"
-	"encoding/binary"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,24 +12,7 @@ import (
 // file patched with arbitrary bytes at one offset: it returns an error or
 // what it could read, and never panics, loops or reads past the file.
 func FuzzWalkRecordsFile(f *testing.F) {
-	dir := f.TempDir()
-	s, err := Open(context.Background(), Options{Dir: dir, Model: testEmb.model, Dim: testDim})
-	if err != nil {
-		f.Fatal(err)
-	}
-	for i := range 60 {
-		if _, err := s.Put(context.Background(), mem(fmt.Sprintf("walked store %d: worker%d reads queue/q-%d", i, i, i))); err != nil {
-			f.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		f.Fatal(err)
-	}
-	img, err := os.ReadFile(filepath.Join(dir, dbFile))
-	if err != nil {
-		f.Fatal(err)
-	}
-	ps := int(binary.LittleEndian.Uint32(img[16+8:]))
+	img, ps := fuzzRecordsImage(f, "walked store")
 	f.Add(uint32(imgMetaRoot), []byte{0xff, 0xff, 0, 1})
 	f.Add(uint32(ps+imgMetaRoot), []byte{2, 0, 0, 0, 0, 0, 0, 0})
 	f.Add(uint32(2*ps+8), []byte{0x10, 0, 0xff, 0xff})
@@ -51,8 +31,8 @@ func FuzzWalkRecordsFile(f *testing.F) {
 			return
 		}
 		good, noVec, _, _ := salvageable(w)
-		if len(good)+len(noVec) > 60 {
-			t.Fatalf("salvaged %d+%d records from a store of 60", len(good), len(noVec))
+		if len(good)+len(noVec) > fuzzRecords {
+			t.Fatalf("salvaged %d+%d records from a store of %d", len(good), len(noVec), fuzzRecords)
 		}
 	})
 }

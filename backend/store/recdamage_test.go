@@ -421,30 +421,40 @@ func BenchmarkOpenRecordsCheck(b *testing.B) {
 	b.ReportMetric(float64(txCheck)/float64(open), "txcheck/open")
 }
 
-// FuzzOpenRecordsFile opens a real records file with bytes overwritten at
-// one offset: Open either fails with an error (ErrDamaged for what bbolt
-// cannot read) or succeeds, and then reads and a write either work or
-// fail with an error; nothing panics or faults, and a file Open refused as
-// damaged is left as it was.
-func FuzzOpenRecordsFile(f *testing.F) {
+// fuzzRecordsImage is the records file of a store of fuzzRecords
+// memories (texts led by label), and its page size: the image the fuzz
+// targets patch.
+func fuzzRecordsImage(f *testing.F, label string) (img []byte, pageSize int) {
 	dir := f.TempDir()
 	s, err := Open(context.Background(), Options{Dir: dir, Model: testEmb.model, Dim: testDim})
 	if err != nil {
 		f.Fatal(err)
 	}
-	for i := range 60 {
-		if _, err := s.Put(context.Background(), mem(fmt.Sprintf("fuzzed store %d: worker%d reads queue/q-%d", i, i, i))); err != nil {
+	for i := range fuzzRecords {
+		if _, err := s.Put(context.Background(), mem(fmt.Sprintf("%s %d: worker%d reads queue/q-%d", label, i, i, i))); err != nil {
 			f.Fatal(err)
 		}
 	}
 	if err := s.Close(); err != nil {
 		f.Fatal(err)
 	}
-	img, err := os.ReadFile(filepath.Join(dir, dbFile))
+	img, err = os.ReadFile(filepath.Join(dir, dbFile))
 	if err != nil {
 		f.Fatal(err)
 	}
-	ps := int(binary.LittleEndian.Uint32(img[16+8:]))
+	return img, int(binary.LittleEndian.Uint32(img[16+8:]))
+}
+
+// fuzzRecords is how many memories fuzzRecordsImage stores.
+const fuzzRecords = 60
+
+// FuzzOpenRecordsFile opens a real records file with bytes overwritten at
+// one offset: Open either fails with an error (ErrDamaged for what bbolt
+// cannot read) or succeeds, and then reads and a write either work or
+// fail with an error; nothing panics or faults, and a file Open refused as
+// damaged is left as it was.
+func FuzzOpenRecordsFile(f *testing.F) {
+	img, ps := fuzzRecordsImage(f, "fuzzed store")
 	f.Add(uint32(imgMetaRoot), []byte{0xff, 0xff, 0, 1})
 	f.Add(uint32(ps+imgMetaFreelist), []byte{0x40})
 	f.Add(uint32(2*ps+8), []byte{0x10, 0, 0xff, 0xff})

@@ -139,12 +139,7 @@ func metaWarning(path string) string {
 	if fi, err := f.Stat(); err != nil || fi.Size() == 0 {
 		return ""
 	}
-	m0, err0 := readBoltMeta(f, 0, os.Getpagesize())
-	ps := os.Getpagesize()
-	if err0 == nil {
-		ps = m0.pageSize
-	}
-	m1, err1 := readBoltMeta(f, 1, ps)
+	m0, m1, _, err0, err1 := readBoltMetas(f)
 	switch {
 	case err0 != nil && err1 == nil:
 		return fmt.Sprintf("meta page 0 of %s is invalid: the store reads transaction %d from meta page 1; a write committed after it may be lost (run `memtray doctor`)", path, m1.txid)
@@ -176,6 +171,19 @@ const (
 type boltMeta struct {
 	pageSize                   int
 	root, freelist, pgid, txid uint64
+}
+
+// readBoltMetas reads both meta pages of f: page 0 at the system's page
+// size, page 1 at the page size page 0 names (the system's when page 0 is
+// invalid), which is ps.
+func readBoltMetas(f io.ReaderAt) (m0, m1 boltMeta, ps int, err0, err1 error) {
+	ps = os.Getpagesize()
+	m0, err0 = readBoltMeta(f, 0, ps)
+	if err0 == nil {
+		ps = m0.pageSize
+	}
+	m1, err1 = readBoltMeta(f, 1, ps)
+	return m0, m1, ps, err0, err1
 }
 
 // readBoltMeta reads and validates the meta of page n, assuming pageSize
@@ -211,12 +219,7 @@ func checkRecordsFile(f *os.File) error {
 	if size == 0 {
 		return nil
 	}
-	m0, err0 := readBoltMeta(f, 0, os.Getpagesize())
-	ps := m0.pageSize
-	if err0 != nil {
-		ps = os.Getpagesize()
-	}
-	m1, err1 := readBoltMeta(f, 1, ps)
+	m0, m1, _, err0, err1 := readBoltMetas(f)
 	m := m0
 	switch {
 	case err0 != nil && err1 != nil:
