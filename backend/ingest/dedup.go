@@ -126,7 +126,11 @@ func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []flo
 	}
 	m := p.newMemory(r, text, vec)
 	if !r.exact {
-		out, stored, why, done, err := p.nearDuplicate(ctx, r, m)
+		out, stored, why, done, err := p.sameRuleMemory(ctx, r, m) // instrrule.go
+		if err != nil || done {
+			return out, stored, why, err
+		}
+		out, stored, why, done, err = p.nearDuplicate(ctx, r, m)
 		if err != nil || done {
 			return out, stored, why, err
 		}

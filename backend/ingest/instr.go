@@ -586,6 +586,7 @@ func instrLaterText(t Turn, patches [][]*patch) string {
 // them (else the edit only kept or moved it: instrWhole).
 type instrStatement struct {
 	text  string
+	rule  string // text without the file's name and the lead-in it sits under
 	lines []string
 	added bool
 }
@@ -761,7 +762,7 @@ func instrStatements(e instrEdit) []instrStatement {
 			prefix += strings.TrimSuffix(cleanInstr(u.ctx), ":") + ": "
 		}
 		for _, piece := range packSentences(splitLong(body)) {
-			out = append(out, instrStatement{text: prefix + piece, lines: src, added: any})
+			out = append(out, instrStatement{text: prefix + piece, rule: piece, lines: src, added: any})
 		}
 	}
 	return out
@@ -887,6 +888,10 @@ func instructionCandidates(edits []instrEdit, steps []int, later []string, stepP
 			text, _ := redactText(st.text)
 			c := newCandidate(text, OriginInstruction, ClassInstruction, true, "")
 			c.Kind, c.Type = memory.KindConvention, memory.TypeProject
+			if ruleOn(ruleInstrSubject) {
+				rule, _ := redactText(st.rule)
+				c.subject = subjectOf(rule)
+			}
 			c.step = steps[k]
 			c.pos = stepPos[steps[k]]
 			for _, l := range st.lines {
@@ -900,6 +905,17 @@ func instructionCandidates(edits []instrEdit, steps []int, later []string, stepP
 	}
 	return out
 }
+
+// ruleInstrSubject names, for ablate (junk.go), the reading of an
+// instruction statement's subject from its rule alone. Every rule of a
+// section carries the same "FILE: lead-in:" prefix (which tells where the
+// rule sits, and stays in the memory's text); counted in the subject, its
+// words made short rules of one section look like restatements of one
+// another (mayRestate: "Avoid using await in loops." restated by "Avoid
+// using the generic `Function` type."). A rule restates another when its
+// own words do; namesAll still reads the whole text, so a rule of another
+// file restates none.
+const ruleInstrSubject = "instrsubject"
 
 // allStated reports whether every line of a statement is in stated.
 func allStated(lines []string, stated map[string]bool) bool {

@@ -1,0 +1,123 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// One rule of an instruction file, one memory. A statement read from an
+// instruction file (instrStatements) is stored as "FILE: lead-in: rule":
+// the lead-in or heading it sits under is written when the edit shows it,
+// and an edit of a few lines shows no lead-in ("FILE: rule"). The same
+// rule of the same file is then stored in two texts, too short to be near
+// duplicates of each other when the rule is short (a lead-in of eight
+// words against a rule of five). Before the similarity test, a new
+// statement of an instruction file is matched by its rule's own text
+// against the project's standing statements of the same file closest to
+// it (sameRuleMemory): the same rule with the lead-in supersedes the
+// version without, and the version without reinforces the one with.
+
+// ruleInstrDedup names, for ablate (junk.go), the dedup of instruction
+// statements by their file and rule text.
+const ruleInstrDedup = "instrdedup"
+
+// instrRuleNeighbours is how many of the project's memories closest to a
+// new instruction statement are read for the same rule: versions of one
+// rule are close, if not near duplicates.
+const instrRuleNeighbours = 5
+
+// instrRuleParts splits a memory text of an instruction file's statement
+// ("CONVENTIONS.md: When writing Markdown files: Bullet lists use ...")
+// into the file's base name, lowercased, and the rest; ok is false for
+// any other text.
+func instrRuleParts(text string) (file, rest string, ok bool) {
+	head, rest, found := strings.Cut(text, ": ")
+	if !found || head == "" || strings.ContainsAny(head, " \t") || !InstructionFile(head) {
+		return "", "", false
+	}
+	return instrKey(head), rest, true
+}
+
+// normRule is a rule's text as versions of it are compared: emphasis and
+// spaces as cleanInstr leaves them, lowercased, no closing punctuation.
+func normRule(s string) string {
+	return strings.TrimRight(strings.ToLower(cleanInstr(s)), ".;:,!")
+}
+
+// sameInstrRule reports whether two memory texts state the same rule of
+// the same instruction file, one with the lead-in it sits under and the
+// other with or without it ("F: rule", "F: lead-in: rule"); fuller says
+// that a holds a lead-in b does not.
+func sameInstrRule(a, b string) (same, fuller bool) {
+	fa, ra, oka := instrRuleParts(a)
+	fb, rb, okb := instrRuleParts(b)
+	if !oka || !okb || fa != fb {
+		return false, false
+	}
+	na, nb := normRule(ra), normRule(rb)
+	switch {
+	case na == nb:
+		return true, false
+	case leadInOf(na, nb):
+		return true, true
+	case leadInOf(nb, na):
+		return true, false
+	}
+	return false, false
+}
+
+// leadInOf reports whether the normalised rule text long is short with a
+// lead-in before it ("lead-in: short"), the lead-in a name for a section
+// (at most maxContextRunes, no sentence ended in it).
+func leadInOf(long, short string) bool {
+	if proseWords(short) < 3 {
+		return false
+	}
+	lead, ok := strings.CutSuffix(long, ": "+short)
+	return ok && lead != "" && runeLen(lead) <= maxContextRunes && !strings.ContainsAny(lead, ".!?")
+}
+
+// sameRuleMemory places m, a statement of an instruction file, when a
+// standing memory of its project among the instrRuleNeighbours closest
+// holds the same rule of the same file (sameInstrRule): m supersedes it
+// when m adds the lead-in, else reinforces it. done says it decided.
+func (p *Pipeline) sameRuleMemory(ctx context.Context, r *run, m memory.Memory) (outcome, memory.Memory, string, bool, error) {
+	if !ruleOn(ruleInstrDedup) || m.Kind != memory.KindConvention {
+		return 0, memory.Memory{}, "", false, nil
+	}
+	if _, _, ok := instrRuleParts(m.Text); !ok {
+		return 0, memory.Memory{}, "", false, nil
+	}
+	near, err := p.store.VectorSearch(ctx, m.Embedding, instrRuleNeighbours, store.Filter{Project: r.ex.Project, Model: m.EmbeddingModel})
+	if err != nil {
+		return 0, memory.Memory{}, "", false, fmt.Errorf("find the same rule: %w", err)
+	}
+	for _, s := range near {
+		if r.setAside(s.ID) {
+			continue
+		}
+		old, err := p.store.Get(ctx, s.ID)
+		if err != nil {
+			return 0, memory.Memory{}, "", false, fmt.Errorf("read the same rule: %w", err)
+		}
+		same, fuller := sameInstrRule(m.Text, old.Text)
+		if !same {
+			continue
+		}
+		if !fuller {
+			_, stored, _, err := p.duplicate(ctx, r, old.ID, outMerged)
+			return outMerged, stored, fmt.Sprintf("the same rule of its file as %s", shortID(old.ID)), true, err
+		}
+		m.Importance = max(m.Importance, old.Importance)
+		out, stored, why, err := p.commit(ctx, r, m, old.ID, fmt.Sprintf("updates %s (the same rule of its file, with the lead-in it sits under)", shortID(old.ID)))
+		if out == outCreated {
+			out = outUpdated
+		}
+		return out, stored, why, true, err
+	}
+	return 0, memory.Memory{}, "", false, nil
+}

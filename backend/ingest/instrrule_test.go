@@ -1,0 +1,90 @@
+package ingest
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSameInstrRule: two texts are one rule of one instruction file when
+// their rules read the same, one of them with the lead-in it sits under;
+// not a rule of another file, another rule of the section, or a rule
+// whose "lead-in" is a sentence.
+func TestSameInstrRule(t *testing.T) {
+	for _, tc := range []struct {
+		a, b         string
+		same, fuller bool
+	}{
+		{"CLAUDE.md: Quote every variable expansion.", "CLAUDE.md: Quote every variable expansion.", true, false},
+		{"CLAUDE.md: When writing shell scripts: Quote every variable expansion.", "CLAUDE.md: Quote every variable expansion.", true, true},
+		{"CLAUDE.md: Quote every variable expansion.", "claude.md: When writing shell scripts: quote every variable  expansion", true, false},
+		{"AGENTS.md: When writing shell scripts: Quote every variable expansion.", "CLAUDE.md: Quote every variable expansion.", false, false},
+		{"CLAUDE.md: When writing shell scripts: Quote every variable expansion.", "CLAUDE.md: When writing shell scripts: Start each script with `set -eu`.", false, false},
+		{"CLAUDE.md: The deploy runs nightly. Then: Quote every variable expansion.", "CLAUDE.md: Quote every variable expansion.", false, false},
+		{"CLAUDE.md: Shell: Use bash.", "CLAUDE.md: Use bash.", false, false}, // too short to be a rule of its own
+		{"Quote every variable expansion.", "Quote every variable expansion.", false, false},
+		{"notes.md: Quote every variable expansion.", "notes.md: Quote every variable expansion.", false, false},
+	} {
+		same, fuller := sameInstrRule(tc.a, tc.b)
+		if same != tc.same || fuller != tc.fuller {
+			t.Errorf("sameInstrRule(%q, %q) = %v, %v; want %v, %v", tc.a, tc.b, same, fuller, tc.same, tc.fuller)
+		}
+	}
+}
+
+const (
+	ruleQuote = "- Quote every variable expansion."
+	ruleSetEu = "- Start each script with `set -eu`."
+	leadShell = "When writing shell scripts:\n\n"
+)
+
+// TestInstrRulesOfOneSection: short rules of one section, which share
+// only the file's name and the lead-in every rule of it is prefixed
+// with, do not restate one another: each is a statement.
+func TestInstrRulesOfOneSection(t *testing.T) {
+	exs := editTurn("s-sec", 1, "add the shell rules", "## Scripts", "## Scripts\n\n"+leadShell+ruleQuote+"\n"+ruleSetEu)
+	kept, dropped := instrKept(t, exs)
+	want := []string{
+		"CLAUDE.md: When writing shell scripts: Quote every variable expansion.",
+		"CLAUDE.md: When writing shell scripts: Start each script with `set -eu`.",
+	}
+	if !slices.Equal(kept, want) {
+		t.Fatalf("kept %q, dropped %q; want %q", kept, dropped, want)
+	}
+}
+
+// TestInstrRuleStoredOnce: the same rule of the same file stated with and
+// without its lead-in (an edit of a few lines does not show the lead-in)
+// stands once, across sessions of the project, in either order: the
+// version with the lead-in stands.
+func TestInstrRuleStoredOnce(t *testing.T) {
+	bare := editTurn("s-bare", 1, "add the quoting rule", "- Use bash for scripts.", "- Use bash for scripts.\n"+ruleQuote)
+	whole := editTurn("s-whole", 1, "add the set -eu rule", leadShell+ruleQuote, leadShell+ruleQuote+"\n"+ruleSetEu)
+	const withLead = "CLAUDE.md: When writing shell scripts: Quote every variable expansion."
+	for name, order := range map[string][][]Turn{
+		"bare first":  {GroupTurns(bare), GroupTurns(whole)},
+		"whole first": {GroupTurns(whole), GroupTurns(bare)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			for _, turns := range order {
+				for _, tn := range turns {
+					if _, _, err := f.p.ProcessTurn(context.Background(), tn, nil, SessionState{Ended: true}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			got := liveTexts(t, f.st)
+			n := 0
+			for _, s := range got {
+				if strings.Contains(s, "Quote every variable expansion") {
+					n++
+				}
+			}
+			if n != 1 || !slices.Contains(got, withLead) {
+				t.Fatalf("store %q: want the quoting rule once, as %q", got, withLead)
+			}
+		})
+	}
+}
