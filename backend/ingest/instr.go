@@ -90,6 +90,7 @@ func InstructionFile(p string) bool {
 type instrEdit struct {
 	file          string
 	before, after []string
+	whole         bool // after is the whole file (a write of it, not an edit of a part)
 }
 
 // added reports, for each line of after, whether the edit added it (its
@@ -997,11 +998,11 @@ func editResults(rs []memory.ToolResult) []memory.ToolResult {
 }
 
 // removesInstr reports whether a turn's edits of instruction files
-// (stepEdits) remove a line: what an earlier turn added from it is then
-// revised.
+// (stepEdits) remove a line, or write a whole file (instrrevise.go): what
+// an earlier turn added from it is then revised.
 func removesInstr(edits []instrEdit) bool {
 	for _, e := range edits {
-		if len(e.removed()) > 0 {
+		if len(e.removed()) > 0 || e.whole && ruleOn(ruleInstrRevise) {
 			return true
 		}
 	}

@@ -220,7 +220,7 @@ func (p *patch) instrEdits() []instrEdit {
 			file = f.moveTo
 		}
 		if f.op != patchDelete && len(f.after) > 0 && InstructionFile(file) {
-			out = append(out, instrEdit{file: file, before: f.before, after: f.after})
+			out = append(out, instrEdit{file: file, before: f.before, after: f.after, whole: f.op == patchAdd})
 		}
 	}
 	return out

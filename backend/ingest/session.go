@@ -612,6 +612,16 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 		*errp = fmt.Errorf("ingest: supersede what turn %d of session %s restates: %w", t.Turn, t.SessionID, err)
 		return
 	}
+	if revises {
+		k, err := p.reviseInstrRules(ctx, t, cands, base, dec) // instrrevise.go: rules an edit took out of their file
+		if err != nil {
+			*errp = fmt.Errorf("ingest: revise the rules turn %d of session %s took out of instruction files: %w", t.Turn, t.SessionID, err)
+			return
+		}
+		if k > 0 {
+			dec.Reason += fmt.Sprintf("; revised %d rules of instruction files", k)
+		}
+	}
 	p.recent.set(t.SessionID, turns)
 }
 
