@@ -96,6 +96,7 @@ func (p *Pipeline) sameRuleMemory(ctx context.Context, r *run, m memory.Memory) 
 	if err != nil {
 		return 0, memory.Memory{}, "", false, fmt.Errorf("find the same rule: %w", err)
 	}
+	var olds []memory.Memory // the neighbours of the same file, nearest first
 	for _, s := range near {
 		if r.setAside(s.ID) {
 			continue
@@ -106,18 +107,65 @@ func (p *Pipeline) sameRuleMemory(ctx context.Context, r *run, m memory.Memory) 
 		}
 		same, fuller := sameInstrRule(m.Text, old.Text)
 		if !same {
+			olds = append(olds, old)
 			continue
 		}
 		if !fuller {
 			_, stored, _, err := p.duplicate(ctx, r, old.ID, outMerged)
 			return outMerged, stored, fmt.Sprintf("the same rule of its file as %s", shortID(old.ID)), true, err
 		}
-		m.Importance = max(m.Importance, old.Importance)
-		out, stored, why, err := p.commit(ctx, r, m, old.ID, fmt.Sprintf("updates %s (the same rule of its file, with the lead-in it sits under)", shortID(old.ID)))
-		if out == outCreated {
-			out = outUpdated
+		return p.newRuleVersion(ctx, r, m, old, "the same rule of its file, with the lead-in it sits under")
+	}
+	if !ruleOn(ruleInstrVersion) {
+		return 0, memory.Memory{}, "", false, nil
+	}
+	for _, old := range olds {
+		if restatesRule(old.Text, m.Text) {
+			return p.newRuleVersion(ctx, r, m, old, "the file's rule as it reads now")
 		}
-		return out, stored, why, true, err
 	}
 	return 0, memory.Memory{}, "", false, nil
+}
+
+// newRuleVersion stores m as the new version of old, which it supersedes.
+func (p *Pipeline) newRuleVersion(ctx context.Context, r *run, m, old memory.Memory, what string) (outcome, memory.Memory, string, bool, error) {
+	m.Importance = max(m.Importance, old.Importance)
+	out, stored, why, err := p.commit(ctx, r, m, old.ID, fmt.Sprintf("updates %s (%s)", shortID(old.ID), what))
+	if out == outCreated {
+		out = outUpdated
+	}
+	return out, stored, why, true, err
+}
+
+// ruleInstrVersion names, for ablate (junk.go), the supersession of an
+// instruction statement by a later statement of its file that restates
+// its rule.
+const ruleInstrVersion = "instrversion"
+
+// restatesRule reports whether the instruction statement b, stored after
+// a, restates a's rule (the restatement test of one turn, dropRestated,
+// on the rules' own words: mayRestate, namesAll, statesRules): a later
+// edit of the file shows the rule as the file says it now ("Write
+// comprehensive TSDoc comments ..., TSDoc variant" after "Write
+// comprehensive JSDoc comments ..."), whichever session stored a. Both
+// must be statements of the same file.
+func restatesRule(a, b string) bool {
+	fa, ra, oka := instrRuleParts(a)
+	fb, rb, okb := instrRuleParts(b)
+	if !oka || !okb || fa != fb {
+		return false
+	}
+	ca := Candidate{Text: a, Origin: OriginInstruction, Class: ClassInstruction, Keep: true, subject: subjectOf(ruleOnly(ra))}
+	cb := Candidate{Text: b, Origin: OriginInstruction, Class: ClassInstruction, Keep: true, subject: subjectOf(ruleOnly(rb))}
+	return mayRestate(ca, cb) && namesAll(lower(b), namedTokens(a)) && statesRules(a, b) && asCertain(ca, cb)
+}
+
+// ruleOnly is a stored statement's text after its file's name without
+// the lead-in it may open with ("When writing Markdown files: ..."): a
+// name for a section (leadInOf) before ": ".
+func ruleOnly(rest string) string {
+	if lead, rule, ok := strings.Cut(rest, ": "); ok && leadInOf(normRule(rest), normRule(rule)) && lead != "" {
+		return rule
+	}
+	return rest
 }

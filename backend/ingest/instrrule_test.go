@@ -88,3 +88,49 @@ func TestInstrRuleStoredOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestRestatesRule: a later statement of the same instruction file
+// restates an earlier one's rule when its own words do (the restatement
+// test on the rules without the file's name and lead-in); not a rule of
+// another file, another rule of the section, or one that leaves out a
+// name the earlier one holds.
+func TestRestatesRule(t *testing.T) {
+	const vet = "CLAUDE.md: Run `go vet` and `staticcheck` on every package before pushing."
+	for _, tc := range []struct {
+		name, a, b string
+		want       bool
+	}{
+		{"new version under its lead-in", vet, "CLAUDE.md: When writing Go: Run `go vet` and `staticcheck` on every changed package before pushing; CI runs both.", true},
+		{"another file", vet, "AGENTS.md: When writing Go: Run `go vet` and `staticcheck` on every changed package before pushing; CI runs both.", false},
+		{"a name left out", vet, "CLAUDE.md: When writing Go: Run `go vet` on every changed package before pushing.", false},
+		{"another rule of the section", "CLAUDE.md: When writing Go: Wrap every returned error with context.", "CLAUDE.md: When writing Go: Name every exported function in its doc comment.", false},
+		{"no instruction statement", "Run `go vet` and `staticcheck` on every package before pushing.", "Run `go vet` and `staticcheck` on every package before pushing, always.", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := restatesRule(tc.a, tc.b); got != tc.want {
+				t.Fatalf("restatesRule(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestInstrRuleNewVersion: a later session's edit of the file that shows
+// a rule in a new version (here, one the user rewrote outside the
+// sessions, under its lead-in) supersedes the version an earlier session
+// stored.
+func TestInstrRuleNewVersion(t *testing.T) {
+	const (
+		oldRule = "- Run `go vet` and `staticcheck` on every package before pushing."
+		newRule = "- Run `go vet` and `staticcheck` on every changed package before pushing; CI runs both."
+	)
+	turns := append(GroupTurns(editTurn("s-v1", 1, "add the vet rule", "- Use bash for scripts.", "- Use bash for scripts.\n"+oldRule)),
+		GroupTurns(editTurn("s-v2", 1, "add the error rule", "When writing Go:\n\n"+newRule, "When writing Go:\n\n"+newRule+"\n- Wrap every returned error with context."))...)
+	batch, live, _, got := replayBoth(t, turns)
+	for _, f := range []*fixture{batch, live} {
+		old := findMemory(t, f.st, "on every package", true)
+		next := findMemory(t, f.st, "on every changed package", false)
+		if old.ID == "" || next.ID == "" || old.SupersededBy != next.ID {
+			t.Fatalf("store %q: the old vet rule %q superseded by %q, want by %q (%q)", got, old.Text, old.SupersededBy, next.ID, next.Text)
+		}
+	}
+}
