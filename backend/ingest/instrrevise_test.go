@@ -106,6 +106,23 @@ func TestInstrRuleRevisedAcrossSessions(t *testing.T) {
 	}
 }
 
+// TestInstrRuleRevisedInItsProject: an edit of a file of the same name
+// in another project, or in a session of no project, revises no rule of
+// this one.
+func TestInstrRuleRevisedInItsProject(t *testing.T) {
+	first := editTurn("s-1", 1, "record the setup rules", "## Setup", "## Setup\n"+ruleYarn+"\n"+ruleLint)
+	for _, project := range []string{"kv", ""} {
+		later := editTurn("s-2", 1, "we moved to pnpm", ruleYarn, rulePnpm)
+		for i := range later {
+			later[i].Project = project
+		}
+		_, _, _, got := replayBoth(t, append(GroupTurns(first), GroupTurns(later)...))
+		if !slices.Contains(got, "CLAUDE.md: Setup: Install packages with `yarn`; the lockfile is `yarn.lock` and CI rejects `package-lock.json`.") {
+			t.Errorf("project %q: store %q: want the yarn rule of project shop standing", project, got)
+		}
+	}
+}
+
 // findMemory returns the memory of the store whose text holds part,
 // superseded ones too when all; none when there is none.
 func findMemory(t *testing.T, st *store.Store, part string, all bool) memory.Memory {

@@ -105,6 +105,9 @@ func (p *Pipeline) sameRuleMemory(ctx context.Context, r *run, m memory.Memory) 
 		if err != nil {
 			return 0, memory.Memory{}, "", false, fmt.Errorf("read the same rule: %w", err)
 		}
+		if old.Project != r.ex.Project {
+			continue // the filter's "" project is every project; a file is one project's
+		}
 		same, fuller := sameInstrRule(m.Text, old.Text)
 		if !same {
 			olds = append(olds, old)

@@ -89,6 +89,28 @@ func TestInstrRuleStoredOnce(t *testing.T) {
 	}
 }
 
+// TestInstrRuleOfItsProject: the same rule in a file of another project,
+// or of a session of no project, is another memory.
+func TestInstrRuleOfItsProject(t *testing.T) {
+	for _, project := range []string{"kv", ""} {
+		bare := editTurn("s-bare", 1, "add the quoting rule", "- Use bash for scripts.", "- Use bash for scripts.\n"+ruleQuote)
+		whole := editTurn("s-whole", 1, "add the set -eu rule", leadShell+ruleQuote, leadShell+ruleQuote+"\n"+ruleSetEu)
+		for i := range whole {
+			whole[i].Project = project
+		}
+		f := newFixture(t, nil)
+		for _, tn := range append(GroupTurns(bare), GroupTurns(whole)...) {
+			if _, _, err := f.p.ProcessTurn(context.Background(), tn, nil, SessionState{Ended: true}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := liveTexts(t, f.st)
+		if !slices.Contains(got, "CLAUDE.md: Quote every variable expansion.") || !slices.Contains(got, "CLAUDE.md: When writing shell scripts: Quote every variable expansion.") {
+			t.Errorf("project %q: store %q: want the rule of each project", project, got)
+		}
+	}
+}
+
 // TestRestatesRule: a later statement of the same instruction file
 // restates an earlier one's rule when its own words do (the restatement
 // test on the rules without the file's name and lead-in); not a rule of
