@@ -304,6 +304,9 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte(`{"format":"memtray-export","version":1,"embedding_model":"m","dim":2,"count":0,"exported_at":"2025-01-01T00:00:00Z"}` + "\n" + `{"end":true,"count":0}` + "\n"))
 	f.Add([]byte(`{"format":"memtray-export","version":1,"embedding_model":"m","dim":2,"count":1,"exported_at":"2025-01-01T00:00:00Z"}` + "\n" +
 		`{"id":"a","text":"hello","embedding":[0.6,0.8],"kind":"fact"}` + "\n" + `{"end":true,"count":1}` + "\n"))
+	f.Add([]byte(`{"format":"memtray-export","version":2,"embedding_model":"m","dim":2,"count":2,"exported_at":"2025-01-01T00:00:00Z","without_vector":1}` + "\n" +
+		`{"id":"a","text":"hello","embedding":[0.6,0.8],"kind":"fact"}` + "\n" + `{"id":"b","text":"world","kind":"fact","embedding_damaged":true}` + "\n" +
+		`{"end":true,"count":2}` + "\n"))
 	f.Add([]byte("{\"end\":true}\n"))
 	f.Add([]byte("\xff\xfe\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -318,17 +321,26 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("accepted %d records, header says %d", len(ef.Records), ef.Header.Count)
 		}
 		seen := map[string]bool{}
+		without := 0 // records without their vector: as many as the header counts
 		for _, m := range ef.Records {
 			if err := m.Validate(); err != nil {
 				t.Fatalf("accepted invalid record: %v", err)
 			}
-			if len(m.Embedding) != ef.Header.Dim || m.EmbeddingModel != ef.Header.EmbeddingModel {
+			if len(m.Embedding) == 0 {
+				without++
+			} else if len(m.Embedding) != ef.Header.Dim {
 				t.Fatal("accepted a record of another shape")
+			}
+			if m.EmbeddingModel != ef.Header.EmbeddingModel {
+				t.Fatal("accepted a record of another model")
 			}
 			if m.ID != "" && seen[m.ID] {
 				t.Fatal("accepted duplicate ids")
 			}
 			seen[m.ID] = true
+		}
+		if without != ef.Header.WithoutVector || (without > 0 && ef.Header.Version < 2) {
+			t.Fatalf("accepted %d records without a vector, header (version %d) counts %d", without, ef.Header.Version, ef.Header.WithoutVector)
 		}
 	})
 }
