@@ -389,9 +389,10 @@ const damagedVectorMarker = " a damaged vector"
 // vector is damaged (a NaN or Inf component, or not dim numbers long):
 // they are listed, read and found by their words, never by vector, until
 // their text is embedded anew. The daemon does that at start with its
-// embedder (RepairVectors); `memtray reindex` does it too (it embeds
-// every memory's text with the configured model and replaces every
-// vector); `memtray doctor` names each record. "" when there are none.
+// embedder (RepairVectors); `memtray doctor --reembed-damaged` does it
+// with memtray quit, and `memtray reindex` too (it embeds every memory's
+// text with the configured model and replaces every vector); `memtray
+// doctor` names each record. "" when there are none.
 func damagedVectorWarning(ids []string, dim int) string {
 	if len(ids) == 0 {
 		return ""
@@ -407,7 +408,7 @@ func damagedVectorWarning(ids []string, dim int) string {
 	}
 	return fmt.Sprintf("%d %s (NaN or Inf, or not %d numbers long: %s): they are found by their words only, never by vector, "+
 		"until they are embedded anew: memtray's daemon does it when it starts and its embedder answers, "+
-		"`memtray reindex` embeds every memory anew (`memtray doctor` names each)", len(ids), noun, dim, some)
+		"or, with memtray quit, `memtray doctor --reembed-damaged`, which names each (`memtray reindex` embeds every memory anew)", len(ids), noun, dim, some)
 }
 
 // indexVector indexes vec as id's vector after a write (s.mu held) and
