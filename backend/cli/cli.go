@@ -82,7 +82,7 @@ func init() {
 		{"trash", "[restore ID... | purge ID... | purge --all]", "list what was deleted, or pruned or merged away by the steward; restore it, or delete it for good", runTrash},
 		{"team", "init|status|push [--all]|pull|member add [--admin] ROLE|member remove ROLE|member list [--json]", "team memory on PostgreSQL: connect and migrate, show the sync state, push or pull now, change the members (admins)", runTeam},
 		{"scope", "ID team|personal", "share a memory with the team, or keep it on this machine", runScope},
-		{"doctor", "[--json] [--salvage | --rebuild-index]", "check the store for damage without changing it (exit 1 on damage); --salvage copies every readable record into a new store, --rebuild-index rebuilds the text index", runDoctor},
+		{"doctor", "[--json] [--salvage | --rebuild-index | --reembed-damaged]", "check the store for damage without changing it (exit 1 on damage); --salvage copies every readable record into a new store, --rebuild-index rebuilds the text index, --reembed-damaged embeds anew the memories whose vector is damaged", runDoctor},
 		{"autostart", "[on|off|status]", "start memtray (in the tray) at login", runAutostart},
 		{"version", "[--json]", "print the version, commit, build date, Go version and platform", runVersion},
 	}

@@ -418,11 +418,18 @@ func runExport(env *Env, args []string) error {
 	}
 	return c.with(env, func(svc httpapi.Services) error {
 		if len(pos) == 0 || pos[0] == "-" {
-			bw := bufio.NewWriter(env.Stdout)
+			tap := &store.ExportHeaderTap{W: env.Stdout}
+			bw := bufio.NewWriter(tap)
 			if err := svc.Memories.Export(env.Ctx, bw); err != nil {
 				return err
 			}
-			return bw.Flush()
+			if err := bw.Flush(); err != nil {
+				return err
+			}
+			if h, ok := tap.Header(); ok && h.WithoutVector > 0 {
+				fmt.Fprintln(env.Stderr, withoutVectorNote(h.WithoutVector))
+			}
+			return nil
 		}
 		// Write beside the target and rename, so a failed export never leaves a
 		// half file under the name the user asked for.
@@ -432,7 +439,8 @@ func runExport(env *Env, args []string) error {
 			return fmt.Errorf("create %s: %w", path, err)
 		}
 		defer os.Remove(tmp.Name())
-		bw := bufio.NewWriter(tmp)
+		tap := &store.ExportHeaderTap{W: tmp}
+		bw := bufio.NewWriter(tap)
 		if err := svc.Memories.Export(env.Ctx, bw); err != nil {
 			tmp.Close()
 			return err
@@ -452,8 +460,22 @@ func runExport(env *Env, args []string) error {
 			return fmt.Errorf("write %s: %w", path, err)
 		}
 		fmt.Fprintf(env.Stderr, "exported %d memories to %s\n", n, path)
+		if h, ok := tap.Header(); ok && h.WithoutVector > 0 {
+			fmt.Fprintln(env.Stderr, withoutVectorNote(h.WithoutVector))
+		}
 		return nil
 	})
+}
+
+// withoutVectorNote says that an export holds n memories without their
+// vector, why, and what makes them whole.
+func withoutVectorNote(n int) string {
+	noun, its := "memories were", "their"
+	if n == 1 {
+		noun, its = "memory was", "its"
+	}
+	return fmt.Sprintf("%d %s written without %s vector, damaged in this store: `memtray import` embeds %s text anew "+
+		"(here, memtray's daemon does at its next start, or `memtray doctor --reembed-damaged` with memtray quit)", n, noun, its, its)
 }
 
 // exportCount reads the memory count in the header of the memtray export
@@ -518,6 +540,9 @@ func runImport(env *Env, args []string) error {
 		masked := ""
 		if rep.Rewritten > 0 {
 			masked = fmt.Sprintf(", %d with secrets masked", rep.Rewritten)
+		}
+		if rep.WithoutVector > 0 {
+			masked += fmt.Sprintf(", %d exported without their damaged vector and embedded anew", rep.WithoutVector)
 		}
 		fmt.Fprintf(env.Stdout, "imported %d of %d memories (%d duplicates skipped, %d re-embedded%s)\n",
 			rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded, masked)

@@ -14,14 +14,15 @@ import (
 )
 
 // runDoctor is `memtray doctor`: it checks the store (store.Check) and
-// says what it found, exiting 1 on damage; --rebuild-index and --salvage
-// are the repairs, each run only when asked. The store must be closed:
-// the doctor reads its files, not a daemon's answers.
+// says what it found, exiting 1 on damage; --rebuild-index, --salvage and
+// --reembed-damaged are the repairs, each run only when asked. The store
+// must be closed: the doctor reads its files, not a daemon's answers.
 func runDoctor(env *Env, args []string) error {
 	var c common
 	fs := newFlags("doctor", env, &c, true)
 	salvage := fs.Bool("salvage", false, "copy every record that can still be read into a new store; the damaged records file is kept beside it, renamed")
 	rebuild := fs.Bool("rebuild-index", false, "rebuild the text (BM25) index from the records")
+	reembed := fs.Bool("reembed-damaged", false, "embed anew, with the configured embedder, the memories whose stored vector is damaged (NaN or Inf, or the wrong length)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -31,6 +32,9 @@ func runDoctor(env *Env, args []string) error {
 	}
 	if *salvage && *rebuild {
 		return usagef("--salvage rebuilds the text index too: give one of them")
+	}
+	if *reembed && (*salvage || *rebuild) {
+		return usagef("--reembed-damaged is a repair of its own (a salvage embeds damaged vectors anew too): give one repair at a time")
 	}
 	cfg, err := c.load()
 	if err != nil {
@@ -52,6 +56,22 @@ func runDoctor(env *Env, args []string) error {
 			return printJSON(env.Stdout, rep)
 		}
 		printSalvage(env.Stdout, rep)
+		return nil
+	case *reembed:
+		n, model, err := store.RepairDamagedVectors(env.Ctx, dir, func(ctx context.Context, model string) (memory.Embedder, error) {
+			return embed.ForModel(ctx, cfg.Embedder, model)
+		})
+		if err != nil {
+			return err
+		}
+		if c.json {
+			return printJSON(env.Stdout, map[string]any{"reembedded": n, "model": model})
+		}
+		if n == 0 {
+			fmt.Fprintln(env.Stdout, "no memory has a damaged vector: nothing to embed")
+			return nil
+		}
+		fmt.Fprintf(env.Stdout, "embedded anew with %s: %d memories whose stored vector was damaged (found by vector again)\n", model, n)
 		return nil
 	case *rebuild:
 		n, err := store.RebuildTextIndex(env.Ctx, dir)
@@ -109,13 +129,17 @@ func printCheck(w io.Writer, r *store.CheckReport) {
 		fixes[p.Fix] = true
 	}
 	var todo []string
-	for _, f := range []string{"memtray doctor --salvage", "memtray doctor --rebuild-index", "memtray reindex"} {
+	for _, f := range []string{"memtray doctor --salvage", "memtray doctor --rebuild-index", "memtray doctor --reembed-damaged"} {
 		if fixes[f] {
 			todo = append(todo, "`"+f+"`")
 		}
 	}
 	if len(todo) > 0 {
-		fmt.Fprintf(w, "\nto repair: %s (quit memtray first; nothing is deleted: a damaged records file is kept beside the new one)\n", strings.Join(todo, ", then "))
+		note := "quit memtray first"
+		if fixes["memtray doctor --salvage"] {
+			note += "; nothing is deleted: a damaged records file is kept beside the new one"
+		}
+		fmt.Fprintf(w, "\nto repair: %s (%s)\n", strings.Join(todo, ", then "), note)
 	}
 }
 

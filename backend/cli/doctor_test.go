@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +70,11 @@ func TestDoctor(t *testing.T) {
 				}
 			}
 		}, "text index (BM25) cannot be read", "--rebuild-index", n},
+		// At 914b286 the doctor called such a record unreadable, to
+		// salvage, and had no repair of its own.
+		{"a memory's vector is NaN", func(t *testing.T, dir string) {
+			nanVectorInFile(t, filepath.Join(dir, "memtray.db"), "Worker 0 retries")
+		}, "1 records have a damaged vector", "--reembed-damaged", n},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,6 +106,9 @@ func TestDoctor(t *testing.T) {
 			if tc.repair == "--salvage" && (!strings.Contains(out, "salvaged:") || !strings.Contains(out, "lost:") || !strings.Contains(out, ".damaged-")) {
 				t.Errorf("salvage does not say what it saved, lost and kept:\n%s", out)
 			}
+			if tc.repair == "--reembed-damaged" && !strings.Contains(out, ": 1 memories whose stored vector was damaged") {
+				t.Errorf("--reembed-damaged does not say how many it embedded:\n%s", out)
+			}
 			if code, out, errs := run(t, ctx, "", "doctor", dd); code != 0 {
 				t.Errorf("doctor after %s: exit %d\n%s%s", tc.repair, code, out, errs)
 			}
@@ -113,11 +124,50 @@ func TestDoctor(t *testing.T) {
 	}
 }
 
+// nanVectorInFile writes NaN over the first number of the vector of the
+// record whose text holds needle, in the records file at path: in every
+// copy of the record the file holds (freed pages keep older ones), each
+// found as its JSON (which the vector follows) around needle.
+func nanVectorInFile(t *testing.T, path, needle string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for at := 0; ; {
+		i := bytes.Index(b[at:], []byte(needle))
+		if i < 0 {
+			break
+		}
+		i += at
+		at = i + len(needle)
+		start := bytes.LastIndex(b[:i], []byte(`{"id":"`))
+		if start < 0 {
+			continue
+		}
+		dec := json.NewDecoder(bytes.NewReader(b[start:]))
+		var raw json.RawMessage
+		if dec.Decode(&raw) != nil {
+			continue
+		}
+		end := start + int(dec.InputOffset())
+		binary.LittleEndian.PutUint32(b[end:], math.Float32bits(float32(math.NaN())))
+		n++
+	}
+	if n == 0 {
+		t.Fatalf("no record holding %q in %s", needle, path)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestDoctorUsage: the repairs are one at a time, and the doctor takes no
 // arguments.
 func TestDoctorUsage(t *testing.T) {
 	dir := isolate(t)
-	for _, args := range [][]string{{"doctor", "--salvage", "--rebuild-index"}, {"doctor", "now"}} {
+	for _, args := range [][]string{{"doctor", "--salvage", "--rebuild-index"}, {"doctor", "--reembed-damaged", "--salvage"}, {"doctor", "now"}} {
 		if code, _, errs := run(t, context.Background(), "", append(args, "--data-dir", dir)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s", args, code, errs)
 		}

@@ -129,6 +129,10 @@ type ImportReport struct {
 	Imported   int `json:"imported"`
 	Duplicates int `json:"duplicates"` // skipped: same content hash already stored
 	Reembedded int `json:"reembedded"`
+	// WithoutVector counts the imported records the file held without
+	// their vector (exported when it was damaged), embedded anew (counted
+	// in Reembedded too).
+	WithoutVector int `json:"without_vector,omitempty"`
 	// Rewritten counts the records whose text ImportOptions.Rewrite
 	// changed (secrets masked), re-embedded when imported.
 	Rewritten int `json:"rewritten"`

@@ -193,7 +193,9 @@ func (s *Store) planBatch(b Batch) (*batchPlan, error) {
 		if m.Type == "" {
 			m.Type = memory.TypeProject
 		}
-		if err := s.checkFields(&m); err != nil {
+		// The vector is checked against the stored record's (checkRewrite)
+		// once the transaction has read it: loadPutOlds.
+		if err := s.checkAllButVector(&m); err != nil {
 			return nil, fmt.Errorf("put %s: %w", m.ID, err)
 		}
 		m.ContentHash = memory.ContentHash(m.Text)
@@ -299,15 +301,22 @@ func (p *batchPlan) loadPutOlds(bk batchBuckets) ([]memory.Memory, []recHeader, 
 	oheads := make([]recHeader, len(p.puts))
 	for i := range p.puts {
 		v := bk.recs.Get([]byte(p.puts[i].ID))
+		var old *memory.Memory
+		if v != nil {
+			var err error
+			oheads[i], olds[i], err = decodeRecord(v)
+			if err != nil {
+				return nil, nil, fmt.Errorf("record %s: %w", p.puts[i].ID, err)
+			}
+			old = &olds[i]
+		}
+		if err := p.s.checkRewrite(&p.puts[i], old); err != nil {
+			return nil, nil, fmt.Errorf("put %s: %w", p.puts[i].ID, err)
+		}
 		if v == nil {
 			return nil, nil, fmt.Errorf("put %s: %w", p.puts[i].ID, memory.ErrNotFound)
 		}
-		var err error
-		oheads[i], olds[i], err = decodeRecord(v)
-		if err != nil {
-			return nil, nil, fmt.Errorf("record %s: %w", p.puts[i].ID, err)
-		}
-		if p.puts[i].ContentHash != olds[i].ContentHash && slices.Equal(p.puts[i].Embedding, olds[i].Embedding) {
+		if p.puts[i].ContentHash != olds[i].ContentHash && sameVector(p.puts[i].Embedding, olds[i].Embedding) {
 			return nil, nil, fmt.Errorf("put %s: %w", p.puts[i].ID, &memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}})
 		}
 	}
@@ -344,10 +353,11 @@ func (p *batchPlan) loadRestored(bk batchBuckets) error {
 		if err != nil {
 			return fmt.Errorf("trash entry %s: %w", id, err)
 		}
+		stored := m // as trashed: a damaged vector comes back as it went (checkRewrite)
 		if v, ok := p.b.RestoreEmbeddings[id]; ok {
 			m.Embedding, m.EmbeddingModel = v, ""
 		}
-		if err := p.s.checkFields(&m); err != nil {
+		if err := p.s.checkRewrite(&m, &stored); err != nil {
 			return fmt.Errorf("restore %s (trashed before a change of embedding model?): %w", id, err)
 		}
 		if bk.recs.Get([]byte(id)) != nil {
@@ -366,7 +376,7 @@ func (p *batchPlan) writePuts(tx *bolt.Tx, bk batchBuckets, olds []memory.Memory
 		m, om, oh := &p.puts[i], &olds[i], oheads[i]
 		st := &p.putState[i]
 		st.textChanged = m.Text != om.Text || m.Project != om.Project || m.Kind != om.Kind || m.Source != om.Source
-		st.vecChanged = !slices.Equal(m.Embedding, om.Embedding)
+		st.vecChanged = !sameVector(m.Embedding, om.Embedding)
 		st.h = recHeader{seq: p.seq, tseq: oh.tseq, ord: oh.ord}
 		if st.textChanged {
 			st.h.tseq = p.seq
@@ -468,7 +478,7 @@ func (s *Store) applyInMemory(p *batchPlan) ([]textPut, []string) {
 		e := entryFromMemory(st.h, m, s.intern)
 		s.setEntry(m.ID, e)
 		if st.vecChanged {
-			s.vec.add(m.ID, m.Embedding, e)
+			s.indexVector(m.ID, m.Embedding, e)
 		} else {
 			s.vec.setMeta(m.ID, e)
 		}
@@ -478,14 +488,14 @@ func (s *Store) applyInMemory(p *batchPlan) ([]textPut, []string) {
 	}
 	for _, t := range p.b.Trash {
 		s.dropEntry(t.ID)
-		s.vec.remove(t.ID)
+		s.unindexVector(t.ID)
 		tdels = append(tdels, t.ID)
 	}
 	for i := range p.restored {
 		m := &p.restored[i]
 		e := entryFromMemory(p.rheads[i], m, s.intern)
 		s.setEntry(m.ID, e)
-		s.vec.add(m.ID, m.Embedding, e)
+		s.indexVector(m.ID, m.Embedding, e)
 		tputs = append(tputs, textPut{m: m, tseq: p.rheads[i].tseq})
 	}
 	return tputs, tdels

@@ -240,6 +240,12 @@ func checkVector(v []float32, dim int) error {
 	return nil
 }
 
+// SoundVector reports whether v is a vector a store of dimension dim
+// accepts: dim numbers, none NaN or Inf. A stored vector that is not (a
+// damaged one, kept by writes until it is embedded anew) must not be
+// copied anywhere else.
+func SoundVector(v []float32, dim int) bool { return checkVector(v, dim) == nil }
+
 // isZero reports whether every component of v is zero.
 func isZero(v []float32) bool {
 	for _, f := range v {

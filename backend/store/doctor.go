@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -121,7 +122,9 @@ type Problem struct {
 const (
 	fixSalvage = "memtray doctor --salvage"
 	fixText    = "memtray doctor --rebuild-index"
-	fixReindex = "memtray reindex"
+	// fixVectors embeds anew the records whose stored vector is damaged
+	// (RepairDamagedVectors), what the daemon does at start.
+	fixVectors = "memtray doctor --reembed-damaged"
 	fixNone    = "none needed"
 )
 
@@ -253,7 +256,7 @@ func (c *checker) checkRecords(ctx context.Context, recs *bolt.Bucket) error {
 	r := c.r
 	c.recs = map[string]uint64{}
 	probe := Store{model: r.Model, dim: r.Dim}
-	var wrongDim int
+	var damaged []string // records whose vector is damaged
 	cur := recs.Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		if len(c.recs)%4096 == 0 && ctx.Err() != nil {
@@ -263,14 +266,15 @@ func (c *checker) checkRecords(ctx context.Context, recs *bolt.Bucket) error {
 		if err == nil && m.ID != string(k) {
 			err = fmt.Errorf("it holds the id %q", m.ID)
 		}
-		if err == nil && len(m.Embedding) != r.Dim {
-			wrongDim++
-			m.Embedding = nil
-			err = m.Validate()
-		} else if err == nil {
-			if err = probe.checkFields(&m); err == nil {
-				r.Vectors++
-			}
+		if err == nil {
+			err = probe.checkAllButVector(&m)
+		}
+		switch {
+		case err != nil:
+		case checkVector(m.Embedding, r.Dim) != nil:
+			damaged = append(damaged, string(k))
+		default:
+			r.Vectors++
 		}
 		if err != nil {
 			if r.Unreadable++; r.Unreadable <= maxListed {
@@ -284,11 +288,26 @@ func (c *checker) checkRecords(ctx context.Context, recs *bolt.Bucket) error {
 	if r.Unreadable > maxListed {
 		r.damage("records", fmt.Sprintf("%d more records cannot be read", r.Unreadable-maxListed), fixSalvage)
 	}
-	if wrongDim > 0 {
-		r.damage("vectors", fmt.Sprintf("%d records have no vector of the store's %d dimensions: vector search leaves them out", wrongDim, r.Dim), fixReindex)
+	if len(damaged) > 0 {
+		r.damage("vectors", damagedVectorProblem(damaged, r.Dim), fixVectors)
 	}
 	r.note("vector index: rebuilt from the records at every start; it holds %d of %d records", r.Vectors, r.Records+r.Unreadable)
 	return nil
+}
+
+// damagedVectorProblem says what the records ids, whose stored vector is
+// damaged, are to memtray now and what repairs them.
+func damagedVectorProblem(ids []string, dim int) string {
+	named := make([]string, 0, min(len(ids), maxListed))
+	for _, id := range ids[:min(len(ids), maxListed)] {
+		named = append(named, clipID(id))
+	}
+	if len(ids) > maxListed {
+		named = append(named, "…")
+	}
+	return fmt.Sprintf("%d records have a damaged vector (NaN or Inf, or not %d numbers long: %s): they are read, listed and found by "+
+		"their words, never by vector; memtray's daemon embeds them anew when it starts and its embedder answers, "+
+		"and an export writes them without it (an import embeds them anew)", len(ids), dim, strings.Join(named, ", "))
 }
 
 // checkIndexes decodes the buckets that index the records (content

@@ -20,9 +20,24 @@ import (
 //	{"format":"memtray-export","version":1,"embedding_model":M,"dim":D,"count":N,"exported_at":T}
 //	{memory.Memory with its embedding}   N lines
 //	{"end":true,"count":N}
+//
+// Version 2 is the same with, in the header, "without_vector":K (K > 0),
+// and K of the record lines without "embedding" and with
+// "embedding_damaged":true: records whose stored vector was damaged (NaN
+// or Inf, or not D numbers: JSON cannot spell the first and the second
+// is no vector of the model), written without it so that a backup never
+// fails for one record. Import embeds their text anew. Export writes
+// version 1 when every record has its vector, so that a build that reads
+// only version 1 reads it; such a build refuses a version 2 file as a
+// newer format rather than misreading it.
 const (
-	ExportFormat  = "memtray-export"
-	ExportVersion = 1
+	ExportFormat = "memtray-export"
+	// ExportVersion is the newest export version this build reads and
+	// writes (see exportVersionAllVectors).
+	ExportVersion = 2
+	// exportVersionAllVectors is the version of an export whose every
+	// record has its vector.
+	exportVersionAllVectors = 1
 	// MaxExportLine bounds one line of an export stream.
 	MaxExportLine = 1 << 20
 	// importBatch is the number of records Import writes per transaction.
@@ -39,6 +54,15 @@ type ExportHeader struct {
 	Dim            int       `json:"dim"`
 	Count          int       `json:"count"`
 	ExportedAt     time.Time `json:"exported_at"`
+	// WithoutVector counts the records written without their vector
+	// (version 2: see the format).
+	WithoutVector int `json:"without_vector,omitempty"`
+}
+
+// exportRecord is a record line written without its damaged vector.
+type exportRecord struct {
+	*memory.Memory
+	EmbeddingDamaged bool `json:"embedding_damaged"`
 }
 
 // exportTrailer is the last line: it tells a complete stream from a truncated one.
@@ -49,7 +73,9 @@ type exportTrailer struct {
 
 // Export writes every memory, in insertion order and with its embedding,
 // as one versioned JSONL stream (see ExportFormat), from one consistent
-// snapshot of the store.
+// snapshot of the store. A record whose stored vector is damaged is
+// written without it, marked, and counted in the header (version 2): one
+// damaged record never fails a backup.
 // Records in the trash (see Trash) are not exported.
 func (s *Store) Export(ctx context.Context, w io.Writer) error {
 	if err := s.checkOpen(); err != nil {
@@ -59,8 +85,16 @@ func (s *Store) Export(ctx context.Context, w io.Writer) error {
 	err := s.view(func(tx *bolt.Tx) error {
 		meta, recs, order := tx.Bucket(bucketMeta), tx.Bucket(bucketRecs), tx.Bucket(bucketOrder)
 		count := recs.Stats().KeyN
-		hdr := ExportHeader{Format: ExportFormat, Version: ExportVersion, EmbeddingModel: string(meta.Get(keyModel)),
-			Dim: int(getU64(meta.Get(keyDim))), Count: count, ExportedAt: s.now().UTC()}
+		dim := int(getU64(meta.Get(keyDim)))
+		hdr := ExportHeader{Format: ExportFormat, Version: exportVersionAllVectors, EmbeddingModel: string(meta.Get(keyModel)),
+			Dim: dim, Count: count, ExportedAt: s.now().UTC()}
+		damaged, err := countDamagedVectors(ctx, recs, dim)
+		if err != nil {
+			return err
+		}
+		if damaged > 0 {
+			hdr.Version, hdr.WithoutVector = ExportVersion, damaged
+		}
 		if err := writeJSONLine(bw, hdr); err != nil {
 			return err
 		}
@@ -80,8 +114,13 @@ func (s *Store) Export(ctx context.Context, w io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("record %s: %w", id, err)
 			}
-			if err := writeJSONLine(bw, &m); err != nil {
-				return err
+			var line any = &m
+			if checkVector(m.Embedding, dim) != nil {
+				m.Embedding = nil
+				line = exportRecord{Memory: &m, EmbeddingDamaged: true}
+			}
+			if err := writeJSONLine(bw, line); err != nil {
+				return fmt.Errorf("record %s: %w", id, err)
 			}
 			n++
 		}
@@ -99,6 +138,26 @@ func (s *Store) Export(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
+// countDamagedVectors counts the records of recs whose packed vector is
+// damaged for dimension dim (see packedState), without decoding them.
+func countDamagedVectors(ctx context.Context, recs *bolt.Bucket, dim int) (int, error) {
+	n, i := 0, 0
+	err := recs.ForEach(func(k, v []byte) error {
+		if i++; i%4096 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		_, _, packed, err := splitRecord(v, nil)
+		if err != nil {
+			return fmt.Errorf("record %s: %w", k, err)
+		}
+		if packedState(packed, dim) == vecDamaged {
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
 func writeJSONLine(w *bufio.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -110,6 +169,41 @@ func writeJSONLine(w *bufio.Writer, v any) error {
 	return w.WriteByte('\n')
 }
 
+// ExportHeaderTap passes an export stream through to W and keeps its
+// first line, the header, for a caller that streams an export and then
+// reports on it (ExportHeader.WithoutVector).
+type ExportHeaderTap struct {
+	W    io.Writer
+	head []byte
+	done bool // the first line ended (or outgrew MaxExportLine)
+}
+
+// Write writes p to W, keeping what belongs to the first line.
+func (t *ExportHeaderTap) Write(p []byte) (int, error) {
+	if !t.done {
+		line := p
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			line, t.done = p[:i], true
+		}
+		if len(t.head)+len(line) > MaxExportLine {
+			t.head, t.done = nil, true
+		} else {
+			t.head = append(t.head, line...)
+		}
+	}
+	return t.W.Write(p)
+}
+
+// Header is the header of the stream written through t; false until a
+// whole one has been.
+func (t *ExportHeaderTap) Header() (ExportHeader, bool) {
+	var h ExportHeader
+	if !t.done || json.Unmarshal(t.head, &h) != nil || h.Format != ExportFormat {
+		return ExportHeader{}, false
+	}
+	return h, true
+}
+
 // ExportFile is a parsed and fully validated export stream.
 type ExportFile struct {
 	Header  ExportHeader
@@ -119,8 +213,9 @@ type ExportFile struct {
 // recLine is one line after the header: a record, or the trailer.
 type recLine struct {
 	memory.Memory
-	End   *bool `json:"end"`
-	Count *int  `json:"count"`
+	EmbeddingDamaged bool  `json:"embedding_damaged"`
+	End              *bool `json:"end"`
+	Count            *int  `json:"count"`
 }
 
 func lineErr(n int, format string, args ...any) error {
@@ -133,7 +228,10 @@ func lineErr(n int, format string, args ...any) error {
 // embedding has the header's dimension and model, whose content hash (if
 // given) matches its text, ids unique), and the trailer (present, last, its
 // count equal to the header's and to the number of records). Errors name
-// the line and wrap memory.ErrInvalid.
+// the line and wrap memory.ErrInvalid. A record written without its
+// vector (version 2, "embedding_damaged") is returned without one: its
+// text is to be embedded anew; the header's without_vector must count
+// them.
 func ParseExport(r io.Reader) (*ExportFile, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxExportLine)
@@ -141,6 +239,7 @@ func ParseExport(r io.Reader) (*ExportFile, error) {
 	line := 0
 	ids := make(map[string]bool)
 	ended := false
+	without := 0 // records without their vector
 	for sc.Scan() {
 		line++
 		b := sc.Bytes()
@@ -174,12 +273,18 @@ func ParseExport(r io.Reader) (*ExportFile, error) {
 			if *rl.Count != len(f.Records) || *rl.Count != f.Header.Count {
 				return nil, lineErr(line, "trailer counts %d records, header %d, found %d", *rl.Count, f.Header.Count, len(f.Records))
 			}
+			if without != f.Header.WithoutVector {
+				return nil, lineErr(line, "%d records without their vector, the header counts %d", without, f.Header.WithoutVector)
+			}
 			ended = true
 			continue
 		}
 		m := rl.Memory
-		if err := checkImported(&m, &f.Header); err != nil {
+		if err := checkImported(&m, &f.Header, rl.EmbeddingDamaged); err != nil {
 			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if rl.EmbeddingDamaged {
+			without++
 		}
 		if m.ID != "" {
 			if ids[m.ID] {
@@ -227,11 +332,17 @@ func checkHeader(h *ExportHeader) error {
 	if h.Count < 0 {
 		return fmt.Errorf("header count %d is negative: %w", h.Count, memory.ErrInvalid)
 	}
+	if h.WithoutVector < 0 || h.WithoutVector > h.Count || (h.WithoutVector > 0 && h.Version < 2) {
+		return fmt.Errorf("header without_vector %d is out of range 0..%d (and 0 before version 2): %w", h.WithoutVector, h.Count, memory.ErrInvalid)
+	}
 	return nil
 }
 
-// checkImported validates one record of an export stream against its header.
-func checkImported(m *memory.Memory, h *ExportHeader) error {
+// checkImported validates one record of an export stream against its
+// header. noVector says the line is marked as written without its
+// (damaged) vector: it must then have none, and everything else is
+// checked.
+func checkImported(m *memory.Memory, h *ExportHeader, noVector bool) error {
 	if m.ID != "" && !ValidID(m.ID) {
 		return fmt.Errorf("id %q is invalid: %w", m.ID, memory.ErrInvalid)
 	}
@@ -243,7 +354,14 @@ func checkImported(m *memory.Memory, h *ExportHeader) error {
 	}
 	// checkFields needs only the model and dimension of a store.
 	probe := Store{model: h.EmbeddingModel, dim: h.Dim}
-	if err := probe.checkFields(m); err != nil {
+	check := probe.checkFields
+	if noVector {
+		if h.Version < 2 || len(m.Embedding) > 0 {
+			return fmt.Errorf("embedding_damaged needs version 2 and no embedding: %w", memory.ErrInvalid)
+		}
+		check = probe.checkAllButVector
+	}
+	if err := check(m); err != nil {
 		return err
 	}
 	if m.ContentHash != "" && m.ContentHash != memory.ContentHash(m.Text) {
@@ -261,7 +379,10 @@ func checkImported(m *memory.Memory, h *ExportHeader) error {
 // opts.Embedder, which must produce the store's model, and so is a record
 // whose text opts.Rewrite changed. When the store switches models while
 // the import runs (Reembed finishing) and opts.Embedder has switched too,
-// the rest is embedded for the new model. If writing fails midway, the
+// the rest is embedded for the new model. A record the file holds
+// without its vector (exported when its stored vector was damaged) is
+// embedded with opts.Embedder too: without one, such a file is an error
+// that says so, before anything is written. If writing fails midway, the
 // records written so far stay and the report counts them.
 func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (ImportReport, error) {
 	if err := s.checkOpen(); err != nil {
@@ -271,7 +392,15 @@ func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (Im
 	if err != nil {
 		return ImportReport{}, fmt.Errorf("import: %w", err)
 	}
-	ir := &importRun{s: s, opts: opts, hdr: f.Header, recs: f.Records}
+	ir := &importRun{s: s, opts: opts, hdr: f.Header, recs: f.Records, noVector: make([]bool, len(f.Records))}
+	for i := range ir.recs {
+		// ParseExport lets a record have no vector only when it is
+		// marked as written without its damaged one.
+		if len(ir.recs[i].Embedding) == 0 {
+			ir.noVector[i] = true
+			ir.noVectors++
+		}
+	}
 	ir.rep.Total = len(ir.recs)
 	for _, step := range []func() error{ir.rewrite, ir.checkEmbedder, ir.planDuplicates} {
 		if err := step(); err != nil {
@@ -298,9 +427,12 @@ type importRun struct {
 	hdr  ExportHeader
 	recs []memory.Memory
 	// rewritten marks the records whose text opts.Rewrite changed; skip
-	// the duplicates; remap the ids that change (old id -> new id).
-	rewritten, skip []bool
-	remap           map[string]string
+	// the duplicates; noVector the records the file holds without their
+	// vector (noVectors counts them); remap the ids that change (old id
+	// -> new id).
+	rewritten, skip, noVector []bool
+	noVectors                 int
+	remap                     map[string]string
 	// reembed says the stream's vectors are not of the store's model.
 	reembed bool
 	// switches counts the store's model switches the run followed.
@@ -336,10 +468,14 @@ func (ir *importRun) rewrite() error {
 func (ir *importRun) checkEmbedder() error {
 	model, dim := ir.s.modelDim()
 	emb := ir.opts.Embedder
+	if ir.noVectors > 0 && emb == nil {
+		return fmt.Errorf("%d records of the file were exported without their vector (it was damaged) and need their text embedded anew, "+
+			"but no embedder was given (import with memtray's daemon running, or with an embedder configured): %w", ir.noVectors, memory.ErrModelMismatch)
+	}
 	if ir.rep.Rewritten > 0 && !ir.reembed && emb == nil {
 		return fmt.Errorf("%d records changed by the rewrite need new vectors and no embedder was given: %w", ir.rep.Rewritten, memory.ErrModelMismatch)
 	}
-	if !ir.reembed && ir.rep.Rewritten == 0 {
+	if !ir.reembed && ir.rep.Rewritten == 0 && ir.noVectors == 0 {
 		return nil
 	}
 	if emb == nil {
@@ -418,22 +554,34 @@ func (ir *importRun) writeBatch(ctx context.Context, start, end int) error {
 			ir.rep.Duplicates++
 		}
 	}
-	var n, dups int
+	var res []Inserted
+	var noVec []bool
 	var err error
 	for {
 		var batch []memory.Memory
-		batch, err = ir.prepare(ctx, start, end)
+		batch, noVec, err = ir.prepare(ctx, start, end)
 		if err == nil {
-			n, dups, err = ir.s.importBatch(ctx, batch)
+			res, err = ir.s.importBatch(ctx, batch)
 		}
 		if !ir.followSwitch(err) {
 			break
 		}
 	}
-	ir.rep.Imported += n
-	ir.rep.Duplicates += dups
-	if ir.reembed {
-		ir.rep.Reembedded += n
+	for k, r := range res {
+		switch {
+		case r.Existed:
+			ir.rep.Duplicates++
+			continue
+		case noVec[k]:
+			ir.rep.WithoutVector++
+			if !ir.reembed {
+				ir.rep.Reembedded++
+			}
+		}
+		ir.rep.Imported++
+		if ir.reembed {
+			ir.rep.Reembedded++
+		}
 	}
 	if err != nil && !errors.Is(err, ErrIndexPending) {
 		return err
@@ -442,34 +590,35 @@ func (ir *importRun) writeBatch(ctx context.Context, start, end int) error {
 }
 
 // prepare makes the batch of recs[start:end] to write: duplicates left
-// out, and embedded with opts.Embedder where the store's model (now) or a
-// rewrite asks for it.
-func (ir *importRun) prepare(ctx context.Context, start, end int) ([]memory.Memory, error) {
-	var batch []memory.Memory
+// out, and embedded with opts.Embedder where the store's model (now), a
+// rewrite or a vector the file does not hold asks for it. noVec marks
+// the records of the batch the file held without their vector.
+func (ir *importRun) prepare(ctx context.Context, start, end int) (batch []memory.Memory, noVec []bool, err error) {
 	var fresh []int // indexes into batch of the records to embed
 	for i := start; i < end; i++ {
 		if ir.skip[i] {
 			continue
 		}
-		if ir.reembed || ir.rewritten[i] {
+		if ir.reembed || ir.rewritten[i] || ir.noVector[i] {
 			fresh = append(fresh, len(batch))
 		}
 		batch = append(batch, ir.recs[i])
+		noVec = append(noVec, ir.noVector[i])
 	}
 	if len(fresh) == 0 {
-		return batch, nil
+		return batch, noVec, nil
 	}
 	sub := make([]memory.Memory, len(fresh))
 	for k, j := range fresh {
 		sub[k] = batch[j]
 	}
 	if err := EmbedInto(ctx, ir.opts.Embedder, sub); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for k, j := range fresh {
 		batch[j] = sub[k]
 	}
-	return batch, nil
+	return batch, noVec, nil
 }
 
 // followSwitch says whether a batch that failed with err is worth trying
@@ -490,22 +639,15 @@ func (ir *importRun) followSwitch(err error) bool {
 }
 
 // importBatch writes one batch through InsertBatch: a text stored
-// meanwhile counts as a duplicate, an id taken meanwhile gets a new one
-// (the store may have changed since the plan).
-func (s *Store) importBatch(ctx context.Context, batch []memory.Memory) (imported, dups int, err error) {
+// meanwhile comes back as existed (a duplicate), an id taken meanwhile
+// gets a new one (the store may have changed since the plan). The results
+// are batch's, in its order.
+func (s *Store) importBatch(ctx context.Context, batch []memory.Memory) ([]Inserted, error) {
 	ins := make([]Insert, len(batch))
 	for i, m := range batch {
 		ins[i] = Insert{Memory: m, Unique: true, Restore: true}
 	}
-	res, err := s.InsertBatch(ctx, ins)
-	for _, r := range res {
-		if r.Existed {
-			dups++
-		} else {
-			imported++
-		}
-	}
-	return imported, dups, err
+	return s.InsertBatch(ctx, ins)
 }
 
 // rewriteImported applies rewrite to the text of each record and says

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -192,6 +193,23 @@ func validExport(t testing.TB) []byte {
 	return b.Bytes()
 }
 
+// noVecLine is the record line l as Export writes it when the record's
+// vector is damaged: without "embedding", marked "embedding_damaged".
+func noVecLine(t *testing.T, l string) string {
+	t.Helper()
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(l), &rec); err != nil {
+		t.Fatal(err)
+	}
+	delete(rec, "embedding")
+	rec["embedding_damaged"] = true
+	b, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 func TestImportRejectsBadStreams(t *testing.T) {
 	ctx := context.Background()
 	good := validExport(t)
@@ -221,7 +239,14 @@ func TestImportRejectsBadStreams(t *testing.T) {
 		{"truncated", join(gl[:3]...), memory.ErrInvalid, "truncated"},
 		{"truncated mid-line", good[:len(good)-30], memory.ErrInvalid, ""},
 		{"wrong version", replaceIn(0, `"version":1`, `"version":0`), memory.ErrInvalid, "version"},
-		{"newer version", replaceIn(0, `"version":1`, `"version":2`), memory.ErrNewerFormat, "version 2"},
+		{"newer version", replaceIn(0, `"version":1`, `"version":3`), memory.ErrNewerFormat, "version 3"},
+		{"a vector left out, unmarked", replaceIn(1, `"embedding":[`, `"x":[`), memory.ErrModelMismatch, "line 2"},
+		{"a vector left out, marked in version 1", join(gl[0], noVecLine(t, gl[1]), gl[2], gl[3], gl[4]), memory.ErrInvalid, "line 2"},
+		{"a vector left out, marked, not counted", join(strings.Replace(gl[0], `"version":1`, `"version":2`, 1), noVecLine(t, gl[1]), gl[2], gl[3], gl[4]),
+			memory.ErrInvalid, "without their vector"},
+		{"a vector kept, marked", join(strings.Replace(strings.Replace(gl[0], `"version":1`, `"version":2`, 1), `"count":3`, `"count":3,"without_vector":1`, 1),
+			strings.Replace(gl[1], `{`, `{"embedding_damaged":true,`, 1), gl[2], gl[3], gl[4]), memory.ErrInvalid, "line 2"},
+		{"without_vector in version 1", replaceIn(0, `"count":3`, `"count":3,"without_vector":1`), memory.ErrInvalid, "without_vector"},
 		{"not an export", replaceIn(0, ExportFormat, "something-else"), memory.ErrInvalid, "not a memtray export"},
 		{"dim mismatch", join(gl[0], string(shortVec), gl[2], gl[3], gl[4]), memory.ErrModelMismatch, "line 2"},
 		{"header dim mismatch", replaceIn(0, fmt.Sprintf(`"dim":%d`, testDim), `"dim":64`), memory.ErrModelMismatch, "line 2"},
@@ -279,6 +304,9 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte(`{"format":"memtray-export","version":1,"embedding_model":"m","dim":2,"count":0,"exported_at":"2025-01-01T00:00:00Z"}` + "\n" + `{"end":true,"count":0}` + "\n"))
 	f.Add([]byte(`{"format":"memtray-export","version":1,"embedding_model":"m","dim":2,"count":1,"exported_at":"2025-01-01T00:00:00Z"}` + "\n" +
 		`{"id":"a","text":"hello","embedding":[0.6,0.8],"kind":"fact"}` + "\n" + `{"end":true,"count":1}` + "\n"))
+	f.Add([]byte(`{"format":"memtray-export","version":2,"embedding_model":"m","dim":2,"count":2,"exported_at":"2025-01-01T00:00:00Z","without_vector":1}` + "\n" +
+		`{"id":"a","text":"hello","embedding":[0.6,0.8],"kind":"fact"}` + "\n" + `{"id":"b","text":"world","kind":"fact","embedding_damaged":true}` + "\n" +
+		`{"end":true,"count":2}` + "\n"))
 	f.Add([]byte("{\"end\":true}\n"))
 	f.Add([]byte("\xff\xfe\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -293,17 +321,26 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("accepted %d records, header says %d", len(ef.Records), ef.Header.Count)
 		}
 		seen := map[string]bool{}
+		without := 0 // records without their vector: as many as the header counts
 		for _, m := range ef.Records {
 			if err := m.Validate(); err != nil {
 				t.Fatalf("accepted invalid record: %v", err)
 			}
-			if len(m.Embedding) != ef.Header.Dim || m.EmbeddingModel != ef.Header.EmbeddingModel {
+			if len(m.Embedding) == 0 {
+				without++
+			} else if len(m.Embedding) != ef.Header.Dim {
 				t.Fatal("accepted a record of another shape")
+			}
+			if m.EmbeddingModel != ef.Header.EmbeddingModel {
+				t.Fatal("accepted a record of another model")
 			}
 			if m.ID != "" && seen[m.ID] {
 				t.Fatal("accepted duplicate ids")
 			}
 			seen[m.ID] = true
+		}
+		if without != ef.Header.WithoutVector || (without > 0 && ef.Header.Version < 2) {
+			t.Fatalf("accepted %d records without a vector, header (version %d) counts %d", without, ef.Header.Version, ef.Header.WithoutVector)
 		}
 	})
 }
@@ -429,5 +466,76 @@ func TestImportAcrossModelSwitch(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestExportDamagedVectors: a store holding records whose stored vector
+// is damaged (NaN, a number short) exports every record all the same
+// (at 914b286 the export failed: "json: unsupported value: NaN", nothing
+// written): those without their vector, marked and counted in a version
+// 2 header. An import into a fresh store embeds them anew with its
+// embedder, refuses clearly without one, and brings every record back,
+// found by vector. A healthy store's export stays version 1, unchanged.
+func TestExportDamagedVectors(t *testing.T) {
+	ctx := context.Background()
+	dir, path := damagedStore(t, vecDamageRecords)
+	texts := templateTexts(t, vecDamageRecords)
+	healthy := openTest(t, dir)
+	clean := export(t, healthy)
+	if h := lines(clean)[0]; !strings.Contains(h, `"version":1,`) || strings.Contains(h, "without_vector") || bytes.Contains(clean, []byte("embedding_damaged")) {
+		t.Errorf("a healthy store's export header %s: want version 1, nothing without its vector", h)
+	}
+	if err := healthy.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var damaged []string
+	for id := range texts {
+		if len(damaged) < 2 {
+			damaged = append(damaged, id)
+		}
+	}
+	rewriteVector(t, path, damaged[0], setFloat(0, float32(math.NaN())))
+	rewriteVector(t, path, damaged[1], func(emb []byte) []byte { return emb[:len(emb)-4] })
+	s := openTest(t, dir)
+	exp := export(t, s)
+	f, err := ParseExport(bytes.NewReader(exp))
+	if err != nil {
+		t.Fatalf("ParseExport of the export: %v", err)
+	}
+	if f.Header.Version != 2 || f.Header.WithoutVector != 2 || len(f.Records) != vecDamageRecords {
+		t.Fatalf("header %+v, %d records: want version 2, 2 without their vector, %d records", f.Header, len(f.Records), vecDamageRecords)
+	}
+	for _, l := range lines(exp)[1 : vecDamageRecords+1] {
+		marked := strings.Contains(l, `"embedding_damaged":true`)
+		if named := strings.Contains(l, damaged[0]) || strings.Contains(l, damaged[1]); marked != named || marked == strings.Contains(l, `"embedding":`) {
+			t.Errorf("line %.80s…: marked %v, one of the damaged %v: want only those marked, and without an embedding", l, marked, named)
+		}
+	}
+
+	fresh := openTest(t, t.TempDir())
+	if _, err := fresh.Import(ctx, bytes.NewReader(exp), ImportOptions{}); !errors.Is(err, memory.ErrModelMismatch) ||
+		!strings.Contains(err.Error(), "2 records of the file were exported without their vector") || fresh.Count() != 0 {
+		t.Fatalf("Import without an embedder = %v, %d records: want a clear refusal, nothing written", err, fresh.Count())
+	}
+	rep, err := fresh.Import(ctx, bytes.NewReader(exp), ImportOptions{Embedder: testEmb})
+	if err != nil || rep.Imported != vecDamageRecords || rep.WithoutVector != 2 || rep.Reembedded != 2 {
+		t.Fatalf("Import = %+v, %v: want %d imported, 2 without their vector, re-embedded", rep, err, vecDamageRecords)
+	}
+	for id, text := range texts {
+		m, err := fresh.Get(ctx, id)
+		if err != nil || m.Text != text {
+			t.Fatalf("record %s after the round trip: %q, %v", id, m.Text, err)
+		}
+		hits, err := fresh.VectorSearch(ctx, testEmb.vec(text), 1, Filter{})
+		if err != nil || len(hits) != 1 || hits[0].ID != id {
+			t.Errorf("vector search of %s's text = %v, %v", id, ids(hits), err)
+		}
+	}
+	if w := fresh.Info().Warnings; len(w) != 0 {
+		t.Errorf("warnings of the imported store: %q", w)
+	}
+	// Its own export is whole again: version 1.
+	if h := lines(export(t, fresh))[0]; !strings.Contains(h, `"version":1,`) {
+		t.Errorf("the imported store's export header %s: want version 1", h)
 	}
 }

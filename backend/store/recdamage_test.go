@@ -3,10 +3,12 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -134,10 +136,46 @@ func (im *boltImage) firstLeaf(t *testing.T, id uint64) int {
 func damagedStore(t *testing.T, n int) (dir, path string) {
 	t.Helper()
 	dir = t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(storeTemplate(t, n))); err != nil {
+	tmpl := storeTemplate(t, n)
+	if err := os.CopyFS(dir, os.DirFS(tmpl)); err != nil {
 		t.Fatalf("copy the template store of %d records: %v", n, err)
 	}
-	return dir, filepath.Join(dir, dbFile)
+	path = filepath.Join(dir, dbFile)
+	if sum := fileSum(t, path); sum != templateSum(n) {
+		t.Fatalf("the template store of %d records (%s) changed since it was written: a test opened or wrote it in place "+
+			"(use a copy: damagedStore, or its texts: templateTexts)", n, tmpl)
+	}
+	return dir, path
+}
+
+// fileSum is the SHA-256 of the file at path.
+func fileSum(t *testing.T, path string) [sha256.Size]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// templateSum is the SHA-256 of the records file of the template store
+// of n records as storeTemplate wrote it.
+func templateSum(n int) [sha256.Size]byte {
+	templates.Lock()
+	defer templates.Unlock()
+	return templates.sums[n]
+}
+
+// templateTexts is every record's id and text in the template store of n
+// records (storeTemplate), as written: read without opening the template,
+// which any Open would change (it commits a transaction) under the tests
+// that copy it next.
+func templateTexts(t *testing.T, n int) map[string]string {
+	t.Helper()
+	storeTemplate(t, n)
+	templates.Lock()
+	defer templates.Unlock()
+	return maps.Clone(templates.texts[n])
 }
 
 // TestMain runs the package's tests and removes the template stores
@@ -152,10 +190,15 @@ func TestMain(m *testing.M) {
 
 // templates holds, per size, a closed store of that many records, written
 // once per test binary: each damage case copies it rather than putting
-// its records one transaction at a time again.
+// its records one transaction at a time again. A template is never opened
+// after it is written (an Open commits a transaction, so the copies of a
+// template opened in place would differ from the first ones): texts holds
+// what it stores, and sums its records file, which damagedStore checks.
 var templates struct {
 	sync.Mutex
-	dirs map[int]string
+	dirs  map[int]string
+	texts map[int]map[string]string // id -> text of each record
+	sums  map[int][sha256.Size]byte // the records file's SHA-256
 }
 
 // storeTemplate returns the folder of a closed store of n records (see
@@ -175,16 +218,18 @@ func storeTemplate(t *testing.T, n int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	texts := make(map[string]string, n)
 	for i := range n {
-		mustPut(t, s, mem(fmt.Sprintf("record damage %d: module%d keeps its state in cache/m-%d.json", i, i, i)))
+		m := mustPut(t, s, mem(fmt.Sprintf("record damage %d: module%d keeps its state in cache/m-%d.json", i, i, i)))
+		texts[m.ID] = m.Text
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if templates.dirs == nil {
-		templates.dirs = map[int]string{}
+		templates.dirs, templates.texts, templates.sums = map[int]string{}, map[int]map[string]string{}, map[int][sha256.Size]byte{}
 	}
-	templates.dirs[n] = dir
+	templates.dirs[n], templates.texts[n], templates.sums[n] = dir, texts, fileSum(t, filepath.Join(dir, dbFile))
 	return dir
 }
 

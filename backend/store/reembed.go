@@ -372,3 +372,33 @@ func (s *Store) RepairVectors(ctx context.Context, emb memory.Embedder) (int, er
 	s.mu.Unlock()
 	return len(ids), nil
 }
+
+// RepairDamagedVectors opens the closed store in dir and embeds anew,
+// with the embedder embedFor gives for the store's model, exactly the
+// records whose stored vector is damaged (RepairVectors: what the daemon
+// does at start), for `memtray doctor --reembed-damaged`. It returns how
+// many it repaired and the store's model. Open's own repairs run as at
+// any start.
+func RepairDamagedVectors(ctx context.Context, dir string, embedFor EmbedderFor) (n int, model string, err error) {
+	s, err := Open(ctx, Options{Dir: dir})
+	if err != nil {
+		return 0, "", fmt.Errorf("re-embed damaged vectors: %w", err)
+	}
+	defer func() {
+		if cerr := s.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("re-embed damaged vectors: %w", cerr)
+		}
+	}()
+	s.mu.RLock()
+	damaged, model := len(s.damaged), s.model
+	s.mu.RUnlock()
+	if damaged == 0 {
+		return 0, model, nil
+	}
+	emb, err := embedFor(ctx, model)
+	if err != nil {
+		return 0, model, fmt.Errorf("re-embed damaged vectors: an embedder of model %s: %w", model, err)
+	}
+	n, err = s.RepairVectors(ctx, emb)
+	return n, model, err
+}

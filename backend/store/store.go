@@ -389,9 +389,10 @@ const damagedVectorMarker = " a damaged vector"
 // vector is damaged (a NaN or Inf component, or not dim numbers long):
 // they are listed, read and found by their words, never by vector, until
 // their text is embedded anew. The daemon does that at start with its
-// embedder (RepairVectors); `memtray reindex` does it too (it embeds
-// every memory's text with the configured model and replaces every
-// vector); `memtray doctor` names each record. "" when there are none.
+// embedder (RepairVectors); `memtray doctor --reembed-damaged` does it
+// with memtray quit, and `memtray reindex` too (it embeds every memory's
+// text with the configured model and replaces every vector); `memtray
+// doctor` names each record. "" when there are none.
 func damagedVectorWarning(ids []string, dim int) string {
 	if len(ids) == 0 {
 		return ""
@@ -407,7 +408,51 @@ func damagedVectorWarning(ids []string, dim int) string {
 	}
 	return fmt.Sprintf("%d %s (NaN or Inf, or not %d numbers long: %s): they are found by their words only, never by vector, "+
 		"until they are embedded anew: memtray's daemon does it when it starts and its embedder answers, "+
-		"`memtray reindex` embeds every memory anew (`memtray doctor` names each)", len(ids), noun, dim, some)
+		"or, with memtray quit, `memtray doctor --reembed-damaged`, which names each (`memtray reindex` embeds every memory anew)", len(ids), noun, dim, some)
+}
+
+// indexVector indexes vec as id's vector after a write (s.mu held) and
+// keeps the list of damaged vectors, and its warning, in step: a damaged
+// vector (one a write kept as it was stored: see checkRewrite) stays out
+// of the index and goes on the list; a sound one takes id off it.
+func (s *Store) indexVector(id string, vec []float32, e *entry) {
+	s.vec.add(id, vec, e)
+	s.markDamaged(id, checkVector(vec, s.dim) != nil)
+}
+
+// unindexVector takes id out of the vector index and off the list of
+// damaged vectors (s.mu held): the record is gone.
+func (s *Store) unindexVector(id string) {
+	s.vec.remove(id)
+	s.markDamaged(id, false)
+}
+
+// markDamaged puts id on the list of records whose stored vector is
+// damaged, or takes it off, and rewrites the warning about them (s.mu
+// held). Nothing is done when the list already says so.
+func (s *Store) markDamaged(id string, damaged bool) {
+	i := slices.Index(s.damaged, id)
+	if damaged == (i >= 0) {
+		return
+	}
+	// A new slice: RepairVectors reads the list under s.mu and works on it
+	// after (under s.wmu, which every writer holds, but a copy costs
+	// nothing at this size).
+	if damaged {
+		s.damaged = append(slices.Clip(s.damaged), id)
+	} else {
+		s.damaged = slices.Delete(slices.Clone(s.damaged), i, i+1)
+	}
+	out := make([]string, 0, len(s.warnings)+1)
+	for _, w := range s.warnings {
+		if !strings.Contains(w, damagedVectorMarker) {
+			out = append(out, w)
+		}
+	}
+	if w := damagedVectorWarning(s.damaged, s.dim); w != "" {
+		out = append(out, w)
+	}
+	s.warnings = out
 }
 
 // loadResult carries what load learnt to the text-index reconciliation.

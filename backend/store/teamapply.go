@@ -296,13 +296,13 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	s.seq = seq
 	for _, id := range tdels {
 		s.dropEntry(id)
-		s.vec.remove(id)
+		s.unindexVector(id)
 	}
 	for i := range written {
 		m := &written[i]
 		e := entryFromMemory(heads[i], m, s.intern)
 		s.setEntry(m.ID, e)
-		s.vec.add(m.ID, m.Embedding, e)
+		s.indexVector(m.ID, m.Embedding, e)
 		tputs = append(tputs, textPut{m: m, tseq: heads[i].tseq})
 	}
 	s.mu.Unlock()

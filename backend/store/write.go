@@ -20,6 +20,54 @@ const maxRefLen = 256
 // checkFields validates what memory.Validate does not: the other strings,
 // counters and the embedding. It fills an empty EmbeddingModel.
 func (s *Store) checkFields(m *memory.Memory) error {
+	if err := s.checkAllButVector(m); err != nil {
+		return err
+	}
+	return checkVector(m.Embedding, s.dim)
+}
+
+// checkRewrite is checkFields for a write of m over old, the record as
+// stored: a damaged vector (NaN or Inf, or not the store's dimension: see
+// packedState) that m keeps from old bit for bit is let through, so that
+// a user's action on such a memory (an edit of its fields, an access, a
+// reinforcement, a snooze, a supersession, a move to the trash and back)
+// never fails for want of a vector only an embedder can make. The vector
+// stays as it was, out of the vector index (see indexVector) and on the
+// list RepairVectors and `memtray doctor --reembed-damaged` embed anew.
+// A new vector must be a sound one, and a changed text a new vector.
+func (s *Store) checkRewrite(m, old *memory.Memory) error {
+	if err := s.checkAllButVector(m); err != nil {
+		return err
+	}
+	if keepsDamagedVector(m, old, s.dim) {
+		return nil
+	}
+	return checkVector(m.Embedding, s.dim)
+}
+
+// keepsDamagedVector reports whether old's vector is damaged for a store
+// of dimension dim and m carries it unchanged (bit for bit).
+func keepsDamagedVector(m, old *memory.Memory, dim int) bool {
+	return old != nil && checkVector(old.Embedding, dim) != nil && sameVector(m.Embedding, old.Embedding)
+}
+
+// sameVector reports whether a and b hold the same numbers: equal, or the
+// same bits (a NaN equals no number, itself included, but a NaN kept is
+// the same vector).
+func sameVector(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkAllButVector is checkFields without the vector's check.
+func (s *Store) checkAllButVector(m *memory.Memory) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
@@ -45,7 +93,7 @@ func (s *Store) checkFields(m *memory.Memory) error {
 	if m.EmbeddingModel != s.model {
 		return fmt.Errorf("embedding of model %q, the store uses %q: %w", m.EmbeddingModel, s.model, memory.ErrModelMismatch)
 	}
-	return checkVector(m.Embedding, s.dim)
+	return nil
 }
 
 // normalizeTimes puts every timestamp in UTC (so exports are stable) and
@@ -440,7 +488,7 @@ func (s *Store) UpdateMarked(ctx context.Context, id string, fn func(*memory.Mem
 	e := entryFromMemory(h, &m, s.intern)
 	s.setEntry(id, e)
 	if vecChanged {
-		s.vec.add(id, m.Embedding, e)
+		s.indexVector(id, m.Embedding, e)
 	} else {
 		s.vec.setMeta(id, e)
 	}
@@ -485,11 +533,11 @@ func (s *Store) updateTx(tx *bolt.Tx, id string, seq uint64, now time.Time, fn f
 		m.Type = memory.TypeProject
 	}
 	m.Embedding = slices.Clone(m.Embedding)
-	if err := s.checkFields(&m); err != nil {
+	if err := s.checkRewrite(&m, &om); err != nil {
 		return m, h, false, false, errRecord{err}
 	}
 	m.ContentHash = memory.ContentHash(m.Text)
-	sameVec := slices.Equal(m.Embedding, om.Embedding)
+	sameVec := sameVector(m.Embedding, om.Embedding)
 	if m.ContentHash != om.ContentHash && sameVec {
 		return m, h, false, false, errRecord{&memory.ValidationError{Problems: []string{"text changed but the embedding did not: embed the new text"}}}
 	}
@@ -683,7 +731,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	s.mu.Lock()
 	s.seq = seq
 	s.dropEntry(id)
-	s.vec.remove(id)
+	s.unindexVector(id)
 	s.mu.Unlock()
 	if err := s.indexText(nil, []string{id}); err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)

@@ -650,13 +650,17 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		}
 		var vecs []team.Vector
 		var relink []relinkTo
+		dim := s.o.Store.Info().Dim
 		for i, r := range res {
 			e := putEntries[i]
 			switch r.Status {
 			case team.PushInserted, team.PushUpdated:
 				rep.Pushed++
 				e.Accepted = true // the team holds it as pushed: the copy's base
-				if len(e.Memory.Embedding) > 0 {
+				// A damaged stored vector (kept by a write until it is
+				// embedded anew) is not the team's to cache: every other
+				// member's pull would take it and refuse the memory.
+				if store.SoundVector(e.Memory.Embedding, dim) {
 					vecs = append(vecs, team.Vector{MemoryID: e.ID, ContentHash: puts[i].ContentHash, Values: e.Memory.Embedding})
 				}
 			case team.PushUnchanged:

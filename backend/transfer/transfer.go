@@ -99,17 +99,26 @@ func (s *Service) ExportFile(_ context.Context, req ExportFileRequest) (jobs.Job
 	return s.o.Jobs.Start(KindExport, path, jobs.UnitMemories, func(ctx context.Context, j *jobs.Task) (string, error) {
 		total := int64(s.o.Count())
 		j.Progress("writing", 0, total)
+		var tap *store.ExportHeaderTap
 		n, err := writeExport(ctx, path, func(w io.Writer) error {
 			// The stream is a header line, a line per memory, a trailer line.
-			return s.o.Stream.Export(ctx, &lineCounter{w: w, line: func(n int64) { j.Progress("writing", min(max(n-1, 0), total), total) }})
+			tap = &store.ExportHeaderTap{W: &lineCounter{w: w, line: func(n int64) { j.Progress("writing", min(max(n-1, 0), total), total) }}}
+			return s.o.Stream.Export(ctx, tap)
 		})
 		if err != nil {
 			return "", err
 		}
 		n -= 2
 		j.Progress("written", n, n)
-		s.o.Logger.Info("exported", "file", path, "memories", n)
-		return fmt.Sprintf("%d memories written to %s", n, path), nil
+		msg := fmt.Sprintf("%d memories written to %s", n, path)
+		h, _ := tap.Header()
+		if h.WithoutVector > 0 {
+			// One damaged record never fails a backup (store.Export): the
+			// user is told which part of it an import embeds anew.
+			msg += fmt.Sprintf(", %d of them without their vector, which is damaged here (an import embeds their text anew)", h.WithoutVector)
+		}
+		s.o.Logger.Info("exported", "file", path, "memories", n, "without_vector", h.WithoutVector)
+		return msg, nil
 	})
 }
 
