@@ -424,6 +424,7 @@ export interface ImportReport {
   imported: number;
   duplicates: number;
   reembedded: number;
+  without_vector?: number;
   rewritten: number;
 }
 
