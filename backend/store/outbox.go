@@ -107,7 +107,17 @@ type TeamBase struct {
 	Surface     string            `json:"surface,omitempty"`
 	Importance  float64           `json:"importance"`
 	Supersedes  string            `json:"supersedes,omitempty"`
+	// Unknown: the base is not known (a put queued by a daemon from
+	// before bases, schema 3: its outbox entry has no stored base). It
+	// agrees with neither side, so the team takes such a push only where
+	// it equals the team's version and refuses it as stale otherwise: the
+	// team's version may have changed since the copy's, and the writer's
+	// clock cannot say which came first. The other fields are empty.
+	Unknown bool `json:"unknown,omitempty"`
 }
+
+// UnknownBase is the base of a put queued without one (TeamBase.Unknown).
+var UnknownBase = TeamBase{Unknown: true}
 
 // BaseOf is m's shared version as a TeamBase.
 func BaseOf(m memory.Memory) TeamBase {

@@ -713,8 +713,14 @@ func sameVersion(a, b Memory) bool {
 // changed that the team did not change since base takes m's value; a
 // field both changed to different values is a conflict (the kind and its
 // origin count as one field, the text by its content hash). The result
-// is cur's id, owner and times with the merged fields.
+// is cur's id, owner and times with the merged fields. An unknown base
+// (store.TeamBase.Unknown) makes every field that differs a conflict.
 func merge(base store.TeamBase, cur, m Memory) (Memory, bool) {
+	if base.Unknown {
+		// No field can be told changed by one side only: any difference
+		// is both sides'.
+		return cur, !sameVersion(cur, m)
+	}
 	out := cur
 	conflict := false
 	type kind struct {

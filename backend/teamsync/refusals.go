@@ -52,6 +52,10 @@ type heldEdit struct {
 	// version (team.PushMerged: nothing refused); the push takes the
 	// team's version.
 	Stale bool `json:"stale,omitempty"`
+	// Copy, for an edit the team refused as stale, is the id its
+	// conflict copy takes in the trash when takeStale gives this machine
+	// the team's version (store.TeamConflict).
+	Copy string `json:"copy,omitempty"`
 }
 
 // maxHeld bounds the held edits. Past it the oldest is forgotten: its

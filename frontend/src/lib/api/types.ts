@@ -945,6 +945,7 @@ export interface Refusal {
   op: string;
   outcome: string;
   at: string;
+  copy?: string;
 }
 
 /** feed.RejectedNeighbours */
@@ -1375,11 +1376,18 @@ export interface Transcripts {
   max_chunk: number;
 }
 
+/** store.TrashConflict */
+export interface TrashConflict {
+  of: string;
+  theirs: string;
+}
+
 /** store.TrashedMemory */
 export interface TrashedMemory {
   memory: Memory;
   trashed_at: string;
   reason: string;
+  conflict?: TrashConflict;
 }
 
 /** steward.UndoRequest */
