@@ -216,6 +216,9 @@ func printTeamStatus(env *Env, st httpapi.TeamStatus) {
 			fmt.Fprintf(w, "             your version: memtray trash restore %s\n", r.Copy)
 		}
 	}
+	for _, t := range st.Told {
+		fmt.Fprintf(w, "met yours:   %s (%s, at %s)\n", t.What, t.ID, t.At.Local().Format("2006-01-02 15:04:05"))
+	}
 }
 
 // runScope is `memtray scope ID team|personal`.

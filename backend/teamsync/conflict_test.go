@@ -3,6 +3,7 @@ package teamsync
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -256,4 +257,79 @@ func TestUnbasedPutQueuedBeforeUpgrade(t *testing.T) {
 			t.Fatalf("a's trash: %+v (%v), want nothing", tr, err)
 		}
 	})
+}
+
+// TestToldOfConflicts: a's write of a team memory meets b's edit, pushed
+// first and not pulled by a: merged onto it (another field), refused as
+// stale (the text too) or, a delete, refused. a is told by its push's
+// answer; b, whose edit it met, was told nothing. b is now told at its
+// next pull, in words (which memory, who, what they changed), kept across
+// a restart; c, a third machine that only pulls, and a are not.
+func TestToldOfConflicts(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice")
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		write   func(a *node, id string)
+		refused int
+		words   []string // in b's sentence
+	}{
+		{"merged", func(a *node, id string) {
+			if _, err := a.st.Update(ctx, id, func(m *memory.Memory) error { m.Importance = 0.2; return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}, 0, []string{"you, on another machine, changed the importance of", "kept both changes"}},
+		{"refused", func(a *node, id string) { edit(t, a, id, "the mail queue is flushed by a's hand") }, 1,
+			[]string{"also changed the text of", "kept yours", "their text: “the mail queue is flushed by a's hand”", "conflict copy"}},
+		{"a delete", func(a *node, id string) {
+			if err := a.st.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: id, Reason: "deleted by the user"}}}); err != nil {
+				t.Fatal(err)
+			}
+		}, 1, []string{"deleted", "kept your edit"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := manualNode(t, tdb.url(roles["alice"]))
+			b := manualNode(t, tdb.url(roles["alice"]))
+			c := manualNode(t, tdb.url(roles["alice"]))
+			a.name, c.name = "a", "c"
+			m := a.write(t, "the mail queue is flushed every hour by "+tc.name, "shop", memory.TypeProject)
+			mustPush(t, a, 0)
+			mustPull(t, b)
+			mustPull(t, c)
+			theirs := "the mail queue is flushed every ten minutes by " + tc.name
+			edit(t, b, m.ID, theirs)
+			mustPush(t, b, 0)
+			tc.write(a, m.ID)
+			mustPush(t, a, tc.refused)
+			for _, n := range []*node{a, b, c} {
+				mustPull(t, n)
+			}
+			told := b.sy.Status().Told
+			if len(told) != 1 || told[0].ID != m.ID || told[0].Member != roles["alice"] || !strings.Contains(told[0].What, "“"+theirs+"”") {
+				t.Fatalf("b was told %+v, want a's write of %s", told, m.ID)
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(told[0].What, w) {
+					t.Fatalf("b was told %q, want it to say %q", told[0].What, w)
+				}
+			}
+			for _, n := range []*node{a, c} {
+				if got := n.sy.Status().Told; len(got) != 0 {
+					t.Fatalf("%s was told %+v, want nothing", n.name, got)
+				}
+			}
+			mustPull(t, b) // read once
+			b.sy.Close()
+			b.sy = newManualSyncer(t, b)
+			if got := b.sy.Status().Told; len(got) != 1 || got[0].What != told[0].What || !got[0].At.Equal(told[0].At) {
+				t.Fatalf("after a restart b holds %+v, want %+v", got, told)
+			}
+			mustPull(t, b)
+			if got := b.sy.Status().Told; len(got) != 1 {
+				t.Fatalf("after a restart's pull b holds %d, want the one", len(got))
+			}
+		})
+	}
 }

@@ -100,6 +100,11 @@ type Status struct {
 	// Projects are the team.projects this daemon runs with. The team
 	// section is read at start: a change takes effect after a restart.
 	Projects []string `json:"projects,omitempty"`
+	// Told are the latest writes of teammates (or of this member's other
+	// machines) that met an edit of this machine's: merged with it, or
+	// refused because it was pushed first (at most maxTold, oldest
+	// first), kept across restarts. Read at each pull (tell.go).
+	Told []Told `json:"told,omitempty"`
 }
 
 // Refusal is a local write of a team memory the team database refused:
@@ -158,6 +163,11 @@ type Syncer struct {
 	// saved them. Guarded by cycle.
 	held      heldEdits
 	heldDirty bool
+	// machine is this daemon's store as a machine of the team
+	// (store.TeamMachine); toldSeq is where the next read of the team's
+	// conflicts starts (tell.go). toldSeq is guarded by cycle.
+	machine string
+	toldSeq int64
 
 	mu sync.Mutex // guards st
 	st Status
@@ -226,6 +236,11 @@ func New(opts Options) (*Syncer, error) {
 	if err := s.loadRefusals(); err != nil {
 		return nil, err
 	}
+	machine, err := opts.Store.TeamMachine(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("team sync: %w", err)
+	}
+	s.machine = machine
 	s.st.Projects = append([]string(nil), opts.Projects...)
 	return s, nil
 }
@@ -245,6 +260,7 @@ func (s *Syncer) Status() Status {
 	defer s.mu.Unlock()
 	st := s.st
 	st.Refused = append([]Refusal(nil), s.st.Refused...)
+	st.Told = append([]Told(nil), s.st.Told...)
 	st.Projects = append([]string(nil), s.st.Projects...)
 	if err == nil {
 		st.Outbox = n
@@ -294,6 +310,7 @@ func (s *Syncer) loadRefusals() error {
 		return nil
 	}
 	s.st.Refused, s.held = v.Refused, v.Held
+	s.st.Told, s.toldSeq = v.Told, v.ToldSeq
 	return nil
 }
 
@@ -417,6 +434,7 @@ func (s *Syncer) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ts.SetMachine(s.machine)
 	s.ts = ts
 	s.update(func(st *Status) { st.Role = ts.Role() })
 	return nil
@@ -777,10 +795,11 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	// outbox, in one transaction (nil: unchanged).
 	s.mu.Lock()
 	refused := newest(append(slices.Clone(s.st.Refused), refusals...), maxRefused)
+	told := slices.Clone(s.st.Told)
 	s.mu.Unlock()
 	var saved []byte
 	if len(refusals) > 0 || heldChanged {
-		if saved, err = (storedRefusals{Refused: refused, Held: held}).encode(); err != nil {
+		if saved, err = (storedRefusals{Refused: refused, Held: held, Told: told, ToldSeq: s.toldSeq}).encode(); err != nil {
 			return err
 		}
 	}
@@ -998,7 +1017,17 @@ type pulledPage struct {
 	cursor team.Cursor
 }
 
-// pull applies the changes after the stored cursor, page by page, each
+// pull applies the team's changes (pullFeed), then reads the conflicts
+// other machines' pushes met on this machine's versions (tell).
+func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
+	rep, err := s.pullFeed(ctx)
+	if err != nil {
+		return rep, err
+	}
+	return rep, s.tell(ctx)
+}
+
+// pullFeed applies the changes after the stored cursor, page by page, each
 // page with its cursor in one local transaction (s.cycle held). Three
 // stages overlap, each on its own goroutine with one page of slack, so a
 // daemon joining a large team reads the next page from the database and
@@ -1006,7 +1035,7 @@ type pulledPage struct {
 // at once, however large the team. A failing stage stops the others; the
 // stored cursor is the last page applied, so the next pull goes on from
 // there.
-func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
+func (s *Syncer) pullFeed(ctx context.Context) (PullReport, error) {
 	var rep PullReport
 	raw, err := s.o.Store.TeamCursor()
 	if err != nil {

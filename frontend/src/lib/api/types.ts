@@ -1297,6 +1297,7 @@ export interface TeamStatus {
   relinked: number;
   refused?: Refusal[];
   projects?: string[];
+  told?: Told[];
 }
 
 /** calib.Value */
@@ -1329,6 +1330,14 @@ export interface ThresholdPreview {
 /** feed.ThresholdPreviewRequest */
 export interface ThresholdPreviewRequest {
   content_threshold: number;
+}
+
+/** teamsync.Told */
+export interface Told {
+  id: string;
+  member: string;
+  what: string;
+  at: string;
 }
 
 /** memory.ToolCall */
