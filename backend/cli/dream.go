@@ -226,7 +226,12 @@ func runTrash(env *Env, args []string) error {
 		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "id\ttrashed\treason\ttext")
 		for _, t := range items {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Memory.ID, t.TrashedAt.Local().Format(time.DateOnly), oneLine(t.Reason, 50), oneLine(t.Memory.Text, 60))
+			reason := t.Reason
+			if t.Conflict != nil {
+				// Both sides, as the team's refusal left them.
+				reason = fmt.Sprintf("conflict copy of %s, whose team version says %q", t.Conflict.Of, oneLine(t.Conflict.Theirs, 40))
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Memory.ID, t.TrashedAt.Local().Format(time.DateOnly), oneLine(reason, 50), oneLine(t.Memory.Text, 60))
 		}
 		tw.Flush()
 		fmt.Fprintf(env.Stdout, "%d in the trash\n", len(items))

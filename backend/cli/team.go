@@ -212,6 +212,12 @@ func printTeamStatus(env *Env, st httpapi.TeamStatus) {
 	}
 	for _, r := range st.Refused {
 		fmt.Fprintf(w, "refused:     %s of %s at %s: %s\n", r.Op, r.ID, r.At.Format("15:04:05"), r.Outcome)
+		if r.Copy != "" {
+			fmt.Fprintf(w, "             your version: memtray trash restore %s\n", r.Copy)
+		}
+	}
+	for _, t := range st.Told {
+		fmt.Fprintf(w, "met yours:   %s (%s, at %s)\n", t.What, t.ID, t.At.Local().Format("2006-01-02 15:04:05"))
 	}
 }
 

@@ -40,6 +40,9 @@ type Batch struct {
 	// must still have. If one does not hold, nothing is applied and the
 	// error is a *ConflictError naming every id that changed.
 	IfUpdatedAt map[string]time.Time
+	// resolved are conflict copies in the trash whose edit Put carries
+	// (Restore of a conflict copy, conflict.go): they leave the trash.
+	resolved []string
 }
 
 // TrashRequest moves one live record to the trash.
@@ -106,7 +109,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(b.Put) == 0 && len(b.Trash) == 0 && len(b.Restore) == 0 {
+	if len(b.Put) == 0 && len(b.Trash) == 0 && len(b.Restore) == 0 && len(b.resolved) == 0 {
 		return nil
 	}
 	s.wmu.Lock()
@@ -215,6 +218,11 @@ func (s *Store) planBatch(b Batch) (*batchPlan, error) {
 			return nil, err
 		}
 	}
+	for _, id := range b.resolved {
+		if err := once(id, "restore"); err != nil {
+			return nil, err
+		}
+	}
 	for id := range b.RestoreEmbeddings {
 		if seen[id] != "restore" {
 			return nil, &memory.ValidationError{Problems: []string{fmt.Sprintf("a restore embedding for %q, which is not restored", id)}}
@@ -265,6 +273,9 @@ func (p *batchPlan) commit(tx *bolt.Tx) error {
 		return err
 	}
 	if err := p.writeRestored(tx, bk); err != nil {
+		return err
+	}
+	if err := p.dropResolved(tx, bk); err != nil {
 		return err
 	}
 	if clashes := p.restoreClashes(bk); len(clashes) > 0 {
@@ -439,6 +450,26 @@ func (p *batchPlan) writeRestored(tx *bolt.Tx, bk batchBuckets) error {
 			return err
 		}
 		if err := bk.dels.Delete([]byte(m.ID)); err != nil {
+			return err
+		}
+		if err := dropConflict(tx, []byte(m.ID)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dropResolved takes the conflict copies whose edit the batch puts out
+// of the trash.
+func (p *batchPlan) dropResolved(tx *bolt.Tx, bk batchBuckets) error {
+	for _, id := range p.b.resolved {
+		if bk.trash.Get([]byte(id)) == nil {
+			return fmt.Errorf("restore %s: not in the trash: %w", id, memory.ErrNotFound)
+		}
+		if err := bk.trash.Delete([]byte(id)); err != nil {
+			return err
+		}
+		if err := dropConflict(tx, []byte(id)); err != nil {
 			return err
 		}
 	}

@@ -51,6 +51,7 @@ var (
 	bucketTeamBase     = []byte("team_base")
 	keyTeamCursor      = []byte("team_cursor")
 	keyTeamRefusals    = []byte("team_refusals")
+	keyTeamMachine     = []byte("team_machine")
 )
 
 const (
@@ -107,7 +108,17 @@ type TeamBase struct {
 	Surface     string            `json:"surface,omitempty"`
 	Importance  float64           `json:"importance"`
 	Supersedes  string            `json:"supersedes,omitempty"`
+	// Unknown: the base is not known (a put queued by a daemon from
+	// before bases, schema 3: its outbox entry has no stored base). It
+	// agrees with neither side, so the team takes such a push only where
+	// it equals the team's version and refuses it as stale otherwise: the
+	// team's version may have changed since the copy's, and the writer's
+	// clock cannot say which came first. The other fields are empty.
+	Unknown bool `json:"unknown,omitempty"`
 }
+
+// UnknownBase is the base of a put queued without one (TeamBase.Unknown).
+var UnknownBase = TeamBase{Unknown: true}
 
 // BaseOf is m's shared version as a TeamBase.
 func BaseOf(m memory.Memory) TeamBase {
@@ -658,6 +669,39 @@ func (s *Store) metaValue(key []byte, what string) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
+}
+
+// TeamMachine is this store's name as a machine of the team (the team
+// records it with the versions this daemon pushes, so that a conflict a
+// later push of another machine meets is told here): a random id made at
+// the first call and kept in the store's metadata.
+func (s *Store) TeamMachine(ctx context.Context) (string, error) {
+	b, err := s.metaValue(keyTeamMachine, "team machine")
+	if err != nil || len(b) > 0 {
+		return string(b), err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return "", err
+	}
+	var id string
+	err = s.update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(keyTeamMachine); len(v) > 0 {
+			id = string(v)
+			return nil
+		}
+		id = newID()
+		return meta.Put(keyTeamMachine, []byte(id))
+	})
+	if err != nil {
+		return "", fmt.Errorf("team machine: %w", err)
+	}
+	return id, nil
 }
 
 // MaxTeamRefusals bounds what SetTeamRefusals keeps (bytes).

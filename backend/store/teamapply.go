@@ -23,6 +23,11 @@ type TeamChanges struct {
 	// Cursor, when not nil, is stored as the team cursor (TeamCursor) in
 	// the same transaction.
 	Cursor []byte
+	// Conflicts keep the local copies of some puts' memories as conflict
+	// copies in the trash (conflict.go) when the put replaces them and
+	// they differ from it in what the team shares: this machine's edits
+	// the team refused as stale, taken back as the team's version.
+	Conflicts []TeamConflict
 }
 
 // TeamDelete is one memory ApplyTeam removes.
@@ -75,7 +80,9 @@ type TeamApplied struct {
 // trash (the user's undo), which the push takes to the team. A put of a
 // memory that is in the trash here (this member's delete of it refused by
 // the team, or its owner's restore) takes it out of the trash. A delete
-// leaves a memory made personal here alone. A put the store's rules refuse is skipped and counted
+// leaves a memory made personal here alone. A put named in Conflicts
+// keeps the local version it replaces, if it differs, as a conflict copy
+// in the trash. A put the store's rules refuse is skipped and counted
 // (TeamApplied.Invalid): the team database is outside input.
 func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, error) {
 	var res TeamApplied
@@ -140,6 +147,10 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 		recs, hashes, order, dels := tx.Bucket(bucketRecs), tx.Bucket(bucketHash), tx.Bucket(bucketOrder), tx.Bucket(bucketDels)
 		outbox, deltas := tx.Bucket(bucketOutbox), tx.Bucket(bucketOutboxDeltas)
 		pending := pendingDeltas(deltas)
+		conflicts := make(map[string]TeamConflict, len(ch.Conflicts))
+		for _, c := range ch.Conflicts {
+			conflicts[c.ID] = c
+		}
 		count := 0
 		for _, d := range ch.Delete {
 			id := []byte(d.ID)
@@ -234,6 +245,11 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 					m.Scope = om.Scope // kept here by the user's choice
 				}
 				h.ord = oh.ord
+				if c, ok := conflicts[m.ID]; ok && sharedChanged(&om, &m) {
+					if err := keepConflictCopy(tx, trash, c, &om, &m, next(), now); err != nil {
+						return err
+					}
+				}
 				if m.ContentHash != om.ContentHash {
 					if err := hashes.Delete(hashKey(om.ContentHash, m.ID)); err != nil {
 						return err

@@ -37,6 +37,10 @@ type TrashedMemory struct {
 	Memory    memory.Memory `json:"memory"`
 	TrashedAt time.Time     `json:"trashed_at"`
 	Reason    string        `json:"reason"`
+	// Conflict marks a conflict copy: this machine's version of a team
+	// memory the team refused (conflict.go); its restore is an edit of
+	// that memory.
+	Conflict *TrashConflict `json:"conflict,omitempty"`
 }
 
 // trashEntry is a decoded trash value; rec aliases the value.
@@ -101,7 +105,7 @@ func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
 			if err := json.Unmarshal(js, &m); err != nil {
 				return fmt.Errorf("trash entry %s: %w", k, err)
 			}
-			out = append(out, TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason})
+			out = append(out, TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason, Conflict: conflictOf(tx, k)})
 			return nil
 		})
 	})
@@ -142,7 +146,7 @@ func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedM
 			if err != nil {
 				return fmt.Errorf("trash entry %s: %w", id, err)
 			}
-			out[id] = TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason}
+			out[id] = TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason, Conflict: conflictOf(tx, []byte(id))}
 		}
 		return nil
 	})
@@ -156,12 +160,38 @@ func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedM
 // they were trashed, and indexes them, in one transaction (see Apply). An
 // id not in the trash is memory.ErrNotFound; a record whose text (content
 // hash) or id is now held by a live memory is a *ConflictError naming it,
-// and nothing is restored.
+// and nothing is restored. A conflict copy (TrashedMemory.Conflict) of a
+// live memory does not come back as a record of its own: its edit is
+// applied onto that memory, as a new edit of the version it holds now
+// (conflict.go), and the copy leaves the trash; the memory changed
+// between the two reads is a *ConflictError.
 func (s *Store) Restore(ctx context.Context, ids ...string) error {
+	return s.restore(ctx, ids, nil)
+}
+
+// restore is Restore with new embeddings of trashed texts (vecs, by id).
+func (s *Store) restore(ctx context.Context, ids []string, vecs map[string][]float32) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if err := s.Apply(ctx, Batch{Restore: ids}); err != nil {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	edits, rest, err := s.restoreConflicts(ctx, ids, vecs)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	b := Batch{Restore: rest}
+	for id, v := range vecs {
+		if slices.Contains(rest, id) {
+			if b.RestoreEmbeddings == nil {
+				b.RestoreEmbeddings = map[string][]float32{}
+			}
+			b.RestoreEmbeddings[id] = v
+		}
+	}
+	conflictBatch(&b, edits)
+	if err := s.Apply(ctx, b); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
 	return nil
@@ -180,10 +210,7 @@ func (s *Store) RestoreWith(ctx context.Context, emb memory.Embedder, ids ...str
 	if err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	if err := s.Apply(ctx, Batch{Restore: ids, RestoreEmbeddings: vecs}); err != nil {
-		return fmt.Errorf("restore: %w", err)
-	}
-	return nil
+	return s.restore(ctx, ids, vecs)
 }
 
 // TrashEmbeddings embeds again, with emb, the texts of the trashed records
@@ -277,6 +304,14 @@ func (s *Store) PurgeAllTrash(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// conflictOf is the conflict mark of trash entry id (nil: none).
+func conflictOf(tx *bolt.Tx, id []byte) *TrashConflict {
+	if c := trashConflict(tx, id); c != nil {
+		return &c.TrashConflict
+	}
+	return nil
+}
+
 // trashKeys returns a copy of the keys of the trash entries (b, nil when
 // there is no trash bucket yet) whose value doomed picks.
 func trashKeys(b *bolt.Bucket, doomed func(v []byte) bool) ([][]byte, error) {
@@ -324,6 +359,9 @@ func (s *Store) purgeTrash(ctx context.Context, pick func(b *bolt.Bucket) ([][]b
 				return err
 			}
 			if err := forgetRecalledTx(tx, string(k)); err != nil { // recalllog.go
+				return err
+			}
+			if err := dropConflict(tx, k); err != nil {
 				return err
 			}
 		}

@@ -16,12 +16,14 @@
 //
 //	// Outbox drain: a memory acknowledged locally is pushed later, in
 //	// batches; every outcome is final, so the outbox entry can go.
+//	s.SetMachine(machineID) // once: whose versions and conflicts these pushes are
 //	tm := team.FromLocal(m)
-//	tm.Base = entry.Base // the team's version the copy is based on
+//	tm.Base = entry.Base // the team's version the copy is based on (&store.UnknownBase: queued without one)
 //	res, err := s.Push(ctx, []team.Memory{tm})
 //	//   PushInserted / PushUpdated / PushUnchanged: done (the pushed version is the copy's base now)
 //	//   PushMerged: the team merged the copy's changes onto its newer version; take it (s.Get)
-//	//   PushStale: the team changed a field the copy changed too (pushed first); take it (s.Get)
+//	//   PushStale: the team changed a field the copy changed too (pushed first); take it (s.Get),
+//	//     keeping the copy's version where the user can put it back
 //	//   PushDuplicate: res.Winner holds the text; relink the local memory
 //	//   PushDeleted: the team deleted it; PushRefused: another member owns it
 //	//   PushInvalid: res.Error says why (the rest of the batch was pushed)
@@ -35,6 +37,7 @@
 //	page, err := s.Pull(ctx, cursor, team.PullOptions{Model: model})
 //	for _, c := range page.Changes { ... apply c.Memory or c.Tombstone, c.Counters, c.Vector ... }
 //	cursor = page.Next // store cursor.MarshalText() with the applied changes; pull again while page.More
+//	told, seq, err := s.Notices(ctx, seq, machineID) // conflicts other machines' pushes met on this one's versions
 //
 // Apply a change's state, not a diff: Change.Memory is the memory as the
 // pull's snapshot saw it (nil once deleted), so applying a change twice or

@@ -106,7 +106,7 @@ func TestFeedOutOfOrderCommits(t *testing.T) {
 					w.done <- err
 					return
 				}
-				_, err = push(ctx, tx, batch)
+				_, err = (&Store{}).push(ctx, tx, batch)
 				close(w.written)
 				if err != nil {
 					tx.Rollback(ctx)
@@ -202,7 +202,7 @@ func TestFeedReadsLateCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := push(ctx, early, []Memory{mem("early", "began first")}); err != nil {
+	if _, err := (&Store{}).push(ctx, early, []Memory{mem("early", "began first")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Push(ctx, []Memory{mem("late", "began second, committed first")}); err != nil {

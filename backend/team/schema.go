@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the version of the team schema this code reads and
 // writes: the number of migrations it knows.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // minSyncSchema is the oldest schema version push and pull work with: a
 // member's daemon meeting a schema between it and SchemaVersion that its
@@ -241,6 +241,43 @@ CREATE FUNCTION memtray.list_members() RETURNS TABLE (role name, admin boolean, 
 	`
 COMMENT ON TABLE memtray.memories IS
 	'Live team memories. Since schema 3 a push of a known memory carries the version its copy was based on and is applied onto it (memtray: backend/team resolve); a daemon pushing without one must not write here.';
+`,
+	// 4: who wrote each version (the member and the machine: a daemon's
+	// store, memtray.machine of the writing transaction), and the
+	// conflicts a push met: a push merged onto another machine's newer
+	// version, refused as stale, or a delete refused, recorded in the
+	// push's transaction for the member whose version it met (Notices).
+	`
+ALTER TABLE memtray.memories ADD COLUMN IF NOT EXISTS pushed_by name, ADD COLUMN IF NOT EXISTS pushed_from text;
+CREATE OR REPLACE FUNCTION memtray.memories_writer() RETURNS trigger
+	LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+	AS $$ BEGIN
+		NEW.pushed_by := current_user;
+		NEW.pushed_from := nullif(current_setting('memtray.machine', true), '');
+		RETURN NEW;
+	END $$;
+DROP TRIGGER IF EXISTS memories_writer ON memtray.memories;
+CREATE TRIGGER memories_writer BEFORE INSERT OR UPDATE ON memtray.memories
+	FOR EACH ROW EXECUTE FUNCTION memtray.memories_writer();
+
+CREATE TABLE IF NOT EXISTS memtray.conflicts (
+	seq          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+	memory_id    text   NOT NULL,
+	outcome      text   NOT NULL CHECK (outcome IN ('merged', 'refused', 'delete')),
+	member       name   NOT NULL DEFAULT current_user,
+	machine      text   NOT NULL DEFAULT coalesce(current_setting('memtray.machine', true), ''),
+	over_member  name   NOT NULL,
+	over_machine text   NOT NULL DEFAULT '',
+	changed      text[] NOT NULL DEFAULT '{}',
+	text         text   NOT NULL DEFAULT '',
+	at           timestamptz NOT NULL DEFAULT now()
+);
+GRANT SELECT, INSERT ON memtray.conflicts TO PUBLIC;
+ALTER TABLE memtray.conflicts ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS read ON memtray.conflicts;
+DROP POLICY IF EXISTS add ON memtray.conflicts;
+CREATE POLICY read ON memtray.conflicts FOR SELECT USING (memtray.is_member(current_user));
+CREATE POLICY add ON memtray.conflicts FOR INSERT WITH CHECK (member = current_user AND memtray.is_member(current_user));
 `,
 }
 

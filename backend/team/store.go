@@ -41,7 +41,17 @@ type Store struct {
 	// schema is the database's schema version: SchemaVersion, or an
 	// older one at least minSyncSchema a member could not migrate.
 	schema int
+	// machine names the daemon's store the pushes come from (SetMachine;
+	// "" none): recorded with the versions it writes and the conflicts
+	// its pushes meet (schema 4).
+	machine string
 }
+
+// SetMachine names the machine (a daemon's store, stable across its
+// restarts) this store's pushes come from, for the conflicts they meet
+// and whose version a later push meets (Notices). Call it once, before
+// the first push.
+func (s *Store) SetMachine(id string) { s.machine = id }
 
 // Open validates connString (ParseURL), connects, migrates the schema
 // (Migrate) and checks that the role is a member. Close releases it. A
@@ -407,8 +417,11 @@ func (s *Store) Push(ctx context.Context, mems []Memory) ([]PushResult, error) {
 	}
 	var res []PushResult
 	err := s.retry(ctx, func(tx pgx.Tx) error {
+		if err := s.writing(ctx, tx); err != nil {
+			return err
+		}
 		var err error
-		res, err = push(ctx, tx, valid)
+		res, err = s.push(ctx, tx, valid)
 		return err
 	})
 	if err != nil {
@@ -440,7 +453,17 @@ func (s *Store) retry(ctx context.Context, f func(pgx.Tx) error) error {
 	}
 }
 
-func push(ctx context.Context, tx pgx.Tx, mems []Memory) ([]PushResult, error) {
+// writing names this store's machine in transaction tx (schema 4: the
+// writer of the versions it writes and of the conflicts it records).
+func (s *Store) writing(ctx context.Context, tx pgx.Tx) error {
+	if s.schema < 4 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, "SELECT set_config('memtray.machine', $1, true)", s.machine)
+	return err
+}
+
+func (s *Store) push(ctx context.Context, tx pgx.Tx, mems []Memory) ([]PushResult, error) {
 	out := make([]PushResult, len(mems))
 	ids := make([]string, len(mems))
 	for i, m := range mems {
@@ -539,7 +562,7 @@ func push(ctx context.Context, tx pgx.Tx, mems []Memory) ([]PushResult, error) {
 		case ok && m.Base == nil && !m.UpdatedAt.After(h.at):
 			out[i].Status = PushStale
 		default:
-			r, err := resolve(ctx, tx, m)
+			r, err := s.resolve(ctx, tx, m)
 			if err != nil {
 				return nil, fmt.Errorf("memory %s: %w", m.ID, err)
 			}
@@ -605,7 +628,7 @@ func heldVersions(ctx context.Context, tx pgx.Tx, mems []Memory, ids []string) (
 // The update is conditional on the row read (its xmin): a push of the
 // same id committed in between makes the transaction run again, so a
 // merge is never made against a version already replaced.
-func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
+func (s *Store) resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
 	res := PushResult{ID: m.ID}
 	var cur Memory
 	var xmin string
@@ -645,7 +668,7 @@ func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
 		switch {
 		case conflict:
 			res.Status = PushStale
-			return res, nil
+			return res, s.noteConflict(ctx, tx, m.ID, conflictRefused, pushedFields(*m.Base, cur, m), m.Text, nil)
 		case sameVersion(merged, cur):
 			// Nothing of the push's that the team does not hold.
 			res.Status = PushMerged
@@ -661,6 +684,12 @@ func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
 	} else if !m.UpdatedAt.After(cur.UpdatedAt) {
 		res.Status = PushStale
 		return res, nil
+	}
+	// Whose version this push meets, read before the update makes it
+	// the writer.
+	over, err := s.writerOf(ctx, tx, m.ID)
+	if err != nil {
+		return res, err
 	}
 	if w.ContentHash != cur.ContentHash {
 		var winner string
@@ -681,6 +710,11 @@ func resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, error) {
 		w.Source, w.Surface, w.Importance, w.Supersedes, w.UpdatedAt, xmin)
 	if err != nil {
 		return res, err
+	}
+	if tag.RowsAffected() == 1 && status == PushMerged {
+		if err := s.noteConflict(ctx, tx, m.ID, conflictMerged, pushedFields(*m.Base, cur, m), m.Text, &over); err != nil {
+			return res, err
+		}
 	}
 	if tag.RowsAffected() == 0 {
 		var now string
@@ -713,8 +747,14 @@ func sameVersion(a, b Memory) bool {
 // changed that the team did not change since base takes m's value; a
 // field both changed to different values is a conflict (the kind and its
 // origin count as one field, the text by its content hash). The result
-// is cur's id, owner and times with the merged fields.
+// is cur's id, owner and times with the merged fields. An unknown base
+// (store.TeamBase.Unknown) makes every field that differs a conflict.
 func merge(base store.TeamBase, cur, m Memory) (Memory, bool) {
+	if base.Unknown {
+		// No field can be told changed by one side only: any difference
+		// is both sides'.
+		return cur, !sameVersion(cur, m)
+	}
 	out := cur
 	conflict := false
 	type kind struct {
@@ -790,6 +830,14 @@ func (s *Store) DeleteFrom(ctx context.Context, id string, base *store.TeamBase)
 	case err != nil:
 		return fmt.Errorf("team database: delete %s: %w", clip(id), err)
 	case live && base != nil && hash != base.ContentHash:
+		if err := s.retry(ctx, func(tx pgx.Tx) error {
+			if err := s.writing(ctx, tx); err != nil {
+				return err
+			}
+			return s.noteConflict(ctx, tx, id, conflictDelete, nil, "", nil)
+		}); err != nil {
+			return fmt.Errorf("team database: delete %s: %w", clip(id), err)
+		}
 		return fmt.Errorf("%w: delete %s", ErrStale, clip(id))
 	case live:
 		return fmt.Errorf("%w: delete %s", ErrNotOwner, clip(id))

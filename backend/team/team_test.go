@@ -279,7 +279,7 @@ func TestPushAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := push(ctx, tx, batch[:25]); err != nil {
+	if _, err := (&Store{}).push(ctx, tx, batch[:25]); err != nil {
 		t.Fatal(err)
 	}
 	conn.PgConn().Conn().Close() // no commit, no rollback: the process died

@@ -52,6 +52,10 @@ type heldEdit struct {
 	// version (team.PushMerged: nothing refused); the push takes the
 	// team's version.
 	Stale bool `json:"stale,omitempty"`
+	// Copy, for an edit the team refused as stale, is the id its
+	// conflict copy takes in the trash when takeStale gives this machine
+	// the team's version (store.TeamConflict).
+	Copy string `json:"copy,omitempty"`
 }
 
 // maxHeld bounds the held edits. Past it the oldest is forgotten: its
@@ -119,6 +123,10 @@ func version(m memory.Memory) string {
 type storedRefusals struct {
 	Refused []Refusal `json:"refused"`
 	Held    heldEdits `json:"held,omitempty"`
+	// Told are the latest conflicts told (Status.Told); ToldSeq is where
+	// the next read of the team's conflicts starts (team.Notices).
+	Told    []Told `json:"told,omitempty"`
+	ToldSeq int64  `json:"told_seq,omitempty"`
 }
 
 // decodeRefusals reads a stored value of either form, trimmed to the
@@ -137,6 +145,7 @@ func decodeRefusals(b []byte) (storedRefusals, error) {
 		return storedRefusals{}, err
 	}
 	v.Refused = newest(v.Refused, maxRefused)
+	v.Told = newest(v.Told, maxTold)
 	var held heldEdits
 	for _, e := range v.Held {
 		if e.ID != "" && e.Version != "" {
@@ -151,6 +160,7 @@ func decodeRefusals(b []byte) (storedRefusals, error) {
 // edits are forgotten if it would not fit.
 func (v storedRefusals) encode() ([]byte, error) {
 	v.Refused = newest(v.Refused, maxRefused)
+	v.Told = newest(v.Told, maxTold)
 	v.Held = newest(v.Held, maxHeld)
 	for {
 		b, err := json.Marshal(v)

@@ -100,6 +100,11 @@ type Status struct {
 	// Projects are the team.projects this daemon runs with. The team
 	// section is read at start: a change takes effect after a restart.
 	Projects []string `json:"projects,omitempty"`
+	// Told are the latest writes of teammates (or of this member's other
+	// machines) that met an edit of this machine's: merged with it, or
+	// refused because it was pushed first (at most maxTold, oldest
+	// first), kept across restarts. Read at each pull (tell.go).
+	Told []Told `json:"told,omitempty"`
 }
 
 // Refusal is a local write of a team memory the team database refused:
@@ -113,6 +118,10 @@ type Refusal struct {
 	// Outcome says what became of the local copy.
 	Outcome string    `json:"outcome"`
 	At      time.Time `json:"at"`
+	// Copy, for an edit refused as stale, is the id of this machine's
+	// version in the trash (a conflict copy, store.TrashConflict):
+	// restoring it makes it a new edit of the team's version.
+	Copy string `json:"copy,omitempty"`
 }
 
 // maxRefused bounds Status.Refused.
@@ -124,7 +133,10 @@ const (
 	refusedDelete  = "deleted on this machine only; the team keeps it, and it comes back here when the team's copy changes (its owner or an admin may delete it)"
 	refusedRestore = "restored on this machine only, as a personal memory; the team's copy stays deleted (its owner or an admin may restore it)"
 	refusedInvalid = "the team refused it as invalid; it stays on this machine"
-	refusedStale   = "the team holds another edit of it, made on another machine meanwhile and pushed first: this machine took the team's version"
+	refusedStale   = "the team holds another edit of it, made on another machine meanwhile and pushed first: this machine took the team's version and keeps its own in the trash as a conflict copy (restore the copy to make it a new edit of the team's version)"
+	// An edit queued by a memtray from before bases (no base known): it
+	// cannot be told whether the team's version came after it.
+	refusedUnbased = "this edit was queued before memtray's upgrade to pushes that carry their base, and the team's version differs: which came first cannot be told, so this machine took the team's version and keeps its own in the trash as a conflict copy (restore the copy to make it a new edit of the team's version)"
 	// A delete of a text the team changed since this machine's copy.
 	refusedStaleDelete = "the team holds an edit of it made meanwhile on another machine, which this machine had not seen: the team keeps it, and it is back here with that edit"
 	// An edit of a memory the team deleted since this machine's copy.
@@ -151,6 +163,11 @@ type Syncer struct {
 	// saved them. Guarded by cycle.
 	held      heldEdits
 	heldDirty bool
+	// machine is this daemon's store as a machine of the team
+	// (store.TeamMachine); toldSeq is where the next read of the team's
+	// conflicts starts (tell.go). toldSeq is guarded by cycle.
+	machine string
+	toldSeq int64
 
 	mu sync.Mutex // guards st
 	st Status
@@ -219,6 +236,11 @@ func New(opts Options) (*Syncer, error) {
 	if err := s.loadRefusals(); err != nil {
 		return nil, err
 	}
+	machine, err := opts.Store.TeamMachine(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("team sync: %w", err)
+	}
+	s.machine = machine
 	s.st.Projects = append([]string(nil), opts.Projects...)
 	return s, nil
 }
@@ -238,6 +260,7 @@ func (s *Syncer) Status() Status {
 	defer s.mu.Unlock()
 	st := s.st
 	st.Refused = append([]Refusal(nil), s.st.Refused...)
+	st.Told = append([]Told(nil), s.st.Told...)
 	st.Projects = append([]string(nil), s.st.Projects...)
 	if err == nil {
 		st.Outbox = n
@@ -287,6 +310,7 @@ func (s *Syncer) loadRefusals() error {
 		return nil
 	}
 	s.st.Refused, s.held = v.Refused, v.Held
+	s.st.Told, s.toldSeq = v.Told, v.ToldSeq
 	return nil
 }
 
@@ -410,6 +434,7 @@ func (s *Syncer) connect(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ts.SetMachine(s.machine)
 	s.ts = ts
 	s.update(func(st *Status) { st.Role = ts.Role() })
 	return nil
@@ -508,15 +533,19 @@ func (s *Syncer) push(ctx context.Context, retry bool) (PushReport, error) {
 // next write.
 func (s *Syncer) takeStale(ctx context.Context) error {
 	var ids []string
+	var conflicts []store.TeamConflict
 	for _, h := range s.held {
 		if h.Stale {
 			ids = append(ids, h.ID)
+			if h.Copy != "" {
+				conflicts = append(conflicts, store.TeamConflict{ID: h.ID, CopyID: h.Copy, Reason: conflictReason})
+			}
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	kept, err := s.takeTeam(ctx, ids)
+	kept, err := s.takeTeam(ctx, ids, conflicts)
 	if err != nil {
 		return err
 	}
@@ -562,11 +591,12 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	var relinkRestored []relinkTo
 	dropped := map[string]bool{} // ids whose deltas the team will never take
 	var refusals []Refusal       // recorded with the acknowledgement
-	refuse := func(id, op, outcome string) {
+	refuseCopy := func(id, op, outcome, copyID string) {
 		rep.Refused++
 		s.log.Info("the team refused a write: another member owns the memory, or it is invalid", "id", id, "op", op)
-		refusals = append(refusals, Refusal{ID: id, Op: op, Outcome: outcome, At: s.o.Now()})
+		refusals = append(refusals, Refusal{ID: id, Op: op, Outcome: outcome, At: s.o.Now(), Copy: copyID})
 	}
+	refuse := func(id, op, outcome string) { refuseCopy(id, op, outcome, "") }
 	held := slices.Clone(s.held)
 	heldChanged := s.heldDirty
 	for _, e := range entries {
@@ -633,6 +663,12 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		}
 		tm := team.FromLocal(e.Memory)
 		tm.Base = e.Base
+		if tm.Base == nil && !e.Restore {
+			// Queued by a daemon from before bases (a memory new to the
+			// team is inserted whatever its base): the team takes it only
+			// where it equals the team's version.
+			tm.Base = &store.UnknownBase
+		}
 		puts = append(puts, tm)
 		putEntries = append(putEntries, e)
 	}
@@ -679,8 +715,13 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				// the team's version after it and only then ends the hold,
 				// so a stop in between does not leave the edit to be pushed
 				// (and refused as stale) again at its next write.
-				refuse(e.ID, "change", refusedStale)
-				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true})
+				outcome := refusedStale
+				if puts[i].Base != nil && puts[i].Base.Unknown {
+					outcome = refusedUnbased
+				}
+				cp := s.o.Store.NewID()
+				refuseCopy(e.ID, "change", outcome, cp)
+				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true, Copy: cp})
 				heldChanged = true
 			case team.PushDuplicate:
 				relink = append(relink, relinkTo{local: e.ID, winner: r.Winner})
@@ -758,10 +799,11 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	// outbox, in one transaction (nil: unchanged).
 	s.mu.Lock()
 	refused := newest(append(slices.Clone(s.st.Refused), refusals...), maxRefused)
+	told := slices.Clone(s.st.Told)
 	s.mu.Unlock()
 	var saved []byte
 	if len(refusals) > 0 || heldChanged {
-		if saved, err = (storedRefusals{Refused: refused, Held: held}).encode(); err != nil {
+		if saved, err = (storedRefusals{Refused: refused, Held: held, Told: told, ToldSeq: s.toldSeq}).encode(); err != nil {
 			return err
 		}
 	}
@@ -794,11 +836,15 @@ func (s *Syncer) keepPersonal(ctx context.Context, id string) error {
 	return nil
 }
 
+// conflictReason is the trash reason of a conflict copy.
+const conflictReason = "conflict copy: your version, which the team refused because it holds another edit of the memory, made on another machine and pushed first; restore it to make it a new edit of the team's version"
+
 // takeTeam replaces the local versions of ids by the team's, with the
-// team's counters (plus this daemon's waiting deltas, as a pull does). A
+// team's counters (plus this daemon's waiting deltas, as a pull does),
+// keeping those conflicts name as conflict copies in the trash. A
 // local write made since the push keeps its memory for the next push:
 // kept are those ids.
-func (s *Syncer) takeTeam(ctx context.Context, ids []string) (kept []string, err error) {
+func (s *Syncer) takeTeam(ctx context.Context, ids []string, conflicts []store.TeamConflict) (kept []string, err error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -827,7 +873,7 @@ func (s *Syncer) takeTeam(ctx context.Context, ids []string) (kept []string, err
 	if err != nil {
 		return nil, err
 	}
-	applied, err := s.o.Store.ApplyTeam(ctx, store.TeamChanges{Put: puts})
+	applied, err := s.o.Store.ApplyTeam(ctx, store.TeamChanges{Put: puts, Conflicts: conflicts})
 	if err != nil {
 		return nil, err
 	}
@@ -975,7 +1021,17 @@ type pulledPage struct {
 	cursor team.Cursor
 }
 
-// pull applies the changes after the stored cursor, page by page, each
+// pull applies the team's changes (pullFeed), then reads the conflicts
+// other machines' pushes met on this machine's versions (tell).
+func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
+	rep, err := s.pullFeed(ctx)
+	if err != nil {
+		return rep, err
+	}
+	return rep, s.tell(ctx)
+}
+
+// pullFeed applies the changes after the stored cursor, page by page, each
 // page with its cursor in one local transaction (s.cycle held). Three
 // stages overlap, each on its own goroutine with one page of slack, so a
 // daemon joining a large team reads the next page from the database and
@@ -983,7 +1039,7 @@ type pulledPage struct {
 // at once, however large the team. A failing stage stops the others; the
 // stored cursor is the last page applied, so the next pull goes on from
 // there.
-func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
+func (s *Syncer) pullFeed(ctx context.Context) (PullReport, error) {
 	var rep PullReport
 	raw, err := s.o.Store.TeamCursor()
 	if err != nil {

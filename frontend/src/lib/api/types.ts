@@ -946,6 +946,7 @@ export interface Refusal {
   op: string;
   outcome: string;
   at: string;
+  copy?: string;
 }
 
 /** feed.RejectedNeighbours */
@@ -1297,6 +1298,7 @@ export interface TeamStatus {
   relinked: number;
   refused?: Refusal[];
   projects?: string[];
+  told?: Told[];
 }
 
 /** calib.Value */
@@ -1329,6 +1331,14 @@ export interface ThresholdPreview {
 /** feed.ThresholdPreviewRequest */
 export interface ThresholdPreviewRequest {
   content_threshold: number;
+}
+
+/** teamsync.Told */
+export interface Told {
+  id: string;
+  member: string;
+  what: string;
+  at: string;
 }
 
 /** memory.ToolCall */
@@ -1376,11 +1386,18 @@ export interface Transcripts {
   max_chunk: number;
 }
 
+/** store.TrashConflict */
+export interface TrashConflict {
+  of: string;
+  theirs: string;
+}
+
 /** store.TrashedMemory */
 export interface TrashedMemory {
   memory: Memory;
   trashed_at: string;
   reason: string;
+  conflict?: TrashConflict;
 }
 
 /** steward.UndoRequest */

@@ -1,0 +1,178 @@
+package team
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/memtray/memtray/backend/store"
+)
+
+// Conflicts a push met (schema 4). A push applied onto a version of the
+// team's that another machine wrote since the push's base (merged), one
+// refused as stale, and a delete refused because the text changed since,
+// each leave a row in memtray.conflicts, in the push's transaction, naming
+// whose version it met: the member and the machine (a daemon's store,
+// SetMachine) that wrote it. That machine reads it at its next pull
+// (Notices) and tells its user what the teammate changed: the pusher is
+// told by its push's answer, the writer of the version it met was not.
+
+// The outcomes of a conflict.
+const (
+	// conflictMerged: the push's changed fields were merged onto the
+	// newer version.
+	conflictMerged = "merged"
+	// conflictRefused: the push changed a field the newer version
+	// changed too; it was refused as stale.
+	conflictRefused = "refused"
+	// conflictDelete: a delete of a text changed since was refused.
+	conflictDelete = "delete"
+)
+
+// versionWriter is whose version a team memory holds: the member and machine
+// whose push wrote it ("" when written before schema 4).
+type versionWriter struct{ member, machine string }
+
+// writerOf reads whose version memory id holds (schema 4; the zero versionWriter
+// before).
+func (s *Store) writerOf(ctx context.Context, tx pgx.Tx, id string) (versionWriter, error) {
+	var w versionWriter
+	if s.schema < 4 {
+		return w, nil
+	}
+	err := tx.QueryRow(ctx, "SELECT coalesce(pushed_by, owner)::text, coalesce(pushed_from, '') FROM memtray.memories WHERE id = $1", id).
+		Scan(&w.member, &w.machine)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return w, err
+	}
+	return w, nil
+}
+
+// noteConflict records a conflict of this store's push of memory id with
+// the version over wrote (nil: the version memory id holds now), in tx
+// (schema 4; nothing before). changed are the fields the push changed,
+// text its text when the text is one of them.
+func (s *Store) noteConflict(ctx context.Context, tx pgx.Tx, id, outcome string, changed []string, text string, over *versionWriter) error {
+	if s.schema < 4 {
+		return nil
+	}
+	if over == nil {
+		w, err := s.writerOf(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		over = &w
+	}
+	if !containsField(changed, "text") {
+		text = ""
+	}
+	if changed == nil {
+		changed = []string{}
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO memtray.conflicts (memory_id, outcome, over_member, over_machine, changed, text)
+		VALUES ($1, $2, $3, $4, $5, $6)`, id, outcome, over.member, over.machine, changed, text); err != nil {
+		return fmt.Errorf("record the conflict: %w", err)
+	}
+	return nil
+}
+
+func containsField(fs []string, f string) bool {
+	for _, x := range fs {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// pushedFields names the shared fields push m changed from base (an
+// unknown base: those where m and cur, the team's version, differ).
+func pushedFields(base store.TeamBase, cur, m Memory) []string {
+	ref := base
+	if base.Unknown {
+		ref = baseOfMemory(cur)
+	}
+	var out []string
+	add := func(changed bool, name string) {
+		if changed {
+			out = append(out, name)
+		}
+	}
+	add(m.ContentHash != ref.ContentHash, "text")
+	add(m.Kind != ref.Kind || m.KindOrigin != ref.KindOrigin, "kind")
+	add(m.Type != ref.Type, "type")
+	add(m.Project != ref.Project, "project")
+	add(m.Source != ref.Source, "source")
+	add(m.Surface != ref.Surface, "surface")
+	add(m.Importance != ref.Importance, "importance")
+	add(m.Supersedes != ref.Supersedes, "supersedes")
+	return out
+}
+
+// baseOfMemory is m's shared fields as a base.
+func baseOfMemory(m Memory) store.TeamBase {
+	return store.TeamBase{ContentHash: m.ContentHash, Kind: m.Kind, KindOrigin: m.KindOrigin, Type: m.Type,
+		Project: m.Project, Source: m.Source, Surface: m.Surface, Importance: m.Importance, Supersedes: m.Supersedes}
+}
+
+// Notice is a conflict another machine's push met on a version this
+// machine wrote: its edit merged onto this machine's (Outcome "merged"),
+// refused as stale because this machine's was pushed first ("refused"),
+// or its delete refused because this machine had edited the text
+// ("delete").
+type Notice struct {
+	Seq      int64  `json:"seq"`
+	MemoryID string `json:"memory_id"`
+	Outcome  string `json:"outcome"`
+	// Member is who pushed it (a database role); Machine is "" when it is
+	// this store's role on another machine.
+	Member string `json:"member"`
+	// Changed are the fields the push changed ("text", "kind", "type",
+	// "project", "source", "surface", "importance", "supersedes").
+	Changed []string `json:"changed,omitempty"`
+	// Text is the push's text when it changed the text.
+	Text string    `json:"text,omitempty"`
+	At   time.Time `json:"at"`
+}
+
+// maxNotices bounds one Notices read.
+const maxNotices = 1000
+
+// Notices returns the conflicts recorded after seq after (at most 1000)
+// that other machines' pushes met on versions machine wrote (or, for a
+// version written before schema 4, that this store's role wrote), and the
+// seq of the last conflict read: the next read starts after it. Before
+// schema 4 there are none.
+func (s *Store) Notices(ctx context.Context, after int64, machine string) ([]Notice, int64, error) {
+	if s.schema < 4 || machine == "" {
+		return nil, after, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT seq, memory_id, outcome, member::text, machine, over_member::text, over_machine,
+			changed, text, at
+		FROM memtray.conflicts WHERE seq > $1 ORDER BY seq LIMIT $2`, after, maxNotices)
+	if err != nil {
+		return nil, after, fmt.Errorf("team database: read conflicts: %w", err)
+	}
+	defer rows.Close()
+	var out []Notice
+	last := after
+	for rows.Next() {
+		var n Notice
+		var from, overMember, overMachine string
+		if err := rows.Scan(&n.Seq, &n.MemoryID, &n.Outcome, &n.Member, &from, &overMember, &overMachine, &n.Changed, &n.Text, &n.At); err != nil {
+			return nil, after, fmt.Errorf("team database: read conflicts: %w", err)
+		}
+		last = n.Seq
+		mine := overMachine == machine || (overMachine == "" && overMember == s.role)
+		if mine && from != machine {
+			out = append(out, n)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, after, fmt.Errorf("team database: read conflicts: %w", err)
+	}
+	return out, last, nil
+}
