@@ -336,12 +336,12 @@ func whatIsSo(text string) sayso {
 		cue := lt[m[0]:m[1]]
 		switch {
 		case cue == "despite" && ruleOn(ruleConcede):
-			if cl := strings.TrimSpace(lt[m[1]:end]); cl != "" {
+			if cl := strings.TrimSpace(folded[m[1]:end]); cl != "" {
 				s.held = append(s.held, cl)
 			}
 		case strings.HasSuffix(cue, "actually") && ruleOn(ruleNegated):
-			if cl := lt[start:end]; negation.MatchString(cl) {
-				s.held = append(s.held, strings.TrimSpace(cl))
+			if negation.MatchString(lt[start:end]) {
+				s.held = append(s.held, strings.TrimSpace(folded[start:end]))
 			}
 		case cue == "instead" && ruleOn(ruleSameFix) && strings.HasPrefix(lt[m[1]:], " of "):
 			// what replaces: the sentence up to the cue (a code span's
@@ -386,7 +386,7 @@ func agrees(clause, stmt string) bool {
 	if len(tokens) == 0 {
 		return false
 	}
-	neg := negation.MatchString(clause)
+	neg := negation.MatchString(lower(clause))
 	ls := lower(quoteFold.Replace(stmt))
 	named := false
 	start := 0

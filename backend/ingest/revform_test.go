@@ -263,6 +263,9 @@ func TestConfirmedByForm(t *testing.T) {
 		{"a concession grants what it concedes",
 			"Two `GitService` tests fail on the clone path of the session store.", "clone path of the session store",
 			"Despite the remaining failures in the `GitService` tests, the session store works for the `tasks list` command.", ruleConcede, false},
+		{"a concession grants what it names as written",
+			"Two GitService tests fail on the clone path of the session store.", "clone path of the session store",
+			"Despite some remaining failures in the GitService tests, the session store works for the tasks list command.", ruleConcede, false},
 		{"a negated actually confirms the negation",
 			"No `agent_id` field at the top level of the fixture records.", "top level of the fixture",
 			"The subagent fixture records don't actually contain any `agent_id` fields.", ruleNegated, false},
@@ -327,6 +330,7 @@ func TestSaysObjectAsWritten(t *testing.T) {
 		{"Import errors when importing UI modules at start time.", "at module import time", false},
 		{"The show_value() method uses `abs(self._value)`.", "`type(self._value) is str` for better type checking", false},
 		{"It checks `type(self._value) is str` first.", "`type(self._value) is str` for better type checking", true},
+		{"The GitService tests are still failing.", "some remaining failures in the GitService tests", true},
 	}
 	for _, tt := range tests {
 		if got := saysObjectAsWritten(tt.stmt, []string{tt.obj}); got != tt.want {

@@ -86,7 +86,7 @@ func cueObject(cue string) map[string]bool {
 // cueObjects returns, for a sentence whose every revision cue is an
 // object cue naming a subject of its own ("... instead of polling the
 // API"), the subjects of those objects, and the objects as written
-// (lowercased, up to the end of their clause): such a sentence corrects
+// (up to the end of their clause): such a sentence corrects
 // only a statement that says what it replaces (dropRevised), not one
 // that merely shares a word with the rest of it. It returns nil when a
 // cue of the sentence is not an object cue or its object names nothing
@@ -108,7 +108,7 @@ func cueObjects(text string) ([]map[string]bool, []string) {
 			return nil, nil
 		}
 		objs = append(objs, obj)
-		written = append(written, objectText(lt[m[0]:]))
+		written = append(written, objectText(folded[m[0]:])) // in its case: names are read from it
 	}
 	return objs, written
 }
