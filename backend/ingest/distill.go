@@ -1152,17 +1152,19 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 	// worked out once.
 	type reviser struct {
 		posSentence
-		subject  map[string]bool
-		focus    map[string]bool   // the subject of the clauses holding the cue
-		objects  []map[string]bool // what its "instead of X" cues replace (cueObjects), nil when not only such cues
-		near     bool              // it says nothing specific: it revises only within revisionReach
-		affirmed []string          // what its lone cue says is so instead (affirmedClauses)
+		subject map[string]bool
+		focus   map[string]bool   // the subject of the clauses holding the cue
+		objects []map[string]bool // what its "instead of X" cues replace (cueObjects), nil when not only such cues
+		near    bool              // it says nothing specific: it revises only within revisionReach
+		written []string          // those objects as written (cueObjects)
+		so      sayso             // what it says is so (whatIsSo)
 	}
 	var revs []reviser
 	for _, s := range sents {
 		if correcting(lower(s.text)) && !actionOnly(s.text) && !cannotRevise(s.text) {
 			near := !revisionOff["vague-near"] && sentenceClass(s.text, OriginFinal) == ClassVague
-			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), cueObjects(s.text), near, affirmedClauses(s.text)})
+			objs, written := cueObjects(s.text)
+			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), objs, near, written, whatIsSo(s.text)})
 		}
 	}
 	for i := range cands {
@@ -1177,15 +1179,19 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 			if strings.Contains(s.text, c.Text) || strings.Contains(c.Text, s.text) {
 				continue // the candidate itself
 			}
-			if n, long := overlapLong(c.subject, s.subject); (n >= 2 || (long && s.pos-c.pos <= revisionReach)) && aboutFocus(c.subject, s.focus) && saysObject(c.subject, s.objects) {
-				if cut := revisedSentences(c.Text, s.focus, s.affirmed); len(cut) > 0 {
+			if n, long := overlapLong(c.subject, s.subject); (n >= 2 || (long && s.pos-c.pos <= revisionReach)) && aboutFocus(c.subject, s.focus) && saysObject(c.subject, s.objects) && saysObjectAsWritten(c.Text, s.written) {
+				cut, confirmed := revisedSentences(c.Text, s.focus, s.so)
+				if confirmed {
+					continue
+				}
+				if len(cut) > 0 {
 					cutSentences(c, cut, "revised later: "+preview(s.text))
 					if c.Keep {
 						continue // the rest may be another correction's
 					}
 					break
 				}
-				if confirmsStatement(s.affirmed, c.Text) {
+				if s.so.confirms(c.Text) {
 					continue
 				}
 				c.Keep, c.Reason = false, "revised later: "+preview(s.text)
@@ -1275,7 +1281,7 @@ func mayRestate(a, b Candidate) bool {
 		return false
 	}
 	n := overlap(a.subject, b.subject)
-	return n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2
+	return n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2 && !sharesOnlyLead(a.Text, b.Text)
 }
 
 // namedTokens returns the load-bearing tokens of text (its paths,

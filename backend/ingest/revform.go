@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -235,28 +236,330 @@ func negatedAfter(lt string, clauses [][2]int, i int) []int {
 
 // revisedSentences returns the sentences of a statement of several that a
 // correction revises: those naming a token of what it corrects (focus,
-// cueFocus) that it does not confirm (confirmsStatement). It is nil when
+// cueFocus) that it does not confirm (sayso.confirms). It is nil when
 // the statement is one sentence, or when none or all of them are: then
-// the correction revises the statement as a whole. A packed statement
-// ("Update the parser to keep comments. Add a `--strict` flag.") whose
-// one sentence a later sentence corrects keeps the others.
-func revisedSentences(text string, focus map[string]bool, affirmed []string) []string {
+// the correction revises the statement as a whole, unless confirmed
+// says that some sentence named the focus and it confirms every such
+// sentence ("There's still an issue with the tests. It's trying to use
+// the wrong workdir.", both confirmed by "The tests are still failing").
+// A packed statement ("Update the parser to keep comments. Add a
+// `--strict` flag.") whose one sentence a later sentence corrects keeps
+// the others.
+func revisedSentences(text string, focus map[string]bool, so sayso) (cut []string, confirmed bool) {
 	if !ruleOn(ruleReviseCut) {
-		return nil
+		return nil, false
 	}
 	ss := sentences(text)
 	if len(ss) < 2 {
-		return nil
+		return nil, false
 	}
-	var cut []string
+	named := 0
 	for _, s := range ss {
 		st := strings.TrimSpace(s.text)
-		if overlap(subjectOf(st), focus) > 0 && !confirmsStatement(affirmed, st) {
+		if overlap(subjectOf(st), focus) == 0 {
+			continue
+		}
+		named++
+		if !so.confirms(st) {
 			cut = append(cut, st)
 		}
 	}
 	if len(cut) == len(ss) {
-		return nil
+		return nil, false
 	}
-	return cut
+	return cut, named > 0 && len(cut) == 0 && ruleOn(ruleConfirmEach)
+}
+
+// Names of the rules below, as ablate lists them.
+const (
+	ruleConcede  = "revise-concede"
+	rulePersist  = "revise-persist"
+	ruleNegated  = "revise-negated"
+	ruleObjWords = "revise-object-words"
+	ruleSameFix  = "revise-same-fix"
+	// ruleObjectCode: an "instead of X" object ends at a clause break
+	// outside a code span (clauseBreakOutsideCode).
+	ruleObjectCode = "revise-object-code"
+	// ruleConfirmEach: a packed statement whose every sentence about
+	// the focus is confirmed is confirmed (revisedSentences).
+	ruleConfirmEach = "revise-confirm-each"
+)
+
+// Beyond a lone cue's clauses (affirmedClauses), a correction says what
+// is so in three more forms, and an earlier statement saying the same
+// is confirmed by it, not corrected:
+//
+//   - a concession: "despite X" grants X ("Despite some remaining
+//     failures in the `GitService` tests, the core works" does not
+//     correct "The `GitService` tests are still failing"): X is so, with
+//     its polarity (concededClauses, ruleConcede);
+//   - a negated "actually": "The fixture doesn't actually contain any
+//     `agent_id` fields" says what is not so; a statement that says it is
+//     not ("No `agent_id` at top level") agrees (negatedActual,
+//     ruleNegated);
+//   - a problem that goes on: "The tests are still failing" (a
+//     persistence cue, persistOnly) corrects a statement that the
+//     problem was fixed, not one that reports the problem
+//     (reportsProblem, rulePersist).
+//
+// And an "instead of X" fix revises only a statement that says X: by
+// one of X's load-bearing tokens, or, when X names none, by X's words in
+// their order (saysObjectAsWritten, ruleObjWords); a statement that
+// states the same replacement ("use `a()` instead of `b()`") is
+// confirmed (sameReplacement, ruleSameFix).
+
+// sayso is what a revising sentence says is so, read by form: the
+// clauses of its lone cue (affirmedClauses, read by confirmsStatement),
+// the clauses it grants or negates (held, read by agrees), whether its
+// every cue is a problem going on (persist), and the replacements of
+// its "instead of" cues (replaced).
+type sayso struct {
+	affirmed []string
+	held     []string
+	persist  bool
+	replaced []replacement
+}
+
+// replacement is one "Y instead of X" of a revising sentence: the
+// load-bearing tokens of Y, lowercased (the sentence before the cue).
+type replacement struct {
+	by []string
+}
+
+// whatIsSo reads what a revising sentence says is so (sayso).
+func whatIsSo(text string) sayso {
+	s := sayso{affirmed: affirmedClauses(text), persist: persistOnly(text)}
+	folded := quoteFold.Replace(text)
+	lt := lower(folded)
+	for _, m := range correctingCues(lt) {
+		start, end := clauseStart(lt, m[0]), cueClauseEnd(lt, m[1])
+		cue := lt[m[0]:m[1]]
+		switch {
+		case cue == "despite" && ruleOn(ruleConcede):
+			if cl := strings.TrimSpace(folded[m[1]:end]); cl != "" {
+				s.held = append(s.held, cl)
+			}
+		case strings.HasSuffix(cue, "actually") && ruleOn(ruleNegated):
+			if negation.MatchString(lt[start:end]) {
+				s.held = append(s.held, strings.TrimSpace(folded[start:end]))
+			}
+		case cue == "instead" && ruleOn(ruleSameFix) && strings.HasPrefix(lt[m[1]:], " of "):
+			// what replaces: the sentence up to the cue (a code span's
+			// brackets may split its clause)
+			if by := namedTokens(folded[:m[0]]); len(by) > 0 {
+				s.replaced = append(s.replaced, replacement{by})
+			}
+		}
+	}
+	return s
+}
+
+// confirms reports whether a statement (or one sentence of it) says what
+// the revising sentence says is so, by any of the forms of sayso.
+func (s sayso) confirms(stmt string) bool {
+	if confirmsStatement(s.affirmed, stmt) {
+		return true
+	}
+	for _, cl := range s.held {
+		if agrees(cl, stmt) {
+			return true
+		}
+	}
+	for _, r := range s.replaced {
+		if sameReplacement(r, stmt) {
+			return true
+		}
+	}
+	return s.persist && ruleOn(rulePersist) && reportsProblem(stmt)
+}
+
+// agrees reports whether a statement says what a clause says, with its
+// polarity: it names a load-bearing token of the clause (namedTokens),
+// and every clause of it naming one (split as cueClauseBreak splits) is
+// negated as the clause is, or not as it is not. "The fixture may not
+// contain `agent_id` references" agrees with "the fixture doesn't
+// actually contain any `agent_id` fields"; "The fixture contains
+// `agent_id` in the JSON, but the parser might not expose it" does not:
+// its clause naming `agent_id` affirms.
+func agrees(clause, stmt string) bool {
+	tokens := namedTokens(clause)
+	if len(tokens) == 0 {
+		return false
+	}
+	neg := negation.MatchString(lower(clause))
+	ls := lower(quoteFold.Replace(stmt))
+	named := false
+	start := 0
+	cut := append(cueClauseBreak.FindAllStringIndex(ls, -1), []int{len(ls), len(ls)})
+	for _, b := range cut {
+		cl := ls[start:b[0]]
+		start = b[1]
+		if !slices.ContainsFunc(tokens, func(t string) bool { return strings.Contains(cl, t) }) {
+			continue
+		}
+		if negation.MatchString(cl) != neg {
+			return false
+		}
+		named = true
+	}
+	return named
+}
+
+// persistCue is a revision cue telling that a problem goes on ("still
+// failing", "still broken", "the error persists"), as revisionCue spells
+// them.
+var persistCue = regexp.MustCompile(`^(?:still (?:fail\w*|broken|there|persist\w*|show\w*|happen\w*)|\w+s? (?:still |also |now )?persist(?:s|ed)?)$`)
+
+// persistOnly reports whether every correcting cue of a sentence is a
+// problem going on (persistCue): such a sentence says the problem is
+// still so, and corrects only a statement that it was fixed.
+func persistOnly(text string) bool {
+	lt := lower(quoteFold.Replace(text))
+	ms := correctingCues(lt)
+	if len(ms) == 0 {
+		return false
+	}
+	for _, m := range ms {
+		if !persistCue.MatchString(lt[m[0]:m[1]]) {
+			return false
+		}
+	}
+	return true
+}
+
+// problemReport names a problem in a statement: problemWord, an error's
+// or an exception's type ("TypeError") or a mismatch.
+var problemReport = regexp.MustCompile(`\b(?:\w*errors?|\w*exceptions?|mismatch\w*)\b`)
+
+// fixClaim says a problem is gone: fixed, resolved, passing, working
+// ("we need to fix the test" is a plan, not a claim).
+var fixClaim = regexp.MustCompile(`\b(?:fixed|resolved|solved|pass(?:es|ed|ing)|works|working|succeed(?:s|ed)|no longer|gone)\b`)
+
+// causeClaim names a cause: "because", "due to", "comes from", "so the
+// export misses ...", "the issue is that", "this suggests". A statement
+// giving a problem's cause is a diagnosis, and a problem that goes on
+// after its fix says the diagnosis was wrong.
+var causeClaim = regexp.MustCompile(`\b(?:because|due to|caused by|comes? from|result(?:s|ed)? from|so (?:the|that|a|it|we)|(?:issue|problem|cause|reason|culprit) (?:is|was) (?:that|in|the)|suggests?|means)\b`)
+
+// reportsProblem reports whether a statement reports a problem
+// (problemWord, problemReport) without a fix (fixClaim) or a cause
+// (causeClaim): "There's still an issue with the `GitService` tests" is
+// what "The `GitService` tests are still failing" says again; "The
+// linting issues have been fixed" and "The failure comes from the
+// backoff" are what it corrects.
+func reportsProblem(stmt string) bool {
+	ls := lower(quoteFold.Replace(stmt))
+	return (problemWord.MatchString(ls) || problemReport.MatchString(ls)) && !fixClaim.MatchString(ls) && !causeClaim.MatchString(ls)
+}
+
+// sameReplacement reports whether a statement states a replacement r
+// itself: it names every token of what replaces (r.by), all before an
+// "instead of" of its own. "Update the template to use
+// `cell.formatted_value()` instead of separate calls" states what "The
+// main change is the use of `cell.formatted_value()` instead of separate
+// calls" states.
+func sameReplacement(r replacement, stmt string) bool {
+	ls := lower(quoteFold.Replace(stmt))
+	at := strings.Index(ls, "instead of ")
+	return at > 0 && namesAll(ls[:at], r.by)
+}
+
+// cueObjectWords returns the words of an "instead of X" object that say what X is:
+// four letters or more, not a stop word.
+func cueObjectWords(obj string) []string {
+	var out []string
+	for _, w := range wordTok.FindAllString(obj, -1) {
+		if w = lower(w); len(w) >= 4 && !stopWords[w] && !cueWord(w) {
+			out = append(out, stem(w))
+		}
+	}
+	return out
+}
+
+// saysObjectAsWritten reports whether a statement says one of a
+// reviser's "instead of X" objects (objs, as written) the way X says it:
+// by one of X's load-bearing tokens, or, when X names none (only
+// common words: "at module import time"), by X's words in their order,
+// each within objectReach words of the one before ("imports at module
+// import time", not "import errors when importing UI modules"; "embeds
+// every font file in each page" says "embedding them in each page"). A
+// nil objs restricts nothing.
+func saysObjectAsWritten(stmt string, objs []string) bool {
+	if objs == nil || !ruleOn(ruleObjWords) {
+		return true
+	}
+	ls := lower(quoteFold.Replace(stmt))
+	var words []string
+	for _, w := range wordTok.FindAllString(ls, -1) {
+		words = append(words, stem(w))
+	}
+	for _, o := range objs {
+		if tokens := namedTokens(o); len(tokens) > 0 {
+			if slices.ContainsFunc(tokens, func(t string) bool { return strings.Contains(ls, t) }) {
+				return true
+			}
+			continue
+		}
+		if inOrder(words, cueObjectWords(o)) {
+			return true
+		}
+	}
+	return false
+}
+
+// objectReach is how far apart, in words, the words of an "instead of
+// X" object may stand in a statement that says X (inOrder).
+const objectReach = 6
+
+// inOrder reports whether words holds want in order, each within
+// objectReach words of the one before (sameWord); an empty want is held.
+func inOrder(words, want []string) bool {
+	if len(want) == 0 {
+		return true
+	}
+	for i, w := range words {
+		if !sameWord(w, want[0]) {
+			continue
+		}
+		k, last := 1, i
+		for j := i + 1; j < len(words) && k < len(want) && j-last <= objectReach; j++ {
+			if sameWord(words[j], want[k]) {
+				k, last = k+1, j
+			}
+		}
+		if k == len(want) {
+			return true
+		}
+	}
+	return false
+}
+
+// ruleRestateLead: two statements opening with the same lead share
+// nothing by it (sharesOnlyLead).
+const ruleRestateLead = "restate-lead"
+
+// sharesOnlyLead reports whether two statements opening with the same
+// lead, a list's header up to its colon whose last part is a frame of
+// three words or more ("CONVENTIONS.md: When writing code in TypeScript,
+// try to: ..."), not a thing's name ("**`useSignal.ts`**: This file
+// ..." describes one file twice), share too few subject tokens
+// after it to restate one another (mayRestate's bar: three, half of
+// the smaller subject): items of one list say different things in the
+// same frame ("... try to: Avoid using await in loops." does not restate
+// "... try to: Always include file extensions when importing files.").
+func sharesOnlyLead(a, b string) bool {
+	if !ruleOn(ruleRestateLead) {
+		return false
+	}
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	lead := strings.LastIndex(a[:n], ": ")
+	if lead < 0 || len(strings.Fields(a[strings.LastIndex(a[:lead], ": ")+1:lead])) < 3 {
+		return false // no lead, or one naming a thing ("**`x.ts`**: This file ...")
+	}
+	sa, sb := subjectOf(a[lead+2:]), subjectOf(b[lead+2:])
+	k := overlap(sa, sb)
+	return k < 3 || 2*k < min(len(sa), len(sb))
 }

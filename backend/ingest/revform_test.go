@@ -245,3 +245,122 @@ func TestShownReport(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmedByForm: a concession ("despite X"), a negated "actually",
+// a problem going on ("still failing") and an "instead of X" fix each
+// confirm, not revise, a statement saying what they say is so, and still
+// revise one saying the opposite. With the rule off the confirmed
+// statement is revised again (the test can fail).
+func TestConfirmedByForm(t *testing.T) {
+	tests := []struct {
+		name    string
+		finding string
+		key     string // a piece of the finding, to find its candidate
+		later   string
+		rule    string // the rule that spares the finding, "" when none
+		revised bool
+	}{
+		{"a concession grants what it concedes",
+			"Two `GitService` tests fail on the clone path of the session store.", "clone path of the session store",
+			"Despite the remaining failures in the `GitService` tests, the session store works for the `tasks list` command.", ruleConcede, false},
+		{"a concession grants what it names as written",
+			"Two GitService tests fail on the clone path of the session store.", "clone path of the session store",
+			"Despite some remaining failures in the GitService tests, the session store works for the tasks list command.", ruleConcede, false},
+		{"a negated actually confirms the negation",
+			"No `agent_id` field at the top level of the fixture records.", "top level of the fixture",
+			"The subagent fixture records don't actually contain any `agent_id` fields.", ruleNegated, false},
+		{"a negated actually corrects the affirmation",
+			"The fixture records carry an `agent_id` field at the top level, but the parser might not expose it.", "carry an `agent_id`",
+			"The subagent fixture records don't actually contain any `agent_id` fields.", "", true},
+		{"a problem going on confirms its report",
+			"There's an issue with the `GitService` tests: the clone path is wrong.", "clone path is wrong",
+			"The `GitService` tests are still failing because of the clone path layout.", rulePersist, false},
+		{"a problem going on corrects its fix",
+			"The `GitService` clone path tests have been fixed.", "have been fixed",
+			"The `GitService` tests are still failing because of the clone path layout.", "", true},
+		{"an instead-of fix revises only what says its object's words",
+			"Importing the UI modules on a headless runner raised `libEGL` errors in the dialogs.", "headless runner raised",
+			"Made `main_window` import its dialogs lazily inside the handlers instead of at module import time.", ruleObjWords, false},
+		{"an instead-of fix revises what says its object",
+			"The `main_window` dialogs load at module import time, which needs Qt on the runner.", "load at module import time",
+			"Made `main_window` import its dialogs lazily inside the handlers instead of at module import time.", "", true},
+		{"the same replacement is confirmed",
+			"Make sure the report template renders `cell.formatted_value()` instead of separate calls to `prefix()` and `suffix()`.", "report template renders",
+			"The main change to the report template is the use of `cell.formatted_value()` instead of separate calls to `prefix()` and `suffix()`.", ruleSameFix, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			turns := GroupTurns(sessionOf("s", "why do the tests fail?", "Let me look.", tt.finding, "Let me check again.", tt.later, "Done."))
+			checkRevised(t, turns[0], tt.key, tt.revised)
+			if tt.rule != "" {
+				withAblated(t, tt.rule, func() { checkRevised(t, turns[0], tt.key, true) })
+			}
+		})
+	}
+}
+
+// TestAgrees: a clause's polarity is read on the statement's clause
+// naming its token, not on the whole sentence.
+func TestAgrees(t *testing.T) {
+	clause := "the fixture doesn't actually contain any `agent_id` fields"
+	tests := []struct {
+		stmt string
+		want bool
+	}{
+		{"No agent_id at top level.", true},
+		{"The fixture test failed — the fixture may not contain agent_id references.", true},
+		{"The fixture contains `agent_id` in the JSON, but the parser might not expose it.", false},
+		{"The parser does not read the fixture.", false},
+	}
+	for _, tt := range tests {
+		if got := agrees(clause, tt.stmt); got != tt.want {
+			t.Errorf("agrees(%q) = %v, want %v", tt.stmt, got, tt.want)
+		}
+	}
+}
+
+// TestSaysObjectAsWritten: an object of common words is said by its
+// words in their order; one with a load-bearing token by that token.
+func TestSaysObjectAsWritten(t *testing.T) {
+	tests := []struct {
+		stmt, obj string
+		want      bool
+	}{
+		{"The dialogs load at module import time.", "at module import time", true},
+		{"Import errors when importing UI modules at start time.", "at module import time", false},
+		{"The show_value() method uses `abs(self._value)`.", "`type(self._value) is str` for better type checking", false},
+		{"It checks `type(self._value) is str` first.", "`type(self._value) is str` for better type checking", true},
+		{"The GitService tests are still failing.", "some remaining failures in the GitService tests", true},
+	}
+	for _, tt := range tests {
+		if got := saysObjectAsWritten(tt.stmt, []string{tt.obj}); got != tt.want {
+			t.Errorf("saysObjectAsWritten(%q, %q) = %v, want %v", tt.stmt, tt.obj, got, tt.want)
+		}
+	}
+}
+
+// TestSharesOnlyLead: items of one list under a frame of three words or
+// more share nothing by the frame; two descriptions of one named thing
+// still do. With the rule off the frame counts (the test can fail).
+func TestSharesOnlyLead(t *testing.T) {
+	const frame = "CONVENTIONS.md: When writing code in TypeScript, try to: "
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{frame + "Always include file extensions when importing files.", frame + "Always name functions and prefer function declarations.", true},
+		{frame + "Avoid using await in loops; collect the promises first.", frame + "Avoid using await in loops: collect the promises and await them together.", false},
+		{"**validators/useSignal.ts**: This file might hold signal evaluation logic for the modal.", "**validators/useSignal.ts**: This file fetches signal data used by the modal.", false},
+		{"The parser keeps comments.", "The parser keeps comments and blank lines.", false},
+	}
+	for _, tt := range tests {
+		if got := sharesOnlyLead(tt.a, tt.b); got != tt.want {
+			t.Errorf("sharesOnlyLead(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+	withAblated(t, ruleRestateLead, func() {
+		if sharesOnlyLead(tests[0].a, tests[0].b) {
+			t.Errorf("with %s off the frame still counts for nothing", ruleRestateLead)
+		}
+	})
+}

@@ -80,38 +80,62 @@ func cueObjectIn(cue, prev string) bool {
 // against. It is empty when the object names nothing of its own
 // ("instead of that").
 func cueObject(cue string) map[string]bool {
-	obj := cue[objectCue.FindStringIndex(cue)[1]:]
-	if b := cueClauseBreak.FindStringIndex(obj); b != nil {
-		obj = obj[:b[0]]
-	}
-	return withoutCue(subjectOf(obj))
+	return withoutCue(subjectOf(objectText(cue)))
 }
 
 // cueObjects returns, for a sentence whose every revision cue is an
 // object cue naming a subject of its own ("... instead of polling the
-// API"), the subjects of those objects: such a sentence corrects only a
-// statement that says what it replaces (dropRevised), not one that
-// merely shares a word with the rest of it. It returns nil when a cue
-// of the sentence is not an object cue or its object names nothing
+// API"), the subjects of those objects, and the objects as written
+// (up to the end of their clause): such a sentence corrects
+// only a statement that says what it replaces (dropRevised), not one
+// that merely shares a word with the rest of it. It returns nil when a
+// cue of the sentence is not an object cue or its object names nothing
 // ("instead of that"): the sentence revises as any other does.
-func cueObjects(text string) []map[string]bool {
+func cueObjects(text string) ([]map[string]bool, []string) {
 	if revisionOff["object"] {
-		return nil
+		return nil, nil
 	}
 	folded := quoteFold.Replace(text)
 	lt := lower(folded) // the offsets of lt are those of folded
 	var objs []map[string]bool
+	var written []string
 	for _, m := range correctingCues(lt) {
 		if o := objectCue.FindStringIndex(lt[m[0]:]); o == nil || o[0] != 0 {
-			return nil
+			return nil, nil
 		}
 		obj := cueObject(folded[m[0]:])
 		if len(obj) == 0 {
-			return nil
+			return nil, nil
 		}
 		objs = append(objs, obj)
+		written = append(written, objectText(folded[m[0]:])) // in its case: names are read from it
 	}
-	return objs
+	return objs, written
+}
+
+// objectText returns the object of the object cue opening cue
+// (objectCue), up to the end of its clause (cueClauseBreak), as written.
+// A clause break inside a code span ("instead of `type(x) is str`")
+// ends no clause (clauseBreakOutsideCode).
+func objectText(cue string) string {
+	obj := cue[objectCue.FindStringIndex(cue)[1]:]
+	if b := clauseBreakOutsideCode(obj); b >= 0 {
+		obj = obj[:b]
+	}
+	return obj
+}
+
+// clauseBreakOutsideCode returns the offset of the first clause break of
+// s (cueClauseBreak) outside a code span, or -1: the brackets of
+// "`formatted_value()`" belong to a name. With ruleObjectCode off, a
+// break inside a code span counts too, as it did.
+func clauseBreakOutsideCode(s string) int {
+	for _, b := range cueClauseBreak.FindAllStringIndex(s, -1) {
+		if !ruleOn(ruleObjectCode) || strings.Count(s[:b[0]], "`")%2 == 0 {
+			return b[0]
+		}
+	}
+	return -1
 }
 
 // saysObject reports whether a statement's subject says one of a
