@@ -1281,7 +1281,7 @@ func mayRestate(a, b Candidate) bool {
 		return false
 	}
 	n := overlap(a.subject, b.subject)
-	return n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2 && !sharesOnlyLead(a.Text, b.Text)
+	return n >= 3 && 2*n >= min(len(a.subject), len(b.subject)) && runeLen(b.Text) >= runeLen(a.Text)/2
 }
 
 // namedTokens returns the load-bearing tokens of text (its paths,

@@ -533,33 +533,3 @@ func inOrder(words, want []string) bool {
 	}
 	return false
 }
-
-// ruleRestateLead: two statements opening with the same lead share
-// nothing by it (sharesOnlyLead).
-const ruleRestateLead = "restate-lead"
-
-// sharesOnlyLead reports whether two statements opening with the same
-// lead, a list's header up to its colon whose last part is a frame of
-// three words or more ("CONVENTIONS.md: When writing code in TypeScript,
-// try to: ..."), not a thing's name ("**`useSignal.ts`**: This file
-// ..." describes one file twice), share too few subject tokens
-// after it to restate one another (mayRestate's bar: three, half of
-// the smaller subject): items of one list say different things in the
-// same frame ("... try to: Avoid using await in loops." does not restate
-// "... try to: Always include file extensions when importing files.").
-func sharesOnlyLead(a, b string) bool {
-	if !ruleOn(ruleRestateLead) {
-		return false
-	}
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	lead := strings.LastIndex(a[:n], ": ")
-	if lead < 0 || len(strings.Fields(a[strings.LastIndex(a[:lead], ": ")+1:lead])) < 3 {
-		return false // no lead, or one naming a thing ("**`x.ts`**: This file ...")
-	}
-	sa, sb := subjectOf(a[lead+2:]), subjectOf(b[lead+2:])
-	k := overlap(sa, sb)
-	return k < 3 || 2*k < min(len(sa), len(sb))
-}

@@ -338,29 +338,3 @@ func TestSaysObjectAsWritten(t *testing.T) {
 		}
 	}
 }
-
-// TestSharesOnlyLead: items of one list under a frame of three words or
-// more share nothing by the frame; two descriptions of one named thing
-// still do. With the rule off the frame counts (the test can fail).
-func TestSharesOnlyLead(t *testing.T) {
-	const frame = "CONVENTIONS.md: When writing code in TypeScript, try to: "
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{frame + "Always include file extensions when importing files.", frame + "Always name functions and prefer function declarations.", true},
-		{frame + "Avoid using await in loops; collect the promises first.", frame + "Avoid using await in loops: collect the promises and await them together.", false},
-		{"**validators/useSignal.ts**: This file might hold signal evaluation logic for the modal.", "**validators/useSignal.ts**: This file fetches signal data used by the modal.", false},
-		{"The parser keeps comments.", "The parser keeps comments and blank lines.", false},
-	}
-	for _, tt := range tests {
-		if got := sharesOnlyLead(tt.a, tt.b); got != tt.want {
-			t.Errorf("sharesOnlyLead(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-	}
-	withAblated(t, ruleRestateLead, func() {
-		if sharesOnlyLead(tests[0].a, tests[0].b) {
-			t.Errorf("with %s off the frame still counts for nothing", ruleRestateLead)
-		}
-	})
-}
