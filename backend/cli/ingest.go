@@ -351,8 +351,14 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 			// Not an error, but what it makes belongs to no project: its
 			// user preferences are recalled in every project, the rest
 			// only where no project is current.
-			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (the session names no working directory, and stdin has no folder): "+
-				"its memories belong to no project (its user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name)
+			why := st.ProjectNote
+			if why == "" {
+				why = "the session names no working directory, and stdin has no folder"
+			}
+			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (%s): "+
+				"its memories belong to no project (its user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name, why)
+		} else if st.ProjectNote != "" {
+			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: %s\n", in.name, st.ProjectNote)
 		}
 	case in.as == "exchanges":
 		exs, err := parseExchanges(data, documentProject(in.name, project))
