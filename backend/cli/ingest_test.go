@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/transcript"
 )
 
 // TestIngestCommand replays a hand-written Claude Code transcript twice
@@ -720,5 +722,64 @@ func TestIngestExchangesAreHistory(t *testing.T) {
 	}
 	if found != len(want) {
 		t.Fatalf("found %d of the %d memories:\n%s", found, len(want), out)
+	}
+}
+
+// TestIngestAgainFilesUnderProject: a Claude Code session whose records
+// name no working directory, in a ~/.claude/projects folder whose
+// directory is not on this machine, is of no project (the note says why);
+// once the directory is (the repository cloned), running the same
+// `memtray ingest` again files what the first run stored under its
+// project, and stores nothing again.
+func TestIngestAgainFilesUnderProject(t *testing.T) {
+	dd := "--data-dir=" + isolate(t)
+	ctx := context.Background()
+	data, err := os.ReadFile(filepath.Join("testdata", "session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = regexp.MustCompile(`"cwd": "[^"]*", `).ReplaceAll(data, nil)
+	work, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := filepath.Join(work, "src", "weather.app")
+	file := filepath.Join(work, "claude", "projects", transcript.ClaudeProjectDir(repo), "sess-cli.jsonl")
+	os.MkdirAll(filepath.Dir(file), 0o700)
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	projects := func() map[string]int {
+		_, out, _ := run(t, ctx, "", "list", dd, "--json", "--superseded")
+		var page struct {
+			Memories []struct {
+				Project string `json:"project"`
+			} `json:"memories"`
+		}
+		if err := json.Unmarshal([]byte(out), &page); err != nil {
+			t.Fatal(err)
+		}
+		n := map[string]int{}
+		for _, m := range page.Memories {
+			n[m.Project]++
+		}
+		return n
+	}
+	code, out, errs := run(t, ctx, "", "ingest", dd, file)
+	if code != 0 || !strings.Contains(out, "memories written 1") || !strings.Contains(errs, "not on this machine") {
+		t.Fatalf("first ingest: %d\n%s\n%s", code, out, errs)
+	}
+	if got := projects(); got[""] != 1 || len(got) != 1 {
+		t.Fatalf("after the first ingest: projects %v, want 1 memory of no project", got)
+	}
+	if err := os.MkdirAll(filepath.Join(repo, ".git"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = run(t, ctx, "", "ingest", dd, file)
+	if code != 0 || !strings.Contains(out, `project "weather.app"`) || !strings.Contains(out, "memories written 0") {
+		t.Fatalf("second ingest: %d\n%s\n%s", code, out, errs)
+	}
+	if got := projects(); got["weather.app"] != 1 || len(got) != 1 {
+		t.Fatalf("after the second ingest: projects %v, want the memory under weather.app", got)
 	}
 }

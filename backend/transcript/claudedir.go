@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/project"
@@ -163,10 +162,6 @@ func isDir(path string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// claudeFolderCache keeps what ResolveClaudeProjectDir answered per folder
-// for the life of the process: the files of one folder are read in a row.
-var claudeFolderCache sync.Map // folder path -> folderProject
-
 // folderProject is the project a Claude Code session's folder names, and
 // how it was found (or why none was).
 type folderProject struct {
@@ -189,13 +184,10 @@ func projectOfClaudeFolder(path string) (name, note string) {
 	if err != nil {
 		return "", ""
 	}
-	folder := filepath.Dir(abs)
-	if v, ok := claudeFolderCache.Load(folder); ok {
-		fp := v.(folderProject)
-		return fp.name, fp.note
-	}
-	fp := resolveClaudeFolder(filepath.Base(folder))
-	claudeFolderCache.Store(folder, fp)
+	// Not cached: a directory made since (a repository cloned) counts at
+	// the next read, and only a session whose records name no working
+	// directory is resolved (a few directories read).
+	fp := resolveClaudeFolder(filepath.Base(filepath.Dir(abs)))
 	return fp.name, fp.note
 }
 
