@@ -73,4 +73,3 @@ func (p *Pipeline) relabelEarlier(ctx context.Context, r *run, t Turn) (memory.D
 	dec.Reason += "; it had no project then: " + strconv.Itoa(moved) + " of its memories filed under " + t.Project
 	return dec, true, nil
 }
-
