@@ -358,7 +358,7 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (%s): "+
 				"its memories belong to no project (its user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name, why)
 		} else if st.ProjectNote != "" {
-			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: %s\n", in.name, st.ProjectNote)
+			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: %s (--project NAME files it under another)\n", in.name, st.ProjectNote)
 		}
 	case in.as == "exchanges":
 		exs, err := parseExchanges(data, documentProject(in.name, project))

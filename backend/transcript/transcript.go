@@ -397,12 +397,17 @@ func ParseBytes(name string, data []byte, format Format, opts Options) ([]memory
 	if opts.SessionID == "" {
 		opts.SessionID = SessionIDFromPath(path)
 	}
+	placed := ""
 	if opts.Project == "" {
-		opts.Project = projectOfHistory(path, format)
+		placed = projectOfHistory(path, format)
+		opts.Project = placed
 	}
 	exs, st, err := ParseAs(bytes.NewReader(data), format, opts)
 	if err != nil {
 		return exs, st, fmt.Errorf("%s: %w", path, err)
+	}
+	if placed != "" {
+		st.ProjectNote = fmt.Sprintf("the %s history names no working directory; project %q from the folder it sits in", format, placed)
 	}
 	if format == FormatClaudeCode && !opts.Sidechains && st.Exchanges == 0 && st.UserPrompts == 0 && st.Skipped[SkipSidechain] > 0 {
 		// Nothing but a subagent's conversation: a subagent file, named
