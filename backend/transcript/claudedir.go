@@ -44,7 +44,8 @@ const (
 type ClaudeDirMatch struct {
 	// Dir is the working directory the name encodes, when exactly one
 	// directory on this machine does (Exact), else the deepest existing
-	// directory whose encoding starts the name ("" when none but the root).
+	// directory whose encoding starts the name ("" when two directories
+	// read it as far: neither is sure).
 	Dir   string
 	Exact bool
 	// Others counts the other directories the whole name encodes as well
@@ -81,7 +82,7 @@ func ResolveClaudeProjectDir(name string) (m ClaudeDirMatch, ok bool) {
 	switch {
 	case len(w.exact) > 0:
 		m.Dir, m.Exact, m.Others = w.exact[0], len(w.exact) == 1, len(w.exact)-1
-	default:
+	case !w.tied:
 		m.Dir = w.deepest
 	}
 	return m, true
@@ -109,7 +110,8 @@ type claudeWalk struct {
 	dirs    int
 	exact   []string
 	deepest string
-	depth   int // how much of the name deepest consumed
+	depth   int  // how much of the name deepest consumed
+	tied    bool // another directory consumed as much
 }
 
 // walk visits dir, whose encoding consumed consumed bytes of the name,
@@ -120,8 +122,14 @@ func (w *claudeWalk) walk(dir, rest string, consumed int) {
 		return
 	}
 	w.dirs++
-	if consumed > w.depth || w.deepest == "" {
-		w.deepest, w.depth = dir, consumed
+	switch {
+	case consumed > w.depth || w.deepest == "":
+		w.deepest, w.depth, w.tied = dir, consumed, false
+	case consumed == w.depth && dir != w.deepest:
+		w.tied = true // two directories read the name as far: neither is sure
+	}
+	if rest == "" {
+		return // a cut name ending at a "-": dir is as far as it goes
 	}
 	f, err := os.Open(dir)
 	if err != nil {
@@ -136,9 +144,9 @@ func (w *claudeWalk) walk(dir, rest string, consumed int) {
 		case rest == enc, w.cut && strings.HasPrefix(enc, rest):
 			if isDir(filepath.Join(dir, e.Name())) {
 				if w.cut {
-					// Only the name's start is known: a directory it
-					// ends in is the deepest reached, never exact.
-					w.deepest, w.depth = filepath.Join(dir, e.Name()), consumed+len(enc)+1
+					// The cut falls inside this name: only its start is
+					// known, and another directory may share it; dir is
+					// the deepest directory the name surely holds.
 					continue
 				}
 				w.exact = append(w.exact, filepath.Join(dir, e.Name()))

@@ -62,6 +62,11 @@ func TestResolveClaudeProjectDir(t *testing.T) {
 			t.Errorf("%s: %+v ok %v; want exact %v dir %q others %d ok %v", tc.name, m, ok, tc.exact, tc.dir, tc.others, tc.ok)
 		}
 	}
+	// Two directories read a name as far (the rest is not on this
+	// machine): neither is the deepest, no repository is taken.
+	if m, ok := ResolveClaudeProjectDir(ClaudeProjectDir(filepath.Join(root, "amb/a-b/gone"))); !ok || m.Exact || m.Dir != "" {
+		t.Errorf("tied name: %+v ok %v, want no directory", m, ok)
+	}
 	// A name Claude Code cut at 200 characters and hashed: its start leads
 	// to the deepest directory, never an exact one.
 	long := filepath.Join(root, "repo/backend", strings.Repeat("deep/", 50))
