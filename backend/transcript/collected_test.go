@@ -55,6 +55,9 @@ func TestCollectedHistories(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tc.file, err)
 		}
+		if fromFolder := strings.Contains(st.ProjectNote, "from the folder it sits in"); fromFolder != (tc.project == "histories") {
+			t.Errorf("%s: note %q: the folder named %v", tc.file, st.ProjectNote, fromFolder)
+		}
 		if len(exs) == 0 || st.Project != tc.project {
 			t.Errorf("%s: project %q (%d exchanges; note %q), want %q", tc.file, st.Project, len(exs), st.ProjectNote, tc.project)
 		}

@@ -406,7 +406,7 @@ func ParseBytes(name string, data []byte, format Format, opts Options) ([]memory
 	if err != nil {
 		return exs, st, fmt.Errorf("%s: %w", path, err)
 	}
-	if placed != "" {
+	if placed != "" && !historyInPlace(path, format) {
 		st.ProjectNote = fmt.Sprintf("the %s history names no working directory; project %q from the folder it sits in", format, placed)
 	}
 	if format == FormatClaudeCode && !opts.Sidechains && st.Exchanges == 0 && st.UserPrompts == 0 && st.Skipped[SkipSidechain] > 0 {
@@ -449,6 +449,22 @@ func projectOfHistory(path string, format Format) string {
 		dir = filepath.Dir(filepath.Dir(dir))
 	}
 	return ProjectName(dir)
+}
+
+// historyInPlace reports whether an Aider or SpecStory history is where
+// its agent writes it (.aider.chat.history.md, which Aider keeps at the
+// repository's root; .specstory/history/*.md), so the folder is the
+// project's as surely as a file can tell; a history renamed or copied
+// elsewhere is not (histories collected in one folder).
+func historyInPlace(path string, format Format) bool {
+	dir := filepath.Dir(path)
+	switch format {
+	case FormatAider:
+		return filepath.Base(path) == ".aider.chat.history.md"
+	case FormatSpecStory:
+		return filepath.Base(dir) == "history" && filepath.Base(filepath.Dir(dir)) == ".specstory"
+	}
+	return false
 }
 
 // lines calls fn for each line of r with its number from 1, bounding each
