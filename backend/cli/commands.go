@@ -293,9 +293,11 @@ func runList(env *Env, args []string) error {
 	fs.StringVar(&req.Kind, "kind", "", "only this kind")
 	fs.IntVar(&req.Limit, "limit", 50, "how many")
 	fs.IntVar(&req.Offset, "offset", 0, "skip this many")
+	superseded := fs.Bool("superseded", false, "also list the old versions newer ones superseded (marked \"superseded by ID\"), as the window's list does")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	req.Superseded = listSuperseded(*superseded)
 	// Else a daemon and the local store each read them their own way
 	// (through a daemon a negative one was dropped silently).
 	if req.Limit < 1 || req.Limit > 1000 {
@@ -315,12 +317,31 @@ func runList(env *Env, args []string) error {
 		tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tCREATED\tKIND\tPROJECT\tTEXT")
 		for _, m := range res.Memories {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.CreatedAt.Format("2006-01-02"), m.Kind, m.Project, oneLine(m.Text, 80))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s%s\n", m.ID, m.CreatedAt.Format("2006-01-02"), m.Kind, m.Project, supersededMark(m.Memory), oneLine(m.Text, 80))
 		}
 		tw.Flush()
 		fmt.Fprintf(env.Stdout, "%d of %d\n", len(res.Memories), res.Total)
 		return nil
 	})
+}
+
+// listSuperseded is the ListRequest.Superseded of `memtray list`: only
+// the current versions (what recall reads) unless --superseded asks for
+// the old ones too.
+func listSuperseded(show bool) string {
+	if show {
+		return "include"
+	}
+	return "exclude"
+}
+
+// supersededMark prefixes the text of an old version in `memtray list
+// --superseded`: "[superseded by ID] "; "" for a current memory.
+func supersededMark(m memory.Memory) string {
+	if !m.Superseded() {
+		return ""
+	}
+	return "[superseded by " + m.SupersededBy + "] "
 }
 
 func runStats(env *Env, args []string) error {

@@ -99,7 +99,7 @@ func runIngest(env *Env, args []string) error {
 	fs := newFlags("ingest", env, &c, true)
 	as := fs.String("as", "auto", "read inputs as: auto (an agent session if the content is one (Claude Code, Codex, Aider, SpecStory), else a document; an unrecognised .jsonl yields nothing), "+
 		"transcript (any agent session), claude-code, codex, aider, specstory, exchanges (JSONL of exchange objects), document")
-	project := fs.String("project", "", "project of the memories (default: a session's working directory, or the repository of an Aider/SpecStory history)")
+	project := fs.String("project", "", "project of the memories (default: a session's working directory, else the repository or folder the history sits in, for Aider/SpecStory histories, exchanges and documents)")
 	headless := fs.Bool("headless", false, "the sessions are headless (print mode, codex exec)")
 	sidechains := fs.Bool("sidechains", false, "include the subagent conversations of Claude Code sessions (and their subagents/ files)")
 	details := fs.Bool("details", false, "print every decision")
@@ -351,13 +351,23 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 			// Not an error, but what it makes belongs to no project: its
 			// user preferences are recalled in every project, the rest
 			// only where no project is current.
-			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (the session names no working directory, and stdin has no folder): "+
-				"its memories belong to no project (its user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name)
+			why := st.ProjectNote
+			if why == "" {
+				why = "the session names no working directory, and stdin has no folder"
+			}
+			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (%s): "+
+				"its memories belong to no project (its user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name, why)
+		} else if st.ProjectNote != "" {
+			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: %s (--project NAME files it under another)\n", in.name, st.ProjectNote)
 		}
 	case in.as == "exchanges":
-		exs, err := parseExchanges(data, project)
+		exs, err := parseExchanges(data, documentProject(in.name, project))
 		if err != nil {
 			return req, nil, nil, nil, fmt.Errorf("%s: %w", in.name, err)
+		}
+		if n := countNoProject(exs); n > 0 {
+			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: %s of no project (stdin has no folder): "+
+				"their memories belong to no project (their user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name, nOf(n, "exchange"))
 		}
 		// Counted over the whole input, the prompts of a session
 		// without user_turns are numbered in every batch sent, not
@@ -506,7 +516,12 @@ func sessionGlob(dir string) string {
 }
 
 // parseExchanges reads JSON Lines of memory.Exchange objects; unknown
-// fields and malformed lines are errors naming the line.
+// fields and malformed lines are errors naming the line. An exchange
+// without a project gets project (--project, else the folder of the file:
+// documentProject); one without a source gets memory.SourceTranscript:
+// exchanges are a session's record, read from a file like an agent's
+// session, so what they make reaches other projects as a session's
+// memories do (search.scope), not as a memory added on purpose.
 func parseExchanges(data []byte, project string) ([]memory.Exchange, error) {
 	var out []memory.Exchange
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -528,7 +543,7 @@ func parseExchanges(data []byte, project string) ([]memory.Exchange, error) {
 			ex.Project = project
 		}
 		if ex.Source == "" {
-			ex.Source = memory.SourceCLI
+			ex.Source = memory.SourceTranscript
 		}
 		out = append(out, ex)
 	}
@@ -539,6 +554,17 @@ func parseExchanges(data []byte, project string) ([]memory.Exchange, error) {
 		return nil, errors.New("no exchanges")
 	}
 	return out, nil
+}
+
+// countNoProject counts the exchanges of no project.
+func countNoProject(exs []memory.Exchange) int {
+	n := 0
+	for _, ex := range exs {
+		if ex.Project == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // shownSkips is how many skipped exchanges the report names without

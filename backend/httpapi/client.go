@@ -142,7 +142,7 @@ func (c *Client) List(ctx context.Context, req ListRequest) (ListResponse, error
 	if req.Worktrees {
 		q.Set("worktrees", "true")
 	}
-	for k, v := range map[string]string{"sort": req.Sort, "order": req.Order, "snoozed": req.Snoozed, "q": req.Q, "type": req.Type, "source": req.Source, "scope": req.Scope} {
+	for k, v := range map[string]string{"sort": req.Sort, "order": req.Order, "snoozed": req.Snoozed, "superseded": req.Superseded, "q": req.Q, "type": req.Type, "source": req.Source, "scope": req.Scope} {
 		if v != "" {
 			q.Set(k, v)
 		}

@@ -300,7 +300,7 @@ func (h *Handler) stats(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	req := ListRequest{Project: q.Get("project"), Kind: q.Get("kind"), Sort: q.Get("sort"), Order: q.Get("order"),
-		Snoozed: q.Get("snoozed"), Q: q.Get("q"), Type: q.Get("type"), Source: q.Get("source"), Scope: q.Get("scope")}
+		Snoozed: q.Get("snoozed"), Superseded: q.Get("superseded"), Q: q.Get("q"), Type: q.Get("type"), Source: q.Get("source"), Scope: q.Get("scope")}
 	var err error
 	for name, v := range map[string]*bool{"facets": &req.Facets, "worktrees": &req.Worktrees} {
 		if s := q.Get(name); s != "" {

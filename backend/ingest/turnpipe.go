@@ -60,6 +60,11 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 			return replayed(r, marks), false, nil
 		}
 		r.marks = marks
+		if len(marks) == 0 && t.Project != "" {
+			if dec, ok, err := p.relabelEarlier(ctx, r, t); ok || err != nil {
+				return dec, false, err
+			}
+		}
 	}
 	if err := p.headless(ctx, r); err != nil || r.held {
 		return r.dec, r.held, err

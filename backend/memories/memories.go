@@ -241,7 +241,8 @@ func (s *Service) update(ctx context.Context, id string, fn func(*memory.Memory)
 }
 
 // List returns a page of memories, including snoozed and superseded ones (a
-// browser shows everything), filtered and sorted as req says (newest first
+// browser shows everything; req.Superseded "exclude" leaves old versions
+// out), filtered and sorted as req says (newest first
 // by default; ties by id), each with its computed columns. The store
 // selects, sorts and pages from its in-memory columns (store.List, every
 // filter included) and only the page's records are read: a page of ~100k
@@ -255,7 +256,7 @@ func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, erro
 		return ListResponse{}, err
 	}
 	now := s.o.Clock.Now()
-	q := store.ListQuery{Project: req.Project, IncludeSuperseded: true, Text: req.Q, Now: now,
+	q := store.ListQuery{Project: req.Project, IncludeSuperseded: req.Superseded != "exclude", Text: req.Q, Now: now,
 		Source: req.Source, Sort: store.ListSort(req.Sort), Desc: req.Order != "asc",
 		StickyMinAccess: s.o.Steward.StickyMinAccess, Offset: req.Offset, Limit: req.Limit}
 	if req.Kind != "" {

@@ -49,6 +49,10 @@ type ListRequest struct {
 	Order string `json:"order,omitempty"`
 	// Snoozed is include ("", the default), only or exclude.
 	Snoozed string `json:"snoozed,omitempty"`
+	// Superseded is include ("", the default: the window's list shows old
+	// versions too) or exclude (only the current versions, what recall
+	// reads; `memtray list` without --superseded).
+	Superseded string `json:"superseded,omitempty"`
 	// Q keeps the memories whose text contains it, ignoring case (at most
 	// MaxListQuery bytes).
 	Q string `json:"q,omitempty"`
@@ -220,6 +224,11 @@ func (r *ListRequest) Validate() error {
 	case "", "include", "only", "exclude":
 	default:
 		fields["snoozed"] = "must be include, only or exclude"
+	}
+	switch r.Superseded {
+	case "", "include", "exclude":
+	default:
+		fields["superseded"] = "must be include or exclude"
 	}
 	if len(r.Q) > MaxListQuery || !memory.ValidUTF8(r.Q) {
 		fields["q"] = fmt.Sprintf("must be at most %d bytes of UTF-8", MaxListQuery)

@@ -29,7 +29,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("key %q", k)
 			}
 		}
-		name := remoteName(cfg.get("remote", "origin", "url"))
+		name := RemoteName(cfg.get("remote", "origin", "url"))
 		if strings.ContainsAny(name, `/\:`) {
 			t.Fatalf("remoteName gave %q", name)
 		}

@@ -314,8 +314,8 @@ func (r *Resolver) resolve(dir string) (Info, error) {
 	switch {
 	case usable(name):
 		info.Name, info.Source = name, FromRepository
-	case usable(remoteName(cfg.get("remote", "origin", "url"))):
-		info.Name, info.Source = remoteName(cfg.get("remote", "origin", "url")), FromRemote
+	case usable(RemoteName(cfg.get("remote", "origin", "url"))):
+		info.Name, info.Source = RemoteName(cfg.get("remote", "origin", "url")), FromRemote
 	default:
 		info.Name, info.Source = DirName(top), FromTopLevel
 	}
@@ -421,9 +421,9 @@ func mainTreeName(common string, cfg gitConfig) string {
 	return strings.TrimSuffix(DirName(common), ".git")
 }
 
-// remoteName is the last element of a remote URL without ".git"
+// RemoteName is the last element of a remote URL without ".git"
 // ("git@github.com:me/spotter.git" -> "spotter"); "" for "".
-func remoteName(url string) string {
+func RemoteName(url string) string {
 	url = strings.TrimRight(strings.TrimSpace(url), `/\`)
 	url = strings.TrimSuffix(url, ".git")
 	if i := strings.LastIndexAny(url, `/\:`); i >= 0 {

@@ -306,8 +306,8 @@ func TestRemoteName(t *testing.T) {
 		"spotter":                           "spotter",
 		"":                                  "",
 	} {
-		if got := remoteName(in); got != want {
-			t.Errorf("remoteName(%q) = %q, want %q", in, got, want)
+		if got := RemoteName(in); got != want {
+			t.Errorf("RemoteName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

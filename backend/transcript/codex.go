@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/project"
 )
 
 // ParseCodex reads one Codex CLI rollout (FormatCodex),
@@ -55,7 +57,8 @@ import (
 //     it). event_msg lines repeat what items say and are bookkeeping.
 //   - SessionID is the session_meta id (else Options.SessionID), the cwd is
 //     the session_meta's (else a turn_context's, else the first
-//     <environment_context>'s <cwd>), Model the turn_context's model, and
+//     <environment_context>'s <cwd>); with none, the project is the last
+//     element of the session_meta's git repository_url; Model the turn_context's model, and
 //     the session is headless when its originator is "codex_exec" or its
 //     source "exec" (codex exec), or Options.Headless.
 //   - StartedAt is the time of the last line sent before the response (the
@@ -89,6 +92,7 @@ type codexParser struct {
 	sessID  string
 	cwd     string
 	envCWD  string // from <environment_context>
+	repoURL string // the session meta's git repository_url
 	// lastSummary is the last compacted line's summary.
 	lastSummary string
 	exec        bool
@@ -109,6 +113,9 @@ type codexMeta struct {
 	CWD        string          `json:"cwd"`
 	Originator string          `json:"originator"`
 	Source     json.RawMessage `json:"source"`
+	Git        struct {
+		RepositoryURL string `json:"repository_url"`
+	} `json:"git"`
 }
 
 type codexItem struct {
@@ -221,6 +228,7 @@ func (p *codexParser) sessionMeta(raw json.RawMessage) {
 	p.meta = true
 	p.sessID = m.ID
 	p.cwd = m.CWD
+	p.repoURL = strings.TrimSpace(clean(m.Git.RepositoryURL))
 	p.stats.Entrypoint = clean(m.Originator)
 	var source string
 	_ = json.Unmarshal(m.Source, &source) // an object for subagents
@@ -449,6 +457,14 @@ func (p *codexParser) finish() []memory.Exchange {
 		p.cwd = p.envCWD
 	}
 	s.label(p.sessID, p.cwd, p.opts)
+	if s.Project == "" && p.repoURL != "" {
+		// No working directory anywhere (a legacy rollout without an
+		// environment context): the repository the session meta names.
+		if name := project.RemoteName(p.repoURL); name != "" && len(name) <= memory.MaxExchangeNameBytes {
+			s.Project = name
+			s.ProjectNote = fmt.Sprintf("the rollout names no working directory; project %q from the repository its session meta names (%s)", name, p.repoURL)
+		}
+	}
 	s.Headless = p.opts.Headless || p.exec
 	exs := p.b.finish(s.SessionID, s.Project, s.Headless)
 	s.tidy()

@@ -205,6 +205,10 @@ type Stats struct {
 	SessionID string `json:"session_id,omitempty"`
 	CWD       string `json:"cwd,omitempty"`
 	Project   string `json:"project,omitempty"`
+	// ProjectNote says where Project came from when no record named it
+	// (a Claude Code session's folder, a Codex rollout's repository), or
+	// why there is none.
+	ProjectNote string `json:"project_note,omitempty"`
 	// Entrypoint is how the agent was started, as the file records it
 	// (Claude Code's "cli", "sdk-cli"...; Codex's originator), and
 	// Headless whether the Exchanges were marked headless.
@@ -287,13 +291,20 @@ func ProjectName(cwd string) string { return project.Name(cwd) }
 // ClaudeProjectDir returns the name Claude Code gives the directory of a
 // working directory's transcripts under ~/.claude/projects: the path with
 // every character other than an ASCII letter, digit or "-" replaced by "-"
-// ("/home/me/src/memtray" -> "-home-me-src-memtray").
+// ("/home/me/src/memtray" -> "-home-me-src-memtray"), one "-" per UTF-16
+// code unit (a character beyond the Basic Multilingual Plane, an emoji,
+// is two). Claude Code cuts a name longer than 200 characters and appends
+// a hash of the path, which this does not (ResolveClaudeProjectDir reads
+// such names by their start).
 func ClaudeProjectDir(cwd string) string {
 	var b strings.Builder
 	for _, r := range cwd {
-		if r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+		switch {
+		case r < utf8.RuneSelf && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-'):
 			b.WriteRune(r)
-		} else {
+		case r > 0xFFFF:
+			b.WriteString("--") // a surrogate pair
+		default:
 			b.WriteByte('-')
 		}
 	}
@@ -333,7 +344,10 @@ func ParseAs(r io.Reader, format Format, opts Options) ([]memory.Exchange, Stats
 // (Detect). Options.SessionID defaults to SessionIDFromPath(path); for Aider
 // and SpecStory, which record no working directory, Options.Project
 // defaults to the directory the history belongs to (the one holding
-// .specstory, else the one holding the file: projectOfHistory). With
+// .specstory, else the one holding the file: projectOfHistory); a Claude
+// Code session whose records name no working directory takes the project
+// of the directory its folder name encodes, checked against this machine
+// (projectOfClaudeFolder, Stats.ProjectNote). With
 // Options.Sidechains, a Claude Code session's subagent files
 // (<session>/subagents/agent-*.jsonl beside it) are read too.
 func ParseFile(path string, opts Options) ([]memory.Exchange, Stats, error) {
@@ -383,12 +397,17 @@ func ParseBytes(name string, data []byte, format Format, opts Options) ([]memory
 	if opts.SessionID == "" {
 		opts.SessionID = SessionIDFromPath(path)
 	}
+	placed := ""
 	if opts.Project == "" {
-		opts.Project = projectOfHistory(path, format)
+		placed = projectOfHistory(path, format)
+		opts.Project = placed
 	}
 	exs, st, err := ParseAs(bytes.NewReader(data), format, opts)
 	if err != nil {
 		return exs, st, fmt.Errorf("%s: %w", path, err)
+	}
+	if placed != "" && !historyInPlace(path, format) {
+		st.ProjectNote = fmt.Sprintf("the %s history names no working directory; project %q from the folder it sits in", format, placed)
 	}
 	if format == FormatClaudeCode && !opts.Sidechains && st.Exchanges == 0 && st.UserPrompts == 0 && st.Skipped[SkipSidechain] > 0 {
 		// Nothing but a subagent's conversation: a subagent file, named
@@ -397,7 +416,12 @@ func ParseBytes(name string, data []byte, format Format, opts Options) ([]memory
 		return ParseBytes(name, data, format, opts)
 	}
 	if format == FormatClaudeCode && opts.Sidechains {
-		return withSubagentFiles(path, exs, st, opts)
+		if exs, st, err = withSubagentFiles(path, exs, st, opts); err != nil {
+			return exs, st, err
+		}
+	}
+	if format == FormatClaudeCode {
+		exs, st = labelFromClaudeFolder(path, exs, st, opts)
 	}
 	return exs, st, nil
 }
@@ -425,6 +449,22 @@ func projectOfHistory(path string, format Format) string {
 		dir = filepath.Dir(filepath.Dir(dir))
 	}
 	return ProjectName(dir)
+}
+
+// historyInPlace reports whether an Aider or SpecStory history is where
+// its agent writes it (.aider.chat.history.md, which Aider keeps at the
+// repository's root; .specstory/history/*.md), so the folder is the
+// project's as surely as a file can tell; a history renamed or copied
+// elsewhere is not (histories collected in one folder).
+func historyInPlace(path string, format Format) bool {
+	dir := filepath.Dir(path)
+	switch format {
+	case FormatAider:
+		return filepath.Base(path) == ".aider.chat.history.md"
+	case FormatSpecStory:
+		return filepath.Base(dir) == "history" && filepath.Base(filepath.Dir(dir)) == ".specstory"
+	}
+	return false
 }
 
 // lines calls fn for each line of r with its number from 1, bounding each

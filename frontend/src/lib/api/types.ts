@@ -530,6 +530,7 @@ export interface ListRequest {
   sort?: string;
   order?: string;
   snoozed?: string;
+  superseded?: string;
   q?: string;
   type?: string;
   source?: string;

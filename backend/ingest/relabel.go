@@ -1,0 +1,75 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/memtray/memtray/backend/memory"
+)
+
+// A session ingested when its project could not be told (a history
+// copied out of its repository, a Claude Code session naming no working
+// directory: before exp-noproj and exp-imports such sessions were of no
+// project) and ingested again once it can be has its turns keyed with the
+// project now (turnKey holds it), so the first run's marks are not found
+// and the turn would be distilled again: every statement the first run
+// stored would only reinforce its memory of no project (dedup finds it by
+// text), which would stay of no project. relabelEarlier finds the first
+// run instead, by the turn's key without the project (same session, turn,
+// user words and first response: the same turn, not a text that happens
+// to repeat), and files the memories it stored under the project.
+
+// errNotRelabelled leaves a memory as it is (relabelEarlier's update).
+var errNotRelabelled = errors.New("not relabelled")
+
+// relabelEarlier looks for a run of turn t decided when it had no project
+// and, when there is one, gives the memories that run stored or updated
+// (its turn marks name them) t's project, if they are still of no
+// project and of the source t's exchanges have (a session's: a memory
+// merged into, or one a user edited into another source, is left as it
+// is). ok says such a run was found: its decision is returned, a replay
+// naming its memories (nothing is stored or reinforced again).
+func (p *Pipeline) relabelEarlier(ctx context.Context, r *run, t Turn) (memory.Decision, bool, error) {
+	bare := t
+	bare.Project = ""
+	key := turnKey(bare)
+	if key == "" {
+		return memory.Decision{}, false, nil
+	}
+	marks, err := p.store.TurnMarks(ctx, key)
+	if err != nil {
+		return memory.Decision{}, false, fmt.Errorf("ingest: %w", err)
+	}
+	if _, ok := marks[""]; !ok {
+		return memory.Decision{}, false, nil
+	}
+	source := r.ex.Source
+	if source == "" {
+		source = memory.SourceCapture
+	}
+	moved := 0
+	for h, mk := range marks {
+		if h == "" || mk.MemoryID == "" || (mk.Outcome != string(memory.VerdictStored) && mk.Outcome != string(memory.VerdictUpdated)) {
+			continue
+		}
+		_, err := p.store.Update(ctx, mk.MemoryID, func(m *memory.Memory) error {
+			if m.Project != "" || m.Source != source {
+				return errNotRelabelled
+			}
+			m.Project = t.Project
+			return nil
+		})
+		switch {
+		case err == nil:
+			moved++
+		case errors.Is(err, errNotRelabelled), errors.Is(err, memory.ErrNotFound):
+		default:
+			return memory.Decision{}, false, fmt.Errorf("ingest: relabel %s: %w", mk.MemoryID, err)
+		}
+	}
+	dec := replayed(r, marks)
+	dec.Reason += "; it had no project then: " + strconv.Itoa(moved) + " of its memories filed under " + t.Project
+	return dec, true, nil
+}

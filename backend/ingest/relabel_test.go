@@ -1,0 +1,75 @@
+package ingest
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
+)
+
+// TestRelabelEarlier: a session ingested with no project, then again with
+// one (its history now resolves to a project), files the memories the
+// first run of each turn stored under the project, and stores and
+// reinforces nothing again. A memory of no project that another session
+// stored with the same text is not the turn's, and stays as it is.
+func TestRelabelEarlier(t *testing.T) {
+	const (
+		para1 = "The exporter in `export/csv.go` quotes every field because Excel splits unquoted fields at commas and semicolons."
+		para2 = "The importer in `import/rows.go` skips rows with an empty `customer_id` column before it validates the remaining ones."
+	)
+	ctx := context.Background()
+	emb := &seenEmbedder{model: "seen-a"}
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.model, Dim: seenDim, Clock: memory.FixedClock{T: t0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: memory.FixedClock{T: t0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turnOf := func(session, project, prompt string, texts ...string) Turn {
+		exs := sessionOf(session, prompt, texts...)
+		for i := range exs {
+			exs[i].Project, exs[i].Source = project, memory.SourceTranscript
+		}
+		return GroupTurns(exs)[0]
+	}
+	// Another session of no project says the importer's statement too.
+	if _, _, err := p.ProcessTurn(ctx, turnOf("other", "", "what does the importer skip", para2), nil, SessionState{Ended: true}); err != nil {
+		t.Fatal(err)
+	}
+	first, _, err := p.ProcessTurn(ctx, turnOf("csv", "", "look at the csv code", para1, "Let me read the importer.", para2), nil, SessionState{Ended: true})
+	if err != nil || first.Verdict != memory.VerdictStored {
+		t.Fatalf("first run: %s %s %v", first.Verdict, first.Reason, err)
+	}
+	again, _, err := p.ProcessTurn(ctx, turnOf("csv", "shop", "look at the csv code", para1, "Let me read the importer.", para2), nil, SessionState{Ended: true})
+	if err != nil || again.Stage != StageReplay || !strings.Contains(again.Reason, "1 of its memories filed under shop") {
+		t.Fatalf("run with the project: %s at %s (%s) %v; want a replay filing the memory it stored", again.Verdict, again.Stage, again.Reason, err)
+	}
+	want := map[string]string{"export/csv.go": "shop", "import/rows.go": ""}
+	if n := st.Count(); n != len(want) {
+		t.Errorf("%d memories, want %d", n, len(want))
+	}
+	if err := st.Iterate(ctx, store.Filter{IncludeSuperseded: true}, func(m memory.Memory) error {
+		for text, project := range want {
+			if strings.Contains(m.Text, text) && m.Project != project {
+				t.Errorf("%q: project %q, want %q", preview(m.Text), m.Project, project)
+			}
+		}
+		if strings.Contains(m.Text, "export/csv.go") && m.ReinforcedCount != 0 {
+			t.Errorf("%q reinforced %d times, want 0 (the same turn read again)", preview(m.Text), m.ReinforcedCount)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// Read again with the project: the first run's marks still answer.
+	third, _, err := p.ProcessTurn(ctx, turnOf("csv", "shop", "look at the csv code", para1, "Let me read the importer.", para2), nil, SessionState{Ended: true})
+	if err != nil || third.Stage != StageReplay {
+		t.Errorf("third run: %s at %s %v", third.Verdict, third.Stage, err)
+	}
+}
