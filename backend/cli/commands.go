@@ -293,7 +293,7 @@ func runList(env *Env, args []string) error {
 	fs.StringVar(&req.Kind, "kind", "", "only this kind")
 	fs.IntVar(&req.Limit, "limit", 50, "how many")
 	fs.IntVar(&req.Offset, "offset", 0, "skip this many")
-	superseded := fs.Bool("superseded", false, "also list the old versions newer ones superseded (marked \"superseded by ID\"), as the window's list does")
+	superseded := fs.Bool("superseded", false, "also list the old versions newer ones superseded (marked \"superseded by ID\"), as the window's \"superseded too\" does")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}

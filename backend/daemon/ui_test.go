@@ -267,6 +267,7 @@ func TestEditListHistory(t *testing.T) {
 	if err != nil || len(hits) == 0 || hits[0].Memory.ID != res.Memory.ID {
 		t.Fatalf("search after edit = %+v, %v", hits, err)
 	}
+	listSupersededVersions(t, addr, d.Token(), m.ID, res.Memory.ID)
 
 	bad := []struct {
 		name  string
@@ -301,6 +302,48 @@ func TestEditListHistory(t *testing.T) {
 	big := 3.0
 	if _, err := c.Edit(ctx, res.Memory.ID, httpapi.MemoryPatch{Importance: &big}); !errors.As(err, &fe) || fe.Fields["importance"] == "" {
 		t.Fatalf("client field errors: %v", err)
+	}
+}
+
+// listSupersededVersions: GET /api/memories lists the current versions
+// only unless superseded=include asks for the old ones too (each with the
+// id of the version that replaced it), and its facets count what it lists.
+func listSupersededVersions(t *testing.T, addr, token, old, cur string) {
+	t.Helper()
+	for _, tc := range []struct {
+		query     string
+		oldListed bool
+	}{
+		{"", false},
+		{"&superseded=exclude", false},
+		{"&superseded=include", true},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/memories?facets=true"+tc.query, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lr httpapi.ListResponse
+		err = json.NewDecoder(resp.Body).Decode(&lr)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK || lr.Facets == nil {
+			t.Fatalf("GET /api/memories?facets=true%s: %d %v", tc.query, resp.StatusCode, err)
+		}
+		by := map[string]string{} // id: superseded_by
+		for _, lm := range lr.Memories {
+			by[lm.ID] = lm.SupersededBy
+		}
+		want := 1
+		if tc.oldListed {
+			want = 2
+		}
+		oldBy, oldListed := by[old]
+		if curBy, ok := by[cur]; !ok || curBy != "" || oldListed != tc.oldListed || (oldListed && oldBy != cur) ||
+			lr.Total != want || lr.Facets.Projects["gateway"] != want {
+			t.Errorf("GET /api/memories?facets=true%s: total %d, listed %v, facets %v; want %d, %s current, %s listed %v (superseded by %s)",
+				tc.query, lr.Total, by, lr.Facets.Projects, want, cur, old, tc.oldListed, cur)
+		}
 	}
 }
 

@@ -240,9 +240,10 @@ func (s *Service) update(ctx context.Context, id string, fn func(*memory.Memory)
 	return m, s.o.IndexLag(err)
 }
 
-// List returns a page of memories, including snoozed and superseded ones (a
-// browser shows everything; req.Superseded "exclude" leaves old versions
-// out), filtered and sorted as req says (newest first
+// List returns a page of memories, including snoozed ones and, when
+// req.Superseded is include, the old versions newer ones superseded (by
+// default only the current versions, what recall reads), filtered and
+// sorted as req says (newest first
 // by default; ties by id), each with its computed columns. The store
 // selects, sorts and pages from its in-memory columns (store.List, every
 // filter included) and only the page's records are read: a page of ~100k
@@ -256,7 +257,7 @@ func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, erro
 		return ListResponse{}, err
 	}
 	now := s.o.Clock.Now()
-	q := store.ListQuery{Project: req.Project, IncludeSuperseded: req.Superseded != "exclude", Text: req.Q, Now: now,
+	q := store.ListQuery{Project: req.Project, IncludeSuperseded: req.Superseded == "include", Text: req.Q, Now: now,
 		Source: req.Source, Sort: store.ListSort(req.Sort), Desc: req.Order != "asc",
 		StickyMinAccess: s.o.Steward.StickyMinAccess, Offset: req.Offset, Limit: req.Limit}
 	if req.Kind != "" {
@@ -279,7 +280,7 @@ func (s *Service) List(ctx context.Context, req ListRequest) (ListResponse, erro
 	}
 	var all *store.Facets // the whole store's counts, when needed
 	if req.Facets || (req.Worktrees && req.Project != "") {
-		f, err := s.o.Store.Facets(ctx, store.ListQuery{IncludeSuperseded: true, Now: now})
+		f, err := s.o.Store.Facets(ctx, store.ListQuery{IncludeSuperseded: q.IncludeSuperseded, Now: now})
 		if err != nil {
 			return ListResponse{}, fmt.Errorf("list facets: %w", err)
 		}

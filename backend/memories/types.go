@@ -49,9 +49,12 @@ type ListRequest struct {
 	Order string `json:"order,omitempty"`
 	// Snoozed is include ("", the default), only or exclude.
 	Snoozed string `json:"snoozed,omitempty"`
-	// Superseded is include ("", the default: the window's list shows old
-	// versions too) or exclude (only the current versions, what recall
-	// reads; `memtray list` without --superseded).
+	// Superseded is exclude ("", the default: only the current versions,
+	// what recall reads; the window's list and `memtray list` unless asked)
+	// or include (the old versions too, each with its SupersededBy; the
+	// window's "superseded too", `memtray list --superseded`). The default
+	// was include until the window asked for it by name; the window and
+	// the CLI now always send it.
 	Superseded string `json:"superseded,omitempty"`
 	// Q keeps the memories whose text contains it, ignoring case (at most
 	// MaxListQuery bytes).
@@ -71,9 +74,10 @@ type ListRequest struct {
 	Facets bool `json:"facets,omitempty"`
 }
 
-// ListFacets counts the whole store's memories (superseded ones included,
-// as List lists them) by the values the list filters on, for the filter
-// menus: how many a filter would keep before the other filters.
+// ListFacets counts the whole store's memories (superseded ones only when
+// the request includes them, as List lists them) by the values the list
+// filters on, for the filter menus: how many a filter would keep before
+// the other filters.
 type ListFacets struct {
 	Projects map[string]int `json:"projects"`
 	Kinds    map[string]int `json:"kinds"`

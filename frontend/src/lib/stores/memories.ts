@@ -23,10 +23,12 @@ export interface PageState {
   scope: string;
   q: string;
   snoozed: string;
+  /** The old versions newer ones superseded too (marked, linked to their successor); off: only the current versions, what recall reads. */
+  superseded: boolean;
 }
 
 export const defaultPage: PageState = {
-  offset: 0, limit: 50, sort: 'created', order: 'desc', project: '', worktrees: false, kind: '', type: '', source: '', scope: '', q: '', snoozed: '',
+  offset: 0, limit: 50, sort: 'created', order: 'desc', project: '', worktrees: false, kind: '', type: '', source: '', scope: '', q: '', snoozed: '', superseded: false,
 };
 
 /** The filters a PageState has set (not paging, sorting or q). */
@@ -80,7 +82,7 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
     loading.set(true);
     try {
       const params: ListRequest = { limit: p.limit, offset: p.offset, sort: p.sort, order: p.order, project: p.project, kind: p.kind, q: p.q,
-        snoozed: p.snoozed, type: p.type, source: p.source, scope: p.scope, worktrees: p.project !== '' && p.worktrees ? true : undefined,
+        snoozed: p.snoozed, superseded: p.superseded ? 'include' : 'exclude', type: p.type, source: p.source, scope: p.scope, worktrees: p.project !== '' && p.worktrees ? true : undefined,
         facets: withFacets ? true : undefined };
       const res = await api.listMemories(params);
       if (my !== seq) return; // a newer request answers instead
@@ -106,12 +108,14 @@ export function createMemories(opts: { stream?: EventStream; reloadMs?: number }
   }
 
   function setPage(p: Partial<PageState>) {
+    const cur = get(page);
     page.update((cur) => {
       const next = { ...cur, ...p };
       if (p.offset === undefined && Object.keys(p).length > 0) next.offset = 0;
       return next;
     });
-    return load();
+    // The facets count what the list can show: with or without the old versions.
+    return load(p.superseded !== undefined && p.superseded !== cur.superseded ? true : undefined);
   }
 
   /** Sorts by a column; the same column again flips the order. */

@@ -63,4 +63,63 @@ describe('Memories view', () => {
     expect(target.querySelector('[data-testid=memory-origin-link]')).toBeNull();
     expect(target.querySelector('[data-testid=memory-origin]')?.textContent).toContain('by cli');
   });
+
+  it('lists the current versions; "superseded too" adds the old ones, muted, each linked to the version that replaced it', async () => {
+    const old = mem('m1', { text: 'The dev server listens on port 5173.', superseded_by: 'm2' });
+    const cur = mem('m2', { text: 'The dev server listens on port 5174.', supersedes: 'm1' });
+    const { calls } = fakeFetch({
+      'GET /api/memories': ({ url }: { url: string }) => {
+        const all = new URL(url, 'http://x').searchParams.get('superseded') === 'include';
+        return { body: { memories: all ? [cur, old] : [cur], total: all ? 2 : 1, facets } };
+      },
+      'GET /api/memories/m1': old,
+      'GET /api/memories/m2': cur,
+      'GET /api/memories/m1/history': { id: 'm1', versions: [old, cur], merged: [] },
+      'GET /api/memories/m2/history': { id: 'm2', versions: [old, cur], merged: [] },
+      'GET /api/decisions': [],
+    });
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Memories, { target }));
+    const rowIds = () => [...target.querySelectorAll('[data-testid=memory-row]')].map((r) => r.getAttribute('data-id'));
+    const listed = (i: number) => new URL(calls.filter((c) => c.url.split('?')[0] === '/api/memories')[i].url, 'http://x').searchParams;
+    await vi.waitFor(() => {
+      flushSync();
+      expect(rowIds()).toEqual(['m2']);
+    });
+    expect(listed(0).get('superseded')).toBe('exclude'); // asked by name: whatever the API's default
+    expect(target.querySelector('[data-testid=superseded-by]')).toBeNull();
+
+    const box = target.querySelector('[data-testid=filter-superseded]') as HTMLInputElement;
+    box.checked = true;
+    box.dispatchEvent(new Event('change', { bubbles: true }));
+    await vi.waitFor(() => {
+      flushSync();
+      expect(rowIds()).toEqual(['m2', 'm1']);
+    });
+    expect([listed(1).get('superseded'), listed(1).get('facets')]).toEqual(['include', 'true']); // the menus count the old versions too
+    const oldRow = target.querySelector('[data-testid=memory-row][data-id=m1]')!;
+    const curRow = target.querySelector('[data-testid=memory-row][data-id=m2]')!;
+    expect(oldRow.classList.contains('superseded')).toBe(true);
+    expect(curRow.classList.contains('superseded')).toBe(false);
+    expect(curRow.querySelector('[data-testid=superseded-by]')).toBeNull();
+    const link = oldRow.querySelector('[data-testid=superseded-link]') as HTMLAnchorElement;
+    expect(link.getAttribute('href')).toBe('#/memories?id=m2');
+    expect(oldRow.querySelector('[data-testid=superseded-by]')?.textContent).toContain('superseded by “The dev server listens on port 5174.”');
+
+    // The old version's detail says so and cannot be edited; its link jumps to the newer one.
+    (oldRow as HTMLElement).click();
+    await vi.waitFor(() => {
+      flushSync();
+      expect(target.querySelector('[data-testid=detail-superseded]')?.textContent).toContain('superseded by');
+    });
+    expect([...target.querySelectorAll('[data-testid=memory-detail] button')].find((b) => b.textContent === 'Edit')?.hasAttribute('disabled')).toBe(true);
+    link.click();
+    await vi.waitFor(() => {
+      flushSync();
+      expect(target.querySelector('[data-testid=memory-detail]')?.getAttribute('data-id')).toBe('m2');
+    });
+    expect(target.querySelector('[data-testid=detail-superseded]')).toBeNull();
+  });
 });
