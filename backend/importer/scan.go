@@ -264,9 +264,13 @@ type projectGuess struct {
 }
 
 // guessProject names the project of ~/.claude/projects/<dir>: the working
-// directory its newest transcript recorded, else the folder's name without
-// its leading dash (the folder name replaces every "/" and "." of the path
-// by "-", so the last path element cannot be told apart from the rest).
+// directory its newest transcript recorded, else the directory the
+// folder's name encodes on this machine as `memtray ingest` resolves it
+// (transcript.ClaudeFolderProject), else the folder's name without its
+// leading dash (the folder name replaces every "/" and "." of the path by
+// "-", so the last path element cannot be told apart from the rest). A
+// project from the folder's name is guessed: one a transcript named at an
+// earlier import wins over it.
 func (s *scanner) guessProject(projDir string) projectGuess {
 	dirName := filepath.Base(projDir)
 	fallback := strings.TrimLeft(dirName, "-")
@@ -310,8 +314,12 @@ func (s *scanner) guessProject(projDir string) projectGuess {
 		return projectGuess{name: transcript.ProjectName(first),
 			note: fmt.Sprintf("project %q from the working directory %s a transcript recorded (it does not match the folder name %s)", transcript.ProjectName(first), first, dirName)}
 	}
+	const lead = "no transcript there records its working directory"
+	if name, note := transcript.ClaudeFolderProject(dirName, lead); name != "" {
+		return projectGuess{name: name, guessed: true, note: note}
+	}
 	return projectGuess{name: fallback, guessed: true,
-		note: fmt.Sprintf("project %q is the folder name %s: no transcript there records its working directory", fallback, dirName)}
+		note: fmt.Sprintf("project %q is the folder name %s: %s, nor does the name encode a directory of this machine", fallback, dirName, lead)}
 }
 
 // transcriptCWDs reads the first transcript.maxHead bytes of a transcript

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/transcript"
 )
 
 func TestSections(t *testing.T) {
@@ -105,6 +106,19 @@ func TestScanLimitsAndProjects(t *testing.T) {
 	// A cwd beyond the first 64 KiB is not read.
 	mk("-late-q/t.jsonl", strings.Repeat(`{"type":"x"}`+"\n", 7000)+`{"cwd":"/late/q"}`+"\n")
 	mk("-late-q/memory/c.md", "---\ntype: project\n---\nThe late project uses Bazel.\n")
+	// No transcript records a cwd, and the folder's name encodes a
+	// directory of this machine: its project, as `memtray ingest` resolves
+	// it (transcript.ClaudeFolderProject), still guessed.
+	realHome, err := filepath.EvalSymlinks(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(realHome, "src", "my.tool")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	resolved := transcript.ClaudeProjectDir(work)
+	mk(resolved+"/memory/d.md", "---\ntype: project\n---\nThe tool ships as one binary.\n")
 
 	sc, err := newScanner(home)
 	if err != nil {
@@ -128,6 +142,7 @@ func TestScanLimitsAndProjects(t *testing.T) {
 		{"-x-y", "z", "does not match the folder name"},
 		{"-late-q", "late-q", "no transcript there records"},
 		{"-w-a", "w-a", "no transcript there records"},
+		{resolved, "my.tool", "which encodes " + work + " on this machine"},
 	} {
 		f := got[c.dir]
 		if f == nil || f.project != c.project || (c.note == "") != (len(f.notes) == 0) || (c.note != "" && !strings.Contains(f.notes[0], c.note)) {
@@ -137,7 +152,9 @@ func TestScanLimitsAndProjects(t *testing.T) {
 	if it := got["-srv-my-app"].items; len(it) != 1 || it[0].guessed || it[0].kind != memory.KindConfig {
 		t.Errorf("items of -srv-my-app: %+v", it)
 	}
-	if it := got["-w-a"].items; len(it) != 1 || !it[0].guessed {
-		t.Errorf("a folder-name project is not marked guessed: %+v", it)
+	for _, dir := range []string{"-w-a", resolved} {
+		if it := got[dir].items; len(it) != 1 || !it[0].guessed {
+			t.Errorf("%s: a folder-name project is not marked guessed: %+v", dir, it)
+		}
 	}
 }

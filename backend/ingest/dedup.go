@@ -160,7 +160,7 @@ func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (
 	if r.repack != nil {
 		k += len(r.repack.aside)
 	}
-	near, err := p.store.VectorSearch(ctx, m.Embedding, k, store.Filter{Project: r.ex.Project, Model: m.EmbeddingModel})
+	near, err := p.store.VectorSearch(ctx, m.Embedding, k, ownProject(r.ex.Project, m.EmbeddingModel))
 	if err != nil {
 		return 0, memory.Memory{}, "", false, fmt.Errorf("find near duplicate: %w", err)
 	}
@@ -294,7 +294,7 @@ func (p *Pipeline) duplicate(ctx context.Context, r *run, id string, out outcome
 // session sending an old version again), so it does not supersede the
 // newer version back.
 func (p *Pipeline) olderVersion(ctx context.Context, r *run, text string, vec []float32) (string, bool, error) {
-	hist, err := p.store.VectorSearch(ctx, vec, 5, store.Filter{Project: r.ex.Project, IncludeSuperseded: true, Model: r.model})
+	hist, err := p.store.VectorSearch(ctx, vec, 5, withSuperseded(ownProject(r.ex.Project, r.model)))
 	if err != nil {
 		return "", false, fmt.Errorf("find older versions: %w", err)
 	}
@@ -314,6 +314,23 @@ func (p *Pipeline) olderVersion(ctx context.Context, r *run, text string, vec []
 		}
 	}
 	return "", false, nil
+}
+
+// ownProject is the filter of the memories of project alone, embedded
+// with model: what a memory of project is placed among (a near duplicate,
+// an older version, the same rule of a file). A memory of no project ("")
+// is placed among the memories of no project only, as one of a project is
+// among its project's only: Filter.Project "" would match every project,
+// so an exchange of no project would reinforce or supersede another
+// project's memory, out of its reach (search.scope) and relabelled.
+func ownProject(project, model string) store.Filter {
+	return store.Filter{Projects: []string{project}, Model: model}
+}
+
+// withSuperseded returns f widened to the superseded memories.
+func withSuperseded(f store.Filter) store.Filter {
+	f.IncludeSuperseded = true
+	return f
 }
 
 // newMemory builds the record for one chunk.

@@ -240,3 +240,100 @@ func TestModelSwitchMidRun(t *testing.T) {
 		})
 	}
 }
+
+// TestDedupStaysInProject: a memory is placed among the memories of its
+// own project only (ownProject). Store.Filter's Project "" matches every
+// project, so an exchange of no project used to reinforce another
+// project's memory it nearly repeats, supersede one it adds to (the new
+// version then of no project), or be dropped as an older version of
+// another project's superseded memory. Every text here has the same
+// vector: each is the others' near duplicate by similarity.
+func TestDedupStaysInProject(t *testing.T) {
+	const (
+		base    = "The parser in `parse/lexer.go` caches tokens per file."
+		again   = "The parser in parse/lexer.go caches tokens per file!"
+		more    = "The parser in `parse/lexer.go` caches tokens per file, up to 64 MB."
+		oldV    = "The parser in `parse/lexer.go` caches tokens per file for 30s."
+		newV    = "The parser in `parse/lexer.go` caches tokens per file for 45s."
+		oldVish = "The parser in parse/lexer.go caches tokens per file for 30s!"
+		// other is base in other words' case: a text of its own (the
+		// content hash is store-wide), the same vector
+		other = "The Parser in `parse/lexer.go` Caches Tokens per File."
+	)
+	type seed struct{ project, text string }
+	tests := []struct {
+		name    string
+		seeds   []seed // written in order through Write (each placed as any text is)
+		project string // of the text written last
+		text    string
+		want    memory.Verdict
+		// wantNew: the text is stored as a memory of its own, of project,
+		// and no seed was reinforced or superseded by it
+		wantNew bool
+	}{
+		{"no project repeats a project's memory", []seed{{"alpha", base}}, "", again, memory.VerdictStored, true},
+		{"no project adds to a project's memory", []seed{{"alpha", base}}, "", more, memory.VerdictStored, true},
+		{"no project repeats a project's older version", []seed{{"", base}, {"alpha", oldV}, {"alpha", newV}}, "", oldVish, memory.VerdictUpdated, true},
+		{"a project repeats a memory of no project", []seed{{"", base}}, "alpha", again, memory.VerdictStored, true},
+		{"a project repeats another project's memory", []seed{{"beta", base}}, "alpha", again, memory.VerdictStored, true},
+		{"no project repeats a memory of no project", []seed{{"", other}, {"alpha", base}}, "", again, memory.VerdictMerged, false},
+		{"a project repeats its own memory", []seed{{"", other}, {"alpha", base}}, "alpha", again, memory.VerdictMerged, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			emb := &embedtest.Table{Name: "table", Other: embedtest.Unit(0)}
+			st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Name, Dim: embedtest.Dim, Clock: memory.FixedClock{T: t0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: memory.FixedClock{T: t0}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := map[string]memory.Memory{}
+			for _, s := range tc.seeds {
+				res, err := p.Write(ctx, WriteRequest{Memory: memory.Memory{Text: s.text, Project: s.project, Source: memory.SourceCLI}})
+				if err != nil || (res.Decision.Verdict != memory.VerdictStored && res.Decision.Verdict != memory.VerdictUpdated) {
+					t.Fatalf("seed %q of %q: %+v %v", s.text, s.project, res.Decision, err)
+				}
+				before[res.Memory.ID] = res.Memory
+			}
+			for id := range before { // as the seeds left them (a seed may supersede one)
+				if before[id], err = st.Get(ctx, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := p.Write(ctx, WriteRequest{Memory: memory.Memory{Text: tc.text, Project: tc.project, Source: memory.SourceCLI}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Decision.Verdict != tc.want {
+				t.Fatalf("verdict %s (%s), want %s", res.Decision.Verdict, res.Decision.Reason, tc.want)
+			}
+			if !tc.wantNew {
+				if res.Memory.Project != tc.project {
+					t.Errorf("reinforced a memory of project %q, want %q", res.Memory.Project, tc.project)
+				}
+				return
+			}
+			if res.Memory.Text != tc.text || res.Memory.Project != tc.project || before[res.Memory.ID].ID != "" {
+				t.Errorf("stored %q of project %q (id %s): want a new memory of project %q", res.Memory.Text, res.Memory.Project, res.Memory.ID, tc.project)
+			}
+			for id, b := range before {
+				now, err := st.Get(ctx, id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if now.Project == tc.project {
+					continue // the text's own project may be placed among
+				}
+				if now.ReinforcedCount != b.ReinforcedCount || now.SupersededBy != b.SupersededBy {
+					t.Errorf("memory %q of project %q was touched: reinforced %d → %d, superseded by %q → %q",
+						b.Text, b.Project, b.ReinforcedCount, now.ReinforcedCount, b.SupersededBy, now.SupersededBy)
+				}
+			}
+		})
+	}
+}

@@ -269,9 +269,9 @@ func (p *Pipeline) reviseInstrRules(ctx context.Context, t Turn, cands []Candida
 		byLine string
 	}
 	var revs []revision
-	err := p.store.Iterate(ctx, store.Filter{Project: t.Project, Kinds: []memory.Kind{memory.KindConvention}}, func(m memory.Memory) error {
-		if own[m.ID] || m.Superseded() || m.Project != t.Project {
-			return nil // the filter's "" project is every project: a file of no project is none of theirs
+	err := p.store.Iterate(ctx, store.Filter{Projects: []string{t.Project}, Kinds: []memory.Kind{memory.KindConvention}}, func(m memory.Memory) error {
+		if own[m.ID] || m.Superseded() {
+			return nil // a file of no project is none of another project's (Projects, not Project: "" would be every project)
 		}
 		file, rest, ok := instrRuleParts(m.Text)
 		if !ok || changes[file] == nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/store"
 )
 
 // One rule of an instruction file, one memory. A statement read from an
@@ -92,7 +91,7 @@ func (p *Pipeline) sameRuleMemory(ctx context.Context, r *run, m memory.Memory) 
 	if _, _, ok := instrRuleParts(m.Text); !ok {
 		return 0, memory.Memory{}, "", false, nil
 	}
-	near, err := p.store.VectorSearch(ctx, m.Embedding, instrRuleNeighbours, store.Filter{Project: r.ex.Project, Model: m.EmbeddingModel})
+	near, err := p.store.VectorSearch(ctx, m.Embedding, instrRuleNeighbours, ownProject(r.ex.Project, m.EmbeddingModel))
 	if err != nil {
 		return 0, memory.Memory{}, "", false, fmt.Errorf("find the same rule: %w", err)
 	}
@@ -104,9 +103,6 @@ func (p *Pipeline) sameRuleMemory(ctx context.Context, r *run, m memory.Memory) 
 		old, err := p.store.Get(ctx, s.ID)
 		if err != nil {
 			return 0, memory.Memory{}, "", false, fmt.Errorf("read the same rule: %w", err)
-		}
-		if old.Project != r.ex.Project {
-			continue // the filter's "" project is every project; a file is one project's
 		}
 		same, fuller := sameInstrRule(m.Text, old.Text)
 		if !same {

@@ -257,7 +257,9 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 			for j, i := range idx {
 				vecs[j] = chunk[i].Embedding
 			}
-			f := store.Filter{Project: key.project, Model: key.model}
+			// Projects, not Project: a memory of no project merges with
+			// the memories of no project, and Project "" is every project.
+			f := store.Filter{Projects: []string{key.project}, Model: key.model}
 			if opts.All {
 				f = store.Filter{Model: key.model}
 			}

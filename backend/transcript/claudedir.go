@@ -201,23 +201,37 @@ func projectOfClaudeFolder(path string) (name, note string) {
 
 // resolveClaudeFolder is projectOfClaudeFolder for a folder's name.
 func resolveClaudeFolder(base string) folderProject {
-	m, ok := ResolveClaudeProjectDir(base)
+	name, note := ClaudeFolderProject(base, "the records name no working directory")
+	return folderProject{name, note}
+}
+
+// ClaudeFolderProject names the project of a Claude Code project folder
+// (~/.claude/projects/<name>) from its name alone, checked against this
+// machine (ResolveClaudeProjectDir): the project of the directory the name
+// encodes when exactly one directory does, else of the repository holding
+// the deepest directory of the name that exists, else none. note, opened
+// by lead (why the folder's name is read at all), says which or why none;
+// "" and "" for a name Claude Code cannot have made. `memtray ingest` (a
+// session whose records name no working directory) and `memtray
+// import-claude` (a folder none of whose transcripts does) both read it.
+func ClaudeFolderProject(name, lead string) (proj, note string) {
+	m, ok := ResolveClaudeProjectDir(name)
 	if !ok {
-		return folderProject{}
+		return "", ""
 	}
 	switch {
 	case m.Exact:
 		n := ProjectName(m.Dir)
-		return folderProject{n, fmt.Sprintf("the records name no working directory; project %q from the folder name %s, which encodes %s on this machine", n, base, m.Dir)}
+		return n, fmt.Sprintf("%s; project %q from the folder name %s, which encodes %s on this machine", lead, n, name, m.Dir)
 	case m.Others > 0:
-		return folderProject{"", fmt.Sprintf("the records name no working directory, and the folder name %s encodes %d directories on this machine (%s and others): no project chosen", base, m.Others+1, m.Dir)}
+		return "", fmt.Sprintf("%s, and the folder name %s encodes %d directories on this machine (%s and others): no project chosen", lead, name, m.Others+1, m.Dir)
 	}
 	if m.Dir != "" && m.Dir != "/" {
 		if info, err := project.Resolve(m.Dir); err == nil && info.InRepository() && !isHome(info.TopLevel) {
-			return folderProject{info.Name, fmt.Sprintf("the records name no working directory, and the directory the folder name %s encodes is not on this machine; project %q from the repository %s holding the part of it that is (%s)", base, info.Name, info.TopLevel, m.Dir)}
+			return info.Name, fmt.Sprintf("%s, and the directory the folder name %s encodes is not on this machine; project %q from the repository %s holding the part of it that is (%s)", lead, name, info.Name, info.TopLevel, m.Dir)
 		}
 	}
-	return folderProject{"", fmt.Sprintf("the records name no working directory, and the directory the folder name %s encodes (slashes, dots and other characters all became \"-\") is not on this machine, nor a repository holding it: no project guessed", base)}
+	return "", fmt.Sprintf("%s, and the directory the folder name %s encodes (slashes, dots and other characters all became \"-\") is not on this machine, nor a repository holding it: no project guessed", lead, name)
 }
 
 // isHome reports whether dir is the user's home directory (a dotfiles
