@@ -163,7 +163,7 @@ func printSalvage(w io.Writer, r store.SalvageReport) {
 		fmt.Fprintf(w, "embedded: %d saved records whose vector was damaged got a new one\n", r.Reembedded)
 	}
 	if r.NoVector > 0 {
-		fmt.Fprintf(w, "          %d of the lost have a readable text but a damaged vector, and no embedder of model %s answered: start it and run the salvage on the kept file again\n", r.NoVector, r.Model)
+		fmt.Fprintf(w, "          %d of the saved have a damaged vector and no embedder of model %s answered: they are found by their words until memtray's daemon (or `memtray doctor --reembed-damaged`) embeds them with it\n", r.NoVector, r.Model)
 	}
 	if r.Duplicates > 0 {
 		fmt.Fprintf(w, "merged:   %d records with the same text as a saved one\n", r.Duplicates)

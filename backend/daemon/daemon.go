@@ -122,6 +122,7 @@ type Daemon struct {
 	configPath             string
 	initial                config.Config // the config as given to Open (the settings' live config starts as it)
 	cal                    calibState    // the similarity thresholds' calibration (calib.go)
+	vecRepair              bool          // the start's repair of damaged vectors failed: retried (vecrepair.go)
 	lastSweep              atomic.Pointer[sweepOutcome]
 	indexLagAt             atomic.Int64 // unix ns of the last lagging text index write
 	// invalidExchanges counts the exchanges of session files left out
@@ -290,7 +291,8 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 		return err
 	}
 	d.mcp = d.MCPHandler()
-	d.retryCalibration() // a model whose server did not answer yet (calib.go)
+	d.retryCalibration()  // a model whose server did not answer yet (calib.go)
+	d.retryVectorRepair() // damaged vectors the embedder could not repair at start (vecrepair.go)
 	return nil
 }
 
@@ -494,24 +496,3 @@ func (d *Daemon) indexLag(err error) error {
 
 // ErrDaemonRunning says a command that needs the store to itself found a daemon.
 var ErrDaemonRunning = errors.New("a memtray daemon is running")
-
-// vectorRepairTimeout bounds the re-embedding of damaged vectors at start:
-// an embedder that does not answer leaves them to `memtray reindex`.
-const vectorRepairTimeout = 30 * time.Second
-
-// repairVectors re-embeds, with the daemon's embedder (of the store's
-// model: Open checked), the few records whose stored vector Open found
-// damaged, so they are found by meaning again without a full reindex.
-// A failure is logged; the store's warning then stays and names the
-// command that repairs them.
-func (d *Daemon) repairVectors(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, vectorRepairTimeout)
-	defer cancel()
-	n, err := d.store.RepairVectors(ctx, d.emb)
-	switch {
-	case err != nil:
-		d.log.Warn("could not re-embed the memories whose vector is damaged", "err", err)
-	case n > 0:
-		d.log.Warn("re-embedded the memories whose stored vector was damaged", "count", n)
-	}
-}

@@ -4,13 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
 )
 
@@ -34,9 +42,33 @@ func TestDamagedVectorRepairedAtStart(t *testing.T) {
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// The vector as packed in the records file: NaN over its last number.
+	nanStoredVector(t, cfg, vecs[0])
+	// What a daemon without the repair would serve: the warning.
+	st, err := store.Open(ctx, store.Options{Dir: filepath.Join(cfg.DataDir, StoreDir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := strings.Join(st.Info().Warnings, "\n"); !strings.Contains(w, "1 memory has a damaged vector") {
+		t.Fatalf("the damaged vector is not reported: %q", w)
+	}
+	st.Close()
+
+	d2 := openAt(t, cfg, nil)
+	if w := d2.store.Info().Warnings; len(w) != 0 {
+		t.Errorf("warnings after the start: %q", w)
+	}
+	hits, err := d2.store.VectorSearch(ctx, vecs[0], 1, store.Filter{})
+	if err != nil || len(hits) != 1 || hits[0].ID != m.ID || math.Abs(float64(hits[0].Score)-1) > 1e-3 {
+		t.Errorf("vector search = %+v, %v: want %s, scored 1", hits, err, m.ID)
+	}
+}
+
+// nanStoredVector writes NaN over the last number of vec where the closed
+// daemon's records file holds it (once, contiguously).
+func nanStoredVector(t *testing.T, cfg config.Config, vec []float32) {
+	t.Helper()
 	var packed []byte
-	for _, f := range vecs[0] {
+	for _, f := range vec {
 		packed = binary.LittleEndian.AppendUint32(packed, math.Float32bits(f))
 	}
 	path := filepath.Join(cfg.DataDir, StoreDir, "memtray.db")
@@ -52,20 +84,68 @@ func TestDamagedVectorRepairedAtStart(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	// What a daemon without the repair would serve: the warning.
-	st, err := store.Open(ctx, store.Options{Dir: filepath.Join(cfg.DataDir, StoreDir)})
+}
+
+// TestDamagedVectorRepairedWhenEmbedderAnswers: the daemon's Ollama
+// answers at start (it lists and probes the model) but fails the repair's
+// embedding (HTTP 500, a model that will not load); the memory keeps its
+// warning, and once Ollama embeds again the daemon, still running, repairs
+// it: found by meaning, no warning left.
+func TestDamagedVectorRepairedWhenEmbedderAnswers(t *testing.T) {
+	defer func(d time.Duration) { vectorRepairRetry = d }(vectorRepairRetry)
+	vectorRepairRetry = 10 * time.Millisecond
+	ctx := context.Background()
+	text := "the billing service retries webhooks with exponential backoff"
+	fake := newFakeOllama(t, 24, "nomic-embed-text:latest")
+	// A real HTTP server in front of the fake: while down is set, it fails
+	// every embedding of the damaged memory's text as Ollama fails one it
+	// cannot run (500, {"error": ...}); the rest passes through.
+	var down atomic.Bool
+	var refused atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/embed" && down.Load() {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(text)) {
+				refused.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = io.WriteString(w, `{"error":"llama runner process has terminated: signal: killed"}`)
+				return
+			}
+		}
+		fake.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := ollamaConfig(t, srv.URL)
+	cfg.Embedder.Provider = "ollama"
+	d := openAt(t, cfg, nil)
+	vecs, err := d.emb.Embed(ctx, []string{text})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w := strings.Join(st.Info().Warnings, "\n"); !strings.Contains(w, "1 memory has a damaged vector") {
-		t.Fatalf("the damaged vector is not reported: %q", w)
+	m, err := d.store.Put(ctx, memory.Memory{Text: text, Embedding: vecs[0]})
+	if err != nil {
+		t.Fatal(err)
 	}
-	st.Close()
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	nanStoredVector(t, cfg, vecs[0])
 
+	down.Store(true)
 	d2 := openAt(t, cfg, nil)
-	if w := d2.store.Info().Warnings; len(w) != 0 {
-		t.Errorf("warnings after the start: %q", w)
+	if !strings.HasPrefix(d2.emb.Model(), "ollama:") {
+		t.Fatalf("the daemon embeds with %s, want the store's Ollama model", d2.emb.Model())
 	}
+	polltest.Wait(t, "a retry refused while the embedder fails", func() bool { return refused.Load() >= 3 },
+		func() string { return fmt.Sprintf("%d refused", refused.Load()) })
+	if w := strings.Join(d2.store.Info().Warnings, "\n"); !strings.Contains(w, "1 memory has a damaged vector") {
+		t.Fatalf("while the embedder fails, warnings %q: want the damaged vector's", w)
+	}
+	down.Store(false)
+	polltest.Wait(t, "the repair once the embedder answers", func() bool { return len(d2.store.Info().Warnings) == 0 },
+		func() string { return fmt.Sprintf("%q", d2.store.Info().Warnings) })
 	hits, err := d2.store.VectorSearch(ctx, vecs[0], 1, store.Filter{})
 	if err != nil || len(hits) != 1 || hits[0].ID != m.ID || math.Abs(float64(hits[0].Score)-1) > 1e-3 {
 		t.Errorf("vector search = %+v, %v: want %s, scored 1", hits, err, m.ID)

@@ -289,18 +289,18 @@ const stageWarningPrefix = "unfinished re-embedding"
 // RepairVectors embeds anew, with emb, the text of every record whose
 // stored vector Open found damaged (a NaN or Inf component, or a length
 // other than the store's dimension: see packedState), stores the new
-// vectors and indexes them, and drops Open's warning about them. It
-// returns how many it repaired. emb must be of the store's model and
-// dimension (memory.ErrModelMismatch otherwise). A vector is derived from
-// the text: the records keep their sequence numbers and timestamps and
-// nothing goes to the team outbox. A record deleted or rewritten since
-// Open is left alone (a rewrite brought its own vector).
+// vectors and indexes them, and takes them off Open's warning. It returns
+// how many it repaired. emb must be of the store's model and dimension
+// (memory.ErrModelMismatch otherwise). A vector is derived from the text:
+// the records keep their sequence numbers and timestamps and nothing goes
+// to the team outbox. The embedder is called without the write lock, so
+// writes go on while it is slow or does not answer (the daemon retries a
+// failed repair while it runs); a record deleted, rewritten with a new
+// vector or given another text meanwhile is left alone.
 func (s *Store) RepairVectors(ctx context.Context, emb memory.Embedder) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	s.mu.RLock()
 	damaged, model, dim := s.damaged, s.model, s.dim
 	s.mu.RUnlock()
@@ -310,45 +310,51 @@ func (s *Store) RepairVectors(ctx context.Context, emb memory.Embedder) (int, er
 	if emb == nil || emb.Model() != model || emb.Dim() != dim {
 		return 0, fmt.Errorf("repair vectors: the embedder is not of the store's model %q (%d dims): %w", model, dim, memory.ErrModelMismatch)
 	}
-	var ids, texts []string
-	err := s.view(func(tx *bolt.Tx) error {
-		recs := tx.Bucket(bucketRecs)
-		for _, id := range damaged {
-			if v := recs.Get([]byte(id)); v != nil {
-				if _, _, packed, err := splitRecord(v, nil); err == nil && packedState(packed, dim) == vecDamaged {
-					_, m, err := decodeRecord(v)
-					if err == nil {
-						ids, texts = append(ids, id), append(texts, m.Text)
-					}
-				}
-			}
-		}
-		return nil
-	})
+	ids, texts, err := s.damagedTexts(damaged, dim)
 	if err != nil {
 		return 0, fmt.Errorf("repair vectors: %w", err)
 	}
-	var vecs [][]float32
-	if len(texts) > 0 {
-		if vecs, err = embedChecked(ctx, emb, texts); err != nil {
-			return 0, fmt.Errorf("repair vectors: %w", err)
-		}
+	if len(ids) == 0 {
+		return 0, nil
 	}
+	vecs, err := embedChecked(ctx, emb, texts)
+	if err != nil {
+		return 0, fmt.Errorf("repair vectors: %w", err)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.checkOpen(); err != nil {
+		return 0, err
+	}
+	if m, d := s.modelDim(); m != model || d != dim {
+		// A re-embedding switched models meanwhile (under s.wmu): every
+		// record has a vector of the new model, and its list stands.
+		return 0, fmt.Errorf("repair vectors: the store switched to model %q meanwhile: %w", m, memory.ErrModelMismatch)
+	}
+	var done []int // indexes into ids of the records rewritten
 	err = s.update(func(tx *bolt.Tx) error {
+		done = done[:0]
 		recs := tx.Bucket(bucketRecs)
 		for i, id := range ids {
-			h, m, err := decodeRecord(recs.Get([]byte(id)))
+			v := recs.Get([]byte(id))
+			if v == nil {
+				continue // deleted meanwhile
+			}
+			h, m, err := decodeRecord(v)
 			if err != nil {
 				return fmt.Errorf("record %s: %w", id, err)
 			}
+			if m.Text != texts[i] || checkVector(m.Embedding, dim) == nil {
+				continue // rewritten meanwhile: it brought its own vector
+			}
 			m.Embedding = vecs[i]
-			v, err := encodeRecord(h, &m)
-			if err != nil {
+			if v, err = encodeRecord(h, &m); err != nil {
 				return fmt.Errorf("record %s: %w", id, err)
 			}
 			if err := recs.Put([]byte(id), v); err != nil {
 				return err
 			}
+			done = append(done, i)
 		}
 		return nil
 	})
@@ -356,21 +362,37 @@ func (s *Store) RepairVectors(ctx context.Context, emb memory.Embedder) (int, er
 		return 0, fmt.Errorf("repair vectors: %w", err)
 	}
 	s.mu.Lock()
-	for i, id := range ids {
-		if e, ok := s.entries[id]; ok {
-			s.vec.add(id, vecs[i], e)
+	defer s.mu.Unlock()
+	for _, i := range done {
+		if e, ok := s.entries[ids[i]]; ok {
+			s.indexVector(ids[i], vecs[i], e)
+		} else {
+			s.markDamaged(ids[i], false)
 		}
 	}
-	s.damaged = nil
-	out := s.warnings[:0]
-	for _, w := range s.warnings {
-		if !strings.Contains(w, damagedVectorMarker) {
-			out = append(out, w)
+	return len(done), nil
+}
+
+// damagedTexts reads the texts of the records of ids whose stored vector
+// is damaged for a store of dimension dim (one read transaction).
+func (s *Store) damagedTexts(ids []string, dim int) (damaged, texts []string, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		for _, id := range ids {
+			v := recs.Get([]byte(id))
+			if v == nil {
+				continue
+			}
+			if _, _, packed, err := splitRecord(v, nil); err != nil || packedState(packed, dim) != vecDamaged {
+				continue
+			}
+			if _, m, err := decodeRecord(v); err == nil {
+				damaged, texts = append(damaged, id), append(texts, m.Text)
+			}
 		}
-	}
-	s.warnings = out
-	s.mu.Unlock()
-	return len(ids), nil
+		return nil
+	})
+	return damaged, texts, err
 }
 
 // RepairDamagedVectors opens the closed store in dir and embeds anew,

@@ -36,8 +36,10 @@ type SalvageReport struct {
 	// on pages that could not be read.
 	Counted int `json:"counted"`
 	// Reembedded counts the saved records whose vector was damaged and
-	// made anew; NoVector those lost for want of an embedder of the
-	// store's model (counted in Lost too).
+	// made anew; NoVector those saved without a vector for want of an
+	// embedder of the store's model (counted in Saved too): as a record
+	// Open finds with a damaged vector, each is found by its words only
+	// until the daemon (or `memtray doctor --reembed-damaged`) embeds it.
 	Reembedded int `json:"reembedded"`
 	NoVector   int `json:"no_vector"`
 	// Scanned counts the saved records found by reading every leaf page
@@ -71,8 +73,10 @@ const salvageTimeFormat = "20060102T150405"
 //
 // A record whose text is readable but whose vector is not (or is of
 // another model) is embedded anew with the embedder embedFor gives for
-// the store's model, and lost when there is none (embedFor nil, or an
-// error: the embedder's server is down).
+// the store's model; when there is none (embedFor nil, or an error: the
+// embedder's server is down) it is saved without a vector, which the new
+// store treats as Open treats a damaged one: out of the vector index,
+// named by the warning, embedded anew by the daemon.
 //
 // A salvage loses what the damaged pages held, the trash, the team
 // outbox (writes of team memories not pushed yet) and the team's cursor
@@ -116,19 +120,18 @@ func Salvage(ctx context.Context, dir string, embedFor EmbedderFor) (SalvageRepo
 			emb, _ = embedFor(ctx, rep.Model)
 		}
 		if emb == nil || emb.Model() != rep.Model || emb.Dim() != rep.Dim {
-			rep.Lost += len(noVec)
 			rep.NoVector = len(noVec)
 		} else if err := EmbedInto(ctx, emb, noVec); err != nil {
 			return rep, fmt.Errorf("salvage: embed the %d records whose vector was damaged: %w", len(noVec), err)
 		} else {
 			rep.Reembedded = len(noVec)
-			kept = append(kept, noVec...)
+			kept, noVec = append(kept, noVec...), nil
 		}
 	}
 	stamp := time.Now().UTC().Format(salvageTimeFormat)
 	tmp := filepath.Join(dir, ".salvage-"+stamp)
 	defer os.RemoveAll(tmp)
-	saved, dups, err := buildSalvaged(ctx, tmp, rep.Model, rep.Dim, kept)
+	saved, dups, err := buildSalvaged(ctx, tmp, rep.Model, rep.Dim, kept, noVec)
 	if err != nil {
 		return rep, fmt.Errorf("salvage %s: %w", path, err)
 	}
@@ -294,7 +297,7 @@ func modelByVotes(model string, dim int, good []memory.Memory) (string, int) {
 
 // buildSalvaged creates a store of model and dim in tmp and imports ms
 // (each of that model and dimension) into it.
-func buildSalvaged(ctx context.Context, tmp, model string, dim int, ms []memory.Memory) (saved, dups int, err error) {
+func buildSalvaged(ctx context.Context, tmp, model string, dim int, ms, noVec []memory.Memory) (saved, dups int, err error) {
 	s, err := Open(ctx, Options{Dir: tmp, Model: model, Dim: dim})
 	if err != nil {
 		return 0, 0, fmt.Errorf("create the new store: %w", err)
@@ -317,7 +320,38 @@ func buildSalvaged(ctx context.Context, tmp, model string, dim int, ms []memory.
 	if err != nil {
 		return 0, 0, fmt.Errorf("write the records into the new store: %w", err)
 	}
-	return rep.Imported, rep.Duplicates, nil
+	saved, dups = rep.Imported, rep.Duplicates
+	n, d, err := s.insertWithoutVector(ctx, noVec)
+	if err != nil {
+		return saved, dups, fmt.Errorf("write the records whose vector was damaged into the new store: %w", err)
+	}
+	return saved + n, dups + d, nil
+}
+
+// insertWithoutVector stores ms as Import stores records (ids, counters
+// and timestamps kept, a text already stored skipped and counted in dups)
+// but without their vector: each is on the store's list of damaged
+// vectors, for RepairVectors.
+func (s *Store) insertWithoutVector(ctx context.Context, ms []memory.Memory) (saved, dups int, err error) {
+	for start := 0; start < len(ms); start += importBatch {
+		end := min(start+importBatch, len(ms))
+		ins := make([]Insert, 0, end-start)
+		for _, m := range ms[start:end] {
+			ins = append(ins, Insert{Memory: m, Unique: true, Restore: true, withoutVector: true})
+		}
+		res, err := s.InsertBatch(ctx, ins)
+		if err != nil && !errors.Is(err, ErrIndexPending) {
+			return saved, dups, err
+		}
+		for _, r := range res {
+			if r.Existed {
+				dups++
+			} else {
+				saved++
+			}
+		}
+	}
+	return saved, dups, nil
 }
 
 // writeExport writes ms as an export stream (see Export) to path.

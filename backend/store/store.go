@@ -407,7 +407,7 @@ func damagedVectorWarning(ids []string, dim int) string {
 		noun = "memory has" + damagedVectorMarker
 	}
 	return fmt.Sprintf("%d %s (NaN or Inf, or not %d numbers long: %s): they are found by their words only, never by vector, "+
-		"until they are embedded anew: memtray's daemon does it when it starts and its embedder answers, "+
+		"until they are embedded anew: memtray's daemon does it at start, or later while it runs once its embedder answers, "+
 		"or, with memtray quit, `memtray doctor --reembed-damaged`, which names each (`memtray reindex` embeds every memory anew)", len(ids), noun, dim, some)
 }
 

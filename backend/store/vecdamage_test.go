@@ -402,3 +402,74 @@ func TestBrokenTextIndexesPruned(t *testing.T) {
 		t.Errorf("text search after the rebuild = %v, %v", hits, err)
 	}
 }
+
+// gatedEmbedder is testEmb that, at each Embed, says it started and waits
+// until release is closed.
+type gatedEmbedder struct {
+	wordEmbedder
+	started chan struct{}
+	release chan struct{}
+}
+
+func (e gatedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.started <- struct{}{}
+	<-e.release
+	return e.wordEmbedder.Embed(ctx, texts)
+}
+
+// TestRepairVectorsWritesMeanwhile: RepairVectors embeds without the
+// write lock (the daemon retries it while it runs, against an embedder
+// that may be slow or hang), so a write goes through while the embedder
+// works; a record whose text was edited meanwhile (it brought its own
+// vector) is left alone, a record untouched is repaired.
+func TestRepairVectorsWritesMeanwhile(t *testing.T) {
+	ctx := context.Background()
+	for _, edit := range []bool{false, true} {
+		t.Run(fmt.Sprintf("edited=%v", edit), func(t *testing.T) {
+			dir, path := damagedStore(t, vecDamageRecords)
+			id := firstRecordID(t, path)
+			nanVector(t, path, id)
+			s := openTest(t, dir)
+			emb := gatedEmbedder{wordEmbedder: testEmb, started: make(chan struct{}), release: make(chan struct{})}
+			type result struct {
+				n   int
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				n, err := s.RepairVectors(ctx, emb)
+				done <- result{n, err}
+			}()
+			<-emb.started
+			// While the embedder works: a new memory, and maybe an edit of
+			// the damaged one's text. Under the old lock these waited for
+			// the embedder, and the test for release: it never came.
+			text := "the deploy script tags every release with the commit hash"
+			if _, err := s.Put(ctx, memory.Memory{Text: text, Embedding: testEmb.vec(text)}); err != nil {
+				t.Fatal(err)
+			}
+			edited := "the staging database is reset every sunday night"
+			if edit {
+				if _, err := s.Update(ctx, id, func(m *memory.Memory) error {
+					m.Text, m.Embedding = edited, testEmb.vec(edited)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			close(emb.release)
+			r := <-done
+			if want := map[bool]int{false: 1, true: 0}[edit]; r.err != nil || r.n != want {
+				t.Fatalf("RepairVectors = %d, %v, want %d", r.n, r.err, want)
+			}
+			if w := s.Info().Warnings; len(w) != 0 {
+				t.Errorf("warnings after the repair: %q", w)
+			}
+			m, err := s.Get(ctx, id)
+			want := testEmb.vec(m.Text)
+			if err != nil || (edit && m.Text != edited) || !slices.Equal(m.Embedding, want) {
+				t.Errorf("the record after the repair: %v, text %q, vector of its text %v", err, m.Text, slices.Equal(m.Embedding, want))
+			}
+		})
+	}
+}

@@ -118,8 +118,10 @@ func normalizeTimes(m *memory.Memory) {
 }
 
 // prepare completes and validates a memory for insertion. With keep
-// (import), importance and timestamps are taken as they are.
-func (s *Store) prepare(m memory.Memory, now time.Time, keep bool) (memory.Memory, error) {
+// (import), importance and timestamps are taken as they are. With
+// noVector the memory is stored without a vector (Insert.withoutVector):
+// every other field is checked.
+func (s *Store) prepare(m memory.Memory, now time.Time, keep, noVector bool) (memory.Memory, error) {
 	if m.ID == "" {
 		m.ID = s.NewID()
 	} else if !ValidID(m.ID) {
@@ -137,7 +139,12 @@ func (s *Store) prepare(m memory.Memory, now time.Time, keep bool) (memory.Memor
 	}
 	m.Embedding = slices.Clone(m.Embedding)
 	m.Hits = slices.Clone(m.Hits)
-	if err := s.checkFields(&m); err != nil {
+	check := s.checkFields
+	if noVector {
+		m.Embedding, m.EmbeddingModel = nil, ""
+		check = s.checkAllButVector
+	}
+	if err := check(&m); err != nil {
 		return m, err
 	}
 	m.ContentHash = memory.ContentHash(m.Text)
@@ -206,6 +213,11 @@ type Insert struct {
 	// the marks neither. A mark naming the memory stored needs its id
 	// before the write: give Memory an ID (NewID).
 	Marks []TurnMark
+	// withoutVector stores the record with no vector, which Open and the
+	// index treat as a damaged one (out of the vector index, on the list
+	// RepairVectors embeds anew): a salvaged record whose vector was
+	// damaged, when no embedder of the store's model answered.
+	withoutVector bool
 }
 
 // Inserted is what InsertBatch did with one Insert: the stored record, or
@@ -380,7 +392,7 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 	out := make([]memory.Memory, len(ins))
 	ids := make(map[string]bool, len(ins))
 	for i, in := range ins {
-		p, err := s.prepare(in.Memory, now, in.Restore)
+		p, err := s.prepare(in.Memory, now, in.Restore, in.withoutVector)
 		if err != nil {
 			if len(ins) == 1 {
 				return nil, fmt.Errorf("put: %w", err)
@@ -766,7 +778,7 @@ func (s *Store) Supersede(ctx context.Context, oldID string, next memory.Memory)
 func (s *Store) supersedeLocked(oldID string, next memory.Memory, marks []TurnMark) (memory.Memory, error) {
 	now := s.now()
 	next.Supersedes = oldID
-	m, err := s.prepare(next, now, false)
+	m, err := s.prepare(next, now, false, false)
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("supersede: %w", err)
 	}

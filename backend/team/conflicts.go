@@ -76,6 +76,29 @@ func (s *Store) noteConflict(ctx context.Context, tx pgx.Tx, id, outcome string,
 		VALUES ($1, $2, $3, $4, $5, $6)`, id, outcome, over.member, over.machine, changed, text); err != nil {
 		return fmt.Errorf("record the conflict: %w", err)
 	}
+	return pruneConflicts(ctx, tx, s.schema)
+}
+
+// ConflictRetention is how long the conflict log keeps a row: a machine
+// reads the conflicts its versions met at its next pull (Notices), so a
+// row is needed until every machine it concerns has pulled once; a
+// machine away longer than this misses the notice (not the memory: its
+// pull brings the team's version as always). Schema 5's prune policy
+// holds the same 90 days: a member cannot delete a younger row.
+const ConflictRetention = 90 * 24 * time.Hour
+
+// pruneConflicts deletes, in tx (a push that records a conflict), the
+// conflict rows older than ConflictRetention (schema 5; nothing before,
+// where a member may not delete). The log grows with conflicts only, so
+// it is pruned where it grows, without a timer of its own.
+func pruneConflicts(ctx context.Context, tx pgx.Tx, schema int) error {
+	if schema < 5 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM memtray.conflicts WHERE at < now() - $1::interval`,
+		fmt.Sprintf("%d seconds", int64(ConflictRetention/time.Second))); err != nil {
+		return fmt.Errorf("prune the conflict log: %w", err)
+	}
 	return nil
 }
 

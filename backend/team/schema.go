@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the version of the team schema this code reads and
 // writes: the number of migrations it knows.
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // minSyncSchema is the oldest schema version push and pull work with: a
 // member's daemon meeting a schema between it and SchemaVersion that its
@@ -278,6 +278,18 @@ DROP POLICY IF EXISTS read ON memtray.conflicts;
 DROP POLICY IF EXISTS add ON memtray.conflicts;
 CREATE POLICY read ON memtray.conflicts FOR SELECT USING (memtray.is_member(current_user));
 CREATE POLICY add ON memtray.conflicts FOR INSERT WITH CHECK (member = current_user AND memtray.is_member(current_user));
+`,
+	// 5: the conflict log is pruned: a push that records a conflict
+	// deletes, in its transaction, the rows older than ConflictRetention
+	// (noteConflict); a member may delete those rows only, never a
+	// notice another machine has not had the time to read. The index on
+	// at keeps that delete from reading the whole log.
+	`
+CREATE INDEX IF NOT EXISTS conflicts_at ON memtray.conflicts (at);
+GRANT DELETE ON memtray.conflicts TO PUBLIC;
+DROP POLICY IF EXISTS prune ON memtray.conflicts;
+CREATE POLICY prune ON memtray.conflicts FOR DELETE
+	USING (memtray.is_member(current_user) AND at < now() - interval '90 days');
 `,
 }
 

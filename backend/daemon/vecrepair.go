@@ -1,0 +1,74 @@
+package daemon
+
+import (
+	"context"
+	"time"
+)
+
+// vectorRepairTimeout bounds one re-embedding of damaged vectors (at start
+// and at each retry): an embedder that does not answer leaves them to the
+// next retry.
+const vectorRepairTimeout = 30 * time.Second
+
+// vectorRepairRetry is how often a daemon whose embedder could not repair
+// the damaged vectors at start tries again (embed.Reconnecting retries an
+// embedder away at start every 15 s, and a call to one still away fails
+// at once); a test shortens it.
+var vectorRepairRetry = 30 * time.Second
+
+// repairVectors re-embeds, with the daemon's embedder (of the store's
+// model: Open checked), the few records whose stored vector Open found
+// damaged, so they are found by meaning again without a full reindex.
+// A failure is logged and marks the repair for retryVectorRepair; the
+// store's warning stays meanwhile.
+func (d *Daemon) repairVectors(ctx context.Context) {
+	if err := d.repairVectorsOnce(ctx); err != nil {
+		d.log.Warn("could not re-embed the memories whose vector is damaged; retrying while the daemon runs", "every", vectorRepairRetry, "err", err)
+		d.vecRepair = true
+	}
+}
+
+// repairVectorsOnce is one bounded attempt of the repair, logging what it
+// repaired.
+func (d *Daemon) repairVectorsOnce(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, vectorRepairTimeout)
+	defer cancel()
+	n, err := d.store.RepairVectors(ctx, d.emb)
+	if n > 0 {
+		d.log.Warn("re-embedded the memories whose stored vector was damaged", "count", n)
+	}
+	return err
+}
+
+// retryVectorRepair, at the end of open, tries the repair every
+// vectorRepairRetry when it failed at start (the embedder was away or
+// failed), until it succeeds (the store's list of damaged vectors is
+// empty: a re-embedding to another model, an edit or a delete empties it
+// too) or the daemon closes; the warning goes with the success. A failed
+// retry is only logged at debug level: the start said so, and the
+// embedder's own state shows in the Overview.
+func (d *Daemon) retryVectorRepair() {
+	if !d.vecRepair {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	d.closers.push(func() error { cancel(); <-done; return nil })
+	go func() {
+		defer close(done)
+		t := time.NewTicker(vectorRepairRetry)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			err := d.repairVectorsOnce(ctx)
+			if err == nil {
+				return
+			}
+			d.log.Debug("damaged vectors still not re-embedded", "err", err)
+		}
+	}()
+}
