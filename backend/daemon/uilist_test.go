@@ -26,7 +26,7 @@ func (d *Daemon) listByIterate(ctx context.Context, req httpapi.ListRequest) (ht
 	if err := req.Validate(); err != nil {
 		return httpapi.ListResponse{}, err
 	}
-	f := store.Filter{Project: req.Project, IncludeSnoozed: req.Snoozed != "exclude", IncludeSuperseded: true}
+	f := store.Filter{Project: req.Project, IncludeSnoozed: req.Snoozed != "exclude", IncludeSuperseded: req.Superseded == "include"}
 	if req.Kind != "" {
 		if !memory.Kind(req.Kind).Valid() {
 			return httpapi.ListResponse{}, &httpapi.FieldErrors{Message: "invalid list request",
@@ -154,11 +154,12 @@ func TestListMatchesIterate(t *testing.T) {
 	sorts := append([]string{""}, httpapi.ListSorts...)
 	for i := 0; i < 400; i++ {
 		req := httpapi.ListRequest{
-			Sort:    sorts[r.Intn(len(sorts))],
-			Order:   []string{"", "asc", "desc"}[r.Intn(3)],
-			Snoozed: []string{"", "include", "only", "exclude"}[r.Intn(4)],
-			Limit:   []int{0, 1, 7, 50, 1000}[r.Intn(5)],
-			Offset:  []int{0, 0, 3, 49, 100, 599, 5000}[r.Intn(7)],
+			Sort:       sorts[r.Intn(len(sorts))],
+			Order:      []string{"", "asc", "desc"}[r.Intn(3)],
+			Snoozed:    []string{"", "include", "only", "exclude"}[r.Intn(4)],
+			Superseded: []string{"", "include", "exclude"}[r.Intn(3)],
+			Limit:      []int{0, 1, 7, 50, 1000}[r.Intn(5)],
+			Offset:     []int{0, 0, 3, 49, 100, 599, 5000}[r.Intn(7)],
 		}
 		if r.Intn(3) == 0 {
 			req.Project = fmt.Sprintf("p%d", []int{0, 1, 9, 42}[r.Intn(4)])
