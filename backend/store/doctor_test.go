@@ -272,11 +272,14 @@ func TestSalvage(t *testing.T) {
 		embedFor EmbedderFor
 		// saved: want exactly (>= 0) or some but not all (-1); lost,
 		// reembedded: want exactly; counted: what the meta read counts
-		// (0: the template's doctorRecords, or unknown).
+		// (0: the template's doctorRecords, or unknown; -1: the newest
+		// meta's or, when its root lies in what was cut, the one before
+		// it, whose last Put is missing: where the root lands depends on
+		// the template's page layout, which differs from run to run).
 		saved, lost, reembedded, counted int
 	}{
 		{"healthy", func(*testing.T, string) {}, nil, doctorRecords, 0, 0, 0},
-		{"truncated to half", recordsDamages[5].damage, nil, -1, 0, 0, 0},
+		{"truncated to half", recordsDamages[5].damage, nil, -1, 0, 0, -1},
 		{"records leaf page type garbled", recsLeaf(func(b []byte, leaf int) { binary.LittleEndian.PutUint16(b[leaf+8:], 0x40) }), nil, -1, 0, 0, 0},
 		{"records leaf element past the file", recordsDamages[7].damage, nil, -1, 0, 0, 0},
 		{"freelist past the file", recordsDamages[1].damage, nil, doctorRecords, 0, 0, 0},
@@ -321,7 +324,8 @@ func TestSalvage(t *testing.T) {
 			if rep.Lost != tc.lost || rep.Reembedded != tc.reembedded || rep.Duplicates != 0 {
 				t.Errorf("lost %d, reembedded %d, duplicates %d; want %d, %d, 0", rep.Lost, rep.Reembedded, rep.Duplicates, tc.lost, tc.reembedded)
 			}
-			if want := cmp.Or(tc.counted, doctorRecords); rep.Counted != 0 && rep.Counted != want {
+			if want := cmp.Or(tc.counted, doctorRecords); rep.Counted != 0 && rep.Counted != want &&
+				(tc.counted != -1 || rep.Counted != doctorRecords && rep.Counted != doctorRecords-1) {
 				t.Errorf("counted %d, want %d", rep.Counted, want)
 			}
 			if kept, err := os.ReadFile(rep.KeptAs); err != nil || !bytes.Equal(kept, damaged) {
