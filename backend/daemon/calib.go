@@ -86,12 +86,34 @@ func (d *Daemon) retryCalibration() {
 	if model == "" {
 		return
 	}
+	d.retryEvery(calibRetry, func(ctx context.Context) bool {
+		emb := embed.Snapshot(d.emb)
+		if emb.Model() != model {
+			return true
+		}
+		r, err := d.calibration(ctx, emb)
+		switch {
+		case err == nil:
+			d.recalibrate(r, model)
+			return true
+		case !errors.Is(err, memory.ErrUnavailable):
+			d.log.Warn("similarity thresholds not calibrated to the embedding model: the built-in model's apply", "model", model, "err", err)
+			return true
+		}
+		return false
+	})
+}
+
+// retryEvery calls try every interval, in a goroutine the daemon's close
+// cancels and waits for, until try reports it is done (true) or the
+// daemon closes: the shape of the retries of what failed at open.
+func (d *Daemon) retryEvery(interval time.Duration, try func(ctx context.Context) (done bool)) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	d.closers.push(func() error { cancel(); <-done; return nil })
 	go func() {
 		defer close(done)
-		t := time.NewTicker(calibRetry)
+		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
@@ -99,17 +121,7 @@ func (d *Daemon) retryCalibration() {
 				return
 			case <-t.C:
 			}
-			emb := embed.Snapshot(d.emb)
-			if emb.Model() != model {
-				return
-			}
-			r, err := d.calibration(ctx, emb)
-			switch {
-			case err == nil:
-				d.recalibrate(r, model)
-				return
-			case !errors.Is(err, memory.ErrUnavailable):
-				d.log.Warn("similarity thresholds not calibrated to the embedding model: the built-in model's apply", "model", model, "err", err)
+			if try(ctx) {
 				return
 			}
 		}

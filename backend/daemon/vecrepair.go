@@ -51,24 +51,11 @@ func (d *Daemon) retryVectorRepair() {
 	if !d.vecRepair {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	d.closers.push(func() error { cancel(); <-done; return nil })
-	go func() {
-		defer close(done)
-		t := time.NewTicker(vectorRepairRetry)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			err := d.repairVectorsOnce(ctx)
-			if err == nil {
-				return
-			}
+	d.retryEvery(vectorRepairRetry, func(ctx context.Context) bool {
+		err := d.repairVectorsOnce(ctx)
+		if err != nil {
 			d.log.Debug("damaged vectors still not re-embedded", "err", err)
 		}
-	}()
+		return err == nil
+	})
 }
