@@ -59,7 +59,8 @@
 //     reads nothing. The role that migrated the database is its first
 //     admin; SetMember (admins only) adds members.
 //   - Migrations are versioned and run under an advisory lock; a schema
-//     newer than SchemaVersion is refused (ErrSchemaNewer).
+//     newer than SchemaVersion is refused (ErrSchemaNewer) unless its
+//     floor, recorded by each migration, is at most SchemaVersion.
 //   - TLS is required unless the host is loopback or a unix socket
 //     (ParseURL); errors never carry the password.
 //

@@ -23,8 +23,9 @@ const minSyncSchema = 1
 var ErrNeedsOwner = errors.New("migrating the team schema needs the team owner's role (the owner runs memtray team init)")
 
 // ErrSchemaNewer is returned (wrapped) by Open and Migrate when the
-// database's schema is newer than SchemaVersion: a newer memtray migrated
-// it, and this one must not write what it does not understand.
+// database's schema is newer than SchemaVersion and its floor (the oldest
+// version that still syncs safely with it, migration.floor) is newer
+// too: a newer memtray migrated it in a way this one must not write to.
 var ErrSchemaNewer = errors.New("team database: the schema is newer than this memtray knows; upgrade memtray")
 
 // migrateLock is the key of the transaction-level advisory lock that
@@ -40,10 +41,10 @@ const ChangesChannel = "memtray_changes"
 
 // migrations are the schema's versions: migrations[i] takes version i to
 // i+1. Never edit one that has shipped; add the next.
-var migrations = []string{
+var migrations = []migration{
 	// 1: members, memories, tombstones, the change feed, counter deltas,
 	// the vector cache, row-level security.
-	`
+	{floor: 1, sql: `
 CREATE TABLE memtray.members (
 	role     name        PRIMARY KEY,
 	admin    boolean     NOT NULL DEFAULT false,
@@ -219,10 +220,11 @@ CREATE POLICY read ON memtray.vectors FOR SELECT USING (memtray.is_member(curren
 CREATE POLICY add ON memtray.vectors FOR INSERT WITH CHECK (memtray.is_member(current_user));
 CREATE POLICY change ON memtray.vectors FOR UPDATE
 	USING (memtray.is_member(current_user)) WITH CHECK (memtray.is_member(current_user));
-`,
+`},
 	// 2: the member list, for admins (memtray team member list): the
 	// members table is the owner's, as in 1.
-	`
+	// Floor 1: a function only admins call; an older memtray never does.
+	{floor: 1, sql: `
 CREATE FUNCTION memtray.list_members() RETURNS TABLE (role name, admin boolean, added_at timestamptz)
 	LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 	AS $$ BEGIN
@@ -231,23 +233,29 @@ CREATE FUNCTION memtray.list_members() RETURNS TABLE (role name, admin boolean, 
 		END IF;
 		RETURN QUERY SELECT m.role, m.admin, m.added_at FROM memtray.members m ORDER BY m.role;
 	END $$;
-`,
+`},
 	// 3: pushes carry their base (team.Memory.Base): a push of a copy
 	// is applied onto the version it was based on, merged with what the
 	// team changed since. No table changes: the version marks the rule,
 	// so that a memtray pushing without a base (version 2 or older: the
 	// newer copy by its clock wins, reverting edits it has not pulled)
 	// refuses to sync with a database migrated to it (ErrSchemaNewer).
-	`
+	// Floor 3: what a push must carry changed (its base); a memtray of
+	// version 2 pushes without one and would revert edits it has not pulled.
+	{floor: 3, sql: `
 COMMENT ON TABLE memtray.memories IS
 	'Live team memories. Since schema 3 a push of a known memory carries the version its copy was based on and is applied onto it (memtray: backend/team resolve); a daemon pushing without one must not write here.';
-`,
+`},
 	// 4: who wrote each version (the member and the machine: a daemon's
 	// store, memtray.machine of the writing transaction), and the
 	// conflicts a push met: a push merged onto another machine's newer
 	// version, refused as stale, or a delete refused, recorded in the
 	// push's transaction for the member whose version it met (Notices).
-	`
+	// Floor 3: a column a trigger fills and a table an older memtray never
+	// reads. A member of version 3 pushes as on a database at 3: its pushes
+	// record no conflicts (the other side is not told of what they meet),
+	// which this memtray on a database at 3 does too; nothing is lost.
+	{floor: 3, sql: `
 ALTER TABLE memtray.memories ADD COLUMN IF NOT EXISTS pushed_by name, ADD COLUMN IF NOT EXISTS pushed_from text;
 CREATE OR REPLACE FUNCTION memtray.memories_writer() RETURNS trigger
 	LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
@@ -278,37 +286,129 @@ DROP POLICY IF EXISTS read ON memtray.conflicts;
 DROP POLICY IF EXISTS add ON memtray.conflicts;
 CREATE POLICY read ON memtray.conflicts FOR SELECT USING (memtray.is_member(current_user));
 CREATE POLICY add ON memtray.conflicts FOR INSERT WITH CHECK (member = current_user AND memtray.is_member(current_user));
-`,
+`},
 	// 5: the conflict log is pruned: a push that records a conflict
 	// deletes, in its transaction, the rows older than ConflictRetention
 	// (noteConflict); a member may delete those rows only, never a
 	// notice another machine has not had the time to read. The index on
 	// at keeps that delete from reading the whole log.
-	`
+	// Floor 3: a policy and an index; a memtray of version 3 or 4 prunes
+	// nothing, which only lets the log grow as it did at 4.
+	{floor: 3, sql: `
 CREATE INDEX IF NOT EXISTS conflicts_at ON memtray.conflicts (at);
 GRANT DELETE ON memtray.conflicts TO PUBLIC;
 DROP POLICY IF EXISTS prune ON memtray.conflicts;
 CREATE POLICY prune ON memtray.conflicts FOR DELETE
 	USING (memtray.is_member(current_user) AND at < now() - interval '90 days');
-`,
+`},
+}
+
+// migration is one version of the schema.
+type migration struct {
+	// floor is the oldest SchemaVersion that still syncs safely with a
+	// database migrated to this version: this one when it changes what a
+	// push must carry or what an older memtray reads (schema 3's bases),
+	// an older one when it only adds what an older memtray ignores (a
+	// table it never reads, a column a trigger fills, a policy). Recorded
+	// beside the version (schema_version.compat); a database's floor is
+	// the highest of its versions' floors.
+	floor int
+	// sql takes the previous version to this one.
+	sql string
+}
+
+// schemaState is what a database's schema_version says.
+type schemaState struct {
+	// version is the schema's version (0: memtray never migrated it).
+	version int
+	// floor is the oldest SchemaVersion that may sync with it (see
+	// migration.floor).
+	floor int
+}
+
+// syncsWith reports whether code speaking version known may read and
+// write a database in state st: any older or equal schema (the owner may
+// have to migrate it), a newer one whose floor allows it.
+func (st schemaState) syncsWith(known int) bool {
+	return st.version <= known || st.floor <= known
+}
+
+// newerErr is ErrSchemaNewer naming the versions: the database's, its
+// floor and the one this code speaks.
+func (st schemaState) newerErr(known int) error {
+	return fmt.Errorf("%w (the database is at version %d, which memtray of schema version %d or later may sync with; this memtray knows %d)",
+		ErrSchemaNewer, st.version, st.floor, known)
+}
+
+// querier is what reads schema_version: the pool, or the migrating
+// transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// readSchema reads the database's schema version and floor without
+// locking or writing anything. A version whose floor was not recorded (a
+// database migrated before floors were, whose compat column is absent or
+// empty) has the floor this code knows for it (migrations), or, newer
+// than known, its own version: an older memtray never guesses that a
+// migration it does not know is compatible.
+func readSchema(ctx context.Context, q querier, known int) (schemaState, error) {
+	var st schemaState
+	rows, err := q.Query(ctx, "SELECT to_regclass('memtray.schema_version') IS NOT NULL")
+	if err != nil {
+		return st, fmt.Errorf("team database: read the schema version: %w", err)
+	}
+	exists, err := pgx.CollectExactlyOneRow(rows, pgx.RowTo[bool])
+	if err != nil || !exists {
+		if err != nil {
+			err = fmt.Errorf("team database: read the schema version: %w", err)
+		}
+		return st, err
+	}
+	// to_jsonb reads compat whether or not the column exists yet.
+	rows, err = q.Query(ctx, "SELECT v.version, (to_jsonb(v) ->> 'compat')::int FROM memtray.schema_version v")
+	if err != nil {
+		return st, fmt.Errorf("team database: read the schema version: %w", err)
+	}
+	type row struct {
+		Version int
+		Compat  *int
+	}
+	all, err := pgx.CollectRows(rows, pgx.RowToStructByPos[row])
+	if err != nil {
+		return st, fmt.Errorf("team database: read the schema version: %w", err)
+	}
+	for _, r := range all {
+		floor := r.Version
+		switch {
+		case r.Compat != nil:
+			floor = *r.Compat
+		case r.Version >= 1 && r.Version <= min(known, len(migrations)):
+			floor = migrations[r.Version-1].floor
+		}
+		st.version, st.floor = max(st.version, r.Version), max(st.floor, floor)
+	}
+	return st, nil
 }
 
 // Migrate brings the database's schema to SchemaVersion under a
 // transaction-level advisory lock, so that concurrent migrators apply each
-// migration once. It refuses (ErrSchemaNewer) a schema newer than this
-// code knows. Creating the schema needs the CREATE privilege on the
+// migration once, recording each version's floor. A schema newer than
+// this code knows is left as it is: synced with when its floor is at
+// most SchemaVersion, refused (ErrSchemaNewer, naming the versions)
+// otherwise. Creating the schema needs the CREATE privilege on the
 // database: the team owner's role, or the first daemon of a database its
 // role owns.
 func (s *Store) Migrate(ctx context.Context) error {
-	v, err := s.schemaVersion(ctx)
+	st, err := readSchema(ctx, s.pool, s.known)
 	if err != nil {
 		return err
 	}
-	if v == SchemaVersion {
+	if st.version >= s.known {
+		if !st.syncsWith(s.known) {
+			return st.newerErr(s.known)
+		}
 		return nil
-	}
-	if v > SchemaVersion {
-		return fmt.Errorf("%w (database at version %d, this memtray knows %d)", ErrSchemaNewer, v, SchemaVersion)
 	}
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrateLock); err != nil {
@@ -321,18 +421,24 @@ func (s *Store) Migrate(ctx context.Context) error {
 				applied_by name        NOT NULL DEFAULT current_user)`); err != nil {
 			return fmt.Errorf("create the schema: %w", err)
 		}
-		var v int
-		if err := tx.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM memtray.schema_version").Scan(&v); err != nil {
-			return fmt.Errorf("read the version: %w", err)
+		st, err := readSchema(ctx, tx, s.known)
+		if err != nil {
+			return err
 		}
-		if v > SchemaVersion {
-			return fmt.Errorf("%w (database at version %d, this memtray knows %d)", ErrSchemaNewer, v, SchemaVersion)
+		if st.version >= s.known {
+			if !st.syncsWith(s.known) {
+				return st.newerErr(s.known)
+			}
+			return nil // migrated meanwhile
 		}
-		for ; v < SchemaVersion; v++ {
-			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+		if err := recordFloors(ctx, tx, s.known); err != nil {
+			return err
+		}
+		for v := st.version; v < s.known; v++ {
+			if _, err := tx.Exec(ctx, migrations[v].sql); err != nil {
 				return fmt.Errorf("migration %d: %w", v+1, err)
 			}
-			if _, err := tx.Exec(ctx, "INSERT INTO memtray.schema_version (version) VALUES ($1)", v+1); err != nil {
+			if _, err := tx.Exec(ctx, "INSERT INTO memtray.schema_version (version, compat) VALUES ($1, $2)", v+1, migrations[v].floor); err != nil {
 				return fmt.Errorf("migration %d: %w", v+1, err)
 			}
 		}
@@ -341,7 +447,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err != nil {
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == "42501" { // insufficient_privilege
-			return fmt.Errorf("team database: to version %d: %w: %w", SchemaVersion, ErrNeedsOwner, err)
+			return fmt.Errorf("team database: to version %d: %w: %w", s.known, ErrNeedsOwner, err)
 		}
 		if errors.Is(err, ErrSchemaNewer) {
 			return err
@@ -351,19 +457,20 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// schemaVersion reads the database's schema version without locking or
-// writing anything (0 for a database memtray has not migrated).
-func (s *Store) schemaVersion(ctx context.Context) (int, error) {
-	var exists bool
-	if err := s.pool.QueryRow(ctx, "SELECT to_regclass('memtray.schema_version') IS NOT NULL").Scan(&exists); err != nil {
-		return 0, fmt.Errorf("team database: read the schema version: %w", err)
+// recordFloors gives schema_version its compat column (a database
+// migrated before floors were recorded lacks it) and fills it for the
+// versions applied before, from what this code knows of them (in tx,
+// under the migration lock).
+func recordFloors(ctx context.Context, tx pgx.Tx, known int) error {
+	if _, err := tx.Exec(ctx, `ALTER TABLE memtray.schema_version ADD COLUMN IF NOT EXISTS compat int;
+		COMMENT ON COLUMN memtray.schema_version.compat IS
+			'The oldest memtray schema version that still syncs safely with a database migrated to this version (memtray: backend/team migration.floor).'`); err != nil {
+		return fmt.Errorf("record the floors: %w", err)
 	}
-	if !exists {
-		return 0, nil
+	for v := 1; v <= min(known, len(migrations)); v++ {
+		if _, err := tx.Exec(ctx, "UPDATE memtray.schema_version SET compat = $2 WHERE version = $1 AND compat IS NULL", v, migrations[v-1].floor); err != nil {
+			return fmt.Errorf("record the floors: %w", err)
+		}
 	}
-	var v int
-	if err := s.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM memtray.schema_version").Scan(&v); err != nil {
-		return 0, fmt.Errorf("team database: read the schema version: %w", err)
-	}
-	return v, nil
+	return nil
 }

@@ -38,9 +38,16 @@ type Store struct {
 	pool *pgxpool.Pool
 	cfg  *pgxpool.Config
 	role string
-	// schema is the database's schema version: SchemaVersion, or an
-	// older one at least minSyncSchema a member could not migrate.
+	// schema is the schema version this store reads and writes: known,
+	// an older one at least minSyncSchema a member could not migrate, or
+	// known on a newer database whose floor allows it.
 	schema int
+	// known is the schema version this code speaks: SchemaVersion (an
+	// older one in tests, as an older memtray would).
+	known int
+	// database is the database's schema version (newer than known when a
+	// newer memtray migrated it compatibly).
+	database int
 	// machine names the daemon's store the pushes come from (SetMachine;
 	// "" none): recorded with the versions it writes and the conflicts
 	// its pushes meet (schema 4).
@@ -58,8 +65,16 @@ func (s *Store) SetMachine(id string) { s.machine = id }
 // member whose role may not migrate a schema older than SchemaVersion but
 // at least minSyncSchema still opens it (sync works; what needs the newer
 // schema says the owner must run memtray team init); an older one fails
-// with ErrNeedsOwner.
+// with ErrNeedsOwner. A newer schema opens when its floor is at most
+// SchemaVersion (this code then reads and writes what it knows), and
+// fails with ErrSchemaNewer otherwise.
 func Open(ctx context.Context, connString string) (*Store, error) {
+	return openAs(ctx, connString, SchemaVersion)
+}
+
+// openAs is Open by code that speaks schema version known: SchemaVersion,
+// or, in tests, an older one, as an older memtray would.
+func openAs(ctx context.Context, connString string, known int) (*Store, error) {
 	cfg, err := ParseURL(connString)
 	if err != nil {
 		return nil, err
@@ -68,7 +83,7 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("team database: connect: %w", err)
 	}
-	s := &Store{pool: pool, cfg: cfg}
+	s := &Store{pool: pool, cfg: cfg, known: known}
 	// The closer stack: each step that fails undoes what came before.
 	if err := s.open(ctx); err != nil {
 		pool.Close()
@@ -81,14 +96,19 @@ func (s *Store) open(ctx context.Context) error {
 	if err := s.pool.QueryRow(ctx, "SELECT current_user::text").Scan(&s.role); err != nil {
 		return fmt.Errorf("team database: connect: %w", err)
 	}
-	s.schema = SchemaVersion
-	if err := s.Migrate(ctx); err != nil {
-		v, verr := s.schemaVersion(ctx)
-		if !errors.Is(err, ErrNeedsOwner) || verr != nil || v < minSyncSchema {
+	s.schema = s.known
+	err := s.Migrate(ctx)
+	st, verr := readSchema(ctx, s.pool, s.known)
+	if err != nil {
+		if !errors.Is(err, ErrNeedsOwner) || verr != nil || st.version < minSyncSchema {
 			return err
 		}
-		s.schema = v
+		s.schema = st.version
 	}
+	if verr != nil {
+		return verr
+	}
+	s.database = st.version
 	var member bool
 	if err := s.pool.QueryRow(ctx, "SELECT memtray.is_member(current_user)").Scan(&member); err != nil {
 		return fmt.Errorf("team database: check membership: %w", err)
@@ -98,6 +118,11 @@ func (s *Store) open(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Schema returns the database's schema version and the one this store
+// reads and writes (older when a member could not migrate it, or when a
+// newer memtray migrated it compatibly: see migration.floor).
+func (s *Store) Schema() (database, used int) { return s.database, s.schema }
 
 // Close closes the pool, waiting for connections in use to be released.
 func (s *Store) Close() { s.pool.Close() }

@@ -27,7 +27,9 @@ func Connect(urlEnv, urlFile string) func(ctx context.Context) (*team.Store, err
 type InitReport struct {
 	// Role is the member this machine connects as.
 	Role string `json:"role"`
-	// Schema is the team schema's version (migrated to it if older).
+	// Schema is the team database's schema version (migrated to
+	// team.SchemaVersion if older and the role may; newer when a newer
+	// memtray migrated it compatibly).
 	Schema int `json:"schema"`
 }
 
@@ -39,7 +41,8 @@ func Init(ctx context.Context, urlEnv, urlFile string) (InitReport, error) {
 		return InitReport{}, err
 	}
 	defer ts.Close()
-	return InitReport{Role: ts.Role(), Schema: team.SchemaVersion}, nil
+	db, _ := ts.Schema()
+	return InitReport{Role: ts.Role(), Schema: db}, nil
 }
 
 // Members connects once and lists the team's members (admins only:
