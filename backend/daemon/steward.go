@@ -8,6 +8,7 @@ import (
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/steward"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // StewardDir, in the data dir, holds the steward's undo journal and ledger.
@@ -28,11 +29,14 @@ func (d *Daemon) openSteward() {
 				d.publishRun(*res)
 			}
 		},
-		Restored: func(ids []string) {
-			d.publishMemory(httpapi.MemoryRestored, ids, nil)
+		Restored: func(r store.Restored) {
+			d.publishMemory(httpapi.MemoryRestored, r.IDs, nil)
+			// A conflict copy's restore is an edit of the memory it is a
+			// copy of: announced as that memory's, not the copy's id.
+			d.publishMemory(httpapi.MemoryUpdated, r.Edited, nil)
 			// A memory marked as noise and restored stops teaching the
 			// scorer to reject its like; the restore itself succeeded.
-			if _, err := d.feed.Restored(context.Background(), ids); err != nil {
+			if _, err := d.feed.Restored(context.Background(), r.IDs); err != nil {
 				d.log.Warn("restore: the noise model still holds a restored memory's text", "err", err)
 			}
 		},

@@ -413,7 +413,7 @@ func TestUndoAndRestoreAcrossModelSwitch(t *testing.T) {
 		t.Fatal(err)
 	}
 	sw.opts.Embedder = testEmb
-	if err := sw.Restore(ctx, "prune"); err != nil {
+	if _, err := sw.Restore(ctx, "prune"); err != nil {
 		t.Fatalf("restore across a switch: %v", err)
 	}
 	m, err := st.Get(ctx, "prune")

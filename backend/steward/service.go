@@ -59,8 +59,10 @@ type ServiceOptions struct {
 	// applied ("applied", with its result) and run undone ("undone");
 	// nil: nothing is announced.
 	Announce func(op string, pl *Plan, res *Result)
-	// Restored gets the ids a restore brought back from the trash.
-	Restored func(ids []string)
+	// Restored gets what a restore did: the ids it brought back from the
+	// trash, and the memories conflict copies' edits were applied onto
+	// (the copies' ids came back as nothing of their own).
+	Restored func(store.Restored)
 	// IndexLag turns a write whose text index lags (store.ErrIndexPending)
 	// into success, or returns the error; nil: every error fails.
 	IndexLag func(error) error
@@ -82,7 +84,7 @@ func NewService(s *Steward, o ServiceOptions) *Service {
 		o.Announce = func(string, *Plan, *Result) {}
 	}
 	if o.Restored == nil {
-		o.Restored = func([]string) {}
+		o.Restored = func(store.Restored) {}
 	}
 	if o.IndexLag == nil {
 		o.IndexLag = func(err error) error { return err }
@@ -153,10 +155,11 @@ func (v *Service) Restore(ctx context.Context, ids []string) error {
 	if len(ids) == 0 || len(ids) > 1000 {
 		return fmt.Errorf("%w: restore 1..1000 ids", memory.ErrInvalid)
 	}
-	if err := v.o.IndexLag(v.s.Restore(ctx, ids...)); err != nil {
+	r, err := v.s.Restore(ctx, ids...)
+	if err := v.o.IndexLag(err); err != nil {
 		return err
 	}
-	v.o.Restored(ids)
+	v.o.Restored(r)
 	return nil
 }
 

@@ -234,12 +234,15 @@ func (s *Steward) Trash(ctx context.Context) ([]store.TrashedMemory, error) {
 	return out, nil
 }
 
-// Restore brings memories back from the trash (see store.Restore).
-func (s *Steward) Restore(ctx context.Context, ids ...string) error {
-	if err := s.st.RestoreWith(ctx, s.opts.Embedder, ids...); err != nil {
-		return fmt.Errorf("steward: %w", err)
+// Restore brings memories back from the trash (see store.Restore) and
+// says where they went: a conflict copy's edit goes onto the memory it is
+// a copy of (store.Restored).
+func (s *Steward) Restore(ctx context.Context, ids ...string) (store.Restored, error) {
+	r, err := s.st.RestoreWith(ctx, s.opts.Embedder, ids...)
+	if err != nil {
+		return r, fmt.Errorf("steward: %w", err)
 	}
-	return nil
+	return r, nil
 }
 
 // PurgeTrashed deletes for good from the trash the records ids, or every

@@ -312,10 +312,10 @@ func TestRestoreAcrossModelSwitch(t *testing.T) {
 	if !errors.As(err, &ve) {
 		t.Fatalf("a restore embedding for a record not restored: %v", err)
 	}
-	if err := s.RestoreWith(ctx, testEmb, recs[1].ID); !errors.Is(err, memory.ErrModelMismatch) {
+	if _, err := s.RestoreWith(ctx, testEmb, recs[1].ID); !errors.Is(err, memory.ErrModelMismatch) {
 		t.Fatalf("restore with the old embedder: %v", err)
 	}
-	if err := s.RestoreWith(ctx, v2, recs[1].ID); err != nil {
+	if _, err := s.RestoreWith(ctx, v2, recs[1].ID); err != nil {
 		t.Fatalf("RestoreWith: %v", err)
 	}
 	m, err := s.Get(ctx, recs[1].ID)

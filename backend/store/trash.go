@@ -166,20 +166,33 @@ func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedM
 // (conflict.go), and the copy leaves the trash; the memory changed
 // between the two reads is a *ConflictError.
 func (s *Store) Restore(ctx context.Context, ids ...string) error {
-	return s.restore(ctx, ids, nil)
+	_, err := s.restore(ctx, ids, nil)
+	return err
+}
+
+// Restored says where a restore put the ids it was given: what a caller
+// announces (a conflict copy's restore changes the memory it is a copy
+// of, and no record of the copy's id comes back).
+type Restored struct {
+	// IDs came back as live records of their own (a conflict copy of a
+	// memory deleted since included).
+	IDs []string
+	// Edited are the live memories that conflict copies' edits were
+	// applied onto (each once), the copies having left the trash.
+	Edited []string
 }
 
 // restore is Restore with new embeddings of trashed texts (vecs, by id).
-func (s *Store) restore(ctx context.Context, ids []string, vecs map[string][]float32) error {
+func (s *Store) restore(ctx context.Context, ids []string, vecs map[string][]float32) (Restored, error) {
 	if len(ids) == 0 {
-		return nil
+		return Restored{}, nil
 	}
 	if err := s.checkOpen(); err != nil {
-		return err
+		return Restored{}, err
 	}
 	edits, rest, err := s.restoreConflicts(ctx, ids, vecs)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return Restored{}, fmt.Errorf("restore: %w", err)
 	}
 	b := Batch{Restore: rest}
 	for id, v := range vecs {
@@ -191,24 +204,33 @@ func (s *Store) restore(ctx context.Context, ids []string, vecs map[string][]flo
 		}
 	}
 	conflictBatch(&b, edits)
-	if err := s.Apply(ctx, b); err != nil {
-		return fmt.Errorf("restore: %w", err)
+	out := Restored{IDs: rest}
+	for _, e := range edits {
+		if !slices.Contains(out.Edited, e.edit.ID) {
+			out.Edited = append(out.Edited, e.edit.ID)
+		}
 	}
-	return nil
+	if err := s.Apply(ctx, b); err != nil {
+		if errors.Is(err, ErrIndexPending) { // written: the index follows
+			return out, fmt.Errorf("restore: %w", err)
+		}
+		return Restored{}, fmt.Errorf("restore: %w", err)
+	}
+	return out, nil
 }
 
 // RestoreWith is Restore for records that may have been trashed before a
 // change of embedding model: those whose vector is not of the store's
 // model now are embedded again with emb (which must make the store's
 // model) and come back with that vector (Batch.RestoreEmbeddings). A nil
-// emb is Restore.
-func (s *Store) RestoreWith(ctx context.Context, emb memory.Embedder, ids ...string) error {
+// emb is Restore. It says where the ids went (Restored).
+func (s *Store) RestoreWith(ctx context.Context, emb memory.Embedder, ids ...string) (Restored, error) {
 	if len(ids) == 0 {
-		return nil
+		return Restored{}, nil
 	}
 	vecs, err := s.TrashEmbeddings(ctx, emb, ids)
 	if err != nil {
-		return fmt.Errorf("restore: %w", err)
+		return Restored{}, fmt.Errorf("restore: %w", err)
 	}
 	return s.restore(ctx, ids, vecs)
 }
