@@ -2,6 +2,8 @@ package teamsync
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -331,5 +333,105 @@ func TestToldOfConflicts(t *testing.T) {
 				t.Fatalf("after a restart's pull b holds %d, want the one", len(got))
 			}
 		})
+	}
+}
+
+// TestSecondEditOfRefusedMemory: a's edit of a team memory is refused as
+// stale (b's edit of the text was pushed first), and a's user edits the
+// memory again before a takes the team's version (the write lands
+// between the push's acknowledgement and the take, or a stop comes in
+// between): the second edit is pushed and refused too. Both refused
+// edits are kept: in one conflict copy, a's version as the user left it,
+// which holds the first edit with the second made on it, and which both
+// refusals name. The first copy used to be dropped: the second refusal
+// chose a new id, so the first refusal named a copy that never was.
+// Restoring the copy puts both edits onto the team's version.
+func TestSecondEditOfRefusedMemory(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice")
+	admin := tdb.open(t, tdb.owner)
+	ctx := context.Background()
+	const theirs = "the staging database is reset every night"
+	tests := []struct {
+		name   string
+		second func(t *testing.T, a *node, id string) // a's second edit
+		text   string                                 // the copy's text (one per case: the team holds one memory per text)
+		imp    float64                                // the copy's importance
+		stop   bool                                   // a stops between the refusal and the take
+	}{
+		{"an edit of another field", func(t *testing.T, a *node, id string) { setImportance(t, a, id, 0.9) },
+			"the staging database is reset on Sundays at six (0)", 0.9, false},
+		{"the text edited again", func(t *testing.T, a *node, id string) {
+			edit(t, a, id, "the staging database is reset on Sundays at seven (1)")
+		}, "the staging database is reset on Sundays at seven (1)", 0.5, false},
+		{"an edit after a stop", func(t *testing.T, a *node, id string) { setImportance(t, a, id, 0.9) },
+			"the staging database is reset on Sundays at six (2)", 0.9, true},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := manualNode(t, tdb.url(roles["alice"]))
+			b := manualNode(t, tdb.url(roles["alice"]))
+			a.name = "a"
+			m := a.write(t, fmt.Sprintf("the staging database is reset on Sundays (%d)", i), "shop", memory.TypeProject)
+			mustPush(t, a, 0)
+			mustPull(t, b)
+			edit(t, b, m.ID, fmt.Sprintf("%s (%d)", theirs, i))
+			mustPush(t, b, 0)
+			edit(t, a, m.ID, fmt.Sprintf("the staging database is reset on Sundays at six (%d)", i))
+			a.sy.crashAt = func(at string) error {
+				if at != crashAfterAck {
+					return nil
+				}
+				a.sy.crashAt = nil
+				if tc.stop {
+					return errCrash
+				}
+				tc.second(t, a, m.ID)
+				return nil
+			}
+			if r, err := a.sy.PushNow(ctx); tc.stop != errors.Is(err, errCrash) || (!tc.stop && (err != nil || r.Refused != 1)) {
+				t.Fatalf("the first push = %+v, %v: want 1 refused", r, err)
+			}
+			if tc.stop {
+				a.sy.Close()
+				a.sy = newManualSyncer(t, a)
+				tc.second(t, a, m.ID)
+			}
+			mustPush(t, a, 1) // the second edit, refused as stale too
+			if got, err := a.st.Get(ctx, m.ID); err != nil || got.Text != fmt.Sprintf("%s (%d)", theirs, i) {
+				t.Fatalf("a holds %q (%v), want the team's", got.Text, err)
+			}
+			cp := conflictCopy(t, a, m.ID)
+			if cp.Memory.Text != tc.text || cp.Memory.Importance != tc.imp {
+				t.Fatalf("the copy holds %q %v, want %q %v", cp.Memory.Text, cp.Memory.Importance, tc.text, tc.imp)
+			}
+			var named []string
+			for _, r := range a.sy.Status().Refused {
+				if r.ID == m.ID {
+					named = append(named, r.Copy)
+				}
+			}
+			if len(named) != 2 || named[0] != cp.Memory.ID || named[1] != cp.Memory.ID {
+				t.Fatalf("the refusals name copies %q, want both %s (the copy in the trash)", named, cp.Memory.ID)
+			}
+			if err := a.st.Restore(ctx, cp.Memory.ID); err != nil {
+				t.Fatal(err)
+			}
+			mustPush(t, a, 0)
+			if tm, err := admin.Get(ctx, m.ID); err != nil || tm.Text != tc.text || tm.Importance != tc.imp {
+				t.Fatalf("after the restore the team holds %q %v (%v), want %q %v", tm.Text, tm.Importance, err, tc.text, tc.imp)
+			}
+		})
+	}
+}
+
+// setImportance sets id's importance as a user's edit does.
+func setImportance(t *testing.T, n *node, id string, v float64) {
+	t.Helper()
+	if _, err := n.st.Update(context.Background(), id, func(m *memory.Memory) error {
+		m.Importance = v
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

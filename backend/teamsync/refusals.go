@@ -54,7 +54,9 @@ type heldEdit struct {
 	Stale bool `json:"stale,omitempty"`
 	// Copy, for an edit the team refused as stale, is the id its
 	// conflict copy takes in the trash when takeStale gives this machine
-	// the team's version (store.TeamConflict).
+	// the team's version (store.TeamConflict). A later edit of the memory
+	// refused before that take keeps the id (Syncer.copyFor): one copy,
+	// of the version the user left, holds both edits.
 	Copy string `json:"copy,omitempty"`
 }
 

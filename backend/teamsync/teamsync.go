@@ -599,6 +599,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	refuse := func(id, op, outcome string) { refuseCopy(id, op, outcome, "") }
 	held := slices.Clone(s.held)
 	heldChanged := s.heldDirty
+	pendingCopy := map[string]string{} // id -> the copy a stale hold it ends had chosen
 	for _, e := range entries {
 		if h, ok := held.find(e.ID); ok && !retry && !e.Delete && !e.Restore && h.Version == version(e.Memory) {
 			// The version the team refused, written again as it was (an
@@ -613,6 +614,9 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			}
 			acked = append(acked, e)
 			continue
+		}
+		if h, ok := held.find(e.ID); ok && h.Copy != "" {
+			pendingCopy[e.ID] = h.Copy // refused again: the same copy (copyFor)
 		}
 		if held.drop(e.ID) {
 			heldChanged = true // pushed again; held again if refused again
@@ -719,7 +723,10 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				if puts[i].Base != nil && puts[i].Base.Unknown {
 					outcome = refusedUnbased
 				}
-				cp := s.o.Store.NewID()
+				cp, err := s.copyFor(ctx, pendingCopy[e.ID])
+				if err != nil {
+					return err
+				}
 				refuseCopy(e.ID, "change", outcome, cp)
 				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true, Copy: cp})
 				heldChanged = true
@@ -821,6 +828,26 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	}
 	s.update(func(st *Status) { st.Relinked += int64(len(remap)) })
 	return nil
+}
+
+// copyFor is the id of the conflict copy a stale edit's refusal names:
+// pending, the copy an earlier refusal of the memory chose, when that copy
+// is not made yet (the user edited the memory again before takeStale took
+// the team's version, and the second edit was refused too), so that one
+// copy, made at the take of the version the user left, holds both edits
+// and both refusals name it; a new id otherwise.
+func (s *Syncer) copyFor(ctx context.Context, pending string) (string, error) {
+	if pending == "" {
+		return s.o.Store.NewID(), nil
+	}
+	made, err := s.o.Store.TrashGet(ctx, []string{pending})
+	if err != nil {
+		return "", fmt.Errorf("team sync: the conflict copy %s: %w", pending, err)
+	}
+	if _, ok := made[pending]; ok {
+		return s.o.Store.NewID(), nil // taken already: this refusal's copy is another
+	}
+	return pending, nil
 }
 
 // keepPersonal makes local memory id personal (gone meanwhile: nothing
