@@ -80,7 +80,7 @@ func init() {
 		{"unsnooze", "ID", "let recall give a snoozed memory again", runUnsnooze},
 		{"dream", "[--all] [--project P] [--ops LIST] [--apply] [--undo]", "the steward: plan consolidation (merge, decay, boost, prune, snooze), apply it, undo it", runDream},
 		{"trash", "[restore ID... | purge ID... | purge --all]", "list what was deleted, or pruned or merged away by the steward; restore it, or delete it for good", runTrash},
-		{"team", "init|status|push [--all]|pull|member add [--admin] ROLE|member remove ROLE|member list [--json]", "team memory on PostgreSQL: connect and migrate, show the sync state, push or pull now, change the members (admins)", runTeam},
+		{"team", "init|status|push [--all]|pull|member add [--admin] ROLE|member remove ROLE|member list [--json]|settings [--conflict-retention-days N]", "team memory on PostgreSQL: connect and migrate, show the sync state, push or pull now, change the members and the team's settings (admins)", runTeam},
 		{"scope", "ID team|personal", "share a memory with the team, or keep it on this machine", runScope},
 		{"doctor", "[--json] [--salvage | --rebuild-index | --reembed-damaged]", "check the store for damage without changing it (exit 1 on damage); --salvage copies every readable record into a new store, --rebuild-index rebuilds the text index, --reembed-damaged embeds anew the memories whose vector is damaged", runDoctor},
 		{"autostart", "[on|off|status]", "start memtray (in the tray) at login", runAutostart},

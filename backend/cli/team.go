@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
@@ -12,11 +13,14 @@ import (
 // runTeam is `memtray team init|status|push|pull|member` (issue 23).
 func runTeam(env *Env, args []string) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return usagef("want init, status, push, pull or member")
+		return usagef("want init, status, push, pull, member or settings")
 	}
 	sub, rest := args[0], args[1:]
-	if sub == "member" {
+	switch sub {
+	case "member":
 		return runTeamMember(env, rest)
+	case "settings":
+		return runTeamSettings(env, rest)
 	}
 	var c common
 	fs := newFlags("team "+sub, env, &c, true)
@@ -71,7 +75,7 @@ func runTeam(env *Env, args []string) error {
 			return nil
 		})
 	}
-	return usagef("unknown team command %q: want init, status, push, pull or member", sub)
+	return usagef("unknown team command %q: want init, status, push, pull, member or settings", sub)
 }
 
 // runTeamMember is `memtray team member add|remove|list`: the team's
@@ -163,6 +167,44 @@ func runTeamMember(env *Env, args []string) error {
 		}
 		fmt.Fprintf(env.Stdout, "%-24s %-6s added %s\n", m.Role, what, m.AddedAt.Local().Format("2006-01-02 15:04"))
 	}
+	return nil
+}
+
+// runTeamSettings is `memtray team settings [--conflict-retention-days N]`:
+// the team's settings, held in the team database for the whole team and
+// changed by an admin straight there (no daemon needed), connecting as
+// this machine's member.
+func runTeamSettings(env *Env, args []string) error {
+	var c common
+	fs := newFlags("team settings", env, &c, true)
+	days := 0
+	fs.IntVar(&days, "conflict-retention-days", 0, "set how many days the team's conflict log keeps a conflict for the machine whose version it met (admins; 1 to 3650, the team's default 90; 0 or unset: show the settings only)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usagef("team settings takes no arguments")
+	}
+	if days < 0 || days > 3650 {
+		return usagef("--conflict-retention-days must be 1 to 3650, not %d", days)
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	st, err := teamsync.TeamSettings(env.Ctx, cfg.Team.URLEnv, cfg.Team.URLFile, time.Duration(days)*24*time.Hour)
+	if err != nil {
+		return err
+	}
+	if c.json {
+		return printJSON(env.Stdout, st)
+	}
+	fmt.Fprintf(env.Stdout, "conflict retention: %d days", int(st.ConflictRetention/(24*time.Hour)))
+	if st.ChangedBy != "" {
+		fmt.Fprintf(env.Stdout, " (set by %s, %s)", st.ChangedBy, st.ChangedAt.Local().Format("2006-01-02 15:04"))
+	}
+	fmt.Fprintln(env.Stdout)
 	return nil
 }
 

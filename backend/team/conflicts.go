@@ -79,25 +79,89 @@ func (s *Store) noteConflict(ctx context.Context, tx pgx.Tx, id, outcome string,
 	return pruneConflicts(ctx, tx, s.schema)
 }
 
-// ConflictRetention is how long the conflict log keeps a row: a machine
-// reads the conflicts its versions met at its next pull (Notices), so a
-// row is needed until every machine it concerns has pulled once; a
-// machine away longer than this misses the notice (not the memory: its
-// pull brings the team's version as always). Schema 5's prune policy
-// holds the same 90 days: a member cannot delete a younger row.
+// ConflictRetention is how long the conflict log keeps a row by default
+// (schema 6 makes it a team setting, Settings; schema 5 holds it fixed):
+// a machine reads the conflicts its versions met at its next pull
+// (Notices), so a row is needed until every machine it concerns has
+// pulled once; a machine away longer than the retention misses the
+// notice (not the memory: its pull brings the team's version as always).
+// The prune policy holds the same retention: a member cannot delete a
+// younger row.
 const ConflictRetention = 90 * 24 * time.Hour
 
+// The bounds of the conflict retention a team may set (schema 6's check).
+const (
+	MinConflictRetention = 24 * time.Hour
+	MaxConflictRetention = 3650 * 24 * time.Hour
+)
+
 // pruneConflicts deletes, in tx (a push that records a conflict), the
-// conflict rows older than ConflictRetention (schema 5; nothing before,
-// where a member may not delete). The log grows with conflicts only, so
-// it is pruned where it grows, without a timer of its own.
+// conflict rows older than the team's retention (schema 6: its setting;
+// 5: ConflictRetention; nothing before, where a member may not delete).
+// The log grows with conflicts only, so it is pruned where it grows,
+// without a timer of its own.
 func pruneConflicts(ctx context.Context, tx pgx.Tx, schema int) error {
-	if schema < 5 {
-		return nil
+	var err error
+	switch {
+	case schema >= 6:
+		_, err = tx.Exec(ctx, `DELETE FROM memtray.conflicts WHERE at < now() - memtray.conflict_retention()`)
+	case schema == 5:
+		_, err = tx.Exec(ctx, `DELETE FROM memtray.conflicts WHERE at < now() - $1::interval`, interval(ConflictRetention))
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM memtray.conflicts WHERE at < now() - $1::interval`,
-		fmt.Sprintf("%d seconds", int64(ConflictRetention/time.Second))); err != nil {
+	if err != nil {
 		return fmt.Errorf("prune the conflict log: %w", err)
+	}
+	return nil
+}
+
+// interval is d as a PostgreSQL interval's text, in whole seconds.
+func interval(d time.Duration) string { return fmt.Sprintf("%d seconds", int64(d/time.Second)) }
+
+// Settings are the team's settings (schema 6), one value for the whole
+// team, held in the team database: an admin changes them
+// (SetConflictRetention), every member's daemon follows them.
+type Settings struct {
+	// ConflictRetention is how long the conflict log keeps a row.
+	ConflictRetention time.Duration `json:"conflict_retention"`
+	// ChangedBy and ChangedAt say who last changed them, and when (the
+	// migration's role and time until an admin does).
+	ChangedBy string    `json:"changed_by"`
+	ChangedAt time.Time `json:"changed_at"`
+}
+
+// Settings reads the team's settings. Before schema 6 (the owner has not
+// migrated) they are the fixed defaults and ChangedBy is "".
+func (s *Store) Settings(ctx context.Context) (Settings, error) {
+	if s.schema < 6 {
+		return Settings{ConflictRetention: ConflictRetention}, nil
+	}
+	var out Settings
+	var secs int64
+	err := s.pool.QueryRow(ctx, `SELECT extract(epoch FROM conflict_retention)::bigint, changed_by::text, changed_at
+		FROM memtray.settings`).Scan(&secs, &out.ChangedBy, &out.ChangedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Settings{ConflictRetention: ConflictRetention}, nil
+	}
+	if err != nil {
+		return Settings{}, fmt.Errorf("team database: read the settings: %w", err)
+	}
+	out.ConflictRetention = time.Duration(secs) * time.Second
+	return out, nil
+}
+
+// SetConflictRetention sets how long the team's conflict log keeps a row
+// (admins only: ErrNotAdmin), within MinConflictRetention and
+// MaxConflictRetention. It needs schema 6 (ErrNeedsOwner before the
+// owner migrated it).
+func (s *Store) SetConflictRetention(ctx context.Context, d time.Duration) error {
+	if d < MinConflictRetention || d > MaxConflictRetention {
+		return fmt.Errorf("team database: the conflict retention must be within %d and %d days, not %v", MinConflictRetention/(24*time.Hour), MaxConflictRetention/(24*time.Hour), d)
+	}
+	if s.schema < 6 {
+		return fmt.Errorf("team database: set the conflict retention: the schema is at version %d, team settings need 6: %w", s.schema, ErrNeedsOwner)
+	}
+	if _, err := s.pool.Exec(ctx, "SELECT memtray.set_conflict_retention($1::interval)", interval(d)); err != nil {
+		return adminErr("set the conflict retention", err)
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the version of the team schema this code reads and
 // writes: the number of migrations it knows.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // minSyncSchema is the oldest schema version push and pull work with: a
 // member's daemon meeting a schema between it and SchemaVersion that its
@@ -300,6 +300,47 @@ GRANT DELETE ON memtray.conflicts TO PUBLIC;
 DROP POLICY IF EXISTS prune ON memtray.conflicts;
 CREATE POLICY prune ON memtray.conflicts FOR DELETE
 	USING (memtray.is_member(current_user) AND at < now() - interval '90 days');
+`},
+	// 6: the team's settings, one row an admin changes: for now how long
+	// the conflict log keeps a row (ConflictRetention by default), which
+	// the prune policy reads, so no member deletes a younger row
+	// whatever its memtray's version.
+	// Floor 3: a table an older memtray never reads, and a policy that
+	// only narrows what its prune deletes (a memtray of 5 deletes rows
+	// older than 90 days; the policy leaves those younger than the
+	// setting) or leaves rows the setting would allow (it prunes less).
+	// Written to run again on a database that has it (tests go back to
+	// older versions without undoing it).
+	{floor: 3, sql: `
+CREATE TABLE IF NOT EXISTS memtray.settings (
+	singleton          boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
+	conflict_retention interval    NOT NULL DEFAULT interval '90 days'
+		CHECK (conflict_retention >= interval '1 day' AND conflict_retention <= interval '3650 days'),
+	changed_by         name        NOT NULL DEFAULT current_user,
+	changed_at         timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO memtray.settings DEFAULT VALUES ON CONFLICT DO NOTHING;
+GRANT SELECT ON memtray.settings TO PUBLIC;
+ALTER TABLE memtray.settings ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS read ON memtray.settings;
+CREATE POLICY read ON memtray.settings FOR SELECT USING (memtray.is_member(current_user));
+
+CREATE OR REPLACE FUNCTION memtray.conflict_retention() RETURNS interval
+	LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ SELECT coalesce((SELECT conflict_retention FROM memtray.settings), interval '90 days') $$;
+-- Changing the settings is an admin's (the session's login role).
+CREATE OR REPLACE FUNCTION memtray.set_conflict_retention(r interval) RETURNS void
+	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+	AS $$ BEGIN
+		IF NOT memtray.is_admin(session_user) THEN
+			RAISE EXCEPTION 'only a team admin can change the team settings' USING ERRCODE = '42501';
+		END IF;
+		UPDATE memtray.settings SET conflict_retention = r, changed_by = session_user, changed_at = now();
+	END $$;
+
+DROP POLICY IF EXISTS prune ON memtray.conflicts;
+CREATE POLICY prune ON memtray.conflicts FOR DELETE
+	USING (memtray.is_member(current_user) AND at < now() - memtray.conflict_retention());
 `},
 }
 

@@ -140,8 +140,8 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // ErrNotAdmin is returned (wrapped) when a member who is not a team admin
-// changes or lists the members.
-var ErrNotAdmin = errors.New("only a team admin can change or list the members")
+// changes or lists the members, or changes the team's settings.
+var ErrNotAdmin = errors.New("only a team admin can change or list the members or change the team's settings")
 
 // ErrNoRole is returned (wrapped) by SetMember for a role the server does
 // not have.

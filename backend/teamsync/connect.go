@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/memtray/memtray/backend/team"
 )
@@ -101,3 +102,24 @@ type Member = team.Member
 
 // ValidRole checks a role name given from outside (team.ValidRole).
 func ValidRole(role string) error { return team.ValidRole(role) }
+
+// Settings are the team's settings (team.Settings), for the command line.
+type Settings = team.Settings
+
+// TeamSettings connects once and returns the team's settings, for memtray
+// team settings; with retention above zero it first sets how long the
+// conflict log keeps a row (admins only: team.ErrNotAdmin otherwise; the
+// schema must be at 6: team.ErrNeedsOwner otherwise).
+func TeamSettings(ctx context.Context, urlEnv, urlFile string, retention time.Duration) (Settings, error) {
+	ts, err := Connect(urlEnv, urlFile)(ctx)
+	if err != nil {
+		return Settings{}, err
+	}
+	defer ts.Close()
+	if retention > 0 {
+		if err := ts.SetConflictRetention(ctx, retention); err != nil {
+			return Settings{}, err
+		}
+	}
+	return ts.Settings(ctx)
+}
