@@ -227,6 +227,27 @@ func TestTeamMemberCommands(t *testing.T) {
 			t.Errorf("%s: members %v, want %v", st.name, got, st.want)
 		}
 	}
+	// The team's settings: read by any member, changed by an admin.
+	for _, st := range []struct {
+		name string
+		as   string
+		args []string
+		code int
+		say  string
+	}{
+		{"the default", owner, nil, 0, "conflict retention: 90 days (set by " + owner},
+		{"an admin sets it", owner, []string{"--conflict-retention-days", "30"}, 0, "conflict retention: 30 days (set by " + owner},
+		{"a plain member reads it", bob, []string{"--json"}, 0, `"conflict_retention_days": 30`},
+		{"a plain member may not change it", bob, []string{"--conflict-retention-days", "10"}, 1, "only a team admin"},
+		{"out of range", owner, []string{"--conflict-retention-days", "4000"}, 2, "1 to 3650"},
+		{"an argument", owner, []string{"30"}, 2, "no arguments"},
+	} {
+		as(st.as)
+		code, out, errs := run(t, ctx, "", append([]string{"team", "settings"}, st.args...)...)
+		if code != st.code || !strings.Contains(out+errs, st.say) {
+			t.Errorf("settings, %s: exit %d (want %d), out %q, err %q (want %q)", st.name, code, st.code, out, errs, st.say)
+		}
+	}
 	// The removed member's daemon is refused by the database.
 	if _, err := team.Open(ctx, srv.ConnString(alice, db)); err == nil {
 		t.Error("a removed member still connects")

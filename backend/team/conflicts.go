@@ -2,6 +2,7 @@ package team
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -122,11 +123,21 @@ func interval(d time.Duration) string { return fmt.Sprintf("%d seconds", int64(d
 // (SetConflictRetention), every member's daemon follows them.
 type Settings struct {
 	// ConflictRetention is how long the conflict log keeps a row.
-	ConflictRetention time.Duration `json:"conflict_retention"`
+	ConflictRetention time.Duration
 	// ChangedBy and ChangedAt say who last changed them, and when (the
 	// migration's role and time until an admin does).
 	ChangedBy string    `json:"changed_by"`
 	ChangedAt time.Time `json:"changed_at"`
+}
+
+// MarshalJSON writes the retention in days (conflict_retention_days), as
+// the command line sets it.
+func (st Settings) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Days      int64     `json:"conflict_retention_days"`
+		ChangedBy string    `json:"changed_by,omitempty"`
+		ChangedAt time.Time `json:"changed_at"`
+	}{int64(st.ConflictRetention / (24 * time.Hour)), st.ChangedBy, st.ChangedAt})
 }
 
 // Settings reads the team's settings. Before schema 6 (the owner has not
