@@ -12,6 +12,7 @@ import (
 
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
+	"github.com/memtray/memtray/backend/team"
 	"github.com/memtray/memtray/backend/team/pgtest"
 )
 
@@ -433,5 +434,41 @@ func setImportance(t *testing.T, n *node, id string, v float64) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCopyFor: the copy a stale refusal names is the one an earlier
+// refusal of the memory chose while that copy is not made (both edits in
+// one copy), and a new one when there was none or it is in the trash
+// already (taken: a later conflict has a copy of its own).
+func TestCopyFor(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: words{}.Model(), Dim: dim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sy, err := New(Options{Store: st, Embedder: words{},
+		Connect: func(context.Context) (*team.Store, error) { return nil, errors.New("unused") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := memory.Memory{ID: st.NewID(), Text: "the copy is in the trash", Type: memory.TypeProject, Project: "shop", Importance: 0.5}
+	m.Embedding = embedOne(t, m.Text)
+	if _, err := st.Put(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Apply(ctx, store.Batch{Trash: []store.TrashRequest{{ID: m.ID, Reason: "a copy made"}}}); err != nil {
+		t.Fatal(err)
+	}
+	pending := st.NewID()
+	for _, tc := range []struct {
+		name, pending string
+		same          bool
+	}{{"none", "", false}, {"chosen, not made", pending, true}, {"made already", m.ID, false}} {
+		got, err := sy.copyFor(ctx, tc.pending)
+		if err != nil || got == "" || (got == tc.pending) != tc.same {
+			t.Errorf("%s: copyFor(%q) = %q, %v; want the same id %v", tc.name, tc.pending, got, err, tc.same)
+		}
 	}
 }
