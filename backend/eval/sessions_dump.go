@@ -148,8 +148,10 @@ func oneLine(text string, n int) string {
 // search.Evidence) held: the lexical test (the best candidate's coverage
 // of the query's information against the share no memory contains), the
 // vector test (the best cosine against the threshold, with how many
-// standard deviations above the sample mean each is) and the prompt rules
-// (generic, naming something no memory contains). Nothing without a test.
+// standard deviations above the sample mean each is), whether the lexical
+// test's memory was too far from the query for it to count
+// (search.Evidence.LexicalFar) and the prompt rules (generic, naming
+// something no memory contains). Nothing without a test.
 func dumpEvidence(w io.Writer, ev *search.Evidence) {
 	if ev == nil {
 		return
@@ -171,8 +173,12 @@ func dumpEvidence(w io.Writer, ev *search.Evidence) {
 		}
 		return strings.Join(ws, ",")
 	}
+	lexical := yes(ev.Lexical)
+	if ev.LexicalFar {
+		lexical = fmt.Sprintf("yes but not counted: its memory is no nearer than the sample's mean (cosine %.3f, z %.2f)", ev.LexicalCosine, ev.LexicalZ)
+	}
 	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s, names the best candidate lacks %s, unknown names a candidate has as a longer term's start or end %s, names out of the prompt's reach %s\n",
-		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], yes(ev.Lexical), ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks), list(ev.AffixNames), list(ev.NamesOutOfReach))
+		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], lexical, ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks), list(ev.AffixNames), list(ev.NamesOutOfReach))
 	if len(ev.Words) > 0 {
 		fmt.Fprintf(w, "  words (information; + the best candidate holds it, ? no memory does): %s\n", strings.Join(ev.Words, " "))
 	}

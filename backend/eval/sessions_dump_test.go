@@ -78,6 +78,8 @@ func TestDumpEvidence(t *testing.T) {
 	lacks := &search.Evidence{Coverage: 0.45, Unknown: 0.1, Lexical: true, BestLacks: []string{"rust"}}
 	outOfReach := &search.Evidence{Coverage: 0.45, Unknown: 0.3, Lexical: true, NamesOutOfReach: []string{"tailwind"}, Words: []string{"app+:8.7", "tailwind:14.8"}}
 	affix := &search.Evidence{Coverage: 0.45, Unknown: 0.2, Lexical: true, UnknownNames: []string{"cnc"}, AffixNames: []string{"cnc"}}
+	far := &search.Evidence{Coverage: 0.25, Unknown: 0, Lexical: true, LexicalFar: true, LexicalCosine: 0.19, LexicalZ: -0.2,
+		Cosine: 0.24, Mean: 0.2, Std: 0.05, Threshold: 0.34, Sample: 256}
 	for _, tc := range []struct {
 		name string
 		ev   *search.Evidence
@@ -89,6 +91,7 @@ func TestDumpEvidence(t *testing.T) {
 		{"an affix name", affix, []string{"evidence holds: lexical yes", "unknown names cnc", "as a longer term's start or end cnc"}},
 		{"no affix name", lacks, []string{"as a longer term's start or end -", "names out of the prompt's reach -"}},
 		{"a name out of reach", outOfReach, []string{"evidence holds: lexical yes", "names out of the prompt's reach tailwind", "words (information; + the best candidate holds it, ? no memory does): app+:8.7 tailwind:14.8"}},
+		{"lexical memory far", far, []string{"evidence fails: lexical yes but not counted: its memory is no nearer than the sample's mean (cosine 0.190, z -0.20) (coverage 0.250, unknown 0.000), vector no"}},
 		{"no test", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -58,16 +58,19 @@ type SessionScore struct {
 	// (search.RecallRequest.Unrecorded).
 	QueryHitsProbe int     `json:"query_hits_probe"`
 	RecallAt5Probe float64 `json:"recall_at_5_probe"`
-	// UserPrefQueries are the queries of the covered facts the user stated
-	// as a preference of their own (Fact.Where "user", Fact.Kind
-	// "preference"): how they like to work, which should follow them to
-	// every project. Each is asked as a probe (no access recorded, the
-	// figures above unchanged): UserPrefInProjectHits from the session's
-	// project (the probe above), UserPrefNoProjectHits with no project
-	// (UserPrefNoProjectQueries = UserPrefQueries), and
-	// UserPrefOtherProjectHits from each other project the sessions'
-	// memories went to (UserPrefOtherProjectQueries = UserPrefQueries x
-	// those projects). The recall_at_5 fields are hits / queries.
+	// UserPrefQueries are the queries of the facts the user stated as a
+	// preference of their own (Fact.Where "user", Fact.Kind "preference"):
+	// how they like to work, which should follow them to every project.
+	// The set is fixed by the labels: an uncovered preference's queries
+	// count as misses, as in RecallAt5, so the rates of two builds that
+	// cover different preferences are comparable. Each covered one's is
+	// asked as a probe (no access recorded, the figures above unchanged):
+	// UserPrefInProjectHits from the session's project (the probe above),
+	// UserPrefNoProjectHits with no project (UserPrefNoProjectQueries =
+	// UserPrefQueries), and UserPrefOtherProjectHits from each other
+	// project the sessions' memories went to (UserPrefOtherProjectQueries =
+	// UserPrefQueries x those projects). The recall_at_5 fields are hits /
+	// queries.
 	UserPrefQueries               int     `json:"user_pref_queries"`
 	UserPrefInProjectHits         int     `json:"user_pref_in_project_hits"`
 	UserPrefInProjectRecallAt5    float64 `json:"user_pref_in_project_recall_at_5"`
@@ -238,7 +241,7 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 	}
 	ew.printf("\nR@%d with each query asked of the store as ingest left it (no access recorded by the queries before it): %s\n", SessionsK, pct(o.RecallAt5Probe))
 	if o.UserPrefQueries > 0 {
-		ew.printf("user preferences recalled outside their project: R@%d %s (%d queries) with no project, %s (%d queries) from another session's project; %s in their own\n",
+		ew.printf("user preferences recalled outside their project: R@%d %s (%d queries) with no project, %s (%d queries) from another session's project; %s in their own (every preference's queries, an uncovered one's a miss)\n",
 			SessionsK, pct(o.UserPrefNoProjectRecallAt5), o.UserPrefNoProjectQueries,
 			pct(o.UserPrefOtherProjectRecallAt5), o.UserPrefOtherProjectQueries, pct(o.UserPrefInProjectRecallAt5))
 	}

@@ -294,10 +294,7 @@ func (r *sessionsRun) probe(ctx context.Context, sc *SessionScore, ls *LabelledS
 	return r.ask(ctx, ls, covered, project, "", true, func(f Fact, _ string, got search.Recalled, hit bool) error {
 		if hit {
 			sc.QueryHitsProbe++
-		}
-		if userPreference(f) {
-			sc.UserPrefQueries++
-			if hit {
+			if userPreference(f) {
 				sc.UserPrefInProjectHits++
 			}
 		}
@@ -309,12 +306,28 @@ func (r *sessionsRun) probe(ctx context.Context, sc *SessionScore, ls *LabelledS
 // how they like to work, which should follow them to every project.
 func userPreference(f Fact) bool { return f.Where == WhereUser && f.Kind == KindPreference }
 
+// userPrefQueries is the number of queries of a session's user
+// preferences (userPreference), covered or not: the fixed query set of
+// the user-preference rows, in which an uncovered preference's queries
+// count as misses, as they do in R@5.
+func userPrefQueries(ls *LabelledSession) int {
+	n := 0
+	for _, f := range ls.Facts {
+		if userPreference(f) {
+			n += len(f.Queries)
+		}
+	}
+	return n
+}
+
 // elsewhere asks the queries of each session's covered user preferences
 // (userPreference) from outside the session's project, as probes that
 // record no access: once with no project, and once from each other
 // project the sessions' memories went to, and counts the hits in the
-// first SessionsK. The recall asks nothing else and records nothing, so
-// every other figure stays as it is.
+// first SessionsK. The queries counted are every user preference's
+// (userPrefQueries), so the rows' denominators do not move with coverage.
+// The recall asks nothing else and records nothing, so every other figure
+// stays as it is.
 func (r *sessionsRun) elsewhere(ctx context.Context, asks []asked) error {
 	projects := map[string]bool{}
 	for _, a := range asks {
@@ -323,16 +336,17 @@ func (r *sessionsRun) elsewhere(ctx context.Context, asks []asked) error {
 		}
 	}
 	for _, a := range asks {
+		sc := a.sc
+		n := userPrefQueries(a.ls)
+		if n == 0 {
+			continue
+		}
+		sc.UserPrefQueries, sc.UserPrefNoProjectQueries = n, n
 		prefs := slices.Clone(a.covered)
 		for i, f := range a.ls.Facts {
 			prefs[i] = prefs[i] && userPreference(f)
 		}
-		if !slices.Contains(prefs, true) {
-			continue
-		}
-		sc := a.sc
 		err := r.ask(ctx, a.ls, prefs, "", "noproject", true, func(_ Fact, _ string, _ search.Recalled, hit bool) error {
-			sc.UserPrefNoProjectQueries++
 			if hit {
 				sc.UserPrefNoProjectHits++
 			}
@@ -345,8 +359,8 @@ func (r *sessionsRun) elsewhere(ctx context.Context, asks []asked) error {
 			if proj == a.project {
 				continue
 			}
+			sc.UserPrefOtherProjectQueries += n
 			err := r.ask(ctx, a.ls, prefs, proj, "in-"+proj, true, func(_ Fact, _ string, _ search.Recalled, hit bool) error {
-				sc.UserPrefOtherProjectQueries++
 				if hit {
 					sc.UserPrefOtherProjectHits++
 				}

@@ -265,7 +265,7 @@ func TestOverallUserPreferencesElsewhere(t *testing.T) {
 	if err := r.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	want := "user preferences recalled outside their project: R@5 75.0% (4 queries) with no project, 62.5% (8 queries) from another session's project; 75.0% in their own\n"
+	want := "user preferences recalled outside their project: R@5 75.0% (4 queries) with no project, 62.5% (8 queries) from another session's project; 75.0% in their own (every preference's queries, an uncovered one's a miss)\n"
 	if !strings.Contains(table.String(), want) {
 		t.Errorf("table has no %q:\n%s", want, table.String())
 	}

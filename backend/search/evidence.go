@@ -95,6 +95,20 @@ type Evidence struct {
 	// mention. Like UnknownNames the vector test does not count for them
 	// (Holds); unlike them they do not make NamesUnknown.
 	NamesOutOfReach []string `json:"names_out_of_reach,omitempty"`
+	// LexicalCosine is the cosine to the query (embedded as for Cosine) of
+	// the lexical test's memory, the best candidate by Coverage; LexicalZ
+	// is how many of the sample's standard deviations it lies above the
+	// sample's mean (0 without a sample). LexicalFar says the lexical test
+	// holds but that memory is no nearer the query than the sample's mean: the words it shares with
+	// the query are there by chance, in a text about something else ("an
+	// error" of a memory about a crash, for "a bash one-liner that greps a
+	// log for ERROR"), so the lexical test does not count (Holds). A
+	// memory about what the query asks is nearer than a typical memory of
+	// the store even when the query paraphrases it; without a sample there
+	// is no mean, and the lexical test stands alone.
+	LexicalCosine float64 `json:"lexical_cosine"`
+	LexicalZ      float64 `json:"lexical_z"`
+	LexicalFar    bool    `json:"lexical_far,omitempty"`
 	// Words are the query's words with their information, each marked
 	// "+" when the best candidate holds it and "?" when no memory does,
 	// for reading why a prompt got memories (eval sessions --dump); not
@@ -104,13 +118,14 @@ type Evidence struct {
 
 // Holds reports whether the evidence says the store holds what the query
 // is about: the query is not generic nor a prompt naming what the store
-// lacks, and the lexical test holds or the vector test holds and the query
-// names nothing the store lacks.
+// lacks, and the lexical test holds with a memory not far from the query
+// (LexicalFar), or the vector test holds and the query names nothing the
+// store lacks.
 func (ev Evidence) Holds() bool {
 	if ev.Generic || ev.NamesUnknown {
 		return false
 	}
-	return ev.Lexical || (ev.Vector && len(ev.UnknownNames) == 0 && len(ev.NamesOutOfReach) == 0)
+	return (ev.Lexical && !ev.LexicalFar) || (ev.Vector && len(ev.UnknownNames) == 0 && len(ev.NamesOutOfReach) == 0)
 }
 
 // Specific reports whether a query of words ws says enough to be about
@@ -378,13 +393,15 @@ func ExpectedMaxZ(n int) float64 {
 }
 
 // CheckEvidence applies the evidence test to the best candidate's coverage
-// and cosine, the query's unknown share, the query's cosine over a sample
-// of typical texts (fewer than MinEvidenceSample: no vector evidence) and
-// the store's size n. The cosine must beat the expected best of
-// max(n, len(sampleCos)) unrelated texts: a small store is held to the
-// standard of its sample.
-func CheckEvidence(coverage, unknown, cosine float64, sampleCos []float64, n int) Evidence {
-	ev := Evidence{Coverage: coverage, Unknown: unknown, Cosine: cosine, Sample: len(sampleCos)}
+// and cosine, the query's unknown share, the cosine of the best candidate
+// by coverage (lexCosine), the query's cosine over a sample of typical
+// texts (fewer than MinEvidenceSample: no vector evidence) and the store's
+// size n. The cosine must beat the expected best of max(n, len(sampleCos))
+// unrelated texts: a small store is held to the standard of its sample.
+// The lexical test's memory must be nearer the query than the sample's
+// mean (Evidence.LexicalFar).
+func CheckEvidence(coverage, unknown, cosine, lexCosine float64, sampleCos []float64, n int) Evidence {
+	ev := Evidence{Coverage: coverage, Unknown: unknown, Cosine: cosine, LexicalCosine: lexCosine, Sample: len(sampleCos)}
 	ev.Lexical = coverage > unknown
 	if len(sampleCos) < MinEvidenceSample {
 		return ev
@@ -400,14 +417,21 @@ func CheckEvidence(coverage, unknown, cosine float64, sampleCos []float64, n int
 	ev.Std = math.Sqrt(sum2 / float64(len(sampleCos)))
 	ev.Threshold = ev.Mean + ExpectedMaxZ(max(n, len(sampleCos)))*ev.Std
 	ev.Vector = ev.Std > 0 && cosine >= ev.Threshold
+	if ev.Std > 0 {
+		ev.LexicalZ = (lexCosine - ev.Mean) / ev.Std
+		ev.LexicalFar = lexicalNearness && ev.Lexical && lexCosine <= ev.Mean
+	}
 	return ev
 }
 
+// lexicalNearness turns Evidence.LexicalFar on (ablation switch).
+var lexicalNearness = true
+
 // evidence runs CheckEvidence for a query of words ws in a store of n
 // memories with vector qvec of model qmodel, whose best candidate has
-// coverage (InfoShare) and cosine. The sample and the background are
-// vectors of qmodel only.
-func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []float32, qmodel string, coverage, cosine float64) (Evidence, error) {
+// coverage (InfoShare) and cosine, and whose best candidate by coverage has
+// lexCosine. The sample and the background are vectors of qmodel only.
+func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []float32, qmodel string, coverage, cosine, lexCosine float64) (Evidence, error) {
 	var sims []float64
 	if qvec != nil {
 		vecs, err := e.sample.get(ctx, e.idx, n, len(qvec), qmodel)
@@ -427,7 +451,7 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 			}
 		}
 	}
-	ev := CheckEvidence(coverage, UnknownShare(ws), cosine, sims, n)
+	ev := CheckEvidence(coverage, UnknownShare(ws), cosine, lexCosine, sims, n)
 	ev.UnknownNames = UnknownNames(ws)
 	ev.NamesOutOfReach = NamesOutOfReach(ws)
 	_, maxInfo, err := e.wordInfo()
@@ -441,10 +465,11 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 	return ev, nil
 }
 
-// evidenceVector returns the query vector the vector test measures with
-// and the best candidate's cosine to it: the embedder's own embedding of
-// the query (plainQueryVector), as the memories and the background are
-// embedded, where the vector leg searched with one weighted by the store's
+// evidenceVector returns the query vector the vector test measures with,
+// the best candidate's cosine to it and the cosine to it of the best
+// candidate by coverage (r.bestIdx, Evidence.LexicalCosine): the
+// embedder's own embedding of the query (plainQueryVector), as the
+// memories and the background are embedded, where the vector leg searched with one weighted by the store's
 // IDF (embedQuery, for an embedder that weights tokens). The weights rank
 // well but put the query's weight on the words rare in this store, so a
 // memory sharing such a word stands out of the sample's cosines however
@@ -455,23 +480,25 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 // sessions-dev and of recall-dev answered, none lost. Without a query
 // vector it returns none; for an embedder that does not weight tokens, or
 // of another model than the query's, the leg's vector.
-func (e *Engine) evidenceVector(ctx context.Context, r *queryRun) ([]float32, float64, error) {
+func (e *Engine) evidenceVector(ctx context.Context, r *queryRun) (vec []float32, best, lexical float64, err error) {
 	if r.qvec == nil {
-		return nil, 0, nil
+		return nil, 0, 0, nil
 	}
 	emb := embed.Snapshot(e.emb)
 	if _, ok := unwrapped[weightedEmbedder](emb); !ok || emb.Model() != r.qmodel {
-		return r.qvec, r.res.Cosine, nil
+		return r.qvec, r.res.Cosine, r.cands[r.bestIdx].cosine, nil
 	}
-	vec, err := plainQueryVector(ctx, emb, r.q.Text)
-	if err != nil {
-		return nil, 0, fmt.Errorf("search: evidence: %w", err)
+	if vec, err = plainQueryVector(ctx, emb, r.q.Text); err != nil {
+		return nil, 0, 0, fmt.Errorf("search: evidence: %w", err)
 	}
-	var best float64
-	for _, c := range r.cands {
-		best = math.Max(best, memory.Cosine(vec, c.m.Embedding))
+	for i, c := range r.cands {
+		cos := memory.Cosine(vec, c.m.Embedding)
+		best = math.Max(best, cos)
+		if i == r.bestIdx {
+			lexical = cos
+		}
 	}
-	return vec, best, nil
+	return vec, best, lexical, nil
 }
 
 // backgroundVecs are the background statements embedded by the engine's

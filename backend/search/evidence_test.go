@@ -2,8 +2,10 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -242,6 +244,9 @@ func TestEvidenceHolds(t *testing.T) {
 		{Evidence{Lexical: true, Vector: true, UnknownNames: []string{"django"}, NamesUnknown: true}, false},
 		{Evidence{Vector: true, NamesOutOfReach: []string{"tailwind"}}, false},
 		{Evidence{Lexical: true, NamesOutOfReach: []string{"tailwind"}}, true},
+		{Evidence{Lexical: true, LexicalFar: true}, false},
+		{Evidence{Lexical: true, LexicalFar: true, Vector: true}, true},
+		{Evidence{Lexical: true, LexicalFar: true, Vector: true, NamesOutOfReach: []string{"tailwind"}}, false},
 	}
 	for _, c := range cases {
 		if got := c.ev.Holds(); got != c.want {
@@ -257,26 +262,33 @@ func TestCheckEvidence(t *testing.T) {
 		sample[i] = 0.2 + 0.05*float64(1-2*(i%2))
 	}
 	cases := []struct {
-		name                      string
-		coverage, unknown, cosine float64
-		sample                    []float64
-		n                         int
-		lexical, vector           bool
+		name                        string
+		coverage, unknown, cosine   float64
+		lexCosine                   float64
+		sample                      []float64
+		n                           int
+		lexical, vector, far, holds bool
 	}{
-		{"covers more than the store lacks", 0.4, 0.3, 0, nil, 10, true, false},
-		{"covers exactly what it lacks", 0.3, 0.3, 0, nil, 10, false, false},
-		{"no terms at all", 0, 0, 0, nil, 10, false, false},
-		{"cosine above the expected best of 1000", 0, 1, 0.2 + 0.05*3.3, sample, 1000, false, true},
-		{"cosine below it", 0, 1, 0.2 + 0.05*3.1, sample, 1000, false, false},
-		{"a small store is held to its sample's size", 0, 1, 0.2 + 0.05*2.1, sample, 5, false, false},
-		{"too small a sample: no vector evidence", 0, 1, 0.9, sample[:MinEvidenceSample-1], 1000, false, false},
-		{"no spread: no vector evidence", 0, 1, 0.9, make([]float64, 40), 1000, false, false},
-		{"both", 0.9, 0.1, 0.9, sample, 1000, true, true},
+		{"covers more than the store lacks", 0.4, 0.3, 0, 0, nil, 10, true, false, false, true},
+		{"covers exactly what it lacks", 0.3, 0.3, 0, 0, nil, 10, false, false, false, false},
+		{"no terms at all", 0, 0, 0, 0, nil, 10, false, false, false, false},
+		{"cosine above the expected best of 1000", 0, 1, 0.2 + 0.05*3.3, 0, sample, 1000, false, true, false, true},
+		{"cosine below it", 0, 1, 0.2 + 0.05*3.1, 0, sample, 1000, false, false, false, false},
+		{"a small store is held to its sample's size", 0, 1, 0.2 + 0.05*2.1, 0, sample, 5, false, false, false, false},
+		{"too small a sample: no vector evidence", 0, 1, 0.9, 0, sample[:MinEvidenceSample-1], 1000, false, false, false, false},
+		{"no spread: no vector evidence", 0, 1, 0.9, 0, make([]float64, 40), 1000, false, false, false, false},
+		{"both", 0.9, 0.1, 0.9, 0.9, sample, 1000, true, true, false, true},
+		// The lexical test's memory against the sample's mean (0.2).
+		{"lexical, its memory nearer than the mean", 0.4, 0.1, 0.26, 0.21, sample, 1000, true, false, false, true},
+		{"lexical, its memory below the mean", 0.4, 0.1, 0.26, 0.15, sample, 1000, true, false, true, false},
+		{"lexical far, vector holds", 0.4, 0.1, 0.2 + 0.05*3.3, 0.15, sample, 1000, true, true, true, true},
+		{"lexical with no sample: no mean to be far from", 0.4, 0.1, 0.26, 0.01, nil, 1000, true, false, false, true},
 	}
 	for _, c := range cases {
-		ev := CheckEvidence(c.coverage, c.unknown, c.cosine, c.sample, c.n)
-		if ev.Lexical != c.lexical || ev.Vector != c.vector {
-			t.Errorf("%s: lexical %v, vector %v, want %v, %v (%+v)", c.name, ev.Lexical, ev.Vector, c.lexical, c.vector, ev)
+		ev := CheckEvidence(c.coverage, c.unknown, c.cosine, c.lexCosine, c.sample, c.n)
+		if ev.Lexical != c.lexical || ev.Vector != c.vector || ev.LexicalFar != c.far || ev.Holds() != c.holds {
+			t.Errorf("%s: lexical %v, vector %v, far %v, holds %v; want %v, %v, %v, %v (%+v)", c.name, ev.Lexical, ev.Vector, ev.LexicalFar, ev.Holds(),
+				c.lexical, c.vector, c.far, c.holds, ev)
 		}
 	}
 }
@@ -799,5 +811,102 @@ func BenchmarkAffixOf(b *testing.B) {
 		if AffixOf(terms, doc) {
 			b.Fatal("found")
 		}
+	}
+}
+
+// openUnrelatedInProject opens a real store of testdata/unrelated-in-
+// project.json, written for this test: the memories of a ledger service
+// and of a developer's devbox, whose shell, log and grep notes are near
+// the generic prompts a developer asks anywhere.
+func openUnrelatedInProject(t *testing.T) *Engine {
+	t.Helper()
+	data, err := os.ReadFile("testdata/unrelated-in-project.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx []fixtureMemory
+	if err := json.Unmarshal(data, &fx); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	emb := embed.NewBuiltin()
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	texts := make([]string, len(fx))
+	for i, f := range fx {
+		texts[i] = f.Text
+	}
+	vecs, err := emb.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := make([]memory.Memory, len(fx))
+	for i, f := range fx {
+		ms[i] = memory.Memory{ID: f.ID, Text: f.Text, Kind: memory.Kind(f.Kind), Project: f.Project, Type: memory.TypeProject,
+			Importance: 0.5, CreatedAt: testNow, Embedding: vecs[i]}
+	}
+	if _, err := st.PutBatch(ctx, ms); err != nil {
+		t.Fatal(err)
+	}
+	return New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+}
+
+// TestEvidenceLexicalFar: prompts asked inside the ledger project. A
+// generic request whose words the store knows from the devbox's memories
+// ("bash", "grep", "log") shares a word or two with a ledger memory about
+// something else: the lexical test holds (no word of it is unknown), the
+// vector test does not, and the memory sharing the words is farther from
+// the prompt than the store's typical memory, so the prompt gets nothing;
+// without the nearness rule (lexicalNearness off) it got that memory.
+// Questions about the ledger, paraphrased, still get theirs, whether on
+// the lexical test alone (refunds) or on both.
+func TestEvidenceLexicalFar(t *testing.T) {
+	e := openUnrelatedInProject(t)
+	ctx := context.Background()
+	cases := []struct {
+		prompt string
+		want   string // a memory the hits must hold; "" = no hits
+		far    bool   // Evidence.LexicalFar
+		vector bool   // Evidence.Vector
+	}{
+		{"Write a bash one-liner to follow a log file and grep for ERROR", "", true, false},
+		{"how do refunds show up in the books?", "l09", false, false},
+		{"what happens when an entry is posted into a closed period?", "l01", false, true},
+		{"which exchange rate is used for a conversion?", "l08", false, true},
+		{"what should I run before I commit?", "l10", false, true},
+	}
+	ask := func(prompt string) *Result {
+		r, err := e.Run(ctx, Query{Text: prompt, Prompt: true, Project: "ledger", ProjectScoped: true, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, c := range cases {
+		t.Run(c.prompt, func(t *testing.T) {
+			r := ask(c.prompt)
+			ev := r.Evidence
+			ids := hitIDs(r.Hits)
+			if !ev.Lexical || ev.LexicalFar != c.far || ev.Vector != c.vector {
+				t.Errorf("lexical %v, far %v (cosine %.3f, z %.2f against mean %.3f), vector %v; want lexical, far %v, vector %v",
+					ev.Lexical, ev.LexicalFar, ev.LexicalCosine, ev.LexicalZ, ev.Mean, ev.Vector, c.far, c.vector)
+			}
+			if c.want == "" && len(ids) > 0 {
+				t.Errorf("hits %v, want none (evidence %+v)", ids, ev)
+			}
+			if c.want != "" && !slices.Contains(ids, c.want) {
+				t.Errorf("hits %v lack %s (evidence %+v)", ids, c.want, ev)
+			}
+			if c.far {
+				lexicalNearness = false
+				defer func() { lexicalNearness = true }()
+				if off := ask(c.prompt); len(off.Hits) == 0 {
+					t.Errorf("without the nearness rule it got nothing too: the case no longer tests the rule (evidence %+v)", off.Evidence)
+				}
+			}
+		})
 	}
 }

@@ -428,8 +428,9 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 
 // skippedReason says why a recall gave nothing: every relevant memory was
 // given earlier, nothing is within a scoped prompt's reach, the prompt is
-// too generic, the store holds nothing the prompt is about, or nothing
-// cleared the floors.
+// too generic, the store holds nothing the prompt is about (with the names
+// it lacks, or the lexical evidence's memory far from the prompt: Evidence.
+// LexicalFar), or nothing cleared the floors.
 func skippedReason(f found, alreadyGiven bool) string {
 	switch {
 	case alreadyGiven:
@@ -444,6 +445,8 @@ func skippedReason(f found, alreadyGiven bool) string {
 	case f.noEvidence && len(f.namesOutOfReach) > 0:
 		return "the store holds nothing this prompt is about (no evidence beyond chance; only other projects' memories mention " +
 			strings.Join(f.namesOutOfReach, ", ") + ")"
+	case f.noEvidence && f.evidence != nil && f.evidence.Lexical && f.evidence.LexicalFar:
+		return "the store holds nothing this prompt is about (no evidence beyond chance; the memory sharing most of its words is no nearer its meaning than a typical memory)"
 	case f.noEvidence:
 		return "the store holds nothing this prompt is about (no evidence beyond chance)"
 	}

@@ -335,6 +335,8 @@ func TestSkippedReason(t *testing.T) {
 			"the store holds nothing this prompt is about (no evidence beyond chance; no memory mentions Zorblat, Quux)"},
 		{"names out of reach", found{noEvidence: true, namesOutOfReach: []string{"tailwind"}}, false,
 			"the store holds nothing this prompt is about (no evidence beyond chance; only other projects' memories mention tailwind)"},
+		{"lexical memory far", found{noEvidence: true, evidence: &Evidence{Lexical: true, LexicalFar: true}}, false,
+			"the store holds nothing this prompt is about (no evidence beyond chance; the memory sharing most of its words is no nearer its meaning than a typical memory)"},
 		{"generic", found{noEvidence: true, generic: true}, false,
 			"the prompt is too generic to be about something memory holds (it names nothing and says little)"},
 		{"out of reach", found{outOfReach: true}, false,

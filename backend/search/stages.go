@@ -59,6 +59,7 @@ type queryRun struct {
 	// (docTerms).
 	bestInfo float64
 	bestDoc  map[string]bool
+	bestIdx  int // its index in cands
 
 	// mmr: the order of cands to return them in, with what MMR took off
 	// each one's composite for resembling one before it
@@ -130,7 +131,9 @@ var queryStages = []queryStage{
 //     (search.evidence_gate; see CheckEvidence): the best candidate must
 //     contain words carrying more of the query's information than the
 //     words no memory contains (InfoShare, UnknownShare: words weighed by
-//     their surprisal in general language), or its cosine must beat the
+//     their surprisal in general language) and be nearer the query than
+//     the sample's mean cosine (Evidence.LexicalFar: words shared by a
+//     memory about something else), or its cosine must beat the
 //     best cosine that a store of this size would give an unrelated query
 //     (the query's mean cosine over a sample of the store plus
 //     ExpectedMaxZ(n) standard deviations, the query embedded as the
@@ -498,7 +501,7 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 		c.coverage = ExpandedCoverage(r.terms, doc, r.df, r.n, r.alts)
 		c.info = InfoShare(r.qwords, doc)
 		if r.bestDoc == nil || c.info > r.bestInfo {
-			r.bestInfo, r.bestDoc = c.info, doc
+			r.bestInfo, r.bestDoc, r.bestIdx = c.info, doc, i
 		}
 	}
 	if err := e.markOutOfReach(ctx, r, held); err != nil {
@@ -548,11 +551,11 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 	if !e.gate(r) || len(r.cands) == 0 {
 		return nil
 	}
-	qvec, cosine, err := e.evidenceVector(ctx, r)
+	qvec, cosine, lexCos, err := e.evidenceVector(ctx, r)
 	if err != nil {
 		return err
 	}
-	ev, err := e.evidence(ctx, r.qwords, r.n, qvec, r.qmodel, r.bestInfo, cosine)
+	ev, err := e.evidence(ctx, r.qwords, r.n, qvec, r.qmodel, r.bestInfo, cosine, lexCos)
 	if err != nil {
 		return err
 	}
