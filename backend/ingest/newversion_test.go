@@ -62,6 +62,12 @@ func TestSaysEach(t *testing.T) {
 			rule:    ruleRestateEach,
 		},
 		{
+			name:    "an intro, its content in what follows",
+			earlier: "Add this line to the `Ledger` class just before `total()` builds each row:",
+			later:   "After reading the importer, the `Ledger` class builds each row in `total()`, one per invoice line, and never rounds them.",
+			rule:    ruleRestateEach,
+		},
+		{
 			name:    "another quoted error",
 			earlier: "The new error \"invoice id is missing\" suggests the `Ledger` rows are read before the header row exists.",
 			later:   "The error \"Required amount column not found\" comes from reading the `Ledger` rows; it suggests the header row is not where the reader expects it.",

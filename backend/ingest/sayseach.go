@@ -18,7 +18,11 @@ import (
 //     none by sharing one of its subject words. "We should keep the
 //     comments. This version of the `Cell` class logs in `render()`" is
 //     not restated by "`Cell.render()` now calls `format()`": nothing
-//     says the comments again;
+//     says the comments again. A sentence ending in a colon announces
+//     what follows it (a code block, a list), which the statement does
+//     not hold: only a later statement repeating it says it again ("Add
+//     this line before `render()` builds the `Cell`:" is not restated by
+//     "`render()` builds each `Cell` from one row");
 //   - a quoted message is a name (ruleRestateQuoted): "The new error
 //     "index out of range" comes from the loader" is about that error;
 //     "The error "column not found" comes from the loader" names the
@@ -60,6 +64,15 @@ func saysEach(text, lowered string, later map[string]bool) bool {
 	for _, s := range sentences(text) {
 		st := strings.TrimSpace(s.text)
 		if st == "" {
+			continue
+		}
+		if strings.HasSuffix(st, ":") {
+			// an intro: what it says follows it ("Add this line before
+			// the `Cell` is created in `build()`:"); only its repetition
+			// says it again
+			if !strings.Contains(lowered, strings.TrimSuffix(lower(st), ":")) {
+				return false
+			}
 			continue
 		}
 		tokens := namedTokens(st)
