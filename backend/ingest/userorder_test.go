@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -76,6 +77,26 @@ func TestUserReplaced(t *testing.T) {
 			got := userReplaced(tt.sentence)
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Fatalf("userReplaced = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestUserOrderLive: live capture, which learns of the user's order only
+// when its turn comes, revises the earlier turn's statement as batch
+// ingest does (replayBoth compares the two stores), for each form of the
+// order, "rather than" included, which holds no revision cue.
+func TestUserOrderLive(t *testing.T) {
+	first := []string{"how does the release build work?", "Let me read the workflow.", "The release job in `.github/workflows/release.yml` installs the dependencies with `npm ci` before it builds the bundle."}
+	for _, order := range []string{
+		"Change the release job to use `pnpm install --frozen-lockfile` instead of `npm ci`.",
+		"Make the release job run `pnpm install` rather than `npm ci`.",
+	} {
+		t.Run(order, func(t *testing.T) {
+			turns := threeTurns("s-order", first, []string{order, "Let me edit the workflow.", "Done."})
+			_, _, _, got := replayBoth(t, turns)
+			if slices.ContainsFunc(got, func(s string) bool { return strings.Contains(s, "`npm ci` before it builds") }) {
+				t.Fatalf("the statement the user's order revises stands: %q", got)
 			}
 		})
 	}
