@@ -236,8 +236,9 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool, pending [
 		if strings.HasPrefix(l, instrLaterMark) || strings.HasPrefix(l, movedLaterMark) {
 			continue // a later turn's edits of instruction files (instrLaterText) or moves (movedLaterText): no sentences
 		}
+		l, user := cutUserMark(l)
 		for _, s := range sentences(l) {
-			sents = append(sents, posSentence{text: s.text, pos: pos})
+			sents = append(sents, posSentence{text: s.text, pos: pos, user: user})
 			pos++
 		}
 	}
@@ -290,6 +291,7 @@ func (c Candidate) kindOrigin() memory.KindOrigin {
 type posSentence struct {
 	text string
 	pos  int
+	user bool // a later turn's sentence the user said (userLaterMark)
 }
 
 // userCandidates reads the user's words: instructions, preferences and
@@ -1142,7 +1144,11 @@ func overlap(a, b map[string]bool) int {
 // time" revises a statement that the window imports at module import
 // time, not every statement naming the window. The user's words, and
 // the model's restatement of what the user's correction taught, are the
-// user's: the model's later sentences do not revise them. A correction that says nothing specific
+// user's: the model's later sentences do not revise them. A later
+// turn's order of the user's putting Y in X's place (userReplaced:
+// "Change it to use Y instead of X", "use Y, not X") revises what says X,
+// the user's own words too, whatever its form (an order reads as a plan
+// otherwise). A correction that says nothing specific
 // itself (class vague: "It's already tracked despite the gitignore.",
 // "The working directory is actually at:") can only be about what was
 // said just before it: it revises within revisionReach sentences, not
@@ -1158,28 +1164,36 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 		near    bool              // it says nothing specific: it revises only within revisionReach
 		written []string          // those objects as written (cueObjects)
 		so      sayso             // what it says is so (whatIsSo)
+		order   []string          // what a user's order replaces (userReplaced): it revises what says one of them
 	}
 	var revs []reviser
 	for _, s := range sents {
+		if s.user {
+			if objs := userReplaced(s.text); len(objs) > 0 {
+				revs = append(revs, reviser{posSentence: s, focus: replacedFocus(objs), so: whatIsSo(s.text), order: objs})
+				continue
+			}
+		}
 		if correcting(lower(s.text)) && !actionOnly(s.text) && !cannotRevise(s.text) {
 			near := !revisionOff["vague-near"] && sentenceClass(s.text, OriginFinal) == ClassVague
 			objs, written := cueObjects(s.text)
-			revs = append(revs, reviser{s, withoutCue(subjectOf(s.text)), cueFocus(s.text), objs, near, written, whatIsSo(s.text)})
+			revs = append(revs, reviser{posSentence: s, subject: withoutCue(subjectOf(s.text)), focus: cueFocus(s.text), objects: objs, near: near, written: written, so: whatIsSo(s.text)})
 		}
 	}
 	for i := range cands {
 		c := &cands[i]
-		if !c.Keep || c.Origin == OriginUser || c.taught {
+		if !c.Keep {
 			continue
 		}
+		usersOwn := c.Origin == OriginUser || c.taught
 		for _, s := range revs {
-			if s.pos <= c.pos || (s.near && s.pos-c.pos > revisionReach) {
+			if s.pos <= c.pos || (s.near && s.pos-c.pos > revisionReach) || usersOwn && s.order == nil {
 				continue
 			}
 			if strings.Contains(s.text, c.Text) || strings.Contains(c.Text, s.text) {
 				continue // the candidate itself
 			}
-			if n, long := overlapLong(c.subject, s.subject); (n >= 2 || (long && s.pos-c.pos <= revisionReach)) && aboutFocus(c.subject, s.focus) && saysObject(c.subject, s.objects) && saysObjectAsWritten(c.Text, s.written) {
+			if s.order != nil && namesReplaced(c.Text, s.order) || s.order == nil && revisesByCue(c, s.subject, s.focus, s.objects, s.written, s.pos) {
 				cut, confirmed := revisedSentences(c.Text, s.focus, s.so)
 				if confirmed {
 					continue
@@ -1199,6 +1213,14 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 			}
 		}
 	}
+}
+
+// revisesByCue reports whether a reviser with a revision cue (its
+// subject, focus, "instead of" objects as subjects and as written, its
+// position) revises the candidate c: dropRevised's test of subjects.
+func revisesByCue(c *Candidate, subj, focus map[string]bool, objs []map[string]bool, written []string, pos int) bool {
+	n, long := overlapLong(c.subject, subj)
+	return (n >= 2 || (long && pos-c.pos <= revisionReach)) && aboutFocus(c.subject, focus) && saysObject(c.subject, objs) && saysObjectAsWritten(c.Text, written)
 }
 
 // actionOnly reports whether a sentence only tells what the agent does
@@ -1259,7 +1281,7 @@ func dropRestated(cands []Candidate) {
 			if lowered[j] == "" {
 				lowered[j] = lower(b.Text)
 			}
-			if namesAll(lowered[j], tokens[i]) && statesRules(a.Text, b.Text) && asCertain(*a, b) {
+			if namesAll(lowered[j], tokens[i]) && statesRules(a.Text, b.Text) && asCertain(*a, b) && saysEach(a.Text, lowered[j], b.subject) {
 				a.Keep, a.Reason = false, "restated later: "+preview(b.Text)
 				break
 			}

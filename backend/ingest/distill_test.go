@@ -49,7 +49,7 @@ func TestGroupTurns(t *testing.T) {
 	if turns[1].User[0] != "and the docs?" || turns[2].SessionID != "s2" {
 		t.Fatalf("turns 2 and 3: %+v / %+v", turns[1].User, turns[2].SessionID)
 	}
-	if got := LaterTexts(turns[1:], "s1"); len(got) != 2 || got[0] != "and the docs?" {
+	if got := LaterTexts(turns[1:], "s1"); len(got) != 2 || got[0] != userLaterMark+"and the docs?" {
 		t.Fatalf("later texts of s1: %q", got)
 	}
 }

@@ -141,6 +141,7 @@ var undoAsked = regexp.MustCompile(`^(?:please )?(?:remove|delete|replace|rename
 func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string, removals []undo) {
 	asked := map[string]bool{} // the sentences of later turns
 	for _, l := range later {
+		l, _ = cutUserMark(l)
 		for _, s := range sentences(l) {
 			asked[s.text] = true
 		}
@@ -193,7 +194,7 @@ type undo struct {
 // Batch (dropUndone) and live capture (Pipeline.revise) share this test.
 func undoOf(s posSentence, fromLater bool) (undo, bool) {
 	ls := lower(strings.TrimSpace(s.text))
-	if !mayUndo(ls) || !(undoCue.MatchString(ls) || fromLater && undoAsked.MatchString(ls) || !evidenceOff["undo-narrated"] && undoNarrated.MatchString(ls)) {
+	if !mayUndo(ls) || !(undoCue.MatchString(ls) || fromLater && undoAsked.MatchString(ls) || !evidenceOff["undo-narrated"] && undoNarrated.MatchString(ls)) || replacedAnew(ls) {
 		return undo{}, false
 	}
 	return undo{posSentence: s, subject: pathSubject(s.text), tokens: undoneTokens(s.text), own: ownChange.MatchString(ls)}, true

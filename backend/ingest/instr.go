@@ -510,6 +510,7 @@ func mayNameInstr(text string) bool {
 func laterRemovals(later []string) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	for _, l := range later {
+		l, _ = cutUserMark(l)
 		if !mayNameInstr(l) {
 			continue
 		}

@@ -104,7 +104,7 @@ func TestRedistillLaterTexts(t *testing.T) {
 	}
 	var r recentTurn
 	r.setTurn(Turn{Turn: 1, User: []string{"x"}, Steps: []Step{{Text: "y", Calls: []memory.ToolCall{bashCall("c", "make")}}}})
-	if r.textBytes() != 2+2*stringBytes {
+	if r.textBytes() != len(userLaterMark)+2+2*stringBytes { // the user's text carries its mark
 		t.Errorf("a turn of two one-byte texts counted for %d bytes, want them and their headers", r.textBytes())
 	}
 }

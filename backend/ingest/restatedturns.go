@@ -112,7 +112,7 @@ func (p *Pipeline) supersedeRestated(ctx context.Context, t Turn, turns []recent
 				b.f.lowered = lower(b.c.Text)
 				keep(b)
 			}
-			if namesAll(b.f.lowered, a.f.tokens) && statesRules(a.c.Text, b.c.Text) && asCertain(a.c, b.c) {
+			if namesAll(b.f.lowered, a.f.tokens) && statesRules(a.c.Text, b.c.Text) && asCertain(a.c, b.c) && saysEach(a.c.Text, b.f.lowered, b.c.subject) {
 				restaters[k] = append(restaters[k], j)
 				ids = append(ids, b.id)
 			}

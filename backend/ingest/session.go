@@ -530,16 +530,18 @@ func laterAfter(between []recentTurn, t Turn, later []string) []string {
 }
 
 // revisingSentences returns the sentences of a turn (the user's and the
-// model's) that carry a revision cue, and those that undo something
+// model's) that carry a revision cue or, the user's, put one thing in
+// another's place (userReplaced), and those that undo something
 // (undoOf, every one a later turn's to the turns before it), each with
 // its position in the turn counted as Distill counts the sentences of
 // later texts.
 func revisingSentences(t Turn) (revs []posSentence, undos []undo, n int) {
-	for _, text := range append(userTexts(t), stepTexts(t)...) {
+	users := userTexts(t)
+	for i, text := range append(users, stepTexts(t)...) {
 		for _, s := range sentences(text) {
 			if st := strings.TrimSpace(s.text); st != "" {
-				ps := posSentence{text: st, pos: n}
-				if correcting(lower(st)) {
+				ps := posSentence{text: st, pos: n, user: i < len(users)}
+				if correcting(lower(st)) || ps.user && len(userReplaced(st)) > 0 {
 					revs = append(revs, ps)
 				}
 				if u, ok := undoOf(ps, true); ok && !evidenceOff["undone"] {

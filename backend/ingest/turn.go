@@ -283,12 +283,18 @@ func (g *laterGather) add(texts []string) bool {
 	return true
 }
 
-// laterOf returns what LaterTexts reads of one turn: the user's words,
-// the model's texts, what the turn's tool calls remove from instruction
+// laterOf returns what LaterTexts reads of one turn: the user's words
+// (each marked as the user's: userLaterMark), the model's texts, what the turn's tool calls remove from instruction
 // files (instrLaterText), the files they move or delete (movedLaterText)
 // and the settings their patches remove (removedLaterText).
 func laterOf(t Turn) []string {
-	out := append(userTexts(t), stepTexts(t)...)
+	out := userTexts(t)
+	if ruleOn(ruleUserOrder) {
+		for i, u := range out {
+			out[i] = userLaterMark + u
+		}
+	}
+	out = append(out, stepTexts(t)...)
 	patches := turnPatches(t)
 	if rm := instrLaterText(t, patches); rm != "" {
 		out = append(out, rm)

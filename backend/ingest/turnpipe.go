@@ -148,6 +148,10 @@ func cleanTurn(t Turn, later []string) (Turn, []string, int) {
 	}
 	cl := make([]string, len(later))
 	for i, l := range later {
+		if u, ok := cutUserMark(l); ok {
+			cl[i] = userLaterMark + clean(u) // the mark is no part of the user's text
+			continue
+		}
 		cl[i] = clean(l)
 	}
 	return out, cl, n
