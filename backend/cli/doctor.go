@@ -201,8 +201,39 @@ func printSalvage(w io.Writer, r store.SalvageReport) {
 	if r.Duplicates > 0 {
 		fmt.Fprintf(w, "merged:   %d records with the same text as a saved one\n", r.Duplicates)
 	}
-	if r.TrashLeft > 0 {
-		fmt.Fprintf(w, "trash:    %d trashed memories were not carried over (they stay in the kept file)\n", r.TrashLeft)
-	}
+	printKept(w, r.Kept)
 	fmt.Fprintf(w, "kept:     the damaged records file is %s\n", r.KeptAs)
+}
+
+// printKept says what a salvage carried over besides the records, and
+// what it left out and why.
+func printKept(w io.Writer, k store.SalvageKept) {
+	var kept []string
+	add := func(n int, what string) {
+		if n > 0 {
+			kept = append(kept, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(k.Trash, "trashed memories")
+	add(k.Outbox, "team writes to push")
+	add(k.OutboxDeltas, "team counter changes")
+	add(k.TeamBases, "team bases")
+	add(k.Recalls, "recall log entries")
+	add(k.Calibrations, "calibrations")
+	add(k.Decisions, "decisions")
+	add(k.TurnMarks, "turn marks")
+	for _, f := range []struct {
+		on   bool
+		what string
+	}{{k.TeamCursor, "the team sync cursor"}, {k.TeamMachine, "the team machine name"}} {
+		if f.on {
+			kept = append(kept, f.what)
+		}
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(w, "carried:  %s\n", strings.Join(kept, ", "))
+	}
+	for _, d := range k.Dropped {
+		fmt.Fprintf(w, "left out: %s\n", d)
+	}
 }
