@@ -521,6 +521,11 @@ func (b *bridge) forward(ctx context.Context, req *jsonrpc.Request) {
 			b.logf("%s: %s", req.Method, wire.Message)
 		}
 	}
+	if req.Method == "tools/call" && wire.Code == codeDaemonUnavailable {
+		// A tool error, which the model reads, as the tools' own are.
+		b.answerResult(ctx, req.ID, &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: wire.Message}}})
+		return
+	}
 	b.answer(ctx, req.ID, wire)
 }
 
@@ -565,6 +570,18 @@ func daemonAnswer(err error) (*jsonrpc.Error, bool) {
 // answer gives the agent an error answer to call id.
 func (b *bridge) answer(ctx context.Context, id jsonrpc.ID, wire *jsonrpc.Error) {
 	if err := b.down.Write(ctx, &jsonrpc.Response{ID: id, Error: wire}); err != nil && ctx.Err() == nil {
+		b.fail(fmt.Errorf("write stdout: %w", err))
+	}
+}
+
+// answerResult gives the agent res as the answer to call id.
+func (b *bridge) answerResult(ctx context.Context, id jsonrpc.ID, res any) {
+	js, err := json.Marshal(res)
+	if err != nil {
+		b.answer(ctx, id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+		return
+	}
+	if err := b.down.Write(ctx, &jsonrpc.Response{ID: id, Result: js}); err != nil && ctx.Err() == nil {
 		b.fail(fmt.Errorf("write stdout: %w", err))
 	}
 }
