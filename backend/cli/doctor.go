@@ -15,8 +15,9 @@ import (
 
 // runDoctor is `memtray doctor`: it checks the store (store.Check) and
 // says what it found, exiting 1 on damage; --rebuild-index, --salvage and
-// --reembed-damaged are the repairs, each run only when asked. The store
-// must be closed: the doctor reads its files, not a daemon's answers.
+// --reembed-damaged are the repairs, each run only when asked. While a
+// daemon holds the store, the check is the daemon's (GET /api/doctor: a
+// read of its open store, no stop) and the repairs wait until it is quit.
 func runDoctor(env *Env, args []string) error {
 	var c common
 	fs := newFlags("doctor", env, &c, true)
@@ -41,7 +42,14 @@ func runDoctor(env *Env, args []string) error {
 		return err
 	}
 	if cl, ok := remote(env.Ctx, cfg); ok {
-		return fmt.Errorf("memtray is running on this data dir (%s): quit it (the app, or `memtray serve`) first: the doctor reads the store's files", cl.Addr())
+		if *salvage || *rebuild || *reembed {
+			return repairWhileRunning(cl.Addr(), *reembed)
+		}
+		rep, err := cl.Check(env.Ctx)
+		if err != nil {
+			return fmt.Errorf("check the store through the daemon at %s: %w", cl.Addr(), err)
+		}
+		return reportCheck(env, c.json, rep, cl.Addr())
 	}
 	dir := filepath.Join(cfg.DataDir, daemon.StoreDir)
 	switch {
@@ -88,15 +96,40 @@ func runDoctor(env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.json {
+	return reportCheck(env, c.json, rep, "")
+}
+
+// reportCheck prints a check's report (as JSON with asJSON) and makes the
+// doctor exit 1 when it found damage; daemon is the address of the daemon
+// that made the check on its open store ("": the doctor read the files).
+func reportCheck(env *Env, asJSON bool, rep *store.CheckReport, daemon string) error {
+	var err error
+	if asJSON {
 		err = printJSON(env.Stdout, rep)
 	} else {
+		if daemon != "" {
+			fmt.Fprintf(env.Stdout, "checked by the running daemon (%s) on its open store, which it keeps serving; nothing is changed\n", daemon)
+		}
 		printCheck(env.Stdout, rep)
 	}
 	if err == nil && rep.Damaged() {
 		return errReported
 	}
 	return err
+}
+
+// repairWhileRunning is the doctor's answer to a repair asked while a
+// daemon (at addr) holds the store: each repair replaces files the daemon
+// has open (the records file, the text index), so it waits until memtray
+// is quit; a damaged vector is the daemon's own to embed anew.
+func repairWhileRunning(addr string, reembed bool) error {
+	if reembed {
+		return fmt.Errorf("memtray is running on this data dir (%s): it embeds damaged vectors anew itself, at start and every 30 s "+
+			"while its embedder does not answer (`memtray doctor` says whether any are left); to run --reembed-damaged yourself, "+
+			"quit it (the app, or `memtray serve`) first", addr)
+	}
+	return fmt.Errorf("memtray is running on this data dir (%s): quit it (the app, or `memtray serve`) first: "+
+		"a repair replaces the store's files, which it holds open (`memtray doctor` alone checks the store through it)", addr)
 }
 
 // printCheck says what store.Check found, in plain words.
@@ -168,8 +201,39 @@ func printSalvage(w io.Writer, r store.SalvageReport) {
 	if r.Duplicates > 0 {
 		fmt.Fprintf(w, "merged:   %d records with the same text as a saved one\n", r.Duplicates)
 	}
-	if r.TrashLeft > 0 {
-		fmt.Fprintf(w, "trash:    %d trashed memories were not carried over (they stay in the kept file)\n", r.TrashLeft)
-	}
+	printKept(w, r.Kept)
 	fmt.Fprintf(w, "kept:     the damaged records file is %s\n", r.KeptAs)
+}
+
+// printKept says what a salvage carried over besides the records, and
+// what it left out and why.
+func printKept(w io.Writer, k store.SalvageKept) {
+	var kept []string
+	add := func(n int, what string) {
+		if n > 0 {
+			kept = append(kept, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	add(k.Trash, "trashed memories")
+	add(k.Outbox, "team writes to push")
+	add(k.OutboxDeltas, "team counter changes")
+	add(k.TeamBases, "team bases")
+	add(k.Recalls, "recall log entries")
+	add(k.Calibrations, "calibrations")
+	add(k.Decisions, "decisions")
+	add(k.TurnMarks, "turn marks")
+	for _, f := range []struct {
+		on   bool
+		what string
+	}{{k.TeamCursor, "the team sync cursor"}, {k.TeamMachine, "the team machine name"}} {
+		if f.on {
+			kept = append(kept, f.what)
+		}
+	}
+	if len(kept) > 0 {
+		fmt.Fprintf(w, "carried:  %s\n", strings.Join(kept, ", "))
+	}
+	for _, d := range k.Dropped {
+		fmt.Fprintf(w, "left out: %s\n", d)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/mcp"
 )
 
 // DaemonLog is the file in the data dir that a daemon started by
@@ -78,7 +79,40 @@ func runMCP(env *Env, args []string) error {
 			return mcpEndpoint(addr), tok, err
 		},
 	}
-	return bridgeMCP(env.Ctx, env.Stdin, env.Stdout, env.Stderr, loc)
+	err = bridgeMCP(env.Ctx, env.Stdin, env.Stdout, env.Stderr, loc)
+	var down *daemonDown
+	if !errors.As(err, &down) || env.Ctx.Err() != nil {
+		return err
+	}
+	// No daemon: the agent still gets a server, whose every tool says why.
+	fmt.Fprintf(env.Stderr, "memtray mcp: %v\nmemtray mcp: serving the tools with this error until the agent disconnects\n", down.err)
+	if serr := serveUnavailable(env.Ctx, env.Stdin, env.Stdout, cfg.DataDir, down.err); serr != nil {
+		fmt.Fprintf(env.Stderr, "memtray mcp: %v\n", serr)
+	}
+	return errReported // said above, when the agent could still read it
+}
+
+// daemonDown is bridgeMCP's error when no daemon could be found or started
+// before the agent's first message: err says why.
+type daemonDown struct{ err error }
+
+func (d *daemonDown) Error() string { return d.err.Error() }
+func (d *daemonDown) Unwrap() error { return d.err }
+
+// serveUnavailable serves memtray's MCP tools on stdin/stdout over a
+// backend that answers every call with a tool error naming why no daemon
+// could be had (why: the store is damaged, the daemon exited, ...) and
+// `memtray doctor`; initialize's instructions say the same. It returns
+// when the agent disconnects (stdin closes).
+func serveUnavailable(ctx context.Context, stdin io.Reader, stdout io.Writer, dataDir string, why error) error {
+	problem := fmt.Errorf("memtray's daemon could not start on %s: %w; "+
+		"run `memtray doctor` in a terminal to check the store and see the repair, then restart this MCP server (or the agent)", dataDir, why)
+	srv := mcp.NewServer(mcp.Unavailable{Err: problem}, mcp.Options{Version: Version, Instructions: mcp.UnavailableInstructions(problem)})
+	err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
+	if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		return fmt.Errorf("stdio: %w", err)
+	}
+	return nil
 }
 
 // daemonPaths makes cfg's data dir and the config file path absolute: the
@@ -220,7 +254,7 @@ func logTail(path string, n int) string {
 func bridgeMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, loc daemonLocator) error {
 	endpoint, token, err := loc.ensure(ctx)
 	if err != nil {
-		return err
+		return &daemonDown{err}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -487,6 +521,11 @@ func (b *bridge) forward(ctx context.Context, req *jsonrpc.Request) {
 			b.logf("%s: %s", req.Method, wire.Message)
 		}
 	}
+	if req.Method == "tools/call" && wire.Code == codeDaemonUnavailable {
+		// A tool error, which the model reads, as the tools' own are.
+		b.answerResult(ctx, req.ID, &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: wire.Message}}})
+		return
+	}
 	b.answer(ctx, req.ID, wire)
 }
 
@@ -531,6 +570,18 @@ func daemonAnswer(err error) (*jsonrpc.Error, bool) {
 // answer gives the agent an error answer to call id.
 func (b *bridge) answer(ctx context.Context, id jsonrpc.ID, wire *jsonrpc.Error) {
 	if err := b.down.Write(ctx, &jsonrpc.Response{ID: id, Error: wire}); err != nil && ctx.Err() == nil {
+		b.fail(fmt.Errorf("write stdout: %w", err))
+	}
+}
+
+// answerResult gives the agent res as the answer to call id.
+func (b *bridge) answerResult(ctx context.Context, id jsonrpc.ID, res any) {
+	js, err := json.Marshal(res)
+	if err != nil {
+		b.answer(ctx, id, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()})
+		return
+	}
+	if err := b.down.Write(ctx, &jsonrpc.Response{ID: id, Result: js}); err != nil && ctx.Err() == nil {
 		b.fail(fmt.Errorf("write stdout: %w", err))
 	}
 }

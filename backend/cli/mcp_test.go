@@ -547,7 +547,13 @@ func callAll(ctx context.Context, cs *sdk.ClientSession, n int) []error {
 			defer wg.Done()
 			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: mcp.ToolStatus})
 			if err == nil && res.IsError {
-				err = fmt.Errorf("tool error: %+v", res.Content)
+				var text []string
+				for _, c := range res.Content {
+					if tc, ok := c.(*sdk.TextContent); ok {
+						text = append(text, tc.Text)
+					}
+				}
+				err = fmt.Errorf("tool error: %s", strings.Join(text, "; "))
 			}
 			errs[i] = err
 		}()
@@ -627,7 +633,9 @@ func TestMCPReconnects(t *testing.T) {
 			}
 			unavailable := func(what string, err error) {
 				t.Helper()
-				if err == nil || !strings.Contains(err.Error(), "memtray daemon unavailable") || !strings.Contains(err.Error(), cannot) {
+				// A tool error (isError), which the model reads, not a
+				// JSON-RPC error (at 4c30b9e).
+				if err == nil || !strings.HasPrefix(err.Error(), "tool error: memtray daemon unavailable") || !strings.Contains(err.Error(), cannot) {
 					t.Fatalf("%s with no daemon: %v", what, err)
 				}
 			}

@@ -122,6 +122,7 @@ type Services struct {
 	Embedders   Embedders
 	Jobs        Jobs
 	Team        Team
+	Doctor      Doctor
 }
 
 // Memories is the part of Services that adds, finds, reads, edits and

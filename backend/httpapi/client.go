@@ -48,7 +48,7 @@ var (
 // Services is every area of the API over this client.
 func (c *Client) Services() Services {
 	return Services{Memories: c, Feedback: c, Feed: c, Status: c, Recaller: c, RecallLog: c, Settings: c, Transfer: c, Importer: c, Steward: c,
-		Setup: c, Autostarter: c, Welcome: c, Tokens: c, Embedders: c, Jobs: c, Team: c}
+		Setup: c, Autostarter: c, Welcome: c, Tokens: c, Embedders: c, Jobs: c, Team: c, Doctor: c}
 }
 
 // NewClient returns a client for the daemon at addr (host:port) with token.

@@ -106,6 +106,7 @@ func New(s Services, opts Options) *Handler {
 	h.mux.HandleFunc("POST /api/import/claude", withJSON(h.importClaude))
 	h.stewardRoutes()
 	h.recallLogRoutes()
+	h.doctorRoutes()
 	h.autostartRoutes()
 	h.transferRoutes()
 	h.welcomeRoutes()

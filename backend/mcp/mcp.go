@@ -84,6 +84,9 @@ type Options struct {
 	Version string
 	// Logger receives the SDK's and the tools' diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Instructions replaces what the server tells a client at
+	// initialization (Instructions when empty).
+	Instructions string
 }
 
 // SessionIdleTimeout closes an HTTP MCP session after this long without a
@@ -112,8 +115,12 @@ func NewServer(b Backend, opts Options) *sdk.Server {
 	if version == "" {
 		version = "dev"
 	}
+	instructions := opts.Instructions
+	if instructions == "" {
+		instructions = Instructions
+	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "memtray", Title: "memtray memory", Version: version},
-		&sdk.ServerOptions{Instructions: Instructions, Logger: log})
+		&sdk.ServerOptions{Instructions: instructions, Logger: log})
 	t := &tools{b: b, log: log}
 	t.register(srv)
 	return srv

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	index "github.com/blevesearch/bleve_index_api"
 	"github.com/memtray/memtray/backend/memory"
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -196,10 +197,20 @@ type checker struct {
 	dir  string
 	recs map[string]uint64 // id -> tseq of each readable record
 	dels map[string]uint64 // tombstones
+	// pageErrs counts the errors of bbolt's consistency check.
+	pageErrs int
 }
 
 // checkTx runs bbolt's consistency check, then decodes every bucket.
 func (c *checker) checkTx(ctx context.Context, tx *bolt.Tx) error {
+	c.checkPages(tx)
+	return c.checkBuckets(ctx, tx)
+}
+
+// checkPages runs bbolt's consistency check of every page. On a read
+// transaction, no other transaction may commit meanwhile: it compares the
+// transaction's pages with the file's current free list.
+func (c *checker) checkPages(tx *bolt.Tx) {
 	r := c.r
 	n := 0
 	for err := range tx.Check() {
@@ -211,7 +222,14 @@ func (c *checker) checkTx(ctx context.Context, tx *bolt.Tx) error {
 	if n > maxListed {
 		r.damage("records", fmt.Sprintf("bbolt's consistency check: %d more", n-maxListed), fixSalvage)
 	}
-	if r.pagesDamaged && n > 0 {
+	c.pageErrs = n
+}
+
+// checkBuckets decodes every bucket, unless checkPages found the pages
+// damaged.
+func (c *checker) checkBuckets(ctx context.Context, tx *bolt.Tx) error {
+	r := c.r
+	if r.pagesDamaged && c.pageErrs > 0 {
 		return nil // the buckets' pages are not to be trusted: the walk counts what can be read
 	}
 	for _, b := range storeBuckets {
@@ -420,27 +438,42 @@ func (r *CheckReport) checkText(ctx context.Context, dir string, recs, dels map[
 		return
 	}
 	defer closeQuietly(idx)
+	ai, err := idx.Advanced()
+	var ir index.IndexReader
+	if err == nil {
+		ir, err = ai.Reader()
+	}
+	if err != nil {
+		r.damage("text", fmt.Sprintf("the text index cannot be read: %v", err), fixText)
+		return
+	}
+	defer ir.Close()
+	r.compareText(ctx, ir, recs, dels, nil, "the next start indexes them")
+}
+
+// compareText compares the documents of a snapshot of the text index
+// with the records (recs: id -> tseq; dels: tombstones): a record written
+// after the index's watermark, or one the store retries (retry), is yet
+// to be indexed (by when: catchUp), not missing.
+func (r *CheckReport) compareText(ctx context.Context, ir index.IndexReader, recs, dels map[string]uint64, retry map[string]bool, catchUp string) {
 	var w uint64
-	if v, err := idx.GetInternal([]byte(internalWatermark)); err == nil {
+	if v, err := ir.GetInternal([]byte(internalWatermark)); err == nil {
 		w = getU64(v)
 	}
-	n, err := idx.DocCount()
+	n, err := ir.DocCount()
 	if err != nil {
 		r.damage("text", fmt.Sprintf("the text index cannot count its documents: %v", err), fixText)
 		return
 	}
 	r.TextIndexed = int(n)
-	req := bleve.NewSearchRequestOptions(bleve.NewMatchAllQuery(), int(n), 0, false)
-	res, err := idx.SearchInContext(ctx, req)
+	indexed, err := textIDs(ctx, ir, int(n))
 	if err != nil {
 		r.damage("text", fmt.Sprintf("the text index cannot list its documents: %v", err), fixText)
 		return
 	}
-	indexed := make(map[string]bool, len(res.Hits))
 	var extra int
-	for _, h := range res.Hits {
-		indexed[h.ID] = true
-		if _, ok := recs[h.ID]; !ok && dels[h.ID] <= w {
+	for id := range indexed {
+		if _, ok := recs[id]; !ok && dels[id] <= w && !retry[id] {
 			extra++
 		}
 	}
@@ -448,7 +481,7 @@ func (r *CheckReport) checkText(ctx context.Context, dir string, recs, dels map[
 	for id, tseq := range recs {
 		switch {
 		case indexed[id]:
-		case tseq > w:
+		case tseq > w || retry[id]:
 			pending++
 		default:
 			missing++
@@ -461,7 +494,34 @@ func (r *CheckReport) checkText(ctx context.Context, dir string, recs, dels map[
 		r.damage("text", fmt.Sprintf("the text index holds %d documents that are not records", extra), fixText)
 	}
 	if pending > 0 {
-		r.note("text index: %d records written after its last flush; the next start indexes them", pending)
+		r.note("text index: %d records written after its last flush; %s", pending, catchUp)
 	}
 	r.note("text index: %d documents for %d records", n, len(recs))
+}
+
+// textIDs lists the ids of every document of a text index snapshot.
+func textIDs(ctx context.Context, ir index.IndexReader, hint int) (map[string]bool, error) {
+	dr, err := ir.DocIDReaderAll()
+	if err != nil {
+		return nil, err
+	}
+	defer dr.Close()
+	ids := make(map[string]bool, hint)
+	for {
+		if len(ids)%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		iid, err := dr.Next()
+		if err != nil {
+			return nil, err
+		}
+		if iid == nil {
+			return ids, nil
+		}
+		id, err := ir.ExternalID(iid)
+		if err != nil {
+			return nil, err
+		}
+		ids[id] = true
+	}
 }

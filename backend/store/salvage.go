@@ -26,11 +26,14 @@ type SalvageReport struct {
 	// Pages lists the pages that could not be read: the records they
 	// held are lost without being counted.
 	Pages []string `json:"unreadable_pages"`
-	// KeptAs is where the damaged records file is now; TrashLost counts
-	// trashed memories not carried over (the new store's trash starts
-	// empty).
+	// KeptAs is where the damaged records file is now; TrashLeft counts
+	// trashed memories not carried over (unreadable, or a saved record
+	// has their id: Kept.Dropped says which).
 	KeptAs    string `json:"kept_as"`
 	TrashLeft int    `json:"trash_left"`
+	// Kept is what was carried over besides the records (the trash, the
+	// team outbox, the recall log, ...), and what was left out and why.
+	Kept SalvageKept `json:"kept_buckets"`
 	// Counted is the number of records the damaged file's meta counted
 	// (0: unknown): those it names beyond Saved, Duplicates and Lost were
 	// on pages that could not be read.
@@ -78,9 +81,12 @@ const salvageTimeFormat = "20060102T150405"
 // store treats as Open treats a damaged one: out of the vector index,
 // named by the warning, embedded anew by the daemon.
 //
-// A salvage loses what the damaged pages held, the trash, the team
-// outbox (writes of team memories not pushed yet) and the team's cursor
-// (the next pull reads the team anew).
+// Every other bucket's entries that can be read, are valid and are still
+// true of the new store are carried over (carryOver: the trash, the team
+// outbox, bases and machine name, the recall log, the calibrations, the
+// decision log, the turn marks); the team's cursor only when nothing was
+// lost (the next pull reads the team anew otherwise). A salvage loses
+// what the damaged pages held.
 func Salvage(ctx context.Context, dir string, embedFor EmbedderFor) (SalvageReport, error) {
 	var rep SalvageReport
 	dir, err := filepath.Abs(dir)
@@ -100,7 +106,7 @@ func Salvage(ctx context.Context, dir string, embedFor EmbedderFor) (SalvageRepo
 	}
 	good, noVec, lost, strays := salvageable(w)
 	rep.Scanned = strays
-	rep.Lost, rep.Pages, rep.TrashLeft = lost, w.bad, len(w.buckets[string(bucketTrash)])
+	rep.Lost, rep.Pages = lost, w.bad
 	rep.Model, rep.Dim = salvageModel(w, good)
 	rep.Counted = salvageCount(w)
 	if rep.Model == "" || rep.Dim <= 0 {
@@ -131,11 +137,9 @@ func Salvage(ctx context.Context, dir string, embedFor EmbedderFor) (SalvageRepo
 	stamp := time.Now().UTC().Format(salvageTimeFormat)
 	tmp := filepath.Join(dir, ".salvage-"+stamp)
 	defer os.RemoveAll(tmp)
-	saved, dups, err := buildSalvaged(ctx, tmp, rep.Model, rep.Dim, kept, noVec)
-	if err != nil {
+	if err := buildSalvaged(ctx, tmp, w, &rep, kept, noVec); err != nil {
 		return rep, fmt.Errorf("salvage %s: %w", path, err)
 	}
-	rep.Saved, rep.Duplicates = saved, dups
 	rep.KeptAs = path + ".damaged-" + stamp
 	if err := keepAside(path, rep.KeptAs); err != nil {
 		return rep, fmt.Errorf("salvage: keep the damaged file: %w", err)
@@ -295,12 +299,14 @@ func modelByVotes(model string, dim int, good []memory.Memory) (string, int) {
 	return best.model, best.dim
 }
 
-// buildSalvaged creates a store of model and dim in tmp and imports ms
-// (each of that model and dimension) into it.
-func buildSalvaged(ctx context.Context, tmp, model string, dim int, ms, noVec []memory.Memory) (saved, dups int, err error) {
-	s, err := Open(ctx, Options{Dir: tmp, Model: model, Dim: dim})
+// buildSalvaged creates a store of rep's model and dimension in tmp,
+// imports ms (each of that model and dimension) and noVec (without a
+// vector) into it, and carries over the other buckets of w (carryOver);
+// it sets rep's Saved, Duplicates, Kept and TrashLeft.
+func buildSalvaged(ctx context.Context, tmp string, w *walkedFile, rep *SalvageReport, ms, noVec []memory.Memory) (err error) {
+	s, err := Open(ctx, Options{Dir: tmp, Model: rep.Model, Dim: rep.Dim})
 	if err != nil {
-		return 0, 0, fmt.Errorf("create the new store: %w", err)
+		return fmt.Errorf("create the new store: %w", err)
 	}
 	defer func() {
 		if cerr := s.Close(); err == nil && cerr != nil {
@@ -308,24 +314,29 @@ func buildSalvaged(ctx context.Context, tmp, model string, dim int, ms, noVec []
 		}
 	}()
 	stream := filepath.Join(tmp, "salvage.jsonl")
-	if err := writeExport(stream, model, dim, ms); err != nil {
-		return 0, 0, err
+	if err := writeExport(stream, rep.Model, rep.Dim, ms); err != nil {
+		return err
 	}
 	f, err := os.Open(stream)
 	if err != nil {
-		return 0, 0, err
+		return err
 	}
 	defer f.Close()
-	rep, err := s.Import(ctx, f, ImportOptions{})
+	ir, err := s.Import(ctx, f, ImportOptions{})
 	if err != nil {
-		return 0, 0, fmt.Errorf("write the records into the new store: %w", err)
+		return fmt.Errorf("write the records into the new store: %w", err)
 	}
-	saved, dups = rep.Imported, rep.Duplicates
 	n, d, err := s.insertWithoutVector(ctx, noVec)
 	if err != nil {
-		return saved, dups, fmt.Errorf("write the records whose vector was damaged into the new store: %w", err)
+		return fmt.Errorf("write the records whose vector was damaged into the new store: %w", err)
 	}
-	return saved + n, dups + d, nil
+	rep.Saved, rep.Duplicates = ir.Imported+n, ir.Duplicates+d
+	if rep.Kept, err = s.carryOver(w, salvageLostAny(rep)); err != nil {
+		return err
+	}
+	rep.TrashLeft = len(w.buckets[string(bucketTrash)]) - rep.Kept.Trash
+	rep.Kept.Dropped = append(rep.Kept.Dropped, "never carried over: "+salvageDroppedAlways)
+	return nil
 }
 
 // insertWithoutVector stores ms as Import stores records (ids, counters

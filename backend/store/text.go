@@ -360,14 +360,30 @@ func (s *Store) reconcile(ctx context.Context, lr *loadResult, fresh bool) error
 		}
 		s.repaired += n
 	}
-	// Tombstones the persisted index already reflects are no longer needed.
+	return s.pruneTombstones(lr.dels, w, fresh)
+}
+
+// pruneTombstones deletes the tombstones the persisted text index already
+// reflects (at or below its watermark w, or every one when the index was
+// built afresh): they are no longer needed. It writes only when there is
+// one to delete, so that opening a store with nothing to do commits no
+// transaction (a write and an fsync of the records file at every start,
+// and a damaged file is left as it was found: see initMeta).
+func (s *Store) pruneTombstones(dels map[string]uint64, w uint64, fresh bool) error {
+	var stale [][]byte
+	for id, sq := range dels {
+		if fresh || sq <= w {
+			stale = append(stale, []byte(id))
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
 	return s.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketDels)
-		for id, sq := range lr.dels {
-			if fresh || sq <= w {
-				if err := b.Delete([]byte(id)); err != nil {
-					return err
-				}
+		for _, id := range stale {
+			if err := b.Delete(id); err != nil {
+				return err
 			}
 		}
 		return nil
