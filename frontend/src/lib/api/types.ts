@@ -296,6 +296,9 @@ export interface Evidence {
   affix_names?: string[];
   names_unknown?: boolean;
   names_out_of_reach?: string[];
+  lexical_cosine: number;
+  lexical_z: number;
+  lexical_far?: boolean;
 }
 
 /** memory.Exchange */
