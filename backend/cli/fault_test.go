@@ -68,22 +68,8 @@ func TestFaultStatsShowsWarnings(t *testing.T) {
 // daemon, serve) exit with the store's clear error: the file, that it is
 // damaged, and what to do. The file is left as it was.
 func TestFaultDamagedRecordsFile(t *testing.T) {
-	dir := isolate(t)
+	dir, path, before := halvedStore(t)
 	ctx := context.Background()
-	for i := range 30 {
-		if code, _, errs := run(t, ctx, "", "add", "--data-dir", dir, fmt.Sprintf("Service %d reads its settings from conf/service-%d.toml at start.", i, i)); code != 0 {
-			t.Fatalf("add: %d %s", code, errs)
-		}
-	}
-	path := filepath.Join(dir, daemon.StoreDir, "memtray.db")
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(path, fi.Size()/2/4096*4096); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := os.ReadFile(path)
 	for _, args := range [][]string{
 		{"stats", "--data-dir", dir},
 		{"serve", "--data-dir", dir, "--listen", "127.0.0.1:0"},
@@ -96,4 +82,27 @@ func TestFaultDamagedRecordsFile(t *testing.T) {
 	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
 		t.Error("the damaged records file was changed")
 	}
+}
+
+// halvedStore returns an isolated data directory whose store holds 30
+// memories and whose records file is then cut to half its size (whole
+// pages), the file's path, and its bytes after the cut.
+func halvedStore(t *testing.T) (dir, path string, before []byte) {
+	t.Helper()
+	dir = isolate(t)
+	for i := range 30 {
+		if code, _, errs := run(t, context.Background(), "", "add", "--data-dir", dir, fmt.Sprintf("Service %d reads its settings from conf/service-%d.toml at start.", i, i)); code != 0 {
+			t.Fatalf("add: %d %s", code, errs)
+		}
+	}
+	path = filepath.Join(dir, daemon.StoreDir, "memtray.db")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, fi.Size()/2/4096*4096); err != nil {
+		t.Fatal(err)
+	}
+	before, _ = os.ReadFile(path)
+	return dir, path, before
 }

@@ -12,7 +12,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/mcp"
 )
 
@@ -24,22 +23,8 @@ import (
 // file and `memtray doctor`; the tools are listed as usual. The command
 // exits 1 when the agent disconnects, the file left as it was.
 func TestMCPDamagedStore(t *testing.T) {
-	dir := isolate(t)
+	dir, path, before := halvedStore(t)
 	ctx := context.Background()
-	for i := range 30 {
-		if code, _, errs := run(t, ctx, "", "add", "--data-dir", dir, fmt.Sprintf("Service %d reads its settings from conf/service-%d.toml at start.", i, i)); code != 0 {
-			t.Fatalf("add: %d %s", code, errs)
-		}
-	}
-	path := filepath.Join(dir, daemon.StoreDir, "memtray.db")
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(path, fi.Size()/2/4096*4096); err != nil {
-		t.Fatal(err)
-	}
-	before, _ := os.ReadFile(path)
 
 	old := startDaemon
 	t.Cleanup(func() { startDaemon = old })
