@@ -15,8 +15,8 @@ import (
 // project) and ingested again once it can be has its turns keyed with the
 // project now (turnKey holds it), so the first run's marks are not found
 // and the turn would be distilled again: every statement the first run
-// stored would only reinforce its memory of no project (dedup finds it by
-// text), which would stay of no project. relabelEarlier finds the first
+// stored would be stored again under the project (exact and near dedup
+// are per project), its memory of no project left beside it. relabelEarlier finds the first
 // run instead, by the turn's key without the project (same session, turn,
 // user words and first response: the same turn, not a text that happens
 // to repeat), and files the memories it stored under the project.

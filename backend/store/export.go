@@ -490,31 +490,36 @@ func (ir *importRun) checkEmbedder() error {
 }
 
 // planDuplicates decides duplicates and id collisions up front, so links
-// can be rewritten: a record whose text is stored already, or appeared
-// earlier in the stream, is skipped (its id now names the stored one); a
+// can be rewritten: a record whose text is stored already in its project,
+// or appeared earlier in the stream in its project, is skipped (its id now names the stored one); a
 // record without an id, or whose id is taken, gets a new one.
 func (ir *importRun) planDuplicates() error {
 	ir.skip = make([]bool, len(ir.recs))
 	ir.remap = make(map[string]string)
 	return ir.s.view(func(tx *bolt.Tx) error {
-		stored, hashes := tx.Bucket(bucketRecs), tx.Bucket(bucketHash)
-		seen := make(map[string]string) // content hash -> id, within the stream
+		stored := tx.Bucket(bucketRecs)
+		seen := make(map[string]string) // projectHash -> id, within the stream
 		for i := range ir.recs {
 			m := &ir.recs[i]
 			h := memory.ContentHash(m.Text)
-			if id, ok := seen[h]; ok {
+			key := projectHash(m.Project, h)
+			if id, ok := seen[key]; ok {
 				ir.skip[i] = true
 				if m.ID != "" {
 					ir.remap[m.ID] = id
 				}
 				continue
 			}
-			if k, _ := hashes.Cursor().Seek([]byte(h)); k != nil && bytes.HasPrefix(k, []byte(h)) {
+			held, ok, err := holderOf(tx, h, m.Project, "")
+			if err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+			if ok {
 				ir.skip[i] = true
 				if m.ID != "" {
-					ir.remap[m.ID] = string(k[len(h):])
+					ir.remap[m.ID] = held.ID
 				}
-				seen[h] = string(k[len(h):])
+				seen[key] = held.ID
 				continue
 			}
 			if m.ID == "" || stored.Get([]byte(m.ID)) != nil {
@@ -524,7 +529,7 @@ func (ir *importRun) planDuplicates() error {
 				}
 				m.ID = id
 			}
-			seen[h] = m.ID
+			seen[key] = m.ID
 		}
 		return nil
 	})

@@ -144,7 +144,7 @@ func TestImportCollisionsAndReembed(t *testing.T) {
 	if err != nil || rep.Imported != 2 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
-	f, ok, _ := b.FindByHash(ctx, r1.ContentHash)
+	f, ok, _ := b.FindByHash(ctx, r1.ContentHash, "")
 	if !ok || f.ID == "shared-id" || len(f.ID) != 32 {
 		t.Errorf("colliding id not replaced: %q", f.ID)
 	}
