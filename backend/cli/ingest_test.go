@@ -779,6 +779,10 @@ func TestIngestAgainFilesUnderProject(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `project "weather.app"`) || !strings.Contains(out, "memories written 0") {
 		t.Fatalf("second ingest: %d\n%s\n%s", code, out, errs)
 	}
+	// The summary line says it, not only --details (the decision's reason).
+	if want := "memories written 0, duplicates avoided 1, re-filed 1 memory under weather.app (ingested before with no project)"; !strings.Contains(out, want) {
+		t.Errorf("second ingest's summary lacks %q:\n%s", want, out)
+	}
 	if got := projects(); got["weather.app"] != 1 || len(got) != 1 {
 		t.Fatalf("after the second ingest: projects %v, want the memory under weather.app", got)
 	}

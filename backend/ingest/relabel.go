@@ -70,6 +70,7 @@ func (p *Pipeline) relabelEarlier(ctx context.Context, r *run, t Turn) (memory.D
 		}
 	}
 	dec := replayed(r, marks)
+	dec.Refiled, dec.RefiledUnder = moved, t.Project
 	dec.Reason += "; it had no project then: " + strconv.Itoa(moved) + " of its memories filed under " + t.Project
 	return dec, true, nil
 }

@@ -177,6 +177,8 @@ export interface Decision {
   preview?: string;
   candidates?: CandidateVerdict[];
   candidates_omitted?: number;
+  refiled?: number;
+  refiled_under?: string;
 }
 
 /** feed.DecisionEntry */
@@ -200,6 +202,8 @@ export interface DecisionEntry {
   preview?: string;
   candidates?: CandidateVerdict[];
   candidates_omitted?: number;
+  refiled?: number;
+  refiled_under?: string;
 }
 
 /** feed.Document */
