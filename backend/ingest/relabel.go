@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // A session ingested when its project could not be told (a history
@@ -20,6 +23,12 @@ import (
 // run instead, by the turn's key without the project (same session, turn,
 // user words and first response: the same turn, not a text that happens
 // to repeat), and files the memories it stored under the project.
+
+// The first run's marks outlive store.TurnMarkTTL while the memories they
+// name are of no project (store: lastingMark), so that a reading months
+// later still finds them; once relabelled, the turn is marked under its
+// key with the project (a copy of the first run's marks), which answers
+// the readings after it, and the first run's marks expire as any.
 
 // errNotRelabelled leaves a memory as it is (relabelEarlier's update).
 var errNotRelabelled = errors.New("not relabelled")
@@ -69,8 +78,22 @@ func (p *Pipeline) relabelEarlier(ctx context.Context, r *run, t Turn) (memory.D
 			return memory.Decision{}, false, fmt.Errorf("ingest: relabel %s: %w", mk.MemoryID, err)
 		}
 	}
+	if err := p.store.MarkTurn(ctx, rekeyed(marks, r.turnKey)); err != nil {
+		return memory.Decision{}, false, fmt.Errorf("ingest: mark the turn under its project: %w", err)
+	}
 	dec := replayed(r, marks)
 	dec.Refiled, dec.RefiledUnder = moved, t.Project
 	dec.Reason += "; it had no project then: " + strconv.Itoa(moved) + " of its memories filed under " + t.Project
 	return dec, true, nil
+}
+
+// rekeyed returns marks as marks of the turn key, in a stable order.
+func rekeyed(marks map[string]store.TurnMark, key string) []store.TurnMark {
+	out := make([]store.TurnMark, 0, len(marks))
+	for _, h := range slices.Sorted(maps.Keys(marks)) {
+		mk := marks[h]
+		mk.Turn = key
+		out = append(out, mk)
+	}
+	return out
 }
