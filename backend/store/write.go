@@ -437,6 +437,9 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 		e := entryFromMemory(heads[i], &out[i], s.intern)
 		s.setEntry(out[i].ID, e)
 		s.vec.add(out[i].ID, out[i].Embedding, e)
+		if ins[i].withoutVector {
+			s.markDamaged(out[i].ID, true) // as Open finds it: on the list RepairVectors embeds, and its warning
+		}
 		puts[i] = textPut{m: &out[i], tseq: heads[i].tseq}
 	}
 	s.mu.Unlock()
