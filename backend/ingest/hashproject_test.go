@@ -78,3 +78,42 @@ func TestExactDedupPerProject(t *testing.T) {
 		}
 	}
 }
+
+// TestRelabelKeepsOneCopyInProject: a session of no project stored a
+// statement; a session of project shop said it too (shop's own memory,
+// exact dedup being per project); the first session read again with its
+// project shop does not file its memory there as a second copy of the
+// same text: it is left of no project, shop keeps one.
+func TestRelabelKeepsOneCopyInProject(t *testing.T) {
+	const para = "The exporter in `export/csv.go` quotes every field because Excel splits unquoted fields at commas and semicolons."
+	ctx := context.Background()
+	emb := &seenEmbedder{model: "seen-a"}
+	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.model, Dim: seenDim, Clock: memory.FixedClock{T: t0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: memory.FixedClock{T: t0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turnOf := func(session, project string) Turn {
+		exs := sessionOf(session, "look at the csv code in "+session, para)
+		for i := range exs {
+			exs[i].Project, exs[i].Source = project, memory.SourceTranscript
+		}
+		return GroupTurns(exs)[0]
+	}
+	for _, step := range []struct{ session, project string }{{"loose", ""}, {"shop-session", "shop"}, {"loose", "shop"}} {
+		if _, _, err := p.ProcessTurn(ctx, turnOf(step.session, step.project), nil, SessionState{Ended: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := map[string]int{}
+	if err := st.Iterate(ctx, store.Filter{}, func(m memory.Memory) error { n[m.Project]++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n["shop"] != 1 || n[""] != 1 || len(n) != 2 {
+		t.Errorf("live memories by project %v, want one in shop and the one of no project left as it is", n)
+	}
+}

@@ -38,8 +38,9 @@ var errNotRelabelled = errors.New("not relabelled")
 // (its turn marks name them) t's project, if they are still of no
 // project and of the source t's exchanges have (a session's: a memory
 // merged into, or one a user edited into another source, is left as it
-// is). ok says such a run was found: its decision is returned, a replay
-// naming its memories (nothing is stored or reinforced again).
+// is), and the project does not hold their text already (heldInProject).
+// ok says such a run was found: its decision is returned, a replay naming
+// its memories (nothing is stored or reinforced again).
 func (p *Pipeline) relabelEarlier(ctx context.Context, r *run, t Turn) (memory.Decision, bool, error) {
 	bare := t
 	bare.Project = ""
@@ -61,6 +62,11 @@ func (p *Pipeline) relabelEarlier(ctx context.Context, r *run, t Turn) (memory.D
 	moved := 0
 	for h, mk := range marks {
 		if h == "" || mk.MemoryID == "" || (mk.Outcome != string(memory.VerdictStored) && mk.Outcome != string(memory.VerdictUpdated)) {
+			continue
+		}
+		if held, err := p.heldInProject(ctx, mk.MemoryID, t.Project); err != nil {
+			return memory.Decision{}, false, fmt.Errorf("ingest: relabel %s: %w", mk.MemoryID, err)
+		} else if held {
 			continue
 		}
 		_, err := p.store.Update(ctx, mk.MemoryID, func(m *memory.Memory) error {
@@ -85,6 +91,22 @@ func (p *Pipeline) relabelEarlier(ctx context.Context, r *run, t Turn) (memory.D
 	dec.Refiled, dec.RefiledUnder = moved, t.Project
 	dec.Reason += "; it had no project then: " + strconv.Itoa(moved) + " of its memories filed under " + t.Project
 	return dec, true, nil
+}
+
+// heldInProject reports whether project holds the text of memory id in a
+// live memory of its own (exact-text dedup is per project: a session of
+// the project may have said it since): the memory of no project is then
+// left as it is rather than filed as a second copy.
+func (p *Pipeline) heldInProject(ctx context.Context, id, project string) (bool, error) {
+	m, err := p.store.Get(ctx, id)
+	if errors.Is(err, memory.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	other, ok, err := p.store.FindByHash(ctx, m.ContentHash, project)
+	return ok && !other.Superseded() && other.ID != id, err
 }
 
 // rekeyed returns marks as marks of the turn key, in a stable order.
