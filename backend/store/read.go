@@ -174,6 +174,9 @@ func holderOf(tx *bolt.Tx, hash, project, skip string) (memory.Memory, bool, err
 		if v == nil {
 			continue
 		}
+		if h, _, _, err := splitRecord(v, nil); err == nil && h.project != project {
+			continue // another project's: its header says so, nothing decoded
+		}
 		_, m, err := decodeRecord(v)
 		if err != nil {
 			return memory.Memory{}, false, fmt.Errorf("record %s: %w", id, err)
