@@ -429,6 +429,7 @@ export interface ImportReport {
   duplicates: number;
   reembedded: number;
   without_vector?: number;
+  kept_without_vector?: number;
   rewritten: number;
 }
 
