@@ -495,7 +495,7 @@ func withoutVectorNote(n int) string {
 	if n == 1 {
 		noun, its = "memory was", "its"
 	}
-	return fmt.Sprintf("%d %s written without %s vector, damaged in this store: `memtray import` embeds %s text anew "+
+	return fmt.Sprintf("%d %s written without %s vector, damaged in this store: `memtray import` embeds %s text anew, or keeps it without a vector until its embedder answers "+
 		"(here, memtray's daemon does at its next start, or `memtray doctor --reembed-damaged` with memtray quit)", n, noun, its, its)
 }
 
@@ -558,17 +558,38 @@ func runImport(env *Env, args []string) error {
 		if c.json {
 			return printJSON(env.Stdout, rep)
 		}
-		masked := ""
-		if rep.Rewritten > 0 {
-			masked = fmt.Sprintf(", %d with secrets masked", rep.Rewritten)
-		}
-		if rep.WithoutVector > 0 {
-			masked += fmt.Sprintf(", %d exported without their damaged vector and embedded anew", rep.WithoutVector)
-		}
-		fmt.Fprintf(env.Stdout, "imported %d of %d memories (%d duplicates skipped, %d re-embedded%s)\n",
-			rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded, masked)
+		fmt.Fprint(env.Stdout, importSummary(rep))
 		return nil
 	})
+}
+
+// importSummary is what `memtray import` prints of rep: the counts, and
+// for the memories kept without their vector (the file held none and the
+// embedder did not answer) how many, what that means and how they are
+// made whole.
+func importSummary(rep store.ImportReport) string {
+	masked := ""
+	if rep.Rewritten > 0 {
+		masked = fmt.Sprintf(", %d with secrets masked", rep.Rewritten)
+	}
+	if n := rep.WithoutVector - rep.KeptWithoutVector; n > 0 {
+		masked += fmt.Sprintf(", %d exported without their damaged vector and embedded anew", n)
+	}
+	if rep.KeptWithoutVector > 0 {
+		masked += fmt.Sprintf(", %d without a vector", rep.KeptWithoutVector)
+	}
+	out := fmt.Sprintf("imported %d of %d memories (%d duplicates skipped, %d re-embedded%s)\n",
+		rep.Imported, rep.Total, rep.Duplicates, rep.Reembedded, masked)
+	if n := rep.KeptWithoutVector; n > 0 {
+		noun, its := "memories were", "their"
+		if n == 1 {
+			noun, its = "memory was", "its"
+		}
+		out += fmt.Sprintf("note: %d %s imported without %s vector: the file held none (damaged where it was exported) and the embedder did not answer. "+
+			"They are found by their words, not by meaning, until embedded: memtray's daemon embeds them once its embedder answers (it retries every 30 s while it runs, and at its next start), "+
+			"or run `memtray reindex`\n", n, noun, its)
+	}
+	return out
 }
 
 func runReindex(env *Env, args []string) error {

@@ -84,6 +84,12 @@ type IngestReport struct {
 	// exchanges that only reinforced a memory already there.
 	Memories   int `json:"memories"`
 	Duplicates int `json:"duplicates"`
+	// Refiled counts the memories of no project filed under the input's
+	// project: an input ingested before when its project could not be
+	// told (memory.Decision.Refiled).
+	Refiled int `json:"refiled,omitempty"`
+	// RefiledUnder names the projects they were filed under, sorted.
+	RefiledUnder []string `json:"refiled_under,omitempty"`
 	// Decisions lists every decision (--details).
 	Decisions []memory.Decision `json:"decisions,omitempty"`
 }
@@ -182,6 +188,7 @@ func runIngest(env *Env, args []string) error {
 			}
 			for _, d := range decs {
 				rep.Verdicts[string(d.Verdict)]++
+				rep.addRefiled(d)
 				switch d.Verdict {
 				case memory.VerdictRejected:
 					rep.RejectedBy[d.Stage]++
@@ -209,6 +216,36 @@ func runIngest(env *Env, args []string) error {
 		writeIngestTotal(env.Stdout, reports, c.flagsForHint())
 		return nil
 	})
+}
+
+// addRefiled counts the memories d filed under its project.
+func (r *IngestReport) addRefiled(d memory.Decision) {
+	if d.Refiled == 0 {
+		return
+	}
+	r.Refiled += d.Refiled
+	if p := d.RefiledUnder; p != "" && !slices.Contains(r.RefiledUnder, p) {
+		r.RefiledUnder = append(r.RefiledUnder, p)
+		slices.Sort(r.RefiledUnder)
+	}
+}
+
+// refiledNote is the summary line's account of the memories re-filed:
+// they were of no project, an earlier ingest of the same input having
+// had none.
+func (r *IngestReport) refiledNote() string {
+	if r.Refiled == 0 {
+		return ""
+	}
+	under := ""
+	if len(r.RefiledUnder) > 0 {
+		under = " under " + strings.Join(r.RefiledUnder, ", ")
+	}
+	noun := "memories"
+	if r.Refiled == 1 {
+		noun = "memory"
+	}
+	return fmt.Sprintf(", re-filed %d %s%s (ingested before with no project)", r.Refiled, noun, under)
 }
 
 // detectBytes is how much of a file's head format detection reads (as
@@ -439,13 +476,18 @@ func nOf(n int, noun string) string {
 // store it went into).
 func writeIngestTotal(w io.Writer, reports []IngestReport, flags string) {
 	if len(reports) > 1 {
-		var memories, duplicates, rejected int
+		var memories, duplicates, rejected, refiled int
 		for _, r := range reports {
 			memories += r.Memories
 			duplicates += r.Duplicates
 			rejected += r.Verdicts[string(memory.VerdictRejected)]
+			refiled += r.Refiled
 		}
-		fmt.Fprintf(w, "total: %d inputs, memories written %d, duplicates avoided %d, rejected %d\n", len(reports), memories, duplicates, rejected)
+		more := ""
+		if refiled > 0 {
+			more = fmt.Sprintf(", re-filed %d", refiled)
+		}
+		fmt.Fprintf(w, "total: %d inputs, memories written %d, duplicates avoided %d, rejected %d%s\n", len(reports), memories, duplicates, rejected, more)
 	}
 	fmt.Fprintf(w, "see them with `memtray list%s` or `memtray search%s QUERY`, why each was kept or rejected with `memtray decisions%s`, or in the window's Memories and Live feed\n",
 		flags, flags, flags)
@@ -632,7 +674,7 @@ func writeIngestReport(w io.Writer, r IngestReport, details bool) {
 		}
 		fmt.Fprintf(w, "  rejected by: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "  memories written %d, duplicates avoided %d\n", r.Memories, r.Duplicates)
+	fmt.Fprintf(w, "  memories written %d, duplicates avoided %d%s\n", r.Memories, r.Duplicates, r.refiledNote())
 	for _, d := range r.Decisions {
 		fmt.Fprintf(w, "    %-13s %-18s %-10s %s | %s\n", d.TurnLabel(), d.Verdict, d.Stage, oneLine(d.Reason, 70), oneLine(d.Preview, 60))
 	}

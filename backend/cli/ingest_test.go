@@ -61,11 +61,18 @@ func TestIngestCommand(t *testing.T) {
 		t.Fatalf("list after ingest: %s", out)
 	}
 
-	// Bad input: nothing of a batch is stored when one input is invalid.
+	// Bad input: refused before anything is stored, or, for a file that
+	// fails to parse, where it comes: the inputs before it are ingested
+	// (each file is sent in its turn) and the error says so. Here the
+	// input before it is exs again, of weatherapp, whose memory it
+	// duplicates (exact dedup is per project: without --project it would
+	// be of the folder's project, a memory of its own).
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"assistant\":\"fine\"}\n{\"assistant\": 3}\n"), 0o600)
+	if code, _, errs := run(t, ctx, "", "ingest", dd, "--as", "exchanges", "--project", "weatherapp", exs, bad); code == 0 || !strings.Contains(errs, "the 1 inputs before it were ingested") {
+		t.Errorf("an input that fails to parse after one that does: exit %d, %q; want an error saying the input before it was ingested", code, errs)
+	}
 	for _, args := range [][]string{
-		{"ingest", dd, "--as", "exchanges", exs, bad},
 		{"ingest", dd, "--as", "nonsense", exs},
 		{"ingest", dd},
 		{"ingest", dd, filepath.Join(dir, "missing.md")},
@@ -778,6 +785,10 @@ func TestIngestAgainFilesUnderProject(t *testing.T) {
 	code, out, errs = run(t, ctx, "", "ingest", dd, file)
 	if code != 0 || !strings.Contains(out, `project "weather.app"`) || !strings.Contains(out, "memories written 0") {
 		t.Fatalf("second ingest: %d\n%s\n%s", code, out, errs)
+	}
+	// The summary line says it, not only --details (the decision's reason).
+	if want := "memories written 0, duplicates avoided 1, re-filed 1 memory under weather.app (ingested before with no project)"; !strings.Contains(out, want) {
+		t.Errorf("second ingest's summary lacks %q:\n%s", want, out)
 	}
 	if got := projects(); got["weather.app"] != 1 || len(got) != 1 {
 		t.Fatalf("after the second ingest: projects %v, want the memory under weather.app", got)

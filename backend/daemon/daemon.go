@@ -123,6 +123,7 @@ type Daemon struct {
 	initial                config.Config // the config as given to Open (the settings' live config starts as it)
 	cal                    calibState    // the similarity thresholds' calibration (calib.go)
 	vecRepair              bool          // the start's repair of damaged vectors failed: retried (vecrepair.go)
+	vecRetrying            atomic.Bool   // a retry of the vector repair runs (vecrepair.go)
 	lastSweep              atomic.Pointer[sweepOutcome]
 	indexLagAt             atomic.Int64 // unix ns of the last lagging text index write
 	// invalidExchanges counts the exchanges of session files left out
@@ -262,7 +263,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	if d.memories, err = memories.New(memories.Options{Store: st, Pipeline: d.pipeline, Search: d.search, Embedder: d.emb,
 		Steward: cfg.Steward, Clock: d.clock, Logger: d.log, Publish: d.publishMemory, IndexLag: d.indexLag,
 		EmbedderFailed:    func(err error) { d.faults.set(faultEmbedder, err, d.clock.Now()) },
-		EmbedderRecovered: func() { d.recovered(faultEmbedder) }, Decided: d.decisions.Add}); err != nil {
+		EmbedderRecovered: func() { d.recovered(faultEmbedder) }, Decided: d.decisions.Add, VectorsKept: d.vectorsKept}); err != nil {
 		return err
 	}
 	if d.feed, err = feed.New(feed.Options{Store: st, Pipeline: d.pipeline, Judge: d.judge, Embedder: d.emb, Log: d.decisions,

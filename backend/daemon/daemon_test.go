@@ -72,7 +72,7 @@ func TestClientRoundTrip(t *testing.T) {
 		}
 		ids = append(ids, m.ID)
 	}
-	again, err := c.Add(ctx, httpapi.AddRequest{Text: "  " + texts[0] + "\n"})
+	again, err := c.Add(ctx, httpapi.AddRequest{Text: "  " + texts[0] + "\n", Project: "api"})
 	if err != nil || again.ID != ids[0] {
 		t.Fatalf("adding the same text again = %s, %v; want the existing %s", again.ID, err, ids[0])
 	}

@@ -27,7 +27,8 @@ const oneText = "Feature flags are read from config/flags.yaml at start and are 
 // through every way a memory gets in (API add, CLI add through the
 // client, MCP memory_store, a UI edit of another memory into the text,
 // an export file imported, the Claude Code importer, a captured
-// exchange) and finds one live memory holding it.
+// exchange), every one of no project, and finds one live memory holding
+// it.
 func TestEveryEntranceWritesOneMemory(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("MEMTRAY_CONFIG", filepath.Join(t.TempDir(), "none.json"))
@@ -46,13 +47,15 @@ func TestEveryEntranceWritesOneMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	export := exportOf(t, oneText)
+	// The user's own CLAUDE.md: of no project, as every other entrance
+	// writes here (exact dedup is per project: a project's memory file,
+	// ~/.claude/projects/<folder>/memory/*.md, would be that project's
+	// memory of its own).
 	home := t.TempDir()
-	memDir := filepath.Join(home, ".claude", "projects", "-home-me-src-app", "memory")
-	if err := os.MkdirAll(memDir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(home, ".claude"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	md := "---\nname: Feature flags\ndescription: flags are not hot-reloaded\ntype: project\n---\n" + oneText + "\n"
-	if err := os.WriteFile(filepath.Join(memDir, "flags.md"), []byte(md), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(home, ".claude", "CLAUDE.md"), []byte(oneText+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 

@@ -22,22 +22,22 @@ var vectorRepairRetry = 30 * time.Second
 // A failure is logged and marks the repair for retryVectorRepair; the
 // store's warning stays meanwhile.
 func (d *Daemon) repairVectors(ctx context.Context) {
-	if err := d.repairVectorsOnce(ctx); err != nil {
+	if _, err := d.repairVectorsOnce(ctx); err != nil {
 		d.log.Warn("could not re-embed the memories whose vector is damaged; retrying while the daemon runs", "every", vectorRepairRetry, "err", err)
 		d.vecRepair = true
 	}
 }
 
 // repairVectorsOnce is one bounded attempt of the repair, logging what it
-// repaired.
-func (d *Daemon) repairVectorsOnce(ctx context.Context) error {
+// repaired; it returns how many.
+func (d *Daemon) repairVectorsOnce(ctx context.Context) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, vectorRepairTimeout)
 	defer cancel()
 	n, err := d.store.RepairVectors(ctx, d.emb)
 	if n > 0 {
 		d.log.Warn("re-embedded the memories whose stored vector was damaged", "count", n)
 	}
-	return err
+	return n, err
 }
 
 // retryVectorRepair, at the end of open, tries the repair every
@@ -51,11 +51,37 @@ func (d *Daemon) retryVectorRepair() {
 	if !d.vecRepair {
 		return
 	}
+	d.startVectorRepairRetry()
+}
+
+// vectorsKept starts the retry of the vector repair when an import stored
+// memories without their vector while the daemon runs (their file held
+// none and the embedder did not answer: memories.Options.VectorsKept),
+// so that they are found by meaning once it answers, not only after the
+// next start.
+func (d *Daemon) vectorsKept() {
+	d.log.Warn("imported memories without their vector (the embedder did not answer); retrying while the daemon runs", "every", vectorRepairRetry)
+	d.startVectorRepairRetry()
+}
+
+// startVectorRepairRetry runs the repair every vectorRepairRetry until a
+// run finds nothing left to repair, unless such a retry runs already (an
+// import that kept memories while one ran has them repaired by its next
+// run).
+func (d *Daemon) startVectorRepairRetry() {
+	if !d.vecRetrying.CompareAndSwap(false, true) {
+		return
+	}
 	d.retryEvery(vectorRepairRetry, func(ctx context.Context) bool {
-		err := d.repairVectorsOnce(ctx)
+		n, err := d.repairVectorsOnce(ctx)
 		if err != nil {
 			d.log.Debug("damaged vectors still not re-embedded", "err", err)
+			return false
 		}
-		return err == nil
+		if n > 0 {
+			return false // once more: what was kept meanwhile
+		}
+		d.vecRetrying.Store(false)
+		return true
 	})
 }

@@ -151,3 +151,74 @@ func TestDamagedVectorRepairedWhenEmbedderAnswers(t *testing.T) {
 		t.Errorf("vector search = %+v, %v: want %s, scored 1", hits, err, m.ID)
 	}
 }
+
+// TestImportWithoutVectorRepaired: an export file holding a memory
+// without its vector (version 2: damaged where it was exported), imported
+// while the daemon's embedder fails on its text, is kept (at 4c30b9e the
+// import failed): found by its words, named by the store's warning, and
+// embedded by the daemon, still running, once the embedder answers.
+func TestImportWithoutVectorRepaired(t *testing.T) {
+	defer func(d time.Duration) { vectorRepairRetry = d }(vectorRepairRetry)
+	vectorRepairRetry = 10 * time.Millisecond
+	ctx := context.Background()
+	text := "the invoice exporter batches rows by customer before it writes the csv"
+	fake := newFakeOllama(t, 24, "nomic-embed-text:latest")
+	var down atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/embed" && down.Load() {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte("invoice exporter")) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = io.WriteString(w, `{"error":"llama runner process has terminated: signal: killed"}`)
+				return
+			}
+		}
+		fake.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := ollamaConfig(t, srv.URL)
+	cfg.Embedder.Provider = "ollama"
+	down.Store(true)
+	d := openAt(t, cfg, nil)
+	info := d.store.Info()
+	// The export file, as `memtray export` writes one whose record's
+	// stored vector was damaged.
+	file := filepath.Join(t.TempDir(), "export.jsonl")
+	at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC).Format(time.RFC3339)
+	lines := []string{
+		fmt.Sprintf(`{"format":"memtray-export","version":2,"embedding_model":%q,"dim":%d,"count":1,"exported_at":%q,"without_vector":1}`, info.Model, info.Dim, at),
+		fmt.Sprintf(`{"id":"invoice-exporter","text":%q,"kind":"fact","type":"project","project":"billing","importance":0.5,"created_at":%q,"updated_at":%q,"embedding_damaged":true}`, text, at, at),
+		`{"end":true,"count":1}`,
+	}
+	if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rep, err := d.Services().Memories.Import(ctx, f)
+	if err != nil || rep.Imported != 1 || rep.KeptWithoutVector != 1 {
+		t.Fatalf("Import = %+v, %v: want the memory imported, kept without its vector", rep, err)
+	}
+	if w := strings.Join(d.store.Info().Warnings, "\n"); !strings.Contains(w, "1 memory has a damaged vector") {
+		t.Fatalf("after the import, warnings %q: want the memory's", w)
+	}
+	if m, err := d.store.Get(ctx, "invoice-exporter"); err != nil || m.Text != text || m.Project != "billing" {
+		t.Fatalf("the imported memory: %+v, %v", m, err)
+	}
+	down.Store(false)
+	polltest.Wait(t, "the repair once the embedder answers", func() bool { return len(d.store.Info().Warnings) == 0 },
+		func() string { return fmt.Sprintf("%q", d.store.Info().Warnings) })
+	vecs, err := d.emb.Embed(ctx, []string{text})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := d.store.VectorSearch(ctx, vecs[0], 1, store.Filter{})
+	if err != nil || len(hits) != 1 || hits[0].ID != "invoice-exporter" {
+		t.Errorf("vector search = %+v, %v: want the imported memory", hits, err)
+	}
+}

@@ -250,7 +250,7 @@ func plan(ctx context.Context, st *store.Store, sc *scanner) (*planned, error) {
 	p := &planned{rep: Report{Missing: []Missing{}, Files: []FileReport{}, Notes: sc.notes}}
 	seen := map[string]bool{}         // sources the scan produced
 	skippedFiles := map[string]bool{} // files skipped whole: their memories are not missing
-	newText := map[string]string{}    // content hash -> source, of the items created in this run
+	newText := map[string]string{}    // project and content hash -> source, of the items created in this run
 	for fi, f := range sc.files {
 		fr := FileReport{Path: f.path, Format: f.format, Project: f.project, SkippedReason: f.skip, Notes: f.notes, Items: []ItemReport{}}
 		if f.skip != "" {
@@ -290,11 +290,12 @@ func plan(ctx context.Context, st *store.Store, sc *scanner) (*planned, error) {
 				}
 			default:
 				h := memory.ContentHash(it.text)
-				if src, ok := newText[h]; ok {
+				key := it.project + "\x00" + h // exact-text dedup is per project (store.FindByHash)
+				if src, ok := newText[key]; ok {
 					ir.Action, ir.Reason = ActionSkipped, "the same text as "+src+", imported in this run"
 					break
 				}
-				dup, ok, err := st.FindByHash(ctx, h)
+				dup, ok, err := st.FindByHash(ctx, h, it.project)
 				if err != nil {
 					return nil, fmt.Errorf("find %s: %w", it.source, err)
 				}
@@ -303,7 +304,7 @@ func plan(ctx context.Context, st *store.Store, sc *scanner) (*planned, error) {
 					ir.Reason = fmt.Sprintf("the same text is already stored as %s (source %q)", dup.ID, dup.Source)
 					break
 				}
-				newText[h] = it.source
+				newText[key] = it.source
 				ir.Action = ActionCreated
 				s = &step{it: it}
 			}

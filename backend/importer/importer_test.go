@@ -467,3 +467,32 @@ func TestImportClaudeOverHTTPAndCLI(t *testing.T) {
 		t.Fatalf("a stray argument: %d %s", code, errs)
 	}
 }
+
+// TestImportClaudeSameTextTwoProjects: two projects whose CLAUDE.md say
+// the same get a memory each (exact-text dedup is per project): a second
+// project's prompts never reach the first one's memory. Imported again,
+// nothing changes; a third copy of a project's text in that project is
+// skipped as before.
+func TestImportClaudeSameTextTwoProjects(t *testing.T) {
+	home, webshop := fixture(t)
+	bakery := filepath.Join(filepath.Dir(webshop), "bakery")
+	copyTree(t, webshop, bakery)
+	d := openDaemon(t)
+	req := httpapi.ImportClaudeRequest{Home: home, ProjectDirs: []string{webshop, bakery}}
+	rep := run(t, d, req)
+	byProject := map[string]int{}
+	for _, ms := range imported(t, d, false) {
+		for _, m := range ms {
+			if strings.Contains(m.Text, "Monorepo of the webshop") {
+				byProject[m.Project]++
+			}
+		}
+	}
+	if byProject["webshop"] != 1 || byProject["bakery"] != 1 {
+		t.Errorf("the shared CLAUDE.md text by project: %v (counts %+v), want one memory in webshop and one in bakery", byProject, rep.Counts)
+	}
+	again := run(t, d, req)
+	if again.Counts.Created != 0 || again.Counts.Updated != 0 {
+		t.Errorf("second run: %+v, want nothing created or updated", again.Counts)
+	}
+}

@@ -68,9 +68,12 @@ func (p *Pipeline) place(ctx context.Context, r *run, text string, vec []float32
 // placeMemory dedups and stores one text, with the pipeline's write lock
 // held: every memory the pipeline writes passes here, and reaches the store
 // through commit. A replacement (r.replaces) supersedes that memory; else
-// the same text reinforces the memory holding it, a near duplicate (unless
-// r.exact) reinforces or supersedes its memory, and anything else is a new
-// memory, linked to a similar source document. It returns the memory stored,
+// the same text reinforces the memory of the run's project holding it
+// (store.FindByHash: a memory of another project, or of no project when
+// the run has one, is not found, as near duplicates are looked for in the
+// project only: ownProject), a near duplicate (unless r.exact) reinforces
+// or supersedes its memory, and anything else is a new memory, linked to
+// a similar source document. It returns the memory stored,
 // updated or found.
 //
 // vec is of r.model. When the store switched to another model since it was
@@ -119,7 +122,7 @@ func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []flo
 	if r.replaces != "" {
 		return p.replace(ctx, r, text, vec)
 	}
-	if old, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text)); err != nil {
+	if old, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text), r.ex.Project); err != nil {
 		return 0, memory.Memory{}, "", fmt.Errorf("find duplicate: %w", err)
 	} else if ok && !r.setAside(old.ID) && !(r.exact && old.Superseded()) {
 		return p.duplicate(ctx, r, old.ID, outDuplicate)
@@ -196,10 +199,10 @@ func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (
 
 // replace stores text as the new version of the live memory r.replaces
 // (an edit, an imported item whose file changed), unless another live
-// memory holds the same text: then nothing is written, and the
+// memory of its project holds the same text: then nothing is written, and the
 // duplicate is named (not reinforced: the caller decides).
 func (p *Pipeline) replace(ctx context.Context, r *run, text string, vec []float32) (outcome, memory.Memory, string, error) {
-	if other, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text)); err != nil {
+	if other, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text), r.ex.Project); err != nil {
 		return 0, memory.Memory{}, "", fmt.Errorf("find duplicate: %w", err)
 	} else if ok && !other.Superseded() && other.ID != r.replaces {
 		return outDuplicate, other, "the same text is already stored as memory " + other.ID, nil
@@ -212,8 +215,8 @@ func (p *Pipeline) replace(ctx context.Context, r *run, text string, vec []float
 }
 
 // commit is the pipeline's one write into the store: m as a new memory,
-// or as the new version of supersedes. A live memory that holds the same
-// text by then (a writer outside the pipeline's lock, such as an import
+// or as the new version of supersedes. A live memory of m's project that
+// holds the same text by then (a writer outside the pipeline's lock, such as an import
 // of an export file) wins and is reinforced instead. The marks r.tw owes
 // (a turn's statement, turnmark.go) are written in the same transaction.
 func (p *Pipeline) commit(ctx context.Context, r *run, m memory.Memory, supersedes, why string) (outcome, memory.Memory, string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
@@ -71,5 +72,90 @@ func TestRelabelEarlier(t *testing.T) {
 	third, _, err := p.ProcessTurn(ctx, turnOf("csv", "shop", "look at the csv code", para1, "Let me read the importer.", para2), nil, SessionState{Ended: true})
 	if err != nil || third.Stage != StageReplay {
 		t.Errorf("third run: %s at %s %v", third.Verdict, third.Stage, err)
+	}
+}
+
+// TestRelabelMonthsLater: a session ingested with no project and read
+// again with its project past store.TurnMarkTTL (a history imported, the
+// repository cloned months later) still files what its first run stored
+// under the project, and stores nothing again: the first run's marks of
+// memories of no project last (store: lastingMark). A turn of a project
+// read again that late is distilled again as before (its memory
+// reinforced), and a turn whose memory was deleted meanwhile stores it
+// anew under the project.
+func TestRelabelMonthsLater(t *testing.T) {
+	const para = "The exporter in `export/csv.go` quotes every field because Excel splits unquoted fields at commas and semicolons."
+	tests := []struct {
+		name         string
+		first        string // the first run's project
+		later        time.Duration
+		deleteMemory bool
+		wantStage    string // of the second run's decision ("" any but replay)
+		wantRefiled  int
+		wantReinf    int
+	}{
+		{"31 days later", "", store.TurnMarkTTL + 24*time.Hour, false, StageReplay, 1, 0},
+		{"400 days later", "", 400 * 24 * time.Hour, false, StageReplay, 1, 0},
+		{"within the TTL", "", 24 * time.Hour, false, StageReplay, 1, 0},
+		{"a project's turn 31 days later", "shop", store.TurnMarkTTL + 24*time.Hour, false, "", 0, 1},
+		{"its memory deleted", "", store.TurnMarkTTL + 24*time.Hour, true, "", 0, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			emb := &seenEmbedder{model: "seen-a"}
+			clock := &stepClock{t: t0}
+			st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.model, Dim: seenDim, Clock: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			turnOf := func(project string) Turn {
+				exs := sessionOf("csv", "look at the csv code", para)
+				for i := range exs {
+					exs[i].Project, exs[i].Source = project, memory.SourceTranscript
+				}
+				return GroupTurns(exs)[0]
+			}
+			first, _, err := p.ProcessTurn(ctx, turnOf(tc.first), nil, SessionState{Ended: true})
+			if err != nil || first.Verdict != memory.VerdictStored {
+				t.Fatalf("first run: %s %s %v", first.Verdict, first.Reason, err)
+			}
+			if tc.deleteMemory {
+				if err := st.Delete(ctx, first.MemoryIDs[0]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			clock.mu.Lock()
+			clock.t = clock.t.Add(tc.later)
+			clock.mu.Unlock()
+			again, _, err := p.ProcessTurn(ctx, turnOf("shop"), nil, SessionState{Ended: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (tc.wantStage == StageReplay) != (again.Stage == StageReplay) || again.Refiled != tc.wantRefiled {
+				t.Errorf("second run: %s at %s (%s), re-filed %d; want stage %q, re-filed %d", again.Verdict, again.Stage, again.Reason, again.Refiled, tc.wantStage, tc.wantRefiled)
+			}
+			if n := st.Count(); n != 1 {
+				t.Errorf("%d memories, want 1", n)
+			}
+			m, ok, err := st.FindByHash(ctx, memory.ContentHash(para), "shop")
+			if err != nil || !ok {
+				t.Fatalf("no memory of shop holds the text (%v)", err)
+			}
+			if m.ReinforcedCount != tc.wantReinf {
+				t.Errorf("reinforced %d times, want %d", m.ReinforcedCount, tc.wantReinf)
+			}
+			// Read again once more, later still: the turn's marks under
+			// its project answer (the relabel copied them there).
+			third, _, err := p.ProcessTurn(ctx, turnOf("shop"), nil, SessionState{Ended: true})
+			if err != nil || third.Stage != StageReplay || st.Count() != 1 {
+				t.Errorf("third run: %s at %s (%s), %d memories %v; want a replay", third.Verdict, third.Stage, third.Reason, st.Count(), err)
+			}
+		})
 	}
 }

@@ -149,13 +149,13 @@ func markedOutcome(s string) outcome {
 
 // resolvePending decides a statement marked pending (not Atomic: by the
 // older code, which wrote the outcome after the placement) by a run cut
-// short (a kill between the mark and the outcome): when a live memory holds its
-// text, the run placed it, or it was stored before and the run may or may
+// short (a kill between the mark and the outcome): when a live memory of
+// the turn's project holds its text, the run placed it, or it was stored before and the run may or may
 // not have reinforced it; either way it is not placed again (at worst one
 // reinforcement is lost, never counted twice). ok is false when no memory
 // holds it: it is placed as usual.
-func (p *Pipeline) resolvePending(ctx context.Context, text string, mk store.TurnMark) (outcome, string, bool, error) {
-	m, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text))
+func (p *Pipeline) resolvePending(ctx context.Context, text, project string, mk store.TurnMark) (outcome, string, bool, error) {
+	m, ok, err := p.store.FindByHash(ctx, memory.ContentHash(text), project)
 	if err != nil {
 		return 0, "", false, fmt.Errorf("find a statement an earlier run marked: %w", err)
 	}

@@ -165,7 +165,7 @@ func TestTurnPendingMarks(t *testing.T) {
 			if n := st.Count(); n != 1 {
 				t.Errorf("%d memories, want the text stored once", n)
 			}
-			m, ok, err := st.FindByHash(ctx, memory.ContentHash(rideCSV))
+			m, ok, err := st.FindByHash(ctx, memory.ContentHash(rideCSV), "shop")
 			if err != nil || !ok {
 				t.Fatalf("text not stored: %v", err)
 			}
@@ -208,7 +208,7 @@ func TestTurnResolvedOutcomeRidesNextWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, ok, err := st.FindByHash(ctx, memory.ContentHash(rideRows))
+	rows, ok, err := st.FindByHash(ctx, memory.ContentHash(rideRows), "shop")
 	if err != nil || !ok {
 		t.Fatalf("second statement not stored: %v", err)
 	}

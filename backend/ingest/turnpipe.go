@@ -296,7 +296,7 @@ func (p *Pipeline) placeStatement(ctx context.Context, r *run, c Candidate, vec 
 			return markedOutcome(mk.Outcome), mk.MemoryID, "placed by an earlier run of the turn", false, nil
 		}
 		if !mk.Atomic { // an Atomic mark still pending: the earlier run did not place it
-			out, id, ok, err := p.resolvePending(ctx, c.Text, mk)
+			out, id, ok, err := p.resolvePending(ctx, c.Text, r.ex.Project, mk)
 			if err != nil || ok {
 				return out, id, "placed by an earlier run of the turn, cut short", ok, err
 			}

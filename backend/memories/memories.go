@@ -49,6 +49,10 @@ type Options struct {
 	// Decided records a decision of Remember or IngestDocument in the
 	// decision log (nil: not recorded).
 	Decided func(memory.Decision, memory.Exchange)
+	// VectorsKept notes that an Import stored memories without their
+	// vector (store.ImportReport.KeptWithoutVector: the embedder did not
+	// answer), so that they are embedded once it does (nil: not noted).
+	VectorsKept func()
 }
 
 // Service is the memories service.
@@ -81,6 +85,9 @@ func New(o Options) (*Service, error) {
 	}
 	if o.Decided == nil {
 		o.Decided = func(memory.Decision, memory.Exchange) {}
+	}
+	if o.VectorsKept == nil {
+		o.VectorsKept = func() {}
 	}
 	return &Service{o: o}, nil
 }
@@ -202,7 +209,11 @@ func (s *Service) Export(ctx context.Context, w io.Writer) error {
 // are re-embedded), re-embedding them too when they were made by another
 // model.
 func (s *Service) Import(ctx context.Context, r io.Reader) (store.ImportReport, error) {
-	return s.o.Store.Import(ctx, r, store.ImportOptions{Embedder: embed.Snapshot(s.o.Embedder), Rewrite: ingest.Redact})
+	rep, err := s.o.Store.Import(ctx, r, store.ImportOptions{Embedder: embed.Snapshot(s.o.Embedder), Rewrite: ingest.Redact})
+	if rep.KeptWithoutVector > 0 {
+		s.o.VectorsKept()
+	}
+	return rep, err
 }
 
 // Remember stores a memory stated on purpose (MCP memory_store) through the

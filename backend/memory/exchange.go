@@ -182,6 +182,12 @@ type Decision struct {
 	// CandidatesOmitted counts the verdicts of dropped statements and cut
 	// pieces Bound left out of Candidates.
 	CandidatesOmitted int `json:"candidates_omitted,omitempty"`
+	// Refiled counts the memories of no project the decision filed under
+	// its turn's project: a session ingested when its project could not be
+	// told, read again once it can (package ingest, relabel.go).
+	Refiled int `json:"refiled,omitempty"`
+	// RefiledUnder is the project they were filed under.
+	RefiledUnder string `json:"refiled_under,omitempty"`
 }
 
 // MaxDecisionCandidates bounds the verdicts a decision in the feed's log

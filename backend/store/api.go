@@ -130,9 +130,15 @@ type ImportReport struct {
 	Duplicates int `json:"duplicates"` // skipped: same content hash already stored
 	Reembedded int `json:"reembedded"`
 	// WithoutVector counts the imported records the file held without
-	// their vector (exported when it was damaged), embedded anew (counted
-	// in Reembedded too).
+	// their vector (exported when it was damaged): embedded anew (counted
+	// in Reembedded too), or kept without one (KeptWithoutVector).
 	WithoutVector int `json:"without_vector,omitempty"`
+	// KeptWithoutVector counts those stored without a vector, no embedder
+	// being given or answering: as a record whose vector is damaged, they
+	// are readable and found by text but not by meaning until
+	// RepairVectors embeds them (the daemon does while it runs and at its
+	// next start; `memtray reindex` does).
+	KeptWithoutVector int `json:"kept_without_vector,omitempty"`
 	// Rewritten counts the records whose text ImportOptions.Rewrite
 	// changed (secrets masked), re-embedded when imported.
 	Rewritten int `json:"rewritten"`

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -278,7 +277,11 @@ func (p *batchPlan) commit(tx *bolt.Tx) error {
 	if err := p.dropResolved(tx, bk); err != nil {
 		return err
 	}
-	if clashes := p.restoreClashes(bk); len(clashes) > 0 {
+	clashes, err := p.restoreClashes(tx)
+	if err != nil {
+		return err
+	}
+	if len(clashes) > 0 {
 		return &ConflictError{Clashes: clashes}
 	}
 	return putSeqCount(tx, p.seq, len(p.restored)-len(p.b.Trash))
@@ -477,23 +480,24 @@ func (p *batchPlan) dropResolved(tx *bolt.Tx, bk batchBuckets) error {
 }
 
 // restoreClashes maps each restored id whose text (content hash) another
-// live record holds in the batch's end state to that record's id.
-func (p *batchPlan) restoreClashes(bk batchBuckets) map[string]string {
+// record of its project holds in the batch's end state to that record's
+// id (per project, as FindByHash).
+func (p *batchPlan) restoreClashes(tx *bolt.Tx) (map[string]string, error) {
 	var clashes map[string]string
 	for i := range p.restored {
-		prefix := []byte(p.restored[i].ContentHash)
-		c := bk.hashes.Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if other := string(k[len(prefix):]); other != p.restored[i].ID {
-				if clashes == nil {
-					clashes = map[string]string{}
-				}
-				clashes[p.restored[i].ID] = other
-				break
+		r := &p.restored[i]
+		other, ok, err := holderOf(tx, r.ContentHash, r.Project, r.ID)
+		if err != nil {
+			return nil, fmt.Errorf("restore %s: %w", r.ID, err)
+		}
+		if ok {
+			if clashes == nil {
+				clashes = map[string]string{}
 			}
+			clashes[r.ID] = other.ID
 		}
 	}
-	return clashes
+	return clashes, nil
 }
 
 // applyInMemory brings the entries and the vector index in step with the

@@ -188,7 +188,7 @@ func TestTrashRestorePurge(t *testing.T) {
 	if err != nil {
 		t.Fatalf("re-store of a trashed text: %v", err)
 	}
-	if f, ok, _ := s.FindByHash(ctx, st[3].ContentHash); !ok || f.ID != again.ID {
+	if f, ok, _ := s.FindByHash(ctx, st[3].ContentHash, "p"); !ok || f.ID != again.ID {
 		t.Errorf("FindByHash after re-store = %v %v", f.ID, ok)
 	}
 	// Restoring it now would duplicate the live copy: a clear conflict.

@@ -381,8 +381,9 @@ func checkImported(m *memory.Memory, h *ExportHeader, noVector bool) error {
 // the import runs (Reembed finishing) and opts.Embedder has switched too,
 // the rest is embedded for the new model. A record the file holds
 // without its vector (exported when its stored vector was damaged) is
-// embedded with opts.Embedder too: without one, such a file is an error
-// that says so, before anything is written. If writing fails midway, the
+// embedded with opts.Embedder too; without one, or when it fails on such
+// records, they are stored without a vector, as a damaged one
+// (ImportReport.KeptWithoutVector). If writing fails midway, the
 // records written so far stay and the report counts them.
 func (s *Store) Import(ctx context.Context, r io.Reader, opts ImportOptions) (ImportReport, error) {
 	if err := s.checkOpen(); err != nil {
@@ -468,14 +469,18 @@ func (ir *importRun) rewrite() error {
 func (ir *importRun) checkEmbedder() error {
 	model, dim := ir.s.modelDim()
 	emb := ir.opts.Embedder
-	if ir.noVectors > 0 && emb == nil {
-		return fmt.Errorf("%d records of the file were exported without their vector (it was damaged) and need their text embedded anew, "+
-			"but no embedder was given (import with memtray's daemon running, or with an embedder configured): %w", ir.noVectors, memory.ErrModelMismatch)
+	rewritten := 0 // records with a vector that the rewrite changed: they need a new one
+	for i, r := range ir.rewritten {
+		if r && !ir.noVector[i] {
+			rewritten++
+		}
 	}
-	if ir.rep.Rewritten > 0 && !ir.reembed && emb == nil {
-		return fmt.Errorf("%d records changed by the rewrite need new vectors and no embedder was given: %w", ir.rep.Rewritten, memory.ErrModelMismatch)
+	if rewritten > 0 && !ir.reembed && emb == nil {
+		return fmt.Errorf("%d records changed by the rewrite need new vectors and no embedder was given: %w", rewritten, memory.ErrModelMismatch)
 	}
-	if !ir.reembed && ir.rep.Rewritten == 0 && ir.noVectors == 0 {
+	if !ir.reembed && rewritten == 0 && (ir.noVectors == 0 || emb == nil) {
+		// Records the file holds without their vector are kept without
+		// one when no embedder is given (prepare).
 		return nil
 	}
 	if emb == nil {
@@ -490,31 +495,36 @@ func (ir *importRun) checkEmbedder() error {
 }
 
 // planDuplicates decides duplicates and id collisions up front, so links
-// can be rewritten: a record whose text is stored already, or appeared
-// earlier in the stream, is skipped (its id now names the stored one); a
+// can be rewritten: a record whose text is stored already in its project,
+// or appeared earlier in the stream in its project, is skipped (its id now names the stored one); a
 // record without an id, or whose id is taken, gets a new one.
 func (ir *importRun) planDuplicates() error {
 	ir.skip = make([]bool, len(ir.recs))
 	ir.remap = make(map[string]string)
 	return ir.s.view(func(tx *bolt.Tx) error {
-		stored, hashes := tx.Bucket(bucketRecs), tx.Bucket(bucketHash)
-		seen := make(map[string]string) // content hash -> id, within the stream
+		stored := tx.Bucket(bucketRecs)
+		seen := make(map[string]string) // projectHash -> id, within the stream
 		for i := range ir.recs {
 			m := &ir.recs[i]
 			h := memory.ContentHash(m.Text)
-			if id, ok := seen[h]; ok {
+			key := projectHash(m.Project, h)
+			if id, ok := seen[key]; ok {
 				ir.skip[i] = true
 				if m.ID != "" {
 					ir.remap[m.ID] = id
 				}
 				continue
 			}
-			if k, _ := hashes.Cursor().Seek([]byte(h)); k != nil && bytes.HasPrefix(k, []byte(h)) {
+			held, ok, err := holderOf(tx, h, m.Project, "")
+			if err != nil {
+				return fmt.Errorf("import: %w", err)
+			}
+			if ok {
 				ir.skip[i] = true
 				if m.ID != "" {
-					ir.remap[m.ID] = string(k[len(h):])
+					ir.remap[m.ID] = held.ID
 				}
-				seen[h] = string(k[len(h):])
+				seen[key] = held.ID
 				continue
 			}
 			if m.ID == "" || stored.Get([]byte(m.ID)) != nil {
@@ -524,7 +534,7 @@ func (ir *importRun) planDuplicates() error {
 				}
 				m.ID = id
 			}
-			seen[h] = m.ID
+			seen[key] = m.ID
 		}
 		return nil
 	})
@@ -555,13 +565,13 @@ func (ir *importRun) writeBatch(ctx context.Context, start, end int) error {
 		}
 	}
 	var res []Inserted
-	var noVec []bool
+	var noVec, bare []bool
 	var err error
 	for {
 		var batch []memory.Memory
-		batch, noVec, err = ir.prepare(ctx, start, end)
+		batch, noVec, bare, err = ir.prepare(ctx, start, end)
 		if err == nil {
-			res, err = ir.s.importBatch(ctx, batch)
+			res, err = ir.s.importBatch(ctx, batch, bare)
 		}
 		if !ir.followSwitch(err) {
 			break
@@ -571,6 +581,11 @@ func (ir *importRun) writeBatch(ctx context.Context, start, end int) error {
 		switch {
 		case r.Existed:
 			ir.rep.Duplicates++
+			continue
+		case bare[k]:
+			ir.rep.WithoutVector++
+			ir.rep.KeptWithoutVector++
+			ir.rep.Imported++
 			continue
 		case noVec[k]:
 			ir.rep.WithoutVector++
@@ -590,35 +605,66 @@ func (ir *importRun) writeBatch(ctx context.Context, start, end int) error {
 }
 
 // prepare makes the batch of recs[start:end] to write: duplicates left
-// out, and embedded with opts.Embedder where the store's model (now), a
-// rewrite or a vector the file does not hold asks for it. noVec marks
-// the records of the batch the file held without their vector.
-func (ir *importRun) prepare(ctx context.Context, start, end int) (batch []memory.Memory, noVec []bool, err error) {
-	var fresh []int // indexes into batch of the records to embed
+// out, and embedded with opts.Embedder where the store's model (now) or a
+// rewrite asks for it, or the file does not hold the vector. noVec marks
+// the records of the batch the file held without their vector; bare
+// those of them stored without one: when no embedder is given, or it
+// fails on them, such a record is kept as Open and a salvage keep a
+// record whose vector is damaged (readable, found by text, out of the
+// vector index, on the list RepairVectors embeds: the daemon does while
+// it runs and at its next start, and `memtray reindex`), not refused.
+func (ir *importRun) prepare(ctx context.Context, start, end int) (batch []memory.Memory, noVec, bare []bool, err error) {
+	var fresh, repair []int // indexes into batch of the records to embed, and of those the file holds without a vector
 	for i := start; i < end; i++ {
 		if ir.skip[i] {
 			continue
 		}
-		if ir.reembed || ir.rewritten[i] || ir.noVector[i] {
+		switch {
+		case ir.reembed || (ir.rewritten[i] && !ir.noVector[i]):
 			fresh = append(fresh, len(batch))
+		case ir.noVector[i]:
+			repair = append(repair, len(batch))
 		}
 		batch = append(batch, ir.recs[i])
 		noVec = append(noVec, ir.noVector[i])
 	}
-	if len(fresh) == 0 {
-		return batch, noVec, nil
+	bare = make([]bool, len(batch))
+	if err := embedBatch(ctx, ir.opts.Embedder, batch, fresh); err != nil {
+		return nil, nil, nil, err
 	}
-	sub := make([]memory.Memory, len(fresh))
-	for k, j := range fresh {
+	if len(repair) > 0 {
+		err := errors.New("no embedder")
+		if ir.opts.Embedder != nil {
+			err = embedBatch(ctx, ir.opts.Embedder, batch, repair)
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, nil, nil, ctxErr
+		}
+		if err != nil {
+			for _, j := range repair {
+				bare[j] = true
+			}
+		}
+	}
+	return batch, noVec, bare, nil
+}
+
+// embedBatch embeds the records of batch at the indexes idx with emb.
+func embedBatch(ctx context.Context, emb memory.Embedder, batch []memory.Memory, idx []int) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	sub := make([]memory.Memory, len(idx))
+	for k, j := range idx {
 		sub[k] = batch[j]
 	}
-	if err := EmbedInto(ctx, ir.opts.Embedder, sub); err != nil {
-		return nil, nil, err
+	if err := EmbedInto(ctx, emb, sub); err != nil {
+		return err
 	}
-	for k, j := range fresh {
+	for k, j := range idx {
 		batch[j] = sub[k]
 	}
-	return batch, noVec, nil
+	return nil
 }
 
 // followSwitch says whether a batch that failed with err is worth trying
@@ -642,10 +688,10 @@ func (ir *importRun) followSwitch(err error) bool {
 // meanwhile comes back as existed (a duplicate), an id taken meanwhile
 // gets a new one (the store may have changed since the plan). The results
 // are batch's, in its order.
-func (s *Store) importBatch(ctx context.Context, batch []memory.Memory) ([]Inserted, error) {
+func (s *Store) importBatch(ctx context.Context, batch []memory.Memory, bare []bool) ([]Inserted, error) {
 	ins := make([]Insert, len(batch))
 	for i, m := range batch {
-		ins[i] = Insert{Memory: m, Unique: true, Restore: true}
+		ins[i] = Insert{Memory: m, Unique: true, Restore: true, withoutVector: bare[i]}
 	}
 	return s.InsertBatch(ctx, ins)
 }

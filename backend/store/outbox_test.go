@@ -272,6 +272,7 @@ func TestApplyTeam(t *testing.T) {
 	r1 := remote("r1", "the staging database is rebuilt nightly")
 	r2 := remote(local.ID, "a teammate's older version")
 	r3 := remote("r3", "a personal copy of a team text")
+	r3.Project = dup.Project // the copy's project: exact-text dedup is per project
 	res, err := s.ApplyTeam(ctx, TeamChanges{Put: []memory.Memory{r1, r2, r3}, Cursor: []byte("c1:10")})
 	if err != nil {
 		t.Fatal(err)

@@ -130,38 +130,68 @@ func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) er
 	}
 }
 
-// FindByHash returns a memory whose content hash is hash (a live one in
-// preference to a superseded one), and whether there is one.
-func (s *Store) FindByHash(ctx context.Context, hash string) (memory.Memory, bool, error) {
+// FindByHash returns a memory of project ("" for the memories of no
+// project) whose content hash is hash (a live one in preference to a
+// superseded one), and whether there is one. Exact-text dedup is per
+// project, as near-duplicate dedup is (a sentence said in project B that
+// project A stored first is B's memory too, not a reinforcement of A's,
+// which B's prompts never reach): a memory of another project holding the
+// text is not found.
+func (s *Store) FindByHash(ctx context.Context, hash, project string) (memory.Memory, bool, error) {
 	if err := s.checkOpen(); err != nil {
 		return memory.Memory{}, false, err
 	}
 	var found memory.Memory
 	ok := false
 	err := s.view(func(tx *bolt.Tx) error {
-		recs := tx.Bucket(bucketRecs)
-		c := tx.Bucket(bucketHash).Cursor()
-		prefix := []byte(hash)
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			id := k[len(prefix):]
-			v := recs.Get(id)
-			if v == nil {
-				continue
-			}
-			_, m, err := decodeRecord(v)
-			if err != nil {
-				return fmt.Errorf("find by hash: record %s: %w", id, err)
-			}
-			if !ok || (found.Superseded() && !m.Superseded()) {
-				found, ok = m, true
-			}
-			if !m.Superseded() {
-				return nil
-			}
+		var err error
+		found, ok, err = holderOf(tx, hash, project, "")
+		if err != nil {
+			return fmt.Errorf("find by hash: %w", err)
 		}
 		return nil
 	})
 	return found, ok, err
+}
+
+// holderOf returns a record of project whose content hash is hash, other
+// than the record skip: a live one in preference to a superseded one. It
+// is the one reading of the content-hash index that the store's
+// exact-text dedup makes (FindByHash, Insert.Unique, Import, a team pull, a
+// restore), so that every one of them is per project.
+func holderOf(tx *bolt.Tx, hash, project, skip string) (memory.Memory, bool, error) {
+	recs := tx.Bucket(bucketRecs)
+	c := tx.Bucket(bucketHash).Cursor()
+	prefix := []byte(hash)
+	var found memory.Memory
+	ok := false
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		id := k[len(prefix):]
+		if string(id) == skip {
+			continue
+		}
+		v := recs.Get(id)
+		if v == nil {
+			continue
+		}
+		if h, _, _, err := splitRecord(v, nil); err == nil && h.project != project {
+			continue // another project's: its header says so, nothing decoded
+		}
+		_, m, err := decodeRecord(v)
+		if err != nil {
+			return memory.Memory{}, false, fmt.Errorf("record %s: %w", id, err)
+		}
+		if m.Project != project {
+			continue
+		}
+		if !ok || (found.Superseded() && !m.Superseded()) {
+			found, ok = m, true
+		}
+		if !m.Superseded() {
+			break
+		}
+	}
+	return found, ok, nil
 }
 
 // hashKey is the content-hash index key of a record.

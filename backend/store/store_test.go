@@ -65,10 +65,10 @@ func TestPutGetUpdateDelete(t *testing.T) {
 	if err != nil || len(many) != 2 {
 		t.Fatalf("GetMany = %d records, %v", len(many), err)
 	}
-	if f, ok, err := s.FindByHash(ctx, m2.ContentHash); err != nil || !ok || f.ID != "m002" {
+	if f, ok, err := s.FindByHash(ctx, m2.ContentHash, ""); err != nil || !ok || f.ID != "m002" {
 		t.Errorf("FindByHash = %v %v %v", f.ID, ok, err)
 	}
-	if _, ok, _ := s.FindByHash(ctx, memory.ContentHash("never stored")); ok {
+	if _, ok, _ := s.FindByHash(ctx, memory.ContentHash("never stored"), ""); ok {
 		t.Error("FindByHash found a hash never stored")
 	}
 
@@ -101,10 +101,10 @@ func TestPutGetUpdateDelete(t *testing.T) {
 	if hits, _ := s.TextSearch(ctx, "pnpm", 5, Filter{}); len(hits) != 0 {
 		t.Errorf("TextSearch(pnpm) still finds the old text: %v", hits)
 	}
-	if _, ok, _ := s.FindByHash(ctx, m.ContentHash); ok {
+	if _, ok, _ := s.FindByHash(ctx, m.ContentHash, "quill"); ok {
 		t.Error("old hash still indexed")
 	}
-	if f, ok, _ := s.FindByHash(ctx, u.ContentHash); !ok || f.ID != m.ID {
+	if f, ok, _ := s.FindByHash(ctx, u.ContentHash, "quill"); !ok || f.ID != m.ID {
 		t.Error("new hash not indexed")
 	}
 	// fn's error aborts.

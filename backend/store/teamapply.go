@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -258,7 +257,11 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 					m.Embedding = om.Embedding
 				}
 			} else {
-				if other := liveHolder(recs, hashes, m.ContentHash); other != "" {
+				other, err := liveHolder(tx, m.ContentHash, m.Project)
+				if err != nil {
+					return fmt.Errorf("record %s: %w", m.ID, err)
+				}
+				if other != "" {
 					res.Skipped++
 					continue
 				}
@@ -328,16 +331,16 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	return res, nil
 }
 
-// liveHolder is the id of a live record holding content hash hash, or "".
-func liveHolder(recs, hashes *bolt.Bucket, hash string) string {
-	c := hashes.Cursor()
-	prefix := []byte(hash)
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		if recs.Get(k[len(prefix):]) != nil {
-			return string(k[len(prefix):])
-		}
+// liveHolder is the id of a record of project (live or superseded, not
+// trashed) holding content hash hash, or "": a teammate's memory is
+// skipped when this store holds its text in its project already (per
+// project, as FindByHash).
+func liveHolder(tx *bolt.Tx, hash, project string) (string, error) {
+	m, ok, err := holderOf(tx, hash, project, "")
+	if err != nil || !ok {
+		return "", err
 	}
-	return ""
+	return m.ID, nil
 }
 
 // memoryDeltas are the outbox deltas of one memory: their ids, the sum

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // Turn marks. A captured turn that fails partway (a store error, the
@@ -28,8 +30,20 @@ var keyTurnsPruned = []byte("\x00pruned")
 
 // TurnMarkTTL is how long a turn mark is kept: far longer than a turn is
 // ever retried (a live turn a kill left on disk is decided at the next
-// start; a headless session is held for hours, not weeks).
+// start; a headless session is held for hours, not weeks). A mark that
+// records a memory stored of no project lasts longer (lastingMark).
 const TurnMarkTTL = 30 * 24 * time.Hour
+
+// A turn's marks are also how a session ingested when its project could
+// not be told finds, read again once it can, the memories its first run
+// stored (package ingest, relabel.go), to file them under the project:
+// that second reading may come months later (a history imported, the
+// repository cloned since). So a mark that records a memory stored or
+// updated by a turn (outcome stored or updated) outlives TurnMarkTTL while
+// that memory is in the store and of no project, and the turn's decided
+// mark (hash "") with it: the marks kept are bounded by the memories of
+// no project, not by time. Once the memory is filed under a project,
+// moved, or deleted, they expire as any other.
 
 // Bounds of a turn mark.
 const (
@@ -92,17 +106,31 @@ func (s *Store) TurnMarks(ctx context.Context, turn string) (map[string]TurnMark
 		if b == nil {
 			return nil
 		}
+		recs := tx.Bucket(bucketRecs)
+		var decided *TurnMark // the turn's decided mark, when expired
+		lasting := false
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 			var tv turnMarkValue
 			if err := json.Unmarshal(v, &tv); err != nil {
 				continue // a damaged mark is no mark: the statement is placed as new
 			}
-			if tv.At.Before(cutoff) {
-				continue
-			}
 			h := string(k[len(prefix):])
-			out[h] = TurnMark{Turn: turn, Hash: h, Outcome: tv.Outcome, MemoryID: tv.MemoryID, At: tv.At, Atomic: tv.Atomic}
+			mk := TurnMark{Turn: turn, Hash: h, Outcome: tv.Outcome, MemoryID: tv.MemoryID, At: tv.At, Atomic: tv.Atomic}
+			if tv.At.Before(cutoff) {
+				switch {
+				case h == "":
+					decided = &mk
+					continue
+				case !lastingMark(recs, tv):
+					continue
+				}
+				lasting = true
+			}
+			out[h] = mk
+		}
+		if decided != nil && lasting {
+			out[""] = *decided
 		}
 		return nil
 	})
@@ -175,25 +203,48 @@ func putTurnMarks(tx *bolt.Tx, marks []TurnMark, now time.Time) error {
 			return err
 		}
 	}
-	return pruneTurnMarks(b, now)
+	return pruneTurnMarks(tx, b, now)
 }
 
-// pruneTurnMarks removes the expired marks of b, at most once an hour.
-func pruneTurnMarks(b *bolt.Bucket, now time.Time) error {
+// pruneTurnMarks removes the expired marks of b (the turns bucket of tx),
+// at most once an hour; lasting ones (lastingMark) and their turns'
+// decided marks stay.
+func pruneTurnMarks(tx *bolt.Tx, b *bolt.Bucket, now time.Time) error {
 	var last time.Time
 	if v := b.Get(keyTurnsPruned); v != nil && last.UnmarshalText(v) == nil && now.Sub(last) < time.Hour && !now.Before(last) {
 		return nil
 	}
 	cutoff := now.Add(-TurnMarkTTL)
+	recs := tx.Bucket(bucketRecs)
 	var old [][]byte
+	decided := map[string][]byte{} // turn -> its expired decided mark's key
+	lasting := map[string]bool{}   // turns with a lasting mark
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if bytes.Equal(k, keyTurnsPruned) {
 			continue
 		}
 		var tv turnMarkValue
-		if json.Unmarshal(v, &tv) != nil || tv.At.Before(cutoff) {
+		if json.Unmarshal(v, &tv) != nil {
 			old = append(old, append([]byte(nil), k...))
+			continue
+		}
+		if !tv.At.Before(cutoff) {
+			continue
+		}
+		turn, hash, _ := bytes.Cut(k, []byte{0})
+		switch {
+		case len(hash) == 0:
+			decided[string(turn)] = append([]byte(nil), k...)
+		case lastingMark(recs, tv):
+			lasting[string(turn)] = true
+		default:
+			old = append(old, append([]byte(nil), k...))
+		}
+	}
+	for turn, k := range decided {
+		if !lasting[turn] {
+			old = append(old, k)
 		}
 	}
 	for _, k := range old {
@@ -206,4 +257,20 @@ func pruneTurnMarks(b *bolt.Bucket, now time.Time) error {
 		return err
 	}
 	return b.Put(keyTurnsPruned, stamp)
+}
+
+// lastingMark reports whether a mark older than TurnMarkTTL is kept: it
+// records a memory a turn stored or updated that is in the store (recs)
+// and of no project, which a later reading of the turn with its project
+// files under it.
+func lastingMark(recs *bolt.Bucket, tv turnMarkValue) bool {
+	if tv.MemoryID == "" || (tv.Outcome != string(memory.VerdictStored) && tv.Outcome != string(memory.VerdictUpdated)) || recs == nil {
+		return false
+	}
+	v := recs.Get([]byte(tv.MemoryID))
+	if v == nil {
+		return false
+	}
+	h, _, _, err := splitRecord(v, nil)
+	return err == nil && h.project == ""
 }

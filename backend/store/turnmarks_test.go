@@ -198,3 +198,103 @@ func withID(m memory.Memory, id string) memory.Memory {
 	m.ID = id
 	return m
 }
+
+// TestTurnMarksLastForMemoriesOfNoProject: past TurnMarkTTL, the mark of a
+// memory a turn stored (or updated) of no project stays, read and kept by
+// the prune, with its turn's decided mark (a later reading of the turn
+// with its project files the memory under it, however late); the marks
+// of a memory of a project, of a reinforcement, of a memory deleted, and
+// once the memory is filed under a project, expire.
+func TestTurnMarksLastForMemoriesOfNoProject(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	loose := mustPut(t, s, mem("the exporter quotes every field"))
+	filed := mem("the importer skips empty rows")
+	filed.Project = "shop"
+	filed = mustPut(t, s, filed)
+	gone := mustPut(t, s, mem("the cache keeps tiles for an hour"))
+	turns := map[string]TurnMark{
+		"loose":      {Hash: "h1", Outcome: "stored", MemoryID: loose.ID},
+		"updated":    {Hash: "h1", Outcome: "updated", MemoryID: loose.ID},
+		"filed":      {Hash: "h1", Outcome: "stored", MemoryID: filed.ID},
+		"reinforced": {Hash: "h1", Outcome: "skipped-duplicate", MemoryID: loose.ID},
+		"gone":       {Hash: "h1", Outcome: "stored", MemoryID: gone.ID},
+	}
+	for turn, mk := range turns {
+		mk.Turn = turn
+		if err := s.MarkTurn(ctx, []TurnMark{mk, {Turn: turn, Outcome: mk.Outcome}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Delete(ctx, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// at reopens the store at a time; marksLeft counts the marks on disk
+	// by turn, after a write (which prunes).
+	at := func(when time.Time) *Store {
+		s, err := Open(ctx, Options{Dir: dir, Model: testEmb.model, Dim: testEmb.dim, Clock: memory.FixedClock{T: when}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	marksLeft := func(s *Store) map[string]int {
+		if err := s.MarkTurn(ctx, []TurnMark{{Turn: "other", Outcome: "rejected"}}); err != nil {
+			t.Fatal(err)
+		}
+		n := map[string]int{}
+		if err := s.db.View(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketTurns).ForEach(func(k, _ []byte) error {
+				if turn, _, ok := strings.Cut(string(k), "\x00"); ok && turn != "" && turn != "other" {
+					n[turn]++
+				}
+				return nil
+			})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, later := range []time.Duration{TurnMarkTTL + time.Hour, 400 * 24 * time.Hour} {
+		s := at(t0.Add(later))
+		for turn := range turns {
+			got, err := s.TurnMarks(ctx, turn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			if turn == "loose" || turn == "updated" {
+				want = 2
+			}
+			if len(got) != want || (want > 0 && got[""].Outcome == "") {
+				t.Errorf("%v later, turn %s: marks %+v, want %d (the decided one too)", later, turn, got, want)
+			}
+		}
+		if n := marksLeft(s); n["loose"] != 2 || n["updated"] != 2 || len(n) != 2 {
+			t.Errorf("%v later, after a prune: marks by turn %v, want loose and updated's 2 each", later, n)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Filed under a project, the memory needs them no more.
+	s = at(t0.Add(500 * 24 * time.Hour))
+	if _, err := s.Update(ctx, loose.ID, func(m *memory.Memory) error { m.Project = "shop"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.TurnMarks(ctx, "loose"); len(got) != 0 {
+		t.Errorf("marks of a memory filed under a project: %+v, want none", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = at(t0.Add(500*24*time.Hour + 2*time.Hour)) // the prune runs at most hourly
+	defer s.Close()
+	if n := marksLeft(s); len(n) != 0 {
+		t.Errorf("after the memory was filed: marks by turn %v, want none", n)
+	}
+}

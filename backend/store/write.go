@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -197,8 +196,9 @@ type Insert struct {
 	// Supersedes, when set, is the live memory the new one replaces (see
 	// Supersede). Only a lone Insert may supersede (not one of a batch).
 	Supersedes string
-	// Unique makes a live memory holding the same text (content hash) win:
-	// Insert returns it and writes nothing. The check and the write are one
+	// Unique makes a live memory of the same project holding the same text
+	// (content hash) win: Insert returns it and writes nothing (a memory of
+	// another project holding it does not count: FindByHash). The check and the write are one
 	// step under the store's write lock, so two writers of one text store it
 	// once whichever path they take (the write pipeline, Import).
 	Unique bool
@@ -299,11 +299,11 @@ func (s *Store) InsertBatch(ctx context.Context, ins []Insert) ([]Inserted, erro
 	byHash := make(map[string]memory.Memory, len(out))
 	for k, i := range write {
 		res[i] = Inserted{Memory: out[k]}
-		byHash[out[k].ContentHash] = out[k]
+		byHash[projectHash(out[k].Project, out[k].ContentHash)] = out[k]
 	}
 	for i := range res {
 		if res[i].Existed && res[i].Memory.ID == "" {
-			res[i].Memory = byHash[memory.ContentHash(ins[i].Memory.Text)]
+			res[i].Memory = byHash[projectHash(ins[i].Memory.Project, memory.ContentHash(ins[i].Memory.Text))]
 		}
 	}
 	return res, err
@@ -322,12 +322,13 @@ func (s *Store) planInserts(ins []Insert) (res []Inserted, write []int, err erro
 		for i := range ins {
 			in := &ins[i]
 			h := memory.ContentHash(in.Memory.Text)
+			key := projectHash(in.Memory.Project, h)
 			if in.Unique {
-				if inBatch[h] {
+				if inBatch[key] {
 					res[i].Existed = true
 					continue
 				}
-				old, ok, err := liveByHash(tx, h)
+				old, ok, err := liveByHash(tx, h, in.Memory.Project)
 				if err != nil {
 					return err
 				}
@@ -339,7 +340,7 @@ func (s *Store) planInserts(ins []Insert) (res []Inserted, write []int, err erro
 			if in.Restore && in.Memory.ID != "" && recs.Get([]byte(in.Memory.ID)) != nil {
 				in.Memory.ID = s.NewID()
 			}
-			inBatch[h] = true
+			inBatch[key] = true
 			write = append(write, i)
 		}
 		return nil
@@ -347,26 +348,22 @@ func (s *Store) planInserts(ins []Insert) (res []Inserted, write []int, err erro
 	return res, write, err
 }
 
-// liveByHash returns a live (not superseded) record whose content hash is hash.
-func liveByHash(tx *bolt.Tx, hash string) (memory.Memory, bool, error) {
-	recs := tx.Bucket(bucketRecs)
-	c := tx.Bucket(bucketHash).Cursor()
-	prefix := []byte(hash)
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		v := recs.Get(k[len(prefix):])
-		if v == nil {
-			continue
-		}
-		_, m, err := decodeRecord(v)
-		if err != nil {
-			return memory.Memory{}, false, fmt.Errorf("find live %s: %w", k[len(prefix):], err)
-		}
-		if !m.Superseded() {
-			return m, true, nil
-		}
+// liveByHash returns a live (not superseded) record of project whose
+// content hash is hash.
+func liveByHash(tx *bolt.Tx, hash, project string) (memory.Memory, bool, error) {
+	m, ok, err := holderOf(tx, hash, project, "")
+	if err != nil {
+		return memory.Memory{}, false, fmt.Errorf("find live: %w", err)
 	}
-	return memory.Memory{}, false, nil
+	if !ok || m.Superseded() {
+		return memory.Memory{}, false, nil
+	}
+	return m, true, nil
 }
+
+// projectHash keys a text within its project: exact-text dedup is per
+// project (FindByHash).
+func projectHash(project, hash string) string { return project + "\x00" + hash }
 
 // PutBatch stores several new memories as Put does, in one transaction:
 // either all are stored or none is.
@@ -440,6 +437,9 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 		e := entryFromMemory(heads[i], &out[i], s.intern)
 		s.setEntry(out[i].ID, e)
 		s.vec.add(out[i].ID, out[i].Embedding, e)
+		if ins[i].withoutVector {
+			s.markDamaged(out[i].ID, true) // as Open finds it: on the list RepairVectors embeds, and its warning
+		}
 		puts[i] = textPut{m: &out[i], tseq: heads[i].tseq}
 	}
 	s.mu.Unlock()

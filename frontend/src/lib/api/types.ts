@@ -177,6 +177,8 @@ export interface Decision {
   preview?: string;
   candidates?: CandidateVerdict[];
   candidates_omitted?: number;
+  refiled?: number;
+  refiled_under?: string;
 }
 
 /** feed.DecisionEntry */
@@ -200,6 +202,8 @@ export interface DecisionEntry {
   preview?: string;
   candidates?: CandidateVerdict[];
   candidates_omitted?: number;
+  refiled?: number;
+  refiled_under?: string;
 }
 
 /** feed.Document */
@@ -428,6 +432,7 @@ export interface ImportReport {
   duplicates: number;
   reembedded: number;
   without_vector?: number;
+  kept_without_vector?: number;
   rewritten: number;
 }
 
