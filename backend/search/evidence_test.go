@@ -901,6 +901,15 @@ func TestEvidenceLexicalFar(t *testing.T) {
 				t.Errorf("hits %v lack %s (evidence %+v)", ids, c.want, ev)
 			}
 			if c.far {
+				// Asked as a search, not brought along by a prompt, the
+				// memory holding its words answers it.
+				sr, err := e.Run(ctx, Query{Text: c.prompt, Project: "ledger", ProjectScoped: true, K: 10})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sr.Evidence.LexicalFar || len(sr.Hits) == 0 {
+					t.Errorf("as a search: far %v, %d hits; want the memory holding its words (evidence %+v)", sr.Evidence.LexicalFar, len(sr.Hits), sr.Evidence)
+				}
 				lexicalNearness = false
 				defer func() { lexicalNearness = true }()
 				if off := ask(c.prompt); len(off.Hits) == 0 {

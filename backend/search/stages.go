@@ -560,7 +560,12 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 		return err
 	}
 	if !r.q.Prompt {
-		ev.Generic = false
+		// A search someone asked for (the window, memtray search, an
+		// agent's tool call) is answered by a memory that holds its words,
+		// however its meaning measures: the nearness of that memory
+		// (LexicalFar) judges only what a prompt brings along unasked. A
+		// lone identifier ("qx68k", an error code) embeds as noise.
+		ev.Generic, ev.LexicalFar = false, false
 	}
 	refused := RefusedNames(r.qwords)
 	for _, w := range r.qwords {
