@@ -374,8 +374,8 @@ const (
 	PushMerged PushStatus = "merged"
 	// PushDuplicate: another team memory of the same project holds the
 	// same text (content hash; any project's on a schema before 7, whose
-	// unique index is store-wide); Winner names it, and the caller relinks its local memory to
-	// it. Nothing was written.
+	// unique index is store-wide); Winner names it, and the caller
+	// relinks its local memory to it. Nothing was written.
 	PushDuplicate PushStatus = "duplicate"
 	// PushDeleted: the id was deleted from the team (a tombstone); a push
 	// does not bring it back (Restore does). Nothing was written.
@@ -769,7 +769,7 @@ func (s *Store) resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, e
 // project, as the local store's (store.holderOf); on an older schema a
 // member could not migrate, the index is store-wide and so is the
 // lookup, or a push clashing with another project's text would find no
-// holder and retry for ever.
+// holder and retry until it gave up.
 func (s *Store) holderOf(ctx context.Context, tx pgx.Tx, hash, project, except string) (string, error) {
 	q, args := "SELECT id FROM memtray.memories WHERE content_hash = $1 AND id <> $2", []any{hash, except}
 	if s.schema >= perProjectSchema {
@@ -896,7 +896,8 @@ func (s *Store) DeleteFrom(ctx context.Context, id string, base *store.TeamBase)
 // Restore brings a deleted team memory back from the tombstones (undo of
 // Delete), as its owner had it. Only the owner or an admin may
 // (ErrNotOwner); a live memory of its project holding the same text by
-// then (any project's before schema 7) makes it a duplicate (PushDuplicate with the winner) and nothing changes.
+// then (any project's before schema 7) makes it a duplicate
+// (PushDuplicate with the winner) and nothing changes.
 func (s *Store) Restore(ctx context.Context, id string) (PushResult, error) {
 	res := PushResult{ID: id}
 	err := s.retry(ctx, func(tx pgx.Tx) error {
