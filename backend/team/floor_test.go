@@ -14,10 +14,12 @@ import (
 // TestMigrationFloors: each migration's floor, as docs/team.md gives the
 // reasons: 1 and 2 (a function only admins call) sync with version 1; 3
 // (pushes carry their base) needs 3; 4 (a column a trigger fills, a table
-// older code never reads), 5 (a prune policy) and 6 (the team's settings,
-// which the prune policy reads) are compatible with 3.
+// older code never reads), 5 (a prune policy), 6 (the team's settings,
+// which the prune policy reads) and 7 (exact dedup per project: the
+// index decides, an older memtray's store-wide lookups only keep its old
+// behaviour) are compatible with 3.
 func TestMigrationFloors(t *testing.T) {
-	want := []int{1, 1, 3, 3, 3, 3}
+	want := []int{1, 1, 3, 3, 3, 3, 3}
 	var got []int
 	for _, m := range migrations {
 		got = append(got, m.floor)
@@ -59,7 +61,7 @@ func TestSchemaFloor(t *testing.T) {
 	member := tm.member(t, owner, fmt.Sprintf("%s_m", tm.owner), false)
 	member.Close()
 	raw := tm.raw(t, tm.owner)
-	if got := compats(t, raw); !slices.Equal(got, []int{1, 1, 3, 3, 3, 3}) {
+	if got := compats(t, raw); !slices.Equal(got, []int{1, 1, 3, 3, 3, 3, 3}) {
 		t.Fatalf("recorded floors %v", got)
 	}
 	open := func(known int) (*Store, error) {
@@ -78,18 +80,19 @@ func TestSchemaFloor(t *testing.T) {
 		says    string // in the refusal: the versions
 	}{
 		{"this version", "", SchemaVersion, false, SchemaVersion, ""},
-		{"a memtray of 5 on a database at 6", "", 5, false, 5, ""},
+		{"a memtray of 6 on a database at 7", "", 6, false, 6, ""},
+		{"a memtray of 5", "", 5, false, 5, ""},
 		{"a memtray of 4", "", 4, false, 4, ""},
 		{"a memtray of 3", "", 3, false, 3, ""},
-		{"a memtray of 2 (bases)", "", 2, true, 0, "at version 6, which memtray of schema version 3 or later may sync with; this memtray knows 2"},
-		{"a memtray of 1", "", 1, true, 0, "at version 6, which memtray of schema version 3 or later may sync with; this memtray knows 1"},
+		{"a memtray of 2 (bases)", "", 2, true, 0, "at version 7, which memtray of schema version 3 or later may sync with; this memtray knows 2"},
+		{"a memtray of 1", "", 1, true, 0, "at version 7, which memtray of schema version 3 or later may sync with; this memtray knows 1"},
 		{"a future version compatible with this one", fmt.Sprintf("INSERT INTO memtray.schema_version (version, compat) VALUES (%d, %d)", SchemaVersion+1, SchemaVersion), SchemaVersion, false, SchemaVersion, ""},
-		{"a future version that is not", fmt.Sprintf("UPDATE memtray.schema_version SET compat = %d WHERE version = %d", SchemaVersion+1, SchemaVersion+1), SchemaVersion, true, 0, "at version 7, which memtray of schema version 7 or later"},
+		{"a future version that is not", fmt.Sprintf("UPDATE memtray.schema_version SET compat = %d WHERE version = %d", SchemaVersion+1, SchemaVersion+1), SchemaVersion, true, 0, "at version 8, which memtray of schema version 8 or later"},
 		{"a future version with no floor recorded", fmt.Sprintf("UPDATE memtray.schema_version SET compat = NULL WHERE version = %d", SchemaVersion+1), SchemaVersion, true, 0, ""},
 		{"before floors were recorded, this version", fmt.Sprintf("DELETE FROM memtray.schema_version WHERE version > %d; ALTER TABLE memtray.schema_version DROP COLUMN compat", SchemaVersion), SchemaVersion, false, SchemaVersion, ""},
-		// A memtray of 5 cannot know that 6, recorded without a floor,
+		// A memtray of 6 cannot know that 7, recorded without a floor,
 		// was compatible: it refuses, as every memtray did before floors.
-		{"before floors were recorded, a memtray of 5", "", 5, true, 0, "at version 6, which memtray of schema version 6 or later"},
+		{"before floors were recorded, a memtray of 6", "", 6, true, 0, "at version 7, which memtray of schema version 7 or later"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,7 +122,7 @@ func TestSchemaFloor(t *testing.T) {
 }
 
 // TestFloorSyncs: a memtray of version 4 on a database the owner
-// migrated to 6 syncs: its push is stored, and a push of a copy behind
+// migrated to 7 syncs: its push is stored, and a push of a copy behind
 // the owner's edit merges onto it as on 6.
 func TestFloorSyncs(t *testing.T) {
 	tm := newTeam(t)
@@ -129,7 +132,7 @@ func TestFloorSyncs(t *testing.T) {
 	tm.member(t, owner, role, false)
 	old, err := openAs(ctx, tm.url(role), 4)
 	if err != nil {
-		t.Fatalf("a memtray of 4 on a database at 6: %v", err)
+		t.Fatalf("a memtray of 4 on a database at 7: %v", err)
 	}
 	defer old.Close()
 	v0 := mem("f1", "the floor lets an older member sync")
@@ -164,7 +167,10 @@ func TestFloorsRecordedAtUpgrade(t *testing.T) {
 	tm.open(t, tm.owner)
 	raw := tm.raw(t, tm.owner)
 	// Back to version 5, as a memtray before floors left it.
-	if _, err := raw.Exec(ctx, `DROP POLICY prune ON memtray.conflicts;
+	if _, err := raw.Exec(ctx, `DROP INDEX memtray.memories_content_hash_project;
+		CREATE UNIQUE INDEX memories_content_hash ON memtray.memories (content_hash);
+		DELETE FROM memtray.schema_version WHERE version = 7;
+		DROP POLICY prune ON memtray.conflicts;
 		DROP FUNCTION memtray.set_conflict_retention(interval); DROP FUNCTION memtray.conflict_retention();
 		DROP TABLE memtray.settings;
 		CREATE POLICY prune ON memtray.conflicts FOR DELETE
@@ -177,7 +183,7 @@ func TestFloorsRecordedAtUpgrade(t *testing.T) {
 		t.Fatalf("set up: floors %v", got)
 	}
 	tm.open(t, tm.owner)
-	if got := compats(t, raw); !slices.Equal(got, []int{1, 1, 3, 3, 3, 3}) {
-		t.Fatalf("after the owner's migration to 6: floors %v, want 1 1 3 3 3 3", got)
+	if got := compats(t, raw); !slices.Equal(got, []int{1, 1, 3, 3, 3, 3, 3}) {
+		t.Fatalf("after the owner's migration to 7: floors %v, want 1 1 3 3 3 3 3", got)
 	}
 }

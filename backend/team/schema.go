@@ -11,7 +11,11 @@ import (
 
 // SchemaVersion is the version of the team schema this code reads and
 // writes: the number of migrations it knows.
-const SchemaVersion = 6
+const SchemaVersion = 7
+
+// perProjectSchema is the first schema version whose exact-text dedup
+// is per project (the unique index on content_hash and project).
+const perProjectSchema = 7
 
 // minSyncSchema is the oldest schema version push and pull work with: a
 // member's daemon meeting a schema between it and SchemaVersion that its
@@ -341,6 +345,30 @@ CREATE OR REPLACE FUNCTION memtray.set_conflict_retention(r interval) RETURNS vo
 DROP POLICY IF EXISTS prune ON memtray.conflicts;
 CREATE POLICY prune ON memtray.conflicts FOR DELETE
 	USING (memtray.is_member(current_user) AND at < now() - memtray.conflict_retention());
+`},
+	// 7: the team's exact-text dedup is per project, as the local
+	// store's (exp-hashproj): the same sentence said in project A and in
+	// project B is a memory of each, where a store-wide index made B's
+	// push a duplicate of A's and B's daemon relinked its memory to A's,
+	// which B's prompts never reach. project is NOT NULL ('' is no
+	// project, a project of its own), so two memories of no project with
+	// one text still clash. content_hash leads the index, so an older
+	// memtray's store-wide lookup (WHERE content_hash = $1) still reads
+	// it.
+	// Floor 3: the database enforces the index whoever pushes, so an
+	// older memtray cannot write two memories of one text in a project;
+	// it only looks a text up across the team as it always did (a push
+	// whose text another project holds is inserted now, as the index lets
+	// it; an edit onto such a text is a duplicate of it, and with two
+	// projects holding a text its duplicate may name either: the relink
+	// it did at 6), and a memtray whose local store dedups across
+	// projects skips a second project's copy on a pull, as it skips any
+	// text it holds. What it gets is the old behaviour, for its member
+	// only; nothing in the team changes.
+	// Written to run again on a database that has it.
+	{floor: 3, sql: `
+DROP INDEX IF EXISTS memtray.memories_content_hash;
+CREATE UNIQUE INDEX IF NOT EXISTS memories_content_hash_project ON memtray.memories (content_hash, project);
 `},
 }
 

@@ -372,9 +372,10 @@ const (
 	// nothing the team does not hold already). The caller takes the
 	// team's version (Get).
 	PushMerged PushStatus = "merged"
-	// PushDuplicate: another team memory holds the same text (content
-	// hash); Winner names it, and the caller relinks its local memory to
-	// it. Nothing was written.
+	// PushDuplicate: another team memory of the same project holds the
+	// same text (content hash; any project's on a schema before 7, whose
+	// unique index is store-wide); Winner names it, and the caller
+	// relinks its local memory to it. Nothing was written.
 	PushDuplicate PushStatus = "duplicate"
 	// PushDeleted: the id was deleted from the team (a tombstone); a push
 	// does not bring it back (Restore does). Nothing was written.
@@ -407,7 +408,8 @@ const maxPush = 5000
 // unless the team changed one of them too, PushStale; one without a base
 // is refused when the team's is newer by UpdatedAt, PushStale) and by
 // content hash (the same text held by
-// another id is a duplicate, reported with the winner). A push retried
+// another id of the same project, of any before schema 7, is a duplicate,
+// reported with the winner). A push retried
 // after a crash, whether or not the first attempt committed, ends in the
 // same state. It returns one result per memory, in order. A memory that
 // fails Validate, or repeats an id of the same call, is PushInvalid and
@@ -667,9 +669,9 @@ func (s *Store) resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, e
 	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		// The id is free, so the text is taken.
-		var winner string
-		err := tx.QueryRow(ctx, "SELECT id FROM memtray.memories WHERE content_hash = $1", m.ContentHash).Scan(&winner)
+		// The id is free, so the text is taken (in the memory's project,
+		// from schema 7).
+		winner, err := s.holderOf(ctx, tx, m.ContentHash, m.Project, "")
 		if errors.Is(err, pgx.ErrNoRows) {
 			// The conflicting row went away since the insert (deleted
 			// concurrently): let the transaction run again.
@@ -716,9 +718,10 @@ func (s *Store) resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, e
 	if err != nil {
 		return res, err
 	}
-	if w.ContentHash != cur.ContentHash {
-		var winner string
-		err := tx.QueryRow(ctx, "SELECT id FROM memtray.memories WHERE content_hash = $1 AND id <> $2", w.ContentHash, m.ID).Scan(&winner)
+	if w.ContentHash != cur.ContentHash || w.Project != cur.Project {
+		// The text, or the project it is held in (schema 7), changes:
+		// another memory may hold it there.
+		winner, err := s.holderOf(ctx, tx, w.ContentHash, w.Project, m.ID)
 		if err == nil {
 			res.Status, res.Winner = PushDuplicate, winner
 			return res, nil
@@ -757,6 +760,24 @@ func (s *Store) resolve(ctx context.Context, tx pgx.Tx, m Memory) (PushResult, e
 	}
 	res.Status = status
 	return res, nil
+}
+
+// holderOf is the id of the live team memory holding content hash hash
+// in project ("" no project, a project of its own) other than except, or
+// pgx.ErrNoRows: the team's exact-text dedup, which the unique index
+// decides. From schema 7 (memories_content_hash_project) it is per
+// project, as the local store's (store.holderOf); on an older schema a
+// member could not migrate, the index is store-wide and so is the
+// lookup, or a push clashing with another project's text would find no
+// holder and retry until it gave up.
+func (s *Store) holderOf(ctx context.Context, tx pgx.Tx, hash, project, except string) (string, error) {
+	q, args := "SELECT id FROM memtray.memories WHERE content_hash = $1 AND id <> $2", []any{hash, except}
+	if s.schema >= perProjectSchema {
+		q, args = q+" AND project = $3", append(args, project)
+	}
+	var id string
+	err := tx.QueryRow(ctx, q, args...).Scan(&id)
+	return id, err
 }
 
 // sameVersion reports whether a and b hold the same shared fields (what
@@ -874,13 +895,14 @@ func (s *Store) DeleteFrom(ctx context.Context, id string, base *store.TeamBase)
 
 // Restore brings a deleted team memory back from the tombstones (undo of
 // Delete), as its owner had it. Only the owner or an admin may
-// (ErrNotOwner); a live memory holding the same text by then makes it a
-// duplicate (PushDuplicate with the winner) and nothing changes.
+// (ErrNotOwner); a live memory of its project holding the same text by
+// then (any project's before schema 7) makes it a duplicate
+// (PushDuplicate with the winner) and nothing changes.
 func (s *Store) Restore(ctx context.Context, id string) (PushResult, error) {
 	res := PushResult{ID: id}
 	err := s.retry(ctx, func(tx pgx.Tx) error {
-		var hash string
-		err := tx.QueryRow(ctx, "SELECT content_hash FROM memtray.tombstones WHERE id = $1", id).Scan(&hash)
+		var hash, project string
+		err := tx.QueryRow(ctx, "SELECT content_hash, coalesce(memory ->> 'project', '') FROM memtray.tombstones WHERE id = $1", id).Scan(&hash, &project)
 		if errors.Is(err, pgx.ErrNoRows) {
 			var live bool
 			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM memtray.memories WHERE id = $1)", id).Scan(&live); err != nil {
@@ -895,8 +917,7 @@ func (s *Store) Restore(ctx context.Context, id string) (PushResult, error) {
 		if err != nil {
 			return err
 		}
-		var winner string
-		err = tx.QueryRow(ctx, "SELECT id FROM memtray.memories WHERE content_hash = $1", hash).Scan(&winner)
+		winner, err := s.holderOf(ctx, tx, hash, project, "")
 		if err == nil {
 			res.Status, res.Winner = PushDuplicate, winner
 			return nil

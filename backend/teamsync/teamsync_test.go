@@ -470,3 +470,40 @@ func TestStatusCountsPushes(t *testing.T) {
 		t.Fatalf("status counts %d pushed, want %d", st.Pushed, n)
 	}
 }
+
+// TestSameTextTwoProjects: a text the team holds in one project, written
+// in another on a second daemon, is a team memory of each (schema 7),
+// and both daemons keep both, each in its project: the second push is no
+// duplicate, so its daemon does not relink its memory to the first
+// project's, which its project's prompts never reach. Within a project
+// the same text stays one memory (TestSameTextTwice).
+func TestSameTextTwoProjects(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice", "bob")
+	a := startNode(t, "a", t.TempDir(), tdb.url(roles["alice"]), []string{"*"})
+	b := startNode(t, "b", t.TempDir(), tdb.url(roles["bob"]), []string{"*"})
+	ctx := context.Background()
+	const text = "run make lint before every commit"
+	ma := a.write(t, text, "shop", memory.TypeProject)
+	polltest.Eventually(t, "b has shop's memory", func() error { _, err := b.st.Get(ctx, ma.ID); return err })
+	mb := b.write(t, text, "garden", memory.TypeProject)
+	if mb.ID == ma.ID {
+		t.Fatalf("b's local store deduplicated garden's text into shop's memory %s", ma.ID)
+	}
+	want := map[string]string{ma.ID: text, mb.ID: text}
+	polltest.Eventually(t, "both memories on both daemons", converged(t, want, a, b))
+	for _, n := range []*node{a, b} {
+		for id, p := range map[string]string{ma.ID: "shop", mb.ID: "garden"} {
+			m, err := n.st.Get(ctx, id)
+			if err != nil || m.Project != p {
+				t.Errorf("%s: %s is of %q (%v), want %q", n.name, id, m.Project, err, p)
+			}
+		}
+	}
+	if got := teamTexts(t, tdb.open(t, tdb.owner)); len(got) != 2 || got[ma.ID] != text || got[mb.ID] != text {
+		t.Fatalf("the team holds %v, want both", got)
+	}
+	if rep := b.sy.Status(); rep.Relinked != 0 {
+		t.Errorf("b relinked %d memories, want none", rep.Relinked)
+	}
+}
