@@ -35,7 +35,8 @@ func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
 }
 
 // GetMany returns the memories among ids (embeddings included); missing
-// ids are simply absent from the map.
+// ids are simply absent from the map, and so are the records Open found
+// unreadable and skipped (Info.Unreadable).
 func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -49,6 +50,9 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Me
 				continue
 			}
 			_, m, err := decodeRecord(v)
+			if s.skipUnreadable([]byte(id), err) {
+				continue // skipped at Open: as if missing
+			}
 			if err != nil {
 				return fmt.Errorf("get %q: %w", id, err)
 			}
@@ -67,7 +71,8 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Me
 const iterateChunk = 256
 
 // Iterate calls fn with each memory matching f (embedding included), in
-// insertion order, and stops at the first error fn returns (which Iterate
+// insertion order (the records Open found unreadable left out, as Open
+// left them out), and stops at the first error fn returns (which Iterate
 // returns). Writes made during the walk may or may not be seen.
 func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) error) error {
 	if err := s.checkOpen(); err != nil {
@@ -107,6 +112,9 @@ func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) er
 					continue
 				}
 				_, m, err := decodeRecord(rv)
+				if s.skipUnreadable(v, err) {
+					continue // skipped at Open, with its warning
+				}
 				if err != nil {
 					return fmt.Errorf("iterate: record %s: %w", v, err)
 				}
@@ -149,6 +157,9 @@ func (s *Store) FindByHash(ctx context.Context, hash string) (memory.Memory, boo
 				continue
 			}
 			_, m, err := decodeRecord(v)
+			if s.skipUnreadable(id, err) {
+				continue // skipped at Open: as if missing
+			}
 			if err != nil {
 				return fmt.Errorf("find by hash: record %s: %w", id, err)
 			}
