@@ -13,7 +13,8 @@ import (
 )
 
 // Get returns the memory with id (embedding included), or an error
-// wrapping memory.ErrNotFound.
+// wrapping memory.ErrNotFound (also for a record Open found unreadable
+// and skipped: every read leaves it out).
 func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
 	if err := s.checkOpen(); err != nil {
 		return memory.Memory{}, err
@@ -26,6 +27,9 @@ func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
 		}
 		var err error
 		_, m, err = decodeRecord(v)
+		if s.skipUnreadable([]byte(id), err) {
+			return fmt.Errorf("get %q: unreadable, skipped at open (%v; `memtray doctor --salvage` saves what can be read): %w", id, err, memory.ErrNotFound)
+		}
 		if err != nil {
 			return fmt.Errorf("get %q: %w", id, err)
 		}

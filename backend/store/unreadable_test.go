@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -58,7 +59,8 @@ func garbleRecordBytes(t *testing.T, path, id string) []byte {
 // garbled by the test (its fields, or its whole value) opens with a
 // warning naming it and Info.Unreadable 1, and every read then skips it
 // as Open did — List and GetMany, Iterate, the text and vector searches,
-// FindByHash, Export (and an Import of that export), the team outbox —
+// Get (not found), FindByHash, Export (and an Import of that export), the
+// team outbox —
 // with every other record there; the garbled bytes are left as they are.
 func TestOneUnreadableRecordBreaksNoRead(t *testing.T) {
 	ctx := context.Background()
@@ -77,10 +79,10 @@ func TestOneUnreadableRecordBreaksNoRead(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := openTest(t, dir)
+			s := openTeam(t, dir)
 			var all []memory.Memory
 			for i := range n {
-				all = append(all, mustPut(t, s, mem(fmt.Sprintf("Worker %d retries a failed upload of batch-%d.bin three times", i, i))))
+				all = append(all, mustPut(t, s, teamMem(fmt.Sprintf("Worker %d retries a failed upload of batch-%d.bin three times", i, i))))
 			}
 			bad := all[3]
 			if err := s.Close(); err != nil {
@@ -89,7 +91,7 @@ func TestOneUnreadableRecordBreaksNoRead(t *testing.T) {
 			path := filepath.Join(dir, dbFile)
 			garbled := c.garble(t, path, bad.ID, bad.Text)
 
-			s = openTest(t, dir)
+			s = openTeam(t, dir)
 			info := s.Info()
 			if info.Unreadable != 1 || info.Count != n-1 || !slices.ContainsFunc(info.Warnings, func(w string) bool {
 				return strings.Contains(w, "record "+bad.ID+" is unreadable")
@@ -147,6 +149,22 @@ func TestOneUnreadableRecordBreaksNoRead(t *testing.T) {
 				t.Fatalf("VectorSearch: %v", err)
 			}
 			check("VectorSearch", ids(vec))
+
+			if _, err := s.Get(ctx, bad.ID); !errors.Is(err, memory.ErrNotFound) {
+				t.Errorf("Get of the unreadable record: %v, want not found", err)
+			}
+			if m, err := s.Get(ctx, all[4].ID); err != nil || m.Text != all[4].Text {
+				t.Errorf("Get of another: %v", err)
+			}
+			out, _, err := s.Outbox(ctx, 0)
+			if err != nil {
+				t.Fatalf("Outbox: %v", err)
+			}
+			var pushed []string
+			for _, e := range out {
+				pushed = append(pushed, e.ID)
+			}
+			check("Outbox", pushed)
 
 			if _, ok, err := s.FindByHash(ctx, bad.ContentHash); err != nil || ok {
 				t.Errorf("FindByHash of the unreadable record: %v %v", ok, err)
