@@ -362,8 +362,12 @@ func runStats(env *Env, args []string) error {
 		if _, ok := svc.Status.(*httpapi.Client); ok {
 			where = fmt.Sprintf("running, pid %d, on http://%s", s.PID, s.Listen)
 		}
-		fmt.Fprintf(env.Stdout, "daemon:     %s\nstore:      %s\nmemories:   %d (%d snoozed, %d superseded)\nembedder:   %s (%s)\n",
-			where, s.Store.Dir, s.Store.Count, s.Snoozed, s.Superseded, s.Embedder, s.EmbedderReason)
+		unreadable := ""
+		if s.Store.Unreadable > 0 {
+			unreadable = fmt.Sprintf(", %d unreadable and skipped: `memtray doctor`", s.Store.Unreadable)
+		}
+		fmt.Fprintf(env.Stdout, "daemon:     %s\nstore:      %s\nmemories:   %d (%d snoozed, %d superseded%s)\nembedder:   %s (%s)\n",
+			where, s.Store.Dir, s.Store.Count, s.Snoozed, s.Superseded, unreadable, s.Embedder, s.EmbedderReason)
 		for _, w := range s.Warnings {
 			fmt.Fprintf(env.Stdout, "warning:    %s\n", w.Message)
 		}

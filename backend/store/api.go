@@ -102,6 +102,10 @@ type Info struct {
 	Seq            uint64 `json:"seq"`
 	FormatVersion  int    `json:"format_version"`
 	RepairedOnOpen int    `json:"repaired_on_open"` // index entries fixed by reconciliation at Open
+	// Unreadable counts the records Open could not decode: every read
+	// skips them (Warnings names them) and their bytes are kept for
+	// `memtray doctor --salvage`. 0 on a healthy store.
+	Unreadable int `json:"unreadable,omitempty"`
 	// Warnings lists what Open found and repaired or skipped: a text index
 	// rebuilt after it failed to open, unreadable records, an unfinished
 	// re-embedding. Empty on a healthy store.

@@ -361,7 +361,7 @@ func (c *checker) checkIndexes(tx *bolt.Tx) {
 			}
 			return nil
 		})
-		bucketErr(bucketOrder, orphans, "name a record that is not stored or cannot be read (export fails on them)")
+		bucketErr(bucketOrder, orphans, "name a record that is not stored or cannot be read (reads skip those Open found unreadable)")
 		if missing := len(c.recs) - (n - orphans); missing > 0 {
 			r.damage(string(bucketOrder), fmt.Sprintf("%d records are missing from the insertion order (export fails on them)", missing), fixSalvage)
 		}

@@ -84,11 +84,11 @@ func (s *Store) Export(ctx context.Context, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	err := s.view(func(tx *bolt.Tx) error {
 		meta, recs, order := tx.Bucket(bucketMeta), tx.Bucket(bucketRecs), tx.Bucket(bucketOrder)
-		count := recs.Stats().KeyN
+		count := recs.Stats().KeyN - s.unreadableIn(recs)
 		dim := int(getU64(meta.Get(keyDim)))
 		hdr := ExportHeader{Format: ExportFormat, Version: exportVersionAllVectors, EmbeddingModel: string(meta.Get(keyModel)),
 			Dim: dim, Count: count, ExportedAt: s.now().UTC()}
-		damaged, err := countDamagedVectors(ctx, recs, dim)
+		damaged, err := s.countDamagedVectors(ctx, recs, dim)
 		if err != nil {
 			return err
 		}
@@ -111,6 +111,9 @@ func (s *Store) Export(ctx context.Context, w io.Writer) error {
 				continue
 			}
 			_, m, err := decodeRecord(v)
+			if s.skipUnreadable(id, err) {
+				continue // skipped at Open: not in the stream nor its count
+			}
 			if err != nil {
 				return fmt.Errorf("record %s: %w", id, err)
 			}
@@ -138,13 +141,29 @@ func (s *Store) Export(ctx context.Context, w io.Writer) error {
 	return nil
 }
 
+// unreadableIn counts the records Open found unreadable that recs still
+// holds: Export leaves them out.
+func (s *Store) unreadableIn(recs *bolt.Bucket) int {
+	n := 0
+	for id := range s.unreadable {
+		if recs.Get([]byte(id)) != nil {
+			n++
+		}
+	}
+	return n
+}
+
 // countDamagedVectors counts the records of recs whose packed vector is
-// damaged for dimension dim (see packedState), without decoding them.
-func countDamagedVectors(ctx context.Context, recs *bolt.Bucket, dim int) (int, error) {
+// damaged for dimension dim (see packedState), without decoding them
+// (those Open found unreadable left out, as Export leaves them out).
+func (s *Store) countDamagedVectors(ctx context.Context, recs *bolt.Bucket, dim int) (int, error) {
 	n, i := 0, 0
 	err := recs.ForEach(func(k, v []byte) error {
 		if i++; i%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if _, bad := s.unreadable[string(k)]; bad {
+			return nil
 		}
 		_, _, packed, err := splitRecord(v, nil)
 		if err != nil {

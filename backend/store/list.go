@@ -238,12 +238,19 @@ type pendingList struct {
 	js []byte
 }
 
+// unreadableRecord names a record whose JSON does not decode, and why.
+type unreadableRecord struct {
+	id  string
+	err error
+}
+
 // fillListFields decodes the listFields of pending entries on up to
-// GOMAXPROCS goroutines and returns a warning per unreadable record. It
-// must run inside the read transaction the JSON comes from.
-func fillListFields(pending []pendingList) []string {
+// GOMAXPROCS goroutines and returns the records whose JSON does not
+// decode, in pending's order. It must run inside the read transaction
+// the JSON comes from.
+func fillListFields(pending []pendingList) []unreadableRecord {
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(pending)/1024))
-	bad := make([][]string, workers)
+	bad := make([][]unreadableRecord, workers)
 	var wg sync.WaitGroup
 	per := (len(pending) + workers - 1) / max(workers, 1)
 	for w := 0; w < workers; w++ {
@@ -254,7 +261,7 @@ func fillListFields(pending []pendingList) []string {
 			for _, p := range pending[lo:hi] {
 				var lj listJSON
 				if err := json.Unmarshal(p.js, &lj); err != nil {
-					bad[w] = append(bad[w], fmt.Sprintf("record %s has unreadable fields (%v): listed with empty columns", p.id, err))
+					bad[w] = append(bad[w], unreadableRecord{p.id, fmt.Errorf("%w: %v", errCorrupt, err)})
 					continue
 				}
 				p.e.listFields = listFieldsOf(lj.Text, lj.Type, lj.Scope, lj.Importance, lj.Pinned, lj.AccessCount,
@@ -263,7 +270,7 @@ func fillListFields(pending []pendingList) []string {
 		}()
 	}
 	wg.Wait()
-	var out []string
+	var out []unreadableRecord
 	for _, b := range bad {
 		out = append(out, b...)
 	}

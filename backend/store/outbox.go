@@ -469,6 +469,9 @@ func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, d
 						e.Delete, e.Restore = true, false
 					} else {
 						_, m, err := decodeRecord(rv)
+						if s.skipUnreadable(k, err) {
+							continue // skipped at Open: not pushed (nor as a delete) until salvaged
+						}
 						if err != nil {
 							return fmt.Errorf("outbox %s: %w", k, err)
 						}

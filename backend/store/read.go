@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -13,7 +14,8 @@ import (
 )
 
 // Get returns the memory with id (embedding included), or an error
-// wrapping memory.ErrNotFound.
+// wrapping memory.ErrNotFound (also for a record Open found unreadable
+// and skipped: every read leaves it out).
 func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
 	if err := s.checkOpen(); err != nil {
 		return memory.Memory{}, err
@@ -26,6 +28,9 @@ func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
 		}
 		var err error
 		_, m, err = decodeRecord(v)
+		if s.skipUnreadable([]byte(id), err) {
+			return fmt.Errorf("get %q: unreadable, skipped at open (%v; `memtray doctor --salvage` saves what can be read): %w", id, err, memory.ErrNotFound)
+		}
 		if err != nil {
 			return fmt.Errorf("get %q: %w", id, err)
 		}
@@ -35,7 +40,8 @@ func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
 }
 
 // GetMany returns the memories among ids (embeddings included); missing
-// ids are simply absent from the map.
+// ids are simply absent from the map, and so are the records Open found
+// unreadable and skipped (Info.Unreadable).
 func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -49,6 +55,9 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Me
 				continue
 			}
 			_, m, err := decodeRecord(v)
+			if s.skipUnreadable([]byte(id), err) {
+				continue // skipped at Open: as if missing
+			}
 			if err != nil {
 				return fmt.Errorf("get %q: %w", id, err)
 			}
@@ -67,7 +76,8 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Me
 const iterateChunk = 256
 
 // Iterate calls fn with each memory matching f (embedding included), in
-// insertion order, and stops at the first error fn returns (which Iterate
+// insertion order (the records Open found unreadable left out, as Open
+// left them out), and stops at the first error fn returns (which Iterate
 // returns). Writes made during the walk may or may not be seen.
 func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) error) error {
 	if err := s.checkOpen(); err != nil {
@@ -107,6 +117,9 @@ func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) er
 					continue
 				}
 				_, m, err := decodeRecord(rv)
+				if s.skipUnreadable(v, err) {
+					continue // skipped at Open, with its warning
+				}
 				if err != nil {
 					return fmt.Errorf("iterate: record %s: %w", v, err)
 				}
@@ -178,6 +191,9 @@ func holderOf(tx *bolt.Tx, hash, project, skip string) (memory.Memory, bool, err
 			continue // another project's: its header says so, nothing decoded
 		}
 		_, m, err := decodeRecord(v)
+		if errors.Is(err, errCorrupt) {
+			continue // unreadable (Open skipped it): as if missing, never a reason to refuse a write
+		}
 		if err != nil {
 			return memory.Memory{}, false, fmt.Errorf("record %s: %w", id, err)
 		}

@@ -78,6 +78,11 @@ type Store struct {
 	warnings []string
 	repaired int
 	damaged  []string // records whose stored vector Open found damaged (RepairVectors)
+	// unreadable holds the records Open could not decode (skipped with a
+	// warning). It is set by load and never changed after, so the read
+	// paths consult it without a lock: a record that fails to decode and
+	// is in it is skipped as Open skipped it (see skipUnreadable).
+	unreadable map[string]struct{}
 
 	text     bleve.Index
 	tmap     *mapping.IndexMappingImpl
@@ -357,19 +362,25 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 				}
 				continue
 			}
-			s.warnings = append(s.warnings, fmt.Sprintf("record %s is unreadable (%v): skipped", id, err))
-		}
-		if w := damagedVectorWarning(damaged, s.dim); w != "" {
-			s.warnings = append(s.warnings, w)
+			s.skipUnreadableOnOpen(id, err)
 		}
 		s.damaged = damaged
 		// List's columns are in the records' JSON, which aliases bbolt's
-		// map: decode them before the transaction ends.
-		s.warnings = append(s.warnings, fillListFields(pending)...)
+		// map: decode them before the transaction ends. A record whose
+		// JSON does not decode is unreadable as a whole (every read
+		// decodes it): out it goes again.
+		for _, b := range fillListFields(pending) {
+			s.dropUnreadableOnOpen(b.id, b.err, lr)
+		}
+		if w := damagedVectorWarning(s.damaged, s.dim); w != "" {
+			s.warnings = append(s.warnings, w)
+		}
 		// The vector rows were made before the entries had their type
 		// (Filter.PlusTypes reads it from the row).
 		for _, p := range pending {
-			s.vec.setMeta(p.id, p.e)
+			if _, bad := s.unreadable[p.id]; !bad {
+				s.vec.setMeta(p.id, p.e)
+			}
 		}
 		return tx.Bucket(bucketDels).ForEach(func(k, v []byte) error {
 			lr.dels[string(k)] = getU64(v)
@@ -381,6 +392,48 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 	}
 	return lr, nil
 }
+
+// skipUnreadableOnOpen records that load could not decode record id
+// (err says why): it is left out of every index and every read, with a
+// warning naming it; its bytes are left as they are (`memtray doctor
+// --salvage` is the repair).
+func (s *Store) skipUnreadableOnOpen(id string, err error) {
+	if s.unreadable == nil {
+		s.unreadable = make(map[string]struct{})
+	}
+	s.unreadable[id] = struct{}{}
+	s.warnings = append(s.warnings, fmt.Sprintf("record %s is unreadable (%v): skipped", id, err))
+}
+
+// dropUnreadableOnOpen is skipUnreadableOnOpen for a record load had
+// already entered (its header decoded, its fields did not): it is taken
+// out of the entries, the vector index, the damaged-vector list and the
+// text index's reconciliation again.
+func (s *Store) dropUnreadableOnOpen(id string, err error, lr *loadResult) {
+	delete(s.entries, id)
+	delete(lr.tseq, id)
+	s.vec.remove(id)
+	if i := slices.Index(s.damaged, id); i >= 0 {
+		s.damaged = slices.Delete(s.damaged, i, i+1)
+	}
+	s.skipUnreadableOnOpen(id, err)
+}
+
+// skipUnreadable says whether a read that failed to decode record id
+// (with err) skips it: Open found it unreadable and skipped it too. Any
+// other failure is the read's error.
+func (s *Store) skipUnreadable(id []byte, err error) bool {
+	if err == nil || !errors.Is(err, errCorrupt) {
+		return false
+	}
+	_, ok := s.unreadable[string(id)]
+	return ok
+}
+
+// UnreadableCount is how many records Open could not decode and skipped
+// (Info.Unreadable): the reads leave them out until `memtray doctor
+// --salvage` copies what can be read into a new store.
+func (s *Store) UnreadableCount() int { return len(s.unreadable) }
 
 // damagedVectorMarker is in every damaged-vector warning (and nowhere else).
 const damagedVectorMarker = " a damaged vector"
@@ -508,7 +561,7 @@ func (s *Store) Info() Info {
 	defer s.mu.RUnlock()
 	return Info{
 		Dir: s.dir, Model: s.model, Dim: s.dim, Count: len(s.entries), Seq: s.seq,
-		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired,
+		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadable),
 		Warnings: append([]string(nil), s.warnings...),
 	}
 }

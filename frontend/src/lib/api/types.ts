@@ -445,6 +445,7 @@ export interface Info {
   seq: number;
   format_version: number;
   repaired_on_open: number;
+  unreadable?: number;
   warnings?: string[];
 }
 
