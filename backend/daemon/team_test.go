@@ -230,7 +230,17 @@ func TestTeamThreeDaemons(t *testing.T) {
 				found = found || h.Memory.ID == id
 			}
 			if !found {
-				t.Errorf("daemon %d: a search for %q does not find %s", di, text, id)
+				var got []string
+				for _, h := range hits {
+					got = append(got, fmt.Sprintf("%s %q", h.Memory.ID, h.Memory.Text))
+				}
+				bm, _ := d.memories.Search(ctx, httpapi.SearchRequest{Query: text, K: 5, Mode: "bm25"})
+				for _, h := range bm {
+					got = append(got, "bm25: "+h.Memory.ID)
+				}
+				lm, gerr := d.store.Get(ctx, id)
+				lm.Embedding = nil
+				t.Errorf("daemon %d: a search for %q does not find %s (local %+v %v); it found %v", di, text, id, lm, gerr, got)
 			}
 		}
 		st, err := d.Services().Status.Stats(ctx)
