@@ -218,20 +218,23 @@ func TestTeamThreeDaemons(t *testing.T) {
 			t.Errorf("%q is held %d times", text, n)
 		}
 	}
-	// Recall: each daemon finds each team memory by its words.
+	// Recall: each daemon finds each team memory by its words. A pull
+	// makes a memory's record readable before its words are in the text
+	// index (ApplyTeam indexes them after the commit, outside the store's
+	// lock), so a search is retried until that has happened; a memory
+	// never found still fails, with what the search found instead.
 	for di, d := range ds {
 		for id, text := range all {
-			hits, err := d.memories.Search(ctx, httpapi.SearchRequest{Query: text, K: 5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			found := false
-			for _, h := range hits {
-				found = found || h.Memory.ID == id
-			}
-			if !found {
+			polltest.Eventually(t, fmt.Sprintf("daemon %d finds %s by its words", di, id), func() error {
+				hits, err := d.memories.Search(ctx, httpapi.SearchRequest{Query: text, K: 5})
+				if err != nil {
+					return err
+				}
 				var got []string
 				for _, h := range hits {
+					if h.Memory.ID == id {
+						return nil
+					}
 					got = append(got, fmt.Sprintf("%s %q", h.Memory.ID, h.Memory.Text))
 				}
 				bm, _ := d.memories.Search(ctx, httpapi.SearchRequest{Query: text, K: 5, Mode: "bm25"})
@@ -240,8 +243,8 @@ func TestTeamThreeDaemons(t *testing.T) {
 				}
 				lm, gerr := d.store.Get(ctx, id)
 				lm.Embedding = nil
-				t.Errorf("daemon %d: a search for %q does not find %s (local %+v %v); it found %v", di, text, id, lm, gerr, got)
-			}
+				return fmt.Errorf("a search for %q does not find %s (local %+v %v); it found %v", text, id, lm, gerr, got)
+			})
 		}
 		st, err := d.Services().Status.Stats(ctx)
 		if err != nil {
