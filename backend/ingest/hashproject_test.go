@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -18,23 +17,8 @@ import (
 func TestExactDedupPerProject(t *testing.T) {
 	const para = "The exporter in `export/csv.go` quotes every field because Excel splits unquoted fields at commas and semicolons."
 	ctx := context.Background()
-	emb := &seenEmbedder{model: "seen-a"}
-	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.model, Dim: seenDim, Clock: memory.FixedClock{T: t0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: memory.FixedClock{T: t0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	turnOf := func(session, project, prompt string) Turn {
-		exs := sessionOf(session, prompt, para)
-		for i := range exs {
-			exs[i].Project, exs[i].Source = project, memory.SourceTranscript
-		}
-		return GroupTurns(exs)[0]
-	}
+	p, st := newSeenFixture(t, memory.FixedClock{T: t0})
+	turnOf := func(session, project, prompt string) Turn { return transcriptTurn(session, project, prompt, para) }
 	steps := []struct {
 		name, session, project string
 		write                  bool // through Write (an add) instead of a session's turn
@@ -87,22 +71,9 @@ func TestExactDedupPerProject(t *testing.T) {
 func TestRelabelKeepsOneCopyInProject(t *testing.T) {
 	const para = "The exporter in `export/csv.go` quotes every field because Excel splits unquoted fields at commas and semicolons."
 	ctx := context.Background()
-	emb := &seenEmbedder{model: "seen-a"}
-	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.model, Dim: seenDim, Clock: memory.FixedClock{T: t0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: memory.FixedClock{T: t0}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, st := newSeenFixture(t, memory.FixedClock{T: t0})
 	turnOf := func(session, project string) Turn {
-		exs := sessionOf(session, "look at the csv code in "+session, para)
-		for i := range exs {
-			exs[i].Project, exs[i].Source = project, memory.SourceTranscript
-		}
-		return GroupTurns(exs)[0]
+		return transcriptTurn(session, project, "look at the csv code in "+session, para)
 	}
 	for _, step := range []struct{ session, project string }{{"loose", ""}, {"shop-session", "shop"}, {"loose", "shop"}} {
 		if _, _, err := p.ProcessTurn(ctx, turnOf(step.session, step.project), nil, SessionState{Ended: true}); err != nil {

@@ -22,23 +22,8 @@ func TestRelabelEarlier(t *testing.T) {
 		para2 = "The importer in `import/rows.go` skips rows with an empty `customer_id` column before it validates the remaining ones."
 	)
 	ctx := context.Background()
-	emb := &seenEmbedder{model: "seen-a"}
-	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.model, Dim: seenDim, Clock: memory.FixedClock{T: t0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: memory.FixedClock{T: t0}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	turnOf := func(session, project, prompt string, texts ...string) Turn {
-		exs := sessionOf(session, prompt, texts...)
-		for i := range exs {
-			exs[i].Project, exs[i].Source = project, memory.SourceTranscript
-		}
-		return GroupTurns(exs)[0]
-	}
+	p, st := newSeenFixture(t, memory.FixedClock{T: t0})
+	turnOf := transcriptTurn
 	// Another session of no project says the importer's statement too.
 	if _, _, err := p.ProcessTurn(ctx, turnOf("other", "", "what does the importer skip", para2), nil, SessionState{Ended: true}); err != nil {
 		t.Fatal(err)
@@ -103,24 +88,9 @@ func TestRelabelMonthsLater(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			emb := &seenEmbedder{model: "seen-a"}
 			clock := &stepClock{t: t0}
-			st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.model, Dim: seenDim, Clock: clock})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { st.Close() })
-			p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: clock})
-			if err != nil {
-				t.Fatal(err)
-			}
-			turnOf := func(project string) Turn {
-				exs := sessionOf("csv", "look at the csv code", para)
-				for i := range exs {
-					exs[i].Project, exs[i].Source = project, memory.SourceTranscript
-				}
-				return GroupTurns(exs)[0]
-			}
+			p, st := newSeenFixture(t, clock)
+			turnOf := func(project string) Turn { return transcriptTurn("csv", project, "look at the csv code", para) }
 			first, _, err := p.ProcessTurn(ctx, turnOf(tc.first), nil, SessionState{Ended: true})
 			if err != nil || first.Verdict != memory.VerdictStored {
 				t.Fatalf("first run: %s %s %v", first.Verdict, first.Reason, err)
@@ -158,4 +128,31 @@ func TestRelabelMonthsLater(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newSeenFixture is a pipeline with the seen-a embedder on a store on disk
+// whose clock is clock.
+func newSeenFixture(t *testing.T, clock memory.Clock) (*Pipeline, *store.Store) {
+	t.Helper()
+	emb := &seenEmbedder{model: "seen-a"}
+	st, err := store.Open(context.Background(), store.Options{Dir: t.TempDir(), Model: emb.model, Dim: seenDim, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	p, err := New(Options{Config: config.Default().Ingest, Embedder: emb, Store: st, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, st
+}
+
+// transcriptTurn is the first turn of session, read from a transcript of
+// project: the user's prompt, then texts.
+func transcriptTurn(session, project, prompt string, texts ...string) Turn {
+	exs := sessionOf(session, prompt, texts...)
+	for i := range exs {
+		exs[i].Project, exs[i].Source = project, memory.SourceTranscript
+	}
+	return GroupTurns(exs)[0]
 }
