@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/embed/ollamafake"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/polltest"
 	"github.com/memtray/memtray/backend/store"
@@ -98,26 +99,10 @@ func TestDamagedVectorRepairedWhenEmbedderAnswers(t *testing.T) {
 	text := "the billing service retries webhooks with exponential backoff"
 	fake := newFakeOllama(t, 24, "nomic-embed-text:latest")
 	// A real HTTP server in front of the fake: while down is set, it fails
-	// every embedding of the damaged memory's text as Ollama fails one it
-	// cannot run (500, {"error": ...}); the rest passes through.
+	// every embedding of the damaged memory's text; the rest passes through.
 	var down atomic.Bool
 	var refused atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/embed" && down.Load() {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte(text)) {
-				refused.Add(1)
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusInternalServerError)
-				_, _ = io.WriteString(w, `{"error":"llama runner process has terminated: signal: killed"}`)
-				return
-			}
-		}
-		fake.Handler().ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	cfg := ollamaConfig(t, srv.URL)
+	cfg := ollamaConfig(t, failingOllama(t, fake, text, &down, &refused))
 	cfg.Embedder.Provider = "ollama"
 	d := openAt(t, cfg, nil)
 	vecs, err := d.emb.Embed(ctx, []string{text})
@@ -164,21 +149,7 @@ func TestImportWithoutVectorRepaired(t *testing.T) {
 	text := "the invoice exporter batches rows by customer before it writes the csv"
 	fake := newFakeOllama(t, 24, "nomic-embed-text:latest")
 	var down atomic.Bool
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/embed" && down.Load() {
-			body, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			if bytes.Contains(body, []byte("invoice exporter")) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusInternalServerError)
-				_, _ = io.WriteString(w, `{"error":"llama runner process has terminated: signal: killed"}`)
-				return
-			}
-		}
-		fake.Handler().ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	cfg := ollamaConfig(t, srv.URL)
+	cfg := ollamaConfig(t, failingOllama(t, fake, "invoice exporter", &down, nil))
 	cfg.Embedder.Provider = "ollama"
 	down.Store(true)
 	d := openAt(t, cfg, nil)
@@ -221,4 +192,30 @@ func TestImportWithoutVectorRepaired(t *testing.T) {
 	if err != nil || len(hits) != 1 || hits[0].ID != "invoice-exporter" {
 		t.Errorf("vector search = %+v, %v: want the imported memory", hits, err)
 	}
+}
+
+// failingOllama is a real HTTP server in front of fake, returning its URL:
+// while down is set, it fails every embedding request whose body holds
+// part as Ollama fails one it cannot run (500, {"error": ...}), counting
+// them in refused (when not nil); every other request passes through.
+func failingOllama(t *testing.T, fake *ollamafake.Server, part string, down *atomic.Bool, refused *atomic.Int32) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/embed" && down.Load() {
+			body, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if bytes.Contains(body, []byte(part)) {
+				if refused != nil {
+					refused.Add(1)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = io.WriteString(w, `{"error":"llama runner process has terminated: signal: killed"}`)
+				return
+			}
+		}
+		fake.Handler().ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
