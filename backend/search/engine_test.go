@@ -39,7 +39,15 @@ func openFixture(t *testing.T, mod func(*memory.Memory)) (*Engine, *store.Store)
 // openFixtureWith is openFixture with another embedder.
 func openFixtureWith(t *testing.T, emb memory.Embedder, mod func(*memory.Memory)) (*Engine, *store.Store) {
 	t.Helper()
-	data, err := os.ReadFile("testdata/memories.json")
+	return openFixtureFile(t, "testdata/memories.json", emb, testNow.Add(-24*time.Hour), mod)
+}
+
+// openFixtureFile opens a real store in a temporary directory, loads the
+// fixture memories of path, created at created and embedded by emb, and
+// returns an engine over it (the clock at testNow).
+func openFixtureFile(t *testing.T, path string, emb memory.Embedder, created time.Time, mod func(*memory.Memory)) (*Engine, *store.Store) {
+	t.Helper()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +73,7 @@ func openFixtureWith(t *testing.T, emb memory.Embedder, mod func(*memory.Memory)
 	for i, f := range fx {
 		ms[i] = memory.Memory{ID: f.ID, Text: f.Text, Kind: memory.Kind(f.Kind), Project: f.Project,
 			Surface: f.Surface, Type: memory.TypeProject, Importance: 0.5,
-			CreatedAt: testNow.Add(-24 * time.Hour), Embedding: vecs[i]}
+			CreatedAt: created, Embedding: vecs[i]}
 		if mod != nil {
 			mod(&ms[i])
 		}

@@ -2,10 +2,8 @@ package search
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -820,38 +818,8 @@ func BenchmarkAffixOf(b *testing.B) {
 // the generic prompts a developer asks anywhere.
 func openUnrelatedInProject(t *testing.T) *Engine {
 	t.Helper()
-	data, err := os.ReadFile("testdata/unrelated-in-project.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fx []fixtureMemory
-	if err := json.Unmarshal(data, &fx); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	emb := embed.NewBuiltin()
-	st, err := store.Open(ctx, store.Options{Dir: t.TempDir(), Model: emb.Model(), Dim: emb.Dim()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	texts := make([]string, len(fx))
-	for i, f := range fx {
-		texts[i] = f.Text
-	}
-	vecs, err := emb.Embed(ctx, texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := make([]memory.Memory, len(fx))
-	for i, f := range fx {
-		ms[i] = memory.Memory{ID: f.ID, Text: f.Text, Kind: memory.Kind(f.Kind), Project: f.Project, Type: memory.TypeProject,
-			Importance: 0.5, CreatedAt: testNow, Embedding: vecs[i]}
-	}
-	if _, err := st.PutBatch(ctx, ms); err != nil {
-		t.Fatal(err)
-	}
-	return New(st, emb, config.Default().Search, memory.FixedClock{T: testNow})
+	e, _ := openFixtureFile(t, "testdata/unrelated-in-project.json", embed.NewBuiltin(), testNow, nil)
+	return e
 }
 
 // TestEvidenceLexicalFar: prompts asked inside the ledger project. A
