@@ -472,3 +472,95 @@ func TestCopyFor(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondEditPutsFieldBack: a's edit of the text is refused as stale
+// (b's edit of the text was pushed first), and a's user edits the memory
+// again before a takes the team's version, putting the text back as it
+// was in the version both edits were made on: the second edit changes no
+// field b changed, so it merges (alone, or with another field it changed).
+// The version the user left conflicts with nothing, so no conflict copy
+// is made (a copy would hold words the user replaced): the first refusal,
+// which named the copy it would be, must not name it any more, and says
+// that the next edit merged. At d916b52 it named a copy that never was.
+func TestSecondEditPutsFieldBack(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice")
+	admin := tdb.open(t, tdb.owner)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		imp  float64 // the second edit's importance (0.5: unchanged)
+	}{
+		{"the text alone put back", 0.5},
+		{"the text put back and the importance changed", 0.9},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			orig := fmt.Sprintf("the nightly export runs at two (%d)", i)
+			theirs := fmt.Sprintf("the nightly export runs at three (%d)", i)
+			a := manualNode(t, tdb.url(roles["alice"]))
+			b := manualNode(t, tdb.url(roles["alice"]))
+			a.name = "a"
+			m := a.write(t, orig, "shop", memory.TypeProject)
+			mustPush(t, a, 0)
+			mustPull(t, b)
+			edit(t, b, m.ID, theirs)
+			mustPush(t, b, 0)
+			edit(t, a, m.ID, fmt.Sprintf("the nightly export runs at four (%d)", i))
+			a.sy.crashAt = func(at string) error {
+				if at == crashAfterAck {
+					a.sy.crashAt = nil
+					edit(t, a, m.ID, orig) // the text put back
+					if tc.imp != 0.5 {
+						setImportance(t, a, m.ID, tc.imp)
+					}
+				}
+				return nil
+			}
+			mustPush(t, a, 1) // the first edit, refused as stale
+			mustPush(t, a, 0) // the second, merged
+			tm, err := admin.Get(ctx, m.ID)
+			if err != nil || tm.Text != theirs || tm.Importance != tc.imp {
+				t.Fatalf("the team holds %q %v (%v), want b's text with a's importance %v", tm.Text, tm.Importance, err, tc.imp)
+			}
+			if got, err := a.st.Get(ctx, m.ID); err != nil || got.Text != theirs || got.Importance != tc.imp {
+				t.Fatalf("a holds %q %v (%v), want the team's", got.Text, got.Importance, err)
+			}
+			tr, err := a.st.Trash(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inTrash := map[string]bool{}
+			for _, c := range tr {
+				if c.Conflict != nil && c.Conflict.Of == m.ID {
+					t.Errorf("a's trash holds a conflict copy of the version the user replaced: %+v", c.Memory)
+				}
+				inTrash[c.Memory.ID] = true
+			}
+			var refusals []Refusal
+			for _, r := range a.sy.Status().Refused {
+				if r.ID == m.ID {
+					refusals = append(refusals, r)
+				}
+			}
+			if len(refusals) != 1 {
+				t.Fatalf("a lists %d refusals of the memory, want the first: %+v", len(refusals), refusals)
+			}
+			r := refusals[0]
+			if r.Copy != "" && !inTrash[r.Copy] {
+				t.Errorf("the refusal names conflict copy %s, which a's trash does not hold", r.Copy)
+			}
+			if r.Copy != "" || r.Outcome != refusedThenMerged {
+				t.Errorf("the refusal says %q (copy %q), want %q and no copy", r.Outcome, r.Copy, refusedThenMerged)
+			}
+			// Across a restart, as stored.
+			a.sy.Close()
+			a.sy = newManualSyncer(t, a)
+			for _, r := range a.sy.Status().Refused {
+				if r.ID == m.ID && (r.Copy != "" || r.Outcome != refusedThenMerged) {
+					t.Errorf("after a restart the refusal says %q (copy %q)", r.Outcome, r.Copy)
+				}
+			}
+		})
+	}
+}

@@ -139,6 +139,15 @@ const (
 	refusedUnbased = "this edit was queued before memtray's upgrade to pushes that carry their base, and the team's version differs: which came first cannot be told, so this machine took the team's version and keeps its own in the trash as a conflict copy (restore the copy to make it a new edit of the team's version)"
 	// A delete of a text the team changed since this machine's copy.
 	refusedStaleDelete = "the team holds an edit of it made meanwhile on another machine, which this machine had not seen: the team keeps it, and it is back here with that edit"
+	// A stale edit's refusal once the next edit of the memory, pushed
+	// before this machine took the team's version, put back what
+	// conflicted and merged: the version the user left conflicts with
+	// nothing, so no conflict copy is made (refusedStale's is withdrawn).
+	refusedThenMerged = "the team holds another edit of it, made on another machine meanwhile and pushed first; your next edit here put back what conflicted, and the team merged that edit with its version: nothing the team refused is left in your version, so no conflict copy was kept"
+	// The same, the next edit having met another answer (relinked to the
+	// memory holding its text, deleted by the team meanwhile, refused as
+	// another member's or invalid): what became of it is its own line.
+	refusedThenReplaced = "the team holds another edit of it, made on another machine meanwhile and pushed first; your next edit here replaced it before this machine took the team's version, so no conflict copy was kept (that edit went as any edit does: relinked, deleted or refused, a refusal of it is listed on its own)"
 	// An edit of a memory the team deleted since this machine's copy.
 	refusedDeletedEdit = "the team deleted it meanwhile: this machine moved it, with this edit, to its trash (restore it from there to bring it back)"
 )
@@ -600,6 +609,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	held := slices.Clone(s.held)
 	heldChanged := s.heldDirty
 	pendingCopy := map[string]string{} // id -> the copy a stale hold it ends had chosen
+	withdrawn := map[string]string{}   // id -> what its pending copy's refusals now say
 	for _, e := range entries {
 		if h, ok := held.find(e.ID); ok && !retry && !e.Delete && !e.Restore && h.Version == version(e.Memory) {
 			// The version the team refused, written again as it was (an
@@ -696,6 +706,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			switch r.Status {
 			case team.PushInserted, team.PushUpdated:
 				rep.Pushed++
+				withdrawn[e.ID] = refusedThenMerged
 				e.Accepted = true // the team holds it as pushed: the copy's base
 				// A damaged stored vector (kept by a write until it is
 				// embedded anew) is not the team's to cache: every other
@@ -706,6 +717,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushUnchanged:
 				rep.Pushed++
 				e.Accepted = true
+				withdrawn[e.ID] = refusedThenMerged
 			case team.PushMerged:
 				// The team merged this copy's changes onto its own: held
 				// stale, as a stale edit, so takeStale gives this machine
@@ -714,6 +726,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				rep.Pushed++
 				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true})
 				heldChanged = true
+				withdrawn[e.ID] = refusedThenMerged
 			case team.PushStale:
 				// Held, stale, with the acknowledgement: takeStale takes
 				// the team's version after it and only then ends the hold,
@@ -733,8 +746,10 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushDuplicate:
 				relink = append(relink, relinkTo{local: e.ID, winner: r.Winner})
 				remap[e.ID] = r.Winner
+				withdrawn[e.ID] = refusedThenReplaced
 			case team.PushDeleted:
 				relink = append(relink, relinkTo{local: e.ID})
+				withdrawn[e.ID] = refusedThenReplaced
 				dropped[e.ID] = true
 				if e.Base != nil && store.BaseOf(e.Memory) != *e.Base {
 					// An edit of a version the team deleted since: not
@@ -744,11 +759,13 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushRefused:
 				// Kept here: a non-admin steward's decay of another
 				// member's memory still counts on this machine.
+				withdrawn[e.ID] = refusedThenReplaced
 				refuse(e.ID, "change", refusedChange)
 				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory)})
 				heldChanged = true
 			default: // PushInvalid
 				dropped[e.ID] = true
+				withdrawn[e.ID] = refusedThenReplaced
 				s.log.Warn("team refused a memory as invalid; it stays local", "id", e.ID, "why", r.Error)
 				refuse(e.ID, "change", refusedInvalid)
 				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Invalid: true})
@@ -808,8 +825,12 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	refused := newest(append(slices.Clone(s.st.Refused), refusals...), maxRefused)
 	told := slices.Clone(s.st.Told)
 	s.mu.Unlock()
+	amended, err := s.withdrawCopies(ctx, refused, pendingCopy, withdrawn)
+	if err != nil {
+		return err
+	}
 	var saved []byte
-	if len(refusals) > 0 || heldChanged {
+	if len(refusals) > 0 || heldChanged || amended {
 		if saved, err = (storedRefusals{Refused: refused, Held: held, Told: told, ToldSeq: s.toldSeq}).encode(); err != nil {
 			return err
 		}
@@ -830,6 +851,53 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	return nil
 }
 
+// withdrawCopies makes the refusals in refused true of the conflict
+// copies that will never be made (in place; it reports whether it changed
+// any): pending are the copies the stale holds this batch ended had
+// chosen, by memory id, and withdrawn what became of the next push of
+// those memories, by id. A copy is made when this machine takes the
+// team's version of a memory whose last push was refused as stale; when
+// the user edited the memory again before that take and the second push
+// was not refused as stale (it put back what conflicted and merged, say),
+// the version the user left conflicts with nothing, so there is no copy
+// to make, and a refusal still naming it would send the user to a trash
+// entry that never is. Such a refusal keeps its place (the team did
+// refuse that edit, and the other machine was told so) and now says what
+// became of it instead. A copy made already (in the trash) is left named.
+func (s *Syncer) withdrawCopies(ctx context.Context, refused []Refusal, pending, withdrawn map[string]string) (bool, error) {
+	changed := false
+	for id, outcome := range withdrawn {
+		cp := pending[id]
+		if cp == "" {
+			continue
+		}
+		made, err := s.copyMade(ctx, cp)
+		if err != nil {
+			return false, err
+		}
+		if made {
+			continue
+		}
+		for i := range refused {
+			if refused[i].ID == id && refused[i].Copy == cp {
+				refused[i].Copy, refused[i].Outcome = "", outcome
+				changed = true
+			}
+		}
+	}
+	return changed, nil
+}
+
+// copyMade reports whether conflict copy cp is in the trash.
+func (s *Syncer) copyMade(ctx context.Context, cp string) (bool, error) {
+	made, err := s.o.Store.TrashGet(ctx, []string{cp})
+	if err != nil {
+		return false, fmt.Errorf("team sync: the conflict copy %s: %w", cp, err)
+	}
+	_, ok := made[cp]
+	return ok, nil
+}
+
 // copyFor is the id of the conflict copy a stale edit's refusal names:
 // pending, the copy an earlier refusal of the memory chose, when that copy
 // is not made yet (the user edited the memory again before takeStale took
@@ -840,11 +908,11 @@ func (s *Syncer) copyFor(ctx context.Context, pending string) (string, error) {
 	if pending == "" {
 		return s.o.Store.NewID(), nil
 	}
-	made, err := s.o.Store.TrashGet(ctx, []string{pending})
+	made, err := s.copyMade(ctx, pending)
 	if err != nil {
-		return "", fmt.Errorf("team sync: the conflict copy %s: %w", pending, err)
+		return "", err
 	}
-	if _, ok := made[pending]; ok {
+	if made {
 		return s.o.Store.NewID(), nil // taken already: this refusal's copy is another
 	}
 	return pending, nil

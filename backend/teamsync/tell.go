@@ -92,7 +92,7 @@ func (s *Syncer) toldOf(ctx context.Context, n team.Notice) Told {
 	case "merged":
 		say = fmt.Sprintf("%s changed %s of %s at the same time as your edit, without having seen it: the team kept both changes%s", who, fields, what, theirs)
 	case "refused":
-		say = fmt.Sprintf("%s also changed %s of %s, without having seen your edit: the team kept yours, pushed first, and refused theirs%s, which they keep as a conflict copy in their trash", who, fields, what, theirs)
+		say = fmt.Sprintf("%s also changed %s of %s, without having seen your edit: the team kept yours, pushed first, and refused theirs%s, which their machine keeps as a conflict copy in its trash (unless their next edit, made before it took yours, put back what conflicted)", who, fields, what, theirs)
 	default: // "delete"
 		say = fmt.Sprintf("%s deleted %s without having seen your edit of it: the team kept your edit and refused the delete", who, what)
 	}
