@@ -252,6 +252,9 @@ func printTeamStatus(env *Env, st httpapi.TeamStatus) {
 	if len(st.Projects) > 0 {
 		fmt.Fprintf(w, "projects:    %s (read at start: a change of team.* takes effect after a restart)\n", strings.Join(st.Projects, ", "))
 	}
+	if set := st.Settings; set != nil {
+		fmt.Fprintf(w, "settings:    %s\n", settingsLine(*set))
+	}
 	for _, r := range st.Refused {
 		fmt.Fprintf(w, "refused:     %s of %s at %s: %s\n", r.Op, r.ID, r.At.Format("15:04:05"), r.Outcome)
 		if r.Copy != "" {
@@ -261,6 +264,28 @@ func printTeamStatus(env *Env, st httpapi.TeamStatus) {
 	for _, t := range st.Told {
 		fmt.Fprintf(w, "met yours:   %s (%s, at %s)\n", t.What, t.ID, t.At.Local().Format("2006-01-02 15:04:05"))
 	}
+}
+
+// settingsLine is the team's settings and schema as the status prints
+// them: "conflict retention 90 days (set by team_owner, 2026-11-28
+// 20:10); schema 7, which memtray of schema 3 or later syncs with".
+func settingsLine(set httpapi.TeamSettings) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "conflict retention %d days", set.ConflictRetentionDays)
+	switch {
+	case !set.Settable:
+		b.WriteString(" (fixed until the owner runs memtray team init: team settings need schema 6)")
+	case set.ChangedBy != "":
+		fmt.Fprintf(&b, " (set by %s, %s)", set.ChangedBy, set.ChangedAt.Local().Format("2006-01-02 15:04"))
+	}
+	fmt.Fprintf(&b, "; schema %d, which memtray of schema %d or later syncs with", set.Schema, set.Floor)
+	if set.Used != set.Known {
+		fmt.Fprintf(&b, "; this memtray knows %d and uses %d", set.Known, set.Used)
+	}
+	if set.Admin {
+		b.WriteString("; you are an admin (memtray team settings --conflict-retention-days N)")
+	}
+	return b.String()
 }
 
 // runScope is `memtray scope ID team|personal`.

@@ -86,6 +86,19 @@ func (t teamService) TeamPull(ctx context.Context) (httpapi.TeamPullReport, erro
 	return t.d.team.PullNow(ctx)
 }
 
+// SetTeamSettings changes the team's settings through the sync loop's
+// connection (httpapi.TeamSettingsUpdate is validated by the handler; the
+// loop checks the bounds again and the database the admin).
+func (t teamService) SetTeamSettings(ctx context.Context, u httpapi.TeamSettingsUpdate) (httpapi.TeamSettings, error) {
+	if t.d.team == nil {
+		return httpapi.TeamSettings{}, httpapi.ErrTeamOff
+	}
+	if u.ConflictRetentionDays == nil {
+		return httpapi.TeamSettings{}, &httpapi.FieldErrors{Message: "nothing to change", Fields: map[string]string{"conflict_retention_days": "give the conflict retention in days"}}
+	}
+	return t.d.team.SetConflictRetention(ctx, *u.ConflictRetentionDays)
+}
+
 // SetScope moves a memory to scope; the store's outbox hook queues the
 // push (or, leaving the team, the delete) in the same write.
 func (t teamService) SetScope(ctx context.Context, id string, scope memory.Scope) (memory.Memory, error) {

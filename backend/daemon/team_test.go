@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -587,5 +588,92 @@ func TestTeamAPI(t *testing.T) {
 	}
 	if _, err := oc.TeamPush(ctx, false); err == nil || !strings.Contains(err.Error(), "team memory is off") {
 		t.Fatalf("team off: push %v", err)
+	}
+}
+
+// TestTeamSettingsAPI: the team's settings where a user sees them, against
+// a real PostgreSQL. GET /api/team says what the team database holds (the
+// conflict retention, who set it, the schema's version and floor, whether
+// this member is an admin); PATCH /api/team/settings changes the retention
+// for an admin only, validated as memtray team settings
+// --conflict-retention-days is (1 to 3650 days; a clear error per field),
+// needs the token, and a refused change leaves what is stored as it was.
+func TestTeamSettingsAPI(t *testing.T) {
+	tdb := newTeamDB(t, 2)
+	ctx := context.Background()
+	if err := tdb.admin.SetMember(ctx, tdb.roles[1], true); err != nil {
+		t.Fatal(err)
+	}
+	member, maddr := serve(t, tdb.teamConfig(t, 0))
+	admin, aaddr := serve(t, tdb.teamConfig(t, 1))
+	mc, ac := httpapi.NewClient(maddr, member.Token()), httpapi.NewClient(aaddr, admin.Token())
+	settingsOf := func(c *httpapi.Client) httpapi.TeamSettings {
+		t.Helper()
+		var set *httpapi.TeamSettings
+		polltest.Eventually(t, "the team's settings in GET /api/team", func() error {
+			ts, err := c.TeamStatus(ctx)
+			if err != nil || ts.Settings == nil {
+				return fmt.Errorf("status %+v, %v", ts, err)
+			}
+			set = ts.Settings
+			return nil
+		})
+		return *set
+	}
+	got := settingsOf(mc)
+	want := httpapi.TeamSettings{ConflictRetentionDays: 90, ChangedBy: "teamowner", MinDays: 1, MaxDays: 3650, Settable: true,
+		Admin: false, Schema: team.SchemaVersion, Floor: 3, Known: team.SchemaVersion, Used: team.SchemaVersion}
+	got.ChangedAt, got.ReadAt = time.Time{}, time.Time{}
+	if got != want {
+		t.Fatalf("the member's GET /api/team settings = %+v, want %+v", got, want)
+	}
+	if got := settingsOf(ac); !got.Admin {
+		t.Fatalf("the admin's settings say it is no admin: %+v", got)
+	}
+	days := func(n int) httpapi.TeamSettingsUpdate { return httpapi.TeamSettingsUpdate{ConflictRetentionDays: &n} }
+	if _, err := mc.SetTeamSettings(ctx, days(30)); err == nil || !strings.Contains(err.Error(), "only a team admin") {
+		t.Fatalf("a member's PATCH: %v, want refused as not an admin", err)
+	}
+	set, err := ac.SetTeamSettings(ctx, days(30))
+	if err != nil || set.ConflictRetentionDays != 30 || set.ChangedBy != tdb.roles[1] || !set.Admin {
+		t.Fatalf("the admin's PATCH = %+v, %v; want 30 days set by %s", set, err, tdb.roles[1])
+	}
+	if st, err := tdb.admin.Settings(ctx); err != nil || st.ConflictRetention != 30*24*time.Hour {
+		t.Fatalf("the team database holds %+v, %v; want 30 days", st, err)
+	}
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		says       string
+	}{
+		{"zero days", `{"conflict_retention_days":0}`, http.StatusBadRequest, "from 1 to 3650, not 0"},
+		{"too many days", `{"conflict_retention_days":3651}`, http.StatusBadRequest, "from 1 to 3650, not 3651"},
+		{"negative", `{"conflict_retention_days":-5}`, http.StatusBadRequest, "from 1 to 3650, not -5"},
+		{"not whole", `{"conflict_retention_days":2.5}`, http.StatusBadRequest, "conflict_retention_days"},
+		{"not a number", `{"conflict_retention_days":"thirty"}`, http.StatusBadRequest, "conflict_retention_days"},
+		{"nothing to change", `{}`, http.StatusBadRequest, "give the conflict retention in days"},
+		{"an unknown field", `{"retention":30}`, http.StatusBadRequest, "unknown field"},
+	} {
+		code, answer := rawCall(t, aaddr, admin.Token(), http.MethodPatch, "/api/team/settings", strings.NewReader(tc.body), int64(len(tc.body)), nil)
+		if code != tc.status || !strings.Contains(answer, tc.says) {
+			t.Errorf("%s: PATCH %s = %d %s; want %d saying %q", tc.name, tc.body, code, answer, tc.status, tc.says)
+		}
+	}
+	if code, answer := rawCall(t, aaddr, "wrong", http.MethodPatch, "/api/team/settings", strings.NewReader(`{"conflict_retention_days":7}`), 29, nil); code != http.StatusUnauthorized {
+		t.Errorf("PATCH without the token = %d %s, want 401", code, answer)
+	}
+	if st, err := tdb.admin.Settings(ctx); err != nil || st.ConflictRetention != 30*24*time.Hour || st.ChangedBy != tdb.roles[1] {
+		t.Fatalf("after the refused changes the team database holds %+v, %v; want 30 days set by %s", st, err, tdb.roles[1])
+	}
+	polltest.Eventually(t, "the member's daemon reads the new retention at a pull", func() error {
+		if got := settingsOf(mc); got.ConflictRetentionDays != 30 || got.ChangedBy != tdb.roles[1] {
+			return fmt.Errorf("the member's settings %+v", got)
+		}
+		return nil
+	})
+
+	off, offAddr := serve(t, testConfig(t))
+	if _, err := httpapi.NewClient(offAddr, off.Token()).SetTeamSettings(ctx, days(30)); err == nil || !strings.Contains(err.Error(), "team memory is off") {
+		t.Fatalf("team off: PATCH %v", err)
 	}
 }

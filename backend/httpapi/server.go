@@ -24,6 +24,7 @@ import (
 	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 	"github.com/memtray/memtray/backend/store"
+	"github.com/memtray/memtray/backend/teamsync"
 )
 
 // Limits on request bodies.
@@ -579,6 +580,9 @@ var codes = []struct {
 	{ErrStalePreview, http.StatusConflict, "stale_preview"},
 	{ErrSetupConflict, http.StatusConflict, "setup_conflict"},
 	{store.ErrConflict, http.StatusConflict, "conflict"},
+	{teamsync.ErrNotAdmin, http.StatusForbidden, "not_admin"},
+	{teamsync.ErrNeedsOwner, http.StatusConflict, "needs_owner"},
+	{teamsync.ErrRetentionRange, http.StatusBadRequest, "invalid"},
 	{ErrJobRunning, http.StatusConflict, "job_running"},
 	{autostart.ErrNotOurs, http.StatusConflict, "autostart_not_ours"},
 	{autostart.ErrUnsupported, http.StatusNotImplemented, "unsupported"},

@@ -19,6 +19,33 @@ type TeamPushReport = teamsync.PushReport
 // TeamPullReport is what POST /api/team/pull applied.
 type TeamPullReport = teamsync.PullReport
 
+// TeamSettings are the team's settings and schema as the daemon last
+// read them from the team database (TeamStatus.Settings), and what PATCH
+// /api/team/settings answers.
+type TeamSettings = teamsync.SettingsStatus
+
+// TeamSettingsUpdate changes the team's settings (PATCH
+// /api/team/settings, a team admin's); an absent field stays as it is.
+type TeamSettingsUpdate struct {
+	// ConflictRetentionDays is how long the team's conflict log keeps a
+	// conflict, in whole days (1 to 3650), as memtray team settings
+	// --conflict-retention-days sets it.
+	ConflictRetentionDays *int `json:"conflict_retention_days,omitempty"`
+}
+
+// validate checks u as the command line's flag is checked: a field to
+// change, within its bounds.
+func (u TeamSettingsUpdate) validate() error {
+	if u.ConflictRetentionDays == nil {
+		return &FieldErrors{Message: "nothing to change", Fields: map[string]string{"conflict_retention_days": "give the conflict retention in days"}}
+	}
+	if d := *u.ConflictRetentionDays; d < teamsync.MinRetentionDays || d > teamsync.MaxRetentionDays {
+		return &FieldErrors{Message: "invalid team settings", Fields: map[string]string{
+			"conflict_retention_days": fmt.Sprintf("must be a whole number of days from %d to %d, not %d", teamsync.MinRetentionDays, teamsync.MaxRetentionDays, d)}}
+	}
+	return nil
+}
+
 // ScopeRequest moves a memory to a scope (POST /api/memories/{id}/scope).
 type ScopeRequest struct {
 	// Scope is "personal" or "team".
@@ -39,6 +66,9 @@ type Team interface {
 	// team database with what this machine holds).
 	TeamPush(ctx context.Context, all bool) (TeamPushReport, error)
 	TeamPull(ctx context.Context) (TeamPullReport, error)
+	// SetTeamSettings changes the team's settings in the team database
+	// (a team admin's) and returns them as the database then says.
+	SetTeamSettings(ctx context.Context, u TeamSettingsUpdate) (TeamSettings, error)
 	// SetScope moves memory id to scope (personal or team) and returns
 	// it; a team memory moved to personal is deleted from the team.
 	SetScope(ctx context.Context, id string, scope memory.Scope) (memory.Memory, error)
@@ -61,6 +91,12 @@ func (h *Handler) teamRoutes() {
 	}))
 	h.mux.HandleFunc("POST /api/team/pull", withoutBody(func(r *http.Request) (TeamPullReport, error) {
 		return h.s.Team.TeamPull(r.Context())
+	}))
+	h.mux.HandleFunc("PATCH /api/team/settings", withJSON(func(r *http.Request, u TeamSettingsUpdate) (TeamSettings, error) {
+		if err := u.validate(); err != nil {
+			return TeamSettings{}, err
+		}
+		return h.s.Team.SetTeamSettings(r.Context(), u)
 	}))
 	h.mux.HandleFunc("POST /api/memories/{id}/scope", withJSON(func(r *http.Request, req ScopeRequest) (memory.Memory, error) {
 		sc, err := memory.ParseScope(req.Scope)
@@ -93,6 +129,12 @@ func (c *Client) TeamPush(ctx context.Context, all bool) (TeamPushReport, error)
 func (c *Client) TeamPull(ctx context.Context) (TeamPullReport, error) {
 	var r TeamPullReport
 	return r, c.do(ctx, http.MethodPost, "/api/team/pull", nil, &r)
+}
+
+// SetTeamSettings asks PATCH /api/team/settings.
+func (c *Client) SetTeamSettings(ctx context.Context, u TeamSettingsUpdate) (TeamSettings, error) {
+	var s TeamSettings
+	return s, c.do(ctx, http.MethodPatch, "/api/team/settings", u, &s)
 }
 
 // SetScope asks POST /api/memories/{id}/scope.

@@ -143,7 +143,7 @@ func (st Settings) MarshalJSON() ([]byte, error) {
 // Settings reads the team's settings. Before schema 6 (the owner has not
 // migrated) they are the fixed defaults and ChangedBy is "".
 func (s *Store) Settings(ctx context.Context) (Settings, error) {
-	if s.schema < 6 {
+	if s.schema < SettingsSchema {
 		return Settings{ConflictRetention: ConflictRetention}, nil
 	}
 	var out Settings
@@ -168,7 +168,7 @@ func (s *Store) SetConflictRetention(ctx context.Context, d time.Duration) error
 	if d < MinConflictRetention || d > MaxConflictRetention {
 		return fmt.Errorf("team database: the conflict retention must be within %d and %d days, not %v", MinConflictRetention/(24*time.Hour), MaxConflictRetention/(24*time.Hour), d)
 	}
-	if s.schema < 6 {
+	if s.schema < SettingsSchema {
 		return fmt.Errorf("team database: set the conflict retention: the schema is at version %d, team settings need 6: %w", s.schema, ErrNeedsOwner)
 	}
 	if _, err := s.pool.Exec(ctx, "SELECT memtray.set_conflict_retention($1::interval)", interval(d)); err != nil {

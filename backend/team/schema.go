@@ -13,6 +13,10 @@ import (
 // writes: the number of migrations it knows.
 const SchemaVersion = 7
 
+// SettingsSchema is the first schema version holding the team's settings
+// (memtray.settings: the conflict retention).
+const SettingsSchema = 6
+
 // perProjectSchema is the first schema version whose exact-text dedup
 // is per project (the unique index on content_hash and project).
 const perProjectSchema = 7

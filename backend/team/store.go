@@ -48,6 +48,9 @@ type Store struct {
 	// database is the database's schema version (newer than known when a
 	// newer memtray migrated it compatibly).
 	database int
+	// floor is the database's floor: the oldest schema version that may
+	// sync with it (migration.floor; the highest of its versions').
+	floor int
 	// machine names the daemon's store the pushes come from (SetMachine;
 	// "" none): recorded with the versions it writes and the conflicts
 	// its pushes meet (schema 4).
@@ -108,7 +111,7 @@ func (s *Store) open(ctx context.Context) error {
 	if verr != nil {
 		return verr
 	}
-	s.database = st.version
+	s.database, s.floor = st.version, st.floor
 	var member bool
 	if err := s.pool.QueryRow(ctx, "SELECT memtray.is_member(current_user)").Scan(&member); err != nil {
 		return fmt.Errorf("team database: check membership: %w", err)
@@ -123,6 +126,23 @@ func (s *Store) open(ctx context.Context) error {
 // reads and writes (older when a member could not migrate it, or when a
 // newer memtray migrated it compatibly: see migration.floor).
 func (s *Store) Schema() (database, used int) { return s.database, s.schema }
+
+// Floor returns the database's floor as read when the store opened: the
+// oldest memtray schema version that may sync with it (migration.floor).
+func (s *Store) Floor() int { return s.floor }
+
+// Known returns the schema version this code speaks (SchemaVersion).
+func (s *Store) Known() int { return s.known }
+
+// IsAdmin reports whether the store's role is a team admin: it may
+// change the members and the team's settings.
+func (s *Store) IsAdmin(ctx context.Context) (bool, error) {
+	var admin bool
+	if err := s.pool.QueryRow(ctx, "SELECT memtray.is_admin(session_user)").Scan(&admin); err != nil {
+		return false, fmt.Errorf("team database: is this role an admin: %w", err)
+	}
+	return admin, nil
+}
 
 // Close closes the pool, waiting for connections in use to be released.
 func (s *Store) Close() { s.pool.Close() }

@@ -105,6 +105,10 @@ type Status struct {
 	// refused because it was pushed first (at most maxTold, oldest
 	// first), kept across restarts. Read at each pull (tell.go).
 	Told []Told `json:"told,omitempty"`
+	// Settings are what the team database says of the team (its settings,
+	// who may change them, its schema), read when the daemon connects and
+	// at each pull; nil until first read.
+	Settings *SettingsStatus `json:"settings,omitempty"`
 }
 
 // Refusal is a local write of a team memory the team database refused:
@@ -271,6 +275,10 @@ func (s *Syncer) Status() Status {
 	st.Refused = append([]Refusal(nil), s.st.Refused...)
 	st.Told = append([]Told(nil), s.st.Told...)
 	st.Projects = append([]string(nil), s.st.Projects...)
+	if s.st.Settings != nil {
+		set := *s.st.Settings
+		st.Settings = &set
+	}
 	if err == nil {
 		st.Outbox = n
 	}
@@ -446,6 +454,7 @@ func (s *Syncer) connect(ctx context.Context) error {
 	ts.SetMachine(s.machine)
 	s.ts = ts
 	s.update(func(st *Status) { st.Role = ts.Role() })
+	s.readSettings(ctx)
 	return nil
 }
 
@@ -1123,6 +1132,7 @@ func (s *Syncer) pull(ctx context.Context) (PullReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	s.readSettings(ctx)
 	return rep, s.tell(ctx)
 }
 

@@ -52,6 +52,7 @@ var roots = []any{
 	httpapi.ExportFileRequest{}, httpapi.WelcomeState{},
 	httpapi.ErrorBody{},
 	httpapi.TeamStatus{}, httpapi.TeamPushReport{}, httpapi.TeamPullReport{}, httpapi.ScopeRequest{},
+	httpapi.TeamSettings{}, httpapi.TeamSettingsUpdate{},
 	httpapi.RecallLogCleared{},
 	memory.Memory{}, memory.Hit{}, memory.Decision{}, memory.Exchange{}, memory.ScoreBreakdown{},
 	search.RecallRequest{}, search.Recalled{}, search.RecallStats{}, search.SkillHit{},
@@ -71,6 +72,7 @@ var names = map[reflect.Type]string{
 	reflect.TypeOf(config.Team{}):            "TeamConfig",
 	reflect.TypeOf(httpapi.TeamPushReport{}): "TeamPushReport",
 	reflect.TypeOf(httpapi.TeamPullReport{}): "TeamPullReport",
+	reflect.TypeOf(httpapi.TeamSettings{}):   "TeamSettings",
 	// Package setup's types keep the names the API gave them.
 	reflect.TypeOf(setup.List{}):         "SetupList",
 	reflect.TypeOf(setup.Agent{}):        "SetupClient",

@@ -1293,6 +1293,27 @@ export interface TeamPushReport {
   deltas: number;
 }
 
+/** teamsync.SettingsStatus */
+export interface TeamSettings {
+  conflict_retention_days: number;
+  changed_by?: string;
+  changed_at?: string;
+  min_days: number;
+  max_days: number;
+  settable: boolean;
+  admin: boolean;
+  schema: number;
+  floor: number;
+  known: number;
+  used: number;
+  read_at: string;
+}
+
+/** httpapi.TeamSettingsUpdate */
+export interface TeamSettingsUpdate {
+  conflict_retention_days?: number;
+}
+
 /** teamsync.Status */
 export interface TeamStatus {
   enabled: boolean;
@@ -1309,6 +1330,7 @@ export interface TeamStatus {
   refused?: Refusal[];
   projects?: string[];
   told?: Told[];
+  settings?: TeamSettings;
 }
 
 /** calib.Value */
