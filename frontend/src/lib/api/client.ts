@@ -9,6 +9,7 @@ import type {
 import type { SetupApplyRequest, SetupList, SetupOptions, SetupPreview, SetupResult, SetupUndoRequest } from './models';
 import type { EmbedderInfo, EmbedderQuery, ExportFileRequest, Job, PullRequest, ReembedRequest, WelcomeState } from './models';
 import type { RecallEntry, RecallLogCleared, RecallLogStats } from './models';
+import type { TeamSettings, TeamSettingsUpdate } from './models';
 
 /** An error answer of the API, or a failure to reach it (status 0). */
 export class ApiError extends Error {
@@ -104,6 +105,8 @@ export const api = {
   pin: (id: string, pinned: boolean) => request<Memory>('POST', `/api/memories/${enc(id)}/pin`, { body: { pinned } }),
   /** Moves a memory to a scope: shared with the team, or kept on this machine (issue 23). */
   setScope: (id: string, scope: 'team' | 'personal') => request<Memory>('POST', `/api/memories/${enc(id)}/scope`, { body: { scope } }),
+  /** Changes the team's settings in the team database (a team admin's; issue 23). */
+  setTeamSettings: (u: TeamSettingsUpdate) => request<TeamSettings>('PATCH', '/api/team/settings', { body: u }),
   markNoise: (id: string, keepalive = false) => request<void>('POST', `/api/memories/${enc(id)}/noise`, { keepalive }),
   search: (req: SearchRequest) => request<{ hits: Hit[] }>('POST', '/api/search', { body: req }),
   recall: (req: RecallRequest) => request<Recalled>('POST', '/api/recall', { body: req }),

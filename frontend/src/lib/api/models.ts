@@ -22,6 +22,7 @@ export type StoreInfo = gen.Info;
 export type StewardResult = gen.Result;
 export type StewardRun = gen.Run;
 export type { EmbedderInfo, EmbedderQuery, ExportFileRequest, Job, OllamaInfo, OllamaModel, OpenAIInfo, PullRequest, ReembedRequest, WelcomeState } from './types';
+export type { TeamSettings, TeamSettingsUpdate, TeamStatus } from './types';
 export type { RecallDay, RecallEntry, RecallFeedback, RecallLogCleared, RecallLogStats, RecallMemory, RecallTop, Withheld } from './types';
 
 /** The states of a Job (httpapi.Job* constants). */

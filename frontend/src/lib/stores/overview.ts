@@ -1,10 +1,11 @@
 // Overview: GET /api/overview (GET /api/stats on a daemon without it), and
-// the compact "stats" events for the header.
-import { writable } from 'svelte/store';
-import { api } from '../api/client';
+// the compact "stats" events for the header; the team's settings change
+// here too (they live in the stats' team status).
+import { get, writable } from 'svelte/store';
+import { ApiError, api } from '../api/client';
 import type { Overview, Stats, StatsEvent } from '../api/models';
 import { events as defaultEvents, type EventStream } from './events';
-import { reportError } from './toasts';
+import { fieldErrors, reportError } from './toasts';
 
 export function createOverview(opts: { stream?: EventStream } = {}) {
   const stream = opts.stream ?? defaultEvents;
@@ -36,7 +37,24 @@ export function createOverview(opts: { stream?: EventStream } = {}) {
     }),
     stream.on('reset', () => void load()),
   ];
-  return { overview, stats, live, loaded, load, destroy: () => unsubs.forEach((u) => u()) };
+  /**
+   * Sets the team's conflict retention (PATCH /api/team/settings, a team
+   * admin's): on success the team status shows the settings the database
+   * then holds and null is returned; otherwise the problems by field ('' for
+   * the whole form: not an admin, the schema too old), as the form shows them.
+   */
+  async function setTeamRetention(days: number): Promise<Record<string, string> | null> {
+    try {
+      const set = await api.setTeamSettings({ conflict_retention_days: days });
+      const s = get(stats);
+      if (s?.team) stats.set({ ...s, team: { ...s.team, settings: set } });
+      return null;
+    } catch (e) {
+      if (e instanceof ApiError && (e.status === 403 || e.status === 409)) return { '': e.message };
+      return fieldErrors(e) ?? {};
+    }
+  }
+  return { overview, stats, live, loaded, load, setTeamRetention, destroy: () => unsubs.forEach((u) => u()) };
 }
 
 export const overview = createOverview();
