@@ -1,7 +1,7 @@
 // Shared by the e2e runs (run.mjs, perf.mjs): a free loopback port and a
 // `memtray serve` daemon in a fresh, isolated home.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,9 +22,11 @@ export async function freePort() {
  * an authenticated JSON `api(method, path, body)` and `restart({ signal })`
  * (stop, then start on the same home and port). Teardown (stop, then
  * write the log to artifacts/daemon-<name>.log, remove the home) is pushed
- * onto `cleanups`.
+ * onto `cleanups`. With `config`, the home's config file
+ * ($XDG_CONFIG_HOME/memtray/config.json) holds it; `env` adds variables to
+ * the daemon's environment (a team database's connection string).
  */
-export async function startDaemon({ bin, name, upstream, artifacts, cleanups }) {
+export async function startDaemon({ bin, name, upstream, artifacts, cleanups, config, env: extraEnv }) {
   const root = mkdtempSync(path.join(os.tmpdir(), `memtray-e2e-${name}-`));
   cleanups.push(() => rmSync(root, { recursive: true, force: true }));
   const data = path.join(root, 'data');
@@ -37,7 +39,12 @@ export async function startDaemon({ bin, name, upstream, artifacts, cleanups }) 
     XDG_CACHE_HOME: path.join(root, 'cache'),
     XDG_STATE_HOME: path.join(root, 'state'),
     OLLAMA_HOST: 'http://127.0.0.1:1',
+    ...extraEnv,
   };
+  if (config) {
+    mkdirSync(path.join(env.XDG_CONFIG_HOME, 'memtray'), { recursive: true });
+    writeFileSync(path.join(env.XDG_CONFIG_HOME, 'memtray', 'config.json'), JSON.stringify(config, null, 2), { mode: 0o600 });
+  }
   const args = ['serve', '--data-dir', data, '--listen', `127.0.0.1:${port}`];
   if (upstream) args.push('--anthropic-upstream', upstream);
   const log = [];

@@ -24,6 +24,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startDaemon as startDaemonIn } from './daemon.mjs';
+import { startPostgres as startPostgresIn } from './pg.mjs';
 import { hoverContrast } from './contrast.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -99,9 +100,12 @@ async function startUpstream(turns) {
   return `http://127.0.0.1:${server.address().port}`;
 }
 
-/** Starts `memtray serve` in a fresh, isolated home; returns its address and token. */
-function startDaemon(name, upstream) {
-  return startDaemonIn({ bin, name, upstream, artifacts, cleanups });
+/**
+ * Starts `memtray serve` in a fresh, isolated home; returns its address and
+ * token. opts: `config` (the home's config file) and `env` (more variables).
+ */
+function startDaemon(name, upstream, opts = {}) {
+  return startDaemonIn({ bin, name, upstream, artifacts, cleanups, ...opts });
 }
 
 /** Posts one turn of the session through the proxy, as Claude Code would. */
@@ -389,7 +393,8 @@ async function main() {
   const specContext = {
     d1, d2, fx, upstream, page, page2, bin, repo, artifacts, fixtures, problems, onFailure,
     newPage, login, shot, assert, ok, step, postTurn,
-    startDaemon: (name, up = null) => startDaemon(name, up),
+    startDaemon: (name, up = null, opts = {}) => startDaemon(name, up, opts),
+    startPostgres: () => startPostgresIn({ artifacts, cleanups }),
   };
   const only = process.env.MEMTRAY_E2E_ONLY ? new RegExp(process.env.MEMTRAY_E2E_ONLY) : null;
   const specDir = path.join(here, 'specs');
