@@ -75,6 +75,21 @@ func Open(ctx context.Context, connString string) (*Store, error) {
 	return openAs(ctx, connString, SchemaVersion)
 }
 
+// OpenAs is Open by code that speaks schema version known (1 to
+// SchemaVersion), as a memtray of that version opens a team database: it
+// syncs with a newer database only when the floor allows known, and then
+// reads and writes what version known does (the conflicts from 4, the
+// fixed prune at 5, the settings from 6, the dedup per project from 7).
+// For tests of the floors, which run an older member's sync through the
+// code paths that check the version without building an older memtray;
+// a daemon uses Open.
+func OpenAs(ctx context.Context, connString string, known int) (*Store, error) {
+	if known < 1 || known > SchemaVersion {
+		return nil, fmt.Errorf("team database: no schema version %d (1 to %d)", known, SchemaVersion)
+	}
+	return openAs(ctx, connString, known)
+}
+
 // openAs is Open by code that speaks schema version known: SchemaVersion,
 // or, in tests, an older one, as an older memtray would.
 func openAs(ctx context.Context, connString string, known int) (*Store, error) {
