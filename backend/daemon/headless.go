@@ -257,7 +257,7 @@ func (d *Daemon) release(ctx context.Context, s *holdSession, after []ingest.Tur
 
 // decide runs t through the pipeline knowing what its session said later
 // and st, and records the decision.
-func (d *Daemon) decide(ctx context.Context, t ingest.Turn, later []string, st ingest.SessionState) error {
+func (d *Daemon) decide(ctx context.Context, t ingest.Turn, later []ingest.LaterText, st ingest.SessionState) error {
 	dec, held, err := d.pipeline.ProcessTurn(ctx, t, later, st)
 	err = d.indexLag(err)
 	if err == nil && dec.Stage == ingest.StageReplay {

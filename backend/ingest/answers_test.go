@@ -116,7 +116,7 @@ func TestDistillAnswers(t *testing.T) {
 	if finding == nil || !finding.Keep {
 		t.Fatalf("the model's finding: %+v\nall: %s", finding, describeAll(cands))
 	}
-	if got := LaterTexts(turns, "s-ask"); len(got) < 2 || got[1] != userLaterMark+changelogAnswer.Text() {
+	if got := LaterTexts(turns, "s-ask"); len(got) < 2 || got[1] != (LaterText{Text: changelogAnswer.Text(), From: LaterUser}) {
 		t.Fatalf("later texts: %q", got)
 	}
 	if in := turnInput(turns[0], cands); len(in.User) != 2 || in.User[1] != changelogAnswer.Text() {
@@ -210,7 +210,7 @@ func TestDistillRefusals(t *testing.T) {
 			case tt.kept != "" && (len(kept) != 1 || kept[0].Text != tt.kept || kept[0].Kind != tt.kind || kept[0].Class == ClassAnswer):
 				t.Fatalf("kept %+v, want %q (%s)\nall: %s", kept, tt.kept, tt.kind, describeAll(cands))
 			}
-			if got := LaterTexts(turns, "s-refused"); len(got) < 2 || got[1] != userLaterMark+tt.words {
+			if got := LaterTexts(turns, "s-refused"); len(got) < 2 || got[1] != (LaterText{Text: tt.words, From: LaterUser}) {
 				t.Fatalf("later texts: %q", got)
 			}
 			if in := turnInput(turns[0], cands); len(in.User) != 2 || in.User[1] != tt.words {

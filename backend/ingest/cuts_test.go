@@ -49,11 +49,11 @@ func TestDecisionListsCuts(t *testing.T) {
 		t.Run(tc.turn, func(t *testing.T) {
 			ct := cutTurns[tc.turn]
 			f := newFixture(t, nil)
-			dec, _, err := f.p.ProcessTurn(context.Background(), ct.turn, ct.later, SessionState{})
+			dec, _, err := f.p.ProcessTurn(context.Background(), ct.turn, modelSaid(ct.later...), SessionState{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			cands := Distill(ct.turn, ct.later)
+			cands := Distill(ct.turn, modelSaid(ct.later...))
 			var found *memory.CandidateVerdict
 			for i, cv := range dec.Candidates {
 				if cv.Cut != (i >= len(cands)) {
@@ -105,7 +105,7 @@ func TestJudgeRefusesCutRevision(t *testing.T) {
 			ct := cutTurns[tc.turn]
 			srv := newJudgeServer(t, "ollama_turn_memory.json", "{{MEMORY}}", tc.memory)
 			f := newFixture(t, newTurnJudge(t, "ollama", srv, 10))
-			dec, _, err := f.p.ProcessTurn(context.Background(), ct.turn, ct.later, SessionState{})
+			dec, _, err := f.p.ProcessTurn(context.Background(), ct.turn, modelSaid(ct.later...), SessionState{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestJudgeSeesCuts(t *testing.T) {
 			ct := cutTurns[tc.turn]
 			srv := newJudgeServer(t, "ollama_turn_memory.json", "{{MEMORY}}", "The importer batches 500 rows per insert because SQLite caps bound variables.")
 			f := newFixture(t, newTurnJudge(t, "ollama", srv, 10))
-			if _, _, err := f.p.ProcessTurn(context.Background(), ct.turn, ct.later, SessionState{}); err != nil {
+			if _, _, err := f.p.ProcessTurn(context.Background(), ct.turn, modelSaid(ct.later...), SessionState{}); err != nil {
 				t.Fatal(err)
 			}
 			if len(srv.requests) != 1 {
@@ -205,7 +205,7 @@ func TestJudgeSeesCuts(t *testing.T) {
 			}
 			prompt := req.Messages[1].Content
 			var pieces []string
-			for _, c := range Distill(ct.turn, ct.later) {
+			for _, c := range Distill(ct.turn, modelSaid(ct.later...)) {
 				for _, k := range c.cuts {
 					pieces = append(pieces, k.text)
 				}

@@ -109,7 +109,7 @@ func TestCutTurnsKeepReferent(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.turn, func(t *testing.T) {
 			ct := cutTurns[tc.turn]
-			if got := keptText(Distill(ct.turn, ct.later)); !strings.Contains(got, tc.want) {
+			if got := keptText(Distill(ct.turn, modelSaid(ct.later...))); !strings.Contains(got, tc.want) {
 				t.Errorf("kept %q, want %q in it", got, tc.want)
 			}
 		})

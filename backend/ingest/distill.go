@@ -147,7 +147,7 @@ var persistWord = regexp.MustCompile(`^persist(?:s|ed)?$`)
 // hedged guess is confirmed only by the turn itself (dropUnconfirmed):
 // live capture, which decides a turn without its later ones, and batch
 // ingest keep the same guesses.
-func Distill(t Turn, later []string) []Candidate {
+func Distill(t Turn, later []LaterText) []Candidate {
 	cands, _, _ := distill(t, later)
 	return cands
 }
@@ -159,7 +159,7 @@ func Distill(t Turn, later []string) []Candidate {
 // (glossedRemoval). It reads that from the calls it parsed, so the pipeline
 // does not parse them again. pending are the turn's statements a later
 // turn may still update (dropUpdated), for live capture to remember.
-func distill(t Turn, later []string) (cands []Candidate, revises bool, pending []pendingLead) {
+func distill(t Turn, later []LaterText) (cands []Candidate, revises bool, pending []pendingLead) {
 	var sents []posSentence    // every sentence of the model, in order
 	restated := map[int]bool{} // the positions of the compaction summaries' sentences
 	pos := 0
@@ -227,18 +227,17 @@ func distill(t Turn, later []string) (cands []Candidate, revises bool, pending [
 	carriedPlans(t, cands, patches)            // planedit.go: a plan an edit of the same response carries out
 	removals, ownRemovals := turnRemovalUndos(t, patches, stepEnd)
 	for _, l := range later {
-		if strings.HasPrefix(l, removedLaterMark) {
+		if l.From == LaterSettingsRemoved {
 			if !evidenceOff["gloss-diff"] {
 				removals = append(removals, laterSettingRemovals(l, pos)...) // glossdiff.go: a later turn's removed settings
 			}
 			continue
 		}
-		if strings.HasPrefix(l, instrLaterMark) || strings.HasPrefix(l, movedLaterMark) {
+		if !l.words() {
 			continue // a later turn's edits of instruction files (instrLaterText) or moves (movedLaterText): no sentences
 		}
-		l, user := cutUserMark(l)
-		for _, s := range sentences(l) {
-			sents = append(sents, posSentence{text: s.text, pos: pos, user: user})
+		for _, s := range sentences(l.Text) {
+			sents = append(sents, posSentence{text: s.text, pos: pos, user: l.From == LaterUser})
 			pos++
 		}
 	}
@@ -291,7 +290,7 @@ func (c Candidate) kindOrigin() memory.KindOrigin {
 type posSentence struct {
 	text string
 	pos  int
-	user bool // a later turn's sentence the user said (userLaterMark)
+	user bool // a later turn's sentence the user said (LaterUser)
 }
 
 // userCandidates reads the user's words: instructions, preferences and

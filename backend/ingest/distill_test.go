@@ -49,7 +49,7 @@ func TestGroupTurns(t *testing.T) {
 	if turns[1].User[0] != "and the docs?" || turns[2].SessionID != "s2" {
 		t.Fatalf("turns 2 and 3: %+v / %+v", turns[1].User, turns[2].SessionID)
 	}
-	if got := LaterTexts(turns[1:], "s1"); len(got) != 2 || got[0] != userLaterMark+"and the docs?" {
+	if got := LaterTexts(turns[1:], "s1"); len(got) != 2 || got[0] != (LaterText{Text: "and the docs?", From: LaterUser}) {
 		t.Fatalf("later texts of s1: %q", got)
 	}
 }
@@ -333,7 +333,7 @@ func TestDistill(t *testing.T) {
 			if len(turns) != 1 {
 				t.Fatalf("%d turns", len(turns))
 			}
-			cands := Distill(turns[0], tc.later)
+			cands := Distill(turns[0], modelSaid(tc.later...))
 			var kept []Candidate
 			var firstDropped *Candidate
 			for i, c := range cands {

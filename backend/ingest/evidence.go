@@ -37,7 +37,7 @@ var evidenceOff = map[string]bool{}
 // positioned as Distill numbers them; later holds the later turns' texts;
 // removals are the settings the turn's and later turns' patches remove
 // (glossdiff.go), as undos for the gloss link.
-func dropUnsettled(t Turn, cands []Candidate, sents []posSentence, later []string, removals []undo) {
+func dropUnsettled(t Turn, cands []Candidate, sents []posSentence, later []LaterText, removals []undo) {
 	if !evidenceOff["offered"] {
 		dropOffered(t, cands)
 	}
@@ -138,11 +138,13 @@ var undoAsked = regexp.MustCompile(`^(?:please )?(?:remove|delete|replace|rename
 // changed their own file, naming it is enough. A later turn's request
 // ("Remove the current X") counts as an undo; the turn's own plans do
 // not.
-func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []string, removals []undo) {
+func dropUndone(t Turn, cands []Candidate, sents []posSentence, later []LaterText, removals []undo) {
 	asked := map[string]bool{} // the sentences of later turns
 	for _, l := range later {
-		l, _ = cutUserMark(l)
-		for _, s := range sentences(l) {
+		if !l.words() {
+			continue
+		}
+		for _, s := range sentences(l.Text) {
 			asked[s.text] = true
 		}
 	}

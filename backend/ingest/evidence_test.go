@@ -13,7 +13,7 @@ func keptTexts(prompt string, texts, later []string) []string {
 		t.Steps = append(t.Steps, Step{Text: tx})
 	}
 	var out []string
-	for _, c := range Distill(t, later) {
+	for _, c := range Distill(t, modelSaid(later...)) {
 		if c.Keep {
 			out = append(out, c.Text)
 		}
@@ -138,7 +138,7 @@ func TestDropUnsettled(t *testing.T) {
 				for _, tx := range tc.texts {
 					tn.Steps = append(tn.Steps, Step{Text: tx})
 				}
-				for _, c := range Distill(tn, tc.later) {
+				for _, c := range Distill(tn, modelSaid(tc.later...)) {
 					found = found || !c.Keep && strings.HasPrefix(c.Reason, tc.reason)
 				}
 				if !found {
@@ -232,7 +232,7 @@ func FuzzDropUnsettled(f *testing.F) {
 	f.Add("It IS. It IS. It IS.", "That didn't work. I suspect `x.go`.")
 	f.Fuzz(func(t *testing.T, text, later string) {
 		tn := Turn{SessionID: "s", User: []string{"go"}, Steps: []Step{{Text: text}, {Text: later}}}
-		for _, c := range Distill(tn, []string{later, text}) {
+		for _, c := range Distill(tn, modelSaid(later, text)) {
 			if c.Keep && strings.TrimSpace(c.Text) == "" {
 				t.Fatalf("kept an empty statement from %q / %q", text, later)
 			}

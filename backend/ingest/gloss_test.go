@@ -148,7 +148,7 @@ func TestGlossUndone(t *testing.T) {
 		}
 		tn.held = saidBlocks(earlier)
 		stays, why := false, ""
-		for _, cv := range Distill(tn, c.later) {
+		for _, cv := range Distill(tn, modelSaid(c.later...)) {
 			if cv.Keep && strings.Contains(cv.Text, gone) {
 				stays = true
 			}

@@ -120,11 +120,6 @@ func (f patchFile) takenOut() []bool {
 	return out
 }
 
-// removedLaterMark opens the text LaterTexts adds for a turn's removed
-// settings (removedLaterText): Distill reads no sentences from it, only
-// its "key\tsubject words" lines.
-const removedLaterMark = "\x1eremoved\n"
-
 // turnRemovals returns the settings the turn's patches remove, each with
 // the step of its call (a call that failed left out), and those the
 // SEARCH/REPLACE blocks of a step's text remove (Aider's edits, read as a
@@ -199,15 +194,15 @@ func stepProse(text string) string {
 	return b.String()
 }
 
-// removedLaterText renders the turn's removed settings for LaterTexts, one
-// "key\tsubject words" line each after removedLaterMark; "" for none.
+// removedLaterText renders the turn's removed settings for LaterTexts (a
+// LaterSettingsRemoved text: Distill reads no sentences from it), one
+// "key\tsubject words" line each; "" for none.
 func removedLaterText(t Turn, patches [][]*patch) string {
 	rs, _ := turnRemovals(t, patches)
 	if len(rs) == 0 {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(removedLaterMark)
 	for _, r := range rs {
 		b.WriteString(r.key + "\t" + strings.Join(slices.Sorted(maps.Keys(r.subject)), " ") + "\n")
 	}
@@ -216,13 +211,12 @@ func removedLaterText(t Turn, patches [][]*patch) string {
 
 // laterSettingRemovals reads a later turn's removed settings (removedLaterText)
 // as undos at pos.
-func laterSettingRemovals(l string, pos int) []undo {
-	rest, ok := strings.CutPrefix(l, removedLaterMark)
-	if !ok {
+func laterSettingRemovals(l LaterText, pos int) []undo {
+	if l.From != LaterSettingsRemoved {
 		return nil
 	}
 	var out []undo
-	for _, line := range strings.Split(rest, "\n") {
+	for _, line := range strings.Split(l.Text, "\n") {
 		key, words, ok := strings.Cut(line, "\t")
 		if !ok || key == "" {
 			continue

@@ -141,13 +141,13 @@ func TestGlossUndoneByDiff(t *testing.T) {
 func testGlossUndoneByDiff(t *testing.T, call func(id string) memory.ToolCall) {
 	patchTurn := Turn{SessionID: "s1", Steps: []Step{{Text: "Let me edit the pipeline.", Calls: []memory.ToolCall{call("p1")}}, {Text: "Done."}}}
 	laterPatch := laterOf(patchTurn)
-	if !slices.ContainsFunc(laterPatch, func(l string) bool { return strings.HasPrefix(l, removedLaterMark) }) {
+	if !hasLater(laterPatch, LaterSettingsRemoved) {
 		t.Fatalf("later texts %q hold no removal", laterPatch)
 	}
 	tests := []struct {
 		name  string
 		steps []Step
-		later []string
+		later []LaterText
 		gone  bool
 	}{
 		{name: "a later turn's patch", steps: []Step{{Text: uploadAgain}}, later: laterPatch, gone: true},
@@ -187,7 +187,9 @@ func TestSlimKeepsRemovals(t *testing.T) {
 				t.Fatalf("slimmed calls %+v", s.Steps[0].Calls)
 			}
 			later := laterOf(tn)
-			if !slices.ContainsFunc(later, func(l string) bool { return strings.HasPrefix(l, removedLaterMark+"allow_failure\t") }) {
+			if !slices.ContainsFunc(later, func(l LaterText) bool {
+				return l.From == LaterSettingsRemoved && strings.HasPrefix(l.Text, "allow_failure\t")
+			}) {
 				t.Fatalf("later texts %q hold no removal of allow_failure", later)
 			}
 			if !slices.Equal(laterOf(s), later) {
@@ -271,13 +273,13 @@ func TestGlossUndoneByAiderEdit(t *testing.T) {
 	block := ".ci/pipeline.yml\n```yaml\n<<<<<<< SEARCH\n" + uploadOld + "\n=======\n" + uploadNew + "\n>>>>>>> REPLACE\n```"
 	applied := []memory.ToolResult{{Name: "aider", Content: "Applied edit to .ci/pipeline.yml"}}
 	failed := []memory.ToolResult{{Name: "aider", Content: "The LLM did not conform to the edit format."}}
-	later := func(res []memory.ToolResult) []string {
+	later := func(res []memory.ToolResult) []LaterText {
 		return laterOf(Turn{SessionID: "s1", Steps: []Step{{Text: "The mirror is back:\n\n" + block, Results: res}}})
 	}
 	tests := []struct {
 		name  string
 		steps []Step
-		later []string
+		later []LaterText
 		gone  bool
 	}{
 		{name: "the turn's own applied block after the statement", steps: []Step{{Text: uploadAgain + "\n\n" + block, Results: applied}}, gone: true},
@@ -360,7 +362,7 @@ func TestGlossUndoneByBareRemoval(t *testing.T) {
 					t.Fatalf("removals %+v, want allow_failure bare", rs)
 				}
 				kept := func() (bool, string) {
-					steps, later := []Step{{Text: uploadAgain}, del, {Text: "Done."}}, []string(nil)
+					steps, later := []Step{{Text: uploadAgain}, del, {Text: "Done."}}, []LaterText(nil)
 					if tc.later {
 						steps, later = []Step{{Text: uploadAgain}}, laterOf(Turn{SessionID: "s1", Steps: []Step{del, {Text: "Done."}}})
 					}
@@ -436,7 +438,7 @@ const (
 // upload step (uploadGloss) said before it and later as the texts of the
 // turns after it, and reports whether its "Marked the nightly ..."
 // statement is kept and the reason it was dropped or cut for.
-func nightlyStays(steps []Step, later []string) (bool, string) {
+func nightlyStays(steps []Step, later []LaterText) (bool, string) {
 	tn := Turn{SessionID: "s1", User: []string{"why does the pipeline pass?"}, Steps: steps}
 	tn.held = saidBlocks(Turn{Steps: []Step{{Text: uploadGloss}}})
 	stays, why := false, ""

@@ -91,7 +91,7 @@ func TestDropUnconfirmed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cands := Distill(tc.turn, tc.later)
+			cands := Distill(tc.turn, modelSaid(tc.later...))
 			got := keptText(cands)
 			for _, g := range tc.gone {
 				if strings.Contains(got, g) {

@@ -507,10 +507,13 @@ func mayNameInstr(text string) bool {
 
 // laterRemovals returns the lines that later texts of the session (as
 // LaterTexts gives them) remove from instruction files, by file base name.
-func laterRemovals(later []string) map[string]map[string]bool {
+func laterRemovals(later []LaterText) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
-	for _, l := range later {
-		l, _ = cutUserMark(l)
+	for _, lt := range later {
+		if lt.From != LaterInstrRemoved && !lt.words() {
+			continue // moves and removed settings edit no instruction file
+		}
+		l := lt.Text
 		if !mayNameInstr(l) {
 			continue
 		}
@@ -551,7 +554,9 @@ func addRemovals(m map[string]map[string]bool, e instrEdit) {
 }
 
 // instrLaterText renders what the edits of tool calls in a turn remove
-// from instruction files as a fenced diff naming the file, for LaterTexts:
+// from instruction files as a fenced diff naming the file, for LaterTexts
+// (a LaterInstrRemoved text: Distill reads no sentences from it, only the
+// lines it removes, as laterRemovals reads the fenced edits of any text):
 // a later turn's removal then revises an earlier turn's statement in
 // batch ingest and live capture alike. Texts already carry the fenced
 // edits of Aider and Cursor. A call that failed removed nothing and a
@@ -855,7 +860,7 @@ func fenceStep(open []fenceLevel, m []string) []fenceLevel {
 // at its step (stepPos), dropping (Keep false, "revised later") a
 // statement whose line a later edit of the turn, or of a later turn
 // (later), removes.
-func instructionCandidates(edits []instrEdit, steps []int, later []string, stepPos []int) []Candidate {
+func instructionCandidates(edits []instrEdit, steps []int, later []LaterText, stepPos []int) []Candidate {
 	if len(edits) == 0 {
 		return nil
 	}
@@ -928,11 +933,6 @@ func allStated(lines []string, stated map[string]bool) bool {
 	}
 	return true
 }
-
-// instrLaterMark opens the texts LaterTexts adds for a turn's edits of
-// instruction files made by tool calls (instrLaterText): Distill reads no
-// sentences from them, only the lines they remove.
-const instrLaterMark = "```diff:"
 
 // insertByPos inserts the instruction-file candidates into cands, each
 // before the first candidate said after it; cands is returned unchanged

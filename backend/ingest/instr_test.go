@@ -403,7 +403,7 @@ func FuzzInstrEdits(f *testing.F) {
 
 // laterRemovalsEdits reads s as a later text would be read.
 func laterRemovalsEdits(s string) []instrEdit {
-	_ = laterRemovals([]string{s})
+	_ = laterRemovals(modelSaid(s))
 	return nil
 }
 

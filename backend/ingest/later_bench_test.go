@@ -109,7 +109,7 @@ func BenchmarkBatchLaterTexts(b *testing.B) {
 
 // laterEach returns what batch ingest gives turn i of turns as what its
 // session said after it.
-func laterEach(turns []Turn) func(i int, session string) []string {
+func laterEach(turns []Turn) func(i int, session string) []LaterText {
 	l := NewLater(turns)
 	return l.After
 }

@@ -12,22 +12,37 @@ import (
 // laterTextsEach is what LaterTexts gave before each turn's texts were
 // read once (Later): every turn after the first, read again, of the
 // session, within maxLaterBytes.
-func laterTextsEach(turns []Turn, sessionID string) []string {
-	var out []string
+func laterTextsEach(turns []Turn, sessionID string) []LaterText {
+	var out []LaterText
 	n := 0
 	for _, t := range turns {
 		if t.SessionID != sessionID {
 			continue
 		}
 		for _, s := range laterOf(t) {
-			if n+len(s) > maxLaterBytes {
+			if n+len(s.Text) > maxLaterBytes {
 				return out
 			}
-			n += len(s)
+			n += len(s.Text)
 			out = append(out, s)
 		}
 	}
 	return out
+}
+
+// modelSaid returns texts as the model's words said after a turn
+// (LaterModel), as a test's later texts.
+func modelSaid(texts ...string) []LaterText {
+	out := make([]LaterText, len(texts))
+	for i, s := range texts {
+		out[i] = LaterText{Text: s}
+	}
+	return out
+}
+
+// hasLater reports whether later holds a text from from.
+func hasLater(later []LaterText, from LaterFrom) bool {
+	return slices.ContainsFunc(later, func(l LaterText) bool { return l.From == from })
 }
 
 // laterFixture returns the turns of two sessions interleaved, with
@@ -98,13 +113,12 @@ func TestRedistillLaterTexts(t *testing.T) {
 			t.Errorf("turn %d distilled again with %d later texts, want %d", i, len(got), len(want))
 		}
 	}
-	if !slices.ContainsFunc(recent[3].later, func(s string) bool { return strings.HasPrefix(s, movedLaterMark) }) ||
-		!slices.ContainsFunc(recent[1].later, func(s string) bool { return strings.HasPrefix(s, removedLaterMark) }) {
+	if !hasLater(recent[3].later, LaterMoved) || !hasLater(recent[1].later, LaterSettingsRemoved) {
 		t.Errorf("the later texts kept miss the move or the removed setting: %q", fmt.Sprint(recent[3].later))
 	}
 	var r recentTurn
 	r.setTurn(Turn{Turn: 1, User: []string{"x"}, Steps: []Step{{Text: "y", Calls: []memory.ToolCall{bashCall("c", "make")}}}})
-	if r.textBytes() != len(userLaterMark)+2+2*stringBytes { // the user's text carries its mark
+	if r.textBytes() != 2+2*laterTextBytes { // the texts, no mark: who said each is beside it
 		t.Errorf("a turn of two one-byte texts counted for %d bytes, want them and their headers", r.textBytes())
 	}
 }

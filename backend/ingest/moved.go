@@ -49,11 +49,6 @@ type relocation struct {
 	call     string // what the call did, for the reason
 }
 
-// movedLaterMark opens the text LaterTexts adds for a turn's moves and
-// deletions (movedLaterText): Distill reads no sentences from it, only
-// its "from\tto" lines.
-const movedLaterMark = "\x1emoved\n"
-
 // turnRelocations returns the moves and deletions the tool calls of a
 // turn made, in order, without those a later call of the turn undid (the
 // file moved back, or written at its old path again); patches are the
@@ -363,9 +358,9 @@ func shellWords(s string) (words []string, ok bool) {
 	return words, true
 }
 
-// movedLaterText renders a turn's moves and deletions for LaterTexts, one
-// "from\tto" line each (to empty for a delete), after movedLaterMark; ""
-// when there are none.
+// movedLaterText renders a turn's moves and deletions for LaterTexts (a
+// LaterMoved text: Distill reads no sentences from it), one "from\tto"
+// line each (to empty for a delete); "" when there are none.
 // patches are the turn's parsed patches (turnPatches).
 func movedLaterText(t Turn, patches [][]*patch) string {
 	rs := turnRelocations(t, patches)
@@ -373,7 +368,6 @@ func movedLaterText(t Turn, patches [][]*patch) string {
 		return ""
 	}
 	var b strings.Builder
-	b.WriteString(movedLaterMark)
 	for _, r := range rs {
 		b.WriteString(r.from + "\t" + r.to + "\n")
 	}
@@ -382,14 +376,13 @@ func movedLaterText(t Turn, patches [][]*patch) string {
 
 // laterRelocations reads the moves and deletions of later turns
 // (movedLaterText), each placed after every step of the turn (step).
-func laterRelocations(later []string, step int) []relocation {
+func laterRelocations(later []LaterText, step int) []relocation {
 	var out []relocation
 	for _, l := range later {
-		rest, ok := strings.CutPrefix(l, movedLaterMark)
-		if !ok {
+		if l.From != LaterMoved {
 			continue
 		}
-		for _, line := range strings.Split(rest, "\n") {
+		for _, line := range strings.Split(l.Text, "\n") {
 			from, to, ok := strings.Cut(line, "\t")
 			if !ok || from == "" {
 				continue
@@ -536,7 +529,7 @@ func oldPlace(p, from, to string) bool {
 // It reports whether the turn's own tool calls move or delete a file
 // (what an earlier turn said of its old place is then revised), read
 // from the moves it parsed.
-func dropRelocated(t Turn, cands []Candidate, later []string, patches [][]*patch) (moves bool) {
+func dropRelocated(t Turn, cands []Candidate, later []LaterText, patches [][]*patch) (moves bool) {
 	if movedOff["all"] {
 		return false
 	}

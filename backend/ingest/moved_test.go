@@ -95,7 +95,7 @@ func TestDropRelocated(t *testing.T) {
 		name   string
 		texts  []string
 		calls  [][]memory.ToolCall
-		later  []string
+		later  []LaterText
 		gone   string // no kept statement has it with the mechanism on, one has it off
 		stays  string // a kept statement has it either way
 		reason string // the prefix of the reason when a statement goes whole
@@ -117,7 +117,7 @@ func TestDropRelocated(t *testing.T) {
 		{
 			name:  "a later turn's move",
 			texts: []string{"The helper lives in `tools/` next to the other scripts, and `run_helper.sh` traps SIGTERM so the port exits cleanly."},
-			later: []string{movedLaterMark + "/r/tools/run_helper.sh\t/r/priv/bin/run_helper.sh\n"},
+			later: []LaterText{{Text: "/r/tools/run_helper.sh\t/r/priv/bin/run_helper.sh\n", From: LaterMoved}},
 			gone:  "lives in `tools/`",
 			stays: "traps SIGTERM",
 		},
@@ -184,7 +184,7 @@ func TestDropRelocated(t *testing.T) {
 			stays: "is in `tools/`",
 		},
 	}
-	run := func(tn Turn, later []string) (kept, dropped []string) {
+	run := func(tn Turn, later []LaterText) (kept, dropped []string) {
 		for _, c := range Distill(tn, later) {
 			if c.Keep {
 				kept = append(kept, c.Text)

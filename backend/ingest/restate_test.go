@@ -124,7 +124,7 @@ func TestRestatement(t *testing.T) {
 			for _, tx := range tc.texts {
 				turn.Steps = append(turn.Steps, Step{Text: tx})
 			}
-			cands := Distill(turn, tc.later)
+			cands := Distill(turn, modelSaid(tc.later...))
 			var taught []Candidate
 			for _, c := range cands {
 				if c.Keep && c.taught {

@@ -88,7 +88,7 @@ type recentTurn struct {
 	// read once when it is remembered: a later turn's distillation of an
 	// earlier one reads it again without parsing its patches again); size
 	// is its bytes.
-	later []string
+	later []LaterText
 	size  int
 	// callSize is the bytes of the tool calls and results the slimmed
 	// turn keeps (slimSize): a moved file's patch is kept whole, beyond
@@ -144,7 +144,7 @@ func (e *recentTurn) setTurn(t Turn) {
 }
 
 // setTurnLater is setTurn with what LaterTexts reads of t read already.
-func (e *recentTurn) setTurnLater(t Turn, later []string) {
+func (e *recentTurn) setTurnLater(t Turn, later []LaterText) {
 	e.turn, e.later, e.size = slim(t), later, textsSize(later)
 	e.callSize = slimSize(e.turn)
 }
@@ -152,7 +152,7 @@ func (e *recentTurn) setTurnLater(t Turn, later []string) {
 // bytes returns about what the turn takes in memory, as maxRecentBytes
 // counts it: its text (size: the slimmed turn's text is about what
 // LaterTexts reads of it, later, which holds the same strings, and a
-// string header each), the calls and results it keeps (callSize), what it said (saidSize, about three times its text: a
+// LaterText each), the calls and results it keeps (callSize), what it said (saidSize, about three times its text: a
 // subject map per block) and its maps (mapsSize). What it was distilled with (turn.held) is a
 // window of its session's record, counted with the session
 // (recentSession.said).
@@ -161,10 +161,10 @@ func (e *recentTurn) bytes() int {
 }
 
 // textBytes returns the bytes of the turn's text as bytes counts them:
-// what LaterTexts reads of it (size) and a string header for each of its
-// later texts.
+// what LaterTexts reads of it (size) and a LaterText (a string header and
+// where it comes from) for each of its later texts.
 func (e *recentTurn) textBytes() int {
-	return e.size + len(e.later)*stringBytes
+	return e.size + len(e.later)*laterTextBytes
 }
 
 // Bytes of an entry of a recent turn's maps beyond the bytes of its
@@ -177,6 +177,7 @@ var (
 	restatedEntryBytes = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof([]string(nil)))
 	untestedEntryBytes = 2 * int(unsafe.Sizeof("")+unsafe.Sizeof(false))
 	stringBytes        = int(unsafe.Sizeof(""))
+	laterTextBytes     = int(unsafe.Sizeof(LaterText{}))
 )
 
 // mapsSize returns about the bytes the turn's kept, from, restated and
@@ -503,11 +504,12 @@ func redistillFrom(earlier []recentTurn, n int) int {
 	return i
 }
 
-// textsSize is the bytes of texts.
-func textsSize(texts []string) int {
+// textsSize is the bytes of the later texts' text, as maxLaterBytes
+// counts them.
+func textsSize(texts []LaterText) int {
 	n := 0
 	for _, s := range texts {
-		n += len(s)
+		n += len(s.Text)
 	}
 	return n
 }
@@ -515,7 +517,7 @@ func textsSize(texts []string) int {
 // laterAfter returns what LaterTexts reads of the turns between (recent
 // turns of t's session, their later texts read once when remembered),
 // then of t (later: laterOf(t)).
-func laterAfter(between []recentTurn, t Turn, later []string) []string {
+func laterAfter(between []recentTurn, t Turn, later []LaterText) []LaterText {
 	var g laterGather
 	for i := range between {
 		if between[i].turn.SessionID != t.SessionID {
@@ -632,7 +634,7 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 // later), revises the memories it created from statements no longer kept,
 // and stores the statements kept now and not before. It returns how many
 // memories it revised.
-func (p *Pipeline) redistill(ctx context.Context, t Turn, later []string, e *recentTurn, between []recentTurn, cands []Candidate, base int, dec *memory.Decision) (int, error) {
+func (p *Pipeline) redistill(ctx context.Context, t Turn, later []LaterText, e *recentTurn, between []recentTurn, cands []Candidate, base int, dec *memory.Decision) (int, error) {
 	now, _, pending := distill(e.turn, laterAfter(between, t, later))
 	n, err := p.settle(ctx, t, e, between, now, cands, base, dec)
 	if err == nil {
@@ -1221,7 +1223,7 @@ func (p *Pipeline) supersede(ctx context.Context, old, next string) (ok bool, er
 // session says later (a statement of the user the model restated is
 // dropped, and kept again when a later turn revises the restatement).
 // later is what LaterTexts reads of t (laterOf), kept with it.
-func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, later []string, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
+func (p *Pipeline) rememberTurn(ctx context.Context, t Turn, later []LaterText, cands []Candidate, base int, dec *memory.Decision) (recentTurn, error) {
 	rt := recentTurn{kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}}
 	rt.setTurnLater(t, later)
 	rt.setSaid(t)

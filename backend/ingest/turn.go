@@ -221,10 +221,53 @@ func (t Turn) Final() string {
 // maxLaterBytes bounds the text LaterTexts gathers for one turn.
 const maxLaterBytes = 512 << 10
 
+// LaterText is one text a session said after a turn (LaterTexts), with
+// where it comes from. Where it comes from is kept beside the text, never
+// inside it: a transcript's text is outside input and may open with any
+// bytes, so no prefix of it can say who said it or that it is no
+// sentence at all.
+type LaterText struct {
+	// Text is the text: the words said, or, for what a turn's tool calls
+	// did, the lines this package renders of it (see LaterFrom).
+	Text string
+	// From says where Text comes from; the zero value is the model's
+	// words.
+	From LaterFrom
+}
+
+// LaterFrom says where a later text comes from: someone's words, whose
+// sentences revise, undo or restate what came before, or what a turn's
+// tool calls did, rendered as lines, which holds no sentence.
+type LaterFrom uint8
+
+// Where a later text comes from.
+const (
+	// LaterModel is the model's words (a step's text).
+	LaterModel LaterFrom = iota
+	// LaterUser is the user's words: a message, or an answer to the
+	// model's question (memory.Answer.Text).
+	LaterUser
+	// LaterInstrRemoved is what the turn's tool calls remove from
+	// instruction files, a fenced diff naming each file
+	// (instrLaterText).
+	LaterInstrRemoved
+	// LaterMoved is the files the turn's tool calls move or delete, a
+	// "from\tto" line each, to empty for a delete (movedLaterText).
+	LaterMoved
+	// LaterSettingsRemoved is the settings the turn's patches remove, a
+	// "key\tsubject words" line each (removedLaterText).
+	LaterSettingsRemoved
+)
+
+// words reports whether the text is someone's words (the user's or the
+// model's): the later texts whose sentences Distill reads.
+func (l LaterText) words() bool { return l.From == LaterModel || l.From == LaterUser }
+
 // LaterTexts returns what the session of sessionID said in turns, in
-// order (the model's texts and the user's words), at most maxLaterBytes:
-// what Distill checks a turn's statements against for later corrections.
-func LaterTexts(turns []Turn, sessionID string) []string {
+// order (the model's texts and the user's words, and what their tool
+// calls did), at most maxLaterBytes of text: what Distill checks a
+// turn's statements against for later corrections.
+func LaterTexts(turns []Turn, sessionID string) []LaterText {
 	return NewLater(turns).After(-1, sessionID)
 }
 
@@ -236,18 +279,18 @@ func LaterTexts(turns []Turn, sessionID string) []string {
 // with the square of a session's turns. Not safe for concurrent use.
 type Later struct {
 	turns []Turn
-	texts [][]string // laterOf of each turn, once read
+	texts [][]LaterText // laterOf of each turn, once read
 	read  []bool
 }
 
 // NewLater returns a Later of turns, none of them read yet.
 func NewLater(turns []Turn) *Later {
-	return &Later{turns: turns, texts: make([][]string, len(turns)), read: make([]bool, len(turns))}
+	return &Later{turns: turns, texts: make([][]LaterText, len(turns)), read: make([]bool, len(turns))}
 }
 
 // After returns LaterTexts(turns[i+1:], sessionID): what the session said
 // after turn i (i = -1 for all of turns).
-func (l *Later) After(i int, sessionID string) []string {
+func (l *Later) After(i int, sessionID string) []LaterText {
 	var g laterGather
 	for j := i + 1; j < len(l.turns); j++ {
 		if l.turns[j].SessionID != sessionID {
@@ -265,45 +308,52 @@ func (l *Later) After(i int, sessionID string) []string {
 
 // laterGather gathers later texts, turn by turn, within maxLaterBytes.
 type laterGather struct {
-	out []string
+	out []LaterText
 	n   int // the bytes of out's texts
 }
 
 // add appends a turn's later texts (laterOf) in order while they fit
 // maxLaterBytes; false once one does not (it and all after it are left
 // out: nothing more is to be added).
-func (g *laterGather) add(texts []string) bool {
+func (g *laterGather) add(texts []LaterText) bool {
 	for _, s := range texts {
-		if g.n+len(s) > maxLaterBytes {
+		if g.n+len(s.Text) > maxLaterBytes {
 			return false
 		}
-		g.n += len(s)
+		g.n += len(s.Text)
 		g.out = append(g.out, s)
 	}
 	return true
 }
 
 // laterOf returns what LaterTexts reads of one turn: the user's words
-// (each marked as the user's: userLaterMark), the model's texts, what the turn's tool calls remove from instruction
-// files (instrLaterText), the files they move or delete (movedLaterText)
-// and the settings their patches remove (removedLaterText).
-func laterOf(t Turn) []string {
-	out := userTexts(t)
-	if ruleOn(ruleUserOrder) {
-		for i, u := range out {
-			out[i] = userLaterMark + u
-		}
+// (LaterUser), the model's texts (LaterModel), what the turn's tool calls
+// remove from instruction files (instrLaterText), the files they move or
+// delete (movedLaterText) and the settings their patches remove
+// (removedLaterText). With revise-user-order off the user's words are
+// read as the model's, as before the rule.
+func laterOf(t Turn) []LaterText {
+	user := LaterUser
+	if !ruleOn(ruleUserOrder) {
+		user = LaterModel
 	}
-	out = append(out, stepTexts(t)...)
+	us, ss := userTexts(t), stepTexts(t)
+	out := make([]LaterText, 0, len(us)+len(ss)+3)
+	for _, u := range us {
+		out = append(out, LaterText{Text: u, From: user})
+	}
+	for _, s := range ss {
+		out = append(out, LaterText{Text: s})
+	}
 	patches := turnPatches(t)
 	if rm := instrLaterText(t, patches); rm != "" {
-		out = append(out, rm)
+		out = append(out, LaterText{Text: rm, From: LaterInstrRemoved})
 	}
 	if mv := movedLaterText(t, patches); mv != "" {
-		out = append(out, mv)
+		out = append(out, LaterText{Text: mv, From: LaterMoved})
 	}
 	if rm := removedLaterText(t, patches); rm != "" && !evidenceOff["gloss-diff"] {
-		out = append(out, rm)
+		out = append(out, LaterText{Text: rm, From: LaterSettingsRemoved})
 	}
 	return out
 }

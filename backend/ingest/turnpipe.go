@@ -26,7 +26,7 @@ const StageDistill = "distill"
 //
 // A turn of a headless session under the count that has not ended is held
 // (see ProcessSession): held is true and nothing is stored.
-func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st SessionState) (dec memory.Decision, held bool, err error) {
+func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []LaterText, st SessionState) (dec memory.Decision, held bool, err error) {
 	for i, ex := range t.Exchanges {
 		if err := Validate(ex); err != nil {
 			return memory.Decision{}, false, fmt.Errorf("exchange %d of the turn: %w", i, err)
@@ -124,7 +124,7 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []string, st S
 
 // cleanTurn strips injected blocks from every text of the turn and masks
 // secrets in them and in later; it returns the number of secrets masked.
-func cleanTurn(t Turn, later []string) (Turn, []string, int) {
+func cleanTurn(t Turn, later []LaterText) (Turn, []LaterText, int) {
 	n := 0
 	clean := func(s string) string {
 		out, k := redactText(StripInjected(s))
@@ -146,13 +146,9 @@ func cleanTurn(t Turn, later []string) (Turn, []string, int) {
 		s.Text = clean(s.Text)
 		out.Steps[i] = s
 	}
-	cl := make([]string, len(later))
+	cl := make([]LaterText, len(later))
 	for i, l := range later {
-		if u, ok := cutUserMark(l); ok {
-			cl[i] = userLaterMark + clean(u) // the mark is no part of the user's text
-			continue
-		}
-		cl[i] = clean(l)
+		cl[i] = LaterText{Text: clean(l.Text), From: l.From}
 	}
 	return out, cl, n
 }

@@ -162,7 +162,7 @@ func TestUpdatedLive(t *testing.T) {
 // turn between them updated already.
 func TestMayUpdate(t *testing.T) {
 	first := twoTurns("s-may", []string{"make the ledger's retention configurable", ledgerAnswer}, []string{"ok", "Fine."})[0]
-	remembered := func(later []string) recentTurn {
+	remembered := func(later []LaterText) recentTurn {
 		cands, _, pending := distill(first, later)
 		e := recentTurn{turn: first, kept: map[string]string{}, pending: pending}
 		for _, c := range cands {
@@ -187,15 +187,15 @@ func TestMayUpdate(t *testing.T) {
 		{"updated by a turn between already", "Done:\n- `config/ledger.toml`: keep_segments raised to 16, rotation every 256 MiB", []string{update}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := remembered(tc.between)
+			e := remembered(modelSaid(tc.between...))
 			next := twoTurns("s-may", []string{"ok", "Fine."}, []string{"and now?", tc.later})[1]
 			if got := mayUpdate(next, []recentTurn{e}, 0)[0]; got != tc.want {
 				t.Errorf("mayUpdate = %v, want %v", got, tc.want)
 			}
 			// What batch ingest finds: the earlier turn distilled knowing
 			// both later texts cuts more than knowing the one between.
-			before := Distill(first, tc.between)
-			after := Distill(first, append(slices.Clone(tc.between), tc.later))
+			before := Distill(first, modelSaid(tc.between...))
+			after := Distill(first, modelSaid(append(slices.Clone(tc.between), tc.later)...))
 			if changed := !slices.EqualFunc(before, after, func(a, b Candidate) bool { return a.Text == b.Text && a.Keep == b.Keep }); changed != tc.want {
 				t.Errorf("distilled again knowing it: changed %v, want %v", changed, tc.want)
 			}

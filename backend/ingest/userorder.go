@@ -6,7 +6,7 @@ import (
 )
 
 // What a user's order revises. A later turn's sentences reach Distill as
-// later texts; the user's words are marked among them (userLaterMark,
+// later texts, each saying whose words it holds (LaterText.From, set by
 // laterOf), so that a sentence is read as the user's or the model's. The
 // model's plan revises nothing ("Change the parser to keep comments
 // instead of dropping them" says what to try: revise-plan), but the
@@ -20,16 +20,6 @@ import (
 
 // ruleUserOrder names the rule, as ablate lists it.
 const ruleUserOrder = "revise-user-order"
-
-// userLaterMark opens a user's text among the later texts of a session
-// (laterOf): the sentences after it are the user's.
-const userLaterMark = "\x1euser\n"
-
-// cutUserMark returns a later text without userLaterMark and whether it
-// had it (the text is the user's).
-func cutUserMark(l string) (string, bool) {
-	return strings.CutPrefix(l, userLaterMark)
-}
 
 // replacedBy are the forms of an order putting Y in X's place, each
 // ending where X begins: "instead of X", "rather than X", "not X but Y"
