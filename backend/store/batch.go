@@ -24,7 +24,9 @@ type Batch struct {
 	// put a record back byte for byte). CreatedAt is taken as given too.
 	// Changing the text requires a new embedding of it.
 	Put []memory.Memory
-	// Trash moves live records to the trash (see Trash) with a reason.
+	// Trash moves live records to the trash (see Trash) with a reason. A
+	// record that does not decode (Open skipped it) is deleted for good
+	// instead: the trash could not restore it (unreadable.go).
 	Trash []TrashRequest
 	// Restore brings records back from the trash as live records, exactly
 	// as they were when trashed.
@@ -297,7 +299,11 @@ func (p *batchPlan) changedSinceRead(bk batchBuckets) ([]string, error) {
 			changed = append(changed, id)
 			continue
 		}
-		_, om, err := decodeRecord(v)
+		_, om, err := decodeForWrite(id, v)
+		if errors.Is(err, ErrUnreadable) {
+			changed = append(changed, id) // skipped by every read: as if gone
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("record %s: %w", id, err)
 		}
@@ -318,7 +324,7 @@ func (p *batchPlan) loadPutOlds(bk batchBuckets) ([]memory.Memory, []recHeader, 
 		var old *memory.Memory
 		if v != nil {
 			var err error
-			oheads[i], olds[i], err = decodeRecord(v)
+			oheads[i], olds[i], err = decodeForWrite(p.puts[i].ID, v)
 			if err != nil {
 				return nil, nil, fmt.Errorf("record %s: %w", p.puts[i].ID, err)
 			}
@@ -411,7 +417,14 @@ func (p *batchPlan) writePuts(tx *bolt.Tx, bk batchBuckets, olds []memory.Memory
 // leaving a tombstone for the text index.
 func (p *batchPlan) writeTrash(bk batchBuckets, vals [][]byte) error {
 	for i, t := range p.b.Trash {
-		oh, om, err := decodeRecord(vals[i])
+		oh, om, err := decodeForWrite(t.ID, vals[i])
+		if errors.Is(err, ErrUnreadable) {
+			// Nothing the trash could restore: deleted for good (unreadable.go).
+			if err := deleteUnreadableTx(bk.recs.Tx(), t.ID, vals[i], p.seq); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("record %s: %w", t.ID, err)
 		}
@@ -524,6 +537,7 @@ func (s *Store) applyInMemory(p *batchPlan) ([]textPut, []string) {
 	for _, t := range p.b.Trash {
 		s.dropEntry(t.ID)
 		s.unindexVector(t.ID)
+		s.forgetUnreadable(t.ID)
 		tdels = append(tdels, t.ID)
 	}
 	for i := range p.restored {

@@ -158,11 +158,63 @@ func decodeRecord(b []byte) (recHeader, memory.Memory, error) {
 	if err != nil {
 		return h, m, err
 	}
-	if err := json.Unmarshal(js, &m); err != nil {
-		return h, m, fmt.Errorf("%w: %v", errCorrupt, err)
+	if err := decodeFields(js, &m); err != nil {
+		return h, m, err
 	}
 	m.Embedding = unpackVector(emb)
 	return h, m, nil
+}
+
+// decodeFields decodes the JSON part of a record into m: the one rule by
+// which a record's fields are readable. Open decodes every record by it
+// (load, fillListFields) and every read decodes by it (decodeRecord), so a
+// record Open keeps is one every read can decode — a field of the wrong
+// type (importance "high") fails here, at Open, as it would fail a Get —
+// and a record Open skips is skipped by every read (skipUnreadable).
+func decodeFields(js []byte, m *memory.Memory) error {
+	if err := json.Unmarshal(js, m); err != nil {
+		return fmt.Errorf("%w: %v", errCorrupt, err)
+	}
+	return nil
+}
+
+// ErrUnreadable is wrapped by the error of a write naming a record whose
+// stored bytes do not decode (Open found it unreadable and every read
+// skips it). The same error wraps memory.ErrNotFound: to every caller the
+// memory is not there to change. Only a delete of it succeeds (it removes
+// the bytes for good: there is nothing the trash could restore).
+var ErrUnreadable = errors.New("unreadable record")
+
+// unreadableError is a write's error for record id, which does not
+// decode (err says why). It is ErrUnreadable and memory.ErrNotFound.
+type unreadableError struct {
+	id  string
+	err error
+}
+
+// Error names the record, why it cannot be read and what repairs it.
+func (e *unreadableError) Error() string {
+	return fmt.Sprintf("memory %s cannot be read (%v): every read skips it and it cannot be changed; "+
+		"`memtray doctor` names it, `memtray doctor --salvage` saves what the store can still read, and `memtray delete %s` removes it for good",
+		e.id, e.err, e.id)
+}
+
+// Is makes the error ErrUnreadable and memory.ErrNotFound.
+func (e *unreadableError) Is(target error) bool {
+	return target == ErrUnreadable || target == memory.ErrNotFound
+}
+
+// Unwrap returns the decoding error (errCorrupt).
+func (e *unreadableError) Unwrap() error { return e.err }
+
+// decodeForWrite is decodeRecord for a write about to change record id
+// (value v): a record that does not decode is an *unreadableError.
+func decodeForWrite(id string, v []byte) (recHeader, memory.Memory, error) {
+	h, m, err := decodeRecord(v)
+	if errors.Is(err, errCorrupt) {
+		return h, m, &unreadableError{id: id, err: err}
+	}
+	return h, m, err
 }
 
 // unpackVector copies packed little-endian float32s into a new slice.

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -154,6 +155,9 @@ func (s *Store) restoreConflicts(ctx context.Context, ids []string, vecs map[str
 				continue
 			}
 			_, live, err := decodeRecord(v)
+			if errors.Is(err, errCorrupt) {
+				continue // unreadable: as a memory gone since, the copy comes back as a record of its own
+			}
 			if err != nil {
 				return fmt.Errorf("record %s: %w", c.Of, err)
 			}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -409,6 +410,54 @@ func (c *checker) checkIndexes(tx *bolt.Tx) {
 		})
 		bucketErr(bucketOutboxDeltas, bad, "cannot be read: those counter changes are not pushed")
 	}
+	c.checkLogs(tx)
+}
+
+// checkLogs decodes the recall log, the similarity calibrations and the
+// turn marks by the rules a salvage keeps them by (salvagekeep.go): an
+// entry they fail is skipped where it is used, silently, and left out by
+// a salvage, which keeps the others.
+func (c *checker) checkLogs(tx *bolt.Tx) {
+	r := c.r
+	// count counts the entries of bucket name (keys entry picks) and
+	// those readable fails.
+	count := func(name []byte, entry func(k []byte) bool, readable func(k, v []byte) bool) (n, bad int) {
+		if b := tx.Bucket(name); b != nil {
+			_ = b.ForEach(func(k, v []byte) error {
+				if v == nil || !entry(k) {
+					return nil // a nested bucket (none is expected), or not an entry
+				}
+				n++
+				if !readable(k, v) {
+					bad++
+				}
+				return nil
+			})
+		}
+		return n, bad
+	}
+	every := func([]byte) bool { return true }
+	recalls, badRecalls := count(bucketRecalls, every, func(k, v []byte) bool {
+		_, err := recallEntryOf(k, v)
+		return err == nil
+	})
+	calibs, badCalibs := count(bucketCalib, every, calibrationReadable)
+	marks, badMarks := count(bucketTurns, func(k []byte) bool {
+		return bytes.IndexByte(k, 0) > 0 // not the prune's own key (keyTurnsPruned)
+	}, func(_, v []byte) bool {
+		_, err := turnMarkOf(v)
+		return err == nil
+	})
+	if badRecalls > 0 {
+		r.damage(string(bucketRecalls), fmt.Sprintf("%d of %d recall log entries cannot be read: the recall log skips them (what those recalls gave is not shown); a salvage keeps the others", badRecalls, recalls), fixSalvage)
+	}
+	if badCalibs > 0 {
+		r.damage(string(bucketCalib), fmt.Sprintf("%d of %d similarity calibrations cannot be read: the daemon calibrates those models again; a salvage keeps the others", badCalibs, calibs), fixSalvage)
+	}
+	if badMarks > 0 {
+		r.damage(string(bucketTurns), fmt.Sprintf("%d of %d turn marks cannot be read: a turn captured again places those statements again (they are found as duplicates); a salvage keeps the marks of the other turns", badMarks, marks), fixSalvage)
+	}
+	r.note("recall log: %d entries; similarity calibrations: %d; turn marks: %d", recalls, calibs, marks)
 }
 
 // checkText opens the text index read-only and compares its documents

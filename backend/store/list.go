@@ -3,7 +3,6 @@ package store
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -216,19 +215,6 @@ func listFieldsOf(text string, typ memory.Type, scope memory.Scope, importance f
 	}
 }
 
-// listJSON is the part of a record's JSON listFields needs.
-type listJSON struct {
-	Text            string       `json:"text"`
-	Type            memory.Type  `json:"type"`
-	Scope           memory.Scope `json:"scope"`
-	Importance      float64      `json:"importance"`
-	Pinned          bool         `json:"pinned"`
-	AccessCount     int          `json:"access_count"`
-	ReinforcedCount int          `json:"reinforced_count"`
-	UpdatedAt       time.Time    `json:"updated_at"`
-	LastAccessed    time.Time    `json:"last_accessed"`
-}
-
 // pendingList is an entry loaded from its header whose listFields are
 // still to be decoded from the record's JSON (which aliases bbolt's map:
 // valid only inside the read transaction).
@@ -259,13 +245,15 @@ func fillListFields(pending []pendingList) []unreadableRecord {
 		go func() {
 			defer wg.Done()
 			for _, p := range pending[lo:hi] {
-				var lj listJSON
-				if err := json.Unmarshal(p.js, &lj); err != nil {
-					bad[w] = append(bad[w], unreadableRecord{p.id, fmt.Errorf("%w: %v", errCorrupt, err)})
+				// The whole record, by the rule every read decodes it by:
+				// one Open keeps is one every read can decode.
+				var m memory.Memory
+				if err := decodeFields(p.js, &m); err != nil {
+					bad[w] = append(bad[w], unreadableRecord{p.id, err})
 					continue
 				}
-				p.e.listFields = listFieldsOf(lj.Text, lj.Type, lj.Scope, lj.Importance, lj.Pinned, lj.AccessCount,
-					lj.ReinforcedCount, lj.UpdatedAt, lj.LastAccessed)
+				p.e.listFields = listFieldsOf(m.Text, m.Type, m.Scope, m.Importance, m.Pinned, m.AccessCount,
+					m.ReinforcedCount, m.UpdatedAt, m.LastAccessed)
 			}
 		}()
 	}

@@ -127,6 +127,9 @@ func (s *Store) stageTodo(dim int) ([]todo, int, error) {
 		stage := tx.Bucket(bucketStage)
 		return tx.Bucket(bucketRecs).ForEach(func(k, v []byte) error {
 			_, m, err := decodeRecord(v)
+			if errors.Is(err, errCorrupt) {
+				return nil // unreadable (Open skipped it): left as it is, for a salvage
+			}
 			if err != nil {
 				return fmt.Errorf("record %s: %w", k, err)
 			}
@@ -196,6 +199,9 @@ func (s *Store) swapStaged(model string, dim int) error {
 		var ups []upd
 		err := recs.ForEach(func(k, v []byte) error {
 			h, m, err := decodeRecord(v)
+			if errors.Is(err, errCorrupt) {
+				return nil // unreadable: stageTodo staged nothing for it, and it stays as it is
+			}
 			if err != nil {
 				return fmt.Errorf("record %s: %w", k, err)
 			}

@@ -307,7 +307,7 @@ func (c *carrier) teamMeta(lostAny bool) {
 func (c *carrier) calib() error {
 	var bad int
 	for _, e := range c.entries(bucketCalib) {
-		if len(e.k) == 0 || len(e.k) > maxModel || len(e.v) == 0 || len(e.v) > maxCalibration || !json.Valid(e.v) {
+		if !calibrationReadable(e.k, e.v) {
 			bad++
 			continue
 		}
@@ -389,8 +389,8 @@ func (c *carrier) turns() error {
 			order = append(order, turn)
 		}
 		byTurn[turn] = append(byTurn[turn], e)
-		var tv turnMarkValue
-		if json.Unmarshal(e.v, &tv) != nil {
+		tv, err := turnMarkOf(e.v)
+		if err != nil {
 			unreadable++
 			bad[turn] = true
 		} else if lost[tv.MemoryID] {
@@ -431,12 +431,11 @@ func (c *carrier) recalls() error {
 	var es []entry
 	var bad int
 	for _, e := range c.entries(bucketRecalls) {
-		var re RecallEntry
-		if len(e.k) != 8 || json.Unmarshal(e.v, &re) != nil || re.validate() != nil {
+		re, err := recallEntryOf(e.k, e.v)
+		if err != nil {
 			bad++
 			continue
 		}
-		re.Seq = getU64(e.k)
 		es = append(es, entry{re.Seq, re, e.v})
 	}
 	c.drop(bad, "recall log entries", "unreadable")
@@ -480,3 +479,42 @@ var salvageDroppedAlways = strings.Join([]string{
 	"a re-embedding's staging area (`memtray reindex` starts it again)",
 	"the content-hash and insertion-order indexes (made anew with the records)",
 }, "; ")
+
+// The rules by which an entry of the recall log, the calibrations or the
+// turn marks is readable: a salvage keeps the entries they pass (carrier)
+// and `memtray doctor` counts those they fail (checker.checkLogs), so the
+// doctor names what a salvage would leave out.
+
+// recallEntryOf decodes and validates the recall log entry (k, v).
+func recallEntryOf(k, v []byte) (RecallEntry, error) {
+	var re RecallEntry
+	if len(k) != 8 {
+		return re, fmt.Errorf("%w: recall log key of %d bytes", errCorrupt, len(k))
+	}
+	if err := json.Unmarshal(v, &re); err != nil {
+		return re, fmt.Errorf("%w: recall log entry: %v", errCorrupt, err)
+	}
+	if err := re.validate(); err != nil {
+		return re, fmt.Errorf("%w: recall log entry: %v", errCorrupt, err)
+	}
+	re.Seq = getU64(k)
+	return re, nil
+}
+
+// calibrationReadable says whether (k, v) is a calibration SetCalibration
+// could have stored: a model's name and JSON of an allowed size (its
+// fields are the calib package's, which decodes it at use and calibrates
+// again when it cannot).
+func calibrationReadable(k, v []byte) bool {
+	return len(k) > 0 && len(k) <= maxModel && len(v) > 0 && len(v) <= maxCalibration && json.Valid(v)
+}
+
+// turnMarkOf decodes a turn mark's value (TurnMarks reads a mark that
+// does not decode as no mark).
+func turnMarkOf(v []byte) (turnMarkValue, error) {
+	var tv turnMarkValue
+	if err := json.Unmarshal(v, &tv); err != nil {
+		return tv, fmt.Errorf("%w: turn mark: %v", errCorrupt, err)
+	}
+	return tv, nil
+}

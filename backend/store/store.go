@@ -83,6 +83,9 @@ type Store struct {
 	// paths consult it without a lock: a record that fails to decode and
 	// is in it is skipped as Open skipped it (see skipUnreadable).
 	unreadable map[string]struct{}
+	// unreadableGone holds those of unreadable deleted since Open
+	// (forgetUnreadable): they are no longer counted or warned about.
+	unreadableGone map[string]struct{}
 
 	text     bleve.Index
 	tmap     *mapping.IndexMappingImpl
@@ -402,7 +405,7 @@ func (s *Store) skipUnreadableOnOpen(id string, err error) {
 		s.unreadable = make(map[string]struct{})
 	}
 	s.unreadable[id] = struct{}{}
-	s.warnings = append(s.warnings, fmt.Sprintf("record %s is unreadable (%v): skipped", id, err))
+	s.warnings = append(s.warnings, fmt.Sprintf("%s (%v): skipped", unreadableWarningPrefix(id), err))
 }
 
 // dropUnreadableOnOpen is skipUnreadableOnOpen for a record load had
@@ -433,7 +436,11 @@ func (s *Store) skipUnreadable(id []byte, err error) bool {
 // UnreadableCount is how many records Open could not decode and skipped
 // (Info.Unreadable): the reads leave them out until `memtray doctor
 // --salvage` copies what can be read into a new store.
-func (s *Store) UnreadableCount() int { return len(s.unreadable) }
+func (s *Store) UnreadableCount() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.unreadable) - len(s.unreadableGone)
+}
 
 // damagedVectorMarker is in every damaged-vector warning (and nowhere else).
 const damagedVectorMarker = " a damaged vector"
@@ -561,7 +568,7 @@ func (s *Store) Info() Info {
 	defer s.mu.RUnlock()
 	return Info{
 		Dir: s.dir, Model: s.model, Dim: s.dim, Count: len(s.entries), Seq: s.seq,
-		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadable),
+		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadable) - len(s.unreadableGone),
 		Warnings: append([]string(nil), s.warnings...),
 	}
 }

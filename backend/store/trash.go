@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -102,7 +101,7 @@ func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
 				return fmt.Errorf("trash entry %s: %w", k, err)
 			}
 			var m memory.Memory
-			if err := json.Unmarshal(js, &m); err != nil {
+			if err := decodeFields(js, &m); err != nil {
 				return fmt.Errorf("trash entry %s: %w", k, err)
 			}
 			out = append(out, TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason, Conflict: conflictOf(tx, k)})

@@ -111,8 +111,8 @@ func (s *Store) TurnMarks(ctx context.Context, turn string) (map[string]TurnMark
 		lasting := false
 		c := b.Cursor()
 		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-			var tv turnMarkValue
-			if err := json.Unmarshal(v, &tv); err != nil {
+			tv, err := turnMarkOf(v)
+			if err != nil {
 				continue // a damaged mark is no mark: the statement is placed as new
 			}
 			h := string(k[len(prefix):])

@@ -523,7 +523,7 @@ func (s *Store) updateTx(tx *bolt.Tx, id string, seq uint64, now time.Time, fn f
 	if v == nil {
 		return m, h, false, false, errRecord{memory.ErrNotFound}
 	}
-	oh, om, err := decodeRecord(v)
+	oh, om, err := decodeForWrite(id, v)
 	if err != nil {
 		return m, h, false, false, errRecord{err}
 	}
@@ -693,7 +693,9 @@ func uniqueIDs(ids []string) []string {
 	return out
 }
 
-// Delete removes the memory id (memory.ErrNotFound if there is none).
+// Delete removes the memory id (memory.ErrNotFound if there is none). A
+// record that does not decode (Open skipped it) is deleted too, for good
+// (see deleteUnreadableTx).
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := s.checkOpen(); err != nil {
 		return err
@@ -713,7 +715,13 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 		if v == nil {
 			return memory.ErrNotFound
 		}
-		oh, om, err := decodeRecord(v)
+		oh, om, err := decodeForWrite(id, v)
+		if errors.Is(err, ErrUnreadable) {
+			if err := deleteUnreadableTx(tx, id, v, seq); err != nil { // unreadable.go
+				return err
+			}
+			return putSeqCount(tx, seq, -1)
+		}
 		if err != nil {
 			return err
 		}
@@ -744,6 +752,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	s.seq = seq
 	s.dropEntry(id)
 	s.unindexVector(id)
+	s.forgetUnreadable(id)
 	s.mu.Unlock()
 	if err := s.indexText(nil, []string{id}); err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
@@ -794,7 +803,7 @@ func (s *Store) supersedeLocked(oldID string, next memory.Memory, marks []TurnMa
 		if v == nil {
 			return memory.ErrNotFound
 		}
-		h, om, err := decodeRecord(v)
+		h, om, err := decodeForWrite(oldID, v)
 		if err != nil {
 			return err
 		}
