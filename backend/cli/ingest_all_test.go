@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // ingestFixture is the path of a file in testdata/ingest.
@@ -234,4 +233,3 @@ func FuzzParseExchanges(f *testing.F) {
 		}
 	})
 }
-
