@@ -360,7 +360,7 @@ func bridgeMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, l
 	go b.relay(ctx, up)
 	err = b.toDaemon(ctx)
 	cancel()
-	b.calls.Wait()   // no reconnect runs after this
+	b.calls.Wait() // no reconnect runs after this
 	last := b.current()
 	last.conn.Close() // ends the daemon's session
 	b.bg.Wait()
