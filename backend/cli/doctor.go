@@ -6,9 +6,11 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -43,7 +45,8 @@ func runDoctor(env *Env, args []string) error {
 	}
 	if cl, ok := remote(env.Ctx, cfg); ok {
 		if *salvage || *rebuild || *reembed {
-			return repairWhileRunning(cl.Addr(), *reembed)
+			h, _ := httpapi.Probe(env.Ctx, cl.Addr(), cl.Token(), 2*time.Second)
+			return repairWhileRunning(cl.Addr(), h, time.Duration(cfg.IdleExit), repairName(*salvage, *rebuild))
 		}
 		rep, err := cl.Check(env.Ctx)
 		if err != nil {
@@ -118,18 +121,50 @@ func reportCheck(env *Env, asJSON bool, rep *store.CheckReport, daemon string) e
 	return err
 }
 
-// repairWhileRunning is the doctor's answer to a repair asked while a
-// daemon (at addr) holds the store: each repair replaces files the daemon
-// has open (the records file, the text index), so it waits until memtray
-// is quit; a damaged vector is the daemon's own to embed anew.
-func repairWhileRunning(addr string, reembed bool) error {
-	if reembed {
+// repairName is the flag of the repair asked: --salvage, --rebuild-index
+// or --reembed-damaged.
+func repairName(salvage, rebuild bool) string {
+	switch {
+	case salvage:
+		return "--salvage"
+	case rebuild:
+		return "--rebuild-index"
+	}
+	return "--reembed-damaged"
+}
+
+// repairWhileRunning is the doctor's answer to a repair (its flag) asked
+// while a daemon (at addr, h its health) holds the store: a salvage or a
+// rebuild replaces files the daemon holds open (the records file, the
+// text index), and the daemon reads and writes its text index without a
+// lock around it, so the repair waits until it is stopped; the error says
+// how to stop the daemon that runs (the app, one `memtray mcp` started,
+// `memtray serve`) and that nothing is lost. A damaged vector is the
+// daemon's own to embed anew. idleExit is the config's idle_exit.
+func repairWhileRunning(addr string, h httpapi.Health, idleExit time.Duration, repair string) error {
+	if repair == "--reembed-damaged" {
 		return fmt.Errorf("memtray is running on this data dir (%s): it embeds damaged vectors anew itself, at start and every 30 s "+
 			"while its embedder does not answer (`memtray doctor` says whether any are left); to run --reembed-damaged yourself, "+
 			"quit it (the app, or `memtray serve`) first", addr)
 	}
-	return fmt.Errorf("memtray is running on this data dir (%s): quit it (the app, or `memtray serve`) first: "+
-		"a repair replaces the store's files, which it holds open (`memtray doctor` alone checks the store through it)", addr)
+	pid := "its process"
+	if h.PID > 0 {
+		pid = fmt.Sprintf("pid %d", h.PID)
+	}
+	var stop string
+	switch {
+	case h.Window:
+		stop = "quit the memtray app (Quit in its tray menu)"
+	case h.OnDemand:
+		stop = fmt.Sprintf("it was started by `memtray mcp` for an agent (%s) and exits by itself %s after the last agent leaves; to repair now, end it (`kill %d`; an agent's next memtray tool call starts it again, once the repair is done)",
+			pid, idleExit, h.PID)
+	default:
+		stop = fmt.Sprintf("stop `memtray serve` (%s): Ctrl-C in its terminal, `kill %d`, or stop the service that runs it", pid, h.PID)
+	}
+	return fmt.Errorf("memtray is running on this data dir (%s), and %s replaces store files it holds open: %s, then run `memtray doctor %s` again. "+
+		"Nothing is lost: what it stored is in the records file, and the repair works from it "+
+		"(a start alone also rebuilds a text index that cannot be opened; `memtray doctor` checks the store through the daemon without stopping it)",
+		addr, repair, stop, repair)
 }
 
 // printCheck says what store.Check found, in plain words.

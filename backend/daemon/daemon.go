@@ -388,7 +388,7 @@ func (d *Daemon) Handler(listen string) http.Handler {
 		Credentials: d.cred,
 		Listen:      listen,
 		NoAuth:      listen == "",
-		Health:      httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build, Window: d.showWindow != nil},
+		Health:      httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build, Window: d.showWindow != nil, OnDemand: d.idle.onDemand},
 		ShowWindow:  d.showWindow,
 		UI:          frontend.Dist(),
 
