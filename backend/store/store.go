@@ -84,7 +84,13 @@ type Store struct {
 	// is in it is skipped as Open skipped it (see skipUnreadable).
 	unreadable map[string]struct{}
 
+	// textMu guards the text index's handle for the reads that do not
+	// hold s.wmu (searches, DocFreq, a live check's snapshot): held for
+	// reading while they use it, for writing (with s.wmu) only while
+	// RebuildText swaps in the index it built.
+	textMu   sync.RWMutex
 	text     bleve.Index
+	rebuild  sync.Mutex // one RebuildText at a time
 	tmap     *mapping.IndexMappingImpl
 	pending  map[string]struct{} // ids whose text-index update failed; retried with the next batch
 	textLast uint64              // watermark last written to bleve
