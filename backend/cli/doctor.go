@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -19,7 +20,9 @@ import (
 // says what it found, exiting 1 on damage; --rebuild-index, --salvage and
 // --reembed-damaged are the repairs, each run only when asked. While a
 // daemon holds the store, the check is the daemon's (GET /api/doctor: a
-// read of its open store, no stop) and the repairs wait until it is quit.
+// read of its open store, no stop), --rebuild-index is the daemon's job
+// (POST /api/doctor/rebuild-index: it keeps serving) and the other repairs
+// wait until it is stopped.
 func runDoctor(env *Env, args []string) error {
 	var c common
 	fs := newFlags("doctor", env, &c, true)
@@ -44,7 +47,10 @@ func runDoctor(env *Env, args []string) error {
 		return err
 	}
 	if cl, ok := remote(env.Ctx, cfg); ok {
-		if *salvage || *rebuild || *reembed {
+		if *rebuild {
+			return rebuildThroughDaemon(env, cl, c.json, time.Duration(cfg.IdleExit))
+		}
+		if *salvage || *reembed {
 			h, _ := httpapi.Probe(env.Ctx, cl.Addr(), cl.Token(), 2*time.Second)
 			return repairWhileRunning(cl.Addr(), h, time.Duration(cfg.IdleExit), repairName(*salvage, *rebuild))
 		}
@@ -119,6 +125,41 @@ func reportCheck(env *Env, asJSON bool, rep *store.CheckReport, daemon string) e
 		return errReported
 	}
 	return err
+}
+
+// rebuildThroughDaemon is `memtray doctor --rebuild-index` while a daemon
+// (cl) holds the store: the daemon rebuilds its text index from the
+// records as a job (POST /api/doctor/rebuild-index) and keeps serving,
+// searches on the old index until the new one is swapped in, writes made
+// meanwhile brought into it. Its progress is drawn on stderr (a terminal
+// only); Ctrl-C cancels it, leaving the old index. A daemon that cannot
+// (an older version) gets repairWhileRunning's answer: stop it first.
+func rebuildThroughDaemon(env *Env, cl *httpapi.Client, asJSON bool, idleExit time.Duration) error {
+	job, err := cl.RebuildIndex(env.Ctx)
+	if err != nil {
+		if errors.Is(err, httpapi.ErrJobRunning) {
+			return err
+		}
+		h, _ := httpapi.Probe(env.Ctx, cl.Addr(), cl.Token(), 2*time.Second)
+		return fmt.Errorf("the running daemon could not rebuild its text index (%v); %w", err,
+			repairWhileRunning(cl.Addr(), h, idleExit, "--rebuild-index"))
+	}
+	fmt.Fprintf(env.Stderr, "the running daemon (%s) rebuilds the text index from the records and keeps serving (job %s; Ctrl-C cancels it and keeps the old index)\n", cl.Addr(), job.ID)
+	ended := true
+	bar := isTerminal(env.Stderr)
+	final, err := cl.WaitJob(env.Ctx, job.ID, jobPoll, func(j httpapi.Job) {
+		if bar && j.Total > 0 {
+			embed.RenderBar(env.Stderr, "index", j.Done, j.Total)
+			ended = j.Done >= j.Total
+		}
+	})
+	if !ended {
+		fmt.Fprintln(env.Stderr)
+	}
+	if asJSON && err == nil && final.State == httpapi.JobDone {
+		return printJSON(env.Stdout, final)
+	}
+	return jobOutcome(env, final, err)
 }
 
 // repairName is the flag of the repair asked: --salvage, --rebuild-index
@@ -204,6 +245,9 @@ func printCheck(w io.Writer, r *store.CheckReport) {
 	}
 	if len(todo) > 0 {
 		note := "quit memtray first"
+		if len(todo) == 1 && fixes["memtray doctor --rebuild-index"] {
+			note = "a running memtray rebuilds it itself and keeps serving"
+		}
 		if fixes["memtray doctor --salvage"] {
 			note += "; nothing is deleted: a damaged records file is kept beside the new one"
 		}
