@@ -27,7 +27,7 @@ func runDoctor(env *Env, args []string) error {
 	var c common
 	fs := newFlags("doctor", env, &c, true)
 	salvage := fs.Bool("salvage", false, "copy every record that can still be read into a new store; the damaged records file is kept beside it, renamed")
-	rebuild := fs.Bool("rebuild-index", false, "rebuild the text (BM25) index from the records")
+	rebuild := fs.Bool("rebuild-index", false, "rebuild the text (BM25) index from the records (by the running daemon, which keeps serving, when one runs)")
 	reembed := fs.Bool("reembed-damaged", false, "embed anew, with the configured embedder, the memories whose stored vector is damaged (NaN or Inf, or the wrong length)")
 	pos, err := parse(fs, args)
 	if err != nil {
