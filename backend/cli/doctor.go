@@ -2,13 +2,16 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/embed"
+	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 )
@@ -17,12 +20,14 @@ import (
 // says what it found, exiting 1 on damage; --rebuild-index, --salvage and
 // --reembed-damaged are the repairs, each run only when asked. While a
 // daemon holds the store, the check is the daemon's (GET /api/doctor: a
-// read of its open store, no stop) and the repairs wait until it is quit.
+// read of its open store, no stop), --rebuild-index is the daemon's job
+// (POST /api/doctor/rebuild-index: it keeps serving) and the other repairs
+// wait until it is stopped.
 func runDoctor(env *Env, args []string) error {
 	var c common
 	fs := newFlags("doctor", env, &c, true)
 	salvage := fs.Bool("salvage", false, "copy every record that can still be read into a new store; the damaged records file is kept beside it, renamed")
-	rebuild := fs.Bool("rebuild-index", false, "rebuild the text (BM25) index from the records")
+	rebuild := fs.Bool("rebuild-index", false, "rebuild the text (BM25) index from the records (by the running daemon, which keeps serving, when one runs)")
 	reembed := fs.Bool("reembed-damaged", false, "embed anew, with the configured embedder, the memories whose stored vector is damaged (NaN or Inf, or the wrong length)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -42,8 +47,12 @@ func runDoctor(env *Env, args []string) error {
 		return err
 	}
 	if cl, ok := remote(env.Ctx, cfg); ok {
-		if *salvage || *rebuild || *reembed {
-			return repairWhileRunning(cl.Addr(), *reembed)
+		if *rebuild {
+			return rebuildThroughDaemon(env, cl, c.json, time.Duration(cfg.IdleExit))
+		}
+		if *salvage || *reembed {
+			h, _ := httpapi.Probe(env.Ctx, cl.Addr(), cl.Token(), 2*time.Second)
+			return repairWhileRunning(cl.Addr(), h, time.Duration(cfg.IdleExit), repairName(*salvage, *rebuild))
 		}
 		rep, err := cl.Check(env.Ctx)
 		if err != nil {
@@ -118,18 +127,85 @@ func reportCheck(env *Env, asJSON bool, rep *store.CheckReport, daemon string) e
 	return err
 }
 
-// repairWhileRunning is the doctor's answer to a repair asked while a
-// daemon (at addr) holds the store: each repair replaces files the daemon
-// has open (the records file, the text index), so it waits until memtray
-// is quit; a damaged vector is the daemon's own to embed anew.
-func repairWhileRunning(addr string, reembed bool) error {
-	if reembed {
+// rebuildThroughDaemon is `memtray doctor --rebuild-index` while a daemon
+// (cl) holds the store: the daemon rebuilds its text index from the
+// records as a job (POST /api/doctor/rebuild-index) and keeps serving,
+// searches on the old index until the new one is swapped in, writes made
+// meanwhile brought into it. Its progress is drawn on stderr (a terminal
+// only); Ctrl-C cancels it, leaving the old index. A daemon that cannot
+// (an older version) gets repairWhileRunning's answer: stop it first.
+func rebuildThroughDaemon(env *Env, cl *httpapi.Client, asJSON bool, idleExit time.Duration) error {
+	job, err := cl.RebuildIndex(env.Ctx)
+	if err != nil {
+		if errors.Is(err, httpapi.ErrJobRunning) {
+			return err
+		}
+		h, _ := httpapi.Probe(env.Ctx, cl.Addr(), cl.Token(), 2*time.Second)
+		return fmt.Errorf("the running daemon could not rebuild its text index (%v); %w", err,
+			repairWhileRunning(cl.Addr(), h, idleExit, "--rebuild-index"))
+	}
+	fmt.Fprintf(env.Stderr, "the running daemon (%s) rebuilds the text index from the records and keeps serving (job %s; Ctrl-C cancels it and keeps the old index)\n", cl.Addr(), job.ID)
+	ended := true
+	bar := isTerminal(env.Stderr)
+	final, err := cl.WaitJob(env.Ctx, job.ID, jobPoll, func(j httpapi.Job) {
+		if bar && j.Total > 0 {
+			embed.RenderBar(env.Stderr, "index", j.Done, j.Total)
+			ended = j.Done >= j.Total
+		}
+	})
+	if !ended {
+		fmt.Fprintln(env.Stderr)
+	}
+	if asJSON && err == nil && final.State == httpapi.JobDone {
+		return printJSON(env.Stdout, final)
+	}
+	return jobOutcome(env, final, err)
+}
+
+// repairName is the flag of the repair asked: --salvage, --rebuild-index
+// or --reembed-damaged.
+func repairName(salvage, rebuild bool) string {
+	switch {
+	case salvage:
+		return "--salvage"
+	case rebuild:
+		return "--rebuild-index"
+	}
+	return "--reembed-damaged"
+}
+
+// repairWhileRunning is the doctor's answer to a repair (its flag) asked
+// while a daemon (at addr, h its health) holds the store: a salvage or a
+// rebuild replaces files the daemon holds open (the records file, the
+// text index), and the daemon reads and writes its text index without a
+// lock around it, so the repair waits until it is stopped; the error says
+// how to stop the daemon that runs (the app, one `memtray mcp` started,
+// `memtray serve`) and that nothing is lost. A damaged vector is the
+// daemon's own to embed anew. idleExit is the config's idle_exit.
+func repairWhileRunning(addr string, h httpapi.Health, idleExit time.Duration, repair string) error {
+	if repair == "--reembed-damaged" {
 		return fmt.Errorf("memtray is running on this data dir (%s): it embeds damaged vectors anew itself, at start and every 30 s "+
 			"while its embedder does not answer (`memtray doctor` says whether any are left); to run --reembed-damaged yourself, "+
 			"quit it (the app, or `memtray serve`) first", addr)
 	}
-	return fmt.Errorf("memtray is running on this data dir (%s): quit it (the app, or `memtray serve`) first: "+
-		"a repair replaces the store's files, which it holds open (`memtray doctor` alone checks the store through it)", addr)
+	pid := "its process"
+	if h.PID > 0 {
+		pid = fmt.Sprintf("pid %d", h.PID)
+	}
+	var stop string
+	switch {
+	case h.Window:
+		stop = "quit the memtray app (Quit in its tray menu)"
+	case h.OnDemand:
+		stop = fmt.Sprintf("it was started by `memtray mcp` for an agent (%s) and exits by itself %s after the last agent leaves; to repair now, end it (`kill %d`; an agent's next memtray tool call starts it again, once the repair is done)",
+			pid, idleExit, h.PID)
+	default:
+		stop = fmt.Sprintf("stop `memtray serve` (%s): Ctrl-C in its terminal, `kill %d`, or stop the service that runs it", pid, h.PID)
+	}
+	return fmt.Errorf("memtray is running on this data dir (%s), and %s replaces store files it holds open: %s, then run `memtray doctor %s` again. "+
+		"Nothing is lost: what it stored is in the records file, and the repair works from it "+
+		"(a start alone also rebuilds a text index that cannot be opened; `memtray doctor` checks the store through the daemon without stopping it)",
+		addr, repair, stop, repair)
 }
 
 // printCheck says what store.Check found, in plain words.
@@ -169,6 +245,9 @@ func printCheck(w io.Writer, r *store.CheckReport) {
 	}
 	if len(todo) > 0 {
 		note := "quit memtray first"
+		if len(todo) == 1 && fixes["memtray doctor --rebuild-index"] {
+			note = "a running memtray rebuilds it itself and keeps serving"
+		}
 		if fixes["memtray doctor --salvage"] {
 			note += "; nothing is deleted: a damaged records file is kept beside the new one"
 		}

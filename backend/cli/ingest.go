@@ -136,7 +136,7 @@ func runIngest(env *Env, args []string) error {
 	for _, name := range pos {
 		in, err := checkIngestInput(env, name, *as, forced)
 		if err != nil {
-			return err
+			return &invalidInputError{name: name, err: err, inputs: len(pos)}
 		}
 		if in.warning != "" {
 			fmt.Fprintf(env.Stderr, "memtray ingest: warning: %s: %s\n", name, in.warning)
@@ -148,17 +148,17 @@ func runIngest(env *Env, args []string) error {
 	if candidates == 0 {
 		return errNothingToIngest
 	}
+	if err := validateInputs(inputs, *project, opts); err != nil {
+		return err
+	}
 	return c.with(env, func(svc httpapi.Services) error {
 		var reports []IngestReport
 		yielded := 0
 		for i := range inputs {
 			in := &inputs[i]
-			req, runs, skipped, stats, err := in.load(env, *project, opts)
+			req, runs, skipped, stats, err := in.load(env.Stderr, *project, opts)
 			if err != nil {
-				if i > 0 {
-					return fmt.Errorf("%w (the %d inputs before it were ingested)", err, i)
-				}
-				return err
+				return partialIngest(err, inputs[:i], c.flagsForHint())
 			}
 			in.data = nil // stdin's: parsed, let go
 			if in.warning != "" && stats != nil {
@@ -174,7 +174,7 @@ func runIngest(env *Env, args []string) error {
 				for _, batch := range ingestBatches(run, ingestBatchBytes) {
 					resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Exchanges: batch})
 					if err != nil {
-						return fmt.Errorf("%s: %w", in.name, err)
+						return partialIngest(fmt.Errorf("%s: %w", in.name, err), inputs[:i], c.flagsForHint())
 					}
 					decs = append(decs, resp.Decisions...)
 				}
@@ -182,7 +182,7 @@ func runIngest(env *Env, args []string) error {
 			if len(req.Documents) > 0 {
 				resp, err := svc.Feed.Ingest(env.Ctx, httpapi.IngestRequest{Documents: req.Documents})
 				if err != nil {
-					return fmt.Errorf("%s: %w", in.name, err)
+					return partialIngest(fmt.Errorf("%s: %w", in.name, err), inputs[:i], c.flagsForHint())
 				}
 				decs = append(decs, resp.Decisions...)
 			}
@@ -303,8 +303,11 @@ func checkIngestInput(env *Env, name, as string, forced transcript.Format) (inge
 	case in.format != "":
 		in.as = string(in.format)
 	case in.as == "document":
-		if size > ingest.MaxTextBytes || !memory.ValidUTF8(string(head)) {
-			return in, fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", name)
+		if size > ingest.MaxTextBytes {
+			return in, fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text; it holds %d bytes (cut it into parts, or give an agent's session file as it is)", name, size)
+		}
+		if err := documentError(name, head); err != nil {
+			return in, err
 		}
 	}
 	return in, nil
@@ -365,13 +368,13 @@ func errTooLarge(name string) error {
 // skipped; the others are returned in req.Exchanges and, cut where a
 // skipped exchange began a user turn, in runs (ingest.SkipInvalid), to be
 // sent run by run.
-func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (req httpapi.IngestRequest, runs [][]memory.Exchange, skipped []ingest.Skipped, stats *transcript.Stats, err error) {
+func (in *ingestInput) load(notes io.Writer, project string, opts transcript.Options) (req httpapi.IngestRequest, runs [][]memory.Exchange, skipped []ingest.Skipped, stats *transcript.Stats, err error) {
 	if in.warning != "" {
 		return req, nil, nil, nil, nil
 	}
 	data := in.data
 	if data == nil {
-		if data, err = readInput(env, in.name); err != nil {
+		if data, err = readFile(in.name); err != nil {
 			return req, nil, nil, nil, err
 		}
 	}
@@ -392,10 +395,10 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 			if why == "" {
 				why = "the session names no working directory, and stdin has no folder"
 			}
-			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: no project found (%s): "+
+			fmt.Fprintf(notes, "memtray ingest: note: %s: no project found (%s): "+
 				"its memories belong to no project (its user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name, why)
 		} else if st.ProjectNote != "" {
-			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: %s (--project NAME files it under another)\n", in.name, st.ProjectNote)
+			fmt.Fprintf(notes, "memtray ingest: note: %s: %s (--project NAME files it under another)\n", in.name, st.ProjectNote)
 		}
 	case in.as == "exchanges":
 		exs, err := parseExchanges(data, documentProject(in.name, project))
@@ -403,7 +406,7 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 			return req, nil, nil, nil, fmt.Errorf("%s: %w", in.name, err)
 		}
 		if n := countNoProject(exs); n > 0 {
-			fmt.Fprintf(env.Stderr, "memtray ingest: note: %s: %s of no project (stdin has no folder): "+
+			fmt.Fprintf(notes, "memtray ingest: note: %s: %s of no project (stdin has no folder): "+
 				"their memories belong to no project (their user preferences are recalled in every project, the rest only outside projects); pass --project NAME to file them under one\n", in.name, nOf(n, "exchange"))
 		}
 		// Counted over the whole input, the prompts of a session
@@ -411,8 +414,8 @@ func (in *ingestInput) load(env *Env, project string, opts transcript.Options) (
 		// only in the one that holds its start (ingest.CountPrompts).
 		req.Exchanges = ingest.CountPrompts(exs)
 	case in.as == "document":
-		if !memory.ValidUTF8(string(data)) || len(data) > ingest.MaxTextBytes {
-			return req, nil, nil, nil, fmt.Errorf("%s: a document must be at most 1 MiB of UTF-8 text", in.name)
+		if err := documentError(in.name, data); err != nil {
+			return req, nil, nil, nil, err
 		}
 		docName := filepath.Base(in.name)
 		if in.name == "-" {
@@ -496,15 +499,26 @@ func writeIngestTotal(w io.Writer, reports []IngestReport, flags string) {
 // readInput reads a file (openInput's checks), or stdin for "-", whole
 // and bounded by maxIngestFile.
 func readInput(env *Env, name string) ([]byte, error) {
-	r := env.Stdin
 	if name != "-" {
-		f, _, err := openInput(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
+		return readFile(name)
 	}
+	return readAllBounded(env.Stdin, name)
+}
+
+// readFile reads a file input whole (openInput's checks), bounded by
+// maxIngestFile.
+func readFile(name string) ([]byte, error) {
+	f, _, err := openInput(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAllBounded(f, name)
+}
+
+// readAllBounded reads r (the input name) whole, failing when it holds
+// more than maxIngestFile.
+func readAllBounded(r io.Reader, name string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxIngestFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", name, err)

@@ -61,16 +61,15 @@ func TestIngestCommand(t *testing.T) {
 		t.Fatalf("list after ingest: %s", out)
 	}
 
-	// Bad input: refused before anything is stored, or, for a file that
-	// fails to parse, where it comes: the inputs before it are ingested
-	// (each file is sent in its turn) and the error says so. Here the
-	// input before it is exs again, of weatherapp, whose memory it
-	// duplicates (exact dedup is per project: without --project it would
-	// be of the folder's project, a memory of its own).
+	// Bad input: refused before anything is stored. A file that fails to
+	// parse after one that does stops the run before the first is sent
+	// (every input is parsed first: validateInputs), the error naming the
+	// file and the line.
 	bad := filepath.Join(dir, "bad.jsonl")
 	os.WriteFile(bad, []byte("{\"assistant\":\"fine\"}\n{\"assistant\": 3}\n"), 0o600)
-	if code, _, errs := run(t, ctx, "", "ingest", dd, "--as", "exchanges", "--project", "weatherapp", exs, bad); code == 0 || !strings.Contains(errs, "the 1 inputs before it were ingested") {
-		t.Errorf("an input that fails to parse after one that does: exit %d, %q; want an error saying the input before it was ingested", code, errs)
+	code, out, errs = run(t, ctx, "", "ingest", dd, "--as", "exchanges", "--project", "weatherapp", exs, bad)
+	if code == 0 || !strings.Contains(errs, bad+": line 2:") || !strings.Contains(errs, "nothing was ingested") || strings.Contains(out, exs) {
+		t.Errorf("an input that fails to parse after one that does: exit %d, %q %q; want an error naming its line, nothing ingested", code, out, errs)
 	}
 	for _, args := range [][]string{
 		{"ingest", dd, "--as", "nonsense", exs},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/mcp"
 )
 
@@ -78,41 +80,112 @@ func runMCP(env *Env, args []string) error {
 			addr, tok, err := ensureDaemon(ctx, cfg, cfgPath, env.Stderr)
 			return mcpEndpoint(addr), tok, err
 		},
+		dataDir: cfg.DataDir,
+		stamp:   func() string { return storeStamp(cfg.DataDir, cfgPath) },
 	}
 	err = bridgeMCP(env.Ctx, env.Stdin, env.Stdout, env.Stderr, loc)
 	var down *daemonDown
-	if !errors.As(err, &down) || env.Ctx.Err() != nil {
-		return err
+	if errors.As(err, &down) && env.Ctx.Err() == nil {
+		// No daemon to the end: said on stderr as it came, when the agent
+		// could still read it.
+		return errReported
 	}
-	// No daemon: the agent still gets a server, whose every tool says why.
-	fmt.Fprintf(env.Stderr, "memtray mcp: %v\nmemtray mcp: serving the tools with this error until the agent disconnects\n", down.err)
-	if serr := serveUnavailable(env.Ctx, env.Stdin, env.Stdout, cfg.DataDir, down.err); serr != nil {
-		fmt.Fprintf(env.Stderr, "memtray mcp: %v\n", serr)
-	}
-	return errReported // said above, when the agent could still read it
+	return err
 }
 
-// daemonDown is bridgeMCP's error when no daemon could be found or started
-// before the agent's first message: err says why.
+// daemonDown is bridgeMCP's error when it ended with no daemon found or
+// started since the agent came: err says why the last attempt failed.
 type daemonDown struct{ err error }
 
 func (d *daemonDown) Error() string { return d.err.Error() }
 func (d *daemonDown) Unwrap() error { return d.err }
 
-// serveUnavailable serves memtray's MCP tools on stdin/stdout over a
-// backend that answers every call with a tool error naming why no daemon
-// could be had (why: the store is damaged, the daemon exited, ...) and
-// `memtray doctor`; initialize's instructions say the same. It returns
-// when the agent disconnects (stdin closes).
-func serveUnavailable(ctx context.Context, stdin io.Reader, stdout io.Writer, dataDir string, why error) error {
-	problem := fmt.Errorf("memtray's daemon could not start on %s: %w; "+
-		"run `memtray doctor` in a terminal to check the store and see the repair, then restart this MCP server (or the agent)", dataDir, why)
-	srv := mcp.NewServer(mcp.Unavailable{Err: problem}, mcp.Options{Version: Version, Instructions: mcp.UnavailableInstructions(problem)})
-	err := srv.Run(ctx, &sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}})
-	if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
-		return fmt.Errorf("stdio: %w", err)
+// unavailableProblem is what every tool of the stand-in server answers:
+// why no daemon could be had on dataDir, and what to do.
+func unavailableProblem(dataDir string, why error) error {
+	return fmt.Errorf("memtray's daemon could not start on %s: %w; "+
+		"run `memtray doctor` in a terminal to check the store and see the repair: the next tool call after it reaches memtray, with no restart of this MCP server or the agent", dataDir, why)
+}
+
+// whyDown is the error the stand-in server's tools answer with; the
+// bridge replaces it with each failed attempt's, so a tool says why the
+// last one failed.
+type whyDown struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (w *whyDown) set(err error) {
+	w.mu.Lock()
+	w.err = err
+	w.mu.Unlock()
+}
+
+func (w *whyDown) Error() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err.Error()
+}
+
+func (w *whyDown) Unwrap() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// standIn opens a session with a server in this process over
+// mcp.Unavailable: memtray's tools, each answering with a tool error
+// (why); initialize's instructions say the same. The bridge talks to it
+// as to a daemon while none can be had.
+func standIn(ctx context.Context, why *whyDown) (*upstream, error) {
+	srv := mcp.NewServer(mcp.Unavailable{Err: why}, mcp.Options{Version: Version, Instructions: mcp.UnavailableInstructions(why),
+		ProtocolVersions: daemonProtocolVersions()})
+	client, server := sdk.NewInMemoryTransports()
+	if _, err := srv.Connect(ctx, server, nil); err != nil {
+		return nil, fmt.Errorf("stand-in MCP server: %w", err)
 	}
-	return nil
+	conn, err := client.Connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stand-in MCP server: %w", err)
+	}
+	return &upstream{conn: conn, why: why, calls: map[jsonrpc.ID]bool{}}, nil
+}
+
+// daemonProtocolVersions are the MCP protocol versions the daemon's /mcp
+// negotiates (a stateful streamable HTTP server's), which the stand-in
+// negotiates too: the agent keeps the version it got from the stand-in
+// when the bridge moves it to a daemon, and a newer one (a stateless
+// server's only) would be refused there.
+func daemonProtocolVersions() []string {
+	daemonSide := &sdk.StreamableServerTransport{}
+	return slices.DeleteFunc(sdk.SupportedProtocolVersions(), func(v string) bool {
+		return !daemonSide.SupportsProtocolVersion(v)
+	})
+}
+
+// storeStamp sums up, cheaply (one directory read and two stats), the
+// state of the files a daemon on dataDir opens: the store's files (names,
+// sizes, times; not the pid file a daemon writes) and the config file. A
+// repair (salvage, rebuild, a restored backup) or a config edit changes
+// it, and the bridge tries a daemon again at once.
+func storeStamp(dataDir, configPath string) string {
+	var b strings.Builder
+	stat := func(path string) {
+		if fi, err := os.Stat(path); err == nil {
+			fmt.Fprintf(&b, "%s %d %d;", fi.Name(), fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	dir := filepath.Join(dataDir, daemon.StoreDir)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "memtray.pid" {
+			stat(filepath.Join(dir, e.Name()))
+		}
+	}
+	if configPath != "" {
+		stat(configPath)
+	}
+	return b.String()
 }
 
 // daemonPaths makes cfg's data dir and the config file path absolute: the
@@ -240,6 +313,16 @@ func logTail(path string, n int) string {
 	return "  " + strings.Join(lines, "\n  ")
 }
 
+// recoverEvery and recoverAtMost bound the wait between two attempts to
+// have a daemon while none could be: the first retry is due recoverEvery
+// after the failure, each failure doubles the wait, up to recoverAtMost.
+// A daemon that answers, or a change to the store's files (storeStamp),
+// makes the next tool call try at once.
+var (
+	recoverEvery  = 5 * time.Second
+	recoverAtMost = 2 * time.Minute
+)
+
 // bridgeMCP relays newline-delimited JSON-RPC between stdin/stdout and
 // the daemon's streamable HTTP endpoint (/mcp), message by message, until
 // stdin closes (then it ends the upstream session and returns nil) or
@@ -251,34 +334,68 @@ func logTail(path string, n int) string {
 // one), the bridge replays the agent's initialize and initialized on a new
 // session, then retries the call once. The agent notices nothing, or gets
 // an error answer to that call when no daemon can be reached.
+//
+// When no daemon can be had at the start (the store is damaged, the daemon
+// does not start), the agent still gets a server: a stand-in in this
+// process whose every tool answers why (standIn). A tool call re-checks,
+// at once when a daemon answers or the store's files changed (a repair),
+// else after a back-off (recoverEvery); once a daemon answers, the bridge
+// replays the agent's initialize on it and serves through it from that
+// call on. It returns a *daemonDown when it ends still on the stand-in.
 func bridgeMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, loc daemonLocator) error {
-	endpoint, token, err := loc.ensure(ctx)
-	if err != nil {
-		return &daemonDown{err}
-	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	down, err := (&sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}).Connect(ctx)
-	if err != nil {
-		return fmt.Errorf("stdio: %w", err)
-	}
-	up, err := dialDaemon(ctx, endpoint, token)
+	b := &bridge{loc: loc, stderr: stderr, cancel: cancel}
+	up, err := b.firstUpstream(ctx)
 	if err != nil {
 		return err
 	}
-	b := &bridge{down: down, loc: loc, stderr: stderr, up: up, cancel: cancel}
+	down, err := (&sdk.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}).Connect(ctx)
+	if err != nil {
+		up.conn.Close()
+		return fmt.Errorf("stdio: %w", err)
+	}
+	b.down, b.up = down, up
 	b.bg.Add(1)
 	go b.relay(ctx, up)
 	err = b.toDaemon(ctx)
 	cancel()
-	b.calls.Wait()           // no reconnect runs after this
-	b.current().conn.Close() // ends the daemon's session
+	b.calls.Wait() // no reconnect runs after this
+	last := b.current()
+	last.conn.Close() // ends the daemon's session
 	b.bg.Wait()
 	down.Close()
 	if ferr := b.failure(); ferr != nil {
 		return ferr
 	}
+	if last.why != nil && err == nil {
+		return &daemonDown{last.why.Unwrap()}
+	}
 	return err
+}
+
+// firstUpstream finds (or starts) the daemon and opens a session with it;
+// when none can be had, it says why on stderr and returns the stand-in.
+func (b *bridge) firstUpstream(ctx context.Context) (*upstream, error) {
+	endpoint, token, err := b.loc.ensure(ctx)
+	if err == nil {
+		return dialDaemon(ctx, endpoint, token)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	why := &whyDown{err: unavailableProblem(b.loc.dataDir, err)}
+	up, serr := standIn(ctx, why)
+	if serr != nil {
+		return nil, errors.Join(&daemonDown{err}, serr)
+	}
+	b.lastTry, b.backoff = time.Now(), recoverEvery
+	if b.loc.stamp != nil {
+		b.stamp = b.loc.stamp()
+	}
+	b.logf("%v", err)
+	b.logf("serving the tools with this error; each tool call checks again, at once when the store's files change or a daemon answers, else after a back-off, and serves through the daemon once one answers")
+	return up, nil
 }
 
 // reconnectEvery is the least time between two attempts to reach a daemon
@@ -299,6 +416,13 @@ type daemonLocator struct {
 	find func(ctx context.Context) (endpoint, token string, ok bool)
 	// ensure is find, starting a daemon when none answers.
 	ensure func(ctx context.Context) (endpoint, token string, err error)
+	// dataDir names the data dir in what the agent is told while no
+	// daemon can be had.
+	dataDir string
+	// stamp sums up the files a daemon opens (storeStamp): when it
+	// changes, a tool call tries a daemon again without waiting. nil:
+	// only the back-off and a daemon answering make it try.
+	stamp func() string
 }
 
 // fixedDaemon is a daemon that is always at endpoint.
@@ -316,6 +440,10 @@ type upstream struct {
 	conn            sdk.Connection
 	endpoint, token string
 	auth            *bearer
+
+	// why is set on the stand-in (standIn), a server in this process
+	// that answers every tool with it, while no daemon can be had.
+	why *whyDown
 
 	mu    sync.Mutex
 	calls map[jsonrpc.ID]bool // calls awaiting the daemon's answer; true once delivered
@@ -349,7 +477,7 @@ func (u *upstream) noteVersion(result json.RawMessage) {
 	var res struct {
 		ProtocolVersion string `json:"protocolVersion"`
 	}
-	if json.Unmarshal(result, &res) == nil && res.ProtocolVersion != "" {
+	if u.auth != nil && json.Unmarshal(result, &res) == nil && res.ProtocolVersion != "" {
 		u.auth.setVersion(res.ProtocolVersion)
 	}
 }
@@ -403,9 +531,13 @@ type bridge struct {
 	fatal    error            // why the bridge must end (stdout failed)
 	logMu    sync.Mutex
 
-	reconnecting sync.Mutex // held by the one reconnect that runs
+	reconnecting sync.Mutex // held by the one reconnect (or recovery) that runs
 	lastTry      time.Time  // the last reconnect attempt (under reconnecting)
 	lastErr      error      // and how it failed
+	// On the stand-in (under reconnecting): the wait before the next
+	// attempt to have a daemon, and the store's stamp after the last.
+	backoff time.Duration
+	stamp   string
 }
 
 func (b *bridge) logf(format string, args ...any) {
@@ -494,6 +626,9 @@ func describe(msg jsonrpc.Message) string {
 // error when the call cannot be delivered.
 func (b *bridge) forward(ctx context.Context, req *jsonrpc.Request) {
 	up := b.current()
+	if up.why != nil && req.Method == "tools/call" {
+		up = b.recover(ctx, up)
+	}
 	err := up.send(ctx, req)
 	if err == nil || ctx.Err() != nil {
 		return
@@ -642,6 +777,52 @@ func (b *bridge) reconnect(ctx context.Context, failed *upstream, failedAt time.
 	}()
 	b.logf("reconnected to the daemon at %s", up.endpoint)
 	return up, nil
+}
+
+// recover is a tool call's check, on the stand-in (standIn), whether a
+// daemon can be had now: it tries when one answers, when the store's
+// files changed since the last attempt (a repair), or when the back-off
+// has passed, and returns the daemon's session once one is open, else
+// the stand-in, whose tools now say why the attempt failed. The back-off
+// doubles with each failure, up to recoverAtMost.
+func (b *bridge) recover(ctx context.Context, standIn *upstream) *upstream {
+	b.reconnecting.Lock()
+	defer b.reconnecting.Unlock()
+	if cur := b.current(); cur != standIn {
+		return cur // recovered since
+	}
+	stamp := ""
+	if b.loc.stamp != nil {
+		stamp = b.loc.stamp()
+	}
+	_, _, answers := b.loc.find(ctx)
+	if !answers && stamp == b.stamp && time.Since(b.lastTry) < b.backoff {
+		return standIn
+	}
+	b.lastTry = time.Now()
+	up, err := b.open(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			standIn.why.set(unavailableProblem(b.loc.dataDir, err))
+			b.backoff = min(2*b.backoff, recoverAtMost)
+			b.logf("still no daemon (%v); the next tool call tries again after %s, or at once when the store's files change", err, b.backoff)
+		}
+		if b.loc.stamp != nil {
+			b.stamp = b.loc.stamp() // what the attempt itself changed is no repair
+		}
+		return standIn
+	}
+	b.mu.Lock()
+	b.up = up
+	b.mu.Unlock()
+	b.bg.Add(2)
+	go b.relay(ctx, up)
+	go func() {
+		defer b.bg.Done()
+		standIn.conn.Close()
+	}()
+	b.logf("the daemon at %s answers: serving memtray's tools through it", up.endpoint)
+	return up
 }
 
 // open finds (or starts) the daemon and opens a session with it, replaying

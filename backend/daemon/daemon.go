@@ -160,7 +160,7 @@ type Daemon struct {
 // HTTP handler's and, when no daemon runs, the CLI's.
 func (d *Daemon) Services() httpapi.Services {
 	return httpapi.Services{Memories: d.memories, Feedback: d.feedback, Feed: d.feed, Status: d.status, Recaller: d.recall, RecallLog: d.recall, Settings: d.settings, Transfer: d.transfer, Importer: d.importer,
-		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs, Team: teamService{d}, Doctor: d.store}
+		Steward: d.stewardSvc, Setup: d.setup, Autostarter: d.setup, Welcome: d.setup, Tokens: d.settings, Embedders: d.embedders, Jobs: d.jobs, Team: teamService{d}, Doctor: doctorService{d}}
 }
 
 // Open opens the data dir's store with the embedder the store was built with
@@ -388,7 +388,7 @@ func (d *Daemon) Handler(listen string) http.Handler {
 		Credentials: d.cred,
 		Listen:      listen,
 		NoAuth:      listen == "",
-		Health:      httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build, Window: d.showWindow != nil},
+		Health:      httpapi.Health{Version: d.version, PID: os.Getpid(), Build: &d.build, Window: d.showWindow != nil, OnDemand: d.idle.onDemand},
 		ShowWindow:  d.showWindow,
 		UI:          frontend.Dist(),
 

@@ -82,6 +82,9 @@ type Health struct {
 	// Window: the daemon runs in the desktop app, whose window POST
 	// /api/window/show brings forward.
 	Window bool `json:"window,omitempty"`
+	// OnDemand: the daemon was started by `memtray mcp` for an agent, and
+	// exits by itself after idle_exit with no agent.
+	OnDemand bool `json:"on_demand,omitempty"`
 }
 
 // Build describes a memtray binary: what `memtray version --json` prints.

@@ -87,6 +87,11 @@ type Options struct {
 	// Instructions replaces what the server tells a client at
 	// initialization (Instructions when empty).
 	Instructions string
+	// ProtocolVersions, when not empty, are the only protocol versions
+	// the server negotiates (the SDK's sdk.ServerOptions
+	// .SupportedProtocolVersions): a server standing in for another
+	// negotiates what that one would.
+	ProtocolVersions []string
 }
 
 // SessionIdleTimeout closes an HTTP MCP session after this long without a
@@ -120,7 +125,7 @@ func NewServer(b Backend, opts Options) *sdk.Server {
 		instructions = Instructions
 	}
 	srv := sdk.NewServer(&sdk.Implementation{Name: "memtray", Title: "memtray memory", Version: version},
-		&sdk.ServerOptions{Instructions: instructions, Logger: log})
+		&sdk.ServerOptions{Instructions: instructions, Logger: log, SupportedProtocolVersions: opts.ProtocolVersions})
 	t := &tools{b: b, log: log}
 	t.register(srv)
 	return srv

@@ -55,10 +55,11 @@ func (u Unavailable) Snooze(context.Context, string, float64) (memory.Memory, er
 func (u Unavailable) Status(context.Context) (Status, error) { return Status{}, u.Err }
 
 // UnavailableInstructions is what a server over Unavailable tells a
-// client at initialization: memtray's memory is out of reach, why, and
-// that the user should be told.
+// client at initialization: memtray's memory is out of reach, why, that
+// the user should be told, and that the tools work again in this session
+// once it is repaired (`memtray mcp` checks again on the next tool call).
 func UnavailableInstructions(why error) string {
 	return fmt.Sprintf("memtray is your long-term memory across sessions, but it cannot answer now: %v. "+
-		"Every memory_* tool fails with this message until it is repaired. Tell the user once; "+
-		"do not retry the tools in this session.", why)
+		"Every memory_* tool fails with this message until it is repaired; once it is, the tools work again in this session. "+
+		"Tell the user once; do not call the tools again and again to wait for it.", why)
 }

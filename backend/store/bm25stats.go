@@ -38,7 +38,8 @@ type bm25Cache struct {
 // with the index's watermark (countIndexTokens), so the average is the
 // true mean length, whatever the layout. The keyword fields, which only filter, are
 // counted on the merged dictionary, each term once. The count is kept
-// until the snapshot changes (a write or a merge).
+// until the snapshot changes (a write or a merge). Called with s.textMu
+// held for reading (or s.wmu, at Open).
 func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	ai, err := s.text.Advanced()
 	if err != nil {

@@ -30,6 +30,10 @@ func (s *Store) Check(ctx context.Context) (*CheckReport, error) {
 	path := s.db.Path()
 	r := &CheckReport{Dir: s.dir, File: path, Problems: []Problem{}, Notes: []string{}, Opened: true}
 	c := &checker{r: r, dir: s.dir}
+	// The text index's snapshot is read until the end: RebuildText does
+	// not close the index under it.
+	s.textMu.RLock()
+	defer s.textMu.RUnlock()
 	tx, ir, retry, err := s.checkSnapshot(c)
 	if err != nil {
 		return nil, fmt.Errorf("check store %s: %w", s.dir, err)

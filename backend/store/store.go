@@ -87,7 +87,13 @@ type Store struct {
 	// (forgetUnreadable): they are no longer counted or warned about.
 	unreadableGone map[string]struct{}
 
+	// textMu guards the text index's handle for the reads that do not
+	// hold s.wmu (searches, DocFreq, a live check's snapshot): held for
+	// reading while they use it, for writing (with s.wmu) only while
+	// RebuildText swaps in the index it built.
+	textMu   sync.RWMutex
 	text     bleve.Index
+	rebuild  sync.Mutex // one RebuildText at a time
 	tmap     *mapping.IndexMappingImpl
 	pending  map[string]struct{} // ids whose text-index update failed; retried with the next batch
 	textLast uint64              // watermark last written to bleve

@@ -606,6 +606,8 @@ func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, er
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
+	s.textMu.RLock()
+	defer s.textMu.RUnlock()
 	ai, err := s.text.Advanced()
 	if err != nil {
 		return nil, fmt.Errorf("doc freq: %w", err)
@@ -782,6 +784,8 @@ func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Fil
 		bq = b
 	}
 	now := s.now().UnixNano()
+	s.textMu.RLock()
+	defer s.textMu.RUnlock()
 	stats, err := s.bm25Stats()
 	if err != nil {
 		return nil, fmt.Errorf("text search: %w", err)
