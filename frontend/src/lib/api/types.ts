@@ -362,6 +362,7 @@ export interface Health {
   proof?: string;
   build?: Build;
   window?: boolean;
+  on_demand?: boolean;
 }
 
 /** memory.Hit */
