@@ -213,6 +213,7 @@ func runEvalSessions(env *Env, args []string) error {
 	fs := newFlags("eval sessions", env, &c, true)
 	dumpPath := fs.String("dump", "", "write each session's memories with the facts they cover, the uncovered facts (each with where its text went: the statements that held its keys and what the decisions did with them), each recall miss and where its memory went, and what unrelated prompts got, each with the evidence test it passed or failed, to `FILE`")
 	evidencePath := fs.String("evidence", "", "write a JSON line per recall asked (each relevant query, each unrelated prompt with no project and in each project) with whether it was answered and the query-level evidence test's numbers to `FILE`; --dump ends with their distributions side by side")
+	probeIdents := fs.Bool("probe-identifiers", false, "also ask, for every live memory, prompts naming one rare identifier it holds (written as an identifier, unknown to general language, held by no other memory) in its project, and count how many get it, other memories or nothing (--dump: each prompt not answered with its memory, with the evidence test)")
 	live := fs.Bool("live", false, "compare, per Claude Code and Codex session, the memories `memtray ingest` stores with those live capture stores from the session file written a turn at a time with its hooks (--dump: the differing texts)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -228,7 +229,7 @@ func runEvalSessions(env *Env, args []string) error {
 		if !c.json {
 			fmt.Fprintf(env.Stderr, "eval sessions: %s\n", msg)
 		}
-	}}
+	}, ProbeIdentifiers: *probeIdents}
 	if *dumpPath != "" {
 		f, err := os.Create(*dumpPath)
 		if err != nil {

@@ -174,8 +174,12 @@ func dumpEvidence(w io.Writer, ev *search.Evidence) {
 		return strings.Join(ws, ",")
 	}
 	lexical := yes(ev.Lexical)
-	if ev.LexicalFar {
+	switch {
+	case ev.LexicalFar:
 		lexical = fmt.Sprintf("yes but not counted: its memory is no nearer than the sample's mean (cosine %.3f, z %.2f)", ev.LexicalCosine, ev.LexicalZ)
+	case ev.Lexical && ev.Std > 0 && ev.LexicalCosine <= ev.Mean && len(ev.Anchors) > 0:
+		lexical = fmt.Sprintf("yes, counted though its memory is no nearer than the sample's mean (cosine %.3f, z %.2f): only it holds %s, which general language does not use",
+			ev.LexicalCosine, ev.LexicalZ, strings.Join(ev.Anchors, ","))
 	}
 	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s, names the best candidate lacks %s, unknown names a candidate has as a longer term's start or end %s, names out of the prompt's reach %s\n",
 		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], lexical, ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks), list(ev.AffixNames), list(ev.NamesOutOfReach))

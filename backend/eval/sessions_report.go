@@ -120,6 +120,9 @@ type SessionsReport struct {
 	Skipped  string         `json:"skipped,omitempty"`
 	Overall  OverallScore   `json:"overall"`
 	Sessions []SessionScore `json:"sessions"`
+	// Identifiers is the identifier probe (SessionsOptions.
+	// ProbeIdentifiers), when asked.
+	Identifiers *IdentifierProbe `json:"identifier_probe,omitempty"`
 	// Seconds is how long the run took.
 	Seconds float64 `json:"seconds"`
 }
@@ -248,6 +251,13 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 	ew.printf("unrelated prompts answered with nothing: %d/%d (%s)\n", o.UnrelatedEmpty, o.UnrelatedPrompts, pct(o.UnrelatedEmptyRate))
 	if o.UnrelatedInProject > 0 {
 		ew.printf("  asked inside each of the sessions' projects: %d/%d (%s)\n", o.UnrelatedInProjectEmpty, o.UnrelatedInProject, pct(o.UnrelatedInProjectEmptyRate))
+	}
+	if p := r.Identifiers; p != nil {
+		ew.printf("identifier probes: %d prompts naming one of %d rare identifiers of %d memories: the memory in the first %d %d (%s), other memories %d, nothing %d (%d memories): lexical memory far %d, generic %d, names unknown %d, no evidence %d, floors %d\n",
+			p.Prompts, p.Identifiers, p.Memories, SessionsK, p.Hits, pct(ratio(p.Hits, p.Prompts)), p.Other, p.Empty, p.MemoriesWithAnEmpty,
+			p.EmptyLexicalFar, p.EmptyGeneric, p.EmptyNamesUnknown, p.EmptyNoEvidence, p.EmptyFloors)
+		ew.printf("  on the lexical test alone: %d, their lexical memory's z: <= 0 %d, 0-0.5 %d, 0.5-1 %d, >= 1 %d (lowest %.2f)\n",
+			p.LexicalOnly, p.LexicalZ[0], p.LexicalZ[1], p.LexicalZ[2], p.LexicalZ[3], p.LexicalZMin)
 	}
 	ew.printf("precision is a lower bound (the gold lists are not exhaustive); a fact counts only memories of its own session's ingest\n")
 	ew.printf("took %.1fs\n", r.Seconds)

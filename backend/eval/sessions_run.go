@@ -54,6 +54,10 @@ type SessionsOptions struct {
 	// each project, with the query-level evidence test's numbers; the dump
 	// ends with their distributions side by side.
 	Evidence io.Writer
+	// ProbeIdentifiers, when set, asks the identifier probe
+	// (IdentifierProbe) once every other figure is measured: prompts
+	// naming a rare identifier one memory holds, asked in its project.
+	ProbeIdentifiers bool
 }
 
 // RunSessions is `memtray eval sessions SET.json`: it ingests each session
@@ -111,6 +115,11 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 	r.d = d
 	for _, step := range []func(context.Context) error{r.ingest, r.score, r.unrelated} {
 		if err := step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ProbeIdentifiers {
+		if err := r.probeIdentifiers(ctx); err != nil {
 			return nil, err
 		}
 	}

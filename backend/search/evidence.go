@@ -109,6 +109,15 @@ type Evidence struct {
 	LexicalCosine float64 `json:"lexical_cosine"`
 	LexicalZ      float64 `json:"lexical_z"`
 	LexicalFar    bool    `json:"lexical_far,omitempty"`
+	// Anchors are the query's words the lexical test's memory holds that
+	// general language does not use and no other memory of the store
+	// holds (AnchorWords): an identifier, a flag's value, an error code
+	// the query names and exactly one memory writes. Such a word is not
+	// shared by chance, so the memory is what the query is about however
+	// far its embedding lies (a list of identifiers, code-heavy text and
+	// a short prompt embed as noise): with an anchor, LexicalFar is not
+	// set.
+	Anchors []string `json:"anchors,omitempty"`
 	// Words are the query's words with their information, each marked
 	// "+" when the best candidate holds it and "?" when no memory does,
 	// for reading why a prompt got memories (eval sessions --dump); not
@@ -170,6 +179,10 @@ type QueryWord struct {
 	// near its other words), but it is no reason to refuse the prompt
 	// outright (NamesUnknown): the store knows the thing.
 	OutOfReach bool
+	// Memories is how many memories of the store hold the word: the
+	// largest document frequency of its terms (0 for an Unknown word, or
+	// one only compound terms of the index hold).
+	Memories int
 }
 
 // QueryWords returns the distinct words of text that the analyzer keeps
@@ -218,7 +231,11 @@ func QueryWords(text string, analyze func(string) []string, df map[string]int, w
 			if pr, ok := wordProb(p); ok && pr > 0 {
 				info = math.Min(-math.Log(pr), maxInfo)
 			}
-			out = append(out, QueryWord{Word: p, Terms: terms, Info: info, Unknown: !known(terms), Name: names[lw]})
+			memories := 0
+			for _, t := range terms {
+				memories = max(memories, df[t])
+			}
+			out = append(out, QueryWord{Word: p, Terms: terms, Info: info, Unknown: !known(terms), Name: names[lw], Memories: memories})
 		}
 	}
 	return out
@@ -329,6 +346,35 @@ func NamesOutOfReach(ws []QueryWord) []string {
 	return out
 }
 
+// AnchorWords returns the words of ws that doc, a memory's terms, holds,
+// that general language does not use (their information is maxInfo, that
+// of a word the word model does not know; see QueryWords) and that no
+// other memory holds (Memories is 1): the words that tie the query to that
+// memory beyond chance (Evidence.Anchors). Either part can be switched off
+// for an ablation (anchorUnused, anchorOne).
+func AnchorWords(ws []QueryWord, doc map[string]bool, maxInfo float64) []string {
+	var out []string
+	for _, w := range ws {
+		if anchorUnused && w.Info < maxInfo || anchorOne && w.Memories != 1 {
+			continue
+		}
+		if slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
+			out = append(out, w.Word)
+		}
+	}
+	return out
+}
+
+// Ablation switches of the anchor rule (Evidence.Anchors): lexicalAnchors
+// turns it off; anchorUnused and anchorOne each drop one of AnchorWords'
+// two conditions (general language does not use the word; one memory
+// holds it).
+var (
+	lexicalAnchors = true
+	anchorUnused   = true
+	anchorOne      = true
+)
+
 // LackedNames returns the words of ws written as names that some memory
 // contains (not Unknown) but doc, a memory's terms, does not.
 func LackedNames(ws []QueryWord, doc map[string]bool) []string {
@@ -429,9 +475,12 @@ var lexicalNearness = true
 
 // evidence runs CheckEvidence for a query of words ws in a store of n
 // memories with vector qvec of model qmodel, whose best candidate has
-// coverage (InfoShare) and cosine, and whose best candidate by coverage has
-// lexCosine. The sample and the background are vectors of qmodel only.
-func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []float32, qmodel string, coverage, cosine, lexCosine float64) (Evidence, error) {
+// coverage (InfoShare) and cosine, and whose best candidate by coverage
+// has terms lexDoc and lexCosine; a word of the query only that candidate
+// holds and general language does not use keeps its lexical test
+// (Evidence.Anchors). The sample and the background are vectors of qmodel
+// only.
+func (e *Engine) evidence(ctx context.Context, ws []QueryWord, lexDoc map[string]bool, n int, qvec []float32, qmodel string, coverage, cosine, lexCosine float64) (Evidence, error) {
 	var sims []float64
 	if qvec != nil {
 		vecs, err := e.sample.get(ctx, e.idx, n, len(qvec), qmodel)
@@ -462,6 +511,10 @@ func (e *Engine) evidence(ctx context.Context, ws []QueryWord, n int, qvec []flo
 	ev.MinInfo = maxInfo
 	ev.Info, specific = Specific(ws, maxInfo)
 	ev.Generic = !specific
+	if ev.Lexical {
+		ev.Anchors = AnchorWords(ws, lexDoc, maxInfo)
+		ev.LexicalFar = ev.LexicalFar && (len(ev.Anchors) == 0 || !lexicalAnchors)
+	}
 	return ev, nil
 }
 
@@ -593,4 +646,17 @@ func wordInfo() (func(string) (float64, bool), float64, error) {
 		return m.Prob(i), true
 	}
 	return prob, -math.Log(m.Prob(m.Len() - 1)), nil
+}
+
+// GeneralWord reports whether general language uses word (lower-cased):
+// the built-in word model QueryWords weighs words by holds it. A word it
+// does not hold carries the most information a query word can (Evidence.
+// MinInfo).
+func GeneralWord(word string) (bool, error) {
+	prob, _, err := wordInfo()
+	if err != nil {
+		return false, err
+	}
+	_, ok := prob(word)
+	return ok, nil
 }

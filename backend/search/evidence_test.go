@@ -868,6 +868,9 @@ func TestEvidenceLexicalFar(t *testing.T) {
 			if c.want != "" && !slices.Contains(ids, c.want) {
 				t.Errorf("hits %v lack %s (evidence %+v)", ids, c.want, ev)
 			}
+			if c.far && len(ev.Anchors) > 0 {
+				t.Errorf("anchors %q: the words it shares are general language's", ev.Anchors)
+			}
 			if c.far {
 				// Asked as a search, not brought along by a prompt, the
 				// memory holding its words answers it.
@@ -883,6 +886,115 @@ func TestEvidenceLexicalFar(t *testing.T) {
 				if off := ask(c.prompt); len(off.Hits) == 0 {
 					t.Errorf("without the nearness rule it got nothing too: the case no longer tests the rule (evidence %+v)", off.Evidence)
 				}
+			}
+		})
+	}
+}
+
+// TestAnchorWords: a word of the query the memory holds is an anchor when
+// general language does not use it (its information is maxInfo) and no
+// other memory holds it; a word general language uses, one two memories
+// hold or one the memory lacks is not. Each part switched off drops its
+// condition.
+func TestAnchorWords(t *testing.T) {
+	const maxInfo = 15
+	analyze := func(w string) []string { return []string{w} }
+	probs := map[string]float64{"where": math.Exp(-5), "defined": math.Exp(-7), "error": math.Exp(-6)}
+	prob := func(w string) (float64, bool) { p, ok := probs[w]; return p, ok }
+	df := map[string]int{"x7qk2": 1, "jetstream": 2, "error": 1, "defined": 9}
+	ws := QueryWords("where is x7qk2 defined, jetstream error zq9v?", analyze, df, prob, maxInfo)
+	memories := map[string]int{}
+	for _, w := range ws {
+		memories[w.Word] = w.Memories
+	}
+	if want := map[string]int{"where": 0, "is": 0, "x7qk2": 1, "defined": 9, "jetstream": 2, "error": 1, "zq9v": 0}; !reflect.DeepEqual(memories, want) {
+		t.Fatalf("QueryWords' Memories = %v, want %v", memories, want)
+	}
+	doc := map[string]bool{"x7qk2": true, "jetstream": true, "error": true, "defined": true}
+	cases := []struct {
+		name        string
+		unused, one bool // anchorUnused, anchorOne
+		doc         map[string]bool
+		want        []string
+	}{
+		{"the rare identifier only this memory holds", true, true, doc, []string{"x7qk2"}},
+		{"a memory without it", true, true, map[string]bool{"error": true, "defined": true}, nil},
+		{"general language off: a common word one memory holds too", false, true, doc, []string{"x7qk2", "error"}},
+		{"one memory off: a name two memories hold too", true, false, doc, []string{"x7qk2", "jetstream"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			anchorUnused, anchorOne = c.unused, c.one
+			defer func() { anchorUnused, anchorOne = true, true }()
+			if got := AnchorWords(ws, c.doc, maxInfo); !slices.Equal(got, c.want) {
+				t.Errorf("AnchorWords = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// openRareIdentifiers opens a real store of testdata/rare-identifiers.json,
+// written for this test: the memories of a barcode scanner service, one of
+// them (s20) a list of branch and temporary repository names, and of a
+// homelab.
+func openRareIdentifiers(t *testing.T) *Engine {
+	t.Helper()
+	e, _ := openFixtureFile(t, "testdata/rare-identifiers.json", embed.NewBuiltin(), testNow, nil)
+	return e
+}
+
+// TestEvidenceAnchors: prompts asked inside the scanner project. A prompt
+// naming a temporary repository that only the list memory (s20) holds
+// gets that memory although the list embeds as noise (its cosine to the
+// prompt is at or below the sample's mean, and the vector test fails):
+// the name is not shared by chance (Evidence.Anchors). Without the rule
+// (lexicalAnchors off) LexicalFar refused it. A generic request sharing
+// words general language uses gets nothing, with no anchor.
+func TestEvidenceAnchors(t *testing.T) {
+	e := openRareIdentifiers(t)
+	ctx := context.Background()
+	cases := []struct {
+		prompt  string
+		want    string // a memory the hits must hold; "" = no hits
+		anchors []string
+	}{
+		{"where is `vmgnzg` defined?", "s20", []string{"vmgnzg"}},
+		{"where is `wj3deg` defined?", "s20", []string{"wj3deg"}},
+		{"where is `xy97ef` defined?", "s20", []string{"xy97ef"}},
+		{"Write a bash one-liner to follow a log file and grep for ERROR", "", nil},
+	}
+	ask := func(prompt string) *Result {
+		r, err := e.Run(ctx, Query{Text: prompt, Prompt: true, Project: "scanner", ProjectScoped: true, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, c := range cases {
+		t.Run(c.prompt, func(t *testing.T) {
+			r := ask(c.prompt)
+			ev := r.Evidence
+			ids := hitIDs(r.Hits)
+			if !slices.Equal(ev.Anchors, c.anchors) {
+				t.Errorf("anchors %q, want %q", ev.Anchors, c.anchors)
+			}
+			if c.want == "" {
+				if len(ids) > 0 {
+					t.Errorf("hits %v, want none (evidence %+v)", ids, ev)
+				}
+				return
+			}
+			if !slices.Contains(ids, c.want) || ev.LexicalFar {
+				t.Errorf("hits %v, far %v; want %s (evidence %+v)", ids, ev.LexicalFar, c.want, ev)
+			}
+			if !ev.Lexical || ev.Vector || ev.LexicalCosine > ev.Mean {
+				t.Errorf("lexical %v, vector %v, lexical cosine %.3f (z %.2f) above the mean %.3f: the case no longer tests a noise-like memory on the lexical test alone",
+					ev.Lexical, ev.Vector, ev.LexicalCosine, ev.LexicalZ, ev.Mean)
+			}
+			lexicalAnchors = false
+			defer func() { lexicalAnchors = true }()
+			if off := ask(c.prompt); len(off.Hits) > 0 || !off.Evidence.LexicalFar {
+				t.Errorf("without the rule: hits %v, far %v; want none, refused as far (evidence %+v)", hitIDs(off.Hits), off.Evidence.LexicalFar, off.Evidence)
 			}
 		})
 	}

@@ -133,7 +133,9 @@ var queryStages = []queryStage{
 //     words no memory contains (InfoShare, UnknownShare: words weighed by
 //     their surprisal in general language) and be nearer the query than
 //     the sample's mean cosine (Evidence.LexicalFar: words shared by a
-//     memory about something else), or its cosine must beat the
+//     memory about something else; not when it alone holds a word of the
+//     query that general language does not use: Evidence.Anchors), or
+//     its cosine must beat the
 //     best cosine that a store of this size would give an unrelated query
 //     (the query's mean cosine over a sample of the store plus
 //     ExpectedMaxZ(n) standard deviations, the query embedded as the
@@ -555,7 +557,7 @@ func (e *Engine) evidenceStage(ctx context.Context, r *queryRun) error {
 	if err != nil {
 		return err
 	}
-	ev, err := e.evidence(ctx, r.qwords, r.n, qvec, r.qmodel, r.bestInfo, cosine, lexCos)
+	ev, err := e.evidence(ctx, r.qwords, r.bestDoc, r.n, qvec, r.qmodel, r.bestInfo, cosine, lexCos)
 	if err != nil {
 		return err
 	}
