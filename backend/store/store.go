@@ -63,7 +63,7 @@ type Store struct {
 	clock memory.Clock
 	db    *bolt.DB
 
-	wmu       sync.Mutex // serialises writes: bbolt commit, then in-memory state, then bleve
+	wmu       sync.Mutex // serialises writes: bbolt commit, then bleve, then in-memory state (publish.go)
 	reembedMu sync.Mutex // one Reembed at a time
 	remote    bool       // ApplyTeam is writing (s.wmu held): nothing goes to the outbox
 
@@ -71,7 +71,8 @@ type Store struct {
 	closed   bool
 	model    string
 	dim      int
-	seq      uint64
+	seq      uint64     // the last write published (setSeq)
+	pub      *sync.Cond // on s.mu's read lock: broadcast when seq advances or the store closes (publish.go)
 	entries  map[string]*entry
 	intern   interner
 	vec      *vectorIndex
@@ -90,6 +91,10 @@ type Store struct {
 	textLast uint64              // watermark last written to bleve
 	bm25     bm25Cache           // the text index's BM25 statistics (bm25stats.go)
 	tokens   int                 // tokens of every entry's text (bm25stats.go)
+
+	// afterCommit, when set (by tests), is called by every write path
+	// once its bbolt commit returned, before anything of it is published.
+	afterCommit func()
 }
 
 // validate checks Options.
@@ -160,6 +165,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		dir: dir, opts: opts, clock: opts.Clock, db: db,
 		entries: make(map[string]*entry), intern: make(interner), pending: make(map[string]struct{}),
 	}
+	s.pub = sync.NewCond(s.mu.RLocker())
 	if s.clock == nil {
 		s.clock = memory.SystemClock{}
 	}
@@ -525,6 +531,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.pub.Broadcast()
 	s.mu.Unlock()
 	var errs []error
 	if s.text != nil {

@@ -310,9 +310,13 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	if err != nil {
 		return TeamApplied{}, fmt.Errorf("apply team changes: %w", err)
 	}
+	s.committed()
 	tputs := make([]textPut, 0, len(written))
+	for i := range written {
+		tputs = append(tputs, textPut{m: &written[i], tseq: heads[i].tseq})
+	}
+	terr := s.indexText(tputs, tdels, seq)
 	s.mu.Lock()
-	s.seq = seq
 	for _, id := range tdels {
 		s.dropEntry(id)
 		s.unindexVector(id)
@@ -322,11 +326,11 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 		e := entryFromMemory(heads[i], m, s.intern)
 		s.setEntry(m.ID, e)
 		s.indexVector(m.ID, m.Embedding, e)
-		tputs = append(tputs, textPut{m: m, tseq: heads[i].tseq})
 	}
+	s.setSeq(seq)
 	s.mu.Unlock()
-	if err := s.indexText(tputs, tdels); err != nil {
-		return res, fmt.Errorf("apply team changes: %w", err)
+	if terr != nil {
+		return res, fmt.Errorf("apply team changes: %w", terr)
 	}
 	return res, nil
 }
