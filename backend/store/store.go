@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -80,10 +82,12 @@ type Store struct {
 	repaired int
 	damaged  []string // records whose stored vector Open found damaged (RepairVectors)
 	// unreadable holds the records Open could not decode (skipped with a
-	// warning). It is set by load and never changed after, so the read
-	// paths consult it without a lock: a record that fails to decode and
-	// is in it is skipped as Open skipped it (see skipUnreadable).
-	unreadable map[string]struct{}
+	// warning). It is set by load and only ever replaced after (a team
+	// pull that replaced or deleted one: forgetUnreadable), never changed
+	// in place, so the read paths consult it without a lock
+	// (unreadableSet): a record that fails to decode and is in it is
+	// skipped as Open skipped it (see skipUnreadable).
+	unreadable atomic.Pointer[map[string]struct{}]
 
 	text     bleve.Index
 	tmap     *mapping.IndexMappingImpl
@@ -384,7 +388,7 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 		// The vector rows were made before the entries had their type
 		// (Filter.PlusTypes reads it from the row).
 		for _, p := range pending {
-			if _, bad := s.unreadable[p.id]; !bad {
+			if _, bad := s.unreadableSet()[p.id]; !bad {
 				s.vec.setMeta(p.id, p.e)
 			}
 		}
@@ -404,10 +408,12 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 // warning naming it; its bytes are left as they are (`memtray doctor
 // --salvage` is the repair).
 func (s *Store) skipUnreadableOnOpen(id string, err error) {
-	if s.unreadable == nil {
-		s.unreadable = make(map[string]struct{})
+	set := maps.Clone(s.unreadableSet())
+	if set == nil {
+		set = make(map[string]struct{})
 	}
-	s.unreadable[id] = struct{}{}
+	set[id] = struct{}{}
+	s.unreadable.Store(&set)
 	s.warnings = append(s.warnings, fmt.Sprintf("record %s is unreadable (%v): skipped", id, err))
 }
 
@@ -432,14 +438,40 @@ func (s *Store) skipUnreadable(id []byte, err error) bool {
 	if err == nil || !errors.Is(err, errCorrupt) {
 		return false
 	}
-	_, ok := s.unreadable[string(id)]
+	_, ok := s.unreadableSet()[string(id)]
 	return ok
+}
+
+// unreadableSet is the set of records Open found unreadable that are
+// still stored as they were (read only; nil when there is none).
+func (s *Store) unreadableSet() map[string]struct{} {
+	if p := s.unreadable.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// forgetUnreadable takes ids, records Open found unreadable that a write
+// has since replaced or deleted (a team pull: ApplyTeam), off the set and
+// their warnings off Info. Called with s.mu held.
+func (s *Store) forgetUnreadable(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	set := maps.Clone(s.unreadableSet())
+	for _, id := range ids {
+		delete(set, id)
+		s.warnings = slices.DeleteFunc(s.warnings, func(w string) bool {
+			return strings.HasPrefix(w, "record "+id+" is unreadable (")
+		})
+	}
+	s.unreadable.Store(&set)
 }
 
 // UnreadableCount is how many records Open could not decode and skipped
 // (Info.Unreadable): the reads leave them out until `memtray doctor
 // --salvage` copies what can be read into a new store.
-func (s *Store) UnreadableCount() int { return len(s.unreadable) }
+func (s *Store) UnreadableCount() int { return len(s.unreadableSet()) }
 
 // damagedVectorMarker is in every damaged-vector warning (and nowhere else).
 const damagedVectorMarker = " a damaged vector"
@@ -568,7 +600,7 @@ func (s *Store) Info() Info {
 	defer s.mu.RUnlock()
 	return Info{
 		Dir: s.dir, Model: s.model, Dim: s.dim, Count: len(s.entries), Seq: s.seq,
-		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadable),
+		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadableSet()),
 		Warnings: append([]string(nil), s.warnings...),
 	}
 }
