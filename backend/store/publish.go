@@ -39,13 +39,36 @@ func (s *Store) viewPublished(fn func(*bolt.Tx) error) error {
 }
 
 // waitPublished waits until the store has published the writes up to
-// sequence number seq (s.seq >= seq), or is closed.
+// sequence number seq (s.seq >= seq), or given up on them (s.abandoned),
+// or is closed.
 func (s *Store) waitPublished(seq uint64) {
 	s.mu.RLock()
-	for s.seq < seq && !s.closed {
+	for s.seq < seq && s.abandoned < seq && !s.closed {
 		s.pub.Wait()
 	}
 	s.mu.RUnlock()
+}
+
+// abandonVisible is called when a commit failed. bbolt shows a commit's
+// meta page to readers before its last fsync, and does not take it back
+// when that fsync fails: a read may have seen a seq the writer will
+// never publish. The seq the file shows now, if above the published one,
+// is given up on (s.abandoned), so that such a read returns what it saw
+// instead of waiting for ever.
+func (s *Store) abandonVisible() {
+	var shown uint64
+	_ = s.view(func(tx *bolt.Tx) error {
+		if meta := tx.Bucket(bucketMeta); meta != nil {
+			shown = getU64(meta.Get(keySeq))
+		}
+		return nil
+	})
+	s.mu.Lock()
+	if shown > s.seq {
+		s.abandoned = max(s.abandoned, shown)
+		s.pub.Broadcast()
+	}
+	s.mu.Unlock()
 }
 
 // setSeq publishes the store's sequence number seq: the writes up to it

@@ -69,18 +69,21 @@ type Store struct {
 	reembedMu sync.Mutex // one Reembed at a time
 	remote    bool       // ApplyTeam is writing (s.wmu held): nothing goes to the outbox
 
-	mu       sync.RWMutex // guards the fields below
-	closed   bool
-	model    string
-	dim      int
-	seq      uint64     // the last write published (setSeq)
-	pub      *sync.Cond // on s.mu's read lock: broadcast when seq advances or the store closes (publish.go)
-	entries  map[string]*entry
-	intern   interner
-	vec      *vectorIndex
-	warnings []string
-	repaired int
-	damaged  []string // records whose stored vector Open found damaged (RepairVectors)
+	mu     sync.RWMutex // guards the fields below
+	closed bool
+	model  string
+	dim    int
+	seq    uint64     // the last write published (setSeq)
+	pub    *sync.Cond // on s.mu's read lock: broadcast when seq advances or the store closes (publish.go)
+	// abandoned is the highest seq a failed commit may have shown readers
+	// (abandonVisible): reads stop waiting for it.
+	abandoned uint64
+	entries   map[string]*entry
+	intern    interner
+	vec       *vectorIndex
+	warnings  []string
+	repaired  int
+	damaged   []string // records whose stored vector Open found damaged (RepairVectors)
 	// unreadable holds the records Open could not decode (skipped with a
 	// warning). It is set by load and only ever replaced after (a team
 	// pull that replaced or deleted one: forgetUnreadable), never changed
