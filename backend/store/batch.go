@@ -123,8 +123,8 @@ func (s *Store) Apply(ctx context.Context, b Batch) error {
 
 // applyLocked is Apply with s.wmu held. It runs in four steps: validate
 // the batch (no transaction needed), commit it in one bbolt transaction
-// (load and check everything, then write), bring the in-memory entries and
-// vector index in step, then the text index.
+// (load and check everything, then write), bring the text index in step,
+// then the in-memory entries and vector index (publish.go).
 func (s *Store) applyLocked(b Batch) error {
 	p, err := s.planBatch(b)
 	if err != nil {
@@ -133,9 +133,12 @@ func (s *Store) applyLocked(b Batch) error {
 	if err := s.update(p.commit); err != nil {
 		return fmt.Errorf("apply: %w", err)
 	}
-	tputs, tdels := s.applyInMemory(p)
-	if err := s.indexText(tputs, tdels); err != nil {
-		return fmt.Errorf("apply: %w", err)
+	s.committed()
+	tputs, tdels := p.textChanges()
+	terr := s.indexText(tputs, tdels, p.seq)
+	s.applyInMemory(p)
+	if terr != nil {
+		return fmt.Errorf("apply: %w", terr)
 	}
 	return nil
 }
@@ -513,14 +516,30 @@ func (p *batchPlan) restoreClashes(tx *bolt.Tx) (map[string]string, error) {
 	return clashes, nil
 }
 
-// applyInMemory brings the entries and the vector index in step with the
-// committed batch and returns the text index's changes.
-func (s *Store) applyInMemory(p *batchPlan) ([]textPut, []string) {
+// textChanges are the committed batch's changes to the text index: the
+// puts whose text changed and the restored records, and the trashed ids.
+func (p *batchPlan) textChanges() ([]textPut, []string) {
 	tputs := make([]textPut, 0, len(p.puts)+len(p.restored))
 	tdels := make([]string, 0, len(p.b.Trash))
+	for i := range p.puts {
+		if st := p.putState[i]; st.textChanged {
+			tputs = append(tputs, textPut{m: &p.puts[i], tseq: st.h.tseq})
+		}
+	}
+	for _, t := range p.b.Trash {
+		tdels = append(tdels, t.ID)
+	}
+	for i := range p.restored {
+		tputs = append(tputs, textPut{m: &p.restored[i], tseq: p.rheads[i].tseq})
+	}
+	return tputs, tdels
+}
+
+// applyInMemory brings the entries and the vector index in step with the
+// committed batch and publishes its sequence number.
+func (s *Store) applyInMemory(p *batchPlan) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.seq = p.seq
 	for i := range p.puts {
 		m, st := &p.puts[i], p.putState[i]
 		e := entryFromMemory(st.h, m, s.intern)
@@ -530,22 +549,17 @@ func (s *Store) applyInMemory(p *batchPlan) ([]textPut, []string) {
 		} else {
 			s.vec.setMeta(m.ID, e)
 		}
-		if st.textChanged {
-			tputs = append(tputs, textPut{m: m, tseq: st.h.tseq})
-		}
 	}
 	for _, t := range p.b.Trash {
 		s.dropEntry(t.ID)
 		s.unindexVector(t.ID)
-		s.forgetUnreadable(t.ID)
-		tdels = append(tdels, t.ID)
+		s.forgetUnreadable([]string{t.ID})
 	}
 	for i := range p.restored {
 		m := &p.restored[i]
 		e := entryFromMemory(p.rheads[i], m, s.intern)
 		s.setEntry(m.ID, e)
 		s.indexVector(m.ID, m.Embedding, e)
-		tputs = append(tputs, textPut{m: m, tseq: p.rheads[i].tseq})
 	}
-	return tputs, tdels
+	s.setSeq(p.seq)
 }

@@ -14,9 +14,10 @@ import (
 // bm25Cache holds the text index's BM25 statistics for the last index
 // snapshot they were counted on.
 type bm25Cache struct {
-	mu    sync.Mutex
-	snap  index.IndexReader // compared by identity only
-	stats *search.BM25Stats
+	mu     sync.Mutex
+	snap   index.IndexReader // compared by identity only
+	tokens int               // s.tokens they were counted with
+	stats  *search.BM25Stats
 }
 
 // bm25Stats returns the BM25 statistics TextSearchTerms gives bleve: the
@@ -38,8 +39,8 @@ type bm25Cache struct {
 // with the index's watermark (countIndexTokens), so the average is the
 // true mean length, whatever the layout. The keyword fields, which only filter, are
 // counted on the merged dictionary, each term once. The count is kept
-// until the snapshot changes (a write or a merge). Called with s.textMu
-// held for reading (or s.wmu, at Open).
+// until the snapshot (a write or a merge) or the tokens change. Called
+// with s.textMu held for reading (or s.wmu, at Open).
 func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	ai, err := s.text.Advanced()
 	if err != nil {
@@ -50,17 +51,21 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 		return nil, fmt.Errorf("bm25 statistics: %w", err)
 	}
 	defer r.Close()
+	// A write indexes its text before it publishes its entry, which
+	// counts its tokens (publish.go): a snapshot can be read with the
+	// count before the write and after, so the count is part of the key.
+	tokens := s.textTokens()
 	c := &s.bm25
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stats != nil && c.snap == r {
+	if c.stats != nil && c.snap == r && c.tokens == tokens {
 		return c.stats, nil
 	}
 	docs, err := r.DocCount()
 	if err != nil {
 		return nil, fmt.Errorf("bm25 statistics: %w", err)
 	}
-	card := map[string]int{fieldText: s.textTokens()}
+	card := map[string]int{fieldText: tokens}
 	// Every indexed field: a filter's term query on project, kind or
 	// source needs its statistics too (bleve fails without them).
 	for _, field := range []string{fieldProject, fieldKind, fieldSource} {
@@ -72,7 +77,7 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	// several kinds) into one term reader on the field "*"; it scores
 	// nothing, but its searcher wants statistics all the same.
 	card["*"] = card[fieldText]
-	c.snap = r
+	c.snap, c.tokens = r, tokens
 	c.stats = &search.BM25Stats{DocCount: float64(docs), FieldCardinality: card}
 	return c.stats, nil
 }

@@ -145,7 +145,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer) error {
 // holds: Export leaves them out.
 func (s *Store) unreadableIn(recs *bolt.Bucket) int {
 	n := 0
-	for id := range s.unreadable {
+	for id := range s.unreadableSet() {
 		if recs.Get([]byte(id)) != nil {
 			n++
 		}
@@ -162,7 +162,7 @@ func (s *Store) countDamagedVectors(ctx context.Context, recs *bolt.Bucket, dim 
 		if i++; i%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if _, bad := s.unreadable[string(k)]; bad {
+		if _, bad := s.unreadableSet()[string(k)]; bad {
 			return nil
 		}
 		_, _, packed, err := splitRecord(v, nil)

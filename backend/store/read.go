@@ -21,7 +21,7 @@ func (s *Store) Get(ctx context.Context, id string) (memory.Memory, error) {
 		return memory.Memory{}, err
 	}
 	var m memory.Memory
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.viewPublished(func(tx *bolt.Tx) error {
 		v := tx.Bucket(bucketRecs).Get([]byte(id))
 		if v == nil {
 			return fmt.Errorf("get %q: %w", id, memory.ErrNotFound)
@@ -47,7 +47,7 @@ func (s *Store) GetMany(ctx context.Context, ids []string) (map[string]memory.Me
 		return nil, err
 	}
 	out := make(map[string]memory.Memory, len(ids))
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.viewPublished(func(tx *bolt.Tx) error {
 		recs := tx.Bucket(bucketRecs)
 		for _, id := range ids {
 			v := recs.Get([]byte(id))
@@ -94,7 +94,7 @@ func (s *Store) Iterate(ctx context.Context, f Filter, fn func(memory.Memory) er
 		}
 		var batch []memory.Memory
 		done := true
-		err := s.view(func(tx *bolt.Tx) error {
+		err := s.viewPublished(func(tx *bolt.Tx) error {
 			recs := tx.Bucket(bucketRecs)
 			c := tx.Bucket(bucketOrder).Cursor()
 			var k, v []byte
@@ -156,7 +156,7 @@ func (s *Store) FindByHash(ctx context.Context, hash, project string) (memory.Me
 	}
 	var found memory.Memory
 	ok := false
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.viewPublished(func(tx *bolt.Tx) error {
 		var err error
 		found, ok, err = holderOf(tx, hash, project, "")
 		if err != nil {

@@ -70,9 +70,15 @@ func (s *Store) view(fn func(*bolt.Tx) error) error {
 	return guardFault(s.db.Path(), func() error { return s.db.View(fn) })
 }
 
-// update is s.db.Update guarded by guardFault (see view).
+// update is s.db.Update guarded by guardFault (see view). When it fails,
+// the reads waiting for a commit bbolt showed them are told (see
+// abandonVisible).
 func (s *Store) update(fn func(*bolt.Tx) error) error {
-	return guardFault(s.db.Path(), func() error { return s.db.Update(fn) })
+	err := guardFault(s.db.Path(), func() error { return s.db.Update(fn) })
+	if err != nil {
+		s.abandonVisible()
+	}
+	return err
 }
 
 // openBolt opens the records file at path. bbolt reads the meta pages and

@@ -95,7 +95,7 @@ func (s *Store) carryOver(w *walkedFile, lostAny bool) (SalvageKept, error) {
 		return SalvageKept{}, fmt.Errorf("carry over the other buckets: %w", err)
 	}
 	s.mu.Lock()
-	s.seq = max(s.seq, newSeq)
+	s.setSeq(max(s.seq, newSeq))
 	s.mu.Unlock()
 	return k, nil
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
@@ -63,29 +65,32 @@ type Store struct {
 	clock memory.Clock
 	db    *bolt.DB
 
-	wmu       sync.Mutex // serialises writes: bbolt commit, then in-memory state, then bleve
+	wmu       sync.Mutex // serialises writes: bbolt commit, then bleve, then in-memory state (publish.go)
 	reembedMu sync.Mutex // one Reembed at a time
 	remote    bool       // ApplyTeam is writing (s.wmu held): nothing goes to the outbox
 
-	mu       sync.RWMutex // guards the fields below
-	closed   bool
-	model    string
-	dim      int
-	seq      uint64
-	entries  map[string]*entry
-	intern   interner
-	vec      *vectorIndex
-	warnings []string
-	repaired int
-	damaged  []string // records whose stored vector Open found damaged (RepairVectors)
+	mu     sync.RWMutex // guards the fields below
+	closed bool
+	model  string
+	dim    int
+	seq    uint64     // the last write published (setSeq)
+	pub    *sync.Cond // on s.mu's read lock: broadcast when seq advances or the store closes (publish.go)
+	// abandoned is the highest seq a failed commit may have shown readers
+	// (abandonVisible): reads stop waiting for it.
+	abandoned uint64
+	entries   map[string]*entry
+	intern    interner
+	vec       *vectorIndex
+	warnings  []string
+	repaired  int
+	damaged   []string // records whose stored vector Open found damaged (RepairVectors)
 	// unreadable holds the records Open could not decode (skipped with a
-	// warning). It is set by load and never changed after, so the read
-	// paths consult it without a lock: a record that fails to decode and
-	// is in it is skipped as Open skipped it (see skipUnreadable).
-	unreadable map[string]struct{}
-	// unreadableGone holds those of unreadable deleted since Open
-	// (forgetUnreadable): they are no longer counted or warned about.
-	unreadableGone map[string]struct{}
+	// warning). It is set by load and only ever replaced after (a team
+	// pull that replaced or deleted one: forgetUnreadable), never changed
+	// in place, so the read paths consult it without a lock
+	// (unreadableSet): a record that fails to decode and is in it is
+	// skipped as Open skipped it (see skipUnreadable).
+	unreadable atomic.Pointer[map[string]struct{}]
 
 	// textMu guards the text index's handle for the reads that do not
 	// hold s.wmu (searches, DocFreq, a live check's snapshot): held for
@@ -99,6 +104,10 @@ type Store struct {
 	textLast uint64              // watermark last written to bleve
 	bm25     bm25Cache           // the text index's BM25 statistics (bm25stats.go)
 	tokens   int                 // tokens of every entry's text (bm25stats.go)
+
+	// afterCommit, when set (by tests), is called by every write path
+	// once its bbolt commit returned, before anything of it is published.
+	afterCommit func()
 }
 
 // validate checks Options.
@@ -169,6 +178,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 		dir: dir, opts: opts, clock: opts.Clock, db: db,
 		entries: make(map[string]*entry), intern: make(interner), pending: make(map[string]struct{}),
 	}
+	s.pub = sync.NewCond(s.mu.RLocker())
 	if s.clock == nil {
 		s.clock = memory.SystemClock{}
 	}
@@ -387,7 +397,7 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 		// The vector rows were made before the entries had their type
 		// (Filter.PlusTypes reads it from the row).
 		for _, p := range pending {
-			if _, bad := s.unreadable[p.id]; !bad {
+			if _, bad := s.unreadableSet()[p.id]; !bad {
 				s.vec.setMeta(p.id, p.e)
 			}
 		}
@@ -407,10 +417,12 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 // warning naming it; its bytes are left as they are (`memtray doctor
 // --salvage` is the repair).
 func (s *Store) skipUnreadableOnOpen(id string, err error) {
-	if s.unreadable == nil {
-		s.unreadable = make(map[string]struct{})
+	set := maps.Clone(s.unreadableSet())
+	if set == nil {
+		set = make(map[string]struct{})
 	}
-	s.unreadable[id] = struct{}{}
+	set[id] = struct{}{}
+	s.unreadable.Store(&set)
 	s.warnings = append(s.warnings, fmt.Sprintf("%s (%v): skipped", unreadableWarningPrefix(id), err))
 }
 
@@ -435,18 +447,41 @@ func (s *Store) skipUnreadable(id []byte, err error) bool {
 	if err == nil || !errors.Is(err, errCorrupt) {
 		return false
 	}
-	_, ok := s.unreadable[string(id)]
+	_, ok := s.unreadableSet()[string(id)]
 	return ok
+}
+
+// unreadableSet is the set of records Open found unreadable that are
+// still stored as they were (read only; nil when there is none).
+func (s *Store) unreadableSet() map[string]struct{} {
+	if p := s.unreadable.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// forgetUnreadable takes ids, records Open found unreadable that a write
+// has since replaced or deleted (a team pull: ApplyTeam; a user's delete:
+// Delete, Batch.Trash), off the set and their warnings off Info. Called
+// with s.mu held.
+func (s *Store) forgetUnreadable(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	set := maps.Clone(s.unreadableSet())
+	for _, id := range ids {
+		delete(set, id)
+		s.warnings = slices.DeleteFunc(s.warnings, func(w string) bool {
+			return strings.HasPrefix(w, unreadableWarningPrefix(id)+" (")
+		})
+	}
+	s.unreadable.Store(&set)
 }
 
 // UnreadableCount is how many records Open could not decode and skipped
 // (Info.Unreadable): the reads leave them out until `memtray doctor
 // --salvage` copies what can be read into a new store.
-func (s *Store) UnreadableCount() int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return len(s.unreadable) - len(s.unreadableGone)
-}
+func (s *Store) UnreadableCount() int { return len(s.unreadableSet()) }
 
 // damagedVectorMarker is in every damaged-vector warning (and nowhere else).
 const damagedVectorMarker = " a damaged vector"
@@ -538,6 +573,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	s.pub.Broadcast()
 	s.mu.Unlock()
 	var errs []error
 	if s.text != nil {
@@ -574,7 +610,7 @@ func (s *Store) Info() Info {
 	defer s.mu.RUnlock()
 	return Info{
 		Dir: s.dir, Model: s.model, Dim: s.dim, Count: len(s.entries), Seq: s.seq,
-		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadable) - len(s.unreadableGone),
+		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadableSet()),
 		Warnings: append([]string(nil), s.warnings...),
 	}
 }

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -60,6 +63,12 @@ type TeamApplied struct {
 	// rule, e.g. an embedding with NaN or Inf), for the sync's log; "" when
 	// none was. Not reported.
 	InvalidWhy string `json:"-"`
+	// Unreadable counts the changes that met a local record Open could
+	// not decode (Info.Unreadable): the team's version replaced it (a
+	// put), or its delete removed it; both are in Put or Deleted too.
+	// UnreadableIDs names them, for the sync's log (not reported).
+	Unreadable    int      `json:"unreadable,omitempty"`
+	UnreadableIDs []string `json:"-"`
 	// PutIDs and DeletedIDs are the ids of the memories written (added or
 	// updated: Put) and moved to the trash (Deleted), for the team sync to
 	// announce; not the puts and deletes left alone. Not reported.
@@ -82,7 +91,14 @@ type TeamApplied struct {
 // leaves a memory made personal here alone. A put named in Conflicts
 // keeps the local version it replaces, if it differs, as a conflict copy
 // in the trash. A put the store's rules refuse is skipped and counted
-// (TeamApplied.Invalid): the team database is outside input.
+// (TeamApplied.Invalid): the team database is outside input. A change of
+// a local record that does not decode (Info.Unreadable: skipped by every
+// read) is applied to it, and counted (TeamApplied.Unreadable): a put's
+// version replaces the unreadable bytes, whatever local write waits in
+// the outbox (it can never be pushed), and a delete removes them (not to
+// the trash, which holds readable records) — the team holds the good
+// copy, or deleted it. So one bad row stops no pull, and the change is
+// not lost behind the cursor.
 func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, error) {
 	var res TeamApplied
 	if err := s.checkOpen(); err != nil {
@@ -138,6 +154,10 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	err := s.update(func(tx *bolt.Tx) error {
 		res = TeamApplied{Invalid: invalid, InvalidWhy: why}
 		written, heads, tdels = nil, nil, nil
+		unreadable := func(id string) {
+			res.Unreadable++
+			res.UnreadableIDs = append(res.UnreadableIDs, id)
+		}
 		seq = s.seq
 		trash, err := tx.CreateBucketIfNotExists(bucketTrash)
 		if err != nil {
@@ -177,23 +197,30 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 				continue
 			}
 			oh, om, err := decodeRecord(v)
-			if err != nil {
+			switch {
+			case errors.Is(err, errCorrupt):
+				// Unreadable here: removed, its index keys with it.
+				if _, err := dropUnreadableKeys(tx, id); err != nil {
+					return fmt.Errorf("record %s: %w", d.ID, err)
+				}
+				unreadable(d.ID)
+			case err != nil:
 				return fmt.Errorf("record %s: %w", d.ID, err)
-			}
-			if om.Scope == memory.ScopePersonal {
+			case om.Scope == memory.ScopePersonal:
 				// Moved to personal here (by the user, or a refused
 				// restore): the team's delete is not this copy's.
 				res.Kept++
 				continue
-			}
-			if err := trash.Put(id, encodeTrash(now, d.Reason, v)); err != nil {
-				return err
-			}
-			if err := hashes.Delete(hashKey(om.ContentHash, d.ID)); err != nil {
-				return err
-			}
-			if err := order.Delete(u64(oh.ord)); err != nil {
-				return err
+			default:
+				if err := trash.Put(id, encodeTrash(now, d.Reason, v)); err != nil {
+					return err
+				}
+				if err := hashes.Delete(hashKey(om.ContentHash, d.ID)); err != nil {
+					return err
+				}
+				if err := order.Delete(u64(oh.ord)); err != nil {
+					return err
+				}
 			}
 			if err := recs.Delete(id); err != nil {
 				return err
@@ -212,10 +239,29 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 		for i := range puts {
 			m := puts[i]
 			id := []byte(m.ID)
+			v := recs.Get(id)
+			var (
+				oh  recHeader
+				om  memory.Memory
+				bad bool // the local record is unreadable
+			)
+			if v != nil {
+				var err error
+				oh, om, err = decodeRecord(v)
+				if bad = errors.Is(err, errCorrupt); err != nil && !bad {
+					return fmt.Errorf("record %s: %w", m.ID, err)
+				}
+			}
 			if outbox != nil && outbox.Get(id) != nil {
-				res.Kept++
-				res.KeptPuts = append(res.KeptPuts, m.ID)
-				continue
+				if !bad {
+					res.Kept++
+					res.KeptPuts = append(res.KeptPuts, m.ID)
+					continue
+				}
+				// A write of the unreadable record: it can never be pushed.
+				if err := outbox.Delete(id); err != nil {
+					return err
+				}
 			}
 			p := pending[m.ID]
 			if p.base != nil {
@@ -233,11 +279,16 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			m.FeedbackSum += p.sum.FeedbackSum
 			n := next()
 			h := recHeader{seq: n, tseq: n, ord: n}
-			if v := recs.Get(id); v != nil {
-				oh, om, err := decodeRecord(v)
+			if bad {
+				// The team's version replaces bytes no read decodes:
+				// nothing of them is kept but their place in the order.
+				ord, err := dropUnreadableKeys(tx, id)
 				if err != nil {
 					return fmt.Errorf("record %s: %w", m.ID, err)
 				}
+				h.ord = cmp.Or(ord, n)
+				unreadable(m.ID)
+			} else if v != nil {
 				m.Pinned, m.Hits, m.LastAccessed, m.LastReinforcedAt = om.Pinned, om.Hits, om.LastAccessed, om.LastReinforcedAt
 				m.CooldownUntil, m.SupersededBy, m.ExtendsSource = om.CooldownUntil, om.SupersededBy, om.ExtendsSource
 				if om.Scope == memory.ScopePersonal {
@@ -310,9 +361,13 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	if err != nil {
 		return TeamApplied{}, fmt.Errorf("apply team changes: %w", err)
 	}
+	s.committed()
 	tputs := make([]textPut, 0, len(written))
+	for i := range written {
+		tputs = append(tputs, textPut{m: &written[i], tseq: heads[i].tseq})
+	}
+	terr := s.indexText(tputs, tdels, seq)
 	s.mu.Lock()
-	s.seq = seq
 	for _, id := range tdels {
 		s.dropEntry(id)
 		s.unindexVector(id)
@@ -322,11 +377,12 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 		e := entryFromMemory(heads[i], m, s.intern)
 		s.setEntry(m.ID, e)
 		s.indexVector(m.ID, m.Embedding, e)
-		tputs = append(tputs, textPut{m: m, tseq: heads[i].tseq})
 	}
+	s.forgetUnreadable(res.UnreadableIDs)
+	s.setSeq(seq)
 	s.mu.Unlock()
-	if err := s.indexText(tputs, tdels); err != nil {
-		return res, fmt.Errorf("apply team changes: %w", err)
+	if terr != nil {
+		return res, fmt.Errorf("apply team changes: %w", terr)
 	}
 	return res, nil
 }
@@ -390,4 +446,48 @@ func (s *Store) ReserveTeam(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.vec.grow(min(n, 1<<24))
+}
+
+// dropUnreadableKeys deletes the index keys of record id, whose stored
+// value does not decode, before a team pull replaces or deletes it: its
+// content-hash keys (the hash is in the fields that do not decode, so
+// every key naming id is read) and its insertion-order key (the
+// header's, if the header decodes and the key names id; else every key
+// naming id). It returns the record's place in the order when the header
+// gave it, else 0.
+func dropUnreadableKeys(tx *bolt.Tx, id []byte) (ord uint64, err error) {
+	hashes, order := tx.Bucket(bucketHash), tx.Bucket(bucketOrder)
+	hashLen := len(memory.ContentHash(""))
+	var stale [][]byte
+	if err := hashes.ForEach(func(k, _ []byte) error {
+		if len(k) == hashLen+len(id) && bytes.HasSuffix(k, id) {
+			stale = append(stale, bytes.Clone(k))
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	for _, k := range stale {
+		if err := hashes.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	if h, _, _, err := splitRecord(tx.Bucket(bucketRecs).Get(id), nil); err == nil && bytes.Equal(order.Get(u64(h.ord)), id) {
+		return h.ord, order.Delete(u64(h.ord))
+	}
+	stale = stale[:0]
+	if err := order.ForEach(func(k, v []byte) error {
+		if bytes.Equal(v, id) {
+			stale = append(stale, bytes.Clone(k))
+		}
+		return nil
+	}); err != nil {
+		return 0, err
+	}
+	for _, k := range stale {
+		if err := order.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return 0, nil
 }

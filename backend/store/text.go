@@ -495,9 +495,11 @@ type textPut struct {
 }
 
 // indexText applies committed writes to the text index, with any ids left
-// pending by an earlier failure, and advances the watermark. Called with
-// s.wmu held.
-func (s *Store) indexText(puts []textPut, dels []string) error {
+// pending by an earlier failure, and advances the watermark to seq, the
+// store's sequence number once they are published. Called with s.wmu
+// held, after the commit and before the writes are published in memory
+// (publish.go).
+func (s *Store) indexText(puts []textPut, dels []string, seq uint64) error {
 	if len(puts) == 0 && len(dels) == 0 && len(s.pending) == 0 {
 		return nil
 	}
@@ -535,13 +537,13 @@ func (s *Store) indexText(puts []textPut, dels []string) error {
 	for _, id := range dels {
 		b.Delete(id)
 	}
-	b.SetInternal([]byte(internalWatermark), u64(s.seq))
+	b.SetInternal([]byte(internalWatermark), u64(seq))
 	if err := s.text.Batch(b); err != nil {
 		s.addPending(puts, dels)
 		return fmt.Errorf("%w: %v", ErrIndexPending, err)
 	}
 	clear(s.pending)
-	s.textLast = s.seq
+	s.textLast = seq
 	return nil
 }
 
@@ -557,7 +559,7 @@ func (s *Store) addPending(puts []textPut, dels []string) {
 // flushText writes the watermark and waits until the text index has
 // persisted everything, so a clean Close needs no repair at the next Open.
 func (s *Store) flushText() error {
-	if err := s.indexText(nil, nil); err != nil {
+	if err := s.indexText(nil, nil, s.seq); err != nil {
 		return err
 	}
 	b := s.text.NewBatch()

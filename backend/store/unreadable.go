@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strings"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -71,26 +70,6 @@ func deleteUnreadableTx(tx *bolt.Tx, id string, v []byte, seq uint64) error {
 		return err
 	}
 	return forgetRecalledTx(tx, id) // recalllog.go
-}
-
-// forgetUnreadable takes record id, deleted, off the count of unreadable
-// records (Info.Unreadable) and Open's warning about it. Called with s.mu
-// held; s.unreadable itself is never changed after Open (the reads
-// consult it without a lock), which is harmless: a deleted record is not
-// read.
-func (s *Store) forgetUnreadable(id string) {
-	if _, ok := s.unreadable[id]; !ok {
-		return
-	}
-	if _, done := s.unreadableGone[id]; done {
-		return
-	}
-	if s.unreadableGone == nil {
-		s.unreadableGone = make(map[string]struct{})
-	}
-	s.unreadableGone[id] = struct{}{}
-	prefix := unreadableWarningPrefix(id)
-	s.warnings = slices.DeleteFunc(slices.Clone(s.warnings), func(w string) bool { return strings.HasPrefix(w, prefix) })
 }
 
 // unreadableWarningPrefix begins Open's warning about record id.

@@ -430,9 +430,13 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("put: %w", err)
 	}
+	s.committed()
 	puts := make([]textPut, len(out))
+	for i := range out {
+		puts[i] = textPut{m: &out[i], tseq: heads[i].tseq}
+	}
+	terr := s.indexText(puts, nil, seq)
 	s.mu.Lock()
-	s.seq = seq
 	for i := range out {
 		e := entryFromMemory(heads[i], &out[i], s.intern)
 		s.setEntry(out[i].ID, e)
@@ -440,11 +444,11 @@ func (s *Store) putBatchLocked(ins []Insert) ([]memory.Memory, error) {
 		if ins[i].withoutVector {
 			s.markDamaged(out[i].ID, true) // as Open finds it: on the list RepairVectors embeds, and its warning
 		}
-		puts[i] = textPut{m: &out[i], tseq: heads[i].tseq}
 	}
+	s.setSeq(seq)
 	s.mu.Unlock()
-	if err := s.indexText(puts, nil); err != nil {
-		return out, fmt.Errorf("put: %w", err)
+	if terr != nil {
+		return out, fmt.Errorf("put: %w", terr)
 	}
 	return out, nil
 }
@@ -495,8 +499,12 @@ func (s *Store) UpdateMarked(ctx context.Context, id string, fn func(*memory.Mem
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("update %q: %w", id, err)
 	}
+	s.committed()
+	var terr error
+	if textChanged {
+		terr = s.indexText([]textPut{{m: &m, tseq: h.tseq}}, nil, seq)
+	}
 	s.mu.Lock()
-	s.seq = seq
 	e := entryFromMemory(h, &m, s.intern)
 	s.setEntry(id, e)
 	if vecChanged {
@@ -504,11 +512,10 @@ func (s *Store) UpdateMarked(ctx context.Context, id string, fn func(*memory.Mem
 	} else {
 		s.vec.setMeta(id, e)
 	}
+	s.setSeq(seq)
 	s.mu.Unlock()
-	if textChanged {
-		if err := s.indexText([]textPut{{m: &m, tseq: h.tseq}}, nil); err != nil {
-			return m, fmt.Errorf("update %q: %w", id, err)
-		}
+	if terr != nil {
+		return m, fmt.Errorf("update %q: %w", id, terr)
 	}
 	return m, nil
 }
@@ -660,14 +667,15 @@ func (s *Store) RecordAccess(ctx context.Context, at time.Time, ids ...string) (
 	}
 	out := make(map[string]memory.Memory, len(done))
 	if len(done) > 0 {
+		s.committed()
 		s.mu.Lock()
-		s.seq = seq
 		for _, w := range done {
 			e := entryFromMemory(w.h, &w.m, s.intern)
 			s.setEntry(w.m.ID, e)
 			s.vec.setMeta(w.m.ID, e)
 			out[w.m.ID] = w.m
 		}
+		s.setSeq(seq)
 		s.mu.Unlock()
 	}
 	if len(missing) > 0 {
@@ -748,14 +756,16 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("delete %q: %w", id, err)
 	}
+	s.committed()
+	terr := s.indexText(nil, []string{id}, seq)
 	s.mu.Lock()
-	s.seq = seq
 	s.dropEntry(id)
 	s.unindexVector(id)
-	s.forgetUnreadable(id)
+	s.forgetUnreadable([]string{id})
+	s.setSeq(seq)
 	s.mu.Unlock()
-	if err := s.indexText(nil, []string{id}); err != nil {
-		return fmt.Errorf("delete %q: %w", id, err)
+	if terr != nil {
+		return fmt.Errorf("delete %q: %w", id, terr)
 	}
 	return nil
 }
@@ -832,17 +842,19 @@ func (s *Store) supersedeLocked(oldID string, next memory.Memory, marks []TurnMa
 	if err != nil {
 		return memory.Memory{}, fmt.Errorf("supersede %q: %w", oldID, err)
 	}
+	s.committed()
+	terr := s.indexText([]textPut{{m: &m, tseq: nh.tseq}}, nil, oh.seq)
 	s.mu.Lock()
-	s.seq = oh.seq
 	ne := entryFromMemory(nh, &m, s.intern)
 	s.setEntry(m.ID, ne)
 	s.vec.add(m.ID, m.Embedding, ne)
 	oe := entryFromMemory(oh, &old, s.intern)
 	s.setEntry(oldID, oe)
 	s.vec.setMeta(oldID, oe)
+	s.setSeq(oh.seq)
 	s.mu.Unlock()
-	if err := s.indexText([]textPut{{m: &m, tseq: nh.tseq}}, nil); err != nil {
-		return m, fmt.Errorf("supersede %q: %w", oldID, err)
+	if terr != nil {
+		return m, fmt.Errorf("supersede %q: %w", oldID, terr)
 	}
 	return m, nil
 }

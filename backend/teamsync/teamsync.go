@@ -1306,6 +1306,10 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 		rep.Invalid += applied.Invalid
 		s.log.Warn("skipped team memories this store cannot hold", "count", applied.Invalid, "first", applied.InvalidWhy)
 	}
+	if applied.Unreadable > 0 {
+		rep.Unreadable += applied.Unreadable
+		s.log.Warn("the team's changes replaced or deleted local records that could not be read", "count", applied.Unreadable, "ids", applied.UnreadableIDs)
+	}
 	return nil
 }
 
