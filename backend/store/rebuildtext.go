@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
-	bolt "go.etcd.io/bbolt"
 )
 
 // rebuildSuffix names the folder beside the text index where RebuildText
@@ -118,25 +117,7 @@ func (s *Store) RebuildText(ctx context.Context, progress func(done, total int))
 // does, so that the index moved into place is complete on disk.
 func (s *Store) indexInto(idx bleve.Index, ids, dels []string, marks map[string][]byte) error {
 	b := idx.NewBatch()
-	err := s.view(func(tx *bolt.Tx) error {
-		recs := tx.Bucket(bucketRecs)
-		for _, id := range ids {
-			v := recs.Get([]byte(id))
-			if v == nil {
-				b.Delete(id)
-				continue
-			}
-			h, m, err := decodeRecord(v)
-			if err != nil {
-				continue // unreadable: skipped by every read, counted by stats
-			}
-			if err := b.Index(id, textDoc(&m, h.tseq)); err != nil {
-				return fmt.Errorf("index %s: %w", id, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.indexRecords(b, ids); err != nil {
 		return err
 	}
 	for _, id := range dels {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -399,24 +400,7 @@ func (s *Store) reindex(ctx context.Context, ids, dels []string, final bool) err
 		}
 		end := min(start+reindexChunk, len(ids))
 		b := s.text.NewBatch()
-		err := s.view(func(tx *bolt.Tx) error {
-			recs := tx.Bucket(bucketRecs)
-			for _, id := range ids[start:end] {
-				v := recs.Get([]byte(id))
-				if v == nil {
-					b.Delete(id)
-					continue
-				}
-				h, m, err := decodeRecord(v)
-				if err != nil {
-					continue // reported by load
-				}
-				if err := b.Index(id, textDoc(&m, h.tseq)); err != nil {
-					return fmt.Errorf("index %s: %w", id, err)
-				}
-			}
-			return nil
-		})
+		err := s.indexRecords(b, ids[start:end])
 		if err != nil {
 			return fmt.Errorf("reindex text: %w", err)
 		}
@@ -494,6 +478,31 @@ type textPut struct {
 	tseq uint64
 }
 
+// indexRecords adds to b, from one read transaction, each record of ids
+// as it is stored now: its document, or a delete when it is gone. A record
+// that does not decode is passed by (skipped by every read, counted by
+// stats).
+func (s *Store) indexRecords(b *bleve.Batch, ids []string) error {
+	return s.view(func(tx *bolt.Tx) error {
+		recs := tx.Bucket(bucketRecs)
+		for _, id := range ids {
+			v := recs.Get([]byte(id))
+			if v == nil {
+				b.Delete(id)
+				continue
+			}
+			h, m, err := decodeRecord(v)
+			if err != nil {
+				continue
+			}
+			if err := b.Index(id, textDoc(&m, h.tseq)); err != nil {
+				return fmt.Errorf("index %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+}
+
 // indexText applies committed writes to the text index, with any ids left
 // pending by an earlier failure, and advances the watermark to seq, the
 // store's sequence number once they are published. Called with s.wmu
@@ -505,24 +514,7 @@ func (s *Store) indexText(puts []textPut, dels []string, seq uint64) error {
 	}
 	b := s.text.NewBatch()
 	if len(s.pending) > 0 {
-		err := s.view(func(tx *bolt.Tx) error {
-			recs := tx.Bucket(bucketRecs)
-			for id := range s.pending {
-				v := recs.Get([]byte(id))
-				if v == nil {
-					b.Delete(id)
-					continue
-				}
-				h, m, err := decodeRecord(v)
-				if err != nil {
-					continue
-				}
-				if err := b.Index(id, textDoc(&m, h.tseq)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		err := s.indexRecords(b, slices.Collect(maps.Keys(s.pending)))
 		if err != nil {
 			s.addPending(puts, dels)
 			return fmt.Errorf("%w: %v", ErrIndexPending, err)
