@@ -58,6 +58,16 @@ func encodeRecord(h recHeader, m *memory.Memory) ([]byte, error) {
 		return nil, fmt.Errorf("encode record %s: %w", m.ID, err)
 	}
 	buf := make([]byte, 0, 1+8*binary.MaxVarintLen64+len(h.project)+len(h.source)+len(js)+4*len(emb))
+	buf = appendRecordHead(buf, h, js)
+	for _, f := range emb {
+		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(f))
+	}
+	return buf, nil
+}
+
+// appendRecordHead appends to buf a record's value up to its embedding:
+// the format version, h's fields and the memory's JSON js.
+func appendRecordHead(buf []byte, h recHeader, js []byte) []byte {
 	buf = append(buf, recVersion)
 	buf = binary.AppendUvarint(buf, h.seq)
 	buf = binary.AppendUvarint(buf, h.tseq)
@@ -74,11 +84,7 @@ func encodeRecord(h recHeader, m *memory.Memory) ([]byte, error) {
 	buf = binary.AppendUvarint(buf, uint64(len(h.source)))
 	buf = append(buf, h.source...)
 	buf = binary.AppendUvarint(buf, uint64(len(js)))
-	buf = append(buf, js...)
-	for _, f := range emb {
-		buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(f))
-	}
-	return buf, nil
+	return append(buf, js...)
 }
 
 var errCorrupt = errors.New("corrupt record")

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,24 +56,7 @@ func garbleRecordField(t *testing.T, path, id, field, raw string) []byte {
 // rawRecord packs a record value as encodeRecord does, from a header, the
 // JSON as given and the packed embedding.
 func rawRecord(h recHeader, js, emb []byte) []byte {
-	buf := []byte{recVersion}
-	buf = binary.AppendUvarint(buf, h.seq)
-	buf = binary.AppendUvarint(buf, h.tseq)
-	buf = binary.AppendUvarint(buf, h.ord)
-	buf = binary.AppendVarint(buf, h.created)
-	buf = binary.AppendVarint(buf, h.cooldown)
-	var flags byte
-	if h.superseded {
-		flags = 1
-	}
-	buf = append(buf, flags, kindCode(h.kind))
-	buf = binary.AppendUvarint(buf, uint64(len(h.project)))
-	buf = append(buf, h.project...)
-	buf = binary.AppendUvarint(buf, uint64(len(h.source)))
-	buf = append(buf, h.source...)
-	buf = binary.AppendUvarint(buf, uint64(len(js)))
-	buf = append(buf, js...)
-	return append(buf, emb...)
+	return append(appendRecordHead(nil, h, js), emb...)
 }
 
 // recordGarbles are the ways the tests garble one record in a closed
