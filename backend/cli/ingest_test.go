@@ -13,7 +13,6 @@ import (
 
 	"github.com/memtray/memtray/backend/agentsetup"
 	"github.com/memtray/memtray/backend/config"
-	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/transcript"
@@ -525,15 +524,7 @@ func TestIngestReportsAsItGoes(t *testing.T) {
 	dir := isolate(t)
 	ctx := context.Background()
 	serveUntilEnd(t, dir)
-	rt, err := daemon.ReadRuntime(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := daemon.ReadToken(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mems := httpapi.NewClient(rt.Listen, tok).Services().Memories
+	mems := liveClient(t, dir).Services().Memories
 	count := func() int {
 		res, err := mems.List(ctx, httpapi.ListRequest{Limit: 1})
 		if err != nil {

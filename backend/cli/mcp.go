@@ -765,6 +765,14 @@ func (b *bridge) reconnect(ctx context.Context, failed *upstream, failedAt time.
 	if err != nil {
 		return nil, err
 	}
+	b.switchTo(ctx, up)
+	b.logf("reconnected to the daemon at %s", up.endpoint)
+	return up, nil
+}
+
+// switchTo makes up the session tool calls go to, relays what it sends,
+// and closes the session it replaces. Called with b.reconnecting held.
+func (b *bridge) switchTo(ctx context.Context, up *upstream) {
 	b.mu.Lock()
 	old := b.up
 	b.up = up
@@ -775,8 +783,6 @@ func (b *bridge) reconnect(ctx context.Context, failed *upstream, failedAt time.
 		defer b.bg.Done()
 		old.conn.Close()
 	}()
-	b.logf("reconnected to the daemon at %s", up.endpoint)
-	return up, nil
 }
 
 // recover is a tool call's check, on the stand-in (standIn), whether a
@@ -812,15 +818,7 @@ func (b *bridge) recover(ctx context.Context, standIn *upstream) *upstream {
 		}
 		return standIn
 	}
-	b.mu.Lock()
-	b.up = up
-	b.mu.Unlock()
-	b.bg.Add(2)
-	go b.relay(ctx, up)
-	go func() {
-		defer b.bg.Done()
-		standIn.conn.Close()
-	}()
+	b.switchTo(ctx, up) // replaces standIn, the current session (checked above)
 	b.logf("the daemon at %s answers: serving memtray's tools through it", up.endpoint)
 	return up
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/daemon"
+	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/mcp"
 )
 
@@ -54,6 +55,21 @@ func noFork(t *testing.T) {
 
 // serveDaemon opens a daemon on cfg's data dir and serves it on a loopback
 // listener until the test ends.
+// liveClient is a client of the daemon serving dataDir, with the
+// install's token.
+func liveClient(t *testing.T, dataDir string) *httpapi.Client {
+	t.Helper()
+	rt, err := daemon.ReadRuntime(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := daemon.ReadToken(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httpapi.NewClient(rt.Listen, tok)
+}
+
 func serveDaemon(t *testing.T, cfg config.Config) *daemon.Daemon {
 	t.Helper()
 	d, _ := runDaemon(t, cfg)

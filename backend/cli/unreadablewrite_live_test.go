@@ -64,15 +64,7 @@ func TestUnreadableRecordWritesLive(t *testing.T) {
 	garbleRecordInFile(t, path, "Worker 5 retries")
 
 	serveDaemon(t, cfg)
-	rt, err := daemon.ReadRuntime(cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := daemon.ReadToken(cfg.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := httpapi.NewClient(rt.Listen, tok)
+	cl := liveClient(t, cfg.DataDir)
 	wantNotFound := func(what string, err error) {
 		t.Helper()
 		if !errors.Is(err, memory.ErrNotFound) || !strings.Contains(err.Error(), "memtray doctor") {
@@ -80,7 +72,7 @@ func TestUnreadableRecordWritesLive(t *testing.T) {
 		}
 	}
 	imp := 0.9
-	_, err = cl.Edit(ctx, bad, httpapi.MemoryPatch{Importance: &imp})
+	_, err := cl.Edit(ctx, bad, httpapi.MemoryPatch{Importance: &imp})
 	wantNotFound("PATCH", err)
 	_, err = cl.Pin(ctx, bad, true)
 	wantNotFound("POST pin", err)
