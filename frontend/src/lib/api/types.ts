@@ -303,6 +303,7 @@ export interface Evidence {
   lexical_cosine: number;
   lexical_z: number;
   lexical_far?: boolean;
+  anchors?: string[];
 }
 
 /** memory.Exchange */
@@ -1283,6 +1284,7 @@ export interface TeamPullReport {
   skipped: number;
   deleted: number;
   invalid?: number;
+  unreadable?: number;
 }
 
 /** teamsync.PushReport */
