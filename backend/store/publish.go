@@ -29,13 +29,20 @@ import (
 func (s *Store) viewPublished(fn func(*bolt.Tx) error) error {
 	var seen uint64
 	err := s.view(func(tx *bolt.Tx) error {
-		if meta := tx.Bucket(bucketMeta); meta != nil {
-			seen = getU64(meta.Get(keySeq))
-		}
+		seen = seqOf(tx)
 		return fn(tx)
 	})
 	s.waitPublished(seen)
 	return err
+}
+
+// seqOf is the store sequence number the transaction tx sees (0 for a
+// file without its meta bucket).
+func seqOf(tx *bolt.Tx) uint64 {
+	if meta := tx.Bucket(bucketMeta); meta != nil {
+		return getU64(meta.Get(keySeq))
+	}
+	return 0
 }
 
 // waitPublished waits until the store has published the writes up to
@@ -58,9 +65,7 @@ func (s *Store) waitPublished(seq uint64) {
 func (s *Store) abandonVisible() {
 	var shown uint64
 	_ = s.view(func(tx *bolt.Tx) error {
-		if meta := tx.Bucket(bucketMeta); meta != nil {
-			shown = getU64(meta.Get(keySeq))
-		}
+		shown = seqOf(tx)
 		return nil
 	})
 	s.mu.Lock()
