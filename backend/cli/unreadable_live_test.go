@@ -26,11 +26,7 @@ func TestOneUnreadableRecordLive(t *testing.T) {
 	const n = 12
 	cfg := mcpIsolate(t)
 	dd := "--data-dir=" + cfg.DataDir
-	for i := range n {
-		if code, _, errs := run(t, ctx, "", "add", dd, fmt.Sprintf("Worker %d retries a failed upload of batch-%d.bin three times, then gives up.", i, i)); code != 0 {
-			t.Fatalf("add: %d %s", code, errs)
-		}
-	}
+	addWorkerMemories(t, ctx, dd, n)
 	garbleRecordInFile(t, filepath.Join(cfg.DataDir, daemon.StoreDir, "memtray.db"), "Worker 3 retries")
 	others := func(what, out string) {
 		t.Helper()
@@ -121,5 +117,17 @@ func TestOneUnreadableRecordLive(t *testing.T) {
 	}
 	if !said {
 		t.Errorf("the overview does not say a record is unreadable: %+v", ov.Warnings)
+	}
+}
+
+// addWorkerMemories adds n memories through the cli (dd: its --data-dir
+// flag), "Worker i retries a failed upload of batch-i.bin ...", each
+// naming its own file.
+func addWorkerMemories(t *testing.T, ctx context.Context, dd string, n int) {
+	t.Helper()
+	for i := range n {
+		if code, _, errs := run(t, ctx, "", "add", dd, fmt.Sprintf("Worker %d retries a failed upload of batch-%d.bin three times, then gives up.", i, i)); code != 0 {
+			t.Fatalf("add: %d %s", code, errs)
+		}
 	}
 }

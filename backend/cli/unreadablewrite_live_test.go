@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,11 +51,7 @@ func TestUnreadableRecordWritesLive(t *testing.T) {
 	const n = 10
 	cfg := mcpIsolate(t)
 	dd := "--data-dir=" + cfg.DataDir
-	for i := range n {
-		if code, _, errs := run(t, ctx, "", "add", dd, fmt.Sprintf("Worker %d retries a failed upload of batch-%d.bin three times, then gives up.", i, i)); code != 0 {
-			t.Fatalf("add: %d %s", code, errs)
-		}
-	}
+	addWorkerMemories(t, ctx, dd, n)
 	ids := idsByText(t, ctx, cfg.DataDir, "Worker 3 retries", "Worker 5 retries", "Worker 6 retries")
 	bad, purged, other := ids["Worker 3 retries"], ids["Worker 5 retries"], ids["Worker 6 retries"]
 	path := filepath.Join(cfg.DataDir, daemon.StoreDir, "memtray.db")
