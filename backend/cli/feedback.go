@@ -22,7 +22,7 @@ func memoryChange(env *Env, c common, id string, change func(svc httpapi.Service
 		if c.json {
 			return printJSON(env.Stdout, m)
 		}
-		fmt.Fprintf(env.Stdout, "%s: %s\n", shortID(id), say(m))
+		fmt.Fprintf(env.Stdout, "%s: %s\n", id, say(m))
 		return nil
 	})
 }
@@ -125,7 +125,7 @@ func runRate(env *Env, args []string) error {
 		}
 		var parts []string
 		for _, m := range ms {
-			parts = append(parts, fmt.Sprintf("%s (feedback %+.2f over %d)", shortID(m.ID), m.FeedbackAvg(), m.FeedbackN))
+			parts = append(parts, fmt.Sprintf("%s (feedback %+.2f over %d)", m.ID, m.FeedbackAvg(), m.FeedbackN))
 		}
 		fmt.Fprintf(env.Stdout, "rated %+d: %s\n", score, strings.Join(parts, ", "))
 		return nil

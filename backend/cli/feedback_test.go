@@ -54,6 +54,11 @@ func TestFeedbackCommands(t *testing.T) {
 			t.Errorf("%v: exit %d (want %d), out %q, err %q", tc.args, code, tc.code, out, errs)
 			continue
 		}
+		// The ID it says is one the next command takes: the whole ID,
+		// not a prefix that `get` or `pin` answers with "not found".
+		if tc.code == 0 && !strings.Contains(out, m.ID) {
+			t.Errorf("%v: out %q does not name the memory by its ID %s", tc.args, out, m.ID)
+		}
 		if tc.check != nil && !tc.check(get()) {
 			t.Errorf("%v: the memory did not change as expected: %+v", tc.args, get())
 		}
