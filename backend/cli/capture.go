@@ -108,10 +108,12 @@ func runRecall(env *Env, args []string) error {
 		return usagef("a prompt is required")
 	}
 	req := search.RecallRequest{SessionID: *session, Prompt: strings.Join(pos, " "), Project: *project, K: *k}
+	projectFrom := "--project"
 	if wd, err := os.Getwd(); err == nil {
 		req.CWD = wd
 		if req.Project == "" {
 			req.Project = transcript.ProjectName(wd)
+			projectFrom = "the current directory"
 		}
 	}
 	if req.SessionID == "" {
@@ -127,6 +129,12 @@ func runRecall(env *Env, args []string) error {
 		}
 		if out.Context == "" {
 			fmt.Fprintf(env.Stdout, "nothing to recall: %s\n", out.Skipped)
+			if req.Project != "" {
+				// Recall stays in its project: say which one was asked, so
+				// that a store holding the answer in another project does
+				// not read as one holding nothing.
+				fmt.Fprintf(env.Stdout, "asked as project %q (from %s); `--project P` asks as another project\n", req.Project, projectFrom)
+			}
 			return nil
 		}
 		fmt.Fprintln(env.Stdout, out.Context)

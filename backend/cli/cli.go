@@ -182,6 +182,26 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "\ncommon flags: --data-dir DIR, --config FILE, --json (where output is data)\n`memtray COMMAND -h` lists a command's flags.")
 }
 
+// commandUsage is what `memtray NAME -h` prints: the command's synopsis
+// and what it does (from the commands table, so that the positional
+// arguments, `snooze ID DAYS`, are shown and not only the flags), then its
+// flags. A subcommand's flag set (name "eval sessions") has no row of its
+// own and gets the bare synopsis.
+func commandUsage(w io.Writer, name string, fs *flag.FlagSet) {
+	synopsis, help := "[flags]", ""
+	for _, c := range commands {
+		if c.name == name {
+			synopsis, help = c.args, c.help
+		}
+	}
+	fmt.Fprintf(w, "usage: memtray %s %s\n", name, synopsis)
+	if help != "" {
+		fmt.Fprintf(w, "  %s\n", help)
+	}
+	fmt.Fprintln(w, "\nflags:")
+	fs.PrintDefaults()
+}
+
 type usageError struct{ error }
 
 // errReported makes a command exit 1 after it printed why itself (the
@@ -210,6 +230,7 @@ func (c common) storeless(cmd string) error {
 func newFlags(name string, env *Env, c *common, withJSON bool) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
+	fs.Usage = func() { commandUsage(fs.Output(), name, fs) }
 	fs.StringVar(&c.dataDir, "data-dir", "", "data directory (default $XDG_DATA_HOME/memtray)")
 	fs.StringVar(&c.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/memtray/config.json)")
 	if withJSON {

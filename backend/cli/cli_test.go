@@ -140,6 +140,70 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestCommandHelpShowsSynopsis: `memtray COMMAND -h` names the
+// positional arguments (a memory's ID and the days to snooze it, the agent
+// to set up), not only the flags, and says what the command does.
+func TestCommandHelpShowsSynopsis(t *testing.T) {
+	isolate(t)
+	ctx := context.Background()
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"snooze", "-h"}, []string{"usage: memtray snooze ID DAYS", "keep a memory out of recall", "-data-dir"}},
+		{[]string{"setup", "--help"}, []string{"usage: memtray setup claude-code|cursor|codex|windsurf", "-undo"}},
+		{[]string{"export", "-h"}, []string{"usage: memtray export [FILE]"}},
+		{[]string{"reinforce", "-h"}, []string{"usage: memtray reinforce ID"}},
+		{[]string{"serve", "-h"}, []string{"usage: memtray serve [--listen ADDR]", "-listen"}},
+		{[]string{"eval", "sessions", "-h"}, []string{"usage: memtray eval sessions [flags]", "-live"}},
+	}
+	for _, tc := range cases {
+		code, out, errs := run(t, ctx, "", tc.args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d", tc.args, code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out+errs, w) {
+				t.Errorf("%v: help lacks %q:\n%s%s", tc.args, w, out, errs)
+			}
+		}
+	}
+}
+
+// TestRecallNothingSaysProject: when recall gives nothing, `memtray
+// recall` says which project it asked as (by default the current
+// directory's), so that an answer stored under another project does not
+// read as a store that holds nothing.
+func TestRecallNothingSaysProject(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	dd := "--data-dir=" + dir
+	if code, _, errs := run(t, ctx, "", "add", dd, "--project", "ledger", "Integration tests of the ledger service run against Postgres 16 started by testcontainers."); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	cwd := filepath.Join(t.TempDir(), "scratchpad")
+	if err := os.Mkdir(cwd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(cwd)
+	prompt := "which database do the integration tests use?"
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"recall", dd, prompt}, `asked as project "scratchpad" (from the current directory)`},
+		{[]string{"recall", dd, "--project", "web", prompt}, `asked as project "web" (from --project)`},
+	} {
+		code, out, errs := run(t, ctx, "", tc.args...)
+		if code != 0 || !strings.HasPrefix(out, "nothing to recall: ") || !strings.Contains(out, tc.want) || !strings.Contains(out, "`--project P`") {
+			t.Errorf("%v: exit %d, out %q (err %q); want nothing recalled and %q", tc.args, code, out, errs, tc.want)
+		}
+	}
+	if code, out, _ := run(t, ctx, "", "recall", dd, "--project", "ledger", prompt); code != 0 || !strings.Contains(out, "testcontainers") {
+		t.Errorf("recall in the memory's own project: %d %q", code, out)
+	}
+}
+
 func TestBadConfig(t *testing.T) {
 	isolate(t)
 	path := filepath.Join(t.TempDir(), "config.json")
