@@ -179,7 +179,7 @@ func planCodex(o setupOptions) (setupPlan, error) {
 	plan.files = append(plan.files, fc)
 	if !o.noHooks {
 		plan.files = append(plan.files, hooksFile)
-		plan.notes = append(plan.notes, "hooks: Codex runs ~/.codex/hooks.json (UserPromptSubmit, SessionStart, PreCompact; Codex has no SessionEnd hook). Codex releases whose `codex features list` shows hooks as experimental also need `[features] hooks = true` (older: codex_hooks) in config.toml; 0.171 has them on")
+		plan.notes = append(plan.notes, "hooks: Codex runs ~/.codex/hooks.json ("+hookEvents(codexHooks)+"; Codex has no SessionEnd hook). Codex releases whose `codex features list` shows hooks as experimental also need `[features] hooks = true` (older: codex_hooks) in config.toml; 0.171 has them on")
 	}
 	return plan, nil
 }
@@ -381,4 +381,14 @@ func stripCodexTOML(fc fileChange, created bool, trust []string) (fileChange, er
 		fc.after = []byte(strings.Join(out, "\n") + "\n")
 	}
 	return fc, nil
+}
+
+// hookEvents lists the agent events of specs, in order ("UserPromptSubmit,
+// SessionStart, ..."): what a note says setup installs is what it installs.
+func hookEvents(specs []hookSpec) string {
+	events := make([]string, len(specs))
+	for i, s := range specs {
+		events[i] = s.agentEvent
+	}
+	return strings.Join(events, ", ")
 }

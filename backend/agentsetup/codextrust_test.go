@@ -348,6 +348,25 @@ func TestSetupCodexNoHooksKeepsTrust(t *testing.T) {
 	}
 }
 
+// TestCodexHooksNoteNamesEveryHook: the note on Codex's hooks names
+// every hook setup installs, the Stop hook that captures too.
+func TestCodexHooksNoteNamesEveryHook(t *testing.T) {
+	e := testEnv(t)
+	p, err := e.Plan("codex", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, "hooks: ") })
+	if i < 0 {
+		t.Fatalf("no note on the hooks: %q", p.Notes)
+	}
+	for _, s := range codexHooks {
+		if !strings.Contains(p.Notes[i], s.agentEvent) {
+			t.Errorf("the note on the hooks does not name %s: %s", s.agentEvent, p.Notes[i])
+		}
+	}
+}
+
 // TestCodexStopHook: Codex's Stop hook hands the daemon the rollout as a
 // Codex session file (--agent codex, before memtray's flags), and is
 // recognised as memtray's own.
