@@ -109,13 +109,14 @@ describe('EmbedderPanel', () => {
     expect(target.querySelector('[data-testid=pull-job-end]')!.textContent).toContain('Failed: ollama at');
   });
 
+  const rawError = 'ollama list models at http://127.0.0.1:11434: unavailable: is Ollama running? start it with `ollama serve` or set embedder.provider to builtin';
   for (const [storeModel, want, error] of [
     ['builtin-wordvec-v1', 'Ollama (optional) is not running', false], // nothing depends on it: no error (issue 21 item 9)
     ['ollama:nomic-embed-text', 'Ollama does not answer', true],
   ] as [string, string, boolean][]) {
     it(`says how to start Ollama when it does not answer (store ${storeModel})`, async () => {
       fakeFetch({
-        'GET /api/embedder': { ...info, store_model: storeModel, ollama: { host: 'http://127.0.0.1:11434', reachable: false, error: 'is Ollama running?', models: [], has_configured: false } },
+        'GET /api/embedder': { ...info, store_model: storeModel, ollama: { host: 'http://127.0.0.1:11434', reachable: false, error: rawError, models: [], has_configured: false } },
         'GET /api/jobs': [],
       });
       const target = render();
@@ -124,6 +125,10 @@ describe('EmbedderPanel', () => {
       expect(status.textContent).toContain(want);
       expect(status.textContent).toContain('ollama serve');
       expect(!!status.querySelector('.bad')).toBe(error);
+      // The client's raw error (which advises switching to the built-in
+      // embedder) only where Ollama is needed: beside "optional, the
+      // built-in one works" it contradicts the line above it.
+      expect(target.textContent!.includes(rawError)).toBe(error);
       expect((target.querySelector('form button[type=submit]') as HTMLButtonElement).disabled).toBe(true);
     });
   }
