@@ -20,6 +20,7 @@ import (
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // Version is set at build time with -ldflags "-X github.com/memtray/memtray/backend/cli.Version=…".
@@ -313,9 +314,20 @@ func (c *common) with(env *Env, fn func(httpapi.Services) error) error {
 	}
 	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version})
 	if err != nil {
-		return err
+		return explainLocked(err)
 	}
 	return errors.Join(fn(d.Services()), d.Close())
+}
+
+// explainLocked adds to a store-locked error what the user can do about
+// it: the pid alone does not say that it is another memtray, nor that a
+// daemon this command could not reach (another address, another token)
+// holds it too.
+func explainLocked(err error) error {
+	if !errors.Is(err, memory.ErrLocked) {
+		return err
+	}
+	return fmt.Errorf("%w: another memtray has this data dir open (a daemon or window this command could not reach, or a command still running): stop it, or pass --data-dir for another store", err)
 }
 
 // remote finds a daemon on the data dir's runtime address or the configured one.

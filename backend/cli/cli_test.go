@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // run runs one command with a private config and returns exit code and output.
@@ -201,6 +202,28 @@ func TestRecallNothingSaysProject(t *testing.T) {
 	}
 	if code, out, _ := run(t, ctx, "", "recall", dd, "--project", "ledger", prompt); code != 0 || !strings.Contains(out, "testcontainers") {
 		t.Errorf("recall in the memory's own project: %d %q", code, out)
+	}
+}
+
+// TestLockedStoreSaysWhatToDo: a command that finds its data dir's store
+// held by another process says that another memtray has it open and what
+// to do, not only the holder's pid.
+func TestLockedStoreSaysWhatToDo(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	if code, _, errs := run(t, ctx, "", "add", "--data-dir", dir, "The staging database is reset every Sunday at 03:00 UTC."); code != 0 {
+		t.Fatalf("add: %d %s", code, errs)
+	}
+	held, err := store.Open(ctx, store.Options{Dir: filepath.Join(dir, "store")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	code, _, errs := run(t, ctx, "", "list", "--data-dir", dir)
+	for _, want := range []string{"store is locked by another process", "another memtray has this data dir open", "--data-dir"} {
+		if code != 1 || !strings.Contains(errs, want) {
+			t.Errorf("list of a held store: exit %d, err %q; want 1 and %q", code, errs, want)
+		}
 	}
 }
 

@@ -77,7 +77,7 @@ func runServe(env *Env, args []string) error {
 	}
 	d, err := daemon.Open(env.Ctx, daemon.Options{Config: cfg, Version: Version, Build: Build(), Logger: log, OnDemand: StartedOnDemand()}) // mcp.go
 	if err != nil {
-		return err
+		return explainLocked(err)
 	}
 	defer d.Close()
 	ch := d.EmbedderChoice()
