@@ -84,6 +84,12 @@ type IngestReport struct {
 	// exchanges that only reinforced a memory already there.
 	Memories   int `json:"memories"`
 	Duplicates int `json:"duplicates"`
+	// Distinct counts the memories those writes went to: fewer than
+	// Memories when a turn wrote again a memory an earlier one wrote
+	// (the same statement said twice). It is what `memtray list` can show.
+	Distinct int `json:"distinct_memories"`
+	// written is the set Distinct counts.
+	written map[string]struct{}
 	// Refiled counts the memories of no project filed under the input's
 	// project: an input ingested before when its project could not be
 	// told (memory.Decision.Refiled).
@@ -187,16 +193,7 @@ func runIngest(env *Env, args []string) error {
 				decs = append(decs, resp.Decisions...)
 			}
 			for _, d := range decs {
-				rep.Verdicts[string(d.Verdict)]++
-				rep.addRefiled(d)
-				switch d.Verdict {
-				case memory.VerdictRejected:
-					rep.RejectedBy[d.Stage]++
-				case memory.VerdictStored, memory.VerdictUpdated:
-					rep.Memories += len(d.MemoryIDs)
-				case memory.VerdictMerged, memory.VerdictDuplicate:
-					rep.Duplicates++
-				}
+				rep.add(d)
 			}
 			if *details {
 				rep.Decisions = decs
@@ -216,6 +213,38 @@ func runIngest(env *Env, args []string) error {
 		writeIngestTotal(env.Stdout, reports, c.flagsForHint())
 		return nil
 	})
+}
+
+// add counts decision d: its verdict, the stage that rejected it, the
+// memories it wrote (and which) or the duplicate it was.
+func (r *IngestReport) add(d memory.Decision) {
+	r.Verdicts[string(d.Verdict)]++
+	r.addRefiled(d)
+	switch d.Verdict {
+	case memory.VerdictRejected:
+		r.RejectedBy[d.Stage]++
+	case memory.VerdictStored, memory.VerdictUpdated:
+		r.Memories += len(d.MemoryIDs)
+		if r.written == nil {
+			r.written = map[string]struct{}{}
+		}
+		for _, id := range d.MemoryIDs {
+			r.written[id] = struct{}{}
+		}
+		r.Distinct = len(r.written)
+	case memory.VerdictMerged, memory.VerdictDuplicate:
+		r.Duplicates++
+	}
+}
+
+// writtenNote says how many memories the writes went to, when some went to
+// the same one: "memories written 41" beside a `memtray list` of 38 reads
+// as memories lost.
+func writtenNote(writes, distinct int) string {
+	if distinct == 0 || distinct >= writes {
+		return ""
+	}
+	return fmt.Sprintf(" (%d distinct: later turns said some again)", distinct)
 }
 
 // addRefiled counts the memories d filed under its project.
@@ -480,8 +509,12 @@ func nOf(n int, noun string) string {
 func writeIngestTotal(w io.Writer, reports []IngestReport, flags string) {
 	if len(reports) > 1 {
 		var memories, duplicates, rejected, refiled int
+		written := map[string]struct{}{}
 		for _, r := range reports {
 			memories += r.Memories
+			for id := range r.written {
+				written[id] = struct{}{}
+			}
 			duplicates += r.Duplicates
 			rejected += r.Verdicts[string(memory.VerdictRejected)]
 			refiled += r.Refiled
@@ -490,7 +523,7 @@ func writeIngestTotal(w io.Writer, reports []IngestReport, flags string) {
 		if refiled > 0 {
 			more = fmt.Sprintf(", re-filed %d", refiled)
 		}
-		fmt.Fprintf(w, "total: %d inputs, memories written %d, duplicates avoided %d, rejected %d%s\n", len(reports), memories, duplicates, rejected, more)
+		fmt.Fprintf(w, "total: %d inputs, memories written %d%s, duplicates avoided %d, rejected %d%s\n", len(reports), memories, writtenNote(memories, len(written)), duplicates, rejected, more)
 	}
 	fmt.Fprintf(w, "see them with `memtray list%s` or `memtray search%s QUERY`, why each was kept or rejected with `memtray decisions%s`, or in the window's Memories and Live feed\n",
 		flags, flags, flags)
@@ -688,7 +721,7 @@ func writeIngestReport(w io.Writer, r IngestReport, details bool) {
 		}
 		fmt.Fprintf(w, "  rejected by: %s\n", strings.Join(parts, ", "))
 	}
-	fmt.Fprintf(w, "  memories written %d, duplicates avoided %d%s\n", r.Memories, r.Duplicates, r.refiledNote())
+	fmt.Fprintf(w, "  memories written %d%s, duplicates avoided %d%s\n", r.Memories, writtenNote(r.Memories, r.Distinct), r.Duplicates, r.refiledNote())
 	for _, d := range r.Decisions {
 		fmt.Fprintf(w, "    %-13s %-18s %-10s %s | %s\n", d.TurnLabel(), d.Verdict, d.Stage, oneLine(d.Reason, 70), oneLine(d.Preview, 60))
 	}

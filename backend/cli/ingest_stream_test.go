@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/transcript"
 )
 
@@ -104,6 +105,37 @@ func TestIngestReportCounts(t *testing.T) {
 				t.Errorf("%s: report lacks %q:\n%s", tc.rep.File, w, b.String())
 			}
 		}
+	}
+}
+
+// TestIngestReportWrittenTo: when a later statement wrote again a memory
+// an earlier one wrote, the report says how many memories the writes went
+// to (what `memtray list` shows), per input and in the total.
+func TestIngestReportWrittenTo(t *testing.T) {
+	decide := func(r *IngestReport, verdict memory.Verdict, ids ...string) {
+		r.add(memory.Decision{Verdict: verdict, MemoryIDs: ids})
+	}
+	a := IngestReport{File: "a.jsonl", As: "specstory", Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
+	decide(&a, memory.VerdictStored, "m1", "m2")
+	decide(&a, memory.VerdictStored, "m3", "m1") // says m1's statement again
+	decide(&a, memory.VerdictDuplicate, "m2")
+	b := IngestReport{File: "b.jsonl", As: "codex", Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
+	decide(&b, memory.VerdictStored, "m4")
+	var out strings.Builder
+	writeIngestReport(&out, a, false)
+	writeIngestReport(&out, b, false)
+	writeIngestTotal(&out, []IngestReport{a, b}, "")
+	for _, want := range []string{
+		"memories written 4 (3 distinct: later turns said some again), duplicates avoided 1",
+		"memories written 1, duplicates avoided 0",
+		"total: 2 inputs, memories written 5 (4 distinct: later turns said some again), duplicates avoided 1",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	if a.Memories != 4 || a.Distinct != 3 || a.Duplicates != 1 {
+		t.Errorf("counts: written %d, distinct %d, duplicates %d; want 4, 3, 1", a.Memories, a.Distinct, a.Duplicates)
 	}
 }
 
