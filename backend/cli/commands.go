@@ -321,8 +321,36 @@ func runList(env *Env, args []string) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(env.Stdout, "%d of %d\n", len(res.Memories), res.Total)
+		if res.Total == 0 && req.Project != "" {
+			return writeProjects(env, svc, req.Project)
+		}
 		return nil
 	})
+}
+
+// writeProjects follows an empty `memtray list --project P`: the projects
+// the store does hold, so that a name spelt otherwise (the folder, not the
+// repository) can be corrected from the output.
+func writeProjects(env *Env, svc httpapi.Services, asked string) error {
+	st, err := svc.Status.Stats(env.Ctx)
+	if err != nil {
+		return err
+	}
+	names := sortedKeys(st.ByProject)
+	parts := make([]string, 0, len(names))
+	for _, p := range names {
+		label := p
+		if p == "" {
+			label = "(no project)"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%d)", label, st.ByProject[p]))
+	}
+	if len(parts) == 0 {
+		fmt.Fprintf(env.Stdout, "no memories in project %q: the store is empty\n", asked)
+		return nil
+	}
+	fmt.Fprintf(env.Stdout, "no memories in project %q; the store's projects: %s\n", asked, strings.Join(parts, ", "))
+	return nil
 }
 
 // listSuperseded is the ListRequest.Superseded of `memtray list`: only

@@ -70,3 +70,29 @@ func TestListHidesSuperseded(t *testing.T) {
 		}
 	}
 }
+
+// TestListEmptyProjectNamesProjects: `memtray list --project P` of a
+// project the store does not hold names the projects it does, so that a
+// name spelt otherwise can be corrected; a project with memories lists
+// them and nothing more.
+func TestListEmptyProjectNamesProjects(t *testing.T) {
+	dir := isolate(t)
+	ctx := context.Background()
+	dd := "--data-dir=" + dir
+	for _, a := range [][]string{
+		{"--project", "web", "The dev server listens on port 5173."},
+		{"--project", "web", "Releases are tagged vMAJOR.MINOR.PATCH from main only."},
+		{"--project", "api", "The API rate limit is 600 requests per minute per token."},
+	} {
+		if code, _, errs := run(t, ctx, "", append([]string{"add", dd}, a...)...); code != 0 {
+			t.Fatalf("add %v: %d %s", a, code, errs)
+		}
+	}
+	code, out, errs := run(t, ctx, "", "list", dd, "--project", "webapp")
+	if want := `no memories in project "webapp"; the store's projects: web (2), api (1)`; code != 0 || !strings.Contains(out, want) {
+		t.Errorf("list of a project with no memories: exit %d, out %q (err %q); want %q", code, out, errs, want)
+	}
+	if code, out, _ := run(t, ctx, "", "list", dd, "--project", "web"); code != 0 || strings.Contains(out, "no memories") || !strings.Contains(out, "2 of 2") {
+		t.Errorf("list of a project with memories: exit %d, out %q", code, out)
+	}
+}
