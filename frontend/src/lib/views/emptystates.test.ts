@@ -54,6 +54,9 @@ describe('empty views: the setup commands carry the daemon\'s data dir', () => {
     const t = show(Overview);
     await setupText(t, "memtray setup claude-code --data-dir '/srv/my data' --print");
     expect(t.querySelector('[data-testid=empty-setup]')?.textContent?.trim().endsWith("memtray setup claude-code --data-dir '/srv/my data'")).toBe(true);
+    // The counts by kind and by project are headings over nothing unless they say why.
+    expect(t.querySelector('[data-testid=by-kind]')?.textContent?.trim()).toBe('No memories yet.');
+    expect(t.querySelector('[data-testid=by-project]')?.textContent?.trim()).toBe('No memories yet.');
   });
 
   it('Live feed', async () => {
@@ -69,6 +72,8 @@ describe('empty views: the setup commands carry the daemon\'s data dir', () => {
     const t = show(Memories);
     await setupText(t, "memtray setup claude-code --data-dir '/srv/my data'");
     expect(t.querySelector('[data-testid=empty-setup]')?.textContent).toContain("memtray add --data-dir '/srv/my data' \"we deploy");
+    // A new user's history is the quickest way to a first memory: say how to import it.
+    expect(t.querySelector('[data-testid=empty-ingest]')?.textContent).toContain("memtray ingest --data-dir '/srv/my data' ~/.claude/projects/*/*.jsonl");
   });
 
   it('the default data dir: no flags, and no error when the list cannot load', async () => {
