@@ -1,6 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
 import ScoreBars from './ScoreBars.svelte';
+import TransferPanel from './TransferPanel.svelte';
+import { fakeFetch } from '../../test/fakes';
 import Toasts from './Toasts.svelte';
 import { toast, toasts } from '../stores/toasts';
 
@@ -10,6 +12,20 @@ describe('components', () => {
     mounted.splice(0).forEach((c) => unmount(c));
     document.body.innerHTML = '';
     toasts.set([]);
+  });
+
+  // The daemon writes an export to the Downloads folder when there is one,
+  // else to the home folder (a server has none): the placeholder said only
+  // the first, and the file then turned up elsewhere.
+  it('TransferPanel says where an export goes by default', () => {
+    fakeFetch({ 'GET /api/jobs': [] });
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(TransferPanel, { target }));
+    flushSync();
+    expect(target.querySelector('input[aria-label="Export folder"]')?.getAttribute('placeholder'))
+      .toBe('folder (default: your Downloads folder, else your home folder)');
+    vi.unstubAllGlobals();
   });
 
   it('ScoreBars says the score in a sentence and draws linear bars coloured by effect (issue 21 item 4)', () => {
