@@ -525,8 +525,24 @@ func writeIngestTotal(w io.Writer, reports []IngestReport, flags string) {
 		}
 		fmt.Fprintf(w, "total: %d inputs, memories written %d%s, duplicates avoided %d, rejected %d%s\n", len(reports), memories, writtenNote(memories, len(written)), duplicates, rejected, more)
 	}
+	if !wroteAny(reports) {
+		// "see them" of nothing: say where the reasons are instead.
+		fmt.Fprintf(w, "nothing was stored: why each exchange was rejected, with `memtray ingest%s --details FILE...` or in the window's Live feed\n", flags)
+		return
+	}
 	fmt.Fprintf(w, "see them with `memtray list%s` or `memtray search%s QUERY`, why each was kept or rejected with `memtray decisions%s`, or in the window's Memories and Live feed\n",
 		flags, flags, flags)
+}
+
+// wroteAny says whether any report wrote a memory or found one already
+// there (a duplicate reinforces it): something `memtray list` shows.
+func wroteAny(reports []IngestReport) bool {
+	for _, r := range reports {
+		if r.Memories > 0 || r.Duplicates > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // readInput reads a file (openInput's checks), or stdin for "-", whole

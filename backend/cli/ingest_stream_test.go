@@ -134,6 +134,17 @@ func TestIngestReportWrittenTo(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
 	}
+	if !strings.Contains(out.String(), "see them with `memtray list`") {
+		t.Errorf("a run that stored memories does not say where to see them:\n%s", out.String())
+	}
+	// A run that stored nothing says where the reasons are, not "see them".
+	none := IngestReport{File: "note.txt", As: "document", Verdicts: map[string]int{}, RejectedBy: map[string]int{}}
+	none.add(memory.Decision{Verdict: memory.VerdictRejected, Stage: "chunk"})
+	out.Reset()
+	writeIngestTotal(&out, []IngestReport{none}, " --data-dir /d")
+	if got := out.String(); strings.Contains(got, "see them") || !strings.Contains(got, "nothing was stored: why each exchange was rejected, with `memtray ingest --data-dir /d --details FILE...`") {
+		t.Errorf("a run that stored nothing says %q", got)
+	}
 	if a.Memories != 4 || a.Distinct != 3 || a.Duplicates != 1 {
 		t.Errorf("counts: written %d, distinct %d, duplicates %d; want 4, 3, 1", a.Memories, a.Distinct, a.Duplicates)
 	}
