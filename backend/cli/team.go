@@ -262,7 +262,11 @@ func printTeamStatus(env *Env, st httpapi.TeamStatus) {
 		}
 	}
 	for _, t := range st.Told {
-		fmt.Fprintf(w, "met yours:   %s (%s, at %s)\n", t.What, t.ID, t.At.Local().Format("2006-01-02 15:04:05"))
+		label := "met yours:  "
+		if t.Withdrawn { // their refused edit merged after all: nothing of theirs is kept aside
+			label = "resolved:   "
+		}
+		fmt.Fprintf(w, "%s %s (%s, at %s)\n", label, t.What, t.ID, t.At.Local().Format("2006-01-02 15:04:05"))
 	}
 }
 

@@ -675,3 +675,47 @@ func TestTeamSettingsAPI(t *testing.T) {
 		t.Fatalf("team off: PATCH %v", err)
 	}
 }
+
+// TestStatsEventFollowsTeam: the "stats" event every open UI receives
+// carries the team sync's state, so the Overview follows the daemon
+// without a reload: a daemon whose role is not a member yet says it is
+// not connected, then connected once an admin adds it (a connection made
+// after the page loaded), with the team's settings; a retention another
+// admin sets in the database reaches the event at the daemon's next pull
+// (the settings' write notifies the daemons, schema 8). At 9937c7b the
+// event had no team, and the Overview showed the status of its load.
+func TestStatsEventFollowsTeam(t *testing.T) {
+	ctx := context.Background()
+	tdb := newTeamDB(t, 0)
+	tdb.srv.Role(t, "late")
+	tdb.roles = append(tdb.roles, "late")
+	d, addr := serveWith(t, Options{Config: tdb.teamConfig(t, 0), Version: "test", StatsTick: 50 * time.Millisecond})
+	feed := openFeed(t, ctx, addr, d.Token(), "")
+	team := func(e sseEvent) httpapi.TeamStatus {
+		var ev httpapi.StatsEvent
+		if err := json.Unmarshal([]byte(e.Data), &ev); err != nil || ev.Team == nil {
+			t.Fatalf("a stats event without the team: %s (%v)", e.Data, err)
+		}
+		return *ev.Team
+	}
+	e := await(t, feed, httpapi.EventStats, func(e sseEvent) bool { return strings.Contains(e.Data, "not a member") })
+	if st := team(e); !st.Enabled || st.Connected {
+		t.Fatalf("before the role is a member the event says %+v", st)
+	}
+	if err := tdb.admin.SetMember(ctx, "late", false); err != nil {
+		t.Fatal(err)
+	}
+	e = await(t, feed, httpapi.EventStats, func(e sseEvent) bool {
+		return strings.Contains(e.Data, `"connected":true`) && strings.Contains(e.Data, `"settings"`)
+	})
+	if st := team(e); st.Role != "late" || st.Settings.ConflictRetentionDays != 90 {
+		t.Fatalf("once a member the event says %+v", st)
+	}
+	if err := tdb.admin.SetConflictRetention(ctx, 30*24*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	e = await(t, feed, httpapi.EventStats, func(e sseEvent) bool { return strings.Contains(e.Data, `"conflict_retention_days":30`) })
+	if st := team(e); st.Settings.ChangedBy != "teamowner" {
+		t.Fatalf("after the admin's change the event says %+v", st.Settings)
+	}
+}

@@ -126,9 +126,20 @@ func (d *Daemon) runFeed(ctx context.Context) {
 			if d.bus.Subscribers() == 0 {
 				continue
 			}
-			d.publish(httpapi.EventStats, d.status.StatsEvent(ctx))
+			d.publish(httpapi.EventStats, d.statsEvent(ctx))
 		}
 	}
+}
+
+// statsEvent is a "stats" event: the status service's compact overview
+// with the team sync's state (never waiting on the network).
+func (d *Daemon) statsEvent(ctx context.Context) httpapi.StatsEvent {
+	ev := d.status.StatsEvent(ctx)
+	if d.team != nil {
+		ts := d.team.Status()
+		ev.Team = &ts
+	}
+	return ev
 }
 
 // openStatus builds the status service over the daemon's own state.

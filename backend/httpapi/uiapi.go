@@ -83,6 +83,11 @@ type StatsEvent struct {
 	Degraded    bool           `json:"embedder_degraded"`
 	Warnings    int            `json:"warnings"`
 	Subscribers int            `json:"subscribers"`
+	// Team is the team sync's state, as GET /api/team has it (nil when
+	// the daemon runs without team memory), so the Overview's team line
+	// and settings follow a connection made later, a pull's news and a
+	// setting another admin changed without a reload.
+	Team *TeamStatus `json:"team,omitempty"`
 }
 
 // PingEvent is the payload of the "ping" heartbeat.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -31,6 +32,12 @@ const (
 	conflictRefused = "refused"
 	// conflictDelete: a delete of a text changed since was refused.
 	conflictDelete = "delete"
+	// ConflictWithdrawn (schema 8): a refusal (conflictRefused) its
+	// pushing machine withdrew: the next edit of the memory there, made
+	// before it took the team's version, put back what conflicted and
+	// merged, so no conflict copy was kept (WithdrawConflicts). The row
+	// names the refusal it withdraws (Notice.Withdraws).
+	ConflictWithdrawn = "withdrawn"
 )
 
 // versionWriter is whose version a team memory holds: the member and machine
@@ -171,7 +178,16 @@ func (s *Store) SetConflictRetention(ctx context.Context, d time.Duration) error
 	if s.schema < SettingsSchema {
 		return fmt.Errorf("team database: set the conflict retention: the schema is at version %d, team settings need 6: %w", s.schema, ErrNeedsOwner)
 	}
-	if _, err := s.pool.Exec(ctx, "SELECT memtray.set_conflict_retention($1::interval)", interval(d)); err != nil {
+	// In days, the unit it is set in, whatever the database's version
+	// (schema 8's trigger turns the seconds an older memtray passes into
+	// days too). Code speaking an older version passes seconds, as that
+	// memtray did.
+	days, rest := int64(d/(24*time.Hour)), (d % (24 * time.Hour)).Seconds()
+	q, args := "SELECT memtray.set_conflict_retention(make_interval(days => $1::int, secs => $2::double precision))", []any{days, rest}
+	if s.known < withdrawSchema {
+		q, args = "SELECT memtray.set_conflict_retention($1::interval)", []any{interval(d)}
+	}
+	if _, err := s.pool.Exec(ctx, q, args...); err != nil {
 		return adminErr("set the conflict retention", err)
 	}
 	return nil
@@ -220,7 +236,9 @@ func baseOfMemory(m Memory) store.TeamBase {
 // machine wrote: its edit merged onto this machine's (Outcome "merged"),
 // refused as stale because this machine's was pushed first ("refused"),
 // or its delete refused because this machine had edited the text
-// ("delete").
+// ("delete"); or, from schema 8, a refusal told before that its machine
+// withdrew ("withdrawn", naming it by Withdraws): its next edit put back
+// what conflicted and merged.
 type Notice struct {
 	Seq      int64  `json:"seq"`
 	MemoryID string `json:"memory_id"`
@@ -234,6 +252,9 @@ type Notice struct {
 	// Text is the push's text when it changed the text.
 	Text string    `json:"text,omitempty"`
 	At   time.Time `json:"at"`
+	// Withdraws, for Outcome "withdrawn", is the Seq of the refusal it
+	// withdraws.
+	Withdraws int64 `json:"withdraws,omitempty"`
 }
 
 // maxNotices bounds one Notices read.
@@ -248,29 +269,94 @@ func (s *Store) Notices(ctx context.Context, after int64, machine string) ([]Not
 	if s.schema < 4 || machine == "" {
 		return nil, after, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT seq, memory_id, outcome, member::text, machine, over_member::text, over_machine,
-			changed, text, at
-		FROM memtray.conflicts WHERE seq > $1 ORDER BY seq LIMIT $2`, after, maxNotices)
+	var out []Notice
+	last := after
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		out, last = nil, after
+		if err := s.speaking(ctx, tx); err != nil {
+			return err
+		}
+		withdraws := "0::bigint"
+		if s.schema >= withdrawSchema {
+			withdraws = "coalesce(withdraws, 0)"
+		}
+		rows, err := tx.Query(ctx, `SELECT seq, memory_id, outcome, member::text, machine, over_member::text, over_machine,
+				changed, text, at, `+withdraws+`
+			FROM memtray.conflicts WHERE seq > $1 ORDER BY seq LIMIT $2`, after, maxNotices)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n Notice
+			var from, overMember, overMachine string
+			if err := rows.Scan(&n.Seq, &n.MemoryID, &n.Outcome, &n.Member, &from, &overMember, &overMachine, &n.Changed, &n.Text, &n.At, &n.Withdraws); err != nil {
+				return err
+			}
+			last = n.Seq
+			mine := overMachine == machine || (overMachine == "" && overMember == s.role)
+			if mine && from != machine {
+				out = append(out, n)
+			}
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, after, fmt.Errorf("team database: read conflicts: %w", err)
 	}
-	defer rows.Close()
-	var out []Notice
-	last := after
-	for rows.Next() {
-		var n Notice
-		var from, overMember, overMachine string
-		if err := rows.Scan(&n.Seq, &n.MemoryID, &n.Outcome, &n.Member, &from, &overMember, &overMachine, &n.Changed, &n.Text, &n.At); err != nil {
-			return nil, after, fmt.Errorf("team database: read conflicts: %w", err)
-		}
-		last = n.Seq
-		mine := overMachine == machine || (overMachine == "" && overMember == s.role)
-		if mine && from != machine {
-			out = append(out, n)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, after, fmt.Errorf("team database: read conflicts: %w", err)
-	}
 	return out, last, nil
+}
+
+// speaking tells the database, in transaction tx, the schema version this
+// store reads and writes (memtray.speaks): from schema 8 the conflict
+// log shows withdrawals only to a session of 8 or later, since an older
+// memtray would take the outcome it does not know for a refused delete.
+func (s *Store) speaking(ctx context.Context, tx pgx.Tx) error {
+	if s.schema < withdrawSchema {
+		return nil
+	}
+	_, err := tx.Exec(ctx, "SELECT set_config('memtray.speaks', $1, true)", strconv.Itoa(s.schema))
+	return err
+}
+
+// WithdrawConflicts withdraws the last n refusals (conflictRefused) this
+// machine's pushes of memory id met that are not withdrawn yet, and
+// reports how many it withdrew: the next edit of the memory here, made
+// before this machine took the team's version, put back what conflicted
+// and merged, so no conflict copy was kept, and the machine whose
+// version they met, told "the team refused theirs, which their machine
+// keeps as a conflict copy", is told at its next pull that the conflict
+// was resolved by merge (a "withdrawn" row naming each refusal, recorded
+// in its member's name as any conflict). Idempotent: a refusal is
+// withdrawn once. Before schema 8 (the owner has not migrated) there is
+// nothing to record it in, and the other machine keeps the refusal as
+// told.
+func (s *Store) WithdrawConflicts(ctx context.Context, id string, n int) (int, error) {
+	if s.schema < withdrawSchema || s.machine == "" || n <= 0 {
+		return 0, nil
+	}
+	var done int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := s.writing(ctx, tx); err != nil {
+			return err
+		}
+		if err := s.speaking(ctx, tx); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO memtray.conflicts (memory_id, outcome, over_member, over_machine, changed, text, withdraws)
+			SELECT c.memory_id, 'withdrawn', c.over_member, c.over_machine, c.changed, c.text, c.seq
+			FROM memtray.conflicts c
+			WHERE c.memory_id = $1 AND c.outcome = 'refused' AND c.member = current_user AND c.machine = $2
+				AND NOT EXISTS (SELECT 1 FROM memtray.conflicts w WHERE w.outcome = 'withdrawn' AND w.withdraws = c.seq)
+			ORDER BY c.seq DESC LIMIT $3`, id, s.machine, n)
+		if err != nil {
+			return err
+		}
+		done = int(tag.RowsAffected())
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("team database: withdraw the refusals of %s: %w", id, err)
+	}
+	return done, nil
 }

@@ -150,7 +150,7 @@ func TestMigrateToPerProject(t *testing.T) {
 		t.Fatalf("another project's text at 6: %+v, want a duplicate of a1", r)
 	}
 	owner := tm.open(t, tm.owner)
-	if db, used := owner.Schema(); db != 7 || used != 7 {
+	if db, used := owner.Schema(); db != SchemaVersion || used != SchemaVersion {
 		t.Fatalf("after the owner's migration: Schema() = %d, %d", db, used)
 	}
 	for id, want := range map[string]string{"a1": text, "a2": "Tests run in CI.", "n1": "I like short answers."} {

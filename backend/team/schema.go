@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the version of the team schema this code reads and
 // writes: the number of migrations it knows.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // SettingsSchema is the first schema version holding the team's settings
 // (memtray.settings: the conflict retention).
@@ -20,6 +20,11 @@ const SettingsSchema = 6
 // perProjectSchema is the first schema version whose exact-text dedup
 // is per project (the unique index on content_hash and project).
 const perProjectSchema = 7
+
+// withdrawSchema is the first schema version whose conflict log holds
+// withdrawals (outcome "withdrawn", WithdrawConflicts) and keeps the
+// conflict retention in days.
+const withdrawSchema = 8
 
 // minSyncSchema is the oldest schema version push and pull work with: a
 // member's daemon meeting a schema between it and SchemaVersion that its
@@ -373,6 +378,57 @@ CREATE POLICY prune ON memtray.conflicts FOR DELETE
 	{floor: 3, sql: `
 DROP INDEX IF EXISTS memtray.memories_content_hash;
 CREATE UNIQUE INDEX IF NOT EXISTS memories_content_hash_project ON memtray.memories (content_hash, project);
+`},
+	// 8: the conflict retention in the unit it is set in, and a refusal
+	// that can be withdrawn.
+	// The retention: an admin's memtray of 6 or 7 stored it as seconds
+	// ('2592000 seconds' is an interval of 720 hours and no days, so
+	// extract(day FROM …) read 0 and the table showed 720:00:00). Every
+	// write of the settings row now goes through justify_hours, which
+	// turns each 24 hours into a day exactly: the rows stored before are
+	// converted, and an older admin's memtray, which still passes
+	// seconds, stores days. Written in seconds or days, the interval
+	// compares and subtracts the same, so the check and the prune
+	// policy are unchanged. The trigger also notifies memtray_changes, so
+	// every daemon reads a changed setting at its next pull, at once.
+	// The withdrawal: a refused edit whose next edit, made before its
+	// machine took the team's version, put back what conflicted and
+	// merged left no conflict copy (refusedThenMerged in teamsync), yet
+	// the machine whose version it met was told "the team refused theirs,
+	// which their machine keeps as a conflict copy". The pushing machine
+	// now records a "withdrawn" row naming the refused one (withdraws), and
+	// the other machine's status says the conflict was resolved by merge.
+	// Floor 3: a memtray of 7 or older never writes the new outcome, and
+	// never reads it either: the read policy shows a withdrawn row only to
+	// a session that says it speaks 8 or later (memtray.speaks, which an
+	// older memtray does not set), so an older memtray, which would take
+	// any outcome it does not know for a refused delete, keeps its old
+	// behaviour (the refusal stays told as it was at 7). The column is one
+	// it never selects. (Row-level security does not bind the table's
+	// owner: the team owner's own machine, if still on 7, would read a
+	// withdrawal as a refused delete; the owner migrates with this
+	// memtray.)
+	// Written to run again on a database that has it.
+	{floor: 3, sql: `
+CREATE OR REPLACE FUNCTION memtray.settings_written() RETURNS trigger
+	LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp
+	AS $$ BEGIN
+		NEW.conflict_retention := justify_hours(NEW.conflict_retention);
+		PERFORM pg_notify('memtray_changes', '');
+		RETURN NEW;
+	END $$;
+DROP TRIGGER IF EXISTS settings_written ON memtray.settings;
+CREATE TRIGGER settings_written BEFORE INSERT OR UPDATE ON memtray.settings
+	FOR EACH ROW EXECUTE FUNCTION memtray.settings_written();
+UPDATE memtray.settings SET conflict_retention = conflict_retention; -- through the trigger: in days
+
+ALTER TABLE memtray.conflicts DROP CONSTRAINT IF EXISTS conflicts_outcome_check;
+ALTER TABLE memtray.conflicts ADD CONSTRAINT conflicts_outcome_check
+	CHECK (outcome IN ('merged', 'refused', 'delete', 'withdrawn'));
+ALTER TABLE memtray.conflicts ADD COLUMN IF NOT EXISTS withdraws bigint;
+DROP POLICY IF EXISTS read ON memtray.conflicts;
+CREATE POLICY read ON memtray.conflicts FOR SELECT USING (memtray.is_member(current_user)
+	AND (outcome <> 'withdrawn' OR coalesce(nullif(current_setting('memtray.speaks', true), ''), '0')::int >= 8));
 `},
 }
 

@@ -834,7 +834,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	refused := newest(append(slices.Clone(s.st.Refused), refusals...), maxRefused)
 	told := slices.Clone(s.st.Told)
 	s.mu.Unlock()
-	amended, err := s.withdrawCopies(ctx, refused, pendingCopy, withdrawn)
+	amended, err := s.withdrawCopies(ctx, ts, refused, pendingCopy, withdrawn)
 	if err != nil {
 		return err
 	}
@@ -873,7 +873,12 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 // entry that never is. Such a refusal keeps its place (the team did
 // refuse that edit, and the other machine was told so) and now says what
 // became of it instead. A copy made already (in the trash) is left named.
-func (s *Syncer) withdrawCopies(ctx context.Context, refused []Refusal, pending, withdrawn map[string]string) (bool, error) {
+// When the next push merged (refusedThenMerged), the refusals are
+// withdrawn in the team too (team.Store.WithdrawConflicts, schema 8), so
+// the machine whose version they met, told that this one keeps a
+// conflict copy, is told at its next pull that the conflict was resolved
+// by merge.
+func (s *Syncer) withdrawCopies(ctx context.Context, ts *team.Store, refused []Refusal, pending, withdrawn map[string]string) (bool, error) {
 	changed := false
 	for id, outcome := range withdrawn {
 		cp := pending[id]
@@ -887,10 +892,17 @@ func (s *Syncer) withdrawCopies(ctx context.Context, refused []Refusal, pending,
 		if made {
 			continue
 		}
+		n := 0
 		for i := range refused {
 			if refused[i].ID == id && refused[i].Copy == cp {
 				refused[i].Copy, refused[i].Outcome = "", outcome
 				changed = true
+				n++
+			}
+		}
+		if outcome == refusedThenMerged && n > 0 {
+			if _, err := ts.WithdrawConflicts(ctx, id, n); err != nil {
+				return false, err
 			}
 		}
 	}

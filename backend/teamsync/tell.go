@@ -32,6 +32,14 @@ type Told struct {
 	What string `json:"what"`
 	// At is when their push met it (the database's clock).
 	At time.Time `json:"at"`
+	// Seq is the conflict's number in the team's log (0 when told by a
+	// daemon from before it was kept): a withdrawal names it.
+	Seq int64 `json:"seq,omitempty"`
+	// Withdrawn: their machine withdrew the refusal (schema 8): their
+	// next edit, made before it took yours, put back what conflicted and
+	// merged, so it keeps no conflict copy. What says so; the edit no
+	// longer "met yours" (memtray team status lists it as resolved).
+	Withdrawn bool `json:"withdrawn,omitempty"`
 }
 
 // maxTold bounds Status.Told.
@@ -49,13 +57,26 @@ func (s *Syncer) tell(ctx context.Context) error {
 	if last == s.toldSeq {
 		return nil
 	}
+	s.mu.Lock()
+	prev := slices.Clone(s.st.Told)
+	s.mu.Unlock()
 	told := make([]Told, 0, len(ns))
+	var withdrawn []Told
 	for _, n := range ns {
-		told = append(told, s.toldOf(ctx, n))
+		t := s.toldOf(ctx, n)
+		if n.Outcome == team.ConflictWithdrawn {
+			// Amends the refusal it names, told before or in this read;
+			// one no longer listed has nothing left to amend.
+			if withdraw(prev, n.Withdraws, t) || withdraw(told, n.Withdraws, t) {
+				withdrawn = append(withdrawn, t)
+			}
+			continue
+		}
+		told = append(told, t)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	all := newest(append(slices.Clone(s.st.Told), told...), maxTold)
+	all := newest(append(prev, told...), maxTold)
 	b, err := (storedRefusals{Refused: s.st.Refused, Held: s.held, Told: all, ToldSeq: last}).encode()
 	if err != nil {
 		return err
@@ -67,7 +88,25 @@ func (s *Syncer) tell(ctx context.Context) error {
 	for _, t := range told {
 		s.log.Info("team sync: a teammate's write met an edit of this machine's", "id", t.ID, "what", t.What)
 	}
+	for _, t := range withdrawn {
+		s.log.Info("team sync: a teammate withdrew a refusal told before: their next edit merged", "id", t.ID, "what", t.What)
+	}
 	return nil
+}
+
+// withdraw replaces the refusal numbered seq in told by w, the sentence
+// of its withdrawal, in place, and reports whether it was there.
+func withdraw(told []Told, seq int64, w Told) bool {
+	if seq == 0 {
+		return false
+	}
+	for i := range told {
+		if told[i].Seq == seq && !told[i].Withdrawn {
+			told[i] = w
+			return true
+		}
+	}
+	return false
 }
 
 // toldOf is notice n in words.
@@ -93,10 +132,13 @@ func (s *Syncer) toldOf(ctx context.Context, n team.Notice) Told {
 		say = fmt.Sprintf("%s changed %s of %s at the same time as your edit, without having seen it: the team kept both changes%s", who, fields, what, theirs)
 	case "refused":
 		say = fmt.Sprintf("%s also changed %s of %s, without having seen your edit: the team kept yours, pushed first, and refused theirs%s, which their machine keeps as a conflict copy in its trash (unless their next edit, made before it took yours, put back what conflicted)", who, fields, what, theirs)
+	case team.ConflictWithdrawn:
+		say = fmt.Sprintf("%s also changed %s of %s, without having seen your edit, and the team refused it%s; their next edit, made before their machine took yours, put back what conflicted and the team merged it with yours: resolved by merge, your edit stands and no conflict copy was kept", who, fields, what, theirs)
+		return Told{ID: n.MemoryID, Member: n.Member, What: say, At: n.At, Seq: n.Withdraws, Withdrawn: true}
 	default: // "delete"
 		say = fmt.Sprintf("%s deleted %s without having seen your edit of it: the team kept your edit and refused the delete", who, what)
 	}
-	return Told{ID: n.MemoryID, Member: n.Member, What: say, At: n.At}
+	return Told{ID: n.MemoryID, Member: n.Member, What: say, At: n.At, Seq: n.Seq}
 }
 
 // fieldWords names the changed fields for a sentence: "the text", "the

@@ -51,15 +51,15 @@ export async function run(ctx) {
   const error = panel.getByTestId('team-retention-error');
   await error.waitFor();
   assert((await error.textContent()).includes('from 1 to 3650, not 0'), `the error for 0 reads ${await error.textContent()}`);
-  assert(pg.sql('SELECT extract(epoch FROM conflict_retention)::bigint / 86400 FROM memtray.settings', { db: 'team' }) === '90', 'a refused value changed the team database');
+  assert(pg.sql('SELECT extract(day FROM conflict_retention)::int FROM memtray.settings', { db: 'team' }) === '90', 'a refused value changed the team database');
   await shot(page, 'team-settings-refused');
   await input.fill('45');
   await panel.getByRole('button', { name: 'Save' }).click();
   await panel.getByTestId('team-retention-saved').waitFor();
   await page.waitForFunction(() => document.querySelector('[data-testid=team-retention]')?.textContent === '45 days');
   assert((await error.count()) === 0, 'the error stays after a good value');
-  assert(pg.sql('SELECT extract(epoch FROM conflict_retention)::bigint / 86400, changed_by FROM memtray.settings', { db: 'team' }) === '45|team_owner',
-    `the team database does not hold 45 days set by team_owner: ${pg.sql('SELECT extract(epoch FROM conflict_retention)::bigint / 86400, changed_by FROM memtray.settings', { db: 'team' })}`);
+  assert(pg.sql('SELECT extract(day FROM conflict_retention)::int, changed_by FROM memtray.settings', { db: 'team' }) === '45|team_owner',
+    `the team database does not hold 45 days set by team_owner: ${pg.sql('SELECT extract(day FROM conflict_retention)::int, changed_by FROM memtray.settings', { db: 'team' })}`);
   await shot(page, 'team-settings-saved');
   ok('team-settings: 0 refused with a clear error and nothing changed; 45 saved in the team database');
 
@@ -74,7 +74,7 @@ export async function run(ctx) {
   let refused = '';
   await alice.api('PATCH', '/api/team/settings', { conflict_retention_days: 7 }).catch((e) => { refused = String(e.message); });
   assert(refused.includes('403') && refused.includes('only a team admin'), `alice's PATCH: ${refused || 'accepted'}`);
-  assert(pg.sql('SELECT extract(epoch FROM conflict_retention)::bigint / 86400 FROM memtray.settings', { db: 'team' }) === '45', 'a refused PATCH changed the team database');
+  assert(pg.sql('SELECT extract(day FROM conflict_retention)::int FROM memtray.settings', { db: 'team' }) === '45', 'a refused PATCH changed the team database');
   ok('team-settings: 4000 refused per field, no token refused, a member refused; the database still holds 45');
 
   step("team-settings: the member's Overview shows the new value and no form");

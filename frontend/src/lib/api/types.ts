@@ -1223,6 +1223,7 @@ export interface StatsEvent {
   embedder_degraded: boolean;
   warnings: number;
   subscribers: number;
+  team?: TeamStatus;
 }
 
 /** config.Steward */
@@ -1374,6 +1375,8 @@ export interface Told {
   member: string;
   what: string;
   at: string;
+  seq?: number;
+  withdrawn?: boolean;
 }
 
 /** memory.ToolCall */

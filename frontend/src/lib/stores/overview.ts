@@ -1,6 +1,7 @@
 // Overview: GET /api/overview (GET /api/stats on a daemon without it), and
-// the compact "stats" events for the header; the team's settings change
-// here too (they live in the stats' team status).
+// the compact "stats" events for the header, which also carry the team
+// sync's state (the stats' team status follows them); the team's settings
+// change here too (they live in the stats' team status).
 import { get, writable } from 'svelte/store';
 import { ApiError, api } from '../api/client';
 import type { Overview, Stats, StatsEvent } from '../api/models';
@@ -32,6 +33,11 @@ export function createOverview(opts: { stream?: EventStream } = {}) {
   const unsubs = [
     stream.on<StatsEvent>('stats', (e) => {
       live.set(e.data);
+      // The team sync's state rides on every stats event: the team line and
+      // settings follow a connection made later, a pull's news and a
+      // setting another admin changed, without a reload.
+      const team = e.data?.team;
+      if (team) stats.update((s) => (s ? { ...s, team } : s));
       // Refresh the full overview at most every 10 s while stats move.
       if (!t) t = setTimeout(() => { t = null; api.overview().then((o) => overview.set(o)).catch(() => {}); }, 10000);
     }),
