@@ -154,6 +154,7 @@ func listKey(sort string, cfg config.Steward) func(a, b *memory.Memory) int {
 // requests over memories that were snoozed, reinforced, accessed, pinned,
 // edited (superseded), deleted and re-projected.
 func TestListMatchesIterate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clk := &tickClock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
 	d, err := Open(ctx, Options{Config: testConfig(t), Version: "test", Clock: clk})
