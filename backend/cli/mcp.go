@@ -138,7 +138,7 @@ func (w *whyDown) Unwrap() error {
 // (why); initialize's instructions say the same. The bridge talks to it
 // as to a daemon while none can be had.
 func standIn(ctx context.Context, why *whyDown) (*upstream, error) {
-	srv := mcp.NewServer(mcp.Unavailable{Err: why}, mcp.Options{Version: Version, Instructions: mcp.UnavailableInstructions(why),
+	srv := mcp.NewServer(standInBackend(why), mcp.Options{Version: Version, Instructions: mcp.UnavailableInstructions(why),
 		ProtocolVersions: daemonProtocolVersions()})
 	client, server := sdk.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, server, nil); err != nil {
@@ -148,8 +148,12 @@ func standIn(ctx context.Context, why *whyDown) (*upstream, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stand-in MCP server: %w", err)
 	}
-	return &upstream{conn: conn, why: why, calls: map[jsonrpc.ID]bool{}}, nil
+	return &upstream{conn: conn, why: why, calls: map[jsonrpc.ID]*pending{}}, nil
 }
+
+// standInBackend is what the stand-in's tools run on: mcp.Unavailable,
+// answering why. Tests replace it (to hold its answers).
+var standInBackend = func(why error) mcp.Backend { return mcp.Unavailable{Err: why} }
 
 // daemonProtocolVersions are the MCP protocol versions the daemon's /mcp
 // negotiates (a stateful streamable HTTP server's), which the stand-in
@@ -360,6 +364,9 @@ func bridgeMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, l
 	go b.relay(ctx, up)
 	err = b.toDaemon(ctx)
 	cancel()
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
 	b.calls.Wait() // no reconnect runs after this
 	last := b.current()
 	last.conn.Close() // ends the daemon's session
@@ -446,8 +453,58 @@ type upstream struct {
 	why *whyDown
 
 	mu    sync.Mutex
-	calls map[jsonrpc.ID]bool // calls awaiting the daemon's answer; true once delivered
-	lost  error               // why the session broke, once it did
+	calls map[jsonrpc.ID]*pending // calls awaiting the daemon's answer
+	lost  error                   // why the session broke, once it did
+	// retired: another session replaced this one (switchTo); it takes no
+	// new call, and drained is closed once it owes no answer.
+	retired bool
+	drained chan struct{}
+}
+
+// pending is a call sent on an upstream and not answered yet.
+type pending struct {
+	req       *jsonrpc.Request
+	delivered bool // the write returned: the relay answers it
+	tries     int  // how many times it was sent before, on other sessions
+}
+
+// retire marks u as replaced and returns a channel closed once every call
+// sent on it is answered (or the session broke).
+func (u *upstream) retire() <-chan struct{} {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.retired, u.drained = true, make(chan struct{})
+	u.settleLocked()
+	return u.drained
+}
+
+// isRetired reports whether another session replaced u.
+func (u *upstream) isRetired() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.retired
+}
+
+// settleLocked closes drained when u is retired and owes nothing. Called
+// with u.mu held, after each change to u.calls.
+func (u *upstream) settleLocked() {
+	if u.retired && len(u.calls) == 0 && u.drained != nil {
+		select {
+		case <-u.drained:
+		default:
+			close(u.drained)
+		}
+	}
+}
+
+// take removes call id from u and returns it (nil: not awaited here).
+func (u *upstream) take(id jsonrpc.ID) *pending {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	p := u.calls[id]
+	delete(u.calls, id)
+	u.settleLocked()
+	return p
 }
 
 // dialDaemon opens (lazily: the first message does) a session with the
@@ -462,7 +519,7 @@ func dialDaemon(ctx context.Context, endpoint, token string) (*upstream, error) 
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", endpoint, err)
 	}
-	return &upstream{conn: conn, endpoint: endpoint, token: token, auth: auth, calls: map[jsonrpc.ID]bool{}}, nil
+	return &upstream{conn: conn, endpoint: endpoint, token: token, auth: auth, calls: map[jsonrpc.ID]*pending{}}, nil
 }
 
 func (u *upstream) lostErr() error {
@@ -483,35 +540,77 @@ func (u *upstream) noteVersion(result json.RawMessage) {
 }
 
 // errBroke: the call reached the daemon, but the session broke before its
-// answer came. It is not sent again: the daemon may have carried it out.
+// answer came. It is not sent again unless repeating it is harmless
+// (mayRepeat): the daemon may have carried it out.
 var errBroke = errors.New("the connection to the daemon broke while the call ran")
 
-// send delivers a call on u, which then awaits its answer.
-func (u *upstream) send(ctx context.Context, req *jsonrpc.Request) error {
+// errReplaced: the session was replaced (switchTo) before the call went
+// out on it; the session that replaced it takes the call.
+var errReplaced = errors.New("the session was replaced")
+
+// maxSends bounds how many sessions one call is sent on: a call repeated
+// after a break (mayRepeat) is not repeated without end while daemons
+// keep breaking.
+const maxSends = 3
+
+// send delivers a call on u, which then awaits its answer; tries is how
+// many times it was sent before.
+func (u *upstream) send(ctx context.Context, req *jsonrpc.Request, tries int) error {
 	u.mu.Lock()
 	if u.lost != nil {
 		defer u.mu.Unlock()
 		return fmt.Errorf("the daemon's session ended: %w", u.lost)
 	}
-	u.calls[req.ID] = false
+	if u.retired {
+		u.mu.Unlock()
+		return errReplaced
+	}
+	p := &pending{req: req, tries: tries}
+	u.calls[req.ID] = p
 	u.mu.Unlock()
 	err := u.conn.Write(ctx, req)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if _, waiting := u.calls[req.ID]; !waiting {
+	if u.calls[req.ID] != p {
 		return nil // answered already
 	}
 	switch {
 	case err != nil:
 		delete(u.calls, req.ID)
+		u.settleLocked()
 		return err
 	case u.lost != nil:
 		// The relay ended before it knew of this call: nobody answers it.
 		delete(u.calls, req.ID)
+		u.settleLocked()
 		return fmt.Errorf("%w: %v", errBroke, u.lost)
 	}
-	u.calls[req.ID] = true
+	p.delivered = true
 	return nil
+}
+
+// mayRepeat reports whether req, sent on up and left unanswered when up
+// broke or was replaced, may be sent again on another session: always
+// from the stand-in, which carries nothing out, and from a daemon only
+// when the call changes nothing there (repeatable).
+func mayRepeat(up *upstream, req *jsonrpc.Request) bool {
+	return up.why != nil || repeatable(req)
+}
+
+// repeatable reports whether carrying req out twice is the same as once.
+// Of memtray's tools only memory_status only reads: memory_search records
+// an access to every memory it returns (their ranking uses it), and
+// store, delete, ingest, reinforce, rate and snooze write. A request
+// other than a tool call (tools/list, ping, ...) reads the server's
+// description; initialize opens the session anew.
+func repeatable(req *jsonrpc.Request) bool {
+	if req.Method != "tools/call" {
+		return true
+	}
+	var call struct {
+		Name string `json:"name"`
+	}
+	return json.Unmarshal(req.Params, &call) == nil && call.Name == mcp.ToolStatus
 }
 
 // bridge carries messages between the agent (down) and the daemon (up).
@@ -529,6 +628,7 @@ type bridge struct {
 	initDone bool             // the daemon accepted initReq
 	initNote *jsonrpc.Request // the agent's notifications/initialized
 	fatal    error            // why the bridge must end (stdout failed)
+	closing  bool             // calls.Wait has begun: no call starts
 	logMu    sync.Mutex
 
 	reconnecting sync.Mutex // held by the one reconnect (or recovery) that runs
@@ -586,15 +686,11 @@ func (b *bridge) toDaemon(ctx context.Context) error {
 			b.mu.Lock()
 			b.initReq, b.initDone = req, false
 			b.mu.Unlock()
-			b.forward(ctx, req)
+			b.forward(ctx, req, 0)
 		case ok && req.IsCall():
 			// Calls run side by side: a slow one (a large ingest) must not
 			// hold up the others.
-			b.calls.Add(1)
-			go func() {
-				defer b.calls.Done()
-				b.forward(ctx, req)
-			}()
+			b.goCall(ctx, req, 0)
 		default:
 			if ok && req.Method == "notifications/initialized" {
 				b.mu.Lock()
@@ -610,6 +706,22 @@ func (b *bridge) toDaemon(ctx context.Context) error {
 	}
 }
 
+// goCall forwards a call in a goroutine of its own, counted in b.calls,
+// unless the bridge is closing; tries is how many times it was sent
+// before.
+func (b *bridge) goCall(ctx context.Context, req *jsonrpc.Request, tries int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return
+	}
+	b.calls.Add(1)
+	go func() {
+		defer b.calls.Done()
+		b.forward(ctx, req, tries)
+	}()
+}
+
 // describe names a message for the log.
 func describe(msg jsonrpc.Message) string {
 	switch m := msg.(type) {
@@ -622,21 +734,27 @@ func describe(msg jsonrpc.Message) string {
 }
 
 // forward sends a call to the daemon, reconnecting once if the daemon's
-// session is lost. The agent gets exactly one answer: the daemon's, or an
-// error when the call cannot be delivered.
-func (b *bridge) forward(ctx context.Context, req *jsonrpc.Request) {
+// session is lost; tries is how many times it was sent before (on
+// sessions that broke or were replaced before answering). The agent gets
+// exactly one answer: the daemon's, or an error when the call cannot be
+// delivered.
+func (b *bridge) forward(ctx context.Context, req *jsonrpc.Request, tries int) {
 	up := b.current()
 	if up.why != nil && req.Method == "tools/call" {
 		up = b.recover(ctx, up)
 	}
-	err := up.send(ctx, req)
+	err := up.send(ctx, req, tries)
+	for errors.Is(err, errReplaced) {
+		up = b.current() // the session that replaced it, never retired
+		err = up.send(ctx, req, tries)
+	}
 	if err == nil || ctx.Err() != nil {
 		return
 	}
 	failedAt := time.Now()
 	var wire *jsonrpc.Error
 	switch {
-	case errors.Is(err, errBroke):
+	case errors.Is(err, errBroke) && !(mayRepeat(up, req) && tries+1 < maxSends):
 		// It reached the daemon: sending it again might do it twice.
 		wire = daemonError(err, true)
 	case !b.sessionLost(ctx, up, err):
@@ -644,7 +762,7 @@ func (b *bridge) forward(ctx context.Context, req *jsonrpc.Request) {
 	default:
 		b.logf("%s: lost the daemon's session (%v); reconnecting", req.Method, err)
 		if up, err = b.reconnect(ctx, up, failedAt); err == nil {
-			if err = up.send(ctx, req); err == nil {
+			if err = up.send(ctx, req, tries+1); err == nil {
 				return
 			}
 		}
@@ -727,7 +845,7 @@ func (b *bridge) answerResult(ctx context.Context, id jsonrpc.ID, res any) {
 // (another process may hold its old address).
 func (b *bridge) sessionLost(ctx context.Context, up *upstream, err error) bool {
 	var uerr *url.Error
-	if errors.Is(err, sdk.ErrSessionMissing) || errors.As(err, &uerr) || up.lostErr() != nil {
+	if errors.Is(err, sdk.ErrSessionMissing) || errors.Is(err, errBroke) || errors.As(err, &uerr) || up.lostErr() != nil {
 		return true
 	}
 	if _, ok := daemonAnswer(err); ok {
@@ -771,16 +889,24 @@ func (b *bridge) reconnect(ctx context.Context, failed *upstream, failedAt time.
 }
 
 // switchTo makes up the session tool calls go to, relays what it sends,
-// and closes the session it replaces. Called with b.reconnecting held.
+// and closes the session it replaces once that one owes no answer: a
+// call in flight there at the switch finishes there (a daemon's answer is
+// relayed) or is sent again on up (the stand-in's answer, its why, is
+// not: see relay). Called with b.reconnecting held.
 func (b *bridge) switchTo(ctx context.Context, up *upstream) {
 	b.mu.Lock()
 	old := b.up
 	b.up = up
+	drained := old.retire() // under b.mu: no call takes old from current() and sends on it after this
 	b.mu.Unlock()
 	b.bg.Add(2)
 	go b.relay(ctx, up)
 	go func() {
 		defer b.bg.Done()
+		select {
+		case <-drained:
+		case <-ctx.Done():
+		}
 		old.conn.Close()
 	}()
 }
@@ -892,9 +1018,13 @@ func (b *bridge) relay(ctx context.Context, up *upstream) {
 			return
 		}
 		if resp, ok := msg.(*jsonrpc.Response); ok {
-			up.mu.Lock()
-			delete(up.calls, resp.ID)
-			up.mu.Unlock()
+			p := up.take(resp.ID)
+			if p != nil && up.why != nil && up.isRetired() {
+				// The stand-in's answer (why no daemon could be had) to a
+				// call in flight when a daemon came: the daemon answers it.
+				b.goCall(ctx, p.req, p.tries+1)
+				continue
+			}
 			b.noteInit(up, resp)
 		}
 		if err := b.down.Write(ctx, msg); err != nil {
@@ -906,25 +1036,32 @@ func (b *bridge) relay(ctx context.Context, up *upstream) {
 	}
 }
 
-// lose marks up as broken by err and answers the calls it delivered.
+// lose marks up as broken by err and settles the calls it delivered: one
+// that may be repeated (mayRepeat) is sent again, on the session that
+// replaced up or a new one; the others get an error answer.
 func (b *bridge) lose(ctx context.Context, up *upstream, err error) {
 	up.mu.Lock()
 	if up.lost == nil {
 		up.lost = err
 	}
-	var owed []jsonrpc.ID
-	for id, delivered := range up.calls {
-		if delivered {
-			owed = append(owed, id)
+	var owed []*pending
+	for id, p := range up.calls {
+		if p.delivered {
+			owed = append(owed, p)
 			delete(up.calls, id)
 		}
 	}
+	up.settleLocked()
 	up.mu.Unlock()
 	if b.current() == up {
 		b.logf("the daemon's MCP session ended (%v); the next call reconnects", err)
 	}
-	for _, id := range owed {
-		b.answer(ctx, id, daemonError(fmt.Errorf("%w: %v", errBroke, err), true))
+	for _, p := range owed {
+		if mayRepeat(up, p.req) && p.tries+1 < maxSends {
+			b.goCall(ctx, p.req, p.tries+1)
+			continue
+		}
+		b.answer(ctx, p.req.ID, daemonError(fmt.Errorf("%w: %v", errBroke, err), true))
 	}
 }
 

@@ -894,7 +894,7 @@ func TestBridgeSessionLost(t *testing.T) {
 			}
 			defer up.conn.Close()
 			initID, _ := jsonrpc.MakeID(float64(1))
-			if err := up.send(ctx, &jsonrpc.Request{ID: initID, Method: "initialize", Params: json.RawMessage(`{}`)}); err != nil {
+			if err := up.send(ctx, &jsonrpc.Request{ID: initID, Method: "initialize", Params: json.RawMessage(`{}`)}, 0); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := up.conn.Read(ctx); err != nil {
@@ -904,7 +904,7 @@ func TestBridgeSessionLost(t *testing.T) {
 				srv.Close()
 			}
 			callID, _ := jsonrpc.MakeID(float64(2))
-			err = up.send(ctx, &jsonrpc.Request{ID: callID, Method: "tools/call", Params: json.RawMessage(`{"name":"memory_status"}`)})
+			err = up.send(ctx, &jsonrpc.Request{ID: callID, Method: "tools/call", Params: json.RawMessage(`{"name":"memory_status"}`)}, 0)
 			if err == nil {
 				t.Fatal("the call went through")
 			}

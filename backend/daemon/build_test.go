@@ -10,6 +10,7 @@ import (
 
 // /api/health describes the binary (the UI's About section shows it).
 func TestHealthBuild(t *testing.T) {
+	t.Parallel()
 	opts := Options{Config: testConfig(t), Version: "1.2.3",
 		Build: httpapi.Build{Commit: "abc123", BuildDate: "2025-01-02T03:04:05Z", GoVersion: "go1.99", OS: "linux", Arch: "amd64"}}
 	d, addr := serveWith(t, opts)

@@ -36,6 +36,7 @@ func thresholdsByName(t *testing.T, d *Daemon) map[string]calib.Value {
 // the store across restarts), the values apply where the config leaves a
 // threshold unset, and a config value wins.
 func TestCalibrationAtOpen(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Search.VectorFloor = 0.25
 	d := openAt(t, cfg, nil)
@@ -77,6 +78,7 @@ func TestCalibrationAtOpen(t *testing.T) {
 // TestCalibrationFollowsSwitch: a re-embedding calibrates the new model
 // and its values apply at once; switching back reuses the stored record.
 func TestCalibrationFollowsSwitch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	lex := embed.NewLexical() // a model on another scale than the built-in one
 	f := ollamafake.New(t, ollamafake.Options{Models: []string{"nomic-embed-text:latest"}, Dim: lex.Dim(),
@@ -128,6 +130,7 @@ func TestCalibrationFollowsSwitch(t *testing.T) {
 // (the fake's hashed vectors: every two texts nearly orthogonal) keeps
 // the values memtray used before calibration, 0.88 for merges.
 func TestCalibrationFails(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFakeOllama(t, 24, "nomic-embed-text:latest")
 	d := openAt(t, ollamaConfig(t, f.URL()), nil)

@@ -26,6 +26,7 @@ import (
 // through the API, checks the proxy forwards either way, and that the
 // choice survives a restart.
 func TestCaptureSwitch(t *testing.T) {
+	t.Parallel()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -126,6 +127,7 @@ func (e *switchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 // (so the pipeline fails or stalls), the agent's traffic still passes
 // byte for byte; captures beyond the queue are dropped and counted.
 func TestProxyUnaffectedByPipelineFaults(t *testing.T) {
+	t.Parallel()
 	answer := sseAnswer("msg_f", "The deploy script reads DEPLOY_ENV and refuses to run against production without --confirm.", "", "", "")
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
@@ -187,6 +189,7 @@ func TestProxyUnaffectedByPipelineFaults(t *testing.T) {
 // TestListenerGuards: on the one listener, /mcp needs the token, the proxy
 // does not but refuses foreign Host and Origin headers like the API.
 func TestListenerGuards(t *testing.T) {
+	t.Parallel()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"data":[]}`)
@@ -234,6 +237,7 @@ func TestListenerGuards(t *testing.T) {
 // the daemon runs, and ends at the next start when it ran out meanwhile;
 // a pause still running at a restart goes on.
 func TestCapturePause(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	d, addr := serve(t, cfg)

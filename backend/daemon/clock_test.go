@@ -9,6 +9,7 @@ import (
 // (a night's sleep included: the sleep-counting clock moves too) is no
 // jump; the clock moving without the time passing, either way, is.
 func TestClockCheck(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 22, 0, 0, 0, time.UTC)
 	steps := []struct {
 		name      string
@@ -40,6 +41,7 @@ func TestClockCheck(t *testing.T) {
 // TestSinceBoot: the sleep-counting clock runs at least as fast as Go's
 // monotonic one (equal while awake).
 func TestSinceBoot(t *testing.T) {
+	t.Parallel()
 	// The boot clock's readings enclose the monotonic ones (b0, m0 ...
 	// m1, b1), so a preemption between two readings widens only the
 	// interval that must be the longer.

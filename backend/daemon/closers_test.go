@@ -10,6 +10,7 @@ import (
 )
 
 func TestClosersReverseOrder(t *testing.T) {
+	t.Parallel()
 	errA, errC := errors.New("a failed"), errors.New("c failed")
 	tests := []struct {
 		name    string
@@ -52,6 +53,7 @@ func TestClosersReverseOrder(t *testing.T) {
 // An Open that fails after the store is open releases it: the next Open
 // of the data dir finds it unlocked.
 func TestOpenFailureReleases(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Capture.Transcripts.Enabled = true
 	// A file where the transcripts folder goes: the last step of Open fails.

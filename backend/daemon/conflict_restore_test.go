@@ -17,6 +17,7 @@ import (
 // which no memory has. A plain restore still announces "restored" with
 // its own id.
 func TestRestoreConflictCopyAnnounced(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, _ := serve(t, testConfig(t))
 	m, err := d.memories.Add(ctx, httpapi.AddRequest{Text: "the nightly export is gzipped and signed", Project: "shop"})

@@ -40,6 +40,7 @@ func serve(t *testing.T, cfg config.Config) (*Daemon, string) {
 }
 
 func TestClientRoundTrip(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, addr := serve(t, testConfig(t))
 	if h, ok := httpapi.Probe(ctx, addr, d.Token(), time.Second); !ok || h.Service != "memtray" {
@@ -122,6 +123,7 @@ func TestClientRoundTrip(t *testing.T) {
 }
 
 func TestAPISecurity(t *testing.T) {
+	t.Parallel()
 	d, addr := serve(t, testConfig(t))
 	_, port, _ := strings.Cut(addr, ":")
 	tok := d.Token()
@@ -179,6 +181,7 @@ func TestAPISecurity(t *testing.T) {
 }
 
 func TestLoginCookie(t *testing.T) {
+	t.Parallel()
 	d, addr := serve(t, testConfig(t))
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := noRedirect.Get("http://" + addr + "/login?token=" + d.Token())
@@ -224,6 +227,7 @@ func TestLoginCookie(t *testing.T) {
 }
 
 func TestServeRefusesNonLoopback(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	d, err := Open(context.Background(), Options{Config: cfg})
 	if err != nil {
@@ -237,6 +241,7 @@ func TestServeRefusesNonLoopback(t *testing.T) {
 }
 
 func TestTokenFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, err := LoadOrCreateToken(dir)
 	if err != nil || len(a) != 64 {
@@ -257,6 +262,7 @@ func TestTokenFile(t *testing.T) {
 }
 
 func TestConcurrentAddsOfOneTextStoreOnce(t *testing.T) {
+	t.Parallel()
 	d, err := Open(context.Background(), Options{Config: testConfig(t)})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 // TestStartsWithoutOllama: a store built with an Ollama model opens when
 // Ollama is down; search falls back to BM25 and adding says why it cannot.
 func TestStartsWithoutOllama(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv := newFakeOllama(t, 8, "nomic-embed-text:latest")
 	cfg := testConfig(t)

@@ -112,6 +112,7 @@ func jobEvent(t *testing.T, e sseEvent) httpapi.Job {
 }
 
 func TestEmbedderInfo(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFakeOllama(t, 16, "nomic-embed-text:latest", "llama3.2:latest")
 	d, addr := serve(t, ollamaConfig(t, f.URL()))
@@ -145,6 +146,7 @@ func TestEmbedderInfo(t *testing.T) {
 // the event stream in the order of Ollama's progress lines, a second pull
 // waits its turn, a failing pull says why, a pull can be cancelled.
 func TestPullJob(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFakeOllama(t, 16, "llama3.2:latest")
 	f.Set(func(k *ollamafake.Knobs) { k.PullDelay = 20 * time.Millisecond })
@@ -254,6 +256,7 @@ func TestPullJob(t *testing.T) {
 // model is all-minilm, which embeds queries like documents, so the fake's
 // vectors let a query find its own text.
 func TestReembedWhileServing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFakeOllama(t, embed.BuiltinDim, "all-minilm:latest", "nomic-embed-text:latest")
 	f.Set(func(k *ollamafake.Knobs) { k.EmbedDelay = 3 * time.Millisecond })
@@ -437,6 +440,7 @@ func TestReembedWhileServing(t *testing.T) {
 // TestReembedCancel: a cancelled re-embedding leaves the store on its
 // model, every vector and the daemon's embedder as they were.
 func TestReembedCancel(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFakeOllama(t, 16, "nomic-embed-text:latest")
 	f.Set(func(k *ollamafake.Knobs) { k.EmbedDelay = 40 * time.Millisecond })
@@ -473,6 +477,7 @@ func TestReembedCancel(t *testing.T) {
 // TestReembedRestartAndBack switches in-process, restarts on the new model,
 // then switches back to the built-in model.
 func TestReembedRestartAndBack(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	f := newFakeOllama(t, 24, "nomic-embed-text:latest")
 	cfg := ollamaConfig(t, f.URL())
@@ -521,6 +526,7 @@ func TestReembedRestartAndBack(t *testing.T) {
 // TestEmbedderErrors: what cannot be done is refused with a clear error
 // and starts no job.
 func TestEmbedderErrors(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, addr := serve(t, ollamaConfig(t, ollamafake.ClosedURL(t)))
 	c := httpapi.NewClient(addr, d.Token())

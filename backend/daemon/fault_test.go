@@ -300,6 +300,7 @@ func (r *faultRig) settled() {
 // overview and stats say the provider cannot be reached; when it is back
 // the next request passes and is stored, and the warning is gone.
 func TestFaultUpstreamDown(t *testing.T) {
+	t.Parallel()
 	r := newFaultRig(t, testConfig(t))
 	r.askOK()
 	r.settled()
@@ -329,6 +330,7 @@ func TestFaultUpstreamDown(t *testing.T) {
 // headers, pauses between events) is passed on at its own pace, with no
 // timeout in between, captured, and nothing is reported as wrong.
 func TestFaultUpstreamSlow(t *testing.T) {
+	t.Parallel()
 	r := newFaultRig(t, testConfig(t))
 	r.prov.mode.Store("slow")
 	var wg sync.WaitGroup
@@ -359,6 +361,7 @@ func TestFaultUpstreamSlow(t *testing.T) {
 // clean end); nothing broken is captured; the overview says so; the next
 // whole answer clears it and is stored.
 func TestFaultUpstreamReset(t *testing.T) {
+	t.Parallel()
 	r := newFaultRig(t, testConfig(t))
 	r.prov.mode.Store("reset")
 	for range 2 {
@@ -401,6 +404,7 @@ func ollamaRig(t *testing.T, queue int) (*faultRig, *ollamafake.Server, *switcha
 // embedder fails; when Ollama is back the next exchange is processed and
 // the warning is gone, with no restart.
 func TestFaultEmbedderDown(t *testing.T) {
+	t.Parallel()
 	r, _, ollama := ollamaRig(t, 64)
 	r.askOK()
 	r.settled()
@@ -434,6 +438,7 @@ func TestFaultEmbedderDown(t *testing.T) {
 // times out and the overview says so; when Ollama answers again the
 // pipeline goes on by itself. The dropped warning stays ten minutes.
 func TestFaultEmbedderHang(t *testing.T) {
+	t.Parallel()
 	r, fo, _ := ollamaRig(t, 2)
 	r.askOK()
 	r.settled()
@@ -498,6 +503,7 @@ func fill(t *testing.T, dir string) string {
 // next exchange is stored and the warning is gone; after a restart every
 // memory is there and found.
 func TestFaultDiskFull(t *testing.T) {
+	t.Parallel()
 	mnt := tmpfs(t, "16m")
 	cfg := testConfig(t)
 	cfg.DataDir = filepath.Join(mnt, "data")
@@ -659,6 +665,7 @@ func TestFaultStoreLocked(t *testing.T) {
 // is stopped. At start it is rebuilt from the records; the log and the
 // overview say so; every memory is found again and capture works.
 func TestFaultCorruptIndex(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	ctx := context.Background()
 	d, err := Open(ctx, Options{Config: cfg})
@@ -708,6 +715,7 @@ func TestFaultCorruptIndex(t *testing.T) {
 // at most snooze_days from the clock); after the jump back nothing
 // decays, recall works, and a capture pause cannot outlast its length.
 func TestFaultClockJump(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	r := newFaultRig(t, cfg)
@@ -857,6 +865,7 @@ func sameRecords(a, b map[string]memory.Memory) bool {
 // used to kill the daemon; now each request that reaches the file fails
 // with an error naming it as damaged, and the daemon goes on answering.
 func TestFaultRecordsFileDamagedWhileServing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	d, addr := serve(t, cfg)

@@ -52,6 +52,7 @@ func feedFor(d *Daemon, session string) []httpapi.DecisionEntry {
 // session reaches 3 user turns every turn of it forms memories, the first
 // ones included, in order.
 func TestHeadlessSessionGrowsThroughProxy(t *testing.T) {
+	t.Parallel()
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Messages []json.RawMessage `json:"messages"`
@@ -140,6 +141,7 @@ func openAt(t *testing.T, cfg config.Config, clock memory.Clock) *Daemon {
 // released when the session reaches the count after it, or rejected when
 // it ends under the count.
 func TestHeadlessHoldSurvivesRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, grows := range []bool{true, false} {
 		t.Run(fmt.Sprintf("grows=%v", grows), func(t *testing.T) {
@@ -190,6 +192,7 @@ func TestHeadlessHoldSurvivesRestart(t *testing.T) {
 // TestHeadlessHoldIdle: a session is ended only by headless_idle without a
 // turn of it; a new turn starts the wait again.
 func TestHeadlessHoldIdle(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	clock := &jumpClock{}
@@ -217,6 +220,7 @@ func TestHeadlessHoldIdle(t *testing.T) {
 // TestHeadlessHoldBounds: past its bounds the hold drops the oldest turn,
 // of the session and then of all, rejected with a reason and counted.
 func TestHeadlessHoldBounds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	cfg.Ingest.HeadlessMinUserTurns, cfg.Ingest.HeadlessHoldTurns, cfg.Ingest.HeadlessHoldTotal = 10, 2, 3
@@ -256,6 +260,7 @@ func TestHeadlessHoldBounds(t *testing.T) {
 // there is of their sessions: a headless transcript that reaches 3 user
 // turns keeps its first turns, one that does not is rejected at once.
 func TestHeadlessIngestComplete(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d := openAt(t, testConfig(t), &jumpClock{})
 	resp, err := d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: []memory.Exchange{
@@ -294,6 +299,7 @@ func FuzzParseHold(f *testing.F) {
 // TestRedactExchangeAnswers: the user's answers are masked like the rest
 // of an exchange kept on disk.
 func TestRedactExchangeAnswers(t *testing.T) {
+	t.Parallel()
 	const token = "ghp_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d"
 	ex := memory.Exchange{User: "deploy", Answers: []memory.Answer{{Question: "Which token, " + token + "?", Answer: "use " + token}}}
 	got := redactExchange(ex)

@@ -13,6 +13,7 @@ import (
 // request has been in flight for idle_exit; an open stream (an agent's MCP
 // bridge, the live feed) keeps it.
 func TestIdleExit(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.IdleExit = config.Duration(time.Second)
 	d, err := Open(context.Background(), Options{Config: cfg, Version: "test", OnDemand: true})
@@ -54,6 +55,7 @@ func TestIdleExit(t *testing.T) {
 // TestIdleExitOnlyOnDemand: the user's own daemon, or idle_exit 0, never
 // idle-exits: no watch is set up.
 func TestIdleExitOnlyOnDemand(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		onDemand bool

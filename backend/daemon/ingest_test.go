@@ -19,6 +19,7 @@ import (
 // TestIngestAPI drives the write pipeline over real HTTP: ingest, the
 // decision feed, keep, mark-as-noise and the noise state.
 func TestIngestAPI(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	d, addr := serve(t, cfg)
@@ -111,6 +112,7 @@ func TestIngestAPI(t *testing.T) {
 
 // TestIngestAPIRejectsBadInput: invalid bodies get a clear 400 and change nothing.
 func TestIngestAPIRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	d, addr := serve(t, testConfig(t))
 	bad := []string{
 		`{}`,
@@ -146,6 +148,7 @@ func TestIngestAPIRejectsBadInput(t *testing.T) {
 // transcript reader's are, from the JSON a client writes; an invalid
 // answer is refused with a 400 that names it, and stores nothing.
 func TestIngestAPIAnswers(t *testing.T) {
+	t.Parallel()
 	d, addr := serve(t, testConfig(t))
 	post := func(body string) (int, string) {
 		t.Helper()
@@ -217,6 +220,7 @@ func TestIngestAPIAnswers(t *testing.T) {
 // "exchange 3"); a session sent from its middle keeps its exchange
 // numbers, the prompts before it being unknown.
 func TestIngestAPICountsPrompts(t *testing.T) {
+	t.Parallel()
 	d, addr := serve(t, testConfig(t))
 	body := `{"exchanges":[` +
 		`{"session_id":"s-full","turn":1,"user":"Why does the importer skip rows?","assistant":"Let me read the importer.","tool_calls":[{"id":"r1","name":"Read","input":"{}"}]},` +

@@ -134,6 +134,7 @@ func replayThroughProxy(t *testing.T, exs []memory.Exchange, cwd string) *Daemon
 // finding stated between tool calls is kept with its turn, and a
 // statement a later turn corrects is not left standing.
 func TestLiveCaptureStoresWhatIngestStores(t *testing.T) {
+	t.Parallel()
 	exs := correctedExchanges(t)
 	ctx := context.Background()
 
@@ -217,6 +218,7 @@ func waitTail(t *testing.T, d *Daemon, n int) {
 // on disk, secrets masked, until the turn is decided; a daemon started on
 // the data dir decides what an earlier run left.
 func TestLiveTurnsSurviveRestart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	cfg.Capture.Transcripts.Enabled = false
@@ -311,6 +313,7 @@ func endLiveTurns(t *testing.T, d *Daemon) {
 // response called a tool (its result is still coming); a SessionEnd hook
 // ends it.
 func TestLiveTurnEndedByHooks(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	cfg.Capture.Transcripts.Enabled = false

@@ -12,6 +12,7 @@ import (
 )
 
 func TestNoiseProjection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	cfg.Ingest.NoiseRebuildEvery = 1 // one noise verdict makes a learned prototype

@@ -191,6 +191,7 @@ func TestMigrateProjects(t *testing.T) {
 // directory names still keeps out a session in a directory of that name,
 // now that the directory is a worktree named after its repository.
 func TestExcludedDirName(t *testing.T) {
+	t.Parallel()
 	d := openAt(t, testConfig(t), nil)
 	if _, err := d.Services().Settings.SetCapture(context.Background(), httpapi.CaptureUpdate{Exclude: []string{"spotter-fum"}}); err != nil {
 		t.Fatal(err)

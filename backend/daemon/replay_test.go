@@ -101,6 +101,7 @@ var replaySession = []replayTurn{
 // never give a memory twice; no memory may come from a tool-loop iteration
 // or a tool result; the turns' answers must be captured.
 func TestReplaySessionThroughProxy(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var answers []string
 	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -81,6 +81,7 @@ func newCORSUpstream(t *testing.T) *corsUpstream {
 const messagesBody = `{"model":"claude-test","max_tokens":100,"stream":true,"system":"You are Claude Code, Anthropic's official CLI for Claude.\nWorking directory: /home/dev/web","messages":[{"role":"user","content":"Where do the deploy images go and how are they tagged? Explain the reasoning too."}]}`
 
 func TestSecurityAccessControl(t *testing.T) {
+	t.Parallel()
 	up := newCORSUpstream(t)
 	cfg := testConfig(t)
 	cfg.Capture.AnthropicUpstream, cfg.Capture.OpenAIUpstream = up.URL, up.URL
@@ -265,6 +266,7 @@ func TestSecurityAccessControl(t *testing.T) {
 // the browser that rotated gets a new cookie; MCP takes the new token; the
 // token file holds it (0600).
 func TestSecurityTokenRotation(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	d, addr := serve(t, cfg)
 	ctx := context.Background()
@@ -368,6 +370,7 @@ func login(t *testing.T, addr, tok string) (*http.Cookie, *http.Response) {
 }
 
 func TestSecurityForgedProxyRequests(t *testing.T) {
+	t.Parallel()
 	up := newCORSUpstream(t)
 	cfg := testConfig(t)
 	cfg.Capture.AnthropicUpstream, cfg.Capture.OpenAIUpstream = up.URL, up.URL
@@ -601,6 +604,7 @@ func TestSecurityDataDirModes(t *testing.T) {
 // TestSecurityNonLoopbackListen: a non-loopback listen address is refused
 // unless forced; forced, the Host check still answers loopback names only.
 func TestSecurityNonLoopbackListen(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Listen = "0.0.0.0:0"
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "--insecure-non-loopback") {

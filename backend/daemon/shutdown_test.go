@@ -13,6 +13,7 @@ import (
 // UI tab made shutdown take 5 s and end with "context deadline exceeded",
 // and an immediate restart found the store locked).
 func TestShutdownEndsStreams(t *testing.T) {
+	t.Parallel()
 	for _, accept := range []string{"", "text/event-stream"} {
 		t.Run("accept="+accept, func(t *testing.T) {
 			d, err := Open(context.Background(), Options{Config: testConfig(t), Version: "test"})
@@ -51,6 +52,7 @@ func TestShutdownEndsStreams(t *testing.T) {
 // shutdown deadline, so Serve ended with "context deadline exceeded" (a
 // flake of TestEveryEntranceWritesOneMemory under load).
 func TestShutdownWithASpareConnection(t *testing.T) {
+	t.Parallel()
 	d, err := Open(context.Background(), Options{Config: testConfig(t), Version: "test"})
 	if err != nil {
 		t.Fatal(err)

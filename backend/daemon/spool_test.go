@@ -11,6 +11,7 @@ import (
 // plain ones of older versions) are gone after the next Open; other files
 // stay.
 func TestOpenRemovesSpools(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		t.Fatal(err)

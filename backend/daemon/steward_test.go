@@ -17,6 +17,7 @@ import (
 // HTTP API; pinned memories are never touched; a scheduled sweep applies
 // only the auto-applied operations.
 func TestStewardThroughAPI(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	cfg := testConfig(t)
 	cfg.Steward.Every = 0 // the test runs the sweep itself

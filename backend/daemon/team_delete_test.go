@@ -16,6 +16,7 @@ import (
 // tombstone, as before, and sits in the trash of its owner and of the other
 // daemons; its owner's restore brings it back in the team and everywhere.
 func TestTeamDeleteGoesToTrash(t *testing.T) {
+	t.Parallel()
 	tdb := newTeamDB(t, 2)
 	ctx := context.Background()
 	a, _ := serve(t, tdb.teamConfig(t, 0))

@@ -58,13 +58,16 @@ func newTeamDB(t *testing.T, n int) *teamDB {
 }
 
 // teamConfig is a daemon's config with team memory on as member i,
-// projects "shop" shared, the connection string in its own variable.
+// projects "shop" shared, the connection string in a 0600 file of its own
+// (not the environment, which tests running side by side share).
 func (tdb *teamDB) teamConfig(t *testing.T, i int) config.Config {
 	t.Helper()
 	cfg := testConfig(t)
-	env := fmt.Sprintf("MEMTRAY_TEST_TEAM_URL_%d", i)
-	t.Setenv(env, tdb.srv.ConnString(tdb.roles[i], tdb.db))
-	cfg.Team = config.Team{Share: true, URLEnv: env, Projects: []string{"shop"}, PullInterval: config.Duration(300 * time.Millisecond)}
+	urlFile := filepath.Join(t.TempDir(), "team-url")
+	if err := os.WriteFile(urlFile, []byte(tdb.srv.ConnString(tdb.roles[i], tdb.db)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Team = config.Team{Share: true, URLEnv: "MEMTRAY_TEST_NO_SUCH_VAR", URLFile: urlFile, Projects: []string{"shop"}, PullInterval: config.Duration(300 * time.Millisecond)}
 	return cfg
 }
 
@@ -176,6 +179,7 @@ func converge(t *testing.T, tdb *teamDB, ds []*Daemon) map[string]string {
 // concurrently: every team memory reaches every daemon's recall, personal
 // memories never reach the database.
 func TestTeamThreeDaemons(t *testing.T) {
+	t.Parallel()
 	tdb := newTeamDB(t, 3)
 	ctx := context.Background()
 	var ds []*Daemon
@@ -439,6 +443,7 @@ func TestTeamChild(t *testing.T) {
 // pushes, then started again, loses nothing it acknowledged and doubles
 // nothing in the team database.
 func TestTeamKillMidPush(t *testing.T) {
+	t.Parallel()
 	tdb := newTeamDB(t, 1)
 	cfg := tdb.teamConfig(t, 0)
 	cfgPath := cfg.DataDir + "/config.json"
@@ -511,6 +516,7 @@ func TestTeamKillMidPush(t *testing.T) {
 // daemon's scheduled sweep leaves team memories alone and still tends its
 // personal ones.
 func TestTeamSteward(t *testing.T) {
+	t.Parallel()
 	tdb := newTeamDB(t, 2)
 	ctx := context.Background()
 	a, _ := serve(t, tdb.teamConfig(t, 0))
@@ -546,6 +552,7 @@ func TestTeamSteward(t *testing.T) {
 // /api/stats and /api/team, a scope change (and a bad one refused), a push
 // of everything and a pull; a daemon with team memory off says so.
 func TestTeamAPI(t *testing.T) {
+	t.Parallel()
 	tdb := newTeamDB(t, 1)
 	ctx := context.Background()
 	d, addr := serve(t, tdb.teamConfig(t, 0))
@@ -597,6 +604,7 @@ func TestTeamAPI(t *testing.T) {
 // --conflict-retention-days is (1 to 3650 days; a clear error per field),
 // needs the token, and a refused change leaves what is stored as it was.
 func TestTeamSettingsAPI(t *testing.T) {
+	t.Parallel()
 	tdb := newTeamDB(t, 2)
 	ctx := context.Background()
 	if err := tdb.admin.SetMember(ctx, tdb.roles[1], true); err != nil {

@@ -14,6 +14,7 @@ import (
 // switch; the next Open removes them (beside the config file, those older
 // than a minute: another process may be writing it).
 func TestOpenRemovesTemporaryFiles(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.File = filepath.Join(t.TempDir(), "config.json")
 	oldTmp, newTmp := filepath.Join(filepath.Dir(cfg.File), ".config.json.tmp11"), filepath.Join(filepath.Dir(cfg.File), ".config.json.tmp12")

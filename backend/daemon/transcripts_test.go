@@ -121,6 +121,7 @@ func storedTexts(t testing.TB, st *store.Store) []string {
 // A session captured live, line by line with the hooks firing, stores
 // what `memtray ingest` of its transcript stores.
 func TestTranscriptHookCaptureMatchesIngest(t *testing.T) {
+	t.Parallel()
 	r := newTranscriptRig(t, testConfig(t))
 	for n := 1; n <= len(r.lines); n++ {
 		r.write(n)
@@ -187,6 +188,7 @@ func (c *settableClock) add(d time.Duration) {
 // or they are not installed) is found by the watcher, and its last turn
 // ends when the file has been idle for capture.transcripts.idle.
 func TestTranscriptWatcherAndIdle(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Capture.Transcripts.Poll = config.Duration(time.Second)
 	cfg.Capture.Transcripts.Idle = config.Duration(time.Minute)
@@ -213,6 +215,7 @@ func TestTranscriptWatcherAndIdle(t *testing.T) {
 
 // A restart mid-file goes on from the saved cursor: nothing twice.
 func TestTranscriptRestartMidFile(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	d, err := Open(context.Background(), Options{Config: cfg})
 	if err != nil {
@@ -266,6 +269,7 @@ func (r *transcriptRig) serveAgain() {
 // A turn the proxy captured first is skipped when it comes from the
 // session file: one decision for it, the duplicate counted.
 func TestProxyThenTranscriptStoresOnce(t *testing.T) {
+	t.Parallel()
 	data, _ := os.ReadFile("testdata/claude_session.jsonl")
 	f := bytes.NewReader(data)
 	exs, _, err := transcript.Parse(f, transcript.Options{})
@@ -314,6 +318,7 @@ func TestProxyThenTranscriptStoresOnce(t *testing.T) {
 // Bad requests to POST /api/capture/transcript: 400 (404 for a missing
 // file), 401 without the token, 405 for another method; none queues.
 func TestTranscriptAPIBadInput(t *testing.T) {
+	t.Parallel()
 	r := newTranscriptRig(t, testConfig(t))
 	r.write(2)
 	outside := filepath.Join(t.TempDir(), "x.jsonl")
@@ -422,6 +427,7 @@ func BenchmarkTranscriptHook(b *testing.B) {
 // the check recorded the turn as the proxy's and the transcript skipped it.
 // Once the handler ran whole, the transcript's copy is skipped.
 func TestProxyTurnSurvivesKill(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("testdata/claude_session.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -495,6 +501,7 @@ func TestProxyTurnSurvivesKill(t *testing.T) {
 // skipped and the rest stored (before, the file's first turn was skipped
 // for the proxy's second, and its second stored twice).
 func TestProxyRepeatedTurn(t *testing.T) {
+	t.Parallel()
 	const session = "7d1f6c2e-0b5a-4c39-9a7e-tail00000003"
 	const begin = "Running the WAL tests first."
 	turn1, turn2 := "tmpfs rejects fsync with EINVAL", "The startup warning is in wal/open.go"
@@ -598,6 +605,7 @@ func TestProxyRepeatedTurn(t *testing.T) {
 // logged and counted; the rest of the turn is stored (before, the whole
 // turn was dropped). A turn with nothing valid is refused as invalid.
 func TestIngestTurnSkipsInvalidExchange(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.Capture.Transcripts.Enabled = false
 	d, err := Open(context.Background(), Options{Config: cfg})

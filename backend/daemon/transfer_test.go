@@ -19,6 +19,7 @@ import (
 // that file into a fresh daemon as a job, and checks the same memories
 // arrive; a broken upload fails its job and changes nothing.
 func TestExportFileAndImportJob(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	d1, addr1 := serve(t, testConfig(t))

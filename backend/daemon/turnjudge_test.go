@@ -21,6 +21,7 @@ import (
 // asks the judge once per user turn (the request carries the answer's
 // schema as format) and stores the judge's memory.
 func TestIngestTurnJudge(t *testing.T) {
+	t.Parallel()
 	body, err := os.ReadFile(filepath.Join("..", "judge", "testdata", "ollama_turn_good.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,7 @@ func memoryCounts(t testing.TB, st *store.Store) map[string]counts {
 // once: one set of memories, no reinforcement, no second decision in the
 // feed. Before turn marks, every memory of the file was reinforced.
 func TestTranscriptTurnDeliveredTwice(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	root := t.TempDir()
 	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{root}

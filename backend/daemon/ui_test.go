@@ -118,6 +118,7 @@ func await(t *testing.T, feed <-chan sseEvent, typ string, ok func(sseEvent) boo
 }
 
 func TestEventStream(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, addr := serveWith(t, Options{Config: testConfig(t), Heartbeat: 50 * time.Millisecond,
 		CaptureTick: 20 * time.Millisecond, StatsTick: 50 * time.Millisecond})
@@ -241,6 +242,7 @@ func TestEventStream(t *testing.T) {
 }
 
 func TestEditListHistory(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, addr := serve(t, testConfig(t))
 	c := httpapi.NewClient(addr, d.Token())
@@ -348,6 +350,7 @@ func listSupersededVersions(t *testing.T, addr, token, old, cur string) {
 }
 
 func TestListSortFilterPage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, addr := serve(t, testConfig(t))
 	c := httpapi.NewClient(addr, d.Token())
@@ -444,6 +447,7 @@ func fillStore(t testing.TB, d *Daemon, n int) {
 }
 
 func TestOverview(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, addr := serve(t, testConfig(t))
 	c := httpapi.NewClient(addr, d.Token())
@@ -473,6 +477,7 @@ func TestOverview(t *testing.T) {
 }
 
 func TestConfigAPI(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	cfg.Judge.AnthropicKey = "sk-ant-secret"
@@ -557,6 +562,7 @@ func TestConfigAPI(t *testing.T) {
 }
 
 func TestPreviewThreshold(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, addr := serve(t, testConfig(t))
 	c := httpapi.NewClient(addr, d.Token())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,50 @@ import (
 // record with store.Iterate and sorts what matched. It is the reference
 // TestListMatchesIterate holds List to, and BenchmarkListPage's baseline.
 func (d *Daemon) listByIterate(ctx context.Context, req httpapi.ListRequest) (httpapi.ListResponse, error) {
+	return d.listOver(ctx, req, d.iterated)
+}
+
+// iterated is every record f selects, decoded by store.Iterate, without
+// its vector.
+func (d *Daemon) iterated(ctx context.Context, f store.Filter) ([]memory.Memory, error) {
+	var all []memory.Memory
+	err := d.store.Iterate(ctx, f, func(m memory.Memory) error {
+		m.Embedding = nil
+		all = append(all, m)
+		return nil
+	})
+	return all, err
+}
+
+// iteratedOnce is iterated, each filter's records decoded once and kept:
+// for a store that does not change while it is used. Safe for concurrent
+// use; the slices it returns are shared and must not be changed.
+func (d *Daemon) iteratedOnce() func(context.Context, store.Filter) ([]memory.Memory, error) {
+	type result struct {
+		ms  []memory.Memory
+		err error
+	}
+	var mu sync.Mutex
+	seen := map[string]func() result{}
+	return func(ctx context.Context, f store.Filter) ([]memory.Memory, error) {
+		key := fmt.Sprintf("%#v", f)
+		mu.Lock()
+		get, ok := seen[key]
+		if !ok {
+			get = sync.OnceValue(func() result {
+				ms, err := d.iterated(ctx, f)
+				return result{ms, err}
+			})
+			seen[key] = get
+		}
+		mu.Unlock()
+		r := get()
+		return r.ms, r.err
+	}
+}
+
+// listOver is listByIterate over the records iterate gives for a filter.
+func (d *Daemon) listOver(ctx context.Context, req httpapi.ListRequest, iterate func(context.Context, store.Filter) ([]memory.Memory, error)) (httpapi.ListResponse, error) {
 	if err := req.Validate(); err != nil {
 		return httpapi.ListResponse{}, err
 	}
@@ -36,20 +81,19 @@ func (d *Daemon) listByIterate(ctx context.Context, req httpapi.ListRequest) (ht
 	}
 	now := d.clock.Now()
 	q := strings.ToLower(req.Q)
-	var all []memory.Memory
-	err := d.store.Iterate(ctx, f, func(m memory.Memory) error {
-		if req.Snoozed == "only" && !m.Snoozed(now) {
-			return nil
-		}
-		if q != "" && !strings.Contains(strings.ToLower(m.Text), q) {
-			return nil
-		}
-		m.Embedding = nil
-		all = append(all, m)
-		return nil
-	})
+	records, err := iterate(ctx, f)
 	if err != nil {
 		return httpapi.ListResponse{}, err
+	}
+	var all []memory.Memory
+	for _, m := range records {
+		if req.Snoozed == "only" && !m.Snoozed(now) {
+			continue
+		}
+		if q != "" && !strings.Contains(strings.ToLower(m.Text), q) {
+			continue
+		}
+		all = append(all, m)
 	}
 	key := listKey(req.Sort, d.cfg.Steward)
 	desc := req.Order != "asc"
@@ -110,6 +154,7 @@ func listKey(sort string, cfg config.Steward) func(a, b *memory.Memory) int {
 // requests over memories that were snoozed, reinforced, accessed, pinned,
 // edited (superseded), deleted and re-projected.
 func TestListMatchesIterate(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	clk := &tickClock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
 	d, err := Open(ctx, Options{Config: testConfig(t), Version: "test", Clock: clk})
@@ -152,7 +197,8 @@ func TestListMatchesIterate(t *testing.T) {
 	}
 	clk.freeze(true) // both lists see the same now (ages, snoozes)
 	sorts := append([]string{""}, httpapi.ListSorts...)
-	for i := 0; i < 400; i++ {
+	reqs := make([]httpapi.ListRequest, 400)
+	for i := range reqs {
 		req := httpapi.ListRequest{
 			Sort:       sorts[r.Intn(len(sorts))],
 			Order:      []string{"", "asc", "desc"}[r.Intn(3)],
@@ -170,13 +216,19 @@ func TestListMatchesIterate(t *testing.T) {
 		if r.Intn(3) == 0 {
 			req.Q = []string{"service 1", "EDITED", "memory 1", "Ö", "slots."}[r.Intn(5)]
 		}
+		reqs[i] = req
+	}
+	// The store does not change from here on: the reference decodes each
+	// filter's records once, and the requests are checked side by side.
+	iterate := d.iteratedOnce()
+	check := func(req httpapi.ListRequest) error {
 		got, err := d.Memories().List(ctx, req)
 		if err != nil {
-			t.Fatalf("List(%+v): %v", req, err)
+			return fmt.Errorf("List(%+v): %v", req, err)
 		}
-		want, err := d.listByIterate(ctx, req)
+		want, err := d.listOver(ctx, req, iterate)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if !reflect.DeepEqual(got, want) {
 			for j := range min(len(got.Memories), len(want.Memories)) {
@@ -185,10 +237,28 @@ func TestListMatchesIterate(t *testing.T) {
 					break
 				}
 			}
-			t.Fatalf("List(%+v): total %d, %d memories; the Iterate-based list: total %d, %d memories",
+			return fmt.Errorf("List(%+v): total %d, %d memories; the Iterate-based list: total %d, %d memories",
 				req, got.Total, len(got.Memories), want.Total, len(want.Memories))
 		}
+		return nil
 	}
+	next := make(chan httpapi.ListRequest)
+	var wg sync.WaitGroup
+	var failed sync.Once
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for req := range next {
+				if err := check(req); err != nil {
+					failed.Do(func() { t.Error(err) })
+				}
+			}
+		})
+	}
+	for _, req := range reqs {
+		next <- req
+	}
+	close(next)
+	wg.Wait()
 }
 
 // tickClock advances a millisecond at each reading unless frozen.

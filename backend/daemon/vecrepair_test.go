@@ -28,6 +28,7 @@ import (
 // the store's embedder), so it is found by meaning again and the store has
 // nothing left to warn about.
 func TestDamagedVectorRepairedAtStart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	d := openAt(t, cfg, nil)

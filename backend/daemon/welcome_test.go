@@ -10,6 +10,7 @@ import (
 )
 
 func TestWelcome(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := testConfig(t)
 	d, addr := serve(t, cfg)
