@@ -132,6 +132,37 @@ func (w *turnWrite) written() {
 	}
 }
 
+// A turn that stores nothing is decided too: its statements were dropped
+// by distillation, the content score or the turn judge, all of which read
+// the turn and what its session said before it. Unmarked, it was run
+// again by a second ingest of the same history (before exp-reingest, only
+// a turn that placed a statement was marked decided) and decided anew
+// with less than the first run knew: the turns before it were replayed,
+// and a replayed turn leaves nothing in the session's record of what it
+// said (held.go), so a line the first run dropped as said in an earlier
+// turn was kept and stored (or updated a memory) the second time.
+// markRejected marks such a turn decided. A headless turn rejected under
+// the count is not: its session may reach the count later (claude -p
+// --continue) and then each of its turns is stored (headless.go).
+
+// rejectedStages are the stages whose rejection of a turn is decided by
+// the turn's own words and its session's earlier turns.
+var rejectedStages = map[string]bool{StageDistill: true, StageContent: true, StageJudge: true}
+
+// markRejected marks the turn of key decided when dec rejected it at one
+// of rejectedStages: a second run replays it (StageReplay) instead of
+// deciding it again.
+func (p *Pipeline) markRejected(ctx context.Context, key string, dec memory.Decision) error {
+	if key == "" || dec.Verdict != memory.VerdictRejected || !rejectedStages[dec.Stage] {
+		return nil
+	}
+	err := p.store.MarkTurn(context.WithoutCancel(ctx), []store.TurnMark{{Turn: key, Outcome: string(dec.Verdict)}})
+	if err != nil {
+		return fmt.Errorf("ingest: mark a rejected turn decided: %w", err)
+	}
+	return nil
+}
+
 // outcomeOf names o as a verdict for a mark.
 func outcomeOf(o outcome) string {
 	return string(verdicts[o])
