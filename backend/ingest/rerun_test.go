@@ -111,3 +111,21 @@ func texts(ms []memory.Memory) []string {
 	}
 	return out
 }
+
+// BenchmarkRejectedTurn measures a turn that stores nothing (narration
+// only, rejected at distill) through the pipeline on a real store: since
+// exp-reingest its decided mark is written (one transaction).
+func BenchmarkRejectedTurn(b *testing.B) {
+	f := newFixture(b, nil)
+	t := rerunSession("bench", [][]string{{"run the tests again", "Let me run them.", "Running the tests now. Done, all of them pass."}}, false)[0]
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t.SessionID = fmt.Sprintf("bench-%d", i) // a new turn each time: the same one again is a replay
+		d, _, err := f.p.ProcessTurn(ctx, t, nil, SessionState{Ended: true})
+		if err != nil || d.Verdict != memory.VerdictRejected {
+			b.Fatalf("%s at %s, %v", d.Verdict, d.Stage, err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}
