@@ -38,8 +38,9 @@ import (
 // resolvePending decides them.
 
 // StageReplay names the decision of a turn decided already: nothing is
-// stored, reinforced or revised again; the verdict is skipped-duplicate,
-// the memories the first run's. Callers do not record it again.
+// stored, reinforced or revised again; the verdict is skipped-duplicate
+// (rejected for a turn the first run rejected), the memories the first
+// run's. Callers do not record it again.
 const StageReplay = "replay"
 
 // turnKey names t for its marks: the session, the turn's number, the
@@ -71,11 +72,17 @@ func turnKey(t Turn) string {
 }
 
 // replayed returns the decision of a turn marked decided: skipped as a
-// duplicate at StageReplay, naming the first run's memories and verdict.
+// duplicate at StageReplay, naming the first run's memories and verdict;
+// a turn the first run rejected (markRejected) is rejected again at
+// StageReplay, so that a second run's counts say what the first did (no
+// duplicate was avoided).
 func replayed(r *run, marks map[string]store.TurnMark) memory.Decision {
 	whole := marks[""]
 	dec := r.dec
 	dec.Verdict = memory.VerdictDuplicate
+	if whole.Outcome == string(memory.VerdictRejected) {
+		dec.Verdict = memory.VerdictRejected
+	}
 	dec.Stage = StageReplay
 	dec.Reason = "this turn was decided (" + whole.Outcome + ") at " + whole.At.UTC().Format("2006-01-02 15:04:05") + ": nothing stored or reinforced again"
 	seen := map[string]bool{}
