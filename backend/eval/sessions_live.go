@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +18,8 @@ import (
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/feed"
 	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/ingest"
+	"github.com/memtray/memtray/backend/memory"
 	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/tail"
 )
@@ -44,9 +47,35 @@ type LiveSessionScore struct {
 	// newest.
 	TailErrors int    `json:"tail_errors,omitempty"`
 	LastError  string `json:"last_error,omitempty"`
+	// Again is what ingesting the session file a second time into the
+	// ingest store changed, AfterLive what ingesting it into the live
+	// store changed (the history captured live, then imported): both
+	// are 0 when every turn decided is replayed.
+	Again     Rerun `json:"again"`
+	AfterLive Rerun `json:"after_live"`
 
 	// decisions of each daemon, oldest first, for the dump.
 	ingestDecisions, liveDecisions []feed.DecisionEntry
+}
+
+// Rerun counts what a second run of the write pipeline on the same
+// history changed: memories added, removed or changed in any field
+// (reinforced, accessed, superseded, revised; their vectors left out),
+// and turns decided again instead of replayed (ingest.StageReplay).
+type Rerun struct {
+	Memories int `json:"memories"`
+	Turns    int `json:"turns"`
+}
+
+// String is how a table shows r: memories changed / turns decided again.
+func (r Rerun) String() string {
+	return fmt.Sprintf("%d/%d", r.Memories, r.Turns)
+}
+
+// add sums o into r.
+func (r *Rerun) add(o Rerun) {
+	r.Memories += o.Memories
+	r.Turns += o.Turns
 }
 
 // LiveReport is the result of RunSessionsLive.
@@ -57,8 +86,11 @@ type LiveReport struct {
 	Sessions []LiveSessionScore `json:"sessions"`
 	// Equal and Differing sum the sessions' equal memories and the texts
 	// found in one store only.
-	Equal     int     `json:"equal"`
-	Differing int     `json:"differing"`
+	Equal     int `json:"equal"`
+	Differing int `json:"differing"`
+	// Again and AfterLive sum the sessions' (LiveSessionScore).
+	Again     Rerun   `json:"again"`
+	AfterLive Rerun   `json:"after_live"`
 	Seconds   float64 `json:"seconds"`
 }
 
@@ -113,6 +145,8 @@ func RunSessionsLive(ctx context.Context, path string, opts SessionsOptions) (*L
 		}
 		rep.Equal += sc.Equal
 		rep.Differing += len(sc.OnlyIngest) + len(sc.OnlyLive)
+		rep.Again.add(sc.Again)
+		rep.AfterLive.add(sc.AfterLive)
 		if opts.Dump != nil {
 			dumpLive(opts.Dump, sc)
 		}
@@ -135,24 +169,24 @@ func compareLive(ctx context.Context, sc *LiveSessionScore, ls *LabelledSession,
 	if err != nil {
 		return err
 	}
-	for i := 0; i < len(exs); i += sessionsIngestBatch {
-		batch := exs[i:min(i+sessionsIngestBatch, len(exs))]
-		if _, err := d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: batch}); err != nil {
-			d.Close()
-			os.RemoveAll(dir)
-			return fmt.Errorf("ingest: %w", err)
-		}
+	if _, err := ingestSession(ctx, d, exs); err != nil {
+		d.Close()
+		os.RemoveAll(dir)
+		return err
 	}
 	want, err := liveMemoryTexts(ctx, d.Store())
 	if err == nil {
 		sc.ingestDecisions, err = decisions(ctx, d)
+	}
+	if err == nil {
+		sc.Again, err = ingestAgain(ctx, d, exs)
 	}
 	d.Close()
 	os.RemoveAll(dir)
 	if err != nil {
 		return err
 	}
-	got, err := captureLive(ctx, sc, ls, file, tempDir)
+	got, err := captureLive(ctx, sc, ls, file, exs, tempDir)
 	if err != nil {
 		return err
 	}
@@ -163,8 +197,10 @@ func compareLive(ctx context.Context, sc *LiveSessionScore, ls *LabelledSession,
 
 // captureLive writes file into the session folder of a daemon serving on
 // loopback, a user turn at a time with a Stop hook after each and
-// SessionEnd at the end, and returns the texts of its live memories.
-func captureLive(ctx context.Context, sc *LiveSessionScore, ls *LabelledSession, file, tempDir string) ([]string, error) {
+// SessionEnd at the end, and returns the texts of its live memories; then
+// it ingests exs (the file read whole) into the same daemon and counts
+// what that changed (sc.AfterLive).
+func captureLive(ctx context.Context, sc *LiveSessionScore, ls *LabelledSession, file string, exs []memory.Exchange, tempDir string) ([]string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("read session: %w", err)
@@ -256,7 +292,63 @@ func captureLive(ctx context.Context, sc *LiveSessionScore, ls *LabelledSession,
 	if sc.liveDecisions, err = decisions(ctx, d); err != nil {
 		return nil, err
 	}
-	return liveMemoryTexts(ctx, d.Store())
+	texts, err := liveMemoryTexts(ctx, d.Store())
+	if err != nil {
+		return nil, err
+	}
+	if sc.AfterLive, err = ingestAgain(ctx, d, exs); err != nil {
+		return nil, fmt.Errorf("ingest after live capture: %w", err)
+	}
+	return texts, nil
+}
+
+// ingestSession runs a session's exchanges through d's write pipeline, in
+// the batches RunSessions sends, and returns the decisions.
+func ingestSession(ctx context.Context, d *daemon.Daemon, exs []memory.Exchange) ([]memory.Decision, error) {
+	var out []memory.Decision
+	for i := 0; i < len(exs); i += sessionsIngestBatch {
+		batch := exs[i:min(i+sessionsIngestBatch, len(exs))]
+		got, err := d.Feed().Ingest(ctx, httpapi.IngestRequest{Exchanges: batch})
+		if err != nil {
+			return nil, fmt.Errorf("ingest: %w", err)
+		}
+		out = append(out, got.Decisions...)
+	}
+	return out, nil
+}
+
+// ingestAgain ingests exs into d once more and counts what that changed
+// in its store and the decisions that were no replay.
+func ingestAgain(ctx context.Context, d *daemon.Daemon, exs []memory.Exchange) (Rerun, error) {
+	before, err := snapshot(ctx, d.Store())
+	if err != nil {
+		return Rerun{}, err
+	}
+	decs, err := ingestSession(ctx, d, exs)
+	if err != nil {
+		return Rerun{}, err
+	}
+	after, err := snapshot(ctx, d.Store())
+	if err != nil {
+		return Rerun{}, err
+	}
+	var r Rerun
+	for id, m := range after {
+		if b, ok := before[id]; !ok || !reflect.DeepEqual(b, m) {
+			r.Memories++
+		}
+	}
+	for id := range before {
+		if _, ok := after[id]; !ok {
+			r.Memories++
+		}
+	}
+	for _, dec := range decs {
+		if dec.Stage != ingest.StageReplay {
+			r.Turns++
+		}
+	}
+	return r, nil
 }
 
 // waitTailed waits until the daemon has read every session file handed
@@ -362,18 +454,18 @@ func (r *LiveReport) WriteTable(w io.Writer) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "session\tagent\thooks\tingest\tlive\tequal\tingest only\tlive only\t")
+	fmt.Fprintln(tw, "session\tagent\thooks\tingest\tlive\tequal\tingest only\tlive only\tagain\tafter live\t")
 	for _, s := range r.Sessions {
 		if s.Skipped != "" {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t\t\t\t\t\t\n", s.ID, s.Agent, s.Skipped)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", s.ID, s.Agent, s.Hooks, s.Ingest, s.Live, s.Equal, len(s.OnlyIngest), len(s.OnlyLive))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t\n", s.ID, s.Agent, s.Hooks, s.Ingest, s.Live, s.Equal, len(s.OnlyIngest), len(s.OnlyLive), s.Again, s.AfterLive)
 		if s.TailErrors > 0 {
 			fmt.Fprintf(tw, "\t%d failed reads; last: %s\t\t\t\t\t\t\t\n", s.TailErrors, s.LastError)
 		}
 	}
-	fmt.Fprintf(tw, "all\t\t\t\t\t%d\t%d differing\t\t\n", r.Equal, r.Differing)
+	fmt.Fprintf(tw, "all\t\t\t\t\t%d\t%d differing\t\t%s\t%s\t\n", r.Equal, r.Differing, r.Again, r.AfterLive)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -10,7 +10,9 @@ import (
 
 // TestRunSessionsLiveTestdata: the set's two Claude Code sessions,
 // captured live from their files written a turn at a time with a Stop
-// hook after each, leave the memories `memtray ingest` leaves.
+// hook after each, leave the memories `memtray ingest` leaves; ingesting
+// the file again, into either store, replays every turn and changes no
+// memory.
 func TestRunSessionsLiveTestdata(t *testing.T) {
 	var dump strings.Builder
 	rep, err := RunSessionsLive(context.Background(), filepath.Join("testdata", "sessions", "set.json"),
@@ -32,6 +34,9 @@ func TestRunSessionsLiveTestdata(t *testing.T) {
 		}
 		if s.Equal != s.Ingest || s.Live != s.Ingest {
 			t.Errorf("session %s: live capture differs from ingest:\n%s", s.ID, dump.String())
+		}
+		if s.Again != (Rerun{}) || s.AfterLive != (Rerun{}) {
+			t.Errorf("session %s: ingested again, it changed memories/decided turns again: %s after ingest, %s after live capture", s.ID, s.Again, s.AfterLive)
 		}
 	}
 	if rep.Differing != 0 || rep.Equal == 0 {

@@ -38,8 +38,9 @@ import (
 // resolvePending decides them.
 
 // StageReplay names the decision of a turn decided already: nothing is
-// stored, reinforced or revised again; the verdict is skipped-duplicate,
-// the memories the first run's. Callers do not record it again.
+// stored, reinforced or revised again; the verdict is skipped-duplicate
+// (rejected for a turn the first run rejected), the memories the first
+// run's. Callers do not record it again.
 const StageReplay = "replay"
 
 // turnKey names t for its marks: the session, the turn's number, the
@@ -71,11 +72,17 @@ func turnKey(t Turn) string {
 }
 
 // replayed returns the decision of a turn marked decided: skipped as a
-// duplicate at StageReplay, naming the first run's memories and verdict.
+// duplicate at StageReplay, naming the first run's memories and verdict;
+// a turn the first run rejected (markRejected) is rejected again at
+// StageReplay, so that a second run's counts say what the first did (no
+// duplicate was avoided).
 func replayed(r *run, marks map[string]store.TurnMark) memory.Decision {
 	whole := marks[""]
 	dec := r.dec
 	dec.Verdict = memory.VerdictDuplicate
+	if whole.Outcome == string(memory.VerdictRejected) {
+		dec.Verdict = memory.VerdictRejected
+	}
 	dec.Stage = StageReplay
 	dec.Reason = "this turn was decided (" + whole.Outcome + ") at " + whole.At.UTC().Format("2006-01-02 15:04:05") + ": nothing stored or reinforced again"
 	seen := map[string]bool{}
@@ -130,6 +137,37 @@ func (w *turnWrite) written() {
 	if w.last {
 		w.decided = true
 	}
+}
+
+// A turn that stores nothing is decided too: its statements were dropped
+// by distillation, the content score or the turn judge, all of which read
+// the turn and what its session said before it. Unmarked, it was run
+// again by a second ingest of the same history (before exp-reingest, only
+// a turn that placed a statement was marked decided) and decided anew
+// with less than the first run knew: the turns before it were replayed,
+// and a replayed turn leaves nothing in the session's record of what it
+// said (held.go), so a line the first run dropped as said in an earlier
+// turn was kept and stored (or updated a memory) the second time.
+// markRejected marks such a turn decided. A headless turn rejected under
+// the count is not: its session may reach the count later (claude -p
+// --continue) and then each of its turns is stored (headless.go).
+
+// rejectedStages are the stages whose rejection of a turn is decided by
+// the turn's own words and its session's earlier turns.
+var rejectedStages = map[string]bool{StageDistill: true, StageContent: true, StageJudge: true}
+
+// markRejected marks the turn of key decided when dec rejected it at one
+// of rejectedStages: a second run replays it (StageReplay) instead of
+// deciding it again.
+func (p *Pipeline) markRejected(ctx context.Context, key string, dec memory.Decision) error {
+	if key == "" || dec.Verdict != memory.VerdictRejected || !rejectedStages[dec.Stage] {
+		return nil
+	}
+	err := p.store.MarkTurn(context.WithoutCancel(ctx), []store.TurnMark{{Turn: key, Outcome: string(dec.Verdict)}})
+	if err != nil {
+		return fmt.Errorf("ingest: mark a rejected turn decided: %w", err)
+	}
+	return nil
 }
 
 // outcomeOf names o as a verdict for a mark.

@@ -85,6 +85,13 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []LaterText, s
 	}
 	cands, revises, pending := distill(t, later)
 	base := len(r.dec.Candidates)
+	// Deferred first, so it runs last: once the earlier turns are revised
+	// knowing this one (a retry of a failed revision runs the turn again).
+	defer func() {
+		if err == nil && !held {
+			err = p.markRejected(ctx, r.turnKey, dec)
+		}
+	}()
 	defer func() {
 		if dec.Stage != StageReplay { // a run of the turn at once decided it, revisions included
 			p.reviseEarlier(ctx, t, st, cands, revises, pending, base, &dec, &err) // session.go
