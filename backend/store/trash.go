@@ -82,7 +82,7 @@ func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
 		return nil, err
 	}
 	var out []TrashedMemory
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.viewPublished(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTrash)
 		if b == nil {
 			return nil
@@ -127,7 +127,7 @@ func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedM
 		return nil, err
 	}
 	out := make(map[string]TrashedMemory, len(ids))
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.viewPublished(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTrash)
 		if b == nil {
 			return nil
