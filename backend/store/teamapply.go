@@ -381,6 +381,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	s.forgetUnreadable(res.UnreadableIDs)
 	s.setSeq(seq)
 	s.mu.Unlock()
+	s.recheckBadTrash() // a put takes its trash entry out, a delete puts one in
 	if terr != nil {
 		return res, fmt.Errorf("apply team changes: %w", terr)
 	}
