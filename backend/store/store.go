@@ -618,7 +618,7 @@ func (s *Store) Info() Info {
 		Dir: s.dir, Model: s.model, Dim: s.dim, Count: len(s.entries), Seq: s.seq,
 		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadableSet()),
 		TrashUnreadable: len(s.badTrashSet()),
-		Warnings: append([]string(nil), s.warnings...),
+		Warnings:        append([]string(nil), s.warnings...),
 	}
 }
 
