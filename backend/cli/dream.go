@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -223,6 +225,10 @@ func runTrash(env *Env, args []string) error {
 		if c.json {
 			return printJSON(env.Stdout, items)
 		}
+		unreadable, err := unreadableTrash(env, svc)
+		if err != nil {
+			return err
+		}
 		tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "id\ttrashed\treason\ttext")
 		for _, t := range items {
@@ -235,6 +241,41 @@ func runTrash(env *Env, args []string) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(env.Stdout, "%d in the trash\n", len(items))
+		if unreadable != "" {
+			fmt.Fprintf(env.Stdout, "warning: %s\n", unreadable)
+		}
 		return nil
 	})
 }
+
+// unreadableTrash says which trash entries cannot be read
+// (store.Info.TrashUnreadable, named by the store's warnings): the trash's
+// list leaves them out, and `memtray trash` names them after it. "" when
+// there are none.
+func unreadableTrash(env *Env, svc httpapi.Services) (string, error) {
+	st, err := svc.Status.Stats(env.Ctx)
+	if err != nil {
+		return "", err
+	}
+	n := st.Store.TrashUnreadable
+	if n == 0 {
+		return "", nil
+	}
+	var ids []string
+	for _, w := range st.Warnings {
+		for _, m := range trashWarningRE.FindAllStringSubmatch(w.Message, -1) {
+			if !slices.Contains(ids, m[1]) {
+				ids = append(ids, m[1])
+			}
+		}
+	}
+	named := ""
+	if len(ids) > 0 {
+		named = " (" + strings.Join(ids, ", ") + ")"
+	}
+	return fmt.Sprintf("%d more cannot be read and are not listed%s: they cannot be restored; `memtray trash purge ID` or `memtray trash purge --all` deletes them, `memtray stats` says why", n, named), nil
+}
+
+// trashWarningRE finds the id in the store's warning about a trash entry
+// that cannot be read.
+var trashWarningRE = regexp.MustCompile(`trash entry (\S+) is unreadable`)

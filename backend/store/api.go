@@ -106,6 +106,10 @@ type Info struct {
 	// skips them (Warnings names them) and their bytes are kept for
 	// `memtray doctor --salvage`. 0 on a healthy store.
 	Unreadable int `json:"unreadable,omitempty"`
+	// TrashUnreadable counts the trash entries that cannot be read: the
+	// trash's list leaves them out (Warnings names them), they cannot be
+	// restored, and purging them deletes them. 0 on a healthy store.
+	TrashUnreadable int `json:"trash_unreadable,omitempty"`
 	// Warnings lists what Open found and repaired or skipped: a text index
 	// rebuilt after it failed to open, unreadable records, an unfinished
 	// re-embedding. Empty on a healthy store.

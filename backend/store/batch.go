@@ -137,6 +137,7 @@ func (s *Store) applyLocked(b Batch) error {
 	tputs, tdels := p.textChanges()
 	terr := s.indexText(tputs, tdels, p.seq)
 	s.applyInMemory(p)
+	s.recheckBadTrash() // a trash of a live record over an unreadable entry of its id
 	if terr != nil {
 		return fmt.Errorf("apply: %w", terr)
 	}
@@ -368,13 +369,9 @@ func (p *batchPlan) loadRestored(bk batchBuckets) error {
 		if v == nil {
 			return fmt.Errorf("restore %s: not in the trash: %w", id, memory.ErrNotFound)
 		}
-		te, err := decodeTrash(v)
+		_, h, m, err := decodeTrashed(v, true)
 		if err != nil {
-			return fmt.Errorf("trash entry %s: %w", id, err)
-		}
-		h, m, err := decodeRecord(te.rec)
-		if err != nil {
-			return fmt.Errorf("trash entry %s: %w", id, err)
+			return &unreadableTrashError{id: id, err: err}
 		}
 		stored := m // as trashed: a damaged vector comes back as it went (checkRewrite)
 		if v, ok := p.b.RestoreEmbeddings[id]; ok {

@@ -186,6 +186,11 @@ func (s *Store) restoreConflicts(ctx context.Context, ids []string, vecs map[str
 	for _, id := range cids {
 		f := conflicts[id]
 		cp, ok := copies[id]
+		if _, bad := s.badTrashSet()[id]; !ok && bad {
+			// Unreadable: Apply's restore of it says so.
+			rest = append(rest, id)
+			continue
+		}
 		if !ok {
 			return nil, nil, fmt.Errorf("restore %s: not in the trash: %w", id, memory.ErrNotFound)
 		}

@@ -377,12 +377,8 @@ func (c *checker) checkIndexes(tx *bolt.Tx) {
 		var bad int
 		_ = b.ForEach(func(_, v []byte) error {
 			r.Trash++
-			te, err := decodeTrash(v)
-			if err == nil {
-				_, _, err = decodeRecord(te.rec)
-			}
-			if err != nil {
-				bad++
+			if _, _, _, err := decodeTrashed(v, false); err != nil {
+				bad++ // as the trash's list leaves it out (trashbad.go)
 			}
 			return nil
 		})

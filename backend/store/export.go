@@ -76,13 +76,15 @@ type exportTrailer struct {
 // snapshot of the store. A record whose stored vector is damaged is
 // written without it, marked, and counted in the header (version 2): one
 // damaged record never fails a backup.
-// Records in the trash (see Trash) are not exported.
+// Records in the trash (see Trash) are not exported. Like Get, it
+// returns once every write its snapshot saw is published (viewPublished):
+// a record in the stream is in the text and vector indexes by then.
 func (s *Store) Export(ctx context.Context, w io.Writer) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.viewPublished(func(tx *bolt.Tx) error {
 		meta, recs, order := tx.Bucket(bucketMeta), tx.Bucket(bucketRecs), tx.Bucket(bucketOrder)
 		count := recs.Stats().KeyN - s.unreadableIn(recs)
 		dim := int(getU64(meta.Get(keyDim)))

@@ -444,11 +444,13 @@ func decodeOutbox(v []byte) (op byte, seq uint64, err error) {
 // the record as stored now; an entry whose record is gone meanwhile is a
 // delete. An unreadable entry is skipped and counted in bad (it is
 // dropped by the next AckOutbox naming its id).
+// It returns once every write its snapshot saw is published
+// (viewPublished): a record it gives the push is searchable here too.
 func (s *Store) Outbox(ctx context.Context, limit int) (entries []OutboxEntry, deltas []CounterDelta, err error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, nil, err
 	}
-	err = s.view(func(tx *bolt.Tx) error {
+	err = s.viewPublished(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(bucketOutbox); b != nil {
 			recs := tx.Bucket(bucketRecs)
 			c := b.Cursor()

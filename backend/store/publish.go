@@ -14,10 +14,18 @@ import (
 // bbolt is ahead of all three: a reader's transaction sees a commit from
 // the moment bbolt writes its meta page, during the commit's last fsync,
 // before the writer has control back. So the reads of records (Get,
-// GetMany, Iterate, FindByHash, Export) note the sequence number their
-// transaction saw and, before they return, wait until the store has
-// published it (waitPublished): a record one of them returns is in the
-// text and vector indexes. A read waits only when it caught a write in
+// GetMany, Iterate, FindByHash, Export, the team push's Outbox, and the
+// trash's Trash and TrashGet) note the sequence number their transaction
+// saw and, before they return, wait until the store has published it
+// (waitPublished): a record one of them returns is in the text and vector
+// indexes, and a record the trash lists is out of them. The other reads
+// of the records bucket are not waited for: those under the write lock
+// (planInserts, a re-embedding's stageTodo and swapStaged, indexRecords
+// from the write paths) see no write in flight, and the rest return no
+// record (Import's planDuplicates, a conflict copy's restoreConflicts,
+// RepairVectors' damagedTexts and TurnMarks read records only to decide,
+// and the write that follows rechecks under the lock; Open and the doctor
+// read before or beside any write). A read waits only when it caught a write in
 // flight, for that write's tail (its fsync, its text batch and its
 // in-memory step); no lock is held while it waits, and writers hold
 // nothing a reader needs across their slow work (s.mu only for the

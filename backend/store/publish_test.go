@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"runtime"
@@ -133,6 +134,11 @@ var publishReaders = []publishReader{
 			m, ok, err = s.FindByHash(ctx, h, "team")
 		}
 		return ok && m.ID == id, err
+	}},
+	{"Export", func(s *Store, id, text string) (bool, error) {
+		var b bytes.Buffer
+		err := s.Export(context.Background(), &b)
+		return bytes.Contains(b.Bytes(), []byte(`"id":"`+id+`","text":"`+text+`"`)), err
 	}},
 	{"List", func(s *Store, id, text string) (bool, error) {
 		got, _, err := s.List(context.Background(), ListQuery{Text: text})
@@ -276,6 +282,101 @@ func TestReadWaitsForPublication(t *testing.T) {
 			}
 			if miss := <-read; miss != "" {
 				t.Errorf("%s returned the record, but%s", r.name, miss)
+			}
+		})
+	}
+}
+
+// TestSideReadsWaitForPublication: the reads of what a write put beside
+// its record — the team outbox (its put, with the record) and the trash
+// (the record moved there) — started while the write is paused between
+// its commit and its publication, do not return what it wrote before it is
+// published. At 9937c7b both read bbolt without waiting: the outbox gave
+// the push a record no search found yet, and the trash listed a memory
+// that List and both search legs still held as live.
+func TestSideReadsWaitForPublication(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		// setup writes what write needs and returns the id to look for.
+		setup func(t *testing.T, s *Store) string
+		write func(s *Store, id string) error
+		// seen says whether the read returned the write's effect on id.
+		seen func(s *Store, id string) (bool, error)
+		// after checks the published state once seen returned true.
+		after func(s *Store, id string) string
+	}{
+		{"outbox", func(t *testing.T, s *Store) string { return "pushed" },
+			func(s *Store, id string) error {
+				m := teamMem(publishText(3))
+				m.ID = id
+				_, err := s.Put(ctx, m)
+				return err
+			},
+			func(s *Store, id string) (bool, error) {
+				out, _, err := s.Outbox(ctx, 0)
+				return slices.ContainsFunc(out, func(e OutboxEntry) bool { return e.ID == id && !e.Delete }), err
+			},
+			func(s *Store, id string) string { return legsMiss(s, id, publishText(3)) }},
+		{"trash", func(t *testing.T, s *Store) string {
+			m := mem(publishText(4))
+			m.ID = "binned"
+			return mustPut(t, s, m).ID
+		},
+			func(s *Store, id string) error {
+				return s.Apply(ctx, Batch{Trash: []TrashRequest{{ID: id, Reason: "test"}}})
+			},
+			func(s *Store, id string) (bool, error) {
+				tr, err := s.Trash(ctx)
+				return slices.ContainsFunc(tr, func(m TrashedMemory) bool { return m.Memory.ID == id }), err
+			},
+			func(s *Store, id string) string {
+				got, _, err := s.List(ctx, ListQuery{})
+				if err != nil || slices.Contains(got, id) {
+					return fmt.Sprintf(" List still holds it (%v)", err)
+				}
+				return ""
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := openTeam(t, t.TempDir())
+			mustPut(t, s, mem("a filler record about the shop"))
+			id := c.setup(t, s)
+			paused, release := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			s.afterCommit = func() { once.Do(func() { close(paused); <-release }) }
+			wrote := make(chan error, 1)
+			go func() { wrote <- c.write(s, id) }()
+			<-paused
+			read := make(chan string, 1)
+			go func() {
+				for {
+					ok, err := c.seen(s, id)
+					switch {
+					case err != nil:
+						read <- err.Error()
+					case ok:
+						read <- c.after(s, id)
+					default:
+						runtime.Gosched()
+						continue
+					}
+					return
+				}
+			}()
+			select {
+			case miss := <-read:
+				close(release)
+				t.Fatalf("the %s read returned the write before it was published:%s", c.name, miss)
+			case <-time.After(200 * time.Millisecond):
+			}
+			close(release)
+			if err := <-wrote; err != nil {
+				t.Fatal(err)
+			}
+			if miss := <-read; miss != "" {
+				t.Errorf("the %s read returned the write, but%s", c.name, miss)
 			}
 		})
 	}

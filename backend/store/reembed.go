@@ -298,8 +298,15 @@ const stageWarningPrefix = "unfinished re-embedding"
 // vectors and indexes them, and takes them off Open's warning. It returns
 // how many it repaired. emb must be of the store's model and dimension
 // (memory.ErrModelMismatch otherwise). A vector is derived from the text:
-// the records keep their sequence numbers and timestamps and nothing goes
-// to the team outbox. The embedder is called without the write lock, so
+// the records keep their timestamps and nothing goes to the team outbox
+// (the team's copy carries no vector of this machine's: a push never
+// copies a damaged one, and every other member embedded the text
+// itself), but the repair is a write of the store like any other: it
+// takes a new store sequence number, which the repaired records carry
+// (ChangedSince finds them: the steward's incremental merge scan searches
+// the neighbours of a memory that has just entered the vector index), and
+// it is published as every write is (publish.go). The text index is not
+// touched (the text is the same). The embedder is called without the write lock, so
 // writes go on while it is slow or does not answer (the daemon retries a
 // failed repair while it runs); a record deleted, rewritten with a new
 // vector or given another text meanwhile is left alone.
@@ -337,7 +344,12 @@ func (s *Store) RepairVectors(ctx context.Context, emb memory.Embedder) (int, er
 		// record has a vector of the new model, and its list stands.
 		return 0, fmt.Errorf("repair vectors: the store switched to model %q meanwhile: %w", m, memory.ErrModelMismatch)
 	}
-	var done []int // indexes into ids of the records rewritten
+	type repaired struct {
+		h recHeader
+		m memory.Memory
+	}
+	var done []repaired
+	seq := s.seq + 1
 	err = s.update(func(tx *bolt.Tx) error {
 		done = done[:0]
 		recs := tx.Bucket(bucketRecs)
@@ -353,29 +365,39 @@ func (s *Store) RepairVectors(ctx context.Context, emb memory.Embedder) (int, er
 			if m.Text != texts[i] || checkVector(m.Embedding, dim) == nil {
 				continue // rewritten meanwhile: it brought its own vector
 			}
-			m.Embedding = vecs[i]
+			m.Embedding, h.seq = vecs[i], seq
 			if v, err = encodeRecord(h, &m); err != nil {
 				return fmt.Errorf("record %s: %w", id, err)
 			}
 			if err := recs.Put([]byte(id), v); err != nil {
 				return err
 			}
-			done = append(done, i)
+			done = append(done, repaired{h, m})
 		}
-		return nil
+		if len(done) == 0 {
+			return errNothingWritten
+		}
+		return putSeqCount(tx, seq, 0)
 	})
+	if errors.Is(err, errNothingWritten) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("repair vectors: %w", err)
 	}
+	s.committed()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, i := range done {
-		if e, ok := s.entries[ids[i]]; ok {
-			s.indexVector(ids[i], vecs[i], e)
+	for _, r := range done {
+		if _, ok := s.entries[r.m.ID]; ok {
+			e := entryFromMemory(r.h, &r.m, s.intern)
+			s.setEntry(r.m.ID, e)
+			s.indexVector(r.m.ID, r.m.Embedding, e)
 		} else {
-			s.markDamaged(ids[i], false)
+			s.markDamaged(r.m.ID, false)
 		}
 	}
+	s.setSeq(seq)
 	return len(done), nil
 }
 

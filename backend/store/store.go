@@ -91,6 +91,9 @@ type Store struct {
 	// (unreadableSet): a record that fails to decode and is in it is
 	// skipped as Open skipped it (see skipUnreadable).
 	unreadable atomic.Pointer[map[string]struct{}]
+	// badTrash holds the trash entries found unreadable (at Open, or by
+	// a listing since), replaced as unreadable is (trashbad.go).
+	badTrash atomic.Pointer[map[string]struct{}]
 
 	// textMu guards the text index's handle for the reads that do not
 	// hold s.wmu (searches, DocFreq, a live check's snapshot): held for
@@ -401,6 +404,9 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 				s.vec.setMeta(p.id, p.e)
 			}
 		}
+		if err := s.loadBadTrash(tx); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketDels).ForEach(func(k, v []byte) error {
 			lr.dels[string(k)] = getU64(v)
 			return nil
@@ -611,7 +617,8 @@ func (s *Store) Info() Info {
 	return Info{
 		Dir: s.dir, Model: s.model, Dim: s.dim, Count: len(s.entries), Seq: s.seq,
 		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadableSet()),
-		Warnings: append([]string(nil), s.warnings...),
+		TrashUnreadable: len(s.badTrashSet()),
+		Warnings:        append([]string(nil), s.warnings...),
 	}
 }
 

@@ -69,6 +69,12 @@ type TeamApplied struct {
 	// UnreadableIDs names them, for the sync's log (not reported).
 	Unreadable    int      `json:"unreadable,omitempty"`
 	UnreadableIDs []string `json:"-"`
+	// ScopeUnknown names the puts among them whose local record was
+	// too garbled to say whether the user had made it personal here
+	// (see localOfUnreadable): they took the team's copy and its scope,
+	// and a personal scope chosen here, if there was one, is lost. For
+	// the sync's log; not reported.
+	ScopeUnknown []string `json:"-"`
 	// PutIDs and DeletedIDs are the ids of the memories written (added or
 	// updated: Put) and moved to the trash (Deleted), for the team sync to
 	// announce; not the puts and deletes left alone. Not reported.
@@ -95,10 +101,12 @@ type TeamApplied struct {
 // a local record that does not decode (Info.Unreadable: skipped by every
 // read) is applied to it, and counted (TeamApplied.Unreadable): a put's
 // version replaces the unreadable bytes, whatever local write waits in
-// the outbox (it can never be pushed), and a delete removes them (not to
-// the trash, which holds readable records) — the team holds the good
-// copy, or deleted it. So one bad row stops no pull, and the change is
-// not lost behind the cursor.
+// the outbox (it can never be pushed, except a move out of the team,
+// which needs no record), keeping what can still be read of the local
+// record (localOfUnreadable: its personal scope and local fields), and a
+// delete removes them (not to the trash, which holds readable records) —
+// the team holds the good copy, or deleted it. So one bad row stops no
+// pull, and the change is not lost behind the cursor.
 func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, error) {
 	var res TeamApplied
 	if err := s.checkOpen(); err != nil {
@@ -252,15 +260,23 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 					return fmt.Errorf("record %s: %w", m.ID, err)
 				}
 			}
+			var local unreadableLocal
+			if bad {
+				local = localOfUnreadable(v, outbox, id)
+			}
 			if outbox != nil && outbox.Get(id) != nil {
 				if !bad {
 					res.Kept++
 					res.KeptPuts = append(res.KeptPuts, m.ID)
 					continue
 				}
-				// A write of the unreadable record: it can never be pushed.
-				if err := outbox.Delete(id); err != nil {
-					return err
+				// A write of the unreadable record: it can never be
+				// pushed, except its move out of the team, which is
+				// pushed as a delete and needs no record.
+				if !local.leaving {
+					if err := outbox.Delete(id); err != nil {
+						return err
+					}
 				}
 			}
 			p := pending[m.ID]
@@ -281,19 +297,25 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 			h := recHeader{seq: n, tseq: n, ord: n}
 			if bad {
 				// The team's version replaces bytes no read decodes:
-				// nothing of them is kept but their place in the order.
+				// what of them can still be read is kept (the local
+				// fields, a personal scope), and their place in the order.
 				ord, err := dropUnreadableKeys(tx, id)
 				if err != nil {
 					return fmt.Errorf("record %s: %w", m.ID, err)
 				}
 				h.ord = cmp.Or(ord, n)
 				unreadable(m.ID)
-			} else if v != nil {
-				m.Pinned, m.Hits, m.LastAccessed, m.LastReinforcedAt = om.Pinned, om.Hits, om.LastAccessed, om.LastReinforcedAt
-				m.CooldownUntil, m.SupersededBy, m.ExtendsSource = om.CooldownUntil, om.SupersededBy, om.ExtendsSource
-				if om.Scope == memory.ScopePersonal {
-					m.Scope = om.Scope // kept here by the user's choice
+				if local.fields != nil {
+					keepLocalFields(&m, local.fields)
 				}
+				if local.leaving {
+					m.Scope = memory.ScopePersonal
+				}
+				if !local.scopeKnown() {
+					res.ScopeUnknown = append(res.ScopeUnknown, m.ID)
+				}
+			} else if v != nil {
+				keepLocalFields(&m, &om)
 				h.ord = oh.ord
 				if c, ok := conflicts[m.ID]; ok && sharedChanged(&om, &m) {
 					if err := keepConflictCopy(tx, trash, c, &om, &m, next(), now); err != nil {
@@ -381,6 +403,7 @@ func (s *Store) ApplyTeam(ctx context.Context, ch TeamChanges) (TeamApplied, err
 	s.forgetUnreadable(res.UnreadableIDs)
 	s.setSeq(seq)
 	s.mu.Unlock()
+	s.recheckBadTrash() // a put takes its trash entry out, a delete puts one in
 	if terr != nil {
 		return res, fmt.Errorf("apply team changes: %w", terr)
 	}
@@ -490,4 +513,55 @@ func dropUnreadableKeys(tx *bolt.Tx, id []byte) (ord uint64, err error) {
 		}
 	}
 	return 0, nil
+}
+
+// keepLocalFields gives a pulled put m the fields of its local copy om
+// that are this machine's (pin, snooze, hits, last access,
+// superseded-by, a personal scope the user chose here).
+func keepLocalFields(m, om *memory.Memory) {
+	m.Pinned, m.Hits, m.LastAccessed, m.LastReinforcedAt = om.Pinned, om.Hits, om.LastAccessed, om.LastReinforcedAt
+	m.CooldownUntil, m.SupersededBy, m.ExtendsSource = om.CooldownUntil, om.SupersededBy, om.ExtendsSource
+	if om.Scope == memory.ScopePersonal {
+		m.Scope = om.Scope // kept here by the user's choice
+	}
+}
+
+// unreadableLocal is what a team pull can still read of a local record
+// that does not decode.
+type unreadableLocal struct {
+	// fields are the record's fields when its JSON is valid and only a
+	// field of the wrong type failed it (as Go's decoder reads the rest:
+	// that field left zero); nil otherwise.
+	fields *memory.Memory
+	// leaving: a move of it out of the team waits in the outbox (a delete
+	// queued while the record stays): the user made it personal here.
+	leaving bool
+}
+
+// scopeKnown says whether the local record's scope could be read.
+func (l unreadableLocal) scopeKnown() bool { return l.fields != nil || l.leaving }
+
+// localOfUnreadable reads what it can of local record id, whose value v
+// does not decode, and of its outbox entry (outbox may be nil): its
+// fields when only a field's type is wrong, and whether it was made
+// personal here and that waits to be pushed. A record whose header or
+// JSON is garbled says nothing of its scope unless that move waits; a
+// personal scope chosen here and already pushed is then lost (the team
+// deleted its copy when it was pushed, so such a put is rare).
+func localOfUnreadable(v []byte, outbox *bolt.Bucket, id []byte) unreadableLocal {
+	var l unreadableLocal
+	if outbox != nil {
+		op, _, err := decodeOutbox(outbox.Get(id))
+		l.leaving = err == nil && op == outboxDelete
+	}
+	_, js, _, err := splitRecord(v, nil)
+	if err != nil || !json.Valid(js) {
+		return l
+	}
+	var m memory.Memory
+	var te *json.UnmarshalTypeError
+	if err := json.Unmarshal(js, &m); err == nil || errors.As(err, &te) && te.Field != "scope" {
+		l.fields = &m
+	}
+	return l
 }

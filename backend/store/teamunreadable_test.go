@@ -183,3 +183,101 @@ func checkAfterPull(t *testing.T, s *Store, bad, next memory.Memory, del bool) {
 		t.Errorf("vector search for its text: %v %v", vh, err)
 	}
 }
+
+// TestApplyTeamKeepsWhatCanBeRead: a pulled put over a local record Open
+// found unreadable keeps what can still be read of it. A move out of the
+// team waiting in the outbox says the user made it personal here: the
+// put's copy stays personal and the move is still pushed. A record whose
+// JSON is valid but for a field of the wrong type keeps its scope and
+// local fields (the pin). A record whose bytes say nothing, with no move
+// waiting, takes the team's copy and scope, and the pull names it
+// (TeamApplied.ScopeUnknown) for the sync's log. At 9937c7b every such put
+// took the team's scope and dropped the waiting move: a memory made
+// personal here became a team memory again.
+func TestApplyTeamKeepsWhatCanBeRead(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name     string
+		personal bool // made personal here before the damage
+		pushed   bool // and that move pushed (the outbox acknowledged)
+		garble   func(t *testing.T, path string, m memory.Memory)
+		// want: the scope after the pull, the pin kept, the move still
+		// waiting, named as a scope the pull could not read.
+		scope   memory.Scope
+		pinned  bool
+		leaving bool
+		unknown bool
+	}{
+		{"wrong-type field, personal, pushed", true, true, fieldGarble, memory.ScopePersonal, true, false, false},
+		{"wrong-type field, team", false, false, fieldGarble, memory.ScopeTeam, true, false, false},
+		{"wrong-type field, personal, waiting", true, false, fieldGarble, memory.ScopePersonal, true, true, false},
+		{"bytes not a record, personal, waiting", true, false, bytesGarble, memory.ScopePersonal, false, true, false},
+		{"JSON broken, personal, waiting", true, false, textGarble, memory.ScopePersonal, false, true, false},
+		{"bytes not a record, personal, pushed", true, true, bytesGarble, memory.ScopeTeam, false, false, true},
+		{"JSON broken, team", false, false, textGarble, memory.ScopeTeam, false, false, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTeam(t, dir)
+			var pulled []memory.Memory
+			for i := range 4 {
+				pulled = append(pulled, pulledMem(i, fmt.Sprintf("Team worker %d retries a failed upload of part-%d.bin", i, i)))
+			}
+			if _, err := s.ApplyTeam(ctx, TeamChanges{Put: pulled}); err != nil {
+				t.Fatal(err)
+			}
+			bad := pulled[2]
+			if _, err := s.Update(ctx, bad.ID, func(m *memory.Memory) error {
+				m.Pinned = true
+				if c.personal {
+					m.Scope = memory.ScopePersonal
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if c.pushed {
+				out, _, err := s.Outbox(ctx, 0)
+				if err != nil || !slices.ContainsFunc(out, func(e OutboxEntry) bool { return e.ID == bad.ID && e.Delete }) {
+					t.Fatalf("the move out of the team does not wait: %+v %v", out, err)
+				}
+				if err := s.AckOutbox(ctx, out, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			c.garble(t, filepath.Join(dir, dbFile), bad)
+			s = openTeam(t, dir)
+			if s.Info().Unreadable != 1 {
+				t.Fatalf("Info before the pull: %+v", s.Info())
+			}
+			next := pulledMem(2, "Team worker 2 now retries a failed upload of part-2.bin five times")
+			next.UpdatedAt = t0.Add(time.Hour)
+			res, err := s.ApplyTeam(ctx, TeamChanges{Put: []memory.Memory{next}})
+			if err != nil || res.Put != 1 || res.Unreadable != 1 {
+				t.Fatalf("ApplyTeam: %+v, %v", res, err)
+			}
+			if got := slices.Contains(res.ScopeUnknown, bad.ID); got != c.unknown {
+				t.Errorf("ScopeUnknown %v, want %s named: %v", res.ScopeUnknown, bad.ID, c.unknown)
+			}
+			m, err := s.Get(ctx, bad.ID)
+			if err != nil || m.Text != next.Text || m.Scope != c.scope || m.Pinned != c.pinned {
+				t.Errorf("after the pull: %v, text %q, scope %q (want %q), pinned %v (want %v)", err, m.Text, m.Scope, c.scope, m.Pinned, c.pinned)
+			}
+			out, _, err := s.Outbox(ctx, 0)
+			leaving := slices.ContainsFunc(out, func(e OutboxEntry) bool { return e.ID == bad.ID && e.Delete })
+			if err != nil || leaving != c.leaving {
+				t.Errorf("the move out of the team waits: %v (want %v): %+v %v", leaving, c.leaving, out, err)
+			}
+		})
+	}
+}
+
+func fieldGarble(t *testing.T, path string, m memory.Memory) {
+	garbleRecordField(t, path, m.ID, "importance", `"high"`)
+}
+func bytesGarble(t *testing.T, path string, m memory.Memory) { garbleRecordBytes(t, path, m.ID) }
+func textGarble(t *testing.T, path string, m memory.Memory)  { garbleFileText(t, path, m.Text) }

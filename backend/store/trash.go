@@ -76,13 +76,17 @@ func decodeTrash(b []byte) (trashEntry, error) {
 }
 
 // Trash lists the trashed records, oldest trashed first, without their
-// embeddings. Unreadable entries are an error naming them.
+// embeddings. An entry that cannot be read is left out and noted
+// (Info.TrashUnreadable and a warning naming it: trashbad.go), so one
+// never hides the others.
 func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
 	var out []TrashedMemory
-	err := s.view(func(tx *bolt.Tx) error {
+	var bad map[string]error
+	err := s.viewPublished(func(tx *bolt.Tx) error {
+		out, bad = nil, nil
 		b := tx.Bucket(bucketTrash)
 		if b == nil {
 			return nil
@@ -92,17 +96,13 @@ func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
 			if n++; n%1024 == 0 && ctx.Err() != nil {
 				return ctx.Err()
 			}
-			te, err := decodeTrash(v)
+			te, _, m, err := decodeTrashed(v, false)
 			if err != nil {
-				return fmt.Errorf("trash entry %s: %w", k, err)
-			}
-			_, js, _, err := splitRecord(te.rec, nil)
-			if err != nil {
-				return fmt.Errorf("trash entry %s: %w", k, err)
-			}
-			var m memory.Memory
-			if err := decodeFields(js, &m); err != nil {
-				return fmt.Errorf("trash entry %s: %w", k, err)
+				if bad == nil {
+					bad = map[string]error{}
+				}
+				bad[string(k)] = err
+				return nil
 			}
 			out = append(out, TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason, Conflict: conflictOf(tx, k)})
 			return nil
@@ -111,6 +111,7 @@ func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list trash: %w", err)
 	}
+	s.noteBadTrash(bad)
 	slices.SortFunc(out, func(a, b TrashedMemory) int {
 		if c := a.TrashedAt.Compare(b.TrashedAt); c != 0 {
 			return c
@@ -121,13 +122,15 @@ func (s *Store) Trash(ctx context.Context) ([]TrashedMemory, error) {
 }
 
 // TrashGet returns the trashed records among ids with their embeddings;
-// ids not in the trash are absent from the map.
+// ids not in the trash are absent from the map, and so are entries that
+// cannot be read (noted as Trash notes them).
 func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedMemory, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
 	out := make(map[string]TrashedMemory, len(ids))
-	err := s.view(func(tx *bolt.Tx) error {
+	var bad map[string]error
+	err := s.viewPublished(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTrash)
 		if b == nil {
 			return nil
@@ -137,13 +140,13 @@ func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedM
 			if v == nil {
 				continue
 			}
-			te, err := decodeTrash(v)
+			te, _, m, err := decodeTrashed(v, true)
 			if err != nil {
-				return fmt.Errorf("trash entry %s: %w", id, err)
-			}
-			_, m, err := decodeRecord(te.rec)
-			if err != nil {
-				return fmt.Errorf("trash entry %s: %w", id, err)
+				if bad == nil {
+					bad = map[string]error{}
+				}
+				bad[id] = err
+				continue
 			}
 			out[id] = TrashedMemory{Memory: m, TrashedAt: te.at, Reason: te.reason, Conflict: conflictOf(tx, []byte(id))}
 		}
@@ -152,6 +155,7 @@ func (s *Store) TrashGet(ctx context.Context, ids []string) (map[string]TrashedM
 	if err != nil {
 		return nil, fmt.Errorf("read trash: %w", err)
 	}
+	s.noteBadTrash(bad)
 	return out, nil
 }
 
@@ -270,11 +274,11 @@ func (s *Store) TrashEmbeddings(ctx context.Context, emb memory.Embedder, ids []
 }
 
 // PurgeTrash deletes for good the records trashed before before (and any
-// unreadable trash entry), and returns how many it deleted.
+// trash entry that cannot be read), and returns how many it deleted.
 func (s *Store) PurgeTrash(ctx context.Context, before time.Time) (int, error) {
 	n, err := s.purgeTrash(ctx, func(b *bolt.Bucket) ([][]byte, error) {
 		return trashKeys(b, func(v []byte) bool {
-			te, err := decodeTrash(v)
+			te, _, _, err := decodeTrashed(v, false)
 			return err != nil || te.at.Before(before)
 		})
 	})
@@ -391,6 +395,9 @@ func (s *Store) purgeTrash(ctx context.Context, pick func(b *bolt.Bucket) ([][]b
 	})
 	if errors.Is(err, errNothingWritten) {
 		return 0, nil
+	}
+	if err == nil {
+		s.recheckBadTrash()
 	}
 	return n, err
 }

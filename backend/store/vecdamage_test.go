@@ -158,8 +158,10 @@ func TestOpenDamagedVector(t *testing.T) {
 
 // TestRepairVectors: what the daemon does at start with its embedder (of
 // the store's model): the damaged records' texts are embedded anew, found
-// by vector again, the warning goes; the records keep their sequence
-// numbers and timestamps; another model's embedder is refused.
+// by vector again, the warning goes; the records keep their timestamps
+// and take the repair's new sequence number (at 9937c7b they kept the
+// old one: ChangedSince never found them); another model's embedder is
+// refused.
 func TestRepairVectors(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range vectorDamages {
@@ -191,8 +193,13 @@ func TestRepairVectors(t *testing.T) {
 				t.Errorf("vector search after the repair = %v, %v: want %s", ids(hits), err, id)
 			}
 			after, err := s.Get(ctx, id)
-			if err != nil || !after.UpdatedAt.Equal(before.UpdatedAt) || s.Info().Seq != seq || !slices.Equal(after.Embedding, testEmb.vec(before.Text)) {
-				t.Errorf("after the repair: %v, updated %v (was %v), seq %d (was %d), vector %v", err, after.UpdatedAt, before.UpdatedAt, s.Info().Seq, seq, after.Embedding)
+			if err != nil || !after.UpdatedAt.Equal(before.UpdatedAt) || s.Info().Seq != seq+1 || !slices.Equal(after.Embedding, testEmb.vec(before.Text)) {
+				t.Errorf("after the repair: %v, updated %v (was %v), seq %d (want %d), vector %v", err, after.UpdatedAt, before.UpdatedAt, s.Info().Seq, seq+1, after.Embedding)
+			}
+			// The repair is a write: what keys on the sequence number
+			// (the steward's incremental merge scan) sees the record.
+			if changed, now, err := s.ChangedSince(ctx, seq); err != nil || now != seq+1 || len(changed) != 1 || !mapHas(changed, id) {
+				t.Errorf("ChangedSince(%d) after the repair = %v, %d, %v; want %s alone at %d", seq, changed, now, err, id, seq+1)
 			}
 			if n, err := s.RepairVectors(ctx, testEmb); n != 0 || err != nil {
 				t.Errorf("a second RepairVectors = %d, %v, want nothing to do", n, err)
@@ -471,5 +478,50 @@ func TestRepairVectorsWritesMeanwhile(t *testing.T) {
 				t.Errorf("the record after the repair: %v, text %q, vector of its text %v", err, m.Text, slices.Equal(m.Embedding, want))
 			}
 		})
+	}
+}
+
+// mapHas reports whether set holds id.
+func mapHas(set map[string]struct{}, id string) bool {
+	_, ok := set[id]
+	return ok
+}
+
+// TestRepairVectorsTellsNoTeam: a repair of a team memory's damaged
+// vector changes nothing the team shares: the team outbox is as it was
+// before it (no put: a push would make a new team version of the same
+// text, over other members' edits), and the record's UpdatedAt is kept.
+func TestRepairVectorsTellsNoTeam(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTeam(t, dir)
+	var ms []memory.Memory
+	for i := range 3 {
+		ms = append(ms, mustPut(t, s, teamMem(fmt.Sprintf("The deploy script %d tags the image with the commit hash", i))))
+	}
+	out, _, err := s.Outbox(ctx, 0)
+	if err != nil || len(out) != 3 {
+		t.Fatalf("outbox before: %d entries, %v", len(out), err)
+	}
+	if err := s.AckOutbox(ctx, out, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rewriteVector(t, filepath.Join(dir, dbFile), ms[1].ID, setFloat(0, float32(math.NaN())))
+	s = openTeam(t, dir)
+	if n, err := s.RepairVectors(ctx, testEmb); err != nil || n != 1 {
+		t.Fatalf("RepairVectors = %d, %v, want 1", n, err)
+	}
+	if out, _, err := s.Outbox(ctx, 0); err != nil || len(out) != 0 {
+		t.Errorf("outbox after the repair: %+v, %v; want empty", out, err)
+	}
+	if n, err := s.OutboxLen(); err != nil || n != 0 {
+		t.Errorf("OutboxLen after the repair = %d, %v", n, err)
+	}
+	after, err := s.Get(ctx, ms[1].ID)
+	if err != nil || !after.UpdatedAt.Equal(ms[1].UpdatedAt) {
+		t.Errorf("after the repair: %v, updated %v (was %v)", err, after.UpdatedAt, ms[1].UpdatedAt)
 	}
 }

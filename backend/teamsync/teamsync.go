@@ -1322,6 +1322,9 @@ func (s *Syncer) apply(ctx context.Context, p pulledPage, rep *PullReport) error
 		rep.Unreadable += applied.Unreadable
 		s.log.Warn("the team's changes replaced or deleted local records that could not be read", "count", applied.Unreadable, "ids", applied.UnreadableIDs)
 	}
+	if len(applied.ScopeUnknown) > 0 {
+		s.log.Warn("team memories replaced local records too garbled to say whether they had been made personal here: they are team memories again; make one personal again if it should not be shared", "ids", applied.ScopeUnknown)
+	}
 	return nil
 }
 

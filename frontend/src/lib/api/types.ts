@@ -448,6 +448,7 @@ export interface Info {
   format_version: number;
   repaired_on_open: number;
   unreadable?: number;
+  trash_unreadable?: number;
   warnings?: string[];
 }
 
