@@ -1,0 +1,114 @@
+package memory
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Names written by their form: what a text writes as the name of a thing
+// (a flag, an environment variable, a path, a dotted or called name, a
+// version, a port or an issue number) rather than as a word of the
+// language, whatever words it is made of: "--firmware" names a flag
+// though "firmware" is a word, "assets/" a folder, "abs(self._value)" a
+// call. The evidence test of a recall reads a query's words inside one as
+// names (search.nameWords), LoadBearing counts each as a token a
+// restatement must keep: one notion, so that what a prompt asks about by
+// name and what a statement names agree.
+var (
+	// FlagToken is a command-line flag as written after a space, a quote,
+	// a bracket or '=': "--dry-run", "-n", "--firmware=x" (its value
+	// too); its first group is the flag. A dash inside a word ("e-mail")
+	// or before a digit ("-5") is none.
+	FlagToken = regexp.MustCompile("(?:^|[\\s`\"'(\\[=])(--?[A-Za-z][\\w-]*(?:=[^\\s,;`\"')]+)?)")
+	// DirToken is a folder written with its trailing slash ("assets/",
+	// "./build/", "~/.config/"); its first group is the folder.
+	DirToken = regexp.MustCompile("(?:^|[\\s`\"'(\\[])((?:~|\\.{1,2})?/?(?:[\\w.@-]*\\w/)+)(?:$|[\\s`\"'),;:?!]|\\.(?:\\s|$))")
+	// CallToken is a called name, dotted or not, with its arguments on
+	// one line: "abs(self._value)", "os.path.join(a, b)", "useMemo()".
+	// An English plural mark ("file(s)", "match(es)") is none
+	// (callArgsPlural).
+	CallToken = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\([^()\n]{0,80}\)`)
+	// DottedToken is a dotted name: two or more parts of two characters
+	// or more, each starting with a letter or '_', joined by '.' with no
+	// space ("self._value", "os.path", "Node.js", "example.com"); "e.g."
+	// and "U.S." are none.
+	DottedToken = regexp.MustCompile(`\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b`)
+	// EnvToken is an environment variable written with its '$'
+	// ("$GOFLAGS", "${HOME}").
+	EnvToken = regexp.MustCompile(`\$\{?[A-Za-z_]\w*\}?`)
+	// VersionToken is a version: digits joined by '.', with an optional
+	// leading 'v' and a pre-release ("1.22", "v0.4.1-rc.1").
+	VersionToken = regexp.MustCompile(`\bv?\d+(?:\.\d+)+(?:-[\w.]+)?\b`)
+	// IDToken is a number written as an identifier: after '#' or ':' (an
+	// issue "#1234", a port ":8080", a line "main.go:42") or after
+	// capitals and a dash (a ticket "ABC-123"); its first group is the
+	// number.
+	IDToken = regexp.MustCompile(`(?:[#:]|\b[A-Z]{2,}-)(\d+)\b`)
+)
+
+// nameForm is a pattern of a name written by its form and the group of a
+// match that is the name (0: all of it).
+type nameForm struct {
+	re    *regexp.Regexp
+	group int
+	// outsideCode leaves out a match inside a code span: there the span
+	// is the name ("`type(self._value) is str`"), not each name it holds.
+	outsideCode bool
+}
+
+// nameForms are the forms NameSpans finds: the load-bearing paths,
+// identifiers, settings and code spans, and the forms above.
+var nameForms = []nameForm{
+	{PathToken, 0, false}, {IdentToken, 0, false}, {SettingToken, 0, false}, {CodeSpanToken, 0, false}, {URLToken, 0, false},
+	{FlagToken, 1, true}, {DirToken, 1, true}, {CallToken, 0, true}, {DottedToken, 0, true}, {EnvToken, 0, true}, {VersionToken, 0, true}, {IDToken, 1, true},
+}
+
+// newNameForms is how many of nameForms' last entries are the forms this
+// file adds to the load-bearing ones (LoadBearing reads them unless
+// loadBearingNames is off).
+const newNameForms = 7
+
+// loadBearingNames makes LoadBearing read the name forms of this file
+// (ablation switch).
+var loadBearingNames = true
+
+// NameSpans returns the byte offsets [start, end) of the names text
+// writes by their form (nameForms): paths and folders, identifiers,
+// settings and flags, code spans and URLs, called and dotted names,
+// environment variables, versions, ports and issue numbers. Spans may
+// overlap.
+func NameSpans(text string) [][2]int {
+	return formSpans(text, nameForms)
+}
+
+// formSpans returns the spans of text's names in forms (each form's
+// group), leaving out an English plural mark CallToken matches and, for a
+// form read outside code only (nameForm.outsideCode), a match inside a
+// code span.
+func formSpans(text string, forms []nameForm) [][2]int {
+	var out [][2]int
+	var code [][]int
+	if strings.Contains(text, "`") {
+		code = CodeSpanToken.FindAllStringIndex(text, -1)
+	}
+	for _, f := range forms {
+		for _, m := range f.re.FindAllStringSubmatchIndex(text, -1) {
+			s, e := m[2*f.group], m[2*f.group+1]
+			if s < 0 || f.re == CallToken && callArgsPlural(text[s:e]) ||
+				f.outsideCode && slices.ContainsFunc(code, func(c []int) bool { return c[0] <= s && e <= c[1] }) {
+				continue
+			}
+			out = append(out, [2]int{s, e})
+		}
+	}
+	return out
+}
+
+// callArgsPlural reports whether call, a CallToken match, is a word with
+// an English plural mark ("file(s)", "match(es)") rather than a call.
+func callArgsPlural(call string) bool {
+	i := strings.IndexByte(call, '(')
+	args := call[i+1 : len(call)-1]
+	return args == "s" || args == "es"
+}
