@@ -55,7 +55,7 @@ func NamesLoadBearing(text string) bool {
 		if !f.re.MatchString(text) {
 			continue
 		}
-		if f.re != CallToken && !f.outsideCode || len(formSpans(text, []nameForm{f})) > 0 {
+		if f.re != CallToken && !f.outside || len(formSpans(text, []nameForm{f})) > 0 {
 			return true
 		}
 	}

@@ -52,9 +52,9 @@ var (
 type nameForm struct {
 	re    *regexp.Regexp
 	group int
-	// outsideCode leaves out a match inside a code span: there the span
-	// is the name ("`type(self._value) is str`"), not each name it holds.
-	outsideCode bool
+	// outside leaves out a match inside a span of a form without it
+	// (formSpans): the forms nameForms lists first, which come first.
+	outside bool
 }
 
 // nameForms are the forms NameSpans finds: the load-bearing paths,
@@ -84,22 +84,28 @@ func NameSpans(text string) [][2]int {
 
 // formSpans returns the spans of text's names in forms (each form's
 // group), leaving out an English plural mark CallToken matches and, for a
-// form read outside code only (nameForm.outsideCode), a match inside a
-// code span.
+// form read only outside the others (nameForm.outside), a match inside a
+// span of a form that is not: inside a code span, a URL, a path, an
+// identifier or a setting, that is the name ("`type(self._value) is
+// str`", "https://x.github.io/y", "pdl-spec/mkdocs.yml"), not each name
+// it holds.
 func formSpans(text string, forms []nameForm) [][2]int {
 	var out [][2]int
-	var code [][]int
-	if strings.Contains(text, "`") {
-		code = CodeSpanToken.FindAllStringIndex(text, -1)
-	}
+	whole := 0 // out[:whole] are the spans of the forms not read only outside
 	for _, f := range forms {
+		if !f.outside {
+			whole = len(out)
+		}
 		for _, m := range f.re.FindAllStringSubmatchIndex(text, -1) {
 			s, e := m[2*f.group], m[2*f.group+1]
 			if s < 0 || f.re == CallToken && callArgsPlural(text[s:e]) ||
-				f.outsideCode && slices.ContainsFunc(code, func(c []int) bool { return c[0] <= s && e <= c[1] }) {
+				f.outside && slices.ContainsFunc(out[:whole], func(w [2]int) bool { return w[0] <= s && e <= w[1] }) {
 				continue
 			}
 			out = append(out, [2]int{s, e})
+		}
+		if !f.outside {
+			whole = len(out)
 		}
 	}
 	return out
