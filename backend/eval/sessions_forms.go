@@ -28,8 +28,7 @@ var envAssign = regexp.MustCompile(`(?:^|[^\w$.-])([A-Z][A-Z0-9_]*[A-Z0-9])=`)
 //     of a KEY=value of capitals (envAssign);
 //   - path: memory.PathToken's and memory.DirToken's paths outside URLs
 //     with a '/' that are not two words joined by one ("and/or",
-//     "client/server"): a leading '/', '.' or '~', a second '/', a file's
-//     extension or a trailing '/' make a path;
+//     "client/server"; memory.IsPathName);
 //   - call: memory.CallToken's called name, with "()";
 //   - number: memory.VersionToken's versions and memory.IDToken's issue
 //     numbers, ports and tickets, as written ("#1234", ":8080").
@@ -69,7 +68,7 @@ func formTokens(text, form string) []string {
 		}
 		slices.SortStableFunc(spans, func(a, b []int) int { return a[0] - b[0] })
 		for _, sp := range spans {
-			if tok := text[sp[0]:sp[1]]; strings.Contains(tok, "/") && !inURL(sp[0]) && isPath(tok) {
+			if tok := text[sp[0]:sp[1]]; strings.Contains(tok, "/") && !inURL(sp[0]) && memory.IsPathName(tok) {
 				add(tok)
 			}
 		}
@@ -91,16 +90,6 @@ func formTokens(text, form string) []string {
 		}
 	}
 	return out
-}
-
-// isPath reports whether tok, a token with a '/', is written as a path
-// rather than as two words joined by a slash (see formTokens).
-func isPath(tok string) bool {
-	if strings.ContainsAny(tok[:1], "/.~") || strings.HasSuffix(tok, "/") || strings.Count(tok, "/") > 1 {
-		return true
-	}
-	last := tok[strings.LastIndex(tok, "/")+1:]
-	return memory.PathToken.FindString(last) == last
 }
 
 // nameFormTokens returns, for each form of NameForms, the tokens each

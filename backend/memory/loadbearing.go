@@ -37,7 +37,7 @@ var (
 // loadBearing lists the forms LoadBearing and NamesLoadBearing read:
 // the patterns above, then the name forms of names.go (nameForms' last
 // newNameForms), read unless loadBearingNames is off.
-var loadBearing = append([]nameForm{{PathToken, 0, false}, {IdentToken, 0, false}, {SettingToken, 0, false}, {NumberToken, 0, false}, {URLToken, 0, false}, {CodeSpanToken, 0, false}},
+var loadBearing = append([]nameForm{{PathToken, 0, false, nil}, {IdentToken, 0, false, nil}, {SettingToken, 0, false, nil}, {NumberToken, 0, false, nil}, {URLToken, 0, false, nil}, {CodeSpanToken, 0, false, nil}},
 	nameForms[len(nameForms)-newNameForms:]...)
 
 // loadBearingForms returns the forms LoadBearing reads.

@@ -55,13 +55,15 @@ type nameForm struct {
 	// outside leaves out a match inside a span of a form without it
 	// (formSpans): the forms nameForms lists first, which come first.
 	outside bool
+	// keep, when set, says whether a match is a name of the form.
+	keep func(string) bool
 }
 
 // nameForms are the forms NameSpans finds: the load-bearing paths,
 // identifiers, settings and code spans, and the forms above.
 var nameForms = []nameForm{
-	{PathToken, 0, false}, {IdentToken, 0, false}, {SettingToken, 0, false}, {CodeSpanToken, 0, false}, {URLToken, 0, false},
-	{FlagToken, 1, true}, {DirToken, 1, true}, {CallToken, 0, true}, {DottedToken, 0, true}, {EnvToken, 0, true}, {VersionToken, 0, true}, {IDToken, 1, true},
+	{PathToken, 0, false, IsPathName}, {IdentToken, 0, false, nil}, {SettingToken, 0, false, nil}, {CodeSpanToken, 0, false, nil}, {URLToken, 0, false, nil},
+	{FlagToken, 1, true, nil}, {DirToken, 1, true, nil}, {CallToken, 0, true, nil}, {DottedToken, 0, true, nil}, {EnvToken, 0, true, nil}, {VersionToken, 0, true, nil}, {IDToken, 1, true, nil},
 }
 
 // newNameForms is how many of nameForms' last entries are the forms this
@@ -98,7 +100,7 @@ func formSpans(text string, forms []nameForm) [][2]int {
 		}
 		for _, m := range f.re.FindAllStringSubmatchIndex(text, -1) {
 			s, e := m[2*f.group], m[2*f.group+1]
-			if s < 0 || f.re == CallToken && callArgsPlural(text[s:e]) ||
+			if s < 0 || f.re == CallToken && callArgsPlural(text[s:e]) || f.keep != nil && !f.keep(text[s:e]) ||
 				f.outside && slices.ContainsFunc(out[:whole], func(w [2]int) bool { return w[0] <= s && e <= w[1] }) {
 				continue
 			}
@@ -109,6 +111,20 @@ func formSpans(text string, forms []nameForm) [][2]int {
 		}
 	}
 	return out
+}
+
+// IsPathName reports whether tok, a PathToken match, is written as a
+// path rather than as two words joined by a slash ("and/or",
+// "row/col", "notes/history"): a leading '/', '.' or '~', a trailing
+// '/', a second '/' or a file name by its extension after the slash
+// make a path ("src/app", two words, does not). LoadBearing counts
+// such pairs as before; the name forms (NameSpans) do not.
+func IsPathName(tok string) bool {
+	if tok == "" || strings.ContainsAny(tok[:1], "/.~") || strings.HasSuffix(tok, "/") || strings.Count(tok, "/") != 1 {
+		return true
+	}
+	last := tok[strings.LastIndex(tok, "/")+1:]
+	return last != "" && PathToken.FindString(last) == last
 }
 
 // callArgsPlural reports whether call, a CallToken match, is a word with

@@ -22,6 +22,8 @@ func TestNameSpans(t *testing.T) {
 		{"Python 3.12 on :8080 fixes #1234", []string{"1234", "3.12", "8080"}},
 		{"a well-known e-mail at -5 degrees, the file(s) and match(es), e.g. in the U.S. The end.", nil},
 		{"the 10 largest files", nil},
+		{"the row/col fields and notes/history files", nil},
+		{"see src/app/page.tsx", []string{"src/app/page.tsx"}},
 	}
 	for _, c := range cases {
 		var got []string
@@ -83,4 +85,18 @@ func FuzzNameSpans(f *testing.F) {
 			t.Fatalf("NamesLoadBearing(%q) = %v, LoadBearing %v", text, got, LoadBearing(text))
 		}
 	})
+}
+
+// TestIsPathName: two words joined by one slash are no path; a leading
+// '/', '.' or '~', a trailing '/', a second '/' or a file name after the
+// slash make one.
+func TestIsPathName(t *testing.T) {
+	for tok, want := range map[string]bool{
+		"and/or": false, "row/col": false, "notes/history": false, "src/app": false,
+		"/span": true, "./out": true, "~/x": true, "assets/": true, "cmd/tiler/main.go": true, "docs/index.md": true, "main.go": true,
+	} {
+		if got := IsPathName(tok); got != want {
+			t.Errorf("IsPathName(%q) = %v, want %v", tok, got, want)
+		}
+	}
 }
