@@ -1098,8 +1098,9 @@ func TestEvidenceNameForms(t *testing.T) {
 			if ids := hitIDs(r.Hits); !slices.Contains(ids, c.want) || r.Evidence.Generic {
 				t.Errorf("hits %v, generic %v; want %s (evidence %+v)", ids, r.Evidence.Generic, c.want, r.Evidence)
 			}
+			was := namesByForm
 			namesByForm = false
-			defer func() { namesByForm = true }()
+			defer func() { namesByForm = was }()
 			if off := ask(c.prompt); c.genericOff && (len(off.Hits) > 0 || !off.Evidence.Generic) {
 				t.Errorf("names by form off: hits %v, generic %v; want none, generic", hitIDs(off.Hits), off.Evidence.Generic)
 			}
