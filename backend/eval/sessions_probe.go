@@ -40,6 +40,25 @@ const minIdentifierLen = 4
 // that record no access. The store holds exactly what each asks about, so
 // an answer without that memory is a miss and an empty one a refusal.
 type IdentifierProbe struct {
+	ProbeCounts
+	// Forms are the name-form probes (NameFormProbes): the same prompts
+	// naming a token a memory writes as a flag, an environment variable,
+	// a path, a called name or a number written as an identifier, which
+	// no other live memory writes, whether or not general language uses
+	// its words ("--firmware", "assets/", "abs()"). One entry a form, in
+	// NameForms' order.
+	Forms []FormProbe `json:"forms,omitempty"`
+}
+
+// FormProbe is the name-form probe of one form (NameForms).
+type FormProbe struct {
+	Form string `json:"form"`
+	ProbeCounts
+}
+
+// ProbeCounts are the counts of a probe of names: the identifier probe's
+// (IdentifierProbe) or one name form's (FormProbe).
+type ProbeCounts struct {
 	// Memories holding a rare identifier; Identifiers asked; Prompts asked
 	// (Identifiers x IdentifierPrompts).
 	Memories    int `json:"memories"`
@@ -215,8 +234,9 @@ func wrapProbe(err error) error {
 
 // probeIdentifiers asks, after every other figure is measured, the
 // identifier probe (IdentifierProbe) of every session's live memories, in
-// set order and memory id order, and reports it in r.rep.Identifiers; the
-// dump lists every prompt not answered with its memory.
+// set order and memory id order, then the name-form probes (NameForms,
+// nameFormTokens), and reports them in r.rep.Identifiers; the dump lists
+// every prompt not answered with its memory.
 func (r *sessionsRun) probeIdentifiers(ctx context.Context) error {
 	var ms []memory.Memory
 	project := map[string]string{} // memory id -> the project it is asked in
@@ -241,23 +261,48 @@ func (r *sessionsRun) probeIdentifiers(ctx context.Context) error {
 		fmt.Fprintf(r.opts.Dump, "\n## identifier probes: each prompt not answered with the memory holding its identifier\n")
 	}
 	r.progress(fmt.Sprintf("identifier probes: %d memories", len(ids)))
+	if err := r.askNames(ctx, ms, project, ids, &p.ProbeCounts, ""); err != nil {
+		return err
+	}
+	forms := nameFormTokens(ms, ids)
+	for _, form := range NameForms {
+		if r.opts.Dump != nil {
+			fmt.Fprintf(r.opts.Dump, "\n## name-form probes (%s): each prompt not answered with the memory writing it\n", form)
+		}
+		p.Forms = append(p.Forms, FormProbe{Form: form})
+		if err := r.askNames(ctx, ms, project, forms[form], &p.Forms[len(p.Forms)-1].ProbeCounts, form); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// askNames asks, for every memory of ms holding names (names, by memory
+// id), IdentifierPrompts about each, in its project, and counts the
+// answers in c; form names the probe in the dump and the session ids
+// ("" for the identifier probe).
+func (r *sessionsRun) askNames(ctx context.Context, ms []memory.Memory, project map[string]string, names map[string][]string, c *ProbeCounts, form string) error {
+	tag := "eval-ident"
+	if form != "" {
+		tag = "eval-form-" + form
+	}
 	for _, m := range ms {
-		if len(ids[m.ID]) == 0 {
+		if len(names[m.ID]) == 0 {
 			continue
 		}
-		p.Memories++
+		c.Memories++
 		empty := false
-		for _, id := range ids[m.ID] {
-			p.Identifiers++
+		for _, id := range names[m.ID] {
+			c.Identifiers++
 			for k, tmpl := range IdentifierPrompts {
 				q := fmt.Sprintf(tmpl, id)
-				got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-ident-%s-%s-%d", m.ID, id, k),
+				got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("%s-%s-%s-%d", tag, m.ID, id, k),
 					Prompt: q, Project: project[m.ID], Event: search.EventPrompt, Unrecorded: true})
 				if err != nil {
 					return fmt.Errorf("eval sessions: identifier probe %q: %w", q, err)
 				}
-				p.Prompts++
-				outcome := p.count(m.ID, got)
+				c.Prompts++
+				outcome := c.count(m.ID, got)
 				empty = empty || outcome != "hit" && outcome != "other"
 				if outcome != "hit" && r.opts.Dump != nil {
 					dumpIdentifierProbe(r.opts.Dump, m, project[m.ID], q, outcome, got)
@@ -265,7 +310,7 @@ func (r *sessionsRun) probeIdentifiers(ctx context.Context) error {
 			}
 		}
 		if empty {
-			p.MemoriesWithAnEmpty++
+			c.MemoriesWithAnEmpty++
 		}
 	}
 	return nil
@@ -274,7 +319,7 @@ func (r *sessionsRun) probeIdentifiers(ctx context.Context) error {
 // count counts one identifier prompt's answer, whose memory is id, and
 // returns its outcome: "hit", "other", or why it was empty ("lexical far",
 // "generic", "names unknown", "no evidence", "floors").
-func (p *IdentifierProbe) count(id string, got search.Recalled) string {
+func (p *ProbeCounts) count(id string, got search.Recalled) string {
 	if ev := got.Evidence; ev != nil && ev.Lexical && !ev.Vector && ev.Std > 0 {
 		p.lexicalZ(ev.LexicalZ)
 	}
@@ -309,7 +354,7 @@ func (p *IdentifierProbe) count(id string, got search.Recalled) string {
 
 // lexicalZ counts a prompt held by the lexical test alone whose lexical
 // memory lies z standard deviations above the sample's mean.
-func (p *IdentifierProbe) lexicalZ(z float64) {
+func (p *ProbeCounts) lexicalZ(z float64) {
 	if p.LexicalOnly == 0 || z < p.LexicalZMin {
 		p.LexicalZMin = z
 	}

@@ -75,3 +75,41 @@ func TestRunSessionsProbeIdentifiers(t *testing.T) {
 		t.Errorf("the probe changed the report:\n%+v\nwant\n%+v", rep.Overall, plain.Overall)
 	}
 }
+
+// TestFormTokens: the tokens a memory writes in each name form, as the
+// probe names them, in text order: a flag without its value, a variable
+// without '$', a path (not two words joined by a slash, not a URL's), a
+// called name with "()" (not a plural mark), a number written as an
+// identifier (not a count).
+func TestFormTokens(t *testing.T) {
+	const text = "Run `tiler cut --firmware=gps -n` with TILER_BUCKET=x and $HOME; tiles go to assets/ and cmd/tiler/main.go, " +
+		"and/or https://example.com/a/b; it uses abs(self._value) per file(s); since v2.4.1 on :8471 (#12, ABC-7), 10 tiles."
+	cases := []struct {
+		form string
+		want []string
+	}{
+		{"flag", []string{"--firmware", "-n"}},
+		{"env", []string{"TILER_BUCKET", "HOME"}},
+		{"path", []string{"assets/", "cmd/tiler/main.go"}},
+		{"call", []string{"abs()"}},
+		{"number", []string{"v2.4.1", ":8471", "#12", "ABC-7"}},
+	}
+	for _, c := range cases {
+		if got := formTokens(text, c.form); !slices.Equal(got, c.want) {
+			t.Errorf("formTokens(%s) = %q, want %q", c.form, got, c.want)
+		}
+	}
+}
+
+// TestNameFormTokens: a memory's tokens of a form that no other memory
+// writes in it and that the identifier probe does not ask already.
+func TestNameFormTokens(t *testing.T) {
+	ms := []memory.Memory{
+		{ID: "a", Text: "Use --firmware and --force; the key is zq_key, set with --zq_key."},
+		{ID: "b", Text: "Never pass --force here."},
+	}
+	got := nameFormTokens(ms, map[string][]string{"a": {"--zq_key"}})
+	if want := map[string][]string{"a": {"--firmware"}}; !reflect.DeepEqual(got["flag"], want) {
+		t.Errorf("flag tokens = %q, want %q", got["flag"], want)
+	}
+}

@@ -258,6 +258,11 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 			p.EmptyLexicalFar, p.EmptyGeneric, p.EmptyNamesUnknown, p.EmptyNoEvidence, p.EmptyFloors)
 		ew.printf("  on the lexical test alone: %d, their lexical memory's z: <= 0 %d, 0-0.5 %d, 0.5-1 %d, >= 1 %d (lowest %.2f)\n",
 			p.LexicalOnly, p.LexicalZ[0], p.LexicalZ[1], p.LexicalZ[2], p.LexicalZ[3], p.LexicalZMin)
+		for _, f := range p.Forms {
+			ew.printf("name-form probes (%s): %d prompts naming one of %d tokens of %d memories: the memory in the first %d %d (%s), other memories %d, nothing %d (%d memories): lexical memory far %d, generic %d, names unknown %d, no evidence %d, floors %d\n",
+				f.Form, f.Prompts, f.Identifiers, f.Memories, SessionsK, f.Hits, pct(ratio(f.Hits, f.Prompts)), f.Other, f.Empty, f.MemoriesWithAnEmpty,
+				f.EmptyLexicalFar, f.EmptyGeneric, f.EmptyNamesUnknown, f.EmptyNoEvidence, f.EmptyFloors)
+		}
 	}
 	ew.printf("precision is a lower bound (the gold lists are not exhaustive); a fact counts only memories of its own session's ingest\n")
 	ew.printf("took %.1fs\n", r.Seconds)

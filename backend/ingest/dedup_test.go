@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -335,5 +336,27 @@ func TestDedupStaysInProject(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNewTokensNameForms: a near duplicate that changes a call on a
+// dotted name outside backticks, a flag or a folder adds a load-bearing
+// token (memory.LoadBearing's name forms), so dedup updates the memory
+// rather than merging the change away; a restatement that changes only
+// words adds none.
+func TestNewTokensNameForms(t *testing.T) {
+	cases := []struct {
+		old, next string
+		want      []string
+	}{
+		{"The getter returns abs(value) for the reading.", "The getter now returns abs(self._value) for the reading.", []string{"abs(self._value)", "self._value"}},
+		{"Run the exporter with --dry-run first.", "Run the exporter with -n first.", []string{"-n"}},
+		{"Generated tiles go to the bucket.", "Generated tiles go to assets/ now.", []string{"assets/"}},
+		{"The getter returns abs(value) for the reading.", "The getter returns abs(value) for each reading.", nil},
+	}
+	for _, c := range cases {
+		if got := newTokens(c.old, c.next); !slices.Equal(got, c.want) {
+			t.Errorf("newTokens(%q, %q) = %q, want %q", c.old, c.next, got, c.want)
+		}
 	}
 }

@@ -34,14 +34,28 @@ var (
 	CodeSpanToken = regexp.MustCompile("`[^`\n]+`")
 )
 
-// loadBearing lists the patterns LoadBearing and NamesLoadBearing read.
-var loadBearing = []*regexp.Regexp{PathToken, IdentToken, SettingToken, NumberToken, URLToken, CodeSpanToken}
+// loadBearing lists the forms LoadBearing and NamesLoadBearing read:
+// the patterns above, then the name forms of names.go (nameForms' last
+// newNameForms), read unless loadBearingNames is off.
+var loadBearing = append([]nameForm{{PathToken, 0, false, nil}, {IdentToken, 0, false, nil}, {SettingToken, 0, false, nil}, {NumberToken, 0, false, nil}, {URLToken, 0, false, nil}, {CodeSpanToken, 0, false, nil}},
+	nameForms[len(nameForms)-newNameForms:]...)
+
+// loadBearingForms returns the forms LoadBearing reads.
+func loadBearingForms() []nameForm {
+	if loadBearingNames {
+		return loadBearing
+	}
+	return loadBearing[:len(loadBearing)-newNameForms]
+}
 
 // NamesLoadBearing reports whether text has a load-bearing token: what
 // len(LoadBearing(text)) > 0 says, without listing them.
 func NamesLoadBearing(text string) bool {
-	for _, re := range loadBearing {
-		if re.MatchString(text) {
+	for _, f := range loadBearingForms() {
+		if !f.re.MatchString(text) {
+			continue
+		}
+		if f.re != CallToken && !f.outside || len(formSpans(text, []nameForm{f})) > 0 {
 			return true
 		}
 	}
@@ -52,10 +66,8 @@ func NamesLoadBearing(text string) bool {
 // without their backticks.
 func LoadBearing(text string) map[string]bool {
 	out := map[string]bool{}
-	for _, re := range loadBearing {
-		for _, m := range re.FindAllString(text, -1) {
-			out[strings.TrimSpace(strings.Trim(m, "`"))] = true
-		}
+	for _, sp := range formSpans(text, loadBearingForms()) {
+		out[strings.TrimSpace(strings.Trim(text[sp[0]:sp[1]], "`"))] = true
 	}
 	return out
 }

@@ -64,6 +64,7 @@ func TestNamesLoadBearing(t *testing.T) {
 	for _, text := range []string{
 		"", "plain words only, nothing specific here", "Run `make test` first.", "see backend/store/store.go",
 		"MEMTRAY_PORT=7432", "v1.2.3 took 250ms", "https://example.com/x", "the retryBackoff field", "It works in the U.S.",
+		"now uses abs(self._value)", "each file(s)", "run -n", "in assets/", "$HOME", "fixes #12",
 	} {
 		if got, want := NamesLoadBearing(text), len(LoadBearing(text)) > 0; got != want {
 			t.Errorf("NamesLoadBearing(%q) = %v, LoadBearing has %d tokens", text, got, len(LoadBearing(text)))

@@ -179,6 +179,11 @@ type QueryWord struct {
 	// near its other words), but it is no reason to refuse the prompt
 	// outright (NamesUnknown): the store knows the thing.
 	OutOfReach bool
+	// Count is set on a word the text writes only as a count (see
+	// nameWords: "10" in "the 10 largest files"): general language
+	// writes counts, though the word model holds no number, so it anchors
+	// nothing (AnchorWords).
+	Count bool
 	// Memories is how many memories of the store hold the word: the
 	// largest document frequency of its terms (0 for an Unknown word, or
 	// one only compound terms of the index hold).
@@ -199,7 +204,7 @@ type QueryWord struct {
 func QueryWords(text string, analyze func(string) []string, df map[string]int, wordProb func(string) (float64, bool), maxInfo float64) []QueryWord {
 	var out []QueryWord
 	seen := map[string]bool{}
-	names := nameWords(text)
+	names, counts := nameWords(text)
 	known := func(terms []string) bool {
 		for _, t := range terms {
 			if df[t] > 0 {
@@ -235,7 +240,7 @@ func QueryWords(text string, analyze func(string) []string, df map[string]int, w
 			for _, t := range terms {
 				memories = max(memories, df[t])
 			}
-			out = append(out, QueryWord{Word: p, Terms: terms, Info: info, Unknown: !known(terms), Name: names[lw], Memories: memories})
+			out = append(out, QueryWord{Word: p, Terms: terms, Info: info, Unknown: !known(terms), Name: names[lw], Count: counts[lw], Memories: memories})
 		}
 	}
 	return out
@@ -244,22 +249,60 @@ func QueryWords(text string, analyze func(string) []string, df map[string]int, w
 // nameWords returns the words of text (lower-cased) that it writes as
 // names at least once: with a capital letter after the first letter
 // ("GraphQL", "useMemo", "SQL"), letters mixed with digits, '_' or a
-// joiner ("PySide6", "spawn_blocking", "httpx.WriteProblem"), or
-// capitalised other than at the start of a sentence ("Kafka" in "Explain
-// how Kafka works").
-func nameWords(text string) map[string]bool {
-	names := map[string]bool{}
+// joiner ("PySide6", "spawn_blocking", "httpx.WriteProblem"), capitalised
+// other than at the start of a sentence ("Kafka" in "Explain how Kafka
+// works"), or inside a name written by its form (memory.NameSpans: the
+// "firmware" of "--firmware", the "assets" of "assets/", the "abs" of
+// "abs(x)", the "8080" of ":8080", every word of a code span). It also
+// returns the words it writes as counts: digits only (a decimal point
+// allowed), never inside such a name ("the 10 largest files"; not the
+// "8080" of "localhost:8080", nor "1.22" in "Go 1.22", a version).
+func nameWords(text string) (names, counts map[string]bool) {
+	names, counts = map[string]bool{}, map[string]bool{}
+	var forms [][2]int
+	if namesByForm {
+		forms = memory.NameSpans(text)
+	}
 	var sentenceStart bool
 	prev := 0
 	for _, sp := range wordSpans(text) {
 		sentenceStart = prev == 0 || strings.ContainsAny(text[prev:sp[0]], ".?!\n")
 		prev = sp[1]
 		w := text[sp[0]:sp[1]]
-		if isName(w, sentenceStart) {
-			names[strings.ToLower(w)] = true
+		lw := strings.ToLower(w)
+		inForm := slices.ContainsFunc(forms, func(f [2]int) bool { return f[0] <= sp[0] && sp[1] <= f[1] })
+		switch {
+		case isName(w, sentenceStart) || inForm:
+			names[lw] = true
+		case isCount(w):
+			counts[lw] = true
 		}
 	}
-	return names
+	for w := range names {
+		delete(counts, w)
+	}
+	return names, counts
+}
+
+// namesByForm makes nameWords read the names written by their form
+// (memory.NameSpans; ablation switch).
+var namesByForm = true
+
+// isCount reports whether w is written as a count: digits, with at most
+// one decimal point between them.
+func isCount(w string) bool {
+	digits, points := 0, 0
+	for _, r := range w {
+		switch {
+		case r >= '0' && r <= '9':
+			digits++
+		case r == '.':
+			points++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && points <= 1
 }
 
 // isName reports whether w is written as a name (see nameWords); first
@@ -348,14 +391,16 @@ func NamesOutOfReach(ws []QueryWord) []string {
 
 // AnchorWords returns the words of ws that doc, a memory's terms, holds,
 // that general language does not use (their information is maxInfo, that
-// of a word the word model does not know; see QueryWords) and that no
+// of a word the word model does not know, see QueryWords, and they are
+// not counts, QueryWord.Count: a port or a version is a name, "10" in
+// "the 10 largest files" is not) and that no
 // other memory holds (Memories is 1): the words that tie the query to that
 // memory beyond chance (Evidence.Anchors). Either part can be switched off
 // for an ablation (anchorUnused, anchorOne).
 func AnchorWords(ws []QueryWord, doc map[string]bool, maxInfo float64) []string {
 	var out []string
 	for _, w := range ws {
-		if anchorUnused && w.Info < maxInfo || anchorOne && w.Memories != 1 {
+		if anchorUnused && (w.Info < maxInfo || w.Count && countsGeneral) || anchorOne && w.Memories != 1 {
 			continue
 		}
 		if slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
@@ -373,6 +418,9 @@ var (
 	lexicalAnchors = true
 	anchorUnused   = true
 	anchorOne      = true
+	// countsGeneral makes a count (QueryWord.Count) a word general
+	// language uses, which anchors nothing (ablation switch).
+	countsGeneral = true
 )
 
 // LackedNames returns the words of ws written as names that some memory

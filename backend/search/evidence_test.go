@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -211,7 +212,7 @@ func TestNameWords(t *testing.T) {
 		{"", nil},
 	}
 	for _, c := range cases {
-		got := nameWords(c.text)
+		got, _ := nameWords(c.text)
 		var names []string
 		for w := range got {
 			names = append(names, w)
@@ -442,10 +443,11 @@ func TestStoreSample(t *testing.T) {
 }
 
 // FuzzWords: word spans are in order, do not overlap, start and end on
-// word runes, hold no space, and every name nameWords reports is one of
-// the text's words, lower-cased.
+// word runes, hold no space, and every name and count nameWords reports is
+// one of the text's words, lower-cased, no word both; the name spans
+// (memory.NameSpans) lie within the text.
 func FuzzWords(f *testing.F) {
-	for _, s := range []string{"httpx.WriteProblem", "What's the Next.js app?", "tokio::spawn a.b.c", "é’x..y", "a'", ".a.", "I'm Kafka\nRedis"} {
+	for _, s := range []string{"httpx.WriteProblem", "What's the Next.js app?", "tokio::spawn a.b.c", "é’x..y", "a'", ".a.", "I'm Kafka\nRedis", "what does --dry-run do? -n", "abs(self._value) file(s)", "assets/ at :8080, #12 v1.2.3 and 10 files", "`make test` $GOFLAGS"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
@@ -464,9 +466,20 @@ func FuzzWords(f *testing.F) {
 			lower[strings.ToLower(w)] = true
 			prev = sp[1]
 		}
-		for n := range nameWords(text) {
+		names, counts := nameWords(text)
+		for n := range names {
 			if !lower[n] {
 				t.Fatalf("name %q is no word of %q", n, text)
+			}
+		}
+		for n := range counts {
+			if !lower[n] || names[n] || !isCount(n) {
+				t.Fatalf("count %q of %q: a word %v, a name %v", n, text, lower[n], names[n])
+			}
+		}
+		for _, sp := range memory.NameSpans(text) {
+			if sp[0] < 0 || sp[1] > len(text) || sp[0] > sp[1] {
+				t.Fatalf("name span %v of %q", sp, text)
 			}
 		}
 	})
@@ -995,6 +1008,101 @@ func TestEvidenceAnchors(t *testing.T) {
 			defer func() { lexicalAnchors = true }()
 			if off := ask(c.prompt); len(off.Hits) > 0 || !off.Evidence.LexicalFar {
 				t.Errorf("without the rule: hits %v, far %v; want none, refused as far (evidence %+v)", hitIDs(off.Hits), off.Evidence.LexicalFar, off.Evidence)
+			}
+		})
+	}
+}
+
+// TestNameWordsForms: a word inside a name written by its form
+// (memory.NameSpans) is a name, whatever general language makes of it: a
+// flag, a folder, a called name, a code span, a port, an issue, a
+// version; a number written bare is a count, and a number inside such a
+// name is none.
+func TestNameWordsForms(t *testing.T) {
+	cases := []struct {
+		text          string
+		names, counts []string
+	}{
+		{"what does --firmware do?", []string{"firmware"}, nil},
+		{"what does -n do with --dry-run?", []string{"n", "dry", "run"}, nil},
+		{"what goes in assets/?", []string{"assets"}, nil},
+		{"it now uses abs(self._value)", []string{"abs", "self._value"}, nil},
+		{"run `make test` first", []string{"make", "test"}, nil},
+		{"set $GOFLAGS", []string{"goflags"}, nil},
+		{"the server on :8471 fixes #1234 since 2.4.1", []string{"8471", "1234", "2.4.1"}, nil},
+		{"find the 10 largest files in 3 folders", nil, []string{"10", "3"}},
+		{"a well-known e-mail, -5 degrees, file(s) e.g. here", nil, []string{"5"}},
+	}
+	for _, c := range cases {
+		names, counts := nameWords(c.text)
+		if got := slices.Sorted(maps.Keys(names)); !slices.Equal(got, slices.Sorted(slices.Values(c.names))) {
+			t.Errorf("nameWords(%q) names %q, want %q", c.text, got, c.names)
+		}
+		if got := slices.Sorted(maps.Keys(counts)); !slices.Equal(got, slices.Sorted(slices.Values(c.counts))) {
+			t.Errorf("nameWords(%q) counts %q, want %q", c.text, got, c.counts)
+		}
+	}
+	namesByForm = false
+	defer func() { namesByForm = true }()
+	if names, _ := nameWords("what does --firmware do?"); names["firmware"] {
+		t.Error("names by form off: --firmware still a name")
+	}
+}
+
+// TestAnchorWordsCounts: a number written as a count anchors nothing,
+// though the word model holds no number; one written as a port or a
+// version anchors as any word general language does not use.
+func TestAnchorWordsCounts(t *testing.T) {
+	const maxInfo = 15
+	analyze := func(w string) []string { return []string{w} }
+	prob := func(w string) (float64, bool) { return math.Exp(-5), w == "largest" || w == "files" || w == "on" }
+	df := map[string]int{"10": 1, "8471": 1, "2.4.1": 1, "largest": 3}
+	ws := QueryWords("the 10 largest files on :8471 since 2.4.1", analyze, df, prob, maxInfo)
+	doc := map[string]bool{"10": true, "8471": true, "2.4.1": true, "largest": true}
+	if got := AnchorWords(ws, doc, maxInfo); !slices.Equal(got, []string{"8471", "2.4.1"}) {
+		t.Errorf("AnchorWords = %q, want [8471 2.4.1]", got)
+	}
+	countsGeneral = false
+	defer func() { countsGeneral = true }()
+	if got := AnchorWords(ws, doc, maxInfo); !slices.Equal(got, []string{"10", "8471", "2.4.1"}) {
+		t.Errorf("counts general off: AnchorWords = %q, want [10 8471 2.4.1]", got)
+	}
+}
+
+// TestEvidenceNameForms: prompts asked inside the tiler project of
+// testdata/name-forms.json (written for this test) naming a flag, a
+// folder or a port whose words general language uses get the memory that
+// writes it; with names by form off the flag prompts were refused as
+// generic (a flag's one word is a common word not written as a name).
+func TestEvidenceNameForms(t *testing.T) {
+	e, _ := openFixtureFile(t, "testdata/name-forms.json", embed.NewBuiltin(), testNow, nil)
+	ctx := context.Background()
+	cases := []struct {
+		prompt, want string
+		genericOff   bool // refused as generic with namesByForm off
+	}{
+		{"what does --firmware do?", "t02", true},
+		{"what does -n do?", "t05", true},
+		{"what goes in assets/?", "t03", false},
+	}
+	ask := func(prompt string) *Result {
+		r, err := e.Run(ctx, Query{Text: prompt, Prompt: true, Project: "tiler", ProjectScoped: true, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	for _, c := range cases {
+		t.Run(c.prompt, func(t *testing.T) {
+			r := ask(c.prompt)
+			if ids := hitIDs(r.Hits); !slices.Contains(ids, c.want) || r.Evidence.Generic {
+				t.Errorf("hits %v, generic %v; want %s (evidence %+v)", ids, r.Evidence.Generic, c.want, r.Evidence)
+			}
+			was := namesByForm
+			namesByForm = false
+			defer func() { namesByForm = was }()
+			if off := ask(c.prompt); c.genericOff && (len(off.Hits) > 0 || !off.Evidence.Generic) {
+				t.Errorf("names by form off: hits %v, generic %v; want none, generic", hitIDs(off.Hits), off.Evidence.Generic)
 			}
 		})
 	}

@@ -1,0 +1,136 @@
+package memory
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Names written by their form: what a text writes as the name of a thing
+// (a flag, an environment variable, a path, a dotted or called name, a
+// version, a port or an issue number) rather than as a word of the
+// language, whatever words it is made of: "--firmware" names a flag
+// though "firmware" is a word, "assets/" a folder, "abs(self._value)" a
+// call. The evidence test of a recall reads a query's words inside one as
+// names (search.nameWords), LoadBearing counts each as a token a
+// restatement must keep: one notion, so that what a prompt asks about by
+// name and what a statement names agree.
+var (
+	// FlagToken is a command-line flag as written after a space, a quote,
+	// a bracket or '=': "--dry-run", "-n", "--firmware=x" (its value
+	// too); its first group is the flag. A dash inside a word ("e-mail")
+	// or before a digit ("-5") is none.
+	FlagToken = regexp.MustCompile("(?:^|[\\s`\"'(\\[=])(--?[A-Za-z][\\w-]*(?:=[^\\s,;`\"')]+)?)")
+	// DirToken is a folder written with its trailing slash ("assets/",
+	// "./build/", "~/.config/"); its first group is the folder.
+	DirToken = regexp.MustCompile("(?:^|[\\s`\"'(\\[])((?:~|\\.{1,2})?/?(?:[\\w.@-]*\\w/)+)(?:$|[\\s`\"'),;:?!]|\\.(?:\\s|$))")
+	// CallToken is a called name, dotted or not, with its arguments on
+	// one line: "abs(self._value)", "os.path.join(a, b)", "useMemo()".
+	// An English plural mark ("file(s)", "match(es)") is none
+	// (callArgsPlural).
+	CallToken = regexp.MustCompile(`\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\([^()\n]{0,80}\)`)
+	// DottedToken is a dotted name: two or more parts of two characters
+	// or more, each starting with a letter or '_', joined by '.' with no
+	// space ("self._value", "os.path", "Node.js", "example.com"); "e.g."
+	// and "U.S." are none.
+	DottedToken = regexp.MustCompile(`\b[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+\b`)
+	// EnvToken is an environment variable written with its '$'
+	// ("$GOFLAGS", "${HOME}").
+	EnvToken = regexp.MustCompile(`\$\{?[A-Za-z_]\w*\}?`)
+	// VersionToken is a version: digits joined by '.', with an optional
+	// leading 'v' and a pre-release ("1.22", "v0.4.1-rc.1").
+	VersionToken = regexp.MustCompile(`\bv?\d+(?:\.\d+)+(?:-[\w.]+)?\b`)
+	// IDToken is a number written as an identifier: after '#' or ':' (an
+	// issue "#1234", a port ":8080", a line "main.go:42") or after
+	// capitals and a dash (a ticket "ABC-123"); its first group is the
+	// number.
+	IDToken = regexp.MustCompile(`(?:[#:]|\b[A-Z]{2,}-)(\d+)\b`)
+)
+
+// nameForm is a pattern of a name written by its form and the group of a
+// match that is the name (0: all of it).
+type nameForm struct {
+	re    *regexp.Regexp
+	group int
+	// outside leaves out a match inside a span of a form without it
+	// (formSpans): the forms nameForms lists first, which come first.
+	outside bool
+	// keep, when set, says whether a match is a name of the form.
+	keep func(string) bool
+}
+
+// nameForms are the forms NameSpans finds: the load-bearing paths,
+// identifiers, settings and code spans, and the forms above.
+var nameForms = []nameForm{
+	{PathToken, 0, false, IsPathName}, {IdentToken, 0, false, nil}, {SettingToken, 0, false, nil}, {CodeSpanToken, 0, false, nil}, {URLToken, 0, false, nil},
+	{FlagToken, 1, true, nil}, {DirToken, 1, true, nil}, {CallToken, 0, true, nil}, {DottedToken, 0, true, nil}, {EnvToken, 0, true, nil}, {VersionToken, 0, true, nil}, {IDToken, 1, true, nil},
+}
+
+// newNameForms is how many of nameForms' last entries are the forms this
+// file adds to the load-bearing ones (LoadBearing reads them unless
+// loadBearingNames is off).
+const newNameForms = 7
+
+// loadBearingNames makes LoadBearing read the name forms of this file
+// (ablation switch).
+var loadBearingNames = true
+
+// NameSpans returns the byte offsets [start, end) of the names text
+// writes by their form (nameForms): paths and folders, identifiers,
+// settings and flags, code spans and URLs, called and dotted names,
+// environment variables, versions, ports and issue numbers. Spans may
+// overlap.
+func NameSpans(text string) [][2]int {
+	return formSpans(text, nameForms)
+}
+
+// formSpans returns the spans of text's names in forms (each form's
+// group), leaving out an English plural mark CallToken matches and, for a
+// form read only outside the others (nameForm.outside), a match inside a
+// span of a form that is not: inside a code span, a URL, a path, an
+// identifier or a setting, that is the name ("`type(self._value) is
+// str`", "https://x.github.io/y", "pdl-spec/mkdocs.yml"), not each name
+// it holds.
+func formSpans(text string, forms []nameForm) [][2]int {
+	var out [][2]int
+	whole := 0 // out[:whole] are the spans of the forms not read only outside
+	for _, f := range forms {
+		if !f.outside {
+			whole = len(out)
+		}
+		for _, m := range f.re.FindAllStringSubmatchIndex(text, -1) {
+			s, e := m[2*f.group], m[2*f.group+1]
+			if s < 0 || f.re == CallToken && callArgsPlural(text[s:e]) || f.keep != nil && !f.keep(text[s:e]) ||
+				f.outside && slices.ContainsFunc(out[:whole], func(w [2]int) bool { return w[0] <= s && e <= w[1] }) {
+				continue
+			}
+			out = append(out, [2]int{s, e})
+		}
+		if !f.outside {
+			whole = len(out)
+		}
+	}
+	return out
+}
+
+// IsPathName reports whether tok, a PathToken match, is written as a
+// path rather than as two words joined by a slash ("and/or",
+// "row/col", "notes/history"): a leading '/', '.' or '~', a trailing
+// '/', a second '/' or a file name by its extension after the slash
+// make a path ("src/app", two words, does not). LoadBearing counts
+// such pairs as before; the name forms (NameSpans) do not.
+func IsPathName(tok string) bool {
+	if tok == "" || strings.ContainsAny(tok[:1], "/.~") || strings.HasSuffix(tok, "/") || strings.Count(tok, "/") != 1 {
+		return true
+	}
+	last := tok[strings.LastIndex(tok, "/")+1:]
+	return last != "" && PathToken.FindString(last) == last
+}
+
+// callArgsPlural reports whether call, a CallToken match, is a word with
+// an English plural mark ("file(s)", "match(es)") rather than a call.
+func callArgsPlural(call string) bool {
+	i := strings.IndexByte(call, '(')
+	args := call[i+1 : len(call)-1]
+	return args == "s" || args == "es"
+}

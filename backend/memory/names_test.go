@@ -1,0 +1,102 @@
+package memory
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestNameSpans: the names a text writes by their form, each as written
+// (a flag without the character before it); prose with dashes, dots,
+// parentheses and numbers writes none.
+func TestNameSpans(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string // sorted
+	}{
+		{"what does --firmware do?", []string{"--firmware"}},
+		{"run it with -n", []string{"-n"}},
+		{"files in assets/ and docs/.", []string{"assets/", "docs/"}},
+		{"now uses abs(self._value)", []string{"abs(self._value)", "self._value"}},
+		{"then os.path.join(a, b) runs", []string{"os.path.join", "os.path.join(a, b)"}},
+		{"export $GOFLAGS", []string{"$GOFLAGS"}},
+		{"Python 3.12 on :8080 fixes #1234", []string{"1234", "3.12", "8080"}},
+		{"a well-known e-mail at -5 degrees, the file(s) and match(es), e.g. in the U.S. The end.", nil},
+		{"the 10 largest files", nil},
+		{"the row/col fields and notes/history files", nil},
+		{"see src/app/page.tsx", []string{"src/app/page.tsx"}},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, sp := range NameSpans(c.text) {
+			got = append(got, c.text[sp[0]:sp[1]])
+		}
+		slices.Sort(got)
+		got = slices.Compact(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("NameSpans(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}
+
+// TestLoadBearingNameForms: a restatement that changes a called or dotted
+// name outside backticks, a short flag, a folder, an environment variable
+// or an issue number names something the first statement lacks, so dedup
+// updates rather than skips it and the steward does not merge it away;
+// with the name forms off (loadBearingNames) it named nothing.
+func TestLoadBearingNameForms(t *testing.T) {
+	cases := []struct{ text, want string }{
+		{"The getter now uses abs(self._value).", "abs(self._value)"},
+		{"It calls os.path.join before writing.", "os.path.join"},
+		{"Run the linter with -q first.", "-q"},
+		{"Generated images go to assets/ only.", "assets/"},
+		{"The build reads $GOFLAGS.", "$GOFLAGS"},
+		{"That was fixed in #7.", "7"},
+	}
+	for _, c := range cases {
+		if got := LoadBearing(c.text); !got[c.want] || !NamesLoadBearing(c.text) {
+			t.Errorf("LoadBearing(%q) = %v, want %q among them", c.text, got, c.want)
+		}
+		loadBearingNames = false
+		if got := LoadBearing(c.text); got[c.want] {
+			t.Errorf("name forms off: LoadBearing(%q) = %v, has %q", c.text, got, c.want)
+		}
+		loadBearingNames = true
+	}
+	for _, text := range []string{"Each file(s) is read once.", "It works, e.g. in the U.S. as well."} {
+		if got := LoadBearing(text); len(got) > 0 || NamesLoadBearing(text) {
+			t.Errorf("LoadBearing(%q) = %v, want none", text, got)
+		}
+	}
+}
+
+// FuzzNameSpans: every name span lies within the text, and
+// NamesLoadBearing says what a non-empty LoadBearing says.
+func FuzzNameSpans(f *testing.F) {
+	for _, s := range []string{"abs(self._value) file(s)", "--dry-run -n assets/ $X #1 :80 v1.2", "`a b` e.g. U.S.", "x(", "(s)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, sp := range NameSpans(text) {
+			if sp[0] < 0 || sp[0] > sp[1] || sp[1] > len(text) {
+				t.Fatalf("span %v of %q", sp, text)
+			}
+		}
+		if got, want := NamesLoadBearing(text), len(LoadBearing(text)) > 0; got != want {
+			t.Fatalf("NamesLoadBearing(%q) = %v, LoadBearing %v", text, got, LoadBearing(text))
+		}
+	})
+}
+
+// TestIsPathName: two words joined by one slash are no path; a leading
+// '/', '.' or '~', a trailing '/', a second '/' or a file name after the
+// slash make one.
+func TestIsPathName(t *testing.T) {
+	for tok, want := range map[string]bool{
+		"and/or": false, "row/col": false, "notes/history": false, "src/app": false,
+		"/span": true, "./out": true, "~/x": true, "assets/": true, "cmd/tiler/main.go": true, "docs/index.md": true, "main.go": true,
+	} {
+		if got := IsPathName(tok); got != want {
+			t.Errorf("IsPathName(%q) = %v, want %v", tok, got, want)
+		}
+	}
+}
