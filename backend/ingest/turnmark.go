@@ -205,3 +205,78 @@ func (p *Pipeline) resolvePending(ctx context.Context, text, project string, mk 
 	}
 	return outDuplicate, m.ID, true, nil
 }
+
+// A replayed turn is remembered as a run of it would have remembered it.
+// Nothing of it is stored again, but the session's later turns are
+// distilled against what its earlier turns said (held.go) and revise
+// what they kept (reviseEarlier): a history that grew since it was
+// ingested (a session file read half written, a daemon restarted in the
+// middle of a session) has its first turns replayed, and its new turns
+// must read them as one whole ingest reads them. Without it a list line
+// a replayed turn had said was kept by a new turn and stored.
+
+// replayMemoryOutcomes are the outcomes of a mark whose memory its turn
+// wrote (a new memory, a new version, a merge): a run of the turn
+// remembers such a memory as the turn's own (rememberTurn), not one it
+// only reinforced.
+var replayMemoryOutcomes = map[string]bool{
+	string(memory.VerdictStored):  true,
+	string(memory.VerdictUpdated): true,
+	string(memory.VerdictMerged):  true,
+}
+
+// rememberReplayed remembers a turn decided already (marks, of its key)
+// in its session's recent turns, as reviseEarlier would have after a run
+// of it: distilled with what the session said before it and every later
+// text the caller knows (later), its kept statements, what it said, its
+// statements a later turn may update. A kept statement is the turn's
+// memory when its mark says the turn wrote it and the memory is live and
+// holds its text; nothing is stored, revised or weighed for restatement
+// (its run did that). A turn the session remembers already (live capture
+// reading it again: it is no newer than the session's newest turn) is
+// left as it is.
+func (p *Pipeline) rememberReplayed(ctx context.Context, t Turn, later []LaterText, marks map[string]store.TurnMark) error {
+	if t.SessionID == "" || replayOff {
+		return nil
+	}
+	earlier := p.recent.turns(t.SessionID)
+	if n := len(earlier); n > 0 && earlier[n-1].turn.Turn >= t.Turn {
+		return nil
+	}
+	t.held = p.recent.held(t.SessionID)
+	cands, _, pending := distill(t, later)
+	rt := recentTurn{kept: map[string]string{}, from: map[string]keptFrom{}, restated: map[string][]string{}}
+	rt.setTurn(t)
+	rt.setSaid(t)
+	rt.pending = pending
+	var ids []string
+	for _, c := range cands {
+		if !c.Keep {
+			continue
+		}
+		rt.kept[c.Text] = ""
+		rt.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, taught: c.taught, subject: c.subject}
+		if m := marks[memory.ContentHash(c.Text)]; m.MemoryID != "" && replayMemoryOutcomes[m.Outcome] {
+			ids = append(ids, m.MemoryID)
+		}
+	}
+	if len(ids) > 0 {
+		ms, err := p.store.GetMany(ctx, ids)
+		if err != nil {
+			return fmt.Errorf("ingest: remember replayed %s of session %s: %w", t.number(), t.SessionID, err)
+		}
+		for _, c := range cands {
+			mk := marks[memory.ContentHash(c.Text)]
+			if m, ok := ms[mk.MemoryID]; c.Keep && ok && replayMemoryOutcomes[mk.Outcome] && !m.Superseded() && m.Text == c.Text {
+				rt.kept[c.Text] = mk.MemoryID
+			}
+		}
+	}
+	p.recent.set(t.SessionID, append(earlier, rt))
+	return nil
+}
+
+// replayOff switches rememberReplayed off (a replayed turn leaves nothing
+// in its session's recent turns, as before exp-regrow), for tests that
+// measure it.
+var replayOff = false

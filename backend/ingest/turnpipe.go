@@ -57,6 +57,9 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []LaterText, s
 			return r.dec, false, fmt.Errorf("ingest: %w", err)
 		}
 		if _, ok := marks[""]; ok {
+			if err := p.rememberReplayed(ctx, t, later, marks); err != nil {
+				return r.dec, false, err
+			}
 			return replayed(r, marks), false, nil
 		}
 		r.marks = marks
