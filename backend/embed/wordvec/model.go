@@ -293,21 +293,22 @@ func (d *modelReader) next(n int, what string) ([]byte, error) {
 func (d *modelReader) words(n int) ([]string, error) {
 	out := make([]string, 0, n)
 	for i := range n {
-		l, err := d.next(1, fmt.Sprintf("word %d", i))
-		if err != nil {
-			return nil, err
+		if d.off >= len(d.data) {
+			return nil, fmt.Errorf("%w: word %d: %w", errFormat, i, io.ErrUnexpectedEOF)
 		}
-		if l[0] == 0 || int(l[0]) > MaxWordBytes {
-			return nil, fmt.Errorf("%w: word %d has length %d (want 1..%d)", errFormat, i, l[0], MaxWordBytes)
+		l := int(d.data[d.off])
+		if l == 0 || l > MaxWordBytes {
+			return nil, fmt.Errorf("%w: word %d has length %d (want 1..%d)", errFormat, i, l, MaxWordBytes)
 		}
-		w, err := d.next(int(l[0]), fmt.Sprintf("word %d", i))
-		if err != nil {
-			return nil, err
+		if l > len(d.data)-d.off-1 {
+			return nil, fmt.Errorf("%w: word %d: %w", errFormat, i, io.ErrUnexpectedEOF)
 		}
+		w := d.data[d.off+1 : d.off+1+l]
 		if !utf8.Valid(w) {
 			return nil, fmt.Errorf("%w: word %d is not UTF-8", errFormat, i)
 		}
 		out = append(out, string(w))
+		d.off += 1 + l
 	}
 	return out, nil
 }
