@@ -50,8 +50,9 @@ type Model struct {
 	index  map[string]int32
 	prob   []float32
 	scales []float32
-	vecs   []int8
-	dim    int
+	// vecs holds the int8 components, two's complement, row-major.
+	vecs []byte
+	dim  int
 	// weight is the SIF weight a/(a+p(w)) x the row scale, per word.
 	weight []float32
 	a      float64
@@ -82,7 +83,7 @@ func (m *Model) Vector(i int, dst []float32) []float32 {
 	s := m.scales[i]
 	row := m.vecs[i*m.dim : (i+1)*m.dim]
 	for k, q := range row {
-		dst[k] = s * float32(q)
+		dst[k] = s * float32(int8(q))
 	}
 	return dst
 }
@@ -142,7 +143,7 @@ func (m *Model) accumulate(text string, acc []float32) {
 		wt := m.weight[i]
 		row := m.vecs[int(i)*m.dim : (int(i)+1)*m.dim]
 		for k, q := range row {
-			acc[k] += wt * float32(q)
+			acc[k] += wt * float32(int8(q))
 		}
 	})
 }
@@ -198,11 +199,7 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 			put(u[:])
 		}
 	}
-	buf := make([]byte, len(m.vecs))
-	for i, q := range m.vecs {
-		buf[i] = byte(q)
-	}
-	put(buf)
+	put(m.vecs)
 	if err := bw.Flush(); err != nil {
 		return n, fmt.Errorf("wordvec: write model: %w", err)
 	}
@@ -212,13 +209,26 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 // errFormat marks a malformed model file.
 var errFormat = errors.New("wordvec: malformed model file")
 
-// Load reads a model written by WriteTo, validating the magic, version,
-// sizes, words, probabilities and scales. Trailing bytes are an error.
+// Load reads a model written by WriteTo (see LoadBytes, which validates
+// it). Trailing bytes are an error.
 func Load(r io.Reader) (*Model, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var hdr [16]byte
-	if _, err := io.ReadFull(br, hdr[:]); err != nil {
-		return nil, fmt.Errorf("%w: header: %w", errFormat, err)
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errFormat, err)
+	}
+	return LoadBytes(data)
+}
+
+// LoadBytes reads a model written by WriteTo from memory, validating the
+// magic, version, sizes, words, probabilities and scales; trailing bytes
+// are an error. The model's vectors are data's own bytes, not a copy (the
+// shipped model loads without copying or parsing them): data must not be
+// modified afterwards.
+func LoadBytes(data []byte) (*Model, error) {
+	d := modelReader{data: data}
+	hdr, err := d.next(16, "header")
+	if err != nil {
+		return nil, err
 	}
 	if string(hdr[:4]) != Magic {
 		return nil, fmt.Errorf("%w: bad magic %q", errFormat, hdr[:4])
@@ -226,73 +236,96 @@ func Load(r io.Reader) (*Model, error) {
 	if v := binary.LittleEndian.Uint32(hdr[4:]); v != Version {
 		return nil, fmt.Errorf("%w: version %d, want %d", errFormat, v, Version)
 	}
-	nw := binary.LittleEndian.Uint32(hdr[8:])
-	dim := binary.LittleEndian.Uint32(hdr[12:])
+	nw := int(binary.LittleEndian.Uint32(hdr[8:]))
+	dim := int(binary.LittleEndian.Uint32(hdr[12:]))
 	if nw == 0 || nw > MaxWords {
 		return nil, fmt.Errorf("%w: %d words (want 1..%d)", errFormat, nw, MaxWords)
 	}
 	if dim == 0 || dim > MaxDim {
 		return nil, fmt.Errorf("%w: dimension %d (want 1..%d)", errFormat, dim, MaxDim)
 	}
-	m := &Model{dim: int(dim), words: make([]string, 0, min(nw, 1<<16))}
-	var wb [MaxWordBytes]byte
-	for i := uint32(0); i < nw; i++ {
-		l, err := br.ReadByte()
-		if err != nil {
-			return nil, fmt.Errorf("%w: word %d: %w", errFormat, i, err)
-		}
-		if l == 0 || int(l) > MaxWordBytes {
-			return nil, fmt.Errorf("%w: word %d has length %d (want 1..%d)", errFormat, i, l, MaxWordBytes)
-		}
-		if _, err := io.ReadFull(br, wb[:l]); err != nil {
-			return nil, fmt.Errorf("%w: word %d: %w", errFormat, i, err)
-		}
-		if !utf8.Valid(wb[:l]) {
-			return nil, fmt.Errorf("%w: word %d is not UTF-8", errFormat, i)
-		}
-		m.words = append(m.words, string(wb[:l]))
+	// The rest must hold at least a byte per word and the fixed-size
+	// arrays, so a lying header cannot make us allocate more than the input
+	// holds.
+	if rest := len(data) - d.off; rest < nw*(2+8)+nw*dim {
+		return nil, fmt.Errorf("%w: %d bytes after the header cannot hold %d words x %d dims", errFormat, rest, nw, dim)
 	}
-	readF32 := func(what string, ok func(float32) bool) ([]float32, error) {
-		out := make([]float32, 0, min(nw, 1<<16))
-		var b [4]byte
-		for i := uint32(0); i < nw; i++ {
-			if _, err := io.ReadFull(br, b[:]); err != nil {
-				return nil, fmt.Errorf("%w: %s %d: %w", errFormat, what, i, err)
-			}
-			f := math.Float32frombits(binary.LittleEndian.Uint32(b[:]))
-			if !ok(f) {
-				return nil, fmt.Errorf("%w: %s %d is %v", errFormat, what, i, f)
-			}
-			out = append(out, f)
-		}
-		return out, nil
-	}
-	var err error
-	if m.prob, err = readF32("probability", func(f float32) bool { return f > 0 && f <= 1 }); err != nil {
+	m := &Model{dim: dim}
+	if m.words, err = d.words(nw); err != nil {
 		return nil, err
 	}
-	if m.scales, err = readF32("scale", func(f float32) bool { return f >= 0 && f < 1 }); err != nil {
+	if m.prob, err = d.float32s(nw, "probability", func(f float32) bool { return f > 0 && f <= 1 }); err != nil {
 		return nil, err
 	}
-	// Read the vectors in chunks so a lying header cannot make us allocate
-	// more than the input holds.
-	total := int(nw) * int(dim)
-	m.vecs = make([]int8, 0, min(total, 1<<22))
-	chunk := make([]byte, 1<<16)
-	for len(m.vecs) < total {
-		c := chunk[:min(len(chunk), total-len(m.vecs))]
-		if _, err := io.ReadFull(br, c); err != nil {
-			return nil, fmt.Errorf("%w: vectors: %w", errFormat, err)
-		}
-		for _, b := range c {
-			m.vecs = append(m.vecs, int8(b))
-		}
+	if m.scales, err = d.float32s(nw, "scale", func(f float32) bool { return f >= 0 && f < 1 }); err != nil {
+		return nil, err
 	}
-	if _, err := br.ReadByte(); err != io.EOF {
+	if m.vecs, err = d.next(nw*dim, "vectors"); err != nil {
+		return nil, err
+	}
+	if d.off != len(data) {
 		return nil, fmt.Errorf("%w: trailing bytes after the vectors", errFormat)
 	}
 	if err := m.init(); err != nil {
 		return nil, fmt.Errorf("%w: %w", errFormat, err)
 	}
 	return m, nil
+}
+
+// modelReader reads a model file's parts from memory.
+type modelReader struct {
+	data []byte
+	off  int
+}
+
+// next returns the next n bytes (data's own), or an error naming what was
+// cut short.
+func (d *modelReader) next(n int, what string) ([]byte, error) {
+	if n > len(d.data)-d.off {
+		return nil, fmt.Errorf("%w: %s: %w", errFormat, what, io.ErrUnexpectedEOF)
+	}
+	b := d.data[d.off : d.off+n : d.off+n]
+	d.off += n
+	return b, nil
+}
+
+// words reads n length-prefixed UTF-8 words.
+func (d *modelReader) words(n int) ([]string, error) {
+	out := make([]string, 0, n)
+	for i := range n {
+		if d.off >= len(d.data) {
+			return nil, fmt.Errorf("%w: word %d: %w", errFormat, i, io.ErrUnexpectedEOF)
+		}
+		l := int(d.data[d.off])
+		if l == 0 || l > MaxWordBytes {
+			return nil, fmt.Errorf("%w: word %d has length %d (want 1..%d)", errFormat, i, l, MaxWordBytes)
+		}
+		if l > len(d.data)-d.off-1 {
+			return nil, fmt.Errorf("%w: word %d: %w", errFormat, i, io.ErrUnexpectedEOF)
+		}
+		w := d.data[d.off+1 : d.off+1+l]
+		if !utf8.Valid(w) {
+			return nil, fmt.Errorf("%w: word %d is not UTF-8", errFormat, i)
+		}
+		out = append(out, string(w))
+		d.off += 1 + l
+	}
+	return out, nil
+}
+
+// float32s reads n little-endian float32s, each of which must pass ok.
+func (d *modelReader) float32s(n int, what string, ok func(float32) bool) ([]float32, error) {
+	b, err := d.next(4*n, what+"s")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, n)
+	for i := range out {
+		f := math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		if !ok(f) {
+			return nil, fmt.Errorf("%w: %s %d is %v", errFormat, what, i, f)
+		}
+		out[i] = f
+	}
+	return out, nil
 }

@@ -273,7 +273,7 @@ func Train(c *Corpus, p Params) (*Model, Stats, error) {
 	st.TopSingle = slices.Clone(sv[:min(5, len(sv))])
 
 	model := &Model{dim: dim, words: make([]string, V), prob: make([]float32, V),
-		scales: make([]float32, V), vecs: make([]int8, V*dim)}
+		scales: make([]float32, V), vecs: make([]byte, V*dim)}
 	row := make([]float64, dim)
 	for r, id := range order {
 		model.words[r] = c.words[id]
@@ -295,7 +295,7 @@ func Train(c *Corpus, p Params) (*Model, Stats, error) {
 		scale := mx / 127
 		model.scales[r] = float32(scale)
 		for k, x := range row {
-			model.vecs[r*dim+k] = int8(math.Round(x / scale))
+			model.vecs[r*dim+k] = byte(int8(math.Round(x / scale)))
 		}
 	}
 	if err := model.init(); err != nil {
