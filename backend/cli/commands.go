@@ -195,19 +195,12 @@ func runSearch(env *Env, args []string) error {
 				fmt.Fprintf(tw, "\t\t\t\trelevance %.3f (vector #%d, bm25 #%d) x importance %.2f x recency %.3f x access %.2f x anti-sticky %.2f x kind %.1f x surface %.1f x project %.1f x feedback %.2f x keywords %.1f\n",
 					b.Relevance, b.VectorRank, b.TextRank, b.Importance, b.Recency, b.Access, b.AntiSticky, b.KindBoost, b.Surface, b.ProjectBoost, b.Feedback, b.Keyword)
 				if b.Diversity > 0 {
-					fmt.Fprintf(tw, "\t\t\t\t= composite %.3f - diversity %.3f (resembles %s, ranked above)\n", b.Composite, b.Diversity, shortID(b.SimilarTo))
+					fmt.Fprintf(tw, "\t\t\t\t= composite %.3f - diversity %.3f (resembles %s, ranked above)\n", b.Composite, b.Diversity, b.SimilarTo)
 				}
 			}
 		}
 		return tw.Flush()
 	})
-}
-
-func shortID(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }
 
 // parseID parses the flags of a command that takes exactly one memory id.

@@ -139,11 +139,11 @@ func printPlan(w io.Writer, p *steward.Plan) {
 			fmt.Fprintf(tw, "…\t%d more\t\t(--json lists them all)\t\n", len(p.Actions)-maxPlanRows)
 			break
 		}
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%s\n", a.Op, shortID(a.ID), oneLine(a.Preview, 40), a.Project, change(a), oneLine(a.Reason, 70))
+		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%s\n", a.Op, a.ID, oneLine(a.Preview, 40), a.Project, change(a), oneLine(a.Reason, 70))
 	}
 	tw.Flush()
 	for _, a := range p.Refused {
-		fmt.Fprintf(w, "not merged: %s and %s: %s\n", shortID(a.ID), strings.Join(a.MergedIDs, ","), oneLine(a.Reason, 100))
+		fmt.Fprintf(w, "not merged: %s and %s: %s\n", a.ID, strings.Join(a.MergedIDs, ", "), oneLine(a.Reason, 100))
 	}
 }
 
@@ -151,11 +151,7 @@ func printPlan(w io.Writer, p *steward.Plan) {
 func change(a steward.Action) string {
 	switch {
 	case a.Op == steward.OpMerge:
-		ids := make([]string, len(a.MergedIDs))
-		for i, id := range a.MergedIDs {
-			ids[i] = shortID(id)
-		}
-		return fmt.Sprintf("keeps %q, absorbs %s (cos %.2f)", oneLine(a.KeptText, 50), strings.Join(ids, ","), a.Similarity)
+		return fmt.Sprintf("keeps %q, absorbs %s (cos %.2f)", oneLine(a.KeptText, 50), strings.Join(a.MergedIDs, ", "), a.Similarity)
 	case a.After.Trashed:
 		return fmt.Sprintf("to the trash (importance %.3f)", a.Before.Importance)
 	case !a.After.CooldownUntil.Equal(a.Before.CooldownUntil):
@@ -177,7 +173,7 @@ func countsLine(counts map[string]int) string {
 
 func printSkips(w io.Writer, skips []steward.Skip) {
 	for _, s := range skips {
-		fmt.Fprintf(w, "skipped %s %s: %s\n", s.Op, shortID(s.ID), s.Reason)
+		fmt.Fprintf(w, "skipped %s %s: %s\n", s.Op, s.ID, s.Reason)
 	}
 }
 

@@ -78,8 +78,9 @@ func TestIngestAPI(t *testing.T) {
 	if err != nil || !kept.Kept() {
 		t.Fatalf("keep: %+v %v", kept, err)
 	}
-	if _, err := c.Keep(ctx, resp.Decisions[0].ID); !errors.Is(err, memory.ErrInvalid) {
-		t.Errorf("keep of a stored decision: %v", err)
+	if _, err := c.Keep(ctx, resp.Decisions[0].ID); !errors.Is(err, memory.ErrInvalid) || strings.Contains(err.Error(), "invalid input") ||
+		!strings.Contains(err.Error(), resp.Decisions[0].MemoryIDs[0]) {
+		t.Errorf("keep of a stored decision: %v; want what became of it, naming its memory", err)
 	}
 	if _, err := c.Keep(ctx, "nope"); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("keep of an unknown decision: %v", err)

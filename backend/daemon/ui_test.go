@@ -597,3 +597,56 @@ func TestPreviewThreshold(t *testing.T) {
 		t.Fatalf("threshold 1.5: %v", err)
 	}
 }
+
+// TestCountsLeaveSupersededOut: the Overview's count and the sidebar's
+// (the stats event's) count what the Memories list shows by default: an
+// edit's old version, kept as history, is counted apart as superseded, not
+// as one more memory (a new user saw 107 beside a list of 105).
+func TestCountsLeaveSupersededOut(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d, addr := serve(t, testConfig(t))
+	c := httpapi.NewClient(addr, d.Token())
+	fillStore(t, d, 12)
+	page, err := c.List(ctx, httpapi.ListRequest{Limit: 1})
+	if err != nil || len(page.Memories) != 1 {
+		t.Fatalf("list: %+v, %v", page, err)
+	}
+	text := "The worker pool of every node now holds 64 slots, set in deploy/pool.yaml."
+	if _, err := c.Edit(ctx, page.Memories[0].ID, httpapi.MemoryPatch{Text: &text}); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := c.List(ctx, httpapi.ListRequest{Limit: 1})
+	if err != nil || listed.Total != 12 {
+		t.Fatalf("list after the edit: total %d, %v; want 12", listed.Total, err)
+	}
+	o, err := c.Overview(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds, projects := 0, 0
+	for _, k := range o.ByKind {
+		kinds += k.Count
+	}
+	for _, p := range o.ByProject {
+		projects += p.Count
+	}
+	if o.Memories != listed.Total || o.Superseded != 1 || kinds != listed.Total || projects+o.OtherMemories != listed.Total {
+		t.Fatalf("overview: %d memories, %d superseded, %d by kind, %d by project; want %d, 1, %d, %d",
+			o.Memories, o.Superseded, kinds, projects+o.OtherMemories, listed.Total, listed.Total, listed.Total)
+	}
+	if g := o.Growth.Series; len(g) == 0 {
+		t.Fatal("no growth series")
+	} else {
+		held := 0
+		for _, s := range g {
+			held += s.Counts[len(s.Counts)-1]
+		}
+		if held != listed.Total {
+			t.Fatalf("growth ends at %d memories held; want %d", held, listed.Total)
+		}
+	}
+	if ev := d.statsEvent(ctx); ev.Memories != listed.Total {
+		t.Fatalf("stats event: %d memories; want %d", ev.Memories, listed.Total)
+	}
+}

@@ -136,7 +136,7 @@ func (s *Service) Keep(ctx context.Context, decisionID string) (memory.Decision,
 		return memory.Decision{}, fmt.Errorf("decision %q is not in the recent log: %w", decisionID, memory.ErrNotFound)
 	}
 	if e.Verdict != memory.VerdictRejected {
-		return memory.Decision{}, fmt.Errorf("decision %q was %s, not rejected: %w", decisionID, e.Verdict, memory.ErrInvalid)
+		return memory.Decision{}, &notRejectedError{id: decisionID, verdict: e.Verdict, memories: e.MemoryIDs}
 	}
 	ex := memory.Exchange{SessionID: e.SessionID, Turn: e.Turn, UserTurns: e.UserTurn, User: e.User, Assistant: e.Assistant,
 		Project: e.Project, Source: e.Source}
@@ -147,6 +147,37 @@ func (s *Service) Keep(ctx context.Context, decisionID string) (memory.Decision,
 	s.o.Log.Add(dec, ex)
 	return dec, nil
 }
+
+// notRejectedError is Keep's answer for a decision that was not rejected:
+// what became of the exchange and where it is, in a sentence, rather than
+// "invalid input". It is memory.ErrInvalid (a 400) all the same.
+type notRejectedError struct {
+	id       string
+	verdict  memory.Verdict
+	memories []string
+}
+
+func (e *notRejectedError) Error() string {
+	ids := strings.Join(e.memories, ", ")
+	var what string
+	switch {
+	case ids == "":
+		return fmt.Sprintf("decision %s was %s, not rejected: only a rejected exchange can be kept", e.id, e.verdict)
+	case e.verdict == memory.VerdictStored:
+		what = "was stored as memory " + ids
+	case e.verdict == memory.VerdictUpdated:
+		what = "updated memory " + ids
+	case e.verdict == memory.VerdictMerged:
+		what = "was merged into memory " + ids
+	case e.verdict == memory.VerdictDuplicate:
+		what = "repeated memory " + ids + ", stored already"
+	default:
+		what = fmt.Sprintf("was %s (memory %s)", e.verdict, ids)
+	}
+	return fmt.Sprintf("decision %s %s: it is kept already, there is nothing to keep (`memtray get %s` shows it)", e.id, what, e.memories[0])
+}
+
+func (e *notRejectedError) Unwrap() error { return memory.ErrInvalid }
 
 // NoiseReason is the trash reason of a memory a user marked as noise.
 const NoiseReason = "noise"

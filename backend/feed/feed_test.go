@@ -3,7 +3,9 @@ package feed
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,8 +121,16 @@ func TestDocumentDecidedAndLogged(t *testing.T) {
 	if len(log) != 1 || log[0].ID != resp.Decisions[0].ID || log[0].Source != "ingest:runbook" {
 		t.Fatalf("Decisions = %+v", log)
 	}
-	if _, err := s.Keep(ctx, log[0].ID); !errors.Is(err, memory.ErrInvalid) {
-		t.Fatalf("Keep of a stored decision = %v, want invalid", err)
+	// It says what became of the exchange and where, not "invalid input"
+	// (at 9937c7b: "…was stored, not rejected: invalid input").
+	_, err = s.Keep(ctx, log[0].ID)
+	if !errors.Is(err, memory.ErrInvalid) || len(log[0].MemoryIDs) == 0 {
+		t.Fatalf("Keep of a stored decision = %v, want invalid (memories %v)", err, log[0].MemoryIDs)
+	}
+	want := fmt.Sprintf("decision %s was stored as memory %s: it is kept already, there is nothing to keep (`memtray get %s` shows it)",
+		log[0].ID, strings.Join(log[0].MemoryIDs, ", "), log[0].MemoryIDs[0])
+	if err.Error() != want {
+		t.Fatalf("Keep of a stored decision says %q\nwant %q", err, want)
 	}
 	if _, err := s.Keep(ctx, "nope"); !errors.Is(err, memory.ErrNotFound) {
 		t.Fatalf("Keep of an unknown decision = %v, want not found", err)

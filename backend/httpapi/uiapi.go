@@ -74,6 +74,8 @@ type StewardEvent struct {
 
 // StatsEvent is the payload of a "stats" event: a compact overview.
 type StatsEvent struct {
+	// Memories counts the current memories, what the Memories list shows
+	// by default (superseded versions left out).
 	Memories  int  `json:"memories"`
 	Capturing bool `json:"capturing"`
 	// Today counts today's decisions (local time) by verdict, from the
@@ -181,7 +183,11 @@ type Warning struct {
 
 // Overview is what GET /api/overview answers.
 type Overview struct {
-	At         time.Time   `json:"at"`
+	At time.Time `json:"at"`
+	// Memories counts the current memories, what the Memories list shows
+	// by default; Snoozed, Pinned, ByKind, ByProject, CreatedPerDay and
+	// Growth count among them. Superseded counts the old versions a newer
+	// one superseded apart (the list's "superseded too" adds them).
 	Memories   int         `json:"memories"`
 	Snoozed    int         `json:"snoozed"`
 	Superseded int         `json:"superseded"`

@@ -39,20 +39,25 @@ const (
 // UI's overview page, in one walk of the store.
 func (s *Service) Overview(ctx context.Context) (httpapi.Overview, error) {
 	now := s.o.Clock.Now()
-	o := httpapi.Overview{At: now.UTC(), Memories: s.o.Store.Count(), Warnings: []httpapi.Warning{}}
+	o := httpapi.Overview{At: now.UTC(), Warnings: []httpapi.Warning{}}
 	byKind, byProject := map[string]int{}, map[string]int{}
 	today := now.UTC().Truncate(24 * time.Hour)
 	first := today.AddDate(0, 0, -(overviewDays - 1))
 	perDay := make([]int, overviewDays)
 	created := map[string]map[int64]int{} // project -> UTC day (Unix days) -> memories created
+	// Every count but Superseded counts what the Memories list shows by
+	// default (snoozed included): the old versions a newer one superseded
+	// are counted apart, so the Overview's count is the list's total.
 	err := s.o.Store.Iterate(ctx, store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+		if m.Superseded() {
+			o.Superseded++
+			return nil
+		}
+		o.Memories++
 		byKind[string(m.Kind)]++
 		byProject[m.Project]++
 		if m.Snoozed(now) {
 			o.Snoozed++
-		}
-		if m.Superseded() {
-			o.Superseded++
 		}
 		if m.Pinned {
 			o.Pinned++

@@ -168,7 +168,7 @@ func (s *Service) StatsEvent(ctx context.Context) httpapi.StatsEvent {
 	now := s.o.Clock.Now()
 	y, m, day := now.Date()
 	midnight := time.Date(y, m, day, 0, 0, 0, 0, now.Location())
-	ev := httpapi.StatsEvent{Memories: s.o.Store.Count(), Capturing: s.o.Capturing(), Today: map[string]int{},
+	ev := httpapi.StatsEvent{Memories: s.o.Store.CountCurrent(), Capturing: s.o.Capturing(), Today: map[string]int{},
 		Embedder: s.o.EmbedderModel(), Degraded: s.o.EmbedderDegraded(), Subscribers: s.o.Bus.Subscribers()}
 	// The hourly counters count every decision, kept across restarts.
 	for _, h := range s.o.Decisions.Hours(midnight) {

@@ -629,6 +629,22 @@ func (s *Store) Count() int {
 	return len(s.entries)
 }
 
+// CountCurrent returns the number of current memories: what a list shows
+// by default and recall reads, snoozed ones included and the old versions
+// a newer one superseded left out (Count counts those too). One pass over
+// the in-memory entries, no record read.
+func (s *Store) CountCurrent() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	n := 0
+	for _, e := range s.entries {
+		if !e.superseded {
+			n++
+		}
+	}
+	return n
+}
+
 // Projects returns the projects of the stored memories, sorted, "" left
 // out. It reads the vector index's rows, one pass without a record read
 // (under a millisecond at 100k memories), or every entry when some memory

@@ -16,6 +16,25 @@ export function mergedInto(reason: string): string | null {
   return m ? m[1] : null;
 }
 
+/**
+ * unreadableTrashIds are the ids of the trash entries the store's warnings
+ * name as unreadable ("trash entry ID is unreadable …", as `memtray trash`
+ * reads them), each once.
+ */
+export function unreadableTrashIds(warnings: string[]): string[] {
+  const ids: string[] = [];
+  for (const w of warnings) {
+    for (const m of w.matchAll(/trash entry (\S+) is unreadable/g)) if (!ids.includes(m[1])) ids.push(m[1]);
+  }
+  return ids;
+}
+
+/** The trash entries that cannot be read: left out of GET /api/trash, counted by the store (Info.trash_unreadable). */
+export interface UnreadableTrash {
+  count: number;
+  ids: string[];
+}
+
 /** The most survivors mergedTexts looks up at once. */
 const MAX_LOOKUPS = 100;
 import { events as defaultEvents, type EventStream } from './events';
@@ -33,6 +52,7 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
   const applying = writable(false);
   const lastResult = writable<StewardResult | null>(null);
   const trash = writable<TrashedMemory[]>([]);
+  const unreadable = writable<UnreadableTrash>({ count: 0, ids: [] });
   // The applied runs that can still be undone, newest first.
   const runs = writable<StewardRun[]>([]);
   const lastEvent = writable<StewardEvent | null>(null);
@@ -125,9 +145,22 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
     try {
       const t = (await api.trash()) ?? [];
       trash.set(t);
-      await mergedTexts(t);
+      await Promise.all([mergedTexts(t), loadUnreadable()]);
     } catch (e) {
       reportError(e, 'Loading the trash');
+    }
+  }
+
+  // loadUnreadable counts the trash entries the list leaves out because
+  // they cannot be read (GET /api/stats: the store's count and the
+  // warnings naming them); 0 when the stats cannot be had.
+  async function loadUnreadable() {
+    try {
+      const st = (await api.stats()).store;
+      const count = st?.trash_unreadable ?? 0;
+      unreadable.set({ count, ids: count ? unreadableTrashIds(st?.warnings ?? []) : [] });
+    } catch {
+      unreadable.set({ count: 0, ids: [] });
     }
   }
 
@@ -188,7 +221,7 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
   ];
 
   return {
-    plan, selected, planning, applying, lastResult, trash, intoText, runs, lastEvent,
+    plan, selected, planning, applying, lastResult, trash, unreadable, intoText, runs, lastEvent,
     makePlan, toggle, toggleOp, apply, undo, loadTrash, loadRuns, restore, purge, destroy: () => unsubs.forEach((u) => u()),
   };
 }

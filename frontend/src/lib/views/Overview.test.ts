@@ -91,3 +91,49 @@ describe('Overview team panel', () => {
     expect(get(overview.stats)?.team).toBeDefined();
   });
 });
+
+// The Overview counts what the Memories list shows: the old versions an
+// edit superseded are said apart, not added to the memories (at 9937c7b a
+// new user saw 107 memories beside a list of 105).
+describe('Overview counts', () => {
+  const mounted: ReturnType<typeof mount>[] = [];
+  afterEach(() => {
+    mounted.splice(0).forEach((c) => unmount(c));
+    document.body.innerHTML = '';
+    vi.unstubAllGlobals();
+  });
+  async function show() {
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Overview, { target }));
+    for (let i = 0; i < 5; i++) {
+      await tick();
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    flushSync();
+    return target;
+  }
+  const q = (el: Element, id: string) => el.querySelector(`[data-testid=${id}]`);
+  const ov = (memories: number, superseded: number) => ({ at: '2026-01-01T00:00:00Z', memories, snoozed: 0, superseded, pinned: 0,
+    by_kind: [], by_project: [], other_projects: 0, other_memories: 0, store_bytes: 0, created_per_day: [], growth: { days: [], series: [] },
+    recall: { per_session: 0 }, filter: [], warnings: [], embedder: { model: 'builtin-wordvec-v1', degraded: false, reason: '' },
+    judge: { enabled: false } });
+
+  it('leaves superseded versions out of the count of a daemon without /api/overview', async () => {
+    fakeFetch({ 'GET /api/stats': { store: { count: 107 }, embedder: 'words', snoozed: 0, superseded: 2 } as unknown as Stats });
+    const target = await show();
+    expect(text(q(target, 'count-memories'))).toBe('105');
+    expect(text(q(target, 'count-superseded'))).toBe('2old versions (superseded)');
+  });
+
+  it('shows the overview\'s superseded count apart, and nothing when there are none', async () => {
+    fakeFetch({ 'GET /api/overview': ov(105, 2), 'GET /api/stats': { store: { count: 107 }, superseded: 2 } });
+    let target = await show();
+    expect(text(q(target, 'count-memories'))).toBe('105');
+    expect(text(q(target, 'count-superseded'))).toBe('2old versions (superseded)');
+    mounted.splice(0).forEach((c) => unmount(c));
+    fakeFetch({ 'GET /api/overview': ov(5, 0), 'GET /api/stats': { store: { count: 5 }, superseded: 0 } });
+    target = await show();
+    expect(q(target, 'count-superseded')).toBeNull();
+  });
+});
