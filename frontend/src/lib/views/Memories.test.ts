@@ -3,8 +3,7 @@ import { flushSync, mount, unmount } from 'svelte';
 import Memories from './Memories.svelte';
 import { toasts } from '../stores/toasts';
 import { fakeFetch } from '../../test/fakes';
-import type { DecisionEntry, Stats } from '../api/models';
-import { overview } from '../stores/overview';
+import type { DecisionEntry } from '../api/models';
 
 const mem = (id: string, extra: Record<string, unknown> = {}) => ({ id, text: `text ${id}`, kind: 'fact', type: 'project', project: 'orbit', source: 'capture',
   importance: 0.5, access_count: 0, reinforced_count: 0, feedback_sum: 0, feedback_n: 0, created_at: '2026-01-01T00:00:00Z',
@@ -122,66 +121,5 @@ describe('Memories view', () => {
       expect(target.querySelector('[data-testid=memory-detail]')?.getAttribute('data-id')).toBe('m2');
     });
     expect(target.querySelector('[data-testid=detail-superseded]')).toBeNull();
-  });
-});
-
-// Sharing needs team memory: at 9937c7b every memory offered "Share with
-// team" on a daemon without it (its toast said it is pushed once team
-// memory is on). Now the button is disabled, saying why and how to turn it
-// on; "Keep personal" of a memory already shared stays.
-describe('Memories view, team memory off', () => {
-  const mounted: ReturnType<typeof mount>[] = [];
-  afterEach(() => {
-    mounted.splice(0).forEach((c) => unmount(c));
-    document.body.innerHTML = '';
-    toasts.set([]);
-    location.hash = '';
-    overview.stats.set(null);
-    overview.live.set(null);
-    vi.unstubAllGlobals();
-  });
-  async function scopeButton(stats: Stats, m: ReturnType<typeof mem> & { scope?: string } = mem('m1')) {
-    fakeFetch({
-      'GET /api/memories': { memories: [m], total: 1, facets },
-      [`GET /api/memories/${m.id}`]: m,
-      [`GET /api/memories/${m.id}/history`]: { id: m.id, versions: [], merged: [] },
-      'GET /api/decisions': [],
-    });
-    overview.stats.set(stats);
-    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
-    location.hash = `#/memories?id=${m.id}`;
-    const target = document.createElement('div');
-    document.body.append(target);
-    mounted.push(mount(Memories, { target }));
-    let b: HTMLButtonElement | null = null;
-    await vi.waitFor(() => {
-      flushSync();
-      expect(target.querySelector('[data-testid=memory-detail]')?.getAttribute('data-id')).toBe(m.id);
-      b = target.querySelector<HTMLButtonElement>('[data-action=scope]');
-      expect(b?.textContent).toBe(m.scope === 'team' ? 'Keep personal' : 'Share with team');
-    });
-    return { button: b as unknown as HTMLButtonElement, target };
-  }
-  const base = { store: { count: 1 }, embedder: 'words' };
-
-  it('disables "Share with team" with the reason when the daemon has no team', async () => {
-    const { button, target } = await scopeButton(base as unknown as Stats);
-    expect(button.textContent).toBe('Share with team');
-    expect(button.disabled).toBe(true);
-    expect(button.title).toContain('Team memory is off');
-    expect(button.title).toContain('memtray team init');
-    expect(target.querySelector('[data-testid=team-off]')?.textContent).toBe('team memory is off');
-  });
-
-  it('offers it when team memory is on', async () => {
-    const team = { enabled: true, connected: true, outbox: 0, lag_seconds: 0, last_error: '', pushed: 0, pulled: 0, relinked: 0 };
-    const { button } = await scopeButton({ ...base, team } as unknown as Stats, mem('m2'));
-    expect(button.disabled).toBe(false);
-    expect(button.title).toBe('');
-  });
-
-  it('keeps "Keep personal" of a memory already shared when team memory is off', async () => {
-    const { button } = await scopeButton(base as unknown as Stats, mem('m3', { scope: 'team' }));
-    expect(button.disabled).toBe(false);
   });
 });
