@@ -188,18 +188,12 @@ func TestIngestGrownShared(t *testing.T) {
 	if testing.Short() || os.Getenv("MEMTRAY_EVAL_LONG") == "" {
 		t.Skip("set MEMTRAY_EVAL_LONG=1 to ingest every shared history cut, then whole (minutes)")
 	}
-	root := os.Getenv("MEMTRAY_SHARED")
-	if root == "" {
-		root = "/work/shared"
-	}
 	for _, src := range []struct{ name, glob string }{
 		{"cursor", "data/agent-sessions/cursor/*.md"},
 		{"aider", "data/agent-sessions/aider/*.md"},
 	} {
-		files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(src.glob)))
-		slices.Sort(files)
+		files := sharedSessionFiles(t, src.name, src.glob)
 		if len(files) == 0 {
-			t.Logf("%s: no files under %s", src.name, root)
 			continue
 		}
 		t.Run(src.name, func(t *testing.T) {

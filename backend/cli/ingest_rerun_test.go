@@ -180,10 +180,6 @@ func TestIngestRerunShared(t *testing.T) {
 	if testing.Short() || os.Getenv("MEMTRAY_EVAL_LONG") == "" {
 		t.Skip("set MEMTRAY_EVAL_LONG=1 to ingest every shared session twice (minutes)")
 	}
-	root := os.Getenv("MEMTRAY_SHARED")
-	if root == "" {
-		root = "/work/shared"
-	}
 	sources := []struct{ name, glob string }{
 		{"claude-code", "data/claude-code-transcripts/*.jsonl"},
 		{"codex", "data/agent-sessions/codex/*.jsonl"},
@@ -191,10 +187,8 @@ func TestIngestRerunShared(t *testing.T) {
 		{"aider", "data/agent-sessions/aider/*.md"},
 	}
 	for _, src := range sources {
-		files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(src.glob)))
-		slices.Sort(files)
+		files := sharedSessionFiles(t, src.name, src.glob)
 		if len(files) == 0 {
-			t.Logf("%s: no files under %s", src.name, root)
 			continue
 		}
 		for _, alone := range []bool{false, true} {
@@ -211,4 +205,21 @@ func TestIngestRerunShared(t *testing.T) {
 			})
 		}
 	}
+}
+
+// sharedSessionFiles lists, sorted, the shared session files matching
+// glob under /work/shared (or $MEMTRAY_SHARED), and logs when there are
+// none (the long measures skip that source).
+func sharedSessionFiles(t *testing.T, name, glob string) []string {
+	t.Helper()
+	root := os.Getenv("MEMTRAY_SHARED")
+	if root == "" {
+		root = "/work/shared"
+	}
+	files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(glob)))
+	slices.Sort(files)
+	if len(files) == 0 {
+		t.Logf("%s: no files under %s", name, root)
+	}
+	return files
 }
