@@ -40,6 +40,32 @@ const (
 	ConflictWithdrawn = "withdrawn"
 )
 
+// Why a refusal was withdrawn (Notice.Why, WithdrawConflicts): what made
+// the conflict copy its sentence promised moot. Every reason but
+// WithdrawMerged needs schema 9 (the why column); a memtray of 8 is
+// shown only the merges.
+const (
+	// WithdrawMerged: the next edit put back what conflicted and merged.
+	WithdrawMerged = ""
+	// WithdrawRelinked: the next edit gave the memory the text of another
+	// team memory of its project, which the local copy became (a
+	// duplicate, relinked).
+	WithdrawRelinked = "relinked"
+	// WithdrawTeamDeleted: the team deleted the memory before the refused
+	// machine took its version; the edit went to that machine's trash
+	// with it.
+	WithdrawTeamDeleted = "team_deleted"
+	// WithdrawDeleted: the refused machine then deleted the memory.
+	WithdrawDeleted = "deleted"
+	// WithdrawPersonal: the refused machine then made the memory personal
+	// (out of the team).
+	WithdrawPersonal = "personal"
+	// WithdrawRefused: the next edit was refused otherwise (another
+	// member's memory, invalid) and stays on the refused machine as its
+	// own version.
+	WithdrawRefused = "refused"
+)
+
 // versionWriter is whose version a team memory holds: the member and machine
 // whose push wrote it ("" when written before schema 4).
 type versionWriter struct{ member, machine string }
@@ -255,6 +281,9 @@ type Notice struct {
 	// Withdraws, for Outcome "withdrawn", is the Seq of the refusal it
 	// withdraws.
 	Withdraws int64 `json:"withdraws,omitempty"`
+	// Why, for Outcome "withdrawn", is what made the refusal moot
+	// (WithdrawMerged, WithdrawRelinked, …; schema 9).
+	Why string `json:"why,omitempty"`
 }
 
 // maxNotices bounds one Notices read.
@@ -276,12 +305,15 @@ func (s *Store) Notices(ctx context.Context, after int64, machine string) ([]Not
 		if err := s.speaking(ctx, tx); err != nil {
 			return err
 		}
-		withdraws := "0::bigint"
+		withdraws, why := "0::bigint", "''::text"
 		if s.schema >= withdrawSchema {
 			withdraws = "coalesce(withdraws, 0)"
 		}
+		if s.schema >= forcedSchema {
+			why = "why"
+		}
 		rows, err := tx.Query(ctx, `SELECT seq, memory_id, outcome, member::text, machine, over_member::text, over_machine,
-				changed, text, at, `+withdraws+`
+				changed, text, at, `+withdraws+`, `+why+`
 			FROM memtray.conflicts WHERE seq > $1 ORDER BY seq LIMIT $2`, after, maxNotices)
 		if err != nil {
 			return err
@@ -290,7 +322,7 @@ func (s *Store) Notices(ctx context.Context, after int64, machine string) ([]Not
 		for rows.Next() {
 			var n Notice
 			var from, overMember, overMachine string
-			if err := rows.Scan(&n.Seq, &n.MemoryID, &n.Outcome, &n.Member, &from, &overMember, &overMachine, &n.Changed, &n.Text, &n.At, &n.Withdraws); err != nil {
+			if err := rows.Scan(&n.Seq, &n.MemoryID, &n.Outcome, &n.Member, &from, &overMember, &overMachine, &n.Changed, &n.Text, &n.At, &n.Withdraws, &n.Why); err != nil {
 				return err
 			}
 			last = n.Seq
@@ -310,7 +342,11 @@ func (s *Store) Notices(ctx context.Context, after int64, machine string) ([]Not
 // speaking tells the database, in transaction tx, the schema version this
 // store reads and writes (memtray.speaks): from schema 8 the conflict
 // log shows withdrawals only to a session of 8 or later, since an older
-// memtray would take the outcome it does not know for a refused delete.
+// memtray would take the outcome it does not know for a refused delete,
+// and from 9 those with a why (other than a merge) only to a session of
+// 9 or later, which a memtray of 8 would tell as a merge. From 9 the log
+// binds its owner too (FORCE ROW LEVEL SECURITY), so this holds for the
+// team owner's machine as for any member's.
 func (s *Store) speaking(ctx context.Context, tx pgx.Tx) error {
 	if s.schema < withdrawSchema {
 		return nil
@@ -321,19 +357,25 @@ func (s *Store) speaking(ctx context.Context, tx pgx.Tx) error {
 
 // WithdrawConflicts withdraws the last n refusals (conflictRefused) this
 // machine's pushes of memory id met that are not withdrawn yet, and
-// reports how many it withdrew: the next edit of the memory here, made
-// before this machine took the team's version, put back what conflicted
-// and merged, so no conflict copy was kept, and the machine whose
-// version they met, told "the team refused theirs, which their machine
-// keeps as a conflict copy", is told at its next pull that the conflict
-// was resolved by merge (a "withdrawn" row naming each refusal, recorded
+// reports how many it withdrew: something made them moot before this
+// machine took the team's version, so no conflict copy was kept (why:
+// the next edit here put back what conflicted and merged,
+// WithdrawMerged; or WithdrawRelinked, WithdrawTeamDeleted,
+// WithdrawDeleted, WithdrawPersonal, WithdrawRefused), and the machine
+// whose version they met, told "the team refused theirs, which their
+// machine keeps as a conflict copy", is told at its next pull what
+// became of it instead (a "withdrawn" row naming each refusal, recorded
 // in its member's name as any conflict). Idempotent: a refusal is
 // withdrawn once. Before schema 8 (the owner has not migrated) there is
-// nothing to record it in, and the other machine keeps the refusal as
-// told.
-func (s *Store) WithdrawConflicts(ctx context.Context, id string, n int) (int, error) {
-	if s.schema < withdrawSchema || s.machine == "" || n <= 0 {
+// nothing to record it in, before 9 nothing to record a why other than
+// a merge in, and the other machine keeps the refusal as told.
+func (s *Store) WithdrawConflicts(ctx context.Context, id string, n int, why string) (int, error) {
+	if s.schema < withdrawSchema || s.machine == "" || n <= 0 || (why != WithdrawMerged && s.schema < forcedSchema) {
 		return 0, nil
+	}
+	cols, vals := "", ""
+	if s.schema >= forcedSchema {
+		cols, vals = ", why", ", $4"
 	}
 	var done int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -343,12 +385,16 @@ func (s *Store) WithdrawConflicts(ctx context.Context, id string, n int) (int, e
 		if err := s.speaking(ctx, tx); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `INSERT INTO memtray.conflicts (memory_id, outcome, over_member, over_machine, changed, text, withdraws)
-			SELECT c.memory_id, 'withdrawn', c.over_member, c.over_machine, c.changed, c.text, c.seq
+		args := []any{id, s.machine, n}
+		if cols != "" {
+			args = append(args, why)
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO memtray.conflicts (memory_id, outcome, over_member, over_machine, changed, text, withdraws`+cols+`)
+			SELECT c.memory_id, 'withdrawn', c.over_member, c.over_machine, c.changed, c.text, c.seq`+vals+`
 			FROM memtray.conflicts c
 			WHERE c.memory_id = $1 AND c.outcome = 'refused' AND c.member = current_user AND c.machine = $2
 				AND NOT EXISTS (SELECT 1 FROM memtray.conflicts w WHERE w.outcome = 'withdrawn' AND w.withdraws = c.seq)
-			ORDER BY c.seq DESC LIMIT $3`, id, s.machine, n)
+			ORDER BY c.seq DESC LIMIT $3`, args...)
 		if err != nil {
 			return err
 		}

@@ -21,7 +21,7 @@ import (
 // admin's memtray passes; withdrawals, which the read policy hides from
 // an older memtray) are compatible with 3.
 func TestMigrationFloors(t *testing.T) {
-	want := []int{1, 1, 3, 3, 3, 3, 3, 3}
+	want := []int{1, 1, 3, 3, 3, 3, 3, 3, 3}
 	var got []int
 	for _, m := range migrations {
 		got = append(got, m.floor)
@@ -63,7 +63,7 @@ func TestSchemaFloor(t *testing.T) {
 	member := tm.member(t, owner, fmt.Sprintf("%s_m", tm.owner), false)
 	member.Close()
 	raw := tm.raw(t, tm.owner)
-	if got := compats(t, raw); !slices.Equal(got, []int{1, 1, 3, 3, 3, 3, 3, 3}) {
+	if got := compats(t, raw); !slices.Equal(got, []int{1, 1, 3, 3, 3, 3, 3, 3, 3}) {
 		t.Fatalf("recorded floors %v", got)
 	}
 	open := func(known int) (*Store, error) {
@@ -82,20 +82,21 @@ func TestSchemaFloor(t *testing.T) {
 		says    string // in the refusal: the versions
 	}{
 		{"this version", "", SchemaVersion, false, SchemaVersion, ""},
-		{"a memtray of 7 on a database at 8", "", 7, false, 7, ""},
+		{"a memtray of 8 on a database at 9", "", 8, false, 8, ""},
+		{"a memtray of 7", "", 7, false, 7, ""},
 		{"a memtray of 6", "", 6, false, 6, ""},
 		{"a memtray of 5", "", 5, false, 5, ""},
 		{"a memtray of 4", "", 4, false, 4, ""},
 		{"a memtray of 3", "", 3, false, 3, ""},
-		{"a memtray of 2 (bases)", "", 2, true, 0, "at version 8, which memtray of schema version 3 or later may sync with; this memtray knows 2"},
-		{"a memtray of 1", "", 1, true, 0, "at version 8, which memtray of schema version 3 or later may sync with; this memtray knows 1"},
+		{"a memtray of 2 (bases)", "", 2, true, 0, fmt.Sprintf("at version %d, which memtray of schema version 3 or later may sync with; this memtray knows 2", SchemaVersion)},
+		{"a memtray of 1", "", 1, true, 0, fmt.Sprintf("at version %d, which memtray of schema version 3 or later may sync with; this memtray knows 1", SchemaVersion)},
 		{"a future version compatible with this one", fmt.Sprintf("INSERT INTO memtray.schema_version (version, compat) VALUES (%d, %d)", SchemaVersion+1, SchemaVersion), SchemaVersion, false, SchemaVersion, ""},
 		{"a future version that is not", fmt.Sprintf("UPDATE memtray.schema_version SET compat = %d WHERE version = %d", SchemaVersion+1, SchemaVersion+1), SchemaVersion, true, 0, fmt.Sprintf("at version %d, which memtray of schema version %d or later", SchemaVersion+1, SchemaVersion+1)},
 		{"a future version with no floor recorded", fmt.Sprintf("UPDATE memtray.schema_version SET compat = NULL WHERE version = %d", SchemaVersion+1), SchemaVersion, true, 0, ""},
 		{"before floors were recorded, this version", fmt.Sprintf("DELETE FROM memtray.schema_version WHERE version > %d; ALTER TABLE memtray.schema_version DROP COLUMN compat", SchemaVersion), SchemaVersion, false, SchemaVersion, ""},
-		// A memtray of 7 cannot know that 8, recorded without a floor,
+		// A memtray of 8 cannot know that 9, recorded without a floor,
 		// was compatible: it refuses, as every memtray did before floors.
-		{"before floors were recorded, a memtray of 7", "", 7, true, 0, "at version 8, which memtray of schema version 8 or later"},
+		{"before floors were recorded, a memtray of 8", "", 8, true, 0, "at version 9, which memtray of schema version 9 or later"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -172,7 +173,7 @@ func TestFloorsRecordedAtUpgrade(t *testing.T) {
 	// Back to version 5, as a memtray before floors left it.
 	if _, err := raw.Exec(ctx, `DROP INDEX memtray.memories_content_hash_project;
 		CREATE UNIQUE INDEX memories_content_hash ON memtray.memories (content_hash);
-		DELETE FROM memtray.schema_version WHERE version IN (7, 8);
+		DELETE FROM memtray.schema_version WHERE version IN (7, 8, 9);
 		DROP POLICY prune ON memtray.conflicts;
 		DROP FUNCTION memtray.set_conflict_retention(interval); DROP FUNCTION memtray.conflict_retention();
 		DROP TABLE memtray.settings;
@@ -186,7 +187,7 @@ func TestFloorsRecordedAtUpgrade(t *testing.T) {
 		t.Fatalf("set up: floors %v", got)
 	}
 	tm.open(t, tm.owner)
-	if got := compats(t, raw); !slices.Equal(got, []int{1, 1, 3, 3, 3, 3, 3, 3}) {
-		t.Fatalf("after the owner's migration to 8: floors %v, want 1 1 3 3 3 3 3 3", got)
+	if got := compats(t, raw); !slices.Equal(got, []int{1, 1, 3, 3, 3, 3, 3, 3, 3}) {
+		t.Fatalf("after the owner's migration to 9: floors %v, want 1 1 3 3 3 3 3 3 3", got)
 	}
 }

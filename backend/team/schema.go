@@ -11,7 +11,7 @@ import (
 
 // SchemaVersion is the version of the team schema this code reads and
 // writes: the number of migrations it knows.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // SettingsSchema is the first schema version holding the team's settings
 // (memtray.settings: the conflict retention).
@@ -25,6 +25,11 @@ const perProjectSchema = 7
 // withdrawals (outcome "withdrawn", WithdrawConflicts) and keeps the
 // conflict retention in days.
 const withdrawSchema = 8
+
+// forcedSchema is the first schema version whose conflict log binds its
+// owner too (FORCE ROW LEVEL SECURITY) and whose withdrawals say why
+// (the why column: a refusal made moot otherwise than by a merge).
+const forcedSchema = 9
 
 // minSyncSchema is the oldest schema version push and pull work with: a
 // member's daemon meeting a schema between it and SchemaVersion that its
@@ -430,6 +435,47 @@ DROP POLICY IF EXISTS read ON memtray.conflicts;
 CREATE POLICY read ON memtray.conflicts FOR SELECT USING (memtray.is_member(current_user)
 	AND (outcome <> 'withdrawn' OR coalesce(nullif(current_setting('memtray.speaks', true), ''), '0')::int >= 8));
 `},
+	// 9: the conflict log binds its owner, and a withdrawal says why.
+	// The owner: row-level security does not bind a table's owner unless
+	// the table forces it, so the team owner's own machine, still on a
+	// memtray of 7 after migrating the database with a newer one, read
+	// every withdrawal (schema 8's read policy never applied to it) and,
+	// knowing no such outcome, told it as a refused delete. The log now
+	// forces row-level security: the owner reads, writes and prunes it
+	// by the members' policies (it is the team's first admin, a member),
+	// so a memtray of 7 connected as the owner is hidden the withdrawals
+	// as any member's is. The migrator passes one more policy, migrate:
+	// the table owner's session that says it migrates
+	// (memtray.migrating, set by Migrate in its transaction, which no
+	// daemon sets), so a later migration may still rewrite the log's
+	// rows. Only the conflict log is forced: the other tables hold
+	// nothing an older memtray misreads, and the owner's SECURITY DEFINER
+	// functions (settings, members) write them with no policy for it.
+	// The why: a refusal is made moot otherwise than by a merge too (its
+	// next edit relinked to the memory holding its text, deleted by the
+	// team meanwhile, the memory then deleted or made personal on the
+	// refused machine, or the next edit refused otherwise): no conflict
+	// copy is kept either. Its withdrawal says which (why; '' is a
+	// merge, as every withdrawal of 8), and the read policy shows a
+	// withdrawal with a why only to a session speaking 9: a memtray of 8
+	// would tell it as "resolved by merge"; it keeps the refusal as told.
+	// Floor 3: a policy and a column an older memtray never selects.
+	// Written to run again on a database that has it.
+	{floor: 3, sql: `
+ALTER TABLE memtray.conflicts ADD COLUMN IF NOT EXISTS why text NOT NULL DEFAULT ''
+	CHECK (why = '' OR why ~ '^[a-z_]{1,32}$');
+CREATE OR REPLACE FUNCTION memtray.migrating() RETURNS boolean
+	LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+	AS $$ SELECT coalesce(current_setting('memtray.migrating', true), '') = 'on'
+		AND pg_has_role(current_user, (SELECT relowner FROM pg_class WHERE oid = 'memtray.conflicts'::regclass), 'USAGE') $$;
+DROP POLICY IF EXISTS migrate ON memtray.conflicts;
+CREATE POLICY migrate ON memtray.conflicts FOR ALL USING (memtray.migrating()) WITH CHECK (memtray.migrating());
+DROP POLICY IF EXISTS read ON memtray.conflicts;
+CREATE POLICY read ON memtray.conflicts FOR SELECT USING (memtray.is_member(current_user)
+	AND (outcome <> 'withdrawn' OR coalesce(nullif(current_setting('memtray.speaks', true), ''), '0')::int
+		>= CASE WHEN why = '' THEN 8 ELSE 9 END));
+ALTER TABLE memtray.conflicts FORCE ROW LEVEL SECURITY;
+`},
 }
 
 // migration is one version of the schema.
@@ -559,6 +605,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 				return st.newerErr(s.known)
 			}
 			return nil // migrated meanwhile
+		}
+		// The migrator's own policy on the tables that bind their owner
+		// (schema 9's migrate policy): this transaction only.
+		if _, err := tx.Exec(ctx, "SELECT set_config('memtray.migrating', 'on', true)"); err != nil {
+			return fmt.Errorf("migrate: %w", err)
 		}
 		if err := recordFloors(ctx, tx, s.known); err != nil {
 			return err

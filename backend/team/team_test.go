@@ -81,6 +81,20 @@ func (tm team) raw(t testing.TB, role string) *pgx.Conn {
 	return c
 }
 
+// maintain connects as the team's owner in a session that says it
+// migrates (memtray.migrating): the conflict log binds its owner by the
+// members' policies (schema 9), but for this session, which passes the
+// migrate policy as Migrate's transaction does, as maintenance by hand
+// would. Tests age the log's rows with it.
+func (tm team) maintain(t testing.TB) *pgx.Conn {
+	t.Helper()
+	c := tm.raw(t, tm.owner)
+	if _, err := c.Exec(context.Background(), "SELECT set_config('memtray.migrating', 'on', false)"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 // mem is a valid team memory.

@@ -3,6 +3,7 @@ package team
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -117,11 +118,11 @@ func TestWithdrawnHiddenFromOlder(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, want := range []int{1, 0} {
-		if n, err := a.WithdrawConflicts(ctx, "m1", 1); err != nil || n != want {
+		if n, err := a.WithdrawConflicts(ctx, "m1", 1, WithdrawMerged); err != nil || n != want {
 			t.Fatalf("withdrawal %d: %d, %v; want %d (a refusal is withdrawn once)", i+1, n, err, want)
 		}
 	}
-	if n, err := b.WithdrawConflicts(ctx, "m1", 1); err != nil || n != 0 {
+	if n, err := b.WithdrawConflicts(ctx, "m1", 1, WithdrawMerged); err != nil || n != 0 {
 		t.Errorf("b withdrew %d of a's refusals (%v), want none", n, err)
 	}
 	ns, _, err := b.Notices(ctx, 0, "machine-b")
@@ -135,5 +136,98 @@ func TestWithdrawnHiddenFromOlder(t *testing.T) {
 	var seen int
 	if err := tm.raw(t, bRole).QueryRow(ctx, "SELECT count(*) FROM memtray.conflicts WHERE outcome = 'withdrawn'").Scan(&seen); err != nil || seen != 0 {
 		t.Errorf("a session not speaking 8 sees %d withdrawals (%v)", seen, err)
+	}
+}
+
+// TestWithdrawnHiddenFromOwnerOn7: the conflict log binds its owner
+// (schema 9: FORCE ROW LEVEL SECURITY), so the team owner's own machine,
+// still on a memtray of 7 after the owner migrated the database with a
+// newer one, is hidden the withdrawals as any member's memtray of 7 is,
+// and keeps the refusals as told; before 9 the owner's session read every
+// row whatever the policy, and a memtray of 7 took a withdrawal for a
+// refused delete. A memtray of 8 on the owner's machine reads the
+// withdrawals by a merge but not those with another why (it would tell
+// them as merges); this memtray reads both. The owner's session that
+// says it migrates (memtray.migrating) passes every row, as Migrate's
+// transaction does; a member's that says so passes nothing more.
+func TestWithdrawnHiddenFromOwnerOn7(t *testing.T) {
+	tm := newTeam(t)
+	ctx := context.Background()
+	owner := tm.open(t, tm.owner) // migrates to SchemaVersion
+	owner.SetMachine("machine-o")
+	aRole := fmt.Sprintf("%s_a", tm.owner)
+	a := tm.member(t, owner, aRole, false)
+	a.SetMachine("machine-a")
+	at := func(known int) *Store {
+		s, err := openAs(ctx, tm.url(tm.owner), known)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		s.SetMachine("machine-o")
+		return s
+	}
+	on7, on8 := at(7), at(8)
+	for _, id := range []string{"m1", "m2"} {
+		if err := pgx.BeginFunc(ctx, a.pool, func(tx pgx.Tx) error {
+			if err := a.writing(ctx, tx); err != nil {
+				return err
+			}
+			return a.noteConflict(ctx, tx, id, conflictRefused, []string{"text"}, "a's text of "+id, &versionWriter{member: tm.owner, machine: "machine-o"})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := a.WithdrawConflicts(ctx, "m1", 1, WithdrawMerged); err != nil || n != 1 {
+		t.Fatalf("withdrawal by merge: %d, %v", n, err)
+	}
+	if n, err := a.WithdrawConflicts(ctx, "m2", 1, WithdrawRelinked); err != nil || n != 1 {
+		t.Fatalf("withdrawal by relink: %d, %v", n, err)
+	}
+	outcomes := func(ns []Notice) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, n.MemoryID+" "+n.Outcome+" "+n.Why)
+		}
+		return out
+	}
+	tests := []struct {
+		name string
+		s    *Store
+		want []string
+	}{
+		{"the owner on 7", on7, []string{"m1 refused ", "m2 refused "}},
+		{"the owner on 8", on8, []string{"m1 refused ", "m2 refused ", "m1 withdrawn "}},
+		{"the owner on this memtray", owner, []string{"m1 refused ", "m2 refused ", "m1 withdrawn ", "m2 withdrawn relinked"}},
+	}
+	for _, tc := range tests {
+		ns, _, err := tc.s.Notices(ctx, 0, "machine-o")
+		if err != nil || !slices.Equal(outcomes(ns), tc.want) {
+			t.Errorf("%s reads %q (%v), want %q", tc.name, outcomes(ns), err, tc.want)
+		}
+	}
+	count := func(c *pgx.Conn) int {
+		t.Helper()
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM memtray.conflicts").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(tm.raw(t, tm.owner)); n != 2 {
+		t.Errorf("the owner's session not speaking 8 reads %d rows, want the 2 refusals", n)
+	}
+	if n := count(tm.maintain(t)); n != 4 {
+		t.Errorf("the owner's session that migrates reads %d rows, want all 4", n)
+	}
+	member := tm.raw(t, aRole)
+	if _, err := member.Exec(ctx, "SELECT set_config('memtray.migrating', 'on', false)"); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(member); n != 2 {
+		t.Errorf("a member's session that says it migrates reads %d rows, want the 2 refusals", n)
+	}
+	if tag, err := member.Exec(ctx, "DELETE FROM memtray.conflicts"); err != nil || tag.RowsAffected() != 0 {
+		t.Errorf("a member's session that says it migrates deleted %d rows (%v), want none", tag.RowsAffected(), err)
 	}
 }

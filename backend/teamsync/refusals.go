@@ -58,6 +58,12 @@ type heldEdit struct {
 	// refused before that take keeps the id (Syncer.copyFor): one copy,
 	// of the version the user left, holds both edits.
 	Copy string `json:"copy,omitempty"`
+	// Refusals, with Copy, is how many refusals of the memory's pushes
+	// name the copy (the team recorded each: team.Store.Notices): all are
+	// withdrawn when the copy turns out never to be made, however many of
+	// the status's last lines (maxRefused) still show them. 0 in a hold
+	// stored before it was kept: the status's lines are counted then.
+	Refusals int `json:"refusals,omitempty"`
 }
 
 // maxHeld bounds the held edits. Past it the oldest is forgotten: its

@@ -152,6 +152,13 @@ const (
 	// memory holding its text, deleted by the team meanwhile, refused as
 	// another member's or invalid): what became of it is its own line.
 	refusedThenReplaced = "the team holds another edit of it, made on another machine meanwhile and pushed first; your next edit here replaced it before this machine took the team's version, so no conflict copy was kept (that edit went as any edit does: relinked, deleted or refused, a refusal of it is listed on its own)"
+	// The same, the team having deleted the memory before this machine
+	// took its version: there is no version to take, and the local copy,
+	// with the edit, goes to the trash at the next pull.
+	refusedThenTeamDeleted = "the team holds another edit of it, made on another machine meanwhile and pushed first; the team then deleted it before this machine took its version, so no conflict copy was kept (your copy, with your edit, goes to the trash with the team's delete)"
+	// The same, the memory deleted (or made personal) here before this
+	// machine took the team's version: nothing is left to keep a copy of.
+	refusedThenDeleted = "the team holds another edit of it, made on another machine meanwhile and pushed first; you deleted it here (or made it personal) before this machine took the team's version, so no conflict copy was kept"
 	// An edit of a memory the team deleted since this machine's copy.
 	refusedDeletedEdit = "the team deleted it meanwhile: this machine moved it, with this edit, to its trash (restore it from there to bring it back)"
 )
@@ -563,15 +570,68 @@ func (s *Syncer) takeStale(ctx context.Context) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	kept, err := s.takeTeam(ctx, ids, conflicts)
+	kept, gone, err := s.takeTeam(ctx, ids, conflicts)
 	if err != nil {
 		return err
+	}
+	var moots []heldEdit
+	for _, h := range s.held {
+		if h.Stale && h.Copy != "" && slices.Contains(gone, h.ID) {
+			moots = append(moots, h)
+		}
 	}
 	for _, id := range ids {
 		if !slices.Contains(kept, id) {
 			s.heldDirty = s.held.drop(id) || s.heldDirty
 		}
 	}
+	return s.withdrawGone(ctx, moots)
+}
+
+// withdrawGone withdraws the refusals naming the conflict copies of
+// stale holds whose memory the team deleted before this machine took its
+// version (s.cycle held): there is no version to take, so the copy is
+// never made (the next pull moves the local memory, with the edit, to the
+// trash). The refusals here say so instead of naming the copy, the team
+// withdraws them (team.WithdrawTeamDeleted), so the machine told that
+// this one keeps a conflict copy is told what became of it, and the
+// refusals and holds are stored.
+func (s *Syncer) withdrawGone(ctx context.Context, holds []heldEdit) error {
+	if len(holds) == 0 {
+		return nil
+	}
+	refused := s.refusedNow()
+	for _, h := range holds {
+		made, err := s.copyMade(ctx, h.Copy)
+		if err != nil {
+			return err
+		}
+		if made {
+			continue
+		}
+		n := 0
+		for i := range refused {
+			if refused[i].ID == h.ID && refused[i].Copy == h.Copy {
+				refused[i].Copy, refused[i].Outcome = "", refusedThenTeamDeleted
+				n++
+			}
+		}
+		if n = max(n, h.Refusals); n > 0 {
+			if _, err := s.ts.WithdrawConflicts(ctx, h.ID, n, team.WithdrawTeamDeleted); err != nil {
+				return err
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := (storedRefusals{Refused: refused, Held: s.held, Told: s.st.Told, ToldSeq: s.toldSeq}).encode()
+	if err != nil {
+		return err
+	}
+	if err := s.o.Store.SetTeamRefusals(ctx, b); err != nil {
+		return fmt.Errorf("team sync: %w", err)
+	}
+	s.st.Refused, s.heldDirty = refused, false
 	return nil
 }
 
@@ -618,7 +678,8 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	held := slices.Clone(s.held)
 	heldChanged := s.heldDirty
 	pendingCopy := map[string]string{} // id -> the copy a stale hold it ends had chosen
-	withdrawn := map[string]string{}   // id -> what its pending copy's refusals now say
+	pendingN := map[string]int{}       // id -> how many refusals name that copy (0: not known)
+	withdrawn := map[string]moot{}     // id -> what became of its pending copy's refusals
 	for _, e := range entries {
 		if h, ok := held.find(e.ID); ok && !retry && !e.Delete && !e.Restore && h.Version == version(e.Memory) {
 			// The version the team refused, written again as it was (an
@@ -636,11 +697,21 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 		}
 		if h, ok := held.find(e.ID); ok && h.Copy != "" {
 			pendingCopy[e.ID] = h.Copy // refused again: the same copy (copyFor)
+			pendingN[e.ID] = h.Refusals
 		}
 		if held.drop(e.ID) {
 			heldChanged = true // pushed again; held again if refused again
 		}
 		if e.Delete {
+			if pendingCopy[e.ID] != "" {
+				// Deleted or made personal here before the take: the
+				// stale edit's copy is never made.
+				why, err := s.deletedWhy(ctx, e.ID)
+				if err != nil {
+					return err
+				}
+				withdrawn[e.ID] = moot{refusedThenDeleted, why}
+			}
 			err := ts.DeleteFrom(ctx, e.ID, e.Base)
 			switch {
 			case err == nil || errors.Is(err, team.ErrNotFound):
@@ -715,7 +786,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			switch r.Status {
 			case team.PushInserted, team.PushUpdated:
 				rep.Pushed++
-				withdrawn[e.ID] = refusedThenMerged
+				withdrawn[e.ID] = moot{refusedThenMerged, team.WithdrawMerged}
 				e.Accepted = true // the team holds it as pushed: the copy's base
 				// A damaged stored vector (kept by a write until it is
 				// embedded anew) is not the team's to cache: every other
@@ -726,7 +797,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushUnchanged:
 				rep.Pushed++
 				e.Accepted = true
-				withdrawn[e.ID] = refusedThenMerged
+				withdrawn[e.ID] = moot{refusedThenMerged, team.WithdrawMerged}
 			case team.PushMerged:
 				// The team merged this copy's changes onto its own: held
 				// stale, as a stale edit, so takeStale gives this machine
@@ -735,7 +806,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				rep.Pushed++
 				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true})
 				heldChanged = true
-				withdrawn[e.ID] = refusedThenMerged
+				withdrawn[e.ID] = moot{refusedThenMerged, team.WithdrawMerged}
 			case team.PushStale:
 				// Held, stale, with the acknowledgement: takeStale takes
 				// the team's version after it and only then ends the hold,
@@ -749,16 +820,20 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				if err != nil {
 					return err
 				}
+				n := 1
+				if cp == pendingCopy[e.ID] {
+					n += max(pendingN[e.ID], refusalsNaming(s.refusedNow(), e.ID, cp))
+				}
 				refuseCopy(e.ID, "change", outcome, cp)
-				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true, Copy: cp})
+				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Stale: true, Copy: cp, Refusals: n})
 				heldChanged = true
 			case team.PushDuplicate:
 				relink = append(relink, relinkTo{local: e.ID, winner: r.Winner})
 				remap[e.ID] = r.Winner
-				withdrawn[e.ID] = refusedThenReplaced
+				withdrawn[e.ID] = moot{refusedThenReplaced, team.WithdrawRelinked}
 			case team.PushDeleted:
 				relink = append(relink, relinkTo{local: e.ID})
-				withdrawn[e.ID] = refusedThenReplaced
+				withdrawn[e.ID] = moot{refusedThenReplaced, team.WithdrawTeamDeleted}
 				dropped[e.ID] = true
 				if e.Base != nil && store.BaseOf(e.Memory) != *e.Base {
 					// An edit of a version the team deleted since: not
@@ -768,13 +843,13 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			case team.PushRefused:
 				// Kept here: a non-admin steward's decay of another
 				// member's memory still counts on this machine.
-				withdrawn[e.ID] = refusedThenReplaced
+				withdrawn[e.ID] = moot{refusedThenReplaced, team.WithdrawRefused}
 				refuse(e.ID, "change", refusedChange)
 				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory)})
 				heldChanged = true
 			default: // PushInvalid
 				dropped[e.ID] = true
-				withdrawn[e.ID] = refusedThenReplaced
+				withdrawn[e.ID] = moot{refusedThenReplaced, team.WithdrawRefused}
 				s.log.Warn("team refused a memory as invalid; it stays local", "id", e.ID, "why", r.Error)
 				refuse(e.ID, "change", refusedInvalid)
 				held.hold(heldEdit{ID: e.ID, Version: version(e.Memory), Invalid: true})
@@ -834,7 +909,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	refused := newest(append(slices.Clone(s.st.Refused), refusals...), maxRefused)
 	told := slices.Clone(s.st.Told)
 	s.mu.Unlock()
-	amended, err := s.withdrawCopies(ctx, ts, refused, pendingCopy, withdrawn)
+	amended, err := s.withdrawCopies(ctx, ts, refused, pendingCopy, pendingN, withdrawn)
 	if err != nil {
 		return err
 	}
@@ -860,27 +935,37 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 	return nil
 }
 
+// moot is what became of a stale edit's pending conflict copy when the
+// next push of its memory (or its delete) met another answer than a
+// refusal as stale: outcome is what this machine's refusals naming the
+// copy now say, why what the team's withdrawal of them says
+// (team.WithdrawMerged, …).
+type moot struct{ outcome, why string }
+
 // withdrawCopies makes the refusals in refused true of the conflict
 // copies that will never be made (in place; it reports whether it changed
 // any): pending are the copies the stale holds this batch ended had
-// chosen, by memory id, and withdrawn what became of the next push of
+// chosen, by memory id, pendingN how many refusals of the team named
+// each (0: not known), and withdrawn what became of the next push of
 // those memories, by id. A copy is made when this machine takes the
 // team's version of a memory whose last push was refused as stale; when
 // the user edited the memory again before that take and the second push
-// was not refused as stale (it put back what conflicted and merged, say),
-// the version the user left conflicts with nothing, so there is no copy
-// to make, and a refusal still naming it would send the user to a trash
-// entry that never is. Such a refusal keeps its place (the team did
-// refuse that edit, and the other machine was told so) and now says what
-// became of it instead. A copy made already (in the trash) is left named.
-// When the next push merged (refusedThenMerged), the refusals are
-// withdrawn in the team too (team.Store.WithdrawConflicts, schema 8), so
-// the machine whose version they met, told that this one keeps a
-// conflict copy, is told at its next pull that the conflict was resolved
-// by merge.
-func (s *Syncer) withdrawCopies(ctx context.Context, ts *team.Store, refused []Refusal, pending, withdrawn map[string]string) (bool, error) {
+// was not refused as stale (it put back what conflicted and merged, it
+// was relinked to the memory holding its text, the team had deleted the
+// memory, it was refused as another member's; or the user deleted the
+// memory or made it personal), the version the user left conflicts with
+// nothing the team holds, so there is no copy to make, and a refusal
+// still naming it would send the user to a trash entry that never is.
+// Such a refusal keeps its place (the team did refuse that edit, and the
+// other machine was told so) and now says what became of it instead. A
+// copy made already (in the trash) is left named. The refusals are
+// withdrawn in the team too (team.Store.WithdrawConflicts: every refusal
+// naming the copy, pendingN, however many the status's last lines still
+// show), so the machine whose version they met, told that this one keeps
+// a conflict copy, is told at its next pull what became of it.
+func (s *Syncer) withdrawCopies(ctx context.Context, ts *team.Store, refused []Refusal, pending map[string]string, pendingN map[string]int, withdrawn map[string]moot) (bool, error) {
 	changed := false
-	for id, outcome := range withdrawn {
+	for id, mt := range withdrawn {
 		cp := pending[id]
 		if cp == "" {
 			continue
@@ -895,18 +980,52 @@ func (s *Syncer) withdrawCopies(ctx context.Context, ts *team.Store, refused []R
 		n := 0
 		for i := range refused {
 			if refused[i].ID == id && refused[i].Copy == cp {
-				refused[i].Copy, refused[i].Outcome = "", outcome
+				refused[i].Copy, refused[i].Outcome = "", mt.outcome
 				changed = true
 				n++
 			}
 		}
-		if outcome == refusedThenMerged && n > 0 {
-			if _, err := ts.WithdrawConflicts(ctx, id, n); err != nil {
+		if n = max(n, pendingN[id]); n > 0 {
+			if _, err := ts.WithdrawConflicts(ctx, id, n, mt.why); err != nil {
 				return false, err
 			}
 		}
 	}
 	return changed, nil
+}
+
+// refusedNow is a copy of the status's refusals.
+func (s *Syncer) refusedNow() []Refusal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.st.Refused)
+}
+
+// refusalsNaming counts the refusals of memory id in refused that name
+// conflict copy cp.
+func refusalsNaming(refused []Refusal, id, cp string) int {
+	n := 0
+	for _, r := range refused {
+		if r.ID == id && r.Copy == cp {
+			n++
+		}
+	}
+	return n
+}
+
+// deletedWhy is why a stale edit's refusals are withdrawn when memory id
+// leaves the team from here before this machine took the team's version:
+// made personal (its record is still here) or deleted.
+func (s *Syncer) deletedWhy(ctx context.Context, id string) (string, error) {
+	m, err := s.o.Store.Get(ctx, id)
+	switch {
+	case err == nil && m.Scope == memory.ScopePersonal:
+		return team.WithdrawPersonal, nil
+	case err == nil || errors.Is(err, memory.ErrNotFound):
+		return team.WithdrawDeleted, nil
+	default:
+		return "", fmt.Errorf("team sync: read %s: %w", id, err)
+	}
 }
 
 // copyMade reports whether conflict copy cp is in the trash.
@@ -959,25 +1078,27 @@ const conflictReason = "conflict copy: your version, which the team refused beca
 // team's counters (plus this daemon's waiting deltas, as a pull does),
 // keeping those conflicts name as conflict copies in the trash. A
 // local write made since the push keeps its memory for the next push:
-// kept are those ids.
-func (s *Syncer) takeTeam(ctx context.Context, ids []string, conflicts []store.TeamConflict) (kept []string, err error) {
+// kept are those ids; gone are those the team deleted meanwhile (the
+// next pull says so), which have no version to take.
+func (s *Syncer) takeTeam(ctx context.Context, ids []string, conflicts []store.TeamConflict) (kept, gone []string, err error) {
 	if len(ids) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var ms []team.Memory
 	for _, id := range ids {
 		m, err := s.ts.Get(ctx, id)
 		if errors.Is(err, team.ErrNotFound) {
-			continue // deleted meanwhile: the next pull says so
+			gone = append(gone, id)
+			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ms = append(ms, m)
 	}
 	sums, err := s.ts.CountersOf(ctx, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// As a pulled change, with the team's counters and no cached vector:
 	// localize gives them to the local memories.
@@ -987,16 +1108,16 @@ func (s *Syncer) takeTeam(ctx context.Context, ids []string, conflicts []store.T
 	}
 	puts, err := s.localize(ctx, s.ts, ms, changes)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	applied, err := s.o.Store.ApplyTeam(ctx, store.TeamChanges{Put: puts, Conflicts: conflicts})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.o.Applied != nil && len(applied.PutIDs) > 0 {
 		s.o.Applied(applied.PutIDs, nil)
 	}
-	return applied.KeptPuts, nil
+	return applied.KeptPuts, gone, nil
 }
 
 // relinkTo replaces local memory local by the team memory winner holding

@@ -40,6 +40,11 @@ type Told struct {
 	// merged, so it keeps no conflict copy. What says so; the edit no
 	// longer "met yours" (memtray team status lists it as resolved).
 	Withdrawn bool `json:"withdrawn,omitempty"`
+	// Why, with Withdrawn, is what made their refusal moot: "" their next
+	// edit merged; "relinked", "team_deleted", "deleted", "personal" or
+	// "refused" (team.WithdrawRelinked, …; schema 9). What says it in
+	// words.
+	Why string `json:"why,omitempty"`
 }
 
 // maxTold bounds Status.Told.
@@ -133,12 +138,31 @@ func (s *Syncer) toldOf(ctx context.Context, n team.Notice) Told {
 	case "refused":
 		say = fmt.Sprintf("%s also changed %s of %s, without having seen your edit: the team kept yours, pushed first, and refused theirs%s, which their machine keeps as a conflict copy in its trash (unless their next edit, made before it took yours, put back what conflicted)", who, fields, what, theirs)
 	case team.ConflictWithdrawn:
-		say = fmt.Sprintf("%s also changed %s of %s, without having seen your edit, and the team refused it%s; their next edit, made before their machine took yours, put back what conflicted and the team merged it with yours: resolved by merge, your edit stands and no conflict copy was kept", who, fields, what, theirs)
-		return Told{ID: n.MemoryID, Member: n.Member, What: say, At: n.At, Seq: n.Withdraws, Withdrawn: true}
+		say = fmt.Sprintf("%s also changed %s of %s, without having seen your edit, and the team refused it%s; %s", who, fields, what, theirs, withdrawnWords(n.Why))
+		return Told{ID: n.MemoryID, Member: n.Member, What: say, At: n.At, Seq: n.Withdraws, Withdrawn: true, Why: n.Why}
 	default: // "delete"
 		say = fmt.Sprintf("%s deleted %s without having seen your edit of it: the team kept your edit and refused the delete", who, what)
 	}
 	return Told{ID: n.MemoryID, Member: n.Member, What: say, At: n.At, Seq: n.Seq}
+}
+
+// withdrawnWords says what made a refusal moot (a withdrawal's why), and
+// that no conflict copy was kept.
+func withdrawnWords(why string) string {
+	switch why {
+	case team.WithdrawRelinked:
+		return "their next edit, made before their machine took yours, gave it the text of another team memory, which their copy became: resolved, no conflict copy was kept"
+	case team.WithdrawTeamDeleted:
+		return "the memory was deleted from the team before their machine took yours, and their edit went to their trash with it: resolved, no conflict copy was kept"
+	case team.WithdrawDeleted:
+		return "their machine then deleted it, before it took yours: resolved, no conflict copy was kept"
+	case team.WithdrawPersonal:
+		return "their machine then made it personal (out of the team), before it took yours: resolved, their version stays on their machine and no conflict copy was kept"
+	case team.WithdrawRefused:
+		return "their next edit, made before their machine took yours, was refused too (not theirs to change, or invalid) and stays on their machine: resolved, no conflict copy was kept"
+	default: // a merge
+		return "their next edit, made before their machine took yours, put back what conflicted and the team merged it with yours: resolved by merge, your edit stands and no conflict copy was kept"
+	}
 }
 
 // fieldWords names the changed fields for a sentence: "the text", "the

@@ -28,7 +28,11 @@ import (
 // from a session that does not speak 8): it keeps the refusal as told,
 // as it did before, rather than take the outcome it does not know for a
 // refused delete. At 9937c7b bob's status kept saying "met yours … their
-// machine keeps as a conflict copy" for a copy that never was.
+// machine keeps as a conflict copy" for a copy that never was. Bob's
+// machine may connect as the team's owner: the conflict log binds its
+// owner too from schema 9, so the owner's memtray of 7 keeps the refusal
+// as told as well (at 1368516 it read the withdrawal, row-level security
+// not binding a table's owner, and told it as a delete).
 func TestRefusalWithdrawnByMerge(t *testing.T) {
 	srv := pgtest.Shared(t)
 	ctx := context.Background()
@@ -38,11 +42,18 @@ func TestRefusalWithdrawnByMerge(t *testing.T) {
 		readFirst  bool // bob pulls between the refusal and the merge
 		resolved   bool // bob's status says it was resolved by merge
 		importance float64
+		owner      bool // bob's machine connects as the team's owner
 	}{
-		{"bob read the refusal first", team.SchemaVersion, true, true, 0.5},
-		{"bob reads both in one pull", team.SchemaVersion, false, true, 0.5},
-		{"the text put back and the importance changed", team.SchemaVersion, true, true, 0.9},
-		{"bob on a memtray of 7", 7, true, false, 0.5},
+		{"bob read the refusal first", team.SchemaVersion, true, true, 0.5, false},
+		{"bob reads both in one pull", team.SchemaVersion, false, true, 0.5, false},
+		{"the text put back and the importance changed", team.SchemaVersion, true, true, 0.9, false},
+		{"bob on a memtray of 7", 7, true, false, 0.5, false},
+		// The owner's role, on a memtray of 7 after the owner migrated the
+		// database with this one: the conflict log binds its owner too
+		// (schema 9), so it keeps the refusal as told (at 8 it read the
+		// withdrawal, whatever the policy, as a refused delete).
+		{"the owner on a memtray of 7", 7, true, false, 0.5, true},
+		{"the owner on this memtray", team.SchemaVersion, true, true, 0.5, true},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,11 +64,15 @@ func TestRefusalWithdrawnByMerge(t *testing.T) {
 			}
 			a := manualNode(t, tdb.url(roles["alice"]))
 			a.name = "alice's"
+			bobURL := tdb.url(roles["bob"])
+			if tc.owner {
+				bobURL = tdb.url(tdb.owner)
+			}
 			var b *node
 			if tc.bobKnows == team.SchemaVersion {
-				b = manualNode(t, tdb.url(roles["bob"]))
+				b = manualNode(t, bobURL)
 			} else {
-				b = olderNode(t, tdb.url(roles["bob"]), tc.bobKnows)
+				b = olderNode(t, bobURL, tc.bobKnows)
 			}
 			orig := fmt.Sprintf("the invoice run starts at six (%d)", i)
 			theirs := fmt.Sprintf("the invoice run starts at seven (%d)", i)
@@ -89,11 +104,14 @@ func TestRefusalWithdrawnByMerge(t *testing.T) {
 				t.Fatalf("the team holds %q %v (%v), want bob's text", tm.Text, tm.Importance, err)
 			}
 			var withdrawn int
-			raw, err := pgx.Connect(ctx, tdb.url(tdb.owner)) // the owner: row-level security does not bind it
+			raw, err := pgx.Connect(ctx, tdb.url(tdb.owner)) // the owner, speaking 9: it reads every withdrawal
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer raw.Close(ctx)
+			if _, err := raw.Exec(ctx, "SELECT set_config('memtray.speaks', '9', false)"); err != nil {
+				t.Fatal(err)
+			}
 			if err := raw.QueryRow(ctx, `SELECT count(*) FROM memtray.conflicts w JOIN memtray.conflicts r ON r.seq = w.withdraws
 				WHERE w.outcome = 'withdrawn' AND r.outcome = 'refused' AND w.memory_id = $1 AND r.memory_id = $1`, m.ID).Scan(&withdrawn); err != nil || withdrawn != 1 {
 				t.Fatalf("the team's conflict log holds %d withdrawals of alice's refusal (%v), want 1", withdrawn, err)
@@ -124,6 +142,25 @@ func TestRefusalWithdrawnByMerge(t *testing.T) {
 				}
 			}
 			check("after the merge")
+			if !tc.resolved {
+				// What bob's older memtray reads of the log: no withdrawal
+				// (this code, speaking an older version, would skip one it
+				// read; a memtray of 7 told it as a delete).
+				old, err := team.OpenAs(ctx, bobURL, tc.bobKnows)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ns, _, err := old.Notices(ctx, 0, b.sy.machine)
+				old.Close()
+				for _, n := range ns {
+					if err != nil || n.Outcome == team.ConflictWithdrawn {
+						t.Errorf("a memtray of %d as %s reads %+v (%v), want no withdrawal", tc.bobKnows, map[bool]string{true: "the owner", false: "bob"}[tc.owner], n, err)
+					}
+				}
+				if err != nil || len(ns) == 0 {
+					t.Errorf("a memtray of %d reads %+v (%v), want the refusal", tc.bobKnows, ns, err)
+				}
+			}
 			mustPull(t, b) // read once
 			check("after another pull")
 			if tc.bobKnows == team.SchemaVersion {
