@@ -1378,6 +1378,7 @@ export interface Told {
   at: string;
   seq?: number;
   withdrawn?: boolean;
+  why?: string;
 }
 
 /** memory.ToolCall */

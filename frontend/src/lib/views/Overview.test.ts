@@ -70,6 +70,11 @@ describe('Overview team panel', () => {
     expect(q(target, 'team-told')).toBeNull();
     expect(text(q(target, 'team-resolved'))).toBe('1 conflict with teammates resolved by merge');
     expect(q(target, 'team-resolved')?.getAttribute('title')).toBe('alice also changed … resolved by merge');
+    // A refusal made moot otherwise (her next edit relinked): resolved, not by merge.
+    const relinked = { ...refusal, id: 'm2', seq: 6, what: 'alice also changed … which their copy became: resolved', withdrawn: true, why: 'relinked' };
+    events.dispatch({ id: '', type: 'stats', data: ev({ ...online, told: [{ ...refusal, what: 'alice also changed … resolved by merge', withdrawn: true }, relinked] }) });
+    await settle();
+    expect(text(q(target, 'team-resolved'))).toBe('2 conflicts with teammates resolved');
 
     // A stats event without the team (a daemon without team memory) leaves the status as it is.
     events.dispatch({ id: '', type: 'stats', data: ev() });
