@@ -53,20 +53,33 @@ func TestRefusalWithdrawnWhenMoot(t *testing.T) {
 	ctx := context.Background()
 	type world struct {
 		a, b, c *node
+		admin   *team.Store // the owner's
+		alice   string      // alice's role
 		id      string
 		orig    string
 		carols  []string
 	}
 	tests := []struct {
-		name     string
-		why      string
-		says     string // in bob's resolved line
-		bobKnows int
-		carol    bool          // carol writes ten memories alice pulls first
-		prep     func(w world) // before alice's refused push
-		next     func(w world) // after it, before her machine took bob's version
-		between  func(w world) // after bob read the refusal, before her next push
+		name      string
+		why       string
+		says      string // in bob's resolved line
+		bobKnows  int
+		carol     bool          // carol writes ten memories alice pulls first
+		prep      func(w world) // before alice's refused push
+		next      func(w world) // after it, before her machine took bob's version
+		between   func(w world) // after bob read the refusal, before her next push
+		carolOwns bool          // carol wrote the memory; alice, an admin, edits it
 	}{
+		{name: "the next edit refused as another member's", why: team.WithdrawRefused, says: "was refused too", carolOwns: true, next: func(w world) {
+			// Alice is no longer an admin: her next edit of carol's
+			// memory (the text put back, the importance changed: it
+			// would merge) is refused as another member's.
+			if err := w.admin.SetMember(ctx, w.alice, false); err != nil {
+				t.Fatal(err)
+			}
+			edit(t, w.a, w.id, w.orig)
+			setImportance(t, w.a, w.id, 0.9)
+		}},
 		{name: "the next edit meets the team's delete", why: team.WithdrawTeamDeleted, says: "deleted from the team", next: func(w world) {
 			edit(t, w.a, w.id, w.orig+" (again)")
 		}, between: func(w world) {
@@ -129,7 +142,7 @@ func TestRefusalWithdrawnWhenMoot(t *testing.T) {
 			if err := admin.SetMember(ctx, roles["bob"], true); err != nil {
 				t.Fatal(err)
 			}
-			w := world{a: manualNode(t, tdb.url(roles["alice"]))}
+			w := world{a: manualNode(t, tdb.url(roles["alice"])), admin: admin, alice: roles["alice"]}
 			if tc.bobKnows != 0 {
 				w.b = olderNode(t, tdb.url(roles["bob"]), tc.bobKnows)
 			} else {
@@ -138,16 +151,25 @@ func TestRefusalWithdrawnWhenMoot(t *testing.T) {
 			w.orig = fmt.Sprintf("the nightly export runs at two (%d)", i)
 			theirs := fmt.Sprintf("the nightly export runs at three (%d)", i)
 			mine := fmt.Sprintf("the nightly export runs at four (%d)", i)
-			if tc.carol {
+			if tc.carol || tc.carolOwns {
 				w.c = manualNode(t, tdb.url(roles["carol"]))
+			}
+			if tc.carol {
 				for k := range maxRefused {
 					w.carols = append(w.carols, w.c.write(t, fmt.Sprintf("carol's fact number %d of case %d", k, i), "shop", memory.TypeProject).ID)
 				}
 				mustPush(t, w.c, 0)
 			}
-			m := w.a.write(t, w.orig, "shop", memory.TypeProject)
+			writer := w.a
+			if tc.carolOwns {
+				writer = w.c
+				if err := admin.SetMember(ctx, roles["alice"], true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m := writer.write(t, w.orig, "shop", memory.TypeProject)
 			w.id = m.ID
-			mustPush(t, w.a, 0)
+			mustPush(t, writer, 0)
 			mustPull(t, w.a)
 			mustPull(t, w.b)
 			edit(t, w.b, m.ID, theirs)
