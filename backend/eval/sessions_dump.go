@@ -86,8 +86,10 @@ func dumpUnrelatedInProject(w io.Writer, proj, prompt string, got search.Recalle
 // dumpMiss writes a query of a covered fact whose recall gave no memory
 // covering it in the first SessionsK, and why: what was given (or why
 // nothing was), and where the memories covering the fact went (given past
-// the first SessionsK, or withheld and by which floor; neither: not a
-// candidate at all).
+// the first SessionsK, or withheld and by which floor, each with its kind,
+// project and text; neither: not a candidate at all, and then every memory
+// covering the fact, with its project, so a miss can be read without the
+// session's memory list).
 func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Recalled, all map[string]memory.Memory) {
 	why := fmt.Sprintf("%d given", len(got.Hits))
 	if got.Skipped != "" {
@@ -110,16 +112,33 @@ func dumpMiss(w io.Writer, session string, f Fact, query string, got search.Reca
 				fmt.Fprintf(w, "    its own evidence: coverage %.3f under search.absolute_floor and cosine %.3f under the vector floor (importance and boosts do not count)\n", wh.Coverage, wh.Cosine)
 			}
 			dumpFactors(w, wh.Breakdown, m.Text)
+			fmt.Fprintf(w, "    memory: %s/%s %s\n", m.Kind, m.Project, oneLine(m.Text, 100))
 			found = true
 		}
 	}
 	if !found {
 		fmt.Fprintf(w, "  no covering memory among the candidates\n")
+		for _, m := range memoriesCovering(all, f) {
+			fmt.Fprintf(w, "    covering memory not a candidate: %s/%s %s\n", m.Kind, m.Project, oneLine(m.Text, 100))
+		}
 	}
 	for _, h := range got.Hits {
 		fmt.Fprintf(w, "  given %.3f %s/%s %s\n", h.Score, h.Memory.Kind, h.Memory.Project, oneLine(h.Memory.Text, 100))
 		dumpFactors(w, h.Breakdown, h.Memory.Text)
 	}
+}
+
+// memoriesCovering is the memories of all that cover f, in the order of
+// their texts (a dump's lines diff between runs).
+func memoriesCovering(all map[string]memory.Memory, f Fact) []memory.Memory {
+	var out []memory.Memory
+	for _, m := range all {
+		if coversLower(strings.ToLower(m.Text), f.Keys) {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b memory.Memory) int { return strings.Compare(a.Text, b.Text) })
+	return out
 }
 
 // dumpFactors writes, under a given or covering memory of a miss, every

@@ -12,7 +12,7 @@ import (
 
 func TestDumpMiss(t *testing.T) {
 	f := Fact{ID: "F1", Keys: [][]string{{"pnpm"}}}
-	covering := memory.Memory{ID: "m1", Text: "The project uses pnpm, never npm."}
+	covering := memory.Memory{ID: "m1", Text: "The project uses pnpm, never npm.", Kind: memory.KindConvention, Project: "web"}
 	other := memory.Memory{ID: "m2", Text: "The API listens on port 8080."}
 	all := map[string]memory.Memory{"m1": covering, "m2": other}
 	hit := func(m memory.Memory) memory.Hit { return memory.Hit{Memory: m, Score: 0.5} }
@@ -24,7 +24,7 @@ func TestDumpMiss(t *testing.T) {
 		{"given past the first five", search.Recalled{Hits: []memory.Hit{hit(other), hit(other), hit(other), hit(other), hit(other), hit(covering)}},
 			[]string{"6 given", "covering memory given at rank 6"}},
 		{"withheld by a floor", search.Recalled{Hits: []memory.Hit{hit(other)}, Withheld: []search.Withheld{{ID: "m2", Reason: search.WithheldOverK}, {ID: "m1", Reason: search.WithheldMaxChars, Score: 0.4}}},
-			[]string{"1 given", "covering memory withheld: max_chars (0.400)"}},
+			[]string{"1 given", "covering memory withheld: max_chars (0.400)\n    memory: convention/web The project uses pnpm, never npm.\n"}},
 		// The absolute floor tests the candidate's own evidence, not the
 		// composite in brackets: the dump says so.
 		{"withheld by the absolute floor", search.Recalled{Hits: []memory.Hit{hit(other)}, Withheld: []search.Withheld{{ID: "m1", Reason: search.WithheldAbsoluteFloor, Score: 0.7, Coverage: 0.05, Cosine: 0.31}}},
@@ -32,7 +32,7 @@ func TestDumpMiss(t *testing.T) {
 		{"nothing given", search.Recalled{Skipped: "no evidence", Withheld: []search.Withheld{{ID: "m1", Reason: search.WithheldNoEvidence}}},
 			[]string{"0 given, skipped: no evidence", "withheld: no_evidence"}},
 		{"not a candidate", search.Recalled{Hits: []memory.Hit{hit(other)}},
-			[]string{"no covering memory among the candidates"}},
+			[]string{"no covering memory among the candidates\n    covering memory not a candidate: convention/web The project uses pnpm, never npm.\n"}},
 		// Each given memory and each covering one withheld shows every
 		// factor of its composite: what ranked the given ones above it.
 		{"factors", search.Recalled{Hits: []memory.Hit{{Memory: other, Score: 0.9, Breakdown: factors(0.9, 1.5, 1)}},
