@@ -377,3 +377,28 @@ var settleReplayOff = os.Getenv("MEMTRAY_SETTLE_REPLAY_OFF") != ""
 // in its session's recent turns, as before exp-regrow), for tests that
 // measure it.
 var replayOff = false
+
+// ResumeTurn reads a turn of a live session that an earlier process
+// decided (its turn marks) into the session's recent turns, as a replay
+// of it does (rememberReplayed), deciding nothing: a daemon restarted in
+// the middle of a session reads the turns before its saved cursor again
+// (tail.Options.Resume), so that the session's next turns hold and
+// revise against them as an uninterrupted capture's do. A turn with no
+// decided mark (never decided, or held) is left alone; nothing is
+// stored, revised or recorded.
+func (p *Pipeline) ResumeTurn(ctx context.Context, t Turn) error {
+	t, _, _ = cleanTurn(t, nil)
+	key := turnKey(t)
+	if key == "" {
+		return nil
+	}
+	marks, err := p.store.TurnMarks(ctx, key)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	if _, ok := marks[""]; !ok {
+		return nil
+	}
+	var dec memory.Decision
+	return p.rememberReplayed(ctx, t, nil, marks, false, &dec)
+}
