@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -371,7 +370,7 @@ func (p *Pipeline) settleReplayed(ctx context.Context, t Turn, e *recentTurn, st
 // settleReplayOff switches settleReplayed off (a replayed turn of an
 // ended session is remembered, not settled, as before exp-grown2), for
 // tests and ablations that measure it.
-var settleReplayOff = os.Getenv("MEMTRAY_SETTLE_REPLAY_OFF") != ""
+var settleReplayOff = false
 
 // replayOff switches rememberReplayed off (a replayed turn leaves nothing
 // in its session's recent turns, as before exp-regrow), for tests that
