@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,13 +37,61 @@ func (c grownChange) String() string {
 
 // userPromptStart reports whether line i of a history's lines opens a
 // user prompt: SpecStory's "_**User**_" heading, Aider's first "#### "
-// line of a run of them.
+// line of a run of them, a JSON line of a Claude Code or Codex transcript
+// that holds the user's words (jsonPrompt).
 func userPromptStart(lines []string, i int) bool {
 	l := lines[i]
 	if strings.HasPrefix(l, "_**User**_") {
 		return true
 	}
+	if strings.HasPrefix(l, "{") {
+		return jsonPrompt(l)
+	}
 	return strings.HasPrefix(l, "#### ") && (i == 0 || !strings.HasPrefix(lines[i-1], "#### "))
+}
+
+// jsonPrompt reports whether a transcript line holds a user prompt: a
+// Claude Code "user" record whose content is text (not a tool result, not
+// a meta record), or a Codex user message that is not the environment or
+// instructions block Codex sends first. Tags (a task notification, a
+// command's output) are no prompt of the user's.
+func jsonPrompt(line string) bool {
+	var rec struct {
+		Type    string `json:"type"`
+		IsMeta  bool   `json:"isMeta"`
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+		Payload struct {
+			Type    string `json:"type"`
+			Role    string `json:"role"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"payload"`
+	}
+	if json.Unmarshal([]byte(line), &rec) != nil {
+		return false
+	}
+	words := func(s string) bool {
+		s = strings.TrimSpace(s)
+		return s != "" && !strings.HasPrefix(s, "<")
+	}
+	switch {
+	case rec.Type == "user" && !rec.IsMeta:
+		var s string
+		if json.Unmarshal(rec.Message.Content, &s) == nil {
+			return words(s)
+		}
+		var blocks []struct{ Type, Text string }
+		if json.Unmarshal(rec.Message.Content, &blocks) != nil || len(blocks) == 0 {
+			return false
+		}
+		return blocks[0].Type == "text" && words(blocks[0].Text)
+	case rec.Type == "response_item" && rec.Payload.Type == "message" && rec.Payload.Role == "user":
+		return len(rec.Payload.Content) > 0 && words(rec.Payload.Content[0].Text)
+	}
+	return false
 }
 
 // cutAtMiddlePrompt returns a history's text up to its middle user
@@ -152,6 +201,24 @@ func TestCutAtMiddlePrompt(t *testing.T) {
 		{"specstory", "# T\n\n_**User**_\n\na\n\n---\n\n_**User**_\n\nb\n\n---\n\n_**User**_\n\nc\n", "# T\n\n_**User**_\n\na\n\n---\n\n", true},
 		{"aider, a prompt of two lines", "# aider chat started\n\n#### one\n#### more\n\nok\n\n#### two\n\nok\n", "# aider chat started\n\n#### one\n#### more\n\nok\n\n", true},
 		{"one prompt", "_**User**_\n\na\n", "", false},
+		{"claude code, a tool result and a notification are no prompt",
+			`{"type":"user","message":{"content":"one"}}` + "\n" + `{"type":"assistant","message":{"content":[]}}` + "\n" +
+				`{"type":"user","message":{"content":[{"type":"tool_result","content":"x"}]}}` + "\n" +
+				`{"type":"user","message":{"content":"<task-notification>x</task-notification>"}}` + "\n" +
+				`{"type":"user","message":{"content":[{"type":"text","text":"two"}]}}` + "\n" +
+				`{"type":"user","isMeta":true,"message":{"content":"meta"}}` + "\n" +
+				`{"type":"user","message":{"content":"three"}}` + "\n",
+			`{"type":"user","message":{"content":"one"}}` + "\n" + `{"type":"assistant","message":{"content":[]}}` + "\n" +
+				`{"type":"user","message":{"content":[{"type":"tool_result","content":"x"}]}}` + "\n" +
+				`{"type":"user","message":{"content":"<task-notification>x</task-notification>"}}` + "\n", true},
+		{"codex, the environment block is no prompt",
+			`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x"}]}}` + "\n" +
+				`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}}` + "\n" +
+				`{"type":"event_msg","payload":{"type":"user_message","message":"one"}}` + "\n" +
+				`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"two"}]}}` + "\n",
+			`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>x"}]}}` + "\n" +
+				`{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"one"}]}}` + "\n" +
+				`{"type":"event_msg","payload":{"type":"user_message","message":"one"}}` + "\n", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,8 +246,8 @@ func TestIngestGrownFixture(t *testing.T) {
 	}
 }
 
-// TestIngestGrownShared measures the same on the shared SpecStory and
-// Aider histories under /work/shared/data (or $MEMTRAY_SHARED/data), per
+// TestIngestGrownShared measures the same on every shared history (Claude
+// Code, Codex, SpecStory and Aider) under /work/shared/data (or $MEMTRAY_SHARED/data), per
 // source; it runs with MEMTRAY_EVAL_LONG set (minutes), skips without
 // the files, and reports what differs (a turn of an ended session is not
 // revised by a later run's turns: not asserted).
@@ -189,6 +256,8 @@ func TestIngestGrownShared(t *testing.T) {
 		t.Skip("set MEMTRAY_EVAL_LONG=1 to ingest every shared history cut, then whole (minutes)")
 	}
 	for _, src := range []struct{ name, glob string }{
+		{"claude-code", "data/claude-code-transcripts/*.jsonl"},
+		{"codex", "data/agent-sessions/codex/*.jsonl"},
 		{"cursor", "data/agent-sessions/cursor/*.md"},
 		{"aider", "data/agent-sessions/aider/*.md"},
 	} {

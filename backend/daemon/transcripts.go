@@ -37,7 +37,7 @@ func (d *Daemon) openTranscripts() error {
 		roots[tail.AgentCodex] = slices.Clone(tc.CodexDirs)
 	}
 	t, err := tail.New(tail.Options{Dir: filepath.Join(d.cfg.DataDir, TranscriptsDir), Roots: roots,
-		Sink: d.ingestTurn, Allow: d.allowTurn, QueueSize: tc.QueueSize, MaxChunk: tc.MaxChunk,
+		Sink: d.ingestTurn, Resume: d.resumeTurn, Allow: d.allowTurn, QueueSize: tc.QueueSize, MaxChunk: tc.MaxChunk,
 		Idle: time.Duration(tc.Idle), Now: d.clock.Now, Logger: d.log})
 	if err != nil {
 		return fmt.Errorf("capture from transcripts: %w", err)
@@ -81,6 +81,23 @@ func (d *Daemon) ingestTurn(ctx context.Context, exs []memory.Exchange) error {
 	for _, run := range runs {
 		for _, t := range ingest.GroupTurns(run) {
 			if err := d.processTurn(ctx, t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// resumeTurn reads again a turn of a session file that an earlier run of
+// the daemon captured (it lies before the file's saved cursor): the
+// pipeline remembers what it said and kept (ingest.Pipeline.ResumeTurn),
+// so the session's next turns are decided as an uninterrupted capture
+// decides them. Nothing is stored or recorded.
+func (d *Daemon) resumeTurn(ctx context.Context, exs []memory.Exchange) error {
+	runs, _ := ingest.SkipInvalid(exs)
+	for _, run := range runs {
+		for _, t := range ingest.GroupTurns(run) {
+			if err := d.pipeline.ResumeTurn(ctx, t); err != nil {
 				return err
 			}
 		}

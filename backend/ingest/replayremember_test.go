@@ -93,3 +93,55 @@ func TestReplayRemembersOnce(t *testing.T) {
 		t.Errorf("recent turns %v, want %d", before, len(turns))
 	}
 }
+
+// TestGrownHistoryRevisesReplayedTurns: a later turn that corrects what
+// an earlier turn stored, ingested after the earlier turn's run (the
+// history grew since), revises it as one whole ingest drops it: the
+// replayed turn, distilled knowing the whole session, is settled
+// (settleReplayed). Another run of the grown history changes nothing.
+// With settleReplayOff (as at 1368516) the corrected statement stays.
+func TestGrownHistoryRevisesReplayedTurns(t *testing.T) {
+	split := []string{"split the parser for the export command", "Let me look.",
+		"The `parser.go` file was split into a lexer package and a grammar package for the export command."}
+	other := []string{"why are the totals doubled?", "Let me look at the totals.",
+		"The totals are doubled because `tally/totals.py` appends a totals row per account and the spreadsheet template sums every row again."}
+	reviser := []string{"did you split the parser?", "Let me check the diff.",
+		"Instead, we only added the `--limit` flag of `cmd/export.go` but didn't split `parser.go` into packages for the export command."}
+	tests := []struct {
+		name  string
+		off   bool
+		cut   int
+		extra []string // live texts beyond one whole ingest's
+	}{
+		{"cut before the correcting turn", false, 2, nil},
+		{"cut after the first turn", false, 1, nil},
+		{"nothing cut", false, 3, nil},
+		{"cut before the correcting turn, the change off", true, 2, []string{split[2]}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			settleReplayOff = tc.off
+			t.Cleanup(func() { settleReplayOff = false })
+			turns := rerunSession("grown", [][]string{split, other, reviser}, false)
+			whole := newFixture(t, nil)
+			ingestTurns(t, whole.p, turns)
+			want := liveTexts(t, whole.st)
+			if slices.Contains(want, split[2]) {
+				t.Fatalf("one whole ingest kept the corrected statement: %q", want)
+			}
+
+			f := newFixture(t, nil)
+			ingestTurns(t, f.p, turns[:tc.cut])
+			ingestTurns(t, pipelineOn(t, f), turns)
+			got := liveTexts(t, f.st)
+			if wantGrown := slices.Sorted(slices.Values(append(slices.Clone(want), tc.extra...))); !slices.Equal(got, wantGrown) {
+				t.Errorf("grown run's live memories %q, want %q", got, wantGrown)
+			}
+			before := texts(allMemories(t, f.st))
+			ingestTurns(t, pipelineOn(t, f), turns)
+			if after := texts(allMemories(t, f.st)); !slices.Equal(before, after) {
+				t.Errorf("another run of the grown history changed the store: %q, before %q", after, before)
+			}
+		})
+	}
+}

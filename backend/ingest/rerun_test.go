@@ -88,7 +88,7 @@ func ingestTurns(t *testing.T, p *Pipeline, turns []Turn) []memory.Decision {
 
 // pipelineOn returns a new pipeline on f's store and embedder: a second
 // process, with nothing of the first one's session records.
-func pipelineOn(t *testing.T, f *fixture) *Pipeline {
+func pipelineOn(t testing.TB, f *fixture) *Pipeline {
 	t.Helper()
 	cfg := config.Default().Ingest
 	sc, err := noise.New(context.Background(), noise.Options{Embedder: f.emb, Clock: f.clock, BufferSize: cfg.NoiseBufferSize,

@@ -231,11 +231,18 @@ var replayMemoryOutcomes = map[string]bool{
 // text the caller knows (later), its kept statements, what it said, its
 // statements a later turn may update. A kept statement is the turn's
 // memory when its mark says the turn wrote it and the memory is live and
-// holds its text; nothing is stored, revised or weighed for restatement
-// (its run did that). A turn the session remembers already (live capture
-// reading it again: it is no newer than the session's newest turn) is
-// left as it is.
-func (p *Pipeline) rememberReplayed(ctx context.Context, t Turn, later []LaterText, marks map[string]store.TurnMark) error {
+// holds its text; nothing is weighed for restatement (its run did that).
+// A turn the session remembers already (live capture reading it again:
+// it is no newer than the session's newest turn) is left as it is.
+//
+// A turn of an ended session (batch ingest: later is every text the
+// session said after it) is also settled against that distillation
+// (settleReplayed): its run may have known fewer of its session's later
+// turns (a history that grew since it was ingested), and what a later
+// turn corrects, restates or undoes of it is revised as one whole ingest
+// would have dropped it. The verdicts of what it revised or stored are
+// appended to *dec.
+func (p *Pipeline) rememberReplayed(ctx context.Context, t Turn, later []LaterText, marks map[string]store.TurnMark, ended bool, dec *memory.Decision) error {
 	if t.SessionID == "" || replayOff {
 		return nil
 	}
@@ -249,34 +256,148 @@ func (p *Pipeline) rememberReplayed(ctx context.Context, t Turn, later []LaterTe
 	rt.setTurn(t)
 	rt.setSaid(t)
 	rt.pending = pending
-	var ids []string
+	stored, err := p.replayedMemories(ctx, marks)
+	if err != nil {
+		return fmt.Errorf("ingest: remember replayed %s of session %s: %w", t.number(), t.SessionID, err)
+	}
+	if ended && !settleReplayOff {
+		if err := p.settleReplayed(ctx, t, &rt, stored, marks, cands, dec); err != nil {
+			return fmt.Errorf("ingest: settle replayed %s of session %s: %w", t.number(), t.SessionID, err)
+		}
+		p.recent.set(t.SessionID, append(earlier, rt))
+		return nil
+	}
 	for _, c := range cands {
 		if !c.Keep {
 			continue
 		}
-		rt.kept[c.Text] = ""
+		rt.kept[c.Text] = stored[c.Text]
 		rt.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, taught: c.taught, subject: c.subject}
-		if m := marks[memory.ContentHash(c.Text)]; m.MemoryID != "" && replayMemoryOutcomes[m.Outcome] {
-			ids = append(ids, m.MemoryID)
-		}
-	}
-	if len(ids) > 0 {
-		ms, err := p.store.GetMany(ctx, ids)
-		if err != nil {
-			return fmt.Errorf("ingest: remember replayed %s of session %s: %w", t.number(), t.SessionID, err)
-		}
-		for _, c := range cands {
-			mk := marks[memory.ContentHash(c.Text)]
-			if m, ok := ms[mk.MemoryID]; c.Keep && ok && replayMemoryOutcomes[mk.Outcome] && !m.Superseded() && m.Text == c.Text {
-				rt.kept[c.Text] = mk.MemoryID
-			}
-		}
 	}
 	p.recent.set(t.SessionID, append(earlier, rt))
 	return nil
 }
 
+// replayedMemories returns the memories a replayed turn's run wrote and
+// that still hold what it wrote, by text: each mark of a statement whose
+// outcome says the turn wrote its memory (replayMemoryOutcomes), when
+// that memory is live and its text is the statement's (its hash).
+func (p *Pipeline) replayedMemories(ctx context.Context, marks map[string]store.TurnMark) (map[string]string, error) {
+	var ids []string
+	for h, mk := range marks {
+		if h != "" && mk.MemoryID != "" && replayMemoryOutcomes[mk.Outcome] {
+			ids = append(ids, mk.MemoryID)
+		}
+	}
+	out := map[string]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	ms, err := p.store.GetMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for h, mk := range marks {
+		if m, ok := ms[mk.MemoryID]; ok && h != "" && replayMemoryOutcomes[mk.Outcome] && !m.Superseded() && memory.ContentHash(m.Text) == h {
+			out[m.Text] = mk.MemoryID
+		}
+	}
+	return out, nil
+}
+
+// A turn of an ended session replayed by a later ingest was decided by a
+// run that may have known less of its session than this one: the session
+// file grew since (read half written, then whole). One whole ingest
+// distils each turn knowing every later text of the session (LaterTexts)
+// and drops what a later turn corrects, restates or undoes before it is
+// stored; batch ingest never distils an ended session's turn again
+// (reviseEarlier), so the grown history kept the first run's forms — 8
+// texts of one whole ingest missing and 12 others kept on the shared
+// SpecStory files at 1368516. settleReplayed distils the replayed turn
+// knowing the whole session and settles what its run stored against that
+// (settle, as live capture settles a turn a later one revises).
+
+// settleReplayed sets e (the replayed turn t, remembered) to what its run
+// kept — the memories it wrote that still hold their text (stored), and
+// as no memory of its own each statement kept now whose mark says the run
+// placed it — and settles that against now, its distillation knowing the
+// whole session (settle). A statement kept now that a live memory of the
+// project holds already (an earlier settling stored it; the content score
+// dropped it the first time and an equal memory exists) is kept as no
+// memory of its own: nothing is reinforced. A second ingest of the same
+// history distils each turn as its first run did, and changes nothing.
+func (p *Pipeline) settleReplayed(ctx context.Context, t Turn, e *recentTurn, stored map[string]string, marks map[string]store.TurnMark, now []Candidate, dec *memory.Decision) error {
+	for text, id := range stored {
+		e.kept[text] = id
+	}
+	for _, c := range now {
+		if !c.Keep {
+			continue
+		}
+		e.from[c.Text] = keptFrom{origin: c.Origin, class: c.Class, taught: c.taught, subject: c.subject}
+		if _, ok := e.kept[c.Text]; ok {
+			continue
+		}
+		if _, ok := marks[memory.ContentHash(c.Text)]; ok {
+			e.kept[c.Text] = ""
+			continue
+		}
+		m, ok, err := p.store.FindByHash(ctx, memory.ContentHash(c.Text), t.Project)
+		if err != nil {
+			return fmt.Errorf("find a statement kept now: %w", err)
+		}
+		if ok && !m.Superseded() {
+			e.kept[c.Text] = ""
+		}
+	}
+	var sd memory.Decision
+	n, err := p.settle(ctx, t, e, nil, now, nil, 0, &sd)
+	if err != nil {
+		return err
+	}
+	// settle names the revising turn; here it is the whole session.
+	whole := strings.NewReplacer("knowing "+t.number(), "knowing its whole session", "revised in "+t.number(), "revised later in its session")
+	for _, cv := range sd.Candidates {
+		cv.Reason = whole.Replace(cv.Reason)
+		dec.Candidates = append(dec.Candidates, cv)
+	}
+	if n > 0 {
+		dec.Reason += fmt.Sprintf("; revised %d of its memories, distilled again knowing the whole session", n)
+	}
+	return nil
+}
+
+// settleReplayOff switches settleReplayed off (a replayed turn of an
+// ended session is remembered, not settled, as before exp-grown2), for
+// tests and ablations that measure it.
+var settleReplayOff = false
+
 // replayOff switches rememberReplayed off (a replayed turn leaves nothing
 // in its session's recent turns, as before exp-regrow), for tests that
 // measure it.
 var replayOff = false
+
+// ResumeTurn reads a turn of a live session that an earlier process
+// decided (its turn marks) into the session's recent turns, as a replay
+// of it does (rememberReplayed), deciding nothing: a daemon restarted in
+// the middle of a session reads the turns before its saved cursor again
+// (tail.Options.Resume), so that the session's next turns hold and
+// revise against them as an uninterrupted capture's do. A turn with no
+// decided mark (never decided, or held) is left alone; nothing is
+// stored, revised or recorded.
+func (p *Pipeline) ResumeTurn(ctx context.Context, t Turn) error {
+	t, _, _ = cleanTurn(t, nil)
+	key := turnKey(t)
+	if key == "" {
+		return nil
+	}
+	marks, err := p.store.TurnMarks(ctx, key)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	if _, ok := marks[""]; !ok {
+		return nil
+	}
+	var dec memory.Decision
+	return p.rememberReplayed(ctx, t, nil, marks, false, &dec)
+}

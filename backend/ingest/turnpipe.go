@@ -57,10 +57,11 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []LaterText, s
 			return r.dec, false, fmt.Errorf("ingest: %w", err)
 		}
 		if _, ok := marks[""]; ok {
-			if err := p.rememberReplayed(ctx, t, later, marks); err != nil {
+			dec := replayed(r, marks)
+			if err := p.rememberReplayed(ctx, t, later, marks, st.Ended, &dec); err != nil {
 				return r.dec, false, err
 			}
-			return replayed(r, marks), false, nil
+			return dec, false, nil
 		}
 		r.marks = marks
 		if len(marks) == 0 && t.Project != "" {

@@ -69,6 +69,9 @@ func (t *Tailer) process(ctx context.Context, j job) error {
 		return fmt.Errorf("transcript %s: %s session files are not read yet", c.Path, c.Agent)
 	}
 	size := fi.Size()
+	if t.takeLoaded(j.req.Path) && c.Offset > 0 && c.Offset <= size {
+		t.resume(ctx, f, c, fm, j.req)
+	}
 	for {
 		c.parsed = nil
 		if ok, err := t.pendingGrew(f, &c, fm, j.final, size); err != nil || ok {
@@ -236,4 +239,53 @@ func (t *Tailer) readLines(f *os.File, off, size int64) (data []byte, more bool,
 		pos += m
 	}
 	return nil, false, 0, nil
+}
+
+// maxResumeBytes bounds what resume reads of a file before its cursor: a
+// longer one is not resumed (the pipeline keeps less of a session's
+// recent turns than that in any case).
+const maxResumeBytes = 32 << 20
+
+// takeLoaded reports whether path's cursor was read from disk and its
+// turns before it are not resumed yet, and marks them resumed.
+func (t *Tailer) takeLoaded(path string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ok := t.loaded[path]
+	delete(t.loaded, path)
+	return ok
+}
+
+// resume hands the ended turns of f before c's offset (captured by an
+// earlier process) to Options.Resume, numbered as their capture numbered
+// them: read from the start of the file with c's labels. Nothing is
+// counted or recorded; a failure is logged.
+func (t *Tailer) resume(ctx context.Context, f *os.File, c Cursor, fm format, req Request) {
+	if t.opts.Resume == nil {
+		return
+	}
+	if c.Offset > maxResumeBytes {
+		t.log.Info("transcript resumed past its first bytes: its earlier turns are not read again", "file", c.Path, "offset", c.Offset)
+		return
+	}
+	buf := make([]byte, c.Offset)
+	t.readBytes.Add(c.Offset)
+	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		t.log.Warn("transcript's earlier turns not read again", "file", c.Path, "err", err)
+		return
+	}
+	sc := Cursor{Path: c.Path, Agent: c.Agent, SessionID: c.SessionID, Project: c.Project, Headless: c.Headless, CWD: c.CWD}
+	r, err := t.parse(fm, &sc, req, buf)
+	if err != nil {
+		t.log.Warn("transcript's earlier turns not read again", "file", c.Path, "err", err)
+		return
+	}
+	for _, turn := range splitTurns(r.exchanges) {
+		if err := t.opts.Resume(ctx, turn); err != nil {
+			t.log.Warn("an earlier turn of a transcript not read again", "file", c.Path, "turn", turn[0].Turn, "err", err)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
 }

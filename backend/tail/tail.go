@@ -74,6 +74,15 @@ type Options struct {
 	Roots map[string][]string
 	// Sink takes the ended turns. Required.
 	Sink Sink
+	// Resume, if set, takes the ended turns of a file before the cursor
+	// this process found saved (an earlier process captured them: the
+	// daemon was restarted in the middle of the session), in order, once,
+	// before the turns after the cursor go to Sink: the pipeline reads
+	// them again for what they said and kept, so the session's next turns
+	// are decided as an uninterrupted capture decides them (resume). They
+	// are not captured again, nor counted; an error is logged and the
+	// file read on.
+	Resume Sink
 	// Allow, if set, says whether a turn may be stored at all (capture
 	// paused, project excluded); a turn it refuses is passed over and
 	// counted.
@@ -145,6 +154,9 @@ type Tailer struct {
 
 	mu      sync.Mutex
 	tracked map[string]*Cursor
+	// loaded are the files whose cursor was read from disk and whose
+	// turns before it are not resumed yet (Options.Resume).
+	loaded  map[string]bool
 	queue   []job
 	queued  map[string]int // path -> index in queue
 	reading int            // jobs taken by next and not done yet
@@ -201,6 +213,12 @@ func New(opts Options) (*Tailer, error) {
 		t.log.Warn("transcript cursor unreadable; its file is read again from the start", "err", err)
 	}
 	t.tracked = cs
+	t.loaded = map[string]bool{}
+	for path, c := range cs {
+		if c.Offset > 0 {
+			t.loaded[path] = true
+		}
+	}
 	t.stats.Since = since
 	return t, nil
 }
