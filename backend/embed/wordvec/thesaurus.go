@@ -35,6 +35,22 @@ type Thesaurus struct {
 	// lines holds the offset in data of each entry's line, in order, then
 	// len(data): entry i is data[lines[i]:lines[i+1]-1].
 	lines []uint32
+	// byPrefix[k] is the index of the first entry whose prefixKey is k or
+	// more, so a lookup binary-searches only the entries of its word's
+	// first two bytes.
+	byPrefix []uint32
+}
+
+// prefixKey is a word's first two bytes (the second 0 for a one-byte word),
+// which orders words as their bytes do.
+func prefixKey(w string) int {
+	switch len(w) {
+	case 0:
+		return 0
+	case 1:
+		return int(w[0]) << 8
+	}
+	return int(w[0])<<8 | int(w[1])
 }
 
 type thEntry struct {
@@ -126,11 +142,33 @@ func (t *Thesaurus) lookup(word string) (int, bool) {
 }
 
 // find returns the index of word's entry by binary search on the sorted
-// lines.
+// lines of its first two bytes.
 func (t *Thesaurus) find(word string) (int, bool) {
-	n := t.Len()
-	i := sort.Search(n, func(i int) bool { return t.word(i) >= word })
-	return i, i < n && t.word(i) == word
+	k := prefixKey(word)
+	lo, hi := int(t.byPrefix[k]), int(t.byPrefix[k+1])
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.word(m) < word {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < int(t.byPrefix[k+1]) && t.word(lo) == word
+}
+
+// indexPrefixes fills byPrefix from the validated, sorted lines.
+func (t *Thesaurus) indexPrefixes() {
+	t.byPrefix = make([]uint32, 1<<16+1)
+	k := 0
+	for i := 0; i < t.Len(); i++ {
+		for w := prefixKey(t.word(i)); k <= w; k++ {
+			t.byPrefix[k] = uint32(i)
+		}
+	}
+	for ; k < len(t.byPrefix); k++ {
+		t.byPrefix[k] = uint32(t.Len())
+	}
 }
 
 // line returns entry i's line without its newline.
@@ -240,6 +278,7 @@ func ParseThesaurus(data string) (*Thesaurus, error) {
 		off = end + 1
 	}
 	t.lines = append(t.lines, uint32(len(data)))
+	t.indexPrefixes()
 	return t, nil
 }
 
