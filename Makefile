@@ -307,7 +307,7 @@ clean:
 
 # Word vectors for the built-in embedder (issue 9): installs the pinned Debian
 # documentation packages and WordNet (apt-get), extracts their prose and
-# trains backend/embed/wordvec/model/{wordvec.bin,thesaurus.txt.gz,manifest.json}
+# trains backend/embed/wordvec/model/{wordvec.bin,thesaurus.txt,manifest.json}
 # (about 2 minutes, under 2 GB). Same package versions and seed: same bytes.
 model:
 	@echo "model: trains the word vectors and thesaurus the binary embeds (see docs/development.md)"

@@ -16,42 +16,75 @@ import (
 	"github.com/memtray/memtray/backend/memory"
 )
 
-// refMatches decodes every record with Iterate and returns those q's
-// filters keep, tested on their memory.Memory fields.
-func refMatches(t *testing.T, s *Store, q ListQuery) []memory.Memory {
+// refRecords is every record as Iterate decodes them, in its order, and
+// the store's clock then: the reference List and Facets filter it per
+// query exactly as an Iterate of the query's filter would (the same
+// Filter.matchMemory at the same now), so checkList decodes the store once
+// per step instead of twice per query (exp-speed).
+type refRecords struct {
+	all []memory.Memory
+	now int64
+}
+
+// snapshotRecords decodes every record of s with Iterate.
+func snapshotRecords(t *testing.T, s *Store) refRecords {
 	t.Helper()
-	var all []memory.Memory
-	text := strings.ToLower(q.Text)
-	err := s.Iterate(context.Background(), Filter{Project: q.Project, Kinds: q.Kinds, IncludeSnoozed: true, IncludeSuperseded: q.IncludeSuperseded},
-		func(m memory.Memory) error {
-			switch {
-			case q.Snoozed == SnoozedExclude && m.Snoozed(q.Now), q.Snoozed == SnoozedOnly && !m.Snoozed(q.Now):
-				return nil
-			case text != "" && !strings.Contains(strings.ToLower(m.Text), text):
-				return nil
-			case len(q.Types) > 0 && !slices.Contains(q.Types, m.Type),
-				len(q.Scopes) > 0 && !slices.Contains(q.Scopes, m.Scope),
-				len(q.Projects) > 0 && !slices.Contains(q.Projects, m.Project):
-				return nil
-			case q.Source != "" && m.Source != q.Source && !(strings.HasPrefix(m.Source, q.Source+":") && !strings.Contains(q.Source, ":")):
-				return nil
-			}
-			all = append(all, m)
-			return nil
-		})
+	r := refRecords{now: s.now().UnixNano()}
+	err := s.Iterate(context.Background(), Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
+		r.all = append(r.all, m)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return r
+}
+
+// matches returns the records q's filters keep: those an Iterate with q's
+// Filter yields, then q's other filters tested on their memory.Memory
+// fields.
+func (r refRecords) matches(t *testing.T, q ListQuery) []memory.Memory {
+	t.Helper()
+	f := Filter{Project: q.Project, Kinds: q.Kinds, IncludeSnoozed: true, IncludeSuperseded: q.IncludeSuperseded}
+	if err := f.validate(); err != nil {
+		t.Fatal(err)
+	}
+	var all []memory.Memory
+	text := strings.ToLower(q.Text)
+	for _, m := range r.all {
+		if !f.matchMemory(&m, r.now) {
+			continue
+		}
+		switch {
+		case q.Snoozed == SnoozedExclude && m.Snoozed(q.Now), q.Snoozed == SnoozedOnly && !m.Snoozed(q.Now):
+			continue
+		case text != "" && !strings.Contains(strings.ToLower(m.Text), text):
+			continue
+		case len(q.Types) > 0 && !slices.Contains(q.Types, m.Type),
+			len(q.Scopes) > 0 && !slices.Contains(q.Scopes, m.Scope),
+			len(q.Projects) > 0 && !slices.Contains(q.Projects, m.Project):
+			continue
+		case q.Source != "" && m.Source != q.Source && !(strings.HasPrefix(m.Source, q.Source+":") && !strings.Contains(q.Source, ":")):
+			continue
+		}
+		all = append(all, m)
 	}
 	return all
 }
 
-// refFacets is Facets the slow way: a count over the records refMatches
+// refFacets is Facets the slow way: a count over the records matches
 // keeps.
 func refFacets(t *testing.T, s *Store, q ListQuery) Facets {
 	t.Helper()
+	return snapshotRecords(t, s).facets(t, q)
+}
+
+// facets is refFacets over r.
+func (r refRecords) facets(t *testing.T, q ListQuery) Facets {
+	t.Helper()
 	f := Facets{Projects: map[string]int{}, Kinds: map[memory.Kind]int{}, Types: map[memory.Type]int{},
 		Sources: map[string]int{}, Scopes: map[memory.Scope]int{}}
-	for _, m := range refMatches(t, s, q) {
+	for _, m := range r.matches(t, q) {
 		f.Total++
 		f.Projects[m.Project]++
 		f.Kinds[m.Kind]++
@@ -62,12 +95,12 @@ func refFacets(t *testing.T, s *Store, q ListQuery) Facets {
 	return f
 }
 
-// refList is List the slow way: every record decoded by Iterate, filtered
+// list is List the slow way: every record decoded by Iterate, filtered
 // and sorted on its memory.Memory fields. TestListMatchesReference holds
 // List to it.
-func refList(t *testing.T, s *Store, q ListQuery) ([]string, int) {
+func (r refRecords) list(t *testing.T, q ListQuery) ([]string, int) {
 	t.Helper()
-	all := refMatches(t, s, q)
+	all := r.matches(t, q)
 	sticky := func(m *memory.Memory) float64 {
 		if m.AccessCount < q.StickyMinAccess || m.AccessCount <= 0 {
 			return 0
@@ -174,17 +207,19 @@ func randQuery(r *rand.Rand) ListQuery {
 	return q
 }
 
-// checkList compares List with refList on n random queries.
+// checkList compares List and Facets with the reference on n random
+// queries.
 func checkList(t *testing.T, s *Store, r *rand.Rand, step string, n int) {
 	t.Helper()
 	nonEmpty := 0
+	ref := snapshotRecords(t, s)
 	for range n {
 		q := randQuery(r)
 		got, total, err := s.List(context.Background(), q)
 		if err != nil {
 			t.Fatalf("%s: List(%+v): %v", step, q, err)
 		}
-		want, wantTotal := refList(t, s, q)
+		want, wantTotal := ref.list(t, q)
 		if total != wantTotal || !slices.Equal(got, want) {
 			t.Fatalf("%s: List(%+v) = %d of %d %v\nreference: %d of %d %v", step, q, len(got), total, got, len(want), wantTotal, want)
 		}
@@ -192,7 +227,7 @@ func checkList(t *testing.T, s *Store, r *rand.Rand, step string, n int) {
 		if err != nil {
 			t.Fatalf("%s: Facets(%+v): %v", step, q, err)
 		}
-		if wantF := refFacets(t, s, q); !reflect.DeepEqual(f, wantF) {
+		if wantF := ref.facets(t, q); !reflect.DeepEqual(f, wantF) {
 			t.Fatalf("%s: Facets(%+v) = %+v\nreference: %+v", step, q, f, wantF)
 		}
 		if len(got) > 0 {

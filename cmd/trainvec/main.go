@@ -5,8 +5,8 @@
 // with the runtime's tokenizer, trains (counts, PPMI, randomized SVD, int8)
 // and writes OUT/wordvec.bin and OUT/manifest.json (which records the
 // model's gzipped size too). It also builds the WordNet thesaurus search
-// expands queries with (OUT/thesaurus.txt.gz; -thesaurus-only rebuilds just
-// that). wordvec.bin and thesaurus.txt.gz are what the binary embeds. The same package versions, parameters and
+// expands queries with (OUT/thesaurus.txt; -thesaurus-only rebuilds just
+// that). wordvec.bin and thesaurus.txt are what the binary embeds. The same package versions, parameters and
 // seed give the same bytes. -more also reads moreSources, a larger
 // permissive corpus the shipped model does not use (issue 22's experiment).
 //
@@ -284,7 +284,8 @@ func run() error {
 }
 
 // writeThesaurus builds the thesaurus from the installed wordnet-base,
-// writes OUT/thesaurus.txt.gz and records it in the manifest: man, or the
+// writes OUT/thesaurus.txt (uncompressed: the binary reads it in place; the
+// manifest still records its gzip size) and records it in the manifest: man, or the
 // one already in OUT when man is nil.
 func writeThesaurus(out string, senses int, man *Manifest) error {
 	if man == nil {
@@ -328,7 +329,7 @@ func writeThesaurus(out string, senses int, man *Manifest) error {
 	if err != nil {
 		return fmt.Errorf("manifest: %w", err)
 	}
-	for name, data := range map[string][]byte{"thesaurus.txt.gz": gz.Bytes(), "manifest.json": append(mj, '\n')} {
+	for name, data := range map[string][]byte{"thesaurus.txt": txt.Bytes(), "manifest.json": append(mj, '\n')} {
 		if err := os.WriteFile(filepath.Join(out, name), data, 0o644); err != nil {
 			return fmt.Errorf("output: %w", err)
 		}

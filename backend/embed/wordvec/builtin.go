@@ -1,11 +1,8 @@
 package wordvec
 
 import (
-	"bytes"
-	"compress/gzip"
 	_ "embed"
 	"fmt"
-	"io"
 	"sync"
 )
 
@@ -18,13 +15,18 @@ var (
 	//
 	//go:embed model/wordvec.bin
 	vectorsBin []byte
-	//go:embed model/thesaurus.txt.gz
-	thesaurusGz []byte
+	// The thesaurus is not compressed either: ParseThesaurus validates it
+	// and searches its sorted lines in place, where decompressing it and
+	// parsing it into a map cost every first search 0.25 s of CPU (1 s
+	// under the race detector; see docs/benchmarks.md, exp-speed).
+	//
+	//go:embed model/thesaurus.txt
+	thesaurusTxt string
 )
 
 var (
 	builtinVectors   = sync.OnceValues(func() (*Model, error) { return loadBuiltin(vectorsBin) })
-	builtinThesaurus = sync.OnceValues(func() (*Thesaurus, error) { return loadGz(thesaurusGz, LoadThesaurus) })
+	builtinThesaurus = sync.OnceValues(func() (*Thesaurus, error) { return loadBuiltinThesaurus(thesaurusTxt) })
 )
 
 // Builtin returns the word vectors shipped in the binary. The first call
@@ -33,7 +35,8 @@ var (
 func Builtin() (*Model, error) { return builtinVectors() }
 
 // BuiltinThesaurus returns the WordNet thesaurus shipped in the binary,
-// loaded on first use like Builtin.
+// loaded on first use like Builtin (validated and indexed; its entries are
+// read in place).
 func BuiltinThesaurus() (*Thesaurus, error) { return builtinThesaurus() }
 
 func loadBuiltin(bin []byte) (*Model, error) {
@@ -44,15 +47,10 @@ func loadBuiltin(bin []byte) (*Model, error) {
 	return m, nil
 }
 
-func loadGz[T any](gz []byte, load func(io.Reader) (T, error)) (T, error) {
-	var zero T
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
+func loadBuiltinThesaurus(txt string) (*Thesaurus, error) {
+	t, err := ParseThesaurus(txt)
 	if err != nil {
-		return zero, fmt.Errorf("wordvec: built-in data: %w", err)
+		return nil, fmt.Errorf("wordvec: built-in data: %w", err)
 	}
-	v, err := load(zr)
-	if err != nil {
-		return zero, fmt.Errorf("wordvec: built-in data: %w", err)
-	}
-	return v, nil
+	return t, nil
 }

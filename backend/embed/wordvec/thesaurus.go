@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // A Thesaurus maps an English word to related words taken from WordNet:
@@ -17,15 +16,41 @@ import (
 // hypernyms). Search uses it to expand the BM25 leg of a query, so "bill"
 // also finds "invoice". It is immutable and safe for concurrent use.
 //
-// The file format is UTF-8 text, one entry a line, entries sorted by word:
+// The file format is UTF-8 text, one entry a line, entries sorted by word
+// (byte order):
 //
 //	MTTH 1
 //	word TAB pos TAB synonym synonym ... TAB hypernym hypernym ...
 //
 // where pos is the parts of speech the word is a lemma of (letters of
 // "nvar": noun, verb, adjective, adverb) and the lists may be empty.
+//
+// A Thesaurus is its file, read in place: loading validates every line and
+// records where each starts, and a lookup is a binary search on the
+// lines' words (no map of entries is built; see docs/benchmarks.md,
+// exp-speed).
 type Thesaurus struct {
-	entries map[string]thEntry
+	// data is the file, every line ending in a newline.
+	data string
+	// lines holds the offset in data of each entry's line, in order, then
+	// len(data): entry i is data[lines[i]:lines[i+1]-1].
+	lines []uint32
+	// byPrefix[k] is the index of the first entry whose prefixKey is k or
+	// more, so a lookup binary-searches only the entries of its word's
+	// first two bytes.
+	byPrefix []uint32
+}
+
+// prefixKey is a word's first two bytes (the second 0 for a one-byte word),
+// which orders words as their bytes do.
+func prefixKey(w string) int {
+	switch len(w) {
+	case 0:
+		return 0
+	case 1:
+		return int(w[0]) << 8
+	}
+	return int(w[0])<<8 | int(w[1])
 }
 
 type thEntry struct {
@@ -50,11 +75,15 @@ const ThesaurusMagic = "MTTH 1"
 // about 150,000 lemmas).
 const MaxThesaurusEntries = 1 << 20
 
+// maxThesaurusBytes bounds a thesaurus file's size, so that line offsets
+// fit in 32 bits.
+const maxThesaurusBytes = 1<<32 - 1
+
 // maxRelated bounds one entry's list of synonyms or hypernyms.
 const maxRelated = 256
 
 // Len returns the number of words the thesaurus knows.
-func (t *Thesaurus) Len() int { return len(t.entries) }
+func (t *Thesaurus) Len() int { return len(t.lines) - 1 }
 
 // Related calls fn with each word related to word, synonyms with
 // synonym=true, then hypernyms. word is a lowercase word as Tokens emits
@@ -62,15 +91,21 @@ func (t *Thesaurus) Len() int { return len(t.entries) }
 // morphy does (irregular forms are entries of their own): "stickers" finds
 // "sticker", "attached" the verb "attach". Unknown words have none.
 func (t *Thesaurus) Related(word string, fn func(related string, synonym bool)) {
-	e, ok := t.lookup(word)
+	i, ok := t.lookup(word)
 	if !ok {
 		return
 	}
-	for _, s := range e.syn {
-		fn(s, true)
-	}
-	for _, h := range e.hyp {
-		fn(h, false)
+	_, _, syn, hyp := t.fields(i)
+	eachWord(syn, func(w string) { fn(w, true) })
+	eachWord(hyp, func(w string) { fn(w, false) })
+}
+
+// eachWord calls fn with each word of a space-separated list.
+func eachWord(list string, fn func(string)) {
+	for list != "" {
+		w, rest, _ := strings.Cut(list, " ")
+		fn(w)
+		list = rest
 	}
 }
 
@@ -89,44 +124,111 @@ var detach = []struct {
 	{"est", "", posAdj}, {"er", "", posAdj}, {"est", "e", posAdj}, {"er", "e", posAdj},
 }
 
-func (t *Thesaurus) lookup(word string) (thEntry, bool) {
-	if e, ok := t.entries[word]; ok {
-		return e, true
+// lookup returns the entry word is, or the first entry of its lemma by
+// the detachment rules.
+func (t *Thesaurus) lookup(word string) (int, bool) {
+	if i, ok := t.find(word); ok {
+		return i, true
 	}
 	for _, d := range detach {
 		if len(word) <= len(d.suffix)+1 || !strings.HasSuffix(word, d.suffix) {
 			continue
 		}
-		if e, ok := t.entries[word[:len(word)-len(d.suffix)]+d.repl]; ok && e.pos&d.pos != 0 {
-			return e, true
+		if i, ok := t.find(word[:len(word)-len(d.suffix)] + d.repl); ok && t.pos(i)&d.pos != 0 {
+			return i, true
 		}
 	}
-	return thEntry{}, false
+	return 0, false
+}
+
+// find returns the index of word's entry by binary search on the sorted
+// lines of its first two bytes.
+func (t *Thesaurus) find(word string) (int, bool) {
+	k := prefixKey(word)
+	lo, hi := int(t.byPrefix[k]), int(t.byPrefix[k+1])
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if t.word(m) < word {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < int(t.byPrefix[k+1]) && t.word(lo) == word
+}
+
+// indexPrefixes fills byPrefix from the validated, sorted lines.
+func (t *Thesaurus) indexPrefixes() {
+	t.byPrefix = make([]uint32, 1<<16+1)
+	k := 0
+	for i := 0; i < t.Len(); i++ {
+		for w := prefixKey(t.word(i)); k <= w; k++ {
+			t.byPrefix[k] = uint32(i)
+		}
+	}
+	for ; k < len(t.byPrefix); k++ {
+		t.byPrefix[k] = uint32(t.Len())
+	}
+}
+
+// line returns entry i's line without its newline.
+func (t *Thesaurus) line(i int) string { return t.data[t.lines[i] : t.lines[i+1]-1] }
+
+// word returns entry i's word.
+func (t *Thesaurus) word(i int) string {
+	l := t.line(i)
+	return l[:strings.IndexByte(l, '\t')]
+}
+
+// fields returns entry i's four fields (the file was validated on load).
+func (t *Thesaurus) fields(i int) (word, pos, syn, hyp string) {
+	word, rest, _ := strings.Cut(t.line(i), "\t")
+	pos, rest, _ = strings.Cut(rest, "\t")
+	syn, hyp, _ = strings.Cut(rest, "\t")
+	return word, pos, syn, hyp
+}
+
+// pos returns entry i's part-of-speech bits.
+func (t *Thesaurus) pos(i int) uint8 {
+	_, letters, _, _ := t.fields(i)
+	var p uint8
+	for k := 0; k < len(letters); k++ {
+		p |= 1 << strings.IndexByte(posLetters, letters[k])
+	}
+	return p
 }
 
 // WriteTo writes the thesaurus in its file format.
 func (t *Thesaurus) WriteTo(w io.Writer) (int64, error) {
-	words := make([]string, 0, len(t.entries))
-	for word := range t.entries {
+	n, err := io.WriteString(w, t.data)
+	return int64(n), err
+}
+
+// formatThesaurus returns entries in the file format.
+func formatThesaurus(entries map[string]thEntry) string {
+	words := make([]string, 0, len(entries))
+	for word := range entries {
 		words = append(words, word)
 	}
 	sort.Strings(words)
-	bw := bufio.NewWriter(w)
-	var n int64
-	c, _ := bw.WriteString(ThesaurusMagic + "\n")
-	n += int64(c)
+	var b strings.Builder
+	b.WriteString(ThesaurusMagic + "\n")
 	for _, word := range words {
-		e := t.entries[word]
-		var pos []byte
+		e := entries[word]
+		b.WriteString(word)
+		b.WriteByte('\t')
 		for i := range posLetters {
 			if e.pos&(1<<i) != 0 {
-				pos = append(pos, posLetters[i])
+				b.WriteByte(posLetters[i])
 			}
 		}
-		c, _ = fmt.Fprintf(bw, "%s\t%s\t%s\t%s\n", word, pos, strings.Join(e.syn, " "), strings.Join(e.hyp, " "))
-		n += int64(c)
+		b.WriteByte('\t')
+		b.WriteString(strings.Join(e.syn, " "))
+		b.WriteByte('\t')
+		b.WriteString(strings.Join(e.hyp, " "))
+		b.WriteByte('\n')
 	}
-	return n, bw.Flush()
+	return b.String()
 }
 
 // errThesaurus marks a malformed thesaurus file.
@@ -134,84 +236,113 @@ var errThesaurus = errors.New("wordvec: malformed thesaurus")
 
 // LoadThesaurus reads a thesaurus written by WriteTo, validating every line.
 func LoadThesaurus(r io.Reader) (*Thesaurus, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	if !sc.Scan() {
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("%w: %w", errThesaurus, err)
-		}
+	b, err := io.ReadAll(io.LimitReader(r, maxThesaurusBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errThesaurus, err)
+	}
+	return ParseThesaurus(string(b))
+}
+
+// ParseThesaurus returns the thesaurus whose file is data, validating every
+// line as LoadThesaurus does. The thesaurus uses data in place (a final
+// line without its newline is the one thing copied to add it).
+func ParseThesaurus(data string) (*Thesaurus, error) {
+	if len(data) > maxThesaurusBytes {
+		return nil, fmt.Errorf("%w: more than %d bytes", errThesaurus, maxThesaurusBytes)
+	}
+	if data == "" {
 		return nil, fmt.Errorf("%w: empty", errThesaurus)
 	}
-	if sc.Text() != ThesaurusMagic {
-		return nil, fmt.Errorf("%w: header %q, want %q", errThesaurus, trunc(sc.Text()), ThesaurusMagic)
+	if data[len(data)-1] != '\n' {
+		data += "\n"
 	}
-	t := &Thesaurus{entries: map[string]thEntry{}}
-	line := 1
+	header, _, _ := strings.Cut(data, "\n")
+	if header != ThesaurusMagic {
+		return nil, fmt.Errorf("%w: header %q, want %q", errThesaurus, trunc(header), ThesaurusMagic)
+	}
+	t := &Thesaurus{data: data, lines: make([]uint32, 0, strings.Count(data, "\n"))}
 	prev := ""
-	for sc.Scan() {
+	line := 1
+	for off := len(header) + 1; off < len(data); {
 		line++
-		f := strings.Split(sc.Text(), "\t")
-		if len(f) != 4 {
-			return nil, fmt.Errorf("%w: line %d has %d fields, want 4", errThesaurus, line, len(f))
-		}
-		if !thesaurusWord(f[0]) {
-			return nil, fmt.Errorf("%w: line %d: bad word %q", errThesaurus, line, trunc(f[0]))
-		}
-		if f[0] <= prev {
-			return nil, fmt.Errorf("%w: line %d: %q is out of order or repeated", errThesaurus, line, f[0])
-		}
-		prev = f[0]
-		if len(t.entries) >= MaxThesaurusEntries {
+		end := off + strings.IndexByte(data[off:], '\n')
+		if len(t.lines) >= MaxThesaurusEntries {
 			return nil, fmt.Errorf("%w: more than %d entries", errThesaurus, MaxThesaurusEntries)
 		}
-		var e thEntry
-		for _, c := range f[1] {
-			i := strings.IndexRune(posLetters, c)
-			if i < 0 || e.pos&(1<<i) != 0 {
-				return nil, fmt.Errorf("%w: line %d: bad part of speech %q", errThesaurus, line, trunc(f[1]))
-			}
-			e.pos |= 1 << i
+		word, err := checkThesaurusLine(data[off:end], prev)
+		if err != nil {
+			return nil, fmt.Errorf("%w: line %d: %w", errThesaurus, line, err)
 		}
-		var err error
-		if e.syn, err = relatedList(f[2]); err != nil {
-			return nil, fmt.Errorf("%w: line %d: synonyms: %w", errThesaurus, line, err)
-		}
-		if e.hyp, err = relatedList(f[3]); err != nil {
-			return nil, fmt.Errorf("%w: line %d: hypernyms: %w", errThesaurus, line, err)
-		}
-		t.entries[f[0]] = e
+		prev = word
+		t.lines = append(t.lines, uint32(off))
+		off = end + 1
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: line %d: %w", errThesaurus, line+1, err)
-	}
+	t.lines = append(t.lines, uint32(len(data)))
+	t.indexPrefixes()
 	return t, nil
 }
 
-func relatedList(s string) ([]string, error) {
-	if s == "" {
-		return nil, nil
+// checkThesaurusLine validates one entry line (without its newline) that
+// follows the entry of word prev, and returns its word.
+func checkThesaurusLine(l, prev string) (string, error) {
+	if n := strings.Count(l, "\t"); n != 3 {
+		return "", fmt.Errorf("%d fields, want 4", n+1)
 	}
-	words := strings.Split(s, " ")
-	if len(words) > maxRelated {
-		return nil, fmt.Errorf("%d words, want at most %d", len(words), maxRelated)
+	word, rest, _ := strings.Cut(l, "\t")
+	pos, rest, _ := strings.Cut(rest, "\t")
+	syn, hyp, _ := strings.Cut(rest, "\t")
+	if !thesaurusWord(word) {
+		return "", fmt.Errorf("bad word %q", trunc(word))
 	}
-	for _, w := range words {
-		if !thesaurusWord(w) {
-			return nil, fmt.Errorf("bad word %q", trunc(w))
+	if word <= prev {
+		return "", fmt.Errorf("%q is out of order or repeated", word)
+	}
+	var seen uint8
+	for _, c := range pos {
+		i := strings.IndexRune(posLetters, c)
+		if i < 0 || seen&(1<<i) != 0 {
+			return "", fmt.Errorf("bad part of speech %q", trunc(pos))
 		}
+		seen |= 1 << i
 	}
-	return words, nil
+	if err := checkRelated(syn); err != nil {
+		return "", fmt.Errorf("synonyms: %w", err)
+	}
+	if err := checkRelated(hyp); err != nil {
+		return "", fmt.Errorf("hypernyms: %w", err)
+	}
+	return word, nil
+}
+
+// checkRelated validates a space-separated list of related words.
+func checkRelated(s string) error {
+	if s == "" {
+		return nil
+	}
+	if n := strings.Count(s, " ") + 1; n > maxRelated {
+		return fmt.Errorf("%d words, want at most %d", n, maxRelated)
+	}
+	for {
+		w, rest, more := strings.Cut(s, " ")
+		if !thesaurusWord(w) {
+			return fmt.Errorf("bad word %q", trunc(w))
+		}
+		if !more {
+			return nil
+		}
+		s = rest
+	}
 }
 
 // thesaurusWord reports whether w may be a thesaurus word: 1..MaxWordBytes
 // bytes of lowercase letters, digits, hyphens, apostrophes and dots.
 func thesaurusWord(w string) bool {
-	if w == "" || len(w) > MaxWordBytes || !utf8.ValidString(w) {
+	if w == "" || len(w) > MaxWordBytes {
 		return false
 	}
-	for _, r := range w {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '\'', r == '.':
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '\'', c == '.':
 		default:
 			return false
 		}
@@ -256,7 +387,7 @@ func BuildThesaurus(open func(name string) (io.ReadCloser, error), senses int) (
 	if senses < 1 {
 		return nil, fmt.Errorf("thesaurus: senses %d, want at least 1", senses)
 	}
-	t := &Thesaurus{entries: map[string]thEntry{}}
+	entries := map[string]thEntry{}
 	type acc struct {
 		pos      uint8
 		syn, hyp []string
@@ -357,7 +488,11 @@ func BuildThesaurus(open func(name string) (io.ReadCloser, error), senses int) (
 		if len(e.syn) == 0 && len(e.hyp) == 0 && e.pos == 0 {
 			continue
 		}
-		t.entries[w] = e
+		entries[w] = e
+	}
+	t, err := ParseThesaurus(formatThesaurus(entries))
+	if err != nil {
+		return nil, fmt.Errorf("thesaurus: %w", err)
 	}
 	return t, nil
 }

@@ -2,7 +2,6 @@ package wordvec
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -79,7 +78,7 @@ func TestThesaurusRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(back.entries, th.entries) {
+	if back.data != th.data || !reflect.DeepEqual(back.lines, th.lines) {
 		t.Fatal("round trip changed the entries")
 	}
 	var b bytes.Buffer
@@ -135,7 +134,7 @@ func FuzzLoadThesaurus(f *testing.F) {
 		if err != nil {
 			t.Fatalf("a loaded thesaurus does not reload: %v", err)
 		}
-		if !reflect.DeepEqual(again.entries, th.entries) {
+		if again.data != th.data || !reflect.DeepEqual(again.lines, th.lines) {
 			t.Fatal("reload changed the entries")
 		}
 	})
@@ -166,18 +165,15 @@ func TestShippedData(t *testing.T) {
 	if !found {
 		t.Errorf("bill: synonyms %v lack invoice", syn)
 	}
-	// The thesaurus is a gzip stream with an empty header (reproducible
-	// bytes).
-	zr, err := gzip.NewReader(bytes.NewReader(thesaurusGz))
-	if err != nil {
-		t.Fatalf("thesaurus: %v", err)
-	}
-	if zr.Name != "" || !zr.ModTime.IsZero() {
-		t.Errorf("thesaurus: gzip header carries a name %q or time %v", zr.Name, zr.ModTime)
-	}
-	// The vectors are the model the manifest records, byte for byte.
+	// The vectors and the thesaurus are the files the manifest records,
+	// byte for byte.
 	var man struct {
 		ModelSHA256 string `json:"model_sha256"`
+		Thesaurus   struct {
+			Entries int    `json:"entries"`
+			SHA256  string `json:"sha256"`
+			Bytes   int    `json:"bytes"`
+		} `json:"thesaurus"`
 	}
 	b, err := os.ReadFile(filepath.Join("model", "manifest.json"))
 	if err != nil {
@@ -189,11 +185,17 @@ func TestShippedData(t *testing.T) {
 	if sum := sha256.Sum256(vectorsBin); hex.EncodeToString(sum[:]) != man.ModelSHA256 {
 		t.Errorf("model/wordvec.bin has sha256 %x, the manifest says %s", sum, man.ModelSHA256)
 	}
+	if sum := sha256.Sum256([]byte(thesaurusTxt)); hex.EncodeToString(sum[:]) != man.Thesaurus.SHA256 {
+		t.Errorf("model/thesaurus.txt has sha256 %x, the manifest says %s", sum, man.Thesaurus.SHA256)
+	}
+	if len(thesaurusTxt) != man.Thesaurus.Bytes || th.Len() != man.Thesaurus.Entries {
+		t.Errorf("model/thesaurus.txt has %d bytes and %d entries, the manifest says %d and %d",
+			len(thesaurusTxt), th.Len(), man.Thesaurus.Bytes, man.Thesaurus.Entries)
+	}
 }
 
 // BenchmarkLoadBuiltin measures what the first use of the built-in data
-// costs: loading the shipped vectors (in place) and decompressing and
-// loading the thesaurus.
+// costs: loading the shipped vectors and the thesaurus (both in place).
 func BenchmarkLoadBuiltin(b *testing.B) {
 	b.Run("vectors", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
@@ -204,9 +206,38 @@ func BenchmarkLoadBuiltin(b *testing.B) {
 	})
 	b.Run("thesaurus", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if _, err := loadGz(thesaurusGz, LoadThesaurus); err != nil {
+			if _, err := loadBuiltinThesaurus(thesaurusTxt); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// benchQueryWords are query words as Tokens emits them: entries,
+// inflections morphy reduces, and words the thesaurus does not know.
+var benchQueryWords = strings.Fields(`send the bill to accounting before friday invoices
+	stickers are printed as shipping labels on the zebra printer deploy script lives
+	in build release sh and needs github token comment threads anchor to yjs
+	relative positions so comments survive concurrent edits we use postgresql
+	with pgvector for the team store prefer tabs over spaces children went biggest
+	attached running databases migrations xyzzy plugh`)
+
+// BenchmarkThesaurusRelated measures lookups in the built-in thesaurus (the
+// query expansion of a search): one op looks up every word of
+// benchQueryWords.
+func BenchmarkThesaurusRelated(b *testing.B) {
+	th, err := BuiltinThesaurus()
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, w := range benchQueryWords {
+			th.Related(w, func(string, bool) { n++ })
+		}
+	}
+	if n == 0 {
+		b.Fatal("no related words")
+	}
 }
