@@ -232,7 +232,7 @@ func runTrash(env *Env, args []string) error {
 				// Both sides, as the team's refusal left them.
 				reason = fmt.Sprintf("conflict copy of %s, whose team version says %q", t.Conflict.Of, oneLine(t.Conflict.Theirs, 40))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Memory.ID, t.TrashedAt.Local().Format(time.DateOnly), oneLine(reason, 50), oneLine(t.Memory.Text, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Memory.ID, t.TrashedAt.Local().Format(time.DateOnly), oneLineWholeIDs(reason, 50), oneLine(t.Memory.Text, 60))
 		}
 		tw.Flush()
 		fmt.Fprintf(env.Stdout, "%d in the trash\n", len(items))
