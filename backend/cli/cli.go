@@ -199,9 +199,17 @@ func commandUsage(w io.Writer, name string, fs *flag.FlagSet) {
 	if help != "" {
 		fmt.Fprintf(w, "  %s\n", help)
 	}
+	if note := commandNotes[name]; note != "" {
+		fmt.Fprintf(w, "\n  %s\n", note)
+	}
 	fmt.Fprintln(w, "\nflags:")
 	fs.PrintDefaults()
 }
+
+// commandNotes are what `memtray NAME -h` says after a command's one
+// line, for the commands whose words need explaining where the user
+// meets them (the scope "default").
+var commandNotes = map[string]string{"scope": scopeNote}
 
 type usageError struct{ error }
 

@@ -157,6 +157,8 @@ func TestCommandHelpShowsSynopsis(t *testing.T) {
 		{[]string{"reinforce", "-h"}, []string{"usage: memtray reinforce ID"}},
 		{[]string{"serve", "-h"}, []string{"usage: memtray serve [--listen ADDR]", "-listen"}},
 		{[]string{"eval", "sessions", "-h"}, []string{"usage: memtray eval sessions [flags]", "-live"}},
+		// What the default scope means (exp-ui3): at 1368516 only "ID team|personal".
+		{[]string{"scope", "-h"}, []string{"usage: memtray scope ID team|personal", "or, until one is set, default: team when team memory is on, team.projects lists"}},
 	}
 	for _, tc := range cases {
 		code, out, errs := run(t, ctx, "", tc.args...)
