@@ -344,7 +344,7 @@ func scopeSaid(sc memory.Scope, teamOn bool) string {
 const teamOnHow = "turn team memory on: set \"team\": {\"share\": true, \"projects\": [...]} in the config and the connection string " +
 	"(docs/team.md), run `memtray team init` and restart memtray"
 
-// scopeNote is `memtray scope -h`'s and `memtray get`'s explanation of
+// scopeNote is `memtray scope -h`'s explanation of
 // the scopes, the default one above all.
 const scopeNote = "A memory's scope is team (pushed to the team database and shared with every member), personal (never leaves this machine) " +
 	"or, until one is set, default: team when team memory is on, team.projects lists the memory's project and it is not a preference " +
