@@ -199,9 +199,17 @@ func commandUsage(w io.Writer, name string, fs *flag.FlagSet) {
 	if help != "" {
 		fmt.Fprintf(w, "  %s\n", help)
 	}
+	if note := commandNotes[name]; note != "" {
+		fmt.Fprintf(w, "\n  %s\n", note)
+	}
 	fmt.Fprintln(w, "\nflags:")
 	fs.PrintDefaults()
 }
+
+// commandNotes are what `memtray NAME -h` says after a command's one
+// line, for the commands whose words need explaining where the user
+// meets them (the scope "default").
+var commandNotes = map[string]string{"scope": scopeNote}
 
 type usageError struct{ error }
 
@@ -370,10 +378,55 @@ func sortedKeys(m map[string]int) []string {
 	return keys
 }
 
+// oneLine is s on one line (its white space runs one space), cut to n
+// runes with "…" when longer.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// oneLineWholeIDs is oneLine for text that names memories by id (a
+// write-pipeline decision's reason: "near duplicate of ID (similarity
+// 0.93)"): a cut that would fall inside a word that is a memory id the
+// store made (32 hex digits) falls after it, so every id printed is one
+// `memtray get` takes.
+func oneLineWholeIDs(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := n - 1
+	start := cut
+	for start > 0 && r[start-1] != ' ' {
+		start--
+	}
+	end := cut
+	for end < len(r) && r[end] != ' ' {
+		end++
+	}
+	if word := strings.TrimRight(string(r[start:end]), ",;:)"); isStoreID(word) {
+		cut = start + len(word)
+		if cut >= len(r) {
+			return s
+		}
+	}
+	return string(r[:cut]) + "…"
+}
+
+// isStoreID reports whether w is a memory id as the store makes them: 32
+// lowercase hex digits.
+func isStoreID(w string) bool {
+	if len(w) != 32 {
+		return false
+	}
+	for _, c := range w {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

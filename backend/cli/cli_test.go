@@ -157,6 +157,8 @@ func TestCommandHelpShowsSynopsis(t *testing.T) {
 		{[]string{"reinforce", "-h"}, []string{"usage: memtray reinforce ID"}},
 		{[]string{"serve", "-h"}, []string{"usage: memtray serve [--listen ADDR]", "-listen"}},
 		{[]string{"eval", "sessions", "-h"}, []string{"usage: memtray eval sessions [flags]", "-live"}},
+		// What the default scope means (exp-ui3): at 1368516 only "ID team|personal".
+		{[]string{"scope", "-h"}, []string{"usage: memtray scope ID team|personal", "or, until one is set, default: team when team memory is on, team.projects lists"}},
 	}
 	for _, tc := range cases {
 		code, out, errs := run(t, ctx, "", tc.args...)
@@ -778,5 +780,32 @@ func TestImportNoBarWhenNotTerminal(t *testing.T) {
 	}
 	if len(logged) != 0 {
 		t.Errorf("stderr into a file got %q", logged)
+	}
+}
+
+// TestOneLineWholeIDs: a decision's reason cut for a table never cuts a
+// memory id (exp-ui3): at 1368516 the reasons named 8 characters of it,
+// and with whole ids oneLine's cut at 60 runes left "new memory extending
+// source …" and "the same rule of its file as …" one character short.
+func TestOneLineWholeIDs(t *testing.T) {
+	const id, id2 = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	for _, tc := range []struct {
+		name, s string
+		n       int
+		want    string
+	}{
+		{"short", "near duplicate of " + id + " (similarity 0.93)", 80, "near duplicate of " + id + " (similarity 0.93)"},
+		{"cut after the id", "near duplicate of " + id + " (similarity 0.93)", 60, "near duplicate of " + id + " (similar…"},
+		{"cut inside the id", "new memory extending source " + id + " (similarity 0.80)", 60, "new memory extending source " + id + "…"},
+		{"cut inside the id, a comma after it", "merged " + id + ", " + id2 + " and more", 20, "merged " + id + "…"},
+		{"the id ends the text", "the same rule of its file as " + id, 40, "the same rule of its file as " + id},
+		{"a word that is no id is cut", "updates the configuration_management_subsystem_entry", 30, "updates the configuration_man…"},
+		{"white space on one line", "updates\n  " + id + "\t(x)", 80, "updates " + id + " (x)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := oneLineWholeIDs(tc.s, tc.n); got != tc.want {
+				t.Fatalf("oneLineWholeIDs(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+			}
+		})
 	}
 }

@@ -231,8 +231,12 @@ func runGet(env *Env, args []string) error {
 		if c.json {
 			return printJSON(env.Stdout, m)
 		}
-		fmt.Fprintf(env.Stdout, "id:          %s\nkind:        %s\ntype:        %s\nproject:     %s\nsource:      %s\nimportance:  %.2f\naccesses:    %d (reinforced %d)\ncreated:     %s\nupdated:     %s\n\n%s\n",
-			m.ID, m.Kind, m.Type, m.Project, m.Source, m.Importance, m.AccessCount, m.ReinforcedCount,
+		st, err := svc.Team.TeamStatus(env.Ctx)
+		if err != nil {
+			return fmt.Errorf("team status, for the memory's scope: %w", err)
+		}
+		fmt.Fprintf(env.Stdout, "id:          %s\nkind:        %s\ntype:        %s\nproject:     %s\nscope:       %s\nsource:      %s\nimportance:  %.2f\naccesses:    %d (reinforced %d)\ncreated:     %s\nupdated:     %s\n\n%s\n",
+			m.ID, m.Kind, m.Type, m.Project, scopeShown(m, st), m.Source, m.Importance, m.AccessCount, m.ReinforcedCount,
 			m.CreatedAt.Format("2006-01-02 15:04:05"), m.UpdatedAt.Format("2006-01-02 15:04:05"), m.Text)
 		return nil
 	})

@@ -3,14 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
-	"regexp"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/memtray/memtray/backend/httpapi"
 	"github.com/memtray/memtray/backend/steward"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // maxPlanRows bounds the actions the table shows (--json shows all).
@@ -233,7 +232,7 @@ func runTrash(env *Env, args []string) error {
 				// Both sides, as the team's refusal left them.
 				reason = fmt.Sprintf("conflict copy of %s, whose team version says %q", t.Conflict.Of, oneLine(t.Conflict.Theirs, 40))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Memory.ID, t.TrashedAt.Local().Format(time.DateOnly), oneLine(reason, 50), oneLine(t.Memory.Text, 60))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Memory.ID, t.TrashedAt.Local().Format(time.DateOnly), oneLineWholeIDs(reason, 50), oneLine(t.Memory.Text, 60))
 		}
 		tw.Flush()
 		fmt.Fprintf(env.Stdout, "%d in the trash\n", len(items))
@@ -245,33 +244,28 @@ func runTrash(env *Env, args []string) error {
 }
 
 // unreadableTrash says which trash entries cannot be read
-// (store.Info.TrashUnreadable, named by the store's warnings): the trash's
-// list leaves them out, and `memtray trash` names them after it. "" when
-// there are none.
+// (store.Info.TrashUnreadable and TrashUnreadableIDs, from the stats):
+// the trash's list leaves them out, and `memtray trash` names them after
+// it. "" when there are none.
 func unreadableTrash(env *Env, svc httpapi.Services) (string, error) {
 	st, err := svc.Status.Stats(env.Ctx)
 	if err != nil {
 		return "", err
 	}
-	n := st.Store.TrashUnreadable
-	if n == 0 {
-		return "", nil
-	}
-	var ids []string
-	for _, w := range st.Warnings {
-		for _, m := range trashWarningRE.FindAllStringSubmatch(w.Message, -1) {
-			if !slices.Contains(ids, m[1]) {
-				ids = append(ids, m[1])
-			}
-		}
-	}
-	named := ""
-	if len(ids) > 0 {
-		named = " (" + strings.Join(ids, ", ") + ")"
-	}
-	return fmt.Sprintf("%d more cannot be read and are not listed%s: they cannot be restored; `memtray trash purge ID` or `memtray trash purge --all` deletes them, `memtray stats` says why", n, named), nil
+	return unreadableTrashLine(st.Store), nil
 }
 
-// trashWarningRE finds the id in the store's warning about a trash entry
-// that cannot be read.
-var trashWarningRE = regexp.MustCompile(`trash entry (\S+) is unreadable`)
+// unreadableTrashLine is what `memtray trash` says of info's unreadable
+// trash entries, named by their ids (the data, not the warnings' text,
+// which is for a person to read). "" when there are none.
+func unreadableTrashLine(info store.Info) string {
+	n := info.TrashUnreadable
+	if n == 0 {
+		return ""
+	}
+	named := ""
+	if len(info.TrashUnreadableIDs) > 0 {
+		named = " (" + strings.Join(info.TrashUnreadableIDs, ", ") + ")"
+	}
+	return fmt.Sprintf("%d more cannot be read and are not listed%s: they cannot be restored; `memtray trash purge ID` or `memtray trash purge --all` deletes them, `memtray stats` says why", n, named)
+}

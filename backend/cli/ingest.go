@@ -739,7 +739,7 @@ func writeIngestReport(w io.Writer, r IngestReport, details bool) {
 	}
 	fmt.Fprintf(w, "  memories written %d%s, duplicates avoided %d%s\n", r.Memories, writtenNote(r.Memories, r.Distinct), r.Duplicates, r.refiledNote())
 	for _, d := range r.Decisions {
-		fmt.Fprintf(w, "    %-13s %-18s %-10s %s | %s\n", d.TurnLabel(), d.Verdict, d.Stage, oneLine(d.Reason, 70), oneLine(d.Preview, 60))
+		fmt.Fprintf(w, "    %-13s %-18s %-10s %s | %s\n", d.TurnLabel(), d.Verdict, d.Stage, oneLineWholeIDs(d.Reason, 70), oneLine(d.Preview, 60))
 	}
 }
 
@@ -768,7 +768,7 @@ func runDecisions(env *Env, args []string) error {
 			return nil
 		}
 		for _, d := range ds {
-			fmt.Fprintf(env.Stdout, "%s  %-18s %-10s %s | %s\n", d.ID, d.Verdict, d.Stage, oneLine(d.Reason, 60), oneLine(d.Preview, 50))
+			fmt.Fprintf(env.Stdout, "%s  %-18s %-10s %s | %s\n", d.ID, d.Verdict, d.Stage, oneLineWholeIDs(d.Reason, 60), oneLine(d.Preview, 50))
 		}
 		return nil
 	})

@@ -308,11 +308,72 @@ func runScope(env *Env, args []string) error {
 	if err != nil {
 		return usagef("the scope must be team or personal, not %q", pos[1])
 	}
-	return memoryChange(env, c, id, func(svc httpapi.Services) (memory.Memory, error) { return svc.Team.SetScope(env.Ctx, id, sc) },
-		func(m memory.Memory) string {
-			if m.Scope == memory.ScopeTeam {
-				return "team: shared with the team (pushed when team memory is on)"
-			}
-			return "personal: stays on this machine"
-		})
+	teamOn := false
+	return memoryChange(env, c, id, func(svc httpapi.Services) (memory.Memory, error) {
+		m, err := svc.Team.SetScope(env.Ctx, id, sc)
+		if err != nil {
+			return m, err
+		}
+		st, err := svc.Team.TeamStatus(env.Ctx)
+		if err != nil {
+			return m, fmt.Errorf("the scope is set; team status: %w", err)
+		}
+		teamOn = st.Enabled
+		return m, nil
+	}, func(m memory.Memory) string { return scopeSaid(m.Scope, teamOn) })
+}
+
+// scopeSaid is what `memtray scope` says of a memory moved to scope sc,
+// teamOn whether team memory is on (the daemon's team status). With it
+// off, a move to the team is recorded in the memory but nothing is queued
+// for a push: turning team memory on does not push it by itself, `memtray
+// team push --all` does (docs/team.md, Troubleshooting), so it says so and
+// how to turn team memory on.
+func scopeSaid(sc memory.Scope, teamOn bool) string {
+	switch {
+	case sc != memory.ScopeTeam:
+		return "personal: stays on this machine"
+	case teamOn:
+		return "team: shared with the team (pushed at the next sync)"
+	}
+	return "team: recorded for the team, but team memory is off, so nothing is pushed. To share it, " + teamOnHow +
+		", then run `memtray team push --all`, which pushes every memory recorded for the team while it was off"
+}
+
+// teamOnHow says how to turn team memory on (README, Team memory).
+const teamOnHow = "turn team memory on: set \"team\": {\"share\": true, \"projects\": [...]} in the config and the connection string " +
+	"(docs/team.md), run `memtray team init` and restart memtray"
+
+// scopeNote is `memtray scope -h`'s explanation of
+// the scopes, the default one above all.
+const scopeNote = "A memory's scope is team (pushed to the team database and shared with every member), personal (never leaves this machine) " +
+	"or, until one is set, default: team when team memory is on, team.projects lists the memory's project and it is not a preference " +
+	"(type user), else personal. `memtray get ID` shows which, and why."
+
+// scopeShown is `memtray get`'s scope line of m, st the daemon's team
+// status: the scope set, or what the default means for m now.
+func scopeShown(m memory.Memory, st httpapi.TeamStatus) string {
+	switch {
+	case m.Scope == memory.ScopeDefault:
+		return defaultScopeSaid(m, st)
+	case m.Scope == memory.ScopeTeam && !st.Enabled:
+		return "team (recorded for the team; team memory is off, so it is not pushed until it is on and `memtray team push --all` runs)"
+	}
+	return string(m.Scope)
+}
+
+// defaultScopeSaid says what default scope means for m now: team or
+// personal, and why, with st the daemon's team status.
+func defaultScopeSaid(m memory.Memory, st httpapi.TeamStatus) string {
+	switch {
+	case !st.Enabled:
+		return "default: personal, as team memory is off"
+	case m.Type == memory.TypeUser:
+		return "default: personal, as a preference (type user) is never shared by default"
+	case m.Project == "":
+		return "default: personal, as it has no project"
+	case teamsync.Shared(st.Projects)(&m):
+		return fmt.Sprintf("default: team, as team.projects lists %q", m.Project)
+	}
+	return fmt.Sprintf("default: personal, as team.projects does not list %q", m.Project)
 }

@@ -16,7 +16,11 @@ import (
 )
 
 // TestScopeCommand: memtray scope moves a memory between scopes and
-// refuses anything else.
+// refuses anything else; with team memory off (this store's), a move to
+// the team says it is recorded but not pushed and how to turn team memory
+// on (at 1368516: "team: shared with the team (pushed when team memory is
+// on)", while nothing pushes it then but `memtray team push --all`), and
+// `memtray get` shows the scope, the default one explained.
 func TestScopeCommand(t *testing.T) {
 	dir := isolate(t)
 	ctx := context.Background()
@@ -26,13 +30,16 @@ func TestScopeCommand(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &m) != nil {
 		t.Fatalf("add: %d %s %s", code, out, errs)
 	}
+	if code, out, errs := run(t, ctx, "", "get", dd, m.ID); code != 0 || !strings.Contains(out, "scope:       default: personal, as team memory is off\n") {
+		t.Errorf("get of a new memory: exit %d, out %q, err %q; want its default scope explained", code, out, errs)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 		say  string
 		want memory.Scope
 	}{
-		{[]string{"scope", dd, m.ID, "team"}, 0, "team: shared", memory.ScopeTeam},
+		{[]string{"scope", dd, m.ID, "team"}, 0, "team: recorded for the team, but team memory is off, so nothing is pushed. To share it, turn team memory on: set \"team\": {\"share\": true", memory.ScopeTeam},
 		{[]string{"scope", dd, m.ID, "personal"}, 0, "personal: stays", memory.ScopePersonal},
 		{[]string{"scope", dd, m.ID, "world"}, 2, "", memory.ScopePersonal},
 		{[]string{"scope", dd, m.ID}, 2, "", memory.ScopePersonal},
@@ -42,10 +49,46 @@ func TestScopeCommand(t *testing.T) {
 		if code != tc.code || !strings.Contains(out, tc.say) {
 			t.Errorf("%v: exit %d (want %d), out %q, err %q", tc.args[2:], code, tc.code, out, errs)
 		}
+		if code == 0 && tc.want == memory.ScopeTeam && (!strings.Contains(out, "`memtray team init`") || !strings.Contains(out, "`memtray team push --all`")) {
+			t.Errorf("%v: %q does not say how to turn team memory on and push", tc.args[2:], out)
+		}
 		_, out, _ = run(t, ctx, "", "get", dd, "--json", m.ID)
 		var got memory.Memory
 		if json.Unmarshal([]byte(out), &got) != nil || got.Scope != tc.want {
 			t.Errorf("%v: scope %q, want %q", tc.args[2:], got.Scope, tc.want)
+		}
+	}
+}
+
+// TestScopeSaid: what `memtray scope` and `memtray get` say of a scope,
+// by team memory's state and team.projects: a move to the team pushed at
+// the next sync, or recorded only while team memory is off; the default
+// scope as what it means for this memory now.
+func TestScopeSaid(t *testing.T) {
+	off := httpapi.TeamStatus{}
+	on := httpapi.TeamStatus{Enabled: true, Projects: []string{"shop"}}
+	all := httpapi.TeamStatus{Enabled: true, Projects: []string{team.AllProjects}}
+	shop := memory.Memory{Project: "shop", Type: memory.TypeProject}
+	for _, tc := range []struct {
+		name string
+		got  string
+		want string // its beginning
+	}{
+		{"move to team, team on", scopeSaid(memory.ScopeTeam, true), "team: shared with the team (pushed at the next sync)"},
+		{"move to team, team off", scopeSaid(memory.ScopeTeam, false), "team: recorded for the team, but team memory is off, so nothing is pushed"},
+		{"move to personal", scopeSaid(memory.ScopePersonal, false), "personal: stays on this machine"},
+		{"default, team off", scopeShown(shop, off), "default: personal, as team memory is off"},
+		{"default, project listed", scopeShown(shop, on), `default: team, as team.projects lists "shop"`},
+		{"default, every project", scopeShown(shop, all), `default: team, as team.projects lists "shop"`},
+		{"default, project not listed", scopeShown(memory.Memory{Project: "web"}, on), `default: personal, as team.projects does not list "web"`},
+		{"default, a preference", scopeShown(memory.Memory{Project: "shop", Type: memory.TypeUser}, all), "default: personal, as a preference"},
+		{"default, no project", scopeShown(memory.Memory{}, all), "default: personal, as it has no project"},
+		{"team, team off", scopeShown(memory.Memory{Scope: memory.ScopeTeam}, off), "team (recorded for the team; team memory is off"},
+		{"team, team on", scopeShown(memory.Memory{Scope: memory.ScopeTeam}, on), "team"},
+		{"personal", scopeShown(memory.Memory{Scope: memory.ScopePersonal, Project: "shop"}, on), "personal"},
+	} {
+		if !strings.HasPrefix(tc.got, tc.want) || (tc.want == "team" || tc.want == "personal") && tc.got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, tc.got, tc.want)
 		}
 	}
 }

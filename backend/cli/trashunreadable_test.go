@@ -10,6 +10,7 @@ import (
 
 	"github.com/memtray/memtray/backend/daemon"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // TestUnreadableTrashEntryCommands: with one trash entry garbled by the
@@ -57,6 +58,38 @@ func TestUnreadableTrashEntryCommands(t *testing.T) {
 			code, out, errs = run(t, ctx, "", "trash", dd)
 			if code != 0 || strings.Contains(out, "cannot be read") || !strings.Contains(out, "2 in the trash") {
 				t.Fatalf("trash after the purge: exit %d\n%s%s", code, out, errs)
+			}
+		})
+	}
+}
+
+// TestUnreadableTrashLine: `memtray trash` names the unreadable entries by
+// the stats' ids (store.Info.TrashUnreadableIDs), whatever the warnings
+// say: at 1368516 it parsed "trash entry ID is unreadable" out of the
+// warnings' text, so a reworded warning named nothing.
+func TestUnreadableTrashLine(t *testing.T) {
+	const a, b = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+	for _, tc := range []struct {
+		name string
+		info store.Info
+		want string // "" for no line
+	}{
+		{"healthy", store.Info{}, ""},
+		{"named by the data, warnings reworded", store.Info{TrashUnreadable: 2, TrashUnreadableIDs: []string{a, b},
+			Warnings: []string{"2 entries of the trash could not be decoded"}}, "2 more cannot be read and are not listed (" + a + ", " + b + "): "},
+		{"named by the data, no warning", store.Info{TrashUnreadable: 1, TrashUnreadableIDs: []string{a}}, "1 more cannot be read and are not listed (" + a + "): "},
+		{"counted, not named", store.Info{TrashUnreadable: 1}, "1 more cannot be read and are not listed: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := unreadableTrashLine(tc.info)
+			if tc.want == "" {
+				if got != "" {
+					t.Fatalf("got %q, want no line", got)
+				}
+				return
+			}
+			if !strings.HasPrefix(got, tc.want) || !strings.Contains(got, "memtray trash purge ID") {
+				t.Fatalf("got %q, want it to begin %q and say how to purge", got, tc.want)
 			}
 		})
 	}

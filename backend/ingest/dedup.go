@@ -149,7 +149,7 @@ func (p *Pipeline) placeOnce(ctx context.Context, r *run, text string, vec []flo
 	why := "new memory"
 	if len(src) == 1 && src[0].Score >= p.sourceThreshold() && !strings.HasPrefix(m.Source, "ingest:") {
 		m.ExtendsSource = src[0].ID
-		why = fmt.Sprintf("new memory extending source %s (similarity %.2f)", shortID(src[0].ID), src[0].Score)
+		why = fmt.Sprintf("new memory extending source %s (similarity %.2f)", src[0].ID, src[0].Score)
 	}
 	return p.commit(ctx, r, m, "", why)
 }
@@ -182,15 +182,15 @@ func (p *Pipeline) nearDuplicate(ctx context.Context, r *run, m memory.Memory) (
 	added := newTokens(old.Text, m.Text)
 	if len(added) == 0 {
 		_, stored, _, err := p.duplicate(ctx, r, old.ID, outMerged)
-		return outMerged, stored, fmt.Sprintf("near duplicate of %s (similarity %.2f)", shortID(old.ID), near[0].Score), true, err
+		return outMerged, stored, fmt.Sprintf("near duplicate of %s (similarity %.2f)", old.ID, near[0].Score), true, err
 	}
 	if prev, ok, err := p.olderVersion(ctx, r, m.Text, m.Embedding); err != nil {
 		return 0, memory.Memory{}, "", false, err
 	} else if ok {
-		return outDuplicate, memory.Memory{ID: prev}, fmt.Sprintf("an older version of %s, already superseded", shortID(old.ID)), true, nil
+		return outDuplicate, memory.Memory{ID: prev}, fmt.Sprintf("an older version of %s, already superseded", old.ID), true, nil
 	}
 	m.Importance = max(m.Importance, old.Importance)
-	out, stored, why, err := p.commit(ctx, r, m, old.ID, fmt.Sprintf("updates %s (similarity %.2f, adds %s)", shortID(old.ID), near[0].Score, strings.Join(added, ", ")))
+	out, stored, why, err := p.commit(ctx, r, m, old.ID, fmt.Sprintf("updates %s (similarity %.2f, adds %s)", old.ID, near[0].Score, strings.Join(added, ", ")))
 	if out == outCreated {
 		out = outUpdated
 	}
@@ -207,7 +207,7 @@ func (p *Pipeline) replace(ctx context.Context, r *run, text string, vec []float
 	} else if ok && !other.Superseded() && other.ID != r.replaces {
 		return outDuplicate, other, "the same text is already stored as memory " + other.ID, nil
 	}
-	out, stored, why, err := p.commit(ctx, r, p.newMemory(r, text, vec), r.replaces, "updates "+shortID(r.replaces))
+	out, stored, why, err := p.commit(ctx, r, p.newMemory(r, text, vec), r.replaces, "updates "+r.replaces)
 	if out == outCreated {
 		out = outUpdated
 	}
@@ -276,7 +276,7 @@ func (p *Pipeline) commitInto(ctx context.Context, r *run, m memory.Memory, why 
 		return 0, memory.Memory{}, "", fmt.Errorf("store a re-packed statement into %s: %w", into, err)
 	}
 	delete(r.repack.aside, into)
-	return outUpdated, stored, "re-packed into " + shortID(into), nil
+	return outUpdated, stored, "re-packed into " + into, nil
 }
 
 // duplicate reinforces the memory id that holds the text already; out
@@ -406,13 +406,6 @@ func newTokens(old, next string) []string {
 		out = append(out[:5], "...")
 	}
 	return out
-}
-
-func shortID(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
 }
 
 // Kind cues, strongest first; the first that matches names the kind.

@@ -188,8 +188,8 @@ func TestStripInjected(t *testing.T) {
 }
 
 // TestDedup: the same text reinforces; a near duplicate without new
-// load-bearing tokens merges; one with a new port supersedes; replaying a
-// session adds nothing.
+// load-bearing tokens merges; one with a new port supersedes, each reason
+// naming the memory by its whole id; replaying a session adds nothing.
 func TestDedup(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, nil)
@@ -215,6 +215,16 @@ func TestDedup(t *testing.T) {
 	d4 := f.process(t, memory.Exchange{User: "db?", Assistant: changed, UserTurns: 3})
 	if d4.Verdict != memory.VerdictUpdated || !strings.Contains(d4.Reason, "55434") {
 		t.Fatalf("update: %s %s (nearest %.3f)", d4.Verdict, d4.Reason, d4.Scores["nearest_similarity"])
+	}
+	// The reasons name the memory by its whole id, which every command
+	// takes (exp-ui3): at 1368516 they cut it to 8 characters.
+	for _, c := range []struct{ reason, want string }{
+		{d3.Reason, "near duplicate of " + d1.MemoryIDs[0] + " ("},
+		{d4.Reason, "updates " + d1.MemoryIDs[0] + " ("},
+	} {
+		if !strings.HasPrefix(c.reason, c.want) {
+			t.Errorf("reason %q, want it to begin %q", c.reason, c.want)
+		}
 	}
 	old, _ := f.st.Get(ctx, d1.MemoryIDs[0])
 	nw, _ := f.st.Get(ctx, d4.MemoryIDs[0])
@@ -250,6 +260,9 @@ func TestSourceLink(t *testing.T) {
 	m, _ := f.st.Get(ctx, d.MemoryIDs[0])
 	if d.Verdict == memory.VerdictStored && m.ExtendsSource != src.ID {
 		t.Errorf("not linked to the source (similarity %.3f): %s", d.Scores["nearest_similarity"], d.Reason)
+	}
+	if m.ExtendsSource != "" && !strings.Contains(d.Reason, "extending source "+src.ID+" (") {
+		t.Errorf("reason %q does not name the source by its whole id %s", d.Reason, src.ID)
 	}
 }
 

@@ -111,7 +111,7 @@ func (p *Pipeline) sameRuleMemory(ctx context.Context, r *run, m memory.Memory) 
 		}
 		if !fuller {
 			_, stored, _, err := p.duplicate(ctx, r, old.ID, outMerged)
-			return outMerged, stored, fmt.Sprintf("the same rule of its file as %s", shortID(old.ID)), true, err
+			return outMerged, stored, fmt.Sprintf("the same rule of its file as %s", old.ID), true, err
 		}
 		return p.newRuleVersion(ctx, r, m, old, "the same rule of its file, with the lead-in it sits under")
 	}
@@ -129,7 +129,7 @@ func (p *Pipeline) sameRuleMemory(ctx context.Context, r *run, m memory.Memory) 
 // newRuleVersion stores m as the new version of old, which it supersedes.
 func (p *Pipeline) newRuleVersion(ctx context.Context, r *run, m, old memory.Memory, what string) (outcome, memory.Memory, string, bool, error) {
 	m.Importance = max(m.Importance, old.Importance)
-	out, stored, why, err := p.commit(ctx, r, m, old.ID, fmt.Sprintf("updates %s (%s)", shortID(old.ID), what))
+	out, stored, why, err := p.commit(ctx, r, m, old.ID, fmt.Sprintf("updates %s (%s)", old.ID, what))
 	if out == outCreated {
 		out = outUpdated
 	}

@@ -110,6 +110,10 @@ type Info struct {
 	// trash's list leaves them out (Warnings names them), they cannot be
 	// restored, and purging them deletes them. 0 on a healthy store.
 	TrashUnreadable int `json:"trash_unreadable,omitempty"`
+	// TrashUnreadableIDs are those entries' ids, sorted: what `memtray
+	// trash purge ID` and POST /api/trash/purge take (Warnings says the
+	// same for a person to read). Empty on a healthy store.
+	TrashUnreadableIDs []string `json:"trash_unreadable_ids,omitempty"`
 	// Warnings lists what Open found and repaired or skipped: a text index
 	// rebuilt after it failed to open, unreadable records, an unfinished
 	// re-embedding. Empty on a healthy store.

@@ -617,8 +617,8 @@ func (s *Store) Info() Info {
 	return Info{
 		Dir: s.dir, Model: s.model, Dim: s.dim, Count: len(s.entries), Seq: s.seq,
 		FormatVersion: FormatVersion, RepairedOnOpen: s.repaired, Unreadable: len(s.unreadableSet()),
-		TrashUnreadable: len(s.badTrashSet()),
-		Warnings:        append([]string(nil), s.warnings...),
+		TrashUnreadable: len(s.badTrashSet()), TrashUnreadableIDs: s.badTrashIDs(),
+		Warnings: append([]string(nil), s.warnings...),
 	}
 }
 

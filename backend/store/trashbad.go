@@ -14,7 +14,8 @@ import (
 // holds, a field of the wrong type included: the rule every read of the
 // trash decodes by, decodeTrashed) is left out of the trash's list, as
 // List leaves out an unreadable record: Open notes every such entry
-// (Info.TrashUnreadable and a warning naming it), and so does a listing
+// (Info.TrashUnreadable, its id in Info.TrashUnreadableIDs and a warning
+// naming it), and so does a listing
 // that meets one after. It cannot be restored (an *unreadableTrashError,
 // which is ErrUnreadable and memory.ErrNotFound); purging it (PurgeTrashed
 // naming it, PurgeTrash, PurgeAllTrash) deletes it and takes it off.
@@ -77,6 +78,16 @@ func (s *Store) badTrashSet() map[string]struct{} {
 		return *p
 	}
 	return nil
+}
+
+// badTrashIDs are the ids of the trash entries noted unreadable, sorted
+// (nil when there is none): Info.TrashUnreadableIDs.
+func (s *Store) badTrashIDs() []string {
+	set := s.badTrashSet()
+	if len(set) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(set))
 }
 
 // loadBadTrash notes, at Open (no lock needed), every trash entry of tx

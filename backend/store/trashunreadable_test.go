@@ -70,7 +70,8 @@ var trashGarbles = []struct {
 }
 
 // TestUnreadableTrashEntry: a store whose trash holds one entry the test
-// garbled opens with Info.TrashUnreadable 1 and a warning naming it; the
+// garbled opens with Info.TrashUnreadable 1, its id in
+// Info.TrashUnreadableIDs and a warning naming it; the
 // trash lists the readable entries (Trash, TrashGet); a restore of the
 // garbled one fails with an error that says it cannot be read and how to
 // delete it (ErrUnreadable, memory.ErrNotFound), and restores nothing
@@ -120,6 +121,11 @@ func TestUnreadableTrashEntry(t *testing.T) {
 				}) {
 					t.Fatalf("Info: %d unreadable trash entries, warnings %q; want 1, one naming %s", info.TrashUnreadable, info.Warnings, bad)
 				}
+				// The ids as data, for the CLI and the UI (exp-ui3): at
+				// 1368516 only the warning's text named the entry.
+				if !slices.Equal(info.TrashUnreadableIDs, []string{bad}) {
+					t.Fatalf("Info.TrashUnreadableIDs %q, want [%s]", info.TrashUnreadableIDs, bad)
+				}
 				list, err := s.Trash(ctx)
 				if err != nil {
 					t.Fatalf("Trash: %v", err)
@@ -154,8 +160,8 @@ func TestUnreadableTrashEntry(t *testing.T) {
 					t.Fatalf("purge: %d, %v; want %d", n, err, p.want)
 				}
 				info = s.Info()
-				if info.TrashUnreadable != 0 || slices.ContainsFunc(info.Warnings, func(w string) bool { return strings.Contains(w, "trash entry") }) {
-					t.Fatalf("after the purge: %d unreadable trash entries, warnings %q", info.TrashUnreadable, info.Warnings)
+				if info.TrashUnreadable != 0 || len(info.TrashUnreadableIDs) != 0 || slices.ContainsFunc(info.Warnings, func(w string) bool { return strings.Contains(w, "trash entry") }) {
+					t.Fatalf("after the purge: %d unreadable trash entries %q, warnings %q", info.TrashUnreadable, info.TrashUnreadableIDs, info.Warnings)
 				}
 				if list, err := s.Trash(ctx); err != nil || slices.ContainsFunc(list, func(tm TrashedMemory) bool { return tm.Memory.ID == bad }) {
 					t.Fatalf("after the purge, Trash: %v, %v", list, err)

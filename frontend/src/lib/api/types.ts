@@ -449,6 +449,7 @@ export interface Info {
   repaired_on_open: number;
   unreadable?: number;
   trash_unreadable?: number;
+  trash_unreadable_ids?: string[];
   warnings?: string[];
 }
 

@@ -62,7 +62,9 @@ describe('components', () => {
     expect(v('composite')).toBe('0.5244');
     expect(v('diversity')).toBe('−0.0744');
     expect(v('rank')).toBe('0.4500');
-    expect(target.querySelector('[data-testid=diversity-why]')?.textContent).toContain('0123456789ab');
+    // The whole id, linked (exp-ui3): at 1368516 12 characters of it, which nothing takes.
+    expect(target.querySelector('[data-testid=diversity-why]')?.textContent).toContain('memory 0123456789abcdef, ranked above it');
+    expect(target.querySelector('[data-testid=similar-to-link]')?.getAttribute('href')).toBe('#/memories?id=0123456789abcdef');
   });
 
   it('Toasts renders toasts and runs their action', async () => {

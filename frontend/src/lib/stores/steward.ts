@@ -16,20 +16,7 @@ export function mergedInto(reason: string): string | null {
   return m ? m[1] : null;
 }
 
-/**
- * unreadableTrashIds are the ids of the trash entries the store's warnings
- * name as unreadable ("trash entry ID is unreadable …", as `memtray trash`
- * reads them), each once.
- */
-export function unreadableTrashIds(warnings: string[]): string[] {
-  const ids: string[] = [];
-  for (const w of warnings) {
-    for (const m of w.matchAll(/trash entry (\S+) is unreadable/g)) if (!ids.includes(m[1])) ids.push(m[1]);
-  }
-  return ids;
-}
-
-/** The trash entries that cannot be read: left out of GET /api/trash, counted by the store (Info.trash_unreadable). */
+/** The trash entries that cannot be read: left out of GET /api/trash, counted by the store (Info.trash_unreadable) and named by their ids (Info.trash_unreadable_ids). */
 export interface UnreadableTrash {
   count: number;
   ids: string[];
@@ -152,13 +139,14 @@ export function createSteward(opts: { stream?: EventStream } = {}) {
   }
 
   // loadUnreadable counts the trash entries the list leaves out because
-  // they cannot be read (GET /api/stats: the store's count and the
-  // warnings naming them); 0 when the stats cannot be had.
+  // they cannot be read (GET /api/stats: the store's count and their ids,
+  // as data; the warnings saying so are for a person to read); 0 when the
+  // stats cannot be had.
   async function loadUnreadable() {
     try {
       const st = (await api.stats()).store;
       const count = st?.trash_unreadable ?? 0;
-      unreadable.set({ count, ids: count ? unreadableTrashIds(st?.warnings ?? []) : [] });
+      unreadable.set({ count, ids: count ? [...(st?.trash_unreadable_ids ?? [])] : [] });
     } catch {
       unreadable.set({ count: 0, ids: [] });
     }

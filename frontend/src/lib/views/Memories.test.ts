@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { flushSync, mount, unmount } from 'svelte';
+import { get } from 'svelte/store';
 import Memories from './Memories.svelte';
 import { toasts } from '../stores/toasts';
 import { fakeFetch } from '../../test/fakes';
-import type { DecisionEntry } from '../api/models';
+import type { DecisionEntry, Stats } from '../api/models';
+import { overview } from '../stores/overview';
 
 const mem = (id: string, extra: Record<string, unknown> = {}) => ({ id, text: `text ${id}`, kind: 'fact', type: 'project', project: 'orbit', source: 'capture',
   importance: 0.5, access_count: 0, reinforced_count: 0, feedback_sum: 0, feedback_n: 0, created_at: '2026-01-01T00:00:00Z',
@@ -121,5 +123,98 @@ describe('Memories view', () => {
       expect(target.querySelector('[data-testid=memory-detail]')?.getAttribute('data-id')).toBe('m2');
     });
     expect(target.querySelector('[data-testid=detail-superseded]')).toBeNull();
+  });
+});
+
+// What a scope means where the user meets it (exp-ui3): the default one
+// explained for the memory at hand, and "Share with team" saying what it
+// did. At 1368516 the detail showed "default" alone and the toast said
+// "Shared with the team (pushed when team memory is on)" whether team
+// memory was on or off, while with it off nothing is pushed until
+// `memtray team push --all`. The button stays enabled either way (it
+// records the scope; e2e 60-team-scope clicks it on a daemon without team).
+describe('Memories view, scope', () => {
+  const mounted: ReturnType<typeof mount>[] = [];
+  afterEach(() => {
+    mounted.splice(0).forEach((c) => unmount(c));
+    document.body.innerHTML = '';
+    toasts.set([]);
+    location.hash = '';
+    overview.stats.set(null);
+    overview.live.set(null);
+    vi.unstubAllGlobals();
+  });
+  const base = { store: { count: 1 }, embedder: 'words' };
+  const teamOn = { enabled: true, connected: true, outbox: 0, lag_seconds: 0, last_error: '', pushed: 0, pulled: 0, relinked: 0, projects: ['orbit'] };
+  async function open(stats: Stats | null, m: ReturnType<typeof mem> & { scope?: string } = mem('m1'), statsRoute?: unknown) {
+    const { calls } = fakeFetch({
+      'GET /api/memories': { memories: [m], total: 1, facets },
+      [`GET /api/memories/${m.id}`]: m,
+      [`GET /api/memories/${m.id}/history`]: { id: m.id, versions: [], merged: [] },
+      [`POST /api/memories/${m.id}/scope`]: { ...m, scope: 'team' },
+      'GET /api/decisions': [],
+      ...(statsRoute ? { 'GET /api/stats': statsRoute } : {}),
+    });
+    overview.stats.set(stats);
+    vi.stubGlobal('ResizeObserver', class { observe() {} unobserve() {} disconnect() {} });
+    location.hash = `#/memories?id=${m.id}`;
+    const target = document.createElement('div');
+    document.body.append(target);
+    mounted.push(mount(Memories, { target }));
+    let b: HTMLButtonElement | null = null;
+    await vi.waitFor(() => {
+      flushSync();
+      expect(target.querySelector('[data-testid=memory-detail]')?.getAttribute('data-id')).toBe(m.id);
+      b = target.querySelector<HTMLButtonElement>('[data-action=scope]');
+      expect(b?.textContent).toBe(m.scope === 'team' ? 'Keep personal' : 'Share with team');
+    });
+    return { button: b as unknown as HTMLButtonElement, target, calls };
+  }
+  const toastText = async () => {
+    let text = '';
+    await vi.waitFor(() => {
+      text = get(toasts).map((t) => t.text).join(' | ');
+      expect(text).not.toBe('');
+    });
+    return text;
+  };
+  const why = (target: HTMLElement) => target.querySelector('[data-testid=scope-default-why]')?.textContent;
+
+  it('with team memory off: explains the default, keeps Share enabled, and says the move is recorded, not pushed, and how to turn team on', async () => {
+    const { button, target, calls } = await open(base as unknown as Stats);
+    expect(why(target)).toBe('(personal, as team memory is off)');
+    expect(target.querySelector('[data-testid=memory-scope] span')?.getAttribute('title')).toContain('default (none set): team when team memory is on');
+    expect(button.disabled).toBe(false);
+    expect(button.title).toContain('Team memory is off');
+    button.click();
+    const text = await toastText();
+    expect(calls.some((c) => c.method === 'POST' && c.url === '/api/memories/m1/scope')).toBe(true);
+    expect(text).toContain('Recorded for the team, but team memory is off, so nothing is pushed');
+    expect(text).toContain('"share": true');
+    expect(text).toContain('memtray team init');
+    expect(text).toContain('memtray team push --all');
+    expect(text).not.toContain('Shared with the team');
+  });
+
+  it('with team memory on: the default as team.projects says, and Share pushes at the next sync', async () => {
+    const { button, target } = await open({ ...base, team: teamOn } as unknown as Stats);
+    expect(why(target)).toBe('(team, as team.projects lists “orbit”)');
+    expect(button.title).toBe('');
+    button.click();
+    expect(await toastText()).toBe('Shared with the team: pushed at the next sync');
+  });
+
+  it('a team memory with team memory off says it is not pushed', async () => {
+    const { button, target } = await open(base as unknown as Stats, mem('m3', { scope: 'team' }));
+    expect(button.disabled).toBe(false);
+    expect(why(target)).toBeUndefined();
+    expect(target.querySelector('[data-testid=scope-team-off]')?.textContent).toBe('(recorded for the team; team memory is off, so it is not pushed)');
+  });
+
+  it('asks the daemon when the team state is not known yet', async () => {
+    const { button, target } = await open(null, mem('m4'), { ...base });
+    expect(why(target)).toBe('(team or personal, as team.projects decides)');
+    button.click();
+    expect(await toastText()).toContain('Recorded for the team, but team memory is off');
   });
 });

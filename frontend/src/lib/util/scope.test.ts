@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { defaultScopeWhy, scopeMoved, teamOffNote } from './scope';
+import type { TeamStatus } from '../api/models';
+
+const on = (projects: string[]) => ({ enabled: true, connected: true, outbox: 0, lag_seconds: 0, last_error: '', pushed: 0, pulled: 0, relinked: 0, projects }) as TeamStatus;
+
+// The default scope and a move's toast, as the command line says them
+// (backend/cli/team.go, TestScopeSaid).
+describe('scope', () => {
+  it('says what the default scope means for a memory', () => {
+    const shop = { project: 'shop', type: 'project' };
+    expect(defaultScopeWhy(shop, undefined)).toBe('team or personal, as team.projects decides');
+    expect(defaultScopeWhy(shop, null)).toBe('personal, as team memory is off');
+    expect(defaultScopeWhy(shop, on(['shop']))).toBe('team, as team.projects lists “shop”');
+    expect(defaultScopeWhy(shop, on(['*']))).toBe('team, as team.projects lists “shop”');
+    expect(defaultScopeWhy({ project: 'web', type: 'project' }, on(['shop']))).toBe('personal, as team.projects does not list “web”');
+    expect(defaultScopeWhy({ project: 'shop', type: 'user' }, on(['*']))).toMatch(/^personal, as a preference/);
+    expect(defaultScopeWhy({ type: 'project' }, on(['*']))).toBe('personal, as it has no project');
+  });
+
+  it('says what a move did', () => {
+    expect(scopeMoved('team', true)).toBe('Shared with the team: pushed at the next sync');
+    expect(scopeMoved('team', false)).toMatch(/^Recorded for the team, but team memory is off, so nothing is pushed\. To share it, set "team": \{"share": true.*`memtray team push --all`$/);
+    expect(scopeMoved('personal', false)).toBe('Personal: it stays on this machine');
+    expect(teamOffNote({ scope: 'team' }, null)).toContain('not pushed');
+    expect(teamOffNote({ scope: 'team' }, on([]))).toBeNull();
+    expect(teamOffNote({ scope: 'team' }, undefined)).toBeNull();
+    expect(teamOffNote({}, null)).toBeNull();
+  });
+});
