@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/memtray/memtray/backend/httpapi"
-	"github.com/memtray/memtray/backend/memory"
-	"github.com/memtray/memtray/backend/store"
 	"github.com/memtray/memtray/backend/tail"
 )
 
@@ -57,24 +55,6 @@ func (r *transcriptRig) hookSession(event string) {
 	r.waitProcessed(before + 1)
 }
 
-// liveStoreTexts returns the texts of the store's memories neither
-// superseded nor trashed, sorted.
-func liveStoreTexts(t testing.TB, st *store.Store) []string {
-	t.Helper()
-	var out []string
-	err := st.Iterate(context.Background(), store.Filter{IncludeSnoozed: true}, func(m memory.Memory) error {
-		if !m.Superseded() {
-			out = append(out, m.Text)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // TestTranscriptRestartMidSession: a daemon stopped after half a live
 // session's turns and started again ends with the memories of one
 // uninterrupted capture. The new daemon goes on from the saved cursor;
@@ -89,7 +69,7 @@ func TestTranscriptRestartMidSession(t *testing.T) {
 	whole := restartRig(t)
 	whole.write(len(whole.lines))
 	whole.hookSession(tail.EventStop)
-	want := liveStoreTexts(t, whole.d.Store())
+	want := storedTexts(t, false, whole.d.Store())
 	if len(want) == 0 {
 		t.Fatal("the uninterrupted capture stored nothing")
 	}
@@ -112,7 +92,7 @@ func TestTranscriptRestartMidSession(t *testing.T) {
 	if st := r.d.tail.Stats(); st.Turns != 2 || st.Duplicates != 0 {
 		t.Errorf("after the restart: %+v, want the 2 other turns and no duplicate", st)
 	}
-	if got := liveStoreTexts(t, r.d.Store()); !slices.Equal(got, want) {
+	if got := storedTexts(t, false, r.d.Store()); !slices.Equal(got, want) {
 		t.Errorf("restarted capture's live memories\n%q\nuninterrupted capture's\n%q", got, want)
 	}
 }

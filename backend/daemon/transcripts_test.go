@@ -104,11 +104,16 @@ func (r *transcriptRig) waitProcessed(n int) {
 	}, func() string { return fmt.Sprintf("%+v", r.d.tail.Stats()) })
 }
 
-func storedTexts(t testing.TB, st *store.Store) []string {
+// storedTexts returns the texts of the store's memories, sorted: every
+// version with superseded, else only those not superseded (trashed ones
+// are never listed).
+func storedTexts(t testing.TB, superseded bool, st *store.Store) []string {
 	t.Helper()
 	var out []string
-	err := st.Iterate(context.Background(), store.Filter{IncludeSnoozed: true, IncludeSuperseded: true}, func(m memory.Memory) error {
-		out = append(out, m.Text)
+	err := st.Iterate(context.Background(), store.Filter{IncludeSnoozed: true, IncludeSuperseded: superseded}, func(m memory.Memory) error {
+		if superseded || !m.Superseded() {
+			out = append(out, m.Text)
+		}
 		return nil
 	})
 	if err != nil {
@@ -135,7 +140,7 @@ func TestTranscriptHookCaptureMatchesIngest(t *testing.T) {
 	if st.Turns != 4 || st.Exchanges != 9 || st.Duplicates != 0 || st.Files != 1 || st.Pending != 0 {
 		t.Errorf("stats %+v", st)
 	}
-	live := storedTexts(t, r.d.Store())
+	live := storedTexts(t, true, r.d.Store())
 	if len(live) == 0 {
 		t.Fatal("nothing stored from the session")
 	}
@@ -156,7 +161,7 @@ func TestTranscriptHookCaptureMatchesIngest(t *testing.T) {
 	if _, err := d2.Feed().Ingest(context.Background(), httpapi.IngestRequest{Exchanges: exs}); err != nil {
 		t.Fatal(err)
 	}
-	if batch := storedTexts(t, d2.Store()); !slices.Equal(live, batch) {
+	if batch := storedTexts(t, true, d2.Store()); !slices.Equal(live, batch) {
 		t.Errorf("live capture stored\n%q\nmemtray ingest stored\n%q", live, batch)
 	}
 	// memtray stats shows it.
@@ -630,7 +635,7 @@ func TestIngestTurnSkipsInvalidExchange(t *testing.T) {
 	if n := d.invalidExchanges.Load(); n != 1 {
 		t.Errorf("%d invalid exchanges counted, want 1", n)
 	}
-	if len(storedTexts(t, d.Store())) == 0 {
+	if len(storedTexts(t, true, d.Store())) == 0 {
 		t.Error("nothing of the rest of the session was stored")
 	}
 	err = d.ingestTurn(context.Background(), exs[i:i+1])
