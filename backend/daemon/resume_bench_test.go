@@ -1,0 +1,219 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/memtray/memtray/backend/config"
+	"github.com/memtray/memtray/backend/httpapi"
+	"github.com/memtray/memtray/backend/tail"
+)
+
+// resumeBenchSession is the session id of the transcripts resumeTurns
+// writes.
+const resumeBenchSession = "9a4e0c17-3b2d-4e58-a1f6-resume000001"
+
+// resumeTurnLines returns turn i of a synthetic Claude Code session in its
+// JSONL form: a prompt, a tool call and its result, and an answer of a few
+// findings and a list, one line of which every turn repeats (the held
+// test reads it), as a busy session's turns are.
+func resumeTurnLines(i int) [][]byte {
+	rec := func(v map[string]any) []byte {
+		v["sessionId"], v["cwd"], v["version"], v["userType"], v["isSidechain"] = resumeBenchSession, "/home/dev/src/quill", "2.1.40", "external", false
+		v["timestamp"] = fmt.Sprintf("2026-03-09T%02d:%02d:%02d.000Z", 8+i/3600, i/60%60, i%60)
+		data, err := json.Marshal(v)
+		if err != nil {
+			panic(err)
+		}
+		return append(data, '\n')
+	}
+	msg := func(id string, content any, stop any) map[string]any {
+		return map[string]any{"model": "claude-sonnet-4-5", "id": id, "type": "message", "role": "assistant",
+			"content": content, "stop_reason": stop, "usage": map[string]int{"input_tokens": 12, "output_tokens": 30}}
+	}
+	answer := fmt.Sprintf("The `render%d` step in `pipeline/stage%d.go` now streams rows instead of buffering the whole table, "+
+		"so a report of stage %d no longer holds every row in memory. The cache key of stage %d includes the locale, "+
+		"because two locales rendered the same key before.\n\n"+
+		"- `pipeline/stage%d.go`: the streaming writer for stage %d\n"+
+		"- Run `quill build --config quill.yaml --stage %d` to try it\n"+
+		"- Run `quill test --race` before committing", i, i, i, i, i, i, i)
+	tool := fmt.Sprintf("toolu_%06d", i)
+	return [][]byte{
+		rec(map[string]any{"type": "user", "uuid": fmt.Sprintf("u%d", i), "parentUuid": nil,
+			"message": map[string]any{"role": "user", "content": fmt.Sprintf("make stage %d stream its rows instead of buffering them", i)}}),
+		rec(map[string]any{"type": "assistant", "uuid": fmt.Sprintf("a%d", i), "parentUuid": nil, "requestId": fmt.Sprintf("req_%d_1", i),
+			"message": msg(fmt.Sprintf("msg_%d_1", i), []any{map[string]any{"type": "tool_use", "id": tool, "name": "Edit",
+				"input": map[string]any{"file_path": fmt.Sprintf("/home/dev/src/quill/pipeline/stage%d.go", i),
+					"old_string": "rows := buffer(all)", "new_string": "w := stream(out)"}}}, nil)}),
+		rec(map[string]any{"type": "user", "uuid": fmt.Sprintf("r%d", i), "parentUuid": nil,
+			"message": map[string]any{"role": "user", "content": []any{map[string]any{"tool_use_id": tool, "type": "tool_result",
+				"content": "The file has been updated."}}}}),
+		rec(map[string]any{"type": "assistant", "uuid": fmt.Sprintf("b%d", i), "parentUuid": nil, "requestId": fmt.Sprintf("req_%d_2", i),
+			"message": msg(fmt.Sprintf("msg_%d_2", i), []any{map[string]any{"type": "text", "text": answer}}, "end_turn")}),
+	}
+}
+
+// resumeRig is a daemon on a data dir and one session file, started and
+// stopped by hand (a restart is what is measured).
+type resumeRig struct {
+	b    testing.TB
+	cfg  config.Config
+	path string
+	d    *Daemon
+	cl   *httpapi.Client
+	stop func()
+}
+
+// start opens and serves a daemon on the rig's config.
+func (r *resumeRig) start() {
+	r.b.Helper()
+	d, err := Open(context.Background(), Options{Config: r.cfg, Version: "test"})
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
+	select {
+	case <-addrc:
+	case err := <-done:
+		r.b.Fatalf("serve: %v", err)
+	}
+	r.d, r.cl = d, httpapi.NewClient(d.listen, d.Token())
+	r.stop = func() { cancel(); <-done; d.Close() }
+}
+
+// append writes lines at the end of the session file.
+func (r *resumeRig) append(lines ...[]byte) {
+	r.b.Helper()
+	f, err := os.OpenFile(r.path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(bytes.Join(lines, nil)); err != nil {
+		r.b.Fatal(err)
+	}
+}
+
+// hook sends a Stop for the session file and waits until it is read.
+func (r *resumeRig) hook(session string) {
+	r.b.Helper()
+	tr := &transcriptRig{t: r.b, d: r.d}
+	before := r.d.tail.Stats().Processed
+	got, err := r.cl.CaptureTranscript(context.Background(), httpapi.TranscriptRequest{Path: r.path, Event: tail.EventStop,
+		SessionID: session, CWD: "/home/dev/src/quill"})
+	if err != nil || !got.Queued {
+		r.b.Fatalf("capture transcript: %+v %v", got, err)
+	}
+	tr.waitProcessed(before + 1)
+}
+
+// resumeSetupLines are the lines newResumeRig writes between two reads.
+const resumeSetupLines = 80
+
+// newResumeRig captures earlier (a session file's lines) in a daemon of
+// its own, stops it, and returns a rig whose data dir template holds what
+// it stored and its cursor: each run copies it (fresh). Its dirs are b's
+// (they outlive a sub-benchmark's runs); a failure is fb's.
+func newResumeRig(b, fb testing.TB, name string, earlier [][]byte, session string) (*resumeRig, string) {
+	fb.Helper()
+	root := b.TempDir()
+	dir := filepath.Join(root, "-home-dev-src-quill")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Embedder.Provider = "builtin"
+	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{root}
+	cfg.Capture.Transcripts.CodexDirs = []string{b.TempDir()}
+	template := b.TempDir()
+	cfg.DataDir = template
+	r := &resumeRig{b: fb, cfg: cfg, path: filepath.Join(dir, name+".jsonl")}
+	r.start()
+	for len(earlier) > 0 { // a read at most every resumeSetupLines (the wait's deadline)
+		k := min(len(earlier), resumeSetupLines)
+		r.append(earlier[:k]...)
+		r.hook(session)
+		earlier = earlier[k:]
+	}
+	r.stop()
+	return r, template
+}
+
+// fresh copies the template data dir to a new one and writes the session
+// file with earlier only (the file the template's cursor saved).
+func (r *resumeRig) fresh(template string, earlier [][]byte) {
+	r.b.Helper()
+	r.cfg.DataDir = filepath.Join(r.b.TempDir(), "data")
+	if err := os.CopyFS(r.cfg.DataDir, os.DirFS(template)); err != nil {
+		r.b.Fatal(err)
+	}
+	if err := os.WriteFile(r.path, bytes.Join(earlier, nil), 0o600); err != nil {
+		r.b.Fatal(err)
+	}
+}
+
+// BenchmarkRestartThenTurn measures what a restarted daemon pays for the
+// first new turn of a busy session file: a transcript of n earlier turns
+// captured by a daemon that was then stopped; a new daemon on its data
+// dir reads the turns before the saved cursor again (tail.Options.Resume)
+// on its first read of the file, then captures the new turn ("restart").
+// "running" is the same new turn captured by a daemon that read the file
+// (and resumed it) before the turn was written: what the turn costs
+// without a restart. Only the hook of the new turn and the read it waits
+// for are timed; the copy of the data dir and the daemon's start are
+// not. Run with -cpu 1, the two variants of each n interleaved by
+// -count.
+func BenchmarkRestartThenTurn(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		var earlier [][]byte
+		for i := 1; i <= n; i++ {
+			earlier = append(earlier, resumeTurnLines(i)...)
+		}
+		next := resumeTurnLines(n + 1)
+		var r *resumeRig
+		var template string
+		for _, restart := range []bool{true, false} {
+			name := fmt.Sprintf("turns=%d/running", n)
+			if restart {
+				name = fmt.Sprintf("turns=%d/restart", n)
+			}
+			b.Run(name, func(sb *testing.B) {
+				if r == nil {
+					r, template = newResumeRig(b, sb, resumeBenchSession, earlier, resumeBenchSession)
+				}
+				r.b = sb
+				benchNewTurn(sb, r, template, earlier, next, resumeBenchSession, restart)
+			})
+		}
+	}
+}
+
+// benchNewTurn times the capture of next after earlier, on a fresh copy
+// of template each run: by a daemon's first read of the file (restart) or
+// by a daemon that has read it once before next was written.
+func benchNewTurn(b *testing.B, r *resumeRig, template string, earlier, next [][]byte, session string, restart bool) {
+	b.StopTimer()
+	for range b.N {
+		r.fresh(template, earlier)
+		r.start()
+		if !restart {
+			r.hook(session) // the first read: the earlier turns resumed, nothing new
+		}
+		r.append(next...)
+		b.StartTimer()
+		r.hook(session)
+		b.StopTimer()
+		if st := r.d.tail.Stats(); st.Turns != 1 || st.Duplicates != 0 {
+			b.Fatalf("after the new turn: %+v, want 1 turn", st)
+		}
+		r.stop()
+	}
+}
