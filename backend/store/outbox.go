@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -606,11 +605,43 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 // project just shared) reach it, and those it has are not sent again. It
 // returns how many it queued.
 func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
+	return s.enqueueWhere(ctx, "enqueue", func(*bolt.Tx, *memory.Memory) bool { return true })
+}
+
+// EnqueueTeamScoped queues, as EnqueueShared does, every live memory whose
+// own scope is team (memtray scope ID team, Share with team) that the team
+// was never sent: no team base is stored for it and nothing of it waits in
+// the outbox. Those are the memories shared while team memory was off (no
+// policy, so the scope write queued nothing). Queuing one seeds its base
+// in the same transaction, so it is queued once: a later call, after a
+// restart or a refusal, finds the base and leaves it. Default-scope
+// memories are left to the policy at their next write (or push --all), and
+// personal ones are never shared. It returns how many it queued.
+func (s *Store) EnqueueTeamScoped(ctx context.Context) (int, error) {
+	return s.enqueueWhere(ctx, "enqueue team-scoped", neverSent)
+}
+
+// neverSent says whether m's own scope is team and the team was never sent
+// it (no base, nothing waiting): EnqueueTeamScoped's choice.
+func neverSent(tx *bolt.Tx, m *memory.Memory) bool {
+	if m.Scope != memory.ScopeTeam {
+		return false
+	}
+	id := []byte(m.ID)
+	if ob := tx.Bucket(bucketOutbox); ob != nil && ob.Get(id) != nil {
+		return false
+	}
+	return teamBase(tx, id) == nil
+}
+
+// enqueueWhere queues every live team memory (under the policy) that pick
+// takes for a push, as it is (EnqueueShared); what names it in errors.
+func (s *Store) enqueueWhere(ctx context.Context, what string, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
 	if s.opts.Shared == nil {
-		return 0, errors.New("enqueue: the store has no team policy")
+		return 0, fmt.Errorf("%s: the store has no team policy", what)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -625,7 +656,7 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 				return err
 			}
 			_, m, err := decodeRecord(v)
-			if err != nil || !s.shared(&m) {
+			if err != nil || !s.shared(&m) || !pick(tx, &m) {
 				continue
 			}
 			// Pushed again as it is: based on itself unless a base is
@@ -648,7 +679,7 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("enqueue: %w", err)
+		return 0, fmt.Errorf("%s: %w", what, err)
 	}
 	return n, nil
 }
