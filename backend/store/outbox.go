@@ -89,7 +89,8 @@ type OutboxEntry struct {
 	// known, e.g. a memory new to the team).
 	Base *TeamBase `json:"base,omitempty"`
 	// Accepted, set by the pusher before AckOutbox: the team holds
-	// Memory's shared fields as pushed, so they become the copy's base.
+	// Memory's shared fields as pushed, so they become the copy's base;
+	// of a delete, the team holds no version, so the base goes.
 	Accepted bool `json:"-"`
 }
 
@@ -564,7 +565,12 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 		}
 		if b := tx.Bucket(bucketOutbox); b != nil {
 			for _, e := range entries {
-				if e.Accepted && !e.Delete {
+				switch {
+				case e.Accepted && e.Delete:
+					if err := dropBase(tx, []byte(e.ID)); err != nil {
+						return err
+					}
+				case e.Accepted:
 					if err := putBase(tx, &e.Memory); err != nil {
 						return err
 					}
@@ -605,7 +611,7 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 // project just shared) reach it, and those it has are not sent again. It
 // returns how many it queued.
 func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
-	return s.enqueueWhere(ctx, "enqueue", func(*bolt.Tx, *memory.Memory) bool { return true })
+	return s.enqueueWhere(ctx, "enqueue", outboxPut, func(*bolt.Tx, *memory.Memory) bool { return true })
 }
 
 // EnqueueTeamScoped queues, as EnqueueShared does, every live memory whose
@@ -614,11 +620,14 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 // the outbox. Those are the memories shared while team memory was off (no
 // policy, so the scope write queued nothing). Queuing one seeds its base
 // in the same transaction, so it is queued once: a later call, after a
-// restart or a refusal, finds the base and leaves it. Default-scope
+// restart or a refusal, finds the base and leaves it. Each is queued as a
+// restore, as a write moving a memory into the team is: the user's share
+// is the last word over a delete of the team's copy (one this machine
+// pushed when it was made personal, which drops the base). Default-scope
 // memories are left to the policy at their next write (or push --all), and
 // personal ones are never shared. It returns how many it queued.
 func (s *Store) EnqueueTeamScoped(ctx context.Context) (int, error) {
-	return s.enqueueWhere(ctx, "enqueue team-scoped", neverSent)
+	return s.enqueueWhere(ctx, "enqueue team-scoped", outboxRestore, neverSent)
 }
 
 // neverSent says whether m's own scope is team and the team was never sent
@@ -635,8 +644,9 @@ func neverSent(tx *bolt.Tx, m *memory.Memory) bool {
 }
 
 // enqueueWhere queues every live team memory (under the policy) that pick
-// takes for a push, as it is (EnqueueShared); what names it in errors.
-func (s *Store) enqueueWhere(ctx context.Context, what string, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
+// takes for a push as it is, with op (outboxPut or outboxRestore); what
+// names it in errors.
+func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -664,7 +674,7 @@ func (s *Store) enqueueWhere(ctx context.Context, what string, pick func(*bolt.T
 			if err := seedBase(tx, &m); err != nil {
 				return err
 			}
-			if err := putOutbox(tx, m.ID, outboxPut, seq); err != nil {
+			if err := putOutbox(tx, m.ID, op, seq); err != nil {
 				return err
 			}
 			if _, waiting := pending[m.ID]; !waiting {

@@ -55,19 +55,7 @@ func TestSharedWhileOff(t *testing.T) {
 	}
 
 	// Team memory on: a daemon with the policy, its syncer driven by hand.
-	start := func() (*store.Store, *Syncer) {
-		t.Helper()
-		st, err := store.Open(ctx, store.Options{Dir: dir, Model: words{}.Model(), Dim: dim, Shared: Shared(share)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sy, err := New(Options{Store: st, Embedder: words{}, Projects: share, MaxBackoff: 300 * time.Millisecond,
-			Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, tdb.url(roles["alice"])) }})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st, sy
-	}
+	start := func() (*store.Store, *Syncer) { return startManual(t, dir, tdb.url(roles["alice"]), share) }
 	st, sy := start()
 	r, err := sy.PushNow(ctx)
 	if err != nil || r.Pushed != 1 || r.Refused != 0 {
@@ -99,5 +87,85 @@ func TestSharedWhileOff(t *testing.T) {
 		if got := teamTexts(t, admin); got[m.ID] != "" {
 			t.Fatalf("the team holds %s (%q), which was not shared", m.ID, m.Text)
 		}
+	}
+}
+
+// startManual opens the store in dir with team memory on (projects share)
+// and a syncer that connects as url, driven by hand (no loop): a push
+// pushes only what the call does, and nothing pulls.
+func startManual(t *testing.T, dir, url string, share []string) (*store.Store, *Syncer) {
+	t.Helper()
+	st, err := store.Open(context.Background(), store.Options{Dir: dir, Model: words{}.Model(), Dim: dim, Shared: Shared(share)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sy, err := New(Options{Store: st, Embedder: words{}, Projects: share, MaxBackoff: 300 * time.Millisecond,
+		Connect: func(ctx context.Context) (*team.Store, error) { return team.Open(ctx, url) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, sy
+}
+
+// TestReSharedWhileOff: a team memory made personal (the team deleted it)
+// and shared again while team memory was off reaches the team again once
+// it is on. (Before the base was dropped with the accepted delete, the
+// base left from its first push said the team had it, and nothing pushed
+// it.)
+func TestReSharedWhileOff(t *testing.T) {
+	srv := pgtest.Shared(t)
+	tdb, roles := newTeamDB(t, srv, "alice")
+	admin := tdb.open(t, tdb.owner)
+	ctx := context.Background()
+	dir := t.TempDir()
+	url := tdb.url(roles["alice"])
+	// Shared, then made personal, pushed by hand and stopped before any
+	// pull (a pull of its own delete would drop the base too).
+	st, sy := startManual(t, dir, url, nil)
+	text := "the garden's sensors report every ten minutes"
+	m, err := st.Put(ctx, memory.Memory{Text: text, Project: "garden", Type: memory.TypeProject, Scope: memory.ScopeTeam, Embedding: embedOne(t, text)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []memory.Scope{memory.ScopeTeam, memory.ScopePersonal} {
+		if _, err := st.Update(ctx, m.ID, func(m *memory.Memory) error { m.Scope = sc; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := sy.PushNow(ctx); err != nil || r.Refused != 0 {
+			t.Fatalf("push after the move to %q = %+v, %v", sc, r, err)
+		}
+	}
+	if got := teamTexts(t, admin); got[m.ID] != "" {
+		t.Fatalf("the team holds %v after the move to personal", got)
+	}
+	sy.Close()
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	off, err := store.Open(ctx, store.Options{Dir: dir, Model: words{}.Model(), Dim: dim}) // team memory off
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := off.Update(ctx, m.ID, func(m *memory.Memory) error { m.Scope = memory.ScopeTeam; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := off.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, sy = startManual(t, dir, url, nil)
+	defer func() { sy.Close(); _ = st.Close() }()
+	if r, err := sy.PushNow(ctx); err != nil || r.Pushed != 1 {
+		t.Fatalf("push after team memory came on = %+v, %v; want the memory shared again pushed", r, err)
+	}
+	if got := teamTexts(t, admin); got[m.ID] != text {
+		t.Fatalf("the team holds %v, want the memory shared again", got)
+	}
+	// The pull of the team's delete (of this machine's move to personal)
+	// leaves the memory shared again: its restore was pushed after it.
+	if _, err := sy.PullNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := st.Get(ctx, m.ID); err != nil || got.Scope != memory.ScopeTeam {
+		t.Fatalf("after the pull: %+v, %v", got.Scope, err)
 	}
 }

@@ -743,6 +743,11 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			switch {
 			case err == nil || errors.Is(err, team.ErrNotFound):
 				rep.Deleted++
+				// The team holds no version now: the copy's base goes, as
+				// a pulled delete's does, so a move back to the team
+				// (even while team memory is off) is a memory the team
+				// was never sent (queueScoped).
+				e.Accepted = true
 			case errors.Is(err, team.ErrStale):
 				// Held stale with the acknowledgement, as a stale edit:
 				// takeStale brings the team's version back here.
