@@ -33,6 +33,11 @@ func TestScopeCommand(t *testing.T) {
 	if code, out, errs := run(t, ctx, "", "get", dd, m.ID); code != 0 || !strings.Contains(out, "scope:       default: personal, as team memory is off\n") {
 		t.Errorf("get of a new memory: exit %d, out %q, err %q; want its default scope explained", code, out, errs)
 	}
+	// --json says the scope of a default-scope memory too (it was left out,
+	// omitempty, until exp-teamon).
+	if code, out, errs := run(t, ctx, "", "get", dd, "--json", m.ID); code != 0 || !jsonHasKey(out, "scope") {
+		t.Errorf("get --json of a new memory: exit %d, out %q, err %q; want its scope said", code, out, errs)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -301,4 +306,14 @@ func TestTeamMemberCommands(t *testing.T) {
 type teamsyncMember struct {
 	Role  string `json:"role"`
 	Admin bool   `json:"admin"`
+}
+
+// jsonHasKey reports whether the JSON object js has key at its top level.
+func jsonHasKey(js, key string) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(js), &obj) != nil {
+		return false
+	}
+	_, ok := obj[key]
+	return ok
 }

@@ -27,6 +27,6 @@ describe('scope', () => {
     expect(teamOffNote({ scope: 'team' }, null)).toContain('pushed once team memory is on');
     expect(teamOffNote({ scope: 'team' }, on([]))).toBeNull();
     expect(teamOffNote({ scope: 'team' }, undefined)).toBeNull();
-    expect(teamOffNote({}, null)).toBeNull();
+    expect(teamOffNote({ scope: '' }, null)).toBeNull(); // the default, said always (exp-teamon)
   });
 });
