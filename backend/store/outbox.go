@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -611,7 +612,7 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 // project just shared) reach it, and those it has are not sent again. It
 // returns how many it queued.
 func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
-	return s.enqueueWhere(ctx, "enqueue", outboxPut, func(*bolt.Tx, *memory.Memory) bool { return true })
+	return s.enqueueWhere(ctx, "enqueue", outboxPut, nil, func(*bolt.Tx, *memory.Memory) bool { return true })
 }
 
 // EnqueueTeamScoped queues, as EnqueueShared does, every live memory whose
@@ -627,8 +628,13 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 // memories are left to the policy at their next write (or push --all), and
 // personal ones are never shared. It returns how many it queued.
 func (s *Store) EnqueueTeamScoped(ctx context.Context) (int, error) {
-	return s.enqueueWhere(ctx, "enqueue team-scoped", outboxRestore, neverSent)
+	return s.enqueueWhere(ctx, "enqueue team-scoped", outboxRestore, teamScopeJSON, neverSent)
 }
+
+// teamScopeJSON is how a record's JSON says scope team: a record without
+// it is not decoded by EnqueueTeamScoped (most are not team-scoped, and the
+// pass runs at every daemon's first connection).
+var teamScopeJSON = []byte(`"scope":"team"`)
 
 // neverSent says whether m's own scope is team and the team was never sent
 // it (no base, nothing waiting): EnqueueTeamScoped's choice.
@@ -644,9 +650,10 @@ func neverSent(tx *bolt.Tx, m *memory.Memory) bool {
 }
 
 // enqueueWhere queues every live team memory (under the policy) that pick
-// takes for a push as it is, with op (outboxPut or outboxRestore); what
-// names it in errors.
-func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
+// takes for a push as it is, with op (outboxPut or outboxRestore); a
+// record whose bytes lack hint (when set) is skipped undecoded; what names
+// it in errors.
+func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, hint []byte, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -664,6 +671,9 @@ func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, pick fun
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if hint != nil && !bytes.Contains(v, hint) {
+				continue
 			}
 			_, m, err := decodeRecord(v)
 			if err != nil || !s.shared(&m) || !pick(tx, &m) {
