@@ -325,10 +325,9 @@ func runScope(env *Env, args []string) error {
 
 // scopeSaid is what `memtray scope` says of a memory moved to scope sc,
 // teamOn whether team memory is on (the daemon's team status). With it
-// off, a move to the team is recorded in the memory but nothing is queued
-// for a push: turning team memory on does not push it by itself, `memtray
-// team push --all` does (docs/team.md, Troubleshooting), so it says so and
-// how to turn team memory on.
+// off, a move to the team is recorded in the memory and nothing is queued
+// then: it is pushed at the first connection once team memory is on
+// (teamsync's queueScoped), so it says so and how to turn team memory on.
 func scopeSaid(sc memory.Scope, teamOn bool) string {
 	switch {
 	case sc != memory.ScopeTeam:
@@ -336,8 +335,7 @@ func scopeSaid(sc memory.Scope, teamOn bool) string {
 	case teamOn:
 		return "team: shared with the team (pushed at the next sync)"
 	}
-	return "team: recorded for the team, but team memory is off, so nothing is pushed. To share it, " + teamOnHow +
-		", then run `memtray team push --all`, which pushes every memory recorded for the team while it was off"
+	return "team: recorded for the team; team memory is off, so it is pushed once team memory is on, at its first connection to the team database. To share it, " + teamOnHow
 }
 
 // teamOnHow says how to turn team memory on (README, Team memory).
@@ -357,7 +355,7 @@ func scopeShown(m memory.Memory, st httpapi.TeamStatus) string {
 	case m.Scope == memory.ScopeDefault:
 		return defaultScopeSaid(m, st)
 	case m.Scope == memory.ScopeTeam && !st.Enabled:
-		return "team (recorded for the team; team memory is off, so it is not pushed until it is on and `memtray team push --all` runs)"
+		return "team (recorded for the team; team memory is off, so it is pushed once team memory is on)"
 	}
 	return string(m.Scope)
 }

@@ -17,9 +17,9 @@ import (
 
 // TestScopeCommand: memtray scope moves a memory between scopes and
 // refuses anything else; with team memory off (this store's), a move to
-// the team says it is recorded but not pushed and how to turn team memory
-// on (at 1368516: "team: shared with the team (pushed when team memory is
-// on)", while nothing pushes it then but `memtray team push --all`), and
+// the team says it is recorded, pushed once team memory is on (at its
+// first connection, exp-teamon; before it, only `memtray team push --all`
+// did), and how to turn team memory on, and
 // `memtray get` shows the scope, the default one explained.
 func TestScopeCommand(t *testing.T) {
 	dir := isolate(t)
@@ -33,13 +33,18 @@ func TestScopeCommand(t *testing.T) {
 	if code, out, errs := run(t, ctx, "", "get", dd, m.ID); code != 0 || !strings.Contains(out, "scope:       default: personal, as team memory is off\n") {
 		t.Errorf("get of a new memory: exit %d, out %q, err %q; want its default scope explained", code, out, errs)
 	}
+	// --json says the scope of a default-scope memory too (it was left out,
+	// omitempty, until exp-teamon).
+	if code, out, errs := run(t, ctx, "", "get", dd, "--json", m.ID); code != 0 || !jsonHasKey(out, "scope") {
+		t.Errorf("get --json of a new memory: exit %d, out %q, err %q; want its scope said", code, out, errs)
+	}
 	for _, tc := range []struct {
 		args []string
 		code int
 		say  string
 		want memory.Scope
 	}{
-		{[]string{"scope", dd, m.ID, "team"}, 0, "team: recorded for the team, but team memory is off, so nothing is pushed. To share it, turn team memory on: set \"team\": {\"share\": true", memory.ScopeTeam},
+		{[]string{"scope", dd, m.ID, "team"}, 0, "team: recorded for the team; team memory is off, so it is pushed once team memory is on, at its first connection to the team database. To share it, turn team memory on: set \"team\": {\"share\": true", memory.ScopeTeam},
 		{[]string{"scope", dd, m.ID, "personal"}, 0, "personal: stays", memory.ScopePersonal},
 		{[]string{"scope", dd, m.ID, "world"}, 2, "", memory.ScopePersonal},
 		{[]string{"scope", dd, m.ID}, 2, "", memory.ScopePersonal},
@@ -49,8 +54,8 @@ func TestScopeCommand(t *testing.T) {
 		if code != tc.code || !strings.Contains(out, tc.say) {
 			t.Errorf("%v: exit %d (want %d), out %q, err %q", tc.args[2:], code, tc.code, out, errs)
 		}
-		if code == 0 && tc.want == memory.ScopeTeam && (!strings.Contains(out, "`memtray team init`") || !strings.Contains(out, "`memtray team push --all`")) {
-			t.Errorf("%v: %q does not say how to turn team memory on and push", tc.args[2:], out)
+		if code == 0 && tc.want == memory.ScopeTeam && (!strings.Contains(out, "`memtray team init`") || strings.Contains(out, "push --all")) {
+			t.Errorf("%v: %q does not say how to turn team memory on, or still sends the user to push --all", tc.args[2:], out)
 		}
 		_, out, _ = run(t, ctx, "", "get", dd, "--json", m.ID)
 		var got memory.Memory
@@ -75,7 +80,7 @@ func TestScopeSaid(t *testing.T) {
 		want string // its beginning
 	}{
 		{"move to team, team on", scopeSaid(memory.ScopeTeam, true), "team: shared with the team (pushed at the next sync)"},
-		{"move to team, team off", scopeSaid(memory.ScopeTeam, false), "team: recorded for the team, but team memory is off, so nothing is pushed"},
+		{"move to team, team off", scopeSaid(memory.ScopeTeam, false), "team: recorded for the team; team memory is off, so it is pushed once team memory is on"},
 		{"move to personal", scopeSaid(memory.ScopePersonal, false), "personal: stays on this machine"},
 		{"default, team off", scopeShown(shop, off), "default: personal, as team memory is off"},
 		{"default, project listed", scopeShown(shop, on), `default: team, as team.projects lists "shop"`},
@@ -301,4 +306,14 @@ func TestTeamMemberCommands(t *testing.T) {
 type teamsyncMember struct {
 	Role  string `json:"role"`
 	Admin bool   `json:"admin"`
+}
+
+// jsonHasKey reports whether the JSON object js has key at its top level.
+func jsonHasKey(js, key string) bool {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(js), &obj) != nil {
+		return false
+	}
+	_, ok := obj[key]
+	return ok
 }

@@ -150,8 +150,10 @@ type Memory struct {
 	// Scope says whether the memory is shared with the team (ScopeTeam)
 	// or stays on this machine (ScopePersonal). Empty means the default:
 	// team when its project is one the team shares and it is not a
-	// preference (team.SharedByDefault), else personal.
-	Scope Scope `json:"scope,omitempty"`
+	// preference (team.SharedByDefault), else personal. Always said in
+	// JSON ("scope": "" is the default), so `memtray get --json` and the
+	// API show a default-scope memory's scope too.
+	Scope Scope `json:"scope"`
 }
 
 // Scope says who a memory is for (issue 23).

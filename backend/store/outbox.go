@@ -1,10 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -90,7 +90,8 @@ type OutboxEntry struct {
 	// known, e.g. a memory new to the team).
 	Base *TeamBase `json:"base,omitempty"`
 	// Accepted, set by the pusher before AckOutbox: the team holds
-	// Memory's shared fields as pushed, so they become the copy's base.
+	// Memory's shared fields as pushed, so they become the copy's base;
+	// of a delete, the team holds no version, so the base goes.
 	Accepted bool `json:"-"`
 }
 
@@ -565,7 +566,12 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 		}
 		if b := tx.Bucket(bucketOutbox); b != nil {
 			for _, e := range entries {
-				if e.Accepted && !e.Delete {
+				switch {
+				case e.Accepted && e.Delete:
+					if err := dropBase(tx, []byte(e.ID)); err != nil {
+						return err
+					}
+				case e.Accepted:
 					if err := putBase(tx, &e.Memory); err != nil {
 						return err
 					}
@@ -606,11 +612,53 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 // project just shared) reach it, and those it has are not sent again. It
 // returns how many it queued.
 func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
+	return s.enqueueWhere(ctx, "enqueue", outboxPut, nil, func(*bolt.Tx, *memory.Memory) bool { return true })
+}
+
+// EnqueueTeamScoped queues, as EnqueueShared does, every live memory whose
+// own scope is team (memtray scope ID team, Share with team) that the team
+// was never sent: no team base is stored for it and nothing of it waits in
+// the outbox. Those are the memories shared while team memory was off (no
+// policy, so the scope write queued nothing). Queuing one seeds its base
+// in the same transaction, so it is queued once: a later call, after a
+// restart or a refusal, finds the base and leaves it. Each is queued as a
+// restore, as a write moving a memory into the team is: the user's share
+// is the last word over a delete of the team's copy (one this machine
+// pushed when it was made personal, which drops the base). Default-scope
+// memories are left to the policy at their next write (or push --all), and
+// personal ones are never shared. It returns how many it queued.
+func (s *Store) EnqueueTeamScoped(ctx context.Context) (int, error) {
+	return s.enqueueWhere(ctx, "enqueue team-scoped", outboxRestore, teamScopeJSON, neverSent)
+}
+
+// teamScopeJSON is how a record's JSON says scope team: a record without
+// it is not decoded by EnqueueTeamScoped (most are not team-scoped, and the
+// pass runs at every daemon's first connection).
+var teamScopeJSON = []byte(`"scope":"team"`)
+
+// neverSent says whether m's own scope is team and the team was never sent
+// it (no base, nothing waiting): EnqueueTeamScoped's choice.
+func neverSent(tx *bolt.Tx, m *memory.Memory) bool {
+	if m.Scope != memory.ScopeTeam {
+		return false
+	}
+	id := []byte(m.ID)
+	if ob := tx.Bucket(bucketOutbox); ob != nil && ob.Get(id) != nil {
+		return false
+	}
+	return teamBase(tx, id) == nil
+}
+
+// enqueueWhere queues every live team memory (under the policy) that pick
+// takes for a push as it is, with op (outboxPut or outboxRestore); a
+// record whose bytes lack hint (when set) is skipped undecoded; what names
+// it in errors.
+func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, hint []byte, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
 	if s.opts.Shared == nil {
-		return 0, errors.New("enqueue: the store has no team policy")
+		return 0, fmt.Errorf("%s: the store has no team policy", what)
 	}
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -624,8 +672,11 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if hint != nil && !bytes.Contains(v, hint) {
+				continue
+			}
 			_, m, err := decodeRecord(v)
-			if err != nil || !s.shared(&m) {
+			if err != nil || !s.shared(&m) || !pick(tx, &m) {
 				continue
 			}
 			// Pushed again as it is: based on itself unless a base is
@@ -633,7 +684,7 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 			if err := seedBase(tx, &m); err != nil {
 				return err
 			}
-			if err := putOutbox(tx, m.ID, outboxPut, seq); err != nil {
+			if err := putOutbox(tx, m.ID, op, seq); err != nil {
 				return err
 			}
 			if _, waiting := pending[m.ID]; !waiting {
@@ -648,7 +699,7 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("enqueue: %w", err)
+		return 0, fmt.Errorf("%s: %w", what, err)
 	}
 	return n, nil
 }

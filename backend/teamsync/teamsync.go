@@ -188,6 +188,10 @@ type Syncer struct {
 	// conflicts starts (tell.go). toldSeq is guarded by cycle.
 	machine string
 	toldSeq int64
+	// queuedScoped: the memories shared while team memory was off were
+	// queued (queueScoped, at the first successful connection). Guarded
+	// by cycle.
+	queuedScoped bool
 
 	mu sync.Mutex // guards st
 	st Status
@@ -462,7 +466,30 @@ func (s *Syncer) connect(ctx context.Context) error {
 	s.ts = ts
 	s.update(func(st *Status) { st.Role = ts.Role() })
 	s.readSettings(ctx)
+	s.queueScoped(ctx)
 	return nil
+}
+
+// queueScoped queues, once per daemon and at its first successful
+// connection (s.cycle held), the memories the user shared with the team
+// (scope team) that the team was never sent: those shared while team
+// memory was off, when the scope write queued nothing
+// (store.EnqueueTeamScoped, push --all's way limited to them). The store
+// seeds each one's base as it queues it, so a later start queues none of
+// them again. A failure is logged and tried again at the next connection.
+func (s *Syncer) queueScoped(ctx context.Context) {
+	if s.queuedScoped {
+		return
+	}
+	n, err := s.o.Store.EnqueueTeamScoped(ctx)
+	if err != nil {
+		s.log.Warn("team sync: could not queue the memories shared while team memory was off; trying again at the next connection", "err", err)
+		return
+	}
+	s.queuedScoped = true
+	if n > 0 {
+		s.log.Info("team sync: queued the memories shared with the team while team memory was off", "count", n)
+	}
 }
 
 // PushNow pushes the whole outbox now (memtray team push).
@@ -716,6 +743,11 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 			switch {
 			case err == nil || errors.Is(err, team.ErrNotFound):
 				rep.Deleted++
+				// The team holds no version now: the copy's base goes, as
+				// a pulled delete's does, so a move back to the team
+				// (even while team memory is off) is a memory the team
+				// was never sent (queueScoped).
+				e.Accepted = true
 			case errors.Is(err, team.ErrStale):
 				// Held stale with the acknowledgement, as a stale edit:
 				// takeStale brings the team's version back here.

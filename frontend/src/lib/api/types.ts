@@ -590,7 +590,7 @@ export interface ListedMemory {
   content_hash: string;
   embedding?: number[];
   embedding_model?: string;
-  scope?: string;
+  scope: string;
 }
 
 /** memory.Memory */
@@ -621,7 +621,7 @@ export interface Memory {
   content_hash: string;
   embedding?: number[];
   embedding_model?: string;
-  scope?: string;
+  scope: string;
 }
 
 /** httpapi.MemoryEvent */

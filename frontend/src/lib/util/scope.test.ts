@@ -20,11 +20,13 @@ describe('scope', () => {
 
   it('says what a move did', () => {
     expect(scopeMoved('team', true)).toBe('Shared with the team: pushed at the next sync');
-    expect(scopeMoved('team', false)).toMatch(/^Recorded for the team, but team memory is off, so nothing is pushed\. To share it, set "team": \{"share": true.*`memtray team push --all`$/);
+    expect(scopeMoved('team', false)).toMatch(/^Recorded for the team; team memory is off, so it is pushed once team memory is on, at its first connection to the team database\. To share it, set "team": \{"share": true.*restart memtray$/);
+    expect(scopeMoved('team', false)).not.toContain('push --all');
+    expect(scopeMoved('team', undefined)).toBe('Recorded for the team: pushed at the next sync, or once team memory is on');
     expect(scopeMoved('personal', false)).toBe('Personal: it stays on this machine');
-    expect(teamOffNote({ scope: 'team' }, null)).toContain('not pushed');
+    expect(teamOffNote({ scope: 'team' }, null)).toContain('pushed once team memory is on');
     expect(teamOffNote({ scope: 'team' }, on([]))).toBeNull();
     expect(teamOffNote({ scope: 'team' }, undefined)).toBeNull();
-    expect(teamOffNote({}, null)).toBeNull();
+    expect(teamOffNote({ scope: '' }, null)).toBeNull(); // the default, said always (exp-teamon)
   });
 });

@@ -14,19 +14,19 @@ export const SCOPES_TITLE = 'team: pushed to the team database and shared with e
 /**
  * scopeMoved is the toast of a move to scope: teamOn is whether team
  * memory is on (undefined: not known yet). With it off, a move to the team
- * is recorded in the memory and nothing queues it: turning team memory on
- * does not push it by itself, `memtray team push --all` does.
+ * is recorded in the memory and pushed once team memory is on, at its
+ * first connection to the team database (exp-teamon).
  */
 export function scopeMoved(scope: 'team' | 'personal', teamOn: boolean | undefined): string {
   if (scope === 'personal') return 'Personal: it stays on this machine';
   if (teamOn === true) return 'Shared with the team: pushed at the next sync';
-  if (teamOn === false) return `Recorded for the team, but team memory is off, so nothing is pushed. To share it, ${TEAM_ON_HOW}, then run \`memtray team push --all\``;
-  return 'Recorded for the team: pushed at the next sync when team memory is on (else once it is on, by `memtray team push --all`)';
+  if (teamOn === false) return `Recorded for the team; team memory is off, so it is pushed once team memory is on, at its first connection to the team database. To share it, ${TEAM_ON_HOW}`;
+  return 'Recorded for the team: pushed at the next sync, or once team memory is on';
 }
 
 /** teamOffNote is what the detail says beside the scope of a team memory while team memory is off, or null. */
 export function teamOffNote(m: Pick<Memory, 'scope'>, team: TeamStatus | null | undefined): string | null {
-  return m.scope === 'team' && team !== undefined && !team?.enabled ? 'recorded for the team; team memory is off, so it is not pushed' : null;
+  return m.scope === 'team' && team !== undefined && !team?.enabled ? 'recorded for the team; team memory is off, so it is pushed once team memory is on' : null;
 }
 
 /**

@@ -130,8 +130,9 @@ describe('Memories view', () => {
 // explained for the memory at hand, and "Share with team" saying what it
 // did. At 1368516 the detail showed "default" alone and the toast said
 // "Shared with the team (pushed when team memory is on)" whether team
-// memory was on or off, while with it off nothing is pushed until
-// `memtray team push --all`. The button stays enabled either way (it
+// memory was on or off, while with it off nothing pushed it until
+// `memtray team push --all`; since exp-teamon it is pushed at the first
+// connection once team memory is on. The button stays enabled either way (it
 // records the scope; e2e 60-team-scope clicks it on a daemon without team).
 describe('Memories view, scope', () => {
   const mounted: ReturnType<typeof mount>[] = [];
@@ -180,7 +181,7 @@ describe('Memories view, scope', () => {
   };
   const why = (target: HTMLElement) => target.querySelector('[data-testid=scope-default-why]')?.textContent;
 
-  it('with team memory off: explains the default, keeps Share enabled, and says the move is recorded, not pushed, and how to turn team on', async () => {
+  it('with team memory off: explains the default, keeps Share enabled, and says the move is recorded, pushed once team memory is on, and how to turn it on', async () => {
     const { button, target, calls } = await open(base as unknown as Stats);
     expect(why(target)).toBe('(personal, as team memory is off)');
     expect(target.querySelector('[data-testid=memory-scope] span')?.getAttribute('title')).toContain('default (none set): team when team memory is on');
@@ -189,10 +190,10 @@ describe('Memories view, scope', () => {
     button.click();
     const text = await toastText();
     expect(calls.some((c) => c.method === 'POST' && c.url === '/api/memories/m1/scope')).toBe(true);
-    expect(text).toContain('Recorded for the team, but team memory is off, so nothing is pushed');
+    expect(text).toContain('Recorded for the team; team memory is off, so it is pushed once team memory is on, at its first connection to the team database');
     expect(text).toContain('"share": true');
     expect(text).toContain('memtray team init');
-    expect(text).toContain('memtray team push --all');
+    expect(text).not.toContain('push --all');
     expect(text).not.toContain('Shared with the team');
   });
 
@@ -204,17 +205,17 @@ describe('Memories view, scope', () => {
     expect(await toastText()).toBe('Shared with the team: pushed at the next sync');
   });
 
-  it('a team memory with team memory off says it is not pushed', async () => {
+  it('a team memory with team memory off says it is pushed once team memory is on', async () => {
     const { button, target } = await open(base as unknown as Stats, mem('m3', { scope: 'team' }));
     expect(button.disabled).toBe(false);
     expect(why(target)).toBeUndefined();
-    expect(target.querySelector('[data-testid=scope-team-off]')?.textContent).toBe('(recorded for the team; team memory is off, so it is not pushed)');
+    expect(target.querySelector('[data-testid=scope-team-off]')?.textContent).toBe('(recorded for the team; team memory is off, so it is pushed once team memory is on)');
   });
 
   it('asks the daemon when the team state is not known yet', async () => {
     const { button, target } = await open(null, mem('m4'), { ...base });
     expect(why(target)).toBe('(team or personal, as team.projects decides)');
     button.click();
-    expect(await toastText()).toContain('Recorded for the team, but team memory is off');
+    expect(await toastText()).toContain('Recorded for the team; team memory is off, so it is pushed once team memory is on');
   });
 });
