@@ -440,6 +440,25 @@ func (e *Engine) validate(q *Query) error {
 	return nil
 }
 
+// nameTerms are the BM25 leg's terms of the names text writes by a form
+// the word analyzer splits or strips (memory.NameTerms: "--firmware",
+// "examples/", "slice()"), each of weight 1 like a word: a memory that
+// writes the name as the query does scores it beside the word, one that
+// only has the word does not. None when nameTermsOn is off.
+func nameTerms(text string) []store.Term {
+	if !nameTermsOn {
+		return nil
+	}
+	var out []store.Term
+	for _, t := range memory.NameTerms(text) {
+		out = append(out, store.Term{Text: t, Boost: 1, Name: true})
+	}
+	return out
+}
+
+// nameTermsOn makes the BM25 leg search the names field (ablation switch).
+var nameTermsOn = true
+
 // textTerms analyses the BM25 leg's query into weighted terms: its own
 // terms at weight 1 and, when expand is set and the thesaurus and weights
 // allow, the analysed forms of the synonyms (synonym_weight) and hypernyms

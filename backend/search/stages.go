@@ -202,6 +202,7 @@ func (e *Engine) analyse(ctx context.Context, r *queryRun) error {
 		if r.textTerms, res.Expansions, r.alts, err = e.textTerms(res.TextQuery, q.Mode == ModeHybrid); err != nil {
 			return err
 		}
+		r.textTerms = append(r.textTerms, nameTerms(q.Text)...)
 	}
 	pool := int(math.Ceil(float64(q.K) * e.cfg.Overfetch))
 	r.pool = min(max(pool, e.cfg.Candidates, q.K), store.MaxResults)

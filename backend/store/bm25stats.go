@@ -66,6 +66,12 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 		return nil, fmt.Errorf("bm25 statistics: %w", err)
 	}
 	card := map[string]int{fieldText: tokens}
+	// The names field: the count of its terms, so that its average
+	// length is the true mean as the text field's is (few memories
+	// write names: walking its postings is cheap).
+	if card[fieldNames], err = fieldTokens(context.Background(), r, fieldNames); err != nil {
+		return nil, fmt.Errorf("bm25 statistics: %w", err)
+	}
 	// Every indexed field: a filter's term query on project, kind or
 	// source needs its statistics too (bleve fails without them).
 	for _, field := range []string{fieldProject, fieldKind, fieldSource} {
@@ -159,7 +165,7 @@ func (s *Store) countIndexTokens(ctx context.Context, fresh bool) error {
 		return fmt.Errorf("count text tokens: %w", err)
 	}
 	defer r.Close()
-	n, err := indexTokens(ctx, r)
+	n, err := fieldTokens(ctx, r, fieldText)
 	if err != nil {
 		return fmt.Errorf("count text tokens: %w", err)
 	}
@@ -175,9 +181,9 @@ func (s *Store) tokensKey() []byte {
 	return append(u64(s.seq), u64(uint64(max(s.textTokens(), 0)))...)
 }
 
-// indexTokens sums the frequencies of every posting of the text field.
-func indexTokens(ctx context.Context, r index.IndexReader) (int, error) {
-	fd, err := r.FieldDict(fieldText)
+// fieldTokens sums the frequencies of every posting of field.
+func fieldTokens(ctx context.Context, r index.IndexReader, field string) (int, error) {
+	fd, err := r.FieldDict(field)
 	if err != nil {
 		return 0, err
 	}
@@ -192,7 +198,7 @@ func indexTokens(ctx context.Context, r index.IndexReader) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		tfr, err := r.TermFieldReader(ctx, []byte(e.Term), fieldText, true, false, false)
+		tfr, err := r.TermFieldReader(ctx, []byte(e.Term), field, true, false, false)
 		if err != nil {
 			return 0, err
 		}

@@ -130,7 +130,7 @@ func bleveAvgLength(t *testing.T, s *Store) float64 {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if n, err := indexTokens(context.Background(), r); err != nil || n != s.textTokens() {
+	if n, err := fieldTokens(context.Background(), r, fieldText); err != nil || n != s.textTokens() {
 		t.Errorf("the index holds %d tokens (%v), the store counts %d", n, err, s.textTokens())
 	}
 	return math.Ceil(float64(st.FieldCardinality[fieldText]) / st.DocCount)

@@ -18,7 +18,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -34,7 +36,15 @@ const (
 	fieldKind    = "kind"
 	fieldSource  = "source"
 	fieldSeq     = "seq" // the record's tseq, stored (not indexed) for reconciliation
+	// fieldNames holds the names a memory writes by a form the English
+	// analyzer splits or strips ("--firmware", "examples/", "slice()":
+	// memory.NameTerms), each one term, as written and lowercased.
+	fieldNames = "names"
 )
+
+// namesAnalyzer splits fieldNames' text at spaces only: memory.NameTerms
+// writes each term lowercased, with no space inside.
+const namesAnalyzer = "memtray_names"
 
 // Internal keys of the text index.
 const (
@@ -48,7 +58,9 @@ const (
 	internalTokens = "memtray_tokens"
 	// internalMapping names the version of newTextMapping the index was built with.
 	internalMapping = "memtray_mapping"
-	mappingVersion  = "1"
+	// Version 2 adds fieldNames: an index of version 1 is rebuilt from
+	// the records at Open (openText).
+	mappingVersion = "2"
 )
 
 // maxQueryTerms bounds the distinct analysed terms of one TextSearchTerms
@@ -94,8 +106,22 @@ func newTextMapping() *mapping.IndexMappingImpl {
 	seq.IncludeInAll = false
 	seq.DocValues = false
 
+	if err := im.AddCustomAnalyzer(namesAnalyzer, map[string]interface{}{
+		"type":      custom.Name,
+		"tokenizer": whitespace.Name,
+	}); err != nil {
+		panic(fmt.Sprintf("text mapping: %v", err)) // a constant definition: cannot fail
+	}
+	names := bleve.NewTextFieldMapping()
+	names.Analyzer = namesAnalyzer
+	names.Store = false
+	names.IncludeTermVectors = false
+	names.IncludeInAll = false
+	names.DocValues = false
+
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fieldText, text)
+	dm.AddFieldMappingsAt(fieldNames, names)
 	dm.AddFieldMappingsAt(fieldProject, kw())
 	dm.AddFieldMappingsAt(fieldKind, kw())
 	dm.AddFieldMappingsAt(fieldSource, kw())
@@ -120,6 +146,9 @@ func textDoc(m *memory.Memory, tseq uint64) map[string]interface{} {
 		fieldKind: string(m.Kind),
 		fieldSeq:  strconv.FormatUint(tseq, 10),
 	}
+	if names := memory.NameTerms(m.Text); len(names) > 0 {
+		d[fieldNames] = strings.Join(names, " ")
+	}
 	if m.Project != "" {
 		d[fieldProject] = m.Project
 	}
@@ -136,6 +165,15 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	path := filepath.Join(s.dir, textDir)
 	fresh := false
 	idx, err := s.openTextIndex(path)
+	if errors.Is(err, errOldMapping) {
+		// Not damaged: built by an older version. Its terms are
+		// rebuilt from the records, as RebuildText would.
+		if rerr := os.RemoveAll(path); rerr != nil {
+			return fmt.Errorf("open text index: %v; removing it failed: %w", err, rerr)
+		}
+		s.warnings = append(s.warnings, fmt.Sprintf("text index rebuilt from the records: %v", err))
+		idx, err = nil, nil
+	}
 	if err != nil {
 		aside := path + brokenSuffix + time.Now().UTC().Format("20060102T150405.000000000")
 		if rerr := os.Rename(path, aside); rerr != nil {
@@ -277,7 +315,7 @@ func (s *Store) openTextIndex(path string) (idx bleve.Index, err error) {
 	}
 	v, err := idx.GetInternal([]byte(internalMapping))
 	if err == nil && string(v) != mappingVersion {
-		err = fmt.Errorf("mapping version %q, want %q", v, mappingVersion)
+		err = fmt.Errorf("%w: version %q, want %q", errOldMapping, v, mappingVersion)
 	}
 	if err == nil {
 		err = checkTextIndex(idx)
@@ -311,6 +349,10 @@ func checkTextIndex(idx bleve.Index) error {
 	}
 	return nil
 }
+
+// errOldMapping is openTextIndex's error for an index built with another
+// version of newTextMapping than this one (mappingVersion).
+var errOldMapping = errors.New("text index mapping of another version")
 
 // closeQuietly closes a damaged index, whose Close may panic too.
 func closeQuietly(idx bleve.Index) {
@@ -731,6 +773,10 @@ func (s *Store) reachQuery(f *Filter) (q query.Query, none bool) {
 type Term struct {
 	Text  string
 	Boost float64
+	// Name makes Text a term of the names a memory writes by their form
+	// (memory.NameTerms: "--firmware", as written and lowercased) rather
+	// than an analysed word.
+	Name bool
 }
 
 // TextSearchTerms returns up to n memories matching f ranked by BM25
@@ -752,12 +798,19 @@ func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Fil
 		if !(t.Boost > 0) || math.IsInf(t.Boost, 1) || !utf8.ValidString(t.Text) {
 			return nil, fmt.Errorf("text search: %w", &memory.ValidationError{Problems: []string{fmt.Sprintf("term %q: weight %v (want finite and positive, text UTF-8)", t.Text, t.Boost)}})
 		}
-		if t.Text == "" || seen[t.Text] || len(terms) >= maxQueryTerms {
+		key := t.Text
+		if t.Name {
+			key = "\x00" + key // a name and a word of the same text are two terms
+		}
+		if t.Text == "" || seen[key] || len(terms) >= maxQueryTerms {
 			continue
 		}
-		seen[t.Text] = true
+		seen[key] = true
 		tq := bleve.NewTermQuery(t.Text)
 		tq.SetField(fieldText)
+		if t.Name {
+			tq.SetField(fieldNames)
+		}
 		if t.Boost != 1 {
 			tq.SetBoost(t.Boost)
 		}
