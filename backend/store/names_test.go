@@ -58,18 +58,7 @@ func TestTextIndexOldMappingRebuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, textDir)
-	cfg := textConfig()
-	delete(cfg, "unsafe_batch") // SetInternal on disk at Close
-	idx, err := bleve.OpenUsing(path, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := idx.SetInternal([]byte(internalMapping), []byte("1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := idx.Close(); err != nil {
-		t.Fatal(err)
-	}
+	setTextMapping(t, dir, "1")
 	s2 := openTest(t, dir)
 	info := s2.Info()
 	if info.RepairedOnOpen != 1 || len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "rebuilt") || strings.Contains(info.Warnings[0], "moved to") {
@@ -83,5 +72,23 @@ func TestTextIndexOldMappingRebuilt(t *testing.T) {
 	}
 	if _, err := os.Stat(path); err != nil {
 		t.Error(err)
+	}
+}
+
+// setTextMapping marks the text index of the (closed) store in dir as
+// built with mapping version v, as an older build of memtray left it.
+func setTextMapping(tb testing.TB, dir, v string) {
+	tb.Helper()
+	cfg := textConfig()
+	delete(cfg, "unsafe_batch") // SetInternal on disk at Close
+	idx, err := bleve.OpenUsing(filepath.Join(dir, textDir), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := idx.SetInternal([]byte(internalMapping), []byte(v)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := idx.Close(); err != nil {
+		tb.Fatal(err)
 	}
 }

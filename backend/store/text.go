@@ -60,8 +60,14 @@ const (
 	internalMapping = "memtray_mapping"
 	// Version 2 adds fieldNames: an index of version 1 is rebuilt from
 	// the records at Open (openText).
-	mappingVersion = "2"
+	mappingVersion = TextMappingVersion
 )
+
+// TextMappingVersion is the version of the text index's mapping this
+// build writes; Open rebuilds an index of another version from the
+// records. Caches of built stores (the benchmarks') key on it, so that
+// builds of two versions never rebuild each other's.
+const TextMappingVersion = "2"
 
 // maxQueryTerms bounds the distinct analysed terms of one TextSearchTerms
 // query; terms past it are ignored.
