@@ -645,6 +645,19 @@ func (s *Store) Analyze(text string) []string {
 // them), the number of stored memories whose text contains it. Unknown
 // terms map to 0.
 func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, error) {
+	return s.fieldDocFreq(ctx, fieldText, terms)
+}
+
+// NameDocFreq returns, for each name (as memory.NameTerms writes it:
+// "-a", "./out"), the number of stored memories whose text writes it.
+// Unknown names map to 0.
+func (s *Store) NameDocFreq(ctx context.Context, names []string) (map[string]int, error) {
+	return s.fieldDocFreq(ctx, fieldNames, names)
+}
+
+// fieldDocFreq returns, for each term, the number of documents whose
+// field holds it.
+func (s *Store) fieldDocFreq(ctx context.Context, field string, terms []string) (map[string]int, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -667,7 +680,7 @@ func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, er
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		tfr, err := r.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
+		tfr, err := r.TermFieldReader(ctx, []byte(t), field, false, false, false)
 		if err != nil {
 			return nil, fmt.Errorf("doc freq %q: %w", t, err)
 		}
