@@ -1,13 +1,17 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
+
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // TestTextSearchNames: a name written by its form is a term of its own
@@ -59,7 +63,17 @@ func TestTextIndexOldMappingRebuilt(t *testing.T) {
 	}
 	path := filepath.Join(dir, textDir)
 	setTextMapping(t, dir, "1")
-	s2 := openTest(t, dir)
+	var logged bytes.Buffer
+	s2, err := Open(ctx, Options{Dir: dir, Model: testEmb.model, Dim: testEmb.dim, Clock: memory.FixedClock{T: t0},
+		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s2.Close() })
+	if l := logged.String(); !strings.Contains(l, "building the text index again") || !strings.Contains(l, "older version") ||
+		!strings.Contains(l, "memories=1") || !strings.Contains(l, "text index built") {
+		t.Errorf("log %q, want the rebuild said before and after", l)
+	}
 	info := s2.Info()
 	if info.RepairedOnOpen != 1 || len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "rebuilt") || strings.Contains(info.Warnings[0], "moved to") {
 		t.Errorf("Info = %+v", info)

@@ -170,8 +170,10 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	s.tmap = newTextMapping()
 	path := filepath.Join(s.dir, textDir)
 	fresh := false
+	why := "there was none"
 	idx, err := s.openTextIndex(path)
 	if errors.Is(err, errOldMapping) {
+		why = "it was built by an older version"
 		// Not damaged: built by an older version. Its terms are
 		// rebuilt from the records, as RebuildText would.
 		if rerr := os.RemoveAll(path); rerr != nil {
@@ -187,6 +189,7 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 		}
 		s.warnings = append(s.warnings, fmt.Sprintf("text index could not be opened (%v): moved to %s and rebuilt from the records", err, aside))
 		idx = nil
+		why = "it could not be opened"
 	}
 	if w := pruneBrokenText(path); w != "" {
 		s.warnings = append(s.warnings, w)
@@ -199,10 +202,32 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	}
 	s.text = idx
 	tightenModes(path)
+	done := s.logRebuild(fresh, why, len(lr.tseq))
 	if err := s.reconcile(ctx, lr, fresh); err != nil {
 		return err
 	}
-	return s.countIndexTokens(ctx, fresh)
+	if err := s.countIndexTokens(ctx, fresh); err != nil {
+		return err
+	}
+	done()
+	return nil
+}
+
+// logRebuild tells Options.Logger that Open builds the text index again
+// from n records (fresh; why says why), which takes a while on a large
+// store (about a minute for 100k memories; docs/benchmarks.md, exp-rank2):
+// a daemon answers nobody meanwhile. The returned func logs that it is
+// done and how long it took.
+func (s *Store) logRebuild(fresh bool, why string, n int) func() {
+	log := s.opts.Logger
+	if log == nil || !fresh || n == 0 {
+		return func() {}
+	}
+	start := time.Now()
+	log.Warn("building the text index again from the records; the store opens when it is done", "why", why, "memories", n, "dir", s.dir)
+	return func() {
+		log.Info("text index built", "memories", n, "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // brokenSuffix, then the time in UTC (a name that sorts by time), names a
