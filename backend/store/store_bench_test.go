@@ -527,3 +527,25 @@ func BenchmarkList(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBM25Stats measures what the first text search after a write
+// (a new index snapshot) spends on the BM25 statistics: the cache
+// emptied, then bm25Stats.
+func BenchmarkBM25Stats(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			s := benchStore(b, n)
+			s.textMu.RLock()
+			defer s.textMu.RUnlock()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.bm25.mu.Lock()
+				s.bm25.stats = nil
+				s.bm25.mu.Unlock()
+				if _, err := s.bm25Stats(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
