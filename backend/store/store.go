@@ -107,6 +107,7 @@ type Store struct {
 	textLast uint64              // watermark last written to bleve
 	bm25     bm25Cache           // the text index's BM25 statistics (bm25stats.go)
 	tokens   int                 // tokens of every entry's text (bm25stats.go)
+	names    int                 // names of every entry's text, as the names field counts them (bm25stats.go)
 
 	// afterCommit, when set (by tests), is called by every write path
 	// once its bbolt commit returned, before anything of it is published.

@@ -209,6 +209,7 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	if err := s.countIndexTokens(ctx, fresh); err != nil {
 		return err
 	}
+	s.countNames()
 	done()
 	return nil
 }
