@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -50,42 +51,119 @@ func TestTextSearchNames(t *testing.T) {
 	}
 }
 
-// TestTextIndexOldMappingRebuilt: an index of an older mapping version
-// (1, before the names field) is rebuilt from the records at Open, with a
-// warning that says so and not that it was damaged, and then finds names.
-func TestTextIndexOldMappingRebuilt(t *testing.T) {
+// TestTextIndexOldMappingServes: a store whose text index is of mapping
+// version 1 (before the names field) opens at once with it, which serves
+// searches as before the upgrade (words, no names) and takes writes,
+// while the current index is built in the background; once it is done,
+// names are found, every write made meanwhile included, and the next
+// Open finds the current version and rebuilds nothing.
+func TestTextIndexOldMappingServes(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTest(t, dir)
-	m := mustPut(t, s, mem("run it with --dry-run first"))
+	a := mustPut(t, s, mem("run it with --dry-run first"))
+	b := mustPut(t, s, mem("the deploy takes --canary to start small"))
+	c := mustPut(t, s, mem("deploy notes: plain words about deploys"))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, textDir)
-	setTextMapping(t, dir, "1")
+	writeOldTextIndex(t, dir)
+	gate := make(chan struct{})
+	upgradeGate = func() { <-gate }
+	t.Cleanup(func() { upgradeGate = nil })
 	var logged bytes.Buffer
 	s2, err := Open(ctx, Options{Dir: dir, Model: testEmb.model, Dim: testEmb.dim, Clock: memory.FixedClock{T: t0},
 		Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 	if err != nil {
+		close(gate)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = s2.Close() })
-	if l := logged.String(); !strings.Contains(l, "building the text index again") || !strings.Contains(l, "older version") ||
-		!strings.Contains(l, "memories=1") || !strings.Contains(l, "text index built") {
-		t.Errorf("log %q, want the rebuild said before and after", l)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	t.Cleanup(release)
+	search := func(when string, terms []Term, want ...string) {
+		t.Helper()
+		ts, err := s2.TextSearchTerms(ctx, terms, 5, Filter{})
+		var got []string
+		for _, x := range ts {
+			got = append(got, x.ID)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: TextSearchTerms(%v) = %v, %v; want %v", when, terms, got, err, want)
+		}
 	}
 	info := s2.Info()
-	if info.RepairedOnOpen != 1 || len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "rebuilt") || strings.Contains(info.Warnings[0], "moved to") {
-		t.Errorf("Info = %+v", info)
+	if len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "mapping version 1") {
+		t.Errorf("Info = %+v, want the old version said", info)
 	}
-	if old, _ := filepath.Glob(path + brokenSuffix + "*"); len(old) != 0 {
-		t.Errorf("old index moved aside as broken: %v", old)
+	// Served by the old index: words, no names.
+	deploy := []Term{{Text: "deploi", Boost: 1}}
+	search("old index", deploy, b.ID, c.ID)
+	search("old index", []Term{{Text: "--dry-run", Boost: 1, Name: true}})
+	// Writes meanwhile.
+	d := mustPut(t, s2, mem("deploy with --verbose to see it"))
+	if err := s2.Delete(ctx, a.ID); err != nil {
+		t.Fatal(err)
 	}
-	if ts, err := s2.TextSearchTerms(ctx, []Term{{Text: "--dry-run", Boost: 1, Name: true}}, 3, Filter{}); err != nil || len(ts) != 1 || ts[0].ID != m.ID {
-		t.Errorf("search after rebuild: %v, %v", ts, err)
+	if _, err := s2.Update(ctx, c.ID, func(m *memory.Memory) error {
+		m.Text, m.Embedding = "deploy notes: pass --canary too", testEmb.vec("deploy notes: pass --canary too")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(path); err != nil {
-		t.Error(err)
+	search("old index after writes", deploy, b.ID, c.ID, d.ID)
+	release()
+	s2.waitTextUpgrade()
+	if l := logged.String(); !strings.Contains(l, "in the background") || !strings.Contains(l, "text index upgraded") || !strings.Contains(l, "memories=3") {
+		t.Errorf("log %q, want the upgrade said before and after", l)
+	}
+	search("upgraded", deploy, b.ID, c.ID, d.ID)
+	search("upgraded", []Term{{Text: "--dry-run", Boost: 1, Name: true}})
+	search("upgraded", []Term{{Text: "--canary", Boost: 1, Name: true}}, b.ID, c.ID)
+	search("upgraded", []Term{{Text: "--verbose", Boost: 1, Name: true}}, d.ID)
+	bleveAvgLength(t, s2)
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s3 := openTest(t, dir)
+	if info := s3.Info(); len(info.Warnings) != 0 || s3.upgrade.done != nil {
+		t.Errorf("reopened: Info = %+v, upgrading %v; want the current version", info, s3.upgrade.done != nil)
+	}
+	if v, err := s3.text.GetInternal([]byte(internalMapping)); err != nil || string(v) != mappingVersion {
+		t.Errorf("mapping version %q, %v; want %q", v, err, mappingVersion)
+	}
+}
+
+// writeOldTextIndex replaces the text index of the (closed) store in dir
+// with an empty one of mapping version 1, without the names field, as an
+// older build of memtray made it: Open indexes every record into it.
+func writeOldTextIndex(tb testing.TB, dir string) {
+	tb.Helper()
+	path := filepath.Join(dir, textDir)
+	if err := os.RemoveAll(path); err != nil {
+		tb.Fatal(err)
+	}
+	im := newTextMapping()
+	delete(im.DefaultMapping.Properties, fieldNames)
+	cfg := textConfig()
+	delete(cfg, "unsafe_batch")
+	idx, err := bleve.NewUsing(path, im, bleve.Config.DefaultIndexType, bleve.Config.DefaultKVStore, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := idx.SetInternal([]byte(internalMapping), []byte("1")); err != nil {
+		tb.Fatal(err)
+	}
+	if err := idx.Close(); err != nil {
+		tb.Fatal(err)
 	}
 }
 

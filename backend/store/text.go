@@ -58,14 +58,16 @@ const (
 	internalTokens = "memtray_tokens"
 	// internalMapping names the version of newTextMapping the index was built with.
 	internalMapping = "memtray_mapping"
-	// Version 2 adds fieldNames: an index of version 1 is rebuilt from
-	// the records at Open (openText).
+	// Version 2 adds fieldNames: an index of version 1 serves while the
+	// store builds one of version 2 in the background (servableMapping,
+	// upgrade.go); an index of any other version is rebuilt at Open.
 	mappingVersion = TextMappingVersion
 )
 
 // TextMappingVersion is the version of the text index's mapping this
-// build writes; Open rebuilds an index of another version from the
-// records. Caches of built stores (the benchmarks') key on it, so that
+// build writes; an index of another version is rebuilt from the records,
+// in the background while it serves if it can (servableMapping), at Open
+// if not. Caches of built stores (the benchmarks') key on it, so that
 // builds of two versions never rebuild each other's.
 const TextMappingVersion = "2"
 
@@ -202,6 +204,12 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	}
 	s.text = idx
 	tightenModes(path)
+	if !fresh {
+		if v, err := idx.GetInternal([]byte(internalMapping)); err == nil && string(v) != mappingVersion {
+			s.textOld = string(v)
+			s.warnings = append(s.warnings, fmt.Sprintf("text index of mapping version %s (want %s): it serves searches, without the names, while the current one is built from the records in the background", v, mappingVersion))
+		}
+	}
 	done := s.logRebuild(fresh, why, len(lr.tseq))
 	if err := s.reconcile(ctx, lr, fresh); err != nil {
 		return err
@@ -216,10 +224,11 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 
 // logRebuild tells Options.Logger that Open builds the text index again
 // from n records (fresh; why says why), which takes minutes on a large
-// store (BenchmarkOpenOldMapping: 100k memories 417 s against 13 s for
-// an Open with nothing to rebuild, on a loaded 2-core machine;
-// docs/benchmarks.md, exp-rank2): a daemon answers nobody meanwhile. The returned func logs that it is
-// done and how long it took.
+// store (100k memories: 417 s against 13 s for an Open with nothing to
+// rebuild, on a loaded 2-core machine; docs/benchmarks.md, exp-rank2): a
+// daemon answers nobody meanwhile. (An index of an older version that
+// can serve is rebuilt in the background instead: upgrade.go.) The
+// returned func logs that it is done and how long it took.
 func (s *Store) logRebuild(fresh bool, why string, n int) func() {
 	log := s.opts.Logger
 	if log == nil || !fresh || n == 0 {
@@ -347,7 +356,7 @@ func (s *Store) openTextIndex(path string) (idx bleve.Index, err error) {
 		return nil, err
 	}
 	v, err := idx.GetInternal([]byte(internalMapping))
-	if err == nil && string(v) != mappingVersion {
+	if err == nil && string(v) != mappingVersion && !servableMapping(string(v)) {
 		err = fmt.Errorf("%w: version %q, want %q", errOldMapping, v, mappingVersion)
 	}
 	if err == nil {
@@ -381,6 +390,16 @@ func checkTextIndex(idx bleve.Index) error {
 		return fmt.Errorf("%d documents counted, %d found", n, res.Total)
 	}
 	return nil
+}
+
+// servableMapping reports whether an index of mapping version v, older
+// than this build's, can serve searches while the store builds the
+// current one in the background (upgradeText): version 1 lacks only the
+// names field, which its own mapping, stored in it, leaves out of the
+// documents written meanwhile; a search's name terms find nothing in it,
+// its words rank as before the upgrade.
+func servableMapping(v string) bool {
+	return v == "1"
 }
 
 // errOldMapping is openTextIndex's error for an index built with another
