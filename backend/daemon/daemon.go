@@ -211,7 +211,7 @@ func (d *Daemon) open(ctx context.Context, opts Options) error {
 	if err := d.openEmbedder(ctx, opts.Embedder); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock, Shared: d.teamShared(), NewID: opts.NewID})
+	st, err := store.Open(ctx, store.Options{Dir: d.StorePath(), Model: d.emb.Model(), Dim: d.emb.Dim(), Clock: d.clock, Shared: d.teamShared(), NewID: opts.NewID, Logger: d.log})
 	if err != nil {
 		return err // store's errors name the store
 	}

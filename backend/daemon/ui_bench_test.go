@@ -23,7 +23,7 @@ import (
 //	go test ./backend/daemon -run '^$' -bench ListPage -benchtime 20x
 func benchDataDir(b *testing.B, n int) string {
 	root := filepath.Join(os.TempDir(), "memtray-bench")
-	dir := filepath.Join(root, fmt.Sprintf("daemon-n%d-%s-f%d", n, embed.BuiltinModel, store.FormatVersion))
+	dir := filepath.Join(root, fmt.Sprintf("daemon-n%d-%s-f%d-m%s", n, embed.BuiltinModel, store.FormatVersion, store.TextMappingVersion))
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
 		return dir
 	}

@@ -134,3 +134,80 @@ func callArgsPlural(call string) bool {
 	args := call[i+1 : len(call)-1]
 	return args == "s" || args == "es"
 }
+
+// NameTerms returns the names text writes by a form the word analyzer
+// of the text index splits or strips, each as the form writes it,
+// lowercased, in the order written, each once: a flag without its value
+// ("--firmware", "-n"), a folder ("examples/"), a path with a '/' outside
+// a URL that is not two words joined by one ("./out", "cmd/opk/main.go";
+// IsPathName), a called name without its arguments ("slice()"), an
+// environment variable with its '$' ("$goflags") and a number written as
+// an identifier ("#1234", ":8080", "abc-123"). The text index holds them
+// as terms of their own beside the words, so that a query naming
+// "--firmware" finds the memory that writes the flag before the ones
+// that only say "firmware".
+func NameTerms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(tok string) {
+		if lt := strings.ToLower(tok); lt != "" && !seen[lt] {
+			seen[lt] = true
+			out = append(out, lt)
+		}
+	}
+	type term struct {
+		at  int
+		tok string
+	}
+	var ts []term
+	// Each form's pattern holds a character it cannot match without:
+	// a text without it is not searched for the form (the regular
+	// expressions cost ~0.2 ms a memory, paid for every record at Open).
+	dash, slash := strings.IndexByte(text, '-') >= 0, strings.IndexByte(text, '/') >= 0
+	if dash {
+		for _, m := range FlagToken.FindAllStringSubmatchIndex(text, -1) {
+			ts = append(ts, term{m[2], strings.SplitN(text[m[2]:m[3]], "=", 2)[0]})
+		}
+	}
+	if slash {
+		for _, m := range DirToken.FindAllStringSubmatchIndex(text, -1) {
+			ts = append(ts, term{m[2], text[m[2]:m[3]]})
+		}
+		for _, m := range PathToken.FindAllStringIndex(text, -1) {
+			if tok := text[m[0]:m[1]]; strings.Contains(tok, "/") && IsPathName(tok) {
+				ts = append(ts, term{m[0], tok})
+			}
+		}
+	}
+	if strings.IndexByte(text, '(') >= 0 {
+		for _, m := range CallToken.FindAllStringIndex(text, -1) {
+			if call := text[m[0]:m[1]]; !callArgsPlural(call) {
+				ts = append(ts, term{m[0], call[:strings.IndexByte(call, '(')] + "()"})
+			}
+		}
+	}
+	if strings.IndexByte(text, '$') >= 0 {
+		for _, m := range EnvToken.FindAllStringIndex(text, -1) {
+			ts = append(ts, term{m[0], "$" + strings.Trim(text[m[0]:m[1]], "${}")})
+		}
+	}
+	if dash || strings.ContainsAny(text, "#:") {
+		for _, m := range IDToken.FindAllStringIndex(text, -1) {
+			ts = append(ts, term{m[0], text[m[0]:m[1]]})
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	urls := URLToken.FindAllStringIndex(text, -1)
+	inURL := func(s int) bool {
+		return slices.ContainsFunc(urls, func(u []int) bool { return u[0] <= s && s < u[1] })
+	}
+	slices.SortStableFunc(ts, func(a, b term) int { return a.at - b.at })
+	for _, t := range ts {
+		if !inURL(t.at) {
+			add(t.tok)
+		}
+	}
+	return out
+}

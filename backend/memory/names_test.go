@@ -100,3 +100,26 @@ func TestIsPathName(t *testing.T) {
 		}
 	}
 }
+
+func TestNameTerms(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want []string
+	}{
+		{"what does --firmware do?", []string{"--firmware"}},
+		{"run `make -n` with --FIRMWARE=x and --firmware", []string{"-n", "--firmware"}},
+		{"the firmware mapping notes", nil},
+		{"e-mail me about -5 degrees", nil},
+		{"files go to ./out and assets/ (see cmd/opk/main.go)", []string{"./out", "assets/", "cmd/opk/main.go"}},
+		{"and/or row/col", nil},
+		{"call slice() or os.path.join(a, b); file(s)", []string{"slice()", "os.path.join()"}},
+		{"set $GOFLAGS and ${HOME}", []string{"$goflags", "$home"}},
+		{"issue #1234 on :8080, ticket ABC-123", []string{"#1234", ":8080", "abc-123"}},
+		{"see https://example.com/a/b#12 for --help", []string{"--help"}},
+		{"version 1.22 of example.com", nil},
+	} {
+		if got := NameTerms(c.text); !slices.Equal(got, c.want) {
+			t.Errorf("NameTerms(%q) = %q, want %q", c.text, got, c.want)
+		}
+	}
+}

@@ -129,7 +129,7 @@ func benchStore(b *testing.B, n int) *store.Store {
 	b.Helper()
 	emb := embed.NewBuiltin()
 	dir := filepath.Join(os.TempDir(), "memtray-search-bench",
-		fmt.Sprintf("n%d-%s-f%d-g1", n, emb.Model(), store.FormatVersion))
+		fmt.Sprintf("n%d-%s-f%d-g1-m%s", n, emb.Model(), store.FormatVersion, store.TextMappingVersion))
 	clock := memory.FixedClock{T: benchNow}
 	ctx := context.Background()
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err != nil {

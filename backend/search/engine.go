@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -142,6 +143,7 @@ type index interface {
 	GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error)
 	List(ctx context.Context, q store.ListQuery) ([]string, int, error)
 	DocFreq(ctx context.Context, terms []string) (map[string]int, error)
+	NameDocFreq(ctx context.Context, names []string) (map[string]int, error)
 	Analyze(text string) []string
 	Count() int
 	CheckModel(model string) error
@@ -438,6 +440,73 @@ func (e *Engine) validate(q *Query) error {
 		return fmt.Errorf("search: %w", &memory.ValidationError{Problems: problems})
 	}
 	return nil
+}
+
+// nameTerms are the BM25 leg's terms of the names text writes by a form
+// the word analyzer splits or strips (memory.NameTerms: "--firmware",
+// "examples/", "slice()"), each of weight 1 like a word: a memory that
+// writes the name as the query does scores it beside the word, one that
+// only has the word does not. None when nameTermsOn is off.
+func nameTerms(text string) []store.Term {
+	if !nameTermsOn {
+		return nil
+	}
+	var out []store.Term
+	for _, t := range memory.NameTerms(text) {
+		out = append(out, store.Term{Text: t, Boost: 1, Name: true})
+	}
+	return out
+}
+
+// nameTermsOn makes the BM25 leg search the names field (ablation switch).
+var nameTermsOn = true
+
+// stopNames returns the names text writes by their form (memory.NameTerms)
+// of which analyze keeps no term: every word of the name is a stop word
+// ("-a", "./out", "all()"). A name form is never a stop word: each is a
+// term of the query as the names field holds it (the document frequency
+// is NameDocFreq's, a memory's docTerms gain it by namedTerms), and a
+// word of the evidence test (QueryWords), so that "what does -a do?"
+// weighs the flag as a name, not nothing. Such a term never equals one of
+// the analyzer's, which holds no '-', '/', '(' , '$' or '#' and does not
+// start with ':'. None when stopWordNames is off.
+func stopNames(text string, analyze func(string) []string) []string {
+	if !stopWordNames || !nameTermsOn {
+		return nil
+	}
+	var out []string
+	for _, n := range memory.NameTerms(text) {
+		if len(analyze(n)) == 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// stopWordNames makes a name whose words are all stop words a term of
+// the query (stopNames; ablation switch).
+var stopWordNames = true
+
+// namedTerms adds to doc, a memory's docTerms, those of names (a query's
+// stopNames) that text writes; doc itself is returned when it writes
+// none.
+func namedTerms(doc map[string]bool, text string, names []string) map[string]bool {
+	if len(names) == 0 {
+		return doc
+	}
+	var out map[string]bool
+	for _, n := range memory.NameTerms(text) {
+		if slices.Contains(names, n) {
+			if out == nil {
+				out = maps.Clone(doc)
+			}
+			out[n] = true
+		}
+	}
+	if out == nil {
+		return doc
+	}
+	return out
 }
 
 // textTerms analyses the BM25 leg's query into weighted terms: its own

@@ -184,6 +184,10 @@ type QueryWord struct {
 	// writes counts, though the word model holds no number, so it anchors
 	// nothing (AnchorWords).
 	Count bool
+	// Form is set on a name whose words are all stop words ("-a",
+	// "./out": stopNames): its one term is the names field's, as the
+	// text writes it.
+	Form bool
 	// Memories is how many memories of the store hold the word: the
 	// largest document frequency of its terms (0 for an Unknown word, or
 	// one only compound terms of the index hold).
@@ -242,6 +246,17 @@ func QueryWords(text string, analyze func(string) []string, df map[string]int, w
 			}
 			out = append(out, QueryWord{Word: p, Terms: terms, Info: info, Unknown: !known(terms), Name: names[lw], Count: counts[lw], Memories: memories})
 		}
+	}
+	for _, n := range stopNames(text, analyze) {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		info := maxInfo
+		if pr, ok := wordProb(n); ok && pr > 0 {
+			info = math.Min(-math.Log(pr), maxInfo)
+		}
+		out = append(out, QueryWord{Word: n, Terms: []string{n}, Info: info, Unknown: df[n] == 0, Name: true, Form: true, Memories: df[n]})
 	}
 	return out
 }

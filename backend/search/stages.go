@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -24,7 +25,8 @@ type queryRun struct {
 	done bool
 
 	// analyse
-	terms     []string       // the query's analysed terms
+	terms     []string       // the query's analysed terms, then names
+	names     []string       // the query's stopNames, the last of terms
 	n         int            // memories in the store
 	df        map[string]int // document frequency of each of terms
 	textTerms []store.Term   // what the BM25 leg searches for
@@ -192,6 +194,14 @@ func (e *Engine) analyse(ctx context.Context, r *queryRun) error {
 			return fmt.Errorf("search: document frequencies: %w", err)
 		}
 	}
+	if r.names = stopNames(q.Text, e.idx.Analyze); len(r.names) > 0 {
+		ndf, err := e.idx.NameDocFreq(ctx, r.names)
+		if err != nil {
+			return fmt.Errorf("search: document frequencies: %w", err)
+		}
+		maps.Copy(r.df, ndf)
+		r.terms = append(r.terms, r.names...)
+	}
 	res.Keywords = Keywords(r.terms, r.df, r.n, e.cfg.MaxKeywords)
 	res.TextQuery = q.Text
 	if len(r.terms) > PromptTerms && len(res.Keywords) > 0 {
@@ -202,6 +212,7 @@ func (e *Engine) analyse(ctx context.Context, r *queryRun) error {
 		if r.textTerms, res.Expansions, r.alts, err = e.textTerms(res.TextQuery, q.Mode == ModeHybrid); err != nil {
 			return err
 		}
+		r.textTerms = append(r.textTerms, nameTerms(q.Text)...)
 	}
 	pool := int(math.Ceil(float64(q.K) * e.cfg.Overfetch))
 	r.pool = min(max(pool, e.cfg.Candidates, q.K), store.MaxResults)
@@ -474,7 +485,7 @@ func (e *Engine) score(ctx context.Context, r *queryRun) error {
 			}
 			return fmt.Errorf("search: memory %s has an embedding of model %q, the query one of %q: %w", c.m.ID, c.m.EmbeddingModel, r.qmodel, memory.ErrModelMismatch)
 		}
-		doc := e.docTerms(c.m.Text)
+		doc := namedTerms(e.docTerms(c.m.Text), c.m.Text, r.names)
 		for j, w := range r.qwords {
 			if !held[j] && slices.ContainsFunc(w.Terms, func(t string) bool { return doc[t] }) {
 				held[j] = true
@@ -533,7 +544,7 @@ func (e *Engine) markOutOfReach(ctx context.Context, r *queryRun, held []bool) e
 		}
 		terms := make([]store.Term, len(w.Terms))
 		for i, t := range w.Terms {
-			terms[i] = store.Term{Text: t, Boost: 1}
+			terms[i] = store.Term{Text: t, Boost: 1, Name: w.Form}
 		}
 		hits, err := e.idx.TextSearchTerms(ctx, terms, 1, r.q.Filter)
 		if err != nil {

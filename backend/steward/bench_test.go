@@ -55,7 +55,7 @@ var benchProjects = []string{"tallyho", "quill", "harbor", "atlas", "beacon", "c
 // benchStoreDir returns the cached store of n synthetic memories, building it once.
 func benchStoreDir(b *testing.B, n int) string {
 	root := filepath.Join(os.TempDir(), "memtray-bench-steward")
-	dir := filepath.Join(root, fmt.Sprintf("n%d-%s-v2", n, testEmb.Model()))
+	dir := filepath.Join(root, fmt.Sprintf("n%d-%s-v2-m%s", n, testEmb.Model(), store.TextMappingVersion))
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
 		return dir
 	}

@@ -14,6 +14,7 @@
 package store
 
 import (
+	"log/slog"
 	"time"
 
 	"github.com/memtray/memtray/backend/memory"
@@ -49,6 +50,11 @@ type Options struct {
 	// runs name the same memories alike and rank ties, broken by id, fall
 	// the same way; nothing else should.
 	NewID func() string
+	// Logger, when set, is told before Open starts what takes long: the
+	// text index built again from every record (one of an older mapping
+	// version, one that could not be opened, or none), and when that is
+	// done. Nil logs nothing.
+	Logger *slog.Logger
 }
 
 // Filter narrows Iterate, VectorSearch and TextSearchTerms. The zero Filter

@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/search"
 	index "github.com/blevesearch/bleve_index_api"
+	"github.com/memtray/memtray/backend/memory"
 )
 
 // bm25Cache holds the text index's BM25 statistics for the last index
@@ -17,6 +20,7 @@ type bm25Cache struct {
 	mu     sync.Mutex
 	snap   index.IndexReader // compared by identity only
 	tokens int               // s.tokens they were counted with
+	names  int               // s.names they were counted with
 	stats  *search.BM25Stats
 }
 
@@ -54,18 +58,24 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	// A write indexes its text before it publishes its entry, which
 	// counts its tokens (publish.go): a snapshot can be read with the
 	// count before the write and after, so the count is part of the key.
-	tokens := s.textTokens()
+	tokens, names := s.textTokens()
 	c := &s.bm25
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.stats != nil && c.snap == r && c.tokens == tokens {
+	if c.stats != nil && c.snap == r && c.tokens == tokens && c.names == names {
 		return c.stats, nil
 	}
 	docs, err := r.DocCount()
 	if err != nil {
 		return nil, fmt.Errorf("bm25 statistics: %w", err)
 	}
-	card := map[string]int{fieldText: tokens}
+	// The names field: the count of its terms, kept as the text's
+	// tokens are (setEntry, dropEntry), so that its average length is
+	// the true mean as the text field's is. Counting them here, by
+	// walking the field's postings, cost the first search after every
+	// write 73 ms at 10k memories and 2.7 s at 100k (BenchmarkBM25Stats;
+	// docs/benchmarks.md, exp-rank3).
+	card := map[string]int{fieldText: tokens, fieldNames: names}
 	// Every indexed field: a filter's term query on project, kind or
 	// source needs its statistics too (bleve fails without them).
 	for _, field := range []string{fieldProject, fieldKind, fieldSource} {
@@ -77,18 +87,19 @@ func (s *Store) bm25Stats() (*search.BM25Stats, error) {
 	// several kinds) into one term reader on the field "*"; it scores
 	// nothing, but its searcher wants statistics all the same.
 	card["*"] = card[fieldText]
-	c.snap, c.tokens = r, tokens
+	c.snap, c.tokens, c.names = r, tokens, names
 	c.stats = &search.BM25Stats{DocCount: float64(docs), FieldCardinality: card}
 	return c.stats, nil
 }
 
-// textTokens is the number of tokens of every memory's text: bleve's
-// average text length (this over the documents, rounded up) is then the
-// mean length BM25 is defined with.
-func (s *Store) textTokens() int {
+// textTokens is the number of tokens of every memory's text and the
+// number of terms of every memory's names field: bleve's average field
+// length (this over the documents, rounded up) is then the mean length
+// BM25 is defined with.
+func (s *Store) textTokens() (tokens, names int) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.tokens
+	return s.tokens, s.names
 }
 
 // setEntry sets the entry of id and keeps s.tokens, the tokens of every
@@ -105,6 +116,10 @@ func (s *Store) setEntry(id string, e *entry) {
 		e.tokens = textLength(e.lower)
 		s.tokens += int(e.tokens)
 	}
+	if old != nil {
+		s.names -= int(old.names)
+	}
+	s.names += int(e.names)
 	s.entries[id] = e
 }
 
@@ -113,6 +128,7 @@ func (s *Store) setEntry(id string, e *entry) {
 func (s *Store) dropEntry(id string) {
 	if old := s.entries[id]; old != nil {
 		s.tokens -= old.tokenCount()
+		s.names -= int(old.names)
 		delete(s.entries, id)
 	}
 }
@@ -159,7 +175,7 @@ func (s *Store) countIndexTokens(ctx context.Context, fresh bool) error {
 		return fmt.Errorf("count text tokens: %w", err)
 	}
 	defer r.Close()
-	n, err := indexTokens(ctx, r)
+	n, err := fieldTokens(ctx, r, fieldText)
 	if err != nil {
 		return fmt.Errorf("count text tokens: %w", err)
 	}
@@ -172,12 +188,35 @@ func (s *Store) countIndexTokens(ctx context.Context, fresh bool) error {
 // tokensKey is the value of internalTokens: the watermark and the
 // tokens of every text, 8 bytes each. Called with s.wmu held (flushText).
 func (s *Store) tokensKey() []byte {
-	return append(u64(s.seq), u64(uint64(max(s.textTokens(), 0)))...)
+	tokens, _ := s.textTokens()
+	return append(u64(s.seq), u64(uint64(max(tokens, 0)))...)
 }
 
-// indexTokens sums the frequencies of every posting of the text field.
-func indexTokens(ctx context.Context, r index.IndexReader) (int, error) {
-	fd, err := r.FieldDict(fieldText)
+// countNames sets s.names, at Open, to the names of every entry's text,
+// each counted when its record was decoded (listFieldsOf).
+func (s *Store) countNames() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.names = 0
+	for _, e := range s.entries {
+		s.names += int(e.names)
+	}
+}
+
+// nameLength is the number of terms the names field makes of text: its
+// names (memory.NameTerms), split as namesAnalyzer splits them, at
+// every Unicode space (none is expected inside a name).
+func nameLength(text string) int32 {
+	n := 0
+	for _, name := range memory.NameTerms(text) {
+		n += len(strings.FieldsFunc(name, unicode.IsSpace))
+	}
+	return int32(min(n, math.MaxInt32))
+}
+
+// fieldTokens sums the frequencies of every posting of field.
+func fieldTokens(ctx context.Context, r index.IndexReader, field string) (int, error) {
+	fd, err := r.FieldDict(field)
 	if err != nil {
 		return 0, err
 	}
@@ -192,7 +231,7 @@ func indexTokens(ctx context.Context, r index.IndexReader) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
-		tfr, err := r.TermFieldReader(ctx, []byte(e.Term), fieldText, true, false, false)
+		tfr, err := r.TermFieldReader(ctx, []byte(e.Term), field, true, false, false)
 		if err != nil {
 			return 0, err
 		}

@@ -130,8 +130,12 @@ func bleveAvgLength(t *testing.T, s *Store) float64 {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if n, err := indexTokens(context.Background(), r); err != nil || n != s.textTokens() {
-		t.Errorf("the index holds %d tokens (%v), the store counts %d", n, err, s.textTokens())
+	tokens, names := s.textTokens()
+	if n, err := fieldTokens(context.Background(), r, fieldText); err != nil || n != tokens {
+		t.Errorf("the index holds %d tokens (%v), the store counts %d", n, err, tokens)
+	}
+	if n, err := fieldTokens(context.Background(), r, fieldNames); err != nil || n != names || st.FieldCardinality[fieldNames] != names {
+		t.Errorf("the index holds %d names (%v), the store counts %d, the statistics %d", n, err, names, st.FieldCardinality[fieldNames])
 	}
 	return math.Ceil(float64(st.FieldCardinality[fieldText]) / st.DocCount)
 }
@@ -214,6 +218,61 @@ func TestBM25AverageIsMeanTokens(t *testing.T) {
 		}
 		if got := bleveAvgLength(t, s); got != st.want {
 			t.Errorf("%s: bleve's average length %v, want %v", st.name, got, st.want)
+		}
+	}
+}
+
+// TestBM25NamesCount checks the names field's count the statistics give
+// bleve is the count of the terms the index holds in it (bleveAvgLength),
+// after every kind of write, a reopen, and writes to memories loaded by
+// it: the store keeps it with every write rather than walking the
+// field's postings for the first search after each.
+func TestBM25NamesCount(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	var a, b, c memory.Memory
+	setText := func(id *string, text string) func() error {
+		return func() error {
+			_, err := s.Update(ctx, *id, func(m *memory.Memory) error {
+				m.Text, m.Embedding = text, testEmb.vec(text)
+				return nil
+			})
+			return err
+		}
+	}
+	steps := []struct {
+		name  string
+		write func() error
+		want  int
+	}{
+		{"none", func() error { return nil }, 0},
+		{"three memories", func() error {
+			a = mustPut(t, s, mem("Build with --firmware and ./out/ then run make()"))
+			b = mustPut(t, s, mem("The billing service retries"))
+			c = mustPut(t, s, mem("Set $HOME before JIRA-123 is closed"))
+			return nil
+		}, 6},
+		{"an update adds names", setText(&b.ID, "Billing reads config/billing.yaml with -v"), 8},
+		{"an update keeps the text", func() error { _, err := s.RecordAccess(ctx, t0, b.ID); return err }, 8},
+		{"a delete", func() error { return s.Delete(ctx, a.ID) }, 4},
+		{"reopen", func() error {
+			if err := s.Close(); err != nil {
+				return err
+			}
+			s = openTest(t, dir)
+			return nil
+		}, 4},
+		{"a loaded one updated", setText(&c.ID, "Set $PATH"), 3},
+		{"a loaded one deleted", func() error { return s.Delete(ctx, b.ID) }, 1},
+	}
+	for _, st := range steps {
+		if err := st.write(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		bleveAvgLength(t, s)
+		if _, names := s.textTokens(); names != st.want {
+			t.Errorf("%s: %d names, want %d", st.name, names, st.want)
 		}
 	}
 }

@@ -147,6 +147,9 @@ type listFields struct {
 	scope                 memory.Scope
 	pinned                bool
 	lower                 string // strings.ToLower(text)
+	// names is the number of terms the names field makes of the text
+	// (nameLength), counted with the text, which Open decodes anyway.
+	names int32
 }
 
 // timeKey orders times as time.Time.Compare does, the zero time first:
@@ -212,6 +215,7 @@ func listFieldsOf(text string, typ memory.Type, scope memory.Scope, importance f
 		typ: internType(typ), scope: internScope(scope), pinned: pinned,
 		// A fresh copy: text may alias a bigger allocation (a decoded record).
 		lower: strings.Clone(strings.ToLower(text)),
+		names: nameLength(text),
 	}
 }
 

@@ -107,6 +107,12 @@ type Store struct {
 	textLast uint64              // watermark last written to bleve
 	bm25     bm25Cache           // the text index's BM25 statistics (bm25stats.go)
 	tokens   int                 // tokens of every entry's text (bm25stats.go)
+	names    int                 // names of every entry's text, as the names field counts them (bm25stats.go)
+	// textOld is the mapping version of the index Open found when it is
+	// an older one that serves meanwhile (servableMapping), "" otherwise;
+	// upgrade is the background rebuild that replaces it (upgrade.go).
+	textOld string
+	upgrade textUpgrade
 
 	// afterCommit, when set (by tests), is called by every write path
 	// once its bbolt commit returned, before anything of it is published.
@@ -209,6 +215,9 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	}
 	if err := s.openText(ctx, toIndex); err != nil {
 		return fail(err)
+	}
+	if s.textOld != "" {
+		s.startTextUpgrade()
 	}
 	return s, nil
 }
@@ -571,6 +580,7 @@ type loadResult struct {
 // Close flushes the text index and releases the store's files and lock.
 // Calling it again is a no-op.
 func (s *Store) Close() error {
+	s.stopTextUpgrade()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	s.mu.Lock()

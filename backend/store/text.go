@@ -18,7 +18,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/whitespace"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search"
 	"github.com/blevesearch/bleve/v2/search/query"
@@ -34,7 +36,15 @@ const (
 	fieldKind    = "kind"
 	fieldSource  = "source"
 	fieldSeq     = "seq" // the record's tseq, stored (not indexed) for reconciliation
+	// fieldNames holds the names a memory writes by a form the English
+	// analyzer splits or strips ("--firmware", "examples/", "slice()":
+	// memory.NameTerms), each one term, as written and lowercased.
+	fieldNames = "names"
 )
+
+// namesAnalyzer splits fieldNames' text at spaces only: memory.NameTerms
+// writes each term lowercased, with no space inside.
+const namesAnalyzer = "memtray_names"
 
 // Internal keys of the text index.
 const (
@@ -48,8 +58,18 @@ const (
 	internalTokens = "memtray_tokens"
 	// internalMapping names the version of newTextMapping the index was built with.
 	internalMapping = "memtray_mapping"
-	mappingVersion  = "1"
+	// Version 2 adds fieldNames: an index of version 1 serves while the
+	// store builds one of version 2 in the background (servableMapping,
+	// upgrade.go); an index of any other version is rebuilt at Open.
+	mappingVersion = TextMappingVersion
 )
+
+// TextMappingVersion is the version of the text index's mapping this
+// build writes; an index of another version is rebuilt from the records,
+// in the background while it serves if it can (servableMapping), at Open
+// if not. Caches of built stores (the benchmarks') key on it, so that
+// builds of two versions never rebuild each other's.
+const TextMappingVersion = "2"
 
 // maxQueryTerms bounds the distinct analysed terms of one TextSearchTerms
 // query; terms past it are ignored.
@@ -94,8 +114,22 @@ func newTextMapping() *mapping.IndexMappingImpl {
 	seq.IncludeInAll = false
 	seq.DocValues = false
 
+	if err := im.AddCustomAnalyzer(namesAnalyzer, map[string]interface{}{
+		"type":      custom.Name,
+		"tokenizer": whitespace.Name,
+	}); err != nil {
+		panic(fmt.Sprintf("text mapping: %v", err)) // a constant definition: cannot fail
+	}
+	names := bleve.NewTextFieldMapping()
+	names.Analyzer = namesAnalyzer
+	names.Store = false
+	names.IncludeTermVectors = false
+	names.IncludeInAll = false
+	names.DocValues = false
+
 	dm := bleve.NewDocumentStaticMapping()
 	dm.AddFieldMappingsAt(fieldText, text)
+	dm.AddFieldMappingsAt(fieldNames, names)
 	dm.AddFieldMappingsAt(fieldProject, kw())
 	dm.AddFieldMappingsAt(fieldKind, kw())
 	dm.AddFieldMappingsAt(fieldSource, kw())
@@ -120,6 +154,9 @@ func textDoc(m *memory.Memory, tseq uint64) map[string]interface{} {
 		fieldKind: string(m.Kind),
 		fieldSeq:  strconv.FormatUint(tseq, 10),
 	}
+	if names := memory.NameTerms(m.Text); len(names) > 0 {
+		d[fieldNames] = strings.Join(names, " ")
+	}
 	if m.Project != "" {
 		d[fieldProject] = m.Project
 	}
@@ -135,7 +172,18 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	s.tmap = newTextMapping()
 	path := filepath.Join(s.dir, textDir)
 	fresh := false
+	why := "there was none"
 	idx, err := s.openTextIndex(path)
+	if errors.Is(err, errOldMapping) {
+		why = "it was built by an older version"
+		// Not damaged: built by an older version. Its terms are
+		// rebuilt from the records, as RebuildText would.
+		if rerr := os.RemoveAll(path); rerr != nil {
+			return fmt.Errorf("open text index: %v; removing it failed: %w", err, rerr)
+		}
+		s.warnings = append(s.warnings, fmt.Sprintf("text index rebuilt from the records: %v", err))
+		idx, err = nil, nil
+	}
 	if err != nil {
 		aside := path + brokenSuffix + time.Now().UTC().Format("20060102T150405.000000000")
 		if rerr := os.Rename(path, aside); rerr != nil {
@@ -143,6 +191,7 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 		}
 		s.warnings = append(s.warnings, fmt.Sprintf("text index could not be opened (%v): moved to %s and rebuilt from the records", err, aside))
 		idx = nil
+		why = "it could not be opened"
 	}
 	if w := pruneBrokenText(path); w != "" {
 		s.warnings = append(s.warnings, w)
@@ -155,10 +204,41 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	}
 	s.text = idx
 	tightenModes(path)
+	if !fresh {
+		if v, err := idx.GetInternal([]byte(internalMapping)); err == nil && string(v) != mappingVersion {
+			s.textOld = string(v)
+			s.warnings = append(s.warnings, fmt.Sprintf("text index of mapping version %s (want %s): it serves searches, without the names, while the current one is built from the records in the background", v, mappingVersion))
+		}
+	}
+	done := s.logRebuild(fresh, why, len(lr.tseq))
 	if err := s.reconcile(ctx, lr, fresh); err != nil {
 		return err
 	}
-	return s.countIndexTokens(ctx, fresh)
+	if err := s.countIndexTokens(ctx, fresh); err != nil {
+		return err
+	}
+	s.countNames()
+	done()
+	return nil
+}
+
+// logRebuild tells Options.Logger that Open builds the text index again
+// from n records (fresh; why says why), which takes minutes on a large
+// store (100k memories: 417 s against 13 s for an Open with nothing to
+// rebuild, on a loaded 2-core machine; docs/benchmarks.md, exp-rank2): a
+// daemon answers nobody meanwhile. (An index of an older version that
+// can serve is rebuilt in the background instead: upgrade.go.) The
+// returned func logs that it is done and how long it took.
+func (s *Store) logRebuild(fresh bool, why string, n int) func() {
+	log := s.opts.Logger
+	if log == nil || !fresh || n == 0 {
+		return func() {}
+	}
+	start := time.Now()
+	log.Warn("building the text index again from the records; the store opens when it is done", "why", why, "memories", n, "dir", s.dir)
+	return func() {
+		log.Info("text index built", "memories", n, "took", time.Since(start).Round(time.Millisecond))
+	}
 }
 
 // brokenSuffix, then the time in UTC (a name that sorts by time), names a
@@ -276,8 +356,8 @@ func (s *Store) openTextIndex(path string) (idx bleve.Index, err error) {
 		return nil, err
 	}
 	v, err := idx.GetInternal([]byte(internalMapping))
-	if err == nil && string(v) != mappingVersion {
-		err = fmt.Errorf("mapping version %q, want %q", v, mappingVersion)
+	if err == nil && string(v) != mappingVersion && !servableMapping(string(v)) {
+		err = fmt.Errorf("%w: version %q, want %q", errOldMapping, v, mappingVersion)
 	}
 	if err == nil {
 		err = checkTextIndex(idx)
@@ -311,6 +391,20 @@ func checkTextIndex(idx bleve.Index) error {
 	}
 	return nil
 }
+
+// servableMapping reports whether an index of mapping version v, older
+// than this build's, can serve searches while the store builds the
+// current one in the background (upgradeText): version 1 lacks only the
+// names field, which its own mapping, stored in it, leaves out of the
+// documents written meanwhile; a search's name terms find nothing in it,
+// its words rank as before the upgrade.
+func servableMapping(v string) bool {
+	return v == "1"
+}
+
+// errOldMapping is openTextIndex's error for an index built with another
+// version of newTextMapping than this one (mappingVersion).
+var errOldMapping = errors.New("text index mapping of another version")
 
 // closeQuietly closes a damaged index, whose Close may panic too.
 func closeQuietly(idx bleve.Index) {
@@ -597,6 +691,19 @@ func (s *Store) Analyze(text string) []string {
 // them), the number of stored memories whose text contains it. Unknown
 // terms map to 0.
 func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, error) {
+	return s.fieldDocFreq(ctx, fieldText, terms)
+}
+
+// NameDocFreq returns, for each name (as memory.NameTerms writes it:
+// "-a", "./out"), the number of stored memories whose text writes it.
+// Unknown names map to 0.
+func (s *Store) NameDocFreq(ctx context.Context, names []string) (map[string]int, error) {
+	return s.fieldDocFreq(ctx, fieldNames, names)
+}
+
+// fieldDocFreq returns, for each term, the number of documents whose
+// field holds it.
+func (s *Store) fieldDocFreq(ctx context.Context, field string, terms []string) (map[string]int, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
@@ -619,7 +726,7 @@ func (s *Store) DocFreq(ctx context.Context, terms []string) (map[string]int, er
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		tfr, err := r.TermFieldReader(ctx, []byte(t), fieldText, false, false, false)
+		tfr, err := r.TermFieldReader(ctx, []byte(t), field, false, false, false)
 		if err != nil {
 			return nil, fmt.Errorf("doc freq %q: %w", t, err)
 		}
@@ -731,6 +838,10 @@ func (s *Store) reachQuery(f *Filter) (q query.Query, none bool) {
 type Term struct {
 	Text  string
 	Boost float64
+	// Name makes Text a term of the names a memory writes by their form
+	// (memory.NameTerms: "--firmware", as written and lowercased) rather
+	// than an analysed word.
+	Name bool
 }
 
 // TextSearchTerms returns up to n memories matching f ranked by BM25
@@ -752,12 +863,19 @@ func (s *Store) TextSearchTerms(ctx context.Context, qterms []Term, n int, f Fil
 		if !(t.Boost > 0) || math.IsInf(t.Boost, 1) || !utf8.ValidString(t.Text) {
 			return nil, fmt.Errorf("text search: %w", &memory.ValidationError{Problems: []string{fmt.Sprintf("term %q: weight %v (want finite and positive, text UTF-8)", t.Text, t.Boost)}})
 		}
-		if t.Text == "" || seen[t.Text] || len(terms) >= maxQueryTerms {
+		key := t.Text
+		if t.Name {
+			key = "\x00" + key // a name and a word of the same text are two terms
+		}
+		if t.Text == "" || seen[key] || len(terms) >= maxQueryTerms {
 			continue
 		}
-		seen[t.Text] = true
+		seen[key] = true
 		tq := bleve.NewTermQuery(t.Text)
 		tq.SetField(fieldText)
+		if t.Name {
+			tq.SetField(fieldNames)
+		}
 		if t.Boost != 1 {
 			tq.SetBoost(t.Boost)
 		}
