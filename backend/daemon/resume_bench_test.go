@@ -72,20 +72,8 @@ type resumeRig struct {
 // start opens and serves a daemon on the rig's config.
 func (r *resumeRig) start() {
 	r.b.Helper()
-	d, err := Open(context.Background(), Options{Config: r.cfg, Version: "test"})
-	if err != nil {
-		r.b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
-	select {
-	case <-addrc:
-	case err := <-done:
-		r.b.Fatalf("serve: %v", err)
-	}
-	r.d, r.cl = d, httpapi.NewClient(d.listen, d.Token())
-	r.stop = func() { cancel(); <-done; d.Close() }
+	d, _, stop := startServing(r.b, Options{Config: r.cfg, Version: "test"})
+	r.d, r.cl, r.stop = d, httpapi.NewClient(d.listen, d.Token()), stop
 }
 
 // append writes lines at the end of the session file.

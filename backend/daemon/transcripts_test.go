@@ -254,21 +254,8 @@ func TestTranscriptRestartMidFile(t *testing.T) {
 // closed; its Serve ends with the test).
 func (r *transcriptRig) serveAgain() {
 	r.t.Helper()
-	d, err := Open(context.Background(), Options{Config: r.cfg, Version: "test"})
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addrc, done := make(chan string, 1), make(chan error, 1)
-	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
-	select {
-	case <-addrc:
-	case err := <-done:
-		r.t.Fatalf("serve: %v", err)
-	}
-	r.t.Cleanup(func() { cancel(); <-done; d.Close() })
-	r.d = d
-	r.cl = httpapi.NewClient(d.listen, d.Token())
+	r.d, _ = serveWith(r.t, Options{Config: r.cfg, Version: "test"})
+	r.cl = httpapi.NewClient(r.d.listen, r.d.Token())
 }
 
 // A turn the proxy captured first is skipped when it comes from the

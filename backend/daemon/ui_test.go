@@ -22,6 +22,15 @@ import (
 // serveWith opens a daemon with opts and serves it until the test ends.
 func serveWith(t testing.TB, opts Options) (*Daemon, string) {
 	t.Helper()
+	d, addr, stop := startServing(t, opts)
+	t.Cleanup(stop)
+	return d, addr
+}
+
+// startServing opens a daemon with opts and serves it until stop is
+// called; stop reports an error of Serve or Close on t.
+func startServing(t testing.TB, opts Options) (d *Daemon, addr string, stop func()) {
+	t.Helper()
 	d, err := Open(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
@@ -30,13 +39,12 @@ func serveWith(t testing.TB, opts Options) (*Daemon, string) {
 	addrc := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
-	var addr string
 	select {
 	case addr = <-addrc:
 	case err := <-done:
 		t.Fatalf("Serve: %v", err)
 	}
-	t.Cleanup(func() {
+	return d, addr, func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Serve returned %v", err)
@@ -44,8 +52,7 @@ func serveWith(t testing.TB, opts Options) (*Daemon, string) {
 		if err := d.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-	})
-	return d, addr
+	}
 }
 
 // sseEvent is one event read off the stream.

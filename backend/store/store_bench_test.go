@@ -419,16 +419,7 @@ func BenchmarkOpen(b *testing.B) {
 			var listText float64
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-				cmd.Env = append(os.Environ(), "MEMTRAY_STORE_HELPER=openstats", "MEMTRAY_STORE_DIR="+dir)
-				out, err := cmd.Output()
-				if err != nil {
-					b.Fatalf("openstats: %v: %s", err, out)
-				}
-				var st openStats
-				if err := json.Unmarshal(out[strings.LastIndex(strings.TrimSpace(string(out)), "\n")+1:], &st); err != nil {
-					b.Fatalf("openstats output %q: %v", out, err)
-				}
+				st := helperOpen(b, dir)
 				if st.Count != n {
 					b.Fatalf("opened %d records, want %d", st.Count, n)
 				}
