@@ -240,49 +240,13 @@ func TestReadWaitsForPublication(t *testing.T) {
 		t.Run(r.name, func(t *testing.T) {
 			s := openTest(t, t.TempDir())
 			mustPut(t, s, mem("a filler record about the shop"))
-			paused, release := make(chan struct{}), make(chan struct{})
-			var once sync.Once
-			s.afterCommit = func() { once.Do(func() { close(paused); <-release }) }
 			const id = "pulled"
 			text := publishText(7)
-			wrote := make(chan error, 1)
-			go func() {
-				wrote <- publishWrites[slices.IndexFunc(publishWrites, func(w publishWrite) bool { return w.name == "apply team" })].write(s, id, 7)
-			}()
-			<-paused
-			read := make(chan string, 1)
-			go func() {
-				for {
-					ok, err := r.read(s, id, text)
-					switch {
-					case err != nil:
-						read <- err.Error()
-					case ok:
-						read <- legsMiss(s, id, text)
-					default:
-						// List reads the entries: the record is not
-						// there until it is published.
-						runtime.Gosched()
-						continue
-					}
-					return
-				}
-			}()
-			// A reader that returns the record while the write is paused
-			// does so at once; give it the time to, then let the write go.
-			select {
-			case miss := <-read:
-				close(release)
-				t.Fatalf("%s returned the record before it was published:%s", r.name, miss)
-			case <-time.After(200 * time.Millisecond):
-			}
-			close(release)
-			if err := <-wrote; err != nil {
-				t.Fatal(err)
-			}
-			if miss := <-read; miss != "" {
-				t.Errorf("%s returned the record, but%s", r.name, miss)
-			}
+			applyTeam := publishWrites[slices.IndexFunc(publishWrites, func(w publishWrite) bool { return w.name == "apply team" })]
+			readAcrossPublication(t, s, r.name+" returned the record",
+				func() error { return applyTeam.write(s, id, 7) },
+				func() (bool, error) { return r.read(s, id, text) },
+				func() string { return legsMiss(s, id, text) })
 		})
 	}
 }
@@ -343,41 +307,59 @@ func TestSideReadsWaitForPublication(t *testing.T) {
 			s := openTeam(t, t.TempDir())
 			mustPut(t, s, mem("a filler record about the shop"))
 			id := c.setup(t, s)
-			paused, release := make(chan struct{}), make(chan struct{})
-			var once sync.Once
-			s.afterCommit = func() { once.Do(func() { close(paused); <-release }) }
-			wrote := make(chan error, 1)
-			go func() { wrote <- c.write(s, id) }()
-			<-paused
-			read := make(chan string, 1)
-			go func() {
-				for {
-					ok, err := c.seen(s, id)
-					switch {
-					case err != nil:
-						read <- err.Error()
-					case ok:
-						read <- c.after(s, id)
-					default:
-						runtime.Gosched()
-						continue
-					}
-					return
-				}
-			}()
-			select {
-			case miss := <-read:
-				close(release)
-				t.Fatalf("the %s read returned the write before it was published:%s", c.name, miss)
-			case <-time.After(200 * time.Millisecond):
-			}
-			close(release)
-			if err := <-wrote; err != nil {
-				t.Fatal(err)
-			}
-			if miss := <-read; miss != "" {
-				t.Errorf("the %s read returned the write, but%s", c.name, miss)
-			}
+			readAcrossPublication(t, s, "the "+c.name+" read returned the write",
+				func() error { return c.write(s, id) },
+				func() (bool, error) { return c.seen(s, id) },
+				func() string { return c.after(s, id) })
 		})
+	}
+}
+
+// readAcrossPublication runs write with s paused between its commit and
+// its publication (Store.afterCommit) and meanwhile polls seen until it
+// returns the write's effect: returning it while the write is paused
+// fails the test; once the write is released and done, after says what
+// the published state misses ("" for nothing). what names the read and
+// what it returned, for the messages.
+func readAcrossPublication(t *testing.T, s *Store, what string, write func() error, seen func() (bool, error), after func() string) {
+	t.Helper()
+	paused, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	s.afterCommit = func() { once.Do(func() { close(paused); <-release }) }
+	wrote := make(chan error, 1)
+	go func() { wrote <- write() }()
+	<-paused
+	read := make(chan string, 1)
+	go func() {
+		for {
+			ok, err := seen()
+			switch {
+			case err != nil:
+				read <- err.Error()
+			case ok:
+				read <- after()
+			default:
+				// A read of the entries (List) does not hold the write
+				// until it is published.
+				runtime.Gosched()
+				continue
+			}
+			return
+		}
+	}()
+	// A read that returns the write while it is paused does so at once;
+	// give it the time to, then let the write go.
+	select {
+	case miss := <-read:
+		close(release)
+		t.Fatalf("%s before it was published:%s", what, miss)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if miss := <-read; miss != "" {
+		t.Errorf("%s, but%s", what, miss)
 	}
 }
