@@ -59,6 +59,22 @@ func TestRefusalWithdrawnWhenMoot(t *testing.T) {
 		orig    string
 		carols  []string
 	}
+	// The relinked cases: bob puts the memory's text in project web as a
+	// team memory of its own (prep), then alice's next edit moves hers
+	// there, its text put back, and it is relinked to bob's (next).
+	relinkPrep := func(w world) {
+		mustPull(t, w.b)
+		text := w.b.texts(t)[w.id]
+		if _, err := w.b.st.Put(ctx, memory.Memory{Text: text, Project: "web", Type: memory.TypeProject, Scope: memory.ScopeTeam, Embedding: embedOne(t, text)}); err != nil {
+			t.Fatal(err)
+		}
+		mustPush(t, w.b, 0)
+	}
+	relinkNext := func(w world) {
+		update(t, w.a, w.id, func(m *memory.Memory) {
+			m.Text, m.Embedding, m.Project, m.Scope = w.orig, embedOne(t, w.orig), "web", memory.ScopeTeam
+		})
+	}
 	tests := []struct {
 		name      string
 		why       string
@@ -88,18 +104,7 @@ func TestRefusalWithdrawnWhenMoot(t *testing.T) {
 			}
 			mustPush(t, w.b, 0)
 		}},
-		{name: "relinked", why: team.WithdrawRelinked, says: "text of another team memory", prep: func(w world) {
-			mustPull(t, w.b)
-			text := w.b.texts(t)[w.id]
-			if _, err := w.b.st.Put(ctx, memory.Memory{Text: text, Project: "web", Type: memory.TypeProject, Scope: memory.ScopeTeam, Embedding: embedOne(t, text)}); err != nil {
-				t.Fatal(err)
-			}
-			mustPush(t, w.b, 0)
-		}, next: func(w world) {
-			update(t, w.a, w.id, func(m *memory.Memory) {
-				m.Text, m.Embedding, m.Project, m.Scope = w.orig, embedOne(t, w.orig), "web", memory.ScopeTeam
-			})
-		}},
+		{name: "relinked", why: team.WithdrawRelinked, says: "text of another team memory", prep: relinkPrep, next: relinkNext},
 		{name: "deleted by the team", why: team.WithdrawTeamDeleted, says: "deleted from the team", next: func(w world) {
 			edit(t, w.a, w.id, w.orig+" (again)")
 			mustPull(t, w.b)
@@ -122,18 +127,7 @@ func TestRefusalWithdrawnWhenMoot(t *testing.T) {
 				edit(t, w.a, id, "alice's word on "+id) // carol's: refused
 			}
 		}},
-		{name: "relinked, bob on a memtray of 8", why: team.WithdrawRelinked, bobKnows: 8, prep: func(w world) {
-			mustPull(t, w.b)
-			text := w.b.texts(t)[w.id]
-			if _, err := w.b.st.Put(ctx, memory.Memory{Text: text, Project: "web", Type: memory.TypeProject, Scope: memory.ScopeTeam, Embedding: embedOne(t, text)}); err != nil {
-				t.Fatal(err)
-			}
-			mustPush(t, w.b, 0)
-		}, next: func(w world) {
-			update(t, w.a, w.id, func(m *memory.Memory) {
-				m.Text, m.Embedding, m.Project, m.Scope = w.orig, embedOne(t, w.orig), "web", memory.ScopeTeam
-			})
-		}},
+		{name: "relinked, bob on a memtray of 8", why: team.WithdrawRelinked, bobKnows: 8, prep: relinkPrep, next: relinkNext},
 	}
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
