@@ -206,7 +206,9 @@ func undoOf(s posSentence, fromLater bool) (undo, bool) {
 // after position pos undoes, and the first undo's text: the undo names a
 // token of the sentence, and shares a second subject token with it, or a
 // long one within revisionReach, or is the user's change of their own
-// files. A sentence that itself reports an undo is never undone. Batch
+// files. A sentence that itself reports an undo is never undone, nor is
+// one the undo carries out (carriedOut: it proposes the undo, or finds
+// fault with what the undo removes). Batch
 // (dropUndone) and live capture (Pipeline.revise) share this rule.
 func undoneIn(text string, sents []string, pos int, undos []undo) (cut []string, why string) {
 	for _, st := range sents {
@@ -219,6 +221,9 @@ func undoneIn(text string, sents []string, pos int, undos []undo) (cut []string,
 				continue
 			}
 			if n, long := overlapLong(subj, u.subject); u.own || n >= 2 || (long && u.pos-pos <= revisionReach) {
+				if carriedOut(st, u) {
+					continue // the undo does what st proposes or fixes what it faults (carried.go)
+				}
 				cut = append(cut, st)
 				if why == "" {
 					why = u.text

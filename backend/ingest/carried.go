@@ -1,0 +1,146 @@
+package ingest
+
+import (
+	"regexp"
+	"strings"
+)
+
+// An undo that carries out what a statement said is no revision of it.
+// dropUndone takes out a kept sentence when a later sentence removes,
+// moves or replaces what it names: the sentence described a state the
+// session left. Two kinds of sentence name the thing and describe no
+// state the undo leaves: one that proposes the undo itself ("you can
+// simplify this method by removing the `xbrl_tag` logic", "Move
+// `resolveRepoPath` to a new file"), which the later "Removed XBRL tag
+// checking" or "Move the `resolveRepoPath` tests" carries out, and one
+// that finds fault with the thing ("The CI step used `dir dist || ls -l
+// dist`, which fails on Windows PowerShell"), which the later removal
+// fixes. Both are confirmed by the undo, as "Instead, we only added X"
+// confirms a statement that X was added (confirmsStatement). An undo of
+// the other direction (a revert, a restore, re-adding) still undoes a
+// proposal to remove: it takes the removal back.
+
+// Names of the rules of this file, as ablate lists them.
+const (
+	ruleCarriedOut = "undo-carried-out"
+	ruleFaultFixed = "undo-fault-fixed"
+)
+
+// undoKinds maps an undo verb's stem to the kind of change it makes:
+// "remove" (removed, deleted, dropped), "move" (moved, renamed), "replace".
+// A verb of no kind here (revert, restore, re-add, roll back, undo, the
+// user's change of their own files) carries out no proposal.
+var undoKinds = []struct{ stem, kind string }{
+	{"remov", "remove"}, {"delet", "remove"}, {"drop", "remove"}, {"get rid", "remove"}, {"got rid", "remove"},
+	{"mov", "move"}, {"renam", "move"}, {"relocat", "move"},
+	{"replac", "replace"},
+}
+
+// undoVerbKind returns the kind of the first undo verb of a lowercased
+// sentence (undoCue, undoAsked, undoNarrated: the verb that makes it an
+// undo), "" when it is of no kind undoKinds knows.
+func undoVerbKind(ls string) string {
+	m := undoVerb.FindString(ls)
+	if m == "" {
+		return ""
+	}
+	return verbKind(m)
+}
+
+// undoVerb is any undo verb, in any tense, of undoCue, undoAsked and
+// undoNarrated.
+var undoVerb = regexp.MustCompile(`\b(?:remov\w*|delet\w*|replac\w*|renam\w*|mov(?:e|ed|es|ing)|revert\w*|reintroduc\w*|restor\w*|re-?add\w*|roll(?:ed)? back|undo|undid|(?:updated|changed|modified|edited|rewrote|rewritten|fixed|reworked) my)\b`)
+
+// verbKind returns the kind of an undo verb (undoKinds), "" for none.
+func verbKind(verb string) string {
+	for _, k := range undoKinds {
+		if strings.HasPrefix(verb, k.stem) {
+			return k.kind
+		}
+	}
+	return ""
+}
+
+// proposedUndo is an undo verb that proposes the change rather than
+// reports it (an order, a gerund, a modal's infinitive: "Move X",
+// "by removing X", "you can drop X"), with its object. A passive "X
+// should be removed" holds the participle undoCue reads as a report of
+// an undo, and undoneIn leaves such a sentence alone already.
+var proposedUndo = regexp.MustCompile(`(?i)\b(remove|removing|delete|deleting|drop|dropping|get rid of|getting rid of|move|moving|relocate|relocating|rename|renaming|replace|replacing)\b((?:\s+[^\s,;]+){1,8})`)
+
+// carriedOut reports whether the undo u carries out what the kept
+// sentence st says rather than undoing it: st proposes an undo of the
+// same kind of something u acts on (ruleCarriedOut), or st finds fault
+// with what u removes, moves or replaces (ruleFaultFixed).
+func carriedOut(st string, u undo) bool {
+	kind := undoVerbKind(lower(strings.TrimSpace(u.text)))
+	if kind == "" || u.own {
+		return false
+	}
+	return ruleOn(ruleCarriedOut) && proposesUndo(st, kind, u.tokens) || ruleOn(ruleFaultFixed) && faults(st, u.tokens)
+}
+
+// proposesUndo reports whether a sentence proposes an undo of kind of one of
+// tokens (the load-bearing tokens of what the later undo acts on): an
+// undo verb of that kind ("removing the `xbrl_tag` logic") whose object
+// names one of them, not negated in its clause ("don't remove X"
+// proposes keeping X).
+func proposesUndo(st string, kind string, tokens map[string]bool) bool {
+	text := quotedName.ReplaceAllString(quoteFold.Replace(st), "`$1`")
+	lt := lower(text) // the offsets of lt are those of text
+	for _, m := range proposedUndo.FindAllStringSubmatchIndex(text, -1) {
+		if verbKind(lt[m[2]:m[3]]) != kind || negatedBefore(lt, m[2]) {
+			continue
+		}
+		obj := text[m[4]:m[5]] + " "
+		if loc := objectStop.FindStringIndex(obj); loc != nil {
+			obj = obj[:loc[0]]
+		}
+		if namesAny(loadTokens(obj), tokens) {
+			return true
+		}
+	}
+	return false
+}
+
+// negatedBefore reports whether the clause of lt holding offset i holds a
+// negation before i (negation): "we should not remove it" proposes
+// nothing.
+func negatedBefore(lt string, i int) bool {
+	return negation.MatchString(lt[clauseStart(lt, i):i])
+}
+
+// namesAny reports whether a holds a token of b.
+func namesAny(a, b map[string]bool) bool {
+	for t := range a {
+		if b[t] {
+			return true
+		}
+	}
+	return false
+}
+
+// faultWord says a thing is wrong: it fails or breaks, is wrong, broken,
+// incompatible, unused, redundant, not needed, not ideal. "Not ideal" and
+// "not needed" are faults whatever negation stands before them; the
+// others are faults only when nothing negates them in their clause
+// ("so the build doesn't fail" says the thing works).
+var faultWord = regexp.MustCompile(`\b(?:not (?:ideal|needed|necessary|used)|no longer (?:needed|used)|unused|redundant|unnecessary|obsolete|fail(?:s|ed|ing)?|breaks?|broken|wrong|incorrect|incompatib\w*)\b`)
+
+// faults reports whether a sentence finds fault with something the undo
+// acts on (tokens): it names one of them, and a fault word (faultWord)
+// not negated in its clause. The removal, move or replacement of a thing
+// a sentence says fails, or is unused or misplaced, is the fix the
+// sentence calls for.
+func faults(st string, tokens map[string]bool) bool {
+	if !namesAny(loadTokens(st), tokens) {
+		return false
+	}
+	lt := lower(quoteFold.Replace(st))
+	for _, m := range faultWord.FindAllStringIndex(lt, -1) {
+		if strings.HasPrefix(lt[m[0]:], "not ") || strings.HasPrefix(lt[m[0]:], "no longer") || !negatedBefore(lt, m[0]) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,59 @@
+package ingest
+
+import "testing"
+
+// TestUndoCarriesOut checks that a later undo does not take out a
+// sentence that proposes that undo or finds fault with what it removes
+// (carried.go), and still takes out one that describes what it removes,
+// one that proposes the opposite change, and one whose proposal it takes
+// back.
+func TestUndoCarriesOut(t *testing.T) {
+	cases := []struct {
+		name      string
+		stmt      string
+		undo      string
+		fromLater bool
+		undone    bool
+	}{
+		{"a suggestion to remove, carried out by the removal",
+			"If the Reconciliation table doesn't require XBRL tagging, you can simplify this method by removing the `xbrl_tag` logic:",
+			"Removed XBRL tag checking (`xbrl_tag = row.get(\"XBRL Element\", None)`)", false, false},
+		{"a proposed move, carried out by a later move of the same name",
+			"Move `resolveRepoPath` (and its types) to a new file, e.g., `src/domain/repo-utils.ts`, and update imports accordingly.",
+			"Move the `describe('resolveRepoPath', ...)` block to `repo-utils.test.ts`.", true, false},
+		{"a fault found, fixed by the removal",
+			"Windows shell issue: The CI step used a POSIX-style command `dir dist || ls -l dist`, which fails on Windows PowerShell and can break the job.",
+			"Removed the cross-shell `dir dist || ls -l dist` line.", false, false},
+		{"a misplacement found, fixed by the move",
+			"Placing `resolveRepoPath` in `src/domain/tasks.ts` is **not ideal** from a separation-of-concerns perspective.",
+			"Moved `resolveRepoPath` to `src/domain/repo-utils.ts`.", false, false},
+		// Controls: the undo still undoes.
+		{"a description of what is removed is undone",
+			"Reconciliation: Uses `row.get(\"XBRL Element\", None)` with fallback for `xbrl_tag`.",
+			"Removed XBRL tag checking (`xbrl_tag = row.get(\"XBRL Element\", None)`)", false, true},
+		{"a change the removal takes back is undone",
+			"Made deploy step non-blocking if Pages isn't enabled (`continue-on-error: true`) so the build doesn't fail.",
+			"I removed the deploy `continue-on-error` and updated MkDocs metadata.", false, true},
+		{"a proposal to remove, taken back by a restore, is undone",
+			"You can drop the `legacy_cache` module now that the store is in.",
+			"Restored the `legacy_cache` module: the importer still reads it.", false, true},
+		{"a proposal of another kind (a move) is undone by a removal",
+			"Move the `legacy_cache` module into `internal/`.",
+			"Deleted the `legacy_cache` module.", false, true},
+		{"a negated proposal is undone",
+			"We should not remove the `legacy_cache` module yet: the importer reads it.",
+			"Deleted the `legacy_cache` module.", false, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u, ok := undoOf(posSentence{text: tc.undo, pos: 5}, tc.fromLater)
+			if !ok {
+				t.Fatalf("undoOf(%q) is no undo", tc.undo)
+			}
+			cut, _ := undoneIn(tc.stmt, []string{tc.stmt}, 0, []undo{u})
+			if got := len(cut) > 0; got != tc.undone {
+				t.Errorf("undone = %v, want %v\nstatement: %s\nundo: %s", got, tc.undone, tc.stmt, tc.undo)
+			}
+		})
+	}
+}
