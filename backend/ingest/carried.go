@@ -5,26 +5,26 @@ import (
 	"strings"
 )
 
-// An undo that carries out what a statement said is no revision of it.
-// dropUndone takes out a kept sentence when a later sentence removes,
-// moves or replaces what it names: the sentence described a state the
-// session left. Two kinds of sentence name the thing and describe no
-// state the undo leaves: one that proposes the undo itself ("you can
-// simplify this method by removing the `xbrl_tag` logic", "Move
-// `resolveRepoPath` to a new file"), which the later "Removed XBRL tag
-// checking" or "Move the `resolveRepoPath` tests" carries out, and one
-// that finds fault with the thing ("The CI step used `dir dist || ls -l
-// dist`, which fails on Windows PowerShell"), which the later removal
-// fixes. Both are confirmed by the undo, as "Instead, we only added X"
+// An undo that carries out what a statement proposed is no revision of
+// it. dropUndone takes out a kept sentence when a later sentence
+// removes, moves or replaces what it names: the sentence described a
+// state the session left. A sentence that proposes the undo itself ("you
+// can simplify this method by removing the `xbrl_tag` logic", "Move
+// `resolveRepoPath` to a new file") describes no state the undo leaves:
+// the later "Removed XBRL tag checking" or "Move the `resolveRepoPath`
+// tests" carries it out, which confirms it, as "Instead, we only added X"
 // confirms a statement that X was added (confirmsStatement). An undo of
 // the other direction (a revert, a restore, re-adding) still undoes a
 // proposal to remove: it takes the removal back.
+//
+// A sentence that finds fault with the thing ("The CI step used `dir
+// dist || ls -l dist`, which fails on Windows PowerShell") was measured
+// as carried out alike by the removal that fixes it, and left out: a
+// diagnosis is confirmed only when its fix works, and on sessions-dev
+// that one was wrong (D7's first trap: the failures were elsewhere).
 
-// Names of the rules of this file, as ablate lists them.
-const (
-	ruleCarriedOut = "undo-carried-out"
-	ruleFaultFixed = "undo-fault-fixed"
-)
+// ruleCarriedOut names carriedOut for ablate (junk.go).
+const ruleCarriedOut = "undo-carried-out"
 
 // undoKinds maps an undo verb's stem to the kind of change it makes:
 // "remove" (removed, deleted, dropped), "move" (moved, renamed), "replace".
@@ -70,14 +70,13 @@ var proposedUndo = regexp.MustCompile(`(?i)\b(remove|removing|delete|deleting|dr
 
 // carriedOut reports whether the undo u carries out what the kept
 // sentence st says rather than undoing it: st proposes an undo of the
-// same kind of something u acts on (ruleCarriedOut), or st finds fault
-// with what u removes, moves or replaces (ruleFaultFixed).
+// same kind of something u acts on.
 func carriedOut(st string, u undo) bool {
 	kind := undoVerbKind(lower(strings.TrimSpace(u.text)))
 	if kind == "" || u.own {
 		return false
 	}
-	return ruleOn(ruleCarriedOut) && proposesUndo(st, kind, u.tokens) || ruleOn(ruleFaultFixed) && faults(st, u.tokens)
+	return ruleOn(ruleCarriedOut) && proposesUndo(st, kind, u.tokens)
 }
 
 // proposesUndo reports whether a sentence proposes an undo of kind of one of
@@ -114,31 +113,6 @@ func negatedBefore(lt string, i int) bool {
 func namesAny(a, b map[string]bool) bool {
 	for t := range a {
 		if b[t] {
-			return true
-		}
-	}
-	return false
-}
-
-// faultWord says a thing is wrong: it fails or breaks, is wrong, broken,
-// incompatible, unused, redundant, not needed, not ideal. "Not ideal" and
-// "not needed" are faults whatever negation stands before them; the
-// others are faults only when nothing negates them in their clause
-// ("so the build doesn't fail" says the thing works).
-var faultWord = regexp.MustCompile(`\b(?:not (?:ideal|needed|necessary|used)|no longer (?:needed|used)|unused|redundant|unnecessary|obsolete|fail(?:s|ed|ing)?|breaks?|broken|wrong|incorrect|incompatib\w*)\b`)
-
-// faults reports whether a sentence finds fault with something the undo
-// acts on (tokens): it names one of them, and a fault word (faultWord)
-// not negated in its clause. The removal, move or replacement of a thing
-// a sentence says fails, or is unused or misplaced, is the fix the
-// sentence calls for.
-func faults(st string, tokens map[string]bool) bool {
-	if !namesAny(loadTokens(st), tokens) {
-		return false
-	}
-	lt := lower(quoteFold.Replace(st))
-	for _, m := range faultWord.FindAllStringIndex(lt, -1) {
-		if strings.HasPrefix(lt[m[0]:], "not ") || strings.HasPrefix(lt[m[0]:], "no longer") || !negatedBefore(lt, m[0]) {
 			return true
 		}
 	}
