@@ -118,3 +118,35 @@ func namesAny(a, b map[string]bool) bool {
 	}
 	return false
 }
+
+// ruleMovePlace names keptWhereMoved for ablate (junk.go).
+const ruleMovePlace = "undo-move-place"
+
+// keptWhereMoved reports whether the undo u only moves what the kept
+// sentence st names (a move or relocation in words: "Move the
+// `describe('resolveRepoPath', ...)` block to `repo-utils.test.ts`",
+// "Moved `resolveRepoPath` to a new file") while st says nothing of
+// where it is: no path or file name (pathTok), no locative ("is in",
+// "lives at": locative, placed). A move leaves what a thing is and does as it
+// was ("`resolveRepoPath` is a utility for resolving a repository path",
+// "Refactor `resolveRepoPath` to use a local `promisify(exec)`"); only
+// where it is changes, as dropRelocated reads a tool call's move
+// (moved.go). A rename is no move here: the old name is stale wherever
+// it is said.
+func keptWhereMoved(st string, u undo) bool {
+	if !ruleOn(ruleMovePlace) || u.own {
+		return false
+	}
+	m := undoVerb.FindString(lower(strings.TrimSpace(u.text)))
+	if !strings.HasPrefix(m, "mov") && !strings.HasPrefix(m, "relocat") {
+		return false
+	}
+	return !pathTok.MatchString(st) && !locative.MatchString(st) && !placed.MatchString(st)
+}
+
+// placed says where a thing is in words a path need not follow: a
+// folder's name with its slash ("`scripts/`"), or a verb of being or
+// placing with a locative preposition within a few words after it ("lives
+// in the repo-root `scripts/` directory", "Placing X in the tasks
+// module").
+var placed = regexp.MustCompile(`(?i)\b[\w.-]+/(?:[\s` + "`" + `'")]|$)|\b(?:is|are|was|were|lives?|sits?|resides?|located|stored|kept|placed|placing|defined|declared)\b(?:\s+[^\s.;:]+){0,3}?\s+(?:in|at|under|inside|within|into)\b`)

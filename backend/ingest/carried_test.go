@@ -3,8 +3,11 @@ package ingest
 import "testing"
 
 // TestUndoCarriesOut checks that a later undo does not take out a
-// sentence that proposes that undo (carried.go), and still takes out one
-// that describes what it removes, one that finds fault with it,
+// sentence that proposes that undo, nor one saying what a thing it only
+// moves is or does (carried.go), and still takes out one that describes
+// what it removes, one that says where a moved thing was, one naming a
+// renamed thing by its old name, one that finds fault with what it
+// removes,
 // one that proposes the opposite change, and one whose proposal it takes
 // back.
 func TestUndoCarriesOut(t *testing.T) {
@@ -21,6 +24,19 @@ func TestUndoCarriesOut(t *testing.T) {
 		{"a proposed move, carried out by a later move of the same name",
 			"Move `resolveRepoPath` (and its types) to a new file, e.g., `src/domain/repo-utils.ts`, and update imports accordingly.",
 			"Move the `describe('resolveRepoPath', ...)` block to `repo-utils.test.ts`.", true, false},
+		{"what a moved thing is stays",
+			"`resolveRepoPath` is a **utility for resolving a repository path** based on CLI options, session DB, or git context.",
+			"Move the `describe('resolveRepoPath', ...)` block to `repo-utils.test.ts`.", true, false},
+		{"what a moved thing does stays",
+			"Refactor `resolveRepoPath` to use a local `promisify(exec)` so the test can mock `exec` after import.",
+			"Moved `resolveRepoPath` (and its types) to a new file and updated the imports.", false, false},
+		// Controls: the undo still undoes.
+		{"where a moved thing was is undone",
+			"The `tail_wrapper` script lives in the repo-root `scripts/` directory and wraps `tail -F`.",
+			"Moved the `tail_wrapper` script to `priv/scripts/`.", false, true},
+		{"what a renamed thing does, said by its old name, is undone",
+			"`fooBarHeader` parses the header and returns its fields.",
+			"Renamed `fooBarHeader` to `parseHeader` everywhere.", false, true},
 		{"a description of what is removed is undone",
 			"Reconciliation: Uses `row.get(\"XBRL Element\", None)` with fallback for `xbrl_tag`.",
 			"Removed XBRL tag checking (`xbrl_tag = row.get(\"XBRL Element\", None)`)", false, true},

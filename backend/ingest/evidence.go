@@ -207,8 +207,9 @@ func undoOf(s posSentence, fromLater bool) (undo, bool) {
 // token of the sentence, and shares a second subject token with it, or a
 // long one within revisionReach, or is the user's change of their own
 // files. A sentence that itself reports an undo is never undone, nor is
-// one the undo carries out (carriedOut: it proposes the undo, or finds
-// fault with what the undo removes). Batch
+// one the undo carries out (carriedOut: it proposes the undo), nor one
+// saying nothing of where a thing is that the undo only moves
+// (keptWhereMoved). Batch
 // (dropUndone) and live capture (Pipeline.revise) share this rule.
 func undoneIn(text string, sents []string, pos int, undos []undo) (cut []string, why string) {
 	for _, st := range sents {
@@ -221,8 +222,8 @@ func undoneIn(text string, sents []string, pos int, undos []undo) (cut []string,
 				continue
 			}
 			if n, long := overlapLong(subj, u.subject); u.own || n >= 2 || (long && u.pos-pos <= revisionReach) {
-				if carriedOut(st, u) {
-					continue // the undo does what st proposes or fixes what it faults (carried.go)
+				if carriedOut(st, u) || keptWhereMoved(st, u) {
+					continue // the undo does what st proposes, or moves what st does not place (carried.go)
 				}
 				cut = append(cut, st)
 				if why == "" {
