@@ -69,3 +69,22 @@ func TestUndoCarriesOut(t *testing.T) {
 		})
 	}
 }
+
+// TestDistillKeepsCarriedOut distils a turn whose answer proposes an
+// undo, with a later turn carrying it out, and one whose answer describes
+// what a later turn removes: the proposal is kept, the description is
+// not (carried.go through Distill, as batch ingest and live capture run
+// it).
+func TestDistillKeepsCarriedOut(t *testing.T) {
+	const proposal = "If the report table doesn't need XBRL tags, you can simplify `process_cells` by removing the `xbrl_tag` lookup and its `XBRL Element` column."
+	const described = "The `process_cells` method reads the `xbrl_tag` from the `XBRL Element` column and falls back to `None`."
+	later := []string{"Removed the `xbrl_tag` lookup from `process_cells` (the `XBRL Element` column is gone)."}
+	kept := keptTexts("Why does the report table have no tags?", []string{proposal}, later)
+	if !anyHas(kept, "you can simplify") {
+		t.Errorf("the proposal the later removal carries out is not kept: %q", kept)
+	}
+	kept = keptTexts("How does process_cells tag cells?", []string{described}, later)
+	if anyHas(kept, "falls back to") {
+		t.Errorf("what the later removal undoes is kept: %q", kept)
+	}
+}
