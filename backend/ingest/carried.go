@@ -5,17 +5,19 @@ import (
 	"strings"
 )
 
-// An undo that carries out what a statement proposed is no revision of
-// it. dropUndone takes out a kept sentence when a later sentence
-// removes, moves or replaces what it names: the sentence described a
-// state the session left. A sentence that proposes the undo itself ("you
-// can simplify this method by removing the `xbrl_tag` logic", "Move
-// `resolveRepoPath` to a new file") describes no state the undo leaves:
-// the later "Removed XBRL tag checking" or "Move the `resolveRepoPath`
-// tests" carries it out, which confirms it, as "Instead, we only added X"
-// confirms a statement that X was added (confirmsStatement). An undo of
-// the other direction (a revert, a restore, re-adding) still undoes a
-// proposal to remove: it takes the removal back.
+// Undos in words that revise nothing: one that carries out what a
+// statement proposed (carriedOut), and a move of a thing a statement
+// says nothing of the place of (keptWhereMoved). dropUndone takes out a
+// kept sentence when a later sentence removes, moves or replaces what it
+// names: the sentence described a state the session left. A sentence
+// that proposes the undo itself ("you can simplify this method by
+// removing the `xbrl_tag` logic", "Move `resolveRepoPath` to a new
+// file") describes no state the undo leaves: the later "Removed XBRL tag
+// checking" or "Move the `resolveRepoPath` tests" carries it out, which
+// confirms it, as "Instead, we only added X" confirms a statement that X
+// was added (confirmsStatement). An undo of the other direction (a
+// revert, a restore, re-adding) still undoes a proposal to remove: it
+// takes the removal back.
 //
 // A sentence that finds fault with the thing ("The CI step used `dir
 // dist || ls -l dist`, which fails on Windows PowerShell") was measured
@@ -127,8 +129,8 @@ const ruleMovePlace = "undo-move-place"
 // `describe('resolveRepoPath', ...)` block to `repo-utils.test.ts`",
 // "Moved `resolveRepoPath` to a new file") while st says nothing of
 // where it is: no path or file name (pathTok), no locative ("is in",
-// "lives at": locative, placed). A move leaves what a thing is and does as it
-// was ("`resolveRepoPath` is a utility for resolving a repository path",
+// "lives at": locative, placed). A move leaves what a thing is and does
+// as it was ("`resolveRepoPath` is a utility for resolving a repository path",
 // "Refactor `resolveRepoPath` to use a local `promisify(exec)`"); only
 // where it is changes, as dropRelocated reads a tool call's move
 // (moved.go). A rename is no move here: the old name is stale wherever
