@@ -83,9 +83,10 @@ type Evidence struct {
 	Info    float64 `json:"info"`
 	MinInfo float64 `json:"min_info"`
 	Generic bool    `json:"generic,omitempty"`
-	// UnheldNames are the names the prompt writes by their form
-	// (memory.NameTerms) that no candidate holds, when the prompt got
-	// nothing for lacking them (Generic).
+	// UnheldNames are the names the prompt writes by their form (a flag,
+	// a folder or path, a call, a variable, a number written as an
+	// identifier, a version: subjectSpans) that no candidate holds, when
+	// the prompt got nothing for lacking them (Generic).
 	UnheldNames []string `json:"unheld_names,omitempty"`
 	// AffixNames are the UnknownNames some candidate holds as the start or
 	// end of a longer term (QueryWord.Affix): they count as unknown for

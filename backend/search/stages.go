@@ -158,7 +158,7 @@ var queryStages = []queryStage{
 //     does not use: "continue", "fix it"; see Specific), the search
 //     returns nothing.
 //     subject: a prompt's candidate lacking a name the prompt writes by
-//     its form ("--firmware", "-a", "./out": memory.NameTerms) goes
+//     its form ("--firmware", "-a", "./out", "2.4": subjectSpans) goes
 //     unless the prompt's words outside that name are specific on their
 //     own (subject.go); with none left the prompt gets nothing.
 //     Then each candidate needs evidence of its own:

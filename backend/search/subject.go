@@ -10,7 +10,7 @@ import (
 )
 
 // A name written by its form ("--firmware", "-a", "./out", "all()",
-// "$GOFLAGS", "#1234": memory.NameTerms) is what a prompt writing it is
+// "$GOFLAGS", "#1234", "2.4": subjectSpans) is what a prompt writing it is
 // about. A memory that does not hold the name can be about the prompt only
 // through the prompt's other words: "why does -a fail?" without "-a" is
 // "why does fail?", which says too little to be about anything (Specific),
@@ -21,7 +21,7 @@ import (
 // their own (subject); when no candidate is left, the prompt gets nothing.
 
 // lackedNames returns the names of the query (formNames, as
-// memory.NameTerms writes them) that a memory's text does not hold: none
+// subjectTerms writes them) that a memory's text does not hold: none
 // of its own names holds it (holdsName), nor does the text write it as
 // the query does (writesName).
 func lackedNames(formNames []string, text string) []string {
@@ -40,8 +40,9 @@ func lackedNames(formNames []string, text string) []string {
 }
 
 // writesName reports whether lower, a memory's text lowercased, writes
-// the name n as a query writes it, where the name's forms do not read it
-// (memory.NameTerms: a flag after a typographic quote, “--export-gcode”):
+// the name n as a query writes it, where the names field's forms do not
+// read it (memory.NameTerms: a flag after a typographic quote,
+// “--export-gcode”; a version, which the field does not hold):
 // n not joined to a letter, digit, '_' or '-' before it, nor, unless it
 // ends a folder with '/', after it.
 func writesName(lower, n string) bool {
@@ -86,11 +87,42 @@ func holdsName(has, n string) bool {
 	return n != "" && (has == n || strings.HasPrefix(has, n+"/") || strings.HasSuffix(has, "/"+n) || strings.Contains(has, "/"+n+"/"))
 }
 
+// subjectSpans returns the names text writes by their form that a prompt
+// can be about (each with its span): the names field's
+// (memory.NameTermSpans: flags, folders, paths, calls, variables, numbers
+// written as identifiers) and versions (memory.VersionToken: "2.4",
+// "v0.4.1-rc.1"), which the word analyzer keeps whole, outside the others.
+func subjectSpans(text string) []memory.NameTermSpan {
+	spans := memory.NameTermSpans(text)
+	if !strings.ContainsAny(text, "0123456789") {
+		return spans
+	}
+	n := len(spans)
+	for _, m := range memory.VersionToken.FindAllStringIndex(text, -1) {
+		if !slices.ContainsFunc(spans[:n], func(s memory.NameTermSpan) bool { return s.Start <= m[0] && m[1] <= s.End }) {
+			spans = append(spans, memory.NameTermSpan{Term: strings.ToLower(text[m[0]:m[1]]), Start: m[0], End: m[1]})
+		}
+	}
+	return spans
+}
+
+// subjectTerms returns the terms of subjectSpans, each once, in the order
+// written.
+func subjectTerms(text string) []string {
+	var out []string
+	for _, s := range subjectSpans(text) {
+		if !slices.Contains(out, s.Term) {
+			out = append(out, s.Term)
+		}
+	}
+	return out
+}
+
 // withoutNames returns text with every span writing one of names
-// (memory.NameTermSpans) blanked: what the prompt says besides them.
+// (subjectSpans) blanked: what the prompt says besides them.
 func withoutNames(text string, names []string) string {
 	b := []byte(text)
-	for _, s := range memory.NameTermSpans(text) {
+	for _, s := range subjectSpans(text) {
 		if slices.Contains(names, s.Term) {
 			for i := s.Start; i < s.End; i++ {
 				b[i] = ' '
@@ -110,7 +142,7 @@ func (e *Engine) subject(ctx context.Context, r *queryRun) error {
 	if !subjectNames || !r.q.Prompt || !e.gate(r) || !nameTermsOn {
 		return nil
 	}
-	names := memory.NameTerms(r.q.Text)
+	names := subjectTerms(r.q.Text)
 	if len(names) == 0 {
 		return nil
 	}

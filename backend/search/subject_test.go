@@ -29,6 +29,7 @@ func TestSubjectNames(t *testing.T) {
 		"Klipper firmware needs the macros the mapping emits; older firmware versions ignore the unknown ones.",              // m5
 		"The firmware field of a printer profile picks which firmware dialect the generator writes.",                         // m6
 		"The slicer CLI takes “--export-gcode” and the profile path; the output folder must exist.",                          // m7
+		"The Voron 2.4 example profile sets a 350 mm bed and two extruders.",                                                 // m8
 	}
 	cases := []struct {
 		name   string
@@ -39,6 +40,7 @@ func TestSubjectNames(t *testing.T) {
 	}{
 		{"the flag's memory only", []int{0, 1, 2, 3, 4, 5, 6}, "why does -a fail?", []string{"m0"}, true},
 		{"a flag no memory holds", []int{1, 2, 3, 4, 5, 6}, "why does --firmware fail?", nil, true},
+		{"a version's memory only", []int{1, 2, 3, 8}, "why does 2.4 fail?", []string{"m8"}, true},
 		{"a flag written in typographic quotes", []int{1, 2, 3, 4, 5, 6, 7}, "what does --export-gcode do?", []string{"m7"}, false},
 		{"a specific rest keeps the others", []int{1, 2, 3, 4, 5, 6}, "how does --firmware pick the Marlin M-code mapping of the Klipper macros?", []string{"m4", "m5", "m6"}, false},
 	}
@@ -100,6 +102,8 @@ func TestHoldsName(t *testing.T) {
 		{[]string{"slice()"}, "calls np.slice(x, 2)", nil},
 		{[]string{"slice()"}, "a slice of the list", []string{"slice()"}},
 		{[]string{"-a", "--dest"}, "pass --dest DIR", []string{"-a"}},
+		{[]string{"2.4"}, "the Voron 2.4 profile", nil},
+		{[]string{"2.4"}, "the Voron 12.4 profile", []string{"2.4"}},
 	} {
 		if got := lackedNames(c.names, c.text); !slices.Equal(got, c.lacks) {
 			t.Errorf("lackedNames(%v, %q) = %v, want %v", c.names, c.text, got, c.lacks)
@@ -114,8 +118,9 @@ func TestWithoutNames(t *testing.T) {
 		{"why does -a fail?", "why does    fail?"},
 		{"where is `--help=x` defined? see ./out", "where is `        ` defined? see ./out"},
 		{"what does all() do with -a?", "what does       do with   ?"},
+		{"why does --help fail in 2.4?", "why does        fail in    ?"},
 	} {
-		if got := withoutNames(c.text, []string{"-a", "--help", "all()"}); got != c.want {
+		if got := withoutNames(c.text, []string{"-a", "--help", "all()", "2.4"}); got != c.want {
 			t.Errorf("withoutNames(%q) = %q, want %q", c.text, got, c.want)
 		}
 	}
