@@ -202,6 +202,9 @@ func dumpEvidence(w io.Writer, ev *search.Evidence) {
 	}
 	fmt.Fprintf(w, "  evidence %s: lexical %s (coverage %.3f, unknown %.3f), vector %s, generic %s, unknown names %s, names the best candidate lacks %s, unknown names a candidate has as a longer term's start or end %s, names out of the prompt's reach %s\n",
 		map[bool]string{true: "holds", false: "fails"}[ev.Holds()], lexical, ev.Coverage, ev.Unknown, vec, yes(ev.Generic), list(ev.UnknownNames), list(ev.BestLacks), list(ev.AffixNames), list(ev.NamesOutOfReach))
+	if len(ev.UnheldNames) > 0 {
+		fmt.Fprintf(w, "  generic without the names it writes by their form that no candidate holds: %s\n", list(ev.UnheldNames))
+	}
 	if len(ev.Words) > 0 {
 		fmt.Fprintf(w, "  words (information; + the best candidate holds it, ? no memory does): %s\n", strings.Join(ev.Words, " "))
 	}

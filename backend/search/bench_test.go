@@ -281,3 +281,55 @@ func BenchmarkSearchScoped(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSearchSubject is a prompt recall's search of prompts that
+// write a name by its form (a path as the store's memories write them),
+// half of them a question about the path alone ("why does src/a/b.go
+// fail?"), half words and the path, with the subject stage on and off
+// (subjectNames), one after the other in the same run: its cost is the
+// ratio of the two. Run:
+//
+//	go test ./backend/search -run '^$' -bench SearchSubject -benchtime 200x
+func BenchmarkSearchSubject(b *testing.B) {
+	g := newBenchGen(99)
+	queries := make([]string, 500)
+	for i := range queries {
+		path := fmt.Sprintf("src/%s/%s.go", g.word(), g.word())
+		if i%2 == 0 {
+			queries[i] = "why does " + path + " fail?"
+		} else {
+			queries[i] = g.query() + " in " + path
+		}
+	}
+	defer func(on bool) { subjectNames = on }(subjectNames)
+	for _, n := range benchSizes[:2] {
+		st := benchStore(b, n)
+		e := New(st, embed.NewBuiltin(), config.Default().Search, memory.FixedClock{T: benchNow})
+		ctx := context.Background()
+		for _, on := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%dk/subject=%v", n/1000, on), func(b *testing.B) {
+				subjectNames = on
+				q := func(text string) Query {
+					return Query{Text: text, Project: "tallyho", ProjectScoped: true, Prompt: true}
+				}
+				for _, text := range queries[len(queries)-50:] { // warm up, as BenchmarkSearch
+					if _, err := e.Run(ctx, q(text)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				runtime.GC()
+				lat := make([]time.Duration, 0, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t := time.Now()
+					if _, err := e.Run(ctx, q(queries[i%len(queries)])); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t))
+				}
+				b.StopTimer()
+				reportLatencies(b, lat)
+			})
+		}
+	}
+}

@@ -98,6 +98,10 @@ type Result struct {
 	Candidates int
 	// BelowAbsolute and BelowRelative count the candidates each floor dropped.
 	BelowAbsolute, BelowRelative int
+	// LackName counts the candidates a prompt's subject stage dropped: each
+	// lacks a name the prompt writes by its form, and the prompt's other
+	// words are not specific on their own (see Run, step 4).
+	LackName int
 	// Evidence is the query-level test of whether the store holds what the
 	// query is about (see Run, step 4); Tested says it ran (the gate is on,
 	// the floors are and there were candidates). NoEvidence is set when it

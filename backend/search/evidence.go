@@ -76,9 +76,18 @@ type Evidence struct {
 	// anything a memory could hold. Some memory contains whatever word it
 	// has and is near its embedding, so neither test means anything for it
 	// (Holds).
+	// Generic is also set on a prompt whose every candidate lacks a name
+	// the prompt writes by its form, and whose words outside those names
+	// carry too little (UnheldNames; subject.go): "why does -a fail?" with
+	// no memory holding "-a" in reach is "why does fail?".
 	Info    float64 `json:"info"`
 	MinInfo float64 `json:"min_info"`
 	Generic bool    `json:"generic,omitempty"`
+	// UnheldNames are the names the prompt writes by their form (a flag,
+	// a folder or path, a call, a variable, a number written as an
+	// identifier, a version: subjectSpans) that no candidate holds, when
+	// the prompt got nothing for lacking them (Generic).
+	UnheldNames []string `json:"unheld_names,omitempty"`
 	// AffixNames are the UnknownNames some candidate holds as the start or
 	// end of a longer term (QueryWord.Affix): they count as unknown for
 	// the lexical and the vector test, but do not make NamesUnknown.

@@ -349,8 +349,10 @@ type found struct {
 	// Evidence.UnknownNames.
 	noEvidence   bool
 	unknownNames []string
-	// generic is the search's Evidence.Generic.
-	generic bool
+	// generic is the search's Evidence.Generic, unheldNames its
+	// Evidence.UnheldNames.
+	generic     bool
+	unheldNames []string
 	// namesOutOfReach is the search's Evidence.NamesOutOfReach.
 	namesOutOfReach []string
 	// outOfReach says the search was scoped (Result.Scoped) and found no
@@ -380,7 +382,7 @@ func (r *Recaller) find(ctx context.Context, req RecallRequest, n int) (found, e
 		return found{}, err
 	}
 	f := found{hits: res.Hits, noEvidence: res.NoEvidence, unknownNames: res.Evidence.UnknownNames,
-		generic: res.Evidence.Generic, namesOutOfReach: res.Evidence.NamesOutOfReach, scored: res.Scored, excluded: q.Exclude, outOfReach: res.Scoped && res.Candidates == 0}
+		generic: res.Evidence.Generic, unheldNames: res.Evidence.UnheldNames, namesOutOfReach: res.Evidence.NamesOutOfReach, scored: res.Scored, excluded: q.Exclude, outOfReach: res.Scoped && res.Candidates == 0}
 	if res.Tested {
 		f.evidence = &res.Evidence
 	}
@@ -428,7 +430,8 @@ func (r *Recaller) answer(ctx context.Context, req RecallRequest, f found, k, ma
 
 // skippedReason says why a recall gave nothing: every relevant memory was
 // given earlier, nothing is within a scoped prompt's reach, the prompt is
-// too generic, the store holds nothing the prompt is about (with the names
+// too generic (or says little but a name no memory within its reach
+// writes: Evidence.UnheldNames), the store holds nothing the prompt is about (with the names
 // it lacks, or the lexical evidence's memory far from the prompt: Evidence.
 // LexicalFar), or nothing cleared the floors.
 func skippedReason(f found, alreadyGiven bool) string {
@@ -437,6 +440,9 @@ func skippedReason(f found, alreadyGiven bool) string {
 		return "every relevant memory was given earlier in this session"
 	case f.outOfReach:
 		return "no memory of this project, of the user's own or of no project is about this prompt (another project's memories are recalled when the prompt names that project)"
+	case f.noEvidence && f.generic && len(f.unheldNames) > 0:
+		return "no memory this prompt reaches writes " + strings.Join(f.unheldNames, ", ") +
+			", and the prompt says too little else to be about something memory holds"
 	case f.noEvidence && f.generic:
 		return "the prompt is too generic to be about something memory holds (it names nothing and says little)"
 	case f.noEvidence && len(f.unknownNames) > 0:

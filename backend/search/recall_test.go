@@ -339,6 +339,8 @@ func TestSkippedReason(t *testing.T) {
 			"the store holds nothing this prompt is about (no evidence beyond chance; the memory sharing most of its words is no nearer its meaning than a typical memory)"},
 		{"generic", found{noEvidence: true, generic: true}, false,
 			"the prompt is too generic to be about something memory holds (it names nothing and says little)"},
+		{"generic but a name none holds", found{noEvidence: true, generic: true, unheldNames: []string{"--firmware"}}, false,
+			"no memory this prompt reaches writes --firmware, and the prompt says too little else to be about something memory holds"},
 		{"out of reach", found{outOfReach: true}, false,
 			"no memory of this project, of the user's own or of no project is about this prompt (another project's memories are recalled when the prompt names that project)"},
 		{"already given wins", found{noEvidence: true, unknownNames: []string{"Zorblat"}}, true,

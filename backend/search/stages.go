@@ -96,6 +96,7 @@ var queryStages = []queryStage{
 	{"load", (*Engine).load},
 	{"score", (*Engine).score},
 	{"evidence", (*Engine).evidenceStage},
+	{"subject", (*Engine).subject},
 	{"absolute_floor", (*Engine).absoluteFloor},
 	{"relative_floor", (*Engine).relativeFloor},
 	{"mmr", (*Engine).diversify},
@@ -156,6 +157,10 @@ var queryStages = []queryStage{
 //     and its words carry less information than one word general language
 //     does not use: "continue", "fix it"; see Specific), the search
 //     returns nothing.
+//     subject: a prompt's candidate lacking a name the prompt writes by
+//     its form ("--firmware", "-a", "./out", "2.4": subjectSpans) goes
+//     unless the prompt's words outside that name are specific on their
+//     own (subject.go); with none left the prompt gets nothing.
 //     Then each candidate needs evidence of its own:
 //     Coverage at least absolute_floor or a cosine of at least
 //     vector_floor. Then candidates scoring below relative_floor x the top

@@ -297,6 +297,7 @@ export interface Evidence {
   info: number;
   min_info: number;
   generic?: boolean;
+  unheld_names?: string[];
   affix_names?: string[];
   names_unknown?: boolean;
   names_out_of_reach?: string[];
