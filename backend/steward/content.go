@@ -29,8 +29,9 @@ const (
 // contentCheck refuses r (sets r.refused) when its two texts share an
 // opening of MinSharedOpening words or more and the kept text's rest holds
 // less than MinRestContent of the other's rest (see MinSharedOpening); it
-// notes the opening's length and the share in r.
-func (s *Steward) contentCheck(ctx context.Context, r *mergeResult) error {
+// notes the opening's length and the share in r. df caches the document
+// frequencies the plan has read.
+func (s *Steward) contentCheck(ctx context.Context, r *mergeResult, df map[string]int) error {
 	if r.refused != "" {
 		return nil
 	}
@@ -53,9 +54,20 @@ func (s *Steward) contentCheck(ctx context.Context, r *mergeResult) error {
 		r.content = 1
 		return nil
 	}
-	df, err := s.st.DocFreq(ctx, terms)
-	if err != nil {
-		return fmt.Errorf("merge content: %w", err)
+	var unknown []string
+	for _, t := range terms {
+		if _, ok := df[t]; !ok {
+			unknown = append(unknown, t)
+		}
+	}
+	if len(unknown) > 0 {
+		got, err := s.st.DocFreq(ctx, unknown)
+		if err != nil {
+			return fmt.Errorf("merge content: %w", err)
+		}
+		for t, n := range got {
+			df[t] = n
+		}
 	}
 	r.content = search.Coverage(terms, keptTerms, df, s.st.Count())
 	if r.content < MinRestContent {

@@ -157,6 +157,7 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, mark mergeMark, changed map[string]struct{}, merges map[string]*mergeResult, losers map[string]bool) error {
 	claimed := map[string]bool{}
 	refusedPairs := map[[2]string]bool{}
+	df := map[string]int{} // document frequencies read for contentCheck
 	thr := s.mergeSimilarity()
 	// The merges the last scan proposed: still there, unchanged and mergeable?
 	pending := mark.Pending
@@ -181,7 +182,7 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				continue
 			}
 			r := merge(&a, &b)
-			if err := s.contentCheck(ctx, &r); err != nil {
+			if err := s.contentCheck(ctx, &r, df); err != nil {
 				return err
 			}
 			if r.refused != "" {
@@ -214,7 +215,7 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				continue
 			}
 			r := merge(&a, &b)
-			if err := s.contentCheck(ctx, &r); err != nil {
+			if err := s.contentCheck(ctx, &r, df); err != nil {
 				return err
 			}
 			r.similarity = sim
@@ -315,7 +316,7 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 						continue
 					}
 					r := merge(m, &cm)
-					if err := s.contentCheck(ctx, &r); err != nil {
+					if err := s.contentCheck(ctx, &r, df); err != nil {
 						return err
 					}
 					r.similarity = c.Score
