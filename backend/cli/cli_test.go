@@ -809,3 +809,23 @@ func TestOneLineWholeIDs(t *testing.T) {
 		})
 	}
 }
+
+// TestEvalSessionsSweepFlags: --sweep-days and --sweep-apply are checked
+// before anything runs, each refusal naming what is wrong.
+func TestEvalSessionsSweepFlags(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sweep-days", "-1"}, "--sweep-days -1: want 0..365"},
+		{[]string{"--sweep-days", "7", "--sweep-apply", "merge,compact"}, `unknown operation "compact"`},
+		{[]string{"--sweep-days", "7", "--live"}, "--sweep-days goes without --live"},
+	} {
+		args := append([]string{"eval", "sessions"}, tc.args...)
+		code, _, errs := run(t, ctx, "", append(args, "../eval/testdata/sessions/set.json")...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
+	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/embed"
 	"github.com/memtray/memtray/backend/eval"
 )
@@ -215,9 +218,29 @@ func runEvalSessions(env *Env, args []string) error {
 	evidencePath := fs.String("evidence", "", "write a JSON line per recall asked (each relevant query, each unrelated prompt with no project and in each project) with whether it was answered and the query-level evidence test's numbers to `FILE`; --dump ends with their distributions side by side")
 	probeIdents := fs.Bool("probe-identifiers", false, "also ask, for every live memory, prompts naming one rare identifier it holds (written as an identifier, unknown to general language, held by no other memory) in its project, and count how many get it, other memories or nothing (--dump: each prompt not answered with its memory, with the evidence test)")
 	live := fs.Bool("live", false, "compare, per Claude Code and Codex session, the memories `memtray ingest` stores with those live capture stores from the session file written a turn at a time with its hooks (--dump: the differing texts)")
+	sweepDays := fs.Int("sweep-days", 0, "then let `N` days pass with the steward sweeping every hour as the daemon does (its plan and apply, the default config) and print every row again on the store it leaves (--dump: every merge with both texts, every other action)")
+	sweepApply := fs.String("sweep-apply", "auto", "the operations the sweeps of --sweep-days apply: auto (the config's auto_apply, what the scheduled sweep applies by itself), all, none (plans only: the control), or a comma-separated `LIST` of "+strings.Join(config.StewardOps, ", "))
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *sweepDays < 0 || *sweepDays > 365 {
+		return usagef("--sweep-days %d: want 0..365", *sweepDays)
+	}
+	var sweepOps []string
+	switch *sweepApply {
+	case "auto":
+	case "none":
+		sweepOps = []string{}
+	case "all":
+		sweepOps = slices.Clone(config.StewardOps)
+	default:
+		for _, op := range strings.Split(*sweepApply, ",") {
+			if !slices.Contains(config.StewardOps, op) {
+				return usagef("--sweep-apply: unknown operation %q (want auto, all or some of %s)", op, strings.Join(config.StewardOps, ", "))
+			}
+			sweepOps = append(sweepOps, op)
+		}
 	}
 	if err := c.storeless("eval sessions"); err != nil {
 		return err
@@ -229,7 +252,7 @@ func runEvalSessions(env *Env, args []string) error {
 		if !c.json {
 			fmt.Fprintf(env.Stderr, "eval sessions: %s\n", msg)
 		}
-	}, ProbeIdentifiers: *probeIdents}
+	}, ProbeIdentifiers: *probeIdents, SweepDays: *sweepDays, SweepApply: sweepOps}
 	if *dumpPath != "" {
 		f, err := os.Create(*dumpPath)
 		if err != nil {
@@ -251,6 +274,9 @@ func runEvalSessions(env *Env, args []string) error {
 		opts.Evidence = bw
 	}
 	var rep report
+	if *live && *sweepDays > 0 {
+		return usagef("--sweep-days goes without --live")
+	}
 	if *live {
 		rep, err = eval.RunSessionsLive(env.Ctx, pos[0], opts)
 	} else {

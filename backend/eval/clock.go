@@ -41,3 +41,11 @@ func (c *steppedClock) Now() time.Time {
 	c.t = c.t.Add(evalTick)
 	return t
 }
+
+// advance moves the clock on by d, as that much time passing between two
+// things the run does (the steward's sweeps, SessionsOptions.SweepDays).
+func (c *steppedClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}

@@ -112,7 +112,7 @@ func TestSessionsScoresSameHoweverLongTheRunTakes(t *testing.T) {
 	}
 	run := func(pause time.Duration) []memory.Hit {
 		t.Helper()
-		d, dir, err := openSessionsDaemon(ctx, t.TempDir())
+		d, dir, err := openSessionsDaemon(ctx, t.TempDir(), newSteppedClock())
 		if err != nil {
 			t.Fatal(err)
 		}

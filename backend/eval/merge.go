@@ -123,11 +123,12 @@ func RunMerge(ctx context.Context, recallPath, metaPath string, threshold float6
 			group[id] = a.ID
 			merges++
 		}
-		// No load-bearing token of any merged text may be missing from the kept text.
+		// No load-bearing token of any merged text may be missing from the kept
+		// text, written the same way or otherwise (memory.HoldsToken).
 		kept := memory.LoadBearing(a.KeptText)
 		for _, id := range append([]string{a.ID}, a.MergedIDs...) {
 			for tok := range memory.LoadBearing(texts[id]) {
-				if !kept[tok] {
+				if !kept[tok] && !memory.HoldsToken(a.KeptText, tok) {
 					rep.LostTokens++
 				}
 			}

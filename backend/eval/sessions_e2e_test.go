@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/memtray/memtray/backend/config"
 )
 
 // TestRunSessionsTestdata runs the tiny set of testdata/sessions through a
@@ -254,5 +257,51 @@ func TestSessionsDevShared(t *testing.T) {
 			t.Fatal(err)
 		}
 		logTable(t, rep)
+	}
+}
+
+// TestRunSessionsAfterSweep runs the tiny set with a day of the steward's
+// hourly sweeps after it: the rows right after ingest stay what a run
+// without sweeps gives, and the rows are measured again on the store the
+// sweeps leave, asking the same queries (the second pass's recall sessions
+// are its own: what the first pass gave is not withheld from it).
+func TestRunSessionsAfterSweep(t *testing.T) {
+	ctx := context.Background()
+	set := filepath.Join("testdata", "sessions", "set.json")
+	plain, err := RunSessions(ctx, set, SessionsOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, apply := range [][]string{nil, {}, slices.Clone(config.StewardOps)} {
+		rep, err := RunSessions(ctx, set, SessionsOptions{TempDir: t.TempDir(), SweepDays: 1, SweepApply: apply})
+		if err != nil {
+			t.Fatal(err)
+		}
+		logTable(t, rep)
+		if !reflect.DeepEqual(rep.Overall, plain.Overall) {
+			t.Errorf("apply %v: the rows after ingest moved:\n%+v\nwant\n%+v", apply, rep.Overall, plain.Overall)
+		}
+		a := rep.AfterSweep
+		if a == nil || a.Sweep == nil {
+			t.Fatalf("apply %v: no rows after the sweeps", apply)
+		}
+		if a.Sweep.Sweeps != 24 || a.Sweep.Days != 1 {
+			t.Errorf("apply %v: %d sweeps over %d days, want 24 over 1", apply, a.Sweep.Sweeps, a.Sweep.Days)
+		}
+		wantApply := apply
+		if apply == nil {
+			wantApply = config.Default().Steward.AutoApply
+		}
+		if !slices.Equal(a.Sweep.Apply, wantApply) {
+			t.Errorf("sweeps applied %v, want %v", a.Sweep.Apply, wantApply)
+		}
+		o := a.Overall
+		if o.Facts != plain.Overall.Facts || o.Queries != plain.Overall.Queries || o.UnrelatedPrompts != plain.Overall.UnrelatedPrompts ||
+			o.Memories > plain.Overall.Memories || o.Memories < plain.Overall.Memories-a.Sweep.Trashed {
+			t.Errorf("apply %v: after the sweeps %+v (trashed %d), before %+v", apply, o, a.Sweep.Trashed, plain.Overall)
+		}
+		if plain.Overall.QueryHitsProbe > 0 && o.QueryHitsProbe == 0 {
+			t.Errorf("apply %v: no probe hit after the sweeps: the first pass's recall withheld the second's answers", apply)
+		}
 	}
 }

@@ -165,7 +165,7 @@ func compareLive(ctx context.Context, sc *LiveSessionScore, ls *LabelledSession,
 	if err != nil {
 		return err
 	}
-	d, dir, err := openSessionsDaemon(ctx, tempDir)
+	d, dir, err := openSessionsDaemon(ctx, tempDir, newSteppedClock())
 	if err != nil {
 		return err
 	}

@@ -123,6 +123,11 @@ type SessionsReport struct {
 	// Identifiers is the identifier probe (SessionsOptions.
 	// ProbeIdentifiers), when asked.
 	Identifiers *IdentifierProbe `json:"identifier_probe,omitempty"`
+	// AfterSweep is the same rows measured again after the steward's
+	// sweeps (SessionsOptions.SweepDays), with Sweep saying what they did;
+	// nil without sweeps.
+	AfterSweep *SessionsReport `json:"after_sweep,omitempty"`
+	Sweep      *SweepSummary   `json:"sweep,omitempty"`
 	// Seconds is how long the run took.
 	Seconds float64 `json:"seconds"`
 }
@@ -266,6 +271,12 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 	}
 	ew.printf("precision is a lower bound (the gold lists are not exhaustive); a fact counts only memories of its own session's ingest\n")
 	ew.printf("took %.1fs\n", r.Seconds)
+	if a := r.AfterSweep; a != nil && a.Sweep != nil && ew.err == nil {
+		sw := a.Sweep
+		ew.printf("\nafter %d days of the steward (%d hourly sweeps, applying %v): applied %v, %d to the trash, %d skipped; the last plan had %v, refused %v\n",
+			sw.Days, sw.Sweeps, sw.Apply, sw.Counts, sw.Trashed, sw.Skipped, sw.Planned, sw.Refused)
+		ew.err = a.WriteTable(w)
+	}
 	return ew.err
 }
 

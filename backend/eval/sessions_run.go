@@ -58,6 +58,15 @@ type SessionsOptions struct {
 	// (IdentifierProbe) once every other figure is measured: prompts
 	// naming a rare identifier one memory holds, asked in its project.
 	ProbeIdentifiers bool
+	// SweepDays, when above 0, lets that many days pass once every row is
+	// measured, with the steward sweeping every hour as the daemon's
+	// schedule does (its plan and apply, the default config), and then
+	// measures the rows again (SessionsReport.AfterSweep); see sweep.
+	SweepDays int
+	// SweepApply lists the operations the sweeps apply; nil applies the
+	// config's steward.auto_apply, what the scheduled sweep applies by
+	// itself (merge and prune wait for the user then).
+	SweepApply []string
 }
 
 // RunSessions is `memtray eval sessions SET.json`: it ingests each session
@@ -104,7 +113,11 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 		r.rep.Skipped = fmt.Sprintf("skipped: %s not found", r.missing[0])
 		return r.rep, nil
 	}
-	d, dir, err := openSessionsDaemon(ctx, opts.TempDir)
+	if opts.SweepDays < 0 {
+		return nil, fmt.Errorf("eval sessions: sweep days %d: want 0 or more", opts.SweepDays)
+	}
+	clock := newSteppedClock()
+	d, dir, err := openSessionsDaemon(ctx, opts.TempDir, clock)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +125,7 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 		d.Close()
 		os.RemoveAll(dir)
 	}()
-	r.d = d
+	r.d, r.clock = d, clock
 	for _, step := range []func(context.Context) error{r.ingest, r.score, r.unrelated} {
 		if err := step(ctx); err != nil {
 			return nil, err
@@ -125,6 +138,11 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 	}
 	r.rep.overall(r.all, r.covering, r.trapping)
 	r.rep.Seconds = time.Since(start).Seconds()
+	if opts.SweepDays > 0 {
+		if err := r.afterSweep(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return r.rep, nil
 }
 
@@ -135,6 +153,11 @@ type sessionsRun struct {
 	rep      *SessionsReport
 	progress func(string)
 	d        *daemon.Daemon
+	clock    *steppedClock
+	// pass, when set, goes into every recall session id: the rows
+	// measured again after the sweep must not find memories given to the
+	// same query's session in the first pass.
+	pass string
 
 	unrelatedPrompts []string
 
@@ -440,6 +463,9 @@ func (r *sessionsRun) ask(ctx context.Context, ls *LabelledSession, covered []bo
 	if tag != "" {
 		prefix += "-" + tag
 	}
+	if r.pass != "" {
+		prefix += "-" + r.pass
+	}
 	for i, f := range ls.Facts {
 		if !covered[i] {
 			continue
@@ -466,7 +492,7 @@ func (r *sessionsRun) unrelated(ctx context.Context) error {
 	r.progress(fmt.Sprintf("unrelated prompts: %d", len(prompts)))
 	o.UnrelatedPrompts = len(prompts)
 	for i, p := range prompts {
-		got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%d", i+1), Prompt: p, Event: search.EventPrompt})
+		got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%sunrelated-%d", r.passTag(), i+1), Prompt: p, Event: search.EventPrompt})
 		if err != nil {
 			return fmt.Errorf("eval sessions: recall unrelated prompt %d: %w", i+1, err)
 		}
@@ -489,7 +515,7 @@ func (r *sessionsRun) unrelated(ctx context.Context) error {
 	}
 	for _, proj := range slices.Sorted(maps.Keys(projects)) {
 		for i, p := range prompts {
-			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-unrelated-%s-%d", proj, i+1), Prompt: p, Project: proj, Event: search.EventPrompt,
+			got, err := r.d.Services().Recaller.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprintf("eval-%sunrelated-%s-%d", r.passTag(), proj, i+1), Prompt: p, Project: proj, Event: search.EventPrompt,
 				AllWithheld: r.opts.Dump != nil})
 			if err != nil {
 				return fmt.Errorf("eval sessions: recall unrelated prompt %d in %s: %w", i+1, proj, err)
@@ -550,7 +576,7 @@ func scoreSession(sc *SessionScore, ls *LabelledSession, texts []string, exchang
 // default config, the built-in embedder and no agent skills, on a
 // steppedClock: its scores depend on what the run did, never on how long
 // it took.
-func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, string, error) {
+func openSessionsDaemon(ctx context.Context, tempDir string, clock *steppedClock) (*daemon.Daemon, string, error) {
 	dir, err := os.MkdirTemp(tempDir, "memtray-eval-sessions-")
 	if err != nil {
 		return nil, "", fmt.Errorf("eval sessions: temporary data dir: %w", err)
@@ -563,7 +589,7 @@ func openSessionsDaemon(ctx context.Context, tempDir string) (*daemon.Daemon, st
 	// The sessions come from the set; the user's own live sessions under
 	// ~/.claude and ~/.codex must not reach the temporary store.
 	cfg.Capture.Transcripts.Enabled = false
-	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval", NewID: SeededIDs(), Clock: newSteppedClock()})
+	d, err := daemon.Open(ctx, daemon.Options{Config: cfg, Version: "eval", NewID: SeededIDs(), Clock: clock})
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, "", fmt.Errorf("eval sessions: open daemon: %w", err)

@@ -71,3 +71,65 @@ func LoadBearing(text string) map[string]bool {
 	}
 	return out
 }
+
+// HoldsToken reports whether text holds the load-bearing token tok,
+// written the same way or otherwise: as one of its own load-bearing
+// tokens, or anywhere in it, letter case aside, where it begins and ends
+// as a whole token. "MkDocs" is in "installs mkdocs, mkdocs-material",
+// "ci.yml" in ".github/workflows/ci.yml" (a path ending in it), a code
+// span's text outside backticks; "1.2" is not in "1.2.3", "8080" not in
+// "18080", "foo" not in "foo_bar" or "foo-cli". A merge that keeps one
+// text of two asks it of every token of the other (package steward).
+func HoldsToken(text, tok string) bool {
+	if tok == "" {
+		return true
+	}
+	lt, lx := strings.ToLower(tok), strings.ToLower(text)
+	for from := 0; from <= len(lx)-len(lt); {
+		i := strings.Index(lx[from:], lt)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(lt)
+		if tokenStart(lx, i) && tokenEnd(lx, end) {
+			return true
+		}
+		from = i + 1
+	}
+	return false
+}
+
+// tokenStart reports whether a token may begin at s[i]: at the start, or
+// after a character that cannot be part of it (a path's "/" can: a path
+// that ends in the token holds it).
+func tokenStart(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	c := s[i-1]
+	return !(isWordByte(c) || c == '.' || c == '-')
+}
+
+// tokenEnd reports whether a token may end before s[i]: at the end, or
+// before a character that cannot continue it (a full stop only when no
+// word character follows: "1.2." ends a sentence, "1.2.3" goes on).
+func tokenEnd(s string, i int) bool {
+	if i == len(s) {
+		return true
+	}
+	c := s[i]
+	switch {
+	case isWordByte(c) || c == '-' || c == '/':
+		return false
+	case c == '.':
+		return i+1 == len(s) || !isWordByte(s[i+1])
+	}
+	return true
+}
+
+// isWordByte: an ASCII letter or digit, an underscore, or any byte of a
+// multi-byte character (a letter of another script continues a word).
+func isWordByte(c byte) bool {
+	return c == '_' || c >= 0x80 || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9')
+}

@@ -71,3 +71,28 @@ func TestNamesLoadBearing(t *testing.T) {
 		}
 	}
 }
+
+func TestHoldsToken(t *testing.T) {
+	cases := []struct {
+		text, tok string
+		want      bool
+	}{
+		{"pdl-spec/requirements.txt now installs mkdocs, mkdocs-material", "MkDocs", true},
+		{"CI workflow (.github/workflows/ci.yml) runs the matrix", "ci.yml", true},
+		{"runs without `pip install -e .` from source", "pip install -e .", true},
+		{"listens on port 8080.", "8080", true},
+		{"pinned to 1.2.", "1.2", true},
+		{"pinned to 1.2.3", "1.2", false},
+		{"pinned to v1.2", "1.2", false},
+		{"listens on port 18080", "8080", false},
+		{"calls foo_bar and foo-cli", "foo", false},
+		{"edits src/foo/bar.go", "src/foo", false},
+		{"set the timeout to 120s", "300s", false},
+		{"", "x", false},
+	}
+	for _, c := range cases {
+		if got := HoldsToken(c.text, c.tok); got != c.want {
+			t.Errorf("HoldsToken(%q, %q) = %v, want %v", c.text, c.tok, got, c.want)
+		}
+	}
+}

@@ -11,8 +11,9 @@
 //     each memory's nearest neighbours in the store's vector index, of the
 //     same type and project (any project with PlanOptions.All). The one with
 //     more retrieval signal survives (reinforced, then accessed); it keeps
-//     the better of the two texts (the one with more load-bearing tokens,
-//     see LoadBearing, else its own; never a concatenation) with that text's
+//     the better of the two texts (the one that holds every load-bearing
+//     token of the other when only one does, else the one with more
+//     load-bearing tokens, see LoadBearing, else its own; never a concatenation) with that text's
 //     embedding, the higher importance, the sum of access, reinforcement and
 //     feedback counts, and both's hit times. When the retrieval signal ties
 //     (0/0 included), the better text decides the survivor: more
@@ -24,7 +25,12 @@
 //     the trash reason (no record field fits: Supersedes means a kept
 //     history). A merge that would lose a load-bearing token (number, path,
 //     identifier, version, URL...) of either text is refused and listed in
-//     Plan.Refused with both texts, as are near-duplicates left apart
+//     Plan.Refused with both texts (a token the kept text writes otherwise
+//     is not lost: memory.HoldsToken; the text that holds every token of
+//     the other is the one kept), as is a merge of two texts that open
+//     with the same words (MinSharedOpening) whose kept text's rest holds
+//     less than MinRestContent of the other's rest (items of one list are
+//     not restatements of each other), and as are near-duplicates left apart
 //     because one is pinned or snoozed or their types differ (an
 //     incremental scan re-checks the pairs the last scan refused).
 //   - decay_stale: not accessed or reinforced (nor created) for stale_days:

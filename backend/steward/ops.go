@@ -136,17 +136,24 @@ type mergeResult struct {
 	survivorWhy string
 	// textWhy says why the kept text was kept.
 	textWhy string
+	// opening is the number of words both texts open with, and content
+	// the share of the other's rest the kept text's rest holds
+	// (contentCheck; 0 when opening is under MinSharedOpening).
+	opening int
+	content float64
 }
 
 // merge merges a and b: the one with more retrieval signal survives and
 // the sum of both's counts; it keeps the better text (never a
-// concatenation, so the embedding stays the text's own): the one with more
-// load-bearing tokens, else the survivor's own. When neither has more
+// concatenation, so the embedding stays the text's own): the one that
+// holds every load-bearing token of the other when only one does (a
+// token may be written otherwise: memory.HoldsToken), else the one with
+// more load-bearing tokens, else the survivor's own. When neither has more
 // retrieval signal (reinforced and accessed counts tie, 0/0 included), the
 // better text decides the survivor as well: more load-bearing tokens, else
 // the one that reads as a standalone statement (compareStandalone), else
 // the higher importance, the newer, the smaller id. The merge is refused
-// when either text holds a load-bearing token the kept text lacks.
+// when either text has a load-bearing token the kept text does not hold.
 func merge(a, b *memory.Memory) mergeResult {
 	s, l := a, b
 	if !survivorFirst(a, b) {
@@ -154,7 +161,13 @@ func merge(a, b *memory.Memory) mergeResult {
 	}
 	st, lt := memory.LoadBearing(s.Text), memory.LoadBearing(l.Text)
 	r := mergeResult{tied: s.ReinforcedCount == l.ReinforcedCount && s.AccessCount == l.AccessCount}
+	sAll, lAll := holdsAll(s.Text, st, lt), holdsAll(l.Text, lt, st)
 	switch {
+	case sAll != lAll:
+		// One text holds every token of the other, written the same way
+		// or otherwise (memory.HoldsToken): the fuller version.
+		r.keptLoserText = lAll
+		r.textWhy = "it holds every load-bearing token of the other"
 	case len(lt) != len(st):
 		r.keptLoserText = len(lt) > len(st)
 		r.textWhy = fmt.Sprintf("more load-bearing tokens (%d vs %d)", max(len(st), len(lt)), min(len(st), len(lt)))
@@ -185,7 +198,7 @@ func merge(a, b *memory.Memory) mergeResult {
 	var lost []string
 	for _, set := range []map[string]bool{st, lt} {
 		for tok := range set {
-			if !keptSet[tok] && !slices.Contains(lost, tok) {
+			if !keptSet[tok] && !memory.HoldsToken(kept.Text, tok) && !slices.Contains(lost, tok) {
 				lost = append(lost, tok)
 			}
 		}
@@ -205,6 +218,17 @@ func merge(a, b *memory.Memory) mergeResult {
 	m.Hits = memory.MergeHits(s.Hits, l.Hits)
 	r.merged = m
 	return r
+}
+
+// holdsAll reports whether text (whose own tokens are own) holds every
+// token of other, written the same way or otherwise (memory.HoldsToken).
+func holdsAll(text string, own, other map[string]bool) bool {
+	for tok := range other {
+		if !own[tok] && !memory.HoldsToken(text, tok) {
+			return false
+		}
+	}
+	return true
 }
 
 // tieBreak says what makes s survive l when their retrieval signal and

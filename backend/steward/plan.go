@@ -157,6 +157,7 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Time, p *Plan, mark mergeMark, changed map[string]struct{}, merges map[string]*mergeResult, losers map[string]bool) error {
 	claimed := map[string]bool{}
 	refusedPairs := map[[2]string]bool{}
+	df := map[string]int{} // document frequencies read for contentCheck
 	thr := s.mergeSimilarity()
 	// The merges the last scan proposed: still there, unchanged and mergeable?
 	pending := mark.Pending
@@ -181,6 +182,9 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				continue
 			}
 			r := merge(&a, &b)
+			if err := s.contentCheck(ctx, &r, df); err != nil {
+				return err
+			}
 			if r.refused != "" {
 				continue
 			}
@@ -211,6 +215,9 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 				continue
 			}
 			r := merge(&a, &b)
+			if err := s.contentCheck(ctx, &r, df); err != nil {
+				return err
+			}
 			r.similarity = sim
 			if r.refused != "" {
 				if len(p.Refused) < maxRefused {
@@ -309,6 +316,9 @@ func (s *Steward) planMerges(ctx context.Context, opts PlanOptions, now time.Tim
 						continue
 					}
 					r := merge(m, &cm)
+					if err := s.contentCheck(ctx, &r, df); err != nil {
+						return err
+					}
 					r.similarity = c.Score
 					if r.refused != "" {
 						refuse(&r.survivor, &r.loser, r.refused)
@@ -356,6 +366,7 @@ const (
 	RefusedPinned  = "pinned"
 	RefusedSnoozed = "snoozed"
 	RefusedTypes   = "types differ"
+	RefusedContent = "would lose content"
 )
 
 // RefusalKind names the kind of a Plan.Refused entry's reason: one of the
@@ -364,6 +375,8 @@ func RefusalKind(reason string) string {
 	switch {
 	case strings.HasPrefix(reason, "merge refused: ") && strings.HasSuffix(reason, " that the kept text lacks"):
 		return RefusedToken
+	case strings.HasPrefix(reason, "merge refused: after the "):
+		return RefusedContent
 	case strings.HasPrefix(reason, "not merged: ") && strings.Contains(reason, " is pinned "):
 		return RefusedPinned
 	case strings.HasPrefix(reason, "not merged: ") && strings.Contains(reason, " is snoozed until "):
@@ -407,6 +420,9 @@ func mergeReason(r *mergeResult, thr float64) string {
 	text := "kept the survivor's text"
 	if r.keptLoserText {
 		text = "kept the merged memory's text"
+	}
+	if r.opening >= MinSharedOpening {
+		text += fmt.Sprintf(" (after the %d words both open with, it holds %.0f%% of what the other says)", r.opening, 100*r.content)
 	}
 	return fmt.Sprintf("cosine %.3f >= %g: near-duplicates; %s; %s: %s; counts summed", r.similarity, thr, who, text, r.textWhy)
 }
