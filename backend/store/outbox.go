@@ -93,6 +93,11 @@ type OutboxEntry struct {
 	// Memory's shared fields as pushed, so they become the copy's base;
 	// of a delete, the team holds no version, so the base goes.
 	Accepted bool `json:"-"`
+	// Refused, set by the pusher before AckOutbox of a delete: the team
+	// refused it and keeps its version (another member's memory, or an
+	// edit of the text made meanwhile elsewhere). The base stays, marked
+	// Apart, so EnqueueSinceBase does not send the delete again.
+	Refused bool `json:"-"`
 }
 
 // TeamBase is a version of a team memory as a base (bucket team_base):
@@ -116,6 +121,22 @@ type TeamBase struct {
 	// team's version may have changed since the copy's, and the writer's
 	// clock cannot say which came first. The other fields are empty.
 	Unknown bool `json:"unknown,omitempty"`
+	// Apart: this machine keeps its copy out of the team while the team
+	// keeps its version (not a field of the team's version: the team
+	// never reads it). Set when the team refused this copy's delete or
+	// move to personal (another member's memory, or an edit of the text
+	// made meanwhile elsewhere: AckOutbox of an entry marked Refused), and
+	// when this store takes the team's version into a copy the user made
+	// personal here (ApplyTeam). EnqueueSinceBase sends no delete for
+	// such a copy: the team answered that one already.
+	Apart bool `json:"apart,omitempty"`
+}
+
+// Team is b as the team's version alone, without this machine's mark
+// (Apart): what a copy's shared fields are compared with.
+func (b TeamBase) Team() TeamBase {
+	b.Apart = false
+	return b
 }
 
 // UnknownBase is the base of a put queued without one (TeamBase.Unknown).
@@ -144,20 +165,39 @@ func teamBase(tx *bolt.Tx, id []byte) *TeamBase {
 	return &tb
 }
 
-// putBase stores m's shared version as the base of its copy.
+// putBase stores m's shared version as the base of its copy, marked
+// Apart when m is personal here (a team version taken into a copy the
+// user keeps out of the team: ApplyTeam).
 func putBase(tx *bolt.Tx, m *memory.Memory) error {
+	tb := BaseOf(*m)
+	tb.Apart = m.Scope == memory.ScopePersonal
+	return storeBase(tx, m.ID, tb)
+}
+
+// storeBase stores tb as the base of memory id's copy.
+func storeBase(tx *bolt.Tx, id string, tb TeamBase) error {
 	b, err := tx.CreateBucketIfNotExists(bucketTeamBase)
 	if err != nil {
 		return fmt.Errorf("team base: %w", err)
 	}
-	js, err := json.Marshal(BaseOf(*m))
+	js, err := json.Marshal(tb)
 	if err != nil {
 		return fmt.Errorf("team base: %w", err)
 	}
-	if err := b.Put([]byte(m.ID), js); err != nil {
+	if err := b.Put([]byte(id), js); err != nil {
 		return fmt.Errorf("team base: %w", err)
 	}
 	return nil
+}
+
+// markApart marks the stored base of memory id (if any) Apart.
+func markApart(tx *bolt.Tx, id []byte) error {
+	tb := teamBase(tx, id)
+	if tb == nil || tb.Apart {
+		return nil
+	}
+	tb.Apart = true
+	return storeBase(tx, string(id), *tb)
 }
 
 // dropBase forgets the base of memory id.
@@ -585,6 +625,13 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 				}
 				if err := b.Delete([]byte(e.ID)); err != nil {
 					return err
+				}
+				if e.Refused && e.Delete {
+					// No write since: the copy stays out of the team here
+					// while the team keeps its version.
+					if err := markApart(tx, []byte(e.ID)); err != nil {
+						return err
+					}
 				}
 			}
 		}
