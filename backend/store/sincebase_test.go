@@ -46,7 +46,9 @@ func TestEnqueueSinceBase(t *testing.T) {
 	// Team memory on, sharing projects "team" and "gone"; on again later
 	// with "team" only (team.projects changed while off).
 	on, err := Open(ctx, Options{Dir: dir, Model: testEmb.model, Dim: testEmb.dim, Clock: memory.FixedClock{T: t0},
-		Shared: func(m *memory.Memory) bool { return teamPolicy(m) || m.Scope == memory.ScopeDefault && m.Project == "gone" }})
+		Shared: func(m *memory.Memory) bool {
+			return teamPolicy(m) || m.Scope == memory.ScopeDefault && m.Project == "gone"
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
