@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
@@ -52,7 +53,14 @@ func (c SinceBase) Total() int { return c.Edited + c.Left + c.Deleted + c.Back }
 // A copy kept apart is otherwise left alone: the team answered its delete
 // already. The base itself is not changed here: the push's answer sets it
 // (AckOutbox), so a restart before the push queues the same again. A
-// memory with no base is EnqueueTeamScoped's. Records are compared by the
+// memory with no base is EnqueueTeamScoped's.
+//
+// The pass records the store's sequence number it ran at (in the same
+// transaction), and the next one compares only the records written since
+// (a record's header holds the sequence number of its last write): a
+// record written before was compared then, or written with the policy on,
+// which queued the write itself. Every base is still looked up, for the
+// records deleted since (a key lookup each). Records are compared by the
 // fields of their JSON the team shares, without decoding the rest; one
 // that does not decode is skipped. It returns what it queued.
 func (s *Store) EnqueueSinceBase(ctx context.Context) (SinceBase, error) {
@@ -68,8 +76,16 @@ func (s *Store) EnqueueSinceBase(ctx context.Context) (SinceBase, error) {
 	seq := s.seq
 	err := s.update(func(tx *bolt.Tx) error {
 		out = SinceBase{}
-		todo, err := s.changedSinceBase(ctx, tx)
-		if err != nil || len(todo) == 0 {
+		meta := tx.Bucket(bucketMeta)
+		var since uint64
+		if v := meta.Get(keyTeamSinceBase); len(v) == 8 {
+			since = binary.BigEndian.Uint64(v)
+		}
+		todo, err := s.changedSinceBase(ctx, tx, since)
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(keyTeamSinceBase, u64(seq)); err != nil {
 			return err
 		}
 		pending := pendingDeltas(tx.Bucket(bucketOutboxDeltas))
@@ -178,9 +194,23 @@ func readShared(v []byte) (sharedJSON, error) {
 	return j, nil
 }
 
-// changedSinceBase lists the memories EnqueueSinceBase queues, reading
-// every stored base once.
-func (s *Store) changedSinceBase(ctx context.Context, tx *bolt.Tx) ([]sinceBase, error) {
+// keyTeamSinceBase holds the store's sequence number at the last
+// EnqueueSinceBase (8 bytes, big-endian).
+var keyTeamSinceBase = []byte("team_since_base")
+
+// recordSeq is the sequence number of the last write of stored record v.
+func recordSeq(v []byte) (uint64, bool) {
+	if len(v) < 2 || v[0] != recVersion {
+		return 0, false
+	}
+	seq, n := binary.Uvarint(v[1:])
+	return seq, n > 0
+}
+
+// changedSinceBase lists the memories EnqueueSinceBase queues, looking up
+// every stored base's record once and comparing those written after
+// sequence number since (0: all).
+func (s *Store) changedSinceBase(ctx context.Context, tx *bolt.Tx, since uint64) ([]sinceBase, error) {
 	bases := tx.Bucket(bucketTeamBase)
 	if bases == nil {
 		return nil, nil
@@ -195,11 +225,16 @@ func (s *Store) changedSinceBase(ctx context.Context, tx *bolt.Tx) ([]sinceBase,
 		if outbox != nil && outbox.Get(k) != nil {
 			continue // a write waits: the push sends the copy as it is
 		}
+		rv := recs.Get(k)
+		if rv != nil && since > 0 {
+			if seq, ok := recordSeq(rv); ok && seq <= since {
+				continue // not written since the last pass
+			}
+		}
 		var tb TeamBase
 		if json.Unmarshal(v, &tb) != nil || tb.Unknown {
 			continue
 		}
-		rv := recs.Get(k)
 		if rv == nil {
 			if !tb.Apart {
 				todo = append(todo, sinceBase{id: string(k), op: outboxDelete, kind: 2})
@@ -236,4 +271,34 @@ func (s *Store) changedSinceBase(ctx context.Context, tx *bolt.Tx) ([]sinceBase,
 func (s *Store) sharedAsBase(m memory.Memory, tb TeamBase) bool {
 	m.Type, m.Project = tb.Type, tb.Project
 	return s.shared(&m)
+}
+
+// TeamCopies are the ids of the memories this store holds a copy of a
+// team memory of: a base is stored (it synced with a team) and the copy
+// is not kept apart. With team memory off, the daemon's scheduled steward
+// leaves them alone: their maintenance is the team steward's, and a
+// change of them would reach the team at the next first connection
+// (EnqueueSinceBase).
+func (s *Store) TeamCopies(ctx context.Context) (map[string]bool, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	err := s.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTeamBase)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			var tb TeamBase
+			if json.Unmarshal(v, &tb) == nil && !tb.Apart {
+				out[string(k)] = true
+			}
+			return ctx.Err()
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("team copies: %w", err)
+	}
+	return out, nil
 }

@@ -167,6 +167,13 @@ func TestEnqueueSinceBase(t *testing.T) {
 	for i := range es {
 		es[i].Accepted = !es[i].Delete || es[i].ID != ids[6] && es[i].ID != ids[15]
 		es[i].Refused = !es[i].Accepted
+		if es[i].ID == ids[3] {
+			// The edit refused (another member's memory): its copy stays
+			// as edited, its base the team's; the next pass compares only
+			// what was written since this one, so it is not queued at
+			// every start (the push would only hold it back again).
+			es[i].Accepted = false
+		}
 	}
 	dids := make([]string, len(ds))
 	for i, d := range ds {
@@ -177,6 +184,25 @@ func TestEnqueueSinceBase(t *testing.T) {
 	}
 	if again, err := s.EnqueueSinceBase(ctx); err != nil || again.Total() != 0 {
 		t.Fatalf("pass after the push = %+v, %v; want nothing", again, err)
+	}
+
+	// Off again: a write since the last pass is compared and queued.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	off = openTest(t, dir)
+	if err := update(func(m *memory.Memory) { m.Importance = 0.8 })(off, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := off.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTeam(t, dir)
+	if got, err := s.EnqueueSinceBase(ctx); err != nil || got != (SinceBase{Edited: 1}) {
+		t.Fatalf("pass after a later edit = %+v, %v; want one edit", got, err)
+	}
+	if q := outboxOps(t, s); !maps.Equal(q, map[string]string{ids[1]: "put"}) {
+		t.Fatalf("outbox %v, want %s's edit alone", q, ids[1])
 	}
 }
 
