@@ -659,7 +659,7 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 // project just shared) reach it, and those it has are not sent again. It
 // returns how many it queued.
 func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
-	return s.enqueueWhere(ctx, "enqueue", outboxPut, nil, func(*bolt.Tx, *memory.Memory) bool { return true })
+	return s.enqueueWhere(ctx, "enqueue", outboxPut, nil, nil, func(*bolt.Tx, *memory.Memory) bool { return true })
 }
 
 // EnqueueTeamScoped queues, as EnqueueShared does, every live memory whose
@@ -675,7 +675,7 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 // memories are left to the policy at their next write (or push --all), and
 // personal ones are never shared. It returns how many it queued.
 func (s *Store) EnqueueTeamScoped(ctx context.Context) (int, error) {
-	return s.enqueueWhere(ctx, "enqueue team-scoped", outboxRestore, teamScopeJSON, neverSent)
+	return s.enqueueWhere(ctx, "enqueue team-scoped", outboxRestore, teamScopeJSON, sentOrWaiting, neverSent)
 }
 
 // teamScopeJSON is how a record's JSON says scope team: a record without
@@ -686,21 +686,24 @@ var teamScopeJSON = []byte(`"scope":"team"`)
 // neverSent says whether m's own scope is team and the team was never sent
 // it (no base, nothing waiting): EnqueueTeamScoped's choice.
 func neverSent(tx *bolt.Tx, m *memory.Memory) bool {
-	if m.Scope != memory.ScopeTeam {
-		return false
-	}
-	id := []byte(m.ID)
+	return m.Scope == memory.ScopeTeam && !sentOrWaiting(tx, []byte(m.ID))
+}
+
+// sentOrWaiting says whether memory id has a base or waits in the outbox:
+// by key, so EnqueueTeamScoped skips a pulled memory (its scope is team)
+// without decoding its record.
+func sentOrWaiting(tx *bolt.Tx, id []byte) bool {
 	if ob := tx.Bucket(bucketOutbox); ob != nil && ob.Get(id) != nil {
-		return false
+		return true
 	}
-	return teamBase(tx, id) == nil
+	return teamBase(tx, id) != nil
 }
 
 // enqueueWhere queues every live team memory (under the policy) that pick
 // takes for a push as it is, with op (outboxPut or outboxRestore); a
-// record whose bytes lack hint (when set) is skipped undecoded; what names
-// it in errors.
-func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, hint []byte, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
+// record whose bytes lack hint (when set), or whose id skip (when set)
+// names, is skipped undecoded; what names it in errors.
+func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, hint []byte, skip func(*bolt.Tx, []byte) bool, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -719,7 +722,7 @@ func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, hint []b
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if hint != nil && !bytes.Contains(v, hint) {
+			if hint != nil && !bytes.Contains(v, hint) || skip != nil && skip(tx, k) {
 				continue
 			}
 			_, m, err := decodeRecord(v)
