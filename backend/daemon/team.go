@@ -120,21 +120,43 @@ func (t teamService) SetScope(ctx context.Context, id string, scope memory.Scope
 // pl unless team memory is on and another daemon is the team's steward
 // (teamsync.Syncer.Steward), in which case the actions touching a team
 // memory are left out, so one daemon at a time decays, prunes and merges
-// the team's memories (their changes reach the others by the feed).
+// the team's memories (their changes reach the others by the feed). With
+// team memory off, the actions touching a copy of a team memory (one the
+// store synced with a team: store.TeamCopies) are left out too: the team's
+// steward tends it, and this daemon's change of it would reach the team
+// when team memory is on again (store.EnqueueSinceBase), where a decay
+// would meet the steward's own as a conflict.
 func (d *Daemon) teamSweepPlan(ctx context.Context, pl *steward.Plan) *steward.Plan {
-	if d.team == nil || pl == nil || d.team.Steward(ctx) {
+	if pl == nil {
 		return pl
 	}
-	shared := d.teamShared()
-	isTeam := map[string]bool{}
-	teamID := func(id string) bool {
-		v, ok := isTeam[id]
-		if !ok {
-			m, err := d.store.Get(ctx, id)
-			v = err == nil && shared(&m)
-			isTeam[id] = v
+	var teamID func(id string) bool
+	switch {
+	case d.team == nil:
+		copies, err := d.store.TeamCopies(ctx)
+		switch {
+		case err != nil:
+			d.log.Warn("steward sweep: could not read which memories are copies of team memories; the sweep applies nothing", "err", err)
+			teamID = func(string) bool { return true }
+		case len(copies) == 0:
+			return pl // never synced with a team
+		default:
+			teamID = func(id string) bool { return copies[id] }
 		}
-		return v
+	case d.team.Steward(ctx):
+		return pl
+	default:
+		shared := d.teamShared()
+		isTeam := map[string]bool{}
+		teamID = func(id string) bool {
+			v, ok := isTeam[id]
+			if !ok {
+				m, err := d.store.Get(ctx, id)
+				v = err == nil && shared(&m)
+				isTeam[id] = v
+			}
+			return v
+		}
 	}
 	out := *pl
 	out.Actions = nil

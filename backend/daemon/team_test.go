@@ -548,6 +548,51 @@ func TestTeamSteward(t *testing.T) {
 	}
 }
 
+// TestTeamOffSweep: a daemon with team memory off whose store synced with
+// a team before leaves the copies of team memories out of its scheduled
+// sweep (their decay and prune are the team steward's, and a change of
+// them would reach the team when team memory is on again, a decay meeting
+// the steward's own as a conflict) and still tends its personal ones. A
+// store that never synced with a team is swept whole.
+func TestTeamOffSweep(t *testing.T) {
+	t.Parallel()
+	tdb := newTeamDB(t, 1)
+	ctx := context.Background()
+	cfg := tdb.teamConfig(t, 0)
+	on, _, stop := startServing(t, Options{Config: cfg, Version: "test"})
+	tm, err := on.memories.Add(ctx, httpapi.AddRequest{Text: teamText(1, 1), Project: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pm, err := on.memories.Add(ctx, httpapi.AddRequest{Text: teamText(1, 2), Project: "garden"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on.team.Kick()
+	polltest.Eventually(t, "the team memory pushed", func() error {
+		if st := on.team.Status(); st.Outbox != 0 || !st.Connected || st.Pushed == 0 {
+			return fmt.Errorf("status %+v", st)
+		}
+		return nil
+	})
+	stop()
+
+	cfg.Team.Share = false
+	off, _ := serve(t, cfg)
+	if off.team != nil {
+		t.Fatal("team memory is on")
+	}
+	pl := &steward.Plan{Counts: map[string]int{"prune": 2}, Actions: []steward.Action{{Op: "prune", ID: tm.ID}, {Op: "prune", ID: pm.ID}}}
+	got := off.teamSweepPlan(ctx, pl)
+	if len(got.Actions) != 1 || got.Actions[0].ID != pm.ID || got.Counts["prune"] != 1 {
+		t.Fatalf("the sweep plan with team memory off = %+v, want only the personal memory's action", got.Actions)
+	}
+	never, _ := serve(t, testConfig(t))
+	if got := never.teamSweepPlan(ctx, pl); len(got.Actions) != 2 {
+		t.Fatalf("the sweep plan of a store that never synced = %+v, want both actions", got.Actions)
+	}
+}
+
 // TestTeamAPI: the team routes through the HTTP client: the status in
 // /api/stats and /api/team, a scope change (and a bad one refused), a push
 // of everything and a pull; a daemon with team memory off says so.

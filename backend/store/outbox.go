@@ -93,6 +93,11 @@ type OutboxEntry struct {
 	// Memory's shared fields as pushed, so they become the copy's base;
 	// of a delete, the team holds no version, so the base goes.
 	Accepted bool `json:"-"`
+	// Refused, set by the pusher before AckOutbox of a delete: the team
+	// refused it and keeps its version (another member's memory, or an
+	// edit of the text made meanwhile elsewhere). The base stays, marked
+	// Apart, so EnqueueSinceBase does not send the delete again.
+	Refused bool `json:"-"`
 }
 
 // TeamBase is a version of a team memory as a base (bucket team_base):
@@ -116,6 +121,22 @@ type TeamBase struct {
 	// team's version may have changed since the copy's, and the writer's
 	// clock cannot say which came first. The other fields are empty.
 	Unknown bool `json:"unknown,omitempty"`
+	// Apart: this machine keeps its copy out of the team while the team
+	// keeps its version (not a field of the team's version: the team
+	// never reads it). Set when the team refused this copy's delete or
+	// move to personal (another member's memory, or an edit of the text
+	// made meanwhile elsewhere: AckOutbox of an entry marked Refused), and
+	// when this store takes the team's version into a copy the user made
+	// personal here (ApplyTeam). EnqueueSinceBase sends no delete for
+	// such a copy: the team answered that one already.
+	Apart bool `json:"apart,omitempty"`
+}
+
+// Team is b as the team's version alone, without this machine's mark
+// (Apart): what a copy's shared fields are compared with.
+func (b TeamBase) Team() TeamBase {
+	b.Apart = false
+	return b
 }
 
 // UnknownBase is the base of a put queued without one (TeamBase.Unknown).
@@ -144,20 +165,39 @@ func teamBase(tx *bolt.Tx, id []byte) *TeamBase {
 	return &tb
 }
 
-// putBase stores m's shared version as the base of its copy.
+// putBase stores m's shared version as the base of its copy, marked
+// Apart when m is personal here (a team version taken into a copy the
+// user keeps out of the team: ApplyTeam).
 func putBase(tx *bolt.Tx, m *memory.Memory) error {
+	tb := BaseOf(*m)
+	tb.Apart = m.Scope == memory.ScopePersonal
+	return storeBase(tx, m.ID, tb)
+}
+
+// storeBase stores tb as the base of memory id's copy.
+func storeBase(tx *bolt.Tx, id string, tb TeamBase) error {
 	b, err := tx.CreateBucketIfNotExists(bucketTeamBase)
 	if err != nil {
 		return fmt.Errorf("team base: %w", err)
 	}
-	js, err := json.Marshal(BaseOf(*m))
+	js, err := json.Marshal(tb)
 	if err != nil {
 		return fmt.Errorf("team base: %w", err)
 	}
-	if err := b.Put([]byte(m.ID), js); err != nil {
+	if err := b.Put([]byte(id), js); err != nil {
 		return fmt.Errorf("team base: %w", err)
 	}
 	return nil
+}
+
+// markApart marks the stored base of memory id (if any) Apart.
+func markApart(tx *bolt.Tx, id []byte) error {
+	tb := teamBase(tx, id)
+	if tb == nil || tb.Apart {
+		return nil
+	}
+	tb.Apart = true
+	return storeBase(tx, string(id), *tb)
 }
 
 // dropBase forgets the base of memory id.
@@ -586,6 +626,13 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 				if err := b.Delete([]byte(e.ID)); err != nil {
 					return err
 				}
+				if e.Refused && e.Delete {
+					// No write since: the copy stays out of the team here
+					// while the team keeps its version.
+					if err := markApart(tx, []byte(e.ID)); err != nil {
+						return err
+					}
+				}
 			}
 		}
 		if b := tx.Bucket(bucketOutboxDeltas); b != nil {
@@ -612,7 +659,7 @@ func (s *Store) AckOutboxRefusals(ctx context.Context, entries []OutboxEntry, de
 // project just shared) reach it, and those it has are not sent again. It
 // returns how many it queued.
 func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
-	return s.enqueueWhere(ctx, "enqueue", outboxPut, nil, func(*bolt.Tx, *memory.Memory) bool { return true })
+	return s.enqueueWhere(ctx, "enqueue", outboxPut, nil, nil, func(*bolt.Tx, *memory.Memory) bool { return true })
 }
 
 // EnqueueTeamScoped queues, as EnqueueShared does, every live memory whose
@@ -628,7 +675,7 @@ func (s *Store) EnqueueShared(ctx context.Context) (int, error) {
 // memories are left to the policy at their next write (or push --all), and
 // personal ones are never shared. It returns how many it queued.
 func (s *Store) EnqueueTeamScoped(ctx context.Context) (int, error) {
-	return s.enqueueWhere(ctx, "enqueue team-scoped", outboxRestore, teamScopeJSON, neverSent)
+	return s.enqueueWhere(ctx, "enqueue team-scoped", outboxRestore, teamScopeJSON, sentOrWaiting, neverSent)
 }
 
 // teamScopeJSON is how a record's JSON says scope team: a record without
@@ -639,21 +686,24 @@ var teamScopeJSON = []byte(`"scope":"team"`)
 // neverSent says whether m's own scope is team and the team was never sent
 // it (no base, nothing waiting): EnqueueTeamScoped's choice.
 func neverSent(tx *bolt.Tx, m *memory.Memory) bool {
-	if m.Scope != memory.ScopeTeam {
-		return false
-	}
-	id := []byte(m.ID)
+	return m.Scope == memory.ScopeTeam && !sentOrWaiting(tx, []byte(m.ID))
+}
+
+// sentOrWaiting says whether memory id has a base or waits in the outbox:
+// by key, so EnqueueTeamScoped skips a pulled memory (its scope is team)
+// without decoding its record.
+func sentOrWaiting(tx *bolt.Tx, id []byte) bool {
 	if ob := tx.Bucket(bucketOutbox); ob != nil && ob.Get(id) != nil {
-		return false
+		return true
 	}
-	return teamBase(tx, id) == nil
+	return teamBase(tx, id) != nil
 }
 
 // enqueueWhere queues every live team memory (under the policy) that pick
 // takes for a push as it is, with op (outboxPut or outboxRestore); a
-// record whose bytes lack hint (when set) is skipped undecoded; what names
-// it in errors.
-func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, hint []byte, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
+// record whose bytes lack hint (when set), or whose id skip (when set)
+// names, is skipped undecoded; what names it in errors.
+func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, hint []byte, skip func(*bolt.Tx, []byte) bool, pick func(*bolt.Tx, *memory.Memory) bool) (int, error) {
 	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
@@ -672,7 +722,7 @@ func (s *Store) enqueueWhere(ctx context.Context, what string, op byte, hint []b
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if hint != nil && !bytes.Contains(v, hint) {
+			if hint != nil && !bytes.Contains(v, hint) || skip != nil && skip(tx, k) {
 				continue
 			}
 			_, m, err := decodeRecord(v)

@@ -188,9 +188,9 @@ type Syncer struct {
 	// conflicts starts (tell.go). toldSeq is guarded by cycle.
 	machine string
 	toldSeq int64
-	// queuedScoped: the memories shared while team memory was off were
-	// queued (queueScoped, at the first successful connection). Guarded
-	// by cycle.
+	// queuedScoped: the memories shared, changed, made personal or
+	// deleted while team memory was off were queued (queueScoped, at the
+	// first successful connection). Guarded by cycle.
 	queuedScoped bool
 
 	mu sync.Mutex // guards st
@@ -471,12 +471,18 @@ func (s *Syncer) connect(ctx context.Context) error {
 }
 
 // queueScoped queues, once per daemon and at its first successful
-// connection (s.cycle held), the memories the user shared with the team
-// (scope team) that the team was never sent: those shared while team
-// memory was off, when the scope write queued nothing
-// (store.EnqueueTeamScoped, push --all's way limited to them). The store
+// connection (s.cycle held), what changed for the team while team memory
+// was off, when no write queued anything: the memories the user shared
+// with the team (scope team) that the team was never sent
+// (store.EnqueueTeamScoped, push --all's way limited to them; the store
 // seeds each one's base as it queues it, so a later start queues none of
-// them again. A failure is logged and tried again at the next connection.
+// them again), and the team memories whose copy here differs from its
+// base, the team's version this store last synced (store.EnqueueSinceBase:
+// edited, made personal, deleted, or back in the team after being kept
+// apart). Each goes as the same write made online would, so the team
+// decides whose version wins by the same rules (merged, refused as stale
+// with a conflict copy, refused as another member's). A failure is logged
+// and tried again at the next connection.
 func (s *Syncer) queueScoped(ctx context.Context) {
 	if s.queuedScoped {
 		return
@@ -486,9 +492,18 @@ func (s *Syncer) queueScoped(ctx context.Context) {
 		s.log.Warn("team sync: could not queue the memories shared while team memory was off; trying again at the next connection", "err", err)
 		return
 	}
+	c, err := s.o.Store.EnqueueSinceBase(ctx)
+	if err != nil {
+		s.log.Warn("team sync: could not queue the changes made while team memory was off; trying again at the next connection", "err", err)
+		return
+	}
 	s.queuedScoped = true
 	if n > 0 {
 		s.log.Info("team sync: queued the memories shared with the team while team memory was off", "count", n)
+	}
+	if c.Total() > 0 {
+		s.log.Info("team sync: queued the changes made to team memories while team memory was off",
+			"edited", c.Edited, "made_personal", c.Left, "deleted", c.Deleted, "back", c.Back)
 	}
 }
 
@@ -754,8 +769,10 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				refuse(e.ID, "delete", refusedStaleDelete)
 				held.hold(heldEdit{ID: e.ID, Version: deletedVersion, Stale: true})
 				heldChanged = true
+				e.Refused = true // the base stays, apart: not sent again at a start
 			case errors.Is(err, team.ErrNotOwner):
 				refuse(e.ID, "delete", refusedDelete)
+				e.Refused = true
 			default:
 				return err
 			}
@@ -867,7 +884,7 @@ func (s *Syncer) pushBatch(ctx context.Context, entries []store.OutboxEntry, del
 				relink = append(relink, relinkTo{local: e.ID})
 				withdrawn[e.ID] = moot{refusedThenReplaced, team.WithdrawTeamDeleted}
 				dropped[e.ID] = true
-				if e.Base != nil && store.BaseOf(e.Memory) != *e.Base {
+				if e.Base != nil && store.BaseOf(e.Memory) != e.Base.Team() {
 					// An edit of a version the team deleted since: not
 					// lost silently (it waits in the trash here).
 					refuse(e.ID, "change", refusedDeletedEdit)
