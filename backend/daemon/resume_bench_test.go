@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
@@ -22,7 +24,12 @@ const resumeBenchSession = "9a4e0c17-3b2d-4e58-a1f6-resume000001"
 // JSONL form: a prompt, a tool call and its result, and an answer of a few
 // findings and a list, one line of which every turn repeats (the held
 // test reads it), as a busy session's turns are.
-func resumeTurnLines(i int) [][]byte {
+func resumeTurnLines(i int) [][]byte { return paddedTurnLines(i, 0) }
+
+// paddedTurnLines is resumeTurnLines with a file of about pad bytes shown
+// in the answer (a fence: text the pipeline reads of the turn, so that a
+// few dozen turns pass what a session keeps of its recent turns).
+func paddedTurnLines(i, pad int) [][]byte {
 	rec := func(v map[string]any) []byte {
 		v["sessionId"], v["cwd"], v["version"], v["userType"], v["isSidechain"] = resumeBenchSession, "/home/dev/src/quill", "2.1.40", "external", false
 		v["timestamp"] = fmt.Sprintf("2026-03-09T%02d:%02d:%02d.000Z", 8+i/3600, i/60%60, i%60)
@@ -42,6 +49,14 @@ func resumeTurnLines(i int) [][]byte {
 		"- `pipeline/stage%d.go`: the streaming writer for stage %d\n"+
 		"- Run `quill build --config quill.yaml --stage %d` to try it\n"+
 		"- Run `quill test --race` before committing", i, i, i, i, i, i, i)
+	if pad > 0 {
+		var file strings.Builder
+		file.WriteString("\n\nThe stage now reads:\n\n```go\n")
+		for k := 0; file.Len() < pad; k++ {
+			fmt.Fprintf(&file, "\tstage%d.option%d = load(\"opt-%d-%d\", %d)\n", i, k, i, k, k*i)
+		}
+		answer += file.String() + "```"
+	}
 	tool := fmt.Sprintf("toolu_%06d", i)
 	return [][]byte{
 		rec(map[string]any{"type": "user", "uuid": fmt.Sprintf("u%d", i), "parentUuid": nil,
@@ -111,19 +126,8 @@ const resumeSetupLines = 80
 // (they outlive a sub-benchmark's runs); a failure is fb's.
 func newResumeRig(b, fb testing.TB, name string, earlier [][]byte, session string) (*resumeRig, string) {
 	fb.Helper()
-	root := b.TempDir()
-	dir := filepath.Join(root, "-home-dev-src-quill")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Embedder.Provider = "builtin"
-	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{root}
-	cfg.Capture.Transcripts.CodexDirs = []string{b.TempDir()}
 	template := b.TempDir()
-	cfg.DataDir = template
-	r := &resumeRig{b: fb, cfg: cfg, path: filepath.Join(dir, name+".jsonl")}
+	r := resumeRigAt(b, fb, b.TempDir(), template, name)
 	r.start()
 	for len(earlier) > 0 { // a read at most every resumeSetupLines (the wait's deadline)
 		k := min(len(earlier), resumeSetupLines)
@@ -133,6 +137,23 @@ func newResumeRig(b, fb testing.TB, name string, earlier [][]byte, session strin
 	}
 	r.stop()
 	return r, template
+}
+
+// resumeRigAt returns a rig (not started) whose session file is name in
+// a project folder of root and whose data dir is dataDir. Its dirs are
+// b's; a failure is fb's.
+func resumeRigAt(b, fb testing.TB, root, dataDir, name string) *resumeRig {
+	dir := filepath.Join(root, "-home-dev-src-quill")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		fb.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Embedder.Provider = "builtin"
+	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{root}
+	cfg.Capture.Transcripts.CodexDirs = []string{b.TempDir()}
+	cfg.DataDir = dataDir
+	return &resumeRig{b: fb, cfg: cfg, path: filepath.Join(dir, name+".jsonl")}
 }
 
 // fresh copies the template data dir to a new one and writes the session
@@ -157,8 +178,9 @@ func (r *resumeRig) fresh(template string, earlier [][]byte) {
 // (and resumed it) before the turn was written: what the turn costs
 // without a restart. Only the hook of the new turn and the read it waits
 // for are timed; the copy of the data dir and the daemon's start are
-// not. Run with -cpu 1, the two variants of each n interleaved by
-// -count.
+// not. Beside the wall clock it reports the process's CPU time in the
+// timed part (cpu-ms/op: the daemon's, the machine's load not counted).
+// Run with -cpu 1, the two variants of each n interleaved by -count.
 func BenchmarkRestartThenTurn(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		var earlier [][]byte
@@ -189,6 +211,7 @@ func BenchmarkRestartThenTurn(b *testing.B) {
 // by a daemon that has read it once before next was written.
 func benchNewTurn(b *testing.B, r *resumeRig, template string, earlier, next [][]byte, session string, restart bool) {
 	b.StopTimer()
+	var cpu time.Duration
 	for range b.N {
 		r.fresh(template, earlier)
 		r.start()
@@ -197,11 +220,16 @@ func benchNewTurn(b *testing.B, r *resumeRig, template string, earlier, next [][
 		}
 		r.append(next...)
 		b.StartTimer()
+		c0 := processCPU()
 		r.hook(session)
+		cpu += processCPU() - c0
 		b.StopTimer()
 		if st := r.d.tail.Stats(); st.Turns != 1 || st.Duplicates != 0 {
 			b.Fatalf("after the new turn: %+v, want 1 turn", st)
 		}
 		r.stop()
+	}
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/1000, "cpu-ms/op")
 	}
 }
