@@ -117,8 +117,9 @@ func (r *resumeRig) hook(session string) {
 	tr.waitProcessed(before + 1)
 }
 
-// resumeSetupLines are the lines newResumeRig writes between two reads.
-const resumeSetupLines = 80
+// resumeSetupLines are the lines newResumeRig writes between two reads
+// (8 turns: each read within the wait's deadline on a loaded machine).
+const resumeSetupLines = 32
 
 // newResumeRig captures earlier (a session file's lines) in a daemon of
 // its own, stops it, and returns a rig whose data dir template holds what
@@ -181,19 +182,29 @@ func (r *resumeRig) fresh(template string, earlier [][]byte) {
 // not. Beside the wall clock it reports the process's CPU time in the
 // timed part (cpu-ms/op: the daemon's, the machine's load not counted).
 // Run with -cpu 1, the two variants of each n interleaved by -count.
+//
+// The turns are about 650 bytes of text each: a session keeps the last
+// 512 KiB of them (about 800 turns) and a resume reads again two such
+// windows, so up to n = 1000 it reads every turn. "pad=16KiB" turns
+// (paddedTurnLines) pass two windows at n = 100 (32 turns a window).
 func BenchmarkRestartThenTurn(b *testing.B) {
-	for _, n := range []int{10, 100, 1000} {
+	for _, c := range []struct{ n, pad int }{{10, 0}, {100, 0}, {1000, 0}, {100, 16 << 10}} {
+		n := c.n
 		var earlier [][]byte
 		for i := 1; i <= n; i++ {
-			earlier = append(earlier, resumeTurnLines(i)...)
+			earlier = append(earlier, paddedTurnLines(i, c.pad)...)
 		}
-		next := resumeTurnLines(n + 1)
+		next := paddedTurnLines(n+1, c.pad)
 		var r *resumeRig
 		var template string
+		size := ""
+		if c.pad > 0 {
+			size = fmt.Sprintf(",pad=%dKiB", c.pad>>10)
+		}
 		for _, restart := range []bool{true, false} {
-			name := fmt.Sprintf("turns=%d/running", n)
+			name := fmt.Sprintf("turns=%d%s/running", n, size)
 			if restart {
-				name = fmt.Sprintf("turns=%d/restart", n)
+				name = fmt.Sprintf("turns=%d%s/restart", n, size)
 			}
 			b.Run(name, func(sb *testing.B) {
 				if r == nil {
