@@ -103,12 +103,14 @@ func TestTranscriptRestartMidSession(t *testing.T) {
 // capture: restarted within the first window, between the two windows
 // and past both, each time reading again only the turns before its
 // cursor the session's next turns can reach (ingest.Pipeline.ResumeTurns).
+// Its turns revise nothing (each would distil the ones before it again:
+// minutes under -race).
 func TestTranscriptRestartLongSession(t *testing.T) {
 	t.Parallel()
 	const n, pad = 30, 48 << 10
 	var turns [][][]byte
 	for i := 1; i <= n; i++ {
-		turns = append(turns, paddedTurnLines(i, pad))
+		turns = append(turns, paddedTurnLines(i, pad, false))
 	}
 	upTo := func(k int) (lines [][]byte) {
 		for _, tl := range turns[:k] {
@@ -117,8 +119,10 @@ func TestTranscriptRestartLongSession(t *testing.T) {
 		return lines
 	}
 	capture := func(r *resumeRig, from, to int) {
-		r.append(upTo(to)[len(upTo(from)):]...)
-		r.hook(resumeBenchSession)
+		for at := from; at < to; at += 3 { // a read at most every 3 turns (the wait's deadline, under -race)
+			r.append(upTo(min(at+3, to))[len(upTo(at)):]...)
+			r.hook(resumeBenchSession)
+		}
 		if st := r.d.tail.Stats(); st.Turns != to-from || st.Duplicates != 0 {
 			t.Fatalf("turns %d to %d: %+v, want %d turns and no duplicate", from+1, to, st, to-from)
 		}

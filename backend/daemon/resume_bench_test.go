@@ -24,12 +24,15 @@ const resumeBenchSession = "9a4e0c17-3b2d-4e58-a1f6-resume000001"
 // JSONL form: a prompt, a tool call and its result, and an answer of a few
 // findings and a list, one line of which every turn repeats (the held
 // test reads it), as a busy session's turns are.
-func resumeTurnLines(i int) [][]byte { return paddedTurnLines(i, 0) }
+func resumeTurnLines(i int) [][]byte { return paddedTurnLines(i, 0, true) }
 
 // paddedTurnLines is resumeTurnLines with a file of about pad bytes shown
 // in the answer (a fence: text the pipeline reads of the turn, so that a
-// few dozen turns pass what a session keeps of its recent turns).
-func paddedTurnLines(i, pad int) [][]byte {
+// few dozen turns pass what a session keeps of its recent turns); with
+// revise false its prompt and answer say no "instead of" (no turn revises
+// the ones before it: live capture distils none of them again).
+func paddedTurnLines(i, pad int, revise bool) [][]byte {
+	instead := map[bool][2]string{true: {" instead of buffering the whole table", " instead of buffering them"}, false: {"", ""}}[revise]
 	rec := func(v map[string]any) []byte {
 		v["sessionId"], v["cwd"], v["version"], v["userType"], v["isSidechain"] = resumeBenchSession, "/home/dev/src/quill", "2.1.40", "external", false
 		v["timestamp"] = fmt.Sprintf("2026-03-09T%02d:%02d:%02d.000Z", 8+i/3600, i/60%60, i%60)
@@ -43,12 +46,12 @@ func paddedTurnLines(i, pad int) [][]byte {
 		return map[string]any{"model": "claude-sonnet-4-5", "id": id, "type": "message", "role": "assistant",
 			"content": content, "stop_reason": stop, "usage": map[string]int{"input_tokens": 12, "output_tokens": 30}}
 	}
-	answer := fmt.Sprintf("The `render%d` step in `pipeline/stage%d.go` now streams rows instead of buffering the whole table, "+
+	answer := fmt.Sprintf("The `render%d` step in `pipeline/stage%d.go` now streams rows%s, "+
 		"so a report of stage %d no longer holds every row in memory. The cache key of stage %d includes the locale, "+
 		"because two locales rendered the same key before.\n\n"+
 		"- `pipeline/stage%d.go`: the streaming writer for stage %d\n"+
 		"- Run `quill build --config quill.yaml --stage %d` to try it\n"+
-		"- Run `quill test --race` before committing", i, i, i, i, i, i, i)
+		"- Run `quill test --race` before committing", i, i, instead[0], i, i, i, i, i)
 	if pad > 0 {
 		var file strings.Builder
 		file.WriteString("\n\nThe stage now reads:\n\n```go\n")
@@ -60,7 +63,7 @@ func paddedTurnLines(i, pad int) [][]byte {
 	tool := fmt.Sprintf("toolu_%06d", i)
 	return [][]byte{
 		rec(map[string]any{"type": "user", "uuid": fmt.Sprintf("u%d", i), "parentUuid": nil,
-			"message": map[string]any{"role": "user", "content": fmt.Sprintf("make stage %d stream its rows instead of buffering them", i)}}),
+			"message": map[string]any{"role": "user", "content": fmt.Sprintf("make stage %d stream its rows%s", i, instead[1])}}),
 		rec(map[string]any{"type": "assistant", "uuid": fmt.Sprintf("a%d", i), "parentUuid": nil, "requestId": fmt.Sprintf("req_%d_1", i),
 			"message": msg(fmt.Sprintf("msg_%d_1", i), []any{map[string]any{"type": "tool_use", "id": tool, "name": "Edit",
 				"input": map[string]any{"file_path": fmt.Sprintf("/home/dev/src/quill/pipeline/stage%d.go", i),
@@ -192,9 +195,9 @@ func BenchmarkRestartThenTurn(b *testing.B) {
 		n := c.n
 		var earlier [][]byte
 		for i := 1; i <= n; i++ {
-			earlier = append(earlier, paddedTurnLines(i, c.pad)...)
+			earlier = append(earlier, paddedTurnLines(i, c.pad, true)...)
 		}
-		next := paddedTurnLines(n+1, c.pad)
+		next := paddedTurnLines(n+1, c.pad, true)
 		var r *resumeRig
 		var template string
 		size := ""
