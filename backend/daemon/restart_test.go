@@ -96,3 +96,60 @@ func TestTranscriptRestartMidSession(t *testing.T) {
 		t.Errorf("restarted capture's live memories\n%q\nuninterrupted capture's\n%q", got, want)
 	}
 }
+
+// A daemon restarted at any point of a long live session (past the two
+// windows of later text the pipeline keeps and reads again: about 1.4 MiB
+// of text in 30 turns) ends with the memories of one uninterrupted
+// capture: restarted within the first window, between the two windows
+// and past both, each time reading again only the turns before its
+// cursor the session's next turns can reach (ingest.Pipeline.ResumeTurns).
+// Its turns revise nothing (each would distil the ones before it again:
+// minutes under -race).
+func TestTranscriptRestartLongSession(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("1.4 MiB of turns captured live twice: minutes under -race (TestResumeReadsTheLastTwoWindows checks the bound under it)")
+	}
+	t.Parallel()
+	const n, pad = 30, 48 << 10
+	var turns [][][]byte
+	for i := 1; i <= n; i++ {
+		turns = append(turns, paddedTurnLines(i, pad, false))
+	}
+	upTo := func(k int) (lines [][]byte) {
+		for _, tl := range turns[:k] {
+			lines = append(lines, tl...)
+		}
+		return lines
+	}
+	capture := func(r *resumeRig, from, to int) {
+		for at := from; at < to; at += 3 { // a read at most every 3 turns (the wait's deadline, under -race)
+			r.append(upTo(min(at+3, to))[len(upTo(at)):]...)
+			r.hook(resumeBenchSession)
+		}
+		if st := r.d.tail.Stats(); st.Turns != to-from || st.Duplicates != 0 {
+			t.Fatalf("turns %d to %d: %+v, want %d turns and no duplicate", from+1, to, st, to-from)
+		}
+	}
+	whole := resumeRigAt(t, t, t.TempDir(), t.TempDir(), resumeBenchSession)
+	whole.start()
+	capture(whole, 0, n)
+	want := storedTexts(t, false, whole.d.Store())
+	whole.stop()
+	if len(want) == 0 {
+		t.Fatal("the uninterrupted capture stored nothing")
+	}
+
+	r := resumeRigAt(t, t, t.TempDir(), t.TempDir(), resumeBenchSession)
+	at := 0
+	for _, k := range []int{4, 22, 27, n} { // 11 turns a window: within the first, at the second's start, past both
+		r.start()
+		capture(r, at, k)
+		if k == n {
+			if got := storedTexts(t, false, r.d.Store()); !slices.Equal(got, want) {
+				t.Errorf("restarted capture's live memories\n%q\nuninterrupted capture's\n%q", got, want)
+			}
+		}
+		r.stop()
+		at = k
+	}
+}

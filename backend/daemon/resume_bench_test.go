@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/httpapi"
@@ -22,7 +24,15 @@ const resumeBenchSession = "9a4e0c17-3b2d-4e58-a1f6-resume000001"
 // JSONL form: a prompt, a tool call and its result, and an answer of a few
 // findings and a list, one line of which every turn repeats (the held
 // test reads it), as a busy session's turns are.
-func resumeTurnLines(i int) [][]byte {
+func resumeTurnLines(i int) [][]byte { return paddedTurnLines(i, 0, true) }
+
+// paddedTurnLines is resumeTurnLines with a file of about pad bytes shown
+// in the answer (a fence: text the pipeline reads of the turn, so that a
+// few dozen turns pass what a session keeps of its recent turns); with
+// revise false its prompt and answer say no "instead of" (no turn revises
+// the ones before it: live capture distils none of them again).
+func paddedTurnLines(i, pad int, revise bool) [][]byte {
+	instead := map[bool][2]string{true: {" instead of buffering the whole table", " instead of buffering them"}, false: {"", ""}}[revise]
 	rec := func(v map[string]any) []byte {
 		v["sessionId"], v["cwd"], v["version"], v["userType"], v["isSidechain"] = resumeBenchSession, "/home/dev/src/quill", "2.1.40", "external", false
 		v["timestamp"] = fmt.Sprintf("2026-03-09T%02d:%02d:%02d.000Z", 8+i/3600, i/60%60, i%60)
@@ -36,16 +46,24 @@ func resumeTurnLines(i int) [][]byte {
 		return map[string]any{"model": "claude-sonnet-4-5", "id": id, "type": "message", "role": "assistant",
 			"content": content, "stop_reason": stop, "usage": map[string]int{"input_tokens": 12, "output_tokens": 30}}
 	}
-	answer := fmt.Sprintf("The `render%d` step in `pipeline/stage%d.go` now streams rows instead of buffering the whole table, "+
+	answer := fmt.Sprintf("The `render%d` step in `pipeline/stage%d.go` now streams rows%s, "+
 		"so a report of stage %d no longer holds every row in memory. The cache key of stage %d includes the locale, "+
 		"because two locales rendered the same key before.\n\n"+
 		"- `pipeline/stage%d.go`: the streaming writer for stage %d\n"+
 		"- Run `quill build --config quill.yaml --stage %d` to try it\n"+
-		"- Run `quill test --race` before committing", i, i, i, i, i, i, i)
+		"- Run `quill test --race` before committing", i, i, instead[0], i, i, i, i, i)
+	if pad > 0 {
+		var file strings.Builder
+		file.WriteString("\n\nThe stage now reads:\n\n```go\n")
+		for k := 0; file.Len() < pad; k++ {
+			fmt.Fprintf(&file, "\tstage%d.option%d = load(\"opt-%d-%d\", %d)\n", i, k, i, k, k*i)
+		}
+		answer += file.String() + "```"
+	}
 	tool := fmt.Sprintf("toolu_%06d", i)
 	return [][]byte{
 		rec(map[string]any{"type": "user", "uuid": fmt.Sprintf("u%d", i), "parentUuid": nil,
-			"message": map[string]any{"role": "user", "content": fmt.Sprintf("make stage %d stream its rows instead of buffering them", i)}}),
+			"message": map[string]any{"role": "user", "content": fmt.Sprintf("make stage %d stream its rows%s", i, instead[1])}}),
 		rec(map[string]any{"type": "assistant", "uuid": fmt.Sprintf("a%d", i), "parentUuid": nil, "requestId": fmt.Sprintf("req_%d_1", i),
 			"message": msg(fmt.Sprintf("msg_%d_1", i), []any{map[string]any{"type": "tool_use", "id": tool, "name": "Edit",
 				"input": map[string]any{"file_path": fmt.Sprintf("/home/dev/src/quill/pipeline/stage%d.go", i),
@@ -102,8 +120,9 @@ func (r *resumeRig) hook(session string) {
 	tr.waitProcessed(before + 1)
 }
 
-// resumeSetupLines are the lines newResumeRig writes between two reads.
-const resumeSetupLines = 80
+// resumeSetupLines are the lines newResumeRig writes between two reads
+// (8 turns: each read within the wait's deadline on a loaded machine).
+const resumeSetupLines = 32
 
 // newResumeRig captures earlier (a session file's lines) in a daemon of
 // its own, stops it, and returns a rig whose data dir template holds what
@@ -111,19 +130,8 @@ const resumeSetupLines = 80
 // (they outlive a sub-benchmark's runs); a failure is fb's.
 func newResumeRig(b, fb testing.TB, name string, earlier [][]byte, session string) (*resumeRig, string) {
 	fb.Helper()
-	root := b.TempDir()
-	dir := filepath.Join(root, "-home-dev-src-quill")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Embedder.Provider = "builtin"
-	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{root}
-	cfg.Capture.Transcripts.CodexDirs = []string{b.TempDir()}
 	template := b.TempDir()
-	cfg.DataDir = template
-	r := &resumeRig{b: fb, cfg: cfg, path: filepath.Join(dir, name+".jsonl")}
+	r := resumeRigAt(b, fb, b.TempDir(), template, name)
 	r.start()
 	for len(earlier) > 0 { // a read at most every resumeSetupLines (the wait's deadline)
 		k := min(len(earlier), resumeSetupLines)
@@ -133,6 +141,23 @@ func newResumeRig(b, fb testing.TB, name string, earlier [][]byte, session strin
 	}
 	r.stop()
 	return r, template
+}
+
+// resumeRigAt returns a rig (not started) whose session file is name in
+// a project folder of root and whose data dir is dataDir. Its dirs are
+// b's; a failure is fb's.
+func resumeRigAt(b, fb testing.TB, root, dataDir, name string) *resumeRig {
+	dir := filepath.Join(root, "-home-dev-src-quill")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		fb.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Embedder.Provider = "builtin"
+	cfg.Capture.Transcripts.ClaudeCodeDirs = []string{root}
+	cfg.Capture.Transcripts.CodexDirs = []string{b.TempDir()}
+	cfg.DataDir = dataDir
+	return &resumeRig{b: fb, cfg: cfg, path: filepath.Join(dir, name+".jsonl")}
 }
 
 // fresh copies the template data dir to a new one and writes the session
@@ -157,21 +182,32 @@ func (r *resumeRig) fresh(template string, earlier [][]byte) {
 // (and resumed it) before the turn was written: what the turn costs
 // without a restart. Only the hook of the new turn and the read it waits
 // for are timed; the copy of the data dir and the daemon's start are
-// not. Run with -cpu 1, the two variants of each n interleaved by
-// -count.
+// not. Beside the wall clock it reports the process's CPU time in the
+// timed part (cpu-ms/op: the daemon's, the machine's load not counted).
+// Run with -cpu 1, the two variants of each n interleaved by -count.
+//
+// The turns are about 650 bytes of text each: a session keeps the last
+// 512 KiB of them (about 800 turns) and a resume reads again two such
+// windows, so up to n = 1000 it reads every turn. "pad=16KiB" turns
+// (paddedTurnLines) pass two windows at n = 100 (32 turns a window).
 func BenchmarkRestartThenTurn(b *testing.B) {
-	for _, n := range []int{10, 100, 1000} {
+	for _, c := range []struct{ n, pad int }{{10, 0}, {100, 0}, {1000, 0}, {100, 16 << 10}} {
+		n := c.n
 		var earlier [][]byte
 		for i := 1; i <= n; i++ {
-			earlier = append(earlier, resumeTurnLines(i)...)
+			earlier = append(earlier, paddedTurnLines(i, c.pad, true)...)
 		}
-		next := resumeTurnLines(n + 1)
+		next := paddedTurnLines(n+1, c.pad, true)
 		var r *resumeRig
 		var template string
+		size := ""
+		if c.pad > 0 {
+			size = fmt.Sprintf(",pad=%dKiB", c.pad>>10)
+		}
 		for _, restart := range []bool{true, false} {
-			name := fmt.Sprintf("turns=%d/running", n)
+			name := fmt.Sprintf("turns=%d%s/running", n, size)
 			if restart {
-				name = fmt.Sprintf("turns=%d/restart", n)
+				name = fmt.Sprintf("turns=%d%s/restart", n, size)
 			}
 			b.Run(name, func(sb *testing.B) {
 				if r == nil {
@@ -189,6 +225,7 @@ func BenchmarkRestartThenTurn(b *testing.B) {
 // by a daemon that has read it once before next was written.
 func benchNewTurn(b *testing.B, r *resumeRig, template string, earlier, next [][]byte, session string, restart bool) {
 	b.StopTimer()
+	var cpu time.Duration
 	for range b.N {
 		r.fresh(template, earlier)
 		r.start()
@@ -197,11 +234,16 @@ func benchNewTurn(b *testing.B, r *resumeRig, template string, earlier, next [][
 		}
 		r.append(next...)
 		b.StartTimer()
+		c0 := processCPU()
 		r.hook(session)
+		cpu += processCPU() - c0
 		b.StopTimer()
 		if st := r.d.tail.Stats(); st.Turns != 1 || st.Duplicates != 0 {
 			b.Fatalf("after the new turn: %+v, want 1 turn", st)
 		}
 		r.stop()
+	}
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/1000, "cpu-ms/op")
 	}
 }

@@ -37,7 +37,7 @@ func (d *Daemon) openTranscripts() error {
 		roots[tail.AgentCodex] = slices.Clone(tc.CodexDirs)
 	}
 	t, err := tail.New(tail.Options{Dir: filepath.Join(d.cfg.DataDir, TranscriptsDir), Roots: roots,
-		Sink: d.ingestTurn, Resume: d.resumeTurn, Allow: d.allowTurn, QueueSize: tc.QueueSize, MaxChunk: tc.MaxChunk,
+		Sink: d.ingestTurn, Resume: d.resumeTurns, Allow: d.allowTurn, QueueSize: tc.QueueSize, MaxChunk: tc.MaxChunk,
 		Idle: time.Duration(tc.Idle), Now: d.clock.Now, Logger: d.log})
 	if err != nil {
 		return fmt.Errorf("capture from transcripts: %w", err)
@@ -88,21 +88,22 @@ func (d *Daemon) ingestTurn(ctx context.Context, exs []memory.Exchange) error {
 	return nil
 }
 
-// resumeTurn reads again a turn of a session file that an earlier run of
-// the daemon captured (it lies before the file's saved cursor): the
-// pipeline remembers what it said and kept (ingest.Pipeline.ResumeTurn),
-// so the session's next turns are decided as an uninterrupted capture
-// decides them. Nothing is stored or recorded.
-func (d *Daemon) resumeTurn(ctx context.Context, exs []memory.Exchange) error {
-	runs, _ := ingest.SkipInvalid(exs)
-	for _, run := range runs {
-		for _, t := range ingest.GroupTurns(run) {
-			if err := d.pipeline.ResumeTurn(ctx, t); err != nil {
-				return err
-			}
+// resumeTurns reads again the turns of a session file that an earlier
+// run of the daemon captured (they lie before the file's saved cursor):
+// the pipeline remembers what those its session's next turns can reach
+// said and kept (ingest.Pipeline.ResumeTurns), so the session's next
+// turns are decided as an uninterrupted capture decides them. Nothing is
+// stored or recorded.
+func (d *Daemon) resumeTurns(ctx context.Context, turns [][]memory.Exchange) error {
+	var all []ingest.Turn
+	for _, exs := range turns {
+		runs, _ := ingest.SkipInvalid(exs)
+		for _, run := range runs {
+			all = append(all, ingest.GroupTurns(run)...)
 		}
 	}
-	return nil
+	_, err := d.pipeline.ResumeTurns(ctx, all)
+	return err
 }
 
 // allowTurn keeps capture from session files under the same switch as the

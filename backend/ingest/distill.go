@@ -160,6 +160,13 @@ func Distill(t Turn, later []LaterText) []Candidate {
 // does not parse them again. pending are the turn's statements a later
 // turn may still update (dropUpdated), for live capture to remember.
 func distill(t Turn, later []LaterText) (cands []Candidate, revises bool, pending []pendingLead) {
+	return distillWith(t, later, nil)
+}
+
+// distillWith is distill reading the revising sentences of later through
+// rm (nil: each read anew): a caller distilling several turns of a
+// session against the same later texts reads each one once.
+func distillWith(t Turn, later []LaterText, rm *reviserMemo) (cands []Candidate, revises bool, pending []pendingLead) {
 	var sents []posSentence    // every sentence of the model, in order
 	restated := map[int]bool{} // the positions of the compaction summaries' sentences
 	pos := 0
@@ -241,7 +248,7 @@ func distill(t Turn, later []LaterText) (cands []Candidate, revises bool, pendin
 			pos++
 		}
 	}
-	dropRevised(cands, sents)
+	dropRevised(cands, sents, rm)
 	// update.go: a statement a later turn of the session states anew.
 	pending = dropUpdated(t, cands, turnSents, sents[len(turnSents):])
 	dropUnconfirmed(cands, turnSents, restated)      // guess.go: a hedged hypothesis nothing later in the turn confirms
@@ -1152,31 +1159,18 @@ func overlap(a, b map[string]bool) int {
 // "The working directory is actually at:") can only be about what was
 // said just before it: it revises within revisionReach sentences, not
 // every earlier statement of the session sharing two common words.
-func dropRevised(cands []Candidate, sents []posSentence) {
+func dropRevised(cands []Candidate, sents []posSentence, rm *reviserMemo) {
 	// Only sentences with a revision cue can revise; their subjects are
-	// worked out once.
+	// worked out once (once per call of rm's holder, for every turn it
+	// distils: reviserMemo).
 	type reviser struct {
 		posSentence
-		subject map[string]bool
-		focus   map[string]bool   // the subject of the clauses holding the cue
-		objects []map[string]bool // what its "instead of X" cues replace (cueObjects), nil when not only such cues
-		near    bool              // it says nothing specific: it revises only within revisionReach
-		written []string          // those objects as written (cueObjects)
-		so      sayso             // what it says is so (whatIsSo)
-		order   []string          // what a user's order replaces (userReplaced): it revises what says one of them
+		*revision
 	}
 	var revs []reviser
 	for _, s := range sents {
-		if s.user {
-			if objs := userReplaced(s.text); len(objs) > 0 {
-				revs = append(revs, reviser{posSentence: s, focus: replacedFocus(objs), so: whatIsSo(s.text), order: objs})
-				continue
-			}
-		}
-		if correcting(lower(s.text)) && !actionOnly(s.text) && !cannotRevise(s.text) {
-			near := !revisionOff["vague-near"] && sentenceClass(s.text, OriginFinal) == ClassVague
-			objs, written := cueObjects(s.text)
-			revs = append(revs, reviser{posSentence: s, subject: withoutCue(subjectOf(s.text)), focus: cueFocus(s.text), objects: objs, near: near, written: written, so: whatIsSo(s.text)})
+		if r := rm.of(s.text, s.user); r != nil {
+			revs = append(revs, reviser{s, r})
 		}
 	}
 	for i := range cands {
@@ -1192,7 +1186,7 @@ func dropRevised(cands []Candidate, sents []posSentence) {
 			if strings.Contains(s.text, c.Text) || strings.Contains(c.Text, s.text) {
 				continue // the candidate itself
 			}
-			if s.order != nil && namesReplaced(c.Text, s.order) || s.order == nil && revisesByCue(c, s.subject, s.focus, s.objects, s.written, s.pos) {
+			if s.order != nil && s.names.saidBy(c.Text) || s.order == nil && revisesByCue(c, s.subject, s.focus, s.objects, s.written, s.pos) {
 				cut, confirmed := revisedSentences(c.Text, s.focus, s.so)
 				if confirmed {
 					continue

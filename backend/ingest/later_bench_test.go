@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -112,4 +113,85 @@ func BenchmarkBatchLaterTexts(b *testing.B) {
 func laterEach(turns []Turn) func(i int, session string) []LaterText {
 	l := NewLater(turns)
 	return l.After
+}
+
+// insteadSession returns a synthetic Claude Code-like session of n user
+// turns as BenchmarkRestartThenTurn (backend/daemon) writes it: each
+// prompt asks for a change "instead of" what is there (a revision cue),
+// each turn edits a file and answers with two findings and a list, one
+// line of which every turn repeats. Every turn revises, so live capture
+// distils the session's recent turns again at each one (reviseEarlier).
+func insteadSession(id string, n int) []Turn {
+	var exs []memory.Exchange
+	for i := 1; i <= n; i++ {
+		answer := fmt.Sprintf("The `render%d` step in `pipeline/stage%d.go` now streams rows instead of buffering the whole table, "+
+			"so a report of stage %d no longer holds every row in memory. The cache key of stage %d includes the locale, "+
+			"because two locales rendered the same key before.\n\n"+
+			"- `pipeline/stage%d.go`: the streaming writer for stage %d\n"+
+			"- Run `quill build --config quill.yaml --stage %d` to try it\n"+
+			"- Run `quill test --race` before committing", i, i, i, i, i, i, i)
+		call := fmt.Sprintf("toolu_%06d", i)
+		in := fmt.Sprintf(`{"file_path":"/home/dev/src/quill/pipeline/stage%d.go","old_string":"rows := buffer(all)","new_string":"w := stream(out)"}`, i)
+		turn := []memory.Exchange{
+			{User: fmt.Sprintf("make stage %d stream its rows instead of buffering them", i),
+				ToolCalls: []memory.ToolCall{{ID: call, Name: "Edit", Input: in}}},
+			{ToolLoop: true, Assistant: answer, ToolResults: []memory.ToolResult{{ToolUseID: call, Content: "The file has been updated."}}},
+		}
+		for _, ex := range turn {
+			ex.SessionID, ex.Project, ex.Turn, ex.UserTurns = id, "quill", len(exs)+1, i
+			exs = append(exs, ex)
+		}
+	}
+	return GroupTurns(exs)
+}
+
+// BenchmarkLiveSessionRevising captures an n-turn session whose every
+// turn revises (insteadSession) live, with the revising sentences read
+// once per new turn (reviserMemo) and, as at 7034821, once for every
+// earlier turn distilled again ("memo off"): the time of the last
+// quarter of its turns, per turn, when the session's recent turns reach
+// maxRedistillBytes, and the process's CPU time in it (the machine's
+// load does not count). Run with -cpu 1; the two variants of one n
+// compare within a run.
+func BenchmarkLiveSessionRevising(b *testing.B) {
+	ctx := context.Background()
+	for _, n := range []int{40, 80} {
+		turns := insteadSession("bench", n)
+		if len(turns) != n {
+			b.Fatalf("%d turns, want %d", len(turns), n)
+		}
+		for _, off := range []bool{false, true} {
+			name := fmt.Sprintf("turns=%d/memo", n)
+			if off {
+				name += " off"
+			}
+			b.Run(name, func(b *testing.B) {
+				revMemoOff = off
+				b.Cleanup(func() { revMemoOff = false })
+				last := n - n/4
+				var cpu time.Duration
+				for range b.N {
+					b.StopTimer()
+					f := newFixture(b, nil)
+					var c0 time.Duration
+					for i, tn := range turns {
+						if i == last {
+							b.StartTimer()
+							c0 = processCPU()
+						}
+						if _, _, err := f.p.ProcessTurn(ctx, tn, nil, SessionState{}); err != nil {
+							b.Fatal(err)
+						}
+					}
+					cpu += processCPU() - c0
+					b.StopTimer()
+				}
+				turns := float64(b.N * (n - last))
+				b.ReportMetric(float64(b.Elapsed().Microseconds())/turns/1000, "ms/turn")
+				if cpu > 0 {
+					b.ReportMetric(float64(cpu.Microseconds())/turns/1000, "cpu-ms/turn")
+				}
+			})
+		}
+	}
 }

@@ -356,14 +356,7 @@ func (r *recentTurns) turns(session string) []recentTurn {
 // can reach any more, and the least recently seen sessions beyond the
 // bounds.
 func (r *recentTurns) set(session string, turns []recentTurn) {
-	keep := len(turns) - 1 // the oldest turn kept; the newest always is
-	for i, after := len(turns)-1, 0; i > 0; i-- {
-		after += turns[i].size // what the session said after turns[i-1]
-		if after > maxLaterBytes {
-			break
-		}
-		keep = i - 1
-	}
+	keep := oldestKept(len(turns), func(i int) int { return turns[i].size })
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sessions == nil {
@@ -395,6 +388,22 @@ func (r *recentTurns) set(session string, turns []recentTurn) {
 		r.size -= r.sessions[oldest].size
 		delete(r.sessions, oldest)
 	}
+}
+
+// oldestKept returns the index of the oldest of n turns (sizes: what
+// LaterTexts reads of turn i, recentTurn.size) a session keeps: the newest
+// always, and each one before it while what the session said after it
+// fits maxLaterBytes. 0 when n is 0.
+func oldestKept(n int, size func(i int) int) int {
+	keep := n - 1
+	for i, after := n-1, 0; i > 0; i-- {
+		after += size(i) // what the session said after turn i-1
+		if after > maxLaterBytes {
+			break
+		}
+		keep = i - 1
+	}
+	return max(keep, 0)
 }
 
 // slim returns t without what distilling it again does not read: tool
@@ -591,11 +600,12 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 			from = reach // update.go: only the turns t may update are distilled again
 		}
 	}
+	rm := newReviserMemo() // the later sentences, read once for every earlier turn
 	for i := from; i < len(earlier); i++ {
 		if upd != nil && !upd[i] {
 			continue
 		}
-		k, err := p.redistill(ctx, t, later, &earlier[i], earlier[i+1:], cands, base, dec)
+		k, err := p.redistill(ctx, t, later, &earlier[i], earlier[i+1:], cands, base, dec, rm)
 		if err != nil {
 			*errp = fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
 			return
@@ -633,9 +643,10 @@ func (p *Pipeline) reviseEarlier(ctx context.Context, t Turn, st SessionState, c
 // said after it (the turns between, then t, of which LaterTexts reads
 // later), revises the memories it created from statements no longer kept,
 // and stores the statements kept now and not before. It returns how many
-// memories it revised.
-func (p *Pipeline) redistill(ctx context.Context, t Turn, later []LaterText, e *recentTurn, between []recentTurn, cands []Candidate, base int, dec *memory.Decision) (int, error) {
-	now, _, pending := distill(e.turn, laterAfter(between, t, later))
+// memories it revised. rm holds the revising sentences the caller's
+// distillations read already.
+func (p *Pipeline) redistill(ctx context.Context, t Turn, later []LaterText, e *recentTurn, between []recentTurn, cands []Candidate, base int, dec *memory.Decision, rm *reviserMemo) (int, error) {
+	now, _, pending := distillWith(e.turn, laterAfter(between, t, later), rm)
 	n, err := p.settle(ctx, t, e, between, now, cands, base, dec)
 	if err == nil {
 		e.pending = pending
@@ -906,11 +917,12 @@ func (p *Pipeline) continueTurn(ctx context.Context, r *run, t Turn) (ok bool, e
 		last.setTurn(ext)
 		after = nil
 	}
+	rm := newReviserMemo()
 	for i := from; i < len(earlier)-1; i++ {
 		if upd != nil && !upd[i] {
 			continue
 		}
-		k, err := p.redistill(ctx, t, after, &earlier[i], earlier[i+1:], nil, base, &r.dec)
+		k, err := p.redistill(ctx, t, after, &earlier[i], earlier[i+1:], nil, base, &r.dec, rm)
 		if err != nil {
 			return true, fmt.Errorf("ingest: revise earlier turns of session %s: %w", t.SessionID, err)
 		}

@@ -386,18 +386,78 @@ var replayOff = false
 // decided mark (never decided, or held) is left alone; nothing is
 // stored, revised or recorded.
 func (p *Pipeline) ResumeTurn(ctx context.Context, t Turn) error {
-	t, _, _ = cleanTurn(t, nil)
-	key := turnKey(t)
-	if key == "" {
-		return nil
-	}
-	marks, err := p.store.TurnMarks(ctx, key)
-	if err != nil {
-		return fmt.Errorf("ingest: %w", err)
-	}
-	if _, ok := marks[""]; !ok {
-		return nil
-	}
-	var dec memory.Decision
-	return p.rememberReplayed(ctx, t, nil, marks, false, &dec)
+	_, err := p.ResumeTurns(ctx, []Turn{t})
+	return err
 }
+
+// ResumeTurns is ResumeTurn of each of turns, in order (a session file's
+// turns before its saved cursor), reading only those its session's next
+// turns can reach: it returns how many it read. A session keeps the
+// turns whose later text fits maxLaterBytes (recentTurns.set: the last
+// window) and the oldest of those was distilled with what the turns
+// before it said, within the window before it (Turn.held, as the
+// session's record held it then): so a session's remembered turns end
+// the same when only those two windows are read again, walking back from
+// the last turn (resumeFrom), as when every turn is. A long session's
+// restart costs at most about twice maxLaterBytes of text, whatever its
+// length (BenchmarkRestartThenTurn, backend/daemon).
+func (p *Pipeline) ResumeTurns(ctx context.Context, turns []Turn) (int, error) {
+	type decided struct {
+		t     Turn
+		marks map[string]store.TurnMark
+	}
+	var all []decided
+	sizes := map[string][]int{} // per session, what LaterTexts reads of each decided turn
+	for _, t := range turns {
+		t, _, _ = cleanTurn(t, nil)
+		key := turnKey(t)
+		if key == "" || t.SessionID == "" {
+			continue
+		}
+		marks, err := p.store.TurnMarks(ctx, key)
+		if err != nil {
+			return 0, fmt.Errorf("ingest: %w", err)
+		}
+		if _, ok := marks[""]; !ok {
+			continue
+		}
+		all = append(all, decided{t, marks})
+		sizes[t.SessionID] = append(sizes[t.SessionID], textsSize(laterOf(t)))
+	}
+	from := map[string]int{}
+	for id, sz := range sizes {
+		from[id] = resumeFrom(sz)
+	}
+	seen, n := map[string]int{}, 0
+	for _, d := range all {
+		i := seen[d.t.SessionID]
+		seen[d.t.SessionID]++
+		if i < from[d.t.SessionID] {
+			continue
+		}
+		var dec memory.Decision
+		if err := p.rememberReplayed(ctx, d.t, nil, d.marks, false, &dec); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// resumeFrom returns the first of a session's decided turns (sizes: what
+// LaterTexts reads of each, in order) a resume reads again: the oldest
+// turn the session keeps after the last one (oldestKept), and before it
+// the turns it kept when that one came (the window its Turn.held was
+// read from). With resumeBoundOff, 0: every turn.
+func resumeFrom(sizes []int) int {
+	if resumeBoundOff {
+		return 0
+	}
+	size := func(i int) int { return sizes[i] }
+	o := oldestKept(len(sizes), size)
+	return oldestKept(o, size)
+}
+
+// resumeBoundOff switches the bound of ResumeTurns off (every decided
+// turn read again, as at 7034821), for tests that measure it.
+var resumeBoundOff = false

@@ -84,10 +84,35 @@ func userObjectNames(obj string) bool {
 // (its stem), within objectReach words of the one before: "relay" is not
 // said by "related".
 func namesReplaced(stmt string, objs []string) bool {
+	return readReplaced(objs).saidBy(stmt)
+}
+
+// replacedNames are a user order's replaced objects as namesReplaced
+// looks for them, read once (a revision is weighed against every kept
+// statement before it): each object's load-bearing tokens (namedTokens)
+// or, when it names none, its words (cueObjectWords).
+type replacedNames struct {
+	tokens [][]string
+	words  [][]string
+}
+
+// readReplaced reads objs for namesReplaced.
+func readReplaced(objs []string) replacedNames {
+	r := replacedNames{tokens: make([][]string, len(objs)), words: make([][]string, len(objs))}
+	for i, o := range objs {
+		if r.tokens[i] = namedTokens(o); len(r.tokens[i]) == 0 {
+			r.words[i] = cueObjectWords(o)
+		}
+	}
+	return r
+}
+
+// saidBy is namesReplaced of the objects read.
+func (r replacedNames) saidBy(stmt string) bool {
 	ls := lower(quoteFold.Replace(stmt))
 	var words []string
-	for _, o := range objs {
-		if tokens := namedTokens(o); len(tokens) > 0 {
+	for i, tokens := range r.tokens {
+		if len(tokens) > 0 {
 			for _, t := range tokens {
 				if strings.Contains(ls, t) {
 					return true
@@ -100,7 +125,7 @@ func namesReplaced(stmt string, objs []string) bool {
 				words = append(words, stem(w))
 			}
 		}
-		if inOrderExact(words, cueObjectWords(o)) {
+		if inOrderExact(words, r.words[i]) {
 			return true
 		}
 	}

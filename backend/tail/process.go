@@ -258,8 +258,9 @@ func (t *Tailer) takeLoaded(path string) bool {
 
 // resume hands the ended turns of f before c's offset (captured by an
 // earlier process) to Options.Resume, numbered as their capture numbered
-// them: read from the start of the file with c's labels. Nothing is
-// counted or recorded; a failure is logged.
+// them: read from the start of the file with c's labels, all in one
+// call (the pipeline reads again only those the session's next turns can
+// reach). Nothing is counted or recorded; a failure is logged.
 func (t *Tailer) resume(ctx context.Context, f *os.File, c Cursor, fm format, req Request) {
 	if t.opts.Resume == nil {
 		return
@@ -280,12 +281,9 @@ func (t *Tailer) resume(ctx context.Context, f *os.File, c Cursor, fm format, re
 		t.log.Warn("transcript's earlier turns not read again", "file", c.Path, "err", err)
 		return
 	}
-	for _, turn := range splitTurns(r.exchanges) {
-		if err := t.opts.Resume(ctx, turn); err != nil {
-			t.log.Warn("an earlier turn of a transcript not read again", "file", c.Path, "turn", turn[0].Turn, "err", err)
-			if ctx.Err() != nil {
-				return
-			}
+	if turns := splitTurns(r.exchanges); len(turns) > 0 {
+		if err := t.opts.Resume(ctx, turns); err != nil {
+			t.log.Warn("a transcript's earlier turns not read again", "file", c.Path, "turns", len(turns), "err", err)
 		}
 	}
 }

@@ -65,6 +65,10 @@ const (
 // any other error leaves the cursor where it was, to try again later.
 type Sink func(ctx context.Context, exchanges []memory.Exchange) error
 
+// ResumeSink takes the ended turns of a file before its saved cursor,
+// each turn's exchanges in order (Options.Resume).
+type ResumeSink func(ctx context.Context, turns [][]memory.Exchange) error
+
 // Options configure New.
 type Options struct {
 	// Dir holds the tailer's state (cursors/, sessions/, enabled.json).
@@ -76,13 +80,13 @@ type Options struct {
 	Sink Sink
 	// Resume, if set, takes the ended turns of a file before the cursor
 	// this process found saved (an earlier process captured them: the
-	// daemon was restarted in the middle of the session), in order, once,
-	// before the turns after the cursor go to Sink: the pipeline reads
-	// them again for what they said and kept, so the session's next turns
-	// are decided as an uninterrupted capture decides them (resume). They
-	// are not captured again, nor counted; an error is logged and the
-	// file read on.
-	Resume Sink
+	// daemon was restarted in the middle of the session), all in one
+	// call, in order, once, before the turns after the cursor go to Sink:
+	// the pipeline reads again those the session's next turns can reach
+	// for what they said and kept, so that they are decided as an
+	// uninterrupted capture decides them (resume). They are not captured
+	// again, nor counted; an error is logged and the file read on.
+	Resume ResumeSink
 	// Allow, if set, says whether a turn may be stored at all (capture
 	// paused, project excluded); a turn it refuses is passed over and
 	// counted.
