@@ -327,11 +327,15 @@ func runScope(env *Env, args []string) error {
 // teamOn whether team memory is on (the daemon's team status). With it
 // off, a move to the team is recorded in the memory and nothing is queued
 // then: it is pushed at the first connection once team memory is on
-// (teamsync's queueScoped), so it says so and how to turn team memory on.
+// (teamsync's queueScoped), so it says so and how to turn team memory on;
+// a move to personal is sent then too (store.EnqueueSinceBase: the team's
+// copy, if it holds one, is withdrawn), so it says that.
 func scopeSaid(sc memory.Scope, teamOn bool) string {
 	switch {
-	case sc != memory.ScopeTeam:
+	case sc != memory.ScopeTeam && teamOn:
 		return "personal: stays on this machine"
+	case sc != memory.ScopeTeam:
+		return "personal: stays on this machine; team memory is off, so if the team holds a copy, it is withdrawn once team memory is on, at its first connection to the team database"
 	case teamOn:
 		return "team: shared with the team (pushed at the next sync)"
 	}

@@ -81,7 +81,8 @@ func TestScopeSaid(t *testing.T) {
 	}{
 		{"move to team, team on", scopeSaid(memory.ScopeTeam, true), "team: shared with the team (pushed at the next sync)"},
 		{"move to team, team off", scopeSaid(memory.ScopeTeam, false), "team: recorded for the team; team memory is off, so it is pushed once team memory is on"},
-		{"move to personal", scopeSaid(memory.ScopePersonal, false), "personal: stays on this machine"},
+		{"move to personal, team on", scopeSaid(memory.ScopePersonal, true), "personal: stays on this machine"},
+		{"move to personal, team off", scopeSaid(memory.ScopePersonal, false), "personal: stays on this machine; team memory is off, so if the team holds a copy, it is withdrawn once team memory is on"},
 		{"default, team off", scopeShown(shop, off), "default: personal, as team memory is off"},
 		{"default, project listed", scopeShown(shop, on), `default: team, as team.projects lists "shop"`},
 		{"default, every project", scopeShown(shop, all), `default: team, as team.projects lists "shop"`},

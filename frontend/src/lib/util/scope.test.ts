@@ -23,7 +23,9 @@ describe('scope', () => {
     expect(scopeMoved('team', false)).toMatch(/^Recorded for the team; team memory is off, so it is pushed once team memory is on, at its first connection to the team database\. To share it, set "team": \{"share": true.*restart memtray$/);
     expect(scopeMoved('team', false)).not.toContain('push --all');
     expect(scopeMoved('team', undefined)).toBe('Recorded for the team: pushed at the next sync, or once team memory is on');
-    expect(scopeMoved('personal', false)).toBe('Personal: it stays on this machine');
+    expect(scopeMoved('personal', true)).toBe('Personal: it stays on this machine');
+    expect(scopeMoved('personal', undefined)).toBe('Personal: it stays on this machine');
+    expect(scopeMoved('personal', false)).toMatch(/^Personal: it stays on this machine\. Team memory is off, so if the team holds a copy, it is withdrawn once team memory is on/);
     expect(teamOffNote({ scope: 'team' }, null)).toContain('pushed once team memory is on');
     expect(teamOffNote({ scope: 'team' }, on([]))).toBeNull();
     expect(teamOffNote({ scope: 'team' }, undefined)).toBeNull();

@@ -15,10 +15,15 @@ export const SCOPES_TITLE = 'team: pushed to the team database and shared with e
  * scopeMoved is the toast of a move to scope: teamOn is whether team
  * memory is on (undefined: not known yet). With it off, a move to the team
  * is recorded in the memory and pushed once team memory is on, at its
- * first connection to the team database (exp-teamon).
+ * first connection to the team database (exp-teamon); a move to personal
+ * withdraws the team's copy then, if the team holds one (exp-team7).
  */
 export function scopeMoved(scope: 'team' | 'personal', teamOn: boolean | undefined): string {
-  if (scope === 'personal') return 'Personal: it stays on this machine';
+  if (scope === 'personal') {
+    return teamOn === false
+      ? 'Personal: it stays on this machine. Team memory is off, so if the team holds a copy, it is withdrawn once team memory is on, at its first connection to the team database'
+      : 'Personal: it stays on this machine';
+  }
   if (teamOn === true) return 'Shared with the team: pushed at the next sync';
   if (teamOn === false) return `Recorded for the team; team memory is off, so it is pushed once team memory is on, at its first connection to the team database. To share it, ${TEAM_ON_HOW}`;
   return 'Recorded for the team: pushed at the next sync, or once team memory is on';
