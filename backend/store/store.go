@@ -393,6 +393,7 @@ func (s *Store) load(ctx context.Context, freshText bool) (*loadResult, error) {
 		}
 		s.namesSavedAt = savedNamesSeq(savedNames)
 		names := newNameCounts(savedNames)
+		uncounted := 0       // records whose names count is not stored
 		var damaged []string // records whose vector is left out of the index as damaged
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if n++; n%4096 == 0 && ctx.Err() != nil {
@@ -403,7 +404,11 @@ func (s *Store) load(ctx context.Context, freshText bool) (*loadResult, error) {
 			if err == nil {
 				e := entryFromHeader(h, s.intern)
 				s.entries[id] = e
-				pending = append(pending, pendingList{id: id, e: e, js: js, names: names.lookup(k, h.tseq)})
+				count := names.lookup(k, h.tseq)
+				if count < 0 {
+					uncounted++
+				}
+				pending = append(pending, pendingList{id: id, e: e, js: js, names: count})
 				lr.tseq[id] = h.tseq
 				if s.vec.addPacked(id, emb, e) == vecDamaged {
 					damaged = append(damaged, id)
@@ -413,6 +418,9 @@ func (s *Store) load(ctx context.Context, freshText bool) (*loadResult, error) {
 			s.skipUnreadableOnOpen(id, err)
 		}
 		s.damaged = damaged
+		if uncounted > 0 {
+			s.namesSavedAt = 0 // Close stores them all again
+		}
 		// List's columns are in the records' JSON, which aliases bbolt's
 		// map: decode them before the transaction ends. A record whose
 		// JSON does not decode is unreadable as a whole (every read

@@ -176,7 +176,7 @@ type textOpening struct {
 }
 
 // openTextFiles opens (or creates) the text index, before the records are
-// loaded, which read the name counts Close stored in it (keyNames).
+// loaded, which read the name counts Close stored in it (internalNames).
 func (s *Store) openTextFiles() (textOpening, error) {
 	s.tmap = newTextMapping()
 	path := filepath.Join(s.dir, textDir)
