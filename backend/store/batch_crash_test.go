@@ -232,6 +232,7 @@ func mapKeys(m map[string]int) []string {
 // records. MEMTRAY_CRASH_ITERS sets the number of kills (default 25, 10
 // with -short).
 func TestApplyCrashKill9(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	iters := crashIters(25, 10)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))

@@ -220,6 +220,7 @@ func verifyCrashState(s *Store, want map[string]int, touched map[string]bool) er
 // the records. MEMTRAY_CRASH_ITERS sets the number of kills (default 40, 12
 // with -short).
 func TestCrashKill9(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	iters := crashIters(40, 12)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))

@@ -17,6 +17,7 @@ import (
 // bleve panic): it moves the index aside, rebuilds it from the records and
 // says so in Info().Warnings, and text search finds every record again.
 func TestTextIndexDamagedRebuilt(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	flip := func(step int) func(b []byte) {
 		return func(b []byte) {

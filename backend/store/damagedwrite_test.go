@@ -22,6 +22,7 @@ import (
 // no write stores a new damaged vector. At 914b286 every "kept" case
 // failed ("embedding contains NaN or Inf", or the dimension).
 func TestWritesOnDamagedVector(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	at := t0.Add(time.Hour)
 	type outcome int

@@ -265,6 +265,7 @@ func storeTexts(t *testing.T, dir string) map[string]string {
 // of saved and lost adds up, the damaged file is kept byte for byte, and
 // the new store opens and checks clean.
 func TestSalvage(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	cases := []struct {
 		name     string

@@ -478,6 +478,7 @@ func TestImportAcrossModelSwitch(t *testing.T) {
 // with one that fails, it keeps them as a damaged vector is kept
 // (checkImportedWithoutVector: at 4c30b9e it refused the file). A healthy store's export stays version 1, unchanged.
 func TestExportDamagedVectors(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	dir, path := damagedStore(t, vecDamageRecords)
 	texts := templateTexts(t, vecDamageRecords)

@@ -79,7 +79,7 @@ func entryFromHeader(h recHeader, in interner) *entry {
 func entryFromMemory(h recHeader, m *memory.Memory, in interner) *entry {
 	e := entryFromHeader(h.withFields(m), in)
 	e.listFields = listFieldsOf(m.Text, m.Type, m.Scope, m.Importance, m.Pinned, m.AccessCount, m.ReinforcedCount,
-		m.UpdatedAt, m.LastAccessed)
+		m.UpdatedAt, m.LastAccessed, -1)
 	return e
 }
 

@@ -148,7 +148,8 @@ type listFields struct {
 	pinned                bool
 	lower                 string // strings.ToLower(text)
 	// names is the number of terms the names field makes of the text
-	// (nameLength), counted with the text, which Open decodes anyway.
+	// (nameLength): counted with the text, or at Open the count Close
+	// stored (internalNames) when the text is the one it was counted from.
 	names int32
 }
 
@@ -207,15 +208,20 @@ func internScope(sc memory.Scope) memory.Scope {
 	return sc
 }
 
+// listFieldsOf makes the listFields of a memory; names is the count of
+// its text's names when known (stored, internalNames), else -1: counted here.
 func listFieldsOf(text string, typ memory.Type, scope memory.Scope, importance float64, pinned bool,
-	access, reinforced int, updated, lastAccessed time.Time) listFields {
+	access, reinforced int, updated, lastAccessed time.Time, names int32) listFields {
+	if names < 0 {
+		names = nameLength(text)
+	}
 	return listFields{
 		updated: timeKey(updated), lastAccessed: timeKey(lastAccessed),
 		importance: importance, access: access, reinforced: reinforced,
 		typ: internType(typ), scope: internScope(scope), pinned: pinned,
 		// A fresh copy: text may alias a bigger allocation (a decoded record).
 		lower: strings.Clone(strings.ToLower(text)),
-		names: nameLength(text),
+		names: names,
 	}
 }
 
@@ -226,6 +232,9 @@ type pendingList struct {
 	id string
 	e  *entry
 	js []byte
+	// names is the record's names count as Close stored it (internalNames),
+	// or -1: to be counted from its text.
+	names int32
 }
 
 // unreadableRecord names a record whose JSON does not decode, and why.
@@ -257,7 +266,7 @@ func fillListFields(pending []pendingList) []unreadableRecord {
 					continue
 				}
 				p.e.listFields = listFieldsOf(m.Text, m.Type, m.Scope, m.Importance, m.Pinned, m.AccessCount,
-					m.ReinforcedCount, m.UpdatedAt, m.LastAccessed)
+					m.ReinforcedCount, m.UpdatedAt, m.LastAccessed, p.names)
 			}
 		}()
 	}

@@ -242,6 +242,7 @@ func checkList(t *testing.T, s *Store, r *rand.Rand, step string, n int) {
 // TestListMatchesReference performs every kind of write and checks List
 // against the Iterate-based reference after each.
 func TestListMatchesReference(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	dir := t.TempDir()
 	s := openTest(t, dir)
@@ -419,6 +420,7 @@ func TestListValidatesAndPages(t *testing.T) {
 // TestListConcurrentWrites runs List while other goroutines write (for
 // -race), then checks it against the reference.
 func TestListConcurrentWrites(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	s := openTest(t, t.TempDir())
 	r := rand.New(rand.NewSource(2))

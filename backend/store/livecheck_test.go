@@ -93,6 +93,7 @@ func hasProblem(r *CheckReport, area, want string) bool {
 // reported damaged (a meta page read while a commit writes it, or a text
 // index snapshot out of step with the records, would be).
 func TestCheckOpenStoreWhileWriting(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	s := openTest(t, t.TempDir())
 	for i := 0; i < 50; i++ {

@@ -173,6 +173,7 @@ func legsMiss(s *Store, id, text string) string {
 // indexed, and List from the moment its entry was published, before its
 // words were.
 func TestReadableIsSearchable(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	const rounds = 6
 	for _, w := range publishWrites {
 		t.Run(w.name, func(t *testing.T) {

@@ -68,6 +68,10 @@ type Store struct {
 	wmu       sync.Mutex // serialises writes: bbolt commit, then bleve, then in-memory state (publish.go)
 	reembedMu sync.Mutex // one Reembed at a time
 	remote    bool       // ApplyTeam is writing (s.wmu held): nothing goes to the outbox
+	// namesSavedAt is the seq the stored name counts (internalNames) were
+	// written at, 0 when there are none: Close writes them again only
+	// when writes came since. Set by Open, read by Close (s.wmu held).
+	namesSavedAt uint64
 
 	mu     sync.RWMutex // guards the fields below
 	closed bool
@@ -209,11 +213,15 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Shared != nil {
 		outboxStores.Store(db, s)
 	}
-	toIndex, err := s.load(ctx)
+	to, err := s.openTextFiles()
 	if err != nil {
 		return fail(err)
 	}
-	if err := s.openText(ctx, toIndex); err != nil {
+	toIndex, err := s.load(ctx, to.fresh)
+	if err != nil {
+		return fail(err)
+	}
+	if err := s.openText(ctx, toIndex, to); err != nil {
 		return fail(err)
 	}
 	if s.textOld != "" {
@@ -363,7 +371,8 @@ func putMeta(meta *bolt.Bucket, model string, dim int, seq uint64, withFormat bo
 // and vector index and returns the ids whose text-index state must be
 // checked against bleve's watermark (all of them, with their tseq), plus
 // tombstones.
-func (s *Store) load(ctx context.Context) (*loadResult, error) {
+// A fresh text index holds no name counts: every record's are counted.
+func (s *Store) load(ctx context.Context, freshText bool) (*loadResult, error) {
 	lr := &loadResult{tseq: make(map[string]uint64), dels: make(map[string]uint64)}
 	vec, err := newVectorIndex(s.dim)
 	if err != nil {
@@ -376,6 +385,15 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 		c := tx.Bucket(bucketRecs).Cursor()
 		n := 0
 		pending := make([]pendingList, 0, min(hint, 1<<24))
+		var savedNames []byte
+		if !freshText {
+			if savedNames, err = s.text.GetInternal([]byte(internalNames)); err != nil {
+				return fmt.Errorf("read name counts: %w", err)
+			}
+		}
+		s.namesSavedAt = savedNamesSeq(savedNames)
+		names := newNameCounts(savedNames)
+		uncounted := 0       // records whose names count is not stored
 		var damaged []string // records whose vector is left out of the index as damaged
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			if n++; n%4096 == 0 && ctx.Err() != nil {
@@ -386,7 +404,11 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 			if err == nil {
 				e := entryFromHeader(h, s.intern)
 				s.entries[id] = e
-				pending = append(pending, pendingList{id: id, e: e, js: js})
+				count := names.lookup(k, h.tseq)
+				if count < 0 {
+					uncounted++
+				}
+				pending = append(pending, pendingList{id: id, e: e, js: js, names: count})
 				lr.tseq[id] = h.tseq
 				if s.vec.addPacked(id, emb, e) == vecDamaged {
 					damaged = append(damaged, id)
@@ -396,6 +418,9 @@ func (s *Store) load(ctx context.Context) (*loadResult, error) {
 			s.skipUnreadableOnOpen(id, err)
 		}
 		s.damaged = damaged
+		if uncounted > 0 {
+			s.namesSavedAt = 0 // Close stores them all again
+		}
 		// List's columns are in the records' JSON, which aliases bbolt's
 		// map: decode them before the transaction ends. A record whose
 		// JSON does not decode is unreadable as a whole (every read

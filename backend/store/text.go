@@ -56,6 +56,9 @@ const (
 	// watermark when the store closes, so that Open after a clean Close
 	// need not count them.
 	internalTokens = "memtray_tokens"
+	// internalNames holds each record's names count as Close left them
+	// (namecount.go).
+	internalNames = "memtray_names"
 	// internalMapping names the version of newTextMapping the index was built with.
 	internalMapping = "memtray_mapping"
 	// Version 2 adds fieldNames: an index of version 1 serves while the
@@ -166,9 +169,15 @@ func textDoc(m *memory.Memory, tseq uint64) map[string]interface{} {
 	return d
 }
 
-// openText opens (or creates, or rebuilds) the text index and reconciles it
-// with the records.
-func (s *Store) openText(ctx context.Context, lr *loadResult) error {
+// textOpening is what openTextFiles found, for openText.
+type textOpening struct {
+	fresh bool   // the index was just created: it holds nothing
+	why   string // why it was created
+}
+
+// openTextFiles opens (or creates) the text index, before the records are
+// loaded, which read the name counts Close stored in it (internalNames).
+func (s *Store) openTextFiles() (textOpening, error) {
 	s.tmap = newTextMapping()
 	path := filepath.Join(s.dir, textDir)
 	fresh := false
@@ -179,7 +188,7 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 		// Not damaged: built by an older version. Its terms are
 		// rebuilt from the records, as RebuildText would.
 		if rerr := os.RemoveAll(path); rerr != nil {
-			return fmt.Errorf("open text index: %v; removing it failed: %w", err, rerr)
+			return textOpening{}, fmt.Errorf("open text index: %v; removing it failed: %w", err, rerr)
 		}
 		s.warnings = append(s.warnings, fmt.Sprintf("text index rebuilt from the records: %v", err))
 		idx, err = nil, nil
@@ -187,7 +196,7 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	if err != nil {
 		aside := path + brokenSuffix + time.Now().UTC().Format("20060102T150405.000000000")
 		if rerr := os.Rename(path, aside); rerr != nil {
-			return fmt.Errorf("open text index: %v; moving it aside failed: %w", err, rerr)
+			return textOpening{}, fmt.Errorf("open text index: %v; moving it aside failed: %w", err, rerr)
 		}
 		s.warnings = append(s.warnings, fmt.Sprintf("text index could not be opened (%v): moved to %s and rebuilt from the records", err, aside))
 		idx = nil
@@ -199,7 +208,7 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 	if idx == nil {
 		fresh = true
 		if idx, err = s.createTextIndex(path); err != nil {
-			return err
+			return textOpening{}, err
 		}
 	}
 	s.text = idx
@@ -210,7 +219,14 @@ func (s *Store) openText(ctx context.Context, lr *loadResult) error {
 			s.warnings = append(s.warnings, fmt.Sprintf("text index of mapping version %s (want %s): it serves searches, without the names, while the current one is built from the records in the background", v, mappingVersion))
 		}
 	}
-	done := s.logRebuild(fresh, why, len(lr.tseq))
+	return textOpening{fresh: fresh, why: why}, nil
+}
+
+// openText reconciles the text index openTextFiles opened with the
+// records load read.
+func (s *Store) openText(ctx context.Context, lr *loadResult, to textOpening) error {
+	fresh := to.fresh
+	done := s.logRebuild(fresh, to.why, len(lr.tseq))
 	if err := s.reconcile(ctx, lr, fresh); err != nil {
 		return err
 	}
@@ -651,6 +667,9 @@ func (s *Store) flushText() error {
 	b := s.text.NewBatch()
 	b.SetInternal([]byte(internalWatermark), u64(s.seq))
 	b.SetInternal([]byte(internalTokens), s.tokensKey())
+	if v := s.nameCountsValue(); v != nil {
+		b.SetInternal([]byte(internalNames), v)
+	}
 	done := make(chan error, 1)
 	b.SetPersistedCallback(func(err error) {
 		select {

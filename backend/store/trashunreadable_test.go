@@ -80,6 +80,7 @@ var trashGarbles = []struct {
 // Trash failed whole ("list trash: trash entry …: corrupt record"): the
 // UI's trash view and `memtray trash` showed nothing.
 func TestUnreadableTrashEntry(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	purges := []struct {
 		name  string

@@ -157,6 +157,7 @@ func wantUnreadableErr(t *testing.T, what string, err error, id string) {
 // staging and switch, an insert of its text, the text index rebuilt, a
 // team enqueue). After a delete the store is clean to memtray doctor.
 func TestWritesOnUnreadableRecord(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	const n = 8
 	paths := []struct {

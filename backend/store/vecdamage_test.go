@@ -84,6 +84,7 @@ var vectorDamages = []struct {
 // name the command that repairs it, and that command (Reembed, what
 // `memtray reindex` runs) does.
 func TestOpenDamagedVector(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	for _, tc := range vectorDamages {
 		t.Run(tc.name, func(t *testing.T) {
@@ -163,6 +164,7 @@ func TestOpenDamagedVector(t *testing.T) {
 // old one: ChangedSince never found them); another model's embedder is
 // refused.
 func TestRepairVectors(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	ctx := context.Background()
 	for _, tc := range vectorDamages {
 		t.Run(tc.name, func(t *testing.T) {

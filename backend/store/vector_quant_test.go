@@ -385,6 +385,7 @@ func checkQuantized(t *testing.T, v *vectorIndex, cases []quantCase, minAgree fl
 // search engine asks, at k = 1, 10 and 50 (50 is a search's candidate
 // pool), without a filter, with one project, and with two kinds.
 func TestQuantizedScanMatchesExact(t *testing.T) {
+	t.Parallel() // slow under -race; its own dirs (and helper processes): overlaps the other slow tests
 	n, nq := 15000, 80
 	if testing.Short() || raceEnabled {
 		n, nq = 4000, 30
