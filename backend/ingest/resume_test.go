@@ -62,7 +62,11 @@ func recentState(p *Pipeline, session string) string {
 // the first window, between the two, and past both.
 func TestResumeReadsTheLastTwoWindows(t *testing.T) {
 	ctx := context.Background()
-	const n, pad = 30, 48 << 10 // about 1.4 MiB of later text: past two windows
+	// Windows of 32 KiB, not 512: the same walk over about 90 KiB of
+	// later text, past two windows, at a sixteenth of the distilling.
+	defer func(w int) { maxLaterBytes = w }(maxLaterBytes)
+	maxLaterBytes = 32 << 10
+	const n, pad = 30, 3 << 10
 	turns := paddedSession("long", n, pad)
 	if len(turns) != n {
 		t.Fatalf("%d turns, want %d", len(turns), n)

@@ -218,8 +218,11 @@ func (t Turn) Final() string {
 	return ""
 }
 
-// maxLaterBytes bounds the text LaterTexts gathers for one turn.
-const maxLaterBytes = 512 << 10
+// maxLaterBytes bounds the text LaterTexts gathers for one turn (and so
+// a session's recent-turn window). A variable only so that a test can
+// make a session of many windows small (TestResumeReadsTheLastTwoWindows);
+// nothing else sets it.
+var maxLaterBytes = 512 << 10
 
 // LaterText is one text a session said after a turn (LaterTexts), with
 // where it comes from. Where it comes from is kept beside the text, never
