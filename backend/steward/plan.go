@@ -32,7 +32,8 @@ const (
 // the vector index (the nearest neighbours of each memory, several
 // memories per pass), never from comparing all pairs here; each memory
 // takes part in at most one merge per plan (a cluster of three merges over
-// two sweeps).
+// two sweeps). Only the operations of opts.Apply (all, when empty) change
+// the record the operations after them are judged on (PlanOptions.Apply).
 //
 // The merge scan is incremental when it can be: with Options.Dir set, a
 // plan remembers when its merge scan started, the store's write sequence
