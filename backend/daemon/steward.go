@@ -92,7 +92,11 @@ func (d *Daemon) sweep(ctx context.Context) error {
 			"jump", j.Round(time.Second), "hold", clockHold)
 	}
 	held, _, _, left := d.clockCheck.held()
-	pl, err := d.stewardSvc.StewardPlan(ctx, steward.PlanOptions{})
+	// Every operation is planned (the window shows the merges and prunes
+	// waiting for the user), but the ones applied by themselves are judged
+	// on the state the applied ones leave (PlanOptions.Apply).
+	autoApply := d.settings.Live().Steward.AutoApply
+	pl, err := d.stewardSvc.StewardPlan(ctx, steward.PlanOptions{Apply: autoApply})
 	if err != nil {
 		return err
 	}
@@ -102,7 +106,7 @@ func (d *Daemon) sweep(ctx context.Context) error {
 		return nil
 	}
 	var auto []string
-	for _, op := range d.settings.Live().Steward.AutoApply {
+	for _, op := range autoApply {
 		if pl.Counts[op] > 0 {
 			auto = append(auto, op)
 		}

@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -180,5 +181,64 @@ func TestStewardThroughAPI(t *testing.T) {
 	}
 	if runs, err := c.StewardRuns(ctx); err != nil || len(runs) != 0 {
 		t.Errorf("runs left: %+v %v", runs, err)
+	}
+}
+
+// TestScheduledSweepJudgesWhatItApplies: the scheduled sweep plans a merge
+// it does not apply (merge is not in auto_apply), and judges what it
+// applies on the memories as they are: the memory the merge would absorb
+// is decayed on its own record, the survivor is not snoozed for the
+// accesses it would absorb, and every action it plans to apply is applied.
+func TestScheduledSweepJudgesWhatItApplies(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	cfg := testConfig(t)
+	cfg.Steward.Every = 0 // the test runs the sweep itself
+	d, err := Open(context.Background(), Options{Config: cfg, Clock: memory.FixedClock{T: now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc, done := make(chan string, 1), make(chan error, 1)
+	go func() { done <- d.Serve(ctx, func(a string) { addrc <- a }) }()
+	<-addrc
+	defer func() { cancel(); <-done; d.Close() }()
+
+	emb := embed.NewBuiltin()
+	dup := "The deploy script pushes the api service image to the staging cluster after the integration tests pass on the main branch"
+	mk := func(id, text string, reinforced int) memory.Memory {
+		v, _ := emb.Embed(ctx, []string{text})
+		// Each alone: 6 accesses, stickiness 6 (> 5: decayed, < 10
+		// accesses: not snoozed); merged: 12 accesses, stickiness 12.
+		return memory.Memory{ID: id, Text: text, Kind: memory.KindFact, Type: memory.TypeProject, Project: "p",
+			Importance: 0.6, AccessCount: 6, ReinforcedCount: reinforced, CreatedAt: now.AddDate(0, 0, -30),
+			LastAccessed: now.AddDate(0, 0, -1), Embedding: v[0]}
+	}
+	if _, err := d.Store().PutBatch(ctx, []memory.Memory{mk("keep", dup+" via scripts/deploy.sh", 1), mk("dup", dup+".", 0)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := d.steward.Runs()
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	if want := map[string]int{steward.OpDecayUnreinforced: 2}; !maps.Equal(runs[0].Counts, want) || !runs[0].Scheduled {
+		t.Errorf("the scheduled run applied %v (scheduled %v), want %v", runs[0].Counts, runs[0].Scheduled, want)
+	}
+	for _, id := range []string{"keep", "dup"} {
+		m, err := d.Store().Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Importance > 0.6*0.9+1e-9 || m.Snoozed(now) {
+			t.Errorf("%s after the sweep: importance %.3f, snoozed %v; want decayed, not snoozed", id, m.Importance, m.Snoozed(now))
+		}
+	}
+	// The merge is still proposed, for the user.
+	pl, err := d.stewardSvc.StewardPlan(ctx, steward.PlanOptions{})
+	if err != nil || pl.Counts[steward.OpMerge] != 1 {
+		t.Errorf("the next plan proposes %v (%v); want the merge", pl.Counts, err)
 	}
 }

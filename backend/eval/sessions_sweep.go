@@ -98,7 +98,7 @@ func (r *sessionsRun) sweep(ctx context.Context) (*SweepSummary, error) {
 	var applied, refused []steward.Action
 	for i := 0; i < sweeps; i++ {
 		r.clock.advance(sweepEvery)
-		pl, err := svc.StewardPlan(ctx, steward.PlanOptions{})
+		pl, err := svc.StewardPlan(ctx, steward.PlanOptions{Apply: apply})
 		if err != nil {
 			return nil, fmt.Errorf("eval sessions: steward sweep %d: %w", i+1, err)
 		}

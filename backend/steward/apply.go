@@ -232,6 +232,13 @@ func (s *Steward) prepare(ctx context.Context, plan *Plan, sel []string, exclude
 	if len(order) == 0 {
 		return pr, nil
 	}
+	// Merges first: a plan made for a subset of operations (PlanOptions.Apply
+	// without merge) also lists actions on a merge's loser; applied with
+	// the merge, the loser goes into its survivor and its own actions are
+	// skipped, rather than the merge for them.
+	slices.SortStableFunc(order, func(a, b string) int {
+		return boolOrder(groups[b][0].Op == OpMerge) - boolOrder(groups[a][0].Op == OpMerge)
+	})
 	cur, err := s.st.GetMany(ctx, need)
 	if err != nil {
 		return nil, err
@@ -343,6 +350,13 @@ func (s *Steward) prepare(ctx context.Context, plan *Plan, sel []string, exclude
 		}
 	}
 	return pr, nil
+}
+
+func boolOrder(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // checkLoser returns the current record of a merge action's loser, or why

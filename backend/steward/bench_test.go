@@ -161,7 +161,9 @@ func peakHeap() (stop func() uint64) {
 
 // BenchmarkSweep plans a sweep over stores of 10k and 100k memories:
 // "full" every operation with a full merge scan (the first sweep, or one a
-// week), "incremental" every operation after a previous scan with nothing
+// week), "auto" the same planned for the scheduled sweep's apply (Apply:
+// the default auto_apply, so merges and prunes are not assumed by the
+// operations after them), "incremental" every operation after a previous scan with nothing
 // changed since (an hourly sweep's floor), "nomerge" the five other
 // operations. It reports the sweep time, the peak live heap during it (the
 // store's resident vector index included; base-heap-MB is the heap before
@@ -172,7 +174,7 @@ func BenchmarkSweep(b *testing.B) {
 		sizes = sizes[:1]
 	}
 	for _, n := range sizes {
-		for _, mode := range []string{"full", "incremental", "nomerge"} {
+		for _, mode := range []string{"full", "auto", "incremental", "nomerge"} {
 			b.Run(fmt.Sprintf("%dk/%s", n/1000, mode), func(b *testing.B) {
 				dir := benchStoreDir(b, n)
 				st, err := store.Open(context.Background(), store.Options{Dir: dir, Model: testEmb.Model(), Dim: testEmb.Dim(), Clock: memory.FixedClock{T: now}})
@@ -181,7 +183,10 @@ func BenchmarkSweep(b *testing.B) {
 				}
 				defer st.Close()
 				sw := New(st, config.Default().Steward, Options{Dir: b.TempDir(), Clock: memory.FixedClock{T: now}})
-				po := PlanOptions{FullMerge: mode == "full"}
+				po := PlanOptions{FullMerge: mode == "full" || mode == "auto"}
+				if mode == "auto" {
+					po.Apply = config.Default().Steward.AutoApply
+				}
 				if mode == "nomerge" {
 					po.Ops = nonMerge
 				}

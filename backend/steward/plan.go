@@ -32,7 +32,8 @@ const (
 // the vector index (the nearest neighbours of each memory, several
 // memories per pass), never from comparing all pairs here; each memory
 // takes part in at most one merge per plan (a cluster of three merges over
-// two sweeps).
+// two sweeps). Only the operations of opts.Apply (all, when empty) change
+// the record the operations after them are judged on (PlanOptions.Apply).
 //
 // The merge scan is incremental when it can be: with Options.Dir set, a
 // plan remembers when its merge scan started, the store's write sequence
@@ -47,6 +48,10 @@ const (
 // similarity threshold or embedding model make it a full scan again.
 func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	ops, err := checkOps(opts.Ops)
+	if err != nil {
+		return nil, fmt.Errorf("steward plan: %w", err)
+	}
+	applies, err := appliedOps(ops, opts.Apply)
 	if err != nil {
 		return nil, fmt.Errorf("steward plan: %w", err)
 	}
@@ -94,7 +99,7 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 		p.Scanned++
 		p.Events += m.AccessCount
 		p.MaxHits = max(p.MaxHits, m.AccessCount)
-		if !eligible(&m) || losers[m.ID] {
+		if !eligible(&m) || (losers[m.ID] && applies[OpMerge]) {
 			return nil
 		}
 		base := Action{ID: m.ID, Project: m.Project, Kind: m.Kind, Type: m.Type, Preview: preview(m.Text)}
@@ -106,9 +111,11 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 				a.MergedBefore = []Snapshot{snapshot(&r.loser, true)}
 				a.Before, a.After = snapshot(&m, true), snapshot(&r.merged, true)
 				a.KeptText, a.Similarity, a.Reason = r.merged.Text, r.similarity, r.reason
-				w = r.merged
 				p.Actions = append(p.Actions, a)
-				active, access = append(active, lastActive(&w)), append(access, w.AccessCount)
+				active, access = append(active, lastActive(&r.merged)), append(access, r.merged.AccessCount)
+				if applies[OpMerge] {
+					w = r.merged
+				}
 			} else {
 				delete(merges, m.ID) // changed between the passes: next sweep
 			}
@@ -117,17 +124,21 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 			if op == OpMerge {
 				continue
 			}
-			before := w
-			changed, trash, reason := e.run(op, &w)
+			after := w
+			changed, trash, reason := e.run(op, &after)
 			if !changed {
 				continue
 			}
 			a := base
 			a.Op, a.Reason = op, reason
-			a.Before, a.After = snapshot(&before, false), snapshot(&w, false)
+			a.Before, a.After = snapshot(&w, false), snapshot(&after, false)
 			a.After.Trashed = trash
 			p.Actions = append(p.Actions, a)
-			active, access = append(active, lastActive(&before)), append(access, before.AccessCount)
+			active, access = append(active, lastActive(&w)), append(access, w.AccessCount)
+			if !applies[op] {
+				continue // not to be applied: the next operations judge the memory without it
+			}
+			w = after
 			if trash {
 				break
 			}
@@ -147,6 +158,25 @@ func (s *Steward) Plan(ctx context.Context, opts PlanOptions) (*Plan, error) {
 	}
 	p.Duration = time.Since(start)
 	return p, nil
+}
+
+// appliedOps returns the operations of ops whose effects the plan's later
+// operations on a memory are judged after: those of apply (each must be
+// one of config.StewardOps; one not planned is left out), or every one of
+// ops when apply is empty.
+func appliedOps(ops, apply []string) (map[string]bool, error) {
+	if len(apply) == 0 {
+		apply = ops
+	} else if _, err := checkOps(apply); err != nil {
+		return nil, fmt.Errorf("apply: %w", err)
+	}
+	set := map[string]bool{}
+	for _, op := range apply {
+		if slices.Contains(ops, op) {
+			set[op] = true
+		}
+	}
+	return set, nil
 }
 
 // planMerges finds the merges of the plan: for each memory (page by page,

@@ -98,6 +98,16 @@ type PlanOptions struct {
 	// Ops lists the operations to plan (config.StewardOps names); empty
 	// plans all six.
 	Ops []string `json:"ops,omitempty"`
+	// Apply lists the operations the caller means to apply from the plan
+	// (config.StewardOps names; the scheduled sweep's auto_apply); empty:
+	// all of Ops. Every operation of Ops is still planned, but only these
+	// change the memory the operations after them in sweep order are
+	// judged on: a merge not in Apply leaves the survivor's later
+	// operations judged on its own record and its loser judged at all, a
+	// boost or prune not in Apply leaves the decays judged without it. So
+	// applying exactly Apply finds every action of those operations still
+	// due (Apply re-runs them in sweep order on the current record).
+	Apply []string `json:"apply,omitempty"`
 	// FullMerge searches merge candidates for every memory even when an
 	// incremental merge scan would do (see Plan).
 	FullMerge bool `json:"full_merge,omitempty"`

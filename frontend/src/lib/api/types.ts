@@ -771,6 +771,7 @@ export interface PlanOptions {
   project?: string;
   all?: boolean;
   ops?: string[];
+  apply?: string[];
   full_merge?: boolean;
 }
 
