@@ -25,7 +25,7 @@ var (
 	// (capitals, _ . -) or the value is not a bare number (read=4 is
 	// arithmetic), and --flags; a value ends before a punctuation mark
 	// that closes what holds it (nameValue: "“KEY=x”", "(--out=x)").
-	SettingToken = regexp.MustCompile(`\b[A-Za-z_]*[A-Z_.-][\w.-]*=` + nameValue(",;") + `+|\b[a-z][a-z0-9]*=` + nameValue(",;") + `*[A-Za-z/:]` + nameValue(",;") + `*|--[a-z][\w-]+(?:=` + nameValue("") + `+)?`)
+	SettingToken = regexp.MustCompile(`\b[A-Za-z_]*[A-Z_.-][\w.-]*=` + nameValue(",;") + `+|\b[a-z][a-z0-9]*=` + nameValue(",;") + `*(?:[A-Za-z/:]|\p{Ps}` + nameChar(",;") + `*[A-Za-z/:]` + nameChar(",;") + `*\p{Pe})` + nameValue(",;") + `*|--[a-z][\w-]+(?:=` + nameValue("") + `+)?`)
 	// NumberToken is a version, a number with a unit or of two digits or
 	// more, an IPv4 address or a ticket (ABC-123).
 	NumberToken = regexp.MustCompile(`\b(?:v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?|\d{2,}(?:\.\d+)?\s?(?:ms|s|m|h|d|kb|mb|gb|kib|mib|gib|%|k|px)?|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|kib|mib|gib|%|x))\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[A-Z]{2,}-\d+\b`)

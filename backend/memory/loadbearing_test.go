@@ -82,6 +82,7 @@ func TestLoadBearingInPunctuation(t *testing.T) {
 		{"Pass «--out=build» to it.", "Pass --out=build to it.", "--out=build"},
 		{"Docs (see https://example.com/a) say so.", "Docs at https://example.com/a say so.", "https://example.com/a"},
 		{"Use ‘mode=fast’ here.", "Use mode=fast here.", "mode=fast"},
+		{"The span (:if={@status}) shows it.", "The span :if={@status} shows it.", "if={@status}"},
 	} {
 		got, plain := LoadBearing(c.text), LoadBearing(c.plain)
 		if !got[c.want] || !plain[c.want] {

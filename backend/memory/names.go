@@ -73,7 +73,15 @@ const (
 // inside them ("“--out=x”", "(KEY=x)"), unless it opens a group of
 // such characters it closes ("--x=f(a)", "https://w/Foo_(bar)").
 func nameValue(stop string) string {
-	return `(?:[^\s` + stop + `\p{Ps}\p{Pe}\p{Pi}\p{Pf}]|\p{Ps}[^\s` + stop + `\p{Ps}\p{Pe}\p{Pi}\p{Pf}]*\p{Pe})`
+	c := nameChar(stop)
+	return `(?:` + c + `|\p{Ps}` + c + `*\p{Pe})`
+}
+
+// nameChar returns the pattern of one character of a value (nameValue)
+// outside a group: none of the white space, of stop or of the
+// punctuation marks that open or close.
+func nameChar(stop string) string {
+	return `[^\s` + stop + `\p{Ps}\p{Pe}\p{Pi}\p{Pf}]`
 }
 
 // nameForm is a pattern of a name written by its form and the group of a
