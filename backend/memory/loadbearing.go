@@ -23,13 +23,15 @@ var (
 	IdentToken = regexp.MustCompile(`\b(?:[A-Za-z][a-z0-9]*(?:_[A-Za-z0-9]+)+|[a-z]+[0-9]*[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z][A-Z0-9]*_[A-Z0-9_]+)\b`)
 	// SettingToken is KEY=value where the key looks like a setting
 	// (capitals, _ . -) or the value is not a bare number (read=4 is
-	// arithmetic), and --flags.
-	SettingToken = regexp.MustCompile(`\b[A-Za-z_]*[A-Z_.-][\w.-]*=[^\s,;]+|\b[a-z][a-z0-9]*=[^\s,;]*[A-Za-z/:][^\s,;]*|--[a-z][\w-]+(?:=\S+)?`)
+	// arithmetic), and --flags; a value ends before a punctuation mark
+	// that closes what holds it (nameValue: "“KEY=x”", "(--out=x)").
+	SettingToken = regexp.MustCompile(`\b[A-Za-z_]*[A-Z_.-][\w.-]*=` + nameValue(",;") + `+|\b[a-z][a-z0-9]*=` + nameValue(",;") + `*(?:[A-Za-z/:]|\p{Ps}` + nameChar(",;") + `*[A-Za-z/:]` + nameChar(",;") + `*\p{Pe})` + nameValue(",;") + `*|--[a-z][\w-]+(?:=` + nameValue("") + `+)?`)
 	// NumberToken is a version, a number with a unit or of two digits or
 	// more, an IPv4 address or a ticket (ABC-123).
 	NumberToken = regexp.MustCompile(`\b(?:v?\d+\.\d+(?:\.\d+)*(?:-[\w.]+)?|\d{2,}(?:\.\d+)?\s?(?:ms|s|m|h|d|kb|mb|gb|kib|mib|gib|%|k|px)?|\d+(?:\.\d+)?\s?(?:ms|s|kb|mb|gb|kib|mib|gib|%|x))\b|\b(?:\d{1,3}\.){3}\d{1,3}\b|\b[A-Z]{2,}-\d+\b`)
-	// URLToken is an http(s) URL.
-	URLToken = regexp.MustCompile(`\bhttps?://\S+`)
+	// URLToken is an http(s) URL, up to a punctuation mark that closes
+	// what holds it (nameValue: "(see https://x.dev/a)", "“https://x.dev”").
+	URLToken = regexp.MustCompile(`\bhttps?://` + nameValue("") + `+`)
 	// CodeSpanToken is an inline code span.
 	CodeSpanToken = regexp.MustCompile("`[^`\n]+`")
 )

@@ -96,3 +96,22 @@ func TestHoldsToken(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadBearingInPunctuation: a setting, a flag's value or a URL
+// written inside punctuation marks that close it ends before the closing
+// mark, so that a restatement writing it without them keeps the same
+// token.
+func TestLoadBearingInPunctuation(t *testing.T) {
+	for _, c := range []struct{ text, plain, want string }{
+		{"Set “MEMTRAY_PORT=7432” first.", "Set MEMTRAY_PORT=7432 first.", "MEMTRAY_PORT=7432"},
+		{"Pass «--out=build» to it.", "Pass --out=build to it.", "--out=build"},
+		{"Docs (see https://example.com/a) say so.", "Docs at https://example.com/a say so.", "https://example.com/a"},
+		{"Use ‘mode=fast’ here.", "Use mode=fast here.", "mode=fast"},
+		{"The span (:if={@status}) shows it.", "The span :if={@status} shows it.", "if={@status}"},
+	} {
+		got, plain := LoadBearing(c.text), LoadBearing(c.plain)
+		if !got[c.want] || !plain[c.want] {
+			t.Errorf("LoadBearing(%q) = %v, LoadBearing(%q) = %v; want %q in both", c.text, got, c.plain, plain, c.want)
+		}
+	}
+}

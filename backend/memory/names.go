@@ -16,14 +16,18 @@ import (
 // restatement must keep: one notion, so that what a prompt asks about by
 // name and what a statement names agree.
 var (
-	// FlagToken is a command-line flag as written after a space, a quote,
-	// a bracket or '=': "--dry-run", "-n", "--firmware=x" (its value
-	// too); its first group is the flag. A dash inside a word ("e-mail")
-	// or before a digit ("-5") is none.
-	FlagToken = regexp.MustCompile("(?:^|[\\s`\"'(\\[=])(--?[A-Za-z][\\w-]*(?:=[^\\s,;`\"')]+)?)")
+	// FlagToken is a command-line flag as written after a space, an
+	// ASCII quote, '=' or an opening punctuation mark of any script
+	// (opensName: "(", "“", "‘", "«", "„"): "--dry-run", "-n",
+	// "--firmware=x" (its value too, up to a closing mark: nameValue);
+	// its first group is the flag. A dash inside a word ("e-mail"), after
+	// a closing bracket ("f(x)-y") or before a digit ("-5") is none.
+	FlagToken = regexp.MustCompile("(?:^|[\\s`\"'=" + opensName + "])(--?[A-Za-z][\\w-]*(?:=" + nameValue(",;`\"'") + "+)?)")
 	// DirToken is a folder written with its trailing slash ("assets/",
-	// "./build/", "~/.config/"); its first group is the folder.
-	DirToken = regexp.MustCompile("(?:^|[\\s`\"'(\\[])((?:~|\\.{1,2})?/?(?:[\\w.@-]*\\w/)+)(?:$|[\\s`\"'),;:?!]|\\.(?:\\s|$))")
+	// "./build/", "~/.config/"), between spaces, ASCII quotes or
+	// punctuation marks that open (opensName) and close (closesName) in
+	// any script ("“assets/”", "(docs/)"); its first group is the folder.
+	DirToken = regexp.MustCompile("(?:^|[\\s`\"'" + opensName + "])((?:~|\\.{1,2})?/?(?:[\\w.@-]*\\w/)+)(?:$|[\\s`\"',;:?!" + closesName + "]|\\.(?:$|[\\s" + closesName + "]))")
 	// CallToken is a called name, dotted or not, with its arguments on
 	// one line: "abs(self._value)", "os.path.join(a, b)", "useMemo()".
 	// An English plural mark ("file(s)", "match(es)") is none
@@ -46,6 +50,39 @@ var (
 	// number.
 	IDToken = regexp.MustCompile(`(?:[#:]|\b[A-Z]{2,}-)(\d+)\b`)
 )
+
+// opensName and closesName are the Unicode categories of the
+// punctuation marks a name written by its form may stand after and
+// before, for the readers whose pattern says what is around a name
+// (FlagToken, DirToken), as a character class's contents: opening
+// punctuation (Ps: "(", "[", "{", "「"), initial and final quotes (Pi,
+// Pf: "‘", "“", "«", "’", "”", "»"; both, as a final quote opens in some
+// languages, "”x”", "»x«"), and closing punctuation (Pe: ")", "]",
+// "」"). A closing bracket before a name is none ("f(x)-y" is
+// arithmetic), nor an opening one after it.
+const (
+	opensName  = `\p{Ps}\p{Pi}\p{Pf}`
+	closesName = `\p{Pe}\p{Pi}\p{Pf}`
+)
+
+// nameValue returns the pattern of one character of a value written
+// after '=' in a name (a flag's "--out=x", a setting's "KEY=x", a URL's
+// path): none of the white space, of stop (the pattern's own ASCII
+// stops, a character class's contents) or of the Unicode punctuation
+// marks that open or close (Ps, Pe, Pi, Pf), which end a value written
+// inside them ("“--out=x”", "(KEY=x)"), unless it opens a group of
+// such characters it closes ("--x=f(a)", "https://w/Foo_(bar)").
+func nameValue(stop string) string {
+	c := nameChar(stop)
+	return `(?:` + c + `|\p{Ps}` + c + `*\p{Pe})`
+}
+
+// nameChar returns the pattern of one character of a value (nameValue)
+// outside a group: none of the white space, of stop or of the
+// punctuation marks that open or close.
+func nameChar(stop string) string {
+	return `[^\s` + stop + `\p{Ps}\p{Pe}\p{Pi}\p{Pf}]`
+}
 
 // nameForm is a pattern of a name written by its form and the group of a
 // match that is the name (0: all of it).

@@ -41,8 +41,9 @@ func lackedNames(formNames []string, text string) []string {
 
 // writesName reports whether lower, a memory's text lowercased, writes
 // the name n as a query writes it, where the names field's forms do not
-// read it (memory.NameTerms: a flag after a typographic quote,
-// “--export-gcode”; a version, which the field does not hold):
+// read it (memory.NameTerms: a version, which the field does not hold;
+// a name the forms read only where the query writes it, as a flag
+// after a letter):
 // n not joined to a letter, digit, '_' or '-' before it, nor, unless it
 // ends a folder with '/', after it.
 func writesName(lower, n string) bool {

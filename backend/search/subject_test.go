@@ -42,6 +42,8 @@ func TestSubjectNames(t *testing.T) {
 		{"a flag no memory holds", []int{1, 2, 3, 4, 5, 6}, "why does --firmware fail?", nil, true},
 		{"a version's memory only", []int{1, 2, 3, 8}, "why does 2.4 fail?", []string{"m8"}, true},
 		{"a flag written in typographic quotes", []int{1, 2, 3, 4, 5, 6, 7}, "what does --export-gcode do?", []string{"m7"}, false},
+		{"a prompt writing the flag in typographic quotes", []int{0, 1, 2, 3, 4, 5, 6}, "why does “-a” fail?", []string{"m0"}, true},
+		{"a prompt writing the flag in guillemets", []int{1, 2, 3, 4, 5, 6, 7}, "que fait «--export-gcode» ?", []string{"m7"}, false},
 		{"a specific rest keeps the others", []int{1, 2, 3, 4, 5, 6}, "how does --firmware pick the Marlin M-code mapping of the Klipper macros?", []string{"m4", "m5", "m6"}, false},
 	}
 	ctx := context.Background()
@@ -119,6 +121,7 @@ func TestWithoutNames(t *testing.T) {
 		{"where is `--help=x` defined? see ./out", "where is `        ` defined? see ./out"},
 		{"what does all() do with -a?", "what does       do with   ?"},
 		{"why does --help fail in 2.4?", "why does        fail in    ?"},
+		{"why does “-a” fail in «2.4»?", "why does “  ” fail in «   »?"},
 	} {
 		if got := withoutNames(c.text, []string{"-a", "--help", "all()", "2.4"}); got != c.want {
 			t.Errorf("withoutNames(%q) = %q, want %q", c.text, got, c.want)

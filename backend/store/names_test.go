@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -138,6 +139,79 @@ func TestTextIndexOldMappingServes(t *testing.T) {
 		t.Errorf("reopened: Info = %+v, upgrading %v; want the current version", info, s3.upgrade.done != nil)
 	}
 	if v, err := s3.text.GetInternal([]byte(internalMapping)); err != nil || string(v) != mappingVersion {
+		t.Errorf("mapping version %q, %v; want %q", v, err, mappingVersion)
+	}
+}
+
+// TestTextIndexNamesInPunctuationUpgrade: an index of mapping version 2
+// lacks the names a text writes inside punctuation marks
+// (“--export-gcode”), which version 2's reading of names left out; it
+// serves meanwhile, its other names included, and once the current one is
+// built in the background, the name is found.
+func TestTextIndexNamesInPunctuationUpgrade(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	quoted := mustPut(t, s, mem("the slicer takes “--export-gcode” and a config"))
+	plain := mustPut(t, s, mem("run it with --dry-run first"))
+	// Index quoted as version 2 did: without the name in quotes.
+	req := bleve.NewSearchRequest(bleve.NewDocIDQuery([]string{quoted.ID}))
+	req.Fields = []string{fieldSeq}
+	res, err := s.text.Search(req)
+	if err != nil || len(res.Hits) != 1 {
+		t.Fatalf("search %s: %v, %v", quoted.ID, res, err)
+	}
+	tseq, err := strconv.ParseUint(res.Hits[0].Fields[fieldSeq].(string), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := textDoc(&quoted, tseq)
+	delete(doc, fieldNames)
+	if err := s.text.Index(quoted.ID, doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	setTextMapping(t, dir, "2")
+	gate := make(chan struct{})
+	upgradeGate = func() { <-gate }
+	t.Cleanup(func() { upgradeGate = nil })
+	s2, err := Open(ctx, Options{Dir: dir, Model: testEmb.model, Dim: testEmb.dim, Clock: memory.FixedClock{T: t0}})
+	if err != nil {
+		close(gate)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s2.Close() })
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(gate)
+		}
+	}
+	t.Cleanup(release)
+	search := func(when, name string, want ...string) {
+		t.Helper()
+		ts, err := s2.TextSearchTerms(ctx, []Term{{Text: name, Boost: 1, Name: true}}, 5, Filter{})
+		var got []string
+		for _, x := range ts {
+			got = append(got, x.ID)
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: name %s = %v, %v; want %v", when, name, got, err, want)
+		}
+	}
+	if info := s2.Info(); len(info.Warnings) != 1 || !strings.Contains(info.Warnings[0], "mapping version 2") || !strings.Contains(info.Warnings[0], "inside punctuation marks") {
+		t.Errorf("Info = %+v, want the old version said", info)
+	}
+	search("old index", "--export-gcode")
+	search("old index", "--dry-run", plain.ID)
+	release()
+	s2.waitTextUpgrade()
+	search("upgraded", "--export-gcode", quoted.ID)
+	search("upgraded", "--dry-run", plain.ID)
+	if v, err := s2.text.GetInternal([]byte(internalMapping)); err != nil || string(v) != mappingVersion {
 		t.Errorf("mapping version %q, %v; want %q", v, err, mappingVersion)
 	}
 }

@@ -61,9 +61,12 @@ const (
 	internalNames = "memtray_names"
 	// internalMapping names the version of newTextMapping the index was built with.
 	internalMapping = "memtray_mapping"
-	// Version 2 adds fieldNames: an index of version 1 serves while the
-	// store builds one of version 2 in the background (servableMapping,
-	// upgrade.go); an index of any other version is rebuilt at Open.
+	// Version 2 adds fieldNames; version 3 reads into it the names
+	// written inside punctuation marks of any script (“--export-gcode”,
+	// «assets/»: memory.NameTerms, exp-quote), which version 2 left out.
+	// An index of version 1 or 2 serves while the store builds the
+	// current one in the background (servableMapping, upgrade.go); an
+	// index of any other version is rebuilt at Open.
 	mappingVersion = TextMappingVersion
 )
 
@@ -72,7 +75,7 @@ const (
 // in the background while it serves if it can (servableMapping), at Open
 // if not. Caches of built stores (the benchmarks') key on it, so that
 // builds of two versions never rebuild each other's.
-const TextMappingVersion = "2"
+const TextMappingVersion = "3"
 
 // maxQueryTerms bounds the distinct analysed terms of one TextSearchTerms
 // query; terms past it are ignored.
@@ -216,7 +219,7 @@ func (s *Store) openTextFiles() (textOpening, error) {
 	if !fresh {
 		if v, err := idx.GetInternal([]byte(internalMapping)); err == nil && string(v) != mappingVersion {
 			s.textOld = string(v)
-			s.warnings = append(s.warnings, fmt.Sprintf("text index of mapping version %s (want %s): it serves searches, without the names, while the current one is built from the records in the background", v, mappingVersion))
+			s.warnings = append(s.warnings, fmt.Sprintf("text index of mapping version %s (want %s): it serves searches, %s, while the current one is built from the records in the background", v, mappingVersion, oldNames(string(v))))
 		}
 	}
 	return textOpening{fresh: fresh, why: why}, nil
@@ -413,9 +416,21 @@ func checkTextIndex(idx bleve.Index) error {
 // current one in the background (upgradeText): version 1 lacks only the
 // names field, which its own mapping, stored in it, leaves out of the
 // documents written meanwhile; a search's name terms find nothing in it,
-// its words rank as before the upgrade.
+// its words rank as before the upgrade. Version 2 has the mapping of
+// this build and lacks only the names written inside punctuation marks
+// (“--export-gcode”) in the documents written before the upgrade: a
+// search's name terms find the others.
 func servableMapping(v string) bool {
-	return v == "1"
+	return v == "1" || v == "2"
+}
+
+// oldNames says what an index of servable mapping version v
+// (servableMapping) serves of the names field.
+func oldNames(v string) string {
+	if v == "1" {
+		return "without the names"
+	}
+	return "without the names written inside punctuation marks"
 }
 
 // errOldMapping is openTextIndex's error for an index built with another

@@ -43,7 +43,7 @@ func (s *Store) runTextUpgrade(ctx context.Context) {
 	log := s.opts.Logger
 	start := time.Now()
 	if log != nil {
-		log.Warn("building the text index of the current version in the background; the old one serves meanwhile, without the names",
+		log.Warn("building the text index of the current version in the background; the old one serves meanwhile, "+oldNames(s.textOld),
 			"old", s.textOld, "version", mappingVersion, "dir", s.dir)
 	}
 	n, err := s.RebuildText(ctx, nil)
