@@ -180,6 +180,7 @@ func (d *Daemon) process(ctx context.Context, ex memory.Exchange) error {
 // those of held turns it releases or drops). The session has not ended: a
 // headless session ends only by ingest.headless_idle (expireHold).
 func (d *Daemon) processTurn(ctx context.Context, t ingest.Turn) error {
+	d.noteUse(ctx, t)
 	if !t.Headless || t.SessionID == "" {
 		return d.decide(ctx, t, nil, ingest.SessionState{UserTurns: t.UserTurns})
 	}
