@@ -6,10 +6,13 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/recall"
+	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 )
 
@@ -35,6 +38,34 @@ type SweepSummary struct {
 	// Refused counts the near-duplicate pairs the last plan refused to
 	// merge, by steward.RefusalKind.
 	Refused map[string]int `json:"refused"`
+	// Use is the simulation of implicit feedback before the sweeps
+	// (SessionsOptions.SweepUse) and Used the reinforcements it made.
+	Use  string `json:"use,omitempty"`
+	Used int    `json:"used"`
+}
+
+// simulateUse reinforces, in the first pass before the sweeps, the
+// memories of rec's first SessionsK that opts.SweepUse says the turn
+// after the recall of q would have used (see SessionsOptions.SweepUse),
+// as the daemon's implicit feedback reinforces them (ReinforceUsed).
+func (r *sessionsRun) simulateUse(ctx context.Context, f Fact, q string, rec search.Recalled) error {
+	use := r.opts.SweepUse
+	if r.pass != "" || r.opts.SweepDays == 0 || use == "" || use == UseNone {
+		return nil
+	}
+	for _, h := range rec.Hits[:min(len(rec.Hits), SessionsK)] {
+		if !coversLower(strings.ToLower(h.Memory.Text), f.Keys) {
+			continue
+		}
+		if use == UseTokens && !slices.ContainsFunc(recall.UsableTokens(h.Memory.Text), func(tok string) bool { return !memory.HoldsToken(q, tok) }) {
+			continue
+		}
+		if _, err := r.d.Feedback().ReinforceUsed(ctx, h.Memory.ID); err != nil {
+			return fmt.Errorf("eval sessions: simulated use of %s: %w", h.Memory.ID, err)
+		}
+		r.used++
+	}
+	return nil
 }
 
 // passTag is the pass's tag for recall session ids ("" in the first pass).
@@ -91,7 +122,8 @@ func (r *sessionsRun) sweep(ctx context.Context) (*SweepSummary, error) {
 	if apply == nil {
 		apply = config.Default().Steward.AutoApply
 	}
-	sum := &SweepSummary{Days: r.opts.SweepDays, Apply: slices.Clone(apply), Counts: map[string]int{}, Refused: map[string]int{}}
+	sum := &SweepSummary{Days: r.opts.SweepDays, Apply: slices.Clone(apply), Counts: map[string]int{}, Refused: map[string]int{},
+		Use: r.opts.SweepUse, Used: r.used}
 	svc := r.d.Steward()
 	sweeps := int(time.Duration(r.opts.SweepDays) * 24 * time.Hour / sweepEvery)
 	r.progress(fmt.Sprintf("steward: %d sweeps over %d days, applying %v", sweeps, r.opts.SweepDays, apply))

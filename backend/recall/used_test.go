@@ -1,0 +1,56 @@
+package recall
+
+import (
+	"slices"
+	"testing"
+)
+
+// TestUsableTokens: a memory's paths, file names, identifiers, settings,
+// flags and URLs can show it was used; its words, names written as words
+// and bare numbers never can.
+func TestUsableTokens(t *testing.T) {
+	cases := []struct {
+		text string
+		want []string
+	}{
+		{"Run the integration tests with --wal-dir=/tmp/wal via scripts/itest.sh.", []string{"--wal-dir=/tmp/wal", "/tmp/wal", "scripts/itest.sh"}},
+		{"Retries live in payment_retry and use maxBackoff from config.yaml.", []string{"config.yaml", "maxBackoff", "payment_retry"}},
+		{"Set LOG_LEVEL=debug, see https://example.com/docs.", []string{"/example.com/docs", "LOG_LEVEL", "LOG_LEVEL=debug", "https://example.com/docs"}},
+		{"We deploy on Fridays with Postgres and Redis after 30 days.", nil},
+		{"The port is 8080 and the timeout 200 ms.", nil},
+	}
+	for _, tc := range cases {
+		got := UsableTokens(tc.text)
+		slices.Sort(got)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("UsableTokens(%q) = %q, want %q", tc.text, got, tc.want)
+		}
+	}
+}
+
+// TestUsedIn: a token counts as used when a step wrote it, the user's
+// words did not, and no result the turn read before showed it.
+func TestUsedIn(t *testing.T) {
+	toks := []string{"scripts/itest.sh"}
+	cases := []struct {
+		name  string
+		user  []string
+		steps []TurnStep
+		want  bool
+	}{
+		{"a call wrote it", []string{"run the tests"}, []TurnStep{{Wrote: []string{`Bash {"command":"bash scripts/itest.sh"}`}}}, true},
+		{"the text wrote it", []string{"run the tests"}, []TurnStep{{}, {Wrote: []string{"I ran `scripts/itest.sh`."}}}, true},
+		{"the prompt held it", []string{"run scripts/itest.sh"}, []TurnStep{{Wrote: []string{"bash scripts/itest.sh"}}}, false},
+		{"the user added it later", []string{"run the tests", "use scripts/itest.sh"}, []TurnStep{{Wrote: []string{"bash scripts/itest.sh"}}}, false},
+		{"a result showed it first", []string{"run the tests"}, []TurnStep{{Wrote: []string{"ls scripts"}}, {Read: []string{"scripts/itest.sh"}, Wrote: []string{"bash scripts/itest.sh"}}}, false},
+		{"a result showed it after", []string{"run the tests"}, []TurnStep{{Wrote: []string{"bash scripts/itest.sh"}}, {Read: []string{"scripts/itest.sh: ok"}}}, true},
+		{"a longer path", []string{"run the tests"}, []TurnStep{{Wrote: []string{"bash /src/ledgerd/scripts/itest.sh"}}}, true},
+		{"another file", []string{"run the tests"}, []TurnStep{{Wrote: []string{"bash scripts/itest.sh.bak"}}}, false},
+		{"nothing written", []string{"run the tests"}, []TurnStep{{Wrote: []string{"go test ./..."}}}, false},
+	}
+	for _, tc := range cases {
+		if got := usedIn(toks, tc.user, tc.steps); got != tc.want {
+			t.Errorf("%s: usedIn = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
