@@ -18,8 +18,14 @@ import (
 const OpUsed = "used"
 
 // usedLookback is how many of a session's newest recalls Used reads to
-// find the one that answered a turn's prompt.
-const usedLookback = 50
+// find the one that answered a turn's prompt, and usedScan how many of
+// the log's newest entries (every session's) it reads at most: a turn is
+// captured soon after its prompt's recall, and a session that recalled
+// nothing (no hook) must not cost a read of the whole log per turn.
+const (
+	usedLookback = 50
+	usedScan     = 1000
+)
 
 // Turn is what one user turn of a session did, as Used reads it: the
 // capture paths (session files, the proxy) build it from the turn they
@@ -67,7 +73,7 @@ func (s *Service) Used(ctx context.Context, t Turn) ([]string, error) {
 	if err := s.w.sync(ctx); err != nil {
 		return nil, fmt.Errorf("implicit feedback: write the waiting recalls: %w", err)
 	}
-	es, err := s.o.Log.RecallLog(ctx, store.RecallLogQuery{SessionID: t.SessionID, Limit: usedLookback})
+	es, err := s.o.Log.RecallLog(ctx, store.RecallLogQuery{SessionID: t.SessionID, Limit: usedLookback, Scan: usedScan})
 	if err != nil {
 		return nil, fmt.Errorf("implicit feedback: read the session's recalls: %w", err)
 	}

@@ -130,6 +130,10 @@ type RecallLogQuery struct {
 	Before uint64
 	// Limit is how many entries at most (1..MaxRecallLogLimit; 0: 50).
 	Limit int
+	// Scan, when above 0, is how many of the newest entries (before
+	// Before) are read at most, of any session: a search for a session's
+	// recent recall stops there rather than read the whole log.
+	Scan int
 }
 
 // MaxRecallLogLimit bounds RecallLogQuery.Limit.
@@ -475,6 +479,8 @@ func (s *Store) RecallLog(ctx context.Context, q RecallLogQuery) ([]RecallEntry,
 	switch {
 	case q.Limit < 0 || q.Limit > MaxRecallLogLimit:
 		return nil, fmt.Errorf("%w: limit must be within 1..%d", memory.ErrInvalid, MaxRecallLogLimit)
+	case q.Scan < 0:
+		return nil, fmt.Errorf("%w: scan must be 0 or more", memory.ErrInvalid)
 	case len(q.SessionID) > maxRecallWord:
 		return nil, fmt.Errorf("%w: session id longer than %d bytes", memory.ErrInvalid, maxRecallWord)
 	}
@@ -500,7 +506,8 @@ func (s *Store) RecallLog(ctx context.Context, q RecallLogQuery) ([]RecallEntry,
 		} else {
 			k, v = c.Last()
 		}
-		for ; k != nil && len(out) < q.Limit; k, v = c.Prev() {
+		for read := 0; k != nil && len(out) < q.Limit && (q.Scan <= 0 || read < q.Scan); k, v = c.Prev() {
+			read++
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -395,3 +395,27 @@ func TestAddRecallsKeepsValid(t *testing.T) {
 		t.Errorf("mentions %v, want [m2@2]", mentions)
 	}
 }
+
+// TestRecallLogScan: Scan bounds the entries read, of every session, so a
+// session's older recall beyond it is not found.
+func TestRecallLogScan(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	for i, sid := range []string{"a", "b", "b", "b"} {
+		if _, err := s.AddRecall(ctx, recallAt(sid, i, "m"), RecallLimits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		scan int
+		want string
+	}{{0, "1"}, {4, "1"}, {3, ""}} {
+		got, err := s.RecallLog(ctx, RecallLogQuery{SessionID: "a", Scan: tc.scan})
+		if err != nil || seqs(got) != tc.want {
+			t.Errorf("scan %d: %q, %v; want %q", tc.scan, seqs(got), err, tc.want)
+		}
+	}
+	if _, err := s.RecallLog(ctx, RecallLogQuery{Scan: -1}); err == nil {
+		t.Error("scan -1: no error")
+	}
+}
