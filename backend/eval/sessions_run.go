@@ -67,7 +67,8 @@ type SessionsOptions struct {
 	// config's steward.auto_apply, what the scheduled sweep applies by
 	// itself (merge and prune wait for the user then).
 	SweepApply []string
-	// SweepUse simulates, before the sweeps, the implicit feedback of the
+	// SweepUse simulates, before the sweeps (once the first pass is
+	// measured: its rows do not move), the implicit feedback of the
 	// turns that would have followed the first pass's recalls
 	// (recall.Service.Used; the set's sessions hold no memtray recall, so
 	// no real turn follows one): UseNone (or "") none, the lower bound;
@@ -193,7 +194,7 @@ type sessionsRun struct {
 	trapping map[string]bool          // ... that cover a trap of a session that wrote them
 
 	evidence []EvidenceRecord // every recall asked (logEvidence)
-	used     int              // reinforcements simulateUse made
+	used     []string         // the memories simulateUse noted, once per recall
 
 	trails map[string]*sessionTrail // session id -> what its ingest decided, for the dump
 }
@@ -459,9 +460,7 @@ func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *Labelled
 			Hit: hit, Given: len(got.Hits), Evidence: got.Evidence}); err != nil {
 			return err
 		}
-		if err := r.simulateUse(ctx, f, q, got); err != nil {
-			return err
-		}
+		r.simulateUse(f, q, got)
 		if hit {
 			sc.QueryHits++
 		} else if r.opts.Dump != nil {

@@ -44,14 +44,15 @@ type SweepSummary struct {
 	Used int    `json:"used"`
 }
 
-// simulateUse reinforces, in the first pass before the sweeps, the
-// memories of rec's first SessionsK that opts.SweepUse says the turn
-// after the recall of q would have used (see SessionsOptions.SweepUse),
-// as the daemon's implicit feedback reinforces them (ReinforceUsed).
-func (r *sessionsRun) simulateUse(ctx context.Context, f Fact, q string, rec search.Recalled) error {
+// simulateUse notes, in the first pass, the memories of rec's first
+// SessionsK that opts.SweepUse says the turn after the recall of q would
+// have used (see SessionsOptions.SweepUse); reinforceUsed reinforces
+// them once the pass is measured, so that its rows stay those of a run
+// without the simulation.
+func (r *sessionsRun) simulateUse(f Fact, q string, rec search.Recalled) {
 	use := r.opts.SweepUse
 	if r.pass != "" || r.opts.SweepDays == 0 || use == "" || use == UseNone {
-		return nil
+		return
 	}
 	for _, h := range rec.Hits[:min(len(rec.Hits), SessionsK)] {
 		if !coversLower(strings.ToLower(h.Memory.Text), f.Keys) {
@@ -60,10 +61,17 @@ func (r *sessionsRun) simulateUse(ctx context.Context, f Fact, q string, rec sea
 		if use == UseTokens && !slices.ContainsFunc(recall.UsableTokens(h.Memory.Text), func(tok string) bool { return !memory.HoldsToken(q, tok) }) {
 			continue
 		}
-		if _, err := r.d.Feedback().ReinforceUsed(ctx, h.Memory.ID); err != nil {
-			return fmt.Errorf("eval sessions: simulated use of %s: %w", h.Memory.ID, err)
+		r.used = append(r.used, h.Memory.ID)
+	}
+}
+
+// reinforceUsed reinforces each memory simulateUse noted, once per recall
+// that gave it, as the daemon's implicit feedback does (ReinforceUsed).
+func (r *sessionsRun) reinforceUsed(ctx context.Context) error {
+	for _, id := range r.used {
+		if _, err := r.d.Feedback().ReinforceUsed(ctx, id); err != nil {
+			return fmt.Errorf("eval sessions: simulated use of %s: %w", id, err)
 		}
-		r.used++
 	}
 	return nil
 }
@@ -123,7 +131,10 @@ func (r *sessionsRun) sweep(ctx context.Context) (*SweepSummary, error) {
 		apply = config.Default().Steward.AutoApply
 	}
 	sum := &SweepSummary{Days: r.opts.SweepDays, Apply: slices.Clone(apply), Counts: map[string]int{}, Refused: map[string]int{},
-		Use: r.opts.SweepUse, Used: r.used}
+		Use: r.opts.SweepUse, Used: len(r.used)}
+	if err := r.reinforceUsed(ctx); err != nil {
+		return nil, err
+	}
 	svc := r.d.Steward()
 	sweeps := int(time.Duration(r.opts.SweepDays) * 24 * time.Hour / sweepEvery)
 	r.progress(fmt.Sprintf("steward: %d sweeps over %d days, applying %v", sweeps, r.opts.SweepDays, apply))
