@@ -20,11 +20,14 @@ const OpUsed = "used"
 // usedLookback is how many of a session's newest recalls Used reads to
 // find the one that answered a turn's prompt, and usedScan how many of
 // the log's newest entries (every session's) it reads at most: a turn is
-// captured soon after its prompt's recall, and a session that recalled
-// nothing (no hook) must not cost a read of the whole log per turn.
+// captured soon after its prompt's recall (at its Stop hook, or the
+// poller's next look), with few other sessions' recalls between, and a
+// session that recalled nothing (no hook) must not cost a read of the
+// whole log per turn (BenchmarkUsed: 1,000 entries cost about three
+// prompt recalls).
 const (
 	usedLookback = 50
-	usedScan     = 1000
+	usedScan     = 250
 )
 
 // Turn is what one user turn of a session did, as Used reads it: the

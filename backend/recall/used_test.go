@@ -1,8 +1,14 @@
 package recall
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/memtray/memtray/backend/search"
+	"github.com/memtray/memtray/backend/store"
 )
 
 // TestUsableTokens: a memory's paths, file names, identifiers, settings,
@@ -53,4 +59,57 @@ func TestUsedIn(t *testing.T) {
 			t.Errorf("%s: usedIn = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// BenchmarkUsed measures what implicit feedback adds to a captured turn,
+// against a prompt recall in the same run (the baseline): the log holds
+// 2,000 recalls of other sessions; "absent" is a turn of a session that
+// recalled nothing (Used reads the log's usedScan newest entries and
+// stops), "found" one whose prompt's recall is the newest (the memories
+// read and matched; recorded once, then found recorded).
+func BenchmarkUsed(b *testing.B) {
+	ctx := context.Background()
+	rec, built, st := openStore(b)
+	s, err := New(Options{Recaller: rec, Built: built, Log: st, Clock: &testClock{T: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	out, err := s.Recall(ctx, search.RecallRequest{SessionID: "filler", Prompt: prompt})
+	if err != nil || len(out.Hits) == 0 {
+		b.Fatalf("recalled %d, %v", len(out.Hits), err)
+	}
+	es := make([]store.RecallEntry, 2000)
+	for i := range es {
+		es[i] = store.RecallEntry{At: time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC), SessionID: fmt.Sprint("other", i), Event: search.EventPrompt, Prompt: prompt,
+			Given: []store.RecallMemory{{ID: out.Hits[0].Memory.ID, Score: 0.5, Preview: "p"}}}
+	}
+	if _, err := st.AddRecalls(ctx, es, store.RecallLimits{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Recall(ctx, search.RecallRequest{SessionID: "found", Prompt: prompt}); err != nil {
+		b.Fatal(err)
+	}
+	turn := func(sid string) Turn {
+		return Turn{SessionID: sid, Prompt: prompt, Steps: []TurnStep{{Wrote: []string{"I read backend/payments/retry.go and ran go test ./..."}}}}
+	}
+	for _, sid := range []string{"absent", "found"} {
+		b.Run("used/"+sid, func(b *testing.B) {
+			for range b.N {
+				if _, err := s.Used(ctx, turn(sid)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	// After the turns: its recalls would push "found" out of the scan.
+	n := 0
+	b.Run("recall", func(b *testing.B) {
+		for range b.N {
+			n++
+			if _, err := s.Recall(ctx, search.RecallRequest{SessionID: fmt.Sprint("bench", n), Prompt: prompt}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
