@@ -810,7 +810,7 @@ func TestOneLineWholeIDs(t *testing.T) {
 	}
 }
 
-// TestEvalSessionsSweepFlags: --sweep-days and --sweep-apply are checked
+// TestEvalSessionsSweepFlags: --sweep-days, --sweep-apply and --sweep-use are checked
 // before anything runs, each refusal naming what is wrong.
 func TestEvalSessionsSweepFlags(t *testing.T) {
 	ctx := context.Background()
@@ -821,6 +821,8 @@ func TestEvalSessionsSweepFlags(t *testing.T) {
 		{[]string{"--sweep-days", "-1"}, "--sweep-days -1: want 0..365"},
 		{[]string{"--sweep-days", "7", "--sweep-apply", "merge,compact"}, `unknown operation "compact"`},
 		{[]string{"--sweep-days", "7", "--live"}, "--sweep-days goes without --live"},
+		{[]string{"--sweep-days", "7", "--sweep-use", "all"}, `--sweep-use "all": want none, gold or tokens`},
+		{[]string{"--sweep-use", "gold"}, "--sweep-use goes with --sweep-days"},
 	} {
 		args := append([]string{"eval", "sessions"}, tc.args...)
 		code, _, errs := run(t, ctx, "", append(args, "../eval/testdata/sessions/set.json")...)

@@ -220,9 +220,16 @@ func runEvalSessions(env *Env, args []string) error {
 	live := fs.Bool("live", false, "compare, per Claude Code and Codex session, the memories `memtray ingest` stores with those live capture stores from the session file written a turn at a time with its hooks (--dump: the differing texts)")
 	sweepDays := fs.Int("sweep-days", 0, "then let `N` days pass with the steward sweeping every hour as the daemon does (its plan and apply, the default config) and print every row again on the store it leaves (--dump: every merge with both texts, every other action)")
 	sweepApply := fs.String("sweep-apply", "auto", "the operations the sweeps of --sweep-days apply: auto (the config's auto_apply, what the scheduled sweep applies by itself), all, none (plans only: the control), or a comma-separated `LIST` of "+strings.Join(config.StewardOps, ", "))
+	sweepUse := fs.String("sweep-use", "none", "before the sweeps of --sweep-days, simulate the implicit feedback of the turns after the recalls (the sets hold no memtray recall): none (the lower bound), gold (every given memory in the first 5 that covers the query's fact counts as used: the upper bound), tokens (those of them with a path, name, flag or setting the query does not hold)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if !slices.Contains([]string{eval.UseNone, eval.UseGold, eval.UseTokens}, *sweepUse) {
+		return usagef("--sweep-use %q: want none, gold or tokens", *sweepUse)
+	}
+	if *sweepUse != eval.UseNone && *sweepDays == 0 {
+		return usagef("--sweep-use goes with --sweep-days")
 	}
 	if *sweepDays < 0 || *sweepDays > 365 {
 		return usagef("--sweep-days %d: want 0..365", *sweepDays)
@@ -252,7 +259,7 @@ func runEvalSessions(env *Env, args []string) error {
 		if !c.json {
 			fmt.Fprintf(env.Stderr, "eval sessions: %s\n", msg)
 		}
-	}, ProbeIdentifiers: *probeIdents, SweepDays: *sweepDays, SweepApply: sweepOps}
+	}, ProbeIdentifiers: *probeIdents, SweepDays: *sweepDays, SweepApply: sweepOps, SweepUse: *sweepUse}
 	if *dumpPath != "" {
 		f, err := os.Create(*dumpPath)
 		if err != nil {

@@ -178,8 +178,11 @@ func (d *Daemon) process(ctx context.Context, ex memory.Exchange) error {
 // proxy or read from a session file) through the write pipeline with the
 // headless hold, and records every decision it makes (the turn's, and
 // those of held turns it releases or drops). The session has not ended: a
-// headless session ends only by ingest.headless_idle (expireHold).
+// headless session ends only by ingest.headless_idle (expireHold). First,
+// the memories its prompt's recall gave that the turn used are reinforced
+// (noteUse), whatever the pipeline then decides.
 func (d *Daemon) processTurn(ctx context.Context, t ingest.Turn) error {
+	d.noteUse(ctx, t)
 	if !t.Headless || t.SessionID == "" {
 		return d.decide(ctx, t, nil, ingest.SessionState{UserTurns: t.UserTurns})
 	}

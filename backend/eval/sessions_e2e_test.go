@@ -305,3 +305,38 @@ func TestRunSessionsAfterSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSessionsSweepUse: the simulated implicit feedback reinforces
+// the first pass's right memories once it is measured (its rows do not
+// move); tokens reinforces no more than gold.
+func TestRunSessionsSweepUse(t *testing.T) {
+	ctx := context.Background()
+	set := filepath.Join("testdata", "sessions", "set.json")
+	plain, err := RunSessions(ctx, set, SessionsOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]int{}
+	for _, use := range []string{UseGold, UseTokens} {
+		rep, err := RunSessions(ctx, set, SessionsOptions{TempDir: t.TempDir(), SweepDays: 1, SweepApply: []string{}, SweepUse: use})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(rep.Overall, plain.Overall) {
+			t.Errorf("%s: the rows after ingest moved:\n%+v\nwant\n%+v", use, rep.Overall, plain.Overall)
+		}
+		if rep.AfterSweep == nil || rep.AfterSweep.Sweep == nil || rep.AfterSweep.Sweep.Use != use {
+			t.Fatalf("%s: no sweep summary: %+v", use, rep.AfterSweep)
+		}
+		used[use] = rep.AfterSweep.Sweep.Used
+	}
+	if plain.Overall.QueryHits > 0 && used[UseGold] < plain.Overall.QueryHits {
+		t.Errorf("gold reinforced %d, want at least the first pass's %d hits", used[UseGold], plain.Overall.QueryHits)
+	}
+	if used[UseTokens] > used[UseGold] {
+		t.Errorf("tokens reinforced %d, more than gold's %d", used[UseTokens], used[UseGold])
+	}
+	if _, err := RunSessions(ctx, set, SessionsOptions{TempDir: t.TempDir(), SweepDays: 1, SweepUse: "all"}); err == nil {
+		t.Error("sweep use all: no error")
+	}
+}

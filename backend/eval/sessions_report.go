@@ -275,6 +275,9 @@ func (r *SessionsReport) WriteTable(w io.Writer) error {
 		sw := a.Sweep
 		ew.printf("\nafter %d days of the steward (%d hourly sweeps, applying %v): applied %v, %d to the trash, %d skipped; the last plan had %v, refused %v\n",
 			sw.Days, sw.Sweeps, sw.Apply, sw.Counts, sw.Trashed, sw.Skipped, sw.Planned, sw.Refused)
+		if sw.Use != "" && sw.Use != UseNone {
+			ew.printf("simulated implicit feedback before the sweeps (--sweep-use %s): %d reinforcements\n", sw.Use, sw.Used)
+		}
 		ew.err = a.WriteTable(w)
 	}
 	return ew.err

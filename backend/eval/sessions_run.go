@@ -67,7 +67,25 @@ type SessionsOptions struct {
 	// config's steward.auto_apply, what the scheduled sweep applies by
 	// itself (merge and prune wait for the user then).
 	SweepApply []string
+	// SweepUse simulates, before the sweeps (once the first pass is
+	// measured: its rows do not move), the implicit feedback of the
+	// turns that would have followed the first pass's recalls
+	// (recall.Service.Used; the set's sessions hold no memtray recall, so
+	// no real turn follows one): UseNone (or "") none, the lower bound;
+	// UseGold reinforces each memory of a query's first SessionsK that
+	// covers the query's fact, the upper bound (the agent used every
+	// right memory given and wrote what it names); UseTokens those of
+	// them with a usable token (recall.UsableTokens) the query does not
+	// hold, what the mechanism could see at best.
+	SweepUse string
 }
+
+// The simulations of SessionsOptions.SweepUse.
+const (
+	UseNone   = "none"
+	UseGold   = "gold"
+	UseTokens = "tokens"
+)
 
 // RunSessions is `memtray eval sessions SET.json`: it ingests each session
 // of the set, in order, into a real daemon opened in-process on a temporary
@@ -115,6 +133,9 @@ func RunSessions(ctx context.Context, path string, opts SessionsOptions) (*Sessi
 	}
 	if opts.SweepDays < 0 {
 		return nil, fmt.Errorf("eval sessions: sweep days %d: want 0 or more", opts.SweepDays)
+	}
+	if !slices.Contains([]string{"", UseNone, UseGold, UseTokens}, opts.SweepUse) {
+		return nil, fmt.Errorf("eval sessions: sweep use %q: want %s, %s or %s", opts.SweepUse, UseNone, UseGold, UseTokens)
 	}
 	clock := newSteppedClock()
 	d, dir, err := openSessionsDaemon(ctx, opts.TempDir, clock)
@@ -173,6 +194,7 @@ type sessionsRun struct {
 	trapping map[string]bool          // ... that cover a trap of a session that wrote them
 
 	evidence []EvidenceRecord // every recall asked (logEvidence)
+	used     []string         // the memories simulateUse noted, once per recall
 
 	trails map[string]*sessionTrail // session id -> what its ingest decided, for the dump
 }
@@ -438,6 +460,7 @@ func (r *sessionsRun) recall(ctx context.Context, sc *SessionScore, ls *Labelled
 			Hit: hit, Given: len(got.Hits), Evidence: got.Evidence}); err != nil {
 			return err
 		}
+		r.simulateUse(f, q, got)
 		if hit {
 			sc.QueryHits++
 		} else if r.opts.Dump != nil {

@@ -6,10 +6,13 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/memtray/memtray/backend/config"
 	"github.com/memtray/memtray/backend/memory"
+	"github.com/memtray/memtray/backend/recall"
+	"github.com/memtray/memtray/backend/search"
 	"github.com/memtray/memtray/backend/steward"
 )
 
@@ -35,6 +38,42 @@ type SweepSummary struct {
 	// Refused counts the near-duplicate pairs the last plan refused to
 	// merge, by steward.RefusalKind.
 	Refused map[string]int `json:"refused"`
+	// Use is the simulation of implicit feedback before the sweeps
+	// (SessionsOptions.SweepUse) and Used the reinforcements it made.
+	Use  string `json:"use,omitempty"`
+	Used int    `json:"used"`
+}
+
+// simulateUse notes, in the first pass, the memories of rec's first
+// SessionsK that opts.SweepUse says the turn after the recall of q would
+// have used (see SessionsOptions.SweepUse); reinforceUsed reinforces
+// them once the pass is measured, so that its rows stay those of a run
+// without the simulation.
+func (r *sessionsRun) simulateUse(f Fact, q string, rec search.Recalled) {
+	use := r.opts.SweepUse
+	if r.pass != "" || r.opts.SweepDays == 0 || use == "" || use == UseNone {
+		return
+	}
+	for _, h := range rec.Hits[:min(len(rec.Hits), SessionsK)] {
+		if !coversLower(strings.ToLower(h.Memory.Text), f.Keys) {
+			continue
+		}
+		if use == UseTokens && !slices.ContainsFunc(recall.UsableTokens(h.Memory.Text), func(tok string) bool { return !memory.HoldsToken(q, tok) }) {
+			continue
+		}
+		r.used = append(r.used, h.Memory.ID)
+	}
+}
+
+// reinforceUsed reinforces each memory simulateUse noted, once per recall
+// that gave it, as the daemon's implicit feedback does (ReinforceUsed).
+func (r *sessionsRun) reinforceUsed(ctx context.Context) error {
+	for _, id := range r.used {
+		if _, err := r.d.Feedback().ReinforceUsed(ctx, id); err != nil {
+			return fmt.Errorf("eval sessions: simulated use of %s: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // passTag is the pass's tag for recall session ids ("" in the first pass).
@@ -91,7 +130,11 @@ func (r *sessionsRun) sweep(ctx context.Context) (*SweepSummary, error) {
 	if apply == nil {
 		apply = config.Default().Steward.AutoApply
 	}
-	sum := &SweepSummary{Days: r.opts.SweepDays, Apply: slices.Clone(apply), Counts: map[string]int{}, Refused: map[string]int{}}
+	sum := &SweepSummary{Days: r.opts.SweepDays, Apply: slices.Clone(apply), Counts: map[string]int{}, Refused: map[string]int{},
+		Use: r.opts.SweepUse, Used: len(r.used)}
+	if err := r.reinforceUsed(ctx); err != nil {
+		return nil, err
+	}
 	svc := r.d.Steward()
 	sweeps := int(time.Duration(r.opts.SweepDays) * 24 * time.Hour / sweepEvery)
 	r.progress(fmt.Sprintf("steward: %d sweeps over %d days, applying %v", sweeps, r.opts.SweepDays, apply))

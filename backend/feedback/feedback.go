@@ -98,6 +98,19 @@ func (s *Service) Reinforce(ctx context.Context, id string) (memory.Memory, erro
 	return m, err
 }
 
+// ReinforceUsed records that a memory given to a turn was used in it (the
+// recall log found the turn wrote what the memory names, and noted it
+// there: recall.Service.Used): a reinforcement as Reinforce makes one,
+// announced as OpReinforced, that Observe is not told of (the log has
+// it already, as implicit).
+func (s *Service) ReinforceUsed(ctx context.Context, id string) (memory.Memory, error) {
+	now := s.o.Clock.Now().UTC()
+	return s.updated(OpReinforced)(s.update(ctx, id, func(m *memory.Memory) error {
+		m.Reinforce(now)
+		return nil
+	}))
+}
+
 // Rate records the agent's or the user's verdict on memories it was given:
 // +1 helped, -1 misled or was irrelevant. It feeds the composite score's
 // feedback factor. Every id is checked before any is changed.

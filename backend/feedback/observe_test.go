@@ -8,7 +8,8 @@ import (
 )
 
 // TestObserve: a stored reinforcement or rating is observed with its
-// score (for the recall log); a failed one, a snooze or a pin is not.
+// score (for the recall log); a failed one, a snooze, a pin or a
+// reinforcement the recall log recorded itself (ReinforceUsed) is not.
 func TestObserve(t *testing.T) {
 	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	ctx := context.Background()
@@ -23,6 +24,13 @@ func TestObserve(t *testing.T) {
 		{"unknown memory", func(s *Service) error { _, _ = s.Reinforce(ctx, "zz"); return nil }, ""},
 		{"snooze", func(s *Service) error { _, err := s.Snooze(ctx, "a", 1); return err }, ""},
 		{"pin", func(s *Service) error { _, err := s.Pin(ctx, "a", true); return err }, ""},
+		{"reinforce used (the recall log has it)", func(s *Service) error {
+			m, err := s.ReinforceUsed(ctx, "a")
+			if err == nil && (m.ReinforcedCount != 1 || !m.LastReinforcedAt.Equal(now)) {
+				err = fmt.Errorf("reinforced %d at %v, want once at %v", m.ReinforcedCount, m.LastReinforcedAt, now)
+			}
+			return err
+		}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

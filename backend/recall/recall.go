@@ -63,6 +63,7 @@ type Log interface {
 	RecallLog(ctx context.Context, q store.RecallLogQuery) ([]store.RecallEntry, error)
 	EachRecall(ctx context.Context, since time.Time, fn func(store.RecallEntry) error) error
 	AddRecallFeedback(ctx context.Context, ids []string, fb store.RecallFeedback) (int, error)
+	AddRecallFeedbackOnce(ctx context.Context, seq uint64, ids []string, fb store.RecallFeedback) ([]string, error)
 	GetMany(ctx context.Context, ids []string) (map[string]memory.Memory, error)
 }
 

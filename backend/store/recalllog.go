@@ -90,7 +90,9 @@ type RecallMemory struct {
 type RecallFeedback struct {
 	ID string    `json:"id"`
 	At time.Time `json:"at"`
-	// Op is "reinforced" or "rated".
+	// Op is "reinforced" or "rated" (the agent or the user said so), or
+	// "used" (the turn that followed the recall wrote what the memory
+	// names: an implicit reinforcement, package recall's Used).
 	Op string `json:"op"`
 	// Score is +1 (helped) or -1 (misled); a reinforcement is +1.
 	Score int `json:"score"`
@@ -128,6 +130,10 @@ type RecallLogQuery struct {
 	Before uint64
 	// Limit is how many entries at most (1..MaxRecallLogLimit; 0: 50).
 	Limit int
+	// Scan, when above 0, is how many of the newest entries (before
+	// Before) are read at most, of any session: a search for a session's
+	// recent recall stops there rather than read the whole log.
+	Scan int
 }
 
 // MaxRecallLogLimit bounds RecallLogQuery.Limit.
@@ -473,6 +479,8 @@ func (s *Store) RecallLog(ctx context.Context, q RecallLogQuery) ([]RecallEntry,
 	switch {
 	case q.Limit < 0 || q.Limit > MaxRecallLogLimit:
 		return nil, fmt.Errorf("%w: limit must be within 1..%d", memory.ErrInvalid, MaxRecallLogLimit)
+	case q.Scan < 0:
+		return nil, fmt.Errorf("%w: scan must be 0 or more", memory.ErrInvalid)
 	case len(q.SessionID) > maxRecallWord:
 		return nil, fmt.Errorf("%w: session id longer than %d bytes", memory.ErrInvalid, maxRecallWord)
 	}
@@ -498,7 +506,8 @@ func (s *Store) RecallLog(ctx context.Context, q RecallLogQuery) ([]RecallEntry,
 		} else {
 			k, v = c.Last()
 		}
-		for ; k != nil && len(out) < q.Limit; k, v = c.Prev() {
+		for read := 0; k != nil && len(out) < q.Limit && (q.Scan <= 0 || read < q.Scan); k, v = c.Prev() {
+			read++
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -600,6 +609,67 @@ func (s *Store) AddRecallFeedback(ctx context.Context, ids []string, fb RecallFe
 		return n, fmt.Errorf("log recall feedback: %w", err)
 	}
 	return n, nil
+}
+
+// AddRecallFeedbackOnce records fb on entry seq for each of ids that
+// entry gave and whose feedback there has no fb.Op yet, and returns the
+// ids it recorded it for, in the order of ids: the same feedback on the
+// same recall's memory is recorded once however often it is asked for
+// (a turn's implicit use, read again). An entry no longer in the log, or
+// full (MaxRecallFeedback), takes nothing, which is not an error. fb.ID
+// is set from ids.
+func (s *Store) AddRecallFeedbackOnce(ctx context.Context, seq uint64, ids []string, fb RecallFeedback) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	if len(fb.Op) == 0 || len(fb.Op) > maxRecallWord || (fb.Score != 1 && fb.Score != -1) {
+		return nil, fmt.Errorf("%w: recall feedback needs an op and a score of +1 or -1", memory.ErrInvalid)
+	}
+	fb.At = fb.At.UTC()
+	var took []string
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	err := s.update(func(tx *bolt.Tx) error {
+		took = nil // a retried transaction starts again
+		b := tx.Bucket(bucketRecalls)
+		if b == nil {
+			return nil
+		}
+		v := b.Get(u64(seq))
+		var e RecallEntry
+		if v == nil || json.Unmarshal(v, &e) != nil {
+			return nil
+		}
+		for _, id := range ids {
+			if len(e.Feedback) >= MaxRecallFeedback {
+				break
+			}
+			given := slices.ContainsFunc(e.Given, func(m RecallMemory) bool { return m.ID == id })
+			had := slices.ContainsFunc(e.Feedback, func(f RecallFeedback) bool { return f.ID == id && f.Op == fb.Op })
+			if !given || had {
+				continue
+			}
+			f := fb
+			f.ID = id
+			e.Feedback = append(e.Feedback, f)
+			took = append(took, id)
+		}
+		if len(took) == 0 {
+			return nil
+		}
+		data, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		return b.Put(u64(seq), data)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("log recall feedback on recall %d: %w", seq, err)
+	}
+	return took, nil
 }
 
 // RecallLogStats summarises the recall log over some days (package

@@ -166,6 +166,51 @@ func TestRecallFeedback(t *testing.T) {
 	}
 }
 
+// TestRecallFeedbackOnce: feedback of one op lands on the entry asked
+// for (not the newest that gave the memory), once per memory, only on
+// memories that entry gave.
+func TestRecallFeedbackOnce(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	for i, ids := range [][]string{{"x", "y"}, {"x"}} {
+		if _, err := s.AddRecall(ctx, recallAt("s", i, ids...), RecallLimits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		seq  uint64
+		ids  []string
+		op   string
+		want []string
+	}{
+		{1, []string{"x", "z"}, "used", []string{"x"}}, // z: not given by entry 1
+		{1, []string{"x", "y"}, "used", []string{"y"}}, // x: recorded already
+		{1, []string{"x"}, "rated", []string{"x"}},     // another op
+		{2, []string{"x"}, "used", []string{"x"}},
+		{9, []string{"x"}, "used", nil}, // no such entry
+	}
+	for _, st := range steps {
+		got, err := s.AddRecallFeedbackOnce(ctx, st.seq, st.ids, RecallFeedback{Op: st.op, Score: 1, At: t0})
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(st.want) {
+			t.Errorf("entry %d %s %v: took %v, %v; want %v", st.seq, st.op, st.ids, got, err, st.want)
+		}
+	}
+	got, _ := s.RecallLog(ctx, RecallLogQuery{})
+	fb := map[uint64]string{}
+	for _, e := range got {
+		for _, f := range e.Feedback {
+			fb[e.Seq] += fmt.Sprintf("%s:%s ", f.ID, f.Op)
+		}
+	}
+	want := map[uint64]string{1: "x:used y:used x:rated ", 2: "x:used "}
+	if fmt.Sprint(fb) != fmt.Sprint(want) {
+		t.Errorf("feedback %v, want %v", fb, want)
+	}
+	if _, err := s.AddRecallFeedbackOnce(ctx, 1, []string{"x"}, RecallFeedback{Op: "", Score: 1}); err == nil {
+		t.Error("no op: no error")
+	}
+}
+
 func TestAddRecallValidates(t *testing.T) {
 	s := openTest(t, t.TempDir())
 	tests := []struct {
@@ -348,5 +393,29 @@ func TestAddRecallsKeepsValid(t *testing.T) {
 	})
 	if fmt.Sprint(mentions) != "[m2@2]" {
 		t.Errorf("mentions %v, want [m2@2]", mentions)
+	}
+}
+
+// TestRecallLogScan: Scan bounds the entries read, of every session, so a
+// session's older recall beyond it is not found.
+func TestRecallLogScan(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t, t.TempDir())
+	for i, sid := range []string{"a", "b", "b", "b"} {
+		if _, err := s.AddRecall(ctx, recallAt(sid, i, "m"), RecallLimits{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		scan int
+		want string
+	}{{0, "1"}, {4, "1"}, {3, ""}} {
+		got, err := s.RecallLog(ctx, RecallLogQuery{SessionID: "a", Scan: tc.scan})
+		if err != nil || seqs(got) != tc.want {
+			t.Errorf("scan %d: %q, %v; want %q", tc.scan, seqs(got), err, tc.want)
+		}
+	}
+	if _, err := s.RecallLog(ctx, RecallLogQuery{Scan: -1}); err == nil {
+		t.Error("scan -1: no error")
 	}
 }

@@ -38,6 +38,8 @@ describe('recall helpers', () => {
     expect(verdictFor(e, 'm1')).toEqual({ verdict: 'helped', words: 'rated −1, reinforced' });
     expect(verdictFor(e, 'mX').verdict).toBe('misled');
     expect(verdictFor(e, 'none')).toEqual({ verdict: '', words: '' });
+    const u = entry(3, 's', { feedback: [{ id: 'm1', at: '', op: 'used', score: 1 }] });
+    expect(verdictFor(u, 'm1')).toEqual({ verdict: 'helped', words: 'used in the turn' });
     expect(summary(e)).toBe('1 given · 3 withheld · 2 rated');
     expect(summary(entry(2, 's', { given: [], withheld: [] }))).toBe('0 given');
   });

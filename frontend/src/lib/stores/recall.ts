@@ -39,9 +39,9 @@ export function eventText(event: string): string {
 
 /** What the agent or the user said of one memory a recall gave. */
 export interface Verdict {
-  /** 'helped' (rated +1 or reinforced), 'misled' (rated -1) or '' (nothing said). */
+  /** 'helped' (rated +1, reinforced, or used by the turn that followed), 'misled' (rated -1) or '' (nothing said). */
   verdict: 'helped' | 'misled' | '';
-  /** The feedback in words, e.g. "reinforced, rated +1". */
+  /** The feedback in words, e.g. "reinforced, rated +1", "used in the turn" (implicit: the turn wrote what the memory names). */
   words: string;
 }
 
@@ -50,7 +50,7 @@ export function verdictFor(e: RecallEntry, id: string): Verdict {
   const fb = (e.feedback ?? []).filter((f) => f.id === id);
   if (fb.length === 0) return { verdict: '', words: '' };
   const last = fb[fb.length - 1];
-  const words = fb.map((f) => (f.op === 'reinforced' ? 'reinforced' : `rated ${f.score > 0 ? '+1' : '−1'}`)).join(', ');
+  const words = fb.map((f) => (f.op === 'reinforced' ? 'reinforced' : f.op === 'used' ? 'used in the turn' : `rated ${f.score > 0 ? '+1' : '−1'}`)).join(', ');
   return { verdict: last.score > 0 ? 'helped' : 'misled', words };
 }
 
