@@ -105,8 +105,9 @@ func (s *Service) Ingest(ctx context.Context, req IngestRequest) (IngestResponse
 	var resp IngestResponse
 	turns := ingest.GroupTurns(exs)
 	later := ingest.NewLater(turns) // each turn read once for the turns before it
+	revs := ingest.NewRevisions()   // each revising sentence read once for the turns before it
 	for i, t := range turns {
-		dec, _, err := s.o.Pipeline.ProcessTurn(ctx, t, later.After(i, t.SessionID), ingest.SessionState{UserTurns: reach[t.SessionID], Ended: true})
+		dec, _, err := s.o.Pipeline.ProcessTurn(ctx, t, later.After(i, t.SessionID), ingest.SessionState{UserTurns: reach[t.SessionID], Ended: true, Revisions: revs})
 		if err != nil {
 			return resp, s.o.IndexLag(err)
 		}

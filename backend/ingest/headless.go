@@ -29,6 +29,10 @@ type SessionState struct {
 	// Ended says the session is over (a complete transcript, its idle time
 	// passed): a headless turn under the count is rejected, not held.
 	Ended bool
+	// Revisions, when set, is what the caller's batch request read of
+	// its later texts' revising sentences, shared by its turns (nil: each
+	// turn reads them anew). It changes nothing a turn keeps.
+	Revisions *Revisions
 }
 
 // ProcessSession runs ex through the pipeline like Process, knowing st of

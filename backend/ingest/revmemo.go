@@ -1,5 +1,10 @@
 package ingest
 
+import (
+	"strings"
+	"unsafe"
+)
+
 // What a revising sentence says (its subject, focus, objects, what it
 // says is so: revision) is worked out by a dozen regular expressions,
 // and live capture works it out again and again for the same sentences:
@@ -47,11 +52,27 @@ func readRevision(text string, user bool) *revision {
 
 // reviserMemo remembers readRevision's answers by sentence, for one
 // caller distilling several turns of a session (reviseEarlier,
-// continueTurn). A nil *reviserMemo remembers nothing. Not safe for
-// concurrent use.
+// continueTurn) or a batch request's turns (Revisions). A nil
+// *reviserMemo remembers nothing. It holds at most maxRevMemoBytes (its
+// sentences' bytes and their entries), then starts again empty. Not safe
+// for concurrent use.
 type reviserMemo struct {
-	m map[revKey]*revision
+	m     map[revKey]*revision
+	bytes int
+	limit int // maxRevMemoBytes; smaller in a test
 }
+
+// maxRevMemoBytes bounds what a reviserMemo holds: twice maxLaterBytes,
+// so that the sentences a turn is distilled against (its own and at most
+// maxLaterBytes of later text) fit, and the next turn of a batch request
+// (its window moved by one turn) finds most of them.
+const maxRevMemoBytes = 2 * maxLaterBytes
+
+// revEntryBytes is what an entry takes beyond its sentence's bytes, about:
+// its slot (key and pointer) with the map's free slots, the sentence's
+// allocation's header; a revision's own maps are not counted (only a
+// sentence with a revision cue has one, a few words).
+var revEntryBytes = 5*int(unsafe.Sizeof(revKey{})+unsafe.Sizeof(uintptr(0)))/2 + int(unsafe.Sizeof(uintptr(0)))
 
 // revKey is a sentence and whether the user said it.
 type revKey struct {
@@ -60,7 +81,9 @@ type revKey struct {
 }
 
 // newReviserMemo returns an empty memo.
-func newReviserMemo() *reviserMemo { return &reviserMemo{m: map[revKey]*revision{}} }
+func newReviserMemo() *reviserMemo {
+	return &reviserMemo{m: map[revKey]*revision{}, limit: maxRevMemoBytes}
+}
 
 // of returns readRevision(text, user), remembered. The *revision is
 // shared: read only.
@@ -73,8 +96,38 @@ func (rm *reviserMemo) of(text string, user bool) *revision {
 		return r
 	}
 	r := readRevision(text, user)
+	size := len(text) + revEntryBytes
+	if size > rm.limit/16 {
+		return r // a pasted blob: read again if it comes again
+	}
+	if rm.bytes+size > rm.limit {
+		clear(rm.m)
+		rm.bytes = 0
+	}
+	k.text = strings.Clone(text) // not the whole later text it was cut from
 	rm.m[k] = r
+	rm.bytes += size
 	return r
+}
+
+// Revisions remembers, for the turns of one batch request (feed.Ingest),
+// what each later sentence with a revision cue says: every turn of a
+// session is distilled against the texts of the turns after it
+// (Later.After), so without it a sentence is read again for each turn
+// before it. It holds at most maxRevMemoBytes and nothing outlives the
+// request; a nil *Revisions remembers nothing. Not safe for concurrent
+// use.
+type Revisions struct{ rm *reviserMemo }
+
+// NewRevisions returns an empty Revisions, for one request.
+func NewRevisions() *Revisions { return &Revisions{rm: newReviserMemo()} }
+
+// memo returns r's memo, nil for a nil r.
+func (r *Revisions) memo() *reviserMemo {
+	if r == nil {
+		return nil
+	}
+	return r.rm
 }
 
 // revMemoOff switches reviserMemo off (every sentence read anew, as at

@@ -87,7 +87,7 @@ func (p *Pipeline) ProcessTurn(ctx context.Context, t Turn, later []LaterText, s
 	if t.SessionID != "" {
 		t.held = p.recent.held(t.SessionID) // held.go: what the session said before the turn
 	}
-	cands, revises, pending := distill(t, later)
+	cands, revises, pending := distillWith(t, later, st.Revisions.memo())
 	base := len(r.dec.Candidates)
 	// Deferred first, so it runs last: once the earlier turns are revised
 	// knowing this one (a retry of a failed revision runs the turn again).

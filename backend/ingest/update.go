@@ -81,6 +81,31 @@ func leadKeys(st string) (label, first string) {
 	return label, lower(strings.Trim(f, "*_`,;:()"))
 }
 
+// leadFilterOff switches mayUpdate's lead filter off (every sentence of
+// the new turn read and classified, as at 764e448), for the benchmark
+// that measures it.
+var leadFilterOff = false
+
+// mayLead reports whether leadOf's lead of st may be one of leads: it
+// tries every lead leadOf may return (the label before ": ", a leading
+// code span, the first word) without reading whether the label or word
+// qualifies (NamesLoadBearing), so that false means leadOf's lead is
+// none of leads, whatever the sentence; unlike leadKeys, a label of any
+// length is tried.
+func mayLead(st string, leads map[string]bool) bool {
+	s := strings.TrimLeft(st, "*_ ")
+	if l, _, ok := strings.Cut(s, ": "); ok && leads[lower(strings.Trim(l, "*_` "))] {
+		return true
+	}
+	if strings.HasPrefix(s, "`") {
+		if end := strings.IndexByte(s[1:], '`'); end > 0 && leads[lower(s[1:1+end])] {
+			return true
+		}
+	}
+	f, _, _ := strings.Cut(s, " ")
+	return leads[lower(strings.Trim(f, "*_`,;:()"))]
+}
+
 // updatable is a kept statement of the turn that a later one may update.
 type updatable struct {
 	text    string
@@ -263,6 +288,18 @@ func mayUpdate(t Turn, earlier []recentTurn, from int) map[int]bool {
 	if updateOff["all"] || from >= len(earlier) {
 		return nil
 	}
+	// Only a statement naming the lead of a pending statement can update
+	// it: t's other sentences (a pasted file, a log) are not read further
+	// (mayLead), nor classified.
+	leads := map[string]bool{}
+	for i := from; i < len(earlier); i++ {
+		for _, p := range earlier[i].pending {
+			leads[p.lead] = true
+		}
+	}
+	if len(leads) == 0 && !leadFilterOff {
+		return nil
+	}
 	type statement struct {
 		text, lead string
 		rest       map[string]bool // the subject of what it says of its lead
@@ -270,8 +307,11 @@ func mayUpdate(t Turn, earlier []recentTurn, from int) map[int]bool {
 	var later []statement
 	for _, text := range append(userTexts(t), stepTexts(t)...) {
 		for _, s := range sentences(text) {
+			if !leadFilterOff && !mayLead(s.text, leads) {
+				continue
+			}
 			l, rest := leadOf(s.text)
-			if l == "" || strings.HasSuffix(s.text, ":") {
+			if l == "" || (!leadFilterOff && !leads[l]) || strings.HasSuffix(s.text, ":") {
 				continue
 			}
 			if c := sentenceClass(s.text, OriginFinal); c == ClassFinding || c == ClassChange {
