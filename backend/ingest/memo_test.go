@@ -117,8 +117,8 @@ func TestRevisionsBatch(t *testing.T) {
 	if len(revs.rm.m) == 0 {
 		t.Error("the request's Revisions read nothing")
 	}
-	if revs.rm.bytes > maxRevMemoBytes {
-		t.Errorf("Revisions holds %d bytes, over %d", revs.rm.bytes, maxRevMemoBytes)
+	if revs.rm.bytes > maxRevMemoBytes() {
+		t.Errorf("Revisions holds %d bytes, over %d", revs.rm.bytes, maxRevMemoBytes())
 	}
 }
 

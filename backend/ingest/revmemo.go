@@ -66,7 +66,7 @@ type reviserMemo struct {
 // so that the sentences a turn is distilled against (its own and at most
 // maxLaterBytes of later text) fit, and the next turn of a batch request
 // (its window moved by one turn) finds most of them.
-const maxRevMemoBytes = 2 * maxLaterBytes
+func maxRevMemoBytes() int { return 2 * maxLaterBytes }
 
 // revEntryBytes is what an entry takes beyond its sentence's bytes, about:
 // its slot (key and pointer) with the map's free slots, the sentence's
@@ -82,7 +82,7 @@ type revKey struct {
 
 // newReviserMemo returns an empty memo.
 func newReviserMemo() *reviserMemo {
-	return &reviserMemo{m: map[revKey]*revision{}, limit: maxRevMemoBytes}
+	return &reviserMemo{m: map[revKey]*revision{}, limit: maxRevMemoBytes()}
 }
 
 // of returns readRevision(text, user), remembered. The *revision is
