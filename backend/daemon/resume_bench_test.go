@@ -20,17 +20,15 @@ import (
 // writes.
 const resumeBenchSession = "9a4e0c17-3b2d-4e58-a1f6-resume000001"
 
-// resumeTurnLines returns turn i of a synthetic Claude Code session in its
-// JSONL form: a prompt, a tool call and its result, and an answer of a few
-// findings and a list, one line of which every turn repeats (the held
-// test reads it), as a busy session's turns are.
-func resumeTurnLines(i int) [][]byte { return paddedTurnLines(i, 0, true) }
-
-// paddedTurnLines is resumeTurnLines with a file of about pad bytes shown
-// in the answer (a fence: text the pipeline reads of the turn, so that a
-// few dozen turns pass what a session keeps of its recent turns); with
-// revise false its prompt and answer say no "instead of" (no turn revises
-// the ones before it: live capture distils none of them again).
+// paddedTurnLines returns turn i of a synthetic Claude Code session in
+// its JSONL form: a prompt, a tool call and its result, and an answer of
+// a few findings and a list, one line of which every turn repeats (the
+// held test reads it), as a busy session's turns are; with a file of
+// about pad bytes shown in the answer (a fence: text the pipeline reads
+// of the turn, so that a few dozen turns pass what a session keeps of its
+// recent turns); with revise false its prompt and answer say no "instead
+// of" (no turn revises the ones before it: live capture distils none of
+// them again).
 func paddedTurnLines(i, pad int, revise bool) [][]byte {
 	instead := map[bool][2]string{true: {" instead of buffering the whole table", " instead of buffering them"}, false: {"", ""}}[revise]
 	rec := func(v map[string]any) []byte {

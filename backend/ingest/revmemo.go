@@ -29,7 +29,7 @@ type revision struct {
 	written []string          // those objects as written (cueObjects)
 	so      sayso             // what it says is so (whatIsSo)
 	order   []string          // what a user's order replaces (userReplaced): it revises what says one of them
-	names   replacedNames     // order, read for namesReplaced
+	names   replacedNames     // order, read for saidBy
 }
 
 // readRevision reads a later sentence (the user's when user) as

@@ -78,17 +78,8 @@ func userObjectNames(obj string) bool {
 	return len(namedTokens(obj)) > 0 || len(cueObjectWords(obj)) > 0
 }
 
-// namesReplaced reports whether a statement says one of a user order's
-// replaced objects (userReplaced) as the object says it: by one of its
-// load-bearing tokens, or by its words in order, each the same word
-// (its stem), within objectReach words of the one before: "relay" is not
-// said by "related".
-func namesReplaced(stmt string, objs []string) bool {
-	return readReplaced(objs).saidBy(stmt)
-}
-
-// replacedNames are a user order's replaced objects as namesReplaced
-// looks for them, read once (a revision is weighed against every kept
+// replacedNames are a user order's replaced objects (userReplaced) as
+// saidBy looks for them, read once (a revision is weighed against every kept
 // statement before it): each object's load-bearing tokens (namedTokens)
 // or, when it names none, its words (cueObjectWords).
 type replacedNames struct {
@@ -96,7 +87,7 @@ type replacedNames struct {
 	words  [][]string
 }
 
-// readReplaced reads objs for namesReplaced.
+// readReplaced reads objs for saidBy.
 func readReplaced(objs []string) replacedNames {
 	r := replacedNames{tokens: make([][]string, len(objs)), words: make([][]string, len(objs))}
 	for i, o := range objs {
@@ -107,7 +98,10 @@ func readReplaced(objs []string) replacedNames {
 	return r
 }
 
-// saidBy is namesReplaced of the objects read.
+// saidBy reports whether a statement says one of the replaced objects
+// as the object says it: by one of its load-bearing tokens, or by its
+// words in order, each the same word (its stem), within objectReach
+// words of the one before: "relay" is not said by "related".
 func (r replacedNames) saidBy(stmt string) bool {
 	ls := lower(quoteFold.Replace(stmt))
 	var words []string
