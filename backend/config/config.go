@@ -351,6 +351,9 @@ type Recall struct {
 // Steward configures consolidation. Each operation
 // plans first; the scheduled sweep applies only the operations in
 // AutoApply, the others wait for `memtray dream --apply` or the window.
+// The operations applied are judged on the memories as they leave them:
+// a merge or prune that waits for you does not change what the applied
+// operations see.
 type Steward struct {
 	// Every is the sweep's period; 0 turns the schedule off.
 	Every Duration `json:"every"`
