@@ -41,6 +41,13 @@ describe('recall helpers', () => {
     const u = entry(3, 's', { feedback: [{ id: 'm1', at: '', op: 'used', score: 1 }] });
     expect(verdictFor(u, 'm1')).toEqual({ verdict: 'helped', words: 'used in the turn' });
     expect(summary(e)).toBe('1 given · 3 withheld · 2 rated');
+    expect(summary(u)).toBe('1 given · 3 withheld · 1 used');
+    const both = entry(4, 's', { feedback: [
+      { id: 'm1', at: '', op: 'used', score: 1 },
+      { id: 'm1', at: '', op: 'reinforced', score: 1 },
+      { id: 'm2', at: '', op: 'used', score: 1 },
+    ] });
+    expect(summary(both)).toBe('1 given · 3 withheld · 1 rated · 1 used');
     expect(summary(entry(2, 's', { given: [], withheld: [] }))).toBe('0 given');
   });
 

@@ -83,12 +83,19 @@ export function groupBySession(log: RecallEntry[]): SessionGroup[] {
   return out;
 }
 
-/** A one-line summary of a recall: "3 given · 5 withheld · 1 rated". */
+/**
+ * A one-line summary of a recall: "3 given · 5 withheld · 1 rated · 2 used".
+ * "rated" counts the memories the agent or the user rated or reinforced;
+ * "used" those only the turn that followed used (feedback op 'used').
+ */
 export function summary(e: RecallEntry): string {
   const parts = [`${e.given?.length ?? 0} given`];
   if (e.withheld?.length) parts.push(`${e.withheld.length} withheld`);
-  const rated = new Set((e.feedback ?? []).map((f) => f.id)).size;
-  if (rated) parts.push(`${rated} rated`);
+  const fb = e.feedback ?? [];
+  const rated = new Set(fb.filter((f) => f.op !== 'used').map((f) => f.id));
+  const used = new Set(fb.filter((f) => f.op === 'used' && !rated.has(f.id)).map((f) => f.id));
+  if (rated.size) parts.push(`${rated.size} rated`);
+  if (used.size) parts.push(`${used.size} used`);
   return parts.join(' · ');
 }
 
