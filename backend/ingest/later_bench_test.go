@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/memtray/memtray/backend/memory"
 )
@@ -154,7 +153,6 @@ func insteadSession(id string, n int) []Turn {
 // load does not count). Run with -cpu 1; the two variants of one n
 // compare within a run.
 func BenchmarkLiveSessionRevising(b *testing.B) {
-	ctx := context.Background()
 	for _, n := range []int{40, 80} {
 		turns := insteadSession("bench", n)
 		if len(turns) != n {
@@ -168,29 +166,7 @@ func BenchmarkLiveSessionRevising(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				revMemoOff = off
 				b.Cleanup(func() { revMemoOff = false })
-				last := n - n/4
-				var cpu time.Duration
-				for range b.N {
-					b.StopTimer()
-					f := newFixture(b, nil)
-					var c0 time.Duration
-					for i, tn := range turns {
-						if i == last {
-							b.StartTimer()
-							c0 = processCPU()
-						}
-						if _, _, err := f.p.ProcessTurn(ctx, tn, nil, SessionState{}); err != nil {
-							b.Fatal(err)
-						}
-					}
-					cpu += processCPU() - c0
-					b.StopTimer()
-				}
-				turns := float64(b.N * (n - last))
-				b.ReportMetric(float64(b.Elapsed().Microseconds())/turns/1000, "ms/turn")
-				if cpu > 0 {
-					b.ReportMetric(float64(cpu.Microseconds())/turns/1000, "cpu-ms/turn")
-				}
+				benchTurns(b, turns, func(*fixture, int) SessionState { return SessionState{} }, nil)
 			})
 		}
 	}
